@@ -1,0 +1,88 @@
+"""Configuration of a CPU package: cores, SMT, C-states, P-states and power coefficients.
+
+Units: time in ns, frequency in GHz, voltage in V, power in W (per physical core unless named
+otherwise). Presets with cited values are in :mod:`models.cpu.presets`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from simcore.config import Model
+
+
+class CStateConfig(Model):
+    """One idle state as cpuidle exposes it (``/sys/devices/system/cpu/cpu*/cpuidle/state*``)."""
+
+    name: str
+    exit_latency_ns: float = Field(ge=0, description="worst-case wake-up latency, ns (cpuidle 'latency')")
+    target_residency_ns: float = Field(ge=0, description="minimum idle time that makes entering worthwhile, ns")
+    power_w: float = Field(ge=0, description="power of one physical core resident in this state, W")
+    polling: bool = Field(False, description="a POLL pseudo-state: the core spins in C0 (power = busy power)")
+    package_deep: bool = Field(False, description="allows the package (uncore) to power down when every core is this deep")
+
+
+class CpuConfig(Model):
+    """A single-socket CPU package."""
+
+    model: str = Field(description="marketing name, e.g. 'Intel Xeon E3-1230 v5'")
+    physical_cores: int = Field(ge=1)
+    smt: bool = Field(True, description="SMT (Hyper-Threading) enabled: two logical CPUs per core")
+    base_freq_ghz: float = Field(gt=0)
+    max_freq_ghz: float = Field(gt=0, description="highest frequency the governor may pick (turbo if enabled)")
+    min_freq_ghz: float = Field(gt=0)
+    turbo: bool = Field(True, description="turbo enabled; off caps the frequency at base_freq_ghz")
+    voltage_at_min_v: float = Field(0.7, gt=0, description="core voltage at min_freq_ghz, V")
+    voltage_at_max_v: float = Field(1.2, gt=0, description="core voltage at max_freq_ghz, V")
+    pstate_transition_ns: float = Field(ge=0, description="time to move between P-states (PLL relock + voltage ramp), ns")
+    cpufreq_governor: Literal["performance", "powersave"] = "performance"
+    cstates: tuple[CStateConfig, ...] = Field(description="idle states, shallowest first; the first may be POLL")
+    cpuidle_governor: Literal["menu"] = "menu"
+    core_leakage_w: float = Field(ge=0, description="static power of a powered (C0/POLL) physical core at max voltage, W")
+    core_dynamic_w: float = Field(ge=0, description="dynamic power of a physical core at max frequency, activity 1.0, W")
+    smt_second_thread_activity: float = Field(
+        0.3, ge=0, le=1, description="extra dynamic activity when the second sibling is busy too (fraction of one thread)"
+    )
+    uncore_active_w: float = Field(ge=0, description="uncore (LLC, ring, IO, memory controller) power with any core awake, W")
+    uncore_idle_w: float = Field(ge=0, description="uncore power in a package C-state (all cores in a package_deep state), W")
+    activity: dict[str, float] = Field(
+        default_factory=lambda: {"user": 1.0, "kernel": 1.0, "poll": 0.6, "spin": 0.45},
+        description="dynamic-power activity factor by kind of work: user code, kernel code, a block-layer"
+        " poll loop, the cpuidle POLL spin (tight loops touch few cache lines)",
+    )
+
+    @model_validator(mode="after")
+    def _check(self):
+        if not self.min_freq_ghz <= self.base_freq_ghz <= self.max_freq_ghz:
+            raise ValueError("need min_freq_ghz <= base_freq_ghz <= max_freq_ghz")
+        if not self.cstates:
+            raise ValueError("cstates: at least one idle state is needed")
+        for i, st in enumerate(self.cstates):
+            if st.polling and i != 0:
+                raise ValueError(f"cstates[{i}] ({st.name}): only the first state may be a polling state")
+        for k in ("user", "kernel", "poll", "spin"):
+            if k not in self.activity:
+                raise ValueError(f"activity: missing kind '{k}'")
+        return self
+
+    @property
+    def logical_cpus(self) -> int:
+        return self.physical_cores * (2 if self.smt else 1)
+
+    @property
+    def top_freq_ghz(self) -> float:
+        """Frequency the performance governor runs at."""
+        return self.max_freq_ghz if self.turbo else self.base_freq_ghz
+
+    def voltage_v(self, freq_ghz: float) -> float:
+        """Core voltage at ``freq_ghz``: linear V/f curve between the min and max points."""
+        span = self.max_freq_ghz - self.min_freq_ghz
+        frac = 0.0 if span <= 0 else (freq_ghz - self.min_freq_ghz) / span
+        return self.voltage_at_min_v + frac * (self.voltage_at_max_v - self.voltage_at_min_v)
+
+    def busy_power_w(self, freq_ghz: float, activity: float) -> float:
+        """Power of one physical core in C0: leakage ~ V^2, dynamic ~ a * V^2 * f (W)."""
+        v2 = (self.voltage_v(freq_ghz) / self.voltage_at_max_v) ** 2
+        return v2 * (self.core_leakage_w + self.core_dynamic_w * activity * freq_ghz / self.max_freq_ghz)

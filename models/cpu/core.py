@@ -1,0 +1,172 @@
+"""Logical CPUs, physical cores and the package: state, residency and exactly integrated power.
+
+A logical CPU is either *busy* (C0, running some kind of work with a dynamic-power activity
+factor) or *idle* in one of the configured C-states (a POLL state spins in C0). A physical core's
+power follows its siblings: busy if either is busy (SMT adds a fraction of the second thread's
+activity), otherwise the power of the shallower sibling's state. The uncore draws its active power
+unless every logical CPU sits in a ``package_deep`` state. Energy is integrated exactly at every
+state change (piecewise-constant power), so it needs no sampling.
+"""
+
+from __future__ import annotations
+
+from models.cpu.config import CpuConfig
+
+
+class Package:
+    """The CPU package: physical cores, logical CPUs, uncore power."""
+
+    def __init__(self, cfg: CpuConfig, freq_ghz: float | None = None):
+        self.cfg = cfg
+        self.freq_ghz = freq_ghz or (cfg.top_freq_ghz if cfg.cpufreq_governor == "performance" else cfg.min_freq_ghz)
+        self.cores = [PhysicalCore(self, i) for i in range(cfg.physical_cores)]
+        n_threads = 2 if cfg.smt else 1
+        # Linux numbering: cpu i and cpu i + ncores are siblings on Intel and AMD servers.
+        self.cpus: list[LogicalCpu] = []
+        for t in range(n_threads):
+            for c in self.cores:
+                self.cpus.append(LogicalCpu(len(self.cpus), c))
+        for c in self.cores:
+            c.finish_setup()
+        self.awake_cpus = len(self.cpus)  # CPUs not in a package_deep state
+        self.uncore_energy_j = 0.0
+        self.uncore_power_w = cfg.uncore_active_w
+        self._uncore_t = 0.0
+
+    def sibling_of(self, cpu: "LogicalCpu") -> "LogicalCpu | None":
+        sib = cpu.core.cpus
+        return next((c for c in sib if c is not cpu), None)
+
+    def _awake_changed(self, now: float, delta: int) -> None:
+        before = self.awake_cpus
+        self.awake_cpus += delta
+        if (before == 0) != (self.awake_cpus == 0):
+            self.uncore_energy_j += self.uncore_power_w * (now - self._uncore_t) * 1e-9
+            self._uncore_t = now
+            self.uncore_power_w = self.cfg.uncore_idle_w if self.awake_cpus == 0 else self.cfg.uncore_active_w
+
+    def settle(self, now: float) -> None:
+        """Integrate every energy account up to ``now``."""
+        for c in self.cores:
+            c.settle(now)
+        self.uncore_energy_j += self.uncore_power_w * (now - self._uncore_t) * 1e-9
+        self._uncore_t = now
+        for cpu in self.cpus:
+            cpu.settle(now)
+
+    def energy_j(self) -> float:
+        return sum(c.energy_j for c in self.cores) + self.uncore_energy_j
+
+    def power_w(self) -> float:
+        """Instantaneous package power, W."""
+        return sum(c.power_w for c in self.cores) + self.uncore_power_w
+
+
+class PhysicalCore:
+    """One physical core: 1 or 2 logical CPUs sharing power state and frequency."""
+
+    __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg")
+
+    def __init__(self, pkg: Package, index: int):
+        self.pkg = pkg
+        self.index = index
+        self.cpus: list[LogicalCpu] = []
+        self.energy_j = 0.0
+        self.power_w = 0.0
+        self._t = 0.0
+        self._cfg = pkg.cfg
+
+    def finish_setup(self) -> None:
+        self.power_w = self._compute()
+
+    def _compute(self) -> float:
+        cfg = self._cfg
+        a1 = a2 = -1.0
+        shallow = None
+        for cpu in self.cpus:
+            if cpu.busy or cpu.spinning:
+                a = cpu.activity
+                if a > a1:
+                    a1, a2 = a, a1
+                elif a > a2:
+                    a2 = a
+            else:
+                st = cfg.cstates[cpu.cstate]
+                if shallow is None or st.power_w > shallow:
+                    shallow = st.power_w
+        if a1 >= 0:
+            act = a1 + (cfg.smt_second_thread_activity * a2 if a2 >= 0 else 0.0)
+            return cfg.busy_power_w(self.pkg.freq_ghz, act)
+        return shallow or 0.0
+
+    def update(self, now: float) -> None:
+        self.energy_j += self.power_w * (now - self._t) * 1e-9
+        self._t = now
+        self.power_w = self._compute()
+
+    def settle(self, now: float) -> None:
+        self.update(now)
+
+
+class LogicalCpu:
+    """One logical CPU's power/residency state. The OS layer (models.os) drives it."""
+
+    __slots__ = (
+        "id", "core", "busy", "spinning", "activity", "cstate", "busy_ns", "cstate_ns",
+        "cstate_entries", "_t", "_deep",
+    )
+
+    def __init__(self, cpu_id: int, core: PhysicalCore):
+        self.id = cpu_id
+        self.core = core
+        core.cpus.append(self)
+        self.busy = True  # boots busy; the OS puts it idle at t=0
+        self.spinning = False
+        self.activity = core._cfg.activity["kernel"]
+        self.cstate = 0
+        self.busy_ns = 0.0
+        self.cstate_ns = [0.0] * len(core._cfg.cstates)
+        self.cstate_entries = [0] * len(core._cfg.cstates)
+        self._t = 0.0
+        self._deep = False
+
+    def _account(self, now: float) -> None:
+        dt = now - self._t
+        if self.busy:
+            self.busy_ns += dt
+        else:
+            self.cstate_ns[self.cstate] += dt
+        self._t = now
+
+    def set_busy(self, now: float, activity: float) -> None:
+        """Run work of the given activity factor from ``now``."""
+        if self.busy and activity == self.activity:
+            return
+        self._account(now)
+        if not self.busy and self._deep:
+            self._deep = False
+            self.core.pkg._awake_changed(now, +1)
+        self.busy = True
+        self.spinning = False
+        self.activity = activity
+        self.core.update(now)
+
+    def set_idle(self, now: float, cstate: int) -> None:
+        """Enter idle state ``cstate`` at ``now``."""
+        self._account(now)
+        cfg = self.core._cfg
+        st = cfg.cstates[cstate]
+        self.busy = False
+        self.cstate = cstate
+        self.cstate_entries[cstate] += 1
+        self.spinning = st.polling
+        if st.polling:
+            self.activity = cfg.activity["spin"]
+        deep = st.package_deep
+        if deep != self._deep:
+            self._deep = deep
+            self.core.pkg._awake_changed(now, -1 if deep else +1)
+        self.core.update(now)
+
+    def settle(self, now: float) -> None:
+        self._account(now)

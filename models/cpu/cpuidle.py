@@ -1,0 +1,105 @@
+"""The cpuidle ``menu`` governor: pick an idle state from the predicted idle duration.
+
+Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted:
+- predicted idle = time to the next known timer x a correction factor learned per bucket
+  (12 buckets by magnitude of the timer distance, doubled when IO waiters exist), decayed with
+  weight 1/8 (``DECAY``), in units of 1/1024 (``RESOLUTION``);
+- a repeating-interval detector over the last 8 idle periods: when their spread is small, their
+  average replaces the prediction if shorter (outliers above the average are dropped, 3 tries);
+- the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
+- the deepest enabled state with target residency <= prediction and exit latency within the limit
+  is chosen; a POLL state (if present) is chosen when nothing deeper qualifies.
+The POLL state spins in C0 until an interrupt or until ``poll_limit_ns`` (Linux
+``cpuidle_poll_time``: the target residency of the first real state); on expiry the governor is
+asked again, which, with unchanged inputs, returns the same answer, so the spin simply continues.
+"""
+
+from __future__ import annotations
+
+from models.cpu.config import CpuConfig
+
+RESOLUTION = 1024
+DECAY = 8
+BUCKETS = 6
+MAX_INTERESTING_NS = 50_000_000.0
+INTERVALS = 8
+NO_TIMER_NS = 4_000_000.0  # with the tick stopped and no timer: assume up to one 250 Hz tick period
+
+
+def _bucket(duration_ns: float, iowaiters: int) -> int:
+    b = BUCKETS if iowaiters else 0
+    for i, limit in enumerate((10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)):
+        if duration_ns < limit:
+            return b + i
+    return b + BUCKETS - 1
+
+
+class MenuGovernor:
+    """Per-CPU menu governor state (correction factors and recent intervals)."""
+
+    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "poll_limit_ns")
+
+    def __init__(self, cfg: CpuConfig):
+        self.states = cfg.cstates
+        self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
+        self.intervals = [0.0] * INTERVALS
+        self.interval_ptr = 0
+        self.bucket = 0
+        self.next_timer_ns = NO_TIMER_NS
+        real = [s for s in cfg.cstates if not s.polling]
+        self.poll_limit_ns = real[0].target_residency_ns if real else NO_TIMER_NS
+
+    def _typical_interval(self) -> float | None:
+        """The repeating-pattern detector of menu.c (get_typical_interval)."""
+        data = self.intervals
+        thresh = float("inf")
+        for _ in range(3):
+            vals = [v for v in data if v <= thresh]
+            if not vals:
+                return None
+            n = len(vals)
+            avg = sum(vals) / n
+            var = sum((v - avg) ** 2 for v in vals) / n
+            # menu.c (in us): accept when variance <= 400 us^2 or avg^2 > 36 variance
+            if var <= 400e6 or avg * avg > 36.0 * var:
+                if n >= INTERVALS * 3 // 4:
+                    return avg
+                return None
+            thresh = max(vals) - 1e-9
+            if n <= INTERVALS * 3 // 4:
+                return None
+        return None
+
+    def select(self, next_timer_ns: float, iowaiters: int) -> int:
+        """Index of the chosen state for a CPU about to idle."""
+        self.next_timer_ns = next_timer_ns
+        self.bucket = _bucket(next_timer_ns, iowaiters)
+        predicted = next_timer_ns * self.correction[self.bucket] / (RESOLUTION * DECAY)
+        typical = self._typical_interval()
+        if typical is not None and typical < predicted:
+            predicted = typical
+        latency_limit = predicted / (1 + 10 * iowaiters)
+        idx = 0
+        for i, st in enumerate(self.states):
+            if st.polling:
+                continue
+            if st.target_residency_ns > predicted or st.exit_latency_ns > latency_limit:
+                break
+            idx = i
+        return idx
+
+    def reflect(self, measured_ns: float) -> None:
+        """Learn from an idle period that lasted ``measured_ns`` (menu_update)."""
+        nt = self.next_timer_ns
+        b = self.bucket
+        c = self.correction[b]
+        c -= c // DECAY
+        if nt > 0 and measured_ns < MAX_INTERESTING_NS:
+            c += RESOLUTION * measured_ns / nt
+        else:
+            c += RESOLUTION
+        if c <= 0:
+            c = 1
+        self.correction[b] = c
+        self.intervals[self.interval_ptr] = measured_ns
+        self.interval_ptr = (self.interval_ptr + 1) % INTERVALS

@@ -1,0 +1,122 @@
+"""CPU presets with cited values.
+
+Sources (see docs/cpu.md):
+- [ARK] Intel ARK / AMD product pages: core counts, base/turbo/min frequency, TDP.
+- [IDLE] Linux ``drivers/idle/intel_idle.c`` state tables (exit latency / target residency, us), as
+  quoted in shared/reference/mechanisms.md Appendix A; AMD via ACPI _CST (same appendix).
+- [SANDMAN] Zhou et al., SOSP 2025 (sandman_polling_server.json): EPYC 9454P exit latencies,
+  frequency range and transition time.
+Per-state and per-core powers are *estimates* split from TDP (no vendor publishes them per core):
+the C0 budget of a fully loaded package is divided between cores and uncore, and idle-state powers
+follow the usual ratios (C1 clock-gated ~ leakage, C1E at minimum voltage, C6 power-gated ~ 0).
+Platforms refine them by calibration against measured power (see models/platforms.py).
+"""
+
+from __future__ import annotations
+
+from models.cpu.config import CpuConfig, CStateConfig
+
+
+def _cs(name, exit_us, resid_us, power_w, **kw) -> CStateConfig:
+    return CStateConfig(name=name, exit_latency_ns=exit_us * 1000.0, target_residency_ns=resid_us * 1000.0, power_w=power_w, **kw)
+
+
+def xeon_e3_1230_v5(**overrides) -> CpuConfig:
+    """Intel Xeon E3-1230 v5 (Skylake, 14 nm, 80 W TDP). [ARK]: 4C/8T, 3.4 GHz base, 3.8 GHz turbo;
+    800 MHz lowest P-state. C-states: Skylake client table [IDLE]; C9/C10 are not offered on server
+    boards (R230) and are left out."""
+    cfg = dict(
+        model="Intel Xeon E3-1230 v5",
+        physical_cores=4,
+        smt=True,
+        base_freq_ghz=3.4,
+        max_freq_ghz=3.8,
+        min_freq_ghz=0.8,
+        voltage_at_min_v=0.70,
+        voltage_at_max_v=1.20,
+        pstate_transition_ns=20_000.0,  # driver-declared transition latency (Appendix A, P-states)
+        cstates=(
+            _cs("POLL", 0, 0, 0.0, polling=True),
+            _cs("C1", 2, 2, 2.4),
+            _cs("C1E", 10, 20, 1.3),
+            _cs("C3", 70, 100, 0.5, package_deep=True),
+            _cs("C6", 85, 200, 0.05, package_deep=True),
+            _cs("C7s", 124, 800, 0.05, package_deep=True),
+            _cs("C8", 200, 800, 0.04, package_deep=True),
+        ),
+        # 80 W TDP at 4 busy cores: ~4 x 15.5 W cores + ~8 W uncore (estimate, see module doc).
+        core_leakage_w=3.5,
+        core_dynamic_w=12.0,
+        uncore_active_w=8.0,
+        uncore_idle_w=1.5,
+    )
+    cfg.update(overrides)
+    return CpuConfig(**cfg)
+
+
+def xeon_e5_2660_v4(**overrides) -> CpuConfig:
+    """Intel Xeon E5-2660 v4 (Broadwell-EP, 14 nm, 105 W TDP). [ARK]: 14C/28T, 2.0 GHz base,
+    3.2 GHz turbo, 1.2 GHz lowest P-state. C-states: the server table C1 2/2, C1E 10/20, C6 133/600
+    [IDLE, Appendix A]."""
+    cfg = dict(
+        model="Intel Xeon E5-2660 v4",
+        physical_cores=14,
+        smt=True,
+        base_freq_ghz=2.0,
+        max_freq_ghz=3.2,
+        min_freq_ghz=1.2,
+        voltage_at_min_v=0.75,
+        voltage_at_max_v=1.15,
+        pstate_transition_ns=20_000.0,
+        cstates=(
+            _cs("POLL", 0, 0, 0.0, polling=True),
+            _cs("C1", 2, 2, 1.6),
+            _cs("C1E", 10, 20, 1.0),
+            _cs("C6", 133, 600, 0.05, package_deep=True),
+        ),
+        # 105 W TDP with 14 busy cores at base: ~14 x 5.6 W + ~26 W uncore (estimate).
+        core_leakage_w=1.6,
+        core_dynamic_w=6.5,
+        uncore_active_w=26.0,
+        uncore_idle_w=8.0,
+    )
+    cfg.update(overrides)
+    return CpuConfig(**cfg)
+
+
+def epyc_9454p(**overrides) -> CpuConfig:
+    """AMD EPYC 9454P (Zen 4, 290 W TDP). [ARK/AMD]: 48C/96T, 2.75 GHz base, 3.8 GHz boost; the
+    SANDMAN setup runs 3.65 GHz all-core and 400 MHz minimum, with >450 us min-to-max frequency
+    transitions [SANDMAN]. C-states via ACPI: C1 about 1/2 us; C2 exit 400 / residency 800 us
+    [Appendix A], the deep end of the reported range."""
+    cfg = dict(
+        model="AMD EPYC 9454P",
+        physical_cores=48,
+        smt=True,
+        base_freq_ghz=2.75,
+        max_freq_ghz=3.65,
+        min_freq_ghz=0.4,
+        turbo=True,
+        voltage_at_min_v=0.65,
+        voltage_at_max_v=1.10,
+        pstate_transition_ns=450_000.0,
+        cstates=(
+            _cs("POLL", 0, 0, 0.0, polling=True),
+            _cs("C1", 1, 2, 1.9),
+            _cs("C2", 400, 800, 0.12, package_deep=True),
+        ),
+        # 290 W TDP split as 48 x ~4.6 W cores + ~70 W IO die / uncore (estimate).
+        core_leakage_w=1.5,
+        core_dynamic_w=3.6,
+        uncore_active_w=42.0,
+        uncore_idle_w=40.0,
+    )
+    cfg.update(overrides)
+    return CpuConfig(**cfg)
+
+
+CPU_PRESETS = {
+    "xeon-e3-1230-v5": xeon_e3_1230_v5,
+    "xeon-e5-2660-v4": xeon_e5_2660_v4,
+    "epyc-9454p": epyc_9454p,
+}

@@ -1,0 +1,87 @@
+"""CPU cost of each modelled kernel action, in cycles, and the stack layer it is charged to.
+
+A :class:`Cost` is a bundle of per-layer cycles that one uninterrupted stretch of code executes
+(for example "hard IRQ entry + CQ reap + request completion + wakeup"). Bundles are built once per
+run; on the hot path the CPU only adds ``cycles / GHz`` to the clock and increments the bundle's
+use count, and per-layer totals are recovered at the end as count x cycles.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from simcore.config import Model
+
+#: Stack layers reported in ``summary.layers`` (plus "idle", the idle time while IO is pending).
+LAYERS = ("user", "syscall", "fs", "block", "iosched", "driver", "irq", "scheduler", "timer", "polling")
+LAYER_INDEX = {name: i for i, name in enumerate(LAYERS)}
+USER = LAYER_INDEX["user"]
+
+
+class KernelCosts(Model):
+    """Cycles per kernel action (defaults: order-of-magnitude figures of mechanisms.md, Appendix A
+    'CPU costs', for a ~3.4 GHz Skylake with KPTI + retpolines; platforms calibrate them)."""
+
+    user_io_cycles: float = Field(800, ge=0, description="fio's user-space work per IO (issue, timestamps, accounting)")
+    syscall_entry_cycles: float = Field(400, ge=0, description="user->kernel entry incl. mitigations (~0.12 us)")
+    syscall_exit_cycles: float = Field(400, ge=0, description="kernel->user exit incl. mitigations")
+    fs_submit_cycles: float = Field(2000, ge=0, description="VFS + ext4 iomap direct-IO setup, bio build (0.5-1 us)")
+    fs_per_page_cycles: float = Field(120, ge=0, description="pinning one 4 KiB user page (get_user_pages) and adding it to the bio")
+    fs_complete_cycles: float = Field(600, ge=0, description="direct-IO completion in the submitting task (bio end, dio done)")
+    blk_submit_cycles: float = Field(900, ge=0, description="blk-mq: plug, tag allocation, request init, dispatch to hctx")
+    blk_complete_cycles: float = Field(500, ge=0, description="blk-mq request completion and freeing")
+    nvme_submit_cycles: float = Field(700, ge=0, description="NVMe command build, PRP setup, SQ tail doorbell MMIO write")
+    nvme_complete_cycles: float = Field(300, ge=0, description="reap one CQ entry, CQ head doorbell")
+    irq_entry_cycles: float = Field(1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch")
+    ctx_switch_cycles: float = Field(3000, ge=0, description="one schedule(): pick next, load/PSI accounting, context switch (~1 us)")
+    wakeup_cycles: float = Field(1500, ge=0, description="try_to_wake_up: enqueue the task on its runqueue")
+    ipi_cycles: float = Field(800, ge=0, description="receiving a reschedule/function-call IPI on the target CPU")
+    ipi_latency_ns: float = Field(500, ge=0, description="IPI send to handler entry on a remote CPU, ns")
+    hrtimer_start_cycles: float = Field(600, ge=0, description="hrtimer_start + clock reads when arming a sleep timer")
+    hrtimer_expire_cycles: float = Field(900, ge=0, description="local APIC timer interrupt: hrtimer_interrupt and the expired timer's callback")
+    poll_iteration_cycles: float = Field(150, ge=1, description="one blk_poll -> nvme_poll iteration checking the CQ phase bit")
+    hybrid_stats_cycles: float = Field(200, ge=0, description="hybrid polling: per-request bucket statistics and sleep computation")
+    idle_entry_cycles: float = Field(1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle")
+    idle_exit_cycles: float = Field(600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)")
+
+
+class Cost:
+    """A bundle of per-layer cycles executed as one stretch. ``activity`` is the power activity
+    factor of the stretch (cycle-weighted user vs kernel)."""
+
+    __slots__ = ("name", "idx", "cycles", "layer_cycles", "user_cycles", "sys_cycles", "activity")
+
+    def __init__(self, name: str, idx: int, parts: dict[str, float], activity_user: float, activity_kernel: float):
+        self.name = name
+        self.idx = idx
+        lc = [0.0] * len(LAYERS)
+        for layer, cyc in parts.items():
+            lc[LAYER_INDEX[layer]] += cyc
+        self.layer_cycles = tuple(lc)
+        self.cycles = sum(lc)
+        self.user_cycles = lc[USER]
+        self.sys_cycles = self.cycles - self.user_cycles
+        if self.cycles > 0:
+            self.activity = (self.user_cycles * activity_user + self.sys_cycles * activity_kernel) / self.cycles
+        else:
+            self.activity = activity_kernel
+
+
+class CostTable:
+    """Registry of the cost bundles of one run (gives each an index for per-CPU use counts)."""
+
+    def __init__(self, activity: dict[str, float]):
+        self.bundles: list[Cost] = []
+        self._by_key: dict = {}
+        self._act_user = activity["user"]
+        self._act_kernel = activity["kernel"]
+
+    def get(self, name: str, **parts: float) -> Cost:
+        """The bundle named ``name`` with these parts (created once, then reused)."""
+        key = (name, tuple(sorted(parts.items())))
+        cost = self._by_key.get(key)
+        if cost is None:
+            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel)
+            self.bundles.append(cost)
+            self._by_key[key] = cost
+        return cost

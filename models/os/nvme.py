@@ -1,0 +1,113 @@
+"""The NVMe host driver: one queue pair per CPU (plus a polled queue per CPU when polling is
+enabled), SQ doorbell, interrupt handler and the poll function (drivers/nvme/host/pci.c).
+
+Interrupt-driven queues have an MSI-X vector bound to their CPU; polled queues (created when the
+queue's ``io_poll`` is on, as ``nvme.poll_queues`` does) have none, and their completions are found
+only by blk_poll.
+"""
+
+from __future__ import annotations
+
+from models.os.sched import IrqWork
+
+
+class NvmeDriver:
+    """Maps CPUs to queue pairs and handles submissions and completions for one host."""
+
+    def __init__(self, host, devices, poll_queues: bool):
+        self.host = host
+        self.engine = host.engine
+        self.devices = devices
+        k = host.kcosts
+        self._k = k
+        ncpu = len(host.runners)
+        self.irq_qps = {}
+        self.poll_qps = {}
+        for dev in devices:
+            for cpu in range(ncpu):
+                qp = dev.add_queue_pair(cpu, polled=False, depth=host.queue.nr_requests)
+                qp.on_post = self._posted_irq
+                self.irq_qps[(dev.index, cpu)] = qp
+                if poll_queues:
+                    pq = dev.add_queue_pair(cpu, polled=True, depth=host.queue.nr_requests)
+                    pq.on_post = self._posted_polled
+                    self.poll_qps[(dev.index, cpu)] = pq
+        self._reap_costs = {}
+
+    def queue_for(self, dev_index: int, cpu: int, hipri: bool):
+        """The hardware queue a request from ``cpu`` goes to (a polled one for HIPRI when present)."""
+        if hipri and self.poll_qps:
+            return self.poll_qps[(dev_index, cpu)]
+        return self.irq_qps[(dev_index, cpu)]
+
+    def submit(self, req) -> None:
+        """Ring the SQ tail doorbell for ``req`` (its command is already in the SQ)."""
+        req.t_dispatch = self.engine.env._now
+        req.qp.device.submit(req.qp, req)
+
+    # ------------------------------------------------------------- completions
+    def _reap_cost(self, n: int, wakes: int, irq: bool):
+        key = (n, wakes, irq)
+        cost = self._reap_costs.get(key)
+        if cost is None:
+            k = self._k
+            parts = dict(driver=n * k.nvme_complete_cycles, block=n * k.blk_complete_cycles, scheduler=wakes * k.wakeup_cycles)
+            if irq:
+                parts["irq"] = k.irq_entry_cycles
+            cost = self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
+            self._reap_costs[key] = cost
+        return cost
+
+    def _complete(self, runner, req) -> int:
+        """Complete ``req`` (blk_mq_complete_request -> bio end); returns 1 if a task was woken."""
+        req.done = True
+        req.t_reaped = self.engine.env._now
+        self.host.iosched_complete(req)
+        task = req.task
+        if task is not None and task.state == "sleeping" and req.waiter_sleeping:
+            req.waiter_sleeping = False
+            runner.wake(task)
+            return 1
+        return 0
+
+    def reap(self, runner, qp):
+        """nvme_poll / nvme_process_cq: reap every posted entry of ``qp``; returns the Cost."""
+        entries = qp.cq
+        qp.cq = []
+        wakes = 0
+        for req in entries:
+            wakes += self._complete(runner, req)
+        return self._reap_cost(len(entries), wakes, irq=False)
+
+    def _posted_irq(self, qp, req) -> None:
+        self.host.runners[qp.cpu].raise_irq(NvmeIrq(self, qp))
+
+    def _posted_polled(self, qp, req) -> None:
+        self.host.runners[qp.cpu].cqe_posted(qp)
+
+
+class NvmeIrq(IrqWork):
+    """nvme_irq on a queue's vector: reaps the entries present when the handler runs."""
+
+    __slots__ = ("driver", "qp", "entries")
+
+    def __init__(self, driver: NvmeDriver, qp):
+        self.driver = driver
+        self.qp = qp
+        self.entries = ()
+        self.kind = "nvme"
+
+    def cost(self, runner):
+        qp = self.qp
+        self.entries = entries = qp.cq
+        qp.cq = []
+        wakes = 0
+        for r in entries:
+            if r.waiter_sleeping:
+                wakes += 1
+        return self.driver._reap_cost(len(entries), wakes, irq=True)
+
+    def fire(self, runner) -> None:
+        complete = self.driver._complete
+        for req in self.entries:
+            complete(runner, req)

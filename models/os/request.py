@@ -1,0 +1,34 @@
+"""One block IO request as it travels through blk-mq, the NVMe driver and the device."""
+
+from __future__ import annotations
+
+READ, WRITE = "read", "write"
+
+
+class Request:
+    """A request (one bio -> one request; no splitting at these sizes). Times in ns."""
+
+    __slots__ = (
+        "id", "task", "job", "op", "nbytes", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
+        "t_submit", "t_dispatch", "t_dev_start", "t_dev_end", "t_cqe", "t_reaped", "t_complete",
+        "device_service_ns", "slept", "poll_stat_bucket", "flags",
+    )
+
+    def __init__(self, rid: int, task, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
+        self.id = rid
+        self.task = task
+        self.job = job
+        self.op = op
+        self.nbytes = nbytes
+        self.offset = offset
+        self.cpu = cpu
+        self.qp = None
+        self.hipri = hipri
+        self.done = False
+        self.waiter_sleeping = False
+        self.t_submit = self.t_dispatch = self.t_dev_start = self.t_dev_end = 0.0
+        self.t_cqe = self.t_reaped = self.t_complete = 0.0
+        self.device_service_ns = 0.0
+        self.slept = False
+        self.poll_stat_bucket = -1
+        self.flags = 0

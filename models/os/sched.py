@@ -1,0 +1,480 @@
+"""Per-CPU execution and scheduling: the run queue, context switches, hard IRQs, idle, polling.
+
+One :class:`CpuRunner` per logical CPU executes whatever the CPU is doing as *segments*: a
+stretch of code of known cycles (a :class:`~models.os.costs.Cost`), converted to time with the
+CPU's frequency, ending in one continuation callback. A segment is one event, however many stack
+layers it spans. Modes:
+
+``RUN``   the current task (or the idle task switching) executes a segment;
+``POLL``  the current task spins in blk_poll on a polled queue until its request is reaped;
+``IDLE``  the CPU sits in the C-state the cpuidle governor chose;
+``IRQ``   a hard-IRQ handler runs on top of whatever was interrupted (which resumes afterwards,
+          pushed back by the handler's duration). An IRQ that finds the CPU idle first pays the
+          C-state's exit latency.
+
+Scheduling is CFS reduced to what IO workloads exercise: equal-weight tasks ordered by vruntime,
+sleeper placement at ``min_vruntime - sched_latency/2``, wakeup preemption beyond
+``wakeup_granularity_ns``, and time-slice preemption at scheduler ticks when others are runnable.
+A task leaving the CPU to sleep counts a voluntary switch, a preempted task an involuntary one
+(``getrusage`` semantics).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+from pydantic import Field
+
+from simcore.config import Model
+from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
+
+IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
+
+
+class SchedConfig(Model):
+    """CFS parameters (Linux defaults scaled for 8 CPUs: factor 1 + log2(8) = 4)."""
+
+    sched_latency_ns: float = Field(24_000_000, gt=0, description="targeted preemption latency (6 ms x 4)")
+    min_granularity_ns: float = Field(3_000_000, gt=0, description="minimum time slice (0.75 ms x 4)")
+    wakeup_granularity_ns: float = Field(4_000_000, ge=0, description="wakeup preemption granularity (1 ms x 4)")
+    tick_hz: int = Field(250, gt=0, description="scheduler tick rate (CONFIG_HZ)")
+
+
+class IrqWork:
+    """A hard-IRQ (or IPI) to run on a CPU. ``cost(runner)`` is evaluated when the handler starts
+    (so it sees the CQ as it is then) and returns a Cost; ``fire(runner)`` applies the handler's
+    effects when it ends."""
+
+    __slots__ = ("kind",)
+
+    def cost(self, runner):
+        raise NotImplementedError
+
+    def fire(self, runner) -> None:
+        raise NotImplementedError
+
+
+class FixedIrq(IrqWork):
+    """An interrupt of constant cost whose effect is a callback ``fire(runner)``."""
+
+    __slots__ = ("_cost", "_fire")
+
+    def __init__(self, cost, fire, kind: str):
+        self._cost = cost
+        self._fire = fire
+        self.kind = kind
+
+    def cost(self, runner):
+        return self._cost
+
+    def fire(self, runner) -> None:
+        self._fire(runner)
+
+
+class Timer:
+    """An armed hrtimer (for the governor's next-timer prediction and for cancellation)."""
+
+    __slots__ = ("expiry", "call", "active")
+
+    def __init__(self, expiry: float):
+        self.expiry = expiry
+        self.call = None
+        self.active = True
+
+    def __lt__(self, other: "Timer") -> bool:
+        return self.expiry < other.expiry
+
+
+class CpuRunner:
+    """Runs one logical CPU: its tasks, its interrupts and its idle periods."""
+
+    def __init__(self, host, cpu, governor, sched: SchedConfig):
+        self.host = host
+        self.engine = host.engine
+        self.cpu = cpu
+        self.id = cpu.id
+        self.freq = cpu.core.pkg.freq_ghz
+        self.governor = governor
+        self.sched = sched
+        self.cstates = cpu.core._cfg.cstates
+        act = cpu.core._cfg.activity
+        self._act_poll = act["poll"]
+        k = host.kcosts
+        ct = host.costs
+        self.cost_cs = ct.get("ctx_switch", scheduler=k.ctx_switch_cycles)
+        self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", scheduler=k.ctx_switch_cycles + k.idle_entry_cycles)
+        self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", scheduler=k.ctx_switch_cycles + k.idle_exit_cycles)
+        self.cost_idle_reenter = ct.get("idle_reenter", scheduler=k.idle_exit_cycles + k.idle_entry_cycles)
+        self._iter_ns = k.poll_iteration_cycles / self.freq
+        self._tick_ns = 1e9 / sched.tick_hz
+        self.current: Task | None = None
+        self.rq: list[Task] = []
+        self.mode = NONE
+        self.iowaiters = 0
+        self.need_resched = False
+        self.min_vruntime = 0.0
+        self.counts: dict[int, int] = {}
+        self.poll_cycles = 0.0
+        self.irqs_handled = 0
+        self.irq_kinds: dict[str, int] = {}
+        # segment state
+        self._seg_call = None
+        self._seg_then = None
+        self._seg_end = 0.0
+        self._seg_rem = 0.0
+        self._seg_act = 0.0
+        # polling state
+        self._poll_qp = None
+        self._poll_req = None
+        self._poll_then = None
+        self._poll_start = 0.0
+        self._poll_call = None
+        # irq state
+        self._irqs: deque[IrqWork] = deque()
+        self._irq_prev = NONE
+        self._idle_since = 0.0
+        self._slice_call = None
+        self.timers: list[Timer] = []
+
+    # ------------------------------------------------------------------ segments
+    def run(self, cost, then) -> None:
+        """Execute ``cost`` on this CPU now, then call ``then()``."""
+        now = self.engine.env._now
+        counts = self.counts
+        idx = cost.idx
+        counts[idx] = counts.get(idx, 0) + 1
+        task = self.current
+        if task is not None:
+            task.usr_cycles += cost.user_cycles
+            task.sys_cycles += cost.sys_cycles
+        self._seg_act = cost.activity
+        self.cpu.set_busy(now, cost.activity)
+        self.mode = RUN
+        self._seg_then = then
+        dur = cost.cycles / self.freq
+        self._seg_end = now + dur
+        self._seg_call = self.engine.call_in(dur, self._seg_done)
+
+    def _seg_done(self) -> None:
+        self.mode = NONE
+        then = self._seg_then
+        self._seg_then = None
+        task = self.current
+        if self.need_resched and task is not None and self.rq:
+            self._switch_out(task, voluntary=False, resume=then)
+            return
+        then()
+
+    # ------------------------------------------------------------------ scheduling
+    def _charge_runtime(self, task: Task, now: float) -> None:
+        task.vruntime += now - task.ran_since
+        task.ran_since = now
+
+    def add_task(self, task: Task) -> None:
+        """Place a new runnable task on this CPU at time now."""
+        task.cpu = self.id
+        task.vruntime = self.min_vruntime
+        task.state = RUNNABLE
+        self.rq.append(task)
+        if self.mode in (IDLE, NONE) and self.current is None and not self._irqs:
+            self._schedule(from_idle=self.mode == IDLE)
+        else:
+            self._arm_slice()
+
+    def sleep(self, resume, iowait: bool = True) -> None:
+        """The current task blocks (voluntary switch); ``resume`` runs when it is switched back in."""
+        self._switch_out(self.current, voluntary=True, resume=resume, iowait=iowait)
+
+    def exit_task(self) -> None:
+        """The current task exits."""
+        task = self.current
+        task.state = "dead"
+        self.current = None
+        self.need_resched = False
+        self._schedule(from_idle=False)
+
+    def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
+        now = self.engine.env._now
+        self._charge_runtime(task, now)
+        task.resume = resume
+        if voluntary:
+            task.nvcsw += 1
+            task.state = SLEEPING
+            task.iowait = iowait
+            if iowait:
+                self.iowaiters += 1
+        else:
+            task.nivcsw += 1
+            task.state = RUNNABLE
+            self.rq.append(task)
+        self.current = None
+        self.need_resched = False
+        self._schedule(from_idle=False)
+
+    def _pick(self) -> Task:
+        rq = self.rq
+        best = 0
+        for i in range(1, len(rq)):
+            if rq[i].vruntime < rq[best].vruntime:
+                best = i
+        return rq.pop(best)
+
+    def _schedule(self, from_idle: bool) -> None:
+        """Pick the next task (or the idle task) and switch to it."""
+        if self.rq:
+            nxt = self._pick()
+            self.current = nxt
+            nxt.state = RUNNING
+            if nxt.vruntime > self.min_vruntime:
+                self.min_vruntime = nxt.vruntime
+            self.run(self.cost_cs_from_idle if from_idle else self.cost_cs, self._switched_in)
+        else:
+            self.run(self.cost_cs_to_idle, self._enter_idle)
+
+    def _switched_in(self) -> None:
+        task = self.current
+        task.ran_since = self.engine.env._now
+        if self.rq:
+            self._arm_slice()
+        resume = task.resume
+        task.resume = None
+        resume()
+
+    def _arm_slice(self) -> None:
+        """With others runnable, preempt the current task at the tick after its slice ends."""
+        task = self.current
+        if task is None or self._slice_call is not None:
+            return
+        nr = len(self.rq) + 1
+        slice_ns = max(self.sched.sched_latency_ns / nr, self.sched.min_granularity_ns)
+        now = self.engine.env._now
+        due = task.ran_since + slice_ns
+        tick = self._tick_ns
+        due = (int(max(due, now) / tick) + 1) * tick
+        self._slice_call = self.engine.call_at(due, self._slice_expired, task)
+
+    def _slice_expired(self, task: Task) -> None:
+        self._slice_call = None
+        if self.current is not task:
+            if self.current is not None and self.rq:
+                self._arm_slice()
+            return
+        if not self.rq:
+            return
+        self.need_resched = True
+        if self.mode == POLL:
+            self._poll_interrupt_for_resched()
+
+    def wake(self, task: Task) -> None:
+        """try_to_wake_up from code running on this CPU (IRQ handler, poller)."""
+        if task.state != SLEEPING:
+            return
+        target = self.host.runners[task.cpu]
+        if target is self:
+            self._enqueue_woken(task)
+        else:
+            host = self.host
+            self.engine.call_in(host.kcosts.ipi_latency_ns, target.raise_irq, FixedIrq(host.ipi_cost, lambda r, t=task: r._enqueue_woken(t), "ipi"))
+
+    def _enqueue_woken(self, task: Task) -> None:
+        if task.state != SLEEPING:
+            return
+        if task.iowait:
+            self.iowaiters -= 1
+            task.iowait = False
+        task.state = RUNNABLE
+        floor = self.min_vruntime - self.sched.sched_latency_ns / 2
+        if task.vruntime < floor:
+            task.vruntime = floor
+        self.rq.append(task)
+        cur = self.current
+        if cur is not None:
+            now = self.engine.env._now
+            if cur.vruntime + (now - cur.ran_since) - task.vruntime > self.sched.wakeup_granularity_ns:
+                self.need_resched = True
+                if self.mode == POLL:
+                    self._poll_interrupt_for_resched()
+            else:
+                self._arm_slice()
+        elif self.mode == IDLE:
+            self._leave_idle()
+
+    # ------------------------------------------------------------------ idle
+    def _enter_idle(self) -> None:
+        if self.rq:
+            self._schedule(from_idle=False)
+            return
+        now = self.engine.env._now
+        timers = self.timers
+        while timers and not timers[0].active:
+            heapq.heappop(timers)
+        next_timer = timers[0].expiry - now if timers else 4_000_000.0
+        idx = self.governor.select(max(next_timer, 0.0), self.iowaiters)
+        self.cpu.set_idle(now, idx)
+        self.mode = IDLE
+        self._idle_since = now
+
+    def _leave_idle(self) -> None:
+        """A task became runnable on an idle CPU outside IRQ context (e.g. placement)."""
+        now = self.engine.env._now
+        self.governor.reflect(now - self._idle_since)
+        exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
+        self.cpu.set_busy(now, self._seg_act)
+        self.mode = NONE
+        if exit_ns > 0:
+            self.engine.call_in(exit_ns, self._schedule, True)
+        else:
+            self._schedule(from_idle=True)
+
+    # ------------------------------------------------------------------ interrupts
+    def raise_irq(self, work: IrqWork) -> None:
+        """An interrupt (device MSI-X, timer, IPI) arrives at this CPU now."""
+        self._irqs.append(work)
+        if self.mode != IRQ:
+            self._start_irq()
+
+    def _start_irq(self) -> None:
+        now = self.engine.env._now
+        prev = self.mode
+        delay = 0.0
+        if prev == IDLE:
+            delay = self.cstates[self.cpu.cstate].exit_latency_ns
+            self.governor.reflect(now - self._idle_since)
+        elif prev == RUN:
+            self._seg_rem = self._seg_end - now
+            self._seg_call.cancel()
+        elif prev == POLL:
+            self._charge_poll(now)
+            if self._poll_call is not None:
+                self._poll_call.cancel()
+                self._poll_call = None
+        self._irq_prev = prev
+        self.mode = IRQ
+        self._next_irq(delay)
+
+    def _next_irq(self, delay: float) -> None:
+        work = self._irqs.popleft()
+        cost = work.cost(self)
+        idx = cost.idx
+        self.counts[idx] = self.counts.get(idx, 0) + 1
+        self.irqs_handled += 1
+        self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
+        self.cpu.set_busy(self.engine.env._now, cost.activity)
+        self.engine.call_in(delay + cost.cycles / self.freq, self._irq_end, work)
+
+    def _irq_end(self, work: IrqWork) -> None:
+        work.fire(self)
+        if self._irqs:
+            self._next_irq(0.0)
+            return
+        prev = self._irq_prev
+        now = self.engine.env._now
+        if prev == RUN:
+            self.mode = RUN
+            self.cpu.set_busy(now, self._seg_act)
+            self._seg_end = now + self._seg_rem
+            self._seg_call = self.engine.call_in(self._seg_rem, self._seg_done)
+        elif prev == POLL:
+            self.mode = POLL
+            self.cpu.set_busy(now, self._act_poll)
+            self._poll_start = now
+            self._poll_check()
+        elif prev == IDLE:
+            self.mode = NONE
+            if self.rq:
+                self._schedule(from_idle=True)
+            else:
+                self.run(self.cost_idle_reenter, self._enter_idle)
+        else:
+            self.mode = prev
+
+    # ------------------------------------------------------------------ timers
+    def start_timer(self, delay_ns: float, fire) -> Timer:
+        """Arm an hrtimer on this CPU; at expiry a timer interrupt runs ``fire(runner)``."""
+        now = self.engine.env._now
+        timer = Timer(now + delay_ns)
+        heapq.heappush(self.timers, timer)
+        host = self.host
+
+        def expire(t=timer):
+            if t.active:
+                t.active = False
+                self.raise_irq(FixedIrq(host.timer_cost, fire, "timer"))
+
+        timer.call = self.engine.call_in(delay_ns, expire)
+        return timer
+
+    @staticmethod
+    def cancel_timer(timer: Timer) -> None:
+        timer.active = False
+        timer.call.cancel()
+
+    # ------------------------------------------------------------------ polling
+    def poll(self, qp, req, then) -> None:
+        """The current task busy-polls ``qp`` (blk_poll) until ``req`` is complete, then ``then()``."""
+        if req.done:
+            then()
+            return
+        now = self.engine.env._now
+        self.mode = POLL
+        self._poll_qp = qp
+        self._poll_req = req
+        self._poll_then = then
+        self._poll_start = now
+        self.cpu.set_busy(now, self._act_poll)
+        self._poll_check()
+
+    def _poll_check(self) -> None:
+        if self.need_resched and self.rq:
+            self._poll_interrupt_for_resched()
+        elif self._poll_qp.cq and self._poll_call is None:
+            self._poll_call = self.engine.call_in(self._iter_ns, self._poll_hit)
+
+    def cqe_posted(self, qp) -> None:
+        """A completion entry appeared on polled queue ``qp`` (mapped to this CPU)."""
+        if self.mode == POLL and self._poll_qp is qp and self._poll_call is None:
+            it = self._iter_ns
+            elapsed = self.engine.env._now - self._poll_start
+            self._poll_call = self.engine.call_in(it - elapsed % it, self._poll_hit)
+
+    def _charge_poll(self, now: float) -> None:
+        cyc = (now - self._poll_start) * self.freq
+        self.poll_cycles += cyc
+        if self.current is not None:
+            self.current.sys_cycles += cyc
+        self._poll_start = now
+
+    def _poll_hit(self) -> None:
+        self._poll_call = None
+        now = self.engine.env._now
+        self._charge_poll(now)
+        qp = self._poll_qp
+        cost = self.host.driver.reap(self, qp)
+        if self._poll_req.done:
+            then = self._poll_then
+            self._poll_qp = self._poll_req = self._poll_then = None
+            self.run(cost, then)
+        else:
+            req, then = self._poll_req, self._poll_then
+            self.run(cost, lambda: self.poll(qp, req, then))
+
+    def _poll_interrupt_for_resched(self) -> None:
+        """need_resched ends the blk_poll loop: the task sleeps in io_schedule until its request
+        is completed by whoever reaps the queue next."""
+        if self._poll_call is not None:
+            self._poll_call.cancel()
+            self._poll_call = None
+        self._charge_poll(self.engine.env._now)
+        qp, req, then = self._poll_qp, self._poll_req, self._poll_then
+        self._poll_qp = self._poll_req = self._poll_then = None
+        self.mode = NONE
+        req.waiter_sleeping = True
+
+        def resume():
+            if req.done:
+                then()
+            else:
+                self.poll(qp, req, then)
+
+        self._switch_out(self.current, voluntary=True, resume=resume, iowait=True)

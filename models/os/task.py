@@ -1,0 +1,36 @@
+"""Threads (tasks) as the per-CPU scheduler sees them."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+RUNNING, RUNNABLE, SLEEPING, DEAD = "running", "runnable", "sleeping", "dead"
+
+
+class Task:
+    """A thread. Its program is a chain of callbacks: whenever the scheduler switches it in, it
+    calls ``resume`` (set by whoever put the task to sleep or preempted it)."""
+
+    __slots__ = (
+        "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
+        "nvcsw", "nivcsw", "usr_cycles", "sys_cycles", "snapshot",
+    )
+
+    def __init__(self, tid: int, name: str, cpu: int, job=None):
+        self.tid = tid
+        self.name = name
+        self.job = job
+        self.cpu = cpu  # the CPU whose runqueue holds the task (affinity applied at placement)
+        self.state = RUNNABLE
+        self.resume: Callable | None = None
+        self.iowait = False
+        self.vruntime = 0.0  # ns of CPU time received (CFS, equal weights)
+        self.ran_since = 0.0
+        self.nvcsw = 0  # voluntary context switches (getrusage ru_nvcsw)
+        self.nivcsw = 0  # involuntary context switches (ru_nivcsw)
+        self.usr_cycles = 0.0
+        self.sys_cycles = 0.0
+        self.snapshot = None
+
+    def counters(self) -> tuple:
+        return (self.nvcsw, self.nivcsw, self.usr_cycles, self.sys_cycles)

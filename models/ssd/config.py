@@ -1,0 +1,38 @@
+"""Configuration of an NVMe SSD: command path, media service, link, power.
+
+Units: ns, bytes, GB/s (1e9 bytes/s), W. Presets with cited values: :mod:`models.ssd.presets`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from simcore.config import Model
+
+
+class ServiceConfig(Model):
+    """Media service time of one command of one direction: base + per-KiB, with jitter."""
+
+    base_ns: float = Field(gt=0, description="media + controller time of a 4 KiB command, ns")
+    per_kib_ns: float = Field(0.0, ge=0, description="extra media time per KiB beyond 4 KiB, ns")
+    sd_ns: float = Field(0.0, ge=0, description="standard deviation of the service time (lognormal jitter), ns")
+
+
+class DeviceConfig(Model):
+    """An NVMe SSD."""
+
+    model: str
+    read: ServiceConfig
+    write: ServiceConfig
+    parallel_units: int = Field(ge=1, description="commands in media service at once (dies x planes / channels); sets the IOPS ceiling")
+    link_gb_s: float = Field(gt=0, description="usable PCIe data bandwidth, GB/s (1e9 B/s)")
+    fetch_ns: float = Field(ge=0, description="doorbell write to command fetched by the controller, ns")
+    post_ns: float = Field(ge=0, description="completion entry DMA write + MSI-X message to the CPU, ns")
+    max_queue_pairs: int = Field(64, ge=1)
+    max_queue_depth: int = Field(1024, ge=2)
+    idle_w: float = Field(ge=0, description="idle (PS0, no commands) power, W")
+    active_read_w: float = Field(ge=0, description="power with every parallel unit busy reading, W")
+    active_write_w: float = Field(ge=0, description="power with every parallel unit busy writing, W")
+    interrupt_generation: Literal["none"] = Field("none", description="device-side interrupt generation policy")

@@ -1,0 +1,129 @@
+"""An NVMe SSD: queue pairs, command fetch, multi-unit media service, a shared link, CQ posting.
+
+Pipeline of one command (times in ns):
+  doorbell -> fetch (``fetch_ns``) -> [write: data DMA over the link] -> media service on the
+  earliest free parallel unit (base + per-KiB + lognormal jitter) -> [read: data DMA over the link]
+  -> completion entry posted + MSI-X (``post_ns``).
+The media stage is a FIFO multi-server queue (``parallel_units`` servers), which makes IOPS
+saturate; the link is a FIFO single server at ``link_gb_s``, which makes bandwidth saturate. Both
+are computed analytically when the doorbell rings (commands are served in doorbell order), so a
+command costs the event queue a single event: its completion posting. Link arbitration in
+doorbell order is exact for writes and an approximation for reads whose media times overtake.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Callable
+
+import numpy as np
+
+from models.ssd.config import DeviceConfig, ServiceConfig
+from simcore.engine import Engine
+from simcore.rng import BatchedDraws
+
+
+class QueuePair:
+    """One NVMe submission/completion queue pair and its interrupt vector."""
+
+    __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "inflight", "depth")
+
+    def __init__(self, qid: int, device: "NvmeDevice", cpu: int, polled: bool, depth: int):
+        self.qid = qid
+        self.device = device
+        self.cpu = cpu  # CPU whose vector this queue interrupts (or whose tasks poll it)
+        self.polled = polled
+        self.depth = depth
+        self.cq: list = []  # posted, not yet reaped completion entries (requests)
+        self.on_post: Callable | None = None  # set by the driver: called when an entry is posted
+        self.inflight = 0
+
+
+def _lognormal_sampler(mean: float, sd: float):
+    """Sampler of lognormal variates with the given mean and sd (sd=0: constant)."""
+    if sd <= 0:
+        return lambda gen, n: np.full(n, mean)
+    sigma2 = math.log(1.0 + (sd / mean) ** 2)
+    mu = math.log(mean) - sigma2 / 2.0
+    sigma = math.sqrt(sigma2)
+    return lambda gen, n: gen.lognormal(mu, sigma, n)
+
+
+class NvmeDevice:
+    """Runtime model of one NVMe SSD."""
+
+    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0):
+        self.cfg = cfg
+        self.engine = engine
+        self.index = index
+        self.qps: list[QueuePair] = []
+        self._units = [0.0] * cfg.parallel_units  # heap of times each unit becomes free
+        self._link_free = 0.0
+        self._ns_per_byte = 1.0 / cfg.link_gb_s
+        self._jitter = {
+            "read": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.read.sd_ns / cfg.read.base_ns)),
+            "write": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.write.sd_ns / cfg.write.base_ns)),
+        }
+        # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
+        self.commands = 0
+        self.bytes = 0
+        self.busy_unit_ns = {"read": 0.0, "write": 0.0}
+        self.irq_policy = None  # interrupt-generation policy; None = one interrupt per completion
+
+    def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
+        if len(self.qps) >= self.cfg.max_queue_pairs:
+            raise ValueError(f"{self.cfg.model}: more than {self.cfg.max_queue_pairs} queue pairs")
+        qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
+        self.qps.append(qp)
+        return qp
+
+    def service_ns(self, op: str, nbytes: int) -> float:
+        """Draw the media service time of one command (ns)."""
+        svc: ServiceConfig = self.cfg.read if op == "read" else self.cfg.write
+        kib_extra = max(0.0, nbytes / 1024.0 - 4.0)
+        return (svc.base_ns + svc.per_kib_ns * kib_extra) * self._jitter[op].next()
+
+    def submit(self, qp: QueuePair, req) -> None:
+        """The SQ tail doorbell was rung for ``req`` at the current time."""
+        now = self.engine.now
+        cfg = self.cfg
+        op = req.op
+        nbytes = req.nbytes
+        xfer = nbytes * self._ns_per_byte
+        t = now + cfg.fetch_ns
+        if op == "write":
+            t = max(t, self._link_free) + xfer
+            self._link_free = t
+        units = self._units
+        start = max(t, units[0])
+        svc = self.service_ns(op, nbytes)
+        end = start + svc
+        heapq.heapreplace(units, end)
+        self.busy_unit_ns[op] += svc
+        if op == "read":
+            end = max(end, self._link_free) + xfer
+            self._link_free = end
+        req.t_dev_start = start
+        req.t_dev_end = end
+        req.device_service_ns = svc
+        qp.inflight += 1
+        self.commands += 1
+        self.bytes += nbytes
+        self.engine.call_at(end + cfg.post_ns, self._post, qp, req)
+
+    def _post(self, qp: QueuePair, req) -> None:
+        """Completion entry visible in the CQ; the driver's hook decides what happens next."""
+        req.t_cqe = self.engine.now
+        qp.inflight -= 1
+        qp.cq.append(req)
+        if self.engine.tracer:
+            self.engine.tracer("cqe", self.engine.now, dev=self.index, qid=qp.qid, io=req.id)
+        qp.on_post(qp, req)
+
+    def energy_j(self, duration_ns: float) -> float:
+        """Energy over ``duration_ns``: idle power plus (active - idle) per busy unit-second."""
+        cfg = self.cfg
+        per_unit_read = (cfg.active_read_w - cfg.idle_w) / cfg.parallel_units
+        per_unit_write = (cfg.active_write_w - cfg.idle_w) / cfg.parallel_units
+        return (cfg.idle_w * duration_ns + per_unit_read * self.busy_unit_ns["read"] + per_unit_write * self.busy_unit_ns["write"]) * 1e-9

@@ -1,0 +1,109 @@
+"""SSD presets with cited values.
+
+Sources (see docs/ssd.md):
+- [REF5] shared/reference/mechanisms.md section 5 and Appendix A (datasheets and reviews): Optane
+  read service ~6-7 us at 4 KiB, 550K/500K 4 KiB random read/write IOPS, QD16 585K IOPS at 25.5 us
+  (P4800X), 5 W idle, ~8 W reading, 13 W writing; P3700 ~80 us 4 KiB reads with large variance;
+  PM1743 2.5M / 250K IOPS, 13.0 / 6.6 GB/s, up to 25 W.
+- [CI] calibrated_interrupts.json: P3700 sync read 80 +- 29 us.
+- PCIe 3.0 x4 usable ~3.5 GB/s; PCIe 5.0 x4 ~14 GB/s.
+``parallel_units`` follows from Little's law: units = saturation IOPS x service time.
+"""
+
+from __future__ import annotations
+
+from models.ssd.config import DeviceConfig, ServiceConfig
+
+
+def optane_900p(**kw) -> DeviceConfig:
+    """Intel Optane SSD 900P (3D XPoint, PCIe 3.0 x4). 550K read IOPS with ~7 us service -> 4 units.
+    Service base is refined by the optane900p-e3-1230v5 calibration."""
+    cfg = dict(
+        model="Intel Optane SSD 900P",
+        read=ServiceConfig(base_ns=6_900.0, per_kib_ns=0.0, sd_ns=350.0),
+        write=ServiceConfig(base_ns=7_900.0, per_kib_ns=0.0, sd_ns=450.0),
+        parallel_units=4,
+        link_gb_s=3.5,
+        fetch_ns=250.0,
+        post_ns=250.0,
+        idle_w=5.0,
+        active_read_w=8.0,
+        active_write_w=13.0,
+    )
+    cfg.update(kw)
+    return DeviceConfig(**cfg)
+
+
+def optane_p4800x(**kw) -> DeviceConfig:
+    """Intel Optane DC P4800X 375 GB: QD16 585K IOPS at 25.5 us -> ~15 in flight; 7 us service
+    at 4 units gives 570K; QD1 mean 8.9 us end to end."""
+    cfg = dict(
+        model="Intel Optane DC P4800X",
+        read=ServiceConfig(base_ns=6_800.0, sd_ns=900.0),
+        write=ServiceConfig(base_ns=7_800.0, sd_ns=1_000.0),
+        parallel_units=4,
+        link_gb_s=3.5,
+        fetch_ns=250.0,
+        post_ns=250.0,
+        idle_w=5.0,
+        active_read_w=8.0,
+        active_write_w=13.0,
+    )
+    cfg.update(kw)
+    return DeviceConfig(**cfg)
+
+
+def optane_p4801x(**kw) -> DeviceConfig:
+    """Intel Optane DC P4801X (M.2 / U.2 cache drive, same 3D XPoint controller family as P4800X)."""
+    base = optane_p4800x().model_dump()
+    base.update(model="Intel Optane DC P4801X")
+    base.update(kw)
+    return DeviceConfig(**base)
+
+
+def p3700(**kw) -> DeviceConfig:
+    """Intel DC P3700 400 GB (MLC NAND, PCIe 3.0 x4): ~80 us 4 KiB reads, sd ~29 us [CI];
+    450K random-read IOPS (datasheet) at ~78 us -> 36 units; writes land in the DRAM buffer."""
+    cfg = dict(
+        model="Intel DC P3700",
+        read=ServiceConfig(base_ns=76_000.0, per_kib_ns=400.0, sd_ns=28_000.0),
+        write=ServiceConfig(base_ns=18_000.0, per_kib_ns=200.0, sd_ns=3_000.0),
+        parallel_units=36,
+        link_gb_s=2.8,
+        fetch_ns=300.0,
+        post_ns=300.0,
+        idle_w=4.0,
+        active_read_w=11.0,
+        active_write_w=20.0,
+    )
+    cfg.update(kw)
+    return DeviceConfig(**cfg)
+
+
+def pm1743(**kw) -> DeviceConfig:
+    """Samsung PM1743 3.84 TB (TLC NAND, PCIe 5.0 x4): 2.5M 4 KiB random-read IOPS at ~75 us
+    -> ~190 units; 13 GB/s; up to 25 W, idle ~4.6 W (16 drives = 74 W idle in SANDMAN)."""
+    cfg = dict(
+        model="Samsung PM1743",
+        read=ServiceConfig(base_ns=72_000.0, per_kib_ns=300.0, sd_ns=20_000.0),
+        write=ServiceConfig(base_ns=20_000.0, per_kib_ns=150.0, sd_ns=4_000.0),
+        parallel_units=190,
+        link_gb_s=13.0,
+        fetch_ns=200.0,
+        post_ns=200.0,
+        max_queue_pairs=128,
+        idle_w=4.6,
+        active_read_w=18.5,
+        active_write_w=25.0,
+    )
+    cfg.update(kw)
+    return DeviceConfig(**cfg)
+
+
+SSD_PRESETS = {
+    "optane-900p": optane_900p,
+    "optane-p4800x": optane_p4800x,
+    "optane-p4801x": optane_p4801x,
+    "p3700": p3700,
+    "pm1743": pm1743,
+}

@@ -1,0 +1,180 @@
+"""fio value syntax: sizes (bytes), times (nanoseconds), booleans, integers, CPU sets.
+
+Every function raises :class:`simcore.errors.ConfigError` naming the option on bad input;
+the parser appends the job, file and line.
+
+Sizes follow fio's ``kb_base`` rules. With fio's default ``kb_base=1024`` ("compatibility mode")
+the SI-looking suffixes are powers of 1024 and the IEC ones powers of 1000, exactly as fio does:
+``4k`` = ``4kb`` = ``4K`` = 4096 bytes, but ``4KiB`` = ``4ki`` = 4000 bytes. ``kb_base=1000``
+swaps the two (``4KiB`` = 4096, ``4k`` = 4000). Suffixes are case-insensitive; ``b`` means byte.
+"""
+
+from __future__ import annotations
+
+import re
+
+from simcore.errors import ConfigError
+
+_INT_RE = re.compile(r"[+-]?\d+")
+_SIZE_RE = re.compile(r"([+-]?\d+)([a-z%]*)")
+_TIME_RE = re.compile(r"([+-]?\d+)([a-z]*)")
+_SIZE_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_NS_PER = {
+    "us": 1_000, "usec": 1_000,
+    "ms": 1_000_000, "msec": 1_000_000,
+    "s": 10**9, "sec": 10**9,
+    "m": 60 * 10**9, "min": 60 * 10**9,
+    "h": 3600 * 10**9,
+    "d": 86400 * 10**9,
+}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _text(text: str | None, option: str) -> str:
+    if text is None or not text.strip():
+        raise ConfigError(f"option '{option}' needs a value")
+    return text.strip()
+
+
+def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero: bool = False) -> int:
+    """Parse a fio size (``4k``, ``1m``, ``2g``, ``4096``, ``0x1000``) and return bytes.
+
+    Suffixes k/m/g/t/p (optionally followed by ``b``) are powers of ``kb_base``; ki/mi/.../kib/mib
+    are powers of the other base (1000 when ``kb_base=1024``), as in fio. Percentages of the
+    device (``50%``), fractions and negative values are rejected.
+    """
+    raw = _text(text, option)
+    if kb_base not in (1000, 1024):
+        raise ConfigError(f"option 'kb_base': must be 1000 or 1024, got {kb_base}")
+    low = raw.lower()
+    if low.startswith("0x"):
+        try:
+            value, suffix = int(low, 16), ""
+        except ValueError:
+            raise ConfigError(f"option '{option}': bad hexadecimal size '{raw}'") from None
+    else:
+        m = _SIZE_RE.fullmatch(low)
+        if m is None:
+            raise ConfigError(
+                f"option '{option}': bad size '{raw}' (expected an integer with an optional "
+                "unit such as 4k, 1m, 2g; fractions are not allowed)"
+            )
+        value, suffix = int(m.group(1)), m.group(2)
+    if suffix == "%":
+        raise ConfigError(
+            f"option '{option}': '{raw}' is a percentage of the device size, which is not "
+            "supported by stacksim; give an absolute size such as 1g"
+        )
+    if value < 0:
+        raise ConfigError(f"option '{option}': size must not be negative, got '{raw}'")
+    if suffix in ("", "b"):
+        mult = 1
+    elif suffix[0] in _SIZE_POWERS and suffix[1:] in ("", "b", "i", "ib"):
+        base = kb_base if suffix[1:] in ("", "b") else (1000 if kb_base == 1024 else 1024)
+        mult = base ** _SIZE_POWERS[suffix[0]]
+    else:
+        raise ConfigError(
+            f"option '{option}': unknown size unit in '{raw}' (use b, k, m, g, t, p, "
+            "optionally followed by b, or ki/mi/gi/ti/pi)"
+        )
+    if value == 0 and not allow_zero:
+        raise ConfigError(f"option '{option}': size must be greater than zero, got '{raw}'")
+    return value * mult
+
+
+def parse_time_ns(text: str | None, *, option: str, default_unit: str = "s") -> int:
+    """Parse a fio time (``10``, ``500us``, ``20ms``, ``30s``, ``2m``, ``1h``, ``1d``); return ns.
+
+    Units (case-insensitive): us/usec, ms/msec, s/sec, m/min, h, d. A bare number is in
+    ``default_unit`` (fio: seconds for runtime/ramp_time/startdelay, microseconds for thinktime).
+    Zero is allowed; negative values and fractions are rejected.
+    """
+    if default_unit not in _NS_PER:
+        raise ValueError(f"default_unit must be one of {sorted(_NS_PER)}")
+    raw = _text(text, option)
+    m = _TIME_RE.fullmatch(raw.lower())
+    if m is None:
+        raise ConfigError(
+            f"option '{option}': bad time '{raw}' (expected an integer with an optional unit: "
+            "us, ms, s, m, h, d; fractions are not allowed)"
+        )
+    value, unit = int(m.group(1)), m.group(2) or default_unit
+    if unit not in _NS_PER:
+        raise ConfigError(
+            f"option '{option}': unknown time unit '{m.group(2)}' in '{raw}' "
+            "(use us/usec, ms/msec, s/sec, m/min, h or d)"
+        )
+    if value < 0:
+        raise ConfigError(f"option '{option}': time must not be negative, got '{raw}'")
+    return value * _NS_PER[unit]
+
+
+def parse_bool(text: str | None, *, option: str) -> bool:
+    """Parse a fio boolean: 1/0, true/false, yes/no, on/off. No value (``direct`` alone) is true."""
+    if text is None or not text.strip():
+        return True
+    low = text.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ConfigError(f"option '{option}': bad boolean '{text.strip()}' (use 1/0, true/false, yes/no, on/off)")
+
+
+def parse_int(text: str | None, *, option: str, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Parse a plain decimal integer, checking ``minimum <= value <= maximum`` when given."""
+    raw = _text(text, option)
+    if _INT_RE.fullmatch(raw) is None:
+        raise ConfigError(f"option '{option}': expected an integer, got '{raw}'")
+    value = int(raw)
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"option '{option}': must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"option '{option}': must be <= {maximum}, got {value}")
+    return value
+
+
+def parse_cpu_list(text: str | None, *, option: str = "cpus_allowed") -> tuple[int, ...]:
+    """Parse a fio CPU list such as ``0-3,6`` into sorted, de-duplicated CPU numbers."""
+    raw = _text(text, option)
+    cpus: set[int] = set()
+    for part in raw.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if m is None:
+            raise ConfigError(f"option '{option}': bad CPU list '{raw}' (expected e.g. 0-3,6)")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise ConfigError(f"option '{option}': bad CPU range '{part}' (end before start)")
+        cpus.update(range(lo, hi + 1))
+    return tuple(sorted(cpus))
+
+
+def parse_cpumask(text: str | None, *, option: str = "cpumask") -> tuple[int, ...]:
+    """Parse a fio cpumask (bit i set = CPU i allowed; decimal or 0x-prefixed hex) into CPU numbers."""
+    raw = _text(text, option)
+    try:
+        mask = int(raw[2:], 16) if raw.lower().startswith("0x") else int(raw, 10)
+    except ValueError:
+        raise ConfigError(f"option '{option}': bad CPU mask '{raw}' (expected e.g. 0xf or 15)") from None
+    if mask <= 0:
+        raise ConfigError(f"option '{option}': CPU mask must select at least one CPU, got '{raw}'")
+    return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
+
+
+def split_rwt(text: str | None, *, option: str) -> tuple[str | None, str | None, str | None]:
+    """Split a fio per-direction value ``read[,write[,trim]]``; ``None`` means "fio's default".
+
+    fio rules: ``8k`` applies to all three directions; ``8k,32k`` = 8k reads, 32k writes and
+    trims; ``8k,32k,`` = default trims; ``,8k`` = default reads, 8k writes and trims.
+    """
+    raw = _text(text, option)
+    parts = [p.strip() or None for p in raw.split(",")]
+    if len(parts) > 3:
+        raise ConfigError(f"option '{option}': at most 3 comma-separated values (read,write,trim), got '{raw}'")
+    if len(parts) == 1:
+        return parts[0], parts[0], parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1], parts[1]
+    return parts[0], parts[1], parts[2]
