@@ -55,8 +55,8 @@ class MenuGovernor:
         thresh = float("inf")
         for _ in range(3):
             vals = [v for v in data if v <= thresh]
-            if not vals:
-                return None
+            if not vals or max(vals) <= 0:
+                return None  # menu.c: 'if (!max) return UINT_MAX'
             n = len(vals)
             avg = sum(vals) / n
             var = sum((v - avg) ** 2 for v in vals) / n

@@ -1,0 +1,69 @@
+"""The host: wires CPU package, per-CPU runners, NVMe driver, blk-mq, devices and policies, in one
+documented order (gem5-board style). Components reach each other through the host, never through
+globals."""
+
+from __future__ import annotations
+
+from models.cpu.core import Package
+from models.cpu.cpuidle import MenuGovernor
+from models.os.blk import BlkMq
+from models.os.costs import CostTable
+from models.os.nvme import NvmeDriver
+from models.os.queue import QueueConfig
+from models.os.sched import CpuRunner
+from models.platform import PlatformConfig
+from models.ssd.device import NvmeDevice
+from policies.completion import COMPLETION_POLICIES, select_policy_name
+from simcore.engine import Engine
+from simcore.rng import RngStreams
+
+
+class Host:
+    def __init__(self, platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None):
+        self.platform = platform
+        self.queue = queue
+        self.engine = Engine(tracer)
+        self.rng = RngStreams(seed)
+        # 1. CPU package and cost bundles
+        self.pkg = Package(platform.cpu)
+        self.kcosts = k = platform.kernel
+        self.costs = CostTable(platform.cpu.activity)
+        self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles, scheduler=k.wakeup_cycles)
+        self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles, scheduler=k.wakeup_cycles)
+        # 2. one runner (scheduler + executor) per logical CPU
+        self.runners = [CpuRunner(self, cpu, MenuGovernor(platform.cpu), platform.sched) for cpu in self.pkg.cpus]
+        # 3. devices, driver queues, blk-mq
+        self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i) for i in range(platform.ssd_count)]
+        self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
+        self.blk = BlkMq(self, queue)
+        # 4. completion policies (instantiated on first use, shared by the queue's users)
+        self.policies: dict = {}
+        self.records: list = []
+        self.all_tasks: list = []
+        self.next_io_id = 0
+
+    def policy(self, name: str):
+        p = self.policies.get(name)
+        if p is None:
+            p = self.policies[name] = COMPLETION_POLICIES.get(name)(self, self.queue)
+        return p
+
+    def policy_name(self, hipri: bool) -> str:
+        return select_policy_name(self.queue, hipri)
+
+    def iosched_complete(self, req) -> None:
+        """Completion hook of blk-mq: free the tag, feed the scheduler and the policies' statistics."""
+        self.blk.complete(req)
+        for p in self.policies.values():
+            p.on_complete(req)
+
+    def start(self) -> None:
+        """Put CPUs without tasks into idle at t=0 (after jobs placed their tasks)."""
+        for r in self.runners:
+            if r.current is None and not r.rq and r.mode == "none":
+                self.engine.call_in(0.0, self._idle_start, r)
+
+    @staticmethod
+    def _idle_start(r) -> None:
+        if r.current is None and not r.rq and r.mode == "none":
+            r._enter_idle()

@@ -1,0 +1,28 @@
+"""Per-device block-queue settings, named after ``/sys/block/<dev>/queue/*``."""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from pydantic import Field, field_validator
+
+from simcore.config import Model
+
+
+class QueueConfig(Model):
+    io_poll: bool = Field(False, description="queue/io_poll: HIPRI requests may poll (polled hardware queues exist)")
+    io_poll_delay: int = Field(-1, description="queue/io_poll_delay: -1 classic polling, 0 adaptive hybrid, N>0 fixed N us sleep")
+    scheduler: str = Field("none", description="queue/scheduler: the blk-mq IO scheduler")
+    iosched: dict[str, Union[int, float, str]] = Field(default_factory=dict, description="queue/iosched/* tunables of the scheduler")
+    nr_requests: int = Field(1023, ge=1, description="queue/nr_requests: driver tags per hardware queue")
+    completion: str = Field("auto", description="'auto' = Linux rules (io_poll, io_poll_delay, hipri); or a registered completion policy name")
+    hybrid_stats: Literal["rearm", "once"] = Field(
+        "rearm", description="hybrid polling statistics: 'rearm' a 100 ms window whenever none is active (5.x), or collect 'once'"
+    )
+
+    @field_validator("io_poll_delay")
+    @classmethod
+    def _delay(cls, v: int) -> int:
+        if v < -1:
+            raise ValueError("io_poll_delay must be -1 (classic), 0 (adaptive) or a positive number of us")
+        return v

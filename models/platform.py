@@ -1,0 +1,35 @@
+"""A platform: the CPU package, kernel costs, scheduler settings, SSDs and the rest of the box."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from models.cpu.config import CpuConfig
+from models.os.costs import KernelCosts
+from models.os.queue import QueueConfig
+from models.os.sched import SchedConfig
+from models.ssd.config import DeviceConfig
+from simcore.config import Model
+
+
+class PowerConfig(Model):
+    """Non-CPU, non-SSD power (mechanisms.md section 10)."""
+
+    dram_w: float = Field(ge=0, description="DRAM power (background + refresh at this load), W")
+    platform_base_w: float = Field(ge=0, description="rest of the platform (board, PSU loss, fans at minimum, NIC), W")
+    platform_cpu_coupling: float = Field(
+        0.0, ge=0, description="extra platform watts per watt of CPU package power (fans, regulators follow CPU activity)"
+    )
+
+
+class PlatformConfig(Model):
+    name: str
+    description: str = ""
+    cpu: CpuConfig
+    ssd: DeviceConfig
+    ssd_count: int = Field(1, ge=1)
+    kernel: KernelCosts = KernelCosts()
+    sched: SchedConfig = SchedConfig()
+    power: PowerConfig
+    queue: QueueConfig = QueueConfig()
+    calibration: str = Field("", description="how the parameters were obtained")

@@ -1,0 +1,111 @@
+"""Hybrid polling (io_poll_delay=0 adaptive or N>0 fixed us), as in Linux 4.10-6.3
+(block/blk-mq.c: blk_mq_poll_hybrid_sleep, blk_mq_poll_nsecs, blk_mq_poll_stats_bkt).
+
+Before polling, the task sleeps once per request on an exact hrtimer: adaptive mode sleeps
+(mean + 1) / 2 ns of the request's bucket (direction + 2 x log2(sectors), 16 buckets; larger sizes
+share the last), using the statistics of the last completed 100 ms window; a bucket with no samples
+gives no sleep, so the first request does not sleep. ``hybrid_stats: rearm`` re-arms the window
+whenever a request asks for a sleep and no window is active (5.x kernels); ``once`` collects a
+single window, as the poll study describes. The sleep is io_schedule (iowait) with a timer
+interrupt at expiry; then the task classic-polls.
+"""
+
+from __future__ import annotations
+
+import math
+
+from policies.completion.base import COMPLETION_POLICIES, CompletionPolicy
+
+BKTS = 16
+WINDOW_NS = 100_000_000.0
+
+
+def stats_bucket(op: str, nbytes: int) -> int:
+    """blk_mq_poll_stats_bkt: ddir + 2 * ilog2(sectors), clamped to the last pair."""
+    ddir = 0 if op == "read" else 1
+    sectors = nbytes // 512
+    if sectors <= 0:
+        return -1
+    b = ddir + 2 * int(math.log2(sectors))
+    return b if b < BKTS else ddir + BKTS - 2
+
+
+@COMPLETION_POLICIES.register("hybrid-poll")
+class HybridPollCompletion(CompletionPolicy):
+    polled = True
+
+    def __init__(self, host, queue):
+        super().__init__(host, queue)
+        self.fixed_ns = queue.io_poll_delay * 1000.0 if queue.io_poll_delay > 0 else 0.0
+        self.rearm = queue.hybrid_stats == "rearm"
+        self.mean_ns = [None] * BKTS  # q->poll_stat: committed means
+        self._win_end = None  # end of the active collection window
+        self._win_sum = [0.0] * BKTS
+        self._win_n = [0] * BKTS
+        self._windows_started = 0
+        k = host.kcosts
+        self.cost_arm = host.costs.get("hybrid_sleep_arm", block=k.hybrid_stats_cycles, timer=k.hrtimer_start_cycles)
+        self.sleeps = 0
+        self.slept_ns = 0.0
+
+    # -- statistics window (blk_stat callback) --------------------------------------------
+    def _roll_window(self, now: float) -> None:
+        if self._win_end is not None and now >= self._win_end:
+            for b in range(BKTS):
+                if self._win_n[b]:
+                    self.mean_ns[b] = self._win_sum[b] / self._win_n[b]
+                self._win_sum[b] = 0.0
+                self._win_n[b] = 0
+            self._win_end = None
+        if self._win_end is None and (self.rearm or self._windows_started == 0):
+            self._win_end = now + WINDOW_NS
+            self._windows_started += 1
+
+    def on_complete(self, req) -> None:
+        now = self.host.engine.env._now
+        if self._win_end is not None and now < self._win_end:
+            b = stats_bucket(req.op, req.nbytes)
+            if b >= 0:
+                self._win_sum[b] += now - req.t_dispatch
+                self._win_n[b] += 1
+
+    def sleep_ns(self, req) -> float:
+        """blk_mq_poll_nsecs: how long to sleep before polling ``req`` (0 = no sleep)."""
+        if self.fixed_ns:
+            return self.fixed_ns
+        self._roll_window(self.host.engine.env._now)
+        b = stats_bucket(req.op, req.nbytes)
+        mean = self.mean_ns[b] if b >= 0 else None
+        return 0.0 if not mean else (mean + 1.0) / 2.0
+
+    # -- the wait ------------------------------------------------------------------------------
+    def wait(self, runner, task, req, then) -> None:
+        ns = self.sleep_ns(req)
+        if ns <= 0 or req.done:
+            runner.poll(req.qp, req, then)
+            return
+        runner.run(self.cost_arm, lambda: self._sleep(runner, task, req, ns, then))
+
+    def _sleep(self, runner, task, req, ns, then) -> None:
+        if req.done:
+            runner.poll(req.qp, req, then)
+            return
+        self.sleeps += 1
+        t0 = self.host.engine.env._now
+        req.slept = True
+
+        def on_timer(r, task=task, req=req):
+            if req.waiter_sleeping:
+                req.waiter_sleeping = False
+                r.wake(task)
+
+        timer = runner.start_timer(ns, on_timer)
+        req.waiter_sleeping = True
+
+        def resume():
+            runner.cancel_timer(timer)
+            req.waiter_sleeping = False
+            self.slept_ns += self.host.engine.env._now - t0
+            runner.poll(req.qp, req, then)
+
+        runner.sleep(resume, iowait=True)

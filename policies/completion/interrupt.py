@@ -1,0 +1,15 @@
+"""Interrupt completion: the task sleeps (io_schedule); the queue's MSI-X handler wakes it."""
+
+from policies.completion.base import COMPLETION_POLICIES, CompletionPolicy
+
+
+@COMPLETION_POLICIES.register("interrupt")
+class InterruptCompletion(CompletionPolicy):
+    polled = False
+
+    def wait(self, runner, task, req, then) -> None:
+        if req.done:
+            then()
+            return
+        req.waiter_sleeping = True
+        runner.sleep(then, iowait=True)

@@ -1,0 +1,444 @@
+"""Parse fio job files (INI) into validated :class:`FioJob` descriptions.
+
+fio behaviours mirrored: ``[global]`` sets defaults for the job sections that follow it (a
+later ``[global]`` affects only later jobs); a job's own options override them and, within a
+section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a
+line, as fio strips them); boolean options given without a value mean 1; ``stonewall`` and
+``new_group`` are accepted and ignored; ``numjobs`` is kept, not expanded. ``include`` lines and
+``$VAR``/``${VAR}`` expansion are rejected. All bad input raises ConfigError naming the file,
+job, option and line. Units of the resulting fields are in their names (``_ns``, ``_bytes``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from simcore.errors import ConfigError
+
+from . import options as opts
+from .units import (parse_bool, parse_cpu_list, parse_cpumask, parse_int, parse_size,
+                    parse_time_ns, split_rwt)
+
+__all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options",
+           "apply_overrides"]
+
+RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"]
+Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring"]
+IrqHint = Literal["default", "urgent", "barrier", "untagged"]
+
+
+class FioJob(BaseModel):
+    """One fio job section after ``[global]`` inheritance (``numjobs`` not expanded).
+
+    Times are integer nanoseconds, sizes integer bytes, rates IO/s (``None`` = unlimited).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    rw: RwMode = "read"
+    rwmixread: int = Field(50, ge=0, le=100)  # percent of reads for rw/readwrite/randrw
+    bs_read_bytes: int = Field(4096, gt=0)
+    bs_write_bytes: int = Field(4096, gt=0)
+    numjobs: int = Field(1, ge=1)
+    ioengine: Engine = "psync"
+    iodepth: int = Field(1, ge=1)
+    iodepth_batch_submit: int = Field(1, ge=1)  # fio: 0 or > iodepth means iodepth
+    iodepth_batch_complete_min: int = Field(1, ge=0)  # 0: reap without waiting
+    iodepth_batch_complete_max: int = Field(0, ge=0)  # fio default: = complete_min; <= iodepth
+    hipri: bool = False
+    direct: bool = False
+    runtime_ns: int | None = Field(None, gt=0)
+    ramp_time_ns: int = Field(0, ge=0)
+    time_based: bool = False
+    size_bytes: int | None = Field(None, gt=0)
+    offset_bytes: int = Field(0, ge=0)
+    cpus_allowed: tuple[int, ...] | None = None
+    cpus_allowed_policy: Literal["shared", "split"] = "shared"
+    rate_iops_read: int | None = Field(None, gt=0)
+    rate_iops_write: int | None = Field(None, gt=0)
+    thinktime_ns: int = Field(0, ge=0)
+    sqthread_poll: bool = False
+    sqthread_poll_cpu: int | None = Field(None, ge=0)
+    registerfiles: bool = False
+    fixedbufs: bool = False
+    nowait: bool = False
+    stacksim_irq_hint: IrqHint = "default"
+    ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
+    source: str = "<set>"  # "file.fio:[jobname]"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fio_batch_rules(cls, data: Any) -> Any:
+        """Apply fio's fixups: batch_submit 0/>iodepth -> iodepth; complete_max defaults to
+        complete_min and is clamped to iodepth; complete_min is clamped to iodepth (fio clamps it
+        to the in-flight count when reaping, which never exceeds iodepth)."""
+        if not isinstance(data, dict):
+            return data
+        d = dict(data)
+        depth = d.get("iodepth", 1)
+        if not isinstance(depth, int) or depth < 1:
+            return d  # field validation reports it
+        submit = d.get("iodepth_batch_submit", 1)
+        if isinstance(submit, int) and (submit == 0 or submit > depth):
+            d["iodepth_batch_submit"] = depth
+        cmin = d.get("iodepth_batch_complete_min", 1)
+        if isinstance(cmin, int):
+            cmin = d["iodepth_batch_complete_min"] = min(cmin, depth)
+            cmax = d.get("iodepth_batch_complete_max", 0)
+            if isinstance(cmax, int):
+                d["iodepth_batch_complete_max"] = max(min(cmax, depth), cmin)
+        return d
+
+    @property
+    def queue_depth(self) -> int:
+        """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1)."""
+        return 1 if self.ioengine in opts.SYNC_ENGINES else self.iodepth
+
+    @property
+    def rwmixwrite(self) -> int:
+        """Percent of writes in mixed IO (100 - rwmixread)."""
+        return 100 - self.rwmixread
+
+
+class FioJobFile(BaseModel):
+    """A parsed job file: jobs in file order, and the union of their ignored options."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    jobs: tuple[FioJob, ...]
+    ignored_options: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """One ``key[=value]`` occurrence and where it came from (for error messages)."""
+
+    key: str
+    value: str | None
+    spec: opts.OptionSpec
+    where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
+
+
+_JOB_FIELDS = {name: f.default for name, f in FioJob.model_fields.items()
+               if name not in ("name", "ignored_options", "source")}
+
+
+def _unknown(key: str, context: str) -> ConfigError:
+    if key.startswith(opts.STACKSIM_PREFIX):
+        known = ", ".join(sorted(opts.STACKSIM_OPTIONS))
+        return ConfigError(f"unknown stacksim option '{key}' {context}; known stacksim options: {known}")
+    names = {n.lower(): n for n in (*opts.FIO_OPTIONS, *opts.STACKSIM_OPTIONS)}
+    close = [names[m] for m in difflib.get_close_matches(key.lower(), names, n=3, cutoff=0.7)]
+    hint = f". Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return ConfigError(f"unknown fio option '{key}' {context}; fio would reject it too{hint}")
+
+
+def _item(key: str, value: str | None, *, section: str, where: str) -> _Item:
+    what = "section [global]" if section == "global" else f"job '{section}'"
+    if not key:
+        raise ConfigError(f"missing option name before '=' in {what} ({where})")
+    spec = opts.lookup(key)
+    if spec is None:
+        raise _unknown(key, f"in {what} ({where})")
+    if value is not None and "$" in value:
+        raise ConfigError(f"option '{key}' in {what} ({where}): variable/environment expansion "
+                          f"('{value}') is not supported by stacksim; write the value out")
+    return _Item(key, value, spec, where)
+
+
+def _strip_comment(line: str) -> str:
+    cut = min((i for i in (line.find(";"), line.find("#")) if i >= 0), default=len(line))
+    return line[:cut].strip()
+
+
+def parse_fio_text(text: str, *, path: str = "<string>") -> FioJobFile:
+    """Parse fio job-file text; ``path`` is used in messages and ``FioJob.source``."""
+    global_items: list[_Item] = []
+    jobs: list[tuple[str, list[_Item], list[_Item]]] = []  # name, inherited globals, own items
+    current: list[_Item] | None = None
+    section = ""
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = _strip_comment(raw)
+        if not line:
+            continue
+        where = f"{path} line {lineno}"
+        if line.startswith("["):
+            section = line[1:-1].strip() if line.endswith("]") else ""
+            if not section:
+                raise ConfigError(f"malformed section header '{line}' ({where})")
+            if section == "global":
+                current = global_items
+            else:
+                current = []
+                jobs.append((section, list(global_items), current))
+            continue
+        if line.split()[0] == "include":
+            raise ConfigError(f"'include' directives are not supported by stacksim ({where}); "
+                              "put the included options into this file")
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if current is None:
+            raise ConfigError(f"option '{key}' outside of any [section] ({where}); "
+                              "fio would reject it too")
+        if section == "global":
+            where += " [global]"
+        current.append(_item(key, value.strip() if eq else None, section=section, where=where))
+    if not jobs:
+        raise ConfigError(f"no job sections in {path} (only [global] or nothing); "
+                          "fio would run no job")
+    built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]")
+             for name, inherited, own in jobs]
+    ignored = sorted({n for job in built for n in job.ignored_options})
+    return FioJobFile(path=path, jobs=tuple(built), ignored_options=tuple(ignored))
+
+
+def parse_fio_file(path: str | Path) -> FioJobFile:
+    """Read and parse a fio job file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"job file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read job file {path}: {exc}") from None
+    return parse_fio_text(text, path=str(path))
+
+
+def job_from_options(options: dict[str, str], *, name: str = "job", source: str = "<set>") -> FioJob:
+    """Build one job from fio ``key: value`` options (e.g. ``--set`` style); ``None``/"" = no value."""
+    items = [_item(k, None if v is None or str(v) == "" else str(v), section=name, where=source)
+             for k, v in options.items()]
+    return _build(name, items, source=source)
+
+
+def apply_overrides(job: FioJob, overrides: dict[str, str]) -> FioJob:
+    """Return ``job`` with fio-key overrides (e.g. ``{"bs": "8k", "numjobs": "4"}``) applied on
+    top of its resolved values, validated like a job file."""
+    items = [_item(k, None if v is None or str(v) == "" else str(v), section=job.name, where="override")
+             for k, v in overrides.items()]
+    base = job.model_dump(exclude={"name", "ignored_options", "source"})
+    new = _build(job.name, items, source=job.source, base=base)
+    ignored = tuple(sorted(set(job.ignored_options) | set(new.ignored_options)))
+    return new.model_copy(update={"ignored_options": ignored})
+
+
+# ------------------------------------------------------------------------------------------------
+_Handler = Callable[[dict[str, Any], str | None, int], None]
+
+
+def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
+    val = (v or "").strip().lower()
+    if not val:
+        raise ConfigError("option 'rw' needs a value")
+    if ":" in val:
+        raise ConfigError(f"option 'rw={val}': the ':<n>' offset modifier is not supported by stacksim")
+    if val in opts.TRIM_MODES:
+        raise ConfigError(f"option 'rw={val}': trim workloads are not supported by stacksim "
+                          f"(supported: {', '.join(opts.RW_MODES)})")
+    if val not in opts.RW_MODES:
+        raise ConfigError(f"option 'rw': unknown value '{val}' (allowed: {', '.join(opts.RW_MODES)})")
+    st["rw"] = val
+
+
+def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
+    val = (v or "").strip()
+    if not val:
+        raise ConfigError("option 'ioengine' needs a value")
+    if val not in opts.KNOWN_ENGINES and not val.startswith("external:"):
+        close = difflib.get_close_matches(val, sorted(opts.KNOWN_ENGINES), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ConfigError(f"option 'ioengine': unknown ioengine '{val}', fio would not load it{hint}")
+    if val not in opts.MODELLED_ENGINES:
+        raise ConfigError(f"option 'ioengine': ioengine '{val}' is not modelled by stacksim "
+                          f"(modelled: {', '.join(opts.MODELLED_ENGINES)})")
+    st["ioengine"] = val
+
+
+def _set_rwt(option: str, field_r: str, field_w: str, parse: Callable[[str, int], Any],
+             default: Any) -> _Handler:
+    """Handler for a ``read[,write[,trim]]`` option; the trim value is validated, then dropped."""
+    def handler(st: dict[str, Any], v: str | None, kb: int) -> None:
+        r, w, _ = (None if p is None else parse(p, kb) for p in split_rwt(v, option=option))
+        st[field_r] = default if r is None else r
+        st[field_w] = default if w is None else w
+    return handler
+
+
+def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handler:
+    def handler(st: dict[str, Any], v: str | None, kb: int) -> None:
+        st[field] = convert(v, kb)
+    return handler
+
+
+def _bool(option: str) -> Callable[[str | None, int], bool]:
+    return lambda v, kb: parse_bool(v, option=option)
+
+
+def _int(option: str, minimum: int, maximum: int | None = None) -> Callable[[str | None, int], int]:
+    return lambda v, kb: parse_int(v, option=option, minimum=minimum, maximum=maximum)
+
+
+def _choice(option: str) -> Callable[[str | None, int], str]:
+    choices = opts.lookup(option).choices  # type: ignore[union-attr]
+
+    def convert(v: str | None, kb: int) -> str:
+        val = (v or "").strip().lower()
+        if val not in choices:
+            raise ConfigError(f"option '{option}': unknown value '{val}' (allowed: {', '.join(choices)})")
+        return val
+    return convert
+
+
+def _rate(p: str, kb: int) -> int | None:
+    return parse_int(p, option="rate_iops", minimum=0) or None  # 0 = no limit
+
+
+_HANDLERS: dict[str, _Handler] = {
+    "rw": _set_rw,
+    "ioengine": _set_ioengine,
+    "rwmixread": _set_field("rwmixread", _int("rwmixread", 0, 100)),
+    "rwmixwrite": _set_field("rwmixread", lambda v, kb: 100 - parse_int(v, option="rwmixwrite",
+                                                                         minimum=0, maximum=100)),
+    "bs": _set_rwt("bs", "bs_read_bytes", "bs_write_bytes",
+                   lambda p, kb: parse_size(p, option="bs", kb_base=kb), 4096),
+    "numjobs": _set_field("numjobs", _int("numjobs", 1)),
+    "iodepth": _set_field("iodepth", _int("iodepth", 1)),
+    "iodepth_batch_submit": _set_field("iodepth_batch_submit", _int("iodepth_batch_submit", 0)),
+    "iodepth_batch_complete_min": _set_field("iodepth_batch_complete_min",
+                                             _int("iodepth_batch_complete_min", 0)),
+    "iodepth_batch_complete_max": _set_field("iodepth_batch_complete_max",
+                                             _int("iodepth_batch_complete_max", 0)),
+    "direct": _set_field("direct", _bool("direct")),
+    "buffered": _set_field("direct", lambda v, kb: not parse_bool(v, option="buffered")),
+    "time_based": _set_field("time_based", _bool("time_based")),
+    "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
+    "ramp_time": _set_field("ramp_time_ns", lambda v, kb: parse_time_ns(v, option="ramp_time")),
+    "thinktime": _set_field("thinktime_ns",
+                            lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
+    "size": _set_field("size_bytes", lambda v, kb: parse_size(v, option="size", kb_base=kb)),
+    "offset": _set_field("offset_bytes",
+                         lambda v, kb: parse_size(v, option="offset", kb_base=kb, allow_zero=True)),
+    "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
+    "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
+    "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
+    "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
+    "hipri": _set_field("hipri", _bool("hipri")),
+    "sqthread_poll": _set_field("sqthread_poll", _bool("sqthread_poll")),
+    "sqthread_poll_cpu": _set_field("sqthread_poll_cpu", _int("sqthread_poll_cpu", 0)),
+    "registerfiles": _set_field("registerfiles", _bool("registerfiles")),
+    "fixedbufs": _set_field("fixedbufs", _bool("fixedbufs")),
+    "nowait": _set_field("nowait", _bool("nowait")),
+    "stacksim_irq_hint": _set_field("stacksim_irq_hint", _choice("stacksim_irq_hint")),
+    "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
+    "iodepth_low": lambda st, v, kb: None,  # checked after iodepth is known (see _build)
+}
+_missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values())
+            if s.status == "used"} - set(_HANDLERS)
+assert not _missing, f"used options without a handler: {_missing}"
+
+# Non-default field values that need a given ioengine (fio ties these options to the engine).
+_ENGINE_FIELDS = {f: opts.FIO_OPTIONS[f].engines for f in
+                  ("hipri", "sqthread_poll", "sqthread_poll_cpu", "registerfiles", "fixedbufs", "nowait")}
+
+
+def _normalise(item: _Item, kb: int) -> str:
+    """Canonical text of a limited option's value, for comparison with its neutral values."""
+    s, v = item.spec, item.value
+    if s.kind == "bool":
+        return "1" if parse_bool(v, option=item.key) else "0"
+    if s.kind == "int":
+        return str(parse_int(v, option=item.key))
+    if s.kind == "size":
+        return str(parse_size(v, option=item.key, kb_base=kb, allow_zero=True))
+    if s.kind == "time":
+        return str(parse_time_ns(v, option=item.key))
+    if v is None or not v.strip():
+        raise ConfigError(f"option '{item.key}' needs a value")
+    return "".join(v.split()).lower()
+
+
+def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] | None = None) -> FioJob:
+    """Apply ``items`` in order (last wins) on top of ``base`` (fio defaults) and validate."""
+    job = f"job '{name}'"
+    last: dict[str, _Item] = {}
+    for it in items:
+        last[it.spec.name] = it
+
+    def fail(msg: str, it: _Item | None) -> ConfigError:
+        return ConfigError(f"{it.where}, {job}: {msg}" if it else f"{job} ({source}): {msg}")
+
+    kb = 1024
+    if "kb_base" in last:
+        it = last["kb_base"]
+        try:
+            kb = parse_int(it.value, option="kb_base")
+        except ConfigError as exc:
+            raise fail(str(exc), it) from None
+        if kb not in (1000, 1024):
+            raise fail(f"option 'kb_base': must be 1000 or 1024, got {kb}", it)
+
+    state: dict[str, Any] = dict(_JOB_FIELDS if base is None else base)
+    ignored: set[str] = set()
+    for it in items:
+        try:
+            if it.spec.status == "used":
+                if it.value is None and it.spec.kind != "bool":
+                    raise ConfigError(f"option '{it.key}' needs a value")
+                _HANDLERS[it.spec.name](state, it.value, kb)
+                continue
+            ignored.add(it.key)
+            if it.spec.kind == "bool":
+                parse_bool(it.value, option=it.key)
+            if it.spec.status == "limited" and last[it.spec.name] is it:
+                value = _normalise(it, kb)
+                if value not in it.spec.neutral:
+                    ok = "; remove it" if not it.spec.neutral else "; stacksim accepts only " + \
+                        " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
+                    raise ConfigError(f"option '{it.key}={it.value}' is accepted by fio but not "
+                                      f"supported by stacksim{ok}")
+        except ConfigError as exc:
+            raise fail(str(exc), it) from None
+
+    engine = state["ioengine"]
+    for it in items:
+        engines = it.spec.engines
+        if engines is not None and engine not in engines:
+            raise fail(f"option '{it.key}' is an option of ioengine {'/'.join(sorted(engines))}, "
+                       f"not of ioengine={engine}; fio would reject it too (Bad option)", it)
+    for field, engines in _ENGINE_FIELDS.items():
+        if state[field] not in (False, None) and engine not in engines:
+            raise fail(f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, "
+                       f"not ioengine={engine}", last.get("ioengine"))
+
+    if not state["direct"]:
+        raise fail("buffered IO (direct=0, fio's default) is not modelled: stacksim models "
+                   "O_DIRECT only; set direct=1", last.get("direct") or last.get("buffered"))
+    for field, option in (("bs_read_bytes", "bs"), ("bs_write_bytes", "bs"), ("offset_bytes", "offset")):
+        if state[field] % 512:
+            hint = " (note: fio's default kb_base=1024 reads 'KiB' as 1000 bytes; write 'k')" \
+                if option == "bs" else ""
+            raise fail(f"option '{option}': {state[field]} bytes is not a multiple of 512, "
+                       f"which O_DIRECT requires{hint}", last.get(option))
+    if state["time_based"] and state["runtime_ns"] is None:
+        raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
+    if "iodepth_low" in last:
+        it = last["iodepth_low"]
+        try:
+            low = parse_int(it.value, option="iodepth_low", minimum=0)
+        except ConfigError as exc:
+            raise fail(str(exc), it) from None
+        if low not in (0, state["iodepth"]):
+            raise fail(f"option 'iodepth_low={low}' (refill only below a low-water mark) is not "
+                       f"supported by stacksim; omit it or set it to iodepth ({state['iodepth']})", it)
+
+    try:
+        return FioJob(name=name, source=source, ignored_options=tuple(sorted(ignored)), **state)
+    except ValidationError as exc:  # defensive: handlers validate first
+        raise ConfigError(f"invalid job settings in {job} ({source}): {exc}") from None

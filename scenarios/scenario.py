@@ -1,0 +1,141 @@
+"""Run configuration: platform + queue settings + fio jobs + seed, from a fio job file, a YAML
+scenario, ``--set`` overrides, or a built-in scenario name.
+
+``--set KEY=VALUE`` keys: ``queue.*`` (sysfs queue attributes), ``cpu.*``, ``ssd.*``,
+``kernel.*``, ``sched.*``, ``power.*``, ``ssd_count`` (platform fields), or a plain fio option
+(no dot: ``bs=8k``, ``numjobs=4``, ``hipri=1``) applied to every job.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from models.os.queue import QueueConfig
+from models.platform import PlatformConfig
+from models.platforms import PLATFORMS
+from scenarios.fio.parser import FioJob, apply_overrides, job_from_options, parse_fio_file
+from simcore.config import Model, load_data_file, parse_scalar, set_path, validate
+from simcore.errors import ConfigError
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+DEFAULT_SCENARIO = "default"
+PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count")
+
+
+class RunConfig(Model):
+    """Everything one simulation run needs (fully resolved)."""
+
+    name: str = "run"
+    platform: PlatformConfig
+    queue: QueueConfig
+    jobs: tuple[FioJob, ...] = Field(min_length=1)
+    seed: int = Field(1, ge=0)
+    plugins: tuple[str, ...] = ()
+
+
+class ScenarioFile(Model):
+    """A YAML scenario: a platform name, settings, and fio jobs (inline options or a job file)."""
+
+    name: str
+    description: str = ""
+    platform: str
+    set: dict[str, Any] = Field(default_factory=dict, description="--set style overrides applied first")
+    job_file: str | None = Field(None, description="fio job file, relative to the scenario file")
+    jobs: list[dict[str, Any]] = Field(default_factory=list, description="fio jobs as option dicts (name + options)")
+    seed: int = 1
+    plugins: list[str] = Field(default_factory=list)
+
+
+def platform_by_name(name: str) -> PlatformConfig:
+    if name not in PLATFORMS:
+        raise ConfigError(f"unknown platform '{name}' (known: {', '.join(sorted(PLATFORMS))})")
+    return PLATFORMS[name]()
+
+
+def builtin_scenarios() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.yaml"))}
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise ConfigError(f"--set {it!r}: expected KEY=VALUE")
+        key, val = it.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise ConfigError(f"--set {it!r}: empty key")
+        out[key] = val.strip()
+    return out
+
+
+def resolve(
+    *, job_file: str | None = None, scenario: str | None = None, platform: str | None = None,
+    sets: dict[str, Any] | None = None, seed: int | None = None,
+) -> RunConfig:
+    """Build a :class:`RunConfig`; every error is a :class:`ConfigError` naming the bad input."""
+    sets = dict(sets or {})
+    scen: ScenarioFile | None = None
+    base_dir = Path.cwd()
+    if job_file is None and scenario is None:
+        scenario = DEFAULT_SCENARIO
+    if scenario is not None:
+        path = builtin_scenarios().get(scenario) or Path(scenario)
+        if not path.is_file():
+            raise ConfigError(f"unknown scenario '{scenario}' (built-in: {', '.join(builtin_scenarios())}; or a YAML path)")
+        scen = validate(ScenarioFile, load_data_file(path), where=str(path))
+        base_dir = path.parent
+        sets = {**scen.set, **sets}
+    pname = platform or (scen.platform if scen else None)
+    if pname is None:
+        raise ConfigError("--platform NAME is required with a job file (see `stacksim list`)")
+    pdata = platform_by_name(pname).model_dump()
+    qdata = pdata["queue"]
+    fio_sets: dict[str, str] = {}
+    for key, raw in sets.items():
+        value = parse_scalar(raw) if isinstance(raw, str) else raw
+        head = key.split(".", 1)[0]
+        if head == "queue":
+            if "." not in key:
+                raise ConfigError(f"--set {key}: name a queue attribute, e.g. queue.io_poll=1")
+            set_path(qdata, key.split(".", 1)[1], value, known_only=False) if key.startswith("queue.iosched.") else set_path(qdata, key.split(".", 1)[1], value)
+        elif head in PLATFORM_PREFIXES:
+            set_path(pdata, key, value)
+        elif "." in key:
+            raise ConfigError(f"--set {key}: unknown section '{head}' (use queue., cpu., ssd., kernel., sched., power., or a fio option)")
+        else:
+            fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
+    pdata["queue"] = qdata
+    plat = validate(PlatformConfig, pdata, where=f"platform {pname}")
+    queue = plat.queue
+    if scen is not None and scen.job_file:
+        jobs = list(parse_fio_file(base_dir / scen.job_file).jobs)
+    elif scen is not None:
+        if not scen.jobs:
+            raise ConfigError(f"scenario {scen.name}: no jobs (give 'jobs' or 'job_file')")
+        jobs = []
+        for i, opts in enumerate(scen.jobs):
+            opts = {str(k): ("1" if v is True else "0" if v is False else str(v)) for k, v in opts.items()}
+            name = opts.pop("name", f"job{i}")
+            jobs.append(job_from_options(opts, name=name, source=f"{scen.name}:jobs[{i}]"))
+    else:
+        jobs = list(parse_fio_file(job_file).jobs)
+    if fio_sets:
+        jobs = [apply_overrides(j, fio_sets) for j in jobs]
+    for j in jobs:
+        if j.runtime_ns is None and j.size_bytes is None:
+            raise ConfigError(f"job '{j.name}': set runtime (or size) so the run ends")
+        for cpu in j.cpus_allowed or ():
+            if cpu >= plat.cpu.logical_cpus:
+                raise ConfigError(f"job '{j.name}': cpus_allowed names CPU {cpu}, platform has {plat.cpu.logical_cpus}")
+    return RunConfig(
+        name=scen.name if scen else Path(job_file).stem,
+        platform=plat,
+        queue=queue,
+        jobs=tuple(jobs),
+        seed=seed if seed is not None else (scen.seed if scen else 1),
+        plugins=tuple(scen.plugins) if scen else (),
+    )

@@ -1,0 +1,125 @@
+"""fio's synchronous engines (psync = pread/pwrite, pvsync2 = preadv2/pwritev2 with RWF_HIPRI when
+``hipri``): one thread per job clone, one outstanding IO per thread.
+
+Each IO is one chain of CPU segments on the thread's CPU:
+  [previous IO's dio completion + syscall exit] + [fio user work] + [syscall entry + fs + blk-mq +
+  NVMe submit]  -> doorbell -> completion policy (sleep / poll / hybrid) -> task running again.
+fio's timestamps: ``t_submit`` is taken after its user work, just before the syscall; completion
+is seen at syscall return (clat = lat for sync engines).
+"""
+
+from __future__ import annotations
+
+from models.os.request import Request
+from models.os.task import Task
+from simcore.rng import BatchedDraws
+
+
+class SyncThread:
+    """One fio thread issuing blocking direct IOs."""
+
+    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+        self.host = host
+        self.job = job
+        self.job_idx = job_idx
+        self.end_ns = end_ns
+        k = host.kcosts
+        self.k = k
+        self.task = Task(len(host.all_tasks), f"{job.name}/{clone}", cpu, job=job_idx)
+        host.all_tasks.append(self.task)
+        self.runner = host.runners[cpu]
+        self.policy = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
+        self.hipri = job.hipri
+        rw = job.rw
+        self.read_frac = 1.0 if rw in ("read", "randread") else 0.0 if rw in ("write", "randwrite") else job.rwmixread / 100.0
+        self.random = rw.startswith("rand")
+        self._u = BatchedDraws(stream, lambda g, n: g.random(n))
+        self.size_limit = job.size_bytes if not job.time_based and job.size_bytes else None
+        self.span = job.size_bytes or (1 << 30)
+        self.issued_bytes = 0
+        self.next_offset = job.offset_bytes
+        self.req = None
+        self._costs = {}
+        self.dev = 0
+
+    # -- cost bundles ------------------------------------------------------------------------
+    def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
+        key = (op, nbytes, with_completion)
+        cost = self._costs.get(key)
+        if cost is None:
+            k = self.k
+            pages = max(1, -(-nbytes // 4096))
+            parts = dict(
+                user=k.user_io_cycles,
+                syscall=k.syscall_entry_cycles,
+                fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages,
+                block=k.blk_submit_cycles,
+                driver=k.nvme_submit_cycles,
+            )
+            sched = self.host.blk._sched_cls
+            if sched.insert_cycles or sched.dispatch_cycles:
+                parts["iosched"] = sched.insert_cycles + sched.dispatch_cycles
+            if with_completion:
+                parts["fs"] += k.fs_complete_cycles
+                parts["syscall"] += k.syscall_exit_cycles
+            cost = self._costs[key] = self.host.costs.get(f"sync_{'complete_' if with_completion else ''}submit", **parts)
+        return cost
+
+    def _completion_ns(self) -> float:
+        k = self.k
+        return (k.fs_complete_cycles + k.syscall_exit_cycles) / self.runner.freq
+
+    # -- program -----------------------------------------------------------------------------
+    def start(self) -> None:
+        self.task.resume = self._issue_first
+        self.runner.add_task(self.task)
+
+    def _next_io(self):
+        op = "read" if self._u.next() < self.read_frac else "write"
+        bs = self.job.bs_read_bytes if op == "read" else self.job.bs_write_bytes
+        if self.random:
+            off = int(self._u.next() * (self.span // bs)) * bs + self.job.offset_bytes
+        else:
+            off = self.next_offset
+            self.next_offset += bs
+            if self.next_offset + bs > self.job.offset_bytes + self.span:
+                self.next_offset = self.job.offset_bytes
+        return op, bs, off
+
+    def _issue_first(self) -> None:
+        self._issue(with_completion=False)
+
+    def _issue(self, with_completion: bool) -> None:
+        host = self.host
+        runner = self.runner
+        now = host.engine.env._now
+        prev = self.req
+        t0 = now
+        if with_completion:
+            t0 = now + self._completion_ns()
+            prev.t_complete = t0
+            host.records.append(prev)
+        if t0 >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit):
+            self.req = None
+            if with_completion:
+                runner.run(self.host.costs.get("sync_exit", fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles), runner.exit_task)
+            else:
+                runner.exit_task()
+            return
+        op, bs, off = self._next_io()
+        self.issued_bytes += bs
+        req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
+        host.next_io_id += 1
+        policy = self.policy[op]
+        req.qp = host.driver.queue_for(self.dev, runner.id, policy.polled)
+        req.t_submit = t0 + self.k.user_io_cycles / runner.freq
+        self.req = req
+        runner.run(self._submit_cost(op, bs, with_completion), self._doorbell)
+
+    def _doorbell(self) -> None:
+        req = self.req
+        self.host.blk.issue(req)
+        self.policy[req.op].wait(self.runner, self.task, req, self._completed)
+
+    def _completed(self) -> None:
+        self._issue(with_completion=True)

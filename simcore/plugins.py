@@ -1,0 +1,71 @@
+"""Plug-in registries: policies register under a name; users add one in a single module.
+
+A user module (``--plugin my_policy.py`` or ``plugins: [my_policy.py]`` in a scenario) is
+imported before the run; its ``@REGISTRY.register("name")`` decorators make the policy selectable
+by name, with no change to the models.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from simcore.errors import ConfigError
+
+
+class Registry:
+    """Name -> class registry for one kind of policy."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._items: dict[str, type] = {}
+
+    def register(self, name: str):
+        def deco(cls):
+            if name in self._items and self._items[name] is not cls:
+                raise ValueError(f"{self.kind} '{name}' registered twice")
+            self._items[name] = cls
+            cls.name = name
+            return cls
+        return deco
+
+    def get(self, name: str) -> type:
+        try:
+            return self._items[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, self._items, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"unknown {self.kind} '{name}' (known: {', '.join(sorted(self._items))}){hint}") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._items
+
+
+def load_plugin(spec: str) -> None:
+    """Import a plug-in given as a file path (``my_policy.py``) or a dotted module name."""
+    path = Path(spec)
+    if spec.endswith(".py"):
+        if not path.is_file():
+            raise ConfigError(f"plug-in file not found: {spec}")
+        mod_name = f"stacksim_plugin_{path.stem}"
+        if mod_name in sys.modules:
+            return
+        loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[mod_name] = module
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as err:  # a user's module: report, don't crash
+            del sys.modules[mod_name]
+            raise ConfigError(f"plug-in {spec} failed to import: {type(err).__name__}: {err}") from None
+    else:
+        try:
+            importlib.import_module(spec)
+        except ImportError as err:
+            raise ConfigError(f"plug-in module '{spec}' not importable: {err}") from None

@@ -1,0 +1,62 @@
+"""Statistics helpers: percentiles in fio's shape, warm-up snapshots, per-IO record tables."""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: fio's default percentile list
+FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
+
+RECORD_FIELDS = (
+    ("io", np.int64), ("job", np.int32), ("thread", np.int32), ("cpu", np.int32), ("op", "U5"), ("bytes", np.int64),
+    ("t_submit_ns", np.float64), ("t_dispatch_ns", np.float64), ("t_dev_start_ns", np.float64), ("t_dev_end_ns", np.float64),
+    ("t_cqe_ns", np.float64), ("t_reaped_ns", np.float64), ("t_complete_ns", np.float64), ("device_service_ns", np.float64),
+)
+
+
+def records_table(reqs) -> np.ndarray:
+    """One compact structured array row per completed IO (immutable record, analysis-friendly)."""
+    arr = np.empty(len(reqs), dtype=[(n, t) for n, t in RECORD_FIELDS])
+    if not reqs:
+        return arr
+    arr["io"] = [r.id for r in reqs]
+    arr["job"] = [r.job for r in reqs]
+    arr["thread"] = [r.task.tid for r in reqs]
+    arr["cpu"] = [r.cpu for r in reqs]
+    arr["op"] = [r.op for r in reqs]
+    arr["bytes"] = [r.nbytes for r in reqs]
+    for name, attr in (("t_submit_ns", "t_submit"), ("t_dispatch_ns", "t_dispatch"), ("t_dev_start_ns", "t_dev_start"),
+                       ("t_dev_end_ns", "t_dev_end"), ("t_cqe_ns", "t_cqe"), ("t_reaped_ns", "t_reaped"),
+                       ("t_complete_ns", "t_complete"), ("device_service_ns", "device_service_ns")):
+        arr[name] = [getattr(r, attr) for r in reqs]
+    return arr
+
+
+def fio_latency(lat_ns: np.ndarray) -> dict:
+    """fio's ``lat_ns``/``clat_ns`` object: min, max, mean, stddev, N, percentile map."""
+    if lat_ns.size == 0:
+        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0, "percentile": {}}
+    pct = np.percentile(lat_ns, FIO_PERCENTILES)
+    return {
+        "min": int(lat_ns.min()),
+        "max": int(lat_ns.max()),
+        "mean": float(lat_ns.mean()),
+        "stddev": float(lat_ns.std(ddof=1)) if lat_ns.size > 1 else 0.0,
+        "N": int(lat_ns.size),
+        "percentile": {f"{p:.6f}": int(v) for p, v in zip(FIO_PERCENTILES, pct)},
+    }
+
+
+def latency_summary_us(lat_ns: np.ndarray) -> dict:
+    """Summary latency in us: mean, p50, p90, p99, p99_9, max."""
+    if lat_ns.size == 0:
+        return {k: 0.0 for k in ("mean", "p50", "p90", "p99", "p99_9", "max")}
+    p50, p90, p99, p999 = np.percentile(lat_ns, [50, 90, 99, 99.9])
+    return {
+        "mean": float(lat_ns.mean()) / 1e3,
+        "p50": float(p50) / 1e3,
+        "p90": float(p90) / 1e3,
+        "p99": float(p99) / 1e3,
+        "p99_9": float(p999) / 1e3,
+        "max": float(lat_ns.max()) / 1e3,
+    }

@@ -1,0 +1,221 @@
+"""Run one simulation and summarise it (fio-shaped ``jobs`` + stacksim ``summary`` + ``sim``)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from models.host import Host
+from models.os.costs import LAYERS
+from scenarios.scenario import RunConfig
+from scenarios.workload.sync_io import SyncThread
+from simcore.errors import ConfigError
+from simcore.plugins import load_plugin
+from simcore.stats import fio_latency, latency_summary_us, records_table
+
+SYNC_ENGINES = ("psync", "pvsync2", "sync", "pvsync")
+
+
+class _Snapshot:
+    """Counters at the end of warm-up (fio ramp_time); statistics are end minus snapshot."""
+
+    def __init__(self, host: Host, now: float):
+        host.pkg.settle(now)
+        self.t = now
+        self.counts = [dict(r.counts) for r in host.runners]
+        self.poll = [r.poll_cycles for r in host.runners]
+        self.irqs = [dict(r.irq_kinds) for r in host.runners]
+        self.busy = [c.busy_ns for c in host.pkg.cpus]
+        self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
+        self.core_energy = sum(c.energy_j for c in host.pkg.cores)
+        self.uncore_energy = host.pkg.uncore_energy_j
+        self.dev_busy = [dict(d.busy_unit_ns) for d in host.devices]
+        self.tasks = {t.tid: t.counters() for t in host.all_tasks}
+
+
+def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
+    """Wire the host and its job threads; returns (host, ramp_ns, end_ns)."""
+    for p in cfg.plugins:
+        load_plugin(p)
+    host = Host(cfg.platform, cfg.queue, cfg.seed, tracer)
+    ncpu = len(host.runners)
+    ramp = max(j.ramp_time_ns for j in cfg.jobs)
+    end = max(j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)
+    if end <= ramp:
+        end = ramp + 10e9  # size-bounded jobs: stop at the latest after 10 s of simulated time
+    rr = 0
+    host.threads = []
+    for ji, job in enumerate(cfg.jobs):
+        if job.ioengine not in SYNC_ENGINES:
+            raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled yet (modelled: {', '.join(SYNC_ENGINES)})")
+        allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
+        job_end = job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
+        for clone in range(job.numjobs):
+            cpu = allowed[rr % len(allowed)]
+            rr += 1
+            th = SyncThread(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
+            host.threads.append(th)
+    for th in host.threads:
+        th.start()
+    host.start()
+    return host, float(ramp), float(end)
+
+
+def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
+    """Run ``cfg`` and return the result dictionary (JSON-serialisable)."""
+    wall0 = time.perf_counter()
+    host, ramp, end = build(cfg, tracer)
+    snap = {}
+    host.engine.call_at(ramp, lambda: snap.setdefault("s", _Snapshot(host, host.engine.now)))
+    host.engine.run(end)
+    host.pkg.settle(end)
+    wall = time.perf_counter() - wall0
+    result = summarize(cfg, host, snap["s"], end, wall)
+    if keep_records:
+        result["_records"] = records_table([r for r in host.records if r.t_submit >= ramp and r.t_complete <= end])
+    return result
+
+
+def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: float) -> dict:
+    dur_ns = end - s.t
+    dur_s = dur_ns * 1e-9
+    recs = [r for r in host.records if r.t_submit >= s.t and r.t_complete <= end]
+    n = len(recs)
+    lat = np.array([r.t_complete - r.t_submit for r in recs], dtype=float)
+    nbytes = sum(r.nbytes for r in recs)
+    plat = cfg.platform
+    cpus = host.pkg.cpus
+    ncpu = len(cpus)
+    freq = host.pkg.freq_ghz
+    # ---- CPU time by layer (cycles from bundle counts, polling cycles, idle time)
+    bundles = host.costs.bundles
+    layer_cycles = np.zeros(len(LAYERS))
+    per_cpu_layers = []
+    for i, r in enumerate(host.runners):
+        lc = np.zeros(len(LAYERS))
+        before = s.counts[i]
+        for idx, cnt in r.counts.items():
+            d = cnt - before.get(idx, 0)
+            if d:
+                lc += d * np.asarray(bundles[idx].layer_cycles)
+        lc[LAYERS.index("polling")] += r.poll_cycles - s.poll[i]
+        per_cpu_layers.append(lc)
+        layer_cycles += lc
+    idle_ns = [sum(c.cstate_ns) - sum(s.cstate[i]) for i, c in enumerate(cpus)]
+    busy_ns = [c.busy_ns - s.busy[i] for i, c in enumerate(cpus)]
+    per_io = max(n, 1)
+    layers = {name: float(layer_cycles[j] / freq / per_io) for j, name in enumerate(LAYERS)}
+    layers["idle"] = float(sum(idle_ns) / per_io)
+    # ---- interrupts, context switches
+    irq_total = {}
+    for i, r in enumerate(host.runners):
+        for k, v in r.irq_kinds.items():
+            irq_total[k] = irq_total.get(k, 0) + v - s.irqs[i].get(k, 0)
+    nirq = sum(irq_total.values())
+    ctx_v = ctx_i = 0
+    for t in host.all_tasks:
+        b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0))
+        ctx_v += t.nvcsw - b[0]
+        ctx_i += t.nivcsw - b[1]
+    # ---- power and energy
+    cpu_j = sum(c.energy_j for c in host.pkg.cores) + host.pkg.uncore_energy_j - s.core_energy - s.uncore_energy
+    ssd_j = 0.0
+    for d, b in zip(host.devices, s.dev_busy):
+        cfgd = d.cfg
+        ssd_j += cfgd.idle_w * dur_s
+        for op, active in (("read", cfgd.active_read_w), ("write", cfgd.active_write_w)):
+            ssd_j += (active - cfgd.idle_w) / cfgd.parallel_units * (d.busy_unit_ns[op] - b[op]) * 1e-9
+    cpu_w = cpu_j / dur_s
+    ssd_w = ssd_j / dur_s
+    pw = plat.power
+    other_w = pw.dram_w + pw.platform_base_w + pw.platform_cpu_coupling * cpu_w
+    system_w = cpu_w + ssd_w + other_w
+    energy = system_w * dur_s
+    # ---- C-state residency
+    names = [st.name for st in plat.cpu.cstates]
+    residency = {}
+    for i, c in enumerate(cpus):
+        row = {"C0": busy_ns[i] / dur_ns}
+        for j, nm in enumerate(names):
+            row[nm] = (c.cstate_ns[j] - s.cstate[i][j]) / dur_ns
+        residency[f"cpu{c.id}"] = row
+    summary = {
+        "ios": n,
+        "iops": n / dur_s,
+        "bandwidth_mb_s": nbytes / dur_s / 1e6,
+        "latency_us": latency_summary_us(lat),
+        "cpu_utilization": sum(busy_ns) / (ncpu * dur_ns),
+        "context_switches_per_io": (ctx_v + ctx_i) / per_io,
+        "voluntary_context_switches_per_io": ctx_v / per_io,
+        "involuntary_context_switches_per_io": ctx_i / per_io,
+        "interrupts_per_io": nirq / per_io,
+        "interrupts": irq_total,
+        "power_w": {"cpu": cpu_w, "ssd": ssd_w, "dram": pw.dram_w, "other": other_w - pw.dram_w, "system": system_w},
+        "energy_j": energy,
+        "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
+        "energy_j_per_million_ios": energy / per_io * 1e6,
+        "cstate_residency": residency,
+        "layers_ns_per_io": layers,
+        "layers_ns_per_io_per_cpu": {
+            f"cpu{i}": {name: float(lc[j] / freq / per_io) for j, name in enumerate(LAYERS)} for i, lc in enumerate(per_cpu_layers)
+        },
+        "completion_policies": sorted(host.policies),
+        "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io,
+    }
+    summary["layers"] = summary["layers_ns_per_io"]
+    return {
+        "stacksim_version": "0.1.0",
+        "scenario": cfg.name,
+        "platform": plat.name,
+        "seed": cfg.seed,
+        "jobs": fio_jobs(cfg, host, recs, s, dur_ns),
+        "summary": summary,
+        "sim": {
+            "simulated_s": end * 1e-9,
+            "measured_s": dur_s,
+            "events": host.engine.events_scheduled,
+            "wall_s": wall_s,
+            "real_time_factor": (end * 1e-9) / wall_s if wall_s > 0 else None,
+            "ios_per_wall_s": len(host.records) / wall_s if wall_s > 0 else None,
+        },
+    }
+
+
+def fio_jobs(cfg: RunConfig, host: Host, recs, s: _Snapshot, dur_ns: float) -> list[dict]:
+    """Per job section (clones aggregated as with group_reporting), in fio's JSON shape."""
+    out = []
+    freq = host.pkg.freq_ghz
+    for ji, job in enumerate(cfg.jobs):
+        entry = {"jobname": job.name, "groupid": 0, "error": 0, "job_runtime": int(dur_ns / 1e6)}
+        for op in ("read", "write"):
+            lat = np.array([r.t_complete - r.t_submit for r in recs if r.job == ji and r.op == op], dtype=float)
+            nb = sum(r.nbytes for r in recs if r.job == ji and r.op == op)
+            lat_obj = fio_latency(lat)
+            entry[op] = {
+                "io_bytes": int(nb),
+                "io_kbytes": int(nb // 1024),
+                "bw_bytes": int(nb / (dur_ns * 1e-9)),
+                "bw": int(nb / 1024 / (dur_ns * 1e-9)),
+                "iops": lat.size / (dur_ns * 1e-9),
+                "runtime": int(dur_ns / 1e6),
+                "total_ios": int(lat.size),
+                "slat_ns": fio_latency(np.zeros(0)),
+                "clat_ns": lat_obj,
+                "lat_ns": lat_obj,
+            }
+        tasks = [t for t in host.all_tasks if t.job == ji]
+        usr = sys_ = ctx = 0.0
+        for t in tasks:
+            b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0))
+            usr += (t.usr_cycles - b[2]) / freq
+            sys_ += (t.sys_cycles - b[3]) / freq
+            ctx += t.nvcsw + t.nivcsw - b[0] - b[1]
+        denom = dur_ns * max(len(tasks), 1)
+        entry["usr_cpu"] = 100.0 * usr / denom
+        entry["sys_cpu"] = 100.0 * sys_ / denom
+        entry["ctx"] = int(ctx)
+        entry["majf"] = 0
+        entry["minf"] = 0
+        out.append(entry)
+    return out
