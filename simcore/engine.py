@@ -15,28 +15,35 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import simpy
-from simpy.events import NORMAL, URGENT, Event
+from heapq import heappush
+
+from simpy.events import NORMAL, Event
 
 __all__ = ["Engine", "Call"]
 
 
-class Call:
-    """A scheduled callback; ``cancel()`` turns it into a no-op (the heap entry stays)."""
+class Call(Event):
+    """A scheduled callback (a pre-triggered simpy event); ``cancel()`` makes it a no-op."""
 
-    __slots__ = ("fn", "args", "cancelled", "time")
-
-    def __init__(self, fn: Callable, args: tuple, time: float):
+    def __init__(self, env, fn: Callable, args: tuple, time: float):
+        # Event.__init__ inlined (hot path): already triggered, value None, one callback.
+        self.env = env
+        self.callbacks = [self._fire]
+        self._value = None
+        self._ok = True
         self.fn = fn
         self.args = args
-        self.cancelled = False
         self.time = time
 
     def cancel(self) -> None:
-        self.cancelled = True
+        self.fn = _noop
 
-    def __call__(self, _event: Event) -> None:
-        if not self.cancelled:
-            self.fn(*self.args)
+    def _fire(self, _event) -> None:
+        self.fn(*self.args)
+
+
+def _noop(*_args) -> None:
+    pass
 
 
 class Engine:
@@ -53,17 +60,15 @@ class Engine:
         """Current simulated time in ns."""
         return self.env._now
 
-    def call_in(self, delay_ns: float, fn: Callable, *args, urgent: bool = False) -> Call:
+    def call_in(self, delay_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
         if delay_ns < 0:
             raise ValueError(f"negative delay {delay_ns} ns")
         env = self.env
-        ev = Event(env)
-        ev._ok = True
-        ev._value = None
-        call = Call(fn, args, env._now + delay_ns)
-        ev.callbacks.append(call)
-        env.schedule(ev, URGENT if urgent else NORMAL, delay_ns)
+        t = env._now + delay_ns
+        call = Call(env, fn, args, t)
+        # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
+        heappush(env._queue, (t, NORMAL, next(env._eid), call))
         self.events_scheduled += 1
         return call
 

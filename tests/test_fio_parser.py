@@ -96,7 +96,7 @@ def test_comments_and_whitespace():
 @pytest.mark.parametrize("text,expected", [
     ("4096", 4096), ("4k", 4096), ("4K", 4096), ("4kb", 4096), ("4KB", 4096), ("1m", 1 << 20),
     ("1g", 1 << 30), ("2t", 2 << 40), ("0x1000", 4096), ("512b", 512),
-    ("4KiB", 4000), ("1mi", 10**6),  # fio's default kb_base=1024 compatibility mode
+    ("4Ki", 4096), ("1mi", 1 << 20), ("4KiB", 4000), ("1MiB", 10**6),  # as fio 3.33 (kb_base=1024)
 ])
 def test_parse_size(text, expected):
     assert parse_size(text, option="bs") == expected
@@ -125,7 +125,7 @@ def test_parse_size_k_property(n):
 
 @pytest.mark.parametrize("text,unit,expected", [
     ("10", "s", 10 * 10**9), ("250us", "s", 250_000), ("20ms", "s", 20 * 10**6), ("3s", "s", 3 * 10**9),
-    ("2sec", "s", 2 * 10**9), ("2m", "s", 120 * 10**9), ("1min", "s", 60 * 10**9),
+    ("2usec", "s", 2000), ("3msec", "s", 3 * 10**6), ("2m", "s", 120 * 10**9),
     ("1h", "s", 3600 * 10**9), ("1d", "s", 86400 * 10**9), ("5MS", "s", 5 * 10**6), ("7", "us", 7000),
     ("0", "s", 0),
 ])
@@ -133,10 +133,15 @@ def test_parse_time(text, unit, expected):
     assert parse_time_ns(text, option="runtime", default_unit=unit) == expected
 
 
-@pytest.mark.parametrize("text", ["-1s", "1.5s", "10parsecs", "s"])
+@pytest.mark.parametrize("text", ["-1s", "1.5s", "10parsecs", "s", "", "2sec", "1min", "5ns"])
 def test_parse_time_errors(text):
     with pytest.raises(ConfigError, match="'runtime'"):
         parse_time_ns(text, option="runtime")
+
+
+def test_time_suffix_fio_reads_as_microseconds_is_rejected():
+    with pytest.raises(ConfigError, match="microseconds"):
+        parse_time_ns("2sec", option="runtime")
 
 
 def test_times_in_job():
@@ -145,18 +150,33 @@ def test_times_in_job():
 
 
 @pytest.mark.parametrize("text,expected", [
-    (None, True), ("1", True), ("0", False), ("true", True), ("FALSE", False), ("yes", True),
+    ("1", True), ("0", False), ("true", True), ("FALSE", False), ("yes", True),
     ("no", False), ("on", True), ("Off", False),
 ])
 def test_parse_bool(text, expected):
     assert parse_bool(text, option="direct") is expected
 
 
+def test_parse_bool_flag():
+    assert parse_bool(None, option="time_based", flag=True) is True
+    assert parse_bool("3", option="time_based", flag=True) is True
+    assert parse_bool("0", option="time_based", flag=True) is False
+    with pytest.raises(ConfigError, match="needs a value"):
+        parse_bool(None, option="direct")
+
+
 def test_bool_forms_in_job():
     assert one("time_based\nruntime=1").time_based
+    assert one("time_based=2\nruntime=1").time_based  # fio set-type option: any non-zero int
     assert not one("time_based=off\nruntime=1").time_based
     assert one("direct=yes\nbuffered=no").direct
     assert "bad boolean 'maybe'" in error("[j]\ndirect=maybe")
+    assert "bad boolean '2'" in error("[j]\ndirect=2")
+    # like fio, plain booleans need a value; set-type ones (group_reporting, ...) do not
+    assert "'direct' needs a value" in error("[j]\ndirect\n")
+    assert "'nowait' needs a value" in error("[j]\ndirect=1\nioengine=io_uring\nnowait\n")
+    assert one("group_reporting\nstonewall\nwrite_lat_log\n").ignored_options
+    assert "'filename' needs a value" in error("[j]\ndirect=1\nfilename\n")
 
 
 def test_bs_pairs():
@@ -315,3 +335,18 @@ def test_job_from_options_and_overrides():
         apply_overrides(j, {"bsz": "4k"})
     with pytest.raises(ConfigError, match="fixedbufs"):
         apply_overrides(k, {"ioengine": "libaio"})
+
+
+_KEYS = ["rw", "bs", "size", "runtime", "iodepth", "cpus_allowed", "rate_iops", "verify", "ioengine",
+         "direct", "kb_base", "iodepth_low", "cpumask", "thinktime", "stacksim_irq_hint", "nope"]
+_VALUES = st.text(alphabet="0123456789kKmMiIbBsux-,%:$ .", max_size=8) | st.sampled_from(
+    ["read", "randrw", "io_uring", "libaio", "sg", "1", "0", "4k,8k", "0-3", "urgent", "1000"])
+
+
+@given(st.lists(st.tuples(st.sampled_from(_KEYS), st.one_of(st.none(), _VALUES)), max_size=8))
+def test_arbitrary_options_raise_only_config_error(pairs):
+    lines = "\n".join(k if v is None else f"{k}={v}" for k, v in pairs)
+    try:
+        parse_fio_text("[j]\n" + lines + "\n")
+    except ConfigError:
+        pass

@@ -19,6 +19,9 @@ class Package:
     def __init__(self, cfg: CpuConfig, freq_ghz: float | None = None):
         self.cfg = cfg
         self.freq_ghz = freq_ghz or (cfg.top_freq_ghz if cfg.cpufreq_governor == "performance" else cfg.min_freq_ghz)
+        # busy power = leak + dyn * activity at the (fixed) frequency: precomputed factors
+        self._leak_w = cfg.busy_power_w(self.freq_ghz, 0.0)
+        self._dyn_w = cfg.busy_power_w(self.freq_ghz, 1.0) - self._leak_w
         self.cores = [PhysicalCore(self, i) for i in range(cfg.physical_cores)]
         n_threads = 2 if cfg.smt else 1
         # Linux numbering: cpu i and cpu i + ncores are siblings on Intel and AMD servers.
@@ -82,7 +85,7 @@ class PhysicalCore:
     def _compute(self) -> float:
         cfg = self._cfg
         a1 = a2 = -1.0
-        shallow = None
+        shallow = -1.0
         for cpu in self.cpus:
             if cpu.busy or cpu.spinning:
                 a = cpu.activity
@@ -91,13 +94,15 @@ class PhysicalCore:
                 elif a > a2:
                     a2 = a
             else:
-                st = cfg.cstates[cpu.cstate]
-                if shallow is None or st.power_w > shallow:
-                    shallow = st.power_w
+                p = cpu.cstate_power
+                if p > shallow:
+                    shallow = p
         if a1 >= 0:
-            act = a1 + (cfg.smt_second_thread_activity * a2 if a2 >= 0 else 0.0)
-            return cfg.busy_power_w(self.pkg.freq_ghz, act)
-        return shallow or 0.0
+            if a2 >= 0:
+                a1 += cfg.smt_second_thread_activity * a2
+            pkg = self.pkg
+            return pkg._leak_w + pkg._dyn_w * a1
+        return shallow if shallow > 0 else 0.0
 
     def update(self, now: float) -> None:
         self.energy_j += self.power_w * (now - self._t) * 1e-9
@@ -113,7 +118,7 @@ class LogicalCpu:
 
     __slots__ = (
         "id", "core", "busy", "spinning", "activity", "cstate", "busy_ns", "cstate_ns",
-        "cstate_entries", "_t", "_deep",
+        "cstate_entries", "_t", "_deep", "cstate_power",
     )
 
     def __init__(self, cpu_id: int, core: PhysicalCore):
@@ -124,6 +129,7 @@ class LogicalCpu:
         self.spinning = False
         self.activity = core._cfg.activity["kernel"]
         self.cstate = 0
+        self.cstate_power = 0.0
         self.busy_ns = 0.0
         self.cstate_ns = [0.0] * len(core._cfg.cstates)
         self.cstate_entries = [0] * len(core._cfg.cstates)
@@ -158,6 +164,7 @@ class LogicalCpu:
         st = cfg.cstates[cstate]
         self.busy = False
         self.cstate = cstate
+        self.cstate_power = st.power_w
         self.cstate_entries[cstate] += 1
         self.spinning = st.polling
         if st.polling:

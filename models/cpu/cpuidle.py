@@ -50,24 +50,30 @@ class MenuGovernor:
         self.poll_limit_ns = real[0].target_residency_ns if real else NO_TIMER_NS
 
     def _typical_interval(self) -> float | None:
-        """The repeating-pattern detector of menu.c (get_typical_interval)."""
+        """The repeating-pattern detector of menu.c (get_typical_interval), in ns."""
         data = self.intervals
         thresh = float("inf")
         for _ in range(3):
-            vals = [v for v in data if v <= thresh]
-            if not vals or max(vals) <= 0:
+            total = sq = 0.0
+            n = 0
+            top = 0.0
+            for v in data:
+                if v <= thresh:
+                    total += v
+                    sq += v * v
+                    n += 1
+                    if v > top:
+                        top = v
+            if top <= 0.0:
                 return None  # menu.c: 'if (!max) return UINT_MAX'
-            n = len(vals)
-            avg = sum(vals) / n
-            var = sum((v - avg) ** 2 for v in vals) / n
+            avg = total / n
+            var = sq / n - avg * avg
             # menu.c (in us): accept when variance <= 400 us^2 or avg^2 > 36 variance
-            if var <= 400e6 or avg * avg > 36.0 * var:
-                if n >= INTERVALS * 3 // 4:
-                    return avg
+            if (var <= 400e6 or avg * avg > 36.0 * var) and n * 4 >= INTERVALS * 3:
+                return avg
+            if n * 4 <= INTERVALS * 3:
                 return None
-            thresh = max(vals) - 1e-9
-            if n <= INTERVALS * 3 // 4:
-                return None
+            thresh = top - 1e-9
         return None
 
     def select(self, next_timer_ns: float, iowaiters: int) -> int:

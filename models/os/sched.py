@@ -27,6 +27,7 @@ from collections import deque
 from pydantic import Field
 
 from simcore.config import Model
+from models.os.costs import LAYERS as _LAYER_NAMES
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 
 IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
@@ -106,6 +107,7 @@ class CpuRunner:
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", scheduler=k.ctx_switch_cycles + k.idle_entry_cycles)
         self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", scheduler=k.ctx_switch_cycles + k.idle_exit_cycles)
         self.cost_idle_reenter = ct.get("idle_reenter", scheduler=k.idle_exit_cycles + k.idle_entry_cycles)
+        self.cost_noop = ct.get("noop")
         self._iter_ns = k.poll_iteration_cycles / self.freq
         self._tick_ns = 1e9 / sched.tick_hz
         self.current: Task | None = None
@@ -118,6 +120,9 @@ class CpuRunner:
         self.poll_cycles = 0.0
         self.irqs_handled = 0
         self.irq_kinds: dict[str, int] = {}
+        # work carried into the next segment (a context switch merged with what follows it)
+        self._carry = None
+        self._carry_ns = 0.0
         # segment state
         self._seg_call = None
         self._seg_then = None
@@ -148,13 +153,38 @@ class CpuRunner:
         if task is not None:
             task.usr_cycles += cost.user_cycles
             task.sys_cycles += cost.sys_cycles
+        dur = cost.cycles / self.freq
+        carry = self._carry
+        if carry is not None:
+            # a context switch merged into this segment: same time, one event fewer
+            self._carry = None
+            dur += self._carry_ns
+            self._carry_ns = 0.0
+            counts[carry.idx] = counts.get(carry.idx, 0) + 1
+            if task is not None:
+                task.sys_cycles += carry.sys_cycles
         self._seg_act = cost.activity
         self.cpu.set_busy(now, cost.activity)
         self.mode = RUN
         self._seg_then = then
-        dur = cost.cycles / self.freq
         self._seg_end = now + dur
         self._seg_call = self.engine.call_in(dur, self._seg_done)
+
+    def add_carry(self, cost) -> None:
+        """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
+        if self._carry is None:
+            self._carry = cost
+        else:
+            self._carry = self.host.costs.get(
+                f"{self._carry.name}+{cost.name}",
+                **{n: a + b for n, a, b in zip(_LAYER_NAMES, self._carry.layer_cycles, cost.layer_cycles) if a + b},
+            )
+        self._carry_ns += cost.cycles / self.freq
+
+    def clock(self) -> float:
+        """The time code running now on this CPU sees (now + any context switch carried into
+        its segment), ns."""
+        return self.engine.env._now + self._carry_ns
 
     def _seg_done(self) -> None:
         self.mode = NONE
@@ -221,25 +251,27 @@ class CpuRunner:
         return rq.pop(best)
 
     def _schedule(self, from_idle: bool) -> None:
-        """Pick the next task (or the idle task) and switch to it."""
+        """Pick the next task (or the idle task) and switch to it. The switch's cycles are carried
+        into the task's next segment instead of taking an event of their own."""
         if self.rq:
             nxt = self._pick()
             self.current = nxt
             nxt.state = RUNNING
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
-            self.run(self.cost_cs_from_idle if from_idle else self.cost_cs, self._switched_in)
+            cost = self.cost_cs_from_idle if from_idle else self.cost_cs
+            self._carry = cost
+            self._carry_ns = cost.cycles / self.freq
+            self.cpu.set_busy(self.engine.env._now, cost.activity)
+            self.mode = RUN
+            nxt.ran_since = self.engine.env._now
+            if self.rq:
+                self._arm_slice()
+            resume = nxt.resume
+            nxt.resume = None
+            resume()
         else:
             self.run(self.cost_cs_to_idle, self._enter_idle)
-
-    def _switched_in(self) -> None:
-        task = self.current
-        task.ran_since = self.engine.env._now
-        if self.rq:
-            self._arm_slice()
-        resume = task.resume
-        task.resume = None
-        resume()
 
     def _arm_slice(self) -> None:
         """With others runnable, preempt the current task at the tick after its slice ends."""
@@ -392,6 +424,7 @@ class CpuRunner:
     # ------------------------------------------------------------------ timers
     def start_timer(self, delay_ns: float, fire) -> Timer:
         """Arm an hrtimer on this CPU; at expiry a timer interrupt runs ``fire(runner)``."""
+        delay_ns += self._carry_ns  # armed at the end of carried work
         now = self.engine.env._now
         timer = Timer(now + delay_ns)
         heapq.heappush(self.timers, timer)
@@ -412,16 +445,26 @@ class CpuRunner:
 
     # ------------------------------------------------------------------ polling
     def poll(self, qp, req, then) -> None:
-        """The current task busy-polls ``qp`` (blk_poll) until ``req`` is complete, then ``then()``."""
+        """The current task busy-polls ``qp`` (blk_poll) until ``req`` is complete, then ``then()``.
+        Work carried from a context switch runs first: polling starts after it."""
         if req.done:
             then()
             return
         now = self.engine.env._now
+        start = now
+        carry = self._carry
+        if carry is not None:
+            self._carry = None
+            start += self._carry_ns
+            self._carry_ns = 0.0
+            self.counts[carry.idx] = self.counts.get(carry.idx, 0) + 1
+            if self.current is not None:
+                self.current.sys_cycles += carry.sys_cycles
         self.mode = POLL
         self._poll_qp = qp
         self._poll_req = req
         self._poll_then = then
-        self._poll_start = now
+        self._poll_start = start
         self.cpu.set_busy(now, self._act_poll)
         self._poll_check()
 
@@ -429,17 +472,18 @@ class CpuRunner:
         if self.need_resched and self.rq:
             self._poll_interrupt_for_resched()
         elif self._poll_qp.cq and self._poll_call is None:
-            self._poll_call = self.engine.call_in(self._iter_ns, self._poll_hit)
+            self._poll_call = self.engine.call_in(self._poll_start - self.engine.env._now + self._iter_ns, self._poll_hit)
 
     def cqe_posted(self, qp) -> None:
         """A completion entry appeared on polled queue ``qp`` (mapped to this CPU)."""
         if self.mode == POLL and self._poll_qp is qp and self._poll_call is None:
             it = self._iter_ns
             elapsed = self.engine.env._now - self._poll_start
-            self._poll_call = self.engine.call_in(it - elapsed % it, self._poll_hit)
+            delay = it - elapsed % it if elapsed >= 0 else it - elapsed
+            self._poll_call = self.engine.call_in(delay, self._poll_hit)
 
     def _charge_poll(self, now: float) -> None:
-        cyc = (now - self._poll_start) * self.freq
+        cyc = max(0.0, now - self._poll_start) * self.freq
         self.poll_cycles += cyc
         if self.current is not None:
             self.current.sys_cycles += cyc
@@ -449,15 +493,15 @@ class CpuRunner:
         self._poll_call = None
         now = self.engine.env._now
         self._charge_poll(now)
-        qp = self._poll_qp
-        cost = self.host.driver.reap(self, qp)
-        if self._poll_req.done:
-            then = self._poll_then
-            self._poll_qp = self._poll_req = self._poll_then = None
-            self.run(cost, then)
+        qp, req, then = self._poll_qp, self._poll_req, self._poll_then
+        self._poll_qp = self._poll_req = self._poll_then = None
+        self.mode = NONE
+        # reaping runs before what follows (the task's completion path or more polling)
+        self.add_carry(self.host.driver.reap(self, qp))
+        if req.done:
+            then()
         else:
-            req, then = self._poll_req, self._poll_then
-            self.run(cost, lambda: self.poll(qp, req, then))
+            self.poll(qp, req, then)
 
     def _poll_interrupt_for_resched(self) -> None:
         """need_resched ends the blk_poll loop: the task sleeps in io_schedule until its request

@@ -84,14 +84,15 @@ class HybridPollCompletion(CompletionPolicy):
         if ns <= 0 or req.done:
             runner.poll(req.qp, req, then)
             return
-        runner.run(self.cost_arm, lambda: self._sleep(runner, task, req, ns, then))
+        runner.add_carry(self.cost_arm)
+        self._sleep(runner, task, req, ns, then)
 
     def _sleep(self, runner, task, req, ns, then) -> None:
         if req.done:
             runner.poll(req.qp, req, then)
             return
         self.sleeps += 1
-        t0 = self.host.engine.env._now
+        t0 = runner.clock()
         req.slept = True
 
         def on_timer(r, task=task, req=req):

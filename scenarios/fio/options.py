@@ -1,6 +1,8 @@
 """Catalogue of fio 3.x job options and how stacksim treats each of them.
 
-Every option name (and alias) fio accepts in a job file is listed, with one status:
+Every option name (and alias) fio 3.x accepts in a job file is listed (checked against
+``fio --parse-only`` of fio 3.33; a few names are from later 3.x releases, e.g. the FDP,
+``pi_*``, ``priohint`` and ``log_issue_time`` options), with one status:
 
 * ``used``    -- consumed by the simulator (table below);
 * ``ignored`` -- accepted, has no effect on the simulation (names, logging, reporting, data
@@ -54,7 +56,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Status = Literal["used", "ignored", "limited"]
-Kind = Literal["bool", "int", "size", "time", "str"]
+Kind = Literal["flag", "bool", "int", "size", "time", "str"]  # flag: fio set-type, value optional
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +114,8 @@ _add("used", "size", "bs|blocksize", help="block size, read[,write[,trim]]")
 _add("used", "int", "numjobs iodepth iodepth_batch_submit|iodepth_batch "
      "iodepth_batch_complete_min|iodepth_batch_complete iodepth_batch_complete_max iodepth_low")
 _add("used", "str", "ioengine", help="IO engine")
-_add("used", "bool", "direct buffered time_based")
+_add("used", "bool", "direct buffered")
+_add("used", "flag", "time_based")
 _add("used", "time", "runtime|timeout ramp_time", help="default unit: seconds")
 _add("used", "time", "thinktime", help="default unit: microseconds")
 _add("used", "size", "size offset")
@@ -120,15 +123,15 @@ _add("used", "str", "cpus_allowed cpumask")
 _add("used", "str", "cpus_allowed_policy", choices=("shared", "split"))
 _add("used", "str", "rate_iops", help="IO/s, read[,write[,trim]]")
 _add("used", "int", "kb_base", choices=("1000", "1024"))
-_add("used", "bool", "hipri", engines=("pvsync2", *IO_URING, "sg"))
-_add("used", "bool", "sqthread_poll registerfiles fixedbufs", engines=IO_URING)
+_add("used", "flag", "hipri", engines=("pvsync2", *IO_URING, "sg"))
+_add("used", "flag", "sqthread_poll registerfiles fixedbufs", engines=IO_URING)
 _add("used", "int", "sqthread_poll_cpu", engines=IO_URING)
 _add("used", "bool", "nowait", engines=(*IO_URING, "libaio", "pvsync2"))
 
 # --- accepted only with a neutral value ---------------------------------------------------------
 _add("limited", "str", "verify", neutral=("0", "none"), help="data verification")
-_add("limited", "bool", "verify_only atomic file_append fill_device|fill_fs blocksize_unaligned|bs_unaligned "
-     "bs_is_seq_rand fdp", neutral=("0",))
+_add("limited", "bool", "atomic file_append fill_device|fill_fs bs_is_seq_rand fdp", neutral=("0",))
+_add("limited", "flag", "verify_only blocksize_unaligned|bs_unaligned", neutral=("0",))
 _add("limited", "int", "fsync fdatasync write_barrier number_ios trim_percentage flow", neutral=("0",))
 _add("limited", "int", "loops thinktime_blocks", neutral=("1",))
 _add("limited", "time", "startdelay thinktime_spin thinktime_iotime latency_target", neutral=("0",))
@@ -146,15 +149,16 @@ _add("limited", "str", "blocksize_range|bsrange bssplit percentage_random io_siz
      "sync_file_range read_iolog numa_cpu_nodes steadystate|ss profile")  # no neutral value
 _add("limited", "int", "cmdprio_percentage", neutral=("0",), engines=CMDPRIO)
 _add("limited", "str", "cmdprio_bssplit", engines=CMDPRIO)
-_add("limited", "bool", "userspace_reap", neutral=("0",), engines=("libaio",))
+_add("limited", "flag", "userspace_reap", neutral=("0",), engines=("libaio",))
 _add("limited", "int", "force_async", neutral=("0",), engines=IO_URING)
 _add("limited", "int", "hipri_percentage", neutral=("100",), engines=("pvsync2",))
 
 # --- ignored: no effect on the simulated IO path -----------------------------------------------
+_add("ignored", "flag", "group_reporting new_group stonewall|wait_for_previous exitall "
+     "exitall_on_error thread norandommap zero_buffers refill_buffers")
 _add("ignored", "bool",
-     "group_reporting new_group stonewall|wait_for_previous exitall exitall_on_error thread "
-     "randrepeat allrandrepeat norandommap softrandommap overwrite end_fsync fsync_on_close "
-     "invalidate zero_buffers refill_buffers scramble_buffers create_serialize create_fsync "
+     "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
+     "invalidate scramble_buffers create_serialize create_fsync "
      "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
      "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "
      "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
@@ -165,7 +169,7 @@ _add("ignored", "bool",
      "cgroup_nodelete")
 _add("ignored", "str",
      "name description directory filename filename_format opendir file_service_type randseed "
-     "random_generator fallocate fadvise_hint fadvise_stream write_hint offset_align blockalign|ba "
+     "random_generator fallocate fadvise_hint write_hint offset_align blockalign|ba "
      "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
      "dedupe_working_set_percentage iomem|mem iomem_align|mem_align hugepage-size lockmem "
      "nrfiles openfiles wait_for exit_what nice prio prioclass priohint uid gid cgroup cgroup_weight "
@@ -187,17 +191,18 @@ _add("ignored", "str",
 _add("ignored", "str", "cmdprio_class cmdprio cmdprio_hint", engines=CMDPRIO)
 _add("ignored", "str", "nonvectored", engines=IO_URING)
 _add("ignored", "str", "uncached", engines=(*IO_URING, "pvsync2"))
-_add("ignored", "str", "cmd_type md_per_io_size pi_act pi_chk apptag apptag_mask", engines=("io_uring_cmd",))
+_add("ignored", "str", "cmd_type", engines=IO_URING)
+_add("ignored", "str", "md_per_io_size pi_act pi_chk apptag apptag_mask", engines=("io_uring_cmd",))
 _add("ignored", "str", "readfua writefua sg_write_mode stream_id", engines=("sg",))
 _add("ignored", "str", "hostname port", engines=("net", "netsplice", "rdma", "libhdfs"))
-_add("ignored", "str", "interface ttl nodelay protocol|proto listen pingpong window_size mss",
-     engines=("net", "netsplice"))
+_add("ignored", "str", "interface ttl nodelay protocol|proto window_size mss", engines=("net", "netsplice"))
+_add("ignored", "flag", "listen pingpong", engines=("net", "netsplice"))
 _add("ignored", "str", "verb bindname", engines=("rdma",))
 _add("ignored", "str", "cpuload cpumode cpuchunks exit_on_io_done", engines=("cpuio",))
 _add("ignored", "str", "donorname inplace", engines=("e4defrag",))
 _add("ignored", "str", "clustername clientname busy_poll", engines=("rbd", "rados"))
 _add("ignored", "str", "rbdname", engines=("rbd",))
-_add("ignored", "str", "touch_objects", engines=("rados",))
+_add("ignored", "str", "touch_objects conf", engines=("rados",))
 _add("ignored", "str", "pool", engines=("rbd", "rados", "dfs"))
 _add("ignored", "str", "chunk_size", engines=("libhdfs", "dfs"))
 _add("ignored", "str", "cont object_class svcl", engines=("dfs",))
@@ -205,7 +210,8 @@ _add("ignored", "str", "namenode hdfsdirectory single_instance hdfs_use_direct",
 _add("ignored", "str", "http_host http_user http_pass http_s3_key http_s3_keyid http_s3_region "
      "http_swift_auth_token http_s3_sse_customer_key http_s3_sse_customer_algorithm "
      "http_s3_storage_class http_mode http_verbose https", engines=("http",))
-_add("ignored", "str", "volume brick", engines=("gfapi", "gfapi_async"))
+_add("ignored", "str", "volume brick single-instance", engines=("gfapi", "gfapi_async"))
+_add("ignored", "str", "thp", engines=("mmap",))
 _add("ignored", "str", "skip_bad", engines=("mtd",))
 _add("ignored", "str", "uri", engines=("nbd",))
 _add("ignored", "str", "nfs_url", engines=("nfs",))
@@ -219,6 +225,12 @@ _add("ignored", "str", "libblkio_driver libblkio_path libblkio_pre_connect_props
      "libblkio_queue_size libblkio_pre_start_props libblkio_vectored libblkio_write_zeroes_on_trim "
      "libblkio_wait_mode libblkio_force_enable_completion_eventfd", engines=("libblkio",))
 
+
+# Non-flag options that fio 3.33 also accepts without a value.
+OPTIONAL_VALUE = frozenset({
+    "write_bw_log", "write_lat_log", "write_hist_log", "write_iops_log", "ignore_error",
+    "log_compression_cpus", "numa_cpu_nodes", "numa_mem_policy", "replay_skip", "verify_async_cpus",
+})
 
 # --- stacksim-specific job options (not fio options: fio rejects them) ------------------------
 STACKSIM_PREFIX = "stacksim_"

@@ -3,8 +3,9 @@
 fio behaviours mirrored: ``[global]`` sets defaults for the job sections that follow it (a
 later ``[global]`` affects only later jobs); a job's own options override them and, within a
 section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a
-line, as fio strips them); boolean options given without a value mean 1; ``stonewall`` and
-``new_group`` are accepted and ignored; ``numjobs`` is kept, not expanded. ``include`` lines and
+line, as fio strips them); fio's set-type options (``time_based``, ``group_reporting``,
+``fixedbufs``, ...) may be given without a value (= 1) while plain booleans (``direct``) need one,
+as in fio 3.33; ``stonewall`` and ``new_group`` are accepted and ignored; ``numjobs`` is kept, not expanded. ``include`` lines and
 ``$VAR``/``${VAR}`` expansion are rejected. All bad input raises ConfigError naming the file,
 job, option and line. Units of the resulting fields are in their names (``_ns``, ``_bytes``).
 """
@@ -234,7 +235,7 @@ _Handler = Callable[[dict[str, Any], str | None, int], None]
 
 
 def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
-    val = (v or "").strip().lower()
+    val = (v or "").strip()  # case-sensitive, as in fio
     if not val:
         raise ConfigError("option 'rw' needs a value")
     if ":" in val:
@@ -251,6 +252,8 @@ def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
     val = (v or "").strip()
     if not val:
         raise ConfigError("option 'ioengine' needs a value")
+    if not val.startswith("external:"):
+        val = val.lower()  # fio loads engines case-insensitively
     if val not in opts.KNOWN_ENGINES and not val.startswith("external:"):
         close = difflib.get_close_matches(val, sorted(opts.KNOWN_ENGINES), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -278,7 +281,8 @@ def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handle
 
 
 def _bool(option: str) -> Callable[[str | None, int], bool]:
-    return lambda v, kb: parse_bool(v, option=option)
+    flag = opts.FIO_OPTIONS[option].kind == "flag"
+    return lambda v, kb: parse_bool(v, option=option, flag=flag)
 
 
 def _int(option: str, minimum: int, maximum: int | None = None) -> Callable[[str | None, int], int]:
@@ -351,8 +355,8 @@ _ENGINE_FIELDS = {f: opts.FIO_OPTIONS[f].engines for f in
 def _normalise(item: _Item, kb: int) -> str:
     """Canonical text of a limited option's value, for comparison with its neutral values."""
     s, v = item.spec, item.value
-    if s.kind == "bool":
-        return "1" if parse_bool(v, option=item.key) else "0"
+    if s.kind in ("bool", "flag"):
+        return "1" if parse_bool(v, option=item.key, flag=s.kind == "flag") else "0"
     if s.kind == "int":
         return str(parse_int(v, option=item.key))
     if s.kind == "size":
@@ -389,19 +393,22 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
     for it in items:
         try:
             if it.spec.status == "used":
-                if it.value is None and it.spec.kind != "bool":
+                if it.value is None and it.spec.kind not in ("bool", "flag"):
                     raise ConfigError(f"option '{it.key}' needs a value")
                 _HANDLERS[it.spec.name](state, it.value, kb)
                 continue
             ignored.add(it.key)
-            if it.spec.kind == "bool":
-                parse_bool(it.value, option=it.key)
+            if it.spec.kind in ("bool", "flag"):
+                parse_bool(it.value, option=it.key, flag=it.spec.kind == "flag")
+            elif it.value is None and it.spec.name not in opts.OPTIONAL_VALUE:
+                raise ConfigError(f"option '{it.key}' needs a value (fio would reject it too)")
             if it.spec.status == "limited" and last[it.spec.name] is it:
                 value = _normalise(it, kb)
                 if value not in it.spec.neutral:
                     ok = "; remove it" if not it.spec.neutral else "; stacksim accepts only " + \
                         " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
-                    raise ConfigError(f"option '{it.key}={it.value}' is accepted by fio but not "
+                    given = it.key if it.value is None else f"{it.key}={it.value}"
+                    raise ConfigError(f"option '{given}' is accepted by fio but not "
                                       f"supported by stacksim{ok}")
         except ConfigError as exc:
             raise fail(str(exc), it) from None

@@ -3,10 +3,14 @@
 Every function raises :class:`simcore.errors.ConfigError` naming the option on bad input;
 the parser appends the job, file and line.
 
-Sizes follow fio's ``kb_base`` rules. With fio's default ``kb_base=1024`` ("compatibility mode")
-the SI-looking suffixes are powers of 1024 and the IEC ones powers of 1000, exactly as fio does:
-``4k`` = ``4kb`` = ``4K`` = 4096 bytes, but ``4KiB`` = ``4ki`` = 4000 bytes. ``kb_base=1000``
-swaps the two (``4KiB`` = 4096, ``4k`` = 4000). Suffixes are case-insensitive; ``b`` means byte.
+Sizes follow fio's ``kb_base`` rules (checked against fio 3.33). With fio's default
+``kb_base=1024`` ("compatibility mode") ``4k`` = ``4K`` = ``4kb`` = ``4ki`` = 4096 bytes, but the
+full IEC form ``4KiB`` = 4000 bytes (fio reads ``KiB``/``MiB``/... as powers of 1000 then);
+``kb_base=1000`` swaps the two. Suffixes are case-insensitive; ``b`` means byte.
+
+Times: fio matches the units ``s``, ``m``, ``h``, ``d`` exactly and ``us``/``ms`` by prefix, and
+silently reads any other suffix as microseconds (``2sec`` is 2 us, ``1min`` is 1 us, in fio 3.33),
+so such suffixes are rejected here rather than given a meaning fio does not give them.
 """
 
 from __future__ import annotations
@@ -22,10 +26,7 @@ _SIZE_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _NS_PER = {
     "us": 1_000, "usec": 1_000,
     "ms": 1_000_000, "msec": 1_000_000,
-    "s": 10**9, "sec": 10**9,
-    "m": 60 * 10**9, "min": 60 * 10**9,
-    "h": 3600 * 10**9,
-    "d": 86400 * 10**9,
+    "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9,
 }
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -40,9 +41,9 @@ def _text(text: str | None, option: str) -> str:
 def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero: bool = False) -> int:
     """Parse a fio size (``4k``, ``1m``, ``2g``, ``4096``, ``0x1000``) and return bytes.
 
-    Suffixes k/m/g/t/p (optionally followed by ``b``) are powers of ``kb_base``; ki/mi/.../kib/mib
-    are powers of the other base (1000 when ``kb_base=1024``), as in fio. Percentages of the
-    device (``50%``), fractions and negative values are rejected.
+    Suffixes k/m/g/t/p, optionally followed by ``b`` or ``i``, are powers of ``kb_base``;
+    kib/mib/gib/tib/pib are powers of the other base (1000 when ``kb_base=1024``), as in fio.
+    Percentages of the device (``50%``), fractions and negative values are rejected.
     """
     raw = _text(text, option)
     if kb_base not in (1000, 1024):
@@ -71,12 +72,12 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
     if suffix in ("", "b"):
         mult = 1
     elif suffix[0] in _SIZE_POWERS and suffix[1:] in ("", "b", "i", "ib"):
-        base = kb_base if suffix[1:] in ("", "b") else (1000 if kb_base == 1024 else 1024)
+        base = (1000 if kb_base == 1024 else 1024) if suffix[1:] == "ib" else kb_base
         mult = base ** _SIZE_POWERS[suffix[0]]
     else:
         raise ConfigError(
             f"option '{option}': unknown size unit in '{raw}' (use b, k, m, g, t, p, "
-            "optionally followed by b, or ki/mi/gi/ti/pi)"
+            "optionally followed by b)"
         )
     if value == 0 and not allow_zero:
         raise ConfigError(f"option '{option}': size must be greater than zero, got '{raw}'")
@@ -86,9 +87,10 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
 def parse_time_ns(text: str | None, *, option: str, default_unit: str = "s") -> int:
     """Parse a fio time (``10``, ``500us``, ``20ms``, ``30s``, ``2m``, ``1h``, ``1d``); return ns.
 
-    Units (case-insensitive): us/usec, ms/msec, s/sec, m/min, h, d. A bare number is in
+    Units (case-insensitive): us/usec, ms/msec, s, m (minutes), h, d. A bare number is in
     ``default_unit`` (fio: seconds for runtime/ramp_time/startdelay, microseconds for thinktime).
-    Zero is allowed; negative values and fractions are rejected.
+    Zero is allowed; negative values, fractions and other suffixes (``sec``, ``min``, ``ns``:
+    fio would read them as microseconds) are rejected.
     """
     if default_unit not in _NS_PER:
         raise ValueError(f"default_unit must be one of {sorted(_NS_PER)}")
@@ -102,19 +104,29 @@ def parse_time_ns(text: str | None, *, option: str, default_unit: str = "s") -> 
     value, unit = int(m.group(1)), m.group(2) or default_unit
     if unit not in _NS_PER:
         raise ConfigError(
-            f"option '{option}': unknown time unit '{m.group(2)}' in '{raw}' "
-            "(use us/usec, ms/msec, s/sec, m/min, h or d)"
+            f"option '{option}': unknown time unit '{m.group(2)}' in '{raw}' (fio would silently "
+            "read it as microseconds); use us, ms, s, m (minutes), h or d"
         )
     if value < 0:
         raise ConfigError(f"option '{option}': time must not be negative, got '{raw}'")
     return value * _NS_PER[unit]
 
 
-def parse_bool(text: str | None, *, option: str) -> bool:
-    """Parse a fio boolean: 1/0, true/false, yes/no, on/off. No value (``direct`` alone) is true."""
+def parse_bool(text: str | None, *, option: str, flag: bool = False) -> bool:
+    """Parse a boolean: 1/0, true/false, yes/no, on/off (fio itself accepts only 0/1).
+
+    ``flag=True`` is for fio's set-type options (``time_based``, ``group_reporting``, ...): no
+    value means true and any non-negative integer is accepted (non-zero = true), as in fio.
+    Other booleans (``direct``, ``nowait``, ...) need a value in fio, so none is an error.
+    """
     if text is None or not text.strip():
-        return True
+        if flag:
+            return True
+        raise ConfigError(f"option '{option}' needs a value (fio rejects a bare '{option}'; "
+                          f"write {option}=1)")
     low = text.strip().lower()
+    if flag and low.isdigit():
+        return int(low) != 0
     if low in _TRUE:
         return True
     if low in _FALSE:

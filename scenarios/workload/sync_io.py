@@ -92,7 +92,7 @@ class SyncThread:
     def _issue(self, with_completion: bool) -> None:
         host = self.host
         runner = self.runner
-        now = host.engine.env._now
+        now = runner.clock()
         prev = self.req
         t0 = now
         if with_completion:
