@@ -106,7 +106,9 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
     busy_ns = [c.busy_ns - s.busy[i] for i, c in enumerate(cpus)]
     per_io = max(n, 1)
     layers = {name: float(layer_cycles[j] / freq / per_io) for j, name in enumerate(LAYERS)}
-    layers["idle"] = float(sum(idle_ns) / per_io)
+    # idle wait: idle time of the CPUs that run IO threads (other CPUs' idleness is not this IO's)
+    io_cpus = {t.cpu for t in host.all_tasks}
+    layers["idle"] = float(sum(idle_ns[i] for i in io_cpus) / per_io)
     # ---- interrupts, context switches
     irq_total = {}
     for i, r in enumerate(host.runners):

@@ -1,0 +1,5 @@
+import sys
+
+from stacksim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,133 @@
+"""The ``stacksim`` command line.
+
+Bad input (unknown key, platform or policy, bad value, missing file) prints one message naming the
+problem and exits with status 2: no traceback, no partial output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from simcore.errors import ConfigError
+
+EXIT_BAD_INPUT = 2
+
+
+def _add_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--platform", help="built-in platform name (see `stacksim list`)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override: queue.io_poll=1, queue.io_poll_delay=0, kernel.ctx_switch_cycles=3000, or a fio option (bs=8k)")
+    p.add_argument("--seed", type=int, help="random seed (default: the scenario's, else 1)")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the full result as JSON")
+    p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                   help="import a policy plug-in (a .py file or a module name) before running")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="stacksim", description="Cycle-level simulator of a host CPU, its OS IO stack and its SSDs.")
+    sub = ap.add_subparsers(dest="cmd")
+    run = sub.add_parser("run", help="simulate a fio job file or a scenario (default: the built-in default scenario)")
+    run.add_argument("job", nargs="?", help="fio job file (.fio/.ini) or scenario YAML")
+    run.add_argument("--scenario", help="built-in scenario name or scenario YAML path")
+    run.add_argument("--records", metavar="OUT", help="write per-IO records (.csv or .parquet)")
+    run.add_argument("--quiet", action="store_true", help="no terminal summary")
+    _add_run_args(run)
+    sub.add_parser("list", help="list built-in scenarios, platforms and policies")
+    sch = sub.add_parser("schema", help="print the JSON schema of a configuration model")
+    sch.add_argument("what", nargs="?", default="scenario", choices=["scenario", "platform", "queue", "run"])
+    return ap
+
+
+def cmd_run(args) -> int:
+    from scenarios.scenario import resolve, parse_sets
+    from simcore.plugins import load_plugin
+    from stacksim.output import check_records_path, format_summary, write_json, write_records
+    from stacksim.run import simulate
+
+    for p in args.plugin:
+        load_plugin(p)
+    job_file = scenario = None
+    if args.job:
+        if args.job.endswith((".yaml", ".yml")):
+            scenario = args.job
+        else:
+            job_file = args.job
+    if args.scenario:
+        if job_file or scenario:
+            raise ConfigError("give either a job file / scenario file or --scenario, not both")
+        scenario = args.scenario
+    if job_file is not None:
+        from pathlib import Path
+
+        if not Path(job_file).is_file():
+            raise ConfigError(f"job file not found: {job_file}")
+    if args.records:
+        check_records_path(args.records)
+    cfg = resolve(job_file=job_file, scenario=scenario, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
+    result = simulate(cfg, keep_records=bool(args.records))
+    records = result.pop("_records", None)
+    if not args.quiet:
+        print(format_summary(result))
+    if args.json_out:
+        write_json(args.json_out, result)
+    if args.records:
+        write_records(args.records, records)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from models.cpu.presets import CPU_PRESETS
+    from models.platforms import PLATFORMS
+    from models.ssd.presets import SSD_PRESETS
+    from policies.completion import COMPLETION_POLICIES
+    from policies.io_scheduler import IO_SCHEDULERS
+    from scenarios.scenario import builtin_scenarios
+    from simcore.config import load_data_file
+
+    print("scenarios:")
+    for name, path in builtin_scenarios().items():
+        desc = (load_data_file(path) or {}).get("description", "").strip().replace("\n", " ")
+        print(f"  {name:24s} {desc[:100]}")
+    print("platforms:")
+    for name, fn in PLATFORMS.items():
+        print(f"  {name:24s} {fn().description}")
+    print("completion policies: " + ", ".join(COMPLETION_POLICIES.names()))
+    print("IO schedulers: " + ", ".join(IO_SCHEDULERS.names()))
+    print("CPU presets: " + ", ".join(CPU_PRESETS))
+    print("SSD presets: " + ", ".join(SSD_PRESETS))
+    return 0
+
+
+def cmd_schema(args) -> int:
+    from models.os.queue import QueueConfig
+    from models.platform import PlatformConfig
+    from scenarios.scenario import RunConfig, ScenarioFile
+
+    model = {"scenario": ScenarioFile, "platform": PlatformConfig, "queue": QueueConfig, "run": RunConfig}[args.what]
+    print(json.dumps(model.model_json_schema(), indent=2))
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "list": cmd_list, "schema": cmd_schema}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.cmd is None:
+        ap.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return COMMANDS[args.cmd](args)
+    except ConfigError as err:
+        print(f"stacksim: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("stacksim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Shared test helpers: small, fast run configurations on the calibrated platform."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.platforms import optane900p_e3_1230v5
+from scenarios.fio.parser import job_from_options
+from scenarios.scenario import RunConfig
+
+MODES = {
+    "interrupt": dict(io_poll=False, io_poll_delay=-1, hipri="0"),
+    "classic": dict(io_poll=True, io_poll_delay=-1, hipri="1"),
+    "hybrid": dict(io_poll=True, io_poll_delay=0, hipri="1"),
+}
+
+
+def make_cfg(mode: str = "interrupt", *, threads: int = 1, bs: str = "4k", rw: str = "randread",
+             runtime_ms: int = 50, ramp_ms: int = 10, seed: int = 3, platform=None, extra: dict | None = None) -> RunConfig:
+    plat = platform or optane900p_e3_1230v5()
+    m = MODES[mode]
+    queue = plat.queue.model_copy(update={"io_poll": m["io_poll"], "io_poll_delay": m["io_poll_delay"]})
+    opts = {"rw": rw, "bs": bs, "ioengine": "pvsync2", "direct": "1", "hipri": m["hipri"], "numjobs": str(threads),
+            "runtime": f"{runtime_ms}ms", "ramp_time": f"{ramp_ms}ms", "time_based": "1"}
+    opts.update(extra or {})
+    job = job_from_options(opts, name=f"{mode}")
+    return RunConfig(name=f"test-{mode}", platform=plat, queue=queue, jobs=(job,), seed=seed)
+
+
+@pytest.fixture
+def cfg_factory():
+    return make_cfg
