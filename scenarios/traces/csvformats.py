@@ -1,0 +1,121 @@
+"""Line parsers for the CSV block-trace formats: Alibaba, Tencent and MSR Cambridge.
+
+Every parser turns one text line into ``None`` (blank or header line, not a record), a skip
+reason (a string, counted by the reader) or a raw record ``(t_abs_ns, op, offset_bytes,
+nbytes, volume)``; a malformed line raises :class:`~scenarios.traces.record.BadLine`.
+A header line is accepted only as the first non-blank line, with the right number of columns,
+all of them non-numeric. Zero-length IOs are skipped (reason ``"zero length"``).
+
+Column units (mechanisms.md, Appendix B):
+
+* ``alibaba``: device_id, opcode (R/W), offset (bytes), length (bytes), timestamp (us).
+* ``tencent``: timestamp (s), offset (512 B sectors), size (sectors), io_type (0 read,
+  1 write), volume_id.
+* ``msr``: timestamp (Windows FILETIME, 100 ns ticks), hostname, disk number, type
+  (Read/Write), offset (bytes), size (bytes), response time (100 ns ticks, checked, unused);
+  volume = ``f"{hostname}_{disk}"``.
+"""
+
+from __future__ import annotations
+
+from .record import BadLine, to_int, to_ns
+
+__all__ = ["Raw", "Parsed", "LineParser", "AlibabaParser", "TencentParser", "MsrParser"]
+
+Raw = tuple[int, str, int, int, str]
+"""``(t_abs_ns, op, offset_bytes, nbytes, volume)`` before rebasing to the first record."""
+Parsed = Raw | str | None
+
+SECTOR = 512  # bytes
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+class LineParser:
+    """Base of the per-format line parsers; one instance per pass over a file (may keep state)."""
+
+    name = ""
+    columns: tuple[str, ...] = ()
+
+    def parse(self, text: str, lineno: int) -> Parsed:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _CsvParser(LineParser):
+    def __init__(self) -> None:
+        self._first = True
+
+    def parse(self, text: str, lineno: int) -> Parsed:
+        line = text.strip()
+        if not line:
+            return None
+        fields = [f.strip() for f in line.split(",")]
+        first, self._first = self._first, False
+        if len(fields) != len(self.columns):
+            raise BadLine(f"expected {len(self.columns)} comma-separated columns "
+                          f"({', '.join(self.columns)}), got {len(fields)}")
+        if first and not any(_numeric(f) for f in fields):
+            return None  # header
+        return self.record(fields)
+
+    def record(self, f: list[str]) -> Parsed:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def _sized(t: int, op: str, offset: int, nbytes: int, volume: str) -> Parsed:
+    return "zero length" if nbytes == 0 else (t, op, offset, nbytes, volume)
+
+
+class AlibabaParser(_CsvParser):
+    name = "alibaba"
+    columns = ("device_id", "opcode", "offset", "length", "timestamp_us")
+    _OPS = {"R": "read", "W": "write", "r": "read", "w": "write"}
+
+    def record(self, f: list[str]) -> Parsed:
+        if not f[0]:
+            raise BadLine("empty device_id")
+        op = self._OPS.get(f[1])
+        if op is None:
+            raise BadLine(f"unknown opcode {f[1]!r} (expected R or W)")
+        return _sized(to_ns(f[4], 1_000, "timestamp"), op, to_int(f[2], "offset"),
+                      to_int(f[3], "length"), f[0])
+
+
+class TencentParser(_CsvParser):
+    name = "tencent"
+    columns = ("timestamp_s", "offset_sectors", "size_sectors", "io_type", "volume_id")
+    _OPS = {"0": "read", "1": "write"}
+
+    def record(self, f: list[str]) -> Parsed:
+        op = self._OPS.get(f[3])
+        if op is None:
+            raise BadLine(f"unknown io_type {f[3]!r} (expected 0 = read or 1 = write)")
+        if not f[4]:
+            raise BadLine("empty volume_id")
+        return _sized(to_ns(f[0], 10**9, "timestamp"), op, to_int(f[1], "offset") * SECTOR,
+                      to_int(f[2], "size") * SECTOR, f[4])
+
+
+class MsrParser(_CsvParser):
+    name = "msr"
+    columns = ("timestamp_filetime", "hostname", "disk_number", "type", "offset", "size",
+               "response_time")
+    _OPS = {"read": "read", "write": "write"}
+
+    def record(self, f: list[str]) -> Parsed:
+        ticks = to_int(f[0], "timestamp")
+        if not f[1]:
+            raise BadLine("empty hostname")
+        disk = to_int(f[2], "disk number")
+        op = self._OPS.get(f[3].lower())
+        if op is None:
+            raise BadLine(f"unknown type {f[3]!r} (expected Read or Write)")
+        to_int(f[6], "response time")
+        return _sized(ticks * 100, op, to_int(f[4], "offset"), to_int(f[5], "size"),
+                      f"{f[1]}_{disk}")

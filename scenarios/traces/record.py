@@ -1,0 +1,61 @@
+"""The common trace record and the small number parsers shared by the format readers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["TraceIO", "BadLine", "to_int", "to_ns"]
+
+
+@dataclass(frozen=True, slots=True)
+class TraceIO:
+    """One IO of a block trace, in the same form whatever the source format."""
+
+    t_ns: int
+    """Issue time relative to the trace's first record, ns (negative only if the trace goes
+    backwards past its first record; see :class:`~scenarios.traces.reader.TraceReader`)."""
+    op: str
+    """``"read"`` or ``"write"``."""
+    offset: int
+    """Byte offset on the volume (>= 0)."""
+    nbytes: int
+    """Transfer size, bytes (> 0)."""
+    volume: str
+    """Device/volume/disk identifier as in the trace (``"hm_0"``, ``"7"``, ``"8,32"``)."""
+    line: int
+    """1-based source line number."""
+
+
+class BadLine(Exception):
+    """A malformed line. The reader adds file and line; ``fatal`` ones ignore skip_bad_lines."""
+
+    def __init__(self, msg: str, *, fatal: bool = False) -> None:
+        super().__init__(msg)
+        self.fatal = fatal
+
+
+def to_int(text: str, what: str, *, minimum: int | None = 0) -> int:
+    """Parse a decimal integer field; ``what`` names it in the error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadLine(f"{what} {text!r} is not an integer") from None
+    if minimum is not None and value < minimum:
+        raise BadLine(f"{what} {value} is negative" if minimum == 0 else f"{what} {value} < {minimum}")
+    return value
+
+
+def to_ns(text: str, ns_per_unit: int, what: str) -> int:
+    """Parse a non-negative decimal number of some unit (``"12"``, ``"1.5"``) exactly into ns."""
+    if text.isdigit():  # fast path: the usual integer timestamps
+        return int(text) * ns_per_unit
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise BadLine(f"{what} {text!r} is not a number") from None
+    if not value.is_finite():
+        raise BadLine(f"{what} {text!r} is not a finite number")
+    if value < 0:
+        raise BadLine(f"{what} {text} is negative")
+    return int((value * ns_per_unit).to_integral_value())

@@ -1,0 +1,81 @@
+"""Streaming transforms of trace records: time window / volume / speed selection, and the
+assignment of many trace volumes to a few simulated devices."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+
+from simcore.errors import ConfigError
+
+from .record import TraceIO
+
+__all__ = ["select", "map_volumes"]
+
+
+def _check_window(window_ns) -> tuple[int | None, int | None]:
+    try:
+        start, end = window_ns
+    except (TypeError, ValueError):
+        raise ConfigError(f"window_ns must be a (start_ns, end_ns) pair, got {window_ns!r}") from None
+    for name, v in (("start", start), ("end", end)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+            raise ConfigError(f"window_ns {name} must be an integer number of ns or None, got {v!r}")
+    if start is not None and end is not None and end < start:
+        raise ConfigError(f"window_ns end {end} is before start {start}")
+    return start, end
+
+
+def select(records: Iterable[TraceIO], *, window_ns: tuple[int | None, int | None] = (None, None),
+           volumes: set[str] | None = None, speed: float = 1.0, assume_sorted: bool = False,
+           counts: dict[str, int] | None = None) -> Iterator[TraceIO]:
+    """Keep the records with ``start <= t_ns < end`` (on the original times; None = open) and,
+    if ``volumes`` is given, a volume in it; yield them in the same order with ``t_ns`` rebased to
+    ``start`` (0 if None) and divided by ``speed`` (2.0 = replay twice as fast), rounded to ns.
+
+    ``assume_sorted``: stop reading at the first record at or past ``end`` (for time-sorted
+    traces; saves reading the rest of a large file). ``counts``, if given, receives the number
+    of records dropped per reason (``"before window"``, ``"after window"``, ``"volume"``).
+    """
+    start, end = _check_window(window_ns)
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not math.isfinite(speed) \
+            or speed <= 0:
+        raise ConfigError(f"speed must be a finite number > 0, got {speed!r}")
+    if isinstance(volumes, str):
+        raise ConfigError(f"volumes must be a set of volume names, not the string {volumes!r}")
+    wanted = None if volumes is None else {str(v) for v in volumes}
+    base = start or 0
+    counts = {} if counts is None else counts
+
+    def drop(reason: str) -> None:
+        counts[reason] = counts.get(reason, 0) + 1
+
+    for rec in records:
+        t = rec.t_ns
+        if start is not None and t < start:
+            drop("before window")
+            continue
+        if end is not None and t >= end:
+            if assume_sorted:
+                return
+            drop("after window")
+            continue
+        if wanted is not None and rec.volume not in wanted:
+            drop("volume")
+            continue
+        new_t = t - base if speed == 1 else round((t - base) / speed)
+        yield rec if new_t == t else replace(rec, t_ns=new_t)
+
+
+def map_volumes(records: Iterable[TraceIO], n_devices: int) -> Iterator[tuple[TraceIO, int]]:
+    """Yield ``(record, device_index)``: the k-th distinct volume (in order of first appearance,
+    counting from 0) goes to device ``k % n_devices``, for the whole stream."""
+    if isinstance(n_devices, bool) or not isinstance(n_devices, int) or n_devices < 1:
+        raise ConfigError(f"n_devices must be an integer >= 1, got {n_devices!r}")
+    index: dict[str, int] = {}
+    for rec in records:
+        dev = index.get(rec.volume)
+        if dev is None:
+            dev = index[rec.volume] = len(index) % n_devices
+        yield rec, dev
