@@ -25,13 +25,15 @@ class Host:
         self.engine = Engine(tracer)
         self.rng = RngStreams(seed)
         # 1. CPU package and cost bundles
-        self.pkg = Package(platform.cpu)
+        self.pkg = Package(platform.cpu, self.engine)
         self.kcosts = k = platform.kernel
         self.costs = CostTable(platform.cpu.activity)
         self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles, scheduler=k.wakeup_cycles)
         self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles, scheduler=k.wakeup_cycles)
         # 2. one runner (scheduler + executor) per logical CPU
         self.runners = [CpuRunner(self, cpu, MenuGovernor(platform.cpu), platform.sched) for cpu in self.pkg.cpus]
+        for r in self.runners:
+            r._sibling = self.pkg.sibling_of(r.cpu)
         # 3. devices, driver queues, blk-mq
         self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i) for i in range(platform.ssd_count)]
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)

@@ -25,6 +25,7 @@ class _Snapshot:
         self.t = now
         self.counts = [dict(r.counts) for r in host.runners]
         self.poll = [r.poll_cycles for r in host.runners]
+        self.smt = [r.smt_stall_ns for r in host.runners]
         self.irqs = [dict(r.irq_kinds) for r in host.runners]
         self.busy = [c.busy_ns for c in host.pkg.cpus]
         self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
@@ -106,6 +107,7 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
     busy_ns = [c.busy_ns - s.busy[i] for i, c in enumerate(cpus)]
     per_io = max(n, 1)
     layers = {name: float(layer_cycles[j] / freq / per_io) for j, name in enumerate(LAYERS)}
+    layers["smt_contention"] = float(sum(r.smt_stall_ns - s.smt[i] for i, r in enumerate(host.runners)) / per_io)
     # idle wait: idle time of the CPUs that run IO threads (other CPUs' idleness is not this IO's)
     io_cpus = {t.cpu for t in host.all_tasks}
     layers["idle"] = float(sum(idle_ns[i] for i in io_cpus) / per_io)

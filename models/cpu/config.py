@@ -42,6 +42,10 @@ class CpuConfig(Model):
     cpuidle_governor: Literal["menu"] = "menu"
     core_leakage_w: float = Field(ge=0, description="static power of a powered (C0/POLL) physical core at max voltage, W")
     core_dynamic_w: float = Field(ge=0, description="dynamic power of a physical core at max frequency, activity 1.0, W")
+    smt_slowdown: float = Field(
+        1.5, ge=1.0, description="time factor of work on a logical CPU while its sibling is busy too (SMT gives ~1.3x"
+        " aggregate throughput, so each thread runs at ~0.65 of its solo speed)",
+    )
     smt_second_thread_activity: float = Field(
         0.3, ge=0, le=1, description="extra dynamic activity when the second sibling is busy too (fraction of one thread)"
     )

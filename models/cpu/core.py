@@ -16,12 +16,12 @@ from models.cpu.config import CpuConfig
 class Package:
     """The CPU package: physical cores, logical CPUs, uncore power."""
 
-    def __init__(self, cfg: CpuConfig, freq_ghz: float | None = None):
+    def __init__(self, cfg: CpuConfig, engine=None, freq_ghz: float | None = None):
         self.cfg = cfg
+        #: the simulation engine (cores schedule their P-state transitions on it)
+        self.engine = engine
+        #: frequency every core starts at: the cpufreq governor's static choice
         self.freq_ghz = freq_ghz or (cfg.top_freq_ghz if cfg.cpufreq_governor == "performance" else cfg.min_freq_ghz)
-        # busy power = leak + dyn * activity at the (fixed) frequency: precomputed factors
-        self._leak_w = cfg.busy_power_w(self.freq_ghz, 0.0)
-        self._dyn_w = cfg.busy_power_w(self.freq_ghz, 1.0) - self._leak_w
         self.cores = [PhysicalCore(self, i) for i in range(cfg.physical_cores)]
         n_threads = 2 if cfg.smt else 1
         # Linux numbering: cpu i and cpu i + ncores are siblings on Intel and AMD servers.
@@ -68,7 +68,8 @@ class Package:
 class PhysicalCore:
     """One physical core: 1 or 2 logical CPUs sharing power state and frequency."""
 
-    __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg")
+    __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg", "freq_ghz", "target_ghz",
+                 "_leak_w", "_dyn_w", "listeners", "transitions", "_pending")
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
@@ -78,8 +79,45 @@ class PhysicalCore:
         self.power_w = 0.0
         self._t = 0.0
         self._cfg = pkg.cfg
+        self.listeners = []  # called with the new frequency (the OS runners of the siblings)
+        self.transitions = 0
+        self._pending = None
+        self.freq_ghz = self.target_ghz = 0.0
+        self._set_freq_factors(pkg.freq_ghz)
+
+    def _set_freq_factors(self, freq_ghz: float) -> None:
+        cfg = self._cfg
+        self.freq_ghz = freq_ghz
+        # busy power = leak + dyn * activity at this frequency (precomputed for the hot path)
+        self._leak_w = cfg.busy_power_w(freq_ghz, 0.0)
+        self._dyn_w = cfg.busy_power_w(freq_ghz, 1.0) - self._leak_w
+
+    def request_freq(self, now: float, freq_ghz: float) -> None:
+        """Ask for a P-state change (both siblings share it). The core keeps running at the old
+        frequency for ``pstate_transition_ns`` (PLL relock, voltage ramp), then switches; work
+        already under way keeps the speed it started with."""
+        cfg = self._cfg
+        freq_ghz = min(max(freq_ghz, cfg.min_freq_ghz), cfg.top_freq_ghz)
+        if freq_ghz == self.target_ghz:
+            return
+        self.target_ghz = freq_ghz
+        if self._pending is not None:
+            self._pending.cancel()
+        self._pending = self.pkg.engine.call_in(cfg.pstate_transition_ns, self._apply_freq, freq_ghz)
+
+    def _apply_freq(self, freq_ghz: float) -> None:
+        self._pending = None
+        now = self.pkg.engine.now
+        self.energy_j += self.power_w * (now - self._t) * 1e-9
+        self._t = now
+        self._set_freq_factors(freq_ghz)
+        self.transitions += 1
+        self.power_w = self._compute()
+        for fn in self.listeners:
+            fn(freq_ghz)
 
     def finish_setup(self) -> None:
+        self.target_ghz = self.freq_ghz
         self.power_w = self._compute()
 
     def _compute(self) -> float:
@@ -100,8 +138,7 @@ class PhysicalCore:
         if a1 >= 0:
             if a2 >= 0:
                 a1 += cfg.smt_second_thread_activity * a2
-            pkg = self.pkg
-            return pkg._leak_w + pkg._dyn_w * a1
+            return self._leak_w + self._dyn_w * a1
         return shallow if shallow > 0 else 0.0
 
     def update(self, now: float) -> None:
@@ -125,9 +162,9 @@ class LogicalCpu:
         self.id = cpu_id
         self.core = core
         core.cpus.append(self)
-        self.busy = True  # boots busy; the OS puts it idle at t=0
-        self.spinning = False
-        self.activity = core._cfg.activity["kernel"]
+        self.busy = False  # boots in state 0 until the OS runs work or picks an idle state at t=0
+        self.spinning = core._cfg.cstates[0].polling
+        self.activity = core._cfg.activity["spin"]
         self.cstate = 0
         self.cstate_power = 0.0
         self.busy_ns = 0.0

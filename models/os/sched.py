@@ -95,7 +95,10 @@ class CpuRunner:
         self.engine = host.engine
         self.cpu = cpu
         self.id = cpu.id
-        self.freq = cpu.core.pkg.freq_ghz
+        self.freq = cpu.core.freq_ghz
+        cpu.core.listeners.append(self._freq_changed)
+        self._smt_slowdown = cpu.core._cfg.smt_slowdown
+        self._sibling = None  # set by the host once all CPUs exist
         self.governor = governor
         self.sched = sched
         self.cstates = cpu.core._cfg.cstates
@@ -118,6 +121,7 @@ class CpuRunner:
         self.min_vruntime = 0.0
         self.counts: dict[int, int] = {}
         self.poll_cycles = 0.0
+        self.smt_stall_ns = 0.0
         self.irqs_handled = 0
         self.irq_kinds: dict[str, int] = {}
         # work carried into the next segment (a context switch merged with what follows it)
@@ -163,6 +167,12 @@ class CpuRunner:
             counts[carry.idx] = counts.get(carry.idx, 0) + 1
             if task is not None:
                 task.sys_cycles += carry.sys_cycles
+        sib = self._sibling
+        if sib is not None and sib.busy:
+            # the sibling competes for the core's pipeline: the same cycles take longer
+            extra = dur * (self._smt_slowdown - 1.0)
+            self.smt_stall_ns += extra
+            dur += extra
         self._seg_act = cost.activity
         self.cpu.set_busy(now, cost.activity)
         self.mode = RUN
@@ -180,6 +190,10 @@ class CpuRunner:
                 **{n: a + b for n, a, b in zip(_LAYER_NAMES, self._carry.layer_cycles, cost.layer_cycles) if a + b},
             )
         self._carry_ns += cost.cycles / self.freq
+
+    def _freq_changed(self, freq_ghz: float) -> None:
+        self.freq = freq_ghz
+        self._iter_ns = self.host.kcosts.poll_iteration_cycles / freq_ghz
 
     def clock(self) -> float:
         """The time code running now on this CPU sees (now + any context switch carried into
