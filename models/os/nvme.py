@@ -61,7 +61,7 @@ class NvmeDriver:
     def _complete(self, runner, req) -> int:
         """Complete ``req`` (blk_mq_complete_request -> bio end); returns 1 if a task was woken."""
         req.done = True
-        req.t_reaped = self.engine.env._now
+        req.t_reaped = runner.clock()
         self.host.iosched_complete(req)
         task = req.task
         if task is not None and task.state == "sleeping" and req.waiter_sleeping:

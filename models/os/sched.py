@@ -125,7 +125,7 @@ class CpuRunner:
         self.irqs_handled = 0
         self.irq_kinds: dict[str, int] = {}
         # work carried into the next segment (a context switch merged with what follows it)
-        self._carry = None
+        self._carry: list = []
         self._carry_ns = 0.0
         # segment state
         self._seg_call = None
@@ -158,15 +158,10 @@ class CpuRunner:
             task.usr_cycles += cost.user_cycles
             task.sys_cycles += cost.sys_cycles
         dur = cost.cycles / self.freq
-        carry = self._carry
-        if carry is not None:
-            # a context switch merged into this segment: same time, one event fewer
-            self._carry = None
-            dur += self._carry_ns
-            self._carry_ns = 0.0
-            counts[carry.idx] = counts.get(carry.idx, 0) + 1
-            if task is not None:
-                task.sys_cycles += carry.sys_cycles
+        if self._carry_ns:
+            # work carried into this segment (a context switch, an IRQ on an idle CPU, CQ reaping):
+            # same time, one event fewer
+            dur += self._absorb_carry(task)
         sib = self._sibling
         if sib is not None and sib.busy:
             # the sibling competes for the core's pipeline: the same cycles take longer
@@ -182,14 +177,20 @@ class CpuRunner:
 
     def add_carry(self, cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
-        if self._carry is None:
-            self._carry = cost
-        else:
-            self._carry = self.host.costs.get(
-                f"{self._carry.name}+{cost.name}",
-                **{n: a + b for n, a, b in zip(_LAYER_NAMES, self._carry.layer_cycles, cost.layer_cycles) if a + b},
-            )
+        self._carry.append(cost)
         self._carry_ns += cost.cycles / self.freq
+
+    def _absorb_carry(self, task) -> float:
+        """Count the carried bundles (on this CPU and the task) and return their time, ns."""
+        counts = self.counts
+        for c in self._carry:
+            counts[c.idx] = counts.get(c.idx, 0) + 1
+            if task is not None:
+                task.sys_cycles += c.sys_cycles
+        self._carry.clear()
+        ns = self._carry_ns
+        self._carry_ns = 0.0
+        return ns
 
     def _freq_changed(self, freq_ghz: float) -> None:
         self.freq = freq_ghz
@@ -274,8 +275,7 @@ class CpuRunner:
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
             cost = self.cost_cs_from_idle if from_idle else self.cost_cs
-            self._carry = cost
-            self._carry_ns = cost.cycles / self.freq
+            self.add_carry(cost)
             self.cpu.set_busy(self.engine.env._now, cost.activity)
             self.mode = RUN
             nxt.ran_since = self.engine.env._now
@@ -321,7 +321,7 @@ class CpuRunner:
             self._enqueue_woken(task)
         else:
             host = self.host
-            self.engine.call_in(host.kcosts.ipi_latency_ns, target.raise_irq, FixedIrq(host.ipi_cost, lambda r, t=task: r._enqueue_woken(t), "ipi"))
+            self.engine.call_in(self._carry_ns + host.kcosts.ipi_latency_ns, target.raise_irq, FixedIrq(host.ipi_cost, lambda r, t=task: r._enqueue_woken(t), "ipi"))
 
     def _enqueue_woken(self, task: Task) -> None:
         if task.state != SLEEPING:
@@ -384,6 +384,9 @@ class CpuRunner:
         now = self.engine.env._now
         prev = self.mode
         delay = 0.0
+        if prev == IDLE and len(self._irqs) == 1:
+            self._irq_on_idle(now)
+            return
         if prev == IDLE:
             delay = self.cstates[self.cpu.cstate].exit_latency_ns
             self.governor.reflect(now - self._idle_since)
@@ -398,6 +401,26 @@ class CpuRunner:
         self._irq_prev = prev
         self.mode = IRQ
         self._next_irq(delay)
+
+    def _irq_on_idle(self, now: float) -> None:
+        """An interrupt wakes an idle CPU: C-state exit, handler, then whatever it made runnable.
+        Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
+        the next segment and the handler's effects apply now with timestamps from ``clock()``."""
+        self.governor.reflect(now - self._idle_since)
+        work = self._irqs.popleft()
+        cost = work.cost(self)
+        idx = cost.idx
+        self.counts[idx] = self.counts.get(idx, 0) + 1
+        self.irqs_handled += 1
+        self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
+        self.cpu.set_busy(now, cost.activity)
+        self.mode = NONE
+        self._carry_ns += self.cstates[self.cpu.cstate].exit_latency_ns + cost.cycles / self.freq
+        work.fire(self)
+        if self.rq:
+            self._schedule(from_idle=True)
+        else:
+            self.run(self.cost_idle_reenter, self._enter_idle)
 
     def _next_irq(self, delay: float) -> None:
         work = self._irqs.popleft()
@@ -466,14 +489,8 @@ class CpuRunner:
             return
         now = self.engine.env._now
         start = now
-        carry = self._carry
-        if carry is not None:
-            self._carry = None
-            start += self._carry_ns
-            self._carry_ns = 0.0
-            self.counts[carry.idx] = self.counts.get(carry.idx, 0) + 1
-            if self.current is not None:
-                self.current.sys_cycles += carry.sys_cycles
+        if self._carry_ns:
+            start += self._absorb_carry(self.current)
         self.mode = POLL
         self._poll_qp = qp
         self._poll_req = req

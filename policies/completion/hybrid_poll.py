@@ -106,7 +106,7 @@ class HybridPollCompletion(CompletionPolicy):
         def resume():
             runner.cancel_timer(timer)
             req.waiter_sleeping = False
-            self.slept_ns += self.host.engine.env._now - t0
+            self.slept_ns += runner.clock() - t0
             runner.poll(req.qp, req, then)
 
         runner.sleep(resume, iowait=True)
