@@ -28,7 +28,7 @@ class Host:
         self.pkg = Package(platform.cpu, self.engine)
         self.kcosts = k = platform.kernel
         self.costs = CostTable(platform.cpu.activity)
-        self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles, scheduler=k.wakeup_cycles)
+        self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles)
         self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles, scheduler=k.wakeup_cycles)
         # 2. one runner (scheduler + executor) per logical CPU
         self.runners = [CpuRunner(self, cpu, MenuGovernor(platform.cpu), platform.sched) for cpu in self.pkg.cpus]

@@ -46,38 +46,43 @@ class NvmeDriver:
         req.qp.device.submit(req.qp, req)
 
     # ------------------------------------------------------------- completions
-    def _reap_cost(self, n: int, wakes: int, irq: bool):
-        key = (n, wakes, irq)
+    def _reap_cost(self, n: int, irq: bool):
+        key = (n, irq)
         cost = self._reap_costs.get(key)
         if cost is None:
             k = self._k
-            parts = dict(driver=n * k.nvme_complete_cycles, block=n * k.blk_complete_cycles, scheduler=wakes * k.wakeup_cycles)
+            parts = dict(driver=n * k.nvme_complete_cycles, block=n * k.blk_complete_cycles)
             if irq:
                 parts["irq"] = k.irq_entry_cycles
             cost = self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
             self._reap_costs[key] = cost
         return cost
 
-    def _complete(self, runner, req) -> int:
-        """Complete ``req`` (blk_mq_complete_request -> bio end); returns 1 if a task was woken."""
+    def _complete(self, runner, req) -> None:
+        """Complete ``req`` (blk_mq_complete_request -> bio end -> the submitter's completion:
+        wake a blocked synchronous task, or the async engine's ``done_cb``)."""
         req.done = True
         req.t_reaped = runner.clock()
         self.host.iosched_complete(req)
+        cb = req.done_cb
+        if cb is not None:
+            cb(runner, req)
+            return
         task = req.task
         if task is not None and task.state == "sleeping" and req.waiter_sleeping:
             req.waiter_sleeping = False
             runner.wake(task)
-            return 1
-        return 0
 
     def reap(self, runner, qp):
-        """nvme_poll / nvme_process_cq: reap every posted entry of ``qp``; returns the Cost."""
+        """nvme_poll / nvme_process_cq: reap every posted entry of ``qp``; its cost is carried
+        into what the polling CPU runs next."""
         entries = qp.cq
         qp.cq = []
-        wakes = 0
+        cost = self._reap_cost(len(entries), irq=False)
+        runner.add_carry(cost)  # reaping runs before the wake-ups it causes
         for req in entries:
-            wakes += self._complete(runner, req)
-        return self._reap_cost(len(entries), wakes, irq=False)
+            self._complete(runner, req)
+        return None
 
     def _posted_irq(self, qp, req) -> None:
         self.host.runners[qp.cpu].raise_irq(NvmeIrq(self, qp))
@@ -101,11 +106,7 @@ class NvmeIrq(IrqWork):
         qp = self.qp
         self.entries = entries = qp.cq
         qp.cq = []
-        wakes = 0
-        for r in entries:
-            if r.waiter_sleeping:
-                wakes += 1
-        return self.driver._reap_cost(len(entries), wakes, irq=True)
+        return self.driver._reap_cost(len(entries), irq=True)
 
     def fire(self, runner) -> None:
         complete = self.driver._complete

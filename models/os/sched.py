@@ -111,6 +111,7 @@ class CpuRunner:
         self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", scheduler=k.ctx_switch_cycles + k.idle_exit_cycles)
         self.cost_idle_reenter = ct.get("idle_reenter", scheduler=k.idle_exit_cycles + k.idle_entry_cycles)
         self.cost_noop = ct.get("noop")
+        self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles)
         self._iter_ns = k.poll_iteration_cycles / self.freq
         self._tick_ns = 1e9 / sched.tick_hz
         self.current: Task | None = None
@@ -313,9 +314,11 @@ class CpuRunner:
             self._poll_interrupt_for_resched()
 
     def wake(self, task: Task) -> None:
-        """try_to_wake_up from code running on this CPU (IRQ handler, poller)."""
+        """try_to_wake_up from code running on this CPU (IRQ handler, poller); its cycles are
+        carried into what this CPU runs next."""
         if task.state != SLEEPING:
             return
+        self.add_carry(self.cost_wakeup)
         target = self.host.runners[task.cpu]
         if target is self:
             self._enqueue_woken(task)
@@ -527,8 +530,8 @@ class CpuRunner:
         qp, req, then = self._poll_qp, self._poll_req, self._poll_then
         self._poll_qp = self._poll_req = self._poll_then = None
         self.mode = NONE
-        # reaping runs before what follows (the task's completion path or more polling)
-        self.add_carry(self.host.driver.reap(self, qp))
+        # reaping (carried) runs before what follows: the task's completion path or more polling
+        self.host.driver.reap(self, qp)
         if req.done:
             then()
         else:
