@@ -42,6 +42,7 @@ class Host:
         self.policies: dict = {}
         self.records: list = []
         self.all_tasks: list = []
+        self.sq_threads: dict = {}
         self.next_io_id = 0
 
     def policy(self, name: str):
@@ -49,6 +50,21 @@ class Host:
         if p is None:
             p = self.policies[name] = COMPLETION_POLICIES.get(name)(self, self.queue)
         return p
+
+    def sq_thread(self, cpu: int | None):
+        """The io_uring SQPOLL thread on ``cpu`` (default: the last CPU), created on first use."""
+        from scenarios.workload.sqpoll import SqThread
+
+        if cpu is None:
+            cpu = len(self.runners) - 1
+        if cpu >= len(self.runners):
+            from simcore.errors import ConfigError
+
+            raise ConfigError(f"sqthread_poll_cpu={cpu}: the platform has {len(self.runners)} CPUs")
+        th = self.sq_threads.get(cpu)
+        if th is None:
+            th = self.sq_threads[cpu] = SqThread(self, cpu)
+        return th
 
     def policy_name(self, hipri: bool) -> str:
         return select_policy_name(self.queue, hipri)

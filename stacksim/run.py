@@ -9,12 +9,14 @@ import numpy as np
 from models.host import Host
 from models.os.costs import LAYERS
 from scenarios.scenario import RunConfig
+from scenarios.workload.async_io import AsyncThread
 from scenarios.workload.sync_io import SyncThread
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
 from simcore.stats import fio_latency, latency_summary_us, records_table
 
 SYNC_ENGINES = ("psync", "pvsync2", "sync", "pvsync")
+ASYNC_ENGINES = ("libaio", "io_uring")
 
 
 class _Snapshot:
@@ -48,17 +50,20 @@ def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
     rr = 0
     host.threads = []
     for ji, job in enumerate(cfg.jobs):
-        if job.ioengine not in SYNC_ENGINES:
-            raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled yet (modelled: {', '.join(SYNC_ENGINES)})")
+        if job.ioengine not in SYNC_ENGINES + ASYNC_ENGINES:
+            raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(SYNC_ENGINES + ASYNC_ENGINES)})")
+        thread_cls = SyncThread if job.ioengine in SYNC_ENGINES else AsyncThread
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
         job_end = job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
         for clone in range(job.numjobs):
             cpu = allowed[rr % len(allowed)]
             rr += 1
-            th = SyncThread(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
+            th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
             host.threads.append(th)
     for th in host.threads:
         th.start()
+    for sq in host.sq_threads.values():
+        sq.start()
     host.start()
     return host, float(ramp), float(end)
 

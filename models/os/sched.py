@@ -113,6 +113,7 @@ class CpuRunner:
         self.cost_noop = ct.get("noop")
         self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles)
         self._iter_ns = k.poll_iteration_cycles / self.freq
+        self._spin_ns = k.spin_iteration_cycles / self.freq
         self._tick_ns = 1e9 / sched.tick_hz
         self.current: Task | None = None
         self.rq: list[Task] = []
@@ -196,6 +197,7 @@ class CpuRunner:
     def _freq_changed(self, freq_ghz: float) -> None:
         self.freq = freq_ghz
         self._iter_ns = self.host.kcosts.poll_iteration_cycles / freq_ghz
+        self._spin_ns = self.host.kcosts.spin_iteration_cycles / freq_ghz
 
     def clock(self) -> float:
         """The time code running now on this CPU sees (now + any context switch carried into
@@ -502,9 +504,25 @@ class CpuRunner:
         self.cpu.set_busy(now, self._act_poll)
         self._poll_check()
 
+    def spin(self, waiter, then) -> None:
+        """The current task spins (e.g. on a user-space ring) until ``waiter.done``; whoever makes
+        it done calls :meth:`spin_notify`."""
+        self.poll(None, waiter, then)
+
+    def spin_notify(self, waiter) -> None:
+        """``waiter`` became done: a spinning task notices at the end of its loop iteration."""
+        if self.mode == POLL and self._poll_req is waiter and self._poll_call is None:
+            it = self._spin_ns
+            elapsed = self.engine.env._now - self._poll_start
+            delay = it - elapsed % it if elapsed >= 0 else it - elapsed
+            self._poll_call = self.engine.call_in(delay, self._poll_hit)
+
     def _poll_check(self) -> None:
         if self.need_resched and self.rq:
             self._poll_interrupt_for_resched()
+        elif self._poll_qp is None:
+            if self._poll_req.done and self._poll_call is None:
+                self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.env._now) + self._spin_ns, self._poll_hit)
         elif self._poll_qp.cq and self._poll_call is None:
             self._poll_call = self.engine.call_in(self._poll_start - self.engine.env._now + self._iter_ns, self._poll_hit)
 
@@ -531,7 +549,8 @@ class CpuRunner:
         self._poll_qp = self._poll_req = self._poll_then = None
         self.mode = NONE
         # reaping (carried) runs before what follows: the task's completion path or more polling
-        self.host.driver.reap(self, qp)
+        if qp is not None:
+            self.host.driver.reap(self, qp)
         if req.done:
             then()
         else:

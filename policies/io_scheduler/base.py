@@ -1,16 +1,60 @@
 """The IO-scheduler interface of blk-mq (struct elevator_mq_ops, reduced).
 
-A scheduler instance serves one hardware queue. blk-mq calls ``insert`` when a request arrives,
-then ``dispatch`` repeatedly while driver tags are free until it returns None, and ``completed``
-when a request finishes. ``insert_cycles``/``dispatch_cycles``/``complete_cycles`` are the CPU
-cost per request, charged to the ``iosched`` layer.
+A scheduler instance is the elevator of one request queue (the kernel keeps one per device and
+shares it between the device's hardware queues; one per hardware queue also works, with fairness
+and token pools then scoped to that queue). blk-mq drives it with:
+
+* ``try_merge(req, max_bytes)`` (optional, before insert): return the queued request that ``req``
+  was merged into (then ``req`` is not inserted and completes with that request), or None;
+* ``insert(req)`` when a request arrives, then ``dispatch()`` repeatedly while driver tags are
+  free until it returns None;
+* ``completed(req)`` when a dispatched request finishes (frees kyber tokens, feeds statistics);
+* ``has_work()``: requests are queued (dispatch may still return None: throttled or idling);
+* ``on_ready``: a callback blk-mq sets; the scheduler calls it (through ``kick()``) when it can
+  dispatch again without a new insert or completion (bfq's idle timer fired, kyber's depth grew).
+  ``kick()`` is only called from the scheduler's own timer callbacks, never from inside
+  insert/dispatch/completed, so ``on_ready`` may run the queue directly.
+
+Tunables are the scheduler's sysfs attributes (``/sys/block/<dev>/queue/iosched/*``), given in the
+kernel's sysfs units; each class declares them in ``TUNABLES`` and finds the parsed values in
+``self.params``. ``insert_cycles``/``dispatch_cycles``/``complete_cycles`` are the CPU cost per
+request, charged to the ``iosched`` layer (platform calibration parameters, not tunables).
 """
 
 from __future__ import annotations
 
+import difflib
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from simcore.errors import ConfigError
 from simcore.plugins import Registry
 
 IO_SCHEDULERS = Registry("IO scheduler")
+
+SECTOR = 512
+"""Bytes per sector: the unit of positions, budgets and merges in the block layer."""
+
+REQ_ASYNC = 1 << 0
+"""``Request.flags`` bit of an asynchronous write (buffered writeback). Reads, and writes of the
+O_DIRECT engines (which set REQ_SYNC in the kernel), are synchronous: ``flags`` 0 means sync."""
+
+
+def is_sync(req) -> bool:
+    """``op_is_sync``: reads always; writes unless flagged asynchronous."""
+    return req.op == "read" or not (req.flags & REQ_ASYNC)
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """One sysfs attribute: integer default in ``unit``, accepted range [lo, hi]."""
+
+    default: int
+    unit: str
+    doc: str
+    lo: int = 0
+    hi: Optional[int] = None
 
 
 class IoScheduler:
@@ -18,10 +62,16 @@ class IoScheduler:
     insert_cycles = 0.0
     dispatch_cycles = 0.0
     complete_cycles = 0.0
+    TUNABLES: dict[str, Tunable] = {}
+    """sysfs name -> :class:`Tunable`; anything else in the tunables dict is a ConfigError."""
 
     def __init__(self, host, tunables: dict):
         self.host = host
+        self.params = self.parse_tunables(tunables or {})
+        #: Set by blk-mq: "run the hardware queue(s) again". Called via :meth:`kick`.
+        self.on_ready: Optional[Callable[[], None]] = None
 
+    # ------------------------------------------------------------- interface
     def insert(self, req) -> None:
         raise NotImplementedError
 
@@ -33,3 +83,107 @@ class IoScheduler:
 
     def has_work(self) -> bool:
         raise NotImplementedError
+
+    def try_merge(self, req, max_bytes: Optional[int] = None):
+        """Merge ``req`` into a queued request and return that request, or None (no merge);
+        ``max_bytes`` is the queue's ``max_sectors_kb`` limit in bytes (None: no limit)."""
+        return None
+
+    # ------------------------------------------------------------- helpers
+    @property
+    def now(self) -> float:
+        """Current simulated time in ns."""
+        return self.host.engine.now
+
+    def kick(self) -> None:
+        """Ask blk-mq to run the queue again (blk_mq_run_hw_queues)."""
+        if self.on_ready is not None:
+            self.on_ready()
+
+    @classmethod
+    def parse_tunables(cls, tunables: dict) -> dict[str, int]:
+        """Defaults overridden by ``tunables``; ConfigError on an unknown name or a bad value.
+        blk-mq may call it at configuration time to reject bad input before the run."""
+        params = {k: t.default for k, t in cls.TUNABLES.items()}
+        for key, raw in tunables.items():
+            spec = cls.TUNABLES.get(key)
+            if spec is None:
+                valid = ", ".join(sorted(cls.TUNABLES)) or "none"
+                close = difflib.get_close_matches(key, cls.TUNABLES, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ConfigError(f"queue.iosched.{key}: unknown {cls.name} tunable (valid: {valid}){hint}")
+            params[key] = _to_int(cls.name, key, raw, spec)
+        return params
+
+
+def _to_int(sched: str, key: str, raw, spec: Tunable) -> int:
+    """sysfs stores parse decimal integers; reject anything else and values out of range."""
+    if isinstance(raw, bool):
+        value = int(raw)
+    elif isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    elif isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
+        value = int(raw.strip())
+    else:
+        raise ConfigError(f"queue.iosched.{key}: {sched} expects an integer ({spec.unit}), got {raw!r}")
+    if value < spec.lo or (spec.hi is not None and value > spec.hi):
+        rng = f"[{spec.lo}, {spec.hi}]" if spec.hi is not None else f">= {spec.lo}"
+        raise ConfigError(f"queue.iosched.{key}: {value} out of range {rng} ({spec.unit})")
+    return value
+
+
+class SortedQueue:
+    """Requests sorted by start position (the kernel's per-queue rb-tree ``sort_list``).
+
+    Equal positions keep insertion order. ``add``/``remove`` are O(n) list moves with O(log n)
+    search, fast for the queue lengths that matter here; plug-in schedulers may reuse it.
+    """
+
+    __slots__ = ("_keys", "_reqs", "_key_of", "_seq")
+
+    def __init__(self):
+        self._keys: list[tuple[int, int]] = []
+        self._reqs: list = []
+        self._key_of: dict = {}
+        self._seq = 0
+
+    def __len__(self) -> int:
+        return len(self._reqs)
+
+    def __bool__(self) -> bool:
+        return bool(self._reqs)
+
+    def __iter__(self):
+        return iter(list(self._reqs))
+
+    def __contains__(self, req) -> bool:
+        return req in self._key_of
+
+    def add(self, req) -> None:
+        key = (req.offset, self._seq)
+        self._seq += 1
+        i = bisect_right(self._keys, key)
+        self._keys.insert(i, key)
+        self._reqs.insert(i, req)
+        self._key_of[req] = key
+
+    def remove(self, req) -> None:
+        i = bisect_left(self._keys, self._key_of.pop(req))
+        del self._keys[i]
+        del self._reqs[i]
+
+    def first(self):
+        """The lowest-positioned request, or None."""
+        return self._reqs[0] if self._reqs else None
+
+    def ceiling(self, pos: int):
+        """The first request starting at or after byte ``pos``, or None."""
+        i = bisect_left(self._keys, (pos, -1))
+        return self._reqs[i] if i < len(self._reqs) else None
+
+    def lower(self, pos: int):
+        """The last request starting before byte ``pos``, or None."""
+        i = bisect_left(self._keys, (pos, -1))
+        return self._reqs[i - 1] if i > 0 else None

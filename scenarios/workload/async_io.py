@@ -1,0 +1,270 @@
+"""fio's asynchronous engines: ``libaio`` (io_submit / io_getevents) and ``io_uring``
+(io_uring_enter; ``hipri`` = IORING_SETUP_IOPOLL; ``sqthread_poll`` = IORING_SETUP_SQPOLL).
+
+One fio thread keeps up to ``iodepth`` IOs in flight. Its loop, as fio's:
+1. prepare IOs (fio user work each) until ``iodepth_batch_submit`` are queued or the depth is
+   full, then submit them with one system call (libaio: io_submit; io_uring: io_uring_enter) --
+   with SQPOLL no system call: the SQ thread picks them up. Inside the call each IO pays the
+   engine's per-IO cost + fs + blk-mq + NVMe submit; the batch is plugged, so the doorbell rings
+   once when the call ends (blk_finish_plug).
+2. reap: wait until ``iodepth_batch_complete_min`` completions are available (at least one when
+   the queue is full), then reap up to ``iodepth_batch_complete_max`` (at least all available up to
+   the depth). Interrupt completions are posted to the ring by the IRQ handler, which wakes the
+   waiter once enough are there; with IOPOLL the waiting thread polls the device queue itself in
+   io_uring_enter(GETEVENTS); with SQPOLL + IOPOLL the SQ thread polls and the application spins
+   on the CQ ring in user space.
+fio latency: ``slat`` = prepare to submitted, ``clat`` = submitted to reaped, ``lat`` = both.
+``rate_iops`` paces issue times; the thread sleeps on an hrtimer (with the 50 us timer slack of
+ordinary tasks) when it is ahead.
+"""
+
+from __future__ import annotations
+
+from models.os.request import Request
+from models.os.task import Task
+from scenarios.workload.sync_io import SyncThread
+from simcore.errors import ConfigError
+
+
+class _Wait:
+    """What a thread waiting for completions polls or sleeps on (``done`` when enough)."""
+
+    __slots__ = ("done", "waiter_sleeping", "need")
+
+    def __init__(self):
+        self.done = False
+        self.waiter_sleeping = False
+        self.need = 0
+
+
+class AsyncThread(SyncThread):
+    """One fio thread of a libaio or io_uring job."""
+
+    def __init__(self, host, job, job_idx, clone, cpu, end_ns, stream):
+        super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
+        self.engine_name = job.ioengine
+        self.depth = job.iodepth
+        self.batch = max(1, min(job.iodepth_batch_submit, self.depth))
+        self.cmin = job.iodepth_batch_complete_min
+        self.cmax = max(job.iodepth_batch_complete_max, 1)
+        self.iopoll = job.ioengine == "io_uring" and job.hipri
+        self.sqpoll = job.ioengine == "io_uring" and job.sqthread_poll
+        if self.iopoll and not host.queue.io_poll:
+            raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
+        pol = "classic-poll" if self.iopoll else "interrupt"
+        self.policy = {op: host.policy(pol) for op in ("read", "write")}
+        self.inflight = 0
+        self.ring: list[Request] = []  # completed, not yet reaped by fio
+        self.wait = _Wait()
+        self.stopping = False
+        rate = job.rate_iops_read or job.rate_iops_write
+        self.rate_gap_ns = 1e9 / rate if rate else 0.0
+        self.next_issue_ns = 0.0
+        self.sq_thread = host.sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
+        if self.sq_thread is not None:
+            self.sq_thread.register(self)
+        self._acosts = {}
+
+    # -- costs -------------------------------------------------------------------------------
+    def _per_io_parts(self, op: str, nbytes: int) -> dict:
+        k = self.k
+        pages = max(1, -(-nbytes // 4096))
+        uring = self.engine_name == "io_uring"
+        eng_cycles = k.io_uring_issue_cycles if uring else k.aio_issue_cycles
+        if uring and not self.job.registerfiles:
+            eng_cycles += k.fget_cycles
+        fs = k.fs_submit_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
+        parts = dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs, block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
+        sched = self.host.blk._sched_cls
+        if sched.insert_cycles or sched.dispatch_cycles:
+            parts["iosched"] = sched.insert_cycles + sched.dispatch_cycles
+        return parts
+
+    def _submit_cost(self, ios, with_syscall: bool):
+        key = (tuple((r.op, r.nbytes) for r in ios), with_syscall)
+        cost = self._acosts.get(key)
+        if cost is None:
+            total: dict[str, float] = {}
+            for r in ios:
+                for layer, cyc in self._per_io_parts(r.op, r.nbytes).items():
+                    total[layer] = total.get(layer, 0.0) + cyc
+            if with_syscall:
+                total["syscall"] = total.get("syscall", 0.0) + self.k.syscall_entry_cycles + self.k.syscall_exit_cycles
+            cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_submit", **total)
+        return cost
+
+    def _reap_cost(self, n: int, syscall: bool):
+        key = ("reap", n, syscall)
+        cost = self._acosts.get(key)
+        if cost is None:
+            k = self.k
+            parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=n * k.aio_reap_cycles)
+            if syscall:
+                parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
+            cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_getevents", **parts)
+        return cost
+
+    # -- program -----------------------------------------------------------------------------
+    def _issue_first(self) -> None:
+        self.next_issue_ns = self.host.engine.env._now
+        self._fill()
+
+    def _done_issuing(self, now: float) -> bool:
+        return now >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
+
+    def _fill(self) -> None:
+        """Prepare and submit IOs while the depth allows, then go reap."""
+        runner = self.runner
+        now = runner.clock()
+        if self._done_issuing(now):
+            self.stopping = True
+        room = self.depth - self.inflight - len(self.ring)
+        if self.stopping or room <= 0:
+            self._reap()
+            return
+        if self.rate_gap_ns and self.next_issue_ns > now:
+            if self.inflight:
+                self._reap()
+            else:
+                self._sleep_until(self.next_issue_ns)
+            return
+        n = min(room, self.batch)
+        if self.rate_gap_ns:
+            n = 1
+            self.next_issue_ns = max(self.next_issue_ns + self.rate_gap_ns, now)
+        ios = []
+        host = self.host
+        t = now
+        for _ in range(n):
+            op, bs, off = self._next_io()
+            self.issued_bytes += bs
+            req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.iopoll)
+            host.next_io_id += 1
+            req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
+            req.done_cb = self._on_done
+            t += self.k.user_io_cycles / runner.freq
+            req.t_submit = t
+            ios.append(req)
+        self.inflight += n
+        if self.sq_thread is not None:
+            # SQPOLL: write the SQEs (user work only); the SQ thread submits them
+            cost = self.host.costs.get("uring_sqe_write", user=n * (self.k.user_io_cycles + self.k.sqe_write_cycles))
+            runner.run(cost, lambda: self._handoff(ios))
+        else:
+            runner.run(self._submit_cost(ios, with_syscall=True), lambda: self._submitted(ios))
+
+    def _submitted(self, ios) -> None:
+        blk = self.host.blk
+        for req in ios:
+            blk.issue(req)  # plugged batch: the doorbells ring as the call returns
+        self._after_submit()
+
+    def _handoff(self, ios) -> None:
+        self.sq_thread.enqueue(ios, self)
+        self._after_submit()
+
+    def _after_submit(self) -> None:
+        # fio keeps queueing while the depth allows and the batch was full
+        queued = self.inflight + len(self.ring)  # fio's cur_depth: reaped or not, still in the queue
+        if queued < self.depth and not self.stopping and not (self.rate_gap_ns and self.next_issue_ns > self.runner.clock()):
+            self._fill()
+        else:
+            self._reap()
+
+    def _need(self) -> int:
+        """Completions to wait for: iodepth_batch_complete_min, at least one when the queue is
+        full (or when draining at the end), never more than are queued."""
+        queued = self.inflight + len(self.ring)
+        if queued == 0:
+            return 0
+        need = self.cmin
+        if self.stopping or queued >= self.depth:
+            need = max(need, 1)
+        return min(need, queued)
+
+    def _reap(self) -> None:
+        runner = self.runner
+        if self.stopping and self.inflight == 0 and not self.ring:
+            runner.exit_task()
+            if self.sq_thread is not None:
+                self.sq_thread.client_exited()
+            return
+        need = self._need()
+        w = self.wait
+        if len(self.ring) >= need and (self.ring or need == 0):
+            if not self.ring:
+                self._fill()
+                return
+            self._take(syscall=self.sq_thread is None)
+            return
+        w.need = need
+        w.done = False
+        if self.sq_thread is not None:
+            # SQPOLL: spin on the CQ ring in user space until enough completions are posted
+            runner.spin(w, self._reap_ready)
+        elif self.iopoll:
+            # io_uring_enter(GETEVENTS) polls the device queue (blk_poll) until enough are done
+            qp = self.host.driver.queue_for(self.dev, runner.id, True)
+            runner.run(self._enter_cost, lambda: runner.poll(qp, w, self._reap_ready))
+        else:
+            runner.run(self._enter_cost, self._block)
+
+    def _block(self) -> None:
+        """Inside io_getevents / io_uring_enter: sleep unless enough completed meanwhile."""
+        w = self.wait
+        if w.done:
+            self._reap_ready()
+            return
+        w.waiter_sleeping = True
+        self.runner.sleep(self._reap_ready, iowait=False)
+
+    @property
+    def _enter_cost(self):
+        k = self.k
+        return self.host.costs.get("getevents_enter", syscall=k.syscall_entry_cycles)
+
+    def _reap_ready(self) -> None:
+        self._take(syscall=False if self.sq_thread is not None else True, entered=self.sq_thread is None)
+
+    def _take(self, syscall: bool, entered: bool = False) -> None:
+        """Reap up to complete_max events from the ring (fio's io_u completion)."""
+        runner = self.runner
+        take = max(self.cmax, self._need())
+        got = self.ring[:take]
+        del self.ring[: len(got)]
+        if entered:
+            # the wait already paid the syscall entry; the exit and per-event work remain
+            cost = self._reap_cost(len(got), syscall=False)
+            runner.add_carry(self.host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles))
+        else:
+            cost = self._reap_cost(len(got), syscall=syscall)
+        t = runner.clock() + cost.cycles / runner.freq
+        recs = self.host.records
+        for req in got:
+            req.t_complete = t
+            recs.append(req)
+        runner.run(cost, self._fill)
+
+    def _on_done(self, runner, req) -> None:
+        """Completion posted to the ring (aio_complete / io_cqring_fill_event) on ``runner``."""
+        self.inflight -= 1
+        self.ring.append(req)
+        w = self.wait
+        if not w.done and len(self.ring) >= w.need:
+            w.done = True
+            if w.waiter_sleeping:
+                w.waiter_sleeping = False
+                runner.wake(self.task)
+            elif self.sq_thread is not None:
+                self.runner.spin_notify(w)
+
+    def _sleep_until(self, t: float) -> None:
+        runner = self.runner
+        delay = max(0.0, t - runner.clock()) + self.k.timer_slack_ns
+
+        def fire(r, task=self.task):
+            r.wake(task)
+
+        runner.run(self.host.costs.get("nanosleep", syscall=self.k.syscall_entry_cycles + self.k.syscall_exit_cycles,
+                                       timer=self.k.hrtimer_start_cycles),
+                   lambda: (runner.start_timer(delay, fire), runner.sleep(self._fill, iowait=False)))

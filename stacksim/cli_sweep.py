@@ -1,0 +1,135 @@
+"""``stacksim sweep``, ``stacksim analyze efficiency`` and ``stacksim report``.
+
+Wired into :mod:`stacksim.cli` by :func:`add_subcommands`; every handler takes the parsed
+arguments, returns the exit status and raises :class:`ConfigError` on bad input (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from simcore.errors import ConfigError
+
+
+def add_subcommands(subparsers, commands: dict | None = None) -> dict:
+    """Add the sweep, analyze and report sub-commands; their handlers are added to ``commands``
+    (the CLI's name -> handler table) when given, and returned."""
+    sw = subparsers.add_parser("sweep", help="run a parameter sweep (cartesian product of axes x replicates)")
+    sw.add_argument("sweep", help="sweep YAML file, or the name of a built-in sweep (scenarios/sweeps/)")
+    sw.add_argument("-o", "--output", default="RESULTS.csv", metavar="RESULTS",
+                    help="results file, .csv or .parquet (default RESULTS.csv); existing runs are skipped")
+    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra fixed override for every point (e.g. runtime=100ms)")
+    sw.add_argument("--replicates", type=int, help="replicates per point (default: the sweep file's)")
+    sw.add_argument("--seed", type=int, help="base seed (default: the sweep file's)")
+    sw.add_argument("--fresh", action="store_true", help="discard stored results and recompute everything")
+    sw.add_argument("--dry-run", action="store_true", help="validate and list the points, run nothing")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("-j", "--jobs", type=int, help="local worker processes (default: one per CPU)")
+    where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask distributed scheduler")
+    where.add_argument("--local-cluster", type=int, metavar="N", help="start a local Dask cluster of N workers")
+    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
+
+    an = subparsers.add_parser("analyze", help="analyse sweep results")
+    an_sub = an.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
+    eff = an_sub.add_parser("efficiency", help="per tile, the policy with the most bytes per joule (with significance)")
+    eff.add_argument("results", help="results file written by `stacksim sweep`")
+    _add_axis_args(eff)
+    eff.add_argument("--long", action="store_true", help="one line per tile with every policy's mean and p-value")
+    eff.add_argument("--json", dest="json_out", metavar="OUT", help="also write the tiles as JSON")
+
+    rep = subparsers.add_parser("report", help="write a self-contained interactive HTML report of sweep results")
+    rep.add_argument("results", help="results file written by `stacksim sweep`")
+    rep.add_argument("-o", "--output", default="report.html", metavar="HTML", help="output file (default report.html)")
+    rep.add_argument("--title", help="page title")
+    _add_axis_args(rep)
+
+    handlers = {"sweep": cmd_sweep, "analyze": cmd_analyze, "report": cmd_report}
+    if commands is not None:
+        commands.update(handlers)
+    return handlers
+
+
+def _add_axis_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--x", default="bs", help="size axis column (default bs)")
+    p.add_argument("--y", default="numjobs", help="depth axis column (default numjobs)")
+    p.add_argument("--policy-axis", action="append", metavar="COLUMN[,COLUMN]",
+                   help="policy column(s); several make a combined policy (default: the derived "
+                        "'completion' = interrupt/classic/hybrid)")
+    p.add_argument("--metric", default="bytes_per_joule", help="efficiency metric, higher is better (default bytes_per_joule)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the tie test (default 0.05)")
+
+
+def cmd_sweep(args) -> int:
+    from scenarios.scenario import parse_sets
+    from scenarios.sweep import load_sweep, plan
+    from scenarios.sweeps.runner import execute
+    from scenarios.sweeps.store import check_results_path
+
+    check_results_path(args.output)
+    sweep, where = load_sweep(args.sweep)
+    tasks = plan(sweep, where=where, sets=parse_sets(args.sets), replicates=args.replicates, seed=args.seed)
+    npoints = len({t.point for t in tasks})
+    if args.dry_run:
+        for point in dict.fromkeys(t.point for t in tasks):
+            print(point)
+        print(f"{npoints} points x {len(tasks) // max(npoints, 1)} replicates = {len(tasks)} runs")
+        return 0
+    outcome = execute(tasks, args.output, jobs=args.jobs, scheduler=args.scheduler, local_cluster=args.local_cluster,
+                      fresh=args.fresh, progress=args.progress)
+    print(f"{outcome.path}: {outcome.total} runs of sweep {sweep.name} ({npoints} points), "
+          f"{outcome.computed} computed, {outcome.reused} already stored")
+    return 0
+
+
+def cmd_analyze(args) -> int:
+    from scenarios.sweeps.efficiency import efficiency_map, format_long, format_table
+    from scenarios.sweeps.store import read_results
+
+    if args.alpha <= 0 or args.alpha >= 1:
+        raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    rows = read_results(args.results)
+    tiles = efficiency_map(rows, x=args.x, y=args.y, policy=args.policy_axis, metric=args.metric, alpha=args.alpha)
+    print(format_table(tiles, x=args.x, y=args.y, metric=args.metric, alpha=args.alpha))
+    if args.long:
+        print(format_long(tiles, x=args.x, y=args.y))
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as fh:
+            json.dump(tiles, fh, indent=2, default=str)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from scenarios.sweeps.report import write_report
+    from scenarios.sweeps.store import read_results
+
+    if not args.output.endswith((".html", ".htm")):
+        raise ConfigError(f"report file {args.output}: use an .html name")
+    rows = read_results(args.results)
+    n = write_report(rows, args.output, title=args.title, x=args.x, y=args.y, policy=args.policy_axis,
+                     metric=args.metric, alpha=args.alpha)
+    print(f"{args.output}: {n} figures from {len(rows)} runs")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point with the CLI's error handling (``python -m stacksim.cli_sweep``)."""
+    ap = argparse.ArgumentParser(prog="stacksim")
+    add_subcommands(ap.add_subparsers(dest="cmd", required=True))
+    args = ap.parse_args(argv)
+    handler = {"sweep": cmd_sweep, "analyze": cmd_analyze, "report": cmd_report}[args.cmd]
+    try:
+        return handler(args)
+    except ConfigError as err:
+        print(f"stacksim: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("stacksim: interrupted (finished runs are stored; run again to resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
