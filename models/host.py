@@ -72,6 +72,8 @@ class Host:
     def iosched_complete(self, req) -> None:
         """Completion hook of blk-mq: free the tag, feed the scheduler and the policies' statistics."""
         self.blk.complete(req)
+        if self.blk.iosched_complete_cost is not None:
+            self.runners[req.qp.cpu].add_carry(self.blk.iosched_complete_cost)
         for p in self.policies.values():
             p.on_complete(req)
 

@@ -1,58 +1,161 @@
-"""blk-mq: per-CPU software queues mapped to hardware queues, driver tags, the IO-scheduler hook.
+"""blk-mq: plugging and merging, one elevator (IO scheduler) per device shared by the device's
+hardware contexts, driver tags per hardware context, dispatch (block/blk-mq.c, blk-merge.c).
 
-Each CPU submits to its own hardware context (hctx), one per NVMe queue pair. A request is
-inserted into the hctx's scheduler and dispatched to the driver while tags (``nr_requests``, the
-queue depth) are free; a completion frees its tag and re-runs the hardware queue. With ``none``
-and free tags this is blk-mq's direct-issue path: insert and dispatch happen at once.
+Submission of a batch (one io_submit / io_uring_enter, or one synchronous IO) goes through a plug:
+adjacent requests in the plug are merged (back or front merge, same direction, same hardware queue,
+within ``max_sectors_kb``), then each remaining request is offered to the elevator's ``try_merge``
+and otherwise inserted. The hardware contexts are then run: while a context has free tags it takes
+the requests held for it (``hctx->dispatch``) and otherwise asks the elevator; a request the
+elevator hands out for another context's queue waits there. A completion frees its tag, feeds the
+elevator and re-runs the queues. A merged request completes with the request it was merged into.
+With ``none`` and free tags this is blk-mq's direct-issue path.
 """
 
 from __future__ import annotations
 
+from collections import deque
+
 from policies.io_scheduler import IO_SCHEDULERS
+
+SECTOR = 512
 
 
 class HwContext:
-    __slots__ = ("qp", "sched", "tags_free")
+    __slots__ = ("qp", "elv", "tags_free", "pending")
 
-    def __init__(self, qp, sched, tags: int):
+    def __init__(self, qp, elv, tags: int):
         self.qp = qp
-        self.sched = sched
+        self.elv = elv
         self.tags_free = tags
+        self.pending = deque()
 
 
 class BlkMq:
     def __init__(self, host, queue_cfg):
         self.host = host
         self.driver = host.driver
-        self._hctx = {}
         self._sched_cls = IO_SCHEDULERS.get(queue_cfg.scheduler)
         self._tunables = dict(queue_cfg.iosched)
+        self._sched_cls.parse_tunables(self._tunables)  # reject bad tunables before the run
         self._nr = queue_cfg.nr_requests
+        self.max_bytes = queue_cfg.max_sectors_kb * 1024
+        self.nomerges = queue_cfg.nomerges
+        self._elv: dict[int, object] = {}
+        self._hctx: dict[object, HwContext] = {}
+        self._dev_hctxs: dict[int, list[HwContext]] = {}
+        self.merges = 0
+        # per-request CPU cost: the platform's calibrated total, split as the scheduler splits it
+        cls = self._sched_cls
+        default_total = cls.insert_cycles + cls.dispatch_cycles + cls.complete_cycles
+        total = host.kcosts.iosched_cycles.get(queue_cfg.scheduler, default_total)
+        scale = total / default_total if default_total else 0.0
+        #: cycles charged in the submitting system call (insert + dispatch)
+        self.submit_cycles = (cls.insert_cycles + cls.dispatch_cycles) * scale
+        self.iosched_complete_cost = None
+        if cls.complete_cycles * scale:
+            self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
+
+    def elevator(self, dev_index: int):
+        elv = self._elv.get(dev_index)
+        if elv is None:
+            elv = self._elv[dev_index] = self._sched_cls(self.host, self._tunables)
+            elv.on_ready = lambda d=dev_index: self._run_device(d)
+        return elv
 
     def hctx(self, qp) -> HwContext:
         h = self._hctx.get(qp)
         if h is None:
-            h = self._hctx[qp] = HwContext(qp, self._sched_cls(self.host, self._tunables), min(self._nr, qp.depth))
+            dev = qp.device.index
+            h = self._hctx[qp] = HwContext(qp, self.elevator(dev), min(self._nr, qp.depth))
+            self._dev_hctxs.setdefault(dev, []).append(h)
         return h
 
+    # ------------------------------------------------------------------ submission
     def issue(self, req) -> None:
-        """The submit path reached the hctx (end of blk_mq_submit_bio): insert + run queue."""
+        """One request reached blk-mq (end of blk_mq_submit_bio)."""
         h = self.hctx(req.qp)
-        h.sched.insert(req)
+        elv = h.elv
+        if not self.nomerges and elv.has_work():
+            target = elv.try_merge(req, self.max_bytes)
+            if target is not None:
+                self._merged(target, req)
+                return
+        elv.insert(req)
         self._run(h)
 
+    def issue_batch(self, reqs) -> None:
+        """A plugged batch: merge within the plug, then insert and run the queues once."""
+        if self.nomerges < 2 and len(reqs) > 1:
+            reqs = self._plug_merge(reqs)
+        touched = []
+        for req in reqs:
+            h = self.hctx(req.qp)
+            elv = h.elv
+            target = elv.try_merge(req, self.max_bytes) if (not self.nomerges and elv.has_work()) else None
+            if target is not None:
+                self._merged(target, req)
+                continue
+            elv.insert(req)
+            if h not in touched:
+                touched.append(h)
+        for h in touched:
+            self._run(h)
+
+    def _plug_merge(self, reqs):
+        out = []
+        for req in reqs:
+            for tgt in reversed(out[-4:]):  # blk_attempt_plug_merge looks at recent plug entries
+                if tgt.qp is not req.qp or tgt.op != req.op or tgt.nbytes + req.nbytes > self.max_bytes:
+                    continue
+                if tgt.offset + tgt.nbytes == req.offset:
+                    tgt.nbytes += req.nbytes
+                    self._merged(tgt, req)
+                    break
+                if req.offset + req.nbytes == tgt.offset:
+                    tgt.offset = req.offset
+                    tgt.nbytes += req.nbytes
+                    self._merged(tgt, req)
+                    break
+            else:
+                out.append(req)
+        return out
+
+    def _merged(self, target, req) -> None:
+        self.merges += 1
+        if target.merged is None:
+            target.merged = []
+        target.merged.append(req)
+        req.t_dispatch = target.t_dispatch
+
+    # ------------------------------------------------------------------ dispatch
     def _run(self, h: HwContext) -> None:
         submit = self.driver.submit
+        elv = h.elv
         while h.tags_free > 0:
-            r = h.sched.dispatch()
-            if r is None:
-                return
+            if h.pending:
+                r = h.pending.popleft()
+            else:
+                r = elv.dispatch()
+                if r is None:
+                    return
+                owner = self._hctx[r.qp]
+                if owner is not h:
+                    if owner.tags_free > 0 and not owner.pending:
+                        owner.tags_free -= 1
+                        submit(r)
+                    else:
+                        owner.pending.append(r)
+                    continue
             h.tags_free -= 1
             submit(r)
+
+    def _run_device(self, dev_index: int) -> None:
+        for h in self._dev_hctxs.get(dev_index, ()):
+            self._run(h)
 
     def complete(self, req) -> None:
         h = self._hctx[req.qp]
         h.tags_free += 1
-        h.sched.completed(req)
-        if h.sched.has_work():
-            self._run(h)
+        h.elv.completed(req)
+        if h.pending or h.elv.has_work():
+            self._run_device(req.qp.device.index)

@@ -50,6 +50,11 @@ class KernelCosts(Model):
     spin_iteration_cycles: float = Field(100, ge=1, description="one iteration of a user-space CQ-ring spin loop")
     timer_slack_ns: float = Field(50_000, ge=0, description="timer slack of ordinary tasks' sleeps (nanosleep), ns")
     sq_thread_idle_ns: float = Field(1e9, ge=0, description="io_uring SQPOLL thread idle time before it sleeps (kernel default 1 s), ns")
+    iosched_cycles: dict[str, float] = Field(
+        default_factory=dict,
+        description="CPU cycles per request of each IO scheduler (insert + dispatch + completion), overriding the"
+        " scheduler's documented default; split in the scheduler's own proportions",
+    )
     idle_entry_cycles: float = Field(1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle")
     idle_exit_cycles: float = Field(600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)")
 

@@ -60,10 +60,19 @@ class NvmeDriver:
 
     def _complete(self, runner, req) -> None:
         """Complete ``req`` (blk_mq_complete_request -> bio end -> the submitter's completion:
-        wake a blocked synchronous task, or the async engine's ``done_cb``)."""
+        wake a blocked synchronous task, or the async engine's ``done_cb``), and the requests
+        merged into it."""
+        self.host.iosched_complete(req)
+        self._finish(runner, req)
+        if req.merged:
+            for child in req.merged:
+                child.t_dev_start, child.t_dev_end, child.t_cqe = req.t_dev_start, req.t_dev_end, req.t_cqe
+                child.device_service_ns = req.device_service_ns
+                self._finish(runner, child)
+
+    def _finish(self, runner, req) -> None:
         req.done = True
         req.t_reaped = runner.clock()
-        self.host.iosched_complete(req)
         cb = req.done_cb
         if cb is not None:
             cb(runner, req)

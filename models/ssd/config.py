@@ -26,6 +26,10 @@ class DeviceConfig(Model):
     model: str
     read: ServiceConfig
     write: ServiceConfig
+    write_cache_program_ns: float = Field(
+        0.0, ge=0, description="flash with a power-protected DRAM write buffer: a write completes after its (buffer)"
+        " service time, and its media unit stays busy this much longer programming NAND in the background (0 = no cache)",
+    )
     parallel_units: int = Field(ge=1, description="commands in media service at once (dies x planes / channels); sets the IOPS ceiling")
     link_gb_s: float = Field(gt=0, description="usable PCIe data bandwidth, GB/s (1e9 B/s)")
     fetch_ns: float = Field(ge=0, description="doorbell write to command fetched by the controller, ns")

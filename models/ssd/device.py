@@ -4,6 +4,9 @@ Pipeline of one command (times in ns):
   doorbell -> fetch (``fetch_ns``) -> [write: data DMA over the link] -> media service on the
   earliest free parallel unit (base + per-KiB + lognormal jitter) -> [read: data DMA over the link]
   -> completion entry posted + MSI-X (``post_ns``).
+Flash with a DRAM write buffer (``write_cache_program_ns`` > 0) acknowledges a write after its
+(buffer) service time, while its unit stays busy programming NAND, which bounds sustained write
+IOPS at units / (service + program).
 The media stage is a FIFO multi-server queue (``parallel_units`` servers), which makes IOPS
 saturate; the link is a FIFO single server at ``link_gb_s``, which makes bandwidth saturate. Both
 are computed analytically when the doorbell rings (commands are served in doorbell order), so a
@@ -99,8 +102,11 @@ class NvmeDevice:
         start = max(t, units[0])
         svc = self.service_ns(op, nbytes)
         end = start + svc
-        heapq.heapreplace(units, end)
-        self.busy_unit_ns[op] += svc
+        busy = svc
+        if op == "write" and cfg.write_cache_program_ns:
+            busy += cfg.write_cache_program_ns  # acknowledged from DRAM; NAND program continues
+        heapq.heapreplace(units, start + busy)
+        self.busy_unit_ns[op] += busy
         if op == "read":
             end = max(end, self._link_free) + xfer
             self._link_free = end

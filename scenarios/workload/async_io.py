@@ -75,9 +75,8 @@ class AsyncThread(SyncThread):
             eng_cycles += k.fget_cycles
         fs = k.fs_submit_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
         parts = dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs, block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
-        sched = self.host.blk._sched_cls
-        if sched.insert_cycles or sched.dispatch_cycles:
-            parts["iosched"] = sched.insert_cycles + sched.dispatch_cycles
+        if self.host.blk.submit_cycles:
+            parts["iosched"] = self.host.blk.submit_cycles
         return parts
 
     def _submit_cost(self, ios, with_syscall: bool):
@@ -154,9 +153,7 @@ class AsyncThread(SyncThread):
             runner.run(self._submit_cost(ios, with_syscall=True), lambda: self._submitted(ios))
 
     def _submitted(self, ios) -> None:
-        blk = self.host.blk
-        for req in ios:
-            blk.issue(req)  # plugged batch: the doorbells ring as the call returns
+        self.host.blk.issue_batch(ios)  # plugged batch: merged, then dispatched as the call returns
         self._after_submit()
 
     def _handoff(self, ios) -> None:

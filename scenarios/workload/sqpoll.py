@@ -92,9 +92,7 @@ class SqThread:
         runner.poll(qp, self.work, self._loop)
 
     def _submitted(self, batch) -> None:
-        blk = self.host.blk
-        for req, _thread in batch:
-            blk.issue(req)
+        self.host.blk.issue_batch([req for req, _thread in batch])
         self.submitted += len(batch)
         self._loop()
 

@@ -56,9 +56,8 @@ class SyncThread:
                 block=k.blk_submit_cycles,
                 driver=k.nvme_submit_cycles,
             )
-            sched = self.host.blk._sched_cls
-            if sched.insert_cycles or sched.dispatch_cycles:
-                parts["iosched"] = sched.insert_cycles + sched.dispatch_cycles
+            if self.host.blk.submit_cycles:
+                parts["iosched"] = self.host.blk.submit_cycles
             if with_completion:
                 parts["fs"] += k.fs_complete_cycles
                 parts["syscall"] += k.syscall_exit_cycles
