@@ -48,6 +48,43 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
     )
 
 
+#: Output of scenarios/calibrate_io_schedulers.py (re-run it to refresh; it prints this dict).
+IO_SCHED_FIT = {
+    "ssd.read.base_ns": 5143.7,
+    "ssd.write.base_ns": 9231.5,
+    "kernel.iosched_cycles.mq-deadline": 3610.4,
+    "kernel.iosched_cycles.kyber": 3141.4,
+    "kernel.iosched_cycles.bfq": 9995.4,
+}
+
+
+def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
+    """The R230 of Whitaker et al. (HotStorage 2023, io_schedulers_ull.json): Xeon E3-1230 (v5
+    class) + Optane DC P4801X, Linux 5.18. Host kernel costs are those fitted on the same machine
+    class for the poll study; the P4801X service times and the per-request CPU cost of each IO
+    scheduler are fitted by ``python -m scenarios.calibrate_io_schedulers`` to the study's io_uring
+    default-settings QD1 median latencies (table 1)."""
+    fit = IO_SCHED_FIT if fit is None else fit
+    base = optane900p_e3_1230v5()
+    from models.ssd.presets import optane_p4801x
+
+    ssd = optane_p4801x()
+    ssd = ssd.model_copy(update={
+        "read": ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]}),
+        "write": ssd.write.model_copy(update={"base_ns": fit["ssd.write.base_ns"]}),
+    })
+    iosched = {k.rsplit(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.iosched_cycles.")}
+    return base.model_copy(update={
+        "name": "optane-p4801x-e3-1230",
+        "description": "Dell R230: Xeon E3-1230 + Optane DC P4801X, Linux 5.18 (IO schedulers on ULL disks study)",
+        "ssd": ssd,
+        "kernel": base.kernel.model_copy(update={"iosched_cycles": iosched}),
+        "calibration": "fitted by scenarios/calibrate_io_schedulers.py to io_schedulers_ull.json table1 (io_uring, QD1, 4 KiB): "
+        + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
+    })
+
+
 PLATFORMS = {
     "optane900p-e3-1230v5": optane900p_e3_1230v5,
+    "optane-p4801x-e3-1230": optane_p4801x_e3_1230,
 }

@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from models.platforms import POLL_ENERGY_FIT, optane900p_e3_1230v5
+from scenarios import fitting
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from stacksim.run import simulate
@@ -76,12 +76,11 @@ def calibrate(reference: Path = REFERENCE, runtime_ms: float = 200.0) -> tuple[d
     tgt = targets(reference)
     names = list(FIT_BOUNDS)
     x0 = [POLL_ENERGY_FIT.get(n, sum(FIT_BOUNDS[n]) / 2) for n in names]
-    lo = [FIT_BOUNDS[n][0] for n in names]
-    hi = [FIT_BOUNDS[n][1] for n in names]
-    sol = least_squares(residuals, x0, bounds=(lo, hi), diff_step=1e-2, args=(names, tgt, runtime_ms), xtol=1e-4, ftol=1e-5)
+    res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(list(v.values()), names, tgt, runtime_ms))
     fit = dict(POLL_ENERGY_FIT)
-    fit.update({n: float(round(v, 1)) for n, v in zip(names, sol.x)})
-    return fit, sol.fun
+    fit.update({n: float(round(v, 1)) for n, v in res.values.items()})
+    print(res.table())
+    return fit, res.residuals
 
 
 def main() -> None:

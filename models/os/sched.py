@@ -509,12 +509,15 @@ class CpuRunner:
         it done calls :meth:`spin_notify`."""
         self.poll(None, waiter, then)
 
-    def spin_notify(self, waiter) -> None:
-        """``waiter`` became done: a spinning task notices at the end of its loop iteration."""
+    def spin_notify(self, waiter, at: float | None = None) -> None:
+        """``waiter`` became done (at time ``at``, default now; e.g. the clock of the CPU that
+        completed it): a spinning task notices at the end of its loop iteration."""
         if self.mode == POLL and self._poll_req is waiter and self._poll_call is None:
             it = self._spin_ns
-            elapsed = self.engine.env._now - self._poll_start
-            delay = it - elapsed % it if elapsed >= 0 else it - elapsed
+            now = self.engine.env._now
+            t = now if at is None or at < now else at
+            elapsed = t - self._poll_start
+            delay = (t - now) + (it - elapsed % it if elapsed >= 0 else it - elapsed)
             self._poll_call = self.engine.call_in(delay, self._poll_hit)
 
     def _poll_check(self) -> None:

@@ -253,7 +253,7 @@ class AsyncThread(SyncThread):
                 w.waiter_sleeping = False
                 runner.wake(self.task)
             elif self.sq_thread is not None:
-                self.runner.spin_notify(w)
+                self.runner.spin_notify(w, at=runner.clock())
 
     def _sleep_until(self, t: float) -> None:
         runner = self.runner

@@ -1,0 +1,157 @@
+"""Asynchronous engines (libaio, io_uring incl. IOPOLL and SQPOLL), merging, rate limiting,
+multi-tenant placement, and the IO-scheduler platform's calibration (io_schedulers_ull.json)."""
+
+import pytest
+
+from models.platforms import IO_SCHED_FIT, optane_p4801x_e3_1230
+from scenarios.calibrate_io_schedulers import SCHEDULERS, run_point, targets
+from scenarios.fio.parser import job_from_options, parse_fio_text
+from scenarios.scenario import RunConfig
+from stacksim.run import build, simulate
+
+
+def cfg(opts: dict, *, io_poll=False, scheduler="none", runtime_ms=30, seed=5, jobs=None, kernel=None):
+    plat = optane_p4801x_e3_1230()
+    if kernel:
+        plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(update=kernel)})
+    queue = plat.queue.model_copy(update={"io_poll": io_poll, "scheduler": scheduler})
+    base = {"rw": "randread", "bs": "4k", "direct": "1", "runtime": f"{runtime_ms}ms", "ramp_time": "5ms", "time_based": "1"}
+    if jobs is None:
+        jobs = (job_from_options({**base, **opts}, name="j"),)
+    return RunConfig(name="t", platform=plat, queue=queue, jobs=jobs, seed=seed)
+
+
+def run_to_completion(c):
+    host, ramp, end = build(c)
+    host.engine.run(end + 20e6)
+    return host
+
+
+@pytest.mark.parametrize("opts, io_poll", [
+    ({"ioengine": "libaio", "iodepth": "32"}, False),
+    ({"ioengine": "libaio", "iodepth": "16", "iodepth_batch_submit": "8", "iodepth_batch_complete_min": "4",
+      "iodepth_batch_complete_max": "16"}, False),
+    ({"ioengine": "io_uring", "iodepth": "8", "hipri": "1"}, True),
+    ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1"}, False),
+    ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1", "hipri": "1"}, True),
+    ({"ioengine": "io_uring", "iodepth": "4", "rw": "randrw", "numjobs": "3"}, False),
+])
+def test_async_engines_conserve_every_io(opts, io_poll):
+    host = run_to_completion(cfg(opts, io_poll=io_poll, runtime_ms=5))
+    ids = [r.id for r in host.records]
+    assert len(ids) == len(set(ids)) == host.next_io_id
+    for r in host.records:
+        assert r.t_submit <= r.t_dispatch <= r.t_dev_start < r.t_dev_end <= r.t_cqe <= r.t_reaped <= r.t_complete
+    assert all(t.state == "dead" for t in host.all_tasks)
+
+
+def test_depth_raises_throughput_until_the_cpu_or_device_saturates():
+    qd1 = simulate(cfg({"ioengine": "libaio", "iodepth": "1"}))["summary"]
+    qd32 = simulate(cfg({"ioengine": "libaio", "iodepth": "32"}))["summary"]
+    assert qd32["iops"] > 3 * qd1["iops"]
+    assert qd32["context_switches_per_io"] < 0.1  # the reaper rarely has to sleep at depth 32
+
+
+def test_batched_submission_amortises_system_calls():
+    one = simulate(cfg({"ioengine": "libaio", "iodepth": "16"}))["summary"]["layers"]
+    batched = simulate(cfg({"ioengine": "libaio", "iodepth": "16", "iodepth_batch_submit": "16",
+                            "iodepth_batch_complete_min": "16", "iodepth_batch_complete_max": "16"}))["summary"]["layers"]
+    assert batched["syscall"] < 0.8 * one["syscall"]
+
+
+def test_iopoll_has_no_interrupts_and_sqpoll_no_application_syscalls():
+    iopoll = simulate(cfg({"ioengine": "io_uring", "iodepth": "1", "hipri": "1"}, io_poll=True))["summary"]
+    assert iopoll["interrupts_per_io"] == 0 and iopoll["context_switches_per_io"] == 0
+    plain = simulate(cfg({"ioengine": "io_uring", "iodepth": "1"}))
+    sq = simulate(cfg({"ioengine": "io_uring", "iodepth": "1", "sqthread_poll": "1", "hipri": "1"}, io_poll=True))
+    assert sq["summary"]["interrupts_per_io"] == 0
+    # the application thread enters the kernel for neither submission nor completion
+    k = optane_p4801x_e3_1230().kernel
+    per_io_syscall_ns = (k.syscall_entry_cycles + k.syscall_exit_cycles) / 3.8
+    assert sq["summary"]["layers"]["syscall"] < plain["summary"]["layers"]["syscall"] - 1.5 * per_io_syscall_ns
+    # ... at the price of a second CPU spinning (the SQ thread)
+    assert sq["summary"]["cpu_utilization"] > plain["summary"]["cpu_utilization"] + 0.1
+    assert sq["summary"]["latency_us"]["p50"] < plain["summary"]["latency_us"]["p50"]
+
+
+def test_sq_thread_sleeps_after_idle_and_is_woken_by_a_syscall():
+    c = cfg({"ioengine": "io_uring", "iodepth": "1", "sqthread_poll": "1", "rate_iops": "200"}, runtime_ms=60,
+            kernel={"sq_thread_idle_ns": 1_000_000.0})
+    host = run_to_completion(c)
+    sq = next(iter(host.sq_threads.values()))
+    assert sq.wakeups >= 5
+    assert host.next_io_id == len(host.records)
+
+
+def test_rate_iops_paces_issue():
+    s = simulate(cfg({"ioengine": "libaio", "iodepth": "4", "rate_iops": "2000"}, runtime_ms=100))["summary"]
+    assert s["iops"] == pytest.approx(2000, rel=0.05)
+
+
+def test_sequential_batches_merge_in_the_plug():
+    host = run_to_completion(cfg({"ioengine": "libaio", "rw": "read", "iodepth": "8", "iodepth_batch_submit": "8",
+                                  "iodepth_batch_complete_min": "8"}, runtime_ms=5))
+    assert host.blk.merges > 0
+    assert host.devices[0].commands < len(host.records)
+    children = {c.id for r in host.records if r.merged for c in r.merged}
+    # the device moved every byte once: merged targets carry their children's bytes
+    assert host.devices[0].bytes == sum(r.nbytes for r in host.records if r.id not in children)
+    assert host.devices[0].commands == len(host.records) - len(children)
+
+
+def test_random_io_does_not_merge():
+    host = run_to_completion(cfg({"ioengine": "libaio", "iodepth": "8", "iodepth_batch_submit": "8"}, runtime_ms=5))
+    assert host.blk.merges == 0
+
+
+def test_multi_tenant_jobs_run_on_separate_cpus():
+    text = """
+[global]
+ioengine=io_uring
+direct=1
+runtime=20ms
+time_based=1
+iodepth=1
+[r4k]
+rw=randread
+bs=4k
+numjobs=2
+[r8k]
+rw=randread
+bs=8k
+numjobs=2
+"""
+    jobs = parse_fio_text(text).jobs
+    host = run_to_completion(cfg({}, jobs=jobs))
+    cpus = {t.cpu for t in host.all_tasks}
+    assert len(cpus) == 4
+    sizes = {r.job: r.nbytes for r in host.records}
+    assert sizes == {0: 4096, 1: 8192}
+
+
+def test_optane_writes_are_slower_and_flash_writes_are_buffered():
+    from models.ssd.presets import p3700
+
+    r = simulate(cfg({"ioengine": "io_uring", "iodepth": "1"}))["summary"]["latency_us"]["p50"]
+    w = simulate(cfg({"ioengine": "io_uring", "iodepth": "1", "rw": "randwrite"}))["summary"]["latency_us"]["p50"]
+    assert w > r
+    c = cfg({"ioengine": "io_uring", "iodepth": "1"})
+    flash = c.platform.model_copy(update={"ssd": p3700()})
+    fr = simulate(c.model_copy(update={"platform": flash}))["summary"]["latency_us"]["p50"]
+    cw = cfg({"ioengine": "io_uring", "iodepth": "1", "rw": "randwrite"})
+    fw = simulate(cw.model_copy(update={"platform": flash}))["summary"]["latency_us"]["p50"]
+    assert fw < 0.5 * fr  # acknowledged from the DRAM buffer
+
+
+@pytest.mark.parametrize("sched", SCHEDULERS)
+def test_calibration_io_uring_qd1_median_within_5_percent(sched):
+    tgt = targets()
+    for op in ("read", "write"):
+        s = run_point(IO_SCHED_FIT, sched, op, runtime_ms=100)
+        assert s["latency_us"]["p50"] == pytest.approx(tgt[sched][op], rel=0.05), (sched, op)
+
+
+def test_iosched_cost_shows_in_layers():
+    none = simulate(cfg({"ioengine": "io_uring", "iodepth": "1"}))["summary"]["layers"]["iosched"]
+    bfq = simulate(cfg({"ioengine": "io_uring", "iodepth": "1"}, scheduler="bfq"))["summary"]["layers"]["iosched"]
+    assert none == 0 and bfq > 1000
