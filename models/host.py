@@ -35,7 +35,7 @@ class Host:
         for r in self.runners:
             r._sibling = self.pkg.sibling_of(r.cpu)
         # 3. devices, driver queues, blk-mq
-        self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i) for i in range(platform.ssd_count)]
+        self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i, platform.nvme) for i in range(platform.ssd_count)]
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
         self.blk = BlkMq(self, queue)
         # 4. completion policies (instantiated on first use, shared by the queue's users)

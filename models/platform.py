@@ -9,6 +9,7 @@ from models.os.costs import KernelCosts
 from models.os.queue import QueueConfig
 from models.os.sched import SchedConfig
 from models.ssd.config import DeviceConfig
+from policies.interrupt_generation.base import IrqConfig
 from simcore.config import Model
 
 
@@ -32,4 +33,5 @@ class PlatformConfig(Model):
     sched: SchedConfig = SchedConfig()
     power: PowerConfig
     queue: QueueConfig = QueueConfig()
+    nvme: IrqConfig = IrqConfig()
     calibration: str = Field("", description="how the parameters were obtained")

@@ -22,7 +22,7 @@ from simcore.errors import ConfigError
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 DEFAULT_SCENARIO = "default"
-PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count")
+PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "nvme")
 
 
 class RunConfig(Model):
@@ -105,7 +105,7 @@ def resolve(
         elif head in PLATFORM_PREFIXES:
             set_path(pdata, key, value)
         elif "." in key:
-            raise ConfigError(f"--set {key}: unknown section '{head}' (use queue., cpu., ssd., kernel., sched., power., or a fio option)")
+            raise ConfigError(f"--set {key}: unknown section '{head}' (use queue., nvme., cpu., ssd., kernel., sched., power., or a fio option)")
         else:
             fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
     pdata["queue"] = qdata

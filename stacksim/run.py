@@ -34,7 +34,14 @@ class _Snapshot:
         self.core_energy = sum(c.energy_j for c in host.pkg.cores)
         self.uncore_energy = host.pkg.uncore_energy_j
         self.dev_busy = [dict(d.busy_unit_ns) for d in host.devices]
+        # the exec time of tasks running right now is charged when they leave the CPU
+        for r in host.runners:
+            if r.current is not None:
+                r._charge_runtime(r.current, now)
         self.tasks = {t.tid: t.counters() for t in host.all_tasks}
+        self.irq_gen = {(d.index, qp.qid): (qp.irq_gen.interrupts, qp.irq_gen.completions)
+                        for d in host.devices for qp in d.qps if qp.irq_gen is not None}
+        self.reaped_by_irq = host.driver.completions_reaped_by_irq
 
 
 def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
@@ -84,6 +91,9 @@ def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
 
 
 def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: float) -> dict:
+    for r in host.runners:  # charge the exec time of tasks still on a CPU
+        if r.current is not None:
+            r._charge_runtime(r.current, end)
     dur_ns = end - s.t
     dur_s = dur_ns * 1e-9
     recs = [r for r in host.records if r.t_submit >= s.t and r.t_complete <= end]
@@ -124,7 +134,7 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
     nirq = sum(irq_total.values())
     ctx_v = ctx_i = 0
     for t in host.all_tasks:
-        b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0))
+        b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))
         ctx_v += t.nvcsw - b[0]
         ctx_i += t.nivcsw - b[1]
     # ---- power and energy
@@ -173,6 +183,8 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
         "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io,
     }
     summary["layers"] = summary["layers_ns_per_io"]
+    summary.update(interrupt_metrics(host, s, end, dur_s))
+    summary["per_job"] = per_job_metrics(cfg, host, recs, s, end, dur_s)
     return {
         "stacksim_version": "0.1.0",
         "scenario": cfg.name,
@@ -189,6 +201,50 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
             "ios_per_wall_s": len(host.records) / wall_s if wall_s > 0 else None,
         },
     }
+
+
+def interrupt_metrics(host: Host, s: _Snapshot, end: float, dur_s: float) -> dict:
+    """Interrupt rates per CPU, completions per interrupt, completion inter-arrival percentiles."""
+    per_cpu = {}
+    for i, r in enumerate(host.runners):
+        n = sum(r.irq_kinds.values()) - sum(s.irqs[i].values())
+        if n:
+            per_cpu[f"cpu{r.id}"] = n / dur_s
+    nvme_irqs = sum(r.irq_kinds.get("nvme", 0) - s.irqs[i].get("nvme", 0) for i, r in enumerate(host.runners))
+    reaped = host.driver.completions_reaped_by_irq - s.reaped_by_irq
+    gaps = []
+    for d in host.devices:
+        for qp in d.qps:
+            t = np.asarray(qp.posted_times)
+            t = t[(t >= s.t) & (t <= end)]
+            if t.size > 1:
+                gaps.append(np.diff(t))
+    gaps = np.concatenate(gaps) if gaps else np.zeros(0)
+    pcts = (10, 25, 50, 75, 90, 95, 99)
+    inter = {f"p{p}": float(v) / 1e3 for p, v in zip(pcts, np.percentile(gaps, pcts))} if gaps.size else {}
+    return {
+        "interrupts_per_s_per_cpu": per_cpu,
+        "completions_per_interrupt": reaped / nvme_irqs if nvme_irqs else None,
+        "completion_interarrival_us": inter,
+    }
+
+
+def per_job_metrics(cfg: RunConfig, host: Host, recs, s: _Snapshot, end: float, dur_s: float) -> list[dict]:
+    """Per job section: throughput and latency apart (sync latency vs async throughput in mixed
+    runs) and the CPU share of its threads (time on a CPU / elapsed: includes IRQs that hit them)."""
+    out = []
+    for ji, job in enumerate(cfg.jobs):
+        lat = np.array([r.t_complete - r.t_submit for r in recs if r.job == ji], dtype=float)
+        tasks = [t for t in host.all_tasks if t.job == ji]
+        exec_ns = sum(t.exec_ns - s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))[4] for t in tasks)
+        out.append({
+            "name": job.name,
+            "ioengine": job.ioengine,
+            "iops": lat.size / dur_s,
+            "latency_us": latency_summary_us(lat),
+            "cpu_share": exec_ns / (dur_s * 1e9),
+        })
+    return out
 
 
 def fio_jobs(cfg: RunConfig, host: Host, recs, s: _Snapshot, dur_ns: float) -> list[dict]:
@@ -216,7 +272,7 @@ def fio_jobs(cfg: RunConfig, host: Host, recs, s: _Snapshot, dur_ns: float) -> l
         tasks = [t for t in host.all_tasks if t.job == ji]
         usr = sys_ = ctx = 0.0
         for t in tasks:
-            b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0))
+            b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))
             usr += (t.usr_cycles - b[2]) / freq
             sys_ += (t.sys_cycles - b[3]) / freq
             ctx += t.nvcsw + t.nivcsw - b[0] - b[1]

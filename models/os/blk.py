@@ -125,6 +125,7 @@ class BlkMq:
         if target.merged is None:
             target.merged = []
         target.merged.append(req)
+        target.flags |= req.flags  # cinterrupts: union of annotations, Urgent wins
         req.t_dispatch = target.t_dispatch
 
     # ------------------------------------------------------------------ dispatch

@@ -216,7 +216,9 @@ class CpuRunner:
 
     # ------------------------------------------------------------------ scheduling
     def _charge_runtime(self, task: Task, now: float) -> None:
-        task.vruntime += now - task.ran_since
+        ran = now - task.ran_since
+        task.vruntime += ran
+        task.exec_ns += ran
         task.ran_since = now
 
     def add_task(self, task: Task) -> None:
@@ -237,6 +239,7 @@ class CpuRunner:
     def exit_task(self) -> None:
         """The current task exits."""
         task = self.current
+        self._charge_runtime(task, self.clock())
         task.state = "dead"
         self.current = None
         self.need_resched = False

@@ -30,7 +30,8 @@ from simcore.rng import BatchedDraws
 class QueuePair:
     """One NVMe submission/completion queue pair and its interrupt vector."""
 
-    __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "inflight", "depth")
+    __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
+                 "posted_times")
 
     def __init__(self, qid: int, device: "NvmeDevice", cpu: int, polled: bool, depth: int):
         self.qid = qid
@@ -39,8 +40,12 @@ class QueuePair:
         self.polled = polled
         self.depth = depth
         self.cq: list = []  # posted, not yet reaped completion entries (requests)
-        self.on_post: Callable | None = None  # set by the driver: called when an entry is posted
+        self.on_post: Callable | None = None  # polled queues: the driver's hook when an entry is posted
+        self.on_irq: Callable | None = None  # interrupt queues: the driver's handler entry (MSI-X)
+        self.irq_gen = None  # device-side interrupt generation policy of this CQ's vector
         self.inflight = 0
+        self.seq = 0  # SQ sequence number of the next command
+        self.posted_times: list[float] = []  # CQE post times (completion inter-arrival statistics)
 
 
 def _lognormal_sampler(mean: float, sd: float):
@@ -56,7 +61,7 @@ def _lognormal_sampler(mean: float, sd: float):
 class NvmeDevice:
     """Runtime model of one NVMe SSD."""
 
-    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0):
+    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0, irq_cfg=None):
         self.cfg = cfg
         self.engine = engine
         self.index = index
@@ -72,12 +77,17 @@ class NvmeDevice:
         self.commands = 0
         self.bytes = 0
         self.busy_unit_ns = {"read": 0.0, "write": 0.0}
-        self.irq_policy = None  # interrupt-generation policy; None = one interrupt per completion
+        self.irq_cfg = irq_cfg  # IrqConfig (nvme.*): the interrupt generation of interrupt-driven CQs
 
     def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
         if len(self.qps) >= self.cfg.max_queue_pairs:
             raise ValueError(f"{self.cfg.model}: more than {self.cfg.max_queue_pairs} queue pairs")
         qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
+        if not polled:
+            from policies.interrupt_generation import IRQ_GENERATION, IrqConfig
+
+            icfg = self.irq_cfg or IrqConfig()
+            qp.irq_gen = IRQ_GENERATION.get(icfg.irq)(qp, icfg, self.engine)
         self.qps.append(qp)
         return qp
 
@@ -113,6 +123,10 @@ class NvmeDevice:
         req.t_dev_start = start
         req.t_dev_end = end
         req.device_service_ns = svc
+        req.sq_seq = qp.seq
+        qp.seq += 1
+        if qp.irq_gen is not None:
+            qp.irq_gen.on_submit(req)
         qp.inflight += 1
         self.commands += 1
         self.bytes += nbytes
@@ -120,12 +134,16 @@ class NvmeDevice:
 
     def _post(self, qp: QueuePair, req) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""
-        req.t_cqe = self.engine.now
+        now = req.t_cqe = self.engine.now
         qp.inflight -= 1
         qp.cq.append(req)
+        qp.posted_times.append(now)
         if self.engine.tracer:
-            self.engine.tracer("cqe", self.engine.now, dev=self.index, qid=qp.qid, io=req.id)
-        qp.on_post(qp, req)
+            self.engine.tracer("cqe", now, dev=self.index, qid=qp.qid, io=req.id)
+        if qp.irq_gen is not None:
+            qp.irq_gen.on_completion(req)
+        else:
+            qp.on_post(qp, req)
 
     def energy_j(self, duration_ns: float) -> float:
         """Energy over ``duration_ns``: idle power plus (active - idle) per busy unit-second."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from models.os.request import Request
 from models.os.task import Task
+from scenarios.workload.annotations import batch_flags
 from scenarios.workload.sync_io import SyncThread
 from simcore.errors import ConfigError
 
@@ -144,6 +145,8 @@ class AsyncThread(SyncThread):
             t += self.k.user_io_cycles / runner.freq
             req.t_submit = t
             ios.append(req)
+        for req, flags in zip(ios, batch_flags(self.job, n)):
+            req.flags = flags
         self.inflight += n
         if self.sq_thread is not None:
             # SQPOLL: write the SQEs (user work only); the SQ thread submits them

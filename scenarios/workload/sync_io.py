@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from models.os.request import Request
 from models.os.task import Task
+from scenarios.workload.annotations import sync_flags
 from simcore.rng import BatchedDraws
 
 
@@ -41,6 +42,7 @@ class SyncThread:
         self.req = None
         self._costs = {}
         self.dev = 0
+        self.req_flags = sync_flags(job)
 
     # -- cost bundles ------------------------------------------------------------------------
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
@@ -108,6 +110,7 @@ class SyncThread:
         op, bs, off = self._next_io()
         self.issued_bytes += bs
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
+        req.flags = self.req_flags
         host.next_io_id += 1
         policy = self.policy[op]
         req.qp = host.driver.queue_for(self.dev, runner.id, policy.polled)

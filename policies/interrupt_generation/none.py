@@ -1,0 +1,10 @@
+"""``none``: one interrupt per completion (Linux and devices' default)."""
+
+from policies.interrupt_generation.base import IRQ_GENERATION, IrqGeneration
+
+
+@IRQ_GENERATION.register("none")
+class NoCoalescing(IrqGeneration):
+    def on_completion(self, req) -> None:
+        self.completions += 1
+        self.fire()

@@ -1,0 +1,33 @@
+"""Calibrated-interrupt annotations the OS puts on requests (cinterrupts kernel defaults).
+
+* blocking read/write, pread/pwrite, preadv2/pwritev2 without RWF_NOWAIT, and the fsync family:
+  **Urgent** (someone is blocked on the result);
+* io_submit (libaio) and io_uring_enter: **Barrier** on the last request of each batch;
+* msync(MS_SYNC): Barrier on the last request (not issued by the modelled engines).
+A job can override them like RWF_URGENT / RWF_BARRIER / both (= untagged) with the
+stacksim-specific fio option ``stacksim_irq_hint=urgent|barrier|untagged`` (``default`` keeps the
+kernel's rules). Requests merged in blk-mq take the union of the bits (Urgent wins); split requests
+would inherit them (stacksim does not split: requests stay within max_sectors_kb).
+"""
+
+from __future__ import annotations
+
+from policies.interrupt_generation.base import BARRIER, URGENT
+
+HINT_FLAGS = {"urgent": URGENT, "barrier": BARRIER, "untagged": 0}
+
+
+def sync_flags(job) -> int:
+    """Flags of a blocking synchronous IO."""
+    hint = job.stacksim_irq_hint
+    if hint != "default":
+        return HINT_FLAGS[hint]
+    return 0 if job.nowait else URGENT
+
+
+def batch_flags(job, n: int) -> list[int]:
+    """Flags of the ``n`` requests of one io_submit / io_uring_enter batch."""
+    hint = job.stacksim_irq_hint
+    if hint != "default":
+        return [HINT_FLAGS[hint]] * n
+    return [0] * (n - 1) + [BARRIER]
