@@ -84,7 +84,60 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
     })
 
 
+#: Output of scenarios/calibrate_cinterrupts.py (re-run it to refresh; it prints this dict).
+CINTERRUPTS_FIT = {
+    "optane.read.base_ns": 3343.1,
+    "optane.read.sd_ns": 1233.2,
+    "p3700.read.base_ns": 71388.4,
+    "p3700.read.sd_ns": 28075.3,
+    "kernel.ctx_switch_cycles": 1235.4,
+}
+
+
+def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: int) -> PlatformConfig:
+    """Dell R730 of Tai et al. (calibrated_interrupts.json): Xeon E5-2660 v4 with C-states, Turbo
+    Boost and SMT disabled, performance governor (2.0 GHz), one NVMe queue pair per core, Linux
+    5.0.8. With C-states off in the BIOS only the POLL loop and HLT (C1) remain."""
+    from models.cpu.presets import xeon_e5_2660_v4
+
+    base_cpu = xeon_e5_2660_v4()
+    cpu = base_cpu.model_copy(update={"smt": False, "turbo": False, "cstates": base_cpu.cstates[:2]})
+    kernel = optane900p_e3_1230v5().kernel.model_copy(update={"ctx_switch_cycles": fit["kernel.ctx_switch_cycles"]})
+    ssd = ssd.model_copy(update={"read": ssd.read.model_copy(update={
+        "base_ns": fit[f"{key}.read.base_ns"], "sd_ns": fit[f"{key}.read.sd_ns"]})})
+    from policies.interrupt_generation.base import IrqConfig
+
+    return PlatformConfig(
+        name=name,
+        description=desc,
+        cpu=cpu,
+        ssd=ssd,
+        kernel=kernel,
+        # R730: 128 GB DDR4 (8 DIMMs), two sockets (the second idles); board, fans, PSU loss
+        power=PowerConfig(dram_w=24.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
+        nvme=IrqConfig(irq_delta_us=delta_us, irq_thr=thr),
+        calibration="fitted by scenarios/calibrate_cinterrupts.py to calibrated_interrupts.json (sync 4 KiB read latency"
+        " mean and sd with interrupts and with polling, both devices): " + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
+    )
+
+
+def optane_p4800x_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
+    from models.ssd.presets import optane_p4800x
+
+    return _r730(optane_p4800x(), "optane-p4800x-e5-2660v4", "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) +"
+                 " Optane DC P4800X, Linux 5.0 (calibrated interrupts study)", fit or CINTERRUPTS_FIT, "optane", 6.0, 32)
+
+
+def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
+    from models.ssd.presets import p3700
+
+    return _r730(p3700(), "p3700-e5-2660v4", "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) + Intel DC P3700"
+                 " (NAND), Linux 5.0 (calibrated interrupts study)", fit or CINTERRUPTS_FIT, "p3700", 15.0, 32)
+
+
 PLATFORMS = {
     "optane900p-e3-1230v5": optane900p_e3_1230v5,
     "optane-p4801x-e3-1230": optane_p4801x_e3_1230,
+    "optane-p4800x-e5-2660v4": optane_p4800x_e5_2660v4,
+    "p3700-e5-2660v4": p3700_e5_2660v4,
 }
