@@ -21,6 +21,7 @@ class PowerConfig(Model):
     platform_cpu_coupling: float = Field(
         0.0, ge=0, description="extra platform watts per watt of CPU package power (fans, regulators follow CPU activity)"
     )
+    meter_hz: float = Field(1.0, gt=0, description="sampling rate of the simulated wall-power meter (the studies' meters: 1 Hz)")
 
 
 class PlatformConfig(Model):

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from models.host import Host
+from models.power import PowerMeter, average_power, read_energy
 from models.os.costs import LAYERS
 from scenarios.scenario import RunConfig
 from scenarios.workload.async_io import AsyncThread
@@ -31,9 +32,7 @@ class _Snapshot:
         self.irqs = [dict(r.irq_kinds) for r in host.runners]
         self.busy = [c.busy_ns for c in host.pkg.cpus]
         self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
-        self.core_energy = sum(c.energy_j for c in host.pkg.cores)
-        self.uncore_energy = host.pkg.uncore_energy_j
-        self.dev_busy = [dict(d.busy_unit_ns) for d in host.devices]
+        self.energy = read_energy(host, now)
         # the exec time of tasks running right now is charged when they leave the CPU
         for r in host.runners:
             if r.current is not None:
@@ -81,10 +80,12 @@ def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
     host, ramp, end = build(cfg, tracer)
     snap = {}
     host.engine.call_at(ramp, lambda: snap.setdefault("s", _Snapshot(host, host.engine.now)))
+    meter = PowerMeter(host, cfg.platform.power.meter_hz, ramp, end)
     host.engine.run(end)
     host.pkg.settle(end)
     wall = time.perf_counter() - wall0
     result = summarize(cfg, host, snap["s"], end, wall)
+    result["power_samples"] = meter.samples
     if keep_records:
         result["_records"] = records_table([r for r in host.records if r.t_submit >= ramp and r.t_complete <= end])
     return result
@@ -138,19 +139,8 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
         ctx_v += t.nvcsw - b[0]
         ctx_i += t.nivcsw - b[1]
     # ---- power and energy
-    cpu_j = sum(c.energy_j for c in host.pkg.cores) + host.pkg.uncore_energy_j - s.core_energy - s.uncore_energy
-    ssd_j = 0.0
-    for d, b in zip(host.devices, s.dev_busy):
-        cfgd = d.cfg
-        ssd_j += cfgd.idle_w * dur_s
-        for op, active in (("read", cfgd.active_read_w), ("write", cfgd.active_write_w)):
-            ssd_j += (active - cfgd.idle_w) / cfgd.parallel_units * (d.busy_unit_ns[op] - b[op]) * 1e-9
-    cpu_w = cpu_j / dur_s
-    ssd_w = ssd_j / dur_s
-    pw = plat.power
-    other_w = pw.dram_w + pw.platform_base_w + pw.platform_cpu_coupling * cpu_w
-    system_w = cpu_w + ssd_w + other_w
-    energy = system_w * dur_s
+    power = average_power(plat, host.devices, s.energy, read_energy(host, end))
+    energy = power["system"] * dur_s
     # ---- C-state residency
     names = [st.name for st in plat.cpu.cstates]
     residency = {}
@@ -170,7 +160,7 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
         "involuntary_context_switches_per_io": ctx_i / per_io,
         "interrupts_per_io": nirq / per_io,
         "interrupts": irq_total,
-        "power_w": {"cpu": cpu_w, "ssd": ssd_w, "dram": pw.dram_w, "other": other_w - pw.dram_w, "system": system_w},
+        "power_w": power,
         "energy_j": energy,
         "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
         "energy_j_per_million_ios": energy / per_io * 1e6,
