@@ -29,7 +29,7 @@ class Host:
         self.kcosts = k = platform.kernel
         self.costs = CostTable(platform.cpu.activity)
         self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles)
-        self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles, scheduler=k.wakeup_cycles)
+        self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles)  # the waker already paid try_to_wake_up
         # 2. one runner (scheduler + executor) per logical CPU
         self.runners = [CpuRunner(self, cpu, MenuGovernor(platform.cpu), platform.sched) for cpu in self.pkg.cpus]
         for r in self.runners:
@@ -48,7 +48,12 @@ class Host:
     def policy(self, name: str):
         p = self.policies.get(name)
         if p is None:
-            p = self.policies[name] = COMPLETION_POLICIES.get(name)(self, self.queue)
+            cls = COMPLETION_POLICIES.get(name)
+            if cls.polled and not self.queue.io_poll:
+                from simcore.errors import ConfigError
+
+                raise ConfigError(f"completion policy '{name}' polls, but the queue has no polled queues: set queue.io_poll=1")
+            p = self.policies[name] = cls(self, self.queue)
         return p
 
     def sq_thread(self, cpu: int | None):

@@ -17,18 +17,76 @@ from models.ssd.presets import optane_900p
 
 #: Output of scenarios/calibrate_poll_energy.py (re-run it to refresh; it prints this dict).
 POLL_ENERGY_FIT = {
-    "ssd.read.base_ns": 5046.8,
-    "kernel.user_io_cycles": 959.7,
-    "kernel.ctx_switch_cycles": 4108.3,
+    "ssd.read.base_ns": 5100.5,
+    "kernel.user_io_cycles": 963.9,
+    "kernel.ctx_switch_cycles": 5388.4,
     # not fitted: 1,500 cycles per interrupt handled (calibrated_interrupts.json, constant across
-    # devices) = entry/exit 700 + CQ reap 300 + request completion 500
-    "kernel.irq_entry_cycles": 700.0,
+    # devices: entry, handler, exit) = entry/exit 500 + CQ reap 300 + request completion 300
+    # + waking the blocked task 400
+    "kernel.irq_entry_cycles": 500.0,
+}
+
+
+#: Output of scenarios/calibrate_memops.py: memory operations per cycle of each source of CPU work,
+#: by cell (models/os/memops.py), fitted to table 2 (interrupt and classic-polling columns).
+MEM_OPS_PER_CYCLE = {
+    "user": {
+        "other": 0.12705
+    },
+    "syscall": {
+        "other": 0.11587
+    },
+    "fs": {
+        "other": 0.2468
+    },
+    "block": {
+        "blk_mq": 0.16145,
+        "block_rest": 0.2285
+    },
+    "iosched": {
+        "block_rest": 0.06132
+    },
+    "driver": {
+        "nvme": 0.08657
+    },
+    "irq": {
+        "other": 0.03063,
+        "ktime_get": 0.02666
+    },
+    "scheduler": {
+        "__schedule": 0.00171,
+        "psi": 0.00145,
+        "load_avg": 0.00184,
+        "sched_rest": 0.06258,
+        "ktime_get": 0.00028,
+        "time_rest": 0.00721,
+        "other": 0.00872
+    },
+    "timer": {
+        "hrtimer": 0.02044,
+        "ktime_get": 0.02044,
+        "time_rest": 0.02044
+    },
+    "polling": {
+        "blk_poll": 0.00894,
+        "blk_mq": 0.00181,
+        "block_rest": 0.00894,
+        "nvme": 0.00638,
+        "ktime_get": 0.00057,
+        "time_rest": 0.00033,
+        "sched_rest": 0.00166,
+        "other": 0.05216
+    },
+    "idle_spin": {
+        "other": 0.05505
+    }
 }
 
 
 def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
     fit = POLL_ENERGY_FIT if fit is None else fit
-    kernel = KernelCosts(**{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.")})
+    kernel = KernelCosts(mem_ops_per_cycle=MEM_OPS_PER_CYCLE,
+                         **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.")})
     ssd = optane_900p()
     if "ssd.read.base_ns" in fit:
         ssd = ssd.model_copy(update={"read": ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]})})
@@ -50,11 +108,11 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of scenarios/calibrate_io_schedulers.py (re-run it to refresh; it prints this dict).
 IO_SCHED_FIT = {
-    "ssd.read.base_ns": 5143.7,
-    "ssd.write.base_ns": 9231.5,
-    "kernel.iosched_cycles.mq-deadline": 3610.4,
-    "kernel.iosched_cycles.kyber": 3141.4,
-    "kernel.iosched_cycles.bfq": 9995.4,
+    "ssd.read.base_ns": 5197.0,
+    "ssd.write.base_ns": 9284.7,
+    "kernel.iosched_cycles.mq-deadline": 3630.6,
+    "kernel.iosched_cycles.kyber": 3167.6,
+    "kernel.iosched_cycles.bfq": 10017.3,
 }
 
 
@@ -86,11 +144,11 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of scenarios/calibrate_cinterrupts.py (re-run it to refresh; it prints this dict).
 CINTERRUPTS_FIT = {
-    "optane.read.base_ns": 3343.1,
-    "optane.read.sd_ns": 1233.2,
-    "p3700.read.base_ns": 71388.4,
-    "p3700.read.sd_ns": 28075.3,
-    "kernel.ctx_switch_cycles": 1235.4,
+    "optane.read.base_ns": 3426.6,
+    "optane.read.sd_ns": 1229.6,
+    "p3700.read.base_ns": 71683.2,
+    "p3700.read.sd_ns": 28517.3,
+    "kernel.ctx_switch_cycles": 2578.8,
 }
 
 

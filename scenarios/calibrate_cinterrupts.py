@@ -4,8 +4,8 @@ Fits each device's 4 KiB read service time (mean and sd of the lognormal jitter)
 cycles per context switch by least squares on the simulator's own outputs, against the synchronous
 4 KiB read latency (mean and sd) with interrupts and with (classic) polling in
 calibrated_interrupts.json: 8 observations, 5 parameters. The interrupt handling cost is not
-fitted: 1,500 cycles per interrupt (entry 700 + CQ reap 300 + request completion 500), which the
-same file reports (740 ns at 2.0 GHz).
+fitted: 1,500 cycles per interrupt (entry/exit 500 + CQ reap 300 + request completion 300 + wake-up
+400), which the same file reports (740 ns at 2.0 GHz).
 
     python -m scenarios.calibrate_cinterrupts [--runtime-ms 200]
 """
@@ -20,11 +20,12 @@ import numpy as np
 
 from models.platforms import CINTERRUPTS_FIT, optane_p4800x_e5_2660v4, p3700_e5_2660v4
 from scenarios import fitting
+from scenarios.reference import reference_dir
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from stacksim.run import build, simulate
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "calibration" / "calibrated_interrupts.json"
+REFERENCE = reference_dir() / "calibration" / "calibrated_interrupts.json"
 DEVICES = {"optane": optane_p4800x_e5_2660v4, "p3700": p3700_e5_2660v4}
 FIT_BOUNDS = {
     "optane.read.base_ns": (3_000.0, 9_000.0),

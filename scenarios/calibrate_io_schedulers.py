@@ -18,11 +18,12 @@ import numpy as np
 
 from models.platforms import IO_SCHED_FIT, optane_p4801x_e3_1230
 from scenarios import fitting
+from scenarios.reference import reference_dir
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from stacksim.run import simulate
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "calibration" / "io_schedulers_ull.json"
+REFERENCE = reference_dir() / "calibration" / "io_schedulers_ull.json"
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 FIT_BOUNDS = {
     "ssd.read.base_ns": (3_000.0, 9_000.0),

@@ -22,11 +22,12 @@ import numpy as np
 
 from models.platforms import POLL_ENERGY_FIT, optane900p_e3_1230v5
 from scenarios import fitting
+from scenarios.reference import reference_dir
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from stacksim.run import simulate
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "calibration" / "poll_vs_interrupt_energy.json"
+REFERENCE = reference_dir() / "calibration" / "poll_vs_interrupt_energy.json"
 MODES = {
     "classic_polling": dict(hipri="1", io_poll=True, io_poll_delay=-1),
     "hybrid_polling": dict(hipri="1", io_poll=True, io_poll_delay=0),

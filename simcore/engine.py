@@ -77,7 +77,7 @@ class Engine:
         return self.call_in(time_ns - self.env._now, fn, *args)
 
     def process(self, generator) -> simpy.Process:
-        """Start a simpy process (for control-plane logic off the per-IO hot path)."""
+        """Start a simpy process (available for slow control-plane logic; the models use callbacks)."""
         return self.env.process(generator)
 
     def run(self, until_ns: float) -> None:

@@ -35,7 +35,8 @@ class BatchedDraws:
     """Pulls random variates from a stream in batches (one numpy call per ``batch`` draws).
 
     ``sampler(gen, n)`` returns an array of ``n`` variates. ``next()`` is a cheap Python call on the
-    hot path; the batch size does not change the sequence of values drawn.
+    hot path. Determinism holds for a given batch size; two BatchedDraws sharing one generator
+    interleave their batches, so changing the batch size changes which values each one gets.
     """
 
     __slots__ = ("_gen", "_sampler", "_batch", "_buf", "_i")

@@ -127,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("stacksim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `stacksim run | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -80,6 +80,8 @@ def format_summary(result: dict) -> str:
     busy = [(cpu, row) for cpu, row in s["cstate_residency"].items() if row.get("C0", 0) > 0.001]
     for cpu, row in busy[:8]:
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))
+    if result.get("ignored_fio_options"):
+        out.append("  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"]))
     rtf = sim["real_time_factor"]
     out.append(
         f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events, "

@@ -8,6 +8,7 @@ import numpy as np
 
 from models.host import Host
 from models.power import PowerMeter, average_power, read_energy
+from models.os import memops
 from models.os.costs import LAYERS
 from scenarios.scenario import RunConfig
 from scenarios.workload.async_io import AsyncThread
@@ -16,7 +17,7 @@ from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
 from simcore.stats import fio_latency, latency_summary_us, records_table
 
-SYNC_ENGINES = ("psync", "pvsync2", "sync", "pvsync")
+SYNC_ENGINES = ("psync", "pvsync2", "sync")
 ASYNC_ENGINES = ("libaio", "io_uring")
 
 
@@ -33,6 +34,7 @@ class _Snapshot:
         self.busy = [c.busy_ns for c in host.pkg.cpus]
         self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
         self.energy = read_energy(host, now)
+        self.hybrid_sleeps = sum(getattr(p, "sleeps", 0) for p in host.policies.values())
         # the exec time of tasks running right now is charged when they leave the CPU
         for r in host.runners:
             if r.current is not None:
@@ -170,16 +172,20 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
             f"cpu{i}": {name: float(lc[j] / freq / per_io) for j, name in enumerate(LAYERS)} for i, lc in enumerate(per_cpu_layers)
         },
         "completion_policies": sorted(host.policies),
-        "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io,
+        "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
     }
     summary["layers"] = summary["layers_ns_per_io"]
     summary.update(interrupt_metrics(host, s, end, dur_s))
+    summary["cycles_per_s"] = cycles_per_s(plat, layer_cycles, cpus, s, dur_s, freq)
+    if plat.kernel.mem_ops_per_cycle:
+        summary["mem_ops_per_s"] = memops.rates_per_s(plat.kernel.mem_ops_per_cycle, summary["cycles_per_s"])
     summary["per_job"] = per_job_metrics(cfg, host, recs, s, end, dur_s)
     return {
         "stacksim_version": "0.1.0",
         "scenario": cfg.name,
         "platform": plat.name,
         "seed": cfg.seed,
+        "ignored_fio_options": sorted({o for j in cfg.jobs for o in j.ignored_options}),
         "jobs": fio_jobs(cfg, host, recs, s, dur_ns),
         "summary": summary,
         "sim": {
@@ -191,6 +197,18 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
             "ios_per_wall_s": len(host.records) / wall_s if wall_s > 0 else None,
         },
     }
+
+
+def cycles_per_s(plat, layer_cycles, cpus, s: _Snapshot, dur_s: float, freq: float) -> dict:
+    """CPU cycles per second of each source of work: the stack layers and the cpuidle POLL spin."""
+    out = {name: float(layer_cycles[j] / dur_s) for j, name in enumerate(LAYERS)}
+    spin_ns = 0.0
+    for i, c in enumerate(cpus):
+        for j, st in enumerate(plat.cpu.cstates):
+            if st.polling:
+                spin_ns += c.cstate_ns[j] - s.cstate[i][j]
+    out["idle_spin"] = spin_ns * freq / dur_s
+    return out
 
 
 def interrupt_metrics(host: Host, s: _Snapshot, end: float, dur_s: float) -> dict:
@@ -243,10 +261,17 @@ def fio_jobs(cfg: RunConfig, host: Host, recs, s: _Snapshot, dur_ns: float) -> l
     freq = host.pkg.freq_ghz
     for ji, job in enumerate(cfg.jobs):
         entry = {"jobname": job.name, "groupid": 0, "error": 0, "job_runtime": int(dur_ns / 1e6)}
+        is_async = job.ioengine in ASYNC_ENGINES
         for op in ("read", "write"):
-            lat = np.array([r.t_complete - r.t_submit for r in recs if r.job == ji and r.op == op], dtype=float)
-            nb = sum(r.nbytes for r in recs if r.job == ji and r.op == op)
+            mine = [r for r in recs if r.job == ji and r.op == op]
+            lat = np.array([r.t_complete - r.t_submit for r in mine], dtype=float)
+            nb = sum(r.nbytes for r in mine)
             lat_obj = fio_latency(lat)
+            if is_async:  # fio: slat = prepare to submitted, clat = submitted to reaped
+                slat_obj = fio_latency(np.array([r.t_dispatch - r.t_submit for r in mine], dtype=float))
+                clat_obj = fio_latency(np.array([r.t_complete - r.t_dispatch for r in mine], dtype=float))
+            else:  # synchronous engines: fio reports the whole call as completion latency
+                slat_obj, clat_obj = fio_latency(np.zeros(0)), lat_obj
             entry[op] = {
                 "io_bytes": int(nb),
                 "io_kbytes": int(nb // 1024),
@@ -255,8 +280,8 @@ def fio_jobs(cfg: RunConfig, host: Host, recs, s: _Snapshot, dur_ns: float) -> l
                 "iops": lat.size / (dur_ns * 1e-9),
                 "runtime": int(dur_ns / 1e6),
                 "total_ios": int(lat.size),
-                "slat_ns": fio_latency(np.zeros(0)),
-                "clat_ns": lat_obj,
+                "slat_ns": slat_obj,
+                "clat_ns": clat_obj,
                 "lat_ns": lat_obj,
             }
         tasks = [t for t in host.all_tasks if t.job == ji]

@@ -9,9 +9,9 @@ Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted
 - the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
 - the deepest enabled state with target residency <= prediction and exit latency within the limit
   is chosen; a POLL state (if present) is chosen when nothing deeper qualifies.
-The POLL state spins in C0 until an interrupt or until ``poll_limit_ns`` (Linux
-``cpuidle_poll_time``: the target residency of the first real state); on expiry the governor is
-asked again, which, with unchanged inputs, returns the same answer, so the spin simply continues.
+The POLL state spins in C0 until an interrupt. (Linux bounds one POLL spin by
+``cpuidle_poll_time`` and then asks the governor again, which, with unchanged inputs, returns the
+same answer, so the model simply keeps spinning.)
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _bucket(duration_ns: float, iowaiters: int) -> int:
 class MenuGovernor:
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
-    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "poll_limit_ns")
+    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns")
 
     def __init__(self, cfg: CpuConfig):
         self.states = cfg.cstates
@@ -46,8 +46,6 @@ class MenuGovernor:
         self.interval_ptr = 0
         self.bucket = 0
         self.next_timer_ns = NO_TIMER_NS
-        real = [s for s in cfg.cstates if not s.polling]
-        self.poll_limit_ns = real[0].target_residency_ns if real else NO_TIMER_NS
 
     def _typical_interval(self) -> float | None:
         """The repeating-pattern detector of menu.c (get_typical_interval), in ns."""

@@ -29,12 +29,12 @@ class KernelCosts(Model):
     fs_per_page_cycles: float = Field(120, ge=0, description="pinning one 4 KiB user page (get_user_pages) and adding it to the bio")
     fs_complete_cycles: float = Field(600, ge=0, description="direct-IO completion in the submitting task (bio end, dio done)")
     blk_submit_cycles: float = Field(900, ge=0, description="blk-mq: plug, tag allocation, request init, dispatch to hctx")
-    blk_complete_cycles: float = Field(500, ge=0, description="blk-mq request completion and freeing")
+    blk_complete_cycles: float = Field(300, ge=0, description="blk-mq request completion and freeing")
     nvme_submit_cycles: float = Field(700, ge=0, description="NVMe command build, PRP setup, SQ tail doorbell MMIO write")
     nvme_complete_cycles: float = Field(300, ge=0, description="reap one CQ entry, CQ head doorbell")
     irq_entry_cycles: float = Field(1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch")
     ctx_switch_cycles: float = Field(3000, ge=0, description="one schedule(): pick next, load/PSI accounting, context switch (~1 us)")
-    wakeup_cycles: float = Field(1500, ge=0, description="try_to_wake_up: enqueue the task on its runqueue")
+    wakeup_cycles: float = Field(400, ge=0, description="try_to_wake_up: enqueue the task on its runqueue (a few hundred ns)")
     ipi_cycles: float = Field(800, ge=0, description="receiving a reschedule/function-call IPI on the target CPU")
     ipi_latency_ns: float = Field(500, ge=0, description="IPI send to handler entry on a remote CPU, ns")
     hrtimer_start_cycles: float = Field(600, ge=0, description="hrtimer_start + clock reads when arming a sleep timer")
@@ -54,6 +54,11 @@ class KernelCosts(Model):
         default_factory=dict,
         description="CPU cycles per request of each IO scheduler (insert + dispatch + completion), overriding the"
         " scheduler's documented default; split in the scheduler's own proportions",
+    )
+    mem_ops_per_cycle: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="memory operations (loads + stores) per cycle of each source of CPU work, by cell"
+        " (models.os.memops); empty = not reported",
     )
     idle_entry_cycles: float = Field(1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle")
     idle_exit_cycles: float = Field(600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)")

@@ -227,8 +227,10 @@ class CpuRunner:
         task.vruntime = self.min_vruntime
         task.state = RUNNABLE
         self.rq.append(task)
-        if self.mode in (IDLE, NONE) and self.current is None and not self._irqs:
-            self._schedule(from_idle=self.mode == IDLE)
+        if self.mode == IDLE:
+            self._leave_idle()  # pays the C-state exit
+        elif self.mode == NONE and self.current is None and not self._irqs:
+            self._schedule(from_idle=False)
         else:
             self._arm_slice()
 

@@ -5,8 +5,6 @@ Units: ns, bytes, GB/s (1e9 bytes/s), W. Presets with cited values: :mod:`models
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
 from simcore.config import Model
@@ -39,4 +37,3 @@ class DeviceConfig(Model):
     idle_w: float = Field(ge=0, description="idle (PS0, no commands) power, W")
     active_read_w: float = Field(ge=0, description="power with every parallel unit busy reading, W")
     active_write_w: float = Field(ge=0, description="power with every parallel unit busy writing, W")
-    interrupt_generation: Literal["none"] = Field("none", description="device-side interrupt generation policy")

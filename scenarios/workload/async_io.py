@@ -50,6 +50,8 @@ class AsyncThread(SyncThread):
         self.cmax = max(job.iodepth_batch_complete_max, 1)
         self.iopoll = job.ioengine == "io_uring" and job.hipri
         self.sqpoll = job.ioengine == "io_uring" and job.sqthread_poll
+        if job.thinktime_ns:
+            raise ConfigError(f"job '{job.name}': thinktime is modelled for the synchronous engines only")
         if self.iopoll and not host.queue.io_poll:
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
         pol = "classic-poll" if self.iopoll else "interrupt"

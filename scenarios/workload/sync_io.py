@@ -41,8 +41,12 @@ class SyncThread:
         self.next_offset = job.offset_bytes
         self.req = None
         self._costs = {}
-        self.dev = 0
+        self.dev = self.task.tid % len(host.devices)  # threads spread over the SSDs
         self.req_flags = sync_flags(job)
+        rate = job.rate_iops_read or job.rate_iops_write
+        self._rate_gap_ns = 1e9 / rate if rate else 0.0
+        self._next_issue = None
+        self._paused = False
 
     # -- cost bundles ------------------------------------------------------------------------
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
@@ -107,6 +111,12 @@ class SyncThread:
             else:
                 runner.exit_task()
             return
+        wait = self._pause_ns(t0, with_completion)
+        if wait > 0:
+            self._pause(wait, with_completion)
+            return
+        if self._rate_gap_ns:
+            self._next_issue = max(self._next_issue, 0.0) + self._rate_gap_ns
         op, bs, off = self._next_io()
         self.issued_bytes += bs
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
@@ -117,6 +127,41 @@ class SyncThread:
         req.t_submit = t0 + self.k.user_io_cycles / runner.freq
         self.req = req
         runner.run(self._submit_cost(op, bs, with_completion), self._doorbell)
+
+    # -- fio thinktime and rate_iops ------------------------------------------------------------
+    def _pause_ns(self, t0: float, with_completion: bool) -> float:
+        """How long fio waits before its next IO: ``thinktime`` after each IO, or until the next
+        issue time of ``rate_iops`` (fio catches up when it is late)."""
+        wait = self.job.thinktime_ns if with_completion else 0.0
+        gap = self._rate_gap_ns
+        if gap:
+            if self._next_issue is None:
+                self._next_issue = t0
+            wait = max(wait, self._next_issue - t0)
+        return wait
+
+    def _pause(self, wait: float, with_completion: bool) -> None:
+        """Finish the previous IO's return path, then nanosleep (hrtimer with the 50 us timer slack)."""
+        k = self.k
+        runner = self.runner
+        parts = dict(syscall=k.syscall_entry_cycles + k.syscall_exit_cycles, timer=k.hrtimer_start_cycles)
+        if with_completion:
+            parts["fs"] = k.fs_complete_cycles
+            parts["syscall"] += k.syscall_exit_cycles
+        task = self.task
+
+        def fire(r):
+            r.wake(task)
+
+        def sleep():
+            runner.start_timer(wait + k.timer_slack_ns, fire)
+            runner.sleep(self._after_pause, iowait=False)
+
+        runner.run(self.host.costs.get("nanosleep" + ("_after_io" if with_completion else ""), **parts), sleep)
+
+    def _after_pause(self) -> None:
+        self._paused = True
+        self._issue(with_completion=False)
 
     def _doorbell(self) -> None:
         req = self.req

@@ -1,0 +1,137 @@
+"""Storage-server platforms (NVMe-oF targets with many cores and SSDs).
+
+``epyc9454p-16xpm1743``: the storage node of SANDMAN (Zhou et al., SOSP 2025,
+``shared/reference/calibration/sandman_polling_server.json``): AMD EPYC 9454P (48 cores / 96
+logical, SMT on, 3.65 GHz all-core, 400 MHz minimum), 16 x Samsung PM1743, ConnectX-6 NVMe-oF over
+RDMA, Linux 6.8.
+
+Where each value comes from:
+
+- CPU structure, frequencies, the 450 us P-state transition: the EPYC preset (``models.cpu.presets``).
+- Exit latencies, as *time back to full performance* measured by SANDMAN (table 2): C1 3 us
+  (ACPI reports ~1 us for the halt itself; the study measures the whole wake-up on this part), the
+  deep state 800 us (ACPI's C2 exit of up to 400 us plus the clock ramp back to base frequency,
+  "at least 400 us").
+- Per-state core powers, uncore, core leakage / dynamic power, the "others" terms and SSD idle /
+  active power: **fitted** by ``python -m scenarios.server.calibrate_power`` (scipy least squares on
+  the simulator's own outputs: the server model run in each measured configuration) to table 1
+  (idle / light load / peak breakdown) and table 2 (per-state CPU and system power). The fitted
+  values are in :data:`SERVER_POWER_FIT`; re-run the script to refresh them.
+
+"Others" (everything but CPU package and SSDs: DRAM, fans, regulators, NIC, board, PSU loss) has
+the foundation's terms, ``dram_w + platform_base_w + platform_cpu_coupling x P_cpu``, plus one term
+the foundation's :class:`~models.platform.PowerConfig` does not have yet: platform power that
+follows *executing* cores (memory, fabric and NIC traffic of a core in C0, and the regulators
+that feed it), :class:`ActivityOthersConfig`. Linear coupling to package power alone cannot fit
+the measurements: polling at 400 MHz raises the CPU by 10 W over C1 but "others" by 38 W, while
+entering the deep state lowers "others" by only 0.95 W per CPU watt (see docs/server.md).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from models.cpu.config import CStateConfig
+from models.cpu.presets import epyc_9454p
+from models.platform import PlatformConfig, PowerConfig
+from models.ssd.presets import pm1743
+from simcore.config import Model
+
+#: Output of ``python -m scenarios.server.calibrate_power`` (re-run it to refresh; it prints this dict).
+SERVER_POWER_FIT = {
+    "cpu.C1.power_w": 0.3,
+    "cpu.C2.power_w": 0.12,
+    "cpu.uncore_active_w": 120.0,
+    "cpu.uncore_idle_w": 46.0,
+    "cpu.core_leakage_w": 2.0,
+    "cpu.core_dynamic_w": 4.0,
+    "power.platform_base_w": 40.0,
+    "power.platform_cpu_coupling": 0.95,
+    "others.c0_core_w": 0.9,
+    "others.c0_core_ghz_w": 0.8,
+    "ssd.idle_w": 4.625,
+    "ssd.active_read_w": 60.0,
+}
+
+#: DRAM: 756 GB in 24 RDIMMs at ~1.5 W background each (estimate, not fitted: the study reports
+#: DRAM inside "others").
+DRAM_W = 36.0
+
+#: Exit latencies (us) and target residencies (us) of the idle states, SANDMAN table 2 / Appendix A.
+C1_EXIT_US, C1_RESIDENCY_US = 3.0, 6.0
+DEEP_EXIT_US, DEEP_RESIDENCY_US = 800.0, 800.0
+
+
+class ActivityOthersConfig(Model):
+    """Platform power that follows executing cores, on top of ``PowerConfig`` (W).
+
+    For every physical core in C0 (either SMT sibling running or polling), the rest of the
+    platform draws ``c0_core_w + c0_core_ghz_w x f`` (f in GHz): a part for keeping the core's
+    path to memory, fabric and NIC out of low-power states, and a part for the traffic, which
+    scales with the instruction rate.
+    """
+
+    c0_core_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 (memory/fabric/NIC paths awake)")
+    c0_core_ghz_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 per GHz of its clock (traffic)")
+
+
+class ServerPlatform(Model):
+    """A server platform: the foundation's :class:`PlatformConfig` plus the server-only terms."""
+
+    base: PlatformConfig
+    others: ActivityOthersConfig = ActivityOthersConfig()
+    os_idle_cstate: str = Field(
+        "C1", description="deepest C-state the OS idle loop uses on this box (cpuidle state limit); SANDMAN's idle"
+        " system draws the all-C1 CPU power, so its kernel idles in C1",
+    )
+
+    @property
+    def name(self) -> str:
+        return self.base.name
+
+
+def _apply_fit(fit: dict) -> tuple[dict, dict, dict, dict]:
+    cpu, power, others, ssd = {}, {}, {}, {}
+    for key, val in fit.items():
+        head, rest = key.split(".", 1)
+        {"cpu": cpu, "power": power, "others": others, "ssd": ssd}[head][rest] = float(val)
+    return cpu, power, others, ssd
+
+
+def epyc9454p_16xpm1743_server(fit: dict | None = None) -> ServerPlatform:
+    """The SANDMAN storage node with the power parameters ``fit`` (default :data:`SERVER_POWER_FIT`)."""
+    fit = SERVER_POWER_FIT if fit is None else {**SERVER_POWER_FIT, **fit}
+    cpu_fit, power_fit, others_fit, ssd_fit = _apply_fit(fit)
+    cstates = (
+        CStateConfig(name="POLL", exit_latency_ns=0.0, target_residency_ns=0.0, power_w=0.0, polling=True),
+        CStateConfig(name="C1", exit_latency_ns=C1_EXIT_US * 1e3, target_residency_ns=C1_RESIDENCY_US * 1e3,
+                     power_w=cpu_fit.pop("C1.power_w")),
+        CStateConfig(name="C2", exit_latency_ns=DEEP_EXIT_US * 1e3, target_residency_ns=DEEP_RESIDENCY_US * 1e3,
+                     power_w=cpu_fit.pop("C2.power_w"), package_deep=True),
+    )
+    cpu = epyc_9454p(cstates=cstates, **cpu_fit)
+    ssd = pm1743(**ssd_fit)
+    calib = ", ".join(f"{k}={v:g}" for k, v in fit.items())
+    base = PlatformConfig(
+        name="epyc9454p-16xpm1743",
+        description="SANDMAN storage node: EPYC 9454P (48C/96T, 3.65 GHz all-core) + 16 x PM1743, NVMe-oF/RDMA target",
+        cpu=cpu,
+        ssd=ssd,
+        ssd_count=16,
+        power=PowerConfig(dram_w=DRAM_W, platform_base_w=power_fit["platform_base_w"],
+                          platform_cpu_coupling=power_fit["platform_cpu_coupling"]),
+        calibration="power fitted by scenarios/server/calibrate_power.py to sandman_polling_server.json tables 1-2: " + calib,
+    )
+    return ServerPlatform(base=base, others=ActivityOthersConfig(**others_fit))
+
+
+def epyc9454p_16xpm1743(fit: dict | None = None) -> PlatformConfig:
+    """The foundation view of the platform (for ``models.platforms.PLATFORMS``); the activity term
+    of "others" lives in :func:`epyc9454p_16xpm1743_server`."""
+    return epyc9454p_16xpm1743_server(fit).base
+
+
+#: name -> factory of :class:`ServerPlatform`
+SERVER_PLATFORMS = {
+    "epyc9454p-16xpm1743": epyc9454p_16xpm1743_server,
+}

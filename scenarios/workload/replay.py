@@ -1,0 +1,447 @@
+"""Open-loop replay of a block trace: each trace IO is submitted at its (scaled) timestamp,
+whatever the completions of earlier IOs (a production trace records demand, not a closed loop).
+
+Submitters
+    ``replay.threads`` submitter threads (default: one per logical CPU), thread i on CPU
+    ``i % cpus``. Each behaves like an io_uring application: when IOs are due it prepares their
+    SQEs (user work per IO) and submits all IOs due at that instant with one io_uring_enter
+    (per-IO io_uring issue + fs + blk-mq + NVMe submit, one plugged batch: adjacent IOs may merge,
+    one doorbell) -- the cost helpers of :class:`~scenarios.workload.async_io.AsyncThread`.
+    Between submissions it waits in io_uring_enter(GETEVENTS) with a timeout at its next due IO:
+    with interrupt completion (the default) it sleeps until an IRQ handler posts a completion or
+    the hrtimer of the timeout fires; with ``replay.hipri`` (IORING_SETUP_IOPOLL, needs
+    ``queue.io_poll=1``) it busy-polls its CPU's polled queues while IOs are in flight and sleeps
+    on the timer only when none is. Completions are reaped from the CQ ring in user space
+    (per-IO fio-like completion work); an IO's latency is reaped time minus submit time.
+
+Arrivals
+    The trace is a generator consumed lazily: records due at the same instant form one batch,
+    and batches are assigned to threads in trace order (``replay.assign``: ``round-robin`` over
+    threads, or ``volume``: all IOs of a trace volume on one thread). Only ``replay.lookahead``
+    batches (default: one per thread) are read ahead of the submissions, so a thread knows its
+    next due time when it goes to wait and the trace never sits in memory. A record earlier than
+    the one before it (out-of-order trace) is due immediately after it.
+
+Mapping
+    Trace volumes map onto the platform's devices with
+    :func:`~scenarios.traces.select.map_volumes`; offsets are kept, sizes are rounded up to 512 B.
+    Requests are not split (the model does not split at ``max_sectors_kb``).
+
+End
+    When the trace (window) is exhausted, the threads stop submitting and reap what is in flight;
+    the run ends when the last IO is reaped. Every IO read from the trace completes exactly once
+    (checked: a second completion of a request raises).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+from collections.abc import Iterator
+from typing import Literal
+
+from pydantic import Field
+
+from models.os.request import Request
+from scenarios.traces.record import TraceIO
+from scenarios.workload.async_io import AsyncThread
+from simcore.config import Model
+from simcore.errors import ConfigError
+
+try:  # interrupt-generation annotations (Barrier on the last IO of a batch), when present
+    from scenarios.workload.annotations import batch_flags as _batch_flags
+except ImportError:  # pragma: no cover - older trees without annotations
+    _batch_flags = None
+
+SECTOR = 512
+#: drain limit: simulated time allowed after the last trace IO is due before a stuck run is an error
+DRAIN_LIMIT_NS = 10e9
+
+_RUN, _SLEEP, _POLL = "run", "sleep", "poll"
+
+
+class ReplaySettings(Model):
+    """How the trace is replayed (``--set replay.KEY=VALUE``)."""
+
+    threads: int | None = Field(None, ge=1, description="submitter threads (default: one per logical CPU); thread i runs on CPU i % cpus")
+    hipri: bool = Field(False, description="poll for completions (io_uring IOPOLL, RWF_HIPRI semantics; needs queue.io_poll=1)")
+    assign: Literal["round-robin", "volume"] = Field(
+        "round-robin", description="which thread submits a batch: round-robin over threads, or one thread per trace volume")
+    lookahead: int | None = Field(None, ge=1, description="batches read ahead of the submissions (default: one per thread)")
+    timer_slack_ns: float = Field(0.0, ge=0, description="slack added to the timeout of a thread waiting for its next due IO, ns")
+    registerfiles: bool = Field(False, description="io_uring registered files (no fget/fput per IO)")
+    fixedbufs: bool = Field(False, description="io_uring fixed buffers (no page pinning per IO)")
+
+
+class _Wait:
+    """What a polling submitter spins on: ``done`` when a completion or a due IO needs it."""
+
+    __slots__ = ("done", "waiter_sleeping")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.waiter_sleeping = False
+
+
+class ReplayThread(AsyncThread):
+    """One submitter thread of the replay (an io_uring application)."""
+
+    def __init__(self, host, job, index: int, cpu: int, replayer: "TraceReplayer") -> None:
+        super().__init__(host, job, 0, index, cpu, float("inf"), host.rng.stream(f"replay.{index}"))
+        self.replayer = replayer
+        self.pending: deque = deque()  # (due_ns, [(TraceIO, device)]) batches assigned to this thread
+        self.state = _RUN
+        self.timer = None
+        self.arrival_call = None
+        self.wait = _Wait()
+        self.submitted = 0
+        self.reaped = 0
+        self.exited = False
+        self._my_poll_qps = ()
+        self._costs_by_shape: dict = {}
+
+    # -- program -----------------------------------------------------------------------------
+    def start(self) -> None:
+        self.task.resume = self._loop
+        self.runner.add_task(self.task)
+
+    def assigned(self, due: float) -> None:
+        """The replayer gave this thread a batch due at ``due`` (its first pending one)."""
+        if len(self.pending) != 1:
+            return  # an earlier batch already sets the timeout
+        if self.state == _SLEEP and self.timer is None:
+            self._arm_timer(due)
+        elif self.state == _POLL and self.arrival_call is None:
+            self._arm_arrival(due)
+
+    def _loop(self) -> None:
+        runner = self.runner
+        now = runner.clock()
+        if self.pending and self.pending[0][0] <= now:
+            self._submit(now)
+        elif self.ring:
+            self._reap()
+        elif self.replayer.exhausted and not self.pending and self.inflight == 0:
+            self.exited = True
+            runner.exit_task()
+            self.replayer.thread_finished()
+        else:
+            self._wait()
+
+    def _submit(self, now: float) -> None:
+        """Prepare and submit every IO due now, with one io_uring_enter."""
+        host = self.host
+        runner = self.runner
+        batch: list[tuple[TraceIO, int, float]] = []
+        while self.pending and self.pending[0][0] <= now:
+            due, ios = self.pending.popleft()
+            batch.extend((rec, dev, due) for rec, dev in ios)
+            self.replayer.taken()
+        polled = self.iopoll
+        user_ns = self.k.user_io_cycles / runner.freq
+        reqs = []
+        t = now
+        lag = self.replayer.lag
+        for rec, dev, due in batch:
+            nbytes = -(-rec.nbytes // SECTOR) * SECTOR
+            req = Request(host.next_io_id, self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
+            host.next_io_id += 1
+            req.qp = host.driver.queue_for(dev, runner.id, polled)
+            req.done_cb = self._on_done
+            t += user_ns
+            req.t_submit = t
+            lag.append(t - due)
+            reqs.append(req)
+        if _batch_flags is not None:
+            for req, flags in zip(reqs, _batch_flags(self.job, len(reqs))):
+                req.flags = flags
+        self.inflight += len(reqs)
+        self.submitted += len(reqs)
+        runner.run(self._batch_cost(reqs), lambda: self._submitted(reqs))
+
+    def _submitted(self, reqs) -> None:
+        self.host.blk.issue_batch(reqs)  # plugged batch: merged, then dispatched as the call returns
+        self._loop()
+
+    def _batch_cost(self, reqs):
+        """io_uring_enter submitting ``reqs``: the per-IO parts of AsyncThread plus one syscall.
+        The parts depend only on the number of IOs and of pages, which keys the cache."""
+        pages = sum(max(1, -(-r.nbytes // 4096)) for r in reqs)
+        key = (len(reqs), pages)
+        cost = self._costs_by_shape.get(key)
+        if cost is None:
+            cost = self._costs_by_shape[key] = self._submit_cost(reqs, with_syscall=True)
+        return cost
+
+    def _reap(self) -> None:
+        """Reap every completion in the CQ ring (user space, no system call)."""
+        runner = self.runner
+        got, self.ring = self.ring, []
+        cost = self._reap_cost(len(got), syscall=False)
+        t = runner.clock() + cost.cycles / runner.freq
+        recs = self.host.records
+        for req in got:
+            req.t_complete = t
+            recs.append(req)
+        self.reaped += len(got)
+        self.replayer.reaped(len(got))
+        runner.run(cost, self._loop)
+
+    # -- waiting -----------------------------------------------------------------------------
+    def _wait(self) -> None:
+        due = self.pending[0][0] if self.pending else None
+        runner = self.runner
+        if self.iopoll and self.inflight:
+            # io_uring_enter(GETEVENTS) with IOPOLL: spin on the polled queues until a completion
+            # (or the next due IO: the application's loop checks its clock)
+            w = self.wait
+            w.done = False
+            self.state = _POLL
+            if due is not None:
+                self._arm_arrival(due)
+            runner.run(self._enter_cost, self._start_poll)
+            return
+        # io_uring_enter(GETEVENTS, min_complete=1) with a timeout at the next due IO, or (nothing
+        # in flight) a plain timed sleep; an IRQ handler's completion or the hrtimer wakes it
+        k = self.k
+        cost = self.host.costs.get("replay_wait_enter", syscall=k.syscall_entry_cycles, timer=k.hrtimer_start_cycles)
+        runner.run(cost, self._block)
+
+    def _start_poll(self) -> None:
+        w = self.wait
+        if any(qp.cq for qp in self._my_poll_qps):
+            w.done = True  # posted before the spin started: reap at once
+        self.runner.poll(self._poll_qp(), w, self._after_poll)
+
+    def _block(self) -> None:
+        runner = self.runner
+        now = runner.clock()
+        if self.ring or (self.pending and self.pending[0][0] <= now) or (
+                self.replayer.exhausted and not self.pending and self.inflight == 0):
+            self._return_from_wait()
+            return
+        self.state = _SLEEP
+        if self.pending:
+            self._arm_timer(self.pending[0][0])
+        runner.sleep(self._woken, iowait=False)
+
+    def _arm_timer(self, due: float) -> None:
+        runner = self.runner
+        delay = max(0.0, due - runner.clock()) + self.replayer.settings.timer_slack_ns
+        self.timer = runner.start_timer(delay, self._timer_fired)
+
+    def _timer_fired(self, runner) -> None:
+        self.timer = None
+        if self.state == _SLEEP:
+            runner.wake(self.task)
+
+    def _woken(self) -> None:
+        if self.timer is not None:
+            self.runner.cancel_timer(self.timer)
+            self.timer = None
+        self._return_from_wait()
+
+    def _return_from_wait(self) -> None:
+        self.state = _RUN
+        self.runner.add_carry(self.host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles))
+        self._loop()
+
+    def _poll_qp(self):
+        """The polled queue to spin on: the device of the oldest IO in flight is unknown to the
+        ring, so the first device's; completions on the others nudge the loop (see
+        :meth:`TraceReplayer._posted_polled`)."""
+        return self._my_poll_qps[0]
+
+    def _arm_arrival(self, due: float) -> None:
+        engine = self.host.engine
+        self.arrival_call = engine.call_at(max(due, engine.now), self._arrival)
+
+    def _arrival(self) -> None:
+        self.arrival_call = None
+        self.nudge()
+
+    def nudge(self) -> None:
+        """End the current IOPOLL spin at the end of its iteration (an IO is due, or a completion
+        was posted on another of this CPU's polled queues)."""
+        if self.state != _POLL:
+            return
+        w = self.wait
+        w.done = True
+        runner = self.runner
+        if runner.current is not self.task:
+            return  # preempted: it resumes, sees done and returns
+        if runner.mode == "poll":
+            runner.spin_notify(w)
+        elif runner.mode == "irq":
+            # an interrupt is running on top of the poll loop: look again when it has returned
+            self.host.engine.call_in(100.0, self._renudge)
+
+    def _renudge(self) -> None:
+        if self.state == _POLL:
+            self.nudge()
+
+    def _after_poll(self) -> None:
+        if self.arrival_call is not None:
+            self.arrival_call.cancel()
+            self.arrival_call = None
+        runner = self.runner
+        reap = self.host.driver.reap
+        for qp in self._my_poll_qps:
+            if qp.cq:
+                reap(runner, qp)  # io_do_iopoll walks every queue with requests of this ring
+        self._return_from_wait()
+
+    # -- completion ----------------------------------------------------------------------------
+    def _on_done(self, runner, req) -> None:
+        """Completion posted to the CQ ring (in the IRQ handler or the poll reap) on ``runner``."""
+        req.done_cb = _completed_twice
+        self.inflight -= 1
+        self.ring.append(req)
+        if self.state == _SLEEP:
+            self.state = _RUN
+            runner.wake(self.task)
+        elif self.state == _POLL:
+            self.wait.done = True
+
+
+def _completed_twice(runner, req) -> None:
+    raise RuntimeError(f"replay: request {req.id} completed twice")
+
+
+class TraceReplayer:
+    """Feeds trace batches to the submitter threads and ends the run when everything is reaped.
+
+    ``records`` yields ``(TraceIO, device_index)`` with times already windowed and scaled.
+    """
+
+    def __init__(self, host, job, records: Iterator[tuple[TraceIO, int]], settings: ReplaySettings) -> None:
+        self.host = host
+        self.settings = settings
+        ncpu = len(host.runners)
+        nthreads = settings.threads or ncpu
+        if settings.hipri and not host.queue.io_poll:
+            raise ConfigError("replay.hipri=1 polls for completions: it needs polled queues, set queue.io_poll=1")
+        self.threads = [ReplayThread(host, job, i, i % ncpu, self) for i in range(nthreads)]
+        host.threads = list(self.threads)
+        if settings.hipri:
+            ndev = len(host.devices)
+            for th in self.threads:
+                th._my_poll_qps = tuple(host.driver.queue_for(d, th.runner.id, True) for d in range(ndev))
+            if ndev > 1:
+                self._hook_polled_queues()
+        self.lookahead = settings.lookahead or nthreads
+        self._records = iter(records)
+        self._peek: tuple[TraceIO, int] | None = None
+        self._last_due = 0.0
+        self._rr = 0
+        self._volume_thread: dict[str, int] = {}
+        self.ahead = 0  # batches assigned, not yet taken
+        self.exhausted = False
+        self.trace_ios = 0
+        self.completed = 0
+        self.finished_threads = 0
+        self.last_due = 0.0
+        self.lag = array("d")  # submit time - due time, per IO, ns
+        self.done_event = host.engine.env.event()
+        self.end_ns: float | None = None
+
+    # -- feeding -------------------------------------------------------------------------------
+    def _next_record(self):
+        if self._peek is not None:
+            rec, self._peek = self._peek, None
+            return rec
+        return next(self._records, None)
+
+    def _thread_for(self, rec: TraceIO) -> int:
+        if self.settings.assign == "volume":
+            idx = self._volume_thread.get(rec.volume)
+            if idx is None:
+                idx = self._volume_thread[rec.volume] = len(self._volume_thread) % len(self.threads)
+            return idx
+        return self._rr % len(self.threads)
+
+    def refill(self) -> None:
+        """Read batches until ``lookahead`` are assigned and not yet submitted (or the trace ends)."""
+        while not self.exhausted and self.ahead < self.lookahead:
+            first = self._next_record()
+            if first is None:
+                self._trace_done()
+                return
+            rec, dev = first
+            due = max(float(rec.t_ns), self._last_due)
+            tidx = self._thread_for(rec)
+            ios = [(rec, dev)]
+            while True:
+                nxt = self._next_record()
+                if nxt is None:
+                    break
+                if max(float(nxt[0].t_ns), due) != due or self._thread_for(nxt[0]) != tidx:
+                    self._peek = nxt
+                    break
+                ios.append(nxt)
+            self._rr += 1
+            self._last_due = due
+            self.last_due = due
+            self.trace_ios += len(ios)
+            self.ahead += 1
+            th = self.threads[tidx]
+            th.pending.append((due, ios))
+            th.assigned(due)
+
+    def _trace_done(self) -> None:
+        self.exhausted = True
+        if self.trace_ios == 0:
+            return
+        engine = self.host.engine
+        engine.call_at(max(engine.now, self.last_due + DRAIN_LIMIT_NS), self._drain_timeout)
+        self._check_done()
+
+    def taken(self) -> None:
+        """A thread took a batch for submission."""
+        self.ahead -= 1
+        self.refill()
+
+    def reaped(self, n: int) -> None:
+        self.completed += n
+
+    def thread_finished(self) -> None:
+        self.finished_threads += 1
+        self._check_done()
+
+    def _check_done(self) -> None:
+        if self.exhausted and self.completed == self.trace_ios and self.end_ns is None \
+                and all(t.exited or (t.state == _SLEEP and not t.pending and not t.inflight and not t.ring)
+                        for t in self.threads):
+            self.end_ns = self.host.engine.now
+            self.done_event.succeed()
+
+    def _drain_timeout(self) -> None:
+        if self.end_ns is None:
+            stuck = self.trace_ios - self.completed
+            raise RuntimeError(f"replay: {stuck} of {self.trace_ios} IOs still not reaped "
+                               f"{DRAIN_LIMIT_NS / 1e9:g} s after the last one was due")
+
+    # -- polled queues of several devices ------------------------------------------------------
+    def _hook_polled_queues(self) -> None:
+        """With several devices a spinning thread watches one queue; a completion posted on
+        another polled queue of its CPU ends the spin so that the loop reaps it."""
+        by_cpu: dict[int, list[ReplayThread]] = {}
+        for th in self.threads:
+            by_cpu.setdefault(th.runner.id, []).append(th)
+        for (_dev, cpu), qp in self.host.driver.poll_qps.items():
+            orig = qp.on_post
+            threads = by_cpu.get(cpu, [])
+
+            def posted(q, req, orig=orig, threads=threads):
+                orig(q, req)
+                for th in threads:
+                    if th.state == _POLL and q in th._my_poll_qps and th._poll_qp() is not q:
+                        th.nudge()
+
+            qp.on_post = posted
+
+    # -- run -------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.refill()
+        for th in self.threads:
+            th.start()

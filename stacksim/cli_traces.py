@@ -1,0 +1,209 @@
+"""``stacksim replay``, ``stacksim calibrate``, ``stacksim validate`` and ``stacksim explain``.
+
+Wired into :mod:`stacksim.cli` by :func:`add_subcommands`; every handler takes the parsed
+arguments, returns the exit status and raises :class:`ConfigError` on bad input (exit 2).
+``validate`` returns 1 when an error exceeds ``--max-error``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from simcore.errors import ConfigError
+
+EXIT_OUT_OF_BOUND = 1
+
+
+def _add_sets(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help=what)
+
+
+def _add_point_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metrics", metavar="M1,M2", help="compare only these metrics (dotted summary paths, "
+                                                      "e.g. latency_us.mean,iops; default: every measured one)")
+    _add_sets(p, "applied to every point before its own config (fio option, queue.*, kernel.*, ...)")
+    p.add_argument("--job", metavar="BASE.fio", help="base fio job file of the points (default: the built-in "
+                                                      "default scenario's job; a CSV 'job' column overrides)")
+    p.add_argument("--runtime-ms", type=float, help="simulated run time per point, ms (default 100; suites: their own)")
+    p.add_argument("--ramp-ms", type=float, help="warm-up per point, ms (default 110 with adaptive hybrid polling, else 10)")
+    p.add_argument("--seed", type=int, default=7, help="seed of every simulation (default 7)")
+
+
+def add_subcommands(subparsers, commands: dict | None = None) -> dict:
+    """Add the replay, calibrate, validate and explain sub-commands; their handlers are added to
+    ``commands`` (the CLI's name -> handler table) when given, and returned."""
+    rp = subparsers.add_parser("replay", help="replay a block trace open-loop (IOs issued at their timestamps)")
+    rp.add_argument("trace", help="trace file (plain or .gz): Alibaba, Tencent, MSR Cambridge, blkparse text or fio iolog")
+    rp.add_argument("--format", choices=["msr", "alibaba", "tencent", "blkparse", "iolog"],
+                    help="trace format (default: sniffed from the first lines)")
+    rp.add_argument("--platform", help="built-in platform name or platform YAML file")
+    rp.add_argument("--speed", type=float, default=1.0, help="time scale: 2 replays twice as fast (default 1)")
+    rp.add_argument("--window", metavar="START:END", help="trace seconds to replay (from the first record), either side optional")
+    rp.add_argument("--volumes", metavar="A,B", help="replay only these trace volumes (MSR host_disk, Alibaba/Tencent ids, blkparse maj,min)")
+    rp.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
+    rp.add_argument("--blk-action", choices=["Q", "D"], default="Q", help="blkparse: replay issue (Q) or dispatch (D) events")
+    _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
+    rp.add_argument("--seed", type=int, help="random seed (default 1)")
+    rp.add_argument("--json", dest="json_out", metavar="OUT", help="write the full result as JSON")
+    rp.add_argument("--quiet", action="store_true", help="no terminal summary")
+
+    ca = subparsers.add_parser("calibrate", help="fit platform parameters to measurements; write a platform YAML")
+    ca.add_argument("--platform", required=True, help="platform to start from (name or YAML)")
+    ca.add_argument("--measured", nargs="+", action="extend", required=True, metavar="FILE",
+                    help="measured-points CSV(s) and/or fio --output-format=json file(s)")
+    ca.add_argument("--fit", action="append", required=True, metavar="PARAM=LO:HI[:START]",
+                    help="platform parameter to fit within bounds, e.g. ssd.read.base_ns=4000:9000 (repeat)")
+    ca.add_argument("-o", "--output", required=True, metavar="NEW_PLATFORM.yaml", help="platform file to write")
+    ca.add_argument("--name", help="name of the new platform (default: BASE-calibrated)")
+    ca.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                    help="progress on stderr (a rewritten line on a terminal; default on)")
+    _add_point_args(ca)
+
+    va = subparsers.add_parser("validate", help="compare the simulator with measurements (table of errors)")
+    va.add_argument("--platform", help="platform (name or YAML); required with --measured, overrides a suite's")
+    src = va.add_mutually_exclusive_group(required=True)
+    src.add_argument("--measured", nargs="+", action="extend", metavar="FILE",
+                     help="measured-points CSV(s) and/or fio --output-format=json file(s)")
+    src.add_argument("--suite", help="built-in suite from ../shared/reference/calibration: poll-vs-interrupt, io-schedulers, all")
+    va.add_argument("--max-error", type=float, metavar="PCT", help="exit 1 when any relative error exceeds PCT percent")
+    va.add_argument("--json", dest="json_out", metavar="OUT", help="write the table and summary as JSON")
+    _add_point_args(va)
+
+    ex = subparsers.add_parser("explain", help="where the nanoseconds of one typical IO go, per completion policy")
+    ex.add_argument("job", help="fio job file")
+    ex.add_argument("--platform", help="built-in platform name or platform YAML file")
+    _add_sets(ex, "override (as for run); the policy keys (hipri, queue.io_poll, ...) are set per policy")
+    ex.add_argument("--seed", type=int, help="random seed (default 1)")
+    ex.add_argument("--runtime-ms", type=float, default=50.0, help="simulated run time per policy after a 110 ms warm-up (default 50)")
+    ex.add_argument("--policies", metavar="P1,P2", help="policies to show (interrupt, classic, hybrid; default: the job's own and the others)")
+    ex.add_argument("-o", "--output", metavar="HTML", help="also write the waterfall as a self-contained HTML page (plotly)")
+
+    handlers = {"replay": cmd_replay, "calibrate": cmd_calibrate, "validate": cmd_validate, "explain": cmd_explain}
+    if commands is not None:
+        commands.update(handlers)
+    return handlers
+
+
+def _sets(items) -> dict:
+    from scenarios.scenario import parse_sets
+
+    return parse_sets(items)
+
+
+def _csv_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ConfigError(f"expected a comma-separated list, got {text!r}")
+    return items
+
+
+def _check_out_dir(path: str | None) -> None:
+    from pathlib import Path
+
+    if path and not Path(path).resolve().parent.is_dir():
+        raise ConfigError(f"output directory does not exist: {Path(path).parent}")
+
+
+def cmd_replay(args) -> int:
+    from scenarios.replay import format_replay, simulate_replay
+
+    result = simulate_replay(args.trace, args.format, platform=args.platform, speed=args.speed, window=args.window,
+                             sets=_sets(args.sets), seed=args.seed, skip_bad_lines=args.skip_bad_lines,
+                             volumes=_csv_list(args.volumes), json_out=args.json_out, blk_action=args.blk_action)
+    if not args.quiet:
+        print(format_replay(result))
+    return 0
+
+
+def _runner(args):
+    from scenarios.validation import PointRunner
+
+    for name in ("runtime_ms", "ramp_ms"):
+        v = getattr(args, name)
+        if v is not None and not (v > 0 if name == "runtime_ms" else v >= 0):
+            raise ConfigError(f"--{name.replace('_', '-')} must be {'> 0' if name == 'runtime_ms' else '>= 0'}, got {v:g}")
+    if args.job is not None:
+        from pathlib import Path
+
+        if not Path(args.job).is_file():
+            raise ConfigError(f"job file not found: {args.job}")
+    return PointRunner(platform=args.platform, sets=_sets(args.sets), job_file=args.job, runtime_ms=args.runtime_ms,
+                       ramp_ms=args.ramp_ms, seed=args.seed)
+
+
+def cmd_calibrate(args) -> int:
+    from scenarios.calibrate_cli import calibrate, calibrated_platform, format_calibration, parse_fit, write_platform
+    from scenarios.validation import load_measured
+
+    params = [parse_fit(f) for f in args.fit]
+    if not args.output.lower().endswith((".yaml", ".yml")):
+        raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
+    _check_out_dir(args.output)
+    runner = _runner(args)
+    points = load_measured(args.measured, echo=lambda line: print(f"read {line}"))
+    cal = calibrate(points, params, runner, metrics=_csv_list(args.metrics), progress=args.progress)
+    print(format_calibration(cal))
+    plat = calibrated_platform(args.platform, cal, sets=runner.sets, name=args.name, sources=list(args.measured),
+                               seed=args.seed, runtime_ms=args.runtime_ms)
+    write_platform(args.output, plat)
+    print(f"wrote {args.output}: platform {plat.name} (use --platform {args.output})")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from scenarios.validation import (format_validation, load_measured, suite_points, validate_points,
+                                      write_validation_json)
+
+    if args.max_error is not None and not args.max_error >= 0:
+        raise ConfigError(f"--max-error must be a percentage >= 0, got {args.max_error:g}")
+    if args.measured and not args.platform:
+        raise ConfigError("--platform NAME is required with --measured (the platform to compare)")
+    _check_out_dir(args.json_out)
+    runner = _runner(args)
+    if args.suite:
+        points = suite_points(args.suite)
+        print(f"suite {args.suite}: {len(points)} points from the reference calibration set")
+    else:
+        points = load_measured(args.measured, echo=lambda line: print(f"read {line}"))
+    v = validate_points(points, runner, metrics=_csv_list(args.metrics), max_error_pct=args.max_error)
+    print(format_validation(v))
+    if args.json_out:
+        write_validation_json(args.json_out, v)
+    return 0 if v.passed else EXIT_OUT_OF_BOUND
+
+
+def cmd_explain(args) -> int:
+    from stacksim.explain import explain, format_explanation, write_html
+
+    if args.output and not args.output.lower().endswith((".html", ".htm")):
+        raise ConfigError(f"-o {args.output}: use an .html file name")
+    _check_out_dir(args.output)
+    expl = explain(args.job, args.platform, sets=_sets(args.sets), seed=args.seed, runtime_ms=args.runtime_ms,
+                   policies=_csv_list(args.policies))
+    print(format_explanation(expl))
+    if args.output:
+        write_html(expl, args.output)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point with the CLI's error handling (``python -m stacksim.cli_traces``)."""
+    ap = argparse.ArgumentParser(prog="stacksim")
+    handlers = add_subcommands(ap.add_subparsers(dest="cmd", required=True))
+    args = ap.parse_args(argv)
+    try:
+        return handlers[args.cmd](args)
+    except ConfigError as err:
+        print(f"stacksim: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("stacksim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
