@@ -92,7 +92,7 @@ def resolve(
     pname = platform or (scen.platform if scen else None)
     if pname is None:
         raise ConfigError("--platform NAME is required with a job file (see `stacksim list`)")
-    pdata = platform_by_name(pname).model_dump()
+    pdata = platform_by_name(pname).model_dump(mode="json")  # tuples as lists: cpu.cstates.1.power_w=...
     qdata = pdata["queue"]
     fio_sets: dict[str, str] = {}
     for key, raw in sets.items():
@@ -137,5 +137,5 @@ def resolve(
         queue=queue,
         jobs=tuple(jobs),
         seed=seed if seed is not None else (scen.seed if scen else 1),
-        plugins=tuple(scen.plugins) if scen else (),
+        plugins=tuple(str(base_dir / p) if p.endswith(".py") else p for p in scen.plugins) if scen else (),
     )
