@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scenario", help="built-in scenario name or scenario YAML path")
     run.add_argument("--records", metavar="OUT", help="write per-IO records (.csv or .parquet)")
     run.add_argument("--quiet", action="store_true", help="no terminal summary")
+    run.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace-event timeline (open in Perfetto / chrome://tracing)")
+    run.add_argument("--trace-window", metavar="START:END", help="trace window in ms of simulated time (default: 2 ms after warm-up)")
+    run.add_argument("--trace-ios", type=int, default=2000, metavar="N", help="trace at most N IOs (default 2000)")
     _add_run_args(run)
     sub.add_parser("list", help="list built-in scenarios, platforms and policies")
     sch = sub.add_parser("schema", help="print the JSON schema of a configuration model")
@@ -66,15 +69,38 @@ def cmd_run(args) -> int:
     if args.records:
         check_records_path(args.records)
     cfg = resolve(job_file=job_file, scenario=scenario, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
-    result = simulate(cfg, keep_records=bool(args.records))
+    tracer = _make_tracer(args, cfg) if args.trace else None
+    result = simulate(cfg, tracer=tracer, keep_records=bool(args.records))
     records = result.pop("_records", None)
+    trace = result.pop("_trace", None)
     if not args.quiet:
         print(format_summary(result))
     if args.json_out:
         write_json(args.json_out, result)
     if args.records:
         write_records(args.records, records)
+    if trace is not None:
+        trace.write(args.trace, cfg.platform.cpu.logical_cpus)
     return 0
+
+
+def _make_tracer(args, cfg):
+    from simcore.tracing import ChromeTracer
+
+    ramp = max(j.ramp_time_ns for j in cfg.jobs)
+    t0, t1 = ramp, ramp + 2e6
+    if args.trace_window:
+        try:
+            a, b = args.trace_window.split(":")
+            t0 = float(a) * 1e6 if a else 0.0
+            t1 = float(b) * 1e6 if b else float("inf")
+        except ValueError:
+            raise ConfigError(f"--trace-window {args.trace_window!r}: expected START:END in ms, e.g. 100:102") from None
+        if t1 <= t0:
+            raise ConfigError(f"--trace-window {args.trace_window!r}: END must be after START")
+    if args.trace_ios <= 0:
+        raise ConfigError("--trace-ios must be positive")
+    return ChromeTracer(t0, t1, max_ios=args.trace_ios)
 
 
 def cmd_list(args) -> int:

@@ -129,6 +129,7 @@ class CpuRunner:
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list = []
         self._carry_ns = 0.0
+        self._trace_parts: list = []  # (label, ns) of carried work, kept only when tracing
         # segment state
         self._seg_call = None
         self._seg_then = None
@@ -170,6 +171,9 @@ class CpuRunner:
             extra = dur * (self._smt_slowdown - 1.0)
             self.smt_stall_ns += extra
             dur += extra
+        tr = self.engine.tracer
+        if tr is not None:
+            self._trace_segment(tr, now, dur, cost)
         self._seg_act = cost.activity
         self.cpu.set_busy(now, cost.activity)
         self.mode = RUN
@@ -181,6 +185,24 @@ class CpuRunner:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
         self._carry.append(cost)
         self._carry_ns += cost.cycles / self.freq
+        if self.engine.tracer is not None:
+            self._trace_parts.extend(self._layer_parts(cost))
+
+    # -- tracing (only when engine.tracer is set) -------------------------------------------------
+    def _layer_parts(self, cost) -> list:
+        f = self.freq
+        return [(name, cyc / f) for name, cyc in zip(_LAYER_NAMES, cost.layer_cycles) if cyc]
+
+    def _trace_segment(self, tr, now: float, dur: float, cost) -> None:
+        parts = self._trace_parts + self._layer_parts(cost)
+        self._trace_parts = []
+        who = self.current.name if self.current is not None else "swapper (idle task)"
+        tr.segment(self.id, now, dur, who, parts)
+
+    def _trace_idle_end(self, now: float) -> None:
+        tr = self.engine.tracer
+        if tr is not None:
+            tr.span(1, self.id, self.cstates[self.cpu.cstate].name, self._idle_since, now - self._idle_since, "idle")
 
     def _absorb_carry(self, task) -> float:
         """Count the carried bundles (on this CPU and the task) and return their time, ns."""
@@ -375,6 +397,7 @@ class CpuRunner:
         """A task became runnable on an idle CPU outside IRQ context (e.g. placement)."""
         now = self.engine.env._now
         self.governor.reflect(now - self._idle_since)
+        self._trace_idle_end(now)
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self.cpu.set_busy(now, self._seg_act)
         self.mode = NONE
@@ -400,6 +423,7 @@ class CpuRunner:
         if prev == IDLE:
             delay = self.cstates[self.cpu.cstate].exit_latency_ns
             self.governor.reflect(now - self._idle_since)
+            self._trace_idle_end(now)
         elif prev == RUN:
             self._seg_rem = self._seg_end - now
             self._seg_call.cancel()
@@ -417,6 +441,7 @@ class CpuRunner:
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
         self.governor.reflect(now - self._idle_since)
+        self._trace_idle_end(now)
         work = self._irqs.popleft()
         cost = work.cost(self)
         idx = cost.idx
@@ -425,7 +450,11 @@ class CpuRunner:
         self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
         self.cpu.set_busy(now, cost.activity)
         self.mode = NONE
-        self._carry_ns += self.cstates[self.cpu.cstate].exit_latency_ns + cost.cycles / self.freq
+        exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
+        self._carry_ns += exit_ns + cost.cycles / self.freq
+        if self.engine.tracer is not None:
+            self._trace_parts += [(f"{self.cstates[self.cpu.cstate].name} exit", exit_ns)] + [
+                (f"hard IRQ ({work.kind}): {name}", ns) for name, ns in self._layer_parts(cost)]
         work.fire(self)
         if self.rq:
             self._schedule(from_idle=True)
@@ -439,7 +468,11 @@ class CpuRunner:
         self.counts[idx] = self.counts.get(idx, 0) + 1
         self.irqs_handled += 1
         self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
-        self.cpu.set_busy(self.engine.env._now, cost.activity)
+        now = self.engine.env._now
+        self.cpu.set_busy(now, cost.activity)
+        tr = self.engine.tracer
+        if tr is not None:
+            tr.span(1, self.id, f"hard IRQ ({work.kind})", now + delay, cost.cycles / self.freq, "irq")
         self.engine.call_in(delay + cost.cycles / self.freq, self._irq_end, work)
 
     def _irq_end(self, work: IrqWork) -> None:
@@ -543,6 +576,9 @@ class CpuRunner:
             self._poll_call = self.engine.call_in(delay, self._poll_hit)
 
     def _charge_poll(self, now: float) -> None:
+        if self.engine.tracer is not None and now > self._poll_start:
+            self.engine.tracer.span(1, self.id, "poll" if self._poll_qp is not None else "spin", self._poll_start,
+                                    now - self._poll_start, "polling")
         cyc = max(0.0, now - self._poll_start) * self.freq
         self.poll_cycles += cyc
         if self.current is not None:

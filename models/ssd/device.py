@@ -138,8 +138,6 @@ class NvmeDevice:
         qp.inflight -= 1
         qp.cq.append(req)
         qp.posted_times.append(now)
-        if self.engine.tracer:
-            self.engine.tracer("cqe", now, dev=self.index, qid=qp.qid, io=req.id)
         if qp.irq_gen is not None:
             qp.irq_gen.on_completion(req)
         else:
