@@ -13,7 +13,7 @@ from models.os.queue import QueueConfig
 from models.os.sched import CpuRunner
 from models.platform import PlatformConfig
 from models.ssd.device import NvmeDevice
-from policies.completion import COMPLETION_POLICIES, select_policy_name
+from policies.completion import COMPLETION_POLICIES, CompletionPolicy, select_policy_name
 from simcore.engine import Engine
 from simcore.rng import RngStreams
 
@@ -40,6 +40,7 @@ class Host:
         self.blk = BlkMq(self, queue)
         # 4. completion policies (instantiated on first use, shared by the queue's users)
         self.policies: dict = {}
+        self._stat_policies: list = []
         self.records: list = []
         self.all_tasks: list = []
         self.sq_threads: dict = {}
@@ -54,6 +55,8 @@ class Host:
 
                 raise ConfigError(f"completion policy '{name}' polls, but the queue has no polled queues: set queue.io_poll=1")
             p = self.policies[name] = cls(self, self.queue)
+            if type(p).on_complete is not CompletionPolicy.on_complete:
+                self._stat_policies.append(p)  # only policies that keep statistics see completions
         return p
 
     def sq_thread(self, cpu: int | None):
@@ -79,7 +82,7 @@ class Host:
         self.blk.complete(req)
         if self.blk.iosched_complete_cost is not None:
             self.runners[req.qp.cpu].add_carry(self.blk.iosched_complete_cost)
-        for p in self.policies.values():
+        for p in self._stat_policies:
             p.on_complete(req)
 
     def start(self) -> None:

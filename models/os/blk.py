@@ -44,6 +44,8 @@ class BlkMq:
         self._hctx: dict[object, HwContext] = {}
         self._dev_hctxs: dict[int, list[HwContext]] = {}
         self.merges = 0
+        #: schedulers without an elevator queue ('none') take the direct-issue path when idle
+        self._bypass = getattr(self._sched_cls, "direct_issue", False)
         # per-request CPU cost: the platform's calibrated total, split as the scheduler splits it
         cls = self._sched_cls
         default_total = cls.insert_cycles + cls.dispatch_cycles + cls.complete_cycles
@@ -73,8 +75,13 @@ class BlkMq:
     # ------------------------------------------------------------------ submission
     def issue(self, req) -> None:
         """One request reached blk-mq (end of blk_mq_submit_bio)."""
-        h = self.hctx(req.qp)
+        h = self._hctx.get(req.qp) or self.hctx(req.qp)
         elv = h.elv
+        if self._bypass and h.tags_free > 0 and not h.pending and not elv.has_work():
+            # 'none' with a free tag: blk_mq_try_issue_directly
+            h.tags_free -= 1
+            self.driver.submit(req)
+            return
         if not self.nomerges and elv.has_work():
             target = elv.try_merge(req, self.max_bytes)
             if target is not None:

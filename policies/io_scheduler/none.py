@@ -7,6 +7,9 @@ from policies.io_scheduler.base import IO_SCHEDULERS, IoScheduler
 
 @IO_SCHEDULERS.register("none")
 class NoneScheduler(IoScheduler):
+    #: blk-mq issues directly to the driver when nothing is queued (blk_mq_try_issue_directly)
+    direct_issue = True
+
     def __init__(self, host, tunables: dict):
         super().__init__(host, tunables)
         self._fifo = deque()
