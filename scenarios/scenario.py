@@ -15,7 +15,6 @@ from pydantic import Field
 
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
-from models.platforms import PLATFORMS
 from scenarios.fio.parser import FioJob, apply_overrides, job_from_options, parse_fio_file
 from simcore.config import Model, load_data_file, parse_scalar, set_path, validate
 from simcore.errors import ConfigError
@@ -50,9 +49,10 @@ class ScenarioFile(Model):
 
 
 def platform_by_name(name: str) -> PlatformConfig:
-    if name not in PLATFORMS:
-        raise ConfigError(f"unknown platform '{name}' (known: {', '.join(sorted(PLATFORMS))})")
-    return PLATFORMS[name]()
+    """A built-in platform by name, or a platform YAML/JSON file (as `stacksim calibrate` writes)."""
+    from scenarios.platform_file import load_platform
+
+    return load_platform(name)
 
 
 def builtin_scenarios() -> dict[str, Path]:

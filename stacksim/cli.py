@@ -16,7 +16,7 @@ EXIT_BAD_INPUT = 2
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--platform", help="built-in platform name (see `stacksim list`)")
+    p.add_argument("--platform", help="built-in platform name (see `stacksim list`) or platform YAML file")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override: queue.io_poll=1, queue.io_poll_delay=0, kernel.ctx_switch_cycles=3000, or a fio option (bs=8k)")
     p.add_argument("--seed", type=int, help="random seed (default: the scenario's, else 1)")
@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list built-in scenarios, platforms and policies")
     sch = sub.add_parser("schema", help="print the JSON schema of a configuration model")
     sch.add_argument("what", nargs="?", default="scenario", choices=["scenario", "platform", "queue", "run"])
+    from stacksim import cli_traces
+
+    cli_traces.add_subcommands(sub, COMMANDS)
     return ap
 
 

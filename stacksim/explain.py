@@ -1,8 +1,10 @@
 """``stacksim explain``: where the nanoseconds of one typical IO go, per completion policy.
 
-For each completion policy (interrupt, classic polling, hybrid polling; the job's own policy
-first, marked) the job runs briefly, and the IO whose latency is the median of the run is
-laid out as a waterfall from its per-IO record (fio's latency: ``t_submit`` to ``t_complete``):
+For each completion policy the job's engine can use (pvsync2: interrupt, classic polling, hybrid
+polling; io_uring: interrupt, IOPOLL; others: interrupt), the job's own policy first, the job
+runs briefly (``runtime_ms`` after a warm-up of 110 ms when hybrid polling is shown, its
+statistics window being 100 ms, else 10 ms), and the IO whose latency is the median of the run
+is laid out as a waterfall from its per-IO record (fio's latency: ``t_submit`` to ``t_complete``):
 
 ====================  ==========================================================================
 segment               from the record
@@ -42,9 +44,12 @@ POLICY_SETS: dict[str, dict[str, Any]] = {
     "classic-poll": {"hipri": "1", "queue.io_poll": True, "queue.io_poll_delay": -1, "queue.completion": "auto"},
     "hybrid-poll": {"hipri": "1", "queue.io_poll": True, "queue.io_poll_delay": 0, "queue.completion": "auto"},
 }
-#: warm-up: past hybrid polling's first 100 ms statistics window, for every policy alike
+#: warm-up when hybrid polling is shown: past its first 100 ms statistics window (for every policy
+#: alike); otherwise a short one
 RAMP_MS = 110
+SHORT_RAMP_MS = 10
 SYNC_ENGINES = ("psync", "pvsync2", "sync", "pvsync")
+HIPRI_ENGINES = ("pvsync2", "io_uring")
 _ALIASES = {"classic": "classic-poll", "hybrid": "hybrid-poll", "irq": "interrupt"}
 
 _FOUND = {
@@ -56,6 +61,11 @@ _RETURN_SYNC = {
     "interrupt": "wake-up, switch in, dio completion, syscall exit",
     "classic-poll": "dio completion, syscall exit",
     "hybrid-poll": "dio completion, syscall exit",
+}
+_CPU_MEANWHILE_ASYNC = {
+    "interrupt": "the thread waits for completions in io_getevents / io_uring_enter, sleeping until an IRQ "
+                 "handler posts enough of them (with other IOs in flight it may be busy instead)",
+    "classic-poll": "the thread polls the device queue in io_uring_enter(GETEVENTS) (IOPOLL)",
 }
 _CPU_MEANWHILE = {
     "interrupt": "the task sleeps; the CPU switches to idle and enters a C-state",
@@ -137,7 +147,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     if not runtime_ms > 0:
         raise ConfigError(f"--runtime-ms must be > 0, got {runtime_ms}")
     sets = dict(sets or {})
-    length = {"runtime": f"{runtime_ms:g}ms", "ramp_time": f"{RAMP_MS}ms", "time_based": "1"}
+    length = {"runtime": f"{runtime_ms:g}ms", "ramp_time": f"{SHORT_RAMP_MS}ms", "time_based": "1"}
     base = resolve(job_file=job_file, platform=platform, sets={**sets, **length}, seed=seed)
     job = base.jobs[0]
     engine = job.ioengine
@@ -147,18 +157,26 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     if len(base.jobs) > 1:
         expl.notes.append(f"{len(base.jobs)} jobs in the file: the typical IO is taken over all of them; the "
                           f"policies are chosen by the first job's engine ({engine})")
-    available = list(POLICY_SETS) if sync else ["interrupt", "classic-poll"] if engine == "io_uring" else ["interrupt"]
-    if not sync:
-        expl.notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)"
-                          if engine == "io_uring" else f"{engine} completes by interrupt only (no polled completion)")
+    if engine == "pvsync2":
+        available = list(POLICY_SETS)
+    elif engine == "io_uring":
+        available = ["interrupt", "classic-poll"]
+        expl.notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)")
+    else:
+        available = ["interrupt"]
+        expl.notes.append(f"ioengine={engine} cannot poll (no hipri): it completes by interrupt only; "
+                          f"pvsync2 or io_uring can")
     wanted = [_ALIASES.get(p, p) for p in policies] if policies else [own] + [p for p in available if p != own]
     for p in wanted:
         if p not in available and p != own:
             raise ConfigError(f"--policies {p}: not available for ioengine={engine} (available: {', '.join(available)})")
+    if "hybrid-poll" in wanted:
+        length["ramp_time"] = f"{RAMP_MS}ms"  # for every policy alike
     for policy in dict.fromkeys(wanted):
         is_own = policy == own
-        cfg = base if is_own else resolve(job_file=job_file, platform=platform,
-                                          sets={**sets, **POLICY_SETS[policy], **length}, seed=seed)
+        extra = {} if is_own else {k: v for k, v in POLICY_SETS[policy].items()
+                                   if k != "hipri" or engine in HIPRI_ENGINES}
+        cfg = resolve(job_file=job_file, platform=platform, sets={**sets, **extra, **length}, seed=seed)
         result = simulate(cfg, keep_records=True)
         records = result.pop("_records")
         if len(records) == 0:
@@ -168,7 +186,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
         expl.waterfalls.append(Waterfall(
             policy=policy, own=is_own, io=io, segments=_segments(io, policy, sync),
             latency_ns=io["t_complete_ns"] - io["t_submit_ns"], layers_ns=dict(s["layers"]), summary=s,
-            meanwhile=_CPU_MEANWHILE.get(policy, ""), n_ios=len(records)))
+            meanwhile=(_CPU_MEANWHILE if sync else _CPU_MEANWHILE_ASYNC).get(policy, ""), n_ios=len(records)))
     return expl
 
 
@@ -227,7 +245,8 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ plotly
-_COLORS = ("#4C78A8", "#9ecae9", "#F58518", "#FFBF79", "#E45756", "#54A24B", "#B279A2")
+#: waterfall segments: the submitting CPU's work in dark hues, the SSD's stages in greys
+_COLORS = ("#2F4B7C", "#A0A0A0", "#7A7A7A", "#A0A0A0", "#7A7A7A", "#D45087", "#665191")
 _LAYER_COLORS = {"user": "#4C78A8", "syscall": "#72B7B2", "fs": "#54A24B", "block": "#EECA3B", "iosched": "#B279A2",
                  "driver": "#FF9DA6", "irq": "#E45756", "scheduler": "#F58518", "timer": "#9D755D",
                  "polling": "#BAB0AC", "smt_contention": "#D67195", "idle": "#E8E8E8"}
@@ -260,7 +279,7 @@ def explanation_figure(expl: Explanation):
     for k in layers:
         fig.add_trace(go.Bar(x=[w.policy for w in expl.waterfalls], y=[w.layers_ns.get(k, 0.0) for w in expl.waterfalls],
                              name=k, marker_color=_LAYER_COLORS.get(k), legendgroup="layers"), row=n + 1, col=1)
-    fig.update_layout(barmode="stack", template="plotly_white", height=260 * n + 420,
+    fig.update_layout(barmode="stack", template="plotly_white", height=240 * n + 380,
                       title=f"One typical IO of {expl.job_file} on {expl.platform} ({expl.engine})",
                       legend_title_text="layer")
     return fig

@@ -129,6 +129,7 @@ class CpuRunner:
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list = []
         self._carry_ns = 0.0
+        self._carry_fixed_ns = 0.0  # the part of _carry_ns that is not CPU work (C-state exit)
         self._trace_parts: list = []  # (label, ns) of carried work, kept only when tracing
         # segment state
         self._seg_call = None
@@ -161,16 +162,18 @@ class CpuRunner:
             task.usr_cycles += cost.user_cycles
             task.sys_cycles += cost.sys_cycles
         dur = cost.cycles / self.freq
+        fixed = self._carry_fixed_ns
         if self._carry_ns:
             # work carried into this segment (a context switch, an IRQ on an idle CPU, CQ reaping):
             # same time, one event fewer
-            dur += self._absorb_carry(task)
+            dur += self._absorb_carry(task) - fixed
         sib = self._sibling
         if sib is not None and sib.busy:
             # the sibling competes for the core's pipeline: the same cycles take longer
             extra = dur * (self._smt_slowdown - 1.0)
             self.smt_stall_ns += extra
             dur += extra
+        dur += fixed  # C-state exit latency: wall time, not cycles
         tr = self.engine.tracer
         if tr is not None:
             self._trace_segment(tr, now, dur, cost)
@@ -214,6 +217,7 @@ class CpuRunner:
         self._carry.clear()
         ns = self._carry_ns
         self._carry_ns = 0.0
+        self._carry_fixed_ns = 0.0
         return ns
 
     def _freq_changed(self, freq_ghz: float) -> None:
@@ -452,6 +456,7 @@ class CpuRunner:
         self.mode = NONE
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self._carry_ns += exit_ns + cost.cycles / self.freq
+        self._carry_fixed_ns += exit_ns
         if self.engine.tracer is not None:
             self._trace_parts += [(f"{self.cstates[self.cpu.cstate].name} exit", exit_ns)] + [
                 (f"hard IRQ ({work.kind}): {name}", ns) for name, ns in self._layer_parts(cost)]

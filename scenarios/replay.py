@@ -1,0 +1,258 @@
+"""Trace replay runs: :class:`ReplayConfig` and :func:`simulate_replay`.
+
+    result = simulate_replay("scenarios/traces/samples/msr_sample.csv", "msr",
+                             platform="optane900p-e3-1230v5", speed=2.0, window=(0.0, 0.05))
+    result["summary"]["trace_ios"] == result["summary"]["completed_ios"]
+
+The result has the shape of ``stacksim run``'s (``jobs``, ``summary``, ``sim``; one pseudo job
+``replay``), the summary adds ``trace_ios`` (IOs read from the trace in the window),
+``completed_ios``, ``bad_lines`` (malformed lines skipped with ``skip_bad_lines``) and ``skipped``
+(reason -> count: non-IO lines of the format, records outside the window or the volumes), and
+``replay`` describes what was replayed (volume -> device, issue lag, ...). The measured interval
+is the whole replay: from the window start (t = 0) until the last IO is reaped.
+
+``--set`` keys: ``replay.*`` (:class:`~scenarios.workload.replay.ReplaySettings`; ``hipri``,
+``registerfiles`` and ``fixedbufs`` are accepted without the prefix, as fio options), and the
+platform keys of ``stacksim run`` (``queue.*``, ``cpu.*``, ``ssd.*``, ``kernel.*``, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from models.host import Host
+from models.os.queue import QueueConfig
+from models.platform import PlatformConfig
+from scenarios.fio.parser import FioJob, job_from_options
+from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, resolve
+from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select
+from scenarios.workload.replay import ReplaySettings, TraceReplayer
+from simcore.config import Model, parse_scalar, validate
+from simcore.errors import ConfigError
+
+__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "simulate_replay", "parse_window", "format_replay"]
+
+#: with an end to the window, the trace is read until this much (trace time) past it, so that
+#: slightly out-of-order records still count; the rest of the file is not read
+WINDOW_GRACE_NS = 1_000_000_000
+_FIO_ALIASES = ("hipri", "registerfiles", "fixedbufs")
+
+
+class ReplayConfig(Model):
+    """Everything one replay needs (fully resolved)."""
+
+    name: str = "replay"
+    trace: str = Field(description="trace file (plain or gzip)")
+    format: str | None = Field(None, description=f"trace format, one of {', '.join(FORMATS)}; None = sniffed")
+    platform: PlatformConfig
+    queue: QueueConfig
+    replay: ReplaySettings = ReplaySettings()
+    speed: float = Field(1.0, gt=0, allow_inf_nan=False, description="time scale: 2.0 replays twice as fast")
+    window_start_ns: int | None = Field(None, ge=0, description="window start in trace time (from the first record), ns")
+    window_end_ns: int | None = Field(None, ge=0, description="window end in trace time, ns (exclusive)")
+    volumes: tuple[str, ...] | None = Field(None, description="trace volumes to keep (None = all)")
+    skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing")
+    blk_action: str = Field("Q", description="blkparse: replay Q (issue) or D (dispatch) events")
+    seed: int = Field(1, ge=0)
+
+
+def parse_window(text: str | None) -> tuple[float | None, float | None]:
+    """``"START:END"`` in seconds of trace time, either side optional (``"2:"``, ``":0.5"``)."""
+    if text is None or text.strip() in ("", ":"):
+        return None, None
+    if ":" not in text:
+        raise ConfigError(f"--window {text!r}: expected START:END in seconds (either side optional)")
+    out = []
+    for part, name in zip(text.split(":", 1), ("start", "end")):
+        part = part.strip()
+        if not part:
+            out.append(None)
+            continue
+        try:
+            v = float(part)
+        except ValueError:
+            raise ConfigError(f"--window {text!r}: {name} {part!r} is not a number of seconds") from None
+        if not math.isfinite(v) or v < 0:
+            raise ConfigError(f"--window {text!r}: {name} must be a finite number of seconds >= 0")
+        out.append(v)
+    if out[0] is not None and out[1] is not None and out[1] <= out[0]:
+        raise ConfigError(f"--window {text!r}: end must be after start")
+    return out[0], out[1]
+
+
+def _window_ns(window) -> tuple[int | None, int | None]:
+    if window is None:
+        return None, None
+    if isinstance(window, str):
+        window = parse_window(window)
+    try:
+        start, end = window
+    except (TypeError, ValueError):
+        raise ConfigError(f"window must be 'START:END' or a (start_s, end_s) pair, got {window!r}") from None
+    return (None if start is None else int(round(start * 1e9)), None if end is None else int(round(end * 1e9)))
+
+
+def _split_sets(sets: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(replay settings, platform --set keys)."""
+    replay: dict[str, Any] = {}
+    platform: dict[str, Any] = {}
+    for key, raw in sets.items():
+        value = parse_scalar(raw) if isinstance(raw, str) else raw
+        if key.startswith("replay."):
+            name = key.split(".", 1)[1]
+            if name not in ReplaySettings.model_fields:
+                raise ConfigError(f"--set {key}: unknown replay setting (known: "
+                                  f"{', '.join('replay.' + k for k in ReplaySettings.model_fields)})")
+            replay[name] = value
+        elif key in _FIO_ALIASES:
+            replay[key] = value
+        elif "." not in key and key not in PLATFORM_PREFIXES:
+            raise ConfigError(f"--set {key}: a replay has no fio job (the trace gives the IOs); use "
+                              f"replay.* keys ({', '.join(ReplaySettings.model_fields)}) or platform keys")
+        else:
+            platform[key] = raw
+    return replay, platform
+
+
+def resolve_replay(trace: str, fmt: str | None = None, *, platform: str | None = None, speed: float = 1.0,
+                   window=None, sets: dict[str, Any] | None = None, seed: int | None = None,
+                   skip_bad_lines: bool = False, volumes: Iterable[str] | None = None,
+                   blk_action: str = "Q") -> ReplayConfig:
+    """Build a :class:`ReplayConfig`; bad input raises ConfigError naming it."""
+    if platform is None:
+        raise ConfigError("--platform NAME is required for a replay (see `stacksim list`)")
+    if fmt is not None and fmt not in FORMATS:
+        raise ConfigError(f"unknown trace format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    replay_sets, platform_sets = _split_sets(dict(sets or {}))
+    settings = validate(ReplaySettings, replay_sets, where="replay settings")
+    # the platform keys get exactly `stacksim run`'s --set semantics (the default scenario's job is discarded)
+    base = resolve(platform=platform, sets=platform_sets)
+    start, end = _window_ns(window)
+    if isinstance(volumes, str):
+        volumes = [v for v in volumes.split(",") if v.strip()]
+    vols = tuple(str(v).strip() for v in volumes) if volumes else None
+    data = dict(trace=str(trace), format=fmt, platform=base.platform, queue=base.queue, replay=settings,
+                speed=speed, window_start_ns=start, window_end_ns=end, volumes=vols,
+                skip_bad_lines=skip_bad_lines, blk_action=blk_action, seed=1 if seed is None else seed)
+    return validate(ReplayConfig, data, where="replay")
+
+
+def replay_job(settings: ReplaySettings) -> FioJob:
+    """The pseudo fio job the submitters' costs and the fio-shaped output refer to."""
+    return job_from_options({"rw": "randrw", "ioengine": "io_uring", "direct": "1", "iodepth": "4096",
+                             "hipri": "1" if settings.hipri else "0",
+                             "registerfiles": "1" if settings.registerfiles else "0",
+                             "fixedbufs": "1" if settings.fixedbufs else "0"}, name="replay", source="<replay>")
+
+
+def _read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[TraceIO]:
+    for rec in records:
+        if limit_ns is not None and rec.t_ns >= limit_ns:
+            return
+        yield rec
+
+
+def run_replay(cfg: ReplayConfig) -> dict:
+    """Replay ``cfg`` and return the result dictionary (JSON-serialisable)."""
+    from stacksim.run import _Snapshot, summarize
+
+    wall0 = time.perf_counter()
+    reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
+    drops: dict[str, int] = {}
+    end = cfg.window_end_ns
+    records = select(_read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
+                     window_ns=(cfg.window_start_ns, end), volumes=set(cfg.volumes) if cfg.volumes else None,
+                     speed=cfg.speed, counts=drops)
+    host = Host(cfg.platform, cfg.queue, cfg.seed)
+    device_of: dict[str, int] = {}
+
+    def mapped():
+        for rec, dev in map_volumes(records, len(host.devices)):
+            if rec.volume not in device_of:
+                device_of[rec.volume] = dev
+            yield rec, dev
+
+    job = replay_job(cfg.replay)
+    run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, queue=cfg.queue, jobs=(job,), seed=cfg.seed)
+    snap = _Snapshot(host, 0.0)
+    replayer = TraceReplayer(host, job, mapped(), cfg.replay)
+    replayer.start()
+    if replayer.exhausted and replayer.trace_ios == 0:
+        raise ConfigError(f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; "
+                          f"dropped: {drops or 'none'})")
+    host.start()
+    host.engine.env.run(until=replayer.done_event)
+    # the reaped time is computed as clock + cycles / GHz: it may exceed the engine time by rounding
+    t_end = max(host.engine.now, max(r.t_complete for r in host.records))
+    host.pkg.settle(t_end)
+    result = summarize(run_cfg, host, snap, t_end, time.perf_counter() - wall0)
+    s = result["summary"]
+    skipped = dict(reader.skipped)
+    for reason, n in drops.items():
+        skipped[reason] = skipped.get(reason, 0) + n
+    s["trace_ios"] = replayer.trace_ios
+    s["completed_ios"] = replayer.completed
+    s["bad_lines"] = reader.bad_lines
+    s["skipped"] = skipped
+    lag = np.frombuffer(replayer.lag, dtype=float) if len(replayer.lag) else np.zeros(1)
+    result["replay"] = {
+        "trace": cfg.trace,
+        "format": reader.format,
+        "lines_read": reader.lines_read,
+        "records_read": reader.records,
+        "out_of_order": reader.out_of_order,
+        "speed": cfg.speed,
+        "window_s": [None if cfg.window_start_ns is None else cfg.window_start_ns / 1e9,
+                     None if end is None else end / 1e9],
+        "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
+        "threads": len(replayer.threads),
+        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+        "last_due_s": replayer.last_due / 1e9,
+        "issue_lag_us": {"mean": float(lag.mean()) / 1e3, "p99": float(np.percentile(lag, 99)) / 1e3,
+                         "max": float(lag.max()) / 1e3},
+    }
+    return result
+
+
+def simulate_replay(trace: str, fmt: str | None = None, platform: str | None = None, speed: float = 1.0,
+                    window=None, sets: dict[str, Any] | None = None, seed: int | None = None,
+                    skip_bad_lines: bool = False, volumes: Iterable[str] | None = None,
+                    json_out: str | None = None, blk_action: str = "Q") -> dict:
+    """Resolve and run a replay; ``window`` is ``"START:END"`` or ``(start_s, end_s)`` (trace
+    seconds, None = open); ``json_out`` writes the result as JSON (atomically)."""
+    cfg = resolve_replay(trace, fmt, platform=platform, speed=speed, window=window, sets=sets, seed=seed,
+                         skip_bad_lines=skip_bad_lines, volumes=volumes, blk_action=blk_action)
+    if json_out and not Path(json_out).resolve().parent.is_dir():  # fail before running
+        raise ConfigError(f"output directory does not exist: {Path(json_out).parent}")
+    result = run_replay(cfg)
+    if json_out:
+        from stacksim.output import write_json
+
+        write_json(json_out, result)
+    return result
+
+
+def format_replay(result: dict) -> str:
+    """The terminal summary of a replay: ``stacksim run``'s plus what was replayed."""
+    from stacksim.output import format_summary
+
+    s, r = result["summary"], result["replay"]
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
+    lag = r["issue_lag_us"]
+    vols = ", ".join(f"{v}->{d}" for v, d in list(r["volumes"].items())[:8])
+    if len(r["volumes"]) > 8:
+        vols += f", ... ({len(r['volumes'])} volumes)"
+    return "\n".join([
+        format_summary(result),
+        f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read, {s['trace_ios']:,} IOs in the window, "
+        f"{s['completed_ios']:,} completed, {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
+        f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
+        f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
+    ])

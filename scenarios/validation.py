@@ -1,0 +1,395 @@
+"""Measured points, simulating them, and ``stacksim validate``.
+
+A **measured point** is one configuration that was measured on a real machine and what was
+measured there:
+
+* ``config``: ``--set`` keys applied on top of the base job (a fio option such as ``bs``,
+  ``numjobs``, ``hipri``, ``iodepth``, ``ioengine``; or a dotted platform/queue key such as
+  ``queue.io_poll``, ``queue.scheduler``, ``kernel.ctx_switch_cycles``);
+* ``metrics``: measured values by name; a name is a dotted path into the simulator's
+  ``summary`` (``iops``, ``bandwidth_mb_s``, ``latency_us.mean``, ``latency_us.p50``,
+  ``latency_us.p99``, ``context_switches_per_io``, ``cpu_utilization``, ``power_w.system``, ...).
+
+Sources (:func:`load_measured`): a measured-points CSV (:func:`~scenarios.measurements.read_points_csv`;
+optional columns: ``label`` names the point, ``job`` a fio job file and ``power_log`` a wall-power
+log (powerstat, ipmitool or time,watts CSV; its mean is the point's ``power_w.system`` unless a
+metric column gives it), both relative to the CSV) or fio ``--output-format=json`` files
+(:func:`~scenarios.measurements.read_fio_json`; one point per job, its options as the config, and
+:data:`FIO_METRICS` as metrics). Built-in suites (:data:`SUITES`) turn
+``../shared/reference/calibration/*.json`` into points.
+
+Simulating a point (:class:`PointRunner`): the base job (``--job FILE``, else the built-in
+``default`` scenario: one thread of 4 KiB random direct reads with pvsync2) with the run-wide
+``--set`` keys, then the point's config, then the simulation length: the measured run length is
+not simulated; every point runs ``runtime_ms`` after ``ramp_ms`` of warm-up (default 110 ms
+when a job uses adaptive hybrid polling, whose statistics window is 100 ms, else 10 ms), with a
+fixed seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
+from scenarios.scenario import resolve
+from simcore.errors import ConfigError
+
+__all__ = ["Point", "load_measured", "PointRunner", "metric_value", "ValidationRow", "Validation",
+           "validate_points", "format_validation", "SUITES", "suite_points", "reference_dir"]
+
+DEFAULT_RUNTIME_MS = 100.0
+HYBRID_RAMP_MS = 110.0
+DEFAULT_RAMP_MS = 10.0
+DEFAULT_SEED = 7
+#: fio JSON -> metric names (see :func:`_fio_point`)
+FIO_METRICS = ("iops", "bandwidth_mb_s", "latency_us.mean", "latency_us.p50", "latency_us.p90",
+               "latency_us.p99", "latency_us.p99_9", "context_switches_per_io")
+_FIO_PCT = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
+_SYNC_ENGINES = ("psync", "pvsync", "pvsync2", "sync")
+#: fio JSON options that only name things or places (not simulated, and not fio job options here)
+_FIO_DROP = ("name", "filename", "directory", "output", "output-format", "write_iolog", "read_iolog")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured configuration (see the module docstring)."""
+
+    label: str
+    config: dict[str, Any]
+    metrics: dict[str, float]
+    job_file: str | None = None
+    platform: str | None = None
+    """The platform the measurement belongs to (built-in suites), unless ``--platform`` overrides."""
+    runtime_ms: float | None = None
+    ramp_ms: float | None = None
+
+
+# ------------------------------------------------------------------------------------------------
+def _looks_like_json(path: str) -> bool:
+    if path.lower().endswith(".json"):
+        return True
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read measurements: {e.strerror or e}") from None
+    return "{" in head and "jobs" in head
+
+
+def _fio_point(res) -> Point:
+    """One fio job result as a point (read and write together: IOPS and bandwidth add up, the
+    mean latency is IO-weighted; percentiles only when one direction has all the IOs)."""
+    dirs = [d for d in (res.read, res.write) if d.total_ios or d.iops]
+    where = f"{res.path}:{res.line} job {res.jobname!r}"
+    if res.error:
+        raise ConfigError(f"{where}: fio reported error {res.error}; remove that job or file")
+    if not dirs:
+        raise ConfigError(f"{where}: no read or write IOs in this job")
+    metrics: dict[str, float] = {"iops": sum(d.iops for d in dirs),
+                                 "bandwidth_mb_s": sum(d.bw_kib_s for d in dirs) * 1024 / 1e6}
+    # the simulator's latency is fio's lat (submit to reaped: slat + clat); for synchronous engines
+    # slat is 0 and fio's clat percentiles (the ones reported by default) are lat's
+    engine = res.options.get("ioengine", "psync")
+    sync = engine in _SYNC_ENGINES
+    lats = [d.lat or (d.clat if sync else None) for d in dirs]
+    if all(lat is not None for lat in lats):
+        n = sum(max(lat.n, 1) for lat in lats)
+        metrics["latency_us.mean"] = sum(lat.mean_ns * max(lat.n, 1) for lat in lats) / n / 1e3
+    if len(dirs) == 1:
+        d = dirs[0]
+        pct = (d.lat.percentiles if d.lat is not None else {}) or (d.clat.percentiles if sync and d.clat is not None else {})
+        for name, p in _FIO_PCT.items():
+            if p in pct:
+                metrics[f"latency_us.{name}"] = pct[p] / 1e3
+    total = sum(d.total_ios for d in dirs)
+    if total and res.ctx:
+        metrics["context_switches_per_io"] = res.ctx / total
+    config = {k: v for k, v in res.options.items() if k not in _FIO_DROP}
+    # fio's own defaults where the job file did not set them (the base job's are not fio's)
+    config.setdefault("ioengine", "psync")
+    config.setdefault("rw", "read")
+    config.setdefault("bs", "4k")
+    config.setdefault("numjobs", "1")
+    config.setdefault("iodepth", "1")
+    return Point(label=f"{Path(res.path).name}:{res.line} {res.jobname}", config=config, metrics=metrics)
+
+
+def load_measured(paths, *, echo: Callable[[str], None] | None = None) -> list[Point]:
+    """Points from measured-points CSVs and fio JSON files (sniffed); ``echo`` receives one
+    line per file saying what was understood."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    points: list[Point] = []
+    for p in map(str, paths):
+        if not Path(p).is_file():
+            raise ConfigError(f"measurements file not found: {p}")
+        if _looks_like_json(p):
+            results = read_fio_json(p)
+            if echo:
+                echo(results.describe())
+            points += [_fio_point(r) for r in results]
+            continue
+        mp = read_points_csv(p)
+        if echo:
+            echo(mp.describe())
+        base = Path(p).resolve().parent
+        for row in mp:
+            config = dict(row["config"])
+            label = config.pop("label", None) or f"{Path(p).name}:{row['line']}"
+            job = config.pop("job", None)
+            if job is not None:
+                job_path = base / job
+                if not job_path.is_file():
+                    raise ConfigError(f"{p}:{row['line']}: job file not found: {job}")
+                job = str(job_path)
+            metrics = dict(row["metrics"])
+            power_log = config.pop("power_log", None)
+            if power_log is not None:
+                log = read_power_log(base / power_log)
+                if echo:
+                    echo(log.describe())
+                metrics.setdefault("power_w.system", log.mean_w)
+            points.append(Point(label=label, config=config, metrics=metrics, job_file=job))
+    if not points:
+        raise ConfigError("no measured points")
+    return points
+
+
+# ------------------------------------------------------------------------------------------------
+def metric_value(summary: dict, name: str) -> float:
+    """The simulator's value of metric ``name`` (a dotted path into ``summary``)."""
+    node: Any = summary
+    for part in name.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ConfigError(f"metric {name!r} is not a simulator output (a dotted path into the run summary, "
+                              f"e.g. iops, bandwidth_mb_s, latency_us.mean, latency_us.p99, context_switches_per_io)")
+        node = node[part]
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise ConfigError(f"metric {name!r} is not a number in the run summary")
+    return float(node)
+
+
+@dataclass
+class PointRunner:
+    """Simulates measured points on one platform (see the module docstring)."""
+
+    platform: str | None
+    sets: dict[str, Any] = field(default_factory=dict)
+    job_file: str | None = None
+    runtime_ms: float | None = None
+    ramp_ms: float | None = None
+    seed: int = DEFAULT_SEED
+    simulations: int = 0
+
+    def config(self, point: Point, extra: dict[str, Any] | None = None):
+        """The RunConfig of ``point`` (``extra``: more --set keys, e.g. fitted parameters)."""
+        platform = self.platform or point.platform
+        if platform is None:
+            raise ConfigError("--platform NAME is required (the platform the measurements are compared with)")
+        runtime = self.runtime_ms or point.runtime_ms or DEFAULT_RUNTIME_MS
+        ramp = self.ramp_ms if self.ramp_ms is not None else point.ramp_ms
+        job_file = point.job_file or self.job_file
+        sets = {**self.sets, **point.config, **(extra or {}),
+                "runtime": f"{runtime:g}ms", "time_based": "1"}
+        where = f"point {point.label}"
+
+        def build(ramp_ms: float):
+            try:
+                return resolve(job_file=job_file, platform=platform, sets={**sets, "ramp_time": f"{ramp_ms:g}ms"},
+                               seed=self.seed)
+            except ConfigError as e:
+                raise ConfigError(f"{where}: {e}") from None
+
+        if ramp is not None:
+            return build(ramp)
+        cfg = build(DEFAULT_RAMP_MS)
+        hybrid = cfg.queue.io_poll and cfg.queue.io_poll_delay == 0 and cfg.queue.completion in ("auto", "hybrid-poll") \
+            and any(j.hipri for j in cfg.jobs)
+        return build(HYBRID_RAMP_MS) if hybrid else cfg
+
+    def summary(self, point: Point, extra: dict[str, Any] | None = None) -> dict:
+        from stacksim.run import simulate
+
+        cfg = self.config(point, extra)
+        self.simulations += 1
+        return simulate(cfg)["summary"]
+
+    def predict(self, point: Point, metrics, extra: dict[str, Any] | None = None) -> dict[str, float]:
+        s = self.summary(point, extra)
+        return {m: metric_value(s, m) for m in metrics}
+
+
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ValidationRow:
+    point: str
+    metric: str
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        """Relative error, predicted / measured - 1."""
+        return self.predicted / self.measured - 1.0
+
+
+@dataclass
+class Validation:
+    rows: list[ValidationRow]
+    max_error_pct: float | None = None
+
+    @property
+    def mape_pct(self) -> float:
+        return 100.0 * sum(abs(r.error) for r in self.rows) / len(self.rows)
+
+    @property
+    def worst(self) -> ValidationRow:
+        return max(self.rows, key=lambda r: abs(r.error))
+
+    @property
+    def passed(self) -> bool:
+        return self.max_error_pct is None or 100.0 * abs(self.worst.error) <= self.max_error_pct
+
+    def to_dict(self) -> dict:
+        return {"rows": [{"point": r.point, "metric": r.metric, "measured": r.measured, "predicted": r.predicted,
+                          "error_pct": 100.0 * r.error} for r in self.rows],
+                "mape_pct": self.mape_pct, "max_error_pct": 100.0 * abs(self.worst.error),
+                "bound_pct": self.max_error_pct, "passed": self.passed}
+
+
+def select_metrics(points: list[Point], metrics: list[str] | None) -> list[str]:
+    """The metrics to compare: ``metrics`` (each must be measured at some point), else all."""
+    measured = list(dict.fromkeys(m for p in points for m in p.metrics))
+    if not metrics:
+        return measured
+    missing = [m for m in metrics if m not in measured]
+    if missing:
+        raise ConfigError(f"--metrics {', '.join(missing)}: not measured at any point (measured: {', '.join(measured)})")
+    return list(metrics)
+
+
+def check_measured_values(points: list[Point], metrics: list[str]) -> None:
+    for p in points:
+        for m in metrics:
+            v = p.metrics.get(m)
+            if v is not None and (v == 0 or not math.isfinite(v)):
+                raise ConfigError(f"point {p.label}: measured {m} = {v:g}; a relative error needs a finite non-zero value")
+
+
+def validate_points(points: list[Point], runner: PointRunner, *, metrics: list[str] | None = None,
+                    max_error_pct: float | None = None, progress: bool | None = None) -> Validation:
+    """Simulate every point and compare each measured metric (``metrics``: a subset)."""
+    names = select_metrics(points, metrics)
+    check_measured_values(points, names)
+    tty = sys.stderr.isatty() if progress is None else progress
+    rows = []
+    for i, p in enumerate(points, 1):
+        if tty:
+            sys.stderr.write(f"\rsimulating point {i}/{len(points)}: {p.label[:50]:50s}")
+            sys.stderr.flush()
+        wanted = [m for m in names if m in p.metrics]
+        if not wanted:
+            continue
+        pred = runner.predict(p, wanted)
+        rows += [ValidationRow(p.label, m, p.metrics[m], pred[m]) for m in wanted]
+    if tty:
+        sys.stderr.write("\r" + " " * 80 + "\r")
+    if not rows:
+        raise ConfigError("nothing to compare: no point measures the selected metrics")
+    return Validation(rows, max_error_pct)
+
+
+def format_validation(v: Validation) -> str:
+    pw = max(12, *(len(r.point) for r in v.rows))
+    mw = max(8, *(len(r.metric) for r in v.rows))
+    out = [f"{'point':{pw}s}  {'metric':{mw}s}  {'measured':>12s}  {'predicted':>12s}  {'error':>8s}"]
+    for r in v.rows:
+        flag = ""
+        if v.max_error_pct is not None and 100 * abs(r.error) > v.max_error_pct:
+            flag = "  <-- over the bound"
+        out.append(f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {100 * r.error:+7.2f}%{flag}")
+    w = v.worst
+    out.append(f"MAPE {v.mape_pct:.2f}% over {len(v.rows)} values; max {100 * abs(w.error):.2f}% ({w.point}, {w.metric})")
+    if v.max_error_pct is not None:
+        bad = sum(1 for r in v.rows if 100 * abs(r.error) > v.max_error_pct)
+        out.append(f"PASS: every error within {v.max_error_pct:g}%" if v.passed
+                   else f"FAIL: {bad} of {len(v.rows)} values off by more than {v.max_error_pct:g}%")
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------------ suites
+def reference_dir() -> Path:
+    """The directory of the reference calibration JSONs: ``calibration/`` under
+    :func:`scenarios.reference.reference_dir` (``$STACKSIM_REFERENCE``, else the repository's
+    ``../shared/reference``)."""
+    from scenarios.reference import reference_dir as base
+
+    d = base() / "calibration"
+    if not d.is_dir():
+        raise ConfigError(f"reference calibration directory not found: {d} "
+                          f"(set STACKSIM_REFERENCE to the shared/reference directory)")
+    return d
+
+
+def _poll_vs_interrupt(ref: Path) -> list[Point]:
+    from scenarios import calibrate_poll_energy as cpe
+
+    path = ref / cpe.REFERENCE.name
+    if not path.is_file():
+        raise ConfigError(f"suite poll-vs-interrupt: {path} not found")
+    out = []
+    for mode, meas in cpe.targets(path).items():
+        m = cpe.MODES[mode]
+        out.append(Point(
+            label=f"poll-vs-interrupt {mode}",
+            config={"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "numjobs": "1",
+                    "hipri": m["hipri"], "queue.io_poll": m["io_poll"], "queue.io_poll_delay": m["io_poll_delay"]},
+            metrics={"latency_us.mean": float(meas["mean_latency_us"]), "iops": float(meas["iops"])},
+            platform="optane900p-e3-1230v5", runtime_ms=200.0, ramp_ms=float(cpe.RAMP_MS)))
+    return out
+
+
+def _io_schedulers(ref: Path) -> list[Point]:
+    from scenarios import calibrate_io_schedulers as cis
+
+    path = ref / cis.REFERENCE.name
+    if not path.is_file():
+        raise ConfigError(f"suite io-schedulers: {path} not found")
+    tgt = cis.targets(path)
+    return [Point(label=f"io-schedulers {sched} {op}",
+                  config={"rw": f"rand{op}", "bs": "4k", "ioengine": "io_uring", "iodepth": "1", "direct": "1",
+                          "numjobs": "1", "queue.scheduler": sched},
+                  metrics={"latency_us.p50": float(tgt[sched][op])},
+                  platform="optane-p4801x-e3-1230", runtime_ms=100.0, ramp_ms=10.0)
+            for sched in cis.SCHEDULERS for op in ("read", "write")]
+
+
+SUITES: dict[str, Callable[[Path], list[Point]]] = {
+    "poll-vs-interrupt": _poll_vs_interrupt,
+    "io-schedulers": _io_schedulers,
+}
+"""Built-in validation suites: name -> points from the reference calibration directory. The
+points reproduce the configurations of ``scenarios/calibrate_poll_energy.py`` (``run_mode``) and
+``scenarios/calibrate_io_schedulers.py`` (``run_point``) and their seed 7."""
+
+
+def suite_points(name: str) -> list[Point]:
+    """The points of suite ``name`` (or ``all``)."""
+    names = list(SUITES) if name == "all" else [name]
+    for n in names:
+        if n not in SUITES:
+            raise ConfigError(f"unknown suite {name!r} (built-in: {', '.join(SUITES)}, all)")
+    ref = reference_dir()
+    return [p for n in names for p in SUITES[n](ref)]
+
+
+def write_validation_json(path: str, v: Validation) -> None:
+    from stacksim.output import atomic_write_text
+
+    atomic_write_text(path, json.dumps(v.to_dict(), indent=2) + "\n")
