@@ -446,13 +446,7 @@ class CpuRunner:
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
         self.governor.reflect(now - self._idle_since)
         self._trace_idle_end(now)
-        work = self._irqs.popleft()
-        cost = work.cost(self)
-        idx = cost.idx
-        self.counts[idx] = self.counts.get(idx, 0) + 1
-        self.irqs_handled += 1
-        self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
-        self.cpu.set_busy(now, cost.activity)
+        work, cost = self._take_irq(now)
         self.mode = NONE
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self._carry_ns += exit_ns + cost.cycles / self.freq
@@ -466,15 +460,21 @@ class CpuRunner:
         else:
             self.run(self.cost_idle_reenter, self._enter_idle)
 
-    def _next_irq(self, delay: float) -> None:
+    def _take_irq(self, now: float):
+        """Dequeue the next interrupt, evaluate its cost (the handler sees the CQ as it is now) and
+        account it; the CPU is busy from now."""
         work = self._irqs.popleft()
         cost = work.cost(self)
         idx = cost.idx
         self.counts[idx] = self.counts.get(idx, 0) + 1
         self.irqs_handled += 1
         self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
-        now = self.engine.env._now
         self.cpu.set_busy(now, cost.activity)
+        return work, cost
+
+    def _next_irq(self, delay: float) -> None:
+        now = self.engine.env._now
+        work, cost = self._take_irq(now)
         tr = self.engine.tracer
         if tr is not None:
             tr.span(1, self.id, f"hard IRQ ({work.kind})", now + delay, cost.cycles / self.freq, "irq")

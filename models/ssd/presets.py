@@ -15,14 +15,15 @@ from __future__ import annotations
 from models.ssd.config import DeviceConfig, ServiceConfig
 
 
-def optane_900p(**kw) -> DeviceConfig:
-    """Intel Optane SSD 900P (3D XPoint, PCIe 3.0 x4). Saturates at 550-600K 4 KiB random reads
-    [REF5]; with the calibrated ~5 us media time (optane900p-e3-1230v5) plus ~1.2 us link transfer,
-    Little's law gives 575K x 5.0 us = 2.9 -> 3 parallel units."""
+def _optane(model: str, read_sd_ns: float, write_sd_ns: float, **kw) -> DeviceConfig:
+    """The 3D XPoint controller family (900P, P4800X, P4801X) over PCIe 3.0 x4 [REF5]: 550K random
+    4 KiB reads; ~5 us media time at 4 KiB (refined by the platforms' calibrations) plus ~1.2 us
+    link transfer; Little's law: 575K x ~5 us = 2.9 -> 3 parallel units; 5 W idle, ~8 W reading,
+    13 W writing."""
     cfg = dict(
-        model="Intel Optane SSD 900P",
-        read=ServiceConfig(base_ns=5_000.0, per_kib_ns=0.0, sd_ns=350.0),
-        write=ServiceConfig(base_ns=6_000.0, per_kib_ns=0.0, sd_ns=450.0),
+        model=model,
+        read=ServiceConfig(base_ns=5_000.0, per_kib_ns=0.0, sd_ns=read_sd_ns),
+        write=ServiceConfig(base_ns=6_000.0, per_kib_ns=0.0, sd_ns=write_sd_ns),
         parallel_units=3,
         link_gb_s=3.5,
         fetch_ns=250.0,
@@ -35,23 +36,15 @@ def optane_900p(**kw) -> DeviceConfig:
     return DeviceConfig(**cfg)
 
 
+def optane_900p(**kw) -> DeviceConfig:
+    """Intel Optane SSD 900P (consumer card, low service-time variance)."""
+    return _optane("Intel Optane SSD 900P", 350.0, 450.0, **kw)
+
+
 def optane_p4800x(**kw) -> DeviceConfig:
-    """Intel Optane DC P4800X 375 GB: QD16 585K IOPS at 25.5 us -> ~15 in flight; 7 us service
-    at 4 units gives 570K; QD1 mean 8.9 us end to end."""
-    cfg = dict(
-        model="Intel Optane DC P4800X",
-        read=ServiceConfig(base_ns=6_800.0, sd_ns=900.0),
-        write=ServiceConfig(base_ns=7_800.0, sd_ns=1_000.0),
-        parallel_units=4,
-        link_gb_s=3.5,
-        fetch_ns=250.0,
-        post_ns=250.0,
-        idle_w=5.0,
-        active_read_w=8.0,
-        active_write_w=13.0,
-    )
-    cfg.update(kw)
-    return DeviceConfig(**cfg)
+    """Intel Optane DC P4800X 375 GB: QD1 mean 8.9 us end to end, QD16 585K IOPS at 25.5 us [REF5];
+    service-time variance refined by the calibrated-interrupts platform."""
+    return _optane("Intel Optane DC P4800X", 900.0, 1_000.0, **kw)
 
 
 def optane_p4801x(**kw) -> DeviceConfig:
