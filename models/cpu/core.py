@@ -183,12 +183,19 @@ class LogicalCpu:
 
     def set_busy(self, now: float, activity: float) -> None:
         """Run work of the given activity factor from ``now``."""
-        if self.busy and activity == self.activity:
+        busy = self.busy
+        if busy and activity == self.activity:
             return
-        self._account(now)
-        if not self.busy and self._deep:
-            self._deep = False
-            self.core.pkg._awake_changed(now, +1)
+        # residency accounting, inlined (hot path)
+        dt = now - self._t
+        if busy:
+            self.busy_ns += dt
+        else:
+            self.cstate_ns[self.cstate] += dt
+            if self._deep:
+                self._deep = False
+                self.core.pkg._awake_changed(now, +1)
+        self._t = now
         self.busy = True
         self.spinning = False
         self.activity = activity

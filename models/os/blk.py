@@ -164,6 +164,8 @@ class BlkMq:
     def complete(self, req) -> None:
         h = self._hctx[req.qp]
         h.tags_free += 1
-        h.elv.completed(req)
-        if h.pending or h.elv.has_work():
+        elv = h.elv
+        if not self._bypass:
+            elv.completed(req)
+        if h.pending or elv.has_work():
             self._run_device(req.qp.device.index)
