@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     from stacksim import cli_traces
 
     cli_traces.add_subcommands(sub, COMMANDS)
+    from stacksim import cli_sweep
+
+    cli_sweep.add_subcommands(sub, COMMANDS)
     return ap
 
 

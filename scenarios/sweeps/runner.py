@@ -1,0 +1,68 @@
+"""Run a planned sweep: skip stored runs, execute the rest, store each row as it finishes."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from scenarios.sweeps.executors import run_dask, run_inline, run_local
+from scenarios.sweeps.progress import Progress
+from scenarios.sweeps.store import ResultStore
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """What a sweep did."""
+
+    path: Path
+    total: int
+    """runs in the plan"""
+    reused: int
+    """runs found already stored (skipped)"""
+    computed: int
+    extra_rows: int
+    """rows in the results file that are not part of this plan (kept)"""
+
+
+def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, scheduler: str | None = None,
+            local_cluster: int | None = None, fresh: bool = False, progress: bool | None = None,
+            flush_interval_s: float = 5.0, fn=None) -> SweepOutcome:
+    """Run the ``tasks`` not yet stored in ``results`` and store their rows.
+
+    Executes in a local process pool of ``jobs`` processes, or on Dask when ``scheduler`` or
+    ``local_cluster`` is given. ``fresh`` discards stored results first. ``progress`` None shows
+    progress only on a terminal. ``fn`` (default :func:`scenarios.sweep.run_task`) maps a task
+    to its row. On any error or interrupt the finished rows are kept (journal + final flush).
+    """
+    if fn is None:
+        from scenarios.sweep import run_task as fn
+    store = ResultStore(results, fresh=fresh, flush_interval_s=flush_interval_s)
+    order = {(t.point, t.replicate): t.index for t in tasks}
+    try:
+        todo = [t for t in tasks if not store.is_done(t.point, t.replicate, t.config_sha)]
+        extra = sum(1 for k in store.rows if k not in order)
+        if extra:
+            print(f"stacksim: note: {store.path} also holds {extra} rows that are not part of this sweep (kept)",
+                  file=sys.stderr)
+        if not todo:
+            stream = run_inline(fn, [])
+        elif scheduler is not None or local_cluster is not None:
+            stream = run_dask(fn, todo, scheduler=scheduler, local_cluster=local_cluster)
+        else:
+            stream = run_local(fn, todo, jobs)
+        bar = Progress(len(tasks), len(tasks) - len(todo), enabled=progress,
+                       desc=tasks[0].sweep if tasks else "sweep")
+        computed = 0
+        try:
+            for _task, row in stream:
+                store.add(row, order)
+                computed += 1
+                bar.update()
+        finally:
+            stream.close()
+            bar.close()
+    finally:
+        store.close(order)
+    return SweepOutcome(store.path, len(tasks), len(tasks) - len(todo), computed, extra)

@@ -1,0 +1,238 @@
+"""Sweep results on disk: a columnar file (CSV, or Parquet with pyarrow) plus a journal.
+
+Every finished run is written at once, atomically (temporary file + ``os.replace``), as one small
+JSON file in the journal directory ``RESULTS.journal/``; the columnar file is rewritten atomically
+from all rows every few seconds and at the end, after which the journal is removed. A sweep that
+is killed at any instant therefore loses no finished run: on restart the rows of the file and of
+the journal are merged (journal wins) and the runs whose point, replicate and configuration hash
+are already there are skipped. Readers (:func:`read_results`) merge the journal too.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from scenarios.sweeps.rows import TEXT_COLUMNS
+from simcore.errors import ConfigError
+
+FORMATS = (".csv", ".parquet")
+_INT_RE = re.compile(r"[+-]?\d+")
+
+Row = dict[str, Any]
+RowKey = tuple[str, int]
+
+
+def row_key(row: Row) -> RowKey:
+    """Identity of a row within a results file: (point key, replicate)."""
+    return str(row["point"]), int(row["replicate"])
+
+
+def check_results_path(path: str | Path) -> Path:
+    """Validate the results file name (``.csv`` or ``.parquet``; the latter needs pyarrow)."""
+    p = Path(path)
+    if p.suffix.lower() not in FORMATS:
+        raise ConfigError(f"results file {p}: use a .csv or .parquet name")
+    if p.suffix.lower() == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError(f"results file {p}: .parquet needs pyarrow (pip install pyarrow), or use .csv") from None
+    if p.parent and not p.parent.exists():
+        raise ConfigError(f"results file {p}: directory {p.parent} does not exist")
+    return p
+
+
+def journal_dir(path: str | Path) -> Path:
+    """The journal directory that goes with a results file."""
+    return Path(str(path) + ".journal")
+
+
+def read_results(path: str | Path) -> list[Row]:
+    """All rows of a results file, merged with its journal (an interrupted sweep), file order."""
+    p = Path(path)
+    if not p.exists() and not journal_dir(p).is_dir():
+        raise ConfigError(f"results file not found: {p}")
+    rows = {row_key(r): r for r in (_read_table(p) if p.exists() else [])}
+    for r in _read_journal(journal_dir(p)):
+        rows[row_key(r)] = r
+    return list(rows.values())
+
+
+class ResultStore:
+    """Rows of one sweep's results file, updated run by run (see the module docstring)."""
+
+    def __init__(self, path: str | Path, *, fresh: bool = False, flush_interval_s: float = 5.0):
+        self.path = check_results_path(path)
+        self.journal = journal_dir(self.path)
+        self._lock = _lock(self.path)
+        self.flush_interval_s = flush_interval_s
+        try:
+            if fresh:
+                shutil.rmtree(self.journal, ignore_errors=True)
+                self.path.unlink(missing_ok=True)
+            exists = self.path.exists() or self.journal.is_dir()
+            self.rows: dict[RowKey, Row] = {row_key(r): r for r in read_results(self.path)} if exists else {}
+        except BaseException:
+            self._lock.close()
+            raise
+        self._dirty = self.journal.is_dir()  # journal rows are consolidated into the file at close
+        self._last_flush = time.monotonic()
+
+    def is_done(self, point: str, replicate: int, config_sha: str) -> bool:
+        """Whether this run is stored with the same configuration; a stored run of the same point
+        and replicate with another configuration is an error (the sweep file changed)."""
+        row = self.rows.get((point, replicate))
+        if row is None:
+            return False
+        if str(row.get("config_sha")) != config_sha:
+            raise ConfigError(
+                f"{self.path} holds point {point} replicate {replicate} computed with another configuration "
+                f"(the sweep or the overrides changed): use --fresh to recompute, or another results file")
+        return True
+
+    def add(self, row: Row, order: dict[RowKey, int] | None = None) -> None:
+        """Store one finished run durably (journal), and refresh the results file now and then."""
+        self.journal.mkdir(exist_ok=True)
+        key = row_key(row)
+        name = hashlib.sha1(f"{key[0]}\0{key[1]}".encode("utf-8")).hexdigest()[:24] + ".json"
+        _atomic_write_text(self.journal / name, json.dumps(row))
+        self.rows[key] = row
+        self._dirty = True
+        if time.monotonic() - self._last_flush >= self.flush_interval_s:
+            self.flush(order)
+
+    def flush(self, order: dict[RowKey, int] | None = None) -> None:
+        """Rewrite the results file atomically from all rows (planned order first)."""
+        if not self._dirty:
+            return
+        rows = list(self.rows.values())
+        if order:
+            last = len(order)
+            rows.sort(key=lambda r: order.get(row_key(r), last))
+        _write_table(self.path, rows)
+        self._dirty = False
+        self._last_flush = time.monotonic()
+
+    def close(self, order: dict[RowKey, int] | None = None) -> None:
+        """Final flush; the journal is then redundant and removed."""
+        try:
+            self.flush(order)
+            if self.path.exists():
+                shutil.rmtree(self.journal, ignore_errors=True)
+        finally:
+            Path(self._lock.name).unlink(missing_ok=True)  # before unlocking: a waiter gets a new file
+            self._lock.close()
+
+
+# -- file formats ---------------------------------------------------------------------------------
+def _columns(rows: Iterable[Row]) -> list[str]:
+    cols: dict[str, None] = {}
+    for r in rows:
+        cols.update(dict.fromkeys(r))
+    # JSON columns last, for readability
+    tail = [c for c in ("cdf", "config") if c in cols]
+    return [c for c in cols if c not in tail] + tail
+
+
+def _write_table(path: Path, rows: list[Row]) -> None:
+    cols = _columns(rows)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        if path.suffix.lower() == ".parquet":
+            _write_parquet(tmp, rows, cols)
+        else:
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh)
+                w.writerow(cols)
+                for r in rows:
+                    w.writerow(["" if r.get(c) is None else _cell(r[c]) for c in cols])
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v)  # shortest text that reads back to the same double
+    return str(v)
+
+
+def _write_parquet(tmp: Path, rows: list[Row], cols: list[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = {}
+    for c in cols:
+        vals = [r.get(c) for r in rows]
+        kinds = {type(v) for v in vals if v is not None}
+        if str in kinds and len(kinds) > 1:  # mixed text and numbers: keep as text
+            vals = [None if v is None else _cell(v) for v in vals]
+        elif kinds == {int, float}:
+            vals = [None if v is None else float(v) for v in vals]
+        data[c] = vals
+    pq.write_table(pa.table(data), tmp)
+
+
+def _read_table(path: Path) -> list[Row]:
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [{k: v for k, v in r.items() if v is not None} for r in pq.read_table(path).to_pylist()]
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [{k: (v if k in TEXT_COLUMNS else _parse(v)) for k, v in r.items() if v != ""}
+                for r in csv.DictReader(fh)]
+
+
+def _parse(text: str) -> Any:
+    if _INT_RE.fullmatch(text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _read_journal(jdir: Path) -> list[Row]:
+    if not jdir.is_dir():
+        return []
+    rows = []
+    for f in sorted(jdir.glob("*.json")):
+        try:
+            rows.append(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue  # cannot happen with atomic writes; a stray file is ignored
+    return rows
+
+
+def _lock(path: Path):
+    """An exclusive lock on ``.RESULTS.lock`` (released when the returned file is closed), so that
+    two sweeps cannot write the same results file at once."""
+    import fcntl
+
+    fh = open(path.with_name(f".{path.name}.lock"), "w")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise ConfigError(f"{path}: another sweep is writing this results file") from None
+    return fh
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
