@@ -59,7 +59,8 @@ def _add_axis_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy-axis", action="append", metavar="COLUMN[,COLUMN]",
                    help="policy column(s); several make a combined policy (default: the derived "
                         "'completion' = interrupt/classic/hybrid)")
-    p.add_argument("--metric", default="bytes_per_joule", help="efficiency metric, higher is better (default bytes_per_joule)")
+    p.add_argument("--metric", default="bytes_per_joule", help="efficiency metric (default bytes_per_joule, higher is better)")
+    p.add_argument("--lower-is-better", action="store_true", help="the metric improves downwards (energy_j_per_million_ios, latency)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the tie test (default 0.05)")
 
 
@@ -92,8 +93,9 @@ def cmd_analyze(args) -> int:
     if args.alpha <= 0 or args.alpha >= 1:
         raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
     rows = read_results(args.results)
-    tiles = efficiency_map(rows, x=args.x, y=args.y, policy=args.policy_axis, metric=args.metric, alpha=args.alpha)
-    print(format_table(tiles, x=args.x, y=args.y, metric=args.metric, alpha=args.alpha))
+    tiles = efficiency_map(rows, x=args.x, y=args.y, policy=args.policy_axis, metric=args.metric, alpha=args.alpha,
+                           lower_is_better=args.lower_is_better)
+    print(format_table(tiles, x=args.x, y=args.y, metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better))
     if args.long:
         print(format_long(tiles, x=args.x, y=args.y))
     if args.json_out:

@@ -36,7 +36,7 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> float | None:
 
 def efficiency_map(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs",
                    policy: Sequence[str] | str | None = None, metric: str = DEFAULT_METRIC,
-                   alpha: float = 0.05) -> list[dict[str, Any]]:
+                   alpha: float = 0.05, lower_is_better: bool = False) -> list[dict[str, Any]]:
     """One dict per (x, y) tile, x outermost, in natural axis order::
 
         {"x": "4k", "y": 8, "winner": "classic" | "tie", "best": "classic", "second": "hybrid",
@@ -58,13 +58,13 @@ def efficiency_map(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs",
         for yv in ys:
             groups = cells.get((xv, yv))
             if groups:
-                out.append(_tile(xv, yv, groups, alpha))
+                out.append(_tile(xv, yv, groups, alpha, lower_is_better))
     return out
 
 
-def _tile(xv: Any, yv: Any, groups: dict[str, list[float]], alpha: float) -> dict[str, Any]:
+def _tile(xv: Any, yv: Any, groups: dict[str, list[float]], alpha: float, lower_is_better: bool = False) -> dict[str, Any]:
     means = {p: float(np.mean(v)) for p, v in groups.items()}
-    ranked = sorted(means, key=lambda p: -means[p])
+    ranked = sorted(means, key=lambda p: means[p] if lower_is_better else -means[p])
     best = ranked[0]
     tile = {"x": xv, "y": yv, "winner": best, "best": best, "second": None, "best_mean": means[best],
             "second_mean": None, "margin_pct": None, "p_value": None, "means": means,
@@ -73,7 +73,7 @@ def _tile(xv: Any, yv: Any, groups: dict[str, list[float]], alpha: float) -> dic
         second = ranked[1]
         p = welch_p(groups[best], groups[second])
         tile.update(second=second, second_mean=means[second], p_value=p,
-                    margin_pct=(means[best] - means[second]) / means[second] * 100.0 if means[second] else math.inf)
+                    margin_pct=abs(means[best] - means[second]) / means[second] * 100.0 if means[second] else math.inf)
         if p is not None and p > alpha:
             tile["winner"] = "tie"
     return tile
@@ -89,7 +89,7 @@ def cell_text(tile: dict[str, Any]) -> str:
 
 
 def format_table(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "numjobs",
-                 metric: str = DEFAULT_METRIC, alpha: float = 0.05) -> str:
+                 metric: str = DEFAULT_METRIC, alpha: float = 0.05, lower_is_better: bool = False) -> str:
     """The map as a text grid: one line per ``y`` value, one column per ``x`` value."""
     xs = ordered_values(t["x"] for t in tiles)
     ys = ordered_values(t["y"] for t in tiles)
@@ -100,7 +100,7 @@ def format_table(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "nu
     lines = [f"{head:<{w0}}  " + "  ".join(f"{str(v):>{w}}" for v in xs)]
     for yv in ys:
         lines.append(f"{str(yv):<{w0}}  " + "  ".join(f"{by.get((xv, yv), '-'):>{w}}" for xv in xs))
-    lines.append(f"cell: the policy with the highest mean {metric} and its margin over the second; "
+    lines.append(f"cell: the policy with the {'lowest' if lower_is_better else 'highest'} mean {metric} and its margin over the second; "
                  f"'tie' when Welch's t-test gives p > {alpha:g}; '?' = too few replicates to test")
     return "\n".join(lines)
 
