@@ -43,6 +43,7 @@ class _Snapshot:
         self.irq_gen = {(d.index, qp.qid): (qp.irq_gen.interrupts, qp.irq_gen.completions)
                         for d in host.devices for qp in d.qps if qp.irq_gen is not None}
         self.reaped_by_irq = host.driver.completions_reaped_by_irq
+        self.cq_doorbells = host.driver.cq_doorbells
 
 
 def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
@@ -254,6 +255,7 @@ def interrupt_metrics(host: Host, s: _Snapshot, end: float, dur_s: float) -> dic
     return {
         "interrupts_per_s_per_cpu": per_cpu,
         "completions_per_interrupt": reaped / nvme_irqs if nvme_irqs else None,
+        "cq_doorbells_per_interrupt": (host.driver.cq_doorbells - s.cq_doorbells) / nvme_irqs if nvme_irqs else None,
         "completion_interarrival_us": inter,
     }
 

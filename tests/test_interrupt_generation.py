@@ -150,3 +150,28 @@ def test_interrupt_cost_is_the_published_1500_cycles():
     total = k.irq_entry_cycles + k.nvme_complete_cycles + k.blk_complete_cycles + k.wakeup_cycles
     assert total == pytest.approx(targets()["interrupt_handling_cost_cycles"])
     assert optane_p4800x_e5_2660v4().nvme.irq_delta_us == targets()["chosen_parameters"]["optane"]["delta_us"]
+
+
+def test_ooo_handler_reaps_only_urgent_entries_and_rings_the_doorbell_only_for_the_head():
+    from models.host import Host
+    from models.os.nvme import NvmeIrq
+    from models.platforms import optane_p4800x_e5_2660v4
+
+    plat = optane_p4800x_e5_2660v4()
+    host = Host(plat, plat.queue, seed=1)
+    qp = host.driver.irq_qps[(0, 0)]
+    reqs = []
+    for i, flags in enumerate([0, URGENT, 0, URGENT]):
+        r = Request(i, None, 0, "read", 4096, 0, 0, False)
+        r.flags = flags
+        r.qp = qp
+        reqs.append(r)
+    qp.cq = list(reqs)
+    irq = NvmeIrq(host.driver, qp, urgent_only=True)
+    irq.cost(host.runners[0])
+    assert [r.id for r in irq.entries] == [1, 3]
+    assert [r.id for r in qp.cq] == [0, 2]  # the untagged ones wait
+    assert host.driver.cq_doorbells == 0  # the head entry (0) is still unreaped
+    irq2 = NvmeIrq(host.driver, qp)
+    irq2.cost(host.runners[0])
+    assert [r.id for r in irq2.entries] == [0, 2] and host.driver.cq_doorbells == 1

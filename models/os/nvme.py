@@ -35,6 +35,7 @@ class NvmeDriver:
                     self.poll_qps[(dev.index, cpu)] = pq
         self._reap_costs = {}
         self.completions_reaped_by_irq = 0
+        self.cq_doorbells = 0  # CQ head doorbell writes by interrupt handlers
 
     def queue_for(self, dev_index: int, cpu: int, hipri: bool):
         """The hardware queue a request from ``cpu`` goes to (a polled one for HIPRI when present)."""
@@ -117,14 +118,20 @@ class NvmeIrq(IrqWork):
 
     def cost(self, runner):
         qp = self.qp
+        cq = qp.cq
         if self.urgent_only:
-            # out-of-order Urgent (cinterrupts): reap only Urgent entries; the CQ doorbell covers
-            # the contiguous reaped ranges, the rest wait for an interrupt of their own
-            entries = [r for r in qp.cq if r.flags & URGENT]
-            qp.cq = [r for r in qp.cq if not r.flags & URGENT]
+            # out-of-order Urgent (cinterrupts): reap only Urgent entries; the rest wait for an
+            # interrupt of their own. The CQ head doorbell can only move over the contiguous reaped
+            # range at the head: it is rung only if the oldest unreaped entry was reaped.
+            entries = [r for r in cq if r.flags & URGENT]
+            qp.cq = [r for r in cq if not r.flags & URGENT]
+            if entries and cq[0] is entries[0]:
+                self.driver.cq_doorbells += 1
         else:
-            entries = qp.cq
+            entries = cq
             qp.cq = []
+            if entries:
+                self.driver.cq_doorbells += 1
         self.entries = entries
         self.driver.completions_reaped_by_irq += len(entries)
         return self.driver._reap_cost(len(entries), irq=True)
