@@ -204,3 +204,12 @@ PLATFORMS = {
     "optane-p4800x-e5-2660v4": optane_p4800x_e5_2660v4,
     "p3700-e5-2660v4": p3700_e5_2660v4,
 }
+
+
+def _epyc9454p_16xpm1743():
+    from models.platforms_server import epyc9454p_16xpm1743
+
+    return epyc9454p_16xpm1743()
+
+
+PLATFORMS["epyc9454p-16xpm1743"] = _epyc9454p_16xpm1743

@@ -57,6 +57,10 @@ def cmd_run(args) -> int:
 
     for p in args.plugin:
         load_plugin(p)
+    from scenarios.server.run import SERVER_SCENARIOS
+
+    if args.scenario in SERVER_SCENARIOS or (args.job in SERVER_SCENARIOS if args.job else False):
+        return _run_server(args, args.scenario or args.job)
     job_file = scenario = None
     if args.job:
         if args.job.endswith((".yaml", ".yml")):
@@ -87,6 +91,28 @@ def cmd_run(args) -> int:
         write_records(args.records, records)
     if trace is not None:
         trace.write(args.trace, cfg.platform.cpu.logical_cpus)
+    return 0
+
+
+def _run_server(args, name: str) -> int:
+    """``--scenario server-stable|server-burst``: the NVMe-oF storage-server model."""
+    from scenarios.scenario import parse_sets
+    from scenarios.server.run import format_server_summary, resolve_server, server_records_table, simulate_server
+    from stacksim.output import check_records_path, write_json, write_records
+
+    if args.trace:
+        raise ConfigError("--trace is not available for the server scenarios yet")
+    if args.records:
+        check_records_path(args.records)
+    cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
+    result = simulate_server(cfg, keep_records=bool(args.records))
+    records = result.pop("_records", None)
+    if not args.quiet:
+        print(format_server_summary(result))
+    if args.json_out:
+        write_json(args.json_out, result)
+    if args.records:
+        write_records(args.records, server_records_table(records))
     return 0
 
 
@@ -125,7 +151,13 @@ def cmd_list(args) -> int:
     print("platforms:")
     for name, fn in PLATFORMS.items():
         print(f"  {name:24s} {fn().description}")
+    from policies.core_scheduling import CORE_SCHEDULING
+    from scenarios.server.run import server_scenarios
+
+    for name, desc in server_scenarios().items():
+        print(f"  {name:24s} {desc[:100]}")
     print("completion policies: " + ", ".join(COMPLETION_POLICIES.names()))
+    print("core scheduling policies (server scenarios): " + ", ".join(CORE_SCHEDULING.names()))
     print("IO schedulers: " + ", ".join(IO_SCHEDULERS.names()))
     print("CPU presets: " + ", ".join(CPU_PRESETS))
     print("SSD presets: " + ", ".join(SSD_PRESETS))

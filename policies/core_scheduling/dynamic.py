@@ -1,0 +1,207 @@
+"""``dynamic``: SPDK's dynamic scheduler (``lib/scheduler/scheduler_dynamic.c``), run every
+``interval_us`` (SPDK's default is 1 s; SANDMAN's comparison ran it at 10 us).
+
+Each period the main core gathers, per reactor, busy and idle time, and per thread its busy time
+and its share of its reactor's idle polling (so a thread's load is busy / (busy + idle) of the
+time its reactor spent on it). Then, as SPDK does:
+
+1. every thread with load < ``load_limit`` (20%) goes to the main core;
+2. every other thread goes to the first core, in core order, that fits it (the main core first;
+   a lower-numbered core; any core if its own core is over ``core_limit`` (80%); else the least busy
+   core when its core is over the limit), where "fits" means the core's busy share after adding
+   the thread stays under ``core_limit``; a source core that was over ``core_busy`` (95%) keeps an
+   estimate of at least ``core_limit`` after losing the thread;
+3. cores left without threads switch to interrupt mode: they sleep through the kernel (epoll),
+   in the OS idle state, and waking one for a thread takes ``server.kernel_wakeup_us`` (27 us).
+
+The metrics are gathered by an event that each reactor handles between two loop iterations, so
+while the main core is saturated (requests waiting in its threads' queues) the period stretches
+until every waiting thread has had one turn (one poller batch); loads are then measured over the
+stretched period.
+
+Loads measured over 10 us are noisy (a request is ~1 us of work), so under a stable load threads
+keep moving (SANDMAN: more than a million moves per minute). Each move costs the event-queue
+hand-off (``server.thread_move_ns``) after the algorithm (``server.scheduler_run_ns`` on the main
+core); each awake reactor spends ``server.stats_fill_ns`` per period filling its statistics.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin, scheduler_overhead
+from scenarios.server.reactor import AWAKE, POLL, Ticker
+from simcore.config import Model
+
+#: sandman_polling_server.json policy_parameters.dynamic_scheduling_interval_us
+DYNAMIC_INTERVAL_US = 10.0
+#: SPDK scheduler_dynamic.c defaults (mechanisms.md Appendix A)
+LOAD_LIMIT, CORE_LIMIT, CORE_BUSY = 20.0, 80.0, 95.0
+
+
+@CORE_SCHEDULING.register("dynamic")
+class DynamicScheduler(CoreSchedulingPolicy):
+    class Params(Model):
+        interval_us: float = Field(DYNAMIC_INTERVAL_US, gt=0, description="scheduling period, us")
+        load_limit: float = Field(LOAD_LIMIT, ge=0, le=100, description="thread load (%) under which it is idle")
+        core_limit: float = Field(CORE_LIMIT, ge=0, le=100, description="core load (%) a placement may not exceed")
+        core_busy: float = Field(CORE_BUSY, ge=0, le=100, description="core load (%) above which its estimate stays >= core_limit")
+        main_core_governor: bool = Field(False, description="scale the main core's frequency with its load (DPDK governor)")
+
+    def setup(self) -> None:
+        s = self.server
+        round_robin(s)
+        for r in s.reactors:
+            s.set_mode(r, POLL)
+        self.period = self.p.interval_us * 1e3
+        scheduler_overhead(s, self.period)
+        self.rmark = [r.executed_busy(0.0) for r in s.reactors]
+        self.tmark = [0.0] * len(s.threads)
+        self.lcore = [th.reactor.idx for th in s.threads]  # SPDK's thread_info.lcore (target)
+        self.wake_ns = s.cfg.server.kernel_wakeup_us * 1e3
+        self.run_ns = s.cfg.server.scheduler_run_ns
+        self.ticker = Ticker(s.engine, self.period, self._tick)
+        self.ticker.start()
+        s.track_touched = True
+        self.periods = 0
+        self._deferred = False
+        self.t_last = 0.0
+        self.on_main = 0
+        c = s.ccfg
+        self.freqs = [c.min_freq_ghz + (c.top_freq_ghz - c.min_freq_ghz) * i / 7 for i in range(8)]
+        self.main_level = 7
+
+    def on_arrival(self, th, now) -> None:
+        if not self.ticker.armed:
+            self.ticker.poke()
+
+    def _iteration_left(self, r, now: float) -> float:
+        """Time until saturated reactor ``r`` ends its current loop iteration: its committed work
+        plus one poller batch of every thread waiting in its backlog."""
+        s = self.server
+        per = (r.rx_cycles + r.cq_cycles) / 2.0 * r.infl * s.smt / r.pcore.freq_ghz
+        waiting = sum(min(len(th.pending), s.batch) for th in r.backlog if th.reactor is r)
+        return max(r.free_at - now, 0.0) + waiting * per
+
+    def _tick(self, now: float):
+        s = self.server
+        rs = s.reactors
+        if rs[0].backlog and not self._deferred:
+            self._deferred = True
+            return max(self._iteration_left(rs[0], now), 1.0)
+        self._deferred = False
+        P = now - self.t_last
+        self.t_last = now
+        if P <= 0:
+            return True
+        n = len(rs)
+        busy = [0.0] * n
+        idle = [0.0] * n
+        count = [0] * n
+        any_busy = False
+        rmark = self.rmark
+        for r in rs:
+            b = r.executed_busy(now)
+            d = b - rmark[r.idx]
+            rmark[r.idx] = b
+            if r.state == AWAKE:
+                if d > P:
+                    d = P
+                busy[r.idx] = d
+                idle[r.idx] = P - d
+                if d > 0.0:
+                    any_busy = True
+        lcore = self.lcore
+        for i in lcore:
+            count[i] += 1
+        # per-thread busy and idle share (SPDK thread stats), in core order
+        # threads that did no work and already sit on the main core cannot move: skip them
+        touched = s.touched
+        order = []
+        tmark = self.tmark
+        for r in rs:
+            lc = r.loop_cycles or 1.0
+            ths = [th for th in r.threads if th in touched] if r.idx == 0 else r.threads
+            for th in ths:
+                tb = th.busy - tmark[th.idx]
+                tmark[th.idx] = th.busy
+                ti = idle[r.idx] * th.poll_cycles / lc
+                order.append((th, tb, ti))
+        for th in touched:  # in transit: keep the marks current
+            tmark[th.idx] = th.busy
+        touched.clear()
+        self.periods += 1
+        main = 0
+        if not any_busy and not order and self.on_main == len(lcore):
+            return False  # everything idle on the main core: the decision cannot change
+        ll, cl, cb = self.p.load_limit, self.p.core_limit, self.p.core_busy
+
+        def pct(b, i):
+            t = b + i
+            return b * 100.0 / t if t > 0 else 0.0
+
+        def move(th, tb, dst):
+            src = lcore[th.idx]
+            if src == dst:
+                return
+            busy[dst] += tb
+            idle[dst] = idle[dst] - tb if idle[dst] > tb else 0.0
+            count[dst] += 1
+            bp = pct(busy[src], idle[src])
+            busy[src] = busy[src] - tb if busy[src] > tb else 0.0
+            idle[src] += tb
+            if bp >= cb and pct(busy[src], idle[src]) < cl:
+                tot = busy[src] + idle[src]
+                busy[src] = tot * cl / 100.0
+                idle[src] = tot - busy[src]
+            count[src] -= 1
+            lcore[th.idx] = dst
+
+        loads = []
+        for th, tb, ti in order:
+            load = tb * 100.0 / (tb + ti) if tb + ti > 0 else 0.0
+            loads.append((th, tb, load))
+        # 1) idle threads to the main core
+        for th, tb, load in loads:
+            if load < ll:
+                move(th, tb, main)
+        # 2) active threads to the optimal core
+        for th, tb, load in loads:
+            if load < ll:
+                continue
+            cur = lcore[th.idx]
+            least = cur
+            over = count[cur] > 1 and busy[cur] > 0 and pct(busy[cur], idle[cur]) >= cl
+            target = None
+            for i in range(n):
+                if busy[i] < busy[least]:
+                    least = i
+                if i == cur:
+                    continue
+                bi, ii = busy[i], idle[i]
+                if not (bi + ii == 0.0 or count[i] == 0 or (ii >= tb and pct(bi + tb, ii - tb) < cl)):
+                    continue
+                if i == main or (i < cur and cur != main) or over:
+                    target = i
+                    break
+            if target is None:
+                target = least if over else cur
+            move(th, tb, target)
+        # apply: threads whose assignment changed move; empty cores sleep in the kernel
+        for th, _tb, _load in loads:
+            dst = rs[lcore[th.idx]]
+            if th.reactor is not None and th.reactor is not dst:
+                s.move(th, dst, self.run_ns)
+        for r in rs:
+            if count[r.idx] == 0 and r.state == AWAKE and not r.threads and not r.incoming:
+                s.sleep(r, s.os_idle, self.wake_ns)
+        self.on_main = sum(1 for i in lcore if i == main)
+        if self.p.main_core_governor:
+            m = rs[main]
+            lvl = self.main_level
+            self.main_level = min(lvl + 1, 7) if pct(busy[main], idle[main]) >= cb else max(lvl - 1, 0)
+            s.request_freq(m.pcore.index, self.freqs[self.main_level])
+        return True
+
+    def summary(self) -> dict:
+        return {"periods": self.periods}

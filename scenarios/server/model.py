@@ -1,0 +1,620 @@
+"""The storage-server runtime: reactors, lightweight threads, client requests and power states.
+
+One reactor per reserved logical core runs a ring of lightweight threads; each thread owns some
+client connections (network RX queues) and one NVMe queue pair per SSD, and polls them once per
+reactor loop. A reactor is modelled **analytically** rather than loop by loop:
+
+- Work is committed FIFO. An item (a request received, an NVMe completion) that becomes visible at
+  ``t`` on an idle polling reactor is noticed at the next loop boundary ``t0 + k L`` (``t0``: when
+  the reactor became idle, ``L``: loop length = reactor + per-thread poll cycles / frequency); on a
+  busy reactor it starts when the committed work ends. Its duration is its cycles / frequency,
+  x ``smt_slowdown`` while the SMT sibling is in C0, x the scheduler's overhead factor.
+- Idle polling is never simulated: it is the time between committed work, by interval arithmetic.
+- A request costs three events: arrival at the target (receive processing is committed at once),
+  the end of receive processing (NVMe doorbell, :meth:`NvmeDevice.submit`), the CQE post (the
+  device's event; completion processing is committed and the client-side latency recorded at
+  once). Interrupt-driven and hybrid-sleeping reactors add one event per busy period (idle entry).
+
+Power goes through the foundation's CPU model: every change of a logical CPU's state is a call
+to :meth:`LogicalCpu.set_busy` / :meth:`set_idle` at the simulated time it happens (an engine
+event when it lies in the future), frequency changes go through
+:meth:`PhysicalCore.request_freq`. The only exception is a hybrid-polling reactor's sleep stretch:
+the Package sees the sleep state for the whole stretch, and its short wake-and-poll windows
+(C0 for a few % of the time) are added as an energy correction computed with the same power
+functions (``CpuConfig.busy_power_w``, the state's ``power_w``).
+
+Policies (``policies/core_scheduling``) decide placement, sleep, wake-up and frequency through
+:meth:`Server.place`, :meth:`Server.move`, :meth:`Server.sleep`, :meth:`Server.request_freq` and
+:class:`Ticker` (periodic decisions that go dormant while nothing can change).
+"""
+
+from __future__ import annotations
+
+from array import array
+from math import ceil
+
+from models.cpu.core import Package
+from models.cpu.cpuidle import NO_TIMER_NS
+from models.ssd.device import NvmeDevice
+from policies.core_scheduling import CORE_SCHEDULING
+from scenarios.server.config import ServerRunConfig
+from scenarios.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
+from scenarios.server.workloads import arrival_batches
+from simcore.config import validate
+from simcore.engine import Engine
+from simcore.errors import ConfigError
+from simcore.rng import RngStreams
+
+
+class Server:
+    """One storage server run: wires CPU package, SSDs, reactors, threads, client and policy."""
+
+    def __init__(self, cfg: ServerRunConfig, tracer=None):
+        self.cfg = cfg
+        sp = cfg.platform
+        plat = sp.base
+        scfg = cfg.server
+        ccfg = plat.cpu
+        self.engine = eng = Engine(tracer)
+        self.rng = RngStreams(cfg.seed)
+        # 1. the policy (decides which CPUs are reactors, how many threads, the starting clock)
+        pcls = CORE_SCHEDULING.get(scfg.policy)
+        params = validate(pcls.Params, dict(cfg.policy), where=f"policy {scfg.policy}")
+        half = scfg.cores // 2 if ccfg.smt else scfg.cores
+        if half > ccfg.physical_cores:
+            raise ConfigError(f"server.cores={scfg.cores}: the platform has {ccfg.logical_cpus} logical cores")
+        n = ccfg.physical_cores
+        self.reserved = sorted(list(range(half)) + ([i + n for i in range(half)] if ccfg.smt else []))
+        self.policy = pcls(self, params)
+        # 2. CPU package (every logical CPU is put in a state below)
+        self.pkg = Package(ccfg, eng, self.policy.initial_freq_ghz())
+        self.ccfg = ccfg
+        self.cpus = self.pkg.cpus
+        names = [s.name for s in ccfg.cstates]
+        if sp.os_idle_cstate not in names:
+            raise ConfigError(f"platform os_idle_cstate '{sp.os_idle_cstate}' is not a C-state of {ccfg.model} ({', '.join(names)})")
+        self.cstate_index = {n: i for i, n in enumerate(names)}
+        self.os_idle = names.index(sp.os_idle_cstate)
+        self.c1 = next(i for i, s in enumerate(ccfg.cstates) if not s.polling)
+        self.exit_ns = [s.exit_latency_ns for s in ccfg.cstates]
+        self.act_poll = ccfg.activity["poll"]
+        self.act_kernel = ccfg.activity["kernel"]
+        self.act_proc = self.act_poll if scfg.processing_activity is None else scfg.processing_activity
+        self.smt = ccfg.smt_slowdown
+        self.move_ns = scfg.thread_move_ns
+        self.h_hi = scfg.commit_horizon_us * 1e3
+        self.h_lo = self.h_hi / 3.0
+        self.batch = scfg.poll_batch
+        # 3. SSDs
+        self.devices = [NvmeDevice(plat.ssd, eng, self.rng.stream(f"ssd{i}.service"), i) for i in range(plat.ssd_count)]
+        # 4. reactors
+        cpus = sorted(self.policy.reactor_cpus())
+        rx, cq = self.policy.item_cycles()
+        base_loop = scfg.reactor_loop_cycles
+        self.reactors = [Reactor(i, self.cpus[c], rx, cq, base_loop) for i, c in enumerate(cpus)]
+        self.reactor_of_cpu = {r.cpu_id: r for r in self.reactors}
+        for r in self.reactors:
+            sib = self.pkg.sibling_of(r.cpu)
+            r.sib = self.reactor_of_cpu.get(sib.id) if sib is not None else None
+            r.act = self.act_proc
+        # 5. lightweight threads and their NVMe queue pairs; connections round-robin on threads
+        poll_cycles = scfg.thread_poll_cycles + scfg.qpair_poll_cycles * len(self.devices)
+        nthreads = self.policy.thread_count()
+        self.threads = [LThread(i, poll_cycles) for i in range(nthreads)]
+        for th in self.threads:
+            for d in self.devices:
+                try:
+                    qp = d.add_queue_pair(cpu=-1, polled=True, depth=d.cfg.max_queue_depth)
+                except ValueError as err:
+                    raise ConfigError(f"{nthreads} threads need {nthreads} queue pairs per SSD: {err}") from None
+                qp.on_post = self._on_cqe
+                th.qps.append(qp)
+        wl = cfg.workload
+        self.conn_thread = [self.threads[c % nthreads] for c in range(wl.connections)]
+        # 6. C0 accounting per physical core (for "others" power and active-core metrics)
+        ncores = len(self.pkg.cores)
+        self.c0n = [0] * ncores
+        self.c0t = [0.0] * ncores
+        self.c0f = [c.freq_ghz for c in self.pkg.cores]
+        self.acc = [0.0, 0.0, 0.0, 0.0]  # physical C0 ns, physical C0 GHz*ns, logical C0 ns, logical GHz*ns
+        self.corr_j = 0.0  # hybrid sleep stretches: energy of their wake/poll windows
+        for c in self.pkg.cores:
+            c.listeners.append(lambda ghz, i=c.index: self._on_freq(i, ghz))
+        self._c0_state = [False] * len(self.cpus)
+        self._polling_state = [s.polling for s in ccfg.cstates]
+        # 7. bookkeeping
+        self.half_rtt = wl.network_rtt_us * 500.0
+        self.rec_arr = array("d")
+        self.rec_done = array("d")
+        self.n_offered = 0
+        self.migrations = 0
+        self.wake_log: list[tuple[float, float, float]] = []  # (post, installed, cstate exit ns)
+        self.on_arrival = getattr(self.policy, "on_arrival", None)
+        self.track_touched = False
+        self.touched: set = set()
+        self.op = wl.op
+        self.bs = wl.bs
+        # 8. every logical CPU starts idle in the OS idle state; the policy sets its reactors
+        for cpu in self.cpus:
+            self._apply(cpu.id, -1 - self.os_idle)
+        self.policy.setup()
+        # 9. the client
+        self._agen = arrival_batches(wl, self.rng.stream("client.arrivals"), len(self.devices))
+        self._at: list = []
+        self._ac: list = []
+        self._as: list = []
+        self._ai = -1
+        self._next_arrival()
+
+    # ---------------------------------------------------------------- power states
+    def _apply(self, cpu_id: int, value: float) -> None:
+        """Logical CPU ``cpu_id`` changes state now: ``value >= 0`` busy at that activity, else idle
+        in C-state ``-1 - value``."""
+        now = self.engine.env._now
+        cpu = self.cpus[cpu_id]
+        if value >= 0:
+            cpu.set_busy(now, value)
+            c0 = True
+        else:
+            st = -1 - int(value)
+            cpu.set_idle(now, st)
+            c0 = self._polling_state[st]
+        if c0 != self._c0_state[cpu_id]:
+            self._c0_state[cpu_id] = c0
+            i = cpu.core.index
+            self._c0_settle(i, now)
+            self.c0n[i] += 1 if c0 else -1
+
+    def set_state(self, cpu_id: int, t: float, value: float) -> None:
+        """:meth:`_apply` at time ``t`` (>= now): directly, or as an engine event."""
+        if t <= self.engine.env._now:
+            self._apply(cpu_id, value)
+        else:
+            self.engine.call_at(t, self._apply, cpu_id, value)
+
+    def _c0_settle(self, i: int, now: float) -> None:
+        n = self.c0n[i]
+        if n:
+            dt = now - self.c0t[i]
+            f = self.c0f[i]
+            acc = self.acc
+            acc[0] += dt
+            acc[1] += dt * f
+            acc[2] += n * dt
+            acc[3] += n * dt * f
+        self.c0t[i] = now
+
+    def _on_freq(self, i: int, ghz: float) -> None:
+        self._c0_settle(i, self.engine.now)
+        self.c0f[i] = ghz
+
+    def settle(self, now: float) -> None:
+        """Integrate every energy and C0 account up to ``now``."""
+        self.pkg.settle(now)
+        for i in range(len(self.c0n)):
+            self._c0_settle(i, now)
+
+    def cpu_energy_j(self) -> float:
+        return self.pkg.energy_j() + self.corr_j
+
+    def _hyb_correction(self, r: Reactor, c0_ns: float) -> None:
+        """Energy of ``c0_ns`` of wake/poll windows inside a hybrid sleep stretch (the Package holds
+        the sleep state for the whole stretch)."""
+        if c0_ns <= 0:
+            return
+        core = r.pcore
+        cfg = self.ccfg
+        f = core.freq_ghz
+        a = self.act_poll
+        acc = self.acc
+        if self.c0n[core.index]:  # the sibling is running: only the second thread's share
+            dw = cfg.busy_power_w(f, a * (1.0 + cfg.smt_second_thread_activity)) - cfg.busy_power_w(f, a)
+        else:
+            dw = cfg.busy_power_w(f, a) - cfg.cstates[r.cpu.cstate].power_w
+            acc[0] += c0_ns
+            acc[1] += c0_ns * f
+        acc[2] += c0_ns
+        acc[3] += c0_ns * f
+        self.corr_j += dw * c0_ns * 1e-9
+
+    # ---------------------------------------------------------------- reactor timing
+    def loop_ns(self, r: Reactor) -> float:
+        """Length of one empty loop iteration of ``r`` now."""
+        return r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, self.engine.env._now) else 1.0) / r.pcore.freq_ghz
+
+    @staticmethod
+    def _sib_c0(r: Reactor, t: float) -> bool:
+        sib = r.sib
+        return sib is not None and sib.state == AWAKE and (sib.idle_mode == POLL or sib.free_at > t)
+
+    def _commit(self, r: Reactor, th: LThread, t: float, cycles: float) -> float:
+        """Commit ``cycles`` of thread ``th``'s work, visible at ``t`` (= now), to ``r``; returns its end."""
+        fa = r.free_at
+        if fa > t:
+            s = fa
+        else:
+            s = self._idle_start(r, t)
+            r.period_start = s
+        f = r.pcore.freq_ghz
+        sib = r.sib
+        if sib is not None and sib.state == AWAKE and (sib.idle_mode == POLL or sib.free_at > s):
+            e = s + cycles * r.infl * self.smt / f
+        else:
+            e = s + cycles * r.infl / f
+        d = e - s
+        r.free_at = e
+        r.busy += d
+        th.busy += d
+        if self.track_touched:
+            self.touched.add(th)
+        if fa <= t and r.period_ev is None and (r.idle_mode != POLL or self.act_proc != self.act_poll):
+            self._arm_period_end(r)
+        return e
+
+    def _idle_start(self, r: Reactor, t: float) -> float:
+        """When an idle awake reactor starts an item visible at ``t`` (and its power-state change)."""
+        mode = r.idle_mode
+        if mode == POLL:
+            t0 = r.t_mode if r.t_mode > r.free_at else r.free_at
+            if t <= t0:
+                s = t0
+            else:
+                f = r.pcore.freq_ghz
+                L = r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, t) else 1.0) / f
+                s = t0 + ceil((t - t0) / L - _EPS) * L if L > 0 else t
+            if self.act_proc != self.act_poll:
+                self.set_state(r.cpu_id, s, self.act_proc)
+            return s
+        if mode == IRQ:
+            if not r.idle:  # still in the idle-entry path: the interrupt is taken at once
+                return t
+            r.idle = False
+            r.menu.reflect(t - r.idle_from)
+            r.wakes += 1
+            self._apply(r.cpu_id, self.act_kernel)  # C0 from the interrupt (the exit latency runs in C0)
+            return t + self.exit_ns[r.idle_state] + r.exit_cycles / r.pcore.freq_ghz
+        # HYBRID
+        if not r.in_stretch:  # in the first poll after the last work
+            t1 = (r.t_mode if r.t_mode > r.free_at else r.free_at) + self.loop_ns(r)
+            return t1 if t1 > t else t
+        t0, L, P = r.st_t0, r.st_L, r.st_P
+        k = ceil((t - t0 - L) / P - _EPS)
+        if k < 1:
+            k = 1
+        s = t0 + L + k * P
+        resume = s - L - r.st_W
+        c0 = (k - 1) * (r.st_W + L + r.st_E)
+        if resume < t:
+            c0 += t - resume
+            resume = t
+        self._hyb_correction(r, c0)
+        r.in_stretch = False
+        r.wakes += 1
+        self.set_state(r.cpu_id, resume, self.act_poll)
+        return s
+
+    def _arm_period_end(self, r: Reactor) -> None:
+        mode = r.idle_mode
+        lag = r.entry_ns if mode == IRQ else (self.loop_ns(r) if mode == HYBRID else 0.0)
+        r.period_ev = self.engine.call_at(r.free_at + lag, self._period_end, r)
+
+    def _period_end(self, r: Reactor) -> None:
+        """A busy period may have ended: enter the reactor's idle behaviour (or re-arm)."""
+        now = self.engine.env._now
+        mode = r.idle_mode
+        lag = r.entry_ns if mode == IRQ else (self.loop_ns(r) if mode == HYBRID else 0.0)
+        if r.free_at + lag > now + _EPS:
+            r.period_ev = self.engine.call_at(r.free_at + lag, self._period_end, r)
+            return
+        r.period_ev = None
+        if r.state != AWAKE:
+            return
+        if mode == POLL:
+            self._apply(r.cpu_id, self.act_poll)
+        elif mode == IRQ:
+            st = r.menu.select(NO_TIMER_NS, 0)
+            r.idle = True
+            r.idle_state = st
+            r.idle_from = now
+            self._apply(r.cpu_id, -1 - st)
+        else:
+            self._begin_stretch(r, now, lag)
+
+    def _begin_stretch(self, r: Reactor, now: float, L: float) -> None:
+        """A hybrid-polling reactor found nothing in a poll: sleep, wake, poll, ... until work."""
+        f = r.pcore.freq_ghz
+        sleep = r.hyb_sleep(r)
+        k = self.cfg.platform.base.kernel
+        if r.hyb_kind == "kernel":  # nanosleep: syscall + hrtimer + switch out / timer IRQ + wakeup + switch in
+            E = (k.syscall_entry_cycles + k.hrtimer_start_cycles + k.ctx_switch_cycles + k.idle_entry_cycles) / f
+            W = (k.irq_entry_cycles + k.hrtimer_expire_cycles + k.wakeup_cycles + k.ctx_switch_cycles
+                 + k.syscall_exit_cycles + k.idle_exit_cycles) / f
+        else:  # user-level timed wait (MWAITX): no kernel path
+            E = W = 0.0
+        st = r.sleep_cstate
+        X = self.exit_ns[st]
+        r.in_stretch = True
+        r.st_t0 = now - L
+        r.st_L = L
+        r.st_E = E
+        r.st_W = W
+        r.st_P = L + E + sleep + X + W
+        self._hyb_correction(r, E)
+        self._apply(r.cpu_id, -1 - st)
+
+    # ---------------------------------------------------------------- mechanisms for policies
+    def place(self, th: LThread, r: Reactor) -> None:
+        """Initial placement (at setup)."""
+        if th.reactor is not None:
+            th.reactor.threads.remove(th)
+            th.reactor.loop_cycles -= th.poll_cycles
+        th.reactor = r
+        r.threads.append(th)
+        r.loop_cycles += th.poll_cycles
+
+    def set_mode(self, r: Reactor, idle_mode: int, hyb_kind: str = "kernel", hyb_sleep=None, cstate: int | None = None) -> None:
+        """Make ``r`` an awake reactor with the given idle behaviour (at setup, or when it has no work)."""
+        r.idle_mode = idle_mode
+        r.hyb_kind = hyb_kind
+        if hyb_sleep is not None:
+            r.hyb_sleep = hyb_sleep
+        if cstate is not None:
+            r.sleep_cstate = cstate
+        r.state = AWAKE
+        now = self.engine.env._now
+        r.t_mode = now
+        if idle_mode == IRQ:
+            st = r.menu.select(NO_TIMER_NS, 0)
+            r.idle, r.idle_state, r.idle_from = True, st, now
+            self._apply(r.cpu_id, -1 - st)
+        else:
+            self._apply(r.cpu_id, self.act_poll)
+
+    def move(self, th: LThread, dest: Reactor, delay_ns: float = 0.0) -> bool:
+        """Move ``th`` to ``dest`` through dest's event queue: it leaves its ring now, is posted after
+        ``delay_ns`` + the move cost, and is installed when ``dest`` next checks its events (next loop
+        boundary; after the wake-up if ``dest`` sleeps). Work arriving meanwhile waits for it."""
+        src = th.reactor
+        if src is dest or src is None:
+            return False
+        now = self.engine.env._now
+        src.threads.remove(th)
+        src.loop_cycles -= th.poll_cycles
+        if th.queued:
+            src.backlog.remove(th)
+            th.queued = False
+        if src.free_at <= now:
+            src.t_mode = now
+        th.reactor = None
+        th.moves += 1
+        t_post = now + delay_ns + self.move_ns
+        t_inst = self._install_time(dest, t_post)
+        dest.incoming += 1
+        self.engine.call_at(t_inst, self._install, th, dest)
+        self.migrations += 1
+        return True
+
+    def _install_time(self, r: Reactor, t: float) -> float:
+        st = r.state
+        if st == ASLEEP:
+            if r.sleep_ev is not None:
+                r.sleep_ev.cancel()
+                r.sleep_ev = None
+            x = self.exit_ns[r.sleep_cstate]
+            r.state = WAKING
+            r.wake_end = t + (r.wake_ns if r.wake_ns > x else x)
+            r.wakes += 1
+            self.set_state(r.cpu_id, t + x, self.act_poll)
+            self.wake_log.append((t, r.wake_end, x))
+            return r.wake_end
+        if st == WAKING:
+            return r.wake_end if r.wake_end > t else t
+        if r.sleep_ev is not None:  # about to sleep: stays awake
+            r.sleep_ev.cancel()
+            r.sleep_ev = None
+        if r.free_at > t:
+            return r.free_at
+        if r.idle_mode == HYBRID:
+            if not r.in_stretch:
+                t1 = (r.t_mode if r.t_mode > r.free_at else r.free_at) + self.loop_ns(r)
+                return t1 if t1 > t else t
+            k = ceil((t - r.st_t0 - r.st_L) / r.st_P - _EPS)
+            return r.st_t0 + r.st_L + max(k, 1) * r.st_P
+        t0 = r.t_mode if r.t_mode > r.free_at else r.free_at
+        L = self.loop_ns(r)
+        if t <= t0 or L <= 0:
+            return t0 if t0 > t else t
+        return t0 + ceil((t - t0) / L - _EPS) * L
+
+    def _install(self, th: LThread, r: Reactor) -> None:
+        now = self.engine.env._now
+        r.incoming -= 1
+        if r.state == WAKING:
+            r.state = AWAKE
+            r.t_mode = now
+        elif r.free_at <= now and not r.in_stretch:
+            r.t_mode = now
+        th.reactor = r
+        r.threads.append(th)
+        r.loop_cycles += th.poll_cycles
+        limit = now + self.h_hi
+        while (th.pending or th.pending_cq) and r.free_at < limit:
+            self._take_batch(r, th, now, limit, self.batch)
+        if th.pending or th.pending_cq:
+            self._backlog(r, th, now)
+        hook = getattr(self.policy, "on_install", None)
+        if hook is not None:
+            hook(th, r)
+
+    def sleep(self, r: Reactor, cstate: int, wake_ns: float = 0.0) -> bool:
+        """Put ``r`` (no threads) to sleep in ``cstate`` once its committed work is done; waking it
+        will take ``max(wake_ns, exit latency)``."""
+        if r.threads or r.incoming:
+            return False
+        r.sleep_cstate = cstate
+        r.wake_ns = wake_ns
+        if r.state != AWAKE or r.sleep_ev is not None:
+            return False
+        now = self.engine.env._now
+        if r.free_at > now:
+            r.sleep_ev = self.engine.call_at(r.free_at, self._do_sleep, r)
+        else:
+            self._do_sleep(r)
+        return True
+
+    def _do_sleep(self, r: Reactor) -> None:
+        r.sleep_ev = None
+        if r.threads or r.incoming or r.state != AWAKE:
+            return
+        now = self.engine.env._now
+        if r.free_at > now:
+            r.sleep_ev = self.engine.call_at(r.free_at, self._do_sleep, r)
+            return
+        r.state = ASLEEP
+        r.in_stretch = False
+        r.idle = False
+        self._apply(r.cpu_id, -1 - r.sleep_cstate)
+
+    def request_freq(self, core_index: int, ghz: float) -> None:
+        """Ask physical core ``core_index`` (both siblings) for ``ghz`` (P-state transition latency applies)."""
+        core = self.pkg.cores[core_index]
+        cfg = self.ccfg
+        ghz = min(max(ghz, cfg.min_freq_ghz), cfg.top_freq_ghz)
+        if ghz != core.target_ghz:
+            core.request_freq(self.engine.env._now, ghz)
+
+    # ---------------------------------------------------------------- the request path
+    def _next_arrival(self) -> None:
+        i = self._ai + 1
+        if i >= len(self._at):
+            batch = next(self._agen, None)
+            if batch is None:
+                self._at = []
+                return
+            self._at, self._ac, self._as = batch
+            i = 0
+        self._ai = i
+        self.engine.call_at(self._at[i], self._arrive)
+
+    def _arrive(self) -> None:
+        i = self._ai
+        now = self._at[i]
+        th = self.conn_thread[self._ac[i]]
+        ssd = self._as[i]
+        self._next_arrival()
+        req = Request()
+        req.id = self.n_offered
+        self.n_offered += 1
+        req.thread = th
+        req.ssd = ssd
+        req.op = self.op
+        req.nbytes = self.bs
+        req.t_arr = now
+        th.arrivals += 1
+        if self.on_arrival is not None:
+            self.on_arrival(th, now)
+        r = th.reactor
+        if r is None:
+            th.pending.append(req)
+        elif th.pending or r.free_at - now > self.h_hi:
+            th.pending.append(req)
+            self._backlog(r, th, now)
+        else:
+            e = self._commit(r, th, now, r.rx_cycles)
+            self.engine.call_at(e, self._submit, req)
+
+    def _submit(self, req: Request) -> None:
+        req.t_submit = self.engine.env._now
+        self.devices[req.ssd].submit(req.thread.qps[req.ssd], req)
+
+    def _on_cqe(self, qp, req: Request) -> None:
+        qp.cq.clear()
+        qp.posted_times.clear()
+        th = req.thread
+        r = th.reactor
+        now = self.engine.env._now
+        if r is None:
+            th.pending_cq.append(req)
+        elif th.pending_cq or r.free_at - now > self.h_hi:
+            th.pending_cq.append(req)
+            self._backlog(r, th, now)
+        else:
+            self._complete(r, th, now, req)
+
+    def _complete(self, r: Reactor, th: LThread, now: float, req: Request) -> None:
+        """Commit a completion's processing; the client gets the response half an RTT after it ends."""
+        x = now - req.t_submit
+        r.svc = x if r.svc == 0.0 else r.svc + (x - r.svc) * 0.0625
+        e = self._commit(r, th, now, r.cq_cycles)
+        self.rec_arr.append(req.t_arr)
+        self.rec_done.append(e + self.half_rtt)
+
+    # ---------------------------------------------------------------- saturated reactors
+    def _backlog(self, r: Reactor, th: LThread, now: float) -> None:
+        if not th.queued:
+            th.queued = True
+            r.backlog.append(th)
+        if r.refill_ev is None:
+            t = r.free_at - self.h_lo
+            r.refill_ev = self.engine.call_at(t if t > now else now, self._refill, r)
+
+    def _refill(self, r: Reactor) -> None:
+        """A saturated reactor takes waiting items round-robin over its threads: per turn at most
+        ``poll_batch`` completions (NVMe poller) then ``poll_batch`` received requests (RDMA
+        poller), as a loop iteration does, up to the commit horizon."""
+        r.refill_ev = None
+        now = self.engine.env._now
+        limit = now + self.h_hi
+        bl = r.backlog
+        batch = self.batch
+        while bl and r.free_at < limit:
+            th = bl.popleft()
+            if th.reactor is not r:
+                th.queued = False
+                continue
+            self._take_batch(r, th, now, limit, batch)
+            if th.pending or th.pending_cq:
+                bl.append(th)
+            else:
+                th.queued = False
+        if bl:
+            t = r.free_at - self.h_lo
+            r.refill_ev = self.engine.call_at(t if t > now else now, self._refill, r)
+
+    def _take_batch(self, r: Reactor, th: LThread, now: float, limit: float, batch: int) -> None:
+        cq = th.pending_cq
+        k = 0
+        while cq and k < batch and r.free_at < limit:
+            self._complete(r, th, now, cq.popleft())
+            k += 1
+        rx = th.pending
+        k = 0
+        call_at = self.engine.call_at
+        while rx and k < batch and r.free_at < limit:
+            req = rx.popleft()
+            e = self._commit(r, th, now, r.rx_cycles)
+            call_at(e, self._submit, req)
+            k += 1
+
+    # ---------------------------------------------------------------- snapshots
+    def snapshot(self) -> dict:
+        """Cumulative counters at the current time (statistics are differences of snapshots)."""
+        now = self.engine.now
+        self.settle(now)
+        busy = sum(c.busy_ns for c in self.cpus)
+        ncs = len(self.ccfg.cstates)
+        cst = [sum(c.cstate_ns[j] for c in self.cpus) for j in range(ncs)]
+        return {
+            "t": now,
+            "cpu_j": self.cpu_energy_j(),
+            "ssd_busy": [(d.busy_unit_ns["read"], d.busy_unit_ns["write"]) for d in self.devices],
+            "acc": list(self.acc),
+            "migrations": self.migrations,
+            "decisions": len(getattr(self.policy, "burst_decisions", ())),
+            "reactor_busy": sum(r.executed_busy(now) for r in self.reactors),
+            "c0_busy_ns": busy,
+            "cstate_ns": cst,
+            "freq_transitions": sum(c.transitions for c in self.pkg.cores),
+            "wakes": sum(r.wakes for r in self.reactors),
+            "offered": self.n_offered,
+        }

@@ -1,0 +1,363 @@
+"""Run a storage-server scenario and summarise it (``summary`` + ``timeline`` + ``sim``).
+
+Entry points for the CLI: :func:`resolve_server` (built-in scenario name + ``--set`` overrides ->
+:class:`ServerRunConfig`) and :func:`simulate_server` (config -> JSON-serialisable result).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from models.platforms_server import SERVER_PLATFORMS, ServerPlatform
+from policies.core_scheduling import CORE_SCHEDULING
+from scenarios.server.config import MetricsConfig, ServerConfig, ServerRunConfig
+from scenarios.server.model import Server
+from scenarios.server.workloads import BurstWorkload, StableWorkload
+from simcore.config import parse_scalar, set_path, validate
+from simcore.errors import ConfigError
+from simcore.plugins import load_plugin
+from simcore.stats import latency_summary_us
+
+DEFAULT_PLATFORM = "epyc9454p-16xpm1743"
+
+#: Built-in server scenarios: description, workload kind, per-policy default parameters.
+SERVER_SCENARIOS: dict[str, dict[str, Any]] = {
+    "server-stable": {
+        "description": "NVMe-oF target, 48 reserved cores, 16 x PM1743: 4 KiB random reads at a constant client rate"
+                       " (workload.rate_iops; SANDMAN's sweep is 10K..10240K doubling), 0.2 s",
+        "workload": "stable",
+        # the study's steps last 2 min, so SANDMAN is in its consolidated state: consolidate once
+        # early (inside the warm-up) instead of waiting one coarse interval
+        "policy_defaults": {"sandman": {"coarse_first_s": 0.01}},
+    },
+    "server-burst": {
+        "description": "NVMe-oF target: one SSD at 5% of its max IOPS for 10 s then at its max for 1 s"
+                       " (workload.time_scale multiplies the durations)",
+        "workload": "burst",
+        "policy_defaults": {},
+    },
+}
+
+#: ``--set`` heads that address the foundation platform (as in ``stacksim run``)
+PLATFORM_HEADS = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "queue", "nvme")
+
+
+def server_scenarios() -> dict[str, str]:
+    """name -> description of the built-in server scenarios."""
+    return {k: v["description"] for k, v in SERVER_SCENARIOS.items()}
+
+
+def server_platform_by_name(name: str) -> ServerPlatform:
+    if name not in SERVER_PLATFORMS:
+        raise ConfigError(f"unknown server platform '{name}' (known: {', '.join(sorted(SERVER_PLATFORMS))})")
+    return SERVER_PLATFORMS[name]()
+
+
+def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed: int | None = None,
+                   platform: str | None = None) -> ServerRunConfig:
+    """Build a :class:`ServerRunConfig` from a built-in scenario and ``--set KEY=VALUE`` overrides.
+
+    Keys: ``server.*`` (:class:`ServerConfig`, including ``server.policy``), ``policy.*`` (the
+    selected policy's parameters), ``workload.*`` (``rate_iops`` for server-stable, ``time_scale``
+    for server-burst, ...), ``metrics.*``, ``platform.*`` (``platform.os_idle_cstate``,
+    ``platform.others.*``), and the foundation's platform heads ``cpu.*``, ``ssd.*``, ``kernel.*``,
+    ``power.*``. Every error is a :class:`ConfigError` naming the bad key.
+    """
+    if scenario_name not in SERVER_SCENARIOS:
+        raise ConfigError(f"unknown server scenario '{scenario_name}' (known: {', '.join(SERVER_SCENARIOS)})")
+    scen = SERVER_SCENARIOS[scenario_name]
+    wl = StableWorkload() if scen["workload"] == "stable" else BurstWorkload()
+    plat = server_platform_by_name(platform or DEFAULT_PLATFORM)
+    data: dict[str, Any] = {
+        "name": scenario_name,
+        "platform": plat.model_dump(),
+        "server": ServerConfig().model_dump(),
+        "policy": {},
+        "workload": wl.model_dump(),
+        "metrics": MetricsConfig().model_dump(),
+        "seed": 1 if seed is None else seed,
+    }
+    for key, raw in (sets or {}).items():
+        value = parse_scalar(raw) if isinstance(raw, str) else raw
+        head, _, rest = key.partition(".")
+        if head == "policy":
+            if not rest or "." in rest:
+                raise ConfigError(f"--set {key}: name one policy parameter, e.g. policy.hybrid_polling=true")
+            data["policy"][rest] = value
+        elif head in ("server", "workload", "metrics", "platform"):
+            if not rest:
+                raise ConfigError(f"--set {key}: name a field, e.g. {head}.<field>=VALUE")
+            if head == "workload" and rest == "kind":
+                raise ConfigError(f"--set {key}: the workload kind is fixed by the scenario ({scenario_name})")
+            set_path(data, key, value)
+        elif head in PLATFORM_HEADS:
+            set_path(data["platform"]["base"], key, value)
+        else:
+            raise ConfigError(f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics., platform.,"
+                              f" or {', '.join(h + '.' for h in PLATFORM_HEADS[:5])})")
+    pname = data["server"].get("policy")
+    defaults = scen["policy_defaults"].get(pname, {}) if isinstance(pname, str) else {}
+    data["policy"] = {**defaults, **data["policy"]}
+    cfg = validate(ServerRunConfig, data, where=scenario_name)
+    pcls = CORE_SCHEDULING.get(cfg.server.policy)
+    validate(pcls.Params, dict(cfg.policy), where=f"policy {cfg.server.policy}")
+    return cfg
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def simulate_server(cfg: ServerRunConfig, tracer=None, keep_records: bool = False, keep_server: bool = False) -> dict:
+    """Run ``cfg``; returns {"scenario", "platform", "seed", "policy", "summary", "timeline", "sim"}
+    (plus ``_records``: arrival and client-completion times per request, and ``_server``: the
+    :class:`Server` object, when asked; both are not JSON)."""
+    wall0 = time.perf_counter()
+    for p in cfg.plugins:
+        load_plugin(p)
+    srv = Server(cfg, tracer)
+    wl = cfg.workload
+    end = wl.end_ns
+    warm = wl.warmup_ns
+    bin_ns = cfg.metrics.bin_ms * 1e6
+    marks = sorted({min(k * bin_ns, end) for k in range(int(end // bin_ns) + 1)} | {warm})
+    marks = [t for t in marks if t < end]
+    snaps: dict[float, dict] = {}
+
+    def take(i: int) -> None:
+        snaps[marks[i]] = srv.snapshot()
+        if i + 1 < len(marks):
+            srv.engine.call_at(marks[i + 1], take, i + 1)
+
+    srv.engine.call_at(marks[0], take, 0)
+    srv.engine.run(end)
+    snaps[end] = srv.snapshot()
+    if cfg.drain_s > 0:
+        srv.engine.run(end + cfg.drain_s * 1e9)
+    wall = time.perf_counter() - wall0
+    result = summarize(cfg, srv, snaps, warm, end, wall)
+    if keep_records:
+        result["_records"] = {"t_arrive_ns": np.frombuffer(srv.rec_arr, dtype=float).copy(),
+                              "t_done_ns": np.frombuffer(srv.rec_done, dtype=float).copy()}
+    if keep_server:
+        result["_server"] = srv
+    return result
+
+
+def power_between(cfg: ServerRunConfig, srv: Server, a: dict, b: dict) -> dict:
+    """Power breakdown (W) between two snapshots, through the platform's power model."""
+    dur_ns = b["t"] - a["t"]
+    if dur_ns <= 0:
+        return {k: 0.0 for k in ("cpu", "ssd", "dram", "other", "others", "system")}
+    dur_s = dur_ns * 1e-9
+    cpu_w = (b["cpu_j"] - a["cpu_j"]) / dur_s
+    ssd_j = 0.0
+    for d, (r0, w0), (r1, w1) in zip(srv.devices, a["ssd_busy"], b["ssd_busy"]):
+        c = d.cfg
+        ssd_j += c.idle_w * dur_s
+        ssd_j += (c.active_read_w - c.idle_w) / c.parallel_units * (r1 - r0) * 1e-9
+        ssd_j += (c.active_write_w - c.idle_w) / c.parallel_units * (w1 - w0) * 1e-9
+    ssd_w = ssd_j / dur_s
+    plat = cfg.platform
+    pw = plat.base.power
+    oth = plat.others
+    c0_w = (oth.c0_core_w * (b["acc"][0] - a["acc"][0]) + oth.c0_core_ghz_w * (b["acc"][1] - a["acc"][1])) / dur_ns
+    other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w + c0_w
+    return {
+        "cpu": cpu_w,
+        "ssd": ssd_w,
+        "dram": pw.dram_w,
+        "other": other_w,
+        "others": pw.dram_w + other_w,  # SANDMAN's "others": everything but CPU package and SSDs
+        "system": cpu_w + ssd_w + pw.dram_w + other_w,
+    }
+
+
+def burst_accuracy(decisions: list[float], windows: list[tuple[float, float]], t0: float, t1: float,
+                   grace_ns: float = 1e6) -> dict:
+    """Detection accuracy against the true burst windows (decisions = times a burst was acted on).
+
+    A burst is detected if a decision falls inside it; its detection latency is the first such
+    decision minus the burst start. A decision is a true positive if it falls in a burst or
+    within ``grace_ns`` after one ended (the tail of the surge), else a false positive."""
+    dec = [d for d in decisions if t0 <= d <= t1]
+    wins = [(a, b) for a, b in windows if a < t1 and b > t0]
+    out = {"decisions": len(dec), "true_bursts": len(wins)}
+    if not wins:
+        out.update({"detected": None, "recall": None, "precision": None, "false_positives": len(dec),
+                    "detection_latency_us": [], "mean_detection_latency_us": None})
+        return out
+    lat = []
+    for a, b in wins:
+        first = next((d for d in dec if a <= d <= b), None)
+        if first is not None:
+            lat.append((first - a) / 1e3)
+    tp = sum(1 for d in dec if any(a <= d <= b + grace_ns for a, b in wins))
+    quiet_s = max((t1 - t0) - sum(min(b, t1) - max(a, t0) for a, b in wins), 0.0) * 1e-9
+    out.update({
+        "detected": len(lat),
+        "recall": len(lat) / len(wins),
+        "precision": tp / len(dec) if dec else None,
+        "false_positives": len(dec) - tp,
+        "false_positives_per_quiet_s": (len(dec) - tp) / quiet_s if quiet_s > 0 else None,
+        "detection_latency_us": lat,
+        "mean_detection_latency_us": float(np.mean(lat)) if lat else None,
+    })
+    return out
+
+
+def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: float, wall_s: float) -> dict:
+    a, b = snaps[warm], snaps[end]
+    dur_ns = end - warm
+    dur_s = dur_ns * 1e-9
+    arr = np.frombuffer(srv.rec_arr, dtype=float)
+    done = np.frombuffer(srv.rec_done, dtype=float)
+    half = srv.half_rtt
+    # latency: requests that arrived in the window and completed before its end; throughput:
+    # every completion in the window (an open-loop client keeps offering load when the server lags)
+    sel = (arr >= warm) & (done <= end)
+    lat = (done[sel] - arr[sel] + half)
+    n = int(((done > warm) & (done <= end)).sum())
+    wl = cfg.workload
+    nbytes = n * wl.bs
+    pw = power_between(cfg, srv, a, b)
+    energy = pw["system"] * dur_s
+    acc0, acc1 = a["acc"], b["acc"]
+    phys_ns = acc1[0] - acc0[0]
+    ncpu = len(srv.cpus)
+    names = [s.name for s in srv.ccfg.cstates]
+    residency = {"C0": (b["c0_busy_ns"] - a["c0_busy_ns"]) / (ncpu * dur_ns)}
+    for j, nm in enumerate(names):
+        residency[nm] = (b["cstate_ns"][j] - a["cstate_ns"][j]) / (ncpu * dur_ns)
+    decisions = list(getattr(srv.policy, "burst_decisions", ()))
+    in_flight = srv.n_offered - int((done <= srv.engine.now).sum())
+    summary = {
+        "policy": cfg.server.policy,
+        "ios": n,
+        "iops": n / dur_s,
+        "offered_iops": (b["offered"] - a["offered"]) / dur_s,
+        "bandwidth_mb_s": nbytes / dur_s / 1e6,
+        "latency_us": latency_summary_us(lat),
+        "power_w": pw,
+        "energy_j": energy,
+        "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
+        "energy_j_per_million_ios": energy / max(n, 1) * 1e6,
+        "thread_migrations": b["migrations"] - a["migrations"],
+        "thread_migrations_per_s": (b["migrations"] - a["migrations"]) / dur_s,
+        "active_cores_mean": (acc1[2] - acc0[2]) / dur_ns,
+        "active_physical_cores_mean": phys_ns / dur_ns,
+        "active_freq_ghz_mean": (acc1[1] - acc0[1]) / phys_ns if phys_ns > 0 else 0.0,
+        "compute_capacity_ghz_mean": (acc1[3] - acc0[3]) / dur_ns,
+        "cpu_utilization": (b["reactor_busy"] - a["reactor_busy"]) / (len(srv.reactors) * dur_ns),
+        "reactor_wakeups": b["wakes"] - a["wakes"],
+        "freq_transitions": b["freq_transitions"] - a["freq_transitions"],
+        "cstate_residency": residency,
+        "burst_detection": burst_accuracy(decisions, wl.windows(), warm, end),
+        "requests": {"offered": srv.n_offered, "completed": srv.n_offered - in_flight, "in_flight": in_flight},
+        "policy_stats": srv.policy.summary(),
+    }
+    return {
+        "stacksim_version": "0.1.0",
+        "scenario": cfg.name,
+        "platform": cfg.platform.name,
+        "seed": cfg.seed,
+        "policy": cfg.server.policy,
+        "summary": summary,
+        "timeline": timeline(cfg, srv, snaps, arr, done, end),
+        "sim": {
+            "simulated_s": end * 1e-9,
+            "measured_s": dur_s,
+            "events": srv.engine.events_scheduled,
+            "events_per_io": srv.engine.events_scheduled / max(srv.n_offered, 1),
+            "wall_s": wall_s,
+            "real_time_factor": end * 1e-9 / wall_s if wall_s > 0 else None,
+            "ios_per_wall_s": srv.n_offered / wall_s if wall_s > 0 else None,
+        },
+    }
+
+
+def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, done: np.ndarray, end: float) -> dict:
+    """Per-bin metrics (bins of ``metrics.bin_ms``; the warm-up is included)."""
+    ts = sorted(t for t in snaps)
+    half = srv.half_rtt
+    order = np.argsort(done, kind="stable")
+    d_sorted = done[order]
+    lat_sorted = (d_sorted - arr[order] + half) / 1e3
+    edges = np.searchsorted(d_sorted, ts)
+    wins = cfg.workload.windows()
+    out: dict[str, list] = {k: [] for k in (
+        "t_s", "iops", "latency_p50_us", "latency_p99_us", "latency_p99_9_us", "power_cpu_w", "power_ssd_w",
+        "power_system_w", "active_cores", "active_physical_cores", "active_freq_ghz", "compute_capacity_ghz",
+        "thread_migrations", "burst_decisions", "true_burst")}
+    for i in range(len(ts) - 1):
+        t0, t1 = ts[i], ts[i + 1]
+        a, b = snaps[t0], snaps[t1]
+        dt = t1 - t0
+        if dt <= 0:
+            continue
+        seg = lat_sorted[edges[i]:edges[i + 1]]
+        pw = power_between(cfg, srv, a, b)
+        phys = b["acc"][0] - a["acc"][0]
+        out["t_s"].append(t0 * 1e-9)
+        out["iops"].append(seg.size / (dt * 1e-9))
+        if seg.size:
+            p50, p99, p999 = np.percentile(seg, [50, 99, 99.9])
+        else:
+            p50 = p99 = p999 = None
+        out["latency_p50_us"].append(None if p50 is None else float(p50))
+        out["latency_p99_us"].append(None if p99 is None else float(p99))
+        out["latency_p99_9_us"].append(None if p999 is None else float(p999))
+        out["power_cpu_w"].append(pw["cpu"])
+        out["power_ssd_w"].append(pw["ssd"])
+        out["power_system_w"].append(pw["system"])
+        out["active_cores"].append((b["acc"][2] - a["acc"][2]) / dt)
+        out["active_physical_cores"].append(phys / dt)
+        out["active_freq_ghz"].append((b["acc"][1] - a["acc"][1]) / phys if phys > 0 else 0.0)
+        out["compute_capacity_ghz"].append((b["acc"][3] - a["acc"][3]) / dt)
+        out["thread_migrations"].append(b["migrations"] - a["migrations"])
+        out["burst_decisions"].append(b["decisions"] - a["decisions"])
+        out["true_burst"].append(sum(max(0.0, min(w1, t1) - max(w0, t0)) for w0, w1 in wins) / dt)
+    out["bin_ms"] = cfg.metrics.bin_ms
+    return out
+
+
+# ---------------------------------------------------------------------------- CLI helpers
+
+
+def format_server_summary(result: dict) -> str:
+    """A readable terminal summary of one server run (the CLI's counterpart of ``format_summary``)."""
+    s = result["summary"]
+    lat = s["latency_us"]
+    pw = s["power_w"]
+    sim = result["sim"]
+    bd = s["burst_detection"]
+    out = [
+        f"stacksim {result['scenario']} on {result['platform']} (seed {result['seed']}, policy {result['policy']})",
+        f"  IOPS {s['iops']:,.0f} (offered {s['offered_iops']:,.0f})   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
+        f"  latency us: mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}"
+        f"  p99.9 {lat['p99_9']:.2f}  max {lat['max']:.2f}",
+        f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}  system {pw['system']:.1f}",
+        f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J   {s['energy_j_per_million_ios']:.1f} J per million IOs",
+        f"  active cores {s['active_cores_mean']:.1f} logical / {s['active_physical_cores_mean']:.1f} physical at"
+        f" {s['active_freq_ghz_mean']:.2f} GHz   reactor utilization {100 * s['cpu_utilization']:.1f}%",
+        f"  thread migrations {s['thread_migrations']:,} ({s['thread_migrations_per_s']:,.0f}/s)   reactor wake-ups"
+        f" {s['reactor_wakeups']:,}   frequency transitions {s['freq_transitions']:,}",
+    ]
+    if bd["true_bursts"] or bd["decisions"]:
+        lat_us = bd.get("mean_detection_latency_us")
+        out.append(f"  bursts: {bd['true_bursts']} true, {bd['decisions']} decisions, detected {bd['detected']},"
+                   f" false positives {bd['false_positives']}"
+                   + (f", mean detection latency {lat_us:.1f} us" if lat_us is not None else ""))
+    out.append(f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events,"
+               f" {sim['events_per_io']:.2f} per IO)")
+    return "\n".join(out)
+
+
+def server_records_table(records: dict) -> np.ndarray:
+    """``result["_records"]`` as a structured array for ``stacksim.output.write_records``."""
+    arr = np.empty(records["t_arrive_ns"].size, dtype=[("t_arrive_ns", np.float64), ("t_done_ns", np.float64)])
+    arr["t_arrive_ns"] = records["t_arrive_ns"]
+    arr["t_done_ns"] = records["t_done_ns"]
+    return arr

@@ -1,0 +1,331 @@
+"""Storage-server model (issue 6): each policy's defining behaviour, the burst detector, the power
+calibration of ``epyc9454p-16xpm1743``, conservation, determinism and the configuration interface.
+Every run here simulates a few ms (the suite takes well under a minute)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
+from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
+from policies.core_scheduling.detector import CIDetector
+from scenarios.server import resolve_server, simulate_server
+from scenarios.server.calibrate_power import REFERENCE, exit_latency_us, exit_targets, model_rows, residuals_of, targets
+from scenarios.server.config import ServerConfig, ServerRunConfig
+from scenarios.server.reactor import POLL
+from scenarios.server.workloads import BurstWorkload, StableWorkload
+from simcore.errors import ConfigError
+
+POLICIES = ["spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman"]
+PLAT = epyc9454p_16xpm1743_server()
+
+
+def stable(policy: str, rate: float, ms: float = 5.0, warm_ms: float = 1.0, params: dict | None = None, **server) -> ServerRunConfig:
+    return ServerRunConfig(name="t", platform=PLAT, server=ServerConfig(policy=policy, **server), policy=params or {},
+                           workload=StableWorkload(rate_iops=rate, duration_s=ms / 1e3, warmup_s=warm_ms / 1e3), seed=3)
+
+
+def burst(policy: str, time_scale: float, params: dict | None = None, **wl) -> ServerRunConfig:
+    return ServerRunConfig(name="t", platform=PLAT, server=ServerConfig(policy=policy), policy=params or {},
+                           workload=BurstWorkload(time_scale=time_scale, **wl), seed=5)
+
+
+def latencies(result) -> tuple[np.ndarray, np.ndarray]:
+    rec = result["_records"]
+    half = result["_server"].half_rtt
+    return rec["t_arrive_ns"], rec["t_done_ns"] - rec["t_arrive_ns"] + half
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def test_defaults_come_from_the_calibration_file():
+    from policies.core_scheduling import dynamic, governor, hybrid, sandman
+    from scenarios.server import config
+
+    ref = json.loads(REFERENCE.read_text())
+    pp = ref["policy_parameters"]
+    sm = pp["sandman"]
+    assert (sandman.T_HEALTHY, sandman.T_IDLE, sandman.COARSE_INTERVAL_S, sandman.FINE_INTERVAL_US, sandman.Z) == (
+        sm["t_healthy"], sm["t_idle"], sm["coarse_interval_s"], sm["fine_interval_us"], sm["z"])
+    assert governor.GOVERNOR_INTERVAL_US == pp["governor_interval_us"]
+    assert dynamic.DYNAMIC_INTERVAL_US == pp["dynamic_scheduling_interval_us"]
+    assert hybrid.INITIAL_SLEEP_US == pp["hybrid_polling_initial_sleep_us"]
+    oh = ref["measured"]["scheduler_overheads_48_cores_48_threads"]
+    assert config.THREAD_MOVE_NS == oh["thread_move_ns"]
+    assert config.STATS_FILL_NS == oh["fill_statistics_ns_per_worker"]
+    assert config.SCHEDULER_RUN_NS == pytest.approx(oh["run_algorithm_us"] * 1e3)
+    assert config.KERNEL_WAKEUP_US == ref["measured"]["software_wakeup_of_sleeping_core_us"]
+
+
+def test_one_logical_core_saturates_near_the_measured_spdk_rate():
+    # sandman_polling_server.json: 800K IOPS per logical core (NVMe-oF RDMA), SMT sibling polling too
+    meas = json.loads(REFERENCE.read_text())["measured"]["spdk_iops_per_logical_core_nvmeof_rdma"]
+    r = simulate_server(stable("spdk-static", 4e6, ms=3, warm_ms=1, cores=2, threads=2))
+    per_core = r["summary"]["iops"] / 2
+    assert per_core == pytest.approx(meas, rel=0.10)
+
+
+def test_polling_loop_of_a_consolidated_core_matches_the_measured_duration():
+    # polling_loop_duration_us [4, 6]: a reactor running all 48 threads (SANDMAN's main core)
+    lo, hi = json.loads(REFERENCE.read_text())["measured"]["polling_loop_duration_us"]
+    r = simulate_server(stable("sandman", 1.0, ms=1.0, warm_ms=0.5), keep_server=True)
+    srv = r["_server"]
+    main = srv.reactors[0]
+    assert len(main.threads) == 48
+    assert lo * 1e3 <= srv.loop_ns(main) / main.infl <= hi * 1e3
+
+
+# --------------------------------------------------------------------------- policies
+
+
+def test_static_never_sleeps():
+    r = simulate_server(stable("spdk-static", 640_000), keep_server=True)
+    s = r["summary"]
+    srv = r["_server"]
+    for cpu_id in srv.reserved:
+        cpu = srv.cpus[cpu_id]
+        assert cpu.busy and sum(cpu.cstate_ns) == 0.0  # in C0 from t=0, never a C-state
+    assert s["active_cores_mean"] == pytest.approx(48.0)
+    assert s["active_freq_ghz_mean"] == pytest.approx(PLAT.base.cpu.top_freq_ghz)
+    assert s["thread_migrations"] == 0 and s["freq_transitions"] == 0 and s["reactor_wakeups"] == 0
+
+
+def test_governor_first_requests_after_a_load_jump_see_the_transition_latency():
+    from scenarios.server.model import Server
+
+    # 10 ms at 90K IOPS (cores settle at 400 MHz), then 1 ms at 6M IOPS over all SSDs (more than
+    # the reactors can take at 400 MHz)
+    cfg = burst("governor", 1e-3, ssd_max_iops=6e6, low_fraction=0.015, ssds=tuple(range(16)))
+    srv = Server(cfg)
+    top = PLAT.base.cpu.top_freq_ghz
+    full = []
+    for c in srv.pkg.cores:
+        c.listeners.append(lambda ghz: ghz == top and full.append(srv.engine.now))
+    jump = cfg.workload.windows()[0][0]
+    srv.engine.run(jump)
+    assert all(srv.pkg.cores[r.pcore.index].freq_ghz == PLAT.base.cpu.min_freq_ghz for r in srv.reactors)
+    srv.engine.run(cfg.workload.end_ns)
+    arr = np.frombuffer(srv.rec_arr)
+    lat = np.frombuffer(srv.rec_done) - arr + srv.half_rtt
+    after = [t for t in full if t > jump]
+    # full speed comes back one P-state transition (450 us) after the governor's first step up
+    assert after and min(after) - jump >= PLAT.base.cpu.pstate_transition_ns
+    early = lat[(arr >= jump) & (arr < jump + 250e3)].mean()
+    late = lat[(arr >= jump + 700e3) & (arr < jump + 1000e3)].mean()
+    assert early > 1.5 * late
+
+
+def test_dynamic_moves_threads_under_a_stable_load():
+    s = simulate_server(stable("dynamic", 640_000, ms=6))["summary"]
+    # noisy 10 us load estimates: thousands of moves per second at a constant offered rate
+    assert s["thread_migrations_per_s"] > 10_000
+    assert s["iops"] == pytest.approx(s["offered_iops"], rel=0.03)
+
+
+def test_dynamic_wakes_cores_through_the_kernel():
+    r = simulate_server(stable("dynamic", 2_560_000, ms=4), keep_server=True)
+    srv = r["_server"]
+    waits = [inst - post for post, inst, _ in srv.wake_log]
+    assert waits and min(waits) == pytest.approx(srv.cfg.server.kernel_wakeup_us * 1e3)
+
+
+def test_sandman_wakes_a_core_within_about_the_c1_exit_latency():
+    cfg = burst("sandman", 1e-3)  # 10 ms quiet, 1 ms burst on one SSD
+    r = simulate_server(cfg, keep_server=True)
+    srv = r["_server"]
+    c1_exit = PLAT.base.cpu.cstates[srv.c1].exit_latency_ns
+    waits = [inst - post for post, inst, _ in srv.wake_log]
+    assert len(waits) >= 4
+    assert max(waits) == pytest.approx(c1_exit)  # monitor/wait: no system call, no interrupt
+    bd = r["summary"]["burst_detection"]
+    assert bd["detected"] == 1 and bd["mean_detection_latency_us"] < 100 and bd["false_positives"] == 0
+
+
+def test_sandman_with_software_interrupts_wakes_slowly():
+    r = simulate_server(burst("sandman", 1e-3, {"wakeup": "interrupt"}), keep_server=True)
+    waits = [inst - post for post, inst, _ in r["_server"].wake_log]
+    assert waits and min(waits) == pytest.approx(27_000.0)
+
+
+def _lone_siblings(srv) -> int:
+    main = srv.reactors[0]
+    lone = 0
+    for r in srv.reactors:
+        if r is main or r.sib is None or r.sib is main or not (r.threads or r.incoming):
+            continue
+        if not (r.sib.threads or r.sib.incoming):
+            lone += 1
+    return lone
+
+
+@pytest.mark.parametrize("pairing", [True, False])
+def test_sandman_consolidates_siblings_together(pairing):
+    cfg = stable("sandman", 5_120_000, ms=3.2, warm_ms=0.5,
+                 params={"initial": "spread", "coarse_first_s": 0.003, "sibling_scheduling": pairing, "burst_detection": False})
+    r = simulate_server(cfg, keep_server=True)
+    srv = r["_server"]
+    awake = [x for x in srv.reactors if x.threads or x.incoming]
+    assert 1 < len(awake) < 48  # consolidated, but one core cannot take 5M IOPS
+    if pairing:
+        assert _lone_siblings(srv) == 0  # awake logical cores come in SMT pairs
+    else:
+        assert _lone_siblings(srv) > 0  # packing logical cores alone leaves half-awake physical cores
+
+
+def test_linux_idles_in_c_states_and_pays_interrupt_wakeups():
+    lin = simulate_server(stable("linux", 160_000))["summary"]
+    spdk = simulate_server(stable("spdk-static", 160_000))["summary"]
+    assert lin["cstate_residency"]["C1"] > 0.9
+    assert lin["reactor_wakeups"] > lin["ios"]  # about two interrupts per request on idle cores
+    assert lin["latency_us"]["p50"] > spdk["latency_us"]["p50"] + 2 * 3.0  # two C1 exits at least
+    assert lin["power_w"]["cpu"] < 0.7 * spdk["power_w"]["cpu"]
+
+
+def test_hybrid_sleeps_between_polls():
+    hyb = simulate_server(stable("hybrid", 160_000))["summary"]
+    spdk = simulate_server(stable("spdk-static", 160_000))["summary"]
+    assert hyb["active_cores_mean"] < 12
+    assert hyb["latency_us"]["p50"] > spdk["latency_us"]["p50"] + 10  # waits out part of a ~37 us sleep
+    assert hyb["power_w"]["cpu"] < spdk["power_w"]["cpu"]
+
+
+# --------------------------------------------------------------------------- detector
+
+
+def test_ci_detector_flags_a_step_and_not_a_stationary_stream():
+    step_hits = stationary_hits = 0
+    seeds = 100
+    for seed in range(seeds):
+        gen = np.random.default_rng(seed)
+        det = CIDetector(z=1.96, window=100)
+        for k, x in enumerate(gen.poisson(2.0, 500)):
+            det.update(0, k, x)
+        stationary_hits += det.update(0, 500, gen.poisson(2.0))
+        det2 = CIDetector(z=1.96, window=100)
+        for k, x in enumerate(gen.poisson(2.0, 500)):
+            det2.update(0, k, x)
+        step_hits += det2.update(0, 500, gen.poisson(10.0))
+    assert step_hits / seeds > 0.9
+    assert stationary_hits / seeds < 0.1
+
+
+def test_ci_detector_folds_idle_intervals_in_closed_form():
+    a, b = CIDetector(window=20), CIDetector(window=20)
+    for k, x in enumerate([3, 0, 5, 2]):
+        a.update(0, k, x)
+        b.update(0, k, x)
+    for k in range(4, 40):
+        a.update(0, k, 0)  # explicit zeros
+    assert b.upper(0, 40) == pytest.approx(a.upper(0, 40), rel=1e-12)  # b skipped them
+    assert b.update(0, 40, 1) == a.update(0, 40, 1)
+
+
+# --------------------------------------------------------------------------- power calibration
+
+
+@pytest.fixture(scope="module")
+def calib_rows():
+    return model_rows(SERVER_POWER_FIT, quick=True)
+
+
+def test_power_calibration_within_5_percent(calib_rows):
+    labels, res = residuals_of(calib_rows, targets())
+    bad = {lab: f"{100 * r:+.1f}%" for lab, r in zip(labels, res) if abs(r) > 0.05}
+    assert not bad
+    assert {"idle cpu", "light others", "peak ssd", "P0 system", "PN cpu", "C1 system", "deep cpu"} <= set(labels)
+
+
+@pytest.mark.parametrize("state", ["C1", "deep", "PN"])
+def test_exit_latencies_within_5_percent(state):
+    assert exit_latency_us(state) == pytest.approx(exit_targets()[state], rel=0.05)
+
+
+def test_busy_polling_power_does_not_depend_on_load(calib_rows):
+    # table 1 note: busy polling keeps the CPU at ~1.82x its idle power regardless of load
+    assert calib_rows["peak"]["cpu"] == pytest.approx(calib_rows["light"]["cpu"], rel=0.01)
+    assert calib_rows["light"]["cpu"] / calib_rows["idle"]["cpu"] == pytest.approx(1.82, rel=0.05)
+
+
+# --------------------------------------------------------------------------- invariants
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_request_completes_once(policy):
+    cfg = stable(policy, 1_000_000, ms=2, warm_ms=0.5).model_copy(update={"drain_s": 0.005})
+    r = simulate_server(cfg, keep_records=True, keep_server=True)
+    srv = r["_server"]
+    req = r["summary"]["requests"]
+    assert req["offered"] > 1500
+    assert req["in_flight"] == 0 and req["completed"] == req["offered"] == len(srv.rec_done)
+    arr, lat = latencies(r)
+    assert np.all(lat > 30_000) and lat.mean() > 70_000  # at least a NAND read (72 us mean)
+    assert not any(th.pending or th.pending_cq for th in srv.threads)
+
+
+def test_same_seed_same_result():
+    cfg = burst("sandman", 2e-4)
+    a, b = simulate_server(cfg), simulate_server(cfg)
+    for r in (a, b):
+        r["sim"].pop("wall_s")
+        r["sim"].pop("real_time_factor")
+        r["sim"].pop("ios_per_wall_s")
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    c = simulate_server(cfg.model_copy(update={"seed": 6}))
+    assert c["summary"]["latency_us"] != a["summary"]["latency_us"]
+
+
+# --------------------------------------------------------------------------- interface
+
+
+def test_resolve_server_and_result_shape():
+    cfg = resolve_server("server-stable", {"server.policy": "sandman", "workload.rate_iops": "320000",
+                                           "workload.duration_s": "0.004", "workload.warmup_s": "0.001",
+                                           "policy.hybrid_polling": "true", "server.rx_cycles": "1900"}, seed=4)
+    assert cfg.policy == {"coarse_first_s": 0.01, "hybrid_polling": True} and cfg.server.rx_cycles == 1900 and cfg.seed == 4
+    r = simulate_server(cfg)
+    assert set(r) >= {"scenario", "platform", "seed", "summary", "timeline", "sim"}
+    s = r["summary"]
+    assert set(s["latency_us"]) == {"mean", "p50", "p90", "p99", "p99_9", "max"}
+    assert {"cpu", "ssd", "system"} <= set(s["power_w"])
+    for k in ("iops", "energy_j", "thread_migrations", "active_cores_mean"):
+        assert k in s
+    assert set(r["sim"]) >= {"simulated_s", "events", "wall_s", "real_time_factor"}
+    tl = r["timeline"]
+    assert tl["t_s"] == [0.0, 0.001]  # 10 ms bins, cut at the end of warm-up
+    assert {"iops", "latency_p99_us", "power_system_w", "active_cores", "active_freq_ghz", "thread_migrations",
+            "burst_decisions", "true_burst"} <= set(tl)
+    json.dumps(r)
+    b = resolve_server("server-burst", {"workload.time_scale": "0.01"})
+    assert b.workload.end_ns == pytest.approx(0.11e9)
+
+
+@pytest.mark.parametrize("sets, needle", [
+    ({"workload.rate_iops": "5"}, "rate_iops"),  # burst scenario has no rate
+    ({"server.policy": "sandmann"}, "did you mean 'sandman'"),
+    ({"server.policy": "sandman", "policy.t_healthi": "0.7"}, "t_healthi"),
+    ({"server.bogus": "1"}, "server.bogus"),
+    ({"nonsense.x": "1"}, "nonsense"),
+    ({"workload.time_scale": "-1"}, "time_scale"),
+])
+def test_bad_settings_name_the_key(sets, needle):
+    with pytest.raises(ConfigError, match=needle.replace("'", ".")):
+        resolve_server("server-burst", sets)
+
+
+def test_a_user_policy_is_one_class():
+    name = "test-half-cores"
+    if name not in CORE_SCHEDULING:
+        @CORE_SCHEDULING.register(name)
+        class HalfCores(CoreSchedulingPolicy):
+            def setup(self):
+                s = self.server
+                half = s.reactors[: len(s.reactors) // 2]
+                round_robin(s, half)
+                for r in s.reactors:
+                    s.set_mode(r, POLL) if r.threads else s.sleep(r, s.c1)
+    s = simulate_server(stable(name, 320_000, ms=3))["summary"]
+    assert s["active_cores_mean"] == pytest.approx(24.0) and s["iops"] > 300_000
