@@ -262,7 +262,8 @@ def test_every_request_completes_once(policy):
     assert req["offered"] > 1500
     assert req["in_flight"] == 0 and req["completed"] == req["offered"] == len(srv.rec_done)
     arr, lat = latencies(r)
-    assert np.all(lat > 30_000) and lat.mean() > 70_000  # at least a NAND read (72 us mean)
+    # NAND reads: 72 us mean, lognormal sd 20 us (a few in a thousand fall below 35 us)
+    assert np.all(lat > 20_000) and lat.mean() > 70_000
     assert not any(th.pending or th.pending_cq for th in srv.threads)
 
 

@@ -9,13 +9,14 @@ Flash with a DRAM write buffer (``write_cache_program_ns`` > 0) acknowledges a w
 IOPS at units / (service + program).
 The media stage is a FIFO multi-server queue (``parallel_units`` servers), which makes IOPS
 saturate; the link is a FIFO single server at ``link_gb_s``, which makes bandwidth saturate. Both
-are computed analytically when the doorbell rings (commands are served in doorbell order), so a
-command costs the event queue a single event: its completion posting. Link arbitration in
-doorbell order is exact for writes and an approximation for reads whose media times overtake.
+are computed analytically when the doorbell rings (media units serve commands in doorbell order;
+the link serves transfers in the order their data is ready, first fit into its free gaps), so a
+command costs the event queue a single event: its completion posting.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from typing import Callable
@@ -67,7 +68,10 @@ class NvmeDevice:
         self.index = index
         self.qps: list[QueuePair] = []
         self._units = [0.0] * cfg.parallel_units  # heap of times each unit becomes free
-        self._link_free = 0.0
+        # link reservations (start, end) in time order, non-overlapping: each transfer takes the
+        # first gap long enough at or after the time its data is ready
+        self._link_starts: list[float] = []
+        self._link_ends: list[float] = []
         self._ns_per_byte = 1.0 / cfg.link_gb_s
         self._jitter = {
             "read": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.read.sd_ns / cfg.read.base_ns)),
@@ -91,6 +95,30 @@ class NvmeDevice:
         self.qps.append(qp)
         return qp
 
+    def _link_reserve(self, t: float, dur: float) -> float:
+        """Reserve ``dur`` ns of the link at the earliest time >= ``t`` it is free; returns the
+        start. Transfers are served in the order their data becomes ready (a read whose media
+        access finished early does not wait behind a slower one submitted before it)."""
+        starts, ends = self._link_starts, self._link_ends
+        now = self.engine.now
+        k = 0
+        while k < len(ends) and ends[k] <= now:
+            k += 1
+        if k:
+            del starts[:k], ends[:k]
+        i = bisect.bisect_right(ends, t)  # first reservation still busy after t
+        start = t
+        n = len(starts)
+        while i < n:
+            if start + dur <= starts[i]:
+                break
+            if ends[i] > start:
+                start = ends[i]
+            i += 1
+        starts.insert(i, start)
+        ends.insert(i, start + dur)
+        return start
+
     def service_ns(self, op: str, nbytes: int) -> float:
         """Draw the media service time of one command (ns)."""
         svc: ServiceConfig = self.cfg.read if op == "read" else self.cfg.write
@@ -106,8 +134,7 @@ class NvmeDevice:
         xfer = nbytes * self._ns_per_byte
         t = now + cfg.fetch_ns
         if op == "write":
-            t = max(t, self._link_free) + xfer
-            self._link_free = t
+            t = self._link_reserve(t, xfer) + xfer
         units = self._units
         start = max(t, units[0])
         svc = self.service_ns(op, nbytes)
@@ -118,8 +145,7 @@ class NvmeDevice:
         heapq.heapreplace(units, start + busy)
         self.busy_unit_ns[op] += busy
         if op == "read":
-            end = max(end, self._link_free) + xfer
-            self._link_free = end
+            end = self._link_reserve(end, xfer) + xfer
         req.t_dev_start = start
         req.t_dev_end = end
         req.device_service_ns = svc
