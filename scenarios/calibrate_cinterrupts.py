@@ -23,7 +23,7 @@ from scenarios import fitting
 from scenarios.reference import reference_dir
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
-from stacksim.run import build, simulate
+from stacksim.run import build
 
 REFERENCE = reference_dir() / "calibration" / "calibrated_interrupts.json"
 DEVICES = {"optane": optane_p4800x_e5_2660v4, "p3700": p3700_e5_2660v4}
@@ -82,11 +82,8 @@ def main() -> None:
     ap.add_argument("--runtime-ms", type=int, default=200)
     args = ap.parse_args()
     fit, res = calibrate(args.reference, args.runtime_ms)
-    print("CINTERRUPTS_FIT =", json.dumps(fit, indent=4))
-    print(res.table())
     labels = [f"{d} {m} {q}" for d in DEVICES for m in ("interrupts", "polling") for q in ("mean", "sd (x0.25)")]
-    for lab, r in zip(labels, res.residuals):
-        print(f"  {lab:32s} {100 * r:+6.2f} %")
+    fitting.print_fit("CINTERRUPTS_FIT", fit, res, labels)
 
 
 if __name__ == "__main__":

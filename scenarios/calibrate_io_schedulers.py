@@ -75,11 +75,7 @@ def main() -> None:
     ap.add_argument("--runtime-ms", type=int, default=100)
     args = ap.parse_args()
     fit, res = calibrate(args.reference, args.runtime_ms)
-    print("IO_SCHED_FIT =", json.dumps(fit, indent=4))
-    print(res.table())
-    labels = [f"{s} {op}" for s in SCHEDULERS for op in ("read", "write")]
-    for lab, r in zip(labels, res.residuals):
-        print(f"  {lab:20s} {100 * r:+6.2f} %")
+    fitting.print_fit("IO_SCHED_FIT", fit, res, [f"{s} {op}" for s in SCHEDULERS for op in ("read", "write")])
 
 
 if __name__ == "__main__":

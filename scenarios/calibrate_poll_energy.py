@@ -80,8 +80,7 @@ def calibrate(reference: Path = REFERENCE, runtime_ms: float = 200.0) -> tuple[d
     res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(list(v.values()), names, tgt, runtime_ms))
     fit = dict(POLL_ENERGY_FIT)
     fit.update({n: float(round(v, 1)) for n, v in res.values.items()})
-    print(res.table())
-    return fit, res.residuals
+    return fit, res
 
 
 def main() -> None:
@@ -90,10 +89,7 @@ def main() -> None:
     ap.add_argument("--runtime-ms", type=int, default=200)
     args = ap.parse_args()
     fit, res = calibrate(args.reference, args.runtime_ms)
-    print("POLL_ENERGY_FIT =", json.dumps(fit, indent=4))
-    labels = [f"{m} {q}" for m in targets(args.reference) for q in ("latency", "iops")]
-    for lab, r in zip(labels, res):
-        print(f"  {lab:28s} {100 * r:+6.2f} %")
+    fitting.print_fit("POLL_ENERGY_FIT", fit, res, [f"{m} {q}" for m in targets(args.reference) for q in ("latency", "iops")])
 
 
 if __name__ == "__main__":

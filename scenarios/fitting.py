@@ -78,3 +78,15 @@ def fit(
     except np.linalg.LinAlgError:
         ci = {name: (float("nan"), float("nan")) for name in names}
     return FitResult(names, {k: float(v) for k, v in zip(names, sol.x)}, sol.fun, ci, n_eval[0])
+
+
+def print_fit(constant: str, fit: dict, result: FitResult, labels: list[str]) -> None:
+    """Print a calibration script's outcome: the dict to paste into the platform module, the
+    fitted values with 95% CIs, and the relative residual of each observation."""
+    import json
+
+    print(f"{constant} =", json.dumps(fit, indent=4))
+    print(result.table())
+    width = max(len(lab) for lab in labels) + 2
+    for lab, r in zip(labels, result.residuals):
+        print(f"  {lab:{width}s} {100 * r:+6.2f} %")

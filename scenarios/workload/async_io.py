@@ -21,7 +21,6 @@ ordinary tasks) when it is ahead.
 from __future__ import annotations
 
 from models.os.request import Request
-from models.os.task import Task
 from scenarios.workload.annotations import batch_flags
 from scenarios.workload.sync_io import SyncThread
 from simcore.errors import ConfigError
