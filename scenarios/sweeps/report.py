@@ -67,10 +67,16 @@ class _Data:
 
 
 # -- figures --------------------------------------------------------------------------------------
-def _lines_vs_depth(d: _Data, metric: str, title: str, ytitle: str, scale: float = 1.0) -> go.Figure:
+def _faceted(d: _Data):
+    """One subplot per value of the size axis: (figure, rows, cols)."""
     nr, nc = d.facets(len(d.xs))
     fig = make_subplots(rows=nr, cols=nc, subplot_titles=[f"{d.x}={v}" for v in d.xs],
                         horizontal_spacing=0.06, vertical_spacing=0.14)
+    return fig, nr, nc
+
+
+def _lines_vs_depth(d: _Data, metric: str, title: str, ytitle: str, scale: float = 1.0) -> go.Figure:
+    fig, nr, nc = _faceted(d)
     for i, xv in enumerate(d.xs):
         r, c = divmod(i, nc)
         for pol in d.policies:
@@ -91,9 +97,7 @@ def _lines_vs_depth(d: _Data, metric: str, title: str, ytitle: str, scale: float
 
 
 def _power_vs_cpu(d: _Data) -> go.Figure:
-    nr, nc = d.facets(len(d.xs))
-    fig = make_subplots(rows=nr, cols=nc, subplot_titles=[f"{d.x}={v}" for v in d.xs],
-                        horizontal_spacing=0.06, vertical_spacing=0.14)
+    fig, nr, nc = _faceted(d)
     for i, xv in enumerate(d.xs):
         r, c = divmod(i, nc)
         for pol in d.policies:
