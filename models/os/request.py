@@ -11,7 +11,7 @@ class Request:
     __slots__ = (
         "id", "task", "job", "op", "nbytes", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
         "t_submit", "t_dispatch", "t_dev_start", "t_dev_end", "t_cqe", "t_reaped", "t_complete",
-        "device_service_ns", "slept", "poll_stat_bucket", "flags", "done_cb", "merged", "sq_seq",
+        "device_service_ns", "slept", "flags", "done_cb", "merged", "sq_seq",
     )
 
     def __init__(self, rid: int, task, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
@@ -30,7 +30,6 @@ class Request:
         self.t_cqe = self.t_reaped = self.t_complete = 0.0
         self.device_service_ns = 0.0
         self.slept = False
-        self.poll_stat_bucket = -1
         self.flags = 0
         self.done_cb = None  # async engines: called as done_cb(runner, req) at completion
         self.merged = None  # requests merged into this one (they complete with it)

@@ -124,7 +124,6 @@ class CpuRunner:
         self.counts: dict[int, int] = {}
         self.poll_cycles = 0.0
         self.smt_stall_ns = 0.0
-        self.irqs_handled = 0
         self.irq_kinds: dict[str, int] = {}
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list = []
@@ -467,7 +466,6 @@ class CpuRunner:
         cost = work.cost(self)
         idx = cost.idx
         self.counts[idx] = self.counts.get(idx, 0) + 1
-        self.irqs_handled += 1
         self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
         self.cpu.set_busy(now, cost.activity)
         return work, cost

@@ -13,7 +13,7 @@ class Task:
 
     __slots__ = (
         "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
-        "nvcsw", "nivcsw", "usr_cycles", "sys_cycles", "snapshot", "exec_ns",
+        "nvcsw", "nivcsw", "usr_cycles", "sys_cycles", "exec_ns",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
@@ -31,7 +31,6 @@ class Task:
         self.usr_cycles = 0.0
         self.sys_cycles = 0.0
         self.exec_ns = 0.0  # time on a CPU (sum_exec_runtime: includes IRQs that hit it)
-        self.snapshot = None
 
     def counters(self) -> tuple:
         return (self.nvcsw, self.nivcsw, self.usr_cycles, self.sys_cycles, self.exec_ns)
