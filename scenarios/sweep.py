@@ -17,6 +17,13 @@ overrides, ordered ``axes`` and a number of replicates::
     replicates: 2
     seed: 1
 
+A base may also be a storage-server scenario (``base: {scenario: server-stable}``, ``server-burst``
+or ``server-trace``, see docs/server.md): its points are resolved by
+:func:`scenarios.server.run.resolve_server` (keys ``server.*``, ``policy.*``, ``workload.*``, ...)
+and run by :func:`~scenarios.server.run.simulate_server`; the rows have the same shape (the
+``completion`` column holds the core-scheduling policy). A relative ``workload.trace`` is taken
+from the sweep file's directory when the file is there.
+
 Every run is a pure function of its resolved :class:`RunConfig` (seed included), so the executor
 (in-process, process pool, Dask) never changes a result. A replicate's seed is derived from the
 base seed, the point key and the replicate number only: adding a value to an axis does not move
@@ -125,6 +132,7 @@ class Task:
     replicate: int
     seed: int
     config: RunConfig
+    """the resolved configuration (a :class:`~scenarios.server.config.ServerRunConfig` for a server base)"""
     config_json: str
     """canonical JSON of ``config`` (sorted keys), stored with the results"""
     config_sha: str
@@ -188,16 +196,18 @@ def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | No
     combination is resolved once (an error names the point). ``sets`` are extra fixed overrides
     (the command line's ``--set``); ``replicates`` and ``seed`` override the file's.
     """
-    base = _base_args(sweep.base, Path(where))
+    where = Path(where)
+    base = _base_args(sweep.base, where)
+    resolve_point = _resolver(base, where)
     label = f"sweep {sweep.name}"
     try:
-        resolve(**base, sets=point_sets(sweep, {}, sets), seed=0)
+        resolve_point(point_sets(sweep, {}, sets))
     except ConfigError as err:
         raise ConfigError(f"{label}: base/set: {err}") from None
     for name, spec in sweep.axes.items():
         for value in spec:
             try:
-                resolve(**base, sets=point_sets(sweep, {name: value}, sets), seed=0)
+                resolve_point(point_sets(sweep, {name: value}, sets))
             except ConfigError as err:
                 raise ConfigError(f"{label}: axis '{name}' = {_text(value)}: {err}") from None
     nrep = sweep.replicates if replicates is None else replicates
@@ -208,7 +218,7 @@ def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | No
     for axes in combinations(sweep):
         key = point_key(axes)
         try:
-            cfg = resolve(**base, sets=point_sets(sweep, axes, sets), seed=0)
+            cfg = resolve_point(point_sets(sweep, axes, sets))
         except ConfigError as err:
             raise ConfigError(f"{label}: point {key}: {err}") from None
         for rep in range(nrep):
@@ -223,13 +233,48 @@ def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | No
 def run_task(task: Task) -> dict[str, Any]:
     """Simulate one task and return its result row (a pure function of ``task.config``)."""
     from scenarios.sweeps.rows import make_row
-    from stacksim.run import simulate
+
+    if is_server_config(task.config):
+        from scenarios.server.run import simulate_server as simulate
+    else:
+        from stacksim.run import simulate
 
     try:
         result = simulate(task.config)
     except ConfigError as err:
         raise ConfigError(f"sweep {task.sweep}: point {task.point} replicate {task.replicate}: {err}") from None
     return make_row(task, result)
+
+
+def is_server_scenario(name: str | None) -> bool:
+    """Whether ``name`` is a built-in storage-server scenario (``server-stable``, ...)."""
+    if name is None:
+        return False
+    from scenarios.server.run import SERVER_SCENARIOS
+
+    return name in SERVER_SCENARIOS
+
+
+def is_server_config(config: Any) -> bool:
+    from scenarios.server.config import ServerRunConfig
+
+    return isinstance(config, ServerRunConfig)
+
+
+def _resolver(base: dict[str, Any], where: Path):
+    """``sets -> config`` for the sweep's base (seed 0; the plan sets each replicate's seed)."""
+    scen = base.get("scenario")
+    if is_server_scenario(scen):
+        from scenarios.server.run import resolve_server
+
+        def resolve_server_point(sets: dict[str, Any]):
+            trace = sets.get("workload.trace")
+            if isinstance(trace, str) and trace and not Path(trace).is_absolute() and (where / trace).is_file():
+                sets = {**sets, "workload.trace": str(where / trace)}
+            return resolve_server(scen, sets, seed=0, platform=base.get("platform"))
+
+        return resolve_server_point
+    return lambda sets: resolve(**base, sets=sets, seed=0)
 
 
 def _base_args(base: SweepBase, where: Path) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 cores and SSDs, an open-loop client, and core-scheduling policies (``policies/core_scheduling``).
 
 Entry points: :func:`resolve_server` (scenario name + ``--set`` overrides -> config) and
-:func:`simulate_server` (config -> result dict); built-in scenarios ``server-stable`` and
-``server-burst`` (:data:`SERVER_SCENARIOS`). See docs/server.md.
+:func:`simulate_server` (config -> result dict); built-in scenarios ``server-stable``,
+``server-burst`` and ``server-trace`` (trace replay) (:data:`SERVER_SCENARIOS`). See docs/server.md.
 """
 
 

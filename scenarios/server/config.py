@@ -11,7 +11,7 @@ from typing import Annotated, Any, Union
 from pydantic import Field, model_validator
 
 from models.platforms_server import ServerPlatform
-from scenarios.server.workloads import BurstWorkload, StableWorkload
+from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import Model
 
 #: SANDMAN's measured costs (sandman_polling_server.json, "scheduler_overheads_48_cores_48_threads",
@@ -46,6 +46,8 @@ class ServerConfig(Model):
     commit_horizon_us: float = Field(30.0, gt=0, description="a reactor takes work at most this far ahead; beyond it"
                                      " requests wait in their thread's queues (and move with the thread)")
     poll_batch: int = Field(32, ge=1, description="items a saturated reactor takes from one thread per turn (poller batch)")
+    in_capsule_bytes: int = Field(4096, ge=0, description="in-capsule data size (SPDK's RDMA default): a larger write's"
+                                  " data is pulled by an RDMA READ (a network round trip + transfer) before the NVMe submit")
     processing_activity: float | None = Field(
         None, ge=0, description="dynamic-power activity of request processing on a reactor (None: the poll-loop activity,"
         " as measured: busy polling draws the same power at any load)")
@@ -61,7 +63,7 @@ class MetricsConfig(Model):
     bin_ms: float = Field(10.0, gt=0, description="timeline bin, ms")
 
 
-WorkloadField = Annotated[Union[StableWorkload, BurstWorkload], Field(discriminator="kind")]
+WorkloadField = Annotated[Union[StableWorkload, BurstWorkload, TraceWorkload], Field(discriminator="kind")]
 
 
 class ServerRunConfig(Model):

@@ -13,7 +13,11 @@ reactor loop. A reactor is modelled **analytically** rather than loop by loop:
 - A request costs three events: arrival at the target (receive processing is committed at once),
   the end of receive processing (NVMe doorbell, :meth:`NvmeDevice.submit`), the CQE post (the
   device's event; completion processing is committed and the client-side latency recorded at
-  once). Interrupt-driven and hybrid-sleeping reactors add one event per busy period (idle entry).
+  once). Interrupt-driven and hybrid-sleeping reactors add one event per busy period (idle entry);
+  a write larger than the in-capsule size adds one (its data pulled by an RDMA READ).
+- Every request carries its own direction and size (``Request.op``, ``nbytes``): fixed per run
+  for the stable and burst workloads, the trace's for trace replay, where the run ends when every
+  trace IO of the window has completed (:attr:`Server.drained`).
 
 Power goes through the foundation's CPU model: every change of a logical CPU's state is a call
 to :meth:`LogicalCpu.set_busy` / :meth:`set_idle` at the simulated time it happens (an engine
@@ -39,7 +43,7 @@ from models.ssd.device import NvmeDevice
 from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.server.config import ServerRunConfig
 from scenarios.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
-from scenarios.server.workloads import arrival_batches
+from scenarios.server.workloads import NET_BASE_BYTES, TraceFeed, arrival_batches
 from simcore.config import validate
 from simcore.engine import Engine
 from simcore.errors import ConfigError
@@ -123,7 +127,13 @@ class Server:
         self._c0_state = [False] * len(self.cpus)
         self._polling_state = [s.polling for s in ccfg.cstates]
         # 7. bookkeeping
+        # data on the network: reads carry bytes beyond NET_BASE_BYTES in the response, writes over
+        # the in-capsule size are pulled by an RDMA READ (round trip + transfer) before the submit
+        self.ns_per_byte = 8.0 / wl.network_gbps
+        self.rtt_ns = wl.network_rtt_us * 1e3
+        self.in_capsule = scfg.in_capsule_bytes
         self.half_rtt = wl.network_rtt_us * 500.0
+        self.resp_ns = self.half_rtt + (self._resp_extra(wl.op, wl.bs) if wl.kind != "trace" else 0.0)
         self.rec_arr = array("d")
         self.rec_done = array("d")
         self.n_offered = 0
@@ -131,20 +141,54 @@ class Server:
         self.wake_log: list[tuple[float, float, float]] = []  # (post, installed, cstate exit ns)
         self.on_arrival = getattr(self.policy, "on_arrival", None)
         self.track_touched = False
-        self.touched: set = set()
+        # threads that committed work (insertion-ordered: iteration order never depends on object
+        # addresses, so a run is the same in any process); policies iterate and clear() it
+        self.touched: dict = {}
         self.op = wl.op
         self.bs = wl.bs
+        self.trace: TraceFeed | None = None
         # 8. every logical CPU starts idle in the OS idle state; the policy sets its reactors
         for cpu in self.cpus:
             self._apply(cpu.id, -1 - self.os_idle)
         self.policy.setup()
         # 9. the client
-        self._agen = arrival_batches(wl, self.rng.stream("client.arrivals"), len(self.devices))
+        self.arrivals_done = False
+        if wl.kind == "trace":
+            self._setup_trace()
+        else:
+            self._agen = arrival_batches(wl, self.rng.stream("client.arrivals"), len(self.devices))
+            if wl.op == "write" and wl.bs > self.in_capsule:
+                self._submit = self._submit_pull
         self._at: list = []
         self._ac: list = []
         self._as: list = []
         self._ai = -1
         self._next_arrival()
+        if self.trace is not None and self.arrivals_done:
+            f = self.trace
+            raise ConfigError(f"{f.wl.trace}: no read/write IO in the window ({f.reader.describe()};"
+                              f" dropped: {f.drops or 'none'})")
+
+    def _setup_trace(self) -> None:
+        """Trace replay: stream the trace's arrivals, record each request's id, op and size, and
+        end the run (:attr:`drained`) when the last one completes."""
+        wl = self.cfg.workload
+        self.trace = TraceFeed(wl, len(self.devices), self.rng.stream("client.arrivals"))
+        self._agen = self.trace.batches
+        self._aop: list = []
+        self._anb: list = []
+        self.rec_id = array("q")
+        self.rec_nb = array("q")
+        self.rec_wr = array("b")
+        self.n_done = 0
+        self.drained = self.engine.env.event()
+        self._arrive = self._arrive_trace
+        self._complete = self._complete_trace
+        self._submit = self._submit_pull
+
+    def _resp_extra(self, op: str, nbytes: int) -> float:
+        """Network time of a response's data beyond the calibrated 4 KiB (reads only)."""
+        return (nbytes - NET_BASE_BYTES) * self.ns_per_byte if op == "read" and nbytes > NET_BASE_BYTES else 0.0
 
     # ---------------------------------------------------------------- power states
     def _apply(self, cpu_id: int, value: float) -> None:
@@ -246,7 +290,7 @@ class Server:
         r.busy += d
         th.busy += d
         if self.track_touched:
-            self.touched.add(th)
+            self.touched[th] = None
         if fa <= t and r.period_ev is None and (r.idle_mode != POLL or self.act_proc != self.act_poll):
             self._arm_period_end(r)
         return e
@@ -490,8 +534,14 @@ class Server:
             batch = next(self._agen, None)
             if batch is None:
                 self._at = []
+                self.arrivals_done = True
+                if self.trace is not None and self.n_done == self.n_offered and self.n_offered:
+                    self.drained.succeed()
                 return
-            self._at, self._ac, self._as = batch
+            if len(batch) == 3:
+                self._at, self._ac, self._as = batch
+            else:
+                self._at, self._ac, self._as, self._aop, self._anb = batch
             i = 0
         self._ai = i
         self.engine.call_at(self._at[i], self._arrive)
@@ -523,9 +573,45 @@ class Server:
             e = self._commit(r, th, now, r.rx_cycles)
             self.engine.call_at(e, self._submit, req)
 
+    def _arrive_trace(self) -> None:
+        """:meth:`_arrive` with the request's own op and size (trace replay)."""
+        i = self._ai
+        now = self._at[i]
+        th = self.conn_thread[self._ac[i]]
+        req = Request()
+        req.id = self.n_offered
+        self.n_offered += 1  # before the next arrival is fetched (the end-of-trace check counts it)
+        req.thread = th
+        req.ssd = self._as[i]
+        req.op = self._aop[i]
+        req.nbytes = self._anb[i]
+        req.t_arr = now
+        self._next_arrival()
+        th.arrivals += 1
+        if self.on_arrival is not None:
+            self.on_arrival(th, now)
+        r = th.reactor
+        if r is None:
+            th.pending.append(req)
+        elif th.pending or r.free_at - now > self.h_hi:
+            th.pending.append(req)
+            self._backlog(r, th, now)
+        else:
+            e = self._commit(r, th, now, r.rx_cycles)
+            self.engine.call_at(e, self._submit, req)
+
     def _submit(self, req: Request) -> None:
         req.t_submit = self.engine.env._now
         self.devices[req.ssd].submit(req.thread.qps[req.ssd], req)
+
+    def _submit_pull(self, req: Request) -> None:
+        """:meth:`_submit` after the data of a write over the in-capsule size has been pulled from the
+        client (RDMA READ: a round trip plus the transfer)."""
+        if req.op == "write" and req.nbytes > self.in_capsule:
+            self.engine.call_at(self.engine.env._now + self.rtt_ns + req.nbytes * self.ns_per_byte,
+                                Server._submit, self, req)
+        else:
+            Server._submit(self, req)
 
     def _on_cqe(self, qp, req: Request) -> None:
         qp.cq.clear()
@@ -547,7 +633,24 @@ class Server:
         r.svc = x if r.svc == 0.0 else r.svc + (x - r.svc) * 0.0625
         e = self._commit(r, th, now, r.cq_cycles)
         self.rec_arr.append(req.t_arr)
-        self.rec_done.append(e + self.half_rtt)
+        self.rec_done.append(e + self.resp_ns)
+
+    def _complete_trace(self, r: Reactor, th: LThread, now: float, req: Request) -> None:
+        """:meth:`_complete` recording the request's id, op and size; the last completion of the
+        trace triggers :attr:`drained`."""
+        x = now - req.t_submit
+        r.svc = x if r.svc == 0.0 else r.svc + (x - r.svc) * 0.0625
+        e = self._commit(r, th, now, r.cq_cycles)
+        nb = req.nbytes
+        read = req.op == "read"
+        self.rec_arr.append(req.t_arr)
+        self.rec_done.append(e + self.half_rtt + (self._resp_extra("read", nb) if read else 0.0))
+        self.rec_id.append(req.id)
+        self.rec_nb.append(nb)
+        self.rec_wr.append(0 if read else 1)
+        self.n_done += 1
+        if self.arrivals_done and self.n_done == self.n_offered:
+            self.drained.succeed()
 
     # ---------------------------------------------------------------- saturated reactors
     def _backlog(self, r: Reactor, th: LThread, now: float) -> None:

@@ -2,20 +2,25 @@
 
 Entry points for the CLI: :func:`resolve_server` (built-in scenario name + ``--set`` overrides ->
 :class:`ServerRunConfig`) and :func:`simulate_server` (config -> JSON-serialisable result).
+Trace replay (``server-trace``) runs until every trace IO of the window has completed; its result
+adds ``summary.trace_ios``, ``completed_ios``, ``ops`` (per direction) and a ``replay`` block.
 """
 
 from __future__ import annotations
 
+import functools
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import create_model
 
 from models.platforms_server import SERVER_PLATFORMS, ServerPlatform
 from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.server.config import MetricsConfig, ServerConfig, ServerRunConfig
 from scenarios.server.model import Server
-from scenarios.server.workloads import BurstWorkload, StableWorkload
+from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import parse_scalar, set_path, validate
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
@@ -39,7 +44,18 @@ SERVER_SCENARIOS: dict[str, dict[str, Any]] = {
         "workload": "burst",
         "policy_defaults": {},
     },
+    "server-trace": {
+        "description": "NVMe-oF target replaying a block trace (workload.trace=PATH, trace_format, trace_speed,"
+                       " trace_window=START:END s): open loop, each IO with its own direction and size",
+        "workload": "trace",
+        "policy_defaults": {},
+    },
 }
+
+#: workload keys whose ``--set`` value is text as given (YAML would read ``0:30`` as a number)
+TEXT_KEYS = ("workload.trace", "workload.trace_format", "workload.trace_window", "workload.trace_volumes")
+#: percentiles of the result's ``latency_cdf`` (fio's default list)
+CDF_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
 
 #: ``--set`` heads that address the foundation platform (as in ``stacksim run``)
 PLATFORM_HEADS = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "queue", "nvme")
@@ -65,11 +81,15 @@ def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed:
     for server-burst, ...), ``metrics.*``, ``platform.*`` (``platform.os_idle_cstate``,
     ``platform.others.*``), and the foundation's platform heads ``cpu.*``, ``ssd.*``, ``kernel.*``,
     ``power.*``. Every error is a :class:`ConfigError` naming the bad key.
+
+    ``server-trace`` needs ``workload.trace=PATH`` (a relative path is taken from the current
+    directory and stored absolute); ``workload.trace_window`` is ``START:END`` in seconds.
     """
     if scenario_name not in SERVER_SCENARIOS:
         raise ConfigError(f"unknown server scenario '{scenario_name}' (known: {', '.join(SERVER_SCENARIOS)})")
     scen = SERVER_SCENARIOS[scenario_name]
-    wl = StableWorkload() if scen["workload"] == "stable" else BurstWorkload()
+    kind = scen["workload"]
+    wl = {"stable": StableWorkload, "burst": BurstWorkload, "trace": TraceWorkload.model_construct}[kind]()
     plat = server_platform_by_name(platform or DEFAULT_PLATFORM)
     data: dict[str, Any] = {
         "name": scenario_name,
@@ -81,7 +101,15 @@ def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed:
         "seed": 1 if seed is None else seed,
     }
     for key, raw in (sets or {}).items():
-        value = parse_scalar(raw) if isinstance(raw, str) else raw
+        if key in TEXT_KEYS:
+            if kind != "trace":
+                raise ConfigError(f"--set {key}: trace replay is the server-trace scenario"
+                                  f" (--scenario server-trace --set workload.trace=PATH)")
+            value = raw.strip() if isinstance(raw, str) else raw
+            if key == "workload.trace" and isinstance(value, str) and value:
+                value = str(Path(value).expanduser().resolve())
+        else:
+            value = parse_scalar(raw) if isinstance(raw, str) else raw
         head, _, rest = key.partition(".")
         if head == "policy":
             if not rest or "." in rest:
@@ -103,47 +131,110 @@ def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed:
     data["policy"] = {**defaults, **data["policy"]}
     cfg = validate(ServerRunConfig, data, where=scenario_name)
     pcls = CORE_SCHEDULING.get(cfg.server.policy)
-    validate(pcls.Params, dict(cfg.policy), where=f"policy {cfg.server.policy}")
+    validate(_policy_section(pcls.Params), {"policy": dict(cfg.policy)}, where=f"{scenario_name} (policy {cfg.server.policy})")
     return cfg
+
+
+@functools.lru_cache(maxsize=None)
+def _policy_section(params: type) -> type:
+    """A model with one field ``policy`` of type ``params``: errors name the key as ``policy.NAME``."""
+    return create_model(f"{params.__name__}Section", policy=(params, ...))
 
 
 # ---------------------------------------------------------------------------- running
 
 
 def simulate_server(cfg: ServerRunConfig, tracer=None, keep_records: bool = False, keep_server: bool = False) -> dict:
-    """Run ``cfg``; returns {"scenario", "platform", "seed", "policy", "summary", "timeline", "sim"}
-    (plus ``_records``: arrival and client-completion times per request, and ``_server``: the
-    :class:`Server` object, when asked; both are not JSON)."""
+    """Run ``cfg``; returns {"scenario", "platform", "seed", "policy", "summary", "timeline", "sim",
+    "latency_cdf"} (trace replay: and "replay"), plus ``_records`` (arrival and client-completion
+    times per request; trace replay: and its id, op and bytes) and ``_server`` (the :class:`Server`
+    object) when asked; both are not JSON."""
     wall0 = time.perf_counter()
     for p in cfg.plugins:
         load_plugin(p)
     srv = Server(cfg, tracer)
     wl = cfg.workload
-    end = wl.end_ns
     warm = wl.warmup_ns
     bin_ns = cfg.metrics.bin_ms * 1e6
-    marks = sorted({min(k * bin_ns, end) for k in range(int(end // bin_ns) + 1)} | {warm})
-    marks = [t for t in marks if t < end]
     snaps: dict[float, dict] = {}
+    if srv.trace is not None:
+        end = _run_trace(srv, warm, bin_ns, snaps)
+    else:
+        end = wl.end_ns
+        marks = sorted({min(k * bin_ns, end) for k in range(int(end // bin_ns) + 1)} | {warm})
+        marks = [t for t in marks if t < end]
 
-    def take(i: int) -> None:
-        snaps[marks[i]] = srv.snapshot()
-        if i + 1 < len(marks):
-            srv.engine.call_at(marks[i + 1], take, i + 1)
+        def take(i: int) -> None:
+            snaps[marks[i]] = srv.snapshot()
+            if i + 1 < len(marks):
+                srv.engine.call_at(marks[i + 1], take, i + 1)
 
-    srv.engine.call_at(marks[0], take, 0)
-    srv.engine.run(end)
-    snaps[end] = srv.snapshot()
-    if cfg.drain_s > 0:
-        srv.engine.run(end + cfg.drain_s * 1e9)
+        srv.engine.call_at(marks[0], take, 0)
+        srv.engine.run(end)
+        snaps[end] = srv.snapshot()
+        if cfg.drain_s > 0:
+            srv.engine.run(end + cfg.drain_s * 1e9)
     wall = time.perf_counter() - wall0
     result = summarize(cfg, srv, snaps, warm, end, wall)
     if keep_records:
         result["_records"] = {"t_arrive_ns": np.frombuffer(srv.rec_arr, dtype=float).copy(),
                               "t_done_ns": np.frombuffer(srv.rec_done, dtype=float).copy()}
+        if srv.trace is not None:
+            result["_records"].update({"id": np.frombuffer(srv.rec_id, dtype=np.int64).copy(),
+                                       "write": np.frombuffer(srv.rec_wr, dtype=np.int8).copy(),
+                                       "nbytes": np.frombuffer(srv.rec_nb, dtype=np.int64).copy()})
     if keep_server:
         result["_server"] = srv
     return result
+
+
+def _run_trace(srv: Server, warm: float, bin_ns: float, snaps: dict) -> float:
+    """Run a trace replay until its last IO has reached the client; returns that time (the end of
+    the measured interval). Snapshots every ``bin_ns`` from 0 and at ``warm``, taken lazily."""
+    eng = srv.engine
+
+    def take_bin(k: int) -> None:
+        snaps[k * bin_ns] = srv.snapshot()
+        eng.call_at((k + 1) * bin_ns, take_bin, k + 1)
+
+    def take_warm() -> None:
+        snaps[warm] = srv.snapshot()
+
+    snaps[0.0] = srv.snapshot()  # now, before the first arrival (at t = 0: the window's first record)
+    eng.call_at(bin_ns, take_bin, 1)
+    if warm > 0 and warm % bin_ns:
+        eng.call_at(warm, take_warm)
+    try:
+        eng.env.run(until=srv.drained)
+    except RuntimeError as err:
+        if "until" not in str(err):
+            raise
+        # simpy: the queue ran dry with requests outstanding (a model bug, not bad input)
+        raise RuntimeError(f"trace replay stalled: {srv.n_done} of {srv.n_offered} requests completed ({err})") from None
+    now = eng.now
+    end = max(float(np.frombuffer(srv.rec_done, dtype=float).max()), now)
+    if end > now:
+        eng.run(end)
+    for t in [t for t in snaps if t >= end]:
+        del snaps[t]
+    snaps[end] = srv.snapshot()
+    if warm >= end:
+        raise ConfigError(f"workload.warmup_s={warm / 1e9:g}: the replay ends at {end / 1e9:.6g} s, before the warm-up does")
+    return end
+
+
+def latency_cdf(lat_ns: np.ndarray, write: np.ndarray | None = None, op: str = "read") -> dict:
+    """Latency percentiles (us) at :data:`CDF_PERCENTILES` per direction, in the shape of the sweep
+    rows' ``cdf`` column: ``{"pct": [...], "read_us": [...], "write_us": [...]}``."""
+    out: dict[str, list] = {}
+    parts = {op: lat_ns} if write is None else {"read": lat_ns[write == 0], "write": lat_ns[write != 0]}
+    for name in ("read", "write"):
+        lat = parts.get(name)
+        if lat is not None and lat.size:
+            out[f"{name}_us"] = [round(float(v) / 1e3, 3) for v in np.percentile(lat, CDF_PERCENTILES)]
+    if out:
+        out["pct"] = list(CDF_PERCENTILES)
+    return out
 
 
 def power_between(cfg: ServerRunConfig, srv: Server, a: dict, b: dict) -> dict:
@@ -219,9 +310,16 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
     # every completion in the window (an open-loop client keeps offering load when the server lags)
     sel = (arr >= warm) & (done <= end)
     lat = (done[sel] - arr[sel] + half)
-    n = int(((done > warm) & (done <= end)).sum())
+    counted = (done > warm) & (done <= end)
+    n = int(counted.sum())
     wl = cfg.workload
-    nbytes = n * wl.bs
+    trace = srv.trace
+    if trace is not None:
+        nb = np.frombuffer(srv.rec_nb, dtype=np.int64)
+        wr = np.frombuffer(srv.rec_wr, dtype=np.int8)
+        nbytes = int(nb[counted].sum())
+    else:
+        nbytes = n * wl.bs
     pw = power_between(cfg, srv, a, b)
     energy = pw["system"] * dur_s
     acc0, acc1 = a["acc"], b["acc"]
@@ -258,7 +356,25 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
         "requests": {"offered": srv.n_offered, "completed": srv.n_offered - in_flight, "in_flight": in_flight},
         "policy_stats": srv.policy.summary(),
     }
-    return {
+    if trace is not None:
+        w_sel = wr[sel]
+        ops = {}
+        for name, flag in (("read", 0), ("write", 1)):
+            m = counted & (wr == flag)
+            ops[name] = {"ios": int(m.sum()), "bytes": int(nb[m].sum()),
+                         "latency_us": latency_summary_us(lat[w_sel == flag])}
+        summary.update({
+            "trace_ios": trace.ios,
+            "completed_ios": srv.n_done,
+            "late_arrivals": trace.late,
+            "bad_lines": trace.reader.bad_lines,
+            "skipped": trace.skipped(),
+            "ops": ops,
+        })
+        cdf = latency_cdf(lat, w_sel)
+    else:
+        cdf = latency_cdf(lat, op=wl.op)
+    result = {
         "stacksim_version": "0.1.0",
         "scenario": cfg.name,
         "platform": cfg.platform.name,
@@ -275,7 +391,11 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
             "real_time_factor": end * 1e-9 / wall_s if wall_s > 0 else None,
             "ios_per_wall_s": srv.n_offered / wall_s if wall_s > 0 else None,
         },
+        "latency_cdf": cdf,
     }
+    if trace is not None:
+        result["replay"] = trace.describe()
+    return result
 
 
 def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, done: np.ndarray, end: float) -> dict:
@@ -350,14 +470,26 @@ def format_server_summary(result: dict) -> str:
         out.append(f"  bursts: {bd['true_bursts']} true, {bd['decisions']} decisions, detected {bd['detected']},"
                    f" false positives {bd['false_positives']}"
                    + (f", mean detection latency {lat_us:.1f} us" if lat_us is not None else ""))
+    if "trace_ios" in s:
+        rp = result["replay"]
+        ops = s["ops"]
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
+        out.append(f"  trace {rp['trace']} ({rp['format']}): {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,}"
+                   f" completed ({ops['read']['ios']:,} reads p99 {ops['read']['latency_us']['p99']:.1f} us,"
+                   f" {ops['write']['ios']:,} writes p99 {ops['write']['latency_us']['p99']:.1f} us in the measured"
+                   f" interval), {s['bad_lines']} bad lines skipped, {s['late_arrivals']} late; not replayed: {skipped}")
     out.append(f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events,"
                f" {sim['events_per_io']:.2f} per IO)")
     return "\n".join(out)
 
 
 def server_records_table(records: dict) -> np.ndarray:
-    """``result["_records"]`` as a structured array for ``stacksim.output.write_records``."""
-    arr = np.empty(records["t_arrive_ns"].size, dtype=[("t_arrive_ns", np.float64), ("t_done_ns", np.float64)])
-    arr["t_arrive_ns"] = records["t_arrive_ns"]
-    arr["t_done_ns"] = records["t_done_ns"]
+    """``result["_records"]`` as a structured array for ``stacksim.output.write_records`` (trace
+    replay adds the request's position in the trace window, direction (1 = write) and bytes)."""
+    cols = [("t_arrive_ns", np.float64), ("t_done_ns", np.float64)]
+    if "id" in records:
+        cols += [("id", np.int64), ("write", np.int8), ("nbytes", np.int64)]
+    arr = np.empty(records["t_arrive_ns"].size, dtype=cols)
+    for name, _ in cols:
+        arr[name] = records[name]
     return arr

@@ -1,11 +1,12 @@
-"""Parallel sweeps of the server scenarios (one process per point; every point is a pure
-function of its configuration and seed, so the executor never changes a result).
+"""Quick parallel stable sweeps of the server scenarios, in memory (one process per point; every
+point is a pure function of its configuration and seed, so the executor never changes a result).
 
     python -m scenarios.server.sweep --policies spdk-static,sandman --rates 10000,160000 --jobs 2
 
-:func:`stable_sweep` returns one row per (policy, rate). The generic sweep runner of the
-efficiency issue (``scenarios/sweeps/runner.py:execute(tasks, results, fn=...)``) can drive the same
-points through :func:`run_point` once its tasks can name a server scenario.
+:func:`stable_sweep` returns one row per (policy, rate). For stored, resumable, Dask-capable sweeps
+use the generic runner, whose sweep files take a server scenario as base:
+``stacksim sweep server_stable`` and ``stacksim sweep server_burst_ablation``
+(``scenarios/sweeps/*.yaml``; docs/server.md, "Sweeps").
 """
 
 from __future__ import annotations

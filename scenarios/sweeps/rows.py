@@ -23,9 +23,13 @@ _SKIP = {"layers_ns_per_io", "layers_ns_per_io_per_cpu", "interrupts_per_s_per_c
 
 def completion_label(config) -> str:
     """The completion mode the Linux rules select for each job: ``interrupt``, ``classic``,
-    ``hybrid`` (adaptive), ``hybrid-<N>us`` (fixed sleep) or a plug-in name; ``+``-joined."""
+    ``hybrid`` (adaptive), ``hybrid-<N>us`` (fixed sleep) or a plug-in name; ``+``-joined.
+    A storage-server run: its core-scheduling policy (``server.policy``)."""
     from policies.completion import select_policy_name
 
+    server = getattr(config, "server", None)
+    if server is not None and hasattr(server, "policy"):
+        return server.policy
     q = config.queue
     labels = []
     for job in config.jobs:
@@ -64,7 +68,10 @@ def summary_columns(summary: dict) -> dict[str, Any]:
     res = summary.get("cstate_residency") or {}
     if res:
         states: dict[str, list[float]] = {}
-        for per_cpu in res.values():
+        for key, per_cpu in res.items():
+            if not isinstance(per_cpu, dict):  # already a mean over CPUs (storage server): state -> fraction
+                states.setdefault(key, []).append(per_cpu)
+                continue
             for st, frac in per_cpu.items():
                 states.setdefault(st, []).append(frac)
         for st, fracs in states.items():
@@ -117,8 +124,10 @@ def make_row(task, result: dict) -> dict[str, Any]:
         "completion": completion_label(task.config),
         "config_sha": task.config_sha,
     })
-    row.update(summary_columns(result["summary"]))
+    for key, value in summary_columns(result["summary"]).items():
+        row.setdefault(key, value)  # an axis column keeps its value (the server summary has e.g. "policy")
     row.update(flatten(result.get("sim", {}), "sim."))
-    row["cdf"] = json.dumps(latency_cdf(result.get("jobs", [])), separators=(",", ":"))
+    cdf = result.get("latency_cdf")  # storage-server runs compute theirs from the request records
+    row["cdf"] = json.dumps(cdf if cdf is not None else latency_cdf(result.get("jobs", [])), separators=(",", ":"))
     row["config"] = task.config_json
     return row
