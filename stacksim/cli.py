@@ -95,7 +95,7 @@ def cmd_run(args) -> int:
 
 
 def _run_server(args, name: str) -> int:
-    """``--scenario server-stable|server-burst``: the NVMe-oF storage-server model."""
+    """``--scenario server-stable|server-burst|server-trace``: the NVMe-oF storage-server model."""
     from scenarios.scenario import parse_sets
     from scenarios.server.run import format_server_summary, resolve_server, server_records_table, simulate_server
     from stacksim.output import check_records_path, write_json, write_records

@@ -97,7 +97,7 @@ def cmd_analyze(args) -> int:
                            lower_is_better=args.lower_is_better)
     print(format_table(tiles, x=args.x, y=args.y, metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better))
     if args.long:
-        print(format_long(tiles, x=args.x, y=args.y))
+        print(format_long(tiles, x=args.x, y=args.y, lower_is_better=args.lower_is_better))
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as fh:
             json.dump(tiles, fh, indent=2, default=str)
@@ -112,7 +112,7 @@ def cmd_report(args) -> int:
         raise ConfigError(f"report file {args.output}: use an .html name")
     rows = read_results(args.results)
     n = write_report(rows, args.output, title=args.title, x=args.x, y=args.y, policy=args.policy_axis,
-                     metric=args.metric, alpha=args.alpha)
+                     metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better)
     print(f"{args.output}: {n} figures from {len(rows)} runs")
     return 0
 

@@ -105,11 +105,12 @@ def format_table(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "nu
     return "\n".join(lines)
 
 
-def format_long(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "numjobs") -> str:
+def format_long(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "numjobs", lower_is_better: bool = False) -> str:
     """One line per tile with every policy's mean and the p-value."""
     lines = []
     for t in tiles:
-        means = "  ".join(f"{p}={m:.4g}(n={t['n'][p]})" for p, m in sorted(t["means"].items(), key=lambda i: -i[1]))
+        means = "  ".join(f"{p}={m:.4g}(n={t['n'][p]})"
+                          for p, m in sorted(t["means"].items(), key=lambda i: i[1] if lower_is_better else -i[1]))
         p = "-" if t["p_value"] is None else f"{t['p_value']:.3g}"
         lines.append(f"{x}={t['x']} {y}={t['y']}: {cell_text(t):<18} p={p:<8} {means}")
     return "\n".join(lines)

@@ -228,7 +228,8 @@ def _size_menu(fig: go.Figure, d: _Data, owners: list[int]) -> None:
 
 # -- the page -------------------------------------------------------------------------------------
 def build_figures(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs", policy: Sequence[str] | str | None = None,
-                  metric: str = DEFAULT_METRIC, alpha: float = 0.05) -> list[tuple[str, go.Figure]]:
+                  metric: str = DEFAULT_METRIC, alpha: float = 0.05,
+                  lower_is_better: bool = False) -> list[tuple[str, go.Figure]]:
     """The report's figures as (section title, figure), in page order; a figure whose columns
     are absent from the results is left out."""
     paxes = parse_policy_axes(policy, rows)
@@ -238,7 +239,7 @@ def build_figures(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs", pol
     figs: list[tuple[str, go.Figure]] = []
     for col, title, ytitle, scale in (
         ("bandwidth_mb_s", "Bandwidth", "MB/s", 1.0),
-        ("cpu_utilization", "CPU utilization (all logical CPUs)", "CPU utilization (%)", 100.0),
+        ("cpu_utilization", "CPU utilization", "CPU utilization (%)", 100.0),
         ("power_w.system", "System power", "W", 1.0),
     ):
         if has(col):
@@ -263,7 +264,7 @@ def build_figures(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs", pol
             d, mem, "Memory operations (loads + stores) per second by kernel source directory",
             "million per s", 1e-6, "mem_ops_per_s.")))
     if has(metric):
-        tiles = efficiency_map(rows, x=x, y=y, policy=paxes, metric=metric, alpha=alpha)
+        tiles = efficiency_map(rows, x=x, y=y, policy=paxes, metric=metric, alpha=alpha, lower_is_better=lower_is_better)
         figs.append(("Efficiency map", _efficiency_heatmap(d, tiles, metric, alpha)))
     if has("cdf"):
         figs.append(("Latency CDFs", _latency_cdfs(d)))
