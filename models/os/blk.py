@@ -133,7 +133,6 @@ class BlkMq:
             target.merged = []
         target.merged.append(req)
         target.flags |= req.flags  # cinterrupts: union of annotations, Urgent wins
-        req.t_dispatch = target.t_dispatch
 
     # ------------------------------------------------------------------ dispatch
     def _run(self, h: HwContext) -> None:

@@ -1,0 +1,41 @@
+"""Conservation and causality over random combinations of IO engine, depth, batching, IO
+scheduler, interrupt generation and polling (hypothesis): every IO completes exactly once."""
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from models.platforms import optane_p4800x_e5_2660v4
+from scenarios.fio.parser import job_from_options
+from scenarios.scenario import RunConfig
+from stacksim.run import build
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    engine=st.sampled_from(["libaio", "io_uring", "pvsync2"]),
+    depth=st.sampled_from([1, 3, 16]),
+    batch=st.sampled_from([1, 4]),
+    jobs=st.integers(1, 3),
+    sched=st.sampled_from(["none", "mq-deadline", "kyber", "bfq"]),
+    irq=st.sampled_from(["none", "nvme", "adaptive", "cinterrupts"]),
+    poll=st.booleans(),
+    rw=st.sampled_from(["randread", "read", "randrw"]),
+    seed=st.integers(0, 1000),
+)
+def test_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll, rw, seed):
+    plat = optane_p4800x_e5_2660v4()
+    plat = plat.model_copy(update={"nvme": plat.nvme.model_copy(update={"irq": irq, "irq_thr": 4, "irq_max_rate": 50_000})})
+    queue = plat.queue.model_copy(update={"scheduler": sched, "io_poll": poll})
+    opts = {"rw": rw, "bs": "4k", "ioengine": engine, "direct": "1", "numjobs": str(jobs), "runtime": "2ms",
+            "time_based": "1", "cpus_allowed": "0-1"}
+    if engine != "pvsync2":
+        opts.update(iodepth=str(depth), iodepth_batch_submit=str(min(batch, depth)))
+    if poll and engine != "libaio":
+        opts["hipri"] = "1"
+    cfg = RunConfig(name="inv", platform=plat, queue=queue, jobs=(job_from_options(opts, name="j"),), seed=seed)
+    host, ramp, end = build(cfg)
+    host.engine.run(end + 50e6)
+    ids = [r.id for r in host.records]
+    assert len(ids) == len(set(ids)) == host.next_io_id
+    for r in host.records:
+        assert r.t_submit <= r.t_dispatch <= r.t_dev_start < r.t_dev_end <= r.t_cqe <= r.t_reaped <= r.t_complete
+    assert all(t.state == "dead" for t in host.all_tasks)
