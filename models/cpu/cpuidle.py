@@ -37,10 +37,12 @@ def _bucket(duration_ns: float, iowaiters: int) -> int:
 class MenuGovernor:
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
-    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns")
+    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real")
 
     def __init__(self, cfg: CpuConfig):
         self.states = cfg.cstates
+        #: (index, target residency, exit latency) of the non-polling states, shallowest first
+        self._real = tuple((i, st.target_residency_ns, st.exit_latency_ns) for i, st in enumerate(cfg.cstates) if not st.polling)
         self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
         self.intervals = [0.0] * INTERVALS
         self.interval_ptr = 0
@@ -79,15 +81,22 @@ class MenuGovernor:
         self.next_timer_ns = next_timer_ns
         self.bucket = _bucket(next_timer_ns, iowaiters)
         predicted = next_timer_ns * self.correction[self.bucket] / (RESOLUTION * DECAY)
+        mult = 1 + 10 * iowaiters
+        idx = self._deepest(predicted, predicted / mult)
+        if idx == 0:
+            # the repeating-interval detector can only shorten the prediction: nothing shallower
+            # than state 0 exists, so skip it (same answer, less work on the hot path)
+            return 0
         typical = self._typical_interval()
         if typical is not None and typical < predicted:
-            predicted = typical
-        latency_limit = predicted / (1 + 10 * iowaiters)
+            idx = self._deepest(typical, typical / mult)
+        return idx
+
+    def _deepest(self, predicted: float, latency_limit: float) -> int:
+        """The deepest state whose target residency and exit latency fit."""
         idx = 0
-        for i, st in enumerate(self.states):
-            if st.polling:
-                continue
-            if st.target_residency_ns > predicted or st.exit_latency_ns > latency_limit:
+        for i, target, exit_ns in self._real:
+            if target > predicted or exit_ns > latency_limit:
                 break
             idx = i
         return idx

@@ -24,7 +24,9 @@ from typing import Callable
 import numpy as np
 
 from models.ssd.config import DeviceConfig, ServiceConfig
-from simcore.engine import Engine
+from simpy.events import NORMAL
+
+from simcore.engine import Call, Engine
 from simcore.rng import BatchedDraws
 
 
@@ -32,7 +34,7 @@ class QueuePair:
     """One NVMe submission/completion queue pair and its interrupt vector."""
 
     __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
-                 "posted_times")
+                 "posted_times", "submit_hook")
 
     def __init__(self, qid: int, device: "NvmeDevice", cpu: int, polled: bool, depth: int):
         self.qid = qid
@@ -46,6 +48,7 @@ class QueuePair:
         self.irq_gen = None  # device-side interrupt generation policy of this CQ's vector
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
+        self.submit_hook = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
         self.posted_times: list[float] = []  # CQE post times (completion inter-arrival statistics)
 
 
@@ -88,10 +91,12 @@ class NvmeDevice:
             raise ValueError(f"{self.cfg.model}: more than {self.cfg.max_queue_pairs} queue pairs")
         qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
         if not polled:
-            from policies.interrupt_generation import IRQ_GENERATION, IrqConfig
+            from policies.interrupt_generation import IRQ_GENERATION, IrqConfig, IrqGeneration
 
             icfg = self.irq_cfg or IrqConfig()
-            qp.irq_gen = IRQ_GENERATION.get(icfg.irq)(qp, icfg, self.engine)
+            gen = qp.irq_gen = IRQ_GENERATION.get(icfg.irq)(qp, icfg, self.engine)
+            if type(gen).on_submit is not IrqGeneration.on_submit:
+                qp.submit_hook = gen.on_submit  # only policies that track the SQ see submissions
         self.qps.append(qp)
         return qp
 
@@ -100,7 +105,14 @@ class NvmeDevice:
         start. Transfers are served in the order their data becomes ready (a read whose media
         access finished early does not wait behind a slower one submitted before it)."""
         starts, ends = self._link_starts, self._link_ends
-        now = self.engine.now
+        if not ends or ends[-1] <= t:  # the link is free from t on: the common case
+            if ends and ends[-1] <= self.engine.env._now:
+                starts.clear()
+                ends.clear()
+            starts.append(t)
+            ends.append(t + dur)
+            return t
+        now = self.engine.env._now
         k = 0
         while k < len(ends) and ends[k] <= now:
             k += 1
@@ -127,7 +139,8 @@ class NvmeDevice:
 
     def submit(self, qp: QueuePair, req) -> None:
         """The SQ tail doorbell was rung for ``req`` at the current time."""
-        now = self.engine.now
+        env = self.engine.env
+        now = env._now
         cfg = self.cfg
         op = req.op
         nbytes = req.nbytes
@@ -151,12 +164,15 @@ class NvmeDevice:
         req.device_service_ns = svc
         req.sq_seq = qp.seq
         qp.seq += 1
-        if qp.irq_gen is not None:
-            qp.irq_gen.on_submit(req)
+        if qp.submit_hook is not None:
+            qp.submit_hook(req)
         qp.inflight += 1
         self.commands += 1
         self.bytes += nbytes
-        self.engine.call_at(end + cfg.post_ns, self._post, qp, req)
+        # engine.call_at inlined (one event per command)
+        t = end + cfg.post_ns
+        heapq.heappush(env._queue, (t, NORMAL, next(env._eid), Call(env, self._post, (qp, req), t)))
+        self.engine.events_scheduled += 1
 
     def _post(self, qp: QueuePair, req) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""

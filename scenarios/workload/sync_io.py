@@ -47,6 +47,9 @@ class SyncThread:
         self._rate_gap_ns = 1e9 / rate if rate else 0.0
         self._next_issue = None
         self._paused = False
+        self._paces = bool(self._rate_gap_ns or job.thinktime_ns)  # fio pauses between IOs at all
+        self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
+        self._qps: dict = {}
 
     # -- cost bundles ------------------------------------------------------------------------
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
@@ -69,10 +72,6 @@ class SyncThread:
                 parts["syscall"] += k.syscall_exit_cycles
             cost = self._costs[key] = self.host.costs.get(f"sync_{'complete_' if with_completion else ''}submit", **parts)
         return cost
-
-    def _completion_ns(self) -> float:
-        k = self.k
-        return (k.fs_complete_cycles + k.syscall_exit_cycles) / self.runner.freq
 
     # -- program -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -101,7 +100,7 @@ class SyncThread:
         prev = self.req
         t0 = now
         if with_completion:
-            t0 = now + self._completion_ns()
+            t0 = now + self._complete_cycles / runner.freq
             prev.t_complete = t0
             host.records.append(prev)
         if t0 >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit):
@@ -111,19 +110,22 @@ class SyncThread:
             else:
                 runner.exit_task()
             return
-        wait = self._pause_ns(t0, with_completion)
-        if wait > 0:
-            self._pause(wait, with_completion)
-            return
-        if self._rate_gap_ns:
-            self._next_issue = max(self._next_issue, 0.0) + self._rate_gap_ns
+        if self._paces:
+            wait = self._pause_ns(t0, with_completion)
+            if wait > 0:
+                self._pause(wait, with_completion)
+                return
+            if self._rate_gap_ns:
+                self._next_issue = max(self._next_issue, 0.0) + self._rate_gap_ns
         op, bs, off = self._next_io()
         self.issued_bytes += bs
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
         req.flags = self.req_flags
         host.next_io_id += 1
-        policy = self.policy[op]
-        req.qp = host.driver.queue_for(self.dev, runner.id, policy.polled)
+        qp = self._qps.get(op)
+        if qp is None:  # the thread's hardware queue for this direction (fixed CPU and SSD)
+            qp = self._qps[op] = host.driver.queue_for(self.dev, runner.id, self.policy[op].polled)
+        req.qp = qp
         req.t_submit = t0 + self.k.user_io_cycles / runner.freq
         self.req = req
         runner.run(self._submit_cost(op, bs, with_completion), self._doorbell)
