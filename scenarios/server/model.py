@@ -560,6 +560,10 @@ class Server:
         req.op = self.op
         req.nbytes = self.bs
         req.t_arr = now
+        self._admit(req, th, now)
+
+    def _admit(self, req: Request, th, now: float) -> None:
+        """A request reached its thread's RX queue: processed at once by its reactor, or queued."""
         th.arrivals += 1
         if self.on_arrival is not None:
             self.on_arrival(th, now)
@@ -587,18 +591,7 @@ class Server:
         req.nbytes = self._anb[i]
         req.t_arr = now
         self._next_arrival()
-        th.arrivals += 1
-        if self.on_arrival is not None:
-            self.on_arrival(th, now)
-        r = th.reactor
-        if r is None:
-            th.pending.append(req)
-        elif th.pending or r.free_at - now > self.h_hi:
-            th.pending.append(req)
-            self._backlog(r, th, now)
-        else:
-            e = self._commit(r, th, now, r.rx_cycles)
-            self.engine.call_at(e, self._submit, req)
+        self._admit(req, th, now)
 
     def _submit(self, req: Request) -> None:
         req.t_submit = self.engine.env._now
