@@ -30,19 +30,25 @@ def read_energy(host, now: float) -> EnergyReading:
     return EnergyReading(now, cpu_j, ssd)
 
 
+def ssd_energy_j(devices, busy_a, busy_b, dur_s: float) -> float:
+    """SSD energy over ``dur_s``: idle power plus (active - idle) per busy media unit, from the
+    devices' cumulative (read, write) busy unit-ns at the start (``busy_a``) and end (``busy_b``)."""
+    energy = 0.0
+    for d, (r0, w0), (r1, w1) in zip(devices, busy_a, busy_b):
+        c = d.cfg
+        energy += c.idle_w * dur_s
+        energy += (c.active_read_w - c.idle_w) / c.parallel_units * (r1 - r0) * 1e-9
+        energy += (c.active_write_w - c.idle_w) / c.parallel_units * (w1 - w0) * 1e-9
+    return energy
+
+
 def average_power(platform, devices, a: EnergyReading, b: EnergyReading) -> dict:
     """Average power by component (W) between readings ``a`` and ``b``."""
     dur_s = (b.t_ns - a.t_ns) * 1e-9
     if dur_s <= 0:
         raise ValueError("empty interval")
     cpu_w = (b.cpu_j - a.cpu_j) / dur_s
-    ssd_j = 0.0
-    for d, (r0, w0), (r1, w1) in zip(devices, a.ssd_busy_unit_ns, b.ssd_busy_unit_ns):
-        c = d.cfg
-        ssd_j += c.idle_w * dur_s
-        ssd_j += (c.active_read_w - c.idle_w) / c.parallel_units * (r1 - r0) * 1e-9
-        ssd_j += (c.active_write_w - c.idle_w) / c.parallel_units * (w1 - w0) * 1e-9
-    ssd_w = ssd_j / dur_s
+    ssd_w = ssd_energy_j(devices, a.ssd_busy_unit_ns, b.ssd_busy_unit_ns, dur_s) / dur_s
     pw = platform.power
     other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w
     return {"cpu": cpu_w, "ssd": ssd_w, "dram": pw.dram_w, "other": other_w, "system": cpu_w + ssd_w + pw.dram_w + other_w}

@@ -184,10 +184,3 @@ class NvmeDevice:
             qp.irq_gen.on_completion(req)
         else:
             qp.on_post(qp, req)
-
-    def energy_j(self, duration_ns: float) -> float:
-        """Energy over ``duration_ns``: idle power plus (active - idle) per busy unit-second."""
-        cfg = self.cfg
-        per_unit_read = (cfg.active_read_w - cfg.idle_w) / cfg.parallel_units
-        per_unit_write = (cfg.active_write_w - cfg.idle_w) / cfg.parallel_units
-        return (cfg.idle_w * duration_ns + per_unit_read * self.busy_unit_ns["read"] + per_unit_write * self.busy_unit_ns["write"]) * 1e-9

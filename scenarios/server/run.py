@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import create_model
 
 from models.platforms_server import SERVER_PLATFORMS, ServerPlatform
+from models.power import ssd_energy_j
 from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.server.config import MetricsConfig, ServerConfig, ServerRunConfig
 from scenarios.server.model import Server
@@ -244,13 +245,7 @@ def power_between(cfg: ServerRunConfig, srv: Server, a: dict, b: dict) -> dict:
         return {k: 0.0 for k in ("cpu", "ssd", "dram", "other", "others", "system")}
     dur_s = dur_ns * 1e-9
     cpu_w = (b["cpu_j"] - a["cpu_j"]) / dur_s
-    ssd_j = 0.0
-    for d, (r0, w0), (r1, w1) in zip(srv.devices, a["ssd_busy"], b["ssd_busy"]):
-        c = d.cfg
-        ssd_j += c.idle_w * dur_s
-        ssd_j += (c.active_read_w - c.idle_w) / c.parallel_units * (r1 - r0) * 1e-9
-        ssd_j += (c.active_write_w - c.idle_w) / c.parallel_units * (w1 - w0) * 1e-9
-    ssd_w = ssd_j / dur_s
+    ssd_w = ssd_energy_j(srv.devices, a["ssd_busy"], b["ssd_busy"], dur_s) / dur_s
     plat = cfg.platform
     pw = plat.base.power
     oth = plat.others
