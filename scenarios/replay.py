@@ -188,7 +188,7 @@ def run_replay(cfg: ReplayConfig) -> dict:
         raise ConfigError(f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; "
                           f"dropped: {drops or 'none'})")
     host.start()
-    host.engine.env.run(until=replayer.done_event)
+    host.engine.run(replayer.done_event)
     # the reaped time is computed as clock + cycles / GHz: it may exceed the engine time by rounding
     t_end = max(host.engine.now, max(r.t_complete for r in host.records))
     host.pkg.settle(t_end)

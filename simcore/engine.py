@@ -15,31 +15,31 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import simpy
-from heapq import heappush
+from heapq import heappop, heappush
 
-from simpy.events import NORMAL, Event
+from simpy.core import StopSimulation
+from simpy.events import NORMAL, URGENT, Event
 
 __all__ = ["Engine", "Call"]
 
 
-class Call(Event):
-    """A scheduled callback (a pre-triggered simpy event); ``cancel()`` makes it a no-op."""
+class Call:
+    """A scheduled callback: ``fn(*args)`` at ``time`` ns; ``cancel()`` makes it a no-op.
 
-    def __init__(self, env, fn: Callable, args: tuple, time: float):
-        # Event.__init__ inlined (hot path): already triggered, value None, one callback.
-        self.env = env
-        self.callbacks = [self._fire]
-        self._value = None
-        self._ok = True
+    Not a simpy event: :meth:`Engine.run` dispatches it directly (one heap entry, one call), so
+    it costs no callback list, bound method or ``step()`` frame. It shares simpy's heap and its
+    (time, priority, id) ordering, so callbacks and simpy processes interleave deterministically.
+    """
+
+    __slots__ = ("fn", "args", "time")
+
+    def __init__(self, fn: Callable, args: tuple, time: float):
         self.fn = fn
         self.args = args
         self.time = time
 
     def cancel(self) -> None:
         self.fn = _noop
-
-    def _fire(self, _event) -> None:
-        self.fn(*self.args)
 
 
 def _noop(*_args) -> None:
@@ -66,7 +66,7 @@ class Engine:
             raise ValueError(f"negative delay {delay_ns} ns")
         env = self.env
         t = env._now + delay_ns
-        call = Call(env, fn, args, t)
+        call = Call(fn, args, t)
         # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
         heappush(env._queue, (t, NORMAL, next(env._eid), call))
         self.events_scheduled += 1
@@ -80,6 +80,46 @@ class Engine:
         """Start a simpy process (available for slow control-plane logic; the models use callbacks)."""
         return self.env.process(generator)
 
-    def run(self, until_ns: float) -> None:
-        """Advance the simulation to ``until_ns``."""
-        self.env.run(until=until_ns)
+    def run(self, until: float | Event | None = None) -> Any:
+        """Advance the simulation: to time ``until`` (ns), until the simpy event ``until`` has
+        been processed, or (``None``) until no events remain. Same semantics as
+        ``simpy.Environment.run`` (a time limit runs the events before it, not those at it), with
+        callbacks dispatched inline; always use this instead of ``env.run``."""
+        env = self.env
+        if until is not None:
+            if not isinstance(until, Event):
+                at = float(until)
+                if at <= env._now:
+                    raise ValueError(f"until ({at}) must be greater than the current simulation time")
+                until = Event(env)
+                until._ok = True
+                until._value = None
+                env.schedule(until, URGENT, at - env._now)
+            elif until.callbacks is None:
+                return until.value
+            until.callbacks.append(StopSimulation.callback)
+        queue = env._queue
+        try:
+            while queue:
+                env._now, _, _, event = heappop(queue)
+                if event.__class__ is Call:
+                    event.fn(*event.args)
+                    continue
+                # simpy.Environment.step for simpy events (processes, timeouts, conditions)
+                callbacks, event.callbacks = event.callbacks, None
+                try:
+                    for callback in callbacks:
+                        callback(event)
+                except StopSimulation:
+                    event.callbacks = callbacks[callbacks.index(callback) + 1:]
+                    env.schedule(event, URGENT - 1)
+                    raise
+                if not event._ok and not hasattr(event, "_defused"):
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    raise exc
+        except StopSimulation as stop:
+            return stop.args[0]
+        if until is not None:
+            raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}')
+        return None

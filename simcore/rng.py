@@ -8,6 +8,7 @@ draws of another, and the same seed gives the same draws bit for bit.
 from __future__ import annotations
 
 import zlib
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -39,20 +40,10 @@ class BatchedDraws:
     interleave their batches, so changing the batch size changes which values each one gets.
     """
 
-    __slots__ = ("_gen", "_sampler", "_batch", "_buf", "_i")
+    __slots__ = ("next",)
 
     def __init__(self, gen: np.random.Generator, sampler, batch: int = 4096):
-        self._gen = gen
-        self._sampler = sampler
-        self._batch = batch
-        self._buf: list[float] = []
-        self._i = 0
-
-    def next(self) -> float:
-        i = self._i
-        buf = self._buf
-        if i >= len(buf):
-            buf = self._buf = self._sampler(self._gen, self._batch).tolist()
-            i = 0
-        self._i = i + 1
-        return buf[i]
+        batches = (sampler(gen, batch).tolist() for _ in repeat(None))
+        #: ``next()`` -> the next variate: a C-level iterator step (a batch is drawn when the
+        #: previous one is used up, exactly when a per-draw Python method would draw it)
+        self.next = chain.from_iterable(batches).__next__

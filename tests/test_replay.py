@@ -70,7 +70,7 @@ def test_records_complete_exactly_once_and_keep_trace_sizes():
     rp = TraceReplayer(host, replay_job(cfg.replay), map_volumes(iter(recs), 2), cfg.replay)
     rp.start()
     host.start()
-    host.engine.env.run(until=rp.done_event)
+    host.engine.run(rp.done_event)
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) == len(recs)
     by_size = sorted(r.nbytes for r in host.records)
@@ -149,7 +149,7 @@ def test_trace_is_read_lazily():
     rp = TraceReplayer(host, replay_job(cfg.replay), lazy(), cfg.replay)
     rp.start()
     host.start()
-    host.engine.env.run(until=rp.done_event)
+    host.engine.run(rp.done_event)
     assert rp.completed == len(recs)
     for now, i in pulls:
         # due by the submitting CPU's clock: the engine time plus its carried work, which includes

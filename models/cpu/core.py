@@ -112,16 +112,19 @@ class PhysicalCore:
         self._t = now
         self._set_freq_factors(freq_ghz)
         self.transitions += 1
-        self.power_w = self._compute()
+        self.update(now)
         for fn in self.listeners:
             fn(freq_ghz)
 
     def finish_setup(self) -> None:
         self.target_ghz = self.freq_ghz
-        self.power_w = self._compute()
+        self.update(self._t)
 
-    def _compute(self) -> float:
-        cfg = self._cfg
+    def update(self, now: float) -> None:
+        """Integrate energy up to ``now`` and take the power of the siblings' current states
+        (this runs at every state change)."""
+        self.energy_j += self.power_w * (now - self._t) * 1e-9
+        self._t = now
         a1 = a2 = -1.0
         shallow = -1.0
         for cpu in self.cpus:
@@ -137,14 +140,10 @@ class PhysicalCore:
                     shallow = p
         if a1 >= 0:
             if a2 >= 0:
-                a1 += cfg.smt_second_thread_activity * a2
-            return self._leak_w + self._dyn_w * a1
-        return shallow if shallow > 0 else 0.0
-
-    def update(self, now: float) -> None:
-        self.energy_j += self.power_w * (now - self._t) * 1e-9
-        self._t = now
-        self.power_w = self._compute()
+                a1 += self._cfg.smt_second_thread_activity * a2
+            self.power_w = self._leak_w + self._dyn_w * a1
+        else:
+            self.power_w = shallow if shallow > 0 else 0.0
 
     def settle(self, now: float) -> None:
         self.update(now)
@@ -203,7 +202,12 @@ class LogicalCpu:
 
     def set_idle(self, now: float, cstate: int) -> None:
         """Enter idle state ``cstate`` at ``now``."""
-        self._account(now)
+        dt = now - self._t  # _account, inlined
+        if self.busy:
+            self.busy_ns += dt
+        else:
+            self.cstate_ns[self.cstate] += dt
+        self._t = now
         cfg = self.core._cfg
         st = cfg.cstates[cstate]
         self.busy = False

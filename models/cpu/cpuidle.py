@@ -16,6 +16,8 @@ same answer, so the model simply keeps spinning.)
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from models.cpu.config import CpuConfig
 
 RESOLUTION = 1024
@@ -26,12 +28,8 @@ INTERVALS = 8
 NO_TIMER_NS = 4_000_000.0  # with the tick stopped and no timer: assume up to one 250 Hz tick period
 
 
-def _bucket(duration_ns: float, iowaiters: int) -> int:
-    b = BUCKETS if iowaiters else 0
-    for i, limit in enumerate((10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)):
-        if duration_ns < limit:
-            return b + i
-    return b + BUCKETS - 1
+#: menu.c which_bucket(): buckets by decade of the timer distance; a second set with IO waiters
+_BUCKET_LIMITS_NS = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 
 
 class MenuGovernor:
@@ -79,8 +77,8 @@ class MenuGovernor:
     def select(self, next_timer_ns: float, iowaiters: int) -> int:
         """Index of the chosen state for a CPU about to idle."""
         self.next_timer_ns = next_timer_ns
-        self.bucket = _bucket(next_timer_ns, iowaiters)
-        predicted = next_timer_ns * self.correction[self.bucket] / (RESOLUTION * DECAY)
+        b = self.bucket = (BUCKETS if iowaiters else 0) + bisect_right(_BUCKET_LIMITS_NS, next_timer_ns)
+        predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
         mult = 1 + 10 * iowaiters
         idx = self._deepest(predicted, predicted / mult)
         if idx == 0:

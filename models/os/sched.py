@@ -22,7 +22,7 @@ A task leaving the CPU to sleep counts a voluntary switch, a preempted task an i
 from __future__ import annotations
 
 import heapq
-from collections import deque
+from collections import defaultdict, deque
 
 from pydantic import Field
 
@@ -128,10 +128,10 @@ class CpuRunner:
         self.iowaiters = 0
         self.need_resched = False
         self.min_vruntime = 0.0
-        self.counts: dict[int, int] = {}
+        self.counts: defaultdict[int, int] = defaultdict(int)  # uses of each cost bundle (by idx)
         self.poll_cycles = 0.0
         self.smt_stall_ns = 0.0
-        self.irq_kinds: dict[str, int] = {}
+        self.irq_kinds: defaultdict[str, int] = defaultdict(int)
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list = []
         self._carry_ns = 0.0
@@ -159,10 +159,10 @@ class CpuRunner:
     # ------------------------------------------------------------------ segments
     def run(self, cost, then) -> None:
         """Execute ``cost`` on this CPU now, then call ``then()``."""
-        now = self.engine.env._now
+        env = self._env
+        now = env._now
         counts = self.counts
-        idx = cost.idx
-        counts[idx] = counts.get(idx, 0) + 1
+        counts[cost.idx] += 1
         task = self.current
         if task is not None:
             task.usr_cycles += cost.user_cycles
@@ -171,8 +171,16 @@ class CpuRunner:
         fixed = self._carry_fixed_ns
         if self._carry_ns:
             # work carried into this segment (a context switch, an IRQ on an idle CPU, CQ reaping):
-            # same time, one event fewer
-            dur += self._absorb_carry(task) - fixed
+            # same time, one event fewer. (_absorb_carry, inlined: this runs once per IO)
+            carry = self._carry
+            for c in carry:
+                counts[c.idx] += 1
+                if task is not None:
+                    task.sys_cycles += c.sys_cycles
+            carry.clear()
+            dur += self._carry_ns - fixed
+            self._carry_ns = 0.0
+            self._carry_fixed_ns = 0.0
         sib = self._sibling
         if sib is not None and sib.busy:
             # the sibling competes for the core's pipeline: the same cycles take longer
@@ -183,14 +191,15 @@ class CpuRunner:
         tr = self.engine.tracer
         if tr is not None:
             self._trace_segment(tr, now, dur, cost)
-        self._seg_act = cost.activity
-        self.cpu.set_busy(now, cost.activity)
+        act = self._seg_act = cost.activity
+        cpu = self.cpu
+        if not cpu.busy or cpu.activity != act:
+            cpu.set_busy(now, act)
         self.mode = RUN
         self._seg_then = then
         t = self._seg_end = now + dur
         # engine.call_in inlined (the hottest call of the simulator); dur >= 0 by construction
-        env = self._env
-        call = self._seg_call = Call(env, self._seg_done_cb, (), t)
+        call = self._seg_call = Call(self._seg_done_cb, (), t)
         heappush(env._queue, (t, NORMAL, next(env._eid), call))
         self.engine.events_scheduled += 1
 
@@ -221,7 +230,7 @@ class CpuRunner:
         """Count the carried bundles (on this CPU and the task) and return their time, ns."""
         counts = self.counts
         for c in self._carry:
-            counts[c.idx] = counts.get(c.idx, 0) + 1
+            counts[c.idx] += 1
             if task is not None:
                 task.sys_cycles += c.sys_cycles
         self._carry.clear()
@@ -272,7 +281,7 @@ class CpuRunner:
 
     def sleep(self, resume, iowait: bool = True) -> None:
         """The current task blocks (voluntary switch); ``resume`` runs when it is switched back in."""
-        self._switch_out(self.current, voluntary=True, resume=resume, iowait=iowait)
+        self._switch_out(self.current, True, resume, iowait)
 
     def exit_task(self) -> None:
         """The current task exits."""
@@ -284,8 +293,11 @@ class CpuRunner:
         self._schedule(from_idle=False)
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
-        now = self.engine.env._now
-        self._charge_runtime(task, now)
+        now = self._env._now
+        ran = now - task.ran_since  # _charge_runtime, inlined
+        task.vruntime += ran
+        task.exec_ns += ran
+        task.ran_since = now
         task.resume = resume
         if voluntary:
             task.nvcsw += 1
@@ -303,6 +315,8 @@ class CpuRunner:
 
     def _pick(self) -> Task:
         rq = self.rq
+        if len(rq) == 1:
+            return rq.pop()
         best = 0
         for i in range(1, len(rq)):
             if rq[i].vruntime < rq[best].vruntime:
@@ -319,10 +333,17 @@ class CpuRunner:
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
             cost = self.cost_cs_from_idle if from_idle else self.cost_cs
-            self.add_carry(cost)
-            self.cpu.set_busy(self.engine.env._now, cost.activity)
+            now = self._env._now
+            if self.engine.tracer is None:  # add_carry, inlined
+                self._carry.append(cost)
+                self._carry_ns += cost.cycles / self.freq
+            else:
+                self.add_carry(cost)
+            cpu = self.cpu
+            if not cpu.busy or cpu.activity != cost.activity:
+                cpu.set_busy(now, cost.activity)
             self.mode = RUN
-            nxt.ran_since = self.engine.env._now
+            nxt.ran_since = now
             if self.rq:
                 self._arm_slice()
             resume = nxt.resume
@@ -361,7 +382,12 @@ class CpuRunner:
         carried into what this CPU runs next."""
         if task.state != SLEEPING:
             return
-        self.add_carry(self.cost_wakeup)
+        cost = self.cost_wakeup
+        if self.engine.tracer is None:  # add_carry, inlined
+            self._carry.append(cost)
+            self._carry_ns += cost.cycles / self.freq
+        else:
+            self.add_carry(cost)
         target = self.host.runners[task.cpu]
         if target is self:
             self._enqueue_woken(task)
@@ -423,6 +449,9 @@ class CpuRunner:
     # ------------------------------------------------------------------ interrupts
     def raise_irq(self, work: IrqWork) -> None:
         """An interrupt (device MSI-X, timer, IPI) arrives at this CPU now."""
+        if self.mode == IDLE and not self._irqs:
+            self._irq_on_idle(work, self._env._now)
+            return
         self._irqs.append(work)
         if self.mode != IRQ:
             self._start_irq()
@@ -432,7 +461,7 @@ class CpuRunner:
         prev = self.mode
         delay = 0.0
         if prev == IDLE and len(self._irqs) == 1:
-            self._irq_on_idle(now)
+            self._irq_on_idle(self._irqs.popleft(), now)
             return
         if prev == IDLE:
             delay = self.cstates[self.cpu.cstate].exit_latency_ns
@@ -450,13 +479,18 @@ class CpuRunner:
         self.mode = IRQ
         self._next_irq(delay)
 
-    def _irq_on_idle(self, now: float) -> None:
+    def _irq_on_idle(self, work: IrqWork, now: float) -> None:
         """An interrupt wakes an idle CPU: C-state exit, handler, then whatever it made runnable.
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
         self.governor.reflect(now - self._idle_since)
-        self._trace_idle_end(now)
-        work, cost = self._take_irq(now)
+        if self.engine.tracer is not None:
+            self._trace_idle_end(now)
+        # _take_irq for ``work``, inlined (once per interrupt-completed IO)
+        cost = work.cost(self)
+        self.counts[cost.idx] += 1
+        self.irq_kinds[work.kind] += 1
+        self.cpu.set_busy(now, cost.activity)
         self.mode = NONE
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self._carry_ns += exit_ns + cost.cycles / self.freq
@@ -475,9 +509,8 @@ class CpuRunner:
         account it; the CPU is busy from now."""
         work = self._irqs.popleft()
         cost = work.cost(self)
-        idx = cost.idx
-        self.counts[idx] = self.counts.get(idx, 0) + 1
-        self.irq_kinds[work.kind] = self.irq_kinds.get(work.kind, 0) + 1
+        self.counts[cost.idx] += 1
+        self.irq_kinds[work.kind] += 1
         self.cpu.set_busy(now, cost.activity)
         return work, cost
 

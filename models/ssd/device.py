@@ -34,7 +34,7 @@ class QueuePair:
     """One NVMe submission/completion queue pair and its interrupt vector."""
 
     __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
-                 "posted_times", "submit_hook")
+                 "posted_times", "submit_hook", "irq_work")
 
     def __init__(self, qid: int, device: "NvmeDevice", cpu: int, polled: bool, depth: int):
         self.qid = qid
@@ -50,6 +50,7 @@ class QueuePair:
         self.seq = 0  # SQ sequence number of the next command
         self.submit_hook = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
         self.posted_times: list[float] = []  # CQE post times (completion inter-arrival statistics)
+        self.irq_work = None  # the driver's reusable handler object for this vector
 
 
 def _lognormal_sampler(mean: float, sd: float):
@@ -131,12 +132,6 @@ class NvmeDevice:
         ends.insert(i, start + dur)
         return start
 
-    def service_ns(self, op: str, nbytes: int) -> float:
-        """Draw the media service time of one command (ns)."""
-        svc: ServiceConfig = self.cfg.read if op == "read" else self.cfg.write
-        kib_extra = max(0.0, nbytes / 1024.0 - 4.0)
-        return (svc.base_ns + svc.per_kib_ns * kib_extra) * self._jitter[op].next()
-
     def submit(self, qp: QueuePair, req) -> None:
         """The SQ tail doorbell was rung for ``req`` at the current time."""
         env = self.engine.env
@@ -150,7 +145,9 @@ class NvmeDevice:
             t = self._link_reserve(t, xfer) + xfer
         units = self._units
         start = max(t, units[0])
-        svc = self.service_ns(op, nbytes)
+        # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
+        svc_cfg: ServiceConfig = cfg.read if op == "read" else cfg.write
+        svc = (svc_cfg.base_ns + svc_cfg.per_kib_ns * max(0.0, nbytes / 1024.0 - 4.0)) * self._jitter[op].next()
         end = start + svc
         busy = svc
         if op == "write" and cfg.write_cache_program_ns:
@@ -171,12 +168,12 @@ class NvmeDevice:
         self.bytes += nbytes
         # engine.call_at inlined (one event per command)
         t = end + cfg.post_ns
-        heapq.heappush(env._queue, (t, NORMAL, next(env._eid), Call(env, self._post, (qp, req), t)))
+        heapq.heappush(env._queue, (t, NORMAL, next(env._eid), Call(self._post, (qp, req), t)))
         self.engine.events_scheduled += 1
 
     def _post(self, qp: QueuePair, req) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""
-        now = req.t_cqe = self.engine.now
+        now = req.t_cqe = self.engine.env._now
         qp.inflight -= 1
         qp.cq.append(req)
         qp.posted_times.append(now)

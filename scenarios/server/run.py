@@ -206,7 +206,7 @@ def _run_trace(srv: Server, warm: float, bin_ns: float, snaps: dict) -> float:
     if warm > 0 and warm % bin_ns:
         eng.call_at(warm, take_warm)
     try:
-        eng.env.run(until=srv.drained)
+        eng.run(srv.drained)
     except RuntimeError as err:
         if "until" not in str(err):
             raise

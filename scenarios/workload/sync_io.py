@@ -96,7 +96,7 @@ class SyncThread:
     def _issue(self, with_completion: bool) -> None:
         host = self.host
         runner = self.runner
-        now = runner.clock()
+        now = runner._env._now + runner._carry_ns  # runner.clock(), inlined
         prev = self.req
         t0 = now
         if with_completion:
