@@ -51,7 +51,8 @@ class Engine:
 
     def __init__(self, tracer: Any | None = None):
         self.env = simpy.Environment()
-        self.events_scheduled = 0
+        #: events taken off the queue by :meth:`run` (a cancelled callback still costs its pop)
+        self.events_processed = 0
         #: Optional event-trace hook; models test ``if engine.tracer:`` so it costs nothing when off.
         self.tracer = tracer
 
@@ -69,7 +70,6 @@ class Engine:
         call = Call(fn, args, t)
         # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
         heappush(env._queue, (t, NORMAL, next(env._eid), call))
-        self.events_scheduled += 1
         return call
 
     def call_at(self, time_ns: float, fn: Callable, *args) -> Call:
@@ -99,9 +99,11 @@ class Engine:
                 return until.value
             until.callbacks.append(StopSimulation.callback)
         queue = env._queue
+        n = 0
         try:
             while queue:
                 env._now, _, _, event = heappop(queue)
+                n += 1
                 if event.__class__ is Call:
                     event.fn(*event.args)
                     continue
@@ -119,7 +121,10 @@ class Engine:
                     exc.__cause__ = event._value
                     raise exc
         except StopSimulation as stop:
+            n -= 1  # the end marker is not an event of the model
             return stop.args[0]
+        finally:
+            self.events_processed += n
         if until is not None:
             raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}')
         return None

@@ -213,7 +213,7 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
         "sim": {
             "simulated_s": end * 1e-9,
             "measured_s": dur_s,
-            "events": host.engine.events_scheduled,
+            "events": host.engine.events_processed,
             "wall_s": wall_s,
             "real_time_factor": (end * 1e-9) / wall_s if wall_s > 0 else None,
             "ios_per_wall_s": len(host.records) / wall_s if wall_s > 0 else None,

@@ -17,7 +17,7 @@ def test_callbacks_run_in_time_then_fifo_order():
     eng.call_at(7, lambda: log.append(("x", eng.now)))
     eng.run(100)
     assert log == [("a", 5), ("x", 7), ("b", 10), ("c", 10)]
-    assert eng.events_scheduled == 4
+    assert eng.events_processed == 4
 
 
 def test_cancel_and_negative_delay():

@@ -145,8 +145,10 @@ class NvmeIrq(IrqWork):
             if entries:
                 self.driver.cq_doorbells += 1
         self.entries = entries
-        self.driver.completions_reaped_by_irq += len(entries)
-        return self.driver._reap_cost(len(entries), irq=True)
+        drv = self.driver
+        n = len(entries)
+        drv.completions_reaped_by_irq += n
+        return drv._reap_costs.get((n, True)) or drv._reap_cost(n, True)
 
     def fire(self, runner) -> None:
         complete = self.driver._complete

@@ -122,6 +122,8 @@ class CpuRunner:
         self._iter_ns = k.poll_iteration_cycles / self.freq
         self._spin_ns = k.spin_iteration_cycles / self.freq
         self._tick_ns = 1e9 / sched.tick_hz
+        self._sleeper_credit_ns = sched.sched_latency_ns / 2  # CFS place_entity (GENTLE_FAIR_SLEEPERS)
+        self._wakeup_gran_ns = sched.wakeup_granularity_ns
         self.current: Task | None = None
         self.rq: list[Task] = []
         self.mode = NONE
@@ -201,7 +203,6 @@ class CpuRunner:
         # engine.call_in inlined (the hottest call of the simulator); dur >= 0 by construction
         call = self._seg_call = Call(self._seg_done_cb, (), t)
         heappush(env._queue, (t, NORMAL, next(env._eid), call))
-        self.engine.events_scheduled += 1
 
     def add_carry(self, cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
@@ -402,14 +403,14 @@ class CpuRunner:
             self.iowaiters -= 1
             task.iowait = False
         task.state = RUNNABLE
-        floor = self.min_vruntime - self.sched.sched_latency_ns / 2
+        floor = self.min_vruntime - self._sleeper_credit_ns
         if task.vruntime < floor:
             task.vruntime = floor
         self.rq.append(task)
         cur = self.current
         if cur is not None:
-            now = self.engine.env._now
-            if cur.vruntime + (now - cur.ran_since) - task.vruntime > self.sched.wakeup_granularity_ns:
+            now = self._env._now
+            if cur.vruntime + (now - cur.ran_since) - task.vruntime > self._wakeup_gran_ns:
                 self.need_resched = True
                 if self.mode == POLL:
                     self._poll_interrupt_for_resched()

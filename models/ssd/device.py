@@ -169,7 +169,6 @@ class NvmeDevice:
         # engine.call_at inlined (one event per command)
         t = end + cfg.post_ns
         heapq.heappush(env._queue, (t, NORMAL, next(env._eid), Call(self._post, (qp, req), t)))
-        self.engine.events_scheduled += 1
 
     def _post(self, qp: QueuePair, req) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""

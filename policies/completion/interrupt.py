@@ -12,4 +12,4 @@ class InterruptCompletion(CompletionPolicy):
             then()
             return
         req.waiter_sleeping = True
-        runner.sleep(then, iowait=True)
+        runner.sleep(then, True)

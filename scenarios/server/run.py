@@ -380,8 +380,8 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
         "sim": {
             "simulated_s": end * 1e-9,
             "measured_s": dur_s,
-            "events": srv.engine.events_scheduled,
-            "events_per_io": srv.engine.events_scheduled / max(srv.n_offered, 1),
+            "events": srv.engine.events_processed,
+            "events_per_io": srv.engine.events_processed / max(srv.n_offered, 1),
             "wall_s": wall_s,
             "real_time_factor": end * 1e-9 / wall_s if wall_s > 0 else None,
             "ios_per_wall_s": srv.n_offered / wall_s if wall_s > 0 else None,

@@ -34,9 +34,11 @@ class SyncThread:
         rw = job.rw
         self.read_frac = 1.0 if rw in ("read", "randread") else 0.0 if rw in ("write", "randwrite") else job.rwmixread / 100.0
         self.random = rw.startswith("rand")
-        self._u = BatchedDraws(stream, lambda g, n: g.random(n))
+        self._draw = BatchedDraws(stream, lambda g, n: g.random(n)).next  # uniform [0, 1)
         self.size_limit = job.size_bytes if not job.time_based and job.size_bytes else None
         self.span = job.size_bytes or (1 << 30)
+        self._bs = {"read": job.bs_read_bytes, "write": job.bs_write_bytes}
+        self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
         self.issued_bytes = 0
         self.next_offset = job.offset_bytes
         self.req = None
@@ -49,7 +51,9 @@ class SyncThread:
         self._paused = False
         self._paces = bool(self._rate_gap_ns or job.thinktime_ns)  # fio pauses between IOs at all
         self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
+        self._user_io_cycles = self.k.user_io_cycles
         self._qps: dict = {}
+        self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
 
     # -- cost bundles ------------------------------------------------------------------------
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
@@ -79,10 +83,11 @@ class SyncThread:
         self.runner.add_task(self.task)
 
     def _next_io(self):
-        op = "read" if self._u.next() < self.read_frac else "write"
-        bs = self.job.bs_read_bytes if op == "read" else self.job.bs_write_bytes
+        draw = self._draw
+        op = "read" if draw() < self.read_frac else "write"
+        bs = self._bs[op]
         if self.random:
-            off = int(self._u.next() * (self.span // bs)) * bs + self.job.offset_bytes
+            off = int(draw() * self._nblocks[op]) * bs + self.job.offset_bytes
         else:
             off = self.next_offset
             self.next_offset += bs
@@ -126,9 +131,10 @@ class SyncThread:
         if qp is None:  # the thread's hardware queue for this direction (fixed CPU and SSD)
             qp = self._qps[op] = host.driver.queue_for(self.dev, runner.id, self.policy[op].polled)
         req.qp = qp
-        req.t_submit = t0 + self.k.user_io_cycles / runner.freq
+        req.t_submit = t0 + self._user_io_cycles / runner.freq
         self.req = req
-        runner.run(self._submit_cost(op, bs, with_completion), self._doorbell)
+        cost = self._costs.get((op, bs, with_completion)) or self._submit_cost(op, bs, with_completion)
+        runner.run(cost, self._doorbell)
 
     # -- fio thinktime and rate_iops ------------------------------------------------------------
     def _pause_ns(self, t0: float, with_completion: bool) -> float:
@@ -168,7 +174,7 @@ class SyncThread:
     def _doorbell(self) -> None:
         req = self.req
         self.host.blk.issue(req)
-        self.policy[req.op].wait(self.runner, self.task, req, self._completed)
+        self.policy[req.op].wait(self.runner, self.task, req, self._completed_cb)
 
     def _completed(self) -> None:
-        self._issue(with_completion=True)
+        self._issue(True)
