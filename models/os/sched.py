@@ -109,6 +109,7 @@ class CpuRunner:
         self.governor = governor
         self.sched = sched
         self.cstates = cpu.core._cfg.cstates
+        self._exit_ns = tuple(st.exit_latency_ns for st in self.cstates)
         act = cpu.core._cfg.activity
         self._act_poll = act["poll"]
         k = host.kcosts
@@ -429,7 +430,9 @@ class CpuRunner:
         while timers and not timers[0].active:
             heapq.heappop(timers)
         next_timer = timers[0].expiry - now if timers else 4_000_000.0
-        idx = self.governor.select(max(next_timer, 0.0), self.iowaiters)
+        if next_timer < 0.0:
+            next_timer = 0.0
+        idx = self.governor.select(next_timer, self.iowaiters)
         self.cpu.set_idle(now, idx)
         self.mode = IDLE
         self._idle_since = now
@@ -493,7 +496,7 @@ class CpuRunner:
         self.irq_kinds[work.kind] += 1
         self.cpu.set_busy(now, cost.activity)
         self.mode = NONE
-        exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
+        exit_ns = self._exit_ns[self.cpu.cstate]
         self._carry_ns += exit_ns + cost.cycles / self.freq
         self._carry_fixed_ns += exit_ns
         if self.engine.tracer is not None:

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from models.ssd.config import DeviceConfig, ServiceConfig
+from models.ssd.config import DeviceConfig
 from simpy.events import NORMAL
 
 from simcore.engine import Call, Engine
@@ -81,6 +81,14 @@ class NvmeDevice:
             "read": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.read.sd_ns / cfg.read.base_ns)),
             "write": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.write.sd_ns / cfg.write.base_ns)),
         }
+        # per operation: (base ns, ns per KiB beyond 4 KiB, jitter draw, NAND program ns after the
+        # ack) -- the hot path's view of cfg.read / cfg.write
+        self._svc = {
+            op: (s.base_ns, s.per_kib_ns, self._jitter[op].next, cfg.write_cache_program_ns if op == "write" else 0.0)
+            for op, s in (("read", cfg.read), ("write", cfg.write))
+        }
+        self._fetch_ns = cfg.fetch_ns
+        self._post_ns = cfg.post_ns
         # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
         self.commands = 0
         self.bytes = 0
@@ -135,26 +143,28 @@ class NvmeDevice:
     def submit(self, qp: QueuePair, req) -> None:
         """The SQ tail doorbell was rung for ``req`` at the current time."""
         env = self.engine.env
-        now = env._now
-        cfg = self.cfg
         op = req.op
         nbytes = req.nbytes
         xfer = nbytes * self._ns_per_byte
-        t = now + cfg.fetch_ns
-        if op == "write":
+        t = env._now + self._fetch_ns
+        is_read = op == "read"
+        if not is_read:
             t = self._link_reserve(t, xfer) + xfer
         units = self._units
-        start = max(t, units[0])
+        start = units[0]  # the unit that frees first (FIFO over parallel units)
+        if t >= start:
+            start = t
         # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
-        svc_cfg: ServiceConfig = cfg.read if op == "read" else cfg.write
-        svc = (svc_cfg.base_ns + svc_cfg.per_kib_ns * max(0.0, nbytes / 1024.0 - 4.0)) * self._jitter[op].next()
+        base_ns, per_kib_ns, jitter, program_ns = self._svc[op]
+        extra_kib = nbytes / 1024.0 - 4.0
+        svc = (base_ns + per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * jitter()
         end = start + svc
         busy = svc
-        if op == "write" and cfg.write_cache_program_ns:
-            busy += cfg.write_cache_program_ns  # acknowledged from DRAM; NAND program continues
+        if program_ns:
+            busy += program_ns  # writes: acknowledged from DRAM; the NAND program continues
         heapq.heapreplace(units, start + busy)
         self.busy_unit_ns[op] += busy
-        if op == "read":
+        if is_read:
             end = self._link_reserve(end, xfer) + xfer
         req.t_dev_start = start
         req.t_dev_end = end
@@ -167,7 +177,7 @@ class NvmeDevice:
         self.commands += 1
         self.bytes += nbytes
         # engine.call_at inlined (one event per command)
-        t = end + cfg.post_ns
+        t = end + self._post_ns
         heapq.heappush(env._queue, (t, NORMAL, next(env._eid), Call(self._post, (qp, req), t)))
 
     def _post(self, qp: QueuePair, req) -> None:
