@@ -13,6 +13,7 @@ interrupt at expiry; then the task classic-polls.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from policies.completion.base import COMPLETION_POLICIES, CompletionPolicy
 
@@ -20,6 +21,7 @@ BKTS = 16
 WINDOW_NS = 100_000_000.0
 
 
+@lru_cache(maxsize=1024)  # asked twice per hybrid-polled IO, for a handful of (op, size) pairs
 def stats_bucket(op: str, nbytes: int) -> int:
     """blk_mq_poll_stats_bkt: ddir + 2 * ilog2(sectors), clamped to the last pair."""
     ddir = 0 if op == "read" else 1
