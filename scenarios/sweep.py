@@ -52,7 +52,7 @@ Scalar = Union[bool, int, float, str]
 AxisValues = Union[list[Scalar], dict[str, dict[str, Scalar]]]
 
 #: row columns written by the sweep itself; an axis may not take one of these names
-RESERVED_COLUMNS = ("sweep", "point", "replicate", "seed", "completion", "config_sha", "config", "cdf")
+RESERVED_COLUMNS = ("sweep", "point", "replicate", "seed", "completion", "config_sha", "code_sha", "config", "cdf")
 
 
 class SweepBase(Model):

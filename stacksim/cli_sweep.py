@@ -82,7 +82,9 @@ def cmd_sweep(args) -> int:
     outcome = execute(tasks, args.output, jobs=args.jobs, scheduler=args.scheduler, local_cluster=args.local_cluster,
                       fresh=args.fresh, progress=args.progress)
     print(f"{outcome.path}: {outcome.total} runs of sweep {sweep.name} ({npoints} points), "
-          f"{outcome.computed} computed, {outcome.reused} already stored")
+          f"{outcome.computed} computed"
+          + (f" ({outcome.stale} replacing rows of another simulator version)" if outcome.stale else "")
+          + f", {outcome.reused} already stored")
     return 0
 
 

@@ -193,6 +193,37 @@ def test_fresh_recomputes_and_changed_config_is_refused(tmp_path):
     assert execute(changed, out, jobs=1, progress=False, fresh=True).computed == 8
 
 
+def test_rows_of_another_simulator_version_are_recomputed(tmp_path, monkeypatch):
+    """Same configuration, changed model code: the stored rows are stale, never silently reused."""
+    import simcore.fingerprint
+
+    tasks = tiny_tasks(tiny_sweep(tmp_path))
+    out = tmp_path / "v.csv"
+    first = execute(tasks, out, jobs=1, progress=False)
+    assert (first.computed, first.stale) == (8, 0)
+    current = simcore.fingerprint.code_sha()
+    assert {r["code_sha"] for r in read_results(out)} == {current}
+    monkeypatch.setattr(simcore.fingerprint, "code_sha", lambda plugins=(): "0123456789abcdef")  # "new code"
+    again = execute(tasks, out, jobs=1, progress=False)
+    assert (again.computed, again.stale, again.reused) == (8, 8, 0)
+    assert {r["code_sha"] for r in read_results(out)} == {"0123456789abcdef"}
+    assert execute(tasks, out, jobs=1, progress=False).reused == 8
+
+
+def test_code_fingerprint_covers_the_packages_and_plugin_files(tmp_path):
+    from simcore.fingerprint import PACKAGES, _package_files, code_sha
+
+    files = [rel for name in PACKAGES for rel, _ in _package_files(name)]
+    assert "models/os/sched.py" in files and "simcore/engine.py" in files and not any("tests/" in f for f in files)
+    assert code_sha() == code_sha() and len(code_sha()) == 16
+    plugin = tmp_path / "my_policy.py"
+    plugin.write_text("X = 1\n")
+    before = code_sha([str(plugin)])
+    assert before != code_sha()
+    plugin.write_text("X = 2\n")
+    assert code_sha([str(plugin)]) != before
+
+
 def test_rows_have_identity_config_metrics_and_cdf(small_results):
     rows = read_results(small_results)
     assert len(rows) == 24

@@ -13,6 +13,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterator, Sequence
 
+from scenarios.sweeps.rows import task_code_sha
 from simcore.errors import ConfigError
 
 Pair = tuple[object, dict]
@@ -73,7 +74,7 @@ def run_dask(fn: Callable, tasks: Sequence, *, scheduler: str | None = None,
             raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
         futures = []
         try:
-            keys = [f"stacksim-{t.sweep}-{t.index}-{t.config_sha}" for t in tasks]
+            keys = [f"stacksim-{t.sweep}-{t.index}-{t.config_sha}-{task_code_sha(t)}" for t in tasks]
             by_key = dict(zip(keys, tasks))
             futures = client.map(fn, list(tasks), key=keys, pure=False)
             for fut in as_completed(futures):

@@ -1,6 +1,7 @@
 """One result row per run: identity columns, flattened summary metrics, a compact latency CDF.
 
-Column order: ``sweep, point, <axes...>, replicate, seed, completion, config_sha``, then the
+Column order: ``sweep, point, <axes...>, replicate, seed, completion, config_sha, code_sha``
+(:func:`simcore.fingerprint.code_sha` of the code that computed the row), then the
 summary metrics flattened with dotted names (``latency_us.p99``, ``power_w.system``,
 ``layers.block``, ``mem_ops_per_s.block/``, ...), derived rates, ``sim.*``, and finally two JSON
 columns: ``cdf`` (latency percentiles) and ``config`` (the full resolved configuration).
@@ -16,7 +17,7 @@ import numpy as np
 #: columns that depend on the machine's speed, not on the simulation (excluded from identity checks)
 TIMING_COLUMNS = ("sim.wall_s", "sim.real_time_factor", "sim.ios_per_wall_s")
 #: columns that are always text, even when they look like numbers
-TEXT_COLUMNS = ("sweep", "point", "completion", "config_sha", "config", "cdf")
+TEXT_COLUMNS = ("sweep", "point", "completion", "config_sha", "code_sha", "config", "cdf")
 #: summary entries not flattened: duplicates, per-CPU detail, time series
 _SKIP = {"layers_ns_per_io", "layers_ns_per_io_per_cpu", "interrupts_per_s_per_cpu", "cstate_residency", "power_samples"}
 
@@ -114,6 +115,13 @@ def latency_cdf(jobs: list[dict]) -> dict[str, list[float]]:
     return out
 
 
+def task_code_sha(task) -> str:
+    """The code fingerprint of this process for ``task`` (the simulator and the task's plug-ins)."""
+    from simcore.fingerprint import code_sha
+
+    return code_sha(getattr(task.config, "plugins", ()))
+
+
 def make_row(task, result: dict) -> dict[str, Any]:
     """The row of one finished task (see the module docstring for the columns)."""
     row: dict[str, Any] = {"sweep": task.sweep, "point": task.point}
@@ -123,6 +131,7 @@ def make_row(task, result: dict) -> dict[str, Any]:
         "seed": task.seed,
         "completion": completion_label(task.config),
         "config_sha": task.config_sha,
+        "code_sha": task_code_sha(task),  # of the process that ran it (a Dask worker may differ)
     })
     for key, value in summary_columns(result["summary"]).items():
         row.setdefault(key, value)  # an axis column keeps its value (the server summary has e.g. "policy")

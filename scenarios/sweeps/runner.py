@@ -22,6 +22,9 @@ class SweepOutcome:
     reused: int
     """runs found already stored (skipped)"""
     computed: int
+    """runs simulated now (including the stale ones)"""
+    stale: int
+    """runs stored by another version of the simulator's code, recomputed"""
     extra_rows: int
     """rows in the results file that are not part of this plan (kept)"""
 
@@ -38,10 +41,17 @@ def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, sc
     """
     if fn is None:
         from scenarios.sweep import run_task as fn
+    from scenarios.sweeps.rows import task_code_sha
+
     store = ResultStore(results, fresh=fresh, flush_interval_s=flush_interval_s)
     order = {(t.point, t.replicate): t.index for t in tasks}
     try:
-        todo = [t for t in tasks if not store.is_done(t.point, t.replicate, t.config_sha)]
+        status = {t.index: store.status(t.point, t.replicate, t.config_sha, task_code_sha(t)) for t in tasks}
+        todo = [t for t in tasks if status[t.index] != "done"]
+        stale = sum(1 for s in status.values() if s == "stale")
+        if stale:
+            print(f"stacksim: note: {stale} stored runs were computed by another version of the simulator: "
+                  "recomputing them", file=sys.stderr)
         extra = sum(1 for k in store.rows if k not in order)
         if extra:
             print(f"stacksim: note: {store.path} also holds {extra} rows that are not part of this sweep (kept)",
@@ -65,4 +75,4 @@ def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, sc
             bar.close()
     finally:
         store.close(order)
-    return SweepOutcome(store.path, len(tasks), len(tasks) - len(todo), computed, extra)
+    return SweepOutcome(store.path, len(tasks), len(tasks) - len(todo), computed, stale, extra)

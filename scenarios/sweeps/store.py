@@ -86,17 +86,19 @@ class ResultStore:
         self._dirty = self.journal.is_dir()  # journal rows are consolidated into the file at close
         self._last_flush = time.monotonic()
 
-    def is_done(self, point: str, replicate: int, config_sha: str) -> bool:
-        """Whether this run is stored with the same configuration; a stored run of the same point
-        and replicate with another configuration is an error (the sweep file changed)."""
+    def status(self, point: str, replicate: int, config_sha: str, code_sha: str) -> str:
+        """``"done"`` if this run is stored with the same configuration and simulator code,
+        ``"stale"`` if it was computed by another version of the simulator (to recompute), or
+        ``"missing"``. A stored run of the same point and replicate with another configuration is
+        an error (the sweep file or the overrides changed)."""
         row = self.rows.get((point, replicate))
         if row is None:
-            return False
+            return "missing"
         if str(row.get("config_sha")) != config_sha:
             raise ConfigError(
                 f"{self.path} holds point {point} replicate {replicate} computed with another configuration "
                 f"(the sweep or the overrides changed): use --fresh to recompute, or another results file")
-        return True
+        return "done" if str(row.get("code_sha")) == code_sha else "stale"
 
     def add(self, row: Row, order: dict[RowKey, int] | None = None) -> None:
         """Store one finished run durably (journal), and refresh the results file now and then."""
