@@ -161,7 +161,7 @@ def _read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[Tr
 
 def run_replay(cfg: ReplayConfig) -> dict:
     """Replay ``cfg`` and return the result dictionary (JSON-serialisable)."""
-    from stacksim.run import _Snapshot, summarize
+    from stacksim.run import Snapshot, summarize  # the same statistics as `stacksim run`
 
     wall0 = time.perf_counter()
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
@@ -181,7 +181,7 @@ def run_replay(cfg: ReplayConfig) -> dict:
 
     job = replay_job(cfg.replay)
     run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, queue=cfg.queue, jobs=(job,), seed=cfg.seed)
-    snap = _Snapshot(host, 0.0)
+    snap = Snapshot(host, 0.0)
     replayer = TraceReplayer(host, job, mapped(), cfg.replay)
     replayer.start()
     if replayer.exhausted and replayer.trace_ios == 0:

@@ -21,8 +21,9 @@ SYNC_ENGINES = ("psync", "pvsync2", "sync")
 ASYNC_ENGINES = ("libaio", "io_uring")
 
 
-class _Snapshot:
-    """Counters at the end of warm-up (fio ramp_time); statistics are end minus snapshot."""
+class Snapshot:
+    """Counters at the start of the measured interval (the end of fio's ramp_time, or t = 0 for a
+    trace replay); `summarize` reports end minus snapshot."""
 
     def __init__(self, host: Host, now: float):
         host.pkg.settle(now)
@@ -84,7 +85,7 @@ def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
     if tracer is not None:
         _power_counter(host, tracer, end)
     snap = {}
-    host.engine.call_at(ramp, lambda: snap.setdefault("s", _Snapshot(host, host.engine.now)))
+    host.engine.call_at(ramp, lambda: snap.setdefault("s", Snapshot(host, host.engine.now)))
     meter = PowerMeter(host, cfg.platform.power.meter_hz, ramp, end)
     host.engine.run(end)
     host.pkg.settle(end)
@@ -115,7 +116,7 @@ def _power_counter(host: Host, tracer, end: float, period_ns: float = 10_000.0) 
         host.engine.call_at(start, tick)
 
 
-def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: float) -> dict:
+def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float) -> dict:
     for r in host.runners:  # charge the exec time of tasks still on a CPU
         if r.current is not None:
             r._charge_runtime(r.current, end)
@@ -221,7 +222,7 @@ def summarize(cfg: RunConfig, host: Host, s: _Snapshot, end: float, wall_s: floa
     }
 
 
-def cycles_per_s(plat, layer_cycles, cpus, s: _Snapshot, dur_s: float, freq: float) -> dict:
+def cycles_per_s(plat, layer_cycles, cpus, s: Snapshot, dur_s: float, freq: float) -> dict:
     """CPU cycles per second of each source of work: the stack layers and the cpuidle POLL spin."""
     out = {name: float(layer_cycles[j] / dur_s) for j, name in enumerate(LAYERS)}
     spin_ns = 0.0
@@ -233,7 +234,7 @@ def cycles_per_s(plat, layer_cycles, cpus, s: _Snapshot, dur_s: float, freq: flo
     return out
 
 
-def interrupt_metrics(host: Host, s: _Snapshot, end: float, dur_s: float) -> dict:
+def interrupt_metrics(host: Host, s: Snapshot, end: float, dur_s: float) -> dict:
     """Interrupt rates per CPU, completions per interrupt, completion inter-arrival percentiles."""
     per_cpu = {}
     for i, r in enumerate(host.runners):
@@ -260,7 +261,7 @@ def interrupt_metrics(host: Host, s: _Snapshot, end: float, dur_s: float) -> dic
     }
 
 
-def per_job_metrics(cfg: RunConfig, host: Host, recs, s: _Snapshot, end: float, dur_s: float) -> list[dict]:
+def per_job_metrics(cfg: RunConfig, host: Host, recs, s: Snapshot, end: float, dur_s: float) -> list[dict]:
     """Per job section: throughput and latency apart (sync latency vs async throughput in mixed
     runs) and the CPU share of its threads (time on a CPU / elapsed: includes IRQs that hit them)."""
     out = []
@@ -278,7 +279,7 @@ def per_job_metrics(cfg: RunConfig, host: Host, recs, s: _Snapshot, end: float, 
     return out
 
 
-def fio_jobs(cfg: RunConfig, host: Host, recs, s: _Snapshot, dur_ns: float) -> list[dict]:
+def fio_jobs(cfg: RunConfig, host: Host, recs, s: Snapshot, dur_ns: float) -> list[dict]:
     """Per job section (clones aggregated as with group_reporting), in fio's JSON shape."""
     out = []
     freq = host.pkg.freq_ghz
