@@ -63,27 +63,63 @@ class ChromeTracer:
                 self.span(CPU_PID, cpu, layer, t, ns * scale, "layer")
                 t += ns * scale
 
+    def instant(self, pid: int, tid: int, name: str, t_ns: float, args: dict | None = None):
+        """A point event on a track (e.g. a thread migration)."""
+        if self.wants(t_ns, t_ns):
+            ev = {"ph": "i", "s": "t", "pid": pid, "tid": tid, "name": name, "ts": self._ts(t_ns)}
+            if args:
+                ev["args"] = args
+            self.events.append(ev)
+
+    def name_track(self, pid: int, tid: int, name: str) -> None:
+        """Name a track (thread) of the trace."""
+        self._names[(pid, tid)] = name
+
     def counter(self, name: str, t_ns: float, values: dict):
         if self.wants(t_ns, t_ns):
             self.events.append({"ph": "C", "pid": POWER_PID, "tid": 0, "name": name, "ts": self._ts(t_ns), "args": values})
 
     def io(self, req, cpu: int):
-        """One completed IO: device service span and a flow submit -> device -> completion."""
+        """One completed IO of the host model: device service span and a flow submit -> device ->
+        completion on ``cpu``."""
+        self.request(req, req.qp, req.t_submit, req.t_complete, ((cpu, req.t_dispatch), (cpu, req.t_reaped)))
+
+    def request(self, req, qp, t_first: float, t_last: float, cpu_points) -> None:
+        """One completed request on queue pair ``qp``: its device service span, and a flow from the
+        CPU that sent it (``cpu_points[0]``: (cpu, time)) through the device to the CPU that completed
+        it (``cpu_points[1]``). ``[t_first, t_last]`` decides whether it falls in the window."""
         if self.max_ios is not None and self.ios_seen >= self.max_ios:
             return
-        if not self.wants(req.t_submit, req.t_complete):
+        if not self.wants(t_first, t_last):
             return
         self.ios_seen += 1
-        dev_tid = req.qp.device.index * 1000 + req.qp.qid
-        self._names[(DEV_PID, dev_tid)] = f"ssd{req.qp.device.index} q{req.qp.qid}"
-        self.span(DEV_PID, dev_tid, f"{req.op} {req.nbytes // 1024}K", req.t_dev_start, req.t_dev_end - req.t_dev_start, "device",
+        dev_tid = qp.device.index * 1000 + qp.qid
+        self._names[(DEV_PID, dev_tid)] = f"ssd{qp.device.index} q{qp.qid}"
+        size = f"{req.nbytes // 1024}K" if req.nbytes >= 1024 else f"{req.nbytes}B"
+        self.span(DEV_PID, dev_tid, f"{req.op} {size}", req.t_dev_start, req.t_dev_end - req.t_dev_start, "device",
                   {"io": req.id, "service_ns": round(req.device_service_ns, 1)})
         fid = req.id
-        self.events.append({"ph": "s", "id": fid, "pid": CPU_PID, "tid": cpu, "name": "io", "cat": "flow", "ts": self._ts(req.t_dispatch)})
+        (cpu0, t0), (cpu1, t1) = cpu_points
+        self.events.append({"ph": "s", "id": fid, "pid": CPU_PID, "tid": cpu0, "name": "io", "cat": "flow", "ts": self._ts(t0)})
         self.events.append({"ph": "t", "id": fid, "pid": DEV_PID, "tid": dev_tid, "name": "io", "cat": "flow",
                             "ts": self._ts(req.t_dev_start)})
-        self.events.append({"ph": "f", "bp": "e", "id": fid, "pid": CPU_PID, "tid": cpu, "name": "io", "cat": "flow",
-                            "ts": self._ts(req.t_reaped)})
+        self.events.append({"ph": "f", "bp": "e", "id": fid, "pid": CPU_PID, "tid": cpu1, "name": "io", "cat": "flow",
+                            "ts": self._ts(t1)})
+
+    def power_counter(self, engine, power_w, end_ns: float, period_ns: float = 10_000.0) -> None:
+        """Sample ``power_w()`` (W) every ``period_ns`` of the window up to ``end_ns`` as a counter
+        track (events on ``engine``; only while tracing)."""
+        start = max(self.t0, 0.0)
+        stop = min(self.t1, end_ns)
+
+        def tick():
+            now = engine.now
+            self.counter("CPU package power (W)", now, {"W": round(power_w(), 3)})
+            if now + period_ns <= stop:
+                engine.call_in(period_ns, tick)
+
+        if start <= stop:
+            engine.call_at(start, tick)
 
     # -- output ----------------------------------------------------------------------------------
     def write(self, path: str | Path, ncpus: int) -> None:

@@ -79,7 +79,7 @@ def cmd_run(args) -> int:
     if args.records:
         check_records_path(args.records)
     cfg = resolve(job_file=job_file, scenario=scenario, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
-    tracer = _make_tracer(args, cfg) if args.trace else None
+    tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
     result = simulate(cfg, tracer=tracer, keep_records=bool(args.records))
     records = result.pop("_records", None)
     trace = result.pop("_trace", None)
@@ -100,27 +100,29 @@ def _run_server(args, name: str) -> int:
     from scenarios.server.run import format_server_summary, resolve_server, server_records_table, simulate_server
     from stacksim.output import check_records_path, write_json, write_records
 
-    if args.trace:
-        raise ConfigError("--trace is not available for the server scenarios yet")
     if args.records:
         check_records_path(args.records)
     cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
-    result = simulate_server(cfg, keep_records=bool(args.records))
+    tracer = _make_tracer(args, cfg.workload.warmup_ns) if args.trace else None
+    result = simulate_server(cfg, tracer=tracer, keep_records=bool(args.records))
     records = result.pop("_records", None)
+    trace = result.pop("_trace", None)
     if not args.quiet:
         print(format_server_summary(result))
     if args.json_out:
         write_json(args.json_out, result)
     if args.records:
         write_records(args.records, server_records_table(records))
+    if trace is not None:
+        trace.write(args.trace, cfg.platform.base.cpu.logical_cpus)
     return 0
 
 
-def _make_tracer(args, cfg):
+def _make_tracer(args, warmup_ns: float):
+    """The --trace tracer: window --trace-window (ms), default the 2 ms after warm-up."""
     from simcore.tracing import ChromeTracer
 
-    ramp = max(j.ramp_time_ns for j in cfg.jobs)
-    t0, t1 = ramp, ramp + 2e6
+    t0, t1 = warmup_ns, warmup_ns + 2e6
     if args.trace_window:
         try:
             a, b = args.trace_window.split(":")

@@ -83,7 +83,7 @@ def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
     wall0 = time.perf_counter()
     host, ramp, end = build(cfg, tracer)
     if tracer is not None:
-        _power_counter(host, tracer, end)
+        tracer.power_counter(host.engine, host.pkg.power_w, end)
     snap = {}
     host.engine.call_at(ramp, lambda: snap.setdefault("s", Snapshot(host, host.engine.now)))
     meter = PowerMeter(host, cfg.platform.power.meter_hz, ramp, end)
@@ -99,21 +99,6 @@ def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
     if keep_records:
         result["_records"] = records_table([r for r in host.records if r.t_submit >= ramp and r.t_complete <= end])
     return result
-
-
-def _power_counter(host: Host, tracer, end: float, period_ns: float = 10_000.0) -> None:
-    """Counter track of instantaneous package power inside the trace window."""
-    start = max(tracer.t0, 0.0)
-    stop = min(tracer.t1, end)
-
-    def tick():
-        now = host.engine.now
-        tracer.counter("CPU package power (W)", now, {"W": round(host.pkg.power_w(), 3)})
-        if now + period_ns <= stop:
-            host.engine.call_in(period_ns, tick)
-
-    if start <= stop:
-        host.engine.call_at(start, tick)
 
 
 def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float) -> dict:

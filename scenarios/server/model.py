@@ -48,6 +48,10 @@ from simcore.config import validate
 from simcore.engine import Engine
 from simcore.errors import ConfigError
 from simcore.rng import RngStreams
+from simcore.tracing import CPU_PID
+
+#: timeline track of logical CPU i's power state: thread STATE_TID + i of the "CPUs" process
+STATE_TID = 10_000
 
 
 class Server:
@@ -60,6 +64,8 @@ class Server:
         scfg = cfg.server
         ccfg = plat.cpu
         self.engine = eng = Engine(tracer)
+        #: optional timeline (simcore.tracing.ChromeTracer); every use is behind ``is not None``
+        self.tracer = tracer
         self.rng = RngStreams(cfg.seed)
         # 1. the policy (decides which CPUs are reactors, how many threads, the starting clock)
         pcls = CORE_SCHEDULING.get(scfg.policy)
@@ -126,6 +132,9 @@ class Server:
             c.listeners.append(lambda ghz, i=c.index: self._on_freq(i, ghz))
         self._c0_state = [False] * len(self.cpus)
         self._polling_state = [s.polling for s in ccfg.cstates]
+        if tracer is not None:
+            self._tr_state: list = [None] * len(self.cpus)  # (since ns, label) of each CPU's power state
+            self._tr_submit_cpu: dict[int, int] = {}  # request id -> CPU that rang its doorbell
         # 7. bookkeeping
         # data on the network: reads carry bytes beyond NET_BASE_BYTES in the response, writes over
         # the in-capsule size are pulled by an RDMA READ (round trip + transfer) before the submit
@@ -203,11 +212,38 @@ class Server:
             st = -1 - int(value)
             cpu.set_idle(now, st)
             c0 = self._polling_state[st]
+        if self.tracer is not None:
+            self._trace_state(cpu_id, now, value)
         if c0 != self._c0_state[cpu_id]:
             self._c0_state[cpu_id] = c0
             i = cpu.core.index
             self._c0_settle(i, now)
             self.c0n[i] += 1 if c0 else -1
+
+    def _state_label(self, value: float) -> str:
+        if value < 0:
+            return self.ccfg.cstates[-1 - int(value)].name
+        if value == self.act_poll:
+            return "C0 polling"
+        return "C0 kernel" if value == self.act_kernel else "C0 processing"
+
+    def _trace_state(self, cpu_id: int, now: float, value) -> None:
+        """Close ``cpu_id``'s current power-state span at ``now``; open the next (``value`` None: none)."""
+        label = None if value is None else self._state_label(value)
+        prev = self._tr_state[cpu_id]
+        if prev is not None:
+            if prev[1] == label:
+                return  # the same state goes on
+            if now > prev[0] and self.tracer.wants(prev[0], now):
+                self.tracer.name_track(CPU_PID, STATE_TID + cpu_id, f"cpu{cpu_id} power state")
+                self.tracer.span(CPU_PID, STATE_TID + cpu_id, prev[1], prev[0], now - prev[0], "power state")
+        self._tr_state[cpu_id] = None if label is None else (now, label)
+
+    def trace_finish(self, now: float) -> None:
+        """Close the open power-state spans of the timeline at ``now`` (the end of the run)."""
+        if self.tracer is not None:
+            for i in range(len(self.cpus)):
+                self._trace_state(i, now, None)
 
     def set_state(self, cpu_id: int, t: float, value: float) -> None:
         """:meth:`_apply` at time ``t`` (>= now): directly, or as an engine event."""
@@ -271,8 +307,9 @@ class Server:
         sib = r.sib
         return sib is not None and sib.state == AWAKE and (sib.idle_mode == POLL or sib.free_at > t)
 
-    def _commit(self, r: Reactor, th: LThread, t: float, cycles: float) -> float:
-        """Commit ``cycles`` of thread ``th``'s work, visible at ``t`` (= now), to ``r``; returns its end."""
+    def _commit(self, r: Reactor, th: LThread, t: float, cycles: float, what: str) -> float:
+        """Commit ``cycles`` of thread ``th``'s work (``what``: for the timeline), visible at ``t``
+        (= now), to ``r``; returns its end."""
         fa = r.free_at
         if fa > t:
             s = fa
@@ -289,6 +326,8 @@ class Server:
         r.free_at = e
         r.busy += d
         th.busy += d
+        if self.tracer is not None:
+            self.tracer.span(CPU_PID, r.cpu_id, f"thread {th.idx}: {what}", s, d, "work")
         if self.track_touched:
             self.touched[th] = None
         if fa <= t and r.period_ev is None and (r.idle_mode != POLL or self.act_proc != self.act_poll):
@@ -431,6 +470,8 @@ class Server:
             src.t_mode = now
         th.reactor = None
         th.moves += 1
+        if self.tracer is not None:
+            self.tracer.instant(CPU_PID, src.cpu_id, f"thread {th.idx} -> cpu{dest.cpu_id}", now)
         t_post = now + delay_ns + self.move_ns
         t_inst = self._install_time(dest, t_post)
         dest.incoming += 1
@@ -574,7 +615,7 @@ class Server:
             th.pending.append(req)
             self._backlog(r, th, now)
         else:
-            e = self._commit(r, th, now, r.rx_cycles)
+            e = self._commit(r, th, now, r.rx_cycles, "receive")
             self.engine.call_at(e, self._submit, req)
 
     def _arrive_trace(self) -> None:
@@ -595,6 +636,10 @@ class Server:
 
     def _submit(self, req: Request) -> None:
         req.t_submit = self.engine.env._now
+        if self.tracer is not None:
+            r = req.thread.reactor
+            if r is not None:
+                self._tr_submit_cpu[req.id] = r.cpu_id
         self.devices[req.ssd].submit(req.thread.qps[req.ssd], req)
 
     def _submit_pull(self, req: Request) -> None:
@@ -624,16 +669,20 @@ class Server:
         """Commit a completion's processing; the client gets the response half an RTT after it ends."""
         x = now - req.t_submit
         r.svc = x if r.svc == 0.0 else r.svc + (x - r.svc) * 0.0625
-        e = self._commit(r, th, now, r.cq_cycles)
+        e = self._commit(r, th, now, r.cq_cycles, "complete")
         self.rec_arr.append(req.t_arr)
         self.rec_done.append(e + self.resp_ns)
+        if self.tracer is not None:
+            self._trace_request(r, req, e)
 
     def _complete_trace(self, r: Reactor, th: LThread, now: float, req: Request) -> None:
         """:meth:`_complete` recording the request's id, op and size; the last completion of the
         trace triggers :attr:`drained`."""
         x = now - req.t_submit
         r.svc = x if r.svc == 0.0 else r.svc + (x - r.svc) * 0.0625
-        e = self._commit(r, th, now, r.cq_cycles)
+        e = self._commit(r, th, now, r.cq_cycles, "complete")
+        if self.tracer is not None:
+            self._trace_request(r, req, e)
         nb = req.nbytes
         read = req.op == "read"
         self.rec_arr.append(req.t_arr)
@@ -644,6 +693,11 @@ class Server:
         self.n_done += 1
         if self.arrivals_done and self.n_done == self.n_offered:
             self.drained.succeed()
+
+    def _trace_request(self, r: Reactor, req: Request, done: float) -> None:
+        """Timeline: the request's device service and a flow doorbell -> device -> completion."""
+        cpu0 = self._tr_submit_cpu.pop(req.id, r.cpu_id)
+        self.tracer.request(req, req.thread.qps[req.ssd], req.t_arr, done, ((cpu0, req.t_submit), (r.cpu_id, done)))
 
     # ---------------------------------------------------------------- saturated reactors
     def _backlog(self, r: Reactor, th: LThread, now: float) -> None:
@@ -688,7 +742,7 @@ class Server:
         call_at = self.engine.call_at
         while rx and k < batch and r.free_at < limit:
             req = rx.popleft()
-            e = self._commit(r, th, now, r.rx_cycles)
+            e = self._commit(r, th, now, r.rx_cycles, "receive")
             call_at(e, self._submit, req)
             k += 1
 

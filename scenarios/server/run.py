@@ -149,12 +149,14 @@ def simulate_server(cfg: ServerRunConfig, tracer=None, keep_records: bool = Fals
     """Run ``cfg``; returns {"scenario", "platform", "seed", "policy", "summary", "timeline", "sim",
     "latency_cdf"} (trace replay: and "replay"), plus ``_records`` (arrival and client-completion
     times per request; trace replay: and its id, op and bytes) and ``_server`` (the :class:`Server`
-    object) when asked; both are not JSON."""
+    object) when asked, and ``_trace`` (the ``tracer``, filled) when tracing; these are not JSON."""
     wall0 = time.perf_counter()
     for p in cfg.plugins:
         load_plugin(p)
     srv = Server(cfg, tracer)
     wl = cfg.workload
+    if tracer is not None:
+        tracer.power_counter(srv.engine, srv.pkg.power_w, wl.end_ns if srv.trace is None else tracer.t1)
     warm = wl.warmup_ns
     bin_ns = cfg.metrics.bin_ms * 1e6
     snaps: dict[float, dict] = {}
@@ -176,7 +178,10 @@ def simulate_server(cfg: ServerRunConfig, tracer=None, keep_records: bool = Fals
         if cfg.drain_s > 0:
             srv.engine.run(end + cfg.drain_s * 1e9)
     wall = time.perf_counter() - wall0
+    srv.trace_finish(srv.engine.now)
     result = summarize(cfg, srv, snaps, warm, end, wall)
+    if tracer is not None:
+        result["_trace"] = tracer
     if keep_records:
         result["_records"] = {"t_arrive_ns": np.frombuffer(srv.rec_arr, dtype=float).copy(),
                               "t_done_ns": np.frombuffer(srv.rec_done, dtype=float).copy()}
