@@ -24,8 +24,12 @@ class Host:
         self.queue = queue
         self.engine = Engine(tracer)
         self.rng = RngStreams(seed)
-        # 1. CPU package and cost bundles
-        self.pkg = Package(platform.cpu, self.engine)
+        # 1. the cpufreq governor (it picks the frequency the cores start at), CPU package, cost bundles
+        from policies.cpu_power import CPUFREQ_GOVERNORS
+
+        gcls = CPUFREQ_GOVERNORS.get(platform.cpu.cpufreq_governor)
+        self.cpufreq = gcls.from_config(self, platform.cpu.cpufreq)
+        self.pkg = Package(platform.cpu, self.engine, self.cpufreq.initial_freq_ghz())
         self.kcosts = k = platform.kernel
         self.costs = CostTable(platform.cpu.activity)
         self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles)
@@ -34,6 +38,10 @@ class Host:
         self.runners = [CpuRunner(self, cpu, MenuGovernor(platform.cpu), platform.sched) for cpu in self.pkg.cpus]
         for r in self.runners:
             r._sibling = self.pkg.sibling_of(r.cpu)
+        hook = getattr(self.cpufreq, "on_enqueue", None)
+        for r in self.runners:
+            r.cpufreq_hook = hook
+        self.cpufreq.start()
         # 3. devices, driver queues, blk-mq
         self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i, platform.nvme) for i in range(platform.ssd_count)]
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)

@@ -161,6 +161,9 @@ def cmd_list(args) -> int:
     print("completion policies: " + ", ".join(COMPLETION_POLICIES.names()))
     print("core scheduling policies (server scenarios): " + ", ".join(CORE_SCHEDULING.names()))
     print("IO schedulers: " + ", ".join(IO_SCHEDULERS.names()))
+    from policies.cpu_power import CPUFREQ_GOVERNORS
+
+    print("cpufreq governors (cpu.cpufreq_governor): " + ", ".join(CPUFREQ_GOVERNORS.names()))
     print("CPU presets: " + ", ".join(CPU_PRESETS))
     print("SSD presets: " + ", ".join(SSD_PRESETS))
     return 0

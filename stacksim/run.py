@@ -30,6 +30,7 @@ class Snapshot:
         self.t = now
         self.counts = [dict(r.counts) for r in host.runners]
         self.poll = [r.poll_cycles for r in host.runners]
+        self.layer_ns = [r.layer_ns() for r in host.runners]
         self.smt = [r.smt_stall_ns for r in host.runners]
         self.irqs = [dict(r.irq_kinds) for r in host.runners]
         self.busy = [c.busy_ns for c in host.pkg.cpus]
@@ -115,9 +116,11 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
     cpus = host.pkg.cpus
     ncpu = len(cpus)
     freq = host.pkg.freq_ghz
-    # ---- CPU time by layer (cycles from bundle counts, polling cycles, idle time)
+    # ---- CPU work by layer: cycles from bundle counts and polling cycles; time at the frequency
+    # each piece ran at (CpuRunner.layer_ns)
     bundles = host.costs.bundles
     layer_cycles = np.zeros(len(LAYERS))
+    layer_ns = np.zeros(len(LAYERS))
     per_cpu_layers = []
     for i, r in enumerate(host.runners):
         lc = np.zeros(len(LAYERS))
@@ -127,12 +130,14 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
             if d:
                 lc += d * np.asarray(bundles[idx].layer_cycles)
         lc[LAYERS.index("polling")] += r.poll_cycles - s.poll[i]
-        per_cpu_layers.append(lc)
         layer_cycles += lc
+        ns = np.asarray(r.layer_ns()) - np.asarray(s.layer_ns[i])
+        per_cpu_layers.append(ns)
+        layer_ns += ns
     idle_ns = [sum(c.cstate_ns) - sum(s.cstate[i]) for i, c in enumerate(cpus)]
     busy_ns = [c.busy_ns - s.busy[i] for i, c in enumerate(cpus)]
     per_io = max(n, 1)
-    layers = {name: float(layer_cycles[j] / freq / per_io) for j, name in enumerate(LAYERS)}
+    layers = {name: float(layer_ns[j] / per_io) for j, name in enumerate(LAYERS)}
     layers["smt_contention"] = float(sum(r.smt_stall_ns - s.smt[i] for i, r in enumerate(host.runners)) / per_io)
     # idle wait: idle time of the CPUs that run IO threads (other CPUs' idleness is not this IO's)
     io_cpus = {t.cpu for t in host.all_tasks}
@@ -177,7 +182,7 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
         "cstate_residency": residency,
         "layers_ns_per_io": layers,
         "layers_ns_per_io_per_cpu": {
-            f"cpu{i}": {name: float(lc[j] / freq / per_io) for j, name in enumerate(LAYERS)} for i, lc in enumerate(per_cpu_layers)
+            f"cpu{i}": {name: float(ns[j] / per_io) for j, name in enumerate(LAYERS)} for i, ns in enumerate(per_cpu_layers)
         },
         "completion_policies": sorted(host.policies),
         "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,

@@ -6,7 +6,7 @@ otherwise). Presets with cited values are in :mod:`models.cpu.presets`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Union
 
 from pydantic import Field, model_validator
 
@@ -37,7 +37,13 @@ class CpuConfig(Model):
     voltage_at_min_v: float = Field(0.7, gt=0, description="core voltage at min_freq_ghz, V")
     voltage_at_max_v: float = Field(1.2, gt=0, description="core voltage at max_freq_ghz, V")
     pstate_transition_ns: float = Field(ge=0, description="time to move between P-states (PLL relock + voltage ramp), ns")
-    cpufreq_governor: Literal["performance", "powersave"] = "performance"
+    pstate_step_ghz: float = Field(0.1, gt=0, description="frequency granularity of the P-states a governor can pick, GHz (100 MHz bus-ratio steps)")
+    cpufreq_governor: str = Field(
+        "performance", description="cpufreq governor (policies/cpu_power): performance, powersave, ondemand, schedutil,"
+        " or a plug-in's name")
+    cpufreq: dict[str, Union[int, float, str, bool]] = Field(
+        default_factory=dict, description="the governor's tunables by sysfs name (/sys/devices/system/cpu/cpufreq/<governor>/*),"
+        " e.g. up_threshold, sampling_rate, rate_limit_us")
     cstates: tuple[CStateConfig, ...] = Field(description="idle states, shallowest first; the first may be POLL")
     cpuidle_governor: Literal["menu"] = "menu"
     core_leakage_w: float = Field(ge=0, description="static power of a powered (C0/POLL) physical core at max voltage, W")

@@ -20,8 +20,8 @@ class Package:
         self.cfg = cfg
         #: the simulation engine (cores schedule their P-state transitions on it)
         self.engine = engine
-        #: frequency every core starts at: the cpufreq governor's static choice
-        self.freq_ghz = freq_ghz or (cfg.top_freq_ghz if cfg.cpufreq_governor == "performance" else cfg.min_freq_ghz)
+        #: frequency every core starts at (the cpufreq governor's choice; default the top frequency)
+        self.freq_ghz = freq_ghz or cfg.top_freq_ghz
         self.cores = [PhysicalCore(self, i) for i in range(cfg.physical_cores)]
         n_threads = 2 if cfg.smt else 1
         # Linux numbering: cpu i and cpu i + ncores are siblings on Intel and AMD servers.
@@ -225,3 +225,7 @@ class LogicalCpu:
 
     def settle(self, now: float) -> None:
         self._account(now)
+
+    def busy_ns_at(self, now: float) -> float:
+        """Cumulative busy (C0, running work) time up to ``now``, ns, without changing any state."""
+        return self.busy_ns + (now - self._t if self.busy else 0.0)

@@ -36,6 +36,7 @@ from simcore.config import Model
 from simcore.engine import Call
 
 IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
+_POLLING = _LAYER_NAMES.index("polling")
 
 
 class SchedConfig(Model):
@@ -133,7 +134,15 @@ class CpuRunner:
         self.min_vruntime = 0.0
         self.counts: defaultdict[int, int] = defaultdict(int)  # uses of each cost bundle (by idx)
         self.poll_cycles = 0.0
+        self.poll_ns = 0.0
         self.smt_stall_ns = 0.0
+        self.iowait_ns = 0.0  # idle time with IO waiters on this CPU (cpufreq's iowait time)
+        # CPU time per stack layer at the frequency each piece ran at: counts are closed into
+        # layer_ns_done (at the old frequency) whenever the core's frequency changes
+        self.layer_ns_done = [0.0] * len(_LAYER_NAMES)
+        self._epoch_counts: dict[int, int] = {}
+        #: the cpufreq governor's scheduler hook (cpufreq_update_util), if it wants one
+        self.cpufreq_hook = None
         self.irq_kinds: defaultdict[str, int] = defaultdict(int)
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list = []
@@ -242,9 +251,48 @@ class CpuRunner:
         return ns
 
     def _freq_changed(self, freq_ghz: float) -> None:
+        if freq_ghz != self.freq:
+            self._close_freq_epoch()
         self.freq = freq_ghz
         self._iter_ns = self.host.kcosts.poll_iteration_cycles / freq_ghz
         self._spin_ns = self.host.kcosts.spin_iteration_cycles / freq_ghz
+
+    def _close_freq_epoch(self) -> None:
+        """Convert the cost bundles run since the last frequency change to ns per layer at the
+        frequency they ran at."""
+        bundles = self.host.costs.bundles
+        acc = self.layer_ns_done
+        before = self._epoch_counts
+        f = self.freq
+        for idx, cnt in self.counts.items():
+            d = cnt - before.get(idx, 0)
+            if d:
+                for j, cyc in enumerate(bundles[idx].layer_cycles):
+                    if cyc:
+                        acc[j] += d * cyc / f
+        self._epoch_counts = dict(self.counts)
+
+    def layer_ns(self) -> list[float]:
+        """Cumulative CPU time per stack layer (``models.os.costs.LAYERS`` order) up to now, ns:
+        each bundle at the frequency it ran at, polling as measured."""
+        out = list(self.layer_ns_done)
+        bundles = self.host.costs.bundles
+        before = self._epoch_counts
+        f = self.freq
+        for idx, cnt in self.counts.items():
+            d = cnt - before.get(idx, 0)
+            if d:
+                for j, cyc in enumerate(bundles[idx].layer_cycles):
+                    if cyc:
+                        out[j] += d * cyc / f
+        out[_POLLING] += self.poll_ns
+        return out
+
+    def iowait_ns_at(self, now: float) -> float:
+        """Cumulative idle time with IO waiters up to ``now``, ns."""
+        if self.mode == IDLE and self.iowaiters:
+            return self.iowait_ns + now - self._idle_since
+        return self.iowait_ns
 
     def clock(self) -> float:
         """The time code running now on this CPU sees (now + any context switch carried into
@@ -274,6 +322,8 @@ class CpuRunner:
         task.vruntime = self.min_vruntime
         task.state = RUNNABLE
         self.rq.append(task)
+        if self.cpufreq_hook is not None:
+            self.cpufreq_hook(self, self._env._now, False)
         if self.mode == IDLE:
             self._leave_idle()  # pays the C-state exit
         elif self.mode == NONE and self.current is None and not self._irqs:
@@ -400,10 +450,13 @@ class CpuRunner:
     def _enqueue_woken(self, task: Task) -> None:
         if task.state != SLEEPING:
             return
-        if task.iowait:
+        iowait = task.iowait
+        if iowait:
             self.iowaiters -= 1
             task.iowait = False
         task.state = RUNNABLE
+        if self.cpufreq_hook is not None:
+            self.cpufreq_hook(self, self._env._now, iowait)
         floor = self.min_vruntime - self._sleeper_credit_ns
         if task.vruntime < floor:
             task.vruntime = floor
@@ -440,7 +493,10 @@ class CpuRunner:
     def _leave_idle(self) -> None:
         """A task became runnable on an idle CPU outside IRQ context (e.g. placement)."""
         now = self.engine.env._now
-        self.governor.reflect(now - self._idle_since)
+        idle = now - self._idle_since
+        self.governor.reflect(idle)
+        if self.iowaiters:
+            self.iowait_ns += idle
         self._trace_idle_end(now)
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self.cpu.set_busy(now, self._seg_act)
@@ -469,7 +525,10 @@ class CpuRunner:
             return
         if prev == IDLE:
             delay = self.cstates[self.cpu.cstate].exit_latency_ns
-            self.governor.reflect(now - self._idle_since)
+            idle = now - self._idle_since
+            self.governor.reflect(idle)
+            if self.iowaiters:
+                self.iowait_ns += idle
             self._trace_idle_end(now)
         elif prev == RUN:
             self._seg_rem = self._seg_end - now
@@ -487,7 +546,10 @@ class CpuRunner:
         """An interrupt wakes an idle CPU: C-state exit, handler, then whatever it made runnable.
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
-        self.governor.reflect(now - self._idle_since)
+        idle = now - self._idle_since
+        self.governor.reflect(idle)
+        if self.iowaiters:
+            self.iowait_ns += idle
         if self.engine.tracer is not None:
             self._trace_idle_end(now)
         # _take_irq for ``work``, inlined (once per interrupt-completed IO)
@@ -630,7 +692,9 @@ class CpuRunner:
         if self.engine.tracer is not None and now > self._poll_start:
             self.engine.tracer.span(1, self.id, "poll" if self._poll_qp is not None else "spin", self._poll_start,
                                     now - self._poll_start, "polling")
-        cyc = max(0.0, now - self._poll_start) * self.freq
+        ns = max(0.0, now - self._poll_start)
+        cyc = ns * self.freq
+        self.poll_ns += ns
         self.poll_cycles += cyc
         if self.current is not None:
             self.current.sys_cycles += cyc

@@ -1,0 +1,184 @@
+"""policies/cpu_power: cpufreq governors (static, ondemand, schedutil) and frequency-true accounting."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from policies.cpu_power import CPUFREQ_GOVERNORS
+from policies.cpu_power.schedutil import CAPACITY, IOWAIT_BOOST_MIN, Schedutil, _CpuUtil
+from scenarios.scenario import resolve
+from simcore.errors import ConfigError
+from simcore.plugins import load_plugin
+from stacksim.run import build, simulate
+
+
+def run(governor: str, runtime: str = "100ms", **sets) -> dict:
+    cfg = resolve(sets={"runtime": runtime, "ramp_time": "20ms", "cpu.cpufreq_governor": governor,
+                        **{k.replace("__", "."): v for k, v in sets.items()}})
+    return simulate(cfg)
+
+
+def freq_log(governor: str, runtime: str = "100ms", **sets):
+    """(host, [(t_ns, GHz), ...] of core 0's frequency changes)."""
+    cfg = resolve(sets={"runtime": runtime, "ramp_time": "0", "cpu.cpufreq_governor": governor,
+                        **{k.replace("__", "."): v for k, v in sets.items()}})
+    host, _ramp, end = build(cfg)
+    log = []
+    host.pkg.cores[0].listeners.append(lambda f: log.append((host.engine.now, f)))
+    host.engine.run(end)
+    return host, log
+
+
+def busy_layers_match_busy_time(result: dict) -> None:
+    """Conservation: the CPU time per layer adds up to the CPUs' busy time (POLL idle and C-state
+    exits excluded: the default platform's idle state is POLL, whose exit costs nothing)."""
+    s = result["summary"]
+    ios = s["ios"]
+    layer_ns = sum(v for k, v in s["layers_ns_per_io"].items() if k != "idle") * ios
+    busy_ns = sum(row["C0"] for row in s["cstate_residency"].values()) * result["sim"]["measured_s"] * 1e9
+    assert layer_ns == pytest.approx(busy_ns, rel=0.01)
+
+
+# -- the interface ------------------------------------------------------------------------------------
+def test_registry_and_tunable_validation():
+    assert {"performance", "powersave", "ondemand", "schedutil"} <= set(CPUFREQ_GOVERNORS.names())
+    with pytest.raises(ConfigError, match="did you mean 'ondemand'"):
+        run("ondemnd", runtime="5ms")
+    with pytest.raises(ConfigError, match="up_threshold: unknown key"):
+        run("schedutil", runtime="5ms", cpu__cpufreq__up_threshold="90")
+    with pytest.raises(ConfigError, match="up_threshold"):
+        run("ondemand", runtime="5ms", cpu__cpufreq__up_threshold="101")
+
+
+def test_p_state_resolution_on_the_step_grid():
+    host, _ = freq_log("performance", runtime="1ms")
+    g = host.cpufreq
+    lo, hi = g.cfg.min_freq_ghz, g.cfg.top_freq_ghz
+    assert g.resolve_freq(0.1, round_up=True) == lo and g.resolve_freq(99.0, round_up=False) == hi
+    assert g.resolve_freq(lo + 0.41, round_up=True) == pytest.approx(lo + 0.5)  # lowest step at or above
+    assert g.resolve_freq(lo + 0.41, round_up=False) == pytest.approx(lo + 0.4)  # closest
+    assert g.resolve_freq(lo + 0.5, round_up=True) == pytest.approx(lo + 0.5)
+
+
+# -- static governors ------------------------------------------------------------------------------------
+def test_static_governors_never_change_frequency():
+    for gov, attr in (("performance", "top_freq_ghz"), ("powersave", "min_freq_ghz")):
+        host, log = freq_log(gov, runtime="20ms")
+        assert log == [] and all(c.freq_ghz == getattr(host.platform.cpu, attr) for c in host.pkg.cores)
+
+
+# -- ondemand --------------------------------------------------------------------------------------------
+def test_ondemand_counts_iowait_as_busy_on_intel():
+    """io_is_busy is on by default for Intel: a thread blocked on IO looks 100% busy, so its core
+    stays at the top frequency and the result equals the performance governor's."""
+    perf = run("performance")
+    od = run("ondemand")
+    assert od["summary"]["latency_us"] == perf["summary"]["latency_us"]
+
+
+def test_ondemand_without_io_is_busy_scales_with_load():
+    host, log = freq_log("ondemand", cpu__cpufreq__io_is_busy="0")
+    cfg = host.platform.cpu
+    g = host.cpufreq
+    assert g.period_ns == 10e6  # 20 us transition latency x 1000, capped at 10 ms (> 2 ticks of 4 ms)
+    # a sample every 10 ms; each change applies the 20 us transition latency later
+    assert log and all(abs((t - 20e3) / 10e6 - round((t - 20e3) / 10e6)) < 1e-9 for t, _f in log)
+    final = host.pkg.cores[0].freq_ghz
+    assert cfg.min_freq_ghz < final < cfg.top_freq_ghz  # the IO thread's core: proportional to its load
+    assert host.pkg.cores[1].freq_ghz == cfg.min_freq_ghz  # idle cores: load 0
+    slow = run("ondemand", cpu__cpufreq__io_is_busy="0")
+    assert slow["summary"]["latency_us"]["mean"] > run("performance")["summary"]["latency_us"]["mean"] * 1.05
+    busy_layers_match_busy_time(slow)
+
+
+def test_ondemand_goes_to_the_top_above_up_threshold():
+    """Classic polling keeps the CPU 100% busy: load > up_threshold -> the top frequency."""
+    host, log = freq_log("ondemand", queue__io_poll="1", hipri="1", cpu__cpufreq__io_is_busy="0")
+    assert host.pkg.cores[0].freq_ghz == host.platform.cpu.top_freq_ghz
+
+
+# -- schedutil -------------------------------------------------------------------------------------------
+class _FakeCpu:
+    busy = False
+
+    def busy_ns_at(self, now):
+        return 0.0
+
+
+class _FakeRunner:
+    id = 0
+    cpu = _FakeCpu()
+
+
+def test_schedutil_iowait_boost_doubles_per_request_and_decays():
+    g = Schedutil.__new__(Schedutil)
+    g.tick_ns = 4e6
+    sc = _CpuUtil(_FakeRunner(), 0.0)
+    boosts = []
+    t = 0.0
+    for _ in range(5):  # an IO wake-up then a frequency evaluation, every 10 us
+        t += 10e3
+        g._iowait_boost(sc, t, True)
+        sc.last_update = t
+        boosts.append(g._iowait_apply(sc, t, 0.0))
+    assert boosts == [IOWAIT_BOOST_MIN, 2 * IOWAIT_BOOST_MIN, 4 * IOWAIT_BOOST_MIN, CAPACITY, CAPACITY]
+    g._iowait_boost(sc, t + 5e3, True)  # a second request before the evaluation: no second doubling
+    assert sc.boost == CAPACITY and sc.boost_pending
+    sc.boost_pending = False
+    decays = [g._iowait_apply(sc, t + 6e3, 0.0) for _ in range(4)]  # evaluations without requests halve it
+    assert decays == [CAPACITY / 2, CAPACITY / 4, CAPACITY / 8, 0.0]
+    sc.boost, sc.last_update = CAPACITY, t
+    assert g._iowait_apply(sc, t + 4e6 + 1, 0.0) == 0.0 and sc.boost == 0.0  # idle for more than a tick: reset
+
+
+def test_schedutil_busy_cpu_ramps_to_the_top():
+    """A polling CPU (never idle, no wake-ups). Frequency-invariant utilization saturates at
+    1024 x f / top, so each step asks for at most 1.25 f: a geometric ramp that ends at the top."""
+    host, log = freq_log("schedutil", runtime="500ms", queue__io_poll="1", hipri="1")
+    cfg = host.platform.cpu
+    freqs = [f for _t, f in log]
+    assert freqs[0] == cfg.min_freq_ghz and freqs[-1] == cfg.top_freq_ghz == host.pkg.cores[0].freq_ghz
+    assert all(b > a and b <= 1.25 * a + cfg.pstate_step_ghz + 1e-9 for a, b in zip(freqs, freqs[1:]))
+    assert len(freqs) > 8 and log[-1][0] > 200e6  # many rate-limited steps, not one jump
+
+
+def test_schedutil_iowait_boost_keeps_io_latency_low():
+    perf = run("schedutil")
+    plain = run("schedutil", cpu__cpufreq__iowait_boost="false")
+    base = run("performance")["summary"]["latency_us"]["mean"]
+    boosted = perf["summary"]["latency_us"]["mean"]
+    unboosted = plain["summary"]["latency_us"]["mean"]
+    assert base <= boosted < unboosted
+    assert unboosted > 1.2 * base  # without the boost a 50%-busy IO thread runs at a low frequency
+    assert plain["summary"]["power_w"]["cpu"] < perf["summary"]["power_w"]["cpu"]
+    busy_layers_match_busy_time(plain)
+    busy_layers_match_busy_time(perf)
+
+
+def test_governed_runs_are_deterministic():
+    a, b = run("schedutil", runtime="40ms"), run("schedutil", runtime="40ms")
+    for r in (a, b):
+        r.pop("sim")
+    assert a == b
+
+
+# -- plug-ins ---------------------------------------------------------------------------------------------
+def test_docs_example_governor_loads_and_runs(tmp_path):
+    doc = (Path(__file__).parent.parent / "docs" / "cpu.md").read_text()
+    code = re.search(r"```python\n(# race_to_idle\.py.*?)```", doc, re.S).group(1)
+    path = tmp_path / "race_to_idle.py"
+    path.write_text(code)
+    try:
+        load_plugin(str(path))
+        host, log = freq_log("race-to-idle", runtime="30ms", thinktime="500us")
+        cfg = host.platform.cpu
+        assert {f for _t, f in log} <= {cfg.min_freq_ghz, cfg.top_freq_ghz} and len(log) > 10
+        with pytest.raises(ConfigError, match="min_idle_us"):
+            run("race-to-idle", runtime="5ms", cpu__cpufreq__min_idle_us="-1")
+    finally:
+        CPUFREQ_GOVERNORS._items.pop("race-to-idle", None)
+        sys.modules.pop("stacksim_plugin_race_to_idle", None)
