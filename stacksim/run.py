@@ -272,7 +272,6 @@ def per_job_metrics(cfg: RunConfig, host: Host, recs, s: Snapshot, end: float, d
 def fio_jobs(cfg: RunConfig, host: Host, recs, s: Snapshot, dur_ns: float) -> list[dict]:
     """Per job section (clones aggregated as with group_reporting), in fio's JSON shape."""
     out = []
-    freq = host.pkg.freq_ghz
     for ji, job in enumerate(cfg.jobs):
         entry = {"jobname": job.name, "groupid": 0, "error": 0, "job_runtime": int(dur_ns / 1e6)}
         is_async = job.ioengine in ASYNC_ENGINES
@@ -302,8 +301,8 @@ def fio_jobs(cfg: RunConfig, host: Host, recs, s: Snapshot, dur_ns: float) -> li
         usr = sys_ = ctx = 0.0
         for t in tasks:
             b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))
-            usr += (t.usr_cycles - b[2]) / freq
-            sys_ += (t.sys_cycles - b[3]) / freq
+            usr += t.usr_ns - b[2]
+            sys_ += t.sys_ns - b[3]
             ctx += t.nvcsw + t.nivcsw - b[0] - b[1]
         denom = dur_ns * max(len(tasks), 1)
         entry["usr_cpu"] = 100.0 * usr / denom

@@ -176,10 +176,11 @@ class CpuRunner:
         counts = self.counts
         counts[cost.idx] += 1
         task = self.current
+        f = self.freq
         if task is not None:
-            task.usr_cycles += cost.user_cycles
-            task.sys_cycles += cost.sys_cycles
-        dur = cost.cycles / self.freq
+            task.usr_ns += cost.user_cycles / f
+            task.sys_ns += cost.sys_cycles / f
+        dur = cost.cycles / f
         fixed = self._carry_fixed_ns
         if self._carry_ns:
             # work carried into this segment (a context switch, an IRQ on an idle CPU, CQ reaping):
@@ -188,7 +189,7 @@ class CpuRunner:
             for c in carry:
                 counts[c.idx] += 1
                 if task is not None:
-                    task.sys_cycles += c.sys_cycles
+                    task.sys_ns += c.sys_cycles / f
             carry.clear()
             dur += self._carry_ns - fixed
             self._carry_ns = 0.0
@@ -243,7 +244,7 @@ class CpuRunner:
         for c in self._carry:
             counts[c.idx] += 1
             if task is not None:
-                task.sys_cycles += c.sys_cycles
+                task.sys_ns += c.sys_cycles / self.freq
         self._carry.clear()
         ns = self._carry_ns
         self._carry_ns = 0.0
@@ -697,7 +698,7 @@ class CpuRunner:
         self.poll_ns += ns
         self.poll_cycles += cyc
         if self.current is not None:
-            self.current.sys_cycles += cyc
+            self.current.sys_ns += ns
         self._poll_start = now
 
     def _poll_hit(self) -> None:

@@ -13,7 +13,7 @@ class Task:
 
     __slots__ = (
         "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
-        "nvcsw", "nivcsw", "usr_cycles", "sys_cycles", "exec_ns",
+        "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
@@ -28,9 +28,9 @@ class Task:
         self.ran_since = 0.0
         self.nvcsw = 0  # voluntary context switches (getrusage ru_nvcsw)
         self.nivcsw = 0  # involuntary context switches (ru_nivcsw)
-        self.usr_cycles = 0.0
-        self.sys_cycles = 0.0
+        self.usr_ns = 0.0  # CPU time in user code at the frequency it ran at (getrusage ru_utime)
+        self.sys_ns = 0.0  # in the kernel for this task: syscalls, its switches, polling (ru_stime)
         self.exec_ns = 0.0  # time on a CPU (sum_exec_runtime: includes IRQs that hit it)
 
     def counters(self) -> tuple:
-        return (self.nvcsw, self.nivcsw, self.usr_cycles, self.sys_cycles, self.exec_ns)
+        return (self.nvcsw, self.nivcsw, self.usr_ns, self.sys_ns, self.exec_ns)
