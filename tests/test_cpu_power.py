@@ -182,3 +182,35 @@ def test_docs_example_governor_loads_and_runs(tmp_path):
     finally:
         CPUFREQ_GOVERNORS._items.pop("race-to-idle", None)
         sys.modules.pop("stacksim_plugin_race_to_idle", None)
+
+
+# -- cpuidle: disabled states ------------------------------------------------------------------------------
+def test_disabling_poll_puts_the_io_cpu_in_c1_and_adds_its_exit_latency():
+    base = run("performance")
+    no_poll = run("performance", cpu__cpuidle_disable="[POLL]")
+    res = no_poll["summary"]["cstate_residency"]["cpu0"]
+    assert res["POLL"] == 0.0 and res["C1"] > 0.3
+    c1_exit_us = next(s.exit_latency_ns for s in resolve(sets={}).platform.cpu.cstates if s.name == "C1") / 1e3
+    delta = no_poll["summary"]["latency_us"]["mean"] - base["summary"]["latency_us"]["mean"]
+    assert delta == pytest.approx(c1_exit_us, rel=0.05)  # every interrupt now wakes the CPU from C1
+
+
+def test_idle_poll_keeps_every_cpu_in_c0_or_poll():
+    names = [s.name for s in resolve(sets={}).platform.cpu.cstates]
+    r = run("performance", cpu__cpuidle_disable="[" + ",".join(names[1:]) + "]")
+    for row in r["summary"]["cstate_residency"].values():
+        assert row["C0"] + row["POLL"] == pytest.approx(1.0)
+    assert r["summary"]["power_w"]["cpu"] > 2 * run("performance")["summary"]["power_w"]["cpu"]
+
+
+def test_menu_skips_disabled_states():
+    from models.cpu.cpuidle import MenuGovernor
+
+    cpu = resolve(sets={}).platform.cpu
+    names = [s.name for s in cpu.cstates]
+    deep = MenuGovernor(cpu).select(3e6, 0)  # 3 ms to the next timer, no IO waiter: a deep state
+    assert names[deep] not in ("POLL", "C1")
+    off = MenuGovernor(cpu.model_copy(update={"cpuidle_disable": (names[deep],)})).select(3e6, 0)
+    assert names[off] != names[deep] and off != 0
+    with pytest.raises(ConfigError, match="no idle state 'C9'"):
+        run("performance", runtime="5ms", cpu__cpuidle_disable="[C9]")

@@ -46,6 +46,9 @@ class CpuConfig(Model):
         " e.g. up_threshold, sampling_rate, rate_limit_us")
     cstates: tuple[CStateConfig, ...] = Field(description="idle states, shallowest first; the first may be POLL")
     cpuidle_governor: Literal["menu"] = "menu"
+    cpuidle_disable: tuple[str, ...] = Field(
+        (), description="names of idle states disabled on every CPU (cpuidle stateN/disable = 1); disabling all but"
+        " POLL is idle=poll, disabling POLL makes the shallowest hardware state the fallback")
     core_leakage_w: float = Field(ge=0, description="static power of a powered (C0/POLL) physical core at max voltage, W")
     core_dynamic_w: float = Field(ge=0, description="dynamic power of a physical core at max frequency, activity 1.0, W")
     smt_slowdown: float = Field(
@@ -72,6 +75,10 @@ class CpuConfig(Model):
         for i, st in enumerate(self.cstates):
             if st.polling and i != 0:
                 raise ValueError(f"cstates[{i}] ({st.name}): only the first state may be a polling state")
+        names = [st.name for st in self.cstates]
+        for name in self.cpuidle_disable:
+            if name not in names:
+                raise ValueError(f"cpuidle_disable: no idle state '{name}' (states: {', '.join(names)})")
         for k in ("user", "kernel", "poll", "spin"):
             if k not in self.activity:
                 raise ValueError(f"activity: missing kind '{k}'")

@@ -35,12 +35,16 @@ _BUCKET_LIMITS_NS = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 class MenuGovernor:
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
-    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real")
+    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first")
 
     def __init__(self, cfg: CpuConfig):
         self.states = cfg.cstates
-        #: (index, target residency, exit latency) of the non-polling states, shallowest first
-        self._real = tuple((i, st.target_residency_ns, st.exit_latency_ns) for i, st in enumerate(cfg.cstates) if not st.polling)
+        off = set(cfg.cpuidle_disable)
+        enabled = [i for i, st in enumerate(cfg.cstates) if st.name not in off]
+        #: the first enabled state: the answer when nothing deeper fits (state 0 if none is enabled)
+        self._first = enabled[0] if enabled else 0
+        #: (index, target residency, exit latency) of the enabled states deeper than the first
+        self._real = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
         self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
         self.intervals = [0.0] * INTERVALS
         self.interval_ptr = 0
@@ -81,18 +85,19 @@ class MenuGovernor:
         predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
         mult = 1 + 10 * iowaiters
         idx = self._deepest(predicted, predicted / mult)
-        if idx == 0:
+        if idx == self._first:
             # the repeating-interval detector can only shorten the prediction: nothing shallower
-            # than state 0 exists, so skip it (same answer, less work on the hot path)
-            return 0
+            # than the first enabled state exists, so skip it (same answer, less work on the hot path)
+            return idx
         typical = self._typical_interval()
         if typical is not None and typical < predicted:
             idx = self._deepest(typical, typical / mult)
         return idx
 
     def _deepest(self, predicted: float, latency_limit: float) -> int:
-        """The deepest state whose target residency and exit latency fit."""
-        idx = 0
+        """The deepest enabled state whose target residency and exit latency fit (disabled states
+        are skipped, as menu.c does)."""
+        idx = self._first
         for i, target, exit_ns in self._real:
             if target > predicted or exit_ns > latency_limit:
                 break
