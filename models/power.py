@@ -2,7 +2,8 @@
 
 * CPU package: exact integral of per-core power (C-state, frequency, SMT activity) and uncore
   (:mod:`models.cpu.core`);
-* SSDs: idle power plus (active - idle) per busy media unit (:mod:`models.ssd.device`);
+* SSDs: idle power plus (active - idle) per busy media unit (:mod:`models.ssd.device`), minus
+  (idle - state power) for the time spent in APST low-power states (:mod:`models.ssd.apst`);
 * DRAM: ``power.dram_w``;
 * the rest of the platform: ``power.platform_base_w`` + ``power.platform_cpu_coupling`` x CPU
   package power (fans and voltage regulators follow CPU activity).
@@ -19,26 +20,33 @@ from dataclasses import dataclass
 class EnergyReading:
     t_ns: float
     cpu_j: float
-    ssd_busy_unit_ns: tuple  # per device: (read, write) busy unit-ns
+    ssd: tuple  # per device: ssd_reading()
 
 
 def read_energy(host, now: float) -> EnergyReading:
     """Integrate the CPU package up to ``now`` and snapshot every energy account."""
     host.pkg.settle(now)
     cpu_j = sum(c.energy_j for c in host.pkg.cores) + host.pkg.uncore_energy_j
-    ssd = tuple((d.busy_unit_ns["read"], d.busy_unit_ns["write"]) for d in host.devices)
-    return EnergyReading(now, cpu_j, ssd)
+    return EnergyReading(now, cpu_j, tuple(ssd_reading(d, now) for d in host.devices))
 
 
-def ssd_energy_j(devices, busy_a, busy_b, dur_s: float) -> float:
-    """SSD energy over ``dur_s``: idle power plus (active - idle) per busy media unit, from the
-    devices' cumulative (read, write) busy unit-ns at the start (``busy_a``) and end (``busy_b``)."""
+def ssd_reading(device, now: float) -> tuple[float, float, float]:
+    """A device's cumulative energy accounts at ``now``: read and write busy unit-ns, and the APST
+    credit (J below idle power)."""
+    credit = device.apst.credit_j_at(now) if device.apst is not None else 0.0
+    return device.busy_unit_ns["read"], device.busy_unit_ns["write"], credit
+
+
+def ssd_energy_j(devices, reading_a, reading_b, dur_s: float) -> float:
+    """SSD energy over ``dur_s``: idle power plus (active - idle) per busy media unit, minus the APST
+    credit, from the devices' :func:`ssd_reading` at the start (``reading_a``) and end."""
     energy = 0.0
-    for d, (r0, w0), (r1, w1) in zip(devices, busy_a, busy_b):
+    for d, (r0, w0, c0), (r1, w1, c1) in zip(devices, reading_a, reading_b):
         c = d.cfg
         energy += c.idle_w * dur_s
         energy += (c.active_read_w - c.idle_w) / c.parallel_units * (r1 - r0) * 1e-9
         energy += (c.active_write_w - c.idle_w) / c.parallel_units * (w1 - w0) * 1e-9
+        energy -= c1 - c0
     return energy
 
 
@@ -48,7 +56,7 @@ def average_power(platform, devices, a: EnergyReading, b: EnergyReading) -> dict
     if dur_s <= 0:
         raise ValueError("empty interval")
     cpu_w = (b.cpu_j - a.cpu_j) / dur_s
-    ssd_w = ssd_energy_j(devices, a.ssd_busy_unit_ns, b.ssd_busy_unit_ns, dur_s) / dur_s
+    ssd_w = ssd_energy_j(devices, a.ssd, b.ssd, dur_s) / dur_s
     pw = platform.power
     other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w
     return {"cpu": cpu_w, "ssd": ssd_w, "dram": pw.dram_w, "other": other_w, "system": cpu_w + ssd_w + pw.dram_w + other_w}

@@ -36,6 +36,8 @@ class Snapshot:
         self.busy = [c.busy_ns for c in host.pkg.cpus]
         self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
         self.energy = read_energy(host, now)
+        self.apst = [(d.apst.residency_ns_at(now), dict(d.apst.wakeups)) if d.apst is not None else None
+                     for d in host.devices]
         self.hybrid_sleeps = sum(getattr(p, "sleeps", 0) for p in host.policies.values())
         # the exec time of tasks running right now is charged when they leave the CPU
         for r in host.runners:
@@ -188,6 +190,8 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
         "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
     }
     summary["layers"] = summary["layers_ns_per_io"]
+    if any(d.apst is not None for d in host.devices):
+        summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
     summary.update(interrupt_metrics(host, s, end, dur_s))
     summary["cycles_per_s"] = cycles_per_s(plat, layer_cycles, cpus, s, dur_s, freq)
     if plat.kernel.mem_ops_per_cycle:
@@ -210,6 +214,20 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
             "ios_per_wall_s": len(host.records) / wall_s if wall_s > 0 else None,
         },
     }
+
+
+def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict:
+    """Per SSD with APST: fraction of the measured time in each low-power state, and wake-ups
+    from it (commands that found the device there)."""
+    out = {}
+    for i, d in enumerate(host.devices):
+        if d.apst is None:
+            continue
+        res0, wk0 = s.apst[i]
+        res1 = d.apst.residency_ns_at(end)
+        out[f"ssd{d.index}"] = {name: {"residency": (res1[name] - res0[name]) / dur_ns,
+                                       "wakeups": d.apst.wakeups[name] - wk0[name]} for name in res1}
+    return out
 
 
 def cycles_per_s(plat, layer_cycles, cpus, s: Snapshot, dur_s: float, freq: float) -> dict:

@@ -18,6 +18,30 @@ class ServiceConfig(Model):
     sd_ns: float = Field(0.0, ge=0, description="standard deviation of the service time (lognormal jitter), ns")
 
 
+class PowerStateConfig(Model):
+    """A non-operational NVMe power state, as the Identify Controller power state descriptor
+    (``nvme id-ctrl``: ``psN : mp:... enlat:... exlat:...``) gives it."""
+
+    name: str = Field(description="e.g. 'PS3'")
+    power_w: float = Field(ge=0, description="maximum power in the state (MP), W")
+    entry_latency_ns: float = Field(ge=0, description="ENLAT: time to enter the state, ns")
+    exit_latency_ns: float = Field(ge=0, description="EXLAT: time to leave the state for a command, ns")
+
+
+class ApstConfig(Model):
+    """How the host programs APST: Linux ``nvme_core`` module parameters (5.15 defaults)."""
+
+    enabled: bool = Field(True, description="program APST when the device has non-operational states")
+    ps_max_latency_us: float = Field(100_000.0, ge=0, description="default_ps_max_latency_us: states whose"
+                                     " ENLAT + EXLAT exceeds this are not used")
+    primary_timeout_ms: float = Field(100.0, gt=0, description="apst_primary_timeout_ms: idle time before the"
+                                      " primary state (the deepest within primary_latency_tol_us)")
+    secondary_timeout_ms: float = Field(2000.0, ge=0, description="apst_secondary_timeout_ms: further idle time"
+                                        " before the secondary state (0: none)")
+    primary_latency_tol_us: float = Field(15_000.0, ge=0, description="apst_primary_latency_tol_us")
+    secondary_latency_tol_us: float = Field(100_000.0, ge=0, description="apst_secondary_latency_tol_us")
+
+
 class DeviceConfig(Model):
     """An NVMe SSD."""
 
@@ -37,3 +61,7 @@ class DeviceConfig(Model):
     idle_w: float = Field(ge=0, description="idle (PS0, no commands) power, W")
     active_read_w: float = Field(ge=0, description="power with every parallel unit busy reading, W")
     active_write_w: float = Field(ge=0, description="power with every parallel unit busy writing, W")
+    power_states: tuple[PowerStateConfig, ...] = Field(
+        (), description="non-operational power states for APST, shallowest first (none: the device stays in PS0)")
+    apst: ApstConfig = Field(ApstConfig(), description="the host's APST programming")
+

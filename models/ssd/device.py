@@ -23,6 +23,7 @@ from typing import Callable
 
 import numpy as np
 
+from models.ssd.apst import ApstState, apst_steps
 from models.ssd.config import DeviceConfig
 from simpy.events import NORMAL
 
@@ -93,6 +94,9 @@ class NvmeDevice:
         self.commands = 0
         self.bytes = 0
         self.busy_unit_ns = {"read": 0.0, "write": 0.0}
+        steps = apst_steps(cfg)
+        #: autonomous power state transitions (models.ssd.apst), None without non-operational states
+        self.apst = ApstState(cfg, steps) if steps else None
         self.irq_cfg = irq_cfg  # IrqConfig (nvme.*): the interrupt generation of interrupt-driven CQs
 
     def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
@@ -146,7 +150,10 @@ class NvmeDevice:
         op = req.op
         nbytes = req.nbytes
         xfer = nbytes * self._ns_per_byte
-        t = env._now + self._fetch_ns
+        if self.apst is None:
+            t = env._now + self._fetch_ns
+        else:  # an idle controller may first have to leave a low-power state
+            t = self.apst.on_submit(env._now) + self._fetch_ns
         is_read = op == "read"
         if not is_read:
             t = self._link_reserve(t, xfer) + xfer
@@ -184,6 +191,8 @@ class NvmeDevice:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""
         now = req.t_cqe = self.engine.env._now
         qp.inflight -= 1
+        if self.apst is not None:
+            self.apst.on_complete(now, max(self._units))
         qp.cq.append(req)
         qp.posted_times.append(now)
         if qp.irq_gen is not None:

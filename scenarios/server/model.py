@@ -39,6 +39,7 @@ from math import ceil
 
 from models.cpu.core import Package
 from models.cpu.cpuidle import NO_TIMER_NS
+from models.power import ssd_reading
 from models.ssd.device import NvmeDevice
 from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.server.config import ServerRunConfig
@@ -757,7 +758,7 @@ class Server:
         return {
             "t": now,
             "cpu_j": self.cpu_energy_j(),
-            "ssd_busy": [(d.busy_unit_ns["read"], d.busy_unit_ns["write"]) for d in self.devices],
+            "ssd_busy": [ssd_reading(d, now) for d in self.devices],
             "acc": list(self.acc),
             "migrations": self.migrations,
             "decisions": len(getattr(self.policy, "burst_decisions", ())),
