@@ -77,6 +77,10 @@ def format_summary(result: dict) -> str:
         f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J   {s['energy_j_per_million_ios']:.1f} J per million IOs",
         "  CPU time per IO by layer (ns): " + "  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5),
     ]
+    from models.cpu.power_limit import format_limit
+
+    if format_limit(s):
+        out.append(format_limit(s))
     busy = [(cpu, row) for cpu, row in s["cstate_residency"].items() if row.get("C0", 0) > 0.001]
     for cpu, row in busy[:8]:
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))

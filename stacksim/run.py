@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
 from models.power import PowerMeter, average_power, read_energy
 from models.os import memops
@@ -36,6 +37,7 @@ class Snapshot:
         self.busy = [c.busy_ns for c in host.pkg.cpus]
         self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
         self.energy = read_energy(host, now)
+        self.power_limit = limit_reading(host.pkg, now)
         self.apst = [(d.apst.residency_ns_at(now), dict(d.apst.wakeups)) if d.apst is not None else None
                      for d in host.devices]
         self.hybrid_sleeps = sum(getattr(p, "sleeps", 0) for p in host.policies.values())
@@ -190,6 +192,8 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
         "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
     }
     summary["layers"] = summary["layers_ns_per_io"]
+    if host.pkg.limiter is not None:
+        summary["cpu_power_limit"] = limit_summary(host.pkg, s.power_limit, limit_reading(host.pkg, end), dur_ns)
     if any(d.apst is not None for d in host.devices):
         summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
     summary.update(interrupt_metrics(host, s, end, dur_s))

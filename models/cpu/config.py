@@ -6,7 +6,7 @@ otherwise). Presets with cited values are in :mod:`models.cpu.presets`.
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal, Optional, Union
 
 from pydantic import Field, model_validator
 
@@ -45,6 +45,12 @@ class CpuConfig(Model):
         default_factory=dict, description="the governor's tunables by sysfs name (/sys/devices/system/cpu/cpufreq/<governor>/*),"
         " e.g. up_threshold, sampling_rate, rate_limit_us")
     cstates: tuple[CStateConfig, ...] = Field(description="idle states, shallowest first; the first may be POLL")
+    power_limit_w: Optional[float] = Field(
+        None, gt=0, description="sustained package power limit (Intel RAPL PL1, AMD PPT), W; None: unlimited")
+    power_limit_window_ms: float = Field(1000.0, gt=0, description="averaging time constant of the limit, ms"
+                                         " (RAPL's PL1 time window)")
+    power_limit_control_us: float = Field(1000.0, gt=0, description="how often the firmware adjusts the frequency"
+                                          " ceiling, us")
     cpuidle_governor: Literal["menu"] = "menu"
     cpuidle_disable: tuple[str, ...] = Field(
         (), description="names of idle states disabled on every CPU (cpuidle stateN/disable = 1); disabling all but"

@@ -35,6 +35,19 @@ class Package:
         self.uncore_energy_j = 0.0
         self.uncore_power_w = cfg.uncore_active_w
         self._uncore_t = 0.0
+        #: the frequency ceiling of the power limit (top frequency while not throttled)
+        self.ceiling_ghz = cfg.top_freq_ghz
+        self.limiter = None
+        if cfg.power_limit_w is not None and engine is not None:
+            from models.cpu.power_limit import PowerLimiter
+
+            self.limiter = PowerLimiter(self, engine)
+
+    def set_ceiling(self, now: float, ghz: float) -> None:
+        """The power limit's frequency ceiling changes: every core moves to min(request, ceiling)."""
+        self.ceiling_ghz = ghz
+        for c in self.cores:
+            c._retarget(now)
 
     def sibling_of(self, cpu: "LogicalCpu") -> "LogicalCpu | None":
         sib = cpu.core.cpus
@@ -69,7 +82,7 @@ class PhysicalCore:
     """One physical core: 1 or 2 logical CPUs sharing power state and frequency."""
 
     __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg", "freq_ghz", "target_ghz",
-                 "_leak_w", "_dyn_w", "listeners", "transitions", "_pending")
+                 "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending")
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
@@ -82,7 +95,7 @@ class PhysicalCore:
         self.listeners = []  # called with the new frequency (the OS runners of the siblings)
         self.transitions = 0
         self._pending = None
-        self.freq_ghz = self.target_ghz = 0.0
+        self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
         self._set_freq_factors(pkg.freq_ghz)
 
     def _set_freq_factors(self, freq_ghz: float) -> None:
@@ -95,11 +108,17 @@ class PhysicalCore:
     def request_freq(self, now: float, freq_ghz: float) -> None:
         """Ask for a P-state change (both siblings share it). The core keeps running at the old
         frequency for ``pstate_transition_ns`` (PLL relock, voltage ramp), then switches; work
-        already under way keeps the speed it started with."""
+        already under way keeps the speed it started with. A power-limit ceiling caps the request
+        (``target_ghz``) while it lasts; ``requested_ghz`` remembers what was asked."""
         cfg = self._cfg
-        freq_ghz = min(max(freq_ghz, cfg.min_freq_ghz), cfg.top_freq_ghz)
+        self.requested_ghz = min(max(freq_ghz, cfg.min_freq_ghz), cfg.top_freq_ghz)
+        self._retarget(now)
+
+    def _retarget(self, now: float) -> None:
+        freq_ghz = min(self.requested_ghz, self.pkg.ceiling_ghz)
         if freq_ghz == self.target_ghz:
             return
+        cfg = self._cfg
         self.target_ghz = freq_ghz
         if self._pending is not None:
             self._pending.cancel()
@@ -117,7 +136,7 @@ class PhysicalCore:
             fn(freq_ghz)
 
     def finish_setup(self) -> None:
-        self.target_ghz = self.freq_ghz
+        self.target_ghz = self.requested_ghz = self.freq_ghz
         self.update(self._t)
 
     def update(self, now: float) -> None:

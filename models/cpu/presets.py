@@ -35,6 +35,7 @@ def xeon_e3_1230_v5(**overrides) -> CpuConfig:
         voltage_at_min_v=0.70,
         voltage_at_max_v=1.20,
         pstate_transition_ns=20_000.0,  # driver-declared transition latency (Appendix A, P-states)
+        power_limit_w=80.0,  # PL1 = TDP [ARK]; 1 s time window (a common BIOS default; estimate)
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 2, 2, 2.4),
@@ -68,6 +69,7 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
         voltage_at_min_v=0.75,
         voltage_at_max_v=1.15,
         pstate_transition_ns=20_000.0,
+        power_limit_w=105.0,  # PL1 = TDP [ARK]; 1 s time window (a common BIOS default; estimate)
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 2, 2, 1.6),
@@ -100,6 +102,8 @@ def epyc_9454p(**overrides) -> CpuConfig:
         voltage_at_min_v=0.65,
         voltage_at_max_v=1.10,
         pstate_transition_ns=450_000.0,
+        power_limit_w=290.0,  # PPT = TDP [AMD]
+        power_limit_window_ms=1.0,  # the SMU enforces PPT within about a millisecond: no extra smoothing (estimate)
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 1, 2, 1.9),

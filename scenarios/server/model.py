@@ -39,6 +39,7 @@ from math import ceil
 
 from models.cpu.core import Package
 from models.cpu.cpuidle import NO_TIMER_NS
+from models.cpu.power_limit import limit_reading
 from models.power import ssd_reading
 from models.ssd.device import NvmeDevice
 from policies.core_scheduling import CORE_SCHEDULING
@@ -766,6 +767,7 @@ class Server:
             "c0_busy_ns": busy,
             "cstate_ns": cst,
             "freq_transitions": sum(c.transitions for c in self.pkg.cores),
+            "power_limit": limit_reading(self.pkg, now),
             "wakes": sum(r.wakes for r in self.reactors),
             "offered": self.n_offered,
         }

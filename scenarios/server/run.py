@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import create_model
 
 from models.platforms_server import SERVER_PLATFORMS, ServerPlatform
+from models.cpu.power_limit import format_limit, limit_summary
 from models.power import ssd_energy_j
 from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.server.config import MetricsConfig, ServerConfig, ServerRunConfig
@@ -356,6 +357,8 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
         "requests": {"offered": srv.n_offered, "completed": srv.n_offered - in_flight, "in_flight": in_flight},
         "policy_stats": srv.policy.summary(),
     }
+    if srv.pkg.limiter is not None:
+        summary["cpu_power_limit"] = limit_summary(srv.pkg, a["power_limit"], b["power_limit"], dur_ns)
     if trace is not None:
         w_sel = wr[sel]
         ops = {}
@@ -465,6 +468,8 @@ def format_server_summary(result: dict) -> str:
         f"  thread migrations {s['thread_migrations']:,} ({s['thread_migrations_per_s']:,.0f}/s)   reactor wake-ups"
         f" {s['reactor_wakeups']:,}   frequency transitions {s['freq_transitions']:,}",
     ]
+    if format_limit(s):
+        out.append(format_limit(s))
     if bd["true_bursts"] or bd["decisions"]:
         lat_us = bd.get("mean_detection_latency_us")
         out.append(f"  bursts: {bd['true_bursts']} true, {bd['decisions']} decisions, detected {bd['detected']},"

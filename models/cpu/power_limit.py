@@ -1,0 +1,94 @@
+"""The package power limit (Intel RAPL PL1, AMD PPT): firmware lowers the cores' frequency
+ceiling while the package's running-average power is above the limit.
+
+Every ``power_limit_control_us`` the limiter takes the package's exact average power over the
+period (its energy integral), folds it into an exponentially weighted average with time constant
+``power_limit_window_ms`` (RAPL's PL1 time window; AMD enforces PPT within about a millisecond),
+and moves the package-wide frequency ceiling one P-state step (``pstate_step_ghz``) down while the
+average exceeds ``power_limit_w``, one step up while it is below (1 - hysteresis) x the limit.
+Each core runs at min(its governor's request, the ceiling), reached through the normal P-state
+transition. Short bursts above the limit (PL2, boost budgets) are not modelled separately: the
+averaging window plays their part.
+"""
+
+from __future__ import annotations
+
+HYSTERESIS = 0.02  # raise the ceiling again only below 98% of the limit (no step-by-step chatter)
+
+
+class PowerLimiter:
+    """Drives ``Package.set_ceiling`` from the package's running-average power."""
+
+    def __init__(self, pkg, engine):
+        cfg = pkg.cfg
+        self.pkg = pkg
+        self.engine = engine
+        self.limit_w = cfg.power_limit_w
+        self.period_ns = cfg.power_limit_control_us * 1e3
+        self.alpha = min(1.0, self.period_ns / (cfg.power_limit_window_ms * 1e6))
+        self.step = cfg.pstate_step_ghz
+        self.avg_w: float | None = None
+        self._e = 0.0
+        self._t = 0.0
+        # statistics: integral of the ceiling and time below the top frequency (up to _stat_t)
+        self.ceiling_ghz_ns = 0.0
+        self.throttled_ns = 0.0
+        self._stat_t = 0.0
+        self.adjustments = 0
+        engine.call_in(self.period_ns, self._control)
+
+    def stats_at(self, now: float) -> tuple[float, float]:
+        """(integral of the ceiling in GHz x ns, time throttled in ns) up to ``now``."""
+        dt = now - self._stat_t
+        ceil = self.pkg.ceiling_ghz
+        return (self.ceiling_ghz_ns + ceil * dt,
+                self.throttled_ns + (dt if ceil < self.pkg.cfg.top_freq_ghz else 0.0))
+
+    def _control(self) -> None:
+        pkg = self.pkg
+        now = self.engine.now
+        pkg.settle(now)
+        e = pkg.energy_j()
+        p = (e - self._e) / ((now - self._t) * 1e-9)
+        self._e, self._t = e, now
+        self.avg_w = p if self.avg_w is None else self.avg_w + self.alpha * (p - self.avg_w)
+        cfg = pkg.cfg
+        ceiling = pkg.ceiling_ghz
+        if self.avg_w > self.limit_w and ceiling > cfg.min_freq_ghz:
+            ceiling = max(cfg.min_freq_ghz, round(ceiling - self.step, 9))
+        elif self.avg_w < self.limit_w * (1.0 - HYSTERESIS) and ceiling < cfg.top_freq_ghz:
+            ceiling = min(cfg.top_freq_ghz, round(ceiling + self.step, 9))
+        if ceiling != pkg.ceiling_ghz:
+            self.ceiling_ghz_ns, self.throttled_ns = self.stats_at(now)
+            self._stat_t = now
+            self.adjustments += 1
+            pkg.set_ceiling(now, ceiling)
+        self.engine.call_in(self.period_ns, self._control)
+
+
+def limit_reading(pkg, now: float) -> tuple[float, float, int] | None:
+    """Cumulative limiter counters at ``now`` (None without a power limit)."""
+    lim = pkg.limiter
+    if lim is None:
+        return None
+    ceil_ns, throttled_ns = lim.stats_at(now)
+    return ceil_ns, throttled_ns, lim.adjustments
+
+
+def limit_summary(pkg, a, b, dur_ns: float) -> dict:
+    """What the power limit did between two :func:`limit_reading` snapshots."""
+    return {
+        "limit_w": pkg.limiter.limit_w,
+        "throttled_fraction": (b[1] - a[1]) / dur_ns,
+        "ceiling_ghz_mean": (b[0] - a[0]) / dur_ns,
+        "adjustments": b[2] - a[2],
+    }
+
+
+def format_limit(summary: dict) -> str | None:
+    """One terminal line when the power limit throttled the cores (None otherwise)."""
+    pl = summary.get("cpu_power_limit")
+    if not pl or pl["throttled_fraction"] <= 0:
+        return None
+    return (f"  CPU power limit {pl['limit_w']:.0f} W: throttled {100 * pl['throttled_fraction']:.0f}% of the time,"
+            f" frequency ceiling {pl['ceiling_ghz_mean']:.2f} GHz on average")
