@@ -44,6 +44,7 @@ class BlkMq:
         self._hctx: dict[object, HwContext] = {}
         self._dev_hctxs: dict[int, list[HwContext]] = {}
         self.merges = 0
+        self.splits = 0  # IOs split into several requests
         #: schedulers without an elevator queue ('none') take the direct-issue path when idle
         self._bypass = getattr(self._sched_cls, "direct_issue", False)
         # per-request CPU cost: the platform's calibrated total, split as the scheduler splits it
@@ -72,9 +73,44 @@ class BlkMq:
             self._dev_hctxs.setdefault(dev, []).append(h)
         return h
 
+    # ------------------------------------------------------------------ splitting
+    def requests_for(self, nbytes: int) -> int:
+        """How many requests an IO of ``nbytes`` becomes (split at ``max_sectors_kb``)."""
+        return -(-nbytes // self.max_bytes) if nbytes > self.max_bytes else 1
+
+    def split(self, req) -> list:
+        """blk_queue_split: an IO larger than ``max_sectors_kb`` becomes pieces of at most that size,
+        each a request with its own tag and device command; the IO completes with its last piece
+        (:meth:`models.os.nvme.NvmeDriver._finish`). Pieces inherit the IO's queue, flags and task."""
+        if req.nbytes <= self.max_bytes:
+            return [req]
+        from models.os.request import Request
+
+        host = self.host
+        pieces = []
+        off, left = req.offset, req.nbytes
+        while left > 0:
+            n = min(left, self.max_bytes)
+            p = Request(host.next_io_id, req.task, req.job, req.op, n, off, req.cpu, req.hipri)
+            host.next_io_id += 1
+            p.qp = req.qp
+            p.flags = req.flags
+            p.t_submit = req.t_submit
+            p.parent = req
+            pieces.append(p)
+            off += n
+            left -= n
+        req.splits = pieces
+        req.splits_left = len(pieces)
+        self.splits += 1
+        return pieces
+
     # ------------------------------------------------------------------ submission
     def issue(self, req) -> None:
-        """One request reached blk-mq (end of blk_mq_submit_bio)."""
+        """One IO reached blk-mq (blk_mq_submit_bio): split if needed, then each request issued."""
+        if req.nbytes > self.max_bytes:
+            self.issue_batch(self.split(req))
+            return
         h = self._hctx.get(req.qp) or self.hctx(req.qp)
         elv = h.elv
         if self._bypass and h.tags_free > 0 and not h.pending and not elv.has_work():
@@ -91,7 +127,9 @@ class BlkMq:
         self._run(h)
 
     def issue_batch(self, reqs) -> None:
-        """A plugged batch: merge within the plug, then insert and run the queues once."""
+        """A plugged batch: split, merge within the plug, then insert and run the queues once."""
+        if any(r.nbytes > self.max_bytes for r in reqs):
+            reqs = [p for r in reqs for p in self.split(r)]
         if self.nomerges < 2 and len(reqs) > 1:
             reqs = self._plug_merge(reqs)
         touched = []

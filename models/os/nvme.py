@@ -78,6 +78,10 @@ class NvmeDriver:
     def _finish(self, runner, req) -> None:
         req.done = True
         req.t_reaped = runner._env._now + runner._carry_ns  # runner.clock(), inlined
+        if req.parent is not None:  # a piece of a split IO: the IO completes with its last piece
+            req = self._piece_done(req)
+            if req is None:
+                return
         cb = req.done_cb
         if cb is not None:
             cb(runner, req)
@@ -86,6 +90,25 @@ class NvmeDriver:
         if task is not None and task.state == "sleeping" and req.waiter_sleeping:
             req.waiter_sleeping = False
             runner.wake(task)
+
+    @staticmethod
+    def _piece_done(piece):
+        """Count a finished piece; return its IO once every piece has finished (else None), with
+        the IO's times taken from its pieces: the first dispatch and media start, the last media
+        end, posting and reap, the sum of the media service times."""
+        io = piece.parent
+        io.splits_left -= 1
+        if io.splits_left:
+            return None
+        ps = io.splits
+        io.t_dispatch = min(p.t_dispatch for p in ps)
+        io.t_dev_start = min(p.t_dev_start for p in ps)
+        io.t_dev_end = max(p.t_dev_end for p in ps)
+        io.t_cqe = max(p.t_cqe for p in ps)
+        io.t_reaped = max(p.t_reaped for p in ps)
+        io.device_service_ns = sum(p.device_service_ns for p in ps)
+        io.done = True
+        return io
 
     def reap(self, runner, qp):
         """nvme_poll / nvme_process_cq: reap every posted entry of ``qp``; its cost is carried

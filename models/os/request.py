@@ -6,12 +6,13 @@ READ, WRITE = "read", "write"
 
 
 class Request:
-    """A request (one bio -> one request; no splitting at these sizes). Times in ns."""
+    """A request: one bio, or, above the queue's ``max_sectors_kb``, one IO split into pieces that
+    travel as requests of their own (:meth:`models.os.blk.BlkMq.split`). Times in ns."""
 
     __slots__ = (
         "id", "task", "job", "op", "nbytes", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
         "t_submit", "t_dispatch", "t_dev_start", "t_dev_end", "t_cqe", "t_reaped", "t_complete",
-        "device_service_ns", "slept", "flags", "done_cb", "merged", "sq_seq",
+        "device_service_ns", "slept", "flags", "done_cb", "merged", "sq_seq", "parent", "splits", "splits_left",
     )
 
     def __init__(self, rid: int, task, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
@@ -34,3 +35,6 @@ class Request:
         self.done_cb = None  # async engines: called as done_cb(runner, req) at completion
         self.merged = None  # requests merged into this one (they complete with it)
         self.sq_seq = -1  # position in its submission queue (strict Barrier ordering)
+        self.parent = None  # a split piece: the IO it belongs to (completes when all its pieces have)
+        self.splits = None  # an IO larger than max_sectors_kb: its pieces, one device command each
+        self.splits_left = 0

@@ -6,8 +6,8 @@
 * msync(MS_SYNC): Barrier on the last request (not issued by the modelled engines).
 A job can override them like RWF_URGENT / RWF_BARRIER / both (= untagged) with the
 stacksim-specific fio option ``stacksim_irq_hint=urgent|barrier|untagged`` (``default`` keeps the
-kernel's rules). Requests merged in blk-mq take the union of the bits (Urgent wins); split requests
-would inherit them (stacksim does not split: requests stay within max_sectors_kb).
+kernel's rules). Requests merged in blk-mq take the union of the bits (Urgent wins); the pieces of
+an IO split at max_sectors_kb inherit its bits.
 """
 
 from __future__ import annotations

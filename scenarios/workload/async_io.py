@@ -76,9 +76,11 @@ class AsyncThread(SyncThread):
         if uring and not self.job.registerfiles:
             eng_cycles += k.fget_cycles
         fs = k.fs_submit_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
-        parts = dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs, block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
+        nreq = self.host.blk.requests_for(nbytes)  # block and driver work per request after a split
+        parts = dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs, block=k.blk_submit_cycles * nreq,
+                     driver=k.nvme_submit_cycles * nreq)
         if self.host.blk.submit_cycles:
-            parts["iosched"] = self.host.blk.submit_cycles
+            parts["iosched"] = self.host.blk.submit_cycles * nreq
         return parts
 
     def _submit_cost(self, ios, with_syscall: bool):

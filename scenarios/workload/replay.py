@@ -25,7 +25,7 @@ Arrivals
 Mapping
     Trace volumes map onto the platform's devices with
     :func:`~scenarios.traces.select.map_volumes`; offsets are kept, sizes are rounded up to 512 B.
-    Requests are not split (the model does not split at ``max_sectors_kb``).
+    IOs larger than ``max_sectors_kb`` are split by blk-mq as in a run (one command per piece).
 
 End
     When the trace (window) is exhausted, the threads stop submitting and reap what is in flight;
@@ -165,9 +165,10 @@ class ReplayThread(AsyncThread):
 
     def _batch_cost(self, reqs):
         """io_uring_enter submitting ``reqs``: the per-IO parts of AsyncThread plus one syscall.
-        The parts depend only on the number of IOs and of pages, which keys the cache."""
+        The parts depend only on the number of IOs, of pages and of requests after splitting, which
+        key the cache."""
         pages = sum(max(1, -(-r.nbytes // 4096)) for r in reqs)
-        key = (len(reqs), pages)
+        key = (len(reqs), pages, sum(self.host.blk.requests_for(r.nbytes) for r in reqs))
         cost = self._costs_by_shape.get(key)
         if cost is None:
             cost = self._costs_by_shape[key] = self._submit_cost(reqs, with_syscall=True)

@@ -62,15 +62,16 @@ class SyncThread:
         if cost is None:
             k = self.k
             pages = max(1, -(-nbytes // 4096))
+            nreq = self.host.blk.requests_for(nbytes)  # block and driver work per request after a split
             parts = dict(
                 user=k.user_io_cycles,
                 syscall=k.syscall_entry_cycles,
                 fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages,
-                block=k.blk_submit_cycles,
-                driver=k.nvme_submit_cycles,
+                block=k.blk_submit_cycles * nreq,
+                driver=k.nvme_submit_cycles * nreq,
             )
             if self.host.blk.submit_cycles:
-                parts["iosched"] = self.host.blk.submit_cycles
+                parts["iosched"] = self.host.blk.submit_cycles * nreq
             if with_completion:
                 parts["fs"] += k.fs_complete_cycles
                 parts["syscall"] += k.syscall_exit_cycles
