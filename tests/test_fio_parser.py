@@ -232,7 +232,8 @@ def test_unknown_option_never_suggests_nonsense():
     ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
     ("verify=md5", ["verify=md5", "not supported by stacksim"]),
     ("zonemode=zbd", ["zonemode", "not supported by stacksim"]),
-    ("bssplit=4k/50:64k/50", ["bssplit", "not supported by stacksim"]),
+    ("percentage_random=50", ["percentage_random", "not supported by stacksim"]),
+    ("bssplit=4k/60:64k/60", ["bssplit", "add up to 120"]),
     ("size=50%", ["percentage"]),
     ("size=-1g", ["negative", "'size'", "line 3"]),
     ("size=lots", ["bad size 'lots'"]),
@@ -350,3 +351,39 @@ def test_arbitrary_options_raise_only_config_error(pairs):
         parse_fio_text("[j]\n" + lines + "\n")
     except ConfigError:
         pass
+
+
+# -- mixed block sizes ---------------------------------------------------------------------------------
+def test_bssplit_and_bsrange_parse_like_fio():
+    from scenarios.fio.units import parse_bsrange, parse_bssplit
+
+    assert parse_bssplit("4k/50:64k/30:1m/20") == ((4096, 50.0), (65536, 30.0), (1 << 20, 20.0))
+    assert parse_bssplit("4k/10:64k:128k") == ((4096, 10.0), (65536, 45.0), (131072, 45.0))  # blanks share the rest
+    with pytest.raises(ConfigError, match="add up to 120"):
+        parse_bssplit("4k/60:8k/60")
+    with pytest.raises(ConfigError, match="not 100"):
+        parse_bssplit("4k/60:8k/30")
+    with pytest.raises(ConfigError, match="not a percentage"):
+        parse_bssplit("4k/x")
+    assert parse_bsrange("4k-16k") == (4096, 16384)
+    with pytest.raises(ConfigError, match="below minimum"):
+        parse_bsrange("16k-4k")
+    job = job_from_options({"rw": "randrw", "direct": "1", "bssplit": "4k/100,64k/100", "bsrange": "8k-32k"},
+                           name="j", source="t")
+    assert job.bssplit_read == ((4096, 100.0),) and job.bssplit_write == ((65536, 100.0),)
+    assert job.bsrange_read == (8192, 32768) == job.bsrange_write
+
+
+def test_mixed_sizes_reach_the_device_in_their_shares():
+    from scenarios.scenario import resolve
+    from stacksim.run import build
+
+    host, _ramp, end = build(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}))
+    host.engine.run(end)
+    recs = host.records
+    n = len(recs)
+    share = {s: sum(r.nbytes == s for r in recs) / n for s in (4096, 65536, 262144)}
+    assert share[4096] == pytest.approx(0.5, abs=0.04) and share[65536] == pytest.approx(0.3, abs=0.04)
+    assert sum(share.values()) == 1.0
+    assert all(r.offset % 4096 == 0 and r.offset + r.nbytes <= (1 << 30) for r in recs)
+    assert {r.nbytes for r in recs if r.splits} == {262144}  # above max_sectors_kb: split in two

@@ -22,6 +22,8 @@ fio option (aliases)                           FioJob field                 valu
 rw (readwrite)                                 rw                           read write randread randwrite rw readwrite randrw
 rwmixread, rwmixwrite                          rwmixread                    percent of reads, 0..100 (default 50)
 bs (blocksize)                                 bs_read_bytes/bs_write_bytes size, ``read[,write[,trim]]`` (default 4k)
+bssplit                                        bssplit_read/_write          SIZE/PERCENT:..., per direction; overrides bs
+blocksize_range (bsrange)                      bsrange_read/_write          MIN-MAX, per direction; overrides bs
 numjobs                                        numjobs                      >= 1 (not expanded by the parser)
 ioengine                                       ioengine                     psync sync pvsync2 libaio io_uring
 iodepth                                        iodepth                      >= 1
@@ -111,6 +113,8 @@ def _add(status: Status, kind: Kind, names: str, *, neutral: tuple[str, ...] = (
 _add("used", "str", "rw|readwrite", choices=RW_MODES + TRIM_MODES, help="IO pattern")
 _add("used", "int", "rwmixread rwmixwrite", help="percentage of reads / writes in mixed IO")
 _add("used", "size", "bs|blocksize", help="block size, read[,write[,trim]]")
+_add("used", "str", "bssplit", help="mixed block sizes SIZE/PERCENT:..., read[,write[,trim]]")
+_add("used", "str", "blocksize_range|bsrange", help="block sizes uniform in MIN-MAX, read[,write[,trim]]")
 _add("used", "int", "numjobs iodepth iodepth_batch_submit|iodepth_batch "
      "iodepth_batch_complete_min|iodepth_batch_complete iodepth_batch_complete_max iodepth_low")
 _add("used", "str", "ioengine", help="IO engine")
@@ -145,7 +149,7 @@ _add("limited", "str", "io_submit_mode", neutral=("inline",))
 _add("limited", "str", "thinktime_blocks_type", neutral=("complete",))
 _add("limited", "str", "random_distribution", neutral=("random",))
 _add("limited", "str", "lockfile", neutral=("none",))
-_add("limited", "str", "blocksize_range|bsrange bssplit percentage_random io_size|io_limit filesize "
+_add("limited", "str", "percentage_random io_size|io_limit filesize "
      "sync_file_range read_iolog numa_cpu_nodes steadystate|ss profile")  # no neutral value
 _add("limited", "int", "cmdprio_percentage", neutral=("0",), engines=CMDPRIO)
 _add("limited", "str", "cmdprio_bssplit", engines=CMDPRIO)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from simcore.errors import ConfigError
 
 from . import options as opts
-from .units import (parse_bool, parse_cpu_list, parse_cpumask, parse_int, parse_size,
+from .units import (parse_bool, parse_bsrange, parse_bssplit, parse_cpu_list, parse_cpumask, parse_int, parse_size,
                     parse_time_ns, split_rwt)
 
 __all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options",
@@ -46,6 +46,11 @@ class FioJob(BaseModel):
     rwmixread: int = Field(50, ge=0, le=100)  # percent of reads for rw/readwrite/randrw
     bs_read_bytes: int = Field(4096, gt=0)
     bs_write_bytes: int = Field(4096, gt=0)
+    # mixed block sizes (bssplit: (bytes, percent) entries; bsrange: (min, max)); empty/None: bs
+    bssplit_read: tuple[tuple[int, float], ...] = ()
+    bssplit_write: tuple[tuple[int, float], ...] = ()
+    bsrange_read: tuple[int, int] | None = None
+    bsrange_write: tuple[int, int] | None = None
     numjobs: int = Field(1, ge=1)
     ioengine: Engine = "psync"
     iodepth: int = Field(1, ge=1)
@@ -312,6 +317,10 @@ _HANDLERS: dict[str, _Handler] = {
                                                                          minimum=0, maximum=100)),
     "bs": _set_rwt("bs", "bs_read_bytes", "bs_write_bytes",
                    lambda p, kb: parse_size(p, option="bs", kb_base=kb), 4096),
+    "bssplit": _set_rwt("bssplit", "bssplit_read", "bssplit_write",
+                        lambda p, kb: parse_bssplit(p, kb_base=kb), ()),
+    "blocksize_range": _set_rwt("bsrange", "bsrange_read", "bsrange_write",
+                        lambda p, kb: parse_bsrange(p, kb_base=kb), None),
     "numjobs": _set_field("numjobs", _int("numjobs", 1)),
     "iodepth": _set_field("iodepth", _int("iodepth", 1)),
     "iodepth_batch_submit": _set_field("iodepth_batch_submit", _int("iodepth_batch_submit", 0)),

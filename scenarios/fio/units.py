@@ -190,3 +190,47 @@ def split_rwt(text: str | None, *, option: str) -> tuple[str | None, str | None,
     if len(parts) == 2:
         return parts[0], parts[1], parts[1]
     return parts[0], parts[1], parts[2]
+
+
+def parse_bssplit(text: str, *, option: str = "bssplit", kb_base: int = 1024) -> tuple[tuple[int, float], ...]:
+    """One direction of fio's ``bssplit`` (``4k/50:64k/30:1m/20``): (bytes, percent) entries.
+
+    As in fio, entries without a percentage (``4k/10:64k``) share what the others leave of 100%
+    evenly; percentages above 100 in total are an error."""
+    entries: list[tuple[int, float | None]] = []
+    for part in text.split(":"):
+        part = part.strip()
+        if not part:
+            raise ConfigError(f"option '{option}': empty entry in '{text}' (expected SIZE/PERCENT[:SIZE/PERCENT...])")
+        size_s, _, perc_s = part.partition("/")
+        size = parse_size(size_s, option=option, kb_base=kb_base)
+        perc = None
+        if perc_s.strip():
+            try:
+                perc = float(perc_s)
+            except ValueError:
+                raise ConfigError(f"option '{option}': '{perc_s}' is not a percentage (in '{part}')") from None
+            if perc < 0:
+                raise ConfigError(f"option '{option}': negative percentage in '{part}'")
+        entries.append((size, perc))
+    given = sum(p for _s, p in entries if p is not None)
+    if given > 100.0 + 1e-9:
+        raise ConfigError(f"option '{option}': percentages add up to {given:g} (> 100) in '{text}'")
+    blank = [i for i, (_s, p) in enumerate(entries) if p is None]
+    share = (100.0 - given) / len(blank) if blank else 0.0
+    out = tuple((s, share if p is None else p) for s, p in entries)
+    if not blank and given < 100.0 - 1e-9:
+        raise ConfigError(f"option '{option}': percentages add up to {given:g}, not 100, in '{text}'")
+    return out
+
+
+def parse_bsrange(text: str, *, option: str = "bsrange", kb_base: int = 1024) -> tuple[int, int]:
+    """One direction of fio's ``bsrange`` (``4k-64k``): (minimum, maximum) bytes."""
+    lo_s, sep, hi_s = text.partition("-")
+    if not sep:
+        raise ConfigError(f"option '{option}': expected MIN-MAX (e.g. 4k-64k), got '{text}'")
+    lo = parse_size(lo_s, option=option, kb_base=kb_base)
+    hi = parse_size(hi_s, option=option, kb_base=kb_base)
+    if hi < lo:
+        raise ConfigError(f"option '{option}': maximum {hi_s.strip()} is below minimum {lo_s.strip()}")
+    return lo, hi

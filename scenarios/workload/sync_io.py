@@ -16,6 +16,42 @@ from scenarios.workload.annotations import sync_flags
 from simcore.rng import BatchedDraws
 
 
+def size_picker(split: tuple, rng: tuple | None):
+    """fio's choice of a block size from ``bssplit`` entries ((bytes, percent), ...) or a
+    ``bsrange`` (min, max): a function of one uniform draw returning (bytes, alignment), or None
+    for a fixed ``bs``. bssplit picks the first entry whose cumulative percentage exceeds
+    100 x u; bsrange takes min + u x max rounded down to a multiple of min (fio's get_next_buflen
+    with bs_unaligned=0: 4k-16k gives 4, 8, 12 and 16 KiB, a quarter each), capped at the largest
+    multiple of min within max (fio draws again instead)."""
+    if split:
+        sizes = [s for s, _p in split]
+        cum = []
+        total = 0.0
+        for _s, p in split:
+            total += p
+            cum.append(total)
+        align = min(sizes)
+        last = sizes[-1]
+
+        def pick_split(u: float) -> tuple[int, int]:
+            x = u * 100.0
+            for s, c in zip(sizes, cum):
+                if x < c:
+                    return s, align
+            return last, align
+        return pick_split
+    if rng is not None:
+        lo, hi = rng
+        top = hi - hi % lo
+
+        def pick_range(u: float) -> tuple[int, int]:
+            b = lo + int(u * hi)
+            b -= b % lo
+            return (b if b <= top else top), lo
+        return pick_range
+    return None
+
+
 class SyncThread:
     """One fio thread issuing blocking direct IOs."""
 
@@ -39,6 +75,9 @@ class SyncThread:
         self.span = job.size_bytes or (1 << 30)
         self._bs = {"read": job.bs_read_bytes, "write": job.bs_write_bytes}
         self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
+        # mixed block sizes (fio bssplit / bsrange): a size picker per direction, None for a fixed bs
+        self._pick_bs = {"read": size_picker(job.bssplit_read, job.bsrange_read),
+                         "write": size_picker(job.bssplit_write, job.bsrange_write)}
         self.issued_bytes = 0
         self.next_offset = job.offset_bytes
         self.req = None
@@ -86,10 +125,16 @@ class SyncThread:
     def _next_io(self):
         draw = self._draw
         op = "read" if draw() < self.read_frac else "write"
-        bs = self._bs[op]
-        if self.random:
-            off = int(draw() * self._nblocks[op]) * bs + self.job.offset_bytes
+        pick = self._pick_bs[op]
+        if pick is None:
+            bs = self._bs[op]
+            if self.random:
+                off = int(draw() * self._nblocks[op]) * bs + self.job.offset_bytes
         else:
+            bs, align = pick(draw())
+            if self.random:  # fio's blockalign: the smallest size of the mix
+                off = int(draw() * max(1, (self.span - bs) // align + 1)) * align + self.job.offset_bytes
+        if not self.random:
             off = self.next_offset
             self.next_offset += bs
             if self.next_offset + bs > self.job.offset_bytes + self.span:
