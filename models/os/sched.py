@@ -258,11 +258,10 @@ class CpuRunner:
         self._iter_ns = self.host.kcosts.poll_iteration_cycles / freq_ghz
         self._spin_ns = self.host.kcosts.spin_iteration_cycles / freq_ghz
 
-    def _close_freq_epoch(self) -> None:
-        """Convert the cost bundles run since the last frequency change to ns per layer at the
-        frequency they ran at."""
+    def _add_epoch_layer_ns(self, acc: list) -> None:
+        """Add to ``acc`` the ns per layer of the bundles run since the last frequency change, at
+        the current frequency."""
         bundles = self.host.costs.bundles
-        acc = self.layer_ns_done
         before = self._epoch_counts
         f = self.freq
         for idx, cnt in self.counts.items():
@@ -271,21 +270,17 @@ class CpuRunner:
                 for j, cyc in enumerate(bundles[idx].layer_cycles):
                     if cyc:
                         acc[j] += d * cyc / f
+
+    def _close_freq_epoch(self) -> None:
+        """The frequency is about to change: bank the current epoch's layer time."""
+        self._add_epoch_layer_ns(self.layer_ns_done)
         self._epoch_counts = dict(self.counts)
 
     def layer_ns(self) -> list[float]:
         """Cumulative CPU time per stack layer (``models.os.costs.LAYERS`` order) up to now, ns:
         each bundle at the frequency it ran at, polling as measured."""
         out = list(self.layer_ns_done)
-        bundles = self.host.costs.bundles
-        before = self._epoch_counts
-        f = self.freq
-        for idx, cnt in self.counts.items():
-            d = cnt - before.get(idx, 0)
-            if d:
-                for j, cyc in enumerate(bundles[idx].layer_cycles):
-                    if cyc:
-                        out[j] += d * cyc / f
+        self._add_epoch_layer_ns(out)
         out[_POLLING] += self.poll_ns
         return out
 
@@ -387,7 +382,7 @@ class CpuRunner:
                 self.min_vruntime = nxt.vruntime
             cost = self.cost_cs_from_idle if from_idle else self.cost_cs
             now = self._env._now
-            if self.engine.tracer is None:  # add_carry, inlined
+            if self.engine.tracer is None:  # add_carry without tracing, inlined (once per IO)
                 self._carry.append(cost)
                 self._carry_ns += cost.cycles / self.freq
             else:
@@ -436,7 +431,7 @@ class CpuRunner:
         if task.state != SLEEPING:
             return
         cost = self.cost_wakeup
-        if self.engine.tracer is None:  # add_carry, inlined
+        if self.engine.tracer is None:  # add_carry without tracing, inlined (once per IO)
             self._carry.append(cost)
             self._carry_ns += cost.cycles / self.freq
         else:
@@ -491,14 +486,20 @@ class CpuRunner:
         self.mode = IDLE
         self._idle_since = now
 
-    def _leave_idle(self) -> None:
-        """A task became runnable on an idle CPU outside IRQ context (e.g. placement)."""
-        now = self.engine.env._now
+    def _end_idle(self, now: float) -> None:
+        """The idle period ends now: the cpuidle governor learns its length, and it counts as
+        IO-wait time if tasks of this CPU wait for IO."""
         idle = now - self._idle_since
         self.governor.reflect(idle)
         if self.iowaiters:
             self.iowait_ns += idle
-        self._trace_idle_end(now)
+        if self.engine.tracer is not None:
+            self._trace_idle_end(now)
+
+    def _leave_idle(self) -> None:
+        """A task became runnable on an idle CPU outside IRQ context (e.g. placement)."""
+        now = self.engine.env._now
+        self._end_idle(now)
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self.cpu.set_busy(now, self._seg_act)
         self.mode = NONE
@@ -526,11 +527,7 @@ class CpuRunner:
             return
         if prev == IDLE:
             delay = self.cstates[self.cpu.cstate].exit_latency_ns
-            idle = now - self._idle_since
-            self.governor.reflect(idle)
-            if self.iowaiters:
-                self.iowait_ns += idle
-            self._trace_idle_end(now)
+            self._end_idle(now)
         elif prev == RUN:
             self._seg_rem = self._seg_end - now
             self._seg_call.cancel()
@@ -547,12 +544,7 @@ class CpuRunner:
         """An interrupt wakes an idle CPU: C-state exit, handler, then whatever it made runnable.
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
-        idle = now - self._idle_since
-        self.governor.reflect(idle)
-        if self.iowaiters:
-            self.iowait_ns += idle
-        if self.engine.tracer is not None:
-            self._trace_idle_end(now)
+        self._end_idle(now)
         # _take_irq for ``work``, inlined (once per interrupt-completed IO)
         cost = work.cost(self)
         self.counts[cost.idx] += 1
