@@ -9,9 +9,18 @@ average exceeds ``power_limit_w``, one step up while it is below (1 - hysteresis
 Each core runs at min(its governor's request, the ceiling), reached through the normal P-state
 transition. Short bursts above the limit (PL2, boost budgets) are not modelled separately: the
 averaging window plays their part.
+
+While the ceiling is at the top frequency and the average is below the limit, the limiter skips
+the checks that cannot change anything: it looks again only after the number of periods the
+average would need to reach the limit if the package jumped to its maximum power now (every core
+busy at the top frequency with both SMT siblings, plus the active uncore). The average over a
+skipped stretch compounds the per-period weight, so a package that stays far below its limit
+costs a check every few simulated seconds instead of every millisecond.
 """
 
 from __future__ import annotations
+
+import math
 
 HYSTERESIS = 0.02  # raise the ceiling again only below 98% of the limit (no step-by-step chatter)
 
@@ -27,6 +36,9 @@ class PowerLimiter:
         self.period_ns = cfg.power_limit_control_us * 1e3
         self.alpha = min(1.0, self.period_ns / (cfg.power_limit_window_ms * 1e6))
         self.step = cfg.pstate_step_ghz
+        top_activity = max(cfg.activity.values()) * (1.0 + (cfg.smt_second_thread_activity if cfg.smt else 0.0))
+        #: the package's highest possible power, W (bounds how fast the average can rise)
+        self.max_w = cfg.physical_cores * cfg.busy_power_w(cfg.top_freq_ghz, top_activity) + cfg.uncore_active_w
         self.avg_w: float | None = None
         self._e = 0.0
         self._t = 0.0
@@ -49,9 +61,14 @@ class PowerLimiter:
         now = self.engine.now
         pkg.settle(now)
         e = pkg.energy_j()
-        p = (e - self._e) / ((now - self._t) * 1e-9)
+        gap = now - self._t
+        p = (e - self._e) / (gap * 1e-9)
         self._e, self._t = e, now
-        self.avg_w = p if self.avg_w is None else self.avg_w + self.alpha * (p - self.avg_w)
+        if self.avg_w is None:
+            self.avg_w = p
+        else:  # the per-period weight, compounded over the periods since the last check
+            w = 1.0 - (1.0 - self.alpha) ** (gap / self.period_ns)
+            self.avg_w += w * (p - self.avg_w)
         cfg = pkg.cfg
         ceiling = pkg.ceiling_ghz
         if self.avg_w > self.limit_w and ceiling > cfg.min_freq_ghz:
@@ -63,7 +80,18 @@ class PowerLimiter:
             self._stat_t = now
             self.adjustments += 1
             pkg.set_ceiling(now, ceiling)
-        self.engine.call_in(self.period_ns, self._control)
+        self.engine.call_in(self.period_ns * self._quiet_periods(ceiling), self._control)
+
+    def _quiet_periods(self, ceiling: float) -> int:
+        """Periods until the next check: 1 while throttled or near the limit, else the number of
+        periods the average needs to reach the limit at the package's maximum power."""
+        keep = 1.0 - self.alpha
+        if ceiling < self.pkg.cfg.top_freq_ghz or self.avg_w >= self.limit_w * (1.0 - HYSTERESIS) or keep <= 0.0:
+            return 1
+        if self.max_w <= self.limit_w:
+            return 1_000_000  # the limit can never be reached: look once per 1000 s at most
+        n = math.log((self.max_w - self.limit_w) / (self.max_w - self.avg_w)) / math.log(keep)
+        return max(1, int(n))
 
 
 def limit_reading(pkg, now: float) -> tuple[float, float, int] | None:
