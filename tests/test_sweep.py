@@ -64,6 +64,17 @@ def small_results(tmp_path_factory) -> Path:
     return out
 
 
+def test_builtin_governor_sweep_plans_every_point():
+    """The cpufreq-governor study resolves: 6 governor settings x 3 completion modes x 2 depths."""
+    sweep, where = load_sweep("cpufreq_governors")
+    tasks = plan(sweep, where=where)
+    assert len(tasks) == 36
+    govs = {(t.axes["governor"], t.config.platform.cpu.cpufreq_governor, tuple(sorted(t.config.platform.cpu.cpufreq.items())))
+            for t in tasks}
+    assert ("ondemand-no-iowait", "ondemand", (("io_is_busy", 0),)) in govs
+    assert ("schedutil-no-boost", "schedutil", (("iowait_boost", False),)) in govs
+
+
 # -- grid and seeds -------------------------------------------------------------------------------
 def test_grid_expansion_order_and_configs():
     sweep, where = load_sweep("poll_energy_small")
