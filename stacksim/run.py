@@ -32,6 +32,7 @@ class Snapshot:
         self.counts = [dict(r.counts) for r in host.runners]
         self.poll = [r.poll_cycles for r in host.runners]
         self.layer_ns = [r.layer_ns() for r in host.runners]
+        self.spin_cycles = [r.spin_cycles(now) for r in host.runners]
         self.smt = [r.smt_stall_ns for r in host.runners]
         self.irqs = [dict(r.irq_kinds) for r in host.runners]
         self.busy = [c.busy_ns for c in host.pkg.cpus]
@@ -119,7 +120,6 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
     plat = cfg.platform
     cpus = host.pkg.cpus
     ncpu = len(cpus)
-    freq = host.pkg.freq_ghz
     # ---- CPU work by layer: cycles from bundle counts and polling cycles; time at the frequency
     # each piece ran at (CpuRunner.layer_ns)
     bundles = host.costs.bundles
@@ -197,7 +197,7 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
     if any(d.apst is not None for d in host.devices):
         summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
     summary.update(interrupt_metrics(host, s, end, dur_s))
-    summary["cycles_per_s"] = cycles_per_s(plat, layer_cycles, cpus, s, dur_s, freq)
+    summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
     if plat.kernel.mem_ops_per_cycle:
         summary["mem_ops_per_s"] = memops.rates_per_s(plat.kernel.mem_ops_per_cycle, summary["cycles_per_s"])
     summary["per_job"] = per_job_metrics(cfg, host, recs, s, end, dur_s)
@@ -234,15 +234,11 @@ def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict
     return out
 
 
-def cycles_per_s(plat, layer_cycles, cpus, s: Snapshot, dur_s: float, freq: float) -> dict:
+def cycles_per_s(host: Host, layer_cycles, s: Snapshot, end: float, dur_s: float) -> dict:
     """CPU cycles per second of each source of work: the stack layers and the cpuidle POLL spin."""
     out = {name: float(layer_cycles[j] / dur_s) for j, name in enumerate(LAYERS)}
-    spin_ns = 0.0
-    for i, c in enumerate(cpus):
-        for j, st in enumerate(plat.cpu.cstates):
-            if st.polling:
-                spin_ns += c.cstate_ns[j] - s.cstate[i][j]
-    out["idle_spin"] = spin_ns * freq / dur_s
+    spin = sum(r.spin_cycles(end) - s.spin_cycles[i] for i, r in enumerate(host.runners))
+    out["idle_spin"] = spin / dur_s
     return out
 
 

@@ -245,6 +245,10 @@ class LogicalCpu:
     def settle(self, now: float) -> None:
         self._account(now)
 
+    def cstate_ns_at(self, now: float, state: int) -> float:
+        """Cumulative time in idle state ``state`` up to ``now``, ns, without changing any state."""
+        return self.cstate_ns[state] + (now - self._t if not self.busy and self.cstate == state else 0.0)
+
     def busy_ns_at(self, now: float) -> float:
         """Cumulative busy (C0, running work) time up to ``now``, ns, without changing any state."""
         return self.busy_ns + (now - self._t if self.busy else 0.0)

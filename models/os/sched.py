@@ -141,6 +141,10 @@ class CpuRunner:
         # layer_ns_done (at the old frequency) whenever the core's frequency changes
         self.layer_ns_done = [0.0] * len(_LAYER_NAMES)
         self._epoch_counts: dict[int, int] = {}
+        # cycles spun in the cpuidle POLL state, banked at each frequency change like layer time
+        self._poll_states = [j for j, st in enumerate(self.cstates) if st.polling]
+        self.spin_cycles_done = 0.0
+        self._epoch_spin_ns = 0.0
         #: the cpufreq governor's scheduler hook (cpufreq_update_util), if it wants one
         self.cpufreq_hook = None
         self.irq_kinds: defaultdict[str, int] = defaultdict(int)
@@ -272,9 +276,21 @@ class CpuRunner:
                         acc[j] += d * cyc / f
 
     def _close_freq_epoch(self) -> None:
-        """The frequency is about to change: bank the current epoch's layer time."""
+        """The frequency is about to change: bank the current epoch's layer time and POLL spin."""
         self._add_epoch_layer_ns(self.layer_ns_done)
         self._epoch_counts = dict(self.counts)
+        spin = self._spin_ns_at(self._env._now)
+        self.spin_cycles_done += (spin - self._epoch_spin_ns) * self.freq
+        self._epoch_spin_ns = spin
+
+    def _spin_ns_at(self, now: float) -> float:
+        cpu = self.cpu
+        return sum(cpu.cstate_ns_at(now, j) for j in self._poll_states)
+
+    def spin_cycles(self, now: float) -> float:
+        """Cumulative cycles spent spinning in the cpuidle POLL state up to ``now`` (each stretch at
+        the frequency it ran at)."""
+        return self.spin_cycles_done + (self._spin_ns_at(now) - self._epoch_spin_ns) * self.freq
 
     def layer_ns(self) -> list[float]:
         """Cumulative CPU time per stack layer (``models.os.costs.LAYERS`` order) up to now, ns:
