@@ -79,6 +79,9 @@ def format_summary(result: dict) -> str:
     ]
     from models.cpu.power_limit import format_limit
 
+    if s.get("freq_transitions"):
+        freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])
+        out.append(f"  CPU frequency (GHz, mean): {freqs}   P-state transitions {s['freq_transitions']:,}")
     if format_limit(s):
         out.append(format_limit(s))
     busy = [(cpu, row) for cpu, row in s["cstate_residency"].items() if row.get("C0", 0) > 0.001]

@@ -33,6 +33,8 @@ class Snapshot:
         self.poll = [r.poll_cycles for r in host.runners]
         self.layer_ns = [r.layer_ns() for r in host.runners]
         self.spin_cycles = [r.spin_cycles(now) for r in host.runners]
+        self.ghz_ns = [c.ghz_ns_at(now) for c in host.pkg.cores]
+        self.freq_transitions = sum(c.transitions for c in host.pkg.cores)
         self.smt = [r.smt_stall_ns for r in host.runners]
         self.irqs = [dict(r.irq_kinds) for r in host.runners]
         self.busy = [c.busy_ns for c in host.pkg.cpus]
@@ -192,6 +194,10 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
         "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
     }
     summary["layers"] = summary["layers_ns_per_io"]
+    io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})
+    summary["freq_ghz_mean"] = {  # time-weighted, per physical core that runs IO threads
+        f"core{i}": (host.pkg.cores[i].ghz_ns_at(end) - s.ghz_ns[i]) / dur_ns for i in io_cores}
+    summary["freq_transitions"] = sum(c.transitions for c in host.pkg.cores) - s.freq_transitions
     if host.pkg.limiter is not None:
         summary["cpu_power_limit"] = limit_summary(host.pkg, s.power_limit, limit_reading(host.pkg, end), dur_ns)
     if any(d.apst is not None for d in host.devices):

@@ -214,3 +214,12 @@ def test_menu_skips_disabled_states():
     assert names[off] != names[deep] and off != 0
     with pytest.raises(ConfigError, match="no idle state 'C9'"):
         run("performance", runtime="5ms", cpu__cpuidle_disable="[C9]")
+
+
+def test_summary_reports_mean_frequency_and_transitions():
+    cpu = resolve(sets={}).platform.cpu
+    perf = run("performance")["summary"]
+    assert perf["freq_ghz_mean"] == {"core0": cpu.top_freq_ghz} and perf["freq_transitions"] == 0
+    assert run("powersave")["summary"]["freq_ghz_mean"] == {"core0": cpu.min_freq_ghz}
+    su = run("schedutil", cpu__cpufreq__iowait_boost="false")["summary"]
+    assert cpu.min_freq_ghz < su["freq_ghz_mean"]["core0"] < cpu.top_freq_ghz and su["freq_transitions"] > 0

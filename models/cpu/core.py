@@ -82,7 +82,7 @@ class PhysicalCore:
     """One physical core: 1 or 2 logical CPUs sharing power state and frequency."""
 
     __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg", "freq_ghz", "target_ghz",
-                 "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending")
+                 "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending", "_ghz_ns", "_ghz_t")
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
@@ -96,6 +96,8 @@ class PhysicalCore:
         self.transitions = 0
         self._pending = None
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
+        self._ghz_ns = 0.0  # integral of the frequency over time (GHz x ns), up to _ghz_t
+        self._ghz_t = 0.0
         self._set_freq_factors(pkg.freq_ghz)
 
     def _set_freq_factors(self, freq_ghz: float) -> None:
@@ -129,11 +131,18 @@ class PhysicalCore:
         now = self.pkg.engine.now
         self.energy_j += self.power_w * (now - self._t) * 1e-9
         self._t = now
+        self._ghz_ns = self.ghz_ns_at(now)
+        self._ghz_t = now
         self._set_freq_factors(freq_ghz)
         self.transitions += 1
         self.update(now)
         for fn in self.listeners:
             fn(freq_ghz)
+
+    def ghz_ns_at(self, now: float) -> float:
+        """Integral of the core's frequency up to ``now`` (GHz x ns): its mean frequency over an
+        interval is the difference of two readings over the interval's length."""
+        return self._ghz_ns + self.freq_ghz * (now - self._ghz_t)
 
     def finish_setup(self) -> None:
         self.target_ghz = self.requested_ghz = self.freq_ghz
