@@ -26,6 +26,10 @@ class Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
 
+class NoParams(Model):
+    """The parameters of a plug-in that has none (an empty, strict model: any key is an error)."""
+
+
 def format_validation_error(err: ValidationError, *, where: str) -> str:
     """One readable message per pydantic error, naming the dotted field path."""
     lines = []

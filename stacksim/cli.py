@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_run(args) -> int:
     from scenarios.scenario import resolve, parse_sets
     from simcore.plugins import load_plugin
-    from stacksim.output import check_records_path, format_summary, write_json, write_records
+    from stacksim.output import check_records_path, format_summary
     from stacksim.run import simulate
 
     for p in args.plugin:
@@ -81,40 +81,38 @@ def cmd_run(args) -> int:
     cfg = resolve(job_file=job_file, scenario=scenario, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
     tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
     result = simulate(cfg, tracer=tracer, keep_records=bool(args.records))
+    _emit(args, result, format_summary, lambda recs: recs, cfg.platform.cpu.logical_cpus)
+    return 0
+
+
+def _emit(args, result: dict, format_fn, records_table, ncpus: int) -> None:
+    """The outputs of a run: terminal summary, --json, --records (through ``records_table``), --trace."""
+    from stacksim.output import write_json, write_records
+
     records = result.pop("_records", None)
     trace = result.pop("_trace", None)
     if not args.quiet:
-        print(format_summary(result))
+        print(format_fn(result))
     if args.json_out:
         write_json(args.json_out, result)
     if args.records:
-        write_records(args.records, records)
+        write_records(args.records, records_table(records))
     if trace is not None:
-        trace.write(args.trace, cfg.platform.cpu.logical_cpus)
-    return 0
+        trace.write(args.trace, ncpus)
 
 
 def _run_server(args, name: str) -> int:
     """``--scenario server-stable|server-burst|server-trace``: the NVMe-oF storage-server model."""
     from scenarios.scenario import parse_sets
     from scenarios.server.run import format_server_summary, resolve_server, server_records_table, simulate_server
-    from stacksim.output import check_records_path, write_json, write_records
+    from stacksim.output import check_records_path
 
     if args.records:
         check_records_path(args.records)
     cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
     tracer = _make_tracer(args, cfg.workload.warmup_ns) if args.trace else None
     result = simulate_server(cfg, tracer=tracer, keep_records=bool(args.records))
-    records = result.pop("_records", None)
-    trace = result.pop("_trace", None)
-    if not args.quiet:
-        print(format_server_summary(result))
-    if args.json_out:
-        write_json(args.json_out, result)
-    if args.records:
-        write_records(args.records, server_records_table(records))
-    if trace is not None:
-        trace.write(args.trace, cfg.platform.base.cpu.logical_cpus)
+    _emit(args, result, format_server_summary, server_records_table, cfg.platform.base.cpu.logical_cpus)
     return 0
 
 

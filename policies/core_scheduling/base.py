@@ -41,14 +41,10 @@ then ``stacksim run --plugin half_cores.py --scenario server-stable --set server
 
 from __future__ import annotations
 
-from simcore.config import Model
+from simcore.config import Model, NoParams
 from simcore.plugins import Registry
 
 CORE_SCHEDULING = Registry("core scheduling policy")
-
-
-class NoParams(Model):
-    """A policy without parameters."""
 
 
 class CoreSchedulingPolicy:

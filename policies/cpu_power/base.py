@@ -16,21 +16,17 @@ A governor costs no CPU time in the model (its sampling work is a few hundred cy
 
 from __future__ import annotations
 
-from simcore.config import Model, validate
+from simcore.config import Model, NoParams, validate
 from simcore.plugins import Registry
 
 CPUFREQ_GOVERNORS = Registry("cpufreq governor")
-
-
-class NoTunables(Model):
-    """A governor without tunables."""
 
 
 class CpufreqGovernor:
     """Base class: a static frequency (the top one) unless a subclass decides otherwise."""
 
     name = "abstract"
-    Params: type[Model] = NoTunables
+    Params: type[Model] = NoParams
 
     def __init__(self, host, params: Model):
         self.host = host
