@@ -62,19 +62,28 @@ def write_records(path: str | Path, table: np.ndarray) -> None:
     atomic_write_text(path, "\n".join(lines) + "\n")
 
 
+def latency_line(s: dict) -> str:
+    lat = s["latency_us"]
+    return (f"  latency us: mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}"
+            f"  p99.9 {lat['p99_9']:.2f}  max {lat['max']:.2f}")
+
+
+def power_energy_lines(s: dict) -> list[str]:
+    pw = s["power_w"]
+    return [f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}  system {pw['system']:.1f}",
+            f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J   {s['energy_j_per_million_ios']:.1f} J per million IOs"]
+
+
 def format_summary(result: dict) -> str:
     """A readable terminal summary of one run."""
     s = result["summary"]
-    lat = s["latency_us"]
-    pw = s["power_w"]
     sim = result["sim"]
     out = [
         f"stacksim {result['scenario']} on {result['platform']} (seed {result['seed']}, policies: {', '.join(s['completion_policies'])})",
         f"  IOPS {s['iops']:,.0f}   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
-        f"  latency us: mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}  p99.9 {lat['p99_9']:.2f}  max {lat['max']:.2f}",
+        latency_line(s),
         f"  CPU utilization {100 * s['cpu_utilization']:.1f}% of all logical CPUs   context switches/IO {s['context_switches_per_io']:.3f}   interrupts/IO {s['interrupts_per_io']:.3f}",
-        f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}  system {pw['system']:.1f}",
-        f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J   {s['energy_j_per_million_ios']:.1f} J per million IOs",
+        *power_energy_lines(s),
         "  CPU time per IO by layer (ns): " + "  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5),
     ]
     from models.cpu.power_limit import format_limit

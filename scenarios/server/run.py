@@ -452,17 +452,15 @@ def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, do
 def format_server_summary(result: dict) -> str:
     """A readable terminal summary of one server run (the CLI's counterpart of ``format_summary``)."""
     s = result["summary"]
-    lat = s["latency_us"]
-    pw = s["power_w"]
+    from stacksim.output import latency_line, power_energy_lines
+
     sim = result["sim"]
     bd = s["burst_detection"]
     out = [
         f"stacksim {result['scenario']} on {result['platform']} (seed {result['seed']}, policy {result['policy']})",
         f"  IOPS {s['iops']:,.0f} (offered {s['offered_iops']:,.0f})   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
-        f"  latency us: mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}"
-        f"  p99.9 {lat['p99_9']:.2f}  max {lat['max']:.2f}",
-        f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}  system {pw['system']:.1f}",
-        f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J   {s['energy_j_per_million_ios']:.1f} J per million IOs",
+        latency_line(s),
+        *power_energy_lines(s),
         f"  active cores {s['active_cores_mean']:.1f} logical / {s['active_physical_cores_mean']:.1f} physical at"
         f" {s['active_freq_ghz_mean']:.2f} GHz   reactor utilization {100 * s['cpu_utilization']:.1f}%",
         f"  thread migrations {s['thread_migrations']:,} ({s['thread_migrations_per_s']:,.0f}/s)   reactor wake-ups"
