@@ -2,6 +2,7 @@
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from models.platforms import optane900p_e3_1230v5
 from stacksim.run import build, simulate
 from tests.conftest import make_cfg
 
@@ -10,12 +11,17 @@ from tests.conftest import make_cfg
 @given(
     mode=st.sampled_from(["interrupt", "classic", "hybrid"]),
     threads=st.integers(1, 12),
-    bs=st.sampled_from(["1k", "4k", "16k", "128k"]),
+    bs=st.sampled_from(["1k", "4k", "16k", "128k", "512k", "bssplit=4k/50:256k/50"]),
     rw=st.sampled_from(["randread", "randwrite", "randrw", "read"]),
+    governor=st.sampled_from(["performance", "schedutil", "ondemand"]),
     seed=st.integers(0, 2**16),
 )
-def test_every_io_completes_once_and_in_causal_order(mode, threads, bs, rw, seed):
-    cfg = make_cfg(mode, threads=threads, bs=bs, rw=rw, runtime_ms=4, ramp_ms=0, seed=seed)
+def test_every_io_completes_once_and_in_causal_order(mode, threads, bs, rw, governor, seed):
+    extra = {"bssplit": bs.split("=", 1)[1]} if bs.startswith("bssplit=") else {}
+    plat = optane900p_e3_1230v5()
+    plat = plat.model_copy(update={"cpu": plat.cpu.model_copy(update={"cpufreq_governor": governor})})
+    cfg = make_cfg(mode, threads=threads, bs="4k" if extra else bs, rw=rw, runtime_ms=4, ramp_ms=0, seed=seed,
+                   platform=plat, extra=extra)
     host, ramp, end = build(cfg)
     host.engine.run(end + 5e6)  # let in-flight IOs finish (threads stop issuing at end)
     ids = [r.id for r in host.records]
@@ -23,8 +29,11 @@ def test_every_io_completes_once_and_in_causal_order(mode, threads, bs, rw, seed
     assert len(ids) == host.next_io_id, "an IO was lost"
     for r in host.records:
         assert r.t_submit <= r.t_dispatch <= r.t_dev_start < r.t_dev_end <= r.t_cqe <= r.t_reaped <= r.t_complete
-        # latency is at least the device's own service time
-        assert r.t_complete - r.t_submit >= r.device_service_ns
+        # latency is at least the device's own service time (the longest piece of a split IO)
+        longest = max(p.device_service_ns for p in r.splits) if r.splits else r.device_service_ns
+        assert r.t_complete - r.t_submit >= longest
+        if r.splits:
+            assert all(p.done for p in r.splits) and sum(p.nbytes for p in r.splits) == r.nbytes
     for t in host.all_tasks:
         assert t.state == "dead"
 

@@ -45,6 +45,7 @@ class BlkMq:
         self._dev_hctxs: dict[int, list[HwContext]] = {}
         self.merges = 0
         self.splits = 0  # IOs split into several requests
+        self._piece_ids = 0
         #: schedulers without an elevator queue ('none') take the direct-issue path when idle
         self._bypass = getattr(self._sched_cls, "direct_issue", False)
         # per-request CPU cost: the platform's calibrated total, split as the scheduler splits it
@@ -86,13 +87,12 @@ class BlkMq:
             return [req]
         from models.os.request import Request
 
-        host = self.host
         pieces = []
         off, left = req.offset, req.nbytes
         while left > 0:
             n = min(left, self.max_bytes)
-            p = Request(host.next_io_id, req.task, req.job, req.op, n, off, req.cpu, req.hipri)
-            host.next_io_id += 1
+            self._piece_ids += 1  # pieces are not fio IOs: negative ids, apart from the IO ids
+            p = Request(-self._piece_ids, req.task, req.job, req.op, n, off, req.cpu, req.hipri)
             p.qp = req.qp
             p.flags = req.flags
             p.t_submit = req.t_submit
