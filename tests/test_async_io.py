@@ -35,6 +35,8 @@ def run_to_completion(c):
     ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1"}, False),
     ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1", "hipri": "1"}, True),
     ({"ioengine": "io_uring", "iodepth": "4", "rw": "randrw", "numjobs": "3"}, False),
+    ({"ioengine": "libaio", "iodepth": "8", "thinktime": "100us"}, False),
+    ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1", "thinktime": "100us"}, False),
 ])
 def test_async_engines_conserve_every_io(opts, io_poll):
     host = run_to_completion(cfg(opts, io_poll=io_poll, runtime_ms=5))
@@ -81,6 +83,21 @@ def test_sq_thread_sleeps_after_idle_and_is_woken_by_a_syscall():
     sq = next(iter(host.sq_threads.values()))
     assert sq.wakeups >= 5
     assert host.next_io_id == len(host.records)
+
+
+def test_async_thinktime_drains_the_queue_then_sleeps():
+    """fio's handle_thinktime with iodepth 8: a burst of at most depth + 1 IOs, every one reaped,
+    then thinktime (+ the 50 us timer slack) with nothing in flight."""
+    host = run_to_completion(cfg({"ioengine": "io_uring", "iodepth": "8", "thinktime": "200us"}, runtime_ms=20))
+    recs = sorted(host.records, key=lambda r: r.t_submit)
+    bursts, start = [], 0
+    for i in range(1, len(recs)):
+        if recs[i].t_submit - recs[i - 1].t_submit > 200e3:
+            # the gap follows the drain: the previous burst had completed before the next began
+            assert max(r.t_complete for r in recs[start:i]) <= recs[i].t_submit - 200e3
+            bursts.append(i - start)
+            start = i
+    assert len(bursts) > 20 and max(bursts) <= 9 and min(bursts) >= 1
 
 
 def test_rate_iops_paces_issue():

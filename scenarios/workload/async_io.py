@@ -15,7 +15,9 @@ One fio thread keeps up to ``iodepth`` IOs in flight. Its loop, as fio's:
    on the CQ ring in user space.
 fio latency: ``slat`` = prepare to submitted, ``clat`` = submitted to reaped, ``lat`` = both.
 ``rate_iops`` paces issue times; the thread sleeps on an hrtimer (with the 50 us timer slack of
-ordinary tasks) when it is ahead.
+ordinary tasks) when it is ahead. ``thinktime`` follows fio's handle_thinktime (thinktime_blocks=1):
+after a submission that follows a completion, the thread waits for every queued IO (io_u_quiesce),
+then sleeps ``thinktime`` the same way.
 """
 
 from __future__ import annotations
@@ -49,8 +51,6 @@ class AsyncThread(SyncThread):
         self.cmax = max(job.iodepth_batch_complete_max, 1)
         self.iopoll = job.ioengine == "io_uring" and job.hipri
         self.sqpoll = job.ioengine == "io_uring" and job.sqthread_poll
-        if job.thinktime_ns:
-            raise ConfigError(f"job '{job.name}': thinktime is modelled for the synchronous engines only")
         if self.iopoll and not host.queue.io_poll:
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
         pol = "classic-poll" if self.iopoll else "interrupt"
@@ -62,6 +62,9 @@ class AsyncThread(SyncThread):
         rate = job.rate_iops_read or job.rate_iops_write
         self.rate_gap_ns = 1e9 / rate if rate else 0.0
         self.next_issue_ns = 0.0
+        self.think_ns = float(job.thinktime_ns)
+        self.reaped_since_think = 0  # fio's thinktime_blocks counter (completed IOs)
+        self.quiescing = False
         self.sq_thread = host.sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
         if self.sq_thread is not None:
             self.sq_thread.register(self)
@@ -118,6 +121,9 @@ class AsyncThread(SyncThread):
     def _fill(self) -> None:
         """Prepare and submit IOs while the depth allows, then go reap."""
         runner = self.runner
+        if self.quiescing:
+            self._think()
+            return
         now = runner.clock()
         if self._done_issuing(now):
             self.stopping = True
@@ -168,6 +174,10 @@ class AsyncThread(SyncThread):
         self._after_submit()
 
     def _after_submit(self) -> None:
+        if self.think_ns and self.reaped_since_think and not self.stopping:
+            self.quiescing = True
+            self._think()
+            return
         # fio keeps queueing while the depth allows and the batch was full
         queued = self.inflight + len(self.ring)  # fio's cur_depth: reaped or not, still in the queue
         if queued < self.depth and not self.stopping and not (self.rate_gap_ns and self.next_issue_ns > self.runner.clock()):
@@ -175,12 +185,27 @@ class AsyncThread(SyncThread):
         else:
             self._reap()
 
+    def _think(self) -> None:
+        """fio's handle_thinktime: reap every queued IO first (io_u_quiesce), then nanosleep."""
+        if self.inflight or self.ring:
+            self._reap()  # _need() asks for everything while quiescing; the reap comes back to _fill
+            return
+        self.quiescing = False
+        self.reaped_since_think = 0
+        if self.stopping:
+            self._reap()
+            return
+        self._sleep_until(self.runner.clock() + self.think_ns)
+
     def _need(self) -> int:
         """Completions to wait for: iodepth_batch_complete_min, at least one when the queue is
-        full (or when draining at the end), never more than are queued."""
+        full (or when draining at the end), never more than are queued; everything queued while
+        quiescing for a thinktime."""
         queued = self.inflight + len(self.ring)
         if queued == 0:
             return 0
+        if self.quiescing:
+            return queued
         need = self.cmin
         if self.stopping or queued >= self.depth:
             need = max(need, 1)
@@ -244,6 +269,7 @@ class AsyncThread(SyncThread):
             cost = self._reap_cost(len(got), syscall=syscall)
         t = runner.clock() + cost.cycles / runner.freq
         recs = self.host.records
+        self.reaped_since_think += len(got)
         for req in got:
             req.t_complete = t
             recs.append(req)
