@@ -33,6 +33,9 @@ class Host:
         self.kcosts = k = platform.kernel
         self.costs = CostTable(platform.cpu.activity)
         self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles)
+        # the scheduler tick: the timer interrupt plus update_process_times / scheduler_tick
+        self.tick_cost = self.costs.get("sched_tick", irq=k.irq_entry_cycles, timer=k.hrtimer_expire_cycles,
+                                        scheduler=k.sched_tick_cycles)
         self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles)  # the waker already paid try_to_wake_up
         # 2. one runner (scheduler + executor) per logical CPU
         self.runners = [CpuRunner(self, cpu, MenuGovernor(platform.cpu), platform.sched) for cpu in self.pkg.cpus]

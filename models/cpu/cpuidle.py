@@ -35,7 +35,8 @@ _BUCKET_LIMITS_NS = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 class MenuGovernor:
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
-    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first")
+    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first",
+                 "_enabled", "stop_tick")
 
     def __init__(self, cfg: CpuConfig):
         self.states = cfg.cstates
@@ -43,6 +44,9 @@ class MenuGovernor:
         enabled = [i for i, st in enumerate(cfg.cstates) if st.name not in off]
         #: the first enabled state: the answer when nothing deeper fits (state 0 if none is enabled)
         self._first = enabled[0] if enabled else 0
+        self._enabled = tuple(enabled) or (0,)
+        #: after select() with a tick: whether the periodic tick may stop for this idle period
+        self.stop_tick = True
         #: (index, target residency, exit latency) of the enabled states deeper than the first
         self._real = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
         self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
@@ -78,20 +82,33 @@ class MenuGovernor:
             thresh = top - 1e-9
         return None
 
-    def select(self, next_timer_ns: float, iowaiters: int) -> int:
-        """Index of the chosen state for a CPU about to idle."""
+    def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
+               delta_tick_ns: float = 0.0) -> int:
+        """Index of the chosen state for a CPU about to idle. With a periodic tick (``tick_ns``, the
+        next one ``delta_tick_ns`` away) it also decides ``stop_tick`` as menu.c does: the tick keeps
+        running for a polling state or a predicted idle shorter than a tick, and then a state whose
+        target residency exceeds the time to the tick is traded for a shallower one."""
         self.next_timer_ns = next_timer_ns
         b = self.bucket = (BUCKETS if iowaiters else 0) + bisect_right(_BUCKET_LIMITS_NS, next_timer_ns)
         predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
         mult = 1 + 10 * iowaiters
         idx = self._deepest(predicted, predicted / mult)
-        if idx == self._first:
-            # the repeating-interval detector can only shorten the prediction: nothing shallower
-            # than the first enabled state exists, so skip it (same answer, less work on the hot path)
+        if idx != self._first or (tick_ns is not None and not self.states[idx].polling and predicted >= tick_ns):
+            # the repeating-interval detector can only shorten the prediction, so with the first
+            # enabled state chosen it matters only for the tick decision (less work on the hot path)
+            typical = self._typical_interval()
+            if typical is not None and typical < predicted:
+                predicted = typical
+                idx = self._deepest(typical, typical / mult)
+        if tick_ns is None:
             return idx
-        typical = self._typical_interval()
-        if typical is not None and typical < predicted:
-            idx = self._deepest(typical, typical / mult)
+        self.stop_tick = not (self.states[idx].polling or predicted < tick_ns)
+        if not self.stop_tick and idx != self._first and self.states[idx].target_residency_ns > delta_tick_ns:
+            for i in reversed(self._enabled):
+                if i < idx:
+                    idx = i
+                    if self.states[i].target_residency_ns <= delta_tick_ns:
+                        break
         return idx
 
     def _deepest(self, predicted: float, latency_limit: float) -> int:

@@ -39,6 +39,8 @@ class KernelCosts(Model):
     ipi_latency_ns: float = Field(500, ge=0, description="IPI send to handler entry on a remote CPU, ns")
     hrtimer_start_cycles: float = Field(600, ge=0, description="hrtimer_start + clock reads when arming a sleep timer")
     hrtimer_expire_cycles: float = Field(900, ge=0, description="local APIC timer interrupt: hrtimer_interrupt and the expired timer's callback")
+    sched_tick_cycles: float = Field(1000, ge=0, description="the scheduler tick's own work on top of the timer interrupt:"
+                                     " update_process_times, scheduler_tick, run_local_timers (estimate, ~0.3 us)")
     poll_iteration_cycles: float = Field(150, ge=1, description="one blk_poll -> nvme_poll iteration checking the CQ phase bit")
     hybrid_stats_cycles: float = Field(200, ge=0, description="hybrid polling: per-request bucket statistics and sleep computation")
     aio_issue_cycles: float = Field(600, ge=0, description="libaio: io_submit per-iocb work (copy iocb, aio_read setup)")

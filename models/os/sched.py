@@ -46,6 +46,8 @@ class SchedConfig(Model):
     min_granularity_ns: float = Field(3_000_000, gt=0, description="minimum time slice (0.75 ms x 4)")
     wakeup_granularity_ns: float = Field(4_000_000, ge=0, description="wakeup preemption granularity (1 ms x 4)")
     tick_hz: int = Field(250, gt=0, description="scheduler tick rate (CONFIG_HZ)")
+    tick: bool = Field(True, description="periodic scheduler tick interrupts (NOHZ idle: stopped while a CPU idles"
+                       " longer than a tick); false leaves only the slice checks")
 
 
 class IrqWork:
@@ -77,6 +79,10 @@ class FixedIrq(IrqWork):
 
     def fire(self, runner) -> None:
         self._fire(runner)
+
+
+def _no_effect(runner) -> None:
+    pass
 
 
 class Timer:
@@ -171,6 +177,11 @@ class CpuRunner:
         self._idle_since = 0.0
         self._slice_call = None
         self.timers: list[Timer] = []
+        # the periodic scheduler tick: a timer interrupt every _tick_ns, at jiffy boundaries, while
+        # the CPU runs or idles briefly (NOHZ idle stops it, tick_nohz_idle_exit restarts it)
+        self._tick_on = sched.tick
+        self._tick_call = None
+        self._tick_irq = FixedIrq(host.tick_cost, _no_effect, "tick")
 
     # ------------------------------------------------------------------ segments
     def run(self, cost, then) -> None:
@@ -328,8 +339,26 @@ class CpuRunner:
         task.exec_ns += ran
         task.ran_since = now
 
+    # ------------------------------------------------------------------ the scheduler tick
+    def _start_tick(self) -> None:
+        """Arm the tick at the next jiffy boundary (tick_nohz_idle_exit / a CPU starting work)."""
+        if self._tick_on and self._tick_call is None:
+            tick = self._tick_ns
+            self._tick_call = self.engine.call_at((int(self._env._now / tick) + 1) * tick, self._tick)
+
+    def _stop_tick(self) -> None:
+        if self._tick_call is not None:
+            self._tick_call.cancel()
+            self._tick_call = None
+
+    def _tick(self) -> None:
+        """tick_sched_timer: the timer interrupt of the tick (its handler's cost is the tick cost)."""
+        self._tick_call = self.engine.call_in(self._tick_ns, self._tick)
+        self.raise_irq(self._tick_irq)
+
     def add_task(self, task: Task) -> None:
         """Place a new runnable task on this CPU at time now."""
+        self._start_tick()
         task.cpu = self.id
         task.vruntime = self.min_vruntime
         task.state = RUNNABLE
@@ -497,7 +526,13 @@ class CpuRunner:
         next_timer = timers[0].expiry - now if timers else 4_000_000.0
         if next_timer < 0.0:
             next_timer = 0.0
-        idx = self.governor.select(next_timer, self.iowaiters)
+        call = self._tick_call
+        if call is None:
+            idx = self.governor.select(next_timer, self.iowaiters)
+        else:
+            idx = self.governor.select(next_timer, self.iowaiters, self._tick_ns, call.time - now)
+            if self.governor.stop_tick:
+                self._stop_tick()
         self.cpu.set_idle(now, idx)
         self.mode = IDLE
         self._idle_since = now
@@ -509,6 +544,8 @@ class CpuRunner:
         self.governor.reflect(idle)
         if self.iowaiters:
             self.iowait_ns += idle
+        if self._tick_call is None:
+            self._start_tick()
         if self.engine.tracer is not None:
             self._trace_idle_end(now)
 
