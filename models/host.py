@@ -42,8 +42,10 @@ class Host:
         for r in self.runners:
             r._sibling = self.pkg.sibling_of(r.cpu)
         hook = getattr(self.cpufreq, "on_enqueue", None)
+        tick_hook = getattr(self.cpufreq, "on_tick", None)
         for r in self.runners:
             r.cpufreq_hook = hook
+            r.cpufreq_tick_hook = tick_hook
         self.cpufreq.start()
         # 3. devices, driver queues, blk-mq
         self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i, platform.nvme) for i in range(platform.ssd_count)]

@@ -151,8 +151,10 @@ class CpuRunner:
         self._poll_states = [j for j, st in enumerate(self.cstates) if st.polling]
         self.spin_cycles_done = 0.0
         self._epoch_spin_ns = 0.0
-        #: the cpufreq governor's scheduler hook (cpufreq_update_util), if it wants one
+        #: the cpufreq governor's scheduler hooks (cpufreq_update_util), if it wants them: at
+        #: enqueue (runner, now, iowait) and at each tick (runner, now)
         self.cpufreq_hook = None
+        self.cpufreq_tick_hook = None
         self.irq_kinds: defaultdict[str, int] = defaultdict(int)
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list = []
@@ -354,6 +356,8 @@ class CpuRunner:
     def _tick(self) -> None:
         """tick_sched_timer: the timer interrupt of the tick (its handler's cost is the tick cost)."""
         self._tick_call = self.engine.call_in(self._tick_ns, self._tick)
+        if self.cpufreq_tick_hook is not None:
+            self.cpufreq_tick_hook(self, self._env._now)
         self.raise_irq(self._tick_irq)
 
     def add_task(self, task: Task) -> None:

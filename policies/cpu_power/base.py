@@ -2,9 +2,9 @@
 
 A governor is one class registered in :data:`CPUFREQ_GOVERNORS`. The host builds it before the
 CPU package (``initial_freq_ghz()`` is the frequency every core starts at), calls ``start()`` at
-t = 0, and, if the class defines ``on_enqueue``, calls ``on_enqueue(runner, now, iowait)`` whenever
-a task becomes runnable on a CPU (the scheduler's ``cpufreq_update_util`` hook; ``iowait``: the task
-was woken from an IO wait). It changes frequency only through :meth:`CpufreqGovernor.set_freq`,
+t = 0, and, if the class defines them, calls ``on_enqueue(runner, now, iowait)`` whenever a task
+becomes runnable on a CPU and ``on_tick(runner, now)`` at each scheduler tick of a CPU (the
+scheduler's ``cpufreq_update_util`` hooks; ``iowait``: the task was woken from an IO wait). It changes frequency only through :meth:`CpufreqGovernor.set_freq`,
 which rounds to a P-state and goes through ``PhysicalCore.request_freq`` (so the P-state transition
 latency applies). Both SMT siblings share a physical core's frequency: governors work per
 physical core and take the more demanding sibling, as the hardware does with two requests.
@@ -44,7 +44,8 @@ class CpufreqGovernor:
     def start(self) -> None:
         """Called once at t = 0, after the CPUs exist (arm sampling timers here)."""
 
-    # on_enqueue(self, runner, now: float, iowait: bool) -> None: define it to receive the hook
+    # on_enqueue(self, runner, now: float, iowait: bool) -> None  and
+    # on_tick(self, runner, now: float) -> None: define them to receive the scheduler's hooks
 
     # -- helpers -----------------------------------------------------------------------------------
     def resolve_freq(self, ghz: float, round_up: bool) -> float:

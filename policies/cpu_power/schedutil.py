@@ -1,7 +1,9 @@
 """``schedutil`` (kernel/sched/cpufreq_schedutil.c, Linux 5.15), with its IO-wait boost.
 
 The scheduler calls the governor when a task is enqueued on a CPU (a wake-up; flagged IOWAIT if
-the task slept in io_schedule) and at each scheduler tick that finds a task running. Each call:
+the task slept in io_schedule) and at each scheduler tick that finds a task running (the CPU's
+tick, :class:`models.os.sched.CpuRunner`; with ``sched.tick`` off only wake-ups update). Each
+call:
 
 - updates each CPU's utilization, PELT's ``util_avg``: a geometric average of running time with a
   32-period half-life (1 period = 1024 us), frequency invariant (running time is scaled by the
@@ -76,22 +78,17 @@ class Schedutil(CpufreqGovernor):
             self._cpu[r.id] = _CpuUtil(r, now)
         for core in host.pkg.cores:
             self._core_state[core.index] = [core.target_ghz, -float("inf")]
-            host.engine.call_in(self.tick_ns, self._tick, core)
 
     # -- the scheduler's hooks ----------------------------------------------------------------------
     def on_enqueue(self, runner, now: float, iowait: bool) -> None:
         """cpufreq_update_util from enqueue_task: a task became runnable on ``runner``'s CPU."""
         self._update(runner.cpu.core, self._cpu[runner.id], now, iowait)
 
-    def _tick(self, core) -> None:
+    def on_tick(self, runner, now: float) -> None:
         """scheduler_tick: task_tick_fair updates the utilization of a CPU running a task (not the
-        idle task) at the tick."""
-        now = self.host.engine.now
-        for c in core.cpus:
-            sc = self._cpu[c.id]
-            if sc.runner.current is not None and c.busy:
-                self._update(core, sc, now, False)
-        self.host.engine.call_in(self.tick_ns, self._tick, core)
+        idle task) at its tick."""
+        if runner.current is not None:
+            self._update(runner.cpu.core, self._cpu[runner.id], now, False)
 
     # -- sugov_update_shared ----------------------------------------------------------------------------
     def _update(self, core, sc: _CpuUtil, now: float, iowait: bool) -> None:
