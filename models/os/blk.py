@@ -126,12 +126,24 @@ class BlkMq:
         elv.insert(req)
         self._run(h)
 
-    def issue_batch(self, reqs) -> None:
-        """A plugged batch: split, merge within the plug, then insert and run the queues once."""
+    def plug(self, bios) -> list:
+        """The submitting system call's plug (blk_start_plug .. blk_finish_plug): each bio is split
+        at ``max_sectors_kb`` and then merged into an adjacent request already in the plug
+        (blk_attempt_plug_merge) or becomes a request of its own. Returns the requests; a merged
+        bio allocates no request and reaches no driver (it completes with its request), so the
+        caller charges request and driver work per returned request."""
+        reqs = bios
         if any(r.nbytes > self.max_bytes for r in reqs):
             reqs = [p for r in reqs for p in self.split(r)]
         if self.nomerges < 2 and len(reqs) > 1:
             reqs = self._plug_merge(reqs)
+        return reqs
+
+    def issue_batch(self, reqs, plugged: bool = False) -> None:
+        """A plugged batch at blk_finish_plug: (if not ``plugged`` yet, :meth:`plug` it), offer each
+        request to the elevator's merge, insert the rest and run the queues once."""
+        if not plugged:
+            reqs = self.plug(reqs)
         touched = []
         for req in reqs:
             h = self.hctx(req.qp)

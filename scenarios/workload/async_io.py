@@ -72,6 +72,7 @@ class AsyncThread(SyncThread):
 
     # -- costs -------------------------------------------------------------------------------
     def _per_io_parts(self, op: str, nbytes: int) -> dict:
+        """The work of one IO (bio) in the submitting call: fio's, the engine's, the filesystem's."""
         k = self.k
         pages = max(1, -(-nbytes // 4096))
         uring = self.engine_name == "io_uring"
@@ -79,21 +80,28 @@ class AsyncThread(SyncThread):
         if uring and not self.job.registerfiles:
             eng_cycles += k.fget_cycles
         fs = k.fs_submit_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
-        nreq = self.host.blk.requests_for(nbytes)  # block and driver work per request after a split
-        parts = dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs, block=k.blk_submit_cycles * nreq,
-                     driver=k.nvme_submit_cycles * nreq)
+        return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
+
+    def per_request_parts(self) -> dict:
+        """The work of one request after the plug (split pieces count, merged bios do not): blk-mq
+        request setup and dispatch, the IO scheduler's insert + dispatch, the NVMe command."""
+        k = self.k
+        parts = dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
         if self.host.blk.submit_cycles:
-            parts["iosched"] = self.host.blk.submit_cycles * nreq
+            parts["iosched"] = self.host.blk.submit_cycles
         return parts
 
-    def _submit_cost(self, ios, with_syscall: bool):
-        key = (tuple((r.op, r.nbytes) for r in ios), with_syscall)
+    def _submit_cost(self, ios, nreq: int, with_syscall: bool):
+        """The submitting call for ``ios`` that became ``nreq`` requests in the plug."""
+        key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall)
         cost = self._acosts.get(key)
         if cost is None:
             total: dict[str, float] = {}
             for r in ios:
                 for layer, cyc in self._per_io_parts(r.op, r.nbytes).items():
                     total[layer] = total.get(layer, 0.0) + cyc
+            for layer, cyc in self.per_request_parts().items():
+                total[layer] = total.get(layer, 0.0) + nreq * cyc
             if with_syscall:
                 total["syscall"] = total.get("syscall", 0.0) + self.k.syscall_entry_cycles + self.k.syscall_exit_cycles
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_submit", **total)
@@ -163,10 +171,11 @@ class AsyncThread(SyncThread):
             cost = self.host.costs.get("uring_sqe_write", user=n * (self.k.user_io_cycles + self.k.sqe_write_cycles))
             runner.run(cost, lambda: self._handoff(ios))
         else:
-            runner.run(self._submit_cost(ios, with_syscall=True), lambda: self._submitted(ios))
+            reqs = self.host.blk.plug(ios)  # split and merged inside the call; requests pay blk-mq + NVMe work
+            runner.run(self._submit_cost(ios, len(reqs), with_syscall=True), lambda: self._submitted(reqs))
 
-    def _submitted(self, ios) -> None:
-        self.host.blk.issue_batch(ios)  # plugged batch: merged, then dispatched as the call returns
+    def _submitted(self, reqs) -> None:
+        self.host.blk.issue_batch(reqs, plugged=True)  # dispatched as the call returns (blk_finish_plug)
         self._after_submit()
 
     def _handoff(self, ios) -> None:

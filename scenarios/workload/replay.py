@@ -157,21 +157,22 @@ class ReplayThread(AsyncThread):
                 req.flags = flags
         self.inflight += len(reqs)
         self.submitted += len(reqs)
-        runner.run(self._batch_cost(reqs), lambda: self._submitted(reqs))
+        plugged = self.host.blk.plug(reqs)  # split and merged inside the call
+        runner.run(self._batch_cost(reqs, len(plugged)), lambda: self._submitted(plugged))
 
-    def _submitted(self, reqs) -> None:
-        self.host.blk.issue_batch(reqs)  # plugged batch: merged, then dispatched as the call returns
+    def _submitted(self, plugged) -> None:
+        self.host.blk.issue_batch(plugged, plugged=True)  # dispatched as the call returns
         self._loop()
 
-    def _batch_cost(self, reqs):
-        """io_uring_enter submitting ``reqs``: the per-IO parts of AsyncThread plus one syscall.
-        The parts depend only on the number of IOs, of pages and of requests after splitting, which
-        key the cache."""
+    def _batch_cost(self, reqs, nreq: int):
+        """io_uring_enter submitting ``reqs`` (``nreq`` requests after the plug): the per-IO and
+        per-request parts of AsyncThread plus one syscall. They depend only on the numbers of IOs,
+        pages and requests, which key the cache."""
         pages = sum(max(1, -(-r.nbytes // 4096)) for r in reqs)
-        key = (len(reqs), pages, sum(self.host.blk.requests_for(r.nbytes) for r in reqs))
+        key = (len(reqs), pages, nreq)
         cost = self._costs_by_shape.get(key)
         if cost is None:
-            cost = self._costs_by_shape[key] = self._submit_cost(reqs, with_syscall=True)
+            cost = self._costs_by_shape[key] = self._submit_cost(reqs, nreq, with_syscall=True)
         return cost
 
     def _reap(self) -> None:

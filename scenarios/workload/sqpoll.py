@@ -73,7 +73,8 @@ class SqThread:
         if self.sq:
             batch, self.sq = self.sq, []
             self.last_work_ns = now
-            runner.run(self._submit_cost(batch), lambda: self._submitted(batch))
+            reqs = self.host.blk.plug([req for req, _thread in batch])
+            runner.run(self._submit_cost(batch, len(reqs)), lambda: self._submitted(batch, reqs))
             return
         busy = any(c.inflight for c in self.clients)
         if busy:
@@ -91,17 +92,20 @@ class SqThread:
         qp = self.host.driver.queue_for(0, self.cpu, True) if self.iopoll else None
         runner.poll(qp, self.work, self._loop)
 
-    def _submitted(self, batch) -> None:
-        self.host.blk.issue_batch([req for req, _thread in batch])
+    def _submitted(self, batch, reqs) -> None:
+        self.host.blk.issue_batch(reqs, plugged=True)
         self.submitted += len(batch)
         self._loop()
 
-    def _submit_cost(self, batch):
+    def _submit_cost(self, batch, nreq: int):
+        """The SQ thread submitting ``batch`` (``nreq`` requests after its plug)."""
         parts: dict[str, float] = {}
         for req, thread in batch:
             for layer, cyc in thread._per_io_parts(req.op, req.nbytes).items():
                 if layer != "user":  # the application already did the user work
                     parts[layer] = parts.get(layer, 0.0) + cyc
+        for layer, cyc in batch[0][1].per_request_parts().items():
+            parts[layer] = parts.get(layer, 0.0) + nreq * cyc
         return self.host.costs.get("sqpoll_submit", **parts)
 
     def _idle_check(self) -> None:
