@@ -140,28 +140,35 @@ def cmd_list(args) -> int:
     from models.platforms import PLATFORMS
     from models.ssd.presets import SSD_PRESETS
     from policies.completion import COMPLETION_POLICIES
+    from policies.core_scheduling import CORE_SCHEDULING
+    from policies.cpu_power import CPUFREQ_GOVERNORS
+    from policies.interrupt_generation import IRQ_GENERATION
     from policies.io_scheduler import IO_SCHEDULERS
     from scenarios.scenario import builtin_scenarios
+    from scenarios.server.run import server_scenarios
+    from scenarios.sweep import builtin_sweeps
     from simcore.config import load_data_file
 
-    print("scenarios:")
-    for name, path in builtin_scenarios().items():
-        desc = (load_data_file(path) or {}).get("description", "").strip().replace("\n", " ")
-        print(f"  {name:24s} {desc[:100]}")
-    print("platforms:")
-    for name, fn in PLATFORMS.items():
-        print(f"  {name:24s} {fn().description}")
-    from policies.core_scheduling import CORE_SCHEDULING
-    from scenarios.server.run import server_scenarios
+    def described(files: dict) -> None:
+        for name, path in files.items():
+            desc = " ".join(str((load_data_file(path) or {}).get("description", "")).split())
+            print(f"  {name:28s} {desc[:100]}")
 
+    print("scenarios (--scenario NAME):")
+    described(builtin_scenarios())
+    print("server scenarios (--scenario NAME):")
     for name, desc in server_scenarios().items():
-        print(f"  {name:24s} {desc[:100]}")
+        print(f"  {name:28s} {desc[:100]}")
+    print("platforms (--platform NAME):")
+    for name, fn in PLATFORMS.items():
+        print(f"  {name:28s} {fn().description}")
+    print("sweeps (stacksim sweep NAME):")
+    described(builtin_sweeps())
     print("completion policies: " + ", ".join(COMPLETION_POLICIES.names()))
-    print("core scheduling policies (server scenarios): " + ", ".join(CORE_SCHEDULING.names()))
-    print("IO schedulers: " + ", ".join(IO_SCHEDULERS.names()))
-    from policies.cpu_power import CPUFREQ_GOVERNORS
-
+    print("IO schedulers (queue.scheduler): " + ", ".join(IO_SCHEDULERS.names()))
+    print("interrupt generation (nvme.irq): " + ", ".join(IRQ_GENERATION.names()))
     print("cpufreq governors (cpu.cpufreq_governor): " + ", ".join(CPUFREQ_GOVERNORS.names()))
+    print("core scheduling policies (server.policy): " + ", ".join(CORE_SCHEDULING.names()))
     print("CPU presets: " + ", ".join(CPU_PRESETS))
     print("SSD presets: " + ", ".join(SSD_PRESETS))
     return 0

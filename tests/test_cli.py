@@ -88,5 +88,8 @@ def test_console_script_default_scenario_runs():
 def test_list_and_schema(capsys):
     rc, out, _ = run_cli(["list"], capsys)
     assert rc == 0 and "default" in out and "classic-poll" in out and "optane900p-e3-1230v5" in out
+    for section, item in (("server scenarios", "server-burst"), ("sweeps", "cpufreq_governors"),
+                          ("interrupt generation", "cinterrupts"), ("cpufreq governors", "schedutil")):
+        assert section in out and item in out.split(section, 1)[1]
     rc, out, _ = run_cli(["schema", "queue"], capsys)
     assert rc == 0 and "io_poll_delay" in json.loads(out)["properties"]
