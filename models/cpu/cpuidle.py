@@ -36,7 +36,7 @@ class MenuGovernor:
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
     __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first",
-                 "_enabled", "stop_tick")
+                 "_enabled", "stop_tick", "_polling", "_residency")
 
     def __init__(self, cfg: CpuConfig):
         self.states = cfg.cstates
@@ -45,6 +45,8 @@ class MenuGovernor:
         #: the first enabled state: the answer when nothing deeper fits (state 0 if none is enabled)
         self._first = enabled[0] if enabled else 0
         self._enabled = tuple(enabled) or (0,)
+        self._polling = tuple(st.polling for st in cfg.cstates)
+        self._residency = tuple(st.target_residency_ns for st in cfg.cstates)
         #: after select() with a tick: whether the periodic tick may stop for this idle period
         self.stop_tick = True
         #: (index, target residency, exit latency) of the enabled states deeper than the first
@@ -93,7 +95,8 @@ class MenuGovernor:
         predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
         mult = 1 + 10 * iowaiters
         idx = self._deepest(predicted, predicted / mult)
-        if idx != self._first or (tick_ns is not None and not self.states[idx].polling and predicted >= tick_ns):
+        polling = self._polling
+        if idx != self._first or (tick_ns is not None and not polling[idx] and predicted >= tick_ns):
             # the repeating-interval detector can only shorten the prediction, so with the first
             # enabled state chosen it matters only for the tick decision (less work on the hot path)
             typical = self._typical_interval()
@@ -102,12 +105,13 @@ class MenuGovernor:
                 idx = self._deepest(typical, typical / mult)
         if tick_ns is None:
             return idx
-        self.stop_tick = not (self.states[idx].polling or predicted < tick_ns)
-        if not self.stop_tick and idx != self._first and self.states[idx].target_residency_ns > delta_tick_ns:
+        stop = self.stop_tick = not (polling[idx] or predicted < tick_ns)
+        residency = self._residency
+        if not stop and idx != self._first and residency[idx] > delta_tick_ns:
             for i in reversed(self._enabled):
                 if i < idx:
                     idx = i
-                    if self.states[i].target_residency_ns <= delta_tick_ns:
+                    if residency[i] <= delta_tick_ns:
                         break
         return idx
 

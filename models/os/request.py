@@ -37,4 +37,4 @@ class Request:
         self.sq_seq = -1  # position in its submission queue (strict Barrier ordering)
         self.parent = None  # a split piece: the IO it belongs to (completes when all its pieces have)
         self.splits = None  # an IO larger than max_sectors_kb: its pieces, one device command each
-        self.splits_left = 0
+        # splits_left (pieces not finished yet) is set only on a split IO, by BlkMq.split

@@ -228,8 +228,15 @@ class CpuRunner:
         self.mode = RUN
         self._seg_then = then
         t = self._seg_end = now + dur
-        # engine.call_in inlined (the hottest call of the simulator); dur >= 0 by construction
-        call = self._seg_call = Call(self._seg_done_cb, (), t)
+        # engine.call_in inlined (the hottest call of the simulator); dur >= 0 by construction. The
+        # previous segment's Call is reused once it has fired (_seg_done marks it with fn None; a
+        # cancelled one is still queued and is not)
+        call = self._seg_call
+        if call is not None and call.fn is None:
+            call.fn = self._seg_done_cb
+            call.time = t
+        else:
+            call = self._seg_call = Call(self._seg_done_cb, (), t)
         heappush(env._queue, (t, NORMAL, next(env._eid), call))
 
     def add_carry(self, cost) -> None:
@@ -325,6 +332,7 @@ class CpuRunner:
         return self.engine.env._now + self._carry_ns
 
     def _seg_done(self) -> None:
+        self._seg_call.fn = None  # fired: run() may reuse it
         self.mode = NONE
         then = self._seg_then
         self._seg_then = None
@@ -601,7 +609,14 @@ class CpuRunner:
         """An interrupt wakes an idle CPU: C-state exit, handler, then whatever it made runnable.
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
-        self._end_idle(now)
+        idle = now - self._idle_since  # _end_idle, inlined (once per interrupt-completed IO)
+        self.governor.reflect(idle)
+        if self.iowaiters:
+            self.iowait_ns += idle
+        if self._tick_call is None:
+            self._start_tick()
+        if self.engine.tracer is not None:
+            self._trace_idle_end(now)
         # _take_irq for ``work``, inlined (once per interrupt-completed IO)
         cost = work.cost(self)
         self.counts[cost.idx] += 1
