@@ -53,6 +53,7 @@ class Snapshot:
                         for d in host.devices for qp in d.qps if qp.irq_gen is not None}
         self.reaped_by_irq = host.driver.completions_reaped_by_irq
         self.cq_doorbells = host.driver.cq_doorbells
+        self.commands = sum(d.commands for d in host.devices)
 
 
 def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
@@ -194,6 +195,8 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
         "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
     }
     summary["layers"] = summary["layers_ns_per_io"]
+    # device commands per fio IO: > 1 when IOs are split at max_sectors_kb, < 1 when bios merge
+    summary["device_commands_per_io"] = (sum(d.commands for d in host.devices) - s.commands) / per_io
     io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})
     summary["freq_ghz_mean"] = {  # time-weighted, per physical core that runs IO threads
         f"core{i}": (host.pkg.cores[i].ghz_ns_at(end) - s.ghz_ns[i]) / dur_ns for i in io_cores}

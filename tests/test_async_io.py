@@ -121,8 +121,11 @@ def test_merged_bios_pay_no_request_or_driver_work():
     """A bio merged in the plug allocates no request and reaches no driver: blk-mq and NVMe submit
     work per IO falls with the merge factor (8 sequential 4 KiB bios -> one 32 KiB request)."""
     opts = {"ioengine": "libaio", "iodepth": "32", "iodepth_batch_submit": "8", "iodepth_batch_complete_min": "8"}
-    seq = simulate(cfg({**opts, "rw": "read"}, runtime_ms=20))["summary"]["layers"]
-    rnd = simulate(cfg({**opts, "rw": "randread"}, runtime_ms=20))["summary"]["layers"]
+    seq_s = simulate(cfg({**opts, "rw": "read"}, runtime_ms=20))["summary"]
+    rnd_s = simulate(cfg({**opts, "rw": "randread"}, runtime_ms=20))["summary"]
+    assert seq_s["device_commands_per_io"] == pytest.approx(1 / 8, rel=0.05)
+    assert rnd_s["device_commands_per_io"] == pytest.approx(1, rel=0.05)
+    seq, rnd = seq_s["layers"], rnd_s["layers"]
     assert seq["driver"] < 0.25 * rnd["driver"] and seq["block"] < 0.3 * rnd["block"]
     assert seq["fs"] == pytest.approx(rnd["fs"], rel=0.1)  # every bio still pays the filesystem
 

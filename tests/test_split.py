@@ -42,6 +42,8 @@ def test_each_piece_pays_block_and_driver_work_and_its_interrupt():
     big = simulate(resolve(sets={"runtime": "50ms", "bs": "1m"}))["summary"]
     one = simulate(resolve(sets={"runtime": "50ms", "bs": "1m", "queue.max_sectors_kb": "1024"}))["summary"]
     # (IOs in flight at the window edges add a little)
+    assert big["device_commands_per_io"] == pytest.approx(8, abs=0.2)
+    assert one["device_commands_per_io"] == pytest.approx(1, abs=0.05)
     per_io = {name: s["interrupts"]["nvme"] / s["ios"] for name, s in (("big", big), ("one", one))}
     assert per_io["big"] == pytest.approx(8, abs=0.2) and per_io["one"] == pytest.approx(1, abs=0.05)
     assert big["layers"]["block"] > 6 * one["layers"]["block"]
