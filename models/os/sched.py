@@ -609,14 +609,7 @@ class CpuRunner:
         """An interrupt wakes an idle CPU: C-state exit, handler, then whatever it made runnable.
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
-        idle = now - self._idle_since  # _end_idle, inlined (once per interrupt-completed IO)
-        self.governor.reflect(idle)
-        if self.iowaiters:
-            self.iowait_ns += idle
-        if self._tick_call is None:
-            self._start_tick()
-        if self.engine.tracer is not None:
-            self._trace_idle_end(now)
+        self._end_idle(now)
         # _take_irq for ``work``, inlined (once per interrupt-completed IO)
         cost = work.cost(self)
         self.counts[cost.idx] += 1
