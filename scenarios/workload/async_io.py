@@ -82,15 +82,6 @@ class AsyncThread(SyncThread):
         fs = k.fs_submit_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
         return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
 
-    def per_request_parts(self) -> dict:
-        """The work of one request after the plug (split pieces count, merged bios do not): blk-mq
-        request setup and dispatch, the IO scheduler's insert + dispatch, the NVMe command."""
-        k = self.k
-        parts = dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
-        if self.host.blk.submit_cycles:
-            parts["iosched"] = self.host.blk.submit_cycles
-        return parts
-
     def _submit_cost(self, ios, nreq: int, with_syscall: bool):
         """The submitting call for ``ios`` that became ``nreq`` requests in the plug."""
         key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall)

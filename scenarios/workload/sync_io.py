@@ -95,22 +95,26 @@ class SyncThread:
         self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
 
     # -- cost bundles ------------------------------------------------------------------------
+    def per_request_parts(self) -> dict:
+        """The work of one request after the plug (split pieces count, merged bios do not): blk-mq
+        request setup and dispatch, the IO scheduler's insert + dispatch, the NVMe command."""
+        k = self.k
+        parts = dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
+        if self.host.blk.submit_cycles:
+            parts["iosched"] = self.host.blk.submit_cycles
+        return parts
+
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
         key = (op, nbytes, with_completion)
         cost = self._costs.get(key)
         if cost is None:
             k = self.k
             pages = max(1, -(-nbytes // 4096))
-            nreq = self.host.blk.requests_for(nbytes)  # block and driver work per request after a split
-            parts = dict(
-                user=k.user_io_cycles,
-                syscall=k.syscall_entry_cycles,
-                fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages,
-                block=k.blk_submit_cycles * nreq,
-                driver=k.nvme_submit_cycles * nreq,
-            )
-            if self.host.blk.submit_cycles:
-                parts["iosched"] = self.host.blk.submit_cycles * nreq
+            nreq = self.host.blk.requests_for(nbytes)  # one request per piece after a split
+            parts = dict(user=k.user_io_cycles, syscall=k.syscall_entry_cycles,
+                         fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages)
+            for layer, cyc in self.per_request_parts().items():
+                parts[layer] = cyc * nreq
             if with_completion:
                 parts["fs"] += k.fs_complete_cycles
                 parts["syscall"] += k.syscall_exit_cycles
