@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
 import pytest
 
 from models.platforms import optane900p_e3_1230v5
@@ -30,3 +35,21 @@ def make_cfg(mode: str = "interrupt", *, threads: int = 1, bs: str = "4k", rw: s
 @pytest.fixture
 def cfg_factory():
     return make_cfg
+
+
+@contextmanager
+def docs_plugin(doc: str, module: str, registry, name: str, tmp_path: Path):
+    """Load the ```python block of ``docs/<doc>`` that starts with ``# <module>.py`` as a plug-in
+    (so the docs' example is the tested code), and unregister ``name`` from ``registry`` after."""
+    text = (Path(__file__).parent.parent / "docs" / doc).read_text()
+    code = re.search(rf"```python\n(# {re.escape(module)}\.py.*?)```", text, re.S).group(1)
+    path = tmp_path / f"{module}.py"
+    path.write_text(code)
+    from simcore.plugins import load_plugin
+
+    try:
+        load_plugin(str(path))
+        yield
+    finally:
+        registry._items.pop(name, None)
+        sys.modules.pop(f"stacksim_plugin_{module}", None)

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import re
-import sys
-from pathlib import Path
-
 import pytest
 
 from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.cpu_power.schedutil import CAPACITY, IOWAIT_BOOST_MIN, Schedutil, _CpuUtil
 from scenarios.scenario import resolve
 from simcore.errors import ConfigError
-from simcore.plugins import load_plugin
 from stacksim.run import build, simulate
+from tests.conftest import docs_plugin
 
 
 def run(governor: str, runtime: str = "100ms", **sets) -> dict:
@@ -168,20 +164,12 @@ def test_governed_runs_are_deterministic():
 
 # -- plug-ins ---------------------------------------------------------------------------------------------
 def test_docs_example_governor_loads_and_runs(tmp_path):
-    doc = (Path(__file__).parent.parent / "docs" / "cpu.md").read_text()
-    code = re.search(r"```python\n(# race_to_idle\.py.*?)```", doc, re.S).group(1)
-    path = tmp_path / "race_to_idle.py"
-    path.write_text(code)
-    try:
-        load_plugin(str(path))
+    with docs_plugin("cpu.md", "race_to_idle", CPUFREQ_GOVERNORS, "race-to-idle", tmp_path):
         host, log = freq_log("race-to-idle", runtime="30ms", thinktime="500us")
         cfg = host.platform.cpu
         assert {f for _t, f in log} <= {cfg.min_freq_ghz, cfg.top_freq_ghz} and len(log) > 10
         with pytest.raises(ConfigError, match="min_idle_us"):
             run("race-to-idle", runtime="5ms", cpu__cpufreq__min_idle_us="-1")
-    finally:
-        CPUFREQ_GOVERNORS._items.pop("race-to-idle", None)
-        sys.modules.pop("stacksim_plugin_race_to_idle", None)
 
 
 # -- cpuidle: disabled states ------------------------------------------------------------------------------

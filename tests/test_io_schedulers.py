@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import re
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -16,7 +13,7 @@ from policies.io_scheduler import IO_SCHEDULERS
 from policies.io_scheduler.base import REQ_ASYNC
 from simcore.engine import Engine
 from simcore.errors import ConfigError
-from simcore.plugins import load_plugin
+from tests.conftest import docs_plugin
 
 MS = 1_000_000
 KIB = 1024
@@ -491,12 +488,7 @@ def test_costs_are_ordered():
 
 # --------------------------------------------------------------------------- docs example
 def test_docs_example_scheduler_loads_and_runs(tmp_path):
-    doc = (Path(__file__).parent.parent / "docs" / "io-schedulers.md").read_text()
-    code = re.search(r"```python\n(# my_sched\.py.*?)```", doc, re.S).group(1)
-    path = tmp_path / "my_sched.py"
-    path.write_text(code)
-    try:
-        load_plugin(str(path))
+    with docs_plugin("io-schedulers.md", "my_sched", IO_SCHEDULERS, "sstf", tmp_path):
         s = make("sstf")
         for o in (100, 10, 60, 90):
             s.insert(rq(off_kib=o))
@@ -506,6 +498,3 @@ def test_docs_example_scheduler_loads_and_runs(tmp_path):
         assert s.dispatch().offset == 120 * KIB  # head at 104 KiB: 120 is nearer than 0
         with pytest.raises(ConfigError, match="fifo_expire"):
             make("sstf", fifo_expir=1)
-    finally:
-        IO_SCHEDULERS._items.pop("sstf", None)
-        sys.modules.pop("stacksim_plugin_my_sched", None)
