@@ -21,7 +21,8 @@ class PowerConfig(Model):
     platform_cpu_coupling: float = Field(
         0.0, ge=0, description="extra platform watts per watt of CPU package power (fans, regulators follow CPU activity)"
     )
-    meter_hz: float = Field(1.0, gt=0, description="sampling rate of the simulated wall-power meter (the studies' meters: 1 Hz)")
+    meter_hz: float = Field(1.0, gt=0, le=1000.0, description="sampling rate of the simulated wall-power meter (the studies' meters:"
+                            " 1 Hz; at most 1 kHz, the ~1 ms update period of RAPL energy counters)")
 
 
 class PlatformConfig(Model):
@@ -29,7 +30,7 @@ class PlatformConfig(Model):
     description: str = ""
     cpu: CpuConfig
     ssd: DeviceConfig
-    ssd_count: int = Field(1, ge=1)
+    ssd_count: int = Field(1, ge=1, le=1024, description="SSDs (a 1U EDSFF server holds 32, a JBOF up to ~100)")
     kernel: KernelCosts = KernelCosts()
     sched: SchedConfig = SchedConfig()
     power: PowerConfig

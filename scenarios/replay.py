@@ -34,7 +34,7 @@ from scenarios.fio.parser import FioJob, job_from_options
 from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, resolve
 from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select
 from scenarios.workload.replay import ReplaySettings, TraceReplayer
-from simcore.config import Model, parse_scalar, validate
+from simcore.config import Model, Seed, parse_scalar, validate
 from simcore.errors import ConfigError
 
 __all__ = ["ReplayConfig", "resolve_replay", "run_replay", "simulate_replay", "parse_window", "format_replay"]
@@ -60,7 +60,7 @@ class ReplayConfig(Model):
     volumes: tuple[str, ...] | None = Field(None, description="trace volumes to keep (None = all)")
     skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing")
     blk_action: str = Field("Q", description="blkparse: replay Q (issue) or D (dispatch) events")
-    seed: int = Field(1, ge=0)
+    seed: Seed = 1
 
 
 def parse_window(text: str | None) -> tuple[float | None, float | None]:

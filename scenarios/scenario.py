@@ -15,8 +15,8 @@ from pydantic import Field
 
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
-from scenarios.fio.parser import FioJob, apply_overrides, job_from_options, parse_fio_file
-from simcore.config import Model, load_data_file, parse_scalar, set_path, validate
+from scenarios.fio.parser import FIO_MAX_JOBS, FioJob, apply_overrides, job_from_options, parse_fio_file
+from simcore.config import Model, Seed, check_seed, load_data_file, parse_scalar, set_path, validate
 from simcore.errors import ConfigError
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
@@ -31,7 +31,7 @@ class RunConfig(Model):
     platform: PlatformConfig
     queue: QueueConfig
     jobs: tuple[FioJob, ...] = Field(min_length=1)
-    seed: int = Field(1, ge=0)
+    seed: Seed = 1
     plugins: tuple[str, ...] = ()
 
 
@@ -44,7 +44,7 @@ class ScenarioFile(Model):
     set: dict[str, Any] = Field(default_factory=dict, description="--set style overrides applied first")
     job_file: str | None = Field(None, description="fio job file, relative to the scenario file")
     jobs: list[dict[str, Any]] = Field(default_factory=list, description="fio jobs as option dicts (name + options)")
-    seed: int = 1
+    seed: Seed = 1
     plugins: list[str] = Field(default_factory=list)
 
 
@@ -131,6 +131,11 @@ def resolve(
         for cpu in j.cpus_allowed or ():
             if cpu >= plat.cpu.logical_cpus:
                 raise ConfigError(f"job '{j.name}': cpus_allowed names CPU {cpu}, platform has {plat.cpu.logical_cpus}")
+    threads = sum(j.numjobs for j in jobs)
+    if threads > FIO_MAX_JOBS:
+        raise ConfigError(f"{threads} jobs in all (numjobs added up over the job sections): fio runs at most "
+                          f"{FIO_MAX_JOBS} (its default --max-jobs)")
+    check_seed(seed, "--seed")
     return RunConfig(
         name=scen.name if scen else Path(job_file).stem,
         platform=plat,

@@ -43,7 +43,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from scenarios.scenario import RunConfig, resolve
-from simcore.config import Model, load_data_file, validate
+from simcore.config import Model, Seed, load_data_file, validate
 from simcore.errors import ConfigError
 
 SWEEPS_DIR = Path(__file__).parent / "sweeps"
@@ -85,7 +85,7 @@ class SweepFile(Model):
                     "LABEL_AXIS -> {label: {KEY: value, ...}} to set several keys together",
     )
     replicates: int = Field(1, ge=1, description="independent runs (seeds) per point")
-    seed: int = Field(1, ge=0, description="base seed; replicate seeds are derived from it")
+    seed: Seed = Field(1, description="base seed; replicate seeds are derived from it")
 
     @field_validator("axes", mode="before")
     @classmethod

@@ -8,22 +8,82 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from simcore.errors import ConfigError
 
-__all__ = ["Model", "load_data_file", "validate", "set_path", "parse_scalar", "format_validation_error"]
+__all__ = ["Model", "Seed", "SEED_MAX", "UNIT_LIMITS", "check_seed", "load_data_file", "read_text_file", "validate", "set_path",
+           "parse_scalar", "format_validation_error"]
 
 M = TypeVar("M", bound=BaseModel)
 
+#: Largest run seed: seeds are non-negative 63-bit integers, so they fit a signed 64-bit column
+#: (sweep CSV/Parquet, pandas) and match the replicate seeds a sweep derives (63 bits).
+SEED_MAX = 2**63 - 1
+Seed = Annotated[int, Field(ge=0, le=SEED_MAX, description="random seed, 0 .. 2**63-1")]
+
+
+
+def check_seed(seed: int | None, what: str = "seed") -> None:
+    """Refuse a seed outside 0 .. :data:`SEED_MAX` (``None`` = the default) with a clear message."""
+    if seed is not None and not 0 <= seed <= SEED_MAX:
+        raise ConfigError(f"{what} {seed}: a seed must be an integer from 0 to 2**63-1 ({SEED_MAX})")
+
+
+_DAY = 86_400.0
+#: Sane range of a configured number by the unit suffix of its field name (first match wins), for
+#: fields that state no upper bound of their own: a value outside is a typo or an absurd input
+#: (1e300 ns, 1e12 GHz), never a machine. Times: no time constant of a CPU, kernel or SSD comes
+#: near a day. Power: 10 kW is more than a whole server draws. Frequency: the overclocking record is
+#: ~9.1 GHz, no P-state is below 1 MHz. Cycles: 1e9 cycles is a tenth of a second of one operation.
+UNIT_LIMITS: dict[str, tuple[float, float, str]] = {
+    "_gb_s": (1e-3, 1e4, "GB/s"),
+    "_gbps": (1e-3, 1e5, "Gb/s"),
+    "_ns": (0.0, _DAY * 1e9, "ns (1 day)"),
+    "_us": (0.0, _DAY * 1e6, "us (1 day)"),
+    "_ms": (0.0, _DAY * 1e3, "ms (1 day)"),
+    "_s": (0.0, _DAY, "s (1 day)"),
+    "_w": (0.0, 1e4, "W"),
+    "_ghz": (1e-3, 10.0, "GHz"),
+    "_cycles": (0.0, 1e9, "cycles"),
+    "_v": (0.0, 5.0, "V"),
+    "_iops": (0.0, 1e9, "IO/s"),
+    "_bytes": (0.0, 2.0**64 - 1, "bytes (64 bits)"),
+}
+
+
+def _unit_limit(name: str) -> tuple[float, float, str] | None:
+    for suffix, limit in UNIT_LIMITS.items():
+        if name.endswith(suffix):
+            return limit
+    return None
+
 
 class Model(BaseModel):
-    """Base of every configuration model: immutable, unknown keys rejected."""
+    """Base of every configuration model: immutable, unknown keys rejected, numbers finite (no NaN
+    or infinity anywhere) and within the sane range of their unit (:data:`UNIT_LIMITS`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _sane_unit_range(cls, v: Any, info: ValidationInfo) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or info.field_name is None:
+            return v
+        limit = _unit_limit(info.field_name)
+        if limit is None:
+            return v
+        field = cls.model_fields[info.field_name]
+        if any(getattr(m, "le", None) is not None or getattr(m, "lt", None) is not None for m in field.metadata):
+            return v  # the field states its own upper bound
+        lo, hi, unit = limit
+        if v != 0 and not lo <= v <= hi:
+            raise ValueError(f"{v:g} is out of the sane range of a {info.field_name} value "
+                             f"({lo:g} .. {hi:g} {unit})")
+        return v
 
 
 class NoParams(Model):
@@ -35,7 +95,7 @@ def format_validation_error(err: ValidationError, *, where: str) -> str:
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        msg = e["msg"]
+        msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key"
         elif e["type"] == "missing":
@@ -52,25 +112,51 @@ def validate(model: type[M], data: Any, *, where: str) -> M:
         raise ConfigError(format_validation_error(err, where=where)) from None
 
 
+def read_text_file(path: str | Path, *, what: str = "file") -> str:
+    """The text of ``path`` (UTF-8), or a :class:`ConfigError` naming the file when it is missing,
+    unreadable, binary (NUL bytes) or not UTF-8."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found: {p}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{what} {p} is a directory, not a file") from None
+    except OSError as err:
+        raise ConfigError(f"cannot read {what} {p}: {err.strerror or err}") from None
+    if b"\0" in data:
+        raise ConfigError(f"{p}: not a text {what} (it contains NUL bytes: a binary file?)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise ConfigError(f"{p} line {line}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})") from None
+
+
 def load_data_file(path: str | Path) -> Any:
     """Load a YAML or JSON file (by extension; YAML otherwise) with clear errors."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"file not found: {p}")
-    text = p.read_text()
+    text = read_text_file(p)
+    kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
     try:
-        if p.suffix.lower() == ".json":
+        if kind == "JSON":
             return json.loads(text)
         return yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as err:
-        raise ConfigError(f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'YAML'}: {err}") from None
+        raise ConfigError(f"{p}: not valid {kind}: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: not valid {kind}: nested too deeply") from None
+    except ValueError as err:  # e.g. an integer of more than 4300 digits
+        raise ConfigError(f"{p}: not valid {kind}: {err}") from None
 
 
 def parse_scalar(text: str) -> Any:
     """Interpret a ``--set`` value: YAML scalar rules (ints, floats, bools, lists), else string."""
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError, ValueError):  # ValueError: an integer of > 4300 digits
         return text
 
 

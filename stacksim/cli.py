@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from pydantic import ValidationError
+
 from simcore.errors import ConfigError
 
 EXIT_BAD_INPUT = 2
@@ -194,9 +196,17 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return EXIT_BAD_INPUT
     try:
+        from simcore.config import check_seed
+
+        check_seed(getattr(args, "seed", None), "--seed")
         return COMMANDS[args.cmd](args)
     except ConfigError as err:
         print(f"stacksim: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValidationError as err:  # a model built without simcore.config.validate: still bad input
+        from simcore.config import format_validation_error
+
+        print(f"stacksim: error: {format_validation_error(err, where=err.title)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("stacksim: interrupted", file=sys.stderr)

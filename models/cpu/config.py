@@ -28,7 +28,8 @@ class CpuConfig(Model):
     """A single-socket CPU package."""
 
     model: str = Field(description="marketing name, e.g. 'Intel Xeon E3-1230 v5'")
-    physical_cores: int = Field(ge=1)
+    physical_cores: int = Field(ge=1, le=8192, description="cores of the package; with SMT at most 4096 (Linux's"
+                                " largest NR_CPUS is 8192 logical CPUs)")
     smt: bool = Field(True, description="SMT (Hyper-Threading) enabled: two logical CPUs per core")
     base_freq_ghz: float = Field(gt=0)
     max_freq_ghz: float = Field(gt=0, description="highest frequency the governor may pick (turbo if enabled)")
@@ -74,6 +75,8 @@ class CpuConfig(Model):
 
     @model_validator(mode="after")
     def _check(self):
+        if self.logical_cpus > 8192:
+            raise ValueError(f"{self.logical_cpus} logical CPUs: Linux's largest NR_CPUS is 8192")
         if not self.min_freq_ghz <= self.base_freq_ghz <= self.max_freq_ghz:
             raise ValueError("need min_freq_ghz <= base_freq_ghz <= max_freq_ghz")
         if not self.cstates:

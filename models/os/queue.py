@@ -14,7 +14,8 @@ class QueueConfig(Model):
     io_poll_delay: int = Field(-1, description="queue/io_poll_delay: -1 classic polling, 0 adaptive hybrid, N>0 fixed N us sleep")
     scheduler: str = Field("none", description="queue/scheduler: the blk-mq IO scheduler")
     iosched: dict[str, Union[int, float, str]] = Field(default_factory=dict, description="queue/iosched/* tunables of the scheduler")
-    nr_requests: int = Field(1023, ge=1, description="queue/nr_requests: driver tags per hardware queue")
+    nr_requests: int = Field(1023, ge=1, le=10240, description="queue/nr_requests: driver tags per hardware queue (at most"
+                             " BLK_MQ_MAX_DEPTH = 10240, blk-mq's limit)")
     max_sectors_kb: int = Field(128, ge=4, description="queue/max_sectors_kb: largest request merging may build, KiB")
     nomerges: int = Field(0, ge=0, le=2, description="queue/nomerges: 0 all merges, 1 only simple one-hit merges, 2 none")
     completion: str = Field("auto", description="'auto' = Linux rules (io_poll, io_poll_delay, hipri); or a registered completion policy name")

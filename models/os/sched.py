@@ -45,7 +45,7 @@ class SchedConfig(Model):
     sched_latency_ns: float = Field(24_000_000, gt=0, description="targeted preemption latency (6 ms x 4)")
     min_granularity_ns: float = Field(3_000_000, gt=0, description="minimum time slice (0.75 ms x 4)")
     wakeup_granularity_ns: float = Field(4_000_000, ge=0, description="wakeup preemption granularity (1 ms x 4)")
-    tick_hz: int = Field(250, gt=0, description="scheduler tick rate (CONFIG_HZ)")
+    tick_hz: int = Field(250, gt=0, le=1000, description="scheduler tick rate (CONFIG_HZ; Kconfig.hz offers 100 to 1000)")
     tick: bool = Field(True, description="periodic scheduler tick interrupts (NOHZ idle: stopped while a CPU idles"
                        " longer than a tick); false leaves only the slice checks")
 

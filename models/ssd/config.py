@@ -52,12 +52,15 @@ class DeviceConfig(Model):
         0.0, ge=0, description="flash with a power-protected DRAM write buffer: a write completes after its (buffer)"
         " service time, and its media unit stays busy this much longer programming NAND in the background (0 = no cache)",
     )
-    parallel_units: int = Field(ge=1, description="commands in media service at once (dies x planes / channels); sets the IOPS ceiling")
+    parallel_units: int = Field(ge=1, le=65536, description="commands in media service at once (dies x planes / channels); sets"
+                                " the IOPS ceiling (at most 65536, more than the dies of any SSD)")
     link_gb_s: float = Field(gt=0, description="usable PCIe data bandwidth, GB/s (1e9 B/s)")
     fetch_ns: float = Field(ge=0, description="doorbell write to command fetched by the controller, ns")
     post_ns: float = Field(ge=0, description="completion entry DMA write + MSI-X message to the CPU, ns")
-    max_queue_pairs: int = Field(64, ge=1)
-    max_queue_depth: int = Field(1024, ge=2)
+    max_queue_pairs: int = Field(64, ge=1, le=65535, description="I/O queue pairs the controller offers (NVMe: at most"
+                                 " 65535, Number of Queues is 16 bits, 0's based)")
+    max_queue_depth: int = Field(1024, ge=2, le=65536, description="entries per I/O queue (NVMe CAP.MQES is 16 bits,"
+                                 " 0's based: at most 65536)")
     idle_w: float = Field(ge=0, description="idle (PS0, no commands) power, W")
     active_read_w: float = Field(ge=0, description="power with every parallel unit busy reading, W")
     active_write_w: float = Field(ge=0, description="power with every parallel unit busy writing, W")

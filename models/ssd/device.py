@@ -29,6 +29,7 @@ from simpy.events import NORMAL
 
 from simcore.engine import Call, Engine
 from simcore.rng import BatchedDraws
+from simcore.errors import ConfigError
 
 
 class QueuePair:
@@ -101,7 +102,9 @@ class NvmeDevice:
 
     def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
         if len(self.qps) >= self.cfg.max_queue_pairs:
-            raise ValueError(f"{self.cfg.model}: more than {self.cfg.max_queue_pairs} queue pairs")
+            raise ConfigError(f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the nvme driver model "
+                              "needs one queue pair per logical CPU (two with queue.io_poll); stacksim does not model "
+                              "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs")
         qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
         if not polled:
             from policies.interrupt_generation import IRQ_GENERATION, IrqConfig, IrqGeneration

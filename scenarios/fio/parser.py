@@ -19,14 +19,25 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
 from . import options as opts
-from .units import (parse_bool, parse_bsrange, parse_bssplit, parse_cpu_list, parse_cpumask, parse_int, parse_size,
-                    parse_time_ns, split_rwt)
+from .units import (SIZE_MAX_BYTES, TIME_MAX_NS, parse_bool, parse_bsrange, parse_bssplit, parse_cpu_list,
+                    parse_cpumask, parse_int, parse_size, parse_time_ns, split_rwt)
 
 __all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options",
            "apply_overrides"]
+
+#: Largest transfer of one read/write/io_uring/libaio request: Linux's MAX_RW_COUNT
+#: (INT_MAX & PAGE_MASK = 2 GiB - 4 KiB; rw_verify_area() truncates longer requests, read(2)).
+MAX_RW_BYTES = 0x7FFFF000
+#: fio's default --max-jobs (FIO_MAX_JOBS): no more threads/processes than this in one run.
+FIO_MAX_JOBS = 4096
+#: Deepest queue one job may ask of an engine, the kernel's limit: io_uring_setup() refuses more
+#: than IORING_MAX_ENTRIES = 32768 entries; io_setup() more than fs.aio-max-nr (default 65536).
+ENGINE_MAX_DEPTH = {"io_uring": 32768, "libaio": 65536}
+_ENGINE_DEPTH_LIMIT = {"io_uring": "io_uring's IORING_MAX_ENTRIES", "libaio": "the default fs.aio-max-nr"}
 
 RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"]
 Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring"]
@@ -44,14 +55,14 @@ class FioJob(BaseModel):
     name: str
     rw: RwMode = "read"
     rwmixread: int = Field(50, ge=0, le=100)  # percent of reads for rw/readwrite/randrw
-    bs_read_bytes: int = Field(4096, gt=0)
-    bs_write_bytes: int = Field(4096, gt=0)
+    bs_read_bytes: int = Field(4096, gt=0, le=MAX_RW_BYTES)
+    bs_write_bytes: int = Field(4096, gt=0, le=MAX_RW_BYTES)
     # mixed block sizes (bssplit: (bytes, percent) entries; bsrange: (min, max)); empty/None: bs
     bssplit_read: tuple[tuple[int, float], ...] = ()
     bssplit_write: tuple[tuple[int, float], ...] = ()
     bsrange_read: tuple[int, int] | None = None
     bsrange_write: tuple[int, int] | None = None
-    numjobs: int = Field(1, ge=1)
+    numjobs: int = Field(1, ge=1, le=FIO_MAX_JOBS)
     ioengine: Engine = "psync"
     iodepth: int = Field(1, ge=1)
     iodepth_batch_submit: int = Field(1, ge=1)  # fio: 0 or > iodepth means iodepth
@@ -59,16 +70,16 @@ class FioJob(BaseModel):
     iodepth_batch_complete_max: int = Field(0, ge=0)  # fio default: = complete_min; <= iodepth
     hipri: bool = False
     direct: bool = False
-    runtime_ns: int | None = Field(None, gt=0)
-    ramp_time_ns: int = Field(0, ge=0)
+    runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
+    ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     time_based: bool = False
-    size_bytes: int | None = Field(None, gt=0)
-    offset_bytes: int = Field(0, ge=0)
+    size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)
+    offset_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
     cpus_allowed: tuple[int, ...] | None = None
     cpus_allowed_policy: Literal["shared", "split"] = "shared"
     rate_iops_read: int | None = Field(None, gt=0)
     rate_iops_write: int | None = Field(None, gt=0)
-    thinktime_ns: int = Field(0, ge=0)
+    thinktime_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     sqthread_poll: bool = False
     sqthread_poll_cpu: int | None = Field(None, ge=0)
     registerfiles: bool = False
@@ -100,6 +111,23 @@ class FioJob(BaseModel):
             if isinstance(cmax, int):
                 d["iodepth_batch_complete_max"] = max(min(cmax, depth), cmin)
         return d
+
+    @model_validator(mode="after")
+    def _kernel_limits(self) -> "FioJob":
+        """Block sizes within one request's limit (MAX_RW_BYTES), an offset range within 64 bits,
+        and an iodepth the engine's kernel interface accepts (ENGINE_MAX_DEPTH)."""
+        sizes = [s for s, _p in (*self.bssplit_read, *self.bssplit_write)]
+        sizes += [s for r in (self.bsrange_read, self.bsrange_write) if r for s in r]
+        if any(s > MAX_RW_BYTES for s in sizes):
+            raise ValueError(f"block size {max(sizes)} bytes is above the kernel's largest single transfer "
+                             f"(MAX_RW_COUNT = {MAX_RW_BYTES} bytes)")
+        if self.offset_bytes + (self.size_bytes or 0) > SIZE_MAX_BYTES:
+            raise ValueError(f"offset + size = {self.offset_bytes + (self.size_bytes or 0)} bytes is beyond 64 bits")
+        limit = ENGINE_MAX_DEPTH.get(self.ioengine)
+        if limit is not None and self.iodepth > limit:
+            raise ValueError(f"iodepth={self.iodepth} is above what ioengine={self.ioengine} can have in flight "
+                             f"({limit}, {_ENGINE_DEPTH_LIMIT[self.ioengine]}); fio would fail to set up the queue")
+        return self
 
     @property
     def queue_depth(self) -> int:
@@ -133,6 +161,13 @@ class _Item:
     where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
 
 
+_FIELD_OPTION = {"bs_read_bytes": "bs", "bs_write_bytes": "bs", "numjobs": "numjobs", "runtime_ns": "runtime",
+                 "ramp_time_ns": "ramp_time", "size_bytes": "size", "offset_bytes": "offset",
+                 "thinktime_ns": "thinktime", "iodepth": "iodepth"}
+_LIMIT_REASON = {
+    "bs": f"the kernel's largest single transfer (MAX_RW_COUNT = {MAX_RW_BYTES} bytes = 2 GiB - 4 KiB)",
+    "numjobs": f"fio's limit of {FIO_MAX_JOBS} jobs (its default --max-jobs)",
+}
 _JOB_FIELDS = {name: f.default for name, f in FioJob.model_fields.items()
                if name not in ("name", "ignored_options", "source")}
 
@@ -208,13 +243,7 @@ def parse_fio_text(text: str, *, path: str = "<string>") -> FioJobFile:
 
 def parse_fio_file(path: str | Path) -> FioJobFile:
     """Read and parse a fio job file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"job file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read job file {path}: {exc}") from None
-    return parse_fio_text(text, path=str(path))
+    return parse_fio_text(read_text_file(path, what="job file"), path=str(path))
 
 
 def job_from_options(options: dict[str, str], *, name: str = "job", source: str = "<set>") -> FioJob:
@@ -456,5 +485,13 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
 
     try:
         return FioJob(name=name, source=source, ignored_options=tuple(sorted(ignored)), **state)
-    except ValidationError as exc:  # defensive: handlers validate first
-        raise ConfigError(f"invalid job settings in {job} ({source}): {exc}") from None
+    except ValidationError as exc:  # limits of the kernel and fio (MAX_RW_BYTES, FIO_MAX_JOBS, ...)
+        err = exc.errors()[0]
+        option = _FIELD_OPTION.get(str(err["loc"][0]) if err["loc"] else "", "")
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "less_than_equal" and option in _LIMIT_REASON:
+            msg = f"{err['input']} is above {_LIMIT_REASON[option]}"
+        elif err["type"] in ("less_than_equal", "greater_than", "greater_than_equal"):
+            msg = f"{msg} (got {err['input']})"
+        it = last.get(option) or last.get("ioengine") if option else None
+        raise fail(f"option '{option}': {msg}" if option else msg, it) from None

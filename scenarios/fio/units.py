@@ -15,9 +15,19 @@ so such suffixes are rejected here rather than given a meaning fio does not give
 
 from __future__ import annotations
 
+import math
 import re
 
 from simcore.errors import ConfigError
+
+#: fio keeps sizes and offsets in unsigned 64-bit integers (``unsigned long long``).
+SIZE_MAX_BYTES = 2**64 - 1
+#: Longest time a job option may give: the simulated clock counts nanoseconds in a float, exact to
+#: the nanosecond up to 2**53 ns (about 104 days).
+TIME_MAX_NS = 2**53
+#: Highest CPU number: Linux's largest NR_CPUS (x86-64 MAXSMP) is 8192.
+CPU_MAX = 8191
+_MAX_DIGITS = 40  # more decimal digits than any 64-bit value has: refused before int() is asked
 
 _INT_RE = re.compile(r"[+-]?\d+")
 _SIZE_RE = re.compile(r"([+-]?\d+)([a-z%]*)")
@@ -38,6 +48,14 @@ def _text(text: str | None, option: str) -> str:
     return text.strip()
 
 
+def _digits(digits: str, raw: str, option: str) -> int:
+    """``int(digits)``, refusing absurdly long numbers with a short message (not a 4300-digit one)."""
+    if len(digits.lstrip("+-").lstrip("0")) > _MAX_DIGITS:
+        shown = raw if len(raw) <= 40 else f"{raw[:20]}...{raw[-8:]} ({len(raw)} characters)"
+        raise ConfigError(f"option '{option}': value '{shown}' is out of range (beyond 64 bits)")
+    return int(digits)
+
+
 def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero: bool = False) -> int:
     """Parse a fio size (``4k``, ``1m``, ``2g``, ``4096``, ``0x1000``) and return bytes.
 
@@ -51,6 +69,8 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
     low = raw.lower()
     if low.startswith("0x"):
         try:
+            if len(low) > _MAX_DIGITS:
+                raise ValueError
             value, suffix = int(low, 16), ""
         except ValueError:
             raise ConfigError(f"option '{option}': bad hexadecimal size '{raw}'") from None
@@ -61,7 +81,7 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
                 f"option '{option}': bad size '{raw}' (expected an integer with an optional "
                 "unit such as 4k, 1m, 2g; fractions are not allowed)"
             )
-        value, suffix = int(m.group(1)), m.group(2)
+        value, suffix = _digits(m.group(1), raw, option), m.group(2)
     if suffix == "%":
         raise ConfigError(
             f"option '{option}': '{raw}' is a percentage of the device size, which is not "
@@ -81,6 +101,9 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
         )
     if value == 0 and not allow_zero:
         raise ConfigError(f"option '{option}': size must be greater than zero, got '{raw}'")
+    if value * mult > SIZE_MAX_BYTES:
+        raise ConfigError(f"option '{option}': size '{raw}' is beyond 64 bits (at most {SIZE_MAX_BYTES} bytes, "
+                          "as fio stores sizes)")
     return value * mult
 
 
@@ -101,7 +124,7 @@ def parse_time_ns(text: str | None, *, option: str, default_unit: str = "s") -> 
             f"option '{option}': bad time '{raw}' (expected an integer with an optional unit: "
             "us, ms, s, m, h, d; fractions are not allowed)"
         )
-    value, unit = int(m.group(1)), m.group(2) or default_unit
+    value, unit = _digits(m.group(1), raw, option), m.group(2) or default_unit
     if unit not in _NS_PER:
         raise ConfigError(
             f"option '{option}': unknown time unit '{m.group(2)}' in '{raw}' (fio would silently "
@@ -109,6 +132,9 @@ def parse_time_ns(text: str | None, *, option: str, default_unit: str = "s") -> 
         )
     if value < 0:
         raise ConfigError(f"option '{option}': time must not be negative, got '{raw}'")
+    if value * _NS_PER[unit] > TIME_MAX_NS:
+        raise ConfigError(f"option '{option}': time '{raw}' is too long (at most about 104 days = 2**53 ns, "
+                          "the simulated clock's nanosecond resolution)")
     return value * _NS_PER[unit]
 
 
@@ -139,7 +165,9 @@ def parse_int(text: str | None, *, option: str, minimum: int | None = None, maxi
     raw = _text(text, option)
     if _INT_RE.fullmatch(raw) is None:
         raise ConfigError(f"option '{option}': expected an integer, got '{raw}'")
-    value = int(raw)
+    value = _digits(raw, raw, option)
+    if not -2**63 <= value < 2**64:
+        raise ConfigError(f"option '{option}': {value} is out of range (beyond 64 bits)")
     if minimum is not None and value < minimum:
         raise ConfigError(f"option '{option}': must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:
@@ -156,7 +184,12 @@ def parse_cpu_list(text: str | None, *, option: str = "cpus_allowed") -> tuple[i
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if m is None:
             raise ConfigError(f"option '{option}': bad CPU list '{raw}' (expected e.g. 0-3,6)")
+        if any(len(g) > 5 for g in m.groups() if g):
+            raise ConfigError(f"option '{option}': CPU number in '{part}' is out of range (at most {CPU_MAX})")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi > CPU_MAX:
+            raise ConfigError(f"option '{option}': CPU {hi} is out of range (at most {CPU_MAX}: Linux's largest NR_CPUS "
+                              "is 8192)")
         if hi < lo:
             raise ConfigError(f"option '{option}': bad CPU range '{part}' (end before start)")
         cpus.update(range(lo, hi + 1))
@@ -167,9 +200,14 @@ def parse_cpumask(text: str | None, *, option: str = "cpumask") -> tuple[int, ..
     """Parse a fio cpumask (bit i set = CPU i allowed; decimal or 0x-prefixed hex) into CPU numbers."""
     raw = _text(text, option)
     try:
+        if len(raw) > CPU_MAX // 3:
+            raise ConfigError(f"option '{option}': CPU mask '{raw[:20]}...' names CPUs beyond {CPU_MAX}")
         mask = int(raw[2:], 16) if raw.lower().startswith("0x") else int(raw, 10)
     except ValueError:
         raise ConfigError(f"option '{option}': bad CPU mask '{raw}' (expected e.g. 0xf or 15)") from None
+    if mask.bit_length() > CPU_MAX + 1:
+        raise ConfigError(f"option '{option}': CPU mask '{raw[:20]}' names CPUs beyond {CPU_MAX} (Linux's largest "
+                          "NR_CPUS is 8192)")
     if mask <= 0:
         raise ConfigError(f"option '{option}': CPU mask must select at least one CPU, got '{raw}'")
     return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
@@ -210,8 +248,9 @@ def parse_bssplit(text: str, *, option: str = "bssplit", kb_base: int = 1024) ->
                 perc = float(perc_s)
             except ValueError:
                 raise ConfigError(f"option '{option}': '{perc_s}' is not a percentage (in '{part}')") from None
-            if perc < 0:
-                raise ConfigError(f"option '{option}': negative percentage in '{part}'")
+            if not math.isfinite(perc) or perc < 0:
+                raise ConfigError(f"option '{option}': percentage '{perc_s.strip()}' must be a number from 0 to 100 "
+                                  f"(in '{part}')")
         entries.append((size, perc))
     given = sum(p for _s, p in entries if p is not None)
     if given > 100.0 + 1e-9:

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from models.platforms_server import ServerPlatform
 from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
-from simcore.config import Model
+from simcore.config import Model, Seed
 
 #: SANDMAN's measured costs (sandman_polling_server.json, "scheduler_overheads_48_cores_48_threads",
 #: "software_wakeup_of_sleeping_core_us"); tests/test_server.py checks these against the file.
@@ -75,7 +75,7 @@ class ServerRunConfig(Model):
     policy: dict[str, Any] = Field(default_factory=dict, description="parameters of the selected policy")
     workload: WorkloadField
     metrics: MetricsConfig = MetricsConfig()
-    seed: int = Field(1, ge=0)
+    seed: Seed = 1
     drain_s: float = Field(0.0, ge=0, description="after the measured window, keep simulating this long without new"
                            " arrivals (in-flight requests complete; not in the statistics)")
     plugins: tuple[str, ...] = ()
