@@ -10,6 +10,7 @@ from typing import Sequence
 from scenarios.sweeps.executors import run_dask, run_inline, run_local
 from scenarios.sweeps.progress import Progress
 from scenarios.sweeps.store import ResultStore
+from simcore.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,10 @@ def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, sc
     store = ResultStore(results, fresh=fresh, flush_interval_s=flush_interval_s)
     order = {(t.point, t.replicate): t.index for t in tasks}
     try:
+        others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep for t in tasks})
+        if tasks and others:
+            raise ConfigError(f"{store.path} holds results of sweep {', '.join(others)}, not {tasks[0].sweep}: "
+                              "give another results file (or --fresh to replace it)")
         status = {t.index: store.status(t.point, t.replicate, t.config_sha, task_code_sha(t)) for t in tasks}
         todo = [t for t in tasks if status[t.index] != "done"]
         stale = sum(1 for s in status.values() if s == "stale")

@@ -24,6 +24,8 @@ from scenarios.sweeps.rows import TEXT_COLUMNS
 from simcore.errors import ConfigError
 
 FORMATS = (".csv", ".parquet")
+#: Columns every sweep results file has (a CSV without them is another kind of file).
+REQUIRED_COLUMNS = ("sweep", "point", "replicate", "config_sha")
 _INT_RE = re.compile(r"[+-]?\d+")
 
 Row = dict[str, Any]
@@ -76,11 +78,14 @@ class ResultStore:
         self.flush_interval_s = flush_interval_s
         try:
             if fresh:
+                if self.path.exists():
+                    _read_table(self.path)  # never delete a file that is not a results file
                 shutil.rmtree(self.journal, ignore_errors=True)
                 self.path.unlink(missing_ok=True)
             exists = self.path.exists() or self.journal.is_dir()
             self.rows: dict[RowKey, Row] = {row_key(r): r for r in read_results(self.path)} if exists else {}
         except BaseException:
+            Path(self._lock.name).unlink(missing_ok=True)
             self._lock.close()
             raise
         self._dirty = self.journal.is_dir()  # journal rows are consolidated into the file at close
@@ -187,13 +192,44 @@ def _write_parquet(tmp: Path, rows: list[Row], cols: list[str]) -> None:
 
 
 def _read_table(path: Path) -> list[Row]:
-    if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
+    """The rows of a results file; ConfigError if it is unreadable or another kind of file."""
+    try:
+        if path.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
 
-        return [{k: v for k, v in r.items() if v is not None} for r in pq.read_table(path).to_pylist()]
-    with open(path, newline="", encoding="utf-8") as fh:
-        return [{k: (v if k in TEXT_COLUMNS else _parse(v)) for k, v in r.items() if v != ""}
-                for r in csv.DictReader(fh)]
+            table = pq.read_table(path)
+            _check_kind(path, table.column_names)
+            rows = [{k: v for k, v in r.items() if v is not None} for r in table.to_pylist()]
+        else:
+            with open(path, newline="", encoding="utf-8") as fh:
+                reader = csv.DictReader(fh)
+                _check_kind(path, reader.fieldnames or [])
+                rows = []
+                for r in reader:
+                    if None in r or None in r.values():
+                        raise ConfigError(f"{path} line {reader.line_num}: {len(r) - (None in r)} fields where the "
+                                          f"header has {len(reader.fieldnames)}: not a sweep results file, or damaged")
+                    rows.append({k: (v if k in TEXT_COLUMNS else _parse(v)) for k, v in r.items() if v != ""})
+    except ConfigError:
+        raise
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a sweep results file (not UTF-8 text)") from None
+    except (csv.Error, OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+        raise ConfigError(f"{path}: cannot read sweep results: {err}") from None
+    for i, r in enumerate(rows):
+        if not isinstance(r.get("replicate"), int) or not isinstance(r.get("point"), str):
+            raise ConfigError(f"{path}: row {i + 1} has no point or no integer replicate: not a sweep results file, "
+                              "or damaged")
+    return rows
+
+
+def _check_kind(path: Path, columns: Iterable[str]) -> None:
+    cols = list(columns)
+    missing = [c for c in REQUIRED_COLUMNS if c not in cols]
+    if missing:
+        shown = ", ".join(cols[:5]) + (", ..." if len(cols) > 5 else "") if cols else "none"
+        raise ConfigError(f"{path}: not a stacksim sweep results file (no {', '.join(missing)} column"
+                          f"{'s' if len(missing) > 1 else ''}; its columns: {shown})")
 
 
 def _parse(text: str) -> Any:
