@@ -14,9 +14,12 @@ def read_text(path: str | os.PathLike, what: str) -> str:
     """The whole file as text (measurement files are small); ConfigError naming ``what``."""
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
-            return f.read()
+            text = f.read()
     except OSError as e:
         raise ConfigError(f"{path}: cannot read {what}: {e.strerror or e}") from None
+    if "\0" in text:
+        raise ConfigError(f"{path}: not a {what} (it contains NUL bytes: a binary file?)")
+    return text
 
 
 def to_float(text: str, where: str, what: str, *, minimum: float | None = None) -> float:

@@ -12,6 +12,7 @@ in percent of one CPU, ``ctx`` context switches.
 
 from __future__ import annotations
 
+import math
 import json
 import os
 import re
@@ -99,12 +100,16 @@ class FioResults(list):
                 f"write bw {sum(r.write.bw_kib_s for r in self) / 1024:.1f} MiB/s")
 
 
-def _num(obj: dict, key: str, where: str, default=0, *, integer: bool = False):
+def _num(obj: dict, key: str, where: str, default=0, *, integer: bool = False, minimum: float | None = None):
     value = obj.get(key, default)
     ok = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, ok):
         kind = "an integer" if integer else "a number"
         raise ConfigError(f"{where}.{key}: expected {kind}, got {value!r}")
+    if not math.isfinite(value):
+        raise ConfigError(f"{where}.{key}: {value!r} is not a finite number")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{where}.{key}: {value:g} is negative; fio never reports that (a damaged file?)")
     return value
 
 
@@ -129,18 +134,21 @@ def _lat(d: dict, name: str, where: str) -> LatStats | None:
             p = float(k)
         except ValueError:
             raise ConfigError(f"{w}.percentile: bad percentile key {k!r}") from None
-        pct[p] = _num({k: v}, k, f"{w}.percentile") * scale
-    return LatStats(min_ns=_num(o, "min", w) * scale, max_ns=_num(o, "max", w) * scale,
-                    mean_ns=_num(o, "mean", w) * scale, stddev_ns=_num(o, "stddev", w) * scale,
-                    n=_num(o, "N", w, integer=True), percentiles=pct)
+        pct[p] = _num({k: v}, k, f"{w}.percentile", minimum=0) * scale
+    stats = LatStats(min_ns=_num(o, "min", w, minimum=0) * scale, max_ns=_num(o, "max", w, minimum=0) * scale,
+                     mean_ns=_num(o, "mean", w, minimum=0) * scale, stddev_ns=_num(o, "stddev", w, minimum=0) * scale,
+                     n=_num(o, "N", w, integer=True, minimum=0), percentiles=pct)
+    if stats.n > 0 and name != "slat" and stats.mean_ns <= 0:
+        raise ConfigError(f"{w}.mean: {stats.mean_ns:g} with N={stats.n} IOs: a measured latency must be positive")
+    return stats
 
 
 def _dir(job: dict, name: str, where: str) -> DirStats:
     d, w = _obj(job, name, where), f"{where}.{name}"
-    return DirStats(iops=_num(d, "iops", w), bw_kib_s=_num(d, "bw", w),
-                    io_bytes=_num(d, "io_bytes", w, integer=True),
-                    total_ios=_num(d, "total_ios", w, integer=True),
-                    runtime_ms=_num(d, "runtime", w, integer=True),
+    return DirStats(iops=_num(d, "iops", w, minimum=0), bw_kib_s=_num(d, "bw", w, minimum=0),
+                    io_bytes=_num(d, "io_bytes", w, integer=True, minimum=0),
+                    total_ios=_num(d, "total_ios", w, integer=True, minimum=0),
+                    runtime_ms=_num(d, "runtime", w, integer=True, minimum=0),
                     clat=_lat(d, "clat", w), lat=_lat(d, "lat", w), slat=_lat(d, "slat", w))
 
 

@@ -6,8 +6,8 @@ Rules:
   CSV, but a quoted field must not span lines;
 * a column whose name starts with ``metric.`` or ``measured.`` is a metric; its name without the
   prefix is the metric name (``metric.latency_us.mean`` -> ``latency_us.mean``,
-  ``measured.iops`` -> ``iops``); put the unit in the name. Metric values must be finite
-  numbers; an empty cell means "not measured" and is left out;
+  ``measured.iops`` -> ``iops``); put the unit in the name. Metric values must be finite,
+  non-negative numbers (latencies positive); an empty cell means "not measured" and is left out;
 * every other column is configuration (a fio option such as ``bs`` or ``iodepth``, or a
   ``--set`` key such as ``cpu.governor``), kept as a stripped string; empty cells are left out;
 * every row has the header's number of fields and at least one metric value.
@@ -43,6 +43,16 @@ class MeasuredPoints(list):
 
 def _fields(line: str) -> list[str]:
     return [f.strip() for f in next(csv.reader([line]))]
+
+
+def _metric(text: str, where: str, column: str, metric: str) -> float:
+    """A measured value: finite and not negative (no simulator output is); a latency is positive."""
+    value = to_float(text, where, f"metric {column!r}")
+    if value < 0:
+        raise ConfigError(f"{where}: metric {column!r} is {value:g}: a measured value cannot be negative")
+    if value == 0 and metric.startswith(("lat", "clat", "slat")):
+        raise ConfigError(f"{where}: metric {column!r} is 0: a measured latency must be positive")
+    return value
 
 
 def read_points_csv(path: str | os.PathLike) -> MeasuredPoints:
@@ -84,7 +94,7 @@ def read_points_csv(path: str | os.PathLike) -> MeasuredPoints:
             if not value:
                 continue
             if i in metric_of:
-                metrics[metric_of[i]] = to_float(value, where, f"metric {name!r}")
+                metrics[metric_of[i]] = _metric(value, where, name, metric_of[i])
             else:
                 config[name] = value
         if not metrics:
