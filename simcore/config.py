@@ -7,6 +7,7 @@ a key is an error that names the key, and a configuration can be exported as a J
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -133,6 +134,37 @@ def read_text_file(path: str | Path, *, what: str = "file") -> str:
         raise ConfigError(f"{p} line {line}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})") from None
 
 
+#: Deepest bracket nesting a YAML/JSON configuration file may have (a real one has fewer than 10):
+#: the pure-Python YAML parser takes seconds to hit Python's recursion limit on thousands of levels.
+MAX_NESTING = 100
+_BRACKETS = re.compile(r"""[\[\]{}"'#\n]""")
+
+
+def _flow_depth(text: str) -> int:
+    """Deepest ``[``/``{`` nesting outside quotes and comments (a cheap scan before parsing)."""
+    depth = top = 0
+    quote = None
+    comment = False
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if comment:
+            comment = c != "\n"
+        elif quote is not None:
+            quote = None if c == quote else quote
+        elif c in "[{":
+            depth += 1
+            top = max(top, depth)
+            if top > MAX_NESTING:
+                return top
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            comment = True
+    return top
+
+
 def load_data_file(path: str | Path) -> Any:
     """Load a YAML or JSON file (by extension; YAML otherwise) with clear errors."""
     p = Path(path)
@@ -140,6 +172,9 @@ def load_data_file(path: str | Path) -> Any:
         raise ConfigError(f"file not found: {p}")
     text = read_text_file(p)
     kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
+    depth = _flow_depth(text)
+    if depth > MAX_NESTING:
+        raise ConfigError(f"{p}: not valid {kind}: nested {depth} levels deep (at most {MAX_NESTING})")
     try:
         if kind == "JSON":
             return json.loads(text)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from .csvformats import SECTOR, LineParser, Parsed
-from .record import BadLine
+from .record import BadLine, to_int
 
 __all__ = ["BlkparseParser", "EVENT_RE", "ACTIONS"]
 
@@ -61,8 +61,8 @@ class BlkparseParser(LineParser):
         s = _SECTORS_RE.match(m["rest"])
         if s is None:
             raise BadLine(f"expected 'sector + sectors' after RWBS {rwbs!r}")
-        nbytes = int(s[2]) * SECTOR
+        nbytes = to_int(s[2], "sectors") * SECTOR
         if nbytes == 0:
             return "zero length"
-        t_ns = int(m["sec"]) * 10**9 + int(m["frac"].ljust(9, "0"))
-        return (t_ns, op, int(s[1]) * SECTOR, nbytes, m["dev"])
+        t_ns = to_int(m["sec"], "timestamp seconds") * 10**9 + int(m["frac"].ljust(9, "0"))
+        return (t_ns, op, to_int(s[1], "sector") * SECTOR, nbytes, m["dev"])

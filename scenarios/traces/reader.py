@@ -65,6 +65,29 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             yield lineno, text
 
 
+#: Largest byte offset + size of one IO: Linux file offsets (loff_t) are signed 64-bit.
+MAX_OFFSET_BYTES = 2**63 - 1
+#: Largest transfer of one replayed IO: Linux's MAX_RW_COUNT (2 GiB - 4 KiB); the replayer issues
+#: each record as one request, which the kernel would cut short above this.
+MAX_IO_BYTES = 0x7FFFF000
+#: Latest record, from the first: 2**53 ns (~104 days), where the float ns clock stays exact.
+MAX_TRACE_NS = 2**53
+
+
+def _out_of_range(offset: int, nbytes: int, t_rel_ns: int) -> str | None:
+    """Why a parsed record cannot be replayed, or None."""
+    if offset + nbytes > MAX_OFFSET_BYTES:
+        return (f"offset {offset} + size {nbytes} is beyond 2**63-1 bytes (a Linux file offset, loff_t, "
+                "is signed 64-bit)")
+    if nbytes > MAX_IO_BYTES:
+        return (f"size {nbytes} bytes is above the largest single transfer (MAX_RW_COUNT = {MAX_IO_BYTES} "
+                "bytes, 2 GiB - 4 KiB)")
+    if abs(t_rel_ns) > MAX_TRACE_NS:
+        return (f"timestamp {t_rel_ns} ns from the first record is beyond 2**53 ns (~104 days), where the "
+                "simulated clock loses nanosecond resolution")
+    return None
+
+
 class TraceReader:
     """Iterable of :class:`TraceIO` from one trace file. Each iteration re-reads the file.
 
@@ -114,6 +137,12 @@ class TraceReader:
                 self.skipped[out] = self.skipped.get(out, 0) + 1
                 continue
             t, op, offset, nbytes, volume = out
+            problem = _out_of_range(offset, nbytes, t - (t if t0 is None else t0))
+            if problem is not None:
+                if not self.skip_bad_lines:
+                    raise ConfigError(f"{self.path}:{lineno}: {self.format}: {problem}")
+                self.bad_lines += 1
+                continue
             if t0 is None:
                 t0 = prev = t
             elif t < prev:

@@ -37,6 +37,8 @@ class BadLine(Exception):
 
 def to_int(text: str, what: str, *, minimum: int | None = 0) -> int:
     """Parse a decimal integer field; ``what`` names it in the error."""
+    if len(text) > 40:  # beyond 64 bits; int() refuses more than 4300 digits with its own message
+        raise BadLine(f"{what} {text[:24]!r}... ({len(text)} characters) is out of range (beyond 64 bits)")
     try:
         value = int(text)
     except ValueError:
@@ -48,6 +50,8 @@ def to_int(text: str, what: str, *, minimum: int | None = 0) -> int:
 
 def to_ns(text: str, ns_per_unit: int, what: str) -> int:
     """Parse a non-negative decimal number of some unit (``"12"``, ``"1.5"``) exactly into ns."""
+    if len(text) > 40:
+        raise BadLine(f"{what} {text[:24]!r}... ({len(text)} characters) is out of range")
     if text.isdigit():  # fast path: the usual integer timestamps
         return int(text) * ns_per_unit
     try:

@@ -1,0 +1,350 @@
+"""Bad input of every family gets one ``stacksim: error:`` line and exit status 2: no traceback, no
+output file. Numbers out of range, files that are not what they claim, wrong CSVs, bad measurements
+and bad trace records (the CLI is driven in-process; nothing here simulates more than 1 ms)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scenarios.fio.parser import FIO_MAX_JOBS, MAX_RW_BYTES, parse_fio_text
+from scenarios.scenario import resolve
+from simcore.config import SEED_MAX, load_data_file
+from simcore.errors import ConfigError
+from stacksim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PLATFORM = "optane900p-e3-1230v5"
+QUICK = ["--set", "runtime=1ms", "--set", "ramp_time=0", "--quiet"]
+PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def refused(capsys, args: list[str], *needles: str, out: Path | None = None) -> str:
+    """Run the CLI; assert exit 2, one ``stacksim: error:`` line naming ``needles``, no ``out``."""
+    rc = main(args)
+    cap = capsys.readouterr()
+    assert rc == 2, (rc, cap.err[-2000:])
+    lines = [ln for ln in cap.err.splitlines() if ln.strip()]
+    assert lines and lines[0].startswith("stacksim: error: "), cap.err
+    assert "Traceback" not in cap.err
+    for n in needles:
+        assert n in cap.err, (n, cap.err)
+    if out is not None:
+        assert not out.exists()
+    return cap.err
+
+
+def exit_0_or_2(capsys, args: list[str]) -> int:
+    """For property tests: the CLI ends with 0 or a clean exit 2, never an exception."""
+    rc = main(args)
+    cap = capsys.readouterr()
+    assert rc in (0, 2), (rc, cap.err[-2000:])
+    if rc == 2:
+        assert cap.err.startswith("stacksim: error: ") and "Traceback" not in cap.err
+    return rc
+
+
+# -- numbers out of range or absurd ----------------------------------------------------------------
+@pytest.mark.parametrize("seed", ["-1", str(SEED_MAX + 1), str(10**30)])
+def test_seeds_outside_63_bits_are_refused(capsys, tmp_path, seed):
+    out = tmp_path / "r.json"
+    refused(capsys, ["run", "--seed", seed, "--json", str(out), *QUICK], f"--seed {seed}", "2**63-1", out=out)
+
+
+def test_largest_seed_runs(capsys):
+    assert main(["run", "--seed", str(SEED_MAX), *QUICK]) == 0
+
+
+def test_scenario_file_seed_out_of_range_is_refused(capsys, tmp_path):
+    scen = tmp_path / "s.yaml"
+    scen.write_text((ROOT / "scenarios/builtin/default.yaml").read_text() + f"seed: {2**64}\n")
+    refused(capsys, ["run", str(scen), *QUICK], "seed")
+
+
+@pytest.mark.parametrize("option, value, needle", [
+    ("bs", "9" * 5000, "beyond 64 bits"),
+    ("bs", "99999999999999999999999k", "beyond 64 bits"),
+    ("bs", "0x" + "f" * 100, "bad hexadecimal size"),
+    ("bs", "4g", "MAX_RW_COUNT"),
+    ("size", "16385p", "beyond 64 bits"),
+    ("offset", "1" + "0" * 25, "beyond 64 bits"),
+    ("runtime", "99999999999d", "104 days"),
+    ("numjobs", str(FIO_MAX_JOBS + 1), "4096"),
+    ("numjobs", "9" * 5000, "beyond 64 bits"),
+    ("cpus_allowed", "0-99999999999", "8191"),
+    ("bssplit", "4k/nan:8k/50", "percentage"),
+])
+def test_fio_numbers_out_of_range_name_the_option(capsys, option, value, needle):
+    refused(capsys, ["run", *QUICK, "--set", f"{option}={value}"], f"option '{option}'", needle)
+
+
+def test_fio_job_file_sizes_beyond_64_bits_report_file_and_line(capsys, tmp_path):
+    job = tmp_path / "big.fio"
+    job.write_text("[global]\ndirect=1\nruntime=1ms\n\n[j]\nrw=randread\nsize=" + "7" * 300 + "\n")
+    refused(capsys, ["run", str(job), "--platform", PLATFORM, "--quiet"], f"{job} line 7", "option 'size'",
+            "beyond 64 bits")
+
+
+@pytest.mark.parametrize("engine, depth, needle", [
+    ("io_uring", 32769, "IORING_MAX_ENTRIES"),
+    ("libaio", 65537, "aio-max-nr"),
+])
+def test_iodepth_beyond_the_kernel_limit_is_refused(capsys, engine, depth, needle):
+    refused(capsys, ["run", "--set", f"ioengine={engine}", "--set", f"iodepth={depth}", *QUICK],
+            f"iodepth={depth}", needle)
+
+
+def test_numjobs_added_up_over_jobs_beyond_fio_max_jobs(capsys, tmp_path):
+    job = tmp_path / "many.fio"
+    job.write_text("[global]\ndirect=1\nruntime=1ms\nnumjobs=3000\n[a]\n[b]\n")
+    refused(capsys, ["run", str(job), "--platform", PLATFORM, "--quiet"], "6000 jobs", "--max-jobs")
+
+
+@pytest.mark.parametrize("key, value, needle", [
+    ("ssd.read.base_ns", "nan", "finite"),
+    ("ssd.read.base_ns", "inf", "finite"),
+    ("ssd.read.base_ns", "-inf", "finite"),
+    ("ssd.read.base_ns", "1e300", "1 day"),
+    ("cpu.max_freq_ghz", "1e12", "GHz"),
+    ("cpu.min_freq_ghz", "0", "greater than 0"),
+    ("cpu.cstates.1.power_w", "-1", "greater than or equal to 0"),
+    ("power.dram_w", "1e308", "W"),
+    ("kernel.ctx_switch_cycles", "1e30", "cycles"),
+    ("cpu.physical_cores", "100000000", "8192"),
+    ("queue.nr_requests", "1000000", "10240"),
+    ("ssd.max_queue_depth", "1000000", "65536"),
+    ("ssd.parallel_units", "1000000000000", "65536"),
+    ("sched.tick_hz", "1000000000", "1000"),
+    ("power.meter_hz", "1e9", "1000"),
+])
+def test_absurd_platform_overrides_are_refused(capsys, key, value, needle):
+    refused(capsys, ["run", "--set", f"{key}={value}", *QUICK], key, needle)
+
+
+def test_fewer_queue_pairs_than_cpus_is_a_clear_error(capsys):
+    refused(capsys, ["run", "--set", "ssd.max_queue_pairs=1", *QUICK], "ssd.max_queue_pairs=1", "one queue pair per")
+
+
+def test_platform_yaml_with_nan_and_absurd_values_is_refused(capsys, tmp_path):
+    from models.platforms import PLATFORMS
+
+    data = PLATFORMS[PLATFORM]().model_dump(mode="json")
+    data["ssd"]["write"]["base_ns"] = float("nan")
+    data["cpu"]["core_dynamic_w"] = 1e200
+    path = tmp_path / "p.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(data))
+    err = refused(capsys, ["run", "--platform", str(path), *QUICK], str(path), "ssd.write.base_ns", "cpu.core_dynamic_w")
+    assert err.count("stacksim: error:") == 1
+
+
+@PROPS
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_any_float_for_a_latency_power_or_frequency_is_accepted_or_refused_by_the_model(x):
+    """The Python API: a platform value either validates (finite, in range) or is a ConfigError."""
+    for key in ("ssd.read.base_ns", "cpu.core_leakage_w", "cpu.max_freq_ghz", "cpu.cstates.2.exit_latency_ns"):
+        try:
+            cfg = resolve(sets={key: repr(x), "runtime": "1ms"})
+        except ConfigError as err:
+            assert key.rsplit(".", 1)[-1] in str(err)
+            continue
+        assert math.isfinite(x)
+        section, *rest = key.split(".")
+        node = getattr(cfg.platform, section)
+        for part in rest:
+            node = node[int(part)] if part.isdigit() else getattr(node, part)
+        assert node == x
+
+
+@PROPS
+@given(st.text(alphabet="0123456789kmgtpKMGTPbBi+-x%.", min_size=1, max_size=60))
+def test_any_size_string_for_bs_is_a_size_or_a_clear_error(s):
+    try:
+        job = parse_fio_text(f"[j]\ndirect=1\nruntime=1ms\nbs={s}\n").jobs[0]
+    except ConfigError as err:
+        assert "option 'bs'" in str(err) and "line 4" in str(err)
+        return
+    assert 0 < job.bs_read_bytes <= MAX_RW_BYTES and job.bs_read_bytes % 512 == 0
+
+
+# -- files that are not what they claim ------------------------------------------------------------
+BINARY = bytes(range(256)) * 4
+
+
+@pytest.mark.parametrize("name, content, needle", [
+    ("s.yaml", BINARY, "NUL bytes"),
+    ("s.yaml", b"name: x\nplatform: \xff\xfe\n", "not UTF-8"),
+    ("s.yaml", b"[" * 100_000, "levels deep"),
+    ("s.yaml", b"a: " + b"[" * 5000 + b"]" * 5000, "levels deep"),
+    ("s.yaml", b"x: " + b"9" * 5000, "not valid YAML"),
+])
+def test_scenario_files_that_are_not_yaml(capsys, tmp_path, name, content, needle):
+    path = tmp_path / name
+    path.write_bytes(content)
+    refused(capsys, ["run", str(path), "--quiet"], str(path), needle)
+
+
+@pytest.mark.parametrize("content, needle", [
+    (BINARY, "NUL bytes"),
+    (b"[global]\ndirect=1\n[j]\nrw=\xe9\n", "line 4: not UTF-8"),
+])
+def test_job_files_that_are_not_text(capsys, tmp_path, content, needle):
+    path = tmp_path / "j.fio"
+    path.write_bytes(content)
+    refused(capsys, ["run", str(path), "--platform", PLATFORM, "--quiet"], str(path), needle)
+
+
+def test_platform_files_that_are_not_yaml(capsys, tmp_path):
+    for content in (BINARY, b"cpu: " + b"{a: " * 3000 + b"}" * 3000):
+        path = tmp_path / "p.yaml"
+        path.write_bytes(content)
+        refused(capsys, ["run", "--platform", str(path), *QUICK], str(path))
+
+
+def test_deeply_nested_yaml_is_a_config_error(tmp_path):
+    path = tmp_path / "n.yaml"
+    path.write_text("a: " + "{b: " * 150 + "1" + "}" * 150 + "\n")
+    with pytest.raises(ConfigError, match="nested 101 levels deep"):
+        load_data_file(path)
+    path.write_text("a: " + "[" * 90 + "1" + "]" * 90 + "  # [[[[[[\nb: '" + "[" * 200 + "'\n")
+    assert load_data_file(path)["b"] == "[" * 200  # brackets in comments and quotes do not count
+
+
+def test_yaml_nested_by_indentation_beyond_the_recursion_limit_is_a_config_error(tmp_path):
+    path = tmp_path / "n.yaml"
+    path.write_text("".join(" " * i + f"k{i}:\n" for i in range(1200)))
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_data_file(path)
+
+
+@PROPS
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_as_a_job_file_or_scenario(capsys, tmp_path_factory, data):
+    d = tmp_path_factory.mktemp("b")
+    for name in ("j.fio", "s.yaml", "p.yaml"):
+        (d / name).write_bytes(data)
+    exit_0_or_2(capsys, ["run", str(d / "j.fio"), "--platform", PLATFORM, *QUICK])
+    exit_0_or_2(capsys, ["run", str(d / "s.yaml"), *QUICK])
+    exit_0_or_2(capsys, ["run", "--platform", str(d / "p.yaml"), *QUICK])
+
+
+# -- CSVs of the wrong kind -------------------------------------------------------------------------
+WRONG_CSVS = {
+    "trace": (ROOT / "scenarios/traces/samples/msr_sample.csv").read_bytes(),
+    "points": b"bs,iodepth,metric.latency_us.mean\n4k,1,10.5\n",
+    "text": b"hello, world\nthis is not a table\n",
+    "binary": BINARY,
+    "empty": b"",
+    "ragged": b"sweep,point,replicate,config_sha\nx,p,0,abc,extra,fields\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WRONG_CSVS))
+def test_analyze_and_report_refuse_a_csv_of_another_kind(capsys, tmp_path, kind):
+    csv = tmp_path / "x.csv"
+    csv.write_bytes(WRONG_CSVS[kind])
+    html = tmp_path / "r.html"
+    refused(capsys, ["analyze", "efficiency", str(csv)], str(csv))
+    refused(capsys, ["report", str(csv), "-o", str(html)], str(csv), out=html)
+
+
+@pytest.mark.parametrize("fresh", [[], ["--fresh"]])
+def test_sweep_output_onto_a_csv_of_another_kind_leaves_it_untouched(capsys, tmp_path, fresh):
+    csv = tmp_path / "trace.csv"
+    csv.write_bytes(WRONG_CSVS["trace"])
+    refused(capsys, ["sweep", "poll_energy_small", "-o", str(csv), *fresh], "not a stacksim sweep results file")
+    assert csv.read_bytes() == WRONG_CSVS["trace"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.csv"]  # no lock, journal or temporary file
+
+
+def test_sweep_output_holding_another_sweeps_results_is_refused(capsys, tmp_path):
+    csv = tmp_path / "r.csv"
+    text = "sweep,point,replicate,seed,config_sha,code_sha\nother_sweep,a=1,0,5,abc,def\n"
+    csv.write_text(text)
+    refused(capsys, ["sweep", "poll_energy_small", "-o", str(csv)], "other_sweep", "another results file")
+    assert csv.read_text() == text
+
+
+# -- measurements with impossible values -----------------------------------------------------------
+@pytest.mark.parametrize("value, needle", [("-3", "cannot be negative"), ("0", "must be positive"),
+                                           ("nan", "not a finite number"), ("inf", "not a finite number")])
+def test_measured_points_with_impossible_latencies(capsys, tmp_path, value, needle):
+    csv = tmp_path / "m.csv"
+    csv.write_text(f"bs,metric.latency_us.mean,metric.iops\n4k,12.5,80000\n8k,{value},70000\n")
+    out = tmp_path / "v.json"
+    refused(capsys, ["validate", "--platform", PLATFORM, "--measured", str(csv), "--json", str(out)],
+            f"{csv}:3", "metric.latency_us.mean", needle, out=out)
+    cal = tmp_path / "cal.yaml"
+    refused(capsys, ["calibrate", "--platform", PLATFORM, "--measured", str(csv), "--fit",
+                     "ssd.read.base_ns=1000:9000", "-o", str(cal)], f"{csv}:3", needle, out=cal)
+
+
+def _fio_json(clat: dict) -> dict:
+    return {"fio version": "fio-3.33", "jobs": [{
+        "jobname": "j", "groupid": 0, "error": 0, "usr_cpu": 1.0, "sys_cpu": 2.0, "ctx": 10, "majf": 0, "minf": 0,
+        "job options": {"rw": "randread", "bs": "4k", "ioengine": "psync", "direct": "1"},
+        "read": {"iops": 1000.0, "bw": 4000, "io_bytes": 4096000, "total_ios": 1000, "runtime": 1000,
+                 "clat_ns": clat, "lat_ns": clat},
+        "write": {"iops": 0, "bw": 0, "io_bytes": 0, "total_ios": 0, "runtime": 0}}]}
+
+
+@pytest.mark.parametrize("clat, needle", [
+    ({"min": -5, "max": 10, "mean": 3, "stddev": 1, "N": 1000}, "clat_ns.min: -5 is negative"),
+    ({"min": 0, "max": 0, "mean": 0, "stddev": 0, "N": 1000}, "clat_ns.mean: 0 with N=1000"),
+    ({"min": 1, "max": 10, "mean": 5, "stddev": 1, "N": 1000, "percentile": {"99.0": -7}}, "is negative"),
+])
+def test_fio_json_with_impossible_latencies(capsys, tmp_path, clat, needle):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(_fio_json(clat)))
+    refused(capsys, ["validate", "--platform", PLATFORM, "--measured", str(path)], f"{path}:1", "jobs[0].read", needle)
+
+
+# -- traces -----------------------------------------------------------------------------------------
+MSR_HEAD = "\n".join((ROOT / "scenarios/traces/samples/msr_sample.csv").read_text().splitlines()[:4]) + "\n"
+
+
+def _msr(tmp_path, last: str, *, gz: bool = False, comments: int = 0) -> Path:
+    text = "#comment\n" * comments + MSR_HEAD + last + "\n"
+    path = tmp_path / ("t.csv.gz" if gz else "t.csv")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    return path
+
+
+@pytest.mark.parametrize("last, needle", [
+    ("128166372000002000,hm,0,Read,99999999999999999999,4096,10", "beyond 2**63-1 bytes"),
+    ("128166372000002000,hm,0,Read,9223372036854775800,4096,10", "beyond 2**63-1 bytes"),
+    ("128166372000002000,hm,0,Read,0,4294967296,10", "MAX_RW_COUNT"),
+    ("128166372000002000,hm,0,Read,0," + "9" * 5000 + ",10", "beyond 64 bits"),
+    ("999999999999999999999999999999,hm,0,Read,0,4096,10", "2**53 ns"),
+])
+def test_trace_records_out_of_range_are_refused_with_their_line(capsys, tmp_path, last, needle):
+    path = _msr(tmp_path, last)
+    out = tmp_path / "r.json"
+    refused(capsys, ["replay", str(path), "--format", "msr", "--platform", PLATFORM, "--quiet", "--json", str(out)],
+            f"{path}:5:", needle, out=out)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_malformed_trace_line_has_its_true_line_number(capsys, tmp_path, gz):
+    path = _msr(tmp_path, "128166372000002000,hm,0,Read,12ab,4096,10", gz=gz)
+    refused(capsys, ["replay", str(path), "--format", "msr", "--platform", PLATFORM, "--quiet"],
+            f"{path}:5:", "offset '12ab'")
+
+
+def test_out_of_range_records_are_skipped_and_counted_with_skip_bad_lines():
+    from scenarios.traces.reader import open_trace
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = _msr(Path(d), "128166372000002000,hm,0,Read,0,4294967296,10")
+        reader = open_trace(path, "msr", skip_bad_lines=True)
+        recs = list(reader)
+        assert len(recs) == 4 and reader.bad_lines == 1
