@@ -1,9 +1,9 @@
 """Built-in platforms. Each names its sources and how its parameters were obtained.
 
 ``optane900p-e3-1230v5``: the Dell R230 of Harris & Altiparmak (HotStorage 2022,
-poll_vs_interrupt_energy.json): Xeon E3-1230 v5 (SMT on, C-states on, menu governor), Optane 900P,
+poll_vs_interrupt_energy.yaml): Xeon E3-1230 v5 (SMT on, C-states on, menu governor), Optane 900P,
 Linux 5.15, ext4, scheduler none. The kernel-cost and device-service parameters marked "fitted"
-come from ``python -m scenarios.calibrate_poll_energy`` (scipy least squares on the simulator's
+come from ``stacksim calibrate --study poll-energy`` (scipy least squares on the simulator's
 own outputs against the 1-thread 4 KiB figures: mean latency and IOPS of classic polling, hybrid
 polling and interrupts); the others are the reference order-of-magnitude defaults.
 """
@@ -15,19 +15,19 @@ from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.ssd.presets import optane_900p
 
-#: Output of scenarios/calibrate_poll_energy.py (re-run it to refresh; it prints this dict).
+#: Output of ``stacksim calibrate --study poll-energy`` (re-run it to refresh; it prints this dict).
 POLL_ENERGY_FIT = {
     "ssd.read.base_ns": 5100.5,
     "kernel.user_io_cycles": 963.9,
     "kernel.ctx_switch_cycles": 5388.4,
-    # not fitted: 1,500 cycles per interrupt handled (calibrated_interrupts.json, constant across
+    # not fitted: 1,500 cycles per interrupt handled (calibrated_interrupts.yaml, constant across
     # devices: entry, handler, exit) = entry/exit 500 + CQ reap 300 + request completion 300
     # + waking the blocked task 400
     "kernel.irq_entry_cycles": 500.0,
 }
 
 
-#: Output of scenarios/calibrate_memops.py: memory operations per cycle of each source of CPU work,
+#: Output of ``stacksim calibrate --study memops``: memory operations per cycle of each source of CPU work,
 #: by cell (models/os/memops.py), fitted to table 2 (interrupt and classic-polling columns).
 MEM_OPS_PER_CYCLE = {
     "user": {
@@ -100,13 +100,13 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
         # (small single-socket servers idle at a few tens of W at the wall, mechanisms.md App. A).
         power=PowerConfig(dram_w=12.0, platform_base_w=20.0, platform_cpu_coupling=0.1),
         calibration=(
-            "fitted by scenarios/calibrate_poll_energy.py to poll_vs_interrupt_energy.json table1 (1 thread, 4 KiB): "
+            "fitted by stacksim calibrate --study poll-energy to poll_vs_interrupt_energy.yaml table1 (1 thread, 4 KiB): "
             + ", ".join(f"{k}={v:g}" for k, v in fit.items())
         ),
     )
 
 
-#: Output of scenarios/calibrate_io_schedulers.py (re-run it to refresh; it prints this dict).
+#: Output of ``stacksim calibrate --study io-schedulers`` (re-run it to refresh; it prints this dict).
 IO_SCHED_FIT = {
     "ssd.read.base_ns": 5197.0,
     "ssd.write.base_ns": 9284.7,
@@ -117,10 +117,10 @@ IO_SCHED_FIT = {
 
 
 def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
-    """The R230 of Whitaker et al. (HotStorage 2023, io_schedulers_ull.json): Xeon E3-1230 (v5
+    """The R230 of Whitaker et al. (HotStorage 2023, io_schedulers_ull.yaml): Xeon E3-1230 (v5
     class) + Optane DC P4801X, Linux 5.18. Host kernel costs are those fitted on the same machine
     class for the poll study; the P4801X service times and the per-request CPU cost of each IO
-    scheduler are fitted by ``python -m scenarios.calibrate_io_schedulers`` to the study's io_uring
+    scheduler are fitted by ``stacksim calibrate --study io-schedulers`` to the study's io_uring
     default-settings QD1 median latencies (table 1)."""
     fit = IO_SCHED_FIT if fit is None else fit
     base = optane900p_e3_1230v5()
@@ -137,12 +137,12 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
         "description": "Dell R230: Xeon E3-1230 + Optane DC P4801X, Linux 5.18 (IO schedulers on ULL disks study)",
         "ssd": ssd,
         "kernel": base.kernel.model_copy(update={"iosched_cycles": iosched}),
-        "calibration": "fitted by scenarios/calibrate_io_schedulers.py to io_schedulers_ull.json table1 (io_uring, QD1, 4 KiB): "
+        "calibration": "fitted by stacksim calibrate --study io-schedulers to io_schedulers_ull.yaml table1 (io_uring, QD1, 4 KiB): "
         + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
     })
 
 
-#: Output of scenarios/calibrate_cinterrupts.py (re-run it to refresh; it prints this dict).
+#: Output of ``stacksim calibrate --study cinterrupts`` (re-run it to refresh; it prints this dict).
 CINTERRUPTS_FIT = {
     "optane.read.base_ns": 3426.6,
     "optane.read.sd_ns": 1229.6,
@@ -153,7 +153,7 @@ CINTERRUPTS_FIT = {
 
 
 def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: int) -> PlatformConfig:
-    """Dell R730 of Tai et al. (calibrated_interrupts.json): Xeon E5-2660 v4 with C-states, Turbo
+    """Dell R730 of Tai et al. (calibrated_interrupts.yaml): Xeon E5-2660 v4 with C-states, Turbo
     Boost and SMT disabled, performance governor (2.0 GHz), one NVMe queue pair per core, Linux
     5.0.8. With C-states off in the BIOS only the POLL loop and HLT (C1) remain."""
     from models.cpu.presets import xeon_e5_2660_v4
@@ -179,7 +179,7 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
         # R730: 128 GB DDR4 (8 DIMMs), two sockets (the second idles); board, fans, PSU loss
         power=PowerConfig(dram_w=24.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
         nvme=IrqConfig(irq_delta_us=delta_us, irq_thr=thr),
-        calibration="fitted by scenarios/calibrate_cinterrupts.py to calibrated_interrupts.json (sync 4 KiB read latency"
+        calibration="fitted by stacksim calibrate --study cinterrupts to calibrated_interrupts.yaml (sync 4 KiB read latency"
         " mean and sd with interrupts and with polling, both devices): " + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
     )
 

@@ -1,7 +1,7 @@
 """Storage-server platforms (NVMe-oF targets with many cores and SSDs).
 
 ``epyc9454p-16xpm1743``: the storage node of SANDMAN (Zhou et al., SOSP 2025,
-``shared/reference/calibration/sandman_polling_server.json``): AMD EPYC 9454P (48 cores / 96
+``scenarios/reference/sandman_polling_server.yaml``): AMD EPYC 9454P (48 cores / 96
 logical, SMT on, 3.65 GHz all-core, 400 MHz minimum), 16 x Samsung PM1743, ConnectX-6 NVMe-oF over
 RDMA, Linux 6.8.
 
@@ -13,7 +13,7 @@ Where each value comes from:
   deep state 800 us (ACPI's C2 exit of up to 400 us plus the clock ramp back to base frequency,
   "at least 400 us").
 - Per-state core powers, uncore, core leakage / dynamic power, the "others" terms and SSD idle /
-  active power: **fitted** by ``python -m scenarios.server.calibrate_power`` (scipy least squares on
+  active power: **fitted** by ``stacksim calibrate --study server-power`` (scipy least squares on
   the simulator's own outputs: the server model run in each measured configuration) to table 1
   (idle / light load / peak breakdown) and table 2 (per-state CPU and system power). The fitted
   values are in :data:`SERVER_POWER_FIT`; re-run the script to refresh them.
@@ -37,7 +37,7 @@ from models.platform import PlatformConfig, PowerConfig
 from models.ssd.presets import pm1743
 from simcore.config import Model
 
-#: Output of ``python -m scenarios.server.calibrate_power`` (re-run it to refresh; it prints this dict).
+#: Output of ``stacksim calibrate --study server-power`` (re-run it to refresh; it prints this dict).
 SERVER_POWER_FIT = {
     "cpu.C1.power_w": 0.2433,
     "cpu.C2.power_w": 0.12,
@@ -126,7 +126,7 @@ def epyc9454p_16xpm1743_server(fit: dict | None = None) -> ServerPlatform:
         ssd_count=16,
         power=PowerConfig(dram_w=DRAM_W, platform_base_w=power_fit["platform_base_w"],
                           platform_cpu_coupling=power_fit["platform_cpu_coupling"]),
-        calibration="power fitted by scenarios/server/calibrate_power.py to sandman_polling_server.json tables 1-2: " + calib,
+        calibration="power fitted by stacksim calibrate --study server-power to sandman_polling_server.yaml tables 1-2: " + calib,
     )
     return ServerPlatform(base=base, others=ActivityOthersConfig(**others_fit))
 

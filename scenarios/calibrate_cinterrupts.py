@@ -2,31 +2,31 @@
 
 Fits each device's 4 KiB read service time (mean and sd of the lognormal jitter) and the host's
 cycles per context switch by least squares on the simulator's own outputs, against the synchronous
-4 KiB read latency (mean and sd) with interrupts and with (classic) polling in
-calibrated_interrupts.json: 8 observations, 5 parameters. The interrupt handling cost is not
-fitted: 1,500 cycles per interrupt (entry/exit 500 + CQ reap 300 + request completion 300 + wake-up
-400), which the same file reports (740 ns at 2.0 GHz).
+4 KiB read latency (mean and sd) with interrupts and with (classic) polling of Tai et al. (ACM
+TOS 2022; package data ``scenarios/reference/calibrated_interrupts.yaml``): 8 observations, 5
+parameters. The interrupt handling cost is not fitted: 1,500 cycles per interrupt (entry/exit 500
++ CQ reap 300 + request completion 300 + wake-up 400), which the same paper reports (740 ns at
+2.0 GHz).
 
-    python -m scenarios.calibrate_cinterrupts [--runtime-ms 200]
+    stacksim calibrate --study cinterrupts [--runtime-ms 200] [-o fit.json]
 """
 
 from __future__ import annotations
-
-import argparse
-import json
-from pathlib import Path
 
 import numpy as np
 
 from models.platforms import CINTERRUPTS_FIT, optane_p4800x_e5_2660v4, p3700_e5_2660v4
 from scenarios import fitting
-from scenarios.reference import reference_dir
+from scenarios import reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from stacksim.run import build
 
-REFERENCE = reference_dir() / "calibration" / "calibrated_interrupts.json"
+#: the published figures (scenarios/reference/calibrated_interrupts.yaml)
+REFERENCE = ("calibrated_interrupts", "sync_read_latency_4k")
 DEVICES = {"optane": optane_p4800x_e5_2660v4, "p3700": p3700_e5_2660v4}
+#: weight of the sd residuals: a noisier statistic than the mean
+SD_WEIGHT = 0.25
 FIT_BOUNDS = {
     "optane.read.base_ns": (3_000.0, 9_000.0),
     "optane.read.sd_ns": (0.0, 4_000.0),
@@ -36,8 +36,9 @@ FIT_BOUNDS = {
 }
 
 
-def targets(reference: Path = REFERENCE) -> dict:
-    return json.loads(Path(reference).read_text())["measured"]
+def targets() -> dict:
+    """{device: {interrupts|polling: {mean_us, sd_us}}}: synchronous 4 KiB read latency."""
+    return reference.values(*REFERENCE)
 
 
 def run_point(fit: dict, device: str, mode: str, runtime_ms: int = 200, seed: int = 7) -> dict:
@@ -57,34 +58,39 @@ def run_point(fit: dict, device: str, mode: str, runtime_ms: int = 200, seed: in
 def residuals(values: dict, tgt: dict, runtime_ms: int) -> np.ndarray:
     fit = dict(CINTERRUPTS_FIT)
     fit.update(values)
-    meas = tgt["sync_4k_read_latency_us_mean_sd"]
     out = []
     for device in DEVICES:
         for mode in ("interrupts", "polling"):
-            m_mean, m_sd = meas[device][mode]
+            m_mean, m_sd = tgt[device][mode]["mean_us"], tgt[device][mode]["sd_us"]
             s = run_point(fit, device, mode, runtime_ms)
             out.append(s["mean"] / m_mean - 1.0)
-            out.append(0.25 * (s["sd"] / m_sd - 1.0))  # sd weighted lower: a noisier statistic
+            out.append(SD_WEIGHT * (s["sd"] / m_sd - 1.0))
     return np.array(out)
 
 
-def calibrate(reference: Path = REFERENCE, runtime_ms: int = 200):
-    tgt = targets(reference)
+def calibrate(runtime_ms: int = 200, *, max_iterations: int | None = None, progress=None):
+    """Fit :data:`FIT_BOUNDS`' parameters; returns the fit dict and the fit."""
+    tgt = targets()
     names = list(FIT_BOUNDS)
     res = fitting.fit(names, [CINTERRUPTS_FIT[n] for n in names], [FIT_BOUNDS[n] for n in names],
-                      lambda v: residuals(v, tgt, runtime_ms))
+                      lambda v: residuals(v, tgt, runtime_ms), progress=progress, max_iterations=max_iterations)
     return {n: float(round(v, 1)) for n, v in res.values.items()}, res
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reference", type=Path, default=REFERENCE)
-    ap.add_argument("--runtime-ms", type=int, default=200)
-    args = ap.parse_args()
-    fit, res = calibrate(args.reference, args.runtime_ms)
-    labels = [f"{d} {m} {q}" for d in DEVICES for m in ("interrupts", "polling") for q in ("mean", "sd (x0.25)")]
-    fitting.print_fit("CINTERRUPTS_FIT", fit, res, labels)
+def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, progress: bool = False):
+    """``stacksim calibrate --study cinterrupts``."""
+    from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
-
-if __name__ == "__main__":
-    main()
+    prog = fit_progress(progress, 2 * len(DEVICES))
+    try:
+        fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
+    finally:
+        prog.close()
+    tgt = targets()
+    keys = [(d, m, q) for d in DEVICES for m in ("interrupts", "polling") for q in ("mean_us", "sd_us")]
+    labels = [f"{d} {m} latency {q[:-3]}" for d, m, q in keys]
+    measured = [tgt[d][m][q] for d, m, q in keys]
+    weights = [1.0 if q == "mean_us" else SD_WEIGHT for _, _, q in keys]
+    return StudyResult("cinterrupts", "models/platforms.py CINTERRUPTS_FIT", fit, fit_parameters(res),
+                       fit_rows(labels, measured, res.residuals, "us", weights), [reference.cite(*REFERENCE)],
+                       runtime_ms, res.evaluations, res.converged)

@@ -2,28 +2,26 @@
 
 Fits the P4801X read and write service times and the per-request CPU cost of mq-deadline, kyber
 and bfq (insert + dispatch + completion cycles) by least squares on the simulator's own outputs,
-against the io_uring default-settings QD1 4 KiB median latencies of io_schedulers_ull.json (table
-1: four schedulers x read/write = 8 observations, 5 parameters). Host kernel costs are not refitted.
+against the io_uring default-settings QD1 4 KiB median latencies of Whitaker et al. (HotStorage
+2023, Table 1: four schedulers x read/write = 8 observations, 5 parameters; package data
+``scenarios/reference/io_schedulers_ull.yaml``). Host kernel costs are not refitted.
 
-    python -m scenarios.calibrate_io_schedulers [--runtime-ms 100]
+    stacksim calibrate --study io-schedulers [--runtime-ms 100] [-o fit.json]
 """
 
 from __future__ import annotations
-
-import argparse
-import json
-from pathlib import Path
 
 import numpy as np
 
 from models.platforms import IO_SCHED_FIT, optane_p4801x_e3_1230
 from scenarios import fitting
-from scenarios.reference import reference_dir
+from scenarios import reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from stacksim.run import simulate
 
-REFERENCE = reference_dir() / "calibration" / "io_schedulers_ull.json"
+#: the published figures (scenarios/reference/io_schedulers_ull.yaml)
+REFERENCE = ("io_schedulers_ull", "median_latency_4k_qd1")
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 FIT_BOUNDS = {
     "ssd.read.base_ns": (3_000.0, 9_000.0),
@@ -34,8 +32,9 @@ FIT_BOUNDS = {
 }
 
 
-def targets(reference: Path = REFERENCE) -> dict:
-    return json.loads(Path(reference).read_text())["measured"]["table1_median_latency_us_4k_qd1_io_uring_defaults"]
+def targets() -> dict:
+    """{scheduler: {read, write}} median latency (us) at QD1, 4 KiB, io_uring (Table 1)."""
+    return reference.values(*REFERENCE)
 
 
 def run_point(fit: dict, scheduler: str, op: str, runtime_ms: int = 100, seed: int = 7, extra: dict | None = None) -> dict:
@@ -60,23 +59,29 @@ def residuals(values: dict, tgt: dict, runtime_ms: int) -> np.ndarray:
     return np.array(out)
 
 
-def calibrate(reference: Path = REFERENCE, runtime_ms: int = 100):
-    tgt = targets(reference)
+def calibrate(runtime_ms: int = 100, *, max_iterations: int | None = None, progress=None):
+    """Fit :data:`FIT_BOUNDS`' parameters; returns the fit dict and the fit."""
+    tgt = targets()
     names = list(FIT_BOUNDS)
     x0 = [IO_SCHED_FIT[n] for n in names]
-    res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(v, tgt, runtime_ms))
+    res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(v, tgt, runtime_ms),
+                      progress=progress, max_iterations=max_iterations)
     fit = {n: float(round(v, 1)) for n, v in res.values.items()}
     return fit, res
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reference", type=Path, default=REFERENCE)
-    ap.add_argument("--runtime-ms", type=int, default=100)
-    args = ap.parse_args()
-    fit, res = calibrate(args.reference, args.runtime_ms)
-    fitting.print_fit("IO_SCHED_FIT", fit, res, [f"{s} {op}" for s in SCHEDULERS for op in ("read", "write")])
+def run_study(runtime_ms: float = 100.0, max_iterations: int | None = None, progress: bool = False):
+    """``stacksim calibrate --study io-schedulers``."""
+    from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
-
-if __name__ == "__main__":
-    main()
+    prog = fit_progress(progress, 2 * len(SCHEDULERS))
+    try:
+        fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
+    finally:
+        prog.close()
+    tgt = targets()
+    labels = [f"{s} {op} median latency" for s in SCHEDULERS for op in ("read", "write")]
+    measured = [tgt[s][op] for s in SCHEDULERS for op in ("read", "write")]
+    return StudyResult("io-schedulers", "models/platforms.py IO_SCHED_FIT", fit, fit_parameters(res),
+                       fit_rows(labels, measured, res.residuals, "us"), [reference.cite(*REFERENCE)], runtime_ms,
+                       res.evaluations, res.converged, [optane_p4801x_e3_1230(fit)])

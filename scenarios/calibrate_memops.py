@@ -1,5 +1,6 @@
 """Calibration of memory-operation intensities (``kernel.mem_ops_per_cycle``) of
-``optane900p-e3-1230v5`` against table 2 of poll_vs_interrupt_energy.json (loads + stores per
+``optane900p-e3-1230v5`` against Table 2 of Harris & Altiparmak (HotStorage 2022; package data
+``scenarios/reference/poll_vs_interrupt_energy.yaml``; loads + stores per
 second by kernel directory and function group, 4 KiB random reads, 32 threads), interrupt and
 classic-polling columns only.
 
@@ -11,33 +12,41 @@ exercise (the hrtimer code only hybrid polling runs). Solved with bounded linear
 (scipy ``lsq_linear``, intensities >= 0). The hybrid-polling column is then a prediction of the
 model: its timer, sleep and shorter polling are what it executes.
 
-    python -m scenarios.calibrate_memops [--runtime-ms 60]
+    stacksim calibrate --study memops [--runtime-ms 60] [-o fit.json]
 """
 
 from __future__ import annotations
-
-import argparse
-import json
 
 import numpy as np
 from scipy.optimize import lsq_linear
 
 from models.os.memops import CELLS, KEYS, SOURCE_CELLS
-from scenarios.calibrate_poll_energy import REFERENCE, run_mode
+from scenarios import reference
+from scenarios.calibrate_poll_energy import run_mode
 from models.platforms import POLL_ENERGY_FIT
 
 PRIOR = 0.05
 MODES = {"interrupt": "interrupt", "classic_polling": "classic_polling"}
 
 
+#: the published figures (scenarios/reference/poll_vs_interrupt_energy.yaml)
+REFERENCE = ("poll_vs_interrupt_energy", "memory_ops_4k_32_threads")
+
+
 def table2() -> dict:
-    return json.loads(REFERENCE.read_text())["measured"]["table2_loads_stores_million_per_s_4k_32_threads"]
+    """{mode: {key: million loads+stores per s}}, interrupt and classic polling (Table 2)."""
+    return reference.values(*REFERENCE)
 
 
-def source_cycles(runtime_ms: int = 60) -> dict:
-    """Cycles per second of each source at 4 KiB, 32 threads, per mode (the model's own run)."""
-    return {mode: run_mode(POLL_ENERGY_FIT, mode, runtime_ms=runtime_ms, threads=32)["cycles_per_s"]
-            for mode in ("interrupt", "classic_polling", "hybrid_polling")}
+def source_cycles(runtime_ms: int = 60, progress=None) -> dict:
+    """Cycles per second of each source at 4 KiB, 32 threads, per mode (the model's own run);
+    ``progress.update()`` after each run."""
+    out = {}
+    for mode in ("interrupt", "classic_polling", "hybrid_polling"):
+        out[mode] = run_mode(POLL_ENERGY_FIT, mode, runtime_ms=runtime_ms, threads=32)["cycles_per_s"]
+        if progress is not None:
+            progress.update()
+    return out
 
 
 def fit(cycles: dict) -> dict:
@@ -69,23 +78,28 @@ def fit(cycles: dict) -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runtime-ms", type=int, default=60)
-    args = ap.parse_args()
-    cyc = source_cycles(args.runtime_ms)
-    intensity = fit(cyc)
-    print("MEM_OPS_PER_CYCLE =", json.dumps(intensity, indent=4))
+def run_study(runtime_ms: float = 60.0, max_iterations: int | None = None, progress: bool = False):
+    """``stacksim calibrate --study memops`` (``max_iterations`` does not apply: a linear problem)."""
     from models.os.memops import rates_per_s
+    from models.platforms import optane900p_e3_1230v5
+    from scenarios.studies import StudyResult, StudyRow
+    from scenarios.sweeps.progress import Progress
 
+    prog = Progress(3, enabled=progress, desc="memops")
+    try:
+        cyc = source_cycles(runtime_ms, prog)
+    finally:
+        prog.close()
+    intensity = fit(cyc)
     meas = table2()
+    rows = []
     for mode in ("interrupt", "classic_polling", "hybrid_polling"):
         pred = rates_per_s(intensity, cyc[mode])
-        print(mode, "(prediction)" if mode == "hybrid_polling" else "")
         for k in KEYS + ("total",):
             m = meas.get(mode, {}).get(k)
-            print(f"  {k:22s} model {pred[k] / 1e6:8.1f} M/s" + (f"   measured {m:8.1f}" if m is not None else ""))
-
-
-if __name__ == "__main__":
-    main()
+            rows.append(StudyRow(f"{mode} {k}", None if m is None else float(m), pred[k] / 1e6, "M/s",
+                                 fitted=m is not None and k != "total"))
+    plat = optane900p_e3_1230v5()
+    plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(update={"mem_ops_per_cycle": intensity})})
+    return StudyResult("memops", "models/platforms.py MEM_OPS_PER_CYCLE", intensity, {}, rows,
+                       [reference.cite(*REFERENCE)], runtime_ms, 1, True, [plat])

@@ -2,32 +2,30 @@
 
 Fits physical parameters (device read service time, fio's user-space cycles per IO, cycles per
 context switch) by least squares (scipy) on the simulator's own outputs, against the 1-thread
-4 KiB random-read figures of poll_vs_interrupt_energy.json (table1: mean latency and IOPS of
+4 KiB random-read figures of Harris & Altiparmak (HotStorage 2022, Table 1: mean latency and IOPS of
 classic polling, hybrid polling and interrupts). Every evaluation uses the same seed, so the
 objective is deterministic. Interrupt-handler cycles are not fitted: they are set from the
-1,500-cycle figure of calibrated_interrupts.json (Tai et al.; constant across devices).
+1,500-cycle figure of Tai et al. (constant across devices). The figures are package data:
+``scenarios/reference/poll_vs_interrupt_energy.yaml`` (:mod:`scenarios.reference`).
 
-    python -m scenarios.calibrate_poll_energy [--reference PATH] [--runtime-ms 200]
+    stacksim calibrate --study poll-energy [--runtime-ms 200] [-o fit.json]
 
 prints the fitted dict to paste into ``models/platforms.py`` (POLL_ENERGY_FIT) and the residuals.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
-
 import numpy as np
 
 from models.platforms import POLL_ENERGY_FIT, optane900p_e3_1230v5
 from scenarios import fitting
-from scenarios.reference import reference_dir
+from scenarios import reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from stacksim.run import simulate
 
-REFERENCE = reference_dir() / "calibration" / "poll_vs_interrupt_energy.json"
+#: the published figures (scenarios/reference/poll_vs_interrupt_energy.yaml)
+REFERENCE = ("poll_vs_interrupt_energy", "latency_iops_4k_1_thread")
 MODES = {
     "classic_polling": dict(hipri="1", io_poll=True, io_poll_delay=-1),
     "hybrid_polling": dict(hipri="1", io_poll=True, io_poll_delay=0),
@@ -57,9 +55,9 @@ def run_mode(fit: dict, mode: str, runtime_ms: float = 200.0, seed: int = 7, thr
     return simulate(cfg)["summary"]
 
 
-def targets(reference: Path = REFERENCE) -> dict:
-    data = json.loads(Path(reference).read_text())
-    return data["measured"]["table1_4k_randread_1_thread"]
+def targets() -> dict:
+    """{mode: {mean_latency_us, iops}} of the 1-thread 4 KiB random reads (Table 1)."""
+    return reference.values(*REFERENCE)
 
 
 def residuals(x, names, tgt, runtime_ms) -> np.ndarray:
@@ -73,24 +71,32 @@ def residuals(x, names, tgt, runtime_ms) -> np.ndarray:
     return np.array(res)
 
 
-def calibrate(reference: Path = REFERENCE, runtime_ms: float = 200.0) -> tuple[dict, np.ndarray]:
-    tgt = targets(reference)
+def calibrate(runtime_ms: float = 200.0, *, max_iterations: int | None = None,
+              progress=None) -> tuple[dict, fitting.FitResult]:
+    """Fit :data:`FIT_BOUNDS`' parameters; returns the platform's fit dict and the fit."""
+    tgt = targets()
     names = list(FIT_BOUNDS)
     x0 = [POLL_ENERGY_FIT.get(n, sum(FIT_BOUNDS[n]) / 2) for n in names]
-    res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(list(v.values()), names, tgt, runtime_ms))
+    res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(list(v.values()), names, tgt, runtime_ms),
+                      progress=progress, max_iterations=max_iterations)
     fit = dict(POLL_ENERGY_FIT)
     fit.update({n: float(round(v, 1)) for n, v in res.values.items()})
     return fit, res
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reference", type=Path, default=REFERENCE)
-    ap.add_argument("--runtime-ms", type=int, default=200)
-    args = ap.parse_args()
-    fit, res = calibrate(args.reference, args.runtime_ms)
-    fitting.print_fit("POLL_ENERGY_FIT", fit, res, [f"{m} {q}" for m in targets(args.reference) for q in ("latency", "iops")])
+def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, progress: bool = False):
+    """``stacksim calibrate --study poll-energy``."""
+    from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
-
-if __name__ == "__main__":
-    main()
+    prog = fit_progress(progress, len(MODES))
+    try:
+        fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
+    finally:
+        prog.close()
+    tgt = targets()
+    labels = [f"{m} {q}" for m in tgt for q in ("mean latency", "IOPS")]
+    measured = [v for m in tgt.values() for v in (m["mean_latency_us"], m["iops"])]
+    return StudyResult("poll-energy", "models/platforms.py POLL_ENERGY_FIT", fit, fit_parameters(res),
+                       fit_rows(labels, measured, res.residuals, ["us", "IO/s"] * len(tgt)),
+                       [reference.cite(*REFERENCE)], runtime_ms, res.evaluations, res.converged,
+                       [optane900p_e3_1230v5(fit)])

@@ -25,6 +25,8 @@ class FitResult:
     residuals: np.ndarray
     ci95: dict[str, tuple[float, float]]
     evaluations: int
+    converged: bool = True
+    """False when the search stopped at ``max_iterations`` before scipy's tolerances were met."""
 
     def table(self) -> str:
         rows = [f"  {n:40s} {self.values[n]:14.2f}   95% CI [{self.ci95[n][0]:.2f}, {self.ci95[n][1]:.2f}]" for n in self.names]
@@ -38,17 +40,24 @@ def fit(
     residual_fn: Callable[[dict[str, float]], np.ndarray],
     *,
     diff_step: float = 1e-2,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, np.ndarray, dict[str, float]], None] | None = None,
     check_identifiable: bool = True,
+    max_iterations: int | None = None,
 ) -> FitResult:
-    """Fit ``names`` (start ``x0``, ``bounds``) so that ``residual_fn(values)`` is small."""
+    """Fit ``names`` (start ``x0``, ``bounds``) so that ``residual_fn(values)`` is small.
+
+    ``progress(n, residuals, values)`` is called after every evaluation; ``max_iterations`` bounds
+    the least-squares iterations (each evaluates once, plus once per parameter for the
+    finite-difference Jacobian)."""
     n_eval = [0]
 
     def fun(x):
         n_eval[0] += 1
+        values = dict(zip(names, map(float, x)))
+        res = np.asarray(residual_fn(values), dtype=float)
         if progress:
-            progress(n_eval[0])
-        return np.asarray(residual_fn(dict(zip(names, map(float, x)))), dtype=float)
+            progress(n_eval[0], res, values)
+        return res
 
     r0 = fun(np.asarray(x0, dtype=float))
     if len(r0) < len(names):
@@ -63,7 +72,8 @@ def fit(
             if np.allclose(fun(x), r0, rtol=0, atol=1e-9):
                 raise ConfigError(f"ill-posed fit: the outputs do not depend on parameter '{name}' (drop it from the fit)")
     sol = least_squares(
-        fun, x0, bounds=([b[0] for b in bounds], [b[1] for b in bounds]), diff_step=diff_step, xtol=1e-4, ftol=1e-5
+        fun, x0, bounds=([b[0] for b in bounds], [b[1] for b in bounds]), diff_step=diff_step, xtol=1e-4, ftol=1e-5,
+        max_nfev=max_iterations,
     )
     m, n = len(sol.fun), len(names)
     ci = {}
@@ -77,16 +87,4 @@ def fit(
             ci[name] = (float(sol.x[i] - half), float(sol.x[i] + half))
     except np.linalg.LinAlgError:
         ci = {name: (float("nan"), float("nan")) for name in names}
-    return FitResult(names, {k: float(v) for k, v in zip(names, sol.x)}, sol.fun, ci, n_eval[0])
-
-
-def print_fit(constant: str, fit: dict, result: FitResult, labels: list[str]) -> None:
-    """Print a calibration script's outcome: the dict to paste into the platform module, the
-    fitted values with 95% CIs, and the relative residual of each observation."""
-    import json
-
-    print(f"{constant} =", json.dumps(fit, indent=4))
-    print(result.table())
-    width = max(len(lab) for lab in labels) + 2
-    for lab, r in zip(labels, result.residuals):
-        print(f"  {lab:{width}s} {100 * r:+6.2f} %")
+    return FitResult(names, {k: float(v) for k, v in zip(names, sol.x)}, sol.fun, ci, n_eval[0], bool(sol.status > 0))

@@ -15,8 +15,8 @@ optional columns: ``label`` names the point, ``job`` a fio job file and ``power_
 log (powerstat, ipmitool or time,watts CSV; its mean is the point's ``power_w.system`` unless a
 metric column gives it), both relative to the CSV) or fio ``--output-format=json`` files
 (:func:`~scenarios.measurements.read_fio_json`; one point per job, its options as the config, and
-:data:`FIO_METRICS` as metrics). Built-in suites (:data:`SUITES`) turn
-``../shared/reference/calibration/*.json`` into points.
+:data:`FIO_METRICS` as metrics). Built-in suites (:data:`SUITES`) turn the published figures
+shipped with the package (:mod:`scenarios.reference`) into points.
 
 Simulating a point (:class:`PointRunner`): the base job (``--job FILE``, else the built-in
 ``default`` scenario: one thread of 4 KiB random direct reads with pvsync2) with the run-wide
@@ -41,7 +41,7 @@ from scenarios.scenario import resolve
 from simcore.errors import ConfigError
 
 __all__ = ["Point", "load_measured", "PointRunner", "metric_value", "ValidationRow", "Validation",
-           "validate_points", "format_validation", "SUITES", "suite_points", "reference_dir"]
+           "validate_points", "format_validation", "SUITES", "suite_points"]
 
 DEFAULT_RUNTIME_MS = 100.0
 HYBRID_RAMP_MS = 110.0
@@ -324,27 +324,11 @@ def format_validation(v: Validation) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ suites
-def reference_dir() -> Path:
-    """The directory of the reference calibration JSONs: ``calibration/`` under
-    :func:`scenarios.reference.reference_dir` (``$STACKSIM_REFERENCE``, else the repository's
-    ``../shared/reference``)."""
-    from scenarios.reference import reference_dir as base
-
-    d = base() / "calibration"
-    if not d.is_dir():
-        raise ConfigError(f"reference calibration directory not found: {d} "
-                          f"(set STACKSIM_REFERENCE to the shared/reference directory)")
-    return d
-
-
-def _poll_vs_interrupt(ref: Path) -> list[Point]:
+def _poll_vs_interrupt() -> list[Point]:
     from scenarios import calibrate_poll_energy as cpe
 
-    path = ref / cpe.REFERENCE.name
-    if not path.is_file():
-        raise ConfigError(f"suite poll-vs-interrupt: {path} not found")
     out = []
-    for mode, meas in cpe.targets(path).items():
+    for mode, meas in cpe.targets().items():
         m = cpe.MODES[mode]
         out.append(Point(
             label=f"poll-vs-interrupt {mode}",
@@ -355,13 +339,10 @@ def _poll_vs_interrupt(ref: Path) -> list[Point]:
     return out
 
 
-def _io_schedulers(ref: Path) -> list[Point]:
+def _io_schedulers() -> list[Point]:
     from scenarios import calibrate_io_schedulers as cis
 
-    path = ref / cis.REFERENCE.name
-    if not path.is_file():
-        raise ConfigError(f"suite io-schedulers: {path} not found")
-    tgt = cis.targets(path)
+    tgt = cis.targets()
     return [Point(label=f"io-schedulers {sched} {op}",
                   config={"rw": f"rand{op}", "bs": "4k", "ioengine": "io_uring", "iodepth": "1", "direct": "1",
                           "numjobs": "1", "queue.scheduler": sched},
@@ -370,11 +351,12 @@ def _io_schedulers(ref: Path) -> list[Point]:
             for sched in cis.SCHEDULERS for op in ("read", "write")]
 
 
-SUITES: dict[str, Callable[[Path], list[Point]]] = {
+SUITES: dict[str, Callable[[], list[Point]]] = {
     "poll-vs-interrupt": _poll_vs_interrupt,
     "io-schedulers": _io_schedulers,
 }
-"""Built-in validation suites: name -> points from the reference calibration directory. The
+"""Built-in validation suites: name -> points from the published figures shipped with the package
+(``scenarios/reference/*.yaml``: Table 1 of each study). The
 points reproduce the configurations of ``scenarios/calibrate_poll_energy.py`` (``run_mode``) and
 ``scenarios/calibrate_io_schedulers.py`` (``run_point``) and their seed 7."""
 
@@ -385,8 +367,7 @@ def suite_points(name: str) -> list[Point]:
     for n in names:
         if n not in SUITES:
             raise ConfigError(f"unknown suite {name!r} (built-in: {', '.join(SUITES)}, all)")
-    ref = reference_dir()
-    return [p for n in names for p in SUITES[n](ref)]
+    return [p for n in names for p in SUITES[n]()]
 
 
 def write_validation_json(path: str, v: Validation) -> None:

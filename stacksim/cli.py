@@ -173,6 +173,9 @@ def cmd_list(args) -> int:
     print("core scheduling policies (server.policy): " + ", ".join(CORE_SCHEDULING.names()))
     print("CPU presets: " + ", ".join(CPU_PRESETS))
     print("SSD presets: " + ", ".join(SSD_PRESETS))
+    from scenarios.studies import STUDIES
+
+    print("calibration studies (stacksim calibrate --study NAME): " + ", ".join(STUDIES))
     return 0
 
 

@@ -48,16 +48,29 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp.add_argument("--json", dest="json_out", metavar="OUT", help="write the full result as JSON")
     rp.add_argument("--quiet", action="store_true", help="no terminal summary")
 
-    ca = subparsers.add_parser("calibrate", help="fit platform parameters to measurements; write a platform YAML")
-    ca.add_argument("--platform", required=True, help="platform to start from (name or YAML)")
-    ca.add_argument("--measured", nargs="+", action="extend", required=True, metavar="FILE",
+    ca = subparsers.add_parser(
+        "calibrate", help="fit platform parameters to your measurements (write a platform YAML), or re-run a built-in "
+                          "calibration against published figures (--study NAME)",
+        description="Either fit --platform's parameters (--fit) to your measurements (--measured) and write the new "
+                    "platform (-o NEW.yaml), or re-run a built-in calibration (--study NAME; --list-studies) against the "
+                    "published figures shipped with stacksim.")
+    ca.add_argument("--study", metavar="NAME", help="re-run a built-in calibration (see --list-studies); its runs use "
+                                                    "the study's own configurations and seeds")
+    ca.add_argument("--list-studies", action="store_true", help="list the built-in calibration studies and exit")
+    ca.add_argument("--max-iterations", type=int, metavar="N",
+                    help="--study: stop the least-squares search after N iterations (a quick, unconverged result)")
+    ca.add_argument("--platform", help="platform to start from (name or YAML)")
+    ca.add_argument("--measured", nargs="+", action="extend", metavar="FILE",
                     help="measured-points CSV(s) and/or fio --output-format=json file(s)")
-    ca.add_argument("--fit", action="append", required=True, metavar="PARAM=LO:HI[:START]",
+    ca.add_argument("--fit", action="append", metavar="PARAM=LO:HI[:START]",
                     help="platform parameter to fit within bounds, e.g. ssd.read.base_ns=4000:9000 (repeat)")
-    ca.add_argument("-o", "--output", required=True, metavar="NEW_PLATFORM.yaml", help="platform file to write")
+    ca.add_argument("-o", "--output", metavar="OUT",
+                    help="platform file to write (NEW_PLATFORM.yaml); with --study: the result as .json, or the "
+                         "calibrated platform as .yaml")
     ca.add_argument("--name", help="name of the new platform (default: BASE-calibrated)")
-    ca.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                    help="progress on stderr (a rewritten line on a terminal; default on)")
+    ca.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress on stderr (default: on; with --study: when stderr is a terminal)")
+    ca.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_point_args(ca)
 
     va = subparsers.add_parser("validate", help="compare the simulator with measurements (table of errors)")
@@ -65,7 +78,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     src = va.add_mutually_exclusive_group(required=True)
     src.add_argument("--measured", nargs="+", action="extend", metavar="FILE",
                      help="measured-points CSV(s) and/or fio --output-format=json file(s)")
-    src.add_argument("--suite", help="built-in suite from ../shared/reference/calibration: poll-vs-interrupt, io-schedulers, all")
+    src.add_argument("--suite", help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, "
+                                     "io-schedulers, all")
     va.add_argument("--max-error", type=float, metavar="PCT", help="exit 1 when any relative error exceeds PCT percent")
     va.add_argument("--json", dest="json_out", metavar="OUT", help="write the table and summary as JSON")
     _add_point_args(va)
@@ -134,10 +148,27 @@ def _runner(args):
                        ramp_ms=args.ramp_ms, seed=args.seed)
 
 
+#: calibrate options that belong to fitting your own measurements (not to --study)
+_MEASURED_MODE = (("platform", "--platform"), ("measured", "--measured"), ("fit", "--fit"), ("name", "--name"),
+                  ("metrics", "--metrics"), ("sets", "--set"), ("job", "--job"), ("ramp_ms", "--ramp-ms"))
+
+
 def cmd_calibrate(args) -> int:
     from scenarios.calibrate_cli import calibrate, calibrated_platform, format_calibration, parse_fit, write_platform
     from scenarios.validation import load_measured
 
+    if args.list_studies or args.study is not None:
+        return cmd_study(args)
+    if args.max_iterations is not None:
+        raise ConfigError("--max-iterations applies to --study NAME only")
+    missing = [flag for name, flag in (("platform", "--platform"), ("measured", "--measured"), ("fit", "--fit"),
+                                       ("output", "-o")) if not getattr(args, name)]
+    if missing:
+        raise ConfigError(f"calibrate needs {', '.join(missing)} to fit your measurements (e.g. --platform NAME "
+                          f"--measured points.csv --fit ssd.read.base_ns=4000:9000 -o new.yaml), or --study NAME to "
+                          f"re-run a built-in calibration (--list-studies)")
+    if args.quiet:
+        args.progress = False
     params = [parse_fit(f) for f in args.fit]
     if not args.output.lower().endswith((".yaml", ".yml")):
         raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
@@ -153,6 +184,35 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def cmd_study(args) -> int:
+    """``calibrate --study NAME`` / ``--list-studies``: the built-in calibrations (:mod:`scenarios.studies`)."""
+    from scenarios.studies import STUDIES, check_study_output, format_study, get_study, run_study, write_study
+
+    given = [flag for name, flag in _MEASURED_MODE if getattr(args, name)]
+    if given:
+        raise ConfigError(f"--study runs a built-in calibration with its own platform, figures and settings; "
+                          f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for fitting your own measurements "
+                          f"(without --study)")
+    if args.list_studies:
+        if args.study is not None:
+            raise ConfigError("give --study NAME or --list-studies, not both")
+        w = max(map(len, STUDIES))
+        for spec in STUDIES.values():
+            print(f"  {spec.name:{w}s}  {spec.description} ({spec.runtime_ms:g} ms per run)")
+        return 0
+    get_study(args.study)
+    if args.output:
+        check_study_output(args.output, args.study)
+        _check_out_dir(args.output)
+    progress = False if args.quiet else sys.stderr.isatty() if args.progress is None else args.progress
+    res = run_study(args.study, runtime_ms=args.runtime_ms, max_iterations=args.max_iterations, progress=progress)
+    print(format_study(res))
+    if args.output:
+        what = write_study(args.output, res)
+        print(f"wrote {args.output}: {what}")
+    return 0
+
+
 def cmd_validate(args) -> int:
     from scenarios.validation import (format_validation, load_measured, suite_points, validate_points,
                                       write_validation_json)
@@ -165,7 +225,7 @@ def cmd_validate(args) -> int:
     runner = _runner(args)
     if args.suite:
         points = suite_points(args.suite)
-        print(f"suite {args.suite}: {len(points)} points from the reference calibration set")
+        print(f"suite {args.suite}: {len(points)} points from the published figures shipped with stacksim")
     else:
         points = load_measured(args.measured, echo=lambda line: print(f"read {line}"))
     v = validate_points(points, runner, metrics=_csv_list(args.metrics), max_error_pct=args.max_error)

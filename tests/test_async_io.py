@@ -1,5 +1,5 @@
 """Asynchronous engines (libaio, io_uring incl. IOPOLL and SQPOLL), merging, rate limiting,
-multi-tenant placement, and the IO-scheduler platform's calibration (io_schedulers_ull.json)."""
+multi-tenant placement, and the IO-scheduler platform's calibration (io_schedulers_ull.yaml)."""
 
 import pytest
 

@@ -136,20 +136,23 @@ def test_urgent_hint_override_and_metrics_shape():
 
 @pytest.mark.parametrize("device", list(DEVICES))
 def test_calibration_sync_latency_within_5_percent(device):
-    meas = targets()["sync_4k_read_latency_us_mean_sd"][device]
+    meas = targets()[device]
     for mode in ("interrupts", "polling"):
         s = run_point(CINTERRUPTS_FIT, device, mode, runtime_ms=150)
-        assert s["mean"] == pytest.approx(meas[mode][0], rel=0.05), (device, mode)
+        assert s["mean"] == pytest.approx(meas[mode]["mean_us"], rel=0.05), (device, mode)
 
 
 def test_interrupt_cost_is_the_published_1500_cycles():
-    from models.platforms import optane_p4800x_e5_2660v4
+    from models.platforms import optane_p4800x_e5_2660v4, p3700_e5_2660v4
+    from scenarios import reference
 
     k = optane_p4800x_e5_2660v4().kernel
     # entry/exit + CQ reap + request completion + waking the blocked task
     total = k.irq_entry_cycles + k.nvme_complete_cycles + k.blk_complete_cycles + k.wakeup_cycles
-    assert total == pytest.approx(targets()["interrupt_handling_cost_cycles"])
-    assert optane_p4800x_e5_2660v4().nvme.irq_delta_us == targets()["chosen_parameters"]["optane"]["delta_us"]
+    assert total == pytest.approx(reference.values("calibrated_interrupts", "interrupt_cost")["cycles"])
+    chosen = reference.values("calibrated_interrupts", "chosen_parameters")
+    for plat, device in ((optane_p4800x_e5_2660v4(), "optane"), (p3700_e5_2660v4(), "p3700")):
+        assert (plat.nvme.irq_delta_us, plat.nvme.irq_thr) == (chosen[device]["delta_us"], chosen[device]["thr"])
 
 
 def test_ooo_handler_reaps_only_urgent_entries_and_rings_the_doorbell_only_for_the_head():

@@ -13,7 +13,8 @@ from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
 from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from policies.core_scheduling.detector import CIDetector
 from scenarios.server import resolve_server, simulate_server
-from scenarios.server.calibrate_power import REFERENCE, exit_latency_us, exit_targets, model_rows, residuals_of, targets
+from scenarios import reference
+from scenarios.server.calibrate_power import QUICK_ROW_MS, exit_latency_us, exit_targets, model_rows, residuals_of, targets
 from scenarios.server.config import ServerConfig, ServerRunConfig
 from scenarios.server.reactor import POLL
 from scenarios.server.workloads import BurstWorkload, StableWorkload
@@ -46,24 +47,23 @@ def test_defaults_come_from_the_calibration_file():
     from policies.core_scheduling import dynamic, governor, hybrid, sandman
     from scenarios.server import config
 
-    ref = json.loads(REFERENCE.read_text())
-    pp = ref["policy_parameters"]
+    pp = reference.values("sandman_polling_server", "policy_parameters")
     sm = pp["sandman"]
     assert (sandman.T_HEALTHY, sandman.T_IDLE, sandman.COARSE_INTERVAL_S, sandman.FINE_INTERVAL_US, sandman.Z) == (
         sm["t_healthy"], sm["t_idle"], sm["coarse_interval_s"], sm["fine_interval_us"], sm["z"])
     assert governor.GOVERNOR_INTERVAL_US == pp["governor_interval_us"]
     assert dynamic.DYNAMIC_INTERVAL_US == pp["dynamic_scheduling_interval_us"]
     assert hybrid.INITIAL_SLEEP_US == pp["hybrid_polling_initial_sleep_us"]
-    oh = ref["measured"]["scheduler_overheads_48_cores_48_threads"]
+    oh = reference.values("sandman_polling_server", "scheduler_overheads")
     assert config.THREAD_MOVE_NS == oh["thread_move_ns"]
     assert config.STATS_FILL_NS == oh["fill_statistics_ns_per_worker"]
     assert config.SCHEDULER_RUN_NS == pytest.approx(oh["run_algorithm_us"] * 1e3)
-    assert config.KERNEL_WAKEUP_US == ref["measured"]["software_wakeup_of_sleeping_core_us"]
+    assert config.KERNEL_WAKEUP_US == reference.values("sandman_polling_server", "software_wakeup_us")
 
 
 def test_one_logical_core_saturates_near_the_measured_spdk_rate():
-    # sandman_polling_server.json: 800K IOPS per logical core (NVMe-oF RDMA), SMT sibling polling too
-    meas = json.loads(REFERENCE.read_text())["measured"]["spdk_iops_per_logical_core_nvmeof_rdma"]
+    # SANDMAN: 800K IOPS per logical core (NVMe-oF RDMA), SMT sibling polling too
+    meas = reference.values("sandman_polling_server", "spdk_iops_per_logical_core")
     r = simulate_server(stable("spdk-static", 4e6, ms=3, warm_ms=1, cores=2, threads=2))
     per_core = r["summary"]["iops"] / 2
     assert per_core == pytest.approx(meas, rel=0.10)
@@ -71,7 +71,8 @@ def test_one_logical_core_saturates_near_the_measured_spdk_rate():
 
 def test_polling_loop_of_a_consolidated_core_matches_the_measured_duration():
     # polling_loop_duration_us [4, 6]: a reactor running all 48 threads (SANDMAN's main core)
-    lo, hi = json.loads(REFERENCE.read_text())["measured"]["polling_loop_duration_us"]
+    loop = reference.values("sandman_polling_server", "polling_loop_duration_us")
+    lo, hi = loop["min"], loop["max"]
     r = simulate_server(stable("sandman", 1.0, ms=1.0, warm_ms=0.5), keep_server=True)
     srv = r["_server"]
     main = srv.reactors[0]
@@ -229,7 +230,7 @@ def test_ci_detector_folds_idle_intervals_in_closed_form():
 
 @pytest.fixture(scope="module")
 def calib_rows():
-    return model_rows(SERVER_POWER_FIT, quick=True)
+    return model_rows(SERVER_POWER_FIT, QUICK_ROW_MS)
 
 
 def test_power_calibration_within_5_percent(calib_rows):

@@ -1,5 +1,5 @@
 """``stacksim validate``: measured points from CSV and fio JSON, the error table, exit codes
-(0 within the bound, 1 past it, 2 bad input), and the built-in suites from the reference set."""
+(0 within the bound, 1 past it, 2 bad input), and the built-in suites of published figures."""
 
 from __future__ import annotations
 
@@ -117,10 +117,18 @@ def test_suite_points_reproduce_the_calibration_scripts():
     assert ours["latency_us"] == theirs["latency_us"] and ours["iops"] == theirs["iops"]
 
 
-def test_reference_dir_from_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("STACKSIM_REFERENCE", str(tmp_path))
-    with pytest.raises(ConfigError, match="STACKSIM_REFERENCE"):
-        suite_points("io-schedulers")
+def test_suite_points_carry_the_shipped_published_figures():
+    from scenarios import reference
+
+    table1 = reference.values("io_schedulers_ull", "median_latency_4k_qd1")
+    points = {p.label: p for p in suite_points("all")}
+    assert len(points) == 3 + 2 * len(table1)
+    assert points["io-schedulers bfq write"].metrics == {"latency_us.p50": table1["bfq"]["write"]}
+    poll = reference.values("poll_vs_interrupt_energy", "latency_iops_4k_1_thread")
+    assert points["poll-vs-interrupt interrupt"].metrics == {"latency_us.mean": poll["interrupt"]["mean_latency_us"],
+                                                             "iops": poll["interrupt"]["iops"]}
+    with pytest.raises(ConfigError, match="unknown suite 'nope'"):
+        suite_points("nope")
 
 
 FIO_JSON = {

@@ -9,7 +9,7 @@ over the exclusive *cells* its code can touch (:data:`SOURCE_CELLS`: the poll lo
 PSI, load tracking, the rest of ``kernel/sched/`` and timekeeping; ...). Rates per second follow
 from the run's cycles per source, so each configuration's memory operations come from what its
 mechanisms executed. Intensities are platform parameters (``kernel.mem_ops_per_cycle``), fitted by
-``scenarios/calibrate_memops.py``.
+``scenarios/calibrate_memops.py`` (``stacksim calibrate --study memops``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """SSD presets with cited values.
 
 Sources (see docs/ssd.md):
-- [REF5] shared/reference/mechanisms.md section 5 and Appendix A (datasheets and reviews): Optane
+- [REF5] datasheets and reviews: Optane
   read service ~6-7 us at 4 KiB, 550K/500K 4 KiB random read/write IOPS, QD16 585K IOPS at 25.5 us
   (P4800X), 5 W idle, ~8 W reading, 13 W writing; P3700 ~80 us 4 KiB reads with large variance;
   PM1743 2.5M / 250K IOPS, 13.0 / 6.6 GB/s, up to 25 W.
-- [CI] calibrated_interrupts.json: P3700 sync read 80 +- 29 us.
+- [CI] Tai et al., ACM TOS 2022 (scenarios/reference/calibrated_interrupts.yaml): P3700 sync read 80 +- 29 us.
 - PCIe 3.0 x4 usable ~3.5 GB/s; PCIe 5.0 x4 ~14 GB/s.
 ``parallel_units`` follows from Little's law: units = saturation IOPS x service time.
 """

@@ -19,7 +19,7 @@ through the server's mechanisms (:class:`scenarios.server.model.Server`):
 Optional hooks: ``on_arrival(thread, now)`` (every request reaching a thread's RX queue; keep it
 cheap), ``on_install(thread, reactor)``; ``burst_decisions`` (list of times a burst was acted on)
 and ``summary()`` feed the run's metrics. Parameters are a pydantic ``Params`` model (defaults from
-sandman_polling_server.json); ``--set policy.NAME=VALUE`` sets them.
+sandman_polling_server.yaml); ``--set policy.NAME=VALUE`` sets them.
 
 A new policy is one module::
 

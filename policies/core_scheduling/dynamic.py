@@ -33,7 +33,7 @@ from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy,
 from scenarios.server.reactor import AWAKE, POLL, Ticker
 from simcore.config import Model
 
-#: sandman_polling_server.json policy_parameters.dynamic_scheduling_interval_us
+#: sandman_polling_server.yaml policy_parameters.dynamic_scheduling_interval_us
 DYNAMIC_INTERVAL_US = 10.0
 #: SPDK scheduler_dynamic.c defaults (mechanisms.md Appendix A)
 LOAD_LIMIT, CORE_LIMIT, CORE_BUSY = 20.0, 80.0, 95.0

@@ -25,7 +25,7 @@ from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy,
 from scenarios.server.reactor import AWAKE, POLL, Ticker
 from simcore.config import Model
 
-#: sandman_polling_server.json policy_parameters.governor_interval_us
+#: sandman_polling_server.yaml policy_parameters.governor_interval_us
 GOVERNOR_INTERVAL_US = 10.0
 
 

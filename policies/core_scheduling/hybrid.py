@@ -14,7 +14,7 @@ from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy,
 from scenarios.server.reactor import HYBRID
 from simcore.config import Model
 
-#: sandman_polling_server.json policy_parameters.hybrid_polling_initial_sleep_us
+#: sandman_polling_server.yaml policy_parameters.hybrid_polling_initial_sleep_us
 INITIAL_SLEEP_US = 10.0
 
 

@@ -42,7 +42,7 @@ from policies.core_scheduling.hybrid import INITIAL_SLEEP_US, sleep_fn
 from scenarios.server.reactor import ASLEEP, AWAKE, HYBRID, POLL, Ticker
 from simcore.config import Model
 
-#: sandman_polling_server.json policy_parameters.sandman
+#: sandman_polling_server.yaml policy_parameters.sandman
 T_HEALTHY, T_IDLE, COARSE_INTERVAL_S, FINE_INTERVAL_US, Z = 0.8, 0.4, 1.0, 10.0, 1.96
 
 

@@ -2,7 +2,8 @@
 
 Fits the physical power parameters (per-state core power, uncore, core leakage and dynamic power,
 the "others" terms, SSD idle and active power) by least squares (scipy) on the **simulator's own
-outputs** against ``sandman_polling_server.json``:
+outputs** against Zhou et al. (SANDMAN, SOSP 2025; package data
+``scenarios/reference/sandman_polling_server.yaml``):
 
 - table 1: CPU / SSD / others / system power of the idle system, light load (< 5% of the maximum
   IOPS) and peak load;
@@ -25,7 +26,7 @@ power, is not determined by these totals; weak priors (1% weight) hold core leak
 core power at the EPYC preset's estimates. Exit latencies are inputs (table 2 measures them
 directly); :func:`exit_latency_us` re-measures them through the model's wake-up paths.
 
-    python -m scenarios.server.calibrate_power [--reference PATH] [--quick]
+    stacksim calibrate --study server-power [--runtime-ms 3] [-o fit.json]
 
 prints the fitted dict to paste into ``models/platforms_server.py`` (SERVER_POWER_FIT) and the
 residuals.
@@ -33,19 +34,20 @@ residuals.
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
-
 import numpy as np
 from scipy.optimize import least_squares
 
 from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
+from scenarios import reference
 from scenarios.server.config import ServerConfig, ServerRunConfig
 from scenarios.server.run import simulate_server
 from scenarios.server.workloads import StableWorkload
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "calibration" / "sandman_polling_server.json"
+#: the published figures (scenarios/reference/sandman_polling_server.yaml)
+REFERENCE = "sandman_polling_server"
+#: simulated time per measured row (ms), after 1 ms of warm-up; QUICK_ROW_MS: shorter, slightly noisier peak row
+ROW_MS = 3.0
+QUICK_ROW_MS = 2.0
 
 #: parameter -> (lower, upper) bounds (physical ranges)
 FIT_BOUNDS = {
@@ -66,10 +68,10 @@ FIT_BOUNDS = {
 PRIORS = {"cpu.core_leakage_w": (1.5, 0.01), "cpu.C2.power_w": (0.12, 0.01)}
 
 
-def row_configs(fit: dict, quick: bool = False) -> dict[str, ServerRunConfig]:
-    """The server configuration of each measured row (see the module doc)."""
+def row_configs(fit: dict, row_ms: float = ROW_MS) -> dict[str, ServerRunConfig]:
+    """The server configuration of each measured row (see the module doc), ``row_ms`` simulated."""
     plat = epyc9454p_16xpm1743_server(fit)
-    dur = 0.002 if quick else 0.003
+    dur = row_ms / 1e3
     warm = 0.001
 
     def cfg(policy: str, rate: float, params: dict | None = None, platform=plat) -> ServerRunConfig:
@@ -89,31 +91,25 @@ def row_configs(fit: dict, quick: bool = False) -> dict[str, ServerRunConfig]:
     }
 
 
-def targets(reference: Path = REFERENCE) -> dict:
-    """Measured rows: {row: {quantity: W}} with quantities cpu, ssd, others, system."""
-    m = json.loads(Path(reference).read_text())["measured"]
-    t1, t2 = m["table1_power_w"], m["table2_cpu_states_48_polling_cores"]
-    return {
-        "idle": {k: t1["system_idle"][k] for k in ("cpu", "ssd", "others", "system")},
-        "light": {k: t1["light_load_lt5pct_max_iops"][k] for k in ("cpu", "ssd", "others", "system")},
-        "peak": {k: t1["peak_load"][k] for k in ("cpu", "ssd", "others", "system")},
-        "P0": {"cpu": t2["P0_3.65GHz"]["cpu_w"], "system": t2["P0_3.65GHz"]["system_w"]},
-        "PN": {"cpu": t2["PN_400MHz"]["cpu_w"], "system": t2["PN_400MHz"]["system_w"]},
-        "C1": {"cpu": t2["C1_shallow"]["cpu_w"], "system": t2["C1_shallow"]["system_w"]},
-        "deep": {"cpu": t2["CN_deep"]["cpu_w"], "system": t2["CN_deep"]["system_w"]},
-    }
+def targets() -> dict:
+    """Measured rows: {row: {quantity: W}} with quantities cpu, ssd, others, system (Tables 1-2)."""
+    t1 = reference.values(REFERENCE, "power_breakdown")
+    t2 = reference.values(REFERENCE, "cpu_states")
+    out = {row: {k: t1[row][k] for k in ("cpu", "ssd", "others", "system")} for row in ("idle", "light", "peak")}
+    out.update({row: {"cpu": t2[row]["cpu_w"], "system": t2[row]["system_w"]} for row in ("P0", "PN", "C1", "deep")})
+    return out
 
 
-def exit_targets(reference: Path = REFERENCE) -> dict:
-    t2 = json.loads(Path(reference).read_text())["measured"]["table2_cpu_states_48_polling_cores"]
-    return {"PN": t2["PN_400MHz"]["exit_latency_us"], "C1": t2["C1_shallow"]["exit_latency_us"],
-            "deep": t2["CN_deep"]["exit_latency_us"]}
+def exit_targets() -> dict:
+    """Measured time back to full performance (us) from PN, C1 and the deep state (Table 2)."""
+    t2 = reference.values(REFERENCE, "cpu_states")
+    return {row: t2[row]["exit_latency_us"] for row in ("PN", "C1", "deep")}
 
 
-def model_rows(fit: dict, quick: bool = False) -> dict:
+def model_rows(fit: dict, row_ms: float = ROW_MS) -> dict:
     """Power breakdown of every row, from the model: {row: {cpu, ssd, others, system}}."""
     out = {}
-    for row, cfg in row_configs(fit, quick).items():
+    for row, cfg in row_configs(fit, row_ms).items():
         pw = simulate_server(cfg)["summary"]["power_w"]
         out[row] = {"cpu": pw["cpu"], "ssd": pw["ssd"], "others": pw["others"], "system": pw["system"]}
     out["C1"] = out["idle"]  # table 2's C1 row is the idle system (every core in C1)
@@ -129,25 +125,35 @@ def residuals_of(rows: dict, tgt: dict) -> tuple[list[str], np.ndarray]:
     return labels, np.array(res)
 
 
-def _residuals(x, names, tgt, quick):
+def _residuals(x, names, tgt, row_ms, progress=None, count=None):
     fit = dict(SERVER_POWER_FIT)
     fit.update(dict(zip(names, x)))
-    _, res = residuals_of(model_rows(fit, quick), tgt)
+    _, res = residuals_of(model_rows(fit, row_ms), tgt)
     prior = [w * (fit[k] / v - 1.0) for k, (v, w) in PRIORS.items()]
-    return np.concatenate([res, prior])
+    out = np.concatenate([res, prior])
+    if count is not None:
+        count[0] += 1
+        if progress is not None:
+            progress(count[0], out, dict(zip(names, map(float, x))))
+    return out
 
 
-def calibrate(reference: Path = REFERENCE, quick: bool = False) -> tuple[dict, list[str], np.ndarray]:
-    tgt = targets(reference)
+def calibrate(row_ms: float = ROW_MS, *, max_iterations: int | None = None,
+              progress=None) -> tuple[dict, list[str], np.ndarray, int, bool]:
+    """Fit :data:`FIT_BOUNDS`; returns the fit dict, the residual labels and values at the rounded
+    fit, the number of evaluations and whether the search converged."""
+    tgt = targets()
     names = list(FIT_BOUNDS)
     x0 = [min(max(SERVER_POWER_FIT[n], FIT_BOUNDS[n][0]), FIT_BOUNDS[n][1]) for n in names]
     lo = [FIT_BOUNDS[n][0] for n in names]
     hi = [FIT_BOUNDS[n][1] for n in names]
-    sol = least_squares(_residuals, x0, bounds=(lo, hi), diff_step=1e-3, args=(names, tgt, quick), xtol=1e-8, ftol=1e-8)
+    count = [0]
+    sol = least_squares(_residuals, x0, bounds=(lo, hi), diff_step=1e-3, args=(names, tgt, row_ms, progress, count),
+                        xtol=1e-8, ftol=1e-8, max_nfev=max_iterations)
     fit = dict(SERVER_POWER_FIT)
     fit.update({n: float(round(v, 4)) for n, v in zip(names, sol.x)})
-    labels, res = residuals_of(model_rows(fit, quick), tgt)
-    return fit, labels, res
+    labels, res = residuals_of(model_rows(fit, row_ms), tgt)
+    return fit, labels, res, count[0] + 1, bool(sol.status > 0)
 
 
 def exit_latency_us(state: str, fit: dict | None = None) -> float:
@@ -188,18 +194,20 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
     return (t_inst - t_post) / 1e3
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reference", type=Path, default=REFERENCE)
-    ap.add_argument("--quick", action="store_true", help="shorter runs per row (faster, slightly noisier peak row)")
-    args = ap.parse_args()
-    fit, labels, res = calibrate(args.reference, args.quick)
-    print("SERVER_POWER_FIT =", json.dumps(fit, indent=4))
-    for lab, r in zip(labels, res):
-        print(f"  {lab:18s} {100 * r:+6.2f} %")
-    for st, meas in exit_targets(args.reference).items():
-        print(f"  exit latency {st:5s} model {exit_latency_us(st, fit):7.1f} us   measured {meas} us")
+def run_study(runtime_ms: float = ROW_MS, max_iterations: int | None = None, progress: bool = False):
+    """``stacksim calibrate --study server-power`` (``runtime_ms``: simulated time per measured row)."""
+    from scenarios.studies import StudyResult, StudyRow, fit_progress, fit_rows
 
-
-if __name__ == "__main__":
-    main()
+    prog = fit_progress(progress, len(row_configs(SERVER_POWER_FIT, runtime_ms)))
+    try:
+        fit, labels, res, n_eval, converged = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
+    finally:
+        prog.close()
+    tgt = targets()
+    rows = fit_rows(labels, [v for meas in tgt.values() for v in meas.values()], res, "W")
+    for state, meas in exit_targets().items():
+        rows.append(StudyRow(f"exit latency {state}", float(meas), exit_latency_us(state, fit), "us", fitted=False))
+    params = {n: {"value": fit[n], "ci95": None} for n in FIT_BOUNDS}
+    sources = [reference.cite(REFERENCE, "power_breakdown"), reference.cite(REFERENCE, "cpu_states")]
+    return StudyResult("server-power", "models/platforms_server.py SERVER_POWER_FIT", fit, params, rows, sources,
+                       runtime_ms, n_eval, converged)

@@ -14,8 +14,8 @@ from models.platforms_server import ServerPlatform
 from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import Model, Seed
 
-#: SANDMAN's measured costs (sandman_polling_server.json, "scheduler_overheads_48_cores_48_threads",
-#: "software_wakeup_of_sleeping_core_us"); tests/test_server.py checks these against the file.
+#: SANDMAN's measured costs (scenarios/reference/sandman_polling_server.yaml, "scheduler_overheads",
+#: "software_wakeup_us"); tests/test_server.py checks these against the file.
 THREAD_MOVE_NS = 106.52
 STATS_FILL_NS = 79.03
 SCHEDULER_RUN_NS = 1990.0

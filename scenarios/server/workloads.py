@@ -41,7 +41,7 @@ from simcore.errors import ConfigError
 #: SANDMAN's stable sweep: 10K to 10240K IOPS, doubling each step.
 STABLE_RATES = tuple(10_000 * 2 ** k for k in range(11))
 
-#: Samsung PM1743 4 KiB random-read maximum (sandman_polling_server.json "about 2,500K").
+#: Samsung PM1743 4 KiB random-read maximum (sandman_polling_server.yaml "about 2,500K").
 PM1743_MAX_IOPS = 2_500_000.0
 
 #: ``network_rtt_us`` is the round trip of a request with this much data; more adds transfer time
