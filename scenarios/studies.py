@@ -142,10 +142,10 @@ def format_study(res: StudyResult) -> str:
     uw = max(4, *(len(r.unit) for r in res.rows))
     out.append(f"residuals:\n  {'observation':{lw}s}  {'measured':>10s}  {'model':>10s}  {'unit':{uw}s}  {'residual':>8s}")
     for r in res.rows:
-        meas = f"{r.measured:10.5g}" if r.measured is not None else f"{'-':>10s}"
+        meas = f"{r.measured:10.6g}" if r.measured is not None else f"{'-':>10s}"
         resid = f"{100 * r.residual:+7.2f}%" if r.residual is not None else f"{'-':>8s}"
         tag = "" if r.fitted else "  (not fitted)"
-        out.append(f"  {r.label:{lw}s}  {meas}  {r.model:10.5g}  {r.unit:{uw}s}  {resid}{tag}")
+        out.append(f"  {r.label:{lw}s}  {meas}  {r.model:10.6g}  {r.unit:{uw}s}  {resid}{tag}")
     out.append(f"rms relative error of the fitted observations {res.rms_pct:.2f}%")
     out.append("published figures: " + "; ".join(res.sources))
     return "\n".join(out)
