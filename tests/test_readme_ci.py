@@ -81,13 +81,14 @@ def test_first_readme_command_works_in_a_clean_copy(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
     env[GUARD] = "1"
     # parts[0] and parts[1], without downloads: a venv whose path includes this interpreter's
-    # site-packages (a plain .pth line: their own .pth files, e.g. this checkout's editable
-    # install, are not processed), then an editable install of the copy
+    # site-packages directories (plain .pth lines: their own .pth files, e.g. this checkout's
+    # editable install, are not processed), then an editable install of the copy
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", ".venv"], cwd=repo, check=True, timeout=120)
     venv_python = repo / ".venv" / "bin" / "python"
     site = subprocess.run([str(venv_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    parents = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    parents = dict.fromkeys([sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
+                            + [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")])
     (Path(site) / "_parent_site_packages.pth").write_text("".join(f"{p}\n" for p in parents))
     pip = subprocess.run([str(venv_python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                           "--no-index", "-e", "."], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
