@@ -1,34 +1,59 @@
 """The host: wires CPU package, per-CPU runners, NVMe driver, blk-mq, devices and policies, in one
 documented order (gem5-board style). Components reach each other through the host, never through
-globals."""
+globals. The policies come in resolved (:class:`PolicySet`): the assembly (``scenarios.assembly``)
+turns the configuration's names into classes through the registries in ``policies/``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping
+
 from models.cpu.core import Package
-from models.cpu.cpuidle import MenuGovernor
+from models.cpu.cpufreq import CpufreqGovernor
+from models.cpu.cpuidle import CpuidleGovernor
 from models.os.blk import BlkMq
+from models.os.completion import CompletionPolicy, select_policy_name
 from models.os.costs import CostTable
+from models.os.iosched import IoScheduler
 from models.os.nvme import NvmeDriver
 from models.os.queue import QueueConfig
 from models.os.sched import CpuRunner
+from models.os.sqpoll import SqThread
 from models.platform import PlatformConfig
 from models.ssd.device import NvmeDevice
-from policies.completion import COMPLETION_POLICIES, CompletionPolicy, select_policy_name
+from models.ssd.irq import IrqGeneration
 from simcore.engine import Engine
+from simcore.errors import ConfigError
 from simcore.rng import RngStreams
 
 
+@dataclass(frozen=True)
+class PolicySet:
+    """The policy classes a host is built with (each is instantiated where its mechanism needs one:
+    one cpuidle governor per CPU, one elevator per device, one interrupt generator per vector)."""
+
+    cpufreq_governor: type[CpufreqGovernor]
+    """``cpu.cpufreq_governor``: built once, before the CPU package."""
+    cpuidle_governor: type[CpuidleGovernor]
+    """``cpu.cpuidle_governor``: one per logical CPU."""
+    io_scheduler: type[IoScheduler]
+    """``queue.scheduler``: the elevator of each device."""
+    irq_generation: type[IrqGeneration]
+    """``nvme.irq``: the device-side interrupt generation of each interrupt-driven queue pair."""
+    completion: Mapping[str, type[CompletionPolicy]]
+    """completion policies by the names :func:`~models.os.completion.select_policy_name` (and the
+    IO engines) can ask for; instantiated on first use."""
+
+
 class Host:
-    def __init__(self, platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None):
+    def __init__(self, platform: PlatformConfig, queue: QueueConfig, seed: int, policies: PolicySet, tracer=None):
         self.platform = platform
         self.queue = queue
         self.engine = Engine(tracer)
         self.rng = RngStreams(seed)
+        self._completion_classes = policies.completion
         # 1. the cpufreq governor (it picks the frequency the cores start at), CPU package, cost bundles
-        from policies.cpu_power import CPUFREQ_GOVERNORS
-
-        gcls = CPUFREQ_GOVERNORS.get(platform.cpu.cpufreq_governor)
-        self.cpufreq = gcls.from_config(self, platform.cpu.cpufreq)
+        self.cpufreq = policies.cpufreq_governor.from_config(self, platform.cpu.cpufreq)
         self.pkg = Package(platform.cpu, self.engine, self.cpufreq.initial_freq_ghz())
         self.kcosts = k = platform.kernel
         self.costs = CostTable(platform.cpu.activity)
@@ -38,7 +63,9 @@ class Host:
                                         scheduler=k.sched_tick_cycles)
         self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles)  # the waker already paid try_to_wake_up
         # 2. one runner (scheduler + executor) per logical CPU
-        self.runners = [CpuRunner(self, cpu, MenuGovernor(platform.cpu), platform.sched) for cpu in self.pkg.cpus]
+        idle_cls = policies.cpuidle_governor
+        tick_period_ns = 1e9 / platform.sched.tick_hz
+        self.runners = [CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched) for cpu in self.pkg.cpus]
         for r in self.runners:
             r._sibling = self.pkg.sibling_of(r.cpu)
         hook = getattr(self.cpufreq, "on_enqueue", None)
@@ -48,9 +75,10 @@ class Host:
             r.cpufreq_tick_hook = tick_hook
         self.cpufreq.start()
         # 3. devices, driver queues, blk-mq
-        self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i, platform.nvme) for i in range(platform.ssd_count)]
+        self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i, platform.nvme,
+                                   policies.irq_generation) for i in range(platform.ssd_count)]
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
-        self.blk = BlkMq(self, queue)
+        self.blk = BlkMq(self, queue, policies.io_scheduler)
         # 4. completion policies (instantiated on first use, shared by the queue's users)
         self.policies: dict = {}
         self._stat_policies: list = []
@@ -62,10 +90,11 @@ class Host:
     def policy(self, name: str):
         p = self.policies.get(name)
         if p is None:
-            cls = COMPLETION_POLICIES.get(name)
+            cls = self._completion_classes.get(name)
+            if cls is None:
+                known = ", ".join(sorted(self._completion_classes))
+                raise ConfigError(f"completion policy '{name}' was not resolved for this host (resolved: {known})")
             if cls.polled and not self.queue.io_poll:
-                from simcore.errors import ConfigError
-
                 raise ConfigError(f"completion policy '{name}' polls, but the queue has no polled queues: set queue.io_poll=1")
             p = self.policies[name] = cls(self, self.queue)
             if type(p).on_complete is not CompletionPolicy.on_complete:
@@ -74,13 +103,9 @@ class Host:
 
     def sq_thread(self, cpu: int | None):
         """The io_uring SQPOLL thread on ``cpu`` (default: the last CPU), created on first use."""
-        from scenarios.workload.sqpoll import SqThread
-
         if cpu is None:
             cpu = len(self.runners) - 1
         if cpu >= len(self.runners):
-            from simcore.errors import ConfigError
-
             raise ConfigError(f"sqthread_poll_cpu={cpu}: the platform has {len(self.runners)} CPUs")
         th = self.sq_threads.get(cpu)
         if th is None:

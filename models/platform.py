@@ -9,7 +9,7 @@ from models.os.costs import KernelCosts
 from models.os.queue import QueueConfig
 from models.os.sched import SchedConfig
 from models.ssd.config import DeviceConfig
-from policies.interrupt_generation.base import IrqConfig
+from models.ssd.irq import IrqConfig
 from simcore.config import Model
 
 

@@ -168,7 +168,7 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
     units = max(1, round(sat_iops * base_ns * 1e-9))
     ssd = ssd.model_copy(update={"parallel_units": units, "read": ssd.read.model_copy(update={
         "base_ns": base_ns, "sd_ns": fit[f"{key}.read.sd_ns"]})})
-    from policies.interrupt_generation.base import IrqConfig
+    from models.ssd.irq import IrqConfig
 
     return PlatformConfig(
         name=name,

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from models.host import Host
+from scenarios.assembly import build_host
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.fio.parser import FioJob, job_from_options
@@ -170,7 +170,7 @@ def run_replay(cfg: ReplayConfig) -> dict:
     records = select(_read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
                      window_ns=(cfg.window_start_ns, end), volumes=set(cfg.volumes) if cfg.volumes else None,
                      speed=cfg.speed, counts=drops)
-    host = Host(cfg.platform, cfg.queue, cfg.seed)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed)
     device_of: dict[str, int] = {}
 
     def mapped():

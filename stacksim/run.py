@@ -8,6 +8,7 @@ import numpy as np
 
 from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
+from scenarios.assembly import build_host
 from models.power import PowerMeter, average_power, read_energy
 from models.os import memops
 from models.os.costs import LAYERS
@@ -60,7 +61,7 @@ def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
     """Wire the host and its job threads; returns (host, ramp_ns, end_ns)."""
     for p in cfg.plugins:
         load_plugin(p)
-    host = Host(cfg.platform, cfg.queue, cfg.seed, tracer)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer)
     ncpu = len(host.runners)
     ramp = max(j.ramp_time_ns for j in cfg.jobs)
     end = max(j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)

@@ -192,7 +192,7 @@ def test_idle_poll_keeps_every_cpu_in_c0_or_poll():
 
 
 def test_menu_skips_disabled_states():
-    from models.cpu.cpuidle import MenuGovernor
+    from policies.cpu_idle.menu import MenuGovernor
 
     cpu = resolve(sets={}).platform.cpu
     names = [s.name for s in cpu.cstates]

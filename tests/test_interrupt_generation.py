@@ -156,12 +156,12 @@ def test_interrupt_cost_is_the_published_1500_cycles():
 
 
 def test_ooo_handler_reaps_only_urgent_entries_and_rings_the_doorbell_only_for_the_head():
-    from models.host import Host
+    from scenarios.assembly import build_host
     from models.os.nvme import NvmeIrq
     from models.platforms import optane_p4800x_e5_2660v4
 
     plat = optane_p4800x_e5_2660v4()
-    host = Host(plat, plat.queue, seed=1)
+    host = build_host(plat, plat.queue, seed=1)
     qp = host.driver.irq_qps[(0, 0)]
     reqs = []
     for i, flags in enumerate([0, URGENT, 0, URGENT]):

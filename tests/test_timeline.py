@@ -2,7 +2,7 @@
 
 import pytest
 
-from models.host import Host
+from scenarios.assembly import build_host
 from models.os.sched import FixedIrq
 from models.os.task import Task
 from models.platforms import optane900p_e3_1230v5
@@ -10,7 +10,7 @@ from models.platforms import optane900p_e3_1230v5
 
 def make_host(**queue):
     plat = optane900p_e3_1230v5()
-    return Host(plat, plat.queue.model_copy(update=queue), seed=1)
+    return build_host(plat, plat.queue.model_copy(update=queue), seed=1)
 
 
 def idle_runner(host, cstate_name):
@@ -73,7 +73,7 @@ def _hrtimer_sleep(**kernel):
     runs again, the C-state it woke from, the task)."""
     plat = optane900p_e3_1230v5()
     plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(update=kernel)})
-    host = Host(plat, plat.queue, seed=1)
+    host = build_host(plat, plat.queue, seed=1)
     r = host.runners[0]
     t = Task(0, "t", 0)
     host.all_tasks.append(t)

@@ -6,7 +6,7 @@ otherwise). Presets with cited values are in :mod:`models.cpu.presets`.
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Optional, Union
 
 from pydantic import Field, model_validator
 
@@ -52,7 +52,8 @@ class CpuConfig(Model):
                                          " (RAPL's PL1 time window)")
     power_limit_control_us: float = Field(1000.0, gt=0, description="how often the firmware adjusts the frequency"
                                           " ceiling, us")
-    cpuidle_governor: Literal["menu"] = "menu"
+    cpuidle_governor: str = Field(
+        "menu", description="cpuidle governor (policies/cpu_idle): menu, teo, or a plug-in's name")
     cpuidle_disable: tuple[str, ...] = Field(
         (), description="names of idle states disabled on every CPU (cpuidle stateN/disable = 1); disabling all but"
         " POLL is idle=poll, disabling POLL makes the shallowest hardware state the fallback")

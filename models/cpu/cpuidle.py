@@ -1,142 +1,67 @@
-"""The cpuidle ``menu`` governor: pick an idle state from the predicted idle duration.
+"""The cpuidle governor interface: which idle state a CPU enters when it has nothing to run.
 
-Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted:
-- predicted idle = time to the next known timer x a correction factor learned per bucket
-  (12 buckets by magnitude of the timer distance, doubled when IO waiters exist), decayed with
-  weight 1/8 (``DECAY``), in units of 1/1024 (``RESOLUTION``);
-- a repeating-interval detector over the last 8 idle periods: when their spread is small, their
-  average replaces the prediction if shorter (outliers above the average are dropped, 3 tries);
-- the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
-- the deepest enabled state with target residency <= prediction and exit latency within the limit
-  is chosen; a POLL state (if present) is chosen when nothing deeper qualifies.
-The POLL state spins in C0 until an interrupt. (Linux bounds one POLL spin by
-``cpuidle_poll_time`` and then asks the governor again, which, with unchanged inputs, returns the
-same answer, so the model simply keeps spinning.)
+The mechanism (the OS idle loop, :meth:`models.os.sched.CpuRunner._enter_idle`; the server's
+interrupt-driven reactors) owns one governor per logical CPU and calls:
+
+* ``select(next_timer_ns, iowaiters, tick_ns=None, delta_tick_ns=0.0) -> int`` when the CPU goes
+  idle: the index into ``cfg.cstates`` of the state to enter. ``next_timer_ns`` is the time to the
+  CPU's earliest armed timer (:data:`NO_TIMER_NS` if none: the sleep length with the tick stopped),
+  ``iowaiters`` the tasks of this CPU sleeping in IO wait. ``tick_ns`` is the scheduler tick's
+  period when the periodic tick is running (the next one ``delta_tick_ns`` away); None when no
+  tick runs on the CPU (stopped, or not modelled). With a tick, the governor also sets
+  ``stop_tick``: whether the tick may stop for this idle period (cpuidle's ``*stop_tick``).
+* ``reflect(measured_ns)`` when the idle period ends: it lasted ``measured_ns`` from entry to the
+  wake-up event (before the state's exit latency).
+* ``prime(idle_ns)`` before the first ``select`` of a CPU that comes from a long quiet stretch
+  (e.g. boot) of idle periods of ``idle_ns`` each that ended at their timer.
+
+Linux's governors (``drivers/cpuidle/governors/``) implement it in ``policies/cpu_idle/``; the
+platform picks one with ``cpu.cpuidle_governor``. A governor honours ``cfg.cpuidle_disable`` (the
+sysfs ``stateN/disable``) and never returns a disabled state unless every state is disabled.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from abc import ABC, abstractmethod
 
 from models.cpu.config import CpuConfig
 
-RESOLUTION = 1024
-DECAY = 8
-BUCKETS = 6
-MAX_INTERESTING_NS = 50_000_000.0
-INTERVALS = 8
-NO_TIMER_NS = 4_000_000.0  # with the tick stopped and no timer: assume up to one 250 Hz tick period
+NO_TIMER_NS = 4_000_000.0
+"""The sleep length a governor is given when no timer is armed: with the tick stopped and no timer,
+assume up to one 250 Hz tick period (CONFIG_HZ=250), ns."""
 
 
-#: menu.c which_bucket(): buckets by decade of the timer distance; a second set with IO waiters
-_BUCKET_LIMITS_NS = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
+class CpuidleGovernor(ABC):
+    """Per-CPU governor state. Subclasses are registered by name in ``policies.cpu_idle``."""
 
+    __slots__ = ("cfg", "tick_period_ns", "stop_tick")
 
-class MenuGovernor:
-    """Per-CPU menu governor state (correction factors and recent intervals)."""
+    name = "abstract"
 
-    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first",
-                 "_enabled", "stop_tick", "_polling", "_residency")
-
-    def __init__(self, cfg: CpuConfig):
-        self.states = cfg.cstates
-        off = set(cfg.cpuidle_disable)
-        enabled = [i for i, st in enumerate(cfg.cstates) if st.name not in off]
-        #: the first enabled state: the answer when nothing deeper fits (state 0 if none is enabled)
-        self._first = enabled[0] if enabled else 0
-        self._enabled = tuple(enabled) or (0,)
-        self._polling = tuple(st.polling for st in cfg.cstates)
-        self._residency = tuple(st.target_residency_ns for st in cfg.cstates)
-        #: after select() with a tick: whether the periodic tick may stop for this idle period
+    def __init__(self, cfg: CpuConfig, tick_period_ns: float = NO_TIMER_NS):
+        #: the CPU's idle states (``cfg.cstates``, shallowest first) and disabled states
+        self.cfg = cfg
+        #: the scheduler tick's period (TICK_NSEC), ns: what a stopped tick would have been
+        self.tick_period_ns = tick_period_ns
+        #: after ``select`` with a running tick: whether the tick may stop for this idle period
         self.stop_tick = True
-        #: (index, target residency, exit latency) of the enabled states deeper than the first
-        self._real = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
-        self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
-        self.intervals = [0.0] * INTERVALS
-        self.interval_ptr = 0
-        self.bucket = 0
-        self.next_timer_ns = NO_TIMER_NS
 
-    def _typical_interval(self) -> float | None:
-        """The repeating-pattern detector of menu.c (get_typical_interval), in ns."""
-        data = self.intervals
-        thresh = float("inf")
-        for _ in range(3):
-            total = sq = 0.0
-            n = 0
-            top = 0.0
-            for v in data:
-                if v <= thresh:
-                    total += v
-                    sq += v * v
-                    n += 1
-                    if v > top:
-                        top = v
-            if top <= 0.0:
-                return None  # menu.c: 'if (!max) return UINT_MAX'
-            avg = total / n
-            var = sq / n - avg * avg
-            # menu.c (in us): accept when variance <= 400 us^2 or avg^2 > 36 variance
-            if (var <= 400e6 or avg * avg > 36.0 * var) and n * 4 >= INTERVALS * 3:
-                return avg
-            if n * 4 <= INTERVALS * 3:
-                return None
-            thresh = top - 1e-9
-        return None
-
+    @abstractmethod
     def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
                delta_tick_ns: float = 0.0) -> int:
-        """Index of the chosen state for a CPU about to idle. With a periodic tick (``tick_ns``, the
-        next one ``delta_tick_ns`` away) it also decides ``stop_tick`` as menu.c does: the tick keeps
-        running for a polling state or a predicted idle shorter than a tick, and then a state whose
-        target residency exceeds the time to the tick is traded for a shallower one."""
-        self.next_timer_ns = next_timer_ns
-        b = self.bucket = (BUCKETS if iowaiters else 0) + bisect_right(_BUCKET_LIMITS_NS, next_timer_ns)
-        predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
-        mult = 1 + 10 * iowaiters
-        idx = self._deepest(predicted, predicted / mult)
-        polling = self._polling
-        if idx != self._first or (tick_ns is not None and not polling[idx] and predicted >= tick_ns):
-            # the repeating-interval detector can only shorten the prediction, so with the first
-            # enabled state chosen it matters only for the tick decision (less work on the hot path)
-            typical = self._typical_interval()
-            if typical is not None and typical < predicted:
-                predicted = typical
-                idx = self._deepest(typical, typical / mult)
-        if tick_ns is None:
-            return idx
-        stop = self.stop_tick = not (polling[idx] or predicted < tick_ns)
-        residency = self._residency
-        if not stop and idx != self._first and residency[idx] > delta_tick_ns:
-            for i in reversed(self._enabled):
-                if i < idx:
-                    idx = i
-                    if residency[i] <= delta_tick_ns:
-                        break
-        return idx
+        """Index of the idle state to enter (see the module docstring)."""
 
-    def _deepest(self, predicted: float, latency_limit: float) -> int:
-        """The deepest enabled state whose target residency and exit latency fit (disabled states
-        are skipped, as menu.c does)."""
-        idx = self._first
-        for i, target, exit_ns in self._real:
-            if target > predicted or exit_ns > latency_limit:
-                break
-            idx = i
-        return idx
-
+    @abstractmethod
     def reflect(self, measured_ns: float) -> None:
-        """Learn from an idle period that lasted ``measured_ns`` (menu_update)."""
-        nt = self.next_timer_ns
-        b = self.bucket
-        c = self.correction[b]
-        c -= c // DECAY
-        if nt > 0 and measured_ns < MAX_INTERESTING_NS:
-            c += RESOLUTION * measured_ns / nt
-        else:
-            c += RESOLUTION
-        if c <= 0:
-            c = 1
-        self.correction[b] = c
-        self.intervals[self.interval_ptr] = measured_ns
-        self.interval_ptr = (self.interval_ptr + 1) % INTERVALS
+        """Learn from an idle period that lasted ``measured_ns`` (entry to wake-up event)."""
+
+    def prime(self, idle_ns: float) -> None:
+        """The CPU comes from a long run of idle periods of ``idle_ns`` each, ended by their timer."""
+        for _ in range(64):
+            self.select(idle_ns, 0)
+            self.reflect(idle_ns)
+
+    def enabled_states(self) -> tuple[int, ...]:
+        """Indices of the states not disabled by ``cpuidle_disable`` (state 0 if all are)."""
+        off = set(self.cfg.cpuidle_disable)
+        return tuple(i for i, st in enumerate(self.cfg.cstates) if st.name not in off) or (0,)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from policies.io_scheduler import IO_SCHEDULERS
+from models.os.iosched import IoScheduler
 
 SECTOR = 512
 
@@ -31,10 +31,11 @@ class HwContext:
 
 
 class BlkMq:
-    def __init__(self, host, queue_cfg):
+    def __init__(self, host, queue_cfg, scheduler: type[IoScheduler]):
+        """``scheduler``: the elevator class of ``queue_cfg.scheduler`` (resolved by the assembly)."""
         self.host = host
         self.driver = host.driver
-        self._sched_cls = IO_SCHEDULERS.get(queue_cfg.scheduler)
+        self._sched_cls = scheduler
         self._tunables = dict(queue_cfg.iosched)
         self._sched_cls.parse_tunables(self._tunables)  # reject bad tunables before the run
         self._nr = queue_cfg.nr_requests

@@ -9,7 +9,7 @@ only by blk_poll.
 from __future__ import annotations
 
 from models.os.sched import IrqWork
-from policies.interrupt_generation.base import URGENT
+from models.ssd.irq import URGENT
 
 
 class NvmeDriver:

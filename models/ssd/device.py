@@ -25,6 +25,7 @@ import numpy as np
 
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.config import DeviceConfig
+from models.ssd.irq import IrqConfig, IrqGeneration
 from simpy.events import NORMAL
 
 from simcore.engine import Call, Engine
@@ -68,7 +69,11 @@ def _lognormal_sampler(mean: float, sd: float):
 class NvmeDevice:
     """Runtime model of one NVMe SSD."""
 
-    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0, irq_cfg=None):
+    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0,
+                 irq_cfg: IrqConfig | None = None, irq_generation: type[IrqGeneration] | None = None):
+        """``irq_cfg`` (``nvme.*``) and ``irq_generation`` (the class of ``irq_cfg.irq``, resolved by
+        the assembly) drive the interrupts of interrupt-driven queue pairs; a device with only
+        polled queue pairs needs neither."""
         self.cfg = cfg
         self.engine = engine
         self.index = index
@@ -98,7 +103,8 @@ class NvmeDevice:
         steps = apst_steps(cfg)
         #: autonomous power state transitions (models.ssd.apst), None without non-operational states
         self.apst = ApstState(cfg, steps) if steps else None
-        self.irq_cfg = irq_cfg  # IrqConfig (nvme.*): the interrupt generation of interrupt-driven CQs
+        self.irq_cfg = irq_cfg or IrqConfig()
+        self._irq_generation = irq_generation
 
     def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
         if len(self.qps) >= self.cfg.max_queue_pairs:
@@ -107,10 +113,9 @@ class NvmeDevice:
                               "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs")
         qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
         if not polled:
-            from policies.interrupt_generation import IRQ_GENERATION, IrqConfig, IrqGeneration
-
-            icfg = self.irq_cfg or IrqConfig()
-            gen = qp.irq_gen = IRQ_GENERATION.get(icfg.irq)(qp, icfg, self.engine)
+            if self._irq_generation is None:
+                raise ValueError(f"{self.cfg.model}: an interrupt-driven queue pair needs an interrupt generation policy")
+            gen = qp.irq_gen = self._irq_generation(qp, self.irq_cfg, self.engine)
             if type(gen).on_submit is not IrqGeneration.on_submit:
                 qp.submit_hook = gen.on_submit  # only policies that track the SQ see submissions
         self.qps.append(qp)

@@ -1,40 +1,12 @@
-"""The completion-policy interface: what a task does after ringing the doorbell."""
+"""The registry of completion policies. The interface (:class:`CompletionPolicy`) and the selection
+rule (:func:`select_policy_name`) live next to the NVMe driver in :mod:`models.os.completion` and
+are re-exported here for plug-ins."""
 
 from __future__ import annotations
 
+from models.os.completion import CompletionPolicy, select_policy_name
 from simcore.plugins import Registry
 
 COMPLETION_POLICIES = Registry("completion policy")
 
-
-class CompletionPolicy:
-    """Decides how the submitting task learns that its request completed.
-
-    ``wait(runner, task, req, then)`` is called on the submitting CPU right after the doorbell;
-    it must eventually call ``then()`` with ``task`` running on ``runner`` and ``req.done`` true.
-    ``on_complete(req)`` sees every completed request of the queue (for statistics).
-    ``polled`` says whether requests go to polled hardware queues (no interrupt vector).
-    """
-
-    name = "abstract"
-    polled = False
-
-    def __init__(self, host, queue):
-        self.host = host
-        self.queue = queue
-
-    def wait(self, runner, task, req, then) -> None:
-        raise NotImplementedError
-
-    def on_complete(self, req) -> None:
-        pass
-
-
-def select_policy_name(queue, hipri: bool) -> str:
-    """Linux semantics: HIPRI requests poll only on a queue with ``io_poll`` on; ``io_poll_delay``
-    -1 means classic polling, 0 adaptive hybrid, N > 0 a fixed N us hybrid sleep."""
-    if queue.completion != "auto":
-        return queue.completion
-    if hipri and queue.io_poll:
-        return "classic-poll" if queue.io_poll_delay == -1 else "hybrid-poll"
-    return "interrupt"
+__all__ = ["COMPLETION_POLICIES", "CompletionPolicy", "select_policy_name"]

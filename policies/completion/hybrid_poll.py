@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from policies.completion.base import COMPLETION_POLICIES, CompletionPolicy
+from models.os.completion import CompletionPolicy
+from policies.completion.base import COMPLETION_POLICIES
 
 BKTS = 16
 WINDOW_NS = 100_000_000.0

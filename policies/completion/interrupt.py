@@ -1,6 +1,7 @@
 """Interrupt completion: the task sleeps (io_schedule); the queue's MSI-X handler wakes it."""
 
-from policies.completion.base import COMPLETION_POLICIES, CompletionPolicy
+from models.os.completion import CompletionPolicy
+from policies.completion.base import COMPLETION_POLICIES
 
 
 @COMPLETION_POLICIES.register("interrupt")

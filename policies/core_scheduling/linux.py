@@ -10,15 +10,15 @@ requests. Per request a CPU runs, at kernel activity:
   (``server.cq_cycles``);
 
 with the platform's ``KernelCosts``. Between requests the CPU goes idle (``idle_entry_cycles``),
-the menu governor (``models/cpu/cpuidle.py``, its idle history seeded with tick-long periods as
-after a quiet boot) picks a state no deeper than the platform's OS idle limit, and the next interrupt pays that state's exit latency plus ``idle_exit_cycles``.
+the platform's cpuidle governor (``cpu.cpuidle_governor``, menu by default; its idle history primed
+with tick-long periods as after a quiet boot) picks a state no deeper than the platform's OS idle limit, and the next interrupt pays that state's exit latency plus ``idle_exit_cycles``.
 """
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from models.cpu.cpuidle import NO_TIMER_NS, MenuGovernor
+from models.cpu.cpuidle import NO_TIMER_NS
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
 from scenarios.server.reactor import IRQ
 from simcore.config import Model
@@ -53,9 +53,9 @@ class LinuxKernelTarget(CoreSchedulingPolicy):
         limited = s.ccfg.model_copy(update={"cstates": s.ccfg.cstates[: s.os_idle + 1]})
         for th, r in zip(s.threads, s.reactors):
             s.place(th, r)
-            r.menu = MenuGovernor(limited)
+            r.idle_gov = s.idle_governor_cls(limited, s.tick_period_ns)
             # the CPUs come from a long idle (boot): their recent idle periods were tick-long, not 0
-            r.menu.intervals = [NO_TIMER_NS] * len(r.menu.intervals)
+            r.idle_gov.prime(NO_TIMER_NS)
             r.entry_ns = k.idle_entry_cycles / r.pcore.freq_ghz
             r.exit_cycles = k.idle_exit_cycles
             r.act = s.act_kernel

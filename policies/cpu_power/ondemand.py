@@ -18,7 +18,8 @@ from typing import Optional
 
 from pydantic import Field
 
-from policies.cpu_power.base import CPUFREQ_GOVERNORS, CpufreqGovernor
+from models.cpu.cpufreq import CpufreqGovernor
+from policies.cpu_power.base import CPUFREQ_GOVERNORS
 from simcore.config import Model
 
 

@@ -1,6 +1,7 @@
 """The static governors: ``performance`` (the top frequency) and ``powersave`` (the minimum)."""
 
-from policies.cpu_power.base import CPUFREQ_GOVERNORS, CpufreqGovernor
+from models.cpu.cpufreq import CpufreqGovernor
+from policies.cpu_power.base import CPUFREQ_GOVERNORS
 
 
 @CPUFREQ_GOVERNORS.register("performance")

@@ -5,7 +5,8 @@ completion has arrived for Delta (the end of a burst) or when ``thr`` completion
 The request that ends a burst waits Delta: the unavoidable cost of the scheme.
 """
 
-from policies.interrupt_generation.base import IRQ_GENERATION, IrqGeneration
+from models.ssd.irq import IrqGeneration
+from policies.interrupt_generation.base import IRQ_GENERATION
 
 
 @IRQ_GENERATION.register("adaptive")

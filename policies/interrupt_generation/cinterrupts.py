@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 from policies.interrupt_generation.adaptive import AdaptiveCoalescing
-from policies.interrupt_generation.base import BARRIER, IRQ_GENERATION, URGENT
+from models.ssd.irq import BARRIER, URGENT
+from policies.interrupt_generation.base import IRQ_GENERATION
 
 
 @IRQ_GENERATION.register("cinterrupts")

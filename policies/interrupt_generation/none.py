@@ -1,6 +1,7 @@
 """``none``: one interrupt per completion (Linux and devices' default)."""
 
-from policies.interrupt_generation.base import IRQ_GENERATION, IrqGeneration
+from models.ssd.irq import IrqGeneration
+from policies.interrupt_generation.base import IRQ_GENERATION
 
 
 @IRQ_GENERATION.register("none")

@@ -6,7 +6,8 @@ first; ``irq_time_100us = 0`` means no time limit, ``irq_vector_disable`` restor
 per completion.
 """
 
-from policies.interrupt_generation.base import IRQ_GENERATION, IrqGeneration
+from models.ssd.irq import IrqGeneration
+from policies.interrupt_generation.base import IRQ_GENERATION
 
 
 @IRQ_GENERATION.register("nvme")

@@ -40,7 +40,8 @@ or queue merging:
 
 from __future__ import annotations
 
-from policies.io_scheduler.base import IO_SCHEDULERS, SECTOR, IoScheduler, SortedQueue, Tunable, is_sync
+from models.os.iosched import IoScheduler, SECTOR, Tunable, is_sync
+from policies.io_scheduler.base import IO_SCHEDULERS, SortedQueue
 from simcore.errors import ConfigError
 from simcore.units import NS_PER_MS, NS_PER_US
 

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from policies.io_scheduler.base import IO_SCHEDULERS, IoScheduler, Tunable
+from models.os.iosched import IoScheduler, Tunable
+from policies.io_scheduler.base import IO_SCHEDULERS
 from simcore.units import NS_PER_MS, NS_PER_S
 
 DOMAINS = ("read", "write", "discard", "other")

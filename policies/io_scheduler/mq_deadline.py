@@ -23,7 +23,8 @@ allocation, outside the scheduler), zoned-write locking, request-to-request merg
 
 from __future__ import annotations
 
-from policies.io_scheduler.base import IO_SCHEDULERS, IoScheduler, SortedQueue, Tunable
+from models.os.iosched import IoScheduler, Tunable
+from policies.io_scheduler.base import IO_SCHEDULERS, SortedQueue
 from simcore.units import NS_PER_MS
 
 READ, WRITE = 0, 1

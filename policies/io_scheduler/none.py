@@ -2,7 +2,8 @@
 
 from collections import deque
 
-from policies.io_scheduler.base import IO_SCHEDULERS, IoScheduler
+from models.os.iosched import IoScheduler
+from policies.io_scheduler.base import IO_SCHEDULERS
 
 
 @IO_SCHEDULERS.register("none")

@@ -43,6 +43,7 @@ from models.cpu.power_limit import limit_reading
 from models.power import ssd_reading
 from models.ssd.device import NvmeDevice
 from policies.core_scheduling import CORE_SCHEDULING
+from policies.cpu_idle import CPUIDLE_GOVERNORS
 from scenarios.server.config import ServerRunConfig
 from scenarios.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
 from scenarios.server.workloads import NET_BASE_BYTES, TraceFeed, arrival_batches
@@ -78,6 +79,10 @@ class Server:
         n = ccfg.physical_cores
         self.reserved = sorted(list(range(half)) + ([i + n for i in range(half)] if ccfg.smt else []))
         self.policy = pcls(self, params)
+        #: the cpuidle governor class (``cpu.cpuidle_governor``) of reactors that idle in C-states
+        #: between interrupts, and the tick period it assumes (the server models no tick)
+        self.idle_governor_cls = CPUIDLE_GOVERNORS.get(ccfg.cpuidle_governor)
+        self.tick_period_ns = 1e9 / plat.sched.tick_hz
         # 2. CPU package (every logical CPU is put in a state below)
         self.pkg = Package(ccfg, eng, self.policy.initial_freq_ghz())
         self.ccfg = ccfg
@@ -354,7 +359,7 @@ class Server:
             if not r.idle:  # still in the idle-entry path: the interrupt is taken at once
                 return t
             r.idle = False
-            r.menu.reflect(t - r.idle_from)
+            r.idle_gov.reflect(t - r.idle_from)
             r.wakes += 1
             self._apply(r.cpu_id, self.act_kernel)  # C0 from the interrupt (the exit latency runs in C0)
             return t + self.exit_ns[r.idle_state] + r.exit_cycles / r.pcore.freq_ghz
@@ -397,7 +402,7 @@ class Server:
         if mode == POLL:
             self._apply(r.cpu_id, self.act_poll)
         elif mode == IRQ:
-            st = r.menu.select(NO_TIMER_NS, 0)
+            st = r.idle_gov.select(NO_TIMER_NS, 0)
             r.idle = True
             r.idle_state = st
             r.idle_from = now
@@ -449,7 +454,7 @@ class Server:
         now = self.engine.env._now
         r.t_mode = now
         if idle_mode == IRQ:
-            st = r.menu.select(NO_TIMER_NS, 0)
+            st = r.idle_gov.select(NO_TIMER_NS, 0)
             r.idle, r.idle_state, r.idle_from = True, st, now
             self._apply(r.cpu_id, -1 - st)
         else:

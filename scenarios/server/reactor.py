@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import deque
 from math import ceil
 
-from models.cpu.cpuidle import MenuGovernor
+from models.cpu.cpuidle import CpuidleGovernor
 from simcore.engine import Engine
 
 # reactor states
@@ -51,7 +51,7 @@ class Reactor:
     __slots__ = (
         "idx", "cpu_id", "cpu", "pcore", "sib", "threads", "state", "idle_mode", "t_mode", "free_at", "period_start",
         "busy", "loop_cycles", "infl", "incoming", "wake_end", "wake_ns", "sleep_cstate", "sleep_ev", "period_ev",
-        "rx_cycles", "cq_cycles", "act", "idle", "idle_state", "idle_from", "menu", "entry_ns", "exit_cycles",
+        "rx_cycles", "cq_cycles", "act", "idle", "idle_state", "idle_from", "idle_gov", "entry_ns", "exit_cycles",
         "hyb_kind", "hyb_sleep", "in_stretch", "st_t0", "st_L", "st_P", "st_E", "st_W", "svc", "wakes",
         "backlog", "refill_ev",
     )
@@ -84,7 +84,7 @@ class Reactor:
         self.idle = False
         self.idle_state = 0
         self.idle_from = 0.0
-        self.menu: MenuGovernor | None = None
+        self.idle_gov: CpuidleGovernor | None = None
         self.entry_ns = 0.0
         self.exit_cycles = 0.0
         # hybrid polling

@@ -1,0 +1,147 @@
+"""The cpuidle ``menu`` governor: pick an idle state from the predicted idle duration.
+
+Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted:
+- predicted idle = time to the next known timer x a correction factor learned per bucket
+  (12 buckets by magnitude of the timer distance, doubled when IO waiters exist), decayed with
+  weight 1/8 (``DECAY``), in units of 1/1024 (``RESOLUTION``);
+- a repeating-interval detector over the last 8 idle periods: when their spread is small, their
+  average replaces the prediction if shorter (outliers above the average are dropped, 3 tries);
+- the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
+- the deepest enabled state with target residency <= prediction and exit latency within the limit
+  is chosen; a POLL state (if present) is chosen when nothing deeper qualifies.
+The POLL state spins in C0 until an interrupt. (Linux bounds one POLL spin by
+``cpuidle_poll_time`` and then asks the governor again, which, with unchanged inputs, returns the
+same answer, so the model simply keeps spinning.)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from models.cpu.config import CpuConfig
+from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
+from policies.cpu_idle.base import CPUIDLE_GOVERNORS
+
+RESOLUTION = 1024
+DECAY = 8
+BUCKETS = 6
+MAX_INTERESTING_NS = 50_000_000.0
+INTERVALS = 8
+
+
+#: menu.c which_bucket(): buckets by decade of the timer distance; a second set with IO waiters
+_BUCKET_LIMITS_NS = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
+
+
+@CPUIDLE_GOVERNORS.register("menu")
+class MenuGovernor(CpuidleGovernor):
+    """Per-CPU menu governor state (correction factors and recent intervals)."""
+
+    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first",
+                 "_enabled", "_polling", "_residency")
+
+    def __init__(self, cfg: CpuConfig, tick_period_ns: float = NO_TIMER_NS):
+        super().__init__(cfg, tick_period_ns)
+        self.states = cfg.cstates
+        enabled = self.enabled_states()
+        #: the first enabled state: the answer when nothing deeper fits (state 0 if none is enabled)
+        self._first = enabled[0]
+        self._enabled = enabled
+        self._polling = tuple(st.polling for st in cfg.cstates)
+        self._residency = tuple(st.target_residency_ns for st in cfg.cstates)
+        #: (index, target residency, exit latency) of the enabled states deeper than the first
+        self._real = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
+        self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
+        self.intervals = [0.0] * INTERVALS
+        self.interval_ptr = 0
+        self.bucket = 0
+        self.next_timer_ns = NO_TIMER_NS
+
+    def prime(self, idle_ns: float) -> None:
+        """Fill the interval ring with ``idle_ns`` (what the generic loop of timer-ended periods
+        leaves: their correction factor stays 1, so only the recent intervals change)."""
+        self.intervals = [idle_ns] * INTERVALS
+
+    def _typical_interval(self) -> float | None:
+        """The repeating-pattern detector of menu.c (get_typical_interval), in ns."""
+        data = self.intervals
+        thresh = float("inf")
+        for _ in range(3):
+            total = sq = 0.0
+            n = 0
+            top = 0.0
+            for v in data:
+                if v <= thresh:
+                    total += v
+                    sq += v * v
+                    n += 1
+                    if v > top:
+                        top = v
+            if top <= 0.0:
+                return None  # menu.c: 'if (!max) return UINT_MAX'
+            avg = total / n
+            var = sq / n - avg * avg
+            # menu.c (in us): accept when variance <= 400 us^2 or avg^2 > 36 variance
+            if (var <= 400e6 or avg * avg > 36.0 * var) and n * 4 >= INTERVALS * 3:
+                return avg
+            if n * 4 <= INTERVALS * 3:
+                return None
+            thresh = top - 1e-9
+        return None
+
+    def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
+               delta_tick_ns: float = 0.0) -> int:
+        """Index of the chosen state for a CPU about to idle. With a periodic tick (``tick_ns``, the
+        next one ``delta_tick_ns`` away) it also decides ``stop_tick`` as menu.c does: the tick keeps
+        running for a polling state or a predicted idle shorter than a tick, and then a state whose
+        target residency exceeds the time to the tick is traded for a shallower one."""
+        self.next_timer_ns = next_timer_ns
+        b = self.bucket = (BUCKETS if iowaiters else 0) + bisect_right(_BUCKET_LIMITS_NS, next_timer_ns)
+        predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
+        mult = 1 + 10 * iowaiters
+        idx = self._deepest(predicted, predicted / mult)
+        polling = self._polling
+        if idx != self._first or (tick_ns is not None and not polling[idx] and predicted >= tick_ns):
+            # the repeating-interval detector can only shorten the prediction, so with the first
+            # enabled state chosen it matters only for the tick decision (less work on the hot path)
+            typical = self._typical_interval()
+            if typical is not None and typical < predicted:
+                predicted = typical
+                idx = self._deepest(typical, typical / mult)
+        if tick_ns is None:
+            return idx
+        stop = self.stop_tick = not (polling[idx] or predicted < tick_ns)
+        residency = self._residency
+        if not stop and idx != self._first and residency[idx] > delta_tick_ns:
+            for i in reversed(self._enabled):
+                if i < idx:
+                    idx = i
+                    if residency[i] <= delta_tick_ns:
+                        break
+        return idx
+
+    def _deepest(self, predicted: float, latency_limit: float) -> int:
+        """The deepest enabled state whose target residency and exit latency fit (disabled states
+        are skipped, as menu.c does)."""
+        idx = self._first
+        for i, target, exit_ns in self._real:
+            if target > predicted or exit_ns > latency_limit:
+                break
+            idx = i
+        return idx
+
+    def reflect(self, measured_ns: float) -> None:
+        """Learn from an idle period that lasted ``measured_ns`` (menu_update)."""
+        nt = self.next_timer_ns
+        b = self.bucket
+        c = self.correction[b]
+        c -= c // DECAY
+        if nt > 0 and measured_ns < MAX_INTERESTING_NS:
+            c += RESOLUTION * measured_ns / nt
+        else:
+            c += RESOLUTION
+        if c <= 0:
+            c = 1
+        self.correction[b] = c
+        self.intervals[self.interval_ptr] = measured_ns
+        self.interval_ptr = (self.interval_ptr + 1) % INTERVALS
