@@ -170,6 +170,9 @@ def cmd_list(args) -> int:
     print("IO schedulers (queue.scheduler): " + ", ".join(IO_SCHEDULERS.names()))
     print("interrupt generation (nvme.irq): " + ", ".join(IRQ_GENERATION.names()))
     print("cpufreq governors (cpu.cpufreq_governor): " + ", ".join(CPUFREQ_GOVERNORS.names()))
+    from policies.cpu_idle import CPUIDLE_GOVERNORS
+
+    print("cpuidle governors (cpu.cpuidle_governor): " + ", ".join(CPUIDLE_GOVERNORS.names()))
     print("core scheduling policies (server.policy): " + ", ".join(CORE_SCHEDULING.names()))
     print("CPU presets: " + ", ".join(CPU_PRESETS))
     print("SSD presets: " + ", ".join(SSD_PRESETS))

@@ -1,0 +1,147 @@
+"""cpuidle governors as policies: teo's defining behaviour, the selection by name, the plug-in point."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.cpu.cpuidle import CpuidleGovernor
+from policies.cpu_idle import CPUIDLE_GOVERNORS
+from policies.cpu_idle.menu import MenuGovernor
+from policies.cpu_idle.teo import NR_RECENT, TeoGovernor
+from scenarios.scenario import resolve
+from stacksim.cli import main
+from stacksim.run import simulate
+from tests.conftest import docs_plugin
+
+CPU = resolve(sets={}).platform.cpu  # Xeon E3-1230 v5: POLL, C1, C1E, C3, C6, C7s, C8
+NAMES = [s.name for s in CPU.cstates]
+RES = [s.target_residency_ns for s in CPU.cstates]
+TICK_NS = 4e6  # CONFIG_HZ=250
+
+
+def deepest_fitting(sleep_ns: float, cpu=CPU) -> int:
+    """The deepest enabled state whose target residency fits ``sleep_ns`` (kernel semantics)."""
+    off = set(cpu.cpuidle_disable)
+    fit = [i for i, s in enumerate(cpu.cstates) if s.target_residency_ns <= sleep_ns and s.name not in off]
+    return fit[-1]
+
+
+def idle_periods(gov: CpuidleGovernor, sleep_ns: float, woke_ns: float, n: int) -> list[str]:
+    """``n`` idle periods with the next timer ``sleep_ns`` away, each ended at ``woke_ns`` (a timer
+    wake-up when equal, an interrupt before it); the tick runs and is far (so it changes nothing)."""
+    chosen = []
+    for _ in range(n):
+        chosen.append(NAMES[gov.select(sleep_ns, 0, TICK_NS, TICK_NS)])
+        gov.reflect(woke_ns)
+    return chosen
+
+
+# -- teo: the defining property -------------------------------------------------------------------
+@settings(max_examples=25, deadline=None)
+@given(sleep_us=st.floats(min_value=0.5, max_value=3000.0))
+def test_teo_with_timer_wakeups_picks_the_state_matching_the_sleep_length(sleep_us):
+    sleep = sleep_us * 1e3
+    chosen = idle_periods(TeoGovernor(CPU, TICK_NS), sleep, sleep, 12)
+    assert set(chosen) == {NAMES[deepest_fitting(sleep)]}
+
+
+@pytest.mark.parametrize("woke_us, state", [(5, "C1"), (50, "C1E"), (150, "C3"), (400, "C6")])
+def test_teo_with_early_interrupt_wakeups_moves_to_the_state_of_their_bin(woke_us, state):
+    """No timer (4 ms sleep length: C8), but an IO interrupt ends every idle period early: these
+    intercepts fall into the bin [target residency i, i+1) of ``state``, which teo then picks."""
+    gov = TeoGovernor(CPU, TICK_NS)
+    chosen = idle_periods(gov, 4e6, woke_us * 1e3, 10)
+    assert chosen[0] == "C8" and set(chosen[2:]) == {state}
+    # the timer wake-ups come back: hits outweigh the decayed intercepts again within a few periods
+    back = idle_periods(gov, 4e6, 4e6, 12)
+    assert back[-1] == "C8" and back.index("C8") <= 8
+
+
+def test_teo_follows_the_majority_of_wakeups():
+    """One intercept in four periods: the timer's state; three in four: the intercepts' state."""
+    rare, often = TeoGovernor(CPU, TICK_NS), TeoGovernor(CPU, TICK_NS)
+    rare_seen, often_seen = [], []
+    for k in range(40):
+        early = k % 4 == 0
+        rare_seen += idle_periods(rare, 1e6, 10e3 if early else 1e6, 1)
+        often_seen += idle_periods(often, 1e6, 1e6 if early else 10e3, 1)
+    assert set(rare_seen[8:]) == {"C8"}
+    assert set(often_seen[8:]) == {"C1"}
+
+
+def test_teo_keeps_the_tick_for_a_short_expected_idle_and_fits_the_state_before_it():
+    gov = TeoGovernor(CPU, TICK_NS)
+    idle_periods(gov, 4e6, 5e3, 4)  # intercepts in C1's bin: expected idle = middle of that bin
+    assert NAMES[gov.select(4e6, 0, TICK_NS, 3e6)] == "C1" and not gov.stop_tick
+    fresh = TeoGovernor(CPU, TICK_NS)
+    assert NAMES[fresh.select(4e6, 0, TICK_NS, 3e6)] == "C8" and fresh.stop_tick
+    # a kept tick 50 us away rules out states whose target residency exceeds 50 us (teo_find_shallower_state)
+    assert NAMES[fresh.select(150e3, 0, TICK_NS, 50e3)] == "C1E" and not fresh.stop_tick
+
+
+@settings(max_examples=30, deadline=None)
+@given(periods=st.lists(st.tuples(st.floats(0.5, 5000.0), st.floats(0.0, 1.0)), min_size=1, max_size=40),
+       disabled=st.sets(st.sampled_from(NAMES)), tick=st.booleans())
+def test_teo_invariants(periods, disabled, tick):
+    """Never a disabled state (unless all are), never deeper than the sleep length allows (except
+    the first enabled state, the fallback); the metrics add up."""
+    cpu = CPU.model_copy(update={"cpuidle_disable": tuple(sorted(disabled))})
+    gov = TeoGovernor(cpu, TICK_NS)
+    enabled = [i for i, n in enumerate(NAMES) if n not in disabled]
+    for sleep_us, frac in periods:
+        sleep = sleep_us * 1e3
+        idx = gov.select(sleep, 0, TICK_NS if tick else None, TICK_NS / 2)
+        if enabled:
+            assert idx in enabled
+            assert RES[idx] <= sleep or idx == enabled[0]
+        else:
+            assert idx == 0
+        gov.reflect(sleep * frac)
+        assert gov.total == sum(gov.hits) + sum(gov.intercepts)
+        assert sum(gov.recent) == sum(1 for b in gov.recent_idx if b >= 0) <= NR_RECENT
+
+
+# -- in the simulator -----------------------------------------------------------------------------
+def run(**sets) -> dict:
+    return simulate(resolve(sets={"runtime": "40ms", "ramp_time": "10ms", **sets}))
+
+
+def test_teo_in_the_default_scenario_waits_for_io_in_c1_where_menu_polls():
+    """The IO thread's CPU: menu (an iowaiter's latency limit) spins in POLL; teo sees the IO
+    interrupts as intercepts in C1's bin and picks C1, so each IO pays C1's exit latency. CPUs with
+    nothing to do reach the deepest state under both."""
+    menu, teo = run(), run(**{"cpu.cpuidle_governor": "teo"})
+    m0, t0 = menu["summary"]["cstate_residency"]["cpu0"], teo["summary"]["cstate_residency"]["cpu0"]
+    assert m0["POLL"] > 0.3 and m0["C1"] == 0.0
+    assert t0["C1"] > 0.3 and t0["POLL"] < 0.001 and sum(t0[n] for n in ("C3", "C6", "C7s", "C8")) < 0.01
+    for r in (menu, teo):
+        assert r["summary"]["cstate_residency"]["cpu1"]["C8"] > 0.95
+    c1_exit_us = CPU.cstates[NAMES.index("C1")].exit_latency_ns / 1e3
+    delta = teo["summary"]["latency_us"]["mean"] - menu["summary"]["latency_us"]["mean"]
+    assert delta == pytest.approx(c1_exit_us, rel=0.05)
+
+
+def test_unknown_governor_exits_2_with_one_message(capsys):
+    rc = main(["run", "--set", "cpu.cpuidle_governor=tao", "--set", "runtime=5ms"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "unknown cpuidle governor 'tao'" in err and "did you mean 'teo'" in err and "Traceback" not in err
+
+
+def test_registry_lists_both_and_the_default_is_menu():
+    assert {"menu", "teo"} <= set(CPUIDLE_GOVERNORS.names())
+    assert CPU.cpuidle_governor == "menu" and CPUIDLE_GOVERNORS.get("menu") is MenuGovernor
+
+
+def test_docs_example_governor_loads_and_runs(tmp_path):
+    """The docs' timer-only governor drives the idle loop: with no timer armed, every IO wait is
+    spent in the deepest state, so each IO pays its exit latency."""
+    with docs_plugin("cpu.md", "timer_only", CPUIDLE_GOVERNORS, "timer-only", tmp_path):
+        r = run(**{"cpu.cpuidle_governor": "timer-only"})
+    res = r["summary"]["cstate_residency"]["cpu0"]
+    assert res["C8"] > 0.0 and res["C0"] + res["C8"] == pytest.approx(1.0)  # (the exit itself counts as C0)
+    c8_exit_us = CPU.cstates[NAMES.index("C8")].exit_latency_ns / 1e3
+    delta = r["summary"]["latency_us"]["mean"] - run()["summary"]["latency_us"]["mean"]
+    assert delta == pytest.approx(c8_exit_us, rel=0.05)
