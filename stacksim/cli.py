@@ -81,6 +81,9 @@ def cmd_run(args) -> int:
     if args.records:
         check_records_path(args.records)
     cfg = resolve(job_file=job_file, scenario=scenario, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
+    from scenarios.checks import print_warnings, run_warnings
+
+    print_warnings(run_warnings(cfg))
     tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
     result = simulate(cfg, tracer=tracer, keep_records=bool(args.records))
     _emit(args, result, format_summary, lambda recs: recs, cfg.platform.cpu.logical_cpus)
