@@ -17,10 +17,10 @@ from scenarios.workload.async_io import AsyncThread
 from scenarios.workload.sync_io import SyncThread
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
-from simcore.stats import fio_latency, latency_summary_us, records_table
+from simcore.stats import latency_summary_us, records_table
+from stacksim.fio_output import ASYNC_ENGINES, disk_util, fio_header, fio_jobs
 
 SYNC_ENGINES = ("psync", "pvsync2", "sync")
-ASYNC_ENGINES = ("libaio", "io_uring")
 
 
 class Snapshot:
@@ -212,12 +212,14 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
         summary["mem_ops_per_s"] = memops.rates_per_s(plat.kernel.mem_ops_per_cycle, summary["cycles_per_s"])
     summary["per_job"] = per_job_metrics(cfg, host, recs, s, end, dur_s)
     return {
+        **fio_header(cfg.jobs),
         "stacksim_version": "0.1.0",
         "scenario": cfg.name,
         "platform": plat.name,
         "seed": cfg.seed,
         "ignored_fio_options": sorted({o for j in cfg.jobs for o in j.ignored_options}),
-        "jobs": fio_jobs(cfg, host, recs, s, dur_ns),
+        "jobs": fio_jobs(cfg.jobs, host, recs, s.tasks, s.t, dur_ns, end * 1e-9),
+        "disk_util": disk_util(host, recs, s.t, end),
         "summary": summary,
         "sim": {
             "simulated_s": end * 1e-9,
@@ -294,49 +296,4 @@ def per_job_metrics(cfg: RunConfig, host: Host, recs, s: Snapshot, end: float, d
             "latency_us": latency_summary_us(lat),
             "cpu_share": exec_ns / (dur_s * 1e9),
         })
-    return out
-
-
-def fio_jobs(cfg: RunConfig, host: Host, recs, s: Snapshot, dur_ns: float) -> list[dict]:
-    """Per job section (clones aggregated as with group_reporting), in fio's JSON shape."""
-    out = []
-    for ji, job in enumerate(cfg.jobs):
-        entry = {"jobname": job.name, "groupid": 0, "error": 0, "job_runtime": int(dur_ns / 1e6)}
-        is_async = job.ioengine in ASYNC_ENGINES
-        for op in ("read", "write"):
-            mine = [r for r in recs if r.job == ji and r.op == op]
-            lat = np.array([r.t_complete - r.t_submit for r in mine], dtype=float)
-            nb = sum(r.nbytes for r in mine)
-            lat_obj = fio_latency(lat)
-            if is_async:  # fio: slat = prepare to submitted, clat = submitted to reaped
-                slat_obj = fio_latency(np.array([r.t_dispatch - r.t_submit for r in mine], dtype=float))
-                clat_obj = fio_latency(np.array([r.t_complete - r.t_dispatch for r in mine], dtype=float))
-            else:  # synchronous engines: fio reports the whole call as completion latency
-                slat_obj, clat_obj = fio_latency(np.zeros(0)), lat_obj
-            entry[op] = {
-                "io_bytes": int(nb),
-                "io_kbytes": int(nb // 1024),
-                "bw_bytes": int(nb / (dur_ns * 1e-9)),
-                "bw": int(nb / 1024 / (dur_ns * 1e-9)),
-                "iops": lat.size / (dur_ns * 1e-9),
-                "runtime": int(dur_ns / 1e6),
-                "total_ios": int(lat.size),
-                "slat_ns": slat_obj,
-                "clat_ns": clat_obj,
-                "lat_ns": lat_obj,
-            }
-        tasks = [t for t in host.all_tasks if t.job == ji]
-        usr = sys_ = ctx = 0.0
-        for t in tasks:
-            b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))
-            usr += t.usr_ns - b[2]
-            sys_ += t.sys_ns - b[3]
-            ctx += t.nvcsw + t.nivcsw - b[0] - b[1]
-        denom = dur_ns * max(len(tasks), 1)
-        entry["usr_cpu"] = 100.0 * usr / denom
-        entry["sys_cpu"] = 100.0 * sys_ / denom
-        entry["ctx"] = int(ctx)
-        entry["majf"] = 0
-        entry["minf"] = 0
-        out.append(entry)
     return out

@@ -11,7 +11,7 @@ class Request:
 
     __slots__ = (
         "id", "task", "job", "op", "nbytes", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
-        "t_submit", "t_dispatch", "t_dev_start", "t_dev_end", "t_cqe", "t_reaped", "t_complete",
+        "depth", "t_submit", "t_issued", "t_dispatch", "t_dev_start", "t_dev_end", "t_cqe", "t_reaped", "t_complete",
         "device_service_ns", "slept", "flags", "done_cb", "merged", "sq_seq", "parent", "splits", "splits_left",
     )
 
@@ -29,6 +29,8 @@ class Request:
         self.waiter_sleeping = False
         self.t_submit = self.t_dispatch = self.t_dev_start = self.t_dev_end = 0.0
         self.t_cqe = self.t_reaped = self.t_complete = 0.0
+        self.depth = 1  # fio's queue depth when it was submitted (its own included)
+        self.t_issued = 0.0  # async engines: the submitting call returned (fio's issue_time; slat ends)
         self.device_service_ns = 0.0
         self.slept = False
         self.flags = 0

@@ -144,6 +144,7 @@ class AsyncThread(SyncThread):
         ios = []
         host = self.host
         t = now
+        depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit
         for _ in range(n):
             op, bs, off = self._next_io()
             self.issued_bytes += bs
@@ -153,6 +154,7 @@ class AsyncThread(SyncThread):
             req.done_cb = self._on_done
             t += self.k.user_io_cycles / runner.freq
             req.t_submit = t
+            req.depth = depth
             ios.append(req)
         for req, flags in zip(ios, batch_flags(self.job, n)):
             req.flags = flags
@@ -163,13 +165,19 @@ class AsyncThread(SyncThread):
             runner.run(cost, lambda: self._handoff(ios))
         else:
             reqs = self.host.blk.plug(ios)  # split and merged inside the call; requests pay blk-mq + NVMe work
-            runner.run(self._submit_cost(ios, len(reqs), with_syscall=True), lambda: self._submitted(reqs))
+            runner.run(self._submit_cost(ios, len(reqs), with_syscall=True), lambda: self._submitted(ios, reqs))
 
-    def _submitted(self, reqs) -> None:
+    def _submitted(self, ios, reqs) -> None:
+        t = self.runner.clock()
+        for req in ios:  # fio's issue_time: io_submit / io_uring_enter returned
+            req.t_issued = t
         self.host.blk.issue_batch(reqs, plugged=True)  # dispatched as the call returns (blk_finish_plug)
         self._after_submit()
 
     def _handoff(self, ios) -> None:
+        t = self.runner.clock()
+        for req in ios:  # SQPOLL: fio's commit returns once the SQ tail is written
+            req.t_issued = t
         self.sq_thread.enqueue(ios, self)
         self._after_submit()
 

@@ -142,6 +142,7 @@ class ReplayThread(AsyncThread):
         reqs = []
         t = now
         lag = self.replayer.lag
+        depth = self.inflight + len(self.ring) + len(batch)
         for rec, dev, due in batch:
             nbytes = -(-rec.nbytes // SECTOR) * SECTOR
             req = Request(host.next_io_id, self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
@@ -150,6 +151,7 @@ class ReplayThread(AsyncThread):
             req.done_cb = self._on_done
             t += user_ns
             req.t_submit = t
+            req.depth = depth
             lag.append(t - due)
             reqs.append(req)
         if _batch_flags is not None:
@@ -158,9 +160,12 @@ class ReplayThread(AsyncThread):
         self.inflight += len(reqs)
         self.submitted += len(reqs)
         plugged = self.host.blk.plug(reqs)  # split and merged inside the call
-        runner.run(self._batch_cost(reqs, len(plugged)), lambda: self._submitted(plugged))
+        runner.run(self._batch_cost(reqs, len(plugged)), lambda: self._submitted(reqs, plugged))
 
-    def _submitted(self, plugged) -> None:
+    def _submitted(self, reqs, plugged) -> None:
+        t = self.runner.clock()
+        for req in reqs:  # io_uring_enter returned: fio's issue_time
+            req.t_issued = t
         self.host.blk.issue_batch(plugged, plugged=True)  # dispatched as the call returns
         self._loop()
 
