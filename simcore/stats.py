@@ -24,27 +24,12 @@ def records_table(reqs) -> np.ndarray:
     arr["thread"] = [r.task.tid for r in reqs]
     arr["cpu"] = [r.cpu for r in reqs]
     arr["op"] = [r.op for r in reqs]
-    arr["bytes"] = [r.nbytes for r in reqs]
+    arr["bytes"] = [r.own_bytes for r in reqs]
     for name, attr in (("t_submit_ns", "t_submit"), ("t_dispatch_ns", "t_dispatch"), ("t_dev_start_ns", "t_dev_start"),
                        ("t_dev_end_ns", "t_dev_end"), ("t_cqe_ns", "t_cqe"), ("t_reaped_ns", "t_reaped"),
                        ("t_complete_ns", "t_complete"), ("device_service_ns", "device_service_ns")):
         arr[name] = [getattr(r, attr) for r in reqs]
     return arr
-
-
-def fio_latency(lat_ns: np.ndarray) -> dict:
-    """fio's ``lat_ns``/``clat_ns`` object: min, max, mean, stddev, N, percentile map."""
-    if lat_ns.size == 0:
-        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0, "percentile": {}}
-    pct = np.percentile(lat_ns, FIO_PERCENTILES)
-    return {
-        "min": int(lat_ns.min()),
-        "max": int(lat_ns.max()),
-        "mean": float(lat_ns.mean()),
-        "stddev": float(lat_ns.std(ddof=1)) if lat_ns.size > 1 else 0.0,
-        "N": int(lat_ns.size),
-        "percentile": {f"{p:.6f}": int(v) for p, v in zip(FIO_PERCENTILES, pct)},
-    }
 
 
 def latency_summary_us(lat_ns: np.ndarray) -> dict:

@@ -62,7 +62,7 @@ def fio_options(job) -> dict[str, str]:
     the ones a reader needs (rw, bs, ioengine, iodepth, direct, numjobs). Reading them back with
     ``scenarios.fio.parser.job_from_options`` gives the same job."""
     o = {"rw": job.rw}
-    if job.rw in ("rw", "readwrite", "randrw"):
+    if job.rw in ("rw", "readwrite", "randrw") or job.rwmixread != 50:
         o["rwmixread"] = str(job.rwmixread)
     o["bs"] = _pair(job.bs_read_bytes, job.bs_write_bytes)
     if job.bssplit_read or job.bssplit_write:
@@ -198,7 +198,7 @@ def _direction(mine: list, is_async: bool, t0: float, dur_ns: float) -> dict:
     n = len(mine)
     sub = np.fromiter((r.t_submit for r in mine), float, n)
     done = np.fromiter((r.t_complete for r in mine), float, n)
-    nbytes = np.fromiter((r.nbytes for r in mine), float, n)
+    nbytes = np.fromiter((r.own_bytes for r in mine), float, n)
     lat = done - sub
     if is_async:
         issued = np.fromiter((r.t_issued for r in mine), float, n)
@@ -292,9 +292,9 @@ def disk_util(host, recs: list, t0: float, t1: float) -> list[dict]:
                 d["merges"][c.op] += 1
                 continue
             d["ios"][c.op] += 1
+            d["sectors"][c.op] += c.nbytes // 512  # a command's bytes include the bios merged into it
             d["ticks"][c.op] += c.t_reaped - c.t_dispatch
             d["spans"].append((c.t_dispatch, c.t_reaped))
-        per_dev[r.qp.device.index]["sectors"][r.op] += r.nbytes // 512
     out = []
     span = t1 - t0
     for d in host.devices:

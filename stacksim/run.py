@@ -120,7 +120,7 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
     recs = [r for r in host.records if r.t_submit >= s.t and r.t_complete <= end]
     n = len(recs)
     lat = np.array([r.t_complete - r.t_submit for r in recs], dtype=float)
-    nbytes = sum(r.nbytes for r in recs)
+    nbytes = sum(r.own_bytes for r in recs)
     plat = cfg.platform
     cpus = host.pkg.cpus
     ncpu = len(cpus)

@@ -40,3 +40,10 @@ class Request:
         self.parent = None  # a split piece: the IO it belongs to (completes when all its pieces have)
         self.splits = None  # an IO larger than max_sectors_kb: its pieces, one device command each
         # splits_left (pieces not finished yet) is set only on a split IO, by BlkMq.split
+
+    @property
+    def own_bytes(self) -> int:
+        """The bytes this IO asked for: a merge grows the target request's ``nbytes`` (the device
+        transfers them as one command), and the merged IOs count their own bytes."""
+        merged = self.merged
+        return self.nbytes - sum(m.nbytes for m in merged) if merged else self.nbytes
