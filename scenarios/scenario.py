@@ -74,13 +74,16 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
 
 def resolve(
     *, job_file: str | None = None, scenario: str | None = None, platform: str | None = None,
-    sets: dict[str, Any] | None = None, seed: int | None = None,
+    sets: dict[str, Any] | None = None, seed: int | None = None, jobs: list[FioJob] | None = None,
 ) -> RunConfig:
-    """Build a :class:`RunConfig`; every error is a :class:`ConfigError` naming the bad input."""
+    """Build a :class:`RunConfig`; every error is a :class:`ConfigError` naming the bad input.
+    ``jobs``: fio jobs already built (e.g. from a fio JSON's options) instead of a job file or
+    scenario."""
     sets = dict(sets or {})
     scen: ScenarioFile | None = None
     base_dir = Path.cwd()
-    if job_file is None and scenario is None:
+    given_jobs = jobs
+    if job_file is None and scenario is None and given_jobs is None:
         scenario = DEFAULT_SCENARIO
     if scenario is not None:
         path = builtin_scenarios().get(scenario) or Path(scenario)
@@ -111,7 +114,9 @@ def resolve(
     pdata["queue"] = qdata
     plat = validate(PlatformConfig, pdata, where=f"platform {pname}")
     queue = plat.queue
-    if scen is not None and scen.job_file:
+    if given_jobs is not None:
+        jobs = list(given_jobs)
+    elif scen is not None and scen.job_file:
         jobs = list(parse_fio_file(base_dir / scen.job_file).jobs)
     elif scen is not None:
         if not scen.jobs:
@@ -137,7 +142,7 @@ def resolve(
                           f"{FIO_MAX_JOBS} (its default --max-jobs)")
     check_seed(seed, "--seed")
     return RunConfig(
-        name=scen.name if scen else Path(job_file).stem,
+        name=scen.name if scen else Path(job_file).stem if job_file else jobs[0].name,
         platform=plat,
         queue=queue,
         jobs=tuple(jobs),

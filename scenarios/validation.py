@@ -14,9 +14,11 @@ Sources (:func:`load_measured`): a measured-points CSV (:func:`~scenarios.measur
 optional columns: ``label`` names the point, ``job`` a fio job file and ``power_log`` a wall-power
 log (powerstat, ipmitool or time,watts CSV; its mean is the point's ``power_w.system`` unless a
 metric column gives it), both relative to the CSV) or fio ``--output-format=json`` files
-(:func:`~scenarios.measurements.read_fio_json`; one point per job, its options as the config, and
-:data:`FIO_METRICS` as metrics). Built-in suites (:data:`SUITES`) turn the published figures
-shipped with the package (:mod:`scenarios.reference`) into points.
+(:func:`~scenarios.measurements.read_fio_json`; one point per job (ungrouped clones added up), its
+options as the whole job -- fio's defaults for the rest, refused when they cannot be modelled or
+when there are none and no ``--job`` -- and :data:`FIO_METRICS` as metrics). Built-in suites
+(:data:`SUITES`) turn the published figures shipped with the package (:mod:`scenarios.reference`)
+into points.
 
 Simulating a point (:class:`PointRunner`): the base job (``--job FILE``, else the built-in
 ``default`` scenario: one thread of 4 KiB random direct reads with pvsync2) with the run-wide
@@ -32,12 +34,14 @@ import json
 import math
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from scenarios.fio.parser import job_from_options, parse_fio_file
 from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
-from scenarios.scenario import resolve
+from scenarios.measurements.fio_json import DirStats, LatStats
+from scenarios.scenario import PLATFORM_PREFIXES, resolve
 from simcore.errors import ConfigError
 
 __all__ = ["Point", "load_measured", "PointRunner", "metric_value", "ValidationRow", "Validation",
@@ -68,6 +72,9 @@ class Point:
     """The platform the measurement belongs to (built-in suites), unless ``--platform`` overrides."""
     runtime_ms: float | None = None
     ramp_ms: float | None = None
+    fio_job: bool = False
+    """``config`` is a whole fio job (the options of a fio JSON): it is simulated on its own, with
+    fio's defaults for what it does not set, not on top of the base job."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -82,9 +89,61 @@ def _looks_like_json(path: str) -> bool:
     return "{" in head and "jobs" in head
 
 
-def _fio_point(res) -> Point:
+def _pooled(stats: list):
+    """One LatStats for the clones' LatStats: IO-weighted mean, pooled standard deviation,
+    overall min and max; percentiles cannot be combined and are left out."""
+    if any(s is None for s in stats):
+        return None
+    n = sum(s.n for s in stats)
+    if n == 0:
+        return LatStats()
+    mean = sum(s.mean_ns * s.n for s in stats) / n
+    ss = sum((s.n - 1) * s.stddev_ns ** 2 + s.n * s.mean_ns ** 2 for s in stats if s.n)
+    var = (ss - n * mean ** 2) / (n - 1) if n > 1 else 0.0
+    return LatStats(min_ns=min(s.min_ns for s in stats if s.n), max_ns=max(s.max_ns for s in stats),
+                    mean_ns=mean, stddev_ns=math.sqrt(max(var, 0.0)), n=n)
+
+
+def _add_dirs(dirs: list) -> DirStats:
+    return DirStats(iops=sum(d.iops for d in dirs), bw_kib_s=sum(d.bw_kib_s for d in dirs),
+                    io_bytes=sum(d.io_bytes for d in dirs), total_ios=sum(d.total_ios for d in dirs),
+                    runtime_ms=max(d.runtime_ms for d in dirs), clat=_pooled([d.clat for d in dirs]),
+                    lat=_pooled([d.lat for d in dirs]), slat=_pooled([d.slat for d in dirs]))
+
+
+def _group_clones(results: list) -> list:
+    """fio reports each clone of a ``numjobs`` job apart unless ``group_reporting`` is set; the
+    simulator's figures are the whole job's, so the clones of one job (consecutive entries of one
+    JSON document with its name) are added up into one result."""
+    out: list = []
+    i = 0
+    while i < len(results):
+        res = results[i]
+        try:
+            numjobs = int(res.options.get("numjobs", "1"))
+        except ValueError:
+            numjobs = 1
+        if numjobs <= 1 or res.options.get("group_reporting", "0") not in ("0", "false"):
+            out.append(res)
+            i += 1
+            continue
+        clones = [r for r in results[i:i + numjobs] if r.line == res.line and r.jobname == res.jobname]
+        if len(clones) != numjobs:
+            raise ConfigError(f"{res.path}:{res.line} job {res.jobname!r}: numjobs={numjobs} without group_reporting, "
+                              f"but {len(clones)} entries for it; rerun fio with group_reporting=1")
+        out.append(replace(res, read=_add_dirs([c.read for c in clones]), write=_add_dirs([c.write for c in clones]),
+                           error=max(c.error for c in clones), ctx=sum(c.ctx for c in clones),
+                           usr_cpu=sum(c.usr_cpu for c in clones) / numjobs,
+                           sys_cpu=sum(c.sys_cpu for c in clones) / numjobs))
+        i += numjobs
+    return out
+
+
+def _fio_point(res, base_job: str | None) -> Point:
     """One fio job result as a point (read and write together: IOPS and bandwidth add up, the
-    mean latency is IO-weighted; percentiles only when one direction has all the IOs)."""
+    mean latency is IO-weighted; percentiles only when one direction has all the IOs). Its job is
+    the JSON's options (``global options`` overlaid by ``job options``) with fio's defaults for
+    the rest; a JSON without options needs the job file (``base_job``)."""
     dirs = [d for d in (res.read, res.write) if d.total_ios or d.iops]
     where = f"{res.path}:{res.line} job {res.jobname!r}"
     if res.error:
@@ -93,10 +152,16 @@ def _fio_point(res) -> Point:
         raise ConfigError(f"{where}: no read or write IOs in this job")
     metrics: dict[str, float] = {"iops": sum(d.iops for d in dirs),
                                  "bandwidth_mb_s": sum(d.bw_kib_s for d in dirs) * 1024 / 1e6}
+    config = {k: v for k, v in res.options.items() if k not in _FIO_DROP}
+    if config:  # what cannot be modelled (buffered IO, another engine, verify, ...) is refused here
+        sync = job_from_options(config, name=res.jobname, source=f"{res.path}:{res.line}").ioengine in _SYNC_ENGINES
+    elif base_job is None:
+        raise ConfigError(f"{where}: the fio JSON has no job options ('global options' / 'job options'), so what "
+                          f"was measured is unknown; give the job file that produced it with --job FILE.fio")
+    else:
+        sync = all(j.ioengine in _SYNC_ENGINES for j in parse_fio_file(base_job).jobs)
     # the simulator's latency is fio's lat (submit to reaped: slat + clat); for synchronous engines
     # slat is 0 and fio's clat percentiles (the ones reported by default) are lat's
-    engine = res.options.get("ioengine", "psync")
-    sync = engine in _SYNC_ENGINES
     lats = [d.lat or (d.clat if sync else None) for d in dirs]
     if all(lat is not None for lat in lats):
         n = sum(max(lat.n, 1) for lat in lats)
@@ -110,19 +175,14 @@ def _fio_point(res) -> Point:
     total = sum(d.total_ios for d in dirs)
     if total and res.ctx:
         metrics["context_switches_per_io"] = res.ctx / total
-    config = {k: v for k, v in res.options.items() if k not in _FIO_DROP}
-    # fio's own defaults where the job file did not set them (the base job's are not fio's)
-    config.setdefault("ioengine", "psync")
-    config.setdefault("rw", "read")
-    config.setdefault("bs", "4k")
-    config.setdefault("numjobs", "1")
-    config.setdefault("iodepth", "1")
-    return Point(label=f"{Path(res.path).name}:{res.line} {res.jobname}", config=config, metrics=metrics)
+    return Point(label=f"{Path(res.path).name}:{res.line} {res.jobname}", config=config, metrics=metrics,
+                 fio_job=bool(config))
 
 
-def load_measured(paths, *, echo: Callable[[str], None] | None = None) -> list[Point]:
+def load_measured(paths, *, echo: Callable[[str], None] | None = None, base_job: str | None = None) -> list[Point]:
     """Points from measured-points CSVs and fio JSON files (sniffed); ``echo`` receives one
-    line per file saying what was understood."""
+    line per file saying what was understood. ``base_job`` (``--job``) is the job of fio JSON
+    files that carry no options (without it they are refused)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     points: list[Point] = []
@@ -133,7 +193,7 @@ def load_measured(paths, *, echo: Callable[[str], None] | None = None) -> list[P
             results = read_fio_json(p)
             if echo:
                 echo(results.describe())
-            points += [_fio_point(r) for r in results]
+            points += [_fio_point(r, base_job) for r in _group_clones(results)]
             continue
         mp = read_points_csv(p)
         if echo:
@@ -198,11 +258,21 @@ class PointRunner:
         sets = {**self.sets, **point.config, **(extra or {}),
                 "runtime": f"{runtime:g}ms", "time_based": "1"}
         where = f"point {point.label}"
+        jobs = None
+        if point.fio_job:  # the fio job is the run-wide fio options, then the point's; not the base job
+            fio = {k: v for k, v in sets.items() if "." not in k and k not in PLATFORM_PREFIXES}
+            sets = {k: v for k, v in sets.items() if k not in fio or k in ("runtime", "time_based")}
+            try:
+                jobs = [job_from_options({k: str(v) for k, v in fio.items()}, name=point.label.split(" ", 1)[-1],
+                                         source=point.label)]
+            except ConfigError as e:
+                raise ConfigError(f"{where}: {e}") from None
+            job_file = None
 
         def build(ramp_ms: float):
             try:
                 return resolve(job_file=job_file, platform=platform, sets={**sets, "ramp_time": f"{ramp_ms:g}ms"},
-                               seed=self.seed)
+                               seed=self.seed, jobs=jobs)
             except ConfigError as e:
                 raise ConfigError(f"{where}: {e}") from None
 

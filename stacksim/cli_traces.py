@@ -174,7 +174,7 @@ def cmd_calibrate(args) -> int:
         raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
     _check_out_dir(args.output)
     runner = _runner(args)
-    points = load_measured(args.measured, echo=lambda line: print(f"read {line}"))
+    points = load_measured(args.measured, echo=lambda line: print(f"read {line}"), base_job=args.job)
     cal = calibrate(points, params, runner, metrics=_csv_list(args.metrics), progress=args.progress)
     print(format_calibration(cal))
     plat = calibrated_platform(args.platform, cal, sets=runner.sets, name=args.name, sources=list(args.measured),
@@ -227,7 +227,7 @@ def cmd_validate(args) -> int:
         points = suite_points(args.suite)
         print(f"suite {args.suite}: {len(points)} points from the published figures shipped with stacksim")
     else:
-        points = load_measured(args.measured, echo=lambda line: print(f"read {line}"))
+        points = load_measured(args.measured, echo=lambda line: print(f"read {line}"), base_job=args.job)
     v = validate_points(points, runner, metrics=_csv_list(args.metrics), max_error_pct=args.max_error)
     print(format_validation(v))
     if args.json_out:
