@@ -1,7 +1,8 @@
 """The fio-shaped part of a run's JSON: what ``fio --output-format=json`` (fio 3.x) writes.
 
 Top level: ``fio version`` (stacksim's own, marked fio-compatible), ``timestamp``,
-``timestamp_ms``, ``time`` (wall clock at the end of the run), ``global options``, ``jobs`` and
+``timestamp_ms``, ``time`` (wall clock when the file is written: :func:`stamped`; the result of a
+simulation itself depends only on configuration and seed), ``global options``, ``jobs`` and
 ``disk_util``. Every number comes from the simulated IOs of the measured window (ramp excluded):
 
 * one ``jobs[]`` entry per job section with ``group_reporting``, else one per clone (as fio);
@@ -32,7 +33,7 @@ import numpy as np
 
 from simcore.stats import FIO_PERCENTILES
 
-__all__ = ["FIO_VERSION", "fio_header", "fio_jobs", "disk_util", "fio_options", "global_options",
+__all__ = ["FIO_VERSION", "fio_header", "stamped", "fio_jobs", "disk_util", "fio_options", "global_options",
            "SAMPLE_WINDOW_NS", "ASYNC_ENGINES"]
 
 FIO_VERSION = "stacksim-0.1.0 (fio-3.x compatible)"
@@ -117,15 +118,21 @@ def global_options(jobs) -> dict[str, str]:
 
 
 def fio_header(jobs) -> dict:
-    """The top-level fields fio writes before ``jobs``."""
-    now = time.time()
-    return {
-        "fio version": FIO_VERSION,
-        "timestamp": int(now),
-        "timestamp_ms": int(now * 1000),
-        "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now)),
-        "global options": global_options(jobs),
-    }
+    """The top-level fields fio writes before ``jobs`` (the wall-clock ones are added when the
+    file is written: :func:`stamped`, so that a result depends only on configuration and seed)."""
+    return {"fio version": FIO_VERSION, "global options": global_options(jobs)}
+
+
+def stamped(result: dict, now: float | None = None) -> dict:
+    """``result`` with fio's ``timestamp``, ``timestamp_ms`` and ``time`` (wall clock ``now``,
+    default the current time) after ``fio version``; unchanged if it is not fio-shaped."""
+    if "fio version" not in result:
+        return result
+    now = time.time() if now is None else now
+    out = {"fio version": result["fio version"], "timestamp": int(now), "timestamp_ms": int(now * 1000),
+           "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))}
+    out.update((k, v) for k, v in result.items() if k not in out)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ statistics

@@ -29,7 +29,9 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def write_json(path: str | Path, result: dict) -> None:
-    atomic_write_text(path, json.dumps(result, indent=2, sort_keys=False) + "\n")
+    from stacksim.fio_output import stamped  # fio's wall-clock fields, for fio-shaped results
+
+    atomic_write_text(path, json.dumps(stamped(result), indent=2, sort_keys=False) + "\n")
 
 
 def check_records_path(path: str) -> None:
