@@ -36,6 +36,7 @@ from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select
 from scenarios.workload.replay import ReplaySettings, TraceReplayer
 from simcore.config import Model, Seed, parse_scalar, validate
 from simcore.errors import ConfigError
+from simcore.progress import RunProgress
 
 __all__ = ["ReplayConfig", "resolve_replay", "run_replay", "simulate_replay", "parse_window", "format_replay"]
 
@@ -159,8 +160,9 @@ def _read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[Tr
         yield rec
 
 
-def run_replay(cfg: ReplayConfig) -> dict:
-    """Replay ``cfg`` and return the result dictionary (JSON-serialisable)."""
+def run_replay(cfg: ReplayConfig, progress: bool | None = False) -> dict:
+    """Replay ``cfg`` and return the result dictionary (JSON-serialisable); ``progress`` as for
+    :func:`stacksim.run.simulate` (the end is known only with a window end)."""
     from stacksim.run import Snapshot, summarize  # the same statistics as `stacksim run`
 
     wall0 = time.perf_counter()
@@ -188,7 +190,9 @@ def run_replay(cfg: ReplayConfig) -> dict:
         raise ConfigError(f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; "
                           f"dropped: {drops or 'none'})")
     host.start()
-    host.engine.run(replayer.done_event)
+    end_ns = (end - (cfg.window_start_ns or 0)) / cfg.speed if end is not None else None
+    with RunProgress(end_ns=end_ns, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(host.engine):
+        host.engine.run(replayer.done_event)
     # the reaped time is computed as clock + cycles / GHz: it may exceed the engine time by rounding
     t_end = max(host.engine.now, max(r.t_complete for r in host.records))
     host.pkg.settle(t_end)
@@ -224,7 +228,7 @@ def run_replay(cfg: ReplayConfig) -> dict:
 def simulate_replay(trace: str, fmt: str | None = None, platform: str | None = None, speed: float = 1.0,
                     window=None, sets: dict[str, Any] | None = None, seed: int | None = None,
                     skip_bad_lines: bool = False, volumes: Iterable[str] | None = None,
-                    json_out: str | None = None, blk_action: str = "Q") -> dict:
+                    json_out: str | None = None, blk_action: str = "Q", progress: bool | None = False) -> dict:
     """Resolve and run a replay; ``window`` is ``"START:END"`` or ``(start_s, end_s)`` (trace
     seconds, None = open); ``json_out`` writes the result as JSON (atomically)."""
     cfg = resolve_replay(trace, fmt, platform=platform, speed=speed, window=window, sets=sets, seed=seed,
@@ -234,7 +238,7 @@ def simulate_replay(trace: str, fmt: str | None = None, platform: str | None = N
     print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
     if json_out and not Path(json_out).resolve().parent.is_dir():  # fail before running
         raise ConfigError(f"output directory does not exist: {Path(json_out).parent}")
-    result = run_replay(cfg)
+    result = run_replay(cfg, progress=progress)
     if json_out:
         from stacksim.output import write_json
 

@@ -21,7 +21,10 @@ from heapq import heappop, heappush
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, URGENT, Event
 
-__all__ = ["Engine", "Call"]
+__all__ = ["Engine", "Call", "PROGRESS_EVERY_EVENTS"]
+
+#: events between two calls of :attr:`Engine.progress_hook` (a power of two: a bit test per event)
+PROGRESS_EVERY_EVENTS = 1 << 14
 
 
 class Call:
@@ -56,6 +59,9 @@ class Engine:
         self.events_processed = 0
         #: Optional event-trace hook; models test ``if engine.tracer:`` so it costs nothing when off.
         self.tracer = tracer
+        #: Optional ``hook(now_ns)`` called every PROGRESS_EVERY_EVENTS events by :meth:`run` (a
+        #: progress display: it must not change the simulation). ``None``: the loop has no check.
+        self.progress_hook: Callable[[float], None] | None = None
 
     @property
     def now(self) -> float:
@@ -108,26 +114,28 @@ class Engine:
         n = 0
         gc_was_on = gc.isenabled()
         gc.disable()
+        hook = self.progress_hook
+        step = self._step
         try:
-            while queue:
-                env._now, _, _, event = heappop(queue)
-                n += 1
-                if event.__class__ is Call:
-                    event.fn(*event.args)
-                    continue
-                # simpy.Environment.step for simpy events (processes, timeouts, conditions)
-                callbacks, event.callbacks = event.callbacks, None
-                try:
-                    for callback in callbacks:
-                        callback(event)
-                except StopSimulation:
-                    event.callbacks = callbacks[callbacks.index(callback) + 1:]
-                    env.schedule(event, URGENT - 1)
-                    raise
-                if not event._ok and not hasattr(event, "_defused"):
-                    exc = type(event._value)(*event._value.args)
-                    exc.__cause__ = event._value
-                    raise exc
+            if hook is None:
+                while queue:
+                    env._now, _, _, event = heappop(queue)
+                    n += 1
+                    if event.__class__ is Call:
+                        event.fn(*event.args)
+                        continue
+                    step(event)
+            else:  # the same loop with a progress call every PROGRESS_EVERY_EVENTS events
+                mask = PROGRESS_EVERY_EVENTS - 1
+                while queue:
+                    env._now, _, _, event = heappop(queue)
+                    n += 1
+                    if not n & mask:
+                        hook(env._now)
+                    if event.__class__ is Call:
+                        event.fn(*event.args)
+                        continue
+                    step(event)
         except StopSimulation as stop:
             n -= 1  # the end marker is not an event of the model
             return stop.args[0]
@@ -138,3 +146,18 @@ class Engine:
         if until is not None:
             raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}')
         return None
+
+    def _step(self, event: Event) -> None:
+        """simpy.Environment.step for one simpy event (processes, timeouts, conditions)."""
+        callbacks, event.callbacks = event.callbacks, None
+        try:
+            for callback in callbacks:
+                callback(event)
+        except StopSimulation:
+            event.callbacks = callbacks[callbacks.index(callback) + 1:]
+            self.env.schedule(event, URGENT - 1)
+            raise
+        if not event._ok and not hasattr(event, "_defused"):
+            exc = type(event._value)(*event._value.args)
+            exc.__cause__ = event._value
+            raise exc

@@ -34,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("job", nargs="?", help="fio job file (.fio/.ini) or scenario YAML")
     run.add_argument("--scenario", help="built-in scenario name or scenario YAML path")
     run.add_argument("--records", metavar="OUT", help="write per-IO records (.csv or .parquet)")
-    run.add_argument("--quiet", action="store_true", help="no terminal summary")
+    run.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="progress line on stderr while simulating (default: when stderr is a terminal and not --quiet)")
     run.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace-event timeline (open in Perfetto / chrome://tracing)")
     run.add_argument("--trace-window", metavar="START:END", help="trace window in ms of simulated time (default: 2 ms after warm-up)")
     run.add_argument("--trace-ios", type=int, default=2000, metavar="N", help="trace at most N IOs (default 2000)")
@@ -85,7 +87,10 @@ def cmd_run(args) -> int:
 
     print_warnings(run_warnings(cfg))
     tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
-    result = simulate(cfg, tracer=tracer, keep_records=bool(args.records))
+    from simcore.progress import progress_enabled
+
+    result = simulate(cfg, tracer=tracer, keep_records=bool(args.records),
+                      progress=progress_enabled(args.progress, args.quiet))
     _emit(args, result, format_summary, lambda recs: recs, cfg.platform.cpu.logical_cpus)
     return 0
 

@@ -46,7 +46,9 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
     rp.add_argument("--seed", type=int, help="random seed (default 1)")
     rp.add_argument("--json", dest="json_out", metavar="OUT", help="write the full result as JSON")
-    rp.add_argument("--quiet", action="store_true", help="no terminal summary")
+    rp.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
+    rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress line on stderr while replaying (default: when stderr is a terminal and not --quiet)")
 
     ca = subparsers.add_parser(
         "calibrate", help="fit platform parameters to your measurements (write a platform YAML), or re-run a built-in "
@@ -123,10 +125,12 @@ def _check_out_dir(path: str | None) -> None:
 
 def cmd_replay(args) -> int:
     from scenarios.replay import format_replay, simulate_replay
+    from simcore.progress import progress_enabled
 
     result = simulate_replay(args.trace, args.format, platform=args.platform, speed=args.speed, window=args.window,
                              sets=_sets(args.sets), seed=args.seed, skip_bad_lines=args.skip_bad_lines,
-                             volumes=_csv_list(args.volumes), json_out=args.json_out, blk_action=args.blk_action)
+                             volumes=_csv_list(args.volumes), json_out=args.json_out, blk_action=args.blk_action,
+                             progress=progress_enabled(args.progress, args.quiet))
     if not args.quiet:
         print(format_replay(result))
     return 0

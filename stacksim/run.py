@@ -17,6 +17,7 @@ from scenarios.workload.async_io import AsyncThread
 from scenarios.workload.sync_io import SyncThread
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
+from simcore.progress import RunProgress
 from simcore.stats import latency_summary_us, records_table
 from stacksim.fio_output import ASYNC_ENGINES, disk_util, fio_header, fio_jobs
 
@@ -88,8 +89,9 @@ def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
     return host, float(ramp), float(end)
 
 
-def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
-    """Run ``cfg`` and return the result dictionary (JSON-serialisable)."""
+def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False, progress: bool | None = False) -> dict:
+    """Run ``cfg`` and return the result dictionary (JSON-serialisable). ``progress``: a progress
+    line on stderr while it runs (``None``: when stderr is a terminal); it does not change results."""
     wall0 = time.perf_counter()
     host, ramp, end = build(cfg, tracer)
     if tracer is not None:
@@ -97,7 +99,8 @@ def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False) -> dict:
     snap = {}
     host.engine.call_at(ramp, lambda: snap.setdefault("s", Snapshot(host, host.engine.now)))
     meter = PowerMeter(host, cfg.platform.power.meter_hz, ramp, end)
-    host.engine.run(end)
+    with RunProgress(end_ns=end, ios=lambda: len(host.records), enabled=progress).attached(host.engine):
+        host.engine.run(end)
     host.pkg.settle(end)
     wall = time.perf_counter() - wall0
     result = summarize(cfg, host, snap["s"], end, wall)
