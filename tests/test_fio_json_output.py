@@ -70,8 +70,13 @@ def test_sync_engine_jobs_agree_with_summary(tmp_path):
     assert r["jobs"][0]["iodepth_level"]["1"] == 100.0
 
 
-def test_async_engine_has_distinct_slat_clat_lat(tmp_path):
-    r = run_json(tmp_path, "runtime=5ms", "ramp_time=1ms", "ioengine=io_uring", "iodepth=8", "iodepth_batch_submit=4")
+@pytest.mark.parametrize("engine", [
+    ["ioengine=io_uring"],
+    ["ioengine=libaio"],
+    ["ioengine=io_uring", "sqthread_poll=1", "hipri=1", "queue.io_poll=1"],  # SQPOLL: slat ends at the SQ tail write
+])
+def test_async_engine_has_distinct_slat_clat_lat(tmp_path, engine):
+    r = run_json(tmp_path, "runtime=5ms", "ramp_time=1ms", "iodepth=8", "iodepth_batch_submit=4", *engine)
     job = r["jobs"][0]
     rd = job["read"]
     slat, clat, lat = rd["slat_ns"], rd["clat_ns"], rd["lat_ns"]
@@ -223,3 +228,18 @@ def test_disk_util_counts_commands_splits_and_merges(tmp_path, sets, split, merg
     assert disk["read_ios"] / ios == pytest.approx(r["summary"]["device_commands_per_io"], rel=0.1)
     assert disk["read_sectors"] * 512 == r["jobs"][0]["read"]["io_bytes"]
     assert 0 < disk["util"] <= 100 and disk["in_queue"] == disk["read_ticks"] + disk["write_ticks"]
+
+
+def test_replay_json_has_async_slat(tmp_path):
+    from pathlib import Path
+
+    trace = Path(__file__).resolve().parents[1] / "scenarios/traces/samples/msr_sample.csv"
+    out = tmp_path / "replay.json"
+    assert main(["replay", str(trace), "--platform", PLAT, "--json", str(out), "--quiet"]) == 0
+    r = json.loads(out.read_text())
+    assert r["fio version"].startswith("stacksim-") and "timestamp" in r
+    for d in ("read", "write"):
+        o = r["jobs"][0][d]
+        assert o["slat_ns"]["N"] == o["clat_ns"]["N"] == o["total_ios"] > 0
+        assert o["slat_ns"]["min"] > 0
+        assert o["slat_ns"]["mean"] + o["clat_ns"]["mean"] == pytest.approx(o["lat_ns"]["mean"], rel=1e-9)
