@@ -130,7 +130,7 @@ def stamped(result: dict, now: float | None = None) -> dict:
         return result
     now = time.time() if now is None else now
     out = {"fio version": result["fio version"], "timestamp": int(now), "timestamp_ms": int(now * 1000),
-           "time": time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))}
+           "time": time.ctime(now)}
     out.update((k, v) for k, v in result.items() if k not in out)
     return out
 
@@ -236,11 +236,12 @@ def _direction(mine: list, is_async: bool, t0: float, dur_ns: float) -> dict:
     }
 
 
-def _entry(name: str, job, recs: list, tasks: list, snap_tasks: dict, t0: float, dur_ns: float,
+def _entry(name: str, job, glob: dict, recs: list, tasks: list, snap_tasks: dict, t0: float, dur_ns: float,
            elapsed_s: float) -> dict:
     is_async = job.ioengine in ASYNC_ENGINES
+    own = {k: v for k, v in fio_options(job).items() if glob.get(k) != v}  # fio: the section's own options
     entry = {"jobname": name, "groupid": 0, "error": 0, "eta": 0, "elapsed": int(round(elapsed_s)),
-             "job options": {"name": name, **fio_options(job)}}
+             "job options": {"name": name, **own}}
     for op in _DIRS:
         entry[op] = _direction([r for r in recs if r.op == op], is_async, t0, dur_ns)
     entry["sync"] = {"total_ios": 0, "lat_ns": lat_object(np.zeros(0))}
@@ -267,6 +268,7 @@ def fio_jobs(jobs, host, recs: list, snap_tasks: dict, t0: float, dur_ns: float,
     """``jobs[]``: per job section with ``group_reporting`` (its clones together), else per clone
     (one entry per thread, all named after the section, as fio prints them)."""
     out = []
+    glob = global_options(jobs)
     by_job: dict[int, list] = {}
     for r in recs:
         by_job.setdefault(r.job, []).append(r)
@@ -274,10 +276,11 @@ def fio_jobs(jobs, host, recs: list, snap_tasks: dict, t0: float, dur_ns: float,
         mine = by_job.get(ji, [])
         tasks = [t for t in host.all_tasks if t.job == ji]
         if "group_reporting" in job.ignored_options or job.numjobs == 1:
-            out.append(_entry(job.name, job, mine, tasks, snap_tasks, t0, dur_ns, elapsed_s))
+            out.append(_entry(job.name, job, glob, mine, tasks, snap_tasks, t0, dur_ns, elapsed_s))
             continue
         for t in tasks:
-            out.append(_entry(job.name, job, [r for r in mine if r.task is t], [t], snap_tasks, t0, dur_ns, elapsed_s))
+            out.append(_entry(job.name, job, glob, [r for r in mine if r.task is t], [t], snap_tasks, t0, dur_ns,
+                              elapsed_s))
     for op in _DIRS:  # agg_pct: the entry's mean sampled bandwidth in percent of the group's
         agg = sum(e[op]["bw"] for e in out)
         for e in out:

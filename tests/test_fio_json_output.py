@@ -243,3 +243,17 @@ def test_replay_json_has_async_slat(tmp_path):
         assert o["slat_ns"]["N"] == o["clat_ns"]["N"] == o["total_ios"] > 0
         assert o["slat_ns"]["min"] > 0
         assert o["slat_ns"]["mean"] + o["clat_ns"]["mean"] == pytest.approx(o["lat_ns"]["mean"], rel=1e-9)
+
+
+def test_global_and_job_options_split_like_fio(tmp_path):
+    job = tmp_path / "two.fio"
+    job.write_text("[global]\nioengine=pvsync2\ndirect=1\nrw=randread\nruntime=3ms\nramp_time=1ms\ntime_based=1\n"
+                   "[small]\nbs=4k\n[big]\nbs=64k\niodepth=1\n")
+    r = run_json(tmp_path, job=str(job))
+    g = r["global options"]
+    assert g["ioengine"] == "pvsync2" and g["rw"] == "randread" and "bs" not in g
+    small, big = r["jobs"]
+    assert small["job options"] == {"name": "small", "bs": "4096"} and big["job options"]["bs"] == "65536"
+    for entry, size in ((small, 4096), (big, 65536)):
+        rebuilt = job_from_options({**g, **{k: v for k, v in entry["job options"].items() if k != "name"}})
+        assert rebuilt.bs_read_bytes == size and rebuilt.ioengine == "pvsync2" and rebuilt.runtime_ns == 3_000_000
