@@ -56,8 +56,9 @@ class ReplayConfig(Model):
     queue: QueueConfig
     replay: ReplaySettings = ReplaySettings()
     speed: float = Field(1.0, gt=0, allow_inf_nan=False, description="time scale: 2.0 replays twice as fast")
-    window_start_ns: int | None = Field(None, ge=0, description="window start in trace time (from the first record), ns")
-    window_end_ns: int | None = Field(None, ge=0, description="window end in trace time, ns (exclusive)")
+    window_start_ns: int | None = Field(None, ge=0, le=2**53, description="window start in trace time (from the first"
+                                        " record), ns")
+    window_end_ns: int | None = Field(None, ge=0, le=2**53, description="window end in trace time, ns (exclusive)")
     volumes: tuple[str, ...] | None = Field(None, description="trace volumes to keep (None = all)")
     skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing")
     blk_action: str = Field("Q", description="blkparse: replay Q (issue) or D (dispatch) events")
@@ -82,6 +83,9 @@ def parse_window(text: str | None) -> tuple[float | None, float | None]:
             raise ConfigError(f"--window {text!r}: {name} {part!r} is not a number of seconds") from None
         if not math.isfinite(v) or v < 0:
             raise ConfigError(f"--window {text!r}: {name} must be a finite number of seconds >= 0")
+        if v * 1e9 > 2**53:
+            raise ConfigError(f"--window {text!r}: {name} is beyond 2**53 ns (~104 days) of trace time, where the "
+                              "simulated clock loses nanosecond resolution")
         out.append(v)
     if out[0] is not None and out[1] is not None and out[1] <= out[0]:
         raise ConfigError(f"--window {text!r}: end must be after start")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from pydantic import ValidationError
@@ -138,6 +139,8 @@ def _make_tracer(args, warmup_ns: float):
             t1 = float(b) * 1e6 if b else float("inf")
         except ValueError:
             raise ConfigError(f"--trace-window {args.trace_window!r}: expected START:END in ms, e.g. 100:102") from None
+        if math.isnan(t0) or math.isnan(t1) or t0 < 0:
+            raise ConfigError(f"--trace-window {args.trace_window!r}: START and END must be numbers of ms >= 0")
         if t1 <= t0:
             raise ConfigError(f"--trace-window {args.trace_window!r}: END must be after START")
     if args.trace_ios <= 0:

@@ -92,7 +92,7 @@ def cmd_analyze(args) -> int:
     from scenarios.sweeps.efficiency import efficiency_map, format_long, format_table
     from scenarios.sweeps.store import read_results
 
-    if args.alpha <= 0 or args.alpha >= 1:
+    if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
     rows = read_results(args.results)
     tiles = efficiency_map(rows, x=args.x, y=args.y, policy=args.policy_axis, metric=args.metric, alpha=args.alpha,
@@ -112,6 +112,8 @@ def cmd_report(args) -> int:
 
     if not args.output.endswith((".html", ".htm")):
         raise ConfigError(f"report file {args.output}: use an .html name")
+    if not 0 < args.alpha < 1:
+        raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
     rows = read_results(args.results)
     n = write_report(rows, args.output, title=args.title, x=args.x, y=args.y, policy=args.policy_axis,
                      metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better)

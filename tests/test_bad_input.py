@@ -310,8 +310,9 @@ def test_fio_json_with_impossible_latencies(capsys, tmp_path, clat, needle):
 MSR_HEAD = "\n".join((ROOT / "scenarios/traces/samples/msr_sample.csv").read_text().splitlines()[:4]) + "\n"
 
 
-def _msr(tmp_path, last: str, *, gz: bool = False, comments: int = 0) -> Path:
-    text = "#comment\n" * comments + MSR_HEAD + last + "\n"
+def _msr(tmp_path, last: str, *, gz: bool = False, header: bool = False) -> Path:
+    """An MSR trace: (a header line and a blank line,) 4 sample records, then ``last``."""
+    text = ("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\n" if header else "") + MSR_HEAD + last + "\n"
     path = tmp_path / ("t.csv.gz" if gz else "t.csv")
     path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
     return path
@@ -333,9 +334,9 @@ def test_trace_records_out_of_range_are_refused_with_their_line(capsys, tmp_path
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_malformed_trace_line_has_its_true_line_number(capsys, tmp_path, gz):
-    path = _msr(tmp_path, "128166372000002000,hm,0,Read,12ab,4096,10", gz=gz)
+    path = _msr(tmp_path, "128166372000002000,hm,0,Read,12ab,4096,10", gz=gz, header=True)
     refused(capsys, ["replay", str(path), "--format", "msr", "--platform", PLATFORM, "--quiet"],
-            f"{path}:5:", "offset '12ab'")
+            f"{path}:7:", "offset '12ab'")
 
 
 def test_out_of_range_records_are_skipped_and_counted_with_skip_bad_lines():
@@ -348,3 +349,41 @@ def test_out_of_range_records_are_skipped_and_counted_with_skip_bad_lines():
         reader = open_trace(path, "msr", skip_bad_lines=True)
         recs = list(reader)
         assert len(recs) == 4 and reader.bad_lines == 1
+
+
+@PROPS
+@given(st.text(alphabet="0123456789,.-+eE ReadWritehm\t", max_size=80))
+def test_any_msr_line_is_a_record_a_skip_or_an_error_naming_its_line(line):
+    import tempfile
+
+    from scenarios.traces.reader import MAX_IO_BYTES, MAX_OFFSET_BYTES, open_trace
+
+    with tempfile.TemporaryDirectory() as d:
+        path = _msr(Path(d), line.replace("\n", " "), header=True)
+        try:
+            recs = list(open_trace(path, "msr"))
+        except ConfigError as err:
+            assert f"{path}:7:" in str(err)
+            return
+    for r in recs:
+        assert r.offset + r.nbytes <= MAX_OFFSET_BYTES and 0 < r.nbytes <= MAX_IO_BYTES
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["replay", "TRACE", "--window", "0:1e300"], "2**53 ns"),
+    (["replay", "TRACE", "--window", "nan:1"], "finite"),
+    (["replay", "TRACE", "--speed", "nan"], "speed"),
+    (["run", "--trace-window", "nan:inf", "--trace", "OUT", *QUICK], "--trace-window"),
+    (["analyze", "efficiency", "RESULTS", "--alpha", "nan"], "--alpha"),
+    (["run", "--scenario", "server-stable", "--set", "workload.connections=100000000", "--quiet"], "connections"),
+])
+def test_absurd_command_line_numbers(capsys, tmp_path, args, needle):
+    trace = ROOT / "scenarios/traces/samples/msr_sample.csv"
+    results = tmp_path / "r.csv"
+    results.write_text("sweep,point,replicate,config_sha\ns,a=1,0,x\n")
+    out = tmp_path / "t.json"
+    args = [str(trace) if a == "TRACE" else str(out) if a == "OUT" else str(results) if a == "RESULTS" else a
+            for a in args]
+    if args[0] == "replay":
+        args += ["--platform", PLATFORM, "--quiet"]
+    refused(capsys, args, needle, out=out)

@@ -50,7 +50,8 @@ NET_BASE_BYTES = 4096
 
 class _Common(Model):
     arrivals: Literal["poisson", "constant"] = Field("poisson", description="inter-arrival law of the open-loop client")
-    connections: int = Field(96, ge=1, description="client connections (NVMe-oF IO queues); assigned to target threads round-robin")
+    connections: int = Field(96, ge=1, le=65535, description="client connections (NVMe-oF IO queues, at most 65535: the"
+                             " queue ID is 16 bits); assigned to target threads round-robin")
     bs: int = Field(4096, ge=512, description="request size, bytes")
     op: Literal["read", "write"] = Field("read", description="request direction")
     network_rtt_us: float = Field(5.0, ge=0, description="client-target network round trip of a 4 KiB request (RDMA), us")
