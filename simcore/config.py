@@ -91,11 +91,29 @@ class NoParams(Model):
     """The parameters of a plug-in that has none (an empty, strict model: any key is an error)."""
 
 
+_TYPE_ERRORS = {"bool_type", "bool_parsing", "int_type", "int_parsing", "float_type", "float_parsing", "string_type",
+                "dict_type", "list_type", "tuple_type", "model_type", "literal_error", "none_required"}
+
+
+def _is_branch(part: Any) -> bool:
+    """A location part that names a union member (``list[int]``, ``str``), not a key of the data."""
+    return isinstance(part, str) and ("[" in part or part in ("bool", "int", "float", "str", "none"))
+
+
 def format_validation_error(err: ValidationError, *, where: str) -> str:
-    """One readable message per pydantic error, naming the dotted field path."""
-    lines = []
+    """One readable message per bad field, naming the dotted field path (the members of a union
+    are folded into one message: the most specific one, e.g. "not finite" over "not a string")."""
+    best: dict[str, dict] = {}
     for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        loc = ".".join(str(p) for p in e["loc"] if not _is_branch(p)) or "(top level)"
+        seen = best.get(loc)
+        if seen is None or (seen["type"] in _TYPE_ERRORS and e["type"] not in _TYPE_ERRORS):
+            best[loc] = e
+    for loc in [k for k, e in best.items() if e["type"] in _TYPE_ERRORS]:
+        if any(other.startswith(loc + ".") for other in best):
+            del best[loc]  # another member of the union got further into the value
+    lines = []
+    for loc, e in best.items():
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key"

@@ -387,3 +387,13 @@ def test_absurd_command_line_numbers(capsys, tmp_path, args, needle):
     if args[0] == "replay":
         args += ["--platform", PLATFORM, "--quiet"]
     refused(capsys, args, needle, out=out)
+
+
+def test_sweep_file_with_nan_axis_and_negative_seed_names_both_once(capsys, tmp_path):
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("name: s\nbase: {scenario: default}\nseed: -4\naxes:\n  ssd.read.base_ns: [.nan, 5000]\n")
+    out = tmp_path / "r.csv"
+    err = refused(capsys, ["sweep", str(sweep), "-o", str(out)], "axes.ssd.read.base_ns.0: Input should be a finite number",
+                  "seed: Input should be greater than or equal to 0", out=out)
+    assert "valid dictionary" not in err and "valid boolean" not in err  # union members folded into one message
+    assert err.count("\n") == 2
