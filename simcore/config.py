@@ -119,7 +119,11 @@ def format_validation_error(err: ValidationError, *, where: str) -> str:
             msg = "unknown key"
         elif e["type"] == "missing":
             msg = "required key is missing"
-        lines.append(f"{where}: {loc}: {msg}" + (f" (got {e['input']!r})" if e["type"] not in ("missing", "extra_forbidden") and not isinstance(e.get("input"), dict) else ""))
+        got = ""
+        if e["type"] not in ("missing", "extra_forbidden") and not isinstance(e.get("input"), dict):
+            got = repr(e["input"])
+            got = f" (got {got if len(got) <= 60 else f'{got[:24]}...{got[-8:]}, {len(got)} characters'})"
+        lines.append(f"{where}: {loc}: {msg}{got}")
     return "\n".join(lines)
 
 

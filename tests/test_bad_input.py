@@ -397,3 +397,8 @@ def test_sweep_file_with_nan_axis_and_negative_seed_names_both_once(capsys, tmp_
                   "seed: Input should be greater than or equal to 0", out=out)
     assert "valid dictionary" not in err and "valid boolean" not in err  # union members folded into one message
     assert err.count("\n") == 2
+
+
+def test_a_number_of_thousands_of_digits_is_shown_shortened(capsys):
+    err = refused(capsys, ["run", *QUICK, "--set", "power.dram_w=1" + "0" * 4000], "power.dram_w", "4001 characters")
+    assert len(err) < 300
