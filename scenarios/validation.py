@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 from scenarios.fio.parser import job_from_options, parse_fio_file
 from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
+from scenarios.fio.units import ms_time
 from scenarios.measurements.fio_json import DirStats, LatStats
 from scenarios.scenario import PLATFORM_PREFIXES, resolve
 from simcore.errors import ConfigError
@@ -256,7 +257,7 @@ class PointRunner:
         ramp = self.ramp_ms if self.ramp_ms is not None else point.ramp_ms
         job_file = point.job_file or self.job_file
         sets = {**self.sets, **point.config, **(extra or {}),
-                "runtime": f"{runtime:g}ms", "time_based": "1"}
+                "runtime": ms_time(runtime, option="--runtime-ms"), "time_based": "1"}
         where = f"point {point.label}"
         jobs = None
         if point.fio_job:  # the fio job is the run-wide fio options, then the point's; not the base job
@@ -271,8 +272,8 @@ class PointRunner:
 
         def build(ramp_ms: float):
             try:
-                return resolve(job_file=job_file, platform=platform, sets={**sets, "ramp_time": f"{ramp_ms:g}ms"},
-                               seed=self.seed, jobs=jobs)
+                return resolve(job_file=job_file, platform=platform,
+                               sets={**sets, "ramp_time": ms_time(ramp_ms, option="--ramp-ms")}, seed=self.seed, jobs=jobs)
             except ConfigError as e:
                 raise ConfigError(f"{where}: {e}") from None
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from scenarios.fio.units import ms_time
 from simcore.errors import ConfigError
 
 __all__ = ["POLICY_SETS", "Waterfall", "Explanation", "explain", "format_explanation", "explanation_figure",
@@ -147,7 +148,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     if not runtime_ms > 0:
         raise ConfigError(f"--runtime-ms must be > 0, got {runtime_ms}")
     sets = dict(sets or {})
-    length = {"runtime": f"{runtime_ms:g}ms", "ramp_time": f"{SHORT_RAMP_MS}ms", "time_based": "1"}
+    length = {"runtime": ms_time(runtime_ms, option="--runtime-ms"), "ramp_time": f"{SHORT_RAMP_MS}ms", "time_based": "1"}
     base = resolve(job_file=job_file, platform=platform, sets={**sets, **length}, seed=seed)
     job = base.jobs[0]
     engine = job.ioengine

@@ -402,3 +402,13 @@ def test_sweep_file_with_nan_axis_and_negative_seed_names_both_once(capsys, tmp_
 def test_a_number_of_thousands_of_digits_is_shown_shortened(capsys):
     err = refused(capsys, ["run", *QUICK, "--set", "power.dram_w=1" + "0" * 4000], "power.dram_w", "4001 characters")
     assert len(err) < 300
+
+
+def test_ms_options_become_fio_times_or_clear_errors():
+    from scenarios.fio.units import ms_time, parse_time_ns
+
+    assert ms_time(50.0, option="--runtime-ms") == "50ms"
+    assert parse_time_ns(ms_time(0.5, option="--runtime-ms"), option="runtime") == 500_000  # was '0.5ms': refused
+    for bad in (float("nan"), float("inf"), -1.0, 1e30):
+        with pytest.raises(ConfigError, match="--runtime-ms"):
+            ms_time(bad, option="--runtime-ms")

@@ -138,6 +138,17 @@ def parse_time_ns(text: str | None, *, option: str, default_unit: str = "s") -> 
     return value * _NS_PER[unit]
 
 
+def ms_time(ms: float, *, option: str) -> str:
+    """A fio time value for ``ms`` milliseconds (``--runtime-ms 0.5`` -> ``500us``; fio times are
+    integers, so fractions go to us and ns); ConfigError naming ``option`` if not finite, negative
+    or beyond :data:`TIME_MAX_NS`."""
+    if not math.isfinite(ms) or ms < 0 or ms * 1e6 > TIME_MAX_NS:
+        raise ConfigError(f"{option} {ms:g}: expected a number of ms from 0 to about 104 days (2**53 ns)")
+    if ms == int(ms):
+        return f"{int(ms)}ms"
+    return f"{round(ms * 1000)}us"
+
+
 def parse_bool(text: str | None, *, option: str, flag: bool = False) -> bool:
     """Parse a boolean: 1/0, true/false, yes/no, on/off (fio itself accepts only 0/1).
 
