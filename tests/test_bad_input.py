@@ -412,3 +412,9 @@ def test_ms_options_become_fio_times_or_clear_errors():
     for bad in (float("nan"), float("inf"), -1.0, 1e30):
         with pytest.raises(ConfigError, match="--runtime-ms"):
             ms_time(bad, option="--runtime-ms")
+
+
+def test_fio_json_nested_too_deeply(capsys, tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"jobs": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    refused(capsys, ["validate", "--platform", PLATFORM, "--measured", str(path)], f"{path}:1", "nested too deeply")

@@ -192,6 +192,8 @@ def _read_one(path: str) -> list[FioResult]:
             doc, pos = decoder.raw_decode(text, m.start())
         except json.JSONDecodeError as e:
             raise ConfigError(f"{path}:{e.lineno}: invalid fio JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise ConfigError(f"{path}:{line}: invalid fio JSON: nested too deeply") from None
         results += _doc_results(doc, path, line)
     if not results:
         raise ConfigError(f"{path}: no JSON object found (run fio with --output-format=json)")

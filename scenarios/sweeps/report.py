@@ -204,7 +204,9 @@ def _mean_cdf(rows: Sequence[Row]) -> tuple[list[float], list[float]] | None:
     for r in rows:
         try:
             cdf = json.loads(r.get("cdf") or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(cdf, dict):
             continue
         lat = cdf.get("read_us") or cdf.get("write_us")
         if lat and cdf.get("pct"):
