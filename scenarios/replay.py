@@ -31,7 +31,7 @@ from scenarios.assembly import build_host
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.fio.parser import FioJob, job_from_options
-from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, resolve
+from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
 from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select
 from scenarios.workload.replay import ReplaySettings, TraceReplayer
 from simcore.config import Model, Seed, parse_scalar, validate
@@ -130,9 +130,10 @@ def resolve_replay(trace: str, fmt: str | None = None, *, platform: str | None =
                    window=None, sets: dict[str, Any] | None = None, seed: int | None = None,
                    skip_bad_lines: bool = False, volumes: Iterable[str] | None = None,
                    blk_action: str = "Q") -> ReplayConfig:
-    """Build a :class:`ReplayConfig`; bad input raises ConfigError naming it."""
+    """Build a :class:`ReplayConfig` (``platform`` None: :func:`default_platform_name`, the platform
+    ``stacksim run`` runs on by default); bad input raises ConfigError naming it."""
     if platform is None:
-        raise ConfigError("--platform NAME is required for a replay (see `stacksim list`)")
+        platform = default_platform_name()
     if fmt is not None and fmt not in FORMATS:
         raise ConfigError(f"unknown trace format {fmt!r}; expected one of {', '.join(FORMATS)}")
     replay_sets, platform_sets = _split_sets(dict(sets or {}))

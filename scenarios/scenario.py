@@ -59,6 +59,23 @@ def builtin_scenarios() -> dict[str, Path]:
     return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.yaml"))}
 
 
+def default_platform_name() -> str:
+    """The platform of the built-in default scenario: what ``stacksim run`` (no arguments) runs on,
+    and the platform of commands whose input names none (``stacksim replay`` without ``--platform``)."""
+    return validate(ScenarioFile, load_data_file(builtin_scenarios()[DEFAULT_SCENARIO]), where=DEFAULT_SCENARIO).platform
+
+
+def source_args(source: str) -> dict[str, str]:
+    """``resolve`` keyword for a positional input, as ``stacksim run`` reads it: a ``.yaml``/``.yml``
+    path or a built-in scenario name -> ``{"scenario": ...}``, anything else -> ``{"job_file": ...}``
+    (a fio job file, which must exist)."""
+    if source.endswith((".yaml", ".yml")) or (source in builtin_scenarios() and not Path(source).is_file()):
+        return {"scenario": source}
+    if not Path(source).is_file():
+        raise ConfigError(f"job file not found: {source}")
+    return {"job_file": source}
+
+
 def parse_sets(items: list[str]) -> dict[str, Any]:
     out = {}
     for it in items:

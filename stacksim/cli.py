@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="stacksim", description="Cycle-level simulator of a host CPU, its OS IO stack and its SSDs.")
     sub = ap.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="simulate a fio job file or a scenario (default: the built-in default scenario)")
-    run.add_argument("job", nargs="?", help="fio job file (.fio/.ini) or scenario YAML")
+    run.add_argument("job", nargs="?", help="fio job file (.fio/.ini), scenario YAML or built-in scenario name")
     run.add_argument("--scenario", help="built-in scenario name or scenario YAML path")
     run.add_argument("--records", metavar="OUT", help="write per-IO records (.csv or .parquet)")
     run.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args) -> int:
-    from scenarios.scenario import resolve, parse_sets
+    from scenarios.scenario import parse_sets, resolve, source_args
     from simcore.plugins import load_plugin
     from stacksim.output import check_records_path, format_summary
     from stacksim.run import simulate
@@ -66,24 +66,12 @@ def cmd_run(args) -> int:
 
     if args.scenario in SERVER_SCENARIOS or (args.job in SERVER_SCENARIOS if args.job else False):
         return _run_server(args, args.scenario or args.job)
-    job_file = scenario = None
-    if args.job:
-        if args.job.endswith((".yaml", ".yml")):
-            scenario = args.job
-        else:
-            job_file = args.job
-    if args.scenario:
-        if job_file or scenario:
-            raise ConfigError("give either a job file / scenario file or --scenario, not both")
-        scenario = args.scenario
-    if job_file is not None:
-        from pathlib import Path
-
-        if not Path(job_file).is_file():
-            raise ConfigError(f"job file not found: {job_file}")
+    if args.job and args.scenario:
+        raise ConfigError("give either a job file / scenario file or --scenario, not both")
+    source = source_args(args.job) if args.job else {"scenario": args.scenario}
     if args.records:
         check_records_path(args.records)
-    cfg = resolve(job_file=job_file, scenario=scenario, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
+    cfg = resolve(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
     from scenarios.checks import print_warnings, run_warnings
 
     print_warnings(run_warnings(cfg))
@@ -164,17 +152,16 @@ def cmd_list(args) -> int:
 
     def described(files: dict) -> None:
         for name, path in files.items():
-            desc = " ".join(str((load_data_file(path) or {}).get("description", "")).split())
-            print(f"  {name:28s} {desc[:100]}")
+            print(list_line(name, str((load_data_file(path) or {}).get("description", ""))))
 
     print("scenarios (--scenario NAME):")
     described(builtin_scenarios())
     print("server scenarios (--scenario NAME):")
     for name, desc in server_scenarios().items():
-        print(f"  {name:28s} {desc[:100]}")
+        print(list_line(name, desc))
     print("platforms (--platform NAME):")
     for name, fn in PLATFORMS.items():
-        print(f"  {name:28s} {fn().description}")
+        print(list_line(name, fn().description))
     print("sweeps (stacksim sweep NAME):")
     described(builtin_sweeps())
     print("completion policies: " + ", ".join(COMPLETION_POLICIES.names()))
@@ -191,6 +178,18 @@ def cmd_list(args) -> int:
 
     print("calibration studies (stacksim calibrate --study NAME): " + ", ".join(STUDIES))
     return 0
+
+
+def list_line(name: str, description: str, columns: int | None = None) -> str:
+    """``  NAME  description`` for `stacksim list`, the description shortened at a word boundary
+    (with " ...") to fit ``columns`` (default: the terminal's width, else 120)."""
+    import shutil
+    import textwrap
+
+    columns = columns or shutil.get_terminal_size((120, 24)).columns
+    head = f"  {name:28s} "
+    width = max(columns - len(head), 20)
+    return head + textwrap.shorten(description, width=width, placeholder=" ...") if description.strip() else head.rstrip()
 
 
 def cmd_schema(args) -> int:

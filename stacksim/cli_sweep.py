@@ -54,14 +54,30 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
 
 
 def _add_axis_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--x", default="bs", help="size axis column (default bs)")
-    p.add_argument("--y", default="numjobs", help="depth axis column (default numjobs)")
+    p.add_argument("--x", help="size axis column (default bs; for a sweep without bs and numjobs columns, "
+                               "its first axis that is not the policy, or the constant 'sweep' when it has one)")
+    p.add_argument("--y", help="depth axis column (default numjobs; else the sweep's next axis)")
     p.add_argument("--policy-axis", action="append", metavar="COLUMN[,COLUMN]",
                    help="policy column(s); several make a combined policy (default: the derived "
-                        "'completion' = interrupt/classic/hybrid)")
+                        "'completion' = interrupt/classic/hybrid, or a server sweep's server.policy)")
     p.add_argument("--metric", default="bytes_per_joule", help="efficiency metric (default bytes_per_joule, higher is better)")
     p.add_argument("--lower-is-better", action="store_true", help="the metric improves downwards (energy_j_per_million_ios, latency)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the tie test (default 0.05)")
+
+
+def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
+    """--x, --y and --policy-axis, the missing ones chosen from the results (said on stderr when
+    they are not the host defaults bs x numjobs)."""
+    from scenarios.sweeps.groups import DEFAULT_X, DEFAULT_Y, choose_axes, policy_of
+
+    x, y, policy = choose_axes(rows, args.x, args.y, args.policy_axis)
+    if (args.x is None or args.y is None) and (x, y) != (DEFAULT_X, DEFAULT_Y):
+        print(f"axes chosen from the results: --x {x} --y {y} --policy-axis {','.join(policy)}", file=sys.stderr)
+    labels = {policy_of(r, policy) for r in rows}
+    if len(labels) == 1:
+        print(f"note: one policy in these results ({','.join(policy)} = {labels.pop()}); "
+              f"name the compared columns with --policy-axis", file=sys.stderr)
+    return x, y, policy
 
 
 def cmd_sweep(args) -> int:
@@ -95,11 +111,12 @@ def cmd_analyze(args) -> int:
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
     rows = read_results(args.results)
-    tiles = efficiency_map(rows, x=args.x, y=args.y, policy=args.policy_axis, metric=args.metric, alpha=args.alpha,
+    x, y, policy = _axes(args, rows)
+    tiles = efficiency_map(rows, x=x, y=y, policy=policy, metric=args.metric, alpha=args.alpha,
                            lower_is_better=args.lower_is_better)
-    print(format_table(tiles, x=args.x, y=args.y, metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better))
+    print(format_table(tiles, x=x, y=y, metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better))
     if args.long:
-        print(format_long(tiles, x=args.x, y=args.y, lower_is_better=args.lower_is_better))
+        print(format_long(tiles, x=x, y=y, lower_is_better=args.lower_is_better))
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as fh:
             json.dump(tiles, fh, indent=2, default=str)
@@ -115,7 +132,8 @@ def cmd_report(args) -> int:
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
     rows = read_results(args.results)
-    n = write_report(rows, args.output, title=args.title, x=args.x, y=args.y, policy=args.policy_axis,
+    x, y, policy = _axes(args, rows)
+    n = write_report(rows, args.output, title=args.title, x=x, y=y, policy=policy,
                      metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better)
     print(f"{args.output}: {n} figures from {len(rows)} runs")
     return 0

@@ -37,7 +37,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp.add_argument("trace", help="trace file (plain or .gz): Alibaba, Tencent, MSR Cambridge, blkparse text or fio iolog")
     rp.add_argument("--format", choices=["msr", "alibaba", "tencent", "blkparse", "iolog"],
                     help="trace format (default: sniffed from the first lines)")
-    rp.add_argument("--platform", help="built-in platform name or platform YAML file")
+    rp.add_argument("--platform", help="built-in platform name or platform YAML file (default: the default "
+                                       "scenario's, as for `stacksim run`)")
     rp.add_argument("--speed", type=float, default=1.0, help="time scale: 2 replays twice as fast (default 1)")
     rp.add_argument("--window", metavar="START:END", help="trace seconds to replay (from the first record), either side optional")
     rp.add_argument("--volumes", metavar="A,B", help="replay only these trace volumes (MSR host_disk, Alibaba/Tencent ids, blkparse maj,min)")
@@ -87,8 +88,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     _add_point_args(va)
 
     ex = subparsers.add_parser("explain", help="where the nanoseconds of one typical IO go, per completion policy")
-    ex.add_argument("job", help="fio job file")
-    ex.add_argument("--platform", help="built-in platform name or platform YAML file")
+    ex.add_argument("job", help="fio job file, scenario YAML or built-in scenario name (as for run)")
+    ex.add_argument("--platform", help="built-in platform name or platform YAML file (default: the scenario's)")
     _add_sets(ex, "override (as for run); the policy keys (hipri, queue.io_poll, ...) are set per policy")
     ex.add_argument("--seed", type=int, help="random seed (default 1)")
     ex.add_argument("--runtime-ms", type=float, default=50.0, help="simulated run time per policy, after a warm-up of 110 ms when hybrid polling is shown, else 10 ms (default 50)")

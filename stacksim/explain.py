@@ -137,26 +137,27 @@ def _own_policy(cfg) -> str:
 
 def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None = None, seed: int | None = None,
             runtime_ms: float = 50.0, policies: list[str] | None = None) -> Explanation:
-    """Run ``job_file`` briefly under each completion policy and pick each run's median IO."""
-    from pathlib import Path
-
-    from scenarios.scenario import resolve
+    """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
+    run`` reads it) briefly under each completion policy and pick each run's median IO."""
+    from scenarios.scenario import resolve, source_args
+    from scenarios.server.run import SERVER_SCENARIOS
     from stacksim.run import simulate
 
-    if not Path(job_file).is_file():
-        raise ConfigError(f"job file not found: {job_file}")
+    if job_file in SERVER_SCENARIOS:
+        raise ConfigError(f"{job_file} is a storage-server scenario; explain takes a fio job file or a host scenario")
+    source = source_args(job_file)
     if not runtime_ms > 0:
         raise ConfigError(f"--runtime-ms must be > 0, got {runtime_ms}")
     sets = dict(sets or {})
     length = {"runtime": ms_time(runtime_ms, option="--runtime-ms"), "ramp_time": f"{SHORT_RAMP_MS}ms", "time_based": "1"}
-    base = resolve(job_file=job_file, platform=platform, sets={**sets, **length}, seed=seed)
+    base = resolve(**source, platform=platform, sets={**sets, **length}, seed=seed)
     job = base.jobs[0]
     engine = job.ioengine
     sync = engine in SYNC_ENGINES
     own = _own_policy(base)
     expl = Explanation(job_file=str(job_file), platform=base.platform.name, engine=engine)
     if len(base.jobs) > 1:
-        expl.notes.append(f"{len(base.jobs)} jobs in the file: the typical IO is taken over all of them; the "
+        expl.notes.append(f"{len(base.jobs)} jobs: the typical IO is taken over all of them; the "
                           f"policies are chosen by the first job's engine ({engine})")
     if engine == "pvsync2":
         available = list(POLICY_SETS)
@@ -177,7 +178,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
         is_own = policy == own
         extra = {} if is_own else {k: v for k, v in POLICY_SETS[policy].items()
                                    if k != "hipri" or engine in HIPRI_ENGINES}
-        cfg = resolve(job_file=job_file, platform=platform, sets={**sets, **extra, **length}, seed=seed)
+        cfg = resolve(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
         result = simulate(cfg, keep_records=True)
         records = result.pop("_records")
         if len(records) == 0:

@@ -25,6 +25,61 @@ def parse_policy_axes(spec: Sequence[str] | str | None, rows: Sequence[Row]) -> 
     return tuple(names)
 
 
+#: the default tile axes (size x depth) of a host sweep
+DEFAULT_X, DEFAULT_Y = "bs", "numjobs"
+
+
+def axis_columns(rows: Sequence[Row]) -> list[str]:
+    """The sweep's axis columns: those a sweep writes between ``point`` and ``replicate``."""
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    if "point" not in cols or "replicate" not in cols:
+        return []
+    return cols[cols.index("point") + 1: cols.index("replicate")]
+
+
+def choose_axes(rows: Sequence[Row], x: str | None = None, y: str | None = None,
+                policy: Sequence[str] | str | None = None) -> tuple[str, str, tuple[str, ...]]:
+    """The tile axes and policy axes of an analysis: the given ones, else chosen from the results.
+
+    Policy: ``completion`` (for a storage-server sweep it holds ``server.policy``). Tile axes:
+    ``bs`` x ``numjobs`` when the results have both columns (a host sweep over size and depth);
+    otherwise the sweep's axis columns that do not just name the policy (an axis whose values
+    correspond one-to-one with the policy labels, like ``server.policy`` or a completion ``mode``
+    bundle): the first two in sweep order, or, when only one is left, the constant ``sweep``
+    column as ``x`` and that axis as ``y`` (one tile per value, e.g. per client rate). When one
+    of ``x``, ``y`` is given, the other is the first such axis left, else ``sweep``."""
+    paxes = parse_policy_axes(policy, rows)
+    if x is not None and y is not None:
+        return x, y, paxes
+    present = set(k for r in rows for k in r)
+    if {DEFAULT_X, DEFAULT_Y} <= present and x in (None, DEFAULT_X) and y in (None, DEFAULT_Y):
+        return DEFAULT_X, DEFAULT_Y, paxes
+    free = [a for a in axis_columns(rows)
+            if a not in paxes and a not in (x, y) and not _names_policy(rows, a, paxes)]
+    if x is None and y is None:
+        if len(free) >= 2:
+            return free[0], free[1], paxes
+        if len(free) == 1:
+            return "sweep", free[0], paxes
+    elif "sweep" in present:
+        other = free[0] if free else "sweep"
+        return (x, other, paxes) if y is None else (other, y, paxes)
+    raise ConfigError("cannot choose the tile axes from these results"
+                      + (f" (sweep axes: {', '.join(axis_columns(rows))})" if axis_columns(rows) else "")
+                      + "; name them with --x and --y")
+
+
+def _names_policy(rows: Sequence[Row], axis: str, paxes: Sequence[str]) -> bool:
+    """Whether the values of ``axis`` and the policy labels correspond one-to-one."""
+    fwd: dict[str, set[str]] = {}
+    back: dict[str, set[str]] = {}
+    for r in rows:
+        a, p = _fmt(r.get(axis)), policy_of(r, paxes)
+        fwd.setdefault(a, set()).add(p)
+        back.setdefault(p, set()).add(a)
+    return all(len(v) == 1 for v in fwd.values()) and all(len(v) == 1 for v in back.values())
+
+
 def require_columns(rows: Sequence[Row], names: Iterable[str], *, what: str) -> None:
     """ConfigError naming a column missing from every row (and listing the axis-like columns)."""
     if not rows:
