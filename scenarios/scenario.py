@@ -45,7 +45,9 @@ class ScenarioFile(Model):
     job_file: str | None = Field(None, description="fio job file, relative to the scenario file")
     jobs: list[dict[str, Any]] = Field(default_factory=list, description="fio jobs as option dicts (name + options)")
     seed: Seed = 1
-    plugins: list[str] = Field(default_factory=list)
+    plugins: list[str] = Field(default_factory=list, description=(
+        "plug-ins imported before the run: .py files (relative to the scenario file) or module names "
+        "(from Python's import path); Python code that runs with your rights"))
 
 
 def platform_by_name(name: str) -> PlatformConfig:

@@ -2,12 +2,14 @@
 
 A user module (``--plugin my_policy.py`` or ``plugins: [my_policy.py]`` in a scenario) is
 imported before the run; its ``@REGISTRY.register("name")`` decorators make the policy selectable
-by name, with no change to the models.
+by name, with no change to the models. A plug-in is Python code that runs with the user's rights:
+load only plug-ins you trust. Where paths are resolved from: :func:`load_plugin`.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -48,15 +50,28 @@ class Registry:
 
 
 def load_plugin(spec: str) -> None:
-    """Import a plug-in given as a file path (``my_policy.py``) or a dotted module name."""
-    path = Path(spec)
+    """Import a plug-in: a ``.py`` file path or a dotted module name. A plug-in is ordinary Python
+    code and runs with the user's rights, as any import does.
+
+    A file path is taken as given: relative to the current directory (a scenario's ``plugins:``
+    entries are made relative to the scenario file by :func:`scenarios.scenario.resolve`). It is
+    imported once as ``stacksim_plugin_<stem>`` (another file with the same stem gets a name with
+    a hash of its path, so neither shadows the other). A module name is imported from Python's
+    import path (``sys.path``: installed packages, ``PYTHONPATH``), not from the current directory.
+    """
     if spec.endswith(".py"):
+        path = Path(spec)
         if not path.is_file():
             raise ConfigError(f"plug-in file not found: {spec}")
+        real = path.resolve()
         mod_name = f"stacksim_plugin_{path.stem}"
-        if mod_name in sys.modules:
+        loaded = sys.modules.get(mod_name)
+        if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() != real:
+            mod_name = f"{mod_name}_{hashlib.sha256(str(real).encode()).hexdigest()[:8]}"
+            loaded = sys.modules.get(mod_name)
+        if loaded is not None:
             return
-        loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+        loader_spec = importlib.util.spec_from_file_location(mod_name, real)
         module = importlib.util.module_from_spec(loader_spec)
         sys.modules[mod_name] = module
         try:
@@ -68,4 +83,7 @@ def load_plugin(spec: str) -> None:
         try:
             importlib.import_module(spec)
         except ImportError as err:
-            raise ConfigError(f"plug-in module '{spec}' not importable: {err}") from None
+            hint = f" (for the file {spec}.py here, give --plugin {spec}.py)" if Path(f"{spec}.py").is_file() else ""
+            raise ConfigError(f"plug-in module '{spec}' not importable: {err}{hint}") from None
+        except Exception as err:  # a user's module: report, don't crash
+            raise ConfigError(f"plug-in module '{spec}' failed to import: {type(err).__name__}: {err}") from None
