@@ -24,8 +24,9 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
                    help="override: queue.io_poll=1, queue.io_poll_delay=0, kernel.ctx_switch_cycles=3000, or a fio option (bs=8k)")
     p.add_argument("--seed", type=int, help="random seed (default: the scenario's, else 1)")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the full result as JSON")
-    p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                   help="import a policy plug-in (a .py file or a module name) before running")
+    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                   help="import a policy plug-in first (Python code, runs with your rights; a .py path "
+                        "relative to the current directory, or a module name)")
 
 
 def build_parser() -> argparse.ArgumentParser:

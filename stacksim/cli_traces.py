@@ -19,6 +19,19 @@ def _add_sets(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help=what)
 
 
+def _add_plugin(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                   help="import a policy plug-in first (Python code, runs with your rights; a .py path "
+                        "relative to the current directory, or a module name)")
+
+
+def _load_plugins(args) -> None:
+    from simcore.plugins import load_plugin
+
+    for spec in args.plugin:
+        load_plugin(spec)
+
+
 def _add_point_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", metavar="M1,M2", help="compare only these metrics (dotted summary paths, "
                                                       "e.g. latency_us.mean,iops; default: every measured one)")
@@ -50,6 +63,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
     rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress line on stderr while replaying (default: when stderr is a terminal and not --quiet)")
+    _add_plugin(rp)
 
     ca = subparsers.add_parser(
         "calibrate", help="fit platform parameters to your measurements (write a platform YAML), or re-run a built-in "
@@ -95,6 +109,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     ex.add_argument("--runtime-ms", type=float, default=50.0, help="simulated run time per policy, after a warm-up of 110 ms when hybrid polling is shown, else 10 ms (default 50)")
     ex.add_argument("--policies", metavar="P1,P2", help="policies to show (interrupt, classic, hybrid; default: the job's own and the others)")
     ex.add_argument("-o", "--output", metavar="HTML", help="also write the waterfall as a self-contained HTML page (plotly)")
+    _add_plugin(ex)
 
     handlers = {"replay": cmd_replay, "calibrate": cmd_calibrate, "validate": cmd_validate, "explain": cmd_explain}
     if commands is not None:
@@ -128,6 +143,7 @@ def cmd_replay(args) -> int:
     from scenarios.replay import format_replay, simulate_replay
     from simcore.progress import progress_enabled
 
+    _load_plugins(args)
     result = simulate_replay(args.trace, args.format, platform=args.platform, speed=args.speed, window=args.window,
                              sets=_sets(args.sets), seed=args.seed, skip_bad_lines=args.skip_bad_lines,
                              volumes=_csv_list(args.volumes), json_out=args.json_out, blk_action=args.blk_action,
@@ -246,6 +262,7 @@ def cmd_explain(args) -> int:
     if args.output and not args.output.lower().endswith((".html", ".htm")):
         raise ConfigError(f"-o {args.output}: use an .html file name")
     _check_out_dir(args.output)
+    _load_plugins(args)
     expl = explain(args.job, args.platform, sets=_sets(args.sets), seed=args.seed, runtime_ms=args.runtime_ms,
                    policies=_csv_list(args.policies))
     print(format_explanation(expl))
