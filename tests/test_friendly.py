@@ -314,3 +314,45 @@ def test_docs_name_no_outside_paths_or_this_machine(doc):
     for bad in ("../shared", "shared/reference", "/work/", "/tmp/", "STACKSIM_REFERENCE", "this machine",
                 "on 2 cores", "on the 2 cores", "2-core development machine"):
         assert bad not in text, f"{doc.name} mentions {bad!r}"
+
+
+# -- the README quick start -----------------------------------------------------------------------
+def _quick_start() -> list[list[str]]:
+    import shlex
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Quick start\n.*?```sh\n(.*?)```", text, re.S).group(1)
+    return [shlex.split(line, comments=True) for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def test_readme_first_block_is_the_two_setup_commands():
+    text = (ROOT / "README.md").read_text()
+    first = re.search(r"```sh\n(.*?)```", text, re.S).group(1).strip().splitlines()
+    assert len(first) == 2 and all(line.startswith("python3 -m venv .venv") for line in first)
+    # the quick start works after it: the venv is activated first
+    assert _quick_start()[0] == [".", ".venv/bin/activate"]
+
+
+def test_readme_quick_start_commands_parse_and_name_existing_things(tmp_path, monkeypatch, capsys):
+    """Every quick-start command is a valid `stacksim` command line whose files exist in the
+    repository and whose sweeps plan (cheap: --dry-run); `list` and `schema` run."""
+    from stacksim.cli import build_parser
+
+    cmds = _quick_start()[1:]
+    assert cmds and all(c[0] == "stacksim" for c in cmds)
+    written: set[str] = set()
+    for c in cmds:
+        args = build_parser().parse_args(c[1:])  # SystemExit on an unknown option
+        for a in c[2:]:
+            if "/" in a and not a.startswith("-") and "=" not in a:
+                assert (ROOT / a).is_file(), f"{' '.join(c)}: {a} is not in the repository"
+        if args.cmd in ("analyze", "report"):
+            assert args.results in written, f"{' '.join(c)}: no earlier command writes {args.results}"
+        if args.cmd == "sweep":
+            written.add(args.output)
+            monkeypatch.chdir(tmp_path)
+            assert main([*c[1:], "--dry-run"]) == 0
+            monkeypatch.chdir(ROOT)
+        if args.cmd in ("list", "schema"):
+            assert main(c[1:]) == 0
+    capsys.readouterr()
