@@ -308,17 +308,11 @@ def test_plugins_with_the_same_file_name_do_not_shadow_each_other(tmp_path, regi
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-#: pages whose calibration-data paths move with the packaged reference data (checked once it lands)
-REFERENCE_DATA_PAGES = {"calibration.md", "traces-and-calibration.md"}
-
-
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_docs_name_no_outside_paths_or_this_machine(doc):
     text = doc.read_text()
-    bad = ["/work/", "/tmp/", "mechanisms.md", "this machine", "on 2 cores", "on the 2 cores",
-           "development machine"]
-    if doc.name not in REFERENCE_DATA_PAGES:
-        bad += ["../shared", "shared/reference", "STACKSIM_REFERENCE"]
+    bad = ["../shared", "shared/reference", "STACKSIM_REFERENCE", "/work/", "/tmp/", "mechanisms.md",
+           "this machine", "on 2 cores", "on the 2 cores", "development machine"]
     for b in bad:
         assert b not in text, f"{doc.name} mentions {b!r}"
 
