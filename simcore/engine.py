@@ -55,6 +55,9 @@ class Engine:
 
     def __init__(self, tracer: Any | None = None):
         self.env = simpy.Environment()
+        #: Current simulated time in ns: a plain attribute (read on every hot path), kept equal to
+        #: the simpy environment's clock by :meth:`run`, the only code that advances time. Read-only.
+        self.now = 0.0
         #: events taken off the queue by :meth:`run` (a cancelled callback still costs its pop)
         self.events_processed = 0
         #: Optional event-trace hook; models test ``if engine.tracer:`` so it costs nothing when off.
@@ -62,18 +65,25 @@ class Engine:
         #: Optional ``hook(now_ns)`` called every PROGRESS_EVERY_EVENTS events by :meth:`run` (a
         #: progress display: it must not change the simulation). ``None``: the loop has no check.
         self.progress_hook: Callable[[float], None] | None = None
+        queue, ids = self.env._queue, self.env._eid
 
-    @property
-    def now(self) -> float:
-        """Current simulated time in ns."""
-        return self.env._now
+        def schedule(call: Call, _push=heappush, _queue=queue, _ids=ids, _prio=NORMAL) -> None:
+            # a closure over the heap, not a method: one call, no attribute look-ups (hot path)
+            _push(_queue, (call.time, _prio, next(_ids), call))
+
+        #: ``schedule(call)``: queue the :class:`Call` ``call`` at exactly ``call.time`` ns (not in
+        #: the past: the caller guarantees it). The hot paths' entry: a model that reuses a
+        #: ``Call`` (a CPU's segment end) or knows the absolute time of an event (a device's
+        #: completion posting) schedules it without the checks and the re-based time of
+        #: :meth:`call_at`. Same-time ordering as every other event (FIFO by scheduling order).
+        self.schedule = schedule
 
     def call_in(self, delay_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
         if delay_ns < 0:
             raise ValueError(f"negative delay {delay_ns} ns")
         env = self.env
-        t = env._now + delay_ns
+        t = self.now + delay_ns
         call = Call(fn, args, t)
         # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
         heappush(env._queue, (t, NORMAL, next(env._eid), call))
@@ -81,7 +91,7 @@ class Engine:
 
     def call_at(self, time_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` at absolute simulated time ``time_ns`` (not in the past)."""
-        return self.call_in(time_ns - self.env._now, fn, *args)
+        return self.call_in(time_ns - self.now, fn, *args)
 
     def process(self, generator) -> simpy.Process:
         """Start a simpy process (available for slow control-plane logic; the models use callbacks)."""
@@ -101,12 +111,12 @@ class Engine:
         if until is not None:
             if not isinstance(until, Event):
                 at = float(until)
-                if at <= env._now:
+                if at <= self.now:
                     raise ValueError(f"until ({at}) must be greater than the current simulation time")
                 until = Event(env)
                 until._ok = True
                 until._value = None
-                env.schedule(until, URGENT, at - env._now)
+                env.schedule(until, URGENT, at - self.now)
             elif until.callbacks is None:
                 return until.value
             until.callbacks.append(StopSimulation.callback)
@@ -119,7 +129,8 @@ class Engine:
         try:
             if hook is None:
                 while queue:
-                    env._now, _, _, event = heappop(queue)
+                    now, _, _, event = heappop(queue)
+                    env._now = self.now = now
                     n += 1
                     if event.__class__ is Call:
                         event.fn(*event.args)
@@ -128,10 +139,11 @@ class Engine:
             else:  # the same loop with a progress call every PROGRESS_EVERY_EVENTS events
                 mask = PROGRESS_EVERY_EVENTS - 1
                 while queue:
-                    env._now, _, _, event = heappop(queue)
+                    now, _, _, event = heappop(queue)
+                    env._now = self.now = now
                     n += 1
                     if not n & mask:
-                        hook(env._now)
+                        hook(now)
                     if event.__class__ is Call:
                         event.fn(*event.args)
                         continue

@@ -45,7 +45,7 @@ class NvmeDriver:
 
     def submit(self, req) -> None:
         """Ring the SQ tail doorbell for ``req`` (its command is already in the SQ)."""
-        req.t_dispatch = self.engine.env._now
+        req.t_dispatch = self.engine.now
         req.qp.device.submit(req.qp, req)
 
     # ------------------------------------------------------------- completions
@@ -77,7 +77,7 @@ class NvmeDriver:
 
     def _finish(self, runner, req) -> None:
         req.done = True
-        req.t_reaped = runner._env._now + runner._carry_ns  # runner.clock(), inlined
+        req.t_reaped = runner.clock()
         if req.parent is not None:  # a piece of a split IO: the IO completes with its last piece
             req = self._piece_done(req)
             if req is None:

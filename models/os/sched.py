@@ -26,10 +26,6 @@ from collections import defaultdict, deque
 
 from pydantic import Field
 
-from heapq import heappush
-
-from simpy.events import NORMAL
-
 from models.os.costs import LAYERS as _LAYER_NAMES
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from simcore.config import Model
@@ -105,7 +101,7 @@ class CpuRunner:
     def __init__(self, host, cpu, governor, sched: SchedConfig):
         self.host = host
         self.engine = host.engine
-        self._env = host.engine.env
+        self._schedule_call = host.engine.schedule  # queue a Call at its time (the segment end)
         self._seg_done_cb = self._seg_done
         self.cpu = cpu
         self.id = cpu.id
@@ -188,8 +184,7 @@ class CpuRunner:
     # ------------------------------------------------------------------ segments
     def run(self, cost, then) -> None:
         """Execute ``cost`` on this CPU now, then call ``then()``."""
-        env = self._env
-        now = env._now
+        now = self.engine.now
         counts = self.counts
         counts[cost.idx] += 1
         task = self.current
@@ -228,16 +223,16 @@ class CpuRunner:
         self.mode = RUN
         self._seg_then = then
         t = self._seg_end = now + dur
-        # engine.call_in inlined (the hottest call of the simulator); dur >= 0 by construction. The
-        # previous segment's Call is reused once it has fired (_seg_done marks it with fn None; a
-        # cancelled one is still queued and is not)
+        # the hottest event of the simulator: dur >= 0 by construction, so engine.schedule (no
+        # checks). The previous segment's Call is reused once it has fired (_seg_done marks it
+        # with fn None; a cancelled one is still queued and is not)
         call = self._seg_call
         if call is not None and call.fn is None:
             call.fn = self._seg_done_cb
             call.time = t
         else:
             call = self._seg_call = Call(self._seg_done_cb, (), t)
-        heappush(env._queue, (t, NORMAL, next(env._eid), call))
+        self._schedule_call(call)
 
     def add_carry(self, cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
@@ -299,7 +294,7 @@ class CpuRunner:
         """The frequency is about to change: bank the current epoch's layer time and POLL spin."""
         self._add_epoch_layer_ns(self.layer_ns_done)
         self._epoch_counts = dict(self.counts)
-        spin = self._spin_ns_at(self._env._now)
+        spin = self._spin_ns_at(self.engine.now)
         self.spin_cycles_done += (spin - self._epoch_spin_ns) * self.freq
         self._epoch_spin_ns = spin
 
@@ -329,7 +324,7 @@ class CpuRunner:
     def clock(self) -> float:
         """The time code running now on this CPU sees (now + any context switch carried into
         its segment), ns."""
-        return self.engine.env._now + self._carry_ns
+        return self.engine.now + self._carry_ns
 
     def _seg_done(self) -> None:
         self._seg_call.fn = None  # fired: run() may reuse it
@@ -354,7 +349,7 @@ class CpuRunner:
         """Arm the tick at the next jiffy boundary (tick_nohz_idle_exit / a CPU starting work)."""
         if self._tick_on and self._tick_call is None:
             tick = self._tick_ns
-            self._tick_call = self.engine.call_at((int(self._env._now / tick) + 1) * tick, self._tick)
+            self._tick_call = self.engine.call_at((int(self.engine.now / tick) + 1) * tick, self._tick)
 
     def _stop_tick(self) -> None:
         if self._tick_call is not None:
@@ -365,7 +360,7 @@ class CpuRunner:
         """tick_sched_timer: the timer interrupt of the tick (its handler's cost is the tick cost)."""
         self._tick_call = self.engine.call_in(self._tick_ns, self._tick)
         if self.cpufreq_tick_hook is not None:
-            self.cpufreq_tick_hook(self, self._env._now)
+            self.cpufreq_tick_hook(self, self.engine.now)
         self.raise_irq(self._tick_irq)
 
     def add_task(self, task: Task) -> None:
@@ -376,7 +371,7 @@ class CpuRunner:
         task.state = RUNNABLE
         self.rq.append(task)
         if self.cpufreq_hook is not None:
-            self.cpufreq_hook(self, self._env._now, False)
+            self.cpufreq_hook(self, self.engine.now, False)
         if self.mode == IDLE:
             self._leave_idle()  # pays the C-state exit
         elif self.mode == NONE and self.current is None and not self._irqs:
@@ -398,7 +393,7 @@ class CpuRunner:
         self._schedule(from_idle=False)
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
-        now = self._env._now
+        now = self.engine.now
         ran = now - task.ran_since  # _charge_runtime, inlined
         task.vruntime += ran
         task.exec_ns += ran
@@ -438,7 +433,7 @@ class CpuRunner:
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
             cost = self.cost_cs_from_idle if from_idle else self.cost_cs
-            now = self._env._now
+            now = self.engine.now
             if self.engine.tracer is None:  # add_carry without tracing, inlined (once per IO)
                 self._carry.append(cost)
                 self._carry_ns += cost.cycles / self.freq
@@ -464,7 +459,7 @@ class CpuRunner:
             return
         nr = len(self.rq) + 1
         slice_ns = max(self.sched.sched_latency_ns / nr, self.sched.min_granularity_ns)
-        now = self.engine.env._now
+        now = self.engine.now
         due = task.ran_since + slice_ns
         tick = self._tick_ns
         due = (int(max(due, now) / tick) + 1) * tick
@@ -509,14 +504,14 @@ class CpuRunner:
             task.iowait = False
         task.state = RUNNABLE
         if self.cpufreq_hook is not None:
-            self.cpufreq_hook(self, self._env._now, iowait)
+            self.cpufreq_hook(self, self.engine.now, iowait)
         floor = self.min_vruntime - self._sleeper_credit_ns
         if task.vruntime < floor:
             task.vruntime = floor
         self.rq.append(task)
         cur = self.current
         if cur is not None:
-            now = self._env._now
+            now = self.engine.now
             if cur.vruntime + (now - cur.ran_since) - task.vruntime > self._wakeup_gran_ns:
                 self.need_resched = True
                 if self.mode == POLL:
@@ -531,7 +526,7 @@ class CpuRunner:
         if self.rq:
             self._schedule(from_idle=False)
             return
-        now = self.engine.env._now
+        now = self.engine.now
         timers = self.timers
         while timers and not timers[0].active:
             heapq.heappop(timers)
@@ -563,7 +558,7 @@ class CpuRunner:
 
     def _leave_idle(self) -> None:
         """A task became runnable on an idle CPU outside IRQ context (e.g. placement)."""
-        now = self.engine.env._now
+        now = self.engine.now
         self._end_idle(now)
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self.cpu.set_busy(now, self._seg_act)
@@ -577,14 +572,14 @@ class CpuRunner:
     def raise_irq(self, work: IrqWork) -> None:
         """An interrupt (device MSI-X, timer, IPI) arrives at this CPU now."""
         if self.mode == IDLE and not self._irqs:
-            self._irq_on_idle(work, self._env._now)
+            self._irq_on_idle(work, self.engine.now)
             return
         self._irqs.append(work)
         if self.mode != IRQ:
             self._start_irq()
 
     def _start_irq(self) -> None:
-        now = self.engine.env._now
+        now = self.engine.now
         prev = self.mode
         delay = 0.0
         if prev == IDLE and len(self._irqs) == 1:
@@ -639,7 +634,7 @@ class CpuRunner:
         return work, cost
 
     def _next_irq(self, delay: float) -> None:
-        now = self.engine.env._now
+        now = self.engine.now
         work, cost = self._take_irq(now)
         tr = self.engine.tracer
         if tr is not None:
@@ -652,7 +647,7 @@ class CpuRunner:
             self._next_irq(0.0)
             return
         prev = self._irq_prev
-        now = self.engine.env._now
+        now = self.engine.now
         if prev == RUN:
             self.mode = RUN
             self.cpu.set_busy(now, self._seg_act)
@@ -676,7 +671,7 @@ class CpuRunner:
     def start_timer(self, delay_ns: float, fire) -> Timer:
         """Arm an hrtimer on this CPU; at expiry a timer interrupt runs ``fire(runner)``."""
         delay_ns += self._carry_ns  # armed at the end of carried work
-        now = self.engine.env._now
+        now = self.engine.now
         timer = Timer(now + delay_ns)
         heapq.heappush(self.timers, timer)
         host = self.host
@@ -701,7 +696,7 @@ class CpuRunner:
         if req.done:
             then()
             return
-        now = self.engine.env._now
+        now = self.engine.now
         start = now
         if self._carry_ns:
             start += self._absorb_carry(self.current)
@@ -723,7 +718,7 @@ class CpuRunner:
         completed it): a spinning task notices at the end of its loop iteration."""
         if self.mode == POLL and self._poll_req is waiter and self._poll_call is None:
             it = self._spin_ns
-            now = self.engine.env._now
+            now = self.engine.now
             t = now if at is None or at < now else at
             elapsed = t - self._poll_start
             delay = (t - now) + (it - elapsed % it if elapsed >= 0 else it - elapsed)
@@ -734,15 +729,15 @@ class CpuRunner:
             self._poll_interrupt_for_resched()
         elif self._poll_qp is None:
             if self._poll_req.done and self._poll_call is None:
-                self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.env._now) + self._spin_ns, self._poll_hit)
+                self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.now) + self._spin_ns, self._poll_hit)
         elif self._poll_qp.cq and self._poll_call is None:
-            self._poll_call = self.engine.call_in(self._poll_start - self.engine.env._now + self._iter_ns, self._poll_hit)
+            self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit)
 
     def cqe_posted(self, qp) -> None:
         """A completion entry appeared on polled queue ``qp`` (mapped to this CPU)."""
         if self.mode == POLL and self._poll_qp is qp and self._poll_call is None:
             it = self._iter_ns
-            elapsed = self.engine.env._now - self._poll_start
+            elapsed = self.engine.now - self._poll_start
             delay = it - elapsed % it if elapsed >= 0 else it - elapsed
             self._poll_call = self.engine.call_in(delay, self._poll_hit)
 
@@ -760,7 +755,7 @@ class CpuRunner:
 
     def _poll_hit(self) -> None:
         self._poll_call = None
-        now = self.engine.env._now
+        now = self.engine.now
         self._charge_poll(now)
         qp, req, then = self._poll_qp, self._poll_req, self._poll_then
         self._poll_qp = self._poll_req = self._poll_then = None
@@ -779,7 +774,7 @@ class CpuRunner:
         if self._poll_call is not None:
             self._poll_call.cancel()
             self._poll_call = None
-        self._charge_poll(self.engine.env._now)
+        self._charge_poll(self.engine.now)
         qp, req, then = self._poll_qp, self._poll_req, self._poll_then
         self._poll_qp = self._poll_req = self._poll_then = None
         self.mode = NONE

@@ -26,7 +26,6 @@ import numpy as np
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.config import DeviceConfig
 from models.ssd.irq import IrqConfig, IrqGeneration
-from simpy.events import NORMAL
 
 from simcore.engine import Call, Engine
 from simcore.rng import BatchedDraws
@@ -76,6 +75,7 @@ class NvmeDevice:
         polled queue pairs needs neither."""
         self.cfg = cfg
         self.engine = engine
+        self._schedule = engine.schedule
         self.index = index
         self.qps: list[QueuePair] = []
         self._units = [0.0] * cfg.parallel_units  # heap of times each unit becomes free
@@ -127,13 +127,13 @@ class NvmeDevice:
         access finished early does not wait behind a slower one submitted before it)."""
         starts, ends = self._link_starts, self._link_ends
         if not ends or ends[-1] <= t:  # the link is free from t on: the common case
-            if ends and ends[-1] <= self.engine.env._now:
+            if ends and ends[-1] <= self.engine.now:
                 starts.clear()
                 ends.clear()
             starts.append(t)
             ends.append(t + dur)
             return t
-        now = self.engine.env._now
+        now = self.engine.now
         k = 0
         while k < len(ends) and ends[k] <= now:
             k += 1
@@ -154,14 +154,14 @@ class NvmeDevice:
 
     def submit(self, qp: QueuePair, req) -> None:
         """The SQ tail doorbell was rung for ``req`` at the current time."""
-        env = self.engine.env
+        now = self.engine.now
         op = req.op
         nbytes = req.nbytes
         xfer = nbytes * self._ns_per_byte
         if self.apst is None:
-            t = env._now + self._fetch_ns
+            t = now + self._fetch_ns
         else:  # an idle controller may first have to leave a low-power state
-            t = self.apst.on_submit(env._now) + self._fetch_ns
+            t = self.apst.on_submit(now) + self._fetch_ns
         is_read = op == "read"
         if not is_read:
             t = self._link_reserve(t, xfer) + xfer
@@ -191,13 +191,12 @@ class NvmeDevice:
         qp.inflight += 1
         self.commands += 1
         self.bytes += nbytes
-        # engine.call_at inlined (one event per command)
-        t = end + self._post_ns
-        heapq.heappush(env._queue, (t, NORMAL, next(env._eid), Call(self._post, (qp, req), t)))
+        # one event per command, at its exact posting time
+        self._schedule(Call(self._post, (qp, req), end + self._post_ns))
 
     def _post(self, qp: QueuePair, req) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""
-        now = req.t_cqe = self.engine.env._now
+        now = req.t_cqe = self.engine.now
         qp.inflight -= 1
         if self.apst is not None:
             self.apst.on_complete(now, max(self._units))

@@ -65,7 +65,7 @@ class HybridPollCompletion(CompletionPolicy):
             self._windows_started += 1
 
     def on_complete(self, req) -> None:
-        now = self.host.engine.env._now
+        now = self.host.engine.now
         if self._win_end is not None and now < self._win_end:
             b = stats_bucket(req.op, req.nbytes)
             if b >= 0:
@@ -76,7 +76,7 @@ class HybridPollCompletion(CompletionPolicy):
         """blk_mq_poll_nsecs: how long to sleep before polling ``req`` (0 = no sleep)."""
         if self.fixed_ns:
             return self.fixed_ns
-        self._roll_window(self.host.engine.env._now)
+        self._roll_window(self.host.engine.now)
         b = stats_bucket(req.op, req.nbytes)
         mean = self.mean_ns[b] if b >= 0 else None
         return 0.0 if not mean else (mean + 1.0) / 2.0

@@ -210,7 +210,7 @@ class Server:
     def _apply(self, cpu_id: int, value: float) -> None:
         """Logical CPU ``cpu_id`` changes state now: ``value >= 0`` busy at that activity, else idle
         in C-state ``-1 - value``."""
-        now = self.engine.env._now
+        now = self.engine.now
         cpu = self.cpus[cpu_id]
         if value >= 0:
             cpu.set_busy(now, value)
@@ -254,7 +254,7 @@ class Server:
 
     def set_state(self, cpu_id: int, t: float, value: float) -> None:
         """:meth:`_apply` at time ``t`` (>= now): directly, or as an engine event."""
-        if t <= self.engine.env._now:
+        if t <= self.engine.now:
             self._apply(cpu_id, value)
         else:
             self.engine.call_at(t, self._apply, cpu_id, value)
@@ -307,7 +307,7 @@ class Server:
     # ---------------------------------------------------------------- reactor timing
     def loop_ns(self, r: Reactor) -> float:
         """Length of one empty loop iteration of ``r`` now."""
-        return r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, self.engine.env._now) else 1.0) / r.pcore.freq_ghz
+        return r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, self.engine.now) else 1.0) / r.pcore.freq_ghz
 
     @staticmethod
     def _sib_c0(r: Reactor, t: float) -> bool:
@@ -390,7 +390,7 @@ class Server:
 
     def _period_end(self, r: Reactor) -> None:
         """A busy period may have ended: enter the reactor's idle behaviour (or re-arm)."""
-        now = self.engine.env._now
+        now = self.engine.now
         mode = r.idle_mode
         lag = r.entry_ns if mode == IRQ else (self.loop_ns(r) if mode == HYBRID else 0.0)
         if r.free_at + lag > now + _EPS:
@@ -451,7 +451,7 @@ class Server:
         if cstate is not None:
             r.sleep_cstate = cstate
         r.state = AWAKE
-        now = self.engine.env._now
+        now = self.engine.now
         r.t_mode = now
         if idle_mode == IRQ:
             st = r.idle_gov.select(NO_TIMER_NS, 0)
@@ -467,7 +467,7 @@ class Server:
         src = th.reactor
         if src is dest or src is None:
             return False
-        now = self.engine.env._now
+        now = self.engine.now
         src.threads.remove(th)
         src.loop_cycles -= th.poll_cycles
         if th.queued:
@@ -519,7 +519,7 @@ class Server:
         return t0 + ceil((t - t0) / L - _EPS) * L
 
     def _install(self, th: LThread, r: Reactor) -> None:
-        now = self.engine.env._now
+        now = self.engine.now
         r.incoming -= 1
         if r.state == WAKING:
             r.state = AWAKE
@@ -547,7 +547,7 @@ class Server:
         r.wake_ns = wake_ns
         if r.state != AWAKE or r.sleep_ev is not None:
             return False
-        now = self.engine.env._now
+        now = self.engine.now
         if r.free_at > now:
             r.sleep_ev = self.engine.call_at(r.free_at, self._do_sleep, r)
         else:
@@ -558,7 +558,7 @@ class Server:
         r.sleep_ev = None
         if r.threads or r.incoming or r.state != AWAKE:
             return
-        now = self.engine.env._now
+        now = self.engine.now
         if r.free_at > now:
             r.sleep_ev = self.engine.call_at(r.free_at, self._do_sleep, r)
             return
@@ -573,7 +573,7 @@ class Server:
         cfg = self.ccfg
         ghz = min(max(ghz, cfg.min_freq_ghz), cfg.top_freq_ghz)
         if ghz != core.target_ghz:
-            core.request_freq(self.engine.env._now, ghz)
+            core.request_freq(self.engine.now, ghz)
 
     # ---------------------------------------------------------------- the request path
     def _next_arrival(self) -> None:
@@ -642,7 +642,7 @@ class Server:
         self._admit(req, th, now)
 
     def _submit(self, req: Request) -> None:
-        req.t_submit = self.engine.env._now
+        req.t_submit = self.engine.now
         if self.tracer is not None:
             r = req.thread.reactor
             if r is not None:
@@ -653,7 +653,7 @@ class Server:
         """:meth:`_submit` after the data of a write over the in-capsule size has been pulled from the
         client (RDMA READ: a round trip plus the transfer)."""
         if req.op == "write" and req.nbytes > self.in_capsule:
-            self.engine.call_at(self.engine.env._now + self.rtt_ns + req.nbytes * self.ns_per_byte,
+            self.engine.call_at(self.engine.now + self.rtt_ns + req.nbytes * self.ns_per_byte,
                                 Server._submit, self, req)
         else:
             Server._submit(self, req)
@@ -663,7 +663,7 @@ class Server:
         qp.posted_times.clear()
         th = req.thread
         r = th.reactor
-        now = self.engine.env._now
+        now = self.engine.now
         if r is None:
             th.pending_cq.append(req)
         elif th.pending_cq or r.free_at - now > self.h_hi:
@@ -720,7 +720,7 @@ class Server:
         ``poll_batch`` completions (NVMe poller) then ``poll_batch`` received requests (RDMA
         poller), as a loop iteration does, up to the commit horizon."""
         r.refill_ev = None
-        now = self.engine.env._now
+        now = self.engine.now
         limit = now + self.h_hi
         bl = r.backlog
         batch = self.batch

@@ -111,7 +111,7 @@ class AsyncThread(SyncThread):
 
     # -- program -----------------------------------------------------------------------------
     def _issue_first(self) -> None:
-        self.next_issue_ns = self.host.engine.env._now
+        self.next_issue_ns = self.host.engine.now
         self._fill()
 
     def _done_issuing(self, now: float) -> bool:

@@ -151,7 +151,7 @@ class SyncThread:
     def _issue(self, with_completion: bool) -> None:
         host = self.host
         runner = self.runner
-        now = runner._env._now + runner._carry_ns  # runner.clock(), inlined
+        now = runner.clock()
         prev = self.req
         t0 = now
         if with_completion:
