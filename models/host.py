@@ -112,8 +112,8 @@ class Host:
             th = self.sq_threads[cpu] = SqThread(self, cpu)
         return th
 
-    def policy_name(self, hipri: bool) -> str:
-        return select_policy_name(self.queue, hipri)
+    def policy_name(self, hipri: bool, ioengine: str = "pvsync2") -> str:
+        return select_policy_name(self.queue, hipri, ioengine)
 
     def iosched_complete(self, req) -> None:
         """Completion hook of blk-mq: free the tag, feed the scheduler and the policies' statistics."""

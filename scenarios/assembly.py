@@ -17,15 +17,14 @@ from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.interrupt_generation import IRQ_GENERATION
 from policies.io_scheduler import IO_SCHEDULERS
 
-#: the completion policies the IO engines ask for by name besides the queue's rule
-#: (io_uring IOPOLL always polls classically; a job without ``hipri`` takes interrupts)
-ENGINE_COMPLETION_POLICIES = ("interrupt", "classic-poll")
+#: one engine of each kind the completion rule distinguishes (synchronous; libaio; io_uring)
+_RULE_ENGINES = ("pvsync2", "libaio", "io_uring")
 
 
 def resolve_policies(platform: PlatformConfig, queue: QueueConfig) -> PolicySet:
     """The policy classes named by ``platform`` (``cpu.cpufreq_governor``, ``cpu.cpuidle_governor``,
     ``nvme.irq``) and ``queue`` (``scheduler``, the completion rule)."""
-    names = {select_policy_name(queue, hipri) for hipri in (False, True)} | set(ENGINE_COMPLETION_POLICIES)
+    names = {select_policy_name(queue, hipri, engine) for hipri in (False, True) for engine in _RULE_ENGINES}
     return PolicySet(
         cpufreq_governor=CPUFREQ_GOVERNORS.get(platform.cpu.cpufreq_governor),
         cpuidle_governor=CPUIDLE_GOVERNORS.get(platform.cpu.cpuidle_governor),

@@ -53,7 +53,6 @@ class ReplayConfig(Model):
     trace: str = Field(description="trace file (plain or gzip)")
     format: str | None = Field(None, description=f"trace format, one of {', '.join(FORMATS)}; None = sniffed")
     platform: PlatformConfig
-    queue: QueueConfig
     replay: ReplaySettings = ReplaySettings()
     speed: float = Field(1.0, gt=0, allow_inf_nan=False, description="time scale: 2.0 replays twice as fast")
     window_start_ns: int | None = Field(None, ge=0, le=2**53, description="window start in trace time (from the first"
@@ -63,6 +62,11 @@ class ReplayConfig(Model):
     skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing")
     blk_action: str = Field("Q", description="blkparse: replay Q (issue) or D (dispatch) events")
     seed: Seed = 1
+
+    @property
+    def queue(self) -> QueueConfig:
+        """The block queue's settings (``platform.queue``: stored once)."""
+        return self.platform.queue
 
 
 def parse_window(text: str | None) -> tuple[float | None, float | None]:
@@ -144,7 +148,7 @@ def resolve_replay(trace: str, fmt: str | None = None, *, platform: str | None =
     if isinstance(volumes, str):
         volumes = [v for v in volumes.split(",") if v.strip()]
     vols = tuple(str(v).strip() for v in volumes) if volumes else None
-    data = dict(trace=str(trace), format=fmt, platform=base.platform, queue=base.queue, replay=settings,
+    data = dict(trace=str(trace), format=fmt, platform=base.platform, replay=settings,
                 speed=speed, window_start_ns=start, window_end_ns=end, volumes=vols,
                 skip_bad_lines=skip_bad_lines, blk_action=blk_action, seed=1 if seed is None else seed)
     return validate(ReplayConfig, data, where="replay")
@@ -187,7 +191,7 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False) -> dict:
             yield rec, dev
 
     job = replay_job(cfg.replay)
-    run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, queue=cfg.queue, jobs=(job,), seed=cfg.seed)
+    run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, jobs=(job,), seed=cfg.seed)
     snap = Snapshot(host, 0.0)
     replayer = TraceReplayer(host, job, mapped(), cfg.replay)
     replayer.start()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
@@ -25,14 +25,36 @@ PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "nvm
 
 
 class RunConfig(Model):
-    """Everything one simulation run needs (fully resolved)."""
+    """Everything one simulation run needs (fully resolved). The block queue's settings live in
+    one place, ``platform.queue``; ``RunConfig(..., queue=Q)`` stores ``Q`` there."""
 
     name: str = "run"
     platform: PlatformConfig
-    queue: QueueConfig
     jobs: tuple[FioJob, ...] = Field(min_length=1)
     seed: Seed = 1
     plugins: tuple[str, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _queue_into_platform(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "queue" in data:
+            data = dict(data)
+            queue, plat = data.pop("queue"), data.get("platform")
+            if isinstance(plat, PlatformConfig):
+                data["platform"] = plat.model_copy(update={"queue": QueueConfig.model_validate(queue)})
+            elif isinstance(plat, dict):
+                data["platform"] = {**plat, "queue": queue}
+        return data
+
+    @property
+    def queue(self) -> QueueConfig:
+        """The block queue's settings (``platform.queue``)."""
+        return self.platform.queue
+
+    def with_queue(self, **changes: Any) -> "RunConfig":
+        """A copy with queue settings changed, e.g. ``cfg.with_queue(io_poll=False)``."""
+        return self.model_copy(update={"platform": self.platform.model_copy(
+            update={"queue": self.queue.model_copy(update=changes)})})
 
 
 class ScenarioFile(Model):
@@ -132,7 +154,6 @@ def resolve(
             fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
     pdata["queue"] = qdata
     plat = validate(PlatformConfig, pdata, where=f"platform {pname}")
-    queue = plat.queue
     if given_jobs is not None:
         jobs = list(given_jobs)
     elif scen is not None and scen.job_file:
@@ -163,7 +184,6 @@ def resolve(
     return RunConfig(
         name=scen.name if scen else Path(job_file).stem if job_file else jobs[0].name,
         platform=plat,
-        queue=queue,
         jobs=tuple(jobs),
         seed=seed if seed is not None else (scen.seed if scen else 1),
         plugins=tuple(str(base_dir / p) if p.endswith(".py") else p for p in scen.plugins) if scen else (),

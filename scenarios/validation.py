@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from policies.completion import select_policy_name
 from scenarios.fio.parser import job_from_options, parse_fio_file
 from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
 from scenarios.fio.units import ms_time
@@ -280,8 +281,9 @@ class PointRunner:
         if ramp is not None:
             return build(ramp)
         cfg = build(DEFAULT_RAMP_MS)
-        hybrid = cfg.queue.io_poll and cfg.queue.io_poll_delay == 0 and cfg.queue.completion in ("auto", "hybrid-poll") \
-            and any(j.hipri for j in cfg.jobs)
+        # adaptive hybrid polling sleeps only after its first 100 ms statistics window
+        hybrid = cfg.queue.io_poll_delay == 0 and any(
+            select_policy_name(cfg.queue, j.hipri, j.ioengine) == "hybrid-poll" for j in cfg.jobs)
         return build(HYBRID_RAMP_MS) if hybrid else cfg
 
     def summary(self, point: Point, extra: dict[str, Any] | None = None) -> dict:

@@ -130,9 +130,7 @@ def _own_policy(cfg) -> str:
     from policies.completion import select_policy_name
 
     job = cfg.jobs[0]
-    if job.ioengine in SYNC_ENGINES:
-        return select_policy_name(cfg.queue, job.hipri)
-    return "classic-poll" if job.ioengine == "io_uring" and job.hipri else "interrupt"
+    return select_policy_name(cfg.queue, job.hipri, job.ioengine)
 
 
 def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None = None, seed: int | None = None,

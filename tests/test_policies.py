@@ -58,7 +58,7 @@ def test_hybrid_sleeps_about_half_the_mean_completion_time():
 
 def test_fixed_hybrid_delay_sleeps_n_us():
     cfg = make_cfg("hybrid", runtime_ms=20)
-    cfg = cfg.model_copy(update={"queue": cfg.queue.model_copy(update={"io_poll_delay": 3})})
+    cfg = cfg.with_queue(io_poll_delay=3)
     host, ramp, end = build(cfg)
     host.engine.run(end)
     pol = host.policies["hybrid-poll"]
@@ -76,7 +76,7 @@ def test_stats_bucket_matches_kernel():
 
 def test_hipri_without_io_poll_uses_interrupts():
     cfg = make_cfg("classic", runtime_ms=10)
-    cfg = cfg.model_copy(update={"queue": cfg.queue.model_copy(update={"io_poll": False})})
+    cfg = cfg.with_queue(io_poll=False)
     s = simulate(cfg)["summary"]
     assert s["completion_policies"] == ["interrupt"]
     assert s["interrupts_per_io"] == pytest.approx(1.0, abs=0.02)

@@ -28,9 +28,22 @@ class CompletionPolicy:
         pass
 
 
-def select_policy_name(queue, hipri: bool) -> str:
-    """Linux semantics: HIPRI requests poll only on a queue with ``io_poll`` on; ``io_poll_delay``
-    -1 means classic polling, 0 adaptive hybrid, N > 0 a fixed N us hybrid sleep."""
+#: asynchronous engines (their completions are reaped by the engine, not waited for by a sleeping task)
+ASYNC_ENGINES = ("libaio", "io_uring")
+
+
+def select_policy_name(queue, hipri: bool, ioengine: str = "pvsync2") -> str:
+    """The completion policy of a job's IOs by the Linux rules: the one place that decides it from
+    ``hipri``, ``queue.io_poll``, ``queue.io_poll_delay`` and ``queue.completion``.
+
+    - synchronous engines: ``queue.completion`` when not ``auto`` (a plug-in); else HIPRI requests
+      poll only on a queue with ``io_poll`` on, ``io_poll_delay`` -1 classic polling, 0 adaptive
+      hybrid, N > 0 a fixed N us hybrid sleep; everything else takes interrupts;
+    - asynchronous engines: io_uring with ``hipri`` (IORING_SETUP_IOPOLL) spins in blk_poll
+      (classic polling; it needs polled queues, ``queue.io_poll``); libaio, and io_uring without
+      it, take interrupts."""
+    if ioengine in ASYNC_ENGINES:
+        return "classic-poll" if ioengine == "io_uring" and hipri else "interrupt"
     if queue.completion != "auto":
         return queue.completion
     if hipri and queue.io_poll:

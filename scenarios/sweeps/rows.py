@@ -34,7 +34,7 @@ def completion_label(config) -> str:
     q = config.queue
     labels = []
     for job in config.jobs:
-        name = select_policy_name(q, job.hipri)
+        name = select_policy_name(q, job.hipri, job.ioengine)
         if name == "classic-poll":
             name = "classic"
         elif name == "hybrid-poll":

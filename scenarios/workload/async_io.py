@@ -53,7 +53,7 @@ class AsyncThread(SyncThread):
         self.sqpoll = job.ioengine == "io_uring" and job.sqthread_poll
         if self.iopoll and not host.queue.io_poll:
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
-        pol = "classic-poll" if self.iopoll else "interrupt"
+        pol = host.policy_name(job.hipri, job.ioengine)
         self.policy = {op: host.policy(pol) for op in ("read", "write")}
         self.inflight = 0
         self.ring: list[Request] = []  # completed, not yet reaped by fio
