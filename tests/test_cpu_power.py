@@ -180,7 +180,11 @@ def test_disabling_poll_puts_the_io_cpu_in_c1_and_adds_its_exit_latency():
     assert res["POLL"] == 0.0 and res["C1"] > 0.3
     c1_exit_us = next(s.exit_latency_ns for s in resolve(sets={}).platform.cpu.cstates if s.name == "C1") / 1e3
     delta = no_poll["summary"]["latency_us"]["mean"] - base["summary"]["latency_us"]["mean"]
-    assert delta == pytest.approx(c1_exit_us, rel=0.05)  # every interrupt now wakes the CPU from C1
+    # every interrupt now wakes the CPU from C1 (POLL was where the IO thread's CPU waited): the
+    # mean latency moves by one C1 exit. Nothing else on the IO path changes; the 250 Hz tick
+    # (about 1 us of handler per 4 ms, i.e. a few ns per ~12 us IO) now and then also pays the
+    # exit, which bounds the rest at 10 ns (0.5% of the exit; rel 5% let 100 ns through)
+    assert delta == pytest.approx(c1_exit_us, abs=0.010)
 
 
 def test_idle_poll_keeps_every_cpu_in_c0_or_poll():
