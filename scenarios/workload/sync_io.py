@@ -65,7 +65,7 @@ class SyncThread:
         self.task = Task(len(host.all_tasks), f"{job.name}/{clone}", cpu, job=job_idx)
         host.all_tasks.append(self.task)
         self.runner = host.runners[cpu]
-        self.policy = {op: host.policy(host.policy_name(job.hipri, job.ioengine)) for op in ("read", "write")}
+        self.policy = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
         self.hipri = job.hipri
         rw = job.rw
         self.read_frac = 1.0 if rw in ("read", "randread") else 0.0 if rw in ("write", "randwrite") else job.rwmixread / 100.0
