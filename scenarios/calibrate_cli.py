@@ -279,7 +279,7 @@ def write_platform(path: str, plat) -> None:
     if Path(path).suffix.lower() not in (".yaml", ".yml"):
         raise ConfigError(f"-o {path}: write the platform to a .yaml file")
     atomic_write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate)\n"
-                                                       f"use it with --platform {path}"))
+                                                       f"use it with --platform {path}"), what="-o")
 
 
 def format_calibration(cal: Calibration) -> str:

@@ -240,13 +240,15 @@ def simulate_replay(trace: str, fmt: str | None = None, platform: str | None = N
                     json_out: str | None = None, blk_action: str = "Q", progress: bool | None = False) -> dict:
     """Resolve and run a replay; ``window`` is ``"START:END"`` or ``(start_s, end_s)`` (trace
     seconds, None = open); ``json_out`` writes the result as JSON (atomically)."""
+    if json_out:  # fail before reading the trace and running
+        from simcore.outfile import check_output
+
+        check_output(json_out, "--json")
     cfg = resolve_replay(trace, fmt, platform=platform, speed=speed, window=window, sets=sets, seed=seed,
                          skip_bad_lines=skip_bad_lines, volumes=volumes, blk_action=blk_action)
     from scenarios.checks import print_warnings, queue_warnings
 
     print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
-    if json_out and not Path(json_out).resolve().parent.is_dir():  # fail before running
-        raise ConfigError(f"output directory does not exist: {Path(json_out).parent}")
     result = run_replay(cfg, progress=progress)
     if json_out:
         from stacksim.output import write_json

@@ -446,4 +446,4 @@ def suite_points(name: str) -> list[Point]:
 def write_validation_json(path: str, v: Validation) -> None:
     from stacksim.output import atomic_write_text
 
-    atomic_write_text(path, json.dumps(v.to_dict(), indent=2) + "\n")
+    atomic_write_text(path, json.dumps(v.to_dict(), indent=2) + "\n", what="--json")

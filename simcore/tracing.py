@@ -123,6 +123,13 @@ class ChromeTracer:
 
     # -- output ----------------------------------------------------------------------------------
     def write(self, path: str | Path, ncpus: int) -> None:
+        """Write the trace-event JSON to ``path`` (all-or-nothing, see :mod:`simcore.outfile`)."""
+        from simcore.outfile import write_text
+
+        write_text(path, self.to_json(ncpus), what="--trace")
+
+    def to_json(self, ncpus: int) -> str:
+        """The Chrome trace-event document as JSON text."""
         meta = [
             {"ph": "M", "pid": CPU_PID, "name": "process_name", "args": {"name": "CPUs"}},
             {"ph": "M", "pid": DEV_PID, "name": "process_name", "args": {"name": "devices"}},
@@ -134,6 +141,4 @@ class ChromeTracer:
         body = sorted(self.events, key=lambda e: (e.get("pid", 0), e.get("tid", 0), e["ts"], -e.get("dur", 0)))
         doc = {"traceEvents": meta + body, "displayTimeUnit": "ns",
                "otherData": {"generator": "stacksim", "truncated": self.truncated}}
-        from stacksim.output import atomic_write_text
-
-        atomic_write_text(path, json.dumps(doc))
+        return json.dumps(doc)

@@ -23,7 +23,8 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override: queue.io_poll=1, queue.io_poll_delay=0, kernel.ctx_switch_cycles=3000, or a fio option (bs=8k)")
     p.add_argument("--seed", type=int, help="random seed (default: the scenario's, else 1)")
-    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the full result as JSON")
+    p.add_argument("--json", dest="json_out", metavar="OUT",
+                   help="write the full result as JSON ('-': standard output, the summary then goes to stderr)")
     p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
                    help="import a policy plug-in first (Python code, runs with your rights; a .py path "
                         "relative to the current directory, or a module name)")
@@ -35,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="simulate a fio job file or a scenario (default: the built-in default scenario)")
     run.add_argument("job", nargs="?", help="fio job file (.fio/.ini), scenario YAML or built-in scenario name")
     run.add_argument("--scenario", help="built-in scenario name or scenario YAML path")
-    run.add_argument("--records", metavar="OUT", help="write per-IO records (.csv or .parquet)")
+    run.add_argument("--records", metavar="OUT", help="write per-IO records (.csv or .parquet; '-': CSV on standard output)")
     run.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="progress line on stderr while simulating (default: when stderr is a terminal and not --quiet)")
@@ -58,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_run(args) -> int:
     from scenarios.scenario import parse_sets, resolve, source_args
     from simcore.plugins import load_plugin
-    from stacksim.output import check_records_path, format_summary
+    from stacksim.output import format_summary
     from stacksim.run import simulate
 
     for p in args.plugin:
@@ -70,8 +71,7 @@ def cmd_run(args) -> int:
     if args.job and args.scenario:
         raise ConfigError("give either a job file / scenario file or --scenario, not both")
     source = source_args(args.job) if args.job else {"scenario": args.scenario}
-    if args.records:
-        check_records_path(args.records)
+    check_run_outputs(args)
     cfg = resolve(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
     from scenarios.checks import print_warnings, run_warnings
 
@@ -85,30 +85,44 @@ def cmd_run(args) -> int:
     return 0
 
 
+def check_run_outputs(args) -> None:
+    """Before simulating: --json, --records and --trace can be written (else exit 2 at once)."""
+    from simcore.outfile import check_output
+    from stacksim.output import check_records_path
+
+    if args.json_out:
+        check_output(args.json_out, "--json")
+    if args.records:
+        check_records_path(args.records)
+    if args.trace:
+        check_output(args.trace, "--trace")
+
+
 def _emit(args, result: dict, format_fn, records_table, ncpus: int) -> None:
-    """The outputs of a run: terminal summary, --json, --records (through ``records_table``), --trace."""
-    from stacksim.output import write_json, write_records
+    """The outputs of a run: terminal summary, then --json, --records (through ``records_table``)
+    and --trace all-or-nothing (none is written unless all can be)."""
+    from simcore.outfile import Outputs
+    from stacksim.output import json_text, stage_records
 
     records = result.pop("_records", None)
     trace = result.pop("_trace", None)
     if not args.quiet:
         print(format_fn(result))
-    if args.json_out:
-        write_json(args.json_out, result)
-    if args.records:
-        write_records(args.records, records_table(records))
-    if trace is not None:
-        trace.write(args.trace, ncpus)
+    with Outputs() as out:
+        if args.json_out:
+            out.text(args.json_out, json_text(result), what="--json")
+        if args.records:
+            stage_records(out, args.records, records_table(records))
+        if trace is not None:
+            out.text(args.trace, trace.to_json(ncpus), what="--trace")
 
 
 def _run_server(args, name: str) -> int:
     """``--scenario server-stable|server-burst|server-trace``: the NVMe-oF storage-server model."""
     from scenarios.scenario import parse_sets
     from scenarios.server.run import format_server_summary, resolve_server, server_records_table, simulate_server
-    from stacksim.output import check_records_path
 
-    if args.records:
-        check_records_path(args.records)
+    check_run_outputs(args)
     cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
     tracer = _make_tracer(args, cfg.workload.warmup_ns) if args.trace else None
     result = simulate_server(cfg, tracer=tracer, keep_records=bool(args.records))
@@ -204,6 +218,20 @@ def cmd_schema(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "schema": cmd_schema}
+#: options of the sub-commands that name an output file ('-' = standard output where allowed)
+OUTPUT_OPTIONS = {"json_out": "--json", "records": "--records", "trace": "--trace", "output": "-o"}
+
+
+def _stdout_outputs(args):
+    """With an output on standard output ('-'), the command's own text goes to stderr."""
+    import contextlib
+
+    from simcore.outfile import STDOUT, data_to_stdout
+
+    dashes = [opt for attr, opt in OUTPUT_OPTIONS.items() if getattr(args, attr, None) == STDOUT]
+    if len(dashes) > 1:
+        raise ConfigError(f"only one output can go to standard output ('-'), not {' and '.join(dashes)}")
+    return data_to_stdout() if dashes else contextlib.nullcontext()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         from simcore.config import check_seed
 
         check_seed(getattr(args, "seed", None), "--seed")
-        return COMMANDS[args.cmd](args)
+        with _stdout_outputs(args):
+            return COMMANDS[args.cmd](args)
     except ConfigError as err:
         print(f"stacksim: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -39,7 +39,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     eff.add_argument("results", help="results file written by `stacksim sweep`")
     _add_axis_args(eff)
     eff.add_argument("--long", action="store_true", help="one line per tile with every policy's mean and p-value")
-    eff.add_argument("--json", dest="json_out", metavar="OUT", help="also write the tiles as JSON")
+    eff.add_argument("--json", dest="json_out", metavar="OUT",
+                     help="also write the tiles as JSON ('-': standard output, the table then goes to stderr)")
 
     rep = subparsers.add_parser("report", help="write a self-contained interactive HTML report of sweep results")
     rep.add_argument("results", help="results file written by `stacksim sweep`")
@@ -107,9 +108,12 @@ def cmd_sweep(args) -> int:
 def cmd_analyze(args) -> int:
     from scenarios.sweeps.efficiency import efficiency_map, format_long, format_table
     from scenarios.sweeps.store import read_results
+    from simcore.outfile import check_output, write_text
 
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    if args.json_out:
+        check_output(args.json_out, "--json")
     rows = read_results(args.results)
     x, y, policy = _axes(args, rows)
     tiles = efficiency_map(rows, x=x, y=y, policy=policy, metric=args.metric, alpha=args.alpha,
@@ -118,19 +122,20 @@ def cmd_analyze(args) -> int:
     if args.long:
         print(format_long(tiles, x=x, y=y, lower_is_better=args.lower_is_better))
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as fh:
-            json.dump(tiles, fh, indent=2, default=str)
+        write_text(args.json_out, json.dumps(tiles, indent=2, default=str) + "\n", what="--json")
     return 0
 
 
 def cmd_report(args) -> int:
     from scenarios.sweeps.report import write_report
     from scenarios.sweeps.store import read_results
+    from simcore.outfile import check_output
 
     if not args.output.endswith((".html", ".htm")):
         raise ConfigError(f"report file {args.output}: use an .html name")
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    check_output(args.output, "-o")
     rows = read_results(args.results)
     x, y, policy = _axes(args, rows)
     n = write_report(rows, args.output, title=args.title, x=x, y=y, policy=policy,

@@ -59,7 +59,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp.add_argument("--blk-action", choices=["Q", "D"], default="Q", help="blkparse: replay issue (Q) or dispatch (D) events")
     _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
     rp.add_argument("--seed", type=int, help="random seed (default 1)")
-    rp.add_argument("--json", dest="json_out", metavar="OUT", help="write the full result as JSON")
+    rp.add_argument("--json", dest="json_out", metavar="OUT",
+                    help="write the full result as JSON ('-': standard output, the summary then goes to stderr)")
     rp.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
     rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress line on stderr while replaying (default: when stderr is a terminal and not --quiet)")
@@ -98,7 +99,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     src.add_argument("--suite", help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, "
                                      "io-schedulers, all")
     va.add_argument("--max-error", type=float, metavar="PCT", help="exit 1 when any relative error exceeds PCT percent")
-    va.add_argument("--json", dest="json_out", metavar="OUT", help="write the table and summary as JSON")
+    va.add_argument("--json", dest="json_out", metavar="OUT",
+                    help="write the table and summary as JSON ('-': standard output, the table then goes to stderr)")
     _add_point_args(va)
 
     ex = subparsers.add_parser("explain", help="where the nanoseconds of one typical IO go, per completion policy")
@@ -132,11 +134,12 @@ def _csv_list(text: str | None) -> list[str] | None:
     return items
 
 
-def _check_out_dir(path: str | None) -> None:
-    from pathlib import Path
+def _check_out(path: str | None, what: str) -> None:
+    """Fail before any simulation when the output ``path`` cannot be written."""
+    from simcore.outfile import check_output
 
-    if path and not Path(path).resolve().parent.is_dir():
-        raise ConfigError(f"output directory does not exist: {Path(path).parent}")
+    if path:
+        check_output(path, what)
 
 
 def cmd_replay(args) -> int:
@@ -193,7 +196,7 @@ def cmd_calibrate(args) -> int:
     params = [parse_fit(f) for f in args.fit]
     if not args.output.lower().endswith((".yaml", ".yml")):
         raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
-    _check_out_dir(args.output)
+    _check_out(args.output, "-o")
     runner = _runner(args)
     points = load_measured(args.measured, echo=lambda line: print(f"read {line}"), base_job=args.job)
     cal = calibrate(points, params, runner, metrics=_csv_list(args.metrics), progress=args.progress)
@@ -242,7 +245,7 @@ def cmd_validate(args) -> int:
         raise ConfigError(f"--max-error must be a percentage >= 0, got {args.max_error:g}")
     if args.measured and not args.platform:
         raise ConfigError("--platform NAME is required with --measured (the platform to compare)")
-    _check_out_dir(args.json_out)
+    _check_out(args.json_out, "--json")
     runner = _runner(args)
     if args.suite:
         points = suite_points(args.suite)
@@ -261,7 +264,7 @@ def cmd_explain(args) -> int:
 
     if args.output and not args.output.lower().endswith((".html", ".htm")):
         raise ConfigError(f"-o {args.output}: use an .html file name")
-    _check_out_dir(args.output)
+    _check_out(args.output, "-o")
     _load_plugins(args)
     expl = explain(args.job, args.platform, sets=_sets(args.sets), seed=args.seed, runtime_ms=args.runtime_ms,
                    policies=_csv_list(args.policies))

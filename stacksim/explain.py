@@ -290,4 +290,4 @@ def write_html(expl: Explanation, path: str) -> None:
     from stacksim.output import atomic_write_text
 
     fig = explanation_figure(expl)
-    atomic_write_text(path, fig.to_html(full_html=True, include_plotlyjs=True))
+    atomic_write_text(path, fig.to_html(full_html=True, include_plotlyjs=True), what="-o")

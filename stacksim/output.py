@@ -1,67 +1,69 @@
-"""Writing results: JSON (atomic), per-IO records (CSV or Parquet), and the terminal summary."""
+"""Writing results: JSON, per-IO records (CSV or Parquet), and the terminal summary.
+
+Files are written all-or-nothing through :mod:`simcore.outfile` (checked before the run, staged,
+renamed into place; ``-`` is standard output).
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from simcore.errors import ConfigError
+from simcore.outfile import STDOUT, Outputs, check_output, write_text
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file + rename (no partial file on failure)."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        raise ConfigError(f"output directory does not exist: {path.parent}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def atomic_write_text(path: str | Path, text: str, what: str | None = None) -> None:
+    """Write ``text`` to ``path`` all-or-nothing (:func:`simcore.outfile.write_text`)."""
+    write_text(path, text, what=what)
 
 
-def write_json(path: str | Path, result: dict) -> None:
-    from stacksim.fio_output import stamped  # fio's wall-clock fields, for fio-shaped results
+def json_text(result: dict) -> str:
+    """The JSON text of a result (fio's wall-clock fields stamped, for fio-shaped results)."""
+    from stacksim.fio_output import stamped
 
-    atomic_write_text(path, json.dumps(stamped(result), indent=2, sort_keys=False) + "\n")
+    return json.dumps(stamped(result), indent=2, sort_keys=False) + "\n"
+
+
+def write_json(path: str | Path, result: dict, what: str | None = "--json") -> None:
+    atomic_write_text(path, json_text(result), what=what)
 
 
 def check_records_path(path: str) -> None:
+    """``--records``: a .csv or .parquet name (or ``-``, CSV on standard output) that can be written."""
     suffix = Path(path).suffix.lower()
-    if suffix not in (".csv", ".parquet"):
+    if path != STDOUT and suffix not in (".csv", ".parquet"):
         raise ConfigError(f"--records {path}: use a .csv or .parquet file name")
     if suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             raise ConfigError("--records *.parquet needs pyarrow (pip install pyarrow); or use a .csv name") from None
+    check_output(path, "--records")
 
 
-def write_records(path: str | Path, table: np.ndarray) -> None:
-    """Per-IO records, one row per IO (times in ns)."""
-    path = Path(path)
-    if path.suffix.lower() == ".parquet":
+def stage_records(out: Outputs, path: str | Path, table: np.ndarray) -> None:
+    """Per-IO records, one row per IO (times in ns), as one output of the transaction ``out``."""
+    if Path(path).suffix.lower() == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         t = pa.table({name: table[name] for name in table.dtype.names})
-        tmp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(t, tmp)
-        os.replace(tmp, path)
+        out.write(path, lambda fh: pq.write_table(t, fh), binary=True, what="--records")
         return
     names = table.dtype.names
     lines = [",".join(names)]
     for row in table.tolist():
         lines.append(",".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    out.text(path, "\n".join(lines) + "\n", what="--records")
+
+
+def write_records(path: str | Path, table: np.ndarray) -> None:
+    """Per-IO records, one row per IO (times in ns)."""
+    with Outputs() as out:
+        stage_records(out, path, table)
 
 
 def latency_line(s: dict) -> str:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from scenarios.server.run import resolve_server, simulate_server
 from scenarios.server.workloads import STABLE_RATES
+from simcore.errors import ConfigError
 
 
 def run_point(point: tuple[str, dict, int]) -> dict:
@@ -49,15 +51,24 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", help="write the rows as JSON")
     args = ap.parse_args()
+    if args.out:
+        from simcore.outfile import check_output
+
+        check_output(args.out, "--out")
     extra = {"workload.duration_s": args.duration_s} if args.duration_s else {}
     rows = stable_sweep(args.policies.split(","), [int(x) for x in args.rates.split(",")], jobs=args.jobs, extra=extra)
     for r in rows:
         print(f"{r['server.policy']:12s} {int(float(r['workload.rate_iops'])):>9,d} IOPS  p99 {r['latency_p99_us']:8.1f} us"
               f"  system {r['power_system_w']:6.1f} W  cores {r['active_cores_mean']:5.1f}  migrations {r['thread_migrations']}")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(rows, f, indent=1)
+        from simcore.outfile import write_text
+
+        write_text(args.out, json.dumps(rows, indent=1) + "\n", what="--out")
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as err:
+        print(f"stacksim: error: {err}", file=sys.stderr)
+        sys.exit(2)

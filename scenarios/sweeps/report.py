@@ -293,5 +293,7 @@ def write_report(rows: Sequence[Row], out: str | Path, *, title: str | None = No
                           config={"displaylogo": False, "responsive": True})
         parts.append(f"<h2 id='fig{i}'>{html.escape(t)}</h2>\n{div}")
     parts.append("</body></html>")
-    Path(out).write_text("\n".join(parts), encoding="utf-8")
+    from simcore.outfile import write_text
+
+    write_text(out, "\n".join(parts), what="-o")
     return len(figs)
