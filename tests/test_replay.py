@@ -196,7 +196,7 @@ def test_malformed_line_is_an_error_with_file_and_line(tmp_path, capsys):
     (["--platform", PLAT, "--set", "bs=8k"], "a replay has no fio job"),
     (["--platform", PLAT, "--set", "replay.thread=2"], "unknown replay setting"),
     (["--platform", PLAT, "--window", "100:"], "no read/write IO in the window"),
-    (["--platform", PLAT, "--json", "/nonexistent/dir/r.json"], "output directory does not exist"),
+    (["--platform", PLAT, "--json", "/nonexistent/dir/r.json"], "directory /nonexistent/dir does not exist"),
 ])
 def test_bad_replay_input_exit_2(args, message, capsys):
     rc, _, err = run_cli(["replay", str(MSR), *args], capsys)

@@ -6,6 +6,12 @@ from all rows every few seconds and at the end, after which the journal is remov
 is killed at any instant therefore loses no finished run: on restart the rows of the file and of
 the journal are merged (journal wins) and the runs whose point, replicate and configuration hash
 are already there are skipped. Readers (:func:`read_results`) merge the journal too.
+
+One sweep at a time writes a results file: it holds an exclusive ``flock`` on ``.RESULTS.lock``
+(which records its pid). The kernel releases the lock when the process dies, however it dies, so
+the lock of a killed sweep is taken over by the next one; where ``flock`` is not supported, a lock
+file whose pid is no longer alive is taken over. The holder of the lock removes temporary files
+that a killed writer left (``.RESULTS.tmp-*``, journal ``.*.tmp-*``).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any, Iterable
 
 from scenarios.sweeps.rows import TEXT_COLUMNS
 from simcore.errors import ConfigError
+from simcore.outfile import OutputError, check_output, stale_temporaries, write_file, write_text
 
 FORMATS = (".csv", ".parquet")
 #: Columns every sweep results file has (a CSV without them is another kind of file).
@@ -47,8 +54,10 @@ def check_results_path(path: str | Path) -> Path:
             import pyarrow  # noqa: F401
         except ImportError:
             raise ConfigError(f"results file {p}: .parquet needs pyarrow (pip install pyarrow), or use .csv") from None
-    if p.parent and not p.parent.exists():
-        raise ConfigError(f"results file {p}: directory {p.parent} does not exist")
+    check_output(p, "results file", stream_ok=False)
+    journal = journal_dir(p)
+    if journal.exists() and not journal.is_dir():
+        raise OutputError(f"cannot write results file {p}: {journal} (its journal) is not a directory")
     return p
 
 
@@ -77,6 +86,7 @@ class ResultStore:
         self._lock = _lock(self.path)
         self.flush_interval_s = flush_interval_s
         try:
+            _remove_stale_temporaries(self.path)
             if fresh:
                 if self.path.exists():
                     _read_table(self.path)  # never delete a file that is not a results file
@@ -107,10 +117,14 @@ class ResultStore:
 
     def add(self, row: Row, order: dict[RowKey, int] | None = None) -> None:
         """Store one finished run durably (journal), and refresh the results file now and then."""
-        self.journal.mkdir(exist_ok=True)
+        try:
+            self.journal.mkdir(exist_ok=True)
+        except OSError as err:
+            raise OutputError(f"cannot write results file {self.path}: journal {self.journal}: "
+                              f"{err.strerror or err}") from None
         key = row_key(row)
         name = hashlib.sha1(f"{key[0]}\0{key[1]}".encode("utf-8")).hexdigest()[:24] + ".json"
-        _atomic_write_text(self.journal / name, json.dumps(row))
+        write_text(self.journal / name, json.dumps(row), what="results journal")
         self.rows[key] = row
         self._dirty = True
         if time.monotonic() - self._last_flush >= self.flush_interval_s:
@@ -151,22 +165,17 @@ def _columns(rows: Iterable[Row]) -> list[str]:
 
 def _write_table(path: Path, rows: list[Row]) -> None:
     cols = _columns(rows)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        if path.suffix.lower() == ".parquet":
-            _write_parquet(tmp, rows, cols)
-        else:
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                w = csv.writer(fh)
-                w.writerow(cols)
-                for r in rows:
-                    w.writerow(["" if r.get(c) is None else _cell(r[c]) for c in cols])
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    if path.suffix.lower() == ".parquet":
+        write_file(path, lambda fh: _write_parquet(fh, rows, cols), binary=True, what="results file")
+        return
+
+    def write_csv(fh) -> None:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else _cell(r[c]) for c in cols])
+
+    write_file(path, write_csv, newline="", what="results file")
 
 
 def _cell(v: Any) -> str:
@@ -175,7 +184,7 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def _write_parquet(tmp: Path, rows: list[Row], cols: list[str]) -> None:
+def _write_parquet(fh, rows: list[Row], cols: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -188,7 +197,7 @@ def _write_parquet(tmp: Path, rows: list[Row], cols: list[str]) -> None:
         elif kinds == {int, float}:
             vals = [None if v is None else float(v) for v in vals]
         data[c] = vals
-    pq.write_table(pa.table(data), tmp)
+    pq.write_table(pa.table(data), fh)
 
 
 def _read_table(path: Path) -> list[Row]:
@@ -253,24 +262,78 @@ def _read_journal(jdir: Path) -> list[Row]:
     return rows
 
 
+def lock_path(path: str | Path) -> Path:
+    """The lock file that goes with a results file."""
+    p = Path(path)
+    return p.with_name(f".{p.name}.lock")
+
+
 def _lock(path: Path):
-    """An exclusive lock on ``.RESULTS.lock`` (released when the returned file is closed), so that
-    two sweeps cannot write the same results file at once."""
+    """An exclusive lock on ``.RESULTS.lock`` (released when the returned file is closed, or by the
+    kernel when the process dies), so that two sweeps cannot write the same results file at once.
+    The file holds the pid of the holder, for the message to the next one."""
     import fcntl
 
-    fh = open(path.with_name(f".{path.name}.lock"), "w")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        fh.close()
-        raise ConfigError(f"{path}: another sweep is writing this results file") from None
-    return fh
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    lpath = lock_path(path)
+    for _ in range(10):
+        try:
+            fh = open(lpath, "a+", encoding="utf-8")
+        except OSError as err:
+            raise OutputError(f"cannot write results file {path}: lock file {lpath}: {err.strerror or err}") from None
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _lock_pid(fh)
+            fh.close()
+            raise ConfigError(f"{path}: another sweep{f' (pid {holder})' if holder else ''} is writing this "
+                              "results file") from None
+        except OSError:  # no flock on this file system: a pid file, taken over when its process is gone
+            holder = _lock_pid(fh)
+            if holder and holder != os.getpid() and pid_alive(holder):
+                fh.close()
+                raise ConfigError(f"{path}: another sweep (pid {holder}) is writing this results file") from None
+        try:  # the holder before us may have removed the file meanwhile: lock the file that is there
+            if os.fstat(fh.fileno()).st_ino != os.stat(lpath).st_ino:
+                fh.close()
+                continue
+        except FileNotFoundError:
+            fh.close()
+            continue
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
         fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+        return fh
+    raise ConfigError(f"{path}: could not lock {lpath} (it keeps being replaced)")
+
+
+def _lock_pid(fh) -> int | None:
+    fh.seek(0)
+    text = fh.read().strip()
+    return int(text) if text.isdigit() else None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # Linux: a killed process not yet reaped by its parent is a zombie
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Under the lock: temporary files of the results file and its journal are leftovers of a
+    killed writer (no other writer can be running)."""
+    jdir = journal_dir(path)
+    leftovers = stale_temporaries(path)
+    if jdir.is_dir():
+        leftovers += sorted(jdir.glob(".*.tmp-*"))
+    for f in leftovers:
+        f.unlink(missing_ok=True)
