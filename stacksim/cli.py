@@ -218,20 +218,6 @@ def cmd_schema(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "schema": cmd_schema}
-#: options of the sub-commands that name an output file ('-' = standard output where allowed)
-OUTPUT_OPTIONS = {"json_out": "--json", "records": "--records", "trace": "--trace", "output": "-o"}
-
-
-def _stdout_outputs(args):
-    """With an output on standard output ('-'), the command's own text goes to stderr."""
-    import contextlib
-
-    from simcore.outfile import STDOUT, data_to_stdout
-
-    dashes = [opt for attr, opt in OUTPUT_OPTIONS.items() if getattr(args, attr, None) == STDOUT]
-    if len(dashes) > 1:
-        raise ConfigError(f"only one output can go to standard output ('-'), not {' and '.join(dashes)}")
-    return data_to_stdout() if dashes else contextlib.nullcontext()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,11 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd is None:
         ap.print_help()
         return EXIT_BAD_INPUT
+    from stacksim.output import stdout_outputs
+
     try:
         from simcore.config import check_seed
 
         check_seed(getattr(args, "seed", None), "--seed")
-        with _stdout_outputs(args):
+        with stdout_outputs(args):
             return COMMANDS[args.cmd](args)
     except ConfigError as err:
         print(f"stacksim: error: {err}", file=sys.stderr)

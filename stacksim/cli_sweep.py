@@ -150,8 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     add_subcommands(ap.add_subparsers(dest="cmd", required=True))
     args = ap.parse_args(argv)
     handler = {"sweep": cmd_sweep, "analyze": cmd_analyze, "report": cmd_report}[args.cmd]
+    from stacksim.output import stdout_outputs
+
     try:
-        return handler(args)
+        with stdout_outputs(args):
+            return handler(args)
     except ConfigError as err:
         print(f"stacksim: error: {err}", file=sys.stderr)
         return 2

@@ -280,8 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="stacksim")
     handlers = add_subcommands(ap.add_subparsers(dest="cmd", required=True))
     args = ap.parse_args(argv)
+    from stacksim.output import stdout_outputs
+
     try:
-        return handlers[args.cmd](args)
+        with stdout_outputs(args):
+            return handlers[args.cmd](args)
     except ConfigError as err:
         print(f"stacksim: error: {err}", file=sys.stderr)
         return 2

@@ -6,13 +6,14 @@ renamed into place; ``-`` is standard output).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import numpy as np
 
 from simcore.errors import ConfigError
-from simcore.outfile import STDOUT, Outputs, check_output, write_text
+from simcore.outfile import STDOUT, Outputs, check_output, data_to_stdout, write_text
 
 
 def atomic_write_text(path: str | Path, text: str, what: str | None = None) -> None:
@@ -64,6 +65,19 @@ def write_records(path: str | Path, table: np.ndarray) -> None:
     """Per-IO records, one row per IO (times in ns)."""
     with Outputs() as out:
         stage_records(out, path, table)
+
+
+#: options of the sub-commands that name an output file ('-' = standard output where allowed)
+OUTPUT_OPTIONS = {"json_out": "--json", "records": "--records", "trace": "--trace", "output": "-o"}
+
+
+def stdout_outputs(args):
+    """A context for running a sub-command: with one of its outputs on standard output ('-'),
+    the command's own text (summary, tables) goes to standard error; two such outputs are an error."""
+    dashes = [opt for attr, opt in OUTPUT_OPTIONS.items() if getattr(args, attr, None) == STDOUT]
+    if len(dashes) > 1:
+        raise ConfigError(f"only one output can go to standard output ('-'), not {' and '.join(dashes)}")
+    return data_to_stdout() if dashes else contextlib.nullcontext()
 
 
 def latency_line(s: dict) -> str:
