@@ -11,7 +11,7 @@ sweep results) goes through this module:
   every output has been written are they renamed over their targets (``os.replace``, atomic).
   On any error or Ctrl-C every temporary file is removed and no target is touched.
 - New files get the usual Unix mode, ``0666`` less the umask (``0644`` under umask 022, as fio
-  and every Unix tool); a replaced file keeps its mode.
+  and every Unix tool); a replaced file keeps its mode (and its owner where the user may keep it).
 - ``-`` is standard output; an existing character device or FIFO (``/dev/stdout``, a terminal,
   ``/dev/null``, a named pipe) is written in place, as a stream. Write errors there (``/dev/full``:
   no space left on device) are reported like the others.
@@ -219,8 +219,12 @@ class Outputs:
             raise _fail(path, what, _create_reason(err, real.parent)) from None
         self._staged.append((tmp, str(real), what))
         try:
-            if real.exists():
-                os.chmod(tmp, stat.S_IMODE(real.stat().st_mode))
+            if real.exists():  # a replaced file keeps its mode (and, where allowed, its owner)
+                st = real.stat()
+                os.chmod(tmp, stat.S_IMODE(st.st_mode))
+                if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                    with contextlib.suppress(OSError):
+                        os.chown(tmp, st.st_uid, st.st_gid)
             with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": newline})) as fh:
                 writer(fh)
                 fh.flush()

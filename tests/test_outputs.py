@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import simcore.outfile as outfile
 import stacksim.output
@@ -150,6 +152,39 @@ def test_failed_or_interrupted_writes_leave_the_old_files_and_no_temporaries(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.csv"]
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.text(st.characters(blacklist_categories=("Cs",)), max_size=200), st.sampled_from(["ok", "OSError", "Ctrl-C"])), min_size=1, max_size=4))
+def test_outputs_are_all_new_or_all_old(tmp_path_factory, outputs):
+    """Whatever fails while writing several outputs, either every target has its new content or
+    every target keeps its old one, and no temporary file remains."""
+    d = tmp_path_factory.mktemp("all_or_nothing")
+    paths = [d / f"out{i}.txt" for i in range(len(outputs))]
+    for i, p in enumerate(paths[::2]):
+        p.write_text(f"old {i}")
+    before = {p: p.read_bytes().decode() if p.exists() else None for p in paths}
+
+    def writer(text, fate):
+        def write(fh):
+            fh.write(text[: len(text) // 2])
+            if fate == "OSError":
+                raise OSError(28, "No space left on device")
+            if fate == "Ctrl-C":
+                raise KeyboardInterrupt
+            fh.write(text[len(text) // 2:])
+        return write
+
+    failed = any(fate != "ok" for _, fate in outputs)
+    try:
+        with Outputs() as out:
+            for p, (text, fate) in zip(paths, outputs):
+                out.write(p, writer(text, fate))
+    except (OutputError, KeyboardInterrupt):
+        assert failed
+    after = {p: p.read_bytes().decode() if p.exists() else None for p in paths}
+    assert after == (before if failed else {p: text for p, (text, _) in zip(paths, outputs)})
+    assert sorted(x.name for x in d.iterdir()) == sorted(p.name for p in paths if after[p] is not None)
+
+
 def test_symlink_is_kept_and_its_target_replaced(tmp_path):
     target = tmp_path / "real.json"
     target.write_text("old")
@@ -182,12 +217,16 @@ def test_new_files_respect_the_umask(umask, mode, tmp_path, capsys):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == mode, name
 
 
-def test_replaced_file_keeps_its_mode(tmp_path):
+def test_replaced_file_keeps_its_mode_and_owner(tmp_path):
     p = tmp_path / "keep.json"
     p.write_text("old")
     p.chmod(0o600)
+    if os.geteuid() == 0:
+        os.chown(p, 4321, 4322)
     write_text(p, "new")
     assert stat.S_IMODE(p.stat().st_mode) == 0o600 and p.read_text() == "new"
+    if os.geteuid() == 0:
+        assert (p.stat().st_uid, p.stat().st_gid) == (4321, 4322)
 
 
 def test_json_to_stdout_is_parseable_and_the_summary_goes_to_stderr(capsys):
