@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 from collections.abc import Iterable, Iterator
 from typing import Any
 
