@@ -181,7 +181,7 @@ def write_study(path: str, res: StudyResult) -> str:
 
     check_study_output(path, res.study)
     if path.lower().endswith(".json"):
-        atomic_write_text(path, json.dumps(study_json(res), indent=2) + "\n")
+        atomic_write_text(path, json.dumps(study_json(res), indent=2) + "\n", what="-o")
         return "the study's result"
     from scenarios.platform_file import platform_yaml
 

@@ -227,7 +227,7 @@ def cmd_study(args) -> int:
     get_study(args.study)
     if args.output:
         check_study_output(args.output, args.study)
-        _check_out_dir(args.output)
+        _check_out(args.output, "-o")
     progress = False if args.quiet else sys.stderr.isatty() if args.progress is None else args.progress
     res = run_study(args.study, runtime_ms=args.runtime_ms, max_iterations=args.max_iterations, progress=progress)
     print(format_study(res))

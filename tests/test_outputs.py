@@ -51,6 +51,7 @@ WRITERS = {
     "explain -o": (["explain", JOB, "--platform", PLAT, "-o", "OUT"], ".html"),
     "calibrate -o": (["calibrate", "--platform", PLAT, "--measured", "m.csv", "--fit", "ssd.read.base_ns=4000:9000",
                       "-o", "OUT"], ".yaml"),
+    "calibrate --study -o": (["calibrate", "--study", "poll-energy", "-o", "OUT"], ".json"),
     "report -o": (["report", "results.csv", "-o", "OUT"], ".html"),
     "sweep -o": (["sweep", "poll_energy_small", "-o", "OUT"], ".csv"),
     "analyze --json": (["analyze", "efficiency", "results.csv", "--json", "OUT"], ".json"),

@@ -119,7 +119,7 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
     (["--study", "cinterrupts", "-o", "OUT.yaml"], "calibrates two platforms; write the result as .json"),
     (["--study", "server-power", "-o", "OUT.yaml"], "calibrates a server platform"),
     (["--study", "poll-energy", "-o", "OUT.csv"], "as .json, or the calibrated platform as .yaml"),
-    (["--study", "poll-energy", "-o", "no/such/dir/fit.json"], "output directory does not exist"),
+    (["--study", "poll-energy", "-o", "no/such/dir/fit.json"], "directory no/such/dir does not exist"),
     ([], "calibrate needs --platform, --measured, --fit, -o"),
     (["--platform", "optane900p-e3-1230v5", "--max-iterations", "2"], "--max-iterations applies to --study NAME only"),
 ])
