@@ -81,11 +81,8 @@ def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, prog
     """``stacksim calibrate --study cinterrupts``."""
     from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
-    prog = fit_progress(progress, 2 * len(DEVICES))
-    try:
+    with fit_progress(progress, 2 * len(DEVICES)) as prog:
         fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
-    finally:
-        prog.close()
     tgt = targets()
     keys = [(d, m, q) for d in DEVICES for m in ("interrupts", "polling") for q in ("mean_us", "sd_us")]
     labels = [f"{d} {m} latency {q[:-3]}" for d, m, q in keys]

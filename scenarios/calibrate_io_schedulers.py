@@ -74,11 +74,8 @@ def run_study(runtime_ms: float = 100.0, max_iterations: int | None = None, prog
     """``stacksim calibrate --study io-schedulers``."""
     from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
-    prog = fit_progress(progress, 2 * len(SCHEDULERS))
-    try:
+    with fit_progress(progress, 2 * len(SCHEDULERS)) as prog:
         fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
-    finally:
-        prog.close()
     tgt = targets()
     labels = [f"{s} {op} median latency" for s in SCHEDULERS for op in ("read", "write")]
     measured = [tgt[s][op] for s in SCHEDULERS for op in ("read", "write")]

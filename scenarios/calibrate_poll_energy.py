@@ -88,11 +88,8 @@ def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, prog
     """``stacksim calibrate --study poll-energy``."""
     from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
-    prog = fit_progress(progress, len(MODES))
-    try:
+    with fit_progress(progress, len(MODES)) as prog:
         fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
-    finally:
-        prog.close()
     tgt = targets()
     labels = [f"{m} {q}" for m in tgt for q in ("mean latency", "IOPS")]
     measured = [v for m in tgt.values() for v in (m["mean_latency_us"], m["iops"])]

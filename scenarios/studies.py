@@ -14,6 +14,7 @@ import importlib
 import json
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,11 +101,17 @@ class StudyResult:
         return 100.0 * math.sqrt(sum(r * r for r in res) / len(res)) if res else float("nan")
 
 
+@contextmanager
 def fit_progress(enabled: bool, sims_per_evaluation: int):
-    """The evaluation progress of ``stacksim calibrate`` (calibrate_cli's) for a study's fit."""
+    """The evaluation progress of ``stacksim calibrate`` (calibrate_cli's) for a study's fit, as a
+    context manager that closes the progress line however the fit ends."""
     from scenarios.calibrate_cli import _Progress
 
-    return _Progress(sims_per_evaluation, enabled)
+    prog = _Progress(sims_per_evaluation, enabled)
+    try:
+        yield prog
+    finally:
+        prog.close()
 
 
 def run_study(name: str, *, runtime_ms: float | None = None, max_iterations: int | None = None,

@@ -198,11 +198,8 @@ def run_study(runtime_ms: float = ROW_MS, max_iterations: int | None = None, pro
     """``stacksim calibrate --study server-power`` (``runtime_ms``: simulated time per measured row)."""
     from scenarios.studies import StudyResult, StudyRow, fit_progress, fit_rows
 
-    prog = fit_progress(progress, len(row_configs(SERVER_POWER_FIT, runtime_ms)))
-    try:
+    with fit_progress(progress, len(row_configs(SERVER_POWER_FIT, runtime_ms))) as prog:
         fit, labels, res, n_eval, converged = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
-    finally:
-        prog.close()
     tgt = targets()
     rows = fit_rows(labels, [v for meas in tgt.values() for v in meas.values()], res, "W")
     for state, meas in exit_targets().items():
