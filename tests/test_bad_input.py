@@ -127,6 +127,14 @@ def test_absurd_platform_overrides_are_refused(capsys, key, value, needle):
     refused(capsys, ["run", "--set", f"{key}={value}", *QUICK], key, needle)
 
 
+@pytest.mark.parametrize("governor, key", [("ondemand", "sampling_rate"), ("schedutil", "rate_limit_us")])
+def test_governor_tunables_beyond_their_sysfs_unsigned_int_are_refused(capsys, governor, key):
+    """A sampling period of 10**21 us would make the governor never sample: the sysfs value is an
+    unsigned int, so anything above 2**32-1 is refused, naming the tunable."""
+    refused(capsys, ["run", "--set", f"cpu.cpufreq_governor={governor}", "--set", f"cpu.cpufreq.{key}={10**21}", *QUICK],
+            key, "4294967295")
+
+
 def test_fewer_queue_pairs_than_cpus_is_a_clear_error(capsys):
     refused(capsys, ["run", "--set", "ssd.max_queue_pairs=1", *QUICK], "ssd.max_queue_pairs=1", "one queue pair per")
 

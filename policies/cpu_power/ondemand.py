@@ -18,7 +18,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from models.cpu.cpufreq import CpufreqGovernor
+from models.cpu.cpufreq import UINT_MAX, CpufreqGovernor
 from policies.cpu_power.base import CPUFREQ_GOVERNORS
 from simcore.config import Model
 
@@ -27,8 +27,8 @@ class OndemandTunables(Model):
     """sysfs: /sys/devices/system/cpu/cpufreq/ondemand/*"""
 
     sampling_rate: Optional[int] = Field(
-        None, ge=1, description="sampling period, us (default: the driver's transition latency x 1000, at most 10 ms,"
-        " at least two scheduler ticks)")
+        None, ge=1, le=UINT_MAX, description="sampling period, us (default: the driver's transition latency x 1000, at"
+        " most 10 ms, at least two scheduler ticks; the sysfs value is an unsigned int, cpufreq_governor.c)")
     up_threshold: int = Field(80, ge=1, le=100, description="load (%) above which the core goes to the top frequency")
     sampling_down_factor: int = Field(1, ge=1, le=100_000, description="periods to stay at the top before sampling again")
     io_is_busy: Optional[bool] = Field(

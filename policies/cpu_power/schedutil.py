@@ -27,7 +27,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from models.cpu.cpufreq import CpufreqGovernor
+from models.cpu.cpufreq import UINT_MAX, CpufreqGovernor
 from policies.cpu_power.base import CPUFREQ_GOVERNORS
 from simcore.config import Model
 
@@ -40,8 +40,8 @@ class SchedutilTunables(Model):
     """sysfs: /sys/devices/system/cpu/cpufreq/schedutil/rate_limit_us, plus one model switch."""
 
     rate_limit_us: Optional[int] = Field(
-        None, ge=0, description="minimum time between frequency changes, us (default: the driver's transition"
-        " latency x 1000, at most 10 ms)")
+        None, ge=0, le=UINT_MAX, description="minimum time between frequency changes, us (default: the driver's"
+        " transition latency x 1000, at most 10 ms; the sysfs value is an unsigned int, cpufreq_schedutil.c)")
     iowait_boost: bool = Field(True, description="model switch (not in sysfs): apply the IO-wait boost")
 
 
