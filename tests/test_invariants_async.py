@@ -1,7 +1,8 @@
 """Conservation and causality over random combinations of IO engine, depth, batching, IO
 scheduler, interrupt generation and polling (hypothesis): every IO completes exactly once."""
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from models.platforms import optane_p4800x_e5_2660v4
 from scenarios.fio.parser import job_from_options
@@ -22,6 +23,24 @@ from stacksim.run import build
     seed=st.integers(0, 1000),
 )
 def test_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll, rw, seed):
+    # known bug, kept visible by test_bfq_polled_io_uring_with_more_jobs_than_cpus below
+    assume(not _KNOWN_BFQ_STALL(engine, sched, poll, jobs))
+    _check_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll, rw, seed)
+
+
+def _KNOWN_BFQ_STALL(engine, sched, poll, jobs) -> bool:
+    return engine == "io_uring" and sched == "bfq" and poll and jobs > 2
+
+
+@pytest.mark.xfail(strict=True, reason="known bug (found 2026-11-23, present since before 9cd38c2): with io_uring "
+                   "IOPOLL, bfq and 3 jobs on 2 CPUs a few IOs stay in bfq and never complete; likely bfq's "
+                   "idle-slice expiry does not re-run the hardware queue of a polled queue whose owner is not running")
+def test_bfq_polled_io_uring_with_more_jobs_than_cpus():
+    for seed in (148, 206):
+        _check_every_io_completes_once("io_uring", 16, 1, 3, "bfq", "none", True, "randread", seed)
+
+
+def _check_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll, rw, seed):
     plat = optane_p4800x_e5_2660v4()
     plat = plat.model_copy(update={"nvme": plat.nvme.model_copy(update={"irq": irq, "irq_thr": 4, "irq_max_rate": 50_000})})
     queue = plat.queue.model_copy(update={"scheduler": sched, "io_poll": poll})
