@@ -22,6 +22,7 @@ from simcore.config import Model, NoParams, validate
 #: Largest value of a governor's sysfs tunable (the kernel stores them as ``unsigned int``)
 UINT_MAX = 2**32 - 1
 
+
 class CpufreqGovernor:
     """Base class: a static frequency (the top one) unless a subclass decides otherwise."""
 
