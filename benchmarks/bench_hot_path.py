@@ -18,7 +18,7 @@ import pstats
 import time
 
 from scenarios.scenario import resolve
-from stacksim.run import build
+from scenarios.simulate import build
 
 CASES = {
     "default (interrupt, 1 thread)": {},

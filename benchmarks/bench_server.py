@@ -22,7 +22,7 @@ import pstats
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from scenarios.server import resolve_server, simulate_server
+from scenarios.server.run import resolve_server, simulate_server
 
 TARGET_S = {"burst": 180.0, "stable": 120.0}
 

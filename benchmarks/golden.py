@@ -5,7 +5,7 @@ precision, so a refactor that must not change results can prove it did not.
     python benchmarks/golden.py --check         # recompute every case, report each figure that moved
     python benchmarks/golden.py --check --fast  # only the fast subset (what tests/test_golden.py runs)
 
-A case is one simulation through the public API (``stacksim.run.simulate``,
+A case is one simulation through the public API (``scenarios.simulate.simulate``,
 ``scenarios.server.run.simulate_server``, ``scenarios.validation.PointRunner``); its result is
 flattened to ``path.to.figure -> value`` with floats as ``repr`` (exact), without wall-clock
 figures (``sim.wall_s`` and the speeds derived from it). Cases marked ``fast`` (a few seconds
@@ -141,7 +141,7 @@ def run_case(case: Case) -> dict:
     """The flattened figures of ``case``."""
     if case.kind == "run":
         from scenarios.scenario import resolve
-        from stacksim.run import simulate
+        from scenarios.simulate import simulate
 
         return flatten(simulate(resolve(scenario=case.scenario, sets=dict(case.sets))))
     if case.kind == "server":

@@ -11,11 +11,17 @@ from models.host import Host, PolicySet
 from models.os.completion import select_policy_name
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
+from models.server.target import Server
 from policies.completion import COMPLETION_POLICIES
+from policies.core_scheduling import CORE_SCHEDULING
 from policies.cpu_idle import CPUIDLE_GOVERNORS
 from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.interrupt_generation import IRQ_GENERATION
 from policies.io_scheduler import IO_SCHEDULERS
+from scenarios.server.workloads import TraceFeed, arrival_batches
+from simcore.config import validate
+from simcore.errors import ConfigError
+from simcore.rng import RngStreams
 
 #: one engine of each kind the completion rule distinguishes (synchronous; libaio; io_uring)
 _RULE_ENGINES = ("pvsync2", "libaio", "io_uring")
@@ -37,3 +43,23 @@ def resolve_policies(platform: PlatformConfig, queue: QueueConfig) -> PolicySet:
 def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None) -> Host:
     """A :class:`Host` with the policies its configuration names."""
     return Host(platform, queue, seed, resolve_policies(platform, queue), tracer)
+
+
+def build_server(cfg, tracer=None):
+    """The storage server of a :class:`scenarios.server.config.ServerRunConfig`: its core-scheduling
+    policy (``server.policy``, parameters validated by the policy's ``Params``), the cpuidle governor
+    of its reactors (``cpu.cpuidle_governor``) and its client (the workload's arrival batches, or
+    the trace feed) are resolved here and handed to :class:`models.server.target.Server`."""
+    policy_cls = CORE_SCHEDULING.get(cfg.server.policy)
+    params = validate(policy_cls.Params, dict(cfg.policy), where=f"policy {cfg.server.policy}")
+    idle_cls = CPUIDLE_GOVERNORS.get(cfg.platform.base.cpu.cpuidle_governor)
+    wl = cfg.workload
+    n_ssds = cfg.platform.base.ssd_count
+    # the client's stream by its own name: the same draws as any other construction order
+    arrivals_rng = RngStreams(cfg.seed).stream("client.arrivals")
+    client = (TraceFeed(wl, n_ssds, arrivals_rng) if wl.kind == "trace" else arrival_batches(wl, arrivals_rng, n_ssds))
+    srv = Server(cfg, policy_cls, params, idle_cls, client, tracer)
+    if srv.trace is not None and srv.arrivals_done:
+        f = srv.trace
+        raise ConfigError(f"{wl.trace}: no read/write IO in the window ({f.reader.describe()}; dropped: {f.drops or 'none'})")
+    return srv

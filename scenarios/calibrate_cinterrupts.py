@@ -20,7 +20,7 @@ from scenarios import fitting
 from scenarios import reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
-from stacksim.run import build
+from scenarios.simulate import build
 
 #: the published figures (scenarios/reference/calibrated_interrupts.yaml)
 REFERENCE = ("calibrated_interrupts", "sync_read_latency_4k")

@@ -274,11 +274,11 @@ def calibrated_platform(base_name: str, cal: Calibration, *, sets: dict[str, Any
 
 
 def write_platform(path: str, plat) -> None:
-    from stacksim.output import atomic_write_text
+    from simcore.outfile import write_text
 
     if Path(path).suffix.lower() not in (".yaml", ".yml"):
         raise ConfigError(f"-o {path}: write the platform to a .yaml file")
-    atomic_write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate)\n"
+    write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate)\n"
                                                        f"use it with --platform {path}"), what="-o")
 
 

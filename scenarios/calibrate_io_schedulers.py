@@ -18,7 +18,7 @@ from scenarios import fitting
 from scenarios import reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
-from stacksim.run import simulate
+from scenarios.simulate import simulate
 
 #: the published figures (scenarios/reference/io_schedulers_ull.yaml)
 REFERENCE = ("io_schedulers_ull", "median_latency_4k_qd1")

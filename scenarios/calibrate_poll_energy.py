@@ -22,7 +22,7 @@ from scenarios import fitting
 from scenarios import reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
-from stacksim.run import simulate
+from scenarios.simulate import simulate
 
 #: the published figures (scenarios/reference/poll_vs_interrupt_energy.yaml)
 REFERENCE = ("poll_vs_interrupt_energy", "latency_iops_4k_1_thread")

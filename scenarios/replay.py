@@ -11,7 +11,7 @@ The result has the shape of ``stacksim run``'s (``jobs``, ``summary``, ``sim``; 
 ``replay`` describes what was replayed (volume -> device, issue lag, ...). The measured interval
 is the whole replay: from the window start (t = 0) until the last IO is reaped.
 
-``--set`` keys: ``replay.*`` (:class:`~scenarios.workload.replay.ReplaySettings`; ``hipri``,
+``--set`` keys: ``replay.*`` (:class:`~models.ioengines.replay.ReplaySettings`; ``hipri``,
 ``registerfiles`` and ``fixedbufs`` are accepted without the prefix, as fio options), and the
 platform keys of ``stacksim run`` (``queue.*``, ``cpu.*``, ``ssd.*``, ``kernel.*``, ...).
 """
@@ -31,13 +31,14 @@ from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.fio.parser import FioJob, job_from_options
 from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
+from scenarios.outputs import write_json
 from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select
-from scenarios.workload.replay import ReplaySettings, TraceReplayer
+from models.ioengines.replay import ReplaySettings, TraceReplayer
 from simcore.config import Model, Seed, parse_scalar, validate
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
 
-__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "simulate_replay", "parse_window", "format_replay"]
+__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "simulate_replay", "parse_window"]
 
 #: with an end to the window, the trace is read until this much (trace time) past it, so that
 #: slightly out-of-order records still count; the rest of the file is not read
@@ -170,8 +171,8 @@ def _read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[Tr
 
 def run_replay(cfg: ReplayConfig, progress: bool | None = False) -> dict:
     """Replay ``cfg`` and return the result dictionary (JSON-serialisable); ``progress`` as for
-    :func:`stacksim.run.simulate` (the end is known only with a window end)."""
-    from stacksim.run import Snapshot, summarize  # the same statistics as `stacksim run`
+    :func:`scenarios.simulate.simulate` (the end is known only with a window end)."""
+    from scenarios.simulate import Snapshot, summarize  # the same statistics as `stacksim run`
 
     wall0 = time.perf_counter()
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
@@ -250,26 +251,5 @@ def simulate_replay(trace: str, fmt: str | None = None, platform: str | None = N
     print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
     result = run_replay(cfg, progress=progress)
     if json_out:
-        from stacksim.output import write_json
-
         write_json(json_out, result)
     return result
-
-
-def format_replay(result: dict) -> str:
-    """The terminal summary of a replay: ``stacksim run``'s plus what was replayed."""
-    from stacksim.output import format_summary
-
-    s, r = result["summary"], result["replay"]
-    skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
-    lag = r["issue_lag_us"]
-    vols = ", ".join(f"{v}->{d}" for v, d in list(r["volumes"].items())[:8])
-    if len(r["volumes"]) > 8:
-        vols += f", ... ({len(r['volumes'])} volumes)"
-    return "\n".join([
-        format_summary(result),
-        f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read, {s['trace_ios']:,} IOs in the window, "
-        f"{s['completed_ios']:,} completed, {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
-        f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
-        f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
-    ])

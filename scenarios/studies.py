@@ -184,11 +184,11 @@ def check_study_output(path: str, study: str) -> None:
 
 def write_study(path: str, res: StudyResult) -> str:
     """Write the result as JSON, or the calibrated platform as YAML; returns what was written."""
-    from stacksim.output import atomic_write_text
+    from simcore.outfile import write_text
 
     check_study_output(path, res.study)
     if path.lower().endswith(".json"):
-        atomic_write_text(path, json.dumps(study_json(res), indent=2) + "\n", what="-o")
+        write_text(path, json.dumps(study_json(res), indent=2) + "\n", what="-o")
         return "the study's result"
     from scenarios.platform_file import platform_yaml
 
@@ -196,7 +196,7 @@ def write_study(path: str, res: StudyResult) -> str:
     note = (f"stacksim calibrate --study {res.study}: fitted {', '.join(res.parameters) or 'mem_ops_per_cycle'} to "
             f"{'; '.join(res.sources)}; rms residual {res.rms_pct:.2f}% ({res.runtime_ms:g} ms simulated per run)")
     plat = plat.model_copy(update={"name": f"{plat.name}-calibrated", "calibration": note})
-    atomic_write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate "
+    write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate "
                                                         f"--study {res.study})\nuse it with --platform {path}"))
     return f"platform {plat.name} (use --platform {path})"
 

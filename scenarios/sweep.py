@@ -237,7 +237,7 @@ def run_task(task: Task) -> dict[str, Any]:
     if is_server_config(task.config):
         from scenarios.server.run import simulate_server as simulate
     else:
-        from stacksim.run import simulate
+        from scenarios.simulate import simulate
 
     try:
         result = simulate(task.config)

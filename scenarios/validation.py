@@ -287,7 +287,7 @@ class PointRunner:
         return build(HYBRID_RAMP_MS) if hybrid else cfg
 
     def summary(self, point: Point, extra: dict[str, Any] | None = None) -> dict:
-        from stacksim.run import simulate
+        from scenarios.simulate import simulate
 
         cfg = self.config(point, extra)
         self.simulations += 1
@@ -444,6 +444,6 @@ def suite_points(name: str) -> list[Point]:
 
 
 def write_validation_json(path: str, v: Validation) -> None:
-    from stacksim.output import atomic_write_text
+    from simcore.outfile import write_text
 
-    atomic_write_text(path, json.dumps(v.to_dict(), indent=2) + "\n", what="--json")
+    write_text(path, json.dumps(v.to_dict(), indent=2) + "\n", what="--json")

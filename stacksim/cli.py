@@ -60,7 +60,7 @@ def cmd_run(args) -> int:
     from scenarios.scenario import parse_sets, resolve, source_args
     from simcore.plugins import load_plugin
     from stacksim.output import format_summary
-    from stacksim.run import simulate
+    from scenarios.simulate import simulate
 
     for p in args.plugin:
         load_plugin(p)
@@ -88,7 +88,7 @@ def cmd_run(args) -> int:
 def check_run_outputs(args) -> None:
     """Before simulating: --json, --records and --trace can be written (else exit 2 at once)."""
     from simcore.outfile import check_output
-    from stacksim.output import check_records_path
+    from scenarios.outputs import check_records_path
 
     if args.json_out:
         check_output(args.json_out, "--json")
@@ -102,7 +102,7 @@ def _emit(args, result: dict, format_fn, records_table, ncpus: int) -> None:
     """The outputs of a run: terminal summary, then --json, --records (through ``records_table``)
     and --trace all-or-nothing (none is written unless all can be)."""
     from simcore.outfile import Outputs
-    from stacksim.output import json_text, stage_records
+    from scenarios.outputs import json_text, stage_records
 
     records = result.pop("_records", None)
     trace = result.pop("_trace", None)
@@ -120,7 +120,8 @@ def _emit(args, result: dict, format_fn, records_table, ncpus: int) -> None:
 def _run_server(args, name: str) -> int:
     """``--scenario server-stable|server-burst|server-trace``: the NVMe-oF storage-server model."""
     from scenarios.scenario import parse_sets
-    from scenarios.server.run import format_server_summary, resolve_server, server_records_table, simulate_server
+    from scenarios.server.run import resolve_server, server_records_table, simulate_server
+    from stacksim.output import format_server_summary
 
     check_run_outputs(args)
     cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)

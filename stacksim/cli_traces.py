@@ -143,7 +143,8 @@ def _check_out(path: str | None, what: str) -> None:
 
 
 def cmd_replay(args) -> int:
-    from scenarios.replay import format_replay, simulate_replay
+    from scenarios.replay import simulate_replay
+    from stacksim.output import format_replay
     from simcore.progress import progress_enabled
 
     _load_plugins(args)
@@ -260,7 +261,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from stacksim.explain import explain, format_explanation, write_html
+    from scenarios.explain import explain, format_explanation, write_html
 
     if args.output and not args.output.lower().endswith((".html", ".htm")):
         raise ConfigError(f"-o {args.output}: use an .html file name")

@@ -1,70 +1,14 @@
-"""Writing results: JSON, per-IO records (CSV or Parquet), and the terminal summary.
-
-Files are written all-or-nothing through :mod:`simcore.outfile` (checked before the run, staged,
-renamed into place; ``-`` is standard output).
-"""
+"""Terminal output: the readable summaries of a run, a replay and a server run, and where the
+command's text goes when a data output is standard output. Data outputs (JSON, per-IO records)
+are :mod:`scenarios.outputs`."""
 
 from __future__ import annotations
 
 import contextlib
-import json
-from pathlib import Path
 
-import numpy as np
-
+from models.cpu.power_limit import format_limit
 from simcore.errors import ConfigError
-from simcore.outfile import STDOUT, Outputs, check_output, data_to_stdout, write_text
-
-
-def atomic_write_text(path: str | Path, text: str, what: str | None = None) -> None:
-    """Write ``text`` to ``path`` all-or-nothing (:func:`simcore.outfile.write_text`)."""
-    write_text(path, text, what=what)
-
-
-def json_text(result: dict) -> str:
-    """The JSON text of a result (fio's wall-clock fields stamped, for fio-shaped results)."""
-    from stacksim.fio_output import stamped
-
-    return json.dumps(stamped(result), indent=2, sort_keys=False) + "\n"
-
-
-def write_json(path: str | Path, result: dict, what: str | None = "--json") -> None:
-    atomic_write_text(path, json_text(result), what=what)
-
-
-def check_records_path(path: str) -> None:
-    """``--records``: a .csv or .parquet name (or ``-``, CSV on standard output) that can be written."""
-    suffix = Path(path).suffix.lower()
-    if path != STDOUT and suffix not in (".csv", ".parquet"):
-        raise ConfigError(f"--records {path}: use a .csv or .parquet file name")
-    if suffix == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ConfigError("--records *.parquet needs pyarrow (pip install pyarrow); or use a .csv name") from None
-    check_output(path, "--records")
-
-
-def stage_records(out: Outputs, path: str | Path, table: np.ndarray) -> None:
-    """Per-IO records, one row per IO (times in ns), as one output of the transaction ``out``."""
-    if Path(path).suffix.lower() == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        t = pa.table({name: table[name] for name in table.dtype.names})
-        out.write(path, lambda fh: pq.write_table(t, fh), binary=True, what="--records")
-        return
-    names = table.dtype.names
-    lines = [",".join(names)]
-    for row in table.tolist():
-        lines.append(",".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
-    out.text(path, "\n".join(lines) + "\n", what="--records")
-
-
-def write_records(path: str | Path, table: np.ndarray) -> None:
-    """Per-IO records, one row per IO (times in ns)."""
-    with Outputs() as out:
-        stage_records(out, path, table)
+from simcore.outfile import STDOUT, data_to_stdout
 
 
 #: options of the sub-commands that name an output file ('-' = standard output where allowed)
@@ -104,8 +48,6 @@ def format_summary(result: dict) -> str:
         *power_energy_lines(s),
         "  CPU time per IO by layer (ns): " + "  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5),
     ]
-    from models.cpu.power_limit import format_limit
-
     if s.get("freq_transitions"):
         freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])
         out.append(f"  CPU frequency (GHz, mean): {freqs}   P-state transitions {s['freq_transitions']:,}")
@@ -121,4 +63,56 @@ def format_summary(result: dict) -> str:
         f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events, "
         f"{(rtf or 0):.3f} simulated s per wall s, {sim['ios_per_wall_s'] or 0:,.0f} IOs per wall s)"
     )
+    return "\n".join(out)
+
+
+def format_replay(result: dict) -> str:
+    """The terminal summary of a replay: ``stacksim run``'s plus what was replayed."""
+    s, r = result["summary"], result["replay"]
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
+    lag = r["issue_lag_us"]
+    vols = ", ".join(f"{v}->{d}" for v, d in list(r["volumes"].items())[:8])
+    if len(r["volumes"]) > 8:
+        vols += f", ... ({len(r['volumes'])} volumes)"
+    return "\n".join([
+        format_summary(result),
+        f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read, {s['trace_ios']:,} IOs in the window, "
+        f"{s['completed_ios']:,} completed, {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
+        f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
+        f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
+    ])
+
+
+def format_server_summary(result: dict) -> str:
+    """A readable terminal summary of one server run (the CLI's counterpart of ``format_summary``)."""
+    s = result["summary"]
+    sim = result["sim"]
+    bd = s["burst_detection"]
+    out = [
+        f"stacksim {result['scenario']} on {result['platform']} (seed {result['seed']}, policy {result['policy']})",
+        f"  IOPS {s['iops']:,.0f} (offered {s['offered_iops']:,.0f})   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
+        latency_line(s),
+        *power_energy_lines(s),
+        f"  active cores {s['active_cores_mean']:.1f} logical / {s['active_physical_cores_mean']:.1f} physical at"
+        f" {s['active_freq_ghz_mean']:.2f} GHz   reactor utilization {100 * s['cpu_utilization']:.1f}%",
+        f"  thread migrations {s['thread_migrations']:,} ({s['thread_migrations_per_s']:,.0f}/s)   reactor wake-ups"
+        f" {s['reactor_wakeups']:,}   frequency transitions {s['freq_transitions']:,}",
+    ]
+    if format_limit(s):
+        out.append(format_limit(s))
+    if bd["true_bursts"] or bd["decisions"]:
+        lat_us = bd.get("mean_detection_latency_us")
+        out.append(f"  bursts: {bd['true_bursts']} true, {bd['decisions']} decisions, detected {bd['detected']},"
+                   f" false positives {bd['false_positives']}"
+                   + (f", mean detection latency {lat_us:.1f} us" if lat_us is not None else ""))
+    if "trace_ios" in s:
+        rp = result["replay"]
+        ops = s["ops"]
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
+        out.append(f"  trace {rp['trace']} ({rp['format']}): {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,}"
+                   f" completed ({ops['read']['ios']:,} reads p99 {ops['read']['latency_us']['p99']:.1f} us,"
+                   f" {ops['write']['ios']:,} writes p99 {ops['write']['latency_us']['p99']:.1f} us in the measured"
+                   f" interval), {s['bad_lines']} bad lines skipped, {s['late_arrivals']} late; not replayed: {skipped}")
+    out.append(f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events,"
+               f" {sim['events_per_io']:.2f} per IO)")
     return "\n".join(out)

@@ -7,7 +7,7 @@ from models.platforms import IO_SCHED_FIT, optane_p4801x_e3_1230
 from scenarios.calibrate_io_schedulers import SCHEDULERS, run_point, targets
 from scenarios.fio.parser import job_from_options, parse_fio_text
 from scenarios.scenario import RunConfig
-from stacksim.run import build, simulate
+from scenarios.simulate import build, simulate
 
 
 def cfg(opts: dict, *, io_poll=False, scheduler="none", runtime_ms=30, seed=5, jobs=None, kernel=None):

@@ -8,7 +8,7 @@ from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.cpu_power.schedutil import CAPACITY, IOWAIT_BOOST_MIN, Schedutil, _CpuUtil
 from scenarios.scenario import resolve
 from simcore.errors import ConfigError
-from stacksim.run import build, simulate
+from scenarios.simulate import build, simulate
 from tests.conftest import docs_plugin
 
 

@@ -12,7 +12,7 @@ from policies.cpu_idle.menu import MenuGovernor
 from policies.cpu_idle.teo import NR_RECENT, TeoGovernor
 from scenarios.scenario import resolve
 from stacksim.cli import main
-from stacksim.run import simulate
+from scenarios.simulate import simulate
 from tests.conftest import docs_plugin
 
 CPU = resolve(sets={}).platform.cpu  # Xeon E3-1230 v5: POLL, C1, C1E, C3, C6, C7s, C8

@@ -2,7 +2,7 @@
 
 import json
 
-from stacksim.run import simulate
+from scenarios.simulate import simulate
 from tests.conftest import make_cfg
 
 

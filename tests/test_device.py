@@ -8,7 +8,7 @@ from models.ssd.presets import optane_900p
 from models.os.request import Request
 from simcore.engine import Engine
 from simcore.rng import RngStreams
-from stacksim.run import simulate
+from scenarios.simulate import simulate
 from tests.conftest import make_cfg
 
 
@@ -78,7 +78,7 @@ def test_littles_law_in_the_device():
     stamps. The two sides share no code: a command whose stamps disagree with its real stay in
     the device, or a counter that leaks, breaks the equality."""
     cfg = make_cfg("interrupt", threads=6, runtime_ms=30, ramp_ms=5)
-    from stacksim.run import build
+    from scenarios.simulate import build
 
     host, ramp, end = build(cfg)
     (dev,) = host.devices

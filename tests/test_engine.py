@@ -110,7 +110,7 @@ def test_models_leave_no_reference_cycles(sets):
     import gc
 
     from scenarios.scenario import resolve
-    from stacksim.run import build
+    from scenarios.simulate import build
 
     host, _ramp, end = build(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}))
     gc.collect()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stacksim import cli_traces
-from stacksim.explain import explain, format_explanation
+from scenarios.explain import explain, format_explanation
 
 ROOT = Path(__file__).resolve().parents[1]
 FIO = ROOT / "examples" / "randread-4k-hipri.fio"

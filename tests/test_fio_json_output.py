@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scenarios.fio.parser import job_from_options
 from scenarios.measurements import read_fio_json
 from stacksim.cli import main
-from stacksim.fio_output import SAMPLE_WINDOW_NS, _direction, fio_options, lat_object
+from scenarios.fio.output import SAMPLE_WINDOW_NS, _direction, fio_options, lat_object
 from simcore.stats import FIO_PERCENTILES
 
 PLAT = "optane900p-e3-1230v5"

@@ -376,7 +376,7 @@ def test_bssplit_and_bsrange_parse_like_fio():
 
 def test_mixed_sizes_reach_the_device_in_their_shares():
     from scenarios.scenario import resolve
-    from stacksim.run import build
+    from scenarios.simulate import build
 
     host, _ramp, end = build(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}))
     host.engine.run(end)

@@ -10,7 +10,7 @@ from scenarios.calibrate_cinterrupts import CINTERRUPTS_FIT, DEVICES, run_point,
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from simcore.engine import Engine
-from stacksim.run import build, simulate
+from scenarios.simulate import build, simulate
 
 
 class FakeQP:

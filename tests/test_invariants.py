@@ -3,7 +3,7 @@
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from models.platforms import optane900p_e3_1230v5
-from stacksim.run import build, simulate
+from scenarios.simulate import build, simulate
 from tests.conftest import make_cfg
 
 

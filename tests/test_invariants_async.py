@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from models.platforms import optane_p4800x_e5_2660v4
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
-from stacksim.run import build
+from scenarios.simulate import build
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

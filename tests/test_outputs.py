@@ -82,13 +82,13 @@ def test_unwritable_output_fails_before_running(writer, kind, tmp_path, capsys, 
     path, reason = _bad_paths(tmp_path, suffix)[kind]
     before = sorted(tmp_path.rglob("*"))
     monkeypatch.chdir(tmp_path)
-    import stacksim.run
+    import scenarios.simulate
     import scenarios.server.run
 
     def no_simulation(*a, **k):
         raise AssertionError("simulated although the output cannot be written")
 
-    monkeypatch.setattr(stacksim.run, "simulate", no_simulation)
+    monkeypatch.setattr(scenarios.simulate, "simulate", no_simulation)
     monkeypatch.setattr(scenarios.server.run, "simulate_server", no_simulation)
     rc, out, err = cli([str(path) if a == "OUT" else a for a in argv], capsys)
     assert rc == 2, err

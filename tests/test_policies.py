@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from policies.completion.hybrid_poll import stats_bucket
-from stacksim.run import build, simulate
+from scenarios.simulate import build, simulate
 from tests.conftest import make_cfg
 
 

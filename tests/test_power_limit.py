@@ -6,7 +6,7 @@ import pytest
 
 from scenarios.scenario import resolve
 from scenarios.server.run import resolve_server, simulate_server
-from stacksim.run import build, simulate
+from scenarios.simulate import build, simulate
 
 
 def test_ceiling_caps_requests_and_releases_them():

@@ -9,7 +9,7 @@ import simcore.engine
 from simcore.engine import PROGRESS_EVERY_EVENTS, Engine
 from simcore.progress import RunProgress, progress_enabled
 from stacksim.cli import main
-from stacksim.run import simulate
+from scenarios.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = {"runtime": "20ms", "ramp_time": "2ms"}

@@ -13,7 +13,7 @@ from scenarios.assembly import build_host
 from scenarios.replay import parse_window, replay_job, resolve_replay, simulate_replay
 from scenarios.traces import map_volumes, open_trace, select
 from scenarios.traces import make_samples
-from scenarios.workload.replay import ReplaySettings, TraceReplayer
+from models.ioengines.replay import ReplaySettings, TraceReplayer
 from simcore.errors import ConfigError
 from stacksim import cli_traces
 

@@ -12,11 +12,12 @@ import pytest
 from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
 from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from policies.core_scheduling.detector import CIDetector
-from scenarios.server import resolve_server, simulate_server
+from scenarios.server.run import resolve_server, simulate_server
 from scenarios import reference
 from scenarios.server.calibrate_power import QUICK_ROW_MS, exit_latency_us, exit_targets, model_rows, residuals_of, targets
-from scenarios.server.config import ServerConfig, ServerRunConfig
-from scenarios.server.reactor import POLL
+from models.server.config import ServerConfig
+from scenarios.server.config import ServerRunConfig
+from models.server.reactor import POLL
 from scenarios.server.workloads import BurstWorkload, StableWorkload
 from simcore.errors import ConfigError
 
@@ -45,7 +46,7 @@ def latencies(result) -> tuple[np.ndarray, np.ndarray]:
 
 def test_defaults_come_from_the_calibration_file():
     from policies.core_scheduling import dynamic, governor, hybrid, sandman
-    from scenarios.server import config
+    from models.server import config
 
     pp = reference.values("sandman_polling_server", "policy_parameters")
     sm = pp["sandman"]
@@ -96,12 +97,12 @@ def test_static_never_sleeps():
 
 
 def test_governor_first_requests_after_a_load_jump_see_the_transition_latency():
-    from scenarios.server.model import Server
+    from scenarios.assembly import build_server
 
     # 10 ms at 90K IOPS (cores settle at 400 MHz), then 1 ms at 6M IOPS over all SSDs (more than
     # the reactors can take at 400 MHz)
     cfg = burst("governor", 1e-3, ssd_max_iops=6e6, low_fraction=0.015, ssds=tuple(range(16)))
-    srv = Server(cfg)
+    srv = build_server(cfg)
     top = PLAT.base.cpu.top_freq_ghz
     full = []
     for c in srv.pkg.cores:

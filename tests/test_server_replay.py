@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import scenarios.server.workloads as workloads
-from scenarios.server import resolve_server, simulate_server
+from scenarios.server.run import resolve_server, simulate_server
 from scenarios.server.workloads import TraceFeed
 from scenarios.sweep import load_sweep, plan
 from scenarios.sweeps.runner import execute

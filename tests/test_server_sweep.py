@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.server import resolve_server, simulate_server
+from scenarios.server.run import resolve_server, simulate_server
 from scenarios.server.config import ServerRunConfig
 from scenarios.sweep import load_sweep, plan
 from scenarios.sweeps.efficiency import efficiency_map

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scenarios.scenario import resolve
-from stacksim.run import build, simulate
+from scenarios.simulate import build, simulate
 
 
 def run_host(**sets):

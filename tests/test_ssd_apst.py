@@ -9,7 +9,7 @@ from models.ssd.config import ApstConfig, PowerStateConfig
 from models.ssd.presets import optane_900p
 from scenarios.scenario import resolve
 from simcore.errors import ConfigError
-from stacksim.run import simulate
+from scenarios.simulate import simulate
 
 MS = 1e6
 PS3 = PowerStateConfig(name="PS3", power_w=0.05, entry_latency_ns=2 * MS, exit_latency_ns=10 * MS)  # 12 ms total

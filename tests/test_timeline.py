@@ -123,7 +123,7 @@ def test_hrtimer_handler_cycles_delay_the_wakeup_one_for_one():
 
 def test_classic_poll_detects_completion_within_one_poll_iteration():
     from tests.conftest import make_cfg
-    from stacksim.run import build
+    from scenarios.simulate import build
 
     cfg = make_cfg("classic", runtime_ms=5, ramp_ms=1)
     host, ramp, end = build(cfg)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
-from scenarios.server.reactor import AWAKE, POLL, Ticker
+from models.server.reactor import AWAKE, POLL, Ticker
 from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.governor_interval_us

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
-from scenarios.server.reactor import HYBRID
+from models.server.reactor import HYBRID
 from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.hybrid_polling_initial_sleep_us

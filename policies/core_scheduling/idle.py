@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
-from scenarios.server.reactor import ASLEEP
+from models.server.reactor import ASLEEP
 from simcore.config import Model
 from simcore.errors import ConfigError
 

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from models.cpu.cpuidle import NO_TIMER_NS
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
-from scenarios.server.reactor import IRQ
+from models.server.reactor import IRQ
 from simcore.config import Model
 from simcore.errors import ConfigError
 

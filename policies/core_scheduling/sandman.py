@@ -39,7 +39,7 @@ from pydantic import Field
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin, scheduler_overhead
 from policies.core_scheduling.detector import CIDetector
 from policies.core_scheduling.hybrid import INITIAL_SLEEP_US, sleep_fn
-from scenarios.server.reactor import ASLEEP, AWAKE, HYBRID, POLL, Ticker
+from models.server.reactor import ASLEEP, AWAKE, HYBRID, POLL, Ticker
 from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.sandman

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
-from scenarios.server.reactor import POLL
+from models.server.reactor import POLL
 from simcore.config import Model
 
 

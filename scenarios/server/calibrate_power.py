@@ -39,7 +39,8 @@ from scipy.optimize import least_squares
 
 from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
 from scenarios import reference
-from scenarios.server.config import ServerConfig, ServerRunConfig
+from models.server.config import ServerConfig
+from scenarios.server.config import ServerRunConfig
 from scenarios.server.run import simulate_server
 from scenarios.server.workloads import StableWorkload
 
@@ -161,13 +162,13 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
     model: a thread posted to a core sleeping in C1 (SANDMAN's monitor/wait) or in the deep state
     (kernel sleep) until it is installed and polling; for PN, a core at 400 MHz asked for P0
     (``PhysicalCore.request_freq``) until it runs at 3.65 GHz."""
-    from scenarios.server.model import Server
+    from scenarios.assembly import build_server
 
     plat = epyc9454p_16xpm1743_server(fit)
     wl = StableWorkload(rate_iops=1.0, duration_s=0.01, warmup_s=0.0)
     if state == "PN":
         cfg = ServerRunConfig(platform=plat, server=ServerConfig(policy="spdk-static"), policy={"freq_ghz": 0.4}, workload=wl)
-        srv = Server(cfg)
+        srv = build_server(cfg)
         srv.engine.run(1_000.0)
         core = srv.reactors[0].pcore
         landed = []
@@ -184,7 +185,7 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
     else:
         raise ValueError(f"unknown state {state}")
     cfg = ServerRunConfig(platform=plat2, server=ServerConfig(policy="sandman"), policy=params, workload=wl)
-    srv = Server(cfg)
+    srv = build_server(cfg)
     srv.engine.run(1_000.0)
     th = srv.threads[0]
     dest = srv.reactors[1]

@@ -17,11 +17,13 @@ import numpy as np
 from pydantic import create_model
 
 from models.platforms_server import SERVER_PLATFORMS, ServerPlatform
-from models.cpu.power_limit import format_limit, limit_summary
+from models.cpu.power_limit import limit_summary
 from models.power import ssd_energy_j
 from policies.core_scheduling import CORE_SCHEDULING
-from scenarios.server.config import MetricsConfig, ServerConfig, ServerRunConfig
-from scenarios.server.model import Server
+from models.server.config import ServerConfig
+from scenarios.server.config import MetricsConfig, ServerRunConfig
+from models.server.target import Server
+from scenarios.assembly import build_server
 from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import parse_scalar, set_path, validate
 from simcore.errors import ConfigError
@@ -154,7 +156,7 @@ def simulate_server(cfg: ServerRunConfig, tracer=None, keep_records: bool = Fals
     wall0 = time.perf_counter()
     for p in cfg.plugins:
         load_plugin(p)
-    srv = Server(cfg, tracer)
+    srv = build_server(cfg, tracer)
     wl = cfg.workload
     if tracer is not None:
         tracer.power_counter(srv.engine, srv.pkg.power_w, wl.end_ns if srv.trace is None else tracer.t1)
@@ -447,43 +449,6 @@ def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, do
 
 
 # ---------------------------------------------------------------------------- CLI helpers
-
-
-def format_server_summary(result: dict) -> str:
-    """A readable terminal summary of one server run (the CLI's counterpart of ``format_summary``)."""
-    s = result["summary"]
-    from stacksim.output import latency_line, power_energy_lines
-
-    sim = result["sim"]
-    bd = s["burst_detection"]
-    out = [
-        f"stacksim {result['scenario']} on {result['platform']} (seed {result['seed']}, policy {result['policy']})",
-        f"  IOPS {s['iops']:,.0f} (offered {s['offered_iops']:,.0f})   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
-        latency_line(s),
-        *power_energy_lines(s),
-        f"  active cores {s['active_cores_mean']:.1f} logical / {s['active_physical_cores_mean']:.1f} physical at"
-        f" {s['active_freq_ghz_mean']:.2f} GHz   reactor utilization {100 * s['cpu_utilization']:.1f}%",
-        f"  thread migrations {s['thread_migrations']:,} ({s['thread_migrations_per_s']:,.0f}/s)   reactor wake-ups"
-        f" {s['reactor_wakeups']:,}   frequency transitions {s['freq_transitions']:,}",
-    ]
-    if format_limit(s):
-        out.append(format_limit(s))
-    if bd["true_bursts"] or bd["decisions"]:
-        lat_us = bd.get("mean_detection_latency_us")
-        out.append(f"  bursts: {bd['true_bursts']} true, {bd['decisions']} decisions, detected {bd['detected']},"
-                   f" false positives {bd['false_positives']}"
-                   + (f", mean detection latency {lat_us:.1f} us" if lat_us is not None else ""))
-    if "trace_ios" in s:
-        rp = result["replay"]
-        ops = s["ops"]
-        skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
-        out.append(f"  trace {rp['trace']} ({rp['format']}): {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,}"
-                   f" completed ({ops['read']['ios']:,} reads p99 {ops['read']['latency_us']['p99']:.1f} us,"
-                   f" {ops['write']['ios']:,} writes p99 {ops['write']['latency_us']['p99']:.1f} us in the measured"
-                   f" interval), {s['bad_lines']} bad lines skipped, {s['late_arrivals']} late; not replayed: {skipped}")
-    out.append(f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events,"
-               f" {sim['events_per_io']:.2f} per IO)")
-    return "\n".join(out)
 
 
 def server_records_table(records: dict) -> np.ndarray:

@@ -44,9 +44,6 @@ STABLE_RATES = tuple(10_000 * 2 ** k for k in range(11))
 #: Samsung PM1743 4 KiB random-read maximum (sandman_polling_server.yaml "about 2,500K").
 PM1743_MAX_IOPS = 2_500_000.0
 
-#: ``network_rtt_us`` is the round trip of a request with this much data; more adds transfer time
-NET_BASE_BYTES = 4096
-
 
 class _Common(Model):
     arrivals: Literal["poisson", "constant"] = Field("poisson", description="inter-arrival law of the open-loop client")

@@ -1,30 +1,13 @@
-"""The common trace record and the small number parsers shared by the format readers."""
+"""The common trace record (:class:`~models.ioengines.trace_io.TraceIO`, what the replay engine
+consumes) and the small number parsers shared by the format readers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from models.ioengines.trace_io import TraceIO
+
 __all__ = ["TraceIO", "BadLine", "to_int", "to_ns"]
-
-
-@dataclass(frozen=True, slots=True)
-class TraceIO:
-    """One IO of a block trace, in the same form whatever the source format."""
-
-    t_ns: int
-    """Issue time relative to the trace's first record, ns (negative only if the trace goes
-    backwards past its first record; see :class:`~scenarios.traces.reader.TraceReader`)."""
-    op: str
-    """``"read"`` or ``"write"``."""
-    offset: int
-    """Byte offset on the volume (>= 0)."""
-    nbytes: int
-    """Transfer size, bytes (> 0)."""
-    volume: str
-    """Device/volume/disk identifier as in the trace (``"hm_0"``, ``"7"``, ``"8,32"``)."""
-    line: int
-    """1-based source line number."""
 
 
 class BadLine(Exception):

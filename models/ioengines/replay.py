@@ -6,7 +6,7 @@ Submitters
     ``i % cpus``. Each behaves like an io_uring application: when IOs are due it prepares their
     SQEs (user work per IO) and submits all IOs due at that instant with one io_uring_enter
     (per-IO io_uring issue + fs + blk-mq + NVMe submit, one plugged batch: adjacent IOs may merge,
-    one doorbell) -- the cost helpers of :class:`~scenarios.workload.async_io.AsyncThread`.
+    one doorbell) -- the cost helpers of :class:`~models.ioengines.async_io.AsyncThread`.
     Between submissions it waits in io_uring_enter(GETEVENTS) with a timeout at its next due IO:
     with interrupt completion (the default) it sleeps until an IRQ handler posts a completion or
     the hrtimer of the timeout fires; with ``replay.hipri`` (IORING_SETUP_IOPOLL, needs
@@ -42,16 +42,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from models.ioengines.annotations import batch_flags as _batch_flags
+from models.ioengines.async_io import AsyncThread
+from models.ioengines.trace_io import TraceIO
 from models.os.request import Request
-from scenarios.traces.record import TraceIO
-from scenarios.workload.async_io import AsyncThread
 from simcore.config import Model
 from simcore.errors import ConfigError
-
-try:  # interrupt-generation annotations (Barrier on the last IO of a batch), when present
-    from scenarios.workload.annotations import batch_flags as _batch_flags
-except ImportError:  # pragma: no cover - older trees without annotations
-    _batch_flags = None
 
 SECTOR = 512
 #: drain limit: simulated time allowed after the last trace IO is due before a stuck run is an error
@@ -154,9 +150,8 @@ class ReplayThread(AsyncThread):
             req.depth = depth
             lag.append(t - due)
             reqs.append(req)
-        if _batch_flags is not None:
-            for req, flags in zip(reqs, _batch_flags(self.job, len(reqs))):
-                req.flags = flags
+        for req, flags in zip(reqs, _batch_flags(self.job, len(reqs))):
+            req.flags = flags
         self.inflight += len(reqs)
         self.submitted += len(reqs)
         plugged = self.host.blk.plug(reqs)  # split and merged inside the call

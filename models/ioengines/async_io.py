@@ -23,8 +23,8 @@ then sleeps ``thinktime`` the same way.
 from __future__ import annotations
 
 from models.os.request import Request
-from scenarios.workload.annotations import batch_flags
-from scenarios.workload.sync_io import SyncThread
+from models.ioengines.annotations import batch_flags
+from models.ioengines.sync_io import SyncThread
 from simcore.errors import ConfigError
 
 

@@ -1,6 +1,6 @@
 """Leaf classes of the server model: requests, lightweight threads, reactors, periodic tickers.
 
-Kept apart from :mod:`scenarios.server.model` so policies can import them without a cycle.
+Kept apart from :mod:`models.server.target` so policies can import them without a cycle.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from models.os.request import Request
 from models.os.task import Task
-from scenarios.workload.annotations import sync_flags
+from models.ioengines.annotations import sync_flags
 from simcore.rng import BatchedDraws
 
 

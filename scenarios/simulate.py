@@ -13,13 +13,13 @@ from models.power import PowerMeter, average_power, read_energy
 from models.os import memops
 from models.os.costs import LAYERS
 from scenarios.scenario import RunConfig
-from scenarios.workload.async_io import AsyncThread
-from scenarios.workload.sync_io import SyncThread
+from models.ioengines.async_io import AsyncThread
+from models.ioengines.sync_io import SyncThread
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
 from simcore.progress import RunProgress
 from simcore.stats import latency_summary_us, records_table
-from stacksim.fio_output import ASYNC_ENGINES, disk_util, fio_header, fio_jobs
+from scenarios.fio.output import ASYNC_ENGINES, disk_util, fio_header, fio_jobs
 
 SYNC_ENGINES = ("psync", "pvsync2", "sync")
 

@@ -42,12 +42,10 @@ from models.cpu.cpuidle import NO_TIMER_NS
 from models.cpu.power_limit import limit_reading
 from models.power import ssd_reading
 from models.ssd.device import NvmeDevice
-from policies.core_scheduling import CORE_SCHEDULING
-from policies.cpu_idle import CPUIDLE_GOVERNORS
-from scenarios.server.config import ServerRunConfig
-from scenarios.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
-from scenarios.server.workloads import NET_BASE_BYTES, TraceFeed, arrival_batches
-from simcore.config import validate
+from models.cpu.cpuidle import CpuidleGovernor
+from models.server.core_scheduling import CoreSchedulingPolicy
+from models.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
+from simcore.config import Model
 from simcore.engine import Engine
 from simcore.errors import ConfigError
 from simcore.rng import RngStreams
@@ -55,12 +53,21 @@ from simcore.tracing import CPU_PID
 
 #: timeline track of logical CPU i's power state: thread STATE_TID + i of the "CPUs" process
 STATE_TID = 10_000
+#: the workload's ``network_rtt_us`` is the round trip of a request with this much data; more adds
+#: transfer time
+NET_BASE_BYTES = 4096
 
 
 class Server:
     """One storage server run: wires CPU package, SSDs, reactors, threads, client and policy."""
 
-    def __init__(self, cfg: ServerRunConfig, tracer=None):
+    def __init__(self, cfg, policy_cls: type[CoreSchedulingPolicy], params: Model, idle_governor_cls: type[CpuidleGovernor],
+                 client, tracer=None):
+        """``cfg``: the run configuration (:class:`scenarios.server.config.ServerRunConfig`: platform,
+        ``server``, ``workload``, ``seed``); ``policy_cls`` with its validated ``params`` and the
+        cpuidle governor class come resolved from the assembly (:func:`scenarios.assembly.build_server`);
+        ``client``: the arrival batches (an iterator), or for a trace workload the trace feed (its
+        ``batches``, counters and ``describe()``)."""
         self.cfg = cfg
         sp = cfg.platform
         plat = sp.base
@@ -71,17 +78,15 @@ class Server:
         self.tracer = tracer
         self.rng = RngStreams(cfg.seed)
         # 1. the policy (decides which CPUs are reactors, how many threads, the starting clock)
-        pcls = CORE_SCHEDULING.get(scfg.policy)
-        params = validate(pcls.Params, dict(cfg.policy), where=f"policy {scfg.policy}")
         half = scfg.cores // 2 if ccfg.smt else scfg.cores
         if half > ccfg.physical_cores:
             raise ConfigError(f"server.cores={scfg.cores}: the platform has {ccfg.logical_cpus} logical cores")
         n = ccfg.physical_cores
         self.reserved = sorted(list(range(half)) + ([i + n for i in range(half)] if ccfg.smt else []))
-        self.policy = pcls(self, params)
+        self.policy = policy_cls(self, params)
         #: the cpuidle governor class (``cpu.cpuidle_governor``) of reactors that idle in C-states
         #: between interrupts, and the tick period it assumes (the server models no tick)
-        self.idle_governor_cls = CPUIDLE_GOVERNORS.get(ccfg.cpuidle_governor)
+        self.idle_governor_cls = idle_governor_cls
         self.tick_period_ns = 1e9 / plat.sched.tick_hz
         # 2. CPU package (every logical CPU is put in a state below)
         self.pkg = Package(ccfg, eng, self.policy.initial_freq_ghz())
@@ -162,7 +167,7 @@ class Server:
         self.touched: dict = {}
         self.op = wl.op
         self.bs = wl.bs
-        self.trace: TraceFeed | None = None
+        self.trace = None  # the trace feed (trace replay)
         # 8. every logical CPU starts idle in the OS idle state; the policy sets its reactors
         for cpu in self.cpus:
             self._apply(cpu.id, -1 - self.os_idle)
@@ -170,9 +175,9 @@ class Server:
         # 9. the client
         self.arrivals_done = False
         if wl.kind == "trace":
-            self._setup_trace()
+            self._setup_trace(client)
         else:
-            self._agen = arrival_batches(wl, self.rng.stream("client.arrivals"), len(self.devices))
+            self._agen = client
             if wl.op == "write" and wl.bs > self.in_capsule:
                 self._submit = self._submit_pull
         self._at: list = []
@@ -180,17 +185,12 @@ class Server:
         self._as: list = []
         self._ai = -1
         self._next_arrival()
-        if self.trace is not None and self.arrivals_done:
-            f = self.trace
-            raise ConfigError(f"{f.wl.trace}: no read/write IO in the window ({f.reader.describe()};"
-                              f" dropped: {f.drops or 'none'})")
 
-    def _setup_trace(self) -> None:
+    def _setup_trace(self, feed) -> None:
         """Trace replay: stream the trace's arrivals, record each request's id, op and size, and
         end the run (:attr:`drained`) when the last one completes."""
-        wl = self.cfg.workload
-        self.trace = TraceFeed(wl, len(self.devices), self.rng.stream("client.arrivals"))
-        self._agen = self.trace.batches
+        self.trace = feed
+        self._agen = feed.batches
         self._aop: list = []
         self._anb: list = []
         self.rec_id = array("q")

@@ -139,7 +139,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     run`` reads it) briefly under each completion policy and pick each run's median IO."""
     from scenarios.scenario import resolve, source_args
     from scenarios.server.run import SERVER_SCENARIOS
-    from stacksim.run import simulate
+    from scenarios.simulate import simulate
 
     if job_file in SERVER_SCENARIOS:
         raise ConfigError(f"{job_file} is a storage-server scenario; explain takes a fio job file or a host scenario")
@@ -287,7 +287,7 @@ def explanation_figure(expl: Explanation):
 
 def write_html(expl: Explanation, path: str) -> None:
     """A self-contained HTML page (plotly's JavaScript inlined) with the figure."""
-    from stacksim.output import atomic_write_text
+    from simcore.outfile import write_text
 
     fig = explanation_figure(expl)
-    atomic_write_text(path, fig.to_html(full_html=True, include_plotlyjs=True), what="-o")
+    write_text(path, fig.to_html(full_html=True, include_plotlyjs=True), what="-o")

@@ -12,7 +12,7 @@ an IO split at max_sectors_kb inherit its bits.
 
 from __future__ import annotations
 
-from policies.interrupt_generation.base import BARRIER, URGENT
+from models.ssd.irq import BARRIER, URGENT
 
 HINT_FLAGS = {"urgent": URGENT, "barrier": BARRIER, "untagged": 0}
 

@@ -1,0 +1,100 @@
+"""The core-scheduling policy interface of the storage server.
+
+A policy decides which logical cores run reactors, where lightweight threads live, what an idle
+reactor does (poll, hybrid-sleep, sleep, interrupts) and at which frequency cores run. It acts only
+through the server's mechanisms (:class:`models.server.target.Server`); the policy classes live in
+:mod:`policies.core_scheduling`, registered on ``CORE_SCHEDULING``:
+
+=================================== =============================================================
+``server.reactors`` / ``threads``   reactors (sorted by logical CPU id; ``reactors[0]`` is the
+                                    main core) and lightweight threads
+``server.place(th, r)``             initial placement (in ``setup``)
+``server.set_mode(r, POLL|HYBRID|IRQ, ...)``  make ``r`` an awake reactor with that idle behaviour
+``server.move(th, r, delay_ns)``    move a thread through ``r``'s event queue (cost, wake-up)
+``server.sleep(r, cstate, wake_ns)`` put an empty reactor to sleep
+``server.request_freq(core, ghz)``  P-state request (transition latency applies)
+``Ticker(server.engine, period, fn)`` periodic decisions; ``fn`` returns False to go dormant
+``r.executed_busy(now)``, ``th.busy``, ``th.arrivals``  cumulative load counters
+=================================== =============================================================
+
+Optional hooks: ``on_arrival(thread, now)`` (every request reaching a thread's RX queue; keep it
+cheap), ``on_install(thread, reactor)``; ``burst_decisions`` (list of times a burst was acted on)
+and ``summary()`` feed the run's metrics. Parameters are a pydantic ``Params`` model (defaults from
+sandman_polling_server.yaml); ``--set policy.NAME=VALUE`` sets them.
+
+A new policy is one module::
+
+    from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy
+    from models.server.reactor import POLL
+
+    @CORE_SCHEDULING.register("half-cores")
+    class HalfCores(CoreSchedulingPolicy):
+        def setup(self):
+            s = self.server
+            half = s.reactors[: len(s.reactors) // 2]
+            for i, th in enumerate(s.threads):
+                s.place(th, half[i % len(half)])
+            for r in s.reactors:
+                s.set_mode(r, POLL) if r.threads else s.sleep(r, s.c1)
+
+then ``stacksim run --plugin half_cores.py --scenario server-stable --set server.policy=half-cores``.
+"""
+
+from __future__ import annotations
+
+from simcore.config import Model, NoParams
+from simcore.errors import ConfigError
+
+
+class CoreSchedulingPolicy:
+    """Base class: SPDK-style defaults (reserved cores, ``server.threads`` threads, SPDK cycles)."""
+
+    name = "abstract"
+    Params: type[Model] = NoParams
+
+    def __init__(self, server, params: Model):
+        self.server = server
+        self.p = params
+
+    # --- what the server asks before wiring
+    def reactor_cpus(self) -> list[int]:
+        """Logical CPUs that run a reactor (default: the reserved ones)."""
+        return list(self.server.reserved)
+
+    def thread_count(self) -> int:
+        return self.server.cfg.server.threads
+
+    def item_cycles(self) -> tuple[float, float]:
+        """Cycles per request on receive and on completion."""
+        s = self.server.cfg.server
+        return s.rx_cycles, s.cq_cycles
+
+    def initial_freq_ghz(self) -> float | None:
+        """Frequency every core starts at (None: the platform's cpufreq governor choice)."""
+        return None
+
+    # --- behaviour
+    def setup(self) -> None:
+        raise NotImplementedError
+
+    def summary(self) -> dict:
+        return {}
+
+
+def round_robin(server, reactors=None) -> None:
+    """Thread i on reactor i mod n (SPDK's initial poll-group placement)."""
+    rs = reactors or server.reactors
+    for i, th in enumerate(server.threads):
+        server.place(th, rs[i % len(rs)])
+
+
+def scheduler_overhead(server, period_ns: float) -> None:
+    """Charge a periodic scheduler: every awake reactor fills its statistics (``stats_fill_ns``) and
+    the main core runs the algorithm (``scheduler_run_ns``) once per period. Modelled as a slow-down
+    of the reactors' work and loops by period / (period - overhead)."""
+    sc = server.cfg.server
+    for r in server.reactors:
+        over = sc.stats_fill_ns + (sc.scheduler_run_ns if r is server.reactors[0] else 0.0)
+        if over >= period_ns:
+            raise ConfigError(f"scheduling period {period_ns:g} ns is shorter than its own overhead {over:g} ns")
+        r.infl = period_ns / (period_ns - over)
