@@ -18,7 +18,7 @@ import pstats
 import time
 
 from scenarios.scenario import resolve
-from scenarios.simulate import build
+from scenarios.assembly import build_run
 
 CASES = {
     "default (interrupt, 1 thread)": {},
@@ -34,7 +34,7 @@ def bench(sets: dict, runtime_ms: int, repeat: int = 1) -> tuple[float, int, int
     for _ in range(max(1, repeat)):
         cfg = resolve(sets={**sets, "runtime": f"{runtime_ms}ms", "ramp_time": "0"})
         t0 = time.perf_counter()
-        host, ramp, end = build(cfg)
+        host, ramp, end = build_run(cfg)
         host.engine.run(end)
         wall = time.perf_counter() - t0
         if best is None or wall < best[3]:

@@ -22,7 +22,8 @@ import pstats
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from scenarios.server.run import resolve_server, simulate_server
+from scenarios.server.run import resolve_server
+from scenarios.simulate import simulate
 
 TARGET_S = {"burst": 180.0, "stable": 120.0}
 
@@ -32,7 +33,7 @@ def run_case(args: tuple[str, str, dict]) -> dict:
     scen = "server-burst" if kind == "burst" else "server-stable"
     cfg = resolve_server(scen, {"server.policy": policy, **sets})
     t0 = time.perf_counter()
-    r = simulate_server(cfg)
+    r = simulate(cfg)
     wall = time.perf_counter() - t0
     s = r["summary"]
     return {

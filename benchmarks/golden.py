@@ -6,7 +6,7 @@ precision, so a refactor that must not change results can prove it did not.
     python benchmarks/golden.py --check --fast  # only the fast subset (what tests/test_golden.py runs)
 
 A case is one simulation through the public API (``scenarios.simulate.simulate``,
-``scenarios.server.run.simulate_server``, ``scenarios.validation.PointRunner``); its result is
+``scenarios.validation.PointRunner``); its result is
 flattened to ``path.to.figure -> value`` with floats as ``repr`` (exact), without wall-clock
 figures (``sim.wall_s`` and the speeds derived from it). Cases marked ``fast`` (a few seconds
 together) are the built-in scenarios at their own settings when they take under ~2 s, else at a
@@ -21,6 +21,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,7 +110,7 @@ def flatten(obj, prefix: str = "", out: dict | None = None) -> dict:
     """``{"a": {"b": [1.5]}}`` -> ``{"a.b.0": "1.5"}``: floats as ``repr`` strings (exact, and NaN
     and infinities survive JSON), ints and bools as they are, ``None`` as null."""
     out = {} if out is None else out
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):
         for k, v in obj.items():
             key = f"{prefix}.{k}" if prefix else str(k)
             if str(k).startswith("_") or key in WALL_CLOCK:
@@ -145,9 +146,10 @@ def run_case(case: Case) -> dict:
 
         return flatten(simulate(resolve(scenario=case.scenario, sets=dict(case.sets))))
     if case.kind == "server":
-        from scenarios.server.run import resolve_server, simulate_server
+        from scenarios.server.run import resolve_server
+        from scenarios.simulate import simulate
 
-        return flatten(simulate_server(resolve_server(case.scenario, _with_repo_paths(case.sets))))
+        return flatten(simulate(resolve_server(case.scenario, _with_repo_paths(case.sets))))
     if case.kind == "validate":
         from scenarios.validation import PointRunner, metric_value, suite_points
 

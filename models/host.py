@@ -123,6 +123,13 @@ class Host:
         for p in self._stat_policies:
             p.on_complete(req)
 
+    def charge_running(self, now: float) -> None:
+        """Charge the exec time of the tasks on a CPU up to ``now`` (ns), so that task counters
+        read at ``now`` include it (a task's time is otherwise charged when it leaves the CPU)."""
+        for r in self.runners:
+            if r.current is not None:
+                r.charge_runtime(r.current, now)
+
     def start(self) -> None:
         """Put CPUs without tasks into idle at t=0 (after jobs placed their tasks)."""
         for r in self.runners:

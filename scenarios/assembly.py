@@ -1,5 +1,7 @@
-"""Assembly of a host: the configuration's policy names become classes (through the registries in
-``policies/``, after any ``--plugin`` module has registered its own) and are handed to the models.
+"""Assembly of a system from its configuration: a host with its job threads (:func:`build_run`), a
+storage server with its client (:func:`build_server`). The configuration's policy names become
+classes (through the registries in ``policies/``, after any ``--plugin`` module has registered its
+own) and are handed to the models.
 
 The models never look a name up themselves; an unknown name is a ConfigError here, before anything
 is built.
@@ -8,6 +10,9 @@ is built.
 from __future__ import annotations
 
 from models.host import Host, PolicySet
+from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
+from models.ioengines.async_io import AsyncThread
+from models.ioengines.sync_io import SyncThread
 from models.os.completion import select_policy_name
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
@@ -21,6 +26,7 @@ from policies.io_scheduler import IO_SCHEDULERS
 from scenarios.server.workloads import TraceFeed, arrival_batches
 from simcore.config import validate
 from simcore.errors import ConfigError
+from simcore.plugins import load_plugin
 from simcore.rng import RngStreams
 
 #: one engine of each kind the completion rule distinguishes (synchronous; libaio; io_uring)
@@ -43,6 +49,39 @@ def resolve_policies(platform: PlatformConfig, queue: QueueConfig) -> PolicySet:
 def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None) -> Host:
     """A :class:`Host` with the policies its configuration names."""
     return Host(platform, queue, seed, resolve_policies(platform, queue), tracer)
+
+
+def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
+    """The host of a :class:`scenarios.scenario.RunConfig` with its job threads placed and started
+    (plug-ins loaded first); returns (host, ramp_ns, end_ns): the measured window starts at the
+    latest ``ramp_time`` and ends with the longest job (size-bounded jobs: 10 s after the ramp)."""
+    for p in cfg.plugins:
+        load_plugin(p)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer)
+    ncpu = len(host.runners)
+    ramp = max(j.ramp_time_ns for j in cfg.jobs)
+    end = max(j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)
+    if end <= ramp:
+        end = ramp + 10e9  # size-bounded jobs: stop at the latest after 10 s of simulated time
+    rr = 0
+    host.threads = []
+    for ji, job in enumerate(cfg.jobs):
+        if job.ioengine not in MODELLED_ENGINES:
+            raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})")
+        thread_cls = SyncThread if job.ioengine in SYNC_ENGINES else AsyncThread
+        allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
+        job_end = job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
+        for clone in range(job.numjobs):
+            cpu = allowed[rr % len(allowed)]
+            rr += 1
+            th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
+            host.threads.append(th)
+    for th in host.threads:
+        th.start()
+    for sq in host.sq_threads.values():
+        sq.start()
+    host.start()
+    return host, float(ramp), float(end)
 
 
 def build_server(cfg, tracer=None):

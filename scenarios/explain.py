@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from models.ioengines import SYNC_ENGINES
 from scenarios.fio.units import ms_time
 from simcore.errors import ConfigError
 
@@ -49,7 +50,6 @@ POLICY_SETS: dict[str, dict[str, Any]] = {
 #: alike); otherwise a short one
 RAMP_MS = 110
 SHORT_RAMP_MS = 10
-SYNC_ENGINES = ("psync", "pvsync2", "sync", "pvsync")
 HIPRI_ENGINES = ("pvsync2", "io_uring")
 _ALIASES = {"classic": "classic-poll", "hybrid": "hybrid-poll", "irq": "interrupt"}
 
@@ -177,8 +177,8 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
         extra = {} if is_own else {k: v for k, v in POLICY_SETS[policy].items()
                                    if k != "hipri" or engine in HIPRI_ENGINES}
         cfg = resolve(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
-        result = simulate(cfg, keep_records=True)
-        records = result.pop("_records")
+        result = simulate(cfg, records=True)
+        records = result.records
         if len(records) == 0:
             raise ConfigError(f"{policy}: no IO completed in {runtime_ms:g} ms; give a longer --runtime-ms")
         io = _median_io(records)

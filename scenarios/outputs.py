@@ -18,7 +18,7 @@ from simcore.outfile import STDOUT, Outputs, check_output, write_text
 
 def json_text(result: dict) -> str:
     """The JSON text of a result (fio's wall-clock fields stamped, for fio-shaped results)."""
-    return json.dumps(stamped(result), indent=2, sort_keys=False) + "\n"
+    return json.dumps(stamped(dict(result)), indent=2, sort_keys=False) + "\n"
 
 
 def write_json(path: str | Path, result: dict, what: str | None = "--json") -> None:

@@ -1,7 +1,9 @@
-"""Trace replay runs: :class:`ReplayConfig` and :func:`simulate_replay`.
+"""Trace replay runs: :class:`ReplayConfig` (:func:`resolve_replay`), run by
+:func:`scenarios.simulate.simulate`.
 
-    result = simulate_replay("scenarios/traces/samples/msr_sample.csv", "msr",
-                             platform="optane900p-e3-1230v5", speed=2.0, window=(0.0, 0.05))
+    cfg = resolve_replay("scenarios/traces/samples/msr_sample.csv", "msr",
+                         platform="optane900p-e3-1230v5", speed=2.0, window=(0.0, 0.05))
+    result = simulate(cfg)
     result["summary"]["trace_ios"] == result["summary"]["completed_ios"]
 
 The result has the shape of ``stacksim run``'s (``jobs``, ``summary``, ``sim``; one pseudo job
@@ -31,14 +33,16 @@ from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.fio.parser import FioJob, job_from_options
 from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
-from scenarios.outputs import write_json
+from scenarios.result import Result
+from scenarios.summary import Snapshot, summarize
 from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select
 from models.ioengines.replay import ReplaySettings, TraceReplayer
 from simcore.config import Model, Seed, parse_scalar, validate
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
+from simcore.stats import records_table
 
-__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "simulate_replay", "parse_window"]
+__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "parse_window"]
 
 #: with an end to the window, the trace is read until this much (trace time) past it, so that
 #: slightly out-of-order records still count; the rest of the file is not read
@@ -169,11 +173,10 @@ def _read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[Tr
         yield rec
 
 
-def run_replay(cfg: ReplayConfig, progress: bool | None = False) -> dict:
-    """Replay ``cfg`` and return the result dictionary (JSON-serialisable); ``progress`` as for
-    :func:`scenarios.simulate.simulate` (the end is known only with a window end)."""
-    from scenarios.simulate import Snapshot, summarize  # the same statistics as `stacksim run`
-
+def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool = False, keep_model: bool = False) -> Result:
+    """Replay ``cfg`` (use :func:`scenarios.simulate.simulate`); ``progress``, ``records`` and
+    ``keep_model`` as there (the progress line knows the end only with a window end). The summary
+    is ``stacksim run``'s (:mod:`scenarios.summary`), measured from the start of the trace."""
     wall0 = time.perf_counter()
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
     drops: dict[str, int] = {}
@@ -231,25 +234,5 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False) -> dict:
         "issue_lag_us": {"mean": float(lag.mean()) / 1e3, "p99": float(np.percentile(lag, 99)) / 1e3,
                          "max": float(lag.max()) / 1e3},
     }
-    return result
-
-
-def simulate_replay(trace: str, fmt: str | None = None, platform: str | None = None, speed: float = 1.0,
-                    window=None, sets: dict[str, Any] | None = None, seed: int | None = None,
-                    skip_bad_lines: bool = False, volumes: Iterable[str] | None = None,
-                    json_out: str | None = None, blk_action: str = "Q", progress: bool | None = False) -> dict:
-    """Resolve and run a replay; ``window`` is ``"START:END"`` or ``(start_s, end_s)`` (trace
-    seconds, None = open); ``json_out`` writes the result as JSON (atomically)."""
-    if json_out:  # fail before reading the trace and running
-        from simcore.outfile import check_output
-
-        check_output(json_out, "--json")
-    cfg = resolve_replay(trace, fmt, platform=platform, speed=speed, window=window, sets=sets, seed=seed,
-                         skip_bad_lines=skip_bad_lines, volumes=volumes, blk_action=blk_action)
-    from scenarios.checks import print_warnings, queue_warnings
-
-    print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
-    result = run_replay(cfg, progress=progress)
-    if json_out:
-        write_json(json_out, result)
-    return result
+    table = records_table([r for r in host.records if r.t_complete <= t_end]) if records else None
+    return Result(result, records=table, model=host if keep_model else None)

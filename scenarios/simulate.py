@@ -1,99 +1,61 @@
-"""Run one simulation and summarise it (fio-shaped ``jobs`` + stacksim ``summary`` + ``sim``)."""
+"""The simulation API: one function runs any stacksim configuration and returns a :class:`Result`.
+
+    from scenarios.scenario import resolve
+    from scenarios.simulate import simulate
+
+    result = simulate(resolve(scenario="default"))
+    print(result.summary["iops"], result.summary["latency_us"]["p99"])
+
+A configuration is a :class:`scenarios.scenario.RunConfig` (fio jobs on a Linux host: ``resolve``
+builds one from a built-in scenario, a job file or a scenario file, with ``--set`` overrides), a
+:class:`scenarios.server.config.ServerRunConfig` (a storage server: :func:`scenarios.server.run.resolve_server`)
+or a :class:`scenarios.replay.ReplayConfig` (a block trace replayed on a host:
+:func:`scenarios.replay.resolve_replay`). The CLI, sweeps, calibration, validation and replay all run
+through :func:`simulate`.
+"""
 
 from __future__ import annotations
 
 import time
 
-import numpy as np
-
-from models.cpu.power_limit import limit_reading, limit_summary
-from models.host import Host
-from scenarios.assembly import build_host
-from models.power import PowerMeter, average_power, read_energy
-from models.os import memops
-from models.os.costs import LAYERS
+from models.power import PowerMeter
+from scenarios.assembly import build_run
+from scenarios.replay import ReplayConfig, run_replay
+from scenarios.result import Result
 from scenarios.scenario import RunConfig
-from models.ioengines.async_io import AsyncThread
-from models.ioengines.sync_io import SyncThread
+from scenarios.server.config import ServerRunConfig
+from scenarios.server.run import simulate_server
+from scenarios.summary import Snapshot, summarize
 from simcore.errors import ConfigError
-from simcore.plugins import load_plugin
 from simcore.progress import RunProgress
-from simcore.stats import latency_summary_us, records_table
-from scenarios.fio.output import ASYNC_ENGINES, disk_util, fio_header, fio_jobs
+from simcore.stats import records_table
 
-SYNC_ENGINES = ("psync", "pvsync2", "sync")
-
-
-class Snapshot:
-    """Counters at the start of the measured interval (the end of fio's ramp_time, or t = 0 for a
-    trace replay); `summarize` reports end minus snapshot."""
-
-    def __init__(self, host: Host, now: float):
-        host.pkg.settle(now)
-        self.t = now
-        self.counts = [dict(r.counts) for r in host.runners]
-        self.poll = [r.poll_cycles for r in host.runners]
-        self.layer_ns = [r.layer_ns() for r in host.runners]
-        self.spin_cycles = [r.spin_cycles(now) for r in host.runners]
-        self.ghz_ns = [c.ghz_ns_at(now) for c in host.pkg.cores]
-        self.freq_transitions = sum(c.transitions for c in host.pkg.cores)
-        self.smt = [r.smt_stall_ns for r in host.runners]
-        self.irqs = [dict(r.irq_kinds) for r in host.runners]
-        self.busy = [c.busy_ns for c in host.pkg.cpus]
-        self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
-        self.energy = read_energy(host, now)
-        self.power_limit = limit_reading(host.pkg, now)
-        self.apst = [(d.apst.residency_ns_at(now), dict(d.apst.wakeups)) if d.apst is not None else None
-                     for d in host.devices]
-        self.hybrid_sleeps = sum(getattr(p, "sleeps", 0) for p in host.policies.values())
-        # the exec time of tasks running right now is charged when they leave the CPU
-        for r in host.runners:
-            if r.current is not None:
-                r._charge_runtime(r.current, now)
-        self.tasks = {t.tid: t.counters() for t in host.all_tasks}
-        self.irq_gen = {(d.index, qp.qid): (qp.irq_gen.interrupts, qp.irq_gen.completions)
-                        for d in host.devices for qp in d.qps if qp.irq_gen is not None}
-        self.reaped_by_irq = host.driver.completions_reaped_by_irq
-        self.cq_doorbells = host.driver.cq_doorbells
-        self.commands = sum(d.commands for d in host.devices)
+__all__ = ["simulate", "Result"]
 
 
-def build(cfg: RunConfig, tracer=None) -> tuple[Host, float, float]:
-    """Wire the host and its job threads; returns (host, ramp_ns, end_ns)."""
-    for p in cfg.plugins:
-        load_plugin(p)
-    host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer)
-    ncpu = len(host.runners)
-    ramp = max(j.ramp_time_ns for j in cfg.jobs)
-    end = max(j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)
-    if end <= ramp:
-        end = ramp + 10e9  # size-bounded jobs: stop at the latest after 10 s of simulated time
-    rr = 0
-    host.threads = []
-    for ji, job in enumerate(cfg.jobs):
-        if job.ioengine not in SYNC_ENGINES + ASYNC_ENGINES:
-            raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(SYNC_ENGINES + ASYNC_ENGINES)})")
-        thread_cls = SyncThread if job.ioengine in SYNC_ENGINES else AsyncThread
-        allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
-        job_end = job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
-        for clone in range(job.numjobs):
-            cpu = allowed[rr % len(allowed)]
-            rr += 1
-            th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
-            host.threads.append(th)
-    for th in host.threads:
-        th.start()
-    for sq in host.sq_threads.values():
-        sq.start()
-    host.start()
-    return host, float(ramp), float(end)
+def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None, records: bool = False,
+             progress: bool | None = False, keep_model: bool = False) -> Result:
+    """Run ``config`` and return its :class:`Result` (same configuration and seed: the same result,
+    bit for bit).
+
+    ``tracer``: a :class:`simcore.tracing.ChromeTracer` to fill with the timeline (``result.trace``);
+    ``records``: keep one row per measured IO (``result.records``); ``progress``: a progress line on
+    standard error while it runs (``None``: when standard error is a terminal); ``keep_model``: keep
+    the simulated system (``result.model``). None of them changes the result."""
+    if isinstance(config, RunConfig):
+        return _simulate_host(config, tracer, records, progress, keep_model)
+    if isinstance(config, ServerRunConfig):
+        return simulate_server(config, tracer=tracer, records=records, keep_model=keep_model)
+    if isinstance(config, ReplayConfig):
+        return run_replay(config, progress=progress, records=records, keep_model=keep_model)
+    raise ConfigError(f"simulate: a {type(config).__name__} is not a configuration (expected RunConfig, "
+                      "ServerRunConfig or ReplayConfig)")
 
 
-def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False, progress: bool | None = False) -> dict:
-    """Run ``cfg`` and return the result dictionary (JSON-serialisable). ``progress``: a progress
-    line on stderr while it runs (``None``: when stderr is a terminal); it does not change results."""
+def _simulate_host(cfg: RunConfig, tracer, keep_records: bool, progress: bool | None, keep_model: bool) -> Result:
+    """Fio jobs on a host: measured from the end of the ramp to the end of the longest job."""
     wall0 = time.perf_counter()
-    host, ramp, end = build(cfg, tracer)
+    host, ramp, end = build_run(cfg, tracer)
     if tracer is not None:
         tracer.power_counter(host.engine, host.pkg.power_w, end)
     snap = {}
@@ -103,200 +65,12 @@ def simulate(cfg: RunConfig, tracer=None, keep_records: bool = False, progress: 
         host.engine.run(end)
     host.pkg.settle(end)
     wall = time.perf_counter() - wall0
-    result = summarize(cfg, host, snap["s"], end, wall)
-    result["power_samples"] = meter.samples
+    data = summarize(cfg, host, snap["s"], end, wall)
+    data["power_samples"] = meter.samples
     if tracer is not None:
         for req in host.records:
             tracer.io(req, req.cpu)
-        result["_trace"] = tracer
+    table = None
     if keep_records:
-        result["_records"] = records_table([r for r in host.records if r.t_submit >= ramp and r.t_complete <= end])
-    return result
-
-
-def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float) -> dict:
-    for r in host.runners:  # charge the exec time of tasks still on a CPU
-        if r.current is not None:
-            r._charge_runtime(r.current, end)
-    dur_ns = end - s.t
-    dur_s = dur_ns * 1e-9
-    recs = [r for r in host.records if r.t_submit >= s.t and r.t_complete <= end]
-    n = len(recs)
-    lat = np.array([r.t_complete - r.t_submit for r in recs], dtype=float)
-    nbytes = sum(r.own_bytes for r in recs)
-    plat = cfg.platform
-    cpus = host.pkg.cpus
-    ncpu = len(cpus)
-    # ---- CPU work by layer: cycles from bundle counts and polling cycles; time at the frequency
-    # each piece ran at (CpuRunner.layer_ns)
-    bundles = host.costs.bundles
-    layer_cycles = np.zeros(len(LAYERS))
-    layer_ns = np.zeros(len(LAYERS))
-    per_cpu_layers = []
-    for i, r in enumerate(host.runners):
-        lc = np.zeros(len(LAYERS))
-        before = s.counts[i]
-        for idx, cnt in r.counts.items():
-            d = cnt - before.get(idx, 0)
-            if d:
-                lc += d * np.asarray(bundles[idx].layer_cycles)
-        lc[LAYERS.index("polling")] += r.poll_cycles - s.poll[i]
-        layer_cycles += lc
-        ns = np.asarray(r.layer_ns()) - np.asarray(s.layer_ns[i])
-        per_cpu_layers.append(ns)
-        layer_ns += ns
-    idle_ns = [sum(c.cstate_ns) - sum(s.cstate[i]) for i, c in enumerate(cpus)]
-    busy_ns = [c.busy_ns - s.busy[i] for i, c in enumerate(cpus)]
-    per_io = max(n, 1)
-    layers = {name: float(layer_ns[j] / per_io) for j, name in enumerate(LAYERS)}
-    layers["smt_contention"] = float(sum(r.smt_stall_ns - s.smt[i] for i, r in enumerate(host.runners)) / per_io)
-    # idle wait: idle time of the CPUs that run IO threads (other CPUs' idleness is not this IO's)
-    io_cpus = {t.cpu for t in host.all_tasks}
-    layers["idle"] = float(sum(idle_ns[i] for i in io_cpus) / per_io)
-    # ---- interrupts, context switches
-    irq_total = {}
-    for i, r in enumerate(host.runners):
-        for k, v in r.irq_kinds.items():
-            irq_total[k] = irq_total.get(k, 0) + v - s.irqs[i].get(k, 0)
-    nirq = sum(irq_total.values())
-    ctx_v = ctx_i = 0
-    for t in host.all_tasks:
-        b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))
-        ctx_v += t.nvcsw - b[0]
-        ctx_i += t.nivcsw - b[1]
-    # ---- power and energy
-    power = average_power(plat, host.devices, s.energy, read_energy(host, end))
-    energy = power["system"] * dur_s
-    # ---- C-state residency
-    names = [st.name for st in plat.cpu.cstates]
-    residency = {}
-    for i, c in enumerate(cpus):
-        row = {"C0": busy_ns[i] / dur_ns}
-        for j, nm in enumerate(names):
-            row[nm] = (c.cstate_ns[j] - s.cstate[i][j]) / dur_ns
-        residency[f"cpu{c.id}"] = row
-    summary = {
-        "ios": n,
-        "iops": n / dur_s,
-        "bandwidth_mb_s": nbytes / dur_s / 1e6,
-        "latency_us": latency_summary_us(lat),
-        "cpu_utilization": sum(busy_ns) / (ncpu * dur_ns),
-        "context_switches_per_io": (ctx_v + ctx_i) / per_io,
-        "voluntary_context_switches_per_io": ctx_v / per_io,
-        "involuntary_context_switches_per_io": ctx_i / per_io,
-        "interrupts_per_io": nirq / per_io,
-        "interrupts": irq_total,
-        "power_w": power,
-        "energy_j": energy,
-        "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
-        "energy_j_per_million_ios": energy / per_io * 1e6,
-        "cstate_residency": residency,
-        "layers_ns_per_io": layers,
-        "layers_ns_per_io_per_cpu": {
-            f"cpu{i}": {name: float(ns[j] / per_io) for j, name in enumerate(LAYERS)} for i, ns in enumerate(per_cpu_layers)
-        },
-        "completion_policies": sorted(host.policies),
-        "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
-    }
-    summary["layers"] = summary["layers_ns_per_io"]
-    # device commands per fio IO: > 1 when IOs are split at max_sectors_kb, < 1 when bios merge
-    summary["device_commands_per_io"] = (sum(d.commands for d in host.devices) - s.commands) / per_io
-    io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})
-    summary["freq_ghz_mean"] = {  # time-weighted, per physical core that runs IO threads
-        f"core{i}": (host.pkg.cores[i].ghz_ns_at(end) - s.ghz_ns[i]) / dur_ns for i in io_cores}
-    summary["freq_transitions"] = sum(c.transitions for c in host.pkg.cores) - s.freq_transitions
-    if host.pkg.limiter is not None:
-        summary["cpu_power_limit"] = limit_summary(host.pkg, s.power_limit, limit_reading(host.pkg, end), dur_ns)
-    if any(d.apst is not None for d in host.devices):
-        summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
-    summary.update(interrupt_metrics(host, s, end, dur_s))
-    summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
-    if plat.kernel.mem_ops_per_cycle:
-        summary["mem_ops_per_s"] = memops.rates_per_s(plat.kernel.mem_ops_per_cycle, summary["cycles_per_s"])
-    summary["per_job"] = per_job_metrics(cfg, host, recs, s, end, dur_s)
-    return {
-        **fio_header(cfg.jobs),
-        "stacksim_version": "0.1.0",
-        "scenario": cfg.name,
-        "platform": plat.name,
-        "seed": cfg.seed,
-        "ignored_fio_options": sorted({o for j in cfg.jobs for o in j.ignored_options}),
-        "jobs": fio_jobs(cfg.jobs, host, recs, s.tasks, s.t, dur_ns, end * 1e-9),
-        "disk_util": disk_util(host, recs, s.t, end),
-        "summary": summary,
-        "sim": {
-            "simulated_s": end * 1e-9,
-            "measured_s": dur_s,
-            "events": host.engine.events_processed,
-            "wall_s": wall_s,
-            "real_time_factor": (end * 1e-9) / wall_s if wall_s > 0 else None,
-            "ios_per_wall_s": len(host.records) / wall_s if wall_s > 0 else None,
-        },
-    }
-
-
-def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict:
-    """Per SSD with APST: fraction of the measured time in each low-power state, and wake-ups
-    from it (commands that found the device there)."""
-    out = {}
-    for i, d in enumerate(host.devices):
-        if d.apst is None:
-            continue
-        res0, wk0 = s.apst[i]
-        res1 = d.apst.residency_ns_at(end)
-        out[f"ssd{d.index}"] = {name: {"residency": (res1[name] - res0[name]) / dur_ns,
-                                       "wakeups": d.apst.wakeups[name] - wk0[name]} for name in res1}
-    return out
-
-
-def cycles_per_s(host: Host, layer_cycles, s: Snapshot, end: float, dur_s: float) -> dict:
-    """CPU cycles per second of each source of work: the stack layers and the cpuidle POLL spin."""
-    out = {name: float(layer_cycles[j] / dur_s) for j, name in enumerate(LAYERS)}
-    spin = sum(r.spin_cycles(end) - s.spin_cycles[i] for i, r in enumerate(host.runners))
-    out["idle_spin"] = spin / dur_s
-    return out
-
-
-def interrupt_metrics(host: Host, s: Snapshot, end: float, dur_s: float) -> dict:
-    """Interrupt rates per CPU, completions per interrupt, completion inter-arrival percentiles."""
-    per_cpu = {}
-    for i, r in enumerate(host.runners):
-        n = sum(r.irq_kinds.values()) - sum(s.irqs[i].values())
-        if n:
-            per_cpu[f"cpu{r.id}"] = n / dur_s
-    nvme_irqs = sum(r.irq_kinds.get("nvme", 0) - s.irqs[i].get("nvme", 0) for i, r in enumerate(host.runners))
-    reaped = host.driver.completions_reaped_by_irq - s.reaped_by_irq
-    gaps = []
-    for d in host.devices:
-        for qp in d.qps:
-            t = np.asarray(qp.posted_times)
-            t = t[(t >= s.t) & (t <= end)]
-            if t.size > 1:
-                gaps.append(np.diff(t))
-    gaps = np.concatenate(gaps) if gaps else np.zeros(0)
-    pcts = (10, 25, 50, 75, 90, 95, 99)
-    inter = {f"p{p}": float(v) / 1e3 for p, v in zip(pcts, np.percentile(gaps, pcts))} if gaps.size else {}
-    return {
-        "interrupts_per_s_per_cpu": per_cpu,
-        "completions_per_interrupt": reaped / nvme_irqs if nvme_irqs else None,
-        "cq_doorbells_per_interrupt": (host.driver.cq_doorbells - s.cq_doorbells) / nvme_irqs if nvme_irqs else None,
-        "completion_interarrival_us": inter,
-    }
-
-
-def per_job_metrics(cfg: RunConfig, host: Host, recs, s: Snapshot, end: float, dur_s: float) -> list[dict]:
-    """Per job section: throughput and latency apart (sync latency vs async throughput in mixed
-    runs) and the CPU share of its threads (time on a CPU / elapsed: includes IRQs that hit them)."""
-    out = []
-    for ji, job in enumerate(cfg.jobs):
-        lat = np.array([r.t_complete - r.t_submit for r in recs if r.job == ji], dtype=float)
-        tasks = [t for t in host.all_tasks if t.job == ji]
-        exec_ns = sum(t.exec_ns - s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))[4] for t in tasks)
-        out.append({
-            "name": job.name,
-            "ioengine": job.ioengine,
-            "iops": lat.size / dur_s,
-            "latency_us": latency_summary_us(lat),
-            "cpu_share": exec_ns / (dur_s * 1e9),
-        })
-    return out
+        table = records_table([r for r in host.records if r.t_submit >= ramp and r.t_complete <= end])
+    return Result(data, records=table, trace=tracer, model=host if keep_model else None)

@@ -20,7 +20,7 @@ overrides, ordered ``axes`` and a number of replicates::
 A base may also be a storage-server scenario (``base: {scenario: server-stable}``, ``server-burst``
 or ``server-trace``, see docs/server.md): its points are resolved by
 :func:`scenarios.server.run.resolve_server` (keys ``server.*``, ``policy.*``, ``workload.*``, ...)
-and run by :func:`~scenarios.server.run.simulate_server`; the rows have the same shape (the
+and run by :func:`~scenarios.simulate.simulate`; the rows have the same shape (the
 ``completion`` column holds the core-scheduling policy). A relative ``workload.trace`` is taken
 from the sweep file's directory when the file is there.
 
@@ -43,6 +43,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from scenarios.scenario import RunConfig, resolve
+from scenarios.simulate import simulate
 from simcore.config import Model, Seed, load_data_file, validate
 from simcore.errors import ConfigError
 
@@ -233,11 +234,6 @@ def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | No
 def run_task(task: Task) -> dict[str, Any]:
     """Simulate one task and return its result row (a pure function of ``task.config``)."""
     from scenarios.sweeps.rows import make_row
-
-    if is_server_config(task.config):
-        from scenarios.server.run import simulate_server as simulate
-    else:
-        from scenarios.simulate import simulate
 
     try:
         result = simulate(task.config)

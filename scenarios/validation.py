@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from models.ioengines import SYNC_ENGINES
 from policies.completion import select_policy_name
 from scenarios.fio.parser import job_from_options, parse_fio_file
 from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
@@ -57,7 +58,6 @@ DEFAULT_SEED = 7
 FIO_METRICS = ("iops", "bandwidth_mb_s", "latency_us.mean", "latency_us.p50", "latency_us.p90",
                "latency_us.p99", "latency_us.p99_9", "context_switches_per_io")
 _FIO_PCT = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
-_SYNC_ENGINES = ("psync", "pvsync", "pvsync2", "sync")
 #: fio JSON options that only name things or places (not simulated, and not fio job options here)
 _FIO_DROP = ("name", "filename", "directory", "output", "output-format", "write_iolog", "read_iolog")
 
@@ -156,12 +156,12 @@ def _fio_point(res, base_job: str | None) -> Point:
                                  "bandwidth_mb_s": sum(d.bw_kib_s for d in dirs) * 1024 / 1e6}
     config = {k: v for k, v in res.options.items() if k not in _FIO_DROP}
     if config:  # what cannot be modelled (buffered IO, another engine, verify, ...) is refused here
-        sync = job_from_options(config, name=res.jobname, source=f"{res.path}:{res.line}").ioengine in _SYNC_ENGINES
+        sync = job_from_options(config, name=res.jobname, source=f"{res.path}:{res.line}").ioengine in SYNC_ENGINES
     elif base_job is None:
         raise ConfigError(f"{where}: the fio JSON has no job options ('global options' / 'job options'), so what "
                           f"was measured is unknown; give the job file that produced it with --job FILE.fio")
     else:
-        sync = all(j.ioengine in _SYNC_ENGINES for j in parse_fio_file(base_job).jobs)
+        sync = all(j.ioengine in SYNC_ENGINES for j in parse_fio_file(base_job).jobs)
     # the simulator's latency is fio's lat (submit to reaped: slat + clat); for synchronous engines
     # slat is 0 and fio's clat percentiles (the ones reported by default) are lat's
     lats = [d.lat or (d.clat if sync else None) for d in dirs]

@@ -79,9 +79,8 @@ def cmd_run(args) -> int:
     tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
     from simcore.progress import progress_enabled
 
-    result = simulate(cfg, tracer=tracer, keep_records=bool(args.records),
-                      progress=progress_enabled(args.progress, args.quiet))
-    _emit(args, result, format_summary, lambda recs: recs, cfg.platform.cpu.logical_cpus)
+    result = simulate(cfg, tracer=tracer, records=bool(args.records), progress=progress_enabled(args.progress, args.quiet))
+    _emit(args, result, format_summary, cfg.platform.cpu.logical_cpus)
     return 0
 
 
@@ -98,21 +97,20 @@ def check_run_outputs(args) -> None:
         check_output(args.trace, "--trace")
 
 
-def _emit(args, result: dict, format_fn, records_table, ncpus: int) -> None:
-    """The outputs of a run: terminal summary, then --json, --records (through ``records_table``)
-    and --trace all-or-nothing (none is written unless all can be)."""
+def _emit(args, result, format_fn, ncpus: int) -> None:
+    """The outputs of a run (a :class:`scenarios.result.Result`): terminal summary, then --json,
+    --records and --trace all-or-nothing (none is written unless all can be)."""
     from simcore.outfile import Outputs
     from scenarios.outputs import json_text, stage_records
 
-    records = result.pop("_records", None)
-    trace = result.pop("_trace", None)
+    trace = result.trace
     if not args.quiet:
         print(format_fn(result))
     with Outputs() as out:
         if args.json_out:
             out.text(args.json_out, json_text(result), what="--json")
         if args.records:
-            stage_records(out, args.records, records_table(records))
+            stage_records(out, args.records, result.records)
         if trace is not None:
             out.text(args.trace, trace.to_json(ncpus), what="--trace")
 
@@ -120,14 +118,15 @@ def _emit(args, result: dict, format_fn, records_table, ncpus: int) -> None:
 def _run_server(args, name: str) -> int:
     """``--scenario server-stable|server-burst|server-trace``: the NVMe-oF storage-server model."""
     from scenarios.scenario import parse_sets
-    from scenarios.server.run import resolve_server, server_records_table, simulate_server
+    from scenarios.server.run import resolve_server
+    from scenarios.simulate import simulate
     from stacksim.output import format_server_summary
 
     check_run_outputs(args)
     cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
     tracer = _make_tracer(args, cfg.workload.warmup_ns) if args.trace else None
-    result = simulate_server(cfg, tracer=tracer, keep_records=bool(args.records))
-    _emit(args, result, format_server_summary, server_records_table, cfg.platform.base.cpu.logical_cpus)
+    result = simulate(cfg, tracer=tracer, records=bool(args.records))
+    _emit(args, result, format_server_summary, cfg.platform.base.cpu.logical_cpus)
     return 0
 
 

@@ -143,15 +143,24 @@ def _check_out(path: str | None, what: str) -> None:
 
 
 def cmd_replay(args) -> int:
-    from scenarios.replay import simulate_replay
-    from stacksim.output import format_replay
+    from scenarios.checks import print_warnings, queue_warnings
+    from scenarios.outputs import write_json
+    from scenarios.replay import resolve_replay
+    from scenarios.simulate import simulate
+    from simcore.outfile import check_output
     from simcore.progress import progress_enabled
+    from stacksim.output import format_replay
 
     _load_plugins(args)
-    result = simulate_replay(args.trace, args.format, platform=args.platform, speed=args.speed, window=args.window,
-                             sets=_sets(args.sets), seed=args.seed, skip_bad_lines=args.skip_bad_lines,
-                             volumes=_csv_list(args.volumes), json_out=args.json_out, blk_action=args.blk_action,
-                             progress=progress_enabled(args.progress, args.quiet))
+    if args.json_out:  # fail before reading the trace and running
+        check_output(args.json_out, "--json")
+    cfg = resolve_replay(args.trace, args.format, platform=args.platform, speed=args.speed, window=args.window,
+                         sets=_sets(args.sets), seed=args.seed, skip_bad_lines=args.skip_bad_lines,
+                         volumes=_csv_list(args.volumes), blk_action=args.blk_action)
+    print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
+    result = simulate(cfg, progress=progress_enabled(args.progress, args.quiet))
+    if args.json_out:
+        write_json(args.json_out, result)
     if not args.quiet:
         print(format_replay(result))
     return 0

@@ -7,7 +7,8 @@ from models.platforms import IO_SCHED_FIT, optane_p4801x_e3_1230
 from scenarios.calibrate_io_schedulers import SCHEDULERS, run_point, targets
 from scenarios.fio.parser import job_from_options, parse_fio_text
 from scenarios.scenario import RunConfig
-from scenarios.simulate import build, simulate
+from scenarios.assembly import build_run
+from scenarios.simulate import simulate
 
 
 def cfg(opts: dict, *, io_poll=False, scheduler="none", runtime_ms=30, seed=5, jobs=None, kernel=None):
@@ -22,7 +23,7 @@ def cfg(opts: dict, *, io_poll=False, scheduler="none", runtime_ms=30, seed=5, j
 
 
 def run_to_completion(c):
-    host, ramp, end = build(c)
+    host, ramp, end = build_run(c)
     host.engine.run(end + 20e6)
     return host
 

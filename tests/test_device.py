@@ -78,9 +78,9 @@ def test_littles_law_in_the_device():
     stamps. The two sides share no code: a command whose stamps disagree with its real stay in
     the device, or a counter that leaks, breaks the equality."""
     cfg = make_cfg("interrupt", threads=6, runtime_ms=30, ramp_ms=5)
-    from scenarios.simulate import build
+    from scenarios.assembly import build_run
 
-    host, ramp, end = build(cfg)
+    host, ramp, end = build_run(cfg)
     (dev,) = host.devices
     changes = []  # (time, commands in the device after the change), from the device's counter
 

@@ -110,9 +110,9 @@ def test_models_leave_no_reference_cycles(sets):
     import gc
 
     from scenarios.scenario import resolve
-    from scenarios.simulate import build
+    from scenarios.assembly import build_run
 
-    host, _ramp, end = build(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}))
+    host, _ramp, end = build_run(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}))
     gc.collect()
     host.engine.run(end)
     assert len(host.records) > 1000
@@ -123,7 +123,8 @@ def test_server_model_leaves_no_reference_cycles(monkeypatch):
     import gc
 
     import simcore.engine as engine_mod
-    from scenarios.server.run import resolve_server, simulate_server
+    from scenarios.server.run import resolve_server
+    from scenarios.simulate import simulate
 
     found = []
     run = engine_mod.Engine.run
@@ -137,5 +138,5 @@ def test_server_model_leaves_no_reference_cycles(monkeypatch):
     cfg = resolve_server("server-stable", {"server.policy": "sandman", "workload.rate_iops": "320000",
                                            "workload.duration_s": "0.004", "workload.warmup_s": "0.001"})
     monkeypatch.setattr(engine_mod.Engine, "run", checked_run)
-    simulate_server(cfg)
+    simulate(cfg)
     assert found and found == [0] * len(found)

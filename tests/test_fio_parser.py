@@ -376,9 +376,9 @@ def test_bssplit_and_bsrange_parse_like_fio():
 
 def test_mixed_sizes_reach_the_device_in_their_shares():
     from scenarios.scenario import resolve
-    from scenarios.simulate import build
+    from scenarios.assembly import build_run
 
-    host, _ramp, end = build(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}))
+    host, _ramp, end = build_run(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}))
     host.engine.run(end)
     recs = host.records
     n = len(recs)

@@ -10,7 +10,8 @@ from scenarios.calibrate_cinterrupts import CINTERRUPTS_FIT, DEVICES, run_point,
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from simcore.engine import Engine
-from scenarios.simulate import build, simulate
+from scenarios.assembly import build_run
+from scenarios.simulate import simulate
 
 
 class FakeQP:
@@ -110,7 +111,7 @@ def test_os_annotations_and_ooo_reaping_in_a_mixed_run():
     c = _cfg(optane_p4800x_e5_2660v4(), {"sync": {"ioengine": "pvsync2"}, "aio": {"ioengine": "libaio", "iodepth": "32",
              "iodepth_batch_submit": "16", "iodepth_batch_complete_min": "16", "iodepth_batch_complete_max": "32"}},
              nvme={"irq": "cinterrupts"})
-    host, ramp, end = build(c)
+    host, ramp, end = build_run(c)
     host.engine.run(end + 5e6)
     sync = [r for r in host.records if r.job == 0]
     aio = [r for r in host.records if r.job == 1]

@@ -3,7 +3,8 @@
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from models.platforms import optane900p_e3_1230v5
-from scenarios.simulate import build, simulate
+from scenarios.assembly import build_run
+from scenarios.simulate import simulate
 from tests.conftest import make_cfg
 
 
@@ -22,7 +23,7 @@ def test_every_io_completes_once_and_in_causal_order(mode, threads, bs, rw, gove
     plat = plat.model_copy(update={"cpu": plat.cpu.model_copy(update={"cpufreq_governor": governor})})
     cfg = make_cfg(mode, threads=threads, bs="4k" if extra else bs, rw=rw, runtime_ms=4, ramp_ms=0, seed=seed,
                    platform=plat, extra=extra)
-    host, ramp, end = build(cfg)
+    host, ramp, end = build_run(cfg)
     host.engine.run(end + 5e6)  # let in-flight IOs finish (threads stop issuing at end)
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)), "an IO completed twice"

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from models.platforms import optane_p4800x_e5_2660v4
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
-from scenarios.simulate import build
+from scenarios.assembly import build_run
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -51,7 +51,7 @@ def _check_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll,
     if poll and engine != "libaio":
         opts["hipri"] = "1"
     cfg = RunConfig(name="inv", platform=plat, queue=queue, jobs=(job_from_options(opts, name="j"),), seed=seed)
-    host, ramp, end = build(cfg)
+    host, ramp, end = build_run(cfg)
     host.engine.run(end + 50e6)
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) == host.next_io_id

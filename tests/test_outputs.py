@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simcore.outfile as outfile
-import stacksim.output
+import scenarios.outputs
 from scenarios.sweeps.rows import TIMING_COLUMNS
 from scenarios.sweeps.store import ResultStore, journal_dir, lock_path, read_results
 from simcore.errors import ConfigError
@@ -83,13 +83,13 @@ def test_unwritable_output_fails_before_running(writer, kind, tmp_path, capsys, 
     before = sorted(tmp_path.rglob("*"))
     monkeypatch.chdir(tmp_path)
     import scenarios.simulate
-    import scenarios.server.run
+    import scenarios.sweep
 
     def no_simulation(*a, **k):
         raise AssertionError("simulated although the output cannot be written")
 
     monkeypatch.setattr(scenarios.simulate, "simulate", no_simulation)
-    monkeypatch.setattr(scenarios.server.run, "simulate_server", no_simulation)
+    monkeypatch.setattr(scenarios.sweep, "simulate", no_simulation)
     rc, out, err = cli([str(path) if a == "OUT" else a for a in argv], capsys)
     assert rc == 2, err
     assert err.startswith("stacksim: error: cannot write") and err.count("\n") == 1, err
@@ -116,7 +116,7 @@ def test_write_time_errors_are_reported_too(tmp_path, capsys, monkeypatch):
     """Without the check before the run (the directory vanished meanwhile), the write itself
     still fails with one message and no temporary file."""
     monkeypatch.setattr(outfile, "check_output", lambda *a, **k: None)
-    monkeypatch.setattr(stacksim.output, "check_output", lambda *a, **k: None)
+    monkeypatch.setattr(scenarios.outputs, "check_output", lambda *a, **k: None)
     gone = tmp_path / "gone"
     rc, out, err = cli(["run", *FAST, "--quiet", "--json", gone / "r.json"], capsys)
     assert rc == 2 and err == f"stacksim: error: cannot write --json {gone / 'r.json'}: directory {gone} does not exist\n"

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from policies.completion.hybrid_poll import stats_bucket
-from scenarios.simulate import build, simulate
+from scenarios.assembly import build_run
+from scenarios.simulate import simulate
 from tests.conftest import make_cfg
 
 
@@ -45,7 +46,7 @@ def test_cpu_utilization_order_classic_hybrid_interrupt(runs):
 
 def _hybrid_run(cfg):
     """Run ``cfg`` recording every sleep hybrid polling asks for: (time asked, ns)."""
-    host, ramp, end = build(cfg)
+    host, ramp, end = build_run(cfg)
     pol = host.policy("hybrid-poll")
     asked = []
     sleep_ns = pol.sleep_ns

@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from scenarios.scenario import resolve
-from scenarios.server.run import resolve_server, simulate_server
-from scenarios.simulate import build, simulate
+from scenarios.server.run import resolve_server
+from scenarios.simulate import simulate
+from scenarios.assembly import build_run
+from scenarios.simulate import simulate
 
 
 def test_ceiling_caps_requests_and_releases_them():
-    host, _ramp, _end = build(resolve(sets={"runtime": "1ms"}))
+    host, _ramp, _end = build_run(resolve(sets={"runtime": "1ms"}))
     pkg = host.pkg
     core = pkg.cores[0]
     top = pkg.cfg.top_freq_ghz
@@ -47,7 +49,7 @@ def test_server_linux_policy_at_peak_load_is_held_at_its_ppt():
     frequency ceiling until the package stays at the limit."""
     cfg = resolve_server("server-stable", {"server.policy": "linux", "workload.rate_iops": "10240000",
                                            "workload.duration_s": "0.04", "workload.warmup_s": "0.02"})
-    s = simulate_server(cfg)["summary"]
+    s = simulate(cfg)["summary"]
     pl = s["cpu_power_limit"]
     assert pl["limit_w"] == 290.0 and pl["throttled_fraction"] == 1.0
     assert 1.5 < pl["ceiling_ghz_mean"] < 3.0

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from scenarios.assembly import build_host
-from scenarios.replay import parse_window, replay_job, resolve_replay, simulate_replay
+from scenarios.replay import parse_window, replay_job, resolve_replay
+from scenarios.simulate import simulate
+
 from scenarios.traces import map_volumes, open_trace, select
 from scenarios.traces import make_samples
 from models.ioengines.replay import ReplaySettings, TraceReplayer
@@ -22,6 +24,11 @@ MSR = SAMPLES / "msr_sample.csv"
 ALIBABA = SAMPLES / "alibaba_sample.csv"
 PLAT = "optane900p-e3-1230v5"
 N_SAMPLE = make_samples.N_IOS
+
+
+def simulate_replay(trace, fmt=None, **kw):
+    """Resolve and run a replay (what `stacksim replay` does)."""
+    return simulate(resolve_replay(trace, fmt, **kw))
 
 
 def run_cli(args, capsys):

@@ -12,7 +12,8 @@ import pytest
 from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
 from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from policies.core_scheduling.detector import CIDetector
-from scenarios.server.run import resolve_server, simulate_server
+from scenarios.server.run import resolve_server
+from scenarios.simulate import simulate
 from scenarios import reference
 from scenarios.server.calibrate_power import QUICK_ROW_MS, exit_latency_us, exit_targets, model_rows, residuals_of, targets
 from models.server.config import ServerConfig
@@ -36,8 +37,8 @@ def burst(policy: str, time_scale: float, params: dict | None = None, **wl) -> S
 
 
 def latencies(result) -> tuple[np.ndarray, np.ndarray]:
-    rec = result["_records"]
-    half = result["_server"].half_rtt
+    rec = result.records
+    half = result.model.half_rtt
     return rec["t_arrive_ns"], rec["t_done_ns"] - rec["t_arrive_ns"] + half
 
 
@@ -65,7 +66,7 @@ def test_defaults_come_from_the_calibration_file():
 def test_one_logical_core_saturates_near_the_measured_spdk_rate():
     # SANDMAN: 800K IOPS per logical core (NVMe-oF RDMA), SMT sibling polling too
     meas = reference.values("sandman_polling_server", "spdk_iops_per_logical_core")
-    r = simulate_server(stable("spdk-static", 4e6, ms=3, warm_ms=1, cores=2, threads=2))
+    r = simulate(stable("spdk-static", 4e6, ms=3, warm_ms=1, cores=2, threads=2))
     per_core = r["summary"]["iops"] / 2
     assert per_core == pytest.approx(meas, rel=0.10)
 
@@ -74,8 +75,8 @@ def test_polling_loop_of_a_consolidated_core_matches_the_measured_duration():
     # polling_loop_duration_us [4, 6]: a reactor running all 48 threads (SANDMAN's main core)
     loop = reference.values("sandman_polling_server", "polling_loop_duration_us")
     lo, hi = loop["min"], loop["max"]
-    r = simulate_server(stable("sandman", 1.0, ms=1.0, warm_ms=0.5), keep_server=True)
-    srv = r["_server"]
+    r = simulate(stable("sandman", 1.0, ms=1.0, warm_ms=0.5), keep_model=True)
+    srv = r.model
     main = srv.reactors[0]
     assert len(main.threads) == 48
     assert lo * 1e3 <= srv.loop_ns(main) / main.infl <= hi * 1e3
@@ -85,9 +86,9 @@ def test_polling_loop_of_a_consolidated_core_matches_the_measured_duration():
 
 
 def test_static_never_sleeps():
-    r = simulate_server(stable("spdk-static", 640_000), keep_server=True)
+    r = simulate(stable("spdk-static", 640_000), keep_model=True)
     s = r["summary"]
-    srv = r["_server"]
+    srv = r.model
     for cpu_id in srv.reserved:
         cpu = srv.cpus[cpu_id]
         assert cpu.busy and sum(cpu.cstate_ns) == 0.0  # in C0 from t=0, never a C-state
@@ -122,23 +123,23 @@ def test_governor_first_requests_after_a_load_jump_see_the_transition_latency():
 
 
 def test_dynamic_moves_threads_under_a_stable_load():
-    s = simulate_server(stable("dynamic", 640_000, ms=6))["summary"]
+    s = simulate(stable("dynamic", 640_000, ms=6))["summary"]
     # noisy 10 us load estimates: thousands of moves per second at a constant offered rate
     assert s["thread_migrations_per_s"] > 10_000
     assert s["iops"] == pytest.approx(s["offered_iops"], rel=0.03)
 
 
 def test_dynamic_wakes_cores_through_the_kernel():
-    r = simulate_server(stable("dynamic", 2_560_000, ms=4), keep_server=True)
-    srv = r["_server"]
+    r = simulate(stable("dynamic", 2_560_000, ms=4), keep_model=True)
+    srv = r.model
     waits = [inst - post for post, inst, _ in srv.wake_log]
     assert waits and min(waits) == pytest.approx(srv.cfg.server.kernel_wakeup_us * 1e3)
 
 
 def test_sandman_wakes_a_core_within_about_the_c1_exit_latency():
     cfg = burst("sandman", 1e-3)  # 10 ms quiet, 1 ms burst on one SSD
-    r = simulate_server(cfg, keep_server=True)
-    srv = r["_server"]
+    r = simulate(cfg, keep_model=True)
+    srv = r.model
     c1_exit = PLAT.base.cpu.cstates[srv.c1].exit_latency_ns
     waits = [inst - post for post, inst, _ in srv.wake_log]
     assert len(waits) >= 4
@@ -148,8 +149,8 @@ def test_sandman_wakes_a_core_within_about_the_c1_exit_latency():
 
 
 def test_sandman_with_software_interrupts_wakes_slowly():
-    r = simulate_server(burst("sandman", 1e-3, {"wakeup": "interrupt"}), keep_server=True)
-    waits = [inst - post for post, inst, _ in r["_server"].wake_log]
+    r = simulate(burst("sandman", 1e-3, {"wakeup": "interrupt"}), keep_model=True)
+    waits = [inst - post for post, inst, _ in r.model.wake_log]
     assert waits and min(waits) == pytest.approx(27_000.0)
 
 
@@ -168,8 +169,8 @@ def _lone_siblings(srv) -> int:
 def test_sandman_consolidates_siblings_together(pairing):
     cfg = stable("sandman", 5_120_000, ms=3.2, warm_ms=0.5,
                  params={"initial": "spread", "coarse_first_s": 0.003, "sibling_scheduling": pairing, "burst_detection": False})
-    r = simulate_server(cfg, keep_server=True)
-    srv = r["_server"]
+    r = simulate(cfg, keep_model=True)
+    srv = r.model
     awake = [x for x in srv.reactors if x.threads or x.incoming]
     assert 1 < len(awake) < 48  # consolidated, but one core cannot take 5M IOPS
     if pairing:
@@ -179,8 +180,8 @@ def test_sandman_consolidates_siblings_together(pairing):
 
 
 def test_linux_idles_in_c_states_and_pays_interrupt_wakeups():
-    lin = simulate_server(stable("linux", 160_000))["summary"]
-    spdk = simulate_server(stable("spdk-static", 160_000))["summary"]
+    lin = simulate(stable("linux", 160_000))["summary"]
+    spdk = simulate(stable("spdk-static", 160_000))["summary"]
     assert lin["cstate_residency"]["C1"] > 0.9
     assert lin["reactor_wakeups"] > lin["ios"]  # about two interrupts per request on idle cores
     assert lin["latency_us"]["p50"] > spdk["latency_us"]["p50"] + 2 * 3.0  # two C1 exits at least
@@ -188,8 +189,8 @@ def test_linux_idles_in_c_states_and_pays_interrupt_wakeups():
 
 
 def test_hybrid_sleeps_between_polls():
-    hyb = simulate_server(stable("hybrid", 160_000))["summary"]
-    spdk = simulate_server(stable("spdk-static", 160_000))["summary"]
+    hyb = simulate(stable("hybrid", 160_000))["summary"]
+    spdk = simulate(stable("spdk-static", 160_000))["summary"]
     assert hyb["active_cores_mean"] < 12
     assert hyb["latency_us"]["p50"] > spdk["latency_us"]["p50"] + 10  # waits out part of a ~37 us sleep
     assert hyb["power_w"]["cpu"] < spdk["power_w"]["cpu"]
@@ -258,8 +259,8 @@ def test_busy_polling_power_does_not_depend_on_load(calib_rows):
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_request_completes_once(policy):
     cfg = stable(policy, 1_000_000, ms=2, warm_ms=0.5).model_copy(update={"drain_s": 0.005})
-    r = simulate_server(cfg, keep_records=True, keep_server=True)
-    srv = r["_server"]
+    r = simulate(cfg, records=True, keep_model=True)
+    srv = r.model
     req = r["summary"]["requests"]
     assert req["offered"] > 1500
     assert req["in_flight"] == 0 and req["completed"] == req["offered"] == len(srv.rec_done)
@@ -271,13 +272,13 @@ def test_every_request_completes_once(policy):
 
 def test_same_seed_same_result():
     cfg = burst("sandman", 2e-4)
-    a, b = simulate_server(cfg), simulate_server(cfg)
+    a, b = simulate(cfg), simulate(cfg)
     for r in (a, b):
         r["sim"].pop("wall_s")
         r["sim"].pop("real_time_factor")
         r["sim"].pop("ios_per_wall_s")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    c = simulate_server(cfg.model_copy(update={"seed": 6}))
+    c = simulate(cfg.model_copy(update={"seed": 6}))
     assert c["summary"]["latency_us"] != a["summary"]["latency_us"]
 
 
@@ -289,7 +290,7 @@ def test_resolve_server_and_result_shape():
                                            "workload.duration_s": "0.004", "workload.warmup_s": "0.001",
                                            "policy.hybrid_polling": "true", "server.rx_cycles": "1900"}, seed=4)
     assert cfg.policy == {"coarse_first_s": 0.01, "hybrid_polling": True} and cfg.server.rx_cycles == 1900 and cfg.seed == 4
-    r = simulate_server(cfg)
+    r = simulate(cfg)
     assert set(r) >= {"scenario", "platform", "seed", "summary", "timeline", "sim"}
     s = r["summary"]
     assert set(s["latency_us"]) == {"mean", "p50", "p90", "p99", "p99_9", "max"}
@@ -330,5 +331,5 @@ def test_a_user_policy_is_one_class():
                 round_robin(s, half)
                 for r in s.reactors:
                     s.set_mode(r, POLL) if r.threads else s.sleep(r, s.c1)
-    s = simulate_server(stable(name, 320_000, ms=3))["summary"]
+    s = simulate(stable(name, 320_000, ms=3))["summary"]
     assert s["active_cores_mean"] == pytest.approx(24.0) and s["iops"] > 300_000

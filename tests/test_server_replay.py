@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import scenarios.server.workloads as workloads
-from scenarios.server.run import resolve_server, simulate_server
+from scenarios.server.run import resolve_server
+from scenarios.simulate import simulate
 from scenarios.server.workloads import TraceFeed
 from scenarios.sweep import load_sweep, plan
 from scenarios.sweeps.runner import execute
@@ -28,7 +29,7 @@ SAMPLE_FILES = {"msr": SAMPLES / "msr_sample.csv", "alibaba": SAMPLES / "alibaba
 def replay(trace, policy: str = "spdk-static", seed: int = 2, **sets) -> dict:
     cfg = resolve_server("server-trace", {"workload.trace": str(trace), "server.policy": policy,
                                           **{f"workload.{k}": str(v) for k, v in sets.items()}}, seed=seed)
-    return simulate_server(cfg, keep_records=True)
+    return simulate(cfg, records=True)
 
 
 def msr_line(t_us: float, op: str, nbytes: int, disk: int = 0, offset: int = 0) -> str:
@@ -41,7 +42,7 @@ def test_sample_replay_conserves_every_io_and_mixes_reads_and_writes(fmt, policy
     path = SAMPLE_FILES[fmt]
     trace = list(open_trace(path))
     r = replay(path, policy)
-    s, rec = r["summary"], r["_records"]
+    s, rec = r["summary"], r.records
     assert s["trace_ios"] == s["completed_ios"] == s["requests"]["offered"] == len(trace) == 300
     assert s["requests"]["in_flight"] == 0 and s["bad_lines"] == 0 and s["late_arrivals"] == 0
     # every IO exactly once, at its trace time (open loop), with its own direction and size
@@ -69,7 +70,7 @@ def test_window_and_speed_select_and_scale_the_arrivals():
     path = SAMPLE_FILES["alibaba"]
     r = replay(path, trace_window="0.01:0.06", trace_speed=2)
     want = list(select(open_trace(path), window_ns=(10_000_000, 60_000_000), speed=2.0))
-    s, rec = r["summary"], r["_records"]
+    s, rec = r["summary"], r.records
     assert s["trace_ios"] == s["completed_ios"] == len(want) > 50
     order = np.argsort(rec["id"])
     assert rec["t_arrive_ns"][order].tolist() == [float(io.t_ns) for io in want]
@@ -84,7 +85,7 @@ def test_volume_selection_and_ssd_mapping():
     cfg = resolve_server("server-trace", {"workload.trace": str(path), "workload.trace_volumes": "12,419",
                                           "workload.ssds": "[5, 9]"})
     assert cfg.workload.trace_volumes == ("12", "419")
-    r = simulate_server(cfg)
+    r = simulate(cfg)
     assert r["summary"]["trace_ios"] == r["summary"]["completed_ios"] == len(want)
     assert r["summary"]["skipped"] == {"volume": 300 - len(want)}
     assert r["replay"]["volumes"] == {"12": "ssd5", "419": "ssd9"}
@@ -95,7 +96,7 @@ def test_sizes_round_up_to_512_bytes_and_large_writes_are_pulled(tmp_path):
     path.write_text(msr_line(0, "Write", 4096) + msr_line(2000, "Write", 65536) + msr_line(4000, "Read", 1000)
                     + msr_line(6000, "Write", 1))
     r = replay(path, trace_format="msr")
-    rec = r["_records"]
+    rec = r.records
     order = np.argsort(rec["id"])
     assert rec["nbytes"][order].tolist() == [4096, 65536, 1024, 512]
     lat = (rec["t_done_ns"] - rec["t_arrive_ns"])[order]
@@ -108,7 +109,7 @@ def test_fixed_size_workloads_move_their_data_too():
     def p50(**wl) -> float:
         sets = {"workload.rate_iops": "50000", "workload.duration_s": "0.006", "workload.warmup_s": "0.001",
                 **{f"workload.{k}": str(v) for k, v in wl.items()}}
-        return simulate_server(resolve_server("server-stable", sets, seed=4))["summary"]["latency_us"]["p50"]
+        return simulate(resolve_server("server-stable", sets, seed=4))["summary"]["latency_us"]["p50"]
 
     # 64 KiB writes are pulled by an RDMA READ; 64 KiB reads return 60 KiB more data (2.5 us)
     assert p50(op="write", bs=65536) - p50(op="write", bs=4096) > 5.0 + 65536 * 8 / 200e3
@@ -123,8 +124,8 @@ def test_out_of_order_records_arrive_late_and_still_complete(tmp_path):
     s = r["summary"]
     assert s["trace_ios"] == s["completed_ios"] == 4 and s["late_arrivals"] == 1
     assert r["replay"]["max_late_us"] == pytest.approx(200.0)
-    order = np.argsort(r["_records"]["id"])
-    assert r["_records"]["t_arrive_ns"][order].tolist() == [0.0, 500e3, 500e3, 900e3]
+    order = np.argsort(r.records["id"])
+    assert r.records["t_arrive_ns"][order].tolist() == [0.0, 500e3, 500e3, 900e3]
 
 
 def test_malformed_line_names_file_and_line(tmp_path, monkeypatch):

@@ -1,5 +1,5 @@
 """Sweeps over the storage-server scenarios (issue 6 with the sweep runner): points resolved by
-``resolve_server`` and run by ``simulate_server``, rows of the usual shape, identical in a local
+``resolve_server`` and run by ``simulate``, rows of the usual shape, identical in a local
 process pool and on a Dask LocalCluster, bad axis keys refused before anything runs, resume,
 analysis, and the two shipped server sweeps."""
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.server.run import resolve_server, simulate_server
+from scenarios.server.run import resolve_server
+from scenarios.simulate import simulate
 from scenarios.server.config import ServerRunConfig
 from scenarios.sweep import load_sweep, plan
 from scenarios.sweeps.efficiency import efficiency_map
@@ -110,7 +111,7 @@ def test_resume_skips_stored_runs(local_results, tmp_path):
 def test_bad_axis_key_fails_before_running(tmp_path, capsys, monkeypatch):
     ran = []
     monkeypatch.setattr("scenarios.sweep.run_task", lambda t: ran.append(t))
-    monkeypatch.setattr("scenarios.server.run.simulate_server", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr("scenarios.sweep.simulate", lambda *a, **k: ran.append(a))
     out = tmp_path / "out.csv"
     bad = tmp_path / "bad.yaml"
     bad.write_text(TINY.replace("server.policy:", "server.polcy:"))
@@ -159,7 +160,7 @@ def _burst_load_in_worker(junk: int) -> dict:
     garbage = [object() for _ in range(junk)]  # a different heap history than the parent's
     cfg = resolve_server("server-burst", {"server.policy": "sandman", "policy.burst_signal": "load",
                                           "workload.time_scale": "0.002"}, seed=3)
-    r = simulate_server(cfg)
+    r = simulate(cfg)
     del garbage
     return {"summary": r["summary"], "events": r["sim"]["events"]}
 

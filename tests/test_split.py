@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from scenarios.scenario import resolve
-from scenarios.simulate import build, simulate
+from scenarios.assembly import build_run
+from scenarios.simulate import simulate
 
 
 def run_host(**sets):
     cfg = resolve(sets={"runtime": "20ms", "ramp_time": "0", **{k.replace("__", "."): v for k, v in sets.items()}})
-    host, _ramp, end = build(cfg)
+    host, _ramp, end = build_run(cfg)
     host.engine.run(end)
     return host
 

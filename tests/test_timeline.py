@@ -123,10 +123,10 @@ def test_hrtimer_handler_cycles_delay_the_wakeup_one_for_one():
 
 def test_classic_poll_detects_completion_within_one_poll_iteration():
     from tests.conftest import make_cfg
-    from scenarios.simulate import build
+    from scenarios.assembly import build_run
 
     cfg = make_cfg("classic", runtime_ms=5, ramp_ms=1)
-    host, ramp, end = build(cfg)
+    host, ramp, end = build_run(cfg)
     host.engine.run(end)
     k = host.kcosts
     it_ns = k.poll_iteration_cycles / host.pkg.freq_ghz

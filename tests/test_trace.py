@@ -99,13 +99,14 @@ def test_server_trace_spans_do_not_overlap_on_a_track(server_trace):
 
 
 def test_tracing_does_not_change_server_results():
-    from scenarios.server.run import resolve_server, simulate_server
+    from scenarios.server.run import resolve_server
+    from scenarios.simulate import simulate
     from simcore.tracing import ChromeTracer
 
     cfg = resolve_server("server-burst", {"server.policy": "sandman", "workload.time_scale": "0.01"})
-    plain = simulate_server(cfg)
-    traced = simulate_server(cfg, tracer=ChromeTracer(99.5e6, 101e6, max_ios=300))
-    assert traced.pop("_trace").events
+    plain = simulate(cfg)
+    traced = simulate(cfg, tracer=ChromeTracer(99.5e6, 101e6, max_ios=300))
+    assert traced.trace.events
     for r in (plain, traced):
         r.pop("sim")
     assert plain == traced

@@ -4,6 +4,8 @@ that picks a policy's name for a queue and a request. Implementations live in
 
 from __future__ import annotations
 
+from models.ioengines import ASYNC_ENGINES
+
 
 class CompletionPolicy:
     """Decides how the submitting task learns that its request completed.
@@ -28,8 +30,6 @@ class CompletionPolicy:
         pass
 
 
-#: asynchronous engines (their completions are reaped by the engine, not waited for by a sleeping task)
-ASYNC_ENGINES = ("libaio", "io_uring")
 
 
 def select_policy_name(queue, hipri: bool, ioengine: str = "pvsync2") -> str:

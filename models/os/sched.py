@@ -338,7 +338,7 @@ class CpuRunner:
         then()
 
     # ------------------------------------------------------------------ scheduling
-    def _charge_runtime(self, task: Task, now: float) -> None:
+    def charge_runtime(self, task: Task, now: float) -> None:
         ran = now - task.ran_since
         task.vruntime += ran
         task.exec_ns += ran
@@ -386,7 +386,7 @@ class CpuRunner:
     def exit_task(self) -> None:
         """The current task exits."""
         task = self.current
-        self._charge_runtime(task, self.clock())
+        self.charge_runtime(task, self.clock())
         task.state = "dead"
         self.current = None
         self.need_resched = False
@@ -394,7 +394,7 @@ class CpuRunner:
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
         now = self.engine.now
-        ran = now - task.ran_since  # _charge_runtime, inlined
+        ran = now - task.ran_since  # charge_runtime, inlined
         task.vruntime += ran
         task.exec_ns += ran
         task.ran_since = now

@@ -57,6 +57,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
+
 Status = Literal["used", "ignored", "limited"]
 Kind = Literal["flag", "bool", "int", "size", "time", "str"]  # flag: fio set-type, value optional
 
@@ -77,8 +79,6 @@ class OptionSpec:
 FIO_OPTIONS: dict[str, OptionSpec] = {}
 """Every fio option name and alias -> its spec."""
 
-MODELLED_ENGINES = ("psync", "sync", "pvsync2", "libaio", "io_uring")
-SYNC_ENGINES = frozenset({"psync", "sync", "pvsync2"})
 KNOWN_ENGINES = frozenset(MODELLED_ENGINES) | {
     "vsync", "pvsync", "io_uring_cmd", "posixaio", "solarisaio", "windowsaio", "mmap", "splice",
     "sg", "null", "net", "netsplice", "cpuio", "rdma", "e4defrag", "falloc", "ftruncate",

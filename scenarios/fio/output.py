@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from models.ioengines import ASYNC_ENGINES
 from simcore.stats import FIO_PERCENTILES
 
 __all__ = ["FIO_VERSION", "fio_header", "stamped", "fio_jobs", "disk_util", "fio_options", "global_options",
@@ -38,7 +39,6 @@ __all__ = ["FIO_VERSION", "fio_header", "stamped", "fio_jobs", "disk_util", "fio
 
 FIO_VERSION = "stacksim-0.1.0 (fio-3.x compatible)"
 SAMPLE_WINDOW_NS = 500_000_000  # fio's bwavgtime / iopsavgtime default (500 ms)
-ASYNC_ENGINES = ("libaio", "io_uring")
 _DIRS = ("read", "write", "trim")
 _LAT_EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)  # fio's labels: upper bounds
 _LAT_MS_EDGES = (*_LAT_EDGES, 2000)

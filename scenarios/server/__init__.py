@@ -3,6 +3,6 @@
 core-scheduling policies (``policies/core_scheduling``).
 
 Entry points (:mod:`.run`): :func:`~scenarios.server.run.resolve_server` (scenario name + ``--set``
-overrides -> config) and :func:`~scenarios.server.run.simulate_server` (config -> result); built-in
+overrides -> config) and :func:`scenarios.simulate.simulate` (config -> result); built-in
 scenarios ``server-stable``, ``server-burst`` and ``server-trace`` (trace replay). See docs/server.md.
 """

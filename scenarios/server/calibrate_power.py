@@ -41,7 +41,7 @@ from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
 from scenarios import reference
 from models.server.config import ServerConfig
 from scenarios.server.config import ServerRunConfig
-from scenarios.server.run import simulate_server
+from scenarios.simulate import simulate
 from scenarios.server.workloads import StableWorkload
 
 #: the published figures (scenarios/reference/sandman_polling_server.yaml)
@@ -111,7 +111,7 @@ def model_rows(fit: dict, row_ms: float = ROW_MS) -> dict:
     """Power breakdown of every row, from the model: {row: {cpu, ssd, others, system}}."""
     out = {}
     for row, cfg in row_configs(fit, row_ms).items():
-        pw = simulate_server(cfg)["summary"]["power_w"]
+        pw = simulate(cfg)["summary"]["power_w"]
         out[row] = {"cpu": pw["cpu"], "ssd": pw["ssd"], "others": pw["others"], "system": pw["system"]}
     out["C1"] = out["idle"]  # table 2's C1 row is the idle system (every core in C1)
     return out

@@ -1,7 +1,7 @@
 """Run a storage-server scenario and summarise it (``summary`` + ``timeline`` + ``sim``).
 
 Entry points for the CLI: :func:`resolve_server` (built-in scenario name + ``--set`` overrides ->
-:class:`ServerRunConfig`) and :func:`simulate_server` (config -> JSON-serialisable result).
+:class:`ServerRunConfig`) and :func:`simulate_server` (config -> result; called through :func:`scenarios.simulate.simulate`).
 Trace replay (``server-trace``) runs until every trace IO of the window has completed; its result
 adds ``summary.trace_ios``, ``completed_ios``, ``ops`` (per direction) and a ``replay`` block.
 """
@@ -24,6 +24,7 @@ from models.server.config import ServerConfig
 from scenarios.server.config import MetricsConfig, ServerRunConfig
 from models.server.target import Server
 from scenarios.assembly import build_server
+from scenarios.result import Result
 from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import parse_scalar, set_path, validate
 from simcore.errors import ConfigError
@@ -148,11 +149,11 @@ def _policy_section(params: type) -> type:
 # ---------------------------------------------------------------------------- running
 
 
-def simulate_server(cfg: ServerRunConfig, tracer=None, keep_records: bool = False, keep_server: bool = False) -> dict:
-    """Run ``cfg``; returns {"scenario", "platform", "seed", "policy", "summary", "timeline", "sim",
-    "latency_cdf"} (trace replay: and "replay"), plus ``_records`` (arrival and client-completion
-    times per request; trace replay: and its id, op and bytes) and ``_server`` (the :class:`Server`
-    object) when asked, and ``_trace`` (the ``tracer``, filled) when tracing; these are not JSON."""
+def simulate_server(cfg: ServerRunConfig, tracer=None, records: bool = False, keep_model: bool = False) -> Result:
+    """Run ``cfg`` (use :func:`scenarios.simulate.simulate`); the result has "scenario", "platform",
+    "seed", "policy", "summary", "timeline", "sim", "latency_cdf" (trace replay: and "replay");
+    ``result.records`` has the arrival and client-completion times per request (trace replay: and
+    its id, direction and bytes: :func:`server_records_table`)."""
     wall0 = time.perf_counter()
     for p in cfg.plugins:
         load_plugin(p)
@@ -166,35 +167,37 @@ def simulate_server(cfg: ServerRunConfig, tracer=None, keep_records: bool = Fals
     if srv.trace is not None:
         end = _run_trace(srv, warm, bin_ns, snaps)
     else:
-        end = wl.end_ns
-        marks = sorted({min(k * bin_ns, end) for k in range(int(end // bin_ns) + 1)} | {warm})
-        marks = [t for t in marks if t < end]
-
-        def take(i: int) -> None:
-            snaps[marks[i]] = srv.snapshot()
-            if i + 1 < len(marks):
-                srv.engine.call_at(marks[i + 1], take, i + 1)
-
-        srv.engine.call_at(marks[0], take, 0)
-        srv.engine.run(end)
-        snaps[end] = srv.snapshot()
-        if cfg.drain_s > 0:
-            srv.engine.run(end + cfg.drain_s * 1e9)
+        end = _run_timed(srv, warm, bin_ns, snaps, wl.end_ns, cfg.drain_s)
     wall = time.perf_counter() - wall0
     srv.trace_finish(srv.engine.now)
-    result = summarize(cfg, srv, snaps, warm, end, wall)
-    if tracer is not None:
-        result["_trace"] = tracer
-    if keep_records:
-        result["_records"] = {"t_arrive_ns": np.frombuffer(srv.rec_arr, dtype=float).copy(),
-                              "t_done_ns": np.frombuffer(srv.rec_done, dtype=float).copy()}
+    data = summarize(cfg, srv, snaps, warm, end, wall)
+    table = None
+    if records:
+        cols = {"t_arrive_ns": np.frombuffer(srv.rec_arr, dtype=float), "t_done_ns": np.frombuffer(srv.rec_done, dtype=float)}
         if srv.trace is not None:
-            result["_records"].update({"id": np.frombuffer(srv.rec_id, dtype=np.int64).copy(),
-                                       "write": np.frombuffer(srv.rec_wr, dtype=np.int8).copy(),
-                                       "nbytes": np.frombuffer(srv.rec_nb, dtype=np.int64).copy()})
-    if keep_server:
-        result["_server"] = srv
-    return result
+            cols.update({"id": np.frombuffer(srv.rec_id, dtype=np.int64), "write": np.frombuffer(srv.rec_wr, dtype=np.int8),
+                         "nbytes": np.frombuffer(srv.rec_nb, dtype=np.int64)})
+        table = server_records_table(cols)
+    return Result(data, records=table, trace=tracer, model=srv if keep_model else None)
+
+
+def _run_timed(srv: Server, warm: float, bin_ns: float, snaps: dict, end: float, drain_s: float) -> float:
+    """Run a stable or burst workload to ``end`` (ns), snapshots every ``bin_ns`` from 0 and at
+    ``warm``; then ``drain_s`` more without arrivals (not measured). Returns ``end``."""
+    marks = sorted({min(k * bin_ns, end) for k in range(int(end // bin_ns) + 1)} | {warm})
+    marks = [t for t in marks if t < end]
+
+    def take(i: int) -> None:
+        snaps[marks[i]] = srv.snapshot()
+        if i + 1 < len(marks):
+            srv.engine.call_at(marks[i + 1], take, i + 1)
+
+    srv.engine.call_at(marks[0], take, 0)
+    srv.engine.run(end)
+    snaps[end] = srv.snapshot()
+    if drain_s > 0:
+        srv.engine.run(end + drain_s * 1e9)
+    return end
 
 
 def _run_trace(srv: Server, warm: float, bin_ns: float, snaps: dict) -> float:
@@ -452,7 +455,7 @@ def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, do
 
 
 def server_records_table(records: dict) -> np.ndarray:
-    """``result["_records"]`` as a structured array for ``stacksim.output.write_records`` (trace
+    """The per-request columns of a server run as a structured array (``result.records``; trace
     replay adds the request's position in the trace window, direction (1 = write) and bytes)."""
     cols = [("t_arrive_ns", np.float64), ("t_done_ns", np.float64)]
     if "id" in records:

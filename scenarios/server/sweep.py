@@ -16,7 +16,8 @@ import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
-from scenarios.server.run import resolve_server, simulate_server
+from scenarios.server.run import resolve_server
+from scenarios.simulate import simulate
 from scenarios.server.workloads import STABLE_RATES
 from simcore.errors import ConfigError
 
@@ -24,7 +25,7 @@ from simcore.errors import ConfigError
 def run_point(point: tuple[str, dict, int]) -> dict:
     """(scenario, --set dict, seed) -> one flat row (summary scalars + the point's keys)."""
     scenario, sets, seed = point
-    r = simulate_server(resolve_server(scenario, sets, seed))
+    r = simulate(resolve_server(scenario, sets, seed))
     s = r["summary"]
     row = {"scenario": scenario, "seed": seed, **sets, "iops": s["iops"], "power_system_w": s["power_w"]["system"],
            "power_cpu_w": s["power_w"]["cpu"], "energy_j": s["energy_j"], "thread_migrations": s["thread_migrations"],
