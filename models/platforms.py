@@ -10,10 +10,12 @@ polling and interrupts); the others are the reference order-of-magnitude default
 
 from __future__ import annotations
 
-from models.cpu.presets import xeon_e3_1230_v5
+from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2660_v4
 from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
-from models.ssd.presets import optane_900p
+from models.platforms_server import epyc9454p_16xpm1743
+from models.ssd.irq import IrqConfig
+from models.ssd.presets import optane_900p, optane_p4800x, optane_p4801x, p3700
 
 #: Output of ``stacksim calibrate --study poll-energy`` (re-run it to refresh; it prints this dict).
 POLL_ENERGY_FIT = {
@@ -124,8 +126,6 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
     default-settings QD1 median latencies (table 1)."""
     fit = IO_SCHED_FIT if fit is None else fit
     base = optane900p_e3_1230v5()
-    from models.ssd.presets import optane_p4801x
-
     ssd = optane_p4801x()
     ssd = ssd.model_copy(update={
         "read": ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]}),
@@ -156,8 +156,6 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
     """Dell R730 of Tai et al. (calibrated_interrupts.yaml): Xeon E5-2660 v4 with C-states, Turbo
     Boost and SMT disabled, performance governor (2.0 GHz), one NVMe queue pair per core, Linux
     5.0.8. With C-states off in the BIOS only the POLL loop and HLT (C1) remain."""
-    from models.cpu.presets import xeon_e5_2660_v4
-
     base_cpu = xeon_e5_2660_v4()
     cpu = base_cpu.model_copy(update={"smt": False, "turbo": False, "cstates": base_cpu.cstates[:2]})
     kernel = optane900p_e3_1230v5().kernel.model_copy(update={"ctx_switch_cycles": fit["kernel.ctx_switch_cycles"]})
@@ -168,8 +166,6 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
     units = max(1, round(sat_iops * base_ns * 1e-9))
     ssd = ssd.model_copy(update={"parallel_units": units, "read": ssd.read.model_copy(update={
         "base_ns": base_ns, "sd_ns": fit[f"{key}.read.sd_ns"]})})
-    from models.ssd.irq import IrqConfig
-
     return PlatformConfig(
         name=name,
         description=desc,
@@ -185,15 +181,11 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
 
 
 def optane_p4800x_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
-    from models.ssd.presets import optane_p4800x
-
     return _r730(optane_p4800x(), "optane-p4800x-e5-2660v4", "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) +"
                  " Optane DC P4800X, Linux 5.0 (calibrated interrupts study)", fit or CINTERRUPTS_FIT, "optane", 6.0, 32)
 
 
 def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
-    from models.ssd.presets import p3700
-
     return _r730(p3700(), "p3700-e5-2660v4", "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) + Intel DC P3700"
                  " (NAND), Linux 5.0 (calibrated interrupts study)", fit or CINTERRUPTS_FIT, "p3700", 15.0, 32)
 
@@ -207,8 +199,6 @@ PLATFORMS = {
 
 
 def _epyc9454p_16xpm1743():
-    from models.platforms_server import epyc9454p_16xpm1743
-
     return epyc9454p_16xpm1743()
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from models.platforms import CINTERRUPTS_FIT, optane_p4800x_e5_2660v4, p3700_e5_2660v4
-from scenarios import fitting
-from scenarios import reference
+from scenarios import fitting, reference
+from scenarios.assembly import build_run
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
-from scenarios.assembly import build_run
+from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
 #: the published figures (scenarios/reference/calibrated_interrupts.yaml)
 REFERENCE = ("calibrated_interrupts", "sync_read_latency_4k")
@@ -79,8 +79,6 @@ def calibrate(runtime_ms: int = 200, *, max_iterations: int | None = None, progr
 
 def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, progress: bool = False):
     """``stacksim calibrate --study cinterrupts``."""
-    from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
-
     with fit_progress(progress, 2 * len(DEVICES)) as prog:
         fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
     tgt = targets()

@@ -23,7 +23,6 @@ saying what was fitted to what; ``--platform FILE.yaml`` reads it back.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +31,12 @@ from typing import Any
 import numpy as np
 
 from scenarios import fitting
+from scenarios.fitting import FitProgress
 from scenarios.platform_file import platform_yaml
 from scenarios.scenario import PLATFORM_PREFIXES, resolve
 from scenarios.validation import Point, PointRunner, ValidationRow, check_measured_values, select_metrics
 from simcore.errors import ConfigError
+from simcore.outfile import write_text
 
 __all__ = ["FitParam", "parse_fit", "Calibration", "calibrate", "calibrated_platform", "format_calibration"]
 
@@ -132,34 +133,6 @@ class Calibration:
         return 100.0 * math.sqrt(sum(r.error ** 2 for r in self.rows) / len(self.rows))
 
 
-class _Progress:
-    """Evaluations on stderr: one rewritten line on a terminal, else one line per evaluation."""
-
-    def __init__(self, nsim: int, enabled: bool | None = None) -> None:
-        self.tty = sys.stderr.isatty()
-        self.enabled = True if enabled is None else enabled
-        self.nsim = nsim
-        self.t0 = time.monotonic()
-
-    def __call__(self, n_eval: int, res: np.ndarray, values: dict[str, float]) -> None:
-        if not self.enabled:
-            return
-        rms = 100.0 * math.sqrt(float(np.mean(res ** 2)))
-        vals = "  ".join(f"{k}={v:.6g}" for k, v in values.items())
-        line = (f"evaluation {n_eval} ({n_eval * self.nsim} simulations, {time.monotonic() - self.t0:.0f} s): "
-                f"rms residual {rms:.3f}%  {vals}")
-        if self.tty:
-            sys.stderr.write("\r" + line[:160].ljust(160))
-        else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def _check_identifiable(params, x0, evaluate) -> None:
     """Refuse parameters with no effect, and parameters with proportional effects."""
     r0 = evaluate(x0)
@@ -219,7 +192,7 @@ def calibrate(points: list[Point], params: list[FitParam], runner: PointRunner, 
     needed = [(p, ms) for p, ms in needed if ms]
     meas = np.array([p.metrics[m] for p, ms in needed for m in ms])
     cache: dict[tuple, np.ndarray] = {}
-    prog = _Progress(len(needed), progress)
+    prog = FitProgress(len(needed), progress)
 
     def evaluate(x) -> np.ndarray:
         key = tuple(float(v) for v in x)
@@ -274,8 +247,6 @@ def calibrated_platform(base_name: str, cal: Calibration, *, sets: dict[str, Any
 
 
 def write_platform(path: str, plat) -> None:
-    from simcore.outfile import write_text
-
     if Path(path).suffix.lower() not in (".yaml", ".yml"):
         raise ConfigError(f"-o {path}: write the platform to a .yaml file")
     write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate)\n"

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from models.platforms import IO_SCHED_FIT, optane_p4801x_e3_1230
-from scenarios import fitting
-from scenarios import reference
+from scenarios import fitting, reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from scenarios.simulate import simulate
+from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
 #: the published figures (scenarios/reference/io_schedulers_ull.yaml)
 REFERENCE = ("io_schedulers_ull", "median_latency_4k_qd1")
@@ -72,8 +72,6 @@ def calibrate(runtime_ms: int = 100, *, max_iterations: int | None = None, progr
 
 def run_study(runtime_ms: float = 100.0, max_iterations: int | None = None, progress: bool = False):
     """``stacksim calibrate --study io-schedulers``."""
-    from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
-
     with fit_progress(progress, 2 * len(SCHEDULERS)) as prog:
         fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
     tgt = targets()

@@ -20,10 +20,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from models.os.memops import CELLS, KEYS, SOURCE_CELLS
+from models.os.memops import CELLS, KEYS, SOURCE_CELLS, rates_per_s
+from models.platforms import POLL_ENERGY_FIT, optane900p_e3_1230v5
 from scenarios import reference
 from scenarios.calibrate_poll_energy import run_mode
-from models.platforms import POLL_ENERGY_FIT
+from scenarios.studies import StudyResult, StudyRow
+from scenarios.sweeps.progress import Progress
 
 PRIOR = 0.05
 MODES = {"interrupt": "interrupt", "classic_polling": "classic_polling"}
@@ -80,11 +82,6 @@ def fit(cycles: dict) -> dict:
 
 def run_study(runtime_ms: float = 60.0, max_iterations: int | None = None, progress: bool = False):
     """``stacksim calibrate --study memops`` (``max_iterations`` does not apply: a linear problem)."""
-    from models.os.memops import rates_per_s
-    from models.platforms import optane900p_e3_1230v5
-    from scenarios.studies import StudyResult, StudyRow
-    from scenarios.sweeps.progress import Progress
-
     prog = Progress(3, enabled=progress, desc="memops")
     try:
         cyc = source_cycles(runtime_ms, prog)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from models.platforms import POLL_ENERGY_FIT, optane900p_e3_1230v5
-from scenarios import fitting
-from scenarios import reference
+from scenarios import fitting, reference
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 from scenarios.simulate import simulate
+from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
 
 #: the published figures (scenarios/reference/poll_vs_interrupt_energy.yaml)
 REFERENCE = ("poll_vs_interrupt_energy", "latency_iops_4k_1_thread")
@@ -86,8 +86,6 @@ def calibrate(runtime_ms: float = 200.0, *, max_iterations: int | None = None,
 
 def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, progress: bool = False):
     """``stacksim calibrate --study poll-energy``."""
-    from scenarios.studies import StudyResult, fit_parameters, fit_progress, fit_rows
-
     with fit_progress(progress, len(MODES)) as prog:
         fit, res = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
     tgt = targets()

@@ -34,8 +34,13 @@ from typing import Any
 import numpy as np
 
 from models.ioengines import SYNC_ENGINES
+from policies.completion import select_policy_name
 from scenarios.fio.units import ms_time
+from scenarios.scenario import resolve, source_args
+from scenarios.server.run import SERVER_SCENARIOS
+from scenarios.simulate import simulate
 from simcore.errors import ConfigError
+from simcore.outfile import write_text
 
 __all__ = ["POLICY_SETS", "Waterfall", "Explanation", "explain", "format_explanation", "explanation_figure",
            "write_html"]
@@ -127,8 +132,6 @@ def _median_io(records: np.ndarray) -> dict:
 
 
 def _own_policy(cfg) -> str:
-    from policies.completion import select_policy_name
-
     job = cfg.jobs[0]
     return select_policy_name(cfg.queue, job.hipri, job.ioengine)
 
@@ -137,10 +140,6 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
             runtime_ms: float = 50.0, policies: list[str] | None = None) -> Explanation:
     """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
     run`` reads it) briefly under each completion policy and pick each run's median IO."""
-    from scenarios.scenario import resolve, source_args
-    from scenarios.server.run import SERVER_SCENARIOS
-    from scenarios.simulate import simulate
-
     if job_file in SERVER_SCENARIOS:
         raise ConfigError(f"{job_file} is a storage-server scenario; explain takes a fio job file or a host scenario")
     source = source_args(job_file)
@@ -287,7 +286,5 @@ def explanation_figure(expl: Explanation):
 
 def write_html(expl: Explanation, path: str) -> None:
     """A self-contained HTML page (plotly's JavaScript inlined) with the figure."""
-    from simcore.outfile import write_text
-
     fig = explanation_figure(expl)
     write_text(path, fig.to_html(full_html=True, include_plotlyjs=True), what="-o")

@@ -8,6 +8,9 @@ come from the Jacobian at the solution (cov = s^2 (J^T J)^-1, s^2 = SSR / (m - n
 
 from __future__ import annotations
 
+import math
+import sys
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -88,3 +91,32 @@ def fit(
     except np.linalg.LinAlgError:
         ci = {name: (float("nan"), float("nan")) for name in names}
     return FitResult(names, {k: float(v) for k, v in zip(names, sol.x)}, sol.fun, ci, n_eval[0], bool(sol.status > 0))
+
+
+class FitProgress:
+    """Progress of a fit on stderr, one report per evaluation (``nsim`` simulations each): one
+    rewritten line on a terminal, else one line per evaluation."""
+
+    def __init__(self, nsim: int, enabled: bool | None = None) -> None:
+        self.tty = sys.stderr.isatty()
+        self.enabled = True if enabled is None else enabled
+        self.nsim = nsim
+        self.t0 = time.monotonic()
+
+    def __call__(self, n_eval: int, res: np.ndarray, values: dict[str, float]) -> None:
+        if not self.enabled:
+            return
+        rms = 100.0 * math.sqrt(float(np.mean(res ** 2)))
+        vals = "  ".join(f"{k}={v:.6g}" for k, v in values.items())
+        line = (f"evaluation {n_eval} ({n_eval * self.nsim} simulations, {time.monotonic() - self.t0:.0f} s): "
+                f"rms residual {rms:.3f}%  {vals}")
+        if self.tty:
+            sys.stderr.write("\r" + line[:160].ljust(160))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

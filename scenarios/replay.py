@@ -20,7 +20,6 @@ platform keys of ``stacksim run`` (``queue.*``, ``cpu.*``, ``ssd.*``, ``kernel.*
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -28,21 +27,21 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from scenarios.assembly import build_host
+from models.ioengines.replay import ReplaySettings, TraceReplayer
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
+from scenarios.assembly import build_host
 from scenarios.fio.parser import FioJob, job_from_options
-from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
 from scenarios.result import Result
+from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
 from scenarios.summary import Snapshot, summarize
-from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select
-from models.ioengines.replay import ReplaySettings, TraceReplayer
+from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, parse_window, select
 from simcore.config import Model, Seed, parse_scalar, validate
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
 from simcore.stats import records_table
 
-__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "parse_window"]
+__all__ = ["ReplayConfig", "resolve_replay", "run_replay"]
 
 #: with an end to the window, the trace is read until this much (trace time) past it, so that
 #: slightly out-of-order records still count; the rest of the file is not read
@@ -71,33 +70,6 @@ class ReplayConfig(Model):
     def queue(self) -> QueueConfig:
         """The block queue's settings (``platform.queue``: stored once)."""
         return self.platform.queue
-
-
-def parse_window(text: str | None) -> tuple[float | None, float | None]:
-    """``"START:END"`` in seconds of trace time, either side optional (``"2:"``, ``":0.5"``)."""
-    if text is None or text.strip() in ("", ":"):
-        return None, None
-    if ":" not in text:
-        raise ConfigError(f"--window {text!r}: expected START:END in seconds (either side optional)")
-    out = []
-    for part, name in zip(text.split(":", 1), ("start", "end")):
-        part = part.strip()
-        if not part:
-            out.append(None)
-            continue
-        try:
-            v = float(part)
-        except ValueError:
-            raise ConfigError(f"--window {text!r}: {name} {part!r} is not a number of seconds") from None
-        if not math.isfinite(v) or v < 0:
-            raise ConfigError(f"--window {text!r}: {name} must be a finite number of seconds >= 0")
-        if v * 1e9 > 2**53:
-            raise ConfigError(f"--window {text!r}: {name} is beyond 2**53 ns (~104 days) of trace time, where the "
-                              "simulated clock loses nanosecond resolution")
-        out.append(v)
-    if out[0] is not None and out[1] is not None and out[1] <= out[0]:
-        raise ConfigError(f"--window {text!r}: end must be after start")
-    return out[0], out[1]
 
 
 def _window_ns(window) -> tuple[int | None, int | None]:

@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.fio.parser import FIO_MAX_JOBS, FioJob, apply_overrides, job_from_options, parse_fio_file
+from scenarios.platform_file import load_platform
 from simcore.config import Model, Seed, check_seed, load_data_file, parse_scalar, set_path, validate
 from simcore.errors import ConfigError
 
@@ -74,8 +75,6 @@ class ScenarioFile(Model):
 
 def platform_by_name(name: str) -> PlatformConfig:
     """A built-in platform by name, or a platform YAML/JSON file (as `stacksim calibrate` writes)."""
-    from scenarios.platform_file import load_platform
-
     return load_platform(name)
 
 

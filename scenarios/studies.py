@@ -18,7 +18,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from scenarios.fitting import FitProgress
+from scenarios.platform_file import platform_yaml
 from simcore.errors import ConfigError
+from simcore.outfile import write_text
 
 __all__ = ["StudySpec", "StudyRow", "StudyResult", "STUDIES", "get_study", "run_study", "format_study",
            "study_json", "write_study", "fit_progress"]
@@ -105,9 +108,7 @@ class StudyResult:
 def fit_progress(enabled: bool, sims_per_evaluation: int):
     """The evaluation progress of ``stacksim calibrate`` (calibrate_cli's) for a study's fit, as a
     context manager that closes the progress line however the fit ends."""
-    from scenarios.calibrate_cli import _Progress
-
-    prog = _Progress(sims_per_evaluation, enabled)
+    prog = FitProgress(sims_per_evaluation, enabled)
     try:
         yield prog
     finally:
@@ -184,14 +185,10 @@ def check_study_output(path: str, study: str) -> None:
 
 def write_study(path: str, res: StudyResult) -> str:
     """Write the result as JSON, or the calibrated platform as YAML; returns what was written."""
-    from simcore.outfile import write_text
-
     check_study_output(path, res.study)
     if path.lower().endswith(".json"):
         write_text(path, json.dumps(study_json(res), indent=2) + "\n", what="-o")
         return "the study's result"
-    from scenarios.platform_file import platform_yaml
-
     (plat,) = res.platforms
     note = (f"stacksim calibrate --study {res.study}: fitted {', '.join(res.parameters) or 'mem_ops_per_cycle'} to "
             f"{'; '.join(res.sources)}; rms residual {res.rms_pct:.2f}% ({res.runtime_ms:g} ms simulated per run)")

@@ -43,7 +43,9 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from scenarios.scenario import RunConfig, resolve
-from scenarios.simulate import simulate
+from scenarios.server.config import ServerRunConfig
+from scenarios.server.run import SERVER_SCENARIOS, resolve_server
+from scenarios.sweeps.runner import execute
 from simcore.config import Model, Seed, load_data_file, validate
 from simcore.errors import ConfigError
 
@@ -231,29 +233,14 @@ def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | No
     return tasks
 
 
-def run_task(task: Task) -> dict[str, Any]:
-    """Simulate one task and return its result row (a pure function of ``task.config``)."""
-    from scenarios.sweeps.rows import make_row
-
-    try:
-        result = simulate(task.config)
-    except ConfigError as err:
-        raise ConfigError(f"sweep {task.sweep}: point {task.point} replicate {task.replicate}: {err}") from None
-    return make_row(task, result)
-
-
 def is_server_scenario(name: str | None) -> bool:
     """Whether ``name`` is a built-in storage-server scenario (``server-stable``, ...)."""
     if name is None:
         return False
-    from scenarios.server.run import SERVER_SCENARIOS
-
     return name in SERVER_SCENARIOS
 
 
 def is_server_config(config: Any) -> bool:
-    from scenarios.server.config import ServerRunConfig
-
     return isinstance(config, ServerRunConfig)
 
 
@@ -261,8 +248,6 @@ def _resolver(base: dict[str, Any], where: Path):
     """``sets -> config`` for the sweep's base (seed 0; the plan sets each replicate's seed)."""
     scen = base.get("scenario")
     if is_server_scenario(scen):
-        from scenarios.server.run import resolve_server
-
         def resolve_server_point(sets: dict[str, Any]):
             trace = sets.get("workload.trace")
             if isinstance(trace, str) and trace and not Path(trace).is_absolute() and (where / trace).is_file():
@@ -299,8 +284,6 @@ def run_sweep(name_or_path: str | Path, results: str | Path, *, sets: dict[str, 
               replicates: int | None = None, seed: int | None = None, **execute_kw):
     """Load, plan (validating every point) and execute a sweep; see
     :func:`scenarios.sweeps.runner.execute` for the execution options."""
-    from scenarios.sweeps.runner import execute
-
     sweep, where = load_sweep(name_or_path)
     tasks = plan(sweep, where=where, sets=sets, replicates=replicates, seed=seed)
     return execute(tasks, results, **execute_kw)

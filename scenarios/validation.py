@@ -40,12 +40,16 @@ from typing import Any, Callable
 
 from models.ioengines import SYNC_ENGINES
 from policies.completion import select_policy_name
+from scenarios import calibrate_io_schedulers as cis
+from scenarios import calibrate_poll_energy as cpe
 from scenarios.fio.parser import job_from_options, parse_fio_file
-from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
 from scenarios.fio.units import ms_time
+from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
 from scenarios.measurements.fio_json import DirStats, LatStats
 from scenarios.scenario import PLATFORM_PREFIXES, resolve
+from scenarios.simulate import simulate
 from simcore.errors import ConfigError
+from simcore.outfile import write_text
 
 __all__ = ["Point", "load_measured", "PointRunner", "metric_value", "ValidationRow", "Validation",
            "validate_points", "format_validation", "SUITES", "suite_points"]
@@ -287,8 +291,6 @@ class PointRunner:
         return build(HYBRID_RAMP_MS) if hybrid else cfg
 
     def summary(self, point: Point, extra: dict[str, Any] | None = None) -> dict:
-        from scenarios.simulate import simulate
-
         cfg = self.config(point, extra)
         self.simulations += 1
         return simulate(cfg)["summary"]
@@ -398,8 +400,6 @@ def format_validation(v: Validation) -> str:
 
 # ------------------------------------------------------------------------------------------------ suites
 def _poll_vs_interrupt() -> list[Point]:
-    from scenarios import calibrate_poll_energy as cpe
-
     out = []
     for mode, meas in cpe.targets().items():
         m = cpe.MODES[mode]
@@ -413,8 +413,6 @@ def _poll_vs_interrupt() -> list[Point]:
 
 
 def _io_schedulers() -> list[Point]:
-    from scenarios import calibrate_io_schedulers as cis
-
     tgt = cis.targets()
     return [Point(label=f"io-schedulers {sched} {op}",
                   config={"rw": f"rand{op}", "bs": "4k", "ioengine": "io_uring", "iodepth": "1", "direct": "1",
@@ -444,6 +442,4 @@ def suite_points(name: str) -> list[Point]:
 
 
 def write_validation_json(path: str, v: Validation) -> None:
-    from simcore.outfile import write_text
-
     write_text(path, json.dumps(v.to_dict(), indent=2) + "\n", what="--json")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from simcore.outfile import write_text
+
 CPU_PID, DEV_PID, POWER_PID = 1, 2, 3
 
 
@@ -124,8 +126,6 @@ class ChromeTracer:
     # -- output ----------------------------------------------------------------------------------
     def write(self, path: str | Path, ncpus: int) -> None:
         """Write the trace-event JSON to ``path`` (all-or-nothing, see :mod:`simcore.outfile`)."""
-        from simcore.outfile import write_text
-
         write_text(path, self.to_json(ncpus), what="--trace")
 
     def to_json(self, ncpus: int) -> str:

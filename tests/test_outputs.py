@@ -83,13 +83,13 @@ def test_unwritable_output_fails_before_running(writer, kind, tmp_path, capsys, 
     before = sorted(tmp_path.rglob("*"))
     monkeypatch.chdir(tmp_path)
     import scenarios.simulate
-    import scenarios.sweep
+    import scenarios.sweeps.runner
 
     def no_simulation(*a, **k):
         raise AssertionError("simulated although the output cannot be written")
 
     monkeypatch.setattr(scenarios.simulate, "simulate", no_simulation)
-    monkeypatch.setattr(scenarios.sweep, "simulate", no_simulation)
+    monkeypatch.setattr(scenarios.sweeps.runner, "simulate", no_simulation)
     rc, out, err = cli([str(path) if a == "OUT" else a for a in argv], capsys)
     assert rc == 2, err
     assert err.startswith("stacksim: error: cannot write") and err.count("\n") == 1, err

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from scenarios.assembly import build_host
-from scenarios.replay import parse_window, replay_job, resolve_replay
+from scenarios.replay import replay_job, resolve_replay
 from scenarios.simulate import simulate
 
-from scenarios.traces import map_volumes, open_trace, select
+from scenarios.traces import map_volumes, open_trace, parse_window, select
 from scenarios.traces import make_samples
 from models.ioengines.replay import ReplaySettings, TraceReplayer
 from simcore.errors import ConfigError

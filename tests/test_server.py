@@ -277,7 +277,7 @@ def test_same_seed_same_result():
         r["sim"].pop("wall_s")
         r["sim"].pop("real_time_factor")
         r["sim"].pop("ios_per_wall_s")
-    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
     c = simulate(cfg.model_copy(update={"seed": 6}))
     assert c["summary"]["latency_us"] != a["summary"]["latency_us"]
 
@@ -302,7 +302,7 @@ def test_resolve_server_and_result_shape():
     assert tl["t_s"] == [0.0, 0.001]  # 10 ms bins, cut at the end of warm-up
     assert {"iops", "latency_p99_us", "power_system_w", "active_cores", "active_freq_ghz", "thread_migrations",
             "burst_decisions", "true_burst"} <= set(tl)
-    json.dumps(r)
+    json.dumps(r.to_dict())
     b = resolve_server("server-burst", {"workload.time_scale": "0.01"})
     assert b.workload.end_ns == pytest.approx(0.11e9)
 

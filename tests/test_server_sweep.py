@@ -110,8 +110,8 @@ def test_resume_skips_stored_runs(local_results, tmp_path):
 
 def test_bad_axis_key_fails_before_running(tmp_path, capsys, monkeypatch):
     ran = []
-    monkeypatch.setattr("scenarios.sweep.run_task", lambda t: ran.append(t))
-    monkeypatch.setattr("scenarios.sweep.simulate", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr("scenarios.sweeps.runner.run_task", lambda t: ran.append(t))
+    monkeypatch.setattr("scenarios.sweeps.runner.simulate", lambda *a, **k: ran.append(a))
     out = tmp_path / "out.csv"
     bad = tmp_path / "bad.yaml"
     bad.write_text(TINY.replace("server.policy:", "server.polcy:"))

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.sweep import combinations, load_sweep, plan, point_key, replicate_seed, run_task
+from scenarios.sweep import combinations, load_sweep, plan, point_key, replicate_seed
 from scenarios.sweeps.efficiency import efficiency_map, format_table, welch_p
 from scenarios.sweeps.progress import Progress
 from scenarios.sweeps.report import write_report
 from scenarios.sweeps.rows import TIMING_COLUMNS
-from scenarios.sweeps.runner import execute
+from scenarios.sweeps.runner import execute, run_task
 from scenarios.sweeps.store import journal_dir, read_results
 from simcore.errors import ConfigError
 from stacksim import cli_sweep
@@ -115,7 +115,7 @@ def test_replicate_seeds_independent_and_deterministic():
 # -- validation before running --------------------------------------------------------------------
 def test_bad_axis_name_fails_before_running(tmp_path, capsys, monkeypatch):
     ran = []
-    monkeypatch.setattr("scenarios.sweep.run_task", lambda t: ran.append(t))
+    monkeypatch.setattr("scenarios.sweeps.runner.run_task", lambda t: ran.append(t))
     bad = tmp_path / "bad.yaml"
     bad.write_text(TINY.replace("RUNTIME", "5ms").replace("hipri: [0, 1]", "hipri: [0, 1]\n  numjbos: [1, 2]"))
     out = tmp_path / "out.csv"

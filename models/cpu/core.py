@@ -11,6 +11,7 @@ state change (piecewise-constant power), so it needs no sampling.
 from __future__ import annotations
 
 from models.cpu.config import CpuConfig
+from models.cpu.power_limit import PowerLimiter
 
 
 class Package:
@@ -39,8 +40,6 @@ class Package:
         self.ceiling_ghz = cfg.top_freq_ghz
         self.limiter = None
         if cfg.power_limit_w is not None and engine is not None:
-            from models.cpu.power_limit import PowerLimiter
-
             self.limiter = PowerLimiter(self, engine)
 
     def set_ceiling(self, now: float, ghz: float) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from models.os.iosched import IoScheduler
+from models.os.request import Request
 
 SECTOR = 512
 
@@ -86,8 +87,6 @@ class BlkMq:
         (:meth:`models.os.nvme.NvmeDriver._finish`). Pieces inherit the IO's queue, flags and task."""
         if req.nbytes <= self.max_bytes:
             return [req]
-        from models.os.request import Request
-
         pieces = []
         off, left = req.offset, req.nbytes
         while left > 0:

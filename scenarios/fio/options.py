@@ -57,7 +57,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
+from models.ioengines import MODELLED_ENGINES
 
 Status = Literal["used", "ignored", "limited"]
 Kind = Literal["flag", "bool", "int", "size", "time", "str"]  # flag: fio set-type, value optional

@@ -19,12 +19,24 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from models.ioengines import SYNC_ENGINES
 from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
 from . import options as opts
-from .units import (SIZE_MAX_BYTES, TIME_MAX_NS, parse_bool, parse_bsrange, parse_bssplit, parse_cpu_list,
-                    parse_cpumask, parse_int, parse_size, parse_time_ns, split_rwt)
+from .units import (
+    SIZE_MAX_BYTES,
+    TIME_MAX_NS,
+    parse_bool,
+    parse_bsrange,
+    parse_bssplit,
+    parse_cpu_list,
+    parse_cpumask,
+    parse_int,
+    parse_size,
+    parse_time_ns,
+    split_rwt,
+)
 
 __all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options",
            "apply_overrides"]
@@ -132,7 +144,7 @@ class FioJob(BaseModel):
     @property
     def queue_depth(self) -> int:
         """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1)."""
-        return 1 if self.ioengine in opts.SYNC_ENGINES else self.iodepth
+        return 1 if self.ioengine in SYNC_ENGINES else self.iodepth
 
     @property
     def rwmixwrite(self) -> int:

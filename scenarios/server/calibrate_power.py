@@ -38,11 +38,13 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
-from scenarios import reference
 from models.server.config import ServerConfig
+from scenarios import reference
+from scenarios.assembly import build_server
 from scenarios.server.config import ServerRunConfig
-from scenarios.simulate import simulate
 from scenarios.server.workloads import StableWorkload
+from scenarios.simulate import simulate
+from scenarios.studies import StudyResult, StudyRow, fit_progress, fit_rows
 
 #: the published figures (scenarios/reference/sandman_polling_server.yaml)
 REFERENCE = "sandman_polling_server"
@@ -162,8 +164,6 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
     model: a thread posted to a core sleeping in C1 (SANDMAN's monitor/wait) or in the deep state
     (kernel sleep) until it is installed and polling; for PN, a core at 400 MHz asked for P0
     (``PhysicalCore.request_freq``) until it runs at 3.65 GHz."""
-    from scenarios.assembly import build_server
-
     plat = epyc9454p_16xpm1743_server(fit)
     wl = StableWorkload(rate_iops=1.0, duration_s=0.01, warmup_s=0.0)
     if state == "PN":
@@ -197,8 +197,6 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
 
 def run_study(runtime_ms: float = ROW_MS, max_iterations: int | None = None, progress: bool = False):
     """``stacksim calibrate --study server-power`` (``runtime_ms``: simulated time per measured row)."""
-    from scenarios.studies import StudyResult, StudyRow, fit_progress, fit_rows
-
     with fit_progress(progress, len(row_configs(SERVER_POWER_FIT, runtime_ms))) as prog:
         fit, labels, res, n_eval, converged = calibrate(runtime_ms, max_iterations=max_iterations, progress=prog)
     tgt = targets()

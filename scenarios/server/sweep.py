@@ -17,9 +17,10 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from scenarios.server.run import resolve_server
-from scenarios.simulate import simulate
 from scenarios.server.workloads import STABLE_RATES
+from scenarios.simulate import simulate
 from simcore.errors import ConfigError
+from simcore.outfile import check_output, write_text
 
 
 def run_point(point: tuple[str, dict, int]) -> dict:
@@ -53,8 +54,6 @@ def main() -> None:
     ap.add_argument("--out", help="write the rows as JSON")
     args = ap.parse_args()
     if args.out:
-        from simcore.outfile import check_output
-
         check_output(args.out, "--out")
     extra = {"workload.duration_s": args.duration_s} if args.duration_s else {}
     rows = stable_sweep(args.policies.split(","), [int(x) for x in args.rates.split(",")], jobs=args.jobs, extra=extra)
@@ -62,8 +61,6 @@ def main() -> None:
         print(f"{r['server.policy']:12s} {int(float(r['workload.rate_iops'])):>9,d} IOPS  p99 {r['latency_p99_us']:8.1f} us"
               f"  system {r['power_system_w']:6.1f} W  cores {r['active_cores_mean']:5.1f}  migrations {r['thread_migrations']}")
     if args.out:
-        from simcore.outfile import write_text
-
         write_text(args.out, json.dumps(rows, indent=1) + "\n", what="--out")
 
 

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Iterator, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from scenarios.traces import FORMATS, map_volumes, open_trace, parse_window, select
 from simcore.config import Model
 from simcore.errors import ConfigError
 
@@ -135,8 +136,6 @@ class BurstWorkload(_Common):
 
 
 def _parse_window(text: str) -> tuple[float | None, float | None]:
-    from scenarios.replay import parse_window
-
     try:
         return parse_window(text)
     except ConfigError as err:
@@ -176,8 +175,6 @@ class TraceWorkload(_Common):
     @field_validator("trace_format")
     @classmethod
     def _format(cls, v: str | None) -> str | None:
-        from scenarios.traces import FORMATS
-
         if v is not None and v not in FORMATS:
             raise ValueError(f"unknown trace format {v!r}: expected one of {', '.join(FORMATS)} (or unset: sniffed)")
         return v
@@ -343,8 +340,6 @@ class TraceFeed(TraceCounters):
     """
 
     def __init__(self, wl: TraceWorkload, n_ssds: int, gen: np.random.Generator, batch: int | None = None):
-        from scenarios.traces import map_volumes, open_trace, select
-
         super().__init__()
         self.wl = wl
         self.reader = open_trace(wl.trace, wl.trace_format, skip_bad_lines=wl.trace_skip_bad_lines,

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from scipy import stats
 
+from scenarios.fio.units import parse_size
 from simcore.errors import ConfigError
 
 Row = dict[str, Any]
@@ -137,8 +138,6 @@ def _size(v: Any) -> int | None:
         return v
     if not isinstance(v, str):
         return None
-    from scenarios.fio.units import parse_size
-
     try:
         return parse_size(v, option="bs")
     except ConfigError:

@@ -24,6 +24,7 @@ from plotly.subplots import make_subplots
 
 from scenarios.sweeps.efficiency import DEFAULT_METRIC, cell_text, efficiency_map
 from scenarios.sweeps.groups import mean_ci, ordered_values, parse_policy_axes, policy_of, require_columns
+from simcore.outfile import write_text
 
 Row = dict[str, Any]
 KNOWN_COLORS = {"interrupt": "#1f77b4", "classic": "#d62728", "hybrid": "#2ca02c", "tie": "#bbbbbb"}
@@ -293,7 +294,5 @@ def write_report(rows: Sequence[Row], out: str | Path, *, title: str | None = No
                           config={"displaylogo": False, "responsive": True})
         parts.append(f"<h2 id='fig{i}'>{html.escape(t)}</h2>\n{div}")
     parts.append("</body></html>")
-    from simcore.outfile import write_text
-
     write_text(out, "\n".join(parts), what="-o")
     return len(figs)

@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from policies.completion import select_policy_name
+from simcore.fingerprint import code_sha
+
 #: columns that depend on the machine's speed, not on the simulation (excluded from identity checks)
 TIMING_COLUMNS = ("sim.wall_s", "sim.real_time_factor", "sim.ios_per_wall_s")
 #: columns that are always text, even when they look like numbers
@@ -26,8 +29,6 @@ def completion_label(config) -> str:
     """The completion mode the Linux rules select for each job: ``interrupt``, ``classic``,
     ``hybrid`` (adaptive), ``hybrid-<N>us`` (fixed sleep) or a plug-in name; ``+``-joined.
     A storage-server run: its core-scheduling policy (``server.policy``)."""
-    from policies.completion import select_policy_name
-
     server = getattr(config, "server", None)
     if server is not None and hasattr(server, "policy"):
         return server.policy
@@ -117,8 +118,6 @@ def latency_cdf(jobs: list[dict]) -> dict[str, list[float]]:
 
 def task_code_sha(task) -> str:
     """The code fingerprint of this process for ``task`` (the simulator and the task's plug-ins)."""
-    from simcore.fingerprint import code_sha
-
     return code_sha(getattr(task.config, "plugins", ()))
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
+from scenarios.simulate import simulate
 from scenarios.sweeps.executors import run_dask, run_inline, run_local
 from scenarios.sweeps.progress import Progress
+from scenarios.sweeps.rows import make_row, task_code_sha
 from scenarios.sweeps.store import ResultStore
 from simcore.errors import ConfigError
 
@@ -30,6 +32,16 @@ class SweepOutcome:
     """rows in the results file that are not part of this plan (kept)"""
 
 
+def run_task(task) -> dict[str, Any]:
+    """Simulate one :class:`scenarios.sweep.Task` and return its result row (a pure function of
+    ``task.config``)."""
+    try:
+        result = simulate(task.config)
+    except ConfigError as err:
+        raise ConfigError(f"sweep {task.sweep}: point {task.point} replicate {task.replicate}: {err}") from None
+    return make_row(task, result)
+
+
 def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, scheduler: str | None = None,
             local_cluster: int | None = None, fresh: bool = False, progress: bool | None = None,
             flush_interval_s: float = 5.0, fn=None) -> SweepOutcome:
@@ -37,13 +49,11 @@ def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, sc
 
     Executes in a local process pool of ``jobs`` processes, or on Dask when ``scheduler`` or
     ``local_cluster`` is given. ``fresh`` discards stored results first. ``progress`` None shows
-    progress only on a terminal. ``fn`` (default :func:`scenarios.sweep.run_task`) maps a task
+    progress only on a terminal. ``fn`` (default :func:`run_task`) maps a task
     to its row. On any error or interrupt the finished rows are kept (journal + final flush).
     """
     if fn is None:
-        from scenarios.sweep import run_task as fn
-    from scenarios.sweeps.rows import task_code_sha
-
+        fn = run_task
     store = ResultStore(results, fresh=fresh, flush_interval_s=flush_interval_s)
     order = {(t.point, t.replicate): t.index for t in tasks}
     try:

@@ -11,7 +11,34 @@ from simcore.errors import ConfigError
 
 from .record import TraceIO
 
-__all__ = ["select", "map_volumes"]
+__all__ = ["select", "map_volumes", "parse_window"]
+
+
+def parse_window(text: str | None) -> tuple[float | None, float | None]:
+    """``"START:END"`` in seconds of trace time, either side optional (``"2:"``, ``":0.5"``)."""
+    if text is None or text.strip() in ("", ":"):
+        return None, None
+    if ":" not in text:
+        raise ConfigError(f"--window {text!r}: expected START:END in seconds (either side optional)")
+    out = []
+    for part, name in zip(text.split(":", 1), ("start", "end")):
+        part = part.strip()
+        if not part:
+            out.append(None)
+            continue
+        try:
+            v = float(part)
+        except ValueError:
+            raise ConfigError(f"--window {text!r}: {name} {part!r} is not a number of seconds") from None
+        if not math.isfinite(v) or v < 0:
+            raise ConfigError(f"--window {text!r}: {name} must be a finite number of seconds >= 0")
+        if v * 1e9 > 2**53:
+            raise ConfigError(f"--window {text!r}: {name} is beyond 2**53 ns (~104 days) of trace time, where the "
+                              "simulated clock loses nanosecond resolution")
+        out.append(v)
+    if out[0] is not None and out[1] is not None and out[1] <= out[0]:
+        raise ConfigError(f"--window {text!r}: end must be after start")
+    return out[0], out[1]
 
 
 def _check_window(window_ns) -> tuple[int | None, int | None]:
