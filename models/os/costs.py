@@ -65,6 +65,30 @@ class KernelCosts(Model):
     idle_entry_cycles: float = Field(1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle")
     idle_exit_cycles: float = Field(600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)")
 
+    # -- scheduler paths, summed in one place for every model that charges them (the Linux host's
+    # runner, models/os/sched.py, and the storage server's kernel target and hybrid sleeps)
+    def switch_to_idle_cycles(self) -> float:
+        """A task blocks and its CPU goes idle: schedule() + the idle loop's entry (cycles)."""
+        return self.ctx_switch_cycles + self.idle_entry_cycles
+
+    def switch_from_idle_cycles(self) -> float:
+        """An idle CPU runs a woken task: the idle loop's exit + schedule() (cycles)."""
+        return self.ctx_switch_cycles + self.idle_exit_cycles
+
+    def nanosleep_entry_cycles(self) -> float:
+        """A timed sleep from user space up to idle: syscall entry, hrtimer arm, switch to idle (cycles)."""
+        return self.syscall_entry_cycles + self.hrtimer_start_cycles + self.ctx_switch_cycles + self.idle_entry_cycles
+
+    def nanosleep_wakeup_cycles(self) -> float:
+        """Its wake-up back to user space: timer interrupt and expiry, wake-up, switch in from idle,
+        syscall exit (cycles)."""
+        return (self.irq_entry_cycles + self.hrtimer_expire_cycles + self.wakeup_cycles + self.ctx_switch_cycles
+                + self.syscall_exit_cycles + self.idle_exit_cycles)
+
+    def irq_wakeup_cycles(self) -> float:
+        """An interrupt wakes a sleeping task, which is switched in: IRQ entry, wake-up, schedule() (cycles)."""
+        return self.irq_entry_cycles + self.wakeup_cycles + self.ctx_switch_cycles
+
 
 class Cost:
     """A bundle of per-layer cycles executed as one stretch. ``activity`` is the power activity

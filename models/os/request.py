@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from models.ssd.command import NvmeCommand
+
 READ, WRITE = "read", "write"
 
 
-class Request:
+class Request(NvmeCommand):
     """A request: one bio, or, above the queue's ``max_sectors_kb``, one IO split into pieces that
-    travel as requests of their own (:meth:`models.os.blk.BlkMq.split`). Times in ns."""
+    travel as requests of their own (:meth:`models.os.blk.BlkMq.split`). Times in ns. The part the
+    device sees (direction, size, flags, device timestamps) is its :class:`NvmeCommand`."""
 
     __slots__ = (
-        "id", "task", "job", "op", "nbytes", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
-        "depth", "t_submit", "t_issued", "t_dispatch", "t_dev_start", "t_dev_end", "t_cqe", "t_reaped", "t_complete",
-        "device_service_ns", "slept", "flags", "done_cb", "merged", "sq_seq", "parent", "splits", "splits_left",
+        "id", "task", "job", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
+        "depth", "t_submit", "t_issued", "t_dispatch", "t_reaped", "t_complete",
+        "slept", "done_cb", "merged", "parent", "splits", "splits_left",
     )
 
     def __init__(self, rid: int, task, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):

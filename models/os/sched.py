@@ -118,8 +118,8 @@ class CpuRunner:
         k = host.kcosts
         ct = host.costs
         self.cost_cs = ct.get("ctx_switch", scheduler=k.ctx_switch_cycles)
-        self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", scheduler=k.ctx_switch_cycles + k.idle_entry_cycles)
-        self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", scheduler=k.ctx_switch_cycles + k.idle_exit_cycles)
+        self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", scheduler=k.switch_to_idle_cycles())
+        self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", scheduler=k.switch_from_idle_cycles())
         self.cost_idle_reenter = ct.get("idle_reenter", scheduler=k.idle_exit_cycles + k.idle_entry_cycles)
         self.cost_noop = ct.get("noop")
         self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles)

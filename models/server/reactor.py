@@ -9,6 +9,7 @@ from collections import deque
 from math import ceil
 
 from models.cpu.cpuidle import CpuidleGovernor
+from models.ssd.command import NvmeCommand
 from simcore.engine import Engine
 
 # reactor states
@@ -18,11 +19,11 @@ POLL, HYBRID, IRQ = 0, 1, 2
 _EPS = 1e-6  # ns; guards ceil() against rounding at exact loop boundaries
 
 
-class Request:
-    """One client request (an NVMe-oF command capsule)."""
+class Request(NvmeCommand):
+    """One client request (an NVMe-oF command capsule): its :class:`NvmeCommand` to the SSD, plus the
+    lightweight thread and SSD it goes to, and its arrival at the target and submit times (ns)."""
 
-    __slots__ = ("id", "thread", "ssd", "op", "nbytes", "t_arr", "t_submit", "t_dev_start", "t_dev_end", "t_cqe",
-                 "device_service_ns", "sq_seq")
+    __slots__ = ("id", "thread", "ssd", "t_arr", "t_submit")
 
 
 class LThread:

@@ -416,9 +416,8 @@ class Server:
         sleep = r.hyb_sleep(r)
         k = self.cfg.platform.base.kernel
         if r.hyb_kind == "kernel":  # nanosleep: syscall + hrtimer + switch out / timer IRQ + wakeup + switch in
-            E = (k.syscall_entry_cycles + k.hrtimer_start_cycles + k.ctx_switch_cycles + k.idle_entry_cycles) / f
-            W = (k.irq_entry_cycles + k.hrtimer_expire_cycles + k.wakeup_cycles + k.ctx_switch_cycles
-                 + k.syscall_exit_cycles + k.idle_exit_cycles) / f
+            E = k.nanosleep_entry_cycles() / f
+            W = k.nanosleep_wakeup_cycles() / f
         else:  # user-level timed wait (MWAITX): no kernel path
             E = W = 0.0
         st = r.sleep_cstate

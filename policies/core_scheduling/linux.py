@@ -43,7 +43,7 @@ class LinuxKernelTarget(CoreSchedulingPolicy):
     def item_cycles(self) -> tuple[float, float]:
         s = self.server.cfg.server
         k = self.server.cfg.platform.base.kernel
-        rx = s.rx_cycles + k.irq_entry_cycles + k.wakeup_cycles + k.ctx_switch_cycles + k.blk_submit_cycles + k.nvme_submit_cycles
+        rx = s.rx_cycles + k.irq_wakeup_cycles() + k.blk_submit_cycles + k.nvme_submit_cycles
         cq = s.cq_cycles + k.irq_entry_cycles + k.nvme_complete_cycles + k.blk_complete_cycles
         return rx, cq
 

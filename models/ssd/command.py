@@ -1,0 +1,31 @@
+"""What an NVMe device sees of a request: one command.
+
+The host's block requests (:class:`models.os.request.Request`) and the storage server's client
+requests (:class:`models.server.reactor.Request`) are both :class:`NvmeCommand`\\ s, so one device
+model, its queue pairs and the interrupt-generation policies serve both.
+"""
+
+from __future__ import annotations
+
+
+class NvmeCommand:
+    """The device-visible part of a request (times in ns, set by :class:`models.ssd.device.NvmeDevice`)."""
+
+    __slots__ = ("op", "nbytes", "flags", "sq_seq", "t_dev_start", "t_dev_end", "t_cqe", "device_service_ns")
+
+    op: str
+    """``"read"`` or ``"write"``."""
+    nbytes: int
+    """Transfer size, bytes."""
+    flags: int
+    """Interrupt-generation annotations (:data:`models.ssd.irq.URGENT`, ``BARRIER``)."""
+    sq_seq: int
+    """Position in its submission queue (set at submit; strict Barrier ordering)."""
+    t_dev_start: float
+    """The device started the media access."""
+    t_dev_end: float
+    """The media access ended (the data transfer follows)."""
+    t_cqe: float
+    """The completion entry was posted."""
+    device_service_ns: float
+    """The media service time drawn for this command."""
