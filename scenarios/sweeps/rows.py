@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from policies.completion import select_policy_name
-from simcore.fingerprint import code_sha
+from simcore import fingerprint
 
 #: columns that depend on the machine's speed, not on the simulation (excluded from identity checks)
 TIMING_COLUMNS = ("sim.wall_s", "sim.real_time_factor", "sim.ios_per_wall_s")
@@ -118,7 +118,7 @@ def latency_cdf(jobs: list[dict]) -> dict[str, list[float]]:
 
 def task_code_sha(task) -> str:
     """The code fingerprint of this process for ``task`` (the simulator and the task's plug-ins)."""
-    return code_sha(getattr(task.config, "plugins", ()))
+    return fingerprint.code_sha(getattr(task.config, "plugins", ()))
 
 
 def make_row(task, result: dict) -> dict[str, Any]:
