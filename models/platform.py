@@ -21,6 +21,10 @@ class PowerConfig(Model):
     platform_cpu_coupling: float = Field(
         0.0, ge=0, description="extra platform watts per watt of CPU package power (fans, regulators follow CPU activity)"
     )
+    c0_core_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 (busy or polling): its paths to"
+                             " memory, fabric and NIC kept out of low-power states")
+    c0_core_ghz_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 per GHz of its clock (memory,"
+                                 " fabric and NIC traffic, which scales with the instruction rate)")
     meter_hz: float = Field(1.0, gt=0, le=1000.0, description="sampling rate of the simulated wall-power meter (the studies' meters:"
                             " 1 Hz; at most 1 kHz, the ~1 ms update period of RAPL energy counters)")
 

@@ -18,24 +18,24 @@ Where each value comes from:
   (idle / light load / peak breakdown) and table 2 (per-state CPU and system power). The fitted
   values are in :data:`SERVER_POWER_FIT`; re-run the script to refresh them.
 
-"Others" (everything but CPU package and SSDs: DRAM, fans, regulators, NIC, board, PSU loss) has
-the foundation's terms, ``dram_w + platform_base_w + platform_cpu_coupling x P_cpu``, plus one term
-the foundation's :class:`~models.platform.PowerConfig` does not have yet: platform power that
-follows *executing* cores (memory, fabric and NIC traffic of a core in C0, and the regulators
-that feed it), :class:`ActivityOthersConfig`. Linear coupling to package power alone cannot fit
-the measurements: polling at 400 MHz raises the CPU by 10 W over C1 but "others" by 38 W, while
-entering the deep state lowers "others" by only 0.95 W per CPU watt (see docs/server.md).
+"Others" (everything but CPU package and SSDs: DRAM, fans, regulators, NIC, board, PSU loss) is
+:class:`~models.platform.PowerConfig`'s ``dram_w + platform_base_w + platform_cpu_coupling x P_cpu
++ (c0_core_w + c0_core_ghz_w x f) per physical core in C0``: platform power that follows
+*executing* cores (memory, fabric and NIC traffic of a core in C0, and the regulators that feed
+it). Linear coupling to package power alone cannot fit the measurements: polling at 400 MHz raises
+the CPU by 10 W over C1 but "others" by 38 W, while entering the deep state lowers "others" by only
+0.95 W per CPU watt (see docs/server.md).
+
+It is an ordinary platform (``models.platforms.PLATFORMS``): ``stacksim run --platform
+epyc9454p-16xpm1743`` runs fio jobs on it, and the storage-server scenarios run on any platform.
 """
 
 from __future__ import annotations
-
-from pydantic import Field
 
 from models.cpu.config import CStateConfig
 from models.cpu.presets import epyc_9454p
 from models.platform import PlatformConfig, PowerConfig
 from models.ssd.presets import pm1743
-from simcore.config import Model
 
 #: Output of ``stacksim calibrate --study server-power`` (re-run it to refresh; it prints this dict).
 SERVER_POWER_FIT = {
@@ -47,8 +47,8 @@ SERVER_POWER_FIT = {
     "cpu.core_dynamic_w": 4.2708,
     "power.platform_base_w": 45.1813,
     "power.platform_cpu_coupling": 0.9223,
-    "others.c0_core_w": 0.986,
-    "others.c0_core_ghz_w": 0.7793,
+    "power.c0_core_w": 0.986,
+    "power.c0_core_ghz_w": 0.7793,
     "ssd.idle_w": 4.4286,
     "ssd.active_read_w": 61.5281,
 }
@@ -68,46 +68,20 @@ C1_EXIT_US, C1_RESIDENCY_US = 3.0, 6.0
 DEEP_EXIT_US, DEEP_RESIDENCY_US = 800.0, 800.0
 
 
-class ActivityOthersConfig(Model):
-    """Platform power that follows executing cores, on top of ``PowerConfig`` (W).
-
-    For every physical core in C0 (either SMT sibling running or polling), the rest of the
-    platform draws ``c0_core_w + c0_core_ghz_w x f`` (f in GHz): a part for keeping the core's
-    path to memory, fabric and NIC out of low-power states, and a part for the traffic, which
-    scales with the instruction rate.
-    """
-
-    c0_core_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 (memory/fabric/NIC paths awake)")
-    c0_core_ghz_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 per GHz of its clock (traffic)")
-
-
-class ServerPlatform(Model):
-    """A server platform: the foundation's :class:`PlatformConfig` plus the server-only terms."""
-
-    base: PlatformConfig
-    others: ActivityOthersConfig = ActivityOthersConfig()
-    os_idle_cstate: str = Field(
-        "C1", description="deepest C-state the OS idle loop uses on this box (cpuidle state limit); SANDMAN's idle"
-        " system draws the all-C1 CPU power, so its kernel idles in C1",
-    )
-
-    @property
-    def name(self) -> str:
-        return self.base.name
-
-
 def _apply_fit(fit: dict) -> tuple[dict, dict, dict, dict]:
-    cpu, power, others, ssd = {}, {}, {}, {}
+    cpu, power, ssd = {}, {}, {}
     for key, val in fit.items():
         head, rest = key.split(".", 1)
-        {"cpu": cpu, "power": power, "others": others, "ssd": ssd}[head][rest] = float(val)
-    return cpu, power, others, ssd
+        {"cpu": cpu, "power": power, "ssd": ssd}[head][rest] = float(val)
+    return cpu, power, ssd
 
 
-def epyc9454p_16xpm1743_server(fit: dict | None = None) -> ServerPlatform:
-    """The SANDMAN storage node with the power parameters ``fit`` (default :data:`SERVER_POWER_FIT`)."""
+def epyc9454p_16xpm1743(fit: dict | None = None) -> PlatformConfig:
+    """The SANDMAN storage node with the power parameters ``fit`` (default :data:`SERVER_POWER_FIT`).
+    Its OS idles in C1 (``cpu.cpuidle_disable`` = the deep state): the measured idle CPU power is the
+    all-C1 power; a policy may still put a core in the deep state itself."""
     fit = SERVER_POWER_FIT if fit is None else {**SERVER_POWER_FIT, **fit}
-    cpu_fit, power_fit, others_fit, ssd_fit = _apply_fit(fit)
+    cpu_fit, power_fit, ssd_fit = _apply_fit(fit)
     cstates = (
         CStateConfig(name="POLL", exit_latency_ns=0.0, target_residency_ns=0.0, power_w=0.0, polling=True),
         CStateConfig(name="C1", exit_latency_ns=C1_EXIT_US * 1e3, target_residency_ns=C1_RESIDENCY_US * 1e3,
@@ -115,29 +89,15 @@ def epyc9454p_16xpm1743_server(fit: dict | None = None) -> ServerPlatform:
         CStateConfig(name="C2", exit_latency_ns=DEEP_EXIT_US * 1e3, target_residency_ns=DEEP_RESIDENCY_US * 1e3,
                      power_w=cpu_fit.pop("C2.power_w"), package_deep=True),
     )
-    cpu = epyc_9454p(cstates=cstates, **cpu_fit)
+    cpu = epyc_9454p(cstates=cstates, cpuidle_disable=("C2",), **cpu_fit)
     ssd = pm1743(**ssd_fit)
     calib = ", ".join(f"{k}={v:g}" for k, v in fit.items())
-    base = PlatformConfig(
+    return PlatformConfig(
         name="epyc9454p-16xpm1743",
         description="SANDMAN storage node: EPYC 9454P (48C/96T, 3.65 GHz all-core) + 16 x PM1743, NVMe-oF/RDMA target",
         cpu=cpu,
         ssd=ssd,
         ssd_count=16,
-        power=PowerConfig(dram_w=DRAM_W, platform_base_w=power_fit["platform_base_w"],
-                          platform_cpu_coupling=power_fit["platform_cpu_coupling"]),
+        power=PowerConfig(dram_w=DRAM_W, **power_fit),
         calibration="power fitted by stacksim calibrate --study server-power to sandman_polling_server.yaml tables 1-2: " + calib,
     )
-    return ServerPlatform(base=base, others=ActivityOthersConfig(**others_fit))
-
-
-def epyc9454p_16xpm1743(fit: dict | None = None) -> PlatformConfig:
-    """The foundation view of the platform (for ``models.platforms.PLATFORMS``); the activity term
-    of "others" lives in :func:`epyc9454p_16xpm1743_server`."""
-    return epyc9454p_16xpm1743_server(fit).base
-
-
-#: name -> factory of :class:`ServerPlatform`
-SERVER_PLATFORMS = {
-    "epyc9454p-16xpm1743": epyc9454p_16xpm1743_server,
-}

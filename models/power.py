@@ -6,7 +6,9 @@
   (idle - state power) for the time spent in APST low-power states (:mod:`models.ssd.apst`);
 * DRAM: ``power.dram_w``;
 * the rest of the platform: ``power.platform_base_w`` + ``power.platform_cpu_coupling`` x CPU
-  package power (fans and voltage regulators follow CPU activity).
+  package power (fans and voltage regulators follow CPU activity) + ``power.c0_core_w`` +
+  ``power.c0_core_ghz_w`` x f per physical core in C0 (memory, fabric and NIC paths and traffic of
+  executing cores; :attr:`models.cpu.core.Package.c0_acc`).
 :class:`EnergyReading` snapshots the cumulative energy accounts; the difference of two readings
 gives exact average powers over the interval. A simulated meter samples them at ``meter_hz``.
 """
@@ -21,13 +23,19 @@ class EnergyReading:
     t_ns: float
     cpu_j: float
     ssd: tuple  # per device: ssd_reading()
+    c0_ns: float = 0.0
+    """physical-core C0 time, ns (summed over cores)"""
+    c0_ghz_ns: float = 0.0
+    """physical-core C0 time x frequency, GHz x ns"""
 
 
 def read_energy(host, now: float) -> EnergyReading:
     """Integrate the CPU package up to ``now`` and snapshot every energy account."""
-    host.pkg.settle(now)
-    cpu_j = sum(c.energy_j for c in host.pkg.cores) + host.pkg.uncore_energy_j
-    return EnergyReading(now, cpu_j, tuple(ssd_reading(d, now) for d in host.devices))
+    pkg = host.pkg
+    pkg.settle(now)
+    pkg.settle_c0(now)
+    cpu_j = sum(c.energy_j for c in pkg.cores) + pkg.uncore_energy_j
+    return EnergyReading(now, cpu_j, tuple(ssd_reading(d, now) for d in host.devices), pkg.c0_acc[0], pkg.c0_acc[1])
 
 
 def ssd_reading(device, now: float) -> tuple[float, float, float]:
@@ -58,7 +66,8 @@ def average_power(platform, devices, a: EnergyReading, b: EnergyReading) -> dict
     cpu_w = (b.cpu_j - a.cpu_j) / dur_s
     ssd_w = ssd_energy_j(devices, a.ssd, b.ssd, dur_s) / dur_s
     pw = platform.power
-    other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w
+    c0_w = (pw.c0_core_w * (b.c0_ns - a.c0_ns) + pw.c0_core_ghz_w * (b.c0_ghz_ns - a.c0_ghz_ns)) / (b.t_ns - a.t_ns)
+    other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w + c0_w
     return {"cpu": cpu_w, "ssd": ssd_w, "dram": pw.dram_w, "other": other_w, "system": cpu_w + ssd_w + pw.dram_w + other_w}
 
 

@@ -91,9 +91,9 @@ def build_server(cfg, tracer=None):
     the trace feed) are resolved here and handed to :class:`models.server.target.Server`."""
     policy_cls = CORE_SCHEDULING.get(cfg.server.policy)
     params = validate(policy_cls.Params, dict(cfg.policy), where=f"policy {cfg.server.policy}")
-    idle_cls = CPUIDLE_GOVERNORS.get(cfg.platform.base.cpu.cpuidle_governor)
+    idle_cls = CPUIDLE_GOVERNORS.get(cfg.platform.cpu.cpuidle_governor)
     wl = cfg.workload
-    n_ssds = cfg.platform.base.ssd_count
+    n_ssds = cfg.platform.ssd_count
     # the client's stream by its own name: the same draws as any other construction order
     arrivals_rng = RngStreams(cfg.seed).stream("client.arrivals")
     client = (TraceFeed(wl, n_ssds, arrivals_rng) if wl.kind == "trace" else arrival_batches(wl, arrivals_rng, n_ssds))

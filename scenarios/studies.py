@@ -176,9 +176,8 @@ def check_study_output(path: str, study: str) -> None:
     if low.endswith(".json"):
         return
     if low.endswith((".yaml", ".yml")):
-        if study in ("cinterrupts", "server-power"):
-            what = "two platforms" if study == "cinterrupts" else "a server platform (its 'others' terms are not a platform file's)"
-            raise ConfigError(f"-o {path}: study {study} calibrates {what}; write the result as .json")
+        if study == "cinterrupts":
+            raise ConfigError(f"-o {path}: study {study} calibrates two platforms; write the result as .json")
         return
     raise ConfigError(f"-o {path}: write the study's result as .json, or the calibrated platform as .yaml")
 

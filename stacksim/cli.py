@@ -126,7 +126,7 @@ def _run_server(args, name: str) -> int:
     cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
     tracer = _make_tracer(args, cfg.workload.warmup_ns) if args.trace else None
     result = simulate(cfg, tracer=tracer, records=bool(args.records))
-    _emit(args, result, format_server_summary, cfg.platform.base.cpu.logical_cpus)
+    _emit(args, result, format_server_summary, cfg.platform.cpu.logical_cpus)
     return 0
 
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
+from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743
 from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from policies.core_scheduling.detector import CIDetector
 from scenarios.server.run import resolve_server
@@ -23,7 +23,7 @@ from scenarios.server.workloads import BurstWorkload, StableWorkload
 from simcore.errors import ConfigError
 
 POLICIES = ["spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman"]
-PLAT = epyc9454p_16xpm1743_server()
+PLAT = epyc9454p_16xpm1743()
 
 
 def stable(policy: str, rate: float, ms: float = 5.0, warm_ms: float = 1.0, params: dict | None = None, **server) -> ServerRunConfig:
@@ -93,7 +93,7 @@ def test_static_never_sleeps():
         cpu = srv.cpus[cpu_id]
         assert cpu.busy and sum(cpu.cstate_ns) == 0.0  # in C0 from t=0, never a C-state
     assert s["active_cores_mean"] == pytest.approx(48.0)
-    assert s["active_freq_ghz_mean"] == pytest.approx(PLAT.base.cpu.top_freq_ghz)
+    assert s["active_freq_ghz_mean"] == pytest.approx(PLAT.cpu.top_freq_ghz)
     assert s["thread_migrations"] == 0 and s["freq_transitions"] == 0 and s["reactor_wakeups"] == 0
 
 
@@ -104,19 +104,19 @@ def test_governor_first_requests_after_a_load_jump_see_the_transition_latency():
     # the reactors can take at 400 MHz)
     cfg = burst("governor", 1e-3, ssd_max_iops=6e6, low_fraction=0.015, ssds=tuple(range(16)))
     srv = build_server(cfg)
-    top = PLAT.base.cpu.top_freq_ghz
+    top = PLAT.cpu.top_freq_ghz
     full = []
     for c in srv.pkg.cores:
         c.listeners.append(lambda ghz: ghz == top and full.append(srv.engine.now))
     jump = cfg.workload.windows()[0][0]
     srv.engine.run(jump)
-    assert all(srv.pkg.cores[r.pcore.index].freq_ghz == PLAT.base.cpu.min_freq_ghz for r in srv.reactors)
+    assert all(srv.pkg.cores[r.pcore.index].freq_ghz == PLAT.cpu.min_freq_ghz for r in srv.reactors)
     srv.engine.run(cfg.workload.end_ns)
     arr = np.frombuffer(srv.rec_arr)
     lat = np.frombuffer(srv.rec_done) - arr + srv.half_rtt
     after = [t for t in full if t > jump]
     # full speed comes back one P-state transition (450 us) after the governor's first step up
-    assert after and min(after) - jump >= PLAT.base.cpu.pstate_transition_ns
+    assert after and min(after) - jump >= PLAT.cpu.pstate_transition_ns
     early = lat[(arr >= jump) & (arr < jump + 250e3)].mean()
     late = lat[(arr >= jump + 700e3) & (arr < jump + 1000e3)].mean()
     assert early > 1.5 * late
@@ -140,7 +140,7 @@ def test_sandman_wakes_a_core_within_about_the_c1_exit_latency():
     cfg = burst("sandman", 1e-3)  # 10 ms quiet, 1 ms burst on one SSD
     r = simulate(cfg, keep_model=True)
     srv = r.model
-    c1_exit = PLAT.base.cpu.cstates[srv.c1].exit_latency_ns
+    c1_exit = PLAT.cpu.cstates[srv.c1].exit_latency_ns
     waits = [inst - post for post, inst, _ in srv.wake_log]
     assert len(waits) >= 4
     assert max(waits) == pytest.approx(c1_exit)  # monitor/wait: no system call, no interrupt

@@ -117,7 +117,6 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
     (["--study", "cinterrupts", "--max-iterations", "0"], "--max-iterations must be >= 1"),
     (["--study", "cinterrupts", "--runtime-ms", "0"], "--runtime-ms must be at least 1"),
     (["--study", "cinterrupts", "-o", "OUT.yaml"], "calibrates two platforms; write the result as .json"),
-    (["--study", "server-power", "-o", "OUT.yaml"], "calibrates a server platform"),
     (["--study", "poll-energy", "-o", "OUT.csv"], "as .json, or the calibrated platform as .yaml"),
     (["--study", "poll-energy", "-o", "no/such/dir/fit.json"], "directory no/such/dir does not exist"),
     ([], "calibrate needs --platform, --measured, --fit, -o"),

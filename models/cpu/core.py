@@ -6,6 +6,13 @@ power follows its siblings: busy if either is busy (SMT adds a fraction of the s
 activity), otherwise the power of the shallower sibling's state. The uncore draws its active power
 unless every logical CPU sits in a ``package_deep`` state. Energy is integrated exactly at every
 state change (piecewise-constant power), so it needs no sampling.
+
+The package also integrates *C0 time*: a logical CPU is in C0 while busy or spinning in a POLL
+state, a physical core while either sibling is. :attr:`Package.c0_acc` holds physical-core C0 ns,
+physical-core C0 GHz x ns, logical-CPU C0 ns and logical-CPU C0 GHz x ns (:meth:`Package.settle_c0`
+brings them to now); the platform power that
+follows executing cores (``PowerConfig.c0_core_w``, ``c0_core_ghz_w``) and the active-core
+metrics of the storage server are read from it.
 """
 
 from __future__ import annotations
@@ -41,6 +48,9 @@ class Package:
         self.limiter = None
         if cfg.power_limit_w is not None and engine is not None:
             self.limiter = PowerLimiter(self, engine)
+        #: cumulative C0 time: [physical-core ns, physical-core GHz x ns, logical-CPU ns, logical-CPU
+        #: GHz x ns], integrated up to each core's last C0 change (:meth:`settle_c0` brings it to now)
+        self.c0_acc = [0.0, 0.0, 0.0, 0.0]
 
     def set_ceiling(self, now: float, ghz: float) -> None:
         """The power limit's frequency ceiling changes: every core moves to min(request, ceiling)."""
@@ -69,6 +79,14 @@ class Package:
         for cpu in self.cpus:
             cpu.settle(now)
 
+    def settle_c0(self, now: float) -> None:
+        """Integrate the C0 accounts (:attr:`c0_acc`) up to ``now``. Separate from :meth:`settle`,
+        which the power limit calls every control period: the C0 accounts are read only where a
+        summary or power reading needs them, and integrating them in fewer, longer pieces keeps
+        their rounding independent of who else settles the package."""
+        for c in self.cores:
+            c.c0_settle(now)
+
     def energy_j(self) -> float:
         return sum(c.energy_j for c in self.cores) + self.uncore_energy_j
 
@@ -81,7 +99,8 @@ class PhysicalCore:
     """One physical core: 1 or 2 logical CPUs sharing power state and frequency."""
 
     __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg", "freq_ghz", "target_ghz",
-                 "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending", "_ghz_ns", "_ghz_t")
+                 "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending", "_ghz_ns", "_ghz_t",
+                 "c0n", "_c0_t")
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
@@ -97,6 +116,8 @@ class PhysicalCore:
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
         self._ghz_ns = 0.0  # integral of the frequency over time (GHz x ns), up to _ghz_t
         self._ghz_t = 0.0
+        self.c0n = 0  # siblings in C0 (busy or in a POLL state)
+        self._c0_t = 0.0  # C0 time integrated into pkg.c0_acc up to here
         self._set_freq_factors(pkg.freq_ghz)
 
     def _set_freq_factors(self, freq_ghz: float) -> None:
@@ -128,6 +149,7 @@ class PhysicalCore:
     def _apply_freq(self, freq_ghz: float) -> None:
         self._pending = None
         now = self.pkg.engine.now
+        self.c0_settle(now)  # C0 time so far ran at the old frequency
         self.energy_j += self.power_w * (now - self._t) * 1e-9
         self._t = now
         self._ghz_ns = self.ghz_ns_at(now)
@@ -175,13 +197,31 @@ class PhysicalCore:
     def settle(self, now: float) -> None:
         self.update(now)
 
+    def c0_settle(self, now: float) -> None:
+        """Integrate this core's C0 time up to ``now`` into :attr:`Package.c0_acc`."""
+        n = self.c0n
+        if n:
+            dt = now - self._c0_t
+            f = self.freq_ghz
+            acc = self.pkg.c0_acc
+            acc[0] += dt
+            acc[1] += dt * f
+            acc[2] += n * dt
+            acc[3] += n * dt * f
+        self._c0_t = now
+
+    def c0_change(self, now: float, delta: int) -> None:
+        """A sibling enters (``+1``) or leaves (``-1``) C0 at ``now``."""
+        self.c0_settle(now)
+        self.c0n += delta
+
 
 class LogicalCpu:
     """One logical CPU's power/residency state. The OS layer (models.os) drives it."""
 
     __slots__ = (
         "id", "core", "busy", "spinning", "activity", "cstate", "busy_ns", "cstate_ns",
-        "cstate_entries", "_t", "_deep", "cstate_power",
+        "cstate_entries", "_t", "_deep", "cstate_power", "c0",
     )
 
     def __init__(self, cpu_id: int, core: PhysicalCore):
@@ -198,6 +238,10 @@ class LogicalCpu:
         self.cstate_entries = [0] * len(core._cfg.cstates)
         self._t = 0.0
         self._deep = False
+        #: in C0 (busy or spinning in a POLL state); boots in state 0
+        self.c0 = self.spinning
+        if self.c0:
+            core.c0n += 1
 
     def _account(self, now: float) -> None:
         dt = now - self._t
@@ -226,6 +270,9 @@ class LogicalCpu:
         self.spinning = False
         self.activity = activity
         self.core.update(now)
+        if not self.c0:
+            self.c0 = True
+            self.core.c0_change(now, 1)
 
     def set_idle(self, now: float, cstate: int) -> None:
         """Enter idle state ``cstate`` at ``now``."""
@@ -249,6 +296,9 @@ class LogicalCpu:
             self._deep = deep
             self.core.pkg._awake_changed(now, -1 if deep else +1)
         self.core.update(now)
+        if st.polling != self.c0:
+            self.c0 = st.polling
+            self.core.c0_change(now, 1 if st.polling else -1)
 
     def settle(self, now: float) -> None:
         self._account(now)

@@ -38,13 +38,12 @@ from array import array
 from math import ceil
 
 from models.cpu.core import Package
-from models.cpu.cpuidle import NO_TIMER_NS
+from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from models.cpu.power_limit import limit_reading
 from models.power import ssd_reading
-from models.ssd.device import NvmeDevice
-from models.cpu.cpuidle import CpuidleGovernor
 from models.server.core_scheduling import CoreSchedulingPolicy
 from models.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
+from models.ssd.device import NvmeDevice
 from simcore.config import Model
 from simcore.engine import Engine
 from simcore.errors import ConfigError
@@ -70,7 +69,7 @@ class Server:
         ``batches``, counters and ``describe()``)."""
         self.cfg = cfg
         sp = cfg.platform
-        plat = sp.base
+        plat = sp
         scfg = cfg.server
         ccfg = plat.cpu
         self.engine = eng = Engine(tracer)
@@ -93,10 +92,9 @@ class Server:
         self.ccfg = ccfg
         self.cpus = self.pkg.cpus
         names = [s.name for s in ccfg.cstates]
-        if sp.os_idle_cstate not in names:
-            raise ConfigError(f"platform os_idle_cstate '{sp.os_idle_cstate}' is not a C-state of {ccfg.model} ({', '.join(names)})")
         self.cstate_index = {n: i for i, n in enumerate(names)}
-        self.os_idle = names.index(sp.os_idle_cstate)
+        #: the state of the OS idle loop: the deepest one cpuidle may pick (``cpu.cpuidle_disable``)
+        self.os_idle = max((i for i, n in enumerate(names) if n not in ccfg.cpuidle_disable), default=0)
         self.c1 = next(i for i, s in enumerate(ccfg.cstates) if not s.polling)
         self.exit_ns = [s.exit_latency_ns for s in ccfg.cstates]
         self.act_poll = ccfg.activity["poll"]
@@ -133,17 +131,11 @@ class Server:
                 th.qps.append(qp)
         wl = cfg.workload
         self.conn_thread = [self.threads[c % nthreads] for c in range(wl.connections)]
-        # 6. C0 accounting per physical core (for "others" power and active-core metrics)
-        ncores = len(self.pkg.cores)
-        self.c0n = [0] * ncores
-        self.c0t = [0.0] * ncores
-        self.c0f = [c.freq_ghz for c in self.pkg.cores]
-        self.acc = [0.0, 0.0, 0.0, 0.0]  # physical C0 ns, physical C0 GHz*ns, logical C0 ns, logical GHz*ns
-        self.corr_j = 0.0  # hybrid sleep stretches: energy of their wake/poll windows
-        for c in self.pkg.cores:
-            c.listeners.append(lambda ghz, i=c.index: self._on_freq(i, ghz))
-        self._c0_state = [False] * len(self.cpus)
-        self._polling_state = [s.polling for s in ccfg.cstates]
+        # 6. C0 time (for "others" power and active-core metrics): the package integrates it
+        # (Package.c0_acc: physical C0 ns, physical C0 GHz*ns, logical C0 ns, logical GHz*ns); hybrid
+        # sleep stretches add their wake/poll windows to it and their energy to corr_j
+        self.acc = self.pkg.c0_acc
+        self.corr_j = 0.0
         if tracer is not None:
             self._tr_state: list = [None] * len(self.cpus)  # (since ns, label) of each CPU's power state
             self._tr_submit_cpu: dict[int, int] = {}  # request id -> CPU that rang its doorbell
@@ -214,18 +206,10 @@ class Server:
         cpu = self.cpus[cpu_id]
         if value >= 0:
             cpu.set_busy(now, value)
-            c0 = True
         else:
-            st = -1 - int(value)
-            cpu.set_idle(now, st)
-            c0 = self._polling_state[st]
+            cpu.set_idle(now, -1 - int(value))
         if self.tracer is not None:
             self._trace_state(cpu_id, now, value)
-        if c0 != self._c0_state[cpu_id]:
-            self._c0_state[cpu_id] = c0
-            i = cpu.core.index
-            self._c0_settle(i, now)
-            self.c0n[i] += 1 if c0 else -1
 
     def _state_label(self, value: float) -> str:
         if value < 0:
@@ -259,27 +243,10 @@ class Server:
         else:
             self.engine.call_at(t, self._apply, cpu_id, value)
 
-    def _c0_settle(self, i: int, now: float) -> None:
-        n = self.c0n[i]
-        if n:
-            dt = now - self.c0t[i]
-            f = self.c0f[i]
-            acc = self.acc
-            acc[0] += dt
-            acc[1] += dt * f
-            acc[2] += n * dt
-            acc[3] += n * dt * f
-        self.c0t[i] = now
-
-    def _on_freq(self, i: int, ghz: float) -> None:
-        self._c0_settle(i, self.engine.now)
-        self.c0f[i] = ghz
-
     def settle(self, now: float) -> None:
         """Integrate every energy and C0 account up to ``now``."""
         self.pkg.settle(now)
-        for i in range(len(self.c0n)):
-            self._c0_settle(i, now)
+        self.pkg.settle_c0(now)
 
     def cpu_energy_j(self) -> float:
         return self.pkg.energy_j() + self.corr_j
@@ -294,7 +261,7 @@ class Server:
         f = core.freq_ghz
         a = self.act_poll
         acc = self.acc
-        if self.c0n[core.index]:  # the sibling is running: only the second thread's share
+        if core.c0n:  # the sibling is running: only the second thread's share
             dw = cfg.busy_power_w(f, a * (1.0 + cfg.smt_second_thread_activity)) - cfg.busy_power_w(f, a)
         else:
             dw = cfg.busy_power_w(f, a) - cfg.cstates[r.cpu.cstate].power_w
@@ -414,7 +381,7 @@ class Server:
         """A hybrid-polling reactor found nothing in a poll: sleep, wake, poll, ... until work."""
         f = r.pcore.freq_ghz
         sleep = r.hyb_sleep(r)
-        k = self.cfg.platform.base.kernel
+        k = self.cfg.platform.kernel
         if r.hyb_kind == "kernel":  # nanosleep: syscall + hrtimer + switch out / timer IRQ + wakeup + switch in
             E = k.nanosleep_entry_cycles() / f
             W = k.nanosleep_wakeup_cycles() / f

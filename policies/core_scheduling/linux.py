@@ -42,14 +42,14 @@ class LinuxKernelTarget(CoreSchedulingPolicy):
 
     def item_cycles(self) -> tuple[float, float]:
         s = self.server.cfg.server
-        k = self.server.cfg.platform.base.kernel
+        k = self.server.cfg.platform.kernel
         rx = s.rx_cycles + k.irq_wakeup_cycles() + k.blk_submit_cycles + k.nvme_submit_cycles
         cq = s.cq_cycles + k.irq_entry_cycles + k.nvme_complete_cycles + k.blk_complete_cycles
         return rx, cq
 
     def setup(self) -> None:
         s = self.server
-        k = s.cfg.platform.base.kernel
+        k = s.cfg.platform.kernel
         limited = s.ccfg.model_copy(update={"cstates": s.ccfg.cstates[: s.os_idle + 1]})
         for th, r in zip(s.threads, s.reactors):
             s.place(th, r)

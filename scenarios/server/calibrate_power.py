@@ -37,7 +37,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import least_squares
 
-from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743_server
+from models.platform import PlatformConfig
+from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743
 from models.server.config import ServerConfig
 from scenarios import reference
 from scenarios.assembly import build_server
@@ -62,8 +63,8 @@ FIT_BOUNDS = {
     "cpu.core_dynamic_w": (0.2, 12.0),
     "power.platform_base_w": (0.0, 300.0),
     "power.platform_cpu_coupling": (0.0, 3.0),
-    "others.c0_core_w": (0.0, 10.0),
-    "others.c0_core_ghz_w": (0.0, 10.0),
+    "power.c0_core_w": (0.0, 10.0),
+    "power.c0_core_ghz_w": (0.0, 10.0),
     "ssd.idle_w": (1.0, 10.0),
     "ssd.active_read_w": (5.0, 200.0),
 }
@@ -71,9 +72,15 @@ FIT_BOUNDS = {
 PRIORS = {"cpu.core_leakage_w": (1.5, 0.01), "cpu.C2.power_w": (0.12, 0.01)}
 
 
+def os_idles_deep(plat: PlatformConfig) -> PlatformConfig:
+    """``plat`` with every idle state enabled for the OS idle loop (the "deep" rows: the kernel
+    sleeps in the deep state)."""
+    return plat.model_copy(update={"cpu": plat.cpu.model_copy(update={"cpuidle_disable": ()})})
+
+
 def row_configs(fit: dict, row_ms: float = ROW_MS) -> dict[str, ServerRunConfig]:
     """The server configuration of each measured row (see the module doc), ``row_ms`` simulated."""
-    plat = epyc9454p_16xpm1743_server(fit)
+    plat = epyc9454p_16xpm1743(fit)
     dur = row_ms / 1e3
     warm = 0.001
 
@@ -83,7 +90,7 @@ def row_configs(fit: dict, row_ms: float = ROW_MS) -> dict[str, ServerRunConfig]
             workload=StableWorkload(rate_iops=rate, duration_s=dur, warmup_s=warm), seed=11,
         )
 
-    deep = plat.model_copy(update={"os_idle_cstate": "C2"})
+    deep = os_idles_deep(plat)
     return {
         "idle": cfg("idle", 1.0, {"cstate": "C1"}),
         "deep": cfg("idle", 1.0, {"cstate": "C2"}, deep),
@@ -164,7 +171,7 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
     model: a thread posted to a core sleeping in C1 (SANDMAN's monitor/wait) or in the deep state
     (kernel sleep) until it is installed and polling; for PN, a core at 400 MHz asked for P0
     (``PhysicalCore.request_freq``) until it runs at 3.65 GHz."""
-    plat = epyc9454p_16xpm1743_server(fit)
+    plat = epyc9454p_16xpm1743(fit)
     wl = StableWorkload(rate_iops=1.0, duration_s=0.01, warmup_s=0.0)
     if state == "PN":
         cfg = ServerRunConfig(platform=plat, server=ServerConfig(policy="spdk-static"), policy={"freq_ghz": 0.4}, workload=wl)
@@ -181,7 +188,7 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
     if state == "C1":
         params, plat2 = {"wakeup": "mwait"}, plat
     elif state == "deep":
-        params, plat2 = {"wakeup": "interrupt"}, plat.model_copy(update={"os_idle_cstate": "C2"})
+        params, plat2 = {"wakeup": "interrupt"}, os_idles_deep(plat)
     else:
         raise ValueError(f"unknown state {state}")
     cfg = ServerRunConfig(platform=plat2, server=ServerConfig(policy="sandman"), policy=params, workload=wl)
@@ -206,4 +213,4 @@ def run_study(runtime_ms: float = ROW_MS, max_iterations: int | None = None, pro
     params = {n: {"value": fit[n], "ci95": None} for n in FIT_BOUNDS}
     sources = [reference.cite(REFERENCE, "power_breakdown"), reference.cite(REFERENCE, "cpu_states")]
     return StudyResult("server-power", "models/platforms_server.py SERVER_POWER_FIT", fit, params, rows, sources,
-                       runtime_ms, n_eval, converged)
+                       runtime_ms, n_eval, converged, [epyc9454p_16xpm1743(fit)])

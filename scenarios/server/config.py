@@ -11,10 +11,11 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field
 
-from models.platforms_server import ServerPlatform
+from models.platform import PlatformConfig
 from models.server.config import ServerConfig
 from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import Model, Seed
+
 
 class MetricsConfig(Model):
     bin_ms: float = Field(10.0, gt=0, description="timeline bin, ms")
@@ -27,7 +28,7 @@ class ServerRunConfig(Model):
     """Everything one storage-server run needs (fully resolved)."""
 
     name: str = "server"
-    platform: ServerPlatform
+    platform: PlatformConfig
     server: ServerConfig = ServerConfig()
     policy: dict[str, Any] = Field(default_factory=dict, description="parameters of the selected policy")
     workload: WorkloadField

@@ -16,15 +16,15 @@ from typing import Any
 import numpy as np
 from pydantic import create_model
 
-from models.platforms_server import SERVER_PLATFORMS, ServerPlatform
 from models.cpu.power_limit import limit_summary
-from models.power import ssd_energy_j
-from policies.core_scheduling import CORE_SCHEDULING
+from models.power import EnergyReading, average_power
 from models.server.config import ServerConfig
-from scenarios.server.config import MetricsConfig, ServerRunConfig
 from models.server.target import Server
+from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.assembly import build_server
 from scenarios.result import Result
+from scenarios.scenario import platform_by_name
+from scenarios.server.config import MetricsConfig, ServerRunConfig
 from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import parse_scalar, set_path, validate
 from simcore.errors import ConfigError
@@ -71,21 +71,15 @@ def server_scenarios() -> dict[str, str]:
     return {k: v["description"] for k, v in SERVER_SCENARIOS.items()}
 
 
-def server_platform_by_name(name: str) -> ServerPlatform:
-    if name not in SERVER_PLATFORMS:
-        raise ConfigError(f"unknown server platform '{name}' (known: {', '.join(sorted(SERVER_PLATFORMS))})")
-    return SERVER_PLATFORMS[name]()
-
-
 def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed: int | None = None,
                    platform: str | None = None) -> ServerRunConfig:
     """Build a :class:`ServerRunConfig` from a built-in scenario and ``--set KEY=VALUE`` overrides.
 
     Keys: ``server.*`` (:class:`ServerConfig`, including ``server.policy``), ``policy.*`` (the
     selected policy's parameters), ``workload.*`` (``rate_iops`` for server-stable, ``time_scale``
-    for server-burst, ...), ``metrics.*``, ``platform.*`` (``platform.os_idle_cstate``,
-    ``platform.others.*``), and the foundation's platform heads ``cpu.*``, ``ssd.*``, ``kernel.*``,
-    ``power.*``. Every error is a :class:`ConfigError` naming the bad key.
+    for server-burst, ...), ``metrics.*``, and the platform heads of ``stacksim run``
+    (``cpu.*``, ``ssd.*``, ``kernel.*``, ``power.*``, ...). ``platform``: a built-in platform name or a
+    platform YAML file, resolved as for ``stacksim run`` (default: the SANDMAN storage node). Every error is a :class:`ConfigError` naming the bad key.
 
     ``server-trace`` needs ``workload.trace=PATH`` (a relative path is taken from the current
     directory and stored absolute); ``workload.trace_window`` is ``START:END`` in seconds.
@@ -95,7 +89,7 @@ def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed:
     scen = SERVER_SCENARIOS[scenario_name]
     kind = scen["workload"]
     wl = {"stable": StableWorkload, "burst": BurstWorkload, "trace": TraceWorkload.model_construct}[kind]()
-    plat = server_platform_by_name(platform or DEFAULT_PLATFORM)
+    plat = platform_by_name(platform or DEFAULT_PLATFORM)
     data: dict[str, Any] = {
         "name": scenario_name,
         "platform": plat.model_dump(),
@@ -120,16 +114,16 @@ def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed:
             if not rest or "." in rest:
                 raise ConfigError(f"--set {key}: name one policy parameter, e.g. policy.hybrid_polling=true")
             data["policy"][rest] = value
-        elif head in ("server", "workload", "metrics", "platform"):
+        elif head in ("server", "workload", "metrics"):
             if not rest:
                 raise ConfigError(f"--set {key}: name a field, e.g. {head}.<field>=VALUE")
             if head == "workload" and rest == "kind":
                 raise ConfigError(f"--set {key}: the workload kind is fixed by the scenario ({scenario_name})")
             set_path(data, key, value)
         elif head in PLATFORM_HEADS:
-            set_path(data["platform"]["base"], key, value)
+            set_path(data["platform"], key, value)
         else:
-            raise ConfigError(f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics., platform.,"
+            raise ConfigError(f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics.,"
                               f" or {', '.join(h + '.' for h in PLATFORM_HEADS[:5])})")
     pname = data["server"].get("policy")
     defaults = scen["policy_defaults"].get(pname, {}) if isinstance(pname, str) else {}
@@ -254,22 +248,20 @@ def power_between(cfg: ServerRunConfig, srv: Server, a: dict, b: dict) -> dict:
     dur_ns = b["t"] - a["t"]
     if dur_ns <= 0:
         return {k: 0.0 for k in ("cpu", "ssd", "dram", "other", "others", "system")}
-    dur_s = dur_ns * 1e-9
-    cpu_w = (b["cpu_j"] - a["cpu_j"]) / dur_s
-    ssd_w = ssd_energy_j(srv.devices, a["ssd_busy"], b["ssd_busy"], dur_s) / dur_s
-    plat = cfg.platform
-    pw = plat.base.power
-    oth = plat.others
-    c0_w = (oth.c0_core_w * (b["acc"][0] - a["acc"][0]) + oth.c0_core_ghz_w * (b["acc"][1] - a["acc"][1])) / dur_ns
-    other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w + c0_w
+    p = average_power(cfg.platform, srv.devices, _energy_reading(a), _energy_reading(b))
     return {
-        "cpu": cpu_w,
-        "ssd": ssd_w,
-        "dram": pw.dram_w,
-        "other": other_w,
-        "others": pw.dram_w + other_w,  # SANDMAN's "others": everything but CPU package and SSDs
-        "system": cpu_w + ssd_w + pw.dram_w + other_w,
+        "cpu": p["cpu"],
+        "ssd": p["ssd"],
+        "dram": p["dram"],
+        "other": p["other"],
+        "others": p["dram"] + p["other"],  # SANDMAN's "others": everything but CPU package and SSDs
+        "system": p["system"],
     }
+
+
+def _energy_reading(snap: dict) -> EnergyReading:
+    """The energy accounts of a server snapshot (:meth:`Server.snapshot`)."""
+    return EnergyReading(snap["t"], snap["cpu_j"], snap["ssd_busy"], snap["acc"][0], snap["acc"][1])
 
 
 def burst_accuracy(decisions: list[float], windows: list[tuple[float, float]], t0: float, t1: float,
