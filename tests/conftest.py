@@ -13,6 +13,17 @@ from models.platforms import optane900p_e3_1230v5
 from scenarios.fio.parser import job_from_options
 from scenarios.scenario import RunConfig
 
+#: a storage-server sweep small enough for tests: 2 rates x 2 policies, 3 ms simulated per point
+TINY_SERVER_SWEEP = """
+name: tiny_server
+base: {scenario: server-stable}
+set: {workload.duration_s: 0.003, workload.warmup_s: 0.001}
+axes:
+  workload.rate_iops: [40000, 320000]
+  server.policy: [spdk-static, sandman]
+seed: 5
+"""
+
 MODES = {
     "interrupt": dict(io_poll=False, io_poll_delay=-1, hipri="0"),
     "classic": dict(io_poll=True, io_poll_delay=-1, hipri="1"),

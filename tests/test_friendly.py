@@ -19,6 +19,7 @@ from scenarios.sweeps.efficiency import efficiency_map
 from scenarios.sweeps.groups import choose_axes
 from scenarios.sweeps.store import read_results
 from stacksim.cli import list_line, main
+from tests.conftest import TINY_SERVER_SWEEP
 
 ROOT = Path(__file__).resolve().parents[1]
 MSR = ROOT / "scenarios" / "traces" / "samples" / "msr_sample.csv"
@@ -94,16 +95,7 @@ def test_replay_and_run_follow_the_default_scenario_together(tmp_path, monkeypat
 
 
 # -- analyze / report choose a server sweep's axes ------------------------------------------------
-TINY_SERVER = """
-name: tiny_server
-base: {scenario: server-stable}
-set: {workload.duration_s: 0.003, workload.warmup_s: 0.001}
-axes:
-  workload.rate_iops: [40000, 320000]
-  server.policy: [spdk-static, sandman]
-replicates: 2
-seed: 5
-"""
+TINY_SERVER = TINY_SERVER_SWEEP + "replicates: 2\n"
 
 
 @pytest.fixture(scope="module")

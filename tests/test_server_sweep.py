@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.server.config import ServerRunConfig
 from scenarios.server.run import resolve_server
 from scenarios.simulate import simulate
-from scenarios.server.config import ServerRunConfig
 from scenarios.sweep import load_sweep, plan
 from scenarios.sweeps.efficiency import efficiency_map
 from scenarios.sweeps.report import build_figures
@@ -22,16 +22,9 @@ from scenarios.sweeps.runner import execute
 from scenarios.sweeps.store import journal_dir, read_results
 from simcore.errors import ConfigError
 from stacksim import cli_sweep
+from tests.conftest import TINY_SERVER_SWEEP
 
-TINY = """
-name: tiny_server
-base: {scenario: server-stable}
-set: {workload.duration_s: 0.003, workload.warmup_s: 0.001}
-axes:
-  workload.rate_iops: [40000, 320000]
-  server.policy: [spdk-static, sandman]
-seed: 5
-"""
+TINY = TINY_SERVER_SWEEP
 METRICS = ("iops", "latency_us.p50", "latency_us.p99", "latency_us.p99_9", "power_w.cpu", "power_w.system", "energy_j",
            "thread_migrations", "active_cores_mean", "bytes_per_joule", "cpu_utilization")
 
