@@ -1,18 +1,22 @@
-"""Catalogue of fio 3.x job options and how stacksim treats each of them.
+"""fio's job options and how stacksim treats each of them.
 
-Every option name (and alias) fio 3.x accepts in a job file is listed (checked against
-``fio --parse-only`` of fio 3.33; a few names are from later 3.x releases, e.g. the FDP,
-``pi_*``, ``priohint`` and ``log_issue_time`` options), with one status:
+fio's option catalogue is data: ``catalogue.json`` (every option and alias of fio's HOWTO, with
+its type, default and ioengines, and the fio version it mirrors: :data:`FIO_VERSION`), generated
+by ``tools/gen_fio_catalogue.py``. This module gives every catalogue option exactly one status
+(checked at import: a catalogue option without a status, or a status for a name fio lacks, is an
+error):
 
-* ``used``    -- consumed by the simulator (table below);
+* ``used``    -- modelled: consumed by the simulator (table below);
 * ``ignored`` -- accepted, has no effect on the simulation (names, logging, reporting, data
   content, file layout, ...); reported in ``FioJob.ignored_options``;
-* ``limited`` -- accepted only with a value that does not change what fio does (``neutral``,
-  e.g. ``verify=0``, ``zonemode=none``); any other value is a ConfigError saying stacksim
-  does not support it. Accepted values are reported like ignored options.
+* ``limited`` -- accepted only with a value that leaves the simulated workload unchanged
+  (``neutral``, e.g. ``verify=0``, ``zonemode=none``; none for some options); any other value
+  is refused with "not modelled yet" and the option's ``reason``. Accepted values are reported
+  like ignored options.
 
-Options marked with ``engines`` are fio ioengine options: like fio ("Bad option"), stacksim
-rejects them when the job uses another ioengine.
+A name fio's catalogue lacks is "unknown" (with a did-you-mean suggestion). ioengine options
+(``engines`` from the catalogue) are, like fio ("Bad option"), refused when the job uses
+another ioengine.
 
 USED options (→ ``FioJob`` field; units):
 
@@ -54,7 +58,9 @@ kept in :data:`STACKSIM_OPTIONS`; they are all prefixed ``stacksim_``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from importlib import resources
 from typing import Literal
 
 from models.ioengines import MODELLED_ENGINES
@@ -65,7 +71,11 @@ Kind = Literal["flag", "bool", "int", "size", "time", "str"]  # flag: fio set-ty
 
 @dataclass(frozen=True, slots=True)
 class OptionSpec:
-    """One fio option. ``name`` is the canonical fio name; aliases map to the same spec."""
+    """One fio option. ``name`` is the canonical name here; aliases map to the same spec.
+
+    ``engines``: the ioengines the option belongs to (fio's catalogue), ``None`` for a general
+    option; ``reason``: why a ``limited`` option's other values are not modelled yet.
+    """
 
     name: str
     status: Status
@@ -74,91 +84,131 @@ class OptionSpec:
     engines: frozenset[str] | None = None  # ioengine option: valid only with these engines
     choices: tuple[str, ...] = ()  # allowed values (lower-case), when fixed
     help: str = ""
+    reason: str = ""
 
+
+def _load_catalogue() -> dict:
+    with resources.files(__package__).joinpath("catalogue.json").open(encoding="utf-8") as f:
+        return json.load(f)
+
+
+CATALOGUE: dict = _load_catalogue()
+"""fio's option catalogue (``catalogue.json``): ``fio_version``, ``ioengines``, ``options``, ``profiles``."""
+FIO_VERSION: str = CATALOGUE["fio_version"]
+#: option name or alias -> its catalogue entry (name, aliases, type, default, engines, section)
+CATALOGUE_NAMES: dict[str, dict] = {n: e for e in CATALOGUE["options"] for n in (e["name"], *e["aliases"])}
 
 FIO_OPTIONS: dict[str, OptionSpec] = {}
 """Every fio option name and alias -> its spec."""
 
-KNOWN_ENGINES = frozenset(MODELLED_ENGINES) | {
-    "vsync", "pvsync", "io_uring_cmd", "posixaio", "solarisaio", "windowsaio", "mmap", "splice",
-    "sg", "null", "net", "netsplice", "cpuio", "rdma", "e4defrag", "falloc", "ftruncate",
-    "filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "exec", "guasi",
-    "rbd", "rados", "http", "gfapi", "gfapi_async", "libhdfs", "mtd", "dev-dax", "pmemblk",
-    "libpmem", "libcufile", "nbd", "nfs", "ime_psync", "ime_psyncv", "ime_aio", "libiscsi",
-    "libzbc", "dfs", "xnvme", "libblkio", "librpma_apm_client", "librpma_apm_server",
-    "librpma_gpspm_client", "librpma_gpspm_server",
-}
+#: ioengines fio documents (catalogue) plus the modelled ones
+KNOWN_ENGINES = frozenset(MODELLED_ENGINES) | frozenset(CATALOGUE["ioengines"])
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 TRIM_MODES = ("trim", "randtrim", "trimwrite", "randtrimwrite")
 
-IO_URING = ("io_uring", "io_uring_cmd")
-CMDPRIO = ("libaio", *IO_URING)
-
 
 def _add(status: Status, kind: Kind, names: str, *, neutral: tuple[str, ...] = (),
-         engines: tuple[str, ...] | None = None, choices: tuple[str, ...] = (), help: str = "",
-         table: dict[str, OptionSpec] = FIO_OPTIONS) -> None:
-    """Register options; ``names`` is whitespace separated, each ``canonical|alias|...``."""
-    for token in names.split():
-        canonical, *aliases = token.split("|")
-        spec = OptionSpec(canonical, status, kind, neutral,
-                          frozenset(engines) if engines else None, choices, help)
+         choices: tuple[str, ...] = (), help: str = "", reason: str = "",
+         table: dict[str, OptionSpec] | None = None) -> None:
+    """Register options; ``names`` is whitespace separated, each ``canonical`` (aliases and
+    engines come from fio's catalogue) or, for stacksim's own options, ``name``."""
+    for canonical in names.split():
+        if table is None:
+            entry = CATALOGUE_NAMES.get(canonical)
+            if entry is None:
+                raise AssertionError(f"{canonical!r} is not in fio's catalogue (catalogue.json)")
+            aliases = [n for n in (entry["name"], *entry["aliases"]) if n != canonical]
+            engines = frozenset(entry["engines"]) if entry["engines"] else None
+        else:
+            aliases, engines = [], None
+        spec = OptionSpec(canonical, status, kind, neutral, engines, choices, help, reason)
+        target = FIO_OPTIONS if table is None else table
         for name in (canonical, *aliases):
-            if name in table:
+            if name in target:
                 raise AssertionError(f"fio option {name!r} registered twice")
-            table[name] = spec
+            target[name] = spec
 
 
 # --- used by the simulator -------------------------------------------------------------------
-_add("used", "str", "rw|readwrite", choices=RW_MODES + TRIM_MODES, help="IO pattern")
+_add("used", "str", "rw", choices=RW_MODES + TRIM_MODES, help="IO pattern")
 _add("used", "int", "rwmixread rwmixwrite", help="percentage of reads / writes in mixed IO")
-_add("used", "size", "bs|blocksize", help="block size, read[,write[,trim]]")
+_add("used", "size", "bs", help="block size, read[,write[,trim]]")
 _add("used", "str", "bssplit", help="mixed block sizes SIZE/PERCENT:..., read[,write[,trim]]")
-_add("used", "str", "blocksize_range|bsrange", help="block sizes uniform in MIN-MAX, read[,write[,trim]]")
-_add("used", "int", "numjobs iodepth iodepth_batch_submit|iodepth_batch "
-     "iodepth_batch_complete_min|iodepth_batch_complete iodepth_batch_complete_max iodepth_low")
+_add("used", "str", "blocksize_range", help="block sizes uniform in MIN-MAX, read[,write[,trim]]")
+_add("used", "int", "numjobs iodepth iodepth_batch_submit "
+     "iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low")
 _add("used", "str", "ioengine", help="IO engine")
 _add("used", "bool", "direct buffered")
 _add("used", "flag", "time_based")
-_add("used", "time", "runtime|timeout ramp_time", help="default unit: seconds")
+_add("used", "time", "runtime ramp_time", help="default unit: seconds")
 _add("used", "time", "thinktime", help="default unit: microseconds")
 _add("used", "size", "size offset")
 _add("used", "str", "cpus_allowed cpumask")
 _add("used", "str", "cpus_allowed_policy", choices=("shared", "split"))
 _add("used", "str", "rate_iops", help="IO/s, read[,write[,trim]]")
 _add("used", "int", "kb_base", choices=("1000", "1024"))
-_add("used", "flag", "hipri", engines=("pvsync2", *IO_URING, "sg"))
-_add("used", "flag", "sqthread_poll registerfiles fixedbufs", engines=IO_URING)
-_add("used", "int", "sqthread_poll_cpu", engines=IO_URING)
-_add("used", "bool", "nowait", engines=(*IO_URING, "libaio", "pvsync2"))
+_add("used", "flag", "hipri")
+_add("used", "flag", "sqthread_poll registerfiles fixedbufs")
+_add("used", "int", "sqthread_poll_cpu")
+_add("used", "bool", "nowait")
 
-# --- accepted only with a neutral value ---------------------------------------------------------
-_add("limited", "str", "verify", neutral=("0", "none"), help="data verification")
-_add("limited", "bool", "atomic file_append fill_device|fill_fs bs_is_seq_rand fdp", neutral=("0",))
-_add("limited", "flag", "verify_only blocksize_unaligned|bs_unaligned", neutral=("0",))
-_add("limited", "int", "fsync fdatasync write_barrier number_ios trim_percentage flow", neutral=("0",))
-_add("limited", "int", "loops thinktime_blocks", neutral=("1",))
-_add("limited", "time", "startdelay thinktime_spin thinktime_iotime latency_target", neutral=("0",))
-_add("limited", "size", "offset_increment zonerange zonesize zoneskip zonecapacity", neutral=("0",))
-_add("limited", "str", "zonemode ioscheduler", neutral=("none",))
-_add("limited", "str", "dataplacement", neutral=("none",))
-_add("limited", "str", "sync", neutral=("0", "none"), help="O_SYNC/O_DSYNC writes")
-_add("limited", "str", "rate", neutral=("0", "0,0", "0,0,0"), help="bandwidth cap; use rate_iops")
-_add("limited", "str", "rate_process", neutral=("linear",))
-_add("limited", "str", "io_submit_mode", neutral=("inline",))
-_add("limited", "str", "thinktime_blocks_type", neutral=("complete",))
-_add("limited", "str", "random_distribution", neutral=("random",))
-_add("limited", "str", "lockfile", neutral=("none",))
-_add("limited", "str", "percentage_random io_size|io_limit filesize "
-     "sync_file_range read_iolog numa_cpu_nodes steadystate|ss profile")  # no neutral value
-_add("limited", "int", "cmdprio_percentage", neutral=("0",), engines=CMDPRIO)
-_add("limited", "str", "cmdprio_bssplit", engines=CMDPRIO)
-_add("limited", "flag", "userspace_reap", neutral=("0",), engines=("libaio",))
-_add("limited", "int", "force_async", neutral=("0",), engines=IO_URING)
-_add("limited", "int", "hipri_percentage", neutral=("100",), engines=("pvsync2",))
+# --- accepted only with a neutral value; other values: "not modelled yet" + reason ------------
+_NOFS = "stacksim models raw block-device IO, no file system"
+_add("limited", "str", "verify", neutral=("0", "none"), reason="data verification (read-back and "
+     "checksum of written data) is not modelled")
+_add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
+_add("limited", "bool", "file_append fill_device", neutral=("0",), reason=_NOFS)
+_add("limited", "bool", "bs_is_seq_rand", neutral=("0",), reason="block sizes chosen by sequential/random "
+     "rather than by read/write are not modelled")
+_add("limited", "bool", "fdp", neutral=("0",), reason="NVMe flexible data placement is not modelled")
+_add("limited", "bool", "sprandom", neutral=("0",), reason="SPRandom preconditioning offsets are not modelled")
+_add("limited", "flag", "verify_only", neutral=("0",), reason="data verification is not modelled")
+_add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT needs aligned block sizes")
+_add("limited", "int", "fsync fdatasync write_barrier", neutral=("0",),
+     reason="flush commands (fsync/fdatasync/barrier writes) are not modelled")
+_add("limited", "int", "number_ios", neutral=("0",), reason="stopping a job after a number of IOs is not modelled")
+_add("limited", "int", "trim_percentage", neutral=("0",), reason="trims are not modelled")
+_add("limited", "int", "flow", neutral=("0",), reason="flow control between jobs is not modelled")
+_add("limited", "int", "thinkcycles", neutral=("0",), reason="busy-looping CPU cycles between IOs is not modelled")
+_add("limited", "int", "loops", neutral=("1",), reason="repeating a job's run is not modelled")
+_add("limited", "int", "thinktime_blocks", neutral=("1",), reason="thinktime after a batch of IOs is not modelled")
+_add("limited", "time", "startdelay", neutral=("0",), reason="delayed job start is not modelled")
+_add("limited", "time", "thinktime_spin thinktime_iotime", neutral=("0",),
+     reason="spinning / IO-time-bounded thinktime is not modelled")
+_add("limited", "time", "latency_target", neutral=("0",), reason="fio's latency-target depth search is not modelled")
+_add("limited", "size", "offset_increment", neutral=("0",), reason="per-clone offsets (numjobs) are not modelled")
+_add("limited", "size", "ramp_size", neutral=("0",), reason="a ramp measured in bytes is not modelled (use ramp_time)")
+_add("limited", "size", "zonerange zonesize zoneskip zonecapacity", neutral=("0",),
+     reason="zoned IO patterns are not modelled")
+_add("limited", "str", "zonemode", neutral=("none",), reason="zoned IO patterns are not modelled")
+_add("limited", "str", "ioscheduler", neutral=("none",), reason="the IO scheduler is set by the platform "
+     "configuration (queue.scheduler), not by the job")
+_add("limited", "str", "dataplacement", neutral=("none",), reason="NVMe data placement is not modelled")
+_add("limited", "str", "sync", neutral=("0", "none"), reason="O_SYNC/O_DSYNC writes are not modelled")
+_add("limited", "str", "rate", neutral=("0", "0,0", "0,0,0"), reason="bandwidth caps are not modelled; use rate_iops")
+_add("limited", "str", "rate_process", neutral=("linear",), reason="poisson rate process is not modelled")
+_add("limited", "str", "io_submit_mode", neutral=("inline",), reason="offloaded submission is not modelled")
+_add("limited", "str", "thinktime_blocks_type", neutral=("complete",), reason="issue-counted thinktime "
+     "blocks are not modelled")
+_add("limited", "str", "random_distribution", neutral=("random",), reason="non-uniform random offsets are not "
+     "modelled (offsets do not change the simulated device's service time)")
+_add("limited", "str", "lockfile", neutral=("none",), reason=_NOFS)
+_add("limited", "str", "percentage_random", reason="mixing sequential and random offsets is not modelled")
+_add("limited", "str", "io_size", reason="an IO amount different from size is not modelled")
+_add("limited", "str", "filesize", reason=_NOFS)
+_add("limited", "str", "sync_file_range", reason="sync_file_range(2) calls are not modelled")
+_add("limited", "str", "read_iolog", reason="iolog replay is not modelled here (use stacksim replay for traces)")
+_add("limited", "str", "numa_cpu_nodes", reason="NUMA node placement is not modelled")
+_add("limited", "str", "steadystate", reason="steady-state detection is not modelled")
+_add("limited", "str", "profile", reason="fio's built-in profiles (act, tiobench) are not modelled")
+_add("limited", "int", "cmdprio_percentage", neutral=("0",), reason="IO priorities are not modelled")
+_add("limited", "str", "cmdprio_bssplit", reason="IO priorities are not modelled")
+_add("limited", "flag", "userspace_reap", neutral=("0",), reason="user-space reaping of the AIO ring is not modelled")
+_add("limited", "int", "force_async", neutral=("0",), reason="forced async (IOSQE_ASYNC) punting is not modelled")
+_add("limited", "int", "hipri_percentage", neutral=("100",), reason="a mix of polled and interrupt IOs is not modelled")
 
 # --- ignored: no effect on the simulated IO path -----------------------------------------------
-_add("ignored", "flag", "group_reporting new_group stonewall|wait_for_previous exitall "
+_add("ignored", "flag", "group_reporting new_group stonewall exitall "
      "exitall_on_error thread norandommap zero_buffers refill_buffers")
 _add("ignored", "bool",
      "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
@@ -166,20 +216,20 @@ _add("ignored", "bool",
      "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
      "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "
      "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
-     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch|log_unix_epoch "
-     "block_error_percentiles disable_lat disable_clat disable_slat disable_bw_measurement|disable_bw "
+     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
+     "block_error_percentiles disable_lat disable_clat disable_slat disable_bw_measurement "
      "slat_percentiles clat_percentiles lat_percentiles gtod_reduce stats disk_util "
      "rate_ignore_thinktime replay_no_stall serialize_overlap read_beyond_wp ignore_zone_limits "
      "cgroup_nodelete")
 _add("ignored", "str",
      "name description directory filename filename_format opendir file_service_type randseed "
-     "random_generator fallocate fadvise_hint write_hint offset_align blockalign|ba "
+     "random_generator fallocate fadvise_hint write_hint offset_align blockalign "
      "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
-     "dedupe_working_set_percentage iomem|mem iomem_align|mem_align hugepage-size lockmem "
+     "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
      "nrfiles openfiles wait_for exit_what nice prio prioclass priohint uid gid cgroup cgroup_weight "
      "unit_base gtod_cpu clocksource job_start_clock_id unified_rw_reporting write_bw_log "
      "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
-     "log_hist_coarseness log_max_value|log_window_value log_compression log_compression_cpus "
+     "log_hist_coarseness log_max_value log_compression log_compression_cpus "
      "log_alternate_epoch_clock_id bwavgtime iopsavgtime percentile_list significant_figures "
      "rate_min rate_iops_min rate_cycle max_latency latency_window latency_percentile latency_run "
      "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
@@ -187,47 +237,51 @@ _add("ignored", "str",
      "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
      "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
      "trim_backlog trim_backlog_batch rw_sequencer numa_mem_policy flow_id flow_sleep "
-     "steadystate_duration|ss_dur steadystate_ramp_time|ss_ramp steadystate_check_interval "
+     "steadystate_duration steadystate_ramp_time steadystate_check_interval "
      "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
-     "fdp_pli|plids fdp_pli_select|plid_select num_range")
+     "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "
+     "comm filetype end_syncfs verify_bytchk verify_header_seed verify_mode verify_pattern_interval "
+     "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io")
 
 # ioengine-specific options (ignored: either no effect, or the engine itself is not modelled)
-_add("ignored", "str", "cmdprio_class cmdprio cmdprio_hint", engines=CMDPRIO)
-_add("ignored", "str", "nonvectored", engines=IO_URING)
-_add("ignored", "str", "uncached", engines=(*IO_URING, "pvsync2"))
-_add("ignored", "str", "cmd_type", engines=IO_URING)
-_add("ignored", "str", "md_per_io_size pi_act pi_chk apptag apptag_mask", engines=("io_uring_cmd",))
-_add("ignored", "str", "readfua writefua sg_write_mode stream_id", engines=("sg",))
-_add("ignored", "str", "hostname port", engines=("net", "netsplice", "rdma", "libhdfs"))
-_add("ignored", "str", "interface ttl nodelay protocol|proto window_size mss", engines=("net", "netsplice"))
-_add("ignored", "flag", "listen pingpong", engines=("net", "netsplice"))
-_add("ignored", "str", "verb bindname", engines=("rdma",))
-_add("ignored", "str", "cpuload cpumode cpuchunks exit_on_io_done", engines=("cpuio",))
-_add("ignored", "str", "donorname inplace", engines=("e4defrag",))
-_add("ignored", "str", "clustername clientname busy_poll", engines=("rbd", "rados"))
-_add("ignored", "str", "rbdname", engines=("rbd",))
-_add("ignored", "str", "touch_objects conf", engines=("rados",))
-_add("ignored", "str", "pool", engines=("rbd", "rados", "dfs"))
-_add("ignored", "str", "chunk_size", engines=("libhdfs", "dfs"))
-_add("ignored", "str", "cont object_class svcl", engines=("dfs",))
-_add("ignored", "str", "namenode hdfsdirectory single_instance hdfs_use_direct", engines=("libhdfs",))
+_add("ignored", "str", "cmdprio_class cmdprio cmdprio_hint")
+_add("ignored", "str", "nonvectored")
+_add("ignored", "str", "uncached")
+_add("ignored", "str", "cmd_type cdb_len write_mode read_mode dp_scheme")
+_add("ignored", "str", "libaio_vectored")
+_add("ignored", "str", "http_object_mode http_s3_security_token rbd_encryption_format rbd_encryption_passphrase")
+_add("ignored", "str", "md_per_io_size pi_act pi_chk apptag apptag_mask")
+_add("ignored", "str", "readfua writefua sg_write_mode stream_id")
+_add("ignored", "str", "hostname port")
+_add("ignored", "str", "interface ttl nodelay protocol window_size mss")
+_add("ignored", "flag", "listen pingpong")
+_add("ignored", "str", "verb bindname")
+_add("ignored", "str", "cpuload cpumode cpuchunks exit_on_io_done")
+_add("ignored", "str", "donorname inplace")
+_add("ignored", "str", "clustername clientname busy_poll")
+_add("ignored", "str", "rbdname")
+_add("ignored", "str", "touch_objects conf")
+_add("ignored", "str", "pool")
+_add("ignored", "str", "chunk_size")
+_add("ignored", "str", "cont object_class svcl")
+_add("ignored", "str", "namenode hdfsdirectory single_instance hdfs_use_direct")
 _add("ignored", "str", "http_host http_user http_pass http_s3_key http_s3_keyid http_s3_region "
      "http_swift_auth_token http_s3_sse_customer_key http_s3_sse_customer_algorithm "
-     "http_s3_storage_class http_mode http_verbose https", engines=("http",))
-_add("ignored", "str", "volume brick single-instance", engines=("gfapi", "gfapi_async"))
-_add("ignored", "str", "thp", engines=("mmap",))
-_add("ignored", "str", "skip_bad", engines=("mtd",))
-_add("ignored", "str", "uri", engines=("nbd",))
-_add("ignored", "str", "nfs_url", engines=("nfs",))
-_add("ignored", "str", "program arguments grace_time std_redirect", engines=("exec",))
-_add("ignored", "str", "stat_type", engines=("filestat",))
-_add("ignored", "str", "gpu_dev_ids cuda_io", engines=("libcufile",))
-_add("ignored", "str", "no_completion_thread", engines=("windowsaio",))
+     "http_s3_storage_class http_mode http_verbose https")
+_add("ignored", "str", "volume brick single-instance")
+_add("ignored", "str", "thp")
+_add("ignored", "str", "skip_bad")
+_add("ignored", "str", "uri")
+_add("ignored", "str", "nfs_url")
+_add("ignored", "str", "program arguments grace_time std_redirect")
+_add("ignored", "str", "stat_type")
+_add("ignored", "str", "gpu_dev_ids cuda_io")
+_add("ignored", "str", "no_completion_thread")
 _add("ignored", "str", "xnvme_async xnvme_sync xnvme_admin xnvme_dev_nsid xnvme_dev_subnqn xnvme_mem "
-     "xnvme_iovec", engines=("xnvme",))
+     "xnvme_iovec")
 _add("ignored", "str", "libblkio_driver libblkio_path libblkio_pre_connect_props libblkio_num_entries "
      "libblkio_queue_size libblkio_pre_start_props libblkio_vectored libblkio_write_zeroes_on_trim "
-     "libblkio_wait_mode libblkio_force_enable_completion_eventfd", engines=("libblkio",))
+     "libblkio_wait_mode libblkio_force_enable_completion_eventfd")
 
 
 # Non-flag options that fio 3.33 also accepts without a value.
@@ -244,6 +298,11 @@ STACKSIM_OPTIONS: dict[str, OptionSpec] = {}
 _add("used", "str", "stacksim_irq_hint", choices=("default", "urgent", "barrier", "untagged"),
      help="completion-interrupt hint: urgent (RWF_URGENT), barrier (RWF_BARRIER), untagged, "
           "or default (no flag)", table=STACKSIM_OPTIONS)
+
+
+_unclassified = set(CATALOGUE_NAMES) - set(FIO_OPTIONS)
+if _unclassified:
+    raise AssertionError(f"fio catalogue options without a stacksim status: {sorted(_unclassified)}")
 
 
 def lookup(name: str) -> OptionSpec | None:

@@ -191,7 +191,8 @@ def _unknown(key: str, context: str) -> ConfigError:
     names = {n.lower(): n for n in (*opts.FIO_OPTIONS, *opts.STACKSIM_OPTIONS)}
     close = [names[m] for m in difflib.get_close_matches(key.lower(), names, n=3, cutoff=0.7)]
     hint = f". Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return ConfigError(f"unknown fio option '{key}' {context}; fio would reject it too{hint}")
+    return ConfigError(f"unknown fio option '{key}' {context}: fio {opts.FIO_VERSION}'s option "
+                       f"catalogue has no such option, fio would reject it too{hint}")
 
 
 def _item(key: str, value: str | None, *, section: str, where: str) -> _Item:
@@ -458,8 +459,8 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
                     ok = "; remove it" if not it.spec.neutral else "; stacksim accepts only " + \
                         " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
                     given = it.key if it.value is None else f"{it.key}={it.value}"
-                    raise ConfigError(f"option '{given}' is accepted by fio but not "
-                                      f"supported by stacksim{ok}")
+                    raise ConfigError(f"option '{given}' is accepted by fio but not modelled "
+                                      f"yet by stacksim: {it.spec.reason}{ok}")
         except ConfigError as exc:
             raise fail(str(exc), it) from None
 

@@ -1,0 +1,76 @@
+"""fio's option catalogue (scenarios/fio/catalogue.json) and how stacksim classifies it."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scenarios.fio import options as opts
+from scenarios.fio.parser import parse_fio_text
+from simcore.errors import ConfigError
+
+ALL_NAMES = sorted(opts.CATALOGUE_NAMES)
+JOB = "[j]\nrw=randread\ndirect=1\nsize=1m\n"
+
+
+def test_catalogue_metadata():
+    cat = opts.CATALOGUE
+    assert cat["fio_version"] == opts.FIO_VERSION and opts.FIO_VERSION.startswith("3.")
+    entries = {e["name"]: e for e in cat["options"]}
+    assert len(entries) >= 350
+    assert entries["iodepth"]["type"] == "int" and entries["iodepth"]["default"] == "1"
+    assert entries["nrfiles"]["aliases"] == ["nr_files"]
+    assert entries["write_mode"]["engines"] == ["io_uring_cmd"]
+    assert set(entries["hipri"]["engines"]) >= {"io_uring", "pvsync2"}
+    assert entries["readwrite"]["aliases"] == ["rw"]
+    assert {"psync", "libaio", "io_uring", "io_uring_cmd", "null"} <= set(cat["ioengines"])
+
+
+def test_every_catalogue_name_is_classified_and_nothing_else():
+    assert set(opts.CATALOGUE_NAMES) == set(opts.FIO_OPTIONS)
+    for name, spec in opts.FIO_OPTIONS.items():
+        assert spec.status in ("used", "ignored", "limited")
+        if spec.status == "limited":
+            assert spec.reason, name  # every refusal says why
+
+
+@pytest.mark.parametrize("line,name", [
+    ("random_sequence_stride=1", "random_sequence_stride"),
+    ("verify_write_sequence=0", "verify_write_sequence"),
+    ("nr_files=2", "nr_files"),
+])
+def test_issue_examples_are_accepted_and_listed(line, name):
+    f = parse_fio_text(JOB + line + "\n")
+    assert name in f.ignored_options
+
+
+def test_engine_option_is_checked_against_its_engine():
+    with pytest.raises(ConfigError) as e:
+        parse_fio_text(JOB + "write_mode=zeroes\n")
+    msg = str(e.value)
+    assert "unknown" not in msg and "io_uring_cmd" in msg and "write_mode" in msg
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(ALL_NAMES))
+def test_no_catalogue_option_is_unknown(name):
+    """Whatever the value's fate (accepted, refused with a reason, wrong engine), a name fio
+    documents is never reported as an unknown option."""
+    for value in ("1", "0", None):
+        text = JOB + (name if value is None else f"{name}={value}") + "\n"
+        try:
+            parse_fio_text(text)
+        except ConfigError as exc:
+            assert "unknown fio option" not in str(exc), str(exc)
+
+
+def test_misspelt_option_is_unknown_with_suggestion():
+    with pytest.raises(ConfigError) as e:
+        parse_fio_text(JOB + "random_sequence_strid=1\n")
+    msg = str(e.value)
+    assert "unknown fio option 'random_sequence_strid'" in msg and "'random_sequence_stride'" in msg
+
+
+def test_refusal_names_the_reason():
+    with pytest.raises(ConfigError) as e:
+        parse_fio_text(JOB + "sprandom=1\n")
+    assert "not modelled yet" in str(e.value) and "SPRandom" in str(e.value)
