@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
+from scenarios.fio.language import platform_keywords
 from scenarios.fio.parser import FIO_MAX_JOBS, FioJob, apply_overrides, job_from_options, parse_fio_file
 from scenarios.platform_file import load_platform
 from simcore.config import Model, Seed, check_seed, load_data_file, parse_scalar, set_path, validate
@@ -156,7 +157,7 @@ def resolve(
     if given_jobs is not None:
         jobs = list(given_jobs)
     elif scen is not None and scen.job_file:
-        jobs = list(parse_fio_file(base_dir / scen.job_file).jobs)
+        jobs = list(parse_fio_file(base_dir / scen.job_file, keywords=platform_keywords(plat.cpu.logical_cpus)).jobs)
     elif scen is not None:
         if not scen.jobs:
             raise ConfigError(f"scenario {scen.name}: no jobs (give 'jobs' or 'job_file')")
@@ -166,7 +167,7 @@ def resolve(
             name = opts.pop("name", f"job{i}")
             jobs.append(job_from_options(opts, name=name, source=f"{scen.name}:jobs[{i}]"))
     else:
-        jobs = list(parse_fio_file(job_file).jobs)
+        jobs = list(parse_fio_file(job_file, keywords=platform_keywords(plat.cpu.logical_cpus)).jobs)
     if fio_sets:
         jobs = [apply_overrides(j, fio_sets) for j in jobs]
     for j in jobs:

@@ -5,8 +5,10 @@ later ``[global]`` affects only later jobs); a job's own options override them a
 section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a
 line, as fio strips them); fio's set-type options (``time_based``, ``group_reporting``,
 ``fixedbufs``, ...) may be given without a value (= 1) while plain booleans (``direct``) need one,
-as in fio 3.33; ``stonewall`` and ``new_group`` are accepted and ignored; ``numjobs`` is kept, not expanded. ``include`` lines and
-``$VAR``/``${VAR}`` expansion are rejected. All bad input raises ConfigError naming the file,
+as in fio 3.33; ``include`` lines, ``${VAR}`` expansion, reserved keywords and arithmetic are
+handled as fio does (:mod:`.language`); ``stonewall`` is accepted on the first job and refused
+on later ones (stacksim starts all jobs at once), ``new_group`` is reporting only; ``numjobs`` is
+kept, not expanded. All bad input raises ConfigError naming the file,
 job, option and line. Units of the resulting fields are in their names (``_ns``, ``_bytes``).
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -24,6 +26,7 @@ from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
 from . import options as opts
+from .language import expand, platform_keywords, value_kind
 from .units import (
     SIZE_MAX_BYTES,
     TIME_MAX_NS,
@@ -195,16 +198,21 @@ def _unknown(key: str, context: str) -> ConfigError:
                        f"catalogue has no such option, fio would reject it too{hint}")
 
 
-def _item(key: str, value: str | None, *, section: str, where: str) -> _Item:
+def _item(key: str, value: str | None, *, section: str, where: str,
+          keywords: Mapping[str, int] | None = None, env: Mapping[str, str] | None = None) -> _Item:
     what = "section [global]" if section == "global" else f"job '{section}'"
     if not key:
         raise ConfigError(f"missing option name before '=' in {what} ({where})")
     spec = opts.lookup(key)
     if spec is None:
         raise _unknown(key, f"in {what} ({where})")
-    if value is not None and "$" in value:
-        raise ConfigError(f"option '{key}' in {what} ({where}): variable/environment expansion "
-                          f"('{value}') is not supported by stacksim; write the value out")
+    if value is not None and ("$" in value or "(" in value):
+        entry = opts.CATALOGUE_NAMES.get(key)
+        try:
+            value = expand(value, option=key, kind=value_kind(entry["type"] if entry else None),
+                           keywords=platform_keywords(None) if keywords is None else keywords, env=env)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} in {what} ({where})") from None
     return _Item(key, value, spec, where)
 
 
@@ -213,17 +221,50 @@ def _strip_comment(line: str) -> str:
     return line[:cut].strip()
 
 
-def parse_fio_text(text: str, *, path: str = "<string>") -> FioJobFile:
-    """Parse fio job-file text; ``path`` is used in messages and ``FioJob.source``."""
-    global_items: list[_Item] = []
-    jobs: list[tuple[str, list[_Item], list[_Item]]] = []  # name, inherited globals, own items
-    current: list[_Item] | None = None
-    section = ""
+#: Deepest nesting of ``include`` directives (an include cycle stops here with a message).
+MAX_INCLUDE_DEPTH = 16
+
+
+def _lines(text: str, path: str, depth: int = 0) -> Any:
+    """``(line, where)`` for each non-empty line, ``include FILE`` lines replaced by the
+    lines of FILE (relative paths: to the including file's directory, as fio resolves them)."""
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = _strip_comment(raw)
         if not line:
             continue
         where = f"{path} line {lineno}"
+        parts = line.split(None, 1)
+        if parts[0] == "include" and "=" not in line:
+            if len(parts) < 2:
+                raise ConfigError(f"'include' needs a file name ({where})")
+            if depth >= MAX_INCLUDE_DEPTH:
+                raise ConfigError(f"include nested deeper than {MAX_INCLUDE_DEPTH} files ({where}): "
+                                  "an include cycle?")
+            base = Path(path).parent if not path.startswith("<") else Path(".")
+            target = Path(parts[1].strip())
+            target = target if target.is_absolute() else base / target
+            sub = read_text_file(target, what=f"included file (include at {where})")
+            for item in _lines(sub, str(target), depth + 1):
+                if item[0].startswith("["):
+                    raise ConfigError(f"included file {target} has a section header {item[0]} ({item[1]}); "
+                                      "fio does not allow [sections] in included files")
+                yield item
+            continue
+        yield line, where
+
+
+def parse_fio_text(text: str, *, path: str = "<string>", keywords: Mapping[str, int] | None = None,
+                   env: Mapping[str, str] | None = None) -> FioJobFile:
+    """Parse fio job-file text; ``path`` is used in messages and ``FioJob.source``.
+
+    ``keywords``: values of fio's reserved keywords (``$ncpus``: :func:`language.platform_keywords`);
+    ``env``: the environment for ``${VAR}`` (default: the process environment, as fio).
+    """
+    global_items: list[_Item] = []
+    jobs: list[tuple[str, list[_Item], list[_Item]]] = []  # name, inherited globals, own items
+    current: list[_Item] | None = None
+    section = ""
+    for line, where in _lines(text, path):
         if line.startswith("["):
             section = line[1:-1].strip() if line.endswith("]") else ""
             if not section:
@@ -234,9 +275,6 @@ def parse_fio_text(text: str, *, path: str = "<string>") -> FioJobFile:
                 current = []
                 jobs.append((section, list(global_items), current))
             continue
-        if line.split()[0] == "include":
-            raise ConfigError(f"'include' directives are not supported by stacksim ({where}); "
-                              "put the included options into this file")
         key, eq, value = line.partition("=")
         key = key.strip()
         if current is None:
@@ -244,19 +282,39 @@ def parse_fio_text(text: str, *, path: str = "<string>") -> FioJobFile:
                               "fio would reject it too")
         if section == "global":
             where += " [global]"
-        current.append(_item(key, value.strip() if eq else None, section=section, where=where))
+        current.append(_item(key, value.strip() if eq else None, section=section, where=where,
+                             keywords=keywords, env=env))
     if not jobs:
         raise ConfigError(f"no job sections in {path} (only [global] or nothing); "
                           "fio would run no job")
+    for index, (name, inherited, own) in enumerate(jobs):
+        _check_ordering(name, [*inherited, *own], first=index == 0)
     built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]")
              for name, inherited, own in jobs]
     ignored = sorted({n for job in built for n in job.ignored_options})
     return FioJobFile(path=path, jobs=tuple(built), ignored_options=tuple(ignored))
 
 
-def parse_fio_file(path: str | Path) -> FioJobFile:
-    """Read and parse a fio job file."""
-    return parse_fio_text(read_text_file(path, what="job file"), path=str(path))
+def _check_ordering(name: str, items: list[_Item], *, first: bool) -> None:
+    """Refuse ``stonewall``/``wait_for`` where they change the run: stacksim starts every job of a
+    file at time 0 (no job ordering yet). ``stonewall`` on the first job waits for nothing."""
+    last = {it.spec.name: it for it in items}
+    it = last.get("stonewall")
+    if it is not None and not first and parse_bool(it.value, option=it.key, flag=True):
+        raise ConfigError(f"{it.where}, job '{name}': option '{it.key}' (start after the jobs before "
+                          "it have finished) is not modelled yet: stacksim runs all jobs of a file at "
+                          "the same time; run the groups as separate job files")
+    it = last.get("wait_for")
+    if it is not None:
+        raise ConfigError(f"{it.where}, job '{name}': option 'wait_for={it.value}' (start after another "
+                          "job has finished) is not modelled yet: stacksim runs all jobs of a file at the "
+                          "same time; run the jobs as separate job files")
+
+
+def parse_fio_file(path: str | Path, *, keywords: Mapping[str, int] | None = None,
+                   env: Mapping[str, str] | None = None) -> FioJobFile:
+    """Read and parse a fio job file (see :func:`parse_fio_text`)."""
+    return parse_fio_text(read_text_file(path, what="job file"), path=str(path), keywords=keywords, env=env)
 
 
 def job_from_options(options: dict[str, str], *, name: str = "job", source: str = "<set>") -> FioJob:
@@ -286,7 +344,8 @@ def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
     if not val:
         raise ConfigError("option 'rw' needs a value")
     if ":" in val:
-        raise ConfigError(f"option 'rw={val}': the ':<n>' offset modifier is not supported by stacksim")
+        raise ConfigError(f"option 'rw={val}': the ':<n>' offset modifier (skip or stride between "
+                          "IOs) is not modelled yet: stacksim's offsets are sequential or uniformly random")
     if val in opts.TRIM_MODES:
         raise ConfigError(f"option 'rw={val}': trim workloads are not supported by stacksim "
                           f"(supported: {', '.join(opts.RW_MODES)})")

@@ -85,7 +85,7 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
     if suffix == "%":
         raise ConfigError(
             f"option '{option}': '{raw}' is a percentage of the device size, which is not "
-            "supported by stacksim; give an absolute size such as 1g"
+            "modelled yet (the simulated SSDs have no capacity); give an absolute size such as 1g"
         )
     if value < 0:
         raise ConfigError(f"option '{option}': size must not be negative, got '{raw}'")

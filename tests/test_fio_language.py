@@ -1,0 +1,142 @@
+"""fio's job-file language (HOWTO: "Job file format", "Environment variables", "Reserved
+keywords", arithmetic in "Job file parameters"): what stacksim models and what it refuses."""
+
+import pytest
+
+from scenarios.fio.language import PAGESIZE_BYTES, expand, platform_keywords
+from scenarios.fio.parser import parse_fio_file, parse_fio_text
+from simcore.errors import ConfigError
+
+KW = platform_keywords(16)
+HEAD = "[global]\nrw=randread\ndirect=1\nsize=1m\n"
+
+
+def one(body: str, env=None):
+    return parse_fio_text(HEAD + "[j]\n" + body + "\n", keywords=KW, env=env or {}).jobs[0]
+
+
+def err(body: str, env=None) -> str:
+    with pytest.raises(ConfigError) as e:
+        parse_fio_text(HEAD + "[j]\n" + body + "\n", keywords=KW, env=env or {})
+    return str(e.value)
+
+
+def test_environment_expansion_as_the_howto_example():
+    j = one("size=${SIZE}\nnumjobs=${NUMJOBS}", env={"SIZE": "64m", "NUMJOBS": "4"})
+    assert (j.size_bytes, j.numjobs) == (64 << 20, 4)
+    j = one("bs=${BS}k", env={"BS": "8"})  # part of a value
+    assert j.bs_read_bytes == 8192
+
+
+def test_unset_environment_variable_is_empty():
+    # fio substitutes the empty string; an option that needs a value then says so
+    assert one("description=x${NOPE}y").name == "j"
+    assert "'iodepth' needs a value" in err("iodepth=${NOPE}")
+
+
+def test_reserved_keywords_from_the_platform():
+    j = one("numjobs=$ncpus\nbs=$pagesize")
+    assert (j.numjobs, j.bs_read_bytes) == (16, PAGESIZE_BYTES)
+    j = one("numjobs=$ncpus/4\niodepth=2*$ncpus")  # the HOWTO's "size=8*$mb_memory" form
+    assert (j.numjobs, j.iodepth) == (4, 32)
+    assert "not modelled yet" in err("size=8*$mb_memory") and "memory" in err("size=8*$mb_memory")
+    assert "reserved keywords" in err("iodepth=$cpus")
+    # no platform known: $ncpus is refused with a reason rather than guessed
+    with pytest.raises(ConfigError, match="ncpus"):
+        parse_fio_text("[j]\ndirect=1\nsize=1m\nnumjobs=$ncpus\n")
+
+
+@pytest.mark.parametrize("value,kind,expected", [
+    ("(4*1024)", "int", "4096"),
+    ("(1k*4)", "int", "4096"),          # units inside expressions: kb_base 1024
+    ("(2^10)", "int", "1024"),          # ^ is exponentiation
+    ("(7%4)", "int", "3"),
+    ("(7/2)", "int", "3"),              # truncated to an integer
+    ("(1+2)*x", "str", "(1+2)*x"),      # strings keep their parentheses
+    ("(1000)", "time", "1000us"),       # bare numbers in time expressions are microseconds
+    ("(2s+500ms)", "time", "2500000us"),
+    ("(4k),(8k)", "int", "4096,8192"),  # read,write lists
+])
+def test_arithmetic(value, kind, expected):
+    assert expand(value, option="o", kind=kind, keywords=KW, env={}) == expected
+
+
+def test_arithmetic_in_job_values():
+    j = one("size=(64*1024*1024)\nruntime=(1500000)\nbs=(4*1024),(16*1024)")
+    assert j.size_bytes == 64 << 20
+    assert j.runtime_ns == 1_500_000_000  # 1.5e6 us: the expression's unit, not seconds
+    assert (j.bs_read_bytes, j.bs_write_bytes) == (4096, 16384)
+    j = one("runtime=2")  # outside an expression a bare time is seconds
+    assert j.runtime_ns == 2 * 10**9
+
+
+@pytest.mark.parametrize("value,fragment", [
+    ("(1/0)", "division by zero"),
+    ("(2^100000)", "out of range"),
+    ("((1+2)", "unbalanced"),
+    ("(1+)", "bad arithmetic expression"),
+    ("(__import__)", "bad arithmetic expression"),
+    ("(1-5)", "negative"),
+])
+def test_bad_arithmetic(value, fragment):
+    assert fragment in err(f"size={value}")
+
+
+def test_include_nested_relative_to_the_including_file(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "glob-include.fio").write_text("; shared\nthread=1\ngroup_reporting=1\ninclude inc/depth.fio\n")
+    (tmp_path / "inc" / "depth.fio").write_text("ioengine=libaio\niodepth=4\n")
+    (tmp_path / "test-include.fio").write_text("bs=8k\n")
+    job = tmp_path / "including.fio"
+    job.write_text("[global]\ndirect=1\nsize=1m\ninclude glob-include.fio\n\n"
+                   "[test]\nrw=randread\ntime_based=1\nruntime=10\ninclude test-include.fio\n")
+    j = parse_fio_file(job, keywords=KW).jobs[0]
+    assert (j.ioengine, j.iodepth, j.bs_read_bytes, j.rw) == ("libaio", 4, 8192, "randread")
+    assert "group_reporting" in j.ignored_options
+
+
+def test_include_errors(tmp_path):
+    (tmp_path / "sect.fio").write_text("[x]\nbs=4k\n")
+    (tmp_path / "loop.fio").write_text("include loop.fio\n")
+    for name, fragment in (("sect.fio", "section header"), ("loop.fio", "include cycle"),
+                           ("nope.fio", "not found")):
+        job = tmp_path / "j.fio"
+        job.write_text(f"[j]\ndirect=1\nsize=1m\ninclude {name}\n")
+        with pytest.raises(ConfigError, match=fragment):
+            parse_fio_file(job)
+
+
+def test_stonewall_and_wait_for():
+    # stonewall on the first job waits for nothing: accepted and listed
+    f = parse_fio_text(HEAD + "[a]\nstonewall\n[b]\n", keywords=KW)
+    assert "stonewall" in f.jobs[0].ignored_options
+    # on a later job (or from [global]) it serialises the run: refused with the reason
+    for text in (HEAD + "[a]\n[b]\nstonewall\n", HEAD + "stonewall\n[a]\n[b]\n",
+                 HEAD + "[a]\n[b]\nwait_for_previous\n"):
+        with pytest.raises(ConfigError, match="not modelled yet.*same time"):
+            parse_fio_text(text, keywords=KW)
+    with pytest.raises(ConfigError, match="wait_for=a"):
+        parse_fio_text(HEAD + "[a]\n[b]\nwait_for=a\n", keywords=KW)
+
+
+def test_new_group_and_group_reporting_are_reporting_only():
+    f = parse_fio_text(HEAD + "group_reporting\n[a]\nnumjobs=4\n[b]\nnew_group\n", keywords=KW)
+    assert f.jobs[0].numjobs == 4 and {"group_reporting", "new_group"} <= set(f.ignored_options)
+
+
+@pytest.mark.parametrize("line,fragment", [
+    ("rw=randread:8", "offset modifier"),
+    ("offset_increment=1m", "per-clone offsets"),
+    ("size=50%", "percentage"),
+    ("loops=2", "repeating"),
+    ("startdelay=1", "delayed job start"),
+    ("number_ios=100", "number of IOs"),
+])
+def test_language_features_not_modelled_are_refused(line, fragment):
+    msg = err(line)
+    assert "not modelled yet" in msg and fragment in msg
+
+
+def test_neutral_values_of_refused_features_are_accepted():
+    j = one("loops=1\nstartdelay=0\nnumber_ios=0\noffset_increment=0\nrw_sequencer=sequential")
+    assert {"loops", "startdelay", "number_ios", "offset_increment", "rw_sequencer"} <= set(j.ignored_options)
