@@ -52,6 +52,13 @@ def test_corpus_language_values():
     assert (a.runtime_ns, a.ramp_time_ns) == (2_500_000, 500_000)  # expression times: microseconds
     (inc,) = _jobs("include-common.fio")
     assert inc.direct and inc.time_based and inc.runtime_ns == 3_000_000 and "group_reporting" in inc.ignored_options
+    assert [j.iodepth for j in _jobs("two-globals.fio")] == [2, 16]  # a later [global]: later jobs only
+    (t,) = _jobs("timeout-alias.fio")
+    assert (t.runtime_ns, t.rw, t.bs_read_bytes) == (2_000_000, "randread", 4096)
+    (e,) = _jobs("env-default-global.fio")
+    assert (e.iodepth, e.bs_read_bytes) == (16, 8192)
+    (lp,) = _jobs("loops-time-based.fio")
+    assert "loops" in lp.ignored_options
     (k,) = _jobs("kb-base.fio")
     assert (k.bs_read_bytes, k.size_bytes) == (4096, 1 << 20)
 

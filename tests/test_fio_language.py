@@ -2,6 +2,8 @@
 keywords", arithmetic in "Job file parameters"): what stacksim models and what it refuses."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scenarios.fio.language import PAGESIZE_BYTES, expand, platform_keywords
 from scenarios.fio.parser import parse_fio_file, parse_fio_text
@@ -140,3 +142,27 @@ def test_language_features_not_modelled_are_refused(line, fragment):
 def test_neutral_values_of_refused_features_are_accepted():
     j = one("loops=1\nstartdelay=0\nnumber_ios=0\noffset_increment=0\nrw_sequencer=sequential")
     assert {"loops", "startdelay", "number_ios", "offset_increment", "rw_sequencer"} <= set(j.ignored_options)
+
+
+def test_loops_is_neutral_on_a_time_based_job():
+    """fio's keep_running(): a time_based job runs until runtime, loops does not repeat it."""
+    j = one("loops=5\ntime_based=1\nruntime=3ms")
+    assert "loops" in j.ignored_options and j.runtime_ns == 3_000_000
+    assert "not modelled yet" in err("loops=5\nruntime=3ms")  # ends by size or runtime: refused
+
+
+def test_string_values_keep_what_cannot_be_replaced():
+    f = parse_fio_text("[j]\ndirect=1\nsize=1m\ndescription=$ncpus cpus, $5 (cheap)\n")
+    assert "description" in f.jobs[0].ignored_options  # no platform, a string: left as written
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 10**6), st.sampled_from(["+", "*", "/", "%", "-"]))
+def test_arithmetic_matches_integer_arithmetic(a, b, op):
+    expected = {"+": a + b, "*": a * b, "/": a // b, "%": a % b, "-": a - b}[op]
+    text = f"({a}{op}{b})"
+    if expected < 0:
+        with pytest.raises(ConfigError, match="negative"):
+            expand(text, option="o", kind="int", keywords=KW, env={})
+    else:
+        assert expand(text, option="o", kind="int", keywords=KW, env={}) == str(expected)

@@ -73,6 +73,8 @@ def expand(value: str, *, option: str, kind: str, keywords: Mapping[str, int],
         if name not in KEYWORDS:
             raise ConfigError(f"option '{option}': '${name}' is not one of fio's reserved keywords "
                               f"({', '.join('$' + k for k in KEYWORDS)}; environment variables are written ${{{name}}})")
+        if name not in keywords and kind == "str":
+            return m.group(0)  # a string keeps what cannot be replaced
         if name not in keywords:
             why = ("the simulated platforms do not model memory size" if name == "mb_memory"
                    else "no platform is known where this job file is read")

@@ -514,6 +514,8 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
                 raise ConfigError(f"option '{it.key}' needs a value (fio would reject it too)")
             if it.spec.status == "limited" and last[it.spec.name] is it:
                 value = _normalise(it, kb)
+                if it.spec.name == "loops":
+                    continue  # neutral also when time_based: checked below, once that is known
                 if value not in it.spec.neutral:
                     ok = "; remove it" if not it.spec.neutral else "; stacksim accepts only " + \
                         " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
@@ -522,6 +524,13 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
                                       f"yet by stacksim: {it.spec.reason}{ok}")
         except ConfigError as exc:
             raise fail(str(exc), it) from None
+
+    loops = last.get("loops")
+    if loops is not None and _normalise(loops, kb) != "1" and not (state["time_based"] and state["runtime_ns"]):
+        # fio's keep_running(): a time_based job runs until runtime whatever loops says
+        raise fail(f"option 'loops={loops.value}' is accepted by fio but not modelled yet by stacksim: "
+                   f"{loops.spec.reason}; stacksim accepts loops=1, or any loops with time_based "
+                   "and runtime (fio then runs until runtime)", loops)
 
     engine = state["ioengine"]
     for it in items:
