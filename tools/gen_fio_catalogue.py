@@ -56,6 +56,9 @@ _DEFAULT = re.compile(r"(?:Default:|[Tt]he default is|[Dd]efaults to|[Dd]efault 
                       r"[`'\"*]*([^\s`'\"*,;]+(?:\s*%)?)")
 
 
+_STOP = {"the", "to", "a", "an", "is", "be", "that", "this", "same", "when", "if", "for", "not"}
+
+
 def _engines(tags: str) -> list[str]:
     return [e.strip() for t in re.findall(r"\[([^\]]+)\]", tags) for e in t.split(",") if e.strip()]
 
@@ -97,12 +100,16 @@ def parse(text: str) -> dict:
                 engines = sorted({e for b in body if _TAGS.match(b) for e in _engines(b)})
         desc = " ".join(b.strip() for b in body)
         dm = _DEFAULT.search(desc)
+        default = dm.group(1).rstrip(".") if dm else None
+        if default is not None and default.lower() in _STOP:  # "Defaults to the same as iodepth"
+            phrase = re.sub(r":option:`([^`<]*?)(?: <[^>]*>)?`", r"\1", desc[dm.start(1):])
+            default = phrase.replace("`", "").split(". ")[0].split(", ")[0].strip()[:80]
         entry = {
             "name": syntax.split("=", 1)[0],
             "aliases": [n.split("=", 1)[0] for n in names[1:]],
             "type": _type(syntax),
             "syntax": head,
-            "default": dm.group(1).rstrip(".") if dm else None,
+            "default": default,
             "engines": engines or None,
             "section": section,
         }
