@@ -4,14 +4,17 @@ The mechanism (the OS idle loop, :meth:`models.os.sched.CpuRunner._enter_idle`; 
 interrupt-driven reactors) owns one governor per logical CPU and calls:
 
 * ``select(next_timer_ns, iowaiters, tick_ns=None, delta_tick_ns=0.0) -> int`` when the CPU goes
-  idle: the index into ``cfg.cstates`` of the state to enter. ``next_timer_ns`` is the time to the
-  CPU's earliest armed timer (:data:`NO_TIMER_NS` if none: the sleep length with the tick stopped),
-  ``iowaiters`` the tasks of this CPU sleeping in IO wait. ``tick_ns`` is the scheduler tick's
+  idle: the index into ``cfg.cstates`` of the state to enter. ``next_timer_ns`` is the sleep length
+  as ``tick_nohz_get_sleep_length`` gives it: the time to the CPU's earliest armed timer *as if the
+  tick were stopped* (:data:`NO_TIMER_NS` if none), ``iowaiters`` the tasks of this CPU sleeping in IO wait. ``tick_ns`` is the scheduler tick's
   period when the periodic tick is running (the next one ``delta_tick_ns`` away); None when no
   tick runs on the CPU (stopped, or not modelled). With a tick, the governor also sets
   ``stop_tick``: whether the tick may stop for this idle period (cpuidle's ``*stop_tick``).
-* ``reflect(measured_ns)`` when the idle period ends: it lasted ``measured_ns`` from entry to the
-  wake-up event (before the state's exit latency).
+* ``reflect(measured_ns, tick_wakeup=False)`` when the idle period ends: it lasted ``measured_ns``
+  from entry to the wake-up event (before the state's exit latency); ``tick_wakeup`` says the
+  wake-up was the scheduler tick's interrupt (``tick_nohz_idle_got_tick()``). A tick wake-up with a
+  sleep length beyond the tick tells the governor its short prediction kept a tick that was not
+  needed: menu and teo then count the period as long, so the tick stops next time (NOHZ idle).
 * ``prime(idle_ns)`` before the first ``select`` of a CPU that comes from a long quiet stretch
   (e.g. boot) of idle periods of ``idle_ns`` each that ended at their timer.
 
@@ -26,9 +29,18 @@ from abc import ABC, abstractmethod
 
 from models.cpu.config import CpuConfig
 
-NO_TIMER_NS = 4_000_000.0
-"""The sleep length a governor is given when no timer is armed: with the tick stopped and no timer,
-assume up to one 250 Hz tick period (CONFIG_HZ=250), ns."""
+NO_TIMER_NS = float(2**63 - 1)
+"""The sleep length a governor is given when no timer is armed, ns: KTIME_MAX, as
+``tick_nohz_get_sleep_length`` returns it then (kernel/time/tick-sched.c, 5.x/6.1:
+``tick_nohz_next_event`` finds no timer-wheel or hrtimer event, ``get_next_timer_interrupt`` gives
+KTIME_MAX, and a CPU that does not hold the timekeeping duty may sleep ``KTIME_MAX``). The model's
+CPUs arm no background timers (deferrable ones, e.g. vmstat's, are ignored by NOHZ anyway), so
+"no timer" is the kernel's own maximum; menu then relies on its repeating-interval detector and
+teo on its bins, as with a long timer in Linux. (Before: one 4 ms tick period, which kept the tick
+of every idle CPU running for ever.)"""
+
+DEFAULT_TICK_NS = 4_000_000.0
+"""TICK_NSEC at CONFIG_HZ=250, ns: the default tick period of a governor."""
 
 
 class CpuidleGovernor(ABC):
@@ -38,7 +50,7 @@ class CpuidleGovernor(ABC):
 
     name = "abstract"
 
-    def __init__(self, cfg: CpuConfig, tick_period_ns: float = NO_TIMER_NS):
+    def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
         #: the CPU's idle states (``cfg.cstates``, shallowest first) and disabled states
         self.cfg = cfg
         #: the scheduler tick's period (TICK_NSEC), ns: what a stopped tick would have been
@@ -52,8 +64,9 @@ class CpuidleGovernor(ABC):
         """Index of the idle state to enter (see the module docstring)."""
 
     @abstractmethod
-    def reflect(self, measured_ns: float) -> None:
-        """Learn from an idle period that lasted ``measured_ns`` (entry to wake-up event)."""
+    def reflect(self, measured_ns: float, tick_wakeup: bool = False) -> None:
+        """Learn from an idle period that lasted ``measured_ns`` (entry to wake-up event), ended by
+        the scheduler tick if ``tick_wakeup``."""
 
     def prime(self, idle_ns: float) -> None:
         """The CPU comes from a long run of idle periods of ``idle_ns`` each, ended by their timer."""

@@ -26,6 +26,7 @@ from collections import defaultdict, deque
 
 from pydantic import Field
 
+from models.cpu.cpuidle import NO_TIMER_NS
 from models.os.costs import LAYERS as _LAYER_NAMES
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from simcore.config import Model
@@ -530,7 +531,7 @@ class CpuRunner:
         timers = self.timers
         while timers and not timers[0].active:
             heapq.heappop(timers)
-        next_timer = timers[0].expiry - now if timers else 4_000_000.0
+        next_timer = timers[0].expiry - now if timers else NO_TIMER_NS
         if next_timer < 0.0:
             next_timer = 0.0
         call = self._tick_call
@@ -544,11 +545,12 @@ class CpuRunner:
         self.mode = IDLE
         self._idle_since = now
 
-    def _end_idle(self, now: float) -> None:
-        """The idle period ends now: the cpuidle governor learns its length, and it counts as
-        IO-wait time if tasks of this CPU wait for IO."""
+    def _end_idle(self, now: float, tick_wakeup: bool = False) -> None:
+        """The idle period ends now (by the scheduler tick's interrupt if ``tick_wakeup``): the
+        cpuidle governor learns its length, and it counts as IO-wait time if tasks of this CPU
+        wait for IO."""
         idle = now - self._idle_since
-        self.governor.reflect(idle)
+        self.governor.reflect(idle, tick_wakeup)
         if self.iowaiters:
             self.iowait_ns += idle
         if self._tick_call is None:
@@ -587,7 +589,7 @@ class CpuRunner:
             return
         if prev == IDLE:
             delay = self.cstates[self.cpu.cstate].exit_latency_ns
-            self._end_idle(now)
+            self._end_idle(now, self._irqs[0] is self._tick_irq)
         elif prev == RUN:
             self._seg_rem = self._seg_end - now
             self._seg_call.cancel()
@@ -604,7 +606,7 @@ class CpuRunner:
         """An interrupt wakes an idle CPU: C-state exit, handler, then whatever it made runnable.
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
-        self._end_idle(now)
+        self._end_idle(now, work is self._tick_irq)
         # _take_irq for ``work``, inlined (once per interrupt-completed IO)
         cost = work.cost(self)
         self.counts[cost.idx] += 1

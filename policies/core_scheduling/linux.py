@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from models.cpu.cpuidle import NO_TIMER_NS
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
 from models.server.reactor import IRQ
 from simcore.config import Model
@@ -55,7 +54,7 @@ class LinuxKernelTarget(CoreSchedulingPolicy):
             s.place(th, r)
             r.idle_gov = s.idle_governor_cls(limited, s.tick_period_ns)
             # the CPUs come from a long idle (boot): their recent idle periods were tick-long, not 0
-            r.idle_gov.prime(NO_TIMER_NS)
+            r.idle_gov.prime(s.tick_period_ns)
             r.entry_ns = k.idle_entry_cycles / r.pcore.freq_ghz
             r.exit_cycles = k.idle_exit_cycles
             r.act = s.act_kernel

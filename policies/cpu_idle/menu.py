@@ -8,7 +8,10 @@ Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted
   average replaces the prediction if shorter (outliers above the average are dropped, 3 tries);
 - the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
 - the deepest enabled state with target residency <= prediction and exit latency within the limit
-  is chosen; a POLL state (if present) is chosen when nothing deeper qualifies.
+  is chosen; a POLL state (if present) is chosen when nothing deeper qualifies;
+- with a running tick, the tick is kept for a POLL state or a prediction shorter than a tick; a
+  wake-up by that tick with the next timer beyond it is learnt as a long idle (menu_update's
+  ``tick_wakeup`` case), so a CPU with no timer stops its tick after a few tick wake-ups.
 The POLL state spins in C0 until an interrupt. (Linux bounds one POLL spin by
 ``cpuidle_poll_time`` and then asks the governor again, which, with unchanged inputs, returns the
 same answer, so the model simply keeps spinning.)
@@ -19,7 +22,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from models.cpu.config import CpuConfig
-from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
+from models.cpu.cpuidle import DEFAULT_TICK_NS, NO_TIMER_NS, CpuidleGovernor
 from policies.cpu_idle.base import CPUIDLE_GOVERNORS
 
 RESOLUTION = 1024
@@ -40,7 +43,7 @@ class MenuGovernor(CpuidleGovernor):
     __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first",
                  "_enabled", "_polling", "_residency")
 
-    def __init__(self, cfg: CpuConfig, tick_period_ns: float = NO_TIMER_NS):
+    def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
         super().__init__(cfg, tick_period_ns)
         self.states = cfg.cstates
         enabled = self.enabled_states()
@@ -71,7 +74,7 @@ class MenuGovernor(CpuidleGovernor):
             n = 0
             top = 0.0
             for v in data:
-                if v <= thresh:
+                if v < thresh:
                     total += v
                     sq += v * v
                     n += 1
@@ -86,7 +89,7 @@ class MenuGovernor(CpuidleGovernor):
                 return avg
             if n * 4 <= INTERVALS * 3:
                 return None
-            thresh = top - 1e-9
+            thresh = top  # menu.c: 'thresh = max - 1' (in us); drop the largest values
         return None
 
     def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
@@ -130,9 +133,16 @@ class MenuGovernor(CpuidleGovernor):
             idx = i
         return idx
 
-    def reflect(self, measured_ns: float) -> None:
-        """Learn from an idle period that lasted ``measured_ns`` (menu_update)."""
+    def reflect(self, measured_ns: float, tick_wakeup: bool = False) -> None:
+        """Learn from an idle period that lasted ``measured_ns`` (menu_update). A wake-up by the
+        tick while the next timer lay beyond it counts as an idle of 9/10 of MAX_INTERESTING (the
+        prediction kept a tick that was not needed: next time it stops); the measured time is
+        capped at the sleep length (menu.c: "coefficients do not exceed unity")."""
         nt = self.next_timer_ns
+        if tick_wakeup and nt > self.tick_period_ns:
+            measured_ns = 0.9 * MAX_INTERESTING_NS
+        if measured_ns > nt:
+            measured_ns = nt
         b = self.bucket
         c = self.correction[b]
         c -= c // DECAY

@@ -26,8 +26,10 @@ duration shorter than a tick, and then a state whose target residency exceeds th
 tick is traded for a shallower one (``teo_find_shallower_state``). With the tick already stopped a
 shallower state is only taken if its bin's middle is at least a tick long (``teo_time_ok``).
 
-A wake-up by the kept tick with a sleep length longer than a tick counts as if the CPU had slept
-for the whole sleep length (``teo_reflect``'s safety net). The model's deviations: the measured
+A wake-up by the tick (``tick_wakeup``, teo.c's ``tick_nohz_idle_got_tick()``) with a sleep length
+longer than a tick counts as if the CPU had slept for the whole sleep length (``teo_reflect``'s
+safety net): a hit in the sleep length's bin, not an intercept, so a CPU with no timer soon picks
+the deepest state and stops the tick. The model's deviations: the measured
 duration is the time to the wake-up event, so teo.c's subtraction of half the exit latency (an
 estimate of the exit time inside the measured residency) is not applied; there is no PM QoS latency
 limit (as for ``menu``); a POLL stretch is never cut by ``cpuidle_poll_time``; teo.c's bookkeeping
@@ -37,7 +39,7 @@ at the next ``select`` is done in ``reflect`` (nothing happens between them).
 from __future__ import annotations
 
 from models.cpu.config import CpuConfig
-from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
+from models.cpu.cpuidle import DEFAULT_TICK_NS, CpuidleGovernor
 from policies.cpu_idle.base import CPUIDLE_GOVERNORS
 
 PULSE = 1024
@@ -55,9 +57,9 @@ class TeoGovernor(CpuidleGovernor):
     """Per-CPU teo state: per-bin hits, intercepts and recent intercepts."""
 
     __slots__ = ("hits", "intercepts", "recent", "total", "recent_idx", "next_recent", "sleep_length_ns",
-                 "_tick_kept", "_delta_tick_ns", "_residency", "_middle", "_polling", "_enabled", "_off", "_idx0")
+                 "_residency", "_middle", "_polling", "_enabled", "_off", "_idx0")
 
-    def __init__(self, cfg: CpuConfig, tick_period_ns: float = NO_TIMER_NS):
+    def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
         super().__init__(cfg, tick_period_ns)
         n = len(cfg.cstates)
         self.hits = [0] * n
@@ -69,8 +71,6 @@ class TeoGovernor(CpuidleGovernor):
         self.next_recent = 0
         #: the time to the next timer at the last select, ns (inf: no choice was made)
         self.sleep_length_ns = _INF
-        self._tick_kept = False
-        self._delta_tick_ns = _INF
         self._residency = tuple(st.target_residency_ns for st in cfg.cstates)
         #: teo_middle_of_bin(i): the middle of bin i, the expected idle duration when state i is picked
         self._middle = tuple((self._residency[i] + self._residency[i + 1]) / 2 for i in range(n - 1))
@@ -85,15 +85,12 @@ class TeoGovernor(CpuidleGovernor):
                delta_tick_ns: float = 0.0) -> int:
         """teo_select (``iowaiters`` plays no part in teo)."""
         self.sleep_length_ns = next_timer_ns
-        self._tick_kept = False
         idx, duration = self._pick(next_timer_ns, tick_ns)
         if tick_ns is None:  # no running tick: nothing to decide
             return idx
         # keep the tick for a polling state or an expected idle shorter than a tick
         self.stop_tick = not (self._polling[idx] or duration < tick_ns)
         if not self.stop_tick:
-            self._tick_kept = True
-            self._delta_tick_ns = delta_tick_ns
             res = self._residency
             if idx > self._idx0 and res[idx] > delta_tick_ns:
                 off = self._off
@@ -167,11 +164,11 @@ class TeoGovernor(CpuidleGovernor):
             first_idx, first_span = i, span
         return idx, duration
 
-    def reflect(self, measured_ns: float) -> None:
+    def reflect(self, measured_ns: float, tick_wakeup: bool = False) -> None:
         """teo_reflect + teo_update: a hit or an intercept, after decaying every bin."""
         sleep = self.sleep_length_ns
-        if self._tick_kept and measured_ns >= self._delta_tick_ns and sleep > self.tick_period_ns:
-            measured_ns = _INF  # woken by the kept tick: as if it slept the whole sleep length
+        if tick_wakeup and sleep > self.tick_period_ns:
+            measured_ns = _INF  # woken by the tick: as if it slept the whole sleep length
         elif measured_ns >= sleep:
             measured_ns = _INF  # the timer (or a wake-up at least as late): a hit
         hits, intercepts = self.hits, self.intercepts
