@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.cpu.cpuidle import CpuidleGovernor
+from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from policies.cpu_idle import CPUIDLE_GOVERNORS
 from policies.cpu_idle.menu import MenuGovernor
 from policies.cpu_idle.teo import NR_RECENT, TeoGovernor
+from scenarios.replay import simulate_replay
 from scenarios.scenario import resolve
 from stacksim.cli import main
 from scenarios.simulate import simulate
@@ -19,6 +20,7 @@ CPU = resolve(sets={}).platform.cpu  # Xeon E3-1230 v5: POLL, C1, C1E, C3, C6, C
 NAMES = [s.name for s in CPU.cstates]
 RES = [s.target_residency_ns for s in CPU.cstates]
 TICK_NS = 4e6  # CONFIG_HZ=250
+PLAT = "optane900p-e3-1230v5"
 
 
 def deepest_fitting(sleep_ns: float, cpu=CPU) -> int:
@@ -145,3 +147,69 @@ def test_docs_example_governor_loads_and_runs(tmp_path):
     c8_exit_us = CPU.cstates[NAMES.index("C8")].exit_latency_ns / 1e3
     delta = r["summary"]["latency_us"]["mean"] - run()["summary"]["latency_us"]["mean"]
     assert delta == pytest.approx(c8_exit_us, rel=0.05)
+
+
+# -- NOHZ idle: tick wake-ups teach the governors to stop the tick ----------------------------------
+def tick_wakeups_until_stopped(gov: CpuidleGovernor, limit: int = 50) -> int:
+    """Idle periods with no timer armed (NO_TIMER_NS) and the tick running, each ended by the tick
+    (``tick_wakeup``): how many tick wake-ups until the governor lets the tick stop."""
+    for n in range(limit):
+        gov.select(NO_TIMER_NS, 0, TICK_NS, 3.5e6)
+        if gov.stop_tick:
+            return n
+        gov.reflect(3.5e6, tick_wakeup=True)
+    return limit
+
+
+@pytest.mark.parametrize("cls", [MenuGovernor, TeoGovernor])
+def test_an_idle_cpu_with_no_timer_stops_its_tick_after_a_few_tick_wakeups(cls):
+    """After a stretch of short IO waits (the governor keeps the tick), the IO stops: the tick
+    wakes the CPU a few times, each counted as a long idle (menu_update's tick_wakeup, teo's safety
+    net), and then the tick stops. Counted as short idles (the bug), the tick never stops."""
+    gov = cls(CPU, TICK_NS)
+    for _ in range(20):  # IO interrupts every ~5 us, no timer armed
+        gov.select(NO_TIMER_NS, 0, TICK_NS, TICK_NS)
+        gov.reflect(5e3)
+    assert not gov.stop_tick  # the short-idle history keeps the tick
+    assert tick_wakeups_until_stopped(gov) <= 9
+    assert NAMES[gov.select(NO_TIMER_NS, 0, TICK_NS, TICK_NS)] == "C8" and gov.stop_tick
+    if cls is MenuGovernor:  # the bug: tick wake-ups (3.5 ms after idle entry) learnt as short idles
+        short = cls(CPU, TICK_NS)
+        for _ in range(50):
+            short.select(NO_TIMER_NS, 0, TICK_NS, 3.5e6)
+            short.reflect(3.5e6)
+        assert not short.stop_tick
+
+
+@pytest.mark.parametrize("cls", [MenuGovernor, TeoGovernor])
+def test_a_timer_shorter_than_a_tick_keeps_the_tick(cls):
+    gov = cls(CPU, TICK_NS)
+    for _ in range(20):  # a 1 ms timer wakes the CPU every time
+        gov.select(1e6, 0, TICK_NS, TICK_NS)
+        gov.reflect(1e6)
+    assert not gov.stop_tick
+    assert NAMES[gov.select(1e6, 0, TICK_NS, TICK_NS)] == NAMES[deepest_fitting(1e6)] and not gov.stop_tick
+
+
+def alibaba_trace(path, times_us):
+    path.write_text("".join(f"7,R,{4096 * i * 3},4096,{1_600_000_000_000_000 + t}\n" for i, t in enumerate(times_us)))
+    return str(path)
+
+
+@pytest.mark.parametrize("governor", ["menu", "teo"])
+def test_idle_cpus_stay_tickless_and_an_hour_long_trace_gap_costs_few_events(tmp_path, governor):
+    """Two IOs 1 s apart: the 4 CPUs idle with no timer for a second; with NOHZ idle the tick fires a
+    handful of times, not 4 x 250. An hour apart: the engine processes a bounded number of events
+    (the old tick-bound idle cost ~900 events per simulated second), and both IOs see the same
+    latencies as with the 1 s gap: both find every CPU in its deepest state with the tick stopped
+    (the first after the setup's idle, the second after the gap), so nothing differs but the clock."""
+    sets = {"cpu.cpuidle_governor": governor}
+    second = simulate_replay(alibaba_trace(tmp_path / "s.csv", [0, 1_000_000]), "alibaba", platform=PLAT, sets=sets)
+    assert second["summary"]["completed_ios"] == 2
+    assert second["summary"]["interrupts"]["tick"] < 20
+    hour = simulate_replay(alibaba_trace(tmp_path / "h.csv", [0, 3_600_000_000]), "alibaba", platform=PLAT, sets=sets)
+    assert hour["sim"]["simulated_s"] > 3600
+    assert hour["sim"]["events"] < 10_000
+    assert hour["summary"]["interrupts"]["tick"] < 20
+    for key in ("p50", "max", "mean"):
+        assert hour["summary"]["latency_us"][key] == pytest.approx(second["summary"]["latency_us"][key], rel=1e-6)
