@@ -29,15 +29,17 @@ from abc import ABC, abstractmethod
 
 from models.cpu.config import CpuConfig
 
-NO_TIMER_NS = float(2**63 - 1)
-"""The sleep length a governor is given when no timer is armed, ns: KTIME_MAX, as
-``tick_nohz_get_sleep_length`` returns it then (kernel/time/tick-sched.c, 5.x/6.1:
-``tick_nohz_next_event`` finds no timer-wheel or hrtimer event, ``get_next_timer_interrupt`` gives
-KTIME_MAX, and a CPU that does not hold the timekeeping duty may sleep ``KTIME_MAX``). The model's
-CPUs arm no background timers (deferrable ones, e.g. vmstat's, are ignored by NOHZ anyway), so
-"no timer" is the kernel's own maximum; menu then relies on its repeating-interval detector and
-teo on its bins, as with a long timer in Linux. (Before: one 4 ms tick period, which kept the tick
-of every idle CPU running for ever.)"""
+NO_TIMER_NS = 50_000_000.0
+"""The sleep length a governor is given when no timer is armed, ns: menu.c's MAX_INTERESTING
+(50 ms), the governor's horizon (an idle that long counts as a perfect prediction). Linux's
+``tick_nohz_get_sleep_length`` is the time to the next timer event as if the tick were stopped; with
+no timer-wheel or hrtimer event at all it would be KTIME_MAX, which real systems never see (some
+timer is always armed, and menu.c's ``next_timer_ns x correction`` would overflow u64). The model's
+CPUs arm no background timers, so "no timer" is modelled as the longest sleep the governor
+distinguishes: far beyond a tick (the tick then stops, NOHZ idle), while menu's correction factor
+(floored near 8/8192 by its integer decay) still predicts about 50 us, not a deep state, when the
+repeating-interval detector finds no pattern. (Before: one 4 ms tick period, which kept the tick of
+every idle CPU running for ever.)"""
 
 DEFAULT_TICK_NS = 4_000_000.0
 """TICK_NSEC at CONFIG_HZ=250, ns: the default tick period of a governor."""
