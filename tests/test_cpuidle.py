@@ -10,7 +10,7 @@ from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from policies.cpu_idle import CPUIDLE_GOVERNORS
 from policies.cpu_idle.menu import MenuGovernor
 from policies.cpu_idle.teo import NR_RECENT, TeoGovernor
-from scenarios.replay import simulate_replay
+from scenarios.replay import resolve_replay
 from scenarios.scenario import resolve
 from stacksim.cli import main
 from scenarios.simulate import simulate
@@ -21,6 +21,10 @@ NAMES = [s.name for s in CPU.cstates]
 RES = [s.target_residency_ns for s in CPU.cstates]
 TICK_NS = 4e6  # CONFIG_HZ=250
 PLAT = "optane900p-e3-1230v5"
+
+
+def simulate_replay(trace: str, fmt: str, **kw):
+    return simulate(resolve_replay(trace, fmt, **kw))
 
 
 def deepest_fitting(sleep_ns: float, cpu=CPU) -> int:
@@ -213,3 +217,37 @@ def test_idle_cpus_stay_tickless_and_an_hour_long_trace_gap_costs_few_events(tmp
     assert hour["summary"]["interrupts"]["tick"] < 20
     for key in ("p50", "max", "mean"):
         assert hour["summary"]["latency_us"][key] == pytest.approx(second["summary"]["latency_us"][key], rel=1e-6)
+
+
+# -- menu: the repeating-interval detector is menu.c's get_typical_interval ------------------------
+def typical_interval_menu_c(intervals: list[int]) -> float | None:
+    """menu.c get_typical_interval, written out plainly (whole us; at most 3 passes as the model)."""
+    thresh = None
+    for _ in range(3):
+        vals = [v for v in intervals if thresh is None or v <= thresh]
+        if not vals or max(vals) == 0:
+            return None
+        n = len(vals)
+        avg = sum(vals) // n
+        var = sum((v - avg) ** 2 for v in vals) // n
+        if (avg * avg > 36 * var and n * 4 >= 8 * 3) or var <= 400:
+            return avg * 1000.0
+        if n * 4 <= 8 * 3:
+            return None
+        thresh = max(vals) - 1
+    return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(periods_ns=st.lists(st.floats(min_value=0.0, max_value=NO_TIMER_NS), min_size=1, max_size=40),
+       spread=st.sampled_from([0, 1, 3]))
+def test_menu_detector_with_running_sums_equals_menu_c(periods_ns, spread):
+    """The fast detector (running sums of the ring) gives exactly what menu.c's loops give, after any
+    sequence of idle periods (``spread``: how many of them are scaled, to make outliers)."""
+    gov = MenuGovernor(CPU, TICK_NS)
+    for i, ns in enumerate(periods_ns):
+        gov.select(NO_TIMER_NS, 0, TICK_NS, TICK_NS)
+        gov.reflect(ns * (10 if spread and i % (spread + 1) == 0 else 1) / 10)
+        assert gov.intervals == [int(v) for v in gov.intervals]
+        assert gov._typical_interval() == typical_interval_menu_c(gov.intervals)
+

@@ -4,8 +4,9 @@ Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted
 - predicted idle = time to the next known timer x a correction factor learned per bucket
   (12 buckets by magnitude of the timer distance, doubled when IO waiters exist), decayed with
   weight 1/8 (``DECAY``), in units of 1/1024 (``RESOLUTION``);
-- a repeating-interval detector over the last 8 idle periods: when their spread is small, their
-  average replaces the prediction if shorter (outliers above the average are dropped, 3 tries);
+- a repeating-interval detector over the last 8 idle periods, kept in whole microseconds as menu.c
+  keeps them (``ktime_to_us``), with menu.c's integer arithmetic: when their spread is small, their
+  average replaces the prediction if shorter (the largest values are dropped, 3 tries);
 - the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
 - the deepest enabled state with target residency <= prediction and exit latency within the limit
   is chosen; a POLL state (if present) is chosen when nothing deeper qualifies;
@@ -30,6 +31,7 @@ DECAY = 8
 BUCKETS = 6
 MAX_INTERESTING_NS = 50_000_000.0
 INTERVALS = 8
+INTERVAL_SHIFT = 3  # menu.c: INTERVALS = 1 << INTERVAL_SHIFT
 
 
 #: menu.c which_bucket(): buckets by decade of the timer distance; a second set with IO waiters
@@ -41,7 +43,7 @@ class MenuGovernor(CpuidleGovernor):
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
     __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first",
-                 "_enabled", "_polling", "_residency")
+                 "_enabled", "_polling", "_residency", "_sum_us", "_sq_us", "_typical", "_typical_mult", "_typical_idx")
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
         super().__init__(cfg, tick_period_ns)
@@ -55,7 +57,16 @@ class MenuGovernor(CpuidleGovernor):
         #: (index, target residency, exit latency) of the enabled states deeper than the first
         self._real = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
         self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
-        self.intervals = [0.0] * INTERVALS
+        #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
+        #: sum of squares (exact integers: the detector's first pass costs O(1))
+        self.intervals = [0] * INTERVALS
+        self._sum_us = self._sq_us = 0
+        #: the detector's answer for the ring as it is (False: not computed since the ring changed),
+        #: and the state it gives for a latency multiplier (the ring mostly repeats itself: an idle
+        #: period of the same whole us as 8 periods before leaves the ring, and the answer, unchanged)
+        self._typical: float | None | bool = False
+        self._typical_mult = 0
+        self._typical_idx = 0
         self.interval_ptr = 0
         self.bucket = 0
         self.next_timer_ns = NO_TIMER_NS
@@ -63,33 +74,45 @@ class MenuGovernor(CpuidleGovernor):
     def prime(self, idle_ns: float) -> None:
         """Fill the interval ring with ``idle_ns`` (what the generic loop of timer-ended periods
         leaves: their correction factor stays 1, so only the recent intervals change)."""
-        self.intervals = [idle_ns] * INTERVALS
+        us = int(idle_ns // 1000)
+        self.intervals = [us] * INTERVALS
+        self._sum_us = us * INTERVALS
+        self._sq_us = us * us * INTERVALS
+        self._typical = False
 
     def _typical_interval(self) -> float | None:
-        """The repeating-pattern detector of menu.c (get_typical_interval), in ns."""
+        """The repeating-pattern detector of menu.c (get_typical_interval), ns (None: no pattern).
+        In whole us with menu.c's integer arithmetic: the average and the variance (sum of squared
+        deviations from the integer average, divided by the count) of the values up to ``thresh``;
+        a pattern when avg^2 > 36 variance with at least 3/4 of the values left, or variance <= 400
+        us^2; else the largest values are dropped (``thresh = max - 1``) and it tries again, at most
+        3 times in all. The first pass reads the ring's running sums."""
+        total = self._sum_us
+        if total == 0:
+            return None  # menu.c: 'if (!max) return UINT_MAX'
+        avg = total >> INTERVAL_SHIFT
+        var = (self._sq_us - 2 * avg * total + INTERVALS * avg * avg) >> INTERVAL_SHIFT
+        if avg * avg > 36 * var or var <= 400:  # all INTERVALS values count (>= 3/4 of them)
+            return avg * 1000.0
         data = self.intervals
-        thresh = float("inf")
-        for _ in range(3):
-            total = sq = 0.0
-            n = 0
-            top = 0.0
+        thresh = max(data) - 1
+        for _ in range(2):
+            total = n = top = 0
             for v in data:
-                if v < thresh:
+                if v <= thresh:
                     total += v
-                    sq += v * v
                     n += 1
                     if v > top:
                         top = v
-            if top <= 0.0:
-                return None  # menu.c: 'if (!max) return UINT_MAX'
-            avg = total / n
-            var = sq / n - avg * avg
-            # menu.c (in us): accept when variance <= 400 us^2 or avg^2 > 36 variance
-            if (var <= 400e6 or avg * avg > 36.0 * var) and n * 4 >= INTERVALS * 3:
-                return avg
+            if top == 0:
+                return None
+            avg = total // n
+            var = sum((v - avg) * (v - avg) for v in data if v <= thresh) // n
+            if (avg * avg > 36 * var and n * 4 >= INTERVALS * 3) or var <= 400:
+                return avg * 1000.0
             if n * 4 <= INTERVALS * 3:
                 return None
-            thresh = top  # menu.c: 'thresh = max - 1' (in us); drop the largest values
+            thresh = top - 1
         return None
 
     def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
@@ -107,10 +130,16 @@ class MenuGovernor(CpuidleGovernor):
         if idx != self._first or (tick_ns is not None and not polling[idx] and predicted >= tick_ns):
             # the repeating-interval detector can only shorten the prediction, so with the first
             # enabled state chosen it matters only for the tick decision (less work on the hot path)
-            typical = self._typical_interval()
+            typical = self._typical
+            if typical is False:
+                typical = self._typical = self._typical_interval()
+                self._typical_mult = 0
             if typical is not None and typical < predicted:
                 predicted = typical
-                idx = self._deepest(typical, typical / mult)
+                if self._typical_mult != mult:
+                    self._typical_mult = mult
+                    self._typical_idx = self._deepest(typical, typical / mult)
+                idx = self._typical_idx
         if tick_ns is None:
             return idx
         stop = self.stop_tick = not (polling[idx] or predicted < tick_ns)
@@ -153,5 +182,12 @@ class MenuGovernor(CpuidleGovernor):
         if c <= 0:
             c = 1
         self.correction[b] = c
-        self.intervals[self.interval_ptr] = measured_ns
-        self.interval_ptr = (self.interval_ptr + 1) % INTERVALS
+        us = int(measured_ns // 1000)  # menu.c: ktime_to_us(measured_ns)
+        ptr = self.interval_ptr
+        old = self.intervals[ptr]
+        if us != old:
+            self.intervals[ptr] = us
+            self._sum_us += us - old
+            self._sq_us += us * us - old * old
+            self._typical = False
+        self.interval_ptr = (ptr + 1) % INTERVALS
