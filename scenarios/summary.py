@@ -32,6 +32,7 @@ class Snapshot:
         self.ghz_ns = [c.ghz_ns_at(now) for c in host.pkg.cores]
         self.freq_transitions = sum(c.transitions for c in host.pkg.cores)
         self.smt = [r.smt_stall_ns for r in host.runners]
+        self.cstate_exit = [r.cstate_exit_ns for r in host.runners]
         self.irqs = [dict(r.irq_kinds) for r in host.runners]
         self.busy = [c.busy_ns for c in host.pkg.cpus]
         self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
@@ -187,6 +188,8 @@ def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapsho
     dur_s = dur_ns * 1e-9
     per_io = max(len(recs), 1)
     plat = cfg.platform
+    # C0 time of C-state exits (waking up: part of the CPUs' busy time, not of any stack layer)
+    summary["cstate_exit_ns_per_io"] = sum(r.cstate_exit_ns - s.cstate_exit[i] for i, r in enumerate(host.runners)) / per_io
     # device commands per fio IO: > 1 when IOs are split at max_sectors_kb, < 1 when bios merge
     summary["device_commands_per_io"] = (sum(d.commands for d in host.devices) - s.commands) / per_io
     io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})

@@ -157,6 +157,8 @@ class CpuRunner:
         self._carry: list = []
         self._carry_ns = 0.0
         self._carry_fixed_ns = 0.0  # the part of _carry_ns that is not CPU work (C-state exit)
+        #: cumulative C-state exit latency, ns: C0 time spent waking up, in no stack layer
+        self.cstate_exit_ns = 0.0
         self._trace_parts: list = []  # (label, ns) of carried work, kept only when tracing
         # segment state
         self._seg_call = None
@@ -551,6 +553,7 @@ class CpuRunner:
         wait for IO."""
         idle = now - self._idle_since
         self.governor.reflect(idle, tick_wakeup)
+        self.cstate_exit_ns += self._exit_ns[self.cpu.cstate]  # the CPU is in C0 from now, waking up
         if self.iowaiters:
             self.iowait_ns += idle
         if self._tick_call is None:
