@@ -297,7 +297,12 @@ def burst_accuracy(decisions: list[float], windows: list[tuple[float, float]], t
     return out
 
 
+# long: one flat table of the summary's figures, one line each (the steps are helpers below)
 def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: float, wall_s: float) -> dict:
+    """The result of a server run measured from ``warm`` to ``end`` (ns): ``summary`` (client-side
+    latency, throughput, power and energy, active cores, migrations, residency, burst detection),
+    ``timeline`` (per bin), ``sim`` and ``latency_cdf``; trace replay adds per-direction figures and
+    ``replay``."""
     a, b = snaps[warm], snaps[end]
     dur_ns = end - warm
     dur_s = dur_ns * 1e-9
@@ -313,20 +318,11 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
     wl = cfg.workload
     trace = srv.trace
     if trace is not None:
-        nb = np.frombuffer(srv.rec_nb, dtype=np.int64)
-        wr = np.frombuffer(srv.rec_wr, dtype=np.int8)
-        nbytes = int(nb[counted].sum())
+        nbytes = int(np.frombuffer(srv.rec_nb, dtype=np.int64)[counted].sum())
     else:
         nbytes = n * wl.bs
     pw = power_between(cfg, srv, a, b)
     energy = pw["system"] * dur_s
-    acc0, acc1 = a["acc"], b["acc"]
-    phys_ns = acc1[0] - acc0[0]
-    ncpu = len(srv.cpus)
-    names = [s.name for s in srv.ccfg.cstates]
-    residency = {"C0": (b["c0_busy_ns"] - a["c0_busy_ns"]) / (ncpu * dur_ns)}
-    for j, nm in enumerate(names):
-        residency[nm] = (b["cstate_ns"][j] - a["cstate_ns"][j]) / (ncpu * dur_ns)
     decisions = list(getattr(srv.policy, "burst_decisions", ()))
     in_flight = srv.n_offered - int((done <= srv.engine.now).sum())
     summary = {
@@ -342,14 +338,11 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
         "energy_j_per_million_ios": energy / max(n, 1) * 1e6,
         "thread_migrations": b["migrations"] - a["migrations"],
         "thread_migrations_per_s": (b["migrations"] - a["migrations"]) / dur_s,
-        "active_cores_mean": (acc1[2] - acc0[2]) / dur_ns,
-        "active_physical_cores_mean": phys_ns / dur_ns,
-        "active_freq_ghz_mean": (acc1[1] - acc0[1]) / phys_ns if phys_ns > 0 else 0.0,
-        "compute_capacity_ghz_mean": (acc1[3] - acc0[3]) / dur_ns,
+        **_active_cores(a, b, dur_ns),
         "cpu_utilization": (b["reactor_busy"] - a["reactor_busy"]) / (len(srv.reactors) * dur_ns),
         "reactor_wakeups": b["wakes"] - a["wakes"],
         "freq_transitions": b["freq_transitions"] - a["freq_transitions"],
-        "cstate_residency": residency,
+        "cstate_residency": _residency(srv, a, b, dur_ns),
         "burst_detection": burst_accuracy(decisions, wl.windows(), warm, end),
         "requests": {"offered": srv.n_offered, "completed": srv.n_offered - in_flight, "in_flight": in_flight},
         "policy_stats": srv.policy.summary(),
@@ -357,21 +350,8 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
     if srv.pkg.limiter is not None:
         summary["cpu_power_limit"] = limit_summary(srv.pkg, a["power_limit"], b["power_limit"], dur_ns)
     if trace is not None:
-        w_sel = wr[sel]
-        ops = {}
-        for name, flag in (("read", 0), ("write", 1)):
-            m = counted & (wr == flag)
-            ops[name] = {"ios": int(m.sum()), "bytes": int(nb[m].sum()),
-                         "latency_us": latency_summary_us(lat[w_sel == flag])}
-        summary.update({
-            "trace_ios": trace.ios,
-            "completed_ios": srv.n_done,
-            "late_arrivals": trace.late,
-            "bad_lines": trace.reader.bad_lines,
-            "skipped": trace.skipped(),
-            "ops": ops,
-        })
-        cdf = latency_cdf(lat, w_sel)
+        summary.update(_trace_figures(srv, sel, counted, lat))
+        cdf = latency_cdf(lat, np.frombuffer(srv.rec_wr, dtype=np.int8)[sel])
     else:
         cdf = latency_cdf(lat, op=wl.op)
     result = {
@@ -382,20 +362,70 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
         "policy": cfg.server.policy,
         "summary": summary,
         "timeline": timeline(cfg, srv, snaps, arr, done, end),
-        "sim": {
-            "simulated_s": end * 1e-9,
-            "measured_s": dur_s,
-            "events": srv.engine.events_processed,
-            "events_per_io": srv.engine.events_processed / max(srv.n_offered, 1),
-            "wall_s": wall_s,
-            "real_time_factor": end * 1e-9 / wall_s if wall_s > 0 else None,
-            "ios_per_wall_s": srv.n_offered / wall_s if wall_s > 0 else None,
-        },
+        "sim": _sim_block(srv, end, dur_s, wall_s),
         "latency_cdf": cdf,
     }
     if trace is not None:
         result["replay"] = trace.describe()
     return result
+
+
+def _active_cores(a: dict, b: dict, dur_ns: float) -> dict:
+    """Mean logical and physical cores in C0, their mean clock, and the C0 GHz summed over
+    logical cores, from the package's C0 accounts between snapshots ``a`` and ``b``."""
+    acc0, acc1 = a["acc"], b["acc"]
+    phys_ns = acc1[0] - acc0[0]
+    return {
+        "active_cores_mean": (acc1[2] - acc0[2]) / dur_ns,
+        "active_physical_cores_mean": phys_ns / dur_ns,
+        "active_freq_ghz_mean": (acc1[1] - acc0[1]) / phys_ns if phys_ns > 0 else 0.0,
+        "compute_capacity_ghz_mean": (acc1[3] - acc0[3]) / dur_ns,
+    }
+
+
+def _residency(srv: Server, a: dict, b: dict, dur_ns: float) -> dict:
+    """Fraction of the measured time in C0 and in each C-state, averaged over the logical CPUs."""
+    ncpu = len(srv.cpus)
+    residency = {"C0": (b["c0_busy_ns"] - a["c0_busy_ns"]) / (ncpu * dur_ns)}
+    for j, st in enumerate(srv.ccfg.cstates):
+        residency[st.name] = (b["cstate_ns"][j] - a["cstate_ns"][j]) / (ncpu * dur_ns)
+    return residency
+
+
+def _trace_figures(srv: Server, sel: np.ndarray, counted: np.ndarray, lat: np.ndarray) -> dict:
+    """Trace replay: IOs read and completed, late arrivals, bad lines, what was not replayed, and
+    per direction the IOs and bytes completed in the window and their latency (``sel``: requests
+    that arrived and completed in it, ``lat`` their latencies; ``counted``: completed in it)."""
+    trace = srv.trace
+    nb = np.frombuffer(srv.rec_nb, dtype=np.int64)
+    wr = np.frombuffer(srv.rec_wr, dtype=np.int8)
+    w_sel = wr[sel]
+    ops = {}
+    for name, flag in (("read", 0), ("write", 1)):
+        m = counted & (wr == flag)
+        ops[name] = {"ios": int(m.sum()), "bytes": int(nb[m].sum()), "latency_us": latency_summary_us(lat[w_sel == flag])}
+    return {
+        "trace_ios": trace.ios,
+        "completed_ios": srv.n_done,
+        "late_arrivals": trace.late,
+        "bad_lines": trace.reader.bad_lines,
+        "skipped": trace.skipped(),
+        "ops": ops,
+    }
+
+
+def _sim_block(srv: Server, end: float, dur_s: float, wall_s: float) -> dict:
+    """What the simulation cost: simulated and measured seconds, events, wall time and speed."""
+    events = srv.engine.events_processed
+    return {
+        "simulated_s": end * 1e-9,
+        "measured_s": dur_s,
+        "events": events,
+        "events_per_io": events / max(srv.n_offered, 1),
+        "wall_s": wall_s,
+        "real_time_factor": end * 1e-9 / wall_s if wall_s > 0 else None,
+        "ios_per_wall_s": srv.n_offered / wall_s if wall_s > 0 else None,
+    }
 
 
 def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, done: np.ndarray, end: float) -> dict:
