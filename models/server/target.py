@@ -68,15 +68,29 @@ class Server:
         ``client``: the arrival batches (an iterator), or for a trace workload the trace feed (its
         ``batches``, counters and ``describe()``)."""
         self.cfg = cfg
-        sp = cfg.platform
-        plat = sp
-        scfg = cfg.server
-        ccfg = plat.cpu
-        self.engine = eng = Engine(tracer)
+        self.engine = Engine(tracer)
         #: optional timeline (simcore.tracing.ChromeTracer); every use is behind ``is not None``
         self.tracer = tracer
         self.rng = RngStreams(cfg.seed)
-        # 1. the policy (decides which CPUs are reactors, how many threads, the starting clock)
+        self._setup_cpus(policy_cls, params, idle_governor_cls)
+        # SSDs
+        plat = cfg.platform
+        self.devices = [NvmeDevice(plat.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i) for i in range(plat.ssd_count)]
+        self._setup_reactors()
+        self._setup_threads()
+        self._setup_accounts()
+        # every logical CPU starts idle in the OS idle state; the policy sets its reactors
+        for cpu in self.cpus:
+            self._apply(cpu.id, -1 - self.os_idle)
+        self.policy.setup()
+        self._setup_client(client)
+
+    def _setup_cpus(self, policy_cls, params, idle_governor_cls) -> None:
+        """The reserved cores, the policy (it decides which CPUs are reactors, how many threads, the
+        starting clock), the CPU package and the per-state constants of the reactors."""
+        cfg = self.cfg
+        scfg = cfg.server
+        ccfg = cfg.platform.cpu
         half = scfg.cores // 2 if ccfg.smt else scfg.cores
         if half > ccfg.physical_cores:
             raise ConfigError(f"server.cores={scfg.cores}: the platform has {ccfg.logical_cpus} logical cores")
@@ -86,9 +100,9 @@ class Server:
         #: the cpuidle governor class (``cpu.cpuidle_governor``) of reactors that idle in C-states
         #: between interrupts, and the tick period it assumes (the server models no tick)
         self.idle_governor_cls = idle_governor_cls
-        self.tick_period_ns = 1e9 / plat.sched.tick_hz
-        # 2. CPU package (every logical CPU is put in a state below)
-        self.pkg = Package(ccfg, eng, self.policy.initial_freq_ghz())
+        self.tick_period_ns = 1e9 / cfg.platform.sched.tick_hz
+        # the CPU package (every logical CPU is put in a state by __init__)
+        self.pkg = Package(ccfg, self.engine, self.policy.initial_freq_ghz())
         self.ccfg = ccfg
         self.cpus = self.pkg.cpus
         names = [s.name for s in ccfg.cstates]
@@ -105,19 +119,22 @@ class Server:
         self.h_hi = scfg.commit_horizon_us * 1e3
         self.h_lo = self.h_hi / 3.0
         self.batch = scfg.poll_batch
-        # 3. SSDs
-        self.devices = [NvmeDevice(plat.ssd, eng, self.rng.stream(f"ssd{i}.service"), i) for i in range(plat.ssd_count)]
-        # 4. reactors
+
+    def _setup_reactors(self) -> None:
+        """One reactor per CPU the policy names, with its SMT sibling's reactor."""
         cpus = sorted(self.policy.reactor_cpus())
         rx, cq = self.policy.item_cycles()
-        base_loop = scfg.reactor_loop_cycles
+        base_loop = self.cfg.server.reactor_loop_cycles
         self.reactors = [Reactor(i, self.cpus[c], rx, cq, base_loop) for i, c in enumerate(cpus)]
         self.reactor_of_cpu = {r.cpu_id: r for r in self.reactors}
         for r in self.reactors:
             sib = self.pkg.sibling_of(r.cpu)
             r.sib = self.reactor_of_cpu.get(sib.id) if sib is not None else None
             r.act = self.act_proc
-        # 5. lightweight threads and their NVMe queue pairs; connections round-robin on threads
+
+    def _setup_threads(self) -> None:
+        """Lightweight threads and their NVMe queue pairs (one per SSD); connections round-robin."""
+        scfg = self.cfg.server
         poll_cycles = scfg.thread_poll_cycles + scfg.qpair_poll_cycles * len(self.devices)
         nthreads = self.policy.thread_count()
         self.threads = [LThread(i, poll_cycles) for i in range(nthreads)]
@@ -129,22 +146,24 @@ class Server:
                     raise ConfigError(f"{nthreads} threads need {nthreads} queue pairs per SSD: {err}") from None
                 qp.on_post = self._on_cqe
                 th.qps.append(qp)
-        wl = cfg.workload
-        self.conn_thread = [self.threads[c % nthreads] for c in range(wl.connections)]
-        # 6. C0 time (for "others" power and active-core metrics): the package integrates it
+        self.conn_thread = [self.threads[c % nthreads] for c in range(self.cfg.workload.connections)]
+
+    def _setup_accounts(self) -> None:
+        """C0 and energy accounts, the timeline's state, the network constants and the counters."""
+        wl = self.cfg.workload
+        # C0 time (for "others" power and active-core metrics): the package integrates it
         # (Package.c0_acc: physical C0 ns, physical C0 GHz*ns, logical C0 ns, logical GHz*ns); hybrid
         # sleep stretches add their wake/poll windows to it and their energy to corr_j
         self.acc = self.pkg.c0_acc
         self.corr_j = 0.0
-        if tracer is not None:
+        if self.tracer is not None:
             self._tr_state: list = [None] * len(self.cpus)  # (since ns, label) of each CPU's power state
             self._tr_submit_cpu: dict[int, int] = {}  # request id -> CPU that rang its doorbell
-        # 7. bookkeeping
         # data on the network: reads carry bytes beyond NET_BASE_BYTES in the response, writes over
         # the in-capsule size are pulled by an RDMA READ (round trip + transfer) before the submit
         self.ns_per_byte = 8.0 / wl.network_gbps
         self.rtt_ns = wl.network_rtt_us * 1e3
-        self.in_capsule = scfg.in_capsule_bytes
+        self.in_capsule = self.cfg.server.in_capsule_bytes
         self.half_rtt = wl.network_rtt_us * 500.0
         self.resp_ns = self.half_rtt + (self._resp_extra(wl.op, wl.bs) if wl.kind != "trace" else 0.0)
         self.rec_arr = array("d")
@@ -160,11 +179,10 @@ class Server:
         self.op = wl.op
         self.bs = wl.bs
         self.trace = None  # the trace feed (trace replay)
-        # 8. every logical CPU starts idle in the OS idle state; the policy sets its reactors
-        for cpu in self.cpus:
-            self._apply(cpu.id, -1 - self.os_idle)
-        self.policy.setup()
-        # 9. the client
+
+    def _setup_client(self, client) -> None:
+        """The client's arrivals (a trace feed for trace replay); the first one is scheduled."""
+        wl = self.cfg.workload
         self.arrivals_done = False
         if wl.kind == "trace":
             self._setup_trace(client)
