@@ -84,6 +84,8 @@ class DynamicScheduler(CoreSchedulingPolicy):
         return max(r.free_at - now, 0.0) + waiting * per
 
     def _tick(self, now: float):
+        """One scheduling period (SPDK's ``balance``): measure reactor and thread loads, move idle
+        threads to the main core and active ones to the best core, put empty cores to sleep."""
         s = self.server
         rs = s.reactors
         if rs[0].backlog and not self._deferred:
@@ -94,10 +96,42 @@ class DynamicScheduler(CoreSchedulingPolicy):
         self.t_last = now
         if P <= 0:
             return True
-        n = len(rs)
-        busy = [0.0] * n
-        idle = [0.0] * n
-        count = [0] * n
+        busy, idle, any_busy = self._reactor_loads(now, P)
+        lcore = self.lcore
+        count = [0] * len(rs)
+        for i in lcore:
+            count[i] += 1
+        order = self._thread_loads(idle)
+        self.periods += 1
+        main = 0
+        if not any_busy and not order and self.on_main == len(lcore):
+            return False  # everything idle on the main core: the decision cannot change
+        bal = _Balance(busy, idle, count, lcore, self.p)
+        loads = [(th, tb, tb * 100.0 / (tb + ti) if tb + ti > 0 else 0.0) for th, tb, ti in order]
+        bal.idle_threads_to(loads, main)
+        bal.active_threads_to_best_core(loads, main)
+        # apply: threads whose assignment changed move; empty cores sleep in the kernel
+        for th, _tb, _load in loads:
+            dst = rs[lcore[th.idx]]
+            if th.reactor is not None and th.reactor is not dst:
+                s.move(th, dst, self.run_ns)
+        for r in rs:
+            if count[r.idx] == 0 and r.state == AWAKE and not r.threads and not r.incoming:
+                s.sleep(r, s.os_idle, self.wake_ns)
+        self.on_main = sum(1 for i in lcore if i == main)
+        if self.p.main_core_governor:
+            m = rs[main]
+            lvl = self.main_level
+            self.main_level = min(lvl + 1, 7) if _pct(busy[main], idle[main]) >= self.p.core_busy else max(lvl - 1, 0)
+            s.request_freq(m.pcore.index, self.freqs[self.main_level])
+        return True
+
+    def _reactor_loads(self, now: float, P: float) -> tuple[list[float], list[float], bool]:
+        """Busy and idle ns of every reactor over the period ``P`` (awake ones; others 0) and
+        whether any was busy."""
+        rs = self.server.reactors
+        busy = [0.0] * len(rs)
+        idle = [0.0] * len(rs)
         any_busy = False
         rmark = self.rmark
         for r in rs:
@@ -111,15 +145,16 @@ class DynamicScheduler(CoreSchedulingPolicy):
                 idle[r.idx] = P - d
                 if d > 0.0:
                     any_busy = True
-        lcore = self.lcore
-        for i in lcore:
-            count[i] += 1
-        # per-thread busy and idle share (SPDK thread stats), in core order
-        # threads that did no work and already sit on the main core cannot move: skip them
+        return busy, idle, any_busy
+
+    def _thread_loads(self, idle: list[float]) -> list[tuple]:
+        """(thread, busy ns, idle share ns) per thread (SPDK thread stats), in core order; threads
+        that did no work and already sit on the main core cannot move and are skipped."""
+        s = self.server
         touched = s.touched
         order = []
         tmark = self.tmark
-        for r in rs:
+        for r in s.reactors:
             lc = r.loop_cycles or 1.0
             ths = [th for th in r.threads if th in touched] if r.idx == 0 else r.threads
             for th in ths:
@@ -130,48 +165,65 @@ class DynamicScheduler(CoreSchedulingPolicy):
         for th in touched:  # in transit: keep the marks current
             tmark[th.idx] = th.busy
         touched.clear()
-        self.periods += 1
-        main = 0
-        if not any_busy and not order and self.on_main == len(lcore):
-            return False  # everything idle on the main core: the decision cannot change
-        ll, cl, cb = self.p.load_limit, self.p.core_limit, self.p.core_busy
+        return order
 
-        def pct(b, i):
-            t = b + i
-            return b * 100.0 / t if t > 0 else 0.0
+    def summary(self) -> dict:
+        return {"periods": self.periods}
 
-        def move(th, tb, dst):
-            src = lcore[th.idx]
-            if src == dst:
-                return
-            busy[dst] += tb
-            idle[dst] = idle[dst] - tb if idle[dst] > tb else 0.0
-            count[dst] += 1
-            bp = pct(busy[src], idle[src])
-            busy[src] = busy[src] - tb if busy[src] > tb else 0.0
-            idle[src] += tb
-            if bp >= cb and pct(busy[src], idle[src]) < cl:
-                tot = busy[src] + idle[src]
-                busy[src] = tot * cl / 100.0
-                idle[src] = tot - busy[src]
-            count[src] -= 1
-            lcore[th.idx] = dst
 
-        loads = []
-        for th, tb, ti in order:
-            load = tb * 100.0 / (tb + ti) if tb + ti > 0 else 0.0
-            loads.append((th, tb, load))
-        # 1) idle threads to the main core
+def _pct(b: float, i: float) -> float:
+    """Busy percentage of ``b`` busy and ``i`` idle ns."""
+    t = b + i
+    return b * 100.0 / t if t > 0 else 0.0
+
+
+class _Balance:
+    """The balancing pass of one period over the per-core busy/idle ns, thread counts and the
+    thread -> core assignment ``lcore`` (all updated in place as threads move)."""
+
+    __slots__ = ("busy", "idle", "count", "lcore", "ll", "cl", "cb")
+
+    def __init__(self, busy, idle, count, lcore, p):
+        self.busy, self.idle, self.count, self.lcore = busy, idle, count, lcore
+        self.ll, self.cl, self.cb = p.load_limit, p.core_limit, p.core_busy
+
+    def move(self, th, tb: float, dst: int) -> None:
+        """Assign ``th`` (``tb`` busy ns) to core ``dst``; a busy source core left below the core
+        limit is counted at the limit (SPDK keeps it from looking emptier than it will be)."""
+        busy, idle, count, lcore = self.busy, self.idle, self.count, self.lcore
+        src = lcore[th.idx]
+        if src == dst:
+            return
+        busy[dst] += tb
+        idle[dst] = idle[dst] - tb if idle[dst] > tb else 0.0
+        count[dst] += 1
+        bp = _pct(busy[src], idle[src])
+        busy[src] = busy[src] - tb if busy[src] > tb else 0.0
+        idle[src] += tb
+        if bp >= self.cb and _pct(busy[src], idle[src]) < self.cl:
+            tot = busy[src] + idle[src]
+            busy[src] = tot * self.cl / 100.0
+            idle[src] = tot - busy[src]
+        count[src] -= 1
+        lcore[th.idx] = dst
+
+    def idle_threads_to(self, loads, main: int) -> None:
+        """1) threads below the load limit go to the main core."""
         for th, tb, load in loads:
-            if load < ll:
-                move(th, tb, main)
-        # 2) active threads to the optimal core
+            if load < self.ll:
+                self.move(th, tb, main)
+
+    def active_threads_to_best_core(self, loads, main: int) -> None:
+        """2) each active thread goes to the main core or a lower core with room under the core
+        limit; from an overloaded core to the least busy one; else it stays."""
+        busy, idle, count, lcore, cl = self.busy, self.idle, self.count, self.lcore, self.cl
+        n = len(busy)
         for th, tb, load in loads:
-            if load < ll:
+            if load < self.ll:
                 continue
             cur = lcore[th.idx]
             least = cur
-            over = count[cur] > 1 and busy[cur] > 0 and pct(busy[cur], idle[cur]) >= cl
+            over = count[cur] > 1 and busy[cur] > 0 and _pct(busy[cur], idle[cur]) >= cl
             target = None
             for i in range(n):
                 if busy[i] < busy[least]:
@@ -179,29 +231,11 @@ class DynamicScheduler(CoreSchedulingPolicy):
                 if i == cur:
                     continue
                 bi, ii = busy[i], idle[i]
-                if not (bi + ii == 0.0 or count[i] == 0 or (ii >= tb and pct(bi + tb, ii - tb) < cl)):
+                if not (bi + ii == 0.0 or count[i] == 0 or (ii >= tb and _pct(bi + tb, ii - tb) < cl)):
                     continue
                 if i == main or (i < cur and cur != main) or over:
                     target = i
                     break
             if target is None:
                 target = least if over else cur
-            move(th, tb, target)
-        # apply: threads whose assignment changed move; empty cores sleep in the kernel
-        for th, _tb, _load in loads:
-            dst = rs[lcore[th.idx]]
-            if th.reactor is not None and th.reactor is not dst:
-                s.move(th, dst, self.run_ns)
-        for r in rs:
-            if count[r.idx] == 0 and r.state == AWAKE and not r.threads and not r.incoming:
-                s.sleep(r, s.os_idle, self.wake_ns)
-        self.on_main = sum(1 for i in lcore if i == main)
-        if self.p.main_core_governor:
-            m = rs[main]
-            lvl = self.main_level
-            self.main_level = min(lvl + 1, 7) if pct(busy[main], idle[main]) >= cb else max(lvl - 1, 0)
-            s.request_freq(m.pcore.index, self.freqs[self.main_level])
-        return True
-
-    def summary(self) -> dict:
-        return {"periods": self.periods}
+            self.move(th, tb, target)
