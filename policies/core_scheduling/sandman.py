@@ -295,8 +295,10 @@ class Sandman(CoreSchedulingPolicy):
 
     # ------------------------------------------------------------------ coarse grain
     def _coarse(self, now: float):
+        """The coarse-grain step: measure each thread's arrivals and load over the interval, then
+        consolidate: idle threads to the main core, cores under ``t_idle`` emptied onto awake cores
+        under ``t_healthy`` (whole physical cores with sibling scheduling), empty cores asleep."""
         s = self.server
-        p = self.p
         P = now - self.t_last_coarse
         self.t_last_coarse = now
         if P <= 0:
@@ -308,79 +310,15 @@ class Sandman(CoreSchedulingPolicy):
             self.amark[th.idx] = th.arrivals
             load[th] = (th.busy - self.cbmark[th.idx]) / P
             self.cbmark[th.idx] = th.busy
-        if not p.consolidation:
+        if not self.p.consolidation:
             return True
-        main = self.main
-        assign = {th: th.reactor for th in s.threads if th.reactor is not None}
+        plan = _Consolidation(s, self.main, self.p, load)
         # (1) threads without incoming requests -> main core
-        for th in assign:
-            if arr[th] == 0:
-                assign[th] = main
-        rload: dict = {r: 0.0 for r in s.reactors}
-        members: dict = {r: [] for r in s.reactors}
-        for th, r in assign.items():
-            rload[r] += load[th]
-            members[r].append(th)
-        awake = [r for r in s.reactors if members[r] or r is main]
-        emptied: set = set()
-
-        def place_all(ths, src: list, prefer_pairs: bool) -> dict | None:
-            """First-fit placement of ``ths`` on other awake cores (not in ``src``) under t_healthy."""
-            trial = dict(rload)
-            out = {}
-            cands = [r for r in awake if r not in src and r not in emptied]
-            if prefer_pairs:
-                paired = [r for r in cands if r.sib is not None and (members[r.sib] or r.sib is main) and r.sib not in emptied]
-                cands = paired + [r for r in cands if r not in paired]
-            for th in sorted(ths, key=lambda t: -load[t]):
-                for r in cands:
-                    if trial[r] + load[th] < p.t_healthy:
-                        trial[r] += load[th]
-                        out[th] = r
-                        break
-                else:
-                    return None
-            return out
-
-        def commit(plan, src: list):
-            for th, r in plan.items():
-                assign[th] = r
-                members[r].append(th)
-                rload[r] += load[th]
-            for r in src:
-                members[r] = []
-                rload[r] = 0.0
-                emptied.add(r)
-
-        # (2) cores under t_idle give their threads away; with sibling scheduling the unit is the
-        # physical core (both siblings empty together, or neither)
-        if p.sibling_scheduling:
-            units = {}
-            for r in awake:
-                units.setdefault(r.pcore.index, []).append(r)
-            units = [u for u in units.values() if main not in u and (len(u) == 2 or u[0].sib is None
-                                                                      or u[0].sib not in awake)]
-        else:
-            units = [[r] for r in awake if r is not main]
-        for u in sorted(units, key=lambda u: (sum(rload[r] for r in u), u[0].idx)):
-            if any(rload[r] >= p.t_idle or r in emptied for r in u):
-                continue
-            ths = [th for r in u for th in members[r]]
-            plan = place_all(ths, u, p.sibling_scheduling)
-            if plan is not None:
-                commit(plan, u)
-        # (3) lone awake siblings give their threads away so the physical core sleeps whole
-        if p.sibling_scheduling:
-            for r in awake:
-                if r is main or r in emptied or not members[r]:
-                    continue
-                sib = r.sib
-                sib_awake = sib is not None and sib not in emptied and (members[sib] or sib is main)
-                if sib_awake:
-                    continue
-                plan = place_all(members[r], [r], True)
-                if plan is not None:
-                    commit(plan, [r])
+        assign = {th: (self.main if arr[th] == 0 else th.reactor) for th in s.threads if th.reactor is not None}
+        plan.start(assign)
+        plan.empty_idle_cores()
+        if self.p.sibling_scheduling:
+            plan.empty_lone_siblings()
         n0 = s.migrations
         for th, r in assign.items():
             if th.reactor is not None and th.reactor is not r:
@@ -393,3 +331,85 @@ class Sandman(CoreSchedulingPolicy):
     def summary(self) -> dict:
         return {"burst_flags": self.flags, "burst_moves": self.burst_moves, "coarse_moves": self.coarse_moves,
                 "fine_periods": self.fine.fires}
+
+
+class _Consolidation:
+    """SANDMAN's coarse-grain plan over one interval: the thread -> reactor assignment (updated in
+    place), each reactor's load and members, the awake reactors and those emptied so far."""
+
+    def __init__(self, server, main, p, load: dict):
+        self.server, self.main, self.p, self.load = server, main, p, load
+
+    def start(self, assign: dict) -> None:
+        rs = self.server.reactors
+        self.assign = assign
+        self.rload = {r: 0.0 for r in rs}
+        self.members = {r: [] for r in rs}
+        for th, r in assign.items():
+            self.rload[r] += self.load[th]
+            self.members[r].append(th)
+        self.awake = [r for r in rs if self.members[r] or r is self.main]
+        self.emptied: set = set()
+
+    def place_all(self, ths, src: list, prefer_pairs: bool) -> dict | None:
+        """First-fit placement of ``ths`` on other awake cores (not in ``src``) under t_healthy."""
+        members, main, load = self.members, self.main, self.load
+        trial = dict(self.rload)
+        out = {}
+        cands = [r for r in self.awake if r not in src and r not in self.emptied]
+        if prefer_pairs:
+            paired = [r for r in cands if r.sib is not None and (members[r.sib] or r.sib is main) and r.sib not in self.emptied]
+            cands = paired + [r for r in cands if r not in paired]
+        for th in sorted(ths, key=lambda t: -load[t]):
+            for r in cands:
+                if trial[r] + load[th] < self.p.t_healthy:
+                    trial[r] += load[th]
+                    out[th] = r
+                    break
+            else:
+                return None
+        return out
+
+    def commit(self, plan: dict, src: list) -> None:
+        for th, r in plan.items():
+            self.assign[th] = r
+            self.members[r].append(th)
+            self.rload[r] += self.load[th]
+        for r in src:
+            self.members[r] = []
+            self.rload[r] = 0.0
+            self.emptied.add(r)
+
+    def empty_idle_cores(self) -> None:
+        """(2) cores under t_idle give their threads away; with sibling scheduling the unit is the
+        physical core (both siblings empty together, or neither)."""
+        p, main, awake, rload = self.p, self.main, self.awake, self.rload
+        if p.sibling_scheduling:
+            units = {}
+            for r in awake:
+                units.setdefault(r.pcore.index, []).append(r)
+            units = [u for u in units.values() if main not in u and (len(u) == 2 or u[0].sib is None
+                                                                      or u[0].sib not in awake)]
+        else:
+            units = [[r] for r in awake if r is not main]
+        for u in sorted(units, key=lambda u: (sum(rload[r] for r in u), u[0].idx)):
+            if any(rload[r] >= p.t_idle or r in self.emptied for r in u):
+                continue
+            ths = [th for r in u for th in self.members[r]]
+            plan = self.place_all(ths, u, p.sibling_scheduling)
+            if plan is not None:
+                self.commit(plan, u)
+
+    def empty_lone_siblings(self) -> None:
+        """(3) lone awake siblings give their threads away so the physical core sleeps whole."""
+        members, emptied, main = self.members, self.emptied, self.main
+        for r in self.awake:
+            if r is main or r in emptied or not members[r]:
+                continue
+            sib = r.sib
+            if sib is not None and sib not in emptied and (members[sib] or sib is main):
+                continue
+            plan = self.place_all(members[r], [r], True)
+            if plan is not None:
+                self.commit(plan, [r])
+
