@@ -137,6 +137,25 @@ def resolve(
     if pname is None:
         raise ConfigError("--platform NAME is required with a job file (see `stacksim list`)")
     pdata = platform_by_name(pname).model_dump(mode="json")  # tuples as lists: cpu.cstates.1.power_w=...
+    fio_sets = _apply_platform_sets(pdata, sets)
+    plat = validate(PlatformConfig, pdata, where=f"platform {pname}")
+    jobs = _jobs(scen, base_dir, job_file, given_jobs, plat)
+    if fio_sets:
+        jobs = [apply_overrides(j, fio_sets) for j in jobs]
+    _check_jobs(jobs, plat)
+    check_seed(seed, "--seed")
+    return RunConfig(
+        name=scen.name if scen else Path(job_file).stem if job_file else jobs[0].name,
+        platform=plat,
+        jobs=tuple(jobs),
+        seed=seed if seed is not None else (scen.seed if scen else 1),
+        plugins=tuple(str(base_dir / p) if p.endswith(".py") else p for p in scen.plugins) if scen else (),
+    )
+
+
+def _apply_platform_sets(pdata: dict, sets: dict[str, Any]) -> dict[str, str]:
+    """Apply the platform keys of ``sets`` (``queue.*``, ``cpu.*``, ...) to the platform data
+    ``pdata`` in place; return the rest: fio options (text, as a job file would give them)."""
     qdata = pdata["queue"]
     fio_sets: dict[str, str] = {}
     for key, raw in sets.items():
@@ -153,7 +172,11 @@ def resolve(
         else:
             fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
     pdata["queue"] = qdata
-    plat = validate(PlatformConfig, pdata, where=f"platform {pname}")
+    return fio_sets
+
+
+def _jobs(scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given_jobs, plat: PlatformConfig) -> list[FioJob]:
+    """The fio jobs: given ones, the scenario's job file or inline jobs, or the job file."""
     if given_jobs is not None:
         jobs = list(given_jobs)
     elif scen is not None and scen.job_file:
@@ -168,8 +191,11 @@ def resolve(
             jobs.append(job_from_options(opts, name=name, source=f"{scen.name}:jobs[{i}]"))
     else:
         jobs = list(parse_fio_file(job_file, keywords=platform_keywords(plat.cpu.logical_cpus)).jobs)
-    if fio_sets:
-        jobs = [apply_overrides(j, fio_sets) for j in jobs]
+    return jobs
+
+
+def _check_jobs(jobs: list[FioJob], plat: PlatformConfig) -> None:
+    """Every job ends, names CPUs the platform has, and fio would start them all."""
     for j in jobs:
         if j.runtime_ns is None and j.size_bytes is None:
             raise ConfigError(f"job '{j.name}': set runtime (or size) so the run ends")
@@ -180,11 +206,3 @@ def resolve(
     if threads > FIO_MAX_JOBS:
         raise ConfigError(f"{threads} jobs in all (numjobs added up over the job sections): fio runs at most "
                           f"{FIO_MAX_JOBS} (its default --max-jobs)")
-    check_seed(seed, "--seed")
-    return RunConfig(
-        name=scen.name if scen else Path(job_file).stem if job_file else jobs[0].name,
-        platform=plat,
-        jobs=tuple(jobs),
-        seed=seed if seed is not None else (scen.seed if scen else 1),
-        plugins=tuple(str(base_dir / p) if p.endswith(".py") else p for p in scen.plugins) if scen else (),
-    )

@@ -43,6 +43,7 @@ def _add_point_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=7, help="seed of every simulation (default 7)")
 
 
+# long: the argument table of four sub-commands, one line per option
 def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the replay, calibrate, validate and explain sub-commands; their handlers are added to
     ``commands`` (the CLI's name -> handler table) when given, and returned."""

@@ -99,6 +99,8 @@ class Timer:
 class CpuRunner:
     """Runs one logical CPU: its tasks, its interrupts and its idle periods."""
 
+    # long: one flat table of the runner's state, with the costs and constants of the hot path
+    # precomputed as attributes (a split would only add indirection on every IO)
     def __init__(self, host, cpu, governor, sched: SchedConfig):
         self.host = host
         self.engine = host.engine

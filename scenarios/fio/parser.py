@@ -488,17 +488,41 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
     def fail(msg: str, it: _Item | None) -> ConfigError:
         return ConfigError(f"{it.where}, {job}: {msg}" if it else f"{job} ({source}): {msg}")
 
-    kb = 1024
-    if "kb_base" in last:
-        it = last["kb_base"]
-        try:
-            kb = parse_int(it.value, option="kb_base")
-        except ConfigError as exc:
-            raise fail(str(exc), it) from None
-        if kb not in (1000, 1024):
-            raise fail(f"option 'kb_base': must be 1000 or 1024, got {kb}", it)
-
+    kb = _kb_base(last, fail)
     state: dict[str, Any] = dict(_JOB_FIELDS if base is None else base)
+    ignored = _apply_items(items, last, state, kb, fail)
+    _check_job(items, last, state, kb, fail)
+    try:
+        return FioJob(name=name, source=source, ignored_options=tuple(sorted(ignored)), **state)
+    except ValidationError as exc:  # limits of the kernel and fio (MAX_RW_BYTES, FIO_MAX_JOBS, ...)
+        err = exc.errors()[0]
+        option = _FIELD_OPTION.get(str(err["loc"][0]) if err["loc"] else "", "")
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "less_than_equal" and option in _LIMIT_REASON:
+            msg = f"{err['input']} is above {_LIMIT_REASON[option]}"
+        elif err["type"] in ("less_than_equal", "greater_than", "greater_than_equal"):
+            msg = f"{msg} (got {err['input']})"
+        it = last.get(option) or last.get("ioengine") if option else None
+        raise fail(f"option '{option}': {msg}" if option else msg, it) from None
+
+
+def _kb_base(last: dict[str, _Item], fail) -> int:
+    """fio's ``kb_base`` (1024 unless the job says 1000)."""
+    if "kb_base" not in last:
+        return 1024
+    it = last["kb_base"]
+    try:
+        kb = parse_int(it.value, option="kb_base")
+    except ConfigError as exc:
+        raise fail(str(exc), it) from None
+    if kb not in (1000, 1024):
+        raise fail(f"option 'kb_base': must be 1000 or 1024, got {kb}", it)
+    return kb
+
+
+def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> set[str]:
+    """Modelled options update ``state``; the others are checked (a value where fio needs one, a
+    neutral value for options not modelled yet) and returned as the ignored ones."""
     ignored: set[str] = set()
     for it in items:
         try:
@@ -524,14 +548,18 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
                                       f"yet by stacksim: {it.spec.reason}{ok}")
         except ConfigError as exc:
             raise fail(str(exc), it) from None
+    return ignored
 
+
+def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
+    """The checks on the whole job: loops, engine options against the engine, O_DIRECT (direct=1,
+    512-byte multiples), time_based with runtime, iodepth_low."""
     loops = last.get("loops")
     if loops is not None and _normalise(loops, kb) != "1" and not (state["time_based"] and state["runtime_ns"]):
         # fio's keep_running(): a time_based job runs until runtime whatever loops says
         raise fail(f"option 'loops={loops.value}' is accepted by fio but not modelled yet by stacksim: "
                    f"{loops.spec.reason}; stacksim accepts loops=1, or any loops with time_based "
                    "and runtime (fio then runs until runtime)", loops)
-
     engine = state["ioengine"]
     for it in items:
         engines = it.spec.engines
@@ -542,7 +570,6 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
         if state[field] not in (False, None) and engine not in engines:
             raise fail(f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, "
                        f"not ioengine={engine}", last.get("ioengine"))
-
     if not state["direct"]:
         raise fail("buffered IO (direct=0, fio's default) is not modelled: stacksim models "
                    "O_DIRECT only; set direct=1", last.get("direct") or last.get("buffered"))
@@ -563,16 +590,3 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
         if low not in (0, state["iodepth"]):
             raise fail(f"option 'iodepth_low={low}' (refill only below a low-water mark) is not "
                        f"supported by stacksim; omit it or set it to iodepth ({state['iodepth']})", it)
-
-    try:
-        return FioJob(name=name, source=source, ignored_options=tuple(sorted(ignored)), **state)
-    except ValidationError as exc:  # limits of the kernel and fio (MAX_RW_BYTES, FIO_MAX_JOBS, ...)
-        err = exc.errors()[0]
-        option = _FIELD_OPTION.get(str(err["loc"][0]) if err["loc"] else "", "")
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "less_than_equal" and option in _LIMIT_REASON:
-            msg = f"{err['input']} is above {_LIMIT_REASON[option]}"
-        elif err["type"] in ("less_than_equal", "greater_than", "greater_than_equal"):
-            msg = f"{msg} (got {err['input']})"
-        it = last.get(option) or last.get("ioengine") if option else None
-        raise fail(f"option '{option}': {msg}" if option else msg, it) from None
