@@ -1,0 +1,41 @@
+"""Docs that are true: the KernelCosts table of docs/os.md and the fitted values and results quoted
+in prose are made from the code by tools/docs_defaults.py; a changed default without a regenerated
+page fails here."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import models.os.costs as costs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("docs_defaults", ROOT / "tools" / "docs_defaults.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_kernel_cost_table_and_quoted_values_match_the_code():
+    tool = _tool()
+    _new, changed = tool.regenerate(tool.OS_MD.read_text())
+    assert changed == [], "run: python tools/docs_defaults.py"
+    assert tool.stale_prose() == []
+
+
+def test_every_kernel_cost_field_with_a_number_has_a_row():
+    text = (ROOT / "docs" / "os.md").read_text()
+    missing = [f for f in ("user_io_cycles", "ctx_switch_cycles", "irq_entry_cycles", "wakeup_cycles",
+                           "idle_entry_cycles", "idle_exit_cycles") if f"| `{f}` |" not in text]
+    assert missing == []
+
+
+def test_a_changed_default_is_caught(monkeypatch):
+    tool = _tool()
+    field = costs.KernelCosts.model_fields["wakeup_cycles"]
+    monkeypatch.setattr(field, "default", field.default + 1)
+    _new, changed = tool.regenerate(tool.OS_MD.read_text())
+    assert any(c.startswith("wakeup_cycles:") for c in changed)
