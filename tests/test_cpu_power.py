@@ -191,6 +191,15 @@ def test_idle_poll_keeps_every_cpu_in_c0_or_poll():
     r = run("performance", cpu__cpuidle_disable="[" + ",".join(names[1:]) + "]")
     for row in r["summary"]["cstate_residency"].values():
         assert row["C0"] + row["POLL"] == pytest.approx(1.0)
+    # package power from the power model's own terms: the uncore, three cores with both siblings
+    # spinning, and core 0 whose cpu0 runs the IO thread (activity 1) for its C0 share of the time
+    cpu = resolve(sets={}).platform.cpu
+    f, k, spin = cpu.top_freq_ghz, cpu.smt_second_thread_activity, cpu.activity["spin"]
+    busy = r["summary"]["cstate_residency"]["cpu0"]["C0"]
+    both_spin = cpu.busy_power_w(f, spin + k * spin)
+    expect = (cpu.uncore_active_w + (cpu.physical_cores - 1) * both_spin
+              + busy * cpu.busy_power_w(f, 1.0 + k * spin) + (1 - busy) * both_spin)
+    assert r["summary"]["power_w"]["cpu"] == pytest.approx(expect, rel=1e-9)
     assert r["summary"]["power_w"]["cpu"] > 2 * run("performance")["summary"]["power_w"]["cpu"]
 
 
