@@ -24,7 +24,6 @@ from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.interrupt_generation import IRQ_GENERATION
 from policies.io_scheduler import IO_SCHEDULERS
 from scenarios.server.workloads import TraceFeed, arrival_batches
-from simcore.config import validate
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
 from simcore.rng import RngStreams
@@ -90,7 +89,7 @@ def build_server(cfg, tracer=None):
     of its reactors (``cpu.cpuidle_governor``) and its client (the workload's arrival batches, or
     the trace feed) are resolved here and handed to :class:`models.server.target.Server`."""
     policy_cls = CORE_SCHEDULING.get(cfg.server.policy)
-    params = validate(policy_cls.Params, dict(cfg.policy), where=f"policy {cfg.server.policy}")
+    params = policy_cls.params_from(cfg.policy, where=f"policy {cfg.server.policy}")
     idle_cls = CPUIDLE_GOVERNORS.get(cfg.platform.cpu.cpuidle_governor)
     wl = cfg.workload
     n_ssds = cfg.platform.ssd_count

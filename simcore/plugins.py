@@ -15,7 +15,21 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from simcore.config import Model, NoParams, validate
 from simcore.errors import ConfigError
+
+
+class Parametrised:
+    """Base of a plug-in configured by a pydantic ``Params`` model (its tunables; no tunables:
+    :class:`~simcore.config.NoParams`), validated with errors that name the plug-in and key."""
+
+    name = "abstract"
+    Params: type[Model] = NoParams
+
+    @classmethod
+    def params_from(cls, data: dict, where: str) -> Model:
+        """``data`` validated by ``cls.Params``; ``where`` names the setting in errors."""
+        return validate(cls.Params, dict(data), where=where)
 
 
 class Registry:

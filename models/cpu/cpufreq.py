@@ -17,17 +17,15 @@ A governor costs no CPU time in the model (its sampling work is a few hundred cy
 
 from __future__ import annotations
 
-from simcore.config import Model, NoParams, validate
+from simcore.config import Model
+from simcore.plugins import Parametrised
 
 #: Largest value of a governor's sysfs tunable (the kernel stores them as ``unsigned int``)
 UINT_MAX = 2**32 - 1
 
 
-class CpufreqGovernor:
+class CpufreqGovernor(Parametrised):
     """Base class: a static frequency (the top one) unless a subclass decides otherwise."""
-
-    name = "abstract"
-    Params: type[Model] = NoParams
 
     def __init__(self, host, params: Model):
         self.host = host
@@ -36,7 +34,7 @@ class CpufreqGovernor:
 
     @classmethod
     def from_config(cls, host, tunables: dict) -> "CpufreqGovernor":
-        return cls(host, validate(cls.Params, dict(tunables), where=f"cpufreq governor {cls.name} (cpu.cpufreq)"))
+        return cls(host, cls.params_from(tunables, where=f"cpufreq governor {cls.name} (cpu.cpufreq)"))
 
     def initial_freq_ghz(self) -> float:
         """The frequency every core starts at, GHz."""

@@ -42,15 +42,13 @@ then ``stacksim run --plugin half_cores.py --scenario server-stable --set server
 
 from __future__ import annotations
 
-from simcore.config import Model, NoParams
+from simcore.config import Model
 from simcore.errors import ConfigError
+from simcore.plugins import Parametrised
 
 
-class CoreSchedulingPolicy:
+class CoreSchedulingPolicy(Parametrised):
     """Base class: SPDK-style defaults (reserved cores, ``server.threads`` threads, SPDK cycles)."""
-
-    name = "abstract"
-    Params: type[Model] = NoParams
 
     def __init__(self, server, params: Model):
         self.server = server

@@ -4,7 +4,8 @@ and are re-exported here for plug-ins."""
 
 from __future__ import annotations
 
-from models.server.core_scheduling import CoreSchedulingPolicy, NoParams, round_robin, scheduler_overhead
+from models.server.core_scheduling import CoreSchedulingPolicy, round_robin, scheduler_overhead
+from simcore.config import NoParams
 from simcore.plugins import Registry
 
 CORE_SCHEDULING = Registry("core scheduling policy")
