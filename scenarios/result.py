@@ -17,8 +17,8 @@ class Result(Mapping):
     """One run's result: a read-only mapping of its JSON-serialisable document, plus
 
     - ``records``: one row per measured IO (a numpy structured array; times in ns) when the run was
-      asked for records, else None. Host runs: :data:`simcore.stats.RECORD_FIELDS`; server runs:
-      client arrival and completion times (trace replay: and the trace IO's id, direction, size);
+      asked for records, else None, in one format for every kind of run
+      (:data:`simcore.stats.RECORD_FIELDS`);
     - ``trace``: the timeline tracer (:class:`simcore.tracing.ChromeTracer`) when one was given;
     - ``model``: the simulated system after the run (:class:`models.host.Host` or
       :class:`models.server.target.Server`) when asked (``keep_model=True``), else None.

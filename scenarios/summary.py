@@ -80,6 +80,24 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
     }
 
 
+def io_and_energy(n: int, nbytes: int, lat_ns: np.ndarray, dur_s: float, power_w: dict) -> dict:
+    """The figures every run reports, host or server, from the IOs counted in a measured interval of
+    ``dur_s`` seconds (``n`` of them, ``nbytes`` bytes; ``lat_ns`` the latencies of those measured)
+    and the average power by component (W, with ``system``): IOs, IOPS, bandwidth (MB/s), latency
+    (us), power, energy (J), bytes per joule and joules per million IOs."""
+    energy = power_w["system"] * dur_s
+    return {
+        "ios": n,
+        "iops": n / dur_s,
+        "bandwidth_mb_s": nbytes / dur_s / 1e6,
+        "latency_us": latency_summary_us(lat_ns),
+        "power_w": power_w,
+        "energy_j": energy,
+        "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
+        "energy_j_per_million_ios": energy / max(n, 1) * 1e6,
+    }
+
+
 def layer_work(host: Host, s: Snapshot) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """CPU work by stack layer since ``s``: cycles (from the cost bundles charged and the polling
     cycles), ns (at the frequency each piece ran at, :meth:`CpuRunner.layer_ns`), and ns per CPU."""
@@ -151,22 +169,14 @@ def _cpu_and_io_summary(cfg: RunConfig, host: Host, s: Snapshot, recs: list, end
     irq_total, ctx_v, ctx_i = _switches_and_interrupts(host, s)
     nirq = sum(irq_total.values())
     power = average_power(plat, host.devices, s.energy, read_energy(host, end))
-    energy = power["system"] * dur_s
     summary = {
-        "ios": n,
-        "iops": n / dur_s,
-        "bandwidth_mb_s": nbytes / dur_s / 1e6,
-        "latency_us": latency_summary_us(lat),
+        **io_and_energy(n, nbytes, lat, dur_s, power),
         "cpu_utilization": sum(busy_ns) / (ncpu * dur_ns),
         "context_switches_per_io": (ctx_v + ctx_i) / per_io,
         "voluntary_context_switches_per_io": ctx_v / per_io,
         "involuntary_context_switches_per_io": ctx_i / per_io,
         "interrupts_per_io": nirq / per_io,
         "interrupts": irq_total,
-        "power_w": power,
-        "energy_j": energy,
-        "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
-        "energy_j_per_million_ios": energy / per_io * 1e6,
         "cstate_residency": _cstate_residency(plat, host, s, busy_ns, dur_ns),
         "layers_ns_per_io": layers,
         "layers_ns_per_io_per_cpu": {

@@ -37,9 +37,9 @@ def burst(policy: str, time_scale: float, params: dict | None = None, **wl) -> S
 
 
 def latencies(result) -> tuple[np.ndarray, np.ndarray]:
+    """Arrival times at the target and client-side latencies (ns) of the measured requests."""
     rec = result.records
-    half = result.model.half_rtt
-    return rec["t_arrive_ns"], rec["t_done_ns"] - rec["t_arrive_ns"] + half
+    return rec["t_submit_ns"] + result.model.half_rtt, rec["t_complete_ns"] - rec["t_submit_ns"]
 
 
 # --------------------------------------------------------------------------- parameters

@@ -21,9 +21,11 @@ _EPS = 1e-6  # ns; guards ceil() against rounding at exact loop boundaries
 
 class Request(NvmeCommand):
     """One client request (an NVMe-oF command capsule): its :class:`NvmeCommand` to the SSD, plus the
-    lightweight thread and SSD it goes to, and its arrival at the target and submit times (ns)."""
+    lightweight thread and SSD it goes to, and its arrival at the target and submit times (ns); when
+    the run keeps records, also the CPU that completed it, when it did and when the client got the
+    response (ns)."""
 
-    __slots__ = ("id", "thread", "ssd", "t_arr", "t_submit")
+    __slots__ = ("id", "thread", "ssd", "t_arr", "t_submit", "cpu", "t_reaped", "t_complete")
 
 
 class LThread:

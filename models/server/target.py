@@ -168,6 +168,8 @@ class Server:
         self.resp_ns = self.half_rtt + (self._resp_extra(wl.op, wl.bs) if wl.kind != "trace" else 0.0)
         self.rec_arr = array("d")
         self.rec_done = array("d")
+        #: the completed requests themselves, when the run keeps per-IO records (:meth:`keep_records`)
+        self.records: list[Request] | None = None
         self.n_offered = 0
         self.migrations = 0
         self.wake_log: list[tuple[float, float, float]] = []  # (post, installed, cstate exit ns)
@@ -663,6 +665,8 @@ class Server:
         e = self._commit(r, th, now, r.cq_cycles, "complete")
         self.rec_arr.append(req.t_arr)
         self.rec_done.append(e + self.resp_ns)
+        if self.records is not None:
+            self._record(req, r, now, e + self.resp_ns)
         if self.tracer is not None:
             self._trace_request(r, req, e)
 
@@ -676,14 +680,29 @@ class Server:
             self._trace_request(r, req, e)
         nb = req.nbytes
         read = req.op == "read"
+        done = e + self.half_rtt + (self._resp_extra("read", nb) if read else 0.0)
         self.rec_arr.append(req.t_arr)
-        self.rec_done.append(e + self.half_rtt + (self._resp_extra("read", nb) if read else 0.0))
+        self.rec_done.append(done)
+        if self.records is not None:
+            self._record(req, r, now, done)
         self.rec_id.append(req.id)
         self.rec_nb.append(nb)
         self.rec_wr.append(0 if read else 1)
         self.n_done += 1
         if self.arrivals_done and self.n_done == self.n_offered:
             self.drained.succeed()
+
+    def keep_records(self) -> None:
+        """Keep every completed request (for ``result.records``), from now on."""
+        self.records = []
+
+    def _record(self, req: Request, r: Reactor, now: float, done: float) -> None:
+        """Keep a completed request: the CPU that processed its completion, when (ns), and when the
+        client got the response (ns)."""
+        req.cpu = r.cpu_id
+        req.t_reaped = now
+        req.t_complete = done
+        self.records.append(req)
 
     def _trace_request(self, r: Reactor, req: Request, done: float) -> None:
         """Timeline: the request's device service and a flow doorbell -> device -> completion."""

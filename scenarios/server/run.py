@@ -24,12 +24,13 @@ from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.assembly import build_server
 from scenarios.result import Result
 from scenarios.scenario import platform_by_name
+from scenarios.summary import io_and_energy
 from scenarios.server.config import MetricsConfig, ServerRunConfig
 from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkload
 from simcore.config import parse_scalar, set_path, validate
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
-from simcore.stats import latency_summary_us
+from simcore.stats import latency_summary_us, records_array
 
 DEFAULT_PLATFORM = "epyc9454p-16xpm1743"
 
@@ -146,12 +147,14 @@ def _policy_section(params: type) -> type:
 def simulate_server(cfg: ServerRunConfig, tracer=None, records: bool = False, keep_model: bool = False) -> Result:
     """Run ``cfg`` (use :func:`scenarios.simulate.simulate`); the result has "scenario", "platform",
     "seed", "policy", "summary", "timeline", "sim", "latency_cdf" (trace replay: and "replay");
-    ``result.records`` has the arrival and client-completion times per request (trace replay: and
-    its id, direction and bytes: :func:`server_records_table`)."""
+    ``result.records``: one row per measured request in the host's record format
+    (:func:`server_records_table`)."""
     wall0 = time.perf_counter()
     for p in cfg.plugins:
         load_plugin(p)
     srv = build_server(cfg, tracer)
+    if records:
+        srv.keep_records()
     wl = cfg.workload
     if tracer is not None:
         tracer.power_counter(srv.engine, srv.pkg.power_w, wl.end_ns if srv.trace is None else tracer.t1)
@@ -165,13 +168,7 @@ def simulate_server(cfg: ServerRunConfig, tracer=None, records: bool = False, ke
     wall = time.perf_counter() - wall0
     srv.trace_finish(srv.engine.now)
     data = summarize(cfg, srv, snaps, warm, end, wall)
-    table = None
-    if records:
-        cols = {"t_arrive_ns": np.frombuffer(srv.rec_arr, dtype=float), "t_done_ns": np.frombuffer(srv.rec_done, dtype=float)}
-        if srv.trace is not None:
-            cols.update({"id": np.frombuffer(srv.rec_id, dtype=np.int64), "write": np.frombuffer(srv.rec_wr, dtype=np.int8),
-                         "nbytes": np.frombuffer(srv.rec_nb, dtype=np.int64)})
-        table = server_records_table(cols)
+    table = server_records_table(srv, warm, end) if records else None
     return Result(data, records=table, trace=tracer, model=srv if keep_model else None)
 
 
@@ -322,20 +319,12 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
     else:
         nbytes = n * wl.bs
     pw = power_between(cfg, srv, a, b)
-    energy = pw["system"] * dur_s
     decisions = list(getattr(srv.policy, "burst_decisions", ()))
     in_flight = srv.n_offered - int((done <= srv.engine.now).sum())
     summary = {
         "policy": cfg.server.policy,
-        "ios": n,
-        "iops": n / dur_s,
+        **io_and_energy(n, nbytes, lat, dur_s, pw),
         "offered_iops": (b["offered"] - a["offered"]) / dur_s,
-        "bandwidth_mb_s": nbytes / dur_s / 1e6,
-        "latency_us": latency_summary_us(lat),
-        "power_w": pw,
-        "energy_j": energy,
-        "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
-        "energy_j_per_million_ios": energy / max(n, 1) * 1e6,
         "thread_migrations": b["migrations"] - a["migrations"],
         "thread_migrations_per_s": (b["migrations"] - a["migrations"]) / dur_s,
         **_active_cores(a, b, dur_ns),
@@ -476,13 +465,21 @@ def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, do
 # ---------------------------------------------------------------------------- CLI helpers
 
 
-def server_records_table(records: dict) -> np.ndarray:
-    """The per-request columns of a server run as a structured array (``result.records``; trace
-    replay adds the request's position in the trace window, direction (1 = write) and bytes)."""
-    cols = [("t_arrive_ns", np.float64), ("t_done_ns", np.float64)]
-    if "id" in records:
-        cols += [("id", np.int64), ("write", np.int8), ("nbytes", np.int64)]
-    arr = np.empty(records["t_arrive_ns"].size, dtype=cols)
-    for name, _ in cols:
-        arr[name] = records[name]
-    return arr
+def server_records_table(srv: Server, warm: float, end: float) -> np.ndarray:
+    """The requests measured from ``warm`` to ``end`` (ns; those that arrived in the window and
+    completed before its end, like the summary's latency) in the host's record format
+    (:data:`simcore.stats.RECORD_FIELDS`): the client sends a request half a round trip before it
+    reaches the target (``t_submit_ns``) and gets the response at ``t_complete_ns``, so
+    ``t_complete_ns - t_submit_ns`` is the client-side latency; ``t_dispatch_ns`` is the NVMe
+    submit, ``t_reaped_ns`` when a reactor began its completion, ``thread`` its lightweight thread,
+    ``cpu`` that reactor's CPU; ``job`` is 0 (one workload)."""
+    reqs = [q for q in srv.records if q.t_arr >= warm and q.t_complete <= end]
+    half = srv.half_rtt
+    cols = {"io": [q.id for q in reqs], "job": [0] * len(reqs), "thread": [q.thread.idx for q in reqs],
+            "cpu": [q.cpu for q in reqs], "op": [q.op for q in reqs], "bytes": [q.nbytes for q in reqs],
+            "t_submit_ns": [q.t_arr - half for q in reqs]}
+    for name, attr in (("t_dispatch_ns", "t_submit"), ("t_dev_start_ns", "t_dev_start"), ("t_dev_end_ns", "t_dev_end"),
+                       ("t_cqe_ns", "t_cqe"), ("t_reaped_ns", "t_reaped"), ("t_complete_ns", "t_complete"),
+                       ("device_service_ns", "device_service_ns")):
+        cols[name] = [getattr(q, attr) for q in reqs]
+    return records_array(cols)
