@@ -61,6 +61,22 @@ SHORT = {
 }
 
 
+#: the runs quoted in docs/ (default scenario, 300 ms measured): name -> --set overrides
+DOC_RUNS = {
+    "interrupt": {},
+    "classic-poll": {"queue.io_poll": "1", "hipri": "1", "queue.io_poll_delay": "-1"},
+    "hybrid-poll": {"queue.io_poll": "1", "hipri": "1", "queue.io_poll_delay": "0"},
+    "no-poll-state": {"cpu.cpuidle_disable": "[POLL]"},
+    "idle-poll": {"cpu.cpuidle_disable": "[C1,C1E,C3,C6,C7s,C8]"},
+    "turbo-off": {"cpu.turbo": "false"},
+    "ondemand": {"cpu.cpufreq_governor": "ondemand"},
+    "ondemand-io-not-busy": {"cpu.cpufreq_governor": "ondemand", "cpu.cpufreq.io_is_busy": "false"},
+    "schedutil": {"cpu.cpufreq_governor": "schedutil"},
+    "schedutil-no-boost": {"cpu.cpufreq_governor": "schedutil", "cpu.cpufreq.iowait_boost": "false"},
+    "powersave": {"cpu.cpufreq_governor": "powersave"},
+}
+
+
 def cases() -> list[Case]:
     out = []
     for name in _builtin_names():
@@ -82,6 +98,11 @@ def cases() -> list[Case]:
     }
     for vname, sets in variants.items():
         out.append(Case(f"run/default+{vname}", "run", "default", {**short, **sets}, fast=True))
+    # the runs docs/ quotes (tools/docs_defaults.py makes the pages' tables and figures from them):
+    # the default scenario for 300 ms after its 100 ms ramp, per completion mode, idle setting and
+    # cpufreq governor
+    for dname, sets in DOC_RUNS.items():
+        out.append(Case(f"docs/{dname}", "run", "default", {"runtime": "300ms", **sets}, fast=True))
     for sched in ("mq-deadline", "kyber", "bfq"):
         out.append(Case(f"run/iosched-single+{sched}", "run", "iosched-single",
                         {"queue.scheduler": sched, "runtime": "40ms"}, fast=True))

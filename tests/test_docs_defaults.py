@@ -1,6 +1,7 @@
-"""Docs that are true: the KernelCosts table of docs/os.md and the fitted values and results quoted
-in prose are made from the code by tools/docs_defaults.py; a changed default without a regenerated
-page fails here."""
+"""Docs that are true: the KernelCosts table of docs/os.md, every generated table of docs/ (presets,
+platform power, the golden set's docs runs) and the fitted values and results quoted in prose are
+made from the code by tools/docs_defaults.py; a changed default without a regenerated page fails
+here."""
 
 from __future__ import annotations
 
@@ -19,11 +20,35 @@ def _tool():
     return mod
 
 
-def test_kernel_cost_table_and_quoted_values_match_the_code():
+def test_kernel_cost_table_generated_tables_and_quoted_values_match_the_code():
     tool = _tool()
     _new, changed = tool.regenerate(tool.OS_MD.read_text())
     assert changed == [], "run: python tools/docs_defaults.py"
+    assert tool.stale_tables() == {}, "run: python tools/docs_defaults.py"
     assert tool.stale_prose() == []
+
+
+def test_the_pages_have_their_generated_tables():
+    """Each generated table is in place (a deleted marker would silently stop the checking)."""
+    tool = _tool()
+    cpu, power = ((ROOT / "docs" / p).read_text() for p in ("cpu.md", "power.md"))
+    for preset in ("xeon-e3-1230-v5", "xeon-e5-2660-v4", "epyc-9454p"):
+        assert f"<!-- generated: cstates {preset} -->" in cpu
+    assert "<!-- generated: cpu-power-presets -->" in cpu and "<!-- generated: governors -->" in cpu
+    for name in ("modes-cpu", "modes-energy", "power-config optane900p-e3-1230v5"):
+        assert f"<!-- generated: {name} -->" in power
+    assert set(tool.docs_tables.TABLES) <= {m["name"] for m in tool.docs_tables.BLOCK.finditer(cpu + power)}
+
+
+def test_a_changed_preset_is_caught(monkeypatch):
+    tool = _tool()
+    from models.cpu import presets
+
+    real = presets.CPU_PRESETS["epyc-9454p"]
+    monkeypatch.setitem(tool.docs_tables.CPU_PRESETS, "epyc-9454p", lambda: real(uncore_idle_w=39.0))
+    stale = tool.stale_tables()
+    assert {p.name for p in stale} == {"cpu.md"}
+    assert stale[ROOT / "docs" / "cpu.md"][1] == ["cpu-power-presets"]
 
 
 def test_every_kernel_cost_field_with_a_number_has_a_row():

@@ -1,8 +1,11 @@
-"""Keep the defaults quoted in docs/ true: the KernelCosts table of docs/os.md is generated from
-the code (``models.os.costs.KernelCosts`` defaults and the calibrated ``optane900p-e3-1230v5``).
+"""Keep the defaults and figures quoted in docs/ true. Made from the code: the KernelCosts table of
+docs/os.md (``models.os.costs.KernelCosts`` defaults and the calibrated ``optane900p-e3-1230v5``)
+and every ``<!-- generated: ... -->`` table of any page (``tools/docs_tables.py``: presets,
+platforms, the golden set's ``docs/*`` runs); checked against the code: the values quoted in prose
+(:func:`prose_checks`).
 
-    python tools/docs_defaults.py          # rewrite the table's Default and Calibrated cells
-    python tools/docs_defaults.py --check  # exit 1 and list the cells that differ
+    python tools/docs_defaults.py          # rewrite the generated tables
+    python tools/docs_defaults.py --check  # exit 1 and list what differs
 
 tests/test_docs_defaults.py runs the check, so a changed default without a regenerated page fails.
 """
@@ -16,6 +19,9 @@ from pathlib import Path
 from models.os.costs import KernelCosts
 from models.platforms import optane900p_e3_1230v5
 from scenarios.calibrate_poll_energy import FIT_BOUNDS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import docs_tables  # noqa: E402  (tools/ is not a package)
 
 ROOT = Path(__file__).resolve().parents[1]
 OS_MD = ROOT / "docs" / "os.md"
@@ -86,6 +92,33 @@ def prose_checks() -> list[tuple[str, str]]:
         ("index.md", f"fio's user work ({user:.0f})"),
         ("index.md", f"media service about {round(base, -2):,.0f} ns"),
         ("index.md", f" = {float(golden['summary.latency_us.mean']):.2f} us; 1 voluntary context switch"),
+        *_power_prose(e3),
+        *_idle_and_clock_prose(),
+    ]
+
+
+def _power_prose(platform) -> list[tuple[str, str]]:
+    """docs/power.md's per-state core powers of the E3 at its top clock, from the preset."""
+    c = platform.cpu
+    f = c.top_freq_ghz
+    cs = {s.name: s.power_w for s in c.cstates}
+    return [("power.md", f"On the E3-1230 v5 at {f:g} GHz, a core costs {c.busy_power_w(f, c.activity['kernel']):.1f} W running"
+                         f" kernel code, {c.busy_power_w(f, c.activity['poll']):.1f} W in"),
+            ("power.md", f"{c.busy_power_w(f, c.activity['spin']):.1f} W spinning in POLL, {cs['C1']:g} W in C1, and"
+                         f" {cs['C8']:g} W in C8. The uncore costs {c.uncore_active_w:g} W.")]
+
+
+def _idle_and_clock_prose() -> list[tuple[str, str]]:
+    """docs/cpu.md's figures for disabled idle states and lower clocks, from the golden docs runs."""
+    base, nopoll, idle = (docs_tables.golden_run(n) for n in ("interrupt", "no-poll-state", "idle-poll"))
+    turbo, save = docs_tables.golden_run("turbo-off"), docs_tables.golden_run("powersave")
+    lat, iops, cpu_w = "summary.latency_us.mean", "summary.iops", "summary.power_w.cpu"
+    return [
+        ("cpu.md", f"mean latency {base[lat]:.2f} -> {nopoll[lat]:.2f} us, {base[iops] / 1e3:.1f}K -> {nopoll[iops] / 1e3:.1f}K IOPS, CPU"),
+        ("cpu.md", f"power {base[cpu_w]:.1f} -> {nopoll[cpu_w]:.1f} W."),
+        ("cpu.md", f"CPU power {base[cpu_w]:.1f} -> {idle[cpu_w]:.1f} W (the idle cores spin)"),
+        ("cpu.md", f"scenario's mean latency from {base[lat]:.2f} to {turbo[lat]:.2f} us"),
+        ("cpu.md", f"(0.8 GHz) to {save[lat]:.1f} us."),
     ]
 
 
@@ -97,17 +130,35 @@ def stale_prose() -> list[str]:
     return out
 
 
+def stale_tables() -> dict[Path, tuple[str, list[str]]]:
+    """Per page whose generated tables differ from the code: its regenerated text and the tables."""
+    out = {}
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        text = page.read_text()
+        new, changed = docs_tables.regenerate(text)
+        if page == OS_MD:
+            new, rows = regenerate(new)
+            changed += [f"KernelCosts row {r}" for r in rows]
+        if changed:
+            out[page] = (new, changed)
+    return out
+
+
 def main(argv: list[str]) -> int:
-    new, changed = regenerate(OS_MD.read_text())
+    stale = stale_tables()
     if "--check" in argv:
-        for c in changed:
-            print(f"docs/os.md KernelCosts table is stale: {c}")
+        for page, (_new, changed) in stale.items():
+            for c in changed:
+                print(f"docs/{page.name}: table {c} is stale")
         prose = stale_prose()
         for line in prose:
             print(line)
-        return 1 if changed or prose else 0
-    OS_MD.write_text(new)
-    print(f"docs/os.md: {len(changed)} rows updated")
+        return 1 if stale or prose else 0
+    for page, (new, changed) in stale.items():
+        page.write_text(new)
+        print(f"docs/{page.name}: {len(changed)} tables updated")
+    for line in stale_prose():
+        print(line)
     return 0
 
 
