@@ -13,6 +13,7 @@ from __future__ import annotations
 from models.os.request import Request
 from models.os.task import Task
 from models.ioengines.annotations import sync_flags
+from models.ioengines.offsets import OffsetPicker
 from simcore.rng import BatchedDraws
 
 
@@ -80,6 +81,7 @@ class SyncThread:
                          "write": size_picker(job.bssplit_write, job.bsrange_write)}
         self.issued_bytes = 0
         self.next_offset = job.offset_bytes
+        self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
         self.req = None
         self._costs = {}
         self.dev = self.task.tid % len(host.devices)  # threads spread over the SSDs
@@ -126,9 +128,23 @@ class SyncThread:
         self.task.resume = self._issue_first
         self.runner.add_task(self.task)
 
+    def _offset_picker(self, host, job, job_idx: int, clone: int) -> OffsetPicker | None:
+        """The picker of non-uniform random offsets (None for fio's default: uniform tausworthe,
+        100% random), in blocks of the job's smallest block size, from the clone's own stream."""
+        if (job.random_distribution == "random" and job.random_generator != "lfsr"
+                and job.percentage_random_read >= 100 and job.percentage_random_write >= 100):
+            return None
+        unit = min(min((s for s, _p in split), default=bs) if split else rng[0] if rng else bs
+                   for bs, split, rng in ((job.bs_read_bytes, job.bssplit_read, job.bsrange_read),
+                                          (job.bs_write_bytes, job.bssplit_write, job.bsrange_write)))
+        self._unit = unit
+        return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.offset"))
+
     def _next_io(self):
         draw = self._draw
         op = "read" if draw() < self.read_frac else "write"
+        if self._offsets is not None:
+            return self._next_picked(op)
         pick = self._pick_bs[op]
         if pick is None:
             bs = self._bs[op]
@@ -143,6 +159,23 @@ class SyncThread:
             self.next_offset += bs
             if self.next_offset + bs > self.job.offset_bytes + self.span:
                 self.next_offset = self.job.offset_bytes
+        return op, bs, off
+
+    def _next_picked(self, op: str):
+        """An IO of a random job with a non-default distribution, generator or percentage_random:
+        random IOs from the picker, the others sequential from where the last IO ended."""
+        pick = self._pick_bs[op]
+        bs = self._bs[op] if pick is None else pick(self._draw())[0]
+        base = self.job.offset_bytes
+        picker = self._offsets
+        if picker.is_random(op):
+            unit = self._unit
+            off = base + min(picker.block(op) * unit, max(0, self.span - bs) // unit * unit)
+        else:
+            off = self.next_offset
+            if off + bs > base + self.span:
+                off = base
+        self.next_offset = off + bs
         return op, bs, off
 
     def _issue_first(self) -> None:

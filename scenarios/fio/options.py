@@ -43,6 +43,10 @@ offset                                         offset_bytes                 size
 cpus_allowed, cpumask                          cpus_allowed                 ``0-3,6`` / bit mask
 cpus_allowed_policy                            cpus_allowed_policy          shared | split
 rate_iops                                      rate_iops_read/_write        IO/s, ``read[,write[,trim]]``; 0 = none
+random_distribution                            random_distribution(_value,  random zipf:θ pareto:h normal:dev[:center];
+                                               _center), zones_read/_write  zoned / zoned_abs ACCESS%/RANGE:...
+random_generator                               random_generator             tausworthe tausworthe64 lfsr
+percentage_random                              percentage_random_read/_write percent, ``read[,write[,trim]]``
 thinktime                                      thinktime_ns                 time, default unit us
 hipri                                          hipri                        bool (pvsync2, io_uring)
 sqthread_poll, sqthread_poll_cpu               sqthread_poll(_cpu)          bool / CPU number (io_uring)
@@ -145,6 +149,10 @@ _add("used", "time", "thinktime", help="default unit: microseconds")
 _add("used", "size", "size offset")
 _add("used", "str", "cpus_allowed cpumask")
 _add("used", "str", "cpus_allowed_policy", choices=("shared", "split"))
+_add("used", "str", "random_distribution", help="random offsets: random, zipf:theta, pareto:h, normal:dev, "
+     "zoned:A/R:..., zoned_abs:A/SIZE:... (optional :center for zipf/pareto/normal)")
+_add("used", "str", "random_generator", choices=("tausworthe", "lfsr", "tausworthe64"))
+_add("used", "str", "percentage_random", help="percent of random IOs in a random job, read[,write[,trim]]")
 _add("used", "str", "rate_iops", help="IO/s, read[,write[,trim]]")
 _add("used", "int", "kb_base", choices=("1000", "1024"))
 _add("used", "flag", "hipri")
@@ -190,10 +198,7 @@ _add("limited", "str", "rate_process", neutral=("linear",), reason="poisson rate
 _add("limited", "str", "io_submit_mode", neutral=("inline",), reason="offloaded submission is not modelled")
 _add("limited", "str", "thinktime_blocks_type", neutral=("complete",), reason="issue-counted thinktime "
      "blocks are not modelled")
-_add("limited", "str", "random_distribution", neutral=("random",), reason="non-uniform random offsets are not "
-     "modelled (offsets do not change the simulated device's service time)")
 _add("limited", "str", "lockfile", neutral=("none",), reason=_NOFS)
-_add("limited", "str", "percentage_random", reason="mixing sequential and random offsets is not modelled")
 _add("limited", "str", "io_size", reason="an IO amount different from size is not modelled")
 _add("limited", "str", "filesize", reason=_NOFS)
 _add("limited", "str", "sync_file_range", reason="sync_file_range(2) calls are not modelled")
@@ -223,7 +228,7 @@ _add("ignored", "bool",
      "cgroup_nodelete")
 _add("ignored", "str",
      "name description directory filename filename_format opendir file_service_type randseed "
-     "random_generator fallocate fadvise_hint write_hint offset_align blockalign "
+     "fallocate fadvise_hint write_hint offset_align blockalign "
      "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
      "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
      "nrfiles openfiles wait_for exit_what nice prio prioclass priohint uid gid cgroup cgroup_weight "

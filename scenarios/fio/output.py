@@ -99,6 +99,7 @@ def fio_options(job) -> dict[str, str]:
         o["rate_iops"] = _pair(job.rate_iops_read or 0, job.rate_iops_write or 0)
     if job.thinktime_ns:
         o["thinktime"] = _time(job.thinktime_ns)
+    _workload_options(job, o)
     for flag in ("hipri", "sqthread_poll", "registerfiles", "fixedbufs", "nowait"):
         if getattr(job, flag):
             o[flag] = "1"
@@ -109,6 +110,23 @@ def fio_options(job) -> dict[str, str]:
     if "group_reporting" in job.ignored_options:
         o["group_reporting"] = "1"
     return o
+
+
+def _workload_options(job, o: dict[str, str]) -> None:
+    """Random offsets (random_distribution, random_generator, percentage_random) as fio prints them."""
+    dist = job.random_distribution
+    if dist in ("zoned", "zoned_abs"):
+        fmt = (lambda z: ":".join(f"{a:g}/{s:g}" for a, s in z)) if dist == "zoned" else \
+            (lambda z: ":".join(f"{a:g}/{int(s)}" for a, s in z))
+        o["random_distribution"] = f"{dist}:{_pair(job.zones_read, job.zones_write, fmt)}"
+    elif dist != "random":
+        center = job.random_distribution_center
+        o["random_distribution"] = f"{dist}:{job.random_distribution_value:g}" + \
+            ("" if center is None else f":{center:g}")
+    if job.random_generator != "tausworthe":
+        o["random_generator"] = job.random_generator
+    if job.percentage_random_read != 100 or job.percentage_random_write != 100:
+        o["percentage_random"] = _pair(job.percentage_random_read, job.percentage_random_write)
 
 
 def global_options(jobs) -> dict[str, str]:

@@ -27,6 +27,7 @@ from simcore.errors import ConfigError
 
 from . import options as opts
 from .language import expand, platform_keywords, value_kind
+from .workload import parse_percentage_random, parse_random_distribution
 from .units import (
     SIZE_MAX_BYTES,
     TIME_MAX_NS,
@@ -95,6 +96,16 @@ class FioJob(BaseModel):
     rate_iops_read: int | None = Field(None, gt=0)
     rate_iops_write: int | None = Field(None, gt=0)
     thinktime_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
+    # normal deviation in %) and center; zones (access %, range % or bytes) per direction
+    random_distribution: Literal["random", "zipf", "pareto", "normal", "zoned", "zoned_abs"] = "random"
+    random_distribution_value: float | None = None
+    random_distribution_center: float | None = Field(None, ge=0, le=1)
+    zones_read: tuple[tuple[float, float], ...] = ()
+    zones_write: tuple[tuple[float, float], ...] = ()
+    random_generator: Literal["tausworthe", "lfsr", "tausworthe64"] = "tausworthe"
+    percentage_random_read: int = Field(100, ge=0, le=100)
+    percentage_random_write: int = Field(100, ge=0, le=100)
     sqthread_poll: bool = False
     sqthread_poll_cpu: int | None = Field(None, ge=0)
     registerfiles: bool = False
@@ -442,6 +453,9 @@ _HANDLERS: dict[str, _Handler] = {
     "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
     "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
     "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
+    "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
+    "random_generator": _set_field("random_generator", _choice("random_generator")),
+    "percentage_random": lambda st, v, kb: st.update(parse_percentage_random(v)),
     "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
     "hipri": _set_field("hipri", _bool("hipri")),
     "sqthread_poll": _set_field("sqthread_poll", _bool("sqthread_poll")),

@@ -1,0 +1,118 @@
+"""fio's workload-shaping option values: ``random_distribution``, ``percentage_random``, ``rate``.
+
+Each function returns the job fields the option sets, or raises ConfigError naming the option
+(the parser adds the file, job and line). Rules and limits as fio 3.41 checks them (options.c:
+str_random_distribution_cb, parse_zoned_distribution; the HOWTO for the syntax).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from simcore.errors import ConfigError
+
+from .units import parse_int, parse_size, split_rwt
+
+DISTRIBUTIONS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs")
+#: fio's limit on zones per direction (ZONESPLIT_MAX)
+ZONES_MAX = 256
+
+
+def _float(text: str, what: str, raw: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise ConfigError(f"option 'random_distribution': {what} '{text}' is not a number "
+                          f"(in '{raw}')") from None
+    if not math.isfinite(v):
+        raise ConfigError(f"option 'random_distribution': {what} must be finite (in '{raw}')")
+    return v
+
+
+def _zone_list(text: str, *, absolute: bool, kb: int, raw: str) -> tuple[tuple[float, float], ...]:
+    """``60/10:30/20:...`` -> ((access %, size % or bytes), ...); access must add up to 100."""
+    zones = []
+    for part in text.split(":"):
+        acc_s, sep, size_s = part.strip().partition("/")
+        if not sep or not acc_s.strip() or not size_s.strip():
+            raise ConfigError(f"option 'random_distribution': zone '{part.strip()}' is not ACCESS%/"
+                              f"{'SIZE' if absolute else 'RANGE%'} (in '{raw}')")
+        acc = _float(acc_s, "zone access percentage", raw)
+        size = float(parse_size(size_s, option="random_distribution", kb_base=kb)) if absolute \
+            else _float(size_s, "zone range percentage", raw)
+        if acc < 0 or acc > 100 or (not absolute and not 0 < size <= 100):
+            raise ConfigError(f"option 'random_distribution': zone '{part.strip()}' has a percentage "
+                              f"outside 0..100 (in '{raw}')")
+        zones.append((acc, size))
+    if len(zones) > ZONES_MAX:
+        raise ConfigError(f"option 'random_distribution': {len(zones)} zones, fio takes at most {ZONES_MAX}")
+    acc = sum(a for a, _s in zones)
+    if abs(acc - 100.0) > 1e-9:
+        raise ConfigError(f"option 'random_distribution': zone access percentages add up to {acc:g}, "
+                          f"fio needs 100 (in '{raw}')")
+    if not absolute and sum(s for _a, s in zones) > 100.0 + 1e-9:
+        raise ConfigError(f"option 'random_distribution': zone ranges add up to more than 100% (in '{raw}')")
+    return tuple(zones)
+
+
+def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
+    """``random``, ``zipf:theta[:center]``, ``pareto:h[:center]``, ``normal:dev[:center]``,
+    ``zoned:A/R:...[,read/write/trim zones]``, ``zoned_abs:A/SIZE:...`` -> job fields."""
+    raw = (text or "").strip()
+    if not raw:
+        raise ConfigError("option 'random_distribution' needs a value")
+    name, sep, rest = raw.replace("=", ":", 1).partition(":") if raw.startswith("zoned") else raw.partition(":")
+    name = name.strip().lower()
+    out: dict[str, Any] = dict(random_distribution=name, random_distribution_value=None,
+                               random_distribution_center=None, zones_read=(), zones_write=())
+    if name == "sequence":
+        raise ConfigError("option 'random_distribution=sequence' is accepted by fio but not modelled yet "
+                          "by stacksim: fixed block-index sequences are not modelled")
+    if name not in DISTRIBUTIONS:
+        raise ConfigError(f"option 'random_distribution': unknown distribution '{name}' "
+                          f"(allowed: {', '.join(DISTRIBUTIONS)}, sequence)")
+    if name == "random":
+        if sep:
+            raise ConfigError(f"option 'random_distribution': 'random' takes no value (got '{raw}')")
+        return out
+    if not rest.strip():
+        raise ConfigError(f"option 'random_distribution': '{name}' needs a value, e.g. "
+                          f"{ {'zipf': 'zipf:1.2', 'pareto': 'pareto:0.2', 'normal': 'normal:10'}.get(name, name + ':60/10:40/90')}")
+    if name.startswith("zoned"):
+        r, w, _t = split_rwt(rest, option="random_distribution")
+        absolute = name == "zoned_abs"
+        out["zones_read"] = _zone_list(r, absolute=absolute, kb=kb, raw=raw) if r else ()
+        out["zones_write"] = _zone_list(w, absolute=absolute, kb=kb, raw=raw) if w else ()
+        if not out["zones_read"] and not out["zones_write"]:
+            raise ConfigError(f"option 'random_distribution': no zones in '{raw}'")
+        out["zones_read"] = out["zones_read"] or out["zones_write"]
+        out["zones_write"] = out["zones_write"] or out["zones_read"]
+        return out
+    if "," in rest:
+        raise ConfigError(f"option 'random_distribution': per-direction values are taken only by zoned "
+                          f"and zoned_abs (got '{raw}')")
+    val_s, _, center_s = rest.partition(":")
+    val = _float(val_s, f"{name} value", raw)
+    if name == "zipf" and (val <= 0 or val == 1.0):
+        raise ConfigError(f"option 'random_distribution': zipf theta must be > 0 and different from 1.0, got {val:g}")
+    if name == "pareto" and not 0 < val < 1:
+        raise ConfigError(f"option 'random_distribution': pareto input out of range (0 < h < 1), got {val:g}")
+    if name == "normal" and not 0 <= val < 100:
+        raise ConfigError(f"option 'random_distribution': normal deviation out of range (0 <= dev < 100), got {val:g}")
+    out["random_distribution_value"] = val
+    if center_s.strip():
+        center = _float(center_s, "center", raw)
+        if not 0 <= center <= 1:
+            raise ConfigError(f"option 'random_distribution': distribution center out of range "
+                              f"(0 <= center <= 1), got {center:g}")
+        out["random_distribution_center"] = center
+    return out
+
+
+def parse_percentage_random(text: str | None) -> dict[str, Any]:
+    """``percentage_random=read[,write[,trim]]``, each 0..100 (default 100)."""
+    r, w, t = split_rwt(text, option="percentage_random")
+    vals = [100 if p is None else parse_int(p, option="percentage_random", minimum=0, maximum=100)
+            for p in (r, w, t)]
+    return dict(percentage_random_read=vals[0], percentage_random_write=vals[1])
