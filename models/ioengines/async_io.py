@@ -14,8 +14,9 @@ One fio thread keeps up to ``iodepth`` IOs in flight. Its loop, as fio's:
    io_uring_enter(GETEVENTS); with SQPOLL + IOPOLL the SQ thread polls and the application spins
    on the CQ ring in user space.
 fio latency: ``slat`` = prepare to submitted, ``clat`` = submitted to reaped, ``lat`` = both.
-``rate_iops`` paces issue times; the thread sleeps on an hrtimer (with the 50 us timer slack of
-ordinary tasks) when it is ahead. ``thinktime`` follows fio's handle_thinktime (thinktime_blocks=1):
+``rate``/``rate_iops`` pace issue times per direction (:mod:`.rate`, linear or poisson); the
+thread reaps what is in flight, then sleeps on an hrtimer (with the 50 us timer slack of ordinary
+tasks) when it is ahead. ``thinktime`` follows fio's handle_thinktime (thinktime_blocks=1):
 after a submission that follows a completion, the thread waits for every queued IO (io_u_quiesce),
 then sleeps ``thinktime`` the same way.
 """
@@ -59,9 +60,6 @@ class AsyncThread(SyncThread):
         self.ring: list[Request] = []  # completed, not yet reaped by fio
         self.wait = _Wait()
         self.stopping = False
-        rate = job.rate_iops_read or job.rate_iops_write
-        self.rate_gap_ns = 1e9 / rate if rate else 0.0
-        self.next_issue_ns = 0.0
         self.think_ns = float(job.thinktime_ns)
         self.reaped_since_think = 0  # fio's thinktime_blocks counter (completed IOs)
         self.quiescing = False
@@ -111,8 +109,18 @@ class AsyncThread(SyncThread):
 
     # -- program -----------------------------------------------------------------------------
     def _issue_first(self) -> None:
-        self.next_issue_ns = self.host.engine.now
+        if self.pacer.active:
+            self.pacer.start(self.host.engine.now)
         self._fill()
+
+    def _rate_due(self, now: float) -> float:
+        """With a rate: the direction of the next IO (drawn once, kept as pending) and when it is
+        due (fio's rate_ddir); ``<= now`` without a rate."""
+        if not self.pacer.active:
+            return now
+        op, due = self.pacer.choose(self._pending_op or self._draw_op(), now)
+        self._pending_op = op
+        return due
 
     def _done_issuing(self, now: float) -> bool:
         return now >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
@@ -130,23 +138,26 @@ class AsyncThread(SyncThread):
         if self.stopping or room <= 0:
             self._reap()
             return
-        if self.rate_gap_ns and self.next_issue_ns > now:
+        due = self._rate_due(now)
+        if due > now:
             if self.inflight:
                 self._reap()
             else:
-                self._sleep_until(self.next_issue_ns)
+                self._sleep_until(due)
             return
         n = min(room, self.batch)
-        if self.rate_gap_ns:
-            n = 1
-            # fio paces on the total done vs elapsed time: a late thread catches up
-            self.next_issue_ns += self.rate_gap_ns
+        first = None
+        if self.pacer.active:
+            n = 1  # one IO per due time; a late thread catches up (the schedule is cumulative)
+            first, self._pending_op = self._pending_op, None
         ios = []
         host = self.host
         t = now
         depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit
         for _ in range(n):
-            op, bs, off = self._next_io()
+            op, bs, off = self._next_io(first)
+            self.pacer.issued(op, bs)
+            first = None
             self.issued_bytes += bs
             req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.iopoll)
             host.next_io_id += 1
@@ -188,7 +199,8 @@ class AsyncThread(SyncThread):
             return
         # fio keeps queueing while the depth allows and the batch was full
         queued = self.inflight + len(self.ring)  # fio's cur_depth: reaped or not, still in the queue
-        if queued < self.depth and not self.stopping and not (self.rate_gap_ns and self.next_issue_ns > self.runner.clock()):
+        now = self.runner.clock()
+        if queued < self.depth and not self.stopping and not self._rate_due(now) > now:
             self._fill()
         else:
             self._reap()

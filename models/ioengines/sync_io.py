@@ -14,6 +14,7 @@ from models.os.request import Request
 from models.os.task import Task
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
+from models.ioengines.rate import RatePacer
 from simcore.rng import BatchedDraws
 
 
@@ -86,11 +87,10 @@ class SyncThread:
         self._costs = {}
         self.dev = self.task.tid % len(host.devices)  # threads spread over the SSDs
         self.req_flags = sync_flags(job)
-        rate = job.rate_iops_read or job.rate_iops_write
-        self._rate_gap_ns = 1e9 / rate if rate else 0.0
-        self._next_issue = None
+        self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
+        self._pending_op = None  # the direction drawn for an IO held back by the rate
         self._paused = False
-        self._paces = bool(self._rate_gap_ns or job.thinktime_ns)  # fio pauses between IOs at all
+        self._paces = bool(self.pacer.active or job.thinktime_ns)  # fio pauses between IOs at all
         self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
         self._user_io_cycles = self.k.user_io_cycles
         self._qps: dict = {}
@@ -140,9 +140,13 @@ class SyncThread:
         self._unit = unit
         return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.offset"))
 
-    def _next_io(self):
+    def _draw_op(self) -> str:
+        return "read" if self._draw() < self.read_frac else "write"
+
+    def _next_io(self, op: str | None = None):
         draw = self._draw
-        op = "read" if draw() < self.read_frac else "write"
+        if op is None:
+            op = "read" if draw() < self.read_frac else "write"
         if self._offsets is not None:
             return self._next_picked(op)
         pick = self._pick_bs[op]
@@ -198,14 +202,20 @@ class SyncThread:
             else:
                 runner.exit_task()
             return
+        op = None
         if self._paces:
-            wait = self._pause_ns(t0, with_completion)
+            op = self._pending_op or self._draw_op()
+            wait = self.job.thinktime_ns if with_completion else 0.0
+            if self.pacer.active:
+                op, due = self.pacer.choose(op, t0)
+                wait = max(wait, due - t0)
             if wait > 0:
+                self._pending_op = op
                 self._pause(wait, with_completion)
                 return
-            if self._rate_gap_ns:
-                self._next_issue = max(self._next_issue, 0.0) + self._rate_gap_ns
-        op, bs, off = self._next_io()
+            self._pending_op = None
+        op, bs, off = self._next_io(op)
+        self.pacer.issued(op, bs)
         self.issued_bytes += bs
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
         req.flags = self.req_flags
@@ -219,18 +229,7 @@ class SyncThread:
         cost = self._costs.get((op, bs, with_completion)) or self._submit_cost(op, bs, with_completion)
         runner.run(cost, self._doorbell)
 
-    # -- fio thinktime and rate_iops ------------------------------------------------------------
-    def _pause_ns(self, t0: float, with_completion: bool) -> float:
-        """How long fio waits before its next IO: ``thinktime`` after each IO, or until the next
-        issue time of ``rate_iops`` (fio catches up when it is late)."""
-        wait = self.job.thinktime_ns if with_completion else 0.0
-        gap = self._rate_gap_ns
-        if gap:
-            if self._next_issue is None:
-                self._next_issue = t0
-            wait = max(wait, self._next_issue - t0)
-        return wait
-
+    # -- fio thinktime and rate ----------------------------------------------------------------
     def _pause(self, wait: float, with_completion: bool) -> None:
         """Finish the previous IO's return path, then nanosleep (hrtimer with the 50 us timer slack)."""
         k = self.k

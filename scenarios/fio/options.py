@@ -43,6 +43,8 @@ offset                                         offset_bytes                 size
 cpus_allowed, cpumask                          cpus_allowed                 ``0-3,6`` / bit mask
 cpus_allowed_policy                            cpus_allowed_policy          shared | split
 rate_iops                                      rate_iops_read/_write        IO/s, ``read[,write[,trim]]``; 0 = none
+rate                                           rate_read_bps/_write_bps     bytes/s, ``read[,write[,trim]]``; 0 = none
+rate_process                                   rate_process                 linear | poisson
 random_distribution                            random_distribution(_value,  random zipf:θ pareto:h normal:dev[:center];
                                                _center), zones_read/_write  zoned / zoned_abs ACCESS%/RANGE:...
 random_generator                               random_generator             tausworthe tausworthe64 lfsr
@@ -153,6 +155,8 @@ _add("used", "str", "random_distribution", help="random offsets: random, zipf:th
      "zoned:A/R:..., zoned_abs:A/SIZE:... (optional :center for zipf/pareto/normal)")
 _add("used", "str", "random_generator", choices=("tausworthe", "lfsr", "tausworthe64"))
 _add("used", "str", "percentage_random", help="percent of random IOs in a random job, read[,write[,trim]]")
+_add("used", "str", "rate", help="bandwidth cap, bytes/s, read[,write[,trim]]")
+_add("used", "str", "rate_process", choices=("linear", "poisson"))
 _add("used", "str", "rate_iops", help="IO/s, read[,write[,trim]]")
 _add("used", "int", "kb_base", choices=("1000", "1024"))
 _add("used", "flag", "hipri")
@@ -193,8 +197,6 @@ _add("limited", "str", "ioscheduler", neutral=("none",), reason="the IO schedule
      "configuration (queue.scheduler), not by the job")
 _add("limited", "str", "dataplacement", neutral=("none",), reason="NVMe data placement is not modelled")
 _add("limited", "str", "sync", neutral=("0", "none"), reason="O_SYNC/O_DSYNC writes are not modelled")
-_add("limited", "str", "rate", neutral=("0", "0,0", "0,0,0"), reason="bandwidth caps are not modelled; use rate_iops")
-_add("limited", "str", "rate_process", neutral=("linear",), reason="poisson rate process is not modelled")
 _add("limited", "str", "io_submit_mode", neutral=("inline",), reason="offloaded submission is not modelled")
 _add("limited", "str", "thinktime_blocks_type", neutral=("complete",), reason="issue-counted thinktime "
      "blocks are not modelled")

@@ -97,6 +97,10 @@ def fio_options(job) -> dict[str, str]:
         o["cpus_allowed_policy"] = job.cpus_allowed_policy
     if job.rate_iops_read or job.rate_iops_write:
         o["rate_iops"] = _pair(job.rate_iops_read or 0, job.rate_iops_write or 0)
+    if job.rate_read_bps or job.rate_write_bps:
+        o["rate"] = _pair(job.rate_read_bps or 0, job.rate_write_bps or 0)
+    if job.rate_process != "linear":
+        o["rate_process"] = job.rate_process
     if job.thinktime_ns:
         o["thinktime"] = _time(job.thinktime_ns)
     _workload_options(job, o)

@@ -95,6 +95,9 @@ class FioJob(BaseModel):
     cpus_allowed_policy: Literal["shared", "split"] = "shared"
     rate_iops_read: int | None = Field(None, gt=0)
     rate_iops_write: int | None = Field(None, gt=0)
+    rate_read_bps: int | None = Field(None, gt=0)  # fio's rate: bytes/s per direction (wins over rate_iops)
+    rate_write_bps: int | None = Field(None, gt=0)
+    rate_process: Literal["linear", "poisson"] = "linear"
     thinktime_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
     # normal deviation in %) and center; zones (access %, range % or bytes) per direction
@@ -456,6 +459,9 @@ _HANDLERS: dict[str, _Handler] = {
     "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
     "random_generator": _set_field("random_generator", _choice("random_generator")),
     "percentage_random": lambda st, v, kb: st.update(parse_percentage_random(v)),
+    "rate": _set_rwt("rate", "rate_read_bps", "rate_write_bps",
+                     lambda p, kb: parse_size(p, option="rate", kb_base=kb, allow_zero=True) or None, None),
+    "rate_process": _set_field("rate_process", _choice("rate_process")),
     "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
     "hipri": _set_field("hipri", _bool("hipri")),
     "sqthread_poll": _set_field("sqthread_poll", _bool("sqthread_poll")),
@@ -593,6 +599,11 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 if option == "bs" else ""
             raise fail(f"option '{option}': {state[field]} bytes is not a multiple of 512, "
                        f"which O_DIRECT requires{hint}", last.get(option))
+    for op in ("read", "write"):
+        if state[f"rate_{op}_bps"] and state[f"rate_iops_{op}"]:
+            # fio's fixup_options: "rate and rate_iops are mutually exclusive"
+            raise fail(f"options 'rate' and 'rate_iops' both cap {op}s: they are mutually exclusive "
+                       "(fio rejects the job too)", last.get("rate_iops") or last.get("rate"))
     if state["time_based"] and state["runtime_ns"] is None:
         raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
     if "iodepth_low" in last:
