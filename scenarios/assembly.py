@@ -50,6 +50,26 @@ def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=N
     return Host(platform, queue, seed, resolve_policies(platform, queue), tracer)
 
 
+def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, int], core_of: list) -> int:
+    """The CPU of a fio thread (``thread_index``: fio's thread_number - 1, over all jobs), pinned
+    for the whole run (stacksim does not migrate tasks):
+
+    * no ``cpus_allowed``/``cpumask``: round-robin over all CPUs (stacksim's placement);
+    * ``cpus_allowed_policy=split``: fio's fio_cpus_split -- the (thread_number - 1) mod n-th CPU of
+      the set, one CPU per thread, round-robin when there are more threads than CPUs;
+    * ``shared`` (fio's default): fio sets the whole set as the affinity and the kernel places the
+      new task; modelled as its fork balancing (select_task_rq_fair -> find_idlest_group /
+      find_idlest_group_cpu): the physical core of the set with the fewest fio threads, then its
+      CPU with the fewest, the lowest number on a tie.
+    """
+    if job.cpus_allowed and job.cpus_allowed_policy == "shared":
+        core_load: dict = {}
+        for c, n in placed.items():
+            core_load[core_of[c]] = core_load.get(core_of[c], 0) + n
+        return min(allowed, key=lambda c: (core_load.get(core_of[c], 0), placed.get(c, 0), c))
+    return allowed[thread_index % len(allowed)]
+
+
 def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
     """The host of a :class:`scenarios.scenario.RunConfig` with its job threads placed and started
     (plug-ins loaded first); returns (host, ramp_ns, end_ns): the measured window starts at the
@@ -63,6 +83,8 @@ def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
     if end <= ramp:
         end = ramp + 10e9  # size-bounded jobs: stop at the latest after 10 s of simulated time
     rr = 0
+    placed: dict[int, int] = {}  # fio threads per CPU so far
+    core_of = [id(cpu.core) for cpu in host.pkg.cpus]  # logical CPU -> its physical core
     host.threads = []
     for ji, job in enumerate(cfg.jobs):
         if job.ioengine not in MODELLED_ENGINES:
@@ -71,7 +93,8 @@ def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
         job_end = job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
         for clone in range(job.numjobs):
-            cpu = allowed[rr % len(allowed)]
+            cpu = place_thread(job, allowed, rr, placed, core_of)
+            placed[cpu] = placed.get(cpu, 0) + 1
             rr += 1
             th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
             host.threads.append(th)
