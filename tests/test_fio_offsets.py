@@ -191,6 +191,8 @@ def test_zoned_abs_beyond_the_range_is_a_clear_error():
     {"random_distribution": "zoned:60/10:40/90,100/50", "rw": "randrw", "percentage_random": "30,60"},
     {"random_distribution": "zoned_abs:50/1m:50/3m"}, {"random_distribution": "normal:5"},
     {"rate": "1m,2m", "rate_process": "poisson", "rw": "randrw"},
+    {"prio": "3", "prioclass": "1", "ioengine": "io_uring", "cmdprio_percentage": "10,30", "cmdprio_class": "2",
+     "cmdprio": "1"},
 ])
 def test_fio_options_read_back_give_the_same_job(opts):
     from scenarios.fio.output import fio_options

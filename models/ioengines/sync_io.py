@@ -83,6 +83,7 @@ class SyncThread:
         self.issued_bytes = 0
         self.next_offset = job.offset_bytes
         self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
+        self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
         self.req = None
         self._costs = {}
         self.dev = self.task.tid % len(host.devices)  # threads spread over the SSDs
@@ -127,6 +128,21 @@ class SyncThread:
     def start(self) -> None:
         self.task.resume = self._issue_first
         self.runner.add_task(self.task)
+
+    def _setup_ioprio(self, job, gen) -> None:
+        """fio's IO priorities: ``prio``/``prioclass`` set the thread's (ioprio_set, class BE when
+        only ``prio`` is given, as fio's ioprio_value); with ``cmdprio_percentage`` that share of the
+        IOs (one uniform draw per IO, per direction) carries ``cmdprio_class``/``cmdprio`` in the
+        command itself (io_uring sqe->ioprio, libaio IOCB_FLAG_IOPRIO)."""
+        if job.prio is not None or job.prioclass is not None:
+            self.task.ioprio = ((job.prioclass or 2) << 13) | (job.prio or 0)
+        pct = {"read": job.cmdprio_percentage_read, "write": job.cmdprio_percentage_write}
+        self._cmdprio = None
+        if any(pct.values()):
+            value = {"read": (job.cmdprio_class_read << 13) | job.cmdprio_read,
+                     "write": (job.cmdprio_class_write << 13) | job.cmdprio_write}
+            draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
+            self._cmdprio = lambda op: value[op] if draw() * 100.0 < pct[op] else 0
 
     def _offset_picker(self, host, job, job_idx: int, clone: int) -> OffsetPicker | None:
         """The picker of non-uniform random offsets (None for fio's default: uniform tausworthe,
@@ -219,6 +235,8 @@ class SyncThread:
         self.issued_bytes += bs
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
         req.flags = self.req_flags
+        if self._cmdprio is not None:
+            req.ioprio = self._cmdprio(op)
         host.next_io_id += 1
         qp = self._qps.get(op)
         if qp is None:  # the thread's hardware queue for this direction (fixed CPU and SSD)

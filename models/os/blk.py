@@ -93,6 +93,7 @@ class BlkMq:
             n = min(left, self.max_bytes)
             self._piece_ids += 1  # pieces are not fio IOs: negative ids, apart from the IO ids
             p = Request(-self._piece_ids, req.task, req.job, req.op, n, off, req.cpu, req.hipri)
+            p.ioprio = req.ioprio
             p.qp = req.qp
             p.flags = req.flags
             p.t_submit = req.t_submit

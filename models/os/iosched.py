@@ -38,6 +38,30 @@ REQ_ASYNC = 1 << 0
 O_DIRECT engines (which set REQ_SYNC in the kernel), are synchronous: ``flags`` 0 means sync."""
 
 
+#: IO priority classes (include/uapi/linux/ioprio.h): a priority value is class << 13 | level
+IOPRIO_CLASS_NONE, IOPRIO_CLASS_RT, IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE = 0, 1, 2, 3
+IOPRIO_CLASS_SHIFT = 13
+#: the level of a task without an explicit priority (IOPRIO_NORM; nice 0)
+IOPRIO_NORM = 4
+
+
+def ioprio_value(cls: int, level: int) -> int:
+    """``IOPRIO_PRIO_VALUE(class, level)``."""
+    return cls << IOPRIO_CLASS_SHIFT | level
+
+
+def ioprio_class(req) -> int:
+    """The request's effective class: its own, else its task's (blk-mq's bio_set_ioprio takes the
+    io_context's priority for a bio without one), NONE counting as best effort."""
+    value = req.ioprio or getattr(req.task, "ioprio", 0)  # (a task key without one: none)
+    return (value >> IOPRIO_CLASS_SHIFT) or IOPRIO_CLASS_BE
+
+
+def ioprio_level(value: int) -> int:
+    """The level of a priority value (IOPRIO_NORM for none)."""
+    return value & ((1 << IOPRIO_CLASS_SHIFT) - 1) if value >> IOPRIO_CLASS_SHIFT else IOPRIO_NORM
+
+
 def is_sync(req) -> bool:
     """``op_is_sync``: reads always; writes unless flagged asynchronous."""
     return req.op == "read" or not (req.flags & REQ_ASYNC)

@@ -15,7 +15,7 @@ class Request(NvmeCommand):
     __slots__ = (
         "id", "task", "job", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
         "depth", "t_submit", "t_issued", "t_dispatch", "t_reaped", "t_complete",
-        "slept", "done_cb", "merged", "parent", "splits", "splits_left",
+        "slept", "done_cb", "merged", "parent", "splits", "splits_left", "ioprio",
     )
 
     def __init__(self, rid: int, task, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
@@ -37,6 +37,7 @@ class Request(NvmeCommand):
         self.device_service_ns = 0.0
         self.slept = False
         self.flags = 0
+        self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.iosched); 0: none (the task's)
         self.done_cb = None  # async engines: called as done_cb(runner, req) at completion
         self.merged = None  # requests merged into this one (they complete with it)
         self.sq_seq = -1  # position in its submission queue (strict Barrier ordering)

@@ -1,7 +1,18 @@
 """``bfq``: Budget Fair Queueing, proportional share of sectors between processes.
 
-Algorithm of Linux ``block/bfq-iosched.c`` / ``bfq-wf2q.c``, without cgroups, I/O priority classes
-or queue merging:
+Algorithm of Linux ``block/bfq-iosched.c`` / ``bfq-wf2q.c``, without cgroups or queue merging:
+
+* **I/O priorities**: a process queue takes its class and level from the process's I/O priority
+  (the io_context's, set by ioprio_set / fio's ``prio``/``prioclass``: bfq_check_ioprio_change
+  reads ``icq.ioc->ioprio``; per-command priorities are not bfq's). Classes are served strictly in
+  order, RT, then BE (and none), then IDLE (bfq_lookup_next_entity), except that IDLE gets a turn
+  when it has not been served for ``BFQ_CL_IDLE_TIMEOUT`` = 200 ms; a queue of a higher class
+  preempts the in-service one (bfq_bfqq_higher_class_or_weight), and busy queues of several
+  classes make the scenario asymmetric (idling for the in-service queue). The level sets the
+  weight as bfq_ioprio_to_weight does, ``(8 - level) x 10``, scaled here so that the default level
+  4 keeps the default weight 100. Simplification: one virtual time for all classes (the kernel
+  keeps one per class's service tree); fairness only matters within a class, as classes are
+  served strictly in order.
 
 * **Queues**: one per process (key ``req.task``, else the job) for synchronous requests, one
   shared queue for asynchronous writes. Inside a queue, requests are served in sector order
@@ -40,7 +51,17 @@ or queue merging:
 
 from __future__ import annotations
 
-from models.os.iosched import IoScheduler, SECTOR, Tunable, is_sync
+from models.os.iosched import (
+    IOPRIO_CLASS_BE,
+    IOPRIO_CLASS_IDLE,
+    IOPRIO_CLASS_SHIFT,
+    IOPRIO_NORM,
+    SECTOR,
+    IoScheduler,
+    Tunable,
+    ioprio_level,
+    is_sync,
+)
 from policies.io_scheduler.base import IO_SCHEDULERS, SortedQueue
 from simcore.errors import ConfigError
 from simcore.units import NS_PER_MS, NS_PER_US
@@ -56,6 +77,8 @@ WR_MIN_IDLE_NS = 2000 * NS_PER_MS
 WR_MIN_IDLE_SLICE_NS = 20 * NS_PER_MS
 RATE_MIN_INTERVAL_NS = 300 * NS_PER_MS
 RATE_MIN_SAMPLES = 32
+CL_IDLE_TIMEOUT_NS = 200 * NS_PER_MS
+"""``BFQ_CL_IDLE_TIMEOUT`` (HZ / 5): the longest the IDLE class waits while others are served."""
 
 TOO_IDLE, BUDGET_TIMEOUT, BUDGET_EXHAUSTED, NO_MORE_REQUESTS, PREEMPTED = (
     "too_idle", "budget_timeout", "budget_exhausted", "no_more_requests", "preempted")
@@ -66,10 +89,11 @@ class BfqQueue:
 
     __slots__ = ("key", "sync", "seq", "weight", "wr_coeff", "wr_until", "sort", "fifo", "active",
                  "start", "finish", "budget", "max_budget", "service", "w_in_sum", "dispatched",
-                 "last_pos", "fifo_checked", "slot_start", "budget_timeout")
+                 "last_pos", "fifo_checked", "slot_start", "budget_timeout", "ioclass")
 
-    def __init__(self, key, sync: bool, seq: int, weight: int, max_budget: int):
+    def __init__(self, key, sync: bool, seq: int, weight: int, max_budget: int, ioclass: int = IOPRIO_CLASS_BE):
         self.key = key
+        self.ioclass = ioclass          # RT 1, BE 2, IDLE 3 (served in that order)
         self.sync = sync
         self.seq = seq                  # activation tie-break: older queue first
         self.weight = weight
@@ -138,6 +162,7 @@ class Bfq(IoScheduler):
         self._idle_timer = None
         self.peak_rate = 0.0            # sectors per ns
         self._win = None                # [t0, sectors, samples] of the peak-rate window
+        self.idle_class_served = 0.0    # bfq_class_idle_last_service (ns)
 
     # ------------------------------------------------------------- configuration
     def set_weight(self, key, weight: int) -> None:
@@ -178,8 +203,11 @@ class Bfq(IoScheduler):
         key = (req.task if req.task is not None else ("job", req.job)) if sync else ("async",)
         q = self.queues.get(key)
         if q is None:
-            q = BfqQueue(key, sync, len(self.queues), self.weights.get(key, DEFAULT_WEIGHT),
-                         (2 * self.dev_max_budget) // 3)
+            prio = getattr(req.task, "ioprio", 0) if sync else 0
+            ioclass = (prio >> IOPRIO_CLASS_SHIFT) or IOPRIO_CLASS_BE
+            weight = DEFAULT_WEIGHT * (8 - ioprio_level(prio)) // (8 - IOPRIO_NORM)  # bfq_ioprio_to_weight
+            q = BfqQueue(key, sync, len(self.queues), self.weights.get(key, weight),
+                         (2 * self.dev_max_budget) // 3, ioclass)
             self.queues[key] = q
         return q
 
@@ -196,8 +224,9 @@ class Bfq(IoScheduler):
         q.start = max(self.vtime, q.finish)
         q.finish = q.start + q.budget / q.w_eff
         s = self.in_service
-        if (s is not None and (q.wr_coeff > s.wr_coeff or q.w_eff > s.w_eff)
-                and q.start <= self.vtime and q.finish < s.finish):
+        if s is not None and (q.ioclass < s.ioclass or (
+                q.ioclass == s.ioclass and (q.wr_coeff > s.wr_coeff or q.w_eff > s.w_eff)
+                and q.start <= self.vtime and q.finish < s.finish)):
             self._expire(s, PREEMPTED)
 
     def _end_wr_if_due(self, q: BfqQueue) -> None:
@@ -235,6 +264,14 @@ class Bfq(IoScheduler):
         active = [q for q in self.queues.values() if q.active]
         if not active:
             return None
+        best = min(q.ioclass for q in active)
+        if self.now >= self.idle_class_served + CL_IDLE_TIMEOUT_NS:
+            if any(q.ioclass == IOPRIO_CLASS_IDLE for q in active):
+                best = IOPRIO_CLASS_IDLE  # the idle class's minimum share
+            self.idle_class_served = self.now
+        if best == IOPRIO_CLASS_IDLE:
+            self.idle_class_served = self.now
+        active = [q for q in active if q.ioclass == best]
         eligible = [q for q in active if q.start <= self.vtime]
         if not eligible:
             self.vtime = min(q.start for q in active)
@@ -304,10 +341,12 @@ class Bfq(IoScheduler):
 
     # ------------------------------------------------------------- idling
     def _asymmetric(self, q: BfqQueue) -> bool:
-        """``bfq_asymmetric_scenario``: non-raised busy queues have different weights and ``q``'s
-        is not the smallest of them."""
-        weights = {x.weight for x in self.queues.values()
-                   if x.wr_coeff == 1 and (x.sort or x.dispatched or x is self.in_service)}
+        """``bfq_asymmetric_scenario``: busy queues of several priority classes, or non-raised busy
+        queues have different weights and ``q``'s is not the smallest of them."""
+        busy = [x for x in self.queues.values() if x.sort or x.dispatched or x is self.in_service]
+        if len({x.ioclass for x in busy}) > 1:
+            return True  # multiple_classes_busy
+        weights = {x.weight for x in busy if x.wr_coeff == 1}
         if len(weights) < 2:
             return False
         return q.wr_coeff > 1 or q.weight > min(weights)

@@ -1,33 +1,61 @@
-"""``mq-deadline``: sector-sorted dispatch in batches, with per-direction deadlines.
+"""``mq-deadline``: sector-sorted dispatch in batches, with per-direction deadlines and I/O
+priority levels.
 
-Algorithm of Linux ``block/mq-deadline.c`` (6.x, one priority level):
+Algorithm of Linux ``block/mq-deadline.c`` (6.x):
 
-* each direction (read; write = everything else) has a list sorted by sector and a FIFO whose
-  requests carry a deadline ``insert time + read_expire / write_expire``;
-* a *batch* dispatches up to ``fifo_batch`` requests of one direction in ascending sector order,
-  continuing from the end of the previous request (``latest_pos``); it ends early when no request
-  lies at or beyond that position;
+* three priority levels (``dd_per_prio``): RT, BE (class none counts as BE) and IDLE, from the
+  request's I/O priority class (its own, else its task's); each level has, per direction (read;
+  write = everything else), a list sorted by sector and a FIFO whose requests carry a deadline
+  ``insert time + read_expire / write_expire``;
+* levels are served in order: a lower level gets nothing while a higher one has requests queued
+  or in the drive (``dd_queued`` = inserted - completed), except that when two or more levels are
+  queued, a BE or IDLE request waiting longer than ``prio_aging_expire`` goes first
+  (dd_dispatch_prio_aged_requests);
+* within a level, a *batch* dispatches up to ``fifo_batch`` requests of one direction in
+  ascending sector order, continuing from the end of the previous request (``latest_pos``); it
+  ends early when no request lies at or beyond that position;
 * a new batch prefers reads; each read batch started while writes wait counts as one starvation,
-  and once writes have been starved ``writes_starved`` times the next batch is a write batch;
+  and once writes have been starved ``writes_starved`` times the next batch is a write batch
+  (batch count, starvation and the last direction are shared by the levels, as in the kernel);
 * a new batch starts at the head of the FIFO if that head's deadline has passed (or nothing lies
   ahead in sector order), else at the next request in sector order;
 * the scheduler starts as if a write batch had just been dispatched (``last_dir = DD_WRITE``).
 
 Merging (``try_merge``): the elevator's back merge (a queued request that ends where the new one
 starts, ``elv_rqhash_find``) and mq-deadline's front merge (a queued request that starts where the
-new one ends, ``dd_request_merge``, when ``front_merges`` is 1).
+new one ends, ``dd_request_merge``, when ``front_merges`` is 1), both within one priority level
+(blk_rq_merge_ok refuses requests of different priorities).
 
-Not modelled: I/O priority classes and ``prio_aging_expire``, ``async_depth`` (a limit on request
-allocation, outside the scheduler), zoned-write locking, request-to-request merges on insert.
+Not modelled: ``async_depth`` (a limit on request allocation, outside the scheduler), zoned-write
+locking, request-to-request merges on insert.
 """
 
 from __future__ import annotations
 
-from models.os.iosched import IoScheduler, Tunable
+from models.os.iosched import IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT, IoScheduler, Tunable, ioprio_class
 from policies.io_scheduler.base import IO_SCHEDULERS, SortedQueue
 from simcore.units import NS_PER_MS
 
 READ, WRITE = 0, 1
+RT_PRIO, BE_PRIO, IDLE_PRIO = 0, 1, 2
+
+
+def _prio(req) -> int:
+    """``ioprio_class_to_prio``: RT -> 0, none and BE -> 1, IDLE -> 2."""
+    cls = ioprio_class(req)
+    return RT_PRIO if cls == IOPRIO_CLASS_RT else IDLE_PRIO if cls == IOPRIO_CLASS_IDLE else BE_PRIO
+
+
+class _PerPrio:
+    """``struct dd_per_prio``: per direction, the sector-sorted list, the FIFO and the position."""
+
+    __slots__ = ("sort", "fifo", "latest_pos")
+
+    def __init__(self):
+        self.sort = (SortedQueue(), SortedQueue())
+        #: per direction: request -> deadline (ns), in insertion order (dicts keep it)
+        self.fifo: tuple[dict, dict] = ({}, {})
+        self.latest_pos = [0, 0]
 
 
 def _dir(req) -> int:
@@ -52,7 +80,7 @@ class MqDeadline(IoScheduler):
         "fifo_batch": Tunable(16, "requests", "requests per batch (0: each dispatch starts a batch)"),
         "front_merges": Tunable(1, "0/1", "look for front merges", hi=1),
         "async_depth": Tunable(0, "requests", "accepted, not modelled (async allocation limit)"),
-        "prio_aging_expire": Tunable(10000, "ms", "accepted, not modelled (one priority level)"),
+        "prio_aging_expire": Tunable(10000, "ms", "a lower-priority request waiting this long goes first"),
     }
 
     def __init__(self, host, tunables: dict):
@@ -62,12 +90,12 @@ class MqDeadline(IoScheduler):
         self.fifo_batch = p["fifo_batch"]
         self.writes_starved = p["writes_starved"]
         self.front_merges = bool(p["front_merges"])
-        self.sort = (SortedQueue(), SortedQueue())
-        #: per direction: request -> deadline (ns), in insertion order (dicts keep it)
-        self.fifo: tuple[dict, dict] = ({}, {})
-        #: elevator merge hash: (direction, end byte) -> request
-        self._ends: dict[tuple[int, int], object] = {}
-        self.latest_pos = [0, 0]
+        self.aging_ns = p["prio_aging_expire"] * NS_PER_MS
+        self.per_prio = (_PerPrio(), _PerPrio(), _PerPrio())
+        self.queued = [0, 0, 0]  # dd_queued: inserted - completed, per level
+        self.prio_of: dict = {}  # inserted request -> its level (until it completes)
+        #: elevator merge hash: (level, direction, end byte) -> request
+        self._ends: dict[tuple[int, int, int], object] = {}
         self.last_dir = WRITE
         self.batching = 0
         self.starved = 0
@@ -75,9 +103,18 @@ class MqDeadline(IoScheduler):
     # ------------------------------------------------------------- insert / merge
     def insert(self, req) -> None:
         d = _dir(req)
-        self.sort[d].add(req)
-        self.fifo[d][req] = self.now + self.fifo_expire_ns[d]
-        self._ends[(d, req.offset + req.nbytes)] = req
+        pr = _prio(req)
+        pp = self.per_prio[pr]
+        pp.sort[d].add(req)
+        pp.fifo[d][req] = self.now + self.fifo_expire_ns[d]
+        self._ends[(pr, d, req.offset + req.nbytes)] = req
+        self.queued[pr] += 1
+        self.prio_of[req] = pr
+
+    def completed(self, req) -> None:
+        pr = self.prio_of.pop(req, None)
+        if pr is not None:
+            self.queued[pr] -= 1
 
     def try_merge(self, req, max_bytes: int | None = None):
         """Back merge, else front merge (if ``front_merges``); returns the grown request or None.
@@ -85,43 +122,65 @@ class MqDeadline(IoScheduler):
         ``max_bytes`` is the queue's ``max_sectors_kb`` limit in bytes (None: no limit).
         """
         d = _dir(req)
+        pr = _prio(req)
         end = req.offset + req.nbytes
-        target = self._ends.get((d, req.offset))
+        target = self._ends.get((pr, d, req.offset))
         if target is not None and target.op == req.op and _fits(target, req, max_bytes):
-            del self._ends[(d, req.offset)]
+            del self._ends[(pr, d, req.offset)]
             target.nbytes += req.nbytes
-            self._ends[(d, end)] = target
+            self._ends[(pr, d, end)] = target
             return target
         if not self.front_merges:
             return None
-        target = self.sort[d].ceiling(end)
+        sort = self.per_prio[pr].sort[d]
+        target = sort.ceiling(end)
         if target is None or target.offset != end or target.op != req.op or not _fits(target, req, max_bytes):
             return None
-        self.sort[d].remove(target)  # its sort key changes (dd_request_merged)
+        sort.remove(target)  # its sort key changes (dd_request_merged)
         target.offset = req.offset
         target.nbytes += req.nbytes
-        self.sort[d].add(target)
+        sort.add(target)
         return target
 
     # ------------------------------------------------------------- dispatch
     def dispatch(self):
-        rq = self.sort[self.last_dir].ceiling(self.latest_pos[self.last_dir])
-        if rq is not None and self.batching < self.fifo_batch:
-            return self._move(rq)  # still entitled to batch
-        reads, writes = bool(self.fifo[READ]), bool(self.fifo[WRITE])
-        if reads and not (writes and self._starve_writes()):
-            d = READ
-        elif writes:
-            self.starved = 0
-            d = WRITE
-        else:
+        """``dd_dispatch_request``: aged lower-priority requests first, then the levels in order
+        (a level with requests queued or in the drive holds back the ones below it)."""
+        now = self.now
+        q = self.queued
+        if (q[0] > 0) + (q[1] > 0) + (q[2] > 0) >= 2:
+            for pr in (BE_PRIO, IDLE_PRIO):
+                rq = self._dispatch_prio(pr, now - self.aging_ns)
+                if rq is not None:
+                    return rq
+        for pr in (RT_PRIO, BE_PRIO, IDLE_PRIO):
+            rq = self._dispatch_prio(pr, now)
+            if rq is not None or q[pr]:
+                return rq
+        return None
+
+    def _dispatch_prio(self, pr: int, latest_start: float):
+        """``__dd_dispatch_request`` for one level; only requests inserted by ``latest_start``."""
+        pp = self.per_prio[pr]
+        rq = pp.sort[self.last_dir].ceiling(pp.latest_pos[self.last_dir])
+        if rq is None or self.batching >= self.fifo_batch:  # not entitled to go on batching
+            reads, writes = bool(pp.fifo[READ]), bool(pp.fifo[WRITE])
+            if reads and not (writes and self._starve_writes()):
+                d = READ
+            elif writes:
+                self.starved = 0
+                d = WRITE
+            else:
+                return None
+            rq = pp.sort[d].ceiling(pp.latest_pos[d])
+            if rq is None or self._fifo_expired(pp, d):
+                rq = next(iter(pp.fifo[d]))  # restart from the oldest request
+            self.last_dir = d
+            self.batching = 0
+        d = _dir(rq)
+        if pp.fifo[d][rq] > latest_start + self.fifo_expire_ns[d]:  # started_after (deadline - expire)
             return None
-        nxt = self.sort[d].ceiling(self.latest_pos[d])
-        if nxt is None or self._fifo_expired(d):
-            nxt = next(iter(self.fifo[d]))  # restart from the oldest request
-        self.last_dir = d
-        self.batching = 0
-        return self._move(nxt)
+        return self._move(pp, pr, rq)
 
     def _starve_writes(self) -> bool:
         """``dd->starved++ >= dd->writes_starved``: True when writes must go now."""
@@ -129,23 +188,23 @@ class MqDeadline(IoScheduler):
         self.starved += 1
         return starved >= self.writes_starved
 
-    def _fifo_expired(self, d: int) -> bool:
-        fifo = self.fifo[d]
+    def _fifo_expired(self, pp: _PerPrio, d: int) -> bool:
+        fifo = pp.fifo[d]
         return bool(fifo) and self.now >= fifo[next(iter(fifo))]
 
-    def _move(self, rq):
+    def _move(self, pp: _PerPrio, pr: int, rq):
         d = _dir(rq)
-        self.sort[d].remove(rq)
-        del self.fifo[d][rq]
+        pp.sort[d].remove(rq)
+        del pp.fifo[d][rq]
         end = rq.offset + rq.nbytes
-        if self._ends.get((d, end)) is rq:
-            del self._ends[(d, end)]
-        self.latest_pos[d] = end
+        if self._ends.get((pr, d, end)) is rq:
+            del self._ends[(pr, d, end)]
+        pp.latest_pos[d] = end
         self.batching += 1
         return rq
 
     def has_work(self) -> bool:
-        return bool(self.fifo[READ]) or bool(self.fifo[WRITE])
+        return any(pp.fifo[READ] or pp.fifo[WRITE] for pp in self.per_prio)
 
 
 def _fits(target, req, max_bytes: int | None) -> bool:

@@ -45,6 +45,8 @@ cpus_allowed_policy                            cpus_allowed_policy          shar
 rate_iops                                      rate_iops_read/_write        IO/s, ``read[,write[,trim]]``; 0 = none
 rate                                           rate_read_bps/_write_bps     bytes/s, ``read[,write[,trim]]``; 0 = none
 rate_process                                   rate_process                 linear | poisson
+prio, prioclass                                prio, prioclass              level 0..7, class 0..3 (ionice)
+cmdprio_percentage, cmdprio_class, cmdprio     cmdprio_*_read/_write        percent / class 1..3 / level, ``read[,write]``
 random_distribution                            random_distribution(_value,  random zipf:θ pareto:h normal:dev[:center];
                                                _center), zones_read/_write  zoned / zoned_abs ACCESS%/RANGE:...
 random_generator                               random_generator             tausworthe tausworthe64 lfsr
@@ -157,6 +159,9 @@ _add("used", "str", "random_generator", choices=("tausworthe", "lfsr", "tauswort
 _add("used", "str", "percentage_random", help="percent of random IOs in a random job, read[,write[,trim]]")
 _add("used", "str", "rate", help="bandwidth cap, bytes/s, read[,write[,trim]]")
 _add("used", "str", "rate_process", choices=("linear", "poisson"))
+_add("used", "int", "prio prioclass", help="the job's IO priority level 0..7 / class 0..3 (ionice)")
+_add("used", "str", "cmdprio_percentage cmdprio_class cmdprio", help="per-command IO priority of a "
+     "share of the IOs, read[,write]")
 _add("used", "str", "rate_iops", help="IO/s, read[,write[,trim]]")
 _add("used", "int", "kb_base", choices=("1000", "1024"))
 _add("used", "flag", "hipri")
@@ -208,8 +213,8 @@ _add("limited", "str", "read_iolog", reason="iolog replay is not modelled here (
 _add("limited", "str", "numa_cpu_nodes", reason="NUMA node placement is not modelled")
 _add("limited", "str", "steadystate", reason="steady-state detection is not modelled")
 _add("limited", "str", "profile", reason="fio's built-in profiles (act, tiobench) are not modelled")
-_add("limited", "int", "cmdprio_percentage", neutral=("0",), reason="IO priorities are not modelled")
-_add("limited", "str", "cmdprio_bssplit", reason="IO priorities are not modelled")
+_add("limited", "str", "cmdprio_bssplit", reason="per-block-size IO priorities are not modelled yet "
+     "(use cmdprio_percentage)")
 _add("limited", "flag", "userspace_reap", neutral=("0",), reason="user-space reaping of the AIO ring is not modelled")
 _add("limited", "int", "force_async", neutral=("0",), reason="forced async (IOSQE_ASYNC) punting is not modelled")
 _add("limited", "int", "hipri_percentage", neutral=("100",), reason="a mix of polled and interrupt IOs is not modelled")
@@ -233,7 +238,7 @@ _add("ignored", "str",
      "fallocate fadvise_hint write_hint offset_align blockalign "
      "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
      "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
-     "nrfiles openfiles wait_for exit_what nice prio prioclass priohint uid gid cgroup cgroup_weight "
+     "nrfiles openfiles wait_for exit_what nice priohint uid gid cgroup cgroup_weight "
      "unit_base gtod_cpu clocksource job_start_clock_id unified_rw_reporting write_bw_log "
      "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
      "log_hist_coarseness log_max_value log_compression log_compression_cpus "
@@ -251,7 +256,7 @@ _add("ignored", "str",
      "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io")
 
 # ioengine-specific options (ignored: either no effect, or the engine itself is not modelled)
-_add("ignored", "str", "cmdprio_class cmdprio cmdprio_hint")
+_add("ignored", "str", "cmdprio_hint")
 _add("ignored", "str", "nonvectored")
 _add("ignored", "str", "uncached")
 _add("ignored", "str", "cmd_type cdb_len write_mode read_mode dp_scheme")

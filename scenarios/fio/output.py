@@ -131,6 +131,13 @@ def _workload_options(job, o: dict[str, str]) -> None:
         o["random_generator"] = job.random_generator
     if job.percentage_random_read != 100 or job.percentage_random_write != 100:
         o["percentage_random"] = _pair(job.percentage_random_read, job.percentage_random_write)
+    for name in ("prio", "prioclass"):
+        if getattr(job, name) is not None:
+            o[name] = str(getattr(job, name))
+    if job.cmdprio_percentage_read or job.cmdprio_percentage_write:
+        o["cmdprio_percentage"] = _pair(job.cmdprio_percentage_read, job.cmdprio_percentage_write)
+        o["cmdprio_class"] = _pair(job.cmdprio_class_read, job.cmdprio_class_write)
+        o["cmdprio"] = _pair(job.cmdprio_read, job.cmdprio_write)
 
 
 def global_options(jobs) -> dict[str, str]:

@@ -98,6 +98,16 @@ class FioJob(BaseModel):
     rate_read_bps: int | None = Field(None, gt=0)  # fio's rate: bytes/s per direction (wins over rate_iops)
     rate_write_bps: int | None = Field(None, gt=0)
     rate_process: Literal["linear", "poisson"] = "linear"
+    # IO priorities (ionice classes: 1 RT, 2 BE, 3 IDLE; levels 0 highest .. 7): the job's
+    # (None: not set) and, for cmdprio_percentage of the IOs, the per-command ones
+    prio: int | None = Field(None, ge=0, le=7)
+    prioclass: int | None = Field(None, ge=0, le=3)
+    cmdprio_percentage_read: int = Field(0, ge=0, le=100)
+    cmdprio_percentage_write: int = Field(0, ge=0, le=100)
+    cmdprio_class_read: int = Field(1, ge=1, le=3)
+    cmdprio_class_write: int = Field(1, ge=1, le=3)
+    cmdprio_read: int = Field(0, ge=0, le=7)
+    cmdprio_write: int = Field(0, ge=0, le=7)
     thinktime_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
     # normal deviation in %) and center; zones (access %, range % or bytes) per direction
@@ -462,6 +472,14 @@ _HANDLERS: dict[str, _Handler] = {
     "rate": _set_rwt("rate", "rate_read_bps", "rate_write_bps",
                      lambda p, kb: parse_size(p, option="rate", kb_base=kb, allow_zero=True) or None, None),
     "rate_process": _set_field("rate_process", _choice("rate_process")),
+    "prio": _set_field("prio", _int("prio", 0, 7)),
+    "prioclass": _set_field("prioclass", _int("prioclass", 0, 3)),
+    "cmdprio_percentage": _set_rwt("cmdprio_percentage", "cmdprio_percentage_read", "cmdprio_percentage_write",
+                                   lambda p, kb: parse_int(p, option="cmdprio_percentage", minimum=0, maximum=100), 0),
+    "cmdprio_class": _set_rwt("cmdprio_class", "cmdprio_class_read", "cmdprio_class_write",
+                              lambda p, kb: parse_int(p, option="cmdprio_class", minimum=1, maximum=3), 1),
+    "cmdprio": _set_rwt("cmdprio", "cmdprio_read", "cmdprio_write",
+                        lambda p, kb: parse_int(p, option="cmdprio", minimum=0, maximum=7), 0),
     "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
     "hipri": _set_field("hipri", _bool("hipri")),
     "sqthread_poll": _set_field("sqthread_poll", _bool("sqthread_poll")),
