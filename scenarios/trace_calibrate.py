@@ -19,7 +19,9 @@ is closest to the device:
 The trace is replayed on the platform (as ``validate --trace`` does) and, IO by IO, the model's
 **host path** of that stage (the simulated stage minus the simulated media service time: fetch,
 link transfer, completion post, interrupt or poll, driver; plus any wait for a busy media unit) is
-set against the measured stage. Per class (direction x size class, :func:`scenarios.trace_compare.size_class`):
+set against the measured stage (an fio log without issue times gives arrivals to 1 ms only: each
+IO is then replayed no earlier than the completion of the one before it, as a depth-1 job issues
+them). Per class (direction x size class, :func:`scenarios.trace_compare.size_class`):
 
     measured service  mean = mean(measured stage) - mean(simulated host path)
                       variance = var(measured stage) - var(simulated host path)
@@ -41,8 +43,9 @@ platform's values, and ``per_kib_ns`` keeps the platform's value unless two dist
 
 from __future__ import annotations
 
+import heapq
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -54,12 +57,14 @@ from scenarios.traces.timed import TimedIO, TimedReader, open_timed
 from simcore.errors import ConfigError
 
 __all__ = ["TraceCalibration", "calibrate_trace", "trace_calibrated_platform", "format_trace_calibration",
-           "MIN_IOS", "MAX_DEPTH1_INFLIGHT", "MAX_PASSES"]
+           "MIN_IOS", "MAX_DEPTH1_INFLIGHT", "MAX_OVERLAP", "MAX_PASSES"]
 
 #: fewest IOs of one class for it to enter the fit
 MIN_IOS = 30
 #: a trace without D events is depth 1 if its mean IOs in flight stay below this
 MAX_DEPTH1_INFLIGHT = 1.05
+#: ... and at most this fraction of its IOs arrived while another was in flight (exact arrivals)
+MAX_OVERLAP = 0.01
 MAX_PASSES = 4
 _OPS = ("read", "write")
 
@@ -158,38 +163,66 @@ class TraceCalibration:
                 "inflight_mean": self.inflight_mean, "skipped": self.skipped, "bad_lines": self.bad_lines}
 
 
-def _scan(reader: TimedReader) -> tuple[dict[tuple, int], float, bool]:
-    """One streaming pass: IOs per class, mean IOs in flight (Little's law), and whether the
-    stage is D->C (blkparse with D events)."""
+def _scan(reader: TimedReader) -> tuple[dict[tuple, int], float, float, bool]:
+    """One streaming pass: IOs per class, mean IOs in flight (Little's law), the fraction of IOs
+    that arrived while another was in flight, and whether the stage is D->C (blkparse with D)."""
     counts: dict[tuple, int] = {}
     lat_sum = 0.0
     first = last = None
     has_d = True
+    ends: list[float] = []  # completion times of the IOs in flight (arrival order: a heap suffices)
+    overlapped = 0
     for t in reader:
         key = (t.io.op, size_class(t.io.nbytes))
         counts[key] = counts.get(key, 0) + 1
         lat_sum += t.lat_ns
         has_d = has_d and t.d2c_ns is not None
-        first = t.io.t_ns if first is None else min(first, t.io.t_ns)
-        end = t.io.t_ns + t.lat_ns
+        arrival = t.io.t_ns
+        first = arrival if first is None else min(first, arrival)
+        end = arrival + t.lat_ns
         last = end if last is None else max(last, end)
+        while ends and ends[0] <= arrival:
+            heapq.heappop(ends)
+        overlapped += bool(ends)
+        heapq.heappush(ends, end)
     if not counts:
         raise ConfigError(f"{reader.path}: no timed read/write IO to calibrate from ({reader.describe()})")
-    span = max(last - first, 1.0)
-    return counts, lat_sum / span, has_d and reader.format == "blkparse"
+    n = sum(counts.values())
+    overlap = math.nan if reader.approx_arrivals else overlapped / n
+    return counts, lat_sum / max(last - first, 1.0), overlap, has_d and reader.format == "blkparse"
 
 
-def _check_identifiable(reader: TimedReader, counts: dict, inflight: float, d2c: bool) -> None:
-    if not d2c and inflight > MAX_DEPTH1_INFLIGHT:
+def _check_identifiable(reader: TimedReader, counts: dict, inflight: float, overlap: float, d2c: bool) -> None:
+    if not d2c and (inflight > MAX_DEPTH1_INFLIGHT or overlap > MAX_OVERLAP):
+        how = (f"{overlap:.1%} of the IOs arrived while another was in flight" if overlap == overlap else
+               f"mean {inflight:.2f} IOs in flight (Little's law; the fio log has no issue times)")
         raise ConfigError(
-            f"{reader.path}: cannot identify the device's service time: the IOs overlap (mean {inflight:.2f} in "
-            f"flight, Little's law over the trace; depth 1 is at most {MAX_DEPTH1_INFLIGHT}) and the trace has no "
+            f"{reader.path}: cannot identify the device's service time: the trace is not depth 1 ({how}) and has no "
             f"dispatch (D) events, so queueing cannot be told from service. Record blktrace with D and C events "
             f"(blkparse), or run fio with iodepth=1 and one job")
     if not any(n >= MIN_IOS for n in counts.values()):
         have = ", ".join(f"{class_label(op, s)}: {n}" for (op, s), n in sorted(counts.items()))
         raise ConfigError(f"{reader.path}: too few IOs per class to calibrate: every direction x size class needs at "
                           f"least {MIN_IOS} IOs, this trace has {have}")
+
+
+class _Depth1:
+    """A depth-1 trace whose arrivals are known only to 1 ms (an fio log without issue times): each
+    IO arrives no earlier than the previous one completed (a depth-1 job issues the next IO after
+    the completion), so rounding does not make the replay queue IOs that never overlapped."""
+
+    def __init__(self, reader: TimedReader) -> None:
+        self.reader = reader
+
+    def __getattr__(self, name: str):
+        return getattr(self.reader, name)
+
+    def __iter__(self):
+        free = -math.inf
+        for t in self.reader:
+            arrival = max(t.io.t_ns, free)
+            free = arrival + t.lat_ns
+            yield t if arrival == t.io.t_ns else replace(t, io=replace(t.io, t_ns=int(math.ceil(arrival))))
 
 
 def _collect(reader: TimedReader, cfg: ReplayConfig, keys: set, d2c: bool) -> dict[tuple, _ClassFit]:
@@ -281,6 +314,18 @@ def _fit_all(fits: dict[tuple, _ClassFit], current: dict[str, float]) -> tuple[d
     return values, ci, missing
 
 
+def _check_classes(fits: dict[tuple, _ClassFit], trace: str) -> None:
+    bad = [c for c in fits.values() if c.service_mean_ns <= 0]
+    if bad:
+        worst = min(bad, key=lambda c: c.service_mean_ns)
+        raise ConfigError(
+            f"{trace}: cannot identify the device's service time: for {', '.join(c.label for c in bad)} the model's "
+            f"host path alone is longer than the measured stage ({worst.label}: {worst.host.mean / 1e3:.2f} us "
+            f"against {worst.measured.mean / 1e3:.2f} us measured). The platform's host (CPU, idle states, kernel "
+            f"costs) or the replay settings (--set replay.hipri=1 --set queue.io_poll=1 for polled IO, "
+            f"replay.threads) do not match the machine that was traced")
+
+
 def _checked(values: dict[str, float], ci: dict, missing: dict, trace: str) -> dict[str, float]:
     for key in [k for k in values if k.endswith(".base_ns")]:
         if values[key] <= 0:
@@ -316,8 +361,8 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
     ``sets``: replay and platform ``--set`` keys (as ``stacksim replay`` takes them); ``echo``: a
     callable given one line per replay pass."""
     reader = open_timed(trace, fmt, skip_bad_lines=skip_bad_lines)
-    counts, inflight, d2c = _scan(reader)
-    _check_identifiable(reader, counts, inflight, d2c)
+    counts, inflight, overlap, d2c = _scan(reader)
+    _check_identifiable(reader, counts, inflight, overlap, d2c)
     keys = {k for k, n in counts.items() if n >= MIN_IOS}
     sets = dict(sets or {})
     cfg = _resolve(trace, platform, sets, seed)
@@ -328,16 +373,26 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
     for npass in range(1, MAX_PASSES + 1):
         if npass > 1:
             cfg = _resolve(trace, platform, {**sets, **fitted}, seed)
-        fits = _collect(reader, cfg, keys, d2c)
+        fits = _collect(_Depth1(reader) if reader.approx_arrivals and not d2c else reader, cfg, keys, d2c)
+        _check_classes(fits, trace)
         values, ci, missing = _fit_all(fits, current)
         values = _checked(values, ci, missing, trace)
         settled = bool(fitted) and all(abs(values[k] - fitted[k]) <= 0.1 * (ci[k][1] - ci[k][0]) / 2 + 1e-9
                                        for k in values)
         if echo is not None:
             echo(f"pass {npass}: " + "  ".join(f"{k}={v:.1f}" for k, v in values.items()))
+        moved = fitted and {k: abs(values[k] - fitted[k]) / max((ci[k][1] - ci[k][0]) / 2, 1e-9) for k in values}
         fitted = values
         if settled:
             break
+    else:
+        if moved and max(moved.values()) > 1.0:
+            worst = max(moved, key=moved.get)
+            raise ConfigError(
+                f"{trace}: the calibration does not settle: after {MAX_PASSES} replays {worst} still moves by "
+                f"{moved[worst]:.1f} times its 95% interval between replays, so the model's host path depends on the "
+                f"device's parameters more than this trace pins them down (for example the CPUs' idle states while "
+                f"waiting); the host platform or the replay settings do not match the traced machine")
     dropped = {class_label(*k): n for k, n in counts.items() if n < MIN_IOS}
     if dropped:
         missing["classes"] = "not used (fewer than %d IOs): %s" % (

@@ -40,7 +40,34 @@ def _add_point_args(p: argparse.ArgumentParser) -> None:
                                                       "default scenario's job; a CSV 'job' column overrides)")
     p.add_argument("--runtime-ms", type=float, help="simulated run time per point, ms (default 100; suites: their own)")
     p.add_argument("--ramp-ms", type=float, help="warm-up per point, ms (default 110 with adaptive hybrid polling, else 10)")
-    p.add_argument("--seed", type=int, default=7, help="seed of every simulation (default 7)")
+    p.add_argument("--seed", type=int, help="seed of every simulation (default 7; with --trace: 1, as for replay)")
+
+
+def _add_trace_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", dest="trace_format", choices=["blkparse", "msr", "fiolog"],
+                   help="--trace: the trace's format (default: sniffed from the first lines)")
+    p.add_argument("--skip-bad-lines", action="store_true", help="--trace: count and skip malformed lines instead of failing")
+
+
+#: options that mean nothing with --trace (validate and calibrate)
+_NOT_WITH_TRACE = (("measured", "--measured"), ("suite", "--suite"), ("fit", "--fit"), ("study", "--study"),
+                   ("metrics", "--metrics"), ("job", "--job"), ("runtime_ms", "--runtime-ms"), ("ramp_ms", "--ramp-ms"),
+                   ("max_iterations", "--max-iterations"))
+
+
+def _trace_mode(args) -> bool:
+    """``--trace`` given: refuse the options of the other modes; without it, refuse the trace options."""
+    if getattr(args, "trace", None) is None:
+        given = [f for n, f in (("trace_format", "--format"), ("skip_bad_lines", "--skip-bad-lines"),
+                                ("html", "--html")) if getattr(args, n, None)]
+        if given:
+            raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --trace FILE only")
+        return False
+    given = [f for n, f in _NOT_WITH_TRACE if getattr(args, n, None)]
+    if given:
+        raise ConfigError(f"--trace replays the trace itself (its IOs, sizes and arrival times); "
+                          f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for measured points or studies")
+    return True
 
 
 # long: the argument table of four sub-commands, one line per option
@@ -76,6 +103,10 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     ca.add_argument("--study", metavar="NAME", help="re-run a built-in calibration (see --list-studies); its runs use "
                                                     "the study's own configurations and seeds")
     ca.add_argument("--list-studies", action="store_true", help="list the built-in calibration studies and exit")
+    ca.add_argument("--trace", metavar="FILE", help="fit the SSD's media service (per direction: base, per-KiB, "
+                                                    "spread) to a timed trace: blkparse with D/C events, or a depth-1 "
+                                                    "MSR trace or fio latency log (docs/validate-your-hardware.md)")
+    _add_trace_format(ca)
     ca.add_argument("--max-iterations", type=int, metavar="N",
                     help="--study: stop the least-squares search after N iterations (a quick, unconverged result)")
     ca.add_argument("--platform", help="platform to start from (name or YAML)")
@@ -99,6 +130,10 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
                      help="measured-points CSV(s) and/or fio --output-format=json file(s)")
     src.add_argument("--suite", help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, "
                                      "io-schedulers, all")
+    src.add_argument("--trace", metavar="FILE", help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
+                                                     "with response times, fio latency log) and compare IO by IO")
+    _add_trace_format(va)
+    va.add_argument("--html", metavar="OUT.html", help="--trace: also write an interactive HTML report (plotly)")
     va.add_argument("--max-error", type=float, metavar="PCT", help="exit 1 when any relative error exceeds PCT percent")
     va.add_argument("--json", dest="json_out", metavar="OUT",
                     help="write the table and summary as JSON ('-': standard output, the table then goes to stderr)")
@@ -180,7 +215,7 @@ def _runner(args):
         if not Path(args.job).is_file():
             raise ConfigError(f"job file not found: {args.job}")
     return PointRunner(platform=args.platform, sets=_sets(args.sets), job_file=args.job, runtime_ms=args.runtime_ms,
-                       ramp_ms=args.ramp_ms, seed=args.seed)
+                       ramp_ms=args.ramp_ms, seed=7 if args.seed is None else args.seed)
 
 
 #: calibrate options that belong to fitting your own measurements (not to --study)
@@ -192,6 +227,8 @@ def cmd_calibrate(args) -> int:
     from scenarios.calibrate_cli import calibrate, calibrated_platform, format_calibration, parse_fit, write_platform
     from scenarios.validation import load_measured
 
+    if _trace_mode(args):
+        return cmd_calibrate_trace(args)
     if args.list_studies or args.study is not None:
         return cmd_study(args)
     if args.max_iterations is not None:
@@ -213,7 +250,7 @@ def cmd_calibrate(args) -> int:
     cal = calibrate(points, params, runner, metrics=_csv_list(args.metrics), progress=args.progress)
     print(format_calibration(cal))
     plat = calibrated_platform(args.platform, cal, sets=runner.sets, name=args.name, sources=list(args.measured),
-                               seed=args.seed, runtime_ms=args.runtime_ms)
+                               seed=runner.seed, runtime_ms=args.runtime_ms)
     write_platform(args.output, plat)
     print(f"wrote {args.output}: platform {plat.name} (use --platform {args.output})")
     return 0
@@ -254,6 +291,8 @@ def cmd_validate(args) -> int:
 
     if args.max_error is not None and not args.max_error >= 0:
         raise ConfigError(f"--max-error must be a percentage >= 0, got {args.max_error:g}")
+    if _trace_mode(args):
+        return cmd_validate_trace(args)
     if args.measured and not args.platform:
         raise ConfigError("--platform NAME is required with --measured (the platform to compare)")
     _check_out(args.json_out, "--json")
@@ -268,6 +307,50 @@ def cmd_validate(args) -> int:
     if args.json_out:
         write_validation_json(args.json_out, v)
     return 0 if v.passed else EXIT_OUT_OF_BOUND
+
+
+def cmd_validate_trace(args) -> int:
+    """``validate --trace FILE``: :mod:`scenarios.trace_compare` (and :mod:`scenarios.trace_report`)."""
+    from scenarios.outputs import write_json
+    from scenarios.trace_compare import exceeding, format_trace_validation, validate_trace
+
+    if args.html and not args.html.lower().endswith((".html", ".htm")):
+        raise ConfigError(f"--html {args.html}: use an .html file name")
+    _check_out(args.json_out, "--json")
+    _check_out(args.html, "--html")
+    v = validate_trace(args.trace, args.trace_format, platform=args.platform, sets=_sets(args.sets), seed=args.seed,
+                       skip_bad_lines=args.skip_bad_lines)
+    print(format_trace_validation(v, args.max_error))
+    if args.json_out:
+        write_json(args.json_out, {k: x for k, x in v.items() if k != "samples"})
+    if args.html:
+        from scenarios.trace_report import write_trace_report
+
+        n = write_trace_report(v, args.html)
+        print(f"wrote {args.html}: {n} figures")
+    failed = args.max_error is not None and exceeding(v, args.max_error)
+    return EXIT_OUT_OF_BOUND if failed else 0
+
+
+def cmd_calibrate_trace(args) -> int:
+    """``calibrate --trace FILE -o NEW.yaml``: :mod:`scenarios.trace_calibrate`."""
+    from scenarios.calibrate_cli import write_platform
+    from scenarios.trace_calibrate import calibrate_trace, format_trace_calibration, trace_calibrated_platform
+
+    if not args.output:
+        raise ConfigError("calibrate --trace needs -o NEW_PLATFORM.yaml (the platform with the fitted device)")
+    if not args.output.lower().endswith((".yaml", ".yml")):
+        raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
+    _check_out(args.output, "-o")
+    quiet = args.quiet or args.progress is False
+    cal = calibrate_trace(args.trace, args.trace_format, platform=args.platform, sets=_sets(args.sets), seed=args.seed,
+                          skip_bad_lines=args.skip_bad_lines,
+                          echo=None if quiet else (lambda line: print(line, file=sys.stderr)))
+    print(format_trace_calibration(cal))
+    plat = trace_calibrated_platform(cal, name=args.name)
+    write_platform(args.output, plat)
+    print(f"wrote {args.output}: platform {plat.name} (use --platform {args.output})")
+    return 0
 
 
 def cmd_explain(args) -> int:

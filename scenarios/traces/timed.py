@@ -93,6 +93,9 @@ class _FioLog:
 
     name = "fiolog"
 
+    def __init__(self) -> None:
+        self.approx = False  # an entry without issue time: its arrival is known to 1 ms only
+
     def parse(self, text: str, lineno: int):
         line = text.strip()
         if not line:
@@ -118,6 +121,8 @@ class _FioLog:
             raise BadLine("latency 0: a measured latency must be positive")
         if nbytes == 0:
             return "zero length"
+        if issue <= 0:
+            self.approx = True
         arrival = issue if issue > 0 else max(0, t_ms * 10**6 - lat)
         return (arrival, "read" if ddir == 0 else "write", offset, nbytes, "fio", float(lat), None, None)
 
@@ -231,7 +236,8 @@ class TimedReader:
 
     Counters after (and while) iterating, as :class:`~scenarios.traces.reader.TraceReader`'s:
     ``lines_read``, ``records``, ``bad_lines``, ``skipped`` (reason -> count), ``out_of_order``;
-    and ``has_q`` / ``has_d`` (blkparse: the trace has Q / D events).
+    ``has_q`` / ``has_d`` (blkparse: the trace has Q / D events); ``approx_arrivals`` (an fio log
+    entry without issue time: arrivals known to fio's 1 ms only).
     """
 
     def __init__(self, path: str | os.PathLike, fmt: str, *, skip_bad_lines: bool = False) -> None:
@@ -244,6 +250,7 @@ class TimedReader:
         self.lines_read = self.records = self.bad_lines = self.out_of_order = 0
         self.skipped: dict[str, int] = {}
         self.has_q = self.has_d = False
+        self.approx_arrivals = False
 
     def _skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
@@ -316,6 +323,7 @@ class TimedReader:
             yield TimedIO(TraceIO(t - t0, op, offset, nbytes, volume, lineno), lat, q2d, d2c)
         if self.format == "blkparse":
             self.has_q, self.has_d = parser.seen_q, parser.seen_d
+        self.approx_arrivals = getattr(parser, "approx", False)
 
     def describe(self) -> str:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items())) or "none"
