@@ -298,7 +298,7 @@ class TraceComparison:
         res = self.resolution_ns  # simulated stamps as the tracer would have recorded them, from Q
 
         def q(x: float) -> float:
-            return round(x / res) * res / 1e3
+            return round(x / res) * res
 
         if self.blkparse:
             lat_s, q2d_s = q(req.t_reaped - req.t_submit), q(req.t_dispatch - req.t_submit)
@@ -308,8 +308,8 @@ class TraceComparison:
         else:
             lat_s, q2d_s, d2c_s = q(req.t_complete - req.t_submit), nan, nan
         arrival_s = t.io.t_ns / 1e9
-        row = (t.lat_ns / 1e3, lat_s, nan if t.q2d_ns is None else t.q2d_ns / 1e3, q2d_s,
-               nan if t.d2c_ns is None else t.d2c_ns / 1e3, d2c_s, arrival_s)
+        row = (t.lat_ns / 1e3, lat_s / 1e3, nan if t.q2d_ns is None else t.q2d_ns / 1e3, q2d_s / 1e3,
+               nan if t.d2c_ns is None else t.d2c_ns / 1e3, d2c_s / 1e3, arrival_s)
         self._cls(t.io.op, size_class(t.io.nbytes)).add(row)
         self.all.add(row)
         self.timeline.add(arrival_s, row[0], row[1])

@@ -59,7 +59,7 @@ def _scatter_figure(v: dict) -> go.Figure:
     for i, (label, s) in enumerate(v["samples"].items()):
         if not s["lat_m"]:
             continue
-        fig.add_trace(go.Scattergl(x=s["lat_m"], y=s["lat_s"], mode="markers", name=label,
+        fig.add_trace(go.Scatter(x=s["lat_m"], y=s["lat_s"], mode="markers", name=label,
                                    marker={"size": 4, "opacity": 0.6, "color": qualitative.D3[i % len(qualitative.D3)]}))
         lo = min(lo, min(s["lat_m"]), min(s["lat_s"]))
         hi = max(hi, max(s["lat_m"]), max(s["lat_s"]))

@@ -1,0 +1,331 @@
+"""``stacksim validate --trace`` and ``stacksim calibrate --trace``: timed trace readers, the IO-by-IO
+comparison, the per-class breakdown, the device calibration against a known model, the HTML report
+in a browser, and the refusals (scenarios/trace_compare.py, trace_calibrate.py, trace_report.py,
+scenarios/traces/timed.py)."""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import shutil
+import subprocess
+import tempfile
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scenarios.trace_calibrate import MIN_IOS, calibrate_trace
+from scenarios.trace_compare import TraceComparison, size_class, validate_trace
+from scenarios.traces import make_timed_sample as mts
+from scenarios.traces.timed import ORPHAN_NS, TimedIO, open_timed
+from stacksim import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "scenarios/traces/samples/blkparse_qdc_sample.txt"
+TRUE = {**mts.DEVICE_SETS, **mts.REPLAY_SETS}  # the model that made the sample
+POLLED = ["--set", "replay.hipri=1", "--set", "queue.io_poll=1"]
+
+
+@pytest.fixture(scope="module")
+def exact():
+    """validate --trace of the sample on the model that generated it."""
+    return validate_trace(str(SAMPLE), sets=TRUE)
+
+
+@pytest.fixture(scope="module")
+def stock():
+    """... on the stock platform (its device is faster than the sample's)."""
+    return validate_trace(str(SAMPLE), sets=mts.REPLAY_SETS)
+
+
+def _stats(v):
+    for c in v["classes"] + [v["all"]]:
+        for stage in ("latency", "q2d", "d2c"):
+            yield c["class"], stage, c[stage]
+
+
+# -- the sample and the readers -------------------------------------------------------------------------------
+def test_sample_is_regenerated_byte_for_byte(tmp_path):
+    out = tmp_path / "s.txt"
+    assert mts.main([str(out)]) == 0
+    assert out.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_blkparse_pairing_reorders_merges_and_orphans(tmp_path):
+    lines = [
+        "  8,0  0  1  0.000001000  10  Q   R 100 + 8 [fio]",
+        "  8,0  0  2  0.000002000  10  Q   W 200 + 8 [fio]",
+        "  8,0  0  3  0.000002500  10  Q   W 208 + 8 [fio]",
+        "  8,0  0  4  0.000002600  10  M   W 208 + 8 [fio]",   # merged into 200: completes with it
+        "  8,0  0  5  0.000003000  10  D   W 200 + 16 [fio]",
+        "  8,0  0  6  0.000004000  10  D   R 100 + 8 [fio]",
+        "  8,0  0  7  0.000010000   0  C   W 200 + 16 [0]",  # completes first, arrived second
+        "  8,0  0  8  0.000030000   0  C   R 100 + 8 [0]",
+        "  8,0  0  9  0.000031000  10  Q   R 900 + 8 [fio]",   # never completes: an orphan
+        "  8,0  0 10  0.000040000   0  C   R 555 + 8 [0]",      # C of nothing
+        "  8,0  0 11  0.000040000  10  P   N [fio]",            # other action
+        f"  8,0  0 12  {(ORPHAN_NS + 50_000) / 1e9:.9f}  10  Q   R 300 + 8 [fio]",
+        f"  8,0  0 13  {(ORPHAN_NS + 60_000) / 1e9:.9f}   0  C   R 300 + 8 [0]",
+    ]
+    path = tmp_path / "t.blk"
+    path.write_text("\n".join(lines) + "\n")
+    reader = open_timed(path)
+    got = list(reader)
+    assert reader.format == "blkparse"
+    assert [(t.io.t_ns, t.io.op, t.io.offset, t.io.nbytes) for t in got] == [
+        (0, "read", 100 * 512, 4096), (1000, "write", 200 * 512, 8192), (ORPHAN_NS + 49_000, "read", 300 * 512, 4096)]
+    assert [(t.lat_ns, t.q2d_ns, t.d2c_ns) for t in got[:2]] == [(29_000.0, 3_000.0, 26_000.0),
+                                                                  (8_000.0, 1_000.0, 7_000.0)]
+    assert got[2].q2d_ns is None and got[2].lat_ns == 10_000.0  # Q/C only
+    assert reader.skipped == {"merged bio": 1, "no completion": 1, "C without Q or D": 1, "action P": 1}
+
+
+@pytest.mark.parametrize("issue_time", [True, False])
+def test_fio_latency_log_reader(tmp_path, issue_time):
+    rows = [{"io": mts.TraceIO(t, op, off, n, "fio", i), "lat": lat} for i, (t, op, off, n, lat) in enumerate(
+        [(5_000_000, "read", 4096, 4096, 20_000), (5_010_000, "write", 0, 16384, 2_500_000),
+         (9_000_000, "read", 8192, 4096, 30_000)])]
+    path = tmp_path / "job_lat.1.log"
+    path.write_text("\n".join(mts.fio_lat_log_lines(rows, issue_time=issue_time)) + "\n2, 10, 2, 4096, 0, 0\n")
+    reader = open_timed(path)
+    got = list(reader)
+    assert reader.format == "fiolog" and reader.skipped == {"trim": 1}
+    truth = {20e3: ("read", 4096, 0), 2.5e6: ("write", 16384, 10_000), 30e3: ("read", 4096, 4_000_000)}
+    assert sorted(t.lat_ns for t in got) == sorted(truth)
+    assert all((t.io.op, t.io.nbytes) == truth[t.lat_ns][:2] for t in got)
+    times = [t.io.t_ns for t in got]
+    if issue_time:
+        assert times == [0, 10_000, 4_000_000] and not reader.approx_arrivals
+    else:  # completion ms - latency: arrivals to fio's 1 ms (relative to the first), in arrival order
+        assert times == sorted(times) and reader.approx_arrivals
+        first = min(truth[t.lat_ns][2] for t in got if t.io.t_ns == 0)
+        assert all(abs(t.io.t_ns - (truth[t.lat_ns][2] - first)) < 1_000_000 for t in got)
+
+
+def test_bad_lines_are_errors_or_counted(tmp_path, capsys):
+    text = SAMPLE.read_text().splitlines()
+    text.insert(3, "  259,0  1  x  garbage")
+    path = tmp_path / "bad.txt"
+    path.write_text("\n".join(text) + "\n")
+    assert cli.main(["validate", "--trace", str(path), "--format", "blkparse", *POLLED]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"stacksim: error: {path}:4: blkparse: not a blkparse event line")
+    reader = open_timed(path, "blkparse", skip_bad_lines=True)
+    assert sum(1 for _ in reader) == 1000 and reader.bad_lines == 1
+
+
+def test_reader_memory_is_bounded_by_the_ios_in_flight(tmp_path):
+    """30k IOs of blkparse text stream through the reader within a small, fixed amount of memory."""
+    path = tmp_path / "big.blk"
+    with open(path, "w") as f:
+        for i in range(30_000):
+            t = i * 10_000
+            for dt, a in ((0, "Q"), (1_000, "D"), (8_000, "C")):
+                f.write(f"  8,0  0 {3 * i} {(t + dt) // 10**9}.{(t + dt) % 10**9:09d} 1  {a}   R {8 * i} + 8 [x]\n")
+    reader = open_timed(path, "blkparse")
+    tracemalloc.start()
+    n = sum(1 for _ in reader)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert n == 30_000 and reader.out_of_order == 0
+    assert peak < 1_000_000, peak  # the whole trace as TimedIOs would take > 9 MB
+
+
+def test_comparison_keeps_a_bounded_sample(tmp_path):
+    comp = TraceComparison(False, cap=50)
+
+    class Req:
+        t_submit, t_complete = 0.0, 10_000.0
+
+    for i in range(5000):
+        comp.consume(TimedIO(mts.TraceIO(i * 1000, "read", 0, 4096, "v", i), 10_000.0), Req())
+    r = comp.result()
+    assert r["all"]["ios"] == 5000 and r["all"]["sampled_ios"] == 50
+    assert len(comp.classes[("read", 4096)].sample.rows) == 50
+    assert r["all"]["latency"]["error_pct"]["mean"] == 0.0
+
+
+# -- validate --trace -----------------------------------------------------------------------------------------
+def test_trace_made_by_stacksim_validates_with_zero_error(exact):
+    stats = list(_stats(exact))
+    assert len(stats) == 18
+    for label, stage, b in stats:
+        assert all(e == 0.0 for e in b["error_pct"].values() if e is not None), (label, stage, b["error_pct"])
+        assert b["ks"]["statistic"] == 0.0 and b["io_error_pct"]["mean_abs"] == 0.0, (label, stage)
+    assert exact["replay"]["trace_ios"] == exact["all"]["ios"] == 1000
+    assert all(b["error_pct"] == 0.0 for b in exact["over_time"]["bins"])
+
+
+def test_per_class_breakdown(exact, stock):
+    ios = mts.synth_ios()
+    want = {}
+    for io in ios:
+        key = f"{io.op} {size_class(io.nbytes) // 1024}k"
+        want[key] = want.get(key, 0) + 1
+    assert {c["class"]: c["ios"] for c in exact["classes"]} == want
+    assert set(want) == {"read 4k", "read 16k", "read 64k", "write 4k", "write 16k"}
+    # the class statistics are those of the trace's own records
+    recs = list(open_timed(SAMPLE))
+    for c in exact["classes"]:
+        lat = np.array([t.lat_ns for t in recs if f"{t.io.op} {size_class(t.io.nbytes) // 1024}k" == c["class"]]) / 1e3
+        assert c["latency"]["measured"]["mean"] == pytest.approx(lat.mean(), rel=1e-12)
+        assert c["latency"]["measured"]["p90"] == pytest.approx(np.percentile(lat, 90), rel=1e-12)
+        assert c["latency"]["measured"]["p99.9"] is None  # fewer than 1000 IOs
+    # the stock device serves a 4 KiB read in 5.1 us, the sample's in 12 us: D->C is short by ~7 us
+    # (the host path is the same model), while the block layer (Q->D) stays on the measurement
+    for c, e in zip(stock["classes"], exact["classes"]):
+        d2c = c["d2c"]["measured"]["mean"] - c["d2c"]["simulated"]["mean"]
+        op = c["op"]
+        base = TRUE[f"ssd.{op}.base_ns"] - {"read": 5100.5, "write": 6000.0}[op]
+        per_kib = TRUE[f"ssd.{op}.per_kib_ns"] * (c["size_class_bytes"] / 1024 - 4)
+        assert d2c * 1e3 == pytest.approx(base + per_kib, rel=0.12), c["class"]
+        assert abs(c["q2d"]["error_pct"]["mean"]) < 2.0, c["class"]
+        assert c["latency"]["ks"]["statistic"] > 0.5 and e["latency"]["ks"]["statistic"] == 0.0
+
+
+def test_cli_json_and_max_error_exit(tmp_path, capsys):
+    out = tmp_path / "v.json"
+    sets = [a for k, v in TRUE.items() for a in ("--set", f"{k}={v}")]
+    assert cli.main(["validate", "--trace", str(SAMPLE), *sets, "--max-error", "0.001", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "PASS: every statistic within 0.001%" in text and "D->C (driver + device)" in text
+    data = json.loads(out.read_text())
+    assert data["stages"] == ["q2d", "d2c"] and "samples" not in data
+    assert cli.main(["validate", "--trace", str(SAMPLE), *POLLED, "--max-error", "5"]) == 1
+    assert "FAIL:" in capsys.readouterr().out
+
+
+def test_trace_options_are_refused_outside_their_mode(capsys):
+    assert cli.main(["validate", "--trace", str(SAMPLE), "--runtime-ms", "5"]) == 2
+    assert "--runtime-ms" in capsys.readouterr().err
+    assert cli.main(["validate", "--suite", "all", "--html", "x.html"]) == 2
+    assert "--html applies to --trace FILE only" in capsys.readouterr().err
+    assert cli.main(["calibrate", "--trace", str(SAMPLE), "--fit", "ssd.read.base_ns=1:2", "-o", "x.yaml"]) == 2
+    assert "--fit" in capsys.readouterr().err
+
+
+# -- calibrate --trace ----------------------------------------------------------------------------------------
+def _assert_recovered(cal):
+    for key, true in mts.DEVICE_SETS.items():
+        lo, hi = cal.ci95[key]
+        assert lo <= true <= hi, (key, true, cal.values[key], (lo, hi))
+    for op in ("read", "write"):  # informative intervals, not just wide ones
+        lo, hi = cal.ci95[f"ssd.{op}.base_ns"]
+        assert hi - lo < 0.1 * mts.DEVICE_SETS[f"ssd.{op}.base_ns"]
+    assert not cal.not_identified
+
+
+def test_calibrate_recovers_the_device_that_made_the_trace(tmp_path, capsys):
+    out = tmp_path / "dev.yaml"
+    assert cli.main(["calibrate", "--trace", str(SAMPLE), *POLLED, "-o", str(out), "--name", "my-ssd", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "D->C" in text and f"wrote {out}: platform my-ssd" in text
+    cal = calibrate_trace(str(SAMPLE), sets=mts.REPLAY_SETS)
+    assert cal.stage == "D->C" and cal.passes >= 2
+    _assert_recovered(cal)
+    # the written platform runs, and carries the fitted device
+    from scenarios.platform_file import load_platform
+
+    plat = load_platform(str(out))
+    assert plat.ssd.read.base_ns == pytest.approx(cal.values["ssd.read.base_ns"], rel=1e-5)
+    assert plat.queue.io_poll is False or plat.queue.io_poll == 0  # queue.* describe the measurement, not kept
+    assert cli.main(["run", "--platform", str(out), "--set", "runtime=5ms", "--set", "ramp_time=0"]) == 0
+    capsys.readouterr()
+
+
+def test_calibrate_from_a_depth1_fio_log_without_issue_times(tmp_path):
+    rows = mts.simulate_ios(mts.synth_ios(600, 2000.0, 5))
+    path = tmp_path / "job_lat.1.log"
+    path.write_text("\n".join(mts.fio_lat_log_lines(rows, issue_time=False)) + "\n")
+    cal = calibrate_trace(str(path), sets=mts.REPLAY_SETS)
+    assert cal.stage == "latency" and cal.format == "fiolog"
+    for key, true in mts.DEVICE_SETS.items():
+        lo, hi = cal.ci95[key]
+        assert lo <= true <= hi, (key, true, cal.values[key], (lo, hi))
+
+
+def test_refusals_of_unidentifiable_traces(tmp_path, capsys):
+    def refused(path, needle):
+        assert cli.main(["calibrate", "--trace", str(path), *POLLED, "-o", str(tmp_path / "o.yaml")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and needle in err[0], err
+        assert not (tmp_path / "o.yaml").exists()
+
+    few = tmp_path / "few.txt"
+    few.write_text("\n".join(SAMPLE.read_text().splitlines()[:3 * (MIN_IOS - 5)]) + "\n")
+    refused(few, f"too few IOs per class to calibrate: every direction x size class needs at least {MIN_IOS} IOs")
+    # depth > 1 without dispatch events: the sample's arrivals 50x faster, D lines removed
+    rows = mts.simulate_ios(mts.synth_ios(300, 100_000.0, 3))
+    qc = tmp_path / "qc.txt"
+    qc.write_text("\n".join(ln for ln in mts.blkparse_lines(rows) if "  D " not in ln) + "\n")
+    refused(qc, "the trace is not depth 1")
+    refused(ROOT / "scenarios/traces/samples/msr_sample.csv", "arrived while another was in flight")
+    # the same trace with its D events is identifiable (D->C excludes the block layer's queueing)
+    qdc = tmp_path / "qdc.txt"
+    qdc.write_text("\n".join(mts.blkparse_lines(rows)) + "\n")
+    assert calibrate_trace(str(qdc), sets=mts.REPLAY_SETS).stage == "D->C"
+
+
+# -- the HTML report in a browser -----------------------------------------------------------------------------
+VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _PlotScan(html.parser.HTMLParser):
+    """Per plotly div of a rendered DOM: the number of main-svg elements and of drawn traces."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[str | None] = []
+        self.plots: dict[str, dict[str, int]] = {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        cls = set((a.get("class") or "").split())
+        owner = self.stack[-1] if self.stack else None
+        if "plotly-graph-div" in cls:
+            owner = a.get("id")
+            self.plots[owner] = {"main-svg": 0, "traces": 0}
+        elif owner is not None:
+            self.plots[owner]["main-svg"] += "main-svg" in cls
+            self.plots[owner]["traces"] += bool({"trace", "hm"} & cls)
+        if tag not in VOID_TAGS:
+            self.stack.append(owner)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID_TAGS:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if tag not in VOID_TAGS and self.stack:
+            self.stack.pop()
+
+
+def test_html_report_renders_in_headless_chromium(stock, tmp_path):
+    from scenarios.trace_report import write_trace_report
+
+    out = tmp_path / "report.html"
+    n = write_trace_report(stock, out)
+    assert n == 4  # CDFs per class, scatter, error over time, blkparse stages
+    page = out.read_text(encoding="utf-8")
+    assert page.count('class="plotly-graph-div"') == n and "<script src=" not in page
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000",
+             "--dump-dom", out.as_uri()],
+            check=False, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert not console, console
+    scan = _PlotScan()
+    scan.feed(proc.stdout)
+    assert len(scan.plots) == n
+    for div, seen in scan.plots.items():
+        assert seen["main-svg"] >= 2 and seen["traces"] >= 1, (div, seen)
