@@ -334,7 +334,7 @@ class TraceComparison:
         """Up to ``per_class`` (measured, simulated) latencies per class (for the report's scatter
         and CDFs): an evenly spaced subset of each class's sample."""
         out = {}
-        for c in list(self.classes.values()):
+        for c in [self.classes[k] for k in sorted(self.classes)]:
             rows = np.array(c.sample.rows, dtype=float).reshape(-1, len(_COLS))
             idx = np.unique(np.linspace(0, len(rows) - 1, min(per_class, len(rows))).astype(int)) if len(rows) else []
             out[c.label] = {col: rows[idx, i].tolist() for i, col in enumerate(_COLS)}

@@ -185,6 +185,32 @@ def test_per_class_breakdown(exact, stock):
         assert c["latency"]["ks"]["statistic"] > 0.5 and e["latency"]["ks"]["statistic"] == 0.0
 
 
+def _doc_block_lines(first: str) -> list[str]:
+    """The lines of the code block of docs/validate-your-hardware.md whose command line contains ``first``."""
+    text = (ROOT / "docs" / "validate-your-hardware.md").read_text()
+    for block in text.split("```")[1::2]:
+        lines = block.strip("\n").splitlines()
+        i = next((k for k, ln in enumerate(lines) if ln.startswith("$ ") and first in ln), None)
+        if i is not None:
+            return lines[i:]
+    raise AssertionError(f"no block with {first!r}")
+
+
+def test_docs_quote_the_stock_validation(stock):
+    from scenarios.trace_compare import format_trace_validation
+
+    out = format_trace_validation(stock, 5).replace(str(SAMPLE), "blkparse_qdc_sample.txt").splitlines()
+    quoted = [ln for ln in _doc_block_lines("$ stacksim validate --trace blkparse_qdc_sample.txt --set replay.hipri=1 "
+                                            "--set queue.io_poll=1 --max-error 5")
+              if not ln.startswith(("$", "...")) and ln.strip() != "1"]
+    assert len(quoted) >= 12
+    for line in quoted:
+        if line.startswith("FAIL"):
+            assert any(o.startswith(line.rstrip(" .")) for o in out), line
+        else:
+            assert line in out, line
+
+
 def test_cli_json_and_max_error_exit(tmp_path, capsys):
     out = tmp_path / "v.json"
     sets = [a for k, v in TRUE.items() for a in ("--set", f"{k}={v}")]
@@ -228,6 +254,16 @@ def test_calibrate_recovers_the_device_that_made_the_trace(tmp_path, capsys):
     # the written platform runs, and carries the fitted device
     from scenarios.platform_file import load_platform
 
+    doc_lines = _doc_block_lines("$ stacksim calibrate --trace")
+    assert len(doc_lines) >= 14
+    got = text.replace(str(SAMPLE), "blkparse_qdc_sample.txt").splitlines()
+    for line in doc_lines[1:-1]:  # docs/validate-your-hardware.md quotes this run (but its file names)
+        assert line in got, line
+    assert cli.main(["validate", "--trace", str(SAMPLE), *POLLED, "--platform", str(out), "--max-error", "5"]) == 0
+    after = capsys.readouterr().out.splitlines()
+    for line in _doc_block_lines("--platform my-ssd.yaml --max-error 5"):
+        if line.startswith(("  all", "error over time", "PASS")):
+            assert line in after, line
     plat = load_platform(str(out))
     assert plat.ssd.read.base_ns == pytest.approx(cal.values["ssd.read.base_ns"], rel=1e-5)
     assert plat.queue.io_poll is False or plat.queue.io_poll == 0  # queue.* describe the measurement, not kept

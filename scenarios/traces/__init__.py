@@ -9,6 +9,8 @@ Example::
 Every reader streams (plain or gzip files) and yields :class:`TraceIO` records (ns, bytes).
 See :mod:`.csvformats`, :mod:`.blkparse` and :mod:`.iolog` for each format's columns and skip
 reasons, :mod:`.reader` for out-of-order timestamps, and :mod:`.make_samples` for the samples.
+:mod:`.timed` reads traces with measured per-IO latencies (``validate --trace``; sample by
+:mod:`.make_timed_sample`).
 """
 
 from .reader import FORMATS, TraceReader, open_trace, sniff_format

@@ -12,7 +12,8 @@ Column units (mechanisms.md, Appendix B):
 * ``tencent``: timestamp (s), offset (512 B sectors), size (sectors), io_type (0 read,
   1 write), volume_id.
 * ``msr``: timestamp (Windows FILETIME, 100 ns ticks), hostname, disk number, type
-  (Read/Write), offset (bytes), size (bytes), response time (100 ns ticks, checked, unused);
+  (Read/Write), offset (bytes), size (bytes), response time (100 ns ticks; checked here, the
+  latency that ``stacksim validate --trace`` compares, read by :mod:`.timed`);
   volume = ``f"{hostname}_{disk}"``.
 """
 
