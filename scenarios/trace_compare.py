@@ -35,6 +35,8 @@ reservoir sample (fixed seed) of that many beyond; means and counts stay exact.
 
 from __future__ import annotations
 
+import gc
+import heapq
 import math
 import time
 import warnings
@@ -60,7 +62,12 @@ SAMPLE_CAP = 100_000
 QUANTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
 #: time resolution of each format's latencies (MSR: FILETIME ticks); simulated times are rounded to it
 RESOLUTION_NS = {"blkparse": 1.0, "msr": 100.0, "fiolog": 1.0}
-_LAG_TRIM = 65_536  # the replayer's per-IO issue-lag array is emptied past this (not used here)
+#: per-IO lists the models keep and nothing here reads (the replayer's issue lags, the queues' CQE
+#: post times) are emptied, and cancelled hrtimers dropped from the CPUs' timer heaps (a CPU that
+#: polls without going idle never pops them), and the young garbage collected (the engine turns the
+#: cyclic collector off while it runs), every this many IOs, so that memory does not grow with the
+#: trace
+_TRIM = 65_536
 
 
 def size_class(nbytes: int) -> int:
@@ -146,9 +153,17 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
         consume(by_id.pop(req.id), req)
         if req.t_complete > last[0]:
             last[0] = req.t_complete
-        if len(replayer.lag) > _LAG_TRIM:
+        if len(replayer.lag) > _TRIM:
             del replayer.lag[:]
+            for qp in queues:  # CQE post times, kept by the device for statistics nothing here reads
+                del qp.posted_times[:]
+            for runner in host.runners:  # cancelled hrtimers leave a CPU's heap only when it goes idle
+                timers = runner.timers
+                timers[:] = [tm for tm in timers if tm.active]
+                heapq.heapify(timers)
+            gc.collect(0)  # the engine runs with the cyclic collector off: a fired or cancelled timer is a cycle
 
+    queues = [*host.driver.irq_qps.values(), *host.driver.poll_qps.values()]
     host.records = _Sink(take)
     wall0 = time.perf_counter()
     replayer.start()
@@ -167,22 +182,32 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
 
 
 class _Reservoir:
-    """Uniform sample of at most ``cap`` rows (exact below it; Vitter's algorithm R, fixed seed)."""
+    """Uniform sample of at most ``cap`` rows of ``width`` floats (exact below ``cap``; Vitter's
+    algorithm R, fixed seed), in a numpy array grown by doubling."""
 
-    def __init__(self, cap: int, seed: int) -> None:
+    def __init__(self, cap: int, seed: int, width: int) -> None:
         self.cap = cap
-        self.rows: list[tuple] = []
+        self.data = np.empty((min(cap, 1024), width))
         self.seen = 0
         self._rng = np.random.default_rng(seed)
 
+    @property
+    def rows(self) -> np.ndarray:
+        return self.data[:min(self.seen, self.cap)]
+
     def add(self, row: tuple) -> None:
+        i = self.seen
         self.seen += 1
-        if len(self.rows) < self.cap:
-            self.rows.append(row)
+        if i < self.cap:
+            if i == len(self.data):
+                grown = np.empty((min(2 * len(self.data), self.cap), self.data.shape[1]))
+                grown[:i] = self.data
+                self.data = grown
+            self.data[i] = row
             return
         j = int(self._rng.integers(0, self.seen))
         if j < self.cap:
-            self.rows[j] = row
+            self.data[j] = row
 
 
 #: the columns kept per IO: measured and simulated latency, Q->D and D->C (nan when absent),
@@ -196,7 +221,7 @@ class _Class:
         self.n = 0
         self.sums = np.zeros(len(_COLS) - 1)
         self.stage_n = 0
-        self.sample = _Reservoir(cap, seed)
+        self.sample = _Reservoir(cap, seed, len(_COLS))
 
     def add(self, row: tuple) -> None:
         self.n += 1
@@ -278,8 +303,9 @@ class TraceComparison:
     """Per-class accumulators of (measured, simulated) per IO; :meth:`consume` is the replay's
     callback, :meth:`result` the statistics."""
 
-    def __init__(self, blkparse: bool, *, seed: int = 1, cap: int = SAMPLE_CAP, resolution_ns: float = 1.0) -> None:
+    def __init__(self, blkparse: bool, *, seed: int = 1, cap: int | None = None, resolution_ns: float = 1.0) -> None:
         self.blkparse = blkparse
+        cap = SAMPLE_CAP if cap is None else cap
         self.resolution_ns = resolution_ns
         self.timeline = _Timeline()
         self.seed, self.cap = seed, cap
@@ -315,7 +341,7 @@ class TraceComparison:
         self.timeline.add(arrival_s, row[0], row[1])
 
     def _class_result(self, c: _Class) -> dict:
-        rows = np.array(c.sample.rows, dtype=float).reshape(-1, len(_COLS))
+        rows = c.sample.rows
         means = c.sums / max(c.n, 1)
         out: dict[str, Any] = {"class": c.label, "op": c.op, "size_class_bytes": c.size, "ios": c.n,
                                "sampled_ios": len(rows)}
@@ -335,7 +361,7 @@ class TraceComparison:
         and CDFs): an evenly spaced subset of each class's sample."""
         out = {}
         for c in [self.classes[k] for k in sorted(self.classes)]:
-            rows = np.array(c.sample.rows, dtype=float).reshape(-1, len(_COLS))
+            rows = c.sample.rows
             idx = np.unique(np.linspace(0, len(rows) - 1, min(per_class, len(rows))).astype(int)) if len(rows) else []
             out[c.label] = {col: rows[idx, i].tolist() for i, col in enumerate(_COLS)}
         return out

@@ -133,6 +133,25 @@ def test_reader_memory_is_bounded_by_the_ios_in_flight(tmp_path):
     assert peak < 1_000_000, peak  # the whole trace as TimedIOs would take > 9 MB
 
 
+def test_validate_memory_does_not_grow_with_the_trace(tmp_path, monkeypatch):
+    """Replayed requests are not kept, and the per-IO lists the models keep are emptied: with a
+    small sample cap, 4x more IOs take no more memory (keeping each request would take ~1 KB/IO)."""
+    import scenarios.trace_compare as tc
+
+    monkeypatch.setattr(tc, "SAMPLE_CAP", 200)
+    monkeypatch.setattr(tc, "_TRIM", 500)
+    peaks = []
+    for n in (300, 1500, 6000):  # the first run imports and warms caches
+        path = tmp_path / f"t{n}.blk"
+        path.write_text("\n".join(mts.blkparse_lines(mts.simulate_ios(mts.synth_ios(n, 20_000.0, 9)))) + "\n")
+        tracemalloc.start()
+        v = validate_trace(str(path), sets=mts.REPLAY_SETS, keep_samples=10)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert v["all"]["ios"] == n and v["all"]["sampled_ios"] == 200
+    assert peaks[2] - peaks[1] < 100 * 4500, peaks
+
+
 def test_comparison_keeps_a_bounded_sample(tmp_path):
     comp = TraceComparison(False, cap=50)
 
