@@ -177,6 +177,30 @@ def test_trace_made_by_stacksim_validates_with_zero_error(exact):
     assert all(b["error_pct"] == 0.0 for b in exact["over_time"]["bins"])
 
 
+def test_fio_log_made_by_stacksim_validates_with_zero_error(tmp_path):
+    rows = mts.simulate_ios(mts.synth_ios(300, 2000.0, 4))
+    path = tmp_path / "job_lat.1.log"
+    path.write_text("\n".join(mts.fio_lat_log_lines(rows)) + "\n")
+    v = validate_trace(str(path), sets=TRUE)
+    assert v["replay"]["format"] == "fiolog" and v["stages"] == [] and v["all"]["ios"] == 300
+    for c in v["classes"] + [v["all"]]:
+        assert all(e == 0.0 for e in c["latency"]["error_pct"].values() if e is not None), c["class"]
+        assert c["latency"]["ks"]["statistic"] == 0.0
+
+
+def test_msr_response_times_are_the_measured_latency():
+    path = ROOT / "scenarios/traces/samples/msr_sample.csv"
+    v = validate_trace(str(path))
+    lines = path.read_text().splitlines()
+    rt_us = np.array([int(ln.split(",")[6]) for ln in lines]) / 10.0  # 100 ns ticks
+    assert v["all"]["ios"] == len(lines) == 300
+    assert v["all"]["latency"]["measured"]["mean"] == pytest.approx(rt_us.mean(), rel=1e-12)
+    sim = v["all"]["latency"]["simulated"]["mean"]
+    assert v["all"]["latency"]["error_pct"]["mean"] == pytest.approx((sim / rt_us.mean() - 1) * 100, rel=1e-12)
+    # simulated latencies are rounded to the trace's 100 ns ticks
+    assert all(abs(x * 10 - round(x * 10)) < 1e-6 for s in v["samples"].values() for x in s["lat_s"])
+
+
 def test_per_class_breakdown(exact, stock):
     ios = mts.synth_ios()
     want = {}
