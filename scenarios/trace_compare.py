@@ -23,6 +23,7 @@ What is compared (the model's stamps on each request, :class:`~models.os.request
 measured       simulated             model stages
 =============  ====================  ======================================================
 blkparse Q->C  t_reaped - t_submit   submission (the trace's Q time) to the driver's completion
+               (a trace of D and C events only: its latency is D->C, compared as below)
 blkparse Q->D  t_dispatch - t_submit the submit call's kernel path, block layer, IO scheduler
 blkparse D->C  t_reaped - t_dispatch doorbell, device (fetch, media, link, post), IRQ, driver
 MSR, fio       t_complete - t_submit what ``stacksim replay`` reports: to the reap in user space
@@ -331,6 +332,8 @@ class TraceComparison:
             d2c_s = lat_s - q2d_s if t.d2c_ns is not None else nan
             if t.q2d_ns is None:
                 q2d_s = nan
+                if t.d2c_ns is not None:  # D and C only: the measured latency is D->C
+                    lat_s = d2c_s
         else:
             lat_s, q2d_s, d2c_s = q(req.t_complete - req.t_submit), nan, nan
         arrival_s = t.io.t_ns / 1e9

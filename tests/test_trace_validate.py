@@ -188,6 +188,18 @@ def test_fio_log_made_by_stacksim_validates_with_zero_error(tmp_path):
         assert c["latency"]["ks"]["statistic"] == 0.0
 
 
+def test_blkparse_without_q_events_compares_d_to_c(tmp_path):
+    path = tmp_path / "dc.txt"
+    path.write_text("".join(ln for ln in SAMPLE.read_text().splitlines(True) if "  Q " not in ln))
+    v = validate_trace(str(path), sets=TRUE)
+    assert v["stages"] == ["d2c"]
+    for c in v["classes"] + [v["all"]]:
+        lat, d2c = c["latency"], c["d2c"]
+        assert lat["measured"] == d2c["measured"] and lat["simulated"] == d2c["simulated"]
+        # replayed at the D times, ~1.4 us after the Q times the sample was made from: nearly exact
+        assert abs(lat["error_pct"]["mean"]) < 2.0, c["class"]
+
+
 def test_msr_response_times_are_the_measured_latency():
     path = ROOT / "scenarios/traces/samples/msr_sample.csv"
     v = validate_trace(str(path))
