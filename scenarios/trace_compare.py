@@ -178,6 +178,7 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
             "skipped": dict(reader.skipped), "out_of_order": reader.out_of_order,
             "volumes": {v: f"ssd{d}" for v, d in device_of.items()}, "threads": len(replayer.threads),
             "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+            "approx_arrivals": reader.approx_arrivals,
             "simulated_s": max(host.engine.now, last[0]) / 1e9, "wall_s": time.perf_counter() - wall0,
             "platform": cfg.platform.name, "seed": cfg.seed}
 
@@ -438,6 +439,9 @@ def format_trace_validation(v: dict, max_error_pct: float | None = None) -> str:
              f"{r['threads']} submitter threads)",
              f"  {r['lines_read']} lines, {r['trace_ios']} IOs replayed and compared, {r['bad_lines']} bad lines "
              f"skipped; not compared: {skipped}"]
+    if r.get("approx_arrivals"):
+        lines.append("  note: the fio log has no issue times (log_issue_time=1): arrivals are completion - latency, "
+                     "known to fio's 1 ms only, so IOs were replayed up to 1 ms early and may overlap")
     cls = [(c["class"], c["ios"], c["latency"]) for c in v["classes"]] + [("all", v["all"]["ios"], v["all"]["latency"])]
     what = "Q->C" if r["format"] == "blkparse" else "latency"
     lines += _block_lines(f"{what} us per class (simulated / measured - 1):", cls)

@@ -313,13 +313,14 @@ def cmd_validate_trace(args) -> int:
     """``validate --trace FILE``: :mod:`scenarios.trace_compare` (and :mod:`scenarios.trace_report`)."""
     from scenarios.outputs import write_json
     from scenarios.trace_compare import exceeding, format_trace_validation, validate_trace
+    from simcore.progress import progress_enabled
 
     if args.html and not args.html.lower().endswith((".html", ".htm")):
         raise ConfigError(f"--html {args.html}: use an .html file name")
     _check_out(args.json_out, "--json")
     _check_out(args.html, "--html")
     v = validate_trace(args.trace, args.trace_format, platform=args.platform, sets=_sets(args.sets), seed=args.seed,
-                       skip_bad_lines=args.skip_bad_lines)
+                       skip_bad_lines=args.skip_bad_lines, progress=progress_enabled(None))
     print(format_trace_validation(v, args.max_error))
     if args.json_out:
         write_json(args.json_out, {k: x for k, x in v.items() if k != "samples"})

@@ -116,6 +116,18 @@ def test_bad_lines_are_errors_or_counted(tmp_path, capsys):
     assert sum(1 for _ in reader) == 1000 and reader.bad_lines == 1
 
 
+def test_traces_without_usable_timing_are_refused(tmp_path, capsys):
+    nooff = tmp_path / "nooff_lat.1.log"
+    nooff.write_text("1, 20000, 0, 4096\n2, 20000, 0, 4096\n")
+    for extra in ([], ["--skip-bad-lines"], ["--format", "fiolog", "--skip-bad-lines"]):
+        assert cli.main(["validate", "--trace", str(nooff), *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"{nooff}:1: fiolog:" in err[0] and "without log_offset=1" in err[0], err
+    alibaba = ROOT / "scenarios/traces/samples/alibaba_sample.csv"
+    assert cli.main(["validate", "--trace", str(alibaba)]) == 2
+    assert "a trace without per-IO timing cannot be validated IO by IO" in capsys.readouterr().err
+
+
 def test_reader_memory_is_bounded_by_the_ios_in_flight(tmp_path):
     """30k IOs of blkparse text stream through the reader within a small, fixed amount of memory."""
     path = tmp_path / "big.blk"

@@ -103,7 +103,9 @@ class _FioLog:
         fields = [f.strip() for f in line.split(",")]
         if len(fields) < 5:
             raise BadLine(f"expected at least 5 comma-separated columns (time ms, latency ns, direction, block size, "
-                          f"offset: fio's log_offset=1), got {len(fields)}", fatal=len(fields) == 4)
+                          f"offset: fio's log_offset=1), got {len(fields)}"
+                          + ("; this log was written without log_offset=1, which the replay needs" if len(fields) == 4
+                             else ""), fatal=len(fields) == 4 and all(f.strip().isdigit() for f in fields))
         if len(fields) > 7:
             raise BadLine(f"expected at most 7 columns (time, latency, direction, block size, offset, priority, "
                           f"issue time), got {len(fields)}")
@@ -346,9 +348,13 @@ def sniff_timed_format(path: str | os.PathLike) -> str:
         raise ConfigError(f"{path}: empty trace, cannot tell its format")
     for fmt in ("blkparse", "fiolog", "msr"):
         parser = _PARSERS[fmt]()
+        outs = []
         try:
-            outs = [parser.parse(text, lineno) for lineno, text in head]
-        except BadLine:
+            for lineno, text in head:
+                outs.append(parser.parse(text, lineno))
+        except BadLine as e:
+            if e.fatal:  # recognisably this format, unusable as written (an fio log without offsets)
+                raise ConfigError(f"{path}:{lineno}: {fmt}: {e}") from None
             continue
         if any(o is not None for o in outs):
             return fmt
