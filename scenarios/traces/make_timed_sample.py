@@ -60,6 +60,7 @@ class _Synthetic:
 
     format = "synthetic"
     lines_read = bad_lines = out_of_order = 0
+    approx_arrivals = False
 
     def __init__(self, ios: list[TraceIO]) -> None:
         self.ios = ios
