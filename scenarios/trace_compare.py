@@ -443,7 +443,7 @@ def format_trace_validation(v: dict, max_error_pct: float | None = None) -> str:
         lines.append("  note: the fio log has no issue times (log_issue_time=1): arrivals are completion - latency, "
                      "known to fio's 1 ms only, so IOs were replayed up to 1 ms early and may overlap")
     cls = [(c["class"], c["ios"], c["latency"]) for c in v["classes"]] + [("all", v["all"]["ios"], v["all"]["latency"])]
-    what = "Q->C" if r["format"] == "blkparse" else "latency"
+    what = ("D->C" if v["stages"] == ["d2c"] else "Q->C") if r["format"] == "blkparse" else "latency"
     lines += _block_lines(f"{what} us per class (simulated / measured - 1):", cls)
     for stage, name in (("q2d", "Q->D (block layer + IO scheduler)"), ("d2c", "D->C (driver + device)")):
         if stage in v["stages"]:
