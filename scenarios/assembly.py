@@ -70,6 +70,18 @@ def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, i
     return allowed[thread_index % len(allowed)]
 
 
+def _start_max(job) -> int:
+    """The latest start of a job's threads (fio's startdelay, or the top of its range)."""
+    return job.startdelay_ns if job.startdelay_max_ns is None else job.startdelay_max_ns
+
+
+def _start_delay(job, gen) -> float:
+    """fio's startdelay: the value, or a uniform draw in the range for each thread."""
+    if job.startdelay_max_ns is None:
+        return float(job.startdelay_ns)
+    return float(job.startdelay_ns + int(gen.integers(0, job.startdelay_max_ns - job.startdelay_ns + 1)))
+
+
 def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
     """The host of a :class:`scenarios.scenario.RunConfig` with its job threads placed and started
     (plug-ins loaded first); returns (host, ramp_ns, end_ns): the measured window starts at the
@@ -79,7 +91,7 @@ def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
     host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer)
     ncpu = len(host.runners)
     ramp = max(j.ramp_time_ns for j in cfg.jobs)
-    end = max(j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)
+    end = max(_start_max(j) + j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)
     if end <= ramp:
         end = ramp + 10e9  # size-bounded jobs: stop at the latest after 10 s of simulated time
     rr = 0
@@ -91,15 +103,20 @@ def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
             raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})")
         thread_cls = SyncThread if job.ioengine in SYNC_ENGINES else AsyncThread
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
-        job_end = job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
         for clone in range(job.numjobs):
             cpu = place_thread(job, allowed, rr, placed, core_of)
             placed[cpu] = placed.get(cpu, 0) + 1
             rr += 1
+            delay = _start_delay(job, host.rng.stream(f"job{ji}.{clone}.startdelay"))
+            job_end = delay + job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
             th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
+            th.start_delay_ns = delay
             host.threads.append(th)
     for th in host.threads:
-        th.start()
+        if th.start_delay_ns:
+            host.engine.call_in(th.start_delay_ns, th.start)
+        else:
+            th.start()
     for sq in host.sq_threads.values():
         sq.start()
     host.start()

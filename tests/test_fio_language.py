@@ -126,29 +126,20 @@ def test_new_group_and_group_reporting_are_reporting_only():
     assert f.jobs[0].numjobs == 4 and {"group_reporting", "new_group"} <= set(f.ignored_options)
 
 
-@pytest.mark.parametrize("line,fragment", [
-    ("rw=randread:8", "offset modifier"),
-    ("offset_increment=1m", "per-clone offsets"),
-    ("size=50%", "percentage"),
-    ("loops=2", "repeating"),
-    ("startdelay=1", "delayed job start"),
-    ("number_ios=100", "number of IOs"),
-])
-def test_language_features_not_modelled_are_refused(line, fragment):
-    msg = err(line)
-    assert "not modelled yet" in msg and fragment in msg
+def test_size_percentage_is_refused():
+    msg = err("size=50%")
+    assert "not modelled yet" in msg and "percentage" in msg
 
 
-def test_neutral_values_of_refused_features_are_accepted():
-    j = one("loops=1\nstartdelay=0\nnumber_ios=0\noffset_increment=0\nrw_sequencer=sequential")
-    assert {"loops", "startdelay", "number_ios", "offset_increment", "rw_sequencer"} <= set(j.ignored_options)
-
-
-def test_loops_is_neutral_on_a_time_based_job():
-    """fio's keep_running(): a time_based job runs until runtime, loops does not repeat it."""
-    j = one("loops=5\ntime_based=1\nruntime=3ms")
-    assert "loops" in j.ignored_options and j.runtime_ns == 3_000_000
-    assert "not modelled yet" in err("loops=5\nruntime=3ms")  # ends by size or runtime: refused
+def test_job_language_leftovers_are_parsed():
+    j = one("rw=randread:8\nrw_sequencer=identical\nloops=3\nstartdelay=1-2\nnumber_ios=100\n"
+            "offset_increment=1m")
+    assert (j.rw, j.rw_modifier, j.rw_sequencer, j.loops, j.number_ios) == ("randread", 8, "identical", 3, 100)
+    assert (j.startdelay_ns, j.startdelay_max_ns, j.offset_increment_bytes) == (10**9, 2 * 10**9, 1 << 20)
+    assert one("rw=write:4k").rw_modifier == 4096  # sequential: a size (holes)
+    assert one("startdelay=20ms").startdelay_ns == 20_000_000 and not set(j.ignored_options)
+    assert "range ends before it starts" in err("startdelay=3-1")
+    assert "'rw_sequencer'" in err("rw_sequencer=backwards")
 
 
 def test_string_values_keep_what_cannot_be_replaced():

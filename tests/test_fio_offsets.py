@@ -193,6 +193,9 @@ def test_zoned_abs_beyond_the_range_is_a_clear_error():
     {"rate": "1m,2m", "rate_process": "poisson", "rw": "randrw"},
     {"prio": "3", "prioclass": "1", "ioengine": "io_uring", "cmdprio_percentage": "10,30", "cmdprio_class": "2",
      "cmdprio": "1"},
+    {"rw": "randread:8", "rw_sequencer": "identical", "number_ios": "5", "loops": "2", "offset_increment": "1m",
+     "startdelay": "1ms-3ms"},
+    {"rw": "write:8k", "startdelay": "2s"},
 ])
 def test_fio_options_read_back_give_the_same_job(opts):
     from scenarios.fio.output import fio_options

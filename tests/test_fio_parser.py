@@ -227,7 +227,8 @@ def test_unknown_option_never_suggests_nonsense():
 @pytest.mark.parametrize("body,fragments", [
     ("rw=randred", ["'randred'", "randread", "line 3"]),
     ("rw=trim", ["trim", "not supported by stacksim"]),
-    ("rw=randread:8", ["not modelled yet", "offset modifier"]),
+    ("rw=randread:x", ["'rw'", "expected an integer"]),
+    ("rw=read:-4k", ["'rw'", "negative"]),
     ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),
     ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
     ("verify=md5", ["verify=md5", "not modelled yet", "verification"]),

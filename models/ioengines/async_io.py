@@ -123,7 +123,7 @@ class AsyncThread(SyncThread):
         return due
 
     def _done_issuing(self, now: float) -> bool:
-        return now >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
+        return self._finished(now)
 
     def _fill(self) -> None:
         """Prepare and submit IOs while the depth allows, then go reap."""
@@ -146,6 +146,8 @@ class AsyncThread(SyncThread):
                 self._sleep_until(due)
             return
         n = min(room, self.batch)
+        if self.max_ios:
+            n = min(n, self.max_ios - self.issued_ios)  # number_ios: no IO beyond it
         first = None
         if self.pacer.active:
             n = 1  # one IO per due time; a late thread catches up (the schedule is cumulative)
@@ -159,6 +161,7 @@ class AsyncThread(SyncThread):
             self.pacer.issued(op, bs)
             first = None
             self.issued_bytes += bs
+            self.issued_ios += 1
             req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.iopoll)
             host.next_io_id += 1
             req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
@@ -169,6 +172,9 @@ class AsyncThread(SyncThread):
             req.t_submit = t
             req.depth = depth
             ios.append(req)
+            if self._region_end:
+                break  # a sequential job with holes reached the end of its region
+        n = len(ios)
         for req, flags in zip(ios, batch_flags(self.job, n)):
             req.flags = flags
         self.inflight += n

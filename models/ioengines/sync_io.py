@@ -73,7 +73,11 @@ class SyncThread:
         self.read_frac = 1.0 if rw in ("read", "randread") else 0.0 if rw in ("write", "randwrite") else job.rwmixread / 100.0
         self.random = rw.startswith("rand")
         self._draw = BatchedDraws(stream, lambda g, n: g.random(n)).next  # uniform [0, 1)
-        self.size_limit = job.size_bytes if not job.time_based and job.size_bytes else None
+        # fio's loops: the size-bounded job runs size x loops bytes (time_based: until runtime)
+        self.size_limit = job.size_bytes * job.loops if not job.time_based and job.size_bytes else None
+        self.base_offset = job.offset_bytes + clone * job.offset_increment_bytes  # fio's offset_increment
+        self.max_ios = job.number_ios  # 0: no limit
+        self.issued_ios = 0
         self.span = job.size_bytes or (1 << 30)
         self._bs = {"read": job.bs_read_bytes, "write": job.bs_write_bytes}
         self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
@@ -81,7 +85,12 @@ class SyncThread:
         self._pick_bs = {"read": size_picker(job.bssplit_read, job.bsrange_read),
                          "write": size_picker(job.bssplit_write, job.bsrange_write)}
         self.issued_bytes = 0
-        self.next_offset = job.offset_bytes
+        self.next_offset = self.base_offset
+        self._hole = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
+        self._seq_nr = job.rw_modifier if self.random else 0  # rw=randread:<n>: IOs per random offset
+        self._seq_left = self._seq_nr
+        self._last_start = None
+        self._region_end = False  # a sequential job with holes reached the end of its region
         self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
         self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
         self.req = None
@@ -147,7 +156,7 @@ class SyncThread:
     def _offset_picker(self, host, job, job_idx: int, clone: int) -> OffsetPicker | None:
         """The picker of non-uniform random offsets (None for fio's default: uniform tausworthe,
         100% random), in blocks of the job's smallest block size, from the clone's own stream."""
-        if (job.random_distribution == "random" and job.random_generator != "lfsr"
+        if (job.random_distribution == "random" and job.random_generator != "lfsr" and job.rw_modifier <= 1
                 and job.percentage_random_read >= 100 and job.percentage_random_write >= 100):
             return None
         unit = min(min((s for s, _p in split), default=bs) if split else rng[0] if rng else bs
@@ -169,34 +178,66 @@ class SyncThread:
         if pick is None:
             bs = self._bs[op]
             if self.random:
-                off = int(draw() * self._nblocks[op]) * bs + self.job.offset_bytes
+                off = int(draw() * self._nblocks[op]) * bs + self.base_offset
         else:
             bs, align = pick(draw())
             if self.random:  # fio's blockalign: the smallest size of the mix
-                off = int(draw() * max(1, (self.span - bs) // align + 1)) * align + self.job.offset_bytes
+                off = int(draw() * max(1, (self.span - bs) // align + 1)) * align + self.base_offset
         if not self.random:
+            if self._hole:
+                return op, bs, self._next_with_hole(bs)
             off = self.next_offset
             self.next_offset += bs
-            if self.next_offset + bs > self.job.offset_bytes + self.span:
-                self.next_offset = self.job.offset_bytes
+            if self.next_offset + bs > self.base_offset + self.span:
+                self.next_offset = self.base_offset
         return op, bs, off
+
+    def _next_with_hole(self, bs: int) -> int:
+        """fio's get_next_seq_offset with ``rw=read:<n>``: n bytes skipped after each IO (not before
+        the first); at the end of the region a time_based job starts over, another one ends."""
+        base = self.base_offset
+        off = self.next_offset + (self._hole if self.next_offset != base else 0)
+        if off + bs > base + self.span:
+            off = base
+            if not self.job.time_based:
+                self._region_end = True
+        self.next_offset = off + bs
+        end = self.next_offset + self._hole
+        if not self.job.time_based and end + bs > base + self.span:
+            self._region_end = True  # the next IO would cross the end: this one is the last
+        return off
 
     def _next_picked(self, op: str):
         """An IO of a random job with a non-default distribution, generator or percentage_random:
         random IOs from the picker, the others sequential from where the last IO ended."""
         pick = self._pick_bs[op]
         bs = self._bs[op] if pick is None else pick(self._draw())[0]
-        base = self.job.offset_bytes
+        base = self.base_offset
         picker = self._offsets
-        if picker.is_random(op):
+        hit = True
+        if self._seq_nr > 1:  # fio's ddir_seq_nr: a new random offset every n IOs
+            self._seq_left -= 1
+            hit = self._seq_left == 0
+            if hit:
+                self._seq_left = self._seq_nr
+        if hit and picker.is_random(op):
             unit = self._unit
             off = base + min(picker.block(op) * unit, max(0, self.span - bs) // unit * unit)
+        elif not hit and self.job.rw_sequencer == "identical":
+            off = base if self._last_start is None else self._last_start
         else:
             off = self.next_offset
             if off + bs > base + self.span:
                 off = base
+        self._last_start = off
         self.next_offset = off + bs
         return op, bs, off
+
+    def _finished(self, now: float) -> bool:
+        """fio's end of a job: runtime, size (x loops), number_ios, or a sequential job with holes
+        at the end of its region."""
+        return (now >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
+                or (self.max_ios and self.issued_ios >= self.max_ios) or self._region_end)
 
     def _issue_first(self) -> None:
         self._issue(with_completion=False)
@@ -211,7 +252,7 @@ class SyncThread:
             t0 = now + self._complete_cycles / runner.freq
             prev.t_complete = t0
             host.records.append(prev)
-        if t0 >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit):
+        if self._finished(t0):
             self.req = None
             if with_completion:
                 runner.run(self.host.costs.get("sync_exit", fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles), runner.exit_task)
@@ -233,6 +274,7 @@ class SyncThread:
         op, bs, off = self._next_io(op)
         self.pacer.issued(op, bs)
         self.issued_bytes += bs
+        self.issued_ios += 1
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
         req.flags = self.req_flags
         if self._cmdprio is not None:

@@ -45,6 +45,10 @@ cpus_allowed_policy                            cpus_allowed_policy          shar
 rate_iops                                      rate_iops_read/_write        IO/s, ``read[,write[,trim]]``; 0 = none
 rate                                           rate_read_bps/_write_bps     bytes/s, ``read[,write[,trim]]``; 0 = none
 rate_process                                   rate_process                 linear | poisson
+number_ios, loops                              number_ios, loops            IOs per thread (0 = no limit), repetitions
+startdelay                                     startdelay_ns(_max)          time or range ``a-b``, default unit s
+offset_increment                               offset_increment_bytes       size; clone k starts at offset + k x it
+rw ``:<n>`` modifier, rw_sequencer             rw_modifier, rw_sequencer    random: new offset every n IOs; sequential: n-byte holes
 prio, prioclass                                prio, prioclass              level 0..7, class 0..3 (ionice)
 cmdprio_percentage, cmdprio_class, cmdprio     cmdprio_*_read/_write        percent / class 1..3 / level, ``read[,write]``
 random_distribution                            random_distribution(_value,  random zipf:θ pareto:h normal:dev[:center];
@@ -162,6 +166,10 @@ _add("used", "str", "rate_process", choices=("linear", "poisson"))
 _add("used", "int", "prio prioclass", help="the job's IO priority level 0..7 / class 0..3 (ionice)")
 _add("used", "str", "cmdprio_percentage cmdprio_class cmdprio", help="per-command IO priority of a "
      "share of the IOs, read[,write]")
+_add("used", "int", "number_ios loops", help="stop after N IOs (per thread) / repeat the job N times")
+_add("used", "str", "startdelay", help="delay of the job's start, time or range (default unit s)")
+_add("used", "size", "offset_increment", help="offset of clone k = offset + k x offset_increment")
+_add("used", "str", "rw_sequencer", choices=("sequential", "identical"))
 _add("used", "str", "rate_iops", help="IO/s, read[,write[,trim]]")
 _add("used", "int", "kb_base", choices=("1000", "1024"))
 _add("used", "flag", "hipri")
@@ -183,17 +191,13 @@ _add("limited", "flag", "verify_only", neutral=("0",), reason="data verification
 _add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT needs aligned block sizes")
 _add("limited", "int", "fsync fdatasync write_barrier", neutral=("0",),
      reason="flush commands (fsync/fdatasync/barrier writes) are not modelled")
-_add("limited", "int", "number_ios", neutral=("0",), reason="stopping a job after a number of IOs is not modelled")
 _add("limited", "int", "trim_percentage", neutral=("0",), reason="trims are not modelled")
 _add("limited", "int", "flow", neutral=("0",), reason="flow control between jobs is not modelled")
 _add("limited", "int", "thinkcycles", neutral=("0",), reason="busy-looping CPU cycles between IOs is not modelled")
-_add("limited", "int", "loops", neutral=("1",), reason="repeating a job's run is not modelled")
 _add("limited", "int", "thinktime_blocks", neutral=("1",), reason="thinktime after a batch of IOs is not modelled")
-_add("limited", "time", "startdelay", neutral=("0",), reason="delayed job start is not modelled")
 _add("limited", "time", "thinktime_spin thinktime_iotime", neutral=("0",),
      reason="spinning / IO-time-bounded thinktime is not modelled")
 _add("limited", "time", "latency_target", neutral=("0",), reason="fio's latency-target depth search is not modelled")
-_add("limited", "size", "offset_increment", neutral=("0",), reason="per-clone offsets (numjobs) are not modelled")
 _add("limited", "size", "ramp_size", neutral=("0",), reason="a ramp measured in bytes is not modelled (use ramp_time)")
 _add("limited", "size", "zonerange zonesize zoneskip zonecapacity", neutral=("0",),
      reason="zoned IO patterns are not modelled")
@@ -248,7 +252,7 @@ _add("ignored", "str",
      "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
      "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
      "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
-     "trim_backlog trim_backlog_batch rw_sequencer numa_mem_policy flow_id flow_sleep "
+     "trim_backlog trim_backlog_batch numa_mem_policy flow_id flow_sleep "
      "steadystate_duration steadystate_ramp_time steadystate_check_interval "
      "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
      "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "

@@ -131,6 +131,16 @@ def _workload_options(job, o: dict[str, str]) -> None:
         o["random_generator"] = job.random_generator
     if job.percentage_random_read != 100 or job.percentage_random_write != 100:
         o["percentage_random"] = _pair(job.percentage_random_read, job.percentage_random_write)
+    if job.rw_modifier:
+        o["rw"] = f"{job.rw}:{job.rw_modifier}"
+    if job.rw_sequencer != "sequential":
+        o["rw_sequencer"] = job.rw_sequencer
+    for name, default in (("number_ios", 0), ("loops", 1), ("offset_increment_bytes", 0)):
+        if getattr(job, name) != default:
+            o[name.removesuffix("_bytes")] = str(getattr(job, name))
+    if job.startdelay_ns or job.startdelay_max_ns is not None:
+        o["startdelay"] = _time(job.startdelay_ns) + (
+            "" if job.startdelay_max_ns is None else "-" + _time(job.startdelay_max_ns))
     for name in ("prio", "prioclass"):
         if getattr(job, name) is not None:
             o[name] = str(getattr(job, name))

@@ -98,6 +98,15 @@ class FioJob(BaseModel):
     rate_read_bps: int | None = Field(None, gt=0)  # fio's rate: bytes/s per direction (wins over rate_iops)
     rate_write_bps: int | None = Field(None, gt=0)
     rate_process: Literal["linear", "poisson"] = "linear"
+    number_ios: int = Field(0, ge=0)  # per thread; 0: no limit
+    loops: int = Field(1, ge=1)
+    startdelay_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    startdelay_max_ns: int | None = Field(None, ge=0, le=TIME_MAX_NS)  # a range: uniform per thread
+    offset_increment_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    # rw=...:<n>: random jobs take a new random offset every n IOs (the others per rw_sequencer);
+    # sequential jobs skip n bytes after each IO (0: no modifier)
+    rw_modifier: int = Field(0, ge=0)
+    rw_sequencer: Literal["sequential", "identical"] = "sequential"
     # IO priorities (ionice classes: 1 RT, 2 BE, 3 IDLE; levels 0 highest .. 7): the job's
     # (None: not set) and, for cmdprio_percentage of the IOs, the per-command ones
     prio: int | None = Field(None, ge=0, le=7)
@@ -367,15 +376,30 @@ def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
     val = (v or "").strip()  # case-sensitive, as in fio
     if not val:
         raise ConfigError("option 'rw' needs a value")
-    if ":" in val:
-        raise ConfigError(f"option 'rw={val}': the ':<n>' offset modifier (skip or stride between "
-                          "IOs) is not modelled yet: stacksim's offsets are sequential or uniformly random")
+    val, sep, nr = val.partition(":")
     if val in opts.TRIM_MODES:
         raise ConfigError(f"option 'rw={val}': trim workloads are not supported by stacksim "
                           f"(supported: {', '.join(opts.RW_MODES)})")
     if val not in opts.RW_MODES:
         raise ConfigError(f"option 'rw': unknown value '{val}' (allowed: {', '.join(opts.RW_MODES)})")
     st["rw"] = val
+    st["rw_modifier"] = 0
+    if sep:
+        if val.startswith("rand"):  # fio's str_rw_cb: atoi, IOs per new random offset
+            st["rw_modifier"] = parse_int(nr, option="rw", minimum=1)
+        else:  # a size added to each sequential offset (holes)
+            st["rw_modifier"] = parse_size(nr, option="rw", kb_base=kb, allow_zero=True)
+
+
+def _set_startdelay(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """fio's ``irange(time)``: one time, or ``lo-hi`` (each thread draws uniformly in it)."""
+    text = (v or "").strip()
+    lo_s, sep, hi_s = text.partition("-") if not text.startswith("-") else (text, "", "")
+    lo = parse_time_ns(lo_s, option="startdelay")
+    hi = parse_time_ns(hi_s, option="startdelay") if sep else None
+    if hi is not None and hi < lo:
+        raise ConfigError(f"option 'startdelay={text}': the range ends before it starts")
+    st["startdelay_ns"], st["startdelay_max_ns"] = lo, hi
 
 
 def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
@@ -480,6 +504,12 @@ _HANDLERS: dict[str, _Handler] = {
                               lambda p, kb: parse_int(p, option="cmdprio_class", minimum=1, maximum=3), 1),
     "cmdprio": _set_rwt("cmdprio", "cmdprio_read", "cmdprio_write",
                         lambda p, kb: parse_int(p, option="cmdprio", minimum=0, maximum=7), 0),
+    "number_ios": _set_field("number_ios", _int("number_ios", 0)),
+    "loops": _set_field("loops", _int("loops", 1)),
+    "startdelay": _set_startdelay,
+    "offset_increment": _set_field("offset_increment_bytes",
+                                   lambda v, kb: parse_size(v, option="offset_increment", kb_base=kb, allow_zero=True)),
+    "rw_sequencer": _set_field("rw_sequencer", _choice("rw_sequencer")),
     "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
     "hipri": _set_field("hipri", _bool("hipri")),
     "sqthread_poll": _set_field("sqthread_poll", _bool("sqthread_poll")),
@@ -576,8 +606,6 @@ def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, An
                 raise ConfigError(f"option '{it.key}' needs a value (fio would reject it too)")
             if it.spec.status == "limited" and last[it.spec.name] is it:
                 value = _normalise(it, kb)
-                if it.spec.name == "loops":
-                    continue  # neutral also when time_based: checked below, once that is known
                 if value not in it.spec.neutral:
                     ok = "; remove it" if not it.spec.neutral else "; stacksim accepts only " + \
                         " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
@@ -590,14 +618,8 @@ def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, An
 
 
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
-    """The checks on the whole job: loops, engine options against the engine, O_DIRECT (direct=1,
+    """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
     512-byte multiples), time_based with runtime, iodepth_low."""
-    loops = last.get("loops")
-    if loops is not None and _normalise(loops, kb) != "1" and not (state["time_based"] and state["runtime_ns"]):
-        # fio's keep_running(): a time_based job runs until runtime whatever loops says
-        raise fail(f"option 'loops={loops.value}' is accepted by fio but not modelled yet by stacksim: "
-                   f"{loops.spec.reason}; stacksim accepts loops=1, or any loops with time_based "
-                   "and runtime (fio then runs until runtime)", loops)
     engine = state["ioengine"]
     for it in items:
         engines = it.spec.engines
