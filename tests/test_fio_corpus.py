@@ -26,7 +26,7 @@ def _env(monkeypatch):
 
 
 def test_corpus_size():
-    assert len(FILES) >= 20
+    assert len(FILES) >= 40
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -72,3 +72,19 @@ def test_corpus_files_are_fio_style():
         assert parse_fio_file(path, keywords={"ncpus": 8, "pagesize": 4096}).jobs
     for inc in (CORPUS / "include").glob("*.fio"):
         assert "[" not in inc.read_text()
+
+
+def test_corpus_workload_features():
+    (z,) = _jobs("zipf-hot-blocks.fio")
+    assert (z.random_distribution, z.random_distribution_value) == ("zipf", 1.2)
+    (zo,) = _jobs("zoned-abs-per-direction.fio")
+    assert zo.zones_write == ((100.0, 128 << 20),) and len(zo.zones_read) == 2
+    (p,) = _jobs("poisson-arrivals.fio")
+    assert (p.rate_process, p.rate_iops_read) == ("poisson", 20000)
+    (c,) = _jobs("cmdprio-percentage.fio")
+    assert (c.prioclass, c.cmdprio_percentage_read, c.cmdprio_class_read) == (3, 20, 1)
+    (h,) = _jobs("read-with-holes.fio")
+    assert (h.rw, h.rw_modifier) == ("read", 12 << 10)
+    (d,) = _jobs("disjoint-clones.fio")
+    assert (d.offset_increment_bytes, d.number_ios, d.loops) == (256 << 20, 64, 2)
+    assert [j.startdelay_ns for j in _jobs("staggered-start.fio")] == [0, 1_000_000]
