@@ -56,6 +56,9 @@ def format_summary(result: dict) -> str:
     busy = [(cpu, row) for cpu, row in s["cstate_residency"].items() if row.get("C0", 0) > 0.001]
     for cpu, row in busy[:8]:
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))
+    for job in result.get("jobs") or ():
+        if job.get("error"):
+            out.append(f"  job {job['jobname']}: ended with error {job['error']} (as fio would: rate_min / rate_iops_min not met)")
     if result.get("ignored_fio_options"):
         out.append("  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"]))
     rtf = sim["real_time_factor"]

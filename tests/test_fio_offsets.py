@@ -191,6 +191,7 @@ def test_zoned_abs_beyond_the_range_is_a_clear_error():
     {"random_distribution": "zoned:60/10:40/90,100/50", "rw": "randrw", "percentage_random": "30,60"},
     {"random_distribution": "zoned_abs:50/1m:50/3m"}, {"random_distribution": "normal:5"},
     {"rate": "1m,2m", "rate_process": "poisson", "rw": "randrw"},
+    {"rate_iops": "100", "rate_iops_min": "50,", "rate_cycle": "250", "rate_min": ",1m"},
     {"prio": "3", "prioclass": "1", "ioengine": "io_uring", "cmdprio_percentage": "10,30", "cmdprio_class": "2",
      "cmdprio": "1"},
     {"rw": "randread:8", "rw_sequencer": "identical", "number_ios": "5", "loops": "2", "offset_increment": "1m",

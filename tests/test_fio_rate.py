@@ -94,3 +94,38 @@ def test_poisson_gaps_are_whole_microseconds():
 def test_bad_rate_options(body, words):
     with pytest.raises(ConfigError, match=words):
         parse_fio_text(f"[j]\ndirect=1\n{body}\n", path="t.fio")
+
+
+def _ended(opts):
+    """(fio error of the job, time of its last completion in s) of a 4 s psync job at ~450 IO/s."""
+    base = {"rw": "randread", "direct": "1", "ioengine": "psync", "runtime": "4s", "time_based": "1",
+            "thinktime": "2ms"}
+    job = job_from_options({**base, **opts}, name="m")
+    res = simulate(resolve(jobs=[job], platform=PLATFORM), records=True)
+    return res.to_dict()["jobs"][0]["error"], float(res.records["t_complete_ns"].max()) / 1e9
+
+
+@pytest.mark.parametrize("opts, end_s", [
+    ({"rate_iops_min": "800"}, 3.0),                       # 2 s settle, then one rate_cycle (1 s)
+    ({"rate_iops_min": "800", "rate_cycle": "500"}, 2.5),
+    ({"rate_min": "4m"}, 3.0),                             # ~1.8 MB/s of 4 KiB reads < 4 MiB/s
+])
+def test_rate_min_miss_ends_the_job_with_eio(opts, end_s):
+    error, last = _ended(opts)
+    assert error == 5 and end_s <= last < end_s + 0.01
+
+
+def test_rate_min_met_runs_to_the_end():
+    error, last = _ended({"rate_iops_min": "300"})
+    assert error == 0 and last > 3.99
+
+
+@pytest.mark.parametrize("body, words", [
+    ("rate_min=1m\nrate_iops_min=10", "mutually exclusive"),
+    ("rate_iops=100\nrate_iops_min=200", "minimum rate exceeds the rate"),
+    ("rate=1m\nrate_min=2m", "minimum rate exceeds the rate"),
+    ("rate_cycle=0", "'rate_cycle': must be >= 1"),
+])
+def test_bad_minimum_rates(body, words):
+    with pytest.raises(ConfigError, match=words):
+        parse_fio_text(f"[j]\ndirect=1\n{body}\n", path="t.fio")

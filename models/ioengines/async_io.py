@@ -109,6 +109,7 @@ class AsyncThread(SyncThread):
 
     # -- program -----------------------------------------------------------------------------
     def _issue_first(self) -> None:
+        self.min_rate.start_ns = self.host.engine.now
         if self.pacer.active:
             self.pacer.start(self.host.engine.now)
         self._fill()
@@ -301,6 +302,8 @@ class AsyncThread(SyncThread):
         for req in got:
             req.t_complete = t
             recs.append(req)
+            if self.min_rate.active:
+                self._check_min_rate(req, t)
         runner.run(cost, self._fill)
 
     def _on_done(self, runner, req) -> None:

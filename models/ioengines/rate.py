@@ -22,6 +22,59 @@ from simcore.rng import BatchedDraws
 OPS = ("read", "write")
 
 
+EIO = 5
+"""The errno fio gives a job that missed its minimum rate (td_verror(td, EIO, "check_min_rate"))."""
+
+
+class MinRate:
+    """fio's ``rate_min`` / ``rate_iops_min`` (backend.c check_min_rate): after a 2 s settle period
+    from the thread's start, every ``rate_cycle`` ms the bytes (or IOs) completed in each direction
+    since the last check are compared with the minimum; a miss ends the job with EIO."""
+
+    SETTLE_NS = 2e9
+
+    def __init__(self, job):
+        self.min_bps = {"read": job.rate_min_read_bps, "write": job.rate_min_write_bps}
+        self.min_iops = {"read": job.rate_iops_min_read, "write": job.rate_iops_min_write}
+        self.active = any(self.min_bps.values()) or any(self.min_iops.values())
+        self.cycle_ns = job.rate_cycle_ms * 1e6
+        self.done = {op: [0, 0] for op in OPS}  # completed bytes, IOs
+        self.last: dict = {op: None for op in OPS}  # (time, bytes, IOs) of the last check
+        self.start_ns = 0.0
+
+    def completed(self, op: str, nbytes: int, now: float) -> str | None:
+        """Count a completion; the miss message when a check fails (then the job ends)."""
+        d = self.done[op]
+        d[0] += nbytes
+        d[1] += 1
+        if now - self.start_ns < self.SETTLE_NS:
+            return None
+        for o in OPS:
+            if self.done[o][0]:
+                msg = self._check(o, now)
+                if msg:
+                    return msg
+        return None
+
+    def _check(self, op: str, now: float) -> str | None:
+        nbytes, ios = self.done[op]
+        last = self.last[op]
+        if last is not None and (last[1] or last[2]):
+            spent_ms = int((now - last[0]) / 1e6)
+            if spent_ms < self.cycle_ns / 1e6 or spent_ms == 0:
+                return None
+            if self.min_bps[op]:
+                rate = (nbytes - last[1]) * 1000 // spent_ms
+                if rate < self.min_bps[op]:
+                    return f"rate_min={self.min_bps[op]}B/s not met, got {rate}B/s"
+            elif self.min_iops[op]:
+                rate = (ios - last[2]) * 1000 // spent_ms
+                if rate < self.min_iops[op]:
+                    return f"rate_iops_min={self.min_iops[op]} not met, got {rate} IOPS"
+        self.last[op] = (now, nbytes, ios)
+        return None
+
+
 def min_bs(job, op: str) -> int:
     """The smallest block size of a direction (bs, bssplit or bsrange): fio's ``min_bs[ddir]``."""
     if op == "read":

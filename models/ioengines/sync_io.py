@@ -14,7 +14,7 @@ from models.os.request import Request
 from models.os.task import Task
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
-from models.ioengines.rate import RatePacer
+from models.ioengines.rate import EIO, MinRate, RatePacer
 from simcore.rng import BatchedDraws
 
 
@@ -99,6 +99,9 @@ class SyncThread:
         self.req_flags = sync_flags(job)
         self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
         self._pending_op = None  # the direction drawn for an IO held back by the rate
+        self.min_rate = MinRate(job)
+        self.failed = False  # fio ended the job with an error (rate_min not met)
+        self.error_msg = ""
         self._paused = False
         self._paces = bool(self.pacer.active or job.thinktime_ns)  # fio pauses between IOs at all
         self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
@@ -237,9 +240,18 @@ class SyncThread:
         """fio's end of a job: runtime, size (x loops), number_ios, or a sequential job with holes
         at the end of its region."""
         return (now >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
-                or (self.max_ios and self.issued_ios >= self.max_ios) or self._region_end)
+                or (self.max_ios and self.issued_ios >= self.max_ios) or self._region_end or self.failed)
+
+    def _check_min_rate(self, req, now: float) -> None:
+        """fio's check_min_rate after a completion: a miss ends the job with EIO."""
+        msg = self.min_rate.completed(req.op, req.nbytes, now)
+        if msg:
+            self.failed = True
+            self.task.error = EIO
+            self.error_msg = f"{self.job.name}: {msg}"  # fio's log_err
 
     def _issue_first(self) -> None:
+        self.min_rate.start_ns = self.host.engine.now
         self._issue(with_completion=False)
 
     def _issue(self, with_completion: bool) -> None:
@@ -252,6 +264,8 @@ class SyncThread:
             t0 = now + self._complete_cycles / runner.freq
             prev.t_complete = t0
             host.records.append(prev)
+            if self.min_rate.active:
+                self._check_min_rate(prev, t0)
         if self._finished(t0):
             self.req = None
             if with_completion:

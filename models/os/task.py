@@ -13,7 +13,7 @@ class Task:
 
     __slots__ = (
         "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
-        "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns", "ioprio",
+        "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns", "ioprio", "error",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
@@ -27,6 +27,7 @@ class Task:
         self.vruntime = 0.0  # ns of CPU time received (CFS, equal weights)
         self.ran_since = 0.0
         self.ioprio = 0  # the io_context's IO priority (ioprio_set); 0: none (best effort, level 4)
+        self.error = 0  # errno the job ended with (fio's td->error; 0: none)
         self.nvcsw = 0  # voluntary context switches (getrusage ru_nvcsw)
         self.nivcsw = 0  # involuntary context switches (ru_nivcsw)
         self.usr_ns = 0.0  # CPU time in user code at the frequency it ran at (getrusage ru_utime)

@@ -45,6 +45,7 @@ cpus_allowed_policy                            cpus_allowed_policy          shar
 rate_iops                                      rate_iops_read/_write        IO/s, ``read[,write[,trim]]``; 0 = none
 rate                                           rate_read_bps/_write_bps     bytes/s, ``read[,write[,trim]]``; 0 = none
 rate_process                                   rate_process                 linear | poisson
+rate_min, rate_iops_min, rate_cycle            rate_min_*_bps, rate_iops_min_*, rate_cycle_ms  minimum rates (job error when missed)
 number_ios, loops                              number_ios, loops            IOs per thread (0 = no limit), repetitions
 startdelay                                     startdelay_ns(_max)          time or range ``a-b``, default unit s
 offset_increment                               offset_increment_bytes       size; clone k starts at offset + k x it
@@ -163,6 +164,9 @@ _add("used", "str", "random_generator", choices=("tausworthe", "lfsr", "tauswort
 _add("used", "str", "percentage_random", help="percent of random IOs in a random job, read[,write[,trim]]")
 _add("used", "str", "rate", help="bandwidth cap, bytes/s, read[,write[,trim]]")
 _add("used", "str", "rate_process", choices=("linear", "poisson"))
+_add("used", "str", "rate_min rate_iops_min", help="minimum bytes/s / IO/s, read[,write[,trim]]: a job under "
+     "it after fio's 2 s settle period ends with an error")
+_add("used", "int", "rate_cycle", help="ms over which rate_min / rate_iops_min are averaged")
 _add("used", "int", "prio prioclass", help="the job's IO priority level 0..7 / class 0..3 (ionice)")
 _add("used", "str", "cmdprio_percentage cmdprio_class cmdprio", help="per-command IO priority of a "
      "share of the IOs, read[,write]")
@@ -247,7 +251,7 @@ _add("ignored", "str",
      "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
      "log_hist_coarseness log_max_value log_compression log_compression_cpus "
      "log_alternate_epoch_clock_id bwavgtime iopsavgtime percentile_list significant_figures "
-     "rate_min rate_iops_min rate_cycle max_latency latency_window latency_percentile latency_run "
+     "max_latency latency_window latency_percentile latency_run "
      "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
      "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
      "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "

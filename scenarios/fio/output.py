@@ -101,6 +101,12 @@ def fio_options(job) -> dict[str, str]:
         o["rate"] = _pair(job.rate_read_bps or 0, job.rate_write_bps or 0)
     if job.rate_process != "linear":
         o["rate_process"] = job.rate_process
+    if job.rate_min_read_bps or job.rate_min_write_bps:
+        o["rate_min"] = _pair(job.rate_min_read_bps or 0, job.rate_min_write_bps or 0)
+    if job.rate_iops_min_read or job.rate_iops_min_write:
+        o["rate_iops_min"] = _pair(job.rate_iops_min_read or 0, job.rate_iops_min_write or 0)
+    if job.rate_cycle_ms != 1000:
+        o["rate_cycle"] = str(job.rate_cycle_ms)
     if job.thinktime_ns:
         o["thinktime"] = _time(job.thinktime_ns)
     _workload_options(job, o)
@@ -279,7 +285,7 @@ def _entry(name: str, job, glob: dict, recs: list, tasks: list, snap_tasks: dict
            elapsed_s: float) -> dict:
     is_async = job.ioengine in ASYNC_ENGINES
     own = {k: v for k, v in fio_options(job).items() if glob.get(k) != v}  # fio: the section's own options
-    entry = {"jobname": name, "groupid": 0, "error": 0, "eta": 0, "elapsed": int(round(elapsed_s)),
+    entry = {"jobname": name, "groupid": 0, "error": max((t.error for t in tasks), default=0), "eta": 0, "elapsed": int(round(elapsed_s)),
              "job options": {"name": name, **own}}
     for op in _DIRS:
         entry[op] = _direction([r for r in recs if r.op == op], is_async, t0, dur_ns)

@@ -98,6 +98,13 @@ class FioJob(BaseModel):
     rate_read_bps: int | None = Field(None, gt=0)  # fio's rate: bytes/s per direction (wins over rate_iops)
     rate_write_bps: int | None = Field(None, gt=0)
     rate_process: Literal["linear", "poisson"] = "linear"
+    # fio's rate_min (bytes/s) / rate_iops_min: a job under it after fio's 2 s settle period ends
+    # with an error; checked every rate_cycle ms
+    rate_min_read_bps: int | None = Field(None, gt=0)
+    rate_min_write_bps: int | None = Field(None, gt=0)
+    rate_iops_min_read: int | None = Field(None, gt=0)
+    rate_iops_min_write: int | None = Field(None, gt=0)
+    rate_cycle_ms: int = Field(1000, gt=0)
     number_ios: int = Field(0, ge=0)  # per thread; 0: no limit
     loops: int = Field(1, ge=1)
     startdelay_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
@@ -496,6 +503,11 @@ _HANDLERS: dict[str, _Handler] = {
     "rate": _set_rwt("rate", "rate_read_bps", "rate_write_bps",
                      lambda p, kb: parse_size(p, option="rate", kb_base=kb, allow_zero=True) or None, None),
     "rate_process": _set_field("rate_process", _choice("rate_process")),
+    "rate_min": _set_rwt("rate_min", "rate_min_read_bps", "rate_min_write_bps",
+                         lambda p, kb: parse_size(p, option="rate_min", kb_base=kb, allow_zero=True) or None, None),
+    "rate_iops_min": _set_rwt("rate_iops_min", "rate_iops_min_read", "rate_iops_min_write",
+                              lambda p, kb: parse_int(p, option="rate_iops_min", minimum=0) or None, None),
+    "rate_cycle": _set_field("rate_cycle_ms", _int("rate_cycle", 1)),
     "prio": _set_field("prio", _int("prio", 0, 7)),
     "prioclass": _set_field("prioclass", _int("prioclass", 0, 3)),
     "cmdprio_percentage": _set_rwt("cmdprio_percentage", "cmdprio_percentage_read", "cmdprio_percentage_write",
@@ -617,6 +629,22 @@ def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, An
     return ignored
 
 
+def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """fio's fixup_options: rate and rate_iops (and their minimums) are mutually exclusive per
+    direction, and a minimum above the cap is an error."""
+    for op in ("read", "write"):
+        cap, cap_iops = state[f"rate_{op}_bps"], state[f"rate_iops_{op}"]
+        low, low_iops = state[f"rate_min_{op}_bps"], state[f"rate_iops_min_{op}"]
+        if (cap and cap_iops) or (low and low_iops):
+            names = ("rate", "rate_iops") if cap and cap_iops else ("rate_min", "rate_iops_min")
+            raise fail(f"options '{names[0]}' and '{names[1]}' both set {op}s: they are mutually exclusive "
+                       "(fio rejects the job too)", last.get(names[1]) or last.get(names[0]))
+        if (cap and low and cap < low) or (cap_iops and low_iops and cap_iops < low_iops):
+            names = ("rate_min", "rate") if cap and low and cap < low else ("rate_iops_min", "rate_iops")
+            raise fail(f"option '{names[0]}' for {op}s is above '{names[1]}': the minimum rate exceeds the rate "
+                       "(fio rejects the job too)", last.get(names[0]))
+
+
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
     """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
     512-byte multiples), time_based with runtime, iodepth_low."""
@@ -639,11 +667,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 if option == "bs" else ""
             raise fail(f"option '{option}': {state[field]} bytes is not a multiple of 512, "
                        f"which O_DIRECT requires{hint}", last.get(option))
-    for op in ("read", "write"):
-        if state[f"rate_{op}_bps"] and state[f"rate_iops_{op}"]:
-            # fio's fixup_options: "rate and rate_iops are mutually exclusive"
-            raise fail(f"options 'rate' and 'rate_iops' both cap {op}s: they are mutually exclusive "
-                       "(fio rejects the job too)", last.get("rate_iops") or last.get("rate"))
+    _check_rates(state, last, fail)
     if state["time_based"] and state["runtime_ns"] is None:
         raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
     if "iodepth_low" in last:
