@@ -104,30 +104,13 @@ def test_zoned_abs_zones_in_bytes_and_per_direction():
     assert abs((r < 256).mean() - 0.5) < 0.02
 
 
+_JOB = {"ioengine": "pvsync2", "direct": "1", "rw": "randread", "size": "4m", "runtime": "15ms", "time_based": "1"}
+
+
 def _offsets(sets, seed=1):
-    res = simulate(resolve(job_file=_write_job(), platform=PLATFORM, sets=sets, seed=seed), keep_model=True)
+    job = job_from_options({**_JOB, **sets}, name="j")
+    res = simulate(resolve(jobs=[job], platform=PLATFORM, seed=seed), keep_model=True)
     return [(r.offset, r.nbytes) for r in res.model.records]
-
-
-_JOB = """[global]
-ioengine=pvsync2
-direct=1
-rw=randread
-size=4m
-runtime=15ms
-time_based
-[j]
-"""
-
-
-def _write_job(tmp=[]):  # one file per session
-    if not tmp:
-        import tempfile
-        f = tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False)
-        f.write(_JOB)
-        f.close()
-        tmp.append(f.name)
-    return tmp[0]
 
 
 def test_zipf_job_end_to_end_skew_and_range():

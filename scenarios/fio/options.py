@@ -45,7 +45,8 @@ cpus_allowed_policy                            cpus_allowed_policy          shar
 rate_iops                                      rate_iops_read/_write        IO/s, ``read[,write[,trim]]``; 0 = none
 rate                                           rate_read_bps/_write_bps     bytes/s, ``read[,write[,trim]]``; 0 = none
 rate_process                                   rate_process                 linear | poisson
-rate_min, rate_iops_min, rate_cycle            rate_min_*_bps, rate_iops_min_*, rate_cycle_ms  minimum rates (job error when missed)
+rate_min, rate_iops_min                        rate_min_*_bps, rate_iops_*  bytes/s, IO/s per direction; a miss ends the job
+rate_cycle                                     rate_cycle_ms                ms (default 1000)
 number_ios, loops                              number_ios, loops            IOs per thread (0 = no limit), repetitions
 startdelay                                     startdelay_ns(_max)          time or range ``a-b``, default unit s
 offset_increment                               offset_increment_bytes       size; clone k starts at offset + k x it
