@@ -13,7 +13,7 @@ class Request(NvmeCommand):
     device sees (direction, size, flags, device timestamps) is its :class:`NvmeCommand`."""
 
     __slots__ = (
-        "id", "task", "job", "offset", "cpu", "qp", "hipri", "done", "waiter_sleeping",
+        "id", "task", "job", "cpu", "qp", "hipri", "done", "waiter_sleeping",
         "depth", "t_submit", "t_issued", "t_dispatch", "t_reaped", "t_complete",
         "slept", "done_cb", "merged", "parent", "splits", "splits_left", "ioprio",
     )

@@ -47,7 +47,7 @@ from models.ssd.device import NvmeDevice
 from simcore.config import Model
 from simcore.engine import Engine
 from simcore.errors import ConfigError
-from simcore.rng import RngStreams
+from simcore.rng import BatchedDraws, RngStreams
 from simcore.tracing import CPU_PID
 
 #: timeline track of logical CPU i's power state: thread STATE_TID + i of the "CPUs" process
@@ -166,6 +166,9 @@ class Server:
         self.in_capsule = self.cfg.server.in_capsule_bytes
         self.half_rtt = wl.network_rtt_us * 500.0
         self.resp_ns = self.half_rtt + (self._resp_extra(wl.op, wl.bs) if wl.kind != "trace" else 0.0)
+        # the client's random block addresses (its own stream: the arrivals do not depend on it),
+        # uniform over 2^30 blocks of the request size
+        self._offset_draw = BatchedDraws(self.rng.stream("client.offsets"), lambda g, n: g.integers(0, 2**30, n)).next
         self.rec_arr = array("d")
         self.rec_done = array("d")
         #: the completed requests themselves, when the run keeps per-IO records (:meth:`keep_records`)
@@ -205,6 +208,7 @@ class Server:
         self._agen = feed.batches
         self._aop: list = []
         self._anb: list = []
+        self._aoff: list = []
         self.rec_id = array("q")
         self.rec_nb = array("q")
         self.rec_wr = array("b")
@@ -575,7 +579,7 @@ class Server:
             if len(batch) == 3:
                 self._at, self._ac, self._as = batch
             else:
-                self._at, self._ac, self._as, self._aop, self._anb = batch
+                self._at, self._ac, self._as, self._aop, self._anb, self._aoff = batch
             i = 0
         self._ai = i
         self.engine.call_at(self._at[i], self._arrive)
@@ -593,6 +597,7 @@ class Server:
         req.ssd = ssd
         req.op = self.op
         req.nbytes = self.bs
+        req.offset = self._offset_draw() * self.bs
         req.t_arr = now
         self._admit(req, th, now)
 
@@ -623,6 +628,7 @@ class Server:
         req.ssd = self._as[i]
         req.op = self._aop[i]
         req.nbytes = self._anb[i]
+        req.offset = self._aoff[i]
         req.t_arr = now
         self._next_arrival()
         self._admit(req, th, now)

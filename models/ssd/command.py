@@ -11,12 +11,14 @@ from __future__ import annotations
 class NvmeCommand:
     """The device-visible part of a request (times in ns, set by :class:`models.ssd.device.NvmeDevice`)."""
 
-    __slots__ = ("op", "nbytes", "flags", "sq_seq", "t_dev_start", "t_dev_end", "t_cqe", "device_service_ns")
+    __slots__ = ("op", "nbytes", "offset", "flags", "sq_seq", "t_dev_start", "t_dev_end", "t_cqe", "device_service_ns")
 
     op: str
     """``"read"`` or ``"write"``."""
     nbytes: int
     """Transfer size, bytes."""
+    offset: int
+    """Starting byte address on the device (its LBA x the block size): picks the media unit."""
     flags: int
     """Interrupt-generation annotations (:data:`models.ssd.irq.URGENT`, ``BARRIER``)."""
     sq_seq: int

@@ -52,8 +52,12 @@ class DeviceConfig(Model):
         0.0, ge=0, description="flash with a power-protected DRAM write buffer: a write completes after its (buffer)"
         " service time, and its media unit stays busy this much longer programming NAND in the background (0 = no cache)",
     )
-    parallel_units: int = Field(ge=1, le=65536, description="commands in media service at once (dies x planes / channels); sets"
-                                " the IOPS ceiling (at most 65536, more than the dies of any SSD)")
+    parallel_units: int = Field(ge=1, le=65536, description="independent media units (dies, or die groups that serve a command"
+                                " together): each serves one command at a time, so their number and the service time set the"
+                                " IOPS ceiling (at most 65536, more than the dies of any SSD)")
+    unit_stripe_bytes: int = Field(4096, ge=512, le=2**30, description="address interleave across media units: the command"
+                                   " at byte offset o goes to unit (o // unit_stripe_bytes) mod parallel_units (sequential"
+                                   " IO rotates over the units, random IO collides on them at random), bytes")
     link_gb_s: float = Field(gt=0, description="usable PCIe data bandwidth, GB/s (1e9 B/s)")
     fetch_ns: float = Field(ge=0, description="doorbell write to command fetched by the controller, ns")
     post_ns: float = Field(ge=0, description="completion entry DMA write + MSI-X message to the CPU, ns")

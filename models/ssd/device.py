@@ -7,17 +7,20 @@ Pipeline of one command (times in ns):
 Flash with a DRAM write buffer (``write_cache_program_ns`` > 0) acknowledges a write after its
 (buffer) service time, while its unit stays busy programming NAND, which bounds sustained write
 IOPS at units / (service + program).
-The media stage is a FIFO multi-server queue (``parallel_units`` servers), which makes IOPS
-saturate; the link is a FIFO single server at ``link_gb_s``, which makes bandwidth saturate. Both
-are computed analytically when the doorbell rings (media units serve commands in doorbell order;
-the link serves transfers in the order their data is ready, first fit into its free gaps), so a
-command costs the event queue a single event: its completion posting.
+The front end (command fetch, completion posting) overlaps across commands: a fixed latency per
+command, no queueing. The media stage is ``parallel_units`` independent units (dies or die
+groups), each serving one command at a time in doorbell order; the command's address picks its
+unit (``unit_stripe_bytes`` interleave), so random commands collide on units at random and latency
+rises gradually with depth, well before every unit is busy, while the units' number and service
+time set the IOPS ceiling. The link is a FIFO single server at ``link_gb_s``, which makes
+bandwidth saturate. Both are computed analytically when the doorbell rings (the link serves
+transfers in the order their data is ready, first fit into its free gaps), so a command costs the
+event queue a single event: its completion posting.
 """
 
 from __future__ import annotations
 
 import bisect
-import heapq
 import math
 from typing import Callable
 
@@ -78,7 +81,9 @@ class NvmeDevice:
         self._schedule = engine.schedule
         self.index = index
         self.qps: list[QueuePair] = []
-        self._units = [0.0] * cfg.parallel_units  # heap of times each unit becomes free
+        self._units = [0.0] * cfg.parallel_units  # time each media unit becomes free
+        self._n_units = cfg.parallel_units
+        self._stripe = cfg.unit_stripe_bytes
         # link reservations (start, end) in time order, non-overlapping: each transfer takes the
         # first gap long enough at or after the time its data is ready
         self._link_starts: list[float] = []
@@ -166,7 +171,8 @@ class NvmeDevice:
         if not is_read:
             t = self._link_reserve(t, xfer) + xfer
         units = self._units
-        start = units[0]  # the unit that frees first (FIFO over parallel units)
+        unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
+        start = units[unit]  # it serves its commands one at a time, in doorbell order
         if t >= start:
             start = t
         # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
@@ -177,7 +183,7 @@ class NvmeDevice:
         busy = svc
         if program_ns:
             busy += program_ns  # writes: acknowledged from DRAM; the NAND program continues
-        heapq.heapreplace(units, start + busy)
+        units[unit] = start + busy
         self.busy_unit_ns[op] += busy
         if is_read:
             end = self._link_reserve(end, xfer) + xfer

@@ -290,6 +290,7 @@ def trace_arrivals(records: Iterable, gen: np.random.Generator, *, connections: 
         ss: list = []
         ops: list = []
         nbs: list = []
+        offs: list = []
         for rec, slot in it:
             t = float(rec.t_ns)
             if t < prev:
@@ -303,6 +304,7 @@ def trace_arrivals(records: Iterable, gen: np.random.Generator, *, connections: 
             ss.append(ssds[slot])
             ops.append(rec.op)
             nbs.append(nb)
+            offs.append(rec.offset)
             if rec.op == "read":
                 feed.reads += 1
             else:
@@ -313,7 +315,7 @@ def trace_arrivals(records: Iterable, gen: np.random.Generator, *, connections: 
         if not ts:
             return
         feed.ios += len(ts)
-        yield ts, gen.integers(0, connections, len(ts)).tolist(), ss, ops, nbs
+        yield ts, gen.integers(0, connections, len(ts)).tolist(), ss, ops, nbs, offs
         if len(ts) < batch:
             return
 
