@@ -130,7 +130,22 @@ def governors(_arg=None) -> str:
     return _table(["Governor", "Mean latency", "IOPS", "CPU power", "J per million IOs"], rows)
 
 
-TABLES = {"cstates": cstates, "cpu-power-presets": cpu_power_presets, "power-config": power_config,
+def ssd_presets(_arg=None) -> str:
+    """Each SSD preset's service times, media units, link, front end and power."""
+    from models.ssd.presets import SSD_PRESETS
+
+    rows = []
+    for name, make in SSD_PRESETS.items():
+        d = make()
+        rows.append([f"`{name}`", f"{d.read.base_ns:,.0f} / {d.read.sd_ns:,.0f}", f"{d.write.base_ns:,.0f} / {d.write.sd_ns:,.0f}",
+                     f"{d.read.per_kib_ns:,.0f} / {d.write.per_kib_ns:,.0f}", f"{d.write_cache_program_ns / 1e3:,.0f}",
+                     str(d.parallel_units), _g(d.link_gb_s, 1), f"{d.fetch_ns:,.0f} / {d.post_ns:,.0f}",
+                     f"{_g(d.idle_w, 1)} / {_g(d.active_read_w, 1)} / {_g(d.active_write_w, 1)}"])
+    return _table(["Preset", "Read base / sd (ns)", "Write base / sd (ns)", "per KiB R/W (ns)", "Write program (us)",
+                   "Units", "Link GB/s", "Fetch / post (ns)", "Idle / read / write W"], rows)
+
+
+TABLES = {"ssd-presets": ssd_presets, "cstates": cstates, "cpu-power-presets": cpu_power_presets, "power-config": power_config,
           "modes-cpu": modes_cpu, "modes-energy": modes_energy, "governors": governors}
 
 
