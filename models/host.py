@@ -66,8 +66,10 @@ class Host:
         idle_cls = policies.cpuidle_governor
         tick_period_ns = 1e9 / platform.sched.tick_hz
         self.runners = [CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched) for cpu in self.pkg.cpus]
-        for r in self.runners:
-            r._sibling = self.pkg.sibling_of(r.cpu)
+        if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
+            by_cpu = {r.cpu.id: r for r in self.runners}
+            for core in self.pkg.cores:
+                core.watch_smt([by_cpu[c.id].sibling_activity_changed for c in core.cpus])
         hook = getattr(self.cpufreq, "on_enqueue", None)
         tick_hook = getattr(self.cpufreq, "on_tick", None)
         for r in self.runners:

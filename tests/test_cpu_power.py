@@ -237,3 +237,43 @@ def test_summary_reports_mean_frequency_and_transitions():
     assert run("powersave")["summary"]["freq_ghz_mean"] == {"core0": cpu.min_freq_ghz}
     su = run("schedutil", cpu__cpufreq__iowait_boost="false")["summary"]
     assert cpu.min_freq_ghz < su["freq_ghz_mean"]["core0"] < cpu.top_freq_ghz and su["freq_transitions"] > 0
+
+
+# -- SMT contention: continuous, by the sibling's activity ------------------------------------------------
+def test_a_spinning_sibling_slows_every_piece_of_work_by_its_activity():
+    """idle=poll: the IO thread's sibling spins in POLL all the time, so every segment and every
+    interrupt handler on cpu0 runs 1 + (smt_slowdown - 1) x spin activity times slower (exactly)."""
+    cpu = resolve(sets={}).platform.cpu
+    names = [s.name for s in cpu.cstates]
+    s = run("performance", runtime="50ms", cpu__cpuidle_disable="[" + ",".join(names[1:]) + "]")["summary"]
+    ly = s["layers_ns_per_io"]
+    work = sum(v for k, v in ly.items() if k not in ("idle", "smt_contention"))
+    assert ly["smt_contention"] / work == pytest.approx((cpu.smt_slowdown - 1) * cpu.activity["spin"], rel=1e-9)
+    assert run("performance", runtime="50ms")["summary"]["layers_ns_per_io"]["smt_contention"] == 0.0  # sibling asleep
+
+
+def test_a_segment_is_retimed_when_the_sibling_starts_and_stops():
+    """5 us of work on cpu0; its sibling becomes busy (activity 1) 1 us in and goes back to sleep
+    2 us later: 1 + 2 x smt_slowdown (the 2 us of sibling time cover 2 / smt_slowdown us of work)
+    + the rest alone."""
+    from scenarios.assembly import build_host
+
+    cfg = resolve(sets={})
+    host = build_host(cfg.platform, cfg.queue, 1)
+    r0 = host.runners[0]
+    sib = host.pkg.sibling_of(r0.cpu)
+    f = r0.freq
+    done = []
+    host.engine.run(1_000.0)  # past boot (every CPU idle)
+    t0 = host.engine.now
+    deepest = len(cfg.platform.cpu.cstates) - 1
+    sib.set_idle(t0, deepest)  # asleep (not spinning in POLL) when the work starts
+    cost = host.costs.get("test_work", user=5_000.0 * f)
+    r0.run(cost, lambda: done.append(host.engine.now))
+    host.engine.call_at(t0 + 1_000.0, sib.set_busy, t0 + 1_000.0, 1.0)
+    host.engine.call_at(t0 + 3_000.0, sib.set_idle, t0 + 3_000.0, deepest)
+    host.engine.run(t0 + 20_000.0)
+    slow = cfg.platform.cpu.smt_slowdown
+    work_during = 2_000.0 / slow
+    assert done == [pytest.approx(t0 + 1_000.0 + 2_000.0 + (5_000.0 - 1_000.0 - work_during))]
+    assert r0.smt_stall_ns == pytest.approx(2_000.0 - work_during)

@@ -36,7 +36,7 @@ def _KNOWN_BFQ_STALL(engine, sched, poll, jobs) -> bool:
                    "IOPOLL, bfq and 3 jobs on 2 CPUs a few IOs stay in bfq and never complete; likely bfq's "
                    "idle-slice expiry does not re-run the hardware queue of a polled queue whose owner is not running")
 def test_bfq_polled_io_uring_with_more_jobs_than_cpus():
-    for seed in (148, 206):
+    for seed in (10, 18):  # seeds that stall under the current model (timing decides which do)
         _check_every_io_completes_once("io_uring", 16, 1, 3, "bfq", "none", True, "randread", seed)
 
 

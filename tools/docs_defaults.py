@@ -117,6 +117,7 @@ def _idle_and_clock_prose() -> list[tuple[str, str]]:
         ("cpu.md", f"mean latency {base[lat]:.2f} -> {nopoll[lat]:.2f} us, {base[iops] / 1e3:.1f}K -> {nopoll[iops] / 1e3:.1f}K IOPS, CPU"),
         ("cpu.md", f"power {base[cpu_w]:.1f} -> {nopoll[cpu_w]:.1f} W."),
         ("cpu.md", f"CPU power {base[cpu_w]:.1f} -> {idle[cpu_w]:.1f} W (the idle cores spin)"),
+        ("cpu.md", f"mean latency {base[lat]:.2f} -> {idle[lat]:.2f} us."),
         ("cpu.md", f"scenario's mean latency from {base[lat]:.2f} to {turbo[lat]:.2f} us"),
         ("cpu.md", f"(0.8 GHz) to {save[lat]:.1f} us."),
     ]

@@ -100,7 +100,7 @@ class PhysicalCore:
 
     __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg", "freq_ghz", "target_ghz",
                  "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending", "_ghz_ns", "_ghz_t",
-                 "c0n", "_c0_t")
+                 "c0n", "_c0_t", "smt_watchers", "_smt_seen")
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
@@ -111,6 +111,11 @@ class PhysicalCore:
         self._t = 0.0
         self._cfg = pkg.cfg
         self.listeners = []  # called with the new frequency (the OS runners of the siblings)
+        #: per logical CPU (in ``cpus`` order), ``fn(now, sibling_activity)`` called whenever the
+        #: other sibling's executing activity changes (0.0: it executes nothing); set by the OS
+        #: layer on SMT cores (:meth:`watch_smt`)
+        self.smt_watchers = None
+        self._smt_seen = [0.0, 0.0]
         self.transitions = 0
         self._pending = None
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
@@ -193,6 +198,28 @@ class PhysicalCore:
             self.power_w = self._leak_w + self._dyn_w * a1
         else:
             self.power_w = shallow if shallow > 0 else 0.0
+        watchers = self.smt_watchers
+        if watchers is not None:
+            self._notify_smt(now, watchers)
+
+    def watch_smt(self, watchers: list) -> None:
+        """Call ``watchers[i](now, activity)`` whenever the executing activity of CPU ``i``'s sibling
+        changes (busy: its work's activity; spinning in a POLL state: the spin activity; else 0)."""
+        self.smt_watchers = watchers
+        self._smt_seen = [-1.0, -1.0]
+        self._notify_smt(self._t, watchers)
+
+    def _notify_smt(self, now: float, watchers: list) -> None:
+        c0, c1 = self.cpus
+        seen = self._smt_seen
+        a = c1.activity if (c1.busy or c1.spinning) else 0.0  # what CPU 0 competes with
+        if a != seen[0]:
+            seen[0] = a
+            watchers[0](now, a)
+        a = c0.activity if (c0.busy or c0.spinning) else 0.0
+        if a != seen[1]:
+            seen[1] = a
+            watchers[1](now, a)
 
     def settle(self, now: float) -> None:
         self.update(now)

@@ -110,8 +110,11 @@ class CpuRunner:
         self.id = cpu.id
         self.freq = cpu.core.freq_ghz
         cpu.core.listeners.append(self._freq_changed)
-        self._smt_slowdown = cpu.core._cfg.smt_slowdown
-        self._sibling = None  # set by the host once all CPUs exist
+        # SMT contention: work runs smt_fac times slower than alone, smt_fac = 1 + (smt_slowdown - 1)
+        # x the sibling's executing activity (1.0 busy, less for poll loops and the POLL spin, 0
+        # asleep); the host's core watcher keeps it current (sibling_activity_changed)
+        self._smt_excess = cpu.core._cfg.smt_slowdown - 1.0
+        self._smt_fac = 1.0
         self.governor = governor
         self.sched = sched
         self.cstates = cpu.core._cfg.cstates
@@ -166,8 +169,13 @@ class CpuRunner:
         self._seg_call = None
         self._seg_then = None
         self._seg_end = 0.0
+        self._seg_work_from = 0.0  # the segment's work starts here (after a C-state exit)
         self._seg_rem = 0.0
+        self._seg_rem_fac = 1.0  # the SMT factor _seg_rem was measured at
         self._seg_act = 0.0
+        self._irq_call = None
+        self._irq_end_t = 0.0
+        self._irq_work_from = 0.0
         # polling state
         self._poll_qp = None
         self._poll_req = None
@@ -211,13 +219,15 @@ class CpuRunner:
             dur += self._carry_ns - fixed
             self._carry_ns = 0.0
             self._carry_fixed_ns = 0.0
-        sib = self._sibling
-        if sib is not None and sib.busy:
-            # the sibling competes for the core's pipeline: the same cycles take longer
-            extra = dur * (self._smt_slowdown - 1.0)
+        fac = self._smt_fac
+        if fac != 1.0:
+            # the sibling competes for the core's pipeline: the same cycles take longer (re-timed
+            # if the sibling's activity changes before the segment ends)
+            extra = dur * (fac - 1.0)
             self.smt_stall_ns += extra
             dur += extra
-        dur += fixed  # C-state exit latency: wall time, not cycles
+        self._seg_work_from = now + fixed
+        dur += fixed  # C-state exit latency first: wall time, not cycles
         tr = self.engine.tracer
         if tr is not None:
             self._trace_segment(tr, now, dur, cost)
@@ -279,8 +289,45 @@ class CpuRunner:
         if freq_ghz != self.freq:
             self._close_freq_epoch()
         self.freq = freq_ghz
-        self._iter_ns = self.host.kcosts.poll_iteration_cycles / freq_ghz
-        self._spin_ns = self.host.kcosts.spin_iteration_cycles / freq_ghz
+        self._set_loop_ns()
+
+    def _set_loop_ns(self) -> None:
+        """Poll and spin loop iteration times at the current frequency and SMT contention."""
+        k = self.host.kcosts
+        self._iter_ns = k.poll_iteration_cycles / self.freq * self._smt_fac
+        self._spin_ns = k.spin_iteration_cycles / self.freq * self._smt_fac
+
+    def sibling_activity_changed(self, now: float, activity: float) -> None:
+        """The SMT sibling's executing activity changed at ``now``: the work under way from now
+        runs at the new contention factor (the segment or interrupt handler end moves; loop
+        iterations get their new length)."""
+        fac = 1.0 + self._smt_excess * activity
+        old = self._smt_fac
+        if fac == old:
+            return
+        self._smt_fac = fac
+        mode = self.mode
+        if mode == RUN:
+            start = now if now > self._seg_work_from else self._seg_work_from
+            rem = self._seg_end - start
+            if rem > 0.0:
+                new = rem * fac / old
+                self.smt_stall_ns += new - rem
+                self._seg_end = end = start + new
+                self._seg_call.cancel()
+                call = self._seg_call = Call(self._seg_done_cb, (), end)
+                self._schedule_call(call)
+        elif mode == IRQ and self._irq_call is not None:
+            start = now if now > self._irq_work_from else self._irq_work_from
+            rem = self._irq_end_t - start
+            if rem > 0.0:
+                new = rem * fac / old
+                self.smt_stall_ns += new - rem
+                self._irq_end_t = end = start + new
+                work = self._irq_call.args[0]
+                self._irq_call.cancel()
+                self._irq_call = self.engine.call_at(end, self._irq_end, work)
+        self._set_loop_ns()
 
     def _add_epoch_layer_ns(self, acc: list) -> None:
         """Add to ``acc`` the ns per layer of the bundles run since the last frequency change, at
@@ -597,6 +644,7 @@ class CpuRunner:
             self._end_idle(now, self._irqs[0] is self._tick_irq)
         elif prev == RUN:
             self._seg_rem = self._seg_end - now
+            self._seg_rem_fac = self._smt_fac
             self._seg_call.cancel()
         elif prev == POLL:
             self._charge_poll(now)
@@ -643,12 +691,20 @@ class CpuRunner:
     def _next_irq(self, delay: float) -> None:
         now = self.engine.now
         work, cost = self._take_irq(now)
+        ns = cost.cycles / self.freq
+        fac = self._smt_fac
+        if fac != 1.0:  # the handler competes with the sibling like any other work
+            self.smt_stall_ns += ns * (fac - 1.0)
+            ns *= fac
         tr = self.engine.tracer
         if tr is not None:
-            tr.span(1, self.id, f"hard IRQ ({work.kind})", now + delay, cost.cycles / self.freq, "irq")
-        self.engine.call_in(delay + cost.cycles / self.freq, self._irq_end, work)
+            tr.span(1, self.id, f"hard IRQ ({work.kind})", now + delay, ns, "irq")
+        self._irq_work_from = now + delay
+        self._irq_end_t = now + delay + ns
+        self._irq_call = self.engine.call_in(delay + ns, self._irq_end, work)
 
     def _irq_end(self, work: IrqWork) -> None:
+        self._irq_call = None
         work.fire(self)
         if self._irqs:
             self._next_irq(0.0)
@@ -658,8 +714,14 @@ class CpuRunner:
         if prev == RUN:
             self.mode = RUN
             self.cpu.set_busy(now, self._seg_act)
-            self._seg_end = now + self._seg_rem
-            self._seg_call = self.engine.call_in(self._seg_rem, self._seg_done)
+            rem = self._seg_rem
+            if self._seg_rem_fac != self._smt_fac:  # the sibling changed meanwhile
+                new = rem * self._smt_fac / self._seg_rem_fac
+                self.smt_stall_ns += new - rem
+                rem = new
+            self._seg_work_from = now
+            self._seg_end = now + rem
+            self._seg_call = self.engine.call_in(rem, self._seg_done)
         elif prev == POLL:
             self.mode = POLL
             self.cpu.set_busy(now, self._act_poll)
