@@ -199,27 +199,28 @@ class PhysicalCore:
         else:
             self.power_w = shallow if shallow > 0 else 0.0
         watchers = self.smt_watchers
-        if watchers is not None:
-            self._notify_smt(now, watchers)
+        if watchers is not None:  # _notify_smt, inlined (every state change of an SMT core)
+            c0, c1 = self.cpus
+            seen = self._smt_seen
+            if c0.busy:
+                a = c1.activity if (c1.busy or c1.spinning) else 0.0
+                if a != seen[0]:
+                    seen[0] = a
+                    watchers[0](now, a)
+            if c1.busy:
+                a = c0.activity if (c0.busy or c0.spinning) else 0.0
+                if a != seen[1]:
+                    seen[1] = a
+                    watchers[1](now, a)
 
     def watch_smt(self, watchers: list) -> None:
-        """Call ``watchers[i](now, activity)`` whenever the executing activity of CPU ``i``'s sibling
-        changes (busy: its work's activity; spinning in a POLL state: the spin activity; else 0)."""
+        """Call ``watchers[i](now, activity)`` when the executing activity of CPU ``i``'s sibling
+        (busy: its work's activity; spinning in a POLL state: the spin activity; else 0) differs
+        from what ``watchers[i]`` last got, at every state change while CPU ``i`` is busy: a CPU
+        that executes nothing is not told, and learns the current value as it becomes busy (its
+        own ``set_busy``), before it times its work."""
         self.smt_watchers = watchers
-        self._smt_seen = [-1.0, -1.0]
-        self._notify_smt(self._t, watchers)
-
-    def _notify_smt(self, now: float, watchers: list) -> None:
-        c0, c1 = self.cpus
-        seen = self._smt_seen
-        a = c1.activity if (c1.busy or c1.spinning) else 0.0  # what CPU 0 competes with
-        if a != seen[0]:
-            seen[0] = a
-            watchers[0](now, a)
-        a = c0.activity if (c0.busy or c0.spinning) else 0.0
-        if a != seen[1]:
-            seen[1] = a
-            watchers[1](now, a)
+        self._smt_seen = [0.0, 0.0]  # the watchers start with no contention (factor 1)
 
     def settle(self, now: float) -> None:
         self.update(now)

@@ -219,6 +219,10 @@ class CpuRunner:
             dur += self._carry_ns - fixed
             self._carry_ns = 0.0
             self._carry_fixed_ns = 0.0
+        act = self._seg_act = cost.activity
+        cpu = self.cpu
+        if not cpu.busy or cpu.activity != act:
+            cpu.set_busy(now, act)  # first: a CPU waking up learns its SMT sibling's activity here
         fac = self._smt_fac
         if fac != 1.0:
             # the sibling competes for the core's pipeline: the same cycles take longer (re-timed
@@ -231,10 +235,6 @@ class CpuRunner:
         tr = self.engine.tracer
         if tr is not None:
             self._trace_segment(tr, now, dur, cost)
-        act = self._seg_act = cost.activity
-        cpu = self.cpu
-        if not cpu.busy or cpu.activity != act:
-            cpu.set_busy(now, act)
         self.mode = RUN
         self._seg_then = then
         t = self._seg_end = now + dur
@@ -692,6 +692,10 @@ class CpuRunner:
         now = self.engine.now
         work, cost = self._take_irq(now)
         ns = cost.cycles / self.freq
+        act = self._seg_act = cost.activity
+        cpu = self.cpu
+        if not cpu.busy or cpu.activity != act:
+            cpu.set_busy(now, act)  # first: a CPU waking up learns its SMT sibling's activity here
         fac = self._smt_fac
         if fac != 1.0:  # the handler competes with the sibling like any other work
             self.smt_stall_ns += ns * (fac - 1.0)
