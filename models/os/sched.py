@@ -644,6 +644,12 @@ class CpuRunner:
             self._end_idle(now, self._irqs[0] is self._tick_irq)
         elif prev == RUN:
             self._seg_rem = self._seg_end - now
+            exit_left = self._seg_work_from - now
+            if exit_left > 0.0:
+                # the CPU is still leaving its C-state (the exit that started this segment): the
+                # handler runs once it is awake, and the segment keeps only its work
+                delay = exit_left
+                self._seg_rem -= exit_left
             self._seg_rem_fac = self._smt_fac
             self._seg_call.cancel()
         elif prev == POLL:
