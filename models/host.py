@@ -66,6 +66,12 @@ class Host:
         idle_cls = policies.cpuidle_governor
         tick_period_ns = 1e9 / platform.sched.tick_hz
         self.runners = [CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched) for cpu in self.pkg.cpus]
+        #: tasks the scheduler may move (models.os.placement); False: every task is pinned
+        self.movable_tasks = False
+        self.migrations = 0  # task migrations (set_task_cpu to another CPU)
+        for r in self.runners:
+            sib = self.pkg.sibling_of(r.cpu)
+            r.sibling_runner = self.runners[sib.id] if sib is not None else None
         if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
             by_cpu = {r.cpu.id: r for r in self.runners}
             for core in self.pkg.cores:

@@ -33,54 +33,54 @@ POLL_ENERGY_FIT = {
 #: by cell (models/os/memops.py), fitted to table 2 (interrupt and classic-polling columns).
 MEM_OPS_PER_CYCLE = {
     "user": {
-        "other": 0.12705
+        "other": 0.11334
     },
     "syscall": {
-        "other": 0.11587
+        "other": 0.10414
     },
     "fs": {
-        "other": 0.2468
+        "other": 0.21195
     },
     "block": {
-        "blk_mq": 0.16145,
-        "block_rest": 0.2285
+        "blk_mq": 0.16689,
+        "block_rest": 0.22314
     },
     "iosched": {
-        "block_rest": 0.06132
+        "block_rest": 0.05922
     },
     "driver": {
-        "nvme": 0.08657
+        "nvme": 0.0896
     },
     "irq": {
-        "other": 0.03063,
-        "ktime_get": 0.02666
+        "other": 0.02975,
+        "ktime_get": 0.02386
     },
     "scheduler": {
-        "__schedule": 0.00171,
-        "psi": 0.00145,
-        "load_avg": 0.00184,
-        "sched_rest": 0.06258,
-        "ktime_get": 0.00028,
-        "time_rest": 0.00721,
-        "other": 0.00872
+        "__schedule": 0.00174,
+        "psi": 0.00147,
+        "load_avg": 0.00187,
+        "sched_rest": 0.06254,
+        "ktime_get": 0.0,
+        "time_rest": 0.00728,
+        "other": 0.00863
     },
     "timer": {
-        "hrtimer": 0.02044,
-        "ktime_get": 0.02044,
-        "time_rest": 0.02044
+        "hrtimer": 0.14941,
+        "ktime_get": 0.01973,
+        "time_rest": 0.01974
     },
     "polling": {
-        "blk_poll": 0.00894,
-        "blk_mq": 0.00181,
-        "block_rest": 0.00894,
-        "nvme": 0.00638,
-        "ktime_get": 0.00057,
-        "time_rest": 0.00033,
-        "sched_rest": 0.00166,
-        "other": 0.05216
+        "blk_poll": 0.00839,
+        "blk_mq": 0.00232,
+        "block_rest": 0.00953,
+        "nvme": 0.00626,
+        "ktime_get": 0.00053,
+        "time_rest": 0.00029,
+        "sched_rest": 0.00155,
+        "other": 0.05386
     },
     "idle_spin": {
-        "other": 0.05505
+        "other": 0.07415
     }
 }
 

@@ -111,6 +111,8 @@ def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
             job_end = delay + job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
             th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
             th.start_delay_ns = delay
+            if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
+                th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
             host.threads.append(th)
     for th in host.threads:
         if th.start_delay_ns:

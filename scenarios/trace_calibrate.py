@@ -65,7 +65,7 @@ MIN_IOS = 30
 MAX_DEPTH1_INFLIGHT = 1.05
 #: ... and at most this fraction of its IOs arrived while another was in flight (exact arrivals)
 MAX_OVERLAP = 0.01
-MAX_PASSES = 4
+MAX_PASSES = 8
 _OPS = ("read", "write")
 
 
@@ -369,11 +369,17 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
     ssd = cfg.platform.ssd
     current = {f"ssd.{op}.{p}": float(getattr(getattr(ssd, op), p)) for op in _OPS
                for p in ("base_ns", "per_kib_ns", "sd_ns")}
-    fitted: dict[str, float] = {}
+    fitted: dict[str, float] = {}  # the values the next replay uses
+    prev: tuple[dict, dict] | None = None  # (replayed values, their fit) of the pass before
     for npass in range(1, MAX_PASSES + 1):
         if npass > 1:
             cfg = _resolve(trace, platform, {**sets, **fitted}, seed)
         fits = _collect(_Depth1(reader) if reader.approx_arrivals and not d2c else reader, cfg, keys, d2c)
+        if prev is not None and any(c.service_mean_ns <= 0 for c in fits.values()):
+            # overshoot: at these values the waits for busy media units alone exceed the measured
+            # stage; step back half-way towards the values replayed before
+            fitted = {k: (v + prev[0][k]) / 2 for k, v in fitted.items()}
+            continue
         _check_classes(fits, trace)
         values, ci, missing = _fit_all(fits, current)
         values = _checked(values, ci, missing, trace)
@@ -382,9 +388,13 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
         if echo is not None:
             echo(f"pass {npass}: " + "  ".join(f"{k}={v:.1f}" for k, v in values.items()))
         moved = fitted and {k: abs(values[k] - fitted[k]) / max((ci[k][1] - ci[k][0]) / 2, 1e-9) for k in values}
-        fitted = values
         if settled:
+            fitted = values
             break
+        replayed = fitted or {k: current[k] for k in values}
+        fitted_next = _next_values(replayed, values, prev)
+        prev = (replayed, values)
+        fitted = fitted_next
     else:
         if moved and max(moved.values()) > 1.0:
             worst = max(moved, key=moved.get)
@@ -404,6 +414,28 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
         ci95=ci, start={k: current[k] for k in fitted}, not_identified=missing,
         classes=_class_rows(fits, fitted, current), passes=npass, inflight_mean=inflight,
         skipped=dict(reader.skipped), bad_lines=reader.bad_lines)
+
+
+def _next_values(replayed: dict, fit: dict, prev: tuple[dict, dict] | None) -> dict:
+    """The device values of the next replay. The fit of a replay is the measured stage minus the
+    model's host path at the replayed values; at depth > 1 that host path includes the waits for
+    busy media units, which grow with the service time, so simply replaying the fit can overshoot
+    and oscillate. Per value, a secant step on (fit - replayed) = 0 from the last two replays
+    (half-way to the fit on the first, the fit itself when the secant is degenerate or leaves
+    (0, 2 x fit))."""
+    if prev is None:  # half-way: the first replay's waits (at the platform's device) may be far off
+        return {k: (f + replayed[k]) / 2 for k, f in fit.items()}
+    x0, f0 = prev
+    out = {}
+    for k, f1 in fit.items():
+        x1 = replayed[k]
+        r1, r0 = f1 - x1, f0.get(k, x0.get(k, x1)) - x0.get(k, x1)
+        dx = x1 - x0.get(k, x1)
+        step = f1
+        if r1 != r0 and dx != 0.0:
+            step = x1 - r1 * dx / (r1 - r0)
+        out[k] = step if 0.0 < step < 2.0 * max(f1, x1) else f1
+    return out
 
 
 def trace_calibrated_platform(cal: TraceCalibration, name: str | None = None):

@@ -61,6 +61,7 @@ def test_segment_time_is_cycles_over_frequency_and_irq_pushes_it_back():
 
     t.resume = body
     r.add_task(t)  # switches in: context switch carried into the segment
+    host.start()  # the other CPUs go idle at t = 0 (an SMT sibling spinning at boot would slow cpu0)
     cs_ns = r.cost_cs.cycles / 3.8
     host.engine.call_at(4_000, r.raise_irq, FixedIrq(irq, lambda rr: log.append(("irq_end", host.engine.now)), "test"))
     host.engine.run(100_000)

@@ -43,6 +43,12 @@ class _Wait:
 class AsyncThread(SyncThread):
     """One fio thread of a libaio or io_uring job."""
 
+
+    def can_migrate(self) -> bool:
+        """Not modelled: an async thread's in-flight and polled requests are bound to its CPU's
+        queue pairs, so it stays where it was placed."""
+        return False
+
     def __init__(self, host, job, job_idx, clone, cpu, end_ns, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.engine_name = job.ioengine

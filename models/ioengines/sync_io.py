@@ -141,6 +141,24 @@ class SyncThread:
         self.task.resume = self._issue_first
         self.runner.add_task(self.task)
 
+    # -- placement (models.os.placement) -----------------------------------------------------
+    def allow_cpus(self, cpus) -> None:
+        """Let the kernel move the thread among ``cpus`` (fio set no CPU list, or a shared one)."""
+        self.task.affinity = frozenset(cpus)
+        self.task.owner = self
+        self.host.movable_tasks = True
+
+    def can_migrate(self) -> bool:
+        """A synchronous thread may move when it has no IO in flight (its request's queue pair
+        belongs to the CPU it submitted from)."""
+        req = self.req
+        return req is None or req.done
+
+    def migrated(self, runner) -> None:
+        """The task now runs on ``runner``'s CPU: the next IO goes to that CPU's hardware queue."""
+        self.runner = runner
+        self._qps.clear()
+
     def _setup_ioprio(self, job, gen) -> None:
         """fio's IO priorities: ``prio``/``prioclass`` set the thread's (ioprio_set, class BE when
         only ``prio`` is given, as fio's ioprio_value); with ``cmdprio_percentage`` that share of the

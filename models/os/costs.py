@@ -35,6 +35,13 @@ class KernelCosts(Model):
     irq_entry_cycles: float = Field(1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch")
     ctx_switch_cycles: float = Field(3000, ge=0, description="one schedule(): pick next, load/PSI accounting, context switch (~1 us)")
     wakeup_cycles: float = Field(400, ge=0, description="try_to_wake_up: enqueue the task on its runqueue (a few hundred ns)")
+    idle_scan_cycles: float = Field(100, ge=0, description="select_idle_sibling: examining one more CPU's runqueue and"
+                                    " idle state for a woken task (a remote cache line, ~30 ns; estimate)")
+    migrate_cycles: float = Field(1500, ge=0, description="moving a task to another CPU's runqueue: set_task_cpu,"
+                                  " detach/attach of its PELT load averages, remote runqueue lock (~0.4 us; estimate)")
+    newidle_balance_cycles: float = Field(1000, ge=0, description="newidle_balance on a CPU about to go idle: update"
+                                          " blocked averages, walk the domain (plus idle_scan_cycles per CPU examined;"
+                                          " estimate)")
     ipi_cycles: float = Field(800, ge=0, description="receiving a reschedule/function-call IPI on the target CPU")
     ipi_latency_ns: float = Field(500, ge=0, description="IPI send to handler entry on a remote CPU, ns")
     hrtimer_start_cycles: float = Field(600, ge=0, description="hrtimer_start + clock reads when arming a sleep timer")

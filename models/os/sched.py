@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
+from typing import Literal
 
 from pydantic import Field
 
@@ -30,6 +31,7 @@ from models.cpu.cpuidle import NO_TIMER_NS
 from models.os.costs import LAYERS as _LAYER_NAMES
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from simcore.config import Model
+from models.os.placement import pull_candidate, select_wake_cpu
 from simcore.engine import Call
 
 IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
@@ -45,6 +47,13 @@ class SchedConfig(Model):
     tick_hz: int = Field(250, gt=0, le=1000, description="scheduler tick rate (CONFIG_HZ; Kconfig.hz offers 100 to 1000)")
     tick: bool = Field(True, description="periodic scheduler tick interrupts (NOHZ idle: stopped while a CPU idles"
                        " longer than a tick); false leaves only the slice checks")
+    placement: Literal["cfs", "pinned"] = Field("cfs", description="cfs: fio threads without a CPU list (or with a shared"
+                                                " one) are placed by the scheduler at every wake-up and pulled by new-idle"
+                                                " balancing (models.os.placement); pinned: each stays on the CPU it was"
+                                                " started on")
+    migration_cost_ns: float = Field(500_000, ge=0, description="sysctl_sched_migration_cost (0.5 ms): a task that ran"
+                                     " more recently is cache-hot and not pulled by load balancing; a CPU whose average"
+                                     " idle period is shorter skips new-idle balancing")
 
 
 class IrqWork:
@@ -129,6 +138,12 @@ class CpuRunner:
         self.cost_idle_reenter = ct.get("idle_reenter", scheduler=k.idle_exit_cycles + k.idle_entry_cycles)
         self.cost_noop = ct.get("noop")
         self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles)
+        self.cost_migrate = ct.get("migrate", scheduler=k.migrate_cycles)
+        self.cost_newidle = ct.get("newidle_balance", scheduler=k.newidle_balance_cycles)
+        self._scan_costs: dict = {}
+        self.sibling_runner = None  # the SMT sibling's runner (set by the host)
+        self._migration_cost_ns = sched.migration_cost_ns
+        self.avg_idle_ns = 2.0 * sched.migration_cost_ns  # rq->avg_idle (starts at 2 x migration cost)
         self._iter_ns = k.poll_iteration_cycles / self.freq
         self._spin_ns = k.spin_iteration_cycles / self.freq
         self._tick_ns = 1e9 / sched.tick_hz
@@ -449,7 +464,7 @@ class CpuRunner:
         ran = now - task.ran_since  # charge_runtime, inlined
         task.vruntime += ran
         task.exec_ns += ran
-        task.ran_since = now
+        task.ran_since = task.last_ran = now
         task.resume = resume
         if voluntary:
             task.nvcsw += 1
@@ -457,6 +472,7 @@ class CpuRunner:
             task.iowait = iowait
             if iowait:
                 self.iowaiters += 1
+                task.slept_on = self
         else:
             task.nivcsw += 1
             task.state = RUNNABLE
@@ -541,18 +557,49 @@ class CpuRunner:
         else:
             self.add_carry(cost)
         target = self.host.runners[task.cpu]
+        if task.affinity is not None and not (target.current is None and not target.rq):
+            target = self._place_woken(task, target)  # its CPU is busy: CFS looks for another
         if target is self:
             self._enqueue_woken(task)
         else:
             host = self.host
             self.engine.call_in(self._carry_ns + host.kcosts.ipi_latency_ns, target.raise_irq, FixedIrq(host.ipi_cost, lambda r, t=task: r._enqueue_woken(t), "ipi"))
 
+    def _place_woken(self, task: Task, prev: "CpuRunner") -> "CpuRunner":
+        """select_task_rq_fair for a task woken while its CPU is busy (models.os.placement): the
+        CPUs examined cost this CPU ``idle_scan_cycles`` each, a move ``migrate_cycles``."""
+        owner = task.owner
+        if owner is None or not owner.can_migrate():
+            return prev
+        target, examined = select_wake_cpu(self.host.runners, task, self)
+        self.add_carry(self._scan_cost(examined - 1))
+        if target is not prev:
+            self._migrate(task, target)
+        return target
+
+    def _scan_cost(self, cpus: int):
+        """The bundle of examining ``cpus`` more CPUs (select_idle_sibling, newidle_balance)."""
+        cost = self._scan_costs.get(cpus)
+        if cost is None:
+            cost = self._scan_costs[cpus] = self.host.costs.get(
+                "select_idle_scan", scheduler=cpus * self.host.kcosts.idle_scan_cycles)
+        return cost
+
+    def _migrate(self, task: Task, target: "CpuRunner") -> None:
+        """set_task_cpu: the task's runqueue becomes ``target``'s (its load averages move), charged
+        to this CPU; its engine thread follows (models.ioengines: its runner and queues)."""
+        self.add_carry(self.cost_migrate)
+        task.cpu = target.id
+        task.nr_migrations += 1
+        self.host.migrations += 1
+        task.owner.migrated(target)
+
     def _enqueue_woken(self, task: Task) -> None:
         if task.state != SLEEPING:
             return
         iowait = task.iowait
         if iowait:
-            self.iowaiters -= 1
+            task.slept_on.iowaiters -= 1  # nr_iowait of the runqueue it slept on (it may have moved)
             task.iowait = False
         task.state = RUNNABLE
         if self.cpufreq_hook is not None:
@@ -579,6 +626,16 @@ class CpuRunner:
             self._schedule(from_idle=False)
             return
         now = self.engine.now
+        if self.host.movable_tasks and self.avg_idle_ns >= self._migration_cost_ns:
+            src, task, examined = pull_candidate(self.host.runners, self, now, self._migration_cost_ns)
+            if task is not None:  # newidle_balance found a queued task it may run: pull it
+                self.add_carry(self._scan_cost(examined))
+                src.rq.remove(task)
+                self._migrate(task, self)
+                task.vruntime += self.min_vruntime - src.min_vruntime  # re-based on this queue
+                self.rq.append(task)
+                self.run(self.cost_newidle, self._enter_idle)
+                return
         timers = self.timers
         while timers and not timers[0].active:
             heapq.heappop(timers)
@@ -602,6 +659,7 @@ class CpuRunner:
         wait for IO."""
         idle = now - self._idle_since
         self.governor.reflect(idle, tick_wakeup)
+        self.avg_idle_ns += (idle - self.avg_idle_ns) * 0.125  # update_avg(&rq->avg_idle, delta)
         self.cstate_exit_ns += self._exit_ns[self.cpu.cstate]  # the CPU is in C0 from now, waking up
         if self.iowaiters:
             self.iowait_ns += idle

@@ -13,14 +13,23 @@ class Task:
 
     __slots__ = (
         "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
-        "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns", "ioprio", "error",
+        "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns", "ioprio", "error", "affinity", "owner", "nr_migrations",
+        "last_ran", "slept_on",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
         self.tid = tid
         self.name = name
         self.job = job
-        self.cpu = cpu  # the CPU whose runqueue holds the task (affinity applied at placement)
+        self.cpu = cpu  # the CPU whose runqueue holds the task
+        #: CPUs the task may run on (sched_setaffinity); None: pinned to ``cpu`` (kernel threads,
+        #: fio's cpus_allowed_policy=split, engines whose requests are bound to the CPU's queues)
+        self.affinity: frozenset[int] | None = None
+        #: the engine thread behind the task (``can_migrate()``, ``migrated(runner)``), if movable
+        self.owner = None
+        self.nr_migrations = 0  # se.nr_migrations
+        self.last_ran = 0.0  # when it last left a CPU (task_hot: cache-hot for migration_cost_ns)
+        self.slept_on = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
         self.state = RUNNABLE
         self.resume: Callable | None = None
         self.iowait = False

@@ -1,0 +1,135 @@
+"""CFS placement (models/os/placement.py): where a woken task runs, new-idle pulls, and fio's
+affinity rules (issue 14)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.os.placement import pull_candidate, select_wake_cpu
+from models.os.task import RUNNABLE, Task
+from models.platforms import optane900p_e3_1230v5
+from scenarios.assembly import build_host
+from scenarios.simulate import simulate
+from tests.conftest import make_cfg
+
+PLAT = optane900p_e3_1230v5()  # 4 cores x 2 threads: CPU i and i + 4 are siblings
+
+
+class _Owner:
+    def __init__(self, movable: bool = True):
+        self.movable = movable
+        self.moved_to = []
+
+    def can_migrate(self) -> bool:
+        return self.movable
+
+    def migrated(self, runner) -> None:
+        self.moved_to.append(runner.id)
+
+
+def _host():
+    return build_host(PLAT, PLAT.queue, seed=1)
+
+
+def _busy(runner, tid: int = 100):
+    runner.current = Task(tid, f"busy{tid}", runner.id)
+
+
+def _task(cpu: int, affinity=range(8)) -> Task:
+    t = Task(0, "t", cpu)
+    t.affinity = frozenset(affinity)
+    t.owner = _Owner()
+    return t
+
+
+def test_a_task_whose_cpu_is_idle_stays():
+    host = _host()
+    r = host.runners
+    assert select_wake_cpu(r, _task(2), r[5]) == (r[2], 1)
+
+
+def test_a_task_woken_on_a_busy_cpu_goes_to_an_idle_core_first():
+    host = _host()
+    r = host.runners
+    _busy(r[0])
+    _busy(r[1])  # core 1 half busy: CPU 5 is idle but its sibling is not
+    target, examined = select_wake_cpu(r, _task(0), r[0])
+    assert target is r[2]  # core 2: both siblings idle
+    assert examined == 4  # prev, the waker, then CPUs 1 and 2 of the scan
+
+
+def test_an_idle_cpu_beside_a_busy_sibling_when_no_core_is_idle_and_the_own_cpu_when_none():
+    host = _host()
+    r = host.runners
+    for i in (0, 1, 2, 3):
+        _busy(r[i], i)
+    assert select_wake_cpu(r, _task(0), r[0])[0] is r[4]  # the first idle CPU after the task's
+    for i in range(8):
+        _busy(r[i], i)
+    assert select_wake_cpu(r, _task(0), r[0])[0] is r[0]  # nothing idle: it queues where it was
+
+
+def test_affinity_bounds_the_choice():
+    host = _host()
+    r = host.runners
+    _busy(r[0])
+    assert select_wake_cpu(r, _task(0, affinity=(0, 6)), r[0])[0] is r[6]
+    for i in range(8):
+        if i != 3:
+            _busy(r[i], i)
+    assert select_wake_cpu(r, _task(0, affinity=(0, 6)), r[0])[0] is r[0]  # CPU 3 is idle but not allowed
+
+
+def test_newidle_pulls_a_queued_task_that_is_not_cache_hot():
+    host = _host()
+    r = host.runners
+    cost = PLAT.sched.migration_cost_ns
+    _busy(r[0])
+    old, hot = _task(0), _task(0)
+    old.tid, hot.tid = 1, 2
+    old.state = hot.state = RUNNABLE
+    old.last_ran, hot.last_ran = 0.0, 2 * cost - 1.0  # at 2 x cost: hot ran less than cost ago
+    r[0].rq.extend([hot, old])
+    src, task, _ = pull_candidate(r, r[3], 2 * cost, cost)
+    assert src is r[0] and task is old
+    old.owner.movable = False  # an IO in flight: it may not move
+    assert pull_candidate(r, r[3], 2 * cost, cost)[1] is None
+
+
+def _threads_run(threads: int, **extra):
+    cfg = make_cfg("interrupt", threads=threads, runtime_ms=20, ramp_ms=5, extra=extra)
+    return simulate(cfg, records=True, keep_model=True)
+
+
+def test_more_threads_than_cpus_migrate_and_every_io_still_completes_once():
+    from scenarios.assembly import build_run
+
+    s = _threads_run(12)["summary"]
+    assert s["cpu_migrations"] > 0 and s["interrupts"].get("ipi", 0) > 0  # remote wake-ups
+    host, _ramp, end = build_run(make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5))
+    host.engine.run(end + 5e6)  # the threads stop issuing at the end: let the last IOs finish
+    assert host.migrations > 0 and sum(t.nr_migrations for t in host.all_tasks) == host.migrations
+    ids = [q.id for q in host.records]
+    assert len(ids) == len(set(ids)) == host.next_io_id
+    assert all(t.state == "dead" for t in host.all_tasks)
+    for q in host.records:  # each IO went to the hardware queue of the CPU it was submitted on
+        assert q.qp.cpu == q.cpu
+        assert q.t_submit <= q.t_dispatch <= q.t_dev_start < q.t_dev_end <= q.t_cqe <= q.t_reaped <= q.t_complete
+
+
+def test_pinned_threads_never_migrate():
+    assert _threads_run(12, cpus_allowed="0-7", cpus_allowed_policy="split")["summary"]["cpu_migrations"] == 0
+    cfg = make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5)
+    cfg = cfg.model_copy(update={"platform": PLAT.model_copy(update={"sched": PLAT.sched.model_copy(update={"placement": "pinned"})})})
+    assert simulate(cfg)["summary"]["cpu_migrations"] == 0
+
+
+def test_a_shared_cpu_list_keeps_the_threads_inside_it():
+    res = _threads_run(3, cpus_allowed="0,1")
+    assert res["summary"]["cpu_migrations"] > 0  # three threads on two CPUs move between them
+    assert set(np.unique(res.records["cpu"])) <= {0, 1}
+
+
+def test_one_thread_per_cpu_never_moves():
+    assert _threads_run(8)["summary"]["cpu_migrations"] == 0
