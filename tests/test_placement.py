@@ -145,3 +145,16 @@ def test_classic_polling_keeps_its_advantage_over_interrupts_at_8_threads():
         lat[mode] = simulate(cfg)["summary"]["latency_us"]["mean"]
     assert lat["classic"] < lat["hybrid"] < lat["interrupt"]
     assert lat["interrupt"] - lat["classic"] > 0.3  # us: a gap, not a tie
+
+
+def test_a_pulled_task_runs_at_once_and_is_not_bounced_between_idle_cpus():
+    """Nine classic pollers on eight CPUs: a CPU going idle pulls the queued poller and switches
+    to it in the same step. (Pulling it into the queue and then running the balance pass as a
+    segment let the next idle CPU pull it back, forever: 31,574 migrations in 9 ms, the task never
+    ran again. Found by tests/test_invariants.py.)"""
+    from scenarios.assembly import build_run
+
+    host, _ramp, end = build_run(make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0))
+    host.engine.run(end + 5e6)
+    assert all(t.state == "dead" for t in host.all_tasks)
+    assert host.migrations < len(host.records) / 10

@@ -67,6 +67,7 @@ class SyncThread:
         self.task = Task(len(host.all_tasks), f"{job.name}/{clone}", cpu, job=job_idx)
         host.all_tasks.append(self.task)
         self.runner = host.runners[cpu]
+        self.placed_cpu = cpu  # where it was started (the scheduler may move it: task.cpu)
         self.policy = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
         self.hipri = job.hipri
         rw = job.rw

@@ -628,13 +628,14 @@ class CpuRunner:
         now = self.engine.now
         if self.host.movable_tasks and self.avg_idle_ns >= self._migration_cost_ns:
             src, task, examined = pull_candidate(self.host.runners, self, now, self._migration_cost_ns)
-            if task is not None:  # newidle_balance found a queued task it may run: pull it
+            if task is not None:  # newidle_balance found a queued task it may run: pull it and run it
+                self.add_carry(self.cost_newidle)  # the pass's cost, carried into the pulled task's switch-in
                 self.add_carry(self._scan_cost(examined))
                 src.rq.remove(task)
                 self._migrate(task, self)
                 task.vruntime += self.min_vruntime - src.min_vruntime  # re-based on this queue
                 self.rq.append(task)
-                self.run(self.cost_newidle, self._enter_idle)
+                self._schedule(from_idle=False)  # at once: nobody else can pull it meanwhile
                 return
         timers = self.timers
         while timers and not timers[0].active:
