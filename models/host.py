@@ -90,10 +90,29 @@ class Host:
         # 4. completion policies (instantiated on first use, shared by the queue's users)
         self.policies: dict = {}
         self._stat_policies: list = []
-        self.records: list = []
+        #: every completed IO (Request), only when asked (:meth:`keep_requests`: tests, debugging);
+        #: a run's statistics are accumulated by ``io_sink`` as IOs complete
+        self.records: list | None = None
+        self.io_sink = None  # called with each completed IO (scenarios.iostats.IoStats)
+        self.completed_ios = 0
         self.all_tasks: list = []
         self.sq_threads: dict = {}
         self.next_io_id = 0
+
+    def keep_requests(self) -> None:
+        """Keep every completed request in ``records`` from now on (memory grows with the run)."""
+        if self.records is None:
+            self.records = []
+
+    def io_done(self, req) -> None:
+        """An IO completed (``req.t_complete`` stamped by its engine): counted, handed to the run's
+        statistics sink, kept when asked."""
+        self.completed_ios += 1
+        sink = self.io_sink
+        if sink is not None:
+            sink(req)
+        if self.records is not None:
+            self.records.append(req)
 
     def policy(self, name: str):
         p = self.policies.get(name)

@@ -45,9 +45,14 @@ def resolve_policies(platform: PlatformConfig, queue: QueueConfig) -> PolicySet:
     )
 
 
-def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None) -> Host:
-    """A :class:`Host` with the policies its configuration names."""
-    return Host(platform, queue, seed, resolve_policies(platform, queue), tracer)
+def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None, *,
+               keep_requests: bool = False) -> Host:
+    """A :class:`Host` with the policies its configuration names; ``keep_requests``: keep every
+    completed request in ``host.records`` (tests, debugging: memory grows with the run)."""
+    host = Host(platform, queue, seed, resolve_policies(platform, queue), tracer)
+    if keep_requests:
+        host.keep_requests()
+    return host
 
 
 def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, int], core_of: list) -> int:
@@ -82,13 +87,14 @@ def _start_delay(job, gen) -> float:
     return float(job.startdelay_ns + int(gen.integers(0, job.startdelay_max_ns - job.startdelay_ns + 1)))
 
 
-def build_run(cfg, tracer=None) -> tuple[Host, float, float]:
+def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, float, float]:
     """The host of a :class:`scenarios.scenario.RunConfig` with its job threads placed and started
     (plug-ins loaded first); returns (host, ramp_ns, end_ns): the measured window starts at the
-    latest ``ramp_time`` and ends with the longest job (size-bounded jobs: 10 s after the ramp)."""
+    latest ``ramp_time`` and ends with the longest job (size-bounded jobs: 10 s after the ramp).
+    ``keep_requests`` as for :func:`build_host`."""
     for p in cfg.plugins:
         load_plugin(p)
-    host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer, keep_requests=keep_requests)
     ncpu = len(host.runners)
     ramp = max(j.ramp_time_ns for j in cfg.jobs)
     end = max(_start_max(j) + j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)

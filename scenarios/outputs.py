@@ -14,6 +14,7 @@ import numpy as np
 from scenarios.fio.output import stamped
 from simcore.errors import ConfigError
 from simcore.outfile import STDOUT, Outputs, check_output, write_text
+from simcore.stats import RECORD_FIELDS, RecordChunks, records_array
 
 
 def json_text(result: dict) -> str:
@@ -38,23 +39,50 @@ def check_records_path(path: str) -> None:
     check_output(path, "--records")
 
 
-def stage_records(out: Outputs, path: str | Path, table: np.ndarray) -> None:
-    """Per-IO records, one row per IO (times in ns), as one output of the transaction ``out``."""
+def _chunks(table: np.ndarray | RecordChunks):
+    if isinstance(table, RecordChunks):
+        yield from table.chunks()
+    else:
+        yield table
+
+
+def _write_parquet(fh, table: np.ndarray | RecordChunks) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    for chunk in _chunks(table):
+        t = pa.table({name: chunk[name] for name in chunk.dtype.names})
+        if writer is None:
+            writer = pq.ParquetWriter(fh, t.schema)
+        writer.write_table(t)
+    if writer is None:  # no rows: the columns all the same
+        empty = records_array({})
+        t = pa.table({name: empty[name] for name in empty.dtype.names})
+        writer = pq.ParquetWriter(fh, t.schema)
+        writer.write_table(t)
+    writer.close()
+
+
+def _write_csv(fh, table: np.ndarray | RecordChunks) -> None:
+    fh.write(",".join(name for name, _t in RECORD_FIELDS) + "\n")
+    for chunk in _chunks(table):
+        lines = [",".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row) for row in chunk.tolist()]
+        if lines:
+            fh.write("\n".join(lines) + "\n")
+
+
+def stage_records(out: Outputs, path: str | Path, table: np.ndarray | RecordChunks) -> None:
+    """Per-IO records, one row per IO (times in ns), as one output of the transaction ``out``;
+    ``table`` an array or the chunks a run streamed (:class:`simcore.stats.RecordChunks`), written
+    chunk by chunk."""
     if Path(path).suffix.lower() == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        t = pa.table({name: table[name] for name in table.dtype.names})
-        out.write(path, lambda fh: pq.write_table(t, fh), binary=True, what="--records")
+        out.write(path, lambda fh: _write_parquet(fh, table), binary=True, what="--records")
         return
-    names = table.dtype.names
-    lines = [",".join(names)]
-    for row in table.tolist():
-        lines.append(",".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
-    out.text(path, "\n".join(lines) + "\n", what="--records")
+    out.write(path, lambda fh: _write_csv(fh, table), what="--records")
 
 
-def write_records(path: str | Path, table: np.ndarray) -> None:
+def write_records(path: str | Path, table: np.ndarray | RecordChunks) -> None:
     """Per-IO records, one row per IO (times in ns)."""
     with Outputs() as out:
         stage_records(out, path, table)

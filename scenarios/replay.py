@@ -32,6 +32,7 @@ from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.assembly import build_host
 from scenarios.fio.parser import FioJob, job_from_options
+from scenarios.iostats import IoStats
 from scenarios.result import Result
 from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
 from scenarios.summary import Snapshot, summarize
@@ -39,7 +40,7 @@ from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, parse_wi
 from simcore.config import Model, Seed, parse_scalar, validate
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
-from simcore.stats import records_table
+from simcore.stats import RecordChunks, record_sink, records_result
 
 __all__ = ["ReplayConfig", "resolve_replay", "run_replay"]
 
@@ -145,7 +146,8 @@ def _read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[Tr
         yield rec
 
 
-def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool = False, keep_model: bool = False) -> Result:
+def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool | RecordChunks = False,
+               keep_model: bool = False) -> Result:
     """Replay ``cfg`` (use :func:`scenarios.simulate.simulate`); ``progress``, ``records`` and
     ``keep_model`` as there (the progress line knows the end only with a window end). The summary
     is ``stacksim run``'s (:mod:`scenarios.summary`), measured from the start of the trace."""
@@ -168,6 +170,8 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool =
     job = replay_job(cfg.replay)
     run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, jobs=(job,), seed=cfg.seed)
     snap = Snapshot(host, 0.0)
+    sink = record_sink(records)
+    stats = IoStats(host, run_cfg.jobs, 0.0, records=sink)
     replayer = TraceReplayer(host, job, mapped(), cfg.replay)
     replayer.start()
     if replayer.exhausted and replayer.trace_ios == 0:
@@ -178,9 +182,9 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool =
     with RunProgress(end_ns=end_ns, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(host.engine):
         host.engine.run(replayer.done_event)
     # the reaped time is computed as clock + cycles / GHz: it may exceed the engine time by rounding
-    t_end = max(host.engine.now, max(r.t_complete for r in host.records))
+    t_end = max(host.engine.now, stats.finish().t_complete_max)
     host.pkg.settle(t_end)
-    result = summarize(run_cfg, host, snap, t_end, time.perf_counter() - wall0)
+    result = summarize(run_cfg, host, snap, stats, t_end, time.perf_counter() - wall0)
     s = result["summary"]
     skipped = dict(reader.skipped)
     for reason, n in drops.items():
@@ -206,5 +210,4 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool =
         "issue_lag_us": {"mean": float(lag.mean()) / 1e3, "p99": float(np.percentile(lag, 99)) / 1e3,
                          "max": float(lag.max()) / 1e3},
     }
-    table = records_table([r for r in host.records if r.t_complete <= t_end]) if records else None
-    return Result(result, records=table, model=host if keep_model else None)
+    return Result(result, records=records_result(records, sink), model=host if keep_model else None)

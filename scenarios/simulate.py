@@ -25,21 +25,24 @@ from scenarios.result import Result
 from scenarios.scenario import RunConfig
 from scenarios.server.config import ServerRunConfig
 from scenarios.server.run import simulate_server
+from scenarios.iostats import IoStats
 from scenarios.summary import Snapshot, summarize
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
-from simcore.stats import records_table
+from simcore.stats import RecordChunks, record_sink, records_result
 
 __all__ = ["simulate", "Result"]
 
 
-def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None, records: bool = False,
-             progress: bool | None = False, keep_model: bool = False) -> Result:
+def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
+             records: bool | RecordChunks = False, progress: bool | None = False, keep_model: bool = False) -> Result:
     """Run ``config`` and return its :class:`Result` (same configuration and seed: the same result,
     bit for bit).
 
     ``tracer``: a :class:`simcore.tracing.ChromeTracer` to fill with the timeline (``result.trace``);
-    ``records``: keep one row per measured IO (``result.records``); ``progress``: a progress line on
+    ``records``: keep one row per measured IO (``result.records``, an array; or, given a
+    :class:`simcore.stats.RecordChunks`, stream them into it as the run goes, and ``result.records``
+    is that object: host and replay runs); ``progress``: a progress line on
     standard error while it runs (``None``: when standard error is a terminal); ``keep_model``: keep
     the simulated system (``result.model``). None of them changes the result."""
     if isinstance(config, RunConfig):
@@ -52,25 +55,21 @@ def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
                       "ServerRunConfig or ReplayConfig)")
 
 
-def _simulate_host(cfg: RunConfig, tracer, keep_records: bool, progress: bool | None, keep_model: bool) -> Result:
+def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progress: bool | None, keep_model: bool) -> Result:
     """Fio jobs on a host: measured from the end of the ramp to the end of the longest job."""
     wall0 = time.perf_counter()
     host, ramp, end = build_run(cfg, tracer)
+    sink = record_sink(records)
+    stats = IoStats(host, cfg.jobs, ramp, end, tracer=tracer, records=sink)
     if tracer is not None:
         tracer.power_counter(host.engine, host.pkg.power_w, end)
     snap = {}
     host.engine.call_at(ramp, lambda: snap.setdefault("s", Snapshot(host, host.engine.now)))
     meter = PowerMeter(host, cfg.platform.power.meter_hz, ramp, end)
-    with RunProgress(end_ns=end, ios=lambda: len(host.records), enabled=progress).attached(host.engine):
+    with RunProgress(end_ns=end, ios=lambda: host.completed_ios, enabled=progress).attached(host.engine):
         host.engine.run(end)
     host.pkg.settle(end)
     wall = time.perf_counter() - wall0
-    data = summarize(cfg, host, snap["s"], end, wall)
+    data = summarize(cfg, host, snap["s"], stats, end, wall)
     data["power_samples"] = meter.samples
-    if tracer is not None:
-        for req in host.records:
-            tracer.io(req, req.cpu)
-    table = None
-    if keep_records:
-        table = records_table([r for r in host.records if r.t_submit >= ramp and r.t_complete <= end])
-    return Result(data, records=table, trace=tracer, model=host if keep_model else None)
+    return Result(data, records=records_result(records, sink), trace=tracer, model=host if keep_model else None)

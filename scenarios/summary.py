@@ -14,8 +14,9 @@ from models.os import memops
 from models.os.costs import LAYERS
 from models.power import average_power, read_energy
 from scenarios.fio.output import disk_util, fio_header, fio_jobs
+from scenarios.iostats import IoStats
 from scenarios.scenario import RunConfig
-from simcore.stats import latency_summary_us
+from simcore.stats import LatencyStats, latency_summary_us
 
 
 class Snapshot:
@@ -50,16 +51,20 @@ class Snapshot:
         self.cq_doorbells = host.driver.cq_doorbells
         self.commands = sum(d.commands for d in host.devices)
         self.migrations = host.migrations
+        for d in host.devices:  # completion inter-arrival gaps from here on
+            for qp in d.qps:
+                qp.restart_gaps()
 
 
-def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float) -> dict:
-    """The result of a host run measured from snapshot ``s`` to ``end`` (ns): fio-shaped ``jobs`` and
+def summarize(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float, wall_s: float) -> dict:
+    """The result of a host run measured from snapshot ``s`` to ``end`` (ns), from the run's
+    streaming statistics ``stats`` (measured window ``[s.t, end]``): fio-shaped ``jobs`` and
     ``disk_util``, stacksim's ``summary`` and the ``sim`` block (``wall_s``: wall time of the run)."""
     host.charge_running(end)  # the exec time of tasks still on a CPU
     dur_ns = end - s.t
-    recs = [r for r in host.records if r.t_submit >= s.t and r.t_complete <= end]
-    summary, layer_cycles = _cpu_and_io_summary(cfg, host, s, recs, end)
-    _add_mechanism_metrics(summary, cfg, host, s, recs, layer_cycles, end)
+    stats.finish()
+    summary, layer_cycles = _cpu_and_io_summary(cfg, host, s, stats, end)
+    _add_mechanism_metrics(summary, cfg, host, s, stats, layer_cycles, end)
     return {
         **fio_header(cfg.jobs),
         "stacksim_version": "0.1.0",
@@ -67,8 +72,8 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
         "platform": cfg.platform.name,
         "seed": cfg.seed,
         "ignored_fio_options": sorted({o for j in cfg.jobs for o in j.ignored_options}),
-        "jobs": fio_jobs(cfg.jobs, host, recs, s.tasks, s.t, dur_ns, end * 1e-9),
-        "disk_util": disk_util(host, recs, s.t, end),
+        "jobs": fio_jobs(cfg.jobs, host, stats, s.tasks, dur_ns, end * 1e-9),
+        "disk_util": disk_util(host, stats, s.t, end),
         "summary": summary,
         "sim": {
             "simulated_s": end * 1e-9,
@@ -76,14 +81,15 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, end: float, wall_s: float
             "events": host.engine.events_processed,
             "wall_s": wall_s,
             "real_time_factor": (end * 1e-9) / wall_s if wall_s > 0 else None,
-            "ios_per_wall_s": len(host.records) / wall_s if wall_s > 0 else None,
+            "ios_per_wall_s": host.completed_ios / wall_s if wall_s > 0 else None,
         },
     }
 
 
-def io_and_energy(n: int, nbytes: int, lat_ns: np.ndarray, dur_s: float, power_w: dict) -> dict:
+def io_and_energy(n: int, nbytes: int, lat: LatencyStats | np.ndarray, dur_s: float, power_w: dict) -> dict:
     """The figures every run reports, host or server, from the IOs counted in a measured interval of
-    ``dur_s`` seconds (``n`` of them, ``nbytes`` bytes; ``lat_ns`` the latencies of those measured)
+    ``dur_s`` seconds (``n`` of them, ``nbytes`` bytes; ``lat`` the latencies (ns) of those measured:
+    a host run's streaming :class:`~simcore.stats.LatencyStats`, a server's array)
     and the average power by component (W, with ``system``): IOs, IOPS, bandwidth (MB/s), latency
     (us), power, energy (J), bytes per joule and joules per million IOs."""
     energy = power_w["system"] * dur_s
@@ -91,7 +97,7 @@ def io_and_energy(n: int, nbytes: int, lat_ns: np.ndarray, dur_s: float, power_w
         "ios": n,
         "iops": n / dur_s,
         "bandwidth_mb_s": nbytes / dur_s / 1e6,
-        "latency_us": latency_summary_us(lat_ns),
+        "latency_us": lat.summary_us() if isinstance(lat, LatencyStats) else latency_summary_us(lat),
         "power_w": power_w,
         "energy_j": energy,
         "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
@@ -147,14 +153,14 @@ def _cstate_residency(plat, host: Host, s: Snapshot, busy_ns: list, dur_ns: floa
     return residency
 
 
-def _cpu_and_io_summary(cfg: RunConfig, host: Host, s: Snapshot, recs: list, end: float) -> tuple[dict, np.ndarray]:
+def _cpu_and_io_summary(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float) -> tuple[dict, np.ndarray]:
     """The core of ``summary``: IOs, latency, CPU use, switches, interrupts, power and energy,
     residency and the per-layer time per IO; also returns the cycles per layer."""
     dur_ns = end - s.t
     dur_s = dur_ns * 1e-9
-    n = len(recs)
-    lat = np.array([r.t_complete - r.t_submit for r in recs], dtype=float)
-    nbytes = sum(r.own_bytes for r in recs)
+    n = stats.ios()
+    lat = stats.latency()
+    nbytes = stats.nbytes()
     plat = cfg.platform
     cpus = host.pkg.cpus
     ncpu = len(cpus)
@@ -190,14 +196,14 @@ def _cpu_and_io_summary(cfg: RunConfig, host: Host, s: Snapshot, recs: list, end
     return summary, layer_cycles
 
 
-def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapshot, recs: list,
+def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats,
                            layer_cycles: np.ndarray, end: float) -> None:
     """The rest of ``summary``: device commands per IO, frequencies and P-state transitions, the
     power limit, SSD power states, interrupt metrics, cycles and memory operations per second,
     and the per-job sections."""
     dur_ns = end - s.t
     dur_s = dur_ns * 1e-9
-    per_io = max(len(recs), 1)
+    per_io = max(stats.ios(), 1)
     plat = cfg.platform
     # C0 time of C-state exits (waking up: part of the CPUs' busy time, not of any stack layer)
     summary["cstate_exit_ns_per_io"] = sum(r.cstate_exit_ns - s.cstate_exit[i] for i, r in enumerate(host.runners)) / per_io
@@ -218,7 +224,7 @@ def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapsho
     summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
     if plat.kernel.mem_ops_per_cycle:
         summary["mem_ops_per_s"] = memops.rates_per_s(plat.kernel.mem_ops_per_cycle, summary["cycles_per_s"])
-    summary["per_job"] = per_job_metrics(cfg, host, recs, s, end, dur_s)
+    summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
 
 
 def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict:
@@ -252,16 +258,14 @@ def interrupt_metrics(host: Host, s: Snapshot, end: float, dur_s: float) -> dict
             per_cpu[f"cpu{r.id}"] = n / dur_s
     nvme_irqs = sum(r.irq_kinds.get("nvme", 0) - s.irqs[i].get("nvme", 0) for i, r in enumerate(host.runners))
     reaped = host.driver.completions_reaped_by_irq - s.reaped_by_irq
-    gaps = []
+    parts = []
     for d in host.devices:
         for qp in d.qps:
-            t = np.asarray(qp.posted_times)
-            t = t[(t >= s.t) & (t <= end)]
-            if t.size > 1:
-                gaps.append(np.diff(t))
-    gaps = np.concatenate(gaps) if gaps else np.zeros(0)
+            qp.fold_posts()
+            parts.append(qp.post_gaps)
+    gaps = LatencyStats().merged(*parts)
     pcts = (10, 25, 50, 75, 90, 95, 99)
-    inter = {f"p{p}": float(v) / 1e3 for p, v in zip(pcts, np.percentile(gaps, pcts))} if gaps.size else {}
+    inter = {f"p{p}": v / 1e3 for p, v in zip(pcts, gaps.percentiles(pcts))}
     return {
         "interrupts_per_s_per_cpu": per_cpu,
         "completions_per_interrupt": reaped / nvme_irqs if nvme_irqs else None,
@@ -270,19 +274,19 @@ def interrupt_metrics(host: Host, s: Snapshot, end: float, dur_s: float) -> dict
     }
 
 
-def per_job_metrics(cfg: RunConfig, host: Host, recs, s: Snapshot, end: float, dur_s: float) -> list[dict]:
+def per_job_metrics(cfg: RunConfig, host: Host, stats: IoStats, s: Snapshot, dur_s: float) -> list[dict]:
     """Per job section: throughput and latency apart (sync latency vs async throughput in mixed
     runs) and the CPU share of its threads (time on a CPU / elapsed: includes IRQs that hit them)."""
     out = []
     for ji, job in enumerate(cfg.jobs):
-        lat = np.array([r.t_complete - r.t_submit for r in recs if r.job == ji], dtype=float)
+        lat = stats.latency(ji)
         tasks = [t for t in host.all_tasks if t.job == ji]
         exec_ns = sum(t.exec_ns - s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))[4] for t in tasks)
         out.append({
             "name": job.name,
             "ioengine": job.ioengine,
-            "iops": lat.size / dur_s,
-            "latency_us": latency_summary_us(lat),
+            "iops": lat.n / dur_s,
+            "latency_us": lat.summary_us(),
             "cpu_share": exec_ns / (dur_s * 1e9),
         })
     return out

@@ -7,7 +7,7 @@ added to the queue, so results are bit-identical with and without it, and long i
 simulated time cost nothing. The line is redrawn at most every ``min_interval_s`` of wall time,
 only when enabled (by default: when stderr is a terminal), and erased by :meth:`RunProgress.close`.
 
-    progress = RunProgress(end_ns=1e9, ios=lambda: len(host.records))
+    progress = RunProgress(end_ns=1e9, ios=lambda: host.completed_ios)
     with progress.attached(host.engine):
         host.engine.run(1e9)
 """

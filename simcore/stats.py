@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import tempfile
+
 import numpy as np
 
 #: fio's default percentile list
@@ -57,3 +60,217 @@ def latency_summary_us(lat_ns: np.ndarray) -> dict:
         "p99_9": float(p999) / 1e3,
         "max": float(lat_ns.max()) / 1e3,
     }
+
+
+# ------------------------------------------------------------------------------------------------ streaming
+#: fio's latency histogram (stat.h): values below 2 ** (PLAT_BITS + 1) ns have a bucket each; each
+#: further power of two is cut into 2 ** PLAT_BITS buckets of equal width, so a bucket is at most
+#: 1/64 of its lower bound wide and its midpoint is within 1/128 of any value in it
+PLAT_BITS = 6
+_PLAT_VAL = 1 << PLAT_BITS
+_PLAT_EXACT = 2 * _PLAT_VAL  # 128: below this a bucket per ns
+#: the bound on a histogram percentile: |estimate - exact order statistic| <= max(x * PLAT_REL_ERROR, 1 ns)
+PLAT_REL_ERROR = 1.0 / (2 * _PLAT_VAL)
+
+
+def plat_index(ns: np.ndarray) -> np.ndarray:
+    """fio's bucket index (``plat_val_to_idx``) of latencies in ns (truncated to whole ns, as fio
+    records them; negative values count as 0)."""
+    v = np.maximum(np.asarray(ns, dtype=np.float64), 0.0).astype(np.int64)
+    msb = np.zeros(v.shape, dtype=np.int64)
+    big = v >= _PLAT_EXACT
+    if big.any():
+        msb[big] = np.floor(np.log2(v[big])).astype(np.int64)
+        # log2 of an integer near a power of two may round: fix msb so that 2**msb <= v < 2**(msb+1)
+        msb[big] += (v[big] >> (msb[big] + 1)) > 0
+        msb[big] -= (v[big] >> msb[big]) == 0
+    err = np.maximum(msb - PLAT_BITS, 0)
+    return np.where(big, ((err + 1) << PLAT_BITS) + ((v >> err) & (_PLAT_VAL - 1)), v)
+
+
+def plat_value(idx: int) -> float:
+    """The value fio reports for bucket ``idx`` (``plat_idx_to_val``): the bucket itself below 128,
+    else the middle of the bucket's range."""
+    if idx < _PLAT_EXACT:
+        return float(idx)
+    err = (idx >> PLAT_BITS) - 1
+    return float((1 << (err + PLAT_BITS)) + ((idx & (_PLAT_VAL - 1)) + 0.5) * (1 << err))
+
+
+_SUM_BITS = 1074 + 53  # the unit of exact sums: below the smallest subnormal's mantissa bit
+
+
+def _exact_sum(x: np.ndarray) -> int:
+    """The exact sum of finite floats ``x``, as an integer count of 2**-_SUM_BITS (no rounding)."""
+    m, e = np.frexp(x)
+    mant = (m * float(1 << 53)).astype(np.int64)  # x = mant * 2**(e - 53), exactly
+    total = 0
+    e0 = int(e.min())
+    for k in np.flatnonzero(np.bincount(e - e0)):  # the exponents present (np.unique: lazy imports)
+        ex = e0 + int(k)
+        sel = mant[e == ex]
+        hi, lo = sel >> 26, sel & ((1 << 26) - 1)  # block sums of 26/27-bit halves cannot overflow
+        part = (int(hi.sum()) << 26) + int(lo.sum())
+        total += part << int(ex - 53 + _SUM_BITS)
+    return total
+
+
+class LatencyStats:
+    """Streaming statistics of a series of latencies (ns), in memory independent of its length:
+    exact count, sum (so mean), min and max; standard deviation (n-1) to float precision (Chan's
+    pairwise update of per-block moments); percentiles from fio's log-linear histogram
+    (:data:`PLAT_BITS`: within :data:`PLAT_REL_ERROR` of the exact order statistic, fio's rank rule).
+    Feed it blocks (:meth:`add`); combine series with :meth:`merged`."""
+
+    __slots__ = ("n", "total", "min", "max", "_mean", "_m2", "hist")
+
+    def __init__(self):
+        self.n = 0
+        self.total = 0  # exact sum, units of 2**-_SUM_BITS ns
+        self.min = math.inf
+        self.max = -math.inf
+        self._mean = 0.0
+        self._m2 = 0.0
+        self.hist = np.zeros(0, dtype=np.int64)
+
+    @classmethod
+    def of(cls, ns) -> "LatencyStats":
+        s = cls()
+        s.add(np.asarray(ns, dtype=np.float64))
+        return s
+
+    def add(self, x: np.ndarray) -> None:
+        """Add a block of latencies (ns, float64)."""
+        k = x.size
+        if k == 0:
+            return
+        self.total += _exact_sum(x)
+        self.min = min(self.min, float(x.min()))
+        self.max = max(self.max, float(x.max()))
+        bmean = float(x.mean())
+        bm2 = float(np.square(x - bmean).sum())
+        self._combine(k, bmean, bm2)
+        counts = np.bincount(plat_index(x))
+        if counts.size > self.hist.size:
+            counts[: self.hist.size] += self.hist
+            self.hist = counts
+        else:
+            self.hist[: counts.size] += counts
+
+    def _combine(self, k: int, bmean: float, bm2: float) -> None:
+        n = self.n + k
+        d = bmean - self._mean
+        self._m2 += bm2 + d * d * self.n * k / n
+        self._mean += d * k / n
+        self.n = n
+
+    def merged(self, *others: "LatencyStats") -> "LatencyStats":
+        """One series made of this one and ``others``."""
+        out = LatencyStats()
+        for s in (self, *others):
+            if s.n == 0:
+                continue
+            out.total += s.total
+            out.min = min(out.min, s.min)
+            out.max = max(out.max, s.max)
+            out._combine(s.n, s._mean, s._m2)
+            if s.hist.size > out.hist.size:
+                h = s.hist.copy()
+                h[: out.hist.size] += out.hist
+                out.hist = h
+            else:
+                out.hist[: s.hist.size] += s.hist
+        return out
+
+    @property
+    def mean(self) -> float:
+        """The exact mean, correctly rounded (0.0 without samples)."""
+        return self.total / (self.n << _SUM_BITS) if self.n else 0.0
+
+    @property
+    def stddev(self) -> float:
+        """Sample standard deviation (n-1; 0.0 below two samples)."""
+        return math.sqrt(max(self._m2, 0.0) / (self.n - 1)) if self.n > 1 else 0.0
+
+    def percentiles(self, pcts) -> list[float]:
+        """fio's percentiles (ns): for each p, the value of the first bucket whose cumulative count
+        reaches p/100 of the samples (``calc_clat_percentiles``), clamped to [min, max]; empty
+        without samples."""
+        if self.n == 0:
+            return []
+        cum = np.cumsum(self.hist)
+        out = []
+        for p in pcts:
+            i = int(np.searchsorted(cum, p / 100.0 * self.n, side="left"))
+            # clamped to [min, max], where the exact order statistic lies (fio does not clamp)
+            out.append(min(max(plat_value(min(i, cum.size - 1)), self.min), self.max))
+        return out
+
+    def summary_us(self) -> dict:
+        """Summary latency in us: mean, p50, p90, p99, p99_9, max."""
+        if self.n == 0:
+            return {k: 0.0 for k in ("mean", "p50", "p90", "p99", "p99_9", "max")}
+        p50, p90, p99, p999 = self.percentiles((50, 90, 99, 99.9))
+        return {"mean": self.mean / 1e3, "p50": p50 / 1e3, "p90": p90 / 1e3, "p99": p99 / 1e3,
+                "p99_9": p999 / 1e3, "max": self.max / 1e3}
+
+
+class RecordChunks:
+    """Per-IO records (:data:`RECORD_FIELDS` rows) collected in chunks while a run goes: in memory,
+    or with ``spool=True`` in an anonymous temporary file, so that memory does not grow with the
+    run (``stacksim run --records``). Call it with each chunk (a :func:`records_array`)."""
+
+    def __init__(self, spool: bool = False):
+        self.n = 0
+        self._dtype = np.dtype([(name, t) for name, t in RECORD_FIELDS])
+        self._mem: list[np.ndarray] = []
+        self._file = tempfile.TemporaryFile() if spool else None
+
+    def __call__(self, chunk: np.ndarray) -> None:
+        if chunk.size == 0:
+            return
+        self.n += chunk.size
+        if self._file is None:
+            self._mem.append(chunk)
+        else:
+            self._file.write(np.ascontiguousarray(chunk, dtype=self._dtype).tobytes())
+
+    def __len__(self) -> int:
+        return self.n
+
+    def chunks(self, rows: int = 65536):
+        """The records in order, ``rows`` at a time at most (in-memory chunks as they came)."""
+        if self._file is None:
+            yield from self._mem
+            return
+        self._file.flush()
+        self._file.seek(0)
+        while True:
+            buf = self._file.read(rows * self._dtype.itemsize)
+            if not buf:
+                return
+            yield np.frombuffer(buf, dtype=self._dtype)
+
+    def to_array(self) -> np.ndarray:
+        """Every record in one structured array."""
+        parts = list(self.chunks())
+        return np.concatenate(parts) if parts else records_array({})
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def record_sink(records) -> RecordChunks | None:
+    """The sink of a run's per-IO records for ``simulate(records=...)``: the given
+    :class:`RecordChunks`, a new in-memory one for True, None for False."""
+    if isinstance(records, RecordChunks):
+        return records
+    return RecordChunks() if records else None
+
+
+def records_result(records, sink: RecordChunks | None):
+    """``result.records``: the caller's :class:`RecordChunks`, else an array (None without records)."""
+    if isinstance(records, RecordChunks) or sink is None:
+        return sink
+    return sink.to_array()

@@ -79,9 +79,18 @@ def cmd_run(args) -> int:
     tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
     from simcore.progress import progress_enabled
 
-    result = simulate(cfg, tracer=tracer, records=bool(args.records), progress=progress_enabled(args.progress, args.quiet))
+    result = simulate(cfg, tracer=tracer, records=_record_sink(args), progress=progress_enabled(args.progress, args.quiet))
     _emit(args, result, format_summary, cfg.platform.cpu.logical_cpus)
     return 0
+
+
+def _record_sink(args):
+    """--records: the per-IO rows are spooled to a temporary file as the run goes (then written)."""
+    if not args.records:
+        return False
+    from simcore.stats import RecordChunks
+
+    return RecordChunks(spool=True)
 
 
 def check_run_outputs(args) -> None:

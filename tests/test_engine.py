@@ -103,6 +103,7 @@ def test_run_restores_the_garbage_collector_even_on_error():
     {"queue.io_poll": "1", "queue.io_poll_delay": "0", "hipri": "1", "numjobs": "4"},
     {"ioengine": "io_uring", "iodepth": "8", "queue.scheduler": "mq-deadline"},
     {"numjobs": "4", "rw": "randrw", "queue.scheduler": "bfq", "nvme.irq": "cinterrupts"},
+    {"bs": "512k", "ioengine": "libaio", "iodepth": "4"},  # IOs split at max_sectors_kb into pieces
 ])
 def test_models_leave_no_reference_cycles(sets):
     """Engine.run pauses the cyclic collector, which is safe only while the models free everything
@@ -112,10 +113,10 @@ def test_models_leave_no_reference_cycles(sets):
     from scenarios.scenario import resolve
     from scenarios.assembly import build_run
 
-    host, _ramp, end = build_run(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}))
+    host, _ramp, end = build_run(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}), keep_requests=True)
     gc.collect()
     host.engine.run(end)
-    assert len(host.records) > 1000
+    assert len(host.records) > (100 if "bs" in sets else 1000)
     assert gc.collect() == 0
 
 

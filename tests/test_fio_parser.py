@@ -379,7 +379,7 @@ def test_mixed_sizes_reach_the_device_in_their_shares():
     from scenarios.scenario import resolve
     from scenarios.assembly import build_run
 
-    host, _ramp, end = build_run(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}))
+    host, _ramp, end = build_run(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}), keep_requests=True)
     host.engine.run(end)
     recs = host.records
     n = len(recs)

@@ -111,7 +111,7 @@ def test_os_annotations_and_ooo_reaping_in_a_mixed_run():
     c = _cfg(optane_p4800x_e5_2660v4(), {"sync": {"ioengine": "pvsync2"}, "aio": {"ioengine": "libaio", "iodepth": "32",
              "iodepth_batch_submit": "16", "iodepth_batch_complete_min": "16", "iodepth_batch_complete_max": "32"}},
              nvme={"irq": "cinterrupts"})
-    host, ramp, end = build_run(c)
+    host, ramp, end = build_run(c, keep_requests=True)
     host.engine.run(end + 5e6)
     sync = [r for r in host.records if r.job == 0]
     aio = [r for r in host.records if r.job == 1]
@@ -162,7 +162,7 @@ def test_ooo_handler_reaps_only_urgent_entries_and_rings_the_doorbell_only_for_t
     from models.platforms import optane_p4800x_e5_2660v4
 
     plat = optane_p4800x_e5_2660v4()
-    host = build_host(plat, plat.queue, seed=1)
+    host = build_host(plat, plat.queue, seed=1, keep_requests=True)
     qp = host.driver.irq_qps[(0, 0)]
     reqs = []
     for i, flags in enumerate([0, URGENT, 0, URGENT]):

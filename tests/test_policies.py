@@ -46,7 +46,7 @@ def test_cpu_utilization_order_classic_hybrid_interrupt(runs):
 
 def _hybrid_run(cfg):
     """Run ``cfg`` recording every sleep hybrid polling asks for: (time asked, ns)."""
-    host, ramp, end = build_run(cfg)
+    host, ramp, end = build_run(cfg, keep_requests=True)
     pol = host.policy("hybrid-poll")
     asked = []
     sleep_ns = pol.sleep_ns

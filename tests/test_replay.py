@@ -72,7 +72,7 @@ def test_conservation_across_settings_and_overload(sets, speed):
 
 def test_records_complete_exactly_once_and_keep_trace_sizes():
     cfg = resolve_replay(str(ALIBABA), "alibaba", platform=PLAT, speed=100.0, sets={"ssd_count": 2})
-    host = build_host(cfg.platform, cfg.queue, cfg.seed)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed, keep_requests=True)
     recs = list(select(open_trace(ALIBABA, "alibaba")))
     rp = TraceReplayer(host, replay_job(cfg.replay), map_volumes(iter(recs), 2), cfg.replay)
     rp.start()
@@ -144,7 +144,7 @@ def test_ios_due_together_share_one_submission(tmp_path):
 def test_trace_is_read_lazily():
     """At any simulated time, at most `lookahead` batches beyond the due ones have been read."""
     cfg = resolve_replay(str(MSR), "msr", platform=PLAT, sets={"replay.threads": 2})
-    host = build_host(cfg.platform, cfg.queue, cfg.seed)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed, keep_requests=True)
     recs = list(select(open_trace(MSR, "msr")))
     pulls = []
 

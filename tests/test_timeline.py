@@ -10,7 +10,7 @@ from models.platforms import optane900p_e3_1230v5
 
 def make_host(**queue):
     plat = optane900p_e3_1230v5()
-    return build_host(plat, plat.queue.model_copy(update=queue), seed=1)
+    return build_host(plat, plat.queue.model_copy(update=queue), seed=1, keep_requests=True)
 
 
 def idle_runner(host, cstate_name):
@@ -74,7 +74,7 @@ def _hrtimer_sleep(**kernel):
     runs again, the C-state it woke from, the task)."""
     plat = optane900p_e3_1230v5()
     plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(update=kernel)})
-    host = build_host(plat, plat.queue, seed=1)
+    host = build_host(plat, plat.queue, seed=1, keep_requests=True)
     r = host.runners[0]
     t = Task(0, "t", 0)
     host.all_tasks.append(t)
@@ -127,7 +127,7 @@ def test_classic_poll_detects_completion_within_one_poll_iteration():
     from scenarios.assembly import build_run
 
     cfg = make_cfg("classic", runtime_ms=5, ramp_ms=1)
-    host, ramp, end = build_run(cfg)
+    host, ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end)
     k = host.kcosts
     it_ns = k.poll_iteration_cycles / host.pkg.freq_ghz

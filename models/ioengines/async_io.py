@@ -303,11 +303,11 @@ class AsyncThread(SyncThread):
         else:
             cost = self._reap_cost(len(got), syscall=syscall)
         t = runner.clock() + cost.cycles / runner.freq
-        recs = self.host.records
+        done = self.host.io_done
         self.reaped_since_think += len(got)
         for req in got:
             req.t_complete = t
-            recs.append(req)
+            done(req)
             if self.min_rate.active:
                 self._check_min_rate(req, t)
         runner.run(cost, self._fill)

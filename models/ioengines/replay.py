@@ -181,10 +181,10 @@ class ReplayThread(AsyncThread):
         got, self.ring = self.ring, []
         cost = self._reap_cost(len(got), syscall=False)
         t = runner.clock() + cost.cycles / runner.freq
-        recs = self.host.records
+        done = self.host.io_done
         for req in got:
             req.t_complete = t
-            recs.append(req)
+            done(req)
         self.reaped += len(got)
         self.replayer.reaped(len(got))
         runner.run(cost, self._loop)

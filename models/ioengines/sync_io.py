@@ -282,7 +282,7 @@ class SyncThread:
         if with_completion:
             t0 = now + self._complete_cycles / runner.freq
             prev.t_complete = t0
-            host.records.append(prev)
+            host.io_done(prev)
             if self.min_rate.active:
                 self._check_min_rate(prev, t0)
         if self._finished(t0):

@@ -108,6 +108,8 @@ class NvmeDriver:
         io.t_reaped = max(p.t_reaped for p in ps)
         io.device_service_ns = sum(p.device_service_ns for p in ps)
         io.done = True
+        for p in ps:  # the IO keeps its pieces; the pieces no longer need it (no reference cycle)
+            p.parent = None
         return io
 
     def reap(self, runner, qp):

@@ -145,6 +145,7 @@ class Server:
                 except ValueError as err:
                     raise ConfigError(f"{nthreads} threads need {nthreads} queue pairs per SSD: {err}") from None
                 qp.on_post = self._on_cqe
+                qp.posted_times = None  # no inter-arrival statistics on a server
                 th.qps.append(qp)
         self.conn_thread = [self.threads[c % nthreads] for c in range(self.cfg.workload.connections)]
 
@@ -652,7 +653,6 @@ class Server:
 
     def _on_cqe(self, qp, req: Request) -> None:
         qp.cq.clear()
-        qp.posted_times.clear()
         th = req.thread
         r = th.reactor
         now = self.engine.now

@@ -33,13 +33,14 @@ from models.ssd.irq import IrqConfig, IrqGeneration
 from simcore.engine import Call, Engine
 from simcore.rng import BatchedDraws
 from simcore.errors import ConfigError
+from simcore.stats import LatencyStats
 
 
 class QueuePair:
     """One NVMe submission/completion queue pair and its interrupt vector."""
 
     __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
-                 "posted_times", "submit_hook", "irq_work")
+                 "posted_times", "post_gaps", "submit_hook", "irq_work")
 
     def __init__(self, qid: int, device: "NvmeDevice", cpu: int, polled: bool, depth: int):
         self.qid = qid
@@ -54,8 +55,24 @@ class QueuePair:
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
         self.submit_hook = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
-        self.posted_times: list[float] = []  # CQE post times (completion inter-arrival statistics)
+        # completion inter-arrival statistics: CQE post times not folded yet into post_gaps (None: off)
+        self.posted_times: list[float] | None = []
+        self.post_gaps = LatencyStats()  # gaps between consecutive CQE posts, ns
         self.irq_work = None  # the driver's reusable handler object for this vector
+
+    def fold_posts(self) -> None:
+        """Fold the buffered CQE post times into ``post_gaps`` (the last one stays: the next gap
+        starts there)."""
+        t = self.posted_times
+        if t is not None and len(t) > 1:
+            self.post_gaps.add(np.diff(np.asarray(t, dtype=np.float64)))
+            del t[:-1]
+
+    def restart_gaps(self) -> None:
+        """Count inter-arrival gaps from the next CQE on (the start of a measured interval)."""
+        if self.posted_times is not None:
+            self.posted_times = []
+        self.post_gaps = LatencyStats()
 
 
 def _lognormal_sampler(mean: float, sd: float):
@@ -207,7 +224,11 @@ class NvmeDevice:
         if self.apst is not None:
             self.apst.on_complete(now, max(self._units))
         qp.cq.append(req)
-        qp.posted_times.append(now)
+        posted = qp.posted_times
+        if posted is not None:
+            posted.append(now)
+            if len(posted) >= 4096:
+                qp.fold_posts()
         if qp.irq_gen is not None:
             qp.irq_gen.on_completion(req)
         else:

@@ -20,9 +20,11 @@ simulation itself depends only on configuration and seed), ``global options``, `
   merge), sectors, ``*_ticks``/``in_queue`` (ms from the doorbell to the driver's completion) and
   ``util`` (percent of the window with a command outstanding).
 
-Integer fields are integers as in fio (latencies in whole ns, rounded); ``mean``/``stddev`` and
-``iops`` are floats. Percentiles use the same interpolation as the ``summary`` (so they agree with
-it to the rounding of 0.5 ns); fio itself reports bin values of its latency histogram.
+Every figure is accumulated as IOs complete (:mod:`scenarios.iostats`): counts, bytes, min, max and
+mean are exact; percentiles come, as in fio, from fio's log-linear latency histogram (64 buckets
+per power of two, the bucket's middle reported: within 1/128 of the exact value,
+:class:`simcore.stats.LatencyStats`), the same histogram as the ``summary``'s. Integer fields are
+integers as in fio (latencies in whole ns, rounded); ``mean``/``stddev`` and ``iops`` are floats.
 """
 
 from __future__ import annotations
@@ -32,17 +34,14 @@ import time
 import numpy as np
 
 from models.ioengines import ASYNC_ENGINES
-from simcore.stats import FIO_PERCENTILES
+from scenarios.iostats import DEPTHS, LAT_EDGES, LAT_MS_EDGES, SAMPLE_WINDOW_NS, DirStats, EntryStats, IoStats
+from simcore.stats import FIO_PERCENTILES, LatencyStats
 
 __all__ = ["FIO_VERSION", "fio_header", "stamped", "fio_jobs", "disk_util", "fio_options", "global_options",
            "SAMPLE_WINDOW_NS", "ASYNC_ENGINES"]
 
 FIO_VERSION = "stacksim-0.1.0 (fio-3.x compatible)"
-SAMPLE_WINDOW_NS = 500_000_000  # fio's bwavgtime / iopsavgtime default (500 ms)
 _DIRS = ("read", "write", "trim")
-_LAT_EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)  # fio's labels: upper bounds
-_LAT_MS_EDGES = (*_LAT_EDGES, 2000)
-_DEPTHS = (1, 2, 4, 8, 16, 32, 64)  # iodepth_level keys "1" ... "32", ">=64"
 
 
 # ------------------------------------------------------------------------------------------------ options
@@ -181,32 +180,32 @@ def stamped(result: dict, now: float | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ statistics
-def lat_object(ns: np.ndarray) -> dict:
-    """fio's ``*_lat_ns`` object: integer min/max (ns), mean, stddev (n-1), N, percentiles at
-    fio's default list (omitted without samples, as fio does)."""
-    if ns.size == 0:
+def lat_object(st: LatencyStats) -> dict:
+    """fio's ``*_lat_ns`` object from a latency series: integer min/max (ns), mean, stddev (n-1), N,
+    percentiles at fio's default list from fio's histogram (omitted without samples, as fio does)."""
+    if st.n == 0:
         return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
-    pct = np.percentile(ns, FIO_PERCENTILES)
     return {
-        "min": int(round(float(ns.min()))),
-        "max": int(round(float(ns.max()))),
-        "mean": float(ns.mean()),
-        "stddev": float(ns.std(ddof=1)) if ns.size > 1 else 0.0,
-        "N": int(ns.size),
-        "percentile": {f"{p:.6f}": int(round(float(v))) for p, v in zip(FIO_PERCENTILES, pct)},
+        "min": int(round(st.min)),
+        "max": int(round(st.max)),
+        "mean": st.mean,
+        "stddev": st.stddev,
+        "N": st.n,
+        "percentile": {f"{p:.6f}": int(round(v)) for p, v in zip(FIO_PERCENTILES, st.percentiles(FIO_PERCENTILES))},
     }
 
 
-def _samples(t_done: np.ndarray, nbytes: np.ndarray, t0: float, dur_ns: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per full 500 ms window from ``t0``: bandwidth (KiB/s) and IOPS samples, as fio's integer
-    ``delta * 1000 / spent`` (a trailing partial window is not sampled, as in fio)."""
+def _samples(d: DirStats, dur_ns: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per full 500 ms window from the window start: bandwidth (KiB/s) and IOPS samples, as fio's
+    integer ``delta * 1000 / spent`` (a trailing partial window is not sampled, as in fio)."""
     nwin = int(dur_ns // SAMPLE_WINDOW_NS)
     if nwin == 0:
         return np.zeros(0), np.zeros(0)
-    idx = ((t_done - t0) // SAMPLE_WINDOW_NS).astype(np.int64)
-    keep = (idx >= 0) & (idx < nwin)
-    ios = np.bincount(idx[keep], minlength=nwin)
-    b = np.bincount(idx[keep], weights=nbytes[keep], minlength=nwin)
+    ios = np.zeros(nwin)
+    b = np.zeros(nwin)
+    k = min(nwin, d.win_ios.size)
+    ios[:k] = d.win_ios[:k]
+    b[:k] = d.win_bytes[:k]
     ms = SAMPLE_WINDOW_NS / 1e6
     return np.floor(b * 1000 / ms / 1024), np.floor(ios * 1000 / ms)
 
@@ -221,46 +220,22 @@ def _percent(counts, total: int) -> list[float]:
     return [100.0 * c / total if total else 0.0 for c in counts]
 
 
-def _lat_buckets(clat_ns: np.ndarray) -> dict:
+def _lat_buckets(counts: np.ndarray, n: int) -> dict:
     """fio's latency_ns / latency_us / latency_ms: percent of IOs whose (integer ns) clat falls in
-    each bucket; a key is the bucket's upper bound (``"250"`` in us = 100 to 249 us)."""
-    n = clat_ns.size
-    ns = np.floor(clat_ns).astype(np.int64)
-    out = {}
-    for name, lo, hi, div, edges in (("latency_ns", 0, 1000, 1, _LAT_EDGES),
-                                     ("latency_us", 1000, 1_000_000, 1000, _LAT_EDGES),
-                                     ("latency_ms", 1_000_000, None, 1_000_000, _LAT_MS_EDGES)):
-        sel = ns[(ns >= lo) & ((ns < hi) if hi is not None else True)] // div
-        # bucket i holds values in [edges[i-1], edges[i]); the first from 0
-        idx = np.searchsorted(np.asarray(edges), sel, side="right")
-        counts = np.bincount(idx, minlength=len(edges) + 1)
-        keys = [str(e) for e in edges] + ([">=2000"] if name == "latency_ms" else [])
-        out[name] = dict(zip(keys, _percent(counts[: len(keys)], n)))
-    return out
+    each bucket (:attr:`EntryStats.lat_buckets`); a key is the bucket's upper bound (``"250"`` in
+    us = 100 to 249 us)."""
+    k = len(LAT_EDGES)
+    return {"latency_ns": dict(zip(map(str, LAT_EDGES), _percent(counts[:k], n))),
+            "latency_us": dict(zip(map(str, LAT_EDGES), _percent(counts[k:2 * k], n))),
+            "latency_ms": dict(zip([*map(str, LAT_MS_EDGES), ">=2000"], _percent(counts[2 * k:], n)))}
 
 
-def _depth_levels(depths: np.ndarray) -> dict:
-    idx = np.searchsorted(np.asarray(_DEPTHS), depths, side="right") - 1
-    counts = np.bincount(np.clip(idx, 0, len(_DEPTHS) - 1), minlength=len(_DEPTHS))
-    keys = [str(d) for d in _DEPTHS[:-1]] + [">=64"]
-    return dict(zip(keys, _percent(counts, depths.size)))
-
-
-def _direction(mine: list, is_async: bool, t0: float, dur_ns: float) -> dict:
-    n = len(mine)
-    sub = np.fromiter((r.t_submit for r in mine), float, n)
-    done = np.fromiter((r.t_complete for r in mine), float, n)
-    nbytes = np.fromiter((r.own_bytes for r in mine), float, n)
-    lat = done - sub
-    if is_async:
-        issued = np.fromiter((r.t_issued for r in mine), float, n)
-        slat, clat = issued - sub, done - issued
-    else:  # fio records no slat for synchronous engines; clat is the call
-        slat, clat = np.zeros(0), lat
-    nb = int(nbytes.sum())
+def _direction(d: DirStats, dur_ns: float) -> dict:
+    n = d.n
+    nb = d.nbytes
     dur_s = dur_ns * 1e-9
     ran = n > 0
-    bw_s, iops_s = _samples(done, nbytes, t0, dur_ns)
+    bw_s, iops_s = _samples(d, dur_ns)
     bmin, bmax, bmean, bdev, bn = _sample_stats(bw_s)
     imin, imax, imean, idev, inn = _sample_stats(iops_s)
     return {
@@ -273,23 +248,23 @@ def _direction(mine: list, is_async: bool, t0: float, dur_ns: float) -> dict:
         "total_ios": n,
         "short_ios": 0,
         "drop_ios": 0,
-        "slat_ns": lat_object(slat),
-        "clat_ns": lat_object(clat),
-        "lat_ns": lat_object(lat),
+        "slat_ns": lat_object(d.slat),
+        "clat_ns": lat_object(d.clat),
+        "lat_ns": lat_object(d.lat),
         "bw_min": bmin, "bw_max": bmax, "agg_pct": 0.0, "bw_mean": bmean, "bw_dev": bdev, "bw_samples": bn,
         "iops_min": imin, "iops_max": imax, "iops_mean": imean, "iops_stddev": idev, "iops_samples": inn,
     }
 
 
-def _entry(name: str, job, glob: dict, recs: list, tasks: list, snap_tasks: dict, t0: float, dur_ns: float,
-           elapsed_s: float) -> dict:
-    is_async = job.ioengine in ASYNC_ENGINES
+def _entry(name: str, job, glob: dict, e: EntryStats | None, tasks: list, snap_tasks: dict, dur_ns: float,
+           elapsed_s: float, is_async: bool) -> dict:
+    e = e if e is not None else EntryStats(-1, None, is_async)
     own = {k: v for k, v in fio_options(job).items() if glob.get(k) != v}  # fio: the section's own options
     entry = {"jobname": name, "groupid": 0, "error": max((t.error for t in tasks), default=0), "eta": 0, "elapsed": int(round(elapsed_s)),
              "job options": {"name": name, **own}}
     for op in _DIRS:
-        entry[op] = _direction([r for r in recs if r.op == op], is_async, t0, dur_ns)
-    entry["sync"] = {"total_ios": 0, "lat_ns": lat_object(np.zeros(0))}
+        entry[op] = _direction(e.dirs[op], dur_ns)
+    entry["sync"] = {"total_ios": 0, "lat_ns": lat_object(LatencyStats())}
     entry["job_runtime"] = int(dur_ns / 1e6)
     usr = sys_ = ctx = 0.0
     for t in tasks:
@@ -303,29 +278,27 @@ def _entry(name: str, job, glob: dict, recs: list, tasks: list, snap_tasks: dict
     entry["ctx"] = int(ctx)
     entry["majf"] = 0
     entry["minf"] = 0
-    entry["iodepth_level"] = _depth_levels(np.fromiter((r.depth for r in recs), np.int64, len(recs)))
-    clat = np.fromiter(((r.t_complete - (r.t_issued if is_async else r.t_submit)) for r in recs), float, len(recs))
-    entry.update(_lat_buckets(clat))
+    n = e.n
+    entry["iodepth_level"] = dict(zip([str(d) for d in DEPTHS[:-1]] + [">=64"], _percent(e.depths, n)))
+    entry.update(_lat_buckets(e.lat_buckets, n))
     return entry
 
 
-def fio_jobs(jobs, host, recs: list, snap_tasks: dict, t0: float, dur_ns: float, elapsed_s: float) -> list[dict]:
+def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapsed_s: float) -> list[dict]:
     """``jobs[]``: per job section with ``group_reporting`` (its clones together), else per clone
     (one entry per thread, all named after the section, as fio prints them)."""
     out = []
     glob = global_options(jobs)
-    by_job: dict[int, list] = {}
-    for r in recs:
-        by_job.setdefault(r.job, []).append(r)
     for ji, job in enumerate(jobs):
-        mine = by_job.get(ji, [])
         tasks = [t for t in host.all_tasks if t.job == ji]
+        is_async = job.ioengine in ASYNC_ENGINES
         if "group_reporting" in job.ignored_options or job.numjobs == 1:
-            out.append(_entry(job.name, job, glob, mine, tasks, snap_tasks, t0, dur_ns, elapsed_s))
+            out.append(_entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, dur_ns, elapsed_s,
+                              is_async))
             continue
         for t in tasks:
-            out.append(_entry(job.name, job, glob, [r for r in mine if r.task is t], [t], snap_tasks, t0, dur_ns,
-                              elapsed_s))
+            out.append(_entry(job.name, job, glob, stats.entries.get((ji, t.tid)), [t], snap_tasks, dur_ns,
+                              elapsed_s, is_async))
     for op in _DIRS:  # agg_pct: the entry's mean sampled bandwidth in percent of the group's
         agg = sum(e[op]["bw"] for e in out)
         for e in out:
@@ -334,53 +307,19 @@ def fio_jobs(jobs, host, recs: list, snap_tasks: dict, t0: float, dur_ns: float,
 
 
 # ------------------------------------------------------------------------------------------------ disks
-def disk_util(host, recs: list, t0: float, t1: float) -> list[dict]:
+def disk_util(host, stats: IoStats, t0: float, t1: float) -> list[dict]:
     """fio's ``disk_util`` (from /proc/diskstats) per SSD, over the measured window."""
-    merged = {m.id for r in recs for p in (r.splits or (r,)) for m in (p.merged or ())}
-    per_dev: dict[int, dict] = {d.index: {"ios": {"read": 0, "write": 0}, "sectors": {"read": 0, "write": 0},
-                                          "merges": {"read": 0, "write": 0}, "ticks": {"read": 0.0, "write": 0.0},
-                                          "spans": []} for d in host.devices}
-    for r in recs:
-        for c in (r.splits or (r,)):
-            d = per_dev[c.qp.device.index]
-            if c.id in merged:
-                d["merges"][c.op] += 1
-                continue
-            d["ios"][c.op] += 1
-            d["sectors"][c.op] += c.nbytes // 512  # a command's bytes include the bios merged into it
-            d["ticks"][c.op] += c.t_reaped - c.t_dispatch
-            d["spans"].append((c.t_dispatch, c.t_reaped))
     out = []
     span = t1 - t0
     for d in host.devices:
-        s = per_dev[d.index]
-        busy = _union_ns(s["spans"], t0, t1)
+        s = stats.disks[d.index]
         out.append({
             "name": f"nvme{d.index}n1",
-            "read_ios": s["ios"]["read"], "write_ios": s["ios"]["write"],
-            "read_sectors": s["sectors"]["read"], "write_sectors": s["sectors"]["write"],
-            "read_merges": s["merges"]["read"], "write_merges": s["merges"]["write"],
-            "read_ticks": int(s["ticks"]["read"] / 1e6), "write_ticks": int(s["ticks"]["write"] / 1e6),
-            "in_queue": int((s["ticks"]["read"] + s["ticks"]["write"]) / 1e6),
-            "util": 100.0 * busy / span if span > 0 else 0.0,
+            "read_ios": s.ios["read"], "write_ios": s.ios["write"],
+            "read_sectors": s.sectors["read"], "write_sectors": s.sectors["write"],
+            "read_merges": s.merges["read"], "write_merges": s.merges["write"],
+            "read_ticks": int(s.ticks["read"] / 1e6), "write_ticks": int(s.ticks["write"] / 1e6),
+            "in_queue": int((s.ticks["read"] + s.ticks["write"]) / 1e6),
+            "util": 100.0 * s.busy() / span if span > 0 else 0.0,
         })
     return out
-
-
-def _union_ns(spans: list, t0: float, t1: float) -> float:
-    """Length of the union of the intervals ``spans`` clipped to [t0, t1]."""
-    total = 0.0
-    cur_a = cur_b = None
-    for a, b in sorted(spans):
-        a, b = max(a, t0), min(b, t1)
-        if b <= a:
-            continue
-        if cur_b is None or a > cur_b:
-            if cur_b is not None:
-                total += cur_b - cur_a
-            cur_a, cur_b = a, b
-        else:
-            cur_b = max(cur_b, b)
-    if cur_b is not None:
-        total += cur_b - cur_a
-    return total
