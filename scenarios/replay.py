@@ -158,7 +158,7 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     records = select(_read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
                      window_ns=(cfg.window_start_ns, end), volumes=set(cfg.volumes) if cfg.volumes else None,
                      speed=cfg.speed, counts=drops)
-    host = build_host(cfg.platform, cfg.queue, cfg.seed)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed, keep_requests=keep_model)
     device_of: dict[str, int] = {}
 
     def mapped():

@@ -44,7 +44,8 @@ def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
     :class:`simcore.stats.RecordChunks`, stream them into it as the run goes, and ``result.records``
     is that object: host and replay runs); ``progress``: a progress line on
     standard error while it runs (``None``: when standard error is a terminal); ``keep_model``: keep
-    the simulated system (``result.model``). None of them changes the result."""
+    the simulated system (``result.model``; a host's with every completed request in
+    ``result.model.records``: memory grows with the run). None of them changes the result."""
     if isinstance(config, RunConfig):
         return _simulate_host(config, tracer, records, progress, keep_model)
     if isinstance(config, ServerRunConfig):
@@ -58,7 +59,7 @@ def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
 def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progress: bool | None, keep_model: bool) -> Result:
     """Fio jobs on a host: measured from the end of the ramp to the end of the longest job."""
     wall0 = time.perf_counter()
-    host, ramp, end = build_run(cfg, tracer)
+    host, ramp, end = build_run(cfg, tracer, keep_requests=keep_model)
     sink = record_sink(records)
     stats = IoStats(host, cfg.jobs, ramp, end, tracer=tracer, records=sink)
     if tracer is not None:
