@@ -152,6 +152,7 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     ``keep_model`` as there (the progress line knows the end only with a window end). The summary
     is ``stacksim run``'s (:mod:`scenarios.summary`), measured from the start of the trace."""
     wall0 = time.perf_counter()
+    sink, want = record_sink(records), records  # (`records` names the trace's records below)
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
     drops: dict[str, int] = {}
     end = cfg.window_end_ns
@@ -170,7 +171,6 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     job = replay_job(cfg.replay)
     run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, jobs=(job,), seed=cfg.seed)
     snap = Snapshot(host, 0.0)
-    sink = record_sink(records)
     stats = IoStats(host, run_cfg.jobs, 0.0, records=sink)
     replayer = TraceReplayer(host, job, mapped(), cfg.replay)
     replayer.start()
@@ -193,7 +193,7 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     s["completed_ios"] = replayer.completed
     s["bad_lines"] = reader.bad_lines
     s["skipped"] = skipped
-    lag = np.frombuffer(replayer.lag, dtype=float) if len(replayer.lag) else np.zeros(1)
+    lag = replayer.fold_lag()
     result["replay"] = {
         "trace": cfg.trace,
         "format": reader.format,
@@ -207,7 +207,7 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
         "threads": len(replayer.threads),
         "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
         "last_due_s": replayer.last_due / 1e9,
-        "issue_lag_us": {"mean": float(lag.mean()) / 1e3, "p99": float(np.percentile(lag, 99)) / 1e3,
-                         "max": float(lag.max()) / 1e3},
+        "issue_lag_us": {"mean": lag.mean / 1e3, "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
+                         "max": max(lag.max, 0.0) / 1e3},
     }
-    return Result(result, records=records_result(records, sink), model=host if keep_model else None)
+    return Result(result, records=records_result(want, sink), model=host if keep_model else None)

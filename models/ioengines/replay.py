@@ -40,6 +40,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from models.ioengines.annotations import batch_flags as _batch_flags
@@ -47,6 +48,7 @@ from models.ioengines.async_io import AsyncThread
 from models.ioengines.trace_io import TraceIO
 from models.os.request import Request
 from simcore.config import Model
+from simcore.stats import LatencyStats
 from simcore.errors import ConfigError
 
 SECTOR = 512
@@ -150,6 +152,8 @@ class ReplayThread(AsyncThread):
             req.depth = depth
             lag.append(t - due)
             reqs.append(req)
+        if len(lag) >= 4096:
+            self.replayer.fold_lag()
         for req, flags in zip(reqs, _batch_flags(self.job, len(reqs))):
             req.flags = flags
         self.inflight += len(reqs)
@@ -343,9 +347,18 @@ class TraceReplayer:
         self.completed = 0
         self.finished_threads = 0
         self.last_due = 0.0
-        self.lag = array("d")  # submit time - due time, per IO, ns
+        self.lag = array("d")  # submit time - due time, per IO, ns: not yet folded into lag_stats
+        self.lag_stats = LatencyStats()
         self.done_event = host.engine.env.event()
         self.end_ns: float | None = None
+
+    def fold_lag(self) -> LatencyStats:
+        """Fold the buffered issue lags into ``lag_stats`` (memory independent of the trace's
+        length) and return it."""
+        if len(self.lag):
+            self.lag_stats.add(np.frombuffer(self.lag, dtype=np.float64).copy())
+            del self.lag[:]
+        return self.lag_stats
 
     # -- feeding -------------------------------------------------------------------------------
     def _next_record(self):

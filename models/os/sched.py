@@ -815,17 +815,25 @@ class CpuRunner:
         host = self.host
 
         def expire(t=timer):
+            t.call = None  # fired: no timer <-> call cycle left (the collector is off during a run)
             if t.active:
                 t.active = False
                 self.raise_irq(FixedIrq(host.timer_cost, fire, "timer"))
 
+        # at the front of the heap, cancelled timers are dropped here too (not only on idle entry)
+        timers = self.timers
+        while timers and not timers[0].active:
+            heapq.heappop(timers)
         timer.call = self.engine.call_in(delay_ns, expire)
         return timer
 
     @staticmethod
     def cancel_timer(timer: Timer) -> None:
         timer.active = False
-        timer.call.cancel()
+        call = timer.call
+        if call is not None:
+            call.cancel()
+            timer.call = None  # no timer <-> call cycle left
 
     # ------------------------------------------------------------------ polling
     def poll(self, qp, req, then) -> None:

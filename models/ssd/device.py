@@ -227,7 +227,7 @@ class NvmeDevice:
         posted = qp.posted_times
         if posted is not None:
             posted.append(now)
-            if len(posted) >= 4096:
+            if len(posted) >= 1024:
                 qp.fold_posts()
         if qp.irq_gen is not None:
             qp.irq_gen.on_completion(req)
