@@ -110,7 +110,7 @@ class EntryStats:
         depth = np.fromiter((r.depth for r in reqs), np.int64, len(reqs))
         lvl = np.clip(np.searchsorted(np.asarray(DEPTHS), depth, side="right") - 1, 0, len(DEPTHS) - 1)
         self.depths += np.bincount(lvl, minlength=len(DEPTHS))
-        b = np.searchsorted(_LAT_BOUNDS, np.floor(clat), side="right") - 1
+        b = np.maximum(np.searchsorted(_LAT_BOUNDS, np.floor(clat), side="right") - 1, 0)
         self.lat_buckets += np.bincount(b, minlength=_LAT_BOUNDS.size)
 
     @property
