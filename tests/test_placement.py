@@ -107,7 +107,7 @@ def test_more_threads_than_cpus_migrate_and_every_io_still_completes_once():
 
     s = _threads_run(12)["summary"]
     assert s["cpu_migrations"] > 0 and s["interrupts"].get("ipi", 0) > 0  # remote wake-ups
-    host, _ramp, end = build_run(make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5))
+    host, _ramp, end = build_run(make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5), keep_requests=True)
     host.engine.run(end + 5e6)  # the threads stop issuing at the end: let the last IOs finish
     assert host.migrations > 0 and sum(t.nr_migrations for t in host.all_tasks) == host.migrations
     ids = [q.id for q in host.records]
@@ -154,7 +154,7 @@ def test_a_pulled_task_runs_at_once_and_is_not_bounced_between_idle_cpus():
     ran again. Found by tests/test_invariants.py.)"""
     from scenarios.assembly import build_run
 
-    host, _ramp, end = build_run(make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0))
+    host, _ramp, end = build_run(make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0), keep_requests=True)
     host.engine.run(end + 5e6)
     assert all(t.state == "dead" for t in host.all_tasks)
     assert host.migrations < len(host.records) / 10
