@@ -324,25 +324,26 @@ class CpuRunner:
         mode = self.mode
         if mode == RUN:
             start = now if now > self._seg_work_from else self._seg_work_from
-            rem = self._seg_end - start
-            if rem > 0.0:
-                new = rem * fac / old
-                self.smt_stall_ns += new - rem
-                self._seg_end = end = start + new
+            if self._seg_end > start:
+                self._seg_end = end = start + self._stretch(self._seg_end - start, fac, old)
                 self._seg_call.cancel()
                 call = self._seg_call = Call(self._seg_done_cb, (), end)
                 self._schedule_call(call)
         elif mode == IRQ and self._irq_call is not None:
             start = now if now > self._irq_work_from else self._irq_work_from
-            rem = self._irq_end_t - start
-            if rem > 0.0:
-                new = rem * fac / old
-                self.smt_stall_ns += new - rem
-                self._irq_end_t = end = start + new
+            if self._irq_end_t > start:
+                self._irq_end_t = end = start + self._stretch(self._irq_end_t - start, fac, old)
                 work = self._irq_call.args[0]
                 self._irq_call.cancel()
                 self._irq_call = self.engine.call_at(end, self._irq_end, work)
         self._set_loop_ns()
+
+    def _stretch(self, rem_ns: float, fac: float, old: float) -> float:
+        """``rem_ns`` of work timed at SMT factor ``old``, at factor ``fac`` (the difference is SMT
+        contention time), ns."""
+        new = rem_ns * fac / old
+        self.smt_stall_ns += new - rem_ns
+        return new
 
     def _add_epoch_layer_ns(self, acc: list) -> None:
         """Add to ``acc`` the ns per layer of the bundles run since the last frequency change, at
@@ -785,9 +786,7 @@ class CpuRunner:
             self.cpu.set_busy(now, self._seg_act)
             rem = self._seg_rem
             if self._seg_rem_fac != self._smt_fac:  # the sibling changed meanwhile
-                new = rem * self._smt_fac / self._seg_rem_fac
-                self.smt_stall_ns += new - rem
-                rem = new
+                rem = self._stretch(rem, self._smt_fac, self._seg_rem_fac)
             self._seg_work_from = now
             self._seg_end = now + rem
             self._seg_call = self.engine.call_in(rem, self._seg_done)
