@@ -31,14 +31,15 @@ _SUMMARY_RE = re.compile(r"(CPU\d+|Total|Throughput|Events) \(|Skips:")
 ACTIONS = ("Q", "D")
 
 
-class BlkparseParser(LineParser):
-    name = "blkparse"
+class BlkparseLines:
+    """What every blkparse reader does with a line: skip blank lines and blkparse's closing
+    summary, refuse anything else that is not an event line, and read an event's data fields."""
 
-    def __init__(self, action: str = "Q") -> None:
-        self.action = action
+    def __init__(self) -> None:
         self.in_summary = False
 
-    def parse(self, text: str, lineno: int) -> Parsed:
+    def event(self, text: str):
+        """The event line's match, or None for a blank or summary line (BadLine otherwise)."""
         if not text.strip():
             return None
         m = EVENT_RE.match(text)
@@ -49,9 +50,12 @@ class BlkparseParser(LineParser):
                 self.in_summary = True
                 return None
             raise BadLine("not a blkparse event line (device cpu seq sec.ns pid action rwbs ...)")
-        action = m["action"]
-        if action != self.action:
-            return f"action {action}"
+        return m
+
+    @staticmethod
+    def data(m) -> tuple[int, str, int, int] | str:
+        """(time ns, op, sector, bytes) of a data event, or why it is skipped (a discard, no data,
+        zero length)."""
         rwbs = m["rwbs"]
         if "D" in rwbs:
             return "discard"
@@ -65,4 +69,25 @@ class BlkparseParser(LineParser):
         if nbytes == 0:
             return "zero length"
         t_ns = to_int(m["sec"], "timestamp seconds") * 10**9 + int(m["frac"].ljust(9, "0"))
-        return (t_ns, op, to_int(s[1], "sector") * SECTOR, nbytes, m["dev"])
+        return t_ns, op, to_int(s[1], "sector"), nbytes
+
+
+class BlkparseParser(BlkparseLines, LineParser):
+    name = "blkparse"
+
+    def __init__(self, action: str = "Q") -> None:
+        super().__init__()
+        self.action = action
+
+    def parse(self, text: str, lineno: int) -> Parsed:
+        m = self.event(text)
+        if m is None:
+            return None
+        action = m["action"]
+        if action != self.action:
+            return f"action {action}"
+        d = self.data(m)
+        if isinstance(d, str):
+            return d
+        t_ns, op, sector, nbytes = d
+        return (t_ns, op, sector * SECTOR, nbytes, m["dev"])

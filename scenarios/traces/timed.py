@@ -41,7 +41,7 @@ from pathlib import Path
 
 from simcore.errors import ConfigError
 
-from .blkparse import EVENT_RE, _SECTORS_RE, _SUMMARY_RE
+from .blkparse import BlkparseLines
 from .csvformats import SECTOR, MsrParser
 from .reader import _lines, _out_of_range
 from .record import BadLine, TraceIO, to_int
@@ -129,13 +129,13 @@ class _FioLog:
         return (arrival, "read" if ddir == 0 else "write", offset, nbytes, "fio", float(lat), None, None)
 
 
-class _Blkparse:
+class _Blkparse(BlkparseLines):
     """blkparse Q/D/C events -> raw records (in completion order), pairing by (device, sector)."""
 
     name = "blkparse"
 
     def __init__(self) -> None:
-        self.in_summary = False
+        super().__init__()
         self.queued: OrderedDict = OrderedDict()  # (dev, sector) -> (t, op, nbytes, lineno)
         self.dispatched: OrderedDict = OrderedDict()  # (dev, sector) -> (t_q|None, t_d, op, nbytes, lineno)
         self.dropped: dict[str, int] = {}
@@ -173,31 +173,16 @@ class _Blkparse:
 
     # long: one blkparse event line, every action's pairing rule in one place
     def parse(self, text: str, lineno: int):
-        if not text.strip():
-            return None
-        m = EVENT_RE.match(text)
+        m = self.event(text)
         if m is None:
-            if self.in_summary:
-                return None
-            if _SUMMARY_RE.match(text.lstrip()):
-                self.in_summary = True
-                return None
-            raise BadLine("not a blkparse event line (device cpu seq sec.ns pid action rwbs ...)")
-        action, rwbs = m["action"], m["rwbs"]
+            return None
+        action = m["action"]
         if action not in ("Q", "D", "C", "M", "F"):
             return f"action {action}"
-        if "D" in rwbs:
-            return "discard"
-        op = "write" if "W" in rwbs else "read" if "R" in rwbs else None
-        if op is None:
-            return f"no data (RWBS {rwbs})"
-        s = _SECTORS_RE.match(m["rest"])
-        if s is None:
-            raise BadLine(f"expected 'sector + sectors' after RWBS {rwbs!r}")
-        sector, nbytes = to_int(s[1], "sector"), to_int(s[2], "sectors") * SECTOR
-        if nbytes == 0:
-            return "zero length"
-        t = to_int(m["sec"], "timestamp seconds") * 10**9 + int(m["frac"].ljust(9, "0"))
+        d = self.data(m)
+        if isinstance(d, str):
+            return d
+        t, op, sector, nbytes = d
         key = (m["dev"], sector)
         self.expire(t)
         if action == "Q":
