@@ -3,14 +3,11 @@ analysis and the HTML report (rendered in headless Chromium when it is installed
 
 from __future__ import annotations
 
-import html.parser
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from scenarios.sweeps.runner import execute, run_task
 from scenarios.sweeps.store import journal_dir, read_results
 from simcore.errors import ConfigError
 from stacksim import cli_sweep
+from tests.browser import assert_plots_render
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = """
@@ -348,62 +346,11 @@ def test_report_has_one_div_per_figure_and_no_network(small_results, tmp_path):
     assert out.read_text(encoding="utf-8").count('class="plotly-graph-div"') == BASE_FIGURES + 1
 
 
-VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class _PlotScan(html.parser.HTMLParser):
-    """Per plotly div of a rendered DOM: the number of main-svg elements and of drawn traces."""
-
-    def __init__(self):
-        super().__init__()
-        self.stack: list[str | None] = []
-        self.plots: dict[str, dict[str, int]] = {}
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        cls = set((a.get("class") or "").split())
-        owner = self.stack[-1] if self.stack else None
-        if "plotly-graph-div" in cls:
-            owner = a.get("id")
-            self.plots[owner] = {"main-svg": 0, "traces": 0}
-        elif owner is not None:
-            self.plots[owner]["main-svg"] += "main-svg" in cls
-            self.plots[owner]["traces"] += bool({"trace", "hm"} & cls)
-        if tag not in VOID_TAGS:
-            self.stack.append(owner)
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if tag not in VOID_TAGS:
-            self.stack.pop()
-
-    def handle_endtag(self, tag):
-        if tag not in VOID_TAGS and self.stack:
-            self.stack.pop()
-
-
 def test_report_renders_in_headless_chromium(small_results, tmp_path):
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
     out = tmp_path / "report.html"
     n = write_report([{**MEM_OPS, **r} for r in read_results(small_results)], out)
     assert n == BASE_FIGURES + 1
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000",
-             "--dump-dom", out.as_uri()],
-            check=False, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
-    assert not console, console
-    scan = _PlotScan()
-    scan.feed(proc.stdout)
-    assert len(scan.plots) == n
-    for div, seen in scan.plots.items():
-        assert seen["main-svg"] >= 2 and seen["traces"] >= 1, (div, seen)
+    assert_plots_render(out, n)
 
 
 def test_dry_run_lists_points(capsys):

@@ -5,11 +5,7 @@ scenarios/traces/timed.py)."""
 
 from __future__ import annotations
 
-import html.parser
 import json
-import shutil
-import subprocess
-import tempfile
 import tracemalloc
 from pathlib import Path
 
@@ -21,6 +17,7 @@ from scenarios.trace_compare import TraceComparison, size_class, validate_trace
 from scenarios.traces import make_timed_sample as mts
 from scenarios.traces.timed import ORPHAN_NS, TimedIO, open_timed
 from stacksim import cli
+from tests.browser import assert_plots_render
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "scenarios/traces/samples/blkparse_qdc_sample.txt"
@@ -372,40 +369,6 @@ def test_refusals_of_unidentifiable_traces(tmp_path, capsys):
 
 
 # -- the HTML report in a browser -----------------------------------------------------------------------------
-VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class _PlotScan(html.parser.HTMLParser):
-    """Per plotly div of a rendered DOM: the number of main-svg elements and of drawn traces."""
-
-    def __init__(self):
-        super().__init__()
-        self.stack: list[str | None] = []
-        self.plots: dict[str, dict[str, int]] = {}
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        cls = set((a.get("class") or "").split())
-        owner = self.stack[-1] if self.stack else None
-        if "plotly-graph-div" in cls:
-            owner = a.get("id")
-            self.plots[owner] = {"main-svg": 0, "traces": 0}
-        elif owner is not None:
-            self.plots[owner]["main-svg"] += "main-svg" in cls
-            self.plots[owner]["traces"] += bool({"trace", "hm"} & cls)
-        if tag not in VOID_TAGS:
-            self.stack.append(owner)
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if tag not in VOID_TAGS:
-            self.stack.pop()
-
-    def handle_endtag(self, tag):
-        if tag not in VOID_TAGS and self.stack:
-            self.stack.pop()
-
-
 def test_html_report_renders_in_headless_chromium(stock, tmp_path):
     from scenarios.trace_report import write_trace_report
 
@@ -414,21 +377,4 @@ def test_html_report_renders_in_headless_chromium(stock, tmp_path):
     assert n == 4  # CDFs per class, scatter, error over time, blkparse stages
     page = out.read_text(encoding="utf-8")
     assert page.count('class="plotly-graph-div"') == n and "<script src=" not in page
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000",
-             "--dump-dom", out.as_uri()],
-            check=False, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
-    assert not console, console
-    scan = _PlotScan()
-    scan.feed(proc.stdout)
-    assert len(scan.plots) == n
-    for div, seen in scan.plots.items():
-        assert seen["main-svg"] >= 2 and seen["traces"] >= 1, (div, seen)
+    assert_plots_render(out, n)
