@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from scenarios.outputs import figures_page
 from simcore.outfile import write_text
 
 __all__ = ["write_trace_report", "trace_figures"]
@@ -135,21 +136,8 @@ def write_trace_report(v: dict, out: str | Path, title: str | None = None) -> in
     r = v["replay"]
     title = title or f"stacksim validate --trace {Path(r['trace']).name}"
     figs = trace_figures(v)
-    parts = [
-        "<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-        ("<style>body{font-family:sans-serif;margin:1.5em;max-width:1400px}h2{margin-top:1.6em}"
-         "nav a{margin-right:1em}td,th{padding:2px 10px;text-align:right}</style></head><body>"),
-        f"<h1>{html.escape(title)}</h1>",
-        (f"<p>{html.escape(r['trace'])} ({r['format']}): {r['trace_ios']} IOs replayed at their recorded arrival "
-         f"times on {html.escape(r['platform'])} (seed {r['seed']}, {r['completion']}). Errors are simulated / "
-         f"measured - 1.</p>"),
-        _table(v),
-        "<nav>" + "".join(f"<a href='#fig{i}'>{html.escape(t)}</a>" for i, (t, _) in enumerate(figs)) + "</nav>",
-    ]
-    for i, (t, fig) in enumerate(figs):
-        div = fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"plot{i}",
-                          config={"displaylogo": False, "responsive": True})
-        parts.append(f"<h2 id='fig{i}'>{html.escape(t)}</h2>\n{div}")
-    parts.append("</body></html>")
-    write_text(out, "\n".join(parts), what="--html")
+    intro = [(f"<p>{html.escape(r['trace'])} ({r['format']}): {r['trace_ios']} IOs replayed at their recorded arrival "
+              f"times on {html.escape(r['platform'])} (seed {r['seed']}, {r['completion']}). Errors are simulated / "
+              f"measured - 1.</p>"), _table(v)]
+    write_text(out, figures_page(title, intro, figs, css="td,th{padding:2px 10px;text-align:right}"), what="--html")
     return len(figs)

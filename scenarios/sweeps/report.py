@@ -12,7 +12,6 @@ figures show one size at a time, chosen with a menu.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from pathlib import Path
@@ -24,6 +23,7 @@ from plotly.subplots import make_subplots
 
 from scenarios.sweeps.efficiency import DEFAULT_METRIC, cell_text, efficiency_map
 from scenarios.sweeps.groups import mean_ci, ordered_values, parse_policy_axes, policy_of, require_columns
+from scenarios.outputs import figures_page
 from simcore.outfile import write_text
 
 Row = dict[str, Any]
@@ -280,19 +280,7 @@ def write_report(rows: Sequence[Row], out: str | Path, *, title: str | None = No
     sweeps = ordered_values(str(r.get("sweep", "")) for r in rows)
     title = title or f"stacksim sweep report: {', '.join(s for s in sweeps if s) or 'results'}"
     points = len({r.get("point") for r in rows})
-    parts = [
-        "<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-        ("<style>body{font-family:sans-serif;margin:1.5em;max-width:1400px}h2{margin-top:1.6em}"
-         "nav a{margin-right:1em}</style></head><body>"),
-        f"<h1>{html.escape(title)}</h1>",
-        (f"<p>{len(rows)} runs, {points} points. Points are means over replicates; error bars are 95% "
-         "confidence intervals (Student t).</p>"),
-        "<nav>" + "".join(f"<a href='#fig{i}'>{html.escape(t)}</a>" for i, (t, _) in enumerate(figs)) + "</nav>",
-    ]
-    for i, (t, fig) in enumerate(figs):
-        div = fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"plot{i}",
-                          config={"displaylogo": False, "responsive": True})
-        parts.append(f"<h2 id='fig{i}'>{html.escape(t)}</h2>\n{div}")
-    parts.append("</body></html>")
-    write_text(out, "\n".join(parts), what="-o")
+    intro = [(f"<p>{len(rows)} runs, {points} points. Points are means over replicates; error bars are 95% "
+              "confidence intervals (Student t).</p>")]
+    write_text(out, figures_page(title, intro, figs), what="-o")
     return len(figs)
