@@ -251,3 +251,25 @@ def test_menu_detector_with_running_sums_equals_menu_c(periods_ns, spread):
         assert gov.intervals == [int(v) for v in gov.intervals]
         assert gov._typical_interval() == typical_interval_menu_c(gov.intervals)
 
+
+
+def test_stopping_and_restarting_the_tick_programs_the_hrtimer():
+    """NOHZ idle costs CPU work: stopping the tick (tick_nohz_idle_stop_tick: cancel the tick's
+    hrtimer, program the next event) runs before the CPU idles, restarting it (tick_nohz_idle_exit)
+    is carried into the wake-up; each is one hrtimer programming (hrtimer_start_cycles)."""
+    from scenarios.assembly import build_run
+
+    def ticks(**sets):
+        cfg = resolve(sets={"runtime": "50ms", "ramp_time": "0", **sets})
+        host, _ramp, end = build_run(cfg)
+        host.engine.run(end)
+        r = host.runners[0]
+        assert r.cost_tick_stop.cycles == r.cost_tick_restart.cycles == cfg.platform.kernel.hrtimer_start_cycles
+        return r.counts[r.cost_tick_stop.idx], r.counts[r.cost_tick_restart.idx]
+
+    # 10 ms of think time after each IO: the IO thread's CPU idles long, stops its tick each time
+    # and restarts it when the thread's timer wakes it
+    stops, restarts = ticks(thinktime="10ms")
+    assert stops >= 4 and restarts >= stops - 1
+    # back-to-back IOs: the CPU idles for microseconds and menu keeps its tick
+    assert ticks() == (1, 1)  # the single stop is the first idle, before the tick's history

@@ -139,6 +139,10 @@ class CpuRunner:
         self.cost_noop = ct.get("noop")
         self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles)
         self.cost_migrate = ct.get("migrate", scheduler=k.migrate_cycles)
+        # NOHZ idle: stopping the tick cancels its hrtimer and programs the clock event device for
+        # the next timer; restarting it re-arms it (each an hrtimer (re)programming)
+        self.cost_tick_stop = ct.get("tick_stop", timer=k.hrtimer_start_cycles)
+        self.cost_tick_restart = ct.get("tick_restart", timer=k.hrtimer_start_cycles)
         self.cost_newidle = ct.get("newidle_balance", scheduler=k.newidle_balance_cycles)
         self._scan_costs: dict = {}
         self.sibling_runner = None  # the SMT sibling's runner (set by the host)
@@ -650,7 +654,19 @@ class CpuRunner:
         else:
             idx = self.governor.select(next_timer, self.iowaiters, self._tick_ns, call.time - now)
             if self.governor.stop_tick:
+                # tick_nohz_idle_stop_tick: cancel the tick's hrtimer and program the clock event
+                # device for the next timer, before the CPU idles
                 self._stop_tick()
+                self.run(self.cost_tick_stop, lambda: self._idle_in(idx))
+                return
+        self._idle_in(idx)
+
+    def _idle_in(self, idx: int) -> None:
+        """Enter idle state ``idx`` now (unless a task became runnable meanwhile)."""
+        if self.rq:
+            self._schedule(from_idle=False)
+            return
+        now = self.engine.now
         self.cpu.set_idle(now, idx)
         self.mode = IDLE
         self._idle_since = now
@@ -665,8 +681,9 @@ class CpuRunner:
         self.cstate_exit_ns += self._exit_ns[self.cpu.cstate]  # the CPU is in C0 from now, waking up
         if self.iowaiters:
             self.iowait_ns += idle
-        if self._tick_call is None:
+        if self._tick_call is None and self._tick_on:
             self._start_tick()
+            self.add_carry(self.cost_tick_restart)  # tick_nohz_idle_exit: re-arm the tick on the way out
         if self.engine.tracer is not None:
             self._trace_idle_end(now)
 
