@@ -143,6 +143,7 @@ class CpuRunner:
         # the next timer; restarting it re-arms it (each an hrtimer (re)programming)
         self.cost_tick_stop = ct.get("tick_stop", timer=k.hrtimer_start_cycles)
         self.cost_tick_restart = ct.get("tick_restart", timer=k.hrtimer_start_cycles)
+        self._tick_restart_due = False
         self.cost_newidle = ct.get("newidle_balance", scheduler=k.newidle_balance_cycles)
         self._scan_costs: dict = {}
         self.sibling_runner = None  # the SMT sibling's runner (set by the host)
@@ -683,7 +684,7 @@ class CpuRunner:
             self.iowait_ns += idle
         if self._tick_call is None and self._tick_on:
             self._start_tick()
-            self.add_carry(self.cost_tick_restart)  # tick_nohz_idle_exit: re-arm the tick on the way out
+            self._tick_restart_due = True  # its cost is paid once the wake-up's handler has run
         if self.engine.tracer is not None:
             self._trace_idle_end(now)
 
@@ -691,6 +692,7 @@ class CpuRunner:
         """A task became runnable on an idle CPU outside IRQ context (e.g. placement)."""
         now = self.engine.now
         self._end_idle(now)
+        self._charge_tick_restart()
         exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
         self.cpu.set_busy(now, self._seg_act)
         self.mode = NONE
@@ -756,10 +758,18 @@ class CpuRunner:
             self._trace_parts += [(f"{self.cstates[self.cpu.cstate].name} exit", exit_ns)] + [
                 (f"hard IRQ ({work.kind}): {name}", ns) for name, ns in self._layer_parts(cost)]
         work.fire(self)
+        self._charge_tick_restart()
         if self.rq:
             self._schedule(from_idle=True)
         else:
             self.run(self.cost_idle_reenter, self._enter_idle)
+
+    def _charge_tick_restart(self) -> None:
+        """tick_nohz_idle_exit: re-arming a stopped tick costs one hrtimer programming, carried
+        into what the CPU runs after the wake-up's interrupt handler."""
+        if self._tick_restart_due:
+            self._tick_restart_due = False
+            self.add_carry(self.cost_tick_restart)
 
     def _take_irq(self, now: float):
         """Dequeue the next interrupt, evaluate its cost (the handler sees the CQ as it is now) and
@@ -814,6 +824,7 @@ class CpuRunner:
             self._poll_check()
         elif prev == IDLE:
             self.mode = NONE
+            self._charge_tick_restart()
             if self.rq:
                 self._schedule(from_idle=True)
             else:
