@@ -16,7 +16,7 @@ from models.power import average_power, read_energy
 from scenarios.fio.output import disk_util, fio_header, fio_jobs
 from scenarios.iostats import IoStats
 from scenarios.scenario import RunConfig
-from simcore.stats import LatencyStats, latency_summary_us
+from simcore.stats import LatencyStats
 
 
 class Snapshot:
@@ -86,10 +86,10 @@ def summarize(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: floa
     }
 
 
-def io_and_energy(n: int, nbytes: int, lat: LatencyStats | np.ndarray, dur_s: float, power_w: dict) -> dict:
+def io_and_energy(n: int, nbytes: int, lat: LatencyStats, dur_s: float, power_w: dict) -> dict:
     """The figures every run reports, host or server, from the IOs counted in a measured interval of
-    ``dur_s`` seconds (``n`` of them, ``nbytes`` bytes; ``lat`` the latencies (ns) of those measured:
-    a host run's streaming :class:`~simcore.stats.LatencyStats`, a server's array)
+    ``dur_s`` seconds (``n`` of them, ``nbytes`` bytes; ``lat`` the statistics of the latencies of
+    those measured: percentiles from fio's histogram for both)
     and the average power by component (W, with ``system``): IOs, IOPS, bandwidth (MB/s), latency
     (us), power, energy (J), bytes per joule and joules per million IOs."""
     energy = power_w["system"] * dur_s
@@ -97,7 +97,7 @@ def io_and_energy(n: int, nbytes: int, lat: LatencyStats | np.ndarray, dur_s: fl
         "ios": n,
         "iops": n / dur_s,
         "bandwidth_mb_s": nbytes / dur_s / 1e6,
-        "latency_us": lat.summary_us() if isinstance(lat, LatencyStats) else latency_summary_us(lat),
+        "latency_us": lat.summary_us(),
         "power_w": power_w,
         "energy_j": energy,
         "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,

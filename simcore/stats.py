@@ -47,21 +47,6 @@ def records_table(reqs) -> np.ndarray:
     return records_array(cols)
 
 
-def latency_summary_us(lat_ns: np.ndarray) -> dict:
-    """Summary latency in us: mean, p50, p90, p99, p99_9, max."""
-    if lat_ns.size == 0:
-        return {k: 0.0 for k in ("mean", "p50", "p90", "p99", "p99_9", "max")}
-    p50, p90, p99, p999 = np.percentile(lat_ns, [50, 90, 99, 99.9])
-    return {
-        "mean": float(lat_ns.mean()) / 1e3,
-        "p50": float(p50) / 1e3,
-        "p90": float(p90) / 1e3,
-        "p99": float(p99) / 1e3,
-        "p99_9": float(p999) / 1e3,
-        "max": float(lat_ns.max()) / 1e3,
-    }
-
-
 # ------------------------------------------------------------------------------------------------ streaming
 #: fio's latency histogram (stat.h): values below 2 ** (PLAT_BITS + 1) ns have a bucket each; each
 #: further power of two is cut into 2 ** PLAT_BITS buckets of equal width, so a bucket is at most

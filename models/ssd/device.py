@@ -36,6 +36,12 @@ from simcore.errors import ConfigError
 from simcore.stats import LatencyStats
 
 
+#: flash with a write buffer: programs a media unit may have queued in the DRAM buffer beyond the one
+#: it is running before a new write to it must wait (an estimate: the buffer is sized to keep every
+#: unit busy through a write burst, a few programs deep; sustained write IOPS do not depend on it)
+BUFFERED_PROGRAMS = 2
+
+
 class QueuePair:
     """One NVMe submission/completion queue pair and its interrupt vector."""
 
@@ -189,18 +195,27 @@ class NvmeDevice:
             t = self._link_reserve(t, xfer) + xfer
         units = self._units
         unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
-        start = units[unit]  # it serves its commands one at a time, in doorbell order
-        if t >= start:
-            start = t
+        free = units[unit]  # it serves its commands one at a time, in doorbell order
         # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
         base_ns, per_kib_ns, jitter, program_ns = self._svc[op]
         extra_kib = nbytes / 1024.0 - 4.0
         svc = (base_ns + per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * jitter()
-        end = start + svc
         busy = svc
         if program_ns:
-            busy += program_ns  # writes: acknowledged from DRAM; the NAND program continues
-        units[unit] = start + busy
+            # a write to the DRAM buffer: acknowledged after its (buffer) service without waiting
+            # for its unit, unless the unit's share of the buffer is full (BUFFERED_PROGRAMS
+            # programs queued beyond the running one): sustained writes stay bound by units /
+            # program time. The NAND program follows on the unit once it is free
+            start = free - BUFFERED_PROGRAMS * program_ns
+            if t >= start:
+                start = t
+            end = start + svc
+            busy += program_ns
+            units[unit] = (free if free > end else end) + program_ns
+        else:
+            start = free if free > t else t
+            end = start + svc
+            units[unit] = end
         self.busy_unit_ns[op] += busy
         if is_read:
             end = self._link_reserve(end, xfer) + xfer

@@ -30,7 +30,7 @@ from scenarios.server.workloads import BurstWorkload, StableWorkload, TraceWorkl
 from simcore.config import parse_scalar, set_path, validate
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
-from simcore.stats import latency_summary_us, records_array
+from simcore.stats import LatencyStats, records_array
 
 DEFAULT_PLATFORM = "epyc9454p-16xpm1743"
 
@@ -228,13 +228,14 @@ def _run_trace(srv: Server, warm: float, bin_ns: float, snaps: dict) -> float:
 
 def latency_cdf(lat_ns: np.ndarray, write: np.ndarray | None = None, op: str = "read") -> dict:
     """Latency percentiles (us) at :data:`CDF_PERCENTILES` per direction, in the shape of the sweep
-    rows' ``cdf`` column: ``{"pct": [...], "read_us": [...], "write_us": [...]}``."""
+    rows' ``cdf`` column: ``{"pct": [...], "read_us": [...], "write_us": [...]}``; from fio's
+    histogram, as a host run's (:class:`simcore.stats.LatencyStats`)."""
     out: dict[str, list] = {}
     parts = {op: lat_ns} if write is None else {"read": lat_ns[write == 0], "write": lat_ns[write != 0]}
     for name in ("read", "write"):
         lat = parts.get(name)
         if lat is not None and lat.size:
-            out[f"{name}_us"] = [round(float(v) / 1e3, 3) for v in np.percentile(lat, CDF_PERCENTILES)]
+            out[f"{name}_us"] = [round(float(v) / 1e3, 3) for v in LatencyStats.of(lat).percentiles(CDF_PERCENTILES)]
     if out:
         out["pct"] = list(CDF_PERCENTILES)
     return out
@@ -323,7 +324,7 @@ def summarize(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: 
     in_flight = srv.n_offered - int((done <= srv.engine.now).sum())
     summary = {
         "policy": cfg.server.policy,
-        **io_and_energy(n, nbytes, lat, dur_s, pw),
+        **io_and_energy(n, nbytes, LatencyStats.of(lat), dur_s, pw),
         "offered_iops": (b["offered"] - a["offered"]) / dur_s,
         "thread_migrations": b["migrations"] - a["migrations"],
         "thread_migrations_per_s": (b["migrations"] - a["migrations"]) / dur_s,
@@ -392,7 +393,8 @@ def _trace_figures(srv: Server, sel: np.ndarray, counted: np.ndarray, lat: np.nd
     ops = {}
     for name, flag in (("read", 0), ("write", 1)):
         m = counted & (wr == flag)
-        ops[name] = {"ios": int(m.sum()), "bytes": int(nb[m].sum()), "latency_us": latency_summary_us(lat[w_sel == flag])}
+        ops[name] = {"ios": int(m.sum()), "bytes": int(nb[m].sum()),
+                     "latency_us": LatencyStats.of(lat[w_sel == flag]).summary_us()}
     return {
         "trace_ios": trace.ios,
         "completed_ios": srv.n_done,
