@@ -4,7 +4,9 @@
 
 Cases: the built-in default scenario (1 thread, 4 KiB random reads, interrupts), the same with
 classic and hybrid polling, and 8 jobs with hybrid polling. Reports the simulation loop alone
-(build + run, without summarising) and events per IO. Target (issue 2): >= 100,000 simulated IOs
+(build + run, without summarising), events per IO, and each case's ratio to a bare simpy loop
+with two events per IO timed in the same process (issue 17's yardstick: default >= 0.4, classic
+>= 0.5, hybrid and 8 synchronous threads >= 0.25). Target (issue 2): >= 100,000 simulated IOs
 per wall second on one core for 4 KiB random reads with interrupts, all accounting on. Each case
 runs ``--repeat`` times and reports the fastest (timeit's convention: the other runs measure what
 else the machine was doing).
@@ -43,6 +45,28 @@ def bench(sets: dict, runtime_ms: int, repeat: int = 1) -> tuple[float, int, int
     return best
 
 
+def bare_simpy_ios_per_s(n_ios: int = 200_000, repeat: int = 3) -> float:
+    """The yardstick of issue 17: a bare simpy loop with two events per IO (a submit delay and a
+    device delay, fixed lengths), timed in this process: IOs per wall second, the fastest of
+    ``repeat`` runs. A case's ratio to it says how much Python work the model adds per IO on this
+    machine and interpreter, independently of how fast the machine is."""
+    import simpy
+
+    def io_loop(env, n):
+        for _ in range(n):
+            yield env.timeout(1_000)  # the host's submit path
+            yield env.timeout(6_000)  # the device
+
+    best = 0.0
+    for _ in range(max(1, repeat)):
+        env = simpy.Environment()
+        env.process(io_loop(env, n_ios))
+        t0 = time.perf_counter()
+        env.run()
+        best = max(best, n_ios / (time.perf_counter() - t0))
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runtime-ms", type=int, default=1000)
@@ -53,10 +77,12 @@ def main() -> None:
         cProfile.runctx("bench({}, args.runtime_ms)", globals(), locals(), "/tmp/stacksim.prof")
         pstats.Stats("/tmp/stacksim.prof").sort_stats("tottime").print_stats(25)
         return
-    print(f"{'case':32s} {'IOs/wall s':>12s} {'IOs':>9s} {'events/IO':>10s} {'wall s':>7s}")
+    bare = bare_simpy_ios_per_s(repeat=args.repeat)
+    print(f"bare simpy loop (2 events per IO): {bare:,.0f} IOs per wall s")
+    print(f"{'case':32s} {'IOs/wall s':>12s} {'vs bare':>8s} {'IOs':>9s} {'events/IO':>10s} {'wall s':>7s}")
     for name, sets in CASES.items():
         rate, n, ev, wall = bench(sets, args.runtime_ms, args.repeat)
-        print(f"{name:32s} {rate:12,.0f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}")
+        print(f"{name:32s} {rate:12,.0f} {rate / bare:8.3f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}")
 
 
 if __name__ == "__main__":
