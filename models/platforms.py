@@ -19,9 +19,9 @@ from models.ssd.presets import optane_900p, optane_p4800x, optane_p4801x, p3700
 
 #: Output of ``stacksim calibrate --study poll-energy`` (re-run it to refresh; it prints this dict).
 POLL_ENERGY_FIT = {
-    "ssd.read.base_ns": 5100.5,
-    "kernel.user_io_cycles": 963.9,
-    "kernel.ctx_switch_cycles": 5388.4,
+    "ssd.read.base_ns": 5099.1,
+    "kernel.user_io_cycles": 962.4,
+    "kernel.ctx_switch_cycles": 4403.6,
     # not fitted: 1,500 cycles per interrupt handled (calibrated_interrupts.yaml, constant across
     # devices: entry, handler, exit) = entry/exit 500 + CQ reap 300 + request completion 300
     # + waking the blocked task 400
@@ -33,54 +33,54 @@ POLL_ENERGY_FIT = {
 #: by cell (models/os/memops.py), fitted to table 2 (interrupt and classic-polling columns).
 MEM_OPS_PER_CYCLE = {
     "user": {
-        "other": 0.11334
+        "other": 0.11333
     },
     "syscall": {
-        "other": 0.10414
+        "other": 0.10421
     },
     "fs": {
-        "other": 0.21195
+        "other": 0.21199
     },
     "block": {
-        "blk_mq": 0.16689,
-        "block_rest": 0.22314
+        "blk_mq": 0.16736,
+        "block_rest": 0.22349
     },
     "iosched": {
-        "block_rest": 0.05922
+        "block_rest": 0.05931
     },
     "driver": {
-        "nvme": 0.0896
+        "nvme": 0.08985
     },
     "irq": {
-        "other": 0.02975,
-        "ktime_get": 0.02386
+        "other": 0.02978,
+        "ktime_get": 0.02393
     },
     "scheduler": {
-        "__schedule": 0.00174,
-        "psi": 0.00147,
-        "load_avg": 0.00187,
-        "sched_rest": 0.06254,
-        "ktime_get": 0.0,
-        "time_rest": 0.00728,
-        "other": 0.00863
+        "__schedule": 0.00175,
+        "psi": 0.00148,
+        "load_avg": 0.00188,
+        "sched_rest": 0.06285,
+        "ktime_get": 1e-05,
+        "time_rest": 0.00733,
+        "other": 0.00864
     },
     "timer": {
-        "hrtimer": 0.14941,
-        "ktime_get": 0.01973,
-        "time_rest": 0.01974
+        "hrtimer": 0.1496,
+        "ktime_get": 0.01975,
+        "time_rest": 0.01976
     },
     "polling": {
         "blk_poll": 0.00839,
-        "blk_mq": 0.00232,
+        "blk_mq": 0.00231,
         "block_rest": 0.00953,
-        "nvme": 0.00626,
+        "nvme": 0.00625,
         "ktime_get": 0.00053,
         "time_rest": 0.00029,
         "sched_rest": 0.00155,
-        "other": 0.05386
+        "other": 0.0539
     },
     "idle_spin": {
-        "other": 0.07415
+        "other": 0.07402
     }
 }
 
@@ -110,11 +110,11 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of ``stacksim calibrate --study io-schedulers`` (re-run it to refresh; it prints this dict).
 IO_SCHED_FIT = {
-    "ssd.read.base_ns": 5197.0,
-    "ssd.write.base_ns": 9284.7,
-    "kernel.iosched_cycles.mq-deadline": 3630.6,
-    "kernel.iosched_cycles.kyber": 3167.6,
-    "kernel.iosched_cycles.bfq": 10017.3,
+    "ssd.read.base_ns": 5194.3,
+    "ssd.write.base_ns": 9281.5,
+    "kernel.iosched_cycles.mq-deadline": 3627.3,
+    "kernel.iosched_cycles.kyber": 3160.0,
+    "kernel.iosched_cycles.bfq": 10016.8,
 }
 
 
@@ -144,11 +144,11 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of ``stacksim calibrate --study cinterrupts`` (re-run it to refresh; it prints this dict).
 CINTERRUPTS_FIT = {
-    "optane.read.base_ns": 3426.6,
-    "optane.read.sd_ns": 1229.6,
-    "p3700.read.base_ns": 71683.2,
-    "p3700.read.sd_ns": 28517.3,
-    "kernel.ctx_switch_cycles": 2578.8,
+    "optane.read.base_ns": 3418.2,
+    "optane.read.sd_ns": 1225.4,
+    "p3700.read.base_ns": 71662.1,
+    "p3700.read.sd_ns": 28494.1,
+    "kernel.ctx_switch_cycles": 1581.8,
 }
 
 

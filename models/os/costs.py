@@ -34,7 +34,15 @@ class KernelCosts(Model):
     nvme_complete_cycles: float = Field(300, ge=0, description="reap one CQ entry, CQ head doorbell")
     irq_entry_cycles: float = Field(1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch")
     ctx_switch_cycles: float = Field(3000, ge=0, description="one schedule(): pick next, load/PSI accounting, context switch (~1 us)")
-    wakeup_cycles: float = Field(400, ge=0, description="try_to_wake_up: enqueue the task on its runqueue (a few hundred ns)")
+    wakeup_cycles: float = Field(400, ge=0, description="try_to_wake_up: lock the task's runqueue, select its CPU, activate it,"
+                                 " check preemption (its load and pressure accounting: enqueue_accounting_cycles)")
+    cgroup_depth: int = Field(3, ge=0, le=64, description="cgroup levels between a task and the root (a systemd login session:"
+                              " user.slice / user-N.slice / session-N.scope), each with its own load averages and"
+                              " pressure-stall state")
+    pelt_level_cycles: float = Field(150, ge=0, description="PELT at an enqueue or dequeue, per level (the root runqueue and each"
+                                     " cgroup's): update_load_avg and the group entity's propagation (estimate, ~40 ns)")
+    psi_level_cycles: float = Field(100, ge=0, description="psi_task_change at a task's sleep or wake-up, per level (the system"
+                                    " and each cgroup): psi_group_change's per-CPU state and time accounting (estimate)")
     idle_scan_cycles: float = Field(100, ge=0, description="select_idle_sibling: examining one more CPU's runqueue and"
                                     " idle state for a woken task (a remote cache line, ~30 ns; estimate)")
     migrate_cycles: float = Field(1500, ge=0, description="moving a task to another CPU's runqueue: set_task_cpu,"
@@ -74,6 +82,11 @@ class KernelCosts(Model):
 
     # -- scheduler paths, summed in one place for every model that charges them (the Linux host's
     # runner, models/os/sched.py, and the storage server's kernel target and hybrid sleeps)
+    def accounting_cycles(self) -> float:
+        """Load tracking and pressure-stall accounting of one enqueue (a wake-up) or one dequeue (a
+        task going to sleep): PELT and PSI at the root and at each cgroup level (cycles)."""
+        return (self.cgroup_depth + 1) * (self.pelt_level_cycles + self.psi_level_cycles)
+
     def switch_to_idle_cycles(self) -> float:
         """A task blocks and its CPU goes idle: schedule() + the idle loop's entry (cycles)."""
         return self.ctx_switch_cycles + self.idle_entry_cycles
@@ -84,17 +97,19 @@ class KernelCosts(Model):
 
     def nanosleep_entry_cycles(self) -> float:
         """A timed sleep from user space up to idle: syscall entry, hrtimer arm, switch to idle (cycles)."""
-        return self.syscall_entry_cycles + self.hrtimer_start_cycles + self.ctx_switch_cycles + self.idle_entry_cycles
+        return (self.syscall_entry_cycles + self.hrtimer_start_cycles + self.accounting_cycles() + self.ctx_switch_cycles
+                + self.idle_entry_cycles)
 
     def nanosleep_wakeup_cycles(self) -> float:
         """Its wake-up back to user space: timer interrupt and expiry, wake-up, switch in from idle,
         syscall exit (cycles)."""
-        return (self.irq_entry_cycles + self.hrtimer_expire_cycles + self.wakeup_cycles + self.ctx_switch_cycles
-                + self.syscall_exit_cycles + self.idle_exit_cycles)
+        return (self.irq_entry_cycles + self.hrtimer_expire_cycles + self.wakeup_cycles + self.accounting_cycles()
+                + self.ctx_switch_cycles + self.syscall_exit_cycles + self.idle_exit_cycles)
 
     def irq_wakeup_cycles(self) -> float:
-        """An interrupt wakes a sleeping task, which is switched in: IRQ entry, wake-up, schedule() (cycles)."""
-        return self.irq_entry_cycles + self.wakeup_cycles + self.ctx_switch_cycles
+        """An interrupt wakes a sleeping task, which is switched in: IRQ entry, wake-up with its enqueue
+        accounting, schedule() (cycles)."""
+        return self.irq_entry_cycles + self.wakeup_cycles + self.accounting_cycles() + self.ctx_switch_cycles
 
 
 class Cost:

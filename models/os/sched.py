@@ -137,7 +137,10 @@ class CpuRunner:
         self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", scheduler=k.switch_from_idle_cycles())
         self.cost_idle_reenter = ct.get("idle_reenter", scheduler=k.idle_exit_cycles + k.idle_entry_cycles)
         self.cost_noop = ct.get("noop")
-        self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles)
+        # a wake-up enqueues the task (with its load and pressure accounting); a task going to sleep
+        # is dequeued (the same accounting), whatever runs next: another task or the idle loop
+        self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles + k.accounting_cycles())
+        self.cost_dequeue = ct.get("dequeue_sleep", scheduler=k.accounting_cycles())
         self.cost_migrate = ct.get("migrate", scheduler=k.migrate_cycles)
         # NOHZ idle: stopping the tick cancels its hrtimer and programs the clock event device for
         # the next timer; restarting it re-arms it (each an hrtimer (re)programming)
@@ -475,6 +478,12 @@ class CpuRunner:
         if voluntary:
             task.nvcsw += 1
             task.state = SLEEPING
+            cost = self.cost_dequeue  # add_carry, inlined (once per blocking IO)
+            if self.engine.tracer is None:
+                self._carry.append(cost)
+                self._carry_ns += cost.cycles / self.freq
+            else:
+                self.add_carry(cost)
             task.iowait = iowait
             if iowait:
                 self.iowaiters += 1
