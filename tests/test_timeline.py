@@ -104,7 +104,8 @@ def test_hrtimer_sleep_wakes_task_at_expiry_plus_handler():
     cs_in = k.ctx_switch_cycles / f  # the CPU was not idle yet at t=0 (boot), so a plain switch
     expiry = cs_in + 20_000  # armed at the end of the carried switch-in
     handler = (k.irq_entry_cycles + k.hrtimer_expire_cycles) / f  # hard-IRQ entry + hrtimer_interrupt
-    wake_and_switch = (k.wakeup_cycles + k.ctx_switch_cycles + k.idle_exit_cycles) / f
+    # the wake-up enqueues the task (with its load and pressure accounting), then switches it in
+    wake_and_switch = (k.wakeup_cycles + k.accounting_cycles() + k.ctx_switch_cycles + k.idle_exit_cycles) / f
     # an iowait sleeper keeps the CPU in POLL (menu: exit latency limit / (1 + 10 iowaiters)): no exit latency
     assert woke_from == ["POLL"]
     assert log == [pytest.approx(expiry + handler + wake_and_switch, abs=1e-6)]
