@@ -92,8 +92,30 @@ def prose_checks() -> list[tuple[str, str]]:
         ("index.md", f"fio's user work ({user:.0f})"),
         ("index.md", f"media service about {round(base, -2):,.0f} ns"),
         ("index.md", f" = {float(golden['summary.latency_us.mean']):.2f} us; 1 voluntary context switch"),
+        *_index_path_prose(e3),
         *_power_prose(e3),
         *_idle_and_clock_prose(),
+    ]
+
+
+def _index_path_prose(platform) -> list[tuple[str, str]]:
+    """docs/index.md's walk through one IO: the kernel costs of the submit segment and the device's
+    front end, link and post times, and the sums made of them, from the calibrated platform."""
+    k, d, ghz = platform.kernel, platform.ssd, platform.cpu.top_freq_ghz
+    ret = k.fs_complete_cycles + k.syscall_exit_cycles
+    submit = k.syscall_entry_cycles + k.fs_submit_cycles + k.fs_per_page_cycles + k.blk_submit_cycles + k.nvme_submit_cycles
+    xfer = 4096 / d.link_gb_s
+    return [
+        ("index.md", f"the previous IO's direct-IO completion and syscall exit ({ret:,.0f}\n   cycles)"),
+        ("index.md", f"syscall entry ({k.syscall_entry_cycles:,.0f}), file system ({k.fs_submit_cycles:,.0f} + "
+                     f"{k.fs_per_page_cycles:,.0f} per 4 KiB page),\n   blk-mq ({k.blk_submit_cycles:,.0f}), NVMe command and "
+                     f"doorbell ({k.nvme_submit_cycles:,.0f})"),
+        ("index.md", f"takes {submit:,.0f} cycles = {submit / ghz:,.0f} ns"),
+        ("index.md", f"command fetch {d.fetch_ns:,.0f} ns"),
+        ("index.md", f"(lognormal, sd {d.read.sd_ns:,.0f} ns)"),
+        ("index.md", f"transfer 4096 B / {d.link_gb_s:g} GB/s = {xfer:,.0f} ns, completion posting {d.post_ns:,.0f} ns"),
+        ("index.md", f"visible about {round(d.fetch_ns + platform.ssd.read.base_ns + xfer + d.post_ns, -1):,.0f} ns after the doorbell"),
+        ("index.md", f"direct-IO completion and syscall exit, {ret:,.0f} cycles = {ret / ghz:,.0f} ns"),
     ]
 
 
