@@ -120,12 +120,12 @@ def test_models_leave_no_reference_cycles(sets):
     assert gc.collect() == 0
 
 
-def test_server_model_leaves_no_reference_cycles(monkeypatch):
+def _cycles_found_per_run(monkeypatch) -> list:
+    """Patch Engine.run to collect garbage before and after each run; the list of objects the
+    collector found after each run (reference cycles the run left behind) fills as runs go."""
     import gc
 
     import simcore.engine as engine_mod
-    from scenarios.server.run import resolve_server
-    from scenarios.simulate import simulate
 
     found = []
     run = engine_mod.Engine.run
@@ -136,9 +136,17 @@ def test_server_model_leaves_no_reference_cycles(monkeypatch):
         found.append(gc.collect())
         return out
 
+    monkeypatch.setattr(engine_mod.Engine, "run", checked_run)
+    return found
+
+
+def test_server_model_leaves_no_reference_cycles(monkeypatch):
+    from scenarios.server.run import resolve_server
+    from scenarios.simulate import simulate
+
     cfg = resolve_server("server-stable", {"server.policy": "sandman", "workload.rate_iops": "320000",
                                            "workload.duration_s": "0.004", "workload.warmup_s": "0.001"})
-    monkeypatch.setattr(engine_mod.Engine, "run", checked_run)
+    found = _cycles_found_per_run(monkeypatch)
     simulate(cfg)
     assert found and found == [0] * len(found)
 
@@ -146,22 +154,10 @@ def test_server_model_leaves_no_reference_cycles(monkeypatch):
 def test_trace_replay_leaves_no_reference_cycles(monkeypatch):
     """A replay's threads sleep on hrtimers until their next IO is due: a fired or cancelled timer
     must not stay alive in a cycle (memory would grow with the trace while the collector is off)."""
-    import gc
-
-    import simcore.engine as engine_mod
     from scenarios.replay import resolve_replay
     from scenarios.simulate import simulate
 
-    found = []
-    run = engine_mod.Engine.run
-
-    def checked_run(self, until=None):
-        gc.collect()
-        out = run(self, until)
-        found.append(gc.collect())
-        return out
-
-    monkeypatch.setattr(engine_mod.Engine, "run", checked_run)
+    found = _cycles_found_per_run(monkeypatch)
     r = simulate(resolve_replay("scenarios/traces/samples/msr_sample.csv", "msr"))
     assert r.summary["completed_ios"] == 300 and r.records is None  # no per-IO rows unless asked
     assert found == [0]
