@@ -669,7 +669,9 @@ class CpuRunner:
                 self._stop_tick()
                 self.run(self.cost_tick_stop, lambda: self._idle_in(idx))
                 return
-        self._idle_in(idx)
+        self.cpu.set_idle(now, idx)  # _idle_in, inlined (once per idle period)
+        self.mode = IDLE
+        self._idle_since = now
 
     def _idle_in(self, idx: int) -> None:
         """Enter idle state ``idx`` now (unless a task became runnable meanwhile)."""
