@@ -29,65 +29,110 @@ POLL_ENERGY_FIT = {
 }
 
 
-#: Output of ``stacksim calibrate --study memops``: memory operations per cycle of each source of CPU work,
-#: by cell (models/os/memops.py), fitted to table 2 (interrupt and classic-polling columns).
-MEM_OPS_PER_CYCLE = {
-    "user": {
-        "other": 0.11333
+#: Output of ``stacksim calibrate --study memops``: memory operations by cell (models/os/memops.py) per
+#: cycle of each source of CPU work not counted as kernel actions, and per execution of each kernel
+#: action, fitted to table 2 (interrupt and classic-polling columns).
+MEM_OPS = {
+    "per_cycle": {
+        "user": {
+            "other": 0.11321
+        },
+        "syscall": {
+            "other": 0.10412
+        },
+        "fs": {
+            "other": 0.21166
+        },
+        "block": {
+            "blk_mq": 0.16736,
+            "block_rest": 0.22349
+        },
+        "iosched": {
+            "block_rest": 0.05931
+        },
+        "driver": {
+            "nvme": 0.08985
+        },
+        "irq": {
+            "other": 0.02976,
+            "ktime_get": 0.00747
+        },
+        "polling": {
+            "blk_poll": 0.00839,
+            "blk_mq": 0.00231,
+            "block_rest": 0.00953,
+            "nvme": 0.00625,
+            "ktime_get": 0.00053,
+            "time_rest": 0.00029,
+            "sched_rest": 0.00155,
+            "other": 0.05391
+        },
+        "idle_spin": {
+            "other": 0.07038
+        }
     },
-    "syscall": {
-        "other": 0.10421
-    },
-    "fs": {
-        "other": 0.21199
-    },
-    "block": {
-        "blk_mq": 0.16736,
-        "block_rest": 0.22349
-    },
-    "iosched": {
-        "block_rest": 0.05931
-    },
-    "driver": {
-        "nvme": 0.08985
-    },
-    "irq": {
-        "other": 0.02978,
-        "ktime_get": 0.02393
-    },
-    "scheduler": {
-        "__schedule": 0.00175,
-        "psi": 0.00148,
-        "load_avg": 0.00188,
-        "sched_rest": 0.06285,
-        "ktime_get": 1e-05,
-        "time_rest": 0.00733,
-        "other": 0.00864
-    },
-    "timer": {
-        "hrtimer": 0.1496,
-        "ktime_get": 0.01975,
-        "time_rest": 0.01976
-    },
-    "polling": {
-        "blk_poll": 0.00839,
-        "blk_mq": 0.00231,
-        "block_rest": 0.00953,
-        "nvme": 0.00625,
-        "ktime_get": 0.00053,
-        "time_rest": 0.00029,
-        "sched_rest": 0.00155,
-        "other": 0.0539
-    },
-    "idle_spin": {
-        "other": 0.07402
+    "per_action": {
+        "switch": {
+            "__schedule": 11.72,
+            "sched_rest": 419.08,
+            "other": 89.02
+        },
+        "wakeup": {
+            "sched_rest": 15.0,
+            "other": 11.88
+        },
+        "pelt_update": {
+            "load_avg": 1.61
+        },
+        "psi_change": {
+            "psi": 2.43,
+            "sched_rest": 4.54
+        },
+        "idle_scan": {
+            "sched_rest": 6.5
+        },
+        "migrate": {
+            "sched_rest": 56.95,
+            "load_avg": 41.89
+        },
+        "newidle_balance": {
+            "sched_rest": 59.31
+        },
+        "idle_entry": {
+            "sched_rest": 24.61,
+            "time_rest": 75.93,
+            "ktime_get": 7.22,
+            "other": 17.83
+        },
+        "idle_exit": {
+            "sched_rest": 10.32,
+            "time_rest": 21.01,
+            "ktime_get": 6.69,
+            "other": 8.9
+        },
+        "sched_tick": {
+            "sched_rest": 14.84,
+            "load_avg": 9.93,
+            "time_rest": 14.97,
+            "other": 14.84
+        },
+        "hrtimer_program": {
+            "hrtimer": 11.86,
+            "ktime_get": 11.86,
+            "time_rest": 11.86
+        },
+        "hrtimer_expire": {
+            "hrtimer": 134.75,
+            "ktime_get": 17.75,
+            "time_rest": 18.0
+        }
     }
 }
 
 
 def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
     fit = POLL_ENERGY_FIT if fit is None else fit
-    kernel = KernelCosts(mem_ops_per_cycle=MEM_OPS_PER_CYCLE,
+    kernel = KernelCosts(mem_ops_per_cycle=MEM_OPS["per_cycle"], mem_ops_per_action=MEM_OPS["per_action"],
                          **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.")})
     ssd = optane_900p()
     if "ssd.read.base_ns" in fit:

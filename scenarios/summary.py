@@ -11,7 +11,7 @@ import numpy as np
 from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
 from models.os import memops
-from models.os.costs import LAYERS
+from models.os.costs import ACTIONS, LAYERS
 from models.power import average_power, read_energy
 from scenarios.fio.output import disk_util, fio_header, fio_jobs
 from scenarios.iostats import IoStats
@@ -222,8 +222,12 @@ def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapsho
         summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
     summary.update(interrupt_metrics(host, s, end, dur_s))
     summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
-    if plat.kernel.mem_ops_per_cycle:
-        summary["mem_ops_per_s"] = memops.rates_per_s(plat.kernel.mem_ops_per_cycle, summary["cycles_per_s"])
+    actions_per_s = kernel_actions_per_s(host, s, dur_s)
+    summary["kernel_actions_per_io"] = {a: n * dur_s / per_io for a, n in actions_per_s.items()}
+    k = plat.kernel
+    if k.mem_ops_per_cycle or k.mem_ops_per_action:
+        summary["mem_ops_per_s"] = memops.rates_per_s(k.mem_ops_per_cycle, non_action_cycles(k, summary["cycles_per_s"], actions_per_s),
+                                                      k.mem_ops_per_action, actions_per_s)
     summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
 
 
@@ -246,6 +250,30 @@ def cycles_per_s(host: Host, layer_cycles, s: Snapshot, end: float, dur_s: float
     out = {name: float(layer_cycles[j] / dur_s) for j, name in enumerate(LAYERS)}
     spin = sum(r.spin_cycles(end) - s.spin_cycles[i] for i, r in enumerate(host.runners))
     out["idle_spin"] = spin / dur_s
+    return out
+
+
+def kernel_actions_per_s(host: Host, s: Snapshot, dur_s: float) -> dict[str, float]:
+    """Executions per second of each kernel action (models.os.costs.ACTIONS) since ``s``: the
+    cost bundles charged x the actions each executes."""
+    bundles = host.costs.bundles
+    counts = [0.0] * len(ACTIONS)
+    for i, r in enumerate(host.runners):
+        before = s.counts[i]
+        for idx, cnt in r.counts.items():
+            d = cnt - before.get(idx, 0)
+            if d:
+                for a, times in bundles[idx].actions:
+                    counts[a] += d * times
+    return {name: counts[j] / dur_s for j, name in enumerate(ACTIONS)}
+
+
+def non_action_cycles(k, cycles_per_s: dict[str, float], actions_per_s: dict[str, float]) -> dict[str, float]:
+    """Cycles per second of each source minus those of its layer's kernel actions (charged per
+    action instead: models.os.memops)."""
+    out = dict(cycles_per_s)
+    for layer, cyc in k.action_cycles(actions_per_s).items():
+        out[layer] = max(0.0, out.get(layer, 0.0) - cyc)
     return out
 
 

@@ -333,5 +333,5 @@ class AsyncThread(SyncThread):
             r.wake(task)
 
         runner.run(self.host.costs.get("nanosleep", syscall=self.k.syscall_entry_cycles + self.k.syscall_exit_cycles,
-                                       timer=self.k.hrtimer_start_cycles),
+                                       actions={"hrtimer_program": 1}),
                    lambda: (runner.start_timer(delay, fire), runner.sleep(self._fill, iowait=False)))

@@ -210,7 +210,8 @@ class ReplayThread(AsyncThread):
         # io_uring_enter(GETEVENTS, min_complete=1) with a timeout at the next due IO, or (nothing
         # in flight) a plain timed sleep; an IRQ handler's completion or the hrtimer wakes it
         k = self.k
-        cost = self.host.costs.get("replay_wait_enter", syscall=k.syscall_entry_cycles, timer=k.hrtimer_start_cycles)
+        cost = self.host.costs.get("replay_wait_enter", syscall=k.syscall_entry_cycles,
+                                   actions={"hrtimer_program": 1})
         runner.run(cost, self._block)
 
     def _start_poll(self) -> None:

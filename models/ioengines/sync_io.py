@@ -327,7 +327,7 @@ class SyncThread:
         """Finish the previous IO's return path, then nanosleep (hrtimer with the 50 us timer slack)."""
         k = self.k
         runner = self.runner
-        parts = dict(syscall=k.syscall_entry_cycles + k.syscall_exit_cycles, timer=k.hrtimer_start_cycles)
+        parts = dict(syscall=k.syscall_entry_cycles + k.syscall_exit_cycles)
         if with_completion:
             parts["fs"] = k.fs_complete_cycles
             parts["syscall"] += k.syscall_exit_cycles
@@ -340,7 +340,8 @@ class SyncThread:
             runner.start_timer(wait + k.timer_slack_ns, fire)
             runner.sleep(self._after_pause, iowait=False)
 
-        runner.run(self.host.costs.get("nanosleep" + ("_after_io" if with_completion else ""), **parts), sleep)
+        runner.run(self.host.costs.get("nanosleep" + ("_after_io" if with_completion else ""),
+                                       actions={"hrtimer_program": 1}, **parts), sleep)
 
     def _after_pause(self) -> None:
         self._paused = True

@@ -8,14 +8,36 @@ use count, and per-layer totals are recovered at the end as count x cycles.
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from models.os.memops import ACTION_CELLS, CELLS, SOURCE_CELLS
 from simcore.config import Model
 
 #: Stack layers reported in ``summary.layers`` (plus "idle", the idle time while IO is pending).
 LAYERS = ("user", "syscall", "fs", "block", "iosched", "driver", "irq", "scheduler", "timer", "polling")
 LAYER_INDEX = {name: i for i, name in enumerate(LAYERS)}
 USER = LAYER_INDEX["user"]
+
+#: Kernel actions counted one by one (each execution of the code path is one action): the
+#: scheduler's and the timer code's work. name -> (the :class:`KernelCosts` field of its cycles, its
+#: layer). Bundles name the actions they execute (``CostTable.get(..., actions={...})``); the run
+#: counts them, and memory operations are charged per action (models.os.memops), so they do not
+#: scale with whatever a cycle constant absorbed.
+ACTIONS = {
+    "switch": ("ctx_switch_cycles", "scheduler"),  # __schedule: pick next, rq clock, context_switch
+    "wakeup": ("wakeup_cycles", "scheduler"),  # try_to_wake_up: rq lock, select CPU, activate, preempt check
+    "pelt_update": ("pelt_level_cycles", "scheduler"),  # update_load_avg at one level (root rq or a cgroup)
+    "psi_change": ("psi_level_cycles", "scheduler"),  # psi_group_change at one level (system or a cgroup)
+    "idle_scan": ("idle_scan_cycles", "scheduler"),  # select_idle_sibling / balance: one more CPU examined
+    "migrate": ("migrate_cycles", "scheduler"),  # set_task_cpu: detach/attach load averages, remote rq lock
+    "newidle_balance": ("newidle_balance_cycles", "scheduler"),  # a CPU about to idle pulls work
+    "idle_entry": ("idle_entry_cycles", "scheduler"),  # do_idle entry + cpuidle governor selection
+    "idle_exit": ("idle_exit_cycles", "scheduler"),  # idle loop exit after a wake-up
+    "sched_tick": ("sched_tick_cycles", "scheduler"),  # update_process_times / scheduler_tick
+    "hrtimer_program": ("hrtimer_start_cycles", "timer"),  # hrtimer_start / tick (re)programming + clock reads
+    "hrtimer_expire": ("hrtimer_expire_cycles", "timer"),  # hrtimer_interrupt + the expired timer's callback
+}
+ACTION_INDEX = {name: i for i, name in enumerate(ACTIONS)}
 
 
 class KernelCosts(Model):
@@ -74,11 +96,31 @@ class KernelCosts(Model):
     )
     mem_ops_per_cycle: dict[str, dict[str, float]] = Field(
         default_factory=dict,
-        description="memory operations (loads + stores) per cycle of each source of CPU work, by cell"
-        " (models.os.memops); empty = not reported",
+        description="memory operations (loads + stores) per cycle of each source of CPU work not counted as"
+        " kernel actions, by cell (models.os.memops.SOURCE_CELLS); empty (and no mem_ops_per_action) = not reported",
+    )
+    mem_ops_per_action: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="memory operations (loads + stores) per execution of each kernel action (a switch, a wake-up,"
+        " a PELT update, an hrtimer programming, ...), by cell (models.os.memops.ACTION_CELLS)",
     )
     idle_entry_cycles: float = Field(1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle")
     idle_exit_cycles: float = Field(600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)")
+
+    @field_validator("mem_ops_per_cycle", "mem_ops_per_action")
+    @classmethod
+    def _known_cells(cls, v: dict, info):
+        allowed = SOURCE_CELLS if info.field_name == "mem_ops_per_cycle" else ACTION_CELLS
+        what = "source" if info.field_name == "mem_ops_per_cycle" else "kernel action"
+        for name, cells in v.items():
+            if name not in allowed:
+                raise ValueError(f"unknown {what} {name!r} (known: {', '.join(allowed)})")
+            for cell, ops in cells.items():
+                if cell not in CELLS:
+                    raise ValueError(f"{name}: unknown cell {cell!r} (known: {', '.join(CELLS)})")
+                if not ops >= 0:
+                    raise ValueError(f"{name}.{cell}: memory operations must be >= 0, got {ops}")
+        return v
 
     # -- scheduler paths, summed in one place for every model that charges them (the Linux host's
     # runner, models/os/sched.py, and the storage server's kernel target and hybrid sleeps)
@@ -86,6 +128,18 @@ class KernelCosts(Model):
         """Load tracking and pressure-stall accounting of one enqueue (a wake-up) or one dequeue (a
         task going to sleep): PELT and PSI at the root and at each cgroup level (cycles)."""
         return (self.cgroup_depth + 1) * (self.pelt_level_cycles + self.psi_level_cycles)
+
+    def accounting_actions(self) -> dict[str, int]:
+        """The actions of :meth:`accounting_cycles`: one PELT update and one PSI change per level."""
+        return {"pelt_update": self.cgroup_depth + 1, "psi_change": self.cgroup_depth + 1}
+
+    def action_cycles(self, actions: dict[str, float]) -> dict[str, float]:
+        """Cycles by layer of executing ``actions`` ({action: times}, :data:`ACTIONS`)."""
+        out: dict[str, float] = {}
+        for name, times in actions.items():
+            field, layer = ACTIONS[name]
+            out[layer] = out.get(layer, 0.0) + times * getattr(self, field)
+        return out
 
     def switch_to_idle_cycles(self) -> float:
         """A task blocks and its CPU goes idle: schedule() + the idle loop's entry (cycles)."""
@@ -114,13 +168,16 @@ class KernelCosts(Model):
 
 class Cost:
     """A bundle of per-layer cycles executed as one stretch. ``activity`` is the power activity
-    factor of the stretch (cycle-weighted user vs kernel)."""
+    factor of the stretch (cycle-weighted user vs kernel); ``actions`` the kernel actions it
+    executes, ((index in :data:`ACTIONS`, times), ...)."""
 
-    __slots__ = ("name", "idx", "cycles", "layer_cycles", "user_cycles", "sys_cycles", "activity")
+    __slots__ = ("name", "idx", "cycles", "layer_cycles", "user_cycles", "sys_cycles", "activity", "actions")
 
-    def __init__(self, name: str, idx: int, parts: dict[str, float], activity_user: float, activity_kernel: float):
+    def __init__(self, name: str, idx: int, parts: dict[str, float], activity_user: float, activity_kernel: float,
+                 actions: tuple = ()):
         self.name = name
         self.idx = idx
+        self.actions = actions
         lc = [0.0] * len(LAYERS)
         for layer, cyc in parts.items():
             lc[LAYER_INDEX[layer]] += cyc
@@ -135,20 +192,29 @@ class Cost:
 
 
 class CostTable:
-    """Registry of the cost bundles of one run (gives each an index for per-CPU use counts)."""
+    """Registry of the cost bundles of one run (gives each an index for per-CPU use counts).
+    ``kcosts`` prices the kernel actions bundles name."""
 
-    def __init__(self, activity: dict[str, float]):
+    def __init__(self, activity: dict[str, float], kcosts: KernelCosts | None = None):
         self.bundles: list[Cost] = []
         self._by_key: dict = {}
         self._act_user = activity["user"]
         self._act_kernel = activity["kernel"]
+        self._kcosts = kcosts if kcosts is not None else KernelCosts()
 
-    def get(self, name: str, **parts: float) -> Cost:
-        """The bundle named ``name`` with these parts (created once, then reused)."""
-        key = (name, tuple(sorted(parts.items())))
+    def get(self, name: str, actions: dict[str, float] | None = None, **parts: float) -> Cost:
+        """The bundle named ``name`` with these parts (cycles by layer) and kernel ``actions``
+        ({action: times}, priced by the table's :class:`KernelCosts` and added to their layers);
+        created once, then reused."""
+        acts = tuple(sorted((ACTION_INDEX[a], n) for a, n in (actions or {}).items() if n))
+        key = (name, tuple(sorted(parts.items())), acts)
         cost = self._by_key.get(key)
         if cost is None:
-            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel)
+            if actions:
+                parts = dict(parts)
+                for layer, cyc in self._kcosts.action_cycles(actions).items():
+                    parts[layer] = parts.get(layer, 0.0) + cyc
+            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel, acts)
             self.bundles.append(cost)
             self._by_key[key] = cost
         return cost

@@ -132,22 +132,22 @@ class CpuRunner:
         self._act_poll = act["poll"]
         k = host.kcosts
         ct = host.costs
-        self.cost_cs = ct.get("ctx_switch", scheduler=k.ctx_switch_cycles)
-        self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", scheduler=k.switch_to_idle_cycles())
-        self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", scheduler=k.switch_from_idle_cycles())
-        self.cost_idle_reenter = ct.get("idle_reenter", scheduler=k.idle_exit_cycles + k.idle_entry_cycles)
+        self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
+        self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
+        self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", actions={"switch": 1, "idle_exit": 1})
+        self.cost_idle_reenter = ct.get("idle_reenter", actions={"idle_exit": 1, "idle_entry": 1})
         self.cost_noop = ct.get("noop")
         # a wake-up enqueues the task (with its load and pressure accounting); a task going to sleep
         # is dequeued (the same accounting), whatever runs next: another task or the idle loop
-        self.cost_wakeup = ct.get("wakeup", scheduler=k.wakeup_cycles + k.accounting_cycles())
-        self.cost_dequeue = ct.get("dequeue_sleep", scheduler=k.accounting_cycles())
-        self.cost_migrate = ct.get("migrate", scheduler=k.migrate_cycles)
+        self.cost_wakeup = ct.get("wakeup", actions={"wakeup": 1, **k.accounting_actions()})
+        self.cost_dequeue = ct.get("dequeue_sleep", actions=k.accounting_actions())
+        self.cost_migrate = ct.get("migrate", actions={"migrate": 1})
         # NOHZ idle: stopping the tick cancels its hrtimer and programs the clock event device for
         # the next timer; restarting it re-arms it (each an hrtimer (re)programming)
-        self.cost_tick_stop = ct.get("tick_stop", timer=k.hrtimer_start_cycles)
-        self.cost_tick_restart = ct.get("tick_restart", timer=k.hrtimer_start_cycles)
+        self.cost_tick_stop = ct.get("tick_stop", actions={"hrtimer_program": 1})
+        self.cost_tick_restart = ct.get("tick_restart", actions={"hrtimer_program": 1})
         self._tick_restart_due = False
-        self.cost_newidle = ct.get("newidle_balance", scheduler=k.newidle_balance_cycles)
+        self.cost_newidle = ct.get("newidle_balance", actions={"newidle_balance": 1})
         self._scan_costs: dict = {}
         self.sibling_runner = None  # the SMT sibling's runner (set by the host)
         self._migration_cost_ns = sched.migration_cost_ns
@@ -596,8 +596,7 @@ class CpuRunner:
         """The bundle of examining ``cpus`` more CPUs (select_idle_sibling, newidle_balance)."""
         cost = self._scan_costs.get(cpus)
         if cost is None:
-            cost = self._scan_costs[cpus] = self.host.costs.get(
-                "select_idle_scan", scheduler=cpus * self.host.kcosts.idle_scan_cycles)
+            cost = self._scan_costs[cpus] = self.host.costs.get("select_idle_scan", actions={"idle_scan": cpus})
         return cost
 
     def _migrate(self, task: Task, target: "CpuRunner") -> None:

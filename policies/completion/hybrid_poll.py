@@ -47,7 +47,8 @@ class HybridPollCompletion(CompletionPolicy):
         self._win_n = [0] * BKTS
         self._windows_started = 0
         k = host.kcosts
-        self.cost_arm = host.costs.get("hybrid_sleep_arm", block=k.hybrid_stats_cycles, timer=k.hrtimer_start_cycles)
+        self.cost_arm = host.costs.get("hybrid_sleep_arm", block=k.hybrid_stats_cycles,
+                                       actions={"hrtimer_program": 1})
         self.sleeps = 0
         self.slept_ns = 0.0
 
