@@ -69,9 +69,18 @@ class Host:
         #: tasks the scheduler may move (models.os.placement); False: every task is pinned
         self.movable_tasks = False
         self.migrations = 0  # task migrations (set_task_cpu to another CPU)
+        self.nohz_next_balance = 0.0  # nohz.next_balance: no idle balance kick before this time, ns
         for r in self.runners:
             sib = self.pkg.sibling_of(r.cpu)
             r.sibling_runner = self.runners[sib.id] if sib is not None else None
+        if platform.sched.periodic_balance:
+            # scheduling domains, smallest first: the SMT pair, the package (one LLC); interval:
+            # sd->min_interval = the domain's CPU count in ms
+            for r in self.runners:
+                levels = [tuple(sorted((r, r.sibling_runner), key=lambda x: x.id))] if r.sibling_runner is not None else []
+                levels.append(tuple(self.runners))
+                r.domains = tuple((d, len(d) * 1e6) for d in levels if len(d) > 1)
+                r._last_balance = [0.0] * len(r.domains)
         if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
             by_cpu = {r.cpu.id: r for r in self.runners}
             for core in self.pkg.cores:

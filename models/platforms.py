@@ -35,54 +35,54 @@ POLL_ENERGY_FIT = {
 MEM_OPS = {
     "per_cycle": {
         "user": {
-            "other": 0.11321
+            "other": 0.11305
         },
         "syscall": {
-            "other": 0.10412
+            "other": 0.10398
         },
         "fs": {
-            "other": 0.21166
+            "other": 0.2112
         },
         "block": {
-            "blk_mq": 0.16736,
-            "block_rest": 0.22349
+            "blk_mq": 0.16764,
+            "block_rest": 0.22355
         },
         "iosched": {
             "block_rest": 0.05931
         },
         "driver": {
-            "nvme": 0.08985
+            "nvme": 0.09
         },
         "irq": {
             "other": 0.02976,
-            "ktime_get": 0.00747
+            "ktime_get": 0.00755
         },
         "polling": {
             "blk_poll": 0.00839,
-            "blk_mq": 0.00231,
-            "block_rest": 0.00953,
+            "blk_mq": 0.00232,
+            "block_rest": 0.00954,
             "nvme": 0.00625,
             "ktime_get": 0.00053,
             "time_rest": 0.00029,
             "sched_rest": 0.00155,
-            "other": 0.05391
+            "other": 0.05396
         },
         "idle_spin": {
-            "other": 0.07038
+            "other": 0.07035
         }
     },
     "per_action": {
         "switch": {
-            "__schedule": 11.72,
-            "sched_rest": 419.08,
-            "other": 89.02
+            "__schedule": 11.73,
+            "sched_rest": 419.53,
+            "other": 89.01
         },
         "wakeup": {
-            "sched_rest": 15.0,
+            "sched_rest": 15.01,
             "other": 11.88
         },
         "pelt_update": {
-            "load_avg": 1.61
+            "load_avg": 1.64
         },
         "psi_change": {
             "psi": 2.43,
@@ -92,16 +92,19 @@ MEM_OPS = {
             "sched_rest": 6.5
         },
         "migrate": {
-            "sched_rest": 56.95,
-            "load_avg": 41.89
+            "sched_rest": 56.81,
+            "load_avg": 41.83
         },
         "newidle_balance": {
             "sched_rest": 59.31
         },
+        "load_balance": {
+            "sched_rest": 59.62
+        },
         "idle_entry": {
-            "sched_rest": 24.61,
-            "time_rest": 75.93,
-            "ktime_get": 7.22,
+            "sched_rest": 24.62,
+            "time_rest": 75.98,
+            "ktime_get": 7.2,
             "other": 17.83
         },
         "idle_exit": {
@@ -112,7 +115,7 @@ MEM_OPS = {
         },
         "sched_tick": {
             "sched_rest": 14.84,
-            "load_avg": 9.93,
+            "load_avg": 9.94,
             "time_rest": 14.97,
             "other": 14.84
         },
@@ -122,7 +125,7 @@ MEM_OPS = {
             "time_rest": 11.86
         },
         "hrtimer_expire": {
-            "hrtimer": 134.75,
+            "hrtimer": 134.76,
             "ktime_get": 17.75,
             "time_rest": 18.0
         }

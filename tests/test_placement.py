@@ -177,3 +177,73 @@ def test_sleeps_and_wake_ups_pay_their_load_and_pressure_accounting():
     task = host.all_tasks[0]
     assert r.counts[r.cost_dequeue.idx] == task.nvcsw > 100  # one dequeue per voluntary switch
     assert r.counts[r.cost_wakeup.idx] == task.nvcsw  # and one enqueue per wake-up
+
+
+# -- periodic and nohz idle balancing --------------------------------------------------------------
+
+def _queued(runner, tid: int, last_ran: float, affinity=range(8)) -> Task:
+    t = _task(runner.id, affinity)
+    t.tid, t.state, t.last_ran = tid, RUNNABLE, last_ran
+    t.resume = lambda: None
+    runner.rq.append(t)
+    return t
+
+
+def test_a_balance_pass_pulls_half_the_difference_of_movable_tasks():
+    from models.os.placement import balance_pull
+
+    host = _host()
+    r = host.runners
+    cost = PLAT.sched.migration_cost_ns
+    now = 10 * cost
+    _busy(r[0])
+    _busy(r[3], 3)
+    tasks = [_queued(r[0], 10 + i, 0.0) for i in range(4)]  # 5 runnable on CPU 0, 1 on CPU 3
+    package = tuple(r)
+    src, pulled = balance_pull(package, r[3], now, cost)
+    assert src is r[0] and pulled == tasks[:2]  # (5 - 1) // 2, the longest waiting first
+    assert balance_pull(package, r[0], now, cost) == (None, [])  # the busiest never pulls
+    for t in tasks:
+        t.affinity = frozenset({0, 1})
+    assert balance_pull(package, r[3], now, cost)[1] == []  # not allowed on CPU 3
+    for t in tasks:
+        t.affinity, t.last_ran = frozenset(range(8)), now - cost / 2
+    assert balance_pull(package, r[3], now, cost)[1] == []  # cache-hot
+    for t in tasks[1:]:
+        r[0].rq.remove(t)
+    tasks[0].last_ran = 0.0
+    assert balance_pull(package, r[3], now, cost) == (None, [])  # 2 against 1: balanced
+    assert balance_pull(package, r[5], now, cost)[1] == [tasks[0]]  # 2 against an idle CPU: one moves
+
+
+def test_a_kicked_idle_cpu_pulls_a_waiting_task_and_runs_it():
+    """nohz_balancer_kick: a busy CPU's tick finds a task waiting; an idle, tick-stopped CPU is
+    kicked by IPI, balances for the idle CPUs and the task runs on one of them."""
+    host = _host()
+    host.movable_tasks = True
+    r = host.runners
+    _busy(r[0])
+    r[0].mode = "run"
+    host.start()
+    host.engine.run(1_000.0)  # the other CPUs go idle, their ticks off
+    t = _queued(r[0], 10, -1e9)
+    r[0].balance_tick()
+    host.engine.run(host.engine.now + 1e6)  # two IPIs and two exits from deep C-states
+    assert t.cpu != 0 and t.nr_migrations == 1 == host.migrations
+    assert r[t.cpu].current is t
+    assert r[0].rq == []
+    assert sum(x.irq_kinds.get("ipi", 0) for x in r) == 2  # the kick, and the wake-up of the CPU that pulled
+
+
+def test_busy_cpus_balance_every_domain_interval_times_the_busy_factor():
+    """Eight classic pollers keep all eight CPUs busy: each balances its SMT pair every 2 ms x 16
+    and the package every 8 ms x 16 (tick-aligned, 250 Hz), and nothing moves (one task each)."""
+    window_ms = 300
+    cfg = make_cfg("classic", threads=8, runtime_ms=window_ms, ramp_ms=20)
+    s = simulate(cfg)["summary"]
+    passes = s["kernel_actions_per_io"]["load_balance"] * s["ios"]
+    smt, pkg = 2 * 16, 8 * 16  # ms
+    lo = 8 * (window_ms // smt + window_ms // pkg)
+    hi = 8 * (-(-window_ms // smt) + -(-window_ms // pkg))
+    assert lo <= round(passes) <= hi
+    assert s["cpu_migrations"] == 0

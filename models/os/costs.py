@@ -31,6 +31,7 @@ ACTIONS = {
     "idle_scan": ("idle_scan_cycles", "scheduler"),  # select_idle_sibling / balance: one more CPU examined
     "migrate": ("migrate_cycles", "scheduler"),  # set_task_cpu: detach/attach load averages, remote rq lock
     "newidle_balance": ("newidle_balance_cycles", "scheduler"),  # a CPU about to idle pulls work
+    "load_balance": ("load_balance_cycles", "scheduler"),  # a periodic or nohz balance pass over one domain
     "idle_entry": ("idle_entry_cycles", "scheduler"),  # do_idle entry + cpuidle governor selection
     "idle_exit": ("idle_exit_cycles", "scheduler"),  # idle loop exit after a wake-up
     "sched_tick": ("sched_tick_cycles", "scheduler"),  # update_process_times / scheduler_tick
@@ -72,6 +73,10 @@ class KernelCosts(Model):
     newidle_balance_cycles: float = Field(1000, ge=0, description="newidle_balance on a CPU about to go idle: update"
                                           " blocked averages, walk the domain (plus idle_scan_cycles per CPU examined;"
                                           " estimate)")
+    load_balance_cycles: float = Field(1000, ge=0, description="one load_balance pass over a scheduling domain at the"
+                                       " tick or for a nohz idle CPU: update the group statistics, find the busiest"
+                                       " group and queue (plus idle_scan_cycles per other CPU of the domain; estimate,"
+                                       " as newidle_balance_cycles)")
     ipi_cycles: float = Field(800, ge=0, description="receiving a reschedule/function-call IPI on the target CPU")
     ipi_latency_ns: float = Field(500, ge=0, description="IPI send to handler entry on a remote CPU, ns")
     hrtimer_start_cycles: float = Field(600, ge=0, description="hrtimer_start + clock reads when arming a sleep timer")

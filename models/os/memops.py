@@ -56,6 +56,7 @@ ACTION_CELLS = {
     "idle_scan": ("sched_rest",),  # available_idle_cpu / idle_cpu of one more CPU
     "migrate": ("sched_rest", "load_avg"),  # set_task_cpu: migrate_task_rq_fair (detach/attach averages)
     "newidle_balance": ("sched_rest",),  # newidle_balance: update_blocked_averages, domain walk
+    "load_balance": ("sched_rest",),  # load_balance: update_sd_lb_stats, find_busiest_queue
     # do_idle + tick_nohz_idle_enter (kernel/time/, clock reads) + the cpuidle governor (drivers/cpuidle: other)
     "idle_entry": ("sched_rest", "time_rest", "ktime_get", "other"),
     "idle_exit": ("sched_rest", "time_rest", "ktime_get", "other"),  # tick_nohz_idle_exit, the idle loop's exit

@@ -17,11 +17,21 @@ A task with an affinity (``Task.affinity``: fio threads without a CPU list, or w
   cost) is shorter than ``sched.migration_cost_ns``, it looks for a queued (runnable, not running)
   task it may run that is not cache-hot (left a CPU more than ``migration_cost_ns`` ago) and pulls
   it; the pass costs ``newidle_balance_cycles`` plus ``idle_scan_cycles`` per CPU examined.
+- **Periodically, at the tick** (``rebalance_domains``): each CPU balances each of its scheduling
+  domains (the SMT pair, then the package) once per balance interval: the domain's CPU count in
+  ms (``sd->min_interval``), stretched by ``sched.balance_busy_factor`` while the CPU is busy.
+  A pass (``load_balance_cycles`` + ``idle_scan_cycles`` per other CPU of the domain) finds the
+  CPU with the most runnable tasks and pulls half the difference in tasks (``calculate_imbalance``
+  with equal-weight tasks), queued ones only, not cache-hot, allowed here and free to move.
+- **For idle CPUs whose tick is stopped** (``nohz_balancer_kick``): a busy CPU whose tick finds
+  tasks waiting in its queue kicks the first such idle CPU with an IPI, at most once per the
+  smallest domain's interval (``nohz.next_balance``), and that CPU balances on behalf of every
+  tick-stopped idle CPU (``_nohz_idle_balance``), waking those that pulled a task.
 
 The whole package is one last-level-cache domain (the presets are single-socket parts). Not
-modelled: the periodic and nohz idle load balancing, wake_affine's load comparison for busy CPUs,
-``recent_used_cpu``, the scan-depth limit of ``select_idle_cpu`` (every CPU of the domain is
-examined), NUMA.
+modelled: wake_affine's load comparison for busy CPUs, ``recent_used_cpu``, the scan-depth limit
+of ``select_idle_cpu`` (every CPU of the domain is examined), load weights (nice levels: every
+task weighs the same) and the doubling of an interval after a balanced pass, NUMA.
 """
 
 from __future__ import annotations
@@ -76,3 +86,28 @@ def pull_candidate(runners: list, this, now: float, migration_cost_ns: float) ->
     if not movable:
         return None, None, n - 1
     return best, min(movable, key=lambda t: (t.last_ran, t.tid)), n - 1
+
+
+def nr_running(runner) -> int:
+    """Tasks on a runqueue: the running one and the queued ones."""
+    return (runner.current is not None) + len(runner.rq)
+
+
+def balance_pull(domain: tuple, this, now: float, migration_cost_ns: float) -> tuple[object | None, list]:
+    """``load_balance`` of runner ``this`` over the runners of one ``domain``: (the busiest runner,
+    the tasks to pull from it, oldest first), or (None, []) when the domain is balanced or nothing
+    may move. Imbalance in tasks: half the difference in runnable tasks (at least one)."""
+    mine = nr_running(this)
+    busiest = None
+    most = mine + 1  # a busiest group must lead by two tasks to move one
+    for r in domain:
+        if r is not this:
+            n = nr_running(r)
+            if n > most:
+                busiest, most = r, n
+    if busiest is None:
+        return None, []
+    movable = sorted((t for t in busiest.rq if t.affinity is not None and this.id in t.affinity
+                      and now - t.last_ran >= migration_cost_ns and t.owner is not None and t.owner.can_migrate()),
+                     key=lambda t: (t.last_ran, t.tid))
+    return busiest, movable[: (most - mine) // 2]

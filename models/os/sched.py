@@ -31,7 +31,7 @@ from models.cpu.cpuidle import NO_TIMER_NS
 from models.os.costs import LAYERS as _LAYER_NAMES
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from simcore.config import Model
-from models.os.placement import pull_candidate, select_wake_cpu
+from models.os.placement import balance_pull, pull_candidate, select_wake_cpu
 from simcore.engine import Call
 
 IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
@@ -54,6 +54,11 @@ class SchedConfig(Model):
     migration_cost_ns: float = Field(500_000, ge=0, description="sysctl_sched_migration_cost (0.5 ms): a task that ran"
                                      " more recently is cache-hot and not pulled by load balancing; a CPU whose average"
                                      " idle period is shorter skips new-idle balancing")
+    periodic_balance: bool = Field(True, description="periodic load balancing at the tick and nohz idle balancing"
+                                   " (rebalance_domains, nohz_balancer_kick; models.os.placement)")
+    balance_busy_factor: int = Field(16, ge=1, le=1024, description="sd->busy_factor: a busy CPU balances its domains this"
+                                     " many times less often than the domain's interval (its CPU count in ms);"
+                                     " kernel/sched/topology.c sd_init: 16 since Linux 5.12, 32 before")
 
 
 class IrqWork:
@@ -89,6 +94,17 @@ class FixedIrq(IrqWork):
 
 def _no_effect(runner) -> None:
     pass
+
+
+def _nohz_idle_balance(runner) -> None:
+    runner.nohz_idle_balance()
+
+
+def _tick_softirq(runner) -> None:
+    """What the tick raises after its handler: SCHED_SOFTIRQ's load balancing (when any task may
+    move)."""
+    if runner.domains and runner.host.movable_tasks:
+        runner.balance_tick()
 
 
 class Timer:
@@ -215,7 +231,13 @@ class CpuRunner:
         # the CPU runs or idles briefly (NOHZ idle stops it, tick_nohz_idle_exit restarts it)
         self._tick_on = sched.tick
         self._tick_call = None
-        self._tick_irq = FixedIrq(host.tick_cost, _no_effect, "tick")
+        self._tick_irq = FixedIrq(host.tick_cost, _tick_softirq, "tick")
+        #: scheduling domains for periodic balancing, smallest first: ((runners, interval ns), ...)
+        #: (set by the host once every runner exists) and the time each was last balanced
+        self.domains: tuple = ()
+        self._last_balance: list[float] = []
+        self._busy_factor = sched.balance_busy_factor
+        self.cost_balance = ct.get("load_balance", actions={"load_balance": 1})
 
     # ------------------------------------------------------------------ segments
     def run(self, cost, then) -> None:
@@ -607,6 +629,71 @@ class CpuRunner:
         task.nr_migrations += 1
         self.host.migrations += 1
         task.owner.migrated(target)
+
+    # -- periodic and nohz idle balancing (models.os.placement) ------------------------------------
+    def balance_tick(self) -> None:
+        """SCHED_SOFTIRQ after a tick: rebalance_domains for this CPU (each domain whose interval,
+        stretched while busy, has elapsed), then nohz_balancer_kick if tasks wait here."""
+        now = self.engine.now
+        busy = self.current is not None
+        last = self._last_balance
+        for level, (domain, interval_ns) in enumerate(self.domains):
+            if now - last[level] >= (interval_ns * self._busy_factor if busy else interval_ns):
+                last[level] = now
+                self._balance(self, domain, now)
+        if self.rq:
+            self._nohz_kick(now)
+
+    def _balance(self, this: "CpuRunner", domain: tuple, now: float) -> bool:
+        """One load_balance pass over ``domain`` on behalf of ``this``, run (and charged) on this
+        CPU; True when it pulled tasks to ``this``."""
+        self.add_carry(self.cost_balance)
+        self.add_carry(self._scan_cost(len(domain) - 1))
+        src, tasks = balance_pull(domain, this, now, self._migration_cost_ns)
+        for task in tasks:
+            src.rq.remove(task)
+            self._migrate(task, this)
+            task.vruntime += this.min_vruntime - src.min_vruntime  # re-based on the new queue
+            this.rq.append(task)
+            if this.cpufreq_hook is not None:
+                this.cpufreq_hook(this, now, False)
+        if tasks and this.current is not None:
+            this._arm_slice()
+        return bool(tasks)
+
+    def _nohz_kick(self, now: float) -> None:
+        """nohz_balancer_kick: tasks wait on this busy CPU; if a CPU idles with its tick stopped,
+        kick the first one (an IPI) to balance for every such CPU, at most once per the smallest
+        domain's interval."""
+        host = self.host
+        if now < host.nohz_next_balance:
+            return
+        for r in host.runners:
+            if r.mode == IDLE and r._tick_call is None and r is not self:
+                host.nohz_next_balance = now + self.domains[0][1]
+                self.engine.call_in(self._carry_ns + host.kcosts.ipi_latency_ns, r.raise_irq,
+                                    FixedIrq(host.ipi_cost, _nohz_idle_balance, "ipi"))
+                return
+
+    def nohz_idle_balance(self) -> None:
+        """_nohz_idle_balance on the kicked CPU: every tick-stopped idle CPU (this one last) is
+        balanced over its domains; each other CPU that pulled a task is woken by an IPI."""
+        now = self.engine.now
+        host = self.host
+        for r in host.runners:
+            if r is self or r.mode != IDLE or r._tick_call is not None:
+                continue
+            pulled = False
+            for domain, _interval in r.domains:
+                if self._balance(r, domain, now):
+                    pulled = True
+                    break
+            if pulled:
+                self.engine.call_in(self._carry_ns + host.kcosts.ipi_latency_ns, r.raise_irq,
+                                    FixedIrq(host.ipi_cost, _no_effect, "ipi"))
+        for domain, _interval in self.domains:
+            if self._balance(self, domain, now):
+                break
 
     def _enqueue_woken(self, task: Task) -> None:
         if task.state != SLEEPING:
