@@ -87,6 +87,9 @@ def prose_checks() -> list[tuple[str, str]]:
         ("calibration.md", f"`ctx_switch_cycles` = {_c(ci['kernel.ctx_switch_cycles'])} ({ci['kernel.ctx_switch_cycles'] / 2e3:.2f} us at 2.0 GHz), against {_c(ctx)} ({ctx / ghz / 1e3:.2f} us"),
         ("os.md", f"2 x {_c(ctx)} cycles"),
         ("os.md", f"`layers.scheduler` ({sched_ns:,.0f} ns per IO in the"),
+        ("os.md", "syscall {syscall:.0f} fs {fs:.0f} block {block:.0f} driver {driver:.0f} irq {irq:.0f} scheduler {scheduler:.0f}"
+         " idle {idle:.0f}`".format(**{k.rsplit(".", 1)[1]: float(v) for k, v in golden.items()
+                                        if k.startswith("summary.layers_ns_per_io.")})),
         ("os.md", f"including the {e3.kernel.wakeup_cycles:,.0f}-cycle wakeup"),
         ("ssd.md", f"with the fitted {_c(base)} ns"),
         ("index.md", f"fio's user work ({user:.0f})"),
