@@ -158,11 +158,9 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of ``stacksim calibrate --study io-schedulers`` (re-run it to refresh; it prints this dict).
 IO_SCHED_FIT = {
-    "ssd.read.base_ns": 5194.3,
-    "ssd.write.base_ns": 9281.5,
-    "kernel.iosched_cycles.mq-deadline": 3627.3,
-    "kernel.iosched_cycles.kyber": 3160.0,
-    "kernel.iosched_cycles.bfq": 10016.8,
+    "ssd.read.base_ns": 5133.2,
+    "ssd.write.base_ns": 9207.2,
+    "kernel.kthread_switch_cycles": 942.3,
 }
 
 
@@ -184,7 +182,9 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
         "name": "optane-p4801x-e3-1230",
         "description": "Dell R230: Xeon E3-1230 + Optane DC P4801X, Linux 5.18 (IO schedulers on ULL disks study)",
         "ssd": ssd,
-        "kernel": base.kernel.model_copy(update={"iosched_cycles": iosched}),
+        "kernel": base.kernel.model_copy(update={
+            "iosched_cycles": iosched,
+            **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.") and "iosched_cycles" not in k}}),
         "calibration": "fitted by stacksim calibrate --study io-schedulers to io_schedulers_ull.yaml table1 (io_uring, QD1, 4 KiB): "
         + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
     })

@@ -199,3 +199,58 @@ def test_iosched_cost_shows_in_layers():
     none = simulate(cfg({"ioengine": "io_uring", "iodepth": "1"}))["summary"]["layers"]["iosched"]
     bfq = simulate(cfg({"ioengine": "io_uring", "iodepth": "1"}, scheduler="bfq"))["summary"]["layers"]["iosched"]
     assert none == 0 and bfq > 1000
+
+
+# -- where the dispatch runs: kblockd (5.x) vs the submitting context, plug batches ---------------
+
+def test_with_a_scheduler_an_unplugged_request_is_dispatched_by_the_cpus_kblockd_worker():
+    """io_uring QD1 with mq-deadline: every request is inserted by fio and dispatched by the
+    kworker of fio's CPU, which preempts fio at its return to user space (one involuntary switch
+    per IO); with none, or with sched_dispatch=direct, fio's own context rings the doorbell."""
+    host = run_to_completion(cfg({"ioengine": "io_uring", "iodepth": "1"}, scheduler="mq-deadline"))
+    ios = len(host.records)
+    (cpu, worker), = host.blk.kblockd.items()
+    fio = next(t for t in host.all_tasks if t.job == 0)
+    assert cpu == fio.cpu and worker.task.kthread
+    assert worker.dispatched == ios == host.blk.lock_rounds
+    # preempted by the worker after each submission, once fio's virtual time is ahead of the new
+    # worker's by the granularity (from the second IO on)
+    assert ios - 1 <= fio.nivcsw <= ios
+    assert worker.task.nvcsw == worker.runs  # it sleeps after each run
+    for q in host.records:  # the doorbell waits for the switch to the worker: later than fio's return
+        assert q.t_dispatch > q.t_issued
+    for setup in (dict(scheduler="none"), dict(scheduler="mq-deadline", direct=True)):
+        c = cfg({"ioengine": "io_uring", "iodepth": "1"}, scheduler=setup["scheduler"])
+        if setup.get("direct"):
+            c = c.with_queue(sched_dispatch="direct")
+        h = run_to_completion(c)
+        assert h.blk.kblockd == {}
+        assert all(q.t_dispatch <= q.t_issued for q in h.records)  # rung inside the submitting call
+
+
+def test_a_plugged_batch_takes_the_scheduler_lock_once_and_dispatches_in_the_submitter():
+    """iodepth_batch 8 with completions reaped 8 at a time: io_uring plugs every submission of 8
+    requests, so each batch is inserted under one lock round and its queue run in fio's context;
+    batches of 2 are not plugged (io_uring plugs from 3), and each request goes through kblockd."""
+    opts = {"ioengine": "io_uring", "iodepth": "8", "iodepth_batch_submit": "8", "iodepth_batch_complete_min": "8"}
+    host = run_to_completion(cfg(opts, scheduler="mq-deadline"))
+    ios = len(host.records)
+    assert ios % 8 == 0 and host.blk.lock_rounds == ios // 8
+    assert host.blk.kblockd == {}
+    opts2 = {"ioengine": "io_uring", "iodepth": "2", "iodepth_batch_submit": "2", "iodepth_batch_complete_min": "2"}
+    host2 = run_to_completion(cfg(opts2, scheduler="mq-deadline"))
+    ios2 = len(host2.records)
+    assert host2.blk.lock_rounds == ios2 == sum(w.dispatched for w in host2.blk.kblockd.values())
+
+
+def test_sq_thread_with_a_scheduler_is_preempted_by_kblockd_and_keeps_polling():
+    """IOPOLL + SQPOLL with bfq: the SQ thread inserts, the kworker of its CPU preempts it (cond_resched
+    in its loop) and dispatches; the SQ thread is runnable again at once, never asleep, and every
+    IO completes (it once slept forever in its poll loop: nothing wakes a spinning kernel thread)."""
+    c = cfg({"ioengine": "io_uring", "iodepth": "1", "sqthread_poll": "1", "hipri": "1"}, io_poll=True, scheduler="bfq")
+    host = run_to_completion(c)
+    sq = next(iter(host.sq_threads.values()))
+    ios = len(host.records)
+    assert ios == host.next_io_id > 100
+    assert sq.task.nvcsw == 0 and sq.task.nivcsw == ios
+    assert host.blk.kblockd[sq.cpu].dispatched == ios

@@ -95,7 +95,7 @@ class AsyncThread(SyncThread):
             for r in ios:
                 for layer, cyc in self._per_io_parts(r.op, r.nbytes).items():
                     total[layer] = total.get(layer, 0.0) + cyc
-            for layer, cyc in self.per_request_parts().items():
+            for layer, cyc in self.per_request_parts(len(ios)).items():
                 total[layer] = total.get(layer, 0.0) + nreq * cyc
             if with_syscall:
                 total["syscall"] = total.get("syscall", 0.0) + self.k.syscall_entry_cycles + self.k.syscall_exit_cycles
@@ -197,8 +197,10 @@ class AsyncThread(SyncThread):
         t = self.runner.clock()
         for req in ios:  # fio's issue_time: io_submit / io_uring_enter returned
             req.t_issued = t
-        self.host.blk.issue_batch(reqs, plugged=True)  # dispatched as the call returns (blk_finish_plug)
-        self._after_submit()
+        # dispatched as the call returns (blk_finish_plug), or queued for the CPU's kblockd worker,
+        # which then preempts at the return to user space
+        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios))
+        self.runner.preemption_point(self._after_submit)
 
     def _handoff(self, ios) -> None:
         t = self.runner.clock()

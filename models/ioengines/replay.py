@@ -165,8 +165,9 @@ class ReplayThread(AsyncThread):
         t = self.runner.clock()
         for req in reqs:  # io_uring_enter returned: fio's issue_time
             req.t_issued = t
-        self.host.blk.issue_batch(plugged, plugged=True)  # dispatched as the call returns
-        self._loop()
+        # dispatched as the call returns, or by the CPU's kblockd worker (which then preempts)
+        self.host.blk.issue_batch(plugged, plugged=True, runner=self.runner, nsubmit=len(reqs))
+        self.runner.preemption_point(self._loop)
 
     def _batch_cost(self, reqs, nreq: int):
         """io_uring_enter submitting ``reqs`` (``nreq`` requests after the plug): the per-IO and

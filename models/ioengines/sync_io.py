@@ -111,14 +111,13 @@ class SyncThread:
         self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
 
     # -- cost bundles ------------------------------------------------------------------------
-    def per_request_parts(self) -> dict:
-        """The work of one request after the plug (split pieces count, merged bios do not): blk-mq
-        request setup and dispatch, the IO scheduler's insert + dispatch, the NVMe command."""
+    def per_request_parts(self, nsubmit: int = 1) -> dict:
+        """The submitting context's work for one request after the plug (split pieces count,
+        merged bios do not) when ``nsubmit`` IOs are submitted together: blk-mq request setup and
+        dispatch, the IO scheduler's insert (+ dispatch), the NVMe command, unless the CPU's kblockd
+        worker dispatches (models.os.blk)."""
         k = self.k
-        parts = dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
-        if self.host.blk.submit_cycles:
-            parts["iosched"] = self.host.blk.submit_cycles
-        return parts
+        return self.host.blk.submitter_parts(nsubmit, k.blk_submit_cycles, k.nvme_submit_cycles)
 
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
         key = (op, nbytes, with_completion)
@@ -349,7 +348,7 @@ class SyncThread:
 
     def _doorbell(self) -> None:
         req = self.req
-        self.host.blk.issue(req)
+        self.host.blk.issue(req, self.runner)
         self.policy[req.op].wait(self.runner, self.task, req, self._completed_cb)
 
     def _completed(self) -> None:

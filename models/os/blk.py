@@ -9,6 +9,14 @@ the requests held for it (``hctx->dispatch``) and otherwise asks the elevator; a
 elevator hands out for another context's queue waits there. A completion frees its tag, feeds the
 elevator and re-runs the queues. A merged request completes with the request it was merged into.
 With ``none`` and free tags this is blk-mq's direct-issue path.
+
+Where the dispatch runs (5.x, ``queue.sched_dispatch = kblockd``): with ``none``, in the
+submitting context; with a scheduler, a plugged batch (:data:`PLUG_MIN_REQUESTS` or more requests
+submitted together: io_uring and libaio plug only then) is inserted under one scheduler lock and
+the queue is run synchronously at ``blk_finish_plug``, while an unplugged request is inserted by
+the submitter and dispatched by the CPU's kblockd worker (models.os.kblockd). ``lock_rounds``
+counts the scheduler-lock acquisitions of inserts: one per unplugged request, one per plugged
+batch and hardware context.
 """
 
 from __future__ import annotations
@@ -16,9 +24,13 @@ from __future__ import annotations
 from collections import deque
 
 from models.os.iosched import IoScheduler
+from models.os.kblockd import KblockdWorker
 from models.os.request import Request
 
 SECTOR = 512
+#: requests submitted together from which io_uring (IO_PLUG_THRESHOLD = 2: io_submit_state_start
+#: plugs when more than 2 SQEs are submitted) and libaio (AIO_PLUG_THRESHOLD = 2) plug
+PLUG_MIN_REQUESTS = 3
 
 
 class HwContext:
@@ -55,11 +67,41 @@ class BlkMq:
         default_total = cls.insert_cycles + cls.dispatch_cycles + cls.complete_cycles
         total = host.kcosts.iosched_cycles.get(queue_cfg.scheduler, default_total)
         scale = total / default_total if default_total else 0.0
-        #: cycles charged in the submitting system call (insert + dispatch)
-        self.submit_cycles = (cls.insert_cycles + cls.dispatch_cycles) * scale
+        self.insert_cycles = cls.insert_cycles * scale  # per request, in the submitting context
+        self.dispatch_cycles = cls.dispatch_cycles * scale  # per request, where the dispatch runs
+        #: cycles charged in the submitting system call when it also dispatches (insert + dispatch)
+        self.submit_cycles = self.insert_cycles + self.dispatch_cycles
+        #: unplugged requests are dispatched by the CPU's kblockd worker (a scheduler, 5.x path)
+        self._kblockd = not self._bypass and queue_cfg.sched_dispatch == "kblockd"
+        self.kblockd: dict[int, KblockdWorker] = {}
+        self.lock_rounds = 0  # scheduler-lock acquisitions by inserts
         self.iosched_complete_cost = None
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
+
+    def deferred(self, nreq: int) -> bool:
+        """Whether ``nreq`` requests submitted together are dispatched by kblockd (not plugged)."""
+        return self._kblockd and nreq < PLUG_MIN_REQUESTS
+
+    def submitter_parts(self, nsubmit: int, blk_cycles: float, nvme_cycles: float) -> dict:
+        """Per-request cycles of the submitting context when ``nsubmit`` IOs are submitted
+        together: blk-mq's own, the scheduler's insert, and (unless kblockd dispatches) the
+        scheduler's dispatch and the NVMe command."""
+        if self.deferred(nsubmit):
+            parts = dict(block=blk_cycles)
+            if self.insert_cycles:
+                parts["iosched"] = self.insert_cycles
+            return parts
+        parts = dict(block=blk_cycles, driver=nvme_cycles)
+        if self.submit_cycles:
+            parts["iosched"] = self.submit_cycles
+        return parts
+
+    def worker(self, cpu: int) -> KblockdWorker:
+        w = self.kblockd.get(cpu)
+        if w is None:
+            w = self.kblockd[cpu] = KblockdWorker(self.host, cpu)
+        return w
 
     def elevator(self, dev_index: int):
         elv = self._elv.get(dev_index)
@@ -107,10 +149,11 @@ class BlkMq:
         return pieces
 
     # ------------------------------------------------------------------ submission
-    def issue(self, req) -> None:
-        """One IO reached blk-mq (blk_mq_submit_bio): split if needed, then each request issued."""
+    def issue(self, req, runner=None) -> None:
+        """One IO reached blk-mq (blk_mq_submit_bio) from code running on ``runner``: split if
+        needed, then each request issued (unplugged)."""
         if req.nbytes > self.max_bytes:
-            self.issue_batch(self.split(req))
+            self.issue_batch(self.split(req), runner=runner, unplugged=True)
             return
         h = self._hctx.get(req.qp) or self.hctx(req.qp)
         elv = h.elv
@@ -125,7 +168,11 @@ class BlkMq:
                 self._merged(target, req)
                 return
         elv.insert(req)
-        self._run(h)
+        self.lock_rounds += 1
+        if self._kblockd:
+            self._kick(h, runner)
+        else:
+            self._run(h)
 
     def plug(self, bios) -> list:
         """The submitting system call's plug (blk_start_plug .. blk_finish_plug): each bio is split
@@ -140,11 +187,18 @@ class BlkMq:
             reqs = self._plug_merge(reqs)
         return reqs
 
-    def issue_batch(self, reqs, plugged: bool = False) -> None:
-        """A plugged batch at blk_finish_plug: (if not ``plugged`` yet, :meth:`plug` it), offer each
-        request to the elevator's merge, insert the rest and run the queues once."""
+    def issue_batch(self, reqs, plugged: bool = False, runner=None, unplugged: bool = False,
+                    nsubmit: int | None = None) -> None:
+        """Requests submitted together from code running on ``runner``: (if not ``plugged`` yet,
+        :meth:`plug` them), offer each to the elevator's merge and insert the rest. A plugged batch
+        (:data:`PLUG_MIN_REQUESTS` or more, not ``unplugged``) takes the scheduler lock once per
+        hardware context and runs the queues once, here; otherwise each insert takes the lock and
+        (with a scheduler, 5.x) kblockd runs the queues. ``nsubmit``: the IOs the call submitted
+        (before plug merges; default: the requests)."""
+        n = len(reqs) if nsubmit is None else nsubmit
         if not plugged:
             reqs = self.plug(reqs)
+        deferred = self._kblockd and (unplugged or n < PLUG_MIN_REQUESTS)
         touched = []
         for req in reqs:
             h = self.hctx(req.qp)
@@ -154,10 +208,24 @@ class BlkMq:
                 self._merged(target, req)
                 continue
             elv.insert(req)
-            if h not in touched:
+            if deferred:
+                self.lock_rounds += 1
+                self._kick(h, runner)
+            elif h not in touched:
                 touched.append(h)
+                self.lock_rounds += 1
         for h in touched:
             self._run(h)
+
+    def _kick(self, h: HwContext, runner) -> None:
+        """Queue a run of ``h`` on the kblockd worker of its CPU, woken by ``runner`` (the CPU whose
+        code inserted; by default the queue's own)."""
+        cpu = h.qp.cpu
+        self.worker(cpu).kick(h, 1, runner if runner is not None else self.host.runners[cpu])
+
+    def run_hctx(self, h: HwContext) -> None:
+        """blk_mq_run_hw_queue from kblockd: dispatch what the context may take."""
+        self._run(h)
 
     def _plug_merge(self, reqs):
         out = []

@@ -25,6 +25,7 @@ USER = LAYER_INDEX["user"]
 #: scale with whatever a cycle constant absorbed.
 ACTIONS = {
     "switch": ("ctx_switch_cycles", "scheduler"),  # __schedule: pick next, rq clock, context_switch
+    "kthread_switch": ("kthread_switch_cycles", "scheduler"),  # the same, to or from a kernel thread
     "wakeup": ("wakeup_cycles", "scheduler"),  # try_to_wake_up: rq lock, select CPU, activate, preempt check
     "pelt_update": ("pelt_level_cycles", "scheduler"),  # update_load_avg at one level (root rq or a cgroup)
     "psi_change": ("psi_level_cycles", "scheduler"),  # psi_group_change at one level (system or a cgroup)
@@ -57,6 +58,11 @@ class KernelCosts(Model):
     nvme_complete_cycles: float = Field(300, ge=0, description="reap one CQ entry, CQ head doorbell")
     irq_entry_cycles: float = Field(1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch")
     ctx_switch_cycles: float = Field(3000, ge=0, description="one schedule(): pick next, load/PSI accounting, context switch (~1 us)")
+    kthread_switch_cycles: float = Field(2000, ge=0, description="one schedule() between a task and a kernel thread"
+                                         " (kworker, io_uring SQ thread) without idling: no address-space switch (the"
+                                         " kernel thread borrows the previous mm, lazy TLB), so no CR3 write and KPTI"
+                                         " flush (estimate; a thread switch is ~1 us against ~2-2.5 us between"
+                                         " processes, pipe ping-pong)")
     wakeup_cycles: float = Field(400, ge=0, description="try_to_wake_up: lock the task's runqueue, select its CPU, activate it,"
                                  " check preemption (its load and pressure accounting: enqueue_accounting_cycles)")
     cgroup_depth: int = Field(3, ge=0, le=64, description="cgroup levels between a task and the root (a systemd login session:"
@@ -77,6 +83,8 @@ class KernelCosts(Model):
                                        " tick or for a nohz idle CPU: update the group statistics, find the busiest"
                                        " group and queue (plus idle_scan_cycles per other CPU of the domain; estimate,"
                                        " as newidle_balance_cycles)")
+    kworker_run_cycles: float = Field(500, ge=0, description="a kworker executing one work item: process_one_work and"
+                                      " blk_mq_run_work_fn around the hardware queue run (estimate, ~0.15 us)")
     ipi_cycles: float = Field(800, ge=0, description="receiving a reschedule/function-call IPI on the target CPU")
     ipi_latency_ns: float = Field(500, ge=0, description="IPI send to handler entry on a remote CPU, ns")
     hrtimer_start_cycles: float = Field(600, ge=0, description="hrtimer_start + clock reads when arming a sleep timer")

@@ -48,6 +48,7 @@ ACTION_CELLS = {
     # __schedule -> pick_next_task_fair, update_rq_clock (kernel/sched/), context_switch's switch_mm and
     # __switch_to (arch/x86: other)
     "switch": ("__schedule", "sched_rest", "other"),
+    "kthread_switch": ("__schedule", "sched_rest", "other"),
     # try_to_wake_up -> select_task_rq, ttwu_do_activate, check_preempt (kernel/sched/); rq and pi locks
     # (kernel/locking: other)
     "wakeup": ("sched_rest", "other"),

@@ -19,6 +19,11 @@ class QueueConfig(Model):
     max_sectors_kb: int = Field(128, ge=4, description="queue/max_sectors_kb: largest request merging may build, KiB")
     nomerges: int = Field(0, ge=0, le=2, description="queue/nomerges: 0 all merges, 1 only simple one-hit merges, 2 none")
     completion: str = Field("auto", description="'auto' = Linux rules (io_poll, io_poll_delay, hipri); or a registered completion policy name")
+    sched_dispatch: Literal["kblockd", "direct"] = Field(
+        "kblockd", description="with an IO scheduler, an unplugged request (fewer than 3 submitted together) is dispatched"
+        " from the kblockd worker of its CPU, as in 5.x (blk_mq_sched_insert_request(..., async=true): a kworker wake-up"
+        " and switch before the doorbell); 'direct': from the submitting context, as a plugged batch is"
+    )
     hybrid_stats: Literal["rearm", "once"] = Field(
         "rearm", description="hybrid polling statistics: 'rearm' a 100 ms window whenever none is active (5.x), or collect 'once'"
     )

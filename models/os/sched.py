@@ -149,6 +149,7 @@ class CpuRunner:
         k = host.kcosts
         ct = host.costs
         self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
+        self.cost_kcs = ct.get("ctx_switch_kthread", actions={"kthread_switch": 1})
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
         self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", actions={"switch": 1, "idle_exit": 1})
         self.cost_idle_reenter = ct.get("idle_reenter", actions={"idle_exit": 1, "idle_entry": 1})
@@ -438,7 +439,7 @@ class CpuRunner:
     # ------------------------------------------------------------------ scheduling
     def charge_runtime(self, task: Task, now: float) -> None:
         ran = now - task.ran_since
-        task.vruntime += ran
+        task.vruntime += ran * task.vscale
         task.exec_ns += ran
         task.ran_since = now
 
@@ -493,7 +494,7 @@ class CpuRunner:
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
         now = self.engine.now
         ran = now - task.ran_since  # charge_runtime, inlined
-        task.vruntime += ran
+        task.vruntime += ran * task.vscale
         task.exec_ns += ran
         task.ran_since = task.last_ran = now
         task.resume = resume
@@ -516,7 +517,16 @@ class CpuRunner:
             self.rq.append(task)
         self.current = None
         self.need_resched = False
-        self._schedule(from_idle=False)
+        self._schedule(False, task.kthread)
+
+    def preemption_point(self, then) -> None:
+        """A return to user space (or cond_resched): if a woken task should preempt the current
+        one, switch now (involuntarily) and ``then`` runs when it is switched back in."""
+        task = self.current
+        if self.need_resched and task is not None and self.rq:
+            self._switch_out(task, voluntary=False, resume=then)
+        else:
+            then()
 
     def _pick(self) -> Task:
         rq = self.rq
@@ -528,16 +538,19 @@ class CpuRunner:
                 best = i
         return rq.pop(best)
 
-    def _schedule(self, from_idle: bool) -> None:
+    def _schedule(self, from_idle: bool, prev_kthread: bool = False) -> None:
         """Pick the next task (or the idle task) and switch to it. The switch's cycles are carried
-        into the task's next segment instead of taking an event of their own."""
+        into the task's next segment instead of taking an event of their own. A switch between a
+        task and a kernel thread (``prev_kthread``, or the next task is one) costs
+        ``kthread_switch_cycles`` (no address-space switch)."""
         if self.rq:
             nxt = self._pick()
             self.current = nxt
             nxt.state = RUNNING
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
-            cost = self.cost_cs_from_idle if from_idle else self.cost_cs
+            cost = self.cost_cs_from_idle if from_idle else (
+                self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs)
             now = self.engine.now
             if self.engine.tracer is None:  # add_carry without tracing, inlined (once per IO)
                 self._carry.append(cost)
@@ -712,7 +725,8 @@ class CpuRunner:
         cur = self.current
         if cur is not None:
             now = self.engine.now
-            if cur.vruntime + (now - cur.ran_since) - task.vruntime > self._wakeup_gran_ns:
+            # wakeup_preempt_entity: the granularity in the wakee's virtual time (calc_delta_fair)
+            if cur.vruntime + (now - cur.ran_since) * cur.vscale - task.vruntime > self._wakeup_gran_ns * task.vscale:
                 self.need_resched = True
                 if self.mode == POLL:
                     self._poll_interrupt_for_resched()
@@ -1039,8 +1053,12 @@ class CpuRunner:
             self.poll(qp, req, then)
 
     def _poll_interrupt_for_resched(self) -> None:
-        """need_resched ends the blk_poll loop: the task sleeps in io_schedule until its request
-        is completed by whoever reaps the queue next."""
+        """need_resched ends the poll loop, and the poller is preempted: it stays runnable and
+        polls again when it is switched back in (or finds its request completed by whoever
+        reaped the queue meanwhile). In 5.x every poll loop behaves so: blk_poll returns 0 on
+        need_resched with the task set back to TASK_RUNNING, so the dio wait loop's
+        blk_io_schedule() only yields; io_iopoll_check stops and fio enters again; the io_uring SQ
+        thread calls cond_resched; user-space ring spins are preempted."""
         if self._poll_call is not None:
             self._poll_call.cancel()
             self._poll_call = None
@@ -1048,7 +1066,6 @@ class CpuRunner:
         qp, req, then = self._poll_qp, self._poll_req, self._poll_then
         self._poll_qp = self._poll_req = self._poll_then = None
         self.mode = NONE
-        req.waiter_sleeping = True
 
         def resume():
             if req.done:
@@ -1056,4 +1073,4 @@ class CpuRunner:
             else:
                 self.poll(qp, req, then)
 
-        self._switch_out(self.current, voluntary=True, resume=resume, iowait=True)
+        self._switch_out(self.current, voluntary=False, resume=resume)

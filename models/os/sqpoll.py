@@ -27,6 +27,7 @@ class SqThread:
         self.cpu = cpu
         self.runner = host.runners[cpu]
         self.task = Task(len(host.all_tasks), f"io_uring-sq/{cpu}", cpu, job=-1)
+        self.task.kthread = True
         host.all_tasks.append(self.task)
         self.sq: list = []  # (request, submitting thread)
         self.work = _Work()
@@ -93,7 +94,7 @@ class SqThread:
         runner.poll(qp, self.work, self._loop)
 
     def _submitted(self, batch, reqs) -> None:
-        self.host.blk.issue_batch(reqs, plugged=True)
+        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(batch))
         self.submitted += len(batch)
         self._loop()
 
@@ -104,7 +105,7 @@ class SqThread:
             for layer, cyc in thread._per_io_parts(req.op, req.nbytes).items():
                 if layer != "user":  # the application already did the user work
                     parts[layer] = parts.get(layer, 0.0) + cyc
-        for layer, cyc in batch[0][1].per_request_parts().items():
+        for layer, cyc in batch[0][1].per_request_parts(len(batch)).items():
             parts[layer] = parts.get(layer, 0.0) + nreq * cyc
         return self.host.costs.get("sqpoll_submit", **parts)
 

@@ -14,7 +14,7 @@ class Task:
     __slots__ = (
         "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
         "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns", "ioprio", "error", "affinity", "owner", "nr_migrations",
-        "last_ran", "slept_on",
+        "last_ran", "slept_on", "kthread", "vscale",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
@@ -30,10 +30,16 @@ class Task:
         self.nr_migrations = 0  # se.nr_migrations
         self.last_ran = 0.0  # when it last left a CPU (task_hot: cache-hot for migration_cost_ns)
         self.slept_on = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
+        #: a kernel thread (kworker, io_uring SQ thread): switching to or from it needs no address
+        #: space switch (lazy TLB), see KernelCosts.kthread_switch_cycles
+        self.kthread = False
+        #: vruntime per ns of CPU time: NICE_0_LOAD / the task's load weight (1 at nice 0; a nice -20
+        #: kworker of a WQ_HIGHPRI workqueue: 1024 / 88761, sched_prio_to_weight)
+        self.vscale = 1.0
         self.state = RUNNABLE
         self.resume: Callable | None = None
         self.iowait = False
-        self.vruntime = 0.0  # ns of CPU time received (CFS, equal weights)
+        self.vruntime = 0.0  # ns of CPU time received, x vscale (CFS)
         self.ran_since = 0.0
         self.ioprio = 0  # the io_context's IO priority (ioprio_set); 0: none (best effort, level 4)
         self.error = 0  # errno the job ended with (fio's td->error; 0: none)
