@@ -158,9 +158,9 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of ``stacksim calibrate --study io-schedulers`` (re-run it to refresh; it prints this dict).
 IO_SCHED_FIT = {
-    "ssd.read.base_ns": 5133.2,
-    "ssd.write.base_ns": 9207.2,
-    "kernel.kthread_switch_cycles": 942.3,
+    "ssd.read.base_ns": 4882.1,
+    "ssd.write.base_ns": 8960.0,
+    "kernel.iosched_cycles_scale": 1.369,
 }
 
 
@@ -184,7 +184,7 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
         "ssd": ssd,
         "kernel": base.kernel.model_copy(update={
             "iosched_cycles": iosched,
-            **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.") and "iosched_cycles" not in k}}),
+            **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.") and not k.startswith("kernel.iosched_cycles.")}}),
         "calibration": "fitted by stacksim calibrate --study io-schedulers to io_schedulers_ull.yaml table1 (io_uring, QD1, 4 KiB): "
         + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
     })

@@ -65,7 +65,7 @@ class BlkMq:
         # per-request CPU cost: the platform's calibrated total, split as the scheduler splits it
         cls = self._sched_cls
         default_total = cls.insert_cycles + cls.dispatch_cycles + cls.complete_cycles
-        total = host.kcosts.iosched_cycles.get(queue_cfg.scheduler, default_total)
+        total = host.kcosts.iosched_cycles.get(queue_cfg.scheduler, default_total * host.kcosts.iosched_cycles_scale)
         scale = total / default_total if default_total else 0.0
         self.insert_cycles = cls.insert_cycles * scale  # per request, in the submitting context
         self.dispatch_cycles = cls.dispatch_cycles * scale  # per request, where the dispatch runs

@@ -107,6 +107,9 @@ class KernelCosts(Model):
         description="CPU cycles per request of each IO scheduler (insert + dispatch + completion), overriding the"
         " scheduler's documented default; split in the scheduler's own proportions",
     )
+    iosched_cycles_scale: float = Field(1.0, gt=0, le=100, description="the IO schedulers' documented per-request costs"
+                                        " (measured on a 2.4 GHz laptop core) take this many times their cycles on"
+                                        " this platform; iosched_cycles overrides a scheduler's total outright")
     mem_ops_per_cycle: dict[str, dict[str, float]] = Field(
         default_factory=dict,
         description="memory operations (loads + stores) per cycle of each source of CPU work not counted as"

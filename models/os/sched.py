@@ -158,6 +158,10 @@ class CpuRunner:
         # is dequeued (the same accounting), whatever runs next: another task or the idle loop
         self.cost_wakeup = ct.get("wakeup", actions={"wakeup": 1, **k.accounting_actions()})
         self.cost_dequeue = ct.get("dequeue_sleep", actions=k.accounting_actions())
+        # kernel threads live in the root cgroup: load and pressure accounting at one level
+        root = {"pelt_update": 1, "psi_change": 1}
+        self.cost_wakeup_kthread = ct.get("wakeup_kthread", actions={"wakeup": 1, **root})
+        self.cost_dequeue_kthread = ct.get("dequeue_sleep_kthread", actions=root)
         self.cost_migrate = ct.get("migrate", actions={"migrate": 1})
         # NOHZ idle: stopping the tick cancels its hrtimer and programs the clock event device for
         # the next timer; restarting it re-arms it (each an hrtimer (re)programming)
@@ -501,7 +505,7 @@ class CpuRunner:
         if voluntary:
             task.nvcsw += 1
             task.state = SLEEPING
-            cost = self.cost_dequeue  # add_carry, inlined (once per blocking IO)
+            cost = self.cost_dequeue_kthread if task.kthread else self.cost_dequeue  # add_carry, inlined
             if self.engine.tracer is None:
                 self._carry.append(cost)
                 self._carry_ns += cost.cycles / self.freq
@@ -600,7 +604,7 @@ class CpuRunner:
         carried into what this CPU runs next."""
         if task.state != SLEEPING:
             return
-        cost = self.cost_wakeup
+        cost = self.cost_wakeup_kthread if task.kthread else self.cost_wakeup
         if self.engine.tracer is None:  # add_carry without tracing, inlined (once per IO)
             self._carry.append(cost)
             self._carry_ns += cost.cycles / self.freq
