@@ -25,7 +25,7 @@ class Request(NvmeCommand):
     the run keeps records, also the CPU that completed it, when it did and when the client got the
     response (ns)."""
 
-    __slots__ = ("id", "thread", "ssd", "t_arr", "t_submit", "cpu", "t_reaped", "t_complete")
+    __slots__ = ("id", "thread", "ssd", "t_arr", "t_submit", "cpu", "t_reaped", "t_complete", "conn")
 
 
 class LThread:

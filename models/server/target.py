@@ -42,6 +42,7 @@ from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from models.cpu.power_limit import limit_reading
 from models.power import ssd_reading
 from models.server.core_scheduling import CoreSchedulingPolicy
+from models.server.client import ClosedLoopClient
 from models.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
 from models.ssd.device import NvmeDevice
 from simcore.config import Model
@@ -187,9 +188,22 @@ class Server:
         self.trace = None  # the trace feed (trace replay)
 
     def _setup_client(self, client) -> None:
-        """The client's arrivals (a trace feed for trace replay); the first one is scheduled."""
+        """The client's arrivals (a trace feed for trace replay); the first one is scheduled. A
+        closed-loop client (``workload.client: closed``) sends its first commands instead."""
         wl = self.cfg.workload
         self.arrivals_done = False
+        self.client = None
+        if wl.kind != "trace" and wl.client == "closed":
+            if wl.op == "write" and wl.bs > self.in_capsule:
+                self._submit = self._submit_pull
+            phases = wl.phases()
+            self.client = ClosedLoopClient(
+                self.engine, self._arrive_closed, connections=wl.connections, iodepth=wl.iodepth,
+                think_ns=wl.think_time_us * 1e3, half_rtt_ns=self.half_rtt, phases=phases, end_ns=wl.end_ns,
+                ssds=wl.target_ssds(len(self.devices)))
+            self._at = []
+            self.client.start()
+            return
         if wl.kind == "trace":
             self._setup_trace(client)
         else:
@@ -558,13 +572,16 @@ class Server:
         r.idle = False
         self._apply(r.cpu_id, -1 - r.sleep_cstate)
 
-    def request_freq(self, core_index: int, ghz: float) -> None:
-        """Ask physical core ``core_index`` (both siblings) for ``ghz`` (P-state transition latency applies)."""
+    def request_freq(self, core_index: int, ghz: float) -> bool:
+        """Ask physical core ``core_index`` (both siblings) for ``ghz`` (P-state transition latency
+        applies); True when that is a change of its target."""
         core = self.pkg.cores[core_index]
         cfg = self.ccfg
         ghz = min(max(ghz, cfg.min_freq_ghz), cfg.top_freq_ghz)
         if ghz != core.target_ghz:
             core.request_freq(self.engine.now, ghz)
+            return True
+        return False
 
     # ---------------------------------------------------------------- the request path
     def _next_arrival(self) -> None:
@@ -600,6 +617,22 @@ class Server:
         req.nbytes = self.bs
         req.offset = self._offset_draw() * self.bs
         req.t_arr = now
+        self._admit(req, th, now)
+
+    def _arrive_closed(self, conn: int) -> None:
+        """A closed-loop client's command of connection ``conn`` reaches the target."""
+        now = self.engine.now
+        th = self.conn_thread[conn]
+        req = Request()
+        req.id = self.n_offered
+        self.n_offered += 1
+        req.thread = th
+        req.ssd = self.client.conn_ssd[conn]
+        req.op = self.op
+        req.nbytes = self.bs
+        req.offset = self._offset_draw() * self.bs
+        req.t_arr = now
+        req.conn = conn
         self._admit(req, th, now)
 
     def _admit(self, req: Request, th, now: float) -> None:
@@ -671,6 +704,8 @@ class Server:
         e = self._commit(r, th, now, r.cq_cycles, "complete")
         self.rec_arr.append(req.t_arr)
         self.rec_done.append(e + self.resp_ns)
+        if self.client is not None:
+            self.client.response(req.conn, e + self.resp_ns)
         if self.records is not None:
             self._record(req, r, now, e + self.resp_ns)
         if self.tracer is not None:

@@ -10,7 +10,10 @@
 
 Requests enter through ``connections`` client connections (NVMe-oF queue pairs), each request on
 a connection drawn uniformly at random (so every connection sees a Poisson stream when the total
-is Poisson). Times are those at which a request reaches the target's network receive queue; the
+is Poisson). With ``client: closed`` (stable and burst) the client is fio over NVMe-oF instead
+(:mod:`models.server.client`): each connection keeps ``iodepth`` commands outstanding and sends
+the next one when a response arrives, the phases' rates being caps, so a slower target lowers
+the throughput instead of building a queue. Times are those at which a request reaches the target's network receive queue; the
 client sent it ``network_rtt_us / 2`` earlier and receives the response ``network_rtt_us / 2``
 after the target posts it.
 
@@ -57,7 +60,19 @@ class _Common(Model):
                                 " response; writes over server.in_capsule_bytes: the target's RDMA READ), Gb/s")
 
 
-class StableWorkload(_Common):
+class _Client(Model):
+    """Open-loop arrivals, or a closed-loop fio client (models.server.client)."""
+
+    client: Literal["open", "closed"] = Field("open", description="open: arrivals at the offered rate whatever the"
+                                              " target does; closed: fio over NVMe-oF, each connection keeps iodepth"
+                                              " commands outstanding and the offered rate is a cap (fio rate_iops)")
+    iodepth: int = Field(4, ge=1, le=65535, description="closed client: commands outstanding per connection (fio iodepth;"
+                         " an assumption, the studies do not state theirs)")
+    think_time_us: float = Field(0.0, ge=0, description="closed client: pause between a response and the next command"
+                                 " of its connection (fio thinktime), us")
+
+
+class StableWorkload(_Common, _Client):
     """Constant offered load over the SSDs."""
 
     kind: Literal["stable"] = "stable"
@@ -91,7 +106,7 @@ class StableWorkload(_Common):
         return tuple(range(count)) if self.ssds is None else self.ssds
 
 
-class BurstWorkload(_Common):
+class BurstWorkload(_Common, _Client):
     """One SSD alternating between a low and a burst rate."""
 
     kind: Literal["burst"] = "burst"
