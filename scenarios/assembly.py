@@ -56,8 +56,8 @@ def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=N
 
 
 def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, int], core_of: list) -> int:
-    """The CPU of a fio thread (``thread_index``: fio's thread_number - 1, over all jobs), pinned
-    for the whole run (stacksim does not migrate tasks):
+    """The CPU a fio thread starts on (``thread_index``: fio's thread_number - 1, over all jobs);
+    unless pinned, the scheduler may move it later (models.os.placement):
 
     * no ``cpus_allowed``/``cpumask``: round-robin over all CPUs (stacksim's placement);
     * ``cpus_allowed_policy=split``: fio's fio_cpus_split -- the (thread_number - 1) mod n-th CPU of

@@ -142,6 +142,7 @@ def resolve(
     jobs = _jobs(scen, base_dir, job_file, given_jobs, plat)
     if fio_sets:
         jobs = [apply_overrides(j, fio_sets) for j in jobs]
+    jobs = [_numa_nodes(_size_share(j, plat), plat) for j in jobs]
     _check_jobs(jobs, plat)
     check_seed(seed, "--seed")
     return RunConfig(
@@ -192,6 +193,38 @@ def _jobs(scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given
     else:
         jobs = list(parse_fio_file(job_file, keywords=platform_keywords(plat.cpu.logical_cpus)).jobs)
     return jobs
+
+
+def _size_share(job: FioJob, plat: PlatformConfig) -> FioJob:
+    """fio's ``size=N%``: that share of the device's capacity, rounded down to the job's largest
+    block size (fio works in whole blocks)."""
+    if job.size_percent is None:
+        return job
+    cap = plat.ssd.capacity_bytes
+    if cap is None:
+        raise ConfigError(f"job '{job.name}': size={job.size_percent:g}% needs the device's capacity: set "
+                          f"ssd.capacity_bytes ({plat.ssd.model} has none)")
+    bs = max(job.bs_read_bytes, job.bs_write_bytes, 512)
+    size = int(cap * job.size_percent / 100.0) // bs * bs
+    if size <= 0:
+        raise ConfigError(f"job '{job.name}': size={job.size_percent:g}% of {cap} bytes is less than one block")
+    return job.model_copy(update={"size_bytes": size, "size_percent": None})
+
+
+def _numa_nodes(job: FioJob, plat: PlatformConfig) -> FioJob:
+    """fio's ``numa_cpu_nodes``: the job runs on the CPUs of these nodes (libnuma's
+    numa_run_on_node_mask, an affinity like cpus_allowed's). The platforms are single-socket
+    packages: one node, 0, with every logical CPU; the job keeps its own CPU list inside it."""
+    nodes = job.numa_cpu_nodes
+    if nodes is None:
+        return job
+    if any(n != 0 for n in nodes if n != -1):
+        bad = next(n for n in nodes if n not in (0, -1))
+        raise ConfigError(f"job '{job.name}': numa_cpu_nodes names node {bad}; the platform ({plat.cpu.model}) is one "
+                          "socket, one NUMA node (node 0)")
+    node_cpus = tuple(range(plat.cpu.logical_cpus))
+    cpus = tuple(c for c in (job.cpus_allowed or node_cpus) if c in node_cpus)
+    return job.model_copy(update={"cpus_allowed": cpus, "numa_cpu_nodes": None})
 
 
 def _check_jobs(jobs: list[FioJob], plat: PlatformConfig) -> None:

@@ -126,9 +126,9 @@ def test_new_group_and_group_reporting_are_reporting_only():
     assert f.jobs[0].numjobs == 4 and {"group_reporting", "new_group"} <= set(f.ignored_options)
 
 
-def test_size_percentage_is_refused():
-    msg = err("size=50%")
-    assert "not modelled yet" in msg and "percentage" in msg
+def test_size_percentage_is_kept_for_the_platform():
+    j = one("size=50%")
+    assert (j.size_percent, j.size_bytes) == (50.0, None)  # resolved against ssd.capacity_bytes later
 
 
 def test_job_language_leftovers_are_parsed():

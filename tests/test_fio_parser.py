@@ -235,7 +235,7 @@ def test_unknown_option_never_suggests_nonsense():
     ("zonemode=zbd", ["zonemode", "not modelled yet", "zoned"]),
     ("io_submit_mode=offload", ["io_submit_mode", "not modelled yet"]),
     ("bssplit=4k/60:64k/60", ["bssplit", "add up to 120"]),
-    ("size=50%", ["percentage"]),
+    ("size=500%", ["percentage"]),
     ("size=-1g", ["negative", "'size'", "line 3"]),
     ("size=lots", ["bad size 'lots'"]),
     ("numjobs=0", ["numjobs", ">= 1"]),

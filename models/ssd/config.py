@@ -61,6 +61,8 @@ class DeviceConfig(Model):
     link_gb_s: float = Field(gt=0, description="usable PCIe data bandwidth, GB/s (1e9 B/s)")
     fetch_ns: float = Field(ge=0, description="doorbell write to command fetched by the controller, ns")
     post_ns: float = Field(ge=0, description="completion entry DMA write + MSI-X message to the CPU, ns")
+    capacity_bytes: int | None = Field(None, gt=0, le=2**63 - 1, description="user capacity (datasheet), bytes; fio's"
+                                       " size=N% is a share of it (None: unknown, size=N% refused)")
     max_queue_pairs: int = Field(64, ge=1, le=65535, description="I/O queue pairs the controller offers (NVMe: at most"
                                  " 65535, Number of Queues is 16 bits, 0's based)")
     max_queue_depth: int = Field(1024, ge=2, le=65536, description="entries per I/O queue (NVMe CAP.MQES is 16 bits,"

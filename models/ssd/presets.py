@@ -37,18 +37,20 @@ def _optane(model: str, read_sd_ns: float, write_sd_ns: float, **kw) -> DeviceCo
 
 
 def optane_900p(**kw) -> DeviceConfig:
-    """Intel Optane SSD 900P (consumer card, low service-time variance)."""
-    return _optane("Intel Optane SSD 900P", 350.0, 450.0, **kw)
+    """Intel Optane SSD 900P 280 GB (consumer card, low service-time variance; 280 GB, the smaller of
+    its two capacities, product specification)."""
+    return _optane("Intel Optane SSD 900P", 350.0, 450.0, **{"capacity_bytes": 280_000_000_000, **kw})
 
 
 def optane_p4800x(**kw) -> DeviceConfig:
     """Intel Optane DC P4800X 375 GB: QD1 mean 8.9 us end to end, QD16 585K IOPS at 25.5 us [REF5];
     service-time variance refined by the calibrated-interrupts platform."""
-    return _optane("Intel Optane DC P4800X", 900.0, 1_000.0, **kw)
+    return _optane("Intel Optane DC P4800X", 900.0, 1_000.0, **{"capacity_bytes": 375_000_000_000, **kw})
 
 
 def optane_p4801x(**kw) -> DeviceConfig:
-    """Intel Optane DC P4801X (M.2 / U.2 cache drive, same 3D XPoint controller family as P4800X)."""
+    """Intel Optane DC P4801X (M.2 / U.2 cache drive, same 3D XPoint controller family as P4800X);
+    capacity: the 375 GB U.2 model (100 and 200 GB exist too: set ssd.capacity_bytes)."""
     base = optane_p4800x().model_dump()
     base.update(model="Intel Optane DC P4801X")
     base.update(kw)
@@ -60,6 +62,7 @@ def p3700(**kw) -> DeviceConfig:
     450K random-read IOPS (datasheet) at ~78 us -> 36 units; writes land in the DRAM buffer."""
     cfg = dict(
         model="Intel DC P3700",
+        capacity_bytes=400_000_000_000,
         read=ServiceConfig(base_ns=76_000.0, per_kib_ns=400.0, sd_ns=28_000.0),
         write=ServiceConfig(base_ns=18_000.0, per_kib_ns=200.0, sd_ns=3_000.0),
         # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB) with 36 units: ~460 us per program
@@ -81,6 +84,7 @@ def pm1743(**kw) -> DeviceConfig:
     -> ~190 units; 13 GB/s; up to 25 W, idle ~4.6 W (16 drives = 74 W idle in SANDMAN)."""
     cfg = dict(
         model="Samsung PM1743",
+        capacity_bytes=3_840_000_000_000,
         read=ServiceConfig(base_ns=72_000.0, per_kib_ns=300.0, sd_ns=20_000.0),
         write=ServiceConfig(base_ns=20_000.0, per_kib_ns=150.0, sd_ns=4_000.0),
         # 250K sustained 4 KiB random-write IOPS [REF5] with 190 units: ~740 us per program

@@ -158,6 +158,8 @@ _add("used", "time", "runtime ramp_time", help="default unit: seconds")
 _add("used", "time", "thinktime", help="default unit: microseconds")
 _add("used", "size", "size offset")
 _add("used", "str", "cpus_allowed cpumask")
+_add("used", "str", "numa_cpu_nodes", help="NUMA nodes whose CPUs the job may run on (node list or 'all'; the"
+     " platforms are single-socket: node 0 holds every CPU)")
 _add("used", "str", "cpus_allowed_policy", choices=("shared", "split"))
 _add("used", "str", "random_distribution", help="random offsets: random, zipf:theta, pareto:h, normal:dev, "
      "zoned:A/R:..., zoned_abs:A/SIZE:... (optional :center for zipf/pareto/normal)")
@@ -219,7 +221,6 @@ _add("limited", "str", "io_size", reason="an IO amount different from size is no
 _add("limited", "str", "filesize", reason=_NOFS)
 _add("limited", "str", "sync_file_range", reason="sync_file_range(2) calls are not modelled")
 _add("limited", "str", "read_iolog", reason="iolog replay is not modelled here (use stacksim replay for traces)")
-_add("limited", "str", "numa_cpu_nodes", reason="NUMA node placement is not modelled")
 _add("limited", "str", "steadystate", reason="steady-state detection is not modelled")
 _add("limited", "str", "profile", reason="fio's built-in profiles (act, tiobench) are not modelled")
 _add("limited", "str", "cmdprio_bssplit", reason="per-block-size IO priorities are not modelled yet "

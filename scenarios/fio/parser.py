@@ -90,8 +90,10 @@ class FioJob(BaseModel):
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     time_based: bool = False
     size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)
+    size_percent: float | None = Field(None, gt=0, le=100)  # size=N%: a share of the device's capacity
     offset_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
     cpus_allowed: tuple[int, ...] | None = None
+    numa_cpu_nodes: tuple[int, ...] | None = None  # None: not set; resolved against the platform's nodes
     cpus_allowed_policy: Literal["shared", "split"] = "shared"
     rate_iops_read: int | None = Field(None, gt=0)
     rate_iops_write: int | None = Field(None, gt=0)
@@ -441,6 +443,22 @@ def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handle
     return handler
 
 
+def _set_size(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """fio's size: bytes, or ``N%`` of the device (resolved against ``ssd.capacity_bytes`` once the
+    platform is known: :func:`scenarios.scenario.resolve`)."""
+    text = (v or "").strip()
+    if text.endswith("%"):
+        try:
+            pct = float(text[:-1])
+        except ValueError:
+            raise ConfigError(f"option 'size': bad percentage '{text}' (expected e.g. 20%)") from None
+        if not 0 < pct <= 100:
+            raise ConfigError(f"option 'size': {text} is not a percentage between 1 and 100 (fio's range)")
+        st["size_percent"], st["size_bytes"] = pct, None
+    else:
+        st["size_bytes"], st["size_percent"] = parse_size(v, option="size", kb_base=kb), None
+
+
 def _bool(option: str) -> Callable[[str | None, int], bool]:
     flag = opts.FIO_OPTIONS[option].kind == "flag"
     return lambda v, kb: parse_bool(v, option=option, flag=flag)
@@ -491,12 +509,14 @@ _HANDLERS: dict[str, _Handler] = {
     "ramp_time": _set_field("ramp_time_ns", lambda v, kb: parse_time_ns(v, option="ramp_time")),
     "thinktime": _set_field("thinktime_ns",
                             lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
-    "size": _set_field("size_bytes", lambda v, kb: parse_size(v, option="size", kb_base=kb)),
+    "size": lambda st, v, kb: _set_size(st, v, kb),
     "offset": _set_field("offset_bytes",
                          lambda v, kb: parse_size(v, option="offset", kb_base=kb, allow_zero=True)),
     "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
     "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
     "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
+    "numa_cpu_nodes": _set_field("numa_cpu_nodes", lambda v, kb: (-1,) if (v or "all").strip().lower() == "all"
+                                 else parse_cpu_list(v, option="numa_cpu_nodes")),
     "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
     "random_generator": _set_field("random_generator", _choice("random_generator")),
     "percentage_random": lambda st, v, kb: st.update(parse_percentage_random(v)),

@@ -84,8 +84,8 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
         value, suffix = _digits(m.group(1), raw, option), m.group(2)
     if suffix == "%":
         raise ConfigError(
-            f"option '{option}': '{raw}' is a percentage of the device size, which is not "
-            "modelled yet (the simulated SSDs have no capacity); give an absolute size such as 1g"
+            f"option '{option}': '{raw}' is a percentage of the device size, which is modelled for size "
+            "only (not yet for this option); give an absolute size such as 1g"
         )
     if value < 0:
         raise ConfigError(f"option '{option}': size must not be negative, got '{raw}'")
