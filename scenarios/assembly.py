@@ -12,6 +12,7 @@ from __future__ import annotations
 from models.host import Host, PolicySet
 from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
 from models.ioengines.async_io import AsyncThread
+from models.ioengines.null_io import NullThread
 from models.ioengines.sync_io import SyncThread
 from models.os.completion import select_policy_name
 from models.os.queue import QueueConfig
@@ -107,7 +108,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
     for ji, job in enumerate(cfg.jobs):
         if job.ioengine not in MODELLED_ENGINES:
             raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})")
-        thread_cls = SyncThread if job.ioengine in SYNC_ENGINES else AsyncThread
+        thread_cls = SyncThread if job.ioengine in SYNC_ENGINES else NullThread if job.ioengine == "null" else AsyncThread
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
         for clone in range(job.numjobs):
             cpu = place_thread(job, allowed, rr, placed, core_of)

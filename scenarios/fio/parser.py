@@ -56,7 +56,7 @@ ENGINE_MAX_DEPTH = {"io_uring": 32768, "libaio": 65536}
 _ENGINE_DEPTH_LIMIT = {"io_uring": "io_uring's IORING_MAX_ENTRIES", "libaio": "the default fs.aio-max-nr"}
 
 RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"]
-Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring"]
+Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "null"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
 
