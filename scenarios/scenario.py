@@ -196,19 +196,27 @@ def _jobs(scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given
 
 
 def _size_share(job: FioJob, plat: PlatformConfig) -> FioJob:
-    """fio's ``size=N%``: that share of the device's capacity, rounded down to the job's largest
-    block size (fio works in whole blocks)."""
-    if job.size_percent is None:
+    """fio's ``size=N%`` and ``offset=N%``: shares of the device's capacity, the size rounded down to
+    the job's largest block size (fio works in whole blocks), the offset aligned down to its
+    smallest one (fio's default offset_align)."""
+    if job.size_percent is None and job.offset_percent is None:
         return job
     cap = plat.ssd.capacity_bytes
     if cap is None:
-        raise ConfigError(f"job '{job.name}': size={job.size_percent:g}% needs the device's capacity: set "
+        what = f"size={job.size_percent:g}%" if job.size_percent is not None else f"offset={job.offset_percent:g}%"
+        raise ConfigError(f"job '{job.name}': {what} needs the device's capacity: set "
                           f"ssd.capacity_bytes ({plat.ssd.model} has none)")
-    bs = max(job.bs_read_bytes, job.bs_write_bytes, 512)
-    size = int(cap * job.size_percent / 100.0) // bs * bs
-    if size <= 0:
-        raise ConfigError(f"job '{job.name}': size={job.size_percent:g}% of {cap} bytes is less than one block")
-    return job.model_copy(update={"size_bytes": size, "size_percent": None})
+    update: dict = {"size_percent": None, "offset_percent": None}
+    if job.size_percent is not None:
+        bs = max(job.bs_read_bytes, job.bs_write_bytes, 512)
+        size = int(cap * job.size_percent / 100.0) // bs * bs
+        if size <= 0:
+            raise ConfigError(f"job '{job.name}': size={job.size_percent:g}% of {cap} bytes is less than one block")
+        update["size_bytes"] = size
+    if job.offset_percent is not None:
+        align = min([b for b in (job.bs_read_bytes, job.bs_write_bytes) if b] or [512])
+        update["offset_bytes"] = int(cap * job.offset_percent / 100.0) // align * align
+    return job.model_copy(update=update)
 
 
 def _numa_nodes(job: FioJob, plat: PlatformConfig) -> FioJob:

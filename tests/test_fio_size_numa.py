@@ -57,3 +57,11 @@ def test_numa_cpu_nodes_keeps_the_job_on_node_zero_and_refuses_other_nodes():
     assert job.cpus_allowed == (2, 3)  # inside the node: the job's own list stays
     with pytest.raises(ConfigError, match="one NUMA node"):
         _job("numa_cpu_nodes=0-1")
+
+
+def test_offset_percent_is_a_share_of_the_capacity_aligned_to_the_block_size():
+    cfg, job = _job("offset=50% size=1g bs=4k")
+    cap = cfg.platform.ssd.capacity_bytes
+    assert job.offset_bytes == int(cap * 0.5) // 4096 * 4096 and job.size_bytes == 1 << 30
+    with pytest.raises(ConfigError, match="from 0 to below 100"):
+        _job("offset=100%")

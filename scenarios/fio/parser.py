@@ -91,6 +91,7 @@ class FioJob(BaseModel):
     time_based: bool = False
     size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)
     size_percent: float | None = Field(None, gt=0, le=100)  # size=N%: a share of the device's capacity
+    offset_percent: float | None = Field(None, ge=0, lt=100)  # offset=N%: likewise
     offset_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
     cpus_allowed: tuple[int, ...] | None = None
     numa_cpu_nodes: tuple[int, ...] | None = None  # None: not set; resolved against the platform's nodes
@@ -443,20 +444,35 @@ def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handle
     return handler
 
 
+def _percent(option: str, text: str, lo_open: bool) -> float:
+    try:
+        pct = float(text[:-1])
+    except ValueError:
+        raise ConfigError(f"option '{option}': bad percentage '{text}' (expected e.g. 20%)") from None
+    if not ((0 < pct) if lo_open else (0 <= pct)) or pct > 100 or (not lo_open and pct == 100):
+        rng = "between 1 and 100" if lo_open else "from 0 to below 100"
+        raise ConfigError(f"option '{option}': {text} is not a percentage {rng} (fio's range)")
+    return pct
+
+
 def _set_size(st: dict[str, Any], v: str | None, kb: int) -> None:
     """fio's size: bytes, or ``N%`` of the device (resolved against ``ssd.capacity_bytes`` once the
     platform is known: :func:`scenarios.scenario.resolve`)."""
     text = (v or "").strip()
     if text.endswith("%"):
-        try:
-            pct = float(text[:-1])
-        except ValueError:
-            raise ConfigError(f"option 'size': bad percentage '{text}' (expected e.g. 20%)") from None
-        if not 0 < pct <= 100:
-            raise ConfigError(f"option 'size': {text} is not a percentage between 1 and 100 (fio's range)")
-        st["size_percent"], st["size_bytes"] = pct, None
+        st["size_percent"], st["size_bytes"] = _percent("size", text, True), None
     else:
         st["size_bytes"], st["size_percent"] = parse_size(v, option="size", kb_base=kb), None
+
+
+def _set_offset(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """fio's offset: bytes, or ``N%`` of the device (aligned to the smallest block size)."""
+    text = (v or "").strip()
+    if text.endswith("%"):
+        st["offset_percent"], st["offset_bytes"] = _percent("offset", text, False), 0
+    else:
+        st["offset_bytes"] = parse_size(v, option="offset", kb_base=kb, allow_zero=True)
+        st["offset_percent"] = None
 
 
 def _bool(option: str) -> Callable[[str | None, int], bool]:
@@ -510,8 +526,7 @@ _HANDLERS: dict[str, _Handler] = {
     "thinktime": _set_field("thinktime_ns",
                             lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
     "size": lambda st, v, kb: _set_size(st, v, kb),
-    "offset": _set_field("offset_bytes",
-                         lambda v, kb: parse_size(v, option="offset", kb_base=kb, allow_zero=True)),
+    "offset": lambda st, v, kb: _set_offset(st, v, kb),
     "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
     "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
     "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
