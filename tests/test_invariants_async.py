@@ -55,3 +55,12 @@ def _check_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll,
     workers = {w.task for w in host.blk.kblockd.values()}
     assert all(t.state == "dead" for t in host.all_tasks if t not in workers)
     assert all(t.state == "sleeping" for t in workers) and not any(w.pending for w in host.blk.kblockd.values())
+
+
+def test_a_polled_request_merged_into_another_cpus_request_completes():
+    """Two sequential readers on CPUs 0 and 1 read the same offsets; with mq-deadline their requests
+    wait for the kblockd worker and merge, so one completes with the other CPU's request. The
+    poller of the merged one (IOPOLL, or a synchronous classic poller) must notice: it once polled
+    its own, empty queue forever (found by hypothesis: io_uring, depth 1, 2 jobs, seed 0)."""
+    _check_every_io_completes_once("io_uring", 1, 1, 2, "mq-deadline", "none", True, "read", 0)
+    _check_every_io_completes_once("pvsync2", 1, 1, 2, "mq-deadline", "none", True, "read", 0)

@@ -324,7 +324,10 @@ class AsyncThread(SyncThread):
             if w.waiter_sleeping:
                 w.waiter_sleeping = False
                 runner.wake(self.task)
-            elif self.sq_thread is not None:
+            else:
+                # a thread spinning on its CQ ring (SQPOLL), or polling its own queue (IOPOLL) for a
+                # request completed elsewhere (merged into another CPU's request), notices at the end
+                # of its loop iteration (io_iopoll_check also checks its completed list)
                 self.runner.spin_notify(w, at=runner.clock())
 
     def _sleep_until(self, t: float) -> None:

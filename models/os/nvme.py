@@ -74,6 +74,11 @@ class NvmeDriver:
                     req.t_dispatch, req.t_dev_start, req.t_dev_end, req.t_cqe)
                 child.device_service_ns = req.device_service_ns
                 self._finish(runner, child)
+                task = child.task
+                if task is not None and child.done_cb is None and task.state != "sleeping":
+                    # completed with a request of maybe another CPU: a task polling its own queue
+                    # for it notices at the end of its loop iteration
+                    self.host.runners[task.cpu].spin_notify(child, at=runner.clock())
 
     def _finish(self, runner, req) -> None:
         req.done = True
