@@ -107,3 +107,38 @@ def test_job_prio_sets_the_task_priority():
 def test_bad_priority_options(body, words):
     with pytest.raises(ConfigError, match=words):
         parse_fio_text(f"[j]\ndirect=1\n{body}\n", path="t.fio")
+
+
+def test_cmdprio_bssplit_gives_each_block_size_its_share_and_priority():
+    """fio's cmdprio_bssplit: 4 KiB IOs at 100% RT level 2 (long form), 64 KiB ones at 0%; mq-deadline
+    then dispatches the small (RT) ones ahead of the large (BE) ones."""
+    text = """[j]
+ioengine=io_uring
+iodepth=32
+direct=1
+rw=randread
+bssplit=4k/50:64k/50
+runtime=10ms
+time_based
+cmdprio_bssplit=4k/100/1/2:64k/0
+"""
+    recs = _run(text, {"queue.scheduler": "mq-deadline"})
+    small = [r for r in recs if r.nbytes == 4096]
+    large = [r for r in recs if r.nbytes == 65536]
+    assert small and large
+    assert all(r.ioprio == (1 << 13 | 2) for r in small)
+    assert all(r.ioprio == 0 for r in large)
+
+
+def test_cmdprio_bssplit_short_form_uses_cmdprio_class_and_excludes_cmdprio_percentage():
+    from scenarios.fio.parser import parse_fio_text
+    from simcore.errors import ConfigError
+
+    base = "[j]\nioengine=io_uring\ndirect=1\nrw=randread\nruntime=1ms\n"
+    job = parse_fio_text(base + "cmdprio_bssplit=4k/30,8k/40\ncmdprio_class=2\ncmdprio=5\n").jobs[0]
+    assert job.cmdprio_bssplit_read == ((4096, 30.0, None, None),)
+    assert job.cmdprio_bssplit_write == ((8192, 40.0, None, None),)
+    with pytest.raises(ConfigError, match="mutually exclusive"):
+        parse_fio_text(base + "cmdprio_bssplit=4k/30\ncmdprio_percentage=10\n")
+    with pytest.raises(ConfigError, match="bad entry"):
+        parse_fio_text(base + "cmdprio_bssplit=4k/30/1\n")

@@ -174,7 +174,7 @@ class AsyncThread(SyncThread):
             req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
             req.done_cb = self._on_done
             if self._cmdprio is not None:
-                req.ioprio = self._cmdprio(op)
+                req.ioprio = self._cmdprio(op, bs)
             t += self.k.user_io_cycles / runner.freq
             req.t_submit = t
             req.depth = depth

@@ -168,11 +168,22 @@ class SyncThread:
             self.task.ioprio = ((job.prioclass or 2) << 13) | (job.prio or 0)
         pct = {"read": job.cmdprio_percentage_read, "write": job.cmdprio_percentage_write}
         self._cmdprio = None
+        value = {"read": (job.cmdprio_class_read << 13) | job.cmdprio_read,
+                 "write": (job.cmdprio_class_write << 13) | job.cmdprio_write}
         if any(pct.values()):
-            value = {"read": (job.cmdprio_class_read << 13) | job.cmdprio_read,
-                     "write": (job.cmdprio_class_write << 13) | job.cmdprio_write}
             draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
-            self._cmdprio = lambda op: value[op] if draw() * 100.0 < pct[op] else 0
+            self._cmdprio = lambda op, bs: value[op] if draw() * 100.0 < pct[op] else 0
+        elif job.cmdprio_bssplit_read or job.cmdprio_bssplit_write:
+            # cmdprio_bssplit (fio's cmdprio.c): the entry of the IO's block size gives the share of
+            # IOs with a priority and, in its long form, the class and level; other sizes get none
+            table = {op: {bs: (p, value[op] if cls is None else (cls << 13) | level) for bs, p, cls, level in split}
+                     for op, split in (("read", job.cmdprio_bssplit_read), ("write", job.cmdprio_bssplit_write))}
+            draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
+
+            def by_size(op: str, bs: int) -> int:
+                entry = table[op].get(bs)
+                return entry[1] if entry is not None and draw() * 100.0 < entry[0] else 0
+            self._cmdprio = by_size
 
     def _offset_picker(self, host, job, job_idx: int, clone: int) -> OffsetPicker | None:
         """The picker of non-uniform random offsets (None for fio's default: uniform tausworthe,
@@ -310,7 +321,7 @@ class SyncThread:
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
         req.flags = self.req_flags
         if self._cmdprio is not None:
-            req.ioprio = self._cmdprio(op)
+            req.ioprio = self._cmdprio(op, bs)
         host.next_io_id += 1
         qp = self._qps.get(op)
         if qp is None:  # the thread's hardware queue for this direction (fixed CPU and SSD)

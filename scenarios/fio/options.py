@@ -173,6 +173,8 @@ _add("used", "int", "rate_cycle", help="ms over which rate_min / rate_iops_min a
 _add("used", "int", "prio prioclass", help="the job's IO priority level 0..7 / class 0..3 (ionice)")
 _add("used", "str", "cmdprio_percentage cmdprio_class cmdprio", help="per-command IO priority of a "
      "share of the IOs, read[,write]")
+_add("used", "str", "cmdprio_bssplit", help="per-command IO priority of a share of the IOs of each block size: "
+     "bs/percent[/class/level[/hint]]:..., read[,write] (hints are accepted and not modelled)")
 _add("used", "int", "number_ios loops", help="stop after N IOs (per thread) / repeat the job N times")
 _add("used", "str", "startdelay", help="delay of the job's start, time or range (default unit s)")
 _add("used", "size", "offset_increment", help="offset of clone k = offset + k x offset_increment")
@@ -223,8 +225,6 @@ _add("limited", "str", "sync_file_range", reason="sync_file_range(2) calls are n
 _add("limited", "str", "read_iolog", reason="iolog replay is not modelled here (use stacksim replay for traces)")
 _add("limited", "str", "steadystate", reason="steady-state detection is not modelled")
 _add("limited", "str", "profile", reason="fio's built-in profiles (act, tiobench) are not modelled")
-_add("limited", "str", "cmdprio_bssplit", reason="per-block-size IO priorities are not modelled yet "
-     "(use cmdprio_percentage)")
 _add("limited", "flag", "userspace_reap", neutral=("0",), reason="user-space reaping of the AIO ring is not modelled")
 _add("limited", "int", "force_async", neutral=("0",), reason="forced async (IOSQE_ASYNC) punting is not modelled")
 _add("limited", "int", "hipri_percentage", neutral=("100",), reason="a mix of polled and interrupt IOs is not modelled")

@@ -126,6 +126,9 @@ class FioJob(BaseModel):
     cmdprio_class_read: int = Field(1, ge=1, le=3)
     cmdprio_class_write: int = Field(1, ge=1, le=3)
     cmdprio_read: int = Field(0, ge=0, le=7)
+    # cmdprio_bssplit per direction: (block size bytes, percent, class or None, level or None)
+    cmdprio_bssplit_read: tuple[tuple[int, float, int | None, int | None], ...] = ()
+    cmdprio_bssplit_write: tuple[tuple[int, float, int | None, int | None], ...] = ()
     cmdprio_write: int = Field(0, ge=0, le=7)
     thinktime_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
@@ -169,6 +172,14 @@ class FioJob(BaseModel):
             if isinstance(cmax, int):
                 d["iodepth_batch_complete_max"] = max(min(cmax, depth), cmin)
         return d
+
+    @model_validator(mode="after")
+    def _cmdprio_exclusive(self) -> "FioJob":
+        """fio: cmdprio_bssplit is mutually exclusive with cmdprio_percentage."""
+        if (self.cmdprio_bssplit_read or self.cmdprio_bssplit_write) and (
+                self.cmdprio_percentage_read or self.cmdprio_percentage_write):
+            raise ValueError("cmdprio_bssplit and cmdprio_percentage are mutually exclusive (fio refuses both)")
+        return self
 
     @model_validator(mode="after")
     def _kernel_limits(self) -> "FioJob":
@@ -455,6 +466,27 @@ def _percent(option: str, text: str, lo_open: bool) -> float:
     return pct
 
 
+def _parse_cmdprio_bssplit(text: str, kb: int) -> tuple:
+    """One direction of fio's cmdprio_bssplit: ``bs/percent[/class/level[/hint]]:...`` (fio's
+    cmdprio.c); the hint is validated and dropped (no modelled scheduler reads it)."""
+    out = []
+    for entry in text.split(":"):
+        fields = entry.strip().split("/")
+        if len(fields) not in (2, 4, 5):
+            raise ConfigError(f"option 'cmdprio_bssplit': bad entry '{entry}' (expected blocksize/percentage, "
+                              "blocksize/percentage/class/level or blocksize/percentage/class/level/hint)")
+        bs = parse_size(fields[0], option="cmdprio_bssplit", kb_base=kb)
+        pct = parse_int(fields[1], option="cmdprio_bssplit", minimum=0, maximum=100)
+        cls = level = None
+        if len(fields) >= 4:
+            cls = parse_int(fields[2], option="cmdprio_bssplit", minimum=0, maximum=3)
+            level = parse_int(fields[3], option="cmdprio_bssplit", minimum=0, maximum=7)
+        if len(fields) == 5:
+            parse_int(fields[4], option="cmdprio_bssplit", minimum=0)
+        out.append((bs, float(pct), cls, level))
+    return tuple(out)
+
+
 def _set_size(st: dict[str, Any], v: str | None, kb: int) -> None:
     """fio's size: bytes, or ``N%`` of the device (resolved against ``ssd.capacity_bytes`` once the
     platform is known: :func:`scenarios.scenario.resolve`)."""
@@ -551,6 +583,8 @@ _HANDLERS: dict[str, _Handler] = {
                               lambda p, kb: parse_int(p, option="cmdprio_class", minimum=1, maximum=3), 1),
     "cmdprio": _set_rwt("cmdprio", "cmdprio_read", "cmdprio_write",
                         lambda p, kb: parse_int(p, option="cmdprio", minimum=0, maximum=7), 0),
+    "cmdprio_bssplit": _set_rwt("cmdprio_bssplit", "cmdprio_bssplit_read", "cmdprio_bssplit_write",
+                                lambda p, kb: _parse_cmdprio_bssplit(p, kb), ()),
     "number_ios": _set_field("number_ios", _int("number_ios", 0)),
     "loops": _set_field("loops", _int("loops", 1)),
     "startdelay": _set_startdelay,
