@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from models.os.request import Request
 from models.ioengines.annotations import batch_flags
+from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import SyncThread
 from simcore.errors import ConfigError
 
@@ -53,6 +54,7 @@ class AsyncThread(SyncThread):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.engine_name = job.ioengine
         self.depth = job.iodepth
+        self.lat: LatencyTarget | None = None  # fio's latency_target depth search, from the first IO
         self.batch = max(1, min(job.iodepth_batch_submit, self.depth))
         self.cmin = job.iodepth_batch_complete_min
         self.cmax = max(job.iodepth_batch_complete_max, 1)
@@ -115,6 +117,11 @@ class AsyncThread(SyncThread):
 
     # -- program -----------------------------------------------------------------------------
     def _issue_first(self) -> None:
+        job = self.job
+        if job.latency_target_ns:
+            self.lat = LatencyTarget(job.latency_target_ns, job.latency_window_ns, job.latency_percentile,
+                                     job.latency_run, job.iodepth, self.host.engine.now)
+            self.depth = self.lat.qd
         self.min_rate.start_ns = self.host.engine.now
         if self.pacer.active:
             self.pacer.start(self.host.engine.now)
@@ -307,11 +314,18 @@ class AsyncThread(SyncThread):
         t = runner.clock() + cost.cycles / runner.freq
         done = self.host.io_done
         self.reaped_since_think += len(got)
+        lat = self.lat
         for req in got:
             req.t_complete = t
             done(req)
             if self.min_rate.active:
                 self._check_min_rate(req, t)
+            if lat is not None:
+                lat.completed(t - req.t_submit)
+        if lat is not None:
+            self.depth = lat.check(t)
+            if lat.done:
+                self.stopping = True  # fio ends the job once the search has settled
         runner.run(cost, self._fill)
 
     def _on_done(self, runner, req) -> None:

@@ -173,6 +173,10 @@ _add("used", "int", "rate_cycle", help="ms over which rate_min / rate_iops_min a
 _add("used", "int", "prio prioclass", help="the job's IO priority level 0..7 / class 0..3 (ionice)")
 _add("used", "str", "cmdprio_percentage cmdprio_class cmdprio", help="per-command IO priority of a "
      "share of the IOs, read[,write]")
+_add("used", "time", "latency_target latency_window", help="fio's depth search: the highest queue depth whose"
+     " windows keep latency_percentile % of the IOs under the target (default unit: us)")
+_add("used", "str", "latency_percentile", help="percent of a window's IOs that must meet latency_target (default 100)")
+_add("used", "bool", "latency_run", help="keep adjusting the depth instead of ending once it has settled")
 _add("used", "str", "cmdprio_bssplit", help="per-command IO priority of a share of the IOs of each block size: "
      "bs/percent[/class/level[/hint]]:..., read[,write] (hints are accepted and not modelled)")
 _add("used", "int", "number_ios loops", help="stop after N IOs (per thread) / repeat the job N times")
@@ -206,7 +210,6 @@ _add("limited", "int", "thinkcycles", neutral=("0",), reason="busy-looping CPU c
 _add("limited", "int", "thinktime_blocks", neutral=("1",), reason="thinktime after a batch of IOs is not modelled")
 _add("limited", "time", "thinktime_spin thinktime_iotime", neutral=("0",),
      reason="spinning / IO-time-bounded thinktime is not modelled")
-_add("limited", "time", "latency_target", neutral=("0",), reason="fio's latency-target depth search is not modelled")
 _add("limited", "size", "ramp_size", neutral=("0",), reason="a ramp measured in bytes is not modelled (use ramp_time)")
 _add("limited", "size", "zonerange zonesize zoneskip zonecapacity", neutral=("0",),
      reason="zoned IO patterns are not modelled")
@@ -253,7 +256,7 @@ _add("ignored", "str",
      "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
      "log_hist_coarseness log_max_value log_compression log_compression_cpus "
      "log_alternate_epoch_clock_id bwavgtime iopsavgtime percentile_list significant_figures "
-     "max_latency latency_window latency_percentile latency_run "
+     "max_latency "
      "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
      "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
      "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "

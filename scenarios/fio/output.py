@@ -284,6 +284,18 @@ def _entry(name: str, job, glob: dict, e: EntryStats | None, tasks: list, snap_t
     return entry
 
 
+def _latency_target(entry: dict, job, threads: list) -> None:
+    """fio's latency-target fields of a job entry: the depth the search reached (the deepest of the
+    entry's threads), the target and window (ns) and the percentile."""
+    if not job.latency_target_ns:
+        return
+    depths = [th.lat.qd for th in threads if getattr(th, "lat", None) is not None]
+    entry["latency_depth"] = max(depths, default=1)
+    entry["latency_target"] = job.latency_target_ns
+    entry["latency_percentile"] = job.latency_percentile
+    entry["latency_window"] = job.latency_window_ns
+
+
 def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapsed_s: float) -> list[dict]:
     """``jobs[]``: per job section with ``group_reporting`` (its clones together), else per clone
     (one entry per thread, all named after the section, as fio prints them)."""
@@ -295,10 +307,12 @@ def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapse
         if "group_reporting" in job.ignored_options or job.numjobs == 1:
             out.append(_entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, dur_ns, elapsed_s,
                               is_async))
+            _latency_target(out[-1], job, [th for th in host.threads if th.job_idx == ji])
             continue
         for t in tasks:
             out.append(_entry(job.name, job, glob, stats.entries.get((ji, t.tid)), [t], snap_tasks, dur_ns,
                               elapsed_s, is_async))
+            _latency_target(out[-1], job, [th for th in host.threads if th.task is t])
     for op in _DIRS:  # agg_pct: the entry's mean sampled bandwidth in percent of the group's
         agg = sum(e[op]["bw"] for e in out)
         for e in out:

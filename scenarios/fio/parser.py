@@ -131,6 +131,10 @@ class FioJob(BaseModel):
     cmdprio_bssplit_write: tuple[tuple[int, float, int | None, int | None], ...] = ()
     cmdprio_write: int = Field(0, ge=0, le=7)
     thinktime_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    latency_target_ns: int = Field(0, ge=0, le=TIME_MAX_NS)  # 0: no depth search
+    latency_window_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    latency_percentile: float = Field(100.0, gt=0, le=100)
+    latency_run: bool = False
     # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
     # normal deviation in %) and center; zones (access %, range % or bytes) per direction
     random_distribution: Literal["random", "zipf", "pareto", "normal", "zoned", "zoned_abs"] = "random"
@@ -466,6 +470,16 @@ def _percent(option: str, text: str, lo_open: bool) -> float:
     return pct
 
 
+def _float_percent(option: str, v: str | None) -> float:
+    try:
+        pct = float((v or "").strip().rstrip("%"))
+    except ValueError:
+        raise ConfigError(f"option '{option}': '{v}' is not a number") from None
+    if not 0 < pct <= 100:
+        raise ConfigError(f"option '{option}': {pct:g} is not a percentage in (0, 100]")
+    return pct
+
+
 def _parse_cmdprio_bssplit(text: str, kb: int) -> tuple:
     """One direction of fio's cmdprio_bssplit: ``bs/percent[/class/level[/hint]]:...`` (fio's
     cmdprio.c); the hint is validated and dropped (no modelled scheduler reads it)."""
@@ -585,6 +599,12 @@ _HANDLERS: dict[str, _Handler] = {
                         lambda p, kb: parse_int(p, option="cmdprio", minimum=0, maximum=7), 0),
     "cmdprio_bssplit": _set_rwt("cmdprio_bssplit", "cmdprio_bssplit_read", "cmdprio_bssplit_write",
                                 lambda p, kb: _parse_cmdprio_bssplit(p, kb), ()),
+    "latency_target": _set_field("latency_target_ns",
+                                 lambda v, kb: parse_time_ns(v, option="latency_target", default_unit="us")),
+    "latency_window": _set_field("latency_window_ns",
+                                 lambda v, kb: parse_time_ns(v, option="latency_window", default_unit="us")),
+    "latency_percentile": _set_field("latency_percentile", lambda v, kb: _float_percent("latency_percentile", v)),
+    "latency_run": _set_field("latency_run", _bool("latency_run")),
     "number_ios": _set_field("number_ios", _int("number_ios", 0)),
     "loops": _set_field("loops", _int("loops", 1)),
     "startdelay": _set_startdelay,
