@@ -106,12 +106,23 @@ class Host:
         self.completed_ios = 0
         self.all_tasks: list = []
         self.sq_threads: dict = {}
+        #: fio's steadystate checks [(job index, threads, check)] (scenarios.assembly)
+        self.steady: list = []
+        #: fio threads still running, and what to call (with the time) when the last one exits
+        self.live_fio_threads = 0
+        self.on_all_exited = None
         self.next_io_id = 0
 
     def keep_requests(self) -> None:
         """Keep every completed request in ``records`` from now on (memory grows with the run)."""
         if self.records is None:
             self.records = []
+
+    def fio_thread_exited(self, t: float) -> None:
+        """A fio job thread exited at ``t`` (ns)."""
+        self.live_fio_threads -= 1
+        if self.live_fio_threads == 0 and self.on_all_exited is not None:
+            self.on_all_exited(t)
 
     def io_done(self, req) -> None:
         """An IO completed (``req.t_complete`` stamped by its engine): counted, handed to the run's

@@ -13,6 +13,7 @@ from models.host import Host, PolicySet
 from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.null_io import NullThread
+from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
 from models.os.completion import select_policy_name
 from models.os.queue import QueueConfig
@@ -121,6 +122,8 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
             if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
                 th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
             host.threads.append(th)
+    host.steady = _steady_state_checks(cfg, host)
+    host.live_fio_threads = len(host.threads)
     for th in host.threads:
         if th.start_delay_ns:
             host.engine.call_in(th.start_delay_ns, th.start)
@@ -130,6 +133,25 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
         sq.start()
     host.start()
     return host, float(ramp), float(end)
+
+
+def _steady_state_checks(cfg, host) -> list:
+    """fio's steadystate checks: one per job with group_reporting (its threads together), else one
+    per thread; [(job index, threads, check)]."""
+    out = []
+    for ji, job in enumerate(cfg.jobs):
+        if job.steadystate is None or not job.ss_dur_ns:
+            continue
+        threads = [th for th in host.threads if th.job_idx == ji]
+        groups = [threads] if "group_reporting" in job.ignored_options else [[th] for th in threads]
+        crit, limit, pct = job.steadystate
+        for ths in groups:
+            for th in ths:
+                th.steady = True
+            start = min(th.start_delay_ns for th in ths)
+            out.append((ji, ths, SteadyState(host.engine, ths, crit, limit, pct, job.ss_dur_ns, job.ss_ramp_ns,
+                                             job.ss_interval_ns, start)))
+    return out
 
 
 def build_server(cfg, tracer=None):

@@ -56,6 +56,40 @@ def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
                       "ServerRunConfig or ReplayConfig)")
 
 
+def _may_end_early(job) -> bool:
+    """Whether a fio job can end before its runtime: by size or IO count, or by a steady-state or
+    settled latency-target search."""
+    return (not job.time_based or job.runtime_ns is None or job.number_ios > 0 or job.steadystate is not None
+            or (job.latency_target_ns > 0 and not job.latency_run))
+
+
+def _run_jobs(cfg: RunConfig, host, ramp: float, end: float) -> float:
+    """Run to ``end`` (ns), or, when every job can end early, until the last fio thread exits (as
+    fio's runtime ends with its last job); returns the end of the measured interval."""
+    if not all(_may_end_early(j) for j in cfg.jobs):
+        host.engine.run(end)
+        return end
+    from simpy import Event
+
+    done = Event(host.engine.env)
+    stop = [end]
+
+    def finish(t: float) -> None:
+        if not done.triggered:
+            stop[0] = min(max(t, host.engine.now), end)
+            done.succeed()
+
+    host.on_all_exited = finish
+    host.engine.call_at(end, finish, end)
+    host.engine.run(done)
+    if stop[0] <= ramp:  # ended before the measured window began: measure the window as asked
+        host.engine.run(end)
+        return end
+    if host.engine.now < stop[0]:
+        host.engine.run(stop[0])
+    return stop[0]
+
+
 def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progress: bool | None, keep_model: bool) -> Result:
     """Fio jobs on a host: measured from the end of the ramp to the end of the longest job."""
     wall0 = time.perf_counter()
@@ -68,7 +102,7 @@ def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progres
     host.engine.call_at(ramp, lambda: snap.setdefault("s", Snapshot(host, host.engine.now)))
     meter = PowerMeter(host, cfg.platform.power.meter_hz, ramp, end)
     with RunProgress(end_ns=end, ios=lambda: host.completed_ios, enabled=progress).attached(host.engine):
-        host.engine.run(end)
+        end = _run_jobs(cfg, host, ramp, end)
     host.pkg.settle(end)
     wall = time.perf_counter() - wall0
     data = summarize(cfg, host, snap["s"], stats, end, wall)

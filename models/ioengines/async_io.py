@@ -322,6 +322,8 @@ class AsyncThread(SyncThread):
                 self._check_min_rate(req, t)
             if lat is not None:
                 lat.completed(t - req.t_submit)
+            if self.steady:
+                self._count_done(req)
         if lat is not None:
             self.depth = lat.check(t)
             if lat.done:

@@ -79,6 +79,11 @@ class SyncThread:
         self.base_offset = job.offset_bytes + clone * job.offset_increment_bytes  # fio's offset_increment
         self.max_ios = job.number_ios  # 0: no limit
         self.issued_ios = 0
+        # completions counted for fio's steadystate check (models.ioengines.steadystate), when set
+        self.steady = False
+        self.done_ios = 0
+        self.done_bytes = 0
+        self.done_lat_ns = 0.0
         self.span = job.size_bytes or (1 << 30)
         self._bs = {"read": job.bs_read_bytes, "write": job.bs_write_bytes}
         self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
@@ -265,6 +270,11 @@ class SyncThread:
         self.next_offset = off + bs
         return op, bs, off
 
+    def _count_done(self, req) -> None:
+        self.done_ios += 1
+        self.done_bytes += req.nbytes
+        self.done_lat_ns += req.t_complete - req.t_submit
+
     def _finished(self, now: float) -> bool:
         """fio's end of a job: runtime, size (x loops), number_ios, or a sequential job with holes
         at the end of its region."""
@@ -295,6 +305,8 @@ class SyncThread:
             host.io_done(prev)
             if self.min_rate.active:
                 self._check_min_rate(prev, t0)
+            if self.steady:
+                self._count_done(prev)
         if self._finished(t0):
             self.req = None
             if with_completion:

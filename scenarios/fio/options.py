@@ -226,7 +226,10 @@ _add("limited", "str", "io_size", reason="an IO amount different from size is no
 _add("limited", "str", "filesize", reason=_NOFS)
 _add("limited", "str", "sync_file_range", reason="sync_file_range(2) calls are not modelled")
 _add("limited", "str", "read_iolog", reason="iolog replay is not modelled here (use stacksim replay for traces)")
-_add("limited", "str", "steadystate", reason="steady-state detection is not modelled")
+_add("used", "str", "steadystate", help="criterion:limit[%] (iops, iops_slope, bw, bw_slope, lat, lat_slope): end the"
+     " job once its rolling window of measurements is steady")
+_add("used", "time", "steadystate_duration steadystate_ramp_time steadystate_check_interval",
+     help="the rolling window, the wait before collecting and the measurement period (default unit: s)")
 _add("limited", "str", "profile", reason="fio's built-in profiles (act, tiobench) are not modelled")
 _add("limited", "flag", "userspace_reap", neutral=("0",), reason="user-space reaping of the AIO ring is not modelled")
 _add("limited", "int", "force_async", neutral=("0",), reason="forced async (IOSQE_ASYNC) punting is not modelled")
@@ -262,7 +265,7 @@ _add("ignored", "str",
      "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
      "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
      "trim_backlog trim_backlog_batch numa_mem_policy flow_id flow_sleep "
-     "steadystate_duration steadystate_ramp_time steadystate_check_interval "
+     ""
      "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
      "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "
      "comm filetype end_syncfs verify_bytchk verify_header_seed verify_mode verify_pattern_interval "

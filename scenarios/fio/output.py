@@ -284,6 +284,16 @@ def _entry(name: str, job, glob: dict, e: EntryStats | None, tasks: list, snap_t
     return entry
 
 
+def _steady(entry: dict, job, ji: int, host, task) -> None:
+    """fio's ``steadystate`` object of a job entry (the check of the job, or of the entry's thread)."""
+    for j, threads, check in host.steady:
+        if j == ji and (task is None or any(th.task is task for th in threads)):
+            crit, limit, pct = job.steadystate
+            entry["steadystate"] = check.report(f"{crit}:{limit:g}{'%' if pct else ''}", job.ss_dur_ns / 1e9,
+                                                job.ss_ramp_ns / 1e9)
+            return
+
+
 def _latency_target(entry: dict, job, threads: list) -> None:
     """fio's latency-target fields of a job entry: the depth the search reached (the deepest of the
     entry's threads), the target and window (ns) and the percentile."""
@@ -308,11 +318,13 @@ def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapse
             out.append(_entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, dur_ns, elapsed_s,
                               is_async))
             _latency_target(out[-1], job, [th for th in host.threads if th.job_idx == ji])
+            _steady(out[-1], job, ji, host, None)
             continue
         for t in tasks:
             out.append(_entry(job.name, job, glob, stats.entries.get((ji, t.tid)), [t], snap_tasks, dur_ns,
                               elapsed_s, is_async))
             _latency_target(out[-1], job, [th for th in host.threads if th.task is t])
+            _steady(out[-1], job, ji, host, t)
     for op in _DIRS:  # agg_pct: the entry's mean sampled bandwidth in percent of the group's
         agg = sum(e[op]["bw"] for e in out)
         for e in out:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from models.ioengines import SYNC_ENGINES
+from models.ioengines.steadystate import CRITERIA
 from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
@@ -135,6 +136,11 @@ class FioJob(BaseModel):
     latency_window_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     latency_percentile: float = Field(100.0, gt=0, le=100)
     latency_run: bool = False
+    # fio's steadystate: (criterion, limit, limit is a percent), or None; its window, ramp and period
+    steadystate: tuple[str, float, bool] | None = None
+    ss_dur_ns: int = Field(0, ge=0, le=TIME_MAX_NS)  # 0: no steady-state check
+    ss_ramp_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    ss_interval_ns: int = Field(1_000_000_000, gt=0, le=TIME_MAX_NS)
     # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
     # normal deviation in %) and center; zones (access %, range % or bytes) per direction
     random_distribution: Literal["random", "zipf", "pareto", "normal", "zoned", "zoned_abs"] = "random"
@@ -470,6 +476,23 @@ def _percent(option: str, text: str, lo_open: bool) -> float:
     return pct
 
 
+def _parse_steadystate(v: str | None) -> tuple[str, float, bool]:
+    """fio's ``steadystate=criterion:limit[%]``."""
+    text = (v or "").strip()
+    crit, sep, lim = text.partition(":")
+    if not sep or crit not in CRITERIA:
+        raise ConfigError(f"option 'steadystate': '{text}' is not criterion:limit with a criterion of "
+                          f"{', '.join(CRITERIA)} (e.g. iops_slope:0.1%)")
+    pct = lim.strip().endswith("%")
+    try:
+        limit = float(lim.strip().rstrip("%"))
+    except ValueError:
+        raise ConfigError(f"option 'steadystate': limit '{lim}' is not a number") from None
+    if limit < 0:
+        raise ConfigError(f"option 'steadystate': limit '{lim}' must not be negative")
+    return crit, limit, pct
+
+
 def _float_percent(option: str, v: str | None) -> float:
     try:
         pct = float((v or "").strip().rstrip("%"))
@@ -605,6 +628,11 @@ _HANDLERS: dict[str, _Handler] = {
                                  lambda v, kb: parse_time_ns(v, option="latency_window", default_unit="us")),
     "latency_percentile": _set_field("latency_percentile", lambda v, kb: _float_percent("latency_percentile", v)),
     "latency_run": _set_field("latency_run", _bool("latency_run")),
+    "steadystate": _set_field("steadystate", lambda v, kb: _parse_steadystate(v)),
+    "steadystate_duration": _set_field("ss_dur_ns", lambda v, kb: parse_time_ns(v, option="steadystate_duration")),
+    "steadystate_ramp_time": _set_field("ss_ramp_ns", lambda v, kb: parse_time_ns(v, option="steadystate_ramp_time")),
+    "steadystate_check_interval": _set_field(
+        "ss_interval_ns", lambda v, kb: parse_time_ns(v, option="steadystate_check_interval") or 1_000_000_000),
     "number_ios": _set_field("number_ios", _int("number_ios", 0)),
     "loops": _set_field("loops", _int("loops", 1)),
     "startdelay": _set_startdelay,
