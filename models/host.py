@@ -106,10 +106,8 @@ class Host:
         self.completed_ios = 0
         self.all_tasks: list = []
         self.sq_threads: dict = {}
-        #: fio's steadystate checks [(job index, threads, check)] (scenarios.assembly)
-        self.steady: list = []
-        #: fio threads still running, and what to call (with the time) when the last one exits
-        self.live_fio_threads = 0
+        self.steady: list = []  # fio's steadystate checks [(job index, threads, check)] (scenarios.assembly)
+        self.live_fio_threads = 0  # fio threads still running; on_all_exited(t) when the last one exits
         self.on_all_exited = None
         self.next_io_id = 0
 
