@@ -162,8 +162,7 @@ class Host:
 
     def iosched_complete(self, req) -> None:
         """Completion hook of blk-mq: free the tag, feed the scheduler and the policies' statistics."""
-        self.blk.complete(req)
-        if self.blk.iosched_complete_cost is not None:
+        if self.blk.complete(req) and self.blk.iosched_complete_cost is not None:
             self.runners[req.qp.cpu].add_carry(self.blk.iosched_complete_cost)
         for p in self._stat_policies:
             p.on_complete(req)

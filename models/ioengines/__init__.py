@@ -8,6 +8,6 @@ host's CPUs as tasks of :mod:`models.os.sched` and issue requests into :mod:`mod
 SYNC_ENGINES = ("psync", "sync", "pvsync2")
 #: engines that submit and reap separately (their completions are reaped by the engine, not waited
 #: for by a sleeping task)
-ASYNC_ENGINES = ("libaio", "io_uring", "null")
+ASYNC_ENGINES = ("libaio", "io_uring", "io_uring_cmd", "null")
 #: every modelled fio ioengine
 MODELLED_ENGINES = SYNC_ENGINES + ASYNC_ENGINES

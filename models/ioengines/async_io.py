@@ -58,8 +58,10 @@ class AsyncThread(SyncThread):
         self.batch = max(1, min(job.iodepth_batch_submit, self.depth))
         self.cmin = job.iodepth_batch_complete_min
         self.cmax = max(job.iodepth_batch_complete_max, 1)
-        self.iopoll = job.ioengine == "io_uring" and job.hipri
-        self.sqpoll = job.ioengine == "io_uring" and job.sqthread_poll
+        #: io_uring_cmd: NVMe passthrough on the character device (no file system, no IO scheduler)
+        self.passthru = job.ioengine == "io_uring_cmd"
+        self.iopoll = job.ioengine in ("io_uring", "io_uring_cmd") and job.hipri
+        self.sqpoll = job.ioengine in ("io_uring", "io_uring_cmd") and job.sqthread_poll
         if self.iopoll and not host.queue.io_poll:
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
         pol = host.policy_name(job.hipri, job.ioengine)
@@ -81,10 +83,12 @@ class AsyncThread(SyncThread):
         """The work of one IO (bio) in the submitting call: fio's, the engine's, the filesystem's."""
         k = self.k
         pages = max(1, -(-nbytes // 4096))
-        uring = self.engine_name == "io_uring"
+        uring = self.engine_name in ("io_uring", "io_uring_cmd")
         eng_cycles = k.io_uring_issue_cycles if uring else k.aio_issue_cycles
         if uring and not self.job.registerfiles:
             eng_cycles += k.fget_cycles
+        if self.passthru:  # no file system: the NVMe driver's uring_cmd path builds the request
+            return dict(user=k.user_io_cycles, syscall=eng_cycles, driver=k.uring_cmd_cycles)
         fs = k.fs_submit_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
         return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
 
@@ -110,6 +114,9 @@ class AsyncThread(SyncThread):
         if cost is None:
             k = self.k
             parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=n * k.aio_reap_cycles)
+            if self.passthru:  # nvme_uring_cmd_end_io -> io_uring_cmd_done in task work, no bio end
+                parts = dict(user=n * k.user_complete_cycles, driver=n * k.uring_cmd_done_cycles,
+                             syscall=n * k.aio_reap_cycles)
             if syscall:
                 parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_getevents", **parts)
@@ -197,7 +204,8 @@ class AsyncThread(SyncThread):
             cost = self.host.costs.get("uring_sqe_write", user=n * (self.k.user_io_cycles + self.k.sqe_write_cycles))
             runner.run(cost, lambda: self._handoff(ios))
         else:
-            reqs = self.host.blk.plug(ios)  # split and merged inside the call; requests pay blk-mq + NVMe work
+            # split and merged inside the call (passthrough commands are neither); requests pay blk-mq + NVMe work
+            reqs = ios if self.passthru else self.host.blk.plug(ios)
             runner.run(self._submit_cost(ios, len(reqs), with_syscall=True), lambda: self._submitted(ios, reqs))
 
     def _submitted(self, ios, reqs) -> None:
@@ -206,7 +214,7 @@ class AsyncThread(SyncThread):
             req.t_issued = t
         # dispatched as the call returns (blk_finish_plug), or queued for the CPU's kblockd worker,
         # which then preempts at the return to user space
-        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios))
+        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios), passthru=self.passthru)
         self.runner.preemption_point(self._after_submit)
 
     def _handoff(self, ios) -> None:

@@ -122,6 +122,8 @@ class SyncThread:
         dispatch, the IO scheduler's insert (+ dispatch), the NVMe command, unless the CPU's kblockd
         worker dispatches (models.os.blk)."""
         k = self.k
+        if getattr(self, "passthru", False):  # passthrough bypasses the IO scheduler and dispatches at once
+            return dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
         return self.host.blk.submitter_parts(nsubmit, k.blk_submit_cycles, k.nvme_submit_cycles)
 
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):

@@ -75,6 +75,7 @@ class BlkMq:
         self._kblockd = not self._bypass and queue_cfg.sched_dispatch == "kblockd"
         self.kblockd: dict[int, KblockdWorker] = {}
         self.lock_rounds = 0  # scheduler-lock acquisitions by inserts
+        self._passthru: set = set()  # passthrough requests in flight (the elevator never saw them)
         self.iosched_complete_cost = None
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
@@ -188,13 +189,16 @@ class BlkMq:
         return reqs
 
     def issue_batch(self, reqs, plugged: bool = False, runner=None, unplugged: bool = False,
-                    nsubmit: int | None = None) -> None:
+                    nsubmit: int | None = None, passthru: bool = False) -> None:
         """Requests submitted together from code running on ``runner``: (if not ``plugged`` yet,
         :meth:`plug` them), offer each to the elevator's merge and insert the rest. A plugged batch
         (:data:`PLUG_MIN_REQUESTS` or more, not ``unplugged``) takes the scheduler lock once per
         hardware context and runs the queues once, here; otherwise each insert takes the lock and
         (with a scheduler, 5.x) kblockd runs the queues. ``nsubmit``: the IOs the call submitted
         (before plug merges; default: the requests)."""
+        if passthru:
+            self._issue_passthru(reqs)
+            return
         n = len(reqs) if nsubmit is None else nsubmit
         if not plugged:
             reqs = self.plug(reqs)
@@ -216,6 +220,19 @@ class BlkMq:
                 self.lock_rounds += 1
         for h in touched:
             self._run(h)
+
+    def _issue_passthru(self, reqs) -> None:
+        """NVMe passthrough requests (io_uring_cmd): blk_execute_rq_nowait inserts them past the IO
+        scheduler (5.x blk_mq_sched_bypass_insert: passthrough requests bypass it) and runs the
+        queue at once, from the submitting context."""
+        for req in reqs:
+            h = self._hctx.get(req.qp) or self.hctx(req.qp)
+            self._passthru.add(req)
+            if h.tags_free > 0 and not h.pending:
+                h.tags_free -= 1
+                self.driver.submit(req)
+            else:
+                h.pending.append(req)
 
     def _kick(self, h: HwContext, runner) -> None:
         """Queue a run of ``h`` on the kblockd worker of its CPU, woken by ``runner`` (the CPU whose
@@ -279,11 +296,18 @@ class BlkMq:
         for h in self._dev_hctxs.get(dev_index, ()):
             self._run(h)
 
-    def complete(self, req) -> None:
+    def complete(self, req) -> bool:
+        """A request completed: its tag is freed and the elevator fed; True when the elevator saw
+        it (a passthrough request bypassed it)."""
         h = self._hctx[req.qp]
         h.tags_free += 1
         elv = h.elv
-        if not self._bypass:
+        seen = True
+        if self._passthru and req in self._passthru:
+            self._passthru.discard(req)
+            seen = False
+        elif not self._bypass:
             elv.completed(req)
         if h.pending or elv.has_work():
             self._run_device(req.qp.device.index)
+        return seen

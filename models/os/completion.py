@@ -43,7 +43,7 @@ def select_policy_name(queue, hipri: bool, ioengine: str = "pvsync2") -> str:
       (classic polling; it needs polled queues, ``queue.io_poll``); libaio, and io_uring without
       it, take interrupts."""
     if ioengine in ASYNC_ENGINES:
-        return "classic-poll" if ioengine == "io_uring" and hipri else "interrupt"
+        return "classic-poll" if ioengine in ("io_uring", "io_uring_cmd") and hipri else "interrupt"
     if queue.completion != "auto":
         return queue.completion
     if hipri and queue.io_poll:

@@ -85,6 +85,11 @@ class KernelCosts(Model):
                                        " as newidle_balance_cycles)")
     kworker_run_cycles: float = Field(500, ge=0, description="a kworker executing one work item: process_one_work and"
                                       " blk_mq_run_work_fn around the hardware queue run (estimate, ~0.15 us)")
+    uring_cmd_cycles: float = Field(900, ge=0, description="io_uring_cmd NVMe passthrough: nvme_uring_cmd_io copying"
+                                    " the command from the SQE, mapping the user buffer (blk_rq_map_user) and"
+                                    " allocating the request, in place of the file system's work (estimate)")
+    uring_cmd_done_cycles: float = Field(300, ge=0, description="io_uring_cmd completion: nvme_uring_cmd_end_io and"
+                                         " io_uring_cmd_done run as task work in the submitter (estimate)")
     ipi_cycles: float = Field(800, ge=0, description="receiving a reschedule/function-call IPI on the target CPU")
     ipi_latency_ns: float = Field(500, ge=0, description="IPI send to handler entry on a remote CPU, ns")
     hrtimer_start_cycles: float = Field(600, ge=0, description="hrtimer_start + clock reads when arming a sleep timer")

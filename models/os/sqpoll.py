@@ -74,7 +74,8 @@ class SqThread:
         if self.sq:
             batch, self.sq = self.sq, []
             self.last_work_ns = now
-            reqs = self.host.blk.plug([req for req, _thread in batch])
+            ios = [req for req, _thread in batch]
+            reqs = ios if batch[0][1].passthru else self.host.blk.plug(ios)
             runner.run(self._submit_cost(batch, len(reqs)), lambda: self._submitted(batch, reqs))
             return
         busy = any(c.inflight for c in self.clients)
@@ -94,7 +95,8 @@ class SqThread:
         runner.poll(qp, self.work, self._loop)
 
     def _submitted(self, batch, reqs) -> None:
-        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(batch))
+        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(batch),
+                                  passthru=batch[0][1].passthru)
         self.submitted += len(batch)
         self._loop()
 

@@ -53,11 +53,12 @@ MAX_RW_BYTES = 0x7FFFF000
 FIO_MAX_JOBS = 4096
 #: Deepest queue one job may ask of an engine, the kernel's limit: io_uring_setup() refuses more
 #: than IORING_MAX_ENTRIES = 32768 entries; io_setup() more than fs.aio-max-nr (default 65536).
-ENGINE_MAX_DEPTH = {"io_uring": 32768, "libaio": 65536}
-_ENGINE_DEPTH_LIMIT = {"io_uring": "io_uring's IORING_MAX_ENTRIES", "libaio": "the default fs.aio-max-nr"}
+ENGINE_MAX_DEPTH = {"io_uring": 32768, "io_uring_cmd": 32768, "libaio": 65536}
+_ENGINE_DEPTH_LIMIT = {"io_uring": "io_uring's IORING_MAX_ENTRIES", "io_uring_cmd": "io_uring's IORING_MAX_ENTRIES",
+                       "libaio": "the default fs.aio-max-nr"}
 
 RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"]
-Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "null"]
+Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
 
