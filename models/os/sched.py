@@ -743,8 +743,8 @@ class CpuRunner:
 
     # ------------------------------------------------------------------ idle
     def _enter_idle(self) -> None:
-        if self.rq:
-            self._schedule(from_idle=False)
+        if self.rq:  # a task became runnable while the CPU switched to idle: the idle loop exits at once
+            self._schedule(from_idle=True)
             return
         now = self.engine.now
         if self.host.movable_tasks and self.avg_idle_ns >= self._migration_cost_ns:
@@ -780,9 +780,9 @@ class CpuRunner:
         self._idle_since = now
 
     def _idle_in(self, idx: int) -> None:
-        """Enter idle state ``idx`` now (unless a task became runnable meanwhile)."""
+        """Enter idle state ``idx`` now (unless a task became runnable meanwhile: the idle loop exits)."""
         if self.rq:
-            self._schedule(from_idle=False)
+            self._schedule(from_idle=True)
             return
         now = self.engine.now
         self.cpu.set_idle(now, idx)
