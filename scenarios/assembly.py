@@ -12,10 +12,12 @@ from __future__ import annotations
 from models.host import Host, PolicySet
 from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
 from models.ioengines.async_io import AsyncThread
+from models.ioengines.files import FileService, thread_files
 from models.ioengines.null_io import NullThread
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
 from models.os.completion import select_policy_name
+from models.os.filesystem import FileLayout
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from models.server.target import Server
@@ -106,6 +108,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
     placed: dict[int, int] = {}  # fio threads per CPU so far
     core_of = [id(cpu.core) for cpu in host.pkg.cpus]  # logical CPU -> its physical core
     host.threads = []
+    files = _thread_files(cfg, host)
     for ji, job in enumerate(cfg.jobs):
         if job.ioengine not in MODELLED_ENGINES:
             raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})")
@@ -119,6 +122,9 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
             job_end = delay + job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
             th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
             th.start_delay_ns = delay
+            if (ji, clone) in files:
+                regions, service = files[(ji, clone)]
+                th.use_files(regions, service, clone)
             if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
                 th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
             host.threads.append(th)
@@ -133,6 +139,34 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
         sq.start()
     host.start()
     return host, float(ramp), float(end)
+
+
+def _thread_files(cfg, host) -> dict:
+    """The files of every thread of a job that names files: {(job, clone): (regions, service)},
+    laid out together on the SSDs (models.os.filesystem)."""
+    layout = FileLayout(cfg.platform.ssd.capacity_bytes, len(host.devices))
+    named = {}
+    for ji, job in enumerate(cfg.jobs):
+        for clone in range(job.numjobs):
+            paths = thread_files(job, clone, host.rng.stream(f"job{ji}.{clone}.files"))
+            if paths is None:
+                break
+            for path, size in paths:
+                layout.reserve(path, size)
+            named[(ji, clone)] = [p for p, _s in paths]
+    if not named:
+        return {}
+    try:
+        layout.place()
+    except ConfigError as exc:
+        raise ConfigError(f"job files: {exc}") from None
+    out = {}
+    for (ji, clone), paths in named.items():
+        job = cfg.jobs[ji]
+        service = FileService(job.file_service_type, job.file_service_value, len(paths),
+                              host.rng.stream(f"job{ji}.{clone}.file_service"))
+        out[(ji, clone)] = ([layout.region(p) for p in paths], service)
+    return out
 
 
 def _steady_state_checks(cfg, host) -> list:

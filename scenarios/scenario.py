@@ -238,7 +238,7 @@ def _numa_nodes(job: FioJob, plat: PlatformConfig) -> FioJob:
 def _check_jobs(jobs: list[FioJob], plat: PlatformConfig) -> None:
     """Every job ends, names CPUs the platform has, and fio would start them all."""
     for j in jobs:
-        if j.runtime_ns is None and j.size_bytes is None:
+        if j.runtime_ns is None and j.size_bytes is None and j.filesize_bytes is None:
             raise ConfigError(f"job '{j.name}': set runtime (or size) so the run ends")
         for cpu in j.cpus_allowed or ():
             if cpu >= plat.cpu.logical_cpus:

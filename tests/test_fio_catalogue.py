@@ -36,11 +36,14 @@ def test_every_catalogue_name_is_classified_and_nothing_else():
 @pytest.mark.parametrize("line,name", [
     ("random_sequence_stride=1", "random_sequence_stride"),
     ("verify_write_sequence=0", "verify_write_sequence"),
-    ("nr_files=2", "nr_files"),
 ])
 def test_issue_examples_are_accepted_and_listed(line, name):
     f = parse_fio_text(JOB + line + "\n")
     assert name in f.ignored_options
+
+
+def test_nr_files_alias_is_modelled_as_nrfiles():
+    assert parse_fio_text(JOB + "nr_files=2\n").jobs[0].nrfiles == 2
 
 
 def test_engine_option_is_checked_against_its_engine():

@@ -294,8 +294,8 @@ def test_parse_file(tmp_path):
 # --- ignored and stacksim-specific options ---------------------------------------------------------
 def test_ignored_options_listed():
     f = parse(BASIC + "exitall\nnew_group\nwrite_lat_log=lat\nverify=0\n")
-    assert f.jobs[0].ignored_options == ("filename", "group_reporting")
-    assert set(f.jobs[1].ignored_options) == {"filename", "group_reporting", "exitall", "new_group",
+    assert f.jobs[0].ignored_options == ("group_reporting",)  # filename is modelled (the target)
+    assert set(f.jobs[1].ignored_options) == {"group_reporting", "exitall", "new_group",
                                              "write_lat_log", "verify"}
     assert f.ignored_options == tuple(sorted(set(f.jobs[1].ignored_options)))
 

@@ -89,7 +89,7 @@ class AsyncThread(SyncThread):
             eng_cycles += k.fget_cycles
         if self.passthru:  # no file system: the NVMe driver's uring_cmd path builds the request
             return dict(user=k.user_io_cycles, syscall=eng_cycles, driver=k.uring_cmd_cycles)
-        fs = k.fs_submit_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
+        fs = k.fs_submit_cycles + self._fs_file_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
         return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
 
     def _submit_cost(self, ios, nreq: int, with_syscall: bool):

@@ -114,6 +114,7 @@ class SyncThread:
         self._user_io_cycles = self.k.user_io_cycles
         self._qps: dict = {}
         self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
+        self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
 
     # -- cost bundles ------------------------------------------------------------------------
     def per_request_parts(self, nsubmit: int = 1) -> dict:
@@ -134,7 +135,7 @@ class SyncThread:
             pages = max(1, -(-nbytes // 4096))
             nreq = self.host.blk.requests_for(nbytes)  # one request per piece after a split
             parts = dict(user=k.user_io_cycles, syscall=k.syscall_entry_cycles,
-                         fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages)
+                         fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages + self._fs_file_cycles)
             for layer, cyc in self.per_request_parts().items():
                 parts[layer] = cyc * nreq
             if with_completion:
@@ -192,9 +193,10 @@ class SyncThread:
                 return entry[1] if entry is not None and draw() * 100.0 < entry[0] else 0
             self._cmdprio = by_size
 
-    def _offset_picker(self, host, job, job_idx: int, clone: int) -> OffsetPicker | None:
+    def _offset_picker(self, host, job, job_idx: int, clone: int, stream: str = "offset") -> OffsetPicker | None:
         """The picker of non-uniform random offsets (None for fio's default: uniform tausworthe,
-        100% random), in blocks of the job's smallest block size, from the clone's own stream."""
+        100% random), in blocks of the job's smallest block size, from the clone's own stream
+        (``stream``: its name; each of a job's files has its own)."""
         if (job.random_distribution == "random" and job.random_generator != "lfsr" and job.rw_modifier <= 1
                 and job.percentage_random_read >= 100 and job.percentage_random_write >= 100):
             return None
@@ -202,7 +204,62 @@ class SyncThread:
                    for bs, split, rng in ((job.bs_read_bytes, job.bssplit_read, job.bsrange_read),
                                           (job.bs_write_bytes, job.bssplit_write, job.bsrange_write)))
         self._unit = unit
-        return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.offset"))
+        return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.{stream}"))
+
+    # -- fio's files (models.ioengines.files, models.os.filesystem) ---------------------------
+    _FILE_STATE = ("base_offset", "span", "_nblocks", "next_offset", "_offsets", "_seq_left", "_last_start", "dev")
+
+    def use_files(self, regions, service, clone: int) -> None:
+        """IO to the job's files: each has its own region (from the file's start, past the job's
+        offset), sequential position and random picker; ``service`` picks the file of each IO.
+        Regular files add the file system's extent lookup to every IO."""
+        host, job = self.host, self.job
+        offset = self.base_offset
+        states = []
+        for i, reg in enumerate(regions):
+            self.dev = reg.dev
+            self.base_offset = reg.start_bytes + offset
+            if reg.size_bytes is not None:
+                self.span = reg.size_bytes - offset
+            self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}
+            self.next_offset = self.base_offset
+            if self._offsets is not None:
+                self._offsets = self._offset_picker(host, job, self.job_idx, clone, "offset" if i == 0 else f"f{i}.offset")
+            states.append({a: getattr(self, a) for a in self._FILE_STATE})
+        self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
+        if not job.time_based:
+            total = job.size_bytes or sum(st["span"] for st in states)
+            self.size_limit = total * job.loops
+        self._files = states
+        self._file_issued = [0] * len(states)  # bytes issued to each file in this pass (sequential service)
+        self._service = service
+        self._file_cur = service.first() if len(states) > 1 else 0
+        self.__dict__.update(states[self._file_cur])
+        self._qps = {}
+        if len(states) > 1:
+            self._next_io_one = self._next_io
+            self._next_io = self._next_io_files
+
+    def _next_io_files(self, op: str | None = None):
+        """The next IO of a thread with several files: from the current file, then fio's file service."""
+        io = self._next_io_one(op)
+        cur = self._file_cur
+        issued = self._file_issued
+        issued[cur] += io[1]
+        done = issued[cur] >= self.span
+        if done:
+            issued[cur] = 0
+        nxt = self._service.step(cur, done)
+        if nxt != cur:
+            states = self._files
+            st = states[cur]
+            for a in self._FILE_STATE:
+                st[a] = getattr(self, a)
+            self.__dict__.update(states[nxt])
+            self._file_cur = nxt
+            if self.dev != st["dev"]:
+                self._qps = {}
+        return io
 
     def _draw_op(self) -> str:
         return "read" if self._draw() < self.read_frac else "write"

@@ -51,6 +51,10 @@ class KernelCosts(Model):
     syscall_exit_cycles: float = Field(400, ge=0, description="kernel->user exit incl. mitigations")
     fs_submit_cycles: float = Field(2000, ge=0, description="VFS + ext4 iomap direct-IO setup, bio build (0.5-1 us)")
     fs_per_page_cycles: float = Field(120, ge=0, description="pinning one 4 KiB user page (get_user_pages) and adding it to the bio")
+    fs_file_extent_cycles: float = Field(1000, ge=0, description="a file job's extra direct-IO work over the block"
+                                         " device's: iomap_begin's extent lookup (ext4_map_blocks' extent-status tree,"
+                                         " xfs_bmapi_read's in-core B-tree) under the inode's shared lock (estimate, ~0.3 us:"
+                                         " the whole file-system + direct-IO step is 0.5-1 us)")
     fs_complete_cycles: float = Field(600, ge=0, description="direct-IO completion in the submitting task (bio end, dio done)")
     blk_submit_cycles: float = Field(900, ge=0, description="blk-mq: plug, tag allocation, request init, dispatch to hctx")
     blk_complete_cycles: float = Field(300, ge=0, description="blk-mq request completion and freeing")

@@ -62,6 +62,10 @@ hipri                                          hipri                        bool
 sqthread_poll, sqthread_poll_cpu               sqthread_poll(_cpu)          bool / CPU number (io_uring)
 registerfiles, fixedbufs                       registerfiles, fixedbufs     bool (io_uring)
 nowait                                         nowait                       bool (io_uring, libaio, pvsync2)
+filename, directory                            filename, directory          ``a:b`` lists; ``/dev/`` names are raw devices
+filename_format, nrfiles                       filename_format, nrfiles     generated names ($jobname.$jobnum.$filenum), files per thread
+filesize                                       filesize_bytes               size or range ``LO-HI`` per file
+file_service_type                              file_service_type(_value)    roundrobin random sequential [:N]; zipf pareto normal [:skew]
 kb_base                                        (size parsing)               1024 (default) | 1000
 iodepth_low                                    (checked)                    must be 0 or equal iodepth
 =============================================  ===========================  ===========================================
@@ -188,10 +192,18 @@ _add("used", "int", "kb_base", choices=("1000", "1024"))
 _add("used", "flag", "hipri")
 _add("used", "flag", "sqthread_poll registerfiles fixedbufs")
 _add("used", "int", "sqthread_poll_cpu")
+_add("used", "str", "filename directory", help="the job's files (a:b:c); /dev/ names are raw devices, others "
+     "regular files on the simulated file system (models/os/filesystem.py)")
+_add("used", "str", "filename_format", help="generated file names ($jobname, $jobnum, $filenum)")
+_add("used", "int", "nrfiles", help="files per job thread (without filename=)")
+_add("used", "str", "filesize", help="each file's size, or a range LO-HI")
+_add("used", "str", "file_service_type", help="the file of each IO: roundrobin, random, sequential [:N IOs], "
+     "zipf, pareto, normal [:skew]")
 _add("used", "bool", "nowait")
 
 # --- accepted only with a neutral value; other values: "not modelled yet" + reason ------------
-_NOFS = "stacksim models raw block-device IO, no file system"
+_NOFS = ("stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
+         "no growth, no filling, no locks")
 _add("limited", "str", "verify", neutral=("0", "none"), reason="data verification (read-back and "
      "checksum of written data) is not modelled")
 _add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
@@ -223,7 +235,8 @@ _add("limited", "str", "thinktime_blocks_type", neutral=("complete",), reason="i
      "blocks are not modelled")
 _add("limited", "str", "lockfile", neutral=("none",), reason=_NOFS)
 _add("limited", "str", "io_size", reason="an IO amount different from size is not modelled")
-_add("limited", "str", "filesize", reason=_NOFS)
+_add("limited", "str", "opendir", reason="the files under an existing directory are not known to the "
+     "simulation; name them with filename=, or let fio make them (directory=, nrfiles=, size=)")
 _add("limited", "str", "sync_file_range", reason="sync_file_range(2) calls are not modelled")
 _add("limited", "str", "read_iolog", reason="iolog replay is not modelled here (use stacksim replay for traces)")
 _add("used", "str", "steadystate", help="criterion:limit[%] (iops, iops_slope, bw, bw_slope, lat, lat_slope): end the"
@@ -250,11 +263,11 @@ _add("ignored", "bool",
      "rate_ignore_thinktime replay_no_stall serialize_overlap read_beyond_wp ignore_zone_limits "
      "cgroup_nodelete")
 _add("ignored", "str",
-     "name description directory filename filename_format opendir file_service_type randseed "
+     "name description randseed "
      "fallocate fadvise_hint write_hint offset_align blockalign "
      "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
      "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
-     "nrfiles openfiles wait_for exit_what nice priohint uid gid cgroup cgroup_weight "
+     "openfiles wait_for exit_what nice priohint uid gid cgroup cgroup_weight "
      "unit_base gtod_cpu clocksource job_start_clock_id unified_rw_reporting write_bw_log "
      "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
      "log_hist_coarseness log_max_value log_compression log_compression_cpus "

@@ -28,7 +28,8 @@ from simcore.errors import ConfigError
 
 from . import options as opts
 from .language import expand, platform_keywords, value_kind
-from .workload import parse_percentage_random, parse_random_distribution
+from .workload import (parse_file_service, parse_filesize, parse_percentage_random, parse_random_distribution,
+                       split_names)
 from .units import (
     SIZE_MAX_BYTES,
     TIME_MAX_NS,
@@ -152,6 +153,15 @@ class FioJob(BaseModel):
     random_generator: Literal["tausworthe", "lfsr", "tausworthe64"] = "tausworthe"
     percentage_random_read: int = Field(100, ge=0, le=100)
     percentage_random_write: int = Field(100, ge=0, le=100)
+    # fio's files (models/ioengines/files.py, models/os/filesystem.py); no filename and no
+    # directory: the raw device
+    filename: tuple[str, ...] = ()
+    directory: tuple[str, ...] = ()
+    filename_format: str = "$jobname.$jobnum.$filenum"
+    nrfiles: int = Field(1, ge=1)
+    filesize_bytes: tuple[int, int] | None = None  # (lo, hi): each file drawn in it
+    file_service_type: Literal["roundrobin", "random", "sequential", "zipf", "pareto", "normal"] = "roundrobin"
+    file_service_value: float | None = None  # IOs per turn (roundrobin/random/sequential) or the skew
     sqthread_poll: bool = False
     sqthread_poll_cpu: int | None = Field(None, ge=0)
     registerfiles: bool = False
@@ -642,6 +652,12 @@ _HANDLERS: dict[str, _Handler] = {
     "rw_sequencer": _set_field("rw_sequencer", _choice("rw_sequencer")),
     "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
     "hipri": _set_field("hipri", _bool("hipri")),
+    "filename": _set_field("filename", lambda v, kb: split_names(v, "filename")),
+    "directory": _set_field("directory", lambda v, kb: split_names(v, "directory")),
+    "filename_format": _set_field("filename_format", lambda v, kb: (v or "").strip() or "$jobname.$jobnum.$filenum"),
+    "nrfiles": _set_field("nrfiles", _int("nrfiles", 1)),
+    "filesize": _set_field("filesize_bytes", lambda v, kb: parse_filesize(v, kb)),
+    "file_service_type": lambda st, v, kb: st.update(parse_file_service(v)),
     "sqthread_poll": _set_field("sqthread_poll", _bool("sqthread_poll")),
     "sqthread_poll_cpu": _set_field("sqthread_poll_cpu", _int("sqthread_poll_cpu", 0)),
     "registerfiles": _set_field("registerfiles", _bool("registerfiles")),
@@ -786,6 +802,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             raise fail(f"option '{option}': {state[field]} bytes is not a multiple of 512, "
                        f"which O_DIRECT requires{hint}", last.get(option))
     _check_rates(state, last, fail)
+    _check_files(state, last, fail)
     if state["time_based"] and state["runtime_ns"] is None:
         raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
     if "iodepth_low" in last:
@@ -797,3 +814,16 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
         if low not in (0, state["iodepth"]):
             raise fail(f"option 'iodepth_low={low}' (refill only below a low-water mark) is not "
                        f"supported by stacksim; omit it or set it to iodepth ({state['iodepth']})", it)
+
+
+def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """A job's files are all block devices or all regular files; io_uring_cmd needs NVMe
+    generic character devices (``/dev/ngXnY``), as fio's engine opens them."""
+    names = state["filename"]
+    devices = [n.startswith("/dev/") for n in names]
+    if any(devices) and not all(devices):
+        raise fail("option 'filename' mixes block devices and regular files in one job: not modelled "
+                   "yet by stacksim (the file-system cost is per job); split it into two jobs", last.get("filename"))
+    if state["ioengine"] == "io_uring_cmd" and (state["directory"] and not names or names and not all(devices)):
+        raise fail("ioengine=io_uring_cmd needs an NVMe generic character device (filename=/dev/ngXnY), "
+                   "not a regular file; fio's engine would fail to open it", last.get("filename") or last.get("directory"))

@@ -1,4 +1,5 @@
-"""fio's workload-shaping option values: ``random_distribution``, ``percentage_random``, ``rate``.
+"""fio's workload-shaping option values: ``random_distribution``, ``percentage_random``, ``rate``,
+and the files' (``filename``/``directory`` lists, ``filesize``, ``file_service_type``).
 
 Each function returns the job fields the option sets, or raises ConfigError naming the option
 (the parser adds the file, job and line). Rules and limits as fio 3.41 checks them (options.c:
@@ -19,14 +20,13 @@ DISTRIBUTIONS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs")
 ZONES_MAX = 256
 
 
-def _float(text: str, what: str, raw: str) -> float:
+def _float(text: str, what: str, raw: str, option: str = "random_distribution") -> float:
     try:
         v = float(text)
     except ValueError:
-        raise ConfigError(f"option 'random_distribution': {what} '{text}' is not a number "
-                          f"(in '{raw}')") from None
+        raise ConfigError(f"option '{option}': {what} '{text}' is not a number (in '{raw}')") from None
     if not math.isfinite(v):
-        raise ConfigError(f"option 'random_distribution': {what} must be finite (in '{raw}')")
+        raise ConfigError(f"option '{option}': {what} must be finite (in '{raw}')")
     return v
 
 
@@ -116,3 +116,54 @@ def parse_percentage_random(text: str | None) -> dict[str, Any]:
     vals = [100 if p is None else parse_int(p, option="percentage_random", minimum=0, maximum=100)
             for p in (r, w, t)]
     return dict(percentage_random_read=vals[0], percentage_random_write=vals[1])
+
+
+# --- fio's files (models/ioengines/files.py) ----------------------------------------------------
+FILE_SERVICE = ("roundrobin", "random", "sequential", "zipf", "pareto", "normal")
+
+
+def split_names(text: str | None, option: str) -> tuple[str, ...]:
+    """fio's ``a:b:c`` file/directory list, ``\\:`` being a colon inside a name."""
+    raw = (text or "").strip()
+    if not raw:
+        raise ConfigError(f"option '{option}' needs a value")
+    names = [n.replace("\0", ":") for n in raw.replace("\\:", "\0").split(":")]
+    if any(not n for n in names):
+        raise ConfigError(f"option '{option}': empty name in '{raw}'")
+    return tuple(names)
+
+
+def parse_filesize(text: str | None, kb: int) -> tuple[int, int]:
+    """``filesize=SIZE`` or ``LO-HI`` (each file drawn uniformly in it) -> (lo, hi) bytes."""
+    raw = (text or "").strip()
+    lo_s, sep, hi_s = raw.partition("-") if not raw.startswith("-") else (raw, "", "")
+    lo = parse_size(lo_s, option="filesize", kb_base=kb)
+    hi = parse_size(hi_s, option="filesize", kb_base=kb) if sep else lo
+    if hi < lo:
+        raise ConfigError(f"option 'filesize={raw}': the range ends before it starts")
+    return lo, hi
+
+
+def parse_file_service(text: str | None) -> dict[str, Any]:
+    """``file_service_type=KIND[:N]`` (roundrobin, random, sequential: N IOs per turn) or
+    ``zipf|pareto|normal|gauss[:value]`` (the skew), checked as fio's str_fst_cb does."""
+    raw = (text or "").strip()
+    name, sep, val_s = raw.partition(":")
+    name = name.strip().lower()
+    name = "normal" if name == "gauss" else name
+    if name not in FILE_SERVICE:
+        raise ConfigError(f"option 'file_service_type': unknown value '{raw}' "
+                          f"(allowed: {', '.join(FILE_SERVICE)}, gauss; each with an optional ':N')")
+    val: float | None = None
+    if sep:
+        if name in ("roundrobin", "random", "sequential"):
+            val = float(parse_int(val_s, option="file_service_type", minimum=1))
+        else:
+            val = _float(val_s, f"{name} value", raw, "file_service_type")
+            if name == "zipf" and (val <= 0 or val == 1.0):
+                raise ConfigError(f"option 'file_service_type': zipf theta must be > 0 and different from 1.0, got {val:g}")
+            if name == "pareto" and not 0 < val < 1:
+                raise ConfigError(f"option 'file_service_type': pareto input out of range (0 < h < 1), got {val:g}")
+            if name == "normal" and not 0 <= val < 100:
+                raise ConfigError(f"option 'file_service_type': normal deviation out of range (0 <= dev < 100), got {val:g}")
+    return dict(file_service_type=name, file_service_value=val)

@@ -1,0 +1,100 @@
+"""fio's files of one job thread (``filename``, ``directory``, ``filename_format``, ``nrfiles``,
+``filesize``) and its choice of the file for each IO (``file_service_type``), as fio 3.41 does
+them (filesetup.c add_file/setup_files, init.c make_filename, io_u.c __get_next_file; semantics
+in fio's HOWTO):
+
+* ``filename=a:b`` names the files (``\\:`` escapes a colon); every clone uses the same ones, and
+  ``nrfiles`` is ignored. Relative names are under the first ``directory``;
+* without ``filename``, each clone makes ``nrfiles`` files named by ``filename_format`` (default
+  ``$jobname.$jobnum.$filenum``; ``$jobnum`` is the clone's number), in the directories of
+  ``directory`` taken in turn by clone number;
+* each file's size is ``filesize`` (a range: drawn per file, rounded down to the largest block
+  size), else ``size`` divided by the number of files; the thread IO amount is ``size`` (else the
+  files' sizes together);
+* ``file_service_type``: ``roundrobin`` (default), ``random`` or ``sequential`` with ``:N`` IOs
+  per turn (default 1; ``sequential`` stays on a file until its region is done), or ``zipf``,
+  ``pareto``, ``normal``/``gauss`` over the file numbers with ``:value`` as the skew (defaults
+  1.1, 0.2, 0 as fio's).
+
+Where the files lie on the SSDs is :mod:`models.os.filesystem`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.ioengines.offsets import Normal, Pareto, Zipf
+from simcore.rng import BatchedDraws
+
+#: fio's FIO_DEF_ZIPF / FIO_DEF_PARETO, and the normal deviation (percent) it takes without a value
+DEFAULT_SKEW = {"zipf": 1.1, "pareto": 0.2, "normal": 0.0}
+
+
+def thread_files(job, clone: int, gen: np.random.Generator) -> list[tuple[str, int | None]] | None:
+    """The (path, size in bytes or None) of a thread's files; None when the job names no file or
+    directory (the thread IOs to the raw device, as stacksim's default)."""
+    if not job.filename and not job.directory:
+        return None
+    dirs = job.directory or ("",)
+    if job.filename:
+        names = [n if n.startswith("/") or not dirs[0] else f"{dirs[0].rstrip('/')}/{n}" for n in job.filename]
+    else:
+        d = dirs[clone % len(dirs)]
+        names = []
+        for i in range(job.nrfiles):
+            n = (job.filename_format.replace("$jobname", job.name).replace("$jobnum", str(clone))
+                 .replace("$filenum", str(i)).replace("$clientuid", "localhost"))
+            names.append(n if n.startswith("/") or not d else f"{d.rstrip('/')}/{n}")
+    bs_max = max(job.bs_read_bytes, job.bs_write_bytes)
+    out = []
+    for n in names:
+        if job.filesize_bytes is not None:
+            lo, hi = job.filesize_bytes
+            size = lo if lo == hi else int(gen.integers(lo, hi + 1)) // bs_max * bs_max
+        elif job.size_bytes:
+            size = job.size_bytes // len(names)
+        else:
+            size = None
+        out.append((n, None if size is None else size + job.offset_bytes))
+    return out
+
+
+class FileService:
+    """fio's choice of the file for the next IO among ``nfiles`` (``step`` per IO)."""
+
+    def __init__(self, kind: str, value: float | None, nfiles: int, gen: np.random.Generator):
+        self.kind = kind
+        self.n = nfiles
+        self.per_turn = int(value) if kind in ("roundrobin", "random", "sequential") and value else 1
+        self.left = self.per_turn
+        self._u = BatchedDraws(gen, lambda g, k: g.random(k)).next
+        skew = DEFAULT_SKEW.get(kind) if value is None else value
+        if kind == "zipf":
+            self._pick = Zipf(nfiles, skew, None, gen).block
+        elif kind == "pareto":
+            self._pick = Pareto(nfiles, skew, None, gen).block
+        elif kind == "normal":
+            self._pick = Normal(nfiles, skew, None, self._u).block
+        else:
+            self._pick = None
+
+    def first(self) -> int:
+        """The file of the thread's first IO (fio's first __get_next_file: file 0 in turn, else drawn)."""
+        if self.kind in ("roundrobin", "sequential"):
+            return 0
+        return min(self.n - 1, int(self._u() * self.n)) if self.kind == "random" else self._pick(self._u())
+
+    def step(self, cur: int, cur_done: bool) -> int:
+        """The file of the next IO, after an IO to file ``cur`` (``cur_done``: its region is done)."""
+        kind = self.kind
+        if kind == "sequential":
+            return (cur + 1) % self.n if cur_done else cur
+        self.left -= 1
+        if self.left > 0:
+            return cur
+        self.left = self.per_turn
+        if kind == "roundrobin":
+            return (cur + 1) % self.n
+        if kind == "random":
+            return min(self.n - 1, int(self._u() * self.n))
+        return self._pick(self._u())
