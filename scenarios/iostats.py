@@ -125,10 +125,11 @@ class DiskStats:
     __slots__ = ("ios", "sectors", "merges", "ticks", "spans", "cur", "busy_ns", "last_start", "late")
 
     def __init__(self):
-        self.ios = {"read": 0, "write": 0}
-        self.sectors = {"read": 0, "write": 0}
-        self.merges = {"read": 0, "write": 0}
-        self.ticks = {"read": 0.0, "write": 0.0}
+        # discards as /proc/diskstats counts them apart (fio's disk_util shows reads and writes)
+        self.ios = {"read": 0, "write": 0, "trim": 0}
+        self.sectors = {"read": 0, "write": 0, "trim": 0}
+        self.merges = {"read": 0, "write": 0, "trim": 0}
+        self.ticks = {"read": 0.0, "write": 0.0, "trim": 0.0}
         self.spans: list[tuple[float, float]] = []  # not folded yet
         self.cur: list | None = None  # the open interval of the union
         self.busy_ns = 0.0

@@ -226,7 +226,6 @@ def test_unknown_option_never_suggests_nonsense():
 
 @pytest.mark.parametrize("body,fragments", [
     ("rw=randred", ["'randred'", "randread", "line 3"]),
-    ("rw=trim", ["trim", "not supported by stacksim"]),
     ("rw=randread:x", ["'rw'", "expected an integer"]),
     ("rw=read:-4k", ["'rw'", "negative"]),
     ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),

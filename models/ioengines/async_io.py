@@ -66,6 +66,12 @@ class AsyncThread(SyncThread):
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
         pol = host.policy_name(job.hipri, job.ioengine)
         self.policy = {op: host.policy(pol) for op in ("read", "write")}
+        if "trim" in job.rw:
+            self.policy["trim"] = host.policy(host.policy_name(False))
+        # fio's libaio and io_uring engines issue a trim synchronously (do_io_u_trim: the BLKDISCARD
+        # ioctl, which sleeps until the interrupt); passthrough (a DSM command) and null queue it
+        self._sync_trims = not self.passthru and job.ioengine != "null"
+        self._trim_req = None
         self.inflight = 0
         self.ring: list[Request] = []  # completed, not yet reaped by fio
         self.wait = _Wait()
@@ -173,29 +179,11 @@ class AsyncThread(SyncThread):
         if self.pacer.active:
             n = 1  # one IO per due time; a late thread catches up (the schedule is cumulative)
             first, self._pending_op = self._pending_op, None
-        ios = []
-        host = self.host
-        t = now
-        depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit
-        for _ in range(n):
-            op, bs, off = self._next_io(first)
-            self.pacer.issued(op, bs)
-            first = None
-            self.issued_bytes += bs
-            self.issued_ios += 1
-            req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.iopoll)
-            host.next_io_id += 1
-            req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
-            req.done_cb = self._on_done
-            if self._cmdprio is not None:
-                req.ioprio = self._cmdprio(op, bs)
-            t += self.k.user_io_cycles / runner.freq
-            req.t_submit = t
-            req.depth = depth
-            ios.append(req)
-            if self._region_end:
-                break  # a sequential job with holes reached the end of its region
+        ios = self._prepare(n, first, now)
         n = len(ios)
+        if not n:
+            self._sync_trim()
+            return
         for req, flags in zip(ios, batch_flags(self.job, n)):
             req.flags = flags
         self.inflight += n
@@ -207,6 +195,40 @@ class AsyncThread(SyncThread):
             # split and merged inside the call (passthrough commands are neither); requests pay blk-mq + NVMe work
             reqs = ios if self.passthru else self.host.blk.plug(ios)
             runner.run(self._submit_cost(ios, len(reqs), with_syscall=True), lambda: self._submitted(ios, reqs))
+
+    def _prepare(self, n: int, first: str | None, now: float) -> list:
+        """Up to ``n`` IOs of one submission (fio's io_u preparation, ``user_io_cycles`` each);
+        a trim with a synchronous engine ends the batch and waits in ``_trim_req``."""
+        ios = []
+        host = self.host
+        runner = self.runner
+        t = now
+        depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit
+        for _ in range(n):
+            op, bs, off = self._next_io(first)
+            self.pacer.issued(op, bs)
+            first = None
+            self.issued_bytes += bs
+            self.issued_ios += 1
+            req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.iopoll)
+            host.next_io_id += 1
+            if op == "trim" and self._sync_trims:
+                req.hipri = False
+                req.qp = host.driver.queue_for(self.dev, runner.id, False)
+                req.flags = self.req_flags
+                self._trim_req = req  # after the IOs queued before it are submitted
+                break
+            req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
+            req.done_cb = self._on_done
+            if self._cmdprio is not None and op != "trim":
+                req.ioprio = self._cmdprio(op, bs)
+            t += self.k.user_io_cycles / runner.freq
+            req.t_submit = t
+            req.depth = depth
+            ios.append(req)
+            if self._region_end:
+                break  # a sequential job with holes reached the end of its region
+        return ios
 
     def _submitted(self, ios, reqs) -> None:
         t = self.runner.clock()
@@ -224,7 +246,40 @@ class AsyncThread(SyncThread):
         self.sq_thread.enqueue(ios, self)
         self._after_submit()
 
+    # -- trims (fio's do_io_u_trim from the job thread) ---------------------------------------
+    def _sync_trim(self) -> None:
+        """The BLKDISCARD ioctl of the pending trim: the thread sleeps until its interrupt; the
+        ring's completions meanwhile wait for the next reap."""
+        req = self._trim_req
+        runner = self.runner
+        req.t_submit = runner.clock() + self.k.user_io_cycles / runner.freq
+        w = self.wait
+        w.done, w.waiter_sleeping = True, False
+        runner.run(self._trim_cost(req.nbytes, False), self._trim_doorbell)
+
+    def _trim_doorbell(self) -> None:
+        req = self._trim_req
+        self.host.blk.issue(req, self.runner)
+        self.policy["trim"].wait(self.runner, self.task, req, self._trim_done)
+
+    def _trim_done(self) -> None:
+        req, self._trim_req = self._trim_req, None
+        runner = self.runner
+        k = self.k
+        cost = self.host.costs.get("trim_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles)
+        t = runner.clock() + cost.cycles / runner.freq
+        req.t_issued = req.t_complete = t
+        self.host.io_done(req)
+        if self.min_rate.active:
+            self._check_min_rate(req, t)
+        if self.steady:
+            self._count_done(req)
+        runner.run(cost, self._after_submit)
+
     def _after_submit(self) -> None:
+        if self._trim_req is not None:
+            self._sync_trim()
+            return
         if self.think_ns and self.reaped_since_think and not self.stopping:
             self.quiescing = True
             self._think()

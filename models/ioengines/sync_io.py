@@ -68,10 +68,9 @@ class SyncThread:
         host.all_tasks.append(self.task)
         self.runner = host.runners[cpu]
         self.placed_cpu = cpu  # where it was started (the scheduler may move it: task.cpu)
-        self.policy = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
         self.hipri = job.hipri
         rw = job.rw
-        self.read_frac = 1.0 if rw in ("read", "randread") else 0.0 if rw in ("write", "randwrite") else job.rwmixread / 100.0
+        self._setup_ops(host, job)
         self.random = rw.startswith("rand")
         self._draw = BatchedDraws(stream, lambda g, n: g.random(n)).next  # uniform [0, 1)
         # fio's loops: the size-bounded job runs size x loops bytes (time_based: until runtime)
@@ -85,11 +84,11 @@ class SyncThread:
         self.done_bytes = 0
         self.done_lat_ns = 0.0
         self.span = job.size_bytes or (1 << 30)
-        self._bs = {"read": job.bs_read_bytes, "write": job.bs_write_bytes}
+        self._bs = {"read": job.bs_read_bytes, "write": job.bs_write_bytes, "trim": job.bs_trim_bytes}
         self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
         # mixed block sizes (fio bssplit / bsrange): a size picker per direction, None for a fixed bs
         self._pick_bs = {"read": size_picker(job.bssplit_read, job.bsrange_read),
-                         "write": size_picker(job.bssplit_write, job.bsrange_write)}
+                         "write": size_picker(job.bssplit_write, job.bsrange_write), "trim": None}
         self.issued_bytes = 0
         self.next_offset = self.base_offset
         self._hole = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
@@ -116,6 +115,22 @@ class SyncThread:
         self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
 
+    def _setup_ops(self, host, job) -> None:
+        """The directions of the job's IOs: the share of reads, the other op (write or trim), the
+        completion policy of each (a trim is fio's BLKDISCARD ioctl: submit_bio_wait sleeps until
+        the interrupt, never polls), and trimwrite's trim-then-write pairs."""
+        rw = job.rw
+        self.policy = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
+        if "trim" in rw:
+            self.policy["trim"] = host.policy(host.policy_name(False))
+        self.read_frac = (1.0 if rw in ("read", "randread") else job.rwmixread / 100.0 if rw in ("rw", "readwrite", "randrw")
+                          else 0.0)
+        self._wop = "trim" if rw in ("trim", "randtrim") else "write"  # the op of a non-read IO
+        if rw in ("trimwrite", "randtrimwrite"):
+            self._tw_write = None  # the write that follows a trim at the same offset
+            self._next_io_plain = self._next_io
+            self._next_io = self._next_io_trimwrite
+
     # -- cost bundles ------------------------------------------------------------------------
     def per_request_parts(self, nsubmit: int = 1) -> dict:
         """The submitting context's work for one request after the plug (split pieces count,
@@ -130,6 +145,8 @@ class SyncThread:
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
         key = (op, nbytes, with_completion)
         cost = self._costs.get(key)
+        if cost is None and op == "trim":
+            return self._trim_cost(nbytes, with_completion)
         if cost is None:
             k = self.k
             pages = max(1, -(-nbytes // 4096))
@@ -142,6 +159,21 @@ class SyncThread:
                 parts["fs"] += k.fs_complete_cycles
                 parts["syscall"] += k.syscall_exit_cycles
             cost = self._costs[key] = self.host.costs.get(f"sync_{'complete_' if with_completion else ''}submit", **parts)
+        return cost
+
+    def _trim_cost(self, nbytes: int, with_completion: bool):
+        """A trim: fio's BLKDISCARD ioctl (its user work, the syscall, the discard setup, blk-mq
+        and the NVMe Dataset Management command), after the previous IO's return when there is one."""
+        k = self.k
+        parts = dict(user=k.user_io_cycles, syscall=k.syscall_entry_cycles, block=k.discard_ioctl_cycles,
+                     driver=k.nvme_dsm_cycles)
+        for layer, cyc in self.per_request_parts().items():
+            parts[layer] = parts.get(layer, 0.0) + cyc
+        if with_completion:
+            parts["fs"] = k.fs_complete_cycles
+            parts["syscall"] += k.syscall_exit_cycles
+        cost = self._costs[("trim", nbytes, with_completion)] = self.host.costs.get(
+            f"trim_{'complete_' if with_completion else ''}submit", **parts)
         return cost
 
     # -- program -----------------------------------------------------------------------------
@@ -262,12 +294,22 @@ class SyncThread:
         return io
 
     def _draw_op(self) -> str:
-        return "read" if self._draw() < self.read_frac else "write"
+        return "read" if self._draw() < self.read_frac else self._wop
+
+    def _next_io_trimwrite(self, op: str | None = None):
+        """fio's trimwrite / randtrimwrite: each block is trimmed, then written (the write's size)."""
+        w = self._tw_write
+        if w is not None:
+            self._tw_write = None
+            return w
+        _op, bs, off = self._next_io_plain("trim")
+        self._tw_write = ("write", self._bs["write"], off)
+        return "trim", bs, off
 
     def _next_io(self, op: str | None = None):
         draw = self._draw
         if op is None:
-            op = "read" if draw() < self.read_frac else "write"
+            op = "read" if draw() < self.read_frac else self._wop
         if self._offsets is not None:
             return self._next_picked(op)
         pick = self._pick_bs[op]
@@ -316,9 +358,10 @@ class SyncThread:
             hit = self._seq_left == 0
             if hit:
                 self._seq_left = self._seq_nr
-        if hit and picker.is_random(op):
+        pop = "write" if op == "trim" else op  # trims follow the write settings (fio's per-direction values)
+        if hit and picker.is_random(pop):
             unit = self._unit
-            off = base + min(picker.block(op) * unit, max(0, self.span - bs) // unit * unit)
+            off = base + min(picker.block(pop) * unit, max(0, self.span - bs) // unit * unit)
         elif not hit and self.job.rw_sequencer == "identical":
             off = base if self._last_start is None else self._last_start
         else:
@@ -391,7 +434,7 @@ class SyncThread:
         self.issued_ios += 1
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
         req.flags = self.req_flags
-        if self._cmdprio is not None:
+        if self._cmdprio is not None and op != "trim":
             req.ioprio = self._cmdprio(op, bs)
         host.next_io_id += 1
         qp = self._qps.get(op)

@@ -128,7 +128,7 @@ class BlkMq:
         """blk_queue_split: an IO larger than ``max_sectors_kb`` becomes pieces of at most that size,
         each a request with its own tag and device command; the IO completes with its last piece
         (:meth:`models.os.nvme.NvmeDriver._finish`). Pieces inherit the IO's queue, flags and task."""
-        if req.nbytes <= self.max_bytes:
+        if req.nbytes <= self.max_bytes or req.op == "trim":  # discards: max_discard_sectors (NVMe: 2^32-1)
             return [req]
         pieces = []
         off, left = req.offset, req.nbytes
@@ -153,7 +153,7 @@ class BlkMq:
     def issue(self, req, runner=None) -> None:
         """One IO reached blk-mq (blk_mq_submit_bio) from code running on ``runner``: split if
         needed, then each request issued (unplugged)."""
-        if req.nbytes > self.max_bytes:
+        if req.nbytes > self.max_bytes and req.op != "trim":
             self.issue_batch(self.split(req), runner=runner, unplugged=True)
             return
         h = self._hctx.get(req.qp) or self.hctx(req.qp)

@@ -55,6 +55,11 @@ class KernelCosts(Model):
                                          " device's: iomap_begin's extent lookup (ext4_map_blocks' extent-status tree,"
                                          " xfs_bmapi_read's in-core B-tree) under the inode's shared lock (estimate, ~0.3 us:"
                                          " the whole file-system + direct-IO step is 0.5-1 us)")
+    discard_ioctl_cycles: float = Field(1500, ge=0, description="a trim (fio's BLKDISCARD ioctl on the block device):"
+                                        " blk_ioctl_discard's checks, truncate_inode_pages_range over an empty page-cache"
+                                        " range, __blkdev_issue_discard's bio, submit_bio_wait's completion setup (estimate)")
+    nvme_dsm_cycles: float = Field(600, ge=0, description="nvme_setup_discard: the Dataset Management range list"
+                                   " (kmalloc, one 16-byte range, its PRP) and its kfree at completion (estimate)")
     fs_complete_cycles: float = Field(600, ge=0, description="direct-IO completion in the submitting task (bio end, dio done)")
     blk_submit_cycles: float = Field(900, ge=0, description="blk-mq: plug, tag allocation, request init, dispatch to hctx")
     blk_complete_cycles: float = Field(300, ge=0, description="blk-mq request completion and freeing")

@@ -42,6 +42,10 @@ from simcore.stats import LatencyStats
 BUFFERED_PROGRAMS = 2
 
 
+#: one Dataset Management range (context attributes, length, starting LBA): what a deallocate moves
+DSM_RANGE_BYTES = 16
+
+
 class QueuePair:
     """One NVMe submission/completion queue pair and its interrupt vector."""
 
@@ -122,12 +126,13 @@ class NvmeDevice:
             op: (s.base_ns, s.per_kib_ns, self._jitter[op].next, cfg.write_cache_program_ns if op == "write" else 0.0)
             for op, s in (("read", cfg.read), ("write", cfg.write))
         }
+        self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
         self._fetch_ns = cfg.fetch_ns
         self._post_ns = cfg.post_ns
         # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
         self.commands = 0
         self.bytes = 0
-        self.busy_unit_ns = {"read": 0.0, "write": 0.0}
+        self.busy_unit_ns = {"read": 0.0, "write": 0.0, "trim": 0.0}
         steps = apst_steps(cfg)
         #: autonomous power state transitions (models.ssd.apst), None without non-operational states
         self.apst = ApstState(cfg, steps) if steps else None
@@ -192,6 +197,9 @@ class NvmeDevice:
             t = self.apst.on_submit(now) + self._fetch_ns
         is_read = op == "read"
         if not is_read:
+            if op == "trim":
+                self._submit_trim(qp, req, t)
+                return
             t = self._link_reserve(t, xfer) + xfer
         units = self._units
         unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
@@ -230,6 +238,29 @@ class NvmeDevice:
         self.commands += 1
         self.bytes += nbytes
         # one event per command, at its exact posting time
+        self._schedule(Call(self._post, (qp, req), end + self._post_ns))
+
+    def _submit_trim(self, qp: QueuePair, req, t: float) -> None:
+        """A deallocate command fetched at ``t``: its 16-byte range list crosses the link, then the
+        controller's mapping-table work serves it (one deallocation at a time, apart from the media
+        units: :class:`~models.ssd.config.TrimConfig`)."""
+        trim = self.cfg.trim
+        t = self._link_reserve(t, DSM_RANGE_BYTES * self._ns_per_byte) + DSM_RANGE_BYTES * self._ns_per_byte
+        start = self._trim_free if self._trim_free > t else t
+        extra_mib = (req.nbytes - 4096) / (1 << 20)
+        svc = trim.base_ns + (trim.per_mib_ns * extra_mib if extra_mib > 0 else 0.0)
+        end = self._trim_free = start + svc
+        self.busy_unit_ns["trim"] += svc
+        req.t_dev_start = start
+        req.t_dev_end = end
+        req.device_service_ns = svc
+        req.sq_seq = qp.seq
+        qp.seq += 1
+        if qp.submit_hook is not None:
+            qp.submit_hook(req)
+        qp.inflight += 1
+        self.commands += 1
+        self.bytes += DSM_RANGE_BYTES
         self._schedule(Call(self._post, (qp, req), end + self._post_ns))
 
     def _post(self, qp: QueuePair, req) -> None:

@@ -52,7 +52,7 @@ MIN_SAMPLES = 500
 
 def domain_of(req) -> int:
     """``kyber_sched_domain`` from the request's operation."""
-    return {"read": READ, "write": WRITE, "discard": DISCARD}.get(req.op, OTHER)
+    return {"read": READ, "write": WRITE, "trim": DISCARD}.get(req.op, OTHER)
 
 
 @IO_SCHEDULERS.register("kyber")

@@ -24,8 +24,9 @@ USED options (→ ``FioJob`` field; units):
 fio option (aliases)                           FioJob field                 value / unit
 =============================================  ===========================  ===========================================
 rw (readwrite)                                 rw                           read write randread randwrite rw readwrite randrw
+                                                                            trim randtrim trimwrite randtrimwrite
 rwmixread, rwmixwrite                          rwmixread                    percent of reads, 0..100 (default 50)
-bs (blocksize)                                 bs_read_bytes/bs_write_bytes size, ``read[,write[,trim]]`` (default 4k)
+bs (blocksize)                                 bs_read/_write/_trim_bytes   size, ``read[,write[,trim]]`` (default 4k)
 bssplit                                        bssplit_read/_write          SIZE/PERCENT:..., per direction; overrides bs
 blocksize_range (bsrange)                      bsrange_read/_write          MIN-MAX, per direction; overrides bs
 numjobs                                        numjobs                      >= 1 (not expanded by the parser)
@@ -216,7 +217,8 @@ _add("limited", "flag", "verify_only", neutral=("0",), reason="data verification
 _add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT needs aligned block sizes")
 _add("limited", "int", "fsync fdatasync write_barrier", neutral=("0",),
      reason="flush commands (fsync/fdatasync/barrier writes) are not modelled")
-_add("limited", "int", "trim_percentage", neutral=("0",), reason="trims are not modelled")
+_add("limited", "int", "trim_percentage", neutral=("0",), reason="trims of verified blocks (verify's trim phase) "
+     "are not modelled; use rw=trim/randtrim/trimwrite")
 _add("limited", "int", "flow", neutral=("0",), reason="flow control between jobs is not modelled")
 _add("limited", "int", "thinkcycles", neutral=("0",), reason="busy-looping CPU cycles between IOs is not modelled")
 _add("limited", "int", "thinktime_blocks", neutral=("1",), reason="thinktime after a batch of IOs is not modelled")

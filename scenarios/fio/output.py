@@ -6,7 +6,7 @@ simulation itself depends only on configuration and seed), ``global options``, `
 ``disk_util``. Every number comes from the simulated IOs of the measured window (ramp excluded):
 
 * one ``jobs[]`` entry per job section with ``group_reporting``, else one per clone (as fio);
-* per direction (``read``, ``write``, ``trim`` (never simulated: zeros), and ``sync``): bytes,
+* per direction (``read``, ``write``, ``trim``, and ``sync``): bytes,
   bandwidth (``bw`` KiB/s), ``iops``, ``runtime`` ms, ``total_ios``, ``slat_ns``/``clat_ns``/``lat_ns``
   and the ``bw_*``/``iops_*`` statistics of fio's 500 ms samples (``bwavgtime``/``iopsavgtime``);
 * ``slat``/``clat``/``lat`` as fio defines them: for the asynchronous engines (libaio, io_uring)
@@ -65,6 +65,8 @@ def fio_options(job) -> dict[str, str]:
     if job.rw in ("rw", "readwrite", "randrw") or job.rwmixread != 50:
         o["rwmixread"] = str(job.rwmixread)
     o["bs"] = _pair(job.bs_read_bytes, job.bs_write_bytes)
+    if job.bs_trim_bytes != job.bs_write_bytes:
+        o["bs"] = f"{job.bs_read_bytes},{job.bs_write_bytes},{job.bs_trim_bytes}"
     if job.bssplit_read or job.bssplit_write:
         o["bssplit"] = _pair(job.bssplit_read, job.bssplit_write,
                              lambda s: ":".join(f"{b}/{p:g}" for b, p in s))

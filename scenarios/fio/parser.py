@@ -58,7 +58,8 @@ ENGINE_MAX_DEPTH = {"io_uring": 32768, "io_uring_cmd": 32768, "libaio": 65536}
 _ENGINE_DEPTH_LIMIT = {"io_uring": "io_uring's IORING_MAX_ENTRIES", "io_uring_cmd": "io_uring's IORING_MAX_ENTRIES",
                        "libaio": "the default fs.aio-max-nr"}
 
-RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"]
+RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw",
+                 "trim", "randtrim", "trimwrite", "randtrimwrite"]
 Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
@@ -76,6 +77,7 @@ class FioJob(BaseModel):
     rwmixread: int = Field(50, ge=0, le=100)  # percent of reads for rw/readwrite/randrw
     bs_read_bytes: int = Field(4096, gt=0, le=MAX_RW_BYTES)
     bs_write_bytes: int = Field(4096, gt=0, le=MAX_RW_BYTES)
+    bs_trim_bytes: int = Field(4096, gt=0, le=SIZE_MAX_BYTES)  # a discard is not bounded by MAX_RW_COUNT
     # mixed block sizes (bssplit: (bytes, percent) entries; bsrange: (min, max)); empty/None: bs
     bssplit_read: tuple[tuple[int, float], ...] = ()
     bssplit_write: tuple[tuple[int, float], ...] = ()
@@ -419,11 +421,8 @@ def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
     if not val:
         raise ConfigError("option 'rw' needs a value")
     val, sep, nr = val.partition(":")
-    if val in opts.TRIM_MODES:
-        raise ConfigError(f"option 'rw={val}': trim workloads are not supported by stacksim "
-                          f"(supported: {', '.join(opts.RW_MODES)})")
-    if val not in opts.RW_MODES:
-        raise ConfigError(f"option 'rw': unknown value '{val}' (allowed: {', '.join(opts.RW_MODES)})")
+    if val not in opts.RW_MODES + opts.TRIM_MODES:
+        raise ConfigError(f"option 'rw': unknown value '{val}' (allowed: {', '.join(opts.RW_MODES + opts.TRIM_MODES)})")
     st["rw"] = val
     st["rw_modifier"] = 0
     if sep:
@@ -468,6 +467,14 @@ def _set_rwt(option: str, field_r: str, field_w: str, parse: Callable[[str, int]
         st[field_r] = default if r is None else r
         st[field_w] = default if w is None else w
     return handler
+
+
+def _set_bs(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """``bs=read[,write[,trim]]``: the three sizes (trims: fio's third value)."""
+    r, w, t = (None if p is None else parse_size(p, option="bs", kb_base=kb) for p in split_rwt(v, option="bs"))
+    st["bs_read_bytes"] = 4096 if r is None else r
+    st["bs_write_bytes"] = 4096 if w is None else w
+    st["bs_trim_bytes"] = 4096 if t is None else t
 
 
 def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handler:
@@ -585,8 +592,7 @@ _HANDLERS: dict[str, _Handler] = {
     "rwmixread": _set_field("rwmixread", _int("rwmixread", 0, 100)),
     "rwmixwrite": _set_field("rwmixread", lambda v, kb: 100 - parse_int(v, option="rwmixwrite",
                                                                          minimum=0, maximum=100)),
-    "bs": _set_rwt("bs", "bs_read_bytes", "bs_write_bytes",
-                   lambda p, kb: parse_size(p, option="bs", kb_base=kb), 4096),
+    "bs": _set_bs,
     "bssplit": _set_rwt("bssplit", "bssplit_read", "bssplit_write",
                         lambda p, kb: parse_bssplit(p, kb_base=kb), ()),
     "blocksize_range": _set_rwt("bsrange", "bsrange_read", "bsrange_write",
@@ -795,7 +801,8 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
     if not state["direct"]:
         raise fail("buffered IO (direct=0, fio's default) is not modelled: stacksim models "
                    "O_DIRECT only; set direct=1", last.get("direct") or last.get("buffered"))
-    for field, option in (("bs_read_bytes", "bs"), ("bs_write_bytes", "bs"), ("offset_bytes", "offset")):
+    for field, option in (("bs_read_bytes", "bs"), ("bs_write_bytes", "bs"), ("bs_trim_bytes", "bs"),
+                          ("offset_bytes", "offset")):
         if state[field] % 512:
             hint = " (note: fio's default kb_base=1024 reads 'KiB' as 1000 bytes; write 'k')" \
                 if option == "bs" else ""
@@ -821,6 +828,10 @@ def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     generic character devices (``/dev/ngXnY``), as fio's engine opens them."""
     names = state["filename"]
     devices = [n.startswith("/dev/") for n in names]
+    if "trim" in state["rw"] and (state["directory"] and not names or names and not all(devices)):
+        raise fail(f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
+                   "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",
+                   last.get("rw"))
     if any(devices) and not all(devices):
         raise fail("option 'filename' mixes block devices and regular files in one job: not modelled "
                    "yet by stacksim (the file-system cost is per job); split it into two jobs", last.get("filename"))

@@ -1,0 +1,87 @@
+"""fio's trim workloads (issue 18): rw=trim/randtrim/trimwrite/randtrimwrite, the BLKDISCARD path
+on the host (a blocking ioctl, completed by interrupt) and the device's deallocation work
+(models/ssd/config.py TrimConfig: apart from the media units, one command at a time)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios.fio.parser import parse_fio_text
+from scenarios.scenario import resolve
+from scenarios.simulate import simulate
+from simcore.errors import ConfigError
+
+PLATFORM = "optane900p-e3-1230v5"
+
+
+def _cfg(body: str, engine: str = "psync", sets: dict | None = None):
+    text = f"[global]\nioengine={engine}\ndirect=1\nbs=4k\nfilename=/dev/nvme0n1\n[j]\n{body}"
+    return resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM, sets=sets)
+
+
+def _run(body: str, engine: str = "psync", sets: dict | None = None, **kw):
+    return simulate(_cfg(body, engine, sets), **kw)
+
+
+def test_trim_latency_follows_the_devices_deallocation_time():
+    body = "rw=randtrim\nruntime=10ms\ntime_based=1\n"
+    base = _run(body)["summary"]["latency_us"]["mean"]
+    slow = _run(body, sets={"ssd.trim.base_ns": "15000"})["summary"]["latency_us"]["mean"]
+    assert slow - base == pytest.approx(10.0, abs=0.5)  # +10 us of controller work per trim
+
+
+def test_a_large_trim_is_one_command_and_costs_per_mib():
+    recs = _run("rw=randtrim\nbs=4k,4k,8m\nnumber_ios=20\nsize=1g\n", keep_model=True).model.records
+    assert all(r.op == "trim" and r.nbytes == 8 << 20 and not r.splits for r in recs)
+    per_mib = 2000.0  # TrimConfig.per_mib_ns default
+    for r in recs:
+        assert r.device_service_ns == pytest.approx(5000.0 + per_mib * (8 - 1 / 256))
+
+
+def test_trims_complete_by_interrupt_even_in_a_polled_job():
+    s = _run("rw=randtrim\nhipri=1\nruntime=10ms\ntime_based=1\n", engine="pvsync2",
+             sets={"queue.io_poll": "1"})["summary"]
+    assert s["interrupts_per_io"] == pytest.approx(1.0, abs=0.01)  # submit_bio_wait never polls
+
+
+def test_trimwrite_trims_each_block_then_writes_it():
+    recs = sorted(_run("rw=randtrimwrite\nnumber_ios=40\nsize=64m\n", keep_model=True).model.records,
+                  key=lambda r: r.id)
+    ops = [r.op for r in recs]
+    assert ops == ["trim", "write"] * 20
+    assert all(recs[i].offset == recs[i + 1].offset for i in range(0, 40, 2))
+    seq = sorted(_run("rw=trimwrite\nnumber_ios=6\nsize=64m\n", keep_model=True).model.records, key=lambda r: r.id)
+    assert [(r.op, r.offset) for r in seq] == [("trim", 0), ("write", 0), ("trim", 4096), ("write", 4096),
+                                              ("trim", 8192), ("write", 8192)]
+
+
+def test_the_controller_deallocates_one_command_at_a_time():
+    """Passthrough queues DSM commands at depth 4; they serialise on the mapping-table work
+    (never two at once on the device), so IOPS stay near 1 / base_ns however deep the queue."""
+    text = ("[global]\nioengine=io_uring_cmd\ndirect=1\nfilename=/dev/ng0n1\nbs=4k\n"
+            "[j]\nrw=randtrim\niodepth=4\nruntime=10ms\ntime_based=1\n")
+    res = simulate(resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM), keep_model=True)
+    spans = sorted((r.t_dev_start, r.t_dev_end) for r in res.model.records)
+    assert all(a[1] <= b[0] + 1e-6 for a, b in zip(spans, spans[1:]))
+    assert 0.9 * 2e5 < res["summary"]["iops"] <= 1.01 * 2e5
+
+
+@pytest.mark.parametrize("engine", ["libaio", "io_uring"])
+def test_async_engines_issue_trims_synchronously(engine):
+    """fio's do_io_u_trim: the job thread blocks in the ioctl, so its trims never overlap."""
+    recs = _run("rw=randtrim\niodepth=8\nnumber_ios=50\nsize=64m\n", engine=engine, keep_model=True).model.records
+    spans = sorted((r.t_dispatch, r.t_cqe) for r in recs)
+    assert len(spans) == 50
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_trims_fill_fios_trim_section():
+    res = _run("rw=randtrim\nnumber_ios=100\nsize=64m\n")
+    job = res.to_dict()["jobs"][0]
+    assert job["trim"]["total_ios"] == 100 and job["trim"]["io_bytes"] == 100 * 4096
+    assert job["read"]["total_ios"] == 0 and job["write"]["total_ios"] == 0
+
+
+def test_trims_of_regular_files_are_refused():
+    with pytest.raises(ConfigError, match="punches holes"):
+        parse_fio_text("[j]\nioengine=psync\ndirect=1\nrw=randtrim\ndirectory=/mnt\nsize=1m\n", path="t.fio")
