@@ -109,6 +109,7 @@ class Host:
         self.steady: list = []  # fio's steadystate checks [(job index, threads, check)] (scenarios.assembly)
         self.live_fio_threads = 0  # fio threads still running; on_all_exited(t) when the last one exits
         self.on_all_exited = None
+        self.job_control = self.on_thread_exit = None  # fio's job synchronization (models.ioengines.job_control)
         self.next_io_id = 0
 
     def keep_requests(self) -> None:
@@ -116,8 +117,10 @@ class Host:
         if self.records is None:
             self.records = []
 
-    def fio_thread_exited(self, t: float) -> None:
-        """A fio job thread exited at ``t`` (ns)."""
+    def fio_thread_exited(self, t: float, task=None) -> None:
+        """A fio job thread (``task``) exited at ``t`` (ns); fio's job control learns it first."""
+        if task is not None and self.on_thread_exit is not None:
+            self.on_thread_exit(task, t)
         self.live_fio_threads -= 1
         if self.live_fio_threads == 0 and self.on_all_exited is not None:
             self.on_all_exited(t)

@@ -13,6 +13,7 @@ from models.host import Host, PolicySet
 from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.files import FileService, thread_files
+from models.ioengines.job_control import JobControl, waits_of
 from models.ioengines.null_io import NullThread
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
@@ -79,6 +80,22 @@ def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, i
     return allowed[thread_index % len(allowed)]
 
 
+def _window(jobs) -> tuple[float, float]:
+    """The run's measured window: from the latest ``ramp_time`` of the jobs that start at once to
+    the latest end a job can have (jobs that wait start when what they wait for may have ended;
+    a size-bounded job gets 10 s of simulated time at most)."""
+    waits = waits_of(jobs)
+    ramp = max(j.ramp_time_ns for j, w in zip(jobs, waits) if not w)
+    if not any(waits):
+        end = max(_start_max(j) + j.ramp_time_ns + (j.runtime_ns or 0) for j in jobs)
+        return ramp, (ramp + 10e9 if end <= ramp else end)  # size-bounded jobs: at most 10 s
+    bound: list[float] = []  # the latest a job can end: its runtime (at most 10 s) after the latest start
+    for j, w in zip(jobs, waits):  # plus 1 s for its last IOs (the run ends when the last thread exits)
+        bound.append(max((bound[k] for k in w), default=0.0) + _start_max(j) + j.ramp_time_ns
+                     + (j.runtime_ns or 10e9) + 1e9)
+    return ramp, max(bound)
+
+
 def _start_max(job) -> int:
     """The latest start of a job's threads (fio's startdelay, or the top of its range)."""
     return job.startdelay_ns if job.startdelay_max_ns is None else job.startdelay_max_ns
@@ -100,10 +117,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
         load_plugin(p)
     host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer, keep_requests=keep_requests)
     ncpu = len(host.runners)
-    ramp = max(j.ramp_time_ns for j in cfg.jobs)
-    end = max(_start_max(j) + j.ramp_time_ns + (j.runtime_ns or 0) for j in cfg.jobs)
-    if end <= ramp:
-        end = ramp + 10e9  # size-bounded jobs: stop at the latest after 10 s of simulated time
+    ramp, end = _window(cfg.jobs)
     rr = 0
     placed: dict[int, int] = {}  # fio threads per CPU so far
     core_of = [id(cpu.core) for cpu in host.pkg.cpus]  # logical CPU -> its physical core
@@ -119,8 +133,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
             placed[cpu] = placed.get(cpu, 0) + 1
             rr += 1
             delay = _start_delay(job, host.rng.stream(f"job{ji}.{clone}.startdelay"))
-            job_end = delay + job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
-            th = thread_cls(host, job, ji, clone, cpu, job_end, host.rng.stream(f"job{ji}.{clone}"))
+            th = thread_cls(host, job, ji, clone, cpu, end, host.rng.stream(f"job{ji}.{clone}"))
             th.start_delay_ns = delay
             if (ji, clone) in files:
                 regions, service = files[(ji, clone)]
@@ -130,11 +143,20 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
             host.threads.append(th)
     host.steady = _steady_state_checks(cfg, host)
     host.live_fio_threads = len(host.threads)
-    for th in host.threads:
+
+    def start_thread(th, now: float) -> None:
+        """fio starts a thread: its startdelay, ramp_time and runtime count from ``now``."""
+        job = th.job
+        th.end_ns = now + th.start_delay_ns + job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
         if th.start_delay_ns:
             host.engine.call_in(th.start_delay_ns, th.start)
         else:
             th.start()
+
+    control = host.job_control = JobControl(host, cfg.jobs, host.threads, start_thread)
+    if control.active:
+        host.on_thread_exit = control.thread_exited
+    control.start()
     for sq in host.sq_threads.values():
         sq.start()
     host.start()

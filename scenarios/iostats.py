@@ -169,10 +169,13 @@ class IoStats:
     """The statistics of one host run (see the module's text); installs itself as the host's
     ``io_sink``. :meth:`finish` folds what is buffered (call it before reading)."""
 
-    def __init__(self, host, jobs, t0: float, t1: float = math.inf, *, tracer=None, records=None):
+    def __init__(self, host, jobs, t0: float, t1: float = math.inf, *, tracer=None, records=None, control=None):
         self.host = host
         self.jobs = jobs
         self.t0 = t0
+        #: fio's job control when jobs start later (stonewall, wait_for): each job is measured
+        #: from its own start + ramp_time
+        self.control = control
         self.t1 = t1
         self.tracer = tracer
         self.records = records
@@ -206,7 +209,12 @@ class IoStats:
         self._track(reqs)
         self.t_complete_max = max(self.t_complete_max, max(r.t_complete for r in reqs))
         t0, t1 = self.t0, self.t1
-        meas = [r for r in reqs if r.t_submit >= t0 and r.t_complete <= t1]
+        if self.control is None:
+            t0s = None
+            meas = [r for r in reqs if r.t_submit >= t0 and r.t_complete <= t1]
+        else:
+            t0s = [self.control.measure_from_ns(j, t0) for j in range(len(self.jobs))]
+            meas = [r for r in reqs if r.t_submit >= t0s[r.job] and r.t_complete <= t1]
         if meas:
             self._disk(meas)
             if self.records is not None:
@@ -220,7 +228,7 @@ class IoStats:
                 if e is None:
                     e = self.entries[key] = EntryStats(rs[0].job, None if isinstance(key, int) else rs[0].task,
                                                        self._async[rs[0].job])
-                e.add(op, rs, t0)
+                e.add(op, rs, t0 if t0s is None else t0s[rs[0].job])
         upto = self._watermark()
         for d in self.disks.values():
             d.fold(upto, t0, t1)

@@ -66,7 +66,7 @@ def _may_end_early(job) -> bool:
 def _run_jobs(cfg: RunConfig, host, ramp: float, end: float) -> float:
     """Run to ``end`` (ns), or, when every job can end early, until the last fio thread exits (as
     fio's runtime ends with its last job); returns the end of the measured interval."""
-    if not all(_may_end_early(j) for j in cfg.jobs):
+    if not (all(_may_end_early(j) for j in cfg.jobs) or host.job_control.deferred):
         host.engine.run(end)
         return end
     from simpy import Event
@@ -95,7 +95,8 @@ def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progres
     wall0 = time.perf_counter()
     host, ramp, end = build_run(cfg, tracer, keep_requests=keep_model)
     sink = record_sink(records)
-    stats = IoStats(host, cfg.jobs, ramp, end, tracer=tracer, records=sink)
+    stats = IoStats(host, cfg.jobs, ramp, end, tracer=tracer, records=sink,
+                    control=host.job_control if host.job_control.deferred else None)
     if tracer is not None:
         tracer.power_counter(host.engine, host.pkg.power_w, end)
     snap = {}

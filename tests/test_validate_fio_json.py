@@ -72,7 +72,7 @@ def test_run_wide_sets_apply_and_the_jsons_options_win(tmp_path):
     ({k: v for k, v in GLOBAL.items() if k != "direct"}, {}, "buffered IO"),  # fio's default direct=0
     (dict(GLOBAL, ioengine="posixaio"), {}, "ioengine 'posixaio' is not modelled"),
     (dict(GLOBAL, ioengine="pvsync2"), {"verify": "md5"}, "verify"),
-    (dict(GLOBAL, rw="randtrim"), {}, "trim"),
+    (dict(GLOBAL, ioengine="pvsync2"), {"fsync": "4"}, "fsync"),
 ])
 def test_options_that_cannot_be_modelled_are_refused(tmp_path, capsys, global_opts, job_opts, message):
     path = write(tmp_path, fio_doc(global_opts, [fio_job("j", job_opts)]))

@@ -67,6 +67,9 @@ filename, directory                            filename, directory          ``a:
 filename_format, nrfiles                       filename_format, nrfiles     generated names ($jobname.$jobnum.$filenum), files per thread
 filesize                                       filesize_bytes               size or range ``LO-HI`` per file
 file_service_type                              file_service_type(_value)    roundrobin random sequential [:N]; zipf pareto normal [:skew]
+stonewall (wait_for_previous), wait_for        stonewall, wait_for          start after the jobs before it / the named job
+new_group                                      new_group                    a new reporting group (JSON groupid)
+exitall, exitall_on_error, exit_what           exitall(_on_error), exit_what a finished thread ends its group / all / the running jobs
 kb_base                                        (size parsing)               1024 (default) | 1000
 iodepth_low                                    (checked)                    must be 0 or equal iodepth
 =============================================  ===========================  ===========================================
@@ -193,6 +196,12 @@ _add("used", "int", "kb_base", choices=("1000", "1024"))
 _add("used", "flag", "hipri")
 _add("used", "flag", "sqthread_poll registerfiles fixedbufs")
 _add("used", "int", "sqthread_poll_cpu")
+_add("used", "flag", "stonewall", help="start after every job before it has finished; a new reporting group")
+_add("used", "flag", "new_group", help="start a new reporting group")
+_add("used", "str", "wait_for", help="start after every thread of the named (earlier) job has finished")
+_add("used", "flag", "exitall exitall_on_error", help="when a thread of the job finishes (with an error), end "
+     "the others (exit_what: its group, all, or the running ones)")
+_add("used", "str", "exit_what", choices=("group", "all", "stonewall"), help="what exitall ends")
 _add("used", "str", "filename directory", help="the job's files (a:b:c); /dev/ names are raw devices, others "
      "regular files on the simulated file system (models/os/filesystem.py)")
 _add("used", "str", "filename_format", help="generated file names ($jobname, $jobnum, $filenum)")
@@ -251,8 +260,7 @@ _add("limited", "int", "force_async", neutral=("0",), reason="forced async (IOSQ
 _add("limited", "int", "hipri_percentage", neutral=("100",), reason="a mix of polled and interrupt IOs is not modelled")
 
 # --- ignored: no effect on the simulated IO path -----------------------------------------------
-_add("ignored", "flag", "group_reporting new_group stonewall exitall "
-     "exitall_on_error thread norandommap zero_buffers refill_buffers")
+_add("ignored", "flag", "group_reporting thread norandommap zero_buffers refill_buffers")
 _add("ignored", "bool",
      "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
      "invalidate scramble_buffers create_serialize create_fsync "
@@ -269,7 +277,7 @@ _add("ignored", "str",
      "fallocate fadvise_hint write_hint offset_align blockalign "
      "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
      "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
-     "openfiles wait_for exit_what nice priohint uid gid cgroup cgroup_weight "
+     "openfiles nice priohint uid gid cgroup cgroup_weight "
      "unit_base gtod_cpu clocksource job_start_clock_id unified_rw_reporting write_bw_log "
      "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
      "log_hist_coarseness log_max_value log_compression log_compression_cpus "

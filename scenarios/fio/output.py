@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from models.ioengines import ASYNC_ENGINES
+from models.ioengines.job_control import group_ids
 from scenarios.iostats import DEPTHS, LAT_EDGES, LAT_MS_EDGES, SAMPLE_WINDOW_NS, DirStats, EntryStats, IoStats
 from simcore.stats import FIO_PERCENTILES, LatencyStats
 
@@ -275,8 +276,8 @@ def _entry(name: str, job, glob: dict, e: EntryStats | None, tasks: list, snap_t
         sys_ += t.sys_ns - b[3]
         ctx += t.nvcsw + t.nivcsw - b[0] - b[1]
     denom = dur_ns * max(len(tasks), 1)
-    entry["usr_cpu"] = 100.0 * usr / denom
-    entry["sys_cpu"] = 100.0 * sys_ / denom
+    entry["usr_cpu"] = 100.0 * usr / denom if denom else 0.0
+    entry["sys_cpu"] = 100.0 * sys_ / denom if denom else 0.0
     entry["ctx"] = int(ctx)
     entry["majf"] = 0
     entry["minf"] = 0
@@ -310,23 +311,35 @@ def _latency_target(entry: dict, job, threads: list) -> None:
 
 def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapsed_s: float) -> list[dict]:
     """``jobs[]``: per job section with ``group_reporting`` (its clones together), else per clone
-    (one entry per thread, all named after the section, as fio prints them)."""
+    (one entry per thread, all named after the section, as fio prints them). Jobs that started
+    later (stonewall, wait_for) report their own runtime: from their start + ramp_time to their end."""
     out = []
     glob = global_options(jobs)
+    groups = group_ids(jobs)
+    control = host.job_control
     for ji, job in enumerate(jobs):
         tasks = [t for t in host.all_tasks if t.job == ji]
         is_async = job.ioengine in ASYNC_ENGINES
+        first = len(out)
+        job_ns = dur_ns
+        if control is not None and control.deferred:
+            t0, t_end = stats.t0, stats.t0 + dur_ns
+            start = control.measure_from_ns(ji, t0)
+            stop = min(control.exited_ns[ji] if control.exited_ns[ji] is not None else t_end, t_end)
+            job_ns = stop - start if start < stop else 0.0
         if "group_reporting" in job.ignored_options or job.numjobs == 1:
-            out.append(_entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, dur_ns, elapsed_s,
+            out.append(_entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, job_ns, elapsed_s,
                               is_async))
             _latency_target(out[-1], job, [th for th in host.threads if th.job_idx == ji])
             _steady(out[-1], job, ji, host, None)
-            continue
-        for t in tasks:
-            out.append(_entry(job.name, job, glob, stats.entries.get((ji, t.tid)), [t], snap_tasks, dur_ns,
-                              elapsed_s, is_async))
-            _latency_target(out[-1], job, [th for th in host.threads if th.task is t])
-            _steady(out[-1], job, ji, host, t)
+        else:
+            for t in tasks:
+                out.append(_entry(job.name, job, glob, stats.entries.get((ji, t.tid)), [t], snap_tasks, job_ns,
+                                  elapsed_s, is_async))
+                _latency_target(out[-1], job, [th for th in host.threads if th.task is t])
+                _steady(out[-1], job, ji, host, t)
+        for e in out[first:]:
+            e["groupid"] = groups[ji]
     for op in _DIRS:  # agg_pct: the entry's mean sampled bandwidth in percent of the group's
         agg = sum(e[op]["bw"] for e in out)
         for e in out:

@@ -6,9 +6,8 @@ section, the last occurrence of an option wins; ``;`` and ``#`` start comments (
 line, as fio strips them); fio's set-type options (``time_based``, ``group_reporting``,
 ``fixedbufs``, ...) may be given without a value (= 1) while plain booleans (``direct``) need one,
 as in fio 3.33; ``include`` lines, ``${VAR}`` expansion, reserved keywords and arithmetic are
-handled as fio does (:mod:`.language`); ``stonewall`` is accepted on the first job and refused
-on later ones (stacksim starts all jobs at once), ``new_group`` is reporting only; ``numjobs`` is
-kept, not expanded. All bad input raises ConfigError naming the file,
+handled as fio does (:mod:`.language`); ``stonewall``, ``wait_for``, ``new_group`` and ``exitall``
+become job fields (scenarios/assembly.py orders the jobs' starts); ``numjobs`` is kept, not expanded. All bad input raises ConfigError naming the file,
 job, option and line. Units of the resulting fields are in their names (``_ns``, ``_bytes``).
 """
 
@@ -164,6 +163,14 @@ class FioJob(BaseModel):
     filesize_bytes: tuple[int, int] | None = None  # (lo, hi): each file drawn in it
     file_service_type: Literal["roundrobin", "random", "sequential", "zipf", "pareto", "normal"] = "roundrobin"
     file_service_value: float | None = None  # IOs per turn (roundrobin/random/sequential) or the skew
+    # fio's job synchronization: start after the earlier jobs (stonewall) or the named one
+    # (wait_for); reporting groups; exitall ends the job's group / all / the running jobs
+    stonewall: bool = False
+    new_group: bool = False
+    wait_for: str | None = None
+    exitall: bool = False
+    exitall_on_error: bool = False
+    exit_what: Literal["group", "all", "stonewall"] = "group"
     sqthread_poll: bool = False
     sqthread_poll_cpu: int | None = Field(None, ge=0)
     registerfiles: bool = False
@@ -364,28 +371,30 @@ def parse_fio_text(text: str, *, path: str = "<string>", keywords: Mapping[str, 
     if not jobs:
         raise ConfigError(f"no job sections in {path} (only [global] or nothing); "
                           "fio would run no job")
-    for index, (name, inherited, own) in enumerate(jobs):
-        _check_ordering(name, [*inherited, *own], first=index == 0)
     built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]")
              for name, inherited, own in jobs]
+    _check_waits(built)
     ignored = sorted({n for job in built for n in job.ignored_options})
     return FioJobFile(path=path, jobs=tuple(built), ignored_options=tuple(ignored))
 
 
-def _check_ordering(name: str, items: list[_Item], *, first: bool) -> None:
-    """Refuse ``stonewall``/``wait_for`` where they change the run: stacksim starts every job of a
-    file at time 0 (no job ordering yet). ``stonewall`` on the first job waits for nothing."""
-    last = {it.spec.name: it for it in items}
-    it = last.get("stonewall")
-    if it is not None and not first and parse_bool(it.value, option=it.key, flag=True):
-        raise ConfigError(f"{it.where}, job '{name}': option '{it.key}' (start after the jobs before "
-                          "it have finished) is not modelled yet: stacksim runs all jobs of a file at "
-                          "the same time; run the groups as separate job files")
-    it = last.get("wait_for")
-    if it is not None:
-        raise ConfigError(f"{it.where}, job '{name}': option 'wait_for={it.value}' (start after another "
-                          "job has finished) is not modelled yet: stacksim runs all jobs of a file at the "
-                          "same time; run the jobs as separate job files")
+def _check_waits(jobs: list[FioJob]) -> None:
+    """fio's wait_for rules: the waitee is an earlier job (no forward references), with a unique
+    name, and not the job itself."""
+    for i, job in enumerate(jobs):
+        if job.wait_for is None:
+            continue
+        names = [j.name for j in jobs[:i]]
+        if job.wait_for == job.name:
+            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': a job cannot wait for itself")
+        if job.wait_for not in names:
+            later = any(j.name == job.wait_for for j in jobs[i + 1:])
+            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': " + (
+                "the waitee must be defined before the waiter (fio allows no forward references)" if later
+                else f"no earlier job is named '{job.wait_for}' (jobs before it: {', '.join(names) or 'none'})"))
+        if names.count(job.wait_for) > 1:
+            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': several jobs have that name; "
+                              "fio needs a unique waitee")
 
 
 def parse_fio_file(path: str | Path, *, keywords: Mapping[str, int] | None = None,
@@ -658,6 +667,12 @@ _HANDLERS: dict[str, _Handler] = {
     "rw_sequencer": _set_field("rw_sequencer", _choice("rw_sequencer")),
     "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
     "hipri": _set_field("hipri", _bool("hipri")),
+    "stonewall": _set_field("stonewall", _bool("stonewall")),
+    "new_group": _set_field("new_group", _bool("new_group")),
+    "wait_for": _set_field("wait_for", lambda v, kb: (v or "").strip() or None),
+    "exitall": _set_field("exitall", _bool("exitall")),
+    "exitall_on_error": _set_field("exitall_on_error", _bool("exitall_on_error")),
+    "exit_what": _set_field("exit_what", _choice("exit_what")),
     "filename": _set_field("filename", lambda v, kb: split_names(v, "filename")),
     "directory": _set_field("directory", lambda v, kb: split_names(v, "directory")),
     "filename_format": _set_field("filename_format", lambda v, kb: (v or "").strip() or "$jobname.$jobnum.$filenum"),
