@@ -35,6 +35,8 @@ class PlatformConfig(Model):
     cpu: CpuConfig
     ssd: DeviceConfig
     ssd_count: int = Field(1, ge=1, le=1024, description="SSDs (a 1U EDSFF server holds 32, a JBOF up to ~100)")
+    memory_bytes: int | None = Field(None, gt=0, description="installed DRAM, bytes (the study's machine description);"
+                                     " fio's $mb_memory (None: unknown, $mb_memory refused)")
     kernel: KernelCosts = KernelCosts()
     sched: SchedConfig = SchedConfig()
     power: PowerConfig

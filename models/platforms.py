@@ -146,6 +146,7 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
         cpu=xeon_e3_1230_v5(),
         ssd=ssd,
         kernel=kernel,
+        memory_bytes=64 << 30,  # poll_vs_interrupt_energy: 64 GB
         # R230: 64 GB DDR4 (4 DIMMs ~ 3 W each at low load); board + PSU loss + fans ~ 20 W at idle
         # (small single-socket servers idle at a few tens of W at the wall, mechanisms.md App. A).
         power=PowerConfig(dram_w=12.0, platform_base_w=20.0, platform_cpu_coupling=0.1),
@@ -182,6 +183,7 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
         "name": "optane-p4801x-e3-1230",
         "description": "Dell R230: Xeon E3-1230 + Optane DC P4801X, Linux 5.18 (IO schedulers on ULL disks study)",
         "ssd": ssd,
+        "memory_bytes": 64 << 30,  # io_schedulers_ull: 64 GB
         "kernel": base.kernel.model_copy(update={
             "iosched_cycles": iosched,
             **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.") and not k.startswith("kernel.iosched_cycles.")}}),
@@ -220,6 +222,7 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
         cpu=cpu,
         ssd=ssd,
         kernel=kernel,
+        memory_bytes=128 << 30,  # calibrated_interrupts: 128 GB
         # R730: 128 GB DDR4 (8 DIMMs), two sockets (the second idles); board, fans, PSU loss
         power=PowerConfig(dram_w=24.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
         nvme=IrqConfig(irq_delta_us=delta_us, irq_thr=thr),

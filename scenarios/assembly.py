@@ -13,8 +13,10 @@ from models.host import Host, PolicySet
 from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.files import FileService, thread_files
+from models.ioengines.flow import Flow, FlowMember
 from models.ioengines.job_control import JobControl, waits_of
 from models.ioengines.null_io import NullThread
+from models.ioengines.offload import OffloadThread
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
 from models.os.completion import select_policy_name
@@ -123,10 +125,12 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
     core_of = [id(cpu.core) for cpu in host.pkg.cpus]  # logical CPU -> its physical core
     host.threads = []
     files = _thread_files(cfg, host)
+    flows: dict = {}  # fio's flow_id -> the flow its jobs share
     for ji, job in enumerate(cfg.jobs):
         if job.ioengine not in MODELLED_ENGINES:
             raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})")
-        thread_cls = SyncThread if job.ioengine in SYNC_ENGINES else NullThread if job.ioengine == "null" else AsyncThread
+        thread_cls = (SyncThread if job.io_submit_mode == "inline" else OffloadThread) if job.ioengine in SYNC_ENGINES \
+            else NullThread if job.ioengine == "null" else AsyncThread
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
         for clone in range(job.numjobs):
             cpu = place_thread(job, allowed, rr, placed, core_of)
@@ -138,6 +142,10 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
             if (ji, clone) in files:
                 regions, service = files[(ji, clone)]
                 th.use_files(regions, service, clone)
+            if job.io_submit_mode == "offload":
+                rr = _offload_workers(th, job, allowed, cpu, rr, placed, core_of, cfg.platform.sched.placement == "cfs")
+            if job.flow:
+                th.use_flow(FlowMember(flows.setdefault(job.flow_id, Flow()), job.flow), job.flow_sleep_ns)
             if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
                 th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
             host.threads.append(th)
@@ -161,6 +169,23 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
         sq.start()
     host.start()
     return host, float(ramp), float(end)
+
+
+def _offload_workers(th, job, allowed: list[int], cpu: int, rr: int, placed: dict, core_of: list, cfs: bool) -> int:
+    """fio's submit workers of an offload job thread (``iodepth`` of them), placed like threads
+    with the job thread's CPU set (they inherit it: its own CPU under ``cpus_allowed_policy=split``);
+    returns the next thread index."""
+    cpus_w = [cpu] if job.cpus_allowed and job.cpus_allowed_policy == "split" else allowed
+    cpus = []
+    for _ in range(job.iodepth):
+        c = place_thread(job, cpus_w, rr, placed, core_of)
+        placed[c] = placed.get(c, 0) + 1
+        rr += 1
+        cpus.append(c)
+    for w in th.add_workers(cpus):
+        if cfs and len(cpus_w) > 1:
+            w.allow_cpus(cpus_w)
+    return rr
 
 
 def _thread_files(cfg, host) -> dict:

@@ -181,7 +181,7 @@ def _jobs(scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given
     if given_jobs is not None:
         jobs = list(given_jobs)
     elif scen is not None and scen.job_file:
-        jobs = list(parse_fio_file(base_dir / scen.job_file, keywords=platform_keywords(plat.cpu.logical_cpus)).jobs)
+        jobs = list(parse_fio_file(base_dir / scen.job_file, keywords=platform_keywords(plat.cpu.logical_cpus, plat.memory_bytes)).jobs)
     elif scen is not None:
         if not scen.jobs:
             raise ConfigError(f"scenario {scen.name}: no jobs (give 'jobs' or 'job_file')")
@@ -191,7 +191,7 @@ def _jobs(scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given
             name = opts.pop("name", f"job{i}")
             jobs.append(job_from_options(opts, name=name, source=f"{scen.name}:jobs[{i}]"))
     else:
-        jobs = list(parse_fio_file(job_file, keywords=platform_keywords(plat.cpu.logical_cpus)).jobs)
+        jobs = list(parse_fio_file(job_file, keywords=platform_keywords(plat.cpu.logical_cpus, plat.memory_bytes)).jobs)
     return jobs
 
 

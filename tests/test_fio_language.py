@@ -43,6 +43,10 @@ def test_reserved_keywords_from_the_platform():
     assert (j.numjobs, j.iodepth) == (4, 32)
     assert "not modelled yet" in err("size=8*$mb_memory") and "memory" in err("size=8*$mb_memory")
     assert "reserved keywords" in err("iodepth=$cpus")
+    # a platform with a known memory size gives $mb_memory in MiB (the 900P machine: 64 GB)
+    assert platform_keywords(8, 64 << 30)["mb_memory"] == 65536
+    j = parse_fio_text("[j]\ndirect=1\nsize=$mb_memory*16\n", keywords=platform_keywords(8, 64 << 30)).jobs[0]
+    assert j.size_bytes == 65536 * 16
     # no platform known: $ncpus is refused with a reason rather than guessed
     with pytest.raises(ConfigError, match="ncpus"):
         parse_fio_text("[j]\ndirect=1\nsize=1m\nnumjobs=$ncpus\n")

@@ -232,7 +232,7 @@ def test_unknown_option_never_suggests_nonsense():
     ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
     ("verify=md5", ["verify=md5", "not modelled yet", "verification"]),
     ("zonemode=zbd", ["zonemode", "not modelled yet", "zoned"]),
-    ("io_submit_mode=offload", ["io_submit_mode", "not modelled yet"]),
+    ("io_submit_mode=offload\nflow=2", ["flow", "offload", "not modelled yet"]),
     ("bssplit=4k/60:64k/60", ["bssplit", "add up to 120"]),
     ("size=500%", ["percentage"]),
     ("size=-1g", ["negative", "'size'", "line 3"]),

@@ -72,6 +72,7 @@ class AsyncThread(SyncThread):
         # ioctl, which sleeps until the interrupt); passthrough (a DSM command) and null queue it
         self._sync_trims = not self.passthru and job.ioengine != "null"
         self._trim_req = None
+        self._quiesce_for_ns = 0.0  # fio's flow_sleep after a quiesce (0: a thinktime's)
         self.inflight = 0
         self.ring: list[Request] = []  # completed, not yet reaped by fio
         self.wait = _Wait()
@@ -138,6 +139,8 @@ class AsyncThread(SyncThread):
         self.min_rate.start_ns = self.host.engine.now
         if self.pacer.active:
             self.pacer.start(self.host.engine.now)
+        if self._flow is not None:
+            self._flow.join()
         self._fill()
 
     def _rate_due(self, now: float) -> float:
@@ -182,7 +185,10 @@ class AsyncThread(SyncThread):
         ios = self._prepare(n, first, now)
         n = len(ios)
         if not n:
-            self._sync_trim()
+            if self._trim_req is not None:
+                self._sync_trim()
+            else:
+                self._flow_held_async(first)
             return
         for req, flags in zip(ios, batch_flags(self.job, n)):
             req.flags = flags
@@ -204,7 +210,10 @@ class AsyncThread(SyncThread):
         runner = self.runner
         t = now
         depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit
+        flow = self._flow
         for _ in range(n):
+            if flow is not None and not flow.take():
+                break  # fio's flow holds this IO back
             op, bs, off = self._next_io(first)
             self.pacer.issued(op, bs)
             first = None
@@ -276,6 +285,23 @@ class AsyncThread(SyncThread):
             self._count_done(req)
         runner.run(cost, self._after_submit)
 
+    def _flow_held_async(self, op: str | None) -> None:
+        """fio's flow holds the next IO back: spin in fio's loop without reaping until the flow
+        lets it go, or (``flow_sleep``) reap everything in flight, sleep, and check again."""
+        if op is not None:
+            self._pending_op = op
+        flow = self._flow
+        runner = self.runner
+        if self._flow_sleep_ns:
+            self.quiescing = True
+            self._quiesce_for_ns = self._flow_sleep_ns
+            self._think()
+            return
+        w = self.wait
+        w.done, w.waiter_sleeping = True, False
+        flow.hold(lambda: runner.spin_notify(flow))
+        runner.spin(flow, self._fill)
+
     def _after_submit(self) -> None:
         if self._trim_req is not None:
             self._sync_trim()
@@ -298,10 +324,14 @@ class AsyncThread(SyncThread):
             self._reap()  # _need() asks for everything while quiescing; the reap comes back to _fill
             return
         self.quiescing = False
-        self.reaped_since_think = 0
         if self.stopping:
             self._reap()
             return
+        if self._quiesce_for_ns:  # fio's flow_sleep: quiesced, now the sleep
+            wait, self._quiesce_for_ns = self._quiesce_for_ns, 0.0
+            self._sleep_until(self.runner.clock() + wait)
+            return
+        self.reaped_since_think = 0
         self._sleep_until(self.runner.clock() + self.think_ns)
 
     def _need(self) -> int:
@@ -321,6 +351,8 @@ class AsyncThread(SyncThread):
     def _reap(self) -> None:
         runner = self.runner
         if self.stopping and self.inflight == 0 and not self.ring:
+            if self._flow is not None:
+                self._flow.leave()
             runner.exit_task()
             if self.sq_thread is not None:
                 self.sq_thread.client_exited()

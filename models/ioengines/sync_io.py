@@ -114,6 +114,8 @@ class SyncThread:
         self._qps: dict = {}
         self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
+        self._flow = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
+        self._flow_sleep_ns = 0.0
 
     def _setup_ops(self, host, job) -> None:
         """The directions of the job's IOs: the share of reads, the other op (write or trim), the
@@ -393,6 +395,8 @@ class SyncThread:
 
     def _issue_first(self) -> None:
         self.min_rate.start_ns = self.host.engine.now
+        if self._flow is not None:
+            self._flow.join()
         self._issue(with_completion=False)
 
     def _issue(self, with_completion: bool) -> None:
@@ -411,6 +415,8 @@ class SyncThread:
                 self._count_done(prev)
         if self._finished(t0):
             self.req = None
+            if self._flow is not None:
+                self._flow.leave()
             if with_completion:
                 runner.run(self.host.costs.get("sync_exit", fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles), runner.exit_task)
             else:
@@ -428,6 +434,10 @@ class SyncThread:
                 self._pause(wait, with_completion)
                 return
             self._pending_op = None
+        if self._flow is not None and not self._flow.take():
+            self._pending_op = op
+            self._flow_held(with_completion)
+            return
         op, bs, off = self._next_io(op)
         self.pacer.issued(op, bs)
         self.issued_bytes += bs
@@ -445,6 +455,38 @@ class SyncThread:
         self.req = req
         cost = self._costs.get((op, bs, with_completion)) or self._submit_cost(op, bs, with_completion)
         runner.run(cost, self._doorbell)
+
+    # -- fio's flow control -------------------------------------------------------------------
+    def use_flow(self, member, sleep_ns: float) -> None:
+        """Take part in a flow (fio's ``flow``/``flow_id``): ``member`` is this thread's share,
+        ``sleep_ns`` fio's ``flow_sleep`` (0: a held-back thread spins)."""
+        self._flow = member
+        self._flow_sleep_ns = float(sleep_ns)
+
+    def _flow_held(self, with_completion: bool) -> None:
+        """The flow holds the next IO back: after the previous IO's return, spin in fio's loop
+        until the flow lets it go, or (``flow_sleep``) sleep and check again."""
+        if self._flow_sleep_ns:
+            self._pause(self._flow_sleep_ns, with_completion)
+            return
+        k = self.k
+        runner = self.runner
+        flow = self._flow
+
+        def spin():
+            if flow.may_go():
+                self._issue(with_completion=False)
+                return
+            flow.hold(lambda: runner.spin_notify(flow))
+            runner.spin(flow, self._after_flow)
+
+        if with_completion:
+            runner.run(self.host.costs.get("sync_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles), spin)
+        else:
+            spin()
+
+    def _after_flow(self) -> None:
+        self._issue(with_completion=False)
 
     # -- fio thinktime and rate ----------------------------------------------------------------
     def _pause(self, wait: float, with_completion: bool) -> None:

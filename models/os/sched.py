@@ -1040,7 +1040,10 @@ class CpuRunner:
         self.poll_ns += ns
         self.poll_cycles += cyc
         if self.current is not None:
-            self.current.sys_ns += ns
+            if self._poll_qp is None and not self.current.kthread:  # a user-space spin (a ring, fio's flow)
+                self.current.usr_ns += ns
+            else:
+                self.current.sys_ns += ns
         self._poll_start = now
 
     def _poll_hit(self) -> None:

@@ -14,13 +14,14 @@ class Task:
     __slots__ = (
         "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
         "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns", "ioprio", "error", "affinity", "owner", "nr_migrations",
-        "last_ran", "slept_on", "kthread", "vscale",
+        "last_ran", "slept_on", "kthread", "vscale", "fio_tid",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
         self.tid = tid
         self.name = name
         self.job = job
+        self.fio_tid = tid  # the fio thread whose IOs it runs (itself; an offload worker: its job thread's)
         self.cpu = cpu  # the CPU whose runqueue holds the task
         #: CPUs the task may run on (sched_setaffinity); None: pinned to ``cpu`` (kernel threads,
         #: fio's cpus_allowed_policy=split, engines whose requests are bound to the CPU's queues)

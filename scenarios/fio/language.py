@@ -38,13 +38,16 @@ _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lamb
 _MAX = 2.0**64
 
 
-def platform_keywords(logical_cpus: int | None) -> dict[str, int]:
+def platform_keywords(logical_cpus: int | None, memory_bytes: int | None = None) -> dict[str, int]:
     """Values of fio's reserved keywords on a simulated platform: ``$ncpus`` = the platform's
-    logical CPUs (fio: online CPUs), ``$pagesize`` = :data:`PAGESIZE_BYTES`. ``$mb_memory`` has no
-    value: the platforms do not model memory size."""
+    logical CPUs (fio: online CPUs), ``$pagesize`` = :data:`PAGESIZE_BYTES`, ``$mb_memory`` = its
+    installed memory in MiB (fio: physical memory / 2^20; none when the platform's
+    ``memory_bytes`` is unknown)."""
     out = {"pagesize": PAGESIZE_BYTES}
     if logical_cpus is not None:
         out["ncpus"] = logical_cpus
+    if memory_bytes is not None:
+        out["mb_memory"] = memory_bytes >> 20
     return out
 
 
@@ -76,7 +79,7 @@ def expand(value: str, *, option: str, kind: str, keywords: Mapping[str, int],
         if name not in keywords and kind == "str":
             return m.group(0)  # a string keeps what cannot be replaced
         if name not in keywords:
-            why = ("the simulated platforms do not model memory size" if name == "mb_memory"
+            why = ("the platform's memory size (memory_bytes) is unknown" if name == "mb_memory" and "ncpus" in keywords
                    else "no platform is known where this job file is read")
             raise ConfigError(f"option '{option}': '${name}' is not modelled yet: {why}; write the value out")
         replaced = True

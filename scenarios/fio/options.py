@@ -70,6 +70,8 @@ file_service_type                              file_service_type(_value)    roun
 stonewall (wait_for_previous), wait_for        stonewall, wait_for          start after the jobs before it / the named job
 new_group                                      new_group                    a new reporting group (JSON groupid)
 exitall, exitall_on_error, exit_what           exitall(_on_error), exit_what a finished thread ends its group / all / the running jobs
+flow, flow_id, flow_sleep                      flow, flow_id, flow_sleep_ns weight >= 0, id, us: jobs' IO counts in the ratio of their weights
+io_submit_mode                                 io_submit_mode               inline | offload (iodepth workers; synchronous engines)
 kb_base                                        (size parsing)               1024 (default) | 1000
 iodepth_low                                    (checked)                    must be 0 or equal iodepth
 =============================================  ===========================  ===========================================
@@ -201,6 +203,10 @@ _add("used", "flag", "new_group", help="start a new reporting group")
 _add("used", "str", "wait_for", help="start after every thread of the named (earlier) job has finished")
 _add("used", "flag", "exitall exitall_on_error", help="when a thread of the job finishes (with an error), end "
      "the others (exit_what: its group, all, or the running ones)")
+_add("used", "int", "flow flow_id flow_sleep", help="token-based flow control between jobs: weight, flow id, and "
+     "the sleep (us) of a held-back thread (0: it spins)")
+_add("used", "str", "io_submit_mode", choices=("inline", "offload"), help="offload: the job thread hands its IOs to "
+     "iodepth submit workers (synchronous engines)")
 _add("used", "str", "exit_what", choices=("group", "all", "stonewall"), help="what exitall ends")
 _add("used", "str", "filename directory", help="the job's files (a:b:c); /dev/ names are raw devices, others "
      "regular files on the simulated file system (models/os/filesystem.py)")
@@ -228,7 +234,6 @@ _add("limited", "int", "fsync fdatasync write_barrier", neutral=("0",),
      reason="flush commands (fsync/fdatasync/barrier writes) are not modelled")
 _add("limited", "int", "trim_percentage", neutral=("0",), reason="trims of verified blocks (verify's trim phase) "
      "are not modelled; use rw=trim/randtrim/trimwrite")
-_add("limited", "int", "flow", neutral=("0",), reason="flow control between jobs is not modelled")
 _add("limited", "int", "thinkcycles", neutral=("0",), reason="busy-looping CPU cycles between IOs is not modelled")
 _add("limited", "int", "thinktime_blocks", neutral=("1",), reason="thinktime after a batch of IOs is not modelled")
 _add("limited", "time", "thinktime_spin thinktime_iotime", neutral=("0",),
@@ -241,7 +246,6 @@ _add("limited", "str", "ioscheduler", neutral=("none",), reason="the IO schedule
      "configuration (queue.scheduler), not by the job")
 _add("limited", "str", "dataplacement", neutral=("none",), reason="NVMe data placement is not modelled")
 _add("limited", "str", "sync", neutral=("0", "none"), reason="O_SYNC/O_DSYNC writes are not modelled")
-_add("limited", "str", "io_submit_mode", neutral=("inline",), reason="offloaded submission is not modelled")
 _add("limited", "str", "thinktime_blocks_type", neutral=("complete",), reason="issue-counted thinktime "
      "blocks are not modelled")
 _add("limited", "str", "lockfile", neutral=("none",), reason=_NOFS)
@@ -287,7 +291,7 @@ _add("ignored", "str",
      "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
      "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
      "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
-     "trim_backlog trim_backlog_batch numa_mem_policy flow_id flow_sleep "
+     "trim_backlog trim_backlog_batch numa_mem_policy "
      ""
      "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
      "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "

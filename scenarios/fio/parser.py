@@ -171,6 +171,11 @@ class FioJob(BaseModel):
     exitall: bool = False
     exitall_on_error: bool = False
     exit_what: Literal["group", "all", "stonewall"] = "group"
+    io_submit_mode: Literal["inline", "offload"] = "inline"  # offload: models/ioengines/offload.py
+    # fio's flow control (models/ioengines/flow.py): weight (0: none), flow id, held-back sleep
+    flow: int = Field(0, ge=0)
+    flow_id: int = 0
+    flow_sleep_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     sqthread_poll: bool = False
     sqthread_poll_cpu: int | None = Field(None, ge=0)
     registerfiles: bool = False
@@ -230,8 +235,9 @@ class FioJob(BaseModel):
 
     @property
     def queue_depth(self) -> int:
-        """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1)."""
-        return 1 if self.ioengine in SYNC_ENGINES else self.iodepth
+        """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1), unless
+        the submission is offloaded to iodepth workers."""
+        return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
 
     @property
     def rwmixwrite(self) -> int:
@@ -486,6 +492,16 @@ def _set_bs(st: dict[str, Any], v: str | None, kb: int) -> None:
     st["bs_trim_bytes"] = 4096 if t is None else t
 
 
+def _flow_weight(v: str | None) -> int:
+    """``flow``: a weight (fio 3.41: the share of the flow's IOs); older fio's signed counter
+    increments are refused with the new meaning."""
+    w = parse_int((v or "").strip().lstrip("-") or None, option="flow", minimum=0)
+    if (v or "").strip().startswith("-"):
+        raise ConfigError(f"option 'flow={v.strip()}': a negative flow (older fio's counter steps) is not a weight; "
+                          "fio 3.41 takes weights >= 0 (e.g. flow=8 and flow=1 for a 8:1 ratio)")
+    return w
+
+
 def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handler:
     def handler(st: dict[str, Any], v: str | None, kb: int) -> None:
         st[field] = convert(v, kb)
@@ -673,6 +689,10 @@ _HANDLERS: dict[str, _Handler] = {
     "exitall": _set_field("exitall", _bool("exitall")),
     "exitall_on_error": _set_field("exitall_on_error", _bool("exitall_on_error")),
     "exit_what": _set_field("exit_what", _choice("exit_what")),
+    "io_submit_mode": _set_field("io_submit_mode", _choice("io_submit_mode")),
+    "flow": _set_field("flow", lambda v, kb: _flow_weight(v)),
+    "flow_id": _set_field("flow_id", _int("flow_id", 0)),
+    "flow_sleep": _set_field("flow_sleep_ns", lambda v, kb: 1000 * parse_int(v, option="flow_sleep", minimum=0)),
     "filename": _set_field("filename", lambda v, kb: split_names(v, "filename")),
     "directory": _set_field("directory", lambda v, kb: split_names(v, "directory")),
     "filename_format": _set_field("filename_format", lambda v, kb: (v or "").strip() or "$jobname.$jobnum.$filenum"),
@@ -825,6 +845,13 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                        f"which O_DIRECT requires{hint}", last.get(option))
     _check_rates(state, last, fail)
     _check_files(state, last, fail)
+    if state["io_submit_mode"] == "offload":
+        it = last.get("io_submit_mode")
+        if engine not in SYNC_ENGINES:
+            raise fail(f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled: fio documents that "
+                       "offload cannot reliably be used with asynchronous engines; use psync, sync or pvsync2", it)
+        if state["flow"]:
+            raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
     if state["time_based"] and state["runtime_ns"] is None:
         raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
     if "iodepth_low" in last:
