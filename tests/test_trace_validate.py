@@ -356,8 +356,8 @@ def test_refusals_of_unidentifiable_traces(tmp_path, capsys):
     few = tmp_path / "few.txt"
     few.write_text("\n".join(SAMPLE.read_text().splitlines()[:3 * (MIN_IOS - 5)]) + "\n")
     refused(few, f"too few IOs per class to calibrate: every direction x size class needs at least {MIN_IOS} IOs")
-    # depth > 1 without dispatch events: the sample's arrivals 50x faster, D lines removed
-    rows = mts.simulate_ios(mts.synth_ios(300, 100_000.0, 3))
+    # depth > 1 without dispatch events: the sample's arrivals 100x faster, D lines removed
+    rows = mts.simulate_ios(mts.synth_ios(300, 200_000.0, 3))
     qc = tmp_path / "qc.txt"
     qc.write_text("\n".join(ln for ln in mts.blkparse_lines(rows) if "  D " not in ln) + "\n")
     refused(qc, "the trace is not depth 1")

@@ -56,8 +56,8 @@ def cstates(preset: str) -> str:
     for st in CPU_PRESETS[preset]().cstates:
         power = "busy power at `spin` activity" if st.polling else _g(st.power_w)
         rows.append([st.name, _g(st.exit_latency_ns / 1e3), _g(st.target_residency_ns / 1e3), power,
-                     "yes" if st.package_deep else ""])
-    return _table(["State", "Exit", "Residency", "Power", "package_deep"], rows)
+                     "yes" if st.package_deep else "", "yes" if st.flushes_core_caches else ""])
+    return _table(["State", "Exit", "Residency", "Power", "package_deep", "flushes_core_caches"], rows)
 
 
 def cpu_power_presets(_arg=None) -> str:

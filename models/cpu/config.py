@@ -22,6 +22,9 @@ class CStateConfig(Model):
     power_w: float = Field(ge=0, description="power of one physical core resident in this state, W")
     polling: bool = Field(False, description="a POLL pseudo-state: the core spins in C0 (power = busy power)")
     package_deep: bool = Field(False, description="allows the package (uncore) to power down when every core is this deep")
+    flushes_core_caches: bool = Field(False, description="the core's L1/L2 are flushed in this state (Intel C3 and deeper,"
+                                      " AMD CC6): the task that runs after it refetches its working set"
+                                      " (kernel.cold_idle_refill_cycles)")
 
 
 class CpuConfig(Model):

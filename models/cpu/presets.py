@@ -40,10 +40,11 @@ def xeon_e3_1230_v5(**overrides) -> CpuConfig:
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 2, 2, 2.4),
             _cs("C1E", 10, 20, 1.3),
-            _cs("C3", 70, 100, 0.5, package_deep=True),
-            _cs("C6", 85, 200, 0.05, package_deep=True),
-            _cs("C7s", 124, 800, 0.05, package_deep=True),
-            _cs("C8", 200, 800, 0.04, package_deep=True),
+            # C3 and deeper flush the core's L1/L2 into the LLC (C7s and C8 the LLC too)
+            _cs("C3", 70, 100, 0.5, package_deep=True, flushes_core_caches=True),
+            _cs("C6", 85, 200, 0.05, package_deep=True, flushes_core_caches=True),
+            _cs("C7s", 124, 800, 0.05, package_deep=True, flushes_core_caches=True),
+            _cs("C8", 200, 800, 0.04, package_deep=True, flushes_core_caches=True),
         ),
         # 80 W TDP at 4 busy cores: ~4 x 15.5 W cores + ~8 W uncore (estimate, see module doc).
         core_leakage_w=3.5,
@@ -74,7 +75,7 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 2, 2, 1.6),
             _cs("C1E", 10, 20, 1.0),
-            _cs("C6", 133, 600, 0.05, package_deep=True),
+            _cs("C6", 133, 600, 0.05, package_deep=True, flushes_core_caches=True),  # core power-gated
         ),
         # 105 W TDP with 14 busy cores at base: ~14 x 5.6 W + ~26 W uncore (estimate).
         core_leakage_w=1.6,
@@ -107,7 +108,7 @@ def epyc_9454p(**overrides) -> CpuConfig:
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 1, 2, 1.9),
-            _cs("C2", 400, 800, 0.12, package_deep=True),
+            _cs("C2", 400, 800, 0.12, package_deep=True, flushes_core_caches=True),  # CC6: L1/L2 flushed
         ),
         # 290 W TDP split as 48 x ~4.6 W cores + ~70 W IO die / uncore (estimate).
         core_leakage_w=1.5,

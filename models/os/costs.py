@@ -14,7 +14,7 @@ from models.os.memops import ACTION_CELLS, CELLS, SOURCE_CELLS
 from simcore.config import Model
 
 #: Stack layers reported in ``summary.layers`` (plus "idle", the idle time while IO is pending).
-LAYERS = ("user", "syscall", "fs", "block", "iosched", "driver", "irq", "scheduler", "timer", "polling")
+LAYERS = ("user", "syscall", "fs", "block", "iosched", "driver", "irq", "scheduler", "timer", "polling", "cache")
 LAYER_INDEX = {name: i for i, name in enumerate(LAYERS)}
 USER = LAYER_INDEX["user"]
 
@@ -134,6 +134,15 @@ class KernelCosts(Model):
         description="memory operations (loads + stores) per execution of each kernel action (a switch, a wake-up,"
         " a PELT update, an hrtimer programming, ...), by cell (models.os.memops.ACTION_CELLS)",
     )
+    cold_switch_refill_cycles: float = Field(2500, ge=0, description="cache warmth: a user task switched in after"
+                                             " another user task ran on the CPU (or first on this CPU) refetches the"
+                                             " L1/L2 lines and TLB entries of its IO path that the other evicted"
+                                             " (KPTI without PCID flushes the TLB at every switch); estimate: ~16 KiB"
+                                             " from L2/LLC at ~4 misses in flight plus ~30 page walks (~0.7 us)")
+    cold_idle_refill_cycles: float = Field(3000, ge=0, description="cache warmth: the task that runs after its CPU"
+                                           " idled in a state that flushes the core caches (flushes_core_caches)"
+                                           " refetches its IO path's working set from the LLC; estimate: ~20 KiB at"
+                                           " ~40 cycles a line, ~4 in flight (~0.9 us)")
     idle_entry_cycles: float = Field(1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle")
     idle_exit_cycles: float = Field(600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)")
 

@@ -82,6 +82,7 @@ SOURCE_CELLS = {
     # task-state checks (kernel/sched/) and clock reads (kernel/time/)
     "polling": ("blk_poll", "blk_mq", "block_rest", "nvme", "ktime_get", "time_rest", "sched_rest", "other"),
     "smt_contention": (),
+    "cache": (),  # refill stalls: cycles without retired loads or stores
     "idle_spin": ("other",),
 }
 

@@ -153,6 +153,12 @@ class CpuRunner:
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
         self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", actions={"switch": 1, "idle_exit": 1})
         self.cost_idle_reenter = ct.get("idle_reenter", actions={"idle_exit": 1, "idle_entry": 1})
+        # cache warmth: the user task switched in after another one, or after a cache-flushing idle
+        self.cost_cold_switch = ct.get("cache_refill_switch", cache=k.cold_switch_refill_cycles)
+        self.cost_cold_idle = ct.get("cache_refill_idle", cache=k.cold_idle_refill_cycles)
+        self._flushes = tuple(st.flushes_core_caches for st in self.cstates)
+        self._last_user: Task | None = None  # the user task whose working set the core caches hold
+        self._caches_flushed = False  # an idle state flushed them since a user task last ran
         self.cost_noop = ct.get("noop")
         # a wake-up enqueues the task (with its load and pressure accounting); a task going to sleep
         # is dequeued (the same accounting), whatever runs next: another task or the idle loop
@@ -563,6 +569,8 @@ class CpuRunner:
                 self._carry_ns += cost.cycles / self.freq
             else:
                 self.add_carry(cost)
+            if not nxt.kthread and (nxt is not self._last_user or self._caches_flushed):
+                self._cold_start(nxt)
             cpu = self.cpu
             if not cpu.busy or cpu.activity != cost.activity:
                 cpu.set_busy(now, cost.activity)
@@ -575,6 +583,15 @@ class CpuRunner:
             resume()
         else:
             self.run(self.cost_cs_to_idle, self._enter_idle)
+
+    def _cold_start(self, task: Task) -> None:
+        """Cache warmth: ``task`` finds the core's caches flushed by an idle state, or holding
+        another task's lines: its next work first refetches its working set (carried)."""
+        cold = self.cost_cold_idle if self._caches_flushed else self.cost_cold_switch
+        if self._last_user is not None or self._caches_flushed:
+            self.add_carry(cold)
+        self._last_user = task
+        self._caches_flushed = False
 
     def _arm_slice(self) -> None:
         """With others runnable, preempt the current task at the tick after its slice ends."""
@@ -797,6 +814,8 @@ class CpuRunner:
         self.governor.reflect(idle, tick_wakeup)
         self.avg_idle_ns += (idle - self.avg_idle_ns) * 0.125  # update_avg(&rq->avg_idle, delta)
         self.cstate_exit_ns += self._exit_ns[self.cpu.cstate]  # the CPU is in C0 from now, waking up
+        if self._flushes[self.cpu.cstate]:
+            self._caches_flushed = True
         if self.iowaiters:
             self.iowait_ns += idle
         if self._tick_call is None and self._tick_on:
