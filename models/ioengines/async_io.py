@@ -46,9 +46,12 @@ class AsyncThread(SyncThread):
 
 
     def can_migrate(self) -> bool:
-        """Not modelled: an async thread's in-flight and polled requests are bound to its CPU's
-        queue pairs, so it stays where it was placed."""
-        return False
+        """An interrupt-driven libaio / io_uring thread may move with IOs in flight: they complete
+        on the hardware queue they were submitted to, their interrupt posts them to the ring
+        (aio_complete, io_cqring_fill_event) and wakes the thread wherever it runs; its next IOs go
+        to its new CPU's queue. An IOPOLL thread stays: it polls its own CPU's poll queue for the
+        requests it submitted there (stacksim's polling is per CPU)."""
+        return not self.iopoll
 
     def __init__(self, host, job, job_idx, clone, cpu, end_ns, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
