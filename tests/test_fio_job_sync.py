@@ -88,3 +88,18 @@ def test_a_job_without_exitall_does_not_end_the_others():
 def test_bad_waits_are_refused(body, words):
     with pytest.raises(ConfigError, match=words):
         parse_fio_text(HEAD + body, path="t.fio")
+
+
+def test_a_waiting_job_with_several_threads_starts_on_idle_cpus():
+    """Regression: starting a waiting job's threads (here an offload job: its thread and 4 workers)
+    on CPUs that sleep must not switch a CPU in twice (two tasks added while it leaves its C-state)."""
+    res = _run("[a]\nrw=randread\nnumber_ios=100\n[b]\nwait_for=a\nrw=randwrite\nio_submit_mode=offload\n"
+               "iodepth=4\nnumber_ios=200\n")
+    sp = _spans(res)
+    assert sp[1][0] >= sp[0][1]
+    assert sum(1 for r in res.model.records if r.job == 1) == 200
+
+
+def test_the_nvme_generic_device_takes_only_passthrough():
+    with pytest.raises(ConfigError, match="takes only io_uring_cmd"):
+        parse_fio_text(HEAD.replace("/dev/nvme0n1", "/dev/ng0n1") + "[a]\nrw=read\n", path="t.fio")

@@ -97,7 +97,8 @@ class JobControl:
             self._exit_others(j, t)
         if self.live[j] == 0 and self.exited_ns[j] is None:
             self.exited_ns[j] = t
-            self._start_ready(t)
+            # in an event of its own: the exiting task's CPU is in the middle of its switch away
+            self.host.engine.call_in(0.0, self._start_ready, t)
 
     def _exit_others(self, j: int, t: float) -> None:
         what = self.jobs[j].exit_what

@@ -159,6 +159,7 @@ class CpuRunner:
         self._flushes = tuple(st.flushes_core_caches for st in self.cstates)
         self._last_user: Task | None = None  # the user task whose working set the core caches hold
         self._caches_flushed = False  # an idle state flushed them since a user task last ran
+        self._waking = False  # leaving idle outside an IRQ: the switch in follows the C-state exit
         self.cost_noop = ct.get("noop")
         # a wake-up enqueues the task (with its load and pressure accounting); a task going to sleep
         # is dequeued (the same accounting), whatever runs next: another task or the idle loop
@@ -483,8 +484,8 @@ class CpuRunner:
             self.cpufreq_hook(self, self.engine.now, False)
         if self.mode == IDLE:
             self._leave_idle()  # pays the C-state exit
-        elif self.mode == NONE and self.current is None and not self._irqs:
-            self._schedule(from_idle=False)
+        elif self.mode == NONE and self.current is None and not self._irqs and not self._waking:
+            self._schedule(from_idle=False)  # (a CPU leaving idle picks it when it is awake)
         else:
             self._arm_slice()
 
@@ -833,9 +834,15 @@ class CpuRunner:
         self.cpu.set_busy(now, self._seg_act)
         self.mode = NONE
         if exit_ns > 0:
-            self.engine.call_in(exit_ns, self._schedule, True)
+            self._waking = True
+            self.engine.call_in(exit_ns, self._awake)
         else:
             self._schedule(from_idle=True)
+
+    def _awake(self) -> None:
+        """The C-state exit of :meth:`_leave_idle` is over: run what is runnable."""
+        self._waking = False
+        self._schedule(from_idle=True)
 
     # ------------------------------------------------------------------ interrupts
     def raise_irq(self, work: IrqWork) -> None:

@@ -877,6 +877,10 @@ def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     if any(devices) and not all(devices):
         raise fail("option 'filename' mixes block devices and regular files in one job: not modelled "
                    "yet by stacksim (the file-system cost is per job); split it into two jobs", last.get("filename"))
+    if state["ioengine"] != "io_uring_cmd" and any(n.startswith("/dev/ng") for n in names):
+        raise fail(f"option 'filename': an NVMe generic character device (/dev/ngXnY) takes only io_uring_cmd "
+                   f"passthrough, not ioengine={state['ioengine']}; use the block device (/dev/nvmeXnY)",
+                   last.get("filename"))
     if state["ioengine"] == "io_uring_cmd" and (state["directory"] and not names or names and not all(devices)):
         raise fail("ioengine=io_uring_cmd needs an NVMe generic character device (filename=/dev/ngXnY), "
                    "not a regular file; fio's engine would fail to open it", last.get("filename") or last.get("directory"))
