@@ -280,12 +280,8 @@ class AsyncThread(SyncThread):
         k = self.k
         cost = self.host.costs.get("trim_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles)
         t = runner.clock() + cost.cycles / runner.freq
-        req.t_issued = req.t_complete = t
-        self.host.io_done(req)
-        if self.min_rate.active:
-            self._check_min_rate(req, t)
-        if self.steady:
-            self._count_done(req)
+        req.t_issued = t
+        self._io_completed(req, t)
         runner.run(cost, self._after_submit)
 
     def _flow_held_async(self, op: str | None) -> None:

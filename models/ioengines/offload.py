@@ -72,8 +72,6 @@ class OffloadWorker(SyncThread):
         prev = self.req
         if with_completion:
             t0 += self._complete_cycles / runner.freq
-            prev.t_complete = t0
-            self.host.io_done(prev)
             self.main.io_finished(prev, t0, runner)
             self.req = None
         if self.queue:
@@ -221,12 +219,9 @@ class OffloadThread(SyncThread):
         self._issue(with_completion=False)
 
     def io_finished(self, req, t: float, runner) -> None:
-        """A worker finished ``req`` at ``t`` on ``runner``: an io_u is free again."""
+        """A worker finished ``req`` at ``t`` on ``runner``: fio has it back, an io_u is free again."""
+        self._io_completed(req, t)
         self.inflight -= 1
-        if self.min_rate.active:
-            self._check_min_rate(req, t)
-        if self.steady:
-            self._count_done(req)
         if self.blocked and (self.inflight < self.depth or (self.draining and not self.inflight)):
             self.blocked = False
             if self.task.state == SLEEPING:

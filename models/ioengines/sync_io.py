@@ -385,6 +385,16 @@ class SyncThread:
         return (now >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
                 or (self.max_ios and self.issued_ios >= self.max_ios) or self._region_end or self.failed)
 
+    def _io_completed(self, req, t: float) -> None:
+        """fio has ``req`` back at ``t``: stamp it, hand it to the run's statistics, then fio's
+        minimum-rate and steady-state counters. (``_issue`` and the reaping loops inline this.)"""
+        req.t_complete = t
+        self.host.io_done(req)
+        if self.min_rate.active:
+            self._check_min_rate(req, t)
+        if self.steady:
+            self._count_done(req)
+
     def _check_min_rate(self, req, now: float) -> None:
         """fio's check_min_rate after a completion: a miss ends the job with EIO."""
         msg = self.min_rate.completed(req.op, req.nbytes, now)
