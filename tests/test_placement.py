@@ -269,3 +269,25 @@ def test_async_threads_migrate_with_ios_in_flight_unless_they_poll(hipri, moves)
         moved = [th for th in host.threads if th.task.nr_migrations]
         # a moved thread submits from its new CPU: its requests sit on more than one CPU's queue
         assert any(len({r.qp.cpu for r in host.records if r.task is th.task}) > 1 for th in moved)
+
+
+def test_nice_sets_the_share_of_cpu_between_busy_threads():
+    """fio's nice: two classic pollers (always runnable) pinned to one CPU share it by their CFS
+    load weights (sched_prio_to_weight: nice 0 = 1024, nice 5 = 335), so their IOs come in that
+    ratio; at the same nice they split evenly."""
+    from scenarios.fio.parser import parse_fio_text
+    from scenarios.scenario import resolve
+
+    def ios(nice_b: int) -> tuple[int, int]:
+        text = ("[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
+                "cpus_allowed=0\nruntime=60ms\ntime_based\n[a]\n[b]\n" + f"nice={nice_b}\n")
+        cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5",
+                      sets={"queue.io_poll": "1"})
+        jobs = simulate(cfg).to_dict()["jobs"]
+        return jobs[0]["read"]["total_ios"], jobs[1]["read"]["total_ios"]
+
+    a, b = ios(5)
+    assert a / b == pytest.approx(1024 / 335, rel=0.15)
+    a, b = ios(0)
+    # slices of ~3 ms: 60 ms is about ten slices each, the first task one slice ahead at most
+    assert a / b == pytest.approx(1.0, rel=0.2)

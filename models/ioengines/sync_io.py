@@ -11,7 +11,7 @@ is seen at syscall return (clat = lat for sync engines).
 from __future__ import annotations
 
 from models.os.request import Request
-from models.os.task import Task
+from models.os.task import Task, nice_vscale
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
@@ -65,6 +65,7 @@ class SyncThread:
         k = host.kcosts
         self.k = k
         self.task = Task(len(host.all_tasks), f"{job.name}/{clone}", cpu, job=job_idx)
+        self.task.vscale = nice_vscale(job.nice)  # fio's nice: the thread's CFS load weight
         host.all_tasks.append(self.task)
         self.runner = host.runners[cpu]
         self.placed_cpu = cpu  # where it was started (the scheduler may move it: task.cpu)

@@ -22,11 +22,7 @@ dispatch work and the NVMe command (``nvme_submit_cycles``); its sleep pays the 
 
 from __future__ import annotations
 
-from models.os.task import Task
-
-#: sched_prio_to_weight (kernel/sched/core.c): the load weight of nice 0 and of nice -20
-NICE_0_LOAD = 1024
-WEIGHT_NICE_MINUS_20 = 88761
+from models.os.task import Task, nice_vscale
 
 
 class KblockdWorker:
@@ -38,7 +34,7 @@ class KblockdWorker:
         self.runner = host.runners[cpu]
         self.task = Task(len(host.all_tasks), f"kworker/{cpu}:1H", cpu, job=-1)
         self.task.kthread = True
-        self.task.vscale = NICE_0_LOAD / WEIGHT_NICE_MINUS_20  # WQ_HIGHPRI: a nice -20 worker pool
+        self.task.vscale = nice_vscale(-20)  # WQ_HIGHPRI: a nice -20 worker pool
         self.task.state = "sleeping"
         # asleep since boot: its first wake-up places it at the queue's min_vruntime minus the
         # sleeper credit (place_entity), as for any long sleeper

@@ -6,6 +6,21 @@ from typing import Callable
 
 RUNNING, RUNNABLE, SLEEPING, DEAD = "running", "runnable", "sleeping", "dead"
 
+#: sched_prio_to_weight (kernel/sched/core.c): the CFS load weight of nice -20 .. 19 (each step
+#: ~1.25x, so one nice level is ~10% of CPU between two busy tasks)
+NICE_WEIGHTS = (
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+    1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+    110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+)
+NICE_0_LOAD = 1024
+
+
+def nice_vscale(nice: int) -> float:
+    """A task's vruntime per ns of CPU time at ``nice`` (-20..19): NICE_0_LOAD / its load weight."""
+    return NICE_0_LOAD / NICE_WEIGHTS[nice + 20]
+
 
 class Task:
     """A thread. Its program is a chain of callbacks: whenever the scheduler switches it in, it

@@ -72,6 +72,7 @@ new_group                                      new_group                    a ne
 exitall, exitall_on_error, exit_what           exitall(_on_error), exit_what a finished thread ends its group / all / the running jobs
 flow, flow_id, flow_sleep                      flow, flow_id, flow_sleep_ns weight >= 0, id, us: jobs' IO counts in the ratio of their weights
 io_submit_mode                                 io_submit_mode               inline | offload (iodepth workers; synchronous engines)
+nice                                           nice                         -20..19: the threads' CFS load weight
 kb_base                                        (size parsing)               1024 (default) | 1000
 iodepth_low                                    (checked)                    must be 0 or equal iodepth
 =============================================  ===========================  ===========================================
@@ -207,6 +208,7 @@ _add("used", "int", "flow flow_id flow_sleep", help="token-based flow control be
      "the sleep (us) of a held-back thread (0: it spins)")
 _add("used", "str", "io_submit_mode", choices=("inline", "offload"), help="offload: the job thread hands its IOs to "
      "iodepth submit workers (synchronous engines)")
+_add("used", "int", "nice", help="the job's nice value (-20..19): its CFS load weight")
 _add("used", "str", "exit_what", choices=("group", "all", "stonewall"), help="what exitall ends")
 _add("used", "str", "filename directory", help="the job's files (a:b:c); /dev/ names are raw devices, others "
      "regular files on the simulated file system (models/os/filesystem.py)")
@@ -281,7 +283,7 @@ _add("ignored", "str",
      "fallocate fadvise_hint write_hint offset_align blockalign "
      "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
      "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
-     "openfiles nice priohint uid gid cgroup cgroup_weight "
+     "openfiles priohint uid gid cgroup cgroup_weight "
      "unit_base gtod_cpu clocksource job_start_clock_id unified_rw_reporting write_bw_log "
      "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
      "log_hist_coarseness log_max_value log_compression log_compression_cpus "

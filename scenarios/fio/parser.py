@@ -172,6 +172,7 @@ class FioJob(BaseModel):
     exitall_on_error: bool = False
     exit_what: Literal["group", "all", "stonewall"] = "group"
     io_submit_mode: Literal["inline", "offload"] = "inline"  # offload: models/ioengines/offload.py
+    nice: int = Field(0, ge=-20, le=19)  # the threads' nice value (CFS load weight)
     # fio's flow control (models/ioengines/flow.py): weight (0: none), flow id, held-back sleep
     flow: int = Field(0, ge=0)
     flow_id: int = 0
@@ -690,6 +691,7 @@ _HANDLERS: dict[str, _Handler] = {
     "exitall_on_error": _set_field("exitall_on_error", _bool("exitall_on_error")),
     "exit_what": _set_field("exit_what", _choice("exit_what")),
     "io_submit_mode": _set_field("io_submit_mode", _choice("io_submit_mode")),
+    "nice": _set_field("nice", lambda v, kb: parse_int((v or "").strip(), option="nice", minimum=-20, maximum=19)),
     "flow": _set_field("flow", lambda v, kb: _flow_weight(v)),
     "flow_id": _set_field("flow_id", _int("flow_id", 0)),
     "flow_sleep": _set_field("flow_sleep_ns", lambda v, kb: 1000 * parse_int(v, option="flow_sleep", minimum=0)),
