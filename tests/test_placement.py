@@ -291,3 +291,24 @@ def test_nice_sets_the_share_of_cpu_between_busy_threads():
     a, b = ios(0)
     # slices of ~3 ms: 60 ms is about ten slices each, the first task one slice ahead at most
     assert a / b == pytest.approx(1.0, rel=0.2)
+
+
+def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
+    """Three hybrid pollers (fixed 4 us sleep) on two CPUs: a poller woken from its timed sleep
+    while its CPU runs another is placed on the idle one and polls, from there, the queue of the
+    CPU it submitted on (blk_poll of the cookie's hardware queue). Every IO completes once."""
+    from scenarios.fio.parser import parse_fio_text
+    from scenarios.scenario import resolve
+
+    text = ("[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
+            "cpus_allowed=0-1\nruntime=20ms\ntime_based\n[p]\nnumjobs=3\n")
+    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5",
+                  sets={"queue.io_poll": "1", "queue.io_poll_delay": "4"})
+    host = simulate(cfg, keep_model=True).model
+    ids = [r.id for r in host.records]
+    assert len(ids) == len(set(ids)) > 1000
+    tasks = [t for t in host.all_tasks if t.job == 0]
+    assert all(t.nr_migrations > 0 for t in tasks)
+    # each thread submitted on both CPUs; some requests were reaped by a CPU other than their queue's
+    assert all({r.qp.cpu for r in host.records if r.task is t} == {0, 1} for t in tasks)
+    assert all(not qp.remote_pollers for d in host.devices for qp in d.qps)  # none left registered

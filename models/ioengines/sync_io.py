@@ -192,10 +192,12 @@ class SyncThread:
         self.host.movable_tasks = True
 
     def can_migrate(self) -> bool:
-        """A synchronous thread may move when it has no IO in flight (its request's queue pair
-        belongs to the CPU it submitted from)."""
+        """A synchronous thread may move: with no IO in flight, or a polled one (its poll loop
+        goes on from the new CPU on the queue it submitted to, as blk_poll polls the cookie's
+        hardware queue from any CPU). A thread asleep on an interrupt-driven IO is not queued,
+        so only its wake-up (after the completion) can place it elsewhere."""
         req = self.req
-        return req is None or req.done
+        return req is None or req.done or self.policy[req.op].polled
 
     def migrated(self, runner) -> None:
         """The task now runs on ``runner``'s CPU: the next IO goes to that CPU's hardware queue."""

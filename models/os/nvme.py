@@ -144,6 +144,9 @@ class NvmeDriver:
 
     def _posted_polled(self, qp, req) -> None:
         self.host.runners[qp.cpu].cqe_posted(qp)
+        if qp.remote_pollers:  # a task that moved polls its requests on its old CPU's queue
+            for r in qp.remote_pollers:
+                r.cqe_posted(qp)
 
 
 class NvmeIrq(IrqWork):

@@ -1018,6 +1018,8 @@ class CpuRunner:
             start += self._absorb_carry(self.current)
         self.mode = POLL
         self._poll_qp = qp
+        if qp is not None and qp.cpu != self.id:
+            qp.remote_pollers.append(self)  # blk_poll of another CPU's queue (the task moved)
         self._poll_req = req
         self._poll_then = then
         self._poll_start = start
@@ -1079,6 +1081,8 @@ class CpuRunner:
         qp, req, then = self._poll_qp, self._poll_req, self._poll_then
         self._poll_qp = self._poll_req = self._poll_then = None
         self.mode = NONE
+        if qp is not None and qp.cpu != self.id:
+            qp.remote_pollers.remove(self)
         # reaping (carried) runs before what follows: the task's completion path or more polling
         if qp is not None:
             self.host.driver.reap(self, qp)
@@ -1101,11 +1105,15 @@ class CpuRunner:
         qp, req, then = self._poll_qp, self._poll_req, self._poll_then
         self._poll_qp = self._poll_req = self._poll_then = None
         self.mode = NONE
+        if qp is not None and qp.cpu != self.id:
+            qp.remote_pollers.remove(self)
+        task = self.current
+        runners = self.host.runners
 
         def resume():
             if req.done:
                 then()
-            else:
-                self.poll(qp, req, then)
+            else:  # on the CPU it is switched back in on (the balancer may have moved it)
+                runners[task.cpu].poll(qp, req, then)
 
         self._switch_out(self.current, voluntary=False, resume=resume)

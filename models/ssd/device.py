@@ -50,7 +50,7 @@ class QueuePair:
     """One NVMe submission/completion queue pair and its interrupt vector."""
 
     __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
-                 "posted_times", "post_gaps", "submit_hook", "irq_work")
+                 "posted_times", "post_gaps", "submit_hook", "irq_work", "remote_pollers")
 
     def __init__(self, qid: int, device: "NvmeDevice", cpu: int, polled: bool, depth: int):
         self.qid = qid
@@ -65,6 +65,7 @@ class QueuePair:
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
         self.submit_hook = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
+        self.remote_pollers: list = []  # runners of other CPUs polling this queue now (a task that moved)
         # completion inter-arrival statistics: CQE post times not folded yet into post_gaps (None: off)
         self.posted_times: list[float] | None = []
         self.post_gaps = LatencyStats()  # gaps between consecutive CQE posts, ns

@@ -110,7 +110,8 @@ class HybridPollCompletion(CompletionPolicy):
         def resume():
             runner.cancel_timer(timer)
             req.waiter_sleeping = False
-            self.slept_ns += runner.clock() - t0
-            runner.poll(req.qp, req, then)
+            now = runner.host.runners[task.cpu]  # the CPU it woke up on (it may have moved)
+            self.slept_ns += now.clock() - t0
+            now.poll(req.qp, req, then)
 
         runner.sleep(resume, iowait=True)
