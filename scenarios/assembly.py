@@ -162,8 +162,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
             th.start()
 
     control = host.job_control = JobControl(host, cfg.jobs, host.threads, start_thread)
-    if control.active:
-        host.on_thread_exit = control.thread_exited
+    host.on_thread_exit = control.thread_exited  # each job's end (its runtime in the JSON), waits, exitall
     control.start()
     for sq in host.sq_threads.values():
         sq.start()

@@ -103,3 +103,16 @@ def test_a_waiting_job_with_several_threads_starts_on_idle_cpus():
 def test_the_nvme_generic_device_takes_only_passthrough():
     with pytest.raises(ConfigError, match="takes only io_uring_cmd"):
         parse_fio_text(HEAD.replace("/dev/nvme0n1", "/dev/ng0n1") + "[a]\nrw=read\n", path="t.fio")
+
+
+def test_a_job_that_ends_early_reports_its_own_runtime():
+    """fio's runtime is each job's own: a job that stops after 300 IOs while another runs 20 ms
+    reports its IOPS over its own few milliseconds, not over the run."""
+    res = _run("[short]\nrw=randread\nnumber_ios=300\n[long]\nrw=randread\nruntime=20ms\ntime_based\n")
+    short, long_ = res.to_dict()["jobs"]
+    sp = _spans(res)
+    assert short["read"]["total_ios"] == 300
+    own_ms = (sp[0][1]) / 1e6
+    assert short["read"]["runtime"] == int(own_ms)
+    assert short["read"]["iops"] == pytest.approx(300 / (own_ms / 1e3), rel=0.1)
+    assert long_["job_runtime"] == 20

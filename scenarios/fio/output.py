@@ -311,8 +311,9 @@ def _latency_target(entry: dict, job, threads: list) -> None:
 
 def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapsed_s: float) -> list[dict]:
     """``jobs[]``: per job section with ``group_reporting`` (its clones together), else per clone
-    (one entry per thread, all named after the section, as fio prints them). Jobs that started
-    later (stonewall, wait_for) report their own runtime: from their start + ramp_time to their end."""
+    (one entry per thread, all named after the section, as fio prints them). Each job reports its
+    own runtime, as fio does: from its start + ramp_time (the run's ramp for jobs that start at
+    once) to its last thread's exit (at most the run's end)."""
     out = []
     glob = global_options(jobs)
     groups = group_ids(jobs)
@@ -322,7 +323,7 @@ def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapse
         is_async = job.ioengine in ASYNC_ENGINES
         first = len(out)
         job_ns = dur_ns
-        if control is not None and control.deferred:
+        if control is not None:  # fio's runtime of a job: from its start + ramp_time to its end
             t0, t_end = stats.t0, stats.t0 + dur_ns
             start = control.measure_from_ns(ji, t0)
             stop = min(control.exited_ns[ji] if control.exited_ns[ji] is not None else t_end, t_end)
