@@ -85,3 +85,14 @@ def test_trims_fill_fios_trim_section():
 def test_trims_of_regular_files_are_refused():
     with pytest.raises(ConfigError, match="punches holes"):
         parse_fio_text("[j]\nioengine=psync\ndirect=1\nrw=randtrim\ndirectory=/mnt\nsize=1m\n", path="t.fio")
+
+
+def test_trimwrite_over_two_devices_writes_each_block_where_it_trimmed_it():
+    text = ("[global]\nioengine=psync\ndirect=1\nbs=4k\n[j]\nrw=randtrimwrite\nfilename=/dev/nvme0n1:/dev/nvme1n1\n"
+            "size=64m\nnumber_ios=40\n")
+    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM, sets={"ssd_count": "2"})
+    recs = sorted(simulate(cfg, keep_model=True).model.records, key=lambda r: r.id)
+    pairs = [(recs[i], recs[i + 1]) for i in range(0, 40, 2)]
+    assert all(t.op == "trim" and w.op == "write" and t.offset == w.offset and t.qp.device is w.qp.device
+               for t, w in pairs)
+    assert len({t.qp.device.index for t, _w in pairs}) == 2  # the files (devices) take turns

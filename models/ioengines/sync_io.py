@@ -270,7 +270,7 @@ class SyncThread:
         self._files = states
         self._file_issued = [0] * len(states)  # bytes issued to each file in this pass (sequential service)
         self._service = service
-        self._file_cur = service.first() if len(states) > 1 else 0
+        self._file_cur = self._file_next = service.first() if len(states) > 1 else 0
         self.__dict__.update(states[self._file_cur])
         self._qps = {}
         if len(states) > 1:
@@ -278,24 +278,28 @@ class SyncThread:
             self._next_io = self._next_io_files
 
     def _next_io_files(self, op: str | None = None):
-        """The next IO of a thread with several files: from the current file, then fio's file service."""
-        io = self._next_io_one(op)
-        cur = self._file_cur
-        issued = self._file_issued
-        issued[cur] += io[1]
-        done = issued[cur] >= self.span
-        if done:
-            issued[cur] = 0
-        nxt = self._service.step(cur, done)
-        if nxt != cur:
+        """The next IO of a thread with several files: from the file fio's file service chose after
+        the previous IO (the switch happens here, so the previous IO kept its file's device)."""
+        nxt = self._file_next
+        if nxt != self._file_cur:
             states = self._files
-            st = states[cur]
+            st = states[self._file_cur]
             for a in self._FILE_STATE:
                 st[a] = getattr(self, a)
             self.__dict__.update(states[nxt])
             self._file_cur = nxt
             if self.dev != st["dev"]:
                 self._qps = {}
+        io = self._next_io_one(op)
+        if getattr(self, "_tw_write", None) is not None:
+            return io  # trimwrite: the block's write follows its trim on the same file
+        cur = self._file_cur
+        issued = self._file_issued
+        issued[cur] += io[1]
+        done = issued[cur] >= self.span
+        if done:
+            issued[cur] = 0
+        self._file_next = self._service.step(cur, done)
         return io
 
     def _draw_op(self) -> str:
