@@ -298,7 +298,7 @@ class AsyncThread(SyncThread):
             return
         w = self.wait
         w.done, w.waiter_sleeping = True, False
-        flow.hold(lambda: runner.spin_notify(flow))
+        flow.hold(lambda: self.runner.spin_notify(flow))  # (its CPU now: it may have moved)
         runner.spin(flow, self._fill)
 
     def _after_submit(self) -> None:

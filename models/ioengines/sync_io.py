@@ -494,7 +494,7 @@ class SyncThread:
             if flow.may_go():
                 self._issue(with_completion=False)
                 return
-            flow.hold(lambda: runner.spin_notify(flow))
+            flow.hold(lambda: self.runner.spin_notify(flow))  # (its CPU now: it may have moved)
             runner.spin(flow, self._after_flow)
 
         if with_completion:
