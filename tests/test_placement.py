@@ -254,7 +254,8 @@ def test_busy_cpus_balance_every_domain_interval_times_the_busy_factor():
 def test_async_threads_migrate_with_ios_in_flight_unless_they_poll(hipri, moves):
     """16 io_uring threads at depth 2 on 8 CPUs: an interrupt-driven one woken while its
     CPU is busy is placed on an idle CPU (its IOs in flight complete on the old queue and wake it
-    there); an IOPOLL one stays on its CPU, whose poll queue holds its requests."""
+    there); an IOPOLL one, never without IOs in flight here, stays on its CPU, whose poll queue
+    holds its requests."""
     from scenarios.assembly import build_run
 
     extra = {"ioengine": "io_uring", "iodepth": "2", "hipri": "1" if hipri else "0"}
@@ -312,3 +313,19 @@ def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
     # each thread submitted on both CPUs; some requests were reaped by a CPU other than their queue's
     assert all({r.qp.cpu for r in host.records if r.task is t} == {0, 1} for t in tasks)
     assert all(not qp.remote_pollers for d in host.devices for qp in d.qps)  # none left registered
+
+
+def test_an_iopoll_thread_moves_only_with_nothing_in_flight():
+    """io_uring IOPOLL threads with a thinktime (fio quiesces, then sleeps): woken with nothing in
+    flight they may be placed on an idle CPU, and then poll their new CPU's queue; every IO
+    completes once and every request was polled on the queue of the CPU that submitted it."""
+    from scenarios.assembly import build_run
+
+    extra = {"ioengine": "io_uring", "iodepth": "2", "hipri": "1", "thinktime": "30"}
+    cfg = make_cfg("classic", threads=16, runtime_ms=10, ramp_ms=0, extra=extra)
+    host, _ramp, end = build_run(cfg, keep_requests=True)
+    host.engine.run(end)
+    assert sum(t.nr_migrations for t in host.all_tasks if t.job is not None) > 0
+    ids = [r.id for r in host.records]
+    assert len(ids) == len(set(ids)) > 500
+    assert all(r.qp.cpu == r.cpu for r in host.records)  # submitted from the queue's own CPU

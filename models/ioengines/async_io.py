@@ -49,9 +49,10 @@ class AsyncThread(SyncThread):
         """An interrupt-driven libaio / io_uring thread may move with IOs in flight: they complete
         on the hardware queue they were submitted to, their interrupt posts them to the ring
         (aio_complete, io_cqring_fill_event) and wakes the thread wherever it runs; its next IOs go
-        to its new CPU's queue. An IOPOLL thread stays: it polls its own CPU's poll queue for the
-        requests it submitted there (stacksim's polling is per CPU)."""
-        return not self.iopoll
+        to its new CPU's queue. An IOPOLL thread moves only with nothing in flight: its reaping
+        polls one queue, its CPU's (io_iopoll_check polls each request's queue; with requests on
+        two CPUs' queues stacksim would poll only one)."""
+        return not self.iopoll or (self.inflight == 0 and not self.ring)
 
     def __init__(self, host, job, job_idx, clone, cpu, end_ns, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
