@@ -197,37 +197,38 @@ class NvmeDevice:
         else:  # an idle controller may first have to leave a low-power state
             t = self.apst.on_submit(now) + self._fetch_ns
         is_read = op == "read"
-        if not is_read:
-            if op == "trim":
-                self._submit_trim(qp, req, t)
-                return
-            t = self._link_reserve(t, xfer) + xfer
-        units = self._units
-        unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
-        free = units[unit]  # it serves its commands one at a time, in doorbell order
-        # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
-        base_ns, per_kib_ns, jitter, program_ns = self._svc[op]
-        extra_kib = nbytes / 1024.0 - 4.0
-        svc = (base_ns + per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * jitter()
-        busy = svc
-        if program_ns:
-            # a write to the DRAM buffer: acknowledged after its (buffer) service without waiting
-            # for its unit, unless the unit's share of the buffer is full (BUFFERED_PROGRAMS
-            # programs queued beyond the running one): sustained writes stay bound by units /
-            # program time. The NAND program follows on the unit once it is free
-            start = free - BUFFERED_PROGRAMS * program_ns
-            if t >= start:
-                start = t
-            end = start + svc
-            busy += program_ns
-            units[unit] = (free if free > end else end) + program_ns
-        else:
-            start = free if free > t else t
-            end = start + svc
-            units[unit] = end
-        self.busy_unit_ns[op] += busy
-        if is_read:
-            end = self._link_reserve(end, xfer) + xfer
+        if op == "trim":
+            start, end, svc = self._trim_service(nbytes, t)
+            nbytes = DSM_RANGE_BYTES  # what crossed the link
+        else:  # (inline: the hot path)
+            if not is_read:
+                t = self._link_reserve(t, xfer) + xfer
+            units = self._units
+            unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
+            free = units[unit]  # it serves its commands one at a time, in doorbell order
+            # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
+            base_ns, per_kib_ns, jitter, program_ns = self._svc[op]
+            extra_kib = nbytes / 1024.0 - 4.0
+            svc = (base_ns + per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * jitter()
+            busy = svc
+            if program_ns:
+                # a write to the DRAM buffer: acknowledged after its (buffer) service without waiting
+                # for its unit, unless the unit's share of the buffer is full (BUFFERED_PROGRAMS
+                # programs queued beyond the running one): sustained writes stay bound by units /
+                # program time. The NAND program follows on the unit once it is free
+                start = free - BUFFERED_PROGRAMS * program_ns
+                if t >= start:
+                    start = t
+                end = start + svc
+                busy += program_ns
+                units[unit] = (free if free > end else end) + program_ns
+            else:
+                start = free if free > t else t
+                end = start + svc
+                units[unit] = end
+            self.busy_unit_ns[op] += busy
+            if is_read:
+                end = self._link_reserve(end, xfer) + xfer
         req.t_dev_start = start
         req.t_dev_end = end
         req.device_service_ns = svc
@@ -241,28 +242,18 @@ class NvmeDevice:
         # one event per command, at its exact posting time
         self._schedule(Call(self._post, (qp, req), end + self._post_ns))
 
-    def _submit_trim(self, qp: QueuePair, req, t: float) -> None:
-        """A deallocate command fetched at ``t``: its 16-byte range list crosses the link, then the
-        controller's mapping-table work serves it (one deallocation at a time, apart from the media
-        units: :class:`~models.ssd.config.TrimConfig`)."""
+    def _trim_service(self, nbytes: int, t: float):
+        """A deallocate command of ``nbytes`` fetched at ``t``: its 16-byte range list crosses the
+        link, then the controller's mapping-table work serves it (one deallocation at a time, apart
+        from the media units: :class:`~models.ssd.config.TrimConfig`); (start, end, service)."""
         trim = self.cfg.trim
         t = self._link_reserve(t, DSM_RANGE_BYTES * self._ns_per_byte) + DSM_RANGE_BYTES * self._ns_per_byte
         start = self._trim_free if self._trim_free > t else t
-        extra_mib = (req.nbytes - 4096) / (1 << 20)
+        extra_mib = (nbytes - 4096) / (1 << 20)
         svc = trim.base_ns + (trim.per_mib_ns * extra_mib if extra_mib > 0 else 0.0)
         end = self._trim_free = start + svc
         self.busy_unit_ns["trim"] += svc
-        req.t_dev_start = start
-        req.t_dev_end = end
-        req.device_service_ns = svc
-        req.sq_seq = qp.seq
-        qp.seq += 1
-        if qp.submit_hook is not None:
-            qp.submit_hook(req)
-        qp.inflight += 1
-        self.commands += 1
-        self.bytes += DSM_RANGE_BYTES
-        self._schedule(Call(self._post, (qp, req), end + self._post_ns))
+        return start, end, svc
 
     def _post(self, qp: QueuePair, req) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""

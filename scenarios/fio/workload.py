@@ -56,6 +56,18 @@ def _zone_list(text: str, *, absolute: bool, kb: int, raw: str) -> tuple[tuple[f
     return tuple(zones)
 
 
+def _skew(name: str, text: str, raw: str, option: str) -> float:
+    """A zipf theta, pareto h or normal deviation, in the range fio accepts for it."""
+    val = _float(text, f"{name} value", raw, option)
+    if name == "zipf" and (val <= 0 or val == 1.0):
+        raise ConfigError(f"option '{option}': zipf theta must be > 0 and different from 1.0, got {val:g}")
+    if name == "pareto" and not 0 < val < 1:
+        raise ConfigError(f"option '{option}': pareto input out of range (0 < h < 1), got {val:g}")
+    if name == "normal" and not 0 <= val < 100:
+        raise ConfigError(f"option '{option}': normal deviation out of range (0 <= dev < 100), got {val:g}")
+    return val
+
+
 def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
     """``random``, ``zipf:theta[:center]``, ``pareto:h[:center]``, ``normal:dev[:center]``,
     ``zoned:A/R:...[,read/write/trim zones]``, ``zoned_abs:A/SIZE:...`` -> job fields."""
@@ -93,13 +105,7 @@ def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
         raise ConfigError(f"option 'random_distribution': per-direction values are taken only by zoned "
                           f"and zoned_abs (got '{raw}')")
     val_s, _, center_s = rest.partition(":")
-    val = _float(val_s, f"{name} value", raw)
-    if name == "zipf" and (val <= 0 or val == 1.0):
-        raise ConfigError(f"option 'random_distribution': zipf theta must be > 0 and different from 1.0, got {val:g}")
-    if name == "pareto" and not 0 < val < 1:
-        raise ConfigError(f"option 'random_distribution': pareto input out of range (0 < h < 1), got {val:g}")
-    if name == "normal" and not 0 <= val < 100:
-        raise ConfigError(f"option 'random_distribution': normal deviation out of range (0 <= dev < 100), got {val:g}")
+    val = _skew(name, val_s, raw, "random_distribution")
     out["random_distribution_value"] = val
     if center_s.strip():
         center = _float(center_s, "center", raw)
@@ -159,11 +165,5 @@ def parse_file_service(text: str | None) -> dict[str, Any]:
         if name in ("roundrobin", "random", "sequential"):
             val = float(parse_int(val_s, option="file_service_type", minimum=1))
         else:
-            val = _float(val_s, f"{name} value", raw, "file_service_type")
-            if name == "zipf" and (val <= 0 or val == 1.0):
-                raise ConfigError(f"option 'file_service_type': zipf theta must be > 0 and different from 1.0, got {val:g}")
-            if name == "pareto" and not 0 < val < 1:
-                raise ConfigError(f"option 'file_service_type': pareto input out of range (0 < h < 1), got {val:g}")
-            if name == "normal" and not 0 <= val < 100:
-                raise ConfigError(f"option 'file_service_type': normal deviation out of range (0 <= dev < 100), got {val:g}")
+            val = _skew(name, val_s, raw, "file_service_type")
     return dict(file_service_type=name, file_service_value=val)
