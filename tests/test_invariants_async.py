@@ -64,3 +64,10 @@ def test_a_polled_request_merged_into_another_cpus_request_completes():
     its own, empty queue forever (found by hypothesis: io_uring, depth 1, 2 jobs, seed 0)."""
     _check_every_io_completes_once("io_uring", 1, 1, 2, "mq-deadline", "none", True, "read", 0)
     _check_every_io_completes_once("pvsync2", 1, 1, 2, "mq-deadline", "none", True, "read", 0)
+
+
+def test_an_async_thread_that_moved_reaps_after_the_event_was_posted():
+    """Regression (found by the property above): a libaio thread moved to another CPU reaped an
+    event its old CPU's handler had posted at a time ahead of the new CPU's clock (the handler's
+    work is carried): t_complete came before t_reaped."""
+    _check_every_io_completes_once("libaio", 3, 1, 3, "none", "adaptive", False, "randread", 0)

@@ -406,7 +406,13 @@ class AsyncThread(SyncThread):
             runner.add_carry(self.host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles))
         else:
             cost = self._reap_cost(len(got), syscall=syscall)
-        t = runner.clock() + cost.cycles / runner.freq
+        t0 = runner.clock()
+        for r in got:
+            # an event posted by another CPU's handler, whose time runs ahead of this CPU's clock
+            # (its work is carried), is seen once it is in the ring
+            if r.t_reaped > t0:
+                t0 = r.t_reaped
+        t = t0 + cost.cycles / runner.freq
         done = self.host.io_done
         self.reaped_since_think += len(got)
         lat = self.lat
