@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from models.ioengines import SYNC_ENGINES
 from models.ioengines.steadystate import CRITERIA
+from models.os.filesystem import is_device
 from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
@@ -871,7 +872,7 @@ def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """A job's files are all block devices or all regular files; io_uring_cmd needs NVMe
     generic character devices (``/dev/ngXnY``), as fio's engine opens them."""
     names = state["filename"]
-    devices = [n.startswith("/dev/") for n in names]
+    devices = [is_device(n) for n in names]
     if "trim" in state["rw"] and (state["directory"] and not names or names and not all(devices)):
         raise fail(f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
                    "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",
