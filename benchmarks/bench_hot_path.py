@@ -1,6 +1,9 @@
 """Hot-path benchmark: simulated IOs per wall-clock second (run by hand, not in the test suite).
 
-    python benchmarks/bench_hot_path.py [--runtime-ms 1000] [--repeat 3] [--profile]
+    python benchmarks/bench_hot_path.py [--runtime-ms 1000] [--repeat 3] [--profile] [--both]
+
+It times the code the install runs (``stacksim --version``: the mypyc-compiled hot path or pure
+Python) and says which; ``--both`` times it, then pure Python in a child process (STACKSIM_PURE=1).
 
 Cases: the built-in default scenario (1 thread, 4 KiB random reads, interrupts), the same with
 classic and hybrid polling, 8 jobs with hybrid polling or interrupts, and the replay of a bursty
@@ -18,7 +21,10 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
+import subprocess
+import sys
 import time
 
 from scenarios.scenario import resolve
@@ -118,11 +124,15 @@ def main() -> None:
     ap.add_argument("--runtime-ms", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is reported (default 3)")
     ap.add_argument("--profile", action="store_true", help="profile the default case instead")
+    ap.add_argument("--both", action="store_true", help="then the same in pure Python (a child process)")
     args = ap.parse_args()
     if args.profile:
         cProfile.runctx("bench({}, args.runtime_ms)", globals(), locals(), "/tmp/stacksim.prof")
         pstats.Stats("/tmp/stacksim.prof").sort_stats("tottime").print_stats(25)
         return
+    from simcore.compiled import describe
+
+    print(f"code: {describe()}")
     bare = bare_simpy_ios_per_s(repeat=args.repeat)
     print(f"bare simpy loop (2 events per IO): {bare:,.0f} IOs per wall s")
     print(f"{'case':32s} {'IOs/wall s':>12s} {'vs bare':>8s} {'IOs':>9s} {'events/IO':>10s} {'wall s':>7s}")
@@ -131,6 +141,10 @@ def main() -> None:
         print(f"{name:32s} {rate:12,.0f} {rate / bare:8.3f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}")
     rate, n, ev, wall = bench_replay(max(1, args.runtime_ms // 20), args.repeat)
     print(f"{'bursty trace replay (interrupt)':32s} {rate:12,.0f} {rate / bare:8.3f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}")
+    if args.both:
+        print(flush=True)
+        subprocess.run([sys.executable, __file__, "--runtime-ms", str(args.runtime_ms), "--repeat", str(args.repeat)],
+                       env={**os.environ, "STACKSIM_PURE": "1"}, check=True)
 
 
 if __name__ == "__main__":

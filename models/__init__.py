@@ -1,0 +1,3 @@
+"""The component models: CPUs, the OS IO stack, the SSDs, the storage server."""
+
+import simcore  # noqa: F401  (simcore decides first whether the compiled hot path runs: simcore.compiled)

@@ -7,7 +7,7 @@ from pydantic import Field
 from models.cpu.config import CpuConfig
 from models.os.costs import KernelCosts
 from models.os.queue import QueueConfig
-from models.os.sched import SchedConfig
+from models.os.sched_config import SchedConfig
 from models.ssd.config import DeviceConfig
 from models.ssd.irq import IrqConfig
 from simcore.config import Model

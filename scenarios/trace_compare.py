@@ -138,13 +138,7 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
             pairing.expect(t, dev)
             yield t.io, dev
 
-    plug = host.blk.plug
-
-    def tagged_plug(reqs):
-        pairing.submitted(reqs)
-        return plug(reqs)
-
-    host.blk.plug = tagged_plug  # the replay's submissions pass here before merging: pair them
+    host.blk.plug_observer = pairing.submitted  # the replay's submissions pass here before merging: pair them
     job = replay_job(cfg.replay)
     replayer = TraceReplayer(host, job, mapped(), cfg.replay)
     by_id = pairing.by_id

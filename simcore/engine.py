@@ -65,7 +65,9 @@ class Engine:
         #: Optional ``hook(now_ns)`` called every PROGRESS_EVERY_EVENTS events by :meth:`run` (a
         #: progress display: it must not change the simulation). ``None``: the loop has no check.
         self.progress_hook: Callable[[float], None] | None = None
-        queue, ids = self.env._queue, self.env._eid
+        queue: list[Any] = self.env._queue  # simpy's heap and id counter, shared with its events
+        ids = self._ids = self.env._eid
+        self._queue = queue
 
         def schedule(call: Call, _push=heappush, _queue=queue, _ids=ids, _prio=NORMAL) -> None:
             # a closure over the heap, not a method: one call, no attribute look-ups (hot path)
@@ -82,11 +84,10 @@ class Engine:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
         if delay_ns < 0:
             raise ValueError(f"negative delay {delay_ns} ns")
-        env = self.env
         t = self.now + delay_ns
         call = Call(fn, args, t)
         # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
-        heappush(env._queue, (t, NORMAL, next(env._eid), call))
+        heappush(self._queue, (t, NORMAL, next(self._ids), call))
         return call
 
     def call_at(self, time_ns: float, fn: Callable, *args) -> Call:
@@ -161,13 +162,13 @@ class Engine:
 
     def _step(self, event: Event) -> None:
         """simpy.Environment.step for one simpy event (processes, timeouts, conditions)."""
-        callbacks, event.callbacks = event.callbacks, None
+        callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
         try:
             for callback in callbacks:
                 callback(event)
         except StopSimulation:
             event.callbacks = callbacks[callbacks.index(callback) + 1:]
-            self.env.schedule(event, URGENT - 1)
+            self.env.schedule(event, URGENT - 1)  # type: ignore[arg-type]
             raise
         if not event._ok and not hasattr(event, "_defused"):
             exc = type(event._value)(*event._value.args)

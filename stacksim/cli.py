@@ -30,8 +30,22 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
                         "relative to the current directory, or a module name)")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from simcore.compiled import describe
+    try:
+        v = version("stacksim")
+    except PackageNotFoundError:
+        v = "(not installed)"
+    return f"stacksim {v}: {describe()}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="stacksim", description="Cycle-level simulator of a host CPU, its OS IO stack and its SSDs.")
+    ap = argparse.ArgumentParser(prog="stacksim", description="Cycle-level simulator of a host CPU, its OS IO stack and its SSDs.",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=_version(),
+                    help="print the version and which code runs (compiled hot path or pure Python)")
     sub = ap.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="simulate a fio job file or a scenario (default: the built-in default scenario)")
     run.add_argument("job", nargs="?", help="fio job file (.fio/.ini), scenario YAML or built-in scenario name")

@@ -17,6 +17,8 @@ metrics of the storage server are read from it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from models.cpu.config import CpuConfig
 from models.cpu.power_limit import PowerLimiter
 
@@ -45,7 +47,7 @@ class Package:
         self._uncore_t = 0.0
         #: the frequency ceiling of the power limit (top frequency while not throttled)
         self.ceiling_ghz = cfg.top_freq_ghz
-        self.limiter = None
+        self.limiter: Any = None
         if cfg.power_limit_w is not None and engine is not None:
             self.limiter = PowerLimiter(self, engine)
         #: cumulative C0 time: [physical-core ns, physical-core GHz x ns, logical-CPU ns, logical-CPU
@@ -110,14 +112,14 @@ class PhysicalCore:
         self.power_w = 0.0
         self._t = 0.0
         self._cfg = pkg.cfg
-        self.listeners = []  # called with the new frequency (the OS runners of the siblings)
+        self.listeners: list = []  # called with the new frequency (the OS runners of the siblings)
         #: per logical CPU (in ``cpus`` order), ``fn(now, sibling_activity)`` called whenever the
         #: other sibling's executing activity changes (0.0: it executes nothing); set by the OS
         #: layer on SMT cores (:meth:`watch_smt`)
-        self.smt_watchers = None
+        self.smt_watchers: Any = None
         self._smt_seen = [0.0, 0.0]
         self.transitions = 0
-        self._pending = None
+        self._pending: Any = None
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
         self._ghz_ns = 0.0  # integral of the frequency over time (GHz x ns), up to _ghz_t
         self._ghz_t = 0.0

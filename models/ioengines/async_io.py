@@ -23,6 +23,8 @@ then sleeps ``thinktime`` the same way.
 
 from __future__ import annotations
 
+from typing import Any
+
 from models.os.request import Request
 from models.ioengines.annotations import batch_flags
 from models.ioengines.latency_target import LatencyTarget
@@ -75,7 +77,7 @@ class AsyncThread(SyncThread):
         # fio's libaio and io_uring engines issue a trim synchronously (do_io_u_trim: the BLKDISCARD
         # ioctl, which sleeps until the interrupt); passthrough (a DSM command) and null queue it
         self._sync_trims = not self.passthru and job.ioengine != "null"
-        self._trim_req = None
+        self._trim_req: Any = None
         self._quiesce_for_ns = 0.0  # fio's flow_sleep after a quiesce (0: a thinktime's)
         self.inflight = 0
         self.ring: list[Request] = []  # completed, not yet reaped by fio

@@ -10,6 +10,8 @@ is seen at syscall return (clat = lat for sync engines).
 
 from __future__ import annotations
 
+from typing import Any
+
 from models.os.request import Request
 from models.os.task import Task, nice_vscale
 from models.ioengines.annotations import sync_flags
@@ -95,16 +97,16 @@ class SyncThread:
         self._hole = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
         self._seq_nr = job.rw_modifier if self.random else 0  # rw=randread:<n>: IOs per random offset
         self._seq_left = self._seq_nr
-        self._last_start = None
+        self._last_start: Any = None
         self._region_end = False  # a sequential job with holes reached the end of its region
         self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
         self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
-        self.req = None
+        self.req: Any = None
         self._costs = {}
         self.dev = self.task.tid % len(host.devices)  # threads spread over the SSDs
         self.req_flags = sync_flags(job)
         self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
-        self._pending_op = None  # the direction drawn for an IO held back by the rate
+        self._pending_op: Any = None  # the direction drawn for an IO held back by the rate
         self.min_rate = MinRate(job)
         self.failed = False  # fio ended the job with an error (rate_min not met)
         self.error_msg = ""
@@ -115,7 +117,7 @@ class SyncThread:
         self._qps: dict = {}
         self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
-        self._flow = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
+        self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._flow_sleep_ns = 0.0
 
     def _setup_ops(self, host, job) -> None:
@@ -130,7 +132,7 @@ class SyncThread:
                           else 0.0)
         self._wop = "trim" if rw in ("trim", "randtrim") else "write"  # the op of a non-read IO
         if rw in ("trimwrite", "randtrimwrite"):
-            self._tw_write = None  # the write that follows a trim at the same offset
+            self._tw_write: Any = None  # the write that follows a trim at the same offset
             self._next_io_plain = self._next_io
             self._next_io = self._next_io_trimwrite
 
@@ -212,7 +214,7 @@ class SyncThread:
         if job.prio is not None or job.prioclass is not None:
             self.task.ioprio = ((job.prioclass or 2) << 13) | (job.prio or 0)
         pct = {"read": job.cmdprio_percentage_read, "write": job.cmdprio_percentage_write}
-        self._cmdprio = None
+        self._cmdprio: Any = None
         value = {"read": (job.cmdprio_class_read << 13) | job.cmdprio_read,
                  "write": (job.cmdprio_class_write << 13) | job.cmdprio_write}
         if any(pct.values()):

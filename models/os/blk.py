@@ -21,6 +21,8 @@ batch and hardware context.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections import deque
 
 from models.os.iosched import IoScheduler
@@ -40,7 +42,7 @@ class HwContext:
         self.qp = qp
         self.elv = elv
         self.tags_free = tags
-        self.pending = deque()
+        self.pending: deque = deque()
 
 
 class BlkMq:
@@ -76,7 +78,10 @@ class BlkMq:
         self.kblockd: dict[int, KblockdWorker] = {}
         self.lock_rounds = 0  # scheduler-lock acquisitions by inserts
         self._passthru: set = set()  # passthrough requests in flight (the elevator never saw them)
-        self.iosched_complete_cost = None
+        self.iosched_complete_cost: Any = None
+        #: ``fn(bios)``, called with the bios each plug receives, before splitting and merging (the
+        #: trace comparison pairs replayed IOs with their requests here); None: no observer
+        self.plug_observer: Any = None
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
 
@@ -181,6 +186,8 @@ class BlkMq:
         (blk_attempt_plug_merge) or becomes a request of its own. Returns the requests; a merged
         bio allocates no request and reaches no driver (it completes with its request), so the
         caller charges request and driver work per returned request."""
+        if self.plug_observer is not None:
+            self.plug_observer(bios)
         reqs = bios
         if any(r.nbytes > self.max_bytes for r in reqs):
             reqs = [p for r in reqs for p in self.split(r)]
@@ -245,7 +252,7 @@ class BlkMq:
         self._run(h)
 
     def _plug_merge(self, reqs):
-        out = []
+        out: list[Request] = []
         for req in reqs:
             for tgt in reversed(out[-4:]):  # blk_attempt_plug_merge looks at recent plug entries
                 if tgt.qp is not req.qp or tgt.op != req.op or tgt.nbytes + req.nbytes > self.max_bytes:

@@ -8,6 +8,8 @@ only by blk_poll.
 
 from __future__ import annotations
 
+from typing import Any
+
 from models.os.sched import IrqWork
 from models.ssd.irq import URGENT
 
@@ -33,7 +35,7 @@ class NvmeDriver:
                     pq = dev.add_queue_pair(cpu, polled=True, depth=host.queue.nr_requests)
                     pq.on_post = self._posted_polled
                     self.poll_qps[(dev.index, cpu)] = pq
-        self._reap_costs = {}
+        self._reap_costs: dict = {}
         self.completions_reaped_by_irq = 0
         self.cq_doorbells = 0  # CQ head doorbell writes by interrupt handlers
 
@@ -134,6 +136,7 @@ class NvmeDriver:
         The vector's handler object is reused: a CPU runs its handlers one after another, and a
         handler's ``cost`` (which takes the CQ entries) and ``fire`` (which completes them) belong
         to the same run."""
+        work: NvmeIrq | None
         if urgent_only:
             work = NvmeIrq(self, qp, True)
         else:
@@ -157,7 +160,7 @@ class NvmeIrq(IrqWork):
     def __init__(self, driver: NvmeDriver, qp, urgent_only: bool = False):
         self.driver = driver
         self.qp = qp
-        self.entries = ()
+        self.entries: Any = ()
         self.urgent_only = urgent_only
         self.kind = "nvme"
 

@@ -36,6 +36,8 @@ task weighs the same) and the doubling of an interval after a balanced pass, NUM
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def is_idle(runner) -> bool:
     """``available_idle_cpu``: nothing running (the idle task, possibly in an interrupt) and
@@ -43,7 +45,7 @@ def is_idle(runner) -> bool:
     return runner.current is None and not runner.rq
 
 
-def select_wake_cpu(runners: list, task, waker) -> tuple[object, int]:
+def select_wake_cpu(runners: list, task, waker) -> tuple[Any, int]:
     """The runner a woken ``task`` (with an affinity) should run on, and the CPUs examined."""
     prev = runners[task.cpu]
     if is_idle(prev):
@@ -68,7 +70,7 @@ def select_wake_cpu(runners: list, task, waker) -> tuple[object, int]:
     return (first_idle or prev), examined
 
 
-def pull_candidate(runners: list, this, now: float, migration_cost_ns: float) -> tuple[object | None, object | None, int]:
+def pull_candidate(runners: list, this, now: float, migration_cost_ns: float) -> tuple[Any, Any, int]:
     """``newidle_balance`` for runner ``this``: (the runner to pull from, the task, CPUs examined),
     or (None, None, examined) when nothing may move. The busiest runqueue (most queued tasks)
     first; from it the queued task that left a CPU longest ago, if it may run here and is not
@@ -93,7 +95,7 @@ def nr_running(runner) -> int:
     return (runner.current is not None) + len(runner.rq)
 
 
-def balance_pull(domain: tuple, this, now: float, migration_cost_ns: float) -> tuple[object | None, list]:
+def balance_pull(domain: tuple, this, now: float, migration_cost_ns: float) -> tuple[Any, list]:
     """``load_balance`` of runner ``this`` over the runners of one ``domain``: (the busiest runner,
     the tasks to pull from it, oldest first), or (None, []) when the domain is balanced or nothing
     may move. Imbalance in tasks: half the difference in runnable tasks (at least one)."""

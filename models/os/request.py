@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from models.ssd.command import NvmeCommand
 
 READ, WRITE = "read", "write"
@@ -18,6 +20,9 @@ class Request(NvmeCommand):
         "slept", "done_cb", "merged", "parent", "splits", "splits_left", "ioprio",
     )
 
+    splits_left: int
+    """A split IO: its pieces not finished yet (set only on one, by BlkMq.split)."""
+
     def __init__(self, rid: int, task, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
         self.id = rid
         self.task = task
@@ -26,7 +31,7 @@ class Request(NvmeCommand):
         self.nbytes = nbytes
         self.offset = offset
         self.cpu = cpu
-        self.qp = None
+        self.qp: Any = None
         self.hipri = hipri
         self.done = False
         self.waiter_sleeping = False
@@ -38,11 +43,11 @@ class Request(NvmeCommand):
         self.slept = False
         self.flags = 0
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.iosched); 0: none (the task's)
-        self.done_cb = None  # async engines: called as done_cb(runner, req) at completion
-        self.merged = None  # requests merged into this one (they complete with it)
+        self.done_cb: Any = None  # async engines: called as done_cb(runner, req) at completion
+        self.merged: Any = None  # requests merged into this one (they complete with it)
         self.sq_seq = -1  # position in its submission queue (strict Barrier ordering)
-        self.parent = None  # a split piece: the IO it belongs to (completes when all its pieces have)
-        self.splits = None  # an IO larger than max_sectors_kb: its pieces, one device command each
+        self.parent: Any = None  # a split piece: the IO it belongs to (completes when all its pieces have)
+        self.splits: Any = None  # an IO larger than max_sectors_kb: its pieces, one device command each
         # splits_left (pieces not finished yet) is set only on a split IO, by BlkMq.split
 
     @property

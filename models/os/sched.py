@@ -23,42 +23,17 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
-from typing import Literal
-
-from pydantic import Field
+from typing import Any
 
 from models.cpu.cpuidle import NO_TIMER_NS
 from models.os.costs import LAYERS as _LAYER_NAMES
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
-from simcore.config import Model
+from models.os.sched_config import SchedConfig
 from models.os.placement import balance_pull, pull_candidate, select_wake_cpu
 from simcore.engine import Call
 
 IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
 _POLLING = _LAYER_NAMES.index("polling")
-
-
-class SchedConfig(Model):
-    """CFS parameters (Linux defaults scaled for 8 CPUs: factor 1 + log2(8) = 4)."""
-
-    sched_latency_ns: float = Field(24_000_000, gt=0, description="targeted preemption latency (6 ms x 4)")
-    min_granularity_ns: float = Field(3_000_000, gt=0, description="minimum time slice (0.75 ms x 4)")
-    wakeup_granularity_ns: float = Field(4_000_000, ge=0, description="wakeup preemption granularity (1 ms x 4)")
-    tick_hz: int = Field(250, gt=0, le=1000, description="scheduler tick rate (CONFIG_HZ; Kconfig.hz offers 100 to 1000)")
-    tick: bool = Field(True, description="periodic scheduler tick interrupts (NOHZ idle: stopped while a CPU idles"
-                       " longer than a tick); false leaves only the slice checks")
-    placement: Literal["cfs", "pinned"] = Field("cfs", description="cfs: fio threads without a CPU list (or with a shared"
-                                                " one) are placed by the scheduler at every wake-up and pulled by new-idle"
-                                                " balancing (models.os.placement); pinned: each stays on the CPU it was"
-                                                " started on")
-    migration_cost_ns: float = Field(500_000, ge=0, description="sysctl_sched_migration_cost (0.5 ms): a task that ran"
-                                     " more recently is cache-hot and not pulled by load balancing; a CPU whose average"
-                                     " idle period is shorter skips new-idle balancing")
-    periodic_balance: bool = Field(True, description="periodic load balancing at the tick and nohz idle balancing"
-                                   " (rebalance_domains, nohz_balancer_kick; models.os.placement)")
-    balance_busy_factor: int = Field(16, ge=1, le=1024, description="sd->busy_factor: a busy CPU balances its domains this"
-                                     " many times less often than the domain's interval (its CPU count in ms);"
-                                     " kernel/sched/topology.c sd_init: 16 since Linux 5.12, 32 before")
 
 
 class IrqWork:
@@ -67,6 +42,8 @@ class IrqWork:
     effects when it ends."""
 
     __slots__ = ("kind",)
+
+    kind: str
 
     def cost(self, runner):
         raise NotImplementedError
@@ -114,7 +91,7 @@ class Timer:
 
     def __init__(self, expiry: float):
         self.expiry = expiry
-        self.call = None
+        self.call: Any = None
         self.active = True
 
     def __lt__(self, other: "Timer") -> bool:
@@ -177,7 +154,7 @@ class CpuRunner:
         self._tick_restart_due = False
         self.cost_newidle = ct.get("newidle_balance", actions={"newidle_balance": 1})
         self._scan_costs: dict = {}
-        self.sibling_runner = None  # the SMT sibling's runner (set by the host)
+        self.sibling_runner: Any = None  # the SMT sibling's runner (set by the host)
         self._migration_cost_ns = sched.migration_cost_ns
         self.avg_idle_ns = 2.0 * sched.migration_cost_ns  # rq->avg_idle (starts at 2 x migration cost)
         self._iter_ns = k.poll_iteration_cycles / self.freq
@@ -206,8 +183,8 @@ class CpuRunner:
         self._epoch_spin_ns = 0.0
         #: the cpufreq governor's scheduler hooks (cpufreq_update_util), if it wants them: at
         #: enqueue (runner, now, iowait) and at each tick (runner, now)
-        self.cpufreq_hook = None
-        self.cpufreq_tick_hook = None
+        self.cpufreq_hook: Any = None
+        self.cpufreq_tick_hook: Any = None
         self.irq_kinds: defaultdict[str, int] = defaultdict(int)
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list = []
@@ -217,32 +194,32 @@ class CpuRunner:
         self.cstate_exit_ns = 0.0
         self._trace_parts: list = []  # (label, ns) of carried work, kept only when tracing
         # segment state
-        self._seg_call = None
-        self._seg_then = None
+        self._seg_call: Any = None
+        self._seg_then: Any = None
         self._seg_end = 0.0
         self._seg_work_from = 0.0  # the segment's work starts here (after a C-state exit)
         self._seg_rem = 0.0
         self._seg_rem_fac = 1.0  # the SMT factor _seg_rem was measured at
         self._seg_act = 0.0
-        self._irq_call = None
+        self._irq_call: Any = None
         self._irq_end_t = 0.0
         self._irq_work_from = 0.0
         # polling state
-        self._poll_qp = None
-        self._poll_req = None
-        self._poll_then = None
+        self._poll_qp: Any = None
+        self._poll_req: Any = None
+        self._poll_then: Any = None
         self._poll_start = 0.0
-        self._poll_call = None
+        self._poll_call: Any = None
         # irq state
         self._irqs: deque[IrqWork] = deque()
         self._irq_prev = NONE
         self._idle_since = 0.0
-        self._slice_call = None
+        self._slice_call: Any = None
         self.timers: list[Timer] = []
         # the periodic scheduler tick: a timer interrupt every _tick_ns, at jiffy boundaries, while
         # the CPU runs or idles briefly (NOHZ idle stops it, tick_nohz_idle_exit restarts it)
         self._tick_on = sched.tick
-        self._tick_call = None
+        self._tick_call: Any = None
         self._tick_irq = FixedIrq(host.tick_cost, _tick_softirq, "tick")
         #: scheduling domains for periodic balancing, smallest first: ((runners, interval ns), ...)
         #: (set by the host once every runner exists) and the time each was last balanced
@@ -491,11 +468,14 @@ class CpuRunner:
 
     def sleep(self, resume, iowait: bool = True) -> None:
         """The current task blocks (voluntary switch); ``resume`` runs when it is switched back in."""
-        self._switch_out(self.current, True, resume, iowait)
+        task = self.current
+        assert task is not None
+        self._switch_out(task, True, resume, iowait)
 
     def exit_task(self) -> None:
         """The current task exits."""
         task = self.current
+        assert task is not None
         self.charge_runtime(task, self.clock())
         task.state = "dead"
         self.current = None
@@ -581,6 +561,7 @@ class CpuRunner:
                 self._arm_slice()
             resume = nxt.resume
             nxt.resume = None
+            assert resume is not None  # a runnable task always has its continuation
             resume()
         else:
             self.run(self.cost_cs_to_idle, self._enter_idle)
@@ -1108,6 +1089,7 @@ class CpuRunner:
         if qp is not None and qp.cpu != self.id:
             qp.remote_pollers.remove(self)
         task = self.current
+        assert task is not None
         runners = self.host.runners
 
         def resume():
@@ -1116,4 +1098,4 @@ class CpuRunner:
             else:  # on the CPU it is switched back in on (the balancer may have moved it)
                 runners[task.cpu].poll(qp, req, then)
 
-        self._switch_out(self.current, voluntary=False, resume=resume)
+        self._switch_out(task, voluntary=False, resume=resume)

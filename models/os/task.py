@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 RUNNING, RUNNABLE, SLEEPING, DEAD = "running", "runnable", "sleeping", "dead"
 
@@ -42,10 +42,10 @@ class Task:
         #: fio's cpus_allowed_policy=split, engines whose requests are bound to the CPU's queues)
         self.affinity: frozenset[int] | None = None
         #: the engine thread behind the task (``can_migrate()``, ``migrated(runner)``), if movable
-        self.owner = None
+        self.owner: Any = None
         self.nr_migrations = 0  # se.nr_migrations
         self.last_ran = 0.0  # when it last left a CPU (task_hot: cache-hot for migration_cost_ns)
-        self.slept_on = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
+        self.slept_on: Any = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
         #: a kernel thread (kworker, io_uring SQ thread): switching to or from it needs no address
         #: space switch (lazy TLB), see KernelCosts.kthread_switch_cycles
         self.kthread = False

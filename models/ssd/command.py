@@ -7,7 +7,10 @@ model, its queue pairs and the interrupt-generation policies serve both.
 
 from __future__ import annotations
 
+from mypy_extensions import mypyc_attr
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # the server's requests subclass it (not compiled)
 class NvmeCommand:
     """The device-visible part of a request (times in ns, set by :class:`models.ssd.device.NvmeDevice`)."""
 

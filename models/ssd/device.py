@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -59,17 +59,17 @@ class QueuePair:
         self.polled = polled
         self.depth = depth
         self.cq: list = []  # posted, not yet reaped completion entries (requests)
-        self.on_post: Callable | None = None  # polled queues: the driver's hook when an entry is posted
-        self.on_irq: Callable | None = None  # interrupt queues: the driver's handler entry (MSI-X)
-        self.irq_gen = None  # device-side interrupt generation policy of this CQ's vector
+        self.on_post: Any = None  # polled queues: the driver's hook when an entry is posted
+        self.on_irq: Any = None  # interrupt queues: the driver's handler entry (MSI-X)
+        self.irq_gen: Any = None  # device-side interrupt generation policy of this CQ's vector
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
-        self.submit_hook = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
+        self.submit_hook: Any = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
         self.remote_pollers: list = []  # runners of other CPUs polling this queue now (a task that moved)
         # completion inter-arrival statistics: CQE post times not folded yet into post_gaps (None: off)
         self.posted_times: list[float] | None = []
         self.post_gaps = LatencyStats()  # gaps between consecutive CQE posts, ns
-        self.irq_work = None  # the driver's reusable handler object for this vector
+        self.irq_work: Any = None  # the driver's reusable handler object for this vector
 
     def fold_posts(self) -> None:
         """Fold the buffered CQE post times into ``post_gaps`` (the last one stays: the next gap
@@ -137,7 +137,7 @@ class NvmeDevice:
         steps = apst_steps(cfg)
         #: autonomous power state transitions (models.ssd.apst), None without non-operational states
         self.apst = ApstState(cfg, steps) if steps else None
-        self.irq_cfg = irq_cfg or IrqConfig()
+        self.irq_cfg = irq_cfg or IrqConfig.model_validate({})  # the defaults
         self._irq_generation = irq_generation
 
     def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:

@@ -1,0 +1,97 @@
+"""Build: the package metadata is in setup.cfg; this file adds the optional compiled hot path.
+
+The modules listed in ``simcore/compiled.py`` (COMPILED_MODULES) are compiled with mypyc when it is
+importable (pyproject.toml makes mypy a build requirement) and a C compiler works. Otherwise, or
+with ``STACKSIM_PURE=1`` in the environment, the install is pure Python from the same sources: a
+failed compilation is reported and never fails the install. A successful build records each
+compiled source's SHA-256 in ``simcore/_compiled_build.json``; at run time the compiled modules
+are used only while the sources still match it (simcore/compiled.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+RECORD = "simcore/_compiled_build.json"
+
+
+def compiled_modules() -> tuple[str, ...]:
+    """COMPILED_MODULES from simcore/compiled.py, read without importing the package."""
+    tree = ast.parse((ROOT / "simcore" / "compiled.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "COMPILED_MODULES" for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    raise RuntimeError("simcore/compiled.py has no COMPILED_MODULES")
+
+
+def _say(msg: str) -> None:
+    print(f"stacksim build: {msg}", file=sys.stderr)
+
+
+def mypyc_extensions(modules: tuple[str, ...]) -> list:
+    if os.environ.get("STACKSIM_PURE", "") not in ("", "0"):
+        _say("STACKSIM_PURE is set: pure Python")
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        _say("mypyc is not available: pure Python")
+        return []
+    paths = [m.replace(".", "/") + ".py" for m in modules]
+    try:  # mypy checks with setup.cfg's [mypy] section (check_untyped_defs), then mypyc generates C
+        return mypycify(paths, opt_level="3", debug_level="0")
+    except BaseException as e:  # a type error in the sources stops mypycify with SystemExit
+        _say(f"mypyc could not compile the hot path ({e!r}): pure Python")
+        return []
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that falls back to pure Python when the C compilation fails, all or nothing."""
+
+    def run(self) -> None:
+        if not self.extensions:
+            return
+        try:
+            super().run()
+        except Exception as e:  # no compiler, missing headers, a compiler error
+            _say(f"compiling the hot path failed ({e}): pure Python")
+            self._remove_outputs()
+            return
+        self._write_record()
+
+    def _out_dir(self) -> Path:
+        return ROOT if self.inplace else Path(self.build_lib)
+
+    def _remove_outputs(self) -> None:
+        for ext in self.extensions:
+            path = self._out_dir() / self.get_ext_filename(ext.name)
+            if path.exists():
+                path.unlink()
+        stale = self._out_dir() / RECORD
+        if stale.exists():
+            stale.unlink()
+
+    def _write_record(self) -> None:
+        sources = {m: hashlib.sha256((ROOT / (m.replace(".", "/") + ".py")).read_bytes()).hexdigest()
+                   for m in compiled_modules()}
+        out = self._out_dir() / RECORD
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"compiler": "mypyc", "sources": sources}, indent=1) + "\n")
+        _say(f"compiled {len(sources)} hot-path modules with mypyc")
+
+    def get_outputs(self) -> list[str]:
+        outs = super().get_outputs()
+        record = self._out_dir() / RECORD
+        return outs + [str(record)] if record.exists() else outs
+
+
+setup(ext_modules=mypyc_extensions(compiled_modules()), cmdclass={"build_ext": OptionalBuildExt})
