@@ -35,6 +35,7 @@ __all__ = ["COMPILED_MODULES", "BUILD_RECORD", "activate", "describe", "is_compi
 COMPILED_MODULES = (
     "simcore.engine",
     "models.ssd.command",
+    "models.os.cost",
     "models.ssd.device",
     "models.cpu.core",
     "models.os.task",
@@ -42,6 +43,8 @@ COMPILED_MODULES = (
     "models.os.sched",
     "models.os.blk",
     "models.os.nvme",
+    "models.cpu.cpuidle",
+    "policies.cpu_idle.menu",
 )
 
 #: the build record, relative to the directory that holds the top-level packages

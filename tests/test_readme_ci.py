@@ -71,6 +71,7 @@ def test_first_readme_command_works_in_a_clean_copy(tmp_path):
     subprocess.run(["bash", str(CI), "--copy-to", str(repo)], check=True, timeout=120)
     assert list(tmp_path.iterdir()) == [repo]  # nothing beside it
     assert not (repo / ".venv").exists() and (repo / "scenarios" / "reference").is_dir()
+    assert not list(repo.rglob("*.so")) and not (repo / "simcore" / "_compiled_build.json").exists()  # no build
 
     parts = [p.strip() for p in readme_commands()[0].split("&&")]
     assert parts[0] == "python3 -m venv .venv"

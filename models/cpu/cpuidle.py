@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from mypy_extensions import mypyc_attr
+
 from models.cpu.config import CpuConfig
 
 NO_TIMER_NS = 50_000_000.0
@@ -45,6 +47,7 @@ DEFAULT_TICK_NS = 4_000_000.0
 """TICK_NSEC at CONFIG_HZ=250, ns: the default tick period of a governor."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # plug-in governors subclass it (compiled: simcore.compiled)
 class CpuidleGovernor(ABC):
     """Per-CPU governor state. Subclasses are registered by name in ``policies.cpu_idle``."""
 

@@ -8,15 +8,14 @@ use count, and per-layer totals are recovered at the end as count x cycles.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import Field, field_validator
 
+# the stack layers and the bundle executed on the hot path (models.os.cost, compiled: simcore.compiled)
+from models.os.cost import LAYER_INDEX, LAYERS, USER, Cost  # noqa: F401
 from models.os.memops import ACTION_CELLS, CELLS, SOURCE_CELLS
 from simcore.config import Model
-
-#: Stack layers reported in ``summary.layers`` (plus "idle", the idle time while IO is pending).
-LAYERS = ("user", "syscall", "fs", "block", "iosched", "driver", "irq", "scheduler", "timer", "polling", "cache")
-LAYER_INDEX = {name: i for i, name in enumerate(LAYERS)}
-USER = LAYER_INDEX["user"]
 
 #: Kernel actions counted one by one (each execution of the code path is one action): the
 #: scheduler's and the timer code's work. name -> (the :class:`KernelCosts` field of its cycles, its
@@ -205,31 +204,6 @@ class KernelCosts(Model):
         return self.irq_entry_cycles + self.wakeup_cycles + self.accounting_cycles() + self.ctx_switch_cycles
 
 
-class Cost:
-    """A bundle of per-layer cycles executed as one stretch. ``activity`` is the power activity
-    factor of the stretch (cycle-weighted user vs kernel); ``actions`` the kernel actions it
-    executes, ((index in :data:`ACTIONS`, times), ...)."""
-
-    __slots__ = ("name", "idx", "cycles", "layer_cycles", "user_cycles", "sys_cycles", "activity", "actions")
-
-    def __init__(self, name: str, idx: int, parts: dict[str, float], activity_user: float, activity_kernel: float,
-                 actions: tuple = ()):
-        self.name = name
-        self.idx = idx
-        self.actions = actions
-        lc = [0.0] * len(LAYERS)
-        for layer, cyc in parts.items():
-            lc[LAYER_INDEX[layer]] += cyc
-        self.layer_cycles = tuple(lc)
-        self.cycles = sum(lc)
-        self.user_cycles = lc[USER]
-        self.sys_cycles = self.cycles - self.user_cycles
-        if self.cycles > 0:
-            self.activity = (self.user_cycles * activity_user + self.sys_cycles * activity_kernel) / self.cycles
-        else:
-            self.activity = activity_kernel
-
-
 class CostTable:
     """Registry of the cost bundles of one run (gives each an index for per-CPU use counts).
     ``kcosts`` prices the kernel actions bundles name."""
@@ -241,7 +215,7 @@ class CostTable:
         self._act_kernel = activity["kernel"]
         self._kcosts = kcosts if kcosts is not None else KernelCosts()
 
-    def get(self, name: str, actions: dict[str, float] | None = None, **parts: float) -> Cost:
+    def get(self, name: str, actions: Mapping[str, float] | None = None, **parts: float) -> Cost:
         """The bundle named ``name`` with these parts (cycles by layer) and kernel ``actions``
         ({action: times}, priced by the table's :class:`KernelCosts` and added to their layers);
         created once, then reused."""

@@ -25,12 +25,14 @@ import heapq
 from collections import defaultdict, deque
 from typing import Any
 
+from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import NO_TIMER_NS
-from models.os.costs import LAYERS as _LAYER_NAMES
+from models.os.cost import LAYERS as _LAYER_NAMES, Cost
+from models.os.costs import CostTable
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from models.os.sched_config import SchedConfig
 from models.os.placement import balance_pull, pull_candidate, select_wake_cpu
-from simcore.engine import Call
+from simcore.engine import Call, Engine
 
 IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
 _POLLING = _LAYER_NAMES.index("polling")
@@ -103,14 +105,14 @@ class CpuRunner:
 
     # long: one flat table of the runner's state, with the costs and constants of the hot path
     # precomputed as attributes (a split would only add indirection on every IO)
-    def __init__(self, host, cpu, governor, sched: SchedConfig):
+    def __init__(self, host: Any, cpu: LogicalCpu, governor: Any, sched: SchedConfig):
         self.host = host
-        self.engine = host.engine
+        self.engine: Engine = host.engine
         self._schedule_call = host.engine.schedule  # queue a Call at its time (the segment end)
         self._seg_done_cb = self._seg_done
         self.cpu = cpu
         self.id = cpu.id
-        self.freq = cpu.core.freq_ghz
+        self.freq: float = cpu.core.freq_ghz
         cpu.core.listeners.append(self._freq_changed)
         # SMT contention: work runs smt_fac times slower than alone, smt_fac = 1 + (smt_slowdown - 1)
         # x the sibling's executing activity (1.0 busy, less for poll loops and the POLL spin, 0
@@ -124,7 +126,7 @@ class CpuRunner:
         act = cpu.core._cfg.activity
         self._act_poll = act["poll"]
         k = host.kcosts
-        ct = host.costs
+        ct: CostTable = host.costs
         self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
         self.cost_kcs = ct.get("ctx_switch_kthread", actions={"kthread_switch": 1})
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
@@ -229,7 +231,7 @@ class CpuRunner:
         self.cost_balance = ct.get("load_balance", actions={"load_balance": 1})
 
     # ------------------------------------------------------------------ segments
-    def run(self, cost, then) -> None:
+    def run(self, cost: Cost, then) -> None:
         """Execute ``cost`` on this CPU now, then call ``then()``."""
         now = self.engine.now
         counts = self.counts
@@ -283,7 +285,7 @@ class CpuRunner:
             call = self._seg_call = Call(self._seg_done_cb, (), t)
         self._schedule_call(call)
 
-    def add_carry(self, cost) -> None:
+    def add_carry(self, cost: Cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
         self._carry.append(cost)
         self._carry_ns += cost.cycles / self.freq

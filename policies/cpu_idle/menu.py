@@ -38,11 +38,10 @@ INTERVAL_SHIFT = 3  # menu.c: INTERVALS = 1 << INTERVAL_SHIFT
 _BUCKET_LIMITS_NS = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 
 
-@CPUIDLE_GOVERNORS.register("menu")
 class MenuGovernor(CpuidleGovernor):
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
-    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_real", "_first",
+    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_deeper", "_first",
                  "_enabled", "_polling", "_residency", "_sum_us", "_sq_us", "_typical", "_typical_mult", "_typical_idx")
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
@@ -55,8 +54,8 @@ class MenuGovernor(CpuidleGovernor):
         self._polling = tuple(st.polling for st in cfg.cstates)
         self._residency = tuple(st.target_residency_ns for st in cfg.cstates)
         #: (index, target residency, exit latency) of the enabled states deeper than the first
-        self._real = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
-        self.correction = [RESOLUTION * DECAY] * (2 * BUCKETS)
+        self._deeper = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
+        self.correction: list[float] = [float(RESOLUTION * DECAY)] * (2 * BUCKETS)
         #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
         #: sum of squares (exact integers: the detector's first pass costs O(1))
         self.intervals = [0] * INTERVALS
@@ -156,7 +155,7 @@ class MenuGovernor(CpuidleGovernor):
         """The deepest enabled state whose target residency and exit latency fit (disabled states
         are skipped, as menu.c does)."""
         idx = self._first
-        for i, target, exit_ns in self._real:
+        for i, target, exit_ns in self._deeper:
             if target > predicted or exit_ns > latency_limit:
                 break
             idx = i
@@ -180,7 +179,7 @@ class MenuGovernor(CpuidleGovernor):
         else:
             c += RESOLUTION
         if c <= 0:
-            c = 1
+            c = 1.0
         self.correction[b] = c
         us = int(measured_ns // 1000)  # menu.c: ktime_to_us(measured_ns)
         ptr = self.interval_ptr
@@ -191,3 +190,7 @@ class MenuGovernor(CpuidleGovernor):
             self._sq_us += us * us - old * old
             self._typical = False
         self.interval_ptr = (ptr + 1) % INTERVALS
+
+
+# registered here, not by a class decorator: a decorated class would not be compiled (simcore.compiled)
+CPUIDLE_GOVERNORS.register("menu")(MenuGovernor)

@@ -1,0 +1,45 @@
+"""A cost bundle: the per-layer cycles one uninterrupted stretch of code executes, as the CPU runs
+it on the hot path (built once per run by :class:`models.os.costs.CostTable`)."""
+
+from __future__ import annotations
+
+__all__ = ["LAYERS", "LAYER_INDEX", "USER", "Cost"]
+
+#: Stack layers reported in ``summary.layers`` (plus "idle", the idle time while IO is pending).
+LAYERS = ("user", "syscall", "fs", "block", "iosched", "driver", "irq", "scheduler", "timer", "polling", "cache")
+LAYER_INDEX = {name: i for i, name in enumerate(LAYERS)}
+USER = LAYER_INDEX["user"]
+
+
+class Cost:
+    """A bundle of per-layer cycles executed as one stretch. ``activity`` is the power activity
+    factor of the stretch (cycle-weighted user vs kernel); ``actions`` the kernel actions it
+    executes, ((index in :data:`ACTIONS`, times), ...)."""
+
+    __slots__ = ("name", "idx", "cycles", "layer_cycles", "user_cycles", "sys_cycles", "activity", "actions")
+
+    name: str
+    idx: int  # its index in the run's table (per-CPU use counts)
+    cycles: float
+    layer_cycles: tuple[float, ...]  # by LAYERS
+    user_cycles: float
+    sys_cycles: float
+    activity: float
+    actions: tuple
+
+    def __init__(self, name: str, idx: int, parts: dict[str, float], activity_user: float, activity_kernel: float,
+                 actions: tuple = ()):
+        self.name = name
+        self.idx = idx
+        self.actions = actions
+        lc = [0.0] * len(LAYERS)
+        for layer, cyc in parts.items():
+            lc[LAYER_INDEX[layer]] += cyc
+        self.layer_cycles = tuple(lc)
+        self.cycles = sum(lc)
+        self.user_cycles = lc[USER]
+        self.sys_cycles = self.cycles - self.user_cycles
+        if self.cycles > 0:
+            self.activity = (self.user_cycles * activity_user + self.sys_cycles * activity_kernel) / self.cycles
+        else:
+            self.activity = activity_kernel
