@@ -110,17 +110,20 @@ class Engine:
         would otherwise cost about a tenth of the run time."""
         env = self.env
         if until is not None:
-            if not isinstance(until, Event):
+            stop: Any  # the simpy event whose processing ends the run
+            if isinstance(until, Event):
+                if until.callbacks is None:
+                    return until.value
+                stop = until
+            else:
                 at = float(until)
                 if at <= self.now:
                     raise ValueError(f"until ({at}) must be greater than the current simulation time")
-                until = Event(env)
-                until._ok = True
-                until._value = None
-                env.schedule(until, URGENT, at - self.now)
-            elif until.callbacks is None:
-                return until.value
-            until.callbacks.append(StopSimulation.callback)
+                stop = Event(env)
+                stop._ok = True
+                stop._value = None
+                env.schedule(stop, URGENT, at - self.now)
+            stop.callbacks.append(StopSimulation.callback)
         queue = env._queue
         n = 0
         gc_was_on = gc.isenabled()

@@ -155,7 +155,7 @@ class BlkMq:
         return pieces
 
     # ------------------------------------------------------------------ submission
-    def issue(self, req, runner=None) -> None:
+    def issue(self, req: Request, runner=None) -> None:
         """One IO reached blk-mq (blk_mq_submit_bio) from code running on ``runner``: split if
         needed, then each request issued (unplugged)."""
         if req.nbytes > self.max_bytes and req.op != "trim":
@@ -303,7 +303,7 @@ class BlkMq:
         for h in self._dev_hctxs.get(dev_index, ()):
             self._run(h)
 
-    def complete(self, req) -> bool:
+    def complete(self, req: Request) -> bool:
         """A request completed: its tag is freed and the elevator fed; True when the elevator saw
         it (a passthrough request bypassed it)."""
         h = self._hctx[req.qp]

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.os.sched import IrqWork
+from models.os.cost import Cost
+from models.os.request import Request
+from models.os.sched import CpuRunner, IrqWork
+from models.ssd.device import QueuePair
 from models.ssd.irq import URGENT
 
 
@@ -45,7 +48,7 @@ class NvmeDriver:
             return self.poll_qps[(dev_index, cpu)]
         return self.irq_qps[(dev_index, cpu)]
 
-    def submit(self, req) -> None:
+    def submit(self, req: Request) -> None:
         """Ring the SQ tail doorbell for ``req`` (its command is already in the SQ)."""
         req.t_dispatch = self.engine.now
         req.qp.device.submit(req.qp, req)
@@ -63,7 +66,7 @@ class NvmeDriver:
             self._reap_costs[key] = cost
         return cost
 
-    def _complete(self, runner, req) -> None:
+    def _complete(self, runner: CpuRunner, req: Request) -> None:
         """Complete ``req`` (blk_mq_complete_request -> bio end -> the submitter's completion:
         wake a blocked synchronous task, or the async engine's ``done_cb``), and the requests
         merged into it."""
@@ -82,7 +85,7 @@ class NvmeDriver:
                     # for it notices at the end of its loop iteration
                     self.host.runners[task.cpu].spin_notify(child, at=runner.clock())
 
-    def _finish(self, runner, req) -> None:
+    def _finish(self, runner: CpuRunner, req: Request) -> None:
         req.done = True
         req.t_reaped = runner.clock()
         if req.parent is not None:  # a piece of a split IO: the IO completes with its last piece
@@ -119,7 +122,7 @@ class NvmeDriver:
             p.parent = None
         return io
 
-    def reap(self, runner, qp):
+    def reap(self, runner: CpuRunner, qp: QueuePair):
         """nvme_poll / nvme_process_cq: reap every posted entry of ``qp``; its cost is carried
         into what the polling CPU runs next."""
         entries = qp.cq
@@ -130,7 +133,7 @@ class NvmeDriver:
             self._complete(runner, req)
         return None
 
-    def _vector_fired(self, qp, urgent_only: bool = False) -> None:
+    def _vector_fired(self, qp: QueuePair, urgent_only: bool = False) -> None:
         """The device raised the queue's MSI-X vector (its interrupt-generation policy decided).
 
         The vector's handler object is reused: a CPU runs its handlers one after another, and a
@@ -145,7 +148,7 @@ class NvmeDriver:
                 work = qp.irq_work = NvmeIrq(self, qp, False)
         self.host.runners[qp.cpu].raise_irq(work)
 
-    def _posted_polled(self, qp, req) -> None:
+    def _posted_polled(self, qp: QueuePair, req: Request) -> None:
         self.host.runners[qp.cpu].cqe_posted(qp)
         if qp.remote_pollers:  # a task that moved polls its requests on its old CPU's queue
             for r in qp.remote_pollers:
@@ -157,14 +160,14 @@ class NvmeIrq(IrqWork):
 
     __slots__ = ("driver", "qp", "entries", "urgent_only")
 
-    def __init__(self, driver: NvmeDriver, qp, urgent_only: bool = False):
+    def __init__(self, driver: NvmeDriver, qp: QueuePair, urgent_only: bool = False):
         self.driver = driver
         self.qp = qp
         self.entries: Any = ()
         self.urgent_only = urgent_only
         self.kind = "nvme"
 
-    def cost(self, runner):
+    def cost(self, runner) -> Cost:
         qp = self.qp
         cq = qp.cq
         if self.urgent_only:

@@ -26,12 +26,13 @@ from collections import defaultdict, deque
 from typing import Any
 
 from models.cpu.core import LogicalCpu
-from models.cpu.cpuidle import NO_TIMER_NS
+from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from models.os.cost import LAYERS as _LAYER_NAMES, Cost
 from models.os.costs import CostTable
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from models.os.sched_config import SchedConfig
 from models.os.placement import balance_pull, pull_candidate, select_wake_cpu
+from models.ssd.device import QueuePair
 from simcore.engine import Call, Engine
 
 IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
@@ -47,7 +48,7 @@ class IrqWork:
 
     kind: str
 
-    def cost(self, runner):
+    def cost(self, runner) -> Cost:
         raise NotImplementedError
 
     def fire(self, runner) -> None:
@@ -59,12 +60,12 @@ class FixedIrq(IrqWork):
 
     __slots__ = ("_cost", "_fire")
 
-    def __init__(self, cost, fire, kind: str):
+    def __init__(self, cost: Cost, fire, kind: str):
         self._cost = cost
         self._fire = fire
         self.kind = kind
 
-    def cost(self, runner):
+    def cost(self, runner) -> Cost:
         return self._cost
 
     def fire(self, runner) -> None:
@@ -105,7 +106,7 @@ class CpuRunner:
 
     # long: one flat table of the runner's state, with the costs and constants of the hot path
     # precomputed as attributes (a split would only add indirection on every IO)
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: Any, sched: SchedConfig):
+    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig):
         self.host = host
         self.engine: Engine = host.engine
         self._schedule_call = host.engine.schedule  # queue a Call at its time (the segment end)
@@ -634,7 +635,7 @@ class CpuRunner:
             self._migrate(task, target)
         return target
 
-    def _scan_cost(self, cpus: int):
+    def _scan_cost(self, cpus: int) -> Cost:
         """The bundle of examining ``cpus`` more CPUs (select_idle_sibling, newidle_balance)."""
         cost = self._scan_costs.get(cpus)
         if cost is None:
@@ -989,7 +990,7 @@ class CpuRunner:
             timer.call = None  # no timer <-> call cycle left
 
     # ------------------------------------------------------------------ polling
-    def poll(self, qp, req, then) -> None:
+    def poll(self, qp: QueuePair | None, req: Any, then) -> None:
         """The current task busy-polls ``qp`` (blk_poll) until ``req`` is complete, then ``then()``.
         Work carried from a context switch runs first: polling starts after it."""
         if req.done:
@@ -1034,7 +1035,7 @@ class CpuRunner:
         elif self._poll_qp.cq and self._poll_call is None:
             self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit)
 
-    def cqe_posted(self, qp) -> None:
+    def cqe_posted(self, qp: QueuePair) -> None:
         """A completion entry appeared on polled queue ``qp`` (mapped to this CPU)."""
         if self.mode == POLL and self._poll_qp is qp and self._poll_call is None:
             it = self._iter_ns

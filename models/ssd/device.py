@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from models.ssd.apst import ApstState, apst_steps
+from models.ssd.command import NvmeCommand
 from models.ssd.config import DeviceConfig
 from models.ssd.irq import IrqConfig, IrqGeneration
 
@@ -186,7 +187,7 @@ class NvmeDevice:
         ends.insert(i, start + dur)
         return start
 
-    def submit(self, qp: QueuePair, req) -> None:
+    def submit(self, qp: QueuePair, req: NvmeCommand) -> None:
         """The SQ tail doorbell was rung for ``req`` at the current time."""
         now = self.engine.now
         op = req.op
@@ -255,7 +256,7 @@ class NvmeDevice:
         self.busy_unit_ns["trim"] += svc
         return start, end, svc
 
-    def _post(self, qp: QueuePair, req) -> None:
+    def _post(self, qp: QueuePair, req: NvmeCommand) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""
         now = req.t_cqe = self.engine.now
         qp.inflight -= 1
