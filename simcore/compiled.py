@@ -45,6 +45,7 @@ COMPILED_MODULES = (
     "models.os.nvme",
     "models.cpu.cpuidle",
     "policies.cpu_idle.menu",
+    "models.ioengines.sync_io",
 )
 
 #: the build record, relative to the directory that holds the top-level packages

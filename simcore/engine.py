@@ -13,13 +13,15 @@ which keeps runs bit-for-bit reproducible.
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import simpy
 from heapq import heappop, heappush
 
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, URGENT, Event
+
+from simcore.simpy_env import ClockedEnvironment
 
 __all__ = ["Engine", "Call", "PROGRESS_EVERY_EVENTS"]
 
@@ -54,10 +56,10 @@ class Engine:
     """Clock (ns), event queue and run control of one simulation."""
 
     def __init__(self, tracer: Any | None = None):
-        self.env = simpy.Environment()
-        #: Current simulated time in ns: a plain attribute (read on every hot path), kept equal to
-        #: the simpy environment's clock by :meth:`run`, the only code that advances time. Read-only.
+        #: Current simulated time in ns: a plain attribute (read on every hot path), advanced only
+        #: by :meth:`run`; the simpy environment's clock is this attribute. Read-only.
         self.now = 0.0
+        self.env = ClockedEnvironment(self)
         #: events taken off the queue by :meth:`run` (a cancelled callback still costs its pop)
         self.events_processed = 0
         #: Optional event-trace hook; models test ``if engine.tracer:`` so it costs nothing when off.
@@ -65,20 +67,17 @@ class Engine:
         #: Optional ``hook(now_ns)`` called every PROGRESS_EVERY_EVENTS events by :meth:`run` (a
         #: progress display: it must not change the simulation). ``None``: the loop has no check.
         self.progress_hook: Callable[[float], None] | None = None
-        queue: list[Any] = self.env._queue  # simpy's heap and id counter, shared with its events
-        ids = self._ids = self.env._eid
-        self._queue = queue
+        #: simpy's heap of (time, priority, id, event) and id counter, shared with its events
+        self._queue = cast("list[tuple[float, int, int, Any]]", self.env._queue)
+        self._ids = self.env._eid
 
-        def schedule(call: Call, _push=heappush, _queue=queue, _ids=ids, _prio=NORMAL) -> None:
-            # a closure over the heap, not a method: one call, no attribute look-ups (hot path)
-            _push(_queue, (call.time, _prio, next(_ids), call))
-
-        #: ``schedule(call)``: queue the :class:`Call` ``call`` at exactly ``call.time`` ns (not in
-        #: the past: the caller guarantees it). The hot paths' entry: a model that reuses a
-        #: ``Call`` (a CPU's segment end) or knows the absolute time of an event (a device's
-        #: completion posting) schedules it without the checks and the re-based time of
-        #: :meth:`call_at`. Same-time ordering as every other event (FIFO by scheduling order).
-        self.schedule = schedule
+    def schedule(self, call: Call) -> None:
+        """Queue the :class:`Call` ``call`` at exactly ``call.time`` ns (not in the past: the
+        caller guarantees it). The hot paths' entry: a model that reuses a ``Call`` (a CPU's
+        segment end) or knows the absolute time of an event (a device's completion posting)
+        schedules it without the checks and the re-based time of :meth:`call_at`. Same-time
+        ordering as every other event (FIFO by scheduling order)."""
+        heappush(self._queue, (call.time, NORMAL, next(self._ids), call))
 
     def call_in(self, delay_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
@@ -124,7 +123,7 @@ class Engine:
                 stop._value = None
                 env.schedule(stop, URGENT, at - self.now)
             stop.callbacks.append(StopSimulation.callback)
-        queue = env._queue
+        queue = self._queue
         n = 0
         gc_was_on = gc.isenabled()
         gc.disable()
@@ -134,9 +133,9 @@ class Engine:
             if hook is None:
                 while queue:
                     now, _, _, event = heappop(queue)
-                    env._now = self.now = now
+                    self.now = now
                     n += 1
-                    if event.__class__ is Call:
+                    if isinstance(event, Call):
                         event.fn(*event.args)
                         continue
                     step(event)
@@ -144,11 +143,11 @@ class Engine:
                 mask = PROGRESS_EVERY_EVENTS - 1
                 while queue:
                     now, _, _, event = heappop(queue)
-                    env._now = self.now = now
+                    self.now = now
                     n += 1
                     if not n & mask:
                         hook(now)
-                    if event.__class__ is Call:
+                    if isinstance(event, Call):
                         event.fn(*event.args)
                         continue
                     step(event)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from models.os.request import Request
 from models.os.task import Task, nice_vscale
 from models.ioengines.annotations import sync_flags
@@ -56,6 +58,7 @@ def size_picker(split: tuple, rng: tuple | None):
     return None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the async, offload engines extend it (compiled: simcore.compiled)
 class SyncThread:
     """One fio thread issuing blocking direct IOs."""
 
@@ -64,6 +67,7 @@ class SyncThread:
         self.job = job
         self.job_idx = job_idx
         self.end_ns = end_ns
+        self.start_delay_ns = 0.0  # fio's startdelay (drawn and set by the assembly)
         k = host.kcosts
         self.k = k
         self.task = Task(len(host.all_tasks), f"{job.name}/{clone}", cpu, job=job_idx)
@@ -102,7 +106,7 @@ class SyncThread:
         self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
         self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
         self.req: Any = None
-        self._costs = {}
+        self._costs: dict = {}
         self.dev = self.task.tid % len(host.devices)  # threads spread over the SSDs
         self.req_flags = sync_flags(job)
         self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
@@ -131,10 +135,10 @@ class SyncThread:
         self.read_frac = (1.0 if rw in ("read", "randread") else job.rwmixread / 100.0 if rw in ("rw", "readwrite", "randrw")
                           else 0.0)
         self._wop = "trim" if rw in ("trim", "randtrim") else "write"  # the op of a non-read IO
-        if rw in ("trimwrite", "randtrimwrite"):
-            self._tw_write: Any = None  # the write that follows a trim at the same offset
-            self._next_io_plain = self._next_io
-            self._next_io = self._next_io_trimwrite
+        #: trimwrite: each block is trimmed, then written (_next_io_trimwrite)
+        self._trimwrite = rw in ("trimwrite", "randtrimwrite")
+        self._tw_write: Any = None  # the write that follows a trim at the same offset
+        self._multi_files = False  # several files: _next_io_files picks each IO's (use_files)
 
     # -- cost bundles ------------------------------------------------------------------------
     def per_request_parts(self, nsubmit: int = 1) -> dict:
@@ -273,11 +277,13 @@ class SyncThread:
         self._file_issued = [0] * len(states)  # bytes issued to each file in this pass (sequential service)
         self._service = service
         self._file_cur = self._file_next = service.first() if len(states) > 1 else 0
-        self.__dict__.update(states[self._file_cur])
+        self._load_file_state(states[self._file_cur])
         self._qps = {}
-        if len(states) > 1:
-            self._next_io_one = self._next_io
-            self._next_io = self._next_io_files
+        self._multi_files = len(states) > 1
+
+    def _load_file_state(self, state: dict) -> None:
+        for a in self._FILE_STATE:
+            setattr(self, a, state[a])
 
     def _next_io_files(self, op: str | None = None):
         """The next IO of a thread with several files: from the file fio's file service chose after
@@ -288,12 +294,12 @@ class SyncThread:
             st = states[self._file_cur]
             for a in self._FILE_STATE:
                 st[a] = getattr(self, a)
-            self.__dict__.update(states[nxt])
+            self._load_file_state(states[nxt])
             self._file_cur = nxt
             if self.dev != st["dev"]:
                 self._qps = {}
-        io = self._next_io_one(op)
-        if getattr(self, "_tw_write", None) is not None:
+        io = self._next_io_trimwrite(op) if self._trimwrite else self._next_plain(op)
+        if self._tw_write is not None:
             return io  # trimwrite: the block's write follows its trim on the same file
         cur = self._file_cur
         issued = self._file_issued
@@ -313,11 +319,19 @@ class SyncThread:
         if w is not None:
             self._tw_write = None
             return w
-        _op, bs, off = self._next_io_plain("trim")
+        _op, bs, off = self._next_plain("trim")
         self._tw_write = ("write", self._bs["write"], off)
         return "trim", bs, off
 
-    def _next_io(self, op: str | None = None):
+    def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
+        """The next IO: (direction, bytes, byte offset); ``op``: its direction, if already drawn."""
+        if self._multi_files:
+            return self._next_io_files(op)
+        if self._trimwrite:
+            return self._next_io_trimwrite(op)
+        return self._next_plain(op)
+
+    def _next_plain(self, op: str | None = None) -> tuple[str, int, int]:
         draw = self._draw
         if op is None:
             op = "read" if draw() < self.read_frac else self._wop
@@ -370,6 +384,7 @@ class SyncThread:
             if hit:
                 self._seq_left = self._seq_nr
         pop = "write" if op == "trim" else op  # trims follow the write settings (fio's per-direction values)
+        assert picker is not None  # (only random jobs with a picker come here)
         if hit and picker.is_random(pop):
             unit = self._unit
             off = base + min(picker.block(pop) * unit, max(0, self.span - bs) // unit * unit)

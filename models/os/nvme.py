@@ -89,9 +89,10 @@ class NvmeDriver:
         req.done = True
         req.t_reaped = runner.clock()
         if req.parent is not None:  # a piece of a split IO: the IO completes with its last piece
-            req = self._piece_done(req)
-            if req is None:
+            whole = self._piece_done(req)
+            if whole is None:
                 return
+            req = whole
         cb = req.done_cb
         if cb is not None:
             cb(runner, req)
@@ -102,7 +103,7 @@ class NvmeDriver:
             runner.wake(task)
 
     @staticmethod
-    def _piece_done(piece):
+    def _piece_done(piece: Request) -> Request | None:
         """Count a finished piece; return its IO once every piece has finished (else None), with
         the IO's times taken from its pieces: the first dispatch and media start, the last media
         end, posting and reap, the sum of the media service times."""

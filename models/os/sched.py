@@ -109,7 +109,6 @@ class CpuRunner:
     def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig):
         self.host = host
         self.engine: Engine = host.engine
-        self._schedule_call = host.engine.schedule  # queue a Call at its time (the segment end)
         self._seg_done_cb = self._seg_done
         self.cpu = cpu
         self.id = cpu.id
@@ -284,7 +283,7 @@ class CpuRunner:
             call.time = t
         else:
             call = self._seg_call = Call(self._seg_done_cb, (), t)
-        self._schedule_call(call)
+        self.engine.schedule(call)
 
     def add_carry(self, cost: Cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
@@ -350,7 +349,7 @@ class CpuRunner:
                 self._seg_end = end = start + self._stretch(self._seg_end - start, fac, old)
                 self._seg_call.cancel()
                 call = self._seg_call = Call(self._seg_done_cb, (), end)
-                self._schedule_call(call)
+                self.engine.schedule(call)
         elif mode == IRQ and self._irq_call is not None:
             start = now if now > self._irq_work_from else self._irq_work_from
             if self._irq_end_t > start:

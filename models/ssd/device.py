@@ -107,7 +107,6 @@ class NvmeDevice:
         polled queue pairs needs neither."""
         self.cfg = cfg
         self.engine = engine
-        self._schedule = engine.schedule
         self.index = index
         self.qps: list[QueuePair] = []
         self._units = [0.0] * cfg.parallel_units  # time each media unit becomes free
@@ -241,7 +240,7 @@ class NvmeDevice:
         self.commands += 1
         self.bytes += nbytes
         # one event per command, at its exact posting time
-        self._schedule(Call(self._post, (qp, req), end + self._post_ns))
+        self.engine.schedule(Call(self._post, (qp, req), end + self._post_ns))
 
     def _trim_service(self, nbytes: int, t: float):
         """A deallocate command of ``nbytes`` fetched at ``t``: its 16-byte range list crosses the

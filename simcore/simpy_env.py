@@ -1,0 +1,29 @@
+"""simpy's environment on the engine's clock (not compiled: it extends a simpy class).
+
+The engine's loop (:meth:`simcore.engine.Engine.run`) advances only ``engine.now``; simpy reads
+and writes its clock as ``env._now`` (``env.now``, timeouts, ``succeed()``), here a property over
+the engine's attribute, so the two can never differ and the loop sets one attribute per event."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import simpy
+
+__all__ = ["ClockedEnvironment"]
+
+
+class ClockedEnvironment(simpy.Environment):
+    """A ``simpy.Environment`` whose clock is ``engine.now`` (ns)."""
+
+    def __init__(self, engine: Any):
+        self._engine = engine
+        super().__init__()
+
+    @property
+    def _now(self) -> float:  # type: ignore[override]
+        return self._engine.now
+
+    @_now.setter
+    def _now(self, value: float) -> None:
+        self._engine.now = value
