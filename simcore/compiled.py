@@ -46,6 +46,9 @@ COMPILED_MODULES = (
     "models.cpu.cpuidle",
     "policies.cpu_idle.menu",
     "models.ioengines.sync_io",
+    "models.ioengines.async_io",
+    "models.ioengines.null_io",
+    "models.ioengines.replay",
 )
 
 #: the build record, relative to the directory that holds the top-level packages

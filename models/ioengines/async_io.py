@@ -25,6 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
+from models.os.cost import Cost
 from models.os.request import Request
 from models.ioengines.annotations import batch_flags
 from models.ioengines.latency_target import LatencyTarget
@@ -43,6 +46,7 @@ class _Wait:
         self.need = 0
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # engines outside the compiled modules may extend it
 class AsyncThread(SyncThread):
     """One fio thread of a libaio or io_uring job."""
 
@@ -56,7 +60,7 @@ class AsyncThread(SyncThread):
         two CPUs' queues stacksim would poll only one)."""
         return not self.iopoll or (self.inflight == 0 and not self.ring)
 
-    def __init__(self, host, job, job_idx, clone, cpu, end_ns, stream):
+    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.engine_name = job.ioengine
         self.depth = job.iodepth
@@ -86,10 +90,10 @@ class AsyncThread(SyncThread):
         self.think_ns = float(job.thinktime_ns)
         self.reaped_since_think = 0  # fio's thinktime_blocks counter (completed IOs)
         self.quiescing = False
-        self.sq_thread = host.sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
+        self.sq_thread: Any = host.sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
         if self.sq_thread is not None:
             self.sq_thread.register(self)
-        self._acosts = {}
+        self._acosts: dict = {}
 
     # -- costs -------------------------------------------------------------------------------
     def _per_io_parts(self, op: str, nbytes: int) -> dict:
@@ -389,7 +393,7 @@ class AsyncThread(SyncThread):
         self.runner.sleep(self._reap_ready, iowait=False)
 
     @property
-    def _enter_cost(self):
+    def _enter_cost(self) -> Cost:
         k = self.k
         return self.host.costs.get("getevents_enter", syscall=k.syscall_entry_cycles)
 

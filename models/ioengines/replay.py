@@ -38,16 +38,14 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any
 
 import numpy as np
-from pydantic import Field
-
 from models.ioengines.annotations import batch_flags as _batch_flags
-from models.ioengines.async_io import AsyncThread
+from models.ioengines.async_io import AsyncThread, _Wait
+from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
 from models.os.request import Request
-from simcore.config import Model
 from simcore.stats import LatencyStats
 from simcore.errors import ConfigError
 
@@ -58,29 +56,6 @@ DRAIN_LIMIT_NS = 10e9
 _RUN, _SLEEP, _POLL = "run", "sleep", "poll"
 
 
-class ReplaySettings(Model):
-    """How the trace is replayed (``--set replay.KEY=VALUE``)."""
-
-    threads: int | None = Field(None, ge=1, description="submitter threads (default: one per logical CPU); thread i runs on CPU i % cpus")
-    hipri: bool = Field(False, description="poll for completions (io_uring IOPOLL, RWF_HIPRI semantics; needs queue.io_poll=1)")
-    assign: Literal["round-robin", "volume"] = Field(
-        "round-robin", description="which thread submits a batch: round-robin over threads, or one thread per trace volume")
-    lookahead: int | None = Field(None, ge=1, description="batches read ahead of the submissions (default: one per thread)")
-    timer_slack_ns: float = Field(0.0, ge=0, description="slack added to the timeout of a thread waiting for its next due IO, ns")
-    registerfiles: bool = Field(False, description="io_uring registered files (no fget/fput per IO)")
-    fixedbufs: bool = Field(False, description="io_uring fixed buffers (no page pinning per IO)")
-
-
-class _Wait:
-    """What a polling submitter spins on: ``done`` when a completion or a due IO needs it."""
-
-    __slots__ = ("done", "waiter_sleeping")
-
-    def __init__(self) -> None:
-        self.done = False
-        self.waiter_sleeping = False
-
-
 class ReplayThread(AsyncThread):
     """One submitter thread of the replay (an io_uring application)."""
 
@@ -89,13 +64,13 @@ class ReplayThread(AsyncThread):
         self.replayer = replayer
         self.pending: deque = deque()  # (due_ns, [(TraceIO, device)]) batches assigned to this thread
         self.state = _RUN
-        self.timer = None
-        self.arrival_call = None
+        self.timer: Any = None
+        self.arrival_call: Any = None
         self.wait = _Wait()
         self.submitted = 0
         self.reaped = 0
         self.exited = False
-        self._my_poll_qps = ()
+        self._my_poll_qps: tuple = ()
         self._costs_by_shape: dict = {}
 
     # -- program -----------------------------------------------------------------------------
@@ -161,12 +136,13 @@ class ReplayThread(AsyncThread):
         plugged = self.host.blk.plug(reqs)  # split and merged inside the call
         runner.run(self._batch_cost(reqs, len(plugged)), lambda: self._submitted(reqs, plugged))
 
-    def _submitted(self, reqs, plugged) -> None:
+    def _submitted(self, ios, reqs) -> None:
+        """io_uring_enter returned for ``ios``, which the plug made ``reqs``."""
         t = self.runner.clock()
-        for req in reqs:  # io_uring_enter returned: fio's issue_time
+        for req in ios:  # fio's issue_time
             req.t_issued = t
         # dispatched as the call returns, or by the CPU's kblockd worker (which then preempts)
-        self.host.blk.issue_batch(plugged, plugged=True, runner=self.runner, nsubmit=len(reqs))
+        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios))
         self.runner.preemption_point(self._loop)
 
     def _batch_cost(self, reqs, nreq: int):
