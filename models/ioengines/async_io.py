@@ -94,6 +94,9 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
+        #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once)
+        self._enter_cost: Cost = host.costs.get("getevents_enter", syscall=self.k.syscall_entry_cycles)
+        self._exit_cost: Cost = host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles)
 
     # -- costs -------------------------------------------------------------------------------
     def _per_io_parts(self, op: str, nbytes: int) -> dict:
@@ -392,10 +395,6 @@ class AsyncThread(SyncThread):
         w.waiter_sleeping = True
         self.runner.sleep(self._reap_ready, iowait=False)
 
-    @property
-    def _enter_cost(self) -> Cost:
-        k = self.k
-        return self.host.costs.get("getevents_enter", syscall=k.syscall_entry_cycles)
 
     def _reap_ready(self) -> None:
         self._take(syscall=False if self.sq_thread is not None else True, entered=self.sq_thread is None)
@@ -409,7 +408,7 @@ class AsyncThread(SyncThread):
         if entered:
             # the wait already paid the syscall entry; the exit and per-event work remain
             cost = self._reap_cost(len(got), syscall=False)
-            runner.add_carry(self.host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles))
+            runner.add_carry(self._exit_cost)
         else:
             cost = self._reap_cost(len(got), syscall=syscall)
         t0 = runner.clock()

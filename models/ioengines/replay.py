@@ -45,6 +45,7 @@ from models.ioengines.annotations import batch_flags as _batch_flags
 from models.ioengines.async_io import AsyncThread, _Wait
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
+from models.os.cost import Cost
 from models.os.request import Request
 from simcore.stats import LatencyStats
 from simcore.errors import ConfigError
@@ -72,6 +73,9 @@ class ReplayThread(AsyncThread):
         self.exited = False
         self._my_poll_qps: tuple = ()
         self._costs_by_shape: dict = {}
+        #: io_uring_enter(GETEVENTS) with a timeout (its hrtimer programmed), per wait: built once
+        self._wait_enter_cost: Cost = host.costs.get("replay_wait_enter", syscall=self.k.syscall_entry_cycles,
+                                                     actions={"hrtimer_program": 1})
 
     # -- program -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -186,10 +190,7 @@ class ReplayThread(AsyncThread):
             return
         # io_uring_enter(GETEVENTS, min_complete=1) with a timeout at the next due IO, or (nothing
         # in flight) a plain timed sleep; an IRQ handler's completion or the hrtimer wakes it
-        k = self.k
-        cost = self.host.costs.get("replay_wait_enter", syscall=k.syscall_entry_cycles,
-                                   actions={"hrtimer_program": 1})
-        runner.run(cost, self._block)
+        runner.run(self._wait_enter_cost, self._block)
 
     def _start_poll(self) -> None:
         w = self.wait
@@ -227,7 +228,7 @@ class ReplayThread(AsyncThread):
 
     def _return_from_wait(self) -> None:
         self.state = _RUN
-        self.runner.add_carry(self.host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles))
+        self.runner.add_carry(self._exit_cost)
         self._loop()
 
     def _poll_qp(self):
