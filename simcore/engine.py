@@ -40,7 +40,7 @@ class Call:
     __slots__ = ("fn", "args", "time")
 
     def __init__(self, fn: Callable, args: tuple, time: float):
-        self.fn = fn
+        self.fn: Any = fn  # None once a reusable Call has fired (models.os.sched)
         self.args = args
         self.time = time
 

@@ -459,6 +459,9 @@ class AsyncThread(SyncThread):
         def fire(r, task=self.task):
             r.wake(task)
 
+        def sleep() -> None:
+            runner.start_timer(delay, fire)
+            runner.sleep(self._fill, iowait=False)
+
         runner.run(self.host.costs.get("nanosleep", syscall=self.k.syscall_entry_cycles + self.k.syscall_exit_cycles,
-                                       actions={"hrtimer_program": 1}),
-                   lambda: (runner.start_timer(delay, fire), runner.sleep(self._fill, iowait=False)))
+                                       actions={"hrtimer_program": 1}), sleep)

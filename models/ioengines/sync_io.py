@@ -15,6 +15,7 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from models.os.request import Request
+from models.os.sched import CpuRunner
 from models.os.task import Task, nice_vscale
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
@@ -73,7 +74,7 @@ class SyncThread:
         self.task = Task(len(host.all_tasks), f"{job.name}/{clone}", cpu, job=job_idx)
         self.task.vscale = nice_vscale(job.nice)  # fio's nice: the thread's CFS load weight
         host.all_tasks.append(self.task)
-        self.runner = host.runners[cpu]
+        self.runner: CpuRunner = host.runners[cpu]
         self.placed_cpu = cpu  # where it was started (the scheduler may move it: task.cpu)
         self.hipri = job.hipri
         rw = job.rw

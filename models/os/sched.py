@@ -196,14 +196,14 @@ class CpuRunner:
         self.cstate_exit_ns = 0.0
         self._trace_parts: list = []  # (label, ns) of carried work, kept only when tracing
         # segment state
-        self._seg_call: Any = None
+        self._seg_call: Call | None = None
         self._seg_then: Any = None
         self._seg_end = 0.0
         self._seg_work_from = 0.0  # the segment's work starts here (after a C-state exit)
         self._seg_rem = 0.0
         self._seg_rem_fac = 1.0  # the SMT factor _seg_rem was measured at
         self._seg_act = 0.0
-        self._irq_call: Any = None
+        self._irq_call: Call | None = None
         self._irq_end_t = 0.0
         self._irq_work_from = 0.0
         # polling state
@@ -211,17 +211,17 @@ class CpuRunner:
         self._poll_req: Any = None
         self._poll_then: Any = None
         self._poll_start = 0.0
-        self._poll_call: Any = None
+        self._poll_call: Call | None = None
         # irq state
         self._irqs: deque[IrqWork] = deque()
         self._irq_prev = NONE
         self._idle_since = 0.0
-        self._slice_call: Any = None
+        self._slice_call: Call | None = None
         self.timers: list[Timer] = []
         # the periodic scheduler tick: a timer interrupt every _tick_ns, at jiffy boundaries, while
         # the CPU runs or idles briefly (NOHZ idle stops it, tick_nohz_idle_exit restarts it)
         self._tick_on = sched.tick
-        self._tick_call: Any = None
+        self._tick_call: Call | None = None
         self._tick_irq = FixedIrq(host.tick_cost, _tick_softirq, "tick")
         #: scheduling domains for periodic balancing, smallest first: ((runners, interval ns), ...)
         #: (set by the host once every runner exists) and the time each was last balanced
@@ -347,7 +347,9 @@ class CpuRunner:
             start = now if now > self._seg_work_from else self._seg_work_from
             if self._seg_end > start:
                 self._seg_end = end = start + self._stretch(self._seg_end - start, fac, old)
-                self._seg_call.cancel()
+                old_call = self._seg_call
+                assert old_call is not None  # a segment runs
+                old_call.cancel()
                 call = self._seg_call = Call(self._seg_done_cb, (), end)
                 self.engine.schedule(call)
         elif mode == IRQ and self._irq_call is not None:
@@ -416,7 +418,9 @@ class CpuRunner:
         return self.engine.now + self._carry_ns
 
     def _seg_done(self) -> None:
-        self._seg_call.fn = None  # fired: run() may reuse it
+        call = self._seg_call
+        assert call is not None  # (it just fired)
+        call.fn = None  # fired: run() may reuse it
         self.mode = NONE
         then = self._seg_then
         self._seg_then = None
@@ -856,7 +860,9 @@ class CpuRunner:
                 delay = exit_left
                 self._seg_rem -= exit_left
             self._seg_rem_fac = self._smt_fac
-            self._seg_call.cancel()
+            seg_call = self._seg_call
+            assert seg_call is not None  # the interrupted segment's end
+            seg_call.cancel()
         elif prev == POLL:
             self._charge_poll(now)
             if self._poll_call is not None:
