@@ -13,10 +13,10 @@ which keeps runs bit-for-bit reproducible.
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable, cast
+from typing import Any, Callable, Final, cast
 
 import simpy
-from heapq import heappop, heappush
+import heapq
 
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, URGENT, Event
@@ -24,6 +24,12 @@ from simpy.events import NORMAL, URGENT, Event
 from simcore.simpy_env import ClockedEnvironment
 
 __all__ = ["Engine", "Call", "PROGRESS_EVERY_EVENTS"]
+
+#: simpy's priority of ordinary events, and the heap functions (Finals: compiled code reads them
+#: from C statics, not from the module's dictionary, on every event)
+_NORMAL: Final[int] = int(NORMAL)
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
 
 #: events between two calls of :attr:`Engine.progress_hook` (a power of two: a bit test per event)
 PROGRESS_EVERY_EVENTS = 1 << 14
@@ -77,7 +83,7 @@ class Engine:
         segment end) or knows the absolute time of an event (a device's completion posting)
         schedules it without the checks and the re-based time of :meth:`call_at`. Same-time
         ordering as every other event (FIFO by scheduling order)."""
-        heappush(self._queue, (call.time, NORMAL, next(self._ids), call))
+        _heappush(self._queue, (call.time, _NORMAL, next(self._ids), call))
 
     def call_in(self, delay_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
@@ -86,7 +92,7 @@ class Engine:
         t = self.now + delay_ns
         call = Call(fn, args, t)
         # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
-        heappush(self._queue, (t, NORMAL, next(self._ids), call))
+        _heappush(self._queue, (t, _NORMAL, next(self._ids), call))
         return call
 
     def call_at(self, time_ns: float, fn: Callable, *args) -> Call:
@@ -132,7 +138,7 @@ class Engine:
         try:
             if hook is None:
                 while queue:
-                    now, _, _, event = heappop(queue)
+                    now, _, _, event = _heappop(queue)
                     self.now = now
                     n += 1
                     if isinstance(event, Call):
@@ -142,7 +148,7 @@ class Engine:
             else:  # the same loop with a progress call every PROGRESS_EVERY_EVENTS events
                 mask = PROGRESS_EVERY_EVENTS - 1
                 while queue:
-                    now, _, _, event = heappop(queue)
+                    now, _, _, event = _heappop(queue)
                     self.now = now
                     n += 1
                     if not n & mask:

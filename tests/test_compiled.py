@@ -41,7 +41,8 @@ def test_the_install_compiled_the_hot_path_when_it_could():
     would leave everything in pure Python). Fresh installs, e.g. CI's, must pass this."""
     if os.environ.get(PURE_ENV, "") not in ("", "0"):
         pytest.skip(f"{PURE_ENV} is set")
-    if importlib.util.find_spec("mypyc") is None or not shutil.which(sysconfig.get_config_var("CC").split()[0]):
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if importlib.util.find_spec("mypyc") is None or not shutil.which(cc):
         pytest.skip("no mypyc or no C compiler here: the install is pure Python by design")
     why = why_not_compiled()
     if why is not None and why.startswith("sources changed"):

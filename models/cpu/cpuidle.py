@@ -25,13 +25,15 @@ sysfs ``stateN/disable``) and never returns a disabled state unless every state 
 
 from __future__ import annotations
 
+from typing import Final
+
 from abc import ABC, abstractmethod
 
 from mypy_extensions import mypyc_attr
 
 from models.cpu.config import CpuConfig
 
-NO_TIMER_NS = 50_000_000.0
+NO_TIMER_NS: Final = 50_000_000.0
 """The sleep length a governor is given when no timer is armed, ns: menu.c's MAX_INTERESTING
 (50 ms), the governor's horizon (an idle that long counts as a perfect prediction). Linux's
 ``tick_nohz_get_sleep_length`` is the time to the next timer event as if the tick were stopped; with
@@ -43,7 +45,7 @@ distinguishes: far beyond a tick (the tick then stops, NOHZ idle), while menu's 
 repeating-interval detector finds no pattern. (Before: one 4 ms tick period, which kept the tick of
 every idle CPU running for ever.)"""
 
-DEFAULT_TICK_NS = 4_000_000.0
+DEFAULT_TICK_NS: Final = 4_000_000.0
 """TICK_NSEC at CONFIG_HZ=250, ns: the default tick period of a governor."""
 
 

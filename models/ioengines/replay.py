@@ -38,7 +38,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from models.ioengines.annotations import batch_flags as _batch_flags
@@ -50,11 +50,13 @@ from models.os.request import Request
 from simcore.stats import LatencyStats
 from simcore.errors import ConfigError
 
-SECTOR = 512
+SECTOR: Final = 512
 #: drain limit: simulated time allowed after the last trace IO is due before a stuck run is an error
-DRAIN_LIMIT_NS = 10e9
+DRAIN_LIMIT_NS: Final = 10e9
 
-_RUN, _SLEEP, _POLL = "run", "sleep", "poll"
+_RUN: Final = "run"
+_SLEEP: Final = "sleep"
+_POLL: Final = "poll"
 
 
 class ReplayThread(AsyncThread):

@@ -21,7 +21,7 @@ batch and hardware context.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from collections import deque
 
@@ -29,10 +29,10 @@ from models.os.iosched import IoScheduler
 from models.os.kblockd import KblockdWorker
 from models.os.request import Request
 
-SECTOR = 512
+SECTOR: Final = 512
 #: requests submitted together from which io_uring (IO_PLUG_THRESHOLD = 2: io_submit_state_start
 #: plugs when more than 2 SQEs are submitted) and libaio (AIO_PLUG_THRESHOLD = 2) plug
-PLUG_MIN_REQUESTS = 3
+PLUG_MIN_REQUESTS: Final = 3
 
 
 class HwContext:

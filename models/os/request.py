@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from models.ssd.command import NvmeCommand
 
-READ, WRITE = "read", "write"
+READ: Final = "read"
+WRITE: Final = "write"
 
 
 class Request(NvmeCommand):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
-from typing import Any
+from typing import Any, Final
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
@@ -35,8 +35,12 @@ from models.os.placement import balance_pull, pull_candidate, select_wake_cpu
 from models.ssd.device import QueuePair
 from simcore.engine import Call, Engine
 
-IDLE, RUN, POLL, IRQ, NONE = "idle", "run", "poll", "irq", "none"
-_POLLING = _LAYER_NAMES.index("polling")
+IDLE: Final = "idle"
+RUN: Final = "run"
+POLL: Final = "poll"
+IRQ: Final = "irq"
+NONE: Final = "none"
+_POLLING: Final = _LAYER_NAMES.index("polling")
 
 
 class IrqWork:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
-RUNNING, RUNNABLE, SLEEPING, DEAD = "running", "runnable", "sleeping", "dead"
+RUNNING: Final = "running"
+RUNNABLE: Final = "runnable"
+SLEEPING: Final = "sleeping"
+DEAD: Final = "dead"
 
 #: sched_prio_to_weight (kernel/sched/core.c): the CFS load weight of nice -20 .. 19 (each step
 #: ~1.25x, so one nice level is ~10% of CPU between two busy tasks)
@@ -14,7 +17,7 @@ NICE_WEIGHTS = (
     1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
     110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 )
-NICE_0_LOAD = 1024
+NICE_0_LOAD: Final = 1024
 
 
 def nice_vscale(nice: int) -> float:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
 import numpy as np
 
@@ -40,11 +40,11 @@ from simcore.stats import LatencyStats
 #: flash with a write buffer: programs a media unit may have queued in the DRAM buffer beyond the one
 #: it is running before a new write to it must wait (an estimate: the buffer is sized to keep every
 #: unit busy through a write burst, a few programs deep; sustained write IOPS do not depend on it)
-BUFFERED_PROGRAMS = 2
+BUFFERED_PROGRAMS: Final = 2
 
 
 #: one Dataset Management range (context attributes, length, starting LBA): what a deallocate moves
-DSM_RANGE_BYTES = 16
+DSM_RANGE_BYTES: Final = 16
 
 
 class QueuePair:

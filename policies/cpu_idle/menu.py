@@ -20,22 +20,25 @@ same answer, so the model simply keeps spinning.)
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from typing import Final
+
+import bisect
 
 from models.cpu.config import CpuConfig
 from models.cpu.cpuidle import DEFAULT_TICK_NS, NO_TIMER_NS, CpuidleGovernor
 from policies.cpu_idle.base import CPUIDLE_GOVERNORS
 
-RESOLUTION = 1024
-DECAY = 8
-BUCKETS = 6
-MAX_INTERESTING_NS = 50_000_000.0
-INTERVALS = 8
-INTERVAL_SHIFT = 3  # menu.c: INTERVALS = 1 << INTERVAL_SHIFT
+RESOLUTION: Final = 1024
+DECAY: Final = 8
+BUCKETS: Final = 6
+MAX_INTERESTING_NS: Final = 50_000_000.0
+INTERVALS: Final = 8
+INTERVAL_SHIFT: Final = 3  # menu.c: INTERVALS = 1 << INTERVAL_SHIFT
 
 
 #: menu.c which_bucket(): buckets by decade of the timer distance; a second set with IO waiters
-_BUCKET_LIMITS_NS = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
+_bisect_right: Final = bisect.bisect_right
+_BUCKET_LIMITS_NS: Final = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 
 
 class MenuGovernor(CpuidleGovernor):
@@ -121,7 +124,7 @@ class MenuGovernor(CpuidleGovernor):
         running for a polling state or a predicted idle shorter than a tick, and then a state whose
         target residency exceeds the time to the tick is traded for a shallower one."""
         self.next_timer_ns = next_timer_ns
-        b = self.bucket = (BUCKETS if iowaiters else 0) + bisect_right(_BUCKET_LIMITS_NS, next_timer_ns)
+        b = self.bucket = (BUCKETS if iowaiters else 0) + _bisect_right(_BUCKET_LIMITS_NS, next_timer_ns)
         predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
         mult = 1 + 10 * iowaiters
         idx = self._deepest(predicted, predicted / mult)
