@@ -37,21 +37,28 @@ def _say(msg: str) -> None:
     print(f"stacksim build: {msg}", file=sys.stderr)
 
 
+def _pure(why: str) -> list:
+    """No extensions; an earlier in-place (editable) build's record goes, so its extension modules,
+    left next to the sources, are not used (simcore.compiled)."""
+    _say(f"{why}: pure Python")
+    stale = ROOT / RECORD
+    if stale.exists():
+        stale.unlink()
+    return []
+
+
 def mypyc_extensions(modules: tuple[str, ...]) -> list:
     if os.environ.get("STACKSIM_PURE", "") not in ("", "0"):
-        _say("STACKSIM_PURE is set: pure Python")
-        return []
+        return _pure("STACKSIM_PURE is set")
     try:
         from mypyc.build import mypycify
     except ImportError:
-        _say("mypyc is not available: pure Python")
-        return []
+        return _pure("mypyc is not available")
     paths = [m.replace(".", "/") + ".py" for m in modules]
     try:  # mypy checks with setup.cfg's [mypy] section (check_untyped_defs), then mypyc generates C
         return mypycify(paths, opt_level="3", debug_level="0")
     except BaseException as e:  # a type error in the sources stops mypycify with SystemExit
-        _say(f"mypyc could not compile the hot path ({e!r}): pure Python")
-        return []
+        return _pure(f"mypyc could not compile the hot path ({e!r})")
 
 
 class OptionalBuildExt(build_ext):

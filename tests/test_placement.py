@@ -315,7 +315,34 @@ def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
     assert all(not qp.remote_pollers for d in host.devices for qp in d.qps)  # none left registered
 
 
-def test_an_iopoll_thread_moves_only_with_nothing_in_flight():
+def test_an_iopoll_thread_moves_with_ios_in_flight_and_polls_its_old_queues():
+    """An io_uring IOPOLL ring (depth 4) on SSD 0 shares CPU 1 with a pinned ring on SSD 1 (which
+    polls only its own queue); CPU 0 idles once its pinned jobs exit. Preempted at the end of its
+    slice with IOs in flight, the movable thread is pulled to CPU 0 and its next wait polls CPU 0's
+    queue and CPU 1's, which holds its requests (io_iopoll_check polls each request's queue): they
+    complete, as every IO does, once; no poller stays registered."""
+    from scenarios.fio.parser import parse_fio_text
+    from scenarios.scenario import resolve
+
+    text = ("[global]\nioengine=io_uring\nhipri=1\niodepth=4\ndirect=1\nbs=4k\nrw=randread\ntime_based\n"
+            "runtime=40ms\n[e]\ncpus_allowed=0\nnumjobs=2\nfilename=/dev/nvme1n1\nruntime=5ms\n"
+            "[h]\ncpus_allowed=1\nstartdelay=1ms\nfilename=/dev/nvme1n1\n[p]\ncpus_allowed=0-1\nfilename=/dev/nvme0n1\n")
+    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5",
+                  sets={"queue.io_poll": "1", "ssd_count": "2"})
+    host = simulate(cfg, keep_model=True).model
+    ids = [r.id for r in host.records]
+    assert len(ids) == len(set(ids)) > 10_000
+    (p,) = [th for th in host.threads if th.job.name == "p"]
+    assert p.task.nr_migrations >= 1 and p.remote_queue_waits >= 1
+    mine = [r for r in host.records if r.task is p.task]
+    assert {r.qp.cpu for r in mine} == {0, 1} and all(r.qp.cpu == r.cpu for r in mine)
+    # what it submitted either completed or is still in flight at the end: nothing left behind
+    assert p.issued_ios == len(mine) + p.inflight + len(p.ring)
+    assert p.inflight == sum(p._polled.values())
+    assert all(not qp.remote_pollers for d in host.devices for qp in d.qps)
+
+
+def test_an_iopoll_thread_woken_from_a_thinktime_polls_its_new_cpus_queue():
     """io_uring IOPOLL threads with a thinktime (fio quiesces, then sleeps): woken with nothing in
     flight they may be placed on an idle CPU, and then poll their new CPU's queue; every IO
     completes once and every request was polled on the queue of the CPU that submitted it."""

@@ -55,10 +55,11 @@ class AsyncThread(SyncThread):
         """An interrupt-driven libaio / io_uring thread may move with IOs in flight: they complete
         on the hardware queue they were submitted to, their interrupt posts them to the ring
         (aio_complete, io_cqring_fill_event) and wakes the thread wherever it runs; its next IOs go
-        to its new CPU's queue. An IOPOLL thread moves only with nothing in flight: its reaping
-        polls one queue, its CPU's (io_iopoll_check polls each request's queue; with requests on
-        two CPUs' queues stacksim would poll only one)."""
-        return not self.iopoll or (self.inflight == 0 and not self.ring)
+        to its new CPU's queue. An IOPOLL thread may move with IOs in flight too: its reaping polls
+        every queue that holds its requests (io_iopoll_check polls each request's queue), its new
+        CPU's and the old ones (:meth:`_reap`). With SQPOLL the SQ thread polls: the application
+        thread then moves only with nothing in flight."""
+        return not self.iopoll or self.sq_thread is None or (self.inflight == 0 and not self.ring)
 
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
@@ -94,6 +95,12 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
+        #: IOPOLL without SQPOLL (the thread reaps by polling): its requests in flight on each
+        #: polled queue (it may have moved since they were submitted)
+        self._polls_itself = self.iopoll and self.sq_thread is None
+        self._polled: dict = {}
+        #: IOPOLL waits that also polled queues of CPUs the thread had left
+        self.remote_queue_waits = 0
         #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once)
         self._enter_cost: Cost = host.costs.get("getevents_enter", syscall=self.k.syscall_entry_cycles)
         self._exit_cost: Cost = host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles)
@@ -240,7 +247,9 @@ class AsyncThread(SyncThread):
                 req.flags = self.req_flags
                 self._trim_req = req  # after the IOs queued before it are submitted
                 break
-            req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
+            qp = req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
+            if self._polls_itself:
+                self._polled[qp] = self._polled.get(qp, 0) + 1
             req.done_cb = self._on_done
             if self._cmdprio is not None and op != "trim":
                 req.ioprio = self._cmdprio(op, bs)
@@ -380,9 +389,14 @@ class AsyncThread(SyncThread):
             # SQPOLL: spin on the CQ ring in user space until enough completions are posted
             runner.spin(w, self._reap_ready)
         elif self.iopoll:
-            # io_uring_enter(GETEVENTS) polls the device queue (blk_poll) until enough are done
+            # io_uring_enter(GETEVENTS) polls the device queue (blk_poll) until enough are done;
+            # io_iopoll_check polls each in-flight request's queue: a thread that moved also polls
+            # its old CPUs' queues holding its requests
             qp = self.host.driver.queue_for(self.dev, runner.id, True)
-            runner.run(self._enter_cost, lambda: runner.poll(qp, w, self._reap_ready))
+            more = tuple(q for q, n in self._polled.items() if n and q is not qp) if len(self._polled) > 1 else ()
+            if more:
+                self.remote_queue_waits += 1
+            runner.run(self._enter_cost, lambda: runner.poll(qp, w, self._reap_ready, more))
         else:
             runner.run(self._enter_cost, self._block)
 
@@ -440,6 +454,13 @@ class AsyncThread(SyncThread):
         """Completion posted to the ring (aio_complete / io_cqring_fill_event) on ``runner``."""
         self.inflight -= 1
         self.ring.append(req)
+        if self._polls_itself:
+            qp = req.qp
+            n = self._polled[qp] - 1
+            if n:
+                self._polled[qp] = n
+            else:
+                del self._polled[qp]
         w = self.wait
         if not w.done and len(self.ring) >= w.need:
             w.done = True

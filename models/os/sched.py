@@ -216,6 +216,7 @@ class CpuRunner:
         self._poll_then: Any = None
         self._poll_start = 0.0
         self._poll_call: Call | None = None
+        self._poll_more: tuple = ()  # more queues polled with _poll_qp (a moved io_uring IOPOLL ring)
         # irq state
         self._irqs: deque[IrqWork] = deque()
         self._irq_prev = NONE
@@ -999,9 +1000,11 @@ class CpuRunner:
             timer.call = None  # no timer <-> call cycle left
 
     # ------------------------------------------------------------------ polling
-    def poll(self, qp: QueuePair | None, req: Any, then) -> None:
-        """The current task busy-polls ``qp`` (blk_poll) until ``req`` is complete, then ``then()``.
-        Work carried from a context switch runs first: polling starts after it."""
+    def poll(self, qp: QueuePair | None, req: Any, then, more: tuple = ()) -> None:
+        """The current task busy-polls ``qp`` (blk_poll) until ``req`` is complete, then ``then()``;
+        each iteration also polls the queues ``more`` (io_iopoll_check: a ring's requests on
+        several CPUs' queues, after its thread moved). Work carried from a context switch runs
+        first: polling starts after it."""
         if req.done:
             then()
             return
@@ -1013,6 +1016,10 @@ class CpuRunner:
         self._poll_qp = qp
         if qp is not None and qp.cpu != self.id:
             qp.remote_pollers.append(self)  # blk_poll of another CPU's queue (the task moved)
+        self._poll_more = more
+        for q in more:
+            if q.cpu != self.id:
+                q.remote_pollers.append(self)
         self._poll_req = req
         self._poll_then = then
         self._poll_start = start
@@ -1041,12 +1048,13 @@ class CpuRunner:
         elif self._poll_qp is None:
             if self._poll_req.done and self._poll_call is None:
                 self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.now) + self._spin_ns, self._poll_hit)
-        elif self._poll_qp.cq and self._poll_call is None:
+        elif (self._poll_qp.cq or (self._poll_more and any(q.cq for q in self._poll_more))) and self._poll_call is None:
             self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit)
 
     def cqe_posted(self, qp: QueuePair) -> None:
-        """A completion entry appeared on polled queue ``qp`` (mapped to this CPU)."""
-        if self.mode == POLL and self._poll_qp is qp and self._poll_call is None:
+        """A completion entry appeared on polled queue ``qp`` (mapped to this CPU, or polled by
+        this CPU's task from here)."""
+        if self.mode == POLL and (self._poll_qp is qp or qp in self._poll_more) and self._poll_call is None:
             it = self._iter_ns
             elapsed = self.engine.now - self._poll_start
             delay = it - elapsed % it if elapsed >= 0 else it - elapsed
@@ -1071,7 +1079,7 @@ class CpuRunner:
         self._poll_call = None
         now = self.engine.now
         self._charge_poll(now)
-        qp, req, then = self._poll_qp, self._poll_req, self._poll_then
+        qp, req, then, more = self._poll_qp, self._poll_req, self._poll_then, self._poll_more
         self._poll_qp = self._poll_req = self._poll_then = None
         self.mode = NONE
         if qp is not None and qp.cpu != self.id:
@@ -1079,10 +1087,17 @@ class CpuRunner:
         # reaping (carried) runs before what follows: the task's completion path or more polling
         if qp is not None:
             self.host.driver.reap(self, qp)
+        if more:
+            self._poll_more = ()
+            for q in more:
+                if q.cpu != self.id:
+                    q.remote_pollers.remove(self)
+                if q.cq:
+                    self.host.driver.reap(self, q)
         if req.done:
             then()
         else:
-            self.poll(qp, req, then)
+            self.poll(qp, req, then, more)
 
     def _poll_interrupt_for_resched(self) -> None:
         """need_resched ends the poll loop, and the poller is preempted: it stays runnable and
@@ -1095,11 +1110,15 @@ class CpuRunner:
             self._poll_call.cancel()
             self._poll_call = None
         self._charge_poll(self.engine.now)
-        qp, req, then = self._poll_qp, self._poll_req, self._poll_then
+        qp, req, then, more = self._poll_qp, self._poll_req, self._poll_then, self._poll_more
         self._poll_qp = self._poll_req = self._poll_then = None
+        self._poll_more = ()
         self.mode = NONE
         if qp is not None and qp.cpu != self.id:
             qp.remote_pollers.remove(self)
+        for q in more:
+            if q.cpu != self.id:
+                q.remote_pollers.remove(self)
         task = self.current
         assert task is not None
         runners = self.host.runners
@@ -1108,6 +1127,6 @@ class CpuRunner:
             if req.done:
                 then()
             else:  # on the CPU it is switched back in on (the balancer may have moved it)
-                runners[task.cpu].poll(qp, req, then)
+                runners[task.cpu].poll(qp, req, then, more)
 
         self._switch_out(task, voluntary=False, resume=resume)
