@@ -294,18 +294,22 @@ def test_nice_sets_the_share_of_cpu_between_busy_threads():
     assert a / b == pytest.approx(1.0, rel=0.2)
 
 
+def _simulate_fio(text: str, sets: dict):
+    """The model after simulating the fio job file ``text`` on the 900P platform with ``sets``."""
+    from scenarios.fio.parser import parse_fio_text
+    from scenarios.scenario import resolve
+
+    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5", sets=sets)
+    return simulate(cfg, keep_model=True).model
+
+
 def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
     """Three hybrid pollers (fixed 4 us sleep) on two CPUs: a poller woken from its timed sleep
     while its CPU runs another is placed on the idle one and polls, from there, the queue of the
     CPU it submitted on (blk_poll of the cookie's hardware queue). Every IO completes once."""
-    from scenarios.fio.parser import parse_fio_text
-    from scenarios.scenario import resolve
-
     text = ("[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
             "cpus_allowed=0-1\nruntime=20ms\ntime_based\n[p]\nnumjobs=3\n")
-    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5",
-                  sets={"queue.io_poll": "1", "queue.io_poll_delay": "4"})
-    host = simulate(cfg, keep_model=True).model
+    host = _simulate_fio(text, {"queue.io_poll": "1", "queue.io_poll_delay": "4"})
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) > 1000
     tasks = [t for t in host.all_tasks if t.job == 0]
@@ -321,15 +325,10 @@ def test_an_iopoll_thread_moves_with_ios_in_flight_and_polls_its_old_queues():
     slice with IOs in flight, the movable thread is pulled to CPU 0 and its next wait polls CPU 0's
     queue and CPU 1's, which holds its requests (io_iopoll_check polls each request's queue): they
     complete, as every IO does, once; no poller stays registered."""
-    from scenarios.fio.parser import parse_fio_text
-    from scenarios.scenario import resolve
-
     text = ("[global]\nioengine=io_uring\nhipri=1\niodepth=4\ndirect=1\nbs=4k\nrw=randread\ntime_based\n"
             "runtime=40ms\n[e]\ncpus_allowed=0\nnumjobs=2\nfilename=/dev/nvme1n1\nruntime=5ms\n"
             "[h]\ncpus_allowed=1\nstartdelay=1ms\nfilename=/dev/nvme1n1\n[p]\ncpus_allowed=0-1\nfilename=/dev/nvme0n1\n")
-    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5",
-                  sets={"queue.io_poll": "1", "ssd_count": "2"})
-    host = simulate(cfg, keep_model=True).model
+    host = _simulate_fio(text, {"queue.io_poll": "1", "ssd_count": "2"})
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) > 10_000
     (p,) = [th for th in host.threads if th.job.name == "p"]
