@@ -3,7 +3,8 @@
     python benchmarks/bench_hot_path.py [--runtime-ms 1000] [--repeat 3] [--profile] [--both]
 
 It times the code the install runs (``stacksim --version``: the mypyc-compiled hot path or pure
-Python) and says which; ``--both`` times it, then pure Python in a child process (STACKSIM_PURE=1).
+Python) and says which; ``--both`` times it, then pure Python in a child process (STACKSIM_PURE=1). Last, the default job's peak memory per million
+simulated IOs (bench_memory.py's measure at 200 ms and 1 s).
 
 Cases: the built-in default scenario (1 thread, 4 KiB random reads, interrupts), the same with
 classic and hybrid polling, 8 jobs with hybrid polling or interrupts, and the replay of a bursty
@@ -119,6 +120,18 @@ def bare_simpy_ios_per_s(n_ios: int = 200_000, repeat: int = 3) -> float:
     return best
 
 
+def memory_line(short_ms: int = 200, long_ms: int = 1000) -> str:
+    """Peak traced memory of the default job per million more simulated IOs (bench_memory.py's
+    measure, at shorter lengths): flat in the run's length means about 0."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_memory import peak_mb
+
+    peak_mb(5)  # caches and built-in data loaded before measuring
+    (m0, n0), (m1, n1) = peak_mb(short_ms), peak_mb(long_ms)
+    return (f"memory: default job {short_ms} ms -> {long_ms} ms: peak {m0:.1f} -> {m1:.1f} MB, "
+            f"{(m1 - m0) / max(n1 - n0, 1) * 1e6:+.2f} MB per million IOs")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runtime-ms", type=int, default=1000)
@@ -141,6 +154,7 @@ def main() -> None:
         print(f"{name:32s} {rate:12,.0f} {rate / bare:8.3f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}")
     rate, n, ev, wall = bench_replay(max(1, args.runtime_ms // 20), args.repeat)
     print(f"{'bursty trace replay (interrupt)':32s} {rate:12,.0f} {rate / bare:8.3f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}")
+    print(memory_line())
     if args.both:
         print(flush=True)
         subprocess.run([sys.executable, __file__, "--runtime-ms", str(args.runtime_ms), "--repeat", str(args.repeat)],
