@@ -14,6 +14,7 @@ from models.cpu.cpuidle import CpuidleGovernor
 from models.os.blk import BlkMq
 from models.os.completion import CompletionPolicy, select_policy_name
 from models.os.costs import CostTable
+from models.os.io_ledger import IoLedger
 from models.os.iosched import IoScheduler
 from models.os.nvme import NvmeDriver
 from models.os.queue import QueueConfig
@@ -74,13 +75,7 @@ class Host:
             sib = self.pkg.sibling_of(r.cpu)
             r.sibling_runner = self.runners[sib.id] if sib is not None else None
         if platform.sched.periodic_balance:
-            # scheduling domains, smallest first: the SMT pair, the package (one LLC); interval:
-            # sd->min_interval = the domain's CPU count in ms
-            for r in self.runners:
-                levels = [tuple(sorted((r, r.sibling_runner), key=lambda x: x.id))] if r.sibling_runner is not None else []
-                levels.append(tuple(self.runners))
-                r.domains = tuple((d, len(d) * 1e6) for d in levels if len(d) > 1)
-                r._last_balance = [0.0] * len(r.domains)
+            self._set_domains()
         if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
             by_cpu = {r.cpu.id: r for r in self.runners}
             for core in self.pkg.cores:
@@ -96,14 +91,15 @@ class Host:
                                    policies.irq_generation) for i in range(platform.ssd_count)]
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
         self.blk = BlkMq(self, queue, policies.io_scheduler)
+        self.driver.attach(self.blk)
         # 4. completion policies (instantiated on first use, shared by the queue's users)
         self.policies: dict = {}
-        self._stat_policies: list = []
-        #: every completed IO (Request), only when asked (:meth:`keep_requests`: tests, debugging);
-        #: a run's statistics are accumulated by ``io_sink`` as IOs complete
-        self.records: list | None = None
-        self.io_sink = None  # called with each completed IO (scenarios.iostats.IoStats)
-        self.completed_ios = 0
+        self._stat_policies: list = self.driver.stat_policies  # (the driver hands them completions)
+        #: completed IOs: their count, the statistics sink, the kept records (see the properties)
+        self.ledger = IoLedger()
+        #: an IO completed (``req.t_complete`` stamped by its engine): counted, handed to the run's
+        #: statistics sink, kept when asked (the IO engines call it once per IO)
+        self.io_done = self.ledger.done
         self.all_tasks: list = []
         self.sq_threads: dict = {}
         self.steady: list = []  # fio's steadystate checks [(job index, threads, check)] (scenarios.assembly)
@@ -112,10 +108,39 @@ class Host:
         self.job_control = self.on_thread_exit = None  # fio's job synchronization (models.ioengines.job_control)
         self.next_io_id = 0
 
+    def _set_domains(self) -> None:
+        """Each runner's scheduling domains, smallest first: its SMT pair, the package (one LLC);
+        interval: sd->min_interval, the domain's CPU count in ms."""
+        for r in self.runners:
+            levels = [tuple(sorted((r, r.sibling_runner), key=lambda x: x.id))] if r.sibling_runner is not None else []
+            levels.append(tuple(self.runners))
+            r.domains = tuple((d, len(d) * 1e6) for d in levels if len(d) > 1)
+            r._last_balance = [0.0] * len(r.domains)
+
+    @property
+    def completed_ios(self) -> int:
+        """IOs completed so far."""
+        return self.ledger.count
+
+    @property
+    def io_sink(self):
+        """Called with each completed IO (``scenarios.iostats.IoStats.add``), or None."""
+        return self.ledger.sink
+
+    @io_sink.setter
+    def io_sink(self, sink) -> None:
+        self.ledger.sink = sink
+
+    @property
+    def records(self) -> list | None:
+        """Every completed IO (Request), only when asked (:meth:`keep_requests`: tests,
+        debugging); a run's statistics are accumulated by ``io_sink`` as IOs complete."""
+        return self.ledger.records
+
     def keep_requests(self) -> None:
         """Keep every completed request in ``records`` from now on (memory grows with the run)."""
-        if self.records is None:
-            self.records = []
+        if self.ledger.records is None:
+            self.ledger.records = []
 
     def fio_thread_exited(self, t: float, task=None) -> None:
         """A fio job thread (``task``) exited at ``t`` (ns); fio's job control learns it first."""
@@ -124,16 +149,6 @@ class Host:
         self.live_fio_threads -= 1
         if self.live_fio_threads == 0 and self.on_all_exited is not None:
             self.on_all_exited(t)
-
-    def io_done(self, req) -> None:
-        """An IO completed (``req.t_complete`` stamped by its engine): counted, handed to the run's
-        statistics sink, kept when asked."""
-        self.completed_ios += 1
-        sink = self.io_sink
-        if sink is not None:
-            sink(req)
-        if self.records is not None:
-            self.records.append(req)
 
     def policy(self, name: str):
         p = self.policies.get(name)
@@ -162,13 +177,6 @@ class Host:
 
     def policy_name(self, hipri: bool, ioengine: str = "pvsync2") -> str:
         return select_policy_name(self.queue, hipri, ioengine)
-
-    def iosched_complete(self, req) -> None:
-        """Completion hook of blk-mq: free the tag, feed the scheduler and the policies' statistics."""
-        if self.blk.complete(req) and self.blk.iosched_complete_cost is not None:
-            self.runners[req.qp.cpu].add_carry(self.blk.iosched_complete_cost)
-        for p in self._stat_policies:
-            p.on_complete(req)
 
     def charge_running(self, now: float) -> None:
         """Charge the exec time of the tasks on a CPU up to ``now`` (ns), so that task counters

@@ -80,21 +80,6 @@ def class_label(op: str, cls: int) -> str:
     return f"{op} {cls // 1024}k"
 
 
-class _Sink:
-    """Stands in for ``host.records``: each reaped request is handed on and not kept."""
-
-    __slots__ = ("take",)
-
-    def __init__(self, take: Callable) -> None:
-        self.take = take
-
-    def append(self, req) -> None:
-        self.take(req)
-
-    def __len__(self) -> int:  # pragma: no cover - nothing sizes it during a replay
-        return 0
-
-
 class _Pairing:
     """Trace records waiting for their replayed request, and requests waiting for completion."""
 
@@ -159,7 +144,7 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
             gc.collect(0)  # the engine runs with the cyclic collector off: a fired or cancelled timer is a cycle
 
     queues = [*host.driver.irq_qps.values(), *host.driver.poll_qps.values()]
-    host.records = _Sink(take)
+    host.io_sink = take  # each reaped request is handed on and not kept
     wall0 = time.perf_counter()
     replayer.start()
     if replayer.exhausted and replayer.trace_ios == 0:

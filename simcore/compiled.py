@@ -49,6 +49,13 @@ COMPILED_MODULES = (
     "models.ioengines.async_io",
     "models.ioengines.null_io",
     "models.ioengines.replay",
+    "models.ssd.irq_generation",
+    "models.os.completion",
+    "models.os.io_ledger",
+    "policies.completion.interrupt",
+    "policies.completion.classic_poll",
+    "policies.completion.hybrid_poll",
+    "policies.interrupt_generation.none",
 )
 
 #: the build record, relative to the directory that holds the top-level packages

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from models.ssd.device import NvmeDevice
+from models.ssd.irq_generation import IrqGeneration
 from models.ssd.presets import optane_900p
 from models.os.request import Request
 from simcore.engine import Engine
@@ -158,23 +159,28 @@ def test_littles_law_in_the_device():
     def level():
         return sum(qp.inflight for qp in dev.qps)
 
-    # the queue pairs' hooks see every change: the SQ hook just before a submitted command counts
-    # (the device's methods are not patched: they may be compiled)
+    # the queue pairs' hooks see every change: the SQ hook just before a submitted command counts,
+    # the interrupt generation (wrapped) after a completion (the device's and the policies' methods
+    # are not patched: they may be compiled)
+    class Counted(IrqGeneration):
+        def __init__(self, inner):
+            super().__init__(inner.qp, inner.cfg, inner.engine)
+            self.inner = inner
+
+        def on_completion(self, req):  # after the counter went down
+            changes.append((host.engine.now, level()))
+            self.inner.on_completion(req)
+
     def watch(qp):
-        sq_hook, irq_gen = qp.submit_hook, qp.irq_gen
-        on_completion = irq_gen.on_completion
+        sq_hook = qp.submit_hook
 
         def counted_submit(req):
             if sq_hook is not None:
                 sq_hook(req)
             changes.append((host.engine.now, level() + 1))
 
-        def counted_post(req):  # after the counter went down
-            changes.append((host.engine.now, level()))
-            on_completion(req)
-
         qp.submit_hook = counted_submit
-        irq_gen.on_completion = counted_post
+        qp.irq_gen = Counted(qp.irq_gen)
 
     for qp in dev.qps:
         watch(qp)

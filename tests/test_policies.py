@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from policies.completion.hybrid_poll import stats_bucket
+from policies.completion.base import COMPLETION_POLICIES
+from policies.completion.hybrid_poll import HybridPollCompletion, stats_bucket
 from scenarios.assembly import build_run
 from scenarios.simulate import simulate
 from tests.conftest import make_cfg
@@ -44,21 +45,31 @@ def test_cpu_utilization_order_classic_hybrid_interrupt(runs):
     assert u["classic"] > u["hybrid"] > u["interrupt"]
 
 
-def _hybrid_run(cfg):
-    """Run ``cfg`` recording every sleep hybrid polling asks for: (time asked, ns)."""
-    host, ramp, end = build_run(cfg, keep_requests=True)
-    pol = host.policy("hybrid-poll")
-    asked = []
-    sleep_ns = pol.sleep_ns
+class _RecordedHybrid(HybridPollCompletion):
+    """Hybrid polling that records every sleep it asks for: (time asked, ns)."""
 
-    def recorded(req):
-        ns = sleep_ns(req)
-        asked.append((host.engine.now, ns))
+    def __init__(self, host, queue):
+        super().__init__(host, queue)
+        self.asked = []
+
+    def sleep_ns(self, req):
+        ns = super().sleep_ns(req)
+        self.asked.append((self.host.engine.now, ns))
         return ns
 
-    pol.sleep_ns = recorded
+
+def _hybrid_run(cfg):
+    """Run ``cfg`` recording every sleep hybrid polling asks for: (time asked, ns). (A subclass
+    run as the queue's completion policy: the built-in one may be compiled, its methods cannot be
+    replaced on the instance.)"""
+    COMPLETION_POLICIES.register("hybrid-poll-recorded")(_RecordedHybrid)
+    try:
+        host, ramp, end = build_run(cfg.with_queue(completion="hybrid-poll-recorded"), keep_requests=True)
+    finally:
+        COMPLETION_POLICIES._items.pop("hybrid-poll-recorded", None)
+    pol = host.policy("hybrid-poll-recorded")
     host.engine.run(end)
-    return host, pol, asked
+    return host, pol, pol.asked
 
 
 def _wake_path_ns(host):

@@ -474,7 +474,8 @@ class SyncThread:
             self._flow_held(with_completion)
             return
         op, bs, off = self._next_io(op)
-        self.pacer.issued(op, bs)
+        if self._paces:  # (an inactive pacer ignores it)
+            self.pacer.issued(op, bs)
         self.issued_bytes += bs
         self.issued_ios += 1
         req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)

@@ -4,9 +4,18 @@ that picks a policy's name for a queue and a request. Implementations live in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+from mypy_extensions import mypyc_attr
+
 from models.ioengines import ASYNC_ENGINES
 
+if TYPE_CHECKING:
+    from models.os.sched import CpuRunner
+    from models.os.task import Task
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # plug-ins outside the compiled modules extend it
 class CompletionPolicy:
     """Decides how the submitting task learns that its request completed.
 
@@ -16,20 +25,18 @@ class CompletionPolicy:
     ``polled`` says whether requests go to polled hardware queues (no interrupt vector).
     """
 
-    name = "abstract"
-    polled = False
+    name: ClassVar[str] = "abstract"
+    polled: ClassVar[bool] = False
 
-    def __init__(self, host, queue):
-        self.host = host
-        self.queue = queue
+    def __init__(self, host: Any, queue: Any) -> None:
+        self.host = host  # models.host.Host
+        self.queue = queue  # models.os.queue.QueueConfig
 
-    def wait(self, runner, task, req, then) -> None:
+    def wait(self, runner: CpuRunner, task: Task, req: Any, then: Callable[[], None]) -> None:
         raise NotImplementedError
 
-    def on_complete(self, req) -> None:
+    def on_complete(self, req: Any) -> None:
         pass
-
-
 
 
 def select_policy_name(queue, hipri: bool, ioengine: str = "pvsync2") -> str:

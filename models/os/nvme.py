@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.os.blk import BlkMq
 from models.os.cost import Cost
 from models.os.request import Request
 from models.os.sched import CpuRunner, IrqWork
 from models.ssd.device import QueuePair
-from models.ssd.irq import URGENT
+from models.ssd.irq_generation import URGENT
 
 
 class NvmeDriver:
@@ -39,8 +40,16 @@ class NvmeDriver:
                     pq.on_post = self._posted_polled
                     self.poll_qps[(dev.index, cpu)] = pq
         self._reap_costs: dict = {}
+        #: blk-mq (set by the host once it exists: :meth:`attach`) and the completion policies that
+        #: keep statistics (the host adds them as it creates them)
+        self._blk: BlkMq | None = None
+        self.stat_policies: list = []
         self.completions_reaped_by_irq = 0
         self.cq_doorbells = 0  # CQ head doorbell writes by interrupt handlers
+
+    def attach(self, blk: BlkMq) -> None:
+        """The host's blk-mq, built after the driver, which completes every request."""
+        self._blk = blk
 
     def queue_for(self, dev_index: int, cpu: int, hipri: bool):
         """The hardware queue a request from ``cpu`` goes to (a polled one for HIPRI when present)."""
@@ -70,7 +79,14 @@ class NvmeDriver:
         """Complete ``req`` (blk_mq_complete_request -> bio end -> the submitter's completion:
         wake a blocked synchronous task, or the async engine's ``done_cb``), and the requests
         merged into it."""
-        self.host.iosched_complete(req)
+        # blk-mq's completion: the tag freed, the elevator's completion hook, the completion
+        # policies' statistics
+        blk = self._blk
+        assert blk is not None
+        if blk.complete(req) and blk.iosched_complete_cost is not None:
+            self.host.runners[req.qp.cpu].add_carry(blk.iosched_complete_cost)
+        for p in self.stat_policies:
+            p.on_complete(req)
         self._finish(runner, req)
         if req.merged:
             for child in req.merged:

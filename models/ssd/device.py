@@ -29,7 +29,8 @@ import numpy as np
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.command import NvmeCommand
 from models.ssd.config import DeviceConfig
-from models.ssd.irq import IrqConfig, IrqGeneration
+from models.ssd.irq import IrqConfig
+from models.ssd.irq_generation import IrqGeneration
 
 from simcore.engine import Call, Engine
 from simcore.rng import BatchedDraws
@@ -62,7 +63,7 @@ class QueuePair:
         self.cq: list = []  # posted, not yet reaped completion entries (requests)
         self.on_post: Any = None  # polled queues: the driver's hook when an entry is posted
         self.on_irq: Any = None  # interrupt queues: the driver's handler entry (MSI-X)
-        self.irq_gen: Any = None  # device-side interrupt generation policy of this CQ's vector
+        self.irq_gen: IrqGeneration | None = None  # device-side interrupt generation policy of this CQ's vector
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
         self.submit_hook: Any = None  # the interrupt-generation policy's on_submit, if it tracks the SQ

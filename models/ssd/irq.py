@@ -1,6 +1,6 @@
-"""Interface of a device-side interrupt-generation policy, its configuration (``nvme.*``) and the
-request annotations it reads. Implementations live in ``policies/interrupt_generation/`` and are
-registered there by name."""
+"""Configuration of device-side interrupt generation (``nvme.*``); the policy interface and the
+request annotations it reads are :mod:`models.ssd.irq_generation`, re-exported here. Implementations live in ``policies/interrupt_generation/`` and are registered
+there by name."""
 
 from __future__ import annotations
 
@@ -8,11 +8,9 @@ from pydantic import Field
 
 from simcore.config import Model
 
-URGENT = 1 << 1
-"""``Request.flags`` bit: fire an interrupt as soon as this request completes (cinterrupts)."""
-BARRIER = 1 << 2
-"""``Request.flags`` bit: end of a batch: fire when this request (strict: and every earlier one in
-its SQ) has completed (cinterrupts)."""
+# the interface and the flags live in a module of their own (compiled with the hot path); importable
+# from here as before
+from models.ssd.irq_generation import BARRIER, URGENT, IrqGeneration  # noqa: F401
 
 
 class IrqConfig(Model):
@@ -28,29 +26,3 @@ class IrqConfig(Model):
     irq_max_rate: float = Field(0.0, ge=0, description="cinterrupts storm protection: max interrupts/s per vector (0 = off)")
     irq_ewma_lambda: float = Field(1 / 128, gt=0, le=1, description="storm protection: EWMA weight of the interrupt rate")
     irq_vector_disable: bool = Field(False, description="Set Features 09h: coalescing disabled for the vectors")
-
-
-class IrqGeneration:
-    """Decides when a completion queue's vector fires. The device calls ``on_completion(req)``
-    after posting an entry and ``on_submit(req)`` when a command is fetched; the policy calls
-    ``self.fire(urgent_only)`` (which raises the MSI-X via the driver) and may arm timers with
-    ``self.engine.call_at``."""
-
-    name = "abstract"
-
-    def __init__(self, qp, cfg: IrqConfig, engine):
-        self.qp = qp
-        self.cfg = cfg
-        self.engine = engine
-        self.interrupts = 0
-        self.completions = 0
-
-    def on_submit(self, req) -> None:
-        pass
-
-    def on_completion(self, req) -> None:
-        raise NotImplementedError
-
-    def fire(self, urgent_only: bool = False) -> None:
-        self.interrupts += 1
-        self.qp.on_irq(self.qp, urgent_only)

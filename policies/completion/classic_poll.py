@@ -1,12 +1,27 @@
 """Classic polling (RWF_HIPRI, io_poll=1, io_poll_delay=-1): spin in blk_poll until done."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from mypy_extensions import mypyc_attr
+
 from models.os.completion import CompletionPolicy
 from policies.completion.base import COMPLETION_POLICIES
 
+if TYPE_CHECKING:
+    from models.os.sched import CpuRunner
+    from models.os.task import Task
 
-@COMPLETION_POLICIES.register("classic-poll")
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # plug-ins may extend it
 class ClassicPollCompletion(CompletionPolicy):
     polled = True
 
-    def wait(self, runner, task, req, then) -> None:
+    def wait(self, runner: CpuRunner, task: Task, req: Any, then: Callable[[], None]) -> None:
         runner.poll(req.qp, req, then)
+
+
+# registered by a call, not a class decorator: the module is compiled with the hot path
+# (simcore/compiled.py), and mypyc compiles a decorated class as a plain Python class
+COMPLETION_POLICIES.register("classic-poll")(ClassicPollCompletion)

@@ -13,36 +13,51 @@ interrupt at expiry; then the task classic-polls.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable, Final
+
+from mypy_extensions import mypyc_attr
 
 from models.os.completion import CompletionPolicy
 from policies.completion.base import COMPLETION_POLICIES
 
-BKTS = 16
-WINDOW_NS = 100_000_000.0
+if TYPE_CHECKING:
+    from models.os.sched import CpuRunner, Timer
+    from models.os.task import Task
+
+BKTS: Final = 16
+WINDOW_NS: Final = 100_000_000.0
+
+#: stats_bucket's answers by (op, size): asked twice per hybrid-polled IO, for a handful of pairs
+_BUCKETS: dict[tuple[str, int], int] = {}
 
 
-@lru_cache(maxsize=1024)  # asked twice per hybrid-polled IO, for a handful of (op, size) pairs
 def stats_bucket(op: str, nbytes: int) -> int:
     """blk_mq_poll_stats_bkt: ddir + 2 * ilog2(sectors), clamped to the last pair."""
-    ddir = 0 if op == "read" else 1
-    sectors = nbytes // 512
-    if sectors <= 0:
-        return -1
-    b = ddir + 2 * int(math.log2(sectors))
-    return b if b < BKTS else ddir + BKTS - 2
+    b = _BUCKETS.get((op, nbytes))
+    if b is None:
+        ddir = 0 if op == "read" else 1
+        sectors = nbytes // 512
+        if sectors <= 0:
+            b = -1
+        else:
+            b = ddir + 2 * int(math.log2(sectors))
+            if b >= BKTS:
+                b = ddir + BKTS - 2
+        if len(_BUCKETS) < 1024:
+            _BUCKETS[(op, nbytes)] = b
+    return b
 
 
-@COMPLETION_POLICIES.register("hybrid-poll")
+@mypyc_attr(allow_interpreted_subclasses=True)  # plug-ins may extend it
 class HybridPollCompletion(CompletionPolicy):
     polled = True
 
-    def __init__(self, host, queue):
+    def __init__(self, host: Any, queue: Any) -> None:
         super().__init__(host, queue)
-        self.fixed_ns = queue.io_poll_delay * 1000.0 if queue.io_poll_delay > 0 else 0.0
-        self.rearm = queue.hybrid_stats == "rearm"
-        self.mean_ns = [None] * BKTS  # q->poll_stat: committed means
-        self._win_end = None  # end of the active collection window
+        self.fixed_ns: float = queue.io_poll_delay * 1000.0 if queue.io_poll_delay > 0 else 0.0
+        self.rearm: bool = queue.hybrid_stats == "rearm"
+        self.mean_ns: list[float | None] = [None] * BKTS  # q->poll_stat: committed means
+        self._win_end: float | None = None  # end of the active collection window
         self._win_sum = [0.0] * BKTS
         self._win_n = [0] * BKTS
         self._windows_started = 0
@@ -51,6 +66,7 @@ class HybridPollCompletion(CompletionPolicy):
                                        actions={"hrtimer_program": 1})
         self.sleeps = 0
         self.slept_ns = 0.0
+        self._engine = host.engine
 
     # -- statistics window (blk_stat callback) --------------------------------------------
     def _roll_window(self, now: float) -> None:
@@ -65,25 +81,26 @@ class HybridPollCompletion(CompletionPolicy):
             self._win_end = now + WINDOW_NS
             self._windows_started += 1
 
-    def on_complete(self, req) -> None:
-        now = self.host.engine.now
-        if self._win_end is not None and now < self._win_end:
+    def on_complete(self, req: Any) -> None:
+        now: float = self._engine.now
+        end = self._win_end
+        if end is not None and now < end:
             b = stats_bucket(req.op, req.nbytes)
             if b >= 0:
                 self._win_sum[b] += now - req.t_dispatch
                 self._win_n[b] += 1
 
-    def sleep_ns(self, req) -> float:
+    def sleep_ns(self, req: Any) -> float:
         """blk_mq_poll_nsecs: how long to sleep before polling ``req`` (0 = no sleep)."""
         if self.fixed_ns:
             return self.fixed_ns
-        self._roll_window(self.host.engine.now)
+        self._roll_window(self._engine.now)
         b = stats_bucket(req.op, req.nbytes)
         mean = self.mean_ns[b] if b >= 0 else None
         return 0.0 if not mean else (mean + 1.0) / 2.0
 
     # -- the wait ------------------------------------------------------------------------------
-    def wait(self, runner, task, req, then) -> None:
+    def wait(self, runner: CpuRunner, task: Task, req: Any, then: Callable[[], None]) -> None:
         ns = self.sleep_ns(req)
         if ns <= 0 or req.done:
             runner.poll(req.qp, req, then)
@@ -91,27 +108,52 @@ class HybridPollCompletion(CompletionPolicy):
         runner.add_carry(self.cost_arm)
         self._sleep(runner, task, req, ns, then)
 
-    def _sleep(self, runner, task, req, ns, then) -> None:
+    def _sleep(self, runner: CpuRunner, task: Task, req: Any, ns: float, then: Callable[[], None]) -> None:
         if req.done:
             runner.poll(req.qp, req, then)
             return
         self.sleeps += 1
-        t0 = runner.clock()
         req.slept = True
-
-        def on_timer(r, task=task, req=req):
-            if req.waiter_sleeping:
-                req.waiter_sleeping = False
-                r.wake(task)
-
-        timer = runner.start_timer(ns, on_timer)
+        nap = _Nap(self, runner, task, req, then)
+        nap.timer = runner.start_timer(ns, nap.expired)
         req.waiter_sleeping = True
+        runner.sleep(nap.resume, iowait=True)
 
-        def resume():
-            runner.cancel_timer(timer)
+
+class _Nap:
+    """One hybrid sleep: its hrtimer's expiry wakes the task, which then polls its request."""
+
+    __slots__ = ("policy", "runner", "task", "req", "then", "t0", "timer")
+
+    def __init__(self, policy: HybridPollCompletion, runner: CpuRunner, task: Task, req: Any,
+                 then: Callable[[], None]) -> None:
+        self.policy = policy
+        self.runner = runner
+        self.task = task
+        self.req = req
+        self.then = then
+        self.t0 = runner.clock()
+        self.timer: Timer | None = None
+
+    def expired(self, r: CpuRunner) -> None:
+        """The hrtimer interrupt on ``r``: wake the task unless the completion already did."""
+        req = self.req
+        if req.waiter_sleeping:
             req.waiter_sleeping = False
-            now = runner.host.runners[task.cpu]  # the CPU it woke up on (it may have moved)
-            self.slept_ns += now.clock() - t0
-            now.poll(req.qp, req, then)
+            r.wake(self.task)
 
-        runner.sleep(resume, iowait=True)
+    def resume(self) -> None:
+        """The task runs again (woken by the timer or the completion): poll for the request."""
+        timer = self.timer
+        assert timer is not None
+        self.runner.cancel_timer(timer)
+        req = self.req
+        req.waiter_sleeping = False
+        now = self.runner.host.runners[self.task.cpu]  # the CPU it woke up on (it may have moved)
+        self.policy.slept_ns += now.clock() - self.t0
+        now.poll(req.qp, req, self.then)
+
+
+# registered by a call, not a class decorator: the module is compiled with the hot path
+# (simcore/compiled.py), and mypyc compiles a decorated class as a plain Python class
+COMPLETION_POLICIES.register("hybrid-poll")(HybridPollCompletion)
