@@ -17,6 +17,7 @@ from models.os.costs import CostTable
 from models.os.io_ledger import IoLedger
 from models.os.iosched import IoScheduler
 from models.os.nvme import NvmeDriver
+from models.os.placement import SchedDomain
 from models.os.queue import QueueConfig
 from models.os.sched import CpuRunner
 from models.os.sqpoll import SqThread
@@ -109,12 +110,22 @@ class Host:
         self.next_io_id = 0
 
     def _set_domains(self) -> None:
-        """Each runner's scheduling domains, smallest first: its SMT pair, the package (one LLC);
-        interval: sd->min_interval, the domain's CPU count in ms."""
+        """Each runner's scheduling domains, smallest first: its SMT pair (groups: its CPUs), the
+        package, one last-level cache (groups: the cores); interval: sd->min_interval, the
+        domain's CPU count in ms. Each CPU has its own copy (its balancing state)."""
+        smt = any(r.sibling_runner is not None for r in self.runners)
+        cores: dict = {}
         for r in self.runners:
-            levels = [tuple(sorted((r, r.sibling_runner), key=lambda x: x.id))] if r.sibling_runner is not None else []
-            levels.append(tuple(self.runners))
-            r.domains = tuple((d, len(d) * 1e6) for d in levels if len(d) > 1)
+            cores.setdefault(min(r.id, r.sibling_runner.id) if r.sibling_runner is not None else r.id, []).append(r)
+        core_groups = tuple(tuple(sorted(c, key=lambda x: x.id)) for _k, c in sorted(cores.items()))
+        for r in self.runners:
+            levels = []
+            if r.sibling_runner is not None:
+                pair = tuple(sorted((r, r.sibling_runner), key=lambda x: x.id))
+                levels.append(SchedDomain(pair, tuple((x,) for x in pair), smt_level=True, prefer_sibling=False))
+            if len(self.runners) > 1:
+                levels.append(SchedDomain(tuple(self.runners), core_groups, smt_level=False, prefer_sibling=smt))
+            r.domains = tuple((d, len(d) * 1e6) for d in levels)
             r._last_balance = [0.0] * len(r.domains)
 
     @property

@@ -190,6 +190,11 @@ def _queued(runner, tid: int, last_ran: float, affinity=range(8)) -> Task:
     return t
 
 
+def _package(runner):
+    """``runner``'s own copy of the package domain (its groups: the four cores)."""
+    return runner.domains[-1][0]
+
+
 def test_a_balance_pass_pulls_half_the_difference_of_movable_tasks():
     from models.os.placement import balance_pull
 
@@ -200,21 +205,64 @@ def test_a_balance_pass_pulls_half_the_difference_of_movable_tasks():
     _busy(r[0])
     _busy(r[3], 3)
     tasks = [_queued(r[0], 10 + i, 0.0) for i in range(4)]  # 5 runnable on CPU 0, 1 on CPU 3
-    package = tuple(r)
-    src, pulled = balance_pull(package, r[3], now, cost)
+    assert [tuple(x.id for x in g) for g in _package(r[3]).groups] == [(0, 4), (1, 5), (2, 6), (3, 7)]
+    src, pulled = balance_pull(_package(r[3]), r[3], now, cost)
     assert src is r[0] and pulled == tasks[:2]  # (5 - 1) // 2, the longest waiting first
-    assert balance_pull(package, r[0], now, cost) == (None, [])  # the busiest never pulls
+    assert balance_pull(_package(r[0]), r[0], now, cost) == (None, [])  # the busiest never pulls
     for t in tasks:
         t.affinity = frozenset({0, 1})
-    assert balance_pull(package, r[3], now, cost)[1] == []  # not allowed on CPU 3
+    assert balance_pull(_package(r[3]), r[3], now, cost)[1] == []  # not allowed on CPU 3
+    assert _package(r[3]).nr_balance_failed == 0  # (all pinned is not a failure)
     for t in tasks:
         t.affinity, t.last_ran = frozenset(range(8)), now - cost / 2
-    assert balance_pull(package, r[3], now, cost)[1] == []  # cache-hot
+    assert balance_pull(_package(r[3]), r[3], now, cost)[1] == []  # cache-hot
+    assert balance_pull(_package(r[3]), r[3], now, cost)[1] == []
+    assert _package(r[3]).nr_balance_failed == 2  # two failed passes in a row
+    assert balance_pull(_package(r[3]), r[3], now, cost)[1] == tasks[:2]  # then cache-hot ones move
+    assert _package(r[3]).nr_balance_failed == 0
     for t in tasks[1:]:
         r[0].rq.remove(t)
     tasks[0].last_ran = 0.0
-    assert balance_pull(package, r[3], now, cost) == (None, [])  # 2 against 1: balanced
-    assert balance_pull(package, r[5], now, cost)[1] == [tasks[0]]  # 2 against an idle CPU: one moves
+    assert balance_pull(_package(r[3]), r[3], now, cost) == (None, [])  # 2 against 1: balanced
+    assert balance_pull(_package(r[5]), r[5], now, cost)[1] == [tasks[0]]  # 2 against an idle core: one moves
+
+
+def test_the_package_balances_cores_and_moves_load_by_weight():
+    """Groups of the package are cores: an idle CPU beside a busy sibling does not pull from a core
+    with two tasks (one idle CPU fewer is no imbalance), an idle core does; between busy groups the
+    pass moves load weight, so a light (nice 19) task moves before a heavy one."""
+    from models.os.placement import balance_pull
+    from models.os.task import nice_vscale
+
+    host = _host()
+    r = host.runners
+    cost = PLAT.sched.migration_cost_ns
+    now = 10 * cost
+    _busy(r[0])
+    t = _queued(r[0], 10, 0.0)  # core 0: CPU 0 runs one, queues one; CPU 4 idle
+    _busy(r[1], 1)  # core 1: CPU 1 busy, CPU 5 idle
+    assert balance_pull(_package(r[5]), r[5], now, cost) == (None, [])  # as many idle CPUs on both cores
+    assert balance_pull(_package(r[6]), r[6], now, cost)[1] == [t]  # an idle core pulls
+    # every CPU busy, CPU 0 with three queued tasks: a nice 19 one (weight 15) and two at nice 0
+    host = _host()
+    r = host.runners
+    for i, x in enumerate(r):
+        _busy(x, 100 + i)
+    light = _queued(r[0], 20, 0.0)
+    light.vscale = nice_vscale(19)
+    heavy = [_queued(r[0], 21 + i, 0.0) for i in range(2)]
+    # core 0 holds 5 tasks (load 4 x 1024 + 15), the others 2 each: the package's average is
+    # ~1282 per CPU, core 3's shortfall (1282 - 1024) x 2 ~ 516 is what may move: the light task
+    # fits, a nice-0 one (1024) does not
+    src, pulled = balance_pull(_package(r[3]), r[3], now, cost)
+    assert src is r[0] and pulled == [light]
+    r[0].rq.remove(light)
+    r[3].rq.append(light)
+    # now ~501 may move: a nice-0 task only once failed passes have halved its load twice (shr_bound)
+    assert balance_pull(_package(r[3]), r[3], now, cost)[1] == []
+    assert balance_pull(_package(r[3]), r[3], now, cost)[1] == []
+    assert _package(r[3]).nr_balance_failed == 2
+    assert balance_pull(_package(r[3]), r[3], now, cost)[1] == heavy[:1]
 
 
 def test_a_kicked_idle_cpu_pulls_a_waiting_task_and_runs_it():

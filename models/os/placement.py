@@ -20,9 +20,19 @@ A task with an affinity (``Task.affinity``: fio threads without a CPU list, or w
 - **Periodically, at the tick** (``rebalance_domains``): each CPU balances each of its scheduling
   domains (the SMT pair, then the package) once per balance interval: the domain's CPU count in
   ms (``sd->min_interval``), stretched by ``sched.balance_busy_factor`` while the CPU is busy.
-  A pass (``load_balance_cycles`` + ``idle_scan_cycles`` per other CPU of the domain) finds the
-  CPU with the most runnable tasks and pulls half the difference in tasks (``calculate_imbalance``
-  with equal-weight tasks), queued ones only, not cache-hot, allowed here and free to move.
+  A pass (``load_balance``: ``load_balance_cycles`` + ``idle_scan_cycles`` per other CPU of the
+  domain) compares the domain's groups (single CPUs in the SMT pair; cores in the package): their
+  runnable tasks, idle CPUs and load (the runnable tasks' load weights, by nice level), and their
+  type (spare capacity, fully busy, overloaded: fewer, as many or more tasks than CPUs). It picks
+  the busiest group (``update_sd_pick_busiest``) and, by ``find_busiest_group``'s rules, either
+  evens the tasks (a local group with spare capacity: half the difference in tasks; the package
+  spreads tasks over cores because the SMT level prefers siblings) or, when both groups are busy
+  and the busiest is overloaded, moves load: the smaller of the busiest group's excess and the
+  local group's shortfall over the domain's average. A busy CPU pulls only from an overloaded
+  group. From the busiest group's busiest CPU it moves queued tasks, oldest first, allowed here
+  and free to move, not cache-hot (unless the domain's passes failed more than
+  ``cache_nice_tries`` times in a row), and, moving load, not heavier than what is left to move
+  (halved per failed pass). Domain parameters: :class:`SchedDomain`.
 - **For idle CPUs whose tick is stopped** (``nohz_balancer_kick``): a busy CPU whose tick finds
   tasks waiting in its queue kicks the first such idle CPU with an IPI, at most once per the
   smallest domain's interval (``nohz.next_balance``), and that CPU balances on behalf of every
@@ -30,13 +40,24 @@ A task with an affinity (``Task.affinity``: fio threads without a CPU list, or w
 
 The whole package is one last-level-cache domain (the presets are single-socket parts). Not
 modelled: wake_affine's load comparison for busy CPUs, ``recent_used_cpu``, the scan-depth limit
-of ``select_idle_cpu`` (every CPU of the domain is examined), load weights (nice levels: every
-task weighs the same) and the doubling of an interval after a balanced pass, NUMA.
+of ``select_idle_cpu`` (every CPU of the domain is examined), PELT: a group's load is its runnable
+tasks' weights now, not their decayed averages; active balancing (the stopper pushing a running
+task when passes keep failing), the doubling of an interval after a balanced pass, NUMA.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
+
+from models.os.task import NICE_0_LOAD
+
+#: sg_lb_stats group types (group_type, in order of busyness): fewer runnable tasks than CPUs, as
+#: many, more
+HAS_SPARE: Final = 0
+FULLY_BUSY: Final = 1
+OVERLOADED: Final = 2
+#: sysctl_sched_nr_migrate: tasks examined per balance pass at most (kernel/sched/core.c, 5.x)
+SCHED_NR_MIGRATE: Final = 32
 
 
 def is_idle(runner) -> bool:
@@ -95,21 +116,172 @@ def nr_running(runner) -> int:
     return (runner.current is not None) + len(runner.rq)
 
 
-def balance_pull(domain: tuple, this, now: float, migration_cost_ns: float) -> tuple[Any, list]:
-    """``load_balance`` of runner ``this`` over the runners of one ``domain``: (the busiest runner,
-    the tasks to pull from it, oldest first), or (None, []) when the domain is balanced or nothing
-    may move. Imbalance in tasks: half the difference in runnable tasks (at least one)."""
-    mine = nr_running(this)
-    busiest = None
-    most = mine + 1  # a busiest group must lead by two tasks to move one
-    for r in domain:
-        if r is not this:
-            n = nr_running(r)
-            if n > most:
-                busiest, most = r, n
-    if busiest is None:
+class SchedDomain:
+    """One CPU's view of one scheduling domain (the kernel keeps a ``struct sched_domain`` per CPU
+    and level): the domain's CPUs, its groups (the child domains: single CPUs in the SMT pair,
+    cores in the package) and this CPU's balancing state. Defaults: kernel/sched/topology.c
+    sd_init (5.x): ``imbalance_pct`` 110 for the SMT level, 117 above; ``cache_nice_tries`` 0 for
+    the SMT level, 1 above; ``SD_PREFER_SIBLING`` on the SMT level, so the level above spreads
+    tasks evenly over its groups."""
+
+    __slots__ = ("runners", "groups", "imbalance_pct", "cache_nice_tries", "prefer_sibling", "nr_balance_failed")
+
+    def __init__(self, runners: tuple, groups: tuple, *, smt_level: bool, prefer_sibling: bool) -> None:
+        self.runners = runners
+        self.groups = groups
+        self.imbalance_pct = 110 if smt_level else 117
+        self.cache_nice_tries = 0 if smt_level else 1
+        self.prefer_sibling = prefer_sibling  # the child level (SMT pairs) prefers siblings: spread tasks
+        self.nr_balance_failed = 0  # passes in a row that found an imbalance and moved nothing
+
+    def __len__(self) -> int:
+        return len(self.runners)
+
+
+def task_load(task) -> float:
+    """The task's load weight (sched_prio_to_weight: 1024 at nice 0)."""
+    return NICE_0_LOAD / task.vscale
+
+
+class _GroupStats:
+    """sg_lb_stats of one group: runnable tasks, CPUs, idle CPUs, load (the runnable tasks' load
+    weights) and its type."""
+
+    __slots__ = ("group", "nr", "cpus", "idle", "load", "kind", "avg_load")
+
+    def __init__(self, group: tuple) -> None:
+        self.group = group
+        self.cpus = len(group)
+        self.nr = sum(nr_running(r) for r in group)
+        self.idle = sum(1 for r in group if is_idle(r))
+        self.load = sum(task_load(t) for r in group for t in ((r.current,) if r.current is not None else ()) + tuple(r.rq))
+        self.kind = HAS_SPARE if self.nr < self.cpus else FULLY_BUSY if self.nr == self.cpus else OVERLOADED
+        self.avg_load = self.load / self.cpus  # per CPU of capacity SCHED_CAPACITY_SCALE
+
+    def busier_than(self, other: "_GroupStats") -> bool:
+        """update_sd_pick_busiest: a higher type; among overloaded or fully busy groups the higher
+        average load; among groups with spare capacity the fewer idle CPUs, then more tasks."""
+        if self.kind != other.kind:
+            return self.kind > other.kind
+        if self.kind != HAS_SPARE:
+            return self.avg_load > other.avg_load
+        if self.idle != other.idle:
+            return self.idle < other.idle
+        return self.nr > other.nr
+
+
+def balance_pull(domain: SchedDomain, this, now: float, migration_cost_ns: float) -> tuple[Any, list]:
+    """``load_balance`` of runner ``this`` over one ``domain`` (this CPU's copy): (the runqueue
+    pulled from, the tasks pulled, oldest first), or (None, []) when the domain is balanced or
+    nothing may move. Updates ``domain.nr_balance_failed``."""
+    local = busiest = None
+    total_load, total_cpus = 0.0, 0
+    for group in domain.groups:
+        st = _GroupStats(group)
+        total_load += st.load
+        total_cpus += st.cpus
+        if this in group:
+            local = st
+        elif st.nr and (busiest is None or st.busier_than(busiest)):
+            busiest = st
+    assert local is not None
+    kind, imbalance = _imbalance(domain, is_idle(this), local, busiest, total_load / total_cpus)
+    if kind is None:
+        domain.nr_balance_failed = 0  # out_balanced
         return None, []
-    movable = sorted((t for t in busiest.rq if t.affinity is not None and this.id in t.affinity
-                      and now - t.last_ran >= migration_cost_ns and t.owner is not None and t.owner.can_migrate()),
-                     key=lambda t: (t.last_ran, t.tid))
-    return busiest, movable[: (most - mine) // 2]
+    src = _busiest_queue(busiest.group, kind, imbalance)
+    if src is None:
+        domain.nr_balance_failed = 0
+        return None, []
+    tasks, all_pinned = _detach(domain, src, this, now, migration_cost_ns, kind, imbalance)
+    if tasks or all_pinned:
+        domain.nr_balance_failed = 0  # moved, or out_all_pinned
+        return (src if tasks else None), tasks
+    domain.nr_balance_failed += 1  # an imbalance, and nothing could move (cache-hot, too heavy, running)
+    return None, []
+
+
+def _imbalance(domain: SchedDomain, this_idle: bool, local: _GroupStats, busiest: _GroupStats | None,
+               avg_load: float) -> tuple[str | None, float]:
+    """find_busiest_group's checks and calculate_imbalance: (``"task"`` and a number of tasks, or
+    ``"load"`` and an amount of load weight; None when balanced)."""
+    if busiest is None:
+        return None, 0.0
+    if local.kind > busiest.kind:
+        return None, 0.0  # the local group is busier than the busiest one
+    if local.kind == OVERLOADED and (local.avg_load >= busiest.avg_load or local.avg_load >= avg_load
+                                     or 100 * busiest.avg_load <= domain.imbalance_pct * local.avg_load):
+        return None, 0.0
+    force = domain.prefer_sibling and local.kind == HAS_SPARE and busiest.nr > local.nr + 1
+    if not force and busiest.kind != OVERLOADED:
+        if not this_idle:
+            return None, 0.0  # a busy CPU pulls only from an overloaded group
+        if busiest.cpus > 1 and local.idle <= busiest.idle + 1:
+            return None, 0.0  # no imbalance in idle CPUs worth moving
+        if busiest.nr == 1:
+            return None, 0.0
+    if local.kind == HAS_SPARE:  # (inside the last-level cache: spread tasks, not load)
+        if busiest.cpus == 1 or domain.prefer_sibling:
+            n = (busiest.nr - local.nr) >> 1 if busiest.nr > local.nr else 0
+        else:
+            n = max(0, local.idle - busiest.idle) >> 1
+        return ("task", float(n)) if n else (None, 0.0)
+    if local.avg_load >= busiest.avg_load:
+        return None, 0.0
+    load = min((busiest.avg_load - avg_load) * busiest.cpus, (avg_load - local.avg_load) * local.cpus)
+    return ("load", load) if load > 0 else (None, 0.0)
+
+
+def _busiest_queue(group: tuple, kind: str, imbalance: float):
+    """find_busiest_queue: the group's CPU with the most runnable tasks (moving tasks) or the most
+    load (moving load: not a CPU whose single task weighs more than the imbalance)."""
+    best, best_key = None, 0.0
+    for r in group:
+        n = nr_running(r)
+        if not n:
+            continue
+        if kind == "task":
+            key = float(n)
+        else:
+            key = sum(task_load(t) for t in ((r.current,) if r.current is not None else ()) + tuple(r.rq))
+            if n == 1 and key > imbalance:
+                continue
+        if key > best_key:
+            best, best_key = r, key
+    return best
+
+
+def _detach(domain: SchedDomain, src, this, now: float, migration_cost_ns: float, kind: str,
+            imbalance: float) -> tuple[list, bool]:
+    """detach_tasks: (the queued tasks of ``src`` to move to ``this``, oldest first; whether none
+    of them may run on ``this``). A task is skipped while cache-hot, unless the domain's passes
+    failed more than ``cache_nice_tries`` times in a row; moving load, a task heavier than what
+    is left of the imbalance is skipped (its load halved per failed pass: shr_bound)."""
+    out: list = []
+    all_pinned = True
+    this_idle = is_idle(this)
+    queued = nr_running(src)
+    hot_ok = domain.nr_balance_failed > domain.cache_nice_tries
+    for n, t in enumerate(sorted(src.rq, key=lambda t: (t.last_ran, t.tid))):
+        if n >= SCHED_NR_MIGRATE or (this_idle and queued <= 1):
+            break
+        if t.affinity is None or this.id not in t.affinity or t.owner is None or not t.owner.can_migrate():
+            continue
+        all_pinned = False
+        if now - t.last_ran < migration_cost_ns and not hot_ok:
+            continue
+        if kind == "load":
+            load = task_load(t) / (1 << min(domain.nr_balance_failed, 31))
+            if load > imbalance:
+                continue
+            imbalance -= task_load(t)
+        else:
+            imbalance -= 1
+        out.append(t)
+        queued -= 1
+        if imbalance <= 0:
+            break
+    if src.current is not None and src.current.affinity is not None and this.id in src.current.affinity:
+        all_pinned = False  # (the running task could move, by active balancing: not modelled)
+    return out, all_pinned and not out
+

@@ -228,7 +228,7 @@ class CpuRunner:
         self._tick_on = sched.tick
         self._tick_call: Call | None = None
         self._tick_irq = FixedIrq(host.tick_cost, _tick_softirq, "tick")
-        #: scheduling domains for periodic balancing, smallest first: ((runners, interval ns), ...)
+        #: scheduling domains for periodic balancing, smallest first: ((SchedDomain, interval ns), ...)
         #: (set by the host once every runner exists) and the time each was last balanced
         self.domains: tuple = ()
         self._last_balance: list[float] = []
@@ -673,7 +673,7 @@ class CpuRunner:
         if self.rq:
             self._nohz_kick(now)
 
-    def _balance(self, this: "CpuRunner", domain: tuple, now: float) -> bool:
+    def _balance(self, this: "CpuRunner", domain: Any, now: float) -> bool:
         """One load_balance pass over ``domain`` on behalf of ``this``, run (and charged) on this
         CPU; True when it pulled tasks to ``this``."""
         self.add_carry(self.cost_balance)
