@@ -143,6 +143,12 @@ def task_load(task) -> float:
     return NICE_0_LOAD / task.vscale
 
 
+def cpu_load(runner) -> float:
+    """The load of a runqueue: its runnable tasks' load weights (the running one included)."""
+    cur = runner.current
+    return sum(task_load(t) for t in ((cur,) if cur is not None else ()) + tuple(runner.rq))
+
+
 class _GroupStats:
     """sg_lb_stats of one group: runnable tasks, CPUs, idle CPUs, load (the runnable tasks' load
     weights) and its type."""
@@ -154,7 +160,7 @@ class _GroupStats:
         self.cpus = len(group)
         self.nr = sum(nr_running(r) for r in group)
         self.idle = sum(1 for r in group if is_idle(r))
-        self.load = sum(task_load(t) for r in group for t in ((r.current,) if r.current is not None else ()) + tuple(r.rq))
+        self.load = sum(cpu_load(r) for r in group)
         self.kind = HAS_SPARE if self.nr < self.cpus else FULLY_BUSY if self.nr == self.cpus else OVERLOADED
         self.avg_load = self.load / self.cpus  # per CPU of capacity SCHED_CAPACITY_SCALE
 
@@ -243,7 +249,7 @@ def _busiest_queue(group: tuple, kind: str, imbalance: float):
         if kind == "task":
             key = float(n)
         else:
-            key = sum(task_load(t) for t in ((r.current,) if r.current is not None else ()) + tuple(r.rq))
+            key = cpu_load(r)
             if n == 1 and key > imbalance:
                 continue
         if key > best_key:
@@ -260,10 +266,10 @@ def _detach(domain: SchedDomain, src, this, now: float, migration_cost_ns: float
     out: list = []
     all_pinned = True
     this_idle = is_idle(this)
-    queued = nr_running(src)
+    runnable = nr_running(src)
     hot_ok = domain.nr_balance_failed > domain.cache_nice_tries
     for n, t in enumerate(sorted(src.rq, key=lambda t: (t.last_ran, t.tid))):
-        if n >= SCHED_NR_MIGRATE or (this_idle and queued <= 1):
+        if n >= SCHED_NR_MIGRATE or (this_idle and runnable <= 1):
             break
         if t.affinity is None or this.id not in t.affinity or t.owner is None or not t.owner.can_migrate():
             continue
@@ -278,7 +284,7 @@ def _detach(domain: SchedDomain, src, this, now: float, migration_cost_ns: float
         else:
             imbalance -= 1
         out.append(t)
-        queued -= 1
+        runnable -= 1
         if imbalance <= 0:
             break
     if src.current is not None and src.current.affinity is not None and this.id in src.current.affinity:
