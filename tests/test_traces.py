@@ -328,3 +328,25 @@ def test_crlf_line_endings(tmp_path):
     blk = tmp_path / "blk.txt"
     blk.write_bytes(BLKPARSE.replace("\n", "\r\n").encode())
     assert len(list(open_trace(blk))) == 3
+
+
+@given(fields=st.lists(st.one_of(st.integers(0, 10**45).map(str), st.just(""), st.just("-1"), st.just("00012"),
+                                 st.sampled_from(["\u0663", "\u00b2", "1\u00b2", "12a", " 7"])),
+                       min_size=5, max_size=5),
+       op=st.sampled_from(["Read", "write", "Trim"]))
+def test_msr_fast_path_agrees_with_the_checked_path(fields, op):
+    """MsrParser takes plain-digit lines at once: whatever the fields, it answers as the checked
+    path (to_int on each number) does, the same record or the same refusal."""
+    from scenarios.traces.csvformats import MsrParser
+    from scenarios.traces.record import BadLine
+
+    row = [f.strip() for f in fields]
+    row = [row[0], "hm", row[1], op, row[2], row[3], row[4]]
+
+    def outcome(fn):
+        try:
+            return fn(row)
+        except BadLine as e:
+            return f"BadLine: {e}"
+
+    assert outcome(MsrParser().record) == outcome(MsrParser().checked_record)

@@ -56,7 +56,9 @@ class _CsvParser(LineParser):
         line = text.strip()
         if not line:
             return None
-        fields = [f.strip() for f in line.split(",")]
+        fields = line.split(",")
+        if " " in line or "\t" in line:
+            fields = [f.strip() for f in fields]
         first, self._first = self._first, False
         if len(fields) != len(self.columns):
             raise BadLine(f"expected {len(self.columns)} comma-separated columns "
@@ -110,6 +112,17 @@ class MsrParser(_CsvParser):
     _OPS = {"read": "read", "write": "write"}
 
     def record(self, f: list[str]) -> Parsed:
+        t, disk, off, size, resp = nums = f[0], f[2], f[4], f[5], f[6]
+        if f[1] and (t + disk + off + size + resp).isdecimal() and all(0 < len(x) <= 40 for x in nums):
+            # the usual line, at once: every number plain decimal digits (what to_int accepts
+            # without a message, and parses the same), a known type
+            op = self._OPS.get(f[3].lower())
+            if op is not None:
+                return _sized(int(t) * 100, op, int(off), int(size), f"{f[1]}_{int(disk)}")
+        return self.checked_record(f)
+
+    def checked_record(self, f: list[str]) -> Parsed:
+        """:meth:`record` field by field, each number through ``to_int`` (its messages)."""
         ticks = to_int(f[0], "timestamp")
         if not f[1]:
             raise BadLine("empty hostname")
