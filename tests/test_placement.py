@@ -274,7 +274,7 @@ def test_a_kicked_idle_cpu_pulls_a_waiting_task_and_runs_it():
     _busy(r[0])
     r[0].mode = "run"
     host.start()
-    host.engine.run(1_000.0)  # the other CPUs go idle, their ticks off
+    host.engine.run(10e6)  # the other CPUs go idle, their ticks off, their balance intervals elapse
     t = _queued(r[0], 10, -1e9)
     r[0].balance_tick()
     host.engine.run(host.engine.now + 1e6)  # two IPIs and two exits from deep C-states
@@ -403,3 +403,19 @@ def test_an_iopoll_thread_woken_from_a_thinktime_polls_its_new_cpus_queue():
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) > 500
     assert all(r.qp.cpu == r.cpu for r in host.records)  # submitted from the queue's own CPU
+
+
+def test_more_than_one_busy_cpu_kicks_an_idle_one_every_balance_interval():
+    """nohz_balancer_kick: with more than one CPU of the package busy (sd_llc_shared's
+    nr_busy_cpus > 1: tasks may be packed on siblings while cores idle) a busy CPU's tick kicks a
+    tick-stopped idle CPU by IPI, though no task waits: at most every 2 ms, here at every 4 ms
+    tick (250 Hz) of the two pollers' CPUs. One busy CPU kicks nobody."""
+    from scenarios.assembly import build_run
+
+    window_ms = 100
+    for threads, kicks in ((1, 0), (2, window_ms // 4)):
+        host, _ramp, end = build_run(make_cfg("classic", threads=threads, runtime_ms=window_ms, ramp_ms=0))
+        host.engine.run(end)
+        ipis = sum(r.irq_kinds.get("ipi", 0) for r in host.runners)
+        assert abs(ipis - kicks) <= 1, (threads, ipis)
+        assert host.migrations == 0

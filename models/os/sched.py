@@ -670,8 +670,17 @@ class CpuRunner:
             if now - last[level] >= (interval_ns * self._busy_factor if busy else interval_ns):
                 last[level] = now
                 self._balance(self, domain, now)
-        if self.rq:
+        if now >= self.host.nohz_next_balance and (self.rq or self._nr_busy_cpus() > 1):
             self._nohz_kick(now)
+
+    def _nr_busy_cpus(self) -> int:
+        """``sd_llc_shared->nr_busy_cpus``: CPUs of the package (one LLC) not idle with their tick
+        stopped."""
+        n = 0
+        for r in self.host.runners:
+            if not (r.mode == IDLE and r._tick_call is None):
+                n += 1
+        return n
 
     def _balance(self, this: "CpuRunner", domain: Any, now: float) -> bool:
         """One load_balance pass over ``domain`` on behalf of ``this``, run (and charged) on this
@@ -691,12 +700,11 @@ class CpuRunner:
         return bool(tasks)
 
     def _nohz_kick(self, now: float) -> None:
-        """nohz_balancer_kick: tasks wait on this busy CPU; if a CPU idles with its tick stopped,
-        kick the first one (an IPI) to balance for every such CPU, at most once per the smallest
-        domain's interval."""
+        """nohz_balancer_kick: tasks wait on this busy CPU, or more than one CPU of the package is
+        busy (tasks may be packed on SMT siblings while cores idle); if a CPU idles with its tick
+        stopped, kick the first one (an IPI) to balance for every such CPU, at most once per the
+        smallest domain's interval."""
         host = self.host
-        if now < host.nohz_next_balance:
-            return
         for r in host.runners:
             if r.mode == IDLE and r._tick_call is None and r is not self:
                 host.nohz_next_balance = now + self.domains[0][1]
@@ -712,17 +720,21 @@ class CpuRunner:
         for r in host.runners:
             if r is self or r.mode != IDLE or r._tick_call is not None:
                 continue
-            pulled = False
-            for domain, _interval in r.domains:
-                if self._balance(r, domain, now):
-                    pulled = True
-                    break
-            if pulled:
+            if self._idle_rebalance(r, now):
                 self.engine.call_in(self._carry_ns + host.kcosts.ipi_latency_ns, r.raise_irq,
                                     FixedIrq(host.ipi_cost, _no_effect, "ipi"))
-        for domain, _interval in self.domains:
-            if self._balance(self, domain, now):
-                break
+        self._idle_rebalance(self, now)
+
+    def _idle_rebalance(self, r: "CpuRunner", now: float) -> bool:
+        """rebalance_domains for idle CPU ``r``, run here: each of its domains whose interval has
+        elapsed (an idle CPU's: not stretched), until one pulls; True when one did."""
+        last = r._last_balance
+        for level, (domain, interval_ns) in enumerate(r.domains):
+            if now - last[level] >= interval_ns:
+                last[level] = now
+                if self._balance(r, domain, now):
+                    return True
+        return False
 
     def _enqueue_woken(self, task: Task) -> None:
         if task.state != SLEEPING:
