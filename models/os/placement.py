@@ -34,9 +34,10 @@ A task with an affinity (``Task.affinity``: fio threads without a CPU list, or w
   ``cache_nice_tries`` times in a row), and, moving load, not heavier than what is left to move
   (halved per failed pass). Domain parameters: :class:`SchedDomain`.
 - **For idle CPUs whose tick is stopped** (``nohz_balancer_kick``): a busy CPU whose tick finds
-  tasks waiting in its queue kicks the first such idle CPU with an IPI, at most once per the
-  smallest domain's interval (``nohz.next_balance``), and that CPU balances on behalf of every
-  tick-stopped idle CPU (``_nohz_idle_balance``), waking those that pulled a task.
+  tasks waiting in its queue, or more than one busy CPU in the package (``nr_busy_cpus``), kicks
+  the first such idle CPU with an IPI, at most once per the smallest domain's interval
+  (``nohz.next_balance``), and that CPU balances on behalf of every tick-stopped idle CPU
+  (``_nohz_idle_balance``) the domains whose interval has elapsed, waking those that pulled a task.
 
 The whole package is one last-level-cache domain (the presets are single-socket parts). Not
 modelled: wake_affine's load comparison for busy CPUs, ``recent_used_cpu``, the scan-depth limit
