@@ -419,3 +419,23 @@ def test_more_than_one_busy_cpu_kicks_an_idle_one_every_balance_interval():
         ipis = sum(r.irq_kinds.get("ipi", 0) for r in host.runners)
         assert abs(ipis - kicks) <= 1, (threads, ipis)
         assert host.migrations == 0
+
+
+def test_active_balancing_spreads_pollers_packed_on_one_core(monkeypatch):
+    """Two classic pollers started on the siblings of core 0 (CPUs 0 and 4) never sleep, so no
+    wake-up moves them and a balance pass finds nothing queued to pull: the package's passes by
+    the kicked idle CPUs fail, and after cache_nice_tries + 2 failures in a row (four, 8 ms apart)
+    the stopper of CPU 0 pushes its running poller to an idle core. Then each core runs one."""
+    import scenarios.assembly as assembly
+    from scenarios.assembly import build_run
+
+    monkeypatch.setattr(assembly, "place_thread", lambda job, allowed, i, placed, core_of: (0, 4)[i])
+    host, _ramp, end = build_run(make_cfg("classic", threads=2, runtime_ms=100, ramp_ms=0))
+    host.engine.run(30e6)  # three failed passes so far: no push yet
+    assert host.migrations == 0
+    host.engine.run(end)
+    pollers = [t for t in host.all_tasks if t.job == 0]
+    assert host.migrations == 1 and sum(t.nr_migrations for t in pollers) == 1
+    cores = {min(t.cpu, t.cpu ^ 4) for t in pollers}  # CPU i and i + 4 are siblings
+    assert len(cores) == 2
+    assert host.runners[0].stopper.pushes == 1 and host.runners[0].stopper.task.nvcsw == 1

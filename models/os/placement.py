@@ -42,8 +42,9 @@ A task with an affinity (``Task.affinity``: fio threads without a CPU list, or w
 The whole package is one last-level-cache domain (the presets are single-socket parts). Not
 modelled: wake_affine's load comparison for busy CPUs, ``recent_used_cpu``, the scan-depth limit
 of ``select_idle_cpu`` (every CPU of the domain is examined), PELT: a group's load is its runnable
-tasks' weights now, not their decayed averages; active balancing (the stopper pushing a running
-task when passes keep failing), the doubling of an interval after a balanced pass, NUMA.
+tasks' weights now, not their decayed averages; the doubling of an interval after a balanced
+pass, NUMA. When passes keep failing, the busiest CPU's stopper pushes its running task
+(active balancing: :mod:`models.os.stopper`).
 """
 
 from __future__ import annotations
@@ -179,8 +180,9 @@ class _GroupStats:
 
 def balance_pull(domain: SchedDomain, this, now: float, migration_cost_ns: float) -> tuple[Any, list]:
     """``load_balance`` of runner ``this`` over one ``domain`` (this CPU's copy): (the runqueue
-    pulled from, the tasks pulled, oldest first), or (None, []) when the domain is balanced or
-    nothing may move. Updates ``domain.nr_balance_failed``."""
+    pulled from, the tasks pulled, oldest first); (the busiest runqueue, []) when nothing could
+    move from it (a failed pass: active balancing may push its running task); (None, []) when the
+    domain is balanced or nothing may run here at all. Updates ``domain.nr_balance_failed``."""
     local = busiest = None
     total_load, total_cpus = 0.0, 0
     for group in domain.groups:
@@ -205,7 +207,7 @@ def balance_pull(domain: SchedDomain, this, now: float, migration_cost_ns: float
         domain.nr_balance_failed = 0  # moved, or out_all_pinned
         return (src if tasks else None), tasks
     domain.nr_balance_failed += 1  # an imbalance, and nothing could move (cache-hot, too heavy, running)
-    return None, []
+    return src, []
 
 
 def _imbalance(domain: SchedDomain, this_idle: bool, local: _GroupStats, busiest: _GroupStats | None,

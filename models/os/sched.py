@@ -232,6 +232,8 @@ class CpuRunner:
         #: (set by the host once every runner exists) and the time each was last balanced
         self.domains: tuple = ()
         self._last_balance: list[float] = []
+        #: this CPU's stopper thread (models.os.stopper: active balancing), created on first use
+        self.stopper: Any = None
         self._busy_factor = sched.balance_busy_factor
         self.cost_balance = ct.get("load_balance", actions={"load_balance": 1})
 
@@ -688,6 +690,10 @@ class CpuRunner:
         self.add_carry(self.cost_balance)
         self.add_carry(self._scan_cost(len(domain) - 1))
         src, tasks = balance_pull(domain, this, now, self._migration_cost_ns)
+        if not tasks:
+            if src is not None and domain.nr_balance_failed > domain.cache_nice_tries + 2:
+                self._active_balance(src, this, domain)
+            return False
         for task in tasks:
             src.rq.remove(task)
             self._migrate(task, this)
@@ -698,6 +704,22 @@ class CpuRunner:
         if tasks and this.current is not None:
             this._arm_slice()
         return bool(tasks)
+
+    def _active_balance(self, src: "CpuRunner", this: "CpuRunner", domain: Any) -> None:
+        """need_active_balance: passes over ``domain`` kept failing, so ``src``'s stopper pushes
+        its running task to ``this`` (if that task may run there and no push is pending)."""
+        cur = src.current
+        if cur is None or cur.kthread or cur.affinity is None or this.id not in cur.affinity \
+                or cur.owner is None or not cur.owner.can_migrate():
+            return  # pinned: out_one_pinned
+        stopper = src.stopper
+        if stopper is None:
+            from models.os.stopper import Stopper  # (it builds on this module)
+
+            stopper = src.stopper = Stopper(self.host, src.id)
+        if not stopper.pending:
+            stopper.push(this, self)
+        domain.nr_balance_failed = domain.cache_nice_tries + 1
 
     def _nohz_kick(self, now: float) -> None:
         """nohz_balancer_kick: tasks wait on this busy CPU, or more than one CPU of the package is

@@ -1,0 +1,76 @@
+"""The CPU stopper thread of one CPU (``migration/N``): active load balancing.
+
+When periodic balancing keeps finding an imbalance and cannot move anything (the busiest CPU's
+only CFS task is the one running: two CPU-bound pollers on the siblings of one core while
+another core idles), ``load_balance`` has that CPU's stopper push its running task
+(``need_active_balance``: ``sd->nr_balance_failed > sd->cache_nice_tries + 2``, Linux 5.x,
+kernel/sched/fair.c): ``stop_one_cpu_nowait(busiest, active_load_balance_cpu_stop)``. The stopper
+is of the stop class, above every CFS task: it preempts the running task at once, detaches one
+task that may run on the balancing CPU (``detach_one_task``, cache-hot or not) and attaches it
+there (``attach_one_task``: an IPI wakes that CPU when it idles).
+
+Modelled as a kernel thread woken from the balancing CPU (an IPI to the busiest CPU), whose
+virtual time puts it ahead of every task there: it preempts the running task at its next
+preemption point (a poll loop at once). Costs: the wake-up, the switches in and out of a kernel
+thread, the move (``migrate_cycles``), the IPI to the target.
+"""
+
+from __future__ import annotations
+
+from models.os.sched import FixedIrq, _no_effect
+from models.os.task import Task, nice_vscale
+
+
+class Stopper:
+    """The stopper of one CPU; :meth:`push` asks it to move a task to ``target``."""
+
+    def __init__(self, host, cpu: int):
+        self.host = host
+        self.runner = host.runners[cpu]
+        self.task = Task(len(host.all_tasks), f"migration/{cpu}", cpu, job=-1)
+        self.task.kthread = True
+        self.task.vscale = nice_vscale(-20)  # (the stop class runs before any CFS task)
+        self.task.state = "sleeping"
+        self.task.vruntime = -1e18  # asleep since boot: placed at the queue's minimum when woken
+        host.all_tasks.append(self.task)
+        self.target = None  # the CPU to push a task to (rq->push_cpu), while a push is pending
+        self.pushes = 0  # tasks pushed
+
+    @property
+    def pending(self) -> bool:
+        """A push is queued (``rq->active_balance``)."""
+        return self.target is not None
+
+    def push(self, target, waker) -> None:
+        """Queue a push of a task to runner ``target``, waking the stopper from ``waker`` (the
+        balancing CPU)."""
+        self.target = target
+        if self.task.state == "sleeping":
+            self.task.resume = self._work
+            waker.wake(self.task)
+
+    def _work(self) -> None:
+        """active_load_balance_cpu_stop: move the first task here that may run on the target (the
+        longest waiting first), then sleep until asked again."""
+        src, target = self.runner, self.target
+        self.target = None
+        if target is not None:
+            for t in sorted(src.rq, key=lambda t: (t.last_ran, t.tid)):
+                if t.affinity is not None and target.id in t.affinity and t.owner is not None and t.owner.can_migrate():
+                    self._move(t, target)
+                    break
+        src.sleep(self._work, iowait=False)
+
+    def _move(self, task, target) -> None:
+        src = self.runner
+        src.rq.remove(task)
+        src._migrate(task, target)
+        task.vruntime += target.min_vruntime - src.min_vruntime  # re-based on the new queue
+        target.rq.append(task)
+        self.pushes += 1
+        host = self.host
+        now = host.engine.now
+        if target.cpufreq_hook is not None:
+            target.cpufreq_hook(target, now, False)
+        host.engine.call_in(src._carry_ns + host.kcosts.ipi_latency_ns, target.raise_irq,
+                            FixedIrq(host.ipi_cost, _no_effect, "ipi"))
