@@ -672,7 +672,8 @@ class CpuRunner:
             if now - last[level] >= (interval_ns * self._busy_factor if busy else interval_ns):
                 last[level] = now
                 self._balance(self, domain, now)
-        if now >= self.host.nohz_next_balance and (self.rq or self._nr_busy_cpus() > 1):
+        # (an idle CPU's tick kicks nobody: rq->idle_balance)
+        if now >= self.host.nohz_next_balance and (self.rq or (busy and self._nr_busy_cpus() > 1)):
             self._nohz_kick(now)
 
     def _nr_busy_cpus(self) -> int:
