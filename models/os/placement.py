@@ -68,6 +68,12 @@ def is_idle(runner) -> bool:
     return runner.current is None and not runner.rq
 
 
+def may_run_on(task, cpu: int) -> bool:
+    """The task may be moved to CPU ``cpu``: its affinity allows it and its engine thread is free
+    to move (``can_migrate``)."""
+    return task.affinity is not None and cpu in task.affinity and task.owner is not None and task.owner.can_migrate()
+
+
 def select_wake_cpu(runners: list, task, waker) -> tuple[Any, int]:
     """The runner a woken ``task`` (with an affinity) should run on, and the CPUs examined."""
     prev = runners[task.cpu]
@@ -106,8 +112,7 @@ def pull_candidate(runners: list, this, now: float, migration_cost_ns: float) ->
             best = r
     if best is None:
         return None, None, n - 1
-    movable = [t for t in best.rq if t.affinity is not None and this.id in t.affinity
-               and now - t.last_ran >= migration_cost_ns and t.owner is not None and t.owner.can_migrate()]
+    movable = [t for t in best.rq if may_run_on(t, this.id) and now - t.last_ran >= migration_cost_ns]
     if not movable:
         return None, None, n - 1
     return best, min(movable, key=lambda t: (t.last_ran, t.tid)), n - 1
@@ -274,7 +279,7 @@ def _detach(domain: SchedDomain, src, this, now: float, migration_cost_ns: float
     for n, t in enumerate(sorted(src.rq, key=lambda t: (t.last_ran, t.tid))):
         if n >= SCHED_NR_MIGRATE or (this_idle and runnable <= 1):
             break
-        if t.affinity is None or this.id not in t.affinity or t.owner is None or not t.owner.can_migrate():
+        if not may_run_on(t, this.id):
             continue
         all_pinned = False
         if now - t.last_ran < migration_cost_ns and not hot_ok:

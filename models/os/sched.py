@@ -31,7 +31,7 @@ from models.os.cost import LAYERS as _LAYER_NAMES, Cost
 from models.os.costs import CostTable
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from models.os.sched_config import SchedConfig
-from models.os.placement import balance_pull, pull_candidate, select_wake_cpu
+from models.os.placement import balance_pull, may_run_on, pull_candidate, select_wake_cpu
 from models.ssd.device import QueuePair
 from simcore.engine import Call, Engine
 
@@ -652,6 +652,14 @@ class CpuRunner:
             cost = self._scan_costs[cpus] = self.host.costs.get("select_idle_scan", actions={"idle_scan": cpus})
         return cost
 
+    def move_queued(self, task: Task, src: "CpuRunner", target: "CpuRunner") -> None:
+        """Move queued ``task`` from ``src``'s runqueue to ``target``'s (detach_task /
+        attach_task), charged to this CPU; its virtual time re-based on the new queue."""
+        src.rq.remove(task)
+        self._migrate(task, target)
+        task.vruntime += target.min_vruntime - src.min_vruntime
+        target.rq.append(task)
+
     def _migrate(self, task: Task, target: "CpuRunner") -> None:
         """set_task_cpu: the task's runqueue becomes ``target``'s (its load averages move), charged
         to this CPU; its engine thread follows (models.ioengines: its runner and queues)."""
@@ -696,22 +704,18 @@ class CpuRunner:
                 self._active_balance(src, this, domain)
             return False
         for task in tasks:
-            src.rq.remove(task)
-            self._migrate(task, this)
-            task.vruntime += this.min_vruntime - src.min_vruntime  # re-based on the new queue
-            this.rq.append(task)
+            self.move_queued(task, src, this)
             if this.cpufreq_hook is not None:
                 this.cpufreq_hook(this, now, False)
-        if tasks and this.current is not None:
+        if this.current is not None:
             this._arm_slice()
-        return bool(tasks)
+        return True
 
     def _active_balance(self, src: "CpuRunner", this: "CpuRunner", domain: Any) -> None:
         """need_active_balance: passes over ``domain`` kept failing, so ``src``'s stopper pushes
         its running task to ``this`` (if that task may run there and no push is pending)."""
         cur = src.current
-        if cur is None or cur.kthread or cur.affinity is None or this.id not in cur.affinity \
-                or cur.owner is None or not cur.owner.can_migrate():
+        if cur is None or cur.kthread or not may_run_on(cur, this.id):
             return  # pinned: out_one_pinned
         stopper = src.stopper
         if stopper is None:
@@ -797,10 +801,7 @@ class CpuRunner:
             if task is not None:  # newidle_balance found a queued task it may run: pull it and run it
                 self.add_carry(self.cost_newidle)  # the pass's cost, carried into the pulled task's switch-in
                 self.add_carry(self._scan_cost(examined))
-                src.rq.remove(task)
-                self._migrate(task, self)
-                task.vruntime += self.min_vruntime - src.min_vruntime  # re-based on this queue
-                self.rq.append(task)
+                self.move_queued(task, src, self)
                 self._schedule(from_idle=False)  # at once: nobody else can pull it meanwhile
                 return
         timers = self.timers

@@ -17,6 +17,7 @@ thread, the move (``migrate_cycles``), the IPI to the target.
 
 from __future__ import annotations
 
+from models.os.placement import may_run_on
 from models.os.sched import FixedIrq, _no_effect
 from models.os.task import Task, nice_vscale
 
@@ -56,17 +57,14 @@ class Stopper:
         self.target = None
         if target is not None:
             for t in sorted(src.rq, key=lambda t: (t.last_ran, t.tid)):
-                if t.affinity is not None and target.id in t.affinity and t.owner is not None and t.owner.can_migrate():
+                if may_run_on(t, target.id):
                     self._move(t, target)
                     break
         src.sleep(self._work, iowait=False)
 
     def _move(self, task, target) -> None:
         src = self.runner
-        src.rq.remove(task)
-        src._migrate(task, target)
-        task.vruntime += target.min_vruntime - src.min_vruntime  # re-based on the new queue
-        target.rq.append(task)
+        src.move_queued(task, src, target)
         self.pushes += 1
         host = self.host
         now = host.engine.now
