@@ -75,6 +75,7 @@ class Host:
         for r in self.runners:
             sib = self.pkg.sibling_of(r.cpu)
             r.sibling_runner = self.runners[sib.id] if sib is not None else None
+            r.runners = self.runners
         if platform.sched.periodic_balance:
             self._set_domains()
         if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
@@ -93,6 +94,8 @@ class Host:
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
         self.blk = BlkMq(self, queue, policies.io_scheduler)
         self.driver.attach(self.blk)
+        for r in self.runners:  # the compiled hot path reads the driver here, not through the host
+            r.driver = self.driver
         # 4. completion policies (instantiated on first use, shared by the queue's users)
         self.policies: dict = {}
         self._stat_policies: list = self.driver.stat_policies  # (the driver hands them completions)
@@ -107,7 +110,6 @@ class Host:
         self.live_fio_threads = 0  # fio threads still running; on_all_exited(t) when the last one exits
         self.on_all_exited = None
         self.job_control = self.on_thread_exit = None  # fio's job synchronization (models.ioengines.job_control)
-        self.next_io_id = 0
 
     def _set_domains(self) -> None:
         """Each runner's scheduling domains, smallest first: its SMT pair (groups: its CPUs), the
@@ -132,6 +134,15 @@ class Host:
     def completed_ios(self) -> int:
         """IOs completed so far."""
         return self.ledger.count
+
+    @property
+    def next_io_id(self) -> int:
+        """The id the next submitted IO gets: the number of IOs submitted so far."""
+        return self.ledger.next_id
+
+    @next_io_id.setter
+    def next_io_id(self, value: int) -> None:
+        self.ledger.next_id = value
 
     @property
     def io_sink(self):

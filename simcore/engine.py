@@ -73,9 +73,16 @@ class Engine:
         #: Optional ``hook(now_ns)`` called every PROGRESS_EVERY_EVENTS events by :meth:`run` (a
         #: progress display: it must not change the simulation). ``None``: the loop has no check.
         self.progress_hook: Callable[[float], None] | None = None
-        #: simpy's heap of (time, priority, id, event) and id counter, shared with its events
+        #: simpy's heap of (time, priority, id, event), shared with its events, and the id of the
+        #: next event (simpy's events take theirs from :meth:`new_eid` too: ClockedEnvironment)
         self._queue = cast("list[tuple[float, int, int, Any]]", self.env._queue)
-        self._ids = self.env._eid
+        self._eid = 0
+
+    def new_eid(self) -> int:
+        """The id of an event being scheduled: the tie-break of same-time events (FIFO)."""
+        eid = self._eid
+        self._eid = eid + 1
+        return eid
 
     def schedule(self, call: Call) -> None:
         """Queue the :class:`Call` ``call`` at exactly ``call.time`` ns (not in the past: the
@@ -83,7 +90,9 @@ class Engine:
         segment end) or knows the absolute time of an event (a device's completion posting)
         schedules it without the checks and the re-based time of :meth:`call_at`. Same-time
         ordering as every other event (FIFO by scheduling order)."""
-        _heappush(self._queue, (call.time, _NORMAL, next(self._ids), call))
+        eid = self._eid
+        self._eid = eid + 1
+        _heappush(self._queue, (call.time, _NORMAL, eid, call))
 
     def call_in(self, delay_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
@@ -92,7 +101,9 @@ class Engine:
         t = self.now + delay_ns
         call = Call(fn, args, t)
         # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
-        _heappush(self._queue, (t, _NORMAL, next(self._ids), call))
+        eid = self._eid
+        self._eid = eid + 1
+        _heappush(self._queue, (t, _NORMAL, eid, call))
         return call
 
     def call_at(self, time_ns: float, fn: Callable, *args) -> Call:

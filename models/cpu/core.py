@@ -17,7 +17,7 @@ metrics of the storage server are read from it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from models.cpu.config import CpuConfig
 from models.cpu.power_limit import PowerLimiter
@@ -102,7 +102,7 @@ class PhysicalCore:
 
     __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg", "freq_ghz", "target_ghz",
                  "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending", "_ghz_ns", "_ghz_t",
-                 "c0n", "_c0_t", "smt_watchers", "_smt_seen")
+                 "c0n", "_c0_t", "smt_watchers", "_smt_seen", "_smt2")
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
@@ -116,7 +116,8 @@ class PhysicalCore:
         #: per logical CPU (in ``cpus`` order), ``fn(now, sibling_activity)`` called whenever the
         #: other sibling's executing activity changes (0.0: it executes nothing); set by the OS
         #: layer on SMT cores (:meth:`watch_smt`)
-        self.smt_watchers: Any = None
+        self.smt_watchers: list[Callable[[float, float], None]] | None = None
+        self._smt2: float = pkg.cfg.smt_second_thread_activity  # (the hot path's copy)
         self._smt_seen = [0.0, 0.0]
         self.transitions = 0
         self._pending: Any = None
@@ -196,7 +197,7 @@ class PhysicalCore:
                     shallow = p
         if a1 >= 0:
             if a2 >= 0:
-                a1 += self._cfg.smt_second_thread_activity * a2
+                a1 += self._smt2 * a2
             self.power_w = self._leak_w + self._dyn_w * a1
         else:
             self.power_w = shallow if shallow > 0 else 0.0
@@ -215,7 +216,7 @@ class PhysicalCore:
                     seen[1] = a
                     watchers[1](now, a)
 
-    def watch_smt(self, watchers: list) -> None:
+    def watch_smt(self, watchers: list[Callable[[float, float], None]]) -> None:
         """Call ``watchers[i](now, activity)`` when the executing activity of CPU ``i``'s sibling
         (busy: its work's activity; spinning in a POLL state: the spin activity; else 0) differs
         from what ``watchers[i]`` last got, at every state change while CPU ``i`` is busy: a CPU
@@ -251,7 +252,7 @@ class LogicalCpu:
 
     __slots__ = (
         "id", "core", "busy", "spinning", "activity", "cstate", "busy_ns", "cstate_ns",
-        "cstate_entries", "_t", "_deep", "cstate_power", "c0",
+        "cstate_entries", "_t", "_deep", "cstate_power", "c0", "_cs_power", "_cs_polling", "_cs_deep", "_spin_act",
     )
 
     def __init__(self, cpu_id: int, core: PhysicalCore):
@@ -259,8 +260,15 @@ class LogicalCpu:
         self.core = core
         core.cpus.append(self)
         self.busy = False  # boots in state 0 until the OS runs work or picks an idle state at t=0
-        self.spinning = core._cfg.cstates[0].polling
-        self.activity = core._cfg.activity["spin"]
+        cstates = core._cfg.cstates
+        # each C-state's power, POLL flag and package-deep flag, the spin activity: the hot path's
+        # copies of the configuration (read at every idle entry)
+        self._cs_power: list[float] = [st.power_w for st in cstates]
+        self._cs_polling: list[bool] = [st.polling for st in cstates]
+        self._cs_deep: list[bool] = [st.package_deep for st in cstates]
+        self._spin_act: float = core._cfg.activity["spin"]
+        self.spinning: bool = cstates[0].polling
+        self.activity: float = self._spin_act
         self.cstate = 0
         self.cstate_power = 0.0
         self.busy_ns = 0.0
@@ -312,23 +320,22 @@ class LogicalCpu:
         else:
             self.cstate_ns[self.cstate] += dt
         self._t = now
-        cfg = self.core._cfg
-        st = cfg.cstates[cstate]
+        polling = self._cs_polling[cstate]
         self.busy = False
         self.cstate = cstate
-        self.cstate_power = st.power_w
+        self.cstate_power = self._cs_power[cstate]
         self.cstate_entries[cstate] += 1
-        self.spinning = st.polling
-        if st.polling:
-            self.activity = cfg.activity["spin"]
-        deep = st.package_deep
+        self.spinning = polling
+        if polling:
+            self.activity = self._spin_act
+        deep = self._cs_deep[cstate]
         if deep != self._deep:
             self._deep = deep
             self.core.pkg._awake_changed(now, -1 if deep else +1)
         self.core.update(now)
-        if st.polling != self.c0:
-            self.c0 = st.polling
-            self.core.c0_change(now, 1 if st.polling else -1)
+        if polling != self.c0:
+            self.c0 = polling
+            self.core.c0_change(now, 1 if polling else -1)
 
     def settle(self, now: float) -> None:
         self._account(now)

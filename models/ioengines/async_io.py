@@ -239,15 +239,14 @@ class AsyncThread(SyncThread):
             first = None
             self.issued_bytes += bs
             self.issued_ios += 1
-            req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.iopoll)
-            host.next_io_id += 1
+            req = Request(self._ledger.new_id(), self.task, self.job_idx, op, bs, off, runner.id, self.iopoll)
             if op == "trim" and self._sync_trims:
                 req.hipri = False
-                req.qp = host.driver.queue_for(self.dev, runner.id, False)
+                req.qp = self._driver.queue_for(self.dev, runner.id, False)
                 req.flags = self.req_flags
                 self._trim_req = req  # after the IOs queued before it are submitted
                 break
-            qp = req.qp = host.driver.queue_for(self.dev, runner.id, self.iopoll)
+            qp = req.qp = self._driver.queue_for(self.dev, runner.id, self.iopoll)
             if self._polls_itself:
                 self._polled[qp] = self._polled.get(qp, 0) + 1
             req.done_cb = self._on_done
@@ -432,7 +431,7 @@ class AsyncThread(SyncThread):
             if r.t_reaped > t0:
                 t0 = r.t_reaped
         t = t0 + cost.cycles / runner.freq
-        done = self.host.io_done
+        done = self._ledger.done
         self.reaped_since_think += len(got)
         lat = self.lat
         for req in got:

@@ -124,9 +124,8 @@ class ReplayThread(AsyncThread):
         depth = self.inflight + len(self.ring) + len(batch)
         for rec, dev, due in batch:
             nbytes = -(-rec.nbytes // SECTOR) * SECTOR
-            req = Request(host.next_io_id, self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
-            host.next_io_id += 1
-            req.qp = host.driver.queue_for(dev, runner.id, polled)
+            req = Request(self._ledger.new_id(), self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
+            req.qp = self._driver.queue_for(dev, runner.id, polled)
             req.done_cb = self._on_done
             t += user_ns
             req.t_submit = t
@@ -168,7 +167,7 @@ class ReplayThread(AsyncThread):
         got, self.ring = self.ring, []
         cost = self._reap_cost(len(got), syscall=False)
         t = runner.clock() + cost.cycles / runner.freq
-        done = self.host.io_done
+        done = self._ledger.done
         for req in got:
             req.t_complete = t
             done(req)

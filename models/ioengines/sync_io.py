@@ -10,7 +10,7 @@ is seen at syscall return (clat = lat for sync engines).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mypy_extensions import mypyc_attr
 
@@ -21,6 +21,14 @@ from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
 from simcore.rng import BatchedDraws
+from models.os.blk import BlkMq
+from models.os.cost import Cost
+from models.os.io_ledger import IoLedger
+from models.os.nvme import NvmeDriver
+from models.ssd.device import QueuePair
+
+if TYPE_CHECKING:
+    from models.os.completion import CompletionPolicy
 
 
 def size_picker(split: tuple, rng: tuple | None):
@@ -65,9 +73,13 @@ class SyncThread:
 
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         self.host = host
+        # the host's parts on the hot path, typed (compiled code reads them without look-ups)
+        self._ledger: IoLedger = host.ledger
+        self._blk: BlkMq = host.blk
+        self._driver: NvmeDriver = host.driver
         self.job = job
         self.job_idx = job_idx
-        self.end_ns = end_ns
+        self.end_ns: float = end_ns
         self.start_delay_ns = 0.0  # fio's startdelay (drawn and set by the assembly)
         k = host.kcosts
         self.k = k
@@ -76,50 +88,51 @@ class SyncThread:
         host.all_tasks.append(self.task)
         self.runner: CpuRunner = host.runners[cpu]
         self.placed_cpu = cpu  # where it was started (the scheduler may move it: task.cpu)
-        self.hipri = job.hipri
+        self.hipri: bool = job.hipri
         rw = job.rw
         self._setup_ops(host, job)
-        self.random = rw.startswith("rand")
+        self.random: bool = rw.startswith("rand")
         self._draw = BatchedDraws(stream, lambda g, n: g.random(n)).next  # uniform [0, 1)
         # fio's loops: the size-bounded job runs size x loops bytes (time_based: until runtime)
-        self.size_limit = job.size_bytes * job.loops if not job.time_based and job.size_bytes else None
-        self.base_offset = job.offset_bytes + clone * job.offset_increment_bytes  # fio's offset_increment
-        self.max_ios = job.number_ios  # 0: no limit
+        self.size_limit: int | None = job.size_bytes * job.loops if not job.time_based and job.size_bytes else None
+        self.base_offset: int = job.offset_bytes + clone * job.offset_increment_bytes  # fio's offset_increment
+        self.max_ios: int = job.number_ios  # 0: no limit
         self.issued_ios = 0
         # completions counted for fio's steadystate check (models.ioengines.steadystate), when set
         self.steady = False
         self.done_ios = 0
         self.done_bytes = 0
         self.done_lat_ns = 0.0
-        self.span = job.size_bytes or (1 << 30)
-        self._bs = {"read": job.bs_read_bytes, "write": job.bs_write_bytes, "trim": job.bs_trim_bytes}
-        self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
+        self.span: int = job.size_bytes or (1 << 30)
+        self._bs: dict[str, int] = {"read": job.bs_read_bytes, "write": job.bs_write_bytes, "trim": job.bs_trim_bytes}
+        self._nblocks: dict[str, int] = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
         # mixed block sizes (fio bssplit / bsrange): a size picker per direction, None for a fixed bs
-        self._pick_bs = {"read": size_picker(job.bssplit_read, job.bsrange_read),
+        self._pick_bs: dict[str, Any] = {"read": size_picker(job.bssplit_read, job.bsrange_read),
                          "write": size_picker(job.bssplit_write, job.bsrange_write), "trim": None}
         self.issued_bytes = 0
         self.next_offset = self.base_offset
-        self._hole = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
-        self._seq_nr = job.rw_modifier if self.random else 0  # rw=randread:<n>: IOs per random offset
+        self._hole: int = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
+        self._seq_nr: int = job.rw_modifier if self.random else 0  # rw=randread:<n>: IOs per random offset
         self._seq_left = self._seq_nr
         self._last_start: Any = None
         self._region_end = False  # a sequential job with holes reached the end of its region
         self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
         self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
-        self.req: Any = None
-        self._costs: dict = {}
-        self.dev = self.task.tid % len(host.devices)  # threads spread over the SSDs
-        self.req_flags = sync_flags(job)
+        self.req: Request | None = None
+        self._costs: dict[tuple, Cost] = {}
+        self.dev: int = self.task.tid % len(host.devices)  # threads spread over the SSDs
+        self.req_flags: int = sync_flags(job)
         self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
         self._pending_op: Any = None  # the direction drawn for an IO held back by the rate
         self.min_rate = MinRate(job)
+        self._min_rate_on: bool = self.min_rate.active  # (fixed by the job)
         self.failed = False  # fio ended the job with an error (rate_min not met)
         self.error_msg = ""
         self._paused = False
-        self._paces = bool(self.pacer.active or job.thinktime_ns)  # fio pauses between IOs at all
-        self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
-        self._user_io_cycles = self.k.user_io_cycles
-        self._qps: dict = {}
+        self._paces: bool = bool(self.pacer.active or job.thinktime_ns)  # fio pauses between IOs at all
+        self._complete_cycles: float = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
+        self._user_io_cycles: float = self.k.user_io_cycles
+        self._qps: dict[str, QueuePair] = {}
         self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
@@ -130,14 +143,14 @@ class SyncThread:
         completion policy of each (a trim is fio's BLKDISCARD ioctl: submit_bio_wait sleeps until
         the interrupt, never polls), and trimwrite's trim-then-write pairs."""
         rw = job.rw
-        self.policy = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
+        self.policy: dict[str, CompletionPolicy] = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
         if "trim" in rw:
             self.policy["trim"] = host.policy(host.policy_name(False))
-        self.read_frac = (1.0 if rw in ("read", "randread") else job.rwmixread / 100.0 if rw in ("rw", "readwrite", "randrw")
+        self.read_frac: float = (1.0 if rw in ("read", "randread") else job.rwmixread / 100.0 if rw in ("rw", "readwrite", "randrw")
                           else 0.0)
-        self._wop = "trim" if rw in ("trim", "randtrim") else "write"  # the op of a non-read IO
+        self._wop: str = "trim" if rw in ("trim", "randtrim") else "write"  # the op of a non-read IO
         #: trimwrite: each block is trimmed, then written (_next_io_trimwrite)
-        self._trimwrite = rw in ("trimwrite", "randtrimwrite")
+        self._trimwrite: bool = rw in ("trimwrite", "randtrimwrite")
         self._tw_write: Any = None  # the write that follows a trim at the same offset
         self._multi_files = False  # several files: _next_io_files picks each IO's (use_files)
 
@@ -414,7 +427,7 @@ class SyncThread:
         """fio has ``req`` back at ``t``: stamp it, hand it to the run's statistics, then fio's
         minimum-rate and steady-state counters. (``_issue`` and the reaping loops inline this.)"""
         req.t_complete = t
-        self.host.io_done(req)
+        self._ledger.done(req)
         if self.min_rate.active:
             self._check_min_rate(req, t)
         if self.steady:
@@ -442,9 +455,10 @@ class SyncThread:
         t0 = now
         if with_completion:
             t0 = now + self._complete_cycles / runner.freq
+            assert prev is not None
             prev.t_complete = t0
-            host.io_done(prev)
-            if self.min_rate.active:
+            self._ledger.done(prev)
+            if self._min_rate_on:
                 self._check_min_rate(prev, t0)
             if self.steady:
                 self._count_done(prev)
@@ -478,14 +492,13 @@ class SyncThread:
             self.pacer.issued(op, bs)
         self.issued_bytes += bs
         self.issued_ios += 1
-        req = Request(host.next_io_id, self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
+        req = Request(self._ledger.new_id(), self.task, self.job_idx, op, bs, off, runner.id, self.hipri)
         req.flags = self.req_flags
         if self._cmdprio is not None and op != "trim":
             req.ioprio = self._cmdprio(op, bs)
-        host.next_io_id += 1
         qp = self._qps.get(op)
         if qp is None:  # the thread's hardware queue for this direction (fixed CPU and SSD)
-            qp = self._qps[op] = host.driver.queue_for(self.dev, runner.id, self.policy[op].polled)
+            qp = self._qps[op] = self._driver.queue_for(self.dev, runner.id, self.policy[op].polled)
         req.qp = qp
         req.t_submit = t0 + self._user_io_cycles / runner.freq
         self.req = req
@@ -551,7 +564,8 @@ class SyncThread:
 
     def _doorbell(self) -> None:
         req = self.req
-        self.host.blk.issue(req, self.runner)
+        assert req is not None
+        self._blk.issue(req, self.runner)
         self.policy[req.op].wait(self.runner, self.task, req, self._completed_cb)
 
     def _completed(self) -> None:

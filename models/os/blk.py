@@ -21,13 +21,17 @@ batch and hardware context.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from collections import deque
 
 from models.os.iosched import IoScheduler
 from models.os.kblockd import KblockdWorker
 from models.os.request import Request
+from models.os.cost import Cost
+
+if TYPE_CHECKING:
+    from models.os.nvme import NvmeDriver
 
 SECTOR: Final = 512
 #: requests submitted together from which io_uring (IO_PLUG_THRESHOLD = 2: io_submit_state_start
@@ -49,7 +53,7 @@ class BlkMq:
     def __init__(self, host, queue_cfg, scheduler: type[IoScheduler]):
         """``scheduler``: the elevator class of ``queue_cfg.scheduler`` (resolved by the assembly)."""
         self.host = host
-        self.driver = host.driver
+        self.driver: NvmeDriver = host.driver
         self._sched_cls = scheduler
         self._tunables = dict(queue_cfg.iosched)
         self._sched_cls.parse_tunables(self._tunables)  # reject bad tunables before the run
@@ -78,7 +82,7 @@ class BlkMq:
         self.kblockd: dict[int, KblockdWorker] = {}
         self.lock_rounds = 0  # scheduler-lock acquisitions by inserts
         self._passthru: set = set()  # passthrough requests in flight (the elevator never saw them)
-        self.iosched_complete_cost: Any = None
+        self.iosched_complete_cost: Cost | None = None
         #: ``fn(bios)``, called with the bios each plug receives, before splitting and merging (the
         #: trace comparison pairs replayed IOs with their requests here); None: no observer
         self.plug_observer: Any = None
@@ -316,5 +320,7 @@ class BlkMq:
         elif not self._bypass:
             elv.completed(req)
         if h.pending or elv.has_work():
-            self._run_device(req.qp.device.index)
+            qp = req.qp
+            assert qp is not None
+            self._run_device(qp.device.index)
         return seen

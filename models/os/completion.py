@@ -11,6 +11,7 @@ from mypy_extensions import mypyc_attr
 from models.ioengines import ASYNC_ENGINES
 
 if TYPE_CHECKING:
+    from models.os.request import Request
     from models.os.sched import CpuRunner
     from models.os.task import Task
 
@@ -32,10 +33,10 @@ class CompletionPolicy:
         self.host = host  # models.host.Host
         self.queue = queue  # models.os.queue.QueueConfig
 
-    def wait(self, runner: CpuRunner, task: Task, req: Any, then: Callable[[], None]) -> None:
+    def wait(self, runner: CpuRunner, task: Task, req: Request, then: Callable[[], None]) -> None:
         raise NotImplementedError
 
-    def on_complete(self, req: Any) -> None:
+    def on_complete(self, req: Request) -> None:
         pass
 
 

@@ -11,16 +11,23 @@ from typing import Any, Callable
 
 
 class IoLedger:
-    """Completed IOs of one host: ``count``, ``sink`` (called with each, e.g.
-    ``scenarios.iostats.IoStats.add``; None: none) and ``records`` (every completed request,
-    kept only when asked: None otherwise)."""
+    """IOs of one host: ``next_id`` (the id the next submitted IO gets), and of the completed
+    ones ``count``, ``sink`` (called with each, e.g. ``scenarios.iostats.IoStats.add``; None:
+    none) and ``records`` (every completed request, kept only when asked: None otherwise)."""
 
-    __slots__ = ("count", "sink", "records")
+    __slots__ = ("next_id", "count", "sink", "records")
 
     def __init__(self) -> None:
+        self.next_id = 0
         self.count = 0
         self.sink: Callable[[Any], None] | None = None
         self.records: list | None = None
+
+    def new_id(self) -> int:
+        """The id of an IO being submitted (0, 1, 2, ... in submission order)."""
+        rid = self.next_id
+        self.next_id = rid + 1
+        return rid
 
     def done(self, req: Any) -> None:
         """An IO completed: counted, handed to the sink, kept when asked."""

@@ -8,7 +8,7 @@ only by blk_poll.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from models.os.blk import BlkMq
 from models.os.cost import Cost
@@ -16,6 +16,10 @@ from models.os.request import Request
 from models.os.sched import CpuRunner, IrqWork
 from models.ssd.device import QueuePair
 from models.ssd.irq_generation import URGENT
+from simcore.engine import Engine
+
+if TYPE_CHECKING:
+    from models.os.completion import CompletionPolicy
 
 
 class NvmeDriver:
@@ -23,7 +27,8 @@ class NvmeDriver:
 
     def __init__(self, host, devices, poll_queues: bool):
         self.host = host
-        self.engine = host.engine
+        self.engine: Engine = host.engine
+        self._runners: list[CpuRunner] = host.runners
         self.devices = devices
         k = host.kcosts
         self._k = k
@@ -39,11 +44,11 @@ class NvmeDriver:
                     pq = dev.add_queue_pair(cpu, polled=True, depth=host.queue.nr_requests)
                     pq.on_post = self._posted_polled
                     self.poll_qps[(dev.index, cpu)] = pq
-        self._reap_costs: dict = {}
+        self._reap_costs: dict[tuple[int, bool], Cost] = {}
         #: blk-mq (set by the host once it exists: :meth:`attach`) and the completion policies that
         #: keep statistics (the host adds them as it creates them)
         self._blk: BlkMq | None = None
-        self.stat_policies: list = []
+        self.stat_policies: list[CompletionPolicy] = []
         self.completions_reaped_by_irq = 0
         self.cq_doorbells = 0  # CQ head doorbell writes by interrupt handlers
 
@@ -51,7 +56,7 @@ class NvmeDriver:
         """The host's blk-mq, built after the driver, which completes every request."""
         self._blk = blk
 
-    def queue_for(self, dev_index: int, cpu: int, hipri: bool):
+    def queue_for(self, dev_index: int, cpu: int, hipri: bool) -> QueuePair:
         """The hardware queue a request from ``cpu`` goes to (a polled one for HIPRI when present)."""
         if hipri and self.poll_qps:
             return self.poll_qps[(dev_index, cpu)]
@@ -60,10 +65,12 @@ class NvmeDriver:
     def submit(self, req: Request) -> None:
         """Ring the SQ tail doorbell for ``req`` (its command is already in the SQ)."""
         req.t_dispatch = self.engine.now
-        req.qp.device.submit(req.qp, req)
+        qp = req.qp
+        assert qp is not None
+        qp.device.submit(qp, req)
 
     # ------------------------------------------------------------- completions
-    def _reap_cost(self, n: int, irq: bool):
+    def _reap_cost(self, n: int, irq: bool) -> Cost:
         key = (n, irq)
         cost = self._reap_costs.get(key)
         if cost is None:
@@ -84,12 +91,15 @@ class NvmeDriver:
         blk = self._blk
         assert blk is not None
         if blk.complete(req) and blk.iosched_complete_cost is not None:
-            self.host.runners[req.qp.cpu].add_carry(blk.iosched_complete_cost)
+            qp = req.qp
+            assert qp is not None
+            self._runners[qp.cpu].add_carry(blk.iosched_complete_cost)
         for p in self.stat_policies:
             p.on_complete(req)
         self._finish(runner, req)
-        if req.merged:
-            for child in req.merged:
+        merged = req.merged
+        if merged:
+            for child in merged:
                 # the merged request was dispatched and serviced as part of its target
                 child.t_dispatch, child.t_dev_start, child.t_dev_end, child.t_cqe = (
                     req.t_dispatch, req.t_dev_start, req.t_dev_end, req.t_cqe)
@@ -99,7 +109,7 @@ class NvmeDriver:
                 if task is not None and child.done_cb is None and task.state != "sleeping":
                     # completed with a request of maybe another CPU: a task polling its own queue
                     # for it notices at the end of its loop iteration
-                    self.host.runners[task.cpu].spin_notify(child, at=runner.clock())
+                    self._runners[task.cpu].spin_notify(child, at=runner.clock())
 
     def _finish(self, runner: CpuRunner, req: Request) -> None:
         req.done = True
@@ -124,10 +134,12 @@ class NvmeDriver:
         the IO's times taken from its pieces: the first dispatch and media start, the last media
         end, posting and reap, the sum of the media service times."""
         io = piece.parent
+        assert io is not None
         io.splits_left -= 1
         if io.splits_left:
             return None
         ps = io.splits
+        assert ps is not None
         io.t_dispatch = min(p.t_dispatch for p in ps)
         io.t_dev_start = min(p.t_dev_start for p in ps)
         io.t_dev_end = max(p.t_dev_end for p in ps)
@@ -163,10 +175,10 @@ class NvmeDriver:
             work = qp.irq_work
             if work is None:
                 work = qp.irq_work = NvmeIrq(self, qp, False)
-        self.host.runners[qp.cpu].raise_irq(work)
+        self._runners[qp.cpu].raise_irq(work)
 
     def _posted_polled(self, qp: QueuePair, req: Request) -> None:
-        self.host.runners[qp.cpu].cqe_posted(qp)
+        self._runners[qp.cpu].cqe_posted(qp)
         if qp.remote_pollers:  # a task that moved polls its requests on its old CPU's queue
             for r in qp.remote_pollers:
                 r.cqe_posted(qp)
@@ -180,7 +192,7 @@ class NvmeIrq(IrqWork):
     def __init__(self, driver: NvmeDriver, qp: QueuePair, urgent_only: bool = False):
         self.driver = driver
         self.qp = qp
-        self.entries: Any = ()
+        self.entries: list[Request] = []
         self.urgent_only = urgent_only
         self.kind = "nvme"
 

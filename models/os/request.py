@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Callable, Final
 
+from models.os.task import Task
 from models.ssd.command import NvmeCommand
+
+if TYPE_CHECKING:
+    from models.ssd.device import QueuePair
 
 READ: Final = "read"
 WRITE: Final = "write"
@@ -24,7 +28,7 @@ class Request(NvmeCommand):
     splits_left: int
     """A split IO: its pieces not finished yet (set only on one, by BlkMq.split)."""
 
-    def __init__(self, rid: int, task, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
+    def __init__(self, rid: int, task: Task | None, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
         self.id = rid
         self.task = task
         self.job = job
@@ -32,7 +36,7 @@ class Request(NvmeCommand):
         self.nbytes = nbytes
         self.offset = offset
         self.cpu = cpu
-        self.qp: Any = None
+        self.qp: QueuePair | None = None
         self.hipri = hipri
         self.done = False
         self.waiter_sleeping = False
@@ -44,11 +48,11 @@ class Request(NvmeCommand):
         self.slept = False
         self.flags = 0
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.iosched); 0: none (the task's)
-        self.done_cb: Any = None  # async engines: called as done_cb(runner, req) at completion
-        self.merged: Any = None  # requests merged into this one (they complete with it)
+        self.done_cb: Callable[[Any, Request], None] | None = None  # async engines: called as done_cb(runner, req) at completion
+        self.merged: list[Request] | None = None  # requests merged into this one (they complete with it)
         self.sq_seq = -1  # position in its submission queue (strict Barrier ordering)
-        self.parent: Any = None  # a split piece: the IO it belongs to (completes when all its pieces have)
-        self.splits: Any = None  # an IO larger than max_sectors_kb: its pieces, one device command each
+        self.parent: Request | None = None  # a split piece: the IO it belongs to (completes when all its pieces have)
+        self.splits: list[Request] | None = None  # an IO larger than max_sectors_kb: its pieces, one device command each
         # splits_left (pieces not finished yet) is set only on a split IO, by BlkMq.split
 
     @property

@@ -21,9 +21,9 @@ A task leaving the CPU to sleep counts a voluntary switch, a preempted task an i
 
 from __future__ import annotations
 
-import heapq
+from heapq import heappop, heappush
 from collections import defaultdict, deque
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Callable, Final
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
@@ -34,6 +34,10 @@ from models.os.sched_config import SchedConfig
 from models.os.placement import balance_pull, may_run_on, pull_candidate, select_wake_cpu
 from models.ssd.device import QueuePair
 from simcore.engine import Call, Engine
+
+if TYPE_CHECKING:
+    from models.os.nvme import NvmeDriver
+    from models.os.request import Request
 
 IDLE: Final = "idle"
 RUN: Final = "run"
@@ -94,12 +98,23 @@ def _tick_softirq(runner) -> None:
 class Timer:
     """An armed hrtimer (for the governor's next-timer prediction and for cancellation)."""
 
-    __slots__ = ("expiry", "call", "active")
+    __slots__ = ("expiry", "call", "active", "runner", "fire")
 
-    def __init__(self, expiry: float):
+    def __init__(self, expiry: float, runner: "CpuRunner | None" = None, fire: Callable[[Any], None] | None = None):
         self.expiry = expiry
-        self.call: Any = None
+        self.call: Call | None = None
         self.active = True
+        self.runner = runner  # the CPU it is armed on
+        self.fire = fire  # its effect: fire(runner) in the timer interrupt
+
+    def expire(self) -> None:
+        """The hrtimer expires: unless cancelled, a timer interrupt on its CPU runs ``fire``."""
+        self.call = None  # fired: no timer <-> call cycle left (the collector is off during a run)
+        if self.active:
+            self.active = False
+            runner = self.runner
+            assert runner is not None
+            runner.raise_irq(FixedIrq(runner._timer_cost, self.fire, "timer"))
 
     def __lt__(self, other: "Timer") -> bool:
         return self.expiry < other.expiry
@@ -114,6 +129,9 @@ class CpuRunner:
         self.host = host
         self.engine: Engine = host.engine
         self._seg_done_cb = self._seg_done
+        self._enter_idle_cb = self._enter_idle  # bound once: passed to run() at every idle entry
+        self._idle_in_cb = self._idle_in_pending
+        self._idle_idx = 0  # the C-state chosen before a tick stop (_idle_in_pending)
         self.cpu = cpu
         self.id = cpu.id
         self.freq: float = cpu.core.freq_ghz
@@ -160,7 +178,11 @@ class CpuRunner:
         self._tick_restart_due = False
         self.cost_newidle = ct.get("newidle_balance", actions={"newidle_balance": 1})
         self._scan_costs: dict = {}
-        self.sibling_runner: Any = None  # the SMT sibling's runner (set by the host)
+        self.sibling_runner: CpuRunner | None = None  # the SMT sibling's runner (set by the host)
+        #: every CPU's runner (the host's list, set once they all exist) and the NVMe driver
+        self.runners: list[CpuRunner] = []
+        self.driver: NvmeDriver | None = None
+        self._timer_cost: Cost = host.timer_cost
         self._migration_cost_ns = sched.migration_cost_ns
         self.avg_idle_ns = 2.0 * sched.migration_cost_ns  # rq->avg_idle (starts at 2 x migration cost)
         self._iter_ns = k.poll_iteration_cycles / self.freq
@@ -193,7 +215,7 @@ class CpuRunner:
         self.cpufreq_tick_hook: Any = None
         self.irq_kinds: defaultdict[str, int] = defaultdict(int)
         # work carried into the next segment (a context switch merged with what follows it)
-        self._carry: list = []
+        self._carry: list[Cost] = []
         self._carry_ns = 0.0
         self._carry_fixed_ns = 0.0  # the part of _carry_ns that is not CPU work (C-state exit)
         #: cumulative C-state exit latency, ns: C0 time spent waking up, in no stack layer
@@ -211,8 +233,8 @@ class CpuRunner:
         self._irq_end_t = 0.0
         self._irq_work_from = 0.0
         # polling state
-        self._poll_qp: Any = None
-        self._poll_req: Any = None
+        self._poll_qp: QueuePair | None = None
+        self._poll_req: Any = None  # a Request, or a waiter with ``done`` (spin)
         self._poll_then: Any = None
         self._poll_start = 0.0
         self._poll_call: Call | None = None
@@ -577,7 +599,7 @@ class CpuRunner:
             assert resume is not None  # a runnable task always has its continuation
             resume()
         else:
-            self.run(self.cost_cs_to_idle, self._enter_idle)
+            self.run(self.cost_cs_to_idle, self._enter_idle_cb)
 
     def _cold_start(self, task: Task) -> None:
         """Cache warmth: ``task`` finds the core's caches flushed by an idle state, or holding
@@ -624,7 +646,7 @@ class CpuRunner:
             self._carry_ns += cost.cycles / self.freq
         else:
             self.add_carry(cost)
-        target = self.host.runners[task.cpu]
+        target = self.runners[task.cpu]
         if task.affinity is not None and not (target.current is None and not target.rq):
             target = self._place_woken(task, target)  # its CPU is busy: CFS looks for another
         if target is self:
@@ -639,7 +661,7 @@ class CpuRunner:
         owner = task.owner
         if owner is None or not owner.can_migrate():
             return prev
-        target, examined = select_wake_cpu(self.host.runners, task, self)
+        target, examined = select_wake_cpu(self.runners, task, self)
         self.add_carry(self._scan_cost(examined - 1))
         if target is not prev:
             self._migrate(task, target)
@@ -768,7 +790,9 @@ class CpuRunner:
             return
         iowait = task.iowait
         if iowait:
-            task.slept_on.iowaiters -= 1  # nr_iowait of the runqueue it slept on (it may have moved)
+            slept_on = task.slept_on
+            assert slept_on is not None
+            slept_on.iowaiters -= 1  # nr_iowait of the runqueue it slept on (it may have moved)
             task.iowait = False
         task.state = RUNNABLE
         if self.cpufreq_hook is not None:
@@ -797,7 +821,7 @@ class CpuRunner:
             return
         now = self.engine.now
         if self.host.movable_tasks and self.avg_idle_ns >= self._migration_cost_ns:
-            src, task, examined = pull_candidate(self.host.runners, self, now, self._migration_cost_ns)
+            src, task, examined = pull_candidate(self.runners, self, now, self._migration_cost_ns)
             if task is not None:  # newidle_balance found a queued task it may run: pull it and run it
                 self.add_carry(self.cost_newidle)  # the pass's cost, carried into the pulled task's switch-in
                 self.add_carry(self._scan_cost(examined))
@@ -806,7 +830,7 @@ class CpuRunner:
                 return
         timers = self.timers
         while timers and not timers[0].active:
-            heapq.heappop(timers)
+            heappop(timers)
         next_timer = timers[0].expiry - now if timers else NO_TIMER_NS
         if next_timer < 0.0:
             next_timer = 0.0
@@ -819,11 +843,16 @@ class CpuRunner:
                 # tick_nohz_idle_stop_tick: cancel the tick's hrtimer and program the clock event
                 # device for the next timer, before the CPU idles
                 self._stop_tick()
-                self.run(self.cost_tick_stop, lambda: self._idle_in(idx))
+                self._idle_idx = idx
+                self.run(self.cost_tick_stop, self._idle_in_cb)
                 return
         self.cpu.set_idle(now, idx)  # _idle_in, inlined (once per idle period)
         self.mode = IDLE
         self._idle_since = now
+
+    def _idle_in_pending(self) -> None:
+        """The tick is stopped: enter the C-state chosen before (``_idle_idx``)."""
+        self._idle_in(self._idle_idx)
 
     def _idle_in(self, idx: int) -> None:
         """Enter idle state ``idx`` now (unless a task became runnable meanwhile: the idle loop exits)."""
@@ -935,7 +964,7 @@ class CpuRunner:
         if self.rq:
             self._schedule(from_idle=True)
         else:
-            self.run(self.cost_idle_reenter, self._enter_idle)
+            self.run(self.cost_idle_reenter, self._enter_idle_cb)
 
     def _charge_tick_restart(self) -> None:
         """tick_nohz_idle_exit: re-arming a stopped tick costs one hrtimer programming, carried
@@ -1001,7 +1030,7 @@ class CpuRunner:
             if self.rq:
                 self._schedule(from_idle=True)
             else:
-                self.run(self.cost_idle_reenter, self._enter_idle)
+                self.run(self.cost_idle_reenter, self._enter_idle_cb)
         else:
             self.mode = prev
 
@@ -1010,21 +1039,13 @@ class CpuRunner:
         """Arm an hrtimer on this CPU; at expiry a timer interrupt runs ``fire(runner)``."""
         delay_ns += self._carry_ns  # armed at the end of carried work
         now = self.engine.now
-        timer = Timer(now + delay_ns)
-        heapq.heappush(self.timers, timer)
-        host = self.host
-
-        def expire(t=timer):
-            t.call = None  # fired: no timer <-> call cycle left (the collector is off during a run)
-            if t.active:
-                t.active = False
-                self.raise_irq(FixedIrq(host.timer_cost, fire, "timer"))
-
+        timer = Timer(now + delay_ns, self, fire)
+        heappush(self.timers, timer)
         # at the front of the heap, cancelled timers are dropped here too (not only on idle entry)
         timers = self.timers
         while timers and not timers[0].active:
-            heapq.heappop(timers)
-        timer.call = self.engine.call_in(delay_ns, expire)
+            heappop(timers)
+        timer.call = self.engine.call_in(delay_ns, timer.expire)
         return timer
 
     @staticmethod
@@ -1121,15 +1142,17 @@ class CpuRunner:
         if qp is not None and qp.cpu != self.id:
             qp.remote_pollers.remove(self)
         # reaping (carried) runs before what follows: the task's completion path or more polling
+        driver = self.driver
+        assert driver is not None
         if qp is not None:
-            self.host.driver.reap(self, qp)
+            driver.reap(self, qp)
         if more:
             self._poll_more = ()
             for q in more:
                 if q.cpu != self.id:
                     q.remote_pollers.remove(self)
                 if q.cq:
-                    self.host.driver.reap(self, q)
+                    driver.reap(self, q)
         if req.done:
             then()
         else:
@@ -1157,7 +1180,7 @@ class CpuRunner:
                 q.remote_pollers.remove(self)
         task = self.current
         assert task is not None
-        runners = self.host.runners
+        runners = self.runners
 
         def resume():
             if req.done:

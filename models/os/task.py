@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Final
+from typing import TYPE_CHECKING, Any, Callable, Final
+
+if TYPE_CHECKING:
+    from models.os.sched import CpuRunner
 
 RUNNING: Final = "running"
 RUNNABLE: Final = "runnable"
@@ -48,7 +51,7 @@ class Task:
         self.owner: Any = None
         self.nr_migrations = 0  # se.nr_migrations
         self.last_ran = 0.0  # when it last left a CPU (task_hot: cache-hot for migration_cost_ns)
-        self.slept_on: Any = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
+        self.slept_on: CpuRunner | None = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
         #: a kernel thread (kworker, io_uring SQ thread): switching to or from it needs no address
         #: space switch (lazy TLB), see KernelCosts.kthread_switch_cycles
         self.kthread = False

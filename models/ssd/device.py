@@ -20,9 +20,9 @@ event queue a single event: its completion posting.
 
 from __future__ import annotations
 
-import bisect
 import math
-from typing import Any, Callable, Final
+from bisect import bisect_right
+from typing import TYPE_CHECKING, Any, Callable, Final
 
 import numpy as np
 
@@ -36,6 +36,10 @@ from simcore.engine import Call, Engine
 from simcore.rng import BatchedDraws
 from simcore.errors import ConfigError
 from simcore.stats import LatencyStats
+
+if TYPE_CHECKING:
+    from models.os.nvme import NvmeIrq
+    from models.os.sched import CpuRunner
 
 
 #: flash with a write buffer: programs a media unit may have queued in the DRAM buffer beyond the one
@@ -60,18 +64,18 @@ class QueuePair:
         self.cpu = cpu  # CPU whose vector this queue interrupts (or whose tasks poll it)
         self.polled = polled
         self.depth = depth
-        self.cq: list = []  # posted, not yet reaped completion entries (requests)
-        self.on_post: Any = None  # polled queues: the driver's hook when an entry is posted
-        self.on_irq: Any = None  # interrupt queues: the driver's handler entry (MSI-X)
+        self.cq: list[Any] = []  # posted, not yet reaped completion entries (requests)
+        self.on_post: Callable[[QueuePair, Any], None] | None = None  # polled queues: the driver's hook when an entry is posted
+        self.on_irq: Callable[[QueuePair, bool], None] | None = None  # interrupt queues: the driver's handler entry (MSI-X)
         self.irq_gen: IrqGeneration | None = None  # device-side interrupt generation policy of this CQ's vector
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
-        self.submit_hook: Any = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
-        self.remote_pollers: list = []  # runners of other CPUs polling this queue now (a task that moved)
+        self.submit_hook: Callable[[Any], None] | None = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
+        self.remote_pollers: list[CpuRunner] = []  # runners of other CPUs polling this queue now (a task that moved)
         # completion inter-arrival statistics: CQE post times not folded yet into post_gaps (None: off)
         self.posted_times: list[float] | None = []
         self.post_gaps = LatencyStats()  # gaps between consecutive CQE posts, ns
-        self.irq_work: Any = None  # the driver's reusable handler object for this vector
+        self.irq_work: NvmeIrq | None = None  # the driver's reusable handler object for this vector
 
     def fold_posts(self) -> None:
         """Fold the buffered CQE post times into ``post_gaps`` (the last one stays: the next gap
@@ -124,13 +128,14 @@ class NvmeDevice:
         }
         # per operation: (base ns, ns per KiB beyond 4 KiB, jitter draw, NAND program ns after the
         # ack) -- the hot path's view of cfg.read / cfg.write
-        self._svc = {
+        self._svc: dict[str, tuple[float, float, Callable[[], float], float]] = {
             op: (s.base_ns, s.per_kib_ns, self._jitter[op].next, cfg.write_cache_program_ns if op == "write" else 0.0)
             for op, s in (("read", cfg.read), ("write", cfg.write))
         }
         self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
         self._fetch_ns = cfg.fetch_ns
-        self._post_ns = cfg.post_ns
+        self._post_ns: float = cfg.post_ns
+        self._post_cb = self._post  # bound once: one Call per command
         # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
         self.commands = 0
         self.bytes = 0
@@ -174,7 +179,7 @@ class NvmeDevice:
             k += 1
         if k:
             del starts[:k], ends[:k]
-        i = bisect.bisect_right(ends, t)  # first reservation still busy after t
+        i = bisect_right(ends, t)  # first reservation still busy after t
         start = t
         n = len(starts)
         while i < n:
@@ -241,7 +246,7 @@ class NvmeDevice:
         self.commands += 1
         self.bytes += nbytes
         # one event per command, at its exact posting time
-        self.engine.schedule(Call(self._post, (qp, req), end + self._post_ns))
+        self.engine.schedule(Call(self._post_cb, (qp, req), end + self._post_ns))
 
     def _trim_service(self, nbytes: int, t: float):
         """A deallocate command of ``nbytes`` fetched at ``t``: its 16-byte range list crosses the
@@ -268,7 +273,10 @@ class NvmeDevice:
             posted.append(now)
             if len(posted) >= 1024:
                 qp.fold_posts()
-        if qp.irq_gen is not None:
-            qp.irq_gen.on_completion(req)
+        gen = qp.irq_gen
+        if gen is not None:
+            gen.on_completion(req)
         else:
-            qp.on_post(qp, req)
+            on_post = qp.on_post
+            assert on_post is not None  # (a polled queue: the driver's hook)
+            on_post(qp, req)

@@ -10,6 +10,7 @@ from models.os.completion import CompletionPolicy
 from policies.completion.base import COMPLETION_POLICIES
 
 if TYPE_CHECKING:
+    from models.os.request import Request
     from models.os.sched import CpuRunner
     from models.os.task import Task
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 class ClassicPollCompletion(CompletionPolicy):
     polled = True
 
-    def wait(self, runner: CpuRunner, task: Task, req: Any, then: Callable[[], None]) -> None:
+    def wait(self, runner: CpuRunner, task: Task, req: Request, then: Callable[[], None]) -> None:
         runner.poll(req.qp, req, then)
 
 

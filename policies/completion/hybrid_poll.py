@@ -12,15 +12,17 @@ interrupt at expiry; then the task classic-polls.
 
 from __future__ import annotations
 
-import math
+from math import log2
 from typing import TYPE_CHECKING, Any, Callable, Final
 
 from mypy_extensions import mypyc_attr
 
 from models.os.completion import CompletionPolicy
 from policies.completion.base import COMPLETION_POLICIES
+from simcore.engine import Engine
 
 if TYPE_CHECKING:
+    from models.os.request import Request
     from models.os.sched import CpuRunner, Timer
     from models.os.task import Task
 
@@ -28,7 +30,7 @@ BKTS: Final = 16
 WINDOW_NS: Final = 100_000_000.0
 
 #: stats_bucket's answers by (op, size): asked twice per hybrid-polled IO, for a handful of pairs
-_BUCKETS: dict[tuple[str, int], int] = {}
+_BUCKETS: Final[dict[tuple[str, int], int]] = {}
 
 
 def stats_bucket(op: str, nbytes: int) -> int:
@@ -40,7 +42,7 @@ def stats_bucket(op: str, nbytes: int) -> int:
         if sectors <= 0:
             b = -1
         else:
-            b = ddir + 2 * int(math.log2(sectors))
+            b = ddir + 2 * int(log2(sectors))
             if b >= BKTS:
                 b = ddir + BKTS - 2
         if len(_BUCKETS) < 1024:
@@ -66,7 +68,7 @@ class HybridPollCompletion(CompletionPolicy):
                                        actions={"hrtimer_program": 1})
         self.sleeps = 0
         self.slept_ns = 0.0
-        self._engine = host.engine
+        self._engine: Engine = host.engine
 
     # -- statistics window (blk_stat callback) --------------------------------------------
     def _roll_window(self, now: float) -> None:
@@ -81,7 +83,7 @@ class HybridPollCompletion(CompletionPolicy):
             self._win_end = now + WINDOW_NS
             self._windows_started += 1
 
-    def on_complete(self, req: Any) -> None:
+    def on_complete(self, req: Request) -> None:
         now: float = self._engine.now
         end = self._win_end
         if end is not None and now < end:
@@ -90,7 +92,7 @@ class HybridPollCompletion(CompletionPolicy):
                 self._win_sum[b] += now - req.t_dispatch
                 self._win_n[b] += 1
 
-    def sleep_ns(self, req: Any) -> float:
+    def sleep_ns(self, req: Request) -> float:
         """blk_mq_poll_nsecs: how long to sleep before polling ``req`` (0 = no sleep)."""
         if self.fixed_ns:
             return self.fixed_ns
@@ -100,7 +102,7 @@ class HybridPollCompletion(CompletionPolicy):
         return 0.0 if not mean else (mean + 1.0) / 2.0
 
     # -- the wait ------------------------------------------------------------------------------
-    def wait(self, runner: CpuRunner, task: Task, req: Any, then: Callable[[], None]) -> None:
+    def wait(self, runner: CpuRunner, task: Task, req: Request, then: Callable[[], None]) -> None:
         ns = self.sleep_ns(req)
         if ns <= 0 or req.done:
             runner.poll(req.qp, req, then)
@@ -108,7 +110,7 @@ class HybridPollCompletion(CompletionPolicy):
         runner.add_carry(self.cost_arm)
         self._sleep(runner, task, req, ns, then)
 
-    def _sleep(self, runner: CpuRunner, task: Task, req: Any, ns: float, then: Callable[[], None]) -> None:
+    def _sleep(self, runner: CpuRunner, task: Task, req: Request, ns: float, then: Callable[[], None]) -> None:
         if req.done:
             runner.poll(req.qp, req, then)
             return
@@ -125,7 +127,7 @@ class _Nap:
 
     __slots__ = ("policy", "runner", "task", "req", "then", "t0", "timer")
 
-    def __init__(self, policy: HybridPollCompletion, runner: CpuRunner, task: Task, req: Any,
+    def __init__(self, policy: HybridPollCompletion, runner: CpuRunner, task: Task, req: Request,
                  then: Callable[[], None]) -> None:
         self.policy = policy
         self.runner = runner
@@ -149,7 +151,7 @@ class _Nap:
         self.runner.cancel_timer(timer)
         req = self.req
         req.waiter_sleeping = False
-        now = self.runner.host.runners[self.task.cpu]  # the CPU it woke up on (it may have moved)
+        now = self.runner.runners[self.task.cpu]  # the CPU it woke up on (it may have moved)
         self.policy.slept_ns += now.clock() - self.t0
         now.poll(req.qp, req, self.then)
 

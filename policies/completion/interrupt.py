@@ -10,6 +10,7 @@ from models.os.completion import CompletionPolicy
 from policies.completion.base import COMPLETION_POLICIES
 
 if TYPE_CHECKING:
+    from models.os.request import Request
     from models.os.sched import CpuRunner
     from models.os.task import Task
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 class InterruptCompletion(CompletionPolicy):
     polled = False
 
-    def wait(self, runner: CpuRunner, task: Task, req: Any, then: Callable[[], None]) -> None:
+    def wait(self, runner: CpuRunner, task: Task, req: Request, then: Callable[[], None]) -> None:
         if req.done:
             then()
             return
