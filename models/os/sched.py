@@ -21,7 +21,7 @@ A task leaving the CPU to sleep counts a voluntary switch, a preempted task an i
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+import heapq
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any, Callable, Final
 
@@ -45,6 +45,11 @@ POLL: Final = "poll"
 IRQ: Final = "irq"
 NONE: Final = "none"
 _POLLING: Final = _LAYER_NAMES.index("polling")
+#: the heap functions and the new-idle pull (Finals: compiled code reads them from C statics, not
+#: from the module's dictionary)
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
+_pull_candidate: Final = pull_candidate
 
 
 class IrqWork:
@@ -129,6 +134,8 @@ class CpuRunner:
         self.host = host
         self.engine: Engine = host.engine
         self._seg_done_cb = self._seg_done
+        self._poll_hit_cb = self._poll_hit
+        self._irq_end_cb = self._irq_end
         self._enter_idle_cb = self._enter_idle  # bound once: passed to run() at every idle entry
         self._idle_in_cb = self._idle_in_pending
         self._idle_idx = 0  # the C-state chosen before a tick stop (_idle_in_pending)
@@ -185,6 +192,8 @@ class CpuRunner:
         self._timer_cost: Cost = host.timer_cost
         self._migration_cost_ns = sched.migration_cost_ns
         self.avg_idle_ns = 2.0 * sched.migration_cost_ns  # rq->avg_idle (starts at 2 x migration cost)
+        self._poll_iter_cycles: float = k.poll_iteration_cycles
+        self._spin_iter_cycles: float = k.spin_iteration_cycles
         self._iter_ns = k.poll_iteration_cycles / self.freq
         self._spin_ns = k.spin_iteration_cycles / self.freq
         self._tick_ns = 1e9 / sched.tick_hz
@@ -196,7 +205,9 @@ class CpuRunner:
         self.iowaiters = 0
         self.need_resched = False
         self.min_vruntime = 0.0
-        self.counts: defaultdict[int, int] = defaultdict(int)  # uses of each cost bundle (by idx)
+        # uses of each cost bundle, by its idx (``counts``: a dict in first-use order)
+        self._cnt: list[int] = []
+        self._used: list[int] = []  # the idx of each bundle used, in first-use order
         self.poll_cycles = 0.0
         self.poll_ns = 0.0
         self.smt_stall_ns = 0.0
@@ -263,8 +274,7 @@ class CpuRunner:
     def run(self, cost: Cost, then) -> None:
         """Execute ``cost`` on this CPU now, then call ``then()``."""
         now = self.engine.now
-        counts = self.counts
-        counts[cost.idx] += 1
+        self._count(cost.idx)
         task = self.current
         f = self.freq
         if task is not None:
@@ -277,10 +287,10 @@ class CpuRunner:
             # same time, one event fewer. (_absorb_carry, inlined: this runs once per IO)
             carry = self._carry
             for c in carry:
-                counts[c.idx] += 1
+                self._count(c.idx)
                 if task is not None:
                     task.sys_ns += c.sys_cycles / f
-            carry.clear()
+            self._carry = []
             dur += self._carry_ns - fixed
             self._carry_ns = 0.0
             self._carry_fixed_ns = 0.0
@@ -314,6 +324,25 @@ class CpuRunner:
             call = self._seg_call = Call(self._seg_done_cb, (), t)
         self.engine.schedule(call)
 
+    def _count(self, idx: int) -> None:
+        """One more use of cost bundle ``idx``."""
+        cnt = self._cnt
+        if idx < len(cnt):
+            c = cnt[idx]
+            if c:
+                cnt[idx] = c + 1
+                return
+        else:
+            cnt.extend([0] * (idx + 1 - len(cnt)))
+        cnt[idx] = 1
+        self._used.append(idx)
+
+    @property
+    def counts(self) -> dict[int, int]:
+        """Uses of each cost bundle so far: {bundle idx: count}, in the order of first use."""
+        cnt = self._cnt
+        return {i: cnt[i] for i in self._used}
+
     def add_carry(self, cost: Cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
         self._carry.append(cost)
@@ -337,14 +366,13 @@ class CpuRunner:
         if tr is not None:
             tr.span(1, self.id, self.cstates[self.cpu.cstate].name, self._idle_since, now - self._idle_since, "idle")
 
-    def _absorb_carry(self, task) -> float:
+    def _absorb_carry(self, task: Task | None) -> float:
         """Count the carried bundles (on this CPU and the task) and return their time, ns."""
-        counts = self.counts
         for c in self._carry:
-            counts[c.idx] += 1
+            self._count(c.idx)
             if task is not None:
                 task.sys_ns += c.sys_cycles / self.freq
-        self._carry.clear()
+        self._carry = []
         ns = self._carry_ns
         self._carry_ns = 0.0
         self._carry_fixed_ns = 0.0
@@ -358,9 +386,8 @@ class CpuRunner:
 
     def _set_loop_ns(self) -> None:
         """Poll and spin loop iteration times at the current frequency and SMT contention."""
-        k = self.host.kcosts
-        self._iter_ns = k.poll_iteration_cycles / self.freq * self._smt_fac
-        self._spin_ns = k.spin_iteration_cycles / self.freq * self._smt_fac
+        self._iter_ns = self._poll_iter_cycles / self.freq * self._smt_fac
+        self._spin_ns = self._spin_iter_cycles / self.freq * self._smt_fac
 
     def sibling_activity_changed(self, now: float, activity: float) -> None:
         """The SMT sibling's executing activity changed at ``now``: the work under way from now
@@ -387,7 +414,7 @@ class CpuRunner:
                 self._irq_end_t = end = start + self._stretch(self._irq_end_t - start, fac, old)
                 work = self._irq_call.args[0]
                 self._irq_call.cancel()
-                self._irq_call = self.engine.call_at(end, self._irq_end, work)
+                self._irq_call = self.engine.call_at(end, self._irq_end_cb, work)
         self._set_loop_ns()
 
     def _stretch(self, rem_ns: float, fac: float, old: float) -> float:
@@ -821,7 +848,7 @@ class CpuRunner:
             return
         now = self.engine.now
         if self.host.movable_tasks and self.avg_idle_ns >= self._migration_cost_ns:
-            src, task, examined = pull_candidate(self.runners, self, now, self._migration_cost_ns)
+            src, task, examined = _pull_candidate(self.runners, self, now, self._migration_cost_ns)
             if task is not None:  # newidle_balance found a queued task it may run: pull it and run it
                 self.add_carry(self.cost_newidle)  # the pass's cost, carried into the pulled task's switch-in
                 self.add_carry(self._scan_cost(examined))
@@ -830,7 +857,7 @@ class CpuRunner:
                 return
         timers = self.timers
         while timers and not timers[0].active:
-            heappop(timers)
+            _heappop(timers)
         next_timer = timers[0].expiry - now if timers else NO_TIMER_NS
         if next_timer < 0.0:
             next_timer = 0.0
@@ -949,7 +976,7 @@ class CpuRunner:
         self._end_idle(now, work is self._tick_irq)
         # _take_irq for ``work``, inlined (once per interrupt-completed IO)
         cost = work.cost(self)
-        self.counts[cost.idx] += 1
+        self._count(cost.idx)
         self.irq_kinds[work.kind] += 1
         self.cpu.set_busy(now, cost.activity)
         self.mode = NONE
@@ -978,7 +1005,7 @@ class CpuRunner:
         account it; the CPU is busy from now."""
         work = self._irqs.popleft()
         cost = work.cost(self)
-        self.counts[cost.idx] += 1
+        self._count(cost.idx)
         self.irq_kinds[work.kind] += 1
         self.cpu.set_busy(now, cost.activity)
         return work, cost
@@ -1000,7 +1027,7 @@ class CpuRunner:
             tr.span(1, self.id, f"hard IRQ ({work.kind})", now + delay, ns, "irq")
         self._irq_work_from = now + delay
         self._irq_end_t = now + delay + ns
-        self._irq_call = self.engine.call_in(delay + ns, self._irq_end, work)
+        self._irq_call = self.engine.call_in(delay + ns, self._irq_end_cb, work)
 
     def _irq_end(self, work: IrqWork) -> None:
         self._irq_call = None
@@ -1040,11 +1067,11 @@ class CpuRunner:
         delay_ns += self._carry_ns  # armed at the end of carried work
         now = self.engine.now
         timer = Timer(now + delay_ns, self, fire)
-        heappush(self.timers, timer)
+        _heappush(self.timers, timer)
         # at the front of the heap, cancelled timers are dropped here too (not only on idle entry)
         timers = self.timers
         while timers and not timers[0].active:
-            heappop(timers)
+            _heappop(timers)
         timer.call = self.engine.call_in(delay_ns, timer.expire)
         return timer
 
@@ -1097,16 +1124,16 @@ class CpuRunner:
             t = now if at is None or at < now else at
             elapsed = t - self._poll_start
             delay = (t - now) + (it - elapsed % it if elapsed >= 0 else it - elapsed)
-            self._poll_call = self.engine.call_in(delay, self._poll_hit)
+            self._poll_call = self.engine.call_in(delay, self._poll_hit_cb)
 
     def _poll_check(self) -> None:
         if self.need_resched and self.rq:
             self._poll_interrupt_for_resched()
         elif self._poll_qp is None:
             if self._poll_req.done and self._poll_call is None:
-                self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.now) + self._spin_ns, self._poll_hit)
+                self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.now) + self._spin_ns, self._poll_hit_cb)
         elif (self._poll_qp.cq or (self._poll_more and any(q.cq for q in self._poll_more))) and self._poll_call is None:
-            self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit)
+            self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit_cb)
 
     def cqe_posted(self, qp: QueuePair) -> None:
         """A completion entry appeared on polled queue ``qp`` (mapped to this CPU, or polled by
@@ -1115,7 +1142,7 @@ class CpuRunner:
             it = self._iter_ns
             elapsed = self.engine.now - self._poll_start
             delay = it - elapsed % it if elapsed >= 0 else it - elapsed
-            self._poll_call = self.engine.call_in(delay, self._poll_hit)
+            self._poll_call = self.engine.call_in(delay, self._poll_hit_cb)
 
     def _charge_poll(self, now: float) -> None:
         if self.engine.tracer is not None and now > self._poll_start:

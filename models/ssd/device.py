@@ -167,9 +167,10 @@ class NvmeDevice:
         access finished early does not wait behind a slower one submitted before it)."""
         starts, ends = self._link_starts, self._link_ends
         if not ends or ends[-1] <= t:  # the link is free from t on: the common case
-            if ends and ends[-1] <= self.engine.now:
-                starts.clear()
-                ends.clear()
+            if ends and ends[-1] <= self.engine.now:  # every reservation is over: start afresh
+                self._link_starts = [t]
+                self._link_ends = [t + dur]
+                return t
             starts.append(t)
             ends.append(t + dur)
             return t
