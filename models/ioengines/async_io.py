@@ -119,7 +119,7 @@ class AsyncThread(SyncThread):
         fs = k.fs_submit_cycles + self._fs_file_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
         return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
 
-    def _submit_cost(self, ios, nreq: int, with_syscall: bool):
+    def _submit_cost(self, ios, nreq: int, with_syscall: bool) -> Cost:
         """The submitting call for ``ios`` that became ``nreq`` requests in the plug."""
         key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall)
         cost = self._acosts.get(key)
@@ -135,7 +135,7 @@ class AsyncThread(SyncThread):
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_submit", **total)
         return cost
 
-    def _reap_cost(self, n: int, syscall: bool):
+    def _reap_cost(self, n: int, syscall: bool) -> Cost:
         key = ("reap", n, syscall)
         cost = self._acosts.get(key)
         if cost is None:

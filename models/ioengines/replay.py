@@ -38,7 +38,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from models.ioengines.annotations import batch_flags as _batch_flags
@@ -49,6 +49,10 @@ from models.os.cost import Cost
 from models.os.request import Request
 from simcore.stats import LatencyStats
 from simcore.errors import ConfigError
+from simcore.engine import Call
+
+if TYPE_CHECKING:
+    from models.os.sched import Timer
 
 SECTOR: Final = 512
 #: drain limit: simulated time allowed after the last trace IO is due before a stuck run is an error
@@ -65,10 +69,14 @@ class ReplayThread(AsyncThread):
     def __init__(self, host, job, index: int, cpu: int, replayer: "TraceReplayer") -> None:
         super().__init__(host, job, 0, index, cpu, float("inf"), host.rng.stream(f"replay.{index}"))
         self.replayer = replayer
-        self.pending: deque = deque()  # (due_ns, [(TraceIO, device)]) batches assigned to this thread
+        self.pending: deque[tuple[float, list[tuple[TraceIO, int]]]] = deque()  # (due_ns, [(TraceIO, device)]) batches assigned to this thread
         self.state = _RUN
-        self.timer: Any = None
-        self.arrival_call: Any = None
+        self.timer: Timer | None = None
+        self.arrival_call: Call | None = None
+        self._timer_slack_ns: float = replayer.settings.timer_slack_ns
+        self._loop_cb = self._loop  # (bound once: continuations of every IO)
+        self._woken_cb = self._woken
+        self._timer_fired_cb = self._timer_fired
         self.wait = _Wait()
         self.submitted = 0
         self.reaped = 0
@@ -117,7 +125,7 @@ class ReplayThread(AsyncThread):
             batch.extend((rec, dev, due) for rec, dev in ios)
             self.replayer.taken()
         polled = self.iopoll
-        user_ns = self.k.user_io_cycles / runner.freq
+        user_ns = self._user_io_cycles / runner.freq
         reqs = []
         t = now
         lag = self.replayer.lag
@@ -138,7 +146,7 @@ class ReplayThread(AsyncThread):
             req.flags = flags
         self.inflight += len(reqs)
         self.submitted += len(reqs)
-        plugged = self.host.blk.plug(reqs)  # split and merged inside the call
+        plugged = self._blk.plug(reqs)  # split and merged inside the call
         runner.run(self._batch_cost(reqs, len(plugged)), lambda: self._submitted(reqs, plugged))
 
     def _submitted(self, ios, reqs) -> None:
@@ -147,8 +155,8 @@ class ReplayThread(AsyncThread):
         for req in ios:  # fio's issue_time
             req.t_issued = t
         # dispatched as the call returns, or by the CPU's kblockd worker (which then preempts)
-        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios))
-        self.runner.preemption_point(self._loop)
+        self._blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios))
+        self.runner.preemption_point(self._loop_cb)
 
     def _batch_cost(self, reqs, nreq: int):
         """io_uring_enter submitting ``reqs`` (``nreq`` requests after the plug): the per-IO and
@@ -173,7 +181,7 @@ class ReplayThread(AsyncThread):
             done(req)
         self.reaped += len(got)
         self.replayer.reaped(len(got))
-        runner.run(cost, self._loop)
+        runner.run(cost, self._loop_cb)
 
     # -- waiting -----------------------------------------------------------------------------
     def _wait(self) -> None:
@@ -209,12 +217,12 @@ class ReplayThread(AsyncThread):
         self.state = _SLEEP
         if self.pending:
             self._arm_timer(self.pending[0][0])
-        runner.sleep(self._woken, iowait=False)
+        runner.sleep(self._woken_cb, iowait=False)
 
     def _arm_timer(self, due: float) -> None:
         runner = self.runner
-        delay = max(0.0, due - runner.clock()) + self.replayer.settings.timer_slack_ns
-        self.timer = runner.start_timer(delay, self._timer_fired)
+        delay = max(0.0, due - runner.clock()) + self._timer_slack_ns
+        self.timer = runner.start_timer(delay, self._timer_fired_cb)
 
     def _timer_fired(self, runner) -> None:
         self.timer = None

@@ -1000,7 +1000,7 @@ class CpuRunner:
             self._tick_restart_due = False
             self.add_carry(self.cost_tick_restart)
 
-    def _take_irq(self, now: float):
+    def _take_irq(self, now: float) -> tuple[IrqWork, Cost]:
         """Dequeue the next interrupt, evaluate its cost (the handler sees the CQ as it is now) and
         account it; the CPU is busy from now."""
         work = self._irqs.popleft()

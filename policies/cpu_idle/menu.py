@@ -54,10 +54,10 @@ class MenuGovernor(CpuidleGovernor):
         #: the first enabled state: the answer when nothing deeper fits (state 0 if none is enabled)
         self._first = enabled[0]
         self._enabled = enabled
-        self._polling = tuple(st.polling for st in cfg.cstates)
-        self._residency = tuple(st.target_residency_ns for st in cfg.cstates)
+        self._polling: tuple[bool, ...] = tuple(st.polling for st in cfg.cstates)
+        self._residency: tuple[float, ...] = tuple(st.target_residency_ns for st in cfg.cstates)
         #: (index, target residency, exit latency) of the enabled states deeper than the first
-        self._deeper = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
+        self._deeper: tuple[tuple[int, float, float], ...] = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
         self.correction: list[float] = [float(RESOLUTION * DECAY)] * (2 * BUCKETS)
         #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
         #: sum of squares (exact integers: the detector's first pass costs O(1))
