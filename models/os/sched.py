@@ -105,7 +105,7 @@ class Timer:
 
     __slots__ = ("expiry", "call", "active", "runner", "fire")
 
-    def __init__(self, expiry: float, runner: "CpuRunner | None" = None, fire: Callable[[Any], None] | None = None):
+    def __init__(self, expiry: float, runner: "CpuRunner", fire: Callable[[Any], None]):
         self.expiry = expiry
         self.call: Call | None = None
         self.active = True
@@ -118,7 +118,6 @@ class Timer:
         if self.active:
             self.active = False
             runner = self.runner
-            assert runner is not None
             runner.raise_irq(FixedIrq(runner._timer_cost, self.fire, "timer"))
 
     def __lt__(self, other: "Timer") -> bool:
