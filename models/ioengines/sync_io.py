@@ -71,6 +71,8 @@ def size_picker(split: tuple, rng: tuple | None):
 class SyncThread:
     """One fio thread issuing blocking direct IOs."""
 
+    # long: one flat table of the thread's state, with the hot path's typed copies of the job and host
+    # (compiled: every attribute is declared here)
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         self.host = host
         # the host's parts on the hot path, typed (compiled code reads them without look-ups)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Final
 
-from models.os.task import Task
 from models.ssd.command import NvmeCommand
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ class Request(NvmeCommand):
     splits_left: int
     """A split IO: its pieces not finished yet (set only on one, by BlkMq.split)."""
 
-    def __init__(self, rid: int, task: Task | None, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
+    def __init__(self, rid: int, task: Any, job: int, op: str, nbytes: int, offset: int, cpu: int, hipri: bool):
         self.id = rid
         self.task = task
         self.job = job
