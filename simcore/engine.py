@@ -13,7 +13,7 @@ which keeps runs bit-for-bit reproducible.
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable, Final, cast
+from typing import Any, Callable, Final
 
 import simpy
 import heapq
@@ -38,24 +38,39 @@ PROGRESS_EVERY_EVENTS = 1 << 14
 class Call:
     """A scheduled callback: ``fn(*args)`` at ``time`` ns; ``cancel()`` makes it a no-op.
 
-    Not a simpy event: :meth:`Engine.run` dispatches it directly (one heap entry, one call), so
-    it costs no callback list, bound method or ``step()`` frame. It shares simpy's heap and its
-    (time, priority, id) ordering, so callbacks and simpy processes interleave deterministically.
+    Not a simpy event: :meth:`Engine.run` dispatches it directly (it is its own heap entry: one
+    call, no callback list, bound method or ``step()`` frame). Calls order by (time, priority, id),
+    simpy's order; a simpy event is queued as a Call of :meth:`Engine._step` with simpy's priority,
+    so callbacks and simpy processes interleave deterministically.
     """
 
-    __slots__ = ("fn", "args", "time")
+    __slots__ = ("fn", "args", "time", "prio", "eid")
 
-    def __init__(self, fn: Callable, args: tuple, time: float):
+    def __init__(self, fn: Callable, args: tuple, time: float, prio: int = _NORMAL):
         self.fn: Any = fn  # None once a reusable Call has fired (models.os.sched)
         self.args = args
         self.time = time
+        self.prio = prio  # simpy's priority (URGENT 0 before NORMAL 1 at the same time)
+        self.eid = 0  # its id, set when queued: same time and priority run in scheduling order
+
+    def __lt__(self, other: Call) -> bool:
+        t, o = self.time, other.time
+        if t != o:
+            return t < o
+        if self.prio != other.prio:
+            return self.prio < other.prio
+        return self.eid < other.eid
 
     def cancel(self) -> None:
-        self.fn = _noop
+        self.fn = _NOOP
 
 
 def _noop(*_args) -> None:
     pass
+
+
+#: what a cancelled Call runs (Final: the loop's identity test reads it from a C static)
+_NOOP: Final = _noop
 
 
 class Engine:
@@ -73,9 +88,9 @@ class Engine:
         #: Optional ``hook(now_ns)`` called every PROGRESS_EVERY_EVENTS events by :meth:`run` (a
         #: progress display: it must not change the simulation). ``None``: the loop has no check.
         self.progress_hook: Callable[[float], None] | None = None
-        #: simpy's heap of (time, priority, id, event), shared with its events, and the id of the
-        #: next event (simpy's events take theirs from :meth:`new_eid` too: ClockedEnvironment)
-        self._queue = cast("list[tuple[float, int, int, Any]]", self.env._queue)
+        #: the event queue: a heap of Calls (simpy's events among them, queued by
+        #: ClockedEnvironment.schedule as Calls of _step), and the id of the next one
+        self._queue: list[Call] = []
         self._eid = 0
 
     def new_eid(self) -> int:
@@ -92,7 +107,8 @@ class Engine:
         ordering as every other event (FIFO by scheduling order)."""
         eid = self._eid
         self._eid = eid + 1
-        _heappush(self._queue, (call.time, _NORMAL, eid, call))
+        call.eid = eid
+        _heappush(self._queue, call)
 
     def call_in(self, delay_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
@@ -100,11 +116,18 @@ class Engine:
             raise ValueError(f"negative delay {delay_ns} ns")
         t = self.now + delay_ns
         call = Call(fn, args, t)
-        # env.schedule inlined (hot path); same (time, priority, id) ordering as simpy
         eid = self._eid
         self._eid = eid + 1
-        _heappush(self._queue, (t, _NORMAL, eid, call))
+        call.eid = eid
+        _heappush(self._queue, call)
         return call
+
+    def schedule_simpy(self, event: Event, priority: int, time_ns: float) -> None:
+        """Queue a simpy event (``simpy.Environment.schedule``, through ClockedEnvironment): a
+        Call of :meth:`_step` with simpy's priority."""
+        call = Call(self._step, (event,), time_ns, priority)
+        call.eid = self.new_eid()
+        _heappush(self._queue, call)
 
     def call_at(self, time_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` at absolute simulated time ``time_ns`` (not in the past)."""
@@ -145,29 +168,26 @@ class Engine:
         gc_was_on = gc.isenabled()
         gc.disable()
         hook = self.progress_hook
-        step = self._step
         try:
             if hook is None:
                 while queue:
-                    now, _, _, event = _heappop(queue)
-                    self.now = now
+                    call = _heappop(queue)
+                    self.now = call.time
                     n += 1
-                    if isinstance(event, Call):
-                        event.fn(*event.args)
-                        continue
-                    step(event)
+                    fn = call.fn
+                    if fn is not _NOOP:  # (a cancelled call is only popped)
+                        fn(*call.args)
             else:  # the same loop with a progress call every PROGRESS_EVERY_EVENTS events
                 mask = PROGRESS_EVERY_EVENTS - 1
                 while queue:
-                    now, _, _, event = _heappop(queue)
-                    self.now = now
+                    call = _heappop(queue)
+                    now = self.now = call.time
                     n += 1
                     if not n & mask:
                         hook(now)
-                    if isinstance(event, Call):
-                        event.fn(*event.args)
-                        continue
-                    step(event)
+                    fn = call.fn
+                    if fn is not _NOOP:
+                        fn(*call.args)
         except StopSimulation as stop:
             n -= 1  # the end marker is not an event of the model
             return stop.args[0]

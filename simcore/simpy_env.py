@@ -3,13 +3,11 @@
 The engine's loop (:meth:`simcore.engine.Engine.run`) advances only ``engine.now``; simpy reads
 and writes its clock as ``env._now`` (``env.now``, timeouts, ``succeed()``), here a property over
 the engine's attribute, so the two can never differ and the loop sets one attribute per event.
-Event ids (the same-time tie-break) come from the engine's counter."""
+Its events go to the engine's queue, with ids (the same-time tie-break) from the engine's counter."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import heapq
 
 import simpy
 import simpy.events
@@ -25,10 +23,10 @@ class ClockedEnvironment(simpy.Environment):
         super().__init__()
 
     def schedule(self, event: Any, priority: Any = simpy.events.NORMAL, delay: Any = 0) -> None:
-        """simpy's schedule, with the event id from the engine's counter (one sequence for simpy
+        """simpy's schedule, into the engine's queue (one queue and one id sequence for simpy
         events and the engine's callbacks: same-time events run in scheduling order)."""
         engine = self._engine
-        heapq.heappush(self._queue, (engine.now + delay, priority, engine.new_eid(), event))
+        engine.schedule_simpy(event, priority, engine.now + delay)
 
     @property
     def _now(self) -> float:  # type: ignore[override]
