@@ -101,6 +101,9 @@ def test_run_restores_the_garbage_collector_even_on_error():
 @pytest.mark.parametrize("sets", [
     {},
     {"queue.io_poll": "1", "queue.io_poll_delay": "0", "hipri": "1", "numjobs": "4"},
+    # a fixed hybrid sleep: every IO arms and cancels or fires an hrtimer at once (adaptive hybrid
+    # polling sleeps only after its first 100 ms statistics window)
+    {"queue.io_poll": "1", "queue.io_poll_delay": "3", "hipri": "1", "numjobs": "4"},
     {"ioengine": "io_uring", "iodepth": "8", "queue.scheduler": "mq-deadline"},
     {"numjobs": "4", "rw": "randrw", "queue.scheduler": "bfq", "nvme.irq": "cinterrupts"},
     {"bs": "512k", "ioengine": "libaio", "iodepth": "4"},  # IOs split at max_sectors_kb into pieces

@@ -110,15 +110,19 @@ class Timer:
         self.call: Call | None = None
         self.active = True
         self.runner = runner  # the CPU it is armed on
-        self.fire = fire  # its effect: fire(runner) in the timer interrupt
+        #: its effect: fire(runner) in the timer interrupt; dropped once it fired or was cancelled
+        #: (the owner of ``fire`` often holds the timer: no cycle may outlive it, the collector is
+        #: off during a run)
+        self.fire: Callable[[Any], None] | None = fire
 
     def expire(self) -> None:
         """The hrtimer expires: unless cancelled, a timer interrupt on its CPU runs ``fire``."""
         self.call = None  # fired: no timer <-> call cycle left (the collector is off during a run)
         if self.active:
             self.active = False
+            fire, self.fire = self.fire, None
             runner = self.runner
-            runner.raise_irq(FixedIrq(runner._timer_cost, self.fire, "timer"))
+            runner.raise_irq(FixedIrq(runner._timer_cost, fire, "timer"))
 
     def __lt__(self, other: "Timer") -> bool:
         return self.expiry < other.expiry
@@ -1077,6 +1081,7 @@ class CpuRunner:
     @staticmethod
     def cancel_timer(timer: Timer) -> None:
         timer.active = False
+        timer.fire = None  # (no owner <-> timer cycle left)
         call = timer.call
         if call is not None:
             call.cancel()
