@@ -41,6 +41,7 @@ COMPILED_MODULES = (
     "models.os.task",
     "models.os.request",
     "models.os.sched",
+    "models.os.placement",
     "models.os.blk",
     "models.os.nvme",
     "models.cpu.cpuidle",

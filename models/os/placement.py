@@ -49,9 +49,12 @@ pass, NUMA. When passes keep failing, the busiest CPU's stopper pushes its runni
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from models.os.task import NICE_0_LOAD
+from models.os.task import NICE_0_LOAD, Task
+
+if TYPE_CHECKING:
+    from models.os.sched import CpuRunner
 
 #: sg_lb_stats group types (group_type, in order of busyness): fewer runnable tasks than CPUs, as
 #: many, more
@@ -62,24 +65,25 @@ OVERLOADED: Final = 2
 SCHED_NR_MIGRATE: Final = 32
 
 
-def is_idle(runner) -> bool:
+def is_idle(runner: CpuRunner) -> bool:
     """``available_idle_cpu``: nothing running (the idle task, possibly in an interrupt) and
     nothing queued."""
     return runner.current is None and not runner.rq
 
 
-def may_run_on(task, cpu: int) -> bool:
+def may_run_on(task: Task, cpu: int) -> bool:
     """The task may be moved to CPU ``cpu``: its affinity allows it and its engine thread is free
     to move (``can_migrate``)."""
     return task.affinity is not None and cpu in task.affinity and task.owner is not None and task.owner.can_migrate()
 
 
-def select_wake_cpu(runners: list, task, waker) -> tuple[Any, int]:
+def select_wake_cpu(runners: list[CpuRunner], task: Task, waker: CpuRunner) -> tuple[CpuRunner, int]:
     """The runner a woken ``task`` (with an affinity) should run on, and the CPUs examined."""
     prev = runners[task.cpu]
     if is_idle(prev):
         return prev, 1
     allowed = task.affinity
+    assert allowed is not None  # (only tasks with an affinity are placed)
     if waker is not prev and waker.id in allowed and is_idle(waker):
         return waker, 2
     n = len(runners)
@@ -99,7 +103,8 @@ def select_wake_cpu(runners: list, task, waker) -> tuple[Any, int]:
     return (first_idle or prev), examined
 
 
-def pull_candidate(runners: list, this, now: float, migration_cost_ns: float) -> tuple[Any, Any, int]:
+def pull_candidate(runners: list[CpuRunner], this: CpuRunner, now: float,
+                   migration_cost_ns: float) -> tuple[Any, Any, int]:
     """``newidle_balance`` for runner ``this``: (the runner to pull from, the task, CPUs examined),
     or (None, None, examined) when nothing may move. The busiest runqueue (most queued tasks)
     first; from it the queued task that left a CPU longest ago, if it may run here and is not
@@ -118,9 +123,9 @@ def pull_candidate(runners: list, this, now: float, migration_cost_ns: float) ->
     return best, min(movable, key=lambda t: (t.last_ran, t.tid)), n - 1
 
 
-def nr_running(runner) -> int:
+def nr_running(runner: CpuRunner) -> int:
     """Tasks on a runqueue: the running one and the queued ones."""
-    return (runner.current is not None) + len(runner.rq)
+    return (1 if runner.current is not None else 0) + len(runner.rq)
 
 
 class SchedDomain:
@@ -203,6 +208,7 @@ def balance_pull(domain: SchedDomain, this, now: float, migration_cost_ns: float
     if kind is None:
         domain.nr_balance_failed = 0  # out_balanced
         return None, []
+    assert busiest is not None  # (an imbalance has a busiest group)
     src = _busiest_queue(busiest.group, kind, imbalance)
     if src is None:
         domain.nr_balance_failed = 0
