@@ -1,9 +1,9 @@
 """Streaming statistics of a host run's IOs: everything the summary and the fio-shaped output need,
 accumulated as IOs complete, in memory that does not grow with the run.
 
-:class:`IoStats` is the host's ``io_sink`` (:meth:`models.host.Host.io_done`): completed IOs are
-buffered in blocks of :data:`BLOCK` and folded into counters per fio ``jobs[]`` entry and direction
-(:class:`DirStats`: count, bytes, ``slat``/``clat``/``lat`` as :class:`~simcore.stats.LatencyStats`,
+:class:`IoStats` takes the host's completed IOs (:meth:`models.host.Host.io_done`) in blocks of
+:data:`BLOCK`, buffered by the host's compiled ledger (no Python call per IO), and folds them into
+counters per fio ``jobs[]`` entry and direction (:class:`DirStats`: count, bytes, ``slat``/``clat``/``lat`` as :class:`~simcore.stats.LatencyStats`,
 fio's 500 ms bandwidth and IOPS windows), per entry (queue depth levels, clat buckets) and per SSD
 (:class:`DiskStats`: fio's ``disk_util``). Only the IOs of the measured window count (submitted at or
 after ``t0``, complete at or before ``t1``), as before. The timeline tracer and the per-IO records
@@ -166,8 +166,9 @@ class DiskStats:
 
 
 class IoStats:
-    """The statistics of one host run (see the module's text); installs itself as the host's
-    ``io_sink``. :meth:`finish` folds what is buffered (call it before reading)."""
+    """The statistics of one host run (see the module's text); the host's ledger hands it the
+    completed IOs in blocks (``IoLedger.collect_blocks``). :meth:`finish` folds what is buffered
+    (call it before reading)."""
 
     def __init__(self, host, jobs, t0: float, t1: float = math.inf, *, tracer=None, records=None, control=None):
         self.host = host
@@ -184,23 +185,19 @@ class IoStats:
         self.entries: dict = {}  # job index or (job index, tid) -> EntryStats
         self.disks = {d.index: DiskStats() for d in host.devices}
         self.t_complete_max = -math.inf
-        self._buf: list = []
+        self._ledger = host.ledger
         self._low = 0  # the lowest IO number not complete yet
         self._done: set[int] = set()  # IO numbers complete above _low
         self._marks: deque = deque()  # (next_io_id, time) at each block
         self._merged: set[int] = set()  # requests merged into measured commands, not seen yet
-        host.io_sink = self.add
-
-    def add(self, req) -> None:
-        """A completed IO (the host's ``io_sink``)."""
-        buf = self._buf
-        buf.append(req)
-        if len(buf) >= BLOCK:
-            self.flush()
+        host.ledger.collect_blocks(self._fold, BLOCK)
 
     def flush(self) -> None:
         """Fold the buffered IOs into the statistics."""
-        reqs, self._buf = self._buf, []
+        self._fold(self._ledger.take_block())
+
+    def _fold(self, reqs: list) -> None:
+        """Fold a block of completed IOs (in completion order) into the statistics."""
         if not reqs:
             return
         if self.tracer is not None:
