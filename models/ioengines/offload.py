@@ -42,7 +42,7 @@ class OffloadWorker(SyncThread):
         self.task.vscale = main.task.vscale  # a thread of the job's process: its nice value
         host.all_tasks.append(self.task)
         self.runner = host.runners[cpu]
-        self._ledger, self._blk, self._driver = main._ledger, main._blk, main._driver
+        self._bind_hot_path(host)
         self.placed_cpu = cpu
         self.policy = main.policy
         self.hipri = main.hipri
@@ -56,9 +56,6 @@ class OffloadWorker(SyncThread):
         self._qps: dict = {}
         self._fs_file_cycles = main._fs_file_cycles
         self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
-        self._doorbell_cb = self._doorbell
-        self._completed_cb = self._completed
-        self._memo_op, self._memo_bs, self._memo_cost = "", 0, None
 
     def start(self) -> None:
         self.task.resume = self._issue_first

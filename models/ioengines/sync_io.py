@@ -71,14 +71,9 @@ def size_picker(split: tuple, rng: tuple | None):
 class SyncThread:
     """One fio thread issuing blocking direct IOs."""
 
-    # long: one flat table of the thread's state, with the hot path's typed copies of the job and host
-    # (compiled: every attribute is declared here)
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         self.host = host
-        # the host's parts on the hot path, typed (compiled code reads them without look-ups)
-        self._ledger: IoLedger = host.ledger
-        self._blk: BlkMq = host.blk
-        self._driver: NvmeDriver = host.driver
+        self._bind_hot_path(host)
         self.job = job
         self.job_idx = job_idx
         self.end_ns: float = end_ns
@@ -122,10 +117,6 @@ class SyncThread:
         self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
         self.req: Request | None = None
         self._costs: dict[tuple, Cost] = {}
-        # the last IO's submit-with-completion bundle, by direction and size (the usual next one)
-        self._memo_op = ""
-        self._memo_bs = 0
-        self._memo_cost: Cost | None = None
         self.dev: int = self.task.tid % len(host.devices)  # threads spread over the SSDs
         self.req_flags: int = sync_flags(job)
         self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
@@ -139,11 +130,23 @@ class SyncThread:
         self._complete_cycles: float = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
         self._user_io_cycles: float = self.k.user_io_cycles
         self._qps: dict[str, QueuePair] = {}
-        self._doorbell_cb = self._doorbell
-        self._completed_cb = self._completed  # bound once (passed to the completion policy per IO)
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._flow_sleep_ns = 0.0
+
+    def _bind_hot_path(self, host) -> None:
+        """The host's parts the hot path calls, typed (compiled code reads them without look-ups),
+        the callbacks it passes per IO, bound once, and the submit-bundle memo (also for engines
+        that do not run ``SyncThread.__init__``: the offload worker)."""
+        self._ledger: IoLedger = host.ledger
+        self._blk: BlkMq = host.blk
+        self._driver: NvmeDriver = host.driver
+        self._doorbell_cb = self._doorbell
+        self._completed_cb = self._completed  # (passed to the completion policy per IO)
+        # the last IO's submit-with-completion bundle, by direction and size (the usual next one)
+        self._memo_op = ""
+        self._memo_bs = 0
+        self._memo_cost: Cost | None = None
 
     def _setup_ops(self, host, job) -> None:
         """The directions of the job's IOs: the share of reads, the other op (write or trim), the
