@@ -26,6 +26,7 @@ from collections import deque
 import numpy as np
 
 from models.ioengines import ASYNC_ENGINES
+from models.os.request import Request
 from simcore.stats import LatencyStats, records_table
 
 __all__ = ["IoStats", "DirStats", "EntryStats", "DiskStats", "BLOCK", "SAMPLE_WINDOW_NS"]
@@ -196,7 +197,7 @@ class IoStats:
         """Fold the buffered IOs into the statistics."""
         self._fold(self._ledger.take_block())
 
-    def _fold(self, reqs: list) -> None:
+    def _fold(self, reqs: list[Request]) -> None:
         """Fold a block of completed IOs (in completion order) into the statistics."""
         if not reqs:
             return
@@ -238,7 +239,7 @@ class IoStats:
         return self
 
     # -- disk_util ----------------------------------------------------------------------------
-    def _disk(self, meas: list) -> None:
+    def _disk(self, meas: list[Request]) -> None:
         merged = self._merged
         for r in meas:
             for c in (r.splits or (r,)):
@@ -247,7 +248,9 @@ class IoStats:
         disks = self.disks
         for r in meas:
             for c in (r.splits or (r,)):
-                d = disks[c.qp.device.index]
+                qp = c.qp
+                assert qp is not None  # (completed: it was dispatched to a queue)
+                d = disks[qp.device.index]
                 if c.id in merged:
                     merged.discard(c.id)
                     d.merges[c.op] += 1
@@ -257,7 +260,7 @@ class IoStats:
                 d.ticks[c.op] += c.t_reaped - c.t_dispatch
                 d.spans.append((c.t_dispatch, c.t_reaped))
 
-    def _track(self, reqs: list) -> None:
+    def _track(self, reqs: list[Request]) -> None:
         done = self._done
         done.update(r.id for r in reqs)
         low = self._low

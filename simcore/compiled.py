@@ -57,6 +57,7 @@ COMPILED_MODULES = (
     "policies.completion.classic_poll",
     "policies.completion.hybrid_poll",
     "policies.interrupt_generation.none",
+    "scenarios.iostats",
 )
 
 #: the build record, relative to the directory that holds the top-level packages
