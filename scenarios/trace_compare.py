@@ -141,7 +141,7 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
                 timers = runner.timers
                 timers[:] = [tm for tm in timers if tm.active]
                 heapq.heapify(timers)
-            gc.collect(0)  # the engine runs with the cyclic collector off: a fired or cancelled timer is a cycle
+            gc.collect(0)  # the engine runs with the cyclic collector off: any cycle left is freed here
 
     queues = [*host.driver.irq_qps.values(), *host.driver.poll_qps.values()]
     host.io_sink = take  # each reaped request is handed on and not kept

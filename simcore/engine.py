@@ -89,15 +89,10 @@ class Engine:
         #: progress display: it must not change the simulation). ``None``: the loop has no check.
         self.progress_hook: Callable[[float], None] | None = None
         #: the event queue: a heap of Calls (simpy's events among them, queued by
-        #: ClockedEnvironment.schedule as Calls of _step), and the id of the next one
+        #: ClockedEnvironment.schedule as Calls of _step), and the id of the next one (given by
+        #: :meth:`schedule`, the one place that queues)
         self._queue: list[Call] = []
         self._eid = 0
-
-    def new_eid(self) -> int:
-        """The id of an event being scheduled: the tie-break of same-time events (FIFO)."""
-        eid = self._eid
-        self._eid = eid + 1
-        return eid
 
     def schedule(self, call: Call) -> None:
         """Queue the :class:`Call` ``call`` at exactly ``call.time`` ns (not in the past: the
@@ -114,20 +109,14 @@ class Engine:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
         if delay_ns < 0:
             raise ValueError(f"negative delay {delay_ns} ns")
-        t = self.now + delay_ns
-        call = Call(fn, args, t)
-        eid = self._eid
-        self._eid = eid + 1
-        call.eid = eid
-        _heappush(self._queue, call)
+        call = Call(fn, args, self.now + delay_ns)
+        self.schedule(call)
         return call
 
     def schedule_simpy(self, event: Event, priority: int, time_ns: float) -> None:
         """Queue a simpy event (``simpy.Environment.schedule``, through ClockedEnvironment): a
         Call of :meth:`_step` with simpy's priority."""
-        call = Call(self._step, (event,), time_ns, priority)
-        call.eid = self.new_eid()
-        _heappush(self._queue, call)
+        self.schedule(Call(self._step, (event,), time_ns, priority))
 
     def call_at(self, time_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` at absolute simulated time ``time_ns`` (not in the past)."""

@@ -437,7 +437,7 @@ class AsyncThread(SyncThread):
         for req in got:
             req.t_complete = t
             done(req)
-            if self.min_rate.active:
+            if self._min_rate_on:
                 self._check_min_rate(req, t)
             if lat is not None:
                 lat.completed(t - req.t_submit)

@@ -105,7 +105,7 @@ class SyncThread:
         self._nblocks: dict[str, int] = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
         # mixed block sizes (fio bssplit / bsrange): a size picker per direction, None for a fixed bs
         self._pick_bs: dict[str, Any] = {"read": size_picker(job.bssplit_read, job.bsrange_read),
-                         "write": size_picker(job.bssplit_write, job.bsrange_write), "trim": None}
+                                         "write": size_picker(job.bssplit_write, job.bsrange_write), "trim": None}
         self.issued_bytes = 0
         self.next_offset = self.base_offset
         self._hole: int = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
@@ -122,7 +122,7 @@ class SyncThread:
         self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
         self._pending_op: Any = None  # the direction drawn for an IO held back by the rate
         self.min_rate = MinRate(job)
-        self._min_rate_on: bool = self.min_rate.active  # (fixed by the job)
+        self._min_rate_on: bool = self.min_rate.active  # (fixed by the job: read per IO)
         self.failed = False  # fio ended the job with an error (rate_min not met)
         self.error_msg = ""
         self._paused = False
@@ -156,8 +156,8 @@ class SyncThread:
         self.policy: dict[str, CompletionPolicy] = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
         if "trim" in rw:
             self.policy["trim"] = host.policy(host.policy_name(False))
-        self.read_frac: float = (1.0 if rw in ("read", "randread") else job.rwmixread / 100.0 if rw in ("rw", "readwrite", "randrw")
-                          else 0.0)
+        self.read_frac: float = (1.0 if rw in ("read", "randread") else job.rwmixread / 100.0
+                                 if rw in ("rw", "readwrite", "randrw") else 0.0)
         self._wop: str = "trim" if rw in ("trim", "randtrim") else "write"  # the op of a non-read IO
         #: trimwrite: each block is trimmed, then written (_next_io_trimwrite)
         self._trimwrite: bool = rw in ("trimwrite", "randtrimwrite")
@@ -438,7 +438,7 @@ class SyncThread:
         minimum-rate and steady-state counters. (``_issue`` and the reaping loops inline this.)"""
         req.t_complete = t
         self._ledger.done(req)
-        if self.min_rate.active:
+        if self._min_rate_on:
             self._check_min_rate(req, t)
         if self.steady:
             self._count_done(req)

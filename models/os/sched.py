@@ -140,8 +140,8 @@ class CpuRunner:
         self._poll_hit_cb = self._poll_hit
         self._irq_end_cb = self._irq_end
         self._enter_idle_cb = self._enter_idle  # bound once: passed to run() at every idle entry
-        self._idle_in_cb = self._idle_in_pending
-        self._idle_idx = 0  # the C-state chosen before a tick stop (_idle_in_pending)
+        self._idle_in_cb = self._idle_in
+        self._idle_idx = 0  # the C-state chosen before a tick stop (_idle_in)
         self.cpu = cpu
         self.id = cpu.id
         self.freq: float = cpu.core.freq_ghz
@@ -880,17 +880,14 @@ class CpuRunner:
         self.mode = IDLE
         self._idle_since = now
 
-    def _idle_in_pending(self) -> None:
-        """The tick is stopped: enter the C-state chosen before (``_idle_idx``)."""
-        self._idle_in(self._idle_idx)
-
-    def _idle_in(self, idx: int) -> None:
-        """Enter idle state ``idx`` now (unless a task became runnable meanwhile: the idle loop exits)."""
+    def _idle_in(self) -> None:
+        """The tick is stopped: enter the C-state chosen before it (``_idle_idx``) now, unless a task
+        became runnable meanwhile (the idle loop exits)."""
         if self.rq:
             self._schedule(from_idle=True)
             return
         now = self.engine.now
-        self.cpu.set_idle(now, idx)
+        self.cpu.set_idle(now, self._idle_idx)
         self.mode = IDLE
         self._idle_since = now
 
