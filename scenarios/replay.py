@@ -21,7 +21,7 @@ platform keys of ``stacksim run`` (``queue.*``, ``cpu.*``, ``ssd.*``, ``kernel.*
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from scenarios.iostats import IoStats
 from scenarios.result import Result
 from scenarios.scenario import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
 from scenarios.summary import Snapshot, summarize
-from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, parse_window, select
+from scenarios.traces import FORMATS, map_volumes, open_trace, parse_window, read_until, select
 from simcore.config import Model, Seed, parse_scalar, validate
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
@@ -139,13 +139,6 @@ def replay_job(settings: ReplaySettings) -> FioJob:
                              "fixedbufs": "1" if settings.fixedbufs else "0"}, name="replay", source="<replay>")
 
 
-def _read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[TraceIO]:
-    for rec in records:
-        if limit_ns is not None and rec.t_ns >= limit_ns:
-            return
-        yield rec
-
-
 def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool | RecordChunks = False,
                keep_model: bool = False) -> Result:
     """Replay ``cfg`` (use :func:`scenarios.simulate.simulate`); ``progress``, ``records`` and
@@ -156,23 +149,17 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
     drops: dict[str, int] = {}
     end = cfg.window_end_ns
-    records = select(_read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
+    records = select(read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
                      window_ns=(cfg.window_start_ns, end), volumes=set(cfg.volumes) if cfg.volumes else None,
                      speed=cfg.speed, counts=drops)
     host = build_host(cfg.platform, cfg.queue, cfg.seed, keep_requests=keep_model)
-    device_of: dict[str, int] = {}
-
-    def mapped():
-        for rec, dev in map_volumes(records, len(host.devices)):
-            if rec.volume not in device_of:
-                device_of[rec.volume] = dev
-            yield rec, dev
+    device_of: dict[str, int] = {}  # volume -> device, filled as the trace is read
 
     job = replay_job(cfg.replay)
     run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, jobs=(job,), seed=cfg.seed)
     snap = Snapshot(host, 0.0)
     stats = IoStats(host, run_cfg.jobs, 0.0, records=sink)
-    replayer = TraceReplayer(host, job, mapped(), cfg.replay)
+    replayer = TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay)
     replayer.start()
     if replayer.exhausted and replayer.trace_ios == 0:
         raise ConfigError(f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; "

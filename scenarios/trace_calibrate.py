@@ -222,7 +222,7 @@ class _Depth1:
         for t in self.reader:
             arrival = max(t.io.t_ns, free)
             free = arrival + t.lat_ns
-            yield t if arrival == t.io.t_ns else replace(t, io=replace(t.io, t_ns=int(math.ceil(arrival))))
+            yield t if arrival == t.io.t_ns else replace(t, io=t.io.at(int(math.ceil(arrival))))
 
 
 def _collect(reader: TimedReader, cfg: ReplayConfig, keys: set, d2c: bool) -> dict[tuple, _ClassFit]:

@@ -58,6 +58,11 @@ COMPILED_MODULES = (
     "policies.completion.hybrid_poll",
     "policies.interrupt_generation.none",
     "scenarios.iostats",
+    "models.ioengines.trace_io",
+    "scenarios.traces.record",
+    "scenarios.traces.csvformats",
+    "scenarios.traces.reader",
+    "scenarios.traces.select",
 )
 
 #: the build record, relative to the directory that holds the top-level packages

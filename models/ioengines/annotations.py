@@ -23,11 +23,3 @@ def sync_flags(job) -> int:
     if hint != "default":
         return HINT_FLAGS[hint]
     return 0 if job.nowait else URGENT
-
-
-def batch_flags(job, n: int) -> list[int]:
-    """Flags of the ``n`` requests of one io_submit / io_uring_enter batch."""
-    hint = job.stacksim_irq_hint
-    if hint != "default":
-        return [HINT_FLAGS[hint]] * n
-    return [0] * (n - 1) + [BARRIER]

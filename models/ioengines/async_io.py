@@ -29,7 +29,8 @@ from mypy_extensions import mypyc_attr
 
 from models.os.cost import Cost
 from models.os.request import Request
-from models.ioengines.annotations import batch_flags
+from models.ioengines.annotations import HINT_FLAGS
+from models.ssd.irq import BARRIER
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import SyncThread
 from simcore.errors import ConfigError
@@ -104,6 +105,22 @@ class AsyncThread(SyncThread):
         #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once)
         self._enter_cost: Cost = host.costs.get("getevents_enter", syscall=self.k.syscall_entry_cycles)
         self._exit_cost: Cost = host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles)
+        #: the job's stacksim_irq_hint flags, or -1 for the kernel's rule (see _flag_batch)
+        self._hint_flags: int = -1 if job.stacksim_irq_hint == "default" else HINT_FLAGS[job.stacksim_irq_hint]
+
+    def _flag_batch(self, reqs: list[Request]) -> None:
+        """The calibrated-interrupt flags of one io_submit / io_uring_enter batch
+        (:mod:`~models.ioengines.annotations`: Barrier on the last request, unless the job's
+        hint says otherwise)."""
+        hint = self._hint_flags
+        if hint >= 0:
+            for req in reqs:
+                req.flags = hint
+            return
+        for req in reqs:
+            req.flags = 0
+        if reqs:
+            reqs[-1].flags = BARRIER
 
     # -- costs -------------------------------------------------------------------------------
     def _per_io_parts(self, op: str, nbytes: int) -> dict:
@@ -210,8 +227,7 @@ class AsyncThread(SyncThread):
             else:
                 self._flow_held_async(first)
             return
-        for req, flags in zip(ios, batch_flags(self.job, n)):
-            req.flags = flags
+        self._flag_batch(ios)
         self.inflight += n
         if self.sq_thread is not None:
             # SQPOLL: write the SQEs (user work only); the SQ thread submits them

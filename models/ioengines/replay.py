@@ -35,13 +35,10 @@ End
 
 from __future__ import annotations
 
-from array import array
-from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-from models.ioengines.annotations import batch_flags as _batch_flags
 from models.ioengines.async_io import AsyncThread, _Wait
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
@@ -52,7 +49,7 @@ from simcore.errors import ConfigError
 from simcore.engine import Call
 
 if TYPE_CHECKING:
-    from models.os.sched import Timer
+    from models.os.sched import CpuRunner, Timer
 
 SECTOR: Final = 512
 #: drain limit: simulated time allowed after the last trace IO is due before a stuck run is an error
@@ -69,7 +66,9 @@ class ReplayThread(AsyncThread):
     def __init__(self, host, job, index: int, cpu: int, replayer: "TraceReplayer") -> None:
         super().__init__(host, job, 0, index, cpu, float("inf"), host.rng.stream(f"replay.{index}"))
         self.replayer = replayer
-        self.pending: deque[tuple[float, list[tuple[TraceIO, int]]]] = deque()  # (due_ns, [(TraceIO, device)]) batches assigned to this thread
+        #: (due_ns, [(TraceIO, device)]) batches assigned to this thread, in due order (a list: a
+        #: thread holds about one; the compiled code indexes a list natively, not a deque)
+        self.pending: list[tuple[float, list[tuple[TraceIO, int]]]] = []
         self.state = _RUN
         self.timer: Timer | None = None
         self.arrival_call: Call | None = None
@@ -77,6 +76,10 @@ class ReplayThread(AsyncThread):
         self._loop_cb = self._loop  # (bound once: continuations of every IO)
         self._woken_cb = self._woken
         self._timer_fired_cb = self._timer_fired
+        self._enter_returned_cb = self._enter_returned
+        self._on_done_cb = self._on_done
+        self._in_call: list[Request] = []  # the IOs of the io_uring_enter under way (one at a time)
+        self._in_call_reqs: list[Request] = []  # ... and the requests the plug made of them
         self.wait = _Wait()
         self.submitted = 0
         self.reaped = 0
@@ -120,13 +123,14 @@ class ReplayThread(AsyncThread):
         host = self.host
         runner = self.runner
         batch: list[tuple[TraceIO, int, float]] = []
-        while self.pending and self.pending[0][0] <= now:
-            due, ios = self.pending.popleft()
+        pending = self.pending
+        while pending and pending[0][0] <= now:
+            due, ios = self.pending.pop(0)
             batch.extend((rec, dev, due) for rec, dev in ios)
             self.replayer.taken()
         polled = self.iopoll
         user_ns = self._user_io_cycles / runner.freq
-        reqs = []
+        reqs: list[Request] = []
         t = now
         lag = self.replayer.lag
         depth = self.inflight + len(self.ring) + len(batch)
@@ -134,7 +138,7 @@ class ReplayThread(AsyncThread):
             nbytes = -(-rec.nbytes // SECTOR) * SECTOR
             req = Request(self._ledger.new_id(), self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
             req.qp = self._driver.queue_for(dev, runner.id, polled)
-            req.done_cb = self._on_done
+            req.done_cb = self._on_done_cb
             t += user_ns
             req.t_submit = t
             req.depth = depth
@@ -142,15 +146,16 @@ class ReplayThread(AsyncThread):
             reqs.append(req)
         if len(lag) >= 4096:
             self.replayer.fold_lag()
-        for req, flags in zip(reqs, _batch_flags(self.job, len(reqs))):
-            req.flags = flags
+        self._flag_batch(reqs)
         self.inflight += len(reqs)
         self.submitted += len(reqs)
-        plugged = self._blk.plug(reqs)  # split and merged inside the call
-        runner.run(self._batch_cost(reqs, len(plugged)), lambda: self._submitted(reqs, plugged))
+        plugged: list[Request] = self._blk.plug(reqs)  # split and merged inside the call
+        self._in_call, self._in_call_reqs = reqs, plugged
+        runner.run(self._batch_cost(reqs, len(plugged)), self._enter_returned_cb)
 
-    def _submitted(self, ios, reqs) -> None:
-        """io_uring_enter returned for ``ios``, which the plug made ``reqs``."""
+    def _enter_returned(self) -> None:
+        """io_uring_enter returned for its IOs (``_in_call``), which the plug made ``_in_call_reqs``."""
+        ios, reqs = self._in_call, self._in_call_reqs
         t = self.runner.clock()
         for req in ios:  # fio's issue_time
             req.t_issued = t
@@ -158,7 +163,7 @@ class ReplayThread(AsyncThread):
         self._blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios))
         self.runner.preemption_point(self._loop_cb)
 
-    def _batch_cost(self, reqs, nreq: int):
+    def _batch_cost(self, reqs: list[Request], nreq: int) -> Cost:
         """io_uring_enter submitting ``reqs`` (``nreq`` requests after the plug): the per-IO and
         per-request parts of AsyncThread plus one syscall. They depend only on the numbers of IOs,
         pages and requests, which key the cache."""
@@ -185,7 +190,7 @@ class ReplayThread(AsyncThread):
 
     # -- waiting -----------------------------------------------------------------------------
     def _wait(self) -> None:
-        due = self.pending[0][0] if self.pending else None
+        due: float | None = self.pending[0][0] if self.pending else None
         runner = self.runner
         if self.iopoll and self.inflight:
             # io_uring_enter(GETEVENTS) with IOPOLL: spin on the polled queues until a completion
@@ -286,7 +291,7 @@ class ReplayThread(AsyncThread):
         self._return_from_wait()
 
     # -- completion ----------------------------------------------------------------------------
-    def _on_done(self, runner, req) -> None:
+    def _on_done(self, runner: CpuRunner, req: Request) -> None:
         """Completion posted to the CQ ring (in the IRQ handler or the poll reap) on ``runner``."""
         req.done_cb = _completed_twice
         self.inflight -= 1
@@ -329,13 +334,14 @@ class TraceReplayer:
         self._last_due = 0.0
         self._rr = 0
         self._volume_thread: dict[str, int] = {}
+        self._by_volume = settings.assign == "volume"
         self.ahead = 0  # batches assigned, not yet taken
         self.exhausted = False
         self.trace_ios = 0
         self.completed = 0
         self.finished_threads = 0
         self.last_due = 0.0
-        self.lag = array("d")  # submit time - due time, per IO, ns: not yet folded into lag_stats
+        self.lag: list[float] = []  # submit time - due time, per IO, ns: not yet folded into lag_stats
         self.lag_stats = LatencyStats()
         self.done_event = host.engine.env.event()
         self.end_ns: float | None = None
@@ -344,19 +350,19 @@ class TraceReplayer:
         """Fold the buffered issue lags into ``lag_stats`` (memory independent of the trace's
         length) and return it."""
         if len(self.lag):
-            self.lag_stats.add(np.frombuffer(self.lag, dtype=np.float64).copy())
-            del self.lag[:]
+            self.lag_stats.add(np.array(self.lag, dtype=np.float64))
+            self.lag = []
         return self.lag_stats
 
     # -- feeding -------------------------------------------------------------------------------
-    def _next_record(self):
+    def _next_record(self) -> tuple[TraceIO, int] | None:
         if self._peek is not None:
             rec, self._peek = self._peek, None
             return rec
         return next(self._records, None)
 
     def _thread_for(self, rec: TraceIO) -> int:
-        if self.settings.assign == "volume":
+        if self._by_volume:
             idx = self._volume_thread.get(rec.volume)
             if idx is None:
                 idx = self._volume_thread[rec.volume] = len(self._volume_thread) % len(self.threads)

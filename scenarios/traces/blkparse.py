@@ -17,6 +17,7 @@ and everything after its first line that is not an event line is ignored.
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from .csvformats import SECTOR, LineParser, Parsed
 from .record import BadLine, to_int
@@ -73,7 +74,7 @@ class BlkparseLines:
 
 
 class BlkparseParser(BlkparseLines, LineParser):
-    name = "blkparse"
+    name: ClassVar[str] = "blkparse"
 
     def __init__(self, action: str = "Q") -> None:
         super().__init__()

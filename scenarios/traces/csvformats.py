@@ -19,6 +19,10 @@ Column units (mechanisms.md, Appendix B):
 
 from __future__ import annotations
 
+from typing import ClassVar, Final
+
+from mypy_extensions import mypyc_attr
+
 from .record import BadLine, to_int, to_ns
 
 __all__ = ["Raw", "Parsed", "LineParser", "AlibabaParser", "TencentParser", "MsrParser"]
@@ -38,11 +42,12 @@ def _numeric(text: str) -> bool:
     return True
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # blkparse and iolog (interpreted) extend it
 class LineParser:
     """Base of the per-format line parsers; one instance per pass over a file (may keep state)."""
 
-    name = ""
-    columns: tuple[str, ...] = ()
+    name: ClassVar[str] = ""
+    columns: ClassVar[tuple[str, ...]] = ()
 
     def parse(self, text: str, lineno: int) -> Parsed:  # pragma: no cover - interface
         raise NotImplementedError
@@ -51,6 +56,7 @@ class LineParser:
 class _CsvParser(LineParser):
     def __init__(self) -> None:
         self._first = True
+        self._ncols = len(self.columns)
 
     def parse(self, text: str, lineno: int) -> Parsed:
         line = text.strip()
@@ -60,8 +66,8 @@ class _CsvParser(LineParser):
         if " " in line or "\t" in line:
             fields = [f.strip() for f in fields]
         first, self._first = self._first, False
-        if len(fields) != len(self.columns):
-            raise BadLine(f"expected {len(self.columns)} comma-separated columns "
+        if len(fields) != self._ncols:
+            raise BadLine(f"expected {self._ncols} comma-separated columns "
                           f"({', '.join(self.columns)}), got {len(fields)}")
         if first and not any(_numeric(f) for f in fields):
             return None  # header
@@ -75,15 +81,20 @@ def _sized(t: int, op: str, offset: int, nbytes: int, volume: str) -> Parsed:
     return "zero length" if nbytes == 0 else (t, op, offset, nbytes, volume)
 
 
+_ALIBABA_OPS: Final = {"R": "read", "W": "write", "r": "read", "w": "write"}
+_TENCENT_OPS: Final = {"0": "read", "1": "write"}
+_MSR_OPS: Final = {"read": "read", "write": "write"}  # of the type's lower case
+_MSR_OPS_AS_IS: Final = {"Read": "read", "Write": "write", "read": "read", "write": "write"}  # (no lower() per line)
+
+
 class AlibabaParser(_CsvParser):
-    name = "alibaba"
-    columns = ("device_id", "opcode", "offset", "length", "timestamp_us")
-    _OPS = {"R": "read", "W": "write", "r": "read", "w": "write"}
+    name: ClassVar[str] = "alibaba"
+    columns: ClassVar[tuple[str, ...]] = ("device_id", "opcode", "offset", "length", "timestamp_us")
 
     def record(self, f: list[str]) -> Parsed:
         if not f[0]:
             raise BadLine("empty device_id")
-        op = self._OPS.get(f[1])
+        op = _ALIBABA_OPS.get(f[1])
         if op is None:
             raise BadLine(f"unknown opcode {f[1]!r} (expected R or W)")
         return _sized(to_ns(f[4], 1_000, "timestamp"), op, to_int(f[2], "offset"),
@@ -91,12 +102,11 @@ class AlibabaParser(_CsvParser):
 
 
 class TencentParser(_CsvParser):
-    name = "tencent"
-    columns = ("timestamp_s", "offset_sectors", "size_sectors", "io_type", "volume_id")
-    _OPS = {"0": "read", "1": "write"}
+    name: ClassVar[str] = "tencent"
+    columns: ClassVar[tuple[str, ...]] = ("timestamp_s", "offset_sectors", "size_sectors", "io_type", "volume_id")
 
     def record(self, f: list[str]) -> Parsed:
-        op = self._OPS.get(f[3])
+        op = _TENCENT_OPS.get(f[3])
         if op is None:
             raise BadLine(f"unknown io_type {f[3]!r} (expected 0 = read or 1 = write)")
         if not f[4]:
@@ -106,19 +116,32 @@ class TencentParser(_CsvParser):
 
 
 class MsrParser(_CsvParser):
-    name = "msr"
-    columns = ("timestamp_filetime", "hostname", "disk_number", "type", "offset", "size",
+    name: ClassVar[str] = "msr"
+    columns: ClassVar[tuple[str, ...]] = ("timestamp_filetime", "hostname", "disk_number", "type", "offset", "size",
                "response_time")
-    _OPS = {"read": "read", "write": "write"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._volumes: dict[str, dict[str, str]] = {}  # hostname -> disk number text -> volume
 
     def record(self, f: list[str]) -> Parsed:
-        t, disk, off, size, resp = nums = f[0], f[2], f[4], f[5], f[6]
-        if f[1] and (t + disk + off + size + resp).isdecimal() and all(0 < len(x) <= 40 for x in nums):
+        t, host, disk, off, size, resp = f[0], f[1], f[2], f[4], f[5], f[6]
+        if host and 0 < len(t) <= 40 and 0 < len(disk) <= 40 and 0 < len(off) <= 40 and 0 < len(size) <= 40 \
+                and 0 < len(resp) <= 40 and (t + disk + off + size + resp).isdecimal():
             # the usual line, at once: every number plain decimal digits (what to_int accepts
             # without a message, and parses the same), a known type
-            op = self._OPS.get(f[3].lower())
+            op = _MSR_OPS_AS_IS.get(f[3]) or _MSR_OPS.get(f[3].lower())
             if op is not None:
-                return _sized(int(t) * 100, op, int(off), int(size), f"{f[1]}_{int(disk)}")
+                nbytes = int(size)
+                if nbytes == 0:
+                    return "zero length"
+                disks = self._volumes.get(host)
+                if disks is None:
+                    disks = self._volumes[host] = {}
+                volume = disks.get(disk)
+                if volume is None:
+                    volume = disks[disk] = f"{host}_{int(disk)}"
+                return (int(t) * 100, op, int(off), nbytes, volume)
         return self.checked_record(f)
 
     def checked_record(self, f: list[str]) -> Parsed:
@@ -127,7 +150,7 @@ class MsrParser(_CsvParser):
         if not f[1]:
             raise BadLine("empty hostname")
         disk = to_int(f[2], "disk number")
-        op = self._OPS.get(f[3].lower())
+        op = _MSR_OPS.get(f[3].lower())
         if op is None:
             raise BadLine(f"unknown type {f[3]!r} (expected Read or Write)")
         to_int(f[6], "response time")

@@ -15,6 +15,8 @@ header is an error even with skip_bad_lines.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .csvformats import LineParser, Parsed
 from .record import BadLine, to_int, to_ns
 
@@ -26,7 +28,7 @@ _SKIP = {"sync": "sync", "datasync": "sync", "trim": "trim"}
 
 
 class IologParser(LineParser):
-    name = "iolog"
+    name: ClassVar[str] = "iolog"
 
     def __init__(self) -> None:
         self.version: int | None = None

@@ -143,7 +143,7 @@ class TraceReader:
                     raise ConfigError(f"{self.path}:{lineno}: {self.format}: {problem}")
                 self.bad_lines += 1
                 continue
-            if t0 is None:
+            if t0 is None or prev is None:
                 t0 = prev = t
             elif t < prev:
                 self.out_of_order += 1

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from typing import Any
 
 from simcore.errors import ConfigError
 
 from .record import TraceIO
 
-__all__ = ["select", "map_volumes", "parse_window"]
+__all__ = ["select", "map_volumes", "read_until", "parse_window"]
 
 
 def parse_window(text: str | None) -> tuple[float | None, float | None]:
@@ -20,7 +20,7 @@ def parse_window(text: str | None) -> tuple[float | None, float | None]:
         return None, None
     if ":" not in text:
         raise ConfigError(f"--window {text!r}: expected START:END in seconds (either side optional)")
-    out = []
+    out: list[float | None] = []
     for part, name in zip(text.split(":", 1), ("start", "end")):
         part = part.strip()
         if not part:
@@ -54,12 +54,14 @@ def _check_window(window_ns) -> tuple[int | None, int | None]:
     return start, end
 
 
-def select(records: Iterable[TraceIO], *, window_ns: tuple[int | None, int | None] = (None, None),
-           volumes: set[str] | None = None, speed: float = 1.0, assume_sorted: bool = False,
+def select(records: Iterable[TraceIO], *, window_ns: Any = (None, None),
+           volumes: Any = None, speed: Any = 1.0, assume_sorted: bool = False,
            counts: dict[str, int] | None = None) -> Iterator[TraceIO]:
     """Keep the records with ``start <= t_ns < end`` (on the original times; None = open) and,
     if ``volumes`` is given, a volume in it; yield them in the same order with ``t_ns`` rebased to
     ``start`` (0 if None) and divided by ``speed`` (2.0 = replay twice as fast), rounded to ns.
+    (``window_ns`` a pair of int ns or None, ``volumes`` a set of names, ``speed`` a number: typed
+    Any, checked here with messages, since the compiled module would refuse other types tersely.)
 
     ``assume_sorted``: stop reading at the first record at or past ``end`` (for time-sorted
     traces; saves reading the rest of a large file). ``counts``, if given, receives the number
@@ -92,17 +94,27 @@ def select(records: Iterable[TraceIO], *, window_ns: tuple[int | None, int | Non
             drop("volume")
             continue
         new_t = t - base if speed == 1 else round((t - base) / speed)
-        yield rec if new_t == t else replace(rec, t_ns=new_t)
+        yield rec if new_t == t else rec.at(new_t)
 
 
-def map_volumes(records: Iterable[TraceIO], n_devices: int) -> Iterator[tuple[TraceIO, int]]:
+def map_volumes(records: Iterable[TraceIO], n_devices: Any,
+                index: dict[str, int] | None = None) -> Iterator[tuple[TraceIO, int]]:
     """Yield ``(record, device_index)``: the k-th distinct volume (in order of first appearance,
-    counting from 0) goes to device ``k % n_devices``, for the whole stream."""
+    counting from 0) goes to device ``k % n_devices``, for the whole stream. ``index``, if given,
+    receives each volume's device as it first appears."""
     if isinstance(n_devices, bool) or not isinstance(n_devices, int) or n_devices < 1:
         raise ConfigError(f"n_devices must be an integer >= 1, got {n_devices!r}")
-    index: dict[str, int] = {}
+    seen: dict[str, int] = {} if index is None else index
     for rec in records:
-        dev = index.get(rec.volume)
+        dev = seen.get(rec.volume)
         if dev is None:
-            dev = index[rec.volume] = len(index) % n_devices
+            dev = seen[rec.volume] = len(seen) % n_devices
         yield rec, dev
+
+
+def read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[TraceIO]:
+    """The records up to the first one at or past ``limit_ns`` (None: all of them)."""
+    for rec in records:
+        if limit_ns is not None and rec.t_ns >= limit_ns:
+            return
+        yield rec
