@@ -127,12 +127,12 @@ class DiskStats:
 
     def __init__(self):
         # discards as /proc/diskstats counts them apart (fio's disk_util shows reads and writes)
-        self.ios = {"read": 0, "write": 0, "trim": 0}
-        self.sectors = {"read": 0, "write": 0, "trim": 0}
-        self.merges = {"read": 0, "write": 0, "trim": 0}
-        self.ticks = {"read": 0.0, "write": 0.0, "trim": 0.0}
+        self.ios: dict[str, int] = {"read": 0, "write": 0, "trim": 0}
+        self.sectors: dict[str, int] = {"read": 0, "write": 0, "trim": 0}
+        self.merges: dict[str, int] = {"read": 0, "write": 0, "trim": 0}
+        self.ticks: dict[str, float] = {"read": 0.0, "write": 0.0, "trim": 0.0}
         self.spans: list[tuple[float, float]] = []  # not folded yet
-        self.cur: list | None = None  # the open interval of the union
+        self.cur: list[float] | None = None  # the open interval of the union
         self.busy_ns = 0.0
         self.last_start = -math.inf
         self.late = 0  # spans that arrived after spans starting later were folded (none expected)
@@ -184,7 +184,7 @@ class IoStats:
         self._grouped = ["group_reporting" in j.ignored_options or j.numjobs == 1 for j in jobs]
         self._async = [j.ioengine in ASYNC_ENGINES for j in jobs]
         self.entries: dict = {}  # job index or (job index, tid) -> EntryStats
-        self.disks = {d.index: DiskStats() for d in host.devices}
+        self.disks: dict[int, DiskStats] = {d.index: DiskStats() for d in host.devices}
         self.t_complete_max = -math.inf
         self._ledger = host.ledger
         self._low = 0  # the lowest IO number not complete yet
@@ -241,24 +241,29 @@ class IoStats:
     # -- disk_util ----------------------------------------------------------------------------
     def _disk(self, meas: list[Request]) -> None:
         merged = self._merged
+        cmds: list[Request] = []  # the commands of the measured IOs (an IO split: its pieces)
         for r in meas:
-            for c in (r.splits or (r,)):
-                if c.merged:
-                    merged.update(m.id for m in c.merged)
+            if r.splits:
+                cmds.extend(r.splits)
+            else:
+                cmds.append(r)
+        for c in cmds:
+            if c.merged:
+                merged.update(m.id for m in c.merged)
         disks = self.disks
-        for r in meas:
-            for c in (r.splits or (r,)):
-                qp = c.qp
-                assert qp is not None  # (completed: it was dispatched to a queue)
-                d = disks[qp.device.index]
-                if c.id in merged:
-                    merged.discard(c.id)
-                    d.merges[c.op] += 1
-                    continue
-                d.ios[c.op] += 1
-                d.sectors[c.op] += c.nbytes // 512  # a command's bytes include the bios merged into it
-                d.ticks[c.op] += c.t_reaped - c.t_dispatch
-                d.spans.append((c.t_dispatch, c.t_reaped))
+        for c in cmds:
+            qp = c.qp
+            assert qp is not None  # (completed: it was dispatched to a queue)
+            d = disks[qp.device.index]
+            op = c.op
+            if c.id in merged:
+                merged.discard(c.id)
+                d.merges[op] += 1
+                continue
+            d.ios[op] += 1
+            d.sectors[op] += c.nbytes // 512  # a command's bytes include the bios merged into it
+            d.ticks[op] += c.t_reaped - c.t_dispatch
+            d.spans.append((c.t_dispatch, c.t_reaped))
 
     def _track(self, reqs: list[Request]) -> None:
         done = self._done

@@ -31,6 +31,53 @@ _NORMAL: Final[int] = int(NORMAL)
 _heappush: Final = heapq.heappush
 _heappop: Final = heapq.heappop
 
+#: the heap functions the engine runs: heapq's C functions when this module is interpreted; compiled,
+#: the typed copies below (heapq's algorithm, with Call.__lt__ called directly rather than through
+#: Python's rich comparison: the heap's order, and so every result, is the same either way)
+_COMPILED: Final = not __file__.endswith(".py")
+
+
+def _sift_down(heap: list[Call], startpos: int, pos: int) -> None:
+    """heapq._siftdown: move ``heap[pos]`` up towards ``startpos`` to its place."""
+    item = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if _earlier(item, parent):
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = item
+
+
+def _push(heap: list[Call], item: Call) -> None:
+    """heapq.heappush."""
+    heap.append(item)
+    _sift_down(heap, 0, len(heap) - 1)
+
+
+def _pop(heap: list[Call]) -> Call:
+    """heapq.heappop (heapq._siftup: the hole goes down to a leaf, then the last item up)."""
+    last = heap.pop()
+    if not heap:
+        return last
+    top = heap[0]
+    endpos = len(heap)
+    pos = 0
+    child = 1
+    while child < endpos:
+        right = child + 1
+        if right < endpos and not _earlier(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _sift_down(heap, 0, pos)
+    return top
+
+
 #: events between two calls of :attr:`Engine.progress_hook` (a power of two: a bit test per event)
 PROGRESS_EVERY_EVENTS = 1 << 14
 
@@ -54,15 +101,21 @@ class Call:
         self.eid = 0  # its id, set when queued: same time and priority run in scheduling order
 
     def __lt__(self, other: Call) -> bool:
-        t, o = self.time, other.time
-        if t != o:
-            return t < o
-        if self.prio != other.prio:
-            return self.prio < other.prio
-        return self.eid < other.eid
+        return _earlier(self, other)
 
     def cancel(self) -> None:
         self.fn = _NOOP
+
+
+def _earlier(a: Call, b: Call) -> bool:
+    """``a < b``: by time, then priority, then id (a function, not ``<``: compiled, ``<`` goes through
+    Python's rich comparison, this is a direct call on the native fields)."""
+    t, o = a.time, b.time
+    if t != o:
+        return t < o
+    if a.prio != b.prio:
+        return a.prio < b.prio
+    return a.eid < b.eid
 
 
 def _noop(*_args) -> None:
@@ -93,6 +146,10 @@ class Engine:
         #: :meth:`schedule`, the one place that queues)
         self._queue: list[Call] = []
         self._eid = 0
+        #: the earliest pending Call when it was queued ahead of the whole heap (else None): the
+        #: next event is most often the one the last callback just queued (a CPU's segment end),
+        #: and it then costs no heap push and pop. Invariant: ``_next < _queue[0]``.
+        self._next: Call | None = None
 
     def schedule(self, call: Call) -> None:
         """Queue the :class:`Call` ``call`` at exactly ``call.time`` ns (not in the past: the
@@ -103,7 +160,25 @@ class Engine:
         eid = self._eid
         self._eid = eid + 1
         call.eid = eid
-        _heappush(self._queue, call)
+        nxt = self._next
+        if nxt is None:
+            queue = self._queue
+            if not queue or _earlier(call, queue[0]):
+                self._next = call
+            elif _COMPILED:
+                _push(queue, call)
+            else:
+                _heappush(queue, call)
+        elif _earlier(call, nxt):
+            if _COMPILED:
+                _push(self._queue, nxt)
+            else:
+                _heappush(self._queue, nxt)
+            self._next = call
+        elif _COMPILED:
+            _push(self._queue, call)
+        else:
+            _heappush(self._queue, call)
 
     def call_in(self, delay_ns: float, fn: Callable, *args) -> Call:
         """Run ``fn(*args)`` after ``delay_ns`` ns of simulated time."""
@@ -136,22 +211,10 @@ class Engine:
         models free everything by reference counting (``tests/test_engine.py`` checks that one IO
         leaves no reference cycles behind), and collector passes over the growing per-IO records
         would otherwise cost about a tenth of the run time."""
-        env = self.env
+        if isinstance(until, Event) and until.callbacks is None:
+            return until.value  # (processed already)
         if until is not None:
-            stop: Any  # the simpy event whose processing ends the run
-            if isinstance(until, Event):
-                if until.callbacks is None:
-                    return until.value
-                stop = until
-            else:
-                at = float(until)
-                if at <= self.now:
-                    raise ValueError(f"until ({at}) must be greater than the current simulation time")
-                stop = Event(env)
-                stop._ok = True
-                stop._value = None
-                env.schedule(stop, URGENT, at - self.now)
-            stop.callbacks.append(StopSimulation.callback)
+            self._arm_stop(until)
         queue = self._queue
         n = 0
         gc_was_on = gc.isenabled()
@@ -159,8 +222,14 @@ class Engine:
         hook = self.progress_hook
         try:
             if hook is None:
-                while queue:
-                    call = _heappop(queue)
+                while True:
+                    call = self._next
+                    if call is not None:
+                        self._next = None
+                    elif queue:
+                        call = _pop(queue) if _COMPILED else _heappop(queue)
+                    else:
+                        break
                     self.now = call.time
                     n += 1
                     fn = call.fn
@@ -168,8 +237,14 @@ class Engine:
                         fn(*call.args)
             else:  # the same loop with a progress call every PROGRESS_EVERY_EVENTS events
                 mask = PROGRESS_EVERY_EVENTS - 1
-                while queue:
-                    call = _heappop(queue)
+                while True:
+                    call = self._next
+                    if call is not None:
+                        self._next = None
+                    elif queue:
+                        call = _pop(queue) if _COMPILED else _heappop(queue)
+                    else:
+                        break
                     now = self.now = call.time
                     n += 1
                     if not n & mask:
@@ -187,6 +262,21 @@ class Engine:
         if until is not None:
             raise RuntimeError(f'No scheduled events left but "until" event was not triggered: {until}')
         return None
+
+    def _arm_stop(self, until: float | Event) -> None:
+        """Make :meth:`run` return when the simpy event ``until`` is processed, or at time ``until`` (ns)."""
+        stop: Any  # the simpy event whose processing ends the run
+        if isinstance(until, Event):
+            stop = until
+        else:
+            at = float(until)
+            if at <= self.now:
+                raise ValueError(f"until ({at}) must be greater than the current simulation time")
+            stop = Event(self.env)
+            stop._ok = True
+            stop._value = None
+            self.env.schedule(stop, URGENT, at - self.now)
+        stop.callbacks.append(StopSimulation.callback)
 
     def _step(self, event: Event) -> None:
         """simpy.Environment.step for one simpy event (processes, timeouts, conditions)."""

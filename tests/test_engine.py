@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from simcore.engine import Engine
 from simcore.rng import BatchedDraws, RngStreams
@@ -164,3 +166,43 @@ def test_trace_replay_leaves_no_reference_cycles(monkeypatch):
     r = simulate(resolve_replay("scenarios/traces/samples/msr_sample.csv", "msr"))
     assert r.summary["completed_ios"] == 300 and r.records is None  # no per-IO rows unless asked
     assert found == [0]
+
+
+@given(ops=st.lists(st.one_of(st.tuples(st.integers(0, 20), st.integers(0, 1)), st.none()), max_size=200))
+def test_typed_heap_pops_as_heapq(ops):
+    """The compiled engine's own heap (simcore.engine._push/_pop) pops Calls in heapq's order:
+    pushes (time, priority) and pops (None) in any mix."""
+    import heapq
+
+    from simcore.engine import Call, _pop, _push
+
+    ours: list = []
+    ref: list = []
+    got, want = [], []
+    for eid, op in enumerate(ops):
+        if op is None:
+            if ref:
+                got.append(_pop(ours).eid)
+                want.append(heapq.heappop(ref).eid)
+            continue
+        call = Call(print, (), float(op[0]), op[1])
+        call.eid = eid
+        _push(ours, call)
+        heapq.heappush(ref, call)
+    got += [_pop(ours).eid for _ in range(len(ours))]
+    want += [heapq.heappop(ref).eid for _ in range(len(ref))]
+    assert got == want
+
+
+def test_next_event_slot_keeps_the_order():
+    """Calls queued in any order run in (time, priority, scheduling) order, whether they went to
+    the engine's next-event slot or to the heap."""
+    eng = Engine()
+    ran = []
+    times = [5.0, 3.0, 3.0, 9.0, 1.0, 1.0, 7.0, 3.0]
+    for i, t in enumerate(times):
+        eng.call_at(t, ran.append, i)
+    # a callback that queues an earlier-than-everything call and a later one while running
+    eng.call_at(2.0, lambda: (eng.call_in(0.5, ran.append, "a"), eng.call_in(0.0, ran.append, "b")))
+    eng.run()
+    assert ran == [4, 5, "b", "a", 1, 2, 7, 0, 6, 3]

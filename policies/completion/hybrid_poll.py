@@ -12,7 +12,6 @@ interrupt at expiry; then the task classic-polls.
 
 from __future__ import annotations
 
-from math import log2
 from typing import TYPE_CHECKING, Any, Callable, Final
 
 from mypy_extensions import mypyc_attr
@@ -29,25 +28,18 @@ if TYPE_CHECKING:
 BKTS: Final = 16
 WINDOW_NS: Final = 100_000_000.0
 
-#: stats_bucket's answers by (op, size): asked twice per hybrid-polled IO, for a handful of pairs
-_BUCKETS: Final[dict[tuple[str, int], int]] = {}
-
-
 def stats_bucket(op: str, nbytes: int) -> int:
-    """blk_mq_poll_stats_bkt: ddir + 2 * ilog2(sectors), clamped to the last pair."""
-    b = _BUCKETS.get((op, nbytes))
-    if b is None:
-        ddir = 0 if op == "read" else 1
-        sectors = nbytes // 512
-        if sectors <= 0:
-            b = -1
-        else:
-            b = ddir + 2 * int(log2(sectors))
-            if b >= BKTS:
-                b = ddir + BKTS - 2
-        if len(_BUCKETS) < 1024:
-            _BUCKETS[(op, nbytes)] = b
-    return b
+    """blk_mq_poll_stats_bkt: ddir + 2 * ilog2(sectors), clamped to the last pair (-1: no sectors)."""
+    sectors = nbytes // 512
+    if sectors <= 0:
+        return -1
+    ddir = 0 if op == "read" else 1
+    lg = 0  # ilog2, in integers (a shift loop: native when compiled, exact at any size)
+    while sectors > 1:
+        sectors >>= 1
+        lg += 1
+    b = ddir + 2 * lg
+    return ddir + BKTS - 2 if b >= BKTS else b
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # plug-ins may extend it

@@ -126,8 +126,8 @@ class MsrParser(_CsvParser):
 
     def record(self, f: list[str]) -> Parsed:
         t, host, disk, off, size, resp = f[0], f[1], f[2], f[4], f[5], f[6]
-        if host and 0 < len(t) <= 40 and 0 < len(disk) <= 40 and 0 < len(off) <= 40 and 0 < len(size) <= 40 \
-                and 0 < len(resp) <= 40 and (t + disk + off + size + resp).isdecimal():
+        if host and len(t) <= 40 and len(disk) <= 40 and len(off) <= 40 and len(size) <= 40 and len(resp) <= 40 \
+                and t.isdecimal() and disk.isdecimal() and off.isdecimal() and size.isdecimal() and resp.isdecimal():
             # the usual line, at once: every number plain decimal digits (what to_int accepts
             # without a message, and parses the same), a known type
             op = _MSR_OPS_AS_IS.get(f[3]) or _MSR_OPS.get(f[3].lower())

@@ -18,6 +18,7 @@ import gzip
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 from simcore.errors import ConfigError
 
@@ -66,12 +67,12 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 
 
 #: Largest byte offset + size of one IO: Linux file offsets (loff_t) are signed 64-bit.
-MAX_OFFSET_BYTES = 2**63 - 1
+MAX_OFFSET_BYTES: Final = 2**63 - 1
 #: Largest transfer of one replayed IO: Linux's MAX_RW_COUNT (2 GiB - 4 KiB); the replayer issues
 #: each record as one request, which the kernel would cut short above this.
-MAX_IO_BYTES = 0x7FFFF000
+MAX_IO_BYTES: Final = 0x7FFFF000
 #: Latest record, from the first: 2**53 ns (~104 days), where the float ns clock stays exact.
-MAX_TRACE_NS = 2**53
+MAX_TRACE_NS: Final = 2**53
 
 
 def _out_of_range(offset: int, nbytes: int, t_rel_ns: int) -> str | None:
@@ -137,8 +138,10 @@ class TraceReader:
                 self.skipped[out] = self.skipped.get(out, 0) + 1
                 continue
             t, op, offset, nbytes, volume = out
-            problem = _out_of_range(offset, nbytes, t - (t if t0 is None else t0))
-            if problem is not None:
+            rel = 0 if t0 is None else t - t0
+            if (nbytes > MAX_IO_BYTES or offset > MAX_OFFSET_BYTES - nbytes or rel > MAX_TRACE_NS
+                    or rel < -MAX_TRACE_NS):  # (_out_of_range says why; the test alone is quicker)
+                problem = _out_of_range(offset, nbytes, rel)
                 if not self.skip_bad_lines:
                     raise ConfigError(f"{self.path}:{lineno}: {self.format}: {problem}")
                 self.bad_lines += 1
