@@ -50,9 +50,19 @@ class Package:
         self.limiter: Any = None
         if cfg.power_limit_w is not None and engine is not None:
             self.limiter = PowerLimiter(self, engine)
-        #: cumulative C0 time: [physical-core ns, physical-core GHz x ns, logical-CPU ns, logical-CPU
-        #: GHz x ns], integrated up to each core's last C0 change (:meth:`settle_c0` brings it to now)
-        self.c0_acc = [0.0, 0.0, 0.0, 0.0]
+        #: cumulative C0 time, integrated up to each core's last C0 change (:meth:`settle_c0` brings
+        #: it to now): physical-core ns, physical-core GHz x ns, logical-CPU ns, logical-CPU GHz x ns
+        #: (native floats: a list's items would be boxed anew at every change; :attr:`c0_acc`)
+        self.c0_core_ns = 0.0
+        self.c0_core_ghz_ns = 0.0
+        self.c0_cpu_ns = 0.0
+        self.c0_cpu_ghz_ns = 0.0
+
+    @property
+    def c0_acc(self) -> list[float]:
+        """The C0 accounts as [physical-core ns, physical-core GHz x ns, logical-CPU ns,
+        logical-CPU GHz x ns] (a copy)."""
+        return [self.c0_core_ns, self.c0_core_ghz_ns, self.c0_cpu_ns, self.c0_cpu_ghz_ns]
 
     def set_ceiling(self, now: float, ghz: float) -> None:
         """The power limit's frequency ceiling changes: every core moves to min(request, ceiling)."""
@@ -234,11 +244,11 @@ class PhysicalCore:
         if n:
             dt = now - self._c0_t
             f = self.freq_ghz
-            acc = self.pkg.c0_acc
-            acc[0] += dt
-            acc[1] += dt * f
-            acc[2] += n * dt
-            acc[3] += n * dt * f
+            pkg = self.pkg
+            pkg.c0_core_ns += dt
+            pkg.c0_core_ghz_ns += dt * f
+            pkg.c0_cpu_ns += n * dt
+            pkg.c0_cpu_ghz_ns += n * dt * f
         self._c0_t = now
 
     def c0_change(self, now: float, delta: int) -> None:

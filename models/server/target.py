@@ -156,7 +156,6 @@ class Server:
         # C0 time (for "others" power and active-core metrics): the package integrates it
         # (Package.c0_acc: physical C0 ns, physical C0 GHz*ns, logical C0 ns, logical GHz*ns); hybrid
         # sleep stretches add their wake/poll windows to it and their energy to corr_j
-        self.acc = self.pkg.c0_acc
         self.corr_j = 0.0
         if self.tracer is not None:
             self._tr_state: list = [None] * len(self.cpus)  # (since ns, label) of each CPU's power state
@@ -299,15 +298,15 @@ class Server:
         cfg = self.ccfg
         f = core.freq_ghz
         a = self.act_poll
-        acc = self.acc
+        pkg = self.pkg
         if core.c0n:  # the sibling is running: only the second thread's share
             dw = cfg.busy_power_w(f, a * (1.0 + cfg.smt_second_thread_activity)) - cfg.busy_power_w(f, a)
         else:
             dw = cfg.busy_power_w(f, a) - cfg.cstates[r.cpu.cstate].power_w
-            acc[0] += c0_ns
-            acc[1] += c0_ns * f
-        acc[2] += c0_ns
-        acc[3] += c0_ns * f
+            pkg.c0_core_ns += c0_ns
+            pkg.c0_core_ghz_ns += c0_ns * f
+        pkg.c0_cpu_ns += c0_ns
+        pkg.c0_cpu_ghz_ns += c0_ns * f
         self.corr_j += dw * c0_ns * 1e-9
 
     # ---------------------------------------------------------------- reactor timing
@@ -809,7 +808,7 @@ class Server:
             "t": now,
             "cpu_j": self.cpu_energy_j(),
             "ssd_busy": [ssd_reading(d, now) for d in self.devices],
-            "acc": list(self.acc),
+            "acc": self.pkg.c0_acc,
             "migrations": self.migrations,
             "decisions": len(getattr(self.policy, "burst_decisions", ())),
             "reactor_busy": sum(r.executed_busy(now) for r in self.reactors),

@@ -45,7 +45,7 @@ class MenuGovernor(CpuidleGovernor):
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
     __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_deeper", "_first",
-                 "_enabled", "_polling", "_residency", "_sum_us", "_sq_us", "_typical", "_typical_mult", "_typical_idx")
+                 "_enabled", "_polling", "_residency", "_sum_us", "_sq_us", "_typical_ns", "_typical_known", "_typical_mult", "_typical_idx")
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
         super().__init__(cfg, tick_period_ns)
@@ -63,10 +63,12 @@ class MenuGovernor(CpuidleGovernor):
         #: sum of squares (exact integers: the detector's first pass costs O(1))
         self.intervals = [0] * INTERVALS
         self._sum_us = self._sq_us = 0
-        #: the detector's answer for the ring as it is (False: not computed since the ring changed),
-        #: and the state it gives for a latency multiplier (the ring mostly repeats itself: an idle
-        #: period of the same whole us as 8 periods before leaves the ring, and the answer, unchanged)
-        self._typical: float | None | bool = False
+        #: the detector's answer for the ring as it is (ns, -1.0: no pattern; valid while
+        #: ``_typical_known``, cleared when the ring changes), and the state it gives for a latency
+        #: multiplier (the ring mostly repeats itself: an idle period of the same whole us as 8
+        #: periods before leaves the ring, and the answer, unchanged)
+        self._typical_ns = -1.0
+        self._typical_known = False
         self._typical_mult = 0
         self._typical_idx = 0
         self.interval_ptr = 0
@@ -80,7 +82,7 @@ class MenuGovernor(CpuidleGovernor):
         self.intervals = [us] * INTERVALS
         self._sum_us = us * INTERVALS
         self._sq_us = us * us * INTERVALS
-        self._typical = False
+        self._typical_known = False
 
     def _typical_interval(self) -> float | None:
         """The repeating-pattern detector of menu.c (get_typical_interval), ns (None: no pattern).
@@ -132,11 +134,13 @@ class MenuGovernor(CpuidleGovernor):
         if idx != self._first or (tick_ns is not None and not polling[idx] and predicted >= tick_ns):
             # the repeating-interval detector can only shorten the prediction, so with the first
             # enabled state chosen it matters only for the tick decision (less work on the hot path)
-            typical = self._typical
-            if typical is False:
-                typical = self._typical = self._typical_interval()
+            if not self._typical_known:
+                found = self._typical_interval()
+                self._typical_ns = -1.0 if found is None else found
+                self._typical_known = True
                 self._typical_mult = 0
-            if typical is not None and typical < predicted:
+            typical = self._typical_ns
+            if typical >= 0.0 and typical < predicted:
                 predicted = typical
                 if self._typical_mult != mult:
                     self._typical_mult = mult
@@ -191,7 +195,7 @@ class MenuGovernor(CpuidleGovernor):
             self.intervals[ptr] = us
             self._sum_us += us - old
             self._sq_us += us * us - old * old
-            self._typical = False
+            self._typical_known = False
         self.interval_ptr = (ptr + 1) % INTERVALS
 
 
