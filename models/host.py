@@ -127,7 +127,8 @@ class Host:
                 levels.append(SchedDomain(pair, tuple((x,) for x in pair), smt_level=True, prefer_sibling=False))
             if len(self.runners) > 1:
                 levels.append(SchedDomain(tuple(self.runners), core_groups, smt_level=False, prefer_sibling=smt))
-            r.domains = tuple((d, len(d) * 1e6) for d in levels)
+            r.domains = tuple((d, d.min_interval_ns) for d in levels)
+            r._max_balance_ns = len(self.runners) * 1e8
             r._last_balance = [0.0] * len(r.domains)
 
     @property

@@ -227,6 +227,44 @@ def test_a_balance_pass_pulls_half_the_difference_of_movable_tasks():
     assert balance_pull(_package(r[5]), r[5], now, cost)[1] == [tasks[0]]  # 2 against an idle core: one moves
 
 
+def test_a_balanced_pass_doubles_the_interval_a_pinned_one_up_to_512_ms_a_move_resets_it():
+    """load_balance's interval tuning (fair.c, 5.x): a pass that finds the domain balanced doubles
+    sd->balance_interval up to max_interval (twice the CPU count in ms); one that finds only
+    pinned tasks doubles it up to MAX_PINNED_INTERVAL (512 ms); a pass that moves (or fails to
+    move) resets it to min_interval."""
+    from models.os.placement import balance_pull
+
+    host = _host()
+    r = host.runners
+    cost = PLAT.sched.migration_cost_ns
+    now = 10 * cost
+    pkg = _package(r[3])
+    assert pkg.min_interval_ns == pkg.balance_interval_ns == 8e6 and pkg.max_interval_ns == 16e6
+    for _ in range(3):
+        assert balance_pull(pkg, r[3], now, cost) == (None, [])  # nothing runs anywhere: balanced
+    assert pkg.balance_interval_ns == 16e6  # doubled once, then held at max_interval
+    _busy(r[0])
+    tasks = [_queued(r[0], 10 + i, 0.0) for i in range(4)]
+    for t in tasks:
+        t.affinity = frozenset({0})
+    seen = []
+    for _ in range(8):
+        assert balance_pull(pkg, r[3], now, cost)[1] == []  # all pinned
+        seen.append(pkg.balance_interval_ns / 1e6)
+    assert seen == [32, 64, 128, 256, 512, 512, 512, 512]
+    for t in tasks:
+        t.affinity = frozenset(range(8))
+    assert balance_pull(pkg, r[3], now, cost)[1] == tasks[:2]
+    assert pkg.balance_interval_ns == pkg.min_interval_ns  # moved: reset
+    # a busy CPU's interval is stretched by the busy factor, less a tick, and clamped to
+    # max_load_balance_interval (CPUs / 10 s)
+    pkg.balance_interval_ns = 512e6
+    assert r[3]._balance_interval_ns(pkg, False) == 512e6
+    assert r[3]._balance_interval_ns(pkg, True) == len(r) * 1e8
+    pkg.balance_interval_ns = 8e6
+    assert r[3]._balance_interval_ns(pkg, True) == 8e6 * PLAT.sched.balance_busy_factor - 1e9 / PLAT.sched.tick_hz
+
+
 def test_the_package_balances_cores_and_moves_load_by_weight():
     """Groups of the package are cores: an idle CPU beside a busy sibling does not pull from a core
     with two tasks (one idle CPU fewer is no imbalance), an idle core does; between busy groups the
@@ -285,13 +323,15 @@ def test_a_kicked_idle_cpu_pulls_a_waiting_task_and_runs_it():
 
 
 def test_busy_cpus_balance_every_domain_interval_times_the_busy_factor():
-    """Eight classic pollers keep all eight CPUs busy: each balances its SMT pair every 2 ms x 16
-    and the package every 8 ms x 16 (tick-aligned, 250 Hz), and nothing moves (one task each)."""
+    """Eight classic pollers keep all eight CPUs busy and balanced: after its first balanced pass a
+    domain's interval has doubled to its maximum (twice its CPU count in ms), so each CPU balances
+    its SMT pair every 4 ms x 16 - 1 tick and the package every 16 ms x 16 - 1 tick (get_sd_balance_interval,
+    250 Hz), and nothing moves (one task each)."""
     window_ms = 300
     cfg = make_cfg("classic", threads=8, runtime_ms=window_ms, ramp_ms=20)
     s = simulate(cfg)["summary"]
     passes = s["kernel_actions_per_io"]["load_balance"] * s["ios"]
-    smt, pkg = 2 * 16, 8 * 16  # ms
+    smt, pkg = 4 * 16 - 4, 16 * 16 - 4  # ms
     lo = 8 * (window_ms // smt + window_ms // pkg)
     hi = 8 * (-(-window_ms // smt) + -(-window_ms // pkg))
     assert lo <= round(passes) <= hi

@@ -42,8 +42,7 @@ A task with an affinity (``Task.affinity``: fio threads without a CPU list, or w
 The whole package is one last-level-cache domain (the presets are single-socket parts). Not
 modelled: wake_affine's load comparison for busy CPUs, ``recent_used_cpu``, the scan-depth limit
 of ``select_idle_cpu`` (every CPU of the domain is examined), PELT: a group's load is its runnable
-tasks' weights now, not their decayed averages; the doubling of an interval after a balanced
-pass, NUMA. When passes keep failing, the busiest CPU's stopper pushes its running task
+tasks' weights now, not their decayed averages; NUMA. When passes keep failing, the busiest CPU's stopper pushes its running task
 (active balancing: :mod:`models.os.stopper`).
 """
 
@@ -63,6 +62,9 @@ FULLY_BUSY: Final = 1
 OVERLOADED: Final = 2
 #: sysctl_sched_nr_migrate: tasks examined per balance pass at most (kernel/sched/core.c, 5.x)
 SCHED_NR_MIGRATE: Final = 32
+#: MAX_PINNED_INTERVAL (kernel/sched/fair.c): how far a domain's balance interval may double while
+#: every task it could move is pinned, ns (512 ms)
+MAX_PINNED_INTERVAL_NS: Final = 512e6
 
 
 def is_idle(runner: CpuRunner) -> bool:
@@ -136,7 +138,8 @@ class SchedDomain:
     the SMT level, 1 above; ``SD_PREFER_SIBLING`` on the SMT level, so the level above spreads
     tasks evenly over its groups."""
 
-    __slots__ = ("runners", "groups", "imbalance_pct", "cache_nice_tries", "prefer_sibling", "nr_balance_failed")
+    __slots__ = ("runners", "groups", "imbalance_pct", "cache_nice_tries", "prefer_sibling", "nr_balance_failed",
+                 "min_interval_ns", "max_interval_ns", "balance_interval_ns")
 
     def __init__(self, runners: tuple, groups: tuple, *, smt_level: bool, prefer_sibling: bool) -> None:
         self.runners = runners
@@ -145,6 +148,11 @@ class SchedDomain:
         self.cache_nice_tries = 0 if smt_level else 1
         self.prefer_sibling = prefer_sibling  # the child level (SMT pairs) prefers siblings: spread tasks
         self.nr_balance_failed = 0  # passes in a row that found an imbalance and moved nothing
+        #: sd_init: min_interval = the domain's CPU count in ms, max_interval twice that; the
+        #: current sd->balance_interval starts at the minimum (see :func:`_tune_interval`)
+        self.min_interval_ns = len(runners) * 1e6
+        self.max_interval_ns = 2.0 * self.min_interval_ns
+        self.balance_interval_ns = self.min_interval_ns
 
     def __len__(self) -> int:
         return len(self.runners)
@@ -207,18 +215,34 @@ def balance_pull(domain: SchedDomain, this, now: float, migration_cost_ns: float
     kind, imbalance = _imbalance(domain, is_idle(this), local, busiest, total_load / total_cpus)
     if kind is None:
         domain.nr_balance_failed = 0  # out_balanced
+        _tune_interval(domain, False)
         return None, []
     assert busiest is not None  # (an imbalance has a busiest group)
     src = _busiest_queue(busiest.group, kind, imbalance)
     if src is None:
         domain.nr_balance_failed = 0
+        _tune_interval(domain, False)
         return None, []
     tasks, all_pinned = _detach(domain, src, this, now, migration_cost_ns, kind, imbalance)
+    if tasks or not all_pinned:
+        domain.balance_interval_ns = domain.min_interval_ns  # unbalanced: the interval is reset
     if tasks or all_pinned:
         domain.nr_balance_failed = 0  # moved, or out_all_pinned
+        if not tasks:
+            _tune_interval(domain, True)
         return (src if tasks else None), tasks
     domain.nr_balance_failed += 1  # an imbalance, and nothing could move (cache-hot, too heavy, running)
     return src, []
+
+
+def _tune_interval(domain: SchedDomain, all_pinned: bool) -> None:
+    """load_balance's out_balanced / out_all_pinned: a pass that found nothing to move doubles
+    the domain's balance interval, up to ``max_interval`` (twice the minimum), or up to
+    MAX_PINNED_INTERVAL when every task it could have moved is pinned (kernel/sched/fair.c, 5.x;
+    a pass that moved or failed resets it to the minimum)."""
+    iv = domain.balance_interval_ns
+    if (all_pinned and iv < MAX_PINNED_INTERVAL_NS) or iv < domain.max_interval_ns:
+        domain.balance_interval_ns = 2.0 * iv
 
 
 def _imbalance(domain: SchedDomain, this_idle: bool, local: _GroupStats, busiest: _GroupStats | None,

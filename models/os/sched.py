@@ -271,6 +271,8 @@ class CpuRunner:
         #: this CPU's stopper thread (models.os.stopper: active balancing), created on first use
         self.stopper: Any = None
         self._busy_factor = sched.balance_busy_factor
+        #: max_load_balance_interval, ns (HZ x CPUs / 10 jiffies: the host sets it with the domains)
+        self._max_balance_ns = 1e8
         self.cost_balance = ct.get("load_balance", actions={"load_balance": 1})
 
     # ------------------------------------------------------------------ segments
@@ -728,13 +730,24 @@ class CpuRunner:
         now = self.engine.now
         busy = self.current is not None
         last = self._last_balance
-        for level, (domain, interval_ns) in enumerate(self.domains):
-            if now - last[level] >= (interval_ns * self._busy_factor if busy else interval_ns):
+        for level, (domain, _min_ns) in enumerate(self.domains):
+            if now - last[level] >= self._balance_interval_ns(domain, busy):
                 last[level] = now
                 self._balance(self, domain, now)
         # (an idle CPU's tick kicks nobody: rq->idle_balance)
         if now >= self.host.nohz_next_balance and (self.rq or (busy and self._nr_busy_cpus() > 1)):
             self._nohz_kick(now)
+
+    def _balance_interval_ns(self, domain: Any, busy: bool) -> float:
+        """get_sd_balance_interval: the domain's balance interval, times ``sched.balance_busy_factor``
+        less one tick when this CPU is busy (so the levels' busy periods are not multiples of each
+        other), within one tick and max_load_balance_interval (HZ x CPUs / 10 jiffies: CPUs / 10 s)."""
+        iv: float = domain.balance_interval_ns
+        if busy:
+            iv = iv * self._busy_factor - self._tick_ns
+        if iv < self._tick_ns:
+            return self._tick_ns
+        return iv if iv < self._max_balance_ns else self._max_balance_ns
 
     def _nr_busy_cpus(self) -> int:
         """``sd_llc_shared->nr_busy_cpus``: CPUs of the package (one LLC) not idle with their tick
@@ -808,8 +821,8 @@ class CpuRunner:
         """rebalance_domains for idle CPU ``r``, run here: each of its domains whose interval has
         elapsed (an idle CPU's: not stretched), until one pulls; True when one did."""
         last = r._last_balance
-        for level, (domain, interval_ns) in enumerate(r.domains):
-            if now - last[level] >= interval_ns:
+        for level, (domain, _min_ns) in enumerate(r.domains):
+            if now - last[level] >= r._balance_interval_ns(domain, False):
                 last[level] = now
                 if self._balance(r, domain, now):
                     return True
