@@ -192,7 +192,7 @@ def _queued(runner, tid: int, last_ran: float, affinity=range(8)) -> Task:
 
 def _package(runner):
     """``runner``'s own copy of the package domain (its groups: the four cores)."""
-    return runner.domains[-1][0]
+    return runner.domains[-1]
 
 
 def test_a_balance_pass_pulls_half_the_difference_of_movable_tasks():
@@ -479,3 +479,48 @@ def test_active_balancing_spreads_pollers_packed_on_one_core(monkeypatch):
     cores = {min(t.cpu, t.cpu ^ 4) for t in pollers}  # CPU i and i + 4 are siblings
     assert len(cores) == 2
     assert host.runners[0].stopper.pushes == 1 and host.runners[0].stopper.task.nvcsw == 1
+
+
+def _poller_and_sleeper(runtime_ms: int, periodic_balance: bool = True):
+    """A classic poller pinned on CPU 0 (busy at every tick) beside a thread pinned on CPU 2 that
+    thinks 50 ms between IOs (its CPU stops its tick after each)."""
+    from scenarios.assembly import build_run
+    from scenarios.fio.parser import job_from_options
+    from scenarios.scenario import RunConfig
+
+    plat = PLAT.model_copy(update={"sched": PLAT.sched.model_copy(update={"periodic_balance": periodic_balance})})
+    queue = plat.queue.model_copy(update={"io_poll": True, "io_poll_delay": -1})
+    base = {"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "runtime": f"{runtime_ms}ms",
+            "time_based": "1"}
+    jobs = (job_from_options({**base, "hipri": "1", "cpus_allowed": "0"}, name="poller"),
+            job_from_options({**base, "hipri": "0", "cpus_allowed": "2", "thinktime": "50ms"}, name="sleeper"))
+    host, _ramp, end = build_run(RunConfig(name="t", platform=plat, queue=queue, jobs=jobs, seed=1))
+    host.engine.run(end)
+    return host
+
+
+def test_busy_ticks_kick_an_idle_cpu_to_update_blocked_load_every_32_ms():
+    """NOHZ_STATS_KICK: while a CPU idles with its tick stopped after running a task (its blocked
+    load not decayed), a busy CPU's tick kicks an idle CPU to update it, at most every 32 ms
+    (nohz.next_blocked); the kicks are IPIs that wake idle CPUs, and each update is charged as
+    PELT updates. Without periodic balancing (no nohz balancing either) there are none."""
+    host = _poller_and_sleeper(1000)
+    assert 20 <= host.nohz_stats_kicks <= 32  # 1000 ms / 32 ms, less the start and the tick alignment
+    assert _poller_and_sleeper(300, periodic_balance=False).nohz_stats_kicks == 0
+
+
+def test_blocked_load_decays_ten_half_lives_after_the_last_task_ran():
+    """update_nohz_stats: an idle CPU's blocked load is gone 10 PELT half-lives (~328 ms) after its
+    last task stopped running; each update of a CPU that still had some costs PELT updates."""
+    from models.os.sched import BLOCKED_LOAD_DECAY_NS
+
+    host = _host()
+    r = host.runners
+    now = 1e9
+    r[3].has_blocked_load, r[3].last_task_ns = True, now - 0.9 * BLOCKED_LOAD_DECAY_NS
+    r[0]._update_blocked(r[3], now)
+    assert r[3].has_blocked_load and len(r[0]._carry) == 1  # not yet decayed; one update charged
+    r[0]._update_blocked(r[3], now + 0.1 * BLOCKED_LOAD_DECAY_NS)
+    assert not r[3].has_blocked_load and len(r[0]._carry) == 2  # decayed (this update still costs)
+    r[0]._update_blocked(r[3], now + BLOCKED_LOAD_DECAY_NS)
+    assert len(r[0]._carry) == 2  # nothing left to update: free

@@ -50,6 +50,13 @@ _POLLING: Final = _LAYER_NAMES.index("polling")
 _heappush: Final = heapq.heappush
 _heappop: Final = heapq.heappop
 _pull_candidate: Final = pull_candidate
+#: nohz.next_blocked's period: idle CPUs' blocked load averages are brought up to date at most this
+#: often, ns (msecs_to_jiffies(LOAD_AVG_PERIOD): 32 ms, kernel/sched/fair.c, 5.x)
+NOHZ_STATS_PERIOD_NS: Final = 32e6
+#: how long a CPU's blocked load takes to decay to zero after its last task stopped running, ns:
+#: ten PELT half-lives (LOAD_AVG_PERIOD = 32 periods of 1,024 us; a full load_avg or util_avg of
+#: 1024, SCHED_CAPACITY_SCALE, reaches 0 after log2(1024) = 10 halvings)
+BLOCKED_LOAD_DECAY_NS: Final = 10 * 32 * 1.024e6
 
 
 class IrqWork:
@@ -90,13 +97,13 @@ def _no_effect(runner) -> None:
 
 
 def _nohz_idle_balance(runner) -> None:
-    runner.nohz_idle_balance()
+    runner.nohz_idle_balance(runner.host.nohz_kick_balance)
 
 
 def _tick_softirq(runner) -> None:
-    """What the tick raises after its handler: SCHED_SOFTIRQ's load balancing (when any task may
-    move)."""
-    if runner.domains and runner.host.movable_tasks:
+    """What the tick raises after its handler: SCHED_SOFTIRQ's load balancing and nohz kicks
+    (with periodic balancing: the runner has domains)."""
+    if runner.domains:
         runner.balance_tick()
 
 
@@ -264,13 +271,20 @@ class CpuRunner:
         self._tick_on = sched.tick
         self._tick_call: Call | None = None
         self._tick_irq = FixedIrq(host.tick_cost, _tick_softirq, "tick")
-        #: scheduling domains for periodic balancing, smallest first: ((SchedDomain, interval ns), ...)
-        #: (set by the host once every runner exists) and the time each was last balanced
+        #: scheduling domains for periodic balancing, smallest first (placement.SchedDomain: each
+        #: holds its balance interval; set by the host once every runner exists) and the time each
+        #: was last balanced
         self.domains: tuple = ()
         self._last_balance: list[float] = []
         #: this CPU's stopper thread (models.os.stopper: active balancing), created on first use
         self.stopper: Any = None
         self._busy_factor = sched.balance_busy_factor
+        #: rq->has_blocked_load (set when the tick stops, cleared once decayed) and when this CPU's
+        #: last task stopped running (ns): the nohz stats kick's state (see nohz_idle_balance)
+        self.has_blocked_load = False
+        self.last_task_ns = -BLOCKED_LOAD_DECAY_NS
+        self._nohz_entry_ns = -2.0 * BLOCKED_LOAD_DECAY_NS  # the last time the tick stopped
+        self.cost_blocked_update = ct.get("update_blocked_averages", actions={"pelt_update": k.cgroup_depth + 1})
         #: max_load_balance_interval, ns (HZ x CPUs / 10 jiffies: the host sets it with the domains)
         self._max_balance_ns = 1e8
         self.cost_balance = ct.get("load_balance", actions={"load_balance": 1})
@@ -556,7 +570,7 @@ class CpuRunner:
         ran = now - task.ran_since  # charge_runtime, inlined
         task.vruntime += ran * task.vscale
         task.exec_ns += ran
-        task.ran_since = task.last_ran = now
+        task.ran_since = task.last_ran = self.last_task_ns = now
         task.resume = resume
         if voluntary:
             task.nvcsw += 1
@@ -726,17 +740,31 @@ class CpuRunner:
     # -- periodic and nohz idle balancing (models.os.placement) ------------------------------------
     def balance_tick(self) -> None:
         """SCHED_SOFTIRQ after a tick: rebalance_domains for this CPU (each domain whose interval,
-        stretched while busy, has elapsed), then nohz_balancer_kick if tasks wait here."""
+        stretched while busy, has elapsed; when any task may move), then nohz_balancer_kick: a
+        balance kick if tasks wait here (or more than one CPU is busy), else a stats kick when idle
+        CPUs' blocked load is due for an update."""
         now = self.engine.now
         busy = self.current is not None
-        last = self._last_balance
-        for level, (domain, _min_ns) in enumerate(self.domains):
-            if now - last[level] >= self._balance_interval_ns(domain, busy):
-                last[level] = now
-                self._balance(self, domain, now)
-        # (an idle CPU's tick kicks nobody: rq->idle_balance)
-        if now >= self.host.nohz_next_balance and (self.rq or (busy and self._nr_busy_cpus() > 1)):
-            self._nohz_kick(now)
+        host = self.host
+        if host.movable_tasks:
+            last = self._last_balance
+            for level, domain in enumerate(self.domains):
+                if now - last[level] >= self._balance_interval_ns(domain, busy):
+                    last[level] = now
+                    self._balance(self, domain, now)
+        if not busy and not self.rq:
+            return  # an idle CPU's tick kicks nobody: rq->idle_balance
+        if host.movable_tasks and now >= host.nohz_next_balance and (self.rq or self._nr_busy_cpus() > 1):
+            self._nohz_kick(now, True)
+        elif now >= host.nohz_next_blocked and self._idle_blocked_load():
+            self._nohz_kick(now, False)
+
+    def _idle_blocked_load(self) -> bool:
+        """nohz.has_blocked: a CPU idle with its tick stopped may still carry blocked load."""
+        for r in self.host.runners:
+            if r.has_blocked_load and r.mode == IDLE and r._tick_call is None:
+                return True
+        return False
 
     def _balance_interval_ns(self, domain: Any, busy: bool) -> float:
         """get_sd_balance_interval: the domain's balance interval, times ``sched.balance_busy_factor``
@@ -791,37 +819,61 @@ class CpuRunner:
             stopper.push(this, self)
         domain.nr_balance_failed = domain.cache_nice_tries + 1
 
-    def _nohz_kick(self, now: float) -> None:
-        """nohz_balancer_kick: tasks wait on this busy CPU, or more than one CPU of the package is
-        busy (tasks may be packed on SMT siblings while cores idle); if a CPU idles with its tick
-        stopped, kick the first one (an IPI) to balance for every such CPU, at most once per the
-        smallest domain's interval."""
+    def _nohz_kick(self, now: float, balance: bool) -> None:
+        """kick_ilb: if a CPU idles with its tick stopped, kick the first one (an IPI) to update
+        the blocked load of every such CPU and, for a balance kick (tasks wait on this busy CPU,
+        or more than one CPU of the package is busy: tasks may be packed on SMT siblings while
+        cores idle), to balance them, at most once per the smallest domain's interval."""
         host = self.host
         for r in host.runners:
             if r.mode == IDLE and r._tick_call is None and r is not self:
-                host.nohz_next_balance = now + self.domains[0][1]
+                if balance:
+                    host.nohz_next_balance = now + self.domains[0].min_interval_ns
+                    host.nohz_kick_balance = True
+                if host.nohz_kick_pending:
+                    return  # one kick at a time: a balance kick joins the pending one (nohz_flags)
+                if not balance:
+                    host.nohz_stats_kicks += 1
+                host.nohz_kick_pending = True
                 self.engine.call_in(self._carry_ns + host.kcosts.ipi_latency_ns, r.raise_irq,
                                     FixedIrq(host.ipi_cost, _nohz_idle_balance, "ipi"))
                 return
 
-    def nohz_idle_balance(self) -> None:
-        """_nohz_idle_balance on the kicked CPU: every tick-stopped idle CPU (this one last) is
-        balanced over its domains; each other CPU that pulled a task is woken by an IPI."""
+    def nohz_idle_balance(self, balance: bool) -> None:
+        """_nohz_idle_balance on the kicked CPU: every tick-stopped idle CPU (this one last) has
+        its blocked load averages updated (update_nohz_stats: ``pelt_update`` per cgroup level,
+        while it has any) and, for a balance kick, is balanced over its domains; each other CPU
+        that pulled a task is woken by an IPI. The next stats update is due NOHZ_STATS_PERIOD_NS
+        later."""
         now = self.engine.now
         host = self.host
+        host.nohz_kick_pending = host.nohz_kick_balance = False
         for r in host.runners:
             if r is self or r.mode != IDLE or r._tick_call is not None:
                 continue
-            if self._idle_rebalance(r, now):
+            self._update_blocked(r, now)
+            if balance and self._idle_rebalance(r, now):
                 self.engine.call_in(self._carry_ns + host.kcosts.ipi_latency_ns, r.raise_irq,
                                     FixedIrq(host.ipi_cost, _no_effect, "ipi"))
-        self._idle_rebalance(self, now)
+        self._update_blocked(self, now)
+        if balance:
+            self._idle_rebalance(self, now)
+        host.nohz_next_blocked = now + NOHZ_STATS_PERIOD_NS
+
+    def _update_blocked(self, r: "CpuRunner", now: float) -> None:
+        """update_nohz_stats for idle CPU ``r``, run (and charged) here: its blocked load decays
+        to zero BLOCKED_LOAD_DECAY_NS after its last task stopped running."""
+        if not r.has_blocked_load:
+            return
+        self.add_carry(self.cost_blocked_update)
+        if now - r.last_task_ns >= BLOCKED_LOAD_DECAY_NS:
+            r.has_blocked_load = False
 
     def _idle_rebalance(self, r: "CpuRunner", now: float) -> bool:
         """rebalance_domains for idle CPU ``r``, run here: each of its domains whose interval has
         elapsed (an idle CPU's: not stretched), until one pulls; True when one did."""
         last = r._last_balance
-        for level, (domain, _min_ns) in enumerate(r.domains):
+        for level, domain in enumerate(r.domains):
             if now - last[level] >= r._balance_interval_ns(domain, False):
                 last[level] = now
                 if self._balance(r, domain, now):
@@ -884,8 +936,14 @@ class CpuRunner:
             idx = self.governor.select(next_timer, self.iowaiters, self._tick_ns, call.time - now)
             if self.governor.stop_tick:
                 # tick_nohz_idle_stop_tick: cancel the tick's hrtimer and program the clock event
-                # device for the next timer, before the CPU idles
+                # device for the next timer, before the CPU idles; nohz_balance_enter_idle assumes
+                # the CPU has blocked load (the stats kick finds out). (Only after a task ran: the
+                # kernel keeps the tick stopped through an interrupt that wakes no task, this model
+                # restarts it, and that second stop is not an entry into nohz idle.)
                 self._stop_tick()
+                if self.last_task_ns >= self._nohz_entry_ns:
+                    self.has_blocked_load = True
+                self._nohz_entry_ns = now
                 self._idle_idx = idx
                 self.run(self.cost_tick_stop, self._idle_in_cb)
                 return
