@@ -220,38 +220,23 @@ class Engine:
         gc_was_on = gc.isenabled()
         gc.disable()
         hook = self.progress_hook
+        mask = PROGRESS_EVERY_EVENTS - 1
         try:
-            if hook is None:
-                while True:
-                    call = self._next
-                    if call is not None:
-                        self._next = None
-                    elif queue:
-                        call = _pop(queue) if _COMPILED else _heappop(queue)
-                    else:
-                        break
-                    self.now = call.time
-                    n += 1
-                    fn = call.fn
-                    if fn is not _NOOP:  # (a cancelled call is only popped)
-                        fn(*call.args)
-            else:  # the same loop with a progress call every PROGRESS_EVERY_EVENTS events
-                mask = PROGRESS_EVERY_EVENTS - 1
-                while True:
-                    call = self._next
-                    if call is not None:
-                        self._next = None
-                    elif queue:
-                        call = _pop(queue) if _COMPILED else _heappop(queue)
-                    else:
-                        break
-                    now = self.now = call.time
-                    n += 1
-                    if not n & mask:
-                        hook(now)
-                    fn = call.fn
-                    if fn is not _NOOP:
-                        fn(*call.args)
+            while True:
+                call = self._next
+                if call is not None:
+                    self._next = None
+                elif queue:
+                    call = _pop(queue) if _COMPILED else _heappop(queue)
+                else:
+                    break
+                now = self.now = call.time
+                n += 1
+                if hook is not None and not n & mask:  # a progress call every PROGRESS_EVERY_EVENTS events
+                    hook(now)
+                fn = call.fn
+                if fn is not _NOOP:  # (a cancelled call is only popped)
+                    fn(*call.args)
         except StopSimulation as stop:
             n -= 1  # the end marker is not an event of the model
             return stop.args[0]

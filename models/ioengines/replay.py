@@ -125,7 +125,7 @@ class ReplayThread(AsyncThread):
         batch: list[tuple[TraceIO, int, float]] = []
         pending = self.pending
         while pending and pending[0][0] <= now:
-            due, ios = self.pending.pop(0)
+            due, ios = pending.pop(0)
             batch.extend((rec, dev, due) for rec, dev in ios)
             self.replayer.taken()
         polled = self.iopoll
