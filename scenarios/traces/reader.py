@@ -138,10 +138,8 @@ class TraceReader:
                 self.skipped[out] = self.skipped.get(out, 0) + 1
                 continue
             t, op, offset, nbytes, volume = out
-            rel = 0 if t0 is None else t - t0
-            if (nbytes > MAX_IO_BYTES or offset > MAX_OFFSET_BYTES - nbytes or rel > MAX_TRACE_NS
-                    or rel < -MAX_TRACE_NS):  # (_out_of_range says why; the test alone is quicker)
-                problem = _out_of_range(offset, nbytes, rel)
+            problem = _out_of_range(offset, nbytes, 0 if t0 is None else t - t0)
+            if problem is not None:
                 if not self.skip_bad_lines:
                     raise ConfigError(f"{self.path}:{lineno}: {self.format}: {problem}")
                 self.bad_lines += 1
