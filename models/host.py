@@ -156,7 +156,8 @@ class Host:
 
     @property
     def io_sink(self):
-        """Called with each completed IO (``scenarios.iostats.IoStats.add``), or None."""
+        """Called with each completed IO, or None (``scenarios.trace_compare`` pairs them with the
+        trace; the run statistics take them in blocks instead: ``IoLedger.collect_blocks``)."""
         return self.ledger.sink
 
     @io_sink.setter
@@ -166,7 +167,7 @@ class Host:
     @property
     def records(self) -> list | None:
         """Every completed IO (Request), only when asked (:meth:`keep_requests`: tests,
-        debugging); a run's statistics are accumulated by ``io_sink`` as IOs complete."""
+        debugging); a run's statistics take completed IOs in blocks (``IoLedger.collect_blocks``)."""
         return self.ledger.records
 
     def keep_requests(self) -> None:
