@@ -19,9 +19,9 @@ from models.ssd.presets import optane_900p, optane_p4800x, optane_p4801x, p3700
 
 #: Output of ``stacksim calibrate --study poll-energy`` (re-run it to refresh; it prints this dict).
 POLL_ENERGY_FIT = {
-    "ssd.read.base_ns": 5099.1,
-    "kernel.user_io_cycles": 962.4,
-    "kernel.ctx_switch_cycles": 4403.6,
+    "ssd.read.base_ns": 4562.1,
+    "kernel.user_io_cycles": 963.1,
+    "kernel.ctx_switch_cycles": 4414.9,
     # not fitted: 1,500 cycles per interrupt handled (calibrated_interrupts.yaml, constant across
     # devices: entry, handler, exit) = entry/exit 500 + CQ reap 300 + request completion 300
     # + waking the blocked task 400
@@ -35,99 +35,104 @@ POLL_ENERGY_FIT = {
 MEM_OPS = {
     "per_cycle": {
         "user": {
-            "other": 0.11305
+            "other": 0.11532
         },
         "syscall": {
-            "other": 0.10398
+            "other": 0.10582
         },
         "fs": {
-            "other": 0.2112
+            "other": 0.21759
         },
         "block": {
-            "blk_mq": 0.16764,
-            "block_rest": 0.22355
+            "blk_mq": 0.16348,
+            "block_rest": 0.2226
         },
         "iosched": {
-            "block_rest": 0.05931
+            "block_rest": 0.05925
         },
         "driver": {
-            "nvme": 0.09
+            "nvme": 0.08772
         },
         "irq": {
-            "other": 0.02976,
-            "ktime_get": 0.00755
+            "other": 0.02978,
+            "ktime_get": 0.01205
         },
         "polling": {
-            "blk_poll": 0.00839,
-            "blk_mq": 0.00232,
-            "block_rest": 0.00954,
-            "nvme": 0.00625,
-            "ktime_get": 0.00053,
-            "time_rest": 0.00029,
-            "sched_rest": 0.00155,
-            "other": 0.05396
+            "blk_poll": 0.00844,
+            "blk_mq": 0.00228,
+            "block_rest": 0.00942,
+            "nvme": 0.00627,
+            "ktime_get": 0.00054,
+            "time_rest": 0.0003,
+            "sched_rest": 0.00156,
+            "other": 0.05337
         },
         "idle_spin": {
-            "other": 0.07035
+            "other": 0.07987
         }
     },
     "per_action": {
         "switch": {
-            "__schedule": 11.73,
-            "sched_rest": 419.53,
-            "other": 89.01
+            "__schedule": 11.22,
+            "sched_rest": 411.11,
+            "other": 91.54
+        },
+        "kthread_switch": {
+            "__schedule": 39.5,
+            "sched_rest": 39.5,
+            "other": 39.5
         },
         "wakeup": {
-            "sched_rest": 15.01,
-            "other": 11.88
+            "sched_rest": 14.84,
+            "other": 11.89
         },
         "pelt_update": {
-            "load_avg": 1.64
+            "load_avg": 2.96
         },
         "psi_change": {
-            "psi": 2.43,
-            "sched_rest": 4.54
+            "psi": 2.37,
+            "sched_rest": 4.46
         },
         "idle_scan": {
-            "sched_rest": 6.5
+            "sched_rest": 5.95
         },
         "migrate": {
-            "sched_rest": 56.81,
-            "load_avg": 41.83
+            "sched_rest": 44.89,
+            "load_avg": 44.24
         },
         "newidle_balance": {
-            "sched_rest": 59.31
+            "sched_rest": 59.25
         },
         "load_balance": {
-            "sched_rest": 59.62
+            "sched_rest": 59.43
         },
         "idle_entry": {
-            "sched_rest": 24.62,
-            "time_rest": 75.98,
-            "ktime_get": 7.2,
-            "other": 17.83
+            "sched_rest": 24.51,
+            "time_rest": 67.7,
+            "ktime_get": 5.38,
+            "other": 17.86
         },
         "idle_exit": {
-            "sched_rest": 10.32,
-            "time_rest": 21.01,
-            "ktime_get": 6.69,
-            "other": 8.9
+            "sched_rest": 10.57,
+            "time_rest": 21.37,
+            "ktime_get": 5.79,
+            "other": 8.91
         },
         "sched_tick": {
-            "sched_rest": 14.84,
-            "load_avg": 9.94,
-            "time_rest": 14.97,
-            "other": 14.84
+            "sched_rest": 14.83,
+            "load_avg": 10.96,
+            "time_rest": 14.93,
+            "other": 14.83
         },
         "hrtimer_program": {
-            "hrtimer": 11.86,
-            "ktime_get": 11.86,
-            "time_rest": 11.86
+            "hrtimer": 11.85,
+            "ktime_get": 11.85,
+            "time_rest": 11.85
         },
         "hrtimer_expire": {
-            "hrtimer": 134.76,
-            "ktime_get": 17.75,
-            "time_rest": 18.0
+            "hrtimer": 134.62,
+            "ktime_get": 17.73,
+            "time_rest": 17.94
         }
     }
 }
@@ -159,9 +164,9 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of ``stacksim calibrate --study io-schedulers`` (re-run it to refresh; it prints this dict).
 IO_SCHED_FIT = {
-    "ssd.read.base_ns": 4882.1,
-    "ssd.write.base_ns": 8960.0,
-    "kernel.iosched_cycles_scale": 1.369,
+    "ssd.read.base_ns": 4305.1,
+    "ssd.write.base_ns": 8025.3,
+    "kernel.iosched_cycles_scale": 1.461,
 }
 
 
@@ -194,11 +199,11 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of ``stacksim calibrate --study cinterrupts`` (re-run it to refresh; it prints this dict).
 CINTERRUPTS_FIT = {
-    "optane.read.base_ns": 3418.2,
-    "optane.read.sd_ns": 1225.4,
-    "p3700.read.base_ns": 71662.1,
-    "p3700.read.sd_ns": 28494.1,
-    "kernel.ctx_switch_cycles": 1581.8,
+    "optane.read.base_ns": 2892.6,
+    "optane.read.sd_ns": 1228.6,
+    "p3700.read.base_ns": 71678.3,
+    "p3700.read.sd_ns": 28491.5,
+    "kernel.ctx_switch_cycles": 1532.2,
 }
 
 
@@ -210,12 +215,13 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
     cpu = base_cpu.model_copy(update={"smt": False, "turbo": False, "cstates": base_cpu.cstates[:2]})
     kernel = optane900p_e3_1230v5().kernel.model_copy(update={"ctx_switch_cycles": fit["kernel.ctx_switch_cycles"]})
     base_ns = fit[f"{key}.read.base_ns"]
-    # internal parallelism from Little's law on the datasheet's saturation IOPS and the fitted
-    # media time (P4800X 550K, P3700 450K 4 KiB random reads)
-    sat_iops = 550e3 if key == "optane" else 450e3
-    units = max(1, round(sat_iops * base_ns * 1e-9))
-    ssd = ssd.model_copy(update={"parallel_units": units, "read": ssd.read.model_copy(update={
-        "base_ns": base_ns, "sd_ns": fit[f"{key}.read.sd_ns"]})})
+    update: dict = {"read": ssd.read.model_copy(update={"base_ns": base_ns, "sd_ns": fit[f"{key}.read.sd_ns"]})}
+    if ssd.datapath is None:
+        # NAND: internal parallelism from Little's law on the datasheet's saturation IOPS (P3700 450K
+        # 4 KiB random reads) and the fitted media time. (The P4800X keeps its preset's four die
+        # ranks; its 2.4 GB/s data path sets its ceiling.)
+        update["parallel_units"] = max(1, round(450e3 * base_ns * 1e-9))
+    ssd = ssd.model_copy(update=update)
     return PlatformConfig(
         name=name,
         description=desc,

@@ -28,7 +28,7 @@ DEVICES = {"optane": optane_p4800x_e5_2660v4, "p3700": p3700_e5_2660v4}
 #: weight of the sd residuals: a noisier statistic than the mean
 SD_WEIGHT = 0.25
 FIT_BOUNDS = {
-    "optane.read.base_ns": (3_000.0, 9_000.0),
+    "optane.read.base_ns": (2_000.0, 9_000.0),
     "optane.read.sd_ns": (0.0, 4_000.0),
     "p3700.read.base_ns": (40_000.0, 100_000.0),
     "p3700.read.sd_ns": (0.0, 60_000.0),

@@ -30,7 +30,7 @@ def _device(**kw):
 def test_single_command_timeline_is_fetch_media_transfer_post():
     from models.ssd.config import ServiceConfig
 
-    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0))
+    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0), datapath=None)
     req = Request(0, None, 0, "read", 4096, 0, 0, False)
     eng.call_at(1_000, dev.submit, qp, req)
     eng.run(1e6)
@@ -44,7 +44,7 @@ def test_single_command_timeline_is_fetch_media_transfer_post():
 def test_saturation_follows_parallel_units_and_each_unit_is_fifo():
     from models.ssd.config import ServiceConfig
 
-    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0))
+    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0), parallel_units=3, datapath=None)
     # consecutive 4 KiB blocks rotate over the units (the address interleave): no collisions
     reqs = [Request(i, None, 0, "read", 512, i * 4096, 0, False) for i in range(30)]
     for r in reqs:
@@ -62,7 +62,7 @@ def test_commands_to_one_unit_serialize():
     number of units."""
     from models.ssd.config import ServiceConfig
 
-    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0))
+    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0), parallel_units=3, datapath=None)
     for i in range(10):
         dev.submit(qp, Request(i, None, 0, "read", 512, 3 * dev.cfg.unit_stripe_bytes * dev.cfg.parallel_units, 0, False))
     eng.run(1e7)
@@ -70,12 +70,14 @@ def test_commands_to_one_unit_serialize():
     assert np.diff(starts) == pytest.approx([5_000.0] * 9)
 
 
-def _mean_latency_at_depth(depth: int, n: int = 4000, seed: int = 7) -> tuple[float, float]:
+def _mean_latency_at_depth(depth: int, n: int = 4000, seed: int = 7, **kw) -> tuple[float, float]:
     """Mean device latency (doorbell to completion posted, ns) and IOPS of random 4 KiB reads kept
-    at ``depth`` outstanding (a closed loop on the device alone)."""
+    at ``depth`` outstanding (a closed loop on the device alone). Default: the 900P with 3 units of
+    a fixed 5 us and no data path stage (the units alone); ``kw`` overrides."""
     from models.ssd.config import ServiceConfig
 
-    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0))
+    kw = {"read": ServiceConfig(base_ns=5_000.0, sd_ns=0.0), "parallel_units": 3, "datapath": None, **kw}
+    eng, dev, qp, q = _device(**kw)
     rng = np.random.default_rng(seed)
     lat = []
     done = []
@@ -125,15 +127,89 @@ def test_device_iops_approach_the_units_ceiling_with_depth():
         assert ceiling * depth / (depth + 2) <= x < min(1.1 * ceiling * depth / (depth + 2), ceiling)
 
 
-def test_large_transfers_are_bandwidth_bound():
-    eng, dev, qp, q = _device()
-    reqs = [Request(i, None, 0, "read", 128 * 1024, 0, 0, False) for i in range(50)]
+def _read_bandwidth(**kw) -> float:
+    """GB/s of 50 back-to-back 128 KiB reads."""
+    eng, dev, qp, q = _device(**kw)
+    reqs = [Request(i, None, 0, "read", 128 * 1024, i * 128 * 1024, 0, False) for i in range(50)]
     for r in reqs:
         dev.submit(qp, r)
     eng.run(1e8)
     ends = [t for t, _ in q.posted]
-    bw = 49 * 128 * 1024 / (ends[-1] - ends[0])  # bytes per ns = GB/s
-    assert bw == pytest.approx(dev.cfg.link_gb_s, rel=0.02)
+    return 49 * 128 * 1024 / (ends[-1] - ends[0])  # bytes per ns = GB/s
+
+
+def test_large_transfers_are_bound_by_the_slower_of_data_path_and_link():
+    """The Optane's data path (2.4 GB/s, the datasheet's sequential read) is slower than its PCIe
+    3.0 x4 link (3.5 GB/s): it bounds large reads. Without the data path stage the link does."""
+    cfg = optane_900p()
+    assert cfg.datapath.read_gb_s < cfg.link_gb_s
+    assert _read_bandwidth() == pytest.approx(cfg.datapath.read_gb_s, rel=0.02)
+    assert _read_bandwidth(datapath=None) == pytest.approx(cfg.link_gb_s, rel=0.02)
+    faster = cfg.datapath.model_copy(update={"read_gb_s": 2 * cfg.link_gb_s})
+    assert _read_bandwidth(datapath=faster) == pytest.approx(cfg.link_gb_s, rel=0.02)
+
+
+def test_data_path_streams_into_the_link():
+    """One read: media, then the data path, with the link transfer cut through (it ends when the
+    slower of the two ends, not after their sum); one write: the link, then the data path."""
+    from models.ssd.config import ServiceConfig
+
+    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0),
+                              write=ServiceConfig(base_ns=6_000.0, sd_ns=0.0))
+    cfg = dev.cfg
+    rd = Request(0, None, 0, "read", 4096, 0, 0, False)
+    wr = Request(1, None, 0, "write", 4096, 4096, 0, False)
+    eng.call_at(1_000, dev.submit, qp, rd)
+    eng.call_at(100_000, dev.submit, qp, wr)
+    eng.run(1e6)
+    path_rd, path_wr, link = 4096 / cfg.datapath.read_gb_s, 4096 / cfg.datapath.write_gb_s, 4096 / cfg.link_gb_s
+    assert path_rd > link and path_wr > link
+    assert rd.t_dev_end == pytest.approx(1_000 + cfg.fetch_ns + 5_000 + path_rd)
+    assert wr.t_dev_start == pytest.approx(100_000 + cfg.fetch_ns + path_wr)
+    assert wr.t_dev_end == pytest.approx(wr.t_dev_start + 6_000)
+    assert dev.busy_path_ns == pytest.approx({"read": path_rd, "write": path_wr})
+
+
+def test_random_4k_iops_saturate_at_the_data_path_rate_not_the_units():
+    """With the data path stage, 4 KiB random reads saturate at its rate / 4 KiB (2.4 GB/s: 586K,
+    the P4800X's published QD16 585K) even with many more units than needed; the units still
+    make latency rise from depth 2 on."""
+    from models.ssd.config import ServiceConfig
+
+    kw = {"read": ServiceConfig(base_ns=4_500.0, sd_ns=0.0), "datapath": optane_900p().datapath}
+    ceiling = optane_900p().datapath.read_gb_s * 1e9 / 4096
+    for units in (3, 28):
+        _, x = _mean_latency_at_depth(32, n=12_000, parallel_units=units, **kw)
+        assert x == pytest.approx(ceiling, rel=0.02)
+    lat1, _ = _mean_latency_at_depth(1, parallel_units=3, **kw)
+    lat2, _ = _mean_latency_at_depth(2, parallel_units=3, **kw)
+    lat4, x4 = _mean_latency_at_depth(4, parallel_units=3, **kw)
+    assert lat1 < lat2 < lat4 and x4 < 0.8 * ceiling
+
+
+def test_data_path_count_beyond_the_units_is_refused():
+    from models.ssd.config import DataPathConfig
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="datapath.count=4 exceeds parallel_units=3"):
+        optane_900p(datapath=DataPathConfig(count=4, read_gb_s=1.0, write_gb_s=1.0))
+
+
+def test_device_power_follows_the_data_path_busy_share():
+    """With a data path stage, a device's active power is (active - idle) x the path's busy share:
+    at its read ceiling it draws active_read_w."""
+    from models.power import ssd_energy_j, ssd_reading
+
+    eng, dev, qp, q = _device()
+    a = ssd_reading(dev, 0.0)
+    for i in range(2000):  # far more than the path can move at once: busy from 0 to the last end
+        dev.submit(qp, Request(i, None, 0, "read", 4096, i * 4096, 0, False))
+    eng.run(1e9)
+    last = max(t for t, _ in q.posted) - dev.cfg.post_ns
+    path_busy_s = 2000 * 4096 / dev.cfg.datapath.read_gb_s * 1e-9
+    e = ssd_energy_j([dev], [a], [ssd_reading(dev, last)], path_busy_s)
+    assert e == pytest.approx(dev.cfg.active_read_w * path_busy_s, rel=1e-9)
+    assert last * 1e-9 == pytest.approx(path_busy_s, rel=0.01)
 
 
 def test_900p_saturates_near_published_iops():

@@ -88,8 +88,9 @@ cmdprio_percentage=20
         assert abs(share - 0.2) < 4 * (0.2 * 0.8 / len(recs)) ** 0.5
         waits[sched] = (np.mean(hi), np.mean(lo))
     # mq-deadline dispatches the RT IOs first: BE requests wait in the scheduler while RT ones are
-    # queued or in the drive; without a scheduler both wait alike
-    assert waits["mq-deadline"][0] < 0.75 * waits["mq-deadline"][1]
+    # queued or in the drive; without a scheduler both wait alike (RT / BE wait: ~0.75 with
+    # mq-deadline, 1.00 +- 0.01 without)
+    assert waits["mq-deadline"][0] < 0.85 * waits["mq-deadline"][1]
     assert abs(waits["none"][0] / waits["none"][1] - 1) < 0.1
 
 

@@ -131,7 +131,7 @@ def governors(_arg=None) -> str:
 
 
 def ssd_presets(_arg=None) -> str:
-    """Each SSD preset's service times, media units, link, front end and power."""
+    """Each SSD preset's service times, media units, data path, link, front end and power."""
     from models.ssd.presets import SSD_PRESETS
 
     rows = []
@@ -139,10 +139,12 @@ def ssd_presets(_arg=None) -> str:
         d = make()
         rows.append([f"`{name}`", f"{d.read.base_ns:,.0f} / {d.read.sd_ns:,.0f}", f"{d.write.base_ns:,.0f} / {d.write.sd_ns:,.0f}",
                      f"{d.read.per_kib_ns:,.0f} / {d.write.per_kib_ns:,.0f}", f"{d.write_cache_program_ns / 1e3:,.0f}",
-                     str(d.parallel_units), _g(d.link_gb_s, 1), f"{d.fetch_ns:,.0f} / {d.post_ns:,.0f}",
+                     str(d.parallel_units),
+                     f"{d.datapath.count} x {_g(d.datapath.read_gb_s, 1)} / {_g(d.datapath.write_gb_s, 1)}" if d.datapath else "-",
+                     _g(d.link_gb_s, 1), f"{d.fetch_ns:,.0f} / {d.post_ns:,.0f}",
                      f"{_g(d.idle_w, 1)} / {_g(d.active_read_w, 1)} / {_g(d.active_write_w, 1)}"])
     return _table(["Preset", "Read base / sd (ns)", "Write base / sd (ns)", "per KiB R/W (ns)", "Write program (us)",
-                   "Units", "Link GB/s", "Fetch / post (ns)", "Idle / read / write W"], rows)
+                   "Units", "Data path GB/s R / W", "Link GB/s", "Fetch / post (ns)", "Idle / read / write W"], rows)
 
 
 TABLES = {"ssd-presets": ssd_presets, "cstates": cstates, "cpu-power-presets": cpu_power_presets, "power-config": power_config,

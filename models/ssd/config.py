@@ -5,7 +5,7 @@ Units: ns, bytes, GB/s (1e9 bytes/s), W. Presets with cited values: :mod:`models
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from simcore.config import Model
 
@@ -16,6 +16,19 @@ class ServiceConfig(Model):
     base_ns: float = Field(gt=0, description="media + controller time of a 4 KiB command, ns")
     per_kib_ns: float = Field(0.0, ge=0, description="extra media time per KiB beyond 4 KiB, ns")
     sd_ns: float = Field(0.0, ge=0, description="standard deviation of the service time (lognormal jitter), ns")
+
+
+class DataPathConfig(Model):
+    """The media data path: the controller's channels, ECC and buffers that every command's data
+    crosses between its media unit and the host link. Each path carries one transfer at a time
+    (nbytes / rate); media unit u uses path u mod ``count``. When the bytes it moves bound a
+    device's throughput (its random 4 KiB IOPS ceiling x 4 KiB equals its sequential rate), this is
+    that bound, apart from the number of commands in flight."""
+
+    count: int = Field(1, ge=1, le=65536, description="independent data paths (1: one path the controller stripes"
+                       " every command over; the channels count when each channel bounds its own dies)")
+    read_gb_s: float = Field(gt=0, description="read data rate of one path, GB/s (1e9 B/s)")
+    write_gb_s: float = Field(gt=0, description="write data rate of one path, GB/s (1e9 B/s)")
 
 
 class TrimConfig(Model):
@@ -73,6 +86,8 @@ class DeviceConfig(Model):
     unit_stripe_bytes: int = Field(4096, ge=512, le=2**30, description="address interleave across media units: the command"
                                    " at byte offset o goes to unit (o // unit_stripe_bytes) mod parallel_units (sequential"
                                    " IO rotates over the units, random IO collides on them at random), bytes")
+    datapath: DataPathConfig | None = Field(None, description="the media data path between the units and the link"
+                                            " (None: not modelled, the units and the link bound the throughput)")
     link_gb_s: float = Field(gt=0, description="usable PCIe data bandwidth, GB/s (1e9 B/s)")
     fetch_ns: float = Field(ge=0, description="doorbell write to command fetched by the controller, ns")
     post_ns: float = Field(ge=0, description="completion entry DMA write + MSI-X message to the CPU, ns")
@@ -83,9 +98,17 @@ class DeviceConfig(Model):
     max_queue_depth: int = Field(1024, ge=2, le=65536, description="entries per I/O queue (NVMe CAP.MQES is 16 bits,"
                                  " 0's based: at most 65536)")
     idle_w: float = Field(ge=0, description="idle (PS0, no commands) power, W")
-    active_read_w: float = Field(ge=0, description="power with every parallel unit busy reading, W")
-    active_write_w: float = Field(ge=0, description="power with every parallel unit busy writing, W")
+    active_read_w: float = Field(ge=0, description="power at the read ceiling: every data path (without a data path"
+                                 " stage: every parallel unit) busy reading, W")
+    active_write_w: float = Field(ge=0, description="power at the write ceiling: every data path (without a data path"
+                                  " stage: every parallel unit) busy writing, W")
     power_states: tuple[PowerStateConfig, ...] = Field(
         (), description="non-operational power states for APST, shallowest first (none: the device stays in PS0)")
     apst: ApstConfig = Field(ApstConfig(), description="the host's APST programming")
 
+    @model_validator(mode="after")
+    def _datapath_fits_units(self) -> "DeviceConfig":
+        if self.datapath is not None and self.datapath.count > self.parallel_units:
+            raise ValueError(f"datapath.count={self.datapath.count} exceeds parallel_units={self.parallel_units}: media"
+                             " unit u uses path u mod count, so the extra paths would never carry data")
+        return self

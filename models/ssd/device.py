@@ -1,9 +1,10 @@
-"""An NVMe SSD: queue pairs, command fetch, multi-unit media service, a shared link, CQ posting.
+"""An NVMe SSD: queue pairs, command fetch, media units, media data paths, a shared link, CQ posting.
 
 Pipeline of one command (times in ns):
-  doorbell -> fetch (``fetch_ns``) -> [write: data DMA over the link] -> media service on the
-  earliest free parallel unit (base + per-KiB + lognormal jitter) -> [read: data DMA over the link]
-  -> completion entry posted + MSI-X (``post_ns``).
+  doorbell -> fetch (``fetch_ns``) -> [write: data DMA over the link, then its media data path]
+  -> media service on the unit holding its address (base + per-KiB + lognormal jitter)
+  -> [read: its media data path, then data DMA over the link] -> completion entry posted + MSI-X
+  (``post_ns``).
 Flash with a DRAM write buffer (``write_cache_program_ns`` > 0) acknowledges a write after its
 (buffer) service time, while its unit stays busy programming NAND, which bounds sustained write
 IOPS at units / (service + program).
@@ -11,11 +12,13 @@ The front end (command fetch, completion posting) overlaps across commands: a fi
 command, no queueing. The media stage is ``parallel_units`` independent units (dies or die
 groups), each serving one command at a time in doorbell order; the command's address picks its
 unit (``unit_stripe_bytes`` interleave), so random commands collide on units at random and latency
-rises gradually with depth, well before every unit is busy, while the units' number and service
-time set the IOPS ceiling. The link is a FIFO single server at ``link_gb_s``, which makes
-bandwidth saturate. Both are computed analytically when the doorbell rings (the link serves
-transfers in the order their data is ready, first fit into its free gaps), so a command costs the
-event queue a single event: its completion posting.
+rises gradually with depth. The media data paths (``datapath``: channels, ECC, buffers) and the
+link each carry one transfer at a time at their rates, which makes bytes saturate: with a data
+path stage the device's ceiling is its rate / bytes per command whatever the number of units.
+Data streams from a path into the link and back (cut-through: the second transfer ends no
+earlier than the first). Every stage is computed analytically when the doorbell rings (paths and
+link serve transfers in the order their data is ready, first fit into their free gaps), so a
+command costs the event queue a single event: its completion posting.
 """
 
 from __future__ import annotations
@@ -102,74 +105,28 @@ def _lognormal_sampler(mean: float, sd: float):
     return lambda gen, n: gen.lognormal(mu, sigma, n)
 
 
-class NvmeDevice:
-    """Runtime model of one NVMe SSD."""
+class TransferPath:
+    """A data path that carries one transfer at a time: the PCIe link, a media data path.
 
-    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0,
-                 irq_cfg: IrqConfig | None = None, irq_generation: type[IrqGeneration] | None = None):
-        """``irq_cfg`` (``nvme.*``) and ``irq_generation`` (the class of ``irq_cfg.irq``, resolved by
-        the assembly) drive the interrupts of interrupt-driven queue pairs; a device with only
-        polled queue pairs needs neither."""
-        self.cfg = cfg
+    Reservations (start, end) are kept in time order, non-overlapping; a transfer takes the first
+    gap long enough at or after the time its data is ready, so transfers are served in the order
+    their data becomes ready (a read whose media access finished early does not wait behind a
+    slower one submitted before it). Times in ns."""
+
+    __slots__ = ("engine", "starts", "ends")
+
+    def __init__(self, engine: Engine):
         self.engine = engine
-        self.index = index
-        self.qps: list[QueuePair] = []
-        self._units = [0.0] * cfg.parallel_units  # time each media unit becomes free
-        self._n_units = cfg.parallel_units
-        self._stripe = cfg.unit_stripe_bytes
-        # link reservations (start, end) in time order, non-overlapping: each transfer takes the
-        # first gap long enough at or after the time its data is ready
-        self._link_starts: list[float] = []
-        self._link_ends: list[float] = []
-        self._ns_per_byte = 1.0 / cfg.link_gb_s
-        self._jitter = {
-            "read": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.read.sd_ns / cfg.read.base_ns)),
-            "write": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.write.sd_ns / cfg.write.base_ns)),
-        }
-        # per operation: (base ns, ns per KiB beyond 4 KiB, jitter draw, NAND program ns after the
-        # ack) -- the hot path's view of cfg.read / cfg.write
-        self._svc: dict[str, tuple[float, float, Callable[[], float], float]] = {
-            op: (s.base_ns, s.per_kib_ns, self._jitter[op].next, cfg.write_cache_program_ns if op == "write" else 0.0)
-            for op, s in (("read", cfg.read), ("write", cfg.write))
-        }
-        self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
-        self._fetch_ns = cfg.fetch_ns
-        self._post_ns: float = cfg.post_ns
-        self._post_cb = self._post  # bound once: one Call per command
-        # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
-        self.commands = 0
-        self.bytes = 0
-        self.busy_unit_ns = {"read": 0.0, "write": 0.0, "trim": 0.0}
-        steps = apst_steps(cfg)
-        #: autonomous power state transitions (models.ssd.apst), None without non-operational states
-        self.apst = ApstState(cfg, steps) if steps else None
-        self.irq_cfg = irq_cfg or IrqConfig.model_validate({})  # the defaults
-        self._irq_generation = irq_generation
+        self.starts: list[float] = []
+        self.ends: list[float] = []
 
-    def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
-        if len(self.qps) >= self.cfg.max_queue_pairs:
-            raise ConfigError(f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the nvme driver model "
-                              "needs one queue pair per logical CPU (two with queue.io_poll); stacksim does not model "
-                              "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs")
-        qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
-        if not polled:
-            if self._irq_generation is None:
-                raise ValueError(f"{self.cfg.model}: an interrupt-driven queue pair needs an interrupt generation policy")
-            gen = qp.irq_gen = self._irq_generation(qp, self.irq_cfg, self.engine)
-            if type(gen).on_submit is not IrqGeneration.on_submit:
-                qp.submit_hook = gen.on_submit  # only policies that track the SQ see submissions
-        self.qps.append(qp)
-        return qp
-
-    def _link_reserve(self, t: float, dur: float) -> float:
-        """Reserve ``dur`` ns of the link at the earliest time >= ``t`` it is free; returns the
-        start. Transfers are served in the order their data becomes ready (a read whose media
-        access finished early does not wait behind a slower one submitted before it)."""
-        starts, ends = self._link_starts, self._link_ends
-        if not ends or ends[-1] <= t:  # the link is free from t on: the common case
+    def reserve(self, t: float, dur: float) -> float:
+        """Reserve ``dur`` ns at the earliest time >= ``t`` the path is free; returns the start."""
+        starts, ends = self.starts, self.ends
+        if not ends or ends[-1] <= t:  # the path is free from t on: the common case
             if ends and ends[-1] <= self.engine.now:  # every reservation is over: start afresh
-                self._link_starts = [t]
-                self._link_ends = [t + dur]
+                self.starts = [t]
+                self.ends = [t + dur]
                 return t
             starts.append(t)
             ends.append(t + dur)
@@ -193,6 +150,73 @@ class NvmeDevice:
         ends.insert(i, start + dur)
         return start
 
+    def busy_until(self) -> float:
+        """When the last reservation ends (0: none), ns."""
+        return self.ends[-1] if self.ends else 0.0
+
+
+class NvmeDevice:
+    """Runtime model of one NVMe SSD."""
+
+    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0,
+                 irq_cfg: IrqConfig | None = None, irq_generation: type[IrqGeneration] | None = None):
+        """``irq_cfg`` (``nvme.*``) and ``irq_generation`` (the class of ``irq_cfg.irq``, resolved by
+        the assembly) drive the interrupts of interrupt-driven queue pairs; a device with only
+        polled queue pairs needs neither."""
+        self.cfg = cfg
+        self.engine = engine
+        self.index = index
+        self.qps: list[QueuePair] = []
+        self._units = [0.0] * cfg.parallel_units  # time each media unit becomes free
+        self._n_units = cfg.parallel_units
+        self._stripe = cfg.unit_stripe_bytes
+        self._link = TransferPath(engine)
+        self._ns_per_byte = 1.0 / cfg.link_gb_s
+        dp = cfg.datapath
+        # the media data paths (none: not modelled) and their ns per byte, read and write
+        self._paths = [TransferPath(engine) for _ in range(dp.count)] if dp is not None else []
+        self._n_paths = len(self._paths)
+        self._path_ns_per_byte = (1.0 / dp.read_gb_s, 1.0 / dp.write_gb_s) if dp is not None else (0.0, 0.0)
+        self._jitter = {
+            "read": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.read.sd_ns / cfg.read.base_ns)),
+            "write": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.write.sd_ns / cfg.write.base_ns)),
+        }
+        # per operation: (base ns, ns per KiB beyond 4 KiB, jitter draw, NAND program ns after the
+        # ack) -- the hot path's view of cfg.read / cfg.write
+        self._svc: dict[str, tuple[float, float, Callable[[], float], float]] = {
+            op: (s.base_ns, s.per_kib_ns, self._jitter[op].next, cfg.write_cache_program_ns if op == "write" else 0.0)
+            for op, s in (("read", cfg.read), ("write", cfg.write))
+        }
+        self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
+        self._fetch_ns = cfg.fetch_ns
+        self._post_ns: float = cfg.post_ns
+        self._post_cb = self._post  # bound once: one Call per command
+        # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
+        self.commands = 0
+        self.bytes = 0
+        self.busy_unit_ns = {"read": 0.0, "write": 0.0, "trim": 0.0}
+        self.busy_path_ns = {"read": 0.0, "write": 0.0}  # data path transfer time (with a data path stage)
+        steps = apst_steps(cfg)
+        #: autonomous power state transitions (models.ssd.apst), None without non-operational states
+        self.apst = ApstState(cfg, steps) if steps else None
+        self.irq_cfg = irq_cfg or IrqConfig.model_validate({})  # the defaults
+        self._irq_generation = irq_generation
+
+    def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
+        if len(self.qps) >= self.cfg.max_queue_pairs:
+            raise ConfigError(f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the nvme driver model "
+                              "needs one queue pair per logical CPU (two with queue.io_poll); stacksim does not model "
+                              "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs")
+        qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
+        if not polled:
+            if self._irq_generation is None:
+                raise ValueError(f"{self.cfg.model}: an interrupt-driven queue pair needs an interrupt generation policy")
+            gen = qp.irq_gen = self._irq_generation(qp, self.irq_cfg, self.engine)
+            if type(gen).on_submit is not IrqGeneration.on_submit:
+                qp.submit_hook = gen.on_submit  # only policies that track the SQ see submissions
+        self.qps.append(qp)
+        return qp
+
     def submit(self, qp: QueuePair, req: NvmeCommand) -> None:
         """The SQ tail doorbell was rung for ``req`` at the current time."""
         now = self.engine.now
@@ -208,13 +232,17 @@ class NvmeDevice:
             start, end, svc = self._trim_service(nbytes, t)
             nbytes = DSM_RANGE_BYTES  # what crossed the link
         else:  # (inline: the hot path)
-            if not is_read:
-                t = self._link_reserve(t, xfer) + xfer
-            units = self._units
             unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
+            path: TransferPath | None = self._paths[unit % self._n_paths] if self._n_paths else None
+            base_ns, per_kib_ns, jitter, program_ns = self._svc[op]
+            if not is_read:
+                lstart = self._link.reserve(t, xfer)
+                t = lstart + xfer
+                if path is not None and not program_ns:
+                    t = self._path_transfer(path, lstart, t, nbytes, 1)
+            units = self._units
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
-            base_ns, per_kib_ns, jitter, program_ns = self._svc[op]
             extra_kib = nbytes / 1024.0 - 4.0
             svc = (base_ns + per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * jitter()
             busy = svc
@@ -222,7 +250,8 @@ class NvmeDevice:
                 # a write to the DRAM buffer: acknowledged after its (buffer) service without waiting
                 # for its unit, unless the unit's share of the buffer is full (BUFFERED_PROGRAMS
                 # programs queued beyond the running one): sustained writes stay bound by units /
-                # program time. The NAND program follows on the unit once it is free
+                # program time. The NAND program follows on the unit once it is free (its data
+                # path transfer is part of the program time)
                 start = free - BUFFERED_PROGRAMS * program_ns
                 if t >= start:
                     start = t
@@ -235,7 +264,9 @@ class NvmeDevice:
                 units[unit] = end
             self.busy_unit_ns[op] += busy
             if is_read:
-                end = self._link_reserve(end, xfer) + xfer
+                if path is not None:
+                    end = self._read_path(path, end, nbytes, xfer)
+                end = self._link.reserve(end, xfer) + xfer
         req.t_dev_start = start
         req.t_dev_end = end
         req.device_service_ns = svc
@@ -249,12 +280,34 @@ class NvmeDevice:
         # one event per command, at its exact posting time
         self.engine.schedule(Call(self._post_cb, (qp, req), end + self._post_ns))
 
+    def _read_path(self, path: TransferPath, ready: float, nbytes: int, xfer: float) -> float:
+        """A read's data crossing its media data path from ``ready`` (media done); returns when its
+        link transfer may start: the data streams from the path into the link (cut-through), so
+        the link transfer starts once data flows and ends no earlier than the path's, ns."""
+        pdur = nbytes * self._path_ns_per_byte[0]
+        pstart = path.reserve(ready, pdur)
+        self.busy_path_ns["read"] += pdur
+        t = pstart + pdur - xfer
+        return t if t > pstart else pstart
+
+    def _path_transfer(self, path: TransferPath, lstart: float, lend: float, nbytes: int, direction: int) -> float:
+        """A write's data crossing its media data path after the link (cut-through: it flows on
+        as it arrives, so the path transfer starts no earlier than the link's and ends no earlier
+        than the link's end); returns its end, ns."""
+        pdur = nbytes * self._path_ns_per_byte[direction]
+        ready = lend - pdur
+        if ready < lstart:
+            ready = lstart
+        pstart = path.reserve(ready, pdur)
+        self.busy_path_ns["write"] += pdur
+        return pstart + pdur
+
     def _trim_service(self, nbytes: int, t: float):
         """A deallocate command of ``nbytes`` fetched at ``t``: its 16-byte range list crosses the
         link, then the controller's mapping-table work serves it (one deallocation at a time, apart
         from the media units: :class:`~models.ssd.config.TrimConfig`); (start, end, service)."""
         trim = self.cfg.trim
-        t = self._link_reserve(t, DSM_RANGE_BYTES * self._ns_per_byte) + DSM_RANGE_BYTES * self._ns_per_byte
+        t = self._link.reserve(t, DSM_RANGE_BYTES * self._ns_per_byte) + DSM_RANGE_BYTES * self._ns_per_byte
         start = self._trim_free if self._trim_free > t else t
         extra_mib = (nbytes - 4096) / (1 << 20)
         svc = trim.base_ns + (trim.per_mib_ns * extra_mib if extra_mib > 0 else 0.0)
@@ -262,12 +315,21 @@ class NvmeDevice:
         self.busy_unit_ns["trim"] += svc
         return start, end, svc
 
+    def busy_until(self) -> float:
+        """When the media units and data paths have finished every command reserved on them, ns."""
+        t = max(self._units)
+        for path in self._paths:
+            b = path.busy_until()
+            if b > t:
+                t = b
+        return t
+
     def _post(self, qp: QueuePair, req: NvmeCommand) -> None:
         """Completion entry visible in the CQ; the driver's hook decides what happens next."""
         now = req.t_cqe = self.engine.now
         qp.inflight -= 1
         if self.apst is not None:
-            self.apst.on_complete(now, max(self._units))
+            self.apst.on_complete(now, self.busy_until())
         qp.cq.append(req)
         posted = qp.posted_times
         if posted is not None:

@@ -7,24 +7,34 @@ Sources (see docs/ssd.md):
   PM1743 2.5M / 250K IOPS, 13.0 / 6.6 GB/s, up to 25 W.
 - [CI] Tai et al., ACM TOS 2022 (scenarios/reference/calibrated_interrupts.yaml): P3700 sync read 80 +- 29 us.
 - PCIe 3.0 x4 usable ~3.5 GB/s; PCIe 5.0 x4 ~14 GB/s.
-``parallel_units`` follows from Little's law: units = saturation IOPS x service time.
+- [REF5b] device internals (reviews): the Optane controller has 7 channels; the 375 GB P4800X
+  carries 28 dies of 128 Gb 3D XPoint, four per channel; P4800X sequential 2.4 / 2.0 GB/s.
+Optane presets: media units are die ranks (a command striped over the channels), the data path is
+the channels' sequential rate. NAND presets: ``parallel_units`` follows from Little's law (units =
+saturation IOPS x service time) and no data path stage is modelled (no sourced channel rates).
 """
 
 from __future__ import annotations
 
-from models.ssd.config import DeviceConfig, ServiceConfig
+from models.ssd.config import DataPathConfig, DeviceConfig, ServiceConfig
 
 
-def _optane(model: str, read_sd_ns: float, write_sd_ns: float, **kw) -> DeviceConfig:
-    """The 3D XPoint controller family (900P, P4800X, P4801X) over PCIe 3.0 x4 [REF5]: 550K random
-    4 KiB reads; ~5 us media time at 4 KiB (refined by the platforms' calibrations) plus ~1.2 us
-    link transfer; Little's law: 575K x ~5 us = 2.9 -> 3 parallel units; 5 W idle, ~8 W reading,
-    13 W writing."""
+def _optane(model: str, read_sd_ns: float, write_sd_ns: float, ranks: int, **kw) -> DeviceConfig:
+    """The 3D XPoint controller family (900P, P4800X, P4801X) over PCIe 3.0 x4 [REF5]. One 7-channel
+    controller; the controller stripes each command's data over the channels, so a 4 KiB command
+    occupies one die on each channel (a rank: the media unit) and the channels move data as one
+    path at the drive's sequential rates, 2.4 GB/s read and 2.0 GB/s write (P4800X datasheet).
+    Those rates are the random 4 KiB ceilings too (550-585K reads x 4 KiB = 2.25-2.4 GB/s, 500K
+    writes x 4 KiB = 2.0 GB/s): the bound is bytes, not commands. Media + controller time per
+    command ~4.5 us read, ~5 us write at 4 KiB (refined by the platforms' calibrations); PCIe and
+    NVMe transactions (fetch, post, link) make up the rest of the ~6-7 us device time. 5 W idle,
+    ~8 W reading, 13 W writing."""
     cfg = dict(
         model=model,
-        read=ServiceConfig(base_ns=5_000.0, per_kib_ns=0.0, sd_ns=read_sd_ns),
-        write=ServiceConfig(base_ns=6_000.0, per_kib_ns=0.0, sd_ns=write_sd_ns),
-        parallel_units=3,
+        read=ServiceConfig(base_ns=4_500.0, per_kib_ns=0.0, sd_ns=read_sd_ns),
+        write=ServiceConfig(base_ns=5_100.0, per_kib_ns=0.0, sd_ns=write_sd_ns),
+        parallel_units=ranks,
+        datapath=DataPathConfig(count=1, read_gb_s=2.4, write_gb_s=2.0),
         link_gb_s=3.5,
         fetch_ns=250.0,
         post_ns=250.0,
@@ -38,14 +48,16 @@ def _optane(model: str, read_sd_ns: float, write_sd_ns: float, **kw) -> DeviceCo
 
 def optane_900p(**kw) -> DeviceConfig:
     """Intel Optane SSD 900P 280 GB (consumer card, low service-time variance; 280 GB, the smaller of
-    its two capacities, product specification)."""
-    return _optane("Intel Optane SSD 900P", 350.0, 450.0, **{"capacity_bytes": 280_000_000_000, **kw})
+    its two capacities, product specification). Three ranks: three quarters of the 375 GB P4800X's
+    28 dies (four per channel) by capacity, so three dies per channel (an estimate)."""
+    return _optane("Intel Optane SSD 900P", 350.0, 450.0, 3, **{"capacity_bytes": 280_000_000_000, **kw})
 
 
 def optane_p4800x(**kw) -> DeviceConfig:
     """Intel Optane DC P4800X 375 GB: QD1 mean 8.9 us end to end, QD16 585K IOPS at 25.5 us [REF5];
-    service-time variance refined by the calibrated-interrupts platform."""
-    return _optane("Intel Optane DC P4800X", 900.0, 1_000.0, **{"capacity_bytes": 375_000_000_000, **kw})
+    service-time variance refined by the calibrated-interrupts platform. 28 dies of 128 Gb, four per
+    channel [REF5]: four ranks."""
+    return _optane("Intel Optane DC P4800X", 900.0, 1_000.0, 4, **{"capacity_bytes": 375_000_000_000, **kw})
 
 
 def optane_p4801x(**kw) -> DeviceConfig:
