@@ -14,7 +14,8 @@ submit                ``t_submit`` -> ``t_dispatch``: syscall entry, fs, blk-mq,
 SSD fetch + queue     ``t_dispatch`` -> ``t_dev_start``: command fetch, waiting for a media unit
                       (writes: their data DMA)
 SSD media             ``t_dev_start`` + ``device_service_ns``
-SSD data transfer     -> ``t_dev_end``: read data DMA over the link (and waiting for it)
+SSD data transfer     -> ``t_dev_end``: read data through the media data path and over the link
+                      (cut through each other; and waiting for them)
 SSD completion post   ``t_dev_end`` -> ``t_cqe``: CQE written, MSI-X sent
 completion found      ``t_cqe`` -> ``t_reaped``: interrupt delivery (C-state exit) and handler, or
                       the poll loop noticing the CQE, then the driver reaping it
@@ -114,7 +115,7 @@ def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, floa
          else "submit: io_uring/libaio enter, fs, blk-mq, NVMe command + doorbell", rec["t_submit_ns"], rec["t_dispatch_ns"]),
         ("SSD: command fetch (+ queueing)", rec["t_dispatch_ns"], rec["t_dev_start_ns"]),
         ("SSD: media service", rec["t_dev_start_ns"], media_end),
-        ("SSD: data transfer over the link", media_end, rec["t_dev_end_ns"]),
+        ("SSD: data transfer (data path, link)", media_end, rec["t_dev_end_ns"]),
         ("SSD: completion entry + MSI-X post", rec["t_dev_end_ns"], rec["t_cqe_ns"]),
         ("completion found: " + _FOUND.get(policy, f"{policy}: the completion is found and reaped"),
          rec["t_cqe_ns"], rec["t_reaped_ns"]),
