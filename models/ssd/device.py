@@ -176,7 +176,8 @@ class NvmeDevice:
         # the media data paths (none: not modelled) and their ns per byte, read and write
         self._paths = [TransferPath(engine) for _ in range(dp.count)] if dp is not None else []
         self._n_paths = len(self._paths)
-        self._path_ns_per_byte = (1.0 / dp.read_gb_s, 1.0 / dp.write_gb_s) if dp is not None else (0.0, 0.0)
+        self._path_read_ns_per_byte = 1.0 / dp.read_gb_s if dp is not None else 0.0
+        self._path_write_ns_per_byte = 1.0 / dp.write_gb_s if dp is not None else 0.0
         self._jitter = {
             "read": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.read.sd_ns / cfg.read.base_ns)),
             "write": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.write.sd_ns / cfg.write.base_ns)),
@@ -239,7 +240,7 @@ class NvmeDevice:
                 lstart = self._link.reserve(t, xfer)
                 t = lstart + xfer
                 if path is not None and not program_ns:
-                    t = self._path_transfer(path, lstart, t, nbytes, 1)
+                    t = self._write_path(path, lstart, t, nbytes)
             units = self._units
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
@@ -284,17 +285,17 @@ class NvmeDevice:
         """A read's data crossing its media data path from ``ready`` (media done); returns when its
         link transfer may start: the data streams from the path into the link (cut-through), so
         the link transfer starts once data flows and ends no earlier than the path's, ns."""
-        pdur = nbytes * self._path_ns_per_byte[0]
+        pdur = nbytes * self._path_read_ns_per_byte
         pstart = path.reserve(ready, pdur)
         self.busy_path_ns["read"] += pdur
         t = pstart + pdur - xfer
         return t if t > pstart else pstart
 
-    def _path_transfer(self, path: TransferPath, lstart: float, lend: float, nbytes: int, direction: int) -> float:
+    def _write_path(self, path: TransferPath, lstart: float, lend: float, nbytes: int) -> float:
         """A write's data crossing its media data path after the link (cut-through: it flows on
         as it arrives, so the path transfer starts no earlier than the link's and ends no earlier
         than the link's end); returns its end, ns."""
-        pdur = nbytes * self._path_ns_per_byte[direction]
+        pdur = nbytes * self._path_write_ns_per_byte
         ready = lend - pdur
         if ready < lstart:
             ready = lstart
