@@ -5,8 +5,9 @@
     pip install matplotlib           # only this script needs it
     python tools/predictions_figures.py threads.csv qd.csv
 
-Writes ``threads.svg`` (mean latency, IOPS, context switches per IO against threads, one line per
-completion mode), ``threads-memops.svg`` (memory operations per second by kernel source against
+Writes ``threads.svg`` (mean latency, IOPS, context switches and migrations per IO against threads,
+one line per completion mode), ``threads-energy.svg`` (CPU power and system energy per IO),
+``threads-memops.svg`` (memory operations per second by kernel source against
 threads, one panel per mode) and ``queue-depth.svg`` (IOPS and mean latency against commands in
 flight, the model against the published Optane points shipped in
 ``scenarios/reference/optane_ssd.yaml``). The SVGs are byte-for-byte reproducible (no date, fixed
@@ -61,6 +62,23 @@ def threads_figure(plt, rows: list[dict], path: Path) -> None:
         ax.set_ylabel(label)
     axes[0, 0].legend(title="completion")
     fig.suptitle("optane900p-e3-1230v5 (4 cores, 8 CPUs): predictions, nothing fitted beyond one thread", fontsize=10)
+    _save(fig, path)
+
+
+def energy_figure(plt, rows: list[dict], path: Path) -> None:
+    """CPU package power and system energy per IO against threads, one line per mode."""
+    by_mode = _by_mode(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    panels = (("power_w.cpu", 1.0, "CPU package power (W)"),
+              ("energy_j_per_million_ios", 1.0, "system energy per IO (uJ)"))
+    for ax, (key, scale, label) in zip(axes, panels):
+        for mode, color in MODES.items():
+            rs = by_mode[mode]
+            ax.plot([float(r["numjobs"]) for r in rs], [float(r[key]) * scale for r in rs], "o-", color=color,
+                    label=mode, markersize=4)
+        _threads_axis(ax, sorted({float(r["numjobs"]) for r in rows}))
+        ax.set_ylabel(label)
+    axes[0].legend(title="completion")
     _save(fig, path)
 
 
@@ -150,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     threads, qd = _rows(args.threads_csv), _rows(args.qd_csv)
     OUT.mkdir(exist_ok=True)
     threads_figure(plt, threads, OUT / "threads.svg")
+    energy_figure(plt, threads, OUT / "threads-energy.svg")
     memops_figure(plt, threads, OUT / "threads-memops.svg")
     queue_depth_figure(plt, qd, threads, OUT / "queue-depth.svg")
     return 0

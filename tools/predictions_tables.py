@@ -52,6 +52,7 @@ def tables(threads_csv: str, qd_csv: str) -> dict[str, str]:
         "threads-latency": _by_mode(t, lambda r: f"{r['latency_us.mean']:.2f}"),
         "threads-iops": _by_mode(t, lambda r: f"{r['iops'] / 1e3:.0f}K"),
         "threads-switches": _by_mode(t, lambda r: f"{r['context_switches_per_io']:.2f} / {r['cpu_migrations_per_io']:.3f}"),
+        "threads-energy": _by_mode(t, lambda r: f"{r['power_w.cpu']:.1f} / {r['energy_j_per_million_ios']:.0f}"),
     }
     mem = ["| threads | mode | " + " | ".join(f"`{k}`" for k in MEM_KEYS) + " |", "|---:|---|" + "---:|" * len(MEM_KEYS)]
     for n in (1, 8, 32):
