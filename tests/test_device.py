@@ -70,28 +70,24 @@ def test_commands_to_one_unit_serialize():
     assert np.diff(starts) == pytest.approx([5_000.0] * 9)
 
 
-def _mean_latency_at_depth(depth: int, n: int = 4000, seed: int = 7, **kw) -> tuple[float, float]:
-    """Mean device latency (doorbell to completion posted, ns) and IOPS of random 4 KiB reads kept
-    at ``depth`` outstanding (a closed loop on the device alone). Default: the 900P with 3 units of
-    a fixed 5 us and no data path stage (the units alone); ``kw`` overrides."""
-    from models.ssd.config import ServiceConfig
-
-    kw = {"read": ServiceConfig(base_ns=5_000.0, sd_ns=0.0), "parallel_units": 3, "datapath": None, **kw}
-    eng, dev, qp, q = _device(**kw)
-    rng = np.random.default_rng(seed)
-    lat = []
-    done = []
-    sent = [0]
+def _closed_loop(dev_cfg, op: str, depth: int, n: int, device_seed: int, address_seed: int) -> tuple[float, float]:
+    """Mean device latency (doorbell to completion posted, ns) and IOPS of ``n`` random 4 KiB
+    commands of ``op`` kept at ``depth`` outstanding on a device alone (a closed loop)."""
+    eng = Engine()
+    dev = NvmeDevice(dev_cfg, eng, RngStreams(device_seed).stream("ssd"))
+    qp = dev.add_queue_pair(0, polled=True, depth=1024)
+    rng = np.random.default_rng(address_seed)
+    lat: list[float] = []
+    sent, last = [0], [0.0]
 
     def send():
-        i = sent[0]
         sent[0] += 1
-        r = Request(i, None, 0, "read", 4096, int(rng.integers(0, 2**30)) * 4096, 0, False)
+        r = Request(sent[0], None, 0, op, 4096, int(rng.integers(0, 2**30)) * 4096, 0, False)
         r.t_submit = eng.now
         dev.submit(qp, r)
 
     def on_post(qp_, req):
-        done.append(req)
+        last[0] = eng.now
         lat.append(eng.now - req.t_submit)
         if sent[0] < n:
             send()
@@ -100,8 +96,16 @@ def _mean_latency_at_depth(depth: int, n: int = 4000, seed: int = 7, **kw) -> tu
     for _ in range(depth):
         eng.call_at(0.0, send)
     eng.run(1e10)
-    last = max(r.t_cqe for r in done)
-    return float(np.mean(lat)), n / last * 1e9
+    return float(np.mean(lat)), n / last[0] * 1e9
+
+
+def _mean_latency_at_depth(depth: int, n: int = 4000, seed: int = 7, **kw) -> tuple[float, float]:
+    """:func:`_closed_loop` of random 4 KiB reads on the 900P, by default with 3 units of a fixed
+    5 us and no data path stage (the units alone); ``kw`` overrides."""
+    from models.ssd.config import ServiceConfig
+
+    kw = {"read": ServiceConfig(base_ns=5_000.0, sd_ns=0.0), "parallel_units": 3, "datapath": None, **kw}
+    return _closed_loop(optane_900p(**kw), "read", depth, n, device_seed=1, address_seed=seed)
 
 
 def test_random_addresses_collide_on_units_so_latency_rises_gradually_with_depth():
@@ -320,30 +324,6 @@ def test_writes_to_the_dram_buffer_wait_only_when_their_units_buffer_share_is_fu
     assert all(r.t_dev_end - r.t_dev_start == pytest.approx(svc) for r in reqs)
 
 
-def _closed_loop(dev_cfg, op: str, depth: int, n: int = 12_000, seed: int = 5) -> float:
-    """IOPS of random 4 KiB commands of ``op`` kept at ``depth`` outstanding on a device alone."""
-    eng = Engine()
-    dev = NvmeDevice(dev_cfg, eng, RngStreams(seed).stream("ssd"))
-    qp = dev.add_queue_pair(0, polled=True, depth=1024)
-    rng = np.random.default_rng(seed)
-    sent, last = [0], [0.0]
-
-    def send():
-        sent[0] += 1
-        dev.submit(qp, Request(sent[0], None, 0, op, 4096, int(rng.integers(0, 2**30)) * 4096, 0, False))
-
-    def on_post(qp_, req):
-        last[0] = eng.now
-        if sent[0] < n:
-            send()
-
-    qp.on_post = on_post
-    for _ in range(depth):
-        eng.call_at(0.0, send)
-    eng.run(1e10)
-    return n / last[0] * 1e9
-
-
 @pytest.mark.parametrize("preset", ["optane_900p", "optane_p4800x"])
 def test_optane_presets_meet_the_published_read_and_write_ceilings(preset):
     """Random 4 KiB reads and writes at 32 outstanding, device alone: within 6% of the published
@@ -356,7 +336,7 @@ def test_optane_presets_meet_the_published_read_and_write_ceilings(preset):
     cfg = getattr(presets, preset)()
     rated = values("optane_ssd", "rated_random_4k_iops")
     measured_qd16 = values("optane_ssd", "random_read_4k_by_depth")[16]["iops"]
-    reads, writes = _closed_loop(cfg, "read", 32), _closed_loop(cfg, "write", 32)
+    (_, reads), (_, writes) = (_closed_loop(cfg, op, 32, 12_000, device_seed=5, address_seed=5) for op in ("read", "write"))
     assert rated["read"] * 0.98 <= reads <= measured_qd16 * 1.03
     assert writes == pytest.approx(rated["write"], rel=0.06)
     assert writes < reads  # read/write asymmetry

@@ -47,38 +47,37 @@ def _threads_axis(ax, threads: list[float]) -> None:
     ax.grid(True, alpha=0.3)
 
 
-def threads_figure(plt, rows: list[dict], path: Path) -> None:
-    """Latency, IOPS, context switches and migrations per IO against threads, one line per mode."""
+def _mode_panels(plt, rows: list[dict], panels: tuple, shape: tuple[int, int], figsize: tuple[float, float]):
+    """One panel per (column, scale, y label) of ``panels``: the column against threads, one line
+    per completion mode; returns (figure, axes in reading order)."""
     by_mode = _by_mode(rows)
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-    panels = (("latency_us.mean", 1.0, "mean latency (us)"), ("iops", 1e-3, "IOPS (thousands)"),
-              ("context_switches_per_io", 1.0, "context switches per IO"), ("cpu_migrations_per_io", 1.0, "CPU migrations per IO"))
-    for ax, (key, scale, label) in zip(axes.flat, panels):
+    threads = sorted({float(r["numjobs"]) for r in rows})
+    fig, axes = plt.subplots(*shape, figsize=figsize)
+    flat = list(axes.flat)
+    for ax, (key, scale, label) in zip(flat, panels):
         for mode, color in MODES.items():
             rs = by_mode[mode]
             ax.plot([float(r["numjobs"]) for r in rs], [float(r[key]) * scale for r in rs], "o-", color=color,
                     label=mode, markersize=4)
-        _threads_axis(ax, sorted({float(r["numjobs"]) for r in rows}))
+        _threads_axis(ax, threads)
         ax.set_ylabel(label)
-    axes[0, 0].legend(title="completion")
+    flat[0].legend(title="completion")
+    return fig, flat
+
+
+def threads_figure(plt, rows: list[dict], path: Path) -> None:
+    """Latency, IOPS, context switches and migrations per IO against threads, one line per mode."""
+    panels = (("latency_us.mean", 1.0, "mean latency (us)"), ("iops", 1e-3, "IOPS (thousands)"),
+              ("context_switches_per_io", 1.0, "context switches per IO"), ("cpu_migrations_per_io", 1.0, "CPU migrations per IO"))
+    fig, _ = _mode_panels(plt, rows, panels, (2, 2), (11, 7))
     fig.suptitle("optane900p-e3-1230v5 (4 cores, 8 CPUs): predictions, nothing fitted beyond one thread", fontsize=10)
     _save(fig, path)
 
 
 def energy_figure(plt, rows: list[dict], path: Path) -> None:
     """CPU package power and system energy per IO against threads, one line per mode."""
-    by_mode = _by_mode(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    panels = (("power_w.cpu", 1.0, "CPU package power (W)"),
-              ("energy_j_per_million_ios", 1.0, "system energy per IO (uJ)"))
-    for ax, (key, scale, label) in zip(axes, panels):
-        for mode, color in MODES.items():
-            rs = by_mode[mode]
-            ax.plot([float(r["numjobs"]) for r in rs], [float(r[key]) * scale for r in rs], "o-", color=color,
-                    label=mode, markersize=4)
-        _threads_axis(ax, sorted({float(r["numjobs"]) for r in rows}))
-        ax.set_ylabel(label)
-    axes[0].legend(title="completion")
+    panels = (("power_w.cpu", 1.0, "CPU package power (W)"), ("energy_j_per_million_ios", 1.0, "system energy per IO (uJ)"))
+    fig, _ = _mode_panels(plt, rows, panels, (1, 2), (11, 3.8))
     _save(fig, path)
 
 
