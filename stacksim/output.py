@@ -1,6 +1,6 @@
 """Terminal output: the readable summaries of a run, a replay and a server run, and where the
 command's text goes when a data output is standard output. Data outputs (JSON, per-IO records)
-are :mod:`scenarios.outputs`."""
+are :mod:`scenarios.run.outputs`."""
 
 from __future__ import annotations
 

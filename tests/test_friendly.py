@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from policies.completion.base import COMPLETION_POLICIES
-from scenarios.scenario import builtin_scenarios, default_platform_name, resolve
-from scenarios.sweeps.efficiency import efficiency_map
-from scenarios.sweeps.groups import choose_axes
-from scenarios.sweeps.store import read_results
+from scenarios.config.host import builtin_scenarios, default_platform_name, resolve
+from scenarios.studies.sweeps.efficiency import efficiency_map
+from scenarios.studies.sweeps.groups import choose_axes
+from scenarios.studies.sweeps.store import read_results
 from stacksim.cli import list_line, main
 from tests.conftest import TINY_SERVER_SWEEP
 
 ROOT = Path(__file__).resolve().parents[1]
-MSR = ROOT / "scenarios" / "traces" / "samples" / "msr_sample.csv"
+MSR = ROOT / "scenarios" / "data" / "traces" / "msr_sample.csv"
 
 
 def cli(args, capsys):
@@ -78,7 +78,7 @@ def test_replay_runs_on_runs_default_platform(tmp_path, capsys):
 
 def test_replay_and_run_follow_the_default_scenario_together(tmp_path, monkeypatch, capsys):
     """One function gives both defaults: change the default scenario's platform and both move."""
-    import scenarios.scenario as sc
+    import scenarios.config.host as sc
 
     builtin = tmp_path / "builtin"
     builtin.mkdir()
@@ -100,8 +100,8 @@ TINY_SERVER = TINY_SERVER_SWEEP + "replicates: 2\n"
 
 @pytest.fixture(scope="module")
 def server_results(tmp_path_factory) -> Path:
-    from scenarios.sweep import load_sweep, plan
-    from scenarios.sweeps.runner import execute
+    from scenarios.studies.sweep import load_sweep, plan
+    from scenarios.studies.sweeps.runner import execute
 
     d = tmp_path_factory.mktemp("friendly_server")
     (d / "tiny.yaml").write_text(TINY_SERVER)
@@ -173,7 +173,7 @@ def test_choose_axes_rules():
 @pytest.mark.parametrize("columns", [60, 90, 200])
 def test_list_never_cuts_a_word(columns, monkeypatch, capsys):
     from models.platforms import PLATFORMS
-    from scenarios.server.run import server_scenarios
+    from scenarios.run.server import server_scenarios
     from simcore.config import load_data_file
 
     monkeypatch.setenv("COLUMNS", str(columns))
