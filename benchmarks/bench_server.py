@@ -22,7 +22,7 @@ import pstats
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 
 TARGET_S = {"burst": 180.0, "stable": 120.0}

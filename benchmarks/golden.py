@@ -48,9 +48,9 @@ class Case:
 
 
 def _builtin_names() -> list[str]:
-    from scenarios.config.host import builtin_scenarios
+    from scenarios.config.registry import builtin_scenarios
 
-    return sorted(builtin_scenarios())
+    return sorted(builtin_scenarios("host"))
 
 
 #: built-in scenarios that take more than ~2 s at their own settings: their fast variant
@@ -167,7 +167,7 @@ def run_case(case: Case) -> dict:
 
         return flatten(simulate(resolve(scenario=case.scenario, sets=dict(case.sets))))
     if case.kind == "server":
-        from scenarios.run.server import resolve_server
+        from scenarios.config.server import resolve_server
         from scenarios.run.simulate import simulate
 
         return flatten(simulate(resolve_server(case.scenario, _with_repo_paths(case.sets))))

@@ -71,30 +71,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args) -> int:
-    from scenarios.config.host import parse_sets, resolve, source_args
+    from scenarios.config.checks import print_warnings, run_warnings
+    from scenarios.config.registry import source_args
+    from scenarios.config.resolve import resolve_run
+    from scenarios.config.sets import parse_sets
     from scenarios.run.simulate import simulate
     from simcore.plugins import load_plugin
-    from stacksim.output import format_summary
+    from simcore.progress import progress_enabled
+    from stacksim.output import format_run
 
     for p in args.plugin:
         load_plugin(p)
-    from scenarios.run.server import SERVER_SCENARIOS
-
-    if args.scenario in SERVER_SCENARIOS or (args.job in SERVER_SCENARIOS if args.job else False):
-        return _run_server(args, args.scenario or args.job)
     if args.job and args.scenario:
         raise ConfigError("give either a job file / scenario file or --scenario, not both")
     source = source_args(args.job) if args.job else {"scenario": args.scenario}
     check_run_outputs(args)
-    cfg = resolve(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
-    from scenarios.config.checks import print_warnings, run_warnings
-
+    cfg = resolve_run(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
     print_warnings(run_warnings(cfg))
-    tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
-    from simcore.progress import progress_enabled
-
+    tracer = _make_tracer(args, cfg.warmup_ns) if args.trace else None
     result = simulate(cfg, tracer=tracer, records=_record_sink(args), progress=progress_enabled(args.progress, args.quiet))
-    _emit(args, result, format_summary, cfg.platform.cpu.logical_cpus)
+    _emit(args, result, format_run(cfg), cfg.platform.cpu.logical_cpus)
     return 0
 
 
@@ -138,21 +134,6 @@ def _emit(args, result, format_fn, ncpus: int) -> None:
             out.text(args.trace, trace.to_json(ncpus), what="--trace")
 
 
-def _run_server(args, name: str) -> int:
-    """``--scenario server-stable|server-burst|server-trace``: the NVMe-oF storage-server model."""
-    from scenarios.config.host import parse_sets
-    from scenarios.run.server import resolve_server
-    from scenarios.run.simulate import simulate
-    from stacksim.output import format_server_summary
-
-    check_run_outputs(args)
-    cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
-    tracer = _make_tracer(args, cfg.workload.warmup_ns) if args.trace else None
-    result = simulate(cfg, tracer=tracer, records=bool(args.records))
-    _emit(args, result, format_server_summary, cfg.platform.cpu.logical_cpus)
-    return 0
-
-
 def _make_tracer(args, warmup_ns: float):
     """The --trace tracer: window --trace-window (ms), default the 2 ms after warm-up."""
     from simcore.tracing import ChromeTracer
@@ -183,8 +164,8 @@ def cmd_list(args) -> int:
     from policies.cpu_power import CPUFREQ_GOVERNORS
     from policies.interrupt_generation import IRQ_GENERATION
     from policies.io_scheduler import IO_SCHEDULERS
-    from scenarios.config.host import builtin_scenarios
-    from scenarios.run.server import server_scenarios
+    from scenarios.config.registry import builtin_scenarios
+    from scenarios.config.server import server_scenarios
     from scenarios.studies.sweep import builtin_sweeps
     from simcore.config import load_data_file
 
@@ -193,7 +174,7 @@ def cmd_list(args) -> int:
             print(list_line(name, str((load_data_file(path) or {}).get("description", ""))))
 
     print("scenarios (--scenario NAME):")
-    described(builtin_scenarios())
+    described(builtin_scenarios("host"))
     print("server scenarios (--scenario NAME):")
     for name, desc in server_scenarios().items():
         print(list_line(name, desc))

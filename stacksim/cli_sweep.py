@@ -82,7 +82,7 @@ def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
 
 
 def cmd_sweep(args) -> int:
-    from scenarios.config.host import parse_sets
+    from scenarios.config.sets import parse_sets
     from scenarios.studies.sweep import load_sweep, plan
     from scenarios.studies.sweeps.runner import execute
     from scenarios.studies.sweeps.store import check_results_path

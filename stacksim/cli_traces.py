@@ -156,7 +156,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
 
 
 def _sets(items) -> dict:
-    from scenarios.config.host import parse_sets
+    from scenarios.config.sets import parse_sets
 
     return parse_sets(items)
 

@@ -86,6 +86,11 @@ def format_replay(result: dict) -> str:
     ])
 
 
+def format_run(cfg):
+    """The terminal summary of a run of ``cfg``, by its kind (host or server)."""
+    return {"host": format_summary, "server": format_server_summary}[cfg.kind]
+
+
 def format_server_summary(result: dict) -> str:
     """A readable terminal summary of one server run (the CLI's counterpart of ``format_summary``)."""
     s = result["summary"]

@@ -146,7 +146,7 @@ def _cycles_found_per_run(monkeypatch) -> list:
 
 
 def test_server_model_leaves_no_reference_cycles(monkeypatch):
-    from scenarios.run.server import resolve_server
+    from scenarios.config.server import resolve_server
     from scenarios.run.simulate import simulate
 
     cfg = resolve_server("server-stable", {"server.policy": "sandman", "workload.rate_iops": "320000",

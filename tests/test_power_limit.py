@@ -6,7 +6,7 @@ import pytest
 
 from scenarios.config.host import resolve
 from scenarios.run.assembly import build_run
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 from scenarios.run.simulate import simulate
 

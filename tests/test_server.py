@@ -17,7 +17,7 @@ from policies.core_scheduling.detector import CIDetector
 from scenarios.config.server import ServerRunConfig
 from scenarios.config.server_workloads import BurstWorkload, StableWorkload
 from scenarios.data import reference
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 from scenarios.studies.calibrate_server_power import (QUICK_ROW_MS, exit_latency_us, exit_targets, model_rows,
                                                       residuals_of, targets)

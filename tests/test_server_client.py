@@ -70,7 +70,7 @@ def test_closed_burst_cycles_between_the_caps():
 
 
 def _burst_run(policy: str):
-    from scenarios.run.server import resolve_server
+    from scenarios.config.server import resolve_server
 
     sets = {"server.policy": policy, "workload.client": "closed", "workload.cycles": "1", "workload.time_scale": "0.01",
             "workload.iodepth": "8"}

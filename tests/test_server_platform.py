@@ -10,7 +10,7 @@ from models.platforms import PLATFORMS
 from models.platforms_server import epyc9454p_16xpm1743
 from scenarios.config.host import resolve
 from scenarios.config.platform_file import platform_yaml
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 
 SHORT = {"workload.rate_iops": "160000", "workload.duration_s": "0.003", "workload.warmup_s": "0.001"}

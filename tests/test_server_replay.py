@@ -14,7 +14,7 @@ import pytest
 import scenarios.config.server_workloads as workloads
 from scenarios.config.server_workloads import TraceFeed
 from scenarios.inputs.traces import open_trace, select
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 from scenarios.studies.sweep import load_sweep, plan
 from scenarios.studies.sweeps.runner import execute

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scenarios.config.server import ServerRunConfig
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 from scenarios.studies.sweep import load_sweep, plan
 from scenarios.studies.sweeps.efficiency import efficiency_map

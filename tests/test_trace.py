@@ -99,7 +99,7 @@ def test_server_trace_spans_do_not_overlap_on_a_track(server_trace):
 
 
 def test_tracing_does_not_change_server_results():
-    from scenarios.run.server import resolve_server
+    from scenarios.config.server import resolve_server
     from scenarios.run.simulate import simulate
     from simcore.tracing import ChromeTracer
 

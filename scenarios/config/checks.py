@@ -34,7 +34,10 @@ def queue_warnings(queue: QueueConfig, polling_requested: bool, *, who: str = "n
 
 
 def run_warnings(cfg) -> list[str]:
-    """Warnings for a :class:`~scenarios.config.host.RunConfig` (``stacksim run``)."""
+    """Warnings for a run's configuration (``stacksim run``): a host's
+    (:class:`~scenarios.config.host.RunConfig`); a storage server has none of these settings."""
+    if cfg.kind != "host":
+        return []
     return queue_warnings(cfg.queue, any(j.hipri for j in cfg.jobs))
 
 

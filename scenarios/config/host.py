@@ -1,35 +1,38 @@
-"""Run configuration: platform + queue settings + fio jobs + seed, from a fio job file, a YAML
-scenario, ``--set`` overrides, or a built-in scenario name.
+"""A host run's configuration: platform + queue settings + fio jobs + seed, from a fio job file, a
+host scenario (a built-in name or a YAML file, :mod:`scenarios.config.registry`) and ``--set``
+overrides.
 
-``--set KEY=VALUE`` keys: ``queue.*`` (sysfs queue attributes), ``cpu.*``, ``ssd.*``,
-``kernel.*``, ``sched.*``, ``power.*``, ``ssd_count`` (platform fields), or a plain fio option
-(no dot: ``bs=8k``, ``numjobs=4``, ``hipri=1``) applied to every job.
+``--set KEY=VALUE`` keys: the platform's (:mod:`scenarios.config.sets`: ``queue.*`` (sysfs queue
+attributes), ``cpu.*``, ``ssd.*``, ``kernel.*``, ``sched.*``, ``power.*``, ``ssd_count``, ...), or a
+plain fio option (no dot: ``bs=8k``, ``numjobs=4``, ``hipri=1``) applied to every job.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.config.platform_file import load_platform
-from scenarios.data import BUILTIN_DIR
+from scenarios.config.registry import builtin_scenarios, load_scenario
+from scenarios.config.sets import apply_sets
 from scenarios.inputs.fio.language import platform_keywords
 from scenarios.inputs.fio.parser import FIO_MAX_JOBS, FioJob, apply_overrides, job_from_options, parse_fio_file
-from simcore.config import Model, Seed, check_seed, load_data_file, parse_scalar, set_path, validate
+from simcore.config import Model, Seed, check_seed, load_data_file, validate
 from simcore.errors import ConfigError
 
 DEFAULT_SCENARIO = "default"
-PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "nvme")
 
 
 class RunConfig(Model):
     """Everything one simulation run needs (fully resolved). The block queue's settings live in
     one place, ``platform.queue``; ``RunConfig(..., queue=Q)`` stores ``Q`` there."""
 
+    kind: ClassVar[str] = "host"
+    """the kind of run (:data:`scenarios.config.registry.KINDS`)"""
     name: str = "run"
     platform: PlatformConfig
     jobs: tuple[FioJob, ...] = Field(min_length=1)
@@ -53,6 +56,11 @@ class RunConfig(Model):
         """The block queue's settings (``platform.queue``)."""
         return self.platform.queue
 
+    @property
+    def warmup_ns(self) -> float:
+        """Where the measured interval begins (ns): the jobs' longest ``ramp_time``."""
+        return max(j.ramp_time_ns for j in self.jobs)
+
     def with_queue(self, **changes: Any) -> "RunConfig":
         """A copy with queue settings changed, e.g. ``cfg.with_queue(io_poll=False)``."""
         return self.model_copy(update={"platform": self.platform.model_copy(
@@ -60,8 +68,9 @@ class RunConfig(Model):
 
 
 class ScenarioFile(Model):
-    """A YAML scenario: a platform name, settings, and fio jobs (inline options or a job file)."""
+    """A host scenario (YAML): a platform name, settings, and fio jobs (inline options or a job file)."""
 
+    kind: Literal["host"] = Field("host", description="the kind of scenario (scenarios.config.registry)")
     name: str
     description: str = ""
     platform: str
@@ -79,38 +88,10 @@ def platform_by_name(name: str) -> PlatformConfig:
     return load_platform(name)
 
 
-def builtin_scenarios() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(BUILTIN_DIR.glob("*.yaml"))}
-
-
 def default_platform_name() -> str:
     """The platform of the built-in default scenario: what ``stacksim run`` (no arguments) runs on,
     and the platform of commands whose input names none (``stacksim replay`` without ``--platform``)."""
     return validate(ScenarioFile, load_data_file(builtin_scenarios()[DEFAULT_SCENARIO]), where=DEFAULT_SCENARIO).platform
-
-
-def source_args(source: str) -> dict[str, str]:
-    """``resolve`` keyword for a positional input, as ``stacksim run`` reads it: a ``.yaml``/``.yml``
-    path or a built-in scenario name -> ``{"scenario": ...}``, anything else -> ``{"job_file": ...}``
-    (a fio job file, which must exist)."""
-    if source.endswith((".yaml", ".yml")) or (source in builtin_scenarios() and not Path(source).is_file()):
-        return {"scenario": source}
-    if not Path(source).is_file():
-        raise ConfigError(f"job file not found: {source}")
-    return {"job_file": source}
-
-
-def parse_sets(items: list[str]) -> dict[str, Any]:
-    out = {}
-    for it in items:
-        if "=" not in it:
-            raise ConfigError(f"--set {it!r}: expected KEY=VALUE")
-        key, val = it.split("=", 1)
-        key = key.strip()
-        if not key:
-            raise ConfigError(f"--set {it!r}: empty key")
-        out[key] = val.strip()
-    return out
 
 
 def resolve(
@@ -127,10 +108,8 @@ def resolve(
     if job_file is None and scenario is None and given_jobs is None:
         scenario = DEFAULT_SCENARIO
     if scenario is not None:
-        path = builtin_scenarios().get(scenario) or Path(scenario)
-        if not path.is_file():
-            raise ConfigError(f"unknown scenario '{scenario}' (built-in: {', '.join(builtin_scenarios())}; or a YAML path)")
-        scen = validate(ScenarioFile, load_data_file(path), where=str(path))
+        data, path = load_scenario(scenario, "host")
+        scen = validate(ScenarioFile, data, where=str(path))
         base_dir = path.parent
         sets = {**scen.set, **sets}
     pname = platform or (scen.platform if scen else None)
@@ -157,22 +136,15 @@ def resolve(
 def _apply_platform_sets(pdata: dict, sets: dict[str, Any]) -> dict[str, str]:
     """Apply the platform keys of ``sets`` (``queue.*``, ``cpu.*``, ...) to the platform data
     ``pdata`` in place; return the rest: fio options (text, as a job file would give them)."""
-    qdata = pdata["queue"]
     fio_sets: dict[str, str] = {}
-    for key, raw in sets.items():
-        value = parse_scalar(raw) if isinstance(raw, str) else raw
-        head = key.split(".", 1)[0]
-        if head == "queue":
-            if "." not in key:
-                raise ConfigError(f"--set {key}: name a queue attribute, e.g. queue.io_poll=1")
-            set_path(qdata, key.split(".", 1)[1], value, known_only=False) if key.startswith("queue.iosched.") else set_path(qdata, key.split(".", 1)[1], value)
-        elif head in PLATFORM_PREFIXES:
-            set_path(pdata, key, value)
-        elif "." in key:
-            raise ConfigError(f"--set {key}: unknown section '{head}' (use queue., nvme., cpu., ssd., kernel., sched., power., or a fio option)")
-        else:
-            fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
-    pdata["queue"] = qdata
+
+    def fio_option(key: str, raw: Any) -> None:
+        if "." in key:
+            raise ConfigError(f"--set {key}: unknown section '{key.split('.', 1)[0]}' (use queue., nvme., cpu., ssd., "
+                              f"kernel., sched., power., or a fio option)")
+        fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
+
+    apply_sets(pdata, sets, fio_option)
     return fio_sets
 
 

@@ -24,20 +24,20 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 from pydantic import Field
 
 from models.ioengines.replay import ReplaySettings, TraceReplayer
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
-from scenarios.config.host import PLATFORM_PREFIXES, RunConfig, default_platform_name, resolve
+from scenarios.config.host import RunConfig, default_platform_name, resolve
+from scenarios.config.sets import PLATFORM_PREFIXES, set_value
 from scenarios.inputs.fio.parser import FioJob, job_from_options
 from scenarios.inputs.traces import FORMATS, map_volumes, open_trace, parse_window, read_until, select
 from scenarios.run.assembly import build_host
 from scenarios.run.iostats import IoStats
 from scenarios.run.result import Result
 from scenarios.run.summary import Snapshot, summarize_host_run
-from simcore.config import Model, Seed, parse_scalar, validate
+from simcore.config import Model, Seed, validate
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
 from simcore.stats import RecordChunks, record_sink, records_result
@@ -91,7 +91,7 @@ def split_replay_sets(sets: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
     replay: dict[str, Any] = {}
     platform: dict[str, Any] = {}
     for key, raw in sets.items():
-        value = parse_scalar(raw) if isinstance(raw, str) else raw
+        value = set_value(raw)
         if key.startswith("replay."):
             name = key.split(".", 1)[1]
             if name not in ReplaySettings.model_fields:

@@ -1,7 +1,6 @@
-"""Run a storage-server scenario and summarise it (``summary`` + ``timeline`` + ``sim``).
-
-Entry points for the CLI: :func:`resolve_server` (built-in scenario name + ``--set`` overrides ->
-:class:`ServerRunConfig`) and :func:`simulate_server` (config -> result; called through
+"""Run a storage-server configuration and summarise it (``summary`` + ``timeline`` + ``sim``):
+:func:`simulate_server` (a :class:`~scenarios.config.server.ServerRunConfig`, from
+:func:`scenarios.config.server.resolve_server`, -> result; called through
 :func:`scenarios.run.simulate.simulate`).
 Trace replay (``server-trace``) runs until every trace IO of the window has completed; its result
 adds ``summary.trace_ios``, ``completed_ios``, ``ops`` (per direction) and a ``replay`` block.
@@ -9,152 +8,41 @@ adds ``summary.trace_ios``, ``completed_ios``, ``ops`` (per direction) and a ``r
 
 from __future__ import annotations
 
-import functools
 import time
-from pathlib import Path
-from typing import Any
 
 import numpy as np
-from pydantic import create_model
 
 from models.cpu.power_limit import limit_summary
 from models.power import EnergyReading, average_power
-from models.server.config import ServerConfig
 from models.server.target import Server
-from policies.core_scheduling import CORE_SCHEDULING
-from scenarios.config.host import platform_by_name
-from scenarios.config.server import MetricsConfig, ServerRunConfig
-from scenarios.config.server_workloads import BurstWorkload, StableWorkload, TraceWorkload
+from scenarios.config.server import ServerRunConfig
 from scenarios.run.assembly import build_server
 from scenarios.run.result import Result
 from scenarios.run.summary import io_and_energy
-from simcore.config import parse_scalar, set_path, validate
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
-from simcore.stats import LatencyStats, records_array
+from simcore.stats import LatencyStats, RecordChunks, record_sink, records_array, records_result
 
-DEFAULT_PLATFORM = "epyc9454p-16xpm1743"
-
-#: Built-in server scenarios: description, workload kind, per-policy default parameters.
-SERVER_SCENARIOS: dict[str, dict[str, Any]] = {
-    "server-stable": {
-        "description": "NVMe-oF target, 48 reserved cores, 16 x PM1743: 4 KiB random reads at a constant client rate"
-                       " (workload.rate_iops; SANDMAN's sweep is 10K..10240K doubling), 0.2 s",
-        "workload": "stable",
-        # the study's steps last 2 min, so SANDMAN is in its consolidated state: consolidate once
-        # early (inside the warm-up) instead of waiting one coarse interval
-        "policy_defaults": {"sandman": {"coarse_first_s": 0.01}},
-    },
-    "server-burst": {
-        "description": "NVMe-oF target: one SSD at 5% of its max IOPS for 10 s then at its max for 1 s"
-                       " (workload.time_scale multiplies the durations)",
-        "workload": "burst",
-        "policy_defaults": {},
-    },
-    "server-trace": {
-        "description": "NVMe-oF target replaying a block trace (workload.trace=PATH, trace_format, trace_speed,"
-                       " trace_window=START:END s): open loop, each IO with its own direction and size",
-        "workload": "trace",
-        "policy_defaults": {},
-    },
-}
-
-#: workload keys whose ``--set`` value is text as given (YAML would read ``0:30`` as a number)
-TEXT_KEYS = ("workload.trace", "workload.trace_format", "workload.trace_window", "workload.trace_volumes")
 #: percentiles of the result's ``latency_cdf`` (fio's default list)
 CDF_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
-
-#: ``--set`` heads that address the foundation platform (as in ``stacksim run``)
-PLATFORM_HEADS = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "queue", "nvme")
-
-
-def server_scenarios() -> dict[str, str]:
-    """name -> description of the built-in server scenarios."""
-    return {k: v["description"] for k, v in SERVER_SCENARIOS.items()}
-
-
-def resolve_server(scenario_name: str, sets: dict[str, str] | None = None, seed: int | None = None,
-                   platform: str | None = None) -> ServerRunConfig:
-    """Build a :class:`ServerRunConfig` from a built-in scenario and ``--set KEY=VALUE`` overrides.
-
-    Keys: ``server.*`` (:class:`ServerConfig`, including ``server.policy``), ``policy.*`` (the
-    selected policy's parameters), ``workload.*`` (``rate_iops`` for server-stable, ``time_scale``
-    for server-burst, ...), ``metrics.*``, and the platform heads of ``stacksim run``
-    (``cpu.*``, ``ssd.*``, ``kernel.*``, ``power.*``, ...). ``platform``: a built-in platform name or a
-    platform YAML file, resolved as for ``stacksim run`` (default: the SANDMAN storage node). Every error is a :class:`ConfigError` naming the bad key.
-
-    ``server-trace`` needs ``workload.trace=PATH`` (a relative path is taken from the current
-    directory and stored absolute); ``workload.trace_window`` is ``START:END`` in seconds.
-    """
-    if scenario_name not in SERVER_SCENARIOS:
-        raise ConfigError(f"unknown server scenario '{scenario_name}' (known: {', '.join(SERVER_SCENARIOS)})")
-    scen = SERVER_SCENARIOS[scenario_name]
-    kind = scen["workload"]
-    wl = {"stable": StableWorkload, "burst": BurstWorkload, "trace": TraceWorkload.model_construct}[kind]()
-    plat = platform_by_name(platform or DEFAULT_PLATFORM)
-    data: dict[str, Any] = {
-        "name": scenario_name,
-        "platform": plat.model_dump(),
-        "server": ServerConfig().model_dump(),
-        "policy": {},
-        "workload": wl.model_dump(),
-        "metrics": MetricsConfig().model_dump(),
-        "seed": 1 if seed is None else seed,
-    }
-    for key, raw in (sets or {}).items():
-        if key in TEXT_KEYS:
-            if kind != "trace":
-                raise ConfigError(f"--set {key}: trace replay is the server-trace scenario"
-                                  f" (--scenario server-trace --set workload.trace=PATH)")
-            value = raw.strip() if isinstance(raw, str) else raw
-            if key == "workload.trace" and isinstance(value, str) and value:
-                value = str(Path(value).expanduser().resolve())
-        else:
-            value = parse_scalar(raw) if isinstance(raw, str) else raw
-        head, _, rest = key.partition(".")
-        if head == "policy":
-            if not rest or "." in rest:
-                raise ConfigError(f"--set {key}: name one policy parameter, e.g. policy.hybrid_polling=true")
-            data["policy"][rest] = value
-        elif head in ("server", "workload", "metrics"):
-            if not rest:
-                raise ConfigError(f"--set {key}: name a field, e.g. {head}.<field>=VALUE")
-            if head == "workload" and rest == "kind":
-                raise ConfigError(f"--set {key}: the workload kind is fixed by the scenario ({scenario_name})")
-            set_path(data, key, value)
-        elif head in PLATFORM_HEADS:
-            set_path(data["platform"], key, value)
-        else:
-            raise ConfigError(f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics.,"
-                              f" or {', '.join(h + '.' for h in PLATFORM_HEADS[:5])})")
-    pname = data["server"].get("policy")
-    defaults = scen["policy_defaults"].get(pname, {}) if isinstance(pname, str) else {}
-    data["policy"] = {**defaults, **data["policy"]}
-    cfg = validate(ServerRunConfig, data, where=scenario_name)
-    pcls = CORE_SCHEDULING.get(cfg.server.policy)
-    validate(_policy_section(pcls.Params), {"policy": dict(cfg.policy)}, where=f"{scenario_name} (policy {cfg.server.policy})")
-    return cfg
-
-
-@functools.lru_cache(maxsize=None)
-def _policy_section(params: type) -> type:
-    """A model with one field ``policy`` of type ``params``: errors name the key as ``policy.NAME``."""
-    return create_model(f"{params.__name__}Section", policy=(params, ...))
 
 
 # ---------------------------------------------------------------------------- running
 
 
-def simulate_server(cfg: ServerRunConfig, tracer=None, records: bool = False, keep_model: bool = False) -> Result:
+def simulate_server(cfg: ServerRunConfig, tracer=None, records: bool | RecordChunks = False,
+                    keep_model: bool = False) -> Result:
     """Run ``cfg`` (use :func:`scenarios.run.simulate.simulate`); the result has "scenario", "platform",
     "seed", "policy", "summary", "timeline", "sim", "latency_cdf" (trace replay: and "replay");
     ``result.records``: one row per measured request in the host's record format
-    (:func:`server_records_table`)."""
+    (:func:`server_records_table`; given a :class:`~simcore.stats.RecordChunks`, they go into it and
+    ``result.records`` is that object, as for a host run)."""
     wall0 = time.perf_counter()
     for p in cfg.plugins:
         load_plugin(p)
     srv = build_server(cfg, tracer)
-    if records:
+    sink = record_sink(records)
+    if sink is not None:
         srv.keep_records()
     wl = cfg.workload
     if tracer is not None:
@@ -169,8 +57,9 @@ def simulate_server(cfg: ServerRunConfig, tracer=None, records: bool = False, ke
     wall = time.perf_counter() - wall0
     srv.trace_finish(srv.engine.now)
     data = summarize_server_run(cfg, srv, snaps, warm, end, wall)
-    table = server_records_table(srv, warm, end) if records else None
-    return Result(data, records=table, trace=tracer, model=srv if keep_model else None)
+    if sink is not None:
+        sink(server_records_table(srv, warm, end))
+    return Result(data, records=records_result(records, sink), trace=tracer, model=srv if keep_model else None)
 
 
 def _run_timed(srv: Server, warm: float, bin_ns: float, snaps: dict, end: float, drain_s: float) -> float:

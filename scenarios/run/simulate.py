@@ -8,7 +8,7 @@
 
 A configuration is a :class:`scenarios.config.host.RunConfig` (fio jobs on a Linux host: ``resolve``
 builds one from a built-in scenario, a job file or a scenario file, with ``--set`` overrides), a
-:class:`scenarios.config.server.ServerRunConfig` (a storage server: :func:`scenarios.run.server.resolve_server`)
+:class:`scenarios.config.server.ServerRunConfig` (a storage server: :func:`scenarios.config.server.resolve_server`)
 or a :class:`scenarios.run.replay.ReplayConfig` (a block trace replayed on a host:
 :func:`scenarios.run.replay.resolve_replay`). The CLI, sweeps, calibration, validation and replay all run
 through :func:`simulate`.

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from scenarios.config.host import PLATFORM_PREFIXES, resolve
+from scenarios.config.host import resolve
+from scenarios.config.sets import PLATFORM_PREFIXES
 from scenarios.config.platform_file import platform_yaml
 from scenarios.studies import fitting
 from scenarios.studies.fitting import FitProgress

@@ -36,9 +36,9 @@ import numpy as np
 
 from models.ioengines import SYNC_ENGINES
 from policies.completion import select_policy_name
-from scenarios.config.host import resolve, source_args
+from scenarios.config.registry import scenario_kind, source_args
+from scenarios.config.resolve import resolve_run
 from scenarios.inputs.fio.units import ms_time
-from scenarios.run.server import SERVER_SCENARIOS
 from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 from simcore.outfile import write_text
@@ -141,14 +141,14 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
             runtime_ms: float = 50.0, policies: list[str] | None = None) -> Explanation:
     """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
     run`` reads it) briefly under each completion policy and pick each run's median IO."""
-    if job_file in SERVER_SCENARIOS:
-        raise ConfigError(f"{job_file} is a storage-server scenario; explain takes a fio job file or a host scenario")
     source = source_args(job_file)
+    if "scenario" in source and scenario_kind(source["scenario"]) != "host":
+        raise ConfigError(f"{job_file} is a storage-server scenario; explain takes a fio job file or a host scenario")
     if not runtime_ms > 0:
         raise ConfigError(f"--runtime-ms must be > 0, got {runtime_ms}")
     sets = dict(sets or {})
     length = {"runtime": ms_time(runtime_ms, option="--runtime-ms"), "ramp_time": f"{SHORT_RAMP_MS}ms", "time_based": "1"}
-    base = resolve(**source, platform=platform, sets={**sets, **length}, seed=seed)
+    base = resolve_run(**source, platform=platform, sets={**sets, **length}, seed=seed)
     job = base.jobs[0]
     engine = job.ioengine
     sync = engine in SYNC_ENGINES
@@ -176,7 +176,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
         is_own = policy == own
         extra = {} if is_own else {k: v for k, v in POLICY_SETS[policy].items()
                                    if k != "hipri" or engine in HIPRI_ENGINES}
-        cfg = resolve(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
+        cfg = resolve_run(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
         result = simulate(cfg, records=True)
         records = result.records
         if len(records) == 0:

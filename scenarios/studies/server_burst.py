@@ -17,7 +17,7 @@ import json
 import numpy as np
 
 from scenarios.run.outputs import figures_page
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 
 POLICIES = ("spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman")

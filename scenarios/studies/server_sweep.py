@@ -17,7 +17,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from scenarios.config.server_workloads import STABLE_RATES
-from scenarios.run.server import resolve_server
+from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 from simcore.outfile import check_output, write_text

@@ -18,9 +18,9 @@ overrides, ordered ``axes`` and a number of replicates::
     seed: 1
 
 A base may also be a storage-server scenario (``base: {scenario: server-stable}``, ``server-burst``
-or ``server-trace``, see docs/server.md): its points are resolved by
-:func:`scenarios.run.server.resolve_server` (keys ``server.*``, ``policy.*``, ``workload.*``, ...)
-and run by :func:`~scenarios.run.simulate.simulate`; the rows have the same shape (the
+or ``server-trace``, see docs/server.md): every point of either kind is resolved by
+:func:`scenarios.config.resolve.resolve_run` (a server's keys: ``server.*``, ``policy.*``,
+``workload.*``, ...) and run by :func:`~scenarios.run.simulate.simulate`; the rows have the same shape (the
 ``completion`` column holds the core-scheduling policy). A relative ``workload.trace`` is taken
 from the sweep file's directory when the file is there.
 
@@ -42,10 +42,9 @@ from typing import Any, Union
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from scenarios.config.host import RunConfig, resolve
-from scenarios.config.server import ServerRunConfig
+from scenarios.config.host import RunConfig
+from scenarios.config.resolve import resolve_run
 from scenarios.data import SWEEPS_DIR
-from scenarios.run.server import SERVER_SCENARIOS, resolve_server
 from scenarios.studies.sweeps.runner import execute
 from simcore.config import Model, Seed, load_data_file, validate
 from simcore.errors import ConfigError
@@ -233,29 +232,17 @@ def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | No
     return tasks
 
 
-def is_server_scenario(name: str | None) -> bool:
-    """Whether ``name`` is a built-in storage-server scenario (``server-stable``, ...)."""
-    if name is None:
-        return False
-    return name in SERVER_SCENARIOS
-
-
-def is_server_config(config: Any) -> bool:
-    return isinstance(config, ServerRunConfig)
-
-
 def _resolver(base: dict[str, Any], where: Path):
-    """``sets -> config`` for the sweep's base (seed 0; the plan sets each replicate's seed)."""
-    scen = base.get("scenario")
-    if is_server_scenario(scen):
-        def resolve_server_point(sets: dict[str, Any]):
-            trace = sets.get("workload.trace")
-            if isinstance(trace, str) and trace and not Path(trace).is_absolute() and (where / trace).is_file():
-                sets = {**sets, "workload.trace": str(where / trace)}
-            return resolve_server(scen, sets, seed=0, platform=base.get("platform"))
+    """``sets -> config`` for the sweep's base, of either kind (seed 0; the plan sets each
+    replicate's seed). A relative ``workload.trace`` (a server scenario's trace file) is taken from
+    the sweep file's directory when the file is there."""
+    def resolve_point(sets: dict[str, Any]):
+        trace = sets.get("workload.trace")
+        if isinstance(trace, str) and trace and not Path(trace).is_absolute() and (where / trace).is_file():
+            sets = {**sets, "workload.trace": str(where / trace)}
+        return resolve_run(**base, sets=sets, seed=0)
 
-        return resolve_server_point
-    return lambda sets: resolve(**base, sets=sets, seed=0)
+    return resolve_point
 
 
 def _base_args(base: SweepBase, where: Path) -> dict[str, Any]:

@@ -40,7 +40,8 @@ from typing import Any, Callable
 
 from models.ioengines import SYNC_ENGINES
 from policies.completion import select_policy_name
-from scenarios.config.host import PLATFORM_PREFIXES, resolve
+from scenarios.config.host import resolve
+from scenarios.config.sets import PLATFORM_PREFIXES
 from scenarios.inputs.fio.parser import job_from_options, parse_fio_file
 from scenarios.inputs.fio.units import ms_time
 from scenarios.inputs.measurements import read_fio_json, read_points_csv, read_power_log
