@@ -30,8 +30,8 @@ import subprocess
 import sys
 import time
 
-from scenarios.scenario import resolve
-from scenarios.assembly import build_run
+from scenarios.config.host import resolve
+from scenarios.run.assembly import build_run
 
 CASES = {
     "default (interrupt, 1 thread)": {},
@@ -111,8 +111,8 @@ def bench_replay(bursts: int, repeat: int = 1, paired_runs: bool = False):
 
 
 def _replay_once(path: str) -> tuple[float, int, int, float]:
-    from scenarios.replay import resolve_replay
-    from scenarios.simulate import simulate
+    from scenarios.run.replay import resolve_replay
+    from scenarios.run.simulate import simulate
 
     cfg = resolve_replay(path, "msr")
     t0 = time.perf_counter()

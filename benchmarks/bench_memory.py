@@ -4,7 +4,7 @@ hand, not in the test suite).
     python benchmarks/bench_memory.py [--short-ms 1000] [--long-ms 10000]
 
 Runs the default scenario (``stacksim run``: 4 KiB random reads, one thread, interrupts) through
-:func:`scenarios.simulate.simulate` for a short and a long runtime under :mod:`tracemalloc` and
+:func:`scenarios.run.simulate.simulate` for a short and a long runtime under :mod:`tracemalloc` and
 prints each run's IOs and peak traced memory, then the difference in MB and in MB per million IOs:
 what a longer run costs beyond the short one. Issue 17's target: the 10 s run uses < 40 MB more
 than the 1 s run (the statistics are streamed; per-IO records only with ``records=True``).
@@ -16,8 +16,8 @@ import argparse
 import gc
 import tracemalloc
 
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
 
 
 def peak_mb(runtime_ms: int, records: bool = False) -> tuple[float, int]:

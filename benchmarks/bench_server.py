@@ -22,8 +22,8 @@ import pstats
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from scenarios.server.run import resolve_server
-from scenarios.simulate import simulate
+from scenarios.config.server import resolve_server
+from scenarios.run.simulate import simulate
 
 TARGET_S = {"burst": 180.0, "stable": 120.0}
 

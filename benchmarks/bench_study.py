@@ -32,7 +32,7 @@ def main() -> None:
         if args.estimate:
             # 8 sizes x 7 depths x 3 modes x 5 replicates = 840 runs; sample: 1 replicate, sizes 1k/8k/64k
             sweep = Path(tmp) / "sample.yaml"
-            text = (ROOT / "scenarios" / "sweeps" / "poll_energy_study.yaml").read_text()
+            text = (ROOT / "scenarios" / "data" / "sweeps" / "poll_energy_study.yaml").read_text()
             text = text.replace("bs: [1k, 2k, 4k, 8k, 16k, 32k, 64k, 128k]", "bs: [1k, 8k, 64k]").replace("replicates: 5", "replicates: 1")
             sweep.write_text(text)
             cmd[4] = str(sweep)

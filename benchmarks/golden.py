@@ -5,8 +5,8 @@ precision, so a refactor that must not change results can prove it did not.
     python benchmarks/golden.py --check         # recompute every case, report each figure that moved
     python benchmarks/golden.py --check --fast  # only the fast subset (what tests/test_golden.py runs)
 
-A case is one simulation through the public API (``scenarios.simulate.simulate``,
-``scenarios.validation.PointRunner``); its result is
+A case is one simulation through the public API (``scenarios.run.simulate.simulate``,
+``scenarios.studies.validation.PointRunner``); its result is
 flattened to ``path.to.figure -> value`` with floats as ``repr`` (exact), without wall-clock
 figures (``sim.wall_s`` and the speeds derived from it). Cases marked ``fast`` (a few seconds
 together) are the built-in scenarios at their own settings when they take under ~2 s, else at a
@@ -32,7 +32,7 @@ GOLDEN = REPO / "tests" / "golden" / "golden.json"
 WALL_CLOCK = {"sim.wall_s", "sim.real_time_factor", "sim.ios_per_wall_s"}
 
 SERVER_POLICIES = ("spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman")
-TRACES = {"msr": "scenarios/traces/samples/msr_sample.csv", "alibaba": "scenarios/traces/samples/alibaba_sample.csv"}
+TRACES = {"msr": "scenarios/data/traces/msr_sample.csv", "alibaba": "scenarios/data/traces/alibaba_sample.csv"}
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,9 @@ class Case:
 
 
 def _builtin_names() -> list[str]:
-    from scenarios.scenario import builtin_scenarios
+    from scenarios.config.registry import builtin_scenarios
 
-    return sorted(builtin_scenarios())
+    return sorted(builtin_scenarios("host"))
 
 
 #: built-in scenarios that take more than ~2 s at their own settings: their fast variant
@@ -162,17 +162,17 @@ def _with_repo_paths(sets: dict) -> dict:
 def run_case(case: Case) -> dict:
     """The flattened figures of ``case``."""
     if case.kind == "run":
-        from scenarios.scenario import resolve
-        from scenarios.simulate import simulate
+        from scenarios.config.host import resolve
+        from scenarios.run.simulate import simulate
 
         return flatten(simulate(resolve(scenario=case.scenario, sets=dict(case.sets))))
     if case.kind == "server":
-        from scenarios.server.run import resolve_server
-        from scenarios.simulate import simulate
+        from scenarios.config.server import resolve_server
+        from scenarios.run.simulate import simulate
 
         return flatten(simulate(resolve_server(case.scenario, _with_repo_paths(case.sets))))
     if case.kind == "validate":
-        from scenarios.validation import PointRunner, metric_value, suite_points
+        from scenarios.studies.validation import PointRunner, metric_value, suite_points
 
         runner = PointRunner(platform=None)
         out = {}

@@ -57,12 +57,12 @@ COMPILED_MODULES = (
     "policies.completion.classic_poll",
     "policies.completion.hybrid_poll",
     "policies.interrupt_generation.none",
-    "scenarios.iostats",
+    "scenarios.run.iostats",
     "models.ioengines.trace_io",
-    "scenarios.traces.record",
-    "scenarios.traces.csvformats",
-    "scenarios.traces.reader",
-    "scenarios.traces.select",
+    "scenarios.inputs.traces.record",
+    "scenarios.inputs.traces.csvformats",
+    "scenarios.inputs.traces.reader",
+    "scenarios.inputs.traces.select",
 )
 
 #: the build record, relative to the directory that holds the top-level packages

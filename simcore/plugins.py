@@ -68,7 +68,7 @@ def load_plugin(spec: str) -> None:
     code and runs with the user's rights, as any import does.
 
     A file path is taken as given: relative to the current directory (a scenario's ``plugins:``
-    entries are made relative to the scenario file by :func:`scenarios.scenario.resolve`). It is
+    entries are made relative to the scenario file by :func:`scenarios.config.host.resolve`). It is
     imported once as ``stacksim_plugin_<stem>`` (another file with the same stem gets a name with
     a hash of its path, so neither shadows the other). A module name is imported from Python's
     import path (``sys.path``: installed packages, ``PYTHONPATH``), not from the current directory.

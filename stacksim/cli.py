@@ -71,30 +71,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args) -> int:
-    from scenarios.scenario import parse_sets, resolve, source_args
+    from scenarios.config.checks import print_warnings, run_warnings
+    from scenarios.config.registry import source_args
+    from scenarios.config.resolve import resolve_run
+    from scenarios.config.sets import parse_sets
+    from scenarios.run.simulate import simulate
     from simcore.plugins import load_plugin
-    from stacksim.output import format_summary
-    from scenarios.simulate import simulate
+    from simcore.progress import progress_enabled
+    from stacksim.output import format_run
 
     for p in args.plugin:
         load_plugin(p)
-    from scenarios.server.run import SERVER_SCENARIOS
-
-    if args.scenario in SERVER_SCENARIOS or (args.job in SERVER_SCENARIOS if args.job else False):
-        return _run_server(args, args.scenario or args.job)
     if args.job and args.scenario:
         raise ConfigError("give either a job file / scenario file or --scenario, not both")
     source = source_args(args.job) if args.job else {"scenario": args.scenario}
     check_run_outputs(args)
-    cfg = resolve(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
-    from scenarios.checks import print_warnings, run_warnings
-
+    cfg = resolve_run(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
     print_warnings(run_warnings(cfg))
-    tracer = _make_tracer(args, max(j.ramp_time_ns for j in cfg.jobs)) if args.trace else None
-    from simcore.progress import progress_enabled
-
+    tracer = _make_tracer(args, cfg.warmup_ns) if args.trace else None
     result = simulate(cfg, tracer=tracer, records=_record_sink(args), progress=progress_enabled(args.progress, args.quiet))
-    _emit(args, result, format_summary, cfg.platform.cpu.logical_cpus)
+    _emit(args, result, format_run(cfg), cfg.platform.cpu.logical_cpus)
     return 0
 
 
@@ -109,8 +105,8 @@ def _record_sink(args):
 
 def check_run_outputs(args) -> None:
     """Before simulating: --json, --records and --trace can be written (else exit 2 at once)."""
+    from scenarios.run.outputs import check_records_path
     from simcore.outfile import check_output
-    from scenarios.outputs import check_records_path
 
     if args.json_out:
         check_output(args.json_out, "--json")
@@ -121,10 +117,10 @@ def check_run_outputs(args) -> None:
 
 
 def _emit(args, result, format_fn, ncpus: int) -> None:
-    """The outputs of a run (a :class:`scenarios.result.Result`): terminal summary, then --json,
+    """The outputs of a run (a :class:`scenarios.run.result.Result`): terminal summary, then --json,
     --records and --trace all-or-nothing (none is written unless all can be)."""
+    from scenarios.run.outputs import json_text, stage_records
     from simcore.outfile import Outputs
-    from scenarios.outputs import json_text, stage_records
 
     trace = result.trace
     if not args.quiet:
@@ -136,21 +132,6 @@ def _emit(args, result, format_fn, ncpus: int) -> None:
             stage_records(out, args.records, result.records)
         if trace is not None:
             out.text(args.trace, trace.to_json(ncpus), what="--trace")
-
-
-def _run_server(args, name: str) -> int:
-    """``--scenario server-stable|server-burst|server-trace``: the NVMe-oF storage-server model."""
-    from scenarios.scenario import parse_sets
-    from scenarios.server.run import resolve_server
-    from scenarios.simulate import simulate
-    from stacksim.output import format_server_summary
-
-    check_run_outputs(args)
-    cfg = resolve_server(name, parse_sets(args.sets), seed=args.seed, platform=args.platform)
-    tracer = _make_tracer(args, cfg.workload.warmup_ns) if args.trace else None
-    result = simulate(cfg, tracer=tracer, records=bool(args.records))
-    _emit(args, result, format_server_summary, cfg.platform.cpu.logical_cpus)
-    return 0
 
 
 def _make_tracer(args, warmup_ns: float):
@@ -183,9 +164,9 @@ def cmd_list(args) -> int:
     from policies.cpu_power import CPUFREQ_GOVERNORS
     from policies.interrupt_generation import IRQ_GENERATION
     from policies.io_scheduler import IO_SCHEDULERS
-    from scenarios.scenario import builtin_scenarios
-    from scenarios.server.run import server_scenarios
-    from scenarios.sweep import builtin_sweeps
+    from scenarios.config.registry import builtin_scenarios
+    from scenarios.config.server import server_scenarios
+    from scenarios.studies.sweep import builtin_sweeps
     from simcore.config import load_data_file
 
     def described(files: dict) -> None:
@@ -193,7 +174,7 @@ def cmd_list(args) -> int:
             print(list_line(name, str((load_data_file(path) or {}).get("description", ""))))
 
     print("scenarios (--scenario NAME):")
-    described(builtin_scenarios())
+    described(builtin_scenarios("host"))
     print("server scenarios (--scenario NAME):")
     for name, desc in server_scenarios().items():
         print(list_line(name, desc))
@@ -212,7 +193,7 @@ def cmd_list(args) -> int:
     print("core scheduling policies (server.policy): " + ", ".join(CORE_SCHEDULING.names()))
     print("CPU presets: " + ", ".join(CPU_PRESETS))
     print("SSD presets: " + ", ".join(SSD_PRESETS))
-    from scenarios.studies import STUDIES
+    from scenarios.studies.builtin import STUDIES
 
     print("calibration studies (stacksim calibrate --study NAME): " + ", ".join(STUDIES))
     return 0
@@ -233,7 +214,7 @@ def list_line(name: str, description: str, columns: int | None = None) -> str:
 def cmd_schema(args) -> int:
     from models.os.queue import QueueConfig
     from models.platform import PlatformConfig
-    from scenarios.scenario import RunConfig, ScenarioFile
+    from scenarios.config.host import RunConfig, ScenarioFile
 
     model = {"scenario": ScenarioFile, "platform": PlatformConfig, "queue": QueueConfig, "run": RunConfig}[args.what]
     print(json.dumps(model.model_json_schema(), indent=2))

@@ -17,7 +17,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the sweep, analyze and report sub-commands; their handlers are added to ``commands``
     (the CLI's name -> handler table) when given, and returned."""
     sw = subparsers.add_parser("sweep", help="run a parameter sweep (cartesian product of axes x replicates)")
-    sw.add_argument("sweep", help="sweep YAML file, or the name of a built-in sweep (scenarios/sweeps/)")
+    sw.add_argument("sweep", help="sweep YAML file, or the name of a built-in sweep (scenarios/data/sweeps/)")
     sw.add_argument("-o", "--output", default="RESULTS.csv", metavar="RESULTS",
                     help="results file, .csv or .parquet (default RESULTS.csv); existing runs are skipped")
     sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
@@ -69,7 +69,7 @@ def _add_axis_args(p: argparse.ArgumentParser) -> None:
 def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
     """--x, --y and --policy-axis, the missing ones chosen from the results (said on stderr when
     they are not the host defaults bs x numjobs)."""
-    from scenarios.sweeps.groups import DEFAULT_X, DEFAULT_Y, choose_axes, policy_of
+    from scenarios.studies.sweeps.groups import DEFAULT_X, DEFAULT_Y, choose_axes, policy_of
 
     x, y, policy = choose_axes(rows, args.x, args.y, args.policy_axis)
     if (args.x is None or args.y is None) and (x, y) != (DEFAULT_X, DEFAULT_Y):
@@ -82,10 +82,10 @@ def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
 
 
 def cmd_sweep(args) -> int:
-    from scenarios.scenario import parse_sets
-    from scenarios.sweep import load_sweep, plan
-    from scenarios.sweeps.runner import execute
-    from scenarios.sweeps.store import check_results_path
+    from scenarios.config.sets import parse_sets
+    from scenarios.studies.sweep import load_sweep, plan
+    from scenarios.studies.sweeps.runner import execute
+    from scenarios.studies.sweeps.store import check_results_path
 
     check_results_path(args.output)
     sweep, where = load_sweep(args.sweep)
@@ -106,8 +106,8 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from scenarios.sweeps.efficiency import efficiency_map, format_long, format_table
-    from scenarios.sweeps.store import read_results
+    from scenarios.studies.sweeps.efficiency import efficiency_map, format_long, format_table
+    from scenarios.studies.sweeps.store import read_results
     from simcore.outfile import check_output, write_text
 
     if not 0 < args.alpha < 1:
@@ -127,8 +127,8 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from scenarios.sweeps.report import write_report
-    from scenarios.sweeps.store import read_results
+    from scenarios.studies.sweeps.report import write_report
+    from scenarios.studies.sweeps.store import read_results
     from simcore.outfile import check_output
 
     if not args.output.endswith((".html", ".htm")):

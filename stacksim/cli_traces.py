@@ -156,7 +156,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
 
 
 def _sets(items) -> dict:
-    from scenarios.scenario import parse_sets
+    from scenarios.config.sets import parse_sets
 
     return parse_sets(items)
 
@@ -179,10 +179,10 @@ def _check_out(path: str | None, what: str) -> None:
 
 
 def cmd_replay(args) -> int:
-    from scenarios.checks import print_warnings, queue_warnings
-    from scenarios.outputs import write_json
-    from scenarios.replay import resolve_replay
-    from scenarios.simulate import simulate
+    from scenarios.config.checks import print_warnings, queue_warnings
+    from scenarios.run.outputs import write_json
+    from scenarios.run.replay import resolve_replay
+    from scenarios.run.simulate import simulate
     from simcore.outfile import check_output
     from simcore.progress import progress_enabled
     from stacksim.output import format_replay
@@ -203,7 +203,7 @@ def cmd_replay(args) -> int:
 
 
 def _runner(args):
-    from scenarios.validation import PointRunner
+    from scenarios.studies.validation import PointRunner
 
     for name in ("runtime_ms", "ramp_ms"):
         v = getattr(args, name)
@@ -224,8 +224,9 @@ _MEASURED_MODE = (("platform", "--platform"), ("measured", "--measured"), ("fit"
 
 
 def cmd_calibrate(args) -> int:
-    from scenarios.calibrate_cli import calibrate, calibrated_platform, format_calibration, parse_fit, write_platform
-    from scenarios.validation import load_measured
+    from scenarios.studies.calibrate_measured import (calibrate, calibrated_platform, format_calibration, parse_fit,
+                                                      write_platform)
+    from scenarios.studies.validation import load_measured
 
     if _trace_mode(args):
         return cmd_calibrate_trace(args)
@@ -257,8 +258,8 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_study(args) -> int:
-    """``calibrate --study NAME`` / ``--list-studies``: the built-in calibrations (:mod:`scenarios.studies`)."""
-    from scenarios.studies import STUDIES, check_study_output, format_study, get_study, run_study, write_study
+    """``calibrate --study NAME`` / ``--list-studies``: the built-in calibrations (:mod:`scenarios.studies.builtin`)."""
+    from scenarios.studies.builtin import STUDIES, check_study_output, format_study, get_study, run_study, write_study
 
     given = [flag for name, flag in _MEASURED_MODE if getattr(args, name)]
     if given:
@@ -286,7 +287,7 @@ def cmd_study(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from scenarios.validation import (format_validation, load_measured, suite_points, validate_points,
+    from scenarios.studies.validation import (format_validation, load_measured, suite_points, validate_points,
                                       write_validation_json)
 
     if args.max_error is not None and not args.max_error >= 0:
@@ -310,9 +311,9 @@ def cmd_validate(args) -> int:
 
 
 def cmd_validate_trace(args) -> int:
-    """``validate --trace FILE``: :mod:`scenarios.trace_compare` (and :mod:`scenarios.trace_report`)."""
-    from scenarios.outputs import write_json
-    from scenarios.trace_compare import exceeding, format_trace_validation, validate_trace
+    """``validate --trace FILE``: :mod:`scenarios.studies.trace_compare` (and :mod:`scenarios.studies.trace_report`)."""
+    from scenarios.run.outputs import write_json
+    from scenarios.studies.trace_compare import exceeding, format_trace_validation, validate_trace
     from simcore.progress import progress_enabled
 
     if args.html and not args.html.lower().endswith((".html", ".htm")):
@@ -325,7 +326,7 @@ def cmd_validate_trace(args) -> int:
     if args.json_out:
         write_json(args.json_out, {k: x for k, x in v.items() if k != "samples"})
     if args.html:
-        from scenarios.trace_report import write_trace_report
+        from scenarios.studies.trace_report import write_trace_report
 
         n = write_trace_report(v, args.html)
         print(f"wrote {args.html}: {n} figures")
@@ -334,9 +335,9 @@ def cmd_validate_trace(args) -> int:
 
 
 def cmd_calibrate_trace(args) -> int:
-    """``calibrate --trace FILE -o NEW.yaml``: :mod:`scenarios.trace_calibrate`."""
-    from scenarios.calibrate_cli import write_platform
-    from scenarios.trace_calibrate import calibrate_trace, format_trace_calibration, trace_calibrated_platform
+    """``calibrate --trace FILE -o NEW.yaml``: :mod:`scenarios.studies.trace_calibrate`."""
+    from scenarios.studies.calibrate_measured import write_platform
+    from scenarios.studies.trace_calibrate import calibrate_trace, format_trace_calibration, trace_calibrated_platform
 
     if not args.output:
         raise ConfigError("calibrate --trace needs -o NEW_PLATFORM.yaml (the platform with the fitted device)")
@@ -355,7 +356,7 @@ def cmd_calibrate_trace(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from scenarios.explain import explain, format_explanation, write_html
+    from scenarios.studies.explain import explain, format_explanation, write_html
 
     if args.output and not args.output.lower().endswith((".html", ".htm")):
         raise ConfigError(f"-o {args.output}: use an .html file name")

@@ -1,6 +1,6 @@
 """Terminal output: the readable summaries of a run, a replay and a server run, and where the
 command's text goes when a data output is standard output. Data outputs (JSON, per-IO records)
-are :mod:`scenarios.outputs`."""
+are :mod:`scenarios.run.outputs`."""
 
 from __future__ import annotations
 
@@ -84,6 +84,11 @@ def format_replay(result: dict) -> str:
         f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
         f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
     ])
+
+
+def format_run(cfg):
+    """The terminal summary of a run of ``cfg``, by its kind (host or server)."""
+    return {"host": format_summary, "server": format_server_summary}[cfg.kind]
 
 
 def format_server_summary(result: dict) -> str:

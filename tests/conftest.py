@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from models.platforms import optane900p_e3_1230v5
-from scenarios.fio.parser import job_from_options
-from scenarios.scenario import RunConfig
+from scenarios.config.host import RunConfig
+from scenarios.inputs.fio.parser import job_from_options
 
 #: a storage-server sweep small enough for tests: 2 rates x 2 policies, 3 ms simulated per point
 TINY_SERVER_SWEEP = """

@@ -4,11 +4,11 @@ multi-tenant placement, and the IO-scheduler platform's calibration (io_schedule
 import pytest
 
 from models.platforms import IO_SCHED_FIT, optane_p4801x_e3_1230
-from scenarios.calibrate_io_schedulers import SCHEDULERS, run_point, targets
-from scenarios.fio.parser import job_from_options, parse_fio_text
-from scenarios.scenario import RunConfig
-from scenarios.assembly import build_run
-from scenarios.simulate import simulate
+from scenarios.config.host import RunConfig
+from scenarios.inputs.fio.parser import job_from_options, parse_fio_text
+from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
+from scenarios.studies.calibrate_io_schedulers import SCHEDULERS, run_point, targets
 
 
 def cfg(opts: dict, *, io_poll=False, scheduler="none", runtime_ms=30, seed=5, jobs=None, kernel=None):

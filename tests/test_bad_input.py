@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scenarios.fio.parser import FIO_MAX_JOBS, MAX_RW_BYTES, parse_fio_text
-from scenarios.scenario import resolve
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import FIO_MAX_JOBS, MAX_RW_BYTES, parse_fio_text
 from simcore.config import SEED_MAX, load_data_file
 from simcore.errors import ConfigError
 from stacksim.cli import main
@@ -63,7 +63,7 @@ def test_largest_seed_runs(capsys):
 
 def test_scenario_file_seed_out_of_range_is_refused(capsys, tmp_path):
     scen = tmp_path / "s.yaml"
-    scen.write_text((ROOT / "scenarios/builtin/default.yaml").read_text() + f"seed: {2**64}\n")
+    scen.write_text((ROOT / "scenarios/data/builtin/default.yaml").read_text() + f"seed: {2**64}\n")
     refused(capsys, ["run", str(scen), *QUICK], "seed")
 
 
@@ -245,7 +245,7 @@ def test_arbitrary_bytes_as_a_job_file_or_scenario(capsys, tmp_path_factory, dat
 
 # -- CSVs of the wrong kind -------------------------------------------------------------------------
 WRONG_CSVS = {
-    "trace": (ROOT / "scenarios/traces/samples/msr_sample.csv").read_bytes(),
+    "trace": (ROOT / "scenarios/data/traces/msr_sample.csv").read_bytes(),
     "points": b"bs,iodepth,metric.latency_us.mean\n4k,1,10.5\n",
     "text": b"hello, world\nthis is not a table\n",
     "binary": BINARY,
@@ -315,7 +315,7 @@ def test_fio_json_with_impossible_latencies(capsys, tmp_path, clat, needle):
 
 
 # -- traces -----------------------------------------------------------------------------------------
-MSR_HEAD = "\n".join((ROOT / "scenarios/traces/samples/msr_sample.csv").read_text().splitlines()[:4]) + "\n"
+MSR_HEAD = "\n".join((ROOT / "scenarios/data/traces/msr_sample.csv").read_text().splitlines()[:4]) + "\n"
 
 
 def _msr(tmp_path, last: str, *, gz: bool = False, header: bool = False) -> Path:
@@ -348,7 +348,7 @@ def test_malformed_trace_line_has_its_true_line_number(capsys, tmp_path, gz):
 
 
 def test_out_of_range_records_are_skipped_and_counted_with_skip_bad_lines():
-    from scenarios.traces.reader import open_trace
+    from scenarios.inputs.traces.reader import open_trace
 
     import tempfile
 
@@ -364,7 +364,7 @@ def test_out_of_range_records_are_skipped_and_counted_with_skip_bad_lines():
 def test_any_msr_line_is_a_record_a_skip_or_an_error_naming_its_line(line):
     import tempfile
 
-    from scenarios.traces.reader import MAX_IO_BYTES, MAX_OFFSET_BYTES, open_trace
+    from scenarios.inputs.traces.reader import MAX_IO_BYTES, MAX_OFFSET_BYTES, open_trace
 
     with tempfile.TemporaryDirectory() as d:
         path = _msr(Path(d), line.replace("\n", " "), header=True)
@@ -386,7 +386,7 @@ def test_any_msr_line_is_a_record_a_skip_or_an_error_naming_its_line(line):
     (["run", "--scenario", "server-stable", "--set", "workload.connections=100000000", "--quiet"], "connections"),
 ])
 def test_absurd_command_line_numbers(capsys, tmp_path, args, needle):
-    trace = ROOT / "scenarios/traces/samples/msr_sample.csv"
+    trace = ROOT / "scenarios/data/traces/msr_sample.csv"
     results = tmp_path / "r.csv"
     results.write_text("sweep,point,replicate,config_sha\ns,a=1,0,x\n")
     out = tmp_path / "t.json"
@@ -413,7 +413,7 @@ def test_a_number_of_thousands_of_digits_is_shown_shortened(capsys):
 
 
 def test_ms_options_become_fio_times_or_clear_errors():
-    from scenarios.fio.units import ms_time, parse_time_ns
+    from scenarios.inputs.fio.units import ms_time, parse_time_ns
 
     assert ms_time(50.0, option="--runtime-ms") == "50ms"
     assert parse_time_ns(ms_time(0.5, option="--runtime-ms"), option="runtime") == 500_000  # was '0.5ms': refused

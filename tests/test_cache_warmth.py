@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
 
 BASE = {"runtime": "20ms", "ramp_time": "2ms"}
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import scenarios.scenario as scenario_mod
-from scenarios.calibrate_cli import FitParam, calibrate, parse_fit
-from scenarios.platform_file import load_platform
-from scenarios.validation import Point, PointRunner
+import scenarios.config.host as scenario_mod
+from scenarios.config.platform_file import load_platform
+from scenarios.studies.calibrate_measured import FitParam, calibrate, parse_fit
+from scenarios.studies.validation import Point, PointRunner
 from simcore.errors import ConfigError
 from stacksim import cli_traces
 
@@ -45,7 +45,7 @@ def synthetic():
 
 @pytest.fixture
 def yaml_platforms(monkeypatch):
-    """--platform FILE.yaml through scenarios.scenario (a no-op once platform_by_name uses load_platform)."""
+    """--platform FILE.yaml through scenarios.config.host (a no-op once platform_by_name uses load_platform)."""
     monkeypatch.setattr(scenario_mod, "platform_by_name", load_platform)
 
 

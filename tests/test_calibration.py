@@ -1,12 +1,12 @@
 """The calibrated platform reproduces the published 1-thread figures (Harris & Altiparmak,
-HotStorage 2022, Table 1; scenarios/reference/poll_vs_interrupt_energy.yaml) within 5%, and the
+HotStorage 2022, Table 1; scenarios/data/reference/poll_vs_interrupt_energy.yaml) within 5%, and the
 context-switch behaviour of each mode."""
 
 import pytest
 
 from models.platforms import POLL_ENERGY_FIT
-from scenarios import reference
-from scenarios.calibrate_poll_energy import run_mode, targets
+from scenarios.data import reference
+from scenarios.studies.calibrate_poll_energy import run_mode, targets
 
 TOL = 0.05
 

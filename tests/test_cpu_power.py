@@ -6,10 +6,10 @@ import pytest
 
 from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.cpu_power.schedutil import CAPACITY, IOWAIT_BOOST_MIN, Schedutil, _CpuUtil
-from scenarios.scenario import resolve
+from scenarios.config.host import resolve
 from simcore.errors import ConfigError
-from scenarios.assembly import build_run
-from scenarios.simulate import simulate
+from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
 from tests.conftest import docs_plugin
 
 
@@ -256,7 +256,7 @@ def test_a_segment_is_retimed_when_the_sibling_starts_and_stops():
     """5 us of work on cpu0; its sibling becomes busy (activity 1) 1 us in and goes back to sleep
     2 us later: 1 + 2 x smt_slowdown (the 2 us of sibling time cover 2 / smt_slowdown us of work)
     + the rest alone."""
-    from scenarios.assembly import build_host
+    from scenarios.run.assembly import build_host
 
     cfg = resolve(sets={})
     host = build_host(cfg.platform, cfg.queue, 1)

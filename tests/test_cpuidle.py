@@ -10,10 +10,10 @@ from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from policies.cpu_idle import CPUIDLE_GOVERNORS
 from policies.cpu_idle.menu import MenuGovernor
 from policies.cpu_idle.teo import NR_RECENT, TeoGovernor
-from scenarios.replay import resolve_replay
-from scenarios.scenario import resolve
+from scenarios.run.replay import resolve_replay
+from scenarios.config.host import resolve
 from stacksim.cli import main
-from scenarios.simulate import simulate
+from scenarios.run.simulate import simulate
 from tests.conftest import docs_plugin
 
 CPU = resolve(sets={}).platform.cpu  # Xeon E3-1230 v5: POLL, C1, C1E, C3, C6, C7s, C8
@@ -257,7 +257,7 @@ def test_stopping_and_restarting_the_tick_programs_the_hrtimer():
     """NOHZ idle costs CPU work: stopping the tick (tick_nohz_idle_stop_tick: cancel the tick's
     hrtimer, program the next event) runs before the CPU idles, restarting it (tick_nohz_idle_exit)
     is carried into the wake-up; each is one hrtimer programming (hrtimer_start_cycles)."""
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     def ticks(**sets):
         cfg = resolve(sets={"runtime": "50ms", "ramp_time": "0", **sets})

@@ -2,7 +2,7 @@
 
 import json
 
-from scenarios.simulate import simulate
+from scenarios.run.simulate import simulate
 from tests.conftest import make_cfg
 
 

@@ -9,7 +9,7 @@ from models.ssd.presets import optane_900p
 from models.os.request import Request
 from simcore.engine import Engine
 from simcore.rng import RngStreams
-from scenarios.simulate import simulate
+from scenarios.run.simulate import simulate
 from tests.conftest import make_cfg
 
 
@@ -217,9 +217,9 @@ def test_device_power_follows_the_data_path_busy_share():
 
 
 def test_900p_saturates_near_published_iops():
-    """The published ceiling (scenarios/reference/optane_ssd.yaml): 550K rated, 585K measured at
+    """The published ceiling (scenarios/data/reference/optane_ssd.yaml): 550K rated, 585K measured at
     QD16. 4 io_uring threads at depth 8 (32 outstanding) leave the CPUs short of saturation."""
-    from scenarios.reference import values
+    from scenarios.data.reference import values
 
     rated = values("optane_ssd", "rated_random_4k_iops")["read"]
     qd16 = values("optane_ssd", "random_read_4k_by_depth")[16]["iops"]
@@ -234,7 +234,7 @@ def test_littles_law_in_the_device():
     stamps. The two sides share no code: a command whose stamps disagree with its real stay in
     the device, or a counter that leaks, breaks the equality."""
     cfg = make_cfg("interrupt", threads=6, runtime_ms=30, ramp_ms=5)
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     host, ramp, end = build_run(cfg, keep_requests=True)
     (dev,) = host.devices
@@ -327,11 +327,11 @@ def test_writes_to_the_dram_buffer_wait_only_when_their_units_buffer_share_is_fu
 @pytest.mark.parametrize("preset", ["optane_900p", "optane_p4800x"])
 def test_optane_presets_meet_the_published_read_and_write_ceilings(preset):
     """Random 4 KiB reads and writes at 32 outstanding, device alone: within 6% of the published
-    ceilings (scenarios/reference/optane_ssd.yaml: reads 585K measured at QD16, 550K rated; writes
+    ceilings (scenarios/data/reference/optane_ssd.yaml: reads 585K measured at QD16, 550K rated; writes
     500K rated). Nothing in the presets is fitted to them: the data path's rates are the datasheet's
     sequential bandwidths."""
     from models.ssd import presets
-    from scenarios.reference import values
+    from scenarios.data.reference import values
 
     cfg = getattr(presets, preset)()
     rated = values("optane_ssd", "rated_random_4k_iops")

@@ -115,8 +115,8 @@ def test_models_leave_no_reference_cycles(sets):
     by reference counting: a reference cycle per IO would grow memory for the whole run."""
     import gc
 
-    from scenarios.scenario import resolve
-    from scenarios.assembly import build_run
+    from scenarios.config.host import resolve
+    from scenarios.run.assembly import build_run
 
     host, _ramp, end = build_run(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}), keep_requests=True)
     gc.collect()
@@ -146,8 +146,8 @@ def _cycles_found_per_run(monkeypatch) -> list:
 
 
 def test_server_model_leaves_no_reference_cycles(monkeypatch):
-    from scenarios.server.run import resolve_server
-    from scenarios.simulate import simulate
+    from scenarios.config.server import resolve_server
+    from scenarios.run.simulate import simulate
 
     cfg = resolve_server("server-stable", {"server.policy": "sandman", "workload.rate_iops": "320000",
                                            "workload.duration_s": "0.004", "workload.warmup_s": "0.001"})
@@ -159,11 +159,11 @@ def test_server_model_leaves_no_reference_cycles(monkeypatch):
 def test_trace_replay_leaves_no_reference_cycles(monkeypatch):
     """A replay's threads sleep on hrtimers until their next IO is due: a fired or cancelled timer
     must not stay alive in a cycle (memory would grow with the trace while the collector is off)."""
-    from scenarios.replay import resolve_replay
-    from scenarios.simulate import simulate
+    from scenarios.run.replay import resolve_replay
+    from scenarios.run.simulate import simulate
 
     found = _cycles_found_per_run(monkeypatch)
-    r = simulate(resolve_replay("scenarios/traces/samples/msr_sample.csv", "msr"))
+    r = simulate(resolve_replay("scenarios/data/traces/msr_sample.csv", "msr"))
     assert r.summary["completed_ios"] == 300 and r.records is None  # no per-IO rows unless asked
     assert found == [0]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.studies.explain import explain, format_explanation
 from stacksim import cli_traces
-from scenarios.explain import explain, format_explanation
 
 ROOT = Path(__file__).resolve().parents[1]
 FIO = ROOT / "examples" / "randread-4k-hipri.fio"

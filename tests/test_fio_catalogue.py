@@ -1,11 +1,11 @@
-"""fio's option catalogue (scenarios/fio/catalogue.json) and how stacksim classifies it."""
+"""fio's option catalogue (scenarios/data/fio_catalogue.json) and how stacksim classifies it."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scenarios.fio import options as opts
-from scenarios.fio.parser import parse_fio_text
+from scenarios.inputs.fio import options as opts
+from scenarios.inputs.fio.parser import parse_fio_text
 from simcore.errors import ConfigError
 
 ALL_NAMES = sorted(opts.CATALOGUE_NAMES)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.fio.parser import parse_fio_file
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import parse_fio_file
+from scenarios.run.simulate import simulate
 
 CORPUS = Path(__file__).parent / "fio_corpus"
 FILES = sorted(CORPUS.glob("*.fio"))

@@ -10,10 +10,10 @@ import pytest
 
 from models.os.costs import KernelCosts
 from models.os.filesystem import EXTENT_ALIGN_BYTES
-from scenarios.assembly import build_run
-from scenarios.fio.parser import parse_fio_text
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import parse_fio_text
+from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 
 PLATFORM = "optane900p-e3-1230v5"

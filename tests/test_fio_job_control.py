@@ -3,9 +3,9 @@ number_ios, offset_increment and startdelay (offsets and times of the simulated 
 
 import pytest
 
-from scenarios.fio.parser import parse_fio_text
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import parse_fio_text
+from scenarios.run.simulate import simulate
 
 PLATFORM = "optane900p-e3-1230v5"
 

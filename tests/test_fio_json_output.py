@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scenarios.fio.parser import job_from_options
-from scenarios.measurements import read_fio_json
-from stacksim.cli import main
-from scenarios.fio.output import SAMPLE_WINDOW_NS, _direction, fio_options, lat_object
-from scenarios.iostats import DirStats
+from scenarios.inputs.fio.output import SAMPLE_WINDOW_NS, _direction, fio_options, lat_object
+from scenarios.inputs.fio.parser import job_from_options
+from scenarios.inputs.measurements import read_fio_json
+from scenarios.run.iostats import DirStats
 from simcore.stats import FIO_PERCENTILES, PLAT_REL_ERROR, LatencyStats
+from stacksim.cli import main
 
 PLAT = "optane900p-e3-1230v5"
 FIO_PCT_KEYS = [f"{p:.6f}" for p in FIO_PERCENTILES]
@@ -239,7 +239,7 @@ def test_disk_util_counts_commands_splits_and_merges(tmp_path, sets, split, merg
 def test_replay_json_has_async_slat(tmp_path):
     from pathlib import Path
 
-    trace = Path(__file__).resolve().parents[1] / "scenarios/traces/samples/msr_sample.csv"
+    trace = Path(__file__).resolve().parents[1] / "scenarios/data/traces/msr_sample.csv"
     out = tmp_path / "replay.json"
     assert main(["replay", str(trace), "--platform", PLAT, "--json", str(out), "--quiet"]) == 0
     r = json.loads(out.read_text())

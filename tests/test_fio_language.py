@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scenarios.fio.language import PAGESIZE_BYTES, expand, platform_keywords
-from scenarios.fio.parser import parse_fio_file, parse_fio_text
+from scenarios.inputs.fio.language import PAGESIZE_BYTES, expand, platform_keywords
+from scenarios.inputs.fio.parser import parse_fio_file, parse_fio_text
 from simcore.errors import ConfigError
 
 KW = platform_keywords(16)

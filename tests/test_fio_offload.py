@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.fio.parser import parse_fio_text
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import parse_fio_text
+from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 
 PLATFORM = "optane900p-e3-1230v5"

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from models.ioengines.offsets import Lfsr, Normal, OffsetPicker, Pareto, Zipf, zeta
-from scenarios.fio.parser import job_from_options, parse_fio_text
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import job_from_options, parse_fio_text
+from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 
 PLATFORM = "optane900p-e3-1230v5"
@@ -182,7 +182,7 @@ def test_zoned_abs_beyond_the_range_is_a_clear_error():
     {"rw": "write:8k", "startdelay": "2s"},
 ])
 def test_fio_options_read_back_give_the_same_job(opts):
-    from scenarios.fio.output import fio_options
+    from scenarios.inputs.fio.output import fio_options
 
     job = _job(**opts)
     again = job_from_options(fio_options(job), name="j")

@@ -1,11 +1,11 @@
-"""Tests for scenarios.fio: fio job-file parsing, units and option catalogue."""
+"""Tests for scenarios.inputs.fio: fio job-file parsing, units and option catalogue."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, strategies as st
 
-from scenarios.fio import (FIO_OPTIONS, STACKSIM_OPTIONS, FioJob, apply_overrides, job_from_options,
+from scenarios.inputs.fio import (FIO_OPTIONS, STACKSIM_OPTIONS, FioJob, apply_overrides, job_from_options,
                            parse_bool, parse_cpu_list, parse_cpumask, parse_fio_file, parse_fio_text,
                            parse_size, parse_time_ns)
 from simcore.errors import ConfigError
@@ -355,7 +355,7 @@ def test_arbitrary_options_raise_only_config_error(pairs):
 
 # -- mixed block sizes ---------------------------------------------------------------------------------
 def test_bssplit_and_bsrange_parse_like_fio():
-    from scenarios.fio.units import parse_bsrange, parse_bssplit
+    from scenarios.inputs.fio.units import parse_bsrange, parse_bssplit
 
     assert parse_bssplit("4k/50:64k/30:1m/20") == ((4096, 50.0), (65536, 30.0), (1 << 20, 20.0))
     assert parse_bssplit("4k/10:64k:128k") == ((4096, 10.0), (65536, 45.0), (131072, 45.0))  # blanks share the rest
@@ -375,8 +375,8 @@ def test_bssplit_and_bsrange_parse_like_fio():
 
 
 def test_mixed_sizes_reach_the_device_in_their_shares():
-    from scenarios.scenario import resolve
-    from scenarios.assembly import build_run
+    from scenarios.config.host import resolve
+    from scenarios.run.assembly import build_run
 
     host, _ramp, end = build_run(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}), keep_requests=True)
     host.engine.run(end)

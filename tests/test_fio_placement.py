@@ -4,9 +4,9 @@ idlest physical core, then idlest CPU); without a CPU set, round-robin over all 
 
 import pytest
 
-from scenarios.fio.parser import parse_fio_text
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import parse_fio_text
+from scenarios.run.simulate import simulate
 
 PLATFORM = "optane900p-e3-1230v5"  # 4 cores, SMT: CPU i and i + 4 are siblings
 _HEAD = "[global]\nioengine=psync\ndirect=1\nrw=randread\nruntime=1ms\ntime_based\n"

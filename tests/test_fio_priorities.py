@@ -4,9 +4,9 @@ by the mq-deadline and bfq models: high-priority IOs are served first under cont
 import numpy as np
 import pytest
 
-from scenarios.fio.parser import parse_fio_text
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import parse_fio_text
+from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 
 PLATFORM = "optane900p-e3-1230v5"
@@ -132,7 +132,7 @@ cmdprio_bssplit=4k/100/1/2:64k/0
 
 
 def test_cmdprio_bssplit_short_form_uses_cmdprio_class_and_excludes_cmdprio_percentage():
-    from scenarios.fio.parser import parse_fio_text
+    from scenarios.inputs.fio.parser import parse_fio_text
     from simcore.errors import ConfigError
 
     base = "[j]\nioengine=io_uring\ndirect=1\nrw=randread\nruntime=1ms\n"

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from models.ioengines.rate import RatePacer
-from scenarios.fio.parser import job_from_options, parse_fio_text
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import job_from_options, parse_fio_text
+from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 
 PLATFORM = "optane900p-e3-1230v5"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.scenario import resolve
+from scenarios.config.host import resolve
 from simcore.errors import ConfigError
 
 
@@ -43,7 +43,7 @@ def test_size_percent_needs_a_capacity():
 
 def test_size_percent_bounds_a_size_based_run():
     """Without time_based the job ends after size bytes (here 0.001% of 280 GB = 2.8 MB: 683 4 KiB IOs)."""
-    from scenarios.simulate import simulate
+    from scenarios.run.simulate import simulate
 
     cfg = resolve(scenario="default", sets={"size": "0.001%", "time_based": "0", "runtime": "10s", "ramp_time": "0"})
     s = simulate(cfg)["summary"]

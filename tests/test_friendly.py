@@ -14,15 +14,16 @@ from pathlib import Path
 import pytest
 
 from policies.completion.base import COMPLETION_POLICIES
-from scenarios.scenario import builtin_scenarios, default_platform_name, resolve
-from scenarios.sweeps.efficiency import efficiency_map
-from scenarios.sweeps.groups import choose_axes
-from scenarios.sweeps.store import read_results
+from scenarios.config.host import default_platform_name, resolve
+from scenarios.config.registry import builtin_scenarios
+from scenarios.studies.sweeps.efficiency import efficiency_map
+from scenarios.studies.sweeps.groups import choose_axes
+from scenarios.studies.sweeps.store import read_results
 from stacksim.cli import list_line, main
 from tests.conftest import TINY_SERVER_SWEEP
 
 ROOT = Path(__file__).resolve().parents[1]
-MSR = ROOT / "scenarios" / "traces" / "samples" / "msr_sample.csv"
+MSR = ROOT / "scenarios" / "data" / "traces" / "msr_sample.csv"
 
 
 def cli(args, capsys):
@@ -78,14 +79,14 @@ def test_replay_runs_on_runs_default_platform(tmp_path, capsys):
 
 def test_replay_and_run_follow_the_default_scenario_together(tmp_path, monkeypatch, capsys):
     """One function gives both defaults: change the default scenario's platform and both move."""
-    import scenarios.scenario as sc
+    import scenarios.config.registry as registry
 
     builtin = tmp_path / "builtin"
     builtin.mkdir()
     text = builtin_scenarios()["default"].read_text()
     other = "optane-p4801x-e3-1230"
     (builtin / "default.yaml").write_text(re.sub(r"(?m)^platform: .*$", f"platform: {other}", text))
-    monkeypatch.setattr(sc, "BUILTIN_DIR", builtin)
+    monkeypatch.setattr(registry, "BUILTIN_DIR", builtin)
     assert default_platform_name() == other
     assert resolve().platform.name == other
     out = tmp_path / "r.json"
@@ -100,8 +101,8 @@ TINY_SERVER = TINY_SERVER_SWEEP + "replicates: 2\n"
 
 @pytest.fixture(scope="module")
 def server_results(tmp_path_factory) -> Path:
-    from scenarios.sweep import load_sweep, plan
-    from scenarios.sweeps.runner import execute
+    from scenarios.studies.sweep import load_sweep, plan
+    from scenarios.studies.sweeps.runner import execute
 
     d = tmp_path_factory.mktemp("friendly_server")
     (d / "tiny.yaml").write_text(TINY_SERVER)
@@ -173,14 +174,14 @@ def test_choose_axes_rules():
 @pytest.mark.parametrize("columns", [60, 90, 200])
 def test_list_never_cuts_a_word(columns, monkeypatch, capsys):
     from models.platforms import PLATFORMS
-    from scenarios.server.run import server_scenarios
+    from scenarios.config.server import server_scenarios
     from simcore.config import load_data_file
 
     monkeypatch.setenv("COLUMNS", str(columns))
     rc, out, _ = cli(["list"], capsys)
     assert rc == 0
     full = {name: " ".join(str((load_data_file(p) or {}).get("description", "")).split())
-            for name, p in builtin_scenarios().items()}
+            for name, p in builtin_scenarios("host").items()}
     full.update({name: " ".join(d.split()) for name, d in server_scenarios().items()})
     full.update({name: " ".join(fn().description.split()) for name, fn in PLATFORMS.items()})
     seen = 0

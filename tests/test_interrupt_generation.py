@@ -6,12 +6,12 @@ import pytest
 
 from models.os.request import Request
 from policies.interrupt_generation import BARRIER, IRQ_GENERATION, IrqConfig, URGENT
-from scenarios.calibrate_cinterrupts import CINTERRUPTS_FIT, DEVICES, run_point, targets
-from scenarios.fio.parser import job_from_options
-from scenarios.scenario import RunConfig
+from scenarios.config.host import RunConfig
+from scenarios.inputs.fio.parser import job_from_options
+from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
+from scenarios.studies.calibrate_cinterrupts import CINTERRUPTS_FIT, DEVICES, run_point, targets
 from simcore.engine import Engine
-from scenarios.assembly import build_run
-from scenarios.simulate import simulate
 
 
 class FakeQP:
@@ -145,7 +145,7 @@ def test_calibration_sync_latency_within_5_percent(device):
 
 def test_interrupt_cost_is_the_published_1500_cycles():
     from models.platforms import optane_p4800x_e5_2660v4, p3700_e5_2660v4
-    from scenarios import reference
+    from scenarios.data import reference
 
     k = optane_p4800x_e5_2660v4().kernel
     # entry/exit + CQ reap + request completion + waking the blocked task
@@ -157,9 +157,9 @@ def test_interrupt_cost_is_the_published_1500_cycles():
 
 
 def test_ooo_handler_reaps_only_urgent_entries_and_rings_the_doorbell_only_for_the_head():
-    from scenarios.assembly import build_host
     from models.os.nvme import NvmeIrq
     from models.platforms import optane_p4800x_e5_2660v4
+    from scenarios.run.assembly import build_host
 
     plat = optane_p4800x_e5_2660v4()
     host = build_host(plat, plat.queue, seed=1, keep_requests=True)
@@ -188,8 +188,8 @@ def test_completion_interarrival_matches_the_study_unbatched_and_shrinks_with_ba
     (4 KiB / 2.4 GB/s = 1.7 us), not the measured 1 us (docs/interrupts.md): the test pins that
     floor, and that Delta = 6 us stays above both p90s."""
     from models.ssd.presets import optane_p4800x
-    from scenarios import reference
-    from scenarios.scenario import resolve
+    from scenarios.config.host import resolve
+    from scenarios.data import reference
 
     pub = reference.values("calibrated_interrupts", "completion_interarrival_p90")
     p90 = {}

@@ -3,8 +3,8 @@
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from models.platforms import optane900p_e3_1230v5
-from scenarios.assembly import build_run
-from scenarios.simulate import simulate
+from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
 from tests.conftest import make_cfg
 
 

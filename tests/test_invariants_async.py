@@ -5,9 +5,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from models.platforms import optane_p4800x_e5_2660v4
-from scenarios.fio.parser import job_from_options
-from scenarios.scenario import RunConfig
-from scenarios.assembly import build_run
+from scenarios.config.host import RunConfig
+from scenarios.inputs.fio.parser import job_from_options
+from scenarios.run.assembly import build_run
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from models.ioengines.latency_target import LatencyTarget
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
 
 
 def _drive(lt: LatencyTarget, meets_up_to: int, windows: int) -> list[int]:

@@ -1,4 +1,4 @@
-"""Tests for scenarios.measurements: fio JSON, power logs, measured-point CSVs."""
+"""Tests for scenarios.inputs.measurements: fio JSON, power logs, measured-point CSVs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.measurements import read_fio_json, read_points_csv, read_power_log
+from scenarios.inputs.measurements import read_fio_json, read_points_csv, read_power_log
 from simcore.errors import ConfigError
 
 

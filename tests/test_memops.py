@@ -5,8 +5,8 @@ import pytest
 
 from models.os.memops import KEYS, rates_per_s
 from models.platforms import POLL_ENERGY_FIT
-from scenarios.calibrate_memops import table2
-from scenarios.calibrate_poll_energy import run_mode
+from scenarios.studies.calibrate_memops import table2
+from scenarios.studies.calibrate_poll_energy import run_mode
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +51,9 @@ def test_rates_scale_with_cycles():
 
 def _interrupt_run(**kernel):
     from models.platforms import optane900p_e3_1230v5
-    from scenarios.fio.parser import job_from_options
-    from scenarios.scenario import RunConfig
-    from scenarios.simulate import simulate
+    from scenarios.config.host import RunConfig
+    from scenarios.inputs.fio.parser import job_from_options
+    from scenarios.run.simulate import simulate
 
     plat = optane900p_e3_1230v5()
     plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(update=kernel)})
@@ -81,7 +81,7 @@ def test_every_scheduler_and_timer_cycle_is_an_action(runs, mode):
     """The scheduler and timer layers' cycles are exactly their actions' (a bundle that added
     scheduler or timer cycles without naming the action would escape the per-action charge)."""
     from models.platforms import optane900p_e3_1230v5
-    from scenarios.summary import non_action_cycles
+    from scenarios.run.summary import non_action_cycles
 
     s = runs[mode]
     actions = {k: v * s["iops"] for k, v in s["kernel_actions_per_io"].items()}

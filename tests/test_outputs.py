@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import scenarios.run.outputs
 import simcore.outfile as outfile
-import scenarios.outputs
-from scenarios.sweeps.rows import TIMING_COLUMNS
-from scenarios.sweeps.store import ResultStore, journal_dir, lock_path, read_results
+from scenarios.studies.sweeps.rows import TIMING_COLUMNS
+from scenarios.studies.sweeps.store import ResultStore, journal_dir, lock_path, read_results
 from simcore.errors import ConfigError
 from simcore.outfile import OutputError, Outputs, check_output, write_file, write_text
 from stacksim.cli import main
@@ -28,7 +28,7 @@ from stacksim.cli import main
 REPO = Path(__file__).resolve().parents[1]
 FAST = ["--set", "runtime=2ms", "--set", "ramp_time=1ms"]
 PLAT = "optane900p-e3-1230v5"
-MSR = REPO / "scenarios" / "traces" / "samples" / "msr_sample.csv"
+MSR = REPO / "scenarios" / "data" / "traces" / "msr_sample.csv"
 JOB = REPO / "examples" / "randread-4k-hipri.fio"
 LINUX = sys.platform.startswith("linux")
 
@@ -82,14 +82,14 @@ def test_unwritable_output_fails_before_running(writer, kind, tmp_path, capsys, 
     path, reason = _bad_paths(tmp_path, suffix)[kind]
     before = sorted(tmp_path.rglob("*"))
     monkeypatch.chdir(tmp_path)
-    import scenarios.simulate
-    import scenarios.sweeps.runner
+    import scenarios.run.simulate
+    import scenarios.studies.sweeps.runner
 
     def no_simulation(*a, **k):
         raise AssertionError("simulated although the output cannot be written")
 
-    monkeypatch.setattr(scenarios.simulate, "simulate", no_simulation)
-    monkeypatch.setattr(scenarios.sweeps.runner, "simulate", no_simulation)
+    monkeypatch.setattr(scenarios.run.simulate, "simulate", no_simulation)
+    monkeypatch.setattr(scenarios.studies.sweeps.runner, "simulate", no_simulation)
     rc, out, err = cli([str(path) if a == "OUT" else a for a in argv], capsys)
     assert rc == 2, err
     assert err.startswith("stacksim: error: cannot write") and err.count("\n") == 1, err
@@ -116,7 +116,7 @@ def test_write_time_errors_are_reported_too(tmp_path, capsys, monkeypatch):
     """Without the check before the run (the directory vanished meanwhile), the write itself
     still fails with one message and no temporary file."""
     monkeypatch.setattr(outfile, "check_output", lambda *a, **k: None)
-    monkeypatch.setattr(scenarios.outputs, "check_output", lambda *a, **k: None)
+    monkeypatch.setattr(scenarios.run.outputs, "check_output", lambda *a, **k: None)
     gone = tmp_path / "gone"
     rc, out, err = cli(["run", *FAST, "--quiet", "--json", gone / "r.json"], capsys)
     assert rc == 2 and err == f"stacksim: error: cannot write --json {gone / 'r.json'}: directory {gone} does not exist\n"

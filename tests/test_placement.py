@@ -9,8 +9,8 @@ import pytest
 from models.os.placement import pull_candidate, select_wake_cpu
 from models.os.task import RUNNABLE, Task
 from models.platforms import optane900p_e3_1230v5
-from scenarios.assembly import build_host
-from scenarios.simulate import simulate
+from scenarios.run.assembly import build_host
+from scenarios.run.simulate import simulate
 from tests.conftest import make_cfg
 
 PLAT = optane900p_e3_1230v5()  # 4 cores x 2 threads: CPU i and i + 4 are siblings
@@ -103,7 +103,7 @@ def _threads_run(threads: int, **extra):
 
 
 def test_more_threads_than_cpus_migrate_and_every_io_still_completes_once():
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     s = _threads_run(12)["summary"]
     assert s["cpu_migrations"] > 0 and s["interrupts"].get("ipi", 0) > 0  # remote wake-ups
@@ -153,7 +153,7 @@ def test_a_pulled_task_runs_at_once_and_is_not_bounced_between_idle_cpus():
     to it in the same step. (Pulling it into the queue and then running the balance pass as a
     segment let the next idle CPU pull it back, forever: 31,574 migrations in 9 ms, the task never
     ran again. Found by tests/test_invariants.py.)"""
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     host, _ramp, end = build_run(make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0), keep_requests=True)
     host.engine.run(end + 5e6)
@@ -164,7 +164,7 @@ def test_a_pulled_task_runs_at_once_and_is_not_bounced_between_idle_cpus():
 def test_sleeps_and_wake_ups_pay_their_load_and_pressure_accounting():
     """Every blocking IO dequeues its task and every wake-up enqueues it, each with PELT and PSI
     at the root and each cgroup level: (cgroup_depth + 1) x (pelt + psi) cycles."""
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     cfg = make_cfg("interrupt", threads=1, runtime_ms=10, ramp_ms=0)
     k = cfg.platform.kernel
@@ -344,7 +344,7 @@ def test_async_threads_migrate_with_ios_in_flight_unless_they_poll(hipri, moves)
     CPU is busy is placed on an idle CPU (its IOs in flight complete on the old queue and wake it
     there); an IOPOLL one, never without IOs in flight here, stays on its CPU, whose poll queue
     holds its requests."""
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     extra = {"ioengine": "io_uring", "iodepth": "2", "hipri": "1" if hipri else "0"}
     cfg = make_cfg("classic" if hipri else "interrupt", threads=16, runtime_ms=10, ramp_ms=0, extra=extra)
@@ -364,8 +364,8 @@ def test_nice_sets_the_share_of_cpu_between_busy_threads():
     """fio's nice: two classic pollers (always runnable) pinned to one CPU share it by their CFS
     load weights (sched_prio_to_weight: nice 0 = 1024, nice 5 = 335), so their IOs come in that
     ratio; at the same nice they split evenly."""
-    from scenarios.fio.parser import parse_fio_text
-    from scenarios.scenario import resolve
+    from scenarios.config.host import resolve
+    from scenarios.inputs.fio.parser import parse_fio_text
 
     def ios(nice_b: int) -> tuple[int, int]:
         text = ("[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
@@ -384,8 +384,8 @@ def test_nice_sets_the_share_of_cpu_between_busy_threads():
 
 def _simulate_fio(text: str, sets: dict):
     """The model after simulating the fio job file ``text`` on the 900P platform with ``sets``."""
-    from scenarios.fio.parser import parse_fio_text
-    from scenarios.scenario import resolve
+    from scenarios.config.host import resolve
+    from scenarios.inputs.fio.parser import parse_fio_text
 
     cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5", sets=sets)
     return simulate(cfg, keep_model=True).model
@@ -433,7 +433,7 @@ def test_an_iopoll_thread_woken_from_a_thinktime_polls_its_new_cpus_queue():
     """io_uring IOPOLL threads with a thinktime (fio quiesces, then sleeps): woken with nothing in
     flight they may be placed on an idle CPU, and then poll their new CPU's queue; every IO
     completes once and every request was polled on the queue of the CPU that submitted it."""
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     extra = {"ioengine": "io_uring", "iodepth": "2", "hipri": "1", "thinktime": "30"}
     cfg = make_cfg("classic", threads=16, runtime_ms=10, ramp_ms=0, extra=extra)
@@ -450,7 +450,7 @@ def test_more_than_one_busy_cpu_kicks_an_idle_one_every_balance_interval():
     nr_busy_cpus > 1: tasks may be packed on siblings while cores idle) a busy CPU's tick kicks a
     tick-stopped idle CPU by IPI, though no task waits: at most every 2 ms, here at every 4 ms
     tick (250 Hz) of the two pollers' CPUs. One busy CPU kicks nobody."""
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     window_ms = 100
     for threads, kicks in ((1, 0), (2, window_ms // 4)):
@@ -466,8 +466,8 @@ def test_active_balancing_spreads_pollers_packed_on_one_core(monkeypatch):
     wake-up moves them and a balance pass finds nothing queued to pull: the package's passes by
     the kicked idle CPUs fail, and after cache_nice_tries + 2 failures in a row (four, 8 ms apart)
     the stopper of CPU 0 pushes its running poller to an idle core. Then each core runs one."""
-    import scenarios.assembly as assembly
-    from scenarios.assembly import build_run
+    import scenarios.run.assembly as assembly
+    from scenarios.run.assembly import build_run
 
     monkeypatch.setattr(assembly, "place_thread", lambda job, allowed, i, placed, core_of: (0, 4)[i])
     host, _ramp, end = build_run(make_cfg("classic", threads=2, runtime_ms=100, ramp_ms=0))
@@ -484,9 +484,9 @@ def test_active_balancing_spreads_pollers_packed_on_one_core(monkeypatch):
 def _poller_and_sleeper(runtime_ms: int, periodic_balance: bool = True):
     """A classic poller pinned on CPU 0 (busy at every tick) beside a thread pinned on CPU 2 that
     thinks 50 ms between IOs (its CPU stops its tick after each)."""
-    from scenarios.assembly import build_run
-    from scenarios.fio.parser import job_from_options
-    from scenarios.scenario import RunConfig
+    from scenarios.config.host import RunConfig
+    from scenarios.inputs.fio.parser import job_from_options
+    from scenarios.run.assembly import build_run
 
     plat = PLAT.model_copy(update={"sched": PLAT.sched.model_copy(update={"periodic_balance": periodic_balance})})
     queue = plat.queue.model_copy(update={"io_poll": True, "io_poll_delay": -1})

@@ -5,8 +5,8 @@ import pytest
 
 from policies.completion.base import COMPLETION_POLICIES
 from policies.completion.hybrid_poll import HybridPollCompletion, stats_bucket
-from scenarios.assembly import build_run
-from scenarios.simulate import simulate
+from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
 from tests.conftest import make_cfg
 
 

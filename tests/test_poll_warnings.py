@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from models.os.queue import QueueConfig
-from scenarios.checks import queue_warnings
+from scenarios.config.checks import queue_warnings
 from stacksim.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def test_queue_warnings_cover_both_settings():
 
 
 def test_replay_warns_when_no_submitter_polls(capsys):
-    rc = main(["replay", str(ROOT / "scenarios/traces/samples/msr_sample.csv"), "--platform", "optane900p-e3-1230v5",
+    rc = main(["replay", str(ROOT / "scenarios/data/traces/msr_sample.csv"), "--platform", "optane900p-e3-1230v5",
                "--set", "queue.io_poll=1", "--window", "0:0.002", "--quiet"])
     err = capsys.readouterr().err
     assert rc == 0

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.scenario import resolve
-from scenarios.server.run import resolve_server
-from scenarios.simulate import simulate
-from scenarios.assembly import build_run
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.run.assembly import build_run
+from scenarios.config.server import resolve_server
+from scenarios.run.simulate import simulate
+from scenarios.run.simulate import simulate
 
 
 def test_ceiling_caps_requests_and_releases_them():

@@ -4,12 +4,12 @@ import io
 import json
 from pathlib import Path
 
-from scenarios.scenario import resolve
 import simcore.engine
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
 from simcore.engine import PROGRESS_EVERY_EVENTS, Engine
 from simcore.progress import RunProgress, progress_enabled
 from stacksim.cli import main
-from scenarios.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = {"runtime": "20ms", "ramp_time": "2ms"}
@@ -96,6 +96,6 @@ def test_cli_flags(capsys, monkeypatch):
 
 def test_replay_progress(capsys, monkeypatch):
     monkeypatch.setattr(simcore.engine, "PROGRESS_EVERY_EVENTS", 64)
-    trace = str(ROOT / "scenarios/traces/samples/msr_sample.csv")
+    trace = str(ROOT / "scenarios/data/traces/msr_sample.csv")
     assert main(["replay", trace, "--platform", "optane900p-e3-1230v5", "--progress", "--quiet"]) == 0
     assert "replaying:" in capsys.readouterr().err

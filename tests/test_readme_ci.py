@@ -70,7 +70,7 @@ def test_first_readme_command_works_in_a_clean_copy(tmp_path):
     repo.mkdir()
     subprocess.run(["bash", str(CI), "--copy-to", str(repo)], check=True, timeout=120)
     assert list(tmp_path.iterdir()) == [repo]  # nothing beside it
-    assert not (repo / ".venv").exists() and (repo / "scenarios" / "reference").is_dir()
+    assert not (repo / ".venv").exists() and (repo / "scenarios" / "data" / "reference").is_dir()
     assert not list(repo.rglob("*.so")) and not (repo / "simcore" / "_compiled_build.json").exists()  # no build
 
     parts = [p.strip() for p in readme_commands()[0].split("&&")]
@@ -105,8 +105,8 @@ def test_first_readme_command_works_in_a_clean_copy(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
     assert re.search(r"IOPS [\d,]+", out.stdout) and "latency us: mean" in out.stdout
-    where = subprocess.run([str(venv_python), "-c", "import scenarios.reference, stacksim; "
-                            "print(scenarios.reference.__file__); print(stacksim.__file__)"],
+    where = subprocess.run([str(venv_python), "-c", "import scenarios.data.reference, stacksim; "
+                            "print(scenarios.data.reference.__file__); print(stacksim.__file__)"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.split()
     for path in where:  # the copy's code ran, not this checkout's
         assert Path(path).resolve().is_relative_to(repo.resolve()), path

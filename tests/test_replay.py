@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.assembly import build_host
-from scenarios.replay import replay_job, resolve_replay
-from scenarios.simulate import simulate
+from scenarios.run.assembly import build_host
+from scenarios.run.replay import replay_job, resolve_replay
+from scenarios.run.simulate import simulate
 
-from scenarios.traces import map_volumes, open_trace, parse_window, select
-from scenarios.traces import make_samples
 from models.ioengines.replay import ReplaySettings, TraceReplayer
+from scenarios.data.traces import make_samples
+from scenarios.inputs.traces import map_volumes, open_trace, parse_window, select
 from simcore.errors import ConfigError
 from stacksim import cli_traces
 
-SAMPLES = Path(make_samples.__file__).parent / "samples"
+SAMPLES = Path(make_samples.__file__).parent
 MSR = SAMPLES / "msr_sample.csv"
 ALIBABA = SAMPLES / "alibaba_sample.csv"
 PLAT = "optane900p-e3-1230v5"

@@ -10,16 +10,17 @@ import numpy as np
 import pytest
 
 from models.platforms_server import SERVER_POWER_FIT, epyc9454p_16xpm1743
+from models.server.config import ServerConfig
+from models.server.reactor import POLL
 from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from policies.core_scheduling.detector import CIDetector
-from scenarios.server.run import resolve_server
-from scenarios.simulate import simulate
-from scenarios import reference
-from scenarios.server.calibrate_power import QUICK_ROW_MS, exit_latency_us, exit_targets, model_rows, residuals_of, targets
-from models.server.config import ServerConfig
-from scenarios.server.config import ServerRunConfig
-from models.server.reactor import POLL
-from scenarios.server.workloads import BurstWorkload, StableWorkload
+from scenarios.config.server import ServerRunConfig
+from scenarios.config.server_workloads import BurstWorkload, StableWorkload
+from scenarios.data import reference
+from scenarios.config.server import resolve_server
+from scenarios.run.simulate import simulate
+from scenarios.studies.calibrate_server_power import (QUICK_ROW_MS, exit_latency_us, exit_targets, model_rows,
+                                                      residuals_of, targets)
 from simcore.errors import ConfigError
 
 POLICIES = ["spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman"]
@@ -101,7 +102,7 @@ def _governor_jump(transition_ns: float) -> tuple[list, np.ndarray, np.ndarray, 
     """10 ms at 90K IOPS (cores settle at 400 MHz), then 1 ms at 6M IOPS over all SSDs (more than
     the reactors can take at 400 MHz), with P-state transitions of ``transition_ns``: the times a
     core reached the top clock after the jump, arrival times and latencies (ns), the jump time."""
-    from scenarios.assembly import build_server
+    from scenarios.run.assembly import build_server
 
     cfg = burst("governor", 1e-3, ssd_max_iops=6e6, low_fraction=0.015, ssds=tuple(range(16)))
     cpu = cfg.platform.cpu.model_copy(update={"pstate_transition_ns": transition_ns})

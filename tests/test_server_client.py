@@ -8,9 +8,9 @@ import pytest
 
 from models.platforms_server import epyc9454p_16xpm1743
 from models.server.config import ServerConfig
-from scenarios.server.config import ServerRunConfig
-from scenarios.server.workloads import BurstWorkload, StableWorkload
-from scenarios.simulate import simulate
+from scenarios.config.server import ServerRunConfig
+from scenarios.config.server_workloads import BurstWorkload, StableWorkload
+from scenarios.run.simulate import simulate
 
 PLAT = epyc9454p_16xpm1743()
 
@@ -70,7 +70,7 @@ def test_closed_burst_cycles_between_the_caps():
 
 
 def _burst_run(policy: str):
-    from scenarios.server.run import resolve_server
+    from scenarios.config.server import resolve_server
 
     sets = {"server.policy": policy, "workload.client": "closed", "workload.cycles": "1", "workload.time_scale": "0.01",
             "workload.iodepth": "8"}
@@ -118,7 +118,7 @@ def test_governor_actuation_costs_the_main_core():
 
 
 def test_burst_study_aggregates_bins_in_and_out_of_bursts(tmp_path):
-    from scenarios.server import burst_study
+    from scenarios.studies import server_burst as burst_study
 
     row = burst_study.run_policy("spdk-static", time_scale=0.002, cycles=1)
     assert row["burst"]["iops"] > 5 * row["quiet"]["iops"]
@@ -126,7 +126,7 @@ def test_burst_study_aggregates_bins_in_and_out_of_bursts(tmp_path):
     assert "| `spdk-static` |" in burst_study.table([row])
     out = tmp_path / "b.html"
     page_rows = [row]
-    from scenarios.outputs import figures_page
+    from scenarios.run.outputs import figures_page
 
     out.write_text(figures_page("t", [], [("bins", burst_study.figure(page_rows))]))
     assert out.stat().st_size > 1000

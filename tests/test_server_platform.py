@@ -8,10 +8,10 @@ import pytest
 from models.platform import PlatformConfig
 from models.platforms import PLATFORMS
 from models.platforms_server import epyc9454p_16xpm1743
-from scenarios.platform_file import platform_yaml
-from scenarios.scenario import resolve
-from scenarios.server.run import resolve_server
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.config.platform_file import platform_yaml
+from scenarios.config.server import resolve_server
+from scenarios.run.simulate import simulate
 
 SHORT = {"workload.rate_iops": "160000", "workload.duration_s": "0.003", "workload.warmup_s": "0.001"}
 

@@ -1,5 +1,5 @@
 """Trace replay through the storage-server model (issue 6, "trace replay through the trace
-readers"): the ``server-trace`` scenario streams a block trace (``scenarios.traces``) into the
+readers"): the ``server-trace`` scenario streams a block trace (``scenarios.inputs.traces``) into the
 NVMe-oF target open loop, each request with its own direction and size, the trace's volumes on the
 server's SSDs; every IO of the window completes exactly once; malformed lines name file:line."""
 
@@ -11,18 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import scenarios.server.workloads as workloads
-from scenarios.server.run import resolve_server
-from scenarios.simulate import simulate
-from scenarios.server.workloads import TraceFeed
-from scenarios.sweep import load_sweep, plan
-from scenarios.sweeps.runner import execute
-from scenarios.sweeps.store import read_results
-from scenarios.traces import open_trace, select
+import scenarios.config.server_workloads as workloads
+from scenarios.config.server_workloads import TraceFeed
+from scenarios.inputs.traces import open_trace, select
+from scenarios.config.server import resolve_server
+from scenarios.run.simulate import simulate
+from scenarios.studies.sweep import load_sweep, plan
+from scenarios.studies.sweeps.runner import execute
+from scenarios.studies.sweeps.store import read_results
 from simcore.errors import ConfigError
 from stacksim import cli
 
-SAMPLES = Path(__file__).resolve().parents[1] / "scenarios" / "traces" / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "scenarios" / "data" / "traces"
 SAMPLE_FILES = {"msr": SAMPLES / "msr_sample.csv", "alibaba": SAMPLES / "alibaba_sample.csv"}
 
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.server.config import ServerRunConfig
-from scenarios.server.run import resolve_server
-from scenarios.simulate import simulate
-from scenarios.sweep import load_sweep, plan
-from scenarios.sweeps.efficiency import efficiency_map
-from scenarios.sweeps.report import build_figures
-from scenarios.sweeps.rows import TIMING_COLUMNS
-from scenarios.sweeps.runner import execute
-from scenarios.sweeps.store import journal_dir, read_results
+from scenarios.config.server import ServerRunConfig
+from scenarios.config.server import resolve_server
+from scenarios.run.simulate import simulate
+from scenarios.studies.sweep import load_sweep, plan
+from scenarios.studies.sweeps.efficiency import efficiency_map
+from scenarios.studies.sweeps.report import build_figures
+from scenarios.studies.sweeps.rows import TIMING_COLUMNS
+from scenarios.studies.sweeps.runner import execute
+from scenarios.studies.sweeps.store import journal_dir, read_results
 from simcore.errors import ConfigError
 from stacksim import cli_sweep
 from tests.conftest import TINY_SERVER_SWEEP
@@ -103,8 +103,8 @@ def test_resume_skips_stored_runs(local_results, tmp_path):
 
 def test_bad_axis_key_fails_before_running(tmp_path, capsys, monkeypatch):
     ran = []
-    monkeypatch.setattr("scenarios.sweeps.runner.run_task", lambda t: ran.append(t))
-    monkeypatch.setattr("scenarios.sweeps.runner.simulate", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr("scenarios.studies.sweeps.runner.run_task", lambda t: ran.append(t))
+    monkeypatch.setattr("scenarios.studies.sweeps.runner.simulate", lambda *a, **k: ran.append(a))
     out = tmp_path / "out.csv"
     bad = tmp_path / "bad.yaml"
     bad.write_text(TINY.replace("server.policy:", "server.polcy:"))

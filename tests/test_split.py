@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.scenario import resolve
-from scenarios.assembly import build_run
-from scenarios.simulate import simulate
+from scenarios.config.host import resolve
+from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
 
 
 def run_host(**sets):

@@ -8,9 +8,9 @@ import pytest
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.config import ApstConfig, PowerStateConfig
 from models.ssd.presets import optane_900p
-from scenarios.scenario import resolve
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
-from scenarios.simulate import simulate
 
 MS = 1e6
 PS3 = PowerStateConfig(name="PS3", power_w=0.05, entry_latency_ns=2 * MS, exit_latency_ns=10 * MS)  # 12 ms total

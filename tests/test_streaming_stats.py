@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import scenarios.iostats as iostats
-from scenarios.scenario import resolve
-from scenarios.simulate import simulate
+import scenarios.run.iostats as iostats
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
 from simcore.stats import FIO_PERCENTILES, PLAT_REL_ERROR, LatencyStats
 
 latencies = st.lists(st.floats(min_value=0.0, max_value=5e10, allow_nan=False, allow_infinity=False),

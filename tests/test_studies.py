@@ -1,4 +1,4 @@
-"""The published figures shipped with the package (scenarios/reference) and the built-in
+"""The published figures shipped with the package (scenarios/data/reference) and the built-in
 calibrations behind ``stacksim calibrate --study NAME``."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import reference
-from scenarios.calibrate_cinterrupts import FIT_BOUNDS as CINT_BOUNDS
-from scenarios.studies import STUDIES, StudyRow
+from scenarios.data import reference
+from scenarios.studies.builtin import STUDIES, StudyRow
+from scenarios.studies.calibrate_cinterrupts import FIT_BOUNDS as CINT_BOUNDS
 from simcore.errors import ConfigError
 from stacksim.cli import main
 
@@ -52,8 +52,8 @@ def test_reference_files_are_package_data():
     """Every shipped file is matched by setup.cfg's package_data, so an installed package has it."""
     cfg = configparser.ConfigParser()
     cfg.read(ROOT / "setup.cfg")
-    patterns = [p.strip() for p in cfg["options.package_data"]["scenarios.reference"].split(",")]
-    shipped = [f.name for f in resources.files("scenarios.reference").iterdir() if f.name.endswith(".yaml")]
+    patterns = [p.strip() for p in cfg["options.package_data"]["scenarios.data.reference"].split(",")]
+    shipped = [f.name for f in resources.files("scenarios.data.reference").iterdir() if f.name.endswith(".yaml")]
     assert sorted(shipped) == sorted(f"{n}.yaml" for n in reference.STUDIES)
     for name in shipped:
         assert any(fnmatch.fnmatch(name, p) for p in patterns), name

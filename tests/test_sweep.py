@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.sweep import combinations, load_sweep, plan, point_key, replicate_seed
-from scenarios.sweeps.efficiency import efficiency_map, format_table, welch_p
-from scenarios.sweeps.progress import Progress
-from scenarios.sweeps.report import write_report
-from scenarios.sweeps.rows import TIMING_COLUMNS
-from scenarios.sweeps.runner import execute, run_task
-from scenarios.sweeps.store import journal_dir, read_results
+from scenarios.studies.sweep import combinations, load_sweep, plan, point_key, replicate_seed
+from scenarios.studies.sweeps.efficiency import efficiency_map, format_table, welch_p
+from scenarios.studies.sweeps.progress import Progress
+from scenarios.studies.sweeps.report import write_report
+from scenarios.studies.sweeps.rows import TIMING_COLUMNS
+from scenarios.studies.sweeps.runner import execute, run_task
+from scenarios.studies.sweeps.store import journal_dir, read_results
 from simcore.errors import ConfigError
 from stacksim import cli_sweep
 from tests.browser import assert_plots_render
@@ -113,7 +113,7 @@ def test_replicate_seeds_independent_and_deterministic():
 # -- validation before running --------------------------------------------------------------------
 def test_bad_axis_name_fails_before_running(tmp_path, capsys, monkeypatch):
     ran = []
-    monkeypatch.setattr("scenarios.sweeps.runner.run_task", lambda t: ran.append(t))
+    monkeypatch.setattr("scenarios.studies.sweeps.runner.run_task", lambda t: ran.append(t))
     bad = tmp_path / "bad.yaml"
     bad.write_text(TINY.replace("RUNTIME", "5ms").replace("hipri: [0, 1]", "hipri: [0, 1]\n  numjbos: [1, 2]"))
     out = tmp_path / "out.csv"

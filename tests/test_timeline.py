@@ -2,10 +2,10 @@
 
 import pytest
 
-from scenarios.assembly import build_host
 from models.os.sched import FixedIrq
 from models.os.task import Task
 from models.platforms import optane900p_e3_1230v5
+from scenarios.run.assembly import build_host
 
 
 def make_host(**queue):
@@ -125,7 +125,7 @@ def test_hrtimer_handler_cycles_delay_the_wakeup_one_for_one():
 
 def test_classic_poll_detects_completion_within_one_poll_iteration():
     from tests.conftest import make_cfg
-    from scenarios.assembly import build_run
+    from scenarios.run.assembly import build_run
 
     cfg = make_cfg("classic", runtime_ms=5, ramp_ms=1)
     host, ramp, end = build_run(cfg, keep_requests=True)

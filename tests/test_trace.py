@@ -99,8 +99,8 @@ def test_server_trace_spans_do_not_overlap_on_a_track(server_trace):
 
 
 def test_tracing_does_not_change_server_results():
-    from scenarios.server.run import resolve_server
-    from scenarios.simulate import simulate
+    from scenarios.config.server import resolve_server
+    from scenarios.run.simulate import simulate
     from simcore.tracing import ChromeTracer
 
     cfg = resolve_server("server-burst", {"server.policy": "sandman", "workload.time_scale": "0.01"})

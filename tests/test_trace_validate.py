@@ -1,7 +1,7 @@
 """``stacksim validate --trace`` and ``stacksim calibrate --trace``: timed trace readers, the IO-by-IO
 comparison, the per-class breakdown, the device calibration against a known model, the HTML report
-in a browser, and the refusals (scenarios/trace_compare.py, trace_calibrate.py, trace_report.py,
-scenarios/traces/timed.py)."""
+in a browser, and the refusals (scenarios/studies/trace_compare.py, trace_calibrate.py, trace_report.py,
+scenarios/inputs/traces/timed.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scenarios.trace_calibrate import MIN_IOS, calibrate_trace
-from scenarios.trace_compare import TraceComparison, size_class, validate_trace
-from scenarios.traces import make_timed_sample as mts
-from scenarios.traces.timed import ORPHAN_NS, TimedIO, open_timed
+from scenarios.studies.trace_calibrate import MIN_IOS, calibrate_trace
+from scenarios.studies.trace_compare import TraceComparison, size_class, validate_trace
+from scenarios.data.traces import make_timed_sample as mts
+from scenarios.inputs.traces.timed import ORPHAN_NS, TimedIO, open_timed
 from stacksim import cli
 from tests.browser import assert_plots_render
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "scenarios/traces/samples/blkparse_qdc_sample.txt"
+SAMPLE = ROOT / "scenarios/data/traces/blkparse_qdc_sample.txt"
 TRUE = {**mts.DEVICE_SETS, **mts.REPLAY_SETS}  # the model that made the sample
 POLLED = ["--set", "replay.hipri=1", "--set", "queue.io_poll=1"]
 
@@ -120,7 +120,7 @@ def test_traces_without_usable_timing_are_refused(tmp_path, capsys):
         assert cli.main(["validate", "--trace", str(nooff), *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"{nooff}:1: fiolog:" in err[0] and "without log_offset=1" in err[0], err
-    alibaba = ROOT / "scenarios/traces/samples/alibaba_sample.csv"
+    alibaba = ROOT / "scenarios/data/traces/alibaba_sample.csv"
     assert cli.main(["validate", "--trace", str(alibaba)]) == 2
     assert "a trace without per-IO timing cannot be validated IO by IO" in capsys.readouterr().err
 
@@ -145,7 +145,7 @@ def test_reader_memory_is_bounded_by_the_ios_in_flight(tmp_path):
 def test_validate_memory_does_not_grow_with_the_trace(tmp_path, monkeypatch):
     """Replayed requests are not kept, and the per-IO lists the models keep are emptied: with a
     small sample cap, 4x more IOs take no more memory (keeping each request would take ~1 KB/IO)."""
-    import scenarios.trace_compare as tc
+    import scenarios.studies.trace_compare as tc
 
     monkeypatch.setattr(tc, "SAMPLE_CAP", 200)
     monkeypatch.setattr(tc, "_TRIM", 500)
@@ -210,7 +210,7 @@ def test_blkparse_without_q_events_compares_d_to_c(tmp_path):
 
 
 def test_msr_response_times_are_the_measured_latency():
-    path = ROOT / "scenarios/traces/samples/msr_sample.csv"
+    path = ROOT / "scenarios/data/traces/msr_sample.csv"
     v = validate_trace(str(path))
     lines = path.read_text().splitlines()
     rt_us = np.array([int(ln.split(",")[6]) for ln in lines]) / 10.0  # 100 ns ticks
@@ -265,7 +265,7 @@ def _doc_block_lines(first: str) -> list[str]:
 
 
 def test_docs_quote_the_stock_validation(stock):
-    from scenarios.trace_compare import format_trace_validation
+    from scenarios.studies.trace_compare import format_trace_validation
 
     out = format_trace_validation(stock, 5).replace(str(SAMPLE), "blkparse_qdc_sample.txt").splitlines()
     quoted = [ln for ln in _doc_block_lines("$ stacksim validate --trace blkparse_qdc_sample.txt --set replay.hipri=1 "
@@ -320,7 +320,7 @@ def test_calibrate_recovers_the_device_that_made_the_trace(tmp_path, capsys):
     assert cal.stage == "D->C" and cal.passes >= 2
     _assert_recovered(cal)
     # the written platform runs, and carries the fitted device
-    from scenarios.platform_file import load_platform
+    from scenarios.config.platform_file import load_platform
 
     doc_lines = _doc_block_lines("$ stacksim calibrate --trace")
     assert len(doc_lines) >= 14
@@ -365,7 +365,7 @@ def test_refusals_of_unidentifiable_traces(tmp_path, capsys):
     qc = tmp_path / "qc.txt"
     qc.write_text("\n".join(ln for ln in mts.blkparse_lines(rows) if "  D " not in ln) + "\n")
     refused(qc, "the trace is not depth 1")
-    refused(ROOT / "scenarios/traces/samples/msr_sample.csv", "arrived while another was in flight")
+    refused(ROOT / "scenarios/data/traces/msr_sample.csv", "arrived while another was in flight")
     # the same trace with its D events is identifiable (D->C excludes the block layer's queueing)
     qdc = tmp_path / "qdc.txt"
     qdc.write_text("\n".join(mts.blkparse_lines(rows)) + "\n")
@@ -374,7 +374,7 @@ def test_refusals_of_unidentifiable_traces(tmp_path, capsys):
 
 # -- the HTML report in a browser -----------------------------------------------------------------------------
 def test_html_report_renders_in_headless_chromium(stock, tmp_path):
-    from scenarios.trace_report import write_trace_report
+    from scenarios.studies.trace_report import write_trace_report
 
     out = tmp_path / "report.html"
     n = write_trace_report(stock, out)

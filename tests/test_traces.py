@@ -1,4 +1,4 @@
-"""Tests for scenarios.traces: block-trace readers, sniffing, selection, volume mapping, samples."""
+"""Tests for scenarios.inputs.traces: block-trace readers, sniffing, selection, volume mapping, samples."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from scenarios.traces import FORMATS, TraceIO, map_volumes, open_trace, select, sniff_format
-from scenarios.traces import make_samples
+from scenarios.data.traces import make_samples
+from scenarios.inputs.traces import FORMATS, TraceIO, map_volumes, open_trace, select, sniff_format
 from simcore.errors import ConfigError
 
-SAMPLES = Path(make_samples.__file__).parent / "samples"
+SAMPLES = Path(make_samples.__file__).parent
 MSR = SAMPLES / "msr_sample.csv"
 ALIBABA = SAMPLES / "alibaba_sample.csv"
 
@@ -118,7 +118,7 @@ def test_samples_regenerate_byte_identical(tmp_path):
     for path in make_samples.write_samples(tmp_path):
         assert path.read_bytes() == (SAMPLES / path.name).read_bytes(), path.name
     out = tmp_path / "cli"
-    subprocess.run([sys.executable, "-m", "scenarios.traces.make_samples", str(out)], check=True,
+    subprocess.run([sys.executable, "-m", "scenarios.data.traces.make_samples", str(out)], check=True,
                    capture_output=True, cwd=Path(__file__).parents[1])
     assert (out / "msr_sample.csv").read_bytes() == MSR.read_bytes()
 
@@ -337,8 +337,8 @@ def test_crlf_line_endings(tmp_path):
 def test_msr_fast_path_agrees_with_the_checked_path(fields, op):
     """MsrParser takes plain-digit lines at once: whatever the fields, it answers as the checked
     path (to_int on each number) does, the same record or the same refusal."""
-    from scenarios.traces.csvformats import MsrParser
-    from scenarios.traces.record import BadLine
+    from scenarios.inputs.traces.csvformats import MsrParser
+    from scenarios.inputs.traces.record import BadLine
 
     row = [f.strip() for f in fields]
     row = [row[0], "hm", row[1], op, row[2], row[3], row[4]]

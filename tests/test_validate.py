@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from models.platforms import POLL_ENERGY_FIT
-from scenarios.calibrate_poll_energy import run_mode
-from scenarios.validation import Point, PointRunner, load_measured, metric_value, suite_points
+from scenarios.studies.calibrate_poll_energy import run_mode
+from scenarios.studies.validation import Point, PointRunner, load_measured, metric_value, suite_points
 from simcore.errors import ConfigError
 from stacksim import cli_traces
 
@@ -118,7 +118,7 @@ def test_suite_points_reproduce_the_calibration_scripts():
 
 
 def test_suite_points_carry_the_shipped_published_figures():
-    from scenarios import reference
+    from scenarios.data import reference
 
     table1 = reference.values("io_schedulers_ull", "median_latency_4k_qd1")
     points = {p.label: p for p in suite_points("all")}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scenarios.validation import PointRunner, load_measured
+from scenarios.studies.validation import PointRunner, load_measured
 from simcore.errors import ConfigError
 from stacksim.cli import main
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from models.os.costs import KernelCosts
 from models.platforms import optane900p_e3_1230v5
-from scenarios.calibrate_poll_energy import FIT_BOUNDS
+from scenarios.studies.calibrate_poll_energy import FIT_BOUNDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import docs_tables  # noqa: E402  (tools/ is not a package)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generate scenarios/fio/catalogue.json, fio's option catalogue, from fio's HOWTO.rst.
+"""Generate scenarios/data/fio_catalogue.json, fio's option catalogue, from fio's HOWTO.rst.
 
 Development script, not part of the package: the package ships its output. Usage::
 
-    python tools/gen_fio_catalogue.py /path/to/fio/HOWTO.rst > scenarios/fio/catalogue.json
+    python tools/gen_fio_catalogue.py /path/to/fio/HOWTO.rst > scenarios/data/fio_catalogue.json
 
 Every ``.. option::`` directive of the HOWTO's "Job file parameters" part becomes one entry:
 its canonical name, its aliases (the other names of the directive), its value type (the HOWTO's

@@ -10,7 +10,7 @@ one line per completion mode), ``threads-energy.svg`` (CPU power and system ener
 ``threads-memops.svg`` (memory operations per second by kernel source against
 threads, one panel per mode) and ``queue-depth.svg`` (IOPS and mean latency against commands in
 flight, the model against the published Optane points shipped in
-``scenarios/reference/optane_ssd.yaml``). The SVGs are byte-for-byte reproducible (no date, fixed
+``scenarios/data/reference/optane_ssd.yaml``). The SVGs are byte-for-byte reproducible (no date, fixed
 element ids), so a figure changes in git only when the numbers do.
 """
 
@@ -85,7 +85,7 @@ def memops_figure(plt, rows: list[dict], path: Path) -> None:
     """Memory operations per second by kernel source against threads, one panel per mode; the
     published 32-thread interrupt and classic columns (the memops calibration's targets) as
     markers."""
-    from scenarios.reference import values
+    from scenarios.data.reference import values
 
     table2 = values("poll_vs_interrupt_energy", "memory_ops_4k_32_threads")
     published = {"interrupt": table2.get("interrupt"), "classic": table2.get("classic_polling")}
@@ -110,7 +110,7 @@ def memops_figure(plt, rows: list[dict], path: Path) -> None:
 def queue_depth_figure(plt, qd_rows: list[dict], thread_rows: list[dict], path: Path) -> None:
     """IOPS and mean latency against commands in flight: the model and the published points."""
     from models.ssd.presets import optane_900p
-    from scenarios.reference import values
+    from scenarios.data.reference import values
 
     pts = values("optane_ssd", "random_read_4k_by_depth")
     rated = values("optane_ssd", "rated_random_4k_iops")["read"]
@@ -138,7 +138,7 @@ def queue_depth_figure(plt, qd_rows: list[dict], thread_rows: list[dict], path: 
     axes[1].set_yscale("log")
     axes[0].legend(fontsize=7, loc="lower right")
     fig.suptitle("Optane queue depth: the model's 900P against the published P4800X points"
-                 " (scenarios/reference/optane_ssd.yaml)", fontsize=9)
+                 " (scenarios/data/reference/optane_ssd.yaml)", fontsize=9)
     _save(fig, path)
 
 

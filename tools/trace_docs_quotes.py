@@ -2,7 +2,7 @@
 platform, calibrate --trace, validate --trace on the calibrated platform) from the synthetic
 sample, and write them into the page. Run after the model or the sample changes:
 
-    python -m scenarios.traces.make_timed_sample && python tools/trace_docs_quotes.py
+    python -m scenarios.data.traces.make_timed_sample && python tools/trace_docs_quotes.py
 
 tests/test_trace_validate.py checks the quoted lines against the real outputs.
 """
@@ -21,7 +21,7 @@ from stacksim import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "validate-your-hardware.md"
-SAMPLE = ROOT / "scenarios" / "traces" / "samples" / "blkparse_qdc_sample.txt"
+SAMPLE = ROOT / "scenarios" / "data" / "traces" / "blkparse_qdc_sample.txt"
 POLLED = ["--set", "replay.hipri=1", "--set", "queue.io_poll=1"]
 
 
@@ -67,7 +67,7 @@ def main() -> int:
     qc, qd, dc = (_section(v1, h) for h in ("Q->C", "Q->D", "D->C"))
     r4 = next(k for k, ln in enumerate(qc) if ln.startswith("  read 4k"))
     fail = next(ln for ln in v1 if ln.startswith("FAIL"))
-    b1 = ["$ cp scenarios/traces/samples/blkparse_qdc_sample.txt .      # from the repository",
+    b1 = ["$ cp scenarios/data/traces/blkparse_qdc_sample.txt .      # from the repository",
           f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --max-error 5",
           v1[0], v1[1], qc[0], qc[1], qc[r4], qc[r4 + 1], "...", _all_mean(qc), "...", qd[0], "...", _all_mean(qd),
           "...", dc[0], "...", _all_mean(dc), "...", next(ln for ln in v1 if ln.startswith("error over time")),
@@ -79,7 +79,7 @@ def main() -> int:
           next(ln for ln in v2 if ln.startswith("error over time")),
           next(ln for ln in v2 if ln.startswith(("PASS", "FAIL"))), next(ln for ln in v2 if ln.startswith("wrote"))]
     text = PAGE.read_text()
-    text = _replace_block(text, "$ cp scenarios/traces/samples/blkparse_qdc_sample.txt .", b1)
+    text = _replace_block(text, "$ cp scenarios/data/traces/blkparse_qdc_sample.txt .", b1)
     text = _replace_block(text, f"$ stacksim calibrate --trace {name}", b2)
     text = _replace_block(text, f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --platform", b3)
     PAGE.write_text(text)

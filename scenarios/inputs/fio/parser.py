@@ -1,0 +1,889 @@
+"""Parse fio job files (INI) into validated :class:`FioJob` descriptions.
+
+fio behaviours mirrored: ``[global]`` sets defaults for the job sections that follow it (a
+later ``[global]`` affects only later jobs); a job's own options override them and, within a
+section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a
+line, as fio strips them); fio's set-type options (``time_based``, ``group_reporting``,
+``fixedbufs``, ...) may be given without a value (= 1) while plain booleans (``direct``) need one,
+as in fio 3.33; ``include`` lines, ``${VAR}`` expansion, reserved keywords and arithmetic are
+handled as fio does (:mod:`.language`); ``stonewall``, ``wait_for``, ``new_group`` and ``exitall``
+become job fields (scenarios/run/assembly.py orders the jobs' starts); ``numjobs`` is kept, not
+expanded. All bad input raises ConfigError naming the file, job, option and line. Units of the resulting fields are in their names (``_ns``, ``_bytes``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from models.ioengines import SYNC_ENGINES
+from models.ioengines.steadystate import CRITERIA
+from models.os.filesystem import is_device
+from simcore.config import read_text_file
+from simcore.errors import ConfigError
+
+from . import options as opts
+from .language import expand, platform_keywords, value_kind
+from .workload import (parse_file_service, parse_filesize, parse_percentage_random, parse_random_distribution,
+                       split_names)
+from .units import (
+    SIZE_MAX_BYTES,
+    TIME_MAX_NS,
+    parse_bool,
+    parse_bsrange,
+    parse_bssplit,
+    parse_cpu_list,
+    parse_cpumask,
+    parse_int,
+    parse_size,
+    parse_time_ns,
+    split_rwt,
+)
+
+__all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options",
+           "apply_overrides"]
+
+#: Largest transfer of one read/write/io_uring/libaio request: Linux's MAX_RW_COUNT
+#: (INT_MAX & PAGE_MASK = 2 GiB - 4 KiB; rw_verify_area() truncates longer requests, read(2)).
+MAX_RW_BYTES = 0x7FFFF000
+#: fio's default --max-jobs (FIO_MAX_JOBS): no more threads/processes than this in one run.
+FIO_MAX_JOBS = 4096
+#: Deepest queue one job may ask of an engine, the kernel's limit: io_uring_setup() refuses more
+#: than IORING_MAX_ENTRIES = 32768 entries; io_setup() more than fs.aio-max-nr (default 65536).
+ENGINE_MAX_DEPTH = {"io_uring": 32768, "io_uring_cmd": 32768, "libaio": 65536}
+_ENGINE_DEPTH_LIMIT = {"io_uring": "io_uring's IORING_MAX_ENTRIES", "io_uring_cmd": "io_uring's IORING_MAX_ENTRIES",
+                       "libaio": "the default fs.aio-max-nr"}
+
+RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw",
+                 "trim", "randtrim", "trimwrite", "randtrimwrite"]
+Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null"]
+IrqHint = Literal["default", "urgent", "barrier", "untagged"]
+
+
+class FioJob(BaseModel):
+    """One fio job section after ``[global]`` inheritance (``numjobs`` not expanded).
+
+    Times are integer nanoseconds, sizes integer bytes, rates IO/s (``None`` = unlimited).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    rw: RwMode = "read"
+    rwmixread: int = Field(50, ge=0, le=100)  # percent of reads for rw/readwrite/randrw
+    bs_read_bytes: int = Field(4096, gt=0, le=MAX_RW_BYTES)
+    bs_write_bytes: int = Field(4096, gt=0, le=MAX_RW_BYTES)
+    bs_trim_bytes: int = Field(4096, gt=0, le=SIZE_MAX_BYTES)  # a discard is not bounded by MAX_RW_COUNT
+    # mixed block sizes (bssplit: (bytes, percent) entries; bsrange: (min, max)); empty/None: bs
+    bssplit_read: tuple[tuple[int, float], ...] = ()
+    bssplit_write: tuple[tuple[int, float], ...] = ()
+    bsrange_read: tuple[int, int] | None = None
+    bsrange_write: tuple[int, int] | None = None
+    numjobs: int = Field(1, ge=1, le=FIO_MAX_JOBS)
+    ioengine: Engine = "psync"
+    iodepth: int = Field(1, ge=1)
+    iodepth_batch_submit: int = Field(1, ge=1)  # fio: 0 or > iodepth means iodepth
+    iodepth_batch_complete_min: int = Field(1, ge=0)  # 0: reap without waiting
+    iodepth_batch_complete_max: int = Field(0, ge=0)  # fio default: = complete_min; <= iodepth
+    hipri: bool = False
+    direct: bool = False
+    runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
+    ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    time_based: bool = False
+    size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)
+    size_percent: float | None = Field(None, gt=0, le=100)  # size=N%: a share of the device's capacity
+    offset_percent: float | None = Field(None, ge=0, lt=100)  # offset=N%: likewise
+    offset_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    cpus_allowed: tuple[int, ...] | None = None
+    numa_cpu_nodes: tuple[int, ...] | None = None  # None: not set; resolved against the platform's nodes
+    cpus_allowed_policy: Literal["shared", "split"] = "shared"
+    rate_iops_read: int | None = Field(None, gt=0)
+    rate_iops_write: int | None = Field(None, gt=0)
+    rate_read_bps: int | None = Field(None, gt=0)  # fio's rate: bytes/s per direction (wins over rate_iops)
+    rate_write_bps: int | None = Field(None, gt=0)
+    rate_process: Literal["linear", "poisson"] = "linear"
+    # fio's rate_min (bytes/s) / rate_iops_min: a job under it after fio's 2 s settle period ends
+    # with an error; checked every rate_cycle ms
+    rate_min_read_bps: int | None = Field(None, gt=0)
+    rate_min_write_bps: int | None = Field(None, gt=0)
+    rate_iops_min_read: int | None = Field(None, gt=0)
+    rate_iops_min_write: int | None = Field(None, gt=0)
+    rate_cycle_ms: int = Field(1000, gt=0)
+    number_ios: int = Field(0, ge=0)  # per thread; 0: no limit
+    loops: int = Field(1, ge=1)
+    startdelay_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    startdelay_max_ns: int | None = Field(None, ge=0, le=TIME_MAX_NS)  # a range: uniform per thread
+    offset_increment_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    # rw=...:<n>: random jobs take a new random offset every n IOs (the others per rw_sequencer);
+    # sequential jobs skip n bytes after each IO (0: no modifier)
+    rw_modifier: int = Field(0, ge=0)
+    rw_sequencer: Literal["sequential", "identical"] = "sequential"
+    # IO priorities (ionice classes: 1 RT, 2 BE, 3 IDLE; levels 0 highest .. 7): the job's
+    # (None: not set) and, for cmdprio_percentage of the IOs, the per-command ones
+    prio: int | None = Field(None, ge=0, le=7)
+    prioclass: int | None = Field(None, ge=0, le=3)
+    cmdprio_percentage_read: int = Field(0, ge=0, le=100)
+    cmdprio_percentage_write: int = Field(0, ge=0, le=100)
+    cmdprio_class_read: int = Field(1, ge=1, le=3)
+    cmdprio_class_write: int = Field(1, ge=1, le=3)
+    cmdprio_read: int = Field(0, ge=0, le=7)
+    # cmdprio_bssplit per direction: (block size bytes, percent, class or None, level or None)
+    cmdprio_bssplit_read: tuple[tuple[int, float, int | None, int | None], ...] = ()
+    cmdprio_bssplit_write: tuple[tuple[int, float, int | None, int | None], ...] = ()
+    cmdprio_write: int = Field(0, ge=0, le=7)
+    thinktime_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    latency_target_ns: int = Field(0, ge=0, le=TIME_MAX_NS)  # 0: no depth search
+    latency_window_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    latency_percentile: float = Field(100.0, gt=0, le=100)
+    latency_run: bool = False
+    # fio's steadystate: (criterion, limit, limit is a percent), or None; its window, ramp and period
+    steadystate: tuple[str, float, bool] | None = None
+    ss_dur_ns: int = Field(0, ge=0, le=TIME_MAX_NS)  # 0: no steady-state check
+    ss_ramp_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    ss_interval_ns: int = Field(1_000_000_000, gt=0, le=TIME_MAX_NS)
+    # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
+    # normal deviation in %) and center; zones (access %, range % or bytes) per direction
+    random_distribution: Literal["random", "zipf", "pareto", "normal", "zoned", "zoned_abs"] = "random"
+    random_distribution_value: float | None = None
+    random_distribution_center: float | None = Field(None, ge=0, le=1)
+    zones_read: tuple[tuple[float, float], ...] = ()
+    zones_write: tuple[tuple[float, float], ...] = ()
+    random_generator: Literal["tausworthe", "lfsr", "tausworthe64"] = "tausworthe"
+    percentage_random_read: int = Field(100, ge=0, le=100)
+    percentage_random_write: int = Field(100, ge=0, le=100)
+    # fio's files (models/ioengines/files.py, models/os/filesystem.py); no filename and no
+    # directory: the raw device
+    filename: tuple[str, ...] = ()
+    directory: tuple[str, ...] = ()
+    filename_format: str = "$jobname.$jobnum.$filenum"
+    nrfiles: int = Field(1, ge=1)
+    filesize_bytes: tuple[int, int] | None = None  # (lo, hi): each file drawn in it
+    file_service_type: Literal["roundrobin", "random", "sequential", "zipf", "pareto", "normal"] = "roundrobin"
+    file_service_value: float | None = None  # IOs per turn (roundrobin/random/sequential) or the skew
+    # fio's job synchronization: start after the earlier jobs (stonewall) or the named one
+    # (wait_for); reporting groups; exitall ends the job's group / all / the running jobs
+    stonewall: bool = False
+    new_group: bool = False
+    wait_for: str | None = None
+    exitall: bool = False
+    exitall_on_error: bool = False
+    exit_what: Literal["group", "all", "stonewall"] = "group"
+    io_submit_mode: Literal["inline", "offload"] = "inline"  # offload: models/ioengines/offload.py
+    nice: int = Field(0, ge=-20, le=19)  # the threads' nice value (CFS load weight)
+    # fio's flow control (models/ioengines/flow.py): weight (0: none), flow id, held-back sleep
+    flow: int = Field(0, ge=0)
+    flow_id: int = 0
+    flow_sleep_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
+    sqthread_poll: bool = False
+    sqthread_poll_cpu: int | None = Field(None, ge=0)
+    registerfiles: bool = False
+    fixedbufs: bool = False
+    nowait: bool = False
+    stacksim_irq_hint: IrqHint = "default"
+    ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
+    source: str = "<set>"  # "file.fio:[jobname]"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fio_batch_rules(cls, data: Any) -> Any:
+        """Apply fio's fixups: batch_submit 0/>iodepth -> iodepth; complete_max defaults to
+        complete_min and is clamped to iodepth; complete_min is clamped to iodepth (fio clamps it
+        to the in-flight count when reaping, which never exceeds iodepth)."""
+        if not isinstance(data, dict):
+            return data
+        d = dict(data)
+        depth = d.get("iodepth", 1)
+        if not isinstance(depth, int) or depth < 1:
+            return d  # field validation reports it
+        submit = d.get("iodepth_batch_submit", 1)
+        if isinstance(submit, int) and (submit == 0 or submit > depth):
+            d["iodepth_batch_submit"] = depth
+        cmin = d.get("iodepth_batch_complete_min", 1)
+        if isinstance(cmin, int):
+            cmin = d["iodepth_batch_complete_min"] = min(cmin, depth)
+            cmax = d.get("iodepth_batch_complete_max", 0)
+            if isinstance(cmax, int):
+                d["iodepth_batch_complete_max"] = max(min(cmax, depth), cmin)
+        return d
+
+    @model_validator(mode="after")
+    def _cmdprio_exclusive(self) -> "FioJob":
+        """fio: cmdprio_bssplit is mutually exclusive with cmdprio_percentage."""
+        if (self.cmdprio_bssplit_read or self.cmdprio_bssplit_write) and (
+                self.cmdprio_percentage_read or self.cmdprio_percentage_write):
+            raise ValueError("cmdprio_bssplit and cmdprio_percentage are mutually exclusive (fio refuses both)")
+        return self
+
+    @model_validator(mode="after")
+    def _kernel_limits(self) -> "FioJob":
+        """Block sizes within one request's limit (MAX_RW_BYTES), an offset range within 64 bits,
+        and an iodepth the engine's kernel interface accepts (ENGINE_MAX_DEPTH)."""
+        sizes = [s for s, _p in (*self.bssplit_read, *self.bssplit_write)]
+        sizes += [s for r in (self.bsrange_read, self.bsrange_write) if r for s in r]
+        if any(s > MAX_RW_BYTES for s in sizes):
+            raise ValueError(f"block size {max(sizes)} bytes is above the kernel's largest single transfer "
+                             f"(MAX_RW_COUNT = {MAX_RW_BYTES} bytes)")
+        if self.offset_bytes + (self.size_bytes or 0) > SIZE_MAX_BYTES:
+            raise ValueError(f"offset + size = {self.offset_bytes + (self.size_bytes or 0)} bytes is beyond 64 bits")
+        limit = ENGINE_MAX_DEPTH.get(self.ioengine)
+        if limit is not None and self.iodepth > limit:
+            raise ValueError(f"iodepth={self.iodepth} is above what ioengine={self.ioengine} can have in flight "
+                             f"({limit}, {_ENGINE_DEPTH_LIMIT[self.ioengine]}); fio would fail to set up the queue")
+        return self
+
+    @property
+    def queue_depth(self) -> int:
+        """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1), unless
+        the submission is offloaded to iodepth workers."""
+        return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
+
+    @property
+    def rwmixwrite(self) -> int:
+        """Percent of writes in mixed IO (100 - rwmixread)."""
+        return 100 - self.rwmixread
+
+
+class FioJobFile(BaseModel):
+    """A parsed job file: jobs in file order, and the union of their ignored options."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    jobs: tuple[FioJob, ...]
+    ignored_options: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """One ``key[=value]`` occurrence and where it came from (for error messages)."""
+
+    key: str
+    value: str | None
+    spec: opts.OptionSpec
+    where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
+
+
+_FIELD_OPTION = {"bs_read_bytes": "bs", "bs_write_bytes": "bs", "numjobs": "numjobs", "runtime_ns": "runtime",
+                 "ramp_time_ns": "ramp_time", "size_bytes": "size", "offset_bytes": "offset",
+                 "thinktime_ns": "thinktime", "iodepth": "iodepth"}
+_LIMIT_REASON = {
+    "bs": f"the kernel's largest single transfer (MAX_RW_COUNT = {MAX_RW_BYTES} bytes = 2 GiB - 4 KiB)",
+    "numjobs": f"fio's limit of {FIO_MAX_JOBS} jobs (its default --max-jobs)",
+}
+_JOB_FIELDS = {name: f.default for name, f in FioJob.model_fields.items()
+               if name not in ("name", "ignored_options", "source")}
+
+
+def _unknown(key: str, context: str) -> ConfigError:
+    if key.startswith(opts.STACKSIM_PREFIX):
+        known = ", ".join(sorted(opts.STACKSIM_OPTIONS))
+        return ConfigError(f"unknown stacksim option '{key}' {context}; known stacksim options: {known}")
+    names = {n.lower(): n for n in (*opts.FIO_OPTIONS, *opts.STACKSIM_OPTIONS)}
+    close = [names[m] for m in difflib.get_close_matches(key.lower(), names, n=3, cutoff=0.7)]
+    hint = f". Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return ConfigError(f"unknown fio option '{key}' {context}: fio {opts.FIO_VERSION}'s option "
+                       f"catalogue has no such option, fio would reject it too{hint}")
+
+
+def _item(key: str, value: str | None, *, section: str, where: str,
+          keywords: Mapping[str, int] | None = None, env: Mapping[str, str] | None = None) -> _Item:
+    what = "section [global]" if section == "global" else f"job '{section}'"
+    if not key:
+        raise ConfigError(f"missing option name before '=' in {what} ({where})")
+    spec = opts.lookup(key)
+    if spec is None:
+        raise _unknown(key, f"in {what} ({where})")
+    if value is not None and ("$" in value or "(" in value):
+        entry = opts.CATALOGUE_NAMES.get(key)
+        try:
+            value = expand(value, option=key, kind=value_kind(entry["type"] if entry else None),
+                           keywords=platform_keywords(None) if keywords is None else keywords, env=env)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} in {what} ({where})") from None
+    return _Item(key, value, spec, where)
+
+
+def _strip_comment(line: str) -> str:
+    cut = min((i for i in (line.find(";"), line.find("#")) if i >= 0), default=len(line))
+    return line[:cut].strip()
+
+
+#: Deepest nesting of ``include`` directives (an include cycle stops here with a message).
+MAX_INCLUDE_DEPTH = 16
+
+
+def _lines(text: str, path: str, depth: int = 0) -> Any:
+    """``(line, where)`` for each non-empty line, ``include FILE`` lines replaced by the
+    lines of FILE (relative paths: to the including file's directory, as fio resolves them)."""
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = _strip_comment(raw)
+        if not line:
+            continue
+        where = f"{path} line {lineno}"
+        parts = line.split(None, 1)
+        if parts[0] == "include" and "=" not in line:
+            if len(parts) < 2:
+                raise ConfigError(f"'include' needs a file name ({where})")
+            if depth >= MAX_INCLUDE_DEPTH:
+                raise ConfigError(f"include nested deeper than {MAX_INCLUDE_DEPTH} files ({where}): "
+                                  "an include cycle?")
+            base = Path(path).parent if not path.startswith("<") else Path(".")
+            target = Path(parts[1].strip())
+            target = target if target.is_absolute() else base / target
+            sub = read_text_file(target, what=f"included file (include at {where})")
+            for item in _lines(sub, str(target), depth + 1):
+                if item[0].startswith("["):
+                    raise ConfigError(f"included file {target} has a section header {item[0]} ({item[1]}); "
+                                      "fio does not allow [sections] in included files")
+                yield item
+            continue
+        yield line, where
+
+
+def parse_fio_text(text: str, *, path: str = "<string>", keywords: Mapping[str, int] | None = None,
+                   env: Mapping[str, str] | None = None) -> FioJobFile:
+    """Parse fio job-file text; ``path`` is used in messages and ``FioJob.source``.
+
+    ``keywords``: values of fio's reserved keywords (``$ncpus``: :func:`language.platform_keywords`);
+    ``env``: the environment for ``${VAR}`` (default: the process environment, as fio).
+    """
+    global_items: list[_Item] = []
+    jobs: list[tuple[str, list[_Item], list[_Item]]] = []  # name, inherited globals, own items
+    current: list[_Item] | None = None
+    section = ""
+    for line, where in _lines(text, path):
+        if line.startswith("["):
+            section = line[1:-1].strip() if line.endswith("]") else ""
+            if not section:
+                raise ConfigError(f"malformed section header '{line}' ({where})")
+            if section == "global":
+                current = global_items
+            else:
+                current = []
+                jobs.append((section, list(global_items), current))
+            continue
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if current is None:
+            raise ConfigError(f"option '{key}' outside of any [section] ({where}); "
+                              "fio would reject it too")
+        if section == "global":
+            where += " [global]"
+        current.append(_item(key, value.strip() if eq else None, section=section, where=where,
+                             keywords=keywords, env=env))
+    if not jobs:
+        raise ConfigError(f"no job sections in {path} (only [global] or nothing); "
+                          "fio would run no job")
+    built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]")
+             for name, inherited, own in jobs]
+    _check_waits(built)
+    ignored = sorted({n for job in built for n in job.ignored_options})
+    return FioJobFile(path=path, jobs=tuple(built), ignored_options=tuple(ignored))
+
+
+def _check_waits(jobs: list[FioJob]) -> None:
+    """fio's wait_for rules: the waitee is an earlier job (no forward references), with a unique
+    name, and not the job itself."""
+    for i, job in enumerate(jobs):
+        if job.wait_for is None:
+            continue
+        names = [j.name for j in jobs[:i]]
+        if job.wait_for == job.name:
+            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': a job cannot wait for itself")
+        if job.wait_for not in names:
+            later = any(j.name == job.wait_for for j in jobs[i + 1:])
+            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': " + (
+                "the waitee must be defined before the waiter (fio allows no forward references)" if later
+                else f"no earlier job is named '{job.wait_for}' (jobs before it: {', '.join(names) or 'none'})"))
+        if names.count(job.wait_for) > 1:
+            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': several jobs have that name; "
+                              "fio needs a unique waitee")
+
+
+def parse_fio_file(path: str | Path, *, keywords: Mapping[str, int] | None = None,
+                   env: Mapping[str, str] | None = None) -> FioJobFile:
+    """Read and parse a fio job file (see :func:`parse_fio_text`)."""
+    return parse_fio_text(read_text_file(path, what="job file"), path=str(path), keywords=keywords, env=env)
+
+
+def job_from_options(options: dict[str, str], *, name: str = "job", source: str = "<set>") -> FioJob:
+    """Build one job from fio ``key: value`` options (e.g. ``--set`` style); ``None``/"" = no value."""
+    items = [_item(k, None if v is None or str(v) == "" else str(v), section=name, where=source)
+             for k, v in options.items()]
+    return _build(name, items, source=source)
+
+
+def apply_overrides(job: FioJob, overrides: dict[str, str]) -> FioJob:
+    """Return ``job`` with fio-key overrides (e.g. ``{"bs": "8k", "numjobs": "4"}``) applied on
+    top of its resolved values, validated like a job file."""
+    items = [_item(k, None if v is None or str(v) == "" else str(v), section=job.name, where="override")
+             for k, v in overrides.items()]
+    base = job.model_dump(exclude={"name", "ignored_options", "source"})
+    new = _build(job.name, items, source=job.source, base=base)
+    ignored = tuple(sorted(set(job.ignored_options) | set(new.ignored_options)))
+    return new.model_copy(update={"ignored_options": ignored})
+
+
+# ------------------------------------------------------------------------------------------------
+_Handler = Callable[[dict[str, Any], str | None, int], None]
+
+
+def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
+    val = (v or "").strip()  # case-sensitive, as in fio
+    if not val:
+        raise ConfigError("option 'rw' needs a value")
+    val, sep, nr = val.partition(":")
+    if val not in opts.RW_MODES + opts.TRIM_MODES:
+        raise ConfigError(f"option 'rw': unknown value '{val}' (allowed: {', '.join(opts.RW_MODES + opts.TRIM_MODES)})")
+    st["rw"] = val
+    st["rw_modifier"] = 0
+    if sep:
+        if val.startswith("rand"):  # fio's str_rw_cb: atoi, IOs per new random offset
+            st["rw_modifier"] = parse_int(nr, option="rw", minimum=1)
+        else:  # a size added to each sequential offset (holes)
+            st["rw_modifier"] = parse_size(nr, option="rw", kb_base=kb, allow_zero=True)
+
+
+def _set_startdelay(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """fio's ``irange(time)``: one time, or ``lo-hi`` (each thread draws uniformly in it)."""
+    text = (v or "").strip()
+    lo_s, sep, hi_s = text.partition("-") if not text.startswith("-") else (text, "", "")
+    lo = parse_time_ns(lo_s, option="startdelay")
+    hi = parse_time_ns(hi_s, option="startdelay") if sep else None
+    if hi is not None and hi < lo:
+        raise ConfigError(f"option 'startdelay={text}': the range ends before it starts")
+    st["startdelay_ns"], st["startdelay_max_ns"] = lo, hi
+
+
+def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
+    val = (v or "").strip()
+    if not val:
+        raise ConfigError("option 'ioengine' needs a value")
+    if not val.startswith("external:"):
+        val = val.lower()  # fio loads engines case-insensitively
+    if val not in opts.KNOWN_ENGINES and not val.startswith("external:"):
+        close = difflib.get_close_matches(val, sorted(opts.KNOWN_ENGINES), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ConfigError(f"option 'ioengine': unknown ioengine '{val}', fio would not load it{hint}")
+    if val not in opts.MODELLED_ENGINES:
+        raise ConfigError(f"option 'ioengine': ioengine '{val}' is not modelled by stacksim "
+                          f"(modelled: {', '.join(opts.MODELLED_ENGINES)})")
+    st["ioengine"] = val
+
+
+def _set_rwt(option: str, field_r: str, field_w: str, parse: Callable[[str, int], Any],
+             default: Any) -> _Handler:
+    """Handler for a ``read[,write[,trim]]`` option; the trim value is validated, then dropped."""
+    def handler(st: dict[str, Any], v: str | None, kb: int) -> None:
+        r, w, _ = (None if p is None else parse(p, kb) for p in split_rwt(v, option=option))
+        st[field_r] = default if r is None else r
+        st[field_w] = default if w is None else w
+    return handler
+
+
+def _set_bs(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """``bs=read[,write[,trim]]``: the three sizes (trims: fio's third value)."""
+    r, w, t = (None if p is None else parse_size(p, option="bs", kb_base=kb) for p in split_rwt(v, option="bs"))
+    st["bs_read_bytes"] = 4096 if r is None else r
+    st["bs_write_bytes"] = 4096 if w is None else w
+    st["bs_trim_bytes"] = 4096 if t is None else t
+
+
+def _flow_weight(v: str | None) -> int:
+    """``flow``: a weight (fio 3.41: the share of the flow's IOs); older fio's signed counter
+    increments are refused with the new meaning."""
+    w = parse_int((v or "").strip().lstrip("-") or None, option="flow", minimum=0)
+    if (v or "").strip().startswith("-"):
+        raise ConfigError(f"option 'flow={v.strip()}': a negative flow (older fio's counter steps) is not a weight; "
+                          "fio 3.41 takes weights >= 0 (e.g. flow=8 and flow=1 for a 8:1 ratio)")
+    return w
+
+
+def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handler:
+    def handler(st: dict[str, Any], v: str | None, kb: int) -> None:
+        st[field] = convert(v, kb)
+    return handler
+
+
+def _percent(option: str, text: str, lo_open: bool) -> float:
+    try:
+        pct = float(text[:-1])
+    except ValueError:
+        raise ConfigError(f"option '{option}': bad percentage '{text}' (expected e.g. 20%)") from None
+    if not ((0 < pct) if lo_open else (0 <= pct)) or pct > 100 or (not lo_open and pct == 100):
+        rng = "between 1 and 100" if lo_open else "from 0 to below 100"
+        raise ConfigError(f"option '{option}': {text} is not a percentage {rng} (fio's range)")
+    return pct
+
+
+def _parse_steadystate(v: str | None) -> tuple[str, float, bool]:
+    """fio's ``steadystate=criterion:limit[%]``."""
+    text = (v or "").strip()
+    crit, sep, lim = text.partition(":")
+    if not sep or crit not in CRITERIA:
+        raise ConfigError(f"option 'steadystate': '{text}' is not criterion:limit with a criterion of "
+                          f"{', '.join(CRITERIA)} (e.g. iops_slope:0.1%)")
+    pct = lim.strip().endswith("%")
+    try:
+        limit = float(lim.strip().rstrip("%"))
+    except ValueError:
+        raise ConfigError(f"option 'steadystate': limit '{lim}' is not a number") from None
+    if limit < 0:
+        raise ConfigError(f"option 'steadystate': limit '{lim}' must not be negative")
+    return crit, limit, pct
+
+
+def _float_percent(option: str, v: str | None) -> float:
+    try:
+        pct = float((v or "").strip().rstrip("%"))
+    except ValueError:
+        raise ConfigError(f"option '{option}': '{v}' is not a number") from None
+    if not 0 < pct <= 100:
+        raise ConfigError(f"option '{option}': {pct:g} is not a percentage in (0, 100]")
+    return pct
+
+
+def _parse_cmdprio_bssplit(text: str, kb: int) -> tuple:
+    """One direction of fio's cmdprio_bssplit: ``bs/percent[/class/level[/hint]]:...`` (fio's
+    cmdprio.c); the hint is validated and dropped (no modelled scheduler reads it)."""
+    out = []
+    for entry in text.split(":"):
+        fields = entry.strip().split("/")
+        if len(fields) not in (2, 4, 5):
+            raise ConfigError(f"option 'cmdprio_bssplit': bad entry '{entry}' (expected blocksize/percentage, "
+                              "blocksize/percentage/class/level or blocksize/percentage/class/level/hint)")
+        bs = parse_size(fields[0], option="cmdprio_bssplit", kb_base=kb)
+        pct = parse_int(fields[1], option="cmdprio_bssplit", minimum=0, maximum=100)
+        cls = level = None
+        if len(fields) >= 4:
+            cls = parse_int(fields[2], option="cmdprio_bssplit", minimum=0, maximum=3)
+            level = parse_int(fields[3], option="cmdprio_bssplit", minimum=0, maximum=7)
+        if len(fields) == 5:
+            parse_int(fields[4], option="cmdprio_bssplit", minimum=0)
+        out.append((bs, float(pct), cls, level))
+    return tuple(out)
+
+
+def _set_size(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """fio's size: bytes, or ``N%`` of the device (resolved against ``ssd.capacity_bytes`` once the
+    platform is known: :func:`scenarios.config.host.resolve`)."""
+    text = (v or "").strip()
+    if text.endswith("%"):
+        st["size_percent"], st["size_bytes"] = _percent("size", text, True), None
+    else:
+        st["size_bytes"], st["size_percent"] = parse_size(v, option="size", kb_base=kb), None
+
+
+def _set_offset(st: dict[str, Any], v: str | None, kb: int) -> None:
+    """fio's offset: bytes, or ``N%`` of the device (aligned to the smallest block size)."""
+    text = (v or "").strip()
+    if text.endswith("%"):
+        st["offset_percent"], st["offset_bytes"] = _percent("offset", text, False), 0
+    else:
+        st["offset_bytes"] = parse_size(v, option="offset", kb_base=kb, allow_zero=True)
+        st["offset_percent"] = None
+
+
+def _bool(option: str) -> Callable[[str | None, int], bool]:
+    flag = opts.FIO_OPTIONS[option].kind == "flag"
+    return lambda v, kb: parse_bool(v, option=option, flag=flag)
+
+
+def _int(option: str, minimum: int, maximum: int | None = None) -> Callable[[str | None, int], int]:
+    return lambda v, kb: parse_int(v, option=option, minimum=minimum, maximum=maximum)
+
+
+def _choice(option: str) -> Callable[[str | None, int], str]:
+    choices = opts.lookup(option).choices  # type: ignore[union-attr]
+
+    def convert(v: str | None, kb: int) -> str:
+        val = (v or "").strip().lower()
+        if val not in choices:
+            raise ConfigError(f"option '{option}': unknown value '{val}' (allowed: {', '.join(choices)})")
+        return val
+    return convert
+
+
+def _rate(p: str, kb: int) -> int | None:
+    return parse_int(p, option="rate_iops", minimum=0) or None  # 0 = no limit
+
+
+_HANDLERS: dict[str, _Handler] = {
+    "rw": _set_rw,
+    "ioengine": _set_ioengine,
+    "rwmixread": _set_field("rwmixread", _int("rwmixread", 0, 100)),
+    "rwmixwrite": _set_field("rwmixread", lambda v, kb: 100 - parse_int(v, option="rwmixwrite",
+                                                                         minimum=0, maximum=100)),
+    "bs": _set_bs,
+    "bssplit": _set_rwt("bssplit", "bssplit_read", "bssplit_write",
+                        lambda p, kb: parse_bssplit(p, kb_base=kb), ()),
+    "blocksize_range": _set_rwt("bsrange", "bsrange_read", "bsrange_write",
+                        lambda p, kb: parse_bsrange(p, kb_base=kb), None),
+    "numjobs": _set_field("numjobs", _int("numjobs", 1)),
+    "iodepth": _set_field("iodepth", _int("iodepth", 1)),
+    "iodepth_batch_submit": _set_field("iodepth_batch_submit", _int("iodepth_batch_submit", 0)),
+    "iodepth_batch_complete_min": _set_field("iodepth_batch_complete_min",
+                                             _int("iodepth_batch_complete_min", 0)),
+    "iodepth_batch_complete_max": _set_field("iodepth_batch_complete_max",
+                                             _int("iodepth_batch_complete_max", 0)),
+    "direct": _set_field("direct", _bool("direct")),
+    "buffered": _set_field("direct", lambda v, kb: not parse_bool(v, option="buffered")),
+    "time_based": _set_field("time_based", _bool("time_based")),
+    "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
+    "ramp_time": _set_field("ramp_time_ns", lambda v, kb: parse_time_ns(v, option="ramp_time")),
+    "thinktime": _set_field("thinktime_ns",
+                            lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
+    "size": lambda st, v, kb: _set_size(st, v, kb),
+    "offset": lambda st, v, kb: _set_offset(st, v, kb),
+    "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
+    "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
+    "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
+    "numa_cpu_nodes": _set_field("numa_cpu_nodes", lambda v, kb: (-1,) if (v or "all").strip().lower() == "all"
+                                 else parse_cpu_list(v, option="numa_cpu_nodes")),
+    "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
+    "random_generator": _set_field("random_generator", _choice("random_generator")),
+    "percentage_random": lambda st, v, kb: st.update(parse_percentage_random(v)),
+    "rate": _set_rwt("rate", "rate_read_bps", "rate_write_bps",
+                     lambda p, kb: parse_size(p, option="rate", kb_base=kb, allow_zero=True) or None, None),
+    "rate_process": _set_field("rate_process", _choice("rate_process")),
+    "rate_min": _set_rwt("rate_min", "rate_min_read_bps", "rate_min_write_bps",
+                         lambda p, kb: parse_size(p, option="rate_min", kb_base=kb, allow_zero=True) or None, None),
+    "rate_iops_min": _set_rwt("rate_iops_min", "rate_iops_min_read", "rate_iops_min_write",
+                              lambda p, kb: parse_int(p, option="rate_iops_min", minimum=0) or None, None),
+    "rate_cycle": _set_field("rate_cycle_ms", _int("rate_cycle", 1)),
+    "prio": _set_field("prio", _int("prio", 0, 7)),
+    "prioclass": _set_field("prioclass", _int("prioclass", 0, 3)),
+    "cmdprio_percentage": _set_rwt("cmdprio_percentage", "cmdprio_percentage_read", "cmdprio_percentage_write",
+                                   lambda p, kb: parse_int(p, option="cmdprio_percentage", minimum=0, maximum=100), 0),
+    "cmdprio_class": _set_rwt("cmdprio_class", "cmdprio_class_read", "cmdprio_class_write",
+                              lambda p, kb: parse_int(p, option="cmdprio_class", minimum=1, maximum=3), 1),
+    "cmdprio": _set_rwt("cmdprio", "cmdprio_read", "cmdprio_write",
+                        lambda p, kb: parse_int(p, option="cmdprio", minimum=0, maximum=7), 0),
+    "cmdprio_bssplit": _set_rwt("cmdprio_bssplit", "cmdprio_bssplit_read", "cmdprio_bssplit_write",
+                                lambda p, kb: _parse_cmdprio_bssplit(p, kb), ()),
+    "latency_target": _set_field("latency_target_ns",
+                                 lambda v, kb: parse_time_ns(v, option="latency_target", default_unit="us")),
+    "latency_window": _set_field("latency_window_ns",
+                                 lambda v, kb: parse_time_ns(v, option="latency_window", default_unit="us")),
+    "latency_percentile": _set_field("latency_percentile", lambda v, kb: _float_percent("latency_percentile", v)),
+    "latency_run": _set_field("latency_run", _bool("latency_run")),
+    "steadystate": _set_field("steadystate", lambda v, kb: _parse_steadystate(v)),
+    "steadystate_duration": _set_field("ss_dur_ns", lambda v, kb: parse_time_ns(v, option="steadystate_duration")),
+    "steadystate_ramp_time": _set_field("ss_ramp_ns", lambda v, kb: parse_time_ns(v, option="steadystate_ramp_time")),
+    "steadystate_check_interval": _set_field(
+        "ss_interval_ns", lambda v, kb: parse_time_ns(v, option="steadystate_check_interval") or 1_000_000_000),
+    "number_ios": _set_field("number_ios", _int("number_ios", 0)),
+    "loops": _set_field("loops", _int("loops", 1)),
+    "startdelay": _set_startdelay,
+    "offset_increment": _set_field("offset_increment_bytes",
+                                   lambda v, kb: parse_size(v, option="offset_increment", kb_base=kb, allow_zero=True)),
+    "rw_sequencer": _set_field("rw_sequencer", _choice("rw_sequencer")),
+    "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
+    "hipri": _set_field("hipri", _bool("hipri")),
+    "stonewall": _set_field("stonewall", _bool("stonewall")),
+    "new_group": _set_field("new_group", _bool("new_group")),
+    "wait_for": _set_field("wait_for", lambda v, kb: (v or "").strip() or None),
+    "exitall": _set_field("exitall", _bool("exitall")),
+    "exitall_on_error": _set_field("exitall_on_error", _bool("exitall_on_error")),
+    "exit_what": _set_field("exit_what", _choice("exit_what")),
+    "io_submit_mode": _set_field("io_submit_mode", _choice("io_submit_mode")),
+    "nice": _set_field("nice", lambda v, kb: parse_int((v or "").strip(), option="nice", minimum=-20, maximum=19)),
+    "flow": _set_field("flow", lambda v, kb: _flow_weight(v)),
+    "flow_id": _set_field("flow_id", _int("flow_id", 0)),
+    "flow_sleep": _set_field("flow_sleep_ns", lambda v, kb: 1000 * parse_int(v, option="flow_sleep", minimum=0)),
+    "filename": _set_field("filename", lambda v, kb: split_names(v, "filename")),
+    "directory": _set_field("directory", lambda v, kb: split_names(v, "directory")),
+    "filename_format": _set_field("filename_format", lambda v, kb: (v or "").strip() or "$jobname.$jobnum.$filenum"),
+    "nrfiles": _set_field("nrfiles", _int("nrfiles", 1)),
+    "filesize": _set_field("filesize_bytes", lambda v, kb: parse_filesize(v, kb)),
+    "file_service_type": lambda st, v, kb: st.update(parse_file_service(v)),
+    "sqthread_poll": _set_field("sqthread_poll", _bool("sqthread_poll")),
+    "sqthread_poll_cpu": _set_field("sqthread_poll_cpu", _int("sqthread_poll_cpu", 0)),
+    "registerfiles": _set_field("registerfiles", _bool("registerfiles")),
+    "fixedbufs": _set_field("fixedbufs", _bool("fixedbufs")),
+    "nowait": _set_field("nowait", _bool("nowait")),
+    "stacksim_irq_hint": _set_field("stacksim_irq_hint", _choice("stacksim_irq_hint")),
+    "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
+    "iodepth_low": lambda st, v, kb: None,  # checked after iodepth is known (see _build)
+}
+_missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values())
+            if s.status == "used"} - set(_HANDLERS)
+assert not _missing, f"used options without a handler: {_missing}"
+
+# Non-default field values that need a given ioengine (fio ties these options to the engine).
+_ENGINE_FIELDS = {f: opts.FIO_OPTIONS[f].engines for f in
+                  ("hipri", "sqthread_poll", "sqthread_poll_cpu", "registerfiles", "fixedbufs", "nowait")}
+
+
+def _normalise(item: _Item, kb: int) -> str:
+    """Canonical text of a limited option's value, for comparison with its neutral values."""
+    s, v = item.spec, item.value
+    if s.kind in ("bool", "flag"):
+        return "1" if parse_bool(v, option=item.key, flag=s.kind == "flag") else "0"
+    if s.kind == "int":
+        return str(parse_int(v, option=item.key))
+    if s.kind == "size":
+        return str(parse_size(v, option=item.key, kb_base=kb, allow_zero=True))
+    if s.kind == "time":
+        return str(parse_time_ns(v, option=item.key))
+    if v is None or not v.strip():
+        raise ConfigError(f"option '{item.key}' needs a value")
+    return "".join(v.split()).lower()
+
+
+def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] | None = None) -> FioJob:
+    """Apply ``items`` in order (last wins) on top of ``base`` (fio defaults) and validate."""
+    job = f"job '{name}'"
+    last: dict[str, _Item] = {}
+    for it in items:
+        last[it.spec.name] = it
+
+    def fail(msg: str, it: _Item | None) -> ConfigError:
+        return ConfigError(f"{it.where}, {job}: {msg}" if it else f"{job} ({source}): {msg}")
+
+    kb = _kb_base(last, fail)
+    state: dict[str, Any] = dict(_JOB_FIELDS if base is None else base)
+    ignored = _apply_items(items, last, state, kb, fail)
+    _check_job(items, last, state, kb, fail)
+    try:
+        return FioJob(name=name, source=source, ignored_options=tuple(sorted(ignored)), **state)
+    except ValidationError as exc:  # limits of the kernel and fio (MAX_RW_BYTES, FIO_MAX_JOBS, ...)
+        err = exc.errors()[0]
+        option = _FIELD_OPTION.get(str(err["loc"][0]) if err["loc"] else "", "")
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "less_than_equal" and option in _LIMIT_REASON:
+            msg = f"{err['input']} is above {_LIMIT_REASON[option]}"
+        elif err["type"] in ("less_than_equal", "greater_than", "greater_than_equal"):
+            msg = f"{msg} (got {err['input']})"
+        it = last.get(option) or last.get("ioengine") if option else None
+        raise fail(f"option '{option}': {msg}" if option else msg, it) from None
+
+
+def _kb_base(last: dict[str, _Item], fail) -> int:
+    """fio's ``kb_base`` (1024 unless the job says 1000)."""
+    if "kb_base" not in last:
+        return 1024
+    it = last["kb_base"]
+    try:
+        kb = parse_int(it.value, option="kb_base")
+    except ConfigError as exc:
+        raise fail(str(exc), it) from None
+    if kb not in (1000, 1024):
+        raise fail(f"option 'kb_base': must be 1000 or 1024, got {kb}", it)
+    return kb
+
+
+def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> set[str]:
+    """Modelled options update ``state``; the others are checked (a value where fio needs one, a
+    neutral value for options not modelled yet) and returned as the ignored ones."""
+    ignored: set[str] = set()
+    for it in items:
+        try:
+            if it.spec.status == "used":
+                if it.value is None and it.spec.kind not in ("bool", "flag"):
+                    raise ConfigError(f"option '{it.key}' needs a value")
+                _HANDLERS[it.spec.name](state, it.value, kb)
+                continue
+            ignored.add(it.key)
+            if it.spec.kind in ("bool", "flag"):
+                parse_bool(it.value, option=it.key, flag=it.spec.kind == "flag")
+            elif it.value is None and it.spec.name not in opts.OPTIONAL_VALUE:
+                raise ConfigError(f"option '{it.key}' needs a value (fio would reject it too)")
+            if it.spec.status == "limited" and last[it.spec.name] is it:
+                value = _normalise(it, kb)
+                if value not in it.spec.neutral:
+                    ok = "; remove it" if not it.spec.neutral else "; stacksim accepts only " + \
+                        " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
+                    given = it.key if it.value is None else f"{it.key}={it.value}"
+                    raise ConfigError(f"option '{given}' is accepted by fio but not modelled "
+                                      f"yet by stacksim: {it.spec.reason}{ok}")
+        except ConfigError as exc:
+            raise fail(str(exc), it) from None
+    return ignored
+
+
+def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """fio's fixup_options: rate and rate_iops (and their minimums) are mutually exclusive per
+    direction, and a minimum above the cap is an error."""
+    for op in ("read", "write"):
+        cap, cap_iops = state[f"rate_{op}_bps"], state[f"rate_iops_{op}"]
+        low, low_iops = state[f"rate_min_{op}_bps"], state[f"rate_iops_min_{op}"]
+        if (cap and cap_iops) or (low and low_iops):
+            names = ("rate", "rate_iops") if cap and cap_iops else ("rate_min", "rate_iops_min")
+            raise fail(f"options '{names[0]}' and '{names[1]}' both set {op}s: they are mutually exclusive "
+                       "(fio rejects the job too)", last.get(names[1]) or last.get(names[0]))
+        if (cap and low and cap < low) or (cap_iops and low_iops and cap_iops < low_iops):
+            names = ("rate_min", "rate") if cap and low and cap < low else ("rate_iops_min", "rate_iops")
+            raise fail(f"option '{names[0]}' for {op}s is above '{names[1]}': the minimum rate exceeds the rate "
+                       "(fio rejects the job too)", last.get(names[0]))
+
+
+def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
+    """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
+    512-byte multiples), time_based with runtime, iodepth_low."""
+    engine = state["ioengine"]
+    for it in items:
+        engines = it.spec.engines
+        if engines is not None and engine not in engines:
+            raise fail(f"option '{it.key}' is an option of ioengine {'/'.join(sorted(engines))}, "
+                       f"not of ioengine={engine}; fio would reject it too (Bad option)", it)
+    for field, engines in _ENGINE_FIELDS.items():
+        if state[field] not in (False, None) and engine not in engines:
+            raise fail(f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, "
+                       f"not ioengine={engine}", last.get("ioengine"))
+    if not state["direct"]:
+        raise fail("buffered IO (direct=0, fio's default) is not modelled: stacksim models "
+                   "O_DIRECT only; set direct=1", last.get("direct") or last.get("buffered"))
+    for field, option in (("bs_read_bytes", "bs"), ("bs_write_bytes", "bs"), ("bs_trim_bytes", "bs"),
+                          ("offset_bytes", "offset")):
+        if state[field] % 512:
+            hint = " (note: fio's default kb_base=1024 reads 'KiB' as 1000 bytes; write 'k')" \
+                if option == "bs" else ""
+            raise fail(f"option '{option}': {state[field]} bytes is not a multiple of 512, "
+                       f"which O_DIRECT requires{hint}", last.get(option))
+    _check_rates(state, last, fail)
+    _check_files(state, last, fail)
+    if state["io_submit_mode"] == "offload":
+        it = last.get("io_submit_mode")
+        if engine not in SYNC_ENGINES:
+            raise fail(f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled: fio documents that "
+                       "offload cannot reliably be used with asynchronous engines; use psync, sync or pvsync2", it)
+        if state["flow"]:
+            raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
+    if state["time_based"] and state["runtime_ns"] is None:
+        raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
+    if "iodepth_low" in last:
+        it = last["iodepth_low"]
+        try:
+            low = parse_int(it.value, option="iodepth_low", minimum=0)
+        except ConfigError as exc:
+            raise fail(str(exc), it) from None
+        if low not in (0, state["iodepth"]):
+            raise fail(f"option 'iodepth_low={low}' (refill only below a low-water mark) is not "
+                       f"supported by stacksim; omit it or set it to iodepth ({state['iodepth']})", it)
+
+
+def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """A job's files are all block devices or all regular files; io_uring_cmd needs NVMe
+    generic character devices (``/dev/ngXnY``), as fio's engine opens them."""
+    names = state["filename"]
+    devices = [is_device(n) for n in names]
+    if "trim" in state["rw"] and (state["directory"] and not names or names and not all(devices)):
+        raise fail(f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
+                   "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",
+                   last.get("rw"))
+    if any(devices) and not all(devices):
+        raise fail("option 'filename' mixes block devices and regular files in one job: not modelled "
+                   "yet by stacksim (the file-system cost is per job); split it into two jobs", last.get("filename"))
+    if state["ioengine"] != "io_uring_cmd" and any(n.startswith("/dev/ng") for n in names):
+        raise fail(f"option 'filename': an NVMe generic character device (/dev/ngXnY) takes only io_uring_cmd "
+                   f"passthrough, not ioengine={state['ioengine']}; use the block device (/dev/nvmeXnY)",
+                   last.get("filename"))
+    if state["ioengine"] == "io_uring_cmd" and (state["directory"] and not names or names and not all(devices)):
+        raise fail("ioengine=io_uring_cmd needs an NVMe generic character device (filename=/dev/ngXnY), "
+                   "not a regular file; fio's engine would fail to open it", last.get("filename") or last.get("directory"))

@@ -1,0 +1,209 @@
+"""Streaming block-trace reader: :func:`open_trace` and :func:`sniff_format`.
+
+A :class:`TraceReader` reads its file line by line each time it is iterated (a multi-GB trace
+never sits in memory); gzip files are recognised by their magic bytes and read transparently.
+Times are rebased to the first record (``TraceIO.t_ns``, ns).
+
+Out-of-order timestamps: the formats are time-sorted, but real traces sometimes step
+backwards (clock adjustments, per-CPU buffers merged). Records are kept in file order with
+their own times; ``out_of_order`` counts records earlier than their predecessor and
+``max_backstep_ns`` is the largest such step. A record earlier than the first one gets a
+negative ``t_ns``. Consumers that need monotonic time must decide what to do (the replayer can
+issue a late record immediately).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from simcore.errors import ConfigError
+
+from .blkparse import ACTIONS, BlkparseParser
+from .csvformats import AlibabaParser, LineParser, MsrParser, TencentParser
+from .iolog import IologParser
+from .record import BadLine, TraceIO
+
+__all__ = ["FORMATS", "TraceReader", "open_trace", "sniff_format", "open_text", "numbered_lines",
+           "out_of_range"]
+
+FORMATS = ("alibaba", "tencent", "msr", "blkparse", "iolog")
+_PARSERS: dict[str, type[LineParser]] = {
+    "alibaba": AlibabaParser, "tencent": TencentParser, "msr": MsrParser,
+    "blkparse": BlkparseParser, "iolog": IologParser,
+}
+_SNIFF_ORDER = ("iolog", "blkparse", "msr", "alibaba", "tencent")
+_SNIFF_LINES = 5  # non-blank lines examined
+
+
+def open_text(path: str | os.PathLike):
+    """Open a text file, or a gzip-compressed one (by magic bytes), for reading lines."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(2)
+        if magic == b"\x1f\x8b":
+            return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+        return open(path, encoding="utf-8", errors="replace", newline="")
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot open trace: {e.strerror or e}") from None
+
+
+def numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(1-based line number, text) for each line; read errors become ConfigError."""
+    lineno = 0
+    with open_text(path) as f:
+        it = iter(f)
+        while True:
+            try:
+                text = next(it)
+            except StopIteration:
+                return
+            except (OSError, EOFError) as e:  # truncated/corrupt gzip, I/O error
+                raise ConfigError(f"{path}:{lineno + 1}: cannot read trace: {e}") from None
+            lineno += 1
+            yield lineno, text
+
+
+#: Largest byte offset + size of one IO: Linux file offsets (loff_t) are signed 64-bit.
+MAX_OFFSET_BYTES: Final = 2**63 - 1
+#: Largest transfer of one replayed IO: Linux's MAX_RW_COUNT (2 GiB - 4 KiB); the replayer issues
+#: each record as one request, which the kernel would cut short above this.
+MAX_IO_BYTES: Final = 0x7FFFF000
+#: Latest record, from the first: 2**53 ns (~104 days), where the float ns clock stays exact.
+MAX_TRACE_NS: Final = 2**53
+
+
+def out_of_range(offset: int, nbytes: int, t_rel_ns: int) -> str | None:
+    """Why a parsed record cannot be replayed, or None."""
+    if offset + nbytes > MAX_OFFSET_BYTES:
+        return (f"offset {offset} + size {nbytes} is beyond 2**63-1 bytes (a Linux file offset, loff_t, "
+                "is signed 64-bit)")
+    if nbytes > MAX_IO_BYTES:
+        return (f"size {nbytes} bytes is above the largest single transfer (MAX_RW_COUNT = {MAX_IO_BYTES} "
+                "bytes, 2 GiB - 4 KiB)")
+    if abs(t_rel_ns) > MAX_TRACE_NS:
+        return (f"timestamp {t_rel_ns} ns from the first record is beyond 2**53 ns (~104 days), where the "
+                "simulated clock loses nanosecond resolution")
+    return None
+
+
+class TraceReader:
+    """Iterable of :class:`TraceIO` from one trace file. Each iteration re-reads the file.
+
+    Counters (valid while and after iterating): ``lines_read``, ``records``, ``bad_lines``
+    (malformed lines skipped, only with ``skip_bad_lines``), ``skipped`` (reason -> count of
+    well-formed lines that are not read/write records, see the format modules),
+    ``out_of_order`` and ``max_backstep_ns`` (see the module docstring).
+    """
+
+    def __init__(self, path: str | os.PathLike, fmt: str, *, skip_bad_lines: bool = False,
+                 blk_action: str = "Q") -> None:
+        self.path = Path(path)
+        self.format = fmt
+        self.skip_bad_lines = skip_bad_lines
+        self.blk_action = blk_action
+        self._reset()
+
+    def _reset(self) -> None:
+        self.lines_read = 0
+        self.records = 0
+        self.bad_lines = 0
+        self.skipped: dict[str, int] = {}
+        self.out_of_order = 0
+        self.max_backstep_ns = 0
+
+    def _parser(self) -> LineParser:
+        if self.format == "blkparse":
+            return BlkparseParser(self.blk_action)
+        return _PARSERS[self.format]()
+
+    def __iter__(self) -> Iterator[TraceIO]:
+        self._reset()
+        parser = self._parser()
+        t0 = prev = None
+        for lineno, text in numbered_lines(self.path):
+            self.lines_read = lineno
+            try:
+                out = parser.parse(text, lineno)
+            except BadLine as e:
+                if e.fatal or not self.skip_bad_lines:
+                    raise ConfigError(f"{self.path}:{lineno}: {self.format}: {e}") from None
+                self.bad_lines += 1
+                continue
+            if out is None:
+                continue
+            if isinstance(out, str):
+                self.skipped[out] = self.skipped.get(out, 0) + 1
+                continue
+            t, op, offset, nbytes, volume = out
+            problem = out_of_range(offset, nbytes, 0 if t0 is None else t - t0)
+            if problem is not None:
+                if not self.skip_bad_lines:
+                    raise ConfigError(f"{self.path}:{lineno}: {self.format}: {problem}")
+                self.bad_lines += 1
+                continue
+            if t0 is None or prev is None:
+                t0 = prev = t
+            elif t < prev:
+                self.out_of_order += 1
+                self.max_backstep_ns = max(self.max_backstep_ns, prev - t)
+            prev = t
+            self.records += 1
+            yield TraceIO(t - t0, op, offset, nbytes, volume, lineno)
+
+    def describe(self) -> str:
+        """Short summary of what the last pass read."""
+        skipped = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items())) or "none"
+        text = (f"{self.format} trace {self.path}: {self.lines_read} lines, {self.records} IOs, "
+                f"{self.bad_lines} bad lines, skipped: {skipped}")
+        if self.out_of_order:
+            text += f", {self.out_of_order} out of order (max {self.max_backstep_ns} ns back)"
+        return text
+
+    def __repr__(self) -> str:
+        return f"TraceReader({str(self.path)!r}, fmt={self.format!r})"
+
+
+def sniff_format(path: str | os.PathLike) -> str:
+    """Guess the format from the first non-blank lines: the first format (iolog, blkparse, msr,
+    alibaba, tencent) whose parser accepts them all, yielding at least one record or skip."""
+    head: list[tuple[int, str]] = []
+    for lineno, text in numbered_lines(path):
+        if text.strip():
+            head.append((lineno, text))
+            if len(head) == _SNIFF_LINES:
+                break
+    if not head:
+        raise ConfigError(f"{path}: empty trace, cannot tell its format")
+    for fmt in _SNIFF_ORDER:
+        parser = TraceReader(path, fmt)._parser()
+        try:
+            outs = [parser.parse(text, lineno) for lineno, text in head]
+        except BadLine:
+            continue
+        if any(o is not None for o in outs) or fmt == "iolog":
+            return fmt
+    first = head[0][1].strip()
+    raise ConfigError(f"{path}:{head[0][0]}: cannot tell the trace format from {first[:60]!r}; "
+                      f"give it explicitly, one of {', '.join(FORMATS)}")
+
+
+def open_trace(path: str | os.PathLike, fmt: str | None = None, *, skip_bad_lines: bool = False,
+               blk_action: str = "Q") -> TraceReader:
+    """Open a block trace for streaming. ``fmt`` None = :func:`sniff_format`.
+
+    ``blk_action`` (blkparse only): ``"Q"`` issue (bio queued) or ``"D"`` dispatch to driver.
+    Malformed lines raise ConfigError ``"path:line: ..."`` unless ``skip_bad_lines``.
+    """
+    if blk_action not in ACTIONS:
+        raise ConfigError(f"blk_action must be one of {', '.join(ACTIONS)}, got {blk_action!r}")
+    if fmt is None:
+        fmt = sniff_format(path)
+    elif fmt not in FORMATS:
+        raise ConfigError(f"{path}: unknown trace format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    elif not Path(path).is_file():
+        raise ConfigError(f"{path}: trace file not found")
+    return TraceReader(path, fmt, skip_bad_lines=skip_bad_lines, blk_action=blk_action)

@@ -1,0 +1,254 @@
+"""Assembly of a system from its configuration: a host with its job threads (:func:`build_run`), a
+storage server with its client (:func:`build_server`). The configuration's policy names become
+classes (through the registries in ``policies/``, after any ``--plugin`` module has registered its
+own) and are handed to the models.
+
+The models never look a name up themselves; an unknown name is a ConfigError here, before anything
+is built.
+"""
+
+from __future__ import annotations
+
+from models.host import Host, PolicySet
+from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
+from models.ioengines.async_io import AsyncThread
+from models.ioengines.files import FileService, thread_files
+from models.ioengines.flow import Flow, FlowMember
+from models.ioengines.job_control import JobControl, waits_of
+from models.ioengines.null_io import NullThread
+from models.ioengines.offload import OffloadThread
+from models.ioengines.steadystate import SteadyState
+from models.ioengines.sync_io import SyncThread
+from models.os.completion import select_policy_name
+from models.os.filesystem import FileLayout
+from models.os.queue import QueueConfig
+from models.platform import PlatformConfig
+from models.server.target import Server
+from policies.completion import COMPLETION_POLICIES
+from policies.core_scheduling import CORE_SCHEDULING
+from policies.cpu_idle import CPUIDLE_GOVERNORS
+from policies.cpu_power import CPUFREQ_GOVERNORS
+from policies.interrupt_generation import IRQ_GENERATION
+from policies.io_scheduler import IO_SCHEDULERS
+from scenarios.config.server_workloads import TraceFeed, arrival_batches
+from simcore.errors import ConfigError
+from simcore.plugins import load_plugin
+from simcore.rng import RngStreams
+
+#: one engine of each kind the completion rule distinguishes (synchronous; libaio; io_uring)
+_RULE_ENGINES = ("pvsync2", "libaio", "io_uring")
+
+
+def resolve_policies(platform: PlatformConfig, queue: QueueConfig) -> PolicySet:
+    """The policy classes named by ``platform`` (``cpu.cpufreq_governor``, ``cpu.cpuidle_governor``,
+    ``nvme.irq``) and ``queue`` (``scheduler``, the completion rule)."""
+    names = {select_policy_name(queue, hipri, engine) for hipri in (False, True) for engine in _RULE_ENGINES}
+    return PolicySet(
+        cpufreq_governor=CPUFREQ_GOVERNORS.get(platform.cpu.cpufreq_governor),
+        cpuidle_governor=CPUIDLE_GOVERNORS.get(platform.cpu.cpuidle_governor),
+        io_scheduler=IO_SCHEDULERS.get(queue.scheduler),
+        irq_generation=IRQ_GENERATION.get(platform.nvme.irq),
+        completion={name: COMPLETION_POLICIES.get(name) for name in sorted(names)},
+    )
+
+
+def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None, *,
+               keep_requests: bool = False) -> Host:
+    """A :class:`Host` with the policies its configuration names; ``keep_requests``: keep every
+    completed request in ``host.records`` (tests, debugging: memory grows with the run)."""
+    host = Host(platform, queue, seed, resolve_policies(platform, queue), tracer)
+    if keep_requests:
+        host.keep_requests()
+    return host
+
+
+def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, int], core_of: list) -> int:
+    """The CPU a fio thread starts on (``thread_index``: fio's thread_number - 1, over all jobs);
+    unless pinned, the scheduler may move it later (models.os.placement):
+
+    * no ``cpus_allowed``/``cpumask``: round-robin over all CPUs (stacksim's placement);
+    * ``cpus_allowed_policy=split``: fio's fio_cpus_split -- the (thread_number - 1) mod n-th CPU of
+      the set, one CPU per thread, round-robin when there are more threads than CPUs;
+    * ``shared`` (fio's default): fio sets the whole set as the affinity and the kernel places the
+      new task; modelled as its fork balancing (select_task_rq_fair -> find_idlest_group /
+      find_idlest_group_cpu): the physical core of the set with the fewest fio threads, then its
+      CPU with the fewest, the lowest number on a tie.
+    """
+    if job.cpus_allowed and job.cpus_allowed_policy == "shared":
+        core_load: dict = {}
+        for c, n in placed.items():
+            core_load[core_of[c]] = core_load.get(core_of[c], 0) + n
+        return min(allowed, key=lambda c: (core_load.get(core_of[c], 0), placed.get(c, 0), c))
+    return allowed[thread_index % len(allowed)]
+
+
+def _window(jobs) -> tuple[float, float]:
+    """The run's measured window: from the latest ``ramp_time`` of the jobs that start at once to
+    the latest end a job can have (jobs that wait start when what they wait for may have ended;
+    a size-bounded job gets 10 s of simulated time at most)."""
+    waits = waits_of(jobs)
+    ramp = max(j.ramp_time_ns for j, w in zip(jobs, waits) if not w)
+    if not any(waits):
+        end = max(_start_max(j) + j.ramp_time_ns + (j.runtime_ns or 0) for j in jobs)
+        return ramp, (ramp + 10e9 if end <= ramp else end)  # size-bounded jobs: at most 10 s
+    bound: list[float] = []  # the latest a job can end: its runtime (at most 10 s) after the latest start
+    for j, w in zip(jobs, waits):  # plus 1 s for its last IOs (the run ends when the last thread exits)
+        bound.append(max((bound[k] for k in w), default=0.0) + _start_max(j) + j.ramp_time_ns
+                     + (j.runtime_ns or 10e9) + 1e9)
+    return ramp, max(bound)
+
+
+def _start_max(job) -> int:
+    """The latest start of a job's threads (fio's startdelay, or the top of its range)."""
+    return job.startdelay_ns if job.startdelay_max_ns is None else job.startdelay_max_ns
+
+
+def _start_delay(job, gen) -> float:
+    """fio's startdelay: the value, or a uniform draw in the range for each thread."""
+    if job.startdelay_max_ns is None:
+        return float(job.startdelay_ns)
+    return float(job.startdelay_ns + int(gen.integers(0, job.startdelay_max_ns - job.startdelay_ns + 1)))
+
+
+def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, float, float]:
+    """The host of a :class:`scenarios.config.host.RunConfig` with its job threads placed and started
+    (plug-ins loaded first); returns (host, ramp_ns, end_ns): the measured window starts at the
+    latest ``ramp_time`` and ends with the longest job (size-bounded jobs: 10 s after the ramp).
+    ``keep_requests`` as for :func:`build_host`."""
+    for p in cfg.plugins:
+        load_plugin(p)
+    host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer, keep_requests=keep_requests)
+    ncpu = len(host.runners)
+    ramp, end = _window(cfg.jobs)
+    rr = 0
+    placed: dict[int, int] = {}  # fio threads per CPU so far
+    core_of = [id(cpu.core) for cpu in host.pkg.cpus]  # logical CPU -> its physical core
+    host.threads = []
+    files = _thread_files(cfg, host)
+    flows: dict = {}  # fio's flow_id -> the flow its jobs share
+    for ji, job in enumerate(cfg.jobs):
+        if job.ioengine not in MODELLED_ENGINES:
+            raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})")
+        thread_cls = (SyncThread if job.io_submit_mode == "inline" else OffloadThread) if job.ioengine in SYNC_ENGINES \
+            else NullThread if job.ioengine == "null" else AsyncThread
+        allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
+        for clone in range(job.numjobs):
+            cpu = place_thread(job, allowed, rr, placed, core_of)
+            placed[cpu] = placed.get(cpu, 0) + 1
+            rr += 1
+            delay = _start_delay(job, host.rng.stream(f"job{ji}.{clone}.startdelay"))
+            th = thread_cls(host, job, ji, clone, cpu, end, host.rng.stream(f"job{ji}.{clone}"))
+            th.start_delay_ns = delay
+            if (ji, clone) in files:
+                regions, service = files[(ji, clone)]
+                th.use_files(regions, service, clone)
+            if job.io_submit_mode == "offload":
+                rr = _offload_workers(th, job, allowed, cpu, rr, placed, core_of, cfg.platform.sched.placement == "cfs")
+            if job.flow:
+                th.use_flow(FlowMember(flows.setdefault(job.flow_id, Flow()), job.flow), job.flow_sleep_ns)
+            if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
+                th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
+            host.threads.append(th)
+    host.steady = _steady_state_checks(cfg, host)
+    host.live_fio_threads = len(host.threads)
+
+    def start_thread(th, now: float) -> None:
+        """fio starts a thread: its startdelay, ramp_time and runtime count from ``now``."""
+        job = th.job
+        th.end_ns = now + th.start_delay_ns + job.ramp_time_ns + job.runtime_ns if job.runtime_ns else end
+        if th.start_delay_ns:
+            host.engine.call_in(th.start_delay_ns, th.start)
+        else:
+            th.start()
+
+    control = host.job_control = JobControl(host, cfg.jobs, host.threads, start_thread)
+    host.on_thread_exit = control.thread_exited  # each job's end (its runtime in the JSON), waits, exitall
+    control.start()
+    for sq in host.sq_threads.values():
+        sq.start()
+    host.start()
+    return host, float(ramp), float(end)
+
+
+def _offload_workers(th, job, allowed: list[int], cpu: int, rr: int, placed: dict, core_of: list, cfs: bool) -> int:
+    """fio's submit workers of an offload job thread (``iodepth`` of them), placed like threads
+    with the job thread's CPU set (they inherit it: its own CPU under ``cpus_allowed_policy=split``);
+    returns the next thread index."""
+    cpus_w = [cpu] if job.cpus_allowed and job.cpus_allowed_policy == "split" else allowed
+    cpus = []
+    for _ in range(job.iodepth):
+        c = place_thread(job, cpus_w, rr, placed, core_of)
+        placed[c] = placed.get(c, 0) + 1
+        rr += 1
+        cpus.append(c)
+    for w in th.add_workers(cpus):
+        if cfs and len(cpus_w) > 1:
+            w.allow_cpus(cpus_w)
+    return rr
+
+
+def _thread_files(cfg, host) -> dict:
+    """The files of every thread of a job that names files: {(job, clone): (regions, service)},
+    laid out together on the SSDs (models.os.filesystem)."""
+    layout = FileLayout(cfg.platform.ssd.capacity_bytes, len(host.devices))
+    named = {}
+    for ji, job in enumerate(cfg.jobs):
+        for clone in range(job.numjobs):
+            paths = thread_files(job, clone, host.rng.stream(f"job{ji}.{clone}.files"))
+            if paths is None:
+                break
+            for path, size in paths:
+                layout.reserve(path, size)
+            named[(ji, clone)] = [p for p, _s in paths]
+    if not named:
+        return {}
+    try:
+        layout.place()
+    except ConfigError as exc:
+        raise ConfigError(f"job files: {exc}") from None
+    out = {}
+    for (ji, clone), paths in named.items():
+        job = cfg.jobs[ji]
+        service = FileService(job.file_service_type, job.file_service_value, len(paths),
+                              host.rng.stream(f"job{ji}.{clone}.file_service"))
+        out[(ji, clone)] = ([layout.region(p) for p in paths], service)
+    return out
+
+
+def _steady_state_checks(cfg, host) -> list:
+    """fio's steadystate checks: one per job with group_reporting (its threads together), else one
+    per thread; [(job index, threads, check)]."""
+    out = []
+    for ji, job in enumerate(cfg.jobs):
+        if job.steadystate is None or not job.ss_dur_ns:
+            continue
+        threads = [th for th in host.threads if th.job_idx == ji]
+        groups = [threads] if "group_reporting" in job.ignored_options else [[th] for th in threads]
+        crit, limit, pct = job.steadystate
+        for ths in groups:
+            for th in ths:
+                th.steady = True
+            start = min(th.start_delay_ns for th in ths)
+            out.append((ji, ths, SteadyState(host.engine, ths, crit, limit, pct, job.ss_dur_ns, job.ss_ramp_ns,
+                                             job.ss_interval_ns, start)))
+    return out
+
+
+def build_server(cfg, tracer=None):
+    """The storage server of a :class:`scenarios.config.server.ServerRunConfig`: its core-scheduling
+    policy (``server.policy``, parameters validated by the policy's ``Params``), the cpuidle governor
+    of its reactors (``cpu.cpuidle_governor``) and its client (the workload's arrival batches, or
+    the trace feed) are resolved here and handed to :class:`models.server.target.Server`."""
+    policy_cls = CORE_SCHEDULING.get(cfg.server.policy)
+    params = policy_cls.params_from(cfg.policy, where=f"policy {cfg.server.policy}")
+    idle_cls = CPUIDLE_GOVERNORS.get(cfg.platform.cpu.cpuidle_governor)
+    wl = cfg.workload
+    n_ssds = cfg.platform.ssd_count
+    # the client's stream by its own name: the same draws as any other construction order
+    arrivals_rng = RngStreams(cfg.seed).stream("client.arrivals")
+    client = (TraceFeed(wl, n_ssds, arrivals_rng) if wl.kind == "trace" else arrival_batches(wl, arrivals_rng, n_ssds))
+    srv = Server(cfg, policy_cls, params, idle_cls, client, tracer)
+    if srv.trace is not None and srv.arrivals_done:
+        f = srv.trace
+        raise ConfigError(f"{wl.trace}: no read/write IO in the window ({f.reader.describe()}; dropped: {f.drops or 'none'})")
+    return srv

@@ -1,0 +1,108 @@
+"""Writing results as data: JSON and per-IO records (CSV or Parquet).
+
+Files are written all-or-nothing through :mod:`simcore.outfile` (checked before the run, staged,
+renamed into place; ``-`` is standard output). The terminal text lives in :mod:`stacksim.output`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import numpy as np
+
+from scenarios.inputs.fio.output import stamped
+from simcore.errors import ConfigError
+from simcore.outfile import STDOUT, Outputs, check_output, write_text
+from simcore.stats import RECORD_FIELDS, RecordChunks, records_array
+
+
+def json_text(result: dict) -> str:
+    """The JSON text of a result (fio's wall-clock fields stamped, for fio-shaped results)."""
+    return json.dumps(stamped(dict(result)), indent=2, sort_keys=False) + "\n"
+
+
+def write_json(path: str | Path, result: dict, what: str | None = "--json") -> None:
+    write_text(path, json_text(result), what=what)
+
+
+def check_records_path(path: str) -> None:
+    """``--records``: a .csv or .parquet name (or ``-``, CSV on standard output) that can be written."""
+    suffix = Path(path).suffix.lower()
+    if path != STDOUT and suffix not in (".csv", ".parquet"):
+        raise ConfigError(f"--records {path}: use a .csv or .parquet file name")
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError("--records *.parquet needs pyarrow (pip install pyarrow); or use a .csv name") from None
+    check_output(path, "--records")
+
+
+def _chunks(table: np.ndarray | RecordChunks):
+    if isinstance(table, RecordChunks):
+        yield from table.chunks()
+    else:
+        yield table
+
+
+def _write_parquet(fh, table: np.ndarray | RecordChunks) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    for chunk in _chunks(table):
+        t = pa.table({name: chunk[name] for name in chunk.dtype.names})
+        if writer is None:
+            writer = pq.ParquetWriter(fh, t.schema)
+        writer.write_table(t)
+    if writer is None:  # no rows: the columns all the same
+        empty = records_array({})
+        t = pa.table({name: empty[name] for name in empty.dtype.names})
+        writer = pq.ParquetWriter(fh, t.schema)
+        writer.write_table(t)
+    writer.close()
+
+
+def _write_csv(fh, table: np.ndarray | RecordChunks) -> None:
+    fh.write(",".join(name for name, _t in RECORD_FIELDS) + "\n")
+    for chunk in _chunks(table):
+        lines = [",".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row) for row in chunk.tolist()]
+        if lines:
+            fh.write("\n".join(lines) + "\n")
+
+
+def stage_records(out: Outputs, path: str | Path, table: np.ndarray | RecordChunks) -> None:
+    """Per-IO records, one row per IO (times in ns), as one output of the transaction ``out``;
+    ``table`` an array or the chunks a run streamed (:class:`simcore.stats.RecordChunks`), written
+    chunk by chunk."""
+    if Path(path).suffix.lower() == ".parquet":
+        out.write(path, lambda fh: _write_parquet(fh, table), binary=True, what="--records")
+        return
+    out.write(path, lambda fh: _write_csv(fh, table), what="--records")
+
+
+def write_records(path: str | Path, table: np.ndarray | RecordChunks) -> None:
+    """Per-IO records, one row per IO (times in ns)."""
+    with Outputs() as out:
+        stage_records(out, path, table)
+
+
+def figures_page(title: str, intro: list[str], figs: list, css: str = "") -> str:
+    """A self-contained HTML page: ``title``, the ``intro`` HTML fragments, a table of contents and
+    the plotly figures ``figs`` as (heading, figure) pairs, plotly.js inlined once (works offline)."""
+    parts = [
+        "<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
+        ("<style>body{font-family:sans-serif;margin:1.5em;max-width:1400px}h2{margin-top:1.6em}"
+         f"nav a{{margin-right:1em}}{css}</style></head><body>"),
+        f"<h1>{html.escape(title)}</h1>",
+        *intro,
+        "<nav>" + "".join(f"<a href='#fig{i}'>{html.escape(t)}</a>" for i, (t, _) in enumerate(figs)) + "</nav>",
+    ]
+    for i, (t, fig) in enumerate(figs):
+        div = fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"plot{i}",
+                          config={"displaylogo": False, "responsive": True})
+        parts.append(f"<h2 id='fig{i}'>{html.escape(t)}</h2>\n{div}")
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,320 @@
+"""The summary of a host run (``stacksim run``, a trace replay): counters at the start of the
+measured interval (:class:`Snapshot`), and everything reported as end minus snapshot
+(:func:`summarize_host_run`): throughput and latency, CPU time per stack layer and per CPU, context
+switches and interrupts, power and energy, C-state residency, frequencies, per-job sections and
+the fio-shaped ``jobs`` and ``disk_util``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.cpu.power_limit import limit_reading, limit_summary
+from models.host import Host
+from models.os import memops
+from models.os.costs import ACTIONS, LAYERS
+from models.power import average_power, read_energy
+from scenarios.config.host import RunConfig
+from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs
+from scenarios.run.iostats import IoStats
+from simcore.stats import LatencyStats
+
+
+class Snapshot:
+    """Counters at the start of the measured interval (the end of fio's ramp_time, or t = 0 for a
+    trace replay); `summarize_host_run` reports end minus snapshot."""
+
+    def __init__(self, host: Host, now: float):
+        host.pkg.settle(now)
+        self.t = now
+        self.counts = [dict(r.counts) for r in host.runners]
+        self.poll = [r.poll_cycles for r in host.runners]
+        self.layer_ns = [r.layer_ns() for r in host.runners]
+        self.spin_cycles = [r.spin_cycles(now) for r in host.runners]
+        self.ghz_ns = [c.ghz_ns_at(now) for c in host.pkg.cores]
+        self.freq_transitions = sum(c.transitions for c in host.pkg.cores)
+        self.smt = [r.smt_stall_ns for r in host.runners]
+        self.cstate_exit = [r.cstate_exit_ns for r in host.runners]
+        self.irqs = [dict(r.irq_kinds) for r in host.runners]
+        self.busy = [c.busy_ns for c in host.pkg.cpus]
+        self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
+        self.energy = read_energy(host, now)
+        self.power_limit = limit_reading(host.pkg, now)
+        self.apst = [(d.apst.residency_ns_at(now), dict(d.apst.wakeups)) if d.apst is not None else None
+                     for d in host.devices]
+        self.hybrid_sleeps = sum(getattr(p, "sleeps", 0) for p in host.policies.values())
+        # the exec time of tasks running right now is charged when they leave the CPU
+        host.charge_running(now)
+        self.tasks = {t.tid: t.counters() for t in host.all_tasks}
+        self.irq_gen = {(d.index, qp.qid): (qp.irq_gen.interrupts, qp.irq_gen.completions)
+                        for d in host.devices for qp in d.qps if qp.irq_gen is not None}
+        self.reaped_by_irq = host.driver.completions_reaped_by_irq
+        self.cq_doorbells = host.driver.cq_doorbells
+        self.commands = sum(d.commands for d in host.devices)
+        self.migrations = host.migrations
+        for d in host.devices:  # completion inter-arrival gaps from here on
+            for qp in d.qps:
+                qp.restart_gaps()
+
+
+def summarize_host_run(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float, wall_s: float) -> dict:
+    """The result of a host run measured from snapshot ``s`` to ``end`` (ns), from the run's
+    streaming statistics ``stats`` (measured window ``[s.t, end]``): fio-shaped ``jobs`` and
+    ``disk_util``, stacksim's ``summary`` and the ``sim`` block (``wall_s``: wall time of the run)."""
+    host.charge_running(end)  # the exec time of tasks still on a CPU
+    dur_ns = end - s.t
+    stats.finish()
+    summary, layer_cycles = _cpu_and_io_summary(cfg, host, s, stats, end)
+    _add_mechanism_metrics(summary, cfg, host, s, stats, layer_cycles, end)
+    return {
+        **fio_header(cfg.jobs),
+        "stacksim_version": "0.1.0",
+        "scenario": cfg.name,
+        "platform": cfg.platform.name,
+        "seed": cfg.seed,
+        "ignored_fio_options": sorted({o for j in cfg.jobs for o in j.ignored_options}),
+        "jobs": fio_jobs(cfg.jobs, host, stats, s.tasks, dur_ns, end * 1e-9),
+        "disk_util": disk_util(host, stats, s.t, end),
+        "summary": summary,
+        "sim": {
+            "simulated_s": end * 1e-9,
+            "measured_s": dur_ns * 1e-9,
+            "events": host.engine.events_processed,
+            "wall_s": wall_s,
+            "real_time_factor": (end * 1e-9) / wall_s if wall_s > 0 else None,
+            "ios_per_wall_s": host.completed_ios / wall_s if wall_s > 0 else None,
+        },
+    }
+
+
+def io_and_energy(n: int, nbytes: int, lat: LatencyStats, dur_s: float, power_w: dict) -> dict:
+    """The figures every run reports, host or server, from the IOs counted in a measured interval of
+    ``dur_s`` seconds (``n`` of them, ``nbytes`` bytes; ``lat`` the statistics of the latencies of
+    those measured: percentiles from fio's histogram for both)
+    and the average power by component (W, with ``system``): IOs, IOPS, bandwidth (MB/s), latency
+    (us), power, energy (J), bytes per joule and joules per million IOs."""
+    energy = power_w["system"] * dur_s
+    return {
+        "ios": n,
+        "iops": n / dur_s,
+        "bandwidth_mb_s": nbytes / dur_s / 1e6,
+        "latency_us": lat.summary_us(),
+        "power_w": power_w,
+        "energy_j": energy,
+        "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
+        "energy_j_per_million_ios": energy / max(n, 1) * 1e6,
+    }
+
+
+def layer_work(host: Host, s: Snapshot) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """CPU work by stack layer since ``s``: cycles (from the cost bundles charged and the polling
+    cycles), ns (at the frequency each piece ran at, :meth:`CpuRunner.layer_ns`), and ns per CPU."""
+    bundles = host.costs.bundles
+    layer_cycles = np.zeros(len(LAYERS))
+    layer_ns = np.zeros(len(LAYERS))
+    per_cpu_layers = []
+    for i, r in enumerate(host.runners):
+        lc = np.zeros(len(LAYERS))
+        before = s.counts[i]
+        for idx, cnt in r.counts.items():
+            d = cnt - before.get(idx, 0)
+            if d:
+                lc += d * np.asarray(bundles[idx].layer_cycles)
+        lc[LAYERS.index("polling")] += r.poll_cycles - s.poll[i]
+        layer_cycles += lc
+        ns = np.asarray(r.layer_ns()) - np.asarray(s.layer_ns[i])
+        per_cpu_layers.append(ns)
+        layer_ns += ns
+    return layer_cycles, layer_ns, per_cpu_layers
+
+
+def _switches_and_interrupts(host: Host, s: Snapshot) -> tuple[dict, int, int]:
+    """Interrupts by kind, voluntary and involuntary context switches since ``s``."""
+    irq_total = {}
+    for i, r in enumerate(host.runners):
+        for k, v in r.irq_kinds.items():
+            irq_total[k] = irq_total.get(k, 0) + v - s.irqs[i].get(k, 0)
+    ctx_v = ctx_i = 0
+    for t in host.all_tasks:
+        b = s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))
+        ctx_v += t.nvcsw - b[0]
+        ctx_i += t.nivcsw - b[1]
+    return irq_total, ctx_v, ctx_i
+
+
+def _cstate_residency(plat, host: Host, s: Snapshot, busy_ns: list, dur_ns: float) -> dict:
+    """Per logical CPU: fraction of the measured time in C0 and in each C-state."""
+    names = [st.name for st in plat.cpu.cstates]
+    residency = {}
+    for i, c in enumerate(host.pkg.cpus):
+        row = {"C0": busy_ns[i] / dur_ns}
+        for j, nm in enumerate(names):
+            row[nm] = (c.cstate_ns[j] - s.cstate[i][j]) / dur_ns
+        residency[f"cpu{c.id}"] = row
+    return residency
+
+
+def _cpu_and_io_summary(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float) -> tuple[dict, np.ndarray]:
+    """The core of ``summary``: IOs, latency, CPU use, switches, interrupts, power and energy,
+    residency and the per-layer time per IO; also returns the cycles per layer."""
+    dur_ns = end - s.t
+    dur_s = dur_ns * 1e-9
+    n = stats.ios()
+    lat = stats.latency()
+    nbytes = stats.nbytes()
+    plat = cfg.platform
+    cpus = host.pkg.cpus
+    ncpu = len(cpus)
+    layer_cycles, layer_ns, per_cpu_layers = layer_work(host, s)
+    idle_ns = [sum(c.cstate_ns) - sum(s.cstate[i]) for i, c in enumerate(cpus)]
+    busy_ns = [c.busy_ns - s.busy[i] for i, c in enumerate(cpus)]
+    per_io = max(n, 1)
+    layers = {name: float(layer_ns[j] / per_io) for j, name in enumerate(LAYERS)}
+    layers["smt_contention"] = float(sum(r.smt_stall_ns - s.smt[i] for i, r in enumerate(host.runners)) / per_io)
+    # idle wait: idle time of the CPUs that run IO threads (other CPUs' idleness is not this IO's)
+    io_cpus = {t.cpu for t in host.all_tasks}
+    layers["idle"] = float(sum(idle_ns[i] for i in io_cpus) / per_io)
+    irq_total, ctx_v, ctx_i = _switches_and_interrupts(host, s)
+    nirq = sum(irq_total.values())
+    power = average_power(plat, host.devices, s.energy, read_energy(host, end))
+    summary = {
+        **io_and_energy(n, nbytes, lat, dur_s, power),
+        "cpu_utilization": sum(busy_ns) / (ncpu * dur_ns),
+        "context_switches_per_io": (ctx_v + ctx_i) / per_io,
+        "voluntary_context_switches_per_io": ctx_v / per_io,
+        "involuntary_context_switches_per_io": ctx_i / per_io,
+        "interrupts_per_io": nirq / per_io,
+        "interrupts": irq_total,
+        "cstate_residency": _cstate_residency(plat, host, s, busy_ns, dur_ns),
+        "layers_ns_per_io": layers,
+        "layers_ns_per_io_per_cpu": {
+            f"cpu{i}": {name: float(ns[j] / per_io) for j, name in enumerate(LAYERS)} for i, ns in enumerate(per_cpu_layers)
+        },
+        "completion_policies": sorted(host.policies),
+        "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
+    }
+    summary["layers"] = summary["layers_ns_per_io"]
+    return summary, layer_cycles
+
+
+def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats,
+                           layer_cycles: np.ndarray, end: float) -> None:
+    """The rest of ``summary``: device commands per IO, frequencies and P-state transitions, the
+    power limit, SSD power states, interrupt metrics, cycles and memory operations per second,
+    and the per-job sections."""
+    dur_ns = end - s.t
+    dur_s = dur_ns * 1e-9
+    per_io = max(stats.ios(), 1)
+    plat = cfg.platform
+    # C0 time of C-state exits (waking up: part of the CPUs' busy time, not of any stack layer)
+    summary["cstate_exit_ns_per_io"] = sum(r.cstate_exit_ns - s.cstate_exit[i] for i, r in enumerate(host.runners)) / per_io
+    # device commands per fio IO: > 1 when IOs are split at max_sectors_kb, < 1 when bios merge
+    summary["device_commands_per_io"] = (sum(d.commands for d in host.devices) - s.commands) / per_io
+    # tasks moved to another CPU by the scheduler (perf's cpu-migrations; models.os.placement)
+    summary["cpu_migrations"] = host.migrations - s.migrations
+    summary["cpu_migrations_per_io"] = summary["cpu_migrations"] / per_io
+    io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})
+    summary["freq_ghz_mean"] = {  # time-weighted, per physical core that runs IO threads
+        f"core{i}": (host.pkg.cores[i].ghz_ns_at(end) - s.ghz_ns[i]) / dur_ns for i in io_cores}
+    summary["freq_transitions"] = sum(c.transitions for c in host.pkg.cores) - s.freq_transitions
+    if host.pkg.limiter is not None:
+        summary["cpu_power_limit"] = limit_summary(host.pkg, s.power_limit, limit_reading(host.pkg, end), dur_ns)
+    if any(d.apst is not None for d in host.devices):
+        summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
+    summary.update(interrupt_metrics(host, s, end, dur_s))
+    summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
+    actions_per_s = kernel_actions_per_s(host, s, dur_s)
+    summary["kernel_actions_per_io"] = {a: n * dur_s / per_io for a, n in actions_per_s.items()}
+    k = plat.kernel
+    if k.mem_ops_per_cycle or k.mem_ops_per_action:
+        summary["mem_ops_per_s"] = memops.rates_per_s(k.mem_ops_per_cycle, non_action_cycles(k, summary["cycles_per_s"], actions_per_s),
+                                                      k.mem_ops_per_action, actions_per_s)
+    summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
+
+
+def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict:
+    """Per SSD with APST: fraction of the measured time in each low-power state, and wake-ups
+    from it (commands that found the device there)."""
+    out = {}
+    for i, d in enumerate(host.devices):
+        if d.apst is None:
+            continue
+        res0, wk0 = s.apst[i]
+        res1 = d.apst.residency_ns_at(end)
+        out[f"ssd{d.index}"] = {name: {"residency": (res1[name] - res0[name]) / dur_ns,
+                                       "wakeups": d.apst.wakeups[name] - wk0[name]} for name in res1}
+    return out
+
+
+def cycles_per_s(host: Host, layer_cycles, s: Snapshot, end: float, dur_s: float) -> dict:
+    """CPU cycles per second of each source of work: the stack layers and the cpuidle POLL spin."""
+    out = {name: float(layer_cycles[j] / dur_s) for j, name in enumerate(LAYERS)}
+    spin = sum(r.spin_cycles(end) - s.spin_cycles[i] for i, r in enumerate(host.runners))
+    out["idle_spin"] = spin / dur_s
+    return out
+
+
+def kernel_actions_per_s(host: Host, s: Snapshot, dur_s: float) -> dict[str, float]:
+    """Executions per second of each kernel action (models.os.costs.ACTIONS) since ``s``: the
+    cost bundles charged x the actions each executes."""
+    bundles = host.costs.bundles
+    counts = [0.0] * len(ACTIONS)
+    for i, r in enumerate(host.runners):
+        before = s.counts[i]
+        for idx, cnt in r.counts.items():
+            d = cnt - before.get(idx, 0)
+            if d:
+                for a, times in bundles[idx].actions:
+                    counts[a] += d * times
+    return {name: counts[j] / dur_s for j, name in enumerate(ACTIONS)}
+
+
+def non_action_cycles(k, cycles_per_s: dict[str, float], actions_per_s: dict[str, float]) -> dict[str, float]:
+    """Cycles per second of each source minus those of its layer's kernel actions (charged per
+    action instead: models.os.memops)."""
+    out = dict(cycles_per_s)
+    for layer, cyc in k.action_cycles(actions_per_s).items():
+        out[layer] = max(0.0, out.get(layer, 0.0) - cyc)
+    return out
+
+
+def interrupt_metrics(host: Host, s: Snapshot, end: float, dur_s: float) -> dict:
+    """Interrupt rates per CPU, completions per interrupt, completion inter-arrival percentiles."""
+    per_cpu = {}
+    for i, r in enumerate(host.runners):
+        n = sum(r.irq_kinds.values()) - sum(s.irqs[i].values())
+        if n:
+            per_cpu[f"cpu{r.id}"] = n / dur_s
+    nvme_irqs = sum(r.irq_kinds.get("nvme", 0) - s.irqs[i].get("nvme", 0) for i, r in enumerate(host.runners))
+    reaped = host.driver.completions_reaped_by_irq - s.reaped_by_irq
+    parts = []
+    for d in host.devices:
+        for qp in d.qps:
+            qp.fold_posts()
+            parts.append(qp.post_gaps)
+    gaps = LatencyStats().merged(*parts)
+    pcts = (10, 25, 50, 75, 90, 95, 99)
+    inter = {f"p{p}": v / 1e3 for p, v in zip(pcts, gaps.percentiles(pcts))}
+    return {
+        "interrupts_per_s_per_cpu": per_cpu,
+        "completions_per_interrupt": reaped / nvme_irqs if nvme_irqs else None,
+        "cq_doorbells_per_interrupt": (host.driver.cq_doorbells - s.cq_doorbells) / nvme_irqs if nvme_irqs else None,
+        "completion_interarrival_us": inter,
+    }
+
+
+def per_job_metrics(cfg: RunConfig, host: Host, stats: IoStats, s: Snapshot, dur_s: float) -> list[dict]:
+    """Per job section: throughput and latency apart (sync latency vs async throughput in mixed
+    runs) and the CPU share of its threads (time on a CPU / elapsed: includes IRQs that hit them)."""
+    out = []
+    for ji, job in enumerate(cfg.jobs):
+        lat = stats.latency(ji)
+        tasks = [t for t in host.all_tasks if t.job == ji]
+        exec_ns = sum(t.exec_ns - s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))[4] for t in tasks)
+        out.append({
+            "name": job.name,
+            "ioengine": job.ioengine,
+            "iops": lat.n / dur_s,
+            "latency_us": lat.summary_us(),
+            "cpu_share": exec_ns / (dur_s * 1e9),
+        })
+    return out
