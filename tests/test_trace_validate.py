@@ -382,3 +382,13 @@ def test_html_report_renders_in_headless_chromium(stock, tmp_path):
     page = out.read_text(encoding="utf-8")
     assert page.count('class="plotly-graph-div"') == n and "<script src=" not in page
     assert_plots_render(out, n)
+
+
+def test_printed_errors_never_carry_the_sign_of_a_zero():
+    """A quoted output must not depend on the last bit of a float: an error that rounds to zero is
+    +0.00 whatever its sign (docs/validate-your-hardware.md quotes such lines)."""
+    from simcore.numfmt import signed
+
+    assert signed(-0.0004) == signed(0.0004) == signed(-0.0) == "+0.00"
+    assert signed(-0.005001) == "-0.01" and signed(12.345, 1) == "+12.3"
+    assert signed(-1e-9, 2, 7) == "  +0.00" and signed(-3.14159, 2, 7) == "  -3.14"

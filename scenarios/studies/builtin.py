@@ -22,6 +22,7 @@ from scenarios.config.platform_file import platform_yaml
 from scenarios.studies.fitting import FitProgress
 from simcore.errors import ConfigError
 from simcore.outfile import write_text
+from simcore.numfmt import signed
 
 __all__ = ["StudySpec", "StudyRow", "StudyResult", "STUDIES", "get_study", "run_study", "format_study",
            "study_json", "write_study", "fit_progress"]
@@ -151,7 +152,7 @@ def format_study(res: StudyResult) -> str:
     out.append(f"residuals:\n  {'observation':{lw}s}  {'measured':>10s}  {'model':>10s}  {'unit':{uw}s}  {'residual':>8s}")
     for r in res.rows:
         meas = f"{r.measured:10.6g}" if r.measured is not None else f"{'-':>10s}"
-        resid = f"{100 * r.residual:+7.2f}%" if r.residual is not None else f"{'-':>8s}"
+        resid = signed(100 * r.residual, 2, 7) + "%" if r.residual is not None else f"{'-':>8s}"
         tag = "" if r.fitted else "  (not fitted)"
         out.append(f"  {r.label:{lw}s}  {meas}  {r.model:10.6g}  {r.unit:{uw}s}  {resid}{tag}")
     out.append(f"rms relative error of the fitted observations {res.rms_pct:.2f}%")

@@ -38,6 +38,7 @@ from scenarios.studies.fitting import FitProgress
 from scenarios.studies.validation import Point, PointRunner, ValidationRow, check_measured_values, select_metrics
 from simcore.errors import ConfigError
 from simcore.outfile import write_text
+from simcore.numfmt import signed
 
 __all__ = ["FitParam", "parse_fit", "Calibration", "calibrate", "calibrated_platform", "format_calibration"]
 
@@ -267,6 +268,6 @@ def format_calibration(cal: Calibration) -> str:
     out.append("residuals per point:")
     out.append(f"  {'point':{pw}s}  {'metric':{mw}s}  {'measured':>12s}  {'fitted':>12s}  {'residual':>8s}")
     for r in cal.rows:
-        out.append(f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {100 * r.error:+7.2f}%")
+        out.append(f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {signed(100 * r.error, 2, 7)}%")
     out.append(f"rms residual {cal.rms_pct:.2f}%")
     return "\n".join(out)

@@ -55,6 +55,7 @@ from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.replay import ReplayConfig, resolve_replay, split_replay_sets
 from scenarios.studies.trace_compare import class_label, replay_timed, size_class
 from simcore.errors import ConfigError
+from simcore.numfmt import signed
 
 __all__ = ["TraceCalibration", "calibrate_trace", "trace_calibrated_platform", "format_trace_calibration",
            "MIN_IOS", "MAX_DEPTH1_INFLIGHT", "MAX_OVERLAP", "MAX_PASSES"]
@@ -462,7 +463,7 @@ def format_trace_calibration(cal: TraceCalibration) -> str:
              f"  {'class':10s} {'IOs':>6s} {'measured':>10s} {'host path':>10s} {'service':>10s} {'sd':>9s} "
              f"{'fitted':>10s} {'resid':>8s}   (us; host path = the model's stage minus its media time)"]
     for r in cal.classes:
-        res = "-" if r["residual_pct"] is None else f"{r['residual_pct']:+.2f}%"
+        res = "-" if r["residual_pct"] is None else signed(r['residual_pct']) + "%"
         lines.append(f"  {r['class']:10s} {r['ios']:6d} {r['measured_stage_us']:10.3f} {r['model_host_path_us']:10.3f} "
                      f"{r['service_us']:10.3f} {r['service_sd_us']:9.3f} {r['fitted_service_us']:10.3f} {res:>8s}")
     lines.append(f"  {'parameter':22s} {'platform':>10s} {'fitted':>10s}  95% confidence interval")

@@ -53,6 +53,7 @@ from scenarios.run.assembly import build_host
 from scenarios.run.replay import ReplayConfig, replay_job, resolve_replay
 from simcore.errors import ConfigError
 from simcore.progress import RunProgress
+from simcore.numfmt import signed
 
 __all__ = ["validate_trace", "replay_timed", "size_class", "class_label", "format_trace_validation",
            "SAMPLE_CAP", "QUANTILES", "exceeding"]
@@ -380,7 +381,7 @@ def exceeding(v: dict, max_error_pct: float) -> list[str]:
     for c in v["classes"] + [v["all"]]:
         for what in ("latency", "q2d", "d2c"):
             if what in c:
-                out += [f"{c['class']} {what} {name} {err:+.2f}%" for name, err in _gated(c[what])
+                out += [f"{c['class']} {what} {name} {signed(err)}%" for name, err in _gated(c[what])
                         if abs(err) > max_error_pct]
     return out
 
@@ -397,7 +398,7 @@ def _block_lines(title: str, rows: list[tuple[str, int, dict]]) -> list[str]:
             if m is None:
                 continue
             head = f"  {label:10s} {n:8d}" if i == 0 else " " * 21
-            lines.append(f"{head}  {stat:5s} {_fmt(m):>10s} {_fmt(s):>10s} {_fmt(e, '+.2f'):>8s}%")
+            lines.append(f"{head}  {stat:5s} {_fmt(m):>10s} {_fmt(s):>10s} {'-' if e is None else signed(e):>8s}%")
         ks = b["ks"]["statistic"]
         lines.append(" " * 21 + f"  KS distance {_fmt(ks, '.3f')} (p {_fmt(b['ks']['pvalue'], '.2g')}); per IO "
                      f"mean |error| {b['io_error_pct']['mean_abs']:.2f}%")
@@ -428,7 +429,7 @@ def format_trace_validation(v: dict, max_error_pct: float | None = None) -> str:
         errs = [b["error_pct"] for b in tl["bins"]]
         worst = max(tl["bins"], key=lambda b: abs(b["error_pct"]))
         lines.append(f"error over time: {len(errs)} bins of {tl['bin_s']:g} s, mean-latency error from "
-                     f"{min(errs):+.2f}% to {max(errs):+.2f}% (worst: at {worst['t_s']:g} s, {worst['ios']} IOs)")
+                     f"{signed(min(errs))}% to {signed(max(errs))}% (worst: at {worst['t_s']:g} s, {worst['ios']} IOs)")
     if max_error_pct is not None:
         over = exceeding(v, max_error_pct)
         lines.append(f"FAIL: {len(over)} statistics off by more than {max_error_pct:g}%: " + "; ".join(over[:8])

@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 
 from scenarios.run.outputs import figures_page
 from simcore.outfile import write_text
+from simcore.numfmt import signed
 
 __all__ = ["write_trace_report", "trace_figures"]
 
@@ -114,7 +115,7 @@ def trace_figures(v: dict) -> list[tuple[str, go.Figure]]:
 
 
 def _fmt(x) -> str:
-    return "-" if x is None else f"{x:+.2f}%"
+    return "-" if x is None else signed(x) + "%"
 
 
 def _table(v: dict) -> str:

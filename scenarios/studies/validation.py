@@ -51,6 +51,7 @@ from scenarios.studies import calibrate_io_schedulers as cis
 from scenarios.studies import calibrate_poll_energy as cpe
 from simcore.errors import ConfigError
 from simcore.outfile import write_text
+from simcore.numfmt import signed
 
 __all__ = ["Point", "load_measured", "PointRunner", "metric_value", "ValidationRow", "Validation",
            "validate_points", "format_validation", "SUITES", "suite_points"]
@@ -389,7 +390,7 @@ def format_validation(v: Validation) -> str:
         flag = ""
         if v.max_error_pct is not None and 100 * abs(r.error) > v.max_error_pct:
             flag = "  <-- over the bound"
-        out.append(f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {100 * r.error:+7.2f}%{flag}")
+        out.append(f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {signed(100 * r.error, 2, 7)}%{flag}")
     w = v.worst
     out.append(f"MAPE {v.mape_pct:.2f}% over {len(v.rows)} values; max {100 * abs(w.error):.2f}% ({w.point}, {w.metric})")
     if v.max_error_pct is not None:
