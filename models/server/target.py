@@ -40,11 +40,11 @@ from math import ceil
 from models.cpu.core import Package
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from models.cpu.power_limit import limit_reading
-from models.power import ssd_reading
 from models.server.core_scheduling import CoreSchedulingPolicy
 from models.server.client import ClosedLoopClient
 from models.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
 from models.ssd.device import NvmeDevice
+from models.ssd.energy import ssd_reading
 from simcore.config import Model
 from simcore.engine import Engine
 from simcore.errors import ConfigError
@@ -142,7 +142,7 @@ class Server:
         for th in self.threads:
             for d in self.devices:
                 try:
-                    qp = d.add_queue_pair(cpu=-1, polled=True, depth=d.cfg.max_queue_depth)
+                    qp = d.add_queue_pair(polled=True, depth=d.cfg.max_queue_depth)
                 except ValueError as err:
                     raise ConfigError(f"{nthreads} threads need {nthreads} queue pairs per SSD: {err}") from None
                 qp.on_post = self._on_cqe
