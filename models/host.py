@@ -175,6 +175,10 @@ class Host:
         if self.ledger.records is None:
             self.ledger.records = []
 
+    def task_exited(self, t: float, task) -> None:
+        """The scheduler's exit hook: a job's task (``task.job >= 0``) exited at ``t`` (ns)."""
+        self.fio_thread_exited(t, task)
+
     def fio_thread_exited(self, t: float, task=None) -> None:
         """A fio job thread (``task``) exited at ``t`` (ns); fio's job control learns it first."""
         if task is not None and self.on_thread_exit is not None:

@@ -561,7 +561,7 @@ class CpuRunner:
         self.current = None
         self.need_resched = False
         if task.job is not None and task.job >= 0:
-            self.host.fio_thread_exited(self.clock(), task)
+            self.host.task_exited(self.clock(), task)
         self._schedule(from_idle=False)
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
