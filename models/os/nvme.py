@@ -33,7 +33,7 @@ class NvmeQueue:
     an interrupt-driven pair's vector is bound to that CPU), the runners of other CPUs polling it
     now, and its interrupt handler object. Its ``device``, ``qid`` and ``depth`` are the pair's."""
 
-    __slots__ = ("hw", "device", "qid", "depth", "cpu", "driver", "remote_pollers", "irq_work")
+    __slots__ = ("hw", "device", "qid", "depth", "cpu", "driver", "runners", "remote_pollers", "irq_work")
 
     def __init__(self, driver: NvmeDriver, hw: QueuePair, cpu: int):
         self.hw = hw
@@ -42,6 +42,7 @@ class NvmeQueue:
         self.depth = hw.depth
         self.cpu = cpu  # CPU whose vector this queue interrupts (or whose tasks poll it)
         self.driver = driver
+        self.runners: list[CpuRunner] = driver._runners  # every CPU's runner (the host's list)
         self.remote_pollers: list[CpuRunner] = []  # runners of other CPUs polling this queue now (a task that moved)
         self.irq_work: NvmeIrq | None = None  # the reusable handler object of this queue's vector
         if hw.polled:
@@ -62,13 +63,12 @@ class NvmeQueue:
             work = self.irq_work
             if work is None:
                 work = self.irq_work = NvmeIrq(self.driver, self, False)
-        self.driver._runners[self.cpu].raise_irq(work)
+        self.runners[self.cpu].raise_irq(work)
 
     def cqe_posted(self, hw: QueuePair, req: NvmeCommand) -> None:
         """The device posted an entry on this polled queue: its CPU's poller, and any other CPU's
         polling it, notice."""
-        runners = self.driver._runners
-        runners[self.cpu].cqe_posted(self)
+        self.runners[self.cpu].cqe_posted(self)
         if self.remote_pollers:  # a task that moved polls its requests on its old CPU's queue
             for r in self.remote_pollers:
                 r.cqe_posted(self)
