@@ -12,7 +12,7 @@ from models.cpu.core import Package
 from models.cpu.cpufreq import CpufreqGovernor
 from models.cpu.cpuidle import CpuidleGovernor
 from models.os.blk import BlkMq
-from models.os.completion import CompletionPolicy, select_policy_name
+from models.os.completion import CompletionPolicy, completion_policy_name
 from models.os.costs import CostTable
 from models.os.io_ledger import IoLedger
 from models.os.iosched import IoScheduler
@@ -43,7 +43,7 @@ class PolicySet:
     irq_generation: type[IrqGeneration]
     """``nvme.irq``: the device-side interrupt generation of each interrupt-driven queue pair."""
     completion: Mapping[str, type[CompletionPolicy]]
-    """completion policies by the names :func:`~models.os.completion.select_policy_name` (and the
+    """completion policies by the names :func:`~models.os.completion.completion_policy_name` (and the
     IO engines) can ask for; instantiated on first use."""
 
 
@@ -175,6 +175,10 @@ class Host:
         if self.ledger.records is None:
             self.ledger.records = []
 
+    def task_exited(self, t: float, task) -> None:
+        """The scheduler's exit hook: a job's task (``task.job >= 0``) exited at ``t`` (ns)."""
+        self.fio_thread_exited(t, task)
+
     def fio_thread_exited(self, t: float, task=None) -> None:
         """A fio job thread (``task``) exited at ``t`` (ns); fio's job control learns it first."""
         if task is not None and self.on_thread_exit is not None:
@@ -208,8 +212,8 @@ class Host:
             th = self.sq_threads[cpu] = SqThread(self, cpu)
         return th
 
-    def policy_name(self, hipri: bool, ioengine: str = "pvsync2") -> str:
-        return select_policy_name(self.queue, hipri, ioengine)
+    def policy_name(self, hipri: bool, reaps_itself: bool = False) -> str:
+        return completion_policy_name(self.queue, hipri, reaps_itself)
 
     def charge_running(self, now: float) -> None:
         """Charge the exec time of the tasks on a CPU up to ``now`` (ns), so that task counters

@@ -3,7 +3,8 @@
 * CPU package: exact integral of per-core power (C-state, frequency, SMT activity) and uncore
   (:mod:`models.cpu.core`);
 * SSDs: idle power plus (active - idle) per busy media unit (:mod:`models.ssd.device`), minus
-  (idle - state power) for the time spent in APST low-power states (:mod:`models.ssd.apst`);
+  (idle - state power) for the time spent in APST low-power states (:mod:`models.ssd.apst`); the
+  device's energy accounts are :mod:`models.ssd.energy`'s (the storage server reads them too);
 * DRAM: ``power.dram_w``;
 * the rest of the platform: ``power.platform_base_w`` + ``power.platform_cpu_coupling`` x CPU
   package power (fans and voltage regulators follow CPU activity) + ``power.c0_core_w`` +
@@ -17,12 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from models.ssd.energy import ssd_energy_j, ssd_reading
+
 
 @dataclass(frozen=True)
 class EnergyReading:
     t_ns: float
     cpu_j: float
-    ssd: tuple  # per device: ssd_reading()
+    ssd: tuple  # per device: ssd_reading() (models.ssd.energy)
     c0_ns: float = 0.0
     """physical-core C0 time, ns (summed over cores)"""
     c0_ghz_ns: float = 0.0
@@ -36,32 +39,6 @@ def read_energy(host, now: float) -> EnergyReading:
     pkg.settle_c0(now)
     cpu_j = sum(c.energy_j for c in pkg.cores) + pkg.uncore_energy_j
     return EnergyReading(now, cpu_j, tuple(ssd_reading(d, now) for d in host.devices), pkg.c0_acc[0], pkg.c0_acc[1])
-
-
-def ssd_reading(device, now: float) -> tuple[float, float, float]:
-    """A device's cumulative energy accounts at ``now``: read and write activity (busy ns of the
-    stage that sets its ceiling, per server of that stage: the media data paths when modelled,
-    else the media units), and the APST credit (J below idle power)."""
-    credit = device.apst.credit_j_at(now) if device.apst is not None else 0.0
-    dp = device.cfg.datapath
-    if dp is not None:
-        return device.busy_path_ns["read"] / dp.count, device.busy_path_ns["write"] / dp.count, credit
-    n = device.cfg.parallel_units
-    return device.busy_unit_ns["read"] / n, device.busy_unit_ns["write"] / n, credit
-
-
-def ssd_energy_j(devices, reading_a, reading_b, dur_s: float) -> float:
-    """SSD energy over ``dur_s``: idle power plus (active - idle) x the share of time its ceiling
-    stage was busy, minus the APST credit, from the devices' :func:`ssd_reading` at the start
-    (``reading_a``) and end."""
-    energy = 0.0
-    for d, (r0, w0, c0), (r1, w1, c1) in zip(devices, reading_a, reading_b):
-        c = d.cfg
-        energy += c.idle_w * dur_s
-        energy += (c.active_read_w - c.idle_w) * (r1 - r0) * 1e-9
-        energy += (c.active_write_w - c.idle_w) * (w1 - w0) * 1e-9
-        energy -= c1 - c0
-    return energy
 
 
 def average_power(platform, devices, a: EnergyReading, b: EnergyReading) -> dict:

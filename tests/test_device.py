@@ -21,7 +21,7 @@ class _Q:
 def _device(**kw):
     eng = Engine()
     dev = NvmeDevice(optane_900p(**kw), eng, RngStreams(1).stream("ssd"))
-    qp = dev.add_queue_pair(0, polled=True, depth=1024)
+    qp = dev.add_queue_pair(polled=True, depth=1024)
     q = _Q()
     qp.on_post = lambda qp_, req: q.posted.append((eng.now, req))
     return eng, dev, qp, q
@@ -75,7 +75,7 @@ def _closed_loop(dev_cfg, op: str, depth: int, n: int, device_seed: int, address
     commands of ``op`` kept at ``depth`` outstanding on a device alone (a closed loop)."""
     eng = Engine()
     dev = NvmeDevice(dev_cfg, eng, RngStreams(device_seed).stream("ssd"))
-    qp = dev.add_queue_pair(0, polled=True, depth=1024)
+    qp = dev.add_queue_pair(polled=True, depth=1024)
     rng = np.random.default_rng(address_seed)
     lat: list[float] = []
     sent, last = [0], [0.0]
@@ -202,7 +202,7 @@ def test_data_path_count_beyond_the_units_is_refused():
 def test_device_power_follows_the_data_path_busy_share():
     """With a data path stage, a device's active power is (active - idle) x the path's busy share:
     at its read ceiling it draws active_read_w."""
-    from models.power import ssd_energy_j, ssd_reading
+    from models.ssd.energy import ssd_energy_j, ssd_reading
 
     eng, dev, qp, q = _device()
     a = ssd_reading(dev, 0.0)
@@ -309,7 +309,7 @@ def test_writes_to_the_dram_buffer_wait_only_when_their_units_buffer_share_is_fu
     eng = Engine()
     cfg = p3700(write=p3700().write.model_copy(update={"sd_ns": 0.0}))
     dev = NvmeDevice(cfg, eng, RngStreams(1).stream("ssd"))
-    qp = dev.add_queue_pair(0, polled=True, depth=1024)
+    qp = dev.add_queue_pair(polled=True, depth=1024)
     qp.on_post = lambda q, r: None
     same = 5 * cfg.unit_stripe_bytes * cfg.parallel_units  # every write to one unit
     n = BUFFERED_PROGRAMS + 4

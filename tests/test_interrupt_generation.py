@@ -170,11 +170,11 @@ def test_ooo_handler_reaps_only_urgent_entries_and_rings_the_doorbell_only_for_t
         r.flags = flags
         r.qp = qp
         reqs.append(r)
-    qp.cq = list(reqs)
+    qp.hw.cq = list(reqs)  # posted on the device's side of the pair
     irq = NvmeIrq(host.driver, qp, urgent_only=True)
     irq.cost(host.runners[0])
     assert [r.id for r in irq.entries] == [1, 3]
-    assert [r.id for r in qp.cq] == [0, 2]  # the untagged ones wait
+    assert [r.id for r in qp.hw.cq] == [0, 2]  # the untagged ones wait
     assert host.driver.cq_doorbells == 0  # the head entry (0) is still unreaped
     irq2 = NvmeIrq(host.driver, qp)
     irq2.cost(host.runners[0])

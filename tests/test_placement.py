@@ -404,7 +404,7 @@ def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
     assert all(t.nr_migrations > 0 for t in tasks)
     # each thread submitted on both CPUs; some requests were reaped by a CPU other than their queue's
     assert all({r.qp.cpu for r in host.records if r.task is t} == {0, 1} for t in tasks)
-    assert all(not qp.remote_pollers for d in host.devices for qp in d.qps)  # none left registered
+    assert all(not qp.remote_pollers for qp in host.driver.queues)  # none left registered
 
 
 def test_an_iopoll_thread_moves_with_ios_in_flight_and_polls_its_old_queues():
@@ -426,7 +426,7 @@ def test_an_iopoll_thread_moves_with_ios_in_flight_and_polls_its_old_queues():
     # what it submitted either completed or is still in flight at the end: nothing left behind
     assert p.issued_ios == len(mine) + p.inflight + len(p.ring)
     assert p.inflight == sum(p._polled.values())
-    assert all(not qp.remote_pollers for d in host.devices for qp in d.qps)
+    assert all(not qp.remote_pollers for qp in host.driver.queues)
 
 
 def test_an_iopoll_thread_woken_from_a_thinktime_polls_its_new_cpus_queue():

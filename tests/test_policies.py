@@ -153,3 +153,29 @@ def test_more_polling_threads_than_cpus_switch_but_complete():
     s = simulate(make_cfg("classic", threads=16, runtime_ms=40))["summary"]
     assert s["ios"] > 0
     assert s["cpu_utilization"] > 0.95
+
+
+def test_completion_rule_in_kernel_terms_and_fio_engines_in_them():
+    """The kernel's rule sees a request's HIPRI flag and whether its submitter reaps completions
+    itself; fio's engines state theirs through models.ioengines.select_policy_name (libaio drops
+    hipri: aio clears IOCB_HIPRI; io_uring's hipri is an IOPOLL ring)."""
+    from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES, select_policy_name
+    from models.os.completion import completion_policy_name
+    from models.os.queue import QueueConfig
+
+    classic = QueueConfig(io_poll=True, io_poll_delay=-1)
+    hybrid = QueueConfig(io_poll=True, io_poll_delay=0)
+    no_poll = QueueConfig(io_poll=False)
+    # a task waiting in its system call: the queue decides what HIPRI does
+    assert completion_policy_name(classic, hipri=True) == "classic-poll"
+    assert completion_policy_name(hybrid, hipri=True) == "hybrid-poll"
+    assert completion_policy_name(no_poll, hipri=True) == "interrupt"
+    assert completion_policy_name(hybrid, hipri=False) == "interrupt"
+    # a submitter reaping its own completions: HIPRI (IOPOLL) spins whatever io_poll_delay says
+    assert completion_policy_name(hybrid, hipri=True, reaps_itself=True) == "classic-poll"
+    assert completion_policy_name(hybrid, hipri=False, reaps_itself=True) == "interrupt"
+    expected = {"libaio": "interrupt", "io_uring": "classic-poll", "io_uring_cmd": "classic-poll", "null": "interrupt"}
+    for engine in MODELLED_ENGINES:
+        want = "hybrid-poll" if engine in SYNC_ENGINES else expected[engine]
+        assert select_policy_name(hybrid, True, engine) == want, engine
+        assert select_policy_name(hybrid, False, engine) == "interrupt", engine

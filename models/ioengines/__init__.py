@@ -2,7 +2,13 @@
 completions (synchronous ``psync``/``sync``/``pvsync2`` in :mod:`.sync_io`, asynchronous ``libaio``
 and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_io`), and the trace
 replayer (:mod:`.replay`). They run on the
-host's CPUs as tasks of :mod:`models.os.sched` and issue requests into :mod:`models.os.blk`."""
+host's CPUs as tasks of :mod:`models.os.sched` and issue requests into :mod:`models.os.blk`.
+fio's engine names stop here: the kernel sees what an engine does in its own terms
+(:func:`select_policy_name`)."""
+
+from __future__ import annotations
+
+from models.os.completion import completion_policy_name
 
 #: engines whose call waits for the IO (one IO in flight per thread; fio's iodepth does not apply)
 SYNC_ENGINES = ("psync", "sync", "pvsync2")
@@ -11,3 +17,15 @@ SYNC_ENGINES = ("psync", "sync", "pvsync2")
 ASYNC_ENGINES = ("libaio", "io_uring", "io_uring_cmd", "null")
 #: every modelled fio ioengine
 MODELLED_ENGINES = SYNC_ENGINES + ASYNC_ENGINES
+#: engines whose hipri polls for completions: an io_uring set up with IORING_SETUP_IOPOLL (libaio
+#: drops it: aio_prep_rw clears IOCB_HIPRI, nobody polls an aio context; fs/aio.c, 5.x)
+IOPOLL_ENGINES = ("io_uring", "io_uring_cmd")
+
+
+def select_policy_name(queue, hipri: bool, ioengine: str = "pvsync2") -> str:
+    """The completion policy of a fio job's IOs: its engine and ``hipri`` in the kernel's terms
+    (an asynchronous engine reaps its completions itself; its hipri is HIPRI only with IOPOLL),
+    decided by the kernel's rule :func:`models.os.completion.completion_policy_name`."""
+    if ioengine in ASYNC_ENGINES:
+        return completion_policy_name(queue, hipri and ioengine in IOPOLL_ENGINES, reaps_itself=True)
+    return completion_policy_name(queue, hipri)

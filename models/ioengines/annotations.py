@@ -12,9 +12,9 @@ an IO split at max_sectors_kb inherit its bits.
 
 from __future__ import annotations
 
-from models.ssd.irq import BARRIER, URGENT
+from models.os.request import REQ_BARRIER, REQ_URGENT
 
-HINT_FLAGS = {"urgent": URGENT, "barrier": BARRIER, "untagged": 0}
+HINT_FLAGS = {"urgent": REQ_URGENT, "barrier": REQ_BARRIER, "untagged": 0}
 
 
 def sync_flags(job) -> int:
@@ -22,4 +22,4 @@ def sync_flags(job) -> int:
     hint = job.stacksim_irq_hint
     if hint != "default":
         return HINT_FLAGS[hint]
-    return 0 if job.nowait else URGENT
+    return 0 if job.nowait else REQ_URGENT

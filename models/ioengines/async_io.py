@@ -28,9 +28,9 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from models.os.cost import Cost
-from models.os.request import Request
+from models.os.request import REQ_BARRIER, Request
+from models.ioengines import IOPOLL_ENGINES
 from models.ioengines.annotations import HINT_FLAGS
-from models.ssd.irq import BARRIER
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import SyncThread
 from simcore.errors import ConfigError
@@ -72,11 +72,11 @@ class AsyncThread(SyncThread):
         self.cmax = max(job.iodepth_batch_complete_max, 1)
         #: io_uring_cmd: NVMe passthrough on the character device (no file system, no IO scheduler)
         self.passthru = job.ioengine == "io_uring_cmd"
-        self.iopoll = job.ioengine in ("io_uring", "io_uring_cmd") and job.hipri
+        self.iopoll = job.ioengine in IOPOLL_ENGINES and job.hipri
         self.sqpoll = job.ioengine in ("io_uring", "io_uring_cmd") and job.sqthread_poll
         if self.iopoll and not host.queue.io_poll:
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
-        pol = host.policy_name(job.hipri, job.ioengine)
+        pol = host.policy_name(self.iopoll, reaps_itself=True)  # HIPRI only on an IOPOLL ring
         self.policy = {op: host.policy(pol) for op in ("read", "write")}
         if "trim" in job.rw:
             self.policy["trim"] = host.policy(host.policy_name(False))
@@ -120,7 +120,7 @@ class AsyncThread(SyncThread):
         for req in reqs:
             req.flags = 0
         if reqs:
-            reqs[-1].flags = BARRIER
+            reqs[-1].flags = REQ_BARRIER
 
     # -- costs -------------------------------------------------------------------------------
     def _per_io_parts(self, op: str, nbytes: int) -> dict:
@@ -135,6 +135,12 @@ class AsyncThread(SyncThread):
             return dict(user=k.user_io_cycles, syscall=eng_cycles, driver=k.uring_cmd_cycles)
         fs = k.fs_submit_cycles + self._fs_file_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
         return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
+
+    def sqe_issue_parts(self, op: str, nbytes: int) -> dict:
+        """The kernel's work to issue one SQE of this ring (io_uring issue, the file system or the
+        passthrough command), cycles by layer: what an SQPOLL thread (:mod:`models.os.sqpoll`) runs
+        for it; fio's user-space share stays with the application."""
+        return {layer: cyc for layer, cyc in self._per_io_parts(op, nbytes).items() if layer != "user"}
 
     def _submit_cost(self, ios, nreq: int, with_syscall: bool) -> Cost:
         """The submitting call for ``ios`` that became ``nreq`` requests in the plug."""

@@ -38,7 +38,7 @@ class OffloadWorker(SyncThread):
         self.main = main
         self.k = host.kcosts
         self.task = Task(len(host.all_tasks), f"{main.job.name}/{main.task.tid}.w{index}", cpu)
-        self.task.fio_tid = main.task.tid  # its IOs are the job thread's
+        self.task.io_tid = main.task.tid  # its IOs are the job thread's
         self.task.vscale = main.task.vscale  # a thread of the job's process: its nice value
         host.all_tasks.append(self.task)
         self.runner = host.runners[cpu]

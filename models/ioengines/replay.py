@@ -208,7 +208,7 @@ class ReplayThread(AsyncThread):
 
     def _start_poll(self) -> None:
         w = self.wait
-        if any(qp.cq for qp in self._my_poll_qps):
+        if any(qp.hw.cq for qp in self._my_poll_qps):
             w.done = True  # posted before the spin started: reap at once
         self.runner.poll(self._poll_qp(), w, self._after_poll)
 
@@ -248,7 +248,7 @@ class ReplayThread(AsyncThread):
     def _poll_qp(self):
         """The polled queue to spin on: the device of the oldest IO in flight is unknown to the
         ring, so the first device's; completions on the others nudge the loop (see
-        :meth:`TraceReplayer._posted_polled`)."""
+        :meth:`TraceReplayer._hook_polled_queues`)."""
         return self._my_poll_qps[0]
 
     def _arm_arrival(self, due: float) -> None:
@@ -286,7 +286,7 @@ class ReplayThread(AsyncThread):
         runner = self.runner
         reap = self.host.driver.reap
         for qp in self._my_poll_qps:
-            if qp.cq:
+            if qp.hw.cq:
                 reap(runner, qp)  # io_do_iopoll walks every queue with requests of this ring
         self._return_from_wait()
 
@@ -438,16 +438,17 @@ class TraceReplayer:
         for th in self.threads:
             by_cpu.setdefault(th.runner.id, []).append(th)
         for (_dev, cpu), qp in self.host.driver.poll_qps.items():
-            orig = qp.on_post
+            hw = qp.hw  # the device's side of the pair, which calls its posting callback
+            orig = hw.on_post
             threads = by_cpu.get(cpu, [])
 
-            def posted(q, req, orig=orig, threads=threads):
+            def posted(q, req, orig=orig, threads=threads, nq=qp):
                 orig(q, req)
                 for th in threads:
-                    if th.state == _POLL and q in th._my_poll_qps and th._poll_qp() is not q:
+                    if th.state == _POLL and nq in th._my_poll_qps and th._poll_qp() is not nq:
                         th.nudge()
 
-            qp.on_post = posted
+            hw.on_post = posted
 
     # -- run -------------------------------------------------------------------------------------
     def start(self) -> None:

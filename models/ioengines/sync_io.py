@@ -24,8 +24,7 @@ from simcore.rng import BatchedDraws
 from models.os.blk import BlkMq
 from models.os.cost import Cost
 from models.os.io_ledger import IoLedger
-from models.os.nvme import NvmeDriver
-from models.ssd.device import QueuePair
+from models.os.nvme import NvmeDriver, NvmeQueue
 
 if TYPE_CHECKING:
     from models.os.completion import CompletionPolicy
@@ -129,7 +128,7 @@ class SyncThread:
         self._paces: bool = bool(self.pacer.active or job.thinktime_ns)  # fio pauses between IOs at all
         self._complete_cycles: float = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
         self._user_io_cycles: float = self.k.user_io_cycles
-        self._qps: dict[str, QueuePair] = {}
+        self._qps: dict[str, NvmeQueue] = {}
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._flow_sleep_ns = 0.0

@@ -1,5 +1,7 @@
 """The completion-policy interface: what a task does after ringing the doorbell; and the Linux rule
-that picks a policy's name for a queue and a request. Implementations live in
+that picks a policy's name for a queue and a request (:func:`completion_policy_name`, in the
+kernel's terms: the request's HIPRI flag, and whether its submitter reaps its completions itself;
+fio's engines state theirs in :func:`models.ioengines.select_policy_name`). Implementations live in
 ``policies/completion/`` and are registered there by name."""
 
 from __future__ import annotations
@@ -7,8 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from mypy_extensions import mypyc_attr
-
-from models.ioengines import ASYNC_ENGINES
 
 if TYPE_CHECKING:
     from models.os.request import Request
@@ -40,18 +40,21 @@ class CompletionPolicy:
         pass
 
 
-def select_policy_name(queue, hipri: bool, ioengine: str = "pvsync2") -> str:
-    """The completion policy of a job's IOs by the Linux rules: the one place that decides it from
-    ``hipri``, ``queue.io_poll``, ``queue.io_poll_delay`` and ``queue.completion``.
+def completion_policy_name(queue, hipri: bool, reaps_itself: bool = False) -> str:
+    """The completion policy of a request by the Linux rules: the one place that decides it from
+    the request's HIPRI flag, ``queue.io_poll``, ``queue.io_poll_delay`` and ``queue.completion``,
+    and whether the submitter reaps its completions itself.
 
-    - synchronous engines: ``queue.completion`` when not ``auto`` (a plug-in); else HIPRI requests
-      poll only on a queue with ``io_poll`` on, ``io_poll_delay`` -1 classic polling, 0 adaptive
-      hybrid, N > 0 a fixed N us hybrid sleep; everything else takes interrupts;
-    - asynchronous engines: io_uring with ``hipri`` (IORING_SETUP_IOPOLL) spins in blk_poll
-      (classic polling; it needs polled queues, ``queue.io_poll``); libaio, and io_uring without
-      it, take interrupts."""
-    if ioengine in ASYNC_ENGINES:
-        return "classic-poll" if ioengine in ("io_uring", "io_uring_cmd") and hipri else "interrupt"
+    - a task that waits in its system call for the IO (a synchronous read or write; ``hipri``:
+      RWF_HIPRI): ``queue.completion`` when not ``auto`` (a plug-in); else HIPRI requests poll
+      only on a queue with ``io_poll`` on, ``io_poll_delay`` -1 classic polling, 0 adaptive hybrid,
+      N > 0 a fixed N us hybrid sleep; everything else takes interrupts;
+    - a submitter that reaps its completions itself (``reaps_itself``: an aio context's or an
+      io_uring's completion ring; no task waits in the kernel for one IO): with HIPRI (a ring set
+      up with IORING_SETUP_IOPOLL) it spins in blk_poll when it reaps (classic polling; it needs
+      polled queues, ``queue.io_poll``); otherwise its IOs take interrupts."""
+    if reaps_itself:
+        return "classic-poll" if hipri else "interrupt"
     if queue.completion != "auto":
         return queue.completion
     if hipri and queue.io_poll:

@@ -3,7 +3,11 @@ enabled), SQ doorbell, interrupt handler and the poll function (drivers/nvme/hos
 
 Interrupt-driven queues have an MSI-X vector bound to their CPU; polled queues (created when the
 queue's ``io_poll`` is on, as ``nvme.poll_queues`` does) have none, and their completions are found
-only by blk_poll.
+only by blk_poll. The driver's side of each queue pair is an :class:`NvmeQueue` (``struct
+nvme_queue``): the kernel passes it around (``Request.qp``, blk-mq's hardware contexts, polling);
+the device's side is its :class:`~models.ssd.device.QueuePair`, which calls the driver back through
+the callbacks the driver registers on it (``on_irq``: the vector fired; ``on_post``: an entry was
+posted on a polled queue).
 """
 
 from __future__ import annotations
@@ -14,12 +18,60 @@ from models.os.blk import BlkMq
 from models.os.cost import Cost
 from models.os.request import Request
 from models.os.sched import CpuRunner, IrqWork
-from models.ssd.device import QueuePair
+from models.ssd.command import NvmeCommand
+from models.ssd.device import NvmeDevice, QueuePair
 from models.ssd.irq_generation import URGENT
 from simcore.engine import Engine
 
 if TYPE_CHECKING:
     from models.os.completion import CompletionPolicy
+
+
+class NvmeQueue:
+    """The driver's side of one NVMe queue pair (``struct nvme_queue``): the device's pair
+    (``hw``: its SQ and CQ), the CPU it serves (blk-mq maps each CPU to its own hardware queues;
+    an interrupt-driven pair's vector is bound to that CPU), the runners of other CPUs polling it
+    now, and its interrupt handler object. Its ``device``, ``qid`` and ``depth`` are the pair's."""
+
+    __slots__ = ("hw", "device", "qid", "depth", "cpu", "driver", "runners", "remote_pollers", "irq_work")
+
+    def __init__(self, driver: NvmeDriver, hw: QueuePair, cpu: int):
+        self.hw = hw
+        self.device: NvmeDevice = hw.device
+        self.qid = hw.qid
+        self.depth = hw.depth
+        self.cpu = cpu  # CPU whose vector this queue interrupts (or whose tasks poll it)
+        self.driver = driver
+        self.runners: list[CpuRunner] = driver._runners  # every CPU's runner (the host's list)
+        self.remote_pollers: list[CpuRunner] = []  # runners of other CPUs polling this queue now (a task that moved)
+        self.irq_work: NvmeIrq | None = None  # the reusable handler object of this queue's vector
+        if hw.polled:
+            hw.on_post = self.cqe_posted
+        else:
+            hw.on_irq = self.vector_fired
+
+    def vector_fired(self, hw: QueuePair, urgent_only: bool = False) -> None:
+        """The device raised the queue's MSI-X vector (its interrupt-generation policy decided).
+
+        The vector's handler object is reused: a CPU runs its handlers one after another, and a
+        handler's ``cost`` (which takes the CQ entries) and ``fire`` (which completes them) belong
+        to the same run."""
+        work: NvmeIrq | None
+        if urgent_only:
+            work = NvmeIrq(self.driver, self, True)
+        else:
+            work = self.irq_work
+            if work is None:
+                work = self.irq_work = NvmeIrq(self.driver, self, False)
+        self.runners[self.cpu].raise_irq(work)
+
+    def cqe_posted(self, hw: QueuePair, req: NvmeCommand) -> None:
+        """The device posted an entry on this polled queue: its CPU's poller, and any other CPU's
+        polling it, notice."""
+        self.runners[self.cpu].cqe_posted(self)
+        if self.remote_pollers:  # a task that moved polls its requests on its old CPU's queue
+            for r in self.remote_pollers:
+                r.cqe_posted(self)
 
 
 class NvmeDriver:
@@ -33,17 +85,20 @@ class NvmeDriver:
         k = host.kcosts
         self._k = k
         ncpu = len(host.runners)
-        self.irq_qps = {}
-        self.poll_qps = {}
+        #: the driver's queues by (device index, CPU): interrupt-driven, and polled ones (with
+        #: ``poll_queues``); ``queues``: all of them, in creation order
+        self.irq_qps: dict[tuple[int, int], NvmeQueue] = {}
+        self.poll_qps: dict[tuple[int, int], NvmeQueue] = {}
+        self.queues: list[NvmeQueue] = []
         for dev in devices:
             for cpu in range(ncpu):
-                qp = dev.add_queue_pair(cpu, polled=False, depth=host.queue.nr_requests)
-                qp.on_irq = self._vector_fired
+                qp = NvmeQueue(self, dev.add_queue_pair(polled=False, depth=host.queue.nr_requests), cpu)
                 self.irq_qps[(dev.index, cpu)] = qp
+                self.queues.append(qp)
                 if poll_queues:
-                    pq = dev.add_queue_pair(cpu, polled=True, depth=host.queue.nr_requests)
-                    pq.on_post = self._posted_polled
+                    pq = NvmeQueue(self, dev.add_queue_pair(polled=True, depth=host.queue.nr_requests), cpu)
                     self.poll_qps[(dev.index, cpu)] = pq
+                    self.queues.append(pq)
         self._reap_costs: dict[tuple[int, bool], Cost] = {}
         #: blk-mq (set by the host once it exists: :meth:`attach`) and the completion policies that
         #: keep statistics (the host adds them as it creates them)
@@ -56,7 +111,7 @@ class NvmeDriver:
         """The host's blk-mq, built after the driver, which completes every request."""
         self._blk = blk
 
-    def queue_for(self, dev_index: int, cpu: int, hipri: bool) -> QueuePair:
+    def queue_for(self, dev_index: int, cpu: int, hipri: bool) -> NvmeQueue:
         """The hardware queue a request from ``cpu`` goes to (a polled one for HIPRI when present)."""
         if hipri and self.poll_qps:
             return self.poll_qps[(dev_index, cpu)]
@@ -67,7 +122,7 @@ class NvmeDriver:
         req.t_dispatch = self.engine.now
         qp = req.qp
         assert qp is not None
-        qp.device.submit(qp, req)
+        qp.device.submit(qp.hw, req)
 
     # ------------------------------------------------------------- completions
     def _reap_cost(self, n: int, irq: bool) -> Cost:
@@ -151,37 +206,17 @@ class NvmeDriver:
             p.parent = None
         return io
 
-    def reap(self, runner: CpuRunner, qp: QueuePair):
+    def reap(self, runner: CpuRunner, qp: NvmeQueue):
         """nvme_poll / nvme_process_cq: reap every posted entry of ``qp``; its cost is carried
         into what the polling CPU runs next."""
-        entries = qp.cq
-        qp.cq = []
+        hw = qp.hw
+        entries = hw.cq
+        hw.cq = []
         cost = self._reap_cost(len(entries), irq=False)
         runner.add_carry(cost)  # reaping runs before the wake-ups it causes
         for req in entries:
             self._complete(runner, req)
         return None
-
-    def _vector_fired(self, qp: QueuePair, urgent_only: bool = False) -> None:
-        """The device raised the queue's MSI-X vector (its interrupt-generation policy decided).
-
-        The vector's handler object is reused: a CPU runs its handlers one after another, and a
-        handler's ``cost`` (which takes the CQ entries) and ``fire`` (which completes them) belong
-        to the same run."""
-        work: NvmeIrq | None
-        if urgent_only:
-            work = NvmeIrq(self, qp, True)
-        else:
-            work = qp.irq_work
-            if work is None:
-                work = qp.irq_work = NvmeIrq(self, qp, False)
-        self._runners[qp.cpu].raise_irq(work)
-
-    def _posted_polled(self, qp: QueuePair, req: Request) -> None:
-        self._runners[qp.cpu].cqe_posted(qp)
-        if qp.remote_pollers:  # a task that moved polls its requests on its old CPU's queue
-            for r in qp.remote_pollers:
-                r.cqe_posted(qp)
 
 
 class NvmeIrq(IrqWork):
@@ -189,7 +224,7 @@ class NvmeIrq(IrqWork):
 
     __slots__ = ("driver", "qp", "entries", "urgent_only")
 
-    def __init__(self, driver: NvmeDriver, qp: QueuePair, urgent_only: bool = False):
+    def __init__(self, driver: NvmeDriver, qp: NvmeQueue, urgent_only: bool = False):
         self.driver = driver
         self.qp = qp
         self.entries: list[Request] = []
@@ -197,7 +232,7 @@ class NvmeIrq(IrqWork):
         self.kind = "nvme"
 
     def cost(self, runner) -> Cost:
-        qp = self.qp
+        qp = self.qp.hw
         cq = qp.cq
         if self.urgent_only:
             # out-of-order Urgent (cinterrupts): reap only Urgent entries; the rest wait for an

@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Final
 
 from models.ssd.command import NvmeCommand
+from models.ssd.irq_generation import BARRIER, URGENT
 
 if TYPE_CHECKING:
-    from models.ssd.device import QueuePair
+    from models.os.nvme import NvmeQueue
 
 READ: Final = "read"
 WRITE: Final = "write"
+#: ``Request.flags`` bits: the calibrated-interrupt annotations (cinterrupts) the kernel puts on a
+#: request, or an application's RWF_URGENT / RWF_BARRIER (:mod:`models.ioengines.annotations`).
+#: The NVMe command carries them to the device, whose interrupt generation reads them: the bits
+#: are the device's (:mod:`models.ssd.irq_generation`)
+REQ_URGENT: Final = URGENT
+REQ_BARRIER: Final = BARRIER
 
 
 class Request(NvmeCommand):
@@ -35,7 +42,7 @@ class Request(NvmeCommand):
         self.nbytes = nbytes
         self.offset = offset
         self.cpu = cpu
-        self.qp: QueuePair | None = None
+        self.qp: NvmeQueue | None = None  # the driver's queue it goes to (models.os.nvme)
         self.hipri = hipri
         self.done = False
         self.waiter_sleeping = False

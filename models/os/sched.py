@@ -32,11 +32,10 @@ from models.os.costs import CostTable
 from models.os.task import RUNNABLE, RUNNING, SLEEPING, Task
 from models.os.sched_config import SchedConfig
 from models.os.placement import balance_pull, may_run_on, pull_candidate, select_wake_cpu
-from models.ssd.device import QueuePair
 from simcore.engine import Call, Engine
 
 if TYPE_CHECKING:
-    from models.os.nvme import NvmeDriver
+    from models.os.nvme import NvmeDriver, NvmeQueue
     from models.os.request import Request
 
 IDLE: Final = "idle"
@@ -254,7 +253,7 @@ class CpuRunner:
         self._irq_end_t = 0.0
         self._irq_work_from = 0.0
         # polling state
-        self._poll_qp: QueuePair | None = None
+        self._poll_qp: NvmeQueue | None = None
         self._poll_req: Any = None  # a Request, or a waiter with ``done`` (spin)
         self._poll_then: Any = None
         self._poll_start = 0.0
@@ -562,7 +561,7 @@ class CpuRunner:
         self.current = None
         self.need_resched = False
         if task.job is not None and task.job >= 0:
-            self.host.fio_thread_exited(self.clock(), task)
+            self.host.task_exited(self.clock(), task)
         self._schedule(from_idle=False)
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
@@ -1156,7 +1155,7 @@ class CpuRunner:
             timer.call = None  # no timer <-> call cycle left
 
     # ------------------------------------------------------------------ polling
-    def poll(self, qp: QueuePair | None, req: Any, then, more: tuple = ()) -> None:
+    def poll(self, qp: NvmeQueue | None, req: Any, then, more: tuple = ()) -> None:
         """The current task busy-polls ``qp`` (blk_poll) until ``req`` is complete, then ``then()``;
         each iteration also polls the queues ``more`` (io_iopoll_check: a ring's requests on
         several CPUs' queues, after its thread moved). Work carried from a context switch runs
@@ -1204,10 +1203,10 @@ class CpuRunner:
         elif self._poll_qp is None:
             if self._poll_req.done and self._poll_call is None:
                 self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.now) + self._spin_ns, self._poll_hit_cb)
-        elif (self._poll_qp.cq or (self._poll_more and any(q.cq for q in self._poll_more))) and self._poll_call is None:
+        elif (self._poll_qp.hw.cq or (self._poll_more and any(q.hw.cq for q in self._poll_more))) and self._poll_call is None:
             self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit_cb)
 
-    def cqe_posted(self, qp: QueuePair) -> None:
+    def cqe_posted(self, qp: NvmeQueue) -> None:
         """A completion entry appeared on polled queue ``qp`` (mapped to this CPU, or polled by
         this CPU's task from here)."""
         if self.mode == POLL and (self._poll_qp is qp or qp in self._poll_more) and self._poll_call is None:
@@ -1250,7 +1249,7 @@ class CpuRunner:
             for q in more:
                 if q.cpu != self.id:
                     q.remote_pollers.remove(self)
-                if q.cq:
+                if q.hw.cq:
                     driver.reap(self, q)
         if req.done:
             then()

@@ -6,11 +6,43 @@ without any system call (io_uring issue + fs + blk-mq + NVMe submit per IO, door
 the batch); the requests go to the hardware queue of the SQ thread's CPU. With IOPOLL the thread
 also polls that queue's completions. After ``sq_thread_idle_ns`` without work it sleeps, and the
 next submitter pays an io_uring_enter(IORING_ENTER_SQ_WAKEUP) system call to wake it.
+
+The thread serves rings (:class:`SqRing`): what it reads of one is the ring's set-up and state in
+io_uring's terms, whoever implements it (fio's io_uring engine: :mod:`models.ioengines.async_io`).
 """
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from models.os.task import Task
+
+
+class SqRing(Protocol):
+    """An io_uring instance served by an SQPOLL thread, as the thread sees it."""
+
+    dev: int
+    """the device its requests go to (index)"""
+    iopoll: bool
+    """set up with IORING_SETUP_IOPOLL: the SQ thread also polls completions"""
+    passthru: bool
+    """its SQEs are NVMe passthrough commands (IORING_OP_URING_CMD): no plug, no IO scheduler"""
+    inflight: int
+    """SQEs submitted and not completed"""
+    task: Task
+    """the application thread that owns it"""
+    runner: Any
+    """the CPU runner (models.os.sched.CpuRunner) the application thread runs on"""
+
+    def sqe_issue_parts(self, op: str, nbytes: int) -> dict:
+        """The kernel's work to issue one SQE (io_uring issue, file system or passthrough), cycles
+        by layer."""
+        ...
+
+    def per_request_parts(self, nsubmit: int = 1) -> dict:
+        """The submitting context's work per request after the plug when ``nsubmit`` SQEs are
+        submitted together (blk-mq, IO scheduler, NVMe command), cycles by layer."""
+        ...
 
 
 class _Work:
@@ -29,10 +61,10 @@ class SqThread:
         self.task = Task(len(host.all_tasks), f"io_uring-sq/{cpu}", cpu, job=-1)
         self.task.kthread = True
         host.all_tasks.append(self.task)
-        self.sq: list = []  # (request, submitting thread)
+        self.sq: list = []  # (request, its ring)
         self.work = _Work()
         self.iopoll = False
-        self.clients = set()
+        self.clients: set[SqRing] = set()
         self.last_work_ns = 0.0
         self.sleeping = False
         self.wakeups = 0
@@ -44,11 +76,11 @@ class SqThread:
         self.task.resume = self._loop
         self.runner.add_task(self.task)
 
-    def register(self, thread) -> None:
+    def register(self, thread: SqRing) -> None:
         self.clients.add(thread)
         self.iopoll = self.iopoll or thread.iopoll
 
-    def enqueue(self, ios, thread) -> None:
+    def enqueue(self, ios, thread: SqRing) -> None:
         """An application wrote SQEs and bumped the SQ tail (called on the application's CPU)."""
         for req in ios:
             req.qp = self.host.driver.queue_for(thread.dev, self.cpu, thread.iopoll)
@@ -103,10 +135,9 @@ class SqThread:
     def _submit_cost(self, batch, nreq: int):
         """The SQ thread submitting ``batch`` (``nreq`` requests after its plug)."""
         parts: dict[str, float] = {}
-        for req, thread in batch:
-            for layer, cyc in thread._per_io_parts(req.op, req.nbytes).items():
-                if layer != "user":  # the application already did the user work
-                    parts[layer] = parts.get(layer, 0.0) + cyc
+        for req, thread in batch:  # (the application already did the user-space work)
+            for layer, cyc in thread.sqe_issue_parts(req.op, req.nbytes).items():
+                parts[layer] = parts.get(layer, 0.0) + cyc
         for layer, cyc in batch[0][1].per_request_parts(len(batch)).items():
             parts[layer] = parts.get(layer, 0.0) + nreq * cyc
         return self.host.costs.get("sqpoll_submit", **parts)

@@ -35,14 +35,14 @@ class Task:
     __slots__ = (
         "tid", "name", "job", "cpu", "state", "resume", "iowait", "vruntime", "ran_since",
         "nvcsw", "nivcsw", "usr_ns", "sys_ns", "exec_ns", "ioprio", "error", "affinity", "owner", "nr_migrations",
-        "last_ran", "slept_on", "kthread", "vscale", "fio_tid",
+        "last_ran", "slept_on", "kthread", "vscale", "io_tid",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
         self.tid = tid
         self.name = name
         self.job = job
-        self.fio_tid = tid  # the fio thread whose IOs it runs (itself; an offload worker: its job thread's)
+        self.io_tid = tid  # the thread its IOs are accounted to (itself; a submit worker: the submitter)
         self.cpu = cpu  # the CPU whose runqueue holds the task
         #: CPUs the task may run on (sched_setaffinity); None: pinned to ``cpu`` (kernel threads,
         #: fio's cpus_allowed_policy=split, engines whose requests are bound to the CPU's queues)

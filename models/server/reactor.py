@@ -1,4 +1,4 @@
-"""Leaf classes of the server model: requests, lightweight threads, reactors, periodic tickers.
+"""Leaf classes of the server model: the commands it serves, lightweight threads, reactors, periodic tickers.
 
 Kept apart from :mod:`models.server.target` so policies can import them without a cycle.
 """
@@ -19,11 +19,12 @@ POLL, HYBRID, IRQ = 0, 1, 2
 _EPS = 1e-6  # ns; guards ceil() against rounding at exact loop boundaries
 
 
-class Request(NvmeCommand):
-    """One client request (an NVMe-oF command capsule): its :class:`NvmeCommand` to the SSD, plus the
-    lightweight thread and SSD it goes to, and its arrival at the target and submit times (ns); when
-    the run keeps records, also the CPU that completed it, when it did and when the client got the
-    response (ns)."""
+class FabricsCommand(NvmeCommand):
+    """One NVMe-oF command a client sent (its command capsule), served by the target (not a block
+    layer's request: the target has no kernel, see :class:`models.os.request.Request`): its
+    :class:`NvmeCommand` to the SSD, plus the lightweight thread and SSD it goes to, and its arrival
+    at the target and submit times (ns); when the run keeps records, also the CPU that completed
+    it, when it did and when the client got the response (ns)."""
 
     __slots__ = ("id", "thread", "ssd", "t_arr", "t_submit", "cpu", "t_reaped", "t_complete", "conn")
 

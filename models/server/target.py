@@ -15,7 +15,7 @@ reactor loop. A reactor is modelled **analytically** rather than loop by loop:
   device's event; completion processing is committed and the client-side latency recorded at
   once). Interrupt-driven and hybrid-sleeping reactors add one event per busy period (idle entry);
   a write larger than the in-capsule size adds one (its data pulled by an RDMA READ).
-- Every request carries its own direction and size (``Request.op``, ``nbytes``): fixed per run
+- Every request carries its own direction and size (``FabricsCommand.op``, ``nbytes``): fixed per run
   for the stable and burst workloads, the trace's for trace replay, where the run ends when every
   trace IO of the window has completed (:attr:`Server.drained`).
 
@@ -40,11 +40,12 @@ from math import ceil
 from models.cpu.core import Package
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from models.cpu.power_limit import limit_reading
-from models.power import ssd_reading
 from models.server.core_scheduling import CoreSchedulingPolicy
 from models.server.client import ClosedLoopClient
-from models.server.reactor import _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, LThread, Reactor, Request, Ticker  # noqa: F401
+from models.server.reactor import (  # noqa: F401
+    _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, FabricsCommand, LThread, Reactor, Ticker)
 from models.ssd.device import NvmeDevice
+from models.ssd.energy import ssd_reading
 from simcore.config import Model
 from simcore.engine import Engine
 from simcore.errors import ConfigError
@@ -142,7 +143,7 @@ class Server:
         for th in self.threads:
             for d in self.devices:
                 try:
-                    qp = d.add_queue_pair(cpu=-1, polled=True, depth=d.cfg.max_queue_depth)
+                    qp = d.add_queue_pair(polled=True, depth=d.cfg.max_queue_depth)
                 except ValueError as err:
                     raise ConfigError(f"{nthreads} threads need {nthreads} queue pairs per SSD: {err}") from None
                 qp.on_post = self._on_cqe
@@ -173,7 +174,7 @@ class Server:
         self.rec_arr = array("d")
         self.rec_done = array("d")
         #: the completed requests themselves, when the run keeps per-IO records (:meth:`keep_records`)
-        self.records: list[Request] | None = None
+        self.records: list[FabricsCommand] | None = None
         self.n_offered = 0
         self.migrations = 0
         self.wake_log: list[tuple[float, float, float]] = []  # (post, installed, cstate exit ns)
@@ -607,7 +608,7 @@ class Server:
         th = self.conn_thread[self._ac[i]]
         ssd = self._as[i]
         self._next_arrival()
-        req = Request()
+        req = FabricsCommand()
         req.id = self.n_offered
         self.n_offered += 1
         req.thread = th
@@ -622,7 +623,7 @@ class Server:
         """A closed-loop client's command of connection ``conn`` reaches the target."""
         now = self.engine.now
         th = self.conn_thread[conn]
-        req = Request()
+        req = FabricsCommand()
         req.id = self.n_offered
         self.n_offered += 1
         req.thread = th
@@ -634,7 +635,7 @@ class Server:
         req.conn = conn
         self._admit(req, th, now)
 
-    def _admit(self, req: Request, th, now: float) -> None:
+    def _admit(self, req: FabricsCommand, th, now: float) -> None:
         """A request reached its thread's RX queue: processed at once by its reactor, or queued."""
         th.arrivals += 1
         if self.on_arrival is not None:
@@ -654,7 +655,7 @@ class Server:
         i = self._ai
         now = self._at[i]
         th = self.conn_thread[self._ac[i]]
-        req = Request()
+        req = FabricsCommand()
         req.id = self.n_offered
         self.n_offered += 1  # before the next arrival is fetched (the end-of-trace check counts it)
         req.thread = th
@@ -666,7 +667,7 @@ class Server:
         self._next_arrival()
         self._admit(req, th, now)
 
-    def _submit(self, req: Request) -> None:
+    def _submit(self, req: FabricsCommand) -> None:
         req.t_submit = self.engine.now
         if self.tracer is not None:
             r = req.thread.reactor
@@ -674,7 +675,7 @@ class Server:
                 self._tr_submit_cpu[req.id] = r.cpu_id
         self.devices[req.ssd].submit(req.thread.qps[req.ssd], req)
 
-    def _submit_pull(self, req: Request) -> None:
+    def _submit_pull(self, req: FabricsCommand) -> None:
         """:meth:`_submit` after the data of a write over the in-capsule size has been pulled from the
         client (RDMA READ: a round trip plus the transfer)."""
         if req.op == "write" and req.nbytes > self.in_capsule:
@@ -683,7 +684,7 @@ class Server:
         else:
             Server._submit(self, req)
 
-    def _on_cqe(self, qp, req: Request) -> None:
+    def _on_cqe(self, qp, req: FabricsCommand) -> None:
         qp.cq.clear()
         th = req.thread
         r = th.reactor
@@ -696,7 +697,7 @@ class Server:
         else:
             self._complete(r, th, now, req)
 
-    def _complete(self, r: Reactor, th: LThread, now: float, req: Request) -> None:
+    def _complete(self, r: Reactor, th: LThread, now: float, req: FabricsCommand) -> None:
         """Commit a completion's processing; the client gets the response half an RTT after it ends."""
         x = now - req.t_submit
         r.svc = x if r.svc == 0.0 else r.svc + (x - r.svc) * 0.0625
@@ -710,7 +711,7 @@ class Server:
         if self.tracer is not None:
             self._trace_request(r, req, e)
 
-    def _complete_trace(self, r: Reactor, th: LThread, now: float, req: Request) -> None:
+    def _complete_trace(self, r: Reactor, th: LThread, now: float, req: FabricsCommand) -> None:
         """:meth:`_complete` recording the request's id, op and size; the last completion of the
         trace triggers :attr:`drained`."""
         x = now - req.t_submit
@@ -736,7 +737,7 @@ class Server:
         """Keep every completed request (for ``result.records``), from now on."""
         self.records = []
 
-    def _record(self, req: Request, r: Reactor, now: float, done: float) -> None:
+    def _record(self, req: FabricsCommand, r: Reactor, now: float, done: float) -> None:
         """Keep a completed request: the CPU that processed its completion, when (ns), and when the
         client got the response (ns)."""
         req.cpu = r.cpu_id
@@ -744,7 +745,7 @@ class Server:
         req.t_complete = done
         self.records.append(req)
 
-    def _trace_request(self, r: Reactor, req: Request, done: float) -> None:
+    def _trace_request(self, r: Reactor, req: FabricsCommand, done: float) -> None:
         """Timeline: the request's device service and a flow doorbell -> device -> completion."""
         cpu0 = self._tr_submit_cpu.pop(req.id, r.cpu_id)
         self.tracer.request(req, req.thread.qps[req.ssd], req.t_arr, done, ((cpu0, req.t_submit), (r.cpu_id, done)))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any, Callable, Final
+from typing import Any, Callable, Final
 
 import numpy as np
 
@@ -40,11 +40,6 @@ from simcore.rng import BatchedDraws
 from simcore.errors import ConfigError
 from simcore.stats import LatencyStats
 
-if TYPE_CHECKING:
-    from models.os.nvme import NvmeIrq
-    from models.os.sched import CpuRunner
-
-
 #: flash with a write buffer: programs a media unit may have queued in the DRAM buffer beyond the one
 #: it is running before a new write to it must wait (an estimate: the buffer is sized to keep every
 #: unit busy through a write burst, a few programs deep; sustained write IOPS do not depend on it)
@@ -56,29 +51,34 @@ DSM_RANGE_BYTES: Final = 16
 
 
 class QueuePair:
-    """One NVMe submission/completion queue pair and its interrupt vector."""
+    """One NVMe submission/completion queue pair as the controller sees it: its SQ sequence, the
+    completion entries posted and not yet reaped, and how it tells the host: an interrupt-driven
+    pair's vector (its interrupt generation decides when it fires), a polled pair's posting
+    callback. The host's side of the pair (which CPU it serves, who polls it, the interrupt
+    handler) belongs to the host's driver (:class:`models.os.nvme.NvmeQueue`, or the server's own
+    user-space driver), which registers the callbacks: the device knows nothing else of it."""
 
-    __slots__ = ("qid", "device", "cpu", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
-                 "posted_times", "post_gaps", "submit_hook", "irq_work", "remote_pollers")
+    __slots__ = ("qid", "device", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
+                 "posted_times", "post_gaps", "submit_hook")
 
-    def __init__(self, qid: int, device: "NvmeDevice", cpu: int, polled: bool, depth: int):
+    def __init__(self, qid: int, device: "NvmeDevice", polled: bool, depth: int):
         self.qid = qid
         self.device = device
-        self.cpu = cpu  # CPU whose vector this queue interrupts (or whose tasks poll it)
-        self.polled = polled
+        self.polled = polled  # no interrupt vector (the CQ was created with interrupts disabled)
         self.depth = depth
         self.cq: list[Any] = []  # posted, not yet reaped completion entries (requests)
-        self.on_post: Callable[[QueuePair, Any], None] | None = None  # polled queues: the driver's hook when an entry is posted
-        self.on_irq: Callable[[QueuePair, bool], None] | None = None  # interrupt queues: the driver's handler entry (MSI-X)
+        #: polled pairs: called as on_post(qp, command) when an entry is posted (the host driver's)
+        self.on_post: Callable[[QueuePair, Any], None] | None = None
+        #: interrupt-driven pairs: the MSI-X vector, called as on_irq(qp, urgent_only) when the
+        #: interrupt generation fires it (the host driver's handler entry)
+        self.on_irq: Callable[[QueuePair, bool], None] | None = None
         self.irq_gen: IrqGeneration | None = None  # device-side interrupt generation policy of this CQ's vector
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
         self.submit_hook: Callable[[Any], None] | None = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
-        self.remote_pollers: list[CpuRunner] = []  # runners of other CPUs polling this queue now (a task that moved)
         # completion inter-arrival statistics: CQE post times not folded yet into post_gaps (None: off)
         self.posted_times: list[float] | None = []
         self.post_gaps = LatencyStats()  # gaps between consecutive CQE posts, ns
-        self.irq_work: NvmeIrq | None = None  # the driver's reusable handler object for this vector
 
     def fold_posts(self) -> None:
         """Fold the buffered CQE post times into ``post_gaps`` (the last one stays: the next gap
@@ -203,12 +203,15 @@ class NvmeDevice:
         self.irq_cfg = irq_cfg or IrqConfig.model_validate({})  # the defaults
         self._irq_generation = irq_generation
 
-    def add_queue_pair(self, cpu: int, polled: bool, depth: int) -> QueuePair:
+    def add_queue_pair(self, polled: bool, depth: int) -> QueuePair:
+        """Create the next I/O queue pair (Create I/O SQ / CQ): ``polled`` without an interrupt
+        vector, ``depth`` entries (at most ``max_queue_depth``). The host registers its callbacks
+        on it (``on_irq``, ``on_post``)."""
         if len(self.qps) >= self.cfg.max_queue_pairs:
             raise ConfigError(f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the nvme driver model "
                               "needs one queue pair per logical CPU (two with queue.io_poll); stacksim does not model "
                               "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs")
-        qp = QueuePair(len(self.qps), self, cpu, polled, min(depth, self.cfg.max_queue_depth))
+        qp = QueuePair(len(self.qps), self, polled, min(depth, self.cfg.max_queue_depth))
         if not polled:
             if self._irq_generation is None:
                 raise ValueError(f"{self.cfg.model}: an interrupt-driven queue pair needs an interrupt generation policy")
@@ -326,7 +329,8 @@ class NvmeDevice:
         return t
 
     def _post(self, qp: QueuePair, req: NvmeCommand) -> None:
-        """Completion entry visible in the CQ; the driver's hook decides what happens next."""
+        """Completion entry visible in the CQ; the pair's interrupt generation (its vector) or the
+        host's posting callback decides what happens next."""
         now = req.t_cqe = self.engine.now
         qp.inflight -= 1
         if self.apst is not None:

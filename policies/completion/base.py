@@ -1,12 +1,14 @@
-"""The registry of completion policies. The interface (:class:`CompletionPolicy`) and the selection
-rule (:func:`select_policy_name`) live next to the NVMe driver in :mod:`models.os.completion` and
-are re-exported here for plug-ins."""
+"""The registry of completion policies. The interface (:class:`CompletionPolicy`) lives next to the
+NVMe driver in :mod:`models.os.completion` (with the kernel's selection rule,
+``completion_policy_name``), and the rule for a fio job (:func:`select_policy_name`: its engine and
+hipri in the kernel's terms) in :mod:`models.ioengines`; both are re-exported here for plug-ins."""
 
 from __future__ import annotations
 
-from models.os.completion import CompletionPolicy, select_policy_name
+from models.ioengines import select_policy_name
+from models.os.completion import CompletionPolicy, completion_policy_name
 from simcore.plugins import Registry
 
 COMPLETION_POLICIES = Registry("completion policy")
 
-__all__ = ["COMPLETION_POLICIES", "CompletionPolicy", "select_policy_name"]
+__all__ = ["COMPLETION_POLICIES", "CompletionPolicy", "completion_policy_name", "select_policy_name"]

@@ -10,7 +10,7 @@ is built.
 from __future__ import annotations
 
 from models.host import Host, PolicySet
-from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES
+from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES, select_policy_name
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.files import FileService, thread_files
 from models.ioengines.flow import Flow, FlowMember
@@ -19,7 +19,6 @@ from models.ioengines.null_io import NullThread
 from models.ioengines.offload import OffloadThread
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
-from models.os.completion import select_policy_name
 from models.os.filesystem import FileLayout
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig

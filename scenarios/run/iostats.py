@@ -219,7 +219,7 @@ class IoStats:
                 self.records(records_table(meas))
             groups: dict = {}
             for r in meas:
-                key = r.job if self._grouped[r.job] else (r.job, r.task.fio_tid)
+                key = r.job if self._grouped[r.job] else (r.job, r.task.io_tid)
                 groups.setdefault((key, r.op), []).append(r)
             for (key, op), rs in groups.items():
                 e = self.entries.get(key)

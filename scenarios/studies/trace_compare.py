@@ -137,7 +137,7 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
         if len(replayer.lag) > _TRIM:
             del replayer.lag[:]
             for qp in queues:  # CQE post times, kept by the device for statistics nothing here reads
-                del qp.posted_times[:]
+                del qp.hw.posted_times[:]
             for runner in host.runners:  # cancelled hrtimers leave a CPU's heap only when it goes idle
                 timers = runner.timers
                 timers[:] = [tm for tm in timers if tm.active]
