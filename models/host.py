@@ -1,6 +1,6 @@
 """The host: wires CPU package, per-CPU runners, NVMe driver, blk-mq, devices and policies, in one
 documented order (gem5-board style). Components reach each other through the host, never through
-globals. The policies come in resolved (:class:`PolicySet`): the assembly (``scenarios.assembly``)
+globals. The policies come in resolved (:class:`PolicySet`): the assembly (``scenarios.run.assembly``)
 turns the configuration's names into classes through the registries in ``policies/``."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class Host:
         self.io_done = self.ledger.done
         self.all_tasks: list = []
         self.sq_threads: dict = {}
-        self.steady: list = []  # fio's steadystate checks [(job index, threads, check)] (scenarios.assembly)
+        self.steady: list = []  # fio's steadystate checks [(job index, threads, check)] (scenarios.run.assembly)
         self.live_fio_threads = 0  # fio threads still running; on_all_exited(t) when the last one exits
         self.on_all_exited = None
         self.job_control = self.on_thread_exit = None  # fio's job synchronization (models.ioengines.job_control)
@@ -156,7 +156,7 @@ class Host:
 
     @property
     def io_sink(self):
-        """Called with each completed IO, or None (``scenarios.trace_compare`` pairs them with the
+        """Called with each completed IO, or None (``scenarios.studies.trace_compare`` pairs them with the
         trace; the run statistics take them in blocks instead: ``IoLedger.collect_blocks``)."""
         return self.ledger.sink
 

@@ -1,7 +1,7 @@
 """Storage-server platforms (NVMe-oF targets with many cores and SSDs).
 
 ``epyc9454p-16xpm1743``: the storage node of SANDMAN (Zhou et al., SOSP 2025,
-``scenarios/reference/sandman_polling_server.yaml``): AMD EPYC 9454P (48 cores / 96
+``scenarios/data/reference/sandman_polling_server.yaml``): AMD EPYC 9454P (48 cores / 96
 logical, SMT on, 3.65 GHz all-core, 400 MHz minimum), 16 x Samsung PM1743, ConnectX-6 NVMe-oF over
 RDMA, Linux 6.8.
 

@@ -4,7 +4,7 @@ Sources (see docs/cpu.md):
 - [ARK] Intel ARK / AMD product pages: core counts, base/turbo/min frequency, TDP.
 - [IDLE] Linux ``drivers/idle/intel_idle.c`` state tables (exit latency / target residency, us);
   AMD via ACPI _CST.
-- [SANDMAN] Zhou et al., SOSP 2025 (scenarios/reference/sandman_polling_server.yaml): EPYC 9454P exit latencies,
+- [SANDMAN] Zhou et al., SOSP 2025 (scenarios/data/reference/sandman_polling_server.yaml): EPYC 9454P exit latencies,
   frequency range and transition time.
 Per-state and per-core powers are *estimates* split from TDP (no vendor publishes them per core):
 the C0 budget of a fully loaded package is divided between cores and uncore, and idle-state powers

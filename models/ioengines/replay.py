@@ -24,7 +24,7 @@ Arrivals
 
 Mapping
     Trace volumes map onto the platform's devices with
-    :func:`~scenarios.traces.select.map_volumes`; offsets are kept, sizes are rounded up to 512 B.
+    :func:`~scenarios.inputs.traces.select.map_volumes`; offsets are kept, sizes are rounded up to 512 B.
     IOs larger than ``max_sectors_kb`` are split by blk-mq as in a run (one command per piece).
 
 End

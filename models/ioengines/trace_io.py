@@ -1,5 +1,5 @@
 """The record a trace replay consumes: one IO of a block trace, whatever the source format (the
-readers in :mod:`scenarios.traces` produce it)."""
+readers in :mod:`scenarios.inputs.traces` produce it)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class TraceIO:
 
     def __init__(self, t_ns: int, op: str, offset: int, nbytes: int, volume: str, line: int) -> None:
         #: Issue time relative to the trace's first record, ns (negative only if the trace goes
-        #: backwards past its first record; see :class:`~scenarios.traces.reader.TraceReader`).
+        #: backwards past its first record; see :class:`~scenarios.inputs.traces.reader.TraceReader`).
         self.t_ns: Final = t_ns
         #: ``"read"`` or ``"write"``.
         self.op: Final = op

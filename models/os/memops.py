@@ -17,7 +17,7 @@ model splits each source of work over the exclusive *cells* its code can touch, 
   the syscall, the file system, blk-mq, the driver, the interrupt entry, the poll loop):
   operations per cycle of each source (``kernel.mem_ops_per_cycle``).
 
-Both are platform parameters fitted by ``scenarios/calibrate_memops.py``
+Both are platform parameters fitted by ``scenarios/studies/calibrate_memops.py``
 (``stacksim calibrate --study memops``).
 """
 

@@ -1,7 +1,7 @@
 """Configuration of the NVMe-oF target runtime (SPDK-style reactors and lightweight threads).
 
 A frozen pydantic model with ``extra="forbid"``; the run configuration
-(:class:`scenarios.server.config.ServerRunConfig`) holds it as its ``server`` section.
+(:class:`scenarios.config.server.ServerRunConfig`) holds it as its ``server`` section.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from simcore.config import Model
 
-#: SANDMAN's measured costs (scenarios/reference/sandman_polling_server.yaml, "scheduler_overheads",
+#: SANDMAN's measured costs (scenarios/data/reference/sandman_polling_server.yaml, "scheduler_overheads",
 #: "software_wakeup_us"); tests/test_server.py checks these against the file.
 THREAD_MOVE_NS = 106.52
 STATS_FILL_NS = 79.03

@@ -64,9 +64,9 @@ class Server:
 
     def __init__(self, cfg, policy_cls: type[CoreSchedulingPolicy], params: Model, idle_governor_cls: type[CpuidleGovernor],
                  client, tracer=None):
-        """``cfg``: the run configuration (:class:`scenarios.server.config.ServerRunConfig`: platform,
+        """``cfg``: the run configuration (:class:`scenarios.config.server.ServerRunConfig`: platform,
         ``server``, ``workload``, ``seed``); ``policy_cls`` with its validated ``params`` and the
-        cpuidle governor class come resolved from the assembly (:func:`scenarios.assembly.build_server`);
+        cpuidle governor class come resolved from the assembly (:func:`scenarios.run.assembly.build_server`);
         ``client``: the arrival batches (an iterator), or for a trace workload the trace feed (its
         ``batches``, counters and ``describe()``)."""
         self.cfg = cfg

@@ -5,7 +5,7 @@ Sources (see docs/ssd.md):
   read service ~6-7 us at 4 KiB, 550K/500K 4 KiB random read/write IOPS, QD16 585K IOPS at 25.5 us
   (P4800X), 5 W idle, ~8 W reading, 13 W writing; P3700 ~80 us 4 KiB reads with large variance;
   PM1743 2.5M / 250K IOPS, 13.0 / 6.6 GB/s, up to 25 W.
-- [CI] Tai et al., ACM TOS 2022 (scenarios/reference/calibrated_interrupts.yaml): P3700 sync read 80 +- 29 us.
+- [CI] Tai et al., ACM TOS 2022 (scenarios/data/reference/calibrated_interrupts.yaml): P3700 sync read 80 +- 29 us.
 - PCIe 3.0 x4 usable ~3.5 GB/s; PCIe 5.0 x4 ~14 GB/s.
 - [REF5b] device internals (reviews): the Optane controller has 7 channels; the 375 GB P4800X
   carries 28 dies of 128 Gb 3D XPoint, four per channel; P4800X sequential 2.4 / 2.0 GB/s.
