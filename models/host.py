@@ -97,10 +97,9 @@ class Host:
         self.io_done = self.ledger.done
         self.all_tasks: list = []
         self.sq_threads: dict = {}
-        self.steady: list = []  # fio's steadystate checks [(job index, threads, check)] (scenarios.run.assembly)
-        self.live_fio_threads = 0  # fio threads still running; on_all_exited(t) when the last one exits
-        self.on_all_exited = None
-        self.job_control = self.on_thread_exit = None  # fio's job synchronization (models.ioengines.job_control)
+        self.on_task_exit: Callable[[float, Task], None] | None = None
+        """told when a job's task exits (:meth:`task_exited`): whoever runs the jobs registers here
+        (``scenarios.run.assembly``: fio's run, :class:`models.ioengines.fio_run.FioRun`)"""
 
     def _init_balancing(self, platform: PlatformConfig) -> None:
         """The scheduler's shared state for placement and balancing (models.os.placement), each
@@ -175,17 +174,11 @@ class Host:
         if self.ledger.records is None:
             self.ledger.records = []
 
-    def task_exited(self, t: float, task) -> None:
-        """The scheduler's exit hook: a job's task (``task.job >= 0``) exited at ``t`` (ns)."""
-        self.fio_thread_exited(t, task)
-
-    def fio_thread_exited(self, t: float, task=None) -> None:
-        """A fio job thread (``task``) exited at ``t`` (ns); fio's job control learns it first."""
-        if task is not None and self.on_thread_exit is not None:
-            self.on_thread_exit(task, t)
-        self.live_fio_threads -= 1
-        if self.live_fio_threads == 0 and self.on_all_exited is not None:
-            self.on_all_exited(t)
+    def task_exited(self, t: float, task: Task) -> None:
+        """The scheduler's exit hook: a job's task (``task.job >= 0``) exited at ``t`` (ns); tells
+        :attr:`on_task_exit`."""
+        if self.on_task_exit is not None:
+            self.on_task_exit(t, task)
 
     def policy(self, name: str):
         p = self.policies.get(name)
