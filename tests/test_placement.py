@@ -155,7 +155,8 @@ def test_a_pulled_task_runs_at_once_and_is_not_bounced_between_idle_cpus():
     ran again. Found by tests/test_invariants.py.)"""
     from scenarios.run.assembly import build_run
 
-    host, _fio, _ramp, end = build_run(make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0), keep_requests=True)
+    cfg = make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0)
+    host, _fio, _ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end + 5e6)
     assert all(t.state == "dead" for t in host.all_tasks)
     assert host.migrations < len(host.records) / 10
