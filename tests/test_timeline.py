@@ -3,7 +3,7 @@
 import pytest
 
 from scenarios.assembly import build_host
-from models.os.sched import FixedIrq
+from models.os.irqwork import FixedIrq
 from models.os.task import Task
 from models.platforms import optane900p_e3_1230v5
 
