@@ -10,7 +10,7 @@ next submitter pays an io_uring_enter(IORING_ENTER_SQ_WAKEUP) system call to wak
 
 from __future__ import annotations
 
-from models.os.task import Task
+from models.os.task import DEAD, Task
 
 
 class _Work:
@@ -81,7 +81,7 @@ class SqThread:
         busy = any(c.inflight for c in self.clients)
         if busy:
             self.last_work_ns = now
-        if all(c.task.state == "dead" for c in self.clients):
+        if all(c.task.state == DEAD for c in self.clients):
             runner.exit_task()
             return
         if not busy and now - self.last_work_ns >= self.host.kcosts.sq_thread_idle_ns:
