@@ -125,16 +125,8 @@ class Execution:
         fixed = self._carry_fixed_ns
         if self._carry_ns:
             # work carried into this segment (a context switch, an IRQ on an idle CPU, CQ reaping):
-            # same time, one event fewer. (_absorb_carry, inlined: this runs once per IO)
-            carry = self._carry
-            for c in carry:
-                self._count(c.idx)
-                if task is not None:
-                    task.sys_ns += c.sys_cycles / f
-            self._carry = []
-            dur += self._carry_ns - fixed
-            self._carry_ns = 0.0
-            self._carry_fixed_ns = 0.0
+            # same time, one event fewer
+            dur += self._absorb_carry(task) - fixed
         act = self._seg_act = cost.activity
         cpu = self.cpu
         if not cpu.busy or cpu.activity != act:
@@ -154,16 +146,9 @@ class Execution:
         self.mode = RUN
         self._seg_then = then
         t = self._seg_end = now + dur
-        # the hottest event of the simulator: dur >= 0 by construction, so engine.schedule (no
-        # checks). The previous segment's Call is reused once it has fired (_seg_done marks it
-        # with fn None; a cancelled one is still queued and is not)
-        call = self._seg_call
-        if call is not None and call.fn is None:
-            call.fn = self._seg_done_cb
-            call.time = t
-        else:
-            call = self._seg_call = Call(self._seg_done_cb, (), t)
-        self.engine.schedule(call)
+        # the hottest event of the simulator: dur >= 0 by construction, so no checks; the previous
+        # segment's Call is reused once it has fired (_seg_done releases it)
+        self._seg_call = self.engine.rearm(self._seg_call, self._seg_done_cb, t)
 
     def _count(self, idx: int) -> None:
         """One more use of cost bundle ``idx``."""
@@ -266,7 +251,7 @@ class Execution:
     def _seg_done(self) -> None:
         call = self._seg_call
         assert call is not None  # (it just fired)
-        call.fn = None  # fired: run() may reuse it
+        call.release()  # fired: run() may reuse it
         self.mode = NONE
         then = self._seg_then
         self._seg_then = None
