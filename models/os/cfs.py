@@ -93,20 +93,13 @@ class Cfs(IrqEntry):
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
         now = self.engine.now
-        ran = now - task.ran_since  # charge_runtime, inlined
-        task.vruntime += ran * task.vscale
-        task.exec_ns += ran
-        task.ran_since = task.last_ran = self.last_task_ns = now
+        self.charge_runtime(task, now)
+        task.last_ran = self.last_task_ns = now
         task.resume = resume
         if voluntary:
             task.nvcsw += 1
             task.state = SLEEPING
-            cost = self.cost_dequeue_kthread if task.kthread else self.cost_dequeue  # add_carry, inlined
-            if self.engine.tracer is None:
-                self._carry.append(cost)
-                self._carry_ns += cost.cycles / self.freq
-            else:
-                self.add_carry(cost)
+            self.add_carry(self.cost_dequeue_kthread if task.kthread else self.cost_dequeue)
             task.iowait = iowait
             if iowait:
                 self.iowaiters += 1
@@ -152,11 +145,7 @@ class Cfs(IrqEntry):
             cost = self.cost_cs_from_idle if from_idle else (
                 self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs)
             now = self.engine.now
-            if self.engine.tracer is None:  # add_carry without tracing, inlined (once per IO)
-                self._carry.append(cost)
-                self._carry_ns += cost.cycles / self.freq
-            else:
-                self.add_carry(cost)
+            self.add_carry(cost)
             if not nxt.kthread and (nxt is not self._last_user or self._caches_flushed):
                 self._cold_start(nxt)
             cpu = self.cpu

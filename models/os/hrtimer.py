@@ -66,12 +66,16 @@ class Hrtimers(Polling):
         now = self.engine.now
         timer = Timer(now + delay_ns, self, fire)
         _heappush(self.timers, timer)
-        # at the front of the heap, cancelled timers are dropped here too (not only on idle entry)
+        self.next_timer()  # cancelled timers at the front of the heap go here too (not only on idle entry)
+        timer.call = self.engine.call_in(delay_ns, timer.expire)
+        return timer
+
+    def next_timer(self) -> Timer | None:
+        """The earliest armed timer, if any (cancelled ones at the front of the heap are dropped)."""
         timers = self.timers
         while timers and not timers[0].active:
             _heappop(timers)
-        timer.call = self.engine.call_in(delay_ns, timer.expire)
-        return timer
+        return timers[0] if timers else None
 
     @staticmethod
     def cancel_timer(timer: Timer) -> None:

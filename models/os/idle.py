@@ -19,7 +19,7 @@ from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from models.os.costs import CostTable
 from models.os.execution import IDLE, NONE
-from models.os.hrtimer import Hrtimers, _heappop
+from models.os.hrtimer import Hrtimers
 from models.os.irqwork import FixedIrq
 from models.os.sched_config import SchedConfig
 from models.os.task import Task
@@ -132,10 +132,8 @@ class IdleLoop(Hrtimers):
                 and balancer.newidle_balance(cast("CpuRunner", self), now)):
             self._schedule(from_idle=False)  # run the pulled task at once: nobody else can pull it meanwhile
             return
-        timers = self.timers
-        while timers and not timers[0].active:
-            _heappop(timers)
-        next_timer = timers[0].expiry - now if timers else NO_TIMER_NS
+        first = self.next_timer()
+        next_timer = first.expiry - now if first is not None else NO_TIMER_NS
         if next_timer < 0.0:
             next_timer = 0.0
         call = self._tick_call
@@ -156,9 +154,7 @@ class IdleLoop(Hrtimers):
                 self._idle_idx = idx
                 self.run(self.cost_tick_stop, self._idle_in_cb)
                 return
-        self.cpu.set_idle(now, idx)  # _idle_in, inlined (once per idle period)
-        self.mode = IDLE
-        self._idle_since = now
+        self._cstate_in(now, idx)
 
     def _idle_in(self) -> None:
         """The tick is stopped: enter the C-state chosen before it (``_idle_idx``) now, unless a task
@@ -166,8 +162,11 @@ class IdleLoop(Hrtimers):
         if self.rq:
             self._schedule(from_idle=True)
             return
-        now = self.engine.now
-        self.cpu.set_idle(now, self._idle_idx)
+        self._cstate_in(self.engine.now, self._idle_idx)
+
+    def _cstate_in(self, now: float, idx: int) -> None:
+        """The CPU enters C-state ``idx`` now: the idle period starts."""
+        self.cpu.set_idle(now, idx)
         self.mode = IDLE
         self._idle_since = now
 

@@ -124,11 +124,7 @@ class IrqEntry(IdleLoop):
         Nothing else can run on this CPU meanwhile, so the exit and handler time are carried into
         the next segment and the handler's effects apply now with timestamps from ``clock()``."""
         self._end_idle(now, work is self._tick_irq)
-        # _take_irq for ``work``, inlined (once per interrupt-completed IO)
-        cost = work.cost(self)
-        self._count(cost.idx)
-        self.irq_kinds[work.kind] += 1
-        self.cpu.set_busy(now, cost.activity)
+        cost = self._account_irq(work, now)
         self.mode = NONE
         exit_ns = self._exit_ns[self.cpu.cstate]
         self._carry_ns += exit_ns + cost.cycles / self.freq
@@ -147,11 +143,16 @@ class IrqEntry(IdleLoop):
         """Dequeue the next interrupt, evaluate its cost (the handler sees the CQ as it is now) and
         account it; the CPU is busy from now."""
         work = self._irqs.popleft()
+        return work, self._account_irq(work, now)
+
+    def _account_irq(self, work: IrqWork, now: float) -> Cost:
+        """Evaluate the cost of ``work``'s handler (it sees the CQ as it is now) and account it; the
+        CPU is busy from now."""
         cost = work.cost(self)
         self._count(cost.idx)
         self.irq_kinds[work.kind] += 1
         self.cpu.set_busy(now, cost.activity)
-        return work, cost
+        return cost
 
     def _next_irq(self, delay: float) -> None:
         now = self.engine.now

@@ -103,11 +103,7 @@ class Wakeup(Cfs):
         if task.state != SLEEPING:
             return
         cost = self.cost_wakeup_kthread if task.kthread else self.cost_wakeup
-        if self.engine.tracer is None:  # add_carry without tracing, inlined (once per IO)
-            self._carry.append(cost)
-            self._carry_ns += cost.cycles / self.freq
-        else:
-            self.add_carry(cost)
+        self.add_carry(cost)
         target = self.runners[task.cpu]
         if task.affinity is not None and not (target.current is None and not target.rq):
             target = self._place_woken(task, target)  # its CPU is busy: CFS looks for another
