@@ -186,10 +186,5 @@ class Host:
     def start(self) -> None:
         """Put CPUs without tasks into idle at t=0 (after jobs placed their tasks)."""
         for r in self.runners:
-            if r.current is None and not r.rq and r.mode == "none":
-                self.engine.call_in(0.0, self._idle_start, r)
-
-    @staticmethod
-    def _idle_start(r) -> None:
-        if r.current is None and not r.rq and r.mode == "none":
-            r._enter_idle()
+            if r.unused:
+                self.engine.call_in(0.0, r.start_idle)

@@ -80,6 +80,16 @@ class IdleLoop(Hrtimers):
         self._nohz_entry_ns = -2.0 * BLOCKED_LOAD_DECAY_NS  # the last time the tick stopped
 
     @property
+    def unused(self) -> bool:
+        """Nothing running, queued or under way on this CPU (before its first idle period)."""
+        return self.current is None and not self.rq and self.mode == NONE
+
+    def start_idle(self) -> None:
+        """At the start of a run (Host.start): a CPU still unused enters the idle loop."""
+        if self.unused:
+            self._enter_idle()
+
+    @property
     def nohz_idle(self) -> bool:
         """Idle with its tick stopped (in nohz.idle_cpus_mask)."""
         return self.mode == IDLE and self._tick_call is None
