@@ -213,7 +213,7 @@ def _runner(args):
     if args.job is not None:
         from pathlib import Path
 
-        if not Path(args.job).is_file():
+        if not Path(args.job).exists():  # (a directory, device or FIFO is the reader's to name)
             raise ConfigError(f"job file not found: {args.job}")
     return PointRunner(platform=args.platform, sets=_sets(args.sets), job_file=args.job, runtime_ms=args.runtime_ms,
                        ramp_ms=args.ramp_ms, seed=7 if args.seed is None else args.seed)
