@@ -22,6 +22,9 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 RECORD = "simcore/_compiled_build.json"
+#: SHA-256 of each compiled source as mypyc read it (taken before compiling: an edit made while the
+#: build runs must leave a record that no longer matches, so the edited source runs, not stale code)
+_DIGESTS: dict[str, str] = {}
 
 
 def compiled_modules() -> tuple[str, ...]:
@@ -55,6 +58,7 @@ def mypyc_extensions(modules: tuple[str, ...]) -> list:
     except ImportError:
         return _pure("mypyc is not available")
     paths = [m.replace(".", "/") + ".py" for m in modules]
+    _DIGESTS.update({m: hashlib.sha256((ROOT / p).read_bytes()).hexdigest() for m, p in zip(modules, paths)})
     try:  # mypy checks with setup.cfg's [mypy] section (check_untyped_defs), then mypyc generates C
         return mypycify(paths, opt_level="3", debug_level="0")
     except BaseException as e:  # a type error in the sources stops mypycify with SystemExit
@@ -88,8 +92,7 @@ class OptionalBuildExt(build_ext):
             stale.unlink()
 
     def _write_record(self) -> None:
-        sources = {m: hashlib.sha256((ROOT / (m.replace(".", "/") + ".py")).read_bytes()).hexdigest()
-                   for m in compiled_modules()}
+        sources = dict(_DIGESTS)
         out = self._out_dir() / RECORD
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"compiler": "mypyc", "sources": sources}, indent=1) + "\n")

@@ -11,6 +11,7 @@ from typing import Callable, Mapping
 from models.cpu.core import Package
 from models.cpu.cpufreq import CpufreqGovernor
 from models.cpu.cpuidle import CpuidleGovernor
+from models.os.balance import LoadBalancer
 from models.os.blk import BlkMq
 from models.os.completion import CompletionPolicy, completion_policy_name
 from models.os.cost import Cost
@@ -18,7 +19,6 @@ from models.os.costs import CostTable, KernelCosts
 from models.os.io_ledger import IoLedger
 from models.os.iosched import IoScheduler
 from models.os.nvme import NvmeDriver
-from models.os.placement import SchedDomain
 from models.os.queue import QueueConfig
 from models.os.request import Request
 from models.os.sched import CpuRunner
@@ -84,21 +84,8 @@ class Host:
     """a reschedule IPI on the receiving CPU (the waker already paid try_to_wake_up)"""
     runners: list[CpuRunner]
     """one runner (scheduler + executor) per logical CPU, by CPU id"""
-    # the scheduler's shared state for placement and balancing (models.os.placement; :meth:`_init_balancing`)
-    movable_tasks: bool
-    """tasks the scheduler may move; False: every task is pinned"""
-    migrations: int
-    """task migrations (set_task_cpu to another CPU)"""
-    nohz_next_balance: float
-    """nohz.next_balance: no idle balance kick before this time, ns"""
-    nohz_next_blocked: float
-    """nohz.next_blocked: no stats kick before this time, ns"""
-    nohz_kick_pending: bool
-    """a kicked CPU has not run its nohz balance yet (kick_ilb's nohz_flags)"""
-    nohz_kick_balance: bool
-    """... and it is to balance, not only to update blocked load"""
-    nohz_stats_kicks: int
-    """stats-only kicks (NOHZ_STATS_KICK) sent"""
+    balancer: LoadBalancer
+    """the scheduler-wide state: which tasks may move, migrations, domains, nohz balancing"""
     devices: list[NvmeDevice]
     """the SSDs, by index (``ssd{i}``)"""
     driver: NvmeDriver
@@ -142,8 +129,10 @@ class Host:
         # 2. one runner (scheduler + executor) per logical CPU
         idle_cls = policies.cpuidle_governor
         tick_period_ns = 1e9 / platform.sched.tick_hz
-        self.runners = [CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched) for cpu in self.pkg.cpus]
-        self._init_balancing(platform)
+        self.balancer = LoadBalancer(self, platform.sched)
+        self.runners = [CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched, self.balancer)
+                        for cpu in self.pkg.cpus]
+        self.balancer.attach(self.runners, self.pkg)
         if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
             by_cpu = {r.cpu.id: r for r in self.runners}
             for core in self.pkg.cores:
@@ -170,44 +159,6 @@ class Host:
         self.all_tasks = []
         self.sq_threads = {}
         self.on_task_exit = None
-
-    def _init_balancing(self, platform: PlatformConfig) -> None:
-        """The scheduler's shared state for placement and balancing (models.os.placement), each
-        runner's SMT sibling and, with periodic balancing, its scheduling domains."""
-        #: tasks the scheduler may move (models.os.placement); False: every task is pinned
-        self.movable_tasks = False
-        self.migrations = 0  # task migrations (set_task_cpu to another CPU)
-        self.nohz_next_balance = 0.0  # nohz.next_balance: no idle balance kick before this time, ns
-        self.nohz_next_blocked = 0.0  # nohz.next_blocked: no stats kick before this time, ns
-        self.nohz_kick_pending = False  # a kicked CPU has not run its nohz balance yet (kick_ilb's nohz_flags)
-        self.nohz_kick_balance = False  # ... and it is to balance, not only to update blocked load
-        self.nohz_stats_kicks = 0  # stats-only kicks (NOHZ_STATS_KICK) sent
-        for r in self.runners:
-            sib = self.pkg.sibling_of(r.cpu)
-            r.sibling_runner = self.runners[sib.id] if sib is not None else None
-            r.runners = self.runners
-        if platform.sched.periodic_balance:
-            self._set_domains()
-
-    def _set_domains(self) -> None:
-        """Each runner's scheduling domains, smallest first: its SMT pair (groups: its CPUs), the
-        package, one last-level cache (groups: the cores). Each CPU has its own copy (its balancing
-        state: failed passes, balance interval)."""
-        smt = any(r.sibling_runner is not None for r in self.runners)
-        cores: dict = {}
-        for r in self.runners:
-            cores.setdefault(min(r.id, r.sibling_runner.id) if r.sibling_runner is not None else r.id, []).append(r)
-        core_groups = tuple(tuple(sorted(c, key=lambda x: x.id)) for _k, c in sorted(cores.items()))
-        for r in self.runners:
-            levels = []
-            if r.sibling_runner is not None:
-                pair = tuple(sorted((r, r.sibling_runner), key=lambda x: x.id))
-                levels.append(SchedDomain(pair, tuple((x,) for x in pair), smt_level=True, prefer_sibling=False))
-            if len(self.runners) > 1:
-                levels.append(SchedDomain(tuple(self.runners), core_groups, smt_level=False, prefer_sibling=smt))
-            r.domains = tuple(levels)
-            r._max_balance_ns = len(self.runners) * 1e8
-            r._last_balance = [0.0] * len(r.domains)
 
     @property
     def completed_ios(self) -> int:
@@ -288,10 +239,5 @@ class Host:
     def start(self) -> None:
         """Put CPUs without tasks into idle at t=0 (after jobs placed their tasks)."""
         for r in self.runners:
-            if r.current is None and not r.rq and r.mode == "none":
-                self.engine.call_in(0.0, self._idle_start, r)
-
-    @staticmethod
-    def _idle_start(r) -> None:
-        if r.current is None and not r.rq and r.mode == "none":
-            r._enter_idle()
+            if r.unused:
+                self.engine.call_in(0.0, r.start_idle)

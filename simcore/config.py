@@ -7,7 +7,9 @@ a key is an error that names the key, and a configuration can be exported as a J
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -135,18 +137,59 @@ def validate(model: type[M], data: Any, *, where: str) -> M:
         raise ConfigError(format_validation_error(err, where=where)) from None
 
 
-def read_text_file(path: str | Path, *, what: str = "file") -> str:
-    """The text of ``path`` (UTF-8), or a :class:`ConfigError` naming the file when it is missing,
-    unreadable, binary (NUL bytes) or not UTF-8."""
-    p = Path(path)
+#: Largest configuration text read (job files, YAML/JSON), bytes: real ones are a few KiB; the
+#: bound keeps a device or a stream without end (``job_file: /dev/zero``) from filling memory.
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+
+
+def _kind_of(mode: int) -> str | None:
+    """What a file that is not a regular file, a FIFO or a character device is, for messages."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
+def _read_bounded(p: Path, what: str, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``p`` (a regular file, a FIFO such as ``/dev/stdin`` or a process
+    substitution, or a character device), else a :class:`ConfigError` saying what it is."""
     try:
-        data = p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise ConfigError(f"{what} not found: {p}") from None
     except IsADirectoryError:
         raise ConfigError(f"{what} {p} is a directory, not a file") from None
     except OSError as err:
         raise ConfigError(f"cannot read {what} {p}: {err.strerror or err}") from None
+    st = os.fstat(fd)
+    mode = st.st_mode
+    kind = _kind_of(mode)
+    if kind is not None:
+        os.close(fd)
+        raise ConfigError(f"{what} {p} is {kind}, not a file")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if stat.S_ISREG(mode) and st.st_size > limit:
+                raise ConfigError(f"{what} {p} is larger than {limit // 2**20} MiB: not a {what}?")
+            data = fh.read(limit + 1)
+        except OSError as err:
+            raise ConfigError(f"cannot read {what} {p}: {err.strerror or err}") from None
+    if len(data) > limit:
+        source = "regular file" if stat.S_ISREG(mode) else "stream" if stat.S_ISFIFO(mode) else "device"
+        raise ConfigError(f"{what} {p}: the {source} gives more than {limit // 2**20} MiB: not a {what}?")
+    return data
+
+
+def read_text_file(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYTES) -> str:
+    """The text of ``path`` (UTF-8, at most ``limit`` bytes), or a :class:`ConfigError` naming the
+    file when it is missing, unreadable, a directory or a block device, too large (a stream or
+    device that gives more than ``limit``), binary (NUL bytes) or not UTF-8. FIFOs (``/dev/stdin``,
+    a process substitution) are read like files."""
+    p = Path(path)
+    data = _read_bounded(p, what, limit)
     if b"\0" in data:
         raise ConfigError(f"{p}: not a text {what} (it contains NUL bytes: a binary file?)")
     try:
@@ -190,8 +233,6 @@ def _flow_depth(text: str) -> int:
 def load_data_file(path: str | Path) -> Any:
     """Load a YAML or JSON file (by extension; YAML otherwise) with clear errors."""
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"file not found: {p}")
     text = read_text_file(p)
     kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
     depth = _flow_depth(text)

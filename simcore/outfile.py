@@ -73,6 +73,17 @@ def _is_stream(path: Path) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
+def _is_dir(path: Path, what: str | None) -> bool:
+    """``path`` is a directory; an OS error looking it up (a name too long, a loop of links, no
+    permission) is the output's error."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as err:
+        raise _fail(path, what, _reason(err)) from None
+
+
 def _mount_of(path: Path) -> tuple[str, str, set[str]] | None:
     """(mount point, file system type, options) of the mount holding ``path`` (Linux), else None."""
     try:
@@ -104,7 +115,7 @@ def check_output(path: str | os.PathLike, what: str | None = None, *, stream_ok:
             raise _fail(path, what, "standard output is not possible here, give a file name")
         return
     p = Path(path)
-    if p.is_dir():
+    if _is_dir(p, what):
         raise _fail(path, what, "it is a directory")
     if _is_stream(p):
         if not stream_ok:
@@ -138,6 +149,47 @@ def check_output(path: str | os.PathLike, what: str | None = None, *, stream_ok:
         raise _fail(path, what, _create_reason(err, parent)) from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def _identity(path: str) -> tuple | None:
+    """What makes two names one file: (device, inode) of an existing regular file, through
+    symbolic links and across hard links; the resolved path of a file not there yet; None for
+    what is no file of its own (standard output, a device, a FIFO, a directory: checked elsewhere)."""
+    if path == STDOUT:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:  # not there yet (or unreachable): its resolved name
+        try:
+            return ("path", os.path.realpath(path))
+        except (OSError, ValueError):
+            return None
+    return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def check_distinct(inputs: list[tuple[str, str | None]], outputs: list[tuple[str, str | None]]) -> None:
+    """Raise :class:`OutputError` when an output ``(path, what)`` is the same file as one of the
+    ``inputs`` (writing it would destroy what the command reads) or as an earlier output (one
+    would silently replace the other). Inputs that are not existing regular files (a built-in
+    name, standard input) are not files to protect."""
+    seen: dict[tuple, tuple[str, str, str | None]] = {}
+    for path, what in inputs:
+        ident = _identity(path)
+        if ident is not None and ident[0] == "inode":
+            seen.setdefault(ident, ("input", path, what))
+    for path, what in outputs:
+        ident = _identity(path)
+        if ident is None:
+            continue
+        other = seen.get(ident)
+        if other is not None:
+            role, other_path, other_what = other
+            named = f"{other_path} ({other_what})" if other_what else other_path
+            if role == "input":
+                raise _fail(path, what, f"it is the same file as the input {named}: writing it would destroy "
+                                        "what the command reads")
+            raise _fail(path, what, f"it is the same file as the output {named}: one would replace the other")
+        seen[ident] = ("output", path, what)
 
 
 def _read_only(directory: Path) -> bool:
@@ -210,7 +262,7 @@ class Outputs:
         if str(path) == STDOUT or _is_stream(p):
             self._streams.append((str(path), writer, binary, what))
             return
-        if p.is_dir():
+        if _is_dir(p, what):
             raise _fail(path, what, "it is a directory")
         real = Path(os.path.realpath(p))  # through symbolic links: the link stays, its target is replaced
         try:

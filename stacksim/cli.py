@@ -14,18 +14,19 @@ import sys
 from pydantic import ValidationError
 
 from simcore.errors import ConfigError
+from stacksim.fileargs import reads, writes
 
 EXIT_BAD_INPUT = 2
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--platform", help="built-in platform name (see `stacksim list`) or platform YAML file")
+    p.add_argument("--platform", type=reads("--platform"), help="built-in platform name (see `stacksim list`) or platform YAML file")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override: queue.io_poll=1, queue.io_poll_delay=0, kernel.ctx_switch_cycles=3000, or a fio option (bs=8k)")
     p.add_argument("--seed", type=int, help="random seed (default: the scenario's, else 1)")
-    p.add_argument("--json", dest="json_out", metavar="OUT",
+    p.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
                    help="write the full result as JSON ('-': standard output, the summary then goes to stderr)")
-    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE", type=reads("--plugin"),
                    help="import a policy plug-in first (Python code, runs with your rights; a .py path "
                         "relative to the current directory, or a module name)")
 
@@ -48,13 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="print the version and which code runs (compiled hot path or pure Python)")
     sub = ap.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="simulate a fio job file or a scenario (default: the built-in default scenario)")
-    run.add_argument("job", nargs="?", help="fio job file (.fio/.ini), scenario YAML or built-in scenario name")
-    run.add_argument("--scenario", help="built-in scenario name or scenario YAML path")
-    run.add_argument("--records", metavar="OUT", help="write per-IO records (.csv or .parquet; '-': CSV on standard output)")
+    run.add_argument("job", nargs="?", type=reads("job"), help="fio job file (.fio/.ini), scenario YAML or built-in scenario name")
+    run.add_argument("--scenario", type=reads("--scenario"), help="built-in scenario name or scenario YAML path")
+    run.add_argument("--records", metavar="OUT", type=writes("--records"), help="write per-IO records (.csv or .parquet; '-': CSV on standard output)")
     run.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="progress line on stderr while simulating (default: when stderr is a terminal and not --quiet)")
-    run.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace-event timeline (open in Perfetto / chrome://tracing)")
+    run.add_argument("--trace", metavar="OUT.json", type=writes("--trace"), help="write a Chrome trace-event timeline (open in Perfetto / chrome://tracing)")
     run.add_argument("--trace-window", metavar="START:END", help="trace window in ms of simulated time (default: 2 ms after warm-up)")
     run.add_argument("--trace-ios", type=int, default=2000, metavar="N", help="trace at most N IOs (default 2000)")
     _add_run_args(run)

@@ -11,14 +11,15 @@ import json
 import sys
 
 from simcore.errors import ConfigError
+from stacksim.fileargs import reads, writes
 
 
 def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the sweep, analyze and report sub-commands; their handlers are added to ``commands``
     (the CLI's name -> handler table) when given, and returned."""
     sw = subparsers.add_parser("sweep", help="run a parameter sweep (cartesian product of axes x replicates)")
-    sw.add_argument("sweep", help="sweep YAML file, or the name of a built-in sweep (scenarios/data/sweeps/)")
-    sw.add_argument("-o", "--output", default="RESULTS.csv", metavar="RESULTS",
+    sw.add_argument("sweep", type=reads("sweep"), help="sweep YAML file, or the name of a built-in sweep (scenarios/data/sweeps/)")
+    sw.add_argument("-o", "--output", default="RESULTS.csv", metavar="RESULTS", type=writes("-o"),
                     help="results file, .csv or .parquet (default RESULTS.csv); existing runs are skipped")
     sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                     help="extra fixed override for every point (e.g. runtime=100ms)")
@@ -36,15 +37,15 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     an = subparsers.add_parser("analyze", help="analyse sweep results")
     an_sub = an.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
     eff = an_sub.add_parser("efficiency", help="per tile, the policy with the most bytes per joule (with significance)")
-    eff.add_argument("results", help="results file written by `stacksim sweep`")
+    eff.add_argument("results", type=reads("results"), help="results file written by `stacksim sweep`")
     _add_axis_args(eff)
     eff.add_argument("--long", action="store_true", help="one line per tile with every policy's mean and p-value")
-    eff.add_argument("--json", dest="json_out", metavar="OUT",
+    eff.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
                      help="also write the tiles as JSON ('-': standard output, the table then goes to stderr)")
 
     rep = subparsers.add_parser("report", help="write a self-contained interactive HTML report of sweep results")
-    rep.add_argument("results", help="results file written by `stacksim sweep`")
-    rep.add_argument("-o", "--output", default="report.html", metavar="HTML", help="output file (default report.html)")
+    rep.add_argument("results", type=reads("results"), help="results file written by `stacksim sweep`")
+    rep.add_argument("-o", "--output", default="report.html", metavar="HTML", type=writes("-o"), help="output file (default report.html)")
     rep.add_argument("--title", help="page title")
     _add_axis_args(rep)
 

@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from simcore.errors import ConfigError
+from stacksim.fileargs import reads, writes
 
 EXIT_OUT_OF_BOUND = 1
 
@@ -20,7 +21,7 @@ def _add_sets(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_plugin(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE", type=reads("--plugin"),
                    help="import a policy plug-in first (Python code, runs with your rights; a .py path "
                         "relative to the current directory, or a module name)")
 
@@ -36,7 +37,7 @@ def _add_point_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", metavar="M1,M2", help="compare only these metrics (dotted summary paths, "
                                                       "e.g. latency_us.mean,iops; default: every measured one)")
     _add_sets(p, "applied to every point before its own config (fio option, queue.*, kernel.*, ...)")
-    p.add_argument("--job", metavar="BASE.fio", help="base fio job file of the points (default: the built-in "
+    p.add_argument("--job", metavar="BASE.fio", type=reads("--job"), help="base fio job file of the points (default: the built-in "
                                                       "default scenario's job; a CSV 'job' column overrides)")
     p.add_argument("--runtime-ms", type=float, help="simulated run time per point, ms (default 100; suites: their own)")
     p.add_argument("--ramp-ms", type=float, help="warm-up per point, ms (default 110 with adaptive hybrid polling, else 10)")
@@ -75,10 +76,10 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the replay, calibrate, validate and explain sub-commands; their handlers are added to
     ``commands`` (the CLI's name -> handler table) when given, and returned."""
     rp = subparsers.add_parser("replay", help="replay a block trace open-loop (IOs issued at their timestamps)")
-    rp.add_argument("trace", help="trace file (plain or .gz): Alibaba, Tencent, MSR Cambridge, blkparse text or fio iolog")
+    rp.add_argument("trace", type=reads("trace"), help="trace file (plain or .gz): Alibaba, Tencent, MSR Cambridge, blkparse text or fio iolog")
     rp.add_argument("--format", choices=["msr", "alibaba", "tencent", "blkparse", "iolog"],
                     help="trace format (default: sniffed from the first lines)")
-    rp.add_argument("--platform", help="built-in platform name or platform YAML file (default: the default "
+    rp.add_argument("--platform", type=reads("--platform"), help="built-in platform name or platform YAML file (default: the default "
                                        "scenario's, as for `stacksim run`)")
     rp.add_argument("--speed", type=float, default=1.0, help="time scale: 2 replays twice as fast (default 1)")
     rp.add_argument("--window", metavar="START:END", help="trace seconds to replay (from the first record), either side optional")
@@ -87,7 +88,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp.add_argument("--blk-action", choices=["Q", "D"], default="Q", help="blkparse: replay issue (Q) or dispatch (D) events")
     _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
     rp.add_argument("--seed", type=int, help="random seed (default 1)")
-    rp.add_argument("--json", dest="json_out", metavar="OUT",
+    rp.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
                     help="write the full result as JSON ('-': standard output, the summary then goes to stderr)")
     rp.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
     rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -103,18 +104,18 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     ca.add_argument("--study", metavar="NAME", help="re-run a built-in calibration (see --list-studies); its runs use "
                                                     "the study's own configurations and seeds")
     ca.add_argument("--list-studies", action="store_true", help="list the built-in calibration studies and exit")
-    ca.add_argument("--trace", metavar="FILE", help="fit the SSD's media service (per direction: base, per-KiB, "
+    ca.add_argument("--trace", metavar="FILE", type=reads("--trace"), help="fit the SSD's media service (per direction: base, per-KiB, "
                                                     "spread) to a timed trace: blkparse with D/C events, or a depth-1 "
                                                     "MSR trace or fio latency log (docs/validate-your-hardware.md)")
     _add_trace_format(ca)
     ca.add_argument("--max-iterations", type=int, metavar="N",
                     help="--study: stop the least-squares search after N iterations (a quick, unconverged result)")
-    ca.add_argument("--platform", help="platform to start from (name or YAML)")
-    ca.add_argument("--measured", nargs="+", action="extend", metavar="FILE",
+    ca.add_argument("--platform", type=reads("--platform"), help="platform to start from (name or YAML)")
+    ca.add_argument("--measured", nargs="+", action="extend", metavar="FILE", type=reads("--measured"),
                     help="measured-points CSV(s) and/or fio --output-format=json file(s)")
     ca.add_argument("--fit", action="append", metavar="PARAM=LO:HI[:START]",
                     help="platform parameter to fit within bounds, e.g. ssd.read.base_ns=4000:9000 (repeat)")
-    ca.add_argument("-o", "--output", metavar="OUT",
+    ca.add_argument("-o", "--output", metavar="OUT", type=writes("-o"),
                     help="platform file to write (NEW_PLATFORM.yaml); with --study: the result as .json, or the "
                          "calibrated platform as .yaml")
     ca.add_argument("--name", help="name of the new platform (default: BASE-calibrated)")
@@ -124,29 +125,29 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     _add_point_args(ca)
 
     va = subparsers.add_parser("validate", help="compare the simulator with measurements (table of errors)")
-    va.add_argument("--platform", help="platform (name or YAML); required with --measured, overrides a suite's")
+    va.add_argument("--platform", type=reads("--platform"), help="platform (name or YAML); required with --measured, overrides a suite's")
     src = va.add_mutually_exclusive_group(required=True)
-    src.add_argument("--measured", nargs="+", action="extend", metavar="FILE",
+    src.add_argument("--measured", nargs="+", action="extend", metavar="FILE", type=reads("--measured"),
                      help="measured-points CSV(s) and/or fio --output-format=json file(s)")
     src.add_argument("--suite", help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, "
                                      "io-schedulers, all")
-    src.add_argument("--trace", metavar="FILE", help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
+    src.add_argument("--trace", metavar="FILE", type=reads("--trace"), help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
                                                      "with response times, fio latency log) and compare IO by IO")
     _add_trace_format(va)
-    va.add_argument("--html", metavar="OUT.html", help="--trace: also write an interactive HTML report (plotly)")
+    va.add_argument("--html", metavar="OUT.html", type=writes("--html"), help="--trace: also write an interactive HTML report (plotly)")
     va.add_argument("--max-error", type=float, metavar="PCT", help="exit 1 when any relative error exceeds PCT percent")
-    va.add_argument("--json", dest="json_out", metavar="OUT",
+    va.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
                     help="write the table and summary as JSON ('-': standard output, the table then goes to stderr)")
     _add_point_args(va)
 
     ex = subparsers.add_parser("explain", help="where the nanoseconds of one typical IO go, per completion policy")
-    ex.add_argument("job", help="fio job file, scenario YAML or built-in scenario name (as for run)")
-    ex.add_argument("--platform", help="built-in platform name or platform YAML file (default: the scenario's)")
+    ex.add_argument("job", type=reads("job"), help="fio job file, scenario YAML or built-in scenario name (as for run)")
+    ex.add_argument("--platform", type=reads("--platform"), help="built-in platform name or platform YAML file (default: the scenario's)")
     _add_sets(ex, "override (as for run); the policy keys (hipri, queue.io_poll, ...) are set per policy")
     ex.add_argument("--seed", type=int, help="random seed (default 1)")
     ex.add_argument("--runtime-ms", type=float, default=50.0, help="simulated run time per policy, after a warm-up of 110 ms when hybrid polling is shown, else 10 ms (default 50)")
     ex.add_argument("--policies", metavar="P1,P2", help="policies to show (interrupt, classic, hybrid; default: the job's own and the others)")
-    ex.add_argument("-o", "--output", metavar="HTML", help="also write the waterfall as a self-contained HTML page (plotly)")
+    ex.add_argument("-o", "--output", metavar="HTML", type=writes("-o"), help="also write the waterfall as a self-contained HTML page (plotly)")
     _add_plugin(ex)
 
     handlers = {"replay": cmd_replay, "calibrate": cmd_calibrate, "validate": cmd_validate, "explain": cmd_explain}
@@ -212,7 +213,7 @@ def _runner(args):
     if args.job is not None:
         from pathlib import Path
 
-        if not Path(args.job).is_file():
+        if not Path(args.job).exists():  # (a directory, device or FIFO is the reader's to name)
             raise ConfigError(f"job file not found: {args.job}")
     return PointRunner(platform=args.platform, sets=_sets(args.sets), job_file=args.job, runtime_ms=args.runtime_ms,
                        ramp_ms=args.ramp_ms, seed=7 if args.seed is None else args.seed)

@@ -7,21 +7,16 @@ from __future__ import annotations
 import contextlib
 
 from models.cpu.power_limit import format_limit
-from simcore.errors import ConfigError
-from simcore.outfile import STDOUT, data_to_stdout
-
-
-#: options of the sub-commands that name an output file ('-' = standard output where allowed)
-OUTPUT_OPTIONS = {"json_out": "--json", "records": "--records", "trace": "--trace", "output": "-o"}
+from simcore.outfile import data_to_stdout
+from stacksim.fileargs import check_file_args
 
 
 def stdout_outputs(args):
-    """A context for running a sub-command: with one of its outputs on standard output ('-'),
-    the command's own text (summary, tables) goes to standard error; two such outputs are an error."""
-    dashes = [opt for attr, opt in OUTPUT_OPTIONS.items() if getattr(args, attr, None) == STDOUT]
-    if len(dashes) > 1:
-        raise ConfigError(f"only one output can go to standard output ('-'), not {' and '.join(dashes)}")
-    return data_to_stdout() if dashes else contextlib.nullcontext()
+    """A context for running a sub-command: first its file arguments are checked (no output is one
+    of its inputs or another output, at most one is standard output: :mod:`stacksim.fileargs`);
+    with an output on standard output ('-'), the command's own text (summary, tables) goes to
+    standard error."""
+    return data_to_stdout() if check_file_args(args) else contextlib.nullcontext()
 
 
 def latency_line(s: dict) -> str:

@@ -426,3 +426,41 @@ def test_fio_json_nested_too_deeply(capsys, tmp_path):
     path = tmp_path / "deep.json"
     path.write_text('{"jobs": ' + "[" * 100_000 + "]" * 100_000 + "}")
     refused(capsys, ["validate", "--platform", PLATFORM, "--measured", str(path)], f"{path}:1", "nested too deeply")
+
+
+# -- inputs that are not regular files ---------------------------------------------------------------
+def test_a_stream_without_end_is_read_with_a_bound_and_refused(tmp_path, capsys):
+    """``job_file: /dev/zero`` once filled 24 GB of memory: configuration text is read with a limit."""
+    scen = tmp_path / "z.yaml"
+    scen.write_text(f"name: z\nplatform: {PLATFORM}\njob_file: /dev/zero\n")
+    refused(capsys, ["run", "--scenario", str(scen), *QUICK], "job file /dev/zero", "device gives more than 64 MiB")
+    big = tmp_path / "big.fio"
+    with open(big, "wb") as fh:
+        fh.truncate(65 * 2**20)  # sparse: nothing written
+    refused(capsys, ["run", str(big), "--platform", PLATFORM, *QUICK], "larger than 64 MiB")
+
+
+def test_a_directory_or_device_is_named_for_what_it_is(tmp_path, capsys):
+    for args in (["run", str(tmp_path), "--platform", PLATFORM], ["run", "--scenario", str(tmp_path)],
+                 ["run", "--platform", str(tmp_path)]):
+        refused(capsys, [*args, *QUICK], f"{tmp_path} is a directory, not a file")
+    scen = tmp_path / "d.yaml"
+    scen.write_text(f"name: d\nplatform: {PLATFORM}\njob_file: {tmp_path}\n")
+    refused(capsys, ["run", "--scenario", str(scen), *QUICK], "is a directory, not a file")
+
+
+def test_a_fifo_is_read_like_a_file(tmp_path, capsys):
+    """``/dev/stdin``, a process substitution or a named pipe: the job file is streamed in."""
+    import os
+    import threading
+
+    fifo = tmp_path / "job.fio"
+    os.mkfifo(fifo)
+    text = (ROOT / "examples" / "randread-4k-hipri.fio").read_text()
+    writer = threading.Thread(target=lambda: fifo.write_text(text))
+    writer.start()
+    try:
+        assert main(["run", str(fifo), "--platform", PLATFORM, "--json", str(tmp_path / "o.json"), *QUICK]) == 0
+    finally:
+        writer.join(timeout=10)
+    assert json.loads((tmp_path / "o.json").read_text())["summary"]["ios"] > 0

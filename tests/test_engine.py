@@ -33,6 +33,30 @@ def test_cancel_and_negative_delay():
         eng.call_in(-1, log.append, 2)
 
 
+def test_a_released_call_is_queued_again_and_a_cancelled_one_never():
+    """Engine.rearm: a Call released by its callback is reused (same object, new time and
+    callback); a cancelled Call (still queued) or None gets a new one."""
+    eng = Engine()
+    log = []
+    slot = []
+
+    def first():
+        slot[0].release()
+        log.append(("first", eng.now))
+        again = eng.rearm(slot[0], lambda: log.append(("second", eng.now)), eng.now + 5.0)
+        log.append(again is slot[0])
+
+    slot.append(eng.rearm(None, first, 10.0))
+    eng.run()
+    assert log == [("first", 10.0), True, ("second", 15.0)]
+    c = eng.call_in(1.0, lambda: log.append("cancelled"))
+    c.cancel()
+    other = eng.rearm(c, lambda: log.append(("new", eng.now)), eng.now + 2.0)
+    assert other is not c
+    eng.run()
+    assert log[-1] == ("new", 17.0) and "cancelled" not in log
+
+
 def test_rng_streams_are_independent_and_reproducible():
     a = RngStreams(42)
     b = RngStreams(42)

@@ -251,6 +251,68 @@ def test_two_outputs_on_stdout_are_refused(capsys):
     assert rc == 2 and out == "" and "only one output can go to standard output" in err
 
 
+# -- outputs never clobber inputs ------------------------------------------------------------------
+def _same_file_cases(tmp_path):
+    """(argv, file that must survive) for each command that reads a file and writes one."""
+    job = tmp_path / "job.fio"
+    job.write_text(JOB.read_text())
+    trace = tmp_path / "t.csv"
+    trace.write_text(MSR.read_text())
+    (tmp_path / "link.json").symlink_to(job)
+    os.link(job, tmp_path / "hard.json")
+    return [
+        (["run", job, "--json", job], job),
+        (["run", job, "--json", tmp_path / "link.json"], job),  # a symbolic link to the input
+        (["run", job, "--json", tmp_path / "hard.json"], job),  # a hard link to the input
+        (["run", job, "--records", tmp_path / "sub" / ".." / "job.fio"], job),  # the same path, spelt otherwise
+        (["replay", trace, "--json", trace], trace),
+        (["analyze", "efficiency", trace, "--json", trace], trace),
+        (["report", trace, "-o", trace], trace),
+        (["validate", "--trace", trace, "--html", trace], trace),
+        (["calibrate", "--measured", trace, "--platform", PLAT, "-o", trace], trace),
+        (["explain", job, "-o", job], job),
+        (["sweep", job, "-o", job], job),
+    ]
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_survives(tmp_path, capsys):
+    (tmp_path / "sub").mkdir()
+    for argv, survivor in _same_file_cases(tmp_path):
+        before = survivor.read_bytes()
+        rc, out, err = cli(argv, capsys)
+        assert rc == 2 and "it is the same file as the input" in err and err.count("\n") == 1, (argv, err)
+        assert survivor.read_bytes() == before, argv
+
+
+def test_two_outputs_that_are_one_file_are_refused(tmp_path, capsys):
+    a = tmp_path / "x.csv"
+    rc, _out, err = cli(["run", *FAST, "--json", a, "--records", a], capsys)
+    assert rc == 2 and "same file as the output" in err and not a.exists()
+    a.write_text("keep")
+    (tmp_path / "y.csv").symlink_to(a)
+    rc, _out, err = cli(["run", *FAST, "--json", a, "--records", tmp_path / "y.csv"], capsys)
+    assert rc == 2 and "same file as the output" in err and a.read_text() == "keep"
+
+
+def test_distinct_files_and_builtin_names_pass_the_check(tmp_path):
+    job = tmp_path / "job.fio"
+    job.write_text("x")
+    outfile.check_distinct([(str(job), "job"), ("default", "--scenario"), ("-", "trace")],
+                           [(str(tmp_path / "a.json"), "--json"), ("-", "--records"), ("/dev/null", "--trace")])
+    with pytest.raises(OutputError, match="same file as the input"):
+        outfile.check_distinct([(str(job), "job")], [(str(tmp_path / "." / "job.fio"), "--json")])
+
+
+def test_os_errors_on_an_output_path_are_one_message(tmp_path, capsys):
+    long_name = tmp_path / ("a" * 300 + ".json")
+    for argv in (["run", *FAST, "--json", long_name], ["report", MSR, "-o", long_name.with_suffix(".html")],
+                 ["run", *FAST, "--json", long_name / "x.json"]):
+        rc, out, err = cli(argv, capsys)
+        assert rc == 2 and err.startswith("stacksim: error: cannot write") and "too long" in err, err
+        assert "Traceback" not in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- killed sweeps ----------------------------------------------------------------------------------
 SWEEP = """
 name: killme

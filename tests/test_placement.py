@@ -1,4 +1,5 @@
-"""CFS placement (models/os/placement.py): where a woken task runs, new-idle pulls, and fio's
+"""CFS placement (models/os/placement.py) and load balancing (models/os/balance.py): where a woken task runs,
+new-idle pulls, periodic, nohz and active balancing, and fio's
 affinity rules (issue 14)."""
 
 from __future__ import annotations
@@ -6,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.os.placement import pull_candidate, select_wake_cpu
+from models.os.balance import pull_candidate
+from models.os.placement import select_wake_cpu
 from models.os.task import RUNNABLE, Task
 from models.platforms import optane900p_e3_1230v5
 from scenarios.run.assembly import build_host
@@ -109,7 +111,7 @@ def test_more_threads_than_cpus_migrate_and_every_io_still_completes_once():
     assert s["cpu_migrations"] > 0 and s["interrupts"].get("ipi", 0) > 0  # remote wake-ups
     host, _fio, _ramp, end = build_run(make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5), keep_requests=True)
     host.engine.run(end + 5e6)  # the threads stop issuing at the end: let the last IOs finish
-    assert host.migrations > 0 and sum(t.nr_migrations for t in host.all_tasks) == host.migrations
+    assert host.balancer.migrations > 0 and sum(t.nr_migrations for t in host.all_tasks) == host.balancer.migrations
     ids = [q.id for q in host.records]
     assert len(ids) == len(set(ids)) == host.next_io_id
     assert all(t.state == "dead" for t in host.all_tasks)
@@ -159,7 +161,7 @@ def test_a_pulled_task_runs_at_once_and_is_not_bounced_between_idle_cpus():
     host, _fio, _ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end + 5e6)
     assert all(t.state == "dead" for t in host.all_tasks)
-    assert host.migrations < len(host.records) / 10
+    assert host.balancer.migrations < len(host.records) / 10
 
 
 def test_sleeps_and_wake_ups_pay_their_load_and_pressure_accounting():
@@ -193,11 +195,11 @@ def _queued(runner, tid: int, last_ran: float, affinity=range(8)) -> Task:
 
 def _package(runner):
     """``runner``'s own copy of the package domain (its groups: the four cores)."""
-    return runner.domains[-1]
+    return runner.balancer.domains[runner.id][-1]
 
 
 def test_a_balance_pass_pulls_half_the_difference_of_movable_tasks():
-    from models.os.placement import balance_pull
+    from models.os.balance import balance_pull
 
     host = _host()
     r = host.runners
@@ -233,7 +235,7 @@ def test_a_balanced_pass_doubles_the_interval_a_pinned_one_up_to_512_ms_a_move_r
     sd->balance_interval up to max_interval (twice the CPU count in ms); one that finds only
     pinned tasks doubles it up to MAX_PINNED_INTERVAL (512 ms); a pass that moves (or fails to
     move) resets it to min_interval."""
-    from models.os.placement import balance_pull
+    from models.os.balance import balance_pull
 
     host = _host()
     r = host.runners
@@ -260,17 +262,18 @@ def test_a_balanced_pass_doubles_the_interval_a_pinned_one_up_to_512_ms_a_move_r
     # a busy CPU's interval is stretched by the busy factor, less a tick, and clamped to
     # max_load_balance_interval (CPUs / 10 s)
     pkg.balance_interval_ns = 512e6
-    assert r[3]._balance_interval_ns(pkg, False) == 512e6
-    assert r[3]._balance_interval_ns(pkg, True) == len(r) * 1e8
+    assert r[3].balancer.balance_interval_ns(pkg, False) == 512e6
+    assert r[3].balancer.balance_interval_ns(pkg, True) == len(r) * 1e8
     pkg.balance_interval_ns = 8e6
-    assert r[3]._balance_interval_ns(pkg, True) == 8e6 * PLAT.sched.balance_busy_factor - 1e9 / PLAT.sched.tick_hz
+    busy = 8e6 * PLAT.sched.balance_busy_factor - 1e9 / PLAT.sched.tick_hz
+    assert r[3].balancer.balance_interval_ns(pkg, True) == busy
 
 
 def test_the_package_balances_cores_and_moves_load_by_weight():
     """Groups of the package are cores: an idle CPU beside a busy sibling does not pull from a core
     with two tasks (one idle CPU fewer is no imbalance), an idle core does; between busy groups the
     pass moves load weight, so a light (nice 19) task moves before a heavy one."""
-    from models.os.placement import balance_pull
+    from models.os.balance import balance_pull
     from models.os.task import nice_vscale
 
     host = _host()
@@ -308,16 +311,16 @@ def test_a_kicked_idle_cpu_pulls_a_waiting_task_and_runs_it():
     """nohz_balancer_kick: a busy CPU's tick finds a task waiting; an idle, tick-stopped CPU is
     kicked by IPI, balances for the idle CPUs and the task runs on one of them."""
     host = _host()
-    host.movable_tasks = True
+    host.balancer.movable_tasks = True
     r = host.runners
     _busy(r[0])
     r[0].mode = "run"
     host.start()
     host.engine.run(10e6)  # the other CPUs go idle, their ticks off, their balance intervals elapse
     t = _queued(r[0], 10, -1e9)
-    r[0].balance_tick()
+    host.balancer.balance_tick(r[0])
     host.engine.run(host.engine.now + 1e6)  # two IPIs and two exits from deep C-states
-    assert t.cpu != 0 and t.nr_migrations == 1 == host.migrations
+    assert t.cpu != 0 and t.nr_migrations == 1 == host.balancer.migrations
     assert r[t.cpu].current is t
     assert r[0].rq == []
     assert sum(x.irq_kinds.get("ipi", 0) for x in r) == 2  # the kick, and the wake-up of the CPU that pulled
@@ -461,7 +464,7 @@ def test_more_than_one_busy_cpu_kicks_an_idle_one_every_balance_interval():
         host.engine.run(end)
         ipis = sum(r.irq_kinds.get("ipi", 0) for r in host.runners)
         assert abs(ipis - kicks) <= 1, (threads, ipis)
-        assert host.migrations == 0
+        assert host.balancer.migrations == 0
 
 
 def test_active_balancing_spreads_pollers_packed_on_one_core(monkeypatch):
@@ -475,13 +478,13 @@ def test_active_balancing_spreads_pollers_packed_on_one_core(monkeypatch):
     monkeypatch.setattr(assembly, "place_thread", lambda job, allowed, i, placed, core_of: (0, 4)[i])
     host, _fio, _ramp, end = build_run(make_cfg("classic", threads=2, runtime_ms=100, ramp_ms=0))
     host.engine.run(30e6)  # three failed passes so far: no push yet
-    assert host.migrations == 0
+    assert host.balancer.migrations == 0
     host.engine.run(end)
     pollers = [t for t in host.all_tasks if t.job == 0]
-    assert host.migrations == 1 and sum(t.nr_migrations for t in pollers) == 1
+    assert host.balancer.migrations == 1 and sum(t.nr_migrations for t in pollers) == 1
     cores = {min(t.cpu, t.cpu ^ 4) for t in pollers}  # CPU i and i + 4 are siblings
     assert len(cores) == 2
-    assert host.runners[0].stopper.pushes == 1 and host.runners[0].stopper.task.nvcsw == 1
+    assert host.balancer.stoppers[0].pushes == 1 and host.balancer.stoppers[0].task.nvcsw == 1
 
 
 def _poller_and_sleeper(runtime_ms: int, periodic_balance: bool = True):
@@ -508,22 +511,22 @@ def test_busy_ticks_kick_an_idle_cpu_to_update_blocked_load_every_32_ms():
     (nohz.next_blocked); the kicks are IPIs that wake idle CPUs, and each update is charged as
     PELT updates. Without periodic balancing (no nohz balancing either) there are none."""
     host = _poller_and_sleeper(1000)
-    assert 20 <= host.nohz_stats_kicks <= 32  # 1000 ms / 32 ms, less the start and the tick alignment
-    assert _poller_and_sleeper(300, periodic_balance=False).nohz_stats_kicks == 0
+    assert 20 <= host.balancer.nohz_stats_kicks <= 32  # 1000 ms / 32 ms, less the start and the tick alignment
+    assert _poller_and_sleeper(300, periodic_balance=False).balancer.nohz_stats_kicks == 0
 
 
 def test_blocked_load_decays_ten_half_lives_after_the_last_task_ran():
     """update_nohz_stats: an idle CPU's blocked load is gone 10 PELT half-lives (~328 ms) after its
     last task stopped running; each update of a CPU that still had some costs PELT updates."""
-    from models.os.sched import BLOCKED_LOAD_DECAY_NS
+    from models.os.idle import BLOCKED_LOAD_DECAY_NS
 
     host = _host()
     r = host.runners
     now = 1e9
     r[3].has_blocked_load, r[3].last_task_ns = True, now - 0.9 * BLOCKED_LOAD_DECAY_NS
-    r[0]._update_blocked(r[3], now)
+    host.balancer.update_blocked(r[0], r[3], now)
     assert r[3].has_blocked_load and len(r[0]._carry) == 1  # not yet decayed; one update charged
-    r[0]._update_blocked(r[3], now + 0.1 * BLOCKED_LOAD_DECAY_NS)
+    host.balancer.update_blocked(r[0], r[3], now + 0.1 * BLOCKED_LOAD_DECAY_NS)
     assert not r[3].has_blocked_load and len(r[0]._carry) == 2  # decayed (this update still costs)
-    r[0]._update_blocked(r[3], now + BLOCKED_LOAD_DECAY_NS)
+    host.balancer.update_blocked(r[0], r[3], now + BLOCKED_LOAD_DECAY_NS)
     assert len(r[0]._carry) == 2  # nothing left to update: free

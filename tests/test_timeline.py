@@ -2,7 +2,7 @@
 
 import pytest
 
-from models.os.sched import FixedIrq
+from models.os.irqwork import FixedIrq
 from models.os.task import Task
 from models.platforms import optane900p_e3_1230v5
 from scenarios.run.assembly import build_host

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from models.os.task import DEAD
+
 CRITERIA = ("iops", "iops_slope", "bw", "bw_slope", "lat", "lat_slope")
 
 
@@ -51,7 +53,7 @@ class SteadyState:
 
     def _tick(self) -> None:
         now = self.engine.now
-        if all(now >= t.end_ns or t.task.state == "dead" for t in self.threads):
+        if all(now >= t.end_ns or t.task.state == DEAD for t in self.threads):
             return
         ios, nbytes, lat = self._totals()
         d_ios, d_bytes, d_lat = ios - self._last[0], nbytes - self._last[1], lat - self._last[2]

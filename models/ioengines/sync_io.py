@@ -218,7 +218,7 @@ class SyncThread:
         """Let the kernel move the thread among ``cpus`` (fio set no CPU list, or a shared one)."""
         self.task.affinity = frozenset(cpus)
         self.task.owner = self
-        self.host.movable_tasks = True
+        self.host.balancer.movable_tasks = True
 
     def can_migrate(self) -> bool:
         """A synchronous thread may move: with no IO in flight, or a polled one (its poll loop

@@ -22,7 +22,7 @@ dispatch work and the NVMe command (``nvme_submit_cycles``); its sleep pays the 
 
 from __future__ import annotations
 
-from models.os.task import Task, nice_vscale
+from models.os.task import SLEEPING, kernel_thread
 
 
 class KblockdWorker:
@@ -32,14 +32,7 @@ class KblockdWorker:
     def __init__(self, host, cpu: int):
         self.host = host
         self.runner = host.runners[cpu]
-        self.task = Task(len(host.all_tasks), f"kworker/{cpu}:1H", cpu, job=-1)
-        self.task.kthread = True
-        self.task.vscale = nice_vscale(-20)  # WQ_HIGHPRI: a nice -20 worker pool
-        self.task.state = "sleeping"
-        # asleep since boot: its first wake-up places it at the queue's min_vruntime minus the
-        # sleeper credit (place_entity), as for any long sleeper
-        self.task.vruntime = -1e18
-        host.all_tasks.append(self.task)
+        self.task = kernel_thread(host.all_tasks, f"kworker/{cpu}:1H", cpu, nice=-20)  # WQ_HIGHPRI: a nice -20 pool
         self.pending: dict = {}  # hardware context -> requests inserted for it since the last run
         self.runs = 0  # work items executed (hardware queue runs)
         self.dispatched = 0  # requests the runs dispatched
@@ -49,7 +42,7 @@ class KblockdWorker:
         """``kblockd_mod_delayed_work_on``: queue a run of ``h`` (``n`` more requests), waking the
         worker from ``waker`` (the runner whose code submitted) if it sleeps."""
         self.pending[h] = self.pending.get(h, 0) + n
-        if self.task.state == "sleeping":
+        if self.task.state == SLEEPING:
             self.task.resume = self._work
             waker.wake(self.task)
 

@@ -18,6 +18,7 @@ from models.os.blk import BlkMq
 from models.os.cost import Cost
 from models.os.request import Request
 from models.os.sched import CpuRunner, IrqWork
+from models.os.task import SLEEPING
 from models.ssd.command import NvmeCommand
 from models.ssd.device import NvmeDevice, QueuePair
 from models.ssd.irq_generation import URGENT
@@ -161,7 +162,7 @@ class NvmeDriver:
                 child.device_service_ns = req.device_service_ns
                 self._finish(runner, child)
                 task = child.task
-                if task is not None and child.done_cb is None and task.state != "sleeping":
+                if task is not None and child.done_cb is None and task.state != SLEEPING:
                     # completed with a request of maybe another CPU: a task polling its own queue
                     # for it notices at the end of its loop iteration
                     self._runners[task.cpu].spin_notify(child, at=runner.clock())
@@ -179,7 +180,7 @@ class NvmeDriver:
             cb(runner, req)
             return
         task = req.task
-        if task is not None and task.state == "sleeping" and req.waiter_sleeping:
+        if task is not None and task.state == SLEEPING and req.waiter_sleeping:
             req.waiter_sleeping = False
             runner.wake(task)
 

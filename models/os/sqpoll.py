@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from models.os.task import Task
+from models.os.task import DEAD, Task
 
 
 class SqRing(Protocol):
@@ -113,7 +113,7 @@ class SqThread:
         busy = any(c.inflight for c in self.clients)
         if busy:
             self.last_work_ns = now
-        if all(c.task.state == "dead" for c in self.clients):
+        if all(c.task.state == DEAD for c in self.clients):
             runner.exit_task()
             return
         if not busy and now - self.last_work_ns >= self.host.kcosts.sq_thread_idle_ns:

@@ -17,23 +17,20 @@ thread, the move (``migrate_cycles``), the IPI to the target.
 
 from __future__ import annotations
 
+from models.os.irqwork import no_effect
 from models.os.placement import may_run_on
-from models.os.sched import FixedIrq, _no_effect
-from models.os.task import Task, nice_vscale
+from models.os.task import SLEEPING, kernel_thread
 
 
 class Stopper:
-    """The stopper of one CPU; :meth:`push` asks it to move a task to ``target``."""
+    """The stopper of one CPU (its runner ``runner``); :meth:`push` asks it to move a task to
+    ``target``."""
 
-    def __init__(self, host, cpu: int):
+    def __init__(self, host, runner):
         self.host = host
-        self.runner = host.runners[cpu]
-        self.task = Task(len(host.all_tasks), f"migration/{cpu}", cpu, job=-1)
-        self.task.kthread = True
-        self.task.vscale = nice_vscale(-20)  # (the stop class runs before any CFS task)
-        self.task.state = "sleeping"
-        self.task.vruntime = -1e18  # asleep since boot: placed at the queue's minimum when woken
-        host.all_tasks.append(self.task)
+        self.runner = runner
+        # nice -20: the stop class runs before any CFS task
+        self.task = kernel_thread(host.all_tasks, f"migration/{runner.id}", runner.id, nice=-20)
         self.target = None  # the CPU to push a task to (rq->push_cpu), while a push is pending
         self.pushes = 0  # tasks pushed
 
@@ -46,7 +43,7 @@ class Stopper:
         """Queue a push of a task to runner ``target``, waking the stopper from ``waker`` (the
         balancing CPU)."""
         self.target = target
-        if self.task.state == "sleeping":
+        if self.task.state == SLEEPING:
             self.task.resume = self._work
             waker.wake(self.task)
 
@@ -66,9 +63,5 @@ class Stopper:
         src = self.runner
         src.move_queued(task, src, target)
         self.pushes += 1
-        host = self.host
-        now = host.engine.now
-        if target.cpufreq_hook is not None:
-            target.cpufreq_hook(target, now, False)
-        host.engine.call_in(src._carry_ns + host.kcosts.ipi_latency_ns, target.raise_irq,
-                            FixedIrq(host.ipi_cost, _no_effect, "ipi"))
+        target.note_enqueue(self.host.engine.now)
+        src.send_ipi(target, no_effect)  # attach_one_task: the target runs it when it idles

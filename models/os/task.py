@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Final
 
 if TYPE_CHECKING:
-    from models.os.sched import CpuRunner
+    from models.os.idle import IdleLoop
 
 RUNNING: Final = "running"
 RUNNABLE: Final = "runnable"
@@ -26,6 +26,21 @@ NICE_0_LOAD: Final = 1024
 def nice_vscale(nice: int) -> float:
     """A task's vruntime per ns of CPU time at ``nice`` (-20..19): NICE_0_LOAD / its load weight."""
     return NICE_0_LOAD / NICE_WEIGHTS[nice + 20]
+
+
+def kernel_thread(all_tasks: list, name: str, cpu: int, nice: int = -20) -> Task:
+    """A per-CPU kernel thread (a kworker, the stopper), asleep since boot, pinned to ``cpu`` and
+    added to ``all_tasks`` (the host's list; its index is the thread's id). Its first wake-up
+    places it at the queue's ``min_vruntime`` minus the sleeper credit (place_entity), as for any
+    long sleeper; at nice -20 (WQ_HIGHPRI workers; the stop class, which runs before any CFS task)
+    it preempts a nice-0 task at its next preemption point."""
+    task = Task(len(all_tasks), name, cpu, job=-1)
+    task.kthread = True
+    task.vscale = nice_vscale(nice)
+    task.state = SLEEPING
+    task.vruntime = -1e18
+    all_tasks.append(task)
+    return task
 
 
 class Task:
@@ -51,7 +66,7 @@ class Task:
         self.owner: Any = None
         self.nr_migrations = 0  # se.nr_migrations
         self.last_ran = 0.0  # when it last left a CPU (task_hot: cache-hot for migration_cost_ns)
-        self.slept_on: CpuRunner | None = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
+        self.slept_on: IdleLoop | None = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
         #: a kernel thread (kworker, io_uring SQ thread): switching to or from it needs no address
         #: space switch (lazy TLB), see KernelCosts.kthread_switch_cycles
         self.kthread = False

@@ -30,8 +30,8 @@ def load_platform(name_or_path: str) -> PlatformConfig:
     if name_or_path in PLATFORMS:
         return PLATFORMS[name_or_path]()
     path = Path(name_or_path)
-    if path.suffix.lower() in PLATFORM_FILE_SUFFIXES or path.is_file():
-        if not path.is_file():
+    if path.suffix.lower() in PLATFORM_FILE_SUFFIXES or path.exists():
+        if not path.exists():  # (a directory, device or FIFO is the reader's to name)
             raise ConfigError(f"platform file not found: {path}")
         data = load_data_file(path)
         if not isinstance(data, dict):

@@ -34,7 +34,7 @@ def builtin_scenarios(kind: str | None = None) -> dict[str, Path]:
 def locate_scenario(scenario: str) -> Path:
     """The file of ``scenario``: a built-in scenario's name or the path of a scenario YAML file."""
     path = builtin_scenarios().get(scenario) or Path(scenario)
-    if not path.is_file():
+    if not path.exists():  # (a directory, device or FIFO is the reader's to name)
         raise ConfigError(f"unknown scenario '{scenario}' (built-in: {', '.join(builtin_scenarios())}; or a YAML path)")
     return path
 
@@ -58,9 +58,9 @@ def source_args(source: str) -> dict[str, str]:
     :func:`scenarios.config.resolve.resolve_run`: a ``.yaml``/``.yml`` path or a built-in scenario
     name -> ``{"scenario": ...}``, anything else -> ``{"job_file": ...}`` (a fio job file, which
     must exist)."""
-    if source.endswith((".yaml", ".yml")) or (source in builtin_scenarios() and not Path(source).is_file()):
+    if source.endswith((".yaml", ".yml")) or (source in builtin_scenarios() and not Path(source).exists()):
         return {"scenario": source}
-    if not Path(source).is_file():
+    if not Path(source).exists():  # (a directory, device or FIFO is the reader's to name)
         raise ConfigError(f"job file not found: {source}")
     return {"job_file": source}
 

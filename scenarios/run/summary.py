@@ -51,7 +51,7 @@ class Snapshot:
         self.reaped_by_irq = host.driver.completions_reaped_by_irq
         self.cq_doorbells = host.driver.cq_doorbells
         self.commands = sum(d.commands for d in host.devices)
-        self.migrations = host.migrations
+        self.migrations = host.balancer.migrations
         for d in host.devices:  # completion inter-arrival gaps from here on
             for qp in d.qps:
                 qp.restart_gaps()
@@ -214,7 +214,7 @@ def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapsho
     # device commands per fio IO: > 1 when IOs are split at max_sectors_kb, < 1 when bios merge
     summary["device_commands_per_io"] = (sum(d.commands for d in host.devices) - s.commands) / per_io
     # tasks moved to another CPU by the scheduler (perf's cpu-migrations; models.os.placement)
-    summary["cpu_migrations"] = host.migrations - s.migrations
+    summary["cpu_migrations"] = host.balancer.migrations - s.migrations
     summary["cpu_migrations_per_io"] = summary["cpu_migrations"] / per_io
     io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})
     summary["freq_ghz_mean"] = {  # time-weighted, per physical core that runs IO threads

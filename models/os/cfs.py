@@ -1,0 +1,197 @@
+"""The run queue of a CPU: CFS picking, context switches, time slices and preemption.
+
+CFS reduced to what IO workloads exercise: tasks ordered by vruntime (CPU time scaled by the
+inverse of their nice level's load weight), the smallest picked; time-slice preemption at the
+scheduler tick after a slice of ``max(sched_latency / nr_running, min_granularity)`` when others
+are runnable; wake-up preemption (models.os.placement) beyond ``wakeup_granularity_ns``. A
+switch's cycles are carried into the next task's first segment (no event of its own); a switch
+between a task and a kernel thread needs no address-space switch (``kthread_switch_cycles``). A
+task leaving the CPU to sleep counts a voluntary switch, a preempted task an involuntary one
+(``getrusage`` semantics). A user task switched in after another one, or after a cache-flushing
+idle state, first refetches its working set (``cold_switch_refill_cycles``,
+``cold_idle_refill_cycles``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from models.cpu.core import LogicalCpu
+from models.cpu.cpuidle import CpuidleGovernor
+from models.os.costs import CostTable
+from models.os.execution import IDLE, NONE, POLL, RUN
+from models.os.irq import IrqEntry
+from models.os.sched_config import SchedConfig
+from models.os.task import DEAD, RUNNABLE, RUNNING, SLEEPING, Task
+from simcore.engine import Call
+
+if TYPE_CHECKING:
+    from models.os.balance import LoadBalancer
+
+
+class Cfs(IrqEntry):
+    """The run-queue level of a CPU's runner (models.os.execution)."""
+
+    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
+                 balancer: LoadBalancer):
+        super().__init__(host, cpu, governor, sched, balancer)
+        k = host.kcosts
+        ct: CostTable = host.costs
+        self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
+        self.cost_kcs = ct.get("ctx_switch_kthread", actions={"kthread_switch": 1})
+        self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
+        self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", actions={"switch": 1, "idle_exit": 1})
+        # cache warmth: the user task switched in after another one, or after a cache-flushing idle
+        self.cost_cold_switch = ct.get("cache_refill_switch", cache=k.cold_switch_refill_cycles)
+        self.cost_cold_idle = ct.get("cache_refill_idle", cache=k.cold_idle_refill_cycles)
+        # a task going to sleep is dequeued (load and pressure accounting), whatever runs next:
+        # another task or the idle loop; kernel threads live in the root cgroup (one level)
+        self.cost_dequeue = ct.get("dequeue_sleep", actions=k.accounting_actions())
+        self.cost_dequeue_kthread = ct.get("dequeue_sleep_kthread", actions={"pelt_update": 1, "psi_change": 1})
+        self.min_vruntime = 0.0
+        self._slice_call: Call | None = None
+
+    def charge_runtime(self, task: Task, now: float) -> None:
+        ran = now - task.ran_since
+        task.vruntime += ran * task.vscale
+        task.exec_ns += ran
+        task.ran_since = now
+
+    def add_task(self, task: Task) -> None:
+        """Place a new runnable task on this CPU at time now."""
+        self._start_tick()
+        task.cpu = self.id
+        task.vruntime = self.min_vruntime
+        task.state = RUNNABLE
+        self.rq.append(task)
+        if self.cpufreq_hook is not None:
+            self.cpufreq_hook(self, self.engine.now, False)
+        if self.mode == IDLE:
+            self._leave_idle()  # pays the C-state exit
+        elif self.mode == NONE and self.current is None and not self._irqs and not self._waking:
+            self._schedule(from_idle=False)  # (a CPU leaving idle picks it when it is awake)
+        else:
+            self._arm_slice()
+
+    def sleep(self, resume, iowait: bool = True) -> None:
+        """The current task blocks (voluntary switch); ``resume`` runs when it is switched back in."""
+        task = self.current
+        assert task is not None
+        self._switch_out(task, True, resume, iowait)
+
+    def exit_task(self) -> None:
+        """The current task exits."""
+        task = self.current
+        assert task is not None
+        self.charge_runtime(task, self.clock())
+        task.state = DEAD
+        self.current = None
+        self.need_resched = False
+        if task.job is not None and task.job >= 0:
+            self.host.task_exited(self.clock(), task)
+        self._schedule(from_idle=False)
+
+    def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
+        now = self.engine.now
+        self.charge_runtime(task, now)
+        task.last_ran = self.last_task_ns = now
+        task.resume = resume
+        if voluntary:
+            task.nvcsw += 1
+            task.state = SLEEPING
+            self.add_carry(self.cost_dequeue_kthread if task.kthread else self.cost_dequeue)
+            task.iowait = iowait
+            if iowait:
+                self.iowaiters += 1
+                task.slept_on = self
+        else:
+            task.nivcsw += 1
+            task.state = RUNNABLE
+            self.rq.append(task)
+        self.current = None
+        self.need_resched = False
+        self._schedule(False, task.kthread)
+
+    def preemption_point(self, then) -> None:
+        """A return to user space (or cond_resched): if a woken task should preempt the current
+        one, switch now (involuntarily) and ``then`` runs when it is switched back in."""
+        task = self.current
+        if self.need_resched and task is not None and self.rq:
+            self._switch_out(task, voluntary=False, resume=then)
+        else:
+            then()
+
+    def _pick(self) -> Task:
+        rq = self.rq
+        if len(rq) == 1:
+            return rq.pop()
+        best = 0
+        for i in range(1, len(rq)):
+            if rq[i].vruntime < rq[best].vruntime:
+                best = i
+        return rq.pop(best)
+
+    def _schedule(self, from_idle: bool, prev_kthread: bool = False) -> None:
+        """Pick the next task (or the idle task) and switch to it. The switch's cycles are carried
+        into the task's next segment instead of taking an event of their own. A switch between a
+        task and a kernel thread (``prev_kthread``, or the next task is one) costs
+        ``kthread_switch_cycles`` (no address-space switch)."""
+        if self.rq:
+            nxt = self._pick()
+            self.current = nxt
+            nxt.state = RUNNING
+            if nxt.vruntime > self.min_vruntime:
+                self.min_vruntime = nxt.vruntime
+            cost = self.cost_cs_from_idle if from_idle else (
+                self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs)
+            now = self.engine.now
+            self.add_carry(cost)
+            if not nxt.kthread and (nxt is not self._last_user or self._caches_flushed):
+                self._cold_start(nxt)
+            cpu = self.cpu
+            if not cpu.busy or cpu.activity != cost.activity:
+                cpu.set_busy(now, cost.activity)
+            self.mode = RUN
+            nxt.ran_since = now
+            if self.rq:
+                self._arm_slice()
+            resume = nxt.resume
+            nxt.resume = None
+            assert resume is not None  # a runnable task always has its continuation
+            resume()
+        else:
+            self.run(self.cost_cs_to_idle, self._enter_idle_cb)
+
+    def _cold_start(self, task: Task) -> None:
+        """Cache warmth: ``task`` finds the core's caches flushed by an idle state, or holding
+        another task's lines: its next work first refetches its working set (carried)."""
+        cold = self.cost_cold_idle if self._caches_flushed else self.cost_cold_switch
+        if self._last_user is not None or self._caches_flushed:
+            self.add_carry(cold)
+        self._last_user = task
+        self._caches_flushed = False
+
+    def _arm_slice(self) -> None:
+        """With others runnable, preempt the current task at the tick after its slice ends."""
+        task = self.current
+        if task is None or self._slice_call is not None:
+            return
+        nr = len(self.rq) + 1
+        slice_ns = max(self.sched.sched_latency_ns / nr, self.sched.min_granularity_ns)
+        now = self.engine.now
+        due = task.ran_since + slice_ns
+        tick = self._tick_ns
+        due = (int(max(due, now) / tick) + 1) * tick
+        self._slice_call = self.engine.call_at(due, self._slice_expired, task)
+
+    def _slice_expired(self, task: Task) -> None:
+        self._slice_call = None
+        if self.current is not task:
+            if self.current is not None and self.rq:
+                self._arm_slice()
+            return
+        if not self.rq:
+            return
+        self.need_resched = True
+        if self.mode == POLL:
+            self._poll_interrupt_for_resched()

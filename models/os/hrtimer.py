@@ -1,0 +1,87 @@
+"""hrtimers on a CPU: armed timers, their expiry as a timer interrupt, cancellation.
+
+The earliest armed timer is also the cpuidle governor's next-timer prediction (models.os.idle).
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any, Callable, Final
+
+from models.cpu.core import LogicalCpu
+from models.cpu.cpuidle import CpuidleGovernor
+from models.os.cost import Cost
+from models.os.irqwork import FixedIrq
+from models.os.poll import Polling
+from models.os.sched_config import SchedConfig
+from simcore.engine import Call
+
+if TYPE_CHECKING:
+    from models.os.balance import LoadBalancer
+
+#: the heap functions (Finals: compiled code reads them from C statics, not from the module's dictionary)
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
+
+
+class Timer:
+    """An armed hrtimer (for the governor's next-timer prediction and for cancellation)."""
+
+    __slots__ = ("expiry", "call", "active", "runner", "fire")
+
+    def __init__(self, expiry: float, runner: Hrtimers, fire: Callable[[Any], None]):
+        self.expiry = expiry
+        self.call: Call | None = None
+        self.active = True
+        self.runner = runner  # the CPU it is armed on
+        #: its effect: fire(runner) in the timer interrupt; dropped once it fired or was cancelled
+        #: (the owner of ``fire`` often holds the timer: no cycle may outlive it, the collector is
+        #: off during a run)
+        self.fire: Callable[[Any], None] | None = fire
+
+    def expire(self) -> None:
+        """The hrtimer expires: unless cancelled, a timer interrupt on its CPU runs ``fire``."""
+        self.call = None  # fired: no timer <-> call cycle left (the collector is off during a run)
+        if self.active:
+            self.active = False
+            fire, self.fire = self.fire, None
+            runner = self.runner
+            runner.raise_irq(FixedIrq(runner._timer_cost, fire, "timer"))
+
+    def __lt__(self, other: "Timer") -> bool:
+        return self.expiry < other.expiry
+
+class Hrtimers(Polling):
+    """The hrtimer level of a CPU's runner (models.os.execution)."""
+
+    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
+                 balancer: LoadBalancer):
+        super().__init__(host, cpu, governor, sched, balancer)
+        self._timer_cost: Cost = host.timer_cost
+        self.timers: list[Timer] = []  # a heap by expiry (cancelled ones leave it lazily)
+
+    def start_timer(self, delay_ns: float, fire) -> Timer:
+        """Arm an hrtimer on this CPU; at expiry a timer interrupt runs ``fire(runner)``."""
+        delay_ns += self._carry_ns  # armed at the end of carried work
+        now = self.engine.now
+        timer = Timer(now + delay_ns, self, fire)
+        _heappush(self.timers, timer)
+        self.next_timer()  # cancelled timers at the front of the heap go here too (not only on idle entry)
+        timer.call = self.engine.call_in(delay_ns, timer.expire)
+        return timer
+
+    def next_timer(self) -> Timer | None:
+        """The earliest armed timer, if any (cancelled ones at the front of the heap are dropped)."""
+        timers = self.timers
+        while timers and not timers[0].active:
+            _heappop(timers)
+        return timers[0] if timers else None
+
+    @staticmethod
+    def cancel_timer(timer: Timer) -> None:
+        timer.active = False
+        timer.fire = None  # (no owner <-> timer cycle left)
+        call = timer.call
+        if call is not None:
+            call.cancel()
+            timer.call = None  # no timer <-> call cycle left

@@ -1,0 +1,74 @@
+"""Which command-line arguments name files that the command reads and which name files it writes.
+
+Each such argument is declared with ``type=reads("OPTION")`` or ``type=writes("OPTION")``: its value
+is then a :class:`FileArg` that knows its option and its role. :func:`check_file_args` runs once,
+in ``stacksim.cli.main``, before any command starts: no output may be one of the command's inputs
+or another of its outputs (:func:`simcore.outfile.check_distinct`: resolved paths and inodes, so
+symbolic and hard links count), and at most one output may be standard output (``-``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from simcore.errors import ConfigError
+from simcore.outfile import STDOUT, check_distinct
+
+
+class FileArg(str):
+    """A file named on the command line: the text as given, the ``option`` that named it and
+    whether the command ``writes`` it (else it reads it)."""
+
+    option: str
+    writes: bool
+
+
+def _role(option: str, writes: bool) -> Callable[[str], FileArg]:
+    def make(text: str) -> FileArg:
+        arg = FileArg(text)
+        arg.option, arg.writes = option, writes
+        return arg
+
+    make.__name__ = "output file" if writes else "input file"  # (argparse names the type in its errors)
+    return make
+
+
+def reads(option: str) -> Callable[[str], FileArg]:
+    """``type=`` of an argument naming a file the command reads (or a built-in name: only an
+    existing file counts as an input)."""
+    return _role(option, writes=False)
+
+
+def writes(option: str) -> Callable[[str], FileArg]:
+    """``type=`` of an argument naming a file the command writes (``-``: standard output)."""
+    return _role(option, writes=True)
+
+
+def file_args(args: argparse.Namespace) -> tuple[list[FileArg], list[FileArg]]:
+    """The (inputs, outputs) named in ``args``, in the order of its fields."""
+    inputs: list[FileArg] = []
+    outputs: list[FileArg] = []
+    for value in vars(args).values():
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, FileArg):
+                (outputs if item.writes else inputs).append(item)
+    return inputs, outputs
+
+
+def check_file_args(args: argparse.Namespace) -> bool:
+    """Refuse a command whose outputs would destroy one of its inputs or each other (one message,
+    before anything runs), make every file argument a plain ``str`` again, and tell whether an
+    output is standard output."""
+    inputs, outputs = file_args(args)
+    dashes = [o.option for o in outputs if o == STDOUT]
+    if len(dashes) > 1:
+        raise ConfigError(f"only one output can go to standard output ('-'), not {' and '.join(dashes)}")
+    check_distinct([(str(i), i.option) for i in inputs], [(str(o), o.option) for o in outputs])
+    for name, value in vars(args).items():
+        if isinstance(value, FileArg):
+            setattr(args, name, str(value))
+        elif isinstance(value, list) and any(isinstance(v, FileArg) for v in value):
+            setattr(args, name, [str(v) if isinstance(v, FileArg) else v for v in value])
+    return bool(dashes)
+
