@@ -464,3 +464,29 @@ def test_a_fifo_is_read_like_a_file(tmp_path, capsys):
     finally:
         writer.join(timeout=10)
     assert json.loads((tmp_path / "o.json").read_text())["summary"]["ios"] > 0
+
+
+# -- contradictions in a platform ---------------------------------------------------------------------
+@pytest.mark.parametrize("sets, needles", [
+    (["cpu.cstates.2.name=C1"], ("cstates[2]", "'C1' is also cstates[1]")),  # residencies would overwrite
+    (["cpu.cstates.1.exit_latency_ns=300000"], ("cstates[1] (C1)", "longer than target_residency_ns")),
+    (["cpu.cstates.3.target_residency_ns=90000", "cpu.cstates.3.exit_latency_ns=9000"],
+     ("cstates[3] (C3)", "exit_latency_ns 9000 is below cstates[2] (C1E)'s 10000", "shallowest first")),
+])
+def test_a_contradictory_cstate_table_is_refused(capsys, sets, needles):
+    args = [a for s in sets for a in ("--set", s)]
+    refused(capsys, ["run", "--platform", PLATFORM, *args, *QUICK], *needles)
+
+
+def test_a_reversed_cstate_table_is_refused(tmp_path, capsys):
+    """Reversed, the governor would never leave POLL: the table must be shallowest first."""
+    from models.platforms import PLATFORMS
+
+    data = PLATFORMS[PLATFORM]().model_dump(mode="json")
+    data["cpu"]["cstates"] = list(reversed(data["cpu"]["cstates"]))
+    path = tmp_path / "rev.yaml"
+    path.write_text(json.dumps(data))
+    refused(capsys, ["run", "--platform", str(path), *QUICK], "only the first state may be a polling state")
+    data["cpu"]["cstates"] = data["cpu"]["cstates"][:-1]  # without POLL: the depth order is what is wrong
+    path.write_text(json.dumps(data))
+    refused(capsys, ["run", "--platform", str(path), *QUICK], "shallowest first")
