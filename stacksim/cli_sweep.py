@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from simcore.errors import ConfigError
+from simcore.errors import ConfigError, error_line
 from stacksim.fileargs import reads, writes
 
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         with stdout_outputs(args):
             return handler(args)
     except ConfigError as err:
-        print(f"stacksim: error: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stacksim: interrupted (finished runs are stored; run again to resume)", file=sys.stderr)

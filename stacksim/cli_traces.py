@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from simcore.errors import ConfigError
+from simcore.errors import ConfigError, error_line
 from stacksim.fileargs import reads, writes
 
 EXIT_OUT_OF_BOUND = 1
@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         with stdout_outputs(args):
             return handlers[args.cmd](args)
     except ConfigError as err:
-        print(f"stacksim: error: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stacksim: interrupted", file=sys.stderr)

@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from scenarios.config.server_workloads import STABLE_RATES
 from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
-from simcore.errors import ConfigError
+from simcore.errors import ConfigError, error_line
 from simcore.outfile import check_output, write_text
 
 
@@ -68,5 +68,5 @@ if __name__ == "__main__":
     try:
         main()
     except ConfigError as err:
-        print(f"stacksim: error: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         sys.exit(2)
