@@ -457,7 +457,6 @@ class SyncThread:
         self._issue(with_completion=False)
 
     def _issue(self, with_completion: bool) -> None:
-        host = self.host
         runner = self.runner
         now = runner.clock()
         prev = self.req

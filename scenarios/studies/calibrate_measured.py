@@ -268,6 +268,7 @@ def format_calibration(cal: Calibration) -> str:
     out.append("residuals per point:")
     out.append(f"  {'point':{pw}s}  {'metric':{mw}s}  {'measured':>12s}  {'fitted':>12s}  {'residual':>8s}")
     for r in cal.rows:
-        out.append(f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {signed(100 * r.error, 2, 7)}%")
+        out.append(f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
+                   f"  {signed(100 * r.error, 2, 7)}%")
     out.append(f"rms residual {cal.rms_pct:.2f}%")
     return "\n".join(out)

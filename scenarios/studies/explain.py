@@ -217,7 +217,8 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
         out.append(f"{w.policy}{' (the job' + chr(39) + 's own policy)' if w.own else ''}: IO {io['io']} "
                    f"({io['op']} {io['bytes']} B on cpu {io['cpu']}), latency {w.latency_ns / 1e3:.2f} us "
                    f"= median of {w.n_ios:,} IOs")
-        out.append(f"  {'segment':{lw}s}  {'start':>7s}  {'ns':>7s}  |{'0'.ljust(width - len(f'{span / 1e3:.1f} us'))}{span / 1e3:.1f} us|")
+        out.append(f"  {'segment':{lw}s}  {'start':>7s}  {'ns':>7s}"
+                   f"  |{'0'.ljust(width - len(f'{span / 1e3:.1f} us'))}{span / 1e3:.1f} us|")
         for label, start, dur in w.segments:
             out.append(f"  {label:{lw}s}  {start:7.0f}  {dur:7.0f}  |{_bar(start, dur, scale, width)}|")
         out.append(f"  {'total (fio latency)':{lw}s}  {'':7s}  {w.latency_ns:7.0f}")
@@ -259,7 +260,8 @@ def explanation_figure(expl: Explanation):
     from plotly.subplots import make_subplots
 
     n = len(expl.waterfalls)
-    titles = [f"{w.policy}{' (job' + chr(39) + 's own)' if w.own else ''}: IO {w.io['io']}, latency {w.latency_ns / 1e3:.2f} us"
+    titles = [f"{w.policy}{' (job' + chr(39) + 's own)' if w.own else ''}: IO {w.io['io']},"
+              f" latency {w.latency_ns / 1e3:.2f} us"
               for w in expl.waterfalls] + ["CPU time per IO by stack layer (ns)"]
     fig = make_subplots(rows=n + 1, cols=1, subplot_titles=titles, vertical_spacing=0.35 / (n + 1),
                         row_heights=[1.0] * n + [1.2])
