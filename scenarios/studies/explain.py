@@ -137,6 +137,26 @@ def _own_policy(cfg) -> str:
     return select_policy_name(cfg.queue, job.hipri, job.ioengine)
 
 
+def _shown_policies(engine: str, own: str, policies: list[str] | None, notes: list[str]) -> list[str]:
+    """The completion policies to show for ``engine``: ``policies`` (aliases allowed; each one the
+    engine can run, or the job's ``own``), by default the job's own then the others available. Why
+    some are unavailable goes to ``notes``."""
+    if engine == "pvsync2":
+        available = list(POLICY_SETS)
+    elif engine == "io_uring":
+        available = ["interrupt", "classic-poll"]
+        notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)")
+    else:
+        available = ["interrupt"]
+        notes.append(f"ioengine={engine} cannot poll (no hipri): it completes by interrupt only; "
+                     f"pvsync2 or io_uring can")
+    wanted = [_ALIASES.get(p, p) for p in policies] if policies else [own] + [p for p in available if p != own]
+    for p in wanted:
+        if p not in available and p != own:
+            raise ConfigError(f"--policies {p}: not available for ioengine={engine} (available: {', '.join(available)})")
+    return wanted
+
+
 def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None = None, seed: int | None = None,
             runtime_ms: float = 50.0, policies: list[str] | None = None) -> Explanation:
     """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
@@ -157,19 +177,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     if len(base.jobs) > 1:
         expl.notes.append(f"{len(base.jobs)} jobs: the typical IO is taken over all of them; the "
                           f"policies are chosen by the first job's engine ({engine})")
-    if engine == "pvsync2":
-        available = list(POLICY_SETS)
-    elif engine == "io_uring":
-        available = ["interrupt", "classic-poll"]
-        expl.notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)")
-    else:
-        available = ["interrupt"]
-        expl.notes.append(f"ioengine={engine} cannot poll (no hipri): it completes by interrupt only; "
-                          f"pvsync2 or io_uring can")
-    wanted = [_ALIASES.get(p, p) for p in policies] if policies else [own] + [p for p in available if p != own]
-    for p in wanted:
-        if p not in available and p != own:
-            raise ConfigError(f"--policies {p}: not available for ioengine={engine} (available: {', '.join(available)})")
+    wanted = _shown_policies(engine, own, policies, expl.notes)
     if "hybrid-poll" in wanted:
         length["ramp_time"] = f"{RAMP_MS}ms"  # for every policy alike
     for policy in dict.fromkeys(wanted):
