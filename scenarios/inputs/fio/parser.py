@@ -2,13 +2,14 @@
 
 fio behaviours mirrored: ``[global]`` sets defaults for the job sections that follow it (a
 later ``[global]`` affects only later jobs); a job's own options override them and, within a
-section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a
-line, as fio strips them); fio's set-type options (``time_based``, ``group_reporting``,
-``fixedbufs``, ...) may be given without a value (= 1) while plain booleans (``direct``) need one,
-as in fio 3.33; ``include`` lines, ``${VAR}`` expansion, reserved keywords and arithmetic are
-handled as fio does (:mod:`.language`); ``stonewall``, ``wait_for``, ``new_group`` and ``exitall``
-become job fields (scenarios/run/assembly.py orders the jobs' starts); ``numjobs`` is kept, not
-expanded. All bad input raises ConfigError naming the file, job, option and line. Units of the resulting fields are in their names (``_ns``, ``_bytes``).
+section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a line,
+as fio strips them); fio's set-type options (``time_based``, ``group_reporting``, ``fixedbufs``,
+...) may be given without a value (= 1) while plain booleans (``direct``) need one, as in fio 3.33;
+``include`` lines, ``${VAR}`` expansion, reserved keywords and arithmetic are handled as fio does
+(:mod:`.language`); ``stonewall``, ``wait_for``, ``new_group`` and ``exitall`` become job fields
+(scenarios/run/assembly.py orders the jobs' starts); ``numjobs`` is kept, not expanded. All bad
+input raises ConfigError naming the file, job, option and line. Units of the resulting fields are in
+their names (``_ns``, ``_bytes``).
 """
 
 from __future__ import annotations
