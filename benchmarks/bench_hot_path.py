@@ -3,20 +3,21 @@
     python benchmarks/bench_hot_path.py [--runtime-ms 1000] [--repeat 3] [--profile] [--both]
 
 It times the code the install runs (``stacksim --version``: the mypyc-compiled hot path or pure
-Python) and says which; ``--both`` times it, then pure Python in a child process (STACKSIM_PURE=1). Last, the default job's peak memory per million
-simulated IOs (bench_memory.py's measure at 200 ms and 1 s).
+Python) and says which; ``--both`` times it, then pure Python in a child process (STACKSIM_PURE=1).
+Last, the default job's peak memory per million simulated IOs (bench_memory.py's measure at 200 ms
+and 1 s).
 
 Cases: the built-in default scenario (1 thread, 4 KiB random reads, interrupts), the same with
 classic and hybrid polling, 8 jobs with hybrid polling or interrupts, and the replay of a bursty
 block trace on the interrupt path with deep C-states (issue 17's target: >= 0.1 of the bare loop;
-bursts of 2,000 reads at 200K IOPS every 15 ms, the CPUs idle in between; timed with its summary). Reports the simulation loop alone
-(build + run, without summarising), events per IO, and each case's ratio to a bare simpy loop
-with two events per IO timed in the same process (issue 17's yardstick: default >= 0.4, classic
->= 0.5, hybrid and 8 synchronous threads >= 0.25). Target (issue 2): >= 100,000 simulated IOs
-per wall second on one core for 4 KiB random reads with interrupts, all accounting on. Each case
-runs ``--repeat`` times, each right after a short bare loop, and reports the fastest run's IOs per
-wall second (timeit's convention) and the median of the runs' ratios to their own bare loop (the
-machine's speed drifts; a yardstick timed next to each run drifts with it).
+bursts of 2,000 reads at 200K IOPS every 15 ms, the CPUs idle in between; timed with its summary).
+Reports the simulation loop alone (build + run, without summarising), events per IO, and each case's
+ratio to a bare simpy loop with two events per IO timed in the same process (issue 17's yardstick:
+default >= 0.4, classic >= 0.5, hybrid and 8 synchronous threads >= 0.25). Target (issue 2):
+>= 100,000 simulated IOs per wall second on one core for 4 KiB random reads with interrupts, all
+accounting on. Each case runs ``--repeat`` times, each right after a short bare loop, and reports
+the fastest run's IOs per wall second (timeit's convention) and the median of the runs' ratios to
+their own bare loop (the machine's speed drifts; a yardstick timed next to each run drifts with it).
 """
 
 from __future__ import annotations

@@ -43,7 +43,10 @@ def main() -> None:
     print(f"{args.short_ms:>8d}ms {n0:10,d} {m0:9.1f}")
     print(f"{args.long_ms:>8d}ms {n1:10,d} {m1:9.1f}")
     extra = m1 - m0
-    print(f"longer run: {extra:+.1f} MB for {n1 - n0:,d} more IOs = {extra / max(n1 - n0, 1) * 1e6:.2f} MB per million IOs")
+    print(
+        f"longer run: {extra:+.1f} MB for {n1 - n0:,d} more IOs"
+        f" = {extra / max(n1 - n0, 1) * 1e6:.2f} MB per million IOs"
+    )
 
 
 if __name__ == "__main__":

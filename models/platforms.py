@@ -147,7 +147,8 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
         ssd = ssd.model_copy(update={"read": ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]})})
     return PlatformConfig(
         name="optane900p-e3-1230v5",
-        description="Dell R230: Xeon E3-1230 v5 (4C/8T, SMT, C-states on) + Optane 900P, Linux 5.15 (poll-vs-interrupt energy study)",
+        description="Dell R230: Xeon E3-1230 v5 (4C/8T, SMT, C-states on) + Optane 900P, Linux 5.15"
+        " (poll-vs-interrupt energy study)",
         cpu=xeon_e3_1230_v5(),
         ssd=ssd,
         kernel=kernel,
@@ -156,7 +157,8 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
         # (small single-socket servers idle at a few tens of W at the wall, mechanisms.md App. A).
         power=PowerConfig(dram_w=12.0, platform_base_w=20.0, platform_cpu_coupling=0.1),
         calibration=(
-            "fitted by stacksim calibrate --study poll-energy to poll_vs_interrupt_energy.yaml table1 (1 thread, 4 KiB): "
+            "fitted by stacksim calibrate --study poll-energy to poll_vs_interrupt_energy.yaml table1"
+            " (1 thread, 4 KiB): "
             + ", ".join(f"{k}={v:g}" for k, v in fit.items())
         ),
     )
@@ -192,7 +194,8 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
         "kernel": base.kernel.model_copy(update={
             "iosched_cycles": iosched,
             **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.") and not k.startswith("kernel.iosched_cycles.")}}),
-        "calibration": "fitted by stacksim calibrate --study io-schedulers to io_schedulers_ull.yaml table1 (io_uring, QD1, 4 KiB): "
+        "calibration": "fitted by stacksim calibrate --study io-schedulers to io_schedulers_ull.yaml table1"
+        " (io_uring, QD1, 4 KiB): "
         + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
     })
 
@@ -232,8 +235,8 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
         # R730: 128 GB DDR4 (8 DIMMs), two sockets (the second idles); board, fans, PSU loss
         power=PowerConfig(dram_w=24.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
         nvme=IrqConfig(irq_delta_us=delta_us, irq_thr=thr),
-        calibration="fitted by stacksim calibrate --study cinterrupts to calibrated_interrupts.yaml (sync 4 KiB read latency"
-        " mean and sd with interrupts and with polling, both devices): " + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
+        calibration="fitted by stacksim calibrate --study cinterrupts to calibrated_interrupts.yaml"
+        " (sync 4 KiB read latency mean and sd with interrupts and with polling, both devices): " + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
     )
 
 

@@ -100,5 +100,6 @@ def epyc9454p_16xpm1743(fit: dict | None = None) -> PlatformConfig:
         ssd_count=16,
         memory_bytes=756 << 30,  # sandman_polling_server: 756 GB
         power=PowerConfig(dram_w=DRAM_W, **power_fit),
-        calibration="power fitted by stacksim calibrate --study server-power to sandman_polling_server.yaml tables 1-2: " + calib,
+        calibration="power fitted by stacksim calibrate --study server-power to sandman_polling_server.yaml"
+        " tables 1-2: " + calib,
     )

@@ -268,11 +268,8 @@ def set_path(data: dict, dotted: str, value: Any, *, known_only: bool = True) ->
     node = data
     for i, part in enumerate(parts[:-1]):
         if isinstance(node, list):
-            try:
-                node = node[int(part)]
-                continue
-            except (ValueError, IndexError):
-                raise ConfigError(f"--set {dotted}: {'.'.join(parts[: i + 1])} is not a valid list index") from None
+            node = node[_list_index(node, part, dotted, ".".join(parts[: i + 1]))]
+            continue
         if part not in node or not isinstance(node[part], (dict, list)):
             if known_only:
                 raise ConfigError(f"--set {dotted}: unknown section '{'.'.join(parts[: i + 1])}'")
@@ -280,9 +277,14 @@ def set_path(data: dict, dotted: str, value: Any, *, known_only: bool = True) ->
         node = node[part]
     last = parts[-1]
     if isinstance(node, list):
-        try:
-            node[int(last)] = value
-        except (ValueError, IndexError):
-            raise ConfigError(f"--set {dotted}: '{last}' is not a valid list index") from None
+        node[_list_index(node, last, dotted, dotted)] = value
     else:
         node[last] = value
+
+
+def _list_index(items: list, part: str, dotted: str, where: str) -> int:
+    """``part`` as an index of ``items``: a number from 0 to len - 1 (Python's negative indices
+    from the end would silently edit another element: refused)."""
+    if part.isascii() and part.isdigit() and int(part) < len(items):
+        return int(part)
+    raise ConfigError(f"--set {dotted}: {where} is not a valid list index (0 to {len(items) - 1})")

@@ -13,7 +13,7 @@ import sys
 
 from pydantic import ValidationError
 
-from simcore.errors import ConfigError
+from simcore.errors import ConfigError, error_line
 from stacksim.fileargs import reads, writes
 
 EXIT_BAD_INPUT = 2
@@ -240,12 +240,12 @@ def main(argv: list[str] | None = None) -> int:
         with stdout_outputs(args):
             return COMMANDS[args.cmd](args)
     except ConfigError as err:
-        print(f"stacksim: error: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValidationError as err:  # a model built without simcore.config.validate: still bad input
         from simcore.config import format_validation_error
 
-        print(f"stacksim: error: {format_validation_error(err, where=err.title)}", file=sys.stderr)
+        print(error_line(format_validation_error(err, where=err.title)), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("stacksim: interrupted", file=sys.stderr)

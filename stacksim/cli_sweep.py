@@ -10,30 +10,14 @@ import argparse
 import json
 import sys
 
-from simcore.errors import ConfigError
+from simcore.errors import ConfigError, error_line
 from stacksim.fileargs import reads, writes
 
 
 def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the sweep, analyze and report sub-commands; their handlers are added to ``commands``
     (the CLI's name -> handler table) when given, and returned."""
-    sw = subparsers.add_parser("sweep", help="run a parameter sweep (cartesian product of axes x replicates)")
-    sw.add_argument("sweep", type=reads("sweep"), help="sweep YAML file, or the name of a built-in sweep (scenarios/data/sweeps/)")
-    sw.add_argument("-o", "--output", default="RESULTS.csv", metavar="RESULTS", type=writes("-o"),
-                    help="results file, .csv or .parquet (default RESULTS.csv); existing runs are skipped")
-    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra fixed override for every point (e.g. runtime=100ms)")
-    sw.add_argument("--replicates", type=int, help="replicates per point (default: the sweep file's)")
-    sw.add_argument("--seed", type=int, help="base seed (default: the sweep file's)")
-    sw.add_argument("--fresh", action="store_true", help="discard stored results and recompute everything")
-    sw.add_argument("--dry-run", action="store_true", help="validate and list the points, run nothing")
-    where = sw.add_mutually_exclusive_group()
-    where.add_argument("-j", "--jobs", type=int, help="local worker processes (default: one per CPU)")
-    where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask distributed scheduler")
-    where.add_argument("--local-cluster", type=int, metavar="N", help="start a local Dask cluster of N workers")
-    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress bar on stderr (default: when stderr is a terminal)")
-
+    _add_sweep_parser(subparsers)
     an = subparsers.add_parser("analyze", help="analyse sweep results")
     an_sub = an.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS")
     eff = an_sub.add_parser("efficiency", help="per tile, the policy with the most bytes per joule (with significance)")
@@ -53,6 +37,27 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     if commands is not None:
         commands.update(handlers)
     return handlers
+
+
+def _add_sweep_parser(subparsers) -> None:
+    """The ``sweep`` sub-command's arguments: the sweep, the results file, overrides, replicates and seed,
+    and where the points run (local processes or a Dask cluster)."""
+    sw = subparsers.add_parser("sweep", help="run a parameter sweep (cartesian product of axes x replicates)")
+    sw.add_argument("sweep", type=reads("sweep"), help="sweep YAML file, or the name of a built-in sweep (scenarios/data/sweeps/)")
+    sw.add_argument("-o", "--output", default="RESULTS.csv", metavar="RESULTS", type=writes("-o"),
+                    help="results file, .csv or .parquet (default RESULTS.csv); existing runs are skipped")
+    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra fixed override for every point (e.g. runtime=100ms)")
+    sw.add_argument("--replicates", type=int, help="replicates per point (default: the sweep file's)")
+    sw.add_argument("--seed", type=int, help="base seed (default: the sweep file's)")
+    sw.add_argument("--fresh", action="store_true", help="discard stored results and recompute everything")
+    sw.add_argument("--dry-run", action="store_true", help="validate and list the points, run nothing")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("-j", "--jobs", type=int, help="local worker processes (default: one per CPU)")
+    where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask distributed scheduler")
+    where.add_argument("--local-cluster", type=int, metavar="N", help="start a local Dask cluster of N workers")
+    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
 
 
 def _add_axis_args(p: argparse.ArgumentParser) -> None:
@@ -157,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         with stdout_outputs(args):
             return handler(args)
     except ConfigError as err:
-        print(f"stacksim: error: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stacksim: interrupted (finished runs are stored; run again to resume)", file=sys.stderr)

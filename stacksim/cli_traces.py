@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from simcore.errors import ConfigError
+from simcore.errors import ConfigError, error_line
 from stacksim.fileargs import reads, writes
 
 EXIT_OUT_OF_BOUND = 1
@@ -145,7 +145,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     ex.add_argument("--platform", type=reads("--platform"), help="built-in platform name or platform YAML file (default: the scenario's)")
     _add_sets(ex, "override (as for run); the policy keys (hipri, queue.io_poll, ...) are set per policy")
     ex.add_argument("--seed", type=int, help="random seed (default 1)")
-    ex.add_argument("--runtime-ms", type=float, default=50.0, help="simulated run time per policy, after a warm-up of 110 ms when hybrid polling is shown, else 10 ms (default 50)")
+    ex.add_argument("--runtime-ms", type=float, default=50.0, help="simulated run time per policy, after a warm-up of 110 ms when hybrid polling"
+                    " is shown, else 10 ms (default 50)")
     ex.add_argument("--policies", metavar="P1,P2", help="policies to show (interrupt, classic, hybrid; default: the job's own and the others)")
     ex.add_argument("-o", "--output", metavar="HTML", type=writes("-o"), help="also write the waterfall as a self-contained HTML page (plotly)")
     _add_plugin(ex)
@@ -383,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         with stdout_outputs(args):
             return handlers[args.cmd](args)
     except ConfigError as err:
-        print(f"stacksim: error: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stacksim: interrupted", file=sys.stderr)

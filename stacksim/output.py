@@ -27,8 +27,10 @@ def latency_line(s: dict) -> str:
 
 def power_energy_lines(s: dict) -> list[str]:
     pw = s["power_w"]
-    return [f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}  system {pw['system']:.1f}",
-            f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J   {s['energy_j_per_million_ios']:.1f} J per million IOs"]
+    return [f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}"
+            f"  system {pw['system']:.1f}",
+            f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J"
+            f"   {s['energy_j_per_million_ios']:.1f} J per million IOs"]
 
 
 def format_summary(result: dict) -> str:
@@ -36,10 +38,12 @@ def format_summary(result: dict) -> str:
     s = result["summary"]
     sim = result["sim"]
     out = [
-        f"stacksim {result['scenario']} on {result['platform']} (seed {result['seed']}, policies: {', '.join(s['completion_policies'])})",
+        f"stacksim {result['scenario']} on {result['platform']}"
+        f" (seed {result['seed']}, policies: {', '.join(s['completion_policies'])})",
         f"  IOPS {s['iops']:,.0f}   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
         latency_line(s),
-        f"  CPU utilization {100 * s['cpu_utilization']:.1f}% of all logical CPUs   context switches/IO {s['context_switches_per_io']:.3f}   interrupts/IO {s['interrupts_per_io']:.3f}",
+        f"  CPU utilization {100 * s['cpu_utilization']:.1f}% of all logical CPUs"
+        f"   context switches/IO {s['context_switches_per_io']:.3f}   interrupts/IO {s['interrupts_per_io']:.3f}",
         *power_energy_lines(s),
         "  CPU time per IO by layer (ns): " + "  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5),
     ]
@@ -53,7 +57,8 @@ def format_summary(result: dict) -> str:
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))
     for job in result.get("jobs") or ():
         if job.get("error"):
-            out.append(f"  job {job['jobname']}: ended with error {job['error']} (as fio would: rate_min / rate_iops_min not met)")
+            out.append(f"  job {job['jobname']}: ended with error {job['error']}"
+                       " (as fio would: rate_min / rate_iops_min not met)")
     if result.get("ignored_fio_options"):
         out.append("  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"]))
     rtf = sim["real_time_factor"]
@@ -74,8 +79,9 @@ def format_replay(result: dict) -> str:
         vols += f", ... ({len(r['volumes'])} volumes)"
     return "\n".join([
         format_summary(result),
-        f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read, {s['trace_ios']:,} IOs in the window, "
-        f"{s['completed_ios']:,} completed, {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
+        f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read,"
+        f" {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,} completed,"
+        f" {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
         f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
         f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
     ])
@@ -93,7 +99,8 @@ def format_server_summary(result: dict) -> str:
     bd = s["burst_detection"]
     out = [
         f"stacksim {result['scenario']} on {result['platform']} (seed {result['seed']}, policy {result['policy']})",
-        f"  IOPS {s['iops']:,.0f} (offered {s['offered_iops']:,.0f})   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
+        f"  IOPS {s['iops']:,.0f} (offered {s['offered_iops']:,.0f})   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s"
+        f"   IOs {s['ios']:,}",
         latency_line(s),
         *power_energy_lines(s),
         f"  active cores {s['active_cores_mean']:.1f} logical / {s['active_physical_cores_mean']:.1f} physical at"

@@ -464,3 +464,63 @@ def test_a_fifo_is_read_like_a_file(tmp_path, capsys):
     finally:
         writer.join(timeout=10)
     assert json.loads((tmp_path / "o.json").read_text())["summary"]["ios"] > 0
+
+
+# -- contradictions in a platform ---------------------------------------------------------------------
+@pytest.mark.parametrize("sets, needles", [
+    (["cpu.cstates.2.name=C1"], ("cstates[2]", "'C1' is also cstates[1]")),  # residencies would overwrite
+    (["cpu.cstates.1.exit_latency_ns=300000"], ("cstates[1] (C1)", "longer than target_residency_ns")),
+    (["cpu.cstates.3.target_residency_ns=90000", "cpu.cstates.3.exit_latency_ns=9000"],
+     ("cstates[3] (C3)", "exit_latency_ns 9000 is below cstates[2] (C1E)'s 10000", "shallowest first")),
+])
+def test_a_contradictory_cstate_table_is_refused(capsys, sets, needles):
+    args = [a for s in sets for a in ("--set", s)]
+    refused(capsys, ["run", "--platform", PLATFORM, *args, *QUICK], *needles)
+
+
+def test_a_reversed_cstate_table_is_refused(tmp_path, capsys):
+    """Reversed, the governor would never leave POLL: the table must be shallowest first."""
+    from models.platforms import PLATFORMS
+
+    data = PLATFORMS[PLATFORM]().model_dump(mode="json")
+    data["cpu"]["cstates"] = list(reversed(data["cpu"]["cstates"]))
+    path = tmp_path / "rev.yaml"
+    path.write_text(json.dumps(data))
+    refused(capsys, ["run", "--platform", str(path), *QUICK], "only the first state may be a polling state")
+    data["cpu"]["cstates"] = data["cpu"]["cstates"][:-1]  # without POLL: the depth order is what is wrong
+    path.write_text(json.dumps(data))
+    refused(capsys, ["run", "--platform", str(path), *QUICK], "shallowest first")
+
+
+# -- contradictions and what fio refuses -------------------------------------------------------------
+@pytest.mark.parametrize("index", ["-1", "-7", "7", "x"])
+def test_a_list_index_out_of_range_is_refused_not_counted_from_the_end(capsys, index):
+    refused(capsys, ["run", "--set", f"cpu.cstates.{index}.power_w=1", *QUICK],
+            f"cpu.cstates.{index} is not a valid list index (0 to 6)")
+
+
+def test_a_scenario_with_both_a_job_file_and_jobs_is_refused(tmp_path, capsys):
+    scen = tmp_path / "both.yaml"
+    scen.write_text(f"name: both\nplatform: {PLATFORM}\njob_file: {ROOT / 'examples' / 'randread-4k-hipri.fio'}\n"
+                    "jobs:\n  - name: x\n    rw: randread\n")
+    refused(capsys, ["run", "--scenario", str(scen), *QUICK], "either job_file or jobs, not both")
+
+
+@pytest.mark.parametrize("options, needles", [
+    ("bs=8k\nsize=4k", ("size (4096 bytes) is smaller than the block size (8192 bytes)",)),
+    ("bssplit=16k/50:64k/50\nsize=8k", ("smaller than the block size (16384 bytes)",)),
+    ("bs=４k", ("option 'bs'", "U+FF14", "not an ASCII digit")),
+    ("rwmixread=５0\nrw=randrw", ("option 'rwmixread'", "U+FF15")),
+    ("rate_process=poisson\nrate_iops=１000", ("option 'rate_iops'", "not an ASCII digit")),
+])
+def test_what_fio_refuses_is_refused(tmp_path, capsys, options, needles):
+    job = tmp_path / "j.fio"
+    job.write_text(f"[j]\nrw=randread\ndirect=1\n{options}\n")
+    refused(capsys, ["run", str(job), "--platform", PLATFORM, *QUICK], *needles)
+
+
+def test_a_huge_value_is_named_not_echoed(tmp_path, capsys):
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nrw=randread\ndirect=1\nbs=" + "x" * 150_000 + "\n")
+    err = refused(capsys, ["run", str(job), "--platform", PLATFORM, *QUICK], "option 'bs'", "(150,002 characters)")
+    assert len(err) < 1000

@@ -107,7 +107,7 @@ def test_sample_reads(path, fmt, volumes):
 
 def test_msr_units():
     first = MSR.read_text().splitlines()[:2]
-    t0, t1 = (int(l.split(",")[0]) for l in first)
+    t0, t1 = (int(line.split(",")[0]) for line in first)
     ios = list(open_trace(MSR))
     assert ios[1].t_ns == (t1 - t0) * 100  # FILETIME ticks are 100 ns
     f = first[0].split(",")

@@ -84,11 +84,13 @@ def prose_checks() -> list[tuple[str, str]]:
         ("calibration.md", f"| `ssd.read.base_ns` | 4,000-9,000 | {_c(base)} ns |"),
         ("calibration.md", f"| `kernel.user_io_cycles` | 100-3,000 | {_c(user)} cycles ({user / ghz:.0f} ns) |"),
         ("calibration.md", f"| `kernel.ctx_switch_cycles` | 1,000-10,000 | {_c(ctx)} cycles ({ctx / ghz / 1e3:.2f} us) |"),
-        ("calibration.md", f"`ctx_switch_cycles` = {_c(ci['kernel.ctx_switch_cycles'])} ({ci['kernel.ctx_switch_cycles'] / 2e3:.2f} us at 2.0 GHz), against {_c(ctx)} ({ctx / ghz / 1e3:.2f} us"),
+        ("calibration.md", f"`ctx_switch_cycles` = {_c(ci['kernel.ctx_switch_cycles'])}"
+                           f" ({ci['kernel.ctx_switch_cycles'] / 2e3:.2f} us at 2.0 GHz),"
+                           f" against {_c(ctx)} ({ctx / ghz / 1e3:.2f} us"),
         ("os.md", f"2 x {_c(ctx)} cycles"),
         ("os.md", f"`layers.scheduler` ({sched_ns:,.0f} ns per IO in the"),
-        ("os.md", "syscall {syscall:.0f} fs {fs:.0f} block {block:.0f} driver {driver:.0f} irq {irq:.0f} scheduler {scheduler:.0f}"
-         " idle {idle:.0f}`".format(**{k.rsplit(".", 1)[1]: float(v) for k, v in golden.items()
+        ("os.md", "syscall {syscall:.0f} fs {fs:.0f} block {block:.0f} driver {driver:.0f} irq {irq:.0f}"
+         " scheduler {scheduler:.0f} idle {idle:.0f}`".format(**{k.rsplit(".", 1)[1]: float(v) for k, v in golden.items()
                                         if k.startswith("summary.layers_ns_per_io.")})),
         ("os.md", f"including the {e3.kernel.wakeup_cycles:,.0f}-cycle wakeup"),
         ("ssd.md", f"with the fitted {_c(base)} ns"),
@@ -120,7 +122,8 @@ def _index_path_prose(platform) -> list[tuple[str, str]]:
         ("index.md", f"(lognormal, sd {d.read.sd_ns:,.0f} ns)"),
         ("index.md", f"data path 4096 B / {d.datapath.read_gb_s:g} GB/s = {path:,.0f} ns (the link's 4096 B /"
                      f" {d.link_gb_s:g} GB/s = {link:,.0f} ns\n   cut through it), completion posting {d.post_ns:,.0f} ns"),
-        ("index.md", f"visible about {round(d.fetch_ns + platform.ssd.read.base_ns + xfer + d.post_ns, -1):,.0f} ns after the doorbell"),
+        ("index.md", f"visible about {round(d.fetch_ns + platform.ssd.read.base_ns + xfer + d.post_ns, -1):,.0f} ns"
+                     " after the doorbell"),
         ("index.md", f"direct-IO completion and syscall exit, {ret:,.0f} cycles = {ret / ghz:,.0f} ns"),
     ]
 
@@ -142,7 +145,8 @@ def _idle_and_clock_prose() -> list[tuple[str, str]]:
     turbo, save = docs_tables.golden_run("turbo-off"), docs_tables.golden_run("powersave")
     lat, iops, cpu_w = "summary.latency_us.mean", "summary.iops", "summary.power_w.cpu"
     return [
-        ("cpu.md", f"mean latency {base[lat]:.2f} -> {nopoll[lat]:.2f} us, {base[iops] / 1e3:.1f}K -> {nopoll[iops] / 1e3:.1f}K IOPS, CPU"),
+        ("cpu.md", f"mean latency {base[lat]:.2f} -> {nopoll[lat]:.2f} us,"
+                   f" {base[iops] / 1e3:.1f}K -> {nopoll[iops] / 1e3:.1f}K IOPS, CPU"),
         ("cpu.md", f"power {base[cpu_w]:.1f} -> {nopoll[cpu_w]:.1f} W."),
         ("cpu.md", f"CPU power {base[cpu_w]:.1f} -> {idle[cpu_w]:.1f} W (the idle cores spin)"),
         ("cpu.md", f"mean latency {base[lat]:.2f} -> {idle[lat]:.2f} us."),

@@ -89,6 +89,7 @@ class CpuConfig(Model):
             if st.polling and i != 0:
                 raise ValueError(f"cstates[{i}] ({st.name}): only the first state may be a polling state")
         names = [st.name for st in self.cstates]
+        self._check_cstate_table(names)
         for name in self.cpuidle_disable:
             if name not in names:
                 raise ValueError(f"cpuidle_disable: no idle state '{name}' (states: {', '.join(names)})")
@@ -96,6 +97,28 @@ class CpuConfig(Model):
             if k not in self.activity:
                 raise ValueError(f"activity: missing kind '{k}'")
         return self
+
+    def _check_cstate_table(self, names: list[str]) -> None:
+        """A table as cpuidle has it: one name per state, shallowest first (exit latency and target
+        residency never decrease: the governors walk it in order and stop at the first state too
+        deep), and no state that takes longer to leave than its target residency (entering it
+        could never pay; cpuidle's drivers keep target_residency >= exit_latency)."""
+        seen: dict[str, int] = {}
+        for i, st in enumerate(self.cstates):
+            if st.name in seen:
+                raise ValueError(f"cstates[{i}]: the name '{st.name}' is also cstates[{seen[st.name]}]'s (each state "
+                                 "needs its own: residencies are reported by name)")
+            seen[st.name] = i
+            if st.exit_latency_ns > st.target_residency_ns:
+                raise ValueError(f"cstates[{i}] ({st.name}): exit_latency_ns {st.exit_latency_ns:g} is longer than "
+                                 f"target_residency_ns {st.target_residency_ns:g}")
+            if i:
+                prev = self.cstates[i - 1]
+                for field in ("exit_latency_ns", "target_residency_ns"):
+                    if getattr(st, field) < getattr(prev, field):
+                        raise ValueError(f"cstates[{i}] ({st.name}): {field} {getattr(st, field):g} is below "
+                                         f"cstates[{i - 1}] ({prev.name})'s {getattr(prev, field):g}: list the "
+                                         "states shallowest first")
 
     @property
     def logical_cpus(self) -> int:

@@ -1,14 +1,15 @@
 """The cpufreq-governor interface: how a CPU power policy picks each core's frequency.
 
 A governor is one class, registered by name in ``policies/cpu_power/`` (:data:`CPUFREQ_GOVERNORS`),
-where the implementations live. The host builds it before the
-CPU package (``initial_freq_ghz()`` is the frequency every core starts at), calls ``start()`` at
-t = 0, and, if the class defines them, calls ``on_enqueue(runner, now, iowait)`` whenever a task
-becomes runnable on a CPU and ``on_tick(runner, now)`` at each scheduler tick of a CPU (the
-scheduler's ``cpufreq_update_util`` hooks; ``iowait``: the task was woken from an IO wait). It changes frequency only through :meth:`CpufreqGovernor.set_freq`,
-which rounds to a P-state and goes through ``PhysicalCore.request_freq`` (so the P-state transition
-latency applies). Both SMT siblings share a physical core's frequency: governors work per
-physical core and take the more demanding sibling, as the hardware does with two requests.
+where the implementations live. The host builds it before the CPU package (``initial_freq_ghz()`` is
+the frequency every core starts at), calls ``start()`` at t = 0, and, if the class defines them,
+calls ``on_enqueue(runner, now, iowait)`` whenever a task becomes runnable on a CPU and
+``on_tick(runner, now)`` at each scheduler tick of a CPU (the scheduler's ``cpufreq_update_util``
+hooks; ``iowait``: the task was woken from an IO wait). It changes frequency only through
+:meth:`CpufreqGovernor.set_freq`, which rounds to a P-state and goes through
+``PhysicalCore.request_freq`` (so the P-state transition latency applies). Both SMT siblings share a
+physical core's frequency: governors work per physical core and take the more demanding sibling, as
+the hardware does with two requests.
 
 Tunables are the governor's sysfs attributes (``/sys/devices/system/cpu/cpufreq/<governor>/*``) in
 the kernel's units, given as ``cpu.cpufreq.<name>`` and validated by the class's ``Params`` model.

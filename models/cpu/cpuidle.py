@@ -6,10 +6,11 @@ interrupt-driven reactors) owns one governor per logical CPU and calls:
 * ``select(next_timer_ns, iowaiters, tick_ns=None, delta_tick_ns=0.0) -> int`` when the CPU goes
   idle: the index into ``cfg.cstates`` of the state to enter. ``next_timer_ns`` is the sleep length
   as ``tick_nohz_get_sleep_length`` gives it: the time to the CPU's earliest armed timer *as if the
-  tick were stopped* (:data:`NO_TIMER_NS` if none), ``iowaiters`` the tasks of this CPU sleeping in IO wait. ``tick_ns`` is the scheduler tick's
-  period when the periodic tick is running (the next one ``delta_tick_ns`` away); None when no
-  tick runs on the CPU (stopped, or not modelled). With a tick, the governor also sets
-  ``stop_tick``: whether the tick may stop for this idle period (cpuidle's ``*stop_tick``).
+  tick were stopped* (:data:`NO_TIMER_NS` if none), ``iowaiters`` the tasks of this CPU sleeping in
+  IO wait. ``tick_ns`` is the scheduler tick's period when the periodic tick is running (the next
+  one ``delta_tick_ns`` away); None when no tick runs on the CPU (stopped, or not modelled). With a
+  tick, the governor also sets ``stop_tick``: whether the tick may stop for this idle period
+  (cpuidle's ``*stop_tick``).
 * ``reflect(measured_ns, tick_wakeup=False)`` when the idle period ends: it lasted ``measured_ns``
   from entry to the wake-up event (before the state's exit latency); ``tick_wakeup`` says the
   wake-up was the scheduler tick's interrupt (``tick_nohz_idle_got_tick()``). A tick wake-up with a

@@ -248,7 +248,6 @@ class AsyncThread(SyncThread):
         """Up to ``n`` IOs of one submission (fio's io_u preparation, ``user_io_cycles`` each);
         a trim with a synchronous engine ends the batch and waits in ``_trim_req``."""
         ios = []
-        host = self.host
         runner = self.runner
         t = now
         depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit

@@ -120,7 +120,6 @@ class ReplayThread(AsyncThread):
 
     def _submit(self, now: float) -> None:
         """Prepare and submit every IO due now, with one io_uring_enter."""
-        host = self.host
         runner = self.runner
         batch: list[tuple[TraceIO, int, float]] = []
         pending = self.pending

@@ -99,20 +99,7 @@ class SyncThread:
         self.done_ios = 0
         self.done_bytes = 0
         self.done_lat_ns = 0.0
-        self.span: int = job.size_bytes or (1 << 30)
-        self._bs: dict[str, int] = {"read": job.bs_read_bytes, "write": job.bs_write_bytes, "trim": job.bs_trim_bytes}
-        self._nblocks: dict[str, int] = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
-        # mixed block sizes (fio bssplit / bsrange): a size picker per direction, None for a fixed bs
-        self._pick_bs: dict[str, Any] = {"read": size_picker(job.bssplit_read, job.bsrange_read),
-                                         "write": size_picker(job.bssplit_write, job.bsrange_write), "trim": None}
-        self.issued_bytes = 0
-        self.next_offset = self.base_offset
-        self._hole: int = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
-        self._seq_nr: int = job.rw_modifier if self.random else 0  # rw=randread:<n>: IOs per random offset
-        self._seq_left = self._seq_nr
-        self._last_start: Any = None
-        self._region_end = False  # a sequential job with holes reached the end of its region
-        self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
+        self._setup_offsets(host, job, job_idx, clone)
         self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
         self.req: Request | None = None
         self._costs: dict[tuple, Cost] = {}
@@ -132,6 +119,25 @@ class SyncThread:
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._flow_sleep_ns = 0.0
+
+    def _setup_offsets(self, host, job, job_idx: int, clone: int) -> None:
+        """Where the IOs go: the job's span (bytes), block sizes per direction (fixed, or fio's bssplit /
+        bsrange pickers), the next sequential offset and fio's ``rw`` modifier (holes, IOs per random
+        offset), and the random offset picker."""
+        self.span: int = job.size_bytes or (1 << 30)
+        self._bs: dict[str, int] = {"read": job.bs_read_bytes, "write": job.bs_write_bytes, "trim": job.bs_trim_bytes}
+        self._nblocks: dict[str, int] = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
+        # mixed block sizes (fio bssplit / bsrange): a size picker per direction, None for a fixed bs
+        self._pick_bs: dict[str, Any] = {"read": size_picker(job.bssplit_read, job.bsrange_read),
+                                         "write": size_picker(job.bssplit_write, job.bsrange_write), "trim": None}
+        self.issued_bytes = 0
+        self.next_offset = self.base_offset
+        self._hole: int = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
+        self._seq_nr: int = job.rw_modifier if self.random else 0  # rw=randread:<n>: IOs per random offset
+        self._seq_left = self._seq_nr
+        self._last_start: Any = None
+        self._region_end = False  # a sequential job with holes reached the end of its region
+        self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
 
     def _bind_hot_path(self, host) -> None:
         """The host's parts the hot path calls, typed (compiled code reads them without look-ups),
@@ -457,7 +463,6 @@ class SyncThread:
         self._issue(with_completion=False)
 
     def _issue(self, with_completion: bool) -> None:
-        host = self.host
         runner = self.runner
         now = runner.clock()
         prev = self.req

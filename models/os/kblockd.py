@@ -5,14 +5,15 @@ In the 5.x kernels, a request submitted without a plug to a queue with an IO sch
 into the scheduler by the submitting task (``blk_mq_sched_insert_request(rq, false, true, true)``:
 at_head false, run_queue true, **async true**) and the hardware queue is then run from the kblockd
 workqueue (``blk_mq_run_hw_queue(hctx, true)`` -> ``kblockd_mod_delayed_work_on(hctx cpu)``): the
-submitter wakes a kworker on the queue's CPU, and that kworker dispatches (the scheduler's
-dispatch, the NVMe command and its doorbell). kblockd is a ``WQ_HIGHPRI`` workqueue, so its
-workers run at nice -20 and preempt the submitter at its next preemption point (the return to
-user space, or its sleep): with its weight 88761 against nice 0's 1024, its virtual time advances
-87 times slower and CFS's wake-up preemption fires as soon as the submitter's virtual time is
-ahead by the wake-up granularity scaled to the worker's weight (~46 us). With ``none`` (no scheduler) the request is issued directly from the
-submitting context (``blk_mq_try_issue_directly``), and a plugged batch (``blk_finish_plug`` ->
-``blk_mq_flush_plug_list``) inserts its requests in one go and runs the queue synchronously.
+submitter wakes a kworker on the queue's CPU, and that kworker dispatches (the scheduler's dispatch,
+the NVMe command and its doorbell). kblockd is a ``WQ_HIGHPRI`` workqueue, so its workers run at
+nice -20 and preempt the submitter at its next preemption point (the return to user space, or its
+sleep): with its weight 88761 against nice 0's 1024, its virtual time advances 87 times slower and
+CFS's wake-up preemption fires as soon as the submitter's virtual time is ahead by the wake-up
+granularity scaled to the worker's weight (~46 us). With ``none`` (no scheduler) the request is
+issued directly from the submitting context (``blk_mq_try_issue_directly``), and a plugged batch
+(``blk_finish_plug`` -> ``blk_mq_flush_plug_list``) inserts its requests in one go and runs the
+queue synchronously.
 
 Costs: the submitter pays the wake-up (``wakeup_cycles`` + load and pressure accounting); the
 worker pays a switch in and out (``kthread_switch_cycles`` between it and a task), per run

@@ -21,11 +21,13 @@ class QueueConfig(Model):
     completion: str = Field("auto", description="'auto' = Linux rules (io_poll, io_poll_delay, hipri); or a registered completion policy name")
     sched_dispatch: Literal["kblockd", "direct"] = Field(
         "kblockd", description="with an IO scheduler, an unplugged request (fewer than 3 submitted together) is dispatched"
-        " from the kblockd worker of its CPU, as in 5.x (blk_mq_sched_insert_request(..., async=true): a kworker wake-up"
-        " and switch before the doorbell); 'direct': from the submitting context, as a plugged batch is"
+        " from the kblockd worker of its CPU, as in 5.x (blk_mq_sched_insert_request(..., async=true):"
+        " a kworker wake-up and switch before the doorbell); 'direct': from the submitting context,"
+        " as a plugged batch is"
     )
     hybrid_stats: Literal["rearm", "once"] = Field(
-        "rearm", description="hybrid polling statistics: 'rearm' a 100 ms window whenever none is active (5.x), or collect 'once'"
+        "rearm", description="hybrid polling statistics: 'rearm' a 100 ms window whenever none is active (5.x),"
+        " or collect 'once'"
     )
 
     @field_validator("io_poll_delay")

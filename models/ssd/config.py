@@ -78,7 +78,8 @@ class DeviceConfig(Model):
     trim: TrimConfig = Field(TrimConfig(), description="deallocate (trim/discard) commands")
     write_cache_program_ns: float = Field(
         0.0, ge=0, description="flash with a power-protected DRAM write buffer: a write completes after its (buffer)"
-        " service time, and its media unit stays busy this much longer programming NAND in the background (0 = no cache)",
+        " service time, and its media unit stays busy this much longer programming NAND in the background"
+        " (0 = no cache)",
     )
     parallel_units: int = Field(ge=1, le=65536, description="independent media units (dies, or die groups that serve a command"
                                 " together): each serves one command at a time, so their number and the service time set the"

@@ -1,6 +1,6 @@
 """Configuration of device-side interrupt generation (``nvme.*``); the policy interface and the
-request annotations it reads are :mod:`models.ssd.irq_generation`, re-exported here. Implementations live in ``policies/interrupt_generation/`` and are registered
-there by name."""
+request annotations it reads are :mod:`models.ssd.irq_generation`, re-exported here. Implementations
+live in ``policies/interrupt_generation/`` and are registered there by name."""
 
 from __future__ import annotations
 

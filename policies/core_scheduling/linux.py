@@ -9,9 +9,10 @@ requests. Per request a CPU runs, at kernel activity:
 - completion: hard IRQ + NVMe CQ reap + blk-mq completion + the protocol's response
   (``server.cq_cycles``);
 
-with the platform's ``KernelCosts``. Between requests the CPU goes idle (``idle_entry_cycles``),
-the platform's cpuidle governor (``cpu.cpuidle_governor``, menu by default; its idle history primed
-with tick-long periods as after a quiet boot) picks a state no deeper than the platform's OS idle limit, and the next interrupt pays that state's exit latency plus ``idle_exit_cycles``.
+with the platform's ``KernelCosts``. Between requests the CPU goes idle (``idle_entry_cycles``), the
+platform's cpuidle governor (``cpu.cpuidle_governor``, menu by default; its idle history primed with
+tick-long periods as after a quiet boot) picks a state no deeper than the platform's OS idle limit,
+and the next interrupt pays that state's exit latency plus ``idle_exit_cycles``.
 """
 
 from __future__ import annotations

@@ -82,6 +82,12 @@ class ScenarioFile(Model):
         "plug-ins imported before the run: .py files (relative to the scenario file) or module names "
         "(from Python's import path); Python code that runs with your rights"))
 
+    @model_validator(mode="after")
+    def _one_source_of_jobs(self):
+        if self.job_file is not None and self.jobs:
+            raise ValueError("give either job_file or jobs, not both (the jobs of one would be dropped)")
+        return self
+
 
 def platform_by_name(name: str) -> PlatformConfig:
     """A built-in platform by name, or a platform YAML/JSON file (as `stacksim calibrate` writes)."""

@@ -114,33 +114,8 @@ def resolve_server(scenario_name: str, sets: dict[str, Any] | None = None, seed:
         "metrics": MetricsConfig().model_dump(),
         "seed": scen.seed if seed is None else seed,
     }
-
-    def server_key(key: str, raw: Any) -> None:
-        if key in TEXT_KEYS:
-            if kind != "trace":
-                raise ConfigError(f"--set {key}: trace replay is the server-trace scenario"
-                                  f" (--scenario server-trace --set workload.trace=PATH)")
-            value = raw.strip() if isinstance(raw, str) else raw
-            if key == "workload.trace" and isinstance(value, str) and value:
-                value = str(Path(value).expanduser().resolve())
-        else:
-            value = set_value(raw)
-        head, _, rest = key.partition(".")
-        if head == "policy":
-            if not rest or "." in rest:
-                raise ConfigError(f"--set {key}: name one policy parameter, e.g. policy.hybrid_polling=true")
-            data["policy"][rest] = value
-        elif head in ("server", "workload", "metrics"):
-            if not rest:
-                raise ConfigError(f"--set {key}: name a field, e.g. {head}.<field>=VALUE")
-            if head == "workload" and rest == "kind":
-                raise ConfigError(f"--set {key}: the workload kind is fixed by the scenario ({scenario_name})")
-            set_path(data, key, value)
-        else:
-            raise ConfigError(f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics.,"
-                              f" or {', '.join(h + '.' for h in PLATFORM_PREFIXES[:5])})")
-
-    apply_sets(data["platform"], {**scen.set, **(sets or {})}, server_key)
+    apply_sets(data["platform"], {**scen.set, **(sets or {})},
+               functools.partial(_set_server_key, data, kind, scenario_name))
     pname = data["server"].get("policy")
     defaults = scen.policy_defaults.get(pname, {}) if isinstance(pname, str) else {}
     data["policy"] = {**defaults, **data["policy"]}
@@ -149,6 +124,35 @@ def resolve_server(scenario_name: str, sets: dict[str, Any] | None = None, seed:
     validate(_policy_section(pcls.Params), {"policy": dict(cfg.policy)},
              where=f"{scenario_name} (policy {cfg.server.policy})")
     return cfg
+
+
+def _set_server_key(data: dict[str, Any], kind: str, scenario_name: str, key: str, raw: Any) -> None:
+    """Apply one non-platform ``--set`` (``server.*``, ``policy.*``, ``workload.*``, ``metrics.*``) to the
+    raw run configuration ``data`` of a ``kind`` workload: ``workload.trace`` is made absolute; a key of no
+    section, or naming no field, is a :class:`ConfigError`."""
+    if key in TEXT_KEYS:
+        if kind != "trace":
+            raise ConfigError(f"--set {key}: trace replay is the server-trace scenario"
+                              f" (--scenario server-trace --set workload.trace=PATH)")
+        value = raw.strip() if isinstance(raw, str) else raw
+        if key == "workload.trace" and isinstance(value, str) and value:
+            value = str(Path(value).expanduser().resolve())
+    else:
+        value = set_value(raw)
+    head, _, rest = key.partition(".")
+    if head == "policy":
+        if not rest or "." in rest:
+            raise ConfigError(f"--set {key}: name one policy parameter, e.g. policy.hybrid_polling=true")
+        data["policy"][rest] = value
+    elif head in ("server", "workload", "metrics"):
+        if not rest:
+            raise ConfigError(f"--set {key}: name a field, e.g. {head}.<field>=VALUE")
+        if head == "workload" and rest == "kind":
+            raise ConfigError(f"--set {key}: the workload kind is fixed by the scenario ({scenario_name})")
+        set_path(data, key, value)
+    else:
+        raise ConfigError(f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics.,"
+                          f" or {', '.join(h + '.' for h in PLATFORM_PREFIXES[:5])})")
 
 
 @functools.lru_cache(maxsize=None)

@@ -11,11 +11,11 @@
 Requests enter through ``connections`` client connections (NVMe-oF queue pairs), each request on
 a connection drawn uniformly at random (so every connection sees a Poisson stream when the total
 is Poisson). With ``client: closed`` (stable and burst) the client is fio over NVMe-oF instead
-(:mod:`models.server.client`): each connection keeps ``iodepth`` commands outstanding and sends
-the next one when a response arrives, the phases' rates being caps, so a slower target lowers
-the throughput instead of building a queue. Times are those at which a request reaches the target's network receive queue; the
-client sent it ``network_rtt_us / 2`` earlier and receives the response ``network_rtt_us / 2``
-after the target posts it.
+(:mod:`models.server.client`): each connection keeps ``iodepth`` commands outstanding and sends the
+next one when a response arrives, the phases' rates being caps, so a slower target lowers the
+throughput instead of building a queue. Times are those at which a request reaches the target's
+network receive queue; the client sent it ``network_rtt_us / 2`` earlier and receives the response
+``network_rtt_us / 2`` after the target posts it.
 
 - :class:`TraceWorkload`: trace replay (``server-trace``). :func:`trace_arrivals` streams a block
   trace through the readers of :mod:`scenarios.inputs.traces` (``open_trace`` -> ``select`` ->

@@ -3,12 +3,13 @@ accumulated as IOs complete, in memory that does not grow with the run.
 
 :class:`IoStats` takes the host's completed IOs (:meth:`models.host.Host.io_done`) in blocks of
 :data:`BLOCK`, buffered by the host's compiled ledger (no Python call per IO), and folds them into
-counters per fio ``jobs[]`` entry and direction (:class:`DirStats`: count, bytes, ``slat``/``clat``/``lat`` as :class:`~simcore.stats.LatencyStats`,
-fio's 500 ms bandwidth and IOPS windows), per entry (queue depth levels, clat buckets) and per SSD
-(:class:`DiskStats`: fio's ``disk_util``). Only the IOs of the measured window count (submitted at or
-after ``t0``, complete at or before ``t1``), as before. The timeline tracer and the per-IO records
-(``records``: a callable given each block's rows, :func:`simcore.stats.records_table`) see the
-blocks too, so nothing keeps the requests themselves.
+counters per fio ``jobs[]`` entry and direction (:class:`DirStats`: count, bytes,
+``slat``/``clat``/``lat`` as :class:`~simcore.stats.LatencyStats`, fio's 500 ms bandwidth and IOPS
+windows), per entry (queue depth levels, clat buckets) and per SSD (:class:`DiskStats`: fio's
+``disk_util``). Only the IOs of the measured window count (submitted at or after ``t0``, complete at
+or before ``t1``), as before. The timeline tracer and the per-IO records (``records``: a callable
+given each block's rows, :func:`simcore.stats.records_table`) see the blocks too, so nothing keeps
+the requests themselves.
 
 ``disk_util``'s ``util`` (the union of the commands' spans from doorbell to reap) is computed
 exactly as from all spans sorted at the end: a span is folded once no IO still to complete can

@@ -140,6 +140,38 @@ def replay_job(settings: ReplaySettings) -> FioJob:
                              "fixedbufs": "1" if settings.fixedbufs else "0"}, name="replay", source="<replay>")
 
 
+def _add_replay_report(result: dict, cfg: ReplayConfig, reader, replayer: TraceReplayer, drops: dict[str, int],
+                       device_of: dict[str, int]) -> None:
+    """Add what was replayed to ``result``: the trace's IO counts and skipped records (the reader's and
+    ``drops``, the selection's) to its summary, and its ``replay`` section (the trace, window in s,
+    volume -> SSD map ``device_of``, submitter threads and issue lag in us)."""
+    s = result["summary"]
+    skipped = dict(reader.skipped)
+    for reason, n in drops.items():
+        skipped[reason] = skipped.get(reason, 0) + n
+    s["trace_ios"] = replayer.trace_ios
+    s["completed_ios"] = replayer.completed
+    s["bad_lines"] = reader.bad_lines
+    s["skipped"] = skipped
+    lag = replayer.fold_lag()
+    result["replay"] = {
+        "trace": cfg.trace,
+        "format": reader.format,
+        "lines_read": reader.lines_read,
+        "records_read": reader.records,
+        "out_of_order": reader.out_of_order,
+        "speed": cfg.speed,
+        "window_s": [None if cfg.window_start_ns is None else cfg.window_start_ns / 1e9,
+                     None if cfg.window_end_ns is None else cfg.window_end_ns / 1e9],
+        "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
+        "threads": len(replayer.threads),
+        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+        "last_due_s": replayer.last_due / 1e9,
+        "issue_lag_us": {"mean": lag.mean / 1e3, "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
+                         "max": max(lag.max, 0.0) / 1e3},
+    }
+
+
 def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool | RecordChunks = False,
                keep_model: bool = False) -> Result:
     """Replay ``cfg`` (use :func:`scenarios.run.simulate.simulate`); ``progress``, ``records`` and
@@ -173,29 +205,5 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     t_end = max(host.engine.now, stats.finish().t_complete_max)
     host.pkg.settle(t_end)
     result = summarize_host_run(run_cfg, host, snap, stats, t_end, time.perf_counter() - wall0)
-    s = result["summary"]
-    skipped = dict(reader.skipped)
-    for reason, n in drops.items():
-        skipped[reason] = skipped.get(reason, 0) + n
-    s["trace_ios"] = replayer.trace_ios
-    s["completed_ios"] = replayer.completed
-    s["bad_lines"] = reader.bad_lines
-    s["skipped"] = skipped
-    lag = replayer.fold_lag()
-    result["replay"] = {
-        "trace": cfg.trace,
-        "format": reader.format,
-        "lines_read": reader.lines_read,
-        "records_read": reader.records,
-        "out_of_order": reader.out_of_order,
-        "speed": cfg.speed,
-        "window_s": [None if cfg.window_start_ns is None else cfg.window_start_ns / 1e9,
-                     None if end is None else end / 1e9],
-        "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
-        "threads": len(replayer.threads),
-        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
-        "last_due_s": replayer.last_due / 1e9,
-        "issue_lag_us": {"mean": lag.mean / 1e3, "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
-                         "max": max(lag.max, 0.0) / 1e3},
-    }
+    _add_replay_report(result, cfg, reader, replayer, drops, device_of)
     return Result(result, records=records_result(want, sink), model=host if keep_model else None)

@@ -9,7 +9,8 @@ sits between; the factor keeps their ratios) by least squares on the simulator's
 against the io_uring default-settings QD1 4 KiB median latencies of Whitaker et al. (HotStorage
 2023, Table 1: four schedulers x read/write = 8 observations, 4 parameters; package data
 ``scenarios/data/reference/io_schedulers_ull.yaml``). The other host kernel costs are not refitted.
-Only the default configuration is fitted: IOPOLL + SQPOLL is a prediction (``stacksim sweep io_schedulers_iopoll_sqpoll``).
+Only the default configuration is fitted: IOPOLL + SQPOLL is a prediction
+(``stacksim sweep io_schedulers_iopoll_sqpoll``).
 
     stacksim calibrate --study io-schedulers [--runtime-ms 100] [-o fit.json]
 """

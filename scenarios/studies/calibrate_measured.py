@@ -162,9 +162,11 @@ def _check_identifiable(params, x0, evaluate) -> None:
                               f"points or metrics that depend on them differently")
 
 
-def calibrate(points: list[Point], params: list[FitParam], runner: PointRunner, *, metrics: list[str] | None = None,
-              progress: bool | None = None) -> Calibration:
-    """Fit ``params`` so that the simulated ``metrics`` of ``points`` match the measurements."""
+def _fitted_metrics(points: list[Point], params: list[FitParam], runner: PointRunner,
+                    metrics: list[str] | None) -> list[str]:
+    """The metrics to fit (:func:`select_metrics`), once the problem is checked to be well posed: at
+    least one parameter, each named once and neither set by ``--set`` nor by a measurement, measured
+    values usable, and at least as many independent observations as parameters."""
     if not params:
         raise ConfigError("give at least one --fit PARAM=LO:HI")
     names = [p.name for p in params]
@@ -181,15 +183,28 @@ def calibrate(points: list[Point], params: list[FitParam], runner: PointRunner, 
         raise ConfigError(f"ill-posed fit: {len(params)} parameters ({', '.join(names)}) but only {len(distinct)} "
                           f"independent observations (distinct point configurations x metrics); measure more points "
                           f"or fit fewer parameters")
-    dump = runner.config(points[0]).platform.model_dump(mode="json")
-    x0 = [_start(p, _current_value(dump, p.name)) for p in params]
-    # the platform must accept every candidate: check the bounds once through the config models
+    return wanted
+
+
+def _check_bounds(params: list[FitParam], runner: PointRunner, point: Point) -> None:
+    """The platform must accept every candidate: check each parameter's bounds once through the
+    config models (of ``point``'s run)."""
     for p in params:
         for v in (p.lo, p.hi):
             try:
-                runner.config(points[0], {p.name: v})
+                runner.config(point, {p.name: v})
             except ConfigError as e:
                 raise ConfigError(f"--fit {p.name}={p.lo:g}:{p.hi:g}: the platform does not accept {v:g}: {e}") from None
+
+
+def calibrate(points: list[Point], params: list[FitParam], runner: PointRunner, *, metrics: list[str] | None = None,
+              progress: bool | None = None) -> Calibration:
+    """Fit ``params`` so that the simulated ``metrics`` of ``points`` match the measurements."""
+    wanted = _fitted_metrics(points, params, runner, metrics)
+    names = [p.name for p in params]
+    dump = runner.config(points[0]).platform.model_dump(mode="json")
+    x0 = [_start(p, _current_value(dump, p.name)) for p in params]
+    _check_bounds(params, runner, points[0])
     needed = [(p, [m for m in wanted if m in p.metrics]) for p in points]
     needed = [(p, ms) for p, ms in needed if ms]
     meas = np.array([p.metrics[m] for p, ms in needed for m in ms])
@@ -268,6 +283,7 @@ def format_calibration(cal: Calibration) -> str:
     out.append("residuals per point:")
     out.append(f"  {'point':{pw}s}  {'metric':{mw}s}  {'measured':>12s}  {'fitted':>12s}  {'residual':>8s}")
     for r in cal.rows:
-        out.append(f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {signed(100 * r.error, 2, 7)}%")
+        out.append(f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
+                   f"  {signed(100 * r.error, 2, 7)}%")
     out.append(f"rms residual {cal.rms_pct:.2f}%")
     return "\n".join(out)

@@ -137,6 +137,26 @@ def _own_policy(cfg) -> str:
     return select_policy_name(cfg.queue, job.hipri, job.ioengine)
 
 
+def _shown_policies(engine: str, own: str, policies: list[str] | None, notes: list[str]) -> list[str]:
+    """The completion policies to show for ``engine``: ``policies`` (aliases allowed; each one the
+    engine can run, or the job's ``own``), by default the job's own then the others available. Why
+    some are unavailable goes to ``notes``."""
+    if engine == "pvsync2":
+        available = list(POLICY_SETS)
+    elif engine == "io_uring":
+        available = ["interrupt", "classic-poll"]
+        notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)")
+    else:
+        available = ["interrupt"]
+        notes.append(f"ioengine={engine} cannot poll (no hipri): it completes by interrupt only; "
+                     f"pvsync2 or io_uring can")
+    wanted = [_ALIASES.get(p, p) for p in policies] if policies else [own] + [p for p in available if p != own]
+    for p in wanted:
+        if p not in available and p != own:
+            raise ConfigError(f"--policies {p}: not available for ioengine={engine} (available: {', '.join(available)})")
+    return wanted
+
+
 def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None = None, seed: int | None = None,
             runtime_ms: float = 50.0, policies: list[str] | None = None) -> Explanation:
     """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
@@ -157,19 +177,7 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     if len(base.jobs) > 1:
         expl.notes.append(f"{len(base.jobs)} jobs: the typical IO is taken over all of them; the "
                           f"policies are chosen by the first job's engine ({engine})")
-    if engine == "pvsync2":
-        available = list(POLICY_SETS)
-    elif engine == "io_uring":
-        available = ["interrupt", "classic-poll"]
-        expl.notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)")
-    else:
-        available = ["interrupt"]
-        expl.notes.append(f"ioengine={engine} cannot poll (no hipri): it completes by interrupt only; "
-                          f"pvsync2 or io_uring can")
-    wanted = [_ALIASES.get(p, p) for p in policies] if policies else [own] + [p for p in available if p != own]
-    for p in wanted:
-        if p not in available and p != own:
-            raise ConfigError(f"--policies {p}: not available for ioengine={engine} (available: {', '.join(available)})")
+    wanted = _shown_policies(engine, own, policies, expl.notes)
     if "hybrid-poll" in wanted:
         length["ramp_time"] = f"{RAMP_MS}ms"  # for every policy alike
     for policy in dict.fromkeys(wanted):
@@ -217,7 +225,8 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
         out.append(f"{w.policy}{' (the job' + chr(39) + 's own policy)' if w.own else ''}: IO {io['io']} "
                    f"({io['op']} {io['bytes']} B on cpu {io['cpu']}), latency {w.latency_ns / 1e3:.2f} us "
                    f"= median of {w.n_ios:,} IOs")
-        out.append(f"  {'segment':{lw}s}  {'start':>7s}  {'ns':>7s}  |{'0'.ljust(width - len(f'{span / 1e3:.1f} us'))}{span / 1e3:.1f} us|")
+        out.append(f"  {'segment':{lw}s}  {'start':>7s}  {'ns':>7s}"
+                   f"  |{'0'.ljust(width - len(f'{span / 1e3:.1f} us'))}{span / 1e3:.1f} us|")
         for label, start, dur in w.segments:
             out.append(f"  {label:{lw}s}  {start:7.0f}  {dur:7.0f}  |{_bar(start, dur, scale, width)}|")
         out.append(f"  {'total (fio latency)':{lw}s}  {'':7s}  {w.latency_ns:7.0f}")
@@ -259,7 +268,8 @@ def explanation_figure(expl: Explanation):
     from plotly.subplots import make_subplots
 
     n = len(expl.waterfalls)
-    titles = [f"{w.policy}{' (job' + chr(39) + 's own)' if w.own else ''}: IO {w.io['io']}, latency {w.latency_ns / 1e3:.2f} us"
+    titles = [f"{w.policy}{' (job' + chr(39) + 's own)' if w.own else ''}: IO {w.io['io']},"
+              f" latency {w.latency_ns / 1e3:.2f} us"
               for w in expl.waterfalls] + ["CPU time per IO by stack layer (ns)"]
     fig = make_subplots(rows=n + 1, cols=1, subplot_titles=titles, vertical_spacing=0.35 / (n + 1),
                         row_heights=[1.0] * n + [1.2])

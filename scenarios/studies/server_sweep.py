@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from scenarios.config.server_workloads import STABLE_RATES
 from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
-from simcore.errors import ConfigError
+from simcore.errors import ConfigError, error_line
 from simcore.outfile import check_output, write_text
 
 
@@ -58,8 +58,9 @@ def main() -> None:
     extra = {"workload.duration_s": args.duration_s} if args.duration_s else {}
     rows = stable_sweep(args.policies.split(","), [int(x) for x in args.rates.split(",")], jobs=args.jobs, extra=extra)
     for r in rows:
-        print(f"{r['server.policy']:12s} {int(float(r['workload.rate_iops'])):>9,d} IOPS  p99 {r['latency_p99_us']:8.1f} us"
-              f"  system {r['power_system_w']:6.1f} W  cores {r['active_cores_mean']:5.1f}  migrations {r['thread_migrations']}")
+        print(f"{r['server.policy']:12s} {int(float(r['workload.rate_iops'])):>9,d} IOPS"
+              f"  p99 {r['latency_p99_us']:8.1f} us  system {r['power_system_w']:6.1f} W"
+              f"  cores {r['active_cores_mean']:5.1f}  migrations {r['thread_migrations']}")
     if args.out:
         write_text(args.out, json.dumps(rows, indent=1) + "\n", what="--out")
 
@@ -68,5 +69,5 @@ if __name__ == "__main__":
     try:
         main()
     except ConfigError as err:
-        print(f"stacksim: error: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         sys.exit(2)

@@ -390,7 +390,8 @@ def format_validation(v: Validation) -> str:
         flag = ""
         if v.max_error_pct is not None and 100 * abs(r.error) > v.max_error_pct:
             flag = "  <-- over the bound"
-        out.append(f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {signed(100 * r.error, 2, 7)}%{flag}")
+        out.append(f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
+                   f"  {signed(100 * r.error, 2, 7)}%{flag}")
     w = v.worst
     out.append(f"MAPE {v.mape_pct:.2f}% over {len(v.rows)} values; max {100 * abs(w.error):.2f}% ({w.point}, {w.metric})")
     if v.max_error_pct is not None:

@@ -23,11 +23,12 @@ USED options (→ ``FioJob`` field; units):
 =============================================  ===========================  ===========================================
 fio option (aliases)                           FioJob field                 value / unit
 =============================================  ===========================  ===========================================
-rw (readwrite)                                 rw                           read write randread randwrite rw readwrite randrw
-                                                                            trim randtrim trimwrite randtrimwrite
+rw (readwrite)                                 rw                           read write randread randwrite rw readwrite
+                                                                            randrw trim randtrim trimwrite randtrimwrite
 rwmixread, rwmixwrite                          rwmixread                    percent of reads, 0..100 (default 50)
 bs (blocksize)                                 bs_read/_write/_trim_bytes   size, ``read[,write[,trim]]`` (default 4k)
-bssplit                                        bssplit_read/_write          SIZE/PERCENT:..., per direction; overrides bs
+bssplit                                        bssplit_read/_write          SIZE/PERCENT:..., per direction;
+                                                                            overrides bs
 blocksize_range (bsrange)                      bsrange_read/_write          MIN-MAX, per direction; overrides bs
 numjobs                                        numjobs                      >= 1 (not expanded by the parser)
 ioengine                                       ioengine                     psync sync pvsync2 libaio io_uring
@@ -46,14 +47,17 @@ cpus_allowed_policy                            cpus_allowed_policy          shar
 rate_iops                                      rate_iops_read/_write        IO/s, ``read[,write[,trim]]``; 0 = none
 rate                                           rate_read_bps/_write_bps     bytes/s, ``read[,write[,trim]]``; 0 = none
 rate_process                                   rate_process                 linear | poisson
-rate_min, rate_iops_min                        rate_min_*_bps, rate_iops_*  bytes/s, IO/s per direction; a miss ends the job
+rate_min, rate_iops_min                        rate_min_*_bps, rate_iops_*  bytes/s, IO/s per direction;
+                                                                            a miss ends the job
 rate_cycle                                     rate_cycle_ms                ms (default 1000)
 number_ios, loops                              number_ios, loops            IOs per thread (0 = no limit), repetitions
 startdelay                                     startdelay_ns(_max)          time or range ``a-b``, default unit s
 offset_increment                               offset_increment_bytes       size; clone k starts at offset + k x it
-rw ``:<n>`` modifier, rw_sequencer             rw_modifier, rw_sequencer    random: new offset every n IOs; sequential: n-byte holes
+rw ``:<n>`` modifier, rw_sequencer             rw_modifier, rw_sequencer    random: new offset every n IOs;
+                                                                            sequential: n-byte holes
 prio, prioclass                                prio, prioclass              level 0..7, class 0..3 (ionice)
-cmdprio_percentage, cmdprio_class, cmdprio     cmdprio_*_read/_write        percent / class 1..3 / level, ``read[,write]``
+cmdprio_percentage, cmdprio_class, cmdprio     cmdprio_*_read/_write        percent / class 1..3 / level,
+                                                                            ``read[,write]``
 random_distribution                            random_distribution(_value,  random zipf:θ pareto:h normal:dev[:center];
                                                _center), zones_read/_write  zoned / zoned_abs ACCESS%/RANGE:...
 random_generator                               random_generator             tausworthe tausworthe64 lfsr
@@ -63,15 +67,22 @@ hipri                                          hipri                        bool
 sqthread_poll, sqthread_poll_cpu               sqthread_poll(_cpu)          bool / CPU number (io_uring)
 registerfiles, fixedbufs                       registerfiles, fixedbufs     bool (io_uring)
 nowait                                         nowait                       bool (io_uring, libaio, pvsync2)
-filename, directory                            filename, directory          ``a:b`` lists; ``/dev/`` names are raw devices
-filename_format, nrfiles                       filename_format, nrfiles     generated names ($jobname.$jobnum.$filenum), files per thread
+filename, directory                            filename, directory          ``a:b`` lists;
+                                                                            ``/dev/`` names are raw devices
+filename_format, nrfiles                       filename_format, nrfiles     generated names ($jobname.$jobnum.$filenum),
+                                                                            files per thread
 filesize                                       filesize_bytes               size or range ``LO-HI`` per file
-file_service_type                              file_service_type(_value)    roundrobin random sequential [:N]; zipf pareto normal [:skew]
-stonewall (wait_for_previous), wait_for        stonewall, wait_for          start after the jobs before it / the named job
+file_service_type                              file_service_type(_value)    roundrobin random sequential [:N];
+                                                                            zipf pareto normal [:skew]
+stonewall (wait_for_previous), wait_for        stonewall, wait_for          start after the jobs before it /
+                                                                            the named job
 new_group                                      new_group                    a new reporting group (JSON groupid)
-exitall, exitall_on_error, exit_what           exitall(_on_error), exit_what a finished thread ends its group / all / the running jobs
-flow, flow_id, flow_sleep                      flow, flow_id, flow_sleep_ns weight >= 0, id, us: jobs' IO counts in the ratio of their weights
-io_submit_mode                                 io_submit_mode               inline | offload (iodepth workers; synchronous engines)
+exitall, exitall_on_error, exit_what           exitall(_on_error), exit_what a finished thread ends its group /
+                                                                            all / the running jobs
+flow, flow_id, flow_sleep                      flow, flow_id, flow_sleep_ns weight >= 0, id, us: jobs' IO counts
+                                                                            in the ratio of their weights
+io_submit_mode                                 io_submit_mode               inline | offload (iodepth workers;
+                                                                            synchronous engines)
 nice                                           nice                         -20..19: the threads' CFS load weight
 kb_base                                        (size parsing)               1024 (default) | 1000
 iodepth_low                                    (checked)                    must be 0 or equal iodepth

@@ -2,13 +2,14 @@
 
 fio behaviours mirrored: ``[global]`` sets defaults for the job sections that follow it (a
 later ``[global]`` affects only later jobs); a job's own options override them and, within a
-section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a
-line, as fio strips them); fio's set-type options (``time_based``, ``group_reporting``,
-``fixedbufs``, ...) may be given without a value (= 1) while plain booleans (``direct``) need one,
-as in fio 3.33; ``include`` lines, ``${VAR}`` expansion, reserved keywords and arithmetic are
-handled as fio does (:mod:`.language`); ``stonewall``, ``wait_for``, ``new_group`` and ``exitall``
-become job fields (scenarios/run/assembly.py orders the jobs' starts); ``numjobs`` is kept, not
-expanded. All bad input raises ConfigError naming the file, job, option and line. Units of the resulting fields are in their names (``_ns``, ``_bytes``).
+section, the last occurrence of an option wins; ``;`` and ``#`` start comments (anywhere on a line,
+as fio strips them); fio's set-type options (``time_based``, ``group_reporting``, ``fixedbufs``,
+...) may be given without a value (= 1) while plain booleans (``direct``) need one, as in fio 3.33;
+``include`` lines, ``${VAR}`` expansion, reserved keywords and arithmetic are handled as fio does
+(:mod:`.language`); ``stonewall``, ``wait_for``, ``new_group`` and ``exitall`` become job fields
+(scenarios/run/assembly.py orders the jobs' starts); ``numjobs`` is kept, not expanded. All bad
+input raises ConfigError naming the file, job, option and line. Units of the resulting fields are in
+their names (``_ns``, ``_bytes``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .workload import (parse_file_service, parse_filesize, parse_percentage_rand
 from .units import (
     SIZE_MAX_BYTES,
     TIME_MAX_NS,
+    ascii_number_text,
     parse_bool,
     parse_bsrange,
     parse_bssplit,
@@ -62,6 +64,11 @@ RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "r
                  "trim", "randtrim", "trimwrite", "randtrimwrite"]
 Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
+
+
+def _smallest_block(bs: int, split: tuple[tuple[int, float], ...], brange: tuple[int, int] | None) -> int:
+    """The smallest block size of one direction: its bssplit's, else its bsrange's, else bs."""
+    return min(s for s, _p in split) if split else brange[0] if brange else bs
 
 
 class FioJob(BaseModel):
@@ -233,6 +240,18 @@ class FioJob(BaseModel):
         if limit is not None and self.iodepth > limit:
             raise ValueError(f"iodepth={self.iodepth} is above what ioengine={self.ioengine} can have in flight "
                              f"({limit}, {_ENGINE_DEPTH_LIMIT[self.ioengine]}); fio would fail to set up the queue")
+        return self
+
+    @model_validator(mode="after")
+    def _size_holds_a_block(self) -> "FioJob":
+        """A region smaller than the smallest block size holds no IO: fio refuses such a job."""
+        if self.size_bytes is None:
+            return self
+        smallest = min(_smallest_block(self.bs_read_bytes, self.bssplit_read, self.bsrange_read),
+                       _smallest_block(self.bs_write_bytes, self.bssplit_write, self.bsrange_write))
+        if self.size_bytes < smallest:
+            raise ValueError(f"size ({self.size_bytes} bytes) is smaller than the block size ({smallest} bytes): "
+                             "no IO fits in it (fio refuses the job too)")
         return self
 
     @property
@@ -512,7 +531,7 @@ def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handle
 
 def _percent(option: str, text: str, lo_open: bool) -> float:
     try:
-        pct = float(text[:-1])
+        pct = float(ascii_number_text(text[:-1], option))
     except ValueError:
         raise ConfigError(f"option '{option}': bad percentage '{text}' (expected e.g. 20%)") from None
     if not ((0 < pct) if lo_open else (0 <= pct)) or pct > 100 or (not lo_open and pct == 100):
@@ -530,7 +549,7 @@ def _parse_steadystate(v: str | None) -> tuple[str, float, bool]:
                           f"{', '.join(CRITERIA)} (e.g. iops_slope:0.1%)")
     pct = lim.strip().endswith("%")
     try:
-        limit = float(lim.strip().rstrip("%"))
+        limit = float(ascii_number_text(lim.strip().rstrip("%"), "steadystate"))
     except ValueError:
         raise ConfigError(f"option 'steadystate': limit '{lim}' is not a number") from None
     if limit < 0:
@@ -540,7 +559,7 @@ def _parse_steadystate(v: str | None) -> tuple[str, float, bool]:
 
 def _float_percent(option: str, v: str | None) -> float:
     try:
-        pct = float((v or "").strip().rstrip("%"))
+        pct = float(ascii_number_text((v or "").strip().rstrip("%"), option))
     except ValueError:
         raise ConfigError(f"option '{option}': '{v}' is not a number") from None
     if not 0 < pct <= 100:

@@ -45,7 +45,17 @@ _FALSE = {"0", "false", "no", "off"}
 def _text(text: str | None, option: str) -> str:
     if text is None or not text.strip():
         raise ConfigError(f"option '{option}' needs a value")
-    return text.strip()
+    return ascii_number_text(text.strip(), option)
+
+
+def ascii_number_text(text: str, option: str) -> str:
+    """``text`` if its digits are ASCII: fio reads numbers with C's strtoll/strtod, which know
+    ``0``-``9`` only (Python's int() and float() also take ``４`` or ``٤``: refused, as fio does)."""
+    for ch in text:
+        if not ch.isascii() and ch.isdigit():
+            raise ConfigError(f"option '{option}': '{ch}' (U+{ord(ch):04X}) in '{text}' is not an ASCII digit "
+                              "(fio reads 0-9 only)")
+    return text
 
 
 def _digits(digits: str, raw: str, option: str) -> int:

@@ -64,11 +64,11 @@ class PowerLog:
 
 def _sniff(lines: list[str], path) -> str:
     head = lines[:40]
-    if any(_IPMI_NOW.match(l) for l in head):
+    if any(_IPMI_NOW.match(line) for line in head):
         return "ipmi"
-    if any(_is_powerstat_header(l.split()) for l in head):
+    if any(_is_powerstat_header(line.split()) for line in head):
         return "powerstat"
-    content = [l for l in head if l.strip() and not l.lstrip().startswith("#")]
+    content = [line for line in head if line.strip() and not line.lstrip().startswith("#")]
     if content and len(content[0].split(",")) == 2:
         return "csv"
     raise ConfigError(f"{path}: cannot tell the power log format (expected powerstat output, "

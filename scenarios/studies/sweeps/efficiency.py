@@ -100,7 +100,8 @@ def format_table(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "nu
     lines = [f"{head:<{w0}}  " + "  ".join(f"{str(v):>{w}}" for v in xs)]
     for yv in ys:
         lines.append(f"{str(yv):<{w0}}  " + "  ".join(f"{by.get((xv, yv), '-'):>{w}}" for xv in xs))
-    lines.append(f"cell: the policy with the {'lowest' if lower_is_better else 'highest'} mean {metric} and its margin over the second; "
+    lines.append(f"cell: the policy with the {'lowest' if lower_is_better else 'highest'} mean {metric}"
+                 " and its margin over the second; "
                  f"'tie' when Welch's t-test gives p > {alpha:g}; '?' = too few replicates to test")
     return "\n".join(lines)
 

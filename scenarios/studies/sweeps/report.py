@@ -229,6 +229,25 @@ def _size_menu(fig: go.Figure, d: _Data, owners: list[int]) -> None:
                                         yanchor="bottom", showactive=True)])
 
 
+def _breakdown_figures(d: _Data) -> list[tuple[str, go.Figure]]:
+    """The stacked breakdowns by block size present in the results: CPU time per IO by stack layer
+    (ns, idle excluded) and memory operations per second by kernel source directory (millions; the
+    top-level directories when the results have them)."""
+    figs: list[tuple[str, go.Figure]] = []
+    layers = [c for c in d.columns if c.startswith("layers.") and c != "layers.idle"]
+    if layers:
+        figs.append(("CPU time per IO by layer", _stacked_by_size(
+            d, layers, "CPU time per IO by stack layer (idle time excluded)", "ns per IO", 1.0, "layers.")))
+    mem = [c for c in d.columns if c.startswith("mem_ops_per_s.")]
+    top = [c for c in mem if c.endswith("/") or c == "mem_ops_per_s.other"]
+    mem = top or [c for c in mem if c != "mem_ops_per_s.total"]
+    if mem:
+        figs.append(("Memory operations by source directory", _stacked_by_size(
+            d, mem, "Memory operations (loads + stores) per second by kernel source directory",
+            "million per s", 1e-6, "mem_ops_per_s.")))
+    return figs
+
+
 # -- the page -------------------------------------------------------------------------------------
 def build_figures(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs", policy: Sequence[str] | str | None = None,
                   metric: str = DEFAULT_METRIC, alpha: float = 0.05,
@@ -255,17 +274,7 @@ def build_figures(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs", pol
     ):
         if has(col):
             figs.append((title, _lines_vs_depth(d, col, title, ytitle)))
-    layers = [c for c in d.columns if c.startswith("layers.") and c != "layers.idle"]
-    if layers:
-        figs.append(("CPU time per IO by layer", _stacked_by_size(
-            d, layers, "CPU time per IO by stack layer (idle time excluded)", "ns per IO", 1.0, "layers.")))
-    mem = [c for c in d.columns if c.startswith("mem_ops_per_s.")]
-    top = [c for c in mem if c.endswith("/") or c == "mem_ops_per_s.other"]
-    mem = top or [c for c in mem if c != "mem_ops_per_s.total"]
-    if mem:
-        figs.append(("Memory operations by source directory", _stacked_by_size(
-            d, mem, "Memory operations (loads + stores) per second by kernel source directory",
-            "million per s", 1e-6, "mem_ops_per_s.")))
+    figs += _breakdown_figures(d)
     if has(metric):
         tiles = efficiency_map(rows, x=x, y=y, policy=paxes, metric=metric, alpha=alpha, lower_is_better=lower_is_better)
         figs.append(("Efficiency map", _efficiency_heatmap(d, tiles, metric, alpha)))
