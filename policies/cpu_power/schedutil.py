@@ -27,8 +27,8 @@ from typing import Optional
 
 from pydantic import Field
 
-from models.host import Host
 from models.cpu.cpufreq import UINT_MAX, CpufreqGovernor
+from models.host import Host
 from policies.cpu_power.base import CPUFREQ_GOVERNORS
 from simcore.config import Model
 

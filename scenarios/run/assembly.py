@@ -13,8 +13,8 @@ from models.host import Host, PolicySet
 from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES, select_policy_name
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.files import FileService, thread_files
-from models.ioengines.flow import Flow, FlowMember
 from models.ioengines.fio_run import FioRun
+from models.ioengines.flow import Flow, FlowMember
 from models.ioengines.job_control import waits_of
 from models.ioengines.null_io import NullThread
 from models.ioengines.offload import OffloadThread
