@@ -51,7 +51,7 @@ def bench(sets: dict, runtime_ms: int, repeat: int = 1) -> tuple[float, int, int
 def _bench_once(sets: dict, runtime_ms: int) -> tuple[float, int, int, float]:
     cfg = resolve(sets={**sets, "runtime": f"{runtime_ms}ms", "ramp_time": "0"})
     t0 = time.perf_counter()
-    host, ramp, end = build_run(cfg)
+    host, _fio, ramp, end = build_run(cfg)
     host.engine.run(end)
     wall = time.perf_counter() - t0
     n = host.completed_ios

@@ -6,7 +6,7 @@ turns the configuration's names into classes through the registries in ``policie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from models.cpu.core import Package
 from models.cpu.cpufreq import CpufreqGovernor
@@ -14,19 +14,23 @@ from models.cpu.cpuidle import CpuidleGovernor
 from models.os.balance import LoadBalancer
 from models.os.blk import BlkMq
 from models.os.completion import CompletionPolicy, completion_policy_name
-from models.os.costs import CostTable
+from models.os.cost import Cost
+from models.os.costs import CostTable, KernelCosts
 from models.os.io_ledger import IoLedger
 from models.os.iosched import IoScheduler
 from models.os.nvme import NvmeDriver
 from models.os.queue import QueueConfig
+from models.os.request import Request
 from models.os.sched import CpuRunner
 from models.os.sqpoll import SqThread
+from models.os.task import Task
 from models.platform import PlatformConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.irq import IrqGeneration
 from simcore.engine import Engine
 from simcore.errors import ConfigError
 from simcore.rng import RngStreams
+from simcore.tracing import ChromeTracer
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,65 @@ class PolicySet:
 
 
 class Host:
-    def __init__(self, platform: PlatformConfig, queue: QueueConfig, seed: int, policies: PolicySet, tracer=None):
+    """A Linux host: its CPU package with one scheduler runner per logical CPU, its SSDs with the
+    NVMe driver and blk-mq above them, and the policies it was built with, wired in the order of
+    ``__init__``. Every field is declared here; nothing else adds any (fio's run of its jobs is a
+    :class:`models.ioengines.fio_run.FioRun` of its own, told of task exits through
+    :attr:`on_task_exit`)."""
+
+    platform: PlatformConfig
+    """the machine's configuration (CPU, kernel costs, scheduler, SSDs, NVMe, power)"""
+    queue: QueueConfig
+    """the block queue's configuration (elevator, polled queues, completion)"""
+    engine: Engine
+    """the discrete-event engine every component schedules on (times in ns)"""
+    rng: RngStreams
+    """the run's named random streams (seeded by ``seed``)"""
+    _completion_classes: Mapping[str, type[CompletionPolicy]]
+    """the resolved completion policy classes by name (:meth:`policy` instantiates them)"""
+    cpufreq: CpufreqGovernor
+    """the cpufreq governor (one for the package)"""
+    pkg: Package
+    """the CPU package: cores, logical CPUs, frequency, power"""
+    kcosts: KernelCosts
+    """the kernel's cycle costs (``platform.kernel``)"""
+    costs: CostTable
+    """the cost bundles of kernel work (cycles and memory activity)"""
+    timer_cost: Cost
+    """an hrtimer interrupt: IRQ entry plus hrtimer_expire"""
+    tick_cost: Cost
+    """the scheduler tick: the timer interrupt plus update_process_times / scheduler_tick"""
+    ipi_cost: Cost
+    """a reschedule IPI on the receiving CPU (the waker already paid try_to_wake_up)"""
+    runners: list[CpuRunner]
+    """one runner (scheduler + executor) per logical CPU, by CPU id"""
+    balancer: LoadBalancer
+    """the scheduler-wide state: which tasks may move, migrations, domains, nohz balancing"""
+    devices: list[NvmeDevice]
+    """the SSDs, by index (``ssd{i}``)"""
+    driver: NvmeDriver
+    """the NVMe driver: queue pairs per CPU and device, interrupt handlers, polling"""
+    blk: BlkMq
+    """blk-mq: software and hardware queues, the elevator of each device, plugging, kblockd"""
+    policies: dict[str, CompletionPolicy]
+    """the completion policies instantiated so far, by name (:meth:`policy`)"""
+    _stat_policies: list[CompletionPolicy]
+    """the policies that keep statistics (the driver hands them completions)"""
+    ledger: IoLedger
+    """completed IOs: their count, the statistics sink, the kept records (see the properties)"""
+    io_done: Callable[[Request], None]
+    """an IO completed (``req.t_complete`` stamped by its engine): counted, handed to the run's
+    statistics sink, kept when asked (the IO engines call it once per IO)"""
+    all_tasks: list[Task]
+    """every task created on the host (job threads, workers, kernel threads), in creation order"""
+    sq_threads: dict[int, SqThread]
+    """the io_uring SQPOLL threads by CPU (:meth:`sq_thread`)"""
+    on_task_exit: Callable[[float, Task], None] | None
+    """told ``(t, task)`` when a job's task exits (:meth:`task_exited`): whoever runs the jobs
+    registers here (``scenarios.run.assembly``: fio's run, :class:`models.ioengines.fio_run.FioRun`)"""
+
+    def __init__(self, platform: PlatformConfig, queue: QueueConfig, seed: int, policies: PolicySet,
+                 tracer: ChromeTracer | None = None):
         self.platform = platform
         self.queue = queue
         self.engine = Engine(tracer)
@@ -67,7 +129,6 @@ class Host:
         # 2. one runner (scheduler + executor) per logical CPU
         idle_cls = policies.cpuidle_governor
         tick_period_ns = 1e9 / platform.sched.tick_hz
-        #: the scheduler-wide state: which tasks may move, migrations, domains, nohz balancing
         self.balancer = LoadBalancer(self, platform.sched)
         self.runners = [CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched, self.balancer)
                         for cpu in self.pkg.cpus]
@@ -91,19 +152,13 @@ class Host:
         for r in self.runners:  # the compiled hot path reads the driver here, not through the host
             r.driver = self.driver
         # 4. completion policies (instantiated on first use, shared by the queue's users)
-        self.policies: dict = {}
-        self._stat_policies: list = self.driver.stat_policies  # (the driver hands them completions)
-        #: completed IOs: their count, the statistics sink, the kept records (see the properties)
+        self.policies = {}
+        self._stat_policies = self.driver.stat_policies  # (the driver hands them completions)
         self.ledger = IoLedger()
-        #: an IO completed (``req.t_complete`` stamped by its engine): counted, handed to the run's
-        #: statistics sink, kept when asked (the IO engines call it once per IO)
         self.io_done = self.ledger.done
-        self.all_tasks: list = []
-        self.sq_threads: dict = {}
-        self.steady: list = []  # fio's steadystate checks [(job index, threads, check)] (scenarios.run.assembly)
-        self.live_fio_threads = 0  # fio threads still running; on_all_exited(t) when the last one exits
-        self.on_all_exited = None
-        self.job_control = self.on_thread_exit = None  # fio's job synchronization (models.ioengines.job_control)
+        self.all_tasks = []
+        self.sq_threads = {}
+        self.on_task_exit = None
 
     @property
     def completed_ios(self) -> int:
@@ -120,17 +175,17 @@ class Host:
         self.ledger.next_id = value
 
     @property
-    def io_sink(self):
+    def io_sink(self) -> Callable[[Request], None] | None:
         """Called with each completed IO, or None (``scenarios.studies.trace_compare`` pairs them with the
         trace; the run statistics take them in blocks instead: ``IoLedger.collect_blocks``)."""
         return self.ledger.sink
 
     @io_sink.setter
-    def io_sink(self, sink) -> None:
+    def io_sink(self, sink: Callable[[Request], None] | None) -> None:
         self.ledger.sink = sink
 
     @property
-    def records(self) -> list | None:
+    def records(self) -> list[Request] | None:
         """Every completed IO (Request), only when asked (:meth:`keep_requests`: tests,
         debugging); a run's statistics take completed IOs in blocks (``IoLedger.collect_blocks``)."""
         return self.ledger.records
@@ -140,19 +195,13 @@ class Host:
         if self.ledger.records is None:
             self.ledger.records = []
 
-    def task_exited(self, t: float, task) -> None:
-        """The scheduler's exit hook: a job's task (``task.job >= 0``) exited at ``t`` (ns)."""
-        self.fio_thread_exited(t, task)
+    def task_exited(self, t: float, task: Task) -> None:
+        """The scheduler's exit hook: a job's task (``task.job >= 0``) exited at ``t`` (ns); tells
+        :attr:`on_task_exit`."""
+        if self.on_task_exit is not None:
+            self.on_task_exit(t, task)
 
-    def fio_thread_exited(self, t: float, task=None) -> None:
-        """A fio job thread (``task``) exited at ``t`` (ns); fio's job control learns it first."""
-        if task is not None and self.on_thread_exit is not None:
-            self.on_thread_exit(task, t)
-        self.live_fio_threads -= 1
-        if self.live_fio_threads == 0 and self.on_all_exited is not None:
-            self.on_all_exited(t)
-
-    def policy(self, name: str):
+    def policy(self, name: str) -> CompletionPolicy:
         p = self.policies.get(name)
         if p is None:
             cls = self._completion_classes.get(name)
@@ -166,7 +215,7 @@ class Host:
                 self._stat_policies.append(p)  # only policies that keep statistics see completions
         return p
 
-    def sq_thread(self, cpu: int | None):
+    def sq_thread(self, cpu: int | None) -> SqThread:
         """The io_uring SQPOLL thread on ``cpu`` (default: the last CPU), created on first use."""
         if cpu is None:
             cpu = len(self.runners) - 1

@@ -23,7 +23,7 @@ def cfg(opts: dict, *, io_poll=False, scheduler="none", runtime_ms=30, seed=5, j
 
 
 def run_to_completion(c):
-    host, ramp, end = build_run(c, keep_requests=True)
+    host, _fio, ramp, end = build_run(c, keep_requests=True)
     host.engine.run(end + 20e6)
     return host
 

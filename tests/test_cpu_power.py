@@ -23,7 +23,7 @@ def freq_log(governor: str, runtime: str = "100ms", **sets):
     """(host, [(t_ns, GHz), ...] of core 0's frequency changes)."""
     cfg = resolve(sets={"runtime": runtime, "ramp_time": "0", "cpu.cpufreq_governor": governor,
                         **{k.replace("__", "."): v for k, v in sets.items()}})
-    host, _ramp, end = build_run(cfg)
+    host, _fio, _ramp, end = build_run(cfg)
     log = []
     host.pkg.cores[0].listeners.append(lambda f: log.append((host.engine.now, f)))
     host.engine.run(end)

@@ -261,7 +261,7 @@ def test_stopping_and_restarting_the_tick_programs_the_hrtimer():
 
     def ticks(**sets):
         cfg = resolve(sets={"runtime": "50ms", "ramp_time": "0", **sets})
-        host, _ramp, end = build_run(cfg)
+        host, _fio, _ramp, end = build_run(cfg)
         host.engine.run(end)
         r = host.runners[0]
         assert r.cost_tick_stop.cycles == r.cost_tick_restart.cycles == cfg.platform.kernel.hrtimer_start_cycles

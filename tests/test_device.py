@@ -236,7 +236,7 @@ def test_littles_law_in_the_device():
     cfg = make_cfg("interrupt", threads=6, runtime_ms=30, ramp_ms=5)
     from scenarios.run.assembly import build_run
 
-    host, ramp, end = build_run(cfg, keep_requests=True)
+    host, _fio, ramp, end = build_run(cfg, keep_requests=True)
     (dev,) = host.devices
     changes = []  # (time, commands in the device after the change), from the device's counter
 

@@ -142,7 +142,7 @@ def test_models_leave_no_reference_cycles(sets):
     from scenarios.config.host import resolve
     from scenarios.run.assembly import build_run
 
-    host, _ramp, end = build_run(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}), keep_requests=True)
+    host, _fio, _ramp, end = build_run(resolve(sets={**sets, "runtime": "20ms", "ramp_time": "0"}), keep_requests=True)
     gc.collect()
     host.engine.run(end)
     assert len(host.records) > (50 if "bs" in sets else 1000)  # 512 KiB at 2.4 GB/s: ~90 in 20 ms

@@ -29,8 +29,8 @@ def _records(body: str, **kw):
 
 
 def _regions(body: str):
-    host, _ramp, _end = build_run(_cfg(body))
-    return host, [(th._files, th) for th in host.threads]
+    host, fio, _ramp, _end = build_run(_cfg(body))
+    return host, [(th._files, th) for th in fio.threads]
 
 
 def _file_of(off: int, starts: list[int], size: int) -> int:
@@ -125,8 +125,8 @@ def test_a_regular_file_adds_the_extent_lookup_to_every_io():
 def test_nvme_device_names_pick_the_ssd():
     cfg = resolve(jobs=list(parse_fio_text(HEAD + "[j]\nrw=randread\nfilename=/dev/nvme1n1\nsize=1m\n",
                                            path="t.fio").jobs), platform=PLATFORM, sets={"ssd_count": "2"})
-    host, _r, _e = build_run(cfg)
-    assert host.threads[0].dev == 1
+    _host, fio, _r, _e = build_run(cfg)
+    assert fio.threads[0].dev == 1
 
 
 @pytest.mark.parametrize("body, words", [

@@ -50,7 +50,7 @@ def test_runtime_and_ramp_count_from_the_jobs_own_start():
                "ramp_time=1ms\ntime_based\n")
     sp = _spans(res)
     d = res.to_dict()
-    b_start = res.model.job_control.start_ns[1]  # when 'a' exited (its first IO: after a C-state exit)
+    b_start = res.run.job_control.start_ns[1]  # when 'a' exited (its first IO: after a C-state exit)
     assert b_start == pytest.approx(4e6, abs=50e3) and sp[1][0] >= b_start
     assert sp[1][1] == pytest.approx(b_start + 4e6, abs=50e3)  # ramp 1 ms + runtime 3 ms
     b = d["jobs"][1]

@@ -34,7 +34,7 @@ def test_workers_keep_iodepth_ios_in_flight_and_each_completes_once():
     assert len(recs) == 400 and len({r.id for r in recs}) == 400
     assert _max_overlap(recs) == 4  # four workers, each one synchronous IO at a time
     workers = {r.task.tid for r in recs}
-    assert len(workers) == 4 and all(r.task.io_tid == res.model.threads[0].task.tid for r in recs)
+    assert len(workers) == 4 and all(r.task.io_tid == res.run.threads[0].task.tid for r in recs)
     body = "[j]\nruntime=10ms\ntime_based\n"
     inline = _run(body)["summary"]["iops"]
     off = _run(body + "io_submit_mode=offload\niodepth=4\n")["summary"]["iops"]

@@ -378,7 +378,8 @@ def test_mixed_sizes_reach_the_device_in_their_shares():
     from scenarios.config.host import resolve
     from scenarios.run.assembly import build_run
 
-    host, _ramp, end = build_run(resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}), keep_requests=True)
+    host, _fio, _ramp, end = build_run(resolve(sets={"runtime": "60ms", "ramp_time": "0",
+                                                      "bssplit": "4k/50:64k/30:256k/20"}), keep_requests=True)
     host.engine.run(end)
     recs = host.records
     n = len(recs)

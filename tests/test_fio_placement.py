@@ -15,7 +15,7 @@ _HEAD = "[global]\nioengine=psync\ndirect=1\nrw=randread\nruntime=1ms\ntime_base
 def _cpus(body):
     jobs = list(parse_fio_text(_HEAD + body, path="t.fio").jobs)
     res = simulate(resolve(jobs=jobs, platform=PLATFORM), keep_model=True)
-    return [th.placed_cpu for th in res.model.threads]  # where each started (the scheduler may move them later)
+    return [th.placed_cpu for th in res.run.threads]  # where each started (the scheduler may move them later)
 
 
 def test_no_cpu_set_is_round_robin_over_all_cpus():

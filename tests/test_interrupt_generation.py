@@ -111,7 +111,7 @@ def test_os_annotations_and_ooo_reaping_in_a_mixed_run():
     c = _cfg(optane_p4800x_e5_2660v4(), {"sync": {"ioengine": "pvsync2"}, "aio": {"ioengine": "libaio", "iodepth": "32",
              "iodepth_batch_submit": "16", "iodepth_batch_complete_min": "16", "iodepth_batch_complete_max": "32"}},
              nvme={"irq": "cinterrupts"})
-    host, ramp, end = build_run(c, keep_requests=True)
+    host, _fio, ramp, end = build_run(c, keep_requests=True)
     host.engine.run(end + 5e6)
     sync = [r for r in host.records if r.job == 0]
     aio = [r for r in host.records if r.job == 1]

@@ -23,7 +23,7 @@ def test_every_io_completes_once_and_in_causal_order(mode, threads, bs, rw, gove
     plat = plat.model_copy(update={"cpu": plat.cpu.model_copy(update={"cpufreq_governor": governor})})
     cfg = make_cfg(mode, threads=threads, bs="4k" if extra else bs, rw=rw, runtime_ms=4, ramp_ms=0, seed=seed,
                    platform=plat, extra=extra)
-    host, ramp, end = build_run(cfg, keep_requests=True)
+    host, _fio, ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end + 5e6)  # let in-flight IOs finish (threads stop issuing at end)
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)), "an IO completed twice"

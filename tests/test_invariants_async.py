@@ -45,7 +45,7 @@ def _check_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll,
     if poll and engine != "libaio":
         opts["hipri"] = "1"
     cfg = RunConfig(name="inv", platform=plat, queue=queue, jobs=(job_from_options(opts, name="j"),), seed=seed)
-    host, ramp, end = build_run(cfg, keep_requests=True)
+    host, _fio, ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end + 50e6)
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) == host.next_io_id

@@ -52,7 +52,7 @@ def test_a_job_finds_the_depth_under_a_latency_target():
                                             "latency_window": "5ms", "latency_percentile": "99",
                                             "runtime": "400ms", "ramp_time": "0"})
     res = simulate(cfg, keep_model=True)
-    th = res.model.threads[0]
+    th = res.run.threads[0]
     assert th.lat.done  # the search settled and the job ended before its runtime
     assert 2 <= th.lat.qd <= 8
     job = res["jobs"][0]  # fio's JSON job entry

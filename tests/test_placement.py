@@ -109,7 +109,7 @@ def test_more_threads_than_cpus_migrate_and_every_io_still_completes_once():
 
     s = _threads_run(12)["summary"]
     assert s["cpu_migrations"] > 0 and s["interrupts"].get("ipi", 0) > 0  # remote wake-ups
-    host, _ramp, end = build_run(make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5), keep_requests=True)
+    host, _fio, _ramp, end = build_run(make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5), keep_requests=True)
     host.engine.run(end + 5e6)  # the threads stop issuing at the end: let the last IOs finish
     assert host.balancer.migrations > 0 and sum(t.nr_migrations for t in host.all_tasks) == host.balancer.migrations
     ids = [q.id for q in host.records]
@@ -157,7 +157,8 @@ def test_a_pulled_task_runs_at_once_and_is_not_bounced_between_idle_cpus():
     ran again. Found by tests/test_invariants.py.)"""
     from scenarios.run.assembly import build_run
 
-    host, _ramp, end = build_run(make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0), keep_requests=True)
+    cfg = make_cfg("classic", threads=9, bs="1k", rw="randwrite", runtime_ms=4, ramp_ms=0, seed=0)
+    host, _fio, _ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end + 5e6)
     assert all(t.state == "dead" for t in host.all_tasks)
     assert host.balancer.migrations < len(host.records) / 10
@@ -172,7 +173,7 @@ def test_sleeps_and_wake_ups_pay_their_load_and_pressure_accounting():
     k = cfg.platform.kernel
     acct = (k.cgroup_depth + 1) * (k.pelt_level_cycles + k.psi_level_cycles)
     assert acct == k.accounting_cycles() > 0
-    host, _ramp, end = build_run(cfg)
+    host, _fio, _ramp, end = build_run(cfg)
     host.engine.run(end)
     r = host.runners[0]
     assert r.cost_dequeue.cycles == acct and r.cost_wakeup.cycles == k.wakeup_cycles + acct
@@ -351,14 +352,14 @@ def test_async_threads_migrate_with_ios_in_flight_unless_they_poll(hipri, moves)
 
     extra = {"ioengine": "io_uring", "iodepth": "2", "hipri": "1" if hipri else "0"}
     cfg = make_cfg("classic" if hipri else "interrupt", threads=16, runtime_ms=10, ramp_ms=0, extra=extra)
-    host, _ramp, end = build_run(cfg, keep_requests=True)
+    host, fio, _ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end)
     migrations = sum(t.nr_migrations for t in host.all_tasks if t.job is not None)
     assert (migrations > 0) is moves
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) > 1000  # every IO completes once
     if moves:
-        moved = [th for th in host.threads if th.task.nr_migrations]
+        moved = [th for th in fio.threads if th.task.nr_migrations]
         # a moved thread submits from its new CPU: its requests sit on more than one CPU's queue
         assert any(len({r.qp.cpu for r in host.records if r.task is th.task}) > 1 for th in moved)
 
@@ -386,12 +387,13 @@ def test_nice_sets_the_share_of_cpu_between_busy_threads():
 
 
 def _simulate_fio(text: str, sets: dict):
-    """The model after simulating the fio job file ``text`` on the 900P platform with ``sets``."""
+    """The result after simulating the fio job file ``text`` on the 900P platform with ``sets``, with its
+    model and fio run."""
     from scenarios.config.host import resolve
     from scenarios.inputs.fio.parser import parse_fio_text
 
     cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5", sets=sets)
-    return simulate(cfg, keep_model=True).model
+    return simulate(cfg, keep_model=True)
 
 
 def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
@@ -400,7 +402,7 @@ def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
     CPU it submitted on (blk_poll of the cookie's hardware queue). Every IO completes once."""
     text = ("[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
             "cpus_allowed=0-1\nruntime=20ms\ntime_based\n[p]\nnumjobs=3\n")
-    host = _simulate_fio(text, {"queue.io_poll": "1", "queue.io_poll_delay": "4"})
+    host = _simulate_fio(text, {"queue.io_poll": "1", "queue.io_poll_delay": "4"}).model
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) > 1000
     tasks = [t for t in host.all_tasks if t.job == 0]
@@ -419,10 +421,11 @@ def test_an_iopoll_thread_moves_with_ios_in_flight_and_polls_its_old_queues():
     text = ("[global]\nioengine=io_uring\nhipri=1\niodepth=4\ndirect=1\nbs=4k\nrw=randread\ntime_based\n"
             "runtime=40ms\n[e]\ncpus_allowed=0\nnumjobs=2\nfilename=/dev/nvme1n1\nruntime=5ms\n"
             "[h]\ncpus_allowed=1\nstartdelay=1ms\nfilename=/dev/nvme1n1\n[p]\ncpus_allowed=0-1\nfilename=/dev/nvme0n1\n")
-    host = _simulate_fio(text, {"queue.io_poll": "1", "ssd_count": "2"})
+    res = _simulate_fio(text, {"queue.io_poll": "1", "ssd_count": "2"})
+    host = res.model
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) > 10_000
-    (p,) = [th for th in host.threads if th.job.name == "p"]
+    (p,) = [th for th in res.run.threads if th.job.name == "p"]
     assert p.task.nr_migrations >= 1 and p.remote_queue_waits >= 1
     mine = [r for r in host.records if r.task is p.task]
     assert {r.qp.cpu for r in mine} == {0, 1} and all(r.qp.cpu == r.cpu for r in mine)
@@ -440,7 +443,7 @@ def test_an_iopoll_thread_woken_from_a_thinktime_polls_its_new_cpus_queue():
 
     extra = {"ioengine": "io_uring", "iodepth": "2", "hipri": "1", "thinktime": "30"}
     cfg = make_cfg("classic", threads=16, runtime_ms=10, ramp_ms=0, extra=extra)
-    host, _ramp, end = build_run(cfg, keep_requests=True)
+    host, _fio, _ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end)
     assert sum(t.nr_migrations for t in host.all_tasks if t.job is not None) > 0
     ids = [r.id for r in host.records]
@@ -457,7 +460,7 @@ def test_more_than_one_busy_cpu_kicks_an_idle_one_every_balance_interval():
 
     window_ms = 100
     for threads, kicks in ((1, 0), (2, window_ms // 4)):
-        host, _ramp, end = build_run(make_cfg("classic", threads=threads, runtime_ms=window_ms, ramp_ms=0))
+        host, _fio, _ramp, end = build_run(make_cfg("classic", threads=threads, runtime_ms=window_ms, ramp_ms=0))
         host.engine.run(end)
         ipis = sum(r.irq_kinds.get("ipi", 0) for r in host.runners)
         assert abs(ipis - kicks) <= 1, (threads, ipis)
@@ -473,7 +476,7 @@ def test_active_balancing_spreads_pollers_packed_on_one_core(monkeypatch):
     from scenarios.run.assembly import build_run
 
     monkeypatch.setattr(assembly, "place_thread", lambda job, allowed, i, placed, core_of: (0, 4)[i])
-    host, _ramp, end = build_run(make_cfg("classic", threads=2, runtime_ms=100, ramp_ms=0))
+    host, _fio, _ramp, end = build_run(make_cfg("classic", threads=2, runtime_ms=100, ramp_ms=0))
     host.engine.run(30e6)  # three failed passes so far: no push yet
     assert host.balancer.migrations == 0
     host.engine.run(end)
@@ -497,7 +500,7 @@ def _poller_and_sleeper(runtime_ms: int, periodic_balance: bool = True):
             "time_based": "1"}
     jobs = (job_from_options({**base, "hipri": "1", "cpus_allowed": "0"}, name="poller"),
             job_from_options({**base, "hipri": "0", "cpus_allowed": "2", "thinktime": "50ms"}, name="sleeper"))
-    host, _ramp, end = build_run(RunConfig(name="t", platform=plat, queue=queue, jobs=jobs, seed=1))
+    host, _fio, _ramp, end = build_run(RunConfig(name="t", platform=plat, queue=queue, jobs=jobs, seed=1))
     host.engine.run(end)
     return host
 

@@ -64,7 +64,7 @@ def _hybrid_run(cfg):
     replaced on the instance.)"""
     COMPLETION_POLICIES.register("hybrid-poll-recorded")(_RecordedHybrid)
     try:
-        host, ramp, end = build_run(cfg.with_queue(completion="hybrid-poll-recorded"), keep_requests=True)
+        host, _fio, ramp, end = build_run(cfg.with_queue(completion="hybrid-poll-recorded"), keep_requests=True)
     finally:
         COMPLETION_POLICIES._items.pop("hybrid-poll-recorded", None)
     pol = host.policy("hybrid-poll-recorded")

@@ -12,7 +12,7 @@ from scenarios.run.simulate import simulate
 
 
 def test_ceiling_caps_requests_and_releases_them():
-    host, _ramp, _end = build_run(resolve(sets={"runtime": "1ms"}))
+    host, _fio, _ramp, _end = build_run(resolve(sets={"runtime": "1ms"}))
     pkg = host.pkg
     core = pkg.cores[0]
     top = pkg.cfg.top_freq_ghz

@@ -11,7 +11,7 @@ from scenarios.run.simulate import simulate
 
 def run_host(**sets):
     cfg = resolve(sets={"runtime": "20ms", "ramp_time": "0", **{k.replace("__", "."): v for k, v in sets.items()}})
-    host, _ramp, end = build_run(cfg, keep_requests=True)
+    host, _fio, _ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end)
     return host
 

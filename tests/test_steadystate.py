@@ -22,7 +22,7 @@ def test_a_steady_job_ends_once_its_window_is_steady():
     first full window, long before its 2 s runtime, and fio's JSON says it attained."""
     cfg, res = _run(steadystate="iops:5%", steadystate_duration="50ms", steadystate_ramp_time="20ms",
                     steadystate_check_interval="10ms")
-    (_ji, threads, check), = res.model.steady
+    (_ji, threads, check), = res.run.steady
     assert check.attained and len(check.window) == 5
     mean = sum(check.window) / 5
     assert all(abs(x - mean) <= 0.05 * mean for x in check.window)
@@ -35,7 +35,7 @@ def test_a_steady_job_ends_once_its_window_is_steady():
 def test_an_impossible_criterion_runs_to_the_end_unattained():
     cfg, res = _run(runtime="200ms", steadystate="lat:0", steadystate_duration="50ms",
                     steadystate_check_interval="10ms")
-    (_ji, _threads, check), = res.model.steady
+    (_ji, _threads, check), = res.run.steady
     assert not check.attained  # random service times never give identical mean latencies
     assert res["jobs"][0]["steadystate"]["attained"] == 0
 

@@ -128,7 +128,7 @@ def test_classic_poll_detects_completion_within_one_poll_iteration():
     from scenarios.run.assembly import build_run
 
     cfg = make_cfg("classic", runtime_ms=5, ramp_ms=1)
-    host, ramp, end = build_run(cfg, keep_requests=True)
+    host, _fio, ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end)
     k = host.kcosts
     it_ns = k.poll_iteration_cycles / host.pkg.freq_ghz

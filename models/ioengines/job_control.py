@@ -16,6 +16,10 @@ object starts them and tells the run when each job began and ended.
 
 from __future__ import annotations
 
+from typing import Callable
+
+from simcore.engine import Engine
+
 
 def group_ids(jobs) -> list[int]:
     """fio's ``groupid`` of each job: the first job is group 0; ``stonewall`` and ``new_group``
@@ -44,11 +48,14 @@ class JobControl:
     """Starts each job's threads when what it waits for has finished, and applies ``exitall``.
 
     ``start_thread(th, now)`` starts one thread (its own start delay from ``now``);
+    ``thread_cancelled(t)`` tells the run that a thread ended at ``t`` without running (a job
+    cancelled by ``exit_what=all``);
     ``measure_from_ns[j]`` is when job j's measured interval starts (its start + ``ramp_time``)
     and ``exited_ns[j]`` when its last thread exited (None while running)."""
 
-    def __init__(self, host, jobs, threads, start_thread):
-        self.host = host
+    def __init__(self, engine: Engine, jobs, threads: list, start_thread: Callable,
+                 thread_cancelled: Callable[[float], None]) -> None:
+        self.engine = engine
         self.jobs = jobs
         self.waits = waits_of(jobs)
         self.groups = group_ids(jobs)
@@ -59,6 +66,7 @@ class JobControl:
         self.start_ns: list[float | None] = [None] * len(jobs)
         self.exited_ns: list[float | None] = [None] * len(jobs)
         self._start_thread = start_thread
+        self._thread_cancelled = thread_cancelled
         self._by_tid = {th.task.tid: th for th in threads}
         self.deferred = any(self.waits)
         #: whether it matters at all: some job waits or ends others (else the run needs no hook)
@@ -88,7 +96,8 @@ class JobControl:
                 self.exited_ns[j] = now
 
     def thread_exited(self, task, t: float) -> None:
-        """The task of a fio thread exited at ``t`` (the host's ``on_thread_exit``)."""
+        """The task of a fio thread exited at ``t`` (told by :meth:`FioRun.task_exited
+        <models.ioengines.fio_run.FioRun.task_exited>`)."""
         th = self._by_tid[task.tid]
         j = th.job_idx
         self.live[j] -= 1
@@ -98,7 +107,7 @@ class JobControl:
         if self.live[j] == 0 and self.exited_ns[j] is None:
             self.exited_ns[j] = t
             # in an event of its own: the exiting task's CPU is in the middle of its switch away
-            self.host.engine.call_in(0.0, self._start_ready, t)
+            self.engine.call_in(0.0, self._start_ready, t)
 
     def _exit_others(self, j: int, t: float) -> None:
         what = self.jobs[j].exit_what
@@ -118,4 +127,4 @@ class JobControl:
         self.started[k] = self.cancelled[k] = True
         self.exited_ns[k] = t
         for _th in self.threads[k]:
-            self.host.fio_thread_exited(t)
+            self._thread_cancelled(t)

@@ -320,7 +320,6 @@ class TraceReplayer:
         if settings.hipri and not host.queue.io_poll:
             raise ConfigError("replay.hipri=1 polls for completions: it needs polled queues, set queue.io_poll=1")
         self.threads = [ReplayThread(host, job, i, i % ncpu, self) for i in range(nthreads)]
-        host.threads = list(self.threads)
         if settings.hipri:
             ndev = len(host.devices)
             for th in self.threads:

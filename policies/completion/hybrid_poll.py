@@ -12,11 +12,13 @@ interrupt at expiry; then the task classic-polls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Final
+from typing import TYPE_CHECKING, Callable, Final
 
 from mypy_extensions import mypyc_attr
 
+from models.host import Host
 from models.os.completion import CompletionPolicy
+from models.os.queue import QueueConfig
 from policies.completion.base import COMPLETION_POLICIES
 from simcore.engine import Engine
 
@@ -46,7 +48,7 @@ def stats_bucket(op: str, nbytes: int) -> int:
 class HybridPollCompletion(CompletionPolicy):
     polled = True
 
-    def __init__(self, host: Any, queue: Any) -> None:
+    def __init__(self, host: Host, queue: QueueConfig) -> None:
         super().__init__(host, queue)
         self.fixed_ns: float = queue.io_poll_delay * 1000.0 if queue.io_poll_delay > 0 else 0.0
         self.rearm: bool = queue.hybrid_stats == "rearm"

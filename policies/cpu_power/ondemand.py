@@ -19,6 +19,7 @@ from typing import Optional
 from pydantic import Field
 
 from models.cpu.cpufreq import UINT_MAX, CpufreqGovernor
+from models.host import Host
 from policies.cpu_power.base import CPUFREQ_GOVERNORS
 from simcore.config import Model
 
@@ -39,7 +40,7 @@ class OndemandTunables(Model):
 class Ondemand(CpufreqGovernor):
     Params = OndemandTunables
 
-    def __init__(self, host, params: OndemandTunables):
+    def __init__(self, host: Host, params: OndemandTunables):
         super().__init__(host, params)
         tick_ns = 1e9 / host.platform.sched.tick_hz
         if params.sampling_rate is not None:

@@ -28,6 +28,7 @@ from typing import Optional
 from pydantic import Field
 
 from models.cpu.cpufreq import UINT_MAX, CpufreqGovernor
+from models.host import Host
 from policies.cpu_power.base import CPUFREQ_GOVERNORS
 from simcore.config import Model
 
@@ -64,7 +65,7 @@ class _CpuUtil:
 class Schedutil(CpufreqGovernor):
     Params = SchedutilTunables
 
-    def __init__(self, host, params: SchedutilTunables):
+    def __init__(self, host: Host, params: SchedutilTunables):
         super().__init__(host, params)
         self.delay_ns = params.rate_limit_us * 1e3 if params.rate_limit_us is not None else self.transition_delay_ns()
         self.tick_ns = 1e9 / host.platform.sched.tick_hz

@@ -51,6 +51,7 @@ Algorithm of Linux ``block/bfq-iosched.c`` / ``bfq-wf2q.c``, without cgroups or 
 
 from __future__ import annotations
 
+from models.host import Host
 from models.os.iosched import (
     IOPRIO_CLASS_BE,
     IOPRIO_CLASS_IDLE,
@@ -139,7 +140,7 @@ class Bfq(IoScheduler):
         "strict_guarantees": Tunable(0, "0/1", "always idle for sync queues", hi=1),
     }
 
-    def __init__(self, host, tunables: dict):
+    def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)
         p = self.params
         self.slice_idle_ns = p["slice_idle_us"] * NS_PER_US if "slice_idle_us" in tunables else p["slice_idle"] * NS_PER_MS

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from models.host import Host
 from models.os.iosched import IoScheduler, Tunable
 from policies.io_scheduler.base import IO_SCHEDULERS
 from simcore.units import NS_PER_MS, NS_PER_S
@@ -69,7 +70,7 @@ class Kyber(IoScheduler):
         "write_lat_nsec": Tunable(10_000_000, "ns", "write latency target", lo=1),
     }
 
-    def __init__(self, host, tunables: dict):
+    def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)
         self.targets_ns = [self.params["read_lat_nsec"], self.params["write_lat_nsec"], DISCARD_TARGET_NS]
         self.depth = list(DEPTH_CAP)

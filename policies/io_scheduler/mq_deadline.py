@@ -32,6 +32,7 @@ locking, request-to-request merges on insert.
 
 from __future__ import annotations
 
+from models.host import Host
 from models.os.iosched import IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT, IoScheduler, Tunable, ioprio_class
 from policies.io_scheduler.base import IO_SCHEDULERS, SortedQueue
 from simcore.units import NS_PER_MS
@@ -83,7 +84,7 @@ class MqDeadline(IoScheduler):
         "prio_aging_expire": Tunable(10000, "ms", "a lower-priority request waiting this long goes first"),
     }
 
-    def __init__(self, host, tunables: dict):
+    def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)
         p = self.params
         self.fifo_expire_ns = (p["read_expire"] * NS_PER_MS, p["write_expire"] * NS_PER_MS)

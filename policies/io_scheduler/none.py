@@ -2,6 +2,7 @@
 
 from collections import deque
 
+from models.host import Host
 from models.os.iosched import IoScheduler
 from policies.io_scheduler.base import IO_SCHEDULERS
 
@@ -11,7 +12,7 @@ class NoneScheduler(IoScheduler):
     #: blk-mq issues directly to the driver when nothing is queued (blk_mq_try_issue_directly)
     direct_issue = True
 
-    def __init__(self, host, tunables: dict):
+    def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)
         self._fifo = deque()
         # has_work() is the FIFO's length (truthy when requests are queued): blk-mq asks twice per

@@ -1,4 +1,4 @@
-"""Assembly of a system from its configuration: a host with its job threads (:func:`build_run`), a
+"""Assembly of a system from its configuration: a host with fio's run of its job threads (:func:`build_run`), a
 storage server with its client (:func:`build_server`). The configuration's policy names become
 classes (through the registries in ``policies/``, after any ``--plugin`` module has registered its
 own) and are handed to the models.
@@ -13,8 +13,9 @@ from models.host import Host, PolicySet
 from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES, select_policy_name
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.files import FileService, thread_files
+from models.ioengines.fio_run import FioRun
 from models.ioengines.flow import Flow, FlowMember
-from models.ioengines.job_control import JobControl, waits_of
+from models.ioengines.job_control import waits_of
 from models.ioengines.null_io import NullThread
 from models.ioengines.offload import OffloadThread
 from models.ioengines.steadystate import SteadyState
@@ -109,11 +110,12 @@ def _start_delay(job, gen) -> float:
     return float(job.startdelay_ns + int(gen.integers(0, job.startdelay_max_ns - job.startdelay_ns + 1)))
 
 
-def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, float, float]:
+def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, FioRun, float, float]:
     """The host of a :class:`scenarios.config.host.RunConfig` with its job threads placed and started
-    (plug-ins loaded first); returns (host, ramp_ns, end_ns): the measured window starts at the
-    latest ``ramp_time`` and ends with the longest job (size-bounded jobs: 10 s after the ramp).
-    ``keep_requests`` as for :func:`build_host`."""
+    (plug-ins loaded first); returns (host, fio, ramp_ns, end_ns): ``fio`` is fio's run of the job
+    threads (their job control and steady-state checks, registered for the host's task exits); the
+    measured window starts at the latest ``ramp_time`` and ends with the longest job (size-bounded
+    jobs: 10 s after the ramp). ``keep_requests`` as for :func:`build_host`."""
     for p in cfg.plugins:
         load_plugin(p)
     host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer, keep_requests=keep_requests)
@@ -122,7 +124,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
     rr = 0
     placed: dict[int, int] = {}  # fio threads per CPU so far
     core_of = [id(cpu.core) for cpu in host.pkg.cpus]  # logical CPU -> its physical core
-    host.threads = []
+    threads: list = []
     files = _thread_files(cfg, host)
     flows: dict = {}  # fio's flow_id -> the flow its jobs share
     for ji, job in enumerate(cfg.jobs):
@@ -147,9 +149,8 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
                 th.use_flow(FlowMember(flows.setdefault(job.flow_id, Flow()), job.flow), job.flow_sleep_ns)
             if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
                 th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
-            host.threads.append(th)
-    host.steady = _steady_state_checks(cfg, host)
-    host.live_fio_threads = len(host.threads)
+            threads.append(th)
+    steady = _steady_state_checks(cfg, host, threads)
 
     def start_thread(th, now: float) -> None:
         """fio starts a thread: its startdelay, ramp_time and runtime count from ``now``."""
@@ -160,13 +161,13 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, f
         else:
             th.start()
 
-    control = host.job_control = JobControl(host, cfg.jobs, host.threads, start_thread)
-    host.on_thread_exit = control.thread_exited  # each job's end (its runtime in the JSON), waits, exitall
-    control.start()
+    fio = FioRun(host.engine, cfg.jobs, threads, steady, start_thread)
+    host.on_task_exit = fio.task_exited  # each job's end (its runtime in the JSON), waits, exitall
+    fio.start()
     for sq in host.sq_threads.values():
         sq.start()
     host.start()
-    return host, float(ramp), float(end)
+    return host, fio, float(ramp), float(end)
 
 
 def _offload_workers(th, job, allowed: list[int], cpu: int, rr: int, placed: dict, core_of: list, cfs: bool) -> int:
@@ -186,7 +187,7 @@ def _offload_workers(th, job, allowed: list[int], cpu: int, rr: int, placed: dic
     return rr
 
 
-def _thread_files(cfg, host) -> dict:
+def _thread_files(cfg, host: Host) -> dict:
     """The files of every thread of a job that names files: {(job, clone): (regions, service)},
     laid out together on the SSDs (models.os.filesystem)."""
     layout = FileLayout(cfg.platform.ssd.capacity_bytes, len(host.devices))
@@ -214,15 +215,15 @@ def _thread_files(cfg, host) -> dict:
     return out
 
 
-def _steady_state_checks(cfg, host) -> list:
-    """fio's steadystate checks: one per job with group_reporting (its threads together), else one
-    per thread; [(job index, threads, check)]."""
+def _steady_state_checks(cfg, host: Host, threads: list) -> list[tuple[int, list, SteadyState]]:
+    """fio's steadystate checks of the job ``threads``: one per job with group_reporting (its
+    threads together), else one per thread; [(job index, threads, check)]."""
     out = []
     for ji, job in enumerate(cfg.jobs):
         if job.steadystate is None or not job.ss_dur_ns:
             continue
-        threads = [th for th in host.threads if th.job_idx == ji]
-        groups = [threads] if "group_reporting" in job.ignored_options else [[th] for th in threads]
+        job_threads = [th for th in threads if th.job_idx == ji]
+        groups = [job_threads] if "group_reporting" in job.ignored_options else [[th] for th in job_threads]
         crit, limit, pct = job.steadystate
         for ths in groups:
             for th in ths:

@@ -26,7 +26,9 @@ from collections import deque
 
 import numpy as np
 
+from models.host import Host
 from models.ioengines import ASYNC_ENGINES
+from models.ioengines.job_control import JobControl
 from models.os.request import Request
 from simcore.stats import LatencyStats, records_table
 
@@ -172,7 +174,8 @@ class IoStats:
     completed IOs in blocks (``IoLedger.collect_blocks``). :meth:`finish` folds what is buffered
     (call it before reading)."""
 
-    def __init__(self, host, jobs, t0: float, t1: float = math.inf, *, tracer=None, records=None, control=None):
+    def __init__(self, host: Host, jobs, t0: float, t1: float = math.inf, *, tracer=None, records=None,
+                 control: JobControl | None = None):
         self.host = host
         self.jobs = jobs
         self.t0 = t0

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from models.ioengines.fio_run import FioRun
+
 
 class Result(Mapping):
     """One run's result: a read-only mapping of its JSON-serialisable document, plus
@@ -21,16 +23,21 @@ class Result(Mapping):
       (:data:`simcore.stats.RECORD_FIELDS`);
     - ``trace``: the timeline tracer (:class:`simcore.tracing.ChromeTracer`) when one was given;
     - ``model``: the simulated system after the run (:class:`models.host.Host` or
-      :class:`models.server.target.Server`) when asked (``keep_model=True``), else None.
+      :class:`models.server.target.Server`) when asked (``keep_model=True``), else None;
+    - ``run``: with the model of a fio run on a host, fio's run of its jobs
+      (:class:`models.ioengines.fio_run.FioRun`: the job threads, their job control and
+      steady-state checks), else None.
     """
 
-    __slots__ = ("data", "records", "trace", "model")
+    __slots__ = ("data", "records", "trace", "model", "run")
 
-    def __init__(self, data: dict[str, Any], records: np.ndarray | None = None, trace=None, model=None):
+    def __init__(self, data: dict[str, Any], records: np.ndarray | None = None, trace=None, model=None,
+                 run: FioRun | None = None):
         self.data = data
         self.records = records
         self.trace = trace
         self.model = model
+        self.run = run
 
     def __getitem__(self, key: str) -> Any:
         return self.data[key]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import time
 
+from models.host import Host
+from models.ioengines.fio_run import FioRun
 from models.power import PowerMeter
 from scenarios.config.host import RunConfig
 from scenarios.config.server import ServerRunConfig
@@ -45,7 +47,8 @@ def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
     is that object: host and replay runs); ``progress``: a progress line on
     standard error while it runs (``None``: when standard error is a terminal); ``keep_model``: keep
     the simulated system (``result.model``; a host's with every completed request in
-    ``result.model.records``: memory grows with the run). None of them changes the result."""
+    ``result.model.records``: memory grows with the run; a host run's fio jobs in ``result.run``).
+    None of them changes the result."""
     if isinstance(config, RunConfig):
         return _simulate_host(config, tracer, records, progress, keep_model)
     if isinstance(config, ServerRunConfig):
@@ -63,10 +66,10 @@ def _may_end_early(job) -> bool:
             or (job.latency_target_ns > 0 and not job.latency_run))
 
 
-def _run_jobs(cfg: RunConfig, host, ramp: float, end: float) -> float:
+def _run_jobs(cfg: RunConfig, host: Host, fio: FioRun, ramp: float, end: float) -> float:
     """Run to ``end`` (ns), or, when every job can end early, until the last fio thread exits (as
     fio's runtime ends with its last job); returns the end of the measured interval."""
-    if not (all(_may_end_early(j) for j in cfg.jobs) or host.job_control.deferred):
+    if not (all(_may_end_early(j) for j in cfg.jobs) or fio.job_control.deferred):
         host.engine.run(end)
         return end
     from simpy import Event
@@ -79,7 +82,7 @@ def _run_jobs(cfg: RunConfig, host, ramp: float, end: float) -> float:
             stop[0] = min(max(t, host.engine.now), end)
             done.succeed()
 
-    host.on_all_exited = finish
+    fio.on_all_exited = finish
     host.engine.call_at(end, finish, end)
     host.engine.run(done)
     if stop[0] <= ramp:  # ended before the measured window began: measure the window as asked
@@ -93,19 +96,20 @@ def _run_jobs(cfg: RunConfig, host, ramp: float, end: float) -> float:
 def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progress: bool | None, keep_model: bool) -> Result:
     """Fio jobs on a host: measured from the end of the ramp to the end of the longest job."""
     wall0 = time.perf_counter()
-    host, ramp, end = build_run(cfg, tracer, keep_requests=keep_model)
+    host, fio, ramp, end = build_run(cfg, tracer, keep_requests=keep_model)
     sink = record_sink(records)
     stats = IoStats(host, cfg.jobs, ramp, end, tracer=tracer, records=sink,
-                    control=host.job_control if host.job_control.deferred else None)
+                    control=fio.job_control if fio.job_control.deferred else None)
     if tracer is not None:
         tracer.power_counter(host.engine, host.pkg.power_w, end)
     snap = {}
     host.engine.call_at(ramp, lambda: snap.setdefault("s", Snapshot(host, host.engine.now)))
     meter = PowerMeter(host, cfg.platform.power.meter_hz, ramp, end)
     with RunProgress(end_ns=end, ios=lambda: host.completed_ios, enabled=progress).attached(host.engine):
-        end = _run_jobs(cfg, host, ramp, end)
+        end = _run_jobs(cfg, host, fio, ramp, end)
     host.pkg.settle(end)
     wall = time.perf_counter() - wall0
-    data = summarize_host_run(cfg, host, snap["s"], stats, end, wall)
+    data = summarize_host_run(cfg, host, snap["s"], stats, end, wall, fio)
     data["power_samples"] = meter.samples
-    return Result(data, records=records_result(records, sink), trace=tracer, model=host if keep_model else None)
+    return Result(data, records=records_result(records, sink), trace=tracer, model=host if keep_model else None,
+                  run=fio if keep_model else None)

@@ -10,6 +10,7 @@ import numpy as np
 
 from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
+from models.ioengines.fio_run import FioRun
 from models.os import memops
 from models.os.costs import ACTIONS, LAYERS
 from models.power import average_power, read_energy
@@ -56,10 +57,13 @@ class Snapshot:
                 qp.restart_gaps()
 
 
-def summarize_host_run(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float, wall_s: float) -> dict:
+def summarize_host_run(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float, wall_s: float,
+                       fio: FioRun | None = None) -> dict:
     """The result of a host run measured from snapshot ``s`` to ``end`` (ns), from the run's
     streaming statistics ``stats`` (measured window ``[s.t, end]``): fio-shaped ``jobs`` and
-    ``disk_util``, stacksim's ``summary`` and the ``sim`` block (``wall_s``: wall time of the run)."""
+    ``disk_util``, stacksim's ``summary`` and the ``sim`` block (``wall_s``: wall time of the run).
+    ``fio``: fio's run of the jobs (job control, steady state, latency targets); None for a trace
+    replay (its pseudo job has none of them)."""
     host.charge_running(end)  # the exec time of tasks still on a CPU
     dur_ns = end - s.t
     stats.finish()
@@ -72,7 +76,7 @@ def summarize_host_run(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, 
         "platform": cfg.platform.name,
         "seed": cfg.seed,
         "ignored_fio_options": sorted({o for j in cfg.jobs for o in j.ignored_options}),
-        "jobs": fio_jobs(cfg.jobs, host, stats, s.tasks, dur_ns, end * 1e-9),
+        "jobs": fio_jobs(cfg.jobs, host, fio, stats, s.tasks, dur_ns, end * 1e-9),
         "disk_util": disk_util(host, stats, s.t, end),
         "summary": summary,
         "sim": {

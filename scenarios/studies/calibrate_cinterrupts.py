@@ -50,7 +50,7 @@ def run_point(fit: dict, device: str, mode: str, runtime_ms: int = 200, seed: in
     job = job_from_options({"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "hipri": "1" if poll else "0",
                             "runtime": f"{int(runtime_ms)}ms", "ramp_time": "10ms", "time_based": "1"}, name=f"{device}-{mode}")
     cfg = RunConfig(name=f"calib-{device}-{mode}", platform=plat, queue=queue, jobs=(job,), seed=seed)
-    host, ramp, end = build_run(cfg, keep_requests=True)
+    host, _fio, ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end)
     lat = np.array([r.t_complete - r.t_submit for r in host.records if r.t_submit >= ramp]) / 1e3
     return {"mean": float(lat.mean()), "sd": float(lat.std(ddof=1)), "n": int(lat.size)}

@@ -33,8 +33,11 @@ import time
 
 import numpy as np
 
+from models.host import Host
 from models.ioengines import ASYNC_ENGINES
+from models.ioengines.fio_run import FioRun
 from models.ioengines.job_control import group_ids
+from models.os.task import Task
 from scenarios.run.iostats import DEPTHS, LAT_EDGES, LAT_MS_EDGES, SAMPLE_WINDOW_NS, DirStats, EntryStats, IoStats
 from simcore.stats import FIO_PERCENTILES, LatencyStats
 
@@ -287,9 +290,9 @@ def _entry(name: str, job, glob: dict, e: EntryStats | None, tasks: list, snap_t
     return entry
 
 
-def _steady(entry: dict, job, ji: int, host, task) -> None:
+def _steady(entry: dict, job, ji: int, fio: FioRun, task: Task | None) -> None:
     """fio's ``steadystate`` object of a job entry (the check of the job, or of the entry's thread)."""
-    for j, threads, check in host.steady:
+    for j, threads, check in fio.steady:
         if j == ji and (task is None or any(th.task is task for th in threads)):
             crit, limit, pct = job.steadystate
             entry["steadystate"] = check.report(f"{crit}:{limit:g}{'%' if pct else ''}", job.ss_dur_ns / 1e9,
@@ -309,15 +312,18 @@ def _latency_target(entry: dict, job, threads: list) -> None:
     entry["latency_window"] = job.latency_window_ns
 
 
-def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapsed_s: float) -> list[dict]:
+def fio_jobs(jobs, host: Host, fio: FioRun | None, stats: IoStats, snap_tasks: dict, dur_ns: float,
+             elapsed_s: float) -> list[dict]:
     """``jobs[]``: per job section with ``group_reporting`` (its clones together), else per clone
     (one entry per thread, all named after the section, as fio prints them). Each job reports its
     own runtime, as fio does: from its start + ramp_time (the run's ramp for jobs that start at
-    once) to its last thread's exit (at most the run's end)."""
+    once) to its last thread's exit (at most the run's end). ``fio``: fio's run of the jobs (their
+    threads, job control and steady-state checks); None: jobs without any (a trace replay's)."""
     out = []
     glob = global_options(jobs)
     groups = group_ids(jobs)
-    control = host.job_control
+    control = fio.job_control if fio is not None else None
+    threads = fio.threads if fio is not None else []
     for ji, job in enumerate(jobs):
         tasks = [t for t in host.all_tasks if t.job == ji]
         is_async = job.ioengine in ASYNC_ENGINES
@@ -331,14 +337,16 @@ def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapse
         if "group_reporting" in job.ignored_options or job.numjobs == 1:
             out.append(_entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, job_ns, elapsed_s,
                               is_async))
-            _latency_target(out[-1], job, [th for th in host.threads if th.job_idx == ji])
-            _steady(out[-1], job, ji, host, None)
+            _latency_target(out[-1], job, [th for th in threads if th.job_idx == ji])
+            if fio is not None:
+                _steady(out[-1], job, ji, fio, None)
         else:
             for t in tasks:
                 out.append(_entry(job.name, job, glob, stats.entries.get((ji, t.tid)), [t], snap_tasks, job_ns,
                                   elapsed_s, is_async))
-                _latency_target(out[-1], job, [th for th in host.threads if th.task is t])
-                _steady(out[-1], job, ji, host, t)
+                _latency_target(out[-1], job, [th for th in threads if th.task is t])
+                if fio is not None:
+                    _steady(out[-1], job, ji, fio, t)
         for e in out[first:]:
             e["groupid"] = groups[ji]
     for op in _DIRS:  # agg_pct: the entry's mean sampled bandwidth in percent of the group's
@@ -349,7 +357,7 @@ def fio_jobs(jobs, host, stats: IoStats, snap_tasks: dict, dur_ns: float, elapse
 
 
 # ------------------------------------------------------------------------------------------------ disks
-def disk_util(host, stats: IoStats, t0: float, t1: float) -> list[dict]:
+def disk_util(host: Host, stats: IoStats, t0: float, t1: float) -> list[dict]:
     """fio's ``disk_util`` (from /proc/diskstats) per SSD, over the measured window."""
     out = []
     span = t1 - t0
