@@ -174,13 +174,27 @@ def _read_bounded(p: Path, what: str, limit: int) -> bytes:
         try:
             if stat.S_ISREG(mode) and st.st_size > limit:
                 raise ConfigError(f"{what} {p} is larger than {limit // 2**20} MiB: not a {what}?")
-            data = fh.read(limit + 1)
+            data = _read_upto(fh, min(st.st_size, limit) + 1 if stat.S_ISREG(mode) else limit + 1)
         except OSError as err:
             raise ConfigError(f"cannot read {what} {p}: {err.strerror or err}") from None
     if len(data) > limit:
         source = "regular file" if stat.S_ISREG(mode) else "stream" if stat.S_ISFIFO(mode) else "device"
         raise ConfigError(f"{what} {p}: the {source} gives more than {limit // 2**20} MiB: not a {what}?")
     return data
+
+
+def _read_upto(fh, most: int, chunk: int = 1 << 20) -> bytes:
+    """At most ``most`` bytes of ``fh``, read in chunks (one ``read(most)`` would allocate all of
+    ``most`` at once, whatever the file holds)."""
+    parts: list[bytes] = []
+    got = 0
+    while got < most:
+        part = fh.read(min(chunk, most - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def read_text_file(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYTES) -> str:
