@@ -78,8 +78,9 @@ def paired(run_once, repeat: int, bare_ios: int = 100_000) -> tuple[tuple[float,
     return min(runs, key=lambda r: r[3]), statistics.median(ratios), statistics.median(bares)
 
 
-def bursty_trace(path: str, bursts: int, per_burst: int = 2000, rate_iops: float = 200_000.0,
-                 gap_ms: float = 5.0) -> int:
+def bursty_trace(
+    path: str, bursts: int, per_burst: int = 2000, rate_iops: float = 200_000.0, gap_ms: float = 5.0
+) -> int:
     """Write an MSR Cambridge trace of ``bursts`` bursts of ``per_burst`` 4 KiB random reads at
     ``rate_iops``, ``gap_ms`` of idle between them; returns the IOs written."""
     import numpy as np
@@ -153,8 +154,10 @@ def memory_line(short_ms: int = 200, long_ms: int = 1000) -> str:
 
     peak_mb(5)  # caches and built-in data loaded before measuring
     (m0, n0), (m1, n1) = peak_mb(short_ms), peak_mb(long_ms)
-    return (f"memory: default job {short_ms} ms -> {long_ms} ms: peak {m0:.1f} -> {m1:.1f} MB, "
-            f"{(m1 - m0) / max(n1 - n0, 1) * 1e6:+.2f} MB per million IOs")
+    return (
+        f"memory: default job {short_ms} ms -> {long_ms} ms: peak {m0:.1f} -> {m1:.1f} MB, "
+        f"{(m1 - m0) / max(n1 - n0, 1) * 1e6:+.2f} MB per million IOs"
+    )
 
 
 def main() -> None:
@@ -171,14 +174,19 @@ def main() -> None:
     from simcore.compiled import describe
 
     print(f"code: {describe()}")
-    print("each run is timed right after a bare simpy loop (2 events per IO); 'vs bare' is the median of\n"
-          "the runs' ratios to their own bare loop, 'bare' the median bare-loop rate (IOs per wall s)")
-    print(f"{'case':32s} {'IOs/wall s':>12s} {'vs bare':>8s} {'bare':>9s} {'IOs':>9s} {'events/IO':>10s} {'wall s':>7s}")
+    print(
+        "each run is timed right after a bare simpy loop (2 events per IO); 'vs bare' is the median of\n"
+        "the runs' ratios to their own bare loop, 'bare' the median bare-loop rate (IOs per wall s)"
+    )
+    print(
+        f"{'case':32s} {'IOs/wall s':>12s} {'vs bare':>8s} {'bare':>9s} {'IOs':>9s} {'events/IO':>10s} {'wall s':>7s}"
+    )
 
     def line(name: str, result) -> None:
         (rate, n, ev, wall), ratio, bare = result
-        print(f"{name:32s} {rate:12,.0f} {ratio:8.3f} {bare:9,.0f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}",
-              flush=True)
+        print(
+            f"{name:32s} {rate:12,.0f} {ratio:8.3f} {bare:9,.0f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}", flush=True
+        )
 
     for name, sets in CASES.items():
         line(name, paired(lambda: _bench_once(sets, args.runtime_ms), args.repeat))
@@ -186,8 +194,11 @@ def main() -> None:
     print(memory_line())
     if args.both:
         print(flush=True)
-        subprocess.run([sys.executable, __file__, "--runtime-ms", str(args.runtime_ms), "--repeat", str(args.repeat)],
-                       env={**os.environ, "STACKSIM_PURE": "1"}, check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--runtime-ms", str(args.runtime_ms), "--repeat", str(args.repeat)],
+            env={**os.environ, "STACKSIM_PURE": "1"},
+            check=True,
+        )
 
 
 if __name__ == "__main__":

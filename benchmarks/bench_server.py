@@ -37,9 +37,15 @@ def run_case(args: tuple[str, str, dict]) -> dict:
     wall = time.perf_counter() - t0
     s = r["summary"]
     return {
-        "case": kind, "policy": policy, "wall_s": wall, "ios": s["requests"]["offered"],
-        "events_per_io": r["sim"]["events_per_io"], "simulated_s": r["sim"]["simulated_s"],
-        "iops": s["iops"], "p99_us": s["latency_us"]["p99"], "system_w": s["power_w"]["system"],
+        "case": kind,
+        "policy": policy,
+        "wall_s": wall,
+        "ios": s["requests"]["offered"],
+        "events_per_io": r["sim"]["events_per_io"],
+        "simulated_s": r["sim"]["simulated_s"],
+        "iops": s["iops"],
+        "p99_us": s["latency_us"]["p99"],
+        "system_w": s["power_w"]["system"],
         "active_cores": s["active_cores_mean"],
     }
 
@@ -58,8 +64,17 @@ def main() -> None:
         if args.only in (None, "burst"):
             cases.append(("burst", pol, {"workload.time_scale": str(args.burst_scale)}))
         if args.only in (None, "stable"):
-            cases.append(("stable", pol, {"workload.rate_iops": "10240000", "workload.duration_s": str(args.stable_s),
-                                          "workload.warmup_s": str(min(0.02, args.stable_s / 10))}))
+            cases.append(
+                (
+                    "stable",
+                    pol,
+                    {
+                        "workload.rate_iops": "10240000",
+                        "workload.duration_s": str(args.stable_s),
+                        "workload.warmup_s": str(min(0.02, args.stable_s / 10)),
+                    },
+                )
+            )
     if args.profile:
         cProfile.runctx("run_case(cases[0])", globals(), locals(), "/tmp/stacksim_server.prof")
         pstats.Stats("/tmp/stacksim_server.prof").sort_stats("tottime").print_stats(30)
@@ -69,14 +84,18 @@ def main() -> None:
             rows = list(ex.map(run_case, cases))
     else:
         rows = [run_case(c) for c in cases]
-    print(f"{'case':7s} {'policy':12s} {'sim s':>6s} {'IOs':>10s} {'wall s':>8s} {'IOs/wall s':>11s} {'ev/IO':>6s}"
-          f" {'target':>7s} {'p99 us':>8s} {'sys W':>6s} {'cores':>6s}")
+    print(
+        f"{'case':7s} {'policy':12s} {'sim s':>6s} {'IOs':>10s} {'wall s':>8s} {'IOs/wall s':>11s} {'ev/IO':>6s}"
+        f" {'target':>7s} {'p99 us':>8s} {'sys W':>6s} {'cores':>6s}"
+    )
     for r in rows:
         tgt = TARGET_S[r["case"]]
         ok = "ok" if r["wall_s"] < tgt or (r["case"] == "burst" and args.burst_scale != 1.0) else "SLOW"
-        print(f"{r['case']:7s} {r['policy']:12s} {r['simulated_s']:6.2f} {r['ios']:10,d} {r['wall_s']:8.1f}"
-              f" {r['ios'] / r['wall_s']:11,.0f} {r['events_per_io']:6.2f} {ok + ' <' + str(int(tgt)):>7s}"
-              f" {r['p99_us']:8.1f} {r['system_w']:6.0f} {r['active_cores']:6.1f}")
+        print(
+            f"{r['case']:7s} {r['policy']:12s} {r['simulated_s']:6.2f} {r['ios']:10,d} {r['wall_s']:8.1f}"
+            f" {r['ios'] / r['wall_s']:11,.0f} {r['events_per_io']:6.2f} {ok + ' <' + str(int(tgt)):>7s}"
+            f" {r['p99_us']:8.1f} {r['system_w']:6.0f} {r['active_cores']:6.1f}"
+        )
 
 
 if __name__ == "__main__":

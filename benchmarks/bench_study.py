@@ -27,13 +27,26 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "study.csv"
-        cmd = [sys.executable, "-m", "stacksim", "sweep", "poll_energy_study", "-o", str(out), "-j", str(args.jobs), "--no-progress"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "stacksim",
+            "sweep",
+            "poll_energy_study",
+            "-o",
+            str(out),
+            "-j",
+            str(args.jobs),
+            "--no-progress",
+        ]
         scale = 1.0
         if args.estimate:
             # 8 sizes x 7 depths x 3 modes x 5 replicates = 840 runs; sample: 1 replicate, sizes 1k/8k/64k
             sweep = Path(tmp) / "sample.yaml"
             text = (ROOT / "scenarios" / "data" / "sweeps" / "poll_energy_study.yaml").read_text()
-            text = text.replace("bs: [1k, 2k, 4k, 8k, 16k, 32k, 64k, 128k]", "bs: [1k, 8k, 64k]").replace("replicates: 5", "replicates: 1")
+            text = text.replace("bs: [1k, 2k, 4k, 8k, 16k, 32k, 64k, 128k]", "bs: [1k, 8k, 64k]").replace(
+                "replicates: 5", "replicates: 1"
+            )
             sweep.write_text(text)
             cmd[4] = str(sweep)
             scale = (8 * 5) / (3 * 1)  # the sampled sizes (1k, 8k, 64k) span cheap and costly points
@@ -44,8 +57,10 @@ def main() -> None:
         c1 = os.times()
         cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
     label = "estimated full grid" if args.estimate else "full grid"
-    print(f"{label}: wall {wall * scale / 60:.1f} min, CPU {cpu * scale / 60:.1f} min on {args.jobs} workers "
-          f"({840 / (wall * scale) * 60:.0f} runs per minute)")
+    print(
+        f"{label}: wall {wall * scale / 60:.1f} min, CPU {cpu * scale / 60:.1f} min on {args.jobs} workers "
+        f"({840 / (wall * scale) * 60:.0f} runs per minute)"
+    )
 
 
 if __name__ == "__main__":

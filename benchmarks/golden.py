@@ -104,23 +104,52 @@ def cases() -> list[Case]:
     for dname, sets in DOC_RUNS.items():
         out.append(Case(f"docs/{dname}", "run", "default", {"runtime": "300ms", **sets}, fast=True))
     for sched in ("mq-deadline", "kyber", "bfq"):
-        out.append(Case(f"run/iosched-single+{sched}", "run", "iosched-single",
-                        {"queue.scheduler": sched, "runtime": "40ms"}, fast=True))
+        out.append(
+            Case(
+                f"run/iosched-single+{sched}",
+                "run",
+                "iosched-single",
+                {"queue.scheduler": sched, "runtime": "40ms"},
+                fast=True,
+            )
+        )
     for irq in ("none", "adaptive", "cinterrupts"):
-        out.append(Case(f"run/ci-batched+irq-{irq}", "run", "ci-batched", {"nvme.irq": irq, "runtime": "40ms"}, fast=True))
+        out.append(
+            Case(f"run/ci-batched+irq-{irq}", "run", "ci-batched", {"nvme.irq": irq, "runtime": "40ms"}, fast=True)
+        )
     # server scenarios: each at its default settings (burst: time_scale 0.05, the README's), then
     # every core-scheduling policy on a short stable and burst run
     out.append(Case("server/server-stable", "server", "server-stable"))
     out.append(Case("server/server-burst@0.05", "server", "server-burst", {"workload.time_scale": "0.05"}))
     for pol in SERVER_POLICIES:
-        out.append(Case(f"server/server-stable+{pol}@short", "server", "server-stable",
-                        {"server.policy": pol, "workload.duration_s": "0.02", "workload.warmup_s": "0.005"},
-                        fast=True))
-        out.append(Case(f"server/server-burst+{pol}@0.005", "server", "server-burst",
-                        {"server.policy": pol, "workload.time_scale": "0.005"}, fast=pol in ("sandman", "dynamic")))
+        out.append(
+            Case(
+                f"server/server-stable+{pol}@short",
+                "server",
+                "server-stable",
+                {"server.policy": pol, "workload.duration_s": "0.02", "workload.warmup_s": "0.005"},
+                fast=True,
+            )
+        )
+        out.append(
+            Case(
+                f"server/server-burst+{pol}@0.005",
+                "server",
+                "server-burst",
+                {"server.policy": pol, "workload.time_scale": "0.005"},
+                fast=pol in ("sandman", "dynamic"),
+            )
+        )
     for tname, path in TRACES.items():
-        out.append(Case(f"server/server-trace+{tname}+sandman", "server", "server-trace",
-                        {"workload.trace": path, "server.policy": "sandman"}, fast=tname == "msr"))
+        out.append(
+            Case(
+                f"server/server-trace+{tname}+sandman",
+                "server",
+                "server-trace",
+                {"workload.trace": path, "server.policy": "sandman"},
+                fast=tname == "msr",
+            )
+        )
     for suite in ("poll-vs-interrupt", "io-schedulers"):
         out.append(Case(f"validate/{suite}", "validate", suite))
     return out
@@ -234,8 +263,11 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             figures[c.name] = run_case(c)
             print(f"{c.name}: {len(figures[c.name])} figures ({time.perf_counter() - t0:.1f} s)", flush=True)
-        doc = {"commit": args.commit, "note": "written by benchmarks/golden.py --record; floats are repr() strings",
-               "cases": {c.name: figures[c.name] for c in cases() if c.name in figures}}
+        doc = {
+            "commit": args.commit,
+            "note": "written by benchmarks/golden.py --record; floats are repr() strings",
+            "cases": {c.name: figures[c.name] for c in cases() if c.name in figures},
+        }
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(json.dumps(doc, indent=0, sort_keys=False) + "\n")
         print(f"wrote {GOLDEN.relative_to(REPO)}: {len(doc['cases'])} cases")
@@ -249,7 +281,10 @@ def main(argv: list[str] | None = None) -> int:
             bad += 1
             continue
         lines = diff(c.name, recorded[c.name], run_case(c))
-        print(f"{c.name}: {'OK' if not lines else f'{len(lines)} figures moved'} ({time.perf_counter() - t0:.1f} s)", flush=True)
+        print(
+            f"{c.name}: {'OK' if not lines else f'{len(lines)} figures moved'} ({time.perf_counter() - t0:.1f} s)",
+            flush=True,
+        )
         for line in lines:
             print("  " + line)
         bad += bool(lines)

@@ -109,8 +109,14 @@ class Host:
     """told ``(t, task)`` when a job's task exits (:meth:`task_exited`): whoever runs the jobs
     registers here (``scenarios.run.assembly``: fio's run, :class:`models.ioengines.fio_run.FioRun`)"""
 
-    def __init__(self, platform: PlatformConfig, queue: QueueConfig, seed: int, policies: PolicySet,
-                 tracer: ChromeTracer | None = None):
+    def __init__(
+        self,
+        platform: PlatformConfig,
+        queue: QueueConfig,
+        seed: int,
+        policies: PolicySet,
+        tracer: ChromeTracer | None = None,
+    ):
         self.platform = platform
         self.queue = queue
         self.engine = Engine(tracer)
@@ -123,15 +129,18 @@ class Host:
         self.costs = CostTable(platform.cpu.activity, k)
         self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, actions={"hrtimer_expire": 1})
         # the scheduler tick: the timer interrupt plus update_process_times / scheduler_tick
-        self.tick_cost = self.costs.get("sched_tick", irq=k.irq_entry_cycles,
-                                        actions={"hrtimer_expire": 1, "sched_tick": 1})
+        self.tick_cost = self.costs.get(
+            "sched_tick", irq=k.irq_entry_cycles, actions={"hrtimer_expire": 1, "sched_tick": 1}
+        )
         self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles)  # the waker already paid try_to_wake_up
         # 2. one runner (scheduler + executor) per logical CPU
         idle_cls = policies.cpuidle_governor
         tick_period_ns = 1e9 / platform.sched.tick_hz
         self.balancer = LoadBalancer(self, platform.sched)
-        self.runners = [CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched, self.balancer)
-                        for cpu in self.pkg.cpus]
+        self.runners = [
+            CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched, self.balancer)
+            for cpu in self.pkg.cpus
+        ]
         self.balancer.attach(self.runners, self.pkg)
         if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
             by_cpu = {r.cpu.id: r for r in self.runners}
@@ -144,8 +153,12 @@ class Host:
             r.cpufreq_tick_hook = tick_hook
         self.cpufreq.start()
         # 3. devices, driver queues, blk-mq
-        self.devices = [NvmeDevice(platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i, platform.nvme,
-                                   policies.irq_generation) for i in range(platform.ssd_count)]
+        self.devices = [
+            NvmeDevice(
+                platform.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i, platform.nvme, policies.irq_generation
+            )
+            for i in range(platform.ssd_count)
+        ]
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
         self.blk = BlkMq(self, queue, policies.io_scheduler)
         self.driver.attach(self.blk)
@@ -209,7 +222,9 @@ class Host:
                 known = ", ".join(sorted(self._completion_classes))
                 raise ConfigError(f"completion policy '{name}' was not resolved for this host (resolved: {known})")
             if cls.polled and not self.queue.io_poll:
-                raise ConfigError(f"completion policy '{name}' polls, but the queue has no polled queues: set queue.io_poll=1")
+                raise ConfigError(
+                    f"completion policy '{name}' polls, but the queue has no polled queues: set queue.io_poll=1"
+                )
             p = self.policies[name] = cls(self, self.queue)
             if type(p).on_complete is not CompletionPolicy.on_complete:
                 self._stat_policies.append(p)  # only policies that keep statistics see completions

@@ -19,14 +19,29 @@ class PowerConfig(Model):
     dram_w: float = Field(ge=0, description="DRAM power (background + refresh at this load), W")
     platform_base_w: float = Field(ge=0, description="rest of the platform (board, PSU loss, fans at minimum, NIC), W")
     platform_cpu_coupling: float = Field(
-        0.0, ge=0, description="extra platform watts per watt of CPU package power (fans, regulators follow CPU activity)"
+        0.0,
+        ge=0,
+        description="extra platform watts per watt of CPU package power (fans, regulators follow CPU activity)",
     )
-    c0_core_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 (busy or polling): its paths to"
-                             " memory, fabric and NIC kept out of low-power states")
-    c0_core_ghz_w: float = Field(0.0, ge=0, description="platform W per physical core in C0 per GHz of its clock (memory,"
-                                 " fabric and NIC traffic, which scales with the instruction rate)")
-    meter_hz: float = Field(1.0, gt=0, le=1000.0, description="sampling rate of the simulated wall-power meter (the studies' meters:"
-                            " 1 Hz; at most 1 kHz, the ~1 ms update period of RAPL energy counters)")
+    c0_core_w: float = Field(
+        0.0,
+        ge=0,
+        description="platform W per physical core in C0 (busy or polling): its paths to"
+        " memory, fabric and NIC kept out of low-power states",
+    )
+    c0_core_ghz_w: float = Field(
+        0.0,
+        ge=0,
+        description="platform W per physical core in C0 per GHz of its clock (memory,"
+        " fabric and NIC traffic, which scales with the instruction rate)",
+    )
+    meter_hz: float = Field(
+        1.0,
+        gt=0,
+        le=1000.0,
+        description="sampling rate of the simulated wall-power meter (the studies' meters:"
+        " 1 Hz; at most 1 kHz, the ~1 ms update period of RAPL energy counters)",
+    )
 
 
 class PlatformConfig(Model):
@@ -35,8 +50,12 @@ class PlatformConfig(Model):
     cpu: CpuConfig
     ssd: DeviceConfig
     ssd_count: int = Field(1, ge=1, le=1024, description="SSDs (a 1U EDSFF server holds 32, a JBOF up to ~100)")
-    memory_bytes: int | None = Field(None, gt=0, description="installed DRAM, bytes (the study's machine description);"
-                                     " fio's $mb_memory (None: unknown, $mb_memory refused)")
+    memory_bytes: int | None = Field(
+        None,
+        gt=0,
+        description="installed DRAM, bytes (the study's machine description);"
+        " fio's $mb_memory (None: unknown, $mb_memory refused)",
+    )
     kernel: KernelCosts = KernelCosts()
     sched: SchedConfig = SchedConfig()
     power: PowerConfig

@@ -34,29 +34,13 @@ POLL_ENERGY_FIT = {
 #: action, fitted to table 2 (interrupt and classic-polling columns).
 MEM_OPS = {
     "per_cycle": {
-        "user": {
-            "other": 0.11532
-        },
-        "syscall": {
-            "other": 0.10582
-        },
-        "fs": {
-            "other": 0.21759
-        },
-        "block": {
-            "blk_mq": 0.16348,
-            "block_rest": 0.2226
-        },
-        "iosched": {
-            "block_rest": 0.05925
-        },
-        "driver": {
-            "nvme": 0.08772
-        },
-        "irq": {
-            "other": 0.02978,
-            "ktime_get": 0.01205
-        },
+        "user": {"other": 0.11532},
+        "syscall": {"other": 0.10582},
+        "fs": {"other": 0.21759},
+        "block": {"blk_mq": 0.16348, "block_rest": 0.2226},
+        "iosched": {"block_rest": 0.05925},
+        "driver": {"nvme": 0.08772},
+        "irq": {"other": 0.02978, "ktime_get": 0.01205},
         "polling": {
             "blk_poll": 0.00844,
             "blk_mq": 0.00228,
@@ -65,83 +49,36 @@ MEM_OPS = {
             "ktime_get": 0.00054,
             "time_rest": 0.0003,
             "sched_rest": 0.00156,
-            "other": 0.05337
+            "other": 0.05337,
         },
-        "idle_spin": {
-            "other": 0.07987
-        }
+        "idle_spin": {"other": 0.07987},
     },
     "per_action": {
-        "switch": {
-            "__schedule": 11.22,
-            "sched_rest": 411.11,
-            "other": 91.54
-        },
-        "kthread_switch": {
-            "__schedule": 39.5,
-            "sched_rest": 39.5,
-            "other": 39.5
-        },
-        "wakeup": {
-            "sched_rest": 14.84,
-            "other": 11.89
-        },
-        "pelt_update": {
-            "load_avg": 2.96
-        },
-        "psi_change": {
-            "psi": 2.37,
-            "sched_rest": 4.46
-        },
-        "idle_scan": {
-            "sched_rest": 5.95
-        },
-        "migrate": {
-            "sched_rest": 44.89,
-            "load_avg": 44.24
-        },
-        "newidle_balance": {
-            "sched_rest": 59.25
-        },
-        "load_balance": {
-            "sched_rest": 59.43
-        },
-        "idle_entry": {
-            "sched_rest": 24.51,
-            "time_rest": 67.7,
-            "ktime_get": 5.38,
-            "other": 17.86
-        },
-        "idle_exit": {
-            "sched_rest": 10.57,
-            "time_rest": 21.37,
-            "ktime_get": 5.79,
-            "other": 8.91
-        },
-        "sched_tick": {
-            "sched_rest": 14.83,
-            "load_avg": 10.96,
-            "time_rest": 14.93,
-            "other": 14.83
-        },
-        "hrtimer_program": {
-            "hrtimer": 11.85,
-            "ktime_get": 11.85,
-            "time_rest": 11.85
-        },
-        "hrtimer_expire": {
-            "hrtimer": 134.62,
-            "ktime_get": 17.73,
-            "time_rest": 17.94
-        }
-    }
+        "switch": {"__schedule": 11.22, "sched_rest": 411.11, "other": 91.54},
+        "kthread_switch": {"__schedule": 39.5, "sched_rest": 39.5, "other": 39.5},
+        "wakeup": {"sched_rest": 14.84, "other": 11.89},
+        "pelt_update": {"load_avg": 2.96},
+        "psi_change": {"psi": 2.37, "sched_rest": 4.46},
+        "idle_scan": {"sched_rest": 5.95},
+        "migrate": {"sched_rest": 44.89, "load_avg": 44.24},
+        "newidle_balance": {"sched_rest": 59.25},
+        "load_balance": {"sched_rest": 59.43},
+        "idle_entry": {"sched_rest": 24.51, "time_rest": 67.7, "ktime_get": 5.38, "other": 17.86},
+        "idle_exit": {"sched_rest": 10.57, "time_rest": 21.37, "ktime_get": 5.79, "other": 8.91},
+        "sched_tick": {"sched_rest": 14.83, "load_avg": 10.96, "time_rest": 14.93, "other": 14.83},
+        "hrtimer_program": {"hrtimer": 11.85, "ktime_get": 11.85, "time_rest": 11.85},
+        "hrtimer_expire": {"hrtimer": 134.62, "ktime_get": 17.73, "time_rest": 17.94},
+    },
 }
 
 
 def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
     fit = POLL_ENERGY_FIT if fit is None else fit
-    kernel = KernelCosts(mem_ops_per_cycle=MEM_OPS["per_cycle"], mem_ops_per_action=MEM_OPS["per_action"],
-                         **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.")})
+    kernel = KernelCosts(
+        mem_ops_per_cycle=MEM_OPS["per_cycle"],
+        mem_ops_per_action=MEM_OPS["per_action"],
+        **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.")},
+    )
     ssd = optane_900p()
     if "ssd.read.base_ns" in fit:
         ssd = ssd.model_copy(update={"read": ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]})})
@@ -158,8 +95,7 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
         power=PowerConfig(dram_w=12.0, platform_base_w=20.0, platform_cpu_coupling=0.1),
         calibration=(
             "fitted by stacksim calibrate --study poll-energy to poll_vs_interrupt_energy.yaml table1"
-            " (1 thread, 4 KiB): "
-            + ", ".join(f"{k}={v:g}" for k, v in fit.items())
+            " (1 thread, 4 KiB): " + ", ".join(f"{k}={v:g}" for k, v in fit.items())
         ),
     )
 
@@ -181,23 +117,33 @@ def optane_p4801x_e3_1230(fit: dict | None = None) -> PlatformConfig:
     fit = IO_SCHED_FIT if fit is None else fit
     base = optane900p_e3_1230v5()
     ssd = optane_p4801x()
-    ssd = ssd.model_copy(update={
-        "read": ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]}),
-        "write": ssd.write.model_copy(update={"base_ns": fit["ssd.write.base_ns"]}),
-    })
+    ssd = ssd.model_copy(
+        update={
+            "read": ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]}),
+            "write": ssd.write.model_copy(update={"base_ns": fit["ssd.write.base_ns"]}),
+        }
+    )
     iosched = {k.rsplit(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.iosched_cycles.")}
-    return base.model_copy(update={
-        "name": "optane-p4801x-e3-1230",
-        "description": "Dell R230: Xeon E3-1230 + Optane DC P4801X, Linux 5.18 (IO schedulers on ULL disks study)",
-        "ssd": ssd,
-        "memory_bytes": 64 << 30,  # io_schedulers_ull: 64 GB
-        "kernel": base.kernel.model_copy(update={
-            "iosched_cycles": iosched,
-            **{k.split(".", 1)[1]: v for k, v in fit.items() if k.startswith("kernel.") and not k.startswith("kernel.iosched_cycles.")}}),
-        "calibration": "fitted by stacksim calibrate --study io-schedulers to io_schedulers_ull.yaml table1"
-        " (io_uring, QD1, 4 KiB): "
-        + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
-    })
+    return base.model_copy(
+        update={
+            "name": "optane-p4801x-e3-1230",
+            "description": "Dell R230: Xeon E3-1230 + Optane DC P4801X, Linux 5.18 (IO schedulers on ULL disks study)",
+            "ssd": ssd,
+            "memory_bytes": 64 << 30,  # io_schedulers_ull: 64 GB
+            "kernel": base.kernel.model_copy(
+                update={
+                    "iosched_cycles": iosched,
+                    **{
+                        k.split(".", 1)[1]: v
+                        for k, v in fit.items()
+                        if k.startswith("kernel.") and not k.startswith("kernel.iosched_cycles.")
+                    },
+                }
+            ),
+            "calibration": "fitted by stacksim calibrate --study io-schedulers to io_schedulers_ull.yaml table1"
+            " (io_uring, QD1, 4 KiB): " + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
+        }
+    )
 
 
 #: Output of ``stacksim calibrate --study cinterrupts`` (re-run it to refresh; it prints this dict).
@@ -236,18 +182,35 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
         power=PowerConfig(dram_w=24.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
         nvme=IrqConfig(irq_delta_us=delta_us, irq_thr=thr),
         calibration="fitted by stacksim calibrate --study cinterrupts to calibrated_interrupts.yaml"
-        " (sync 4 KiB read latency mean and sd with interrupts and with polling, both devices): " + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
+        " (sync 4 KiB read latency mean and sd with interrupts and with polling, both devices): "
+        + ", ".join(f"{k}={v:g}" for k, v in fit.items()),
     )
 
 
 def optane_p4800x_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
-    return _r730(optane_p4800x(), "optane-p4800x-e5-2660v4", "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) +"
-                 " Optane DC P4800X, Linux 5.0 (calibrated interrupts study)", fit or CINTERRUPTS_FIT, "optane", 6.0, 32)
+    return _r730(
+        optane_p4800x(),
+        "optane-p4800x-e5-2660v4",
+        "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) +"
+        " Optane DC P4800X, Linux 5.0 (calibrated interrupts study)",
+        fit or CINTERRUPTS_FIT,
+        "optane",
+        6.0,
+        32,
+    )
 
 
 def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
-    return _r730(p3700(), "p3700-e5-2660v4", "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) + Intel DC P3700"
-                 " (NAND), Linux 5.0 (calibrated interrupts study)", fit or CINTERRUPTS_FIT, "p3700", 15.0, 32)
+    return _r730(
+        p3700(),
+        "p3700-e5-2660v4",
+        "Dell R730: Xeon E5-2660 v4 (C-states, turbo, SMT off) + Intel DC P3700"
+        " (NAND), Linux 5.0 (calibrated interrupts study)",
+        fit or CINTERRUPTS_FIT,
+        "p3700",
+        15.0,
+        32,
+    )
 
 
 PLATFORMS = {

@@ -84,10 +84,20 @@ def epyc9454p_16xpm1743(fit: dict | None = None) -> PlatformConfig:
     cpu_fit, power_fit, ssd_fit = _apply_fit(fit)
     cstates = (
         CStateConfig(name="POLL", exit_latency_ns=0.0, target_residency_ns=0.0, power_w=0.0, polling=True),
-        CStateConfig(name="C1", exit_latency_ns=C1_EXIT_US * 1e3, target_residency_ns=C1_RESIDENCY_US * 1e3,
-                     power_w=cpu_fit.pop("C1.power_w")),
-        CStateConfig(name="C2", exit_latency_ns=DEEP_EXIT_US * 1e3, target_residency_ns=DEEP_RESIDENCY_US * 1e3,
-                     power_w=cpu_fit.pop("C2.power_w"), package_deep=True, flushes_core_caches=True),
+        CStateConfig(
+            name="C1",
+            exit_latency_ns=C1_EXIT_US * 1e3,
+            target_residency_ns=C1_RESIDENCY_US * 1e3,
+            power_w=cpu_fit.pop("C1.power_w"),
+        ),
+        CStateConfig(
+            name="C2",
+            exit_latency_ns=DEEP_EXIT_US * 1e3,
+            target_residency_ns=DEEP_RESIDENCY_US * 1e3,
+            power_w=cpu_fit.pop("C2.power_w"),
+            package_deep=True,
+            flushes_core_caches=True,
+        ),
     )
     cpu = epyc_9454p(cstates=cstates, cpuidle_disable=("C2",), **cpu_fit)
     ssd = pm1743(**ssd_fit)

@@ -51,7 +51,13 @@ def average_power(platform, devices, a: EnergyReading, b: EnergyReading) -> dict
     pw = platform.power
     c0_w = (pw.c0_core_w * (b.c0_ns - a.c0_ns) + pw.c0_core_ghz_w * (b.c0_ghz_ns - a.c0_ghz_ns)) / (b.t_ns - a.t_ns)
     other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w + c0_w
-    return {"cpu": cpu_w, "ssd": ssd_w, "dram": pw.dram_w, "other": other_w, "system": cpu_w + ssd_w + pw.dram_w + other_w}
+    return {
+        "cpu": cpu_w,
+        "ssd": ssd_w,
+        "dram": pw.dram_w,
+        "other": other_w,
+        "system": cpu_w + ssd_w + pw.dram_w + other_w,
+    }
 
 
 class PowerMeter:

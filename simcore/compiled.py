@@ -26,8 +26,15 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["COMPILED_MODULES", "BUILD_RECORD", "activate", "describe", "is_compiled", "source_digest",
-           "why_not_compiled"]
+__all__ = [
+    "COMPILED_MODULES",
+    "BUILD_RECORD",
+    "activate",
+    "describe",
+    "is_compiled",
+    "source_digest",
+    "why_not_compiled",
+]
 
 #: The hot path, compiled by mypyc (setup.py reads this tuple without importing the package). Each
 #: is typed enough to pass ``mypy --check-untyped-defs`` (tests/test_compiled.py); a class in one of
@@ -117,8 +124,11 @@ def why_not_compiled(root: Path = _ROOT) -> str | None:
         return f"unreadable build record {record_path}"
     changed = [m for m in COMPILED_MODULES if digests.get(m) != source_digest(m, root)]
     if changed:
-        return ("sources changed since the compiled build (" + ", ".join(changed)
-                + "): reinstall (pip install -e .) to recompile")
+        return (
+            "sources changed since the compiled build ("
+            + ", ".join(changed)
+            + "): reinstall (pip install -e .) to recompile"
+        )
     if not all(_extension_exists(m, root) for m in COMPILED_MODULES):
         return "compiled modules missing"
     return None

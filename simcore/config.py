@@ -18,8 +18,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from simcore.errors import ConfigError
 
-__all__ = ["Model", "Seed", "SEED_MAX", "UNIT_LIMITS", "check_seed", "load_data_file", "read_text_file", "validate", "set_path",
-           "parse_scalar", "format_validation_error"]
+__all__ = [
+    "Model",
+    "Seed",
+    "SEED_MAX",
+    "UNIT_LIMITS",
+    "check_seed",
+    "load_data_file",
+    "read_text_file",
+    "validate",
+    "set_path",
+    "parse_scalar",
+    "format_validation_error",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,7 +38,6 @@ M = TypeVar("M", bound=BaseModel)
 #: (sweep CSV/Parquet, pandas) and match the replicate seeds a sweep derives (63 bits).
 SEED_MAX = 2**63 - 1
 Seed = Annotated[int, Field(ge=0, le=SEED_MAX, description="random seed, 0 .. 2**63-1")]
-
 
 
 def check_seed(seed: int | None, what: str = "seed") -> None:
@@ -84,8 +94,7 @@ class Model(BaseModel):
             return v  # the field states its own upper bound
         lo, hi, unit = limit
         if v != 0 and not lo <= v <= hi:
-            raise ValueError(f"{v:g} is out of the sane range of a {info.field_name} value "
-                             f"({lo:g} .. {hi:g} {unit})")
+            raise ValueError(f"{v:g} is out of the sane range of a {info.field_name} value ({lo:g} .. {hi:g} {unit})")
         return v
 
 
@@ -93,8 +102,21 @@ class NoParams(Model):
     """The parameters of a plug-in that has none (an empty, strict model: any key is an error)."""
 
 
-_TYPE_ERRORS = {"bool_type", "bool_parsing", "int_type", "int_parsing", "float_type", "float_parsing", "string_type",
-                "dict_type", "list_type", "tuple_type", "model_type", "literal_error", "none_required"}
+_TYPE_ERRORS = {
+    "bool_type",
+    "bool_parsing",
+    "int_type",
+    "int_parsing",
+    "float_type",
+    "float_parsing",
+    "string_type",
+    "dict_type",
+    "list_type",
+    "tuple_type",
+    "model_type",
+    "literal_error",
+    "none_required",
+}
 
 
 def _is_branch(part: Any) -> bool:
@@ -210,7 +232,9 @@ def read_text_file(path: str | Path, *, what: str = "file", limit: int = MAX_TEX
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        raise ConfigError(f"{p} line {line}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})") from None
+        raise ConfigError(
+            f"{p} line {line}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})"
+        ) from None
 
 
 #: Deepest bracket nesting a YAML/JSON configuration file may have (a real one has fewer than 10):

@@ -13,11 +13,10 @@ which keeps runs bit-for-bit reproducible.
 from __future__ import annotations
 
 import gc
+import heapq
 from typing import Any, Callable, Final
 
 import simpy
-import heapq
-
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, URGENT, Event
 
@@ -288,7 +287,7 @@ class Engine:
             for callback in callbacks:
                 callback(event)
         except StopSimulation:
-            event.callbacks = callbacks[callbacks.index(callback) + 1:]
+            event.callbacks = callbacks[callbacks.index(callback) + 1 :]
             self.env.schedule(event, URGENT - 1)  # type: ignore[arg-type]
             raise
         if not event._ok and not hasattr(event, "_defused"):

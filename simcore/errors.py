@@ -23,6 +23,7 @@ def error_line(message: object) -> str:
     """The one line the command line prints for a bad input: ``stacksim: error: MESSAGE``, with any
     echoed value longer than :data:`LONG_WORD` characters shortened to its head, its tail and its
     length (an option of 150 KB is named, not printed back)."""
+
     def shorten(m: re.Match) -> str:
         word = m.group(0)
         return f"{word[:40]}...{word[-12:]} ({len(word):,} characters)"

@@ -36,9 +36,29 @@ from simcore.errors import ConfigError
 
 STDOUT = "-"
 #: kernel file systems that hold no user files (Linux ``/proc/self/mounts`` type names)
-KERNEL_FS = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "configfs",
-                       "devpts", "bpf", "pstore", "efivarfs", "fusectl", "mqueue", "binfmt_misc", "autofs",
-                       "hugetlbfs", "rpc_pipefs", "nsfs"})
+KERNEL_FS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "cgroup",
+        "cgroup2",
+        "debugfs",
+        "tracefs",
+        "securityfs",
+        "configfs",
+        "devpts",
+        "bpf",
+        "pstore",
+        "efivarfs",
+        "fusectl",
+        "mqueue",
+        "binfmt_misc",
+        "autofs",
+        "hugetlbfs",
+        "rpc_pipefs",
+        "nsfs",
+    }
+)
 #: names of staged files start with ``.NAME`` + this (and 8 random hex digits)
 TMP_TAG = ".tmp-"
 
@@ -186,8 +206,11 @@ def check_distinct(inputs: list[tuple[str, str | None]], outputs: list[tuple[str
             role, other_path, other_what = other
             named = f"{other_path} ({other_what})" if other_what else other_path
             if role == "input":
-                raise _fail(path, what, f"it is the same file as the input {named}: writing it would destroy "
-                                        "what the command reads")
+                raise _fail(
+                    path,
+                    what,
+                    f"it is the same file as the input {named}: writing it would destroy what the command reads",
+                )
             raise _fail(path, what, f"it is the same file as the output {named}: one would replace the other")
         seen[ident] = ("output", path, what)
 
@@ -255,8 +278,15 @@ class Outputs:
         """Write ``text`` (UTF-8) to ``path``."""
         self.write(path, lambda fh: fh.write(text), what=what)
 
-    def write(self, path: str | os.PathLike, writer: Writer, *, binary: bool = False, newline: str | None = None,
-              what: str | None = None) -> None:
+    def write(
+        self,
+        path: str | os.PathLike,
+        writer: Writer,
+        *,
+        binary: bool = False,
+        newline: str | None = None,
+        what: str | None = None,
+    ) -> None:
         """Write ``path`` with ``writer(file)`` (a text file in UTF-8 unless ``binary``)."""
         p = Path(path)
         if str(path) == STDOUT or _is_stream(p):
@@ -277,7 +307,9 @@ class Outputs:
                 if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
                     with contextlib.suppress(OSError):
                         os.chown(tmp, st.st_uid, st.st_gid)
-            with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": newline})) as fh:
+            with os.fdopen(
+                fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": newline})
+            ) as fh:
                 writer(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -336,8 +368,14 @@ def write_text(path: str | os.PathLike, text: str, *, what: str | None = None) -
         out.text(path, text, what=what)
 
 
-def write_file(path: str | os.PathLike, writer: Writer, *, binary: bool = False, newline: str | None = None,
-               what: str | None = None) -> None:
+def write_file(
+    path: str | os.PathLike,
+    writer: Writer,
+    *,
+    binary: bool = False,
+    newline: str | None = None,
+    what: str | None = None,
+) -> None:
     """Write one file with ``writer(file)`` all-or-nothing (see :class:`Outputs`)."""
     with Outputs() as out:
         out.write(path, writer, binary=binary, newline=newline, what=what)
@@ -359,5 +397,3 @@ def stale_temporaries(path: str | os.PathLike) -> list[Path]:
     """Temporary files left next to ``path`` by a killed writer (``.NAME.tmp-*``)."""
     p = Path(path)
     return sorted(p.parent.glob(f".{glob.escape(p.name)}{TMP_TAG}*"))
-
-

@@ -46,6 +46,7 @@ class Registry:
             self._items[name] = cls
             cls.name = name
             return cls
+
         return deco
 
     def get(self, name: str) -> type:

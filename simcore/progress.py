@@ -46,9 +46,16 @@ class RunProgress:
     second); ``enabled``: ``None`` = when ``stream`` is a terminal.
     """
 
-    def __init__(self, *, end_ns: float | None = None, ios: Callable[[], int] | None = None,
-                 enabled: bool | None = None, label: str = "simulating", stream: TextIO | None = None,
-                 min_interval_s: float = 0.25):
+    def __init__(
+        self,
+        *,
+        end_ns: float | None = None,
+        ios: Callable[[], int] | None = None,
+        enabled: bool | None = None,
+        label: str = "simulating",
+        stream: TextIO | None = None,
+        min_interval_s: float = 0.25,
+    ):
         self.stream = sys.stderr if stream is None else stream
         self.enabled = progress_enabled(enabled, stream=self.stream)
         self.end_ns = end_ns

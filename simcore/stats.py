@@ -15,9 +15,20 @@ FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.
 #: application (server: sent by the client), dispatched to the driver (server: NVMe submit), device
 #: start and end, completion entry posted, reaped by the CPU, complete (server: response received)
 RECORD_FIELDS = (
-    ("io", np.int64), ("job", np.int32), ("thread", np.int32), ("cpu", np.int32), ("op", "U5"), ("bytes", np.int64),
-    ("t_submit_ns", np.float64), ("t_dispatch_ns", np.float64), ("t_dev_start_ns", np.float64), ("t_dev_end_ns", np.float64),
-    ("t_cqe_ns", np.float64), ("t_reaped_ns", np.float64), ("t_complete_ns", np.float64), ("device_service_ns", np.float64),
+    ("io", np.int64),
+    ("job", np.int32),
+    ("thread", np.int32),
+    ("cpu", np.int32),
+    ("op", "U5"),
+    ("bytes", np.int64),
+    ("t_submit_ns", np.float64),
+    ("t_dispatch_ns", np.float64),
+    ("t_dev_start_ns", np.float64),
+    ("t_dev_end_ns", np.float64),
+    ("t_cqe_ns", np.float64),
+    ("t_reaped_ns", np.float64),
+    ("t_complete_ns", np.float64),
+    ("device_service_ns", np.float64),
 )
 
 
@@ -38,11 +49,24 @@ def records_array(columns: dict) -> np.ndarray:
 
 def records_table(reqs) -> np.ndarray:
     """One compact structured array row per completed host IO (:class:`models.os.request.Request`)."""
-    cols = {"io": [r.id for r in reqs], "job": [r.job for r in reqs], "thread": [r.task.tid for r in reqs],
-            "cpu": [r.cpu for r in reqs], "op": [r.op for r in reqs], "bytes": [r.own_bytes for r in reqs]}
-    for name, attr in (("t_submit_ns", "t_submit"), ("t_dispatch_ns", "t_dispatch"), ("t_dev_start_ns", "t_dev_start"),
-                       ("t_dev_end_ns", "t_dev_end"), ("t_cqe_ns", "t_cqe"), ("t_reaped_ns", "t_reaped"),
-                       ("t_complete_ns", "t_complete"), ("device_service_ns", "device_service_ns")):
+    cols = {
+        "io": [r.id for r in reqs],
+        "job": [r.job for r in reqs],
+        "thread": [r.task.tid for r in reqs],
+        "cpu": [r.cpu for r in reqs],
+        "op": [r.op for r in reqs],
+        "bytes": [r.own_bytes for r in reqs],
+    }
+    for name, attr in (
+        ("t_submit_ns", "t_submit"),
+        ("t_dispatch_ns", "t_dispatch"),
+        ("t_dev_start_ns", "t_dev_start"),
+        ("t_dev_end_ns", "t_dev_end"),
+        ("t_cqe_ns", "t_cqe"),
+        ("t_reaped_ns", "t_reaped"),
+        ("t_complete_ns", "t_complete"),
+        ("device_service_ns", "device_service_ns"),
+    ):
         cols[name] = [getattr(r, attr) for r in reqs]
     return records_array(cols)
 
@@ -196,8 +220,14 @@ class LatencyStats:
         if self.n == 0:
             return {k: 0.0 for k in ("mean", "p50", "p90", "p99", "p99_9", "max")}
         p50, p90, p99, p999 = self.percentiles((50, 90, 99, 99.9))
-        return {"mean": self.mean / 1e3, "p50": p50 / 1e3, "p90": p90 / 1e3, "p99": p99 / 1e3,
-                "p99_9": p999 / 1e3, "max": self.max / 1e3}
+        return {
+            "mean": self.mean / 1e3,
+            "p50": p50 / 1e3,
+            "p90": p90 / 1e3,
+            "p99": p99 / 1e3,
+            "p99_9": p999 / 1e3,
+            "max": self.max / 1e3,
+        }
 
 
 class RecordChunks:

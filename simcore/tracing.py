@@ -19,7 +19,9 @@ CPU_PID, DEV_PID, POWER_PID = 1, 2, 3
 
 
 class ChromeTracer:
-    def __init__(self, t0_ns: float = 0.0, t1_ns: float = float("inf"), max_events: int = 500_000, max_ios: int | None = None):
+    def __init__(
+        self, t0_ns: float = 0.0, t1_ns: float = float("inf"), max_events: int = 500_000, max_ios: int | None = None
+    ):
         self.t0 = t0_ns
         self.t1 = t1_ns
         self.max_events = max_events
@@ -42,7 +44,9 @@ class ChromeTracer:
         return t_ns / 1000.0
 
     # -- recording -------------------------------------------------------------------------------
-    def span(self, pid: int, tid: int, name: str, start_ns: float, dur_ns: float, cat: str = "", args: dict | None = None):
+    def span(
+        self, pid: int, tid: int, name: str, start_ns: float, dur_ns: float, cat: str = "", args: dict | None = None
+    ):
         if dur_ns < 0 or not self.wants(start_ns, start_ns + dur_ns):
             return
         ev = {"ph": "X", "pid": pid, "tid": tid, "name": name, "ts": self._ts(start_ns), "dur": dur_ns / 1000.0}
@@ -79,7 +83,9 @@ class ChromeTracer:
 
     def counter(self, name: str, t_ns: float, values: dict):
         if self.wants(t_ns, t_ns):
-            self.events.append({"ph": "C", "pid": POWER_PID, "tid": 0, "name": name, "ts": self._ts(t_ns), "args": values})
+            self.events.append(
+                {"ph": "C", "pid": POWER_PID, "tid": 0, "name": name, "ts": self._ts(t_ns), "args": values}
+            )
 
     def io(self, req, cpu: int):
         """One completed IO of the host model: device service span and a flow submit -> device ->
@@ -98,15 +104,43 @@ class ChromeTracer:
         dev_tid = qp.device.index * 1000 + qp.qid
         self._names[(DEV_PID, dev_tid)] = f"ssd{qp.device.index} q{qp.qid}"
         size = f"{req.nbytes // 1024}K" if req.nbytes >= 1024 else f"{req.nbytes}B"
-        self.span(DEV_PID, dev_tid, f"{req.op} {size}", req.t_dev_start, req.t_dev_end - req.t_dev_start, "device",
-                  {"io": req.id, "service_ns": round(req.device_service_ns, 1)})
+        self.span(
+            DEV_PID,
+            dev_tid,
+            f"{req.op} {size}",
+            req.t_dev_start,
+            req.t_dev_end - req.t_dev_start,
+            "device",
+            {"io": req.id, "service_ns": round(req.device_service_ns, 1)},
+        )
         fid = req.id
         (cpu0, t0), (cpu1, t1) = cpu_points
-        self.events.append({"ph": "s", "id": fid, "pid": CPU_PID, "tid": cpu0, "name": "io", "cat": "flow", "ts": self._ts(t0)})
-        self.events.append({"ph": "t", "id": fid, "pid": DEV_PID, "tid": dev_tid, "name": "io", "cat": "flow",
-                            "ts": self._ts(req.t_dev_start)})
-        self.events.append({"ph": "f", "bp": "e", "id": fid, "pid": CPU_PID, "tid": cpu1, "name": "io", "cat": "flow",
-                            "ts": self._ts(t1)})
+        self.events.append(
+            {"ph": "s", "id": fid, "pid": CPU_PID, "tid": cpu0, "name": "io", "cat": "flow", "ts": self._ts(t0)}
+        )
+        self.events.append(
+            {
+                "ph": "t",
+                "id": fid,
+                "pid": DEV_PID,
+                "tid": dev_tid,
+                "name": "io",
+                "cat": "flow",
+                "ts": self._ts(req.t_dev_start),
+            }
+        )
+        self.events.append(
+            {
+                "ph": "f",
+                "bp": "e",
+                "id": fid,
+                "pid": CPU_PID,
+                "tid": cpu1,
+                "name": "io",
+                "cat": "flow",
+                "ts": self._ts(t1),
+            }
+        )
 
     def power_counter(self, engine, power_w, end_ns: float, period_ns: float = 10_000.0) -> None:
         """Sample ``power_w()`` (W) every ``period_ns`` of the window up to ``end_ns`` as a counter
@@ -135,10 +169,19 @@ class ChromeTracer:
             {"ph": "M", "pid": DEV_PID, "name": "process_name", "args": {"name": "devices"}},
             {"ph": "M", "pid": POWER_PID, "name": "process_name", "args": {"name": "power"}},
         ]
-        meta += [{"ph": "M", "pid": CPU_PID, "tid": c, "name": "thread_name", "args": {"name": f"cpu{c}"}} for c in range(ncpus)]
-        meta += [{"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": n}} for (pid, tid), n in self._names.items()]
+        meta += [
+            {"ph": "M", "pid": CPU_PID, "tid": c, "name": "thread_name", "args": {"name": f"cpu{c}"}}
+            for c in range(ncpus)
+        ]
+        meta += [
+            {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": n}}
+            for (pid, tid), n in self._names.items()
+        ]
         # per track, in time order (parents before children at equal start: longer first)
         body = sorted(self.events, key=lambda e: (e.get("pid", 0), e.get("tid", 0), e["ts"], -e.get("dur", 0)))
-        doc = {"traceEvents": meta + body, "displayTimeUnit": "ns",
-               "otherData": {"generator": "stacksim", "truncated": self.truncated}}
+        doc = {
+            "traceEvents": meta + body,
+            "displayTimeUnit": "ns",
+            "otherData": {"generator": "stacksim", "truncated": self.truncated},
+        }
         return json.dumps(doc)

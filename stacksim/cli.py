@@ -20,21 +20,43 @@ EXIT_BAD_INPUT = 2
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--platform", type=reads("--platform"), help="built-in platform name (see `stacksim list`) or platform YAML file")
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override: queue.io_poll=1, queue.io_poll_delay=0, kernel.ctx_switch_cycles=3000, or a fio option (bs=8k)")
+    p.add_argument(
+        "--platform",
+        type=reads("--platform"),
+        help="built-in platform name (see `stacksim list`) or platform YAML file",
+    )
+    p.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override: queue.io_poll=1, queue.io_poll_delay=0, kernel.ctx_switch_cycles=3000, or a fio option (bs=8k)",
+    )
     p.add_argument("--seed", type=int, help="random seed (default: the scenario's, else 1)")
-    p.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
-                   help="write the full result as JSON ('-': standard output, the summary then goes to stderr)")
-    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE", type=reads("--plugin"),
-                   help="import a policy plug-in first (Python code, runs with your rights; a .py path "
-                        "relative to the current directory, or a module name)")
+    p.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT",
+        type=writes("--json"),
+        help="write the full result as JSON ('-': standard output, the summary then goes to stderr)",
+    )
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        type=reads("--plugin"),
+        help="import a policy plug-in first (Python code, runs with your rights; a .py path "
+        "relative to the current directory, or a module name)",
+    )
 
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     from simcore.compiled import describe
+
     try:
         v = version("stacksim")
     except PackageNotFoundError:
@@ -43,20 +65,45 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="stacksim", description="Cycle-level simulator of a host CPU, its OS IO stack and its SSDs.",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--version", action="version", version=_version(),
-                    help="print the version and which code runs (compiled hot path or pure Python)")
+    ap = argparse.ArgumentParser(
+        prog="stacksim",
+        description="Cycle-level simulator of a host CPU, its OS IO stack and its SSDs.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--version",
+        action="version",
+        version=_version(),
+        help="print the version and which code runs (compiled hot path or pure Python)",
+    )
     sub = ap.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="simulate a fio job file or a scenario (default: the built-in default scenario)")
-    run.add_argument("job", nargs="?", type=reads("job"), help="fio job file (.fio/.ini), scenario YAML or built-in scenario name")
+    run.add_argument(
+        "job", nargs="?", type=reads("job"), help="fio job file (.fio/.ini), scenario YAML or built-in scenario name"
+    )
     run.add_argument("--scenario", type=reads("--scenario"), help="built-in scenario name or scenario YAML path")
-    run.add_argument("--records", metavar="OUT", type=writes("--records"), help="write per-IO records (.csv or .parquet; '-': CSV on standard output)")
+    run.add_argument(
+        "--records",
+        metavar="OUT",
+        type=writes("--records"),
+        help="write per-IO records (.csv or .parquet; '-': CSV on standard output)",
+    )
     run.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="progress line on stderr while simulating (default: when stderr is a terminal and not --quiet)")
-    run.add_argument("--trace", metavar="OUT.json", type=writes("--trace"), help="write a Chrome trace-event timeline (open in Perfetto / chrome://tracing)")
-    run.add_argument("--trace-window", metavar="START:END", help="trace window in ms of simulated time (default: 2 ms after warm-up)")
+    run.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress line on stderr while simulating (default: when stderr is a terminal and not --quiet)",
+    )
+    run.add_argument(
+        "--trace",
+        metavar="OUT.json",
+        type=writes("--trace"),
+        help="write a Chrome trace-event timeline (open in Perfetto / chrome://tracing)",
+    )
+    run.add_argument(
+        "--trace-window", metavar="START:END", help="trace window in ms of simulated time (default: 2 ms after warm-up)"
+    )
     run.add_argument("--trace-ios", type=int, default=2000, metavar="N", help="trace at most N IOs (default 2000)")
     _add_run_args(run)
     sub.add_parser("list", help="list built-in scenarios, platforms and policies")
@@ -90,7 +137,9 @@ def cmd_run(args) -> int:
     cfg = resolve_run(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
     print_warnings(run_warnings(cfg))
     tracer = _make_tracer(args, cfg.warmup_ns) if args.trace else None
-    result = simulate(cfg, tracer=tracer, records=_record_sink(args), progress=progress_enabled(args.progress, args.quiet))
+    result = simulate(
+        cfg, tracer=tracer, records=_record_sink(args), progress=progress_enabled(args.progress, args.quiet)
+    )
     _emit(args, result, format_run(cfg), cfg.platform.cpu.logical_cpus)
     return 0
 
@@ -209,7 +258,9 @@ def list_line(name: str, description: str, columns: int | None = None) -> str:
     columns = columns or shutil.get_terminal_size((120, 24)).columns
     head = f"  {name:28s} "
     width = max(columns - len(head), 20)
-    return head + textwrap.shorten(description, width=width, placeholder=" ...") if description.strip() else head.rstrip()
+    return (
+        head + textwrap.shorten(description, width=width, placeholder=" ...") if description.strip() else head.rstrip()
+    )
 
 
 def cmd_schema(args) -> int:

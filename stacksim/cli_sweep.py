@@ -24,12 +24,24 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     eff.add_argument("results", type=reads("results"), help="results file written by `stacksim sweep`")
     _add_axis_args(eff)
     eff.add_argument("--long", action="store_true", help="one line per tile with every policy's mean and p-value")
-    eff.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
-                     help="also write the tiles as JSON ('-': standard output, the table then goes to stderr)")
+    eff.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT",
+        type=writes("--json"),
+        help="also write the tiles as JSON ('-': standard output, the table then goes to stderr)",
+    )
 
     rep = subparsers.add_parser("report", help="write a self-contained interactive HTML report of sweep results")
     rep.add_argument("results", type=reads("results"), help="results file written by `stacksim sweep`")
-    rep.add_argument("-o", "--output", default="report.html", metavar="HTML", type=writes("-o"), help="output file (default report.html)")
+    rep.add_argument(
+        "-o",
+        "--output",
+        default="report.html",
+        metavar="HTML",
+        type=writes("-o"),
+        help="output file (default report.html)",
+    )
     rep.add_argument("--title", help="page title")
     _add_axis_args(rep)
 
@@ -43,11 +55,25 @@ def _add_sweep_parser(subparsers) -> None:
     """The ``sweep`` sub-command's arguments: the sweep, the results file, overrides, replicates and seed,
     and where the points run (local processes or a Dask cluster)."""
     sw = subparsers.add_parser("sweep", help="run a parameter sweep (cartesian product of axes x replicates)")
-    sw.add_argument("sweep", type=reads("sweep"), help="sweep YAML file, or the name of a built-in sweep (scenarios/data/sweeps/)")
-    sw.add_argument("-o", "--output", default="RESULTS.csv", metavar="RESULTS", type=writes("-o"),
-                    help="results file, .csv or .parquet (default RESULTS.csv); existing runs are skipped")
-    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra fixed override for every point (e.g. runtime=100ms)")
+    sw.add_argument(
+        "sweep", type=reads("sweep"), help="sweep YAML file, or the name of a built-in sweep (scenarios/data/sweeps/)"
+    )
+    sw.add_argument(
+        "-o",
+        "--output",
+        default="RESULTS.csv",
+        metavar="RESULTS",
+        type=writes("-o"),
+        help="results file, .csv or .parquet (default RESULTS.csv); existing runs are skipped",
+    )
+    sw.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra fixed override for every point (e.g. runtime=100ms)",
+    )
     sw.add_argument("--replicates", type=int, help="replicates per point (default: the sweep file's)")
     sw.add_argument("--seed", type=int, help="base seed (default: the sweep file's)")
     sw.add_argument("--fresh", action="store_true", help="discard stored results and recompute everything")
@@ -56,19 +82,36 @@ def _add_sweep_parser(subparsers) -> None:
     where.add_argument("-j", "--jobs", type=int, help="local worker processes (default: one per CPU)")
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask distributed scheduler")
     where.add_argument("--local-cluster", type=int, metavar="N", help="start a local Dask cluster of N workers")
-    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress bar on stderr (default: when stderr is a terminal)")
+    sw.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
+    )
 
 
 def _add_axis_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--x", help="size axis column (default bs; for a sweep without bs and numjobs columns, "
-                               "its first axis that is not the policy, or the constant 'sweep' when it has one)")
+    p.add_argument(
+        "--x",
+        help="size axis column (default bs; for a sweep without bs and numjobs columns, "
+        "its first axis that is not the policy, or the constant 'sweep' when it has one)",
+    )
     p.add_argument("--y", help="depth axis column (default numjobs; else the sweep's next axis)")
-    p.add_argument("--policy-axis", action="append", metavar="COLUMN[,COLUMN]",
-                   help="policy column(s); several make a combined policy (default: the derived "
-                        "'completion' = interrupt/classic/hybrid, or a server sweep's server.policy)")
-    p.add_argument("--metric", default="bytes_per_joule", help="efficiency metric (default bytes_per_joule, higher is better)")
-    p.add_argument("--lower-is-better", action="store_true", help="the metric improves downwards (energy_j_per_million_ios, latency)")
+    p.add_argument(
+        "--policy-axis",
+        action="append",
+        metavar="COLUMN[,COLUMN]",
+        help="policy column(s); several make a combined policy (default: the derived "
+        "'completion' = interrupt/classic/hybrid, or a server sweep's server.policy)",
+    )
+    p.add_argument(
+        "--metric", default="bytes_per_joule", help="efficiency metric (default bytes_per_joule, higher is better)"
+    )
+    p.add_argument(
+        "--lower-is-better",
+        action="store_true",
+        help="the metric improves downwards (energy_j_per_million_ios, latency)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the tie test (default 0.05)")
 
 
@@ -82,8 +125,11 @@ def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
         print(f"axes chosen from the results: --x {x} --y {y} --policy-axis {','.join(policy)}", file=sys.stderr)
     labels = {policy_of(r, policy) for r in rows}
     if len(labels) == 1:
-        print(f"note: one policy in these results ({','.join(policy)} = {labels.pop()}); "
-              f"name the compared columns with --policy-axis", file=sys.stderr)
+        print(
+            f"note: one policy in these results ({','.join(policy)} = {labels.pop()}); "
+            f"name the compared columns with --policy-axis",
+            file=sys.stderr,
+        )
     return x, y, policy
 
 
@@ -102,12 +148,21 @@ def cmd_sweep(args) -> int:
             print(point)
         print(f"{npoints} points x {len(tasks) // max(npoints, 1)} replicates = {len(tasks)} runs")
         return 0
-    outcome = execute(tasks, args.output, jobs=args.jobs, scheduler=args.scheduler, local_cluster=args.local_cluster,
-                      fresh=args.fresh, progress=args.progress)
-    print(f"{outcome.path}: {outcome.total} runs of sweep {sweep.name} ({npoints} points), "
-          f"{outcome.computed} computed"
-          + (f" ({outcome.stale} replacing rows of another simulator version)" if outcome.stale else "")
-          + f", {outcome.reused} already stored")
+    outcome = execute(
+        tasks,
+        args.output,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        local_cluster=args.local_cluster,
+        fresh=args.fresh,
+        progress=args.progress,
+    )
+    print(
+        f"{outcome.path}: {outcome.total} runs of sweep {sweep.name} ({npoints} points), "
+        f"{outcome.computed} computed"
+        + (f" ({outcome.stale} replacing rows of another simulator version)" if outcome.stale else "")
+        + f", {outcome.reused} already stored"
+    )
     return 0
 
 
@@ -122,8 +177,9 @@ def cmd_analyze(args) -> int:
         check_output(args.json_out, "--json")
     rows = read_results(args.results)
     x, y, policy = _axes(args, rows)
-    tiles = efficiency_map(rows, x=x, y=y, policy=policy, metric=args.metric, alpha=args.alpha,
-                           lower_is_better=args.lower_is_better)
+    tiles = efficiency_map(
+        rows, x=x, y=y, policy=policy, metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better
+    )
     print(format_table(tiles, x=x, y=y, metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better))
     if args.long:
         print(format_long(tiles, x=x, y=y, lower_is_better=args.lower_is_better))
@@ -144,8 +200,17 @@ def cmd_report(args) -> int:
     check_output(args.output, "-o")
     rows = read_results(args.results)
     x, y, policy = _axes(args, rows)
-    n = write_report(rows, args.output, title=args.title, x=x, y=y, policy=policy,
-                     metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better)
+    n = write_report(
+        rows,
+        args.output,
+        title=args.title,
+        x=x,
+        y=y,
+        policy=policy,
+        metric=args.metric,
+        alpha=args.alpha,
+        lower_is_better=args.lower_is_better,
+    )
     print(f"{args.output}: {n} figures from {len(rows)} runs")
     return 0
 

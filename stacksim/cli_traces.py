@@ -21,9 +21,15 @@ def _add_sets(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_plugin(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE", type=reads("--plugin"),
-                   help="import a policy plug-in first (Python code, runs with your rights; a .py path "
-                        "relative to the current directory, or a module name)")
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        type=reads("--plugin"),
+        help="import a policy plug-in first (Python code, runs with your rights; a .py path "
+        "relative to the current directory, or a module name)",
+    )
 
 
 def _load_plugins(args) -> None:
@@ -34,40 +40,70 @@ def _load_plugins(args) -> None:
 
 
 def _add_point_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--metrics", metavar="M1,M2", help="compare only these metrics (dotted summary paths, "
-                                                      "e.g. latency_us.mean,iops; default: every measured one)")
+    p.add_argument(
+        "--metrics",
+        metavar="M1,M2",
+        help="compare only these metrics (dotted summary paths, "
+        "e.g. latency_us.mean,iops; default: every measured one)",
+    )
     _add_sets(p, "applied to every point before its own config (fio option, queue.*, kernel.*, ...)")
-    p.add_argument("--job", metavar="BASE.fio", type=reads("--job"), help="base fio job file of the points (default: the built-in "
-                                                      "default scenario's job; a CSV 'job' column overrides)")
+    p.add_argument(
+        "--job",
+        metavar="BASE.fio",
+        type=reads("--job"),
+        help="base fio job file of the points (default: the built-in "
+        "default scenario's job; a CSV 'job' column overrides)",
+    )
     p.add_argument("--runtime-ms", type=float, help="simulated run time per point, ms (default 100; suites: their own)")
-    p.add_argument("--ramp-ms", type=float, help="warm-up per point, ms (default 110 with adaptive hybrid polling, else 10)")
+    p.add_argument(
+        "--ramp-ms", type=float, help="warm-up per point, ms (default 110 with adaptive hybrid polling, else 10)"
+    )
     p.add_argument("--seed", type=int, help="seed of every simulation (default 7; with --trace: 1, as for replay)")
 
 
 def _add_trace_format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", dest="trace_format", choices=["blkparse", "msr", "fiolog"],
-                   help="--trace: the trace's format (default: sniffed from the first lines)")
-    p.add_argument("--skip-bad-lines", action="store_true", help="--trace: count and skip malformed lines instead of failing")
+    p.add_argument(
+        "--format",
+        dest="trace_format",
+        choices=["blkparse", "msr", "fiolog"],
+        help="--trace: the trace's format (default: sniffed from the first lines)",
+    )
+    p.add_argument(
+        "--skip-bad-lines", action="store_true", help="--trace: count and skip malformed lines instead of failing"
+    )
 
 
 #: options that mean nothing with --trace (validate and calibrate)
-_NOT_WITH_TRACE = (("measured", "--measured"), ("suite", "--suite"), ("fit", "--fit"), ("study", "--study"),
-                   ("metrics", "--metrics"), ("job", "--job"), ("runtime_ms", "--runtime-ms"), ("ramp_ms", "--ramp-ms"),
-                   ("max_iterations", "--max-iterations"))
+_NOT_WITH_TRACE = (
+    ("measured", "--measured"),
+    ("suite", "--suite"),
+    ("fit", "--fit"),
+    ("study", "--study"),
+    ("metrics", "--metrics"),
+    ("job", "--job"),
+    ("runtime_ms", "--runtime-ms"),
+    ("ramp_ms", "--ramp-ms"),
+    ("max_iterations", "--max-iterations"),
+)
 
 
 def _trace_mode(args) -> bool:
     """``--trace`` given: refuse the options of the other modes; without it, refuse the trace options."""
     if getattr(args, "trace", None) is None:
-        given = [f for n, f in (("trace_format", "--format"), ("skip_bad_lines", "--skip-bad-lines"),
-                                ("html", "--html")) if getattr(args, n, None)]
+        given = [
+            f
+            for n, f in (("trace_format", "--format"), ("skip_bad_lines", "--skip-bad-lines"), ("html", "--html"))
+            if getattr(args, n, None)
+        ]
         if given:
             raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --trace FILE only")
         return False
     given = [f for n, f in _NOT_WITH_TRACE if getattr(args, n, None)]
     if given:
-        raise ConfigError(f"--trace replays the trace itself (its IOs, sizes and arrival times); "
-                          f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for measured points or studies")
+        raise ConfigError(
+            f"--trace replays the trace itself (its IOs, sizes and arrival times); "
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for measured points or studies"
+        )
     return True
 
 
@@ -76,79 +112,186 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the replay, calibrate, validate and explain sub-commands; their handlers are added to
     ``commands`` (the CLI's name -> handler table) when given, and returned."""
     rp = subparsers.add_parser("replay", help="replay a block trace open-loop (IOs issued at their timestamps)")
-    rp.add_argument("trace", type=reads("trace"), help="trace file (plain or .gz): Alibaba, Tencent, MSR Cambridge, blkparse text or fio iolog")
-    rp.add_argument("--format", choices=["msr", "alibaba", "tencent", "blkparse", "iolog"],
-                    help="trace format (default: sniffed from the first lines)")
-    rp.add_argument("--platform", type=reads("--platform"), help="built-in platform name or platform YAML file (default: the default "
-                                       "scenario's, as for `stacksim run`)")
+    rp.add_argument(
+        "trace",
+        type=reads("trace"),
+        help="trace file (plain or .gz): Alibaba, Tencent, MSR Cambridge, blkparse text or fio iolog",
+    )
+    rp.add_argument(
+        "--format",
+        choices=["msr", "alibaba", "tencent", "blkparse", "iolog"],
+        help="trace format (default: sniffed from the first lines)",
+    )
+    rp.add_argument(
+        "--platform",
+        type=reads("--platform"),
+        help="built-in platform name or platform YAML file (default: the default scenario's, as for `stacksim run`)",
+    )
     rp.add_argument("--speed", type=float, default=1.0, help="time scale: 2 replays twice as fast (default 1)")
-    rp.add_argument("--window", metavar="START:END", help="trace seconds to replay (from the first record), either side optional")
-    rp.add_argument("--volumes", metavar="A,B", help="replay only these trace volumes (MSR host_disk, Alibaba/Tencent ids, blkparse maj,min)")
+    rp.add_argument(
+        "--window", metavar="START:END", help="trace seconds to replay (from the first record), either side optional"
+    )
+    rp.add_argument(
+        "--volumes",
+        metavar="A,B",
+        help="replay only these trace volumes (MSR host_disk, Alibaba/Tencent ids, blkparse maj,min)",
+    )
     rp.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
-    rp.add_argument("--blk-action", choices=["Q", "D"], default="Q", help="blkparse: replay issue (Q) or dispatch (D) events")
+    rp.add_argument(
+        "--blk-action", choices=["Q", "D"], default="Q", help="blkparse: replay issue (Q) or dispatch (D) events"
+    )
     _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
     rp.add_argument("--seed", type=int, help="random seed (default 1)")
-    rp.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
-                    help="write the full result as JSON ('-': standard output, the summary then goes to stderr)")
+    rp.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT",
+        type=writes("--json"),
+        help="write the full result as JSON ('-': standard output, the summary then goes to stderr)",
+    )
     rp.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
-    rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress line on stderr while replaying (default: when stderr is a terminal and not --quiet)")
+    rp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress line on stderr while replaying (default: when stderr is a terminal and not --quiet)",
+    )
     _add_plugin(rp)
 
     ca = subparsers.add_parser(
-        "calibrate", help="fit platform parameters to your measurements (write a platform YAML), or re-run a built-in "
-                          "calibration against published figures (--study NAME)",
+        "calibrate",
+        help="fit platform parameters to your measurements (write a platform YAML), or re-run a built-in "
+        "calibration against published figures (--study NAME)",
         description="Either fit --platform's parameters (--fit) to your measurements (--measured) and write the new "
-                    "platform (-o NEW.yaml), or re-run a built-in calibration (--study NAME; --list-studies) against the "
-                    "published figures shipped with stacksim.")
-    ca.add_argument("--study", metavar="NAME", help="re-run a built-in calibration (see --list-studies); its runs use "
-                                                    "the study's own configurations and seeds")
+        "platform (-o NEW.yaml), or re-run a built-in calibration (--study NAME; --list-studies) against the "
+        "published figures shipped with stacksim.",
+    )
+    ca.add_argument(
+        "--study",
+        metavar="NAME",
+        help="re-run a built-in calibration (see --list-studies); its runs use "
+        "the study's own configurations and seeds",
+    )
     ca.add_argument("--list-studies", action="store_true", help="list the built-in calibration studies and exit")
-    ca.add_argument("--trace", metavar="FILE", type=reads("--trace"), help="fit the SSD's media service (per direction: base, per-KiB, "
-                                                    "spread) to a timed trace: blkparse with D/C events, or a depth-1 "
-                                                    "MSR trace or fio latency log (docs/validate-your-hardware.md)")
+    ca.add_argument(
+        "--trace",
+        metavar="FILE",
+        type=reads("--trace"),
+        help="fit the SSD's media service (per direction: base, per-KiB, "
+        "spread) to a timed trace: blkparse with D/C events, or a depth-1 "
+        "MSR trace or fio latency log (docs/validate-your-hardware.md)",
+    )
     _add_trace_format(ca)
-    ca.add_argument("--max-iterations", type=int, metavar="N",
-                    help="--study: stop the least-squares search after N iterations (a quick, unconverged result)")
+    ca.add_argument(
+        "--max-iterations",
+        type=int,
+        metavar="N",
+        help="--study: stop the least-squares search after N iterations (a quick, unconverged result)",
+    )
     ca.add_argument("--platform", type=reads("--platform"), help="platform to start from (name or YAML)")
-    ca.add_argument("--measured", nargs="+", action="extend", metavar="FILE", type=reads("--measured"),
-                    help="measured-points CSV(s) and/or fio --output-format=json file(s)")
-    ca.add_argument("--fit", action="append", metavar="PARAM=LO:HI[:START]",
-                    help="platform parameter to fit within bounds, e.g. ssd.read.base_ns=4000:9000 (repeat)")
-    ca.add_argument("-o", "--output", metavar="OUT", type=writes("-o"),
-                    help="platform file to write (NEW_PLATFORM.yaml); with --study: the result as .json, or the "
-                         "calibrated platform as .yaml")
+    ca.add_argument(
+        "--measured",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        type=reads("--measured"),
+        help="measured-points CSV(s) and/or fio --output-format=json file(s)",
+    )
+    ca.add_argument(
+        "--fit",
+        action="append",
+        metavar="PARAM=LO:HI[:START]",
+        help="platform parameter to fit within bounds, e.g. ssd.read.base_ns=4000:9000 (repeat)",
+    )
+    ca.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        type=writes("-o"),
+        help="platform file to write (NEW_PLATFORM.yaml); with --study: the result as .json, or the "
+        "calibrated platform as .yaml",
+    )
     ca.add_argument("--name", help="name of the new platform (default: BASE-calibrated)")
-    ca.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress on stderr (default: on; with --study: when stderr is a terminal)")
+    ca.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress on stderr (default: on; with --study: when stderr is a terminal)",
+    )
     ca.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_point_args(ca)
 
     va = subparsers.add_parser("validate", help="compare the simulator with measurements (table of errors)")
-    va.add_argument("--platform", type=reads("--platform"), help="platform (name or YAML); required with --measured, overrides a suite's")
+    va.add_argument(
+        "--platform",
+        type=reads("--platform"),
+        help="platform (name or YAML); required with --measured, overrides a suite's",
+    )
     src = va.add_mutually_exclusive_group(required=True)
-    src.add_argument("--measured", nargs="+", action="extend", metavar="FILE", type=reads("--measured"),
-                     help="measured-points CSV(s) and/or fio --output-format=json file(s)")
-    src.add_argument("--suite", help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, "
-                                     "io-schedulers, all")
-    src.add_argument("--trace", metavar="FILE", type=reads("--trace"), help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
-                                                     "with response times, fio latency log) and compare IO by IO")
+    src.add_argument(
+        "--measured",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        type=reads("--measured"),
+        help="measured-points CSV(s) and/or fio --output-format=json file(s)",
+    )
+    src.add_argument(
+        "--suite",
+        help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, io-schedulers, all",
+    )
+    src.add_argument(
+        "--trace",
+        metavar="FILE",
+        type=reads("--trace"),
+        help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
+        "with response times, fio latency log) and compare IO by IO",
+    )
     _add_trace_format(va)
-    va.add_argument("--html", metavar="OUT.html", type=writes("--html"), help="--trace: also write an interactive HTML report (plotly)")
+    va.add_argument(
+        "--html",
+        metavar="OUT.html",
+        type=writes("--html"),
+        help="--trace: also write an interactive HTML report (plotly)",
+    )
     va.add_argument("--max-error", type=float, metavar="PCT", help="exit 1 when any relative error exceeds PCT percent")
-    va.add_argument("--json", dest="json_out", metavar="OUT", type=writes("--json"),
-                    help="write the table and summary as JSON ('-': standard output, the table then goes to stderr)")
+    va.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT",
+        type=writes("--json"),
+        help="write the table and summary as JSON ('-': standard output, the table then goes to stderr)",
+    )
     _add_point_args(va)
 
     ex = subparsers.add_parser("explain", help="where the nanoseconds of one typical IO go, per completion policy")
     ex.add_argument("job", type=reads("job"), help="fio job file, scenario YAML or built-in scenario name (as for run)")
-    ex.add_argument("--platform", type=reads("--platform"), help="built-in platform name or platform YAML file (default: the scenario's)")
+    ex.add_argument(
+        "--platform",
+        type=reads("--platform"),
+        help="built-in platform name or platform YAML file (default: the scenario's)",
+    )
     _add_sets(ex, "override (as for run); the policy keys (hipri, queue.io_poll, ...) are set per policy")
     ex.add_argument("--seed", type=int, help="random seed (default 1)")
-    ex.add_argument("--runtime-ms", type=float, default=50.0, help="simulated run time per policy, after a warm-up of 110 ms when hybrid polling"
-                    " is shown, else 10 ms (default 50)")
-    ex.add_argument("--policies", metavar="P1,P2", help="policies to show (interrupt, classic, hybrid; default: the job's own and the others)")
-    ex.add_argument("-o", "--output", metavar="HTML", type=writes("-o"), help="also write the waterfall as a self-contained HTML page (plotly)")
+    ex.add_argument(
+        "--runtime-ms",
+        type=float,
+        default=50.0,
+        help="simulated run time per policy, after a warm-up of 110 ms when hybrid polling"
+        " is shown, else 10 ms (default 50)",
+    )
+    ex.add_argument(
+        "--policies",
+        metavar="P1,P2",
+        help="policies to show (interrupt, classic, hybrid; default: the job's own and the others)",
+    )
+    ex.add_argument(
+        "-o",
+        "--output",
+        metavar="HTML",
+        type=writes("-o"),
+        help="also write the waterfall as a self-contained HTML page (plotly)",
+    )
     _add_plugin(ex)
 
     handlers = {"replay": cmd_replay, "calibrate": cmd_calibrate, "validate": cmd_validate, "explain": cmd_explain}
@@ -192,9 +335,18 @@ def cmd_replay(args) -> int:
     _load_plugins(args)
     if args.json_out:  # fail before reading the trace and running
         check_output(args.json_out, "--json")
-    cfg = resolve_replay(args.trace, args.format, platform=args.platform, speed=args.speed, window=args.window,
-                         sets=_sets(args.sets), seed=args.seed, skip_bad_lines=args.skip_bad_lines,
-                         volumes=_csv_list(args.volumes), blk_action=args.blk_action)
+    cfg = resolve_replay(
+        args.trace,
+        args.format,
+        platform=args.platform,
+        speed=args.speed,
+        window=args.window,
+        sets=_sets(args.sets),
+        seed=args.seed,
+        skip_bad_lines=args.skip_bad_lines,
+        volumes=_csv_list(args.volumes),
+        blk_action=args.blk_action,
+    )
     print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
     result = simulate(cfg, progress=progress_enabled(args.progress, args.quiet))
     if args.json_out:
@@ -210,24 +362,45 @@ def _runner(args):
     for name in ("runtime_ms", "ramp_ms"):
         v = getattr(args, name)
         if v is not None and not (v > 0 if name == "runtime_ms" else v >= 0):
-            raise ConfigError(f"--{name.replace('_', '-')} must be {'> 0' if name == 'runtime_ms' else '>= 0'}, got {v:g}")
+            raise ConfigError(
+                f"--{name.replace('_', '-')} must be {'> 0' if name == 'runtime_ms' else '>= 0'}, got {v:g}"
+            )
     if args.job is not None:
         from pathlib import Path
 
         if not Path(args.job).exists():  # (a directory, device or FIFO is the reader's to name)
             raise ConfigError(f"job file not found: {args.job}")
-    return PointRunner(platform=args.platform, sets=_sets(args.sets), job_file=args.job, runtime_ms=args.runtime_ms,
-                       ramp_ms=args.ramp_ms, seed=7 if args.seed is None else args.seed)
+    return PointRunner(
+        platform=args.platform,
+        sets=_sets(args.sets),
+        job_file=args.job,
+        runtime_ms=args.runtime_ms,
+        ramp_ms=args.ramp_ms,
+        seed=7 if args.seed is None else args.seed,
+    )
 
 
 #: calibrate options that belong to fitting your own measurements (not to --study)
-_MEASURED_MODE = (("platform", "--platform"), ("measured", "--measured"), ("fit", "--fit"), ("name", "--name"),
-                  ("metrics", "--metrics"), ("sets", "--set"), ("job", "--job"), ("ramp_ms", "--ramp-ms"))
+_MEASURED_MODE = (
+    ("platform", "--platform"),
+    ("measured", "--measured"),
+    ("fit", "--fit"),
+    ("name", "--name"),
+    ("metrics", "--metrics"),
+    ("sets", "--set"),
+    ("job", "--job"),
+    ("ramp_ms", "--ramp-ms"),
+)
 
 
 def cmd_calibrate(args) -> int:
-    from scenarios.studies.calibrate_measured import (calibrate, calibrated_platform, format_calibration, parse_fit,
-                                                      write_platform)
+    from scenarios.studies.calibrate_measured import (
+        calibrate,
+        calibrated_platform,
+        format_calibration,
+        parse_fit,
+        write_platform,
+    )
     from scenarios.studies.validation import load_measured
 
     if _trace_mode(args):
@@ -236,12 +409,17 @@ def cmd_calibrate(args) -> int:
         return cmd_study(args)
     if args.max_iterations is not None:
         raise ConfigError("--max-iterations applies to --study NAME only")
-    missing = [flag for name, flag in (("platform", "--platform"), ("measured", "--measured"), ("fit", "--fit"),
-                                       ("output", "-o")) if not getattr(args, name)]
+    missing = [
+        flag
+        for name, flag in (("platform", "--platform"), ("measured", "--measured"), ("fit", "--fit"), ("output", "-o"))
+        if not getattr(args, name)
+    ]
     if missing:
-        raise ConfigError(f"calibrate needs {', '.join(missing)} to fit your measurements (e.g. --platform NAME "
-                          f"--measured points.csv --fit ssd.read.base_ns=4000:9000 -o new.yaml), or --study NAME to "
-                          f"re-run a built-in calibration (--list-studies)")
+        raise ConfigError(
+            f"calibrate needs {', '.join(missing)} to fit your measurements (e.g. --platform NAME "
+            f"--measured points.csv --fit ssd.read.base_ns=4000:9000 -o new.yaml), or --study NAME to "
+            f"re-run a built-in calibration (--list-studies)"
+        )
     if args.quiet:
         args.progress = False
     params = [parse_fit(f) for f in args.fit]
@@ -252,8 +430,15 @@ def cmd_calibrate(args) -> int:
     points = load_measured(args.measured, echo=lambda line: print(f"read {line}"), base_job=args.job)
     cal = calibrate(points, params, runner, metrics=_csv_list(args.metrics), progress=args.progress)
     print(format_calibration(cal))
-    plat = calibrated_platform(args.platform, cal, sets=runner.sets, name=args.name, sources=list(args.measured),
-                               seed=runner.seed, runtime_ms=args.runtime_ms)
+    plat = calibrated_platform(
+        args.platform,
+        cal,
+        sets=runner.sets,
+        name=args.name,
+        sources=list(args.measured),
+        seed=runner.seed,
+        runtime_ms=args.runtime_ms,
+    )
     write_platform(args.output, plat)
     print(f"wrote {args.output}: platform {plat.name} (use --platform {args.output})")
     return 0
@@ -265,9 +450,11 @@ def cmd_study(args) -> int:
 
     given = [flag for name, flag in _MEASURED_MODE if getattr(args, name)]
     if given:
-        raise ConfigError(f"--study runs a built-in calibration with its own platform, figures and settings; "
-                          f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for fitting your own measurements "
-                          f"(without --study)")
+        raise ConfigError(
+            f"--study runs a built-in calibration with its own platform, figures and settings; "
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for fitting your own measurements "
+            f"(without --study)"
+        )
     if args.list_studies:
         if args.study is not None:
             raise ConfigError("give --study NAME or --list-studies, not both")
@@ -289,8 +476,13 @@ def cmd_study(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from scenarios.studies.validation import (format_validation, load_measured, suite_points, validate_points,
-                                      write_validation_json)
+    from scenarios.studies.validation import (
+        format_validation,
+        load_measured,
+        suite_points,
+        validate_points,
+        write_validation_json,
+    )
 
     if args.max_error is not None and not args.max_error >= 0:
         raise ConfigError(f"--max-error must be a percentage >= 0, got {args.max_error:g}")
@@ -322,8 +514,15 @@ def cmd_validate_trace(args) -> int:
         raise ConfigError(f"--html {args.html}: use an .html file name")
     _check_out(args.json_out, "--json")
     _check_out(args.html, "--html")
-    v = validate_trace(args.trace, args.trace_format, platform=args.platform, sets=_sets(args.sets), seed=args.seed,
-                       skip_bad_lines=args.skip_bad_lines, progress=progress_enabled(None))
+    v = validate_trace(
+        args.trace,
+        args.trace_format,
+        platform=args.platform,
+        sets=_sets(args.sets),
+        seed=args.seed,
+        skip_bad_lines=args.skip_bad_lines,
+        progress=progress_enabled(None),
+    )
     print(format_trace_validation(v, args.max_error))
     if args.json_out:
         write_json(args.json_out, {k: x for k, x in v.items() if k != "samples"})
@@ -347,9 +546,15 @@ def cmd_calibrate_trace(args) -> int:
         raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
     _check_out(args.output, "-o")
     quiet = args.quiet or args.progress is False
-    cal = calibrate_trace(args.trace, args.trace_format, platform=args.platform, sets=_sets(args.sets), seed=args.seed,
-                          skip_bad_lines=args.skip_bad_lines,
-                          echo=None if quiet else (lambda line: print(line, file=sys.stderr)))
+    cal = calibrate_trace(
+        args.trace,
+        args.trace_format,
+        platform=args.platform,
+        sets=_sets(args.sets),
+        seed=args.seed,
+        skip_bad_lines=args.skip_bad_lines,
+        echo=None if quiet else (lambda line: print(line, file=sys.stderr)),
+    )
     print(format_trace_calibration(cal))
     plat = trace_calibrated_platform(cal, name=args.name)
     write_platform(args.output, plat)
@@ -364,8 +569,14 @@ def cmd_explain(args) -> int:
         raise ConfigError(f"-o {args.output}: use an .html file name")
     _check_out(args.output, "-o")
     _load_plugins(args)
-    expl = explain(args.job, args.platform, sets=_sets(args.sets), seed=args.seed, runtime_ms=args.runtime_ms,
-                   policies=_csv_list(args.policies))
+    expl = explain(
+        args.job,
+        args.platform,
+        sets=_sets(args.sets),
+        seed=args.seed,
+        runtime_ms=args.runtime_ms,
+        policies=_csv_list(args.policies),
+    )
     print(format_explanation(expl))
     if args.output:
         write_html(expl, args.output)

@@ -71,4 +71,3 @@ def check_file_args(args: argparse.Namespace) -> bool:
         elif isinstance(value, list) and any(isinstance(v, FileArg) for v in value):
             setattr(args, name, [str(v) if isinstance(v, FileArg) else v for v in value])
     return bool(dashes)
-

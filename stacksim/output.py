@@ -21,16 +21,20 @@ def stdout_outputs(args):
 
 def latency_line(s: dict) -> str:
     lat = s["latency_us"]
-    return (f"  latency us: mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}"
-            f"  p99.9 {lat['p99_9']:.2f}  max {lat['max']:.2f}")
+    return (
+        f"  latency us: mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}"
+        f"  p99.9 {lat['p99_9']:.2f}  max {lat['max']:.2f}"
+    )
 
 
 def power_energy_lines(s: dict) -> list[str]:
     pw = s["power_w"]
-    return [f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}"
-            f"  system {pw['system']:.1f}",
-            f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J"
-            f"   {s['energy_j_per_million_ios']:.1f} J per million IOs"]
+    return [
+        f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}"
+        f"  system {pw['system']:.1f}",
+        f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J"
+        f"   {s['energy_j_per_million_ios']:.1f} J per million IOs",
+    ]
 
 
 def format_summary(result: dict) -> str:
@@ -57,10 +61,14 @@ def format_summary(result: dict) -> str:
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))
     for job in result.get("jobs") or ():
         if job.get("error"):
-            out.append(f"  job {job['jobname']}: ended with error {job['error']}"
-                       " (as fio would: rate_min / rate_iops_min not met)")
+            out.append(
+                f"  job {job['jobname']}: ended with error {job['error']}"
+                " (as fio would: rate_min / rate_iops_min not met)"
+            )
     if result.get("ignored_fio_options"):
-        out.append("  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"]))
+        out.append(
+            "  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"])
+        )
     rtf = sim["real_time_factor"]
     out.append(
         f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events, "
@@ -77,14 +85,16 @@ def format_replay(result: dict) -> str:
     vols = ", ".join(f"{v}->{d}" for v, d in list(r["volumes"].items())[:8])
     if len(r["volumes"]) > 8:
         vols += f", ... ({len(r['volumes'])} volumes)"
-    return "\n".join([
-        format_summary(result),
-        f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read,"
-        f" {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,} completed,"
-        f" {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
-        f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
-        f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
-    ])
+    return "\n".join(
+        [
+            format_summary(result),
+            f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read,"
+            f" {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,} completed,"
+            f" {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
+            f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
+            f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
+        ]
+    )
 
 
 def format_run(cfg):
@@ -112,17 +122,23 @@ def format_server_summary(result: dict) -> str:
         out.append(format_limit(s))
     if bd["true_bursts"] or bd["decisions"]:
         lat_us = bd.get("mean_detection_latency_us")
-        out.append(f"  bursts: {bd['true_bursts']} true, {bd['decisions']} decisions, detected {bd['detected']},"
-                   f" false positives {bd['false_positives']}"
-                   + (f", mean detection latency {lat_us:.1f} us" if lat_us is not None else ""))
+        out.append(
+            f"  bursts: {bd['true_bursts']} true, {bd['decisions']} decisions, detected {bd['detected']},"
+            f" false positives {bd['false_positives']}"
+            + (f", mean detection latency {lat_us:.1f} us" if lat_us is not None else "")
+        )
     if "trace_ios" in s:
         rp = result["replay"]
         ops = s["ops"]
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
-        out.append(f"  trace {rp['trace']} ({rp['format']}): {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,}"
-                   f" completed ({ops['read']['ios']:,} reads p99 {ops['read']['latency_us']['p99']:.1f} us,"
-                   f" {ops['write']['ios']:,} writes p99 {ops['write']['latency_us']['p99']:.1f} us in the measured"
-                   f" interval), {s['bad_lines']} bad lines skipped, {s['late_arrivals']} late; not replayed: {skipped}")
-    out.append(f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events,"
-               f" {sim['events_per_io']:.2f} per IO)")
+        out.append(
+            f"  trace {rp['trace']} ({rp['format']}): {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,}"
+            f" completed ({ops['read']['ios']:,} reads p99 {ops['read']['latency_us']['p99']:.1f} us,"
+            f" {ops['write']['ios']:,} writes p99 {ops['write']['latency_us']['p99']:.1f} us in the measured"
+            f" interval), {s['bad_lines']} bad lines skipped, {s['late_arrivals']} late; not replayed: {skipped}"
+        )
+    out.append(
+        f"  simulated {sim['simulated_s']:.3f} s in {sim['wall_s']:.2f} s wall ({sim['events']:,} events,"
+        f" {sim['events_per_io']:.2f} per IO)"
+    )
     return "\n".join(out)

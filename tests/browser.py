@@ -53,11 +53,28 @@ def assert_plots_render(page: Path, figures: int) -> None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000",
-             "--dump-dom", page.as_uri()],
-            check=False, capture_output=True, text=True, timeout=180)
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--virtual-time-budget=15000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
     assert not console, console

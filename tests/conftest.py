@@ -31,13 +31,32 @@ MODES = {
 }
 
 
-def make_cfg(mode: str = "interrupt", *, threads: int = 1, bs: str = "4k", rw: str = "randread",
-             runtime_ms: int = 50, ramp_ms: int = 10, seed: int = 3, platform=None, extra: dict | None = None) -> RunConfig:
+def make_cfg(
+    mode: str = "interrupt",
+    *,
+    threads: int = 1,
+    bs: str = "4k",
+    rw: str = "randread",
+    runtime_ms: int = 50,
+    ramp_ms: int = 10,
+    seed: int = 3,
+    platform=None,
+    extra: dict | None = None,
+) -> RunConfig:
     plat = platform or optane900p_e3_1230v5()
     m = MODES[mode]
     queue = plat.queue.model_copy(update={"io_poll": m["io_poll"], "io_poll_delay": m["io_poll_delay"]})
-    opts = {"rw": rw, "bs": bs, "ioengine": "pvsync2", "direct": "1", "hipri": m["hipri"], "numjobs": str(threads),
-            "runtime": f"{runtime_ms}ms", "ramp_time": f"{ramp_ms}ms", "time_based": "1"}
+    opts = {
+        "rw": rw,
+        "bs": bs,
+        "ioengine": "pvsync2",
+        "direct": "1",
+        "hipri": m["hipri"],
+        "numjobs": str(threads),
+        "runtime": f"{runtime_ms}ms",
+        "ramp_time": f"{ramp_ms}ms",
+        "time_based": "1",
+    }
     opts.update(extra or {})
     job = job_from_options(opts, name=f"{mode}")
     return RunConfig(name=f"test-{mode}", platform=plat, queue=queue, jobs=(job,), seed=seed)

@@ -16,7 +16,14 @@ def cfg(opts: dict, *, io_poll=False, scheduler="none", runtime_ms=30, seed=5, j
     if kernel:
         plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(update=kernel)})
     queue = plat.queue.model_copy(update={"io_poll": io_poll, "scheduler": scheduler})
-    base = {"rw": "randread", "bs": "4k", "direct": "1", "runtime": f"{runtime_ms}ms", "ramp_time": "5ms", "time_based": "1"}
+    base = {
+        "rw": "randread",
+        "bs": "4k",
+        "direct": "1",
+        "runtime": f"{runtime_ms}ms",
+        "ramp_time": "5ms",
+        "time_based": "1",
+    }
     if jobs is None:
         jobs = (job_from_options({**base, **opts}, name="j"),)
     return RunConfig(name="t", platform=plat, queue=queue, jobs=jobs, seed=seed)
@@ -28,17 +35,28 @@ def run_to_completion(c):
     return host
 
 
-@pytest.mark.parametrize("opts, io_poll", [
-    ({"ioengine": "libaio", "iodepth": "32"}, False),
-    ({"ioengine": "libaio", "iodepth": "16", "iodepth_batch_submit": "8", "iodepth_batch_complete_min": "4",
-      "iodepth_batch_complete_max": "16"}, False),
-    ({"ioengine": "io_uring", "iodepth": "8", "hipri": "1"}, True),
-    ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1"}, False),
-    ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1", "hipri": "1"}, True),
-    ({"ioengine": "io_uring", "iodepth": "4", "rw": "randrw", "numjobs": "3"}, False),
-    ({"ioengine": "libaio", "iodepth": "8", "thinktime": "100us"}, False),
-    ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1", "thinktime": "100us"}, False),
-])
+@pytest.mark.parametrize(
+    "opts, io_poll",
+    [
+        ({"ioengine": "libaio", "iodepth": "32"}, False),
+        (
+            {
+                "ioengine": "libaio",
+                "iodepth": "16",
+                "iodepth_batch_submit": "8",
+                "iodepth_batch_complete_min": "4",
+                "iodepth_batch_complete_max": "16",
+            },
+            False,
+        ),
+        ({"ioengine": "io_uring", "iodepth": "8", "hipri": "1"}, True),
+        ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1"}, False),
+        ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1", "hipri": "1"}, True),
+        ({"ioengine": "io_uring", "iodepth": "4", "rw": "randrw", "numjobs": "3"}, False),
+        ({"ioengine": "libaio", "iodepth": "8", "thinktime": "100us"}, False),
+        ({"ioengine": "io_uring", "iodepth": "8", "sqthread_poll": "1", "thinktime": "100us"}, False),
+    ],
+)
 def test_async_engines_conserve_every_io(opts, io_poll):
     host = run_to_completion(cfg(opts, io_poll=io_poll, runtime_ms=5))
     ids = [r.id for r in host.records]
@@ -57,8 +75,17 @@ def test_depth_raises_throughput_until_the_cpu_or_device_saturates():
 
 def test_batched_submission_amortises_system_calls():
     one = simulate(cfg({"ioengine": "libaio", "iodepth": "16"}))["summary"]["layers"]
-    batched = simulate(cfg({"ioengine": "libaio", "iodepth": "16", "iodepth_batch_submit": "16",
-                            "iodepth_batch_complete_min": "16", "iodepth_batch_complete_max": "16"}))["summary"]["layers"]
+    batched = simulate(
+        cfg(
+            {
+                "ioengine": "libaio",
+                "iodepth": "16",
+                "iodepth_batch_submit": "16",
+                "iodepth_batch_complete_min": "16",
+                "iodepth_batch_complete_max": "16",
+            }
+        )
+    )["summary"]["layers"]
     # the syscall layer per IO: the engine's per-iocb issue and reap work, plus one entry and exit
     # per system call. Batched: one io_submit and one io_getevents per 16 IOs (1% for the partial
     # batches at the ends of the run); one at a time: an io_submit per IO plus at least one
@@ -89,8 +116,11 @@ def test_iopoll_has_no_interrupts_and_sqpoll_no_application_syscalls():
 
 
 def test_sq_thread_sleeps_after_idle_and_is_woken_by_a_syscall():
-    c = cfg({"ioengine": "io_uring", "iodepth": "1", "sqthread_poll": "1", "rate_iops": "200"}, runtime_ms=60,
-            kernel={"sq_thread_idle_ns": 1_000_000.0})
+    c = cfg(
+        {"ioengine": "io_uring", "iodepth": "1", "sqthread_poll": "1", "rate_iops": "200"},
+        runtime_ms=60,
+        kernel={"sq_thread_idle_ns": 1_000_000.0},
+    )
     host = run_to_completion(c)
     sq = next(iter(host.sq_threads.values()))
     assert sq.wakeups >= 5
@@ -118,8 +148,18 @@ def test_rate_iops_paces_issue():
 
 
 def test_sequential_batches_merge_in_the_plug():
-    host = run_to_completion(cfg({"ioengine": "libaio", "rw": "read", "iodepth": "8", "iodepth_batch_submit": "8",
-                                  "iodepth_batch_complete_min": "8"}, runtime_ms=5))
+    host = run_to_completion(
+        cfg(
+            {
+                "ioengine": "libaio",
+                "rw": "read",
+                "iodepth": "8",
+                "iodepth_batch_submit": "8",
+                "iodepth_batch_complete_min": "8",
+            },
+            runtime_ms=5,
+        )
+    )
     assert host.blk.merges > 0
     assert host.devices[0].commands < len(host.records)
     children = {c.id for r in host.records if r.merged for c in r.merged}
@@ -205,13 +245,14 @@ def test_iosched_cost_shows_in_layers():
 
 # -- where the dispatch runs: kblockd (5.x) vs the submitting context, plug batches ---------------
 
+
 def test_with_a_scheduler_an_unplugged_request_is_dispatched_by_the_cpus_kblockd_worker():
     """io_uring QD1 with mq-deadline: every request is inserted by fio and dispatched by the
     kworker of fio's CPU, which preempts fio at its return to user space (one involuntary switch
     per IO); with none, or with sched_dispatch=direct, fio's own context rings the doorbell."""
     host = run_to_completion(cfg({"ioengine": "io_uring", "iodepth": "1"}, scheduler="mq-deadline"))
     ios = len(host.records)
-    (cpu, worker), = host.blk.kblockd.items()
+    ((cpu, worker),) = host.blk.kblockd.items()
     fio = next(t for t in host.all_tasks if t.job == 0)
     assert cpu == fio.cpu and worker.task.kthread
     assert worker.dispatched == ios == host.blk.lock_rounds

@@ -4,8 +4,6 @@ the ``cache`` layer); a task that keeps its CPU warm pays nothing."""
 
 from __future__ import annotations
 
-import pytest
-
 from scenarios.config.host import resolve
 from scenarios.run.simulate import simulate
 
@@ -27,8 +25,9 @@ def test_two_tasks_sharing_a_cpu_pay_a_refill_per_switch_between_them():
     cfg = resolve(sets=BASE)
     per_switch_ns = 5000 / cfg.platform.cpu.base_freq_ghz
     assert s["layers"]["cache"] > 0.3 * per_switch_ns  # most IOs end with a switch between the two
-    none = _summary(numjobs=2, cpus_allowed="0", **{"kernel.cold_switch_refill_cycles": 0,
-                                                    "kernel.cold_idle_refill_cycles": 0})
+    none = _summary(
+        numjobs=2, cpus_allowed="0", **{"kernel.cold_switch_refill_cycles": 0, "kernel.cold_idle_refill_cycles": 0}
+    )
     assert none["layers"]["cache"] == 0.0
     assert s["latency_us"]["mean"] > none["latency_us"]["mean"]
 

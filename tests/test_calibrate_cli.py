@@ -51,7 +51,10 @@ def yaml_platforms(monkeypatch):
 
 @pytest.mark.parametrize("start", [(4500.0, 8000.0), (8500.0, 1200.0)])
 def test_recovers_known_parameters_from_different_starts(synthetic, start):
-    params = [FitParam("ssd.read.base_ns", 4000, 9000, start[0]), FitParam("kernel.ctx_switch_cycles", 1000, 10000, start[1])]
+    params = [
+        FitParam("ssd.read.base_ns", 4000, 9000, start[0]),
+        FitParam("kernel.ctx_switch_cycles", 1000, 10000, start[1]),
+    ]
     cal = calibrate(synthetic, params, PointRunner(platform=PLAT, **RUN), progress=False)
     for name, true in TRUE.items():
         assert cal.values[name] == pytest.approx(true, rel=0.05)
@@ -65,13 +68,30 @@ def test_cli_writes_a_platform_that_platform_accepts(tmp_path, synthetic, yaml_p
     csv = tmp_path / "measured.csv"
     lines = ["label,hipri,bs,queue.io_poll,metric.latency_us.mean,metric.iops"]
     for p in synthetic:
-        lines.append(f"{p.label},{p.config['hipri']},{p.config['bs']},{p.config.get('queue.io_poll', '0')},"
-                     f"{p.metrics['latency_us.mean']!r},{p.metrics['iops']!r}")
+        lines.append(
+            f"{p.label},{p.config['hipri']},{p.config['bs']},{p.config.get('queue.io_poll', '0')},"
+            f"{p.metrics['latency_us.mean']!r},{p.metrics['iops']!r}"
+        )
     csv.write_text("\n".join(lines) + "\n")
     out = tmp_path / "fitted.yaml"
     args = ["--measured", str(csv), "--runtime-ms", "15", "--ramp-ms", "5", "--seed", "3"]
-    rc, stdout, err = run_cli(["calibrate", "--platform", PLAT, *args, "--fit", "ssd.read.base_ns=4000:9000",
-                               "--set", "kernel.ctx_switch_cycles=3000", "-o", str(out), "--name", "my-box"], capsys)
+    rc, stdout, err = run_cli(
+        [
+            "calibrate",
+            "--platform",
+            PLAT,
+            *args,
+            "--fit",
+            "ssd.read.base_ns=4000:9000",
+            "--set",
+            "kernel.ctx_switch_cycles=3000",
+            "-o",
+            str(out),
+            "--name",
+            "my-box",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     assert "read measured points" in stdout and "95% confidence interval" in stdout
     assert "residuals per point" in stdout and "irq-16k" in stdout
@@ -90,8 +110,22 @@ def test_cli_writes_a_platform_that_platform_accepts(tmp_path, synthetic, yaml_p
 def test_refuses_more_parameters_than_observations(capsys, tmp_path):
     csv = tmp_path / "one.csv"
     csv.write_text("bs,metric.latency_us.mean\n4k,10.0\n4k,10.1\n")  # the same configuration twice
-    rc, _, err = run_cli(["calibrate", "--platform", PLAT, "--measured", str(csv), "--fit", "ssd.read.base_ns=4000:9000",
-                          "--fit", "kernel.ctx_switch_cycles=1000:10000", "-o", str(tmp_path / "x.yaml")], capsys)
+    rc, _, err = run_cli(
+        [
+            "calibrate",
+            "--platform",
+            PLAT,
+            "--measured",
+            str(csv),
+            "--fit",
+            "ssd.read.base_ns=4000:9000",
+            "--fit",
+            "kernel.ctx_switch_cycles=1000:10000",
+            "-o",
+            str(tmp_path / "x.yaml"),
+        ],
+        capsys,
+    )
     assert rc == 2
     assert "ill-posed fit: 2 parameters" in err and "only 1 independent observations" in err
     assert not (tmp_path / "x.yaml").exists()
@@ -111,41 +145,75 @@ def test_refuses_parameters_with_proportional_effects(synthetic):
         calibrate(synthetic, params, PointRunner(platform=PLAT, **RUN), progress=False)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("ssd.read.base_ns", "expected PARAM=LO:HI"),
-    ("ssd.read.base_ns=9000:4000", "must be below"),
-    ("ssd.read.base_ns=4000:x", "not a number"),
-    ("ssd.read.base_ns=4000:9000:100", "outside"),
-    ("bs=1:2", "dotted platform parameter"),
-    ("queue.io_poll_delay=0:5", "dotted platform parameter"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("ssd.read.base_ns", "expected PARAM=LO:HI"),
+        ("ssd.read.base_ns=9000:4000", "must be below"),
+        ("ssd.read.base_ns=4000:x", "not a number"),
+        ("ssd.read.base_ns=4000:9000:100", "outside"),
+        ("bs=1:2", "dotted platform parameter"),
+        ("queue.io_poll_delay=0:5", "dotted platform parameter"),
+    ],
+)
 def test_parse_fit_errors(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_fit(text)
 
 
 def test_parse_fit():
-    assert parse_fit("kernel.ctx_switch_cycles=1000:10000:2500") == FitParam("kernel.ctx_switch_cycles", 1000, 10000, 2500)
+    assert parse_fit("kernel.ctx_switch_cycles=1000:10000:2500") == FitParam(
+        "kernel.ctx_switch_cycles", 1000, 10000, 2500
+    )
 
 
-@pytest.mark.parametrize("fit, message", [
-    ("ssd.read.nope=1:2", "ssd.read.nope: unknown key"),
-    ("ssd.nope.x=1:2", "the platform has no parameter 'ssd.nope'"),
-    ("cpu.model=1:2", "not a numeric parameter"),
-    ("ssd.read.base_ns=-5:9000", "ssd.read.base_ns"),  # the platform model rejects the lower bound
-])
+@pytest.mark.parametrize(
+    "fit, message",
+    [
+        ("ssd.read.nope=1:2", "ssd.read.nope: unknown key"),
+        ("ssd.nope.x=1:2", "the platform has no parameter 'ssd.nope'"),
+        ("cpu.model=1:2", "not a numeric parameter"),
+        ("ssd.read.base_ns=-5:9000", "ssd.read.base_ns"),  # the platform model rejects the lower bound
+    ],
+)
 def test_bad_parameters_exit_2(fit, message, tmp_path, capsys):
     csv = tmp_path / "m.csv"
     csv.write_text("bs,metric.latency_us.mean,metric.iops\n4k,10.0,96000\n8k,11.0,90000\n")
-    rc, _, err = run_cli(["calibrate", "--platform", PLAT, "--measured", str(csv), "--fit", fit, "--runtime-ms", "5",
-                          "-o", str(tmp_path / "x.yaml")], capsys)
+    rc, _, err = run_cli(
+        [
+            "calibrate",
+            "--platform",
+            PLAT,
+            "--measured",
+            str(csv),
+            "--fit",
+            fit,
+            "--runtime-ms",
+            "5",
+            "-o",
+            str(tmp_path / "x.yaml"),
+        ],
+        capsys,
+    )
     assert rc == 2
     assert message in err and "Traceback" not in err
 
 
 def test_output_must_be_yaml(tmp_path, capsys):
-    rc, _, err = run_cli(["calibrate", "--platform", PLAT, "--measured", "m.csv", "--fit", "ssd.read.base_ns=1:2",
-                          "-o", str(tmp_path / "x.json")], capsys)
+    rc, _, err = run_cli(
+        [
+            "calibrate",
+            "--platform",
+            PLAT,
+            "--measured",
+            "m.csv",
+            "--fit",
+            "ssd.read.base_ns=1:2",
+            "-o",
+            str(tmp_path / "x.json"),
+        ],
+        capsys,
+    )
     assert rc == 2 and ".yaml" in err
 
 

@@ -23,8 +23,24 @@ def run_cli(args, capsys):
 def test_run_fio_file_writes_fio_shaped_json_and_records(tmp_path, capsys):
     out = tmp_path / "r.json"
     rec = tmp_path / "r.csv"
-    rc, stdout, err = run_cli(["run", str(FIO), "--platform", "optane900p-e3-1230v5", "--set", "queue.io_poll=1",
-                               "--json", str(out), "--records", str(rec), "--seed", "5", *FAST], capsys)
+    rc, stdout, err = run_cli(
+        [
+            "run",
+            str(FIO),
+            "--platform",
+            "optane900p-e3-1230v5",
+            "--set",
+            "queue.io_poll=1",
+            "--json",
+            str(out),
+            "--records",
+            str(rec),
+            "--seed",
+            "5",
+            *FAST,
+        ],
+        capsys,
+    )
     assert rc == 0, err
     assert "IOPS" in stdout
     res = json.loads(out.read_text())
@@ -34,8 +50,19 @@ def test_run_fio_file_writes_fio_shaped_json_and_records(tmp_path, capsys):
     assert {"mean", "stddev", "percentile"} <= set(job["read"]["clat_ns"])
     assert {"usr_cpu", "sys_cpu", "ctx"} <= set(job)
     s = res["summary"]
-    for key in ("iops", "bandwidth_mb_s", "latency_us", "cpu_utilization", "context_switches_per_io", "interrupts_per_io",
-                "power_w", "energy_j", "bytes_per_joule", "cstate_residency", "layers"):
+    for key in (
+        "iops",
+        "bandwidth_mb_s",
+        "latency_us",
+        "cpu_utilization",
+        "context_switches_per_io",
+        "interrupts_per_io",
+        "power_w",
+        "energy_j",
+        "bytes_per_joule",
+        "cstate_residency",
+        "layers",
+    ):
         assert key in s
     assert set(s["layers"]) >= {"syscall", "fs", "block", "driver", "irq", "scheduler", "timer", "polling", "idle"}
     assert {"simulated_s", "events", "wall_s", "real_time_factor"} <= set(res["sim"])
@@ -79,8 +106,13 @@ def test_unknown_fio_option_in_job_file_is_an_error(tmp_path, capsys):
 
 def test_console_script_default_scenario_runs():
     # the README's first command: `stacksim run` with no arguments
-    proc = subprocess.run([sys.executable, "-m", "stacksim", "run", "--set", "runtime=20ms"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "stacksim", "run", "--set", "runtime=20ms"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "optane900p-e3-1230v5" in proc.stdout
 
@@ -88,8 +120,12 @@ def test_console_script_default_scenario_runs():
 def test_list_and_schema(capsys):
     rc, out, _ = run_cli(["list"], capsys)
     assert rc == 0 and "default" in out and "classic-poll" in out and "optane900p-e3-1230v5" in out
-    for section, item in (("server scenarios", "server-burst"), ("sweeps", "cpufreq_governors"),
-                          ("interrupt generation", "cinterrupts"), ("cpufreq governors", "schedutil")):
+    for section, item in (
+        ("server scenarios", "server-burst"),
+        ("sweeps", "cpufreq_governors"),
+        ("interrupt generation", "cinterrupts"),
+        ("cpufreq governors", "schedutil"),
+    ):
         assert section in out and item in out.split(section, 1)[1]
     rc, out, _ = run_cli(["schema", "queue"], capsys)
     assert rc == 0 and "io_poll_delay" in json.loads(out)["properties"]

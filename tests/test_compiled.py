@@ -30,8 +30,14 @@ def _pure_env() -> dict:
 
 
 def _module_file(module: str, env: dict) -> str:
-    out = subprocess.run([sys.executable, "-c", f"import simcore, {module} as m; print(m.__file__)"], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", f"import simcore, {module} as m; print(m.__file__)"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -54,16 +60,28 @@ def test_the_install_compiled_the_hot_path_when_it_could():
 
 def test_pure_env_runs_the_sources():
     assert _module_file("models.os.sched", _pure_env()).endswith("models/os/sched.py")
-    out = subprocess.run([sys.executable, "-m", "stacksim", "--version"], cwd=ROOT, env=_pure_env(),
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "stacksim", "--version"],
+        cwd=ROOT,
+        env=_pure_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0 and "pure Python: STACKSIM_PURE is set" in out.stdout, out
 
 
 def test_pure_python_gives_the_golden_figures():
     """The fast golden subset, recomputed by the pure-Python sources in a child process, matches
     the record exactly (tests/test_golden.py checks this process's code, compiled when built)."""
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "golden.py"), "--check", "--fast"], cwd=ROOT,
-                         env=_pure_env(), capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "golden.py"), "--check", "--fast"],
+        cwd=ROOT,
+        env=_pure_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
 
 
@@ -76,8 +94,13 @@ def test_compiled_modules_pass_mypy(site_packages):
     that install silently pure Python)."""
     pytest.importorskip("mypy", reason="the test extra brings mypy")
     flags = [] if site_packages else ["--no-site-packages"]
-    out = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", *flags, *SOURCES], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", *flags, *SOURCES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
 
 

@@ -7,22 +7,34 @@ import pytest
 from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.cpu_power.schedutil import CAPACITY, IOWAIT_BOOST_MIN, Schedutil, _CpuUtil
 from scenarios.config.host import resolve
-from simcore.errors import ConfigError
 from scenarios.run.assembly import build_run
 from scenarios.run.simulate import simulate
+from simcore.errors import ConfigError
 from tests.conftest import docs_plugin
 
 
 def run(governor: str, runtime: str = "100ms", **sets) -> dict:
-    cfg = resolve(sets={"runtime": runtime, "ramp_time": "20ms", "cpu.cpufreq_governor": governor,
-                        **{k.replace("__", "."): v for k, v in sets.items()}})
+    cfg = resolve(
+        sets={
+            "runtime": runtime,
+            "ramp_time": "20ms",
+            "cpu.cpufreq_governor": governor,
+            **{k.replace("__", "."): v for k, v in sets.items()},
+        }
+    )
     return simulate(cfg)
 
 
 def freq_log(governor: str, runtime: str = "100ms", **sets):
     """(host, [(t_ns, GHz), ...] of core 0's frequency changes)."""
-    cfg = resolve(sets={"runtime": runtime, "ramp_time": "0", "cpu.cpufreq_governor": governor,
-                        **{k.replace("__", "."): v for k, v in sets.items()}})
+    cfg = resolve(
+        sets={
+            "runtime": runtime,
+            "ramp_time": "0",
+            "cpu.cpufreq_governor": governor,
+            **{k.replace("__", "."): v for k, v in sets.items()},
+        }
+    )
     host, _fio, _ramp, end = build_run(cfg)
     log = []
     host.pkg.cores[0].listeners.append(lambda f: log.append((host.engine.now, f)))
@@ -151,6 +163,7 @@ def test_schedutil_iowait_boost_keeps_io_latency_low():
     boosted = perf["summary"]["latency_us"]["mean"]
     unboosted = plain["summary"]["latency_us"]["mean"]
     assert base <= boosted < unboosted
+
     # without the boost a 50%-busy IO thread runs at a low clock: the same cycles per layer take
     # longer. The latency grows by at least the slow-down of the layers every IO passes through in
     # series (system call, file system, block layer, driver, interrupt) plus the C-state exits the
@@ -211,8 +224,12 @@ def test_idle_poll_keeps_every_cpu_in_c0_or_poll():
     f, k, spin = cpu.top_freq_ghz, cpu.smt_second_thread_activity, cpu.activity["spin"]
     busy = r["summary"]["cstate_residency"]["cpu0"]["C0"]
     both_spin = cpu.busy_power_w(f, spin + k * spin)
-    expect = (cpu.uncore_active_w + (cpu.physical_cores - 1) * both_spin
-              + busy * cpu.busy_power_w(f, 1.0 + k * spin) + (1 - busy) * both_spin)
+    expect = (
+        cpu.uncore_active_w
+        + (cpu.physical_cores - 1) * both_spin
+        + busy * cpu.busy_power_w(f, 1.0 + k * spin)
+        + (1 - busy) * both_spin
+    )
     assert r["summary"]["power_w"]["cpu"] == pytest.approx(expect, rel=1e-9)
     assert r["summary"]["power_w"]["cpu"] > 2 * run("performance")["summary"]["power_w"]["cpu"]
 

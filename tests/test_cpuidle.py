@@ -10,10 +10,10 @@ from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from policies.cpu_idle import CPUIDLE_GOVERNORS
 from policies.cpu_idle.menu import MenuGovernor
 from policies.cpu_idle.teo import NR_RECENT, TeoGovernor
-from scenarios.run.replay import resolve_replay
 from scenarios.config.host import resolve
-from stacksim.cli import main
+from scenarios.run.replay import resolve_replay
 from scenarios.run.simulate import simulate
+from stacksim.cli import main
 from tests.conftest import docs_plugin
 
 CPU = resolve(sets={}).platform.cpu  # Xeon E3-1230 v5: POLL, C1, C1E, C3, C6, C7s, C8
@@ -88,8 +88,11 @@ def test_teo_keeps_the_tick_for_a_short_expected_idle_and_fits_the_state_before_
 
 
 @settings(max_examples=30, deadline=None)
-@given(periods=st.lists(st.tuples(st.floats(0.5, 5000.0), st.floats(0.0, 1.0)), min_size=1, max_size=40),
-       disabled=st.sets(st.sampled_from(NAMES)), tick=st.booleans())
+@given(
+    periods=st.lists(st.tuples(st.floats(0.5, 5000.0), st.floats(0.0, 1.0)), min_size=1, max_size=40),
+    disabled=st.sets(st.sampled_from(NAMES)),
+    tick=st.booleans(),
+)
 def test_teo_invariants(periods, disabled, tick):
     """Never a disabled state (unless all are), never deeper than the sleep length allows (except
     the first enabled state, the fallback); the metrics add up."""
@@ -239,8 +242,10 @@ def typical_interval_menu_c(intervals: list[int]) -> float | None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(periods_ns=st.lists(st.floats(min_value=0.0, max_value=NO_TIMER_NS), min_size=1, max_size=40),
-       spread=st.sampled_from([0, 1, 3]))
+@given(
+    periods_ns=st.lists(st.floats(min_value=0.0, max_value=NO_TIMER_NS), min_size=1, max_size=40),
+    spread=st.sampled_from([0, 1, 3]),
+)
 def test_menu_detector_with_running_sums_equals_menu_c(periods_ns, spread):
     """The fast detector (running sums of the ring) gives exactly what menu.c's loops give, after any
     sequence of idle periods (``spread``: how many of them are scaled, to make outliers)."""
@@ -250,7 +255,6 @@ def test_menu_detector_with_running_sums_equals_menu_c(periods_ns, spread):
         gov.reflect(ns * (10 if spread and i % (spread + 1) == 0 else 1) / 10)
         assert gov.intervals == [int(v) for v in gov.intervals]
         assert gov._typical_interval() == typical_interval_menu_c(gov.intervals)
-
 
 
 def test_stopping_and_restarting_the_tick_programs_the_hrtimer():

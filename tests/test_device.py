@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
+from models.os.request import Request
 from models.ssd.device import NvmeDevice
 from models.ssd.irq_generation import IrqGeneration
 from models.ssd.presets import optane_900p
-from models.os.request import Request
+from scenarios.run.simulate import simulate
 from simcore.engine import Engine
 from simcore.rng import RngStreams
-from scenarios.run.simulate import simulate
 from tests.conftest import make_cfg
 
 
@@ -64,7 +64,9 @@ def test_commands_to_one_unit_serialize():
 
     eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0), parallel_units=3, datapath=None)
     for i in range(10):
-        dev.submit(qp, Request(i, None, 0, "read", 512, 3 * dev.cfg.unit_stripe_bytes * dev.cfg.parallel_units, 0, False))
+        dev.submit(
+            qp, Request(i, None, 0, "read", 512, 3 * dev.cfg.unit_stripe_bytes * dev.cfg.parallel_units, 0, False)
+        )
     eng.run(1e7)
     starts = sorted(r.t_dev_start for _, r in q.posted)
     assert np.diff(starts) == pytest.approx([5_000.0] * 9)
@@ -158,8 +160,9 @@ def test_data_path_streams_into_the_link():
     slower of the two ends, not after their sum); one write: the link, then the data path."""
     from models.ssd.config import ServiceConfig
 
-    eng, dev, qp, q = _device(read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0),
-                              write=ServiceConfig(base_ns=6_000.0, sd_ns=0.0))
+    eng, dev, qp, q = _device(
+        read=ServiceConfig(base_ns=5_000.0, sd_ns=0.0), write=ServiceConfig(base_ns=6_000.0, sd_ns=0.0)
+    )
     cfg = dev.cfg
     rd = Request(0, None, 0, "read", 4096, 0, 0, False)
     wr = Request(1, None, 0, "write", 4096, 4096, 0, False)
@@ -192,8 +195,9 @@ def test_random_4k_iops_saturate_at_the_data_path_rate_not_the_units():
 
 
 def test_data_path_count_beyond_the_units_is_refused():
-    from models.ssd.config import DataPathConfig
     from pydantic import ValidationError
+
+    from models.ssd.config import DataPathConfig
 
     with pytest.raises(ValidationError, match="datapath.count=4 exceeds parallel_units=3"):
         optane_900p(datapath=DataPathConfig(count=4, read_gb_s=1.0, write_gb_s=1.0))
@@ -223,7 +227,9 @@ def test_900p_saturates_near_published_iops():
 
     rated = values("optane_ssd", "rated_random_4k_iops")["read"]
     qd16 = values("optane_ssd", "random_read_4k_by_depth")[16]["iops"]
-    s = simulate(make_cfg("interrupt", threads=4, runtime_ms=30, extra={"ioengine": "io_uring", "iodepth": "8"}))["summary"]
+    s = simulate(make_cfg("interrupt", threads=4, runtime_ms=30, extra={"ioengine": "io_uring", "iodepth": "8"}))[
+        "summary"
+    ]
     assert s["cpu_utilization"] < 0.5
     assert 0.98 * rated <= s["iops"] <= 1.03 * qd16
 
@@ -296,7 +302,6 @@ def test_littles_law_in_the_device():
     assert max(n for _, n in changes) <= 6
 
 
-
 def test_writes_to_the_dram_buffer_wait_only_when_their_units_buffer_share_is_full():
     """Flash with a write buffer: a write is acknowledged after its buffer service even while its
     unit programs earlier writes; the unit's share of the buffer holds BUFFERED_PROGRAMS programs
@@ -336,7 +341,9 @@ def test_optane_presets_meet_the_published_read_and_write_ceilings(preset):
     cfg = getattr(presets, preset)()
     rated = values("optane_ssd", "rated_random_4k_iops")
     measured_qd16 = values("optane_ssd", "random_read_4k_by_depth")[16]["iops"]
-    (_, reads), (_, writes) = (_closed_loop(cfg, op, 32, 12_000, device_seed=5, address_seed=5) for op in ("read", "write"))
+    (_, reads), (_, writes) = (
+        _closed_loop(cfg, op, 32, 12_000, device_seed=5, address_seed=5) for op in ("read", "write")
+    )
     assert rated["read"] * 0.98 <= reads <= measured_qd16 * 1.03
     assert writes == pytest.approx(rated["write"], rel=0.06)
     assert writes < reads  # read/write asymmetry

@@ -54,8 +54,18 @@ def test_a_changed_preset_is_caught(monkeypatch):
 
 def test_every_kernel_cost_field_with_a_number_has_a_row():
     text = (ROOT / "docs" / "os.md").read_text()
-    missing = [f for f in ("user_io_cycles", "ctx_switch_cycles", "irq_entry_cycles", "wakeup_cycles",
-                           "idle_entry_cycles", "idle_exit_cycles") if f"| `{f}` |" not in text]
+    missing = [
+        f
+        for f in (
+            "user_io_cycles",
+            "ctx_switch_cycles",
+            "irq_entry_cycles",
+            "wakeup_cycles",
+            "idle_entry_cycles",
+            "idle_exit_cycles",
+        )
+        if f"| `{f}` |" not in text
+    ]
     assert missing == []
 
 

@@ -26,5 +26,9 @@ def test_relative_links_resolve(page):
 def test_the_predictions_page_shows_its_figures():
     """docs/predictions.md embeds the curves tools/predictions_figures.py draws."""
     images = [t for t in LINK.findall((ROOT / "docs" / "predictions.md").read_text()) if t.endswith(".svg")]
-    assert sorted(images) == ["figures/queue-depth.svg", "figures/threads-energy.svg", "figures/threads-memops.svg",
-                              "figures/threads.svg"]
+    assert sorted(images) == [
+        "figures/queue-depth.svg",
+        "figures/threads-energy.svg",
+        "figures/threads-memops.svg",
+        "figures/threads.svg",
+    ]

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simcore import units
 from simcore.engine import Engine
 from simcore.rng import BatchedDraws, RngStreams
-from simcore import units
 
 
 def test_callbacks_run_in_time_then_fifo_order():
@@ -124,16 +124,19 @@ def test_run_restores_the_garbage_collector_even_on_error():
     assert gc.isenabled()
 
 
-@pytest.mark.parametrize("sets", [
-    {},
-    {"queue.io_poll": "1", "queue.io_poll_delay": "0", "hipri": "1", "numjobs": "4"},
-    # a fixed hybrid sleep: every IO arms and cancels or fires an hrtimer at once (adaptive hybrid
-    # polling sleeps only after its first 100 ms statistics window)
-    {"queue.io_poll": "1", "queue.io_poll_delay": "3", "hipri": "1", "numjobs": "4"},
-    {"ioengine": "io_uring", "iodepth": "8", "queue.scheduler": "mq-deadline"},
-    {"numjobs": "4", "rw": "randrw", "queue.scheduler": "bfq", "nvme.irq": "cinterrupts"},
-    {"bs": "512k", "ioengine": "libaio", "iodepth": "4"},  # IOs split at max_sectors_kb into pieces
-])
+@pytest.mark.parametrize(
+    "sets",
+    [
+        {},
+        {"queue.io_poll": "1", "queue.io_poll_delay": "0", "hipri": "1", "numjobs": "4"},
+        # a fixed hybrid sleep: every IO arms and cancels or fires an hrtimer at once (adaptive hybrid
+        # polling sleeps only after its first 100 ms statistics window)
+        {"queue.io_poll": "1", "queue.io_poll_delay": "3", "hipri": "1", "numjobs": "4"},
+        {"ioengine": "io_uring", "iodepth": "8", "queue.scheduler": "mq-deadline"},
+        {"numjobs": "4", "rw": "randrw", "queue.scheduler": "bfq", "nvme.irq": "cinterrupts"},
+        {"bs": "512k", "ioengine": "libaio", "iodepth": "4"},  # IOs split at max_sectors_kb into pieces
+    ],
+)
 def test_models_leave_no_reference_cycles(sets):
     """Engine.run pauses the cyclic collector, which is safe only while the models free everything
     by reference counting: a reference cycle per IO would grow memory for the whole run."""
@@ -173,8 +176,15 @@ def test_server_model_leaves_no_reference_cycles(monkeypatch):
     from scenarios.config.server import resolve_server
     from scenarios.run.simulate import simulate
 
-    cfg = resolve_server("server-stable", {"server.policy": "sandman", "workload.rate_iops": "320000",
-                                           "workload.duration_s": "0.004", "workload.warmup_s": "0.001"})
+    cfg = resolve_server(
+        "server-stable",
+        {
+            "server.policy": "sandman",
+            "workload.rate_iops": "320000",
+            "workload.duration_s": "0.004",
+            "workload.warmup_s": "0.001",
+        },
+    )
     found = _cycles_found_per_run(monkeypatch)
     simulate(cfg)
     assert found and found == [0] * len(found)

@@ -65,8 +65,15 @@ def test_cli_prints_waterfall_and_writes_html(tmp_path, capsys):
     rc, stdout, err = run_cli(["explain", str(FIO), "--platform", PLAT, *FAST, "-o", str(out)], capsys)
     assert rc == 0, err
     assert "interrupt (the job's own policy)" in stdout
-    for text in ("SSD: media service", "completion found", "CPU time per IO by stack layer", "scheduler",
-                 "polling", "context switches per IO", "#"):
+    for text in (
+        "SSD: media service",
+        "completion found",
+        "CPU time per IO by stack layer",
+        "scheduler",
+        "polling",
+        "context switches per IO",
+        "#",
+    ):
         assert text in stdout
     page = out.read_text()
     assert page.lstrip().lower().startswith("<html") or page.lstrip().lower().startswith("<!doctype html")
@@ -92,13 +99,16 @@ def test_policies_option(capsys):
     assert "classic-poll" in stdout and "hybrid-poll" not in stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["missing.fio", "--platform", PLAT], "job file not found: missing.fio"),
-    ([str(FIO)], "--platform NAME is required"),
-    ([str(FIO), "--platform", PLAT, "-o", "w.png"], ".html"),
-    ([str(FIO), "--platform", PLAT, "--policies", "warp"], "--policies warp"),
-    ([str(FIO), "--platform", PLAT, "--runtime-ms", "0"], "--runtime-ms"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["missing.fio", "--platform", PLAT], "job file not found: missing.fio"),
+        ([str(FIO)], "--platform NAME is required"),
+        ([str(FIO), "--platform", PLAT, "-o", "w.png"], ".html"),
+        ([str(FIO), "--platform", PLAT, "--policies", "warp"], "--policies warp"),
+        ([str(FIO), "--platform", PLAT, "--runtime-ms", "0"], "--runtime-ms"),
+    ],
+)
 def test_bad_input_exit_2(args, message, capsys):
     rc, _, err = run_cli(["explain", *args], capsys)
     assert rc == 2

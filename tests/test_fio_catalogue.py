@@ -33,10 +33,13 @@ def test_every_catalogue_name_is_classified_and_nothing_else():
             assert spec.reason, name  # every refusal says why
 
 
-@pytest.mark.parametrize("line,name", [
-    ("random_sequence_stride=1", "random_sequence_stride"),
-    ("verify_write_sequence=0", "verify_write_sequence"),
-])
+@pytest.mark.parametrize(
+    "line,name",
+    [
+        ("random_sequence_stride=1", "random_sequence_stride"),
+        ("verify_write_sequence=0", "verify_write_sequence"),
+    ],
+)
 def test_issue_examples_are_accepted_and_listed(line, name):
     f = parse_fio_text(JOB + line + "\n")
     assert name in f.ignored_options

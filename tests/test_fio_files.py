@@ -48,8 +48,10 @@ def test_generated_files_are_laid_out_one_after_another_per_clone():
 
 
 def test_named_files_are_shared_by_clones_and_jobs():
-    host, threads = _regions("[a]\nrw=randread\nfilename=/mnt/x:/mnt/y\nsize=2m\nnumjobs=2\nnumber_ios=4\n"
-                             "[b]\nrw=randread\nfilename=/mnt/y\nsize=4m\nnumber_ios=4\n")
+    host, threads = _regions(
+        "[a]\nrw=randread\nfilename=/mnt/x:/mnt/y\nsize=2m\nnumjobs=2\nnumber_ios=4\n"
+        "[b]\nrw=randread\nfilename=/mnt/y\nsize=4m\nnumber_ios=4\n"
+    )
     a0, a1, b = ([st["base_offset"] for st in files] for files, _th in threads)
     assert a0 == a1 == [0, EXTENT_ALIGN_BYTES]
     assert b == [EXTENT_ALIGN_BYTES]  # /mnt/y: one file, grown to the larger job's need (4 MiB)
@@ -63,10 +65,9 @@ def test_roundrobin_takes_the_files_in_turn_and_each_keeps_its_sequential_positi
 
 
 def test_random_service_with_n_ios_per_turn_stays_n_ios_on_a_file():
-    recs = _records("[j]\nrw=randread\ndirectory=/mnt\nnrfiles=4\nsize=4m\nfile_service_type=random:8\n"
-                    "number_ios=64\n")
+    recs = _records("[j]\nrw=randread\ndirectory=/mnt\nnrfiles=4\nsize=4m\nfile_service_type=random:8\nnumber_ios=64\n")
     files = [r.offset // EXTENT_ALIGN_BYTES for r in recs]
-    runs = [files[i:i + 8] for i in range(0, 64, 8)]
+    runs = [files[i : i + 8] for i in range(0, 64, 8)]
     assert all(len(set(run)) == 1 for run in runs)
     assert len({run[0] for run in runs}) > 1  # the turns go to different files
 
@@ -78,8 +79,9 @@ def test_sequential_service_finishes_a_file_before_the_next():
 
 
 def test_zipf_file_service_skews_the_accesses():
-    recs = _records("[j]\nrw=randread\ndirectory=/mnt\nnrfiles=16\nsize=16m\nfile_service_type=zipf:1.2\n"
-                    "number_ios=3000\n")
+    recs = _records(
+        "[j]\nrw=randread\ndirectory=/mnt\nnrfiles=16\nsize=16m\nfile_service_type=zipf:1.2\nnumber_ios=3000\n"
+    )
     counts = Counter(r.offset // EXTENT_ALIGN_BYTES for r in recs)
     assert sum(counts.values()) == 3000
     top = counts.most_common(1)[0][1] / 3000
@@ -123,22 +125,28 @@ def test_a_regular_file_adds_the_extent_lookup_to_every_io():
 
 
 def test_nvme_device_names_pick_the_ssd():
-    cfg = resolve(jobs=list(parse_fio_text(HEAD + "[j]\nrw=randread\nfilename=/dev/nvme1n1\nsize=1m\n",
-                                           path="t.fio").jobs), platform=PLATFORM, sets={"ssd_count": "2"})
+    cfg = resolve(
+        jobs=list(parse_fio_text(HEAD + "[j]\nrw=randread\nfilename=/dev/nvme1n1\nsize=1m\n", path="t.fio").jobs),
+        platform=PLATFORM,
+        sets={"ssd_count": "2"},
+    )
     _host, fio, _r, _e = build_run(cfg)
     assert fio.threads[0].dev == 1
 
 
-@pytest.mark.parametrize("body, words", [
-    ("rw=randread\ndirectory=/mnt\nruntime=1ms\n", "needs size= or filesize="),
-    ("rw=randread\nfilename=/dev/nvme0n1:/mnt/f\nsize=1m\n", "mixes block devices and regular files"),
-    ("rw=randread\ndirectory=/mnt\nsize=1m\nioengine=io_uring_cmd\n", "character device"),
-    ("rw=randread\ndirectory=/mnt\nsize=300g\n", "capacity"),
-    ("rw=randread\nopendir=/mnt\n", "not modelled yet"),
-    ("rw=randread\nfilename=/mnt/f\nsize=1m\nfile_service_type=zipf:1\n", "zipf theta"),
-    ("rw=randread\nfilename=/mnt/f\nsize=1m\nfile_service_type=lru\n", "unknown value"),
-    ("rw=randread\nfilename=/mnt/f\nfilesize=1m-64k\n", "ends before it starts"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("rw=randread\ndirectory=/mnt\nruntime=1ms\n", "needs size= or filesize="),
+        ("rw=randread\nfilename=/dev/nvme0n1:/mnt/f\nsize=1m\n", "mixes block devices and regular files"),
+        ("rw=randread\ndirectory=/mnt\nsize=1m\nioengine=io_uring_cmd\n", "character device"),
+        ("rw=randread\ndirectory=/mnt\nsize=300g\n", "capacity"),
+        ("rw=randread\nopendir=/mnt\n", "not modelled yet"),
+        ("rw=randread\nfilename=/mnt/f\nsize=1m\nfile_service_type=zipf:1\n", "zipf theta"),
+        ("rw=randread\nfilename=/mnt/f\nsize=1m\nfile_service_type=lru\n", "unknown value"),
+        ("rw=randread\nfilename=/mnt/f\nfilesize=1m-64k\n", "ends before it starts"),
+    ],
+)
 def test_bad_file_jobs_get_one_clear_message(body, words):
     with pytest.raises(ConfigError, match=words):
         simulate(_cfg("[j]\nnumber_ios=4\n" + body))

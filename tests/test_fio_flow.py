@@ -54,8 +54,7 @@ def test_flow_sleep_sleeps_instead_of_spinning():
 
 
 def test_separate_flow_ids_do_not_interact():
-    a, b, c = _jobs("[a]\nrw=randread\nflow=3\nflow_id=1\n[b]\nrw=randread\nflow=1\nflow_id=2\n"
-                    "[c]\nrw=randread\n")
+    a, b, c = _jobs("[a]\nrw=randread\nflow=3\nflow_id=1\n[b]\nrw=randread\nflow=1\nflow_id=2\n[c]\nrw=randread\n")
     assert _ios(a) == pytest.approx(_ios(b), rel=0.1) == pytest.approx(_ios(c), rel=0.1)
 
 

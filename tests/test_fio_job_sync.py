@@ -29,8 +29,10 @@ def _spans(res) -> dict[int, tuple[float, float]]:
 
 
 def test_stonewall_starts_a_job_after_every_job_before_it():
-    res = _run("[a]\nrw=randread\nnumber_ios=200\n[b]\nrw=randread\nnumber_ios=300\nnumjobs=2\n"
-               "[c]\nstonewall\nrw=randwrite\nnumber_ios=100\n")
+    res = _run(
+        "[a]\nrw=randread\nnumber_ios=200\n[b]\nrw=randread\nnumber_ios=300\nnumjobs=2\n"
+        "[c]\nstonewall\nrw=randwrite\nnumber_ios=100\n"
+    )
     sp = _spans(res)
     assert sp[2][0] > max(sp[0][1], sp[1][1])  # c after both a and b
     assert sp[1][0] < sp[0][1]  # a and b ran together
@@ -39,15 +41,19 @@ def test_stonewall_starts_a_job_after_every_job_before_it():
 
 
 def test_wait_for_waits_for_the_named_job_only():
-    res = _run("[slow]\nrw=randread\nnumber_ios=600\n[fast]\nrw=randread\nnumber_ios=50\n"
-               "[after-fast]\nwait_for=fast\nrw=randread\nnumber_ios=50\n")
+    res = _run(
+        "[slow]\nrw=randread\nnumber_ios=600\n[fast]\nrw=randread\nnumber_ios=50\n"
+        "[after-fast]\nwait_for=fast\nrw=randread\nnumber_ios=50\n"
+    )
     sp = _spans(res)
     assert sp[1][1] <= sp[2][0] < sp[0][1]  # starts once 'fast' is done, while 'slow' still runs
 
 
 def test_runtime_and_ramp_count_from_the_jobs_own_start():
-    res = _run("[a]\nrw=randread\nruntime=4ms\ntime_based\n[b]\nstonewall\nrw=randread\nruntime=3ms\n"
-               "ramp_time=1ms\ntime_based\n")
+    res = _run(
+        "[a]\nrw=randread\nruntime=4ms\ntime_based\n[b]\nstonewall\nrw=randread\nruntime=3ms\n"
+        "ramp_time=1ms\ntime_based\n"
+    )
     sp = _spans(res)
     d = res.to_dict()
     b_start = res.run.job_control.start_ns[1]  # when 'a' exited (its first IO: after a C-state exit)
@@ -66,8 +72,10 @@ def test_exitall_ends_the_group_when_one_thread_finishes():
 
 
 def test_exit_what_all_cancels_jobs_that_have_not_started():
-    res = _run("[short]\nrw=randread\nnumber_ios=100\nexitall\nexit_what=all\n[long]\nrw=randread\nruntime=50ms\n"
-               "time_based\n[later]\nstonewall\nrw=randread\nnumber_ios=100\n")
+    res = _run(
+        "[short]\nrw=randread\nnumber_ios=100\nexitall\nexit_what=all\n[long]\nrw=randread\nruntime=50ms\n"
+        "time_based\n[later]\nstonewall\nrw=randread\nnumber_ios=100\n"
+    )
     assert 2 not in _spans(res)  # 'later' never ran
     assert res["summary"]["ios"] < 200 + 50
 
@@ -78,13 +86,16 @@ def test_a_job_without_exitall_does_not_end_the_others():
     assert sp[1][1] > 4.5e6
 
 
-@pytest.mark.parametrize("body, words", [
-    ("[a]\nrw=read\nwait_for=b\n[b]\nrw=read\n", "defined before the waiter"),
-    ("[a]\nrw=read\nwait_for=zz\n", "no earlier job is named 'zz'"),
-    ("[a]\nrw=read\nwait_for=a\n", "cannot wait for itself"),
-    ("[a]\nrw=read\n[a]\nrw=write\n[c]\nrw=read\nwait_for=a\n", "unique waitee"),
-    ("[a]\nrw=read\nexitall\nexit_what=some\n", "exit_what"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("[a]\nrw=read\nwait_for=b\n[b]\nrw=read\n", "defined before the waiter"),
+        ("[a]\nrw=read\nwait_for=zz\n", "no earlier job is named 'zz'"),
+        ("[a]\nrw=read\nwait_for=a\n", "cannot wait for itself"),
+        ("[a]\nrw=read\n[a]\nrw=write\n[c]\nrw=read\nwait_for=a\n", "unique waitee"),
+        ("[a]\nrw=read\nexitall\nexit_what=some\n", "exit_what"),
+    ],
+)
 def test_bad_waits_are_refused(body, words):
     with pytest.raises(ConfigError, match=words):
         parse_fio_text(HEAD + body, path="t.fio")
@@ -93,8 +104,10 @@ def test_bad_waits_are_refused(body, words):
 def test_a_waiting_job_with_several_threads_starts_on_idle_cpus():
     """Regression: starting a waiting job's threads (here an offload job: its thread and 4 workers)
     on CPUs that sleep must not switch a CPU in twice (two tasks added while it leaves its C-state)."""
-    res = _run("[a]\nrw=randread\nnumber_ios=100\n[b]\nwait_for=a\nrw=randwrite\nio_submit_mode=offload\n"
-               "iodepth=4\nnumber_ios=200\n")
+    res = _run(
+        "[a]\nrw=randread\nnumber_ios=100\n[b]\nwait_for=a\nrw=randwrite\nio_submit_mode=offload\n"
+        "iodepth=4\nnumber_ios=200\n"
+    )
     sp = _spans(res)
     assert sp[1][0] >= sp[0][1]
     assert sum(1 for r in res.model.records if r.job == 1) == 200

@@ -42,10 +42,33 @@ def test_top_level_fields_like_fio(tmp_path):
     assert job["jobname"] == "randread-4k" and job["groupid"] == 0 and job["error"] == 0
     assert job["job options"]["name"] == "randread-4k"
     for d in ("read", "write", "trim"):
-        assert {"io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "short_ios", "drop_ios",
-                "slat_ns", "clat_ns", "lat_ns", "bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples", "iops_min",
-                "iops_max", "iops_mean", "iops_stddev", "iops_samples"} <= set(job[d])
-    assert job["write"]["total_ios"] == 0 and job["write"]["runtime"] == 0 and "percentile" not in job["write"]["lat_ns"]
+        assert {
+            "io_bytes",
+            "io_kbytes",
+            "bw_bytes",
+            "bw",
+            "iops",
+            "runtime",
+            "total_ios",
+            "short_ios",
+            "drop_ios",
+            "slat_ns",
+            "clat_ns",
+            "lat_ns",
+            "bw_min",
+            "bw_max",
+            "bw_mean",
+            "bw_dev",
+            "bw_samples",
+            "iops_min",
+            "iops_max",
+            "iops_mean",
+            "iops_stddev",
+            "iops_samples",
+        } <= set(job[d])
+    assert (
+        job["write"]["total_ios"] == 0 and job["write"]["runtime"] == 0 and "percentile" not in job["write"]["lat_ns"]
+    )
     for key in ("usr_cpu", "sys_cpu", "ctx", "majf", "minf", "iodepth_level", "latency_ns", "latency_us", "latency_ms"):
         assert key in job
     (disk,) = r["disk_util"]
@@ -71,11 +94,19 @@ def test_sync_engine_jobs_agree_with_summary(tmp_path):
     assert r["jobs"][0]["iodepth_level"]["1"] == 100.0
 
 
-@pytest.mark.parametrize("engine", [
-    ["ioengine=io_uring"],
-    ["ioengine=libaio"],
-    ["ioengine=io_uring", "sqthread_poll=1", "hipri=1", "queue.io_poll=1"],  # SQPOLL: slat ends at the SQ tail write
-])
+@pytest.mark.parametrize(
+    "engine",
+    [
+        ["ioengine=io_uring"],
+        ["ioengine=libaio"],
+        [
+            "ioengine=io_uring",
+            "sqthread_poll=1",
+            "hipri=1",
+            "queue.io_poll=1",
+        ],  # SQPOLL: slat ends at the SQ tail write
+    ],
+)
 def test_async_engine_has_distinct_slat_clat_lat(tmp_path, engine):
     r = run_json(tmp_path, "runtime=5ms", "ramp_time=1ms", "iodepth=8", "iodepth_batch_submit=4", *engine)
     job = r["jobs"][0]
@@ -114,7 +145,9 @@ def test_clones_per_entry_or_grouped_and_sums_equal_totals(tmp_path, group):
     assert all(j["jobname"] == "randread-4k" for j in jobs)
     assert sum(j["read"]["total_ios"] for j in jobs) == s["ios"]
     assert sum(j["read"]["iops"] for j in jobs) == pytest.approx(s["iops"], rel=1e-12)
-    assert sum(j["read"]["io_bytes"] for j in jobs) / r["sim"]["measured_s"] / 1e6 == pytest.approx(s["bandwidth_mb_s"], rel=1e-12)
+    assert sum(j["read"]["io_bytes"] for j in jobs) / r["sim"]["measured_s"] / 1e6 == pytest.approx(
+        s["bandwidth_mb_s"], rel=1e-12
+    )
     mean = sum(j["read"]["lat_ns"]["mean"] * j["read"]["lat_ns"]["N"] for j in jobs) / s["ios"]
     assert mean == pytest.approx(s["latency_us"]["mean"] * 1e3, rel=1e-9)
     assert sum(d["read_ios"] for d in r["disk_util"]) == s["ios"]
@@ -187,28 +220,31 @@ def test_options_in_json_rebuild_the_simulated_job(tmp_path):
     assert job.bs_read_bytes == 8192 and job.numjobs == 2 and job.ioengine == "pvsync2" and job.runtime_ns == 3_000_000
 
 
-_OPTS = st.fixed_dictionaries({
-    "rw": st.sampled_from(["read", "randread", "write", "randwrite", "randrw", "rw"]),
-    "bs": st.integers(1, 64).map(lambda n: f"{n * 512}"),
-    "ioengine": st.sampled_from(["psync", "pvsync2", "libaio", "io_uring"]),
-    "iodepth": st.integers(1, 64).map(str),
-    "numjobs": st.integers(1, 8).map(str),
-    "direct": st.just("1"),
-    "runtime": st.sampled_from(["1", "20ms", "1500us", "2m"]),
-    "ramp_time": st.sampled_from(["0", "100ms", "3s"]),
-    "rwmixread": st.integers(0, 100).map(str),
-}, optional={
-    "time_based": st.just("1"),
-    "rate_iops": st.sampled_from(["500", "1000,200"]),
-    "thinktime": st.sampled_from(["10", "2ms"]),
-    "size": st.sampled_from(["1g", "4m"]),
-    "offset": st.sampled_from(["4k", "1m"]),
-    "iodepth_batch_submit": st.integers(0, 16).map(str),
-    "iodepth_batch_complete_min": st.integers(0, 8).map(str),
-    "iodepth_batch_complete_max": st.integers(0, 16).map(str),
-    "bssplit": st.sampled_from(["4k/50:8k/50", "4k/100,64k/25:128k/75"]),
-    "cpus_allowed": st.sampled_from(["0-1", "2,5"]),
-})
+_OPTS = st.fixed_dictionaries(
+    {
+        "rw": st.sampled_from(["read", "randread", "write", "randwrite", "randrw", "rw"]),
+        "bs": st.integers(1, 64).map(lambda n: f"{n * 512}"),
+        "ioengine": st.sampled_from(["psync", "pvsync2", "libaio", "io_uring"]),
+        "iodepth": st.integers(1, 64).map(str),
+        "numjobs": st.integers(1, 8).map(str),
+        "direct": st.just("1"),
+        "runtime": st.sampled_from(["1", "20ms", "1500us", "2m"]),
+        "ramp_time": st.sampled_from(["0", "100ms", "3s"]),
+        "rwmixread": st.integers(0, 100).map(str),
+    },
+    optional={
+        "time_based": st.just("1"),
+        "rate_iops": st.sampled_from(["500", "1000,200"]),
+        "thinktime": st.sampled_from(["10", "2ms"]),
+        "size": st.sampled_from(["1g", "4m"]),
+        "offset": st.sampled_from(["4k", "1m"]),
+        "iodepth_batch_submit": st.integers(0, 16).map(str),
+        "iodepth_batch_complete_min": st.integers(0, 8).map(str),
+        "iodepth_batch_complete_max": st.integers(0, 16).map(str),
+        "bssplit": st.sampled_from(["4k/50:8k/50", "4k/100,64k/25:128k/75"]),
+        "cpus_allowed": st.sampled_from(["0-1", "2,5"]),
+    },
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -220,10 +256,17 @@ def test_fio_options_round_trip(options):
     assert again.model_dump(exclude=skip) == job.model_dump(exclude=skip)
 
 
-@pytest.mark.parametrize("sets, split, merges", [
-    (["bs=256k", "queue.max_sectors_kb=128"], 2, False),  # each IO is split into two commands
-    (["rw=read", "ioengine=libaio", "iodepth=8", "iodepth_batch_submit=8", "iodepth_batch_complete_min=8"], 1, True),
-])
+@pytest.mark.parametrize(
+    "sets, split, merges",
+    [
+        (["bs=256k", "queue.max_sectors_kb=128"], 2, False),  # each IO is split into two commands
+        (
+            ["rw=read", "ioengine=libaio", "iodepth=8", "iodepth_batch_submit=8", "iodepth_batch_complete_min=8"],
+            1,
+            True,
+        ),
+    ],
+)
 def test_disk_util_counts_commands_splits_and_merges(tmp_path, sets, split, merges):
     r = run_json(tmp_path, "runtime=3ms", "ramp_time=1ms", *sets)
     (disk,) = r["disk_util"]
@@ -253,8 +296,10 @@ def test_replay_json_has_async_slat(tmp_path):
 
 def test_global_and_job_options_split_like_fio(tmp_path):
     job = tmp_path / "two.fio"
-    job.write_text("[global]\nioengine=pvsync2\ndirect=1\nrw=randread\nruntime=3ms\nramp_time=1ms\ntime_based=1\n"
-                   "[small]\nbs=4k\n[big]\nbs=64k\niodepth=1\n")
+    job.write_text(
+        "[global]\nioengine=pvsync2\ndirect=1\nrw=randread\nruntime=3ms\nramp_time=1ms\ntime_based=1\n"
+        "[small]\nbs=4k\n[big]\nbs=64k\niodepth=1\n"
+    )
     r = run_json(tmp_path, job=str(job))
     g = r["global options"]
     assert g["ioengine"] == "pvsync2" and g["rw"] == "randread" and "bs" not in g

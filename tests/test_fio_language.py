@@ -52,17 +52,20 @@ def test_reserved_keywords_from_the_platform():
         parse_fio_text("[j]\ndirect=1\nsize=1m\nnumjobs=$ncpus\n")
 
 
-@pytest.mark.parametrize("value,kind,expected", [
-    ("(4*1024)", "int", "4096"),
-    ("(1k*4)", "int", "4096"),          # units inside expressions: kb_base 1024
-    ("(2^10)", "int", "1024"),          # ^ is exponentiation
-    ("(7%4)", "int", "3"),
-    ("(7/2)", "int", "3"),              # truncated to an integer
-    ("(1+2)*x", "str", "(1+2)*x"),      # strings keep their parentheses
-    ("(1000)", "time", "1000us"),       # bare numbers in time expressions are microseconds
-    ("(2s+500ms)", "time", "2500000us"),
-    ("(4k),(8k)", "int", "4096,8192"),  # read,write lists
-])
+@pytest.mark.parametrize(
+    "value,kind,expected",
+    [
+        ("(4*1024)", "int", "4096"),
+        ("(1k*4)", "int", "4096"),  # units inside expressions: kb_base 1024
+        ("(2^10)", "int", "1024"),  # ^ is exponentiation
+        ("(7%4)", "int", "3"),
+        ("(7/2)", "int", "3"),  # truncated to an integer
+        ("(1+2)*x", "str", "(1+2)*x"),  # strings keep their parentheses
+        ("(1000)", "time", "1000us"),  # bare numbers in time expressions are microseconds
+        ("(2s+500ms)", "time", "2500000us"),
+        ("(4k),(8k)", "int", "4096,8192"),  # read,write lists
+    ],
+)
 def test_arithmetic(value, kind, expected):
     assert expand(value, option="o", kind=kind, keywords=KW, env={}) == expected
 
@@ -76,14 +79,17 @@ def test_arithmetic_in_job_values():
     assert j.runtime_ns == 2 * 10**9
 
 
-@pytest.mark.parametrize("value,fragment", [
-    ("(1/0)", "division by zero"),
-    ("(2^100000)", "out of range"),
-    ("((1+2)", "unbalanced"),
-    ("(1+)", "bad arithmetic expression"),
-    ("(__import__)", "bad arithmetic expression"),
-    ("(1-5)", "negative"),
-])
+@pytest.mark.parametrize(
+    "value,fragment",
+    [
+        ("(1/0)", "division by zero"),
+        ("(2^100000)", "out of range"),
+        ("((1+2)", "unbalanced"),
+        ("(1+)", "bad arithmetic expression"),
+        ("(__import__)", "bad arithmetic expression"),
+        ("(1-5)", "negative"),
+    ],
+)
 def test_bad_arithmetic(value, fragment):
     assert fragment in err(f"size={value}")
 
@@ -94,8 +100,10 @@ def test_include_nested_relative_to_the_including_file(tmp_path):
     (tmp_path / "inc" / "depth.fio").write_text("ioengine=libaio\niodepth=4\n")
     (tmp_path / "test-include.fio").write_text("bs=8k\n")
     job = tmp_path / "including.fio"
-    job.write_text("[global]\ndirect=1\nsize=1m\ninclude glob-include.fio\n\n"
-                   "[test]\nrw=randread\ntime_based=1\nruntime=10\ninclude test-include.fio\n")
+    job.write_text(
+        "[global]\ndirect=1\nsize=1m\ninclude glob-include.fio\n\n"
+        "[test]\nrw=randread\ntime_based=1\nruntime=10\ninclude test-include.fio\n"
+    )
     j = parse_fio_file(job, keywords=KW).jobs[0]
     assert (j.ioengine, j.iodepth, j.bs_read_bytes, j.rw) == ("libaio", 4, 8192, "randread")
     assert "group_reporting" in j.ignored_options
@@ -104,8 +112,7 @@ def test_include_nested_relative_to_the_including_file(tmp_path):
 def test_include_errors(tmp_path):
     (tmp_path / "sect.fio").write_text("[x]\nbs=4k\n")
     (tmp_path / "loop.fio").write_text("include loop.fio\n")
-    for name, fragment in (("sect.fio", "section header"), ("loop.fio", "include cycle"),
-                           ("nope.fio", "not found")):
+    for name, fragment in (("sect.fio", "section header"), ("loop.fio", "include cycle"), ("nope.fio", "not found")):
         job = tmp_path / "j.fio"
         job.write_text(f"[j]\ndirect=1\nsize=1m\ninclude {name}\n")
         with pytest.raises(ConfigError, match=fragment):
@@ -133,8 +140,7 @@ def test_size_percentage_is_kept_for_the_platform():
 
 
 def test_job_language_leftovers_are_parsed():
-    j = one("rw=randread:8\nrw_sequencer=identical\nloops=3\nstartdelay=1-2\nnumber_ios=100\n"
-            "offset_increment=1m")
+    j = one("rw=randread:8\nrw_sequencer=identical\nloops=3\nstartdelay=1-2\nnumber_ios=100\noffset_increment=1m")
     assert (j.rw, j.rw_modifier, j.rw_sequencer, j.loops, j.number_ios) == ("randread", 8, "identical", 3, 100)
     assert (j.startdelay_ns, j.startdelay_max_ns, j.offset_increment_bytes) == (10**9, 2 * 10**9, 1 << 20)
     assert one("rw=write:4k").rw_modifier == 4096  # sequential: a size (holes)

@@ -65,8 +65,10 @@ def test_submissions_keep_the_rate_where_a_synchronous_thread_falls_behind():
 def test_latency_includes_the_wait_for_a_worker():
     """Two workers, a burst of IOs every 200 us: the later IOs of a burst wait in a worker's queue,
     and their latency (from queueing) shows it."""
-    res = _run("[j]\nio_submit_mode=offload\niodepth=2\nrate_iops=20000\nruntime=10ms\ntime_based\n",
-               {"ssd.read.base_ns": "40000"})
+    res = _run(
+        "[j]\nio_submit_mode=offload\niodepth=2\nrate_iops=20000\nruntime=10ms\ntime_based\n",
+        {"ssd.read.base_ns": "40000"},
+    )
     lat = sorted(r.t_complete - r.t_submit for r in res.model.records)
     dev = min(r.t_dev_end - r.t_dev_start for r in res.model.records)
     assert lat[len(lat) // 2] > dev

@@ -33,7 +33,7 @@ def test_zipf_hottest_block_share_is_analytic():
     counts = Counter(z.block(u) for u in g.random(draws).tolist())
     zn = zeta(n, theta)
     (b1, c1), (b2, c2) = counts.most_common(2)
-    p1, p2 = 1 / zn, 0.5 ** theta / zn
+    p1, p2 = 1 / zn, 0.5**theta / zn
     assert abs(c1 / draws - p1) < _tol(p1, draws)
     assert abs(c2 / draws - p2) < _tol(p2, draws)
     # the tail: ranks k >= 3 carry 1 - p1 - p2 spread over the other blocks (no block above rank 2)
@@ -144,13 +144,25 @@ def test_lfsr_job_never_repeats_within_a_pass():
     assert sorted(offs[:256]) == [i * 4096 for i in range(256)]
 
 
-@pytest.mark.parametrize("value, words", [
-    ("zipf", "needs a value"), ("zipf:1", "different from 1.0"), ("zipf:-1", "> 0"),
-    ("pareto:1.5", "0 < h < 1"), ("normal:100", "0 <= dev < 100"), ("zipf:1.2:2", "center out of range"),
-    ("zoned:50/10:40/20", "add up to 90"), ("zoned:60/80:40/80", "more than 100%"), ("zoned:60", "ACCESS%"),
-    ("gauss:3", "unknown distribution"), ("zipf:x", "not a number"), ("zipf:1.2,1.1", "per-direction"),
-    ("sequence:2,0,1", "not modelled yet"), ("random:1", "takes no value"),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("zipf", "needs a value"),
+        ("zipf:1", "different from 1.0"),
+        ("zipf:-1", "> 0"),
+        ("pareto:1.5", "0 < h < 1"),
+        ("normal:100", "0 <= dev < 100"),
+        ("zipf:1.2:2", "center out of range"),
+        ("zoned:50/10:40/20", "add up to 90"),
+        ("zoned:60/80:40/80", "more than 100%"),
+        ("zoned:60", "ACCESS%"),
+        ("gauss:3", "unknown distribution"),
+        ("zipf:x", "not a number"),
+        ("zipf:1.2,1.1", "per-direction"),
+        ("sequence:2,0,1", "not modelled yet"),
+        ("random:1", "takes no value"),
+    ],
+)
 def test_bad_random_distribution_names_the_option(value, words):
     with pytest.raises(ConfigError) as e:
         parse_fio_text(f"[j]\nrandom_distribution={value}\n", path="t.fio")
@@ -169,21 +181,39 @@ def test_zoned_abs_beyond_the_range_is_a_clear_error():
         _offsets({"random_distribution": "zoned_abs:60/8m:40/8m"})
 
 
-@pytest.mark.parametrize("opts", [
-    {"random_distribution": "zipf:1.2:0.25", "random_generator": "lfsr"},
-    {"random_distribution": "zoned:60/10:40/90,100/50", "rw": "randrw", "percentage_random": "30,60"},
-    {"random_distribution": "zoned_abs:50/1m:50/3m"}, {"random_distribution": "normal:5"},
-    {"rate": "1m,2m", "rate_process": "poisson", "rw": "randrw"},
-    {"rate_iops": "100", "rate_iops_min": "50,", "rate_cycle": "250", "rate_min": ",1m"},
-    {"prio": "3", "prioclass": "1", "ioengine": "io_uring", "cmdprio_percentage": "10,30", "cmdprio_class": "2",
-     "cmdprio": "1"},
-    {"rw": "randread:8", "rw_sequencer": "identical", "number_ios": "5", "loops": "2", "offset_increment": "1m",
-     "startdelay": "1ms-3ms"},
-    {"rw": "write:8k", "startdelay": "2s"},
-])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"random_distribution": "zipf:1.2:0.25", "random_generator": "lfsr"},
+        {"random_distribution": "zoned:60/10:40/90,100/50", "rw": "randrw", "percentage_random": "30,60"},
+        {"random_distribution": "zoned_abs:50/1m:50/3m"},
+        {"random_distribution": "normal:5"},
+        {"rate": "1m,2m", "rate_process": "poisson", "rw": "randrw"},
+        {"rate_iops": "100", "rate_iops_min": "50,", "rate_cycle": "250", "rate_min": ",1m"},
+        {
+            "prio": "3",
+            "prioclass": "1",
+            "ioengine": "io_uring",
+            "cmdprio_percentage": "10,30",
+            "cmdprio_class": "2",
+            "cmdprio": "1",
+        },
+        {
+            "rw": "randread:8",
+            "rw_sequencer": "identical",
+            "number_ios": "5",
+            "loops": "2",
+            "offset_increment": "1m",
+            "startdelay": "1ms-3ms",
+        },
+        {"rw": "write:8k", "startdelay": "2s"},
+    ],
+)
 def test_fio_options_read_back_give_the_same_job(opts):
     from scenarios.inputs.fio.output import fio_options
 
     job = _job(**opts)
     again = job_from_options(fio_options(job), name="j")
-    assert again.model_dump(exclude={"source", "ignored_options"}) == job.model_dump(exclude={"source", "ignored_options"})
+    assert again.model_dump(exclude={"source", "ignored_options"}) == job.model_dump(
+        exclude={"source", "ignored_options"}
+    )

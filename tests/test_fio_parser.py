@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from scenarios.inputs.fio import (FIO_OPTIONS, STACKSIM_OPTIONS, FioJob, apply_overrides, job_from_options,
-                           parse_bool, parse_cpu_list, parse_cpumask, parse_fio_file, parse_fio_text,
-                           parse_size, parse_time_ns)
+from scenarios.inputs.fio import (
+    FIO_OPTIONS,
+    STACKSIM_OPTIONS,
+    FioJob,
+    apply_overrides,
+    job_from_options,
+    parse_bool,
+    parse_cpu_list,
+    parse_cpumask,
+    parse_fio_file,
+    parse_fio_text,
+    parse_size,
+    parse_time_ns,
+)
 from simcore.errors import ConfigError
 
 BASIC = """\
@@ -93,11 +105,25 @@ def test_comments_and_whitespace():
 
 
 # --- units ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text,expected", [
-    ("4096", 4096), ("4k", 4096), ("4K", 4096), ("4kb", 4096), ("4KB", 4096), ("1m", 1 << 20),
-    ("1g", 1 << 30), ("2t", 2 << 40), ("0x1000", 4096), ("512b", 512),
-    ("4Ki", 4096), ("1mi", 1 << 20), ("4KiB", 4000), ("1MiB", 10**6),  # as fio 3.33 (kb_base=1024)
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("4096", 4096),
+        ("4k", 4096),
+        ("4K", 4096),
+        ("4kb", 4096),
+        ("4KB", 4096),
+        ("1m", 1 << 20),
+        ("1g", 1 << 30),
+        ("2t", 2 << 40),
+        ("0x1000", 4096),
+        ("512b", 512),
+        ("4Ki", 4096),
+        ("1mi", 1 << 20),
+        ("4KiB", 4000),
+        ("1MiB", 10**6),  # as fio 3.33 (kb_base=1024)
+    ],
+)
 def test_parse_size(text, expected):
     assert parse_size(text, option="bs") == expected
 
@@ -108,10 +134,18 @@ def test_parse_size_kb_base_1000():
     assert one("kb_base=1000\nbs=4KiB\nsize=1m").size_bytes == 10**6
 
 
-@pytest.mark.parametrize("text,fragment", [
-    ("-4k", "negative"), ("abc", "bad size"), ("1.5g", "fractions"), ("4x", "unknown size unit"),
-    ("0", "greater than zero"), ("", "needs a value"), ("50%", "percentage"),
-])
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("-4k", "negative"),
+        ("abc", "bad size"),
+        ("1.5g", "fractions"),
+        ("4x", "unknown size unit"),
+        ("0", "greater than zero"),
+        ("", "needs a value"),
+        ("50%", "percentage"),
+    ],
+)
 def test_parse_size_errors(text, fragment):
     with pytest.raises(ConfigError, match=fragment) as exc:
         parse_size(text, option="size")
@@ -123,12 +157,23 @@ def test_parse_size_k_property(n):
     assert parse_size(f"{n}k", option="bs") == n * 1024
 
 
-@pytest.mark.parametrize("text,unit,expected", [
-    ("10", "s", 10 * 10**9), ("250us", "s", 250_000), ("20ms", "s", 20 * 10**6), ("3s", "s", 3 * 10**9),
-    ("2usec", "s", 2000), ("3msec", "s", 3 * 10**6), ("2m", "s", 120 * 10**9),
-    ("1h", "s", 3600 * 10**9), ("1d", "s", 86400 * 10**9), ("5MS", "s", 5 * 10**6), ("7", "us", 7000),
-    ("0", "s", 0),
-])
+@pytest.mark.parametrize(
+    "text,unit,expected",
+    [
+        ("10", "s", 10 * 10**9),
+        ("250us", "s", 250_000),
+        ("20ms", "s", 20 * 10**6),
+        ("3s", "s", 3 * 10**9),
+        ("2usec", "s", 2000),
+        ("3msec", "s", 3 * 10**6),
+        ("2m", "s", 120 * 10**9),
+        ("1h", "s", 3600 * 10**9),
+        ("1d", "s", 86400 * 10**9),
+        ("5MS", "s", 5 * 10**6),
+        ("7", "us", 7000),
+        ("0", "s", 0),
+    ],
+)
 def test_parse_time(text, unit, expected):
     assert parse_time_ns(text, option="runtime", default_unit=unit) == expected
 
@@ -149,10 +194,19 @@ def test_times_in_job():
     assert (j.runtime_ns, j.ramp_time_ns, j.thinktime_ns) == (120 * 10**9, 500 * 10**6, 50_000)
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("1", True), ("0", False), ("true", True), ("FALSE", False), ("yes", True),
-    ("no", False), ("on", True), ("Off", False),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("1", True),
+        ("0", False),
+        ("true", True),
+        ("FALSE", False),
+        ("yes", True),
+        ("no", False),
+        ("on", True),
+        ("Off", False),
+    ],
+)
 def test_parse_bool(text, expected):
     assert parse_bool(text, option="direct") is expected
 
@@ -224,30 +278,33 @@ def test_unknown_option_never_suggests_nonsense():
     assert "Did you mean" not in error("[a]\nzzzzzzzz=1\n")
 
 
-@pytest.mark.parametrize("body,fragments", [
-    ("rw=randred", ["'randred'", "randread", "line 3"]),
-    ("rw=randread:x", ["'rw'", "expected an integer"]),
-    ("rw=read:-4k", ["'rw'", "negative"]),
-    ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),
-    ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
-    ("verify=md5", ["verify=md5", "not modelled yet", "verification"]),
-    ("zonemode=zbd", ["zonemode", "not modelled yet", "zoned"]),
-    ("io_submit_mode=offload\nflow=2", ["flow", "offload", "not modelled yet"]),
-    ("bssplit=4k/60:64k/60", ["bssplit", "add up to 120"]),
-    ("size=500%", ["percentage"]),
-    ("size=-1g", ["negative", "'size'", "line 3"]),
-    ("size=lots", ["bad size 'lots'"]),
-    ("numjobs=0", ["numjobs", ">= 1"]),
-    ("iodepth=0", ["iodepth", ">= 1"]),
-    ("iodepth=8\niodepth_low=4", ["iodepth_low", "not supported"]),
-    ("time_based", ["runtime"]),
-    ("rw", ["'rw' needs a value"]),
-    ("fixedbufs=1", ["io_uring", "ioengine=psync", "Bad option"]),
-    ("ioengine=libaio\nhipri=1", ["hipri", "ioengine=libaio"]),
-    ("size=$mb_memory", ["mb_memory", "not modelled yet"]),
-    ("stacksim_irq_hint=loud", ["stacksim_irq_hint", "'loud'", "urgent"]),
-    ("stacksim_irq=urgent", ["unknown stacksim option", "stacksim_irq_hint"]),
-])
+@pytest.mark.parametrize(
+    "body,fragments",
+    [
+        ("rw=randred", ["'randred'", "randread", "line 3"]),
+        ("rw=randread:x", ["'rw'", "expected an integer"]),
+        ("rw=read:-4k", ["'rw'", "negative"]),
+        ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),
+        ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
+        ("verify=md5", ["verify=md5", "not modelled yet", "verification"]),
+        ("zonemode=zbd", ["zonemode", "not modelled yet", "zoned"]),
+        ("io_submit_mode=offload\nflow=2", ["flow", "offload", "not modelled yet"]),
+        ("bssplit=4k/60:64k/60", ["bssplit", "add up to 120"]),
+        ("size=500%", ["percentage"]),
+        ("size=-1g", ["negative", "'size'", "line 3"]),
+        ("size=lots", ["bad size 'lots'"]),
+        ("numjobs=0", ["numjobs", ">= 1"]),
+        ("iodepth=0", ["iodepth", ">= 1"]),
+        ("iodepth=8\niodepth_low=4", ["iodepth_low", "not supported"]),
+        ("time_based", ["runtime"]),
+        ("rw", ["'rw' needs a value"]),
+        ("fixedbufs=1", ["io_uring", "ioengine=psync", "Bad option"]),
+        ("ioengine=libaio\nhipri=1", ["hipri", "ioengine=libaio"]),
+        ("size=$mb_memory", ["mb_memory", "not modelled yet"]),
+        ("stacksim_irq_hint=loud", ["stacksim_irq_hint", "'loud'", "urgent"]),
+        ("stacksim_irq=urgent", ["unknown stacksim option", "stacksim_irq_hint"]),
+    ],
+)
 def test_value_errors(body, fragments):
     msg = error("[j]\ndirect=1\n" + body + "\n")
     assert "job 'j'" in msg and "t.fio" in msg
@@ -266,13 +323,16 @@ def test_global_value_error_names_global_line():
     assert "line 2 [global]" in msg and "job 'a'" in msg and "'bs'" in msg
 
 
-@pytest.mark.parametrize("body,fragment", [
-    ("", "no job sections"),
-    ("[global]\ndirect=1\n", "no job sections"),
-    ("direct=1\n[a]\n", "outside of any [section]"),
-    ("[a\n", "malformed section header"),
-    ("include other.fio\n[a]\n", "included file (include at t.fio line 1) not found"),
-])
+@pytest.mark.parametrize(
+    "body,fragment",
+    [
+        ("", "no job sections"),
+        ("[global]\ndirect=1\n", "no job sections"),
+        ("direct=1\n[a]\n", "outside of any [section]"),
+        ("[a\n", "malformed section header"),
+        ("include other.fio\n[a]\n", "included file (include at t.fio line 1) not found"),
+    ],
+)
 def test_structure_errors(body, fragment):
     assert fragment in error(body)
 
@@ -306,26 +366,49 @@ def test_stacksim_option():
 
 
 def test_io_uring_options():
-    j = one("ioengine=io_uring\nsqthread_poll=1\nsqthread_poll_cpu=3\nregisterfiles\nfixedbufs\n"
-            "hipri\nnowait=1")
+    j = one("ioengine=io_uring\nsqthread_poll=1\nsqthread_poll_cpu=3\nregisterfiles\nfixedbufs\nhipri\nnowait=1")
     assert (j.sqthread_poll, j.sqthread_poll_cpu, j.registerfiles, j.fixedbufs, j.hipri, j.nowait) == (
-        True, 3, True, True, True, True)
+        True,
+        3,
+        True,
+        True,
+        True,
+        True,
+    )
 
 
 def test_catalogue_has_fio_names():
-    for name in ("ioscheduler", "iodepth_batch", "iodepth_batch_complete_max", "cmdprio_percentage",
-                 "rate_process", "bssplit", "blocksize_range", "zonemode", "log_avg_msec",
-                 "percentile_list", "numa_cpu_nodes", "exitall", "unified_rw_reporting", "randseed",
-                 "allrandrepeat", "random_generator", "file_service_type", "invalidate", "end_fsync",
-                 "hipri_percentage", "timeout", "readwrite"):
+    for name in (
+        "ioscheduler",
+        "iodepth_batch",
+        "iodepth_batch_complete_max",
+        "cmdprio_percentage",
+        "rate_process",
+        "bssplit",
+        "blocksize_range",
+        "zonemode",
+        "log_avg_msec",
+        "percentile_list",
+        "numa_cpu_nodes",
+        "exitall",
+        "unified_rw_reporting",
+        "randseed",
+        "allrandrepeat",
+        "random_generator",
+        "file_service_type",
+        "invalidate",
+        "end_fsync",
+        "hipri_percentage",
+        "timeout",
+        "readwrite",
+    ):
         assert name in FIO_OPTIONS, name
     assert len(FIO_OPTIONS) >= 300
 
 
 # --- programmatic construction -------------------------------------------------------------------
 def test_job_from_options_and_overrides():
-    j = job_from_options({"rw": "randread", "direct": "1", "ioengine": "io_uring", "iodepth": "8"},
-                         name="cli")
+    j = job_from_options({"rw": "randread", "direct": "1", "ioengine": "io_uring", "iodepth": "8"}, name="cli")
     assert (j.name, j.rw, j.iodepth, j.source) == ("cli", "randread", 8, "<set>")
     k = apply_overrides(j, {"bs": "8k", "numjobs": "4", "fixedbufs": ""})
     assert (k.bs_read_bytes, k.numjobs, k.fixedbufs, k.iodepth, k.rw) == (8192, 4, True, 8, "randread")
@@ -338,10 +421,27 @@ def test_job_from_options_and_overrides():
         apply_overrides(k, {"ioengine": "libaio"})
 
 
-_KEYS = ["rw", "bs", "size", "runtime", "iodepth", "cpus_allowed", "rate_iops", "verify", "ioengine",
-         "direct", "kb_base", "iodepth_low", "cpumask", "thinktime", "stacksim_irq_hint", "nope"]
+_KEYS = [
+    "rw",
+    "bs",
+    "size",
+    "runtime",
+    "iodepth",
+    "cpus_allowed",
+    "rate_iops",
+    "verify",
+    "ioengine",
+    "direct",
+    "kb_base",
+    "iodepth_low",
+    "cpumask",
+    "thinktime",
+    "stacksim_irq_hint",
+    "nope",
+]
 _VALUES = st.text(alphabet="0123456789kKmMiIbBsux-,%:$ .", max_size=8) | st.sampled_from(
-    ["read", "randrw", "io_uring", "libaio", "sg", "1", "0", "4k,8k", "0-3", "urgent", "1000"])
+    ["read", "randrw", "io_uring", "libaio", "sg", "1", "0", "4k,8k", "0-3", "urgent", "1000"]
+)
 
 
 @given(st.lists(st.tuples(st.sampled_from(_KEYS), st.one_of(st.none(), _VALUES)), max_size=8))
@@ -368,8 +468,9 @@ def test_bssplit_and_bsrange_parse_like_fio():
     assert parse_bsrange("4k-16k") == (4096, 16384)
     with pytest.raises(ConfigError, match="below minimum"):
         parse_bsrange("16k-4k")
-    job = job_from_options({"rw": "randrw", "direct": "1", "bssplit": "4k/100,64k/100", "bsrange": "8k-32k"},
-                           name="j", source="t")
+    job = job_from_options(
+        {"rw": "randrw", "direct": "1", "bssplit": "4k/100,64k/100", "bsrange": "8k-32k"}, name="j", source="t"
+    )
     assert job.bssplit_read == ((4096, 100.0),) and job.bssplit_write == ((65536, 100.0),)
     assert job.bsrange_read == (8192, 32768) == job.bsrange_write
 
@@ -378,8 +479,9 @@ def test_mixed_sizes_reach_the_device_in_their_shares():
     from scenarios.config.host import resolve
     from scenarios.run.assembly import build_run
 
-    host, _fio, _ramp, end = build_run(resolve(sets={"runtime": "60ms", "ramp_time": "0",
-                                                      "bssplit": "4k/50:64k/30:256k/20"}), keep_requests=True)
+    host, _fio, _ramp, end = build_run(
+        resolve(sets={"runtime": "60ms", "ramp_time": "0", "bssplit": "4k/50:64k/30:256k/20"}), keep_requests=True
+    )
     host.engine.run(end)
     recs = host.records
     n = len(recs)

@@ -24,8 +24,10 @@ def test_no_cpu_set_is_round_robin_over_all_cpus():
 
 def test_split_gives_each_thread_the_next_cpu_by_thread_number():
     # fio_cpus_split(mask, thread_number - 1): thread numbers run over all jobs
-    assert _cpus("[a]\nnumjobs=2\ncpus_allowed=0-3\ncpus_allowed_policy=split\n"
-                 "[b]\nnumjobs=3\ncpus_allowed=0-3\ncpus_allowed_policy=split\n") == [0, 1, 2, 3, 0]
+    assert _cpus(
+        "[a]\nnumjobs=2\ncpus_allowed=0-3\ncpus_allowed_policy=split\n"
+        "[b]\nnumjobs=3\ncpus_allowed=0-3\ncpus_allowed_policy=split\n"
+    ) == [0, 1, 2, 3, 0]
     assert _cpus("[a]\nnumjobs=4\ncpumask=0x6\ncpus_allowed_policy=split\n") == [1, 2, 1, 2]
 
 

@@ -99,12 +99,16 @@ def test_job_prio_sets_the_task_priority():
     assert recs[0].task.ioprio == (2 << 13 | 3)  # class BE when only prio is given (fio's ioprio_value)
 
 
-@pytest.mark.parametrize("body, words", [
-    ("prio=8", "'prio': must be <= 7"), ("prioclass=4", "'prioclass': must be <= 3"),
-    ("ioengine=libaio\ncmdprio_percentage=101", "cmdprio_percentage"),
-    ("ioengine=libaio\ncmdprio_class=0", "cmdprio_class"),
-    ("cmdprio_percentage=10", "ioengine io_uring"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("prio=8", "'prio': must be <= 7"),
+        ("prioclass=4", "'prioclass': must be <= 3"),
+        ("ioengine=libaio\ncmdprio_percentage=101", "cmdprio_percentage"),
+        ("ioengine=libaio\ncmdprio_class=0", "cmdprio_class"),
+        ("cmdprio_percentage=10", "ioengine io_uring"),
+    ],
+)
 def test_bad_priority_options(body, words):
     with pytest.raises(ConfigError, match=words):
         parse_fio_text(f"[j]\ndirect=1\n{body}\n", path="t.fio")

@@ -16,8 +16,14 @@ PLATFORM = "optane900p-e3-1230v5"
 
 
 def _run(opts, runtime="1s"):
-    base = {"rw": "randread", "direct": "1", "ioengine": "libaio", "iodepth": "4", "runtime": runtime,
-            "time_based": "1"}
+    base = {
+        "rw": "randread",
+        "direct": "1",
+        "ioengine": "libaio",
+        "iodepth": "4",
+        "runtime": runtime,
+        "time_based": "1",
+    }
     job = job_from_options({**base, **opts}, name="r")
     res = simulate(resolve(jobs=[job], platform=PLATFORM), records=True)
     out = {}
@@ -67,10 +73,10 @@ def test_pacer_choice_follows_fio_rate_ddir():
     job = job_from_options({"rw": "randrw", "rate_iops": "1000,500", "direct": "1"}, name="p")
     p = RatePacer(job, np.random.default_rng(1))
     assert p.choose("read", 0.0) == ("read", 0.0)
-    p.issued("read", 4096)                      # next read at 1 ms
+    p.issued("read", 4096)  # next read at 1 ms
     assert p.choose("read", 10.0) == ("write", 10.0)  # reads ahead, writes due: switch
-    p.issued("write", 4096)                     # next write at 2 ms
-    assert p.choose("write", 20.0) == ("read", 1e6)   # both ahead: the earlier one, after a sleep
+    p.issued("write", 4096)  # next write at 2 ms
+    assert p.choose("write", 20.0) == ("read", 1e6)  # both ahead: the earlier one, after a sleep
 
 
 def test_poisson_gaps_are_whole_microseconds():
@@ -86,11 +92,14 @@ def test_poisson_gaps_are_whole_microseconds():
     assert abs(gaps.mean() / 1000 - (333 - 0.5)) < 4 * 333 / math.sqrt(len(gaps))  # (int)(1e6 / 3000) = 333
 
 
-@pytest.mark.parametrize("body, words", [
-    ("rate=1m\nrate_iops=100", "mutually exclusive"),
-    ("rate_process=exp", "allowed: linear, poisson"),
-    ("rate=fast", "'rate'"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("rate=1m\nrate_iops=100", "mutually exclusive"),
+        ("rate_process=exp", "allowed: linear, poisson"),
+        ("rate=fast", "'rate'"),
+    ],
+)
 def test_bad_rate_options(body, words):
     with pytest.raises(ConfigError, match=words):
         parse_fio_text(f"[j]\ndirect=1\n{body}\n", path="t.fio")
@@ -98,18 +107,27 @@ def test_bad_rate_options(body, words):
 
 def _ended(opts):
     """(fio error of the job, time of its last completion in s) of a 4 s psync job at ~450 IO/s."""
-    base = {"rw": "randread", "direct": "1", "ioengine": "psync", "runtime": "4s", "time_based": "1",
-            "thinktime": "2ms"}
+    base = {
+        "rw": "randread",
+        "direct": "1",
+        "ioengine": "psync",
+        "runtime": "4s",
+        "time_based": "1",
+        "thinktime": "2ms",
+    }
     job = job_from_options({**base, **opts}, name="m")
     res = simulate(resolve(jobs=[job], platform=PLATFORM), records=True)
     return res.to_dict()["jobs"][0]["error"], float(res.records["t_complete_ns"].max()) / 1e9
 
 
-@pytest.mark.parametrize("opts, end_s", [
-    ({"rate_iops_min": "800"}, 3.0),                       # 2 s settle, then one rate_cycle (1 s)
-    ({"rate_iops_min": "800", "rate_cycle": "500"}, 2.5),
-    ({"rate_min": "4m"}, 3.0),                             # ~1.8 MB/s of 4 KiB reads < 4 MiB/s
-])
+@pytest.mark.parametrize(
+    "opts, end_s",
+    [
+        ({"rate_iops_min": "800"}, 3.0),  # 2 s settle, then one rate_cycle (1 s)
+        ({"rate_iops_min": "800", "rate_cycle": "500"}, 2.5),
+        ({"rate_min": "4m"}, 3.0),  # ~1.8 MB/s of 4 KiB reads < 4 MiB/s
+    ],
+)
 def test_rate_min_miss_ends_the_job_with_eio(opts, end_s):
     error, last = _ended(opts)
     assert error == 5 and end_s <= last < end_s + 0.01
@@ -120,12 +138,15 @@ def test_rate_min_met_runs_to_the_end():
     assert error == 0 and last > 3.99
 
 
-@pytest.mark.parametrize("body, words", [
-    ("rate_min=1m\nrate_iops_min=10", "mutually exclusive"),
-    ("rate_iops=100\nrate_iops_min=200", "minimum rate exceeds the rate"),
-    ("rate=1m\nrate_min=2m", "minimum rate exceeds the rate"),
-    ("rate_cycle=0", "'rate_cycle': must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("rate_min=1m\nrate_iops_min=10", "mutually exclusive"),
+        ("rate_iops=100\nrate_iops_min=200", "minimum rate exceeds the rate"),
+        ("rate=1m\nrate_min=2m", "minimum rate exceeds the rate"),
+        ("rate_cycle=0", "'rate_cycle': must be >= 1"),
+    ],
+)
 def test_bad_minimum_rates(body, words):
     with pytest.raises(ConfigError, match=words):
         parse_fio_text(f"[j]\ndirect=1\n{body}\n", path="t.fio")

@@ -26,11 +26,14 @@ def test_size_percent_is_a_share_of_the_devices_capacity_in_whole_blocks():
     assert job.size_bytes == cap // 65536 * 65536
 
 
-@pytest.mark.parametrize("text, words", [
-    ("size=0%", "between 1 and 100"),
-    ("size=150%", "between 1 and 100"),
-    ("size=abc%", "bad percentage"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("size=0%", "between 1 and 100"),
+        ("size=150%", "between 1 and 100"),
+        ("size=abc%", "bad percentage"),
+    ],
+)
 def test_bad_size_percentages_are_refused(text, words):
     with pytest.raises(ConfigError, match=words):
         _job(text)

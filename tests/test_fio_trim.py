@@ -39,20 +39,28 @@ def test_a_large_trim_is_one_command_and_costs_per_mib():
 
 
 def test_trims_complete_by_interrupt_even_in_a_polled_job():
-    s = _run("rw=randtrim\nhipri=1\nruntime=10ms\ntime_based=1\n", engine="pvsync2",
-             sets={"queue.io_poll": "1"})["summary"]
+    s = _run("rw=randtrim\nhipri=1\nruntime=10ms\ntime_based=1\n", engine="pvsync2", sets={"queue.io_poll": "1"})[
+        "summary"
+    ]
     assert s["interrupts_per_io"] == pytest.approx(1.0, abs=0.01)  # submit_bio_wait never polls
 
 
 def test_trimwrite_trims_each_block_then_writes_it():
-    recs = sorted(_run("rw=randtrimwrite\nnumber_ios=40\nsize=64m\n", keep_model=True).model.records,
-                  key=lambda r: r.id)
+    recs = sorted(
+        _run("rw=randtrimwrite\nnumber_ios=40\nsize=64m\n", keep_model=True).model.records, key=lambda r: r.id
+    )
     ops = [r.op for r in recs]
     assert ops == ["trim", "write"] * 20
     assert all(recs[i].offset == recs[i + 1].offset for i in range(0, 40, 2))
     seq = sorted(_run("rw=trimwrite\nnumber_ios=6\nsize=64m\n", keep_model=True).model.records, key=lambda r: r.id)
-    assert [(r.op, r.offset) for r in seq] == [("trim", 0), ("write", 0), ("trim", 4096), ("write", 4096),
-                                              ("trim", 8192), ("write", 8192)]
+    assert [(r.op, r.offset) for r in seq] == [
+        ("trim", 0),
+        ("write", 0),
+        ("trim", 4096),
+        ("write", 4096),
+        ("trim", 8192),
+        ("write", 8192),
+    ]
 
 
 def test_the_controller_deallocates_one_command_at_a_time():
@@ -61,11 +69,14 @@ def test_the_controller_deallocates_one_command_at_a_time():
     The idle states beyond C1 are disabled: with them the waiting thread's CPU, its tick stopped,
     now and then picks C8 (menu uses the next timer then) and its 200 us exit, not the device,
     sets the pace."""
-    text = ("[global]\nioengine=io_uring_cmd\ndirect=1\nfilename=/dev/ng0n1\nbs=4k\n"
-            "[j]\nrw=randtrim\niodepth=4\nruntime=10ms\ntime_based=1\n")
+    text = (
+        "[global]\nioengine=io_uring_cmd\ndirect=1\nfilename=/dev/ng0n1\nbs=4k\n"
+        "[j]\nrw=randtrim\niodepth=4\nruntime=10ms\ntime_based=1\n"
+    )
     sets = {"cpu.cpuidle_disable": "[C1E, C3, C6, C7s, C8]"}
-    res = simulate(resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM, sets=sets),
-                   keep_model=True)
+    res = simulate(
+        resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM, sets=sets), keep_model=True
+    )
     spans = sorted((r.t_dev_start, r.t_dev_end) for r in res.model.records)
     assert all(a[1] <= b[0] + 1e-6 for a, b in zip(spans, spans[1:]))
     assert 0.95 * 2e5 < res["summary"]["iops"] <= 1.01 * 2e5
@@ -93,11 +104,14 @@ def test_trims_of_regular_files_are_refused():
 
 
 def test_trimwrite_over_two_devices_writes_each_block_where_it_trimmed_it():
-    text = ("[global]\nioengine=psync\ndirect=1\nbs=4k\n[j]\nrw=randtrimwrite\nfilename=/dev/nvme0n1:/dev/nvme1n1\n"
-            "size=64m\nnumber_ios=40\n")
+    text = (
+        "[global]\nioengine=psync\ndirect=1\nbs=4k\n[j]\nrw=randtrimwrite\nfilename=/dev/nvme0n1:/dev/nvme1n1\n"
+        "size=64m\nnumber_ios=40\n"
+    )
     cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM, sets={"ssd_count": "2"})
     recs = sorted(simulate(cfg, keep_model=True).model.records, key=lambda r: r.id)
     pairs = [(recs[i], recs[i + 1]) for i in range(0, 40, 2)]
-    assert all(t.op == "trim" and w.op == "write" and t.offset == w.offset and t.qp.device is w.qp.device
-               for t, w in pairs)
+    assert all(
+        t.op == "trim" and w.op == "write" and t.offset == w.offset and t.qp.device is w.qp.device for t, w in pairs
+    )
     assert len({t.qp.device.index for t, _w in pairs}) == 2  # the files (devices) take turns

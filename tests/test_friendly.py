@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -52,8 +51,9 @@ def test_explain_takes_a_yaml_scenario_with_its_platform_and_settings(tmp_path, 
     assert f"One typical IO of {scen} on optane-p4801x-e3-1230" in out
     assert "classic-poll (the job's own policy)" in out
     # --platform overrides the scenario's, as for run
-    rc, out, err = cli(["explain", scen, "--platform", "optane900p-e3-1230v5", "--runtime-ms", "5",
-                        "--policies", "classic"], capsys)
+    rc, out, err = cli(
+        ["explain", scen, "--platform", "optane900p-e3-1230v5", "--runtime-ms", "5", "--policies", "classic"], capsys
+    )
     assert rc == 0, err
     assert "on optane900p-e3-1230v5" in out
 
@@ -115,18 +115,21 @@ def server_results(tmp_path_factory) -> Path:
 
 def test_analyze_chooses_a_server_sweeps_axes(server_results, tmp_path, capsys):
     js = tmp_path / "tiles.json"
-    rc, out, err = cli(["analyze", "efficiency", server_results, "--metric", "energy_j", "--lower-is-better",
-                        "--json", js], capsys)
+    rc, out, err = cli(
+        ["analyze", "efficiency", server_results, "--metric", "energy_j", "--lower-is-better", "--json", js], capsys
+    )
     assert rc == 0, err
     assert "--x sweep --y workload.rate_iops --policy-axis completion" in err
     assert out.startswith("workload.rate_iops \\ sweep")
     tiles = json.loads(js.read_text())
     # the same map as the explicit, documented server analysis
     rows = read_results(server_results)
-    explicit = efficiency_map(rows, x="sweep", y="workload.rate_iops", policy="server.policy", metric="energy_j",
-                              lower_is_better=True)
-    assert [(t["x"], t["y"], t["best"], t["second"]) for t in tiles] == \
-        [(t["x"], t["y"], t["best"], t["second"]) for t in explicit]
+    explicit = efficiency_map(
+        rows, x="sweep", y="workload.rate_iops", policy="server.policy", metric="energy_j", lower_is_better=True
+    )
+    assert [(t["x"], t["y"], t["best"], t["second"]) for t in tiles] == [
+        (t["x"], t["y"], t["best"], t["second"]) for t in explicit
+    ]
     assert [t["y"] for t in tiles] == [40000, 320000]
     assert {t["best"] for t in tiles} | {t["second"] for t in tiles} == {"sandman", "spdk-static"}
 
@@ -148,8 +151,17 @@ def _rows(axes: dict[str, list], completion_of) -> list[dict]:
     rows = []
     for combo in itertools.product(*axes.values()):
         a = dict(zip(axes, combo))
-        rows.append({"sweep": "s", "point": "|".join(f"{k}={v}" for k, v in a.items()), **a, "replicate": 0,
-                     "completion": completion_of(a), "config_sha": "x", "bytes_per_joule": 1.0})
+        rows.append(
+            {
+                "sweep": "s",
+                "point": "|".join(f"{k}={v}" for k, v in a.items()),
+                **a,
+                "replicate": 0,
+                "completion": completion_of(a),
+                "config_sha": "x",
+                "bytes_per_joule": 1.0,
+            }
+        )
     return rows
 
 
@@ -166,8 +178,9 @@ def test_choose_axes_rules():
     from simcore.errors import ConfigError
 
     with pytest.raises(ConfigError, match="--x and --y"):
-        choose_axes([{k: v for k, v in r.items() if k != "sweep"}
-                     for r in _rows({"mode": ["i", "c"]}, lambda a: a["mode"])])
+        choose_axes(
+            [{k: v for k, v in r.items() if k != "sweep"} for r in _rows({"mode": ["i", "c"]}, lambda a: a["mode"])]
+        )
 
 
 # -- list shortens at word boundaries -------------------------------------------------------------
@@ -180,8 +193,10 @@ def test_list_never_cuts_a_word(columns, monkeypatch, capsys):
     monkeypatch.setenv("COLUMNS", str(columns))
     rc, out, _ = cli(["list"], capsys)
     assert rc == 0
-    full = {name: " ".join(str((load_data_file(p) or {}).get("description", "")).split())
-            for name, p in builtin_scenarios("host").items()}
+    full = {
+        name: " ".join(str((load_data_file(p) or {}).get("description", "")).split())
+        for name, p in builtin_scenarios("host").items()
+    }
     full.update({name: " ".join(d.split()) for name, d in server_scenarios().items()})
     full.update({name: " ".join(fn().description.split()) for name, fn in PLATFORMS.items()})
     seen = 0
@@ -250,8 +265,16 @@ def test_scenario_plugin_paths_are_relative_to_the_scenario_file(tmp_path, monke
 def test_cli_plugin_paths_are_relative_to_the_current_directory(tmp_path, monkeypatch, capsys, registered):
     (tmp_path / "friendly_b.py").write_text(PLUGIN.format(name="friendly-b"))
     registered.append("friendly-b")
-    args = ["--plugin", "friendly_b.py", "--set", "queue.completion=friendly-b", "--set", "runtime=2ms",
-            "--set", "ramp_time=0"]
+    args = [
+        "--plugin",
+        "friendly_b.py",
+        "--set",
+        "queue.completion=friendly-b",
+        "--set",
+        "runtime=2ms",
+        "--set",
+        "ramp_time=0",
+    ]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -262,8 +285,21 @@ def test_cli_plugin_paths_are_relative_to_the_current_directory(tmp_path, monkey
     assert rc == 0, err
     assert "policies: friendly-b" in out
     # explain and replay take --plugin too
-    rc, out, err = cli(["explain", "default", "--plugin", "friendly_b.py", "--set", "queue.completion=friendly-b",
-                        "--runtime-ms", "2", "--policies", "friendly-b"], capsys)
+    rc, out, err = cli(
+        [
+            "explain",
+            "default",
+            "--plugin",
+            "friendly_b.py",
+            "--set",
+            "queue.completion=friendly-b",
+            "--runtime-ms",
+            "2",
+            "--policies",
+            "friendly-b",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     assert "friendly-b (the job's own policy)" in out
     rc, out, err = cli(["replay", MSR, "--plugin", "friendly_b.py", "--set", "queue.completion=friendly-b"], capsys)
@@ -304,8 +340,18 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_docs_name_no_outside_paths_or_this_machine(doc):
     text = doc.read_text()
-    bad = [".." + "/shared", "shared" + "/reference", "STACKSIM" + "_REFERENCE", "/work/", "/tmp/", "mechanisms.md",
-           "this machine", "on 2 cores", "on the 2 cores", "development machine"]
+    bad = [
+        ".." + "/shared",
+        "shared" + "/reference",
+        "STACKSIM" + "_REFERENCE",
+        "/work/",
+        "/tmp/",
+        "mechanisms.md",
+        "this machine",
+        "on 2 cores",
+        "on the 2 cores",
+        "development machine",
+    ]
     for b in bad:
         assert b not in text, f"{doc.name} mentions {b!r}"
 

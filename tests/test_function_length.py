@@ -22,7 +22,7 @@ def long_functions(root: Path) -> list[str]:
                     continue
                 n = node.end_lineno - node.lineno + 1
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                above = "\n".join(lines[max(0, first - 4):first - 1])
+                above = "\n".join(lines[max(0, first - 4) : first - 1])
                 if n > MAX_LINES and "# long:" not in above:
                     out.append(f"{path.relative_to(root)}:{node.lineno} {node.name}: {n} lines")
     return out

@@ -35,12 +35,13 @@ def _fields_after(result) -> set[str]:
 def test_a_fio_run_adds_no_field_to_the_host():
     """A run with what touched the host most (job control waits and ends, steady state, SQPOLL,
     placement by the scheduler) leaves it with exactly its declared fields, none of them fio's."""
-    text = ("[global]\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\nruntime=5ms\ntime_based\n"
-            "[a]\nioengine=pvsync2\nnumjobs=2\nexitall\n"
-            "[b]\nioengine=io_uring\nsqthread_poll=1\niodepth=4\nstonewall\nsteadystate=iops:50%\n"
-            "steadystate_duration=2ms\nsteadystate_check_interval=1ms\n")
-    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLAT,
-                  sets={"sched.placement": "cfs"})
+    text = (
+        "[global]\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\nruntime=5ms\ntime_based\n"
+        "[a]\nioengine=pvsync2\nnumjobs=2\nexitall\n"
+        "[b]\nioengine=io_uring\nsqthread_poll=1\niodepth=4\nstonewall\nsteadystate=iops:50%\n"
+        "steadystate_duration=2ms\nsteadystate_check_interval=1ms\n"
+    )
+    cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLAT, sets={"sched.placement": "cfs"})
     res = simulate(cfg, keep_model=True)
     assert _fields_after(res) == set(Host.__annotations__)
     assert not any("fio" in name or name in ("threads", "steady", "job_control") for name in vars(res.model))

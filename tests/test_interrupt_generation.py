@@ -5,7 +5,7 @@ calibration of the two calibrated-interrupts platforms."""
 import pytest
 
 from models.os.request import Request
-from policies.interrupt_generation import BARRIER, IRQ_GENERATION, IrqConfig, URGENT
+from policies.interrupt_generation import BARRIER, IRQ_GENERATION, URGENT, IrqConfig
 from scenarios.config.host import RunConfig
 from scenarios.inputs.fio.parser import job_from_options
 from scenarios.run.assembly import build_run
@@ -52,7 +52,9 @@ def test_nvme_fires_at_threshold_or_time():
     fired, _ = stream("nvme", IrqConfig(irq="nvme", irq_thr=3, irq_time_100us=2), completions([0, 10, 20, 30, 40]))
     assert fired[0] == (30, False)  # the 4th completion
     assert fired[1] == (40 + 200_000, False)  # the 5th waits for the 200 us aggregation time
-    fired, _ = stream("nvme", IrqConfig(irq="nvme", irq_thr=3, irq_time_100us=2, irq_vector_disable=True), completions([0, 10]))
+    fired, _ = stream(
+        "nvme", IrqConfig(irq="nvme", irq_thr=3, irq_time_100us=2, irq_vector_disable=True), completions([0, 10])
+    )
     assert [t for t, _ in fired] == [0, 10]
 
 
@@ -75,8 +77,14 @@ def test_cinterrupts_urgent_fires_at_once_and_ooo():
 
 def test_cinterrupts_barrier_fires_when_its_batch_is_done():
     relaxed = IrqConfig(irq="cinterrupts", irq_delta_us=6, irq_thr=32)
-    ev = [(0, "submit", 0, 0), (0, "submit", 0, 1), (0, "submit", BARRIER, 2),
-          (1000, "complete", BARRIER, 2), (3000, "complete", 0, 0), (3500, "complete", 0, 1)]
+    ev = [
+        (0, "submit", 0, 0),
+        (0, "submit", 0, 1),
+        (0, "submit", BARRIER, 2),
+        (1000, "complete", BARRIER, 2),
+        (3000, "complete", 0, 0),
+        (3500, "complete", 0, 1),
+    ]
     fired, _ = stream("cinterrupts", relaxed, ev)
     assert fired[0] == (1000, False)  # relaxed Barrier behaves like Urgent
     strict = relaxed.model_copy(update={"irq_strict_barrier": True})
@@ -99,8 +107,15 @@ def _cfg(platform, jobs_opts, runtime_ms=30, nvme=None):
     plat = platform
     if nvme:
         plat = plat.model_copy(update={"nvme": plat.nvme.model_copy(update=nvme)})
-    base = {"rw": "randread", "bs": "4k", "direct": "1", "runtime": f"{runtime_ms}ms", "ramp_time": "5ms", "time_based": "1",
-            "cpus_allowed": "0"}
+    base = {
+        "rw": "randread",
+        "bs": "4k",
+        "direct": "1",
+        "runtime": f"{runtime_ms}ms",
+        "ramp_time": "5ms",
+        "time_based": "1",
+        "cpus_allowed": "0",
+    }
     jobs = tuple(job_from_options({**base, **o}, name=n) for n, o in jobs_opts.items())
     return RunConfig(name="ci", platform=plat, queue=plat.queue, jobs=jobs, seed=3)
 
@@ -108,9 +123,20 @@ def _cfg(platform, jobs_opts, runtime_ms=30, nvme=None):
 def test_os_annotations_and_ooo_reaping_in_a_mixed_run():
     from models.platforms import optane_p4800x_e5_2660v4
 
-    c = _cfg(optane_p4800x_e5_2660v4(), {"sync": {"ioengine": "pvsync2"}, "aio": {"ioengine": "libaio", "iodepth": "32",
-             "iodepth_batch_submit": "16", "iodepth_batch_complete_min": "16", "iodepth_batch_complete_max": "32"}},
-             nvme={"irq": "cinterrupts"})
+    c = _cfg(
+        optane_p4800x_e5_2660v4(),
+        {
+            "sync": {"ioengine": "pvsync2"},
+            "aio": {
+                "ioengine": "libaio",
+                "iodepth": "32",
+                "iodepth_batch_submit": "16",
+                "iodepth_batch_complete_min": "16",
+                "iodepth_batch_complete_max": "32",
+            },
+        },
+        nvme={"irq": "cinterrupts"},
+    )
     host, _fio, ramp, end = build_run(c, keep_requests=True)
     host.engine.run(end + 5e6)
     sync = [r for r in host.records if r.job == 0]
@@ -127,8 +153,11 @@ def test_os_annotations_and_ooo_reaping_in_a_mixed_run():
 def test_urgent_hint_override_and_metrics_shape():
     from models.platforms import optane_p4800x_e5_2660v4
 
-    c = _cfg(optane_p4800x_e5_2660v4(), {"aio": {"ioengine": "libaio", "iodepth": "8", "stacksim_irq_hint": "untagged"}},
-             nvme={"irq": "cinterrupts"})
+    c = _cfg(
+        optane_p4800x_e5_2660v4(),
+        {"aio": {"ioengine": "libaio", "iodepth": "8", "stacksim_irq_hint": "untagged"}},
+        nvme={"irq": "cinterrupts"},
+    )
     s = simulate(c)["summary"]
     assert s["completions_per_interrupt"] > 1.5  # untagged: coalesced by the adaptive rule
     assert set(s["completion_interarrival_us"]) >= {"p50", "p90", "p99"}
@@ -194,8 +223,17 @@ def test_completion_interarrival_matches_the_study_unbatched_and_shrinks_with_ba
     pub = reference.values("calibrated_interrupts", "completion_interarrival_p90")
     p90 = {}
     for label, batch in (("unbatched_submission", 1), ("batched_submission", 16)):
-        cfg = resolve(scenario="ci-batched", sets={"nvme.irq": "none", "numjobs": 1, "iodepth": 256, "runtime": "60ms",
-                                                   "iodepth_batch_submit": batch, "iodepth_batch_complete_max": 256})
+        cfg = resolve(
+            scenario="ci-batched",
+            sets={
+                "nvme.irq": "none",
+                "numjobs": 1,
+                "iodepth": 256,
+                "runtime": "60ms",
+                "iodepth_batch_submit": batch,
+                "iodepth_batch_complete_max": 256,
+            },
+        )
         p90[label] = simulate(cfg)["summary"]["completion_interarrival_us"]["p90"]
     assert p90["unbatched_submission"] == pytest.approx(pub["unbatched_submission"], rel=0.15)
     floor = 4096 / optane_p4800x().datapath.read_gb_s / 1e3  # us

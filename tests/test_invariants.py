@@ -1,6 +1,7 @@
 """Invariants over random configurations (hypothesis): conservation, causality, energy bounds."""
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from models.platforms import optane900p_e3_1230v5
 from scenarios.run.assembly import build_run
@@ -21,8 +22,17 @@ def test_every_io_completes_once_and_in_causal_order(mode, threads, bs, rw, gove
     extra = {"bssplit": bs.split("=", 1)[1]} if bs.startswith("bssplit=") else {}
     plat = optane900p_e3_1230v5()
     plat = plat.model_copy(update={"cpu": plat.cpu.model_copy(update={"cpufreq_governor": governor})})
-    cfg = make_cfg(mode, threads=threads, bs="4k" if extra else bs, rw=rw, runtime_ms=4, ramp_ms=0, seed=seed,
-                   platform=plat, extra=extra)
+    cfg = make_cfg(
+        mode,
+        threads=threads,
+        bs="4k" if extra else bs,
+        rw=rw,
+        runtime_ms=4,
+        ramp_ms=0,
+        seed=seed,
+        platform=plat,
+        extra=extra,
+    )
     host, _fio, ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end + 5e6)  # let in-flight IOs finish (threads stop issuing at end)
     ids = [r.id for r in host.records]

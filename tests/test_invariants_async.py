@@ -1,8 +1,8 @@
 """Conservation and causality over random combinations of IO engine, depth, batching, IO
 scheduler, interrupt generation and polling (hypothesis): every IO completes exactly once."""
 
-import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from models.platforms import optane_p4800x_e5_2660v4
 from scenarios.config.host import RunConfig
@@ -36,10 +36,20 @@ def test_bfq_polled_io_uring_with_more_jobs_than_cpus():
 
 def _check_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll, rw, seed):
     plat = optane_p4800x_e5_2660v4()
-    plat = plat.model_copy(update={"nvme": plat.nvme.model_copy(update={"irq": irq, "irq_thr": 4, "irq_max_rate": 50_000})})
+    plat = plat.model_copy(
+        update={"nvme": plat.nvme.model_copy(update={"irq": irq, "irq_thr": 4, "irq_max_rate": 50_000})}
+    )
     queue = plat.queue.model_copy(update={"scheduler": sched, "io_poll": poll})
-    opts = {"rw": rw, "bs": "4k", "ioengine": engine, "direct": "1", "numjobs": str(jobs), "runtime": "2ms",
-            "time_based": "1", "cpus_allowed": "0-1"}
+    opts = {
+        "rw": rw,
+        "bs": "4k",
+        "ioengine": engine,
+        "direct": "1",
+        "numjobs": str(jobs),
+        "runtime": "2ms",
+        "time_based": "1",
+        "cpus_allowed": "0-1",
+    }
     if engine != "pvsync2":
         opts.update(iodepth=str(depth), iodepth_batch_submit=str(min(batch, depth)))
     if poll and engine != "libaio":

@@ -6,7 +6,8 @@ import itertools
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.os.request import Request
 from policies.io_scheduler import IO_SCHEDULERS
@@ -140,8 +141,8 @@ def test_deadline_front_and_back_merges():
     back = rq(off_kib=12, kib=4)
     assert s.try_merge(back) is q
     assert (q.offset, q.nbytes) == (4 * KIB, 12 * KIB)
-    assert s.try_merge(rq("write", off_kib=16)) is None   # other direction
-    assert s.try_merge(rq(off_kib=40)) is None             # not adjacent
+    assert s.try_merge(rq("write", off_kib=16)) is None  # other direction
+    assert s.try_merge(rq(off_kib=40)) is None  # not adjacent
     assert s.try_merge(rq(off_kib=0), max_bytes=12 * KIB) is None  # would exceed max_sectors_kb
     # the grown request keeps its place in sector order (re-sorted after the front merge)
     other = rq(off_kib=2, kib=2)
@@ -185,19 +186,18 @@ def test_kyber_round_robin_batches():
     for i in range(40):
         s.insert(rq("read"))
         s.insert(rq("write"))
-    assert runs(drain(s)) == [("read", 16), ("write", 8), ("read", 16), ("write", 8), ("read", 8),
-                              ("write", 24)]
+    assert runs(drain(s)) == [("read", 16), ("write", 8), ("read", 16), ("write", 8), ("read", 8), ("write", 24)]
 
 
 def test_kyber_congestion_throttles_domains_meeting_their_target():
     s = make("kyber")
     run_to(s, 1000 * MS)
-    _kyber_feed(s, "write", 500, total_ns=20 * MS, io_ns=20 * MS)    # p90 >= 10 ms: congested
+    _kyber_feed(s, "write", 500, total_ns=20 * MS, io_ns=20 * MS)  # p90 >= 10 ms: congested
     _kyber_feed(s, "read", 500, total_ns=0.3 * MS, io_ns=0.2 * MS)  # p99 in bucket 0 (<= 0.5 ms)
     assert s.depth[:2] == [256, 128]
     run_to(s, 1101 * MS)  # the timer fires 100 ms after the first completion
-    assert s.depth[0] == 256 * 1 // 4   # read: x (0 + 1) / 4
-    assert s.depth[1] == 128            # write: x (7 + 1) / 4, clamped to the cap
+    assert s.depth[0] == 256 * 1 // 4  # read: x (0 + 1) / 4
+    assert s.depth[1] == 128  # write: x (7 + 1) / 4, clamped to the cap
     # the throttled read domain now holds 64 tokens
     for _ in range(70):
         s.insert(rq("read"))
@@ -255,13 +255,13 @@ def test_bfq_idles_for_the_in_service_sync_queue():
     for i in range(3):
         s.insert(rq(task="B", off_kib=4 * i))
     assert s.dispatch() is a1
-    assert s.dispatch() is None          # A's request is in flight: B waits (plugged)
+    assert s.dispatch() is None  # A's request is in flight: B waits (plugged)
     run_to(s, 1 * MS)
-    s.completed(a1)                      # A empty: idle up to slice_idle (8 ms)
+    s.completed(a1)  # A empty: idle up to slice_idle (8 ms)
     assert s.wait_request and s.dispatch() is None
     run_to(s, 8.9 * MS)
     assert log == [] and s.dispatch() is None
-    run_to(s, 9.5 * MS)                  # the idle timer fired at 9 ms and kicked blk-mq
+    run_to(s, 9.5 * MS)  # the idle timer fired at 9 ms and kicked blk-mq
     assert log == [("B", 9 * MS)] * 3
 
 
@@ -277,9 +277,9 @@ def test_bfq_idling_ends_when_the_queue_gets_a_request():
     a2 = rq(task="A", off_kib=4)
     s.insert(a2)
     assert not s.wait_request
-    assert s.dispatch() is a2            # A keeps the device, B still waits
+    assert s.dispatch() is a2  # A keeps the device, B still waits
     run_to(s, 20 * MS)
-    assert log == []                     # the cancelled timer did not fire
+    assert log == []  # the cancelled timer did not fire
 
 
 def test_bfq_no_idling_between_equal_weights():
@@ -377,18 +377,18 @@ def test_bfq_weight_raising_of_new_and_long_idle_queues():
     qa = s.queues["A"]
     assert qa.wr_coeff == 30 and qa.wr_until == 3000 * MS  # a new queue is interactive
     assert s.dispatch() is a1
-    assert qa.budget_timeout == 30 * 125 * MS              # raised queues get a 30x timeout
+    assert qa.budget_timeout == 30 * 125 * MS  # raised queues get a 30x timeout
     run_to(s, 1 * MS)
     s.completed(a1)
     # idleness counts from the last budget timeout (as in Linux): 3.75 s + 2 s
     run_to(s, 4000 * MS)
     a2 = rq(task="A", off_kib=4)
     s.insert(a2)
-    assert qa.wr_coeff == 1                                # raising over after 3 s, not idle long enough
+    assert qa.wr_coeff == 1  # raising over after 3 s, not idle long enough
     assert s.dispatch() is a2 and qa.budget_timeout == 4125 * MS
     run_to(s, 4001 * MS)
     s.completed(a2)
-    run_to(s, 6200 * MS)                                   # > 4.125 s + 2 s
+    run_to(s, 6200 * MS)  # > 4.125 s + 2 s
     s.insert(rq(task="A", off_kib=8))
     assert qa.wr_coeff == 30 and qa.wr_until == 9200 * MS
     s = make("bfq", low_latency=0)
@@ -405,8 +405,13 @@ def test_bfq_sector_order_within_a_queue():
 
 # --------------------------------------------------------------------------- invariants
 _action = st.one_of(
-    st.tuples(st.just("insert"), st.sampled_from(["read", "write", "async", "flush"]),
-              st.integers(0, 64), st.sampled_from("ABC"), st.sampled_from([4, 8, 128])),
+    st.tuples(
+        st.just("insert"),
+        st.sampled_from(["read", "write", "async", "flush"]),
+        st.integers(0, 64),
+        st.sampled_from("ABC"),
+        st.sampled_from([4, 8, 128]),
+    ),
     st.tuples(st.just("dispatch")),
     st.tuples(st.just("complete"), st.integers(0, 1000)),
     st.tuples(st.just("advance"), st.sampled_from([0.01, 1, 7, 50, 200])),
@@ -425,8 +430,13 @@ def test_every_request_is_dispatched_exactly_once(name, actions, weight):
     for act in actions:
         if act[0] == "insert":
             _, op, off, task, kib = act
-            r = rq("write" if op == "async" else op, off_kib=off * 4, kib=kib, task=task,
-                   flags=REQ_ASYNC if op == "async" else 0)
+            r = rq(
+                "write" if op == "async" else op,
+                off_kib=off * 4,
+                kib=kib,
+                task=task,
+                flags=REQ_ASYNC if op == "async" else 0,
+            )
             r.t_submit = s.now
             inserted.append(r)
             s.insert(r)
@@ -452,8 +462,10 @@ def test_every_request_is_dispatched_exactly_once(name, actions, weight):
 
 
 # --------------------------------------------------------------------------- tunables
-@pytest.mark.parametrize("name, bad", [("none", "read_expire"), ("mq-deadline", "reed_expire"),
-                                       ("kyber", "read_expire"), ("bfq", "slice_idel")])
+@pytest.mark.parametrize(
+    "name, bad",
+    [("none", "read_expire"), ("mq-deadline", "reed_expire"), ("kyber", "read_expire"), ("bfq", "slice_idel")],
+)
 def test_unknown_tunable_is_a_config_error(name, bad):
     with pytest.raises(ConfigError) as err:
         make(name, **{bad: 1})
@@ -463,8 +475,15 @@ def test_unknown_tunable_is_a_config_error(name, bad):
         assert valid in msg
 
 
-@pytest.mark.parametrize("name, key, value", [("mq-deadline", "front_merges", 2), ("mq-deadline", "read_expire", -1),
-                                              ("kyber", "read_lat_nsec", "2ms"), ("bfq", "slice_idle", 1.5)])
+@pytest.mark.parametrize(
+    "name, key, value",
+    [
+        ("mq-deadline", "front_merges", 2),
+        ("mq-deadline", "read_expire", -1),
+        ("kyber", "read_lat_nsec", "2ms"),
+        ("bfq", "slice_idle", 1.5),
+    ],
+)
 def test_bad_tunable_value_is_a_config_error(name, key, value):
     with pytest.raises(ConfigError, match=key):
         make(name, **{key: value})
@@ -478,8 +497,10 @@ def test_tunables_in_sysfs_units():
 
 
 def test_costs_are_ordered():
-    total = {n: sum((c.insert_cycles, c.dispatch_cycles, c.complete_cycles))
-             for n, c in ((n, IO_SCHEDULERS.get(n)) for n in ("none", "mq-deadline", "kyber", "bfq"))}
+    total = {
+        n: sum((c.insert_cycles, c.dispatch_cycles, c.complete_cycles))
+        for n, c in ((n, IO_SCHEDULERS.get(n)) for n in ("none", "mq-deadline", "kyber", "bfq"))
+    }
     assert total["none"] == 0
     assert total["mq-deadline"] == pytest.approx(0.7e-6 * 2.4e9)
     assert total["bfq"] == pytest.approx(1.9e-6 * 2.4e9)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from models.ioengines.latency_target import LatencyTarget
 from scenarios.config.host import resolve
 from scenarios.run.simulate import simulate
@@ -48,9 +46,18 @@ def test_a_job_finds_the_depth_under_a_latency_target():
     """io_uring randread on the 900P: 3 media units, so latency rises with depth; a 20 us target
     on 99% of the IOs of each 5 ms window settles at a few commands in flight, and fio's JSON
     reports it."""
-    cfg = resolve(scenario="default", sets={"ioengine": "io_uring", "iodepth": "64", "latency_target": "20",
-                                            "latency_window": "5ms", "latency_percentile": "99",
-                                            "runtime": "400ms", "ramp_time": "0"})
+    cfg = resolve(
+        scenario="default",
+        sets={
+            "ioengine": "io_uring",
+            "iodepth": "64",
+            "latency_target": "20",
+            "latency_window": "5ms",
+            "latency_percentile": "99",
+            "runtime": "400ms",
+            "ramp_time": "0",
+        },
+    )
     res = simulate(cfg, keep_model=True)
     th = res.run.threads[0]
     assert th.lat.done  # the search settled and the job ended before its runtime

@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _lint(config: Path) -> subprocess.CompletedProcess:
-    code = ("import sys; from importlinter.cli import lint_imports; "
-            f"sys.exit(lint_imports(config_filename={str(config)!r}, no_cache=True))")
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        f"sys.exit(lint_imports(config_filename={str(config)!r}, no_cache=True))"
+    )
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
@@ -47,10 +49,18 @@ def _lint_broken_copy(tmp_path, module: str, line: str) -> subprocess.CompletedP
     shutil.copy(ROOT / "setup.cfg", tmp_path / "setup.cfg")
     bad = tmp_path / module
     bad.write_text(bad.read_text() + f"\n\ndef _wrong_way():\n    {line}  # noqa: F401\n")
-    code = ("import sys; from importlinter.cli import lint_imports; "
-            f"sys.exit(lint_imports(config_filename={str(tmp_path / 'setup.cfg')!r}, no_cache=True))")
-    return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        f"sys.exit(lint_imports(config_filename={str(tmp_path / 'setup.cfg')!r}, no_cache=True))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_the_contract_catches_an_upward_import(tmp_path):

@@ -20,17 +20,38 @@ def lat(mean_ns: float, pct: bool = True) -> dict:
 
 def job(name: str, riops: float, wiops: float = 0.0, **opts) -> dict:
     def direction(iops):
-        return {"io_bytes": int(iops * 4096 * 10), "bw": iops * 4, "iops": iops, "runtime": 10000,
-                "total_ios": int(iops * 10), "slat_ns": lat(900, False), "clat_ns": lat(81234.5),
-                "lat_ns": lat(82345.0, False)}
-    return {"jobname": name, "groupid": 0, "error": 0, "job options": opts,
-            "read": direction(riops), "write": direction(wiops), "trim": direction(0),
-            "usr_cpu": 12.5, "sys_cpu": 40.25, "ctx": 123456, "majf": 0, "minf": 42}
+        return {
+            "io_bytes": int(iops * 4096 * 10),
+            "bw": iops * 4,
+            "iops": iops,
+            "runtime": 10000,
+            "total_ios": int(iops * 10),
+            "slat_ns": lat(900, False),
+            "clat_ns": lat(81234.5),
+            "lat_ns": lat(82345.0, False),
+        }
+
+    return {
+        "jobname": name,
+        "groupid": 0,
+        "error": 0,
+        "job options": opts,
+        "read": direction(riops),
+        "write": direction(wiops),
+        "trim": direction(0),
+        "usr_cpu": 12.5,
+        "sys_cpu": 40.25,
+        "ctx": 123456,
+        "majf": 0,
+        "minf": 42,
+    }
 
 
 def fio_doc(*jobs, **global_opts) -> str:
-    return json.dumps({"fio version": "fio-3.33", "timestamp": 1700000000,
-                       "global options": global_opts, "jobs": list(jobs)}, indent=2)
+    return json.dumps(
+        {"fio version": "fio-3.33", "timestamp": 1700000000, "global options": global_opts, "jobs": list(jobs)},
+        indent=2,
+    )
 
 
 def write(tmp_path: Path, body: str, name: str = "m.txt") -> Path:
@@ -41,10 +62,11 @@ def write(tmp_path: Path, body: str, name: str = "m.txt") -> Path:
 
 # --- fio JSON -------------------------------------------------------------------------------------
 def test_fio_json_with_leading_text(tmp_path):
-    body = ("note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will "
-            "be capped at 1\nfio: this platform does not support process shared mutexes\n"
-            + fio_doc(job("reads", 96722.3, rw="randread", iodepth="1"), ioengine="pvsync2",
-                      bs="4k", iodepth="32"))
+    body = (
+        "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will "
+        "be capped at 1\nfio: this platform does not support process shared mutexes\n"
+        + fio_doc(job("reads", 96722.3, rw="randread", iodepth="1"), ioengine="pvsync2", bs="4k", iodepth="32")
+    )
     path = write(tmp_path, body, "a.json")
     results = read_fio_json(path)
     assert len(results) == 1 and results.files == [str(path)]
@@ -73,20 +95,30 @@ def test_fio_json_many_files_and_documents(tmp_path):
 
 def test_fio2_microsecond_latencies(tmp_path):
     j = job("old", 10)
-    j["read"] = {"iops": 10, "bw": 40, "io_bytes": 409600, "runtime": 10000,
-                 "clat": {"min": 5, "max": 90, "mean": 20.5, "stddev": 1.0,
-                          "percentile": {"99.000000": 80}}}
+    j["read"] = {
+        "iops": 10,
+        "bw": 40,
+        "io_bytes": 409600,
+        "runtime": 10000,
+        "clat": {"min": 5, "max": 90, "mean": 20.5, "stddev": 1.0, "percentile": {"99.000000": 80}},
+    }
     r = read_fio_json(write(tmp_path, fio_doc(j)))[0]
     assert r.read.clat.mean_ns == 20500 and r.read.clat.percentiles[99.0] == 80000
 
 
-@pytest.mark.parametrize("body, msg", [
-    ("fio: some error, no json\n", r"m.txt: no JSON object found"),
-    ("text\n{\n  \"jobs\": [\n  }\n", r"m.txt:4: invalid fio JSON"),
-    ('{"fio version": "x"}\n', r"m.txt:1: no 'jobs' array"),
-    ('hdr\n{"jobs": [{"jobname": "j", "read": {"iops": "fast"}}]}\n', r"m.txt:2: jobs\[0\].read.iops: expected a number"),
-    ('{"jobs": [{"read": {}}]}\n', r"m.txt:1: jobs\[0\]: expected a job object with a 'jobname'"),
-])
+@pytest.mark.parametrize(
+    "body, msg",
+    [
+        ("fio: some error, no json\n", r"m.txt: no JSON object found"),
+        ('text\n{\n  "jobs": [\n  }\n', r"m.txt:4: invalid fio JSON"),
+        ('{"fio version": "x"}\n', r"m.txt:1: no 'jobs' array"),
+        (
+            'hdr\n{"jobs": [{"jobname": "j", "read": {"iops": "fast"}}]}\n',
+            r"m.txt:2: jobs\[0\].read.iops: expected a number",
+        ),
+        ('{"jobs": [{"read": {}}]}\n', r"m.txt:1: jobs\[0\]: expected a job object with a 'jobname'"),
+    ],
+)
 def test_fio_json_errors(tmp_path, body, msg):
     with pytest.raises(ConfigError, match=msg):
         read_fio_json(write(tmp_path, body))
@@ -127,10 +159,13 @@ def ipmi_reading(watts: int, stamp: str | None) -> str:
 """
     if stamp:
         text += f"    IPMI timestamp:                           {stamp}\n"
-    return text + """    Sampling period:                          00000001 Seconds.
+    return (
+        text
+        + """    Sampling period:                          00000001 Seconds.
     Power reading state is:                   activated
 
 """
+    )
 
 
 def test_powerstat(tmp_path):
@@ -151,8 +186,7 @@ def test_powerstat_bad_row(tmp_path):
 
 
 def test_ipmi_concatenated_with_timestamps(tmp_path):
-    body = "".join(ipmi_reading(w, f"Thu Jan  1 00:00:{s:02d} 2020")
-                   for w, s in ((220, 0), (230, 2), (240, 5)))
+    body = "".join(ipmi_reading(w, f"Thu Jan  1 00:00:{s:02d} 2020") for w, s in ((220, 0), (230, 2), (240, 5)))
     log = read_power_log(write(tmp_path, body))
     assert log.format == "ipmi"
     assert log.samples == ((0.0, 220.0), (2.0, 230.0), (5.0, 240.0))
@@ -200,23 +234,28 @@ def test_points_csv(tmp_path):
     points = read_points_csv(write(tmp_path, POINTS))
     assert points.config_columns == ["rw", "bs", "iodepth", "cpu.governor"]
     assert points.metric_names == ["latency_us.mean", "iops", "power_w"]
-    assert points[0] == {"line": 3, "config": {"rw": "randread", "bs": "4k", "iodepth": "1",
-                                               "cpu.governor": "performance"},
-                         "metrics": {"latency_us.mean": 81.2, "iops": 12000.0}}
+    assert points[0] == {
+        "line": 3,
+        "config": {"rw": "randread", "bs": "4k", "iodepth": "1", "cpu.governor": "performance"},
+        "metrics": {"latency_us.mean": 81.2, "iops": 12000.0},
+    }
     assert points[1]["metrics"]["power_w"] == 64.5
     assert "2 points" in points.describe()
 
 
-@pytest.mark.parametrize("body, msg", [
-    ("bs,iodepth\n4k,1\n", r"m.txt:1: no metric columns"),
-    ("bs,metric.iops,measured.iops\n4k,1,2\n", r"m.txt:1: duplicate column 'measured.iops'"),
-    ("bs,metric.\n4k,1\n", r"m.txt:1: metric column 'metric.' has no metric name"),
-    ("bs,metric.iops\n4k,fast\n", r"m.txt:2: metric 'metric.iops' 'fast' is not a number"),
-    ("bs,metric.iops\n\n4k,1,2\n", r"m.txt:3: 3 fields, the header has 2"),
-    ("bs,metric.iops\n4k,\n", r"m.txt:2: no metric value"),
-    ("bs,metric.iops\n4k,inf\n", r"m.txt:2: .* not a finite number"),
-    ("# only a comment\n", r"m.txt: empty measured points CSV"),
-])
+@pytest.mark.parametrize(
+    "body, msg",
+    [
+        ("bs,iodepth\n4k,1\n", r"m.txt:1: no metric columns"),
+        ("bs,metric.iops,measured.iops\n4k,1,2\n", r"m.txt:1: duplicate column 'measured.iops'"),
+        ("bs,metric.\n4k,1\n", r"m.txt:1: metric column 'metric.' has no metric name"),
+        ("bs,metric.iops\n4k,fast\n", r"m.txt:2: metric 'metric.iops' 'fast' is not a number"),
+        ("bs,metric.iops\n\n4k,1,2\n", r"m.txt:3: 3 fields, the header has 2"),
+        ("bs,metric.iops\n4k,\n", r"m.txt:2: no metric value"),
+        ("bs,metric.iops\n4k,inf\n", r"m.txt:2: .* not a finite number"),
+        ("# only a comment\n", r"m.txt: empty measured points CSV"),
+    ],
+)
 def test_points_errors(tmp_path, body, msg):
     with pytest.raises(ConfigError, match=msg):
         read_points_csv(write(tmp_path, body))

@@ -11,13 +11,18 @@ from scenarios.studies.calibrate_poll_energy import run_mode
 
 @pytest.fixture(scope="module")
 def runs():
-    return {m: run_mode(POLL_ENERGY_FIT, m, runtime_ms=40, threads=32) for m in ("interrupt", "classic_polling", "hybrid_polling")}
+    return {
+        m: run_mode(POLL_ENERGY_FIT, m, runtime_ms=40, threads=32)
+        for m in ("interrupt", "classic_polling", "hybrid_polling")
+    }
 
 
 def test_keys_and_totals(runs):
     m = runs["interrupt"]["mem_ops_per_s"]
     assert list(m)[: len(KEYS)] == list(KEYS) and "total" in m
-    assert m["total"] == pytest.approx(m["block/"] + m["drivers/nvme/host/"] + m["kernel/sched/"] + m["kernel/time/"] + m["other"])
+    assert m["total"] == pytest.approx(
+        m["block/"] + m["drivers/nvme/host/"] + m["kernel/sched/"] + m["kernel/time/"] + m["other"]
+    )
     assert m["blk_poll"] + m["blk_mq_*"] <= m["block/"] + 1
 
 
@@ -27,9 +32,13 @@ def test_calibrated_columns_agree_in_total_and_in_the_defining_groups(runs):
         m = runs[mode]["mem_ops_per_s"]
         assert m["total"] / 1e6 == pytest.approx(meas[mode]["total"], rel=0.15), mode
     # the groups that define each mode
-    assert runs["classic_polling"]["mem_ops_per_s"]["blk_poll"] / 1e6 == pytest.approx(meas["classic_polling"]["blk_poll"], rel=0.15)
+    assert runs["classic_polling"]["mem_ops_per_s"]["blk_poll"] / 1e6 == pytest.approx(
+        meas["classic_polling"]["blk_poll"], rel=0.15
+    )
     assert runs["interrupt"]["mem_ops_per_s"]["blk_poll"] == 0 == meas["interrupt"]["blk_poll"]
-    assert runs["interrupt"]["mem_ops_per_s"]["__schedule"] / 1e6 == pytest.approx(meas["interrupt"]["__schedule"], rel=0.15)
+    assert runs["interrupt"]["mem_ops_per_s"]["__schedule"] / 1e6 == pytest.approx(
+        meas["interrupt"]["__schedule"], rel=0.15
+    )
     assert runs["classic_polling"]["mem_ops_per_s"]["__schedule"] / 1e6 < 1
 
 
@@ -49,6 +58,7 @@ def test_rates_scale_with_cycles():
 
 # -- per kernel action -----------------------------------------------------------------------------
 
+
 def _interrupt_run(**kernel):
     from models.platforms import optane900p_e3_1230v5
     from scenarios.config.host import RunConfig
@@ -57,8 +67,10 @@ def _interrupt_run(**kernel):
 
     plat = optane900p_e3_1230v5()
     plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(update=kernel)})
-    job = job_from_options({"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "runtime": "20ms",
-                            "time_based": "1"}, name="j")
+    job = job_from_options(
+        {"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "runtime": "20ms", "time_based": "1"},
+        name="j",
+    )
     return simulate(RunConfig(name="memops-actions", platform=plat, jobs=(job,), seed=3))["summary"]
 
 
@@ -110,12 +122,15 @@ def test_rates_count_actions():
     assert r["__schedule"] == pytest.approx(3e6) and r["kernel/sched/"] == pytest.approx(3e6)
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("mem_ops_per_action", {"swtich": {"__schedule": 1.0}}, "unknown kernel action 'swtich'"),
-    ("mem_ops_per_action", {"switch": {"sched": 1.0}}, "unknown cell 'sched'"),
-    ("mem_ops_per_cycle", {"scheduler": {"__schedule": 1.0}}, "unknown source 'scheduler'"),
-    ("mem_ops_per_action", {"switch": {"__schedule": -1.0}}, "must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("mem_ops_per_action", {"swtich": {"__schedule": 1.0}}, "unknown kernel action 'swtich'"),
+        ("mem_ops_per_action", {"switch": {"sched": 1.0}}, "unknown cell 'sched'"),
+        ("mem_ops_per_cycle", {"scheduler": {"__schedule": 1.0}}, "unknown source 'scheduler'"),
+        ("mem_ops_per_action", {"switch": {"__schedule": -1.0}}, "must be >= 0"),
+    ],
+)
 def test_bad_memory_operation_tables_are_refused(field, value, words):
     from pydantic import ValidationError
 

@@ -44,13 +44,17 @@ WRITERS = {
     "run --json": (["run", *FAST, "--quiet", "--json", "OUT"], ".json"),
     "run --records": (["run", *FAST, "--quiet", "--records", "OUT"], ".csv"),
     "run --trace": (["run", *FAST, "--quiet", "--trace", "OUT"], ".json"),
-    "server run --json": (["run", "--scenario", "server-stable", "--set", "workload.duration_s=0.002", "--quiet",
-                           "--json", "OUT"], ".json"),
+    "server run --json": (
+        ["run", "--scenario", "server-stable", "--set", "workload.duration_s=0.002", "--quiet", "--json", "OUT"],
+        ".json",
+    ),
     "replay --json": (["replay", MSR, "--platform", PLAT, "--quiet", "--json", "OUT"], ".json"),
     "validate --json": (["validate", "--platform", PLAT, "--measured", "m.csv", "--json", "OUT"], ".json"),
     "explain -o": (["explain", JOB, "--platform", PLAT, "-o", "OUT"], ".html"),
-    "calibrate -o": (["calibrate", "--platform", PLAT, "--measured", "m.csv", "--fit", "ssd.read.base_ns=4000:9000",
-                      "-o", "OUT"], ".yaml"),
+    "calibrate -o": (
+        ["calibrate", "--platform", PLAT, "--measured", "m.csv", "--fit", "ssd.read.base_ns=4000:9000", "-o", "OUT"],
+        ".yaml",
+    ),
     "calibrate --study -o": (["calibrate", "--study", "poll-energy", "-o", "OUT"], ".json"),
     "report -o": (["report", "results.csv", "-o", "OUT"], ".html"),
     "sweep -o": (["sweep", "poll_energy_small", "-o", "OUT"], ".csv"),
@@ -71,8 +75,9 @@ def _bad_paths(tmp_path: Path, suffix: str) -> dict[str, tuple[Path, str]]:
     }
 
 
-@pytest.mark.parametrize("kind", ["missing directory", "directory in place of the file",
-                                  "a file in place of the directory", "/proc", "/sys"])
+@pytest.mark.parametrize(
+    "kind", ["missing directory", "directory in place of the file", "a file in place of the directory", "/proc", "/sys"]
+)
 @pytest.mark.parametrize("writer", list(WRITERS))
 def test_unwritable_output_fails_before_running(writer, kind, tmp_path, capsys, monkeypatch):
     """One message naming the path and the reason, exit 2, nothing simulated, nothing written."""
@@ -119,9 +124,13 @@ def test_write_time_errors_are_reported_too(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(scenarios.run.outputs, "check_output", lambda *a, **k: None)
     gone = tmp_path / "gone"
     rc, out, err = cli(["run", *FAST, "--quiet", "--json", gone / "r.json"], capsys)
-    assert rc == 2 and err == f"stacksim: error: cannot write --json {gone / 'r.json'}: directory {gone} does not exist\n"
+    assert (
+        rc == 2 and err == f"stacksim: error: cannot write --json {gone / 'r.json'}: directory {gone} does not exist\n"
+    )
     (tmp_path / "d.json").mkdir()
-    rc, out, err = cli(["run", *FAST, "--quiet", "--records", tmp_path / "r.csv", "--json", tmp_path / "d.json"], capsys)
+    rc, out, err = cli(
+        ["run", *FAST, "--quiet", "--records", tmp_path / "r.csv", "--json", tmp_path / "d.json"], capsys
+    )
     assert rc == 2 and "cannot write --json" in err and "it is a directory" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json"]  # no records, no temporary file
 
@@ -154,7 +163,16 @@ def test_failed_or_interrupted_writes_leave_the_old_files_and_no_temporaries(tmp
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.text(st.characters(blacklist_categories=("Cs",)), max_size=200), st.sampled_from(["ok", "OSError", "Ctrl-C"])), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.tuples(
+            st.text(st.characters(blacklist_categories=("Cs",)), max_size=200),
+            st.sampled_from(["ok", "OSError", "Ctrl-C"]),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_outputs_are_all_new_or_all_old(tmp_path_factory, outputs):
     """Whatever fails while writing several outputs, either every target has its new content or
     every target keeps its old one, and no temporary file remains."""
@@ -171,7 +189,8 @@ def test_outputs_are_all_new_or_all_old(tmp_path_factory, outputs):
                 raise OSError(28, "No space left on device")
             if fate == "Ctrl-C":
                 raise KeyboardInterrupt
-            fh.write(text[len(text) // 2:])
+            fh.write(text[len(text) // 2 :])
+
         return write
 
     failed = any(fate != "ok" for _, fate in outputs)
@@ -208,8 +227,20 @@ def test_check_output_on_a_fifo_does_not_block(tmp_path):
 def test_new_files_respect_the_umask(umask, mode, tmp_path, capsys):
     old = os.umask(umask)
     try:
-        rc, _, err = cli(["run", *FAST, "--quiet", "--json", tmp_path / "r.json", "--records", tmp_path / "r.csv",
-                          "--trace", tmp_path / "t.json"], capsys)
+        rc, _, err = cli(
+            [
+                "run",
+                *FAST,
+                "--quiet",
+                "--json",
+                tmp_path / "r.json",
+                "--records",
+                tmp_path / "r.csv",
+                "--trace",
+                tmp_path / "t.json",
+            ],
+            capsys,
+        )
         write_file(tmp_path / "r.parquet", lambda fh: fh.write(b"PAR1"), binary=True)
     finally:
         os.umask(old)
@@ -297,16 +328,21 @@ def test_two_outputs_that_are_one_file_are_refused(tmp_path, capsys):
 def test_distinct_files_and_builtin_names_pass_the_check(tmp_path):
     job = tmp_path / "job.fio"
     job.write_text("x")
-    outfile.check_distinct([(str(job), "job"), ("default", "--scenario"), ("-", "trace")],
-                           [(str(tmp_path / "a.json"), "--json"), ("-", "--records"), ("/dev/null", "--trace")])
+    outfile.check_distinct(
+        [(str(job), "job"), ("default", "--scenario"), ("-", "trace")],
+        [(str(tmp_path / "a.json"), "--json"), ("-", "--records"), ("/dev/null", "--trace")],
+    )
     with pytest.raises(OutputError, match="same file as the input"):
         outfile.check_distinct([(str(job), "job")], [(str(tmp_path / "." / "job.fio"), "--json")])
 
 
 def test_os_errors_on_an_output_path_are_one_message(tmp_path, capsys):
     long_name = tmp_path / ("a" * 300 + ".json")
-    for argv in (["run", *FAST, "--json", long_name], ["report", MSR, "-o", long_name.with_suffix(".html")],
-                 ["run", *FAST, "--json", long_name / "x.json"]):
+    for argv in (
+        ["run", *FAST, "--json", long_name],
+        ["report", MSR, "-o", long_name.with_suffix(".html")],
+        ["run", *FAST, "--json", long_name / "x.json"],
+    ):
         rc, out, err = cli(argv, capsys)
         assert rc == 2 and err.startswith("stacksim: error: cannot write") and "too long" in err, err
         assert "Traceback" not in err and err.count("\n") == 1
@@ -342,8 +378,10 @@ def _group(pgid: int) -> list[int]:
 
 
 def _rows(path: Path) -> dict:
-    return {(r["point"], r["replicate"]): {k: v for k, v in r.items() if k not in TIMING_COLUMNS}
-            for r in read_results(path)}
+    return {
+        (r["point"], r["replicate"]): {k: v for k, v in r.items() if k not in TIMING_COLUMNS}
+        for r in read_results(path)
+    }
 
 
 @pytest.mark.skipif(not LINUX, reason="scans /proc for the sweep's processes")
@@ -353,9 +391,24 @@ def test_sigkilled_sweep_leaves_no_process_lock_or_temporary_and_resumes_identic
     killed = tmp_path / "killed" / "r.csv"
     killed.parent.mkdir()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "stacksim.cli_sweep", "sweep", str(sweep), "-o", str(killed),
-                             "-j", "2", "--no-progress"], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stacksim.cli_sweep",
+            "sweep",
+            str(sweep),
+            "-o",
+            str(killed),
+            "-j",
+            "2",
+            "--no-progress",
+        ],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None:

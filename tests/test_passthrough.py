@@ -10,8 +10,11 @@ from scenarios.run.simulate import simulate
 
 
 def _run(engine: str, **sets):
-    cfg = resolve(platform="optane-p4801x-e3-1230", scenario="default",
-                  sets={"ioengine": engine, "iodepth": "1", "runtime": "30ms", "ramp_time": "5ms", **sets})
+    cfg = resolve(
+        platform="optane-p4801x-e3-1230",
+        scenario="default",
+        sets={"ioengine": engine, "iodepth": "1", "runtime": "30ms", "ramp_time": "5ms", **sets},
+    )
     return cfg, simulate(cfg, keep_model=True)
 
 
@@ -30,7 +33,8 @@ def test_passthrough_skips_the_file_system_and_the_scheduler():
     k = cfg.platform.kernel
     # the driver layer carries the passthrough setup and completion in place of the fs work
     assert sc["layers"]["driver"] - sb["layers"]["driver"] == pytest.approx(
-        (k.uring_cmd_cycles + k.uring_cmd_done_cycles) / sc["freq_ghz_mean"]["core0"], rel=0.02)
+        (k.uring_cmd_cycles + k.uring_cmd_done_cycles) / sc["freq_ghz_mean"]["core0"], rel=0.02
+    )
 
 
 def test_passthrough_with_hipri_polls():

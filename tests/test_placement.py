@@ -123,7 +123,9 @@ def test_more_threads_than_cpus_migrate_and_every_io_still_completes_once():
 def test_pinned_threads_never_migrate():
     assert _threads_run(12, cpus_allowed="0-7", cpus_allowed_policy="split")["summary"]["cpu_migrations"] == 0
     cfg = make_cfg("interrupt", threads=12, runtime_ms=20, ramp_ms=5)
-    cfg = cfg.model_copy(update={"platform": PLAT.model_copy(update={"sched": PLAT.sched.model_copy(update={"placement": "pinned"})})})
+    cfg = cfg.model_copy(
+        update={"platform": PLAT.model_copy(update={"sched": PLAT.sched.model_copy(update={"placement": "pinned"})})}
+    )
     assert simulate(cfg)["summary"]["cpu_migrations"] == 0
 
 
@@ -184,6 +186,7 @@ def test_sleeps_and_wake_ups_pay_their_load_and_pressure_accounting():
 
 
 # -- periodic and nohz idle balancing --------------------------------------------------------------
+
 
 def _queued(runner, tid: int, last_ran: float, affinity=range(8)) -> Task:
     t = _task(runner.id, affinity)
@@ -372,10 +375,15 @@ def test_nice_sets_the_share_of_cpu_between_busy_threads():
     from scenarios.inputs.fio.parser import parse_fio_text
 
     def ios(nice_b: int) -> tuple[int, int]:
-        text = ("[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
-                "cpus_allowed=0\nruntime=60ms\ntime_based\n[a]\n[b]\n" + f"nice={nice_b}\n")
-        cfg = resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform="optane900p-e3-1230v5",
-                      sets={"queue.io_poll": "1"})
+        text = (
+            "[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
+            "cpus_allowed=0\nruntime=60ms\ntime_based\n[a]\n[b]\n" + f"nice={nice_b}\n"
+        )
+        cfg = resolve(
+            jobs=list(parse_fio_text(text, path="t.fio").jobs),
+            platform="optane900p-e3-1230v5",
+            sets={"queue.io_poll": "1"},
+        )
         jobs = simulate(cfg).to_dict()["jobs"]
         return jobs[0]["read"]["total_ios"], jobs[1]["read"]["total_ios"]
 
@@ -400,8 +408,10 @@ def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
     """Three hybrid pollers (fixed 4 us sleep) on two CPUs: a poller woken from its timed sleep
     while its CPU runs another is placed on the idle one and polls, from there, the queue of the
     CPU it submitted on (blk_poll of the cookie's hardware queue). Every IO completes once."""
-    text = ("[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
-            "cpus_allowed=0-1\nruntime=20ms\ntime_based\n[p]\nnumjobs=3\n")
+    text = (
+        "[global]\nioengine=pvsync2\nhipri=1\ndirect=1\nbs=4k\nrw=randread\nfilename=/dev/nvme0n1\n"
+        "cpus_allowed=0-1\nruntime=20ms\ntime_based\n[p]\nnumjobs=3\n"
+    )
     host = _simulate_fio(text, {"queue.io_poll": "1", "queue.io_poll_delay": "4"}).model
     ids = [r.id for r in host.records]
     assert len(ids) == len(set(ids)) > 1000
@@ -418,9 +428,11 @@ def test_an_iopoll_thread_moves_with_ios_in_flight_and_polls_its_old_queues():
     slice with IOs in flight, the movable thread is pulled to CPU 0 and its next wait polls CPU 0's
     queue and CPU 1's, which holds its requests (io_iopoll_check polls each request's queue): they
     complete, as every IO does, once; no poller stays registered."""
-    text = ("[global]\nioengine=io_uring\nhipri=1\niodepth=4\ndirect=1\nbs=4k\nrw=randread\ntime_based\n"
-            "runtime=40ms\n[e]\ncpus_allowed=0\nnumjobs=2\nfilename=/dev/nvme1n1\nruntime=5ms\n"
-            "[h]\ncpus_allowed=1\nstartdelay=1ms\nfilename=/dev/nvme1n1\n[p]\ncpus_allowed=0-1\nfilename=/dev/nvme0n1\n")
+    text = (
+        "[global]\nioengine=io_uring\nhipri=1\niodepth=4\ndirect=1\nbs=4k\nrw=randread\ntime_based\n"
+        "runtime=40ms\n[e]\ncpus_allowed=0\nnumjobs=2\nfilename=/dev/nvme1n1\nruntime=5ms\n"
+        "[h]\ncpus_allowed=1\nstartdelay=1ms\nfilename=/dev/nvme1n1\n[p]\ncpus_allowed=0-1\nfilename=/dev/nvme0n1\n"
+    )
     res = _simulate_fio(text, {"queue.io_poll": "1", "ssd_count": "2"})
     host = res.model
     ids = [r.id for r in host.records]
@@ -496,10 +508,18 @@ def _poller_and_sleeper(runtime_ms: int, periodic_balance: bool = True):
 
     plat = PLAT.model_copy(update={"sched": PLAT.sched.model_copy(update={"periodic_balance": periodic_balance})})
     queue = plat.queue.model_copy(update={"io_poll": True, "io_poll_delay": -1})
-    base = {"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "runtime": f"{runtime_ms}ms",
-            "time_based": "1"}
-    jobs = (job_from_options({**base, "hipri": "1", "cpus_allowed": "0"}, name="poller"),
-            job_from_options({**base, "hipri": "0", "cpus_allowed": "2", "thinktime": "50ms"}, name="sleeper"))
+    base = {
+        "rw": "randread",
+        "bs": "4k",
+        "ioengine": "pvsync2",
+        "direct": "1",
+        "runtime": f"{runtime_ms}ms",
+        "time_based": "1",
+    }
+    jobs = (
+        job_from_options({**base, "hipri": "1", "cpus_allowed": "0"}, name="poller"),
+        job_from_options({**base, "hipri": "0", "cpus_allowed": "2", "thinktime": "50ms"}, name="sleeper"),
+    )
     host, _fio, _ramp, end = build_run(RunConfig(name="t", platform=plat, queue=queue, jobs=jobs, seed=1))
     host.engine.run(end)
     return host

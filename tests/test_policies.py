@@ -77,8 +77,14 @@ def _wake_path_ns(host):
     accounting, switch in from idle (+ idle exit work), from the kernel cost table at the
     platform's 3.8 GHz: what lengthens a hybrid sleep."""
     k = host.kcosts
-    return (k.irq_entry_cycles + k.hrtimer_expire_cycles + k.wakeup_cycles + k.accounting_cycles()
-            + k.ctx_switch_cycles + k.idle_exit_cycles) / host.pkg.freq_ghz
+    return (
+        k.irq_entry_cycles
+        + k.hrtimer_expire_cycles
+        + k.wakeup_cycles
+        + k.accounting_cycles()
+        + k.ctx_switch_cycles
+        + k.idle_exit_cycles
+    ) / host.pkg.freq_ghz
 
 
 def test_hybrid_sleeps_half_the_mean_completion_time_of_the_last_window():
@@ -108,7 +114,8 @@ def test_hybrid_sleeps_half_the_mean_completion_time_of_the_last_window():
     assert not any(r.slept for r in recs if r.t_dispatch < w1 + 100e6 - 1)
     assert all(r.slept for r in recs if r.t_dispatch > w2 + 1)
     assert [ns for t, ns in asked if t >= w2 + 100e6 + 20_000] == pytest.approx(
-        [(mean + 1.0) / 2.0] * len([t for t, _ in asked if t >= w2 + 100e6 + 20_000]), abs=1e-9)
+        [(mean + 1.0) / 2.0] * len([t for t, _ in asked if t >= w2 + 100e6 + 20_000]), abs=1e-9
+    )
     # each sleep lasts what it asked plus the wake-up path (the iowait sleeper keeps its CPU in
     # POLL: no C-state exit latency); a sleep still running at the end is not counted in slept_ns
     wanted = sum(ns for _, ns in asked if ns > 0) + pol.sleeps * _wake_path_ns(host)

@@ -19,11 +19,14 @@ def run(args, capsys):
     return rc, out.err
 
 
-@pytest.mark.parametrize("sets, warned", [
-    (["queue.io_poll=1"], "queue.io_poll=1 has no effect: no job sets hipri=1"),
-    (["queue.io_poll_delay=0"], "queue.io_poll_delay=0 has no effect without queue.io_poll=1"),
-    (["queue.io_poll_delay=5", "hipri=1"], "queue.io_poll_delay=5 has no effect without queue.io_poll=1"),
-])
+@pytest.mark.parametrize(
+    "sets, warned",
+    [
+        (["queue.io_poll=1"], "queue.io_poll=1 has no effect: no job sets hipri=1"),
+        (["queue.io_poll_delay=0"], "queue.io_poll_delay=0 has no effect without queue.io_poll=1"),
+        (["queue.io_poll_delay=5", "hipri=1"], "queue.io_poll_delay=5 has no effect without queue.io_poll=1"),
+    ],
+)
 def test_ineffective_poll_settings_warn_and_still_run(sets, warned, capsys):
     rc, err = run([x for s in sets for x in ("--set", s)], capsys)
     assert rc == 0
@@ -31,12 +34,15 @@ def test_ineffective_poll_settings_warn_and_still_run(sets, warned, capsys):
     assert line.startswith(f"stacksim: warning: {warned}")
 
 
-@pytest.mark.parametrize("sets", [
-    [],  # defaults: interrupts
-    ["queue.io_poll=1", "hipri=1"],  # classic polling
-    ["queue.io_poll=1", "hipri=1", "queue.io_poll_delay=0"],  # hybrid polling
-    ["queue.io_poll=1", "queue.completion=classic-poll"],  # a policy chosen by name decides itself
-])
+@pytest.mark.parametrize(
+    "sets",
+    [
+        [],  # defaults: interrupts
+        ["queue.io_poll=1", "hipri=1"],  # classic polling
+        ["queue.io_poll=1", "hipri=1", "queue.io_poll_delay=0"],  # hybrid polling
+        ["queue.io_poll=1", "queue.completion=classic-poll"],  # a policy chosen by name decides itself
+    ],
+)
 def test_effective_settings_do_not_warn(sets, capsys):
     rc, err = run([x for s in sets for x in ("--set", s)], capsys)
     assert rc == 0
@@ -52,8 +58,19 @@ def test_queue_warnings_cover_both_settings():
 
 
 def test_replay_warns_when_no_submitter_polls(capsys):
-    rc = main(["replay", str(ROOT / "scenarios/data/traces/msr_sample.csv"), "--platform", "optane900p-e3-1230v5",
-               "--set", "queue.io_poll=1", "--window", "0:0.002", "--quiet"])
+    rc = main(
+        [
+            "replay",
+            str(ROOT / "scenarios/data/traces/msr_sample.csv"),
+            "--platform",
+            "optane900p-e3-1230v5",
+            "--set",
+            "queue.io_poll=1",
+            "--window",
+            "0:0.002",
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 0
     assert "stacksim: warning: queue.io_poll=1 has no effect: replay.hipri is not set" in err

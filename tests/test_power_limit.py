@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scenarios.config.host import resolve
-from scenarios.run.assembly import build_run
 from scenarios.config.server import resolve_server
-from scenarios.run.simulate import simulate
+from scenarios.run.assembly import build_run
 from scenarios.run.simulate import simulate
 
 
@@ -30,28 +29,53 @@ def test_ceiling_caps_requests_and_releases_them():
 
 def test_default_host_is_far_below_its_tdp():
     s = simulate(resolve(sets={"runtime": "20ms"}))["summary"]
-    assert s["cpu_power_limit"] == {"limit_w": 80.0, "throttled_fraction": 0.0, "ceiling_ghz_mean": 3.8, "adjustments": 0}
+    assert s["cpu_power_limit"] == {
+        "limit_w": 80.0,
+        "throttled_fraction": 0.0,
+        "ceiling_ghz_mean": 3.8,
+        "adjustments": 0,
+    }
 
 
 def test_a_low_limit_drives_the_cores_to_the_minimum_frequency():
     names = [c.name for c in resolve(sets={}).platform.cpu.cstates]
-    sets = {"runtime": "30ms", "ramp_time": "50ms", "cpu.power_limit_w": "15", "cpu.power_limit_window_ms": "2",
-            "cpu.cpuidle_disable": "[" + ",".join(names[1:]) + "]"}  # idle=poll: ~50 W unthrottled
+    sets = {
+        "runtime": "30ms",
+        "ramp_time": "50ms",
+        "cpu.power_limit_w": "15",
+        "cpu.power_limit_window_ms": "2",
+        "cpu.cpuidle_disable": "[" + ",".join(names[1:]) + "]",
+    }  # idle=poll: ~50 W unthrottled
     s = simulate(resolve(sets=sets))["summary"]
     pl = s["cpu_power_limit"]
     assert pl["throttled_fraction"] == 1.0 and pl["ceiling_ghz_mean"] == pytest.approx(0.8)
     # the same idle=poll (its spinning siblings slow the IO thread's CPU alike) at powersave's 0.8 GHz;
     # the limit takes 30 steps of 0.1 GHz, 1 per ms, to get there
-    slow = simulate(resolve(sets={"runtime": "30ms", "ramp_time": "50ms", "cpu.cpufreq_governor": "powersave",
-                                  "cpu.cpuidle_disable": sets["cpu.cpuidle_disable"]}))
+    slow = simulate(
+        resolve(
+            sets={
+                "runtime": "30ms",
+                "ramp_time": "50ms",
+                "cpu.cpufreq_governor": "powersave",
+                "cpu.cpuidle_disable": sets["cpu.cpuidle_disable"],
+            }
+        )
+    )
     assert s["latency_us"]["mean"] == pytest.approx(slow["summary"]["latency_us"]["mean"], rel=0.01)
 
 
 def test_server_linux_policy_at_peak_load_is_held_at_its_ppt():
     """The kernel target at 10M IOPS would draw ~390 W on the EPYC 9454P; PPT (290 W) lowers the
     frequency ceiling until the package stays at the limit."""
-    cfg = resolve_server("server-stable", {"server.policy": "linux", "workload.rate_iops": "10240000",
-                                           "workload.duration_s": "0.04", "workload.warmup_s": "0.02"})
+    cfg = resolve_server(
+        "server-stable",
+        {
+            "server.policy": "linux",
+            "workload.rate_iops": "10240000",
+            "workload.duration_s": "0.04",
+            "workload.warmup_s": "0.02",
+        },
+    )
     s = simulate(cfg)["summary"]
     pl = s["cpu_power_limit"]
     assert pl["limit_w"] == 290.0 and pl["throttled_fraction"] == 1.0

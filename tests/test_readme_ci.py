@@ -55,8 +55,9 @@ def test_ci_refuses_a_readme_without_exactly_two_commands(tmp_path):
     (fake / ".ci").mkdir(parents=True)
     (fake / ".ci" / "run").write_text(CI.read_text())
     (fake / "README.md").write_text("# x\n\n```sh\npython3 -m venv .venv\n```\n")
-    out = subprocess.run(["bash", str(fake / ".ci" / "run"), "--print-commands"], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        ["bash", str(fake / ".ci" / "run"), "--print-commands"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 2 and "exactly two commands" in out.stderr
 
 
@@ -86,27 +87,54 @@ def test_first_readme_command_works_in_a_clean_copy(tmp_path):
     # editable install, are not processed), then an editable install of the copy
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", ".venv"], cwd=repo, check=True, timeout=120)
     venv_python = repo / ".venv" / "bin" / "python"
-    site = subprocess.run([str(venv_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    parents = dict.fromkeys([sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
-                            + [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")])
+    site = subprocess.run(
+        [str(venv_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    parents = dict.fromkeys(
+        [sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
+        + [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    )
     (Path(site) / "_parent_site_packages.pth").write_text("".join(f"{p}\n" for p in parents))
     # a machine without a C compiler (CC=false): the compiled hot path fails to build, the install
     # goes on in pure Python (setup.py) and says so
-    pip = subprocess.run([str(venv_python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                          "--no-index", "-e", "."], cwd=repo, env={**env, "CC": "false"}, capture_output=True,
-                         text=True, timeout=300)
+    pip = subprocess.run(
+        [str(venv_python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-e", "."],
+        cwd=repo,
+        env={**env, "CC": "false"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    version = subprocess.run([str(repo / ".venv" / "bin" / "stacksim"), "--version"], cwd=repo, env=env,
-                             capture_output=True, text=True, timeout=60)
+    version = subprocess.run(
+        [str(repo / ".venv" / "bin" / "stacksim"), "--version"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert version.returncode == 0 and "pure Python: not compiled at install" in version.stdout, version
 
     out = subprocess.run(["bash", "-c", rest], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
     assert re.search(r"IOPS [\d,]+", out.stdout) and "latency us: mean" in out.stdout
-    where = subprocess.run([str(venv_python), "-c", "import scenarios.data.reference, stacksim; "
-                            "print(scenarios.data.reference.__file__); print(stacksim.__file__)"],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.split()
+    where = subprocess.run(
+        [
+            str(venv_python),
+            "-c",
+            "import scenarios.data.reference, stacksim; "
+            "print(scenarios.data.reference.__file__); print(stacksim.__file__)",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     for path in where:  # the copy's code ran, not this checkout's
         assert Path(path).resolve().is_relative_to(repo.resolve()), path

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.run.assembly import build_host
-from scenarios.run.replay import replay_job, resolve_replay
-from scenarios.run.simulate import simulate
-
 from models.ioengines.replay import ReplaySettings, TraceReplayer
 from scenarios.data.traces import make_samples
 from scenarios.inputs.traces import map_volumes, open_trace, parse_window, select
+from scenarios.run.assembly import build_host
+from scenarios.run.replay import replay_job, resolve_replay
+from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 from stacksim import cli_traces
 
@@ -55,12 +54,15 @@ def test_replay_conserves_every_io_of_the_samples(trace, fmt):
     assert r["sim"]["simulated_s"] == pytest.approx(r["replay"]["last_due_s"], abs=0.002)
 
 
-@pytest.mark.parametrize("sets", [
-    {"replay.hipri": 1, "queue.io_poll": 1, "ssd_count": 2},
-    {"replay.threads": 1, "ssd_count": 3},
-    {"replay.assign": "volume", "replay.threads": 2, "queue.scheduler": "mq-deadline"},
-    {"replay.hipri": 1, "queue.io_poll": 1, "ssd_count": 2, "replay.threads": 3, "replay.assign": "volume"},
-])
+@pytest.mark.parametrize(
+    "sets",
+    [
+        {"replay.hipri": 1, "queue.io_poll": 1, "ssd_count": 2},
+        {"replay.threads": 1, "ssd_count": 3},
+        {"replay.assign": "volume", "replay.threads": 2, "queue.scheduler": "mq-deadline"},
+        {"replay.hipri": 1, "queue.io_poll": 1, "ssd_count": 2, "replay.threads": 3, "replay.assign": "volume"},
+    ],
+)
 @pytest.mark.parametrize("speed", [1.0, 1000.0])
 def test_conservation_across_settings_and_overload(sets, speed):
     # at 1000x the 300 IOs arrive within ~90 us: queues build up, requests merge, polling threads
@@ -102,8 +104,9 @@ def test_window_selects_on_original_times_then_rebases_and_scales():
     assert s["skipped"]["before window"] + s["skipped"]["after window"] == N_SAMPLE - len(expected)
     assert r["replay"]["last_due_s"] == pytest.approx((expected[-1].t_ns / 1e9 - start) / 2, abs=1e-9)
     # open-ended windows
-    assert simulate_replay(str(MSR), "msr", platform=PLAT, window=(0.05, None))["summary"]["trace_ios"] == \
-        sum(1 for t in open_trace(MSR, "msr") if t.t_ns >= 0.05e9)
+    assert simulate_replay(str(MSR), "msr", platform=PLAT, window=(0.05, None))["summary"]["trace_ios"] == sum(
+        1 for t in open_trace(MSR, "msr") if t.t_ns >= 0.05e9
+    )
 
 
 def test_volume_selection():
@@ -119,8 +122,12 @@ def test_open_loop_issues_at_trace_times_whatever_the_completions(tmp_path):
     # threads would need 5 ms
     trace = tmp_path / "burst.csv"
     trace.write_text(alibaba_lines(range(50)))
-    r = simulate_replay(str(trace), "alibaba", platform=PLAT,
-                        sets={"ssd.read.base_ns": 200_000, "ssd.parallel_units": 64, "replay.threads": 2})
+    r = simulate_replay(
+        str(trace),
+        "alibaba",
+        platform=PLAT,
+        sets={"ssd.read.base_ns": 200_000, "ssd.parallel_units": 64, "replay.threads": 2},
+    )
     s = r["summary"]
     assert s["trace_ios"] == s["completed_ios"] == 50
     assert r["replay"]["issue_lag_us"]["max"] < 20  # submitted on time, not after earlier completions
@@ -185,8 +192,9 @@ def test_malformed_line_is_an_error_with_file_and_line(tmp_path, capsys):
     assert rc == 2
     assert f"{bad}:3:" in err and "Traceback" not in err
     assert not out.exists()
-    rc, stdout, err = run_cli(["replay", str(bad), "--format", "msr", "--platform", PLAT, "--skip-bad-lines",
-                               "--json", str(out)], capsys)
+    rc, stdout, err = run_cli(
+        ["replay", str(bad), "--format", "msr", "--platform", PLAT, "--skip-bad-lines", "--json", str(out)], capsys
+    )
     assert rc == 0, err
     res = json.loads(out.read_text())
     assert res["summary"]["bad_lines"] == 1
@@ -194,17 +202,20 @@ def test_malformed_line_is_an_error_with_file_and_line(tmp_path, capsys):
     assert "1 bad lines skipped" in stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--platform", "nope"], "unknown platform 'nope'"),
-    (["--platform", PLAT, "--window", "3:1"], "end must be after start"),
-    (["--platform", PLAT, "--window", "abc"], "expected START:END"),
-    (["--platform", PLAT, "--speed", "0"], "speed"),
-    (["--platform", PLAT, "--set", "replay.hipri=1"], "set queue.io_poll=1"),
-    (["--platform", PLAT, "--set", "bs=8k"], "a replay has no fio job"),
-    (["--platform", PLAT, "--set", "replay.thread=2"], "unknown replay setting"),
-    (["--platform", PLAT, "--window", "100:"], "no read/write IO in the window"),
-    (["--platform", PLAT, "--json", "/nonexistent/dir/r.json"], "directory /nonexistent/dir does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--platform", "nope"], "unknown platform 'nope'"),
+        (["--platform", PLAT, "--window", "3:1"], "end must be after start"),
+        (["--platform", PLAT, "--window", "abc"], "expected START:END"),
+        (["--platform", PLAT, "--speed", "0"], "speed"),
+        (["--platform", PLAT, "--set", "replay.hipri=1"], "set queue.io_poll=1"),
+        (["--platform", PLAT, "--set", "bs=8k"], "a replay has no fio job"),
+        (["--platform", PLAT, "--set", "replay.thread=2"], "unknown replay setting"),
+        (["--platform", PLAT, "--window", "100:"], "no read/write IO in the window"),
+        (["--platform", PLAT, "--json", "/nonexistent/dir/r.json"], "directory /nonexistent/dir does not exist"),
+    ],
+)
 def test_bad_replay_input_exit_2(args, message, capsys):
     rc, _, err = run_cli(["replay", str(MSR), *args], capsys)
     assert rc == 2
@@ -213,13 +224,24 @@ def test_bad_replay_input_exit_2(args, message, capsys):
 
 def test_cli_replay_json_has_the_run_summary_plus_trace_counts(tmp_path, capsys):
     out = tmp_path / "r.json"
-    rc, stdout, err = run_cli(["replay", str(ALIBABA), "--platform", PLAT, "--speed", "2", "--window", ":0.05",
-                               "--json", str(out)], capsys)
+    rc, stdout, err = run_cli(
+        ["replay", str(ALIBABA), "--platform", PLAT, "--speed", "2", "--window", ":0.05", "--json", str(out)], capsys
+    )
     assert rc == 0, err
     res = json.loads(out.read_text())
     s = res["summary"]
-    for key in ("iops", "latency_us", "cpu_utilization", "power_w", "energy_j", "layers", "trace_ios",
-                "completed_ios", "bad_lines", "skipped"):
+    for key in (
+        "iops",
+        "latency_us",
+        "cpu_utilization",
+        "power_w",
+        "energy_j",
+        "layers",
+        "trace_ios",
+        "completed_ios",
+        "bad_lines",
+        "skipped",
+    ):
         assert key in s
     assert s["trace_ios"] == s["completed_ios"] > 0
     assert "IOs in the window" in stdout and "IOPS" in stdout
@@ -229,12 +251,16 @@ def test_other_formats_replay(tmp_path):
     tencent = tmp_path / "t.csv"
     tencent.write_text("1538323200,2048,8,0,1063\n1538323200,4096,16,1,1063\n1538323201,0,8,1,7\n")
     iolog = tmp_path / "x.iolog"
-    iolog.write_text("fio version 3 iolog\n0 /dev/nvme0n1 read 0 4096\n0.5 /dev/nvme0n1 write 4096 8192\n"
-                     "0.5 /dev/nvme0n1 read 8192 4096\n")
+    iolog.write_text(
+        "fio version 3 iolog\n0 /dev/nvme0n1 read 0 4096\n0.5 /dev/nvme0n1 write 4096 8192\n"
+        "0.5 /dev/nvme0n1 read 8192 4096\n"
+    )
     blk = tmp_path / "b.txt"
-    blk.write_text("  8,32   7        1     0.000000000  2923  Q   R 272208 + 2 [fio]\n"
-                   "  8,32   7        2     0.000002000  2923  D   R 272208 + 2 [fio]\n"
-                   "  8,32   7        3     0.000010000  2923  Q  WS 1000 + 8 [fio]\n")
+    blk.write_text(
+        "  8,32   7        1     0.000000000  2923  Q   R 272208 + 2 [fio]\n"
+        "  8,32   7        2     0.000002000  2923  D   R 272208 + 2 [fio]\n"
+        "  8,32   7        3     0.000010000  2923  Q  WS 1000 + 8 [fio]\n"
+    )
     for path, fmt, n in ((tencent, "tencent", 3), (iolog, "iolog", 3), (blk, "blkparse", 2)):
         s = simulate_replay(str(path), fmt, platform=PLAT)["summary"]
         assert s["trace_ios"] == s["completed_ios"] == n, fmt
@@ -257,4 +283,3 @@ def test_replay_settings_are_validated():
     with pytest.raises(ConfigError, match="assign"):
         resolve_replay(str(MSR), "msr", platform=PLAT, sets={"replay.assign": "random"})
     assert ReplaySettings().threads is None
-

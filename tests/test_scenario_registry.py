@@ -2,8 +2,6 @@
 one registry decides the kind, one resolver (`resolve_run`) gives either configuration, and the
 platform's `--set` keys mean the same in both."""
 
-import json
-
 import pytest
 
 from scenarios.config.host import RunConfig, resolve
@@ -49,15 +47,19 @@ def test_a_server_scenario_file_of_your_own(tmp_path):
     assert cfg.name == "my-burst" and cfg.seed == 9 and cfg.server.policy == "linux"
     assert cfg.workload.kind == "burst" and cfg.workload.time_scale == 0.002
     assert cfg == resolve_server("server-burst", {**SHORT_BURST, "server.policy": "linux"}, seed=9).model_copy(
-        update={"name": "my-burst"})
+        update={"name": "my-burst"}
+    )
 
 
-@pytest.mark.parametrize("call, needle", [
-    (lambda: resolve(scenario="server-burst"), "server-burst is a storage-server scenario, not a host"),
-    (lambda: resolve_server("default"), "default is a host (fio jobs) scenario, not a storage-server one"),
-    (lambda: resolve_run(scenario="nosuch"), "unknown scenario 'nosuch'"),
-    (lambda: resolve_run(scenario="default", job_file="x.fio"), "not both"),
-])
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (lambda: resolve(scenario="server-burst"), "server-burst is a storage-server scenario, not a host"),
+        (lambda: resolve_server("default"), "default is a host (fio jobs) scenario, not a storage-server one"),
+        (lambda: resolve_run(scenario="nosuch"), "unknown scenario 'nosuch'"),
+        (lambda: resolve_run(scenario="default", job_file="x.fio"), "not both"),
+    ],
+)
 def test_the_wrong_kind_is_one_clear_error(call, needle):
     with pytest.raises(ConfigError) as err:
         call()

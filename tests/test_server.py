@@ -14,27 +14,46 @@ from models.server.config import ServerConfig
 from models.server.reactor import POLL
 from policies.core_scheduling import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from policies.core_scheduling.detector import CIDetector
-from scenarios.config.server import ServerRunConfig
+from scenarios.config.server import ServerRunConfig, resolve_server
 from scenarios.config.server_workloads import BurstWorkload, StableWorkload
 from scenarios.data import reference
-from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
-from scenarios.studies.calibrate_server_power import (QUICK_ROW_MS, exit_latency_us, exit_targets, model_rows,
-                                                      residuals_of, targets)
+from scenarios.studies.calibrate_server_power import (
+    QUICK_ROW_MS,
+    exit_latency_us,
+    exit_targets,
+    model_rows,
+    residuals_of,
+    targets,
+)
 from simcore.errors import ConfigError
 
 POLICIES = ["spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman"]
 PLAT = epyc9454p_16xpm1743()
 
 
-def stable(policy: str, rate: float, ms: float = 5.0, warm_ms: float = 1.0, params: dict | None = None, **server) -> ServerRunConfig:
-    return ServerRunConfig(name="t", platform=PLAT, server=ServerConfig(policy=policy, **server), policy=params or {},
-                           workload=StableWorkload(rate_iops=rate, duration_s=ms / 1e3, warmup_s=warm_ms / 1e3), seed=3)
+def stable(
+    policy: str, rate: float, ms: float = 5.0, warm_ms: float = 1.0, params: dict | None = None, **server
+) -> ServerRunConfig:
+    return ServerRunConfig(
+        name="t",
+        platform=PLAT,
+        server=ServerConfig(policy=policy, **server),
+        policy=params or {},
+        workload=StableWorkload(rate_iops=rate, duration_s=ms / 1e3, warmup_s=warm_ms / 1e3),
+        seed=3,
+    )
 
 
 def burst(policy: str, time_scale: float, params: dict | None = None, **wl) -> ServerRunConfig:
-    return ServerRunConfig(name="t", platform=PLAT, server=ServerConfig(policy=policy), policy=params or {},
-                           workload=BurstWorkload(time_scale=time_scale, **wl), seed=5)
+    return ServerRunConfig(
+        name="t",
+        platform=PLAT,
+        server=ServerConfig(policy=policy),
+        policy=params or {},
+        workload=BurstWorkload(time_scale=time_scale, **wl),
+        seed=5,
+    )
 
 
 def latencies(result) -> tuple[np.ndarray, np.ndarray]:
@@ -47,13 +66,18 @@ def latencies(result) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_defaults_come_from_the_calibration_file():
-    from policies.core_scheduling import dynamic, governor, hybrid, sandman
     from models.server import config
+    from policies.core_scheduling import dynamic, governor, hybrid, sandman
 
     pp = reference.values("sandman_polling_server", "policy_parameters")
     sm = pp["sandman"]
     assert (sandman.T_HEALTHY, sandman.T_IDLE, sandman.COARSE_INTERVAL_S, sandman.FINE_INTERVAL_US, sandman.Z) == (
-        sm["t_healthy"], sm["t_idle"], sm["coarse_interval_s"], sm["fine_interval_us"], sm["z"])
+        sm["t_healthy"],
+        sm["t_idle"],
+        sm["coarse_interval_s"],
+        sm["fine_interval_us"],
+        sm["z"],
+    )
     assert governor.GOVERNOR_INTERVAL_US == pp["governor_interval_us"]
     assert dynamic.DYNAMIC_INTERVAL_US == pp["dynamic_scheduling_interval_us"]
     assert hybrid.INITIAL_SLEEP_US == pp["hybrid_polling_initial_sleep_us"]
@@ -198,8 +222,13 @@ def _lone_siblings(srv) -> int:
 
 @pytest.mark.parametrize("pairing", [True, False])
 def test_sandman_consolidates_siblings_together(pairing):
-    cfg = stable("sandman", 5_120_000, ms=3.2, warm_ms=0.5,
-                 params={"initial": "spread", "coarse_first_s": 0.003, "sibling_scheduling": pairing, "burst_detection": False})
+    cfg = stable(
+        "sandman",
+        5_120_000,
+        ms=3.2,
+        warm_ms=0.5,
+        params={"initial": "spread", "coarse_first_s": 0.003, "sibling_scheduling": pairing, "burst_detection": False},
+    )
     r = simulate(cfg, keep_model=True)
     srv = r.model
     awake = [x for x in srv.reactors if x.threads or x.incoming]
@@ -222,7 +251,11 @@ def test_linux_idles_in_c_states_and_pays_interrupt_wakeups():
     # (any sibling awake) at an activity between the lowest and a busy core's, the rest in C1, the
     # uncore active (or idle, for the lower bound)
     cpu = PLAT.cpu
-    f, k, c1_w = cpu.top_freq_ghz, cpu.smt_second_thread_activity, next(c.power_w for c in cpu.cstates if c.name == "C1")
+    f, k, c1_w = (
+        cpu.top_freq_ghz,
+        cpu.smt_second_thread_activity,
+        next(c.power_w for c in cpu.cstates if c.name == "C1"),
+    )
     assert ServerConfig(policy="spdk-static").processing_activity is None
     half = cpu.physical_cores // 2
     assert spdk["active_physical_cores_mean"] == pytest.approx(half)
@@ -334,10 +367,23 @@ def test_same_seed_same_result():
 
 
 def test_resolve_server_and_result_shape():
-    cfg = resolve_server("server-stable", {"server.policy": "sandman", "workload.rate_iops": "320000",
-                                           "workload.duration_s": "0.004", "workload.warmup_s": "0.001",
-                                           "policy.hybrid_polling": "true", "server.rx_cycles": "1900"}, seed=4)
-    assert cfg.policy == {"coarse_first_s": 0.01, "hybrid_polling": True} and cfg.server.rx_cycles == 1900 and cfg.seed == 4
+    cfg = resolve_server(
+        "server-stable",
+        {
+            "server.policy": "sandman",
+            "workload.rate_iops": "320000",
+            "workload.duration_s": "0.004",
+            "workload.warmup_s": "0.001",
+            "policy.hybrid_polling": "true",
+            "server.rx_cycles": "1900",
+        },
+        seed=4,
+    )
+    assert (
+        cfg.policy == {"coarse_first_s": 0.01, "hybrid_polling": True}
+        and cfg.server.rx_cycles == 1900
+        and cfg.seed == 4
+    )
     r = simulate(cfg)
     assert set(r) >= {"scenario", "platform", "seed", "summary", "timeline", "sim"}
     s = r["summary"]
@@ -348,21 +394,32 @@ def test_resolve_server_and_result_shape():
     assert set(r["sim"]) >= {"simulated_s", "events", "wall_s", "real_time_factor"}
     tl = r["timeline"]
     assert tl["t_s"] == [0.0, 0.001]  # 10 ms bins, cut at the end of warm-up
-    assert {"iops", "latency_p99_us", "power_system_w", "active_cores", "active_freq_ghz", "thread_migrations",
-            "burst_decisions", "true_burst"} <= set(tl)
+    assert {
+        "iops",
+        "latency_p99_us",
+        "power_system_w",
+        "active_cores",
+        "active_freq_ghz",
+        "thread_migrations",
+        "burst_decisions",
+        "true_burst",
+    } <= set(tl)
     json.dumps(r.to_dict())
     b = resolve_server("server-burst", {"workload.time_scale": "0.01"})
     assert b.workload.end_ns == pytest.approx(0.11e9)
 
 
-@pytest.mark.parametrize("sets, needle", [
-    ({"workload.rate_iops": "5"}, "rate_iops"),  # burst scenario has no rate
-    ({"server.policy": "sandmann"}, "did you mean 'sandman'"),
-    ({"server.policy": "sandman", "policy.t_healthi": "0.7"}, "t_healthi"),
-    ({"server.bogus": "1"}, "server.bogus"),
-    ({"nonsense.x": "1"}, "nonsense"),
-    ({"workload.time_scale": "-1"}, "time_scale"),
-])
+@pytest.mark.parametrize(
+    "sets, needle",
+    [
+        ({"workload.rate_iops": "5"}, "rate_iops"),  # burst scenario has no rate
+        ({"server.policy": "sandmann"}, "did you mean 'sandman'"),
+        ({"server.policy": "sandman", "policy.t_healthi": "0.7"}, "t_healthi"),
+        ({"server.bogus": "1"}, "server.bogus"),
+        ({"nonsense.x": "1"}, "nonsense"),
+        ({"workload.time_scale": "-1"}, "time_scale"),
+    ],
+)
 def test_bad_settings_name_the_key(sets, needle):
     with pytest.raises(ConfigError, match=needle.replace("'", ".")):
         resolve_server("server-burst", sets)
@@ -371,6 +428,7 @@ def test_bad_settings_name_the_key(sets, needle):
 def test_a_user_policy_is_one_class():
     name = "test-half-cores"
     if name not in CORE_SCHEDULING:
+
         @CORE_SCHEDULING.register(name)
         class HalfCores(CoreSchedulingPolicy):
             def setup(self):
@@ -379,5 +437,6 @@ def test_a_user_policy_is_one_class():
                 round_robin(s, half)
                 for r in s.reactors:
                     s.set_mode(r, POLL) if r.threads else s.sleep(r, s.c1)
+
     s = simulate(stable(name, 320_000, ms=3))["summary"]
     assert s["active_cores_mean"] == pytest.approx(24.0) and s["iops"] > 300_000

@@ -47,8 +47,9 @@ def test_an_open_client_keeps_sending_when_the_target_slows():
     the slowed target serves, where the closed client offers what is served."""
     slow = dict(cores=2, threads=2, rx_cycles=4 * 1800.0, cq_cycles=4 * 1260.0)
     w = StableWorkload(rate_iops=1_200_000.0, duration_s=6e-3, warmup_s=2e-3)
-    s = simulate(ServerRunConfig(name="t", platform=PLAT, server=ServerConfig(policy="spdk-static", **slow),
-                                 workload=w, seed=3))["summary"]
+    s = simulate(
+        ServerRunConfig(name="t", platform=PLAT, server=ServerConfig(policy="spdk-static", **slow), workload=w, seed=3)
+    )["summary"]
     assert s["offered_iops"] > 2.5 * s["iops"]  # arrivals in the window vs completions of them
     c = simulate(closed(**slow))["summary"]
     assert c["offered_iops"] == pytest.approx(c["iops"], rel=0.05)
@@ -72,8 +73,13 @@ def test_closed_burst_cycles_between_the_caps():
 def _burst_run(policy: str):
     from scenarios.config.server import resolve_server
 
-    sets = {"server.policy": policy, "workload.client": "closed", "workload.cycles": "1", "workload.time_scale": "0.01",
-            "workload.iodepth": "8"}
+    sets = {
+        "server.policy": policy,
+        "workload.client": "closed",
+        "workload.cycles": "1",
+        "workload.time_scale": "0.01",
+        "workload.iodepth": "8",
+    }
     return simulate(resolve_server("server-burst", sets, seed=1), records=True, keep_model=True)
 
 

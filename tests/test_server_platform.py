@@ -38,7 +38,11 @@ def test_the_c0_power_term_follows_executing_cores():
     s = r.summary
     pw = epyc9454p_16xpm1743().power
     cores, ghz = s["active_physical_cores_mean"], s["active_freq_ghz_mean"]
-    expect = pw.platform_base_w + pw.platform_cpu_coupling * s["power_w"]["cpu"] + cores * (pw.c0_core_w + pw.c0_core_ghz_w * ghz)
+    expect = (
+        pw.platform_base_w
+        + pw.platform_cpu_coupling * s["power_w"]["cpu"]
+        + cores * (pw.c0_core_w + pw.c0_core_ghz_w * ghz)
+    )
     assert s["power_w"]["other"] == pytest.approx(expect, rel=1e-9)
     assert cores == pytest.approx(24.0, rel=1e-9)  # 48 reserved logical cores = 24 physical, all polling
 

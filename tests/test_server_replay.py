@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import scenarios.config.server_workloads as workloads
+from scenarios.config.server import resolve_server
 from scenarios.config.server_workloads import TraceFeed
 from scenarios.inputs.traces import open_trace, select
-from scenarios.config.server import resolve_server
 from scenarios.run.simulate import simulate
 from scenarios.studies.sweep import load_sweep, plan
 from scenarios.studies.sweeps.runner import execute
@@ -27,8 +27,11 @@ SAMPLE_FILES = {"msr": SAMPLES / "msr_sample.csv", "alibaba": SAMPLES / "alibaba
 
 
 def replay(trace, policy: str = "spdk-static", seed: int = 2, **sets) -> dict:
-    cfg = resolve_server("server-trace", {"workload.trace": str(trace), "server.policy": policy,
-                                          **{f"workload.{k}": str(v) for k, v in sets.items()}}, seed=seed)
+    cfg = resolve_server(
+        "server-trace",
+        {"workload.trace": str(trace), "server.policy": policy, **{f"workload.{k}": str(v) for k, v in sets.items()}},
+        seed=seed,
+    )
     return simulate(cfg, records=True, keep_model=True)
 
 
@@ -92,8 +95,9 @@ def test_window_and_speed_select_and_scale_the_arrivals():
 def test_volume_selection_and_ssd_mapping():
     path = SAMPLE_FILES["alibaba"]
     want = [io for io in open_trace(path) if io.volume in ("12", "419")]
-    cfg = resolve_server("server-trace", {"workload.trace": str(path), "workload.trace_volumes": "12,419",
-                                          "workload.ssds": "[5, 9]"})
+    cfg = resolve_server(
+        "server-trace", {"workload.trace": str(path), "workload.trace_volumes": "12,419", "workload.ssds": "[5, 9]"}
+    )
     assert cfg.workload.trace_volumes == ("12", "419")
     r = simulate(cfg)
     assert r["summary"]["trace_ios"] == r["summary"]["completed_ios"] == len(want)
@@ -103,8 +107,12 @@ def test_volume_selection_and_ssd_mapping():
 
 def test_sizes_round_up_to_512_bytes_and_large_writes_are_pulled(tmp_path):
     path = tmp_path / "t.csv"
-    path.write_text(msr_line(0, "Write", 4096) + msr_line(2000, "Write", 65536) + msr_line(4000, "Read", 1000)
-                    + msr_line(6000, "Write", 1))
+    path.write_text(
+        msr_line(0, "Write", 4096)
+        + msr_line(2000, "Write", 65536)
+        + msr_line(4000, "Read", 1000)
+        + msr_line(6000, "Write", 1)
+    )
     r = replay(path, trace_format="msr")
     rec = r.records
     order = np.argsort(rec["io"])
@@ -117,8 +125,12 @@ def test_sizes_round_up_to_512_bytes_and_large_writes_are_pulled(tmp_path):
 
 def test_fixed_size_workloads_move_their_data_too():
     def p50(**wl) -> float:
-        sets = {"workload.rate_iops": "50000", "workload.duration_s": "0.006", "workload.warmup_s": "0.001",
-                **{f"workload.{k}": str(v) for k, v in wl.items()}}
+        sets = {
+            "workload.rate_iops": "50000",
+            "workload.duration_s": "0.006",
+            "workload.warmup_s": "0.001",
+            **{f"workload.{k}": str(v) for k, v in wl.items()},
+        }
         return simulate(resolve_server("server-stable", sets, seed=4))["summary"]["latency_us"]["p50"]
 
     # 64 KiB writes are pulled by an RDMA READ; 64 KiB reads return 60 KiB more data (2.5 us)
@@ -128,8 +140,12 @@ def test_fixed_size_workloads_move_their_data_too():
 
 def test_out_of_order_records_arrive_late_and_still_complete(tmp_path):
     path = tmp_path / "ooo.csv"
-    path.write_text(msr_line(0, "Read", 4096) + msr_line(500, "Write", 8192) + msr_line(300, "Read", 4096)
-                    + msr_line(900, "Read", 4096, disk=1))
+    path.write_text(
+        msr_line(0, "Read", 4096)
+        + msr_line(500, "Write", 8192)
+        + msr_line(300, "Read", 4096)
+        + msr_line(900, "Read", 4096, disk=1)
+    )
     r = replay(path)
     s = r["summary"]
     assert s["trace_ios"] == s["completed_ios"] == 4 and s["late_arrivals"] == 1
@@ -162,13 +178,19 @@ def test_the_trace_is_streamed_not_loaded():
     assert sum(len(b[0]) for b in feed.batches) == 300 - 32 and feed.ios == 300
 
 
-@pytest.mark.parametrize("sets, needle", [
-    ({}, "workload.trace.trace: .*--set workload.trace=PATH"),
-    ({"workload.trace": "/no/such/trace.csv"}, "trace file not found"),
-    ({"workload.trace": str(SAMPLE_FILES["msr"]), "workload.trace_format": "csv"}, "unknown trace format 'csv'"),
-    ({"workload.trace": str(SAMPLE_FILES["msr"]), "workload.trace_window": "2:1"}, "trace_window: .*end must be after start"),
-    ({"workload.trace": str(SAMPLE_FILES["msr"]), "workload.trace_speed": "0"}, "trace_speed"),
-])
+@pytest.mark.parametrize(
+    "sets, needle",
+    [
+        ({}, "workload.trace.trace: .*--set workload.trace=PATH"),
+        ({"workload.trace": "/no/such/trace.csv"}, "trace file not found"),
+        ({"workload.trace": str(SAMPLE_FILES["msr"]), "workload.trace_format": "csv"}, "unknown trace format 'csv'"),
+        (
+            {"workload.trace": str(SAMPLE_FILES["msr"]), "workload.trace_window": "2:1"},
+            "trace_window: .*end must be after start",
+        ),
+        ({"workload.trace": str(SAMPLE_FILES["msr"]), "workload.trace_speed": "0"}, "trace_speed"),
+    ],
+)
 def test_bad_trace_settings_name_the_key(sets, needle):
     with pytest.raises(ConfigError, match=needle):
         resolve_server("server-trace", sets)
@@ -183,9 +205,26 @@ def test_trace_keys_belong_to_server_trace_and_empty_windows_fail():
 
 def test_cli_run_server_trace(tmp_path, capsys):
     out, recs = tmp_path / "r.json", tmp_path / "rec.csv"
-    assert cli.main(["run", "--scenario", "server-trace", "--set", f"workload.trace={SAMPLE_FILES['alibaba']}",
-                     "--set", "workload.trace_format=alibaba", "--set", "server.policy=sandman", "--json", str(out),
-                     "--records", str(recs)]) == 0
+    assert (
+        cli.main(
+            [
+                "run",
+                "--scenario",
+                "server-trace",
+                "--set",
+                f"workload.trace={SAMPLE_FILES['alibaba']}",
+                "--set",
+                "workload.trace_format=alibaba",
+                "--set",
+                "server.policy=sandman",
+                "--json",
+                str(out),
+                "--records",
+                str(recs),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "300 IOs in the window, 300 completed" in text
     r = json.loads(out.read_text())
@@ -193,6 +232,7 @@ def test_cli_run_server_trace(tmp_path, capsys):
     head = recs.read_text().splitlines()
     # the host's record format (one per-IO record for every kind of run)
     from simcore.stats import RECORD_FIELDS
+
     assert head[0] == ",".join(n for n, _ in RECORD_FIELDS) and len(head) == 301
 
 
@@ -201,9 +241,11 @@ def test_sweep_over_a_trace_replay(tmp_path):
     trace.parent.mkdir()
     trace.write_bytes(SAMPLE_FILES["msr"].read_bytes())
     sweep_file = tmp_path / "replay.yaml"
-    sweep_file.write_text("name: replay\nbase: {scenario: server-trace}\n"
-                          "set: {workload.trace: traces/t.csv, workload.trace_window: '0:0.03'}\n"
-                          "axes:\n  server.policy: [spdk-static, sandman]\n  workload.trace_speed: [1, 4]\n")
+    sweep_file.write_text(
+        "name: replay\nbase: {scenario: server-trace}\n"
+        "set: {workload.trace: traces/t.csv, workload.trace_window: '0:0.03'}\n"
+        "axes:\n  server.policy: [spdk-static, sandman]\n  workload.trace_speed: [1, 4]\n"
+    )
     sweep, where = load_sweep(sweep_file)
     tasks = plan(sweep, where=where)
     assert {t.config.workload.trace for t in tasks} == {str(trace)}

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.config.server import ServerRunConfig
-from scenarios.config.server import resolve_server
+from scenarios.config.server import ServerRunConfig, resolve_server
 from scenarios.run.simulate import simulate
 from scenarios.studies.sweep import load_sweep, plan
 from scenarios.studies.sweeps.efficiency import efficiency_map
@@ -25,8 +24,19 @@ from stacksim import cli_sweep
 from tests.conftest import TINY_SERVER_SWEEP
 
 TINY = TINY_SERVER_SWEEP
-METRICS = ("iops", "latency_us.p50", "latency_us.p99", "latency_us.p99_9", "power_w.cpu", "power_w.system", "energy_j",
-           "thread_migrations", "active_cores_mean", "bytes_per_joule", "cpu_utilization")
+METRICS = (
+    "iops",
+    "latency_us.p50",
+    "latency_us.p99",
+    "latency_us.p99_9",
+    "power_w.cpu",
+    "power_w.system",
+    "energy_j",
+    "thread_migrations",
+    "active_cores_mean",
+    "bytes_per_joule",
+    "cpu_utilization",
+)
 
 
 def tiny_tasks(tmp_path: Path, text: str = TINY, **kw):
@@ -52,8 +62,11 @@ def local_results(tmp_path_factory) -> Path:
 def test_points_resolve_as_server_configs(tmp_path):
     tasks = tiny_tasks(tmp_path)
     assert [t.point for t in tasks] == [
-        "workload.rate_iops=40000|server.policy=spdk-static", "workload.rate_iops=40000|server.policy=sandman",
-        "workload.rate_iops=320000|server.policy=spdk-static", "workload.rate_iops=320000|server.policy=sandman"]
+        "workload.rate_iops=40000|server.policy=spdk-static",
+        "workload.rate_iops=40000|server.policy=sandman",
+        "workload.rate_iops=320000|server.policy=spdk-static",
+        "workload.rate_iops=320000|server.policy=sandman",
+    ]
     for t in tasks:
         assert isinstance(t.config, ServerRunConfig) and t.config.seed == t.seed
         assert t.config.workload.duration_s == 0.003 and t.config.server.policy == t.axes["server.policy"]
@@ -61,8 +74,16 @@ def test_points_resolve_as_server_configs(tmp_path):
     # the scenario's per-policy defaults apply as with `stacksim run`
     assert tasks[1].config.policy == {"coarse_first_s": 0.01}
     # a point is exactly the run `stacksim run --scenario server-stable --set ...` would make
-    same = resolve_server("server-stable", {"workload.duration_s": "0.003", "workload.warmup_s": "0.001",
-                                            "workload.rate_iops": "320000", "server.policy": "sandman"}, seed=tasks[3].seed)
+    same = resolve_server(
+        "server-stable",
+        {
+            "workload.duration_s": "0.003",
+            "workload.warmup_s": "0.001",
+            "workload.rate_iops": "320000",
+            "server.policy": "sandman",
+        },
+        seed=tasks[3].seed,
+    )
     assert same == tasks[3].config
 
 
@@ -112,11 +133,15 @@ def test_bad_axis_key_fails_before_running(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "axis 'server.polcy'" in err and "server.polcy: unknown key" in err and err.count("\n") == 1
     assert not ran and not out.exists() and not journal_dir(out).exists()
-    for axis, needle in (("policy.t_healthi: [0.7]", "axis 'policy.t_healthi'"),
-                         ("workload.rate_iopz: [1000]", "axis 'workload.rate_iopz'"),
-                         ("workload.rate_iops: [-5]", "axis 'workload.rate_iops' = -5"),
-                         ("variant: {a: {policy.sleep: cstate}, b: {policy.slep: freq}}", r"axis 'variant' = b: .*policy.slep")):
-        text = TINY.replace("server.policy: [spdk-static, sandman]", axis).replace("set: {", "set: {server.policy: sandman, ")
+    for axis, needle in (
+        ("policy.t_healthi: [0.7]", "axis 'policy.t_healthi'"),
+        ("workload.rate_iopz: [1000]", "axis 'workload.rate_iopz'"),
+        ("workload.rate_iops: [-5]", "axis 'workload.rate_iops' = -5"),
+        ("variant: {a: {policy.sleep: cstate}, b: {policy.slep: freq}}", r"axis 'variant' = b: .*policy.slep"),
+    ):
+        text = TINY.replace("server.policy: [spdk-static, sandman]", axis).replace(
+            "set: {", "set: {server.policy: sandman, "
+        )
         with pytest.raises(ConfigError, match=needle):
             tiny_tasks(tmp_path, text)
     assert not ran
@@ -124,8 +149,9 @@ def test_bad_axis_key_fails_before_running(tmp_path, capsys, monkeypatch):
 
 def test_efficiency_and_report_on_server_results(local_results):
     rows = read_results(local_results)
-    tiles = efficiency_map(rows, x="workload.rate_iops", y="sweep", policy="server.policy", metric="energy_j",
-                           lower_is_better=True)
+    tiles = efficiency_map(
+        rows, x="workload.rate_iops", y="sweep", policy="server.policy", metric="energy_j", lower_is_better=True
+    )
     assert [t["x"] for t in tiles] == [40000, 320000]
     assert all(t["best"] == "sandman" and t["second"] == "spdk-static" for t in tiles)
     titles = [t for t, _ in build_figures(rows, x="sweep", y="workload.rate_iops", policy="server.policy")]
@@ -136,14 +162,28 @@ def test_shipped_server_sweeps_plan():
     sweep, where = load_sweep("server_stable")
     tasks = plan(sweep, where=where)
     assert len(tasks) == 66 and {t.config.server.policy for t in tasks} == {
-        "spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman"}
-    assert sorted({t.config.workload.rate_iops for t in tasks}) == [10_000 * 2 ** k for k in range(11)]
+        "spdk-static",
+        "linux",
+        "governor",
+        "dynamic",
+        "hybrid",
+        "sandman",
+    }
+    assert sorted({t.config.workload.rate_iops for t in tasks}) == [10_000 * 2**k for k in range(11)]
     assert {t.config.workload.duration_s for t in tasks} == {0.1}
     sweep, where = load_sweep("server_burst_ablation")
     tasks = plan(sweep, where=where)
-    assert len(tasks) == 2 ** 7 * 2
-    switches = ("sleep", "burst_signal", "wakeup", "hybrid_polling", "sibling_scheduling", "burst_detection", "consolidation")
-    assert len({tuple(t.config.policy[k] for k in switches) for t in tasks}) == 2 ** 7
+    assert len(tasks) == 2**7 * 2
+    switches = (
+        "sleep",
+        "burst_signal",
+        "wakeup",
+        "hybrid_polling",
+        "sibling_scheduling",
+        "burst_detection",
+        "consolidation",
+    )
+    assert len({tuple(t.config.policy[k] for k in switches) for t in tasks}) == 2**7
     for t in tasks:
         assert t.config.server.policy == "sandman" and t.config.workload.kind == "burst"
         assert t.config.policy["coarse_interval_s"] == t.config.workload.time_scale  # 1 s x time_scale
@@ -151,8 +191,11 @@ def test_shipped_server_sweeps_plan():
 
 def _burst_load_in_worker(junk: int) -> dict:
     garbage = [object() for _ in range(junk)]  # a different heap history than the parent's
-    cfg = resolve_server("server-burst", {"server.policy": "sandman", "policy.burst_signal": "load",
-                                          "workload.time_scale": "0.002"}, seed=3)
+    cfg = resolve_server(
+        "server-burst",
+        {"server.policy": "sandman", "policy.burst_signal": "load", "workload.time_scale": "0.002"},
+        seed=3,
+    )
     r = simulate(cfg)
     del garbage
     return {"summary": r["summary"], "events": r["sim"]["events"]}

@@ -16,13 +16,16 @@ def run_host(**sets):
     return host
 
 
-@pytest.mark.parametrize("sets", [
-    {"bs": "1m"},
-    {"bs": "1m", "queue__io_poll": "1", "hipri": "1"},
-    {"bs": "1m", "queue__io_poll": "1", "hipri": "1", "queue__io_poll_delay": "0"},
-    {"bs": "1m", "ioengine": "io_uring", "iodepth": "4"},
-    {"bs": "1m", "rw": "randwrite", "queue__scheduler": "mq-deadline"},
-])
+@pytest.mark.parametrize(
+    "sets",
+    [
+        {"bs": "1m"},
+        {"bs": "1m", "queue__io_poll": "1", "hipri": "1"},
+        {"bs": "1m", "queue__io_poll": "1", "hipri": "1", "queue__io_poll_delay": "0"},
+        {"bs": "1m", "ioengine": "io_uring", "iodepth": "4"},
+        {"bs": "1m", "rw": "randwrite", "queue__scheduler": "mq-deadline"},
+    ],
+)
 def test_a_large_io_becomes_pieces_that_complete_it_once(sets):
     host = run_host(**sets)
     recs = host.records

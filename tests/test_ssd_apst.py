@@ -16,8 +16,10 @@ MS = 1e6
 PS3 = PowerStateConfig(name="PS3", power_w=0.05, entry_latency_ns=2 * MS, exit_latency_ns=10 * MS)  # 12 ms total
 PS4 = PowerStateConfig(name="PS4", power_w=0.005, entry_latency_ns=10 * MS, exit_latency_ns=40 * MS)  # 50 ms
 PS5 = PowerStateConfig(name="PS5", power_w=0.001, entry_latency_ns=50 * MS, exit_latency_ns=100 * MS)  # 150 ms
-STATES = "[{name: PS3, power_w: 0.05, entry_latency_ns: 2e6, exit_latency_ns: 1e7}, " \
-         "{name: PS4, power_w: 0.005, entry_latency_ns: 1e7, exit_latency_ns: 4e7}]"
+STATES = (
+    "[{name: PS3, power_w: 0.05, entry_latency_ns: 2e6, exit_latency_ns: 1e7}, "
+    "{name: PS4, power_w: 0.005, entry_latency_ns: 1e7, exit_latency_ns: 4e7}]"
+)
 
 
 def device(*states, **apst):

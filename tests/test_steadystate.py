@@ -20,9 +20,13 @@ def test_a_steady_job_ends_once_its_window_is_steady():
     """4 KiB random reads on one thread are steady within a few percent from the start: with
     iops:5% over a 50 ms window of 10 ms measurements (after 20 ms of ramp) the job ends at the
     first full window, long before its 2 s runtime, and fio's JSON says it attained."""
-    cfg, res = _run(steadystate="iops:5%", steadystate_duration="50ms", steadystate_ramp_time="20ms",
-                    steadystate_check_interval="10ms")
-    (_ji, threads, check), = res.run.steady
+    cfg, res = _run(
+        steadystate="iops:5%",
+        steadystate_duration="50ms",
+        steadystate_ramp_time="20ms",
+        steadystate_check_interval="10ms",
+    )
+    ((_ji, threads, check),) = res.run.steady
     assert check.attained and len(check.window) == 5
     mean = sum(check.window) / 5
     assert all(abs(x - mean) <= 0.05 * mean for x in check.window)
@@ -33,9 +37,10 @@ def test_a_steady_job_ends_once_its_window_is_steady():
 
 
 def test_an_impossible_criterion_runs_to_the_end_unattained():
-    cfg, res = _run(runtime="200ms", steadystate="lat:0", steadystate_duration="50ms",
-                    steadystate_check_interval="10ms")
-    (_ji, _threads, check), = res.run.steady
+    cfg, res = _run(
+        runtime="200ms", steadystate="lat:0", steadystate_duration="50ms", steadystate_check_interval="10ms"
+    )
+    ((_ji, _threads, check),) = res.run.steady
     assert not check.attained  # random service times never give identical mean latencies
     assert res["jobs"][0]["steadystate"]["attained"] == 0
 
@@ -54,11 +59,14 @@ def test_slope_criterion_uses_the_least_squares_slope():
     assert s._steady() and s.value == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("steadystate=iops", "criterion:limit"),
-    ("steadystate=speed:1", "criterion:limit"),
-    ("steadystate=iops:abc", "not a number"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("steadystate=iops", "criterion:limit"),
+        ("steadystate=speed:1", "criterion:limit"),
+        ("steadystate=iops:abc", "not a number"),
+    ],
+)
 def test_bad_steadystate_values_are_refused(text, words):
     base = "[j]\nioengine=psync\ndirect=1\nrw=randread\nruntime=1s\n"
     with pytest.raises(ConfigError, match=words):

@@ -3,21 +3,22 @@ means and counts, the streamed summary against the per-IO records, and memory th
 with the number of simulated IOs."""
 
 import gc
-import math
 import tracemalloc
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import scenarios.run.iostats as iostats
 from scenarios.config.host import resolve
 from scenarios.run.simulate import simulate
 from simcore.stats import FIO_PERCENTILES, PLAT_REL_ERROR, LatencyStats
 
-latencies = st.lists(st.floats(min_value=0.0, max_value=5e10, allow_nan=False, allow_infinity=False),
-                     min_size=1, max_size=400)
+latencies = st.lists(
+    st.floats(min_value=0.0, max_value=5e10, allow_nan=False, allow_infinity=False), min_size=1, max_size=400
+)
 
 
 def _union_ns(spans, t0: float, t1: float) -> float:
@@ -64,14 +65,19 @@ def test_the_bound_is_tight_for_fios_buckets():
     1/128 of it (64 buckets per power of two)."""
     (p50,) = LatencyStats.of([1 << 20]).percentiles([50])
     assert p50 == pytest.approx(1 << 20, rel=PLAT_REL_ERROR)  # clamped to max: exact for one value
-    s = LatencyStats.of([1 << 20, (1 << 20) + 2 ** 14 - 1, 2 << 20])
+    s = LatencyStats.of([1 << 20, (1 << 20) + 2**14 - 1, 2 << 20])
     (lo,) = s.percentiles([1])
-    assert lo - (1 << 20) == 2 ** 13 == (1 << 20) * PLAT_REL_ERROR
+    assert lo - (1 << 20) == 2**13 == (1 << 20) * PLAT_REL_ERROR
 
 
-@pytest.mark.parametrize("sets", [{}, {"ioengine": "libaio", "iodepth": "8"},
-                                  {"ioengine": "io_uring", "iodepth": "4", "numjobs": "2", "bs": "256k",
-                                   "queue.max_sectors_kb": "64"}])
+@pytest.mark.parametrize(
+    "sets",
+    [
+        {},
+        {"ioengine": "libaio", "iodepth": "8"},
+        {"ioengine": "io_uring", "iodepth": "4", "numjobs": "2", "bs": "256k", "queue.max_sectors_kb": "64"},
+    ],
+)
 def test_streamed_summary_agrees_with_the_per_io_records(sets):
     r = simulate(resolve(sets={"runtime": "30ms", "ramp_time": "5ms", **sets}), records=True)
     rec, s = r.records, r.summary

@@ -62,8 +62,22 @@ def test_reference_files_are_package_data():
 def test_nothing_reads_reference_data_from_outside_the_package():
     needles = ("shared" + "/reference", "STACKSIM" + "_REFERENCE", ".." + "/shared")
     hits = []
-    files = [p for d in ("simcore", "models", "policies", "scenarios", "stacksim", "tests", "docs", "examples",
-                         "benchmarks", ".ci") for p in (ROOT / d).rglob("*")] + list(ROOT.glob("*"))
+    files = [
+        p
+        for d in (
+            "simcore",
+            "models",
+            "policies",
+            "scenarios",
+            "stacksim",
+            "tests",
+            "docs",
+            "examples",
+            "benchmarks",
+            ".ci",
+        )
+        for p in (ROOT / d).rglob("*")
+    ] + list(ROOT.glob("*"))
     for path in files:
         if path.suffix not in (".py", ".md", ".cfg", ".toml", ".yaml", ".fio", "") or not path.is_file():
             continue
@@ -86,8 +100,10 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
     """cinterrupts, cut short (1 ms per run, one least-squares iteration): fitted values, residuals
     against the shipped figures, and the result file."""
     out_file = tmp_path / "cint.json"
-    rc, out, err = cli(["calibrate", "--study", "cinterrupts", "--runtime-ms", "1", "--max-iterations", "1",
-                        "-o", str(out_file)], capsys)
+    rc, out, err = cli(
+        ["calibrate", "--study", "cinterrupts", "--runtime-ms", "1", "--max-iterations", "1", "-o", str(out_file)],
+        capsys,
+    )
     assert rc == 0, err
     assert err == ""  # progress only on a terminal
     assert "models/platforms.py CINTERRUPTS_FIT = {" in out and "not converged" not in out
@@ -108,20 +124,29 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
     assert "Tai, Smolyar, Wei & Tsafrir" in res["sources"][0]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--study", "nope"], "unknown study 'nope' (built-in: poll-energy, memops"),
-    (["--study", "memops", "--platform", "optane900p-e3-1230v5"], "--platform is for fitting your own measurements"),
-    (["--study", "memops", "--fit", "ssd.read.base_ns=1:2", "--set", "bs=8k"], "--fit, --set are for fitting"),
-    (["--study", "memops", "--list-studies"], "not both"),
-    (["--study", "memops", "--max-iterations", "3"], "--max-iterations does not apply"),
-    (["--study", "cinterrupts", "--max-iterations", "0"], "--max-iterations must be >= 1"),
-    (["--study", "cinterrupts", "--runtime-ms", "0"], "--runtime-ms must be at least 1"),
-    (["--study", "cinterrupts", "-o", "OUT.yaml"], "calibrates two platforms; write the result as .json"),
-    (["--study", "poll-energy", "-o", "OUT.csv"], "as .json, or the calibrated platform as .yaml"),
-    (["--study", "poll-energy", "-o", "no/such/dir/fit.json"], "directory no/such/dir does not exist"),
-    ([], "calibrate needs --platform, --measured, --fit, -o"),
-    (["--platform", "optane900p-e3-1230v5", "--max-iterations", "2"], "--max-iterations applies to --study NAME only"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--study", "nope"], "unknown study 'nope' (built-in: poll-energy, memops"),
+        (
+            ["--study", "memops", "--platform", "optane900p-e3-1230v5"],
+            "--platform is for fitting your own measurements",
+        ),
+        (["--study", "memops", "--fit", "ssd.read.base_ns=1:2", "--set", "bs=8k"], "--fit, --set are for fitting"),
+        (["--study", "memops", "--list-studies"], "not both"),
+        (["--study", "memops", "--max-iterations", "3"], "--max-iterations does not apply"),
+        (["--study", "cinterrupts", "--max-iterations", "0"], "--max-iterations must be >= 1"),
+        (["--study", "cinterrupts", "--runtime-ms", "0"], "--runtime-ms must be at least 1"),
+        (["--study", "cinterrupts", "-o", "OUT.yaml"], "calibrates two platforms; write the result as .json"),
+        (["--study", "poll-energy", "-o", "OUT.csv"], "as .json, or the calibrated platform as .yaml"),
+        (["--study", "poll-energy", "-o", "no/such/dir/fit.json"], "directory no/such/dir does not exist"),
+        ([], "calibrate needs --platform, --measured, --fit, -o"),
+        (
+            ["--platform", "optane900p-e3-1230v5", "--max-iterations", "2"],
+            "--max-iterations applies to --study NAME only",
+        ),
+    ],
+)
 def test_bad_study_invocations_exit_2_with_one_message(argv, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, out, err = cli(["calibrate", *argv], capsys)

@@ -67,8 +67,14 @@ def test_builtin_governor_sweep_plans_every_point():
     sweep, where = load_sweep("cpufreq_governors")
     tasks = plan(sweep, where=where)
     assert len(tasks) == 36
-    govs = {(t.axes["governor"], t.config.platform.cpu.cpufreq_governor, tuple(sorted(t.config.platform.cpu.cpufreq.items())))
-            for t in tasks}
+    govs = {
+        (
+            t.axes["governor"],
+            t.config.platform.cpu.cpufreq_governor,
+            tuple(sorted(t.config.platform.cpu.cpufreq.items())),
+        )
+        for t in tasks
+    }
     assert ("ondemand-no-iowait", "ondemand", (("io_is_busy", 0),)) in govs
     assert ("schedutil-no-boost", "schedutil", (("iowait_boost", False),)) in govs
 
@@ -79,12 +85,18 @@ def test_grid_expansion_order_and_configs():
     points = combinations(sweep)
     assert len(points) == 2 * 2 * 3
     assert [point_key(p) for p in points[:4]] == [
-        "bs=4k|numjobs=1|mode=interrupt", "bs=4k|numjobs=1|mode=classic",
-        "bs=4k|numjobs=1|mode=hybrid", "bs=4k|numjobs=4|mode=interrupt"]
+        "bs=4k|numjobs=1|mode=interrupt",
+        "bs=4k|numjobs=1|mode=classic",
+        "bs=4k|numjobs=1|mode=hybrid",
+        "bs=4k|numjobs=4|mode=interrupt",
+    ]
     tasks = plan(sweep, where=where)
     assert len(tasks) == 24 and [t.index for t in tasks] == list(range(24))
     assert [(t.point, t.replicate) for t in tasks[:3]] == [
-        ("bs=4k|numjobs=1|mode=interrupt", 0), ("bs=4k|numjobs=1|mode=interrupt", 1), ("bs=4k|numjobs=1|mode=classic", 0)]
+        ("bs=4k|numjobs=1|mode=interrupt", 0),
+        ("bs=4k|numjobs=1|mode=interrupt", 1),
+        ("bs=4k|numjobs=1|mode=classic", 0),
+    ]
     by = {(t.point, t.replicate): t for t in tasks}
     hyb = by[("bs=64k|numjobs=4|mode=hybrid", 1)].config
     assert hyb.queue.io_poll and hyb.queue.io_poll_delay == 0
@@ -122,7 +134,9 @@ def test_bad_axis_name_fails_before_running(tmp_path, capsys, monkeypatch):
     assert "axis 'numjbos'" in err and err.count("\n") == 1
     assert not ran and not out.exists() and not journal_dir(out).exists()
     # a bad key inside a bundle axis names the axis; a bad section is caught too
-    bad.write_text(TINY.replace("RUNTIME", "5ms").replace("hipri: [0, 1]", "mode: {a: {hipri: 1}, b: {queue.io_pol: 1}}"))
+    bad.write_text(
+        TINY.replace("RUNTIME", "5ms").replace("hipri: [0, 1]", "mode: {a: {hipri: 1}, b: {queue.io_pol: 1}}")
+    )
     with pytest.raises(ConfigError, match=r"axis 'mode' = b: .*queue\.io_pol"):
         tiny_tasks(bad)
     bad.write_text(TINY.replace("RUNTIME", "5ms").replace("hipri: [0, 1]", "kernal.ctx_switch_cycles: [1000]"))
@@ -167,8 +181,12 @@ def test_resume_after_kill_loses_nothing(tmp_path):
     sweep = tiny_sweep(tmp_path, runtime="40ms")
     out = tmp_path / "k.csv"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "stacksim.cli_sweep", "sweep", str(sweep), "-o", str(out), "-j", "1"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stacksim.cli_sweep", "sweep", str(sweep), "-o", str(out), "-j", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
@@ -237,10 +255,28 @@ def test_rows_have_identity_config_metrics_and_cdf(small_results):
     rows = read_results(small_results)
     assert len(rows) == 24
     r = rows[0]
-    for col in ("point", "bs", "numjobs", "mode", "replicate", "seed", "completion", "iops", "bandwidth_mb_s",
-                "latency_us.p99", "cpu_utilization", "context_switches_per_io", "context_switches_per_s",
-                "interrupts_per_io", "power_w.system", "energy_j", "bytes_per_joule", "energy_j_per_million_ios",
-                "layers.block", "sim.wall_s"):
+    for col in (
+        "point",
+        "bs",
+        "numjobs",
+        "mode",
+        "replicate",
+        "seed",
+        "completion",
+        "iops",
+        "bandwidth_mb_s",
+        "latency_us.p99",
+        "cpu_utilization",
+        "context_switches_per_io",
+        "context_switches_per_s",
+        "interrupts_per_io",
+        "power_w.system",
+        "energy_j",
+        "bytes_per_joule",
+        "energy_j_per_million_ios",
+        "layers.block",
+        "sim.wall_s",
+    ):
         assert col in r, col
     assert {x["completion"] for x in rows} == {"interrupt", "classic", "hybrid"}
     assert all(x["completion"] == x["mode"] for x in rows)
@@ -282,19 +318,32 @@ def _synthetic(values: dict[tuple, list[float]]) -> list[dict]:
     rows = []
     for (bs, nj, pol), vals in values.items():
         for i, v in enumerate(vals):
-            rows.append({"point": f"{bs}|{nj}|{pol}", "bs": bs, "numjobs": nj, "completion": pol, "replicate": i,
-                         "bytes_per_joule": v})
+            rows.append(
+                {
+                    "point": f"{bs}|{nj}|{pol}",
+                    "bs": bs,
+                    "numjobs": nj,
+                    "completion": pol,
+                    "replicate": i,
+                    "bytes_per_joule": v,
+                }
+            )
     return rows
 
 
 def test_efficiency_clear_winner_tie_and_untestable():
-    rows = _synthetic({
-        ("4k", 1, "classic"): [10.0, 10.1, 9.9], ("4k", 1, "hybrid"): [8.0, 8.1, 7.9],
-        ("4k", 1, "interrupt"): [5.0, 5.1, 4.9],
-        ("16k", 1, "classic"): [10.0, 10.5, 9.5], ("16k", 1, "hybrid"): [10.1, 9.6, 10.4],
-        ("16k", 1, "interrupt"): [7.0, 7.1, 6.9],
-        ("4k", 8, "interrupt"): [12.0], ("4k", 8, "classic"): [11.0],
-    })
+    rows = _synthetic(
+        {
+            ("4k", 1, "classic"): [10.0, 10.1, 9.9],
+            ("4k", 1, "hybrid"): [8.0, 8.1, 7.9],
+            ("4k", 1, "interrupt"): [5.0, 5.1, 4.9],
+            ("16k", 1, "classic"): [10.0, 10.5, 9.5],
+            ("16k", 1, "hybrid"): [10.1, 9.6, 10.4],
+            ("16k", 1, "interrupt"): [7.0, 7.1, 6.9],
+            ("4k", 8, "interrupt"): [12.0],
+            ("4k", 8, "classic"): [11.0],
+        }
+    )
     tiles = {(t["x"], t["y"]): t for t in efficiency_map(rows)}
     win = tiles[("4k", 1)]
     assert (win["winner"], win["second"]) == ("classic", "hybrid")
@@ -329,8 +378,13 @@ def test_analyze_cli(small_results, capsys, tmp_path):
 
 # -- report ---------------------------------------------------------------------------------------
 BASE_FIGURES = 9  # bandwidth, CPU, power, power-vs-CPU, ctx/s, ctx/IO, layers, efficiency, CDF
-MEM_OPS = {"mem_ops_per_s.block/": 3e8, "mem_ops_per_s.blk_poll": 1e8, "mem_ops_per_s.drivers/nvme/host/": 5e7,
-           "mem_ops_per_s.other": 1e9, "mem_ops_per_s.total": 1.35e9}
+MEM_OPS = {
+    "mem_ops_per_s.block/": 3e8,
+    "mem_ops_per_s.blk_poll": 1e8,
+    "mem_ops_per_s.drivers/nvme/host/": 5e7,
+    "mem_ops_per_s.other": 1e9,
+    "mem_ops_per_s.total": 1.35e9,
+}
 
 
 def test_report_has_one_div_per_figure_and_no_network(small_results, tmp_path):

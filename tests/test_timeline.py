@@ -124,8 +124,8 @@ def test_hrtimer_handler_cycles_delay_the_wakeup_one_for_one():
 
 
 def test_classic_poll_detects_completion_within_one_poll_iteration():
-    from tests.conftest import make_cfg
     from scenarios.run.assembly import build_run
+    from tests.conftest import make_cfg
 
     cfg = make_cfg("classic", runtime_ms=5, ramp_ms=1)
     host, _fio, ramp, end = build_run(cfg, keep_requests=True)

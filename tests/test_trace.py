@@ -11,8 +11,27 @@ from stacksim.cli import main
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
     out = tmp_path_factory.mktemp("tr") / "t.json"
-    assert main(["run", "--scenario", "hybrid8", "--set", "runtime=20ms", "--set", "ramp_time=110ms", "--quiet",
-                 "--trace", str(out), "--trace-window", "110:111", "--trace-ios", "50"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--scenario",
+                "hybrid8",
+                "--set",
+                "runtime=20ms",
+                "--set",
+                "ramp_time=110ms",
+                "--quiet",
+                "--trace",
+                str(out),
+                "--trace-window",
+                "110:111",
+                "--trace-ios",
+                "50",
+            ]
+        )
+        == 0
+    )
     return json.loads(out.read_text())
 
 
@@ -40,7 +59,7 @@ def test_timestamps_monotonic_per_track_and_bounded(trace):
 def test_tracks_and_flows(trace):
     evs = trace["traceEvents"]
     names = {e["name"] for e in evs if e["ph"] == "X" and e["pid"] == 1}
-    assert {"poll", "hard IRQ (timer)" } & names or any(n.startswith("hard IRQ") for n in names)
+    assert {"poll", "hard IRQ (timer)"} & names or any(n.startswith("hard IRQ") for n in names)
     assert any(n.startswith("randread") for n in names)  # the running task
     assert {"syscall", "fs", "block", "driver", "scheduler"} <= names
     assert any(e["ph"] == "X" and e["pid"] == 2 for e in evs)  # device queue tracks
@@ -63,8 +82,27 @@ def test_bad_trace_window_is_an_error(capsys, tmp_path):
 @pytest.fixture(scope="module")
 def server_trace(tmp_path_factory):
     out = tmp_path_factory.mktemp("srv") / "s.json"
-    assert main(["run", "--scenario", "server-burst", "--set", "server.policy=sandman", "--set", "workload.time_scale=0.01",
-                 "--quiet", "--trace", str(out), "--trace-window", "99.5:101", "--trace-ios", "300"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--scenario",
+                "server-burst",
+                "--set",
+                "server.policy=sandman",
+                "--set",
+                "workload.time_scale=0.01",
+                "--quiet",
+                "--trace",
+                str(out),
+                "--trace-window",
+                "99.5:101",
+                "--trace-ios",
+                "300",
+            ]
+        )
+        == 0
+    )
     return json.loads(out.read_text())
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scenarios.studies.trace_calibrate import MIN_IOS, calibrate_trace
-from scenarios.studies.trace_compare import TraceComparison, size_class, validate_trace
 from scenarios.data.traces import make_timed_sample as mts
 from scenarios.inputs.traces.timed import ORPHAN_NS, TimedIO, open_timed
+from scenarios.studies.trace_calibrate import MIN_IOS, calibrate_trace
+from scenarios.studies.trace_compare import TraceComparison, size_class, validate_trace
 from stacksim import cli
 from tests.browser import assert_plots_render
 
@@ -55,14 +55,14 @@ def test_blkparse_pairing_reorders_merges_and_orphans(tmp_path):
         "  8,0  0  1  0.000001000  10  Q   R 100 + 8 [fio]",
         "  8,0  0  2  0.000002000  10  Q   W 200 + 8 [fio]",
         "  8,0  0  3  0.000002500  10  Q   W 208 + 8 [fio]",
-        "  8,0  0  4  0.000002600  10  M   W 208 + 8 [fio]",   # merged into 200: completes with it
+        "  8,0  0  4  0.000002600  10  M   W 208 + 8 [fio]",  # merged into 200: completes with it
         "  8,0  0  5  0.000003000  10  D   W 200 + 16 [fio]",
         "  8,0  0  6  0.000004000  10  D   R 100 + 8 [fio]",
         "  8,0  0  7  0.000010000   0  C   W 200 + 16 [0]",  # completes first, arrived second
         "  8,0  0  8  0.000030000   0  C   R 100 + 8 [0]",
-        "  8,0  0  9  0.000031000  10  Q   R 900 + 8 [fio]",   # never completes: an orphan
-        "  8,0  0 10  0.000040000   0  C   R 555 + 8 [0]",      # C of nothing
-        "  8,0  0 11  0.000040000  10  P   N [fio]",            # other action
+        "  8,0  0  9  0.000031000  10  Q   R 900 + 8 [fio]",  # never completes: an orphan
+        "  8,0  0 10  0.000040000   0  C   R 555 + 8 [0]",  # C of nothing
+        "  8,0  0 11  0.000040000  10  P   N [fio]",  # other action
         f"  8,0  0 12  {(ORPHAN_NS + 50_000) / 1e9:.9f}  10  Q   R 300 + 8 [fio]",
         f"  8,0  0 13  {(ORPHAN_NS + 60_000) / 1e9:.9f}   0  C   R 300 + 8 [0]",
     ]
@@ -72,18 +72,30 @@ def test_blkparse_pairing_reorders_merges_and_orphans(tmp_path):
     got = list(reader)
     assert reader.format == "blkparse"
     assert [(t.io.t_ns, t.io.op, t.io.offset, t.io.nbytes) for t in got] == [
-        (0, "read", 100 * 512, 4096), (1000, "write", 200 * 512, 8192), (ORPHAN_NS + 49_000, "read", 300 * 512, 4096)]
-    assert [(t.lat_ns, t.q2d_ns, t.d2c_ns) for t in got[:2]] == [(29_000.0, 3_000.0, 26_000.0),
-                                                                  (8_000.0, 1_000.0, 7_000.0)]
+        (0, "read", 100 * 512, 4096),
+        (1000, "write", 200 * 512, 8192),
+        (ORPHAN_NS + 49_000, "read", 300 * 512, 4096),
+    ]
+    assert [(t.lat_ns, t.q2d_ns, t.d2c_ns) for t in got[:2]] == [
+        (29_000.0, 3_000.0, 26_000.0),
+        (8_000.0, 1_000.0, 7_000.0),
+    ]
     assert got[2].q2d_ns is None and got[2].lat_ns == 10_000.0  # Q/C only
     assert reader.skipped == {"merged bio": 1, "no completion": 1, "C without Q or D": 1, "action P": 1}
 
 
 @pytest.mark.parametrize("issue_time", [True, False])
 def test_fio_latency_log_reader(tmp_path, issue_time):
-    rows = [{"io": mts.TraceIO(t, op, off, n, "fio", i), "lat": lat} for i, (t, op, off, n, lat) in enumerate(
-        [(5_000_000, "read", 4096, 4096, 20_000), (5_010_000, "write", 0, 16384, 2_500_000),
-         (9_000_000, "read", 8192, 4096, 30_000)])]
+    rows = [
+        {"io": mts.TraceIO(t, op, off, n, "fio", i), "lat": lat}
+        for i, (t, op, off, n, lat) in enumerate(
+            [
+                (5_000_000, "read", 4096, 4096, 20_000),
+                (5_010_000, "write", 0, 16384, 2_500_000),
+                (9_000_000, "read", 8192, 4096, 30_000),
+            ]
+        )
+    ]
     path = tmp_path / "job_lat.1.log"
     path.write_text("\n".join(mts.fio_lat_log_lines(rows, issue_time=issue_time)) + "\n2, 10, 2, 4096, 0, 0\n")
     reader = open_timed(path)
@@ -268,9 +280,14 @@ def test_docs_quote_the_stock_validation(stock):
     from scenarios.studies.trace_compare import format_trace_validation
 
     out = format_trace_validation(stock, 5).replace(str(SAMPLE), "blkparse_qdc_sample.txt").splitlines()
-    quoted = [ln for ln in _doc_block_lines("$ stacksim validate --trace blkparse_qdc_sample.txt --set replay.hipri=1 "
-                                            "--set queue.io_poll=1 --max-error 5")
-              if not ln.startswith(("$", "...")) and ln.strip() != "1"]
+    quoted = [
+        ln
+        for ln in _doc_block_lines(
+            "$ stacksim validate --trace blkparse_qdc_sample.txt --set replay.hipri=1 "
+            "--set queue.io_poll=1 --max-error 5"
+        )
+        if not ln.startswith(("$", "...")) and ln.strip() != "1"
+    ]
     assert len(quoted) >= 12
     for line in quoted:
         if line.startswith("FAIL"):
@@ -358,7 +375,7 @@ def test_refusals_of_unidentifiable_traces(tmp_path, capsys):
         assert not (tmp_path / "o.yaml").exists()
 
     few = tmp_path / "few.txt"
-    few.write_text("\n".join(SAMPLE.read_text().splitlines()[:3 * (MIN_IOS - 5)]) + "\n")
+    few.write_text("\n".join(SAMPLE.read_text().splitlines()[: 3 * (MIN_IOS - 5)]) + "\n")
     refused(few, f"too few IOs per class to calibrate: every direction x size class needs at least {MIN_IOS} IOs")
     # depth > 1 without dispatch events: the sample's arrivals 100x faster, D lines removed
     rows = mts.simulate_ios(mts.synth_ios(300, 200_000.0, 3))

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scenarios.data.traces import make_samples
 from scenarios.inputs.traces import FORMATS, TraceIO, map_volumes, open_trace, select, sniff_format
@@ -89,8 +90,9 @@ def error(path, fmt=None, **kw) -> str:
 
 
 # --- the samples ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("path, fmt, volumes", [
-    (MSR, "msr", {"hm_0", "hm_1", "src1_2"}), (ALIBABA, "alibaba", {"12", "419", "733"})])
+@pytest.mark.parametrize(
+    "path, fmt, volumes", [(MSR, "msr", {"hm_0", "hm_1", "src1_2"}), (ALIBABA, "alibaba", {"12", "419", "733"})]
+)
 def test_sample_reads(path, fmt, volumes):
     reader, ios = read_all(path)
     assert reader.format == fmt and reader.path == path
@@ -118,8 +120,12 @@ def test_samples_regenerate_byte_identical(tmp_path):
     for path in make_samples.write_samples(tmp_path):
         assert path.read_bytes() == (SAMPLES / path.name).read_bytes(), path.name
     out = tmp_path / "cli"
-    subprocess.run([sys.executable, "-m", "scenarios.data.traces.make_samples", str(out)], check=True,
-                   capture_output=True, cwd=Path(__file__).parents[1])
+    subprocess.run(
+        [sys.executable, "-m", "scenarios.data.traces.make_samples", str(out)],
+        check=True,
+        capture_output=True,
+        cwd=Path(__file__).parents[1],
+    )
     assert (out / "msr_sample.csv").read_bytes() == MSR.read_bytes()
 
 
@@ -127,28 +133,38 @@ def test_samples_regenerate_byte_identical(tmp_path):
 def test_tencent_units(tmp_path):
     reader, ios = read_all(write(tmp_path, TENCENT))
     assert reader.format == "tencent"
-    assert ios == [TraceIO(0, "read", 2048 * 512, 8 * 512, "1063", 1),
-                   TraceIO(0, "write", 4096 * 512, 16 * 512, "1063", 2),
-                   TraceIO(10**9, "write", 0, 4096, "7", 3)]
+    assert ios == [
+        TraceIO(0, "read", 2048 * 512, 8 * 512, "1063", 1),
+        TraceIO(0, "write", 4096 * 512, 16 * 512, "1063", 2),
+        TraceIO(10**9, "write", 0, 4096, "7", 3),
+    ]
 
 
 def test_alibaba_inline_with_header(tmp_path):
-    body = "device_id,opcode,offset,length,timestamp\n419,W,8207360,4096,1577808000000029\n" \
-           "419,R,0,512,1577808000000129\n"
+    body = (
+        "device_id,opcode,offset,length,timestamp\n419,W,8207360,4096,1577808000000029\n419,R,0,512,1577808000000129\n"
+    )
     reader, ios = read_all(write(tmp_path, body))
     assert reader.format == "alibaba"
-    assert ios == [TraceIO(0, "write", 8207360, 4096, "419", 2),
-                   TraceIO(100_000, "read", 0, 512, "419", 3)]
+    assert ios == [TraceIO(0, "write", 8207360, 4096, "419", 2), TraceIO(100_000, "read", 0, 512, "419", 3)]
 
 
 def test_blkparse_queue_events(tmp_path):
     reader, ios = read_all(write(tmp_path, BLKPARSE))
     assert reader.format == "blkparse"
-    assert ios == [TraceIO(0, "read", 272208 * 512, 1024, "8,32", 1),
-                   TraceIO(10_000, "write", 1000 * 512, 4096, "8,32", 4),
-                   TraceIO(100_000, "read", 64 * 512, 256 * 512, "8,48", 10)]
-    assert reader.skipped == {"action G": 1, "action D": 2, "action C": 1, "action m": 1,
-                              "no data (RWBS FN)": 1, "discard": 1}
+    assert ios == [
+        TraceIO(0, "read", 272208 * 512, 1024, "8,32", 1),
+        TraceIO(10_000, "write", 1000 * 512, 4096, "8,32", 4),
+        TraceIO(100_000, "read", 64 * 512, 256 * 512, "8,48", 10),
+    ]
+    assert reader.skipped == {
+        "action G": 1,
+        "action D": 2,
+        "action C": 1,
+        "action m": 1,
+        "no data (RWBS FN)": 1,
+        "discard": 1,
+    }
 
 
 def test_blkparse_dispatch_events(tmp_path):
@@ -167,9 +183,11 @@ def test_blkparse_bad_action_and_garbage(tmp_path):
 def test_iolog_v2_waits(tmp_path):
     reader, ios = read_all(write(tmp_path, IOLOG2))
     assert reader.format == "iolog"
-    assert ios == [TraceIO(0, "read", 0, 4096, "/dev/nvme0n1", 4),
-                   TraceIO(100_000, "write", 4096, 8192, "/dev/nvme0n1", 6),
-                   TraceIO(1_600_000, "read", 8192, 4096, "/dev/nvme0n1", 10)]
+    assert ios == [
+        TraceIO(0, "read", 0, 4096, "/dev/nvme0n1", 4),
+        TraceIO(100_000, "write", 4096, 8192, "/dev/nvme0n1", 6),
+        TraceIO(1_600_000, "read", 8192, 4096, "/dev/nvme0n1", 10),
+    ]
     assert reader.skipped == {"file add/open/close": 3, "sync": 1, "trim": 1}
 
 
@@ -190,20 +208,35 @@ def test_iolog_errors(tmp_path):
 
 
 # --- malformed lines ------------------------------------------------------------------------------
-@pytest.mark.parametrize("fmt, good, bad, what", [
-    ("alibaba", "1,R,0,4096,100", "1,R,0,4096", "expected 5 comma-separated columns"),
-    ("alibaba", "1,R,0,4096,100", "1,X,0,4096,100", "unknown opcode 'X'"),
-    ("alibaba", "1,R,0,4096,100", "1,R,0,-4096,100", "length -4096 is negative"),
-    ("alibaba", "1,R,0,4096,100", "1,R,abc,4096,100", "offset 'abc' is not an integer"),
-    ("tencent", "10,0,8,0,3", "10,0,8,2,3", "unknown io_type '2'"),
-    ("tencent", "10,0,8,0,3", "1x,0,8,0,3", "timestamp '1x' is not a number"),
-    ("msr", "128166372003061629,hm,0,Write,7014912,4096,26",
-     "128166372003061629,hm,0,Erase,7014912,4096,26", "unknown type 'Erase'"),
-    ("msr", "128166372003061629,hm,0,Write,7014912,4096,26",
-     "128166372003061629,hm,0,Write,7014912,-1,26", "size -1 is negative"),
-    ("blkparse", "  8,0  1  1  0.000000001  7  Q  R 8 + 8 [x]", "  8,0  1  2  0.1  7  Q  R [x]",
-     "expected 'sector + sectors'"),
-])
+@pytest.mark.parametrize(
+    "fmt, good, bad, what",
+    [
+        ("alibaba", "1,R,0,4096,100", "1,R,0,4096", "expected 5 comma-separated columns"),
+        ("alibaba", "1,R,0,4096,100", "1,X,0,4096,100", "unknown opcode 'X'"),
+        ("alibaba", "1,R,0,4096,100", "1,R,0,-4096,100", "length -4096 is negative"),
+        ("alibaba", "1,R,0,4096,100", "1,R,abc,4096,100", "offset 'abc' is not an integer"),
+        ("tencent", "10,0,8,0,3", "10,0,8,2,3", "unknown io_type '2'"),
+        ("tencent", "10,0,8,0,3", "1x,0,8,0,3", "timestamp '1x' is not a number"),
+        (
+            "msr",
+            "128166372003061629,hm,0,Write,7014912,4096,26",
+            "128166372003061629,hm,0,Erase,7014912,4096,26",
+            "unknown type 'Erase'",
+        ),
+        (
+            "msr",
+            "128166372003061629,hm,0,Write,7014912,4096,26",
+            "128166372003061629,hm,0,Write,7014912,-1,26",
+            "size -1 is negative",
+        ),
+        (
+            "blkparse",
+            "  8,0  1  1  0.000000001  7  Q  R 8 + 8 [x]",
+            "  8,0  1  2  0.1  7  Q  R [x]",
+            "expected 'sector + sectors'",
+        ),
+    ],
+)
 def test_bad_line_names_file_and_line(tmp_path, fmt, good, bad, what):
     path = write(tmp_path, f"{good}\n{bad}\n{good}\n")
     msg = error(path, fmt)
@@ -235,10 +268,17 @@ def test_out_of_order_kept_and_counted(tmp_path):
 
 
 # --- sniffing, files ------------------------------------------------------------------------------
-@pytest.mark.parametrize("body, fmt", [
-    (TENCENT, "tencent"), (BLKPARSE, "blkparse"), (IOLOG2, "iolog"), (IOLOG3, "iolog"),
-    ("\n\n128166372003061629,hm,0,Write,7014912,4096,26\n", "msr"),
-    ("419,W,8207360,4096,1577808000000029\n", "alibaba")])
+@pytest.mark.parametrize(
+    "body, fmt",
+    [
+        (TENCENT, "tencent"),
+        (BLKPARSE, "blkparse"),
+        (IOLOG2, "iolog"),
+        (IOLOG3, "iolog"),
+        ("\n\n128166372003061629,hm,0,Write,7014912,4096,26\n", "msr"),
+        ("419,W,8207360,4096,1577808000000029\n", "alibaba"),
+    ],
+)
 def test_sniff(tmp_path, body, fmt):
     assert sniff_format(write(tmp_path, body)) == fmt
     assert fmt in FORMATS
@@ -288,16 +328,25 @@ def test_select_window_speed_volumes():
     assert [r.line for r in select(iter(rs), window_ns=(None, 250), assume_sorted=True)] == [1, 2, 3]
 
 
-@pytest.mark.parametrize("kw, msg", [
-    ({"speed": 0}, "speed"), ({"speed": float("nan")}, "speed"), ({"window_ns": (5, 1)}, "before start"),
-    ({"window_ns": (1.5, None)}, "integer"), ({"window_ns": 5}, "pair"), ({"volumes": "hm_0"}, "string")])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"speed": 0}, "speed"),
+        ({"speed": float("nan")}, "speed"),
+        ({"window_ns": (5, 1)}, "before start"),
+        ({"window_ns": (1.5, None)}, "integer"),
+        ({"window_ns": 5}, "pair"),
+        ({"volumes": "hm_0"}, "string"),
+    ],
+)
 def test_select_rejects_bad_arguments(kw, msg):
     with pytest.raises(ConfigError, match=msg):
         list(select(recs([0]), **kw))
 
 
-@given(st.lists(st.integers(0, 10**12), max_size=60), st.integers(0, 10**12),
-       st.integers(0, 10**12), st.floats(0.01, 100))
+@given(
+    st.lists(st.integers(0, 10**12), max_size=60), st.integers(0, 10**12), st.integers(0, 10**12), st.floats(0.01, 100)
+)
 def test_select_keeps_order_and_count_in_window(times, a, b, speed):
     start, end = min(a, b), max(a, b)
     rs = recs(times)
@@ -323,17 +372,26 @@ def test_map_volumes_round_robin_in_order_of_first_appearance():
 def test_crlf_line_endings(tmp_path):
     path = tmp_path / "crlf.csv"
     path.write_bytes(b"419,W,8207360,4096,1577808000000029\r\n419,R,0,512,1577808000000129\r\n")
-    assert [(r.op, r.volume, r.t_ns) for r in open_trace(path)] == [("write", "419", 0),
-                                                                    ("read", "419", 100_000)]
+    assert [(r.op, r.volume, r.t_ns) for r in open_trace(path)] == [("write", "419", 0), ("read", "419", 100_000)]
     blk = tmp_path / "blk.txt"
     blk.write_bytes(BLKPARSE.replace("\n", "\r\n").encode())
     assert len(list(open_trace(blk))) == 3
 
 
-@given(fields=st.lists(st.one_of(st.integers(0, 10**45).map(str), st.just(""), st.just("-1"), st.just("00012"),
-                                 st.sampled_from(["\u0663", "\u00b2", "1\u00b2", "12a", " 7"])),
-                       min_size=5, max_size=5),
-       op=st.sampled_from(["Read", "write", "Trim"]))
+@given(
+    fields=st.lists(
+        st.one_of(
+            st.integers(0, 10**45).map(str),
+            st.just(""),
+            st.just("-1"),
+            st.just("00012"),
+            st.sampled_from(["\u0663", "\u00b2", "1\u00b2", "12a", " 7"]),
+        ),
+        min_size=5,
+        max_size=5,
+    ),
+    op=st.sampled_from(["Read", "write", "Trim"]),
+)
 def test_msr_fast_path_agrees_with_the_checked_path(fields, op):
     """MsrParser takes plain-digit lines at once: whatever the fields, it answers as the checked
     path (to_int on each number) does, the same record or the same refusal."""

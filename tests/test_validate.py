@@ -39,8 +39,10 @@ def simulated_points():
 def write_points(path: Path, simulated, factor: float = 1.0) -> Path:
     lines = ["label,hipri,bs,queue.io_poll,metric.latency_us.mean,metric.iops"]
     for (hipri, bs), s in simulated.items():
-        lines.append(f"{'poll' if hipri == '1' else 'irq'}-{bs},{hipri},{bs},{int(hipri == '1')},"
-                     f"{s['latency_us']['mean'] * factor!r},{s['iops'] * factor!r}")
+        lines.append(
+            f"{'poll' if hipri == '1' else 'irq'}-{bs},{hipri},{bs},{int(hipri == '1')},"
+            f"{s['latency_us']['mean'] * factor!r},{s['iops'] * factor!r}"
+        )
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -48,8 +50,9 @@ def write_points(path: Path, simulated, factor: float = 1.0) -> Path:
 def test_within_bound_exit_0(tmp_path, simulated_points, capsys):
     csv = write_points(tmp_path / "m.csv", simulated_points, factor=1.02)
     out = tmp_path / "v.json"
-    rc, stdout, err = run_cli(["validate", "--platform", PLAT, "--measured", str(csv), "--max-error", "5",
-                               "--json", str(out), *FAST], capsys)
+    rc, stdout, err = run_cli(
+        ["validate", "--platform", PLAT, "--measured", str(csv), "--max-error", "5", "--json", str(out), *FAST], capsys
+    )
     assert rc == 0, err
     assert "read measured points" in stdout and "PASS" in stdout
     assert "poll-8k" in stdout and "latency_us.mean" in stdout
@@ -62,8 +65,10 @@ def test_within_bound_exit_0(tmp_path, simulated_points, capsys):
 
 def test_past_bound_exit_1(tmp_path, simulated_points, capsys):
     csv = write_points(tmp_path / "m.csv", simulated_points, factor=1.2)
-    rc, stdout, _ = run_cli(["validate", "--platform", PLAT, "--measured", str(csv), "--max-error", "10",
-                             "--metrics", "iops", *FAST], capsys)
+    rc, stdout, _ = run_cli(
+        ["validate", "--platform", PLAT, "--measured", str(csv), "--max-error", "10", "--metrics", "iops", *FAST],
+        capsys,
+    )
     assert rc == 1
     assert "FAIL: 4 of 4 values" in stdout and "over the bound" in stdout
     assert "latency_us.mean  " not in stdout  # --metrics selects the rows
@@ -72,17 +77,20 @@ def test_past_bound_exit_1(tmp_path, simulated_points, capsys):
     assert rc == 0 and "MAPE" in stdout
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--measured", "missing.csv", "--platform", PLAT], "measurements file not found: missing.csv"),
-    (["--measured", "MEAS"], "--platform NAME is required"),
-    (["--measured", "MEAS", "--platform", "nope"], "unknown platform 'nope'"),
-    (["--measured", "MEAS", "--platform", PLAT, "--metrics", "watts"], "not measured at any point"),
-    (["--measured", "BADMETRIC", "--platform", PLAT], "metric 'latency_us.median' is not a simulator output"),
-    (["--measured", "ZERO", "--platform", PLAT], "needs a finite non-zero value"),
-    (["--measured", "BADCOL", "--platform", PLAT], "point irq: "),
-    (["--measured", "MEAS", "--platform", PLAT, "--max-error", "-1"], "--max-error"),
-    (["--suite", "nope"], "unknown suite 'nope'"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--measured", "missing.csv", "--platform", PLAT], "measurements file not found: missing.csv"),
+        (["--measured", "MEAS"], "--platform NAME is required"),
+        (["--measured", "MEAS", "--platform", "nope"], "unknown platform 'nope'"),
+        (["--measured", "MEAS", "--platform", PLAT, "--metrics", "watts"], "not measured at any point"),
+        (["--measured", "BADMETRIC", "--platform", PLAT], "metric 'latency_us.median' is not a simulator output"),
+        (["--measured", "ZERO", "--platform", PLAT], "needs a finite non-zero value"),
+        (["--measured", "BADCOL", "--platform", PLAT], "point irq: "),
+        (["--measured", "MEAS", "--platform", PLAT, "--max-error", "-1"], "--max-error"),
+        (["--suite", "nope"], "unknown suite 'nope'"),
+    ],
+)
 def test_bad_input_exit_2(extra, message, tmp_path, capsys):
     files = {
         "MEAS": "bs,metric.iops\n4k,90000\n",
@@ -125,24 +133,57 @@ def test_suite_points_carry_the_shipped_published_figures():
     assert len(points) == 3 + 2 * len(table1)
     assert points["io-schedulers bfq write"].metrics == {"latency_us.p50": table1["bfq"]["write"]}
     poll = reference.values("poll_vs_interrupt_energy", "latency_iops_4k_1_thread")
-    assert points["poll-vs-interrupt interrupt"].metrics == {"latency_us.mean": poll["interrupt"]["mean_latency_us"],
-                                                             "iops": poll["interrupt"]["iops"]}
+    assert points["poll-vs-interrupt interrupt"].metrics == {
+        "latency_us.mean": poll["interrupt"]["mean_latency_us"],
+        "iops": poll["interrupt"]["iops"],
+    }
     with pytest.raises(ConfigError, match="unknown suite 'nope'"):
         suite_points("nope")
 
 
 FIO_JSON = {
     "fio version": "fio-3.29",
-    "global options": {"ioengine": "pvsync2", "direct": "1", "rw": "randread", "bs": "4k", "runtime": "120",
-                       "ramp_time": "10", "time_based": "1", "filename": "/dev/nvme0n1", "group_reporting": "1"},
-    "jobs": [{
-        "jobname": "poll", "groupid": 0, "error": 0, "job options": {"name": "poll", "hipri": "1", "numjobs": "1"},
-        "read": {"io_bytes": 1, "bw": 470000, "iops": 120470.0, "runtime": 120000, "total_ios": 14456400,
-                 "clat_ns": {"min": 7000, "max": 90000, "mean": 8050.0, "stddev": 300.0, "N": 14456400,
-                             "percentile": {"50.000000": 8000, "90.000000": 8400, "99.000000": 9200, "99.900000": 12000}},
-                 "lat_ns": {"min": 7000, "max": 90000, "mean": 8100.0, "stddev": 300.0, "N": 14456400}},
-        "write": {"io_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0},
-        "usr_cpu": 20.0, "sys_cpu": 80.0, "ctx": 120, "majf": 0, "minf": 20}],
+    "global options": {
+        "ioengine": "pvsync2",
+        "direct": "1",
+        "rw": "randread",
+        "bs": "4k",
+        "runtime": "120",
+        "ramp_time": "10",
+        "time_based": "1",
+        "filename": "/dev/nvme0n1",
+        "group_reporting": "1",
+    },
+    "jobs": [
+        {
+            "jobname": "poll",
+            "groupid": 0,
+            "error": 0,
+            "job options": {"name": "poll", "hipri": "1", "numjobs": "1"},
+            "read": {
+                "io_bytes": 1,
+                "bw": 470000,
+                "iops": 120470.0,
+                "runtime": 120000,
+                "total_ios": 14456400,
+                "clat_ns": {
+                    "min": 7000,
+                    "max": 90000,
+                    "mean": 8050.0,
+                    "stddev": 300.0,
+                    "N": 14456400,
+                    "percentile": {"50.000000": 8000, "90.000000": 8400, "99.000000": 9200, "99.900000": 12000},
+                },
+                "lat_ns": {"min": 7000, "max": 90000, "mean": 8100.0, "stddev": 300.0, "N": 14456400},
+            },
+            "write": {"io_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0},
+            "usr_cpu": 20.0,
+            "sys_cpu": 80.0,
+            "ctx": 120,
+            "majf": 0,
+            "minf": 20,
+        }
+    ],
 }
 
 
@@ -157,8 +198,23 @@ def test_fio_json_points(tmp_path, capsys):
     assert point.metrics["latency_us.p99"] == pytest.approx(9.2)  # synchronous engine: clat percentiles
     assert point.metrics["context_switches_per_io"] == pytest.approx(120 / 14456400)
     assert point.config["hipri"] == "1" and "filename" not in point.config and "name" not in point.config
-    rc, stdout, err = run_cli(["validate", "--platform", PLAT, "--measured", str(path), "--set", "queue.io_poll=1",
-                               "--metrics", "latency_us.mean,iops", "--max-error", "6", *FAST], capsys)
+    rc, stdout, err = run_cli(
+        [
+            "validate",
+            "--platform",
+            PLAT,
+            "--measured",
+            str(path),
+            "--set",
+            "queue.io_poll=1",
+            "--metrics",
+            "latency_us.mean,iops",
+            "--max-error",
+            "6",
+            *FAST,
+        ],
+        capsys,
+    )
     assert rc == 0, stdout + err
     assert "poll" in stdout and "PASS" in stdout
 

@@ -15,28 +15,81 @@ PLAT = "optane900p-e3-1230v5"
 
 def fio_doc(global_opts, jobs):
     """A fio 3.x JSON document (the fields fio writes; values of a plausible run)."""
-    return {"fio version": "fio-3.33", "timestamp": 1700000000, "timestamp_ms": 1700000000000,
-            "time": "Tue Nov 14 22:13:20 2023", "global options": global_opts, "jobs": jobs,
-            "disk_util": [{"name": "nvme0n1", "read_ios": 1000, "write_ios": 0, "read_merges": 0, "write_merges": 0,
-                           "read_ticks": 80, "write_ticks": 0, "in_queue": 80, "util": 99.0}]}
+    return {
+        "fio version": "fio-3.33",
+        "timestamp": 1700000000,
+        "timestamp_ms": 1700000000000,
+        "time": "Tue Nov 14 22:13:20 2023",
+        "global options": global_opts,
+        "jobs": jobs,
+        "disk_util": [
+            {
+                "name": "nvme0n1",
+                "read_ios": 1000,
+                "write_ios": 0,
+                "read_merges": 0,
+                "write_merges": 0,
+                "read_ticks": 80,
+                "write_ticks": 0,
+                "in_queue": 80,
+                "util": 99.0,
+            }
+        ],
+    }
 
 
 def fio_job(name, job_opts=None, iops=90000.0, mean_ns=10500.0, n=1_000_000, ctx=1_000_010):
     lat = {"min": 8000, "max": 90000, "mean": mean_ns, "stddev": 400.0, "N": n}
     clat = dict(lat, percentile={"50.000000": int(mean_ns), "99.000000": int(mean_ns * 1.2)})
     empty = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
-    return {"jobname": name, "groupid": 0, "error": 0, "eta": 0, "elapsed": 11,
-            "job options": dict({"name": name}, **(job_opts or {})),
-            "read": {"io_bytes": n * 4096, "io_kbytes": n * 4, "bw_bytes": int(iops * 4096), "bw": int(iops * 4),
-                     "iops": iops, "runtime": 10000, "total_ios": n, "short_ios": 0, "drop_ios": 0,
-                     "slat_ns": empty, "clat_ns": clat, "lat_ns": lat},
-            "write": {"io_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "slat_ns": empty,
-                      "clat_ns": empty, "lat_ns": empty},
-            "usr_cpu": 5.0, "sys_cpu": 30.0, "ctx": ctx, "majf": 0, "minf": 30}
+    return {
+        "jobname": name,
+        "groupid": 0,
+        "error": 0,
+        "eta": 0,
+        "elapsed": 11,
+        "job options": dict({"name": name}, **(job_opts or {})),
+        "read": {
+            "io_bytes": n * 4096,
+            "io_kbytes": n * 4,
+            "bw_bytes": int(iops * 4096),
+            "bw": int(iops * 4),
+            "iops": iops,
+            "runtime": 10000,
+            "total_ios": n,
+            "short_ios": 0,
+            "drop_ios": 0,
+            "slat_ns": empty,
+            "clat_ns": clat,
+            "lat_ns": lat,
+        },
+        "write": {
+            "io_bytes": 0,
+            "bw": 0,
+            "iops": 0.0,
+            "runtime": 0,
+            "total_ios": 0,
+            "slat_ns": empty,
+            "clat_ns": empty,
+            "lat_ns": empty,
+        },
+        "usr_cpu": 5.0,
+        "sys_cpu": 30.0,
+        "ctx": ctx,
+        "majf": 0,
+        "minf": 30,
+    }
 
 
-GLOBAL = {"filename": "/dev/nvme0n1", "direct": "1", "rw": "randread", "bs": "4k", "runtime": "10",
-          "time_based": "1", "group_reporting": "1"}
+GLOBAL = {
+    "filename": "/dev/nvme0n1",
+    "direct": "1",
+    "rw": "randread",
+    "bs": "4k",
+    "runtime": "10",
+    "time_based": "1",
+    "group_reporting": "1",
+}
 
 
 def write(tmp_path, doc, name="fio.json"):
@@ -61,19 +114,23 @@ def test_run_wide_sets_apply_and_the_jsons_options_win(tmp_path):
     doc = fio_doc(dict(GLOBAL, ioengine="pvsync2"), [fio_job("p", {"hipri": "1"})])
     (pt,) = load_measured([write(tmp_path, doc)])
     cfg = PointRunner(platform=PLAT, runtime_ms=5, sets={"queue.io_poll": "1", "bs": "16k", "numjobs": "3"}).config(
-        pt, {"kernel.ctx_switch_cycles": 3000})
+        pt, {"kernel.ctx_switch_cycles": 3000}
+    )
     (job,) = cfg.jobs
     assert job.hipri and job.numjobs == 3  # --set numjobs: the JSON did not set it
     assert job.bs_read_bytes == 4096  # the JSON's bs wins over the run-wide --set
     assert cfg.queue.io_poll and cfg.platform.kernel.ctx_switch_cycles == 3000
 
 
-@pytest.mark.parametrize("global_opts, job_opts, message", [
-    ({k: v for k, v in GLOBAL.items() if k != "direct"}, {}, "buffered IO"),  # fio's default direct=0
-    (dict(GLOBAL, ioengine="posixaio"), {}, "ioengine 'posixaio' is not modelled"),
-    (dict(GLOBAL, ioengine="pvsync2"), {"verify": "md5"}, "verify"),
-    (dict(GLOBAL, ioengine="pvsync2"), {"fsync": "4"}, "fsync"),
-])
+@pytest.mark.parametrize(
+    "global_opts, job_opts, message",
+    [
+        ({k: v for k, v in GLOBAL.items() if k != "direct"}, {}, "buffered IO"),  # fio's default direct=0
+        (dict(GLOBAL, ioengine="posixaio"), {}, "ioengine 'posixaio' is not modelled"),
+        (dict(GLOBAL, ioengine="pvsync2"), {"verify": "md5"}, "verify"),
+        (dict(GLOBAL, ioengine="pvsync2"), {"fsync": "4"}, "fsync"),
+    ],
+)
 def test_options_that_cannot_be_modelled_are_refused(tmp_path, capsys, global_opts, job_opts, message):
     path = write(tmp_path, fio_doc(global_opts, [fio_job("j", job_opts)]))
     rc = main(["validate", "--platform", PLAT, "--measured", str(path), "--runtime-ms", "2"])
@@ -99,9 +156,13 @@ def test_json_without_options_needs_the_job_file(tmp_path, capsys):
 
 def test_clones_without_group_reporting_are_added_up(tmp_path):
     opts = {k: v for k, v in GLOBAL.items() if k != "group_reporting"}
-    doc = fio_doc(dict(opts, ioengine="pvsync2"),
-                  [fio_job("c", {"numjobs": "2"}, iops=40000.0, mean_ns=10000.0, n=400_000, ctx=400_000),
-                   fio_job("c", {"numjobs": "2"}, iops=60000.0, mean_ns=12000.0, n=600_000, ctx=600_000)])
+    doc = fio_doc(
+        dict(opts, ioengine="pvsync2"),
+        [
+            fio_job("c", {"numjobs": "2"}, iops=40000.0, mean_ns=10000.0, n=400_000, ctx=400_000),
+            fio_job("c", {"numjobs": "2"}, iops=60000.0, mean_ns=12000.0, n=600_000, ctx=600_000),
+        ],
+    )
     (pt,) = load_measured([write(tmp_path, doc)])
     assert pt.metrics["iops"] == 100000.0
     assert pt.metrics["latency_us.mean"] == pytest.approx((0.4 * 10.0 + 0.6 * 12.0))
@@ -117,12 +178,44 @@ def test_stacksims_own_json_validates_against_itself(tmp_path, capsys):
     """Round trip: a run's fio-shaped JSON, validated with the same length and seed, is the same
     simulation, so every error is 0 (percentiles: within fio's whole nanoseconds)."""
     out = tmp_path / "run.json"
-    assert main(["run", "--set", "runtime=6ms", "--set", "ramp_time=10ms", "--set", "ioengine=io_uring",
-                 "--set", "iodepth=4", "--seed", "7", "--json", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--set",
+                "runtime=6ms",
+                "--set",
+                "ramp_time=10ms",
+                "--set",
+                "ioengine=io_uring",
+                "--set",
+                "iodepth=4",
+                "--seed",
+                "7",
+                "--json",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     rj = tmp_path / "v.json"
-    rc = main(["validate", "--platform", PLAT, "--measured", str(out), "--runtime-ms", "6", "--ramp-ms", "10",
-               "--json", str(rj)])
+    rc = main(
+        [
+            "validate",
+            "--platform",
+            PLAT,
+            "--measured",
+            str(out),
+            "--runtime-ms",
+            "6",
+            "--ramp-ms",
+            "10",
+            "--json",
+            str(rj),
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     rows = {r["metric"]: r["error_pct"] for r in json.loads(rj.read_text())["rows"]}
     assert abs(rows["iops"]) < 1e-9 and abs(rows["latency_us.mean"]) < 1e-9

@@ -83,15 +83,29 @@ def prose_checks() -> list[tuple[str, str]]:
     return [
         ("calibration.md", f"| `ssd.read.base_ns` | 4,000-9,000 | {_c(base)} ns |"),
         ("calibration.md", f"| `kernel.user_io_cycles` | 100-3,000 | {_c(user)} cycles ({user / ghz:.0f} ns) |"),
-        ("calibration.md", f"| `kernel.ctx_switch_cycles` | 1,000-10,000 | {_c(ctx)} cycles ({ctx / ghz / 1e3:.2f} us) |"),
-        ("calibration.md", f"`ctx_switch_cycles` = {_c(ci['kernel.ctx_switch_cycles'])}"
-                           f" ({ci['kernel.ctx_switch_cycles'] / 2e3:.2f} us at 2.0 GHz),"
-                           f" against {_c(ctx)} ({ctx / ghz / 1e3:.2f} us"),
+        (
+            "calibration.md",
+            f"| `kernel.ctx_switch_cycles` | 1,000-10,000 | {_c(ctx)} cycles ({ctx / ghz / 1e3:.2f} us) |",
+        ),
+        (
+            "calibration.md",
+            f"`ctx_switch_cycles` = {_c(ci['kernel.ctx_switch_cycles'])}"
+            f" ({ci['kernel.ctx_switch_cycles'] / 2e3:.2f} us at 2.0 GHz),"
+            f" against {_c(ctx)} ({ctx / ghz / 1e3:.2f} us",
+        ),
         ("os.md", f"2 x {_c(ctx)} cycles"),
         ("os.md", f"`layers.scheduler` ({sched_ns:,.0f} ns per IO in the"),
-        ("os.md", "syscall {syscall:.0f} fs {fs:.0f} block {block:.0f} driver {driver:.0f} irq {irq:.0f}"
-         " scheduler {scheduler:.0f} idle {idle:.0f}`".format(**{k.rsplit(".", 1)[1]: float(v) for k, v in golden.items()
-                                        if k.startswith("summary.layers_ns_per_io.")})),
+        (
+            "os.md",
+            "syscall {syscall:.0f} fs {fs:.0f} block {block:.0f} driver {driver:.0f} irq {irq:.0f}"
+            " scheduler {scheduler:.0f} idle {idle:.0f}`".format(
+                **{
+                    k.rsplit(".", 1)[1]: float(v)
+                    for k, v in golden.items()
+                    if k.startswith("summary.layers_ns_per_io.")
+                }
+            ),
+        ),
         ("os.md", f"including the {e3.kernel.wakeup_cycles:,.0f}-cycle wakeup"),
         ("ssd.md", f"with the fitted {_c(base)} ns"),
         ("index.md", f"fio's user work ({user:.0f})"),
@@ -108,22 +122,33 @@ def _index_path_prose(platform) -> list[tuple[str, str]]:
     front end, data path, link and post times, and the sums made of them, from the calibrated platform."""
     k, d, ghz = platform.kernel, platform.ssd, platform.cpu.top_freq_ghz
     ret = k.fs_complete_cycles + k.syscall_exit_cycles
-    submit = k.syscall_entry_cycles + k.fs_submit_cycles + k.fs_per_page_cycles + k.blk_submit_cycles + k.nvme_submit_cycles
+    submit = (
+        k.syscall_entry_cycles + k.fs_submit_cycles + k.fs_per_page_cycles + k.blk_submit_cycles + k.nvme_submit_cycles
+    )
     link = 4096 / d.link_gb_s
     path = 4096 / d.datapath.read_gb_s if d.datapath else 0.0
     xfer = max(link, path)  # the link cut through the data path
     return [
         ("index.md", f"the previous IO's direct-IO completion and syscall exit ({ret:,.0f}\n   cycles)"),
-        ("index.md", f"syscall entry ({k.syscall_entry_cycles:,.0f}), file system ({k.fs_submit_cycles:,.0f} + "
-                     f"{k.fs_per_page_cycles:,.0f} per 4 KiB page),\n   blk-mq ({k.blk_submit_cycles:,.0f}), NVMe command and "
-                     f"doorbell ({k.nvme_submit_cycles:,.0f})"),
+        (
+            "index.md",
+            f"syscall entry ({k.syscall_entry_cycles:,.0f}), file system ({k.fs_submit_cycles:,.0f} + "
+            f"{k.fs_per_page_cycles:,.0f} per 4 KiB page),\n   blk-mq ({k.blk_submit_cycles:,.0f}), NVMe command and "
+            f"doorbell ({k.nvme_submit_cycles:,.0f})",
+        ),
         ("index.md", f"takes {submit:,.0f} cycles = {submit / ghz:,.0f} ns"),
         ("index.md", f"command fetch {d.fetch_ns:,.0f} ns"),
         ("index.md", f"(lognormal, sd {d.read.sd_ns:,.0f} ns)"),
-        ("index.md", f"data path 4096 B / {d.datapath.read_gb_s:g} GB/s = {path:,.0f} ns (the link's 4096 B /"
-                     f" {d.link_gb_s:g} GB/s = {link:,.0f} ns\n   cut through it), completion posting {d.post_ns:,.0f} ns"),
-        ("index.md", f"visible about {round(d.fetch_ns + platform.ssd.read.base_ns + xfer + d.post_ns, -1):,.0f} ns"
-                     " after the doorbell"),
+        (
+            "index.md",
+            f"data path 4096 B / {d.datapath.read_gb_s:g} GB/s = {path:,.0f} ns (the link's 4096 B /"
+            f" {d.link_gb_s:g} GB/s = {link:,.0f} ns\n   cut through it), completion posting {d.post_ns:,.0f} ns",
+        ),
+        (
+            "index.md",
+            f"visible about {round(d.fetch_ns + platform.ssd.read.base_ns + xfer + d.post_ns, -1):,.0f} ns"
+            " after the doorbell",
+        ),
         ("index.md", f"direct-IO completion and syscall exit, {ret:,.0f} cycles = {ret / ghz:,.0f} ns"),
     ]
 
@@ -133,10 +158,18 @@ def _power_prose(platform) -> list[tuple[str, str]]:
     c = platform.cpu
     f = c.top_freq_ghz
     cs = {s.name: s.power_w for s in c.cstates}
-    return [("power.md", f"On the E3-1230 v5 at {f:g} GHz, a core costs {c.busy_power_w(f, c.activity['kernel']):.1f} W running"
-                         f" kernel code, {c.busy_power_w(f, c.activity['poll']):.1f} W in"),
-            ("power.md", f"{c.busy_power_w(f, c.activity['spin']):.1f} W spinning in POLL, {cs['C1']:g} W in C1, and"
-                         f" {cs['C8']:g} W in C8. The uncore costs {c.uncore_active_w:g} W.")]
+    return [
+        (
+            "power.md",
+            f"On the E3-1230 v5 at {f:g} GHz, a core costs {c.busy_power_w(f, c.activity['kernel']):.1f} W running"
+            f" kernel code, {c.busy_power_w(f, c.activity['poll']):.1f} W in",
+        ),
+        (
+            "power.md",
+            f"{c.busy_power_w(f, c.activity['spin']):.1f} W spinning in POLL, {cs['C1']:g} W in C1, and"
+            f" {cs['C8']:g} W in C8. The uncore costs {c.uncore_active_w:g} W.",
+        ),
+    ]
 
 
 def _idle_and_clock_prose() -> list[tuple[str, str]]:
@@ -145,8 +178,11 @@ def _idle_and_clock_prose() -> list[tuple[str, str]]:
     turbo, save = docs_tables.golden_run("turbo-off"), docs_tables.golden_run("powersave")
     lat, iops, cpu_w = "summary.latency_us.mean", "summary.iops", "summary.power_w.cpu"
     return [
-        ("cpu.md", f"mean latency {base[lat]:.2f} -> {nopoll[lat]:.2f} us,"
-                   f" {base[iops] / 1e3:.1f}K -> {nopoll[iops] / 1e3:.1f}K IOPS, CPU"),
+        (
+            "cpu.md",
+            f"mean latency {base[lat]:.2f} -> {nopoll[lat]:.2f} us,"
+            f" {base[iops] / 1e3:.1f}K -> {nopoll[iops] / 1e3:.1f}K IOPS, CPU",
+        ),
         ("cpu.md", f"power {base[cpu_w]:.1f} -> {nopoll[cpu_w]:.1f} W."),
         ("cpu.md", f"CPU power {base[cpu_w]:.1f} -> {idle[cpu_w]:.1f} W (the idle cores spin)"),
         ("cpu.md", f"mean latency {base[lat]:.2f} -> {idle[lat]:.2f} us."),

@@ -21,7 +21,9 @@ from models.platform import PowerConfig
 from models.platforms import PLATFORMS
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+)(?: (?P<arg>[\w.-]+))? -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
+BLOCK = re.compile(
+    r"(<!-- generated: (?P<name>[\w-]+)(?: (?P<arg>[\w.-]+))? -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
+)
 
 
 def golden_run(name: str) -> dict:
@@ -55,8 +57,16 @@ def cstates(preset: str) -> str:
     rows = []
     for st in CPU_PRESETS[preset]().cstates:
         power = "busy power at `spin` activity" if st.polling else _g(st.power_w)
-        rows.append([st.name, _g(st.exit_latency_ns / 1e3), _g(st.target_residency_ns / 1e3), power,
-                     "yes" if st.package_deep else "", "yes" if st.flushes_core_caches else ""])
+        rows.append(
+            [
+                st.name,
+                _g(st.exit_latency_ns / 1e3),
+                _g(st.target_residency_ns / 1e3),
+                power,
+                "yes" if st.package_deep else "",
+                "yes" if st.flushes_core_caches else "",
+            ]
+        )
     return _table(["State", "Exit", "Residency", "Power", "package_deep", "flushes_core_caches"], rows)
 
 
@@ -67,16 +77,41 @@ def cpu_power_presets(_arg=None) -> str:
         c = make()
         f = c.top_freq_ghz
         threads = c.physical_cores * (2 if c.smt else 1)
-        rows.append([f"`{name}` ({_g(c.power_limit_w)} W TDP, {c.physical_cores}C/{threads}T)", _g(f),
-                     _g(c.core_leakage_w, 1), _g(c.core_dynamic_w, 1), _g(c.busy_power_w(f, 1.0), 1),
-                     _g(c.busy_power_w(f, c.activity["poll"]), 1), _g(c.busy_power_w(f, c.activity["spin"]), 1),
-                     f"{_g(c.uncore_active_w, 1)} / {_g(c.uncore_idle_w, 1)}"])
+        rows.append(
+            [
+                f"`{name}` ({_g(c.power_limit_w)} W TDP, {c.physical_cores}C/{threads}T)",
+                _g(f),
+                _g(c.core_leakage_w, 1),
+                _g(c.core_dynamic_w, 1),
+                _g(c.busy_power_w(f, 1.0), 1),
+                _g(c.busy_power_w(f, c.activity["poll"]), 1),
+                _g(c.busy_power_w(f, c.activity["spin"]), 1),
+                f"{_g(c.uncore_active_w, 1)} / {_g(c.uncore_idle_w, 1)}",
+            ]
+        )
     c = next(iter(CPU_PRESETS.values()))()
-    return _table(["Preset", "Top GHz", "Leakage", "Dynamic", "P(a=1)", f"P(poll {_g(c.activity['poll'])})",
-                   f"P(spin {_g(c.activity['spin'])})", "Uncore active / idle"], rows)
+    return _table(
+        [
+            "Preset",
+            "Top GHz",
+            "Leakage",
+            "Dynamic",
+            "P(a=1)",
+            f"P(poll {_g(c.activity['poll'])})",
+            f"P(spin {_g(c.activity['spin'])})",
+            "Uncore active / idle",
+        ],
+        rows,
+    )
 
 
-POWER_UNITS = {"dram_w": "W", "platform_base_w": "W", "platform_cpu_coupling": "W/W", "c0_core_w": "W", "c0_core_ghz_w": "W/GHz"}
+POWER_UNITS = {
+    "dram_w": "W",
+    "platform_base_w": "W",
+    "platform_cpu_coupling": "W/W",
+    "c0_core_w": "W",
+    "c0_core_ghz_w": "W/GHz",
+}
 
 
 def power_config(platform: str) -> str:
@@ -100,8 +135,16 @@ def modes_cpu(_arg=None) -> str:
         c0, spin = g["summary.cstate_residency.cpu0.C0"], g["summary.cstate_residency.cpu0.POLL"]
         ios = g["summary.iops"] * g["sim.measured_s"]
         poll = g["summary.layers_ns_per_io.polling"] * ios / (g["sim.measured_s"] * 1e9)
-        rows.append([label, _g(g["summary.power_w.cpu"], 1), f"{100 * c0:.0f}%", f"{100 * (c0 - poll):.0f}%",
-                     f"{100 * poll:.0f}%", f"{100 * spin:.0f}%"])
+        rows.append(
+            [
+                label,
+                _g(g["summary.power_w.cpu"], 1),
+                f"{100 * c0:.0f}%",
+                f"{100 * (c0 - poll):.0f}%",
+                f"{100 * poll:.0f}%",
+                f"{100 * spin:.0f}%",
+            ]
+        )
     return _table(["Mode", "CPU W", "cpu0 in C0", "code", "`blk_poll`", "POLL spin"], rows)
 
 
@@ -110,14 +153,26 @@ def modes_energy(_arg=None) -> str:
     rows = []
     for label, run in MODES:
         g = golden_run(run)
-        rows.append([label, f"{g['summary.iops']:,.0f}", _g(g["summary.power_w.system"], 1),
-                     f"{g['summary.bytes_per_joule'] / 1e6:.2f}", f"{g['summary.energy_j_per_million_ios']:.0f}"])
+        rows.append(
+            [
+                label,
+                f"{g['summary.iops']:,.0f}",
+                _g(g["summary.power_w.system"], 1),
+                f"{g['summary.bytes_per_joule'] / 1e6:.2f}",
+                f"{g['summary.energy_j_per_million_ios']:.0f}",
+            ]
+        )
     return _table(["Mode", "IOPS", "System W", "MB/J", "J per million IOs"], rows)
 
 
-GOVERNORS = (("`performance`", "interrupt"), ("`ondemand` (io_is_busy=1, the Intel default)", "ondemand"),
-             ("`ondemand`, `io_is_busy=0`", "ondemand-io-not-busy"), ("`schedutil`", "schedutil"),
-             ("`schedutil`, `iowait_boost=false`", "schedutil-no-boost"), ("`powersave`", "powersave"))
+GOVERNORS = (
+    ("`performance`", "interrupt"),
+    ("`ondemand` (io_is_busy=1, the Intel default)", "ondemand"),
+    ("`ondemand`, `io_is_busy=0`", "ondemand-io-not-busy"),
+    ("`schedutil`", "schedutil"),
+    ("`schedutil`, `iowait_boost=false`", "schedutil-no-boost"),
+    ("`powersave`", "powersave"),
+)
 
 
 def governors(_arg=None) -> str:
@@ -125,8 +180,15 @@ def governors(_arg=None) -> str:
     rows = []
     for label, run in GOVERNORS:
         g = golden_run(run)
-        rows.append([label, f"{g['summary.latency_us.mean']:.2f} us", f"{g['summary.iops'] / 1e3:.1f}K",
-                     f"{g['summary.power_w.cpu']:.1f} W", f"{g['summary.energy_j_per_million_ios']:.0f}"])
+        rows.append(
+            [
+                label,
+                f"{g['summary.latency_us.mean']:.2f} us",
+                f"{g['summary.iops'] / 1e3:.1f}K",
+                f"{g['summary.power_w.cpu']:.1f} W",
+                f"{g['summary.energy_j_per_million_ios']:.0f}",
+            ]
+        )
     return _table(["Governor", "Mean latency", "IOPS", "CPU power", "J per million IOs"], rows)
 
 
@@ -137,18 +199,48 @@ def ssd_presets(_arg=None) -> str:
     rows = []
     for name, make in SSD_PRESETS.items():
         d = make()
-        rows.append([f"`{name}`", f"{d.read.base_ns:,.0f} / {d.read.sd_ns:,.0f}", f"{d.write.base_ns:,.0f} / {d.write.sd_ns:,.0f}",
-                     f"{d.read.per_kib_ns:,.0f} / {d.write.per_kib_ns:,.0f}", f"{d.write_cache_program_ns / 1e3:,.0f}",
-                     str(d.parallel_units),
-                     f"{d.datapath.count} x {_g(d.datapath.read_gb_s, 1)} / {_g(d.datapath.write_gb_s, 1)}" if d.datapath else "-",
-                     _g(d.link_gb_s, 1), f"{d.fetch_ns:,.0f} / {d.post_ns:,.0f}",
-                     f"{_g(d.idle_w, 1)} / {_g(d.active_read_w, 1)} / {_g(d.active_write_w, 1)}"])
-    return _table(["Preset", "Read base / sd (ns)", "Write base / sd (ns)", "per KiB R/W (ns)", "Write program (us)",
-                   "Units", "Data path GB/s R / W", "Link GB/s", "Fetch / post (ns)", "Idle / read / write W"], rows)
+        rows.append(
+            [
+                f"`{name}`",
+                f"{d.read.base_ns:,.0f} / {d.read.sd_ns:,.0f}",
+                f"{d.write.base_ns:,.0f} / {d.write.sd_ns:,.0f}",
+                f"{d.read.per_kib_ns:,.0f} / {d.write.per_kib_ns:,.0f}",
+                f"{d.write_cache_program_ns / 1e3:,.0f}",
+                str(d.parallel_units),
+                f"{d.datapath.count} x {_g(d.datapath.read_gb_s, 1)} / {_g(d.datapath.write_gb_s, 1)}"
+                if d.datapath
+                else "-",
+                _g(d.link_gb_s, 1),
+                f"{d.fetch_ns:,.0f} / {d.post_ns:,.0f}",
+                f"{_g(d.idle_w, 1)} / {_g(d.active_read_w, 1)} / {_g(d.active_write_w, 1)}",
+            ]
+        )
+    return _table(
+        [
+            "Preset",
+            "Read base / sd (ns)",
+            "Write base / sd (ns)",
+            "per KiB R/W (ns)",
+            "Write program (us)",
+            "Units",
+            "Data path GB/s R / W",
+            "Link GB/s",
+            "Fetch / post (ns)",
+            "Idle / read / write W",
+        ],
+        rows,
+    )
 
 
-TABLES = {"ssd-presets": ssd_presets, "cstates": cstates, "cpu-power-presets": cpu_power_presets, "power-config": power_config,
-          "modes-cpu": modes_cpu, "modes-energy": modes_energy, "governors": governors}
+TABLES = {
+    "ssd-presets": ssd_presets,
+    "cstates": cstates,
+    "cpu-power-presets": cpu_power_presets,
+    "power-config": power_config,
+    "modes-cpu": modes_cpu,
+    "modes-energy": modes_energy,
+    "governors": governors,
+}
 
 
 def regenerate(text: str) -> tuple[str, list[str]]:

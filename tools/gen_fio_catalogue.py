@@ -28,32 +28,36 @@ import sys
 #: ``sprandom``/``spr_*`` (added in fio 3.41), ``verify_header_seed`` and ``verify_write_sequence``
 #: (fio 3.39/3.40) and the io_uring_cmd ``write_mode`` option, the newest options it has.
 FIO_VERSION = "3.41"
-VERSION_EVIDENCE = ("HOWTO.rst has no version string; it documents sprandom/spr_num_regions/spr_op/spr_cs "
-                    "(introduced in fio 3.41), the newest options it contains")
+VERSION_EVIDENCE = (
+    "HOWTO.rst has no version string; it documents sprandom/spr_num_regions/spr_op/spr_cs "
+    "(introduced in fio 3.41), the newest options it contains"
+)
 
 #: Aliases in fio's options.c that the HOWTO does not list (canonical -> aliases).
 EXTRA_ALIASES = {
-    "nrfiles": ["nr_files"],        # options.c: .alias = "nr_files"
-    "runtime": ["timeout"],         # options.c: .alias = "timeout"
+    "nrfiles": ["nr_files"],  # options.c: .alias = "nr_files"
+    "runtime": ["timeout"],  # options.c: .alias = "timeout"
     "stonewall": ["wait_for_previous"],
 }
 
 #: ioengine options that fio's engines register but the HOWTO does not document (name -> type, engines).
 EXTRA_OPTIONS = {
-    "volume": ("str", ["gfapi", "gfapi_async"]),      # engines/glusterfs.c
+    "volume": ("str", ["gfapi", "gfapi_async"]),  # engines/glusterfs.c
     "brick": ("str", ["gfapi", "gfapi_async"]),
     "single-instance": ("bool", ["gfapi", "gfapi_async"]),
-    "thp": ("int", ["mmap"]),                         # engines/mmap.c
-    "svcl": ("str", ["dfs"]),                         # engines/dfs.c
-    "hdfs_use_direct": ("bool", ["libhdfs"]),         # engines/libhdfs.c
+    "thp": ("int", ["mmap"]),  # engines/mmap.c
+    "svcl": ("str", ["dfs"]),  # engines/dfs.c
+    "hdfs_use_direct": ("bool", ["libhdfs"]),  # engines/libhdfs.c
     "single_instance": ("bool", ["libhdfs"]),
 }
 
 _DIRECTIVE = re.compile(r"^\.\. option:: (.+?)\s*$")
 _TAGS = re.compile(r"^\s*((?:\[[\w, -]+\]\s*)+)$")
 _SECTION = re.compile(r"^[~-]{3,}\s*$")
-_DEFAULT = re.compile(r"(?:Default:|[Tt]he default is|[Dd]efaults to|[Dd]efault value is)\s+"
-                      r"[`'\"*]*([^\s`'\"*,;]+(?:\s*%)?)")
+_DEFAULT = re.compile(
+    r"(?:Default:|[Tt]he default is|[Dd]efaults to|[Dd]efault value is)\s+"
+    r"[`'\"*]*([^\s`'\"*,;]+(?:\s*%)?)"
+)
 
 
 _STOP = {"the", "to", "a", "an", "is", "be", "that", "this", "same", "when", "if", "for", "not"}
@@ -102,7 +106,7 @@ def parse(text: str) -> dict:
         dm = _DEFAULT.search(desc)
         default = dm.group(1).rstrip(".") if dm else None
         if default is not None and default.lower() in _STOP:  # "Defaults to the same as iodepth"
-            phrase = re.sub(r":option:`([^`<]*?)(?: <[^>]*>)?`", r"\1", desc[dm.start(1):])
+            phrase = re.sub(r":option:`([^`<]*?)(?: <[^>]*>)?`", r"\1", desc[dm.start(1) :])
             default = phrase.replace("`", "").split(". ")[0].split(", ")[0].strip()[:80]
         entry = {
             "name": syntax.split("=", 1)[0],
@@ -125,12 +129,20 @@ def parse(text: str) -> dict:
     for canonical, extra in EXTRA_ALIASES.items():
         options[canonical]["aliases"] = sorted(set(options[canonical]["aliases"]) | set(extra))
     for name, (etype, engines) in EXTRA_OPTIONS.items():
-        options[name] = {"name": name, "aliases": [], "type": etype, "syntax": f"{name}={etype}",
-                         "default": None, "engines": engines, "section": "not in the HOWTO (options.c)"}
+        options[name] = {
+            "name": name,
+            "aliases": [],
+            "type": etype,
+            "syntax": f"{name}={etype}",
+            "default": None,
+            "engines": engines,
+            "section": "not in the HOWTO (options.c)",
+        }
     lo = next(i for i, s in enumerate(lines) if s.strip() == "I/O engine")
     hi = next(i for i, s in enumerate(lines) if s.strip() == "I/O engine specific parameters")
-    engine_names = sorted({m.group(1) for s in lines[lo:hi]
-                           if (m := re.match(r"^\t\t\*\*([a-z0-9_-]+)\*\*\s*$", s))} - {"external"})
+    engine_names = sorted(
+        {m.group(1) for s in lines[lo:hi] if (m := re.match(r"^\t\t\*\*([a-z0-9_-]+)\*\*\s*$", s))} - {"external"}
+    )
     return {
         "fio_version": FIO_VERSION,
         "version_evidence": VERSION_EVIDENCE,

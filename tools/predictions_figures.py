@@ -24,8 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "figures"
 MODES = {"interrupt": "#E45756", "classic": "#4C78A8", "hybrid": "#54A24B"}
-SOURCES = {"block/": "#4C78A8", "drivers/nvme/host/": "#F58518", "kernel/sched/": "#E45756", "kernel/time/": "#72B7B2",
-           "other": "#9D755D"}
+SOURCES = {
+    "block/": "#4C78A8",
+    "drivers/nvme/host/": "#F58518",
+    "kernel/sched/": "#E45756",
+    "kernel/time/": "#72B7B2",
+    "other": "#9D755D",
+}
 
 
 def _rows(path: str) -> list[dict]:
@@ -57,8 +62,14 @@ def _mode_panels(plt, rows: list[dict], panels: tuple, shape: tuple[int, int], f
     for ax, (key, scale, label) in zip(flat, panels):
         for mode, color in MODES.items():
             rs = by_mode[mode]
-            ax.plot([float(r["numjobs"]) for r in rs], [float(r[key]) * scale for r in rs], "o-", color=color,
-                    label=mode, markersize=4)
+            ax.plot(
+                [float(r["numjobs"]) for r in rs],
+                [float(r[key]) * scale for r in rs],
+                "o-",
+                color=color,
+                label=mode,
+                markersize=4,
+            )
         _threads_axis(ax, threads)
         ax.set_ylabel(label)
     flat[0].legend(title="completion")
@@ -67,8 +78,12 @@ def _mode_panels(plt, rows: list[dict], panels: tuple, shape: tuple[int, int], f
 
 def threads_figure(plt, rows: list[dict], path: Path) -> None:
     """Latency, IOPS, context switches and migrations per IO against threads, one line per mode."""
-    panels = (("latency_us.mean", 1.0, "mean latency (us)"), ("iops", 1e-3, "IOPS (thousands)"),
-              ("context_switches_per_io", 1.0, "context switches per IO"), ("cpu_migrations_per_io", 1.0, "CPU migrations per IO"))
+    panels = (
+        ("latency_us.mean", 1.0, "mean latency (us)"),
+        ("iops", 1e-3, "IOPS (thousands)"),
+        ("context_switches_per_io", 1.0, "context switches per IO"),
+        ("cpu_migrations_per_io", 1.0, "CPU migrations per IO"),
+    )
     fig, _ = _mode_panels(plt, rows, panels, (2, 2), (11, 7))
     fig.suptitle("optane900p-e3-1230v5 (4 cores, 8 CPUs): predictions, nothing fitted beyond one thread", fontsize=10)
     _save(fig, path)
@@ -76,7 +91,10 @@ def threads_figure(plt, rows: list[dict], path: Path) -> None:
 
 def energy_figure(plt, rows: list[dict], path: Path) -> None:
     """CPU package power and system energy per IO against threads, one line per mode."""
-    panels = (("power_w.cpu", 1.0, "CPU package power (W)"), ("energy_j_per_million_ios", 1.0, "system energy per IO (uJ)"))
+    panels = (
+        ("power_w.cpu", 1.0, "CPU package power (W)"),
+        ("energy_j_per_million_ios", 1.0, "system energy per IO (uJ)"),
+    )
     fig, _ = _mode_panels(plt, rows, panels, (1, 2), (11, 3.8))
     _save(fig, path)
 
@@ -94,14 +112,23 @@ def memops_figure(plt, rows: list[dict], path: Path) -> None:
     for ax, mode in zip(axes, MODES):
         rs = by_mode[mode]
         for source, color in SOURCES.items():
-            ax.plot([float(r["numjobs"]) for r in rs], [float(r["mem_ops_per_s." + source]) / 1e6 for r in rs], "o-",
-                    color=color, label=source, markersize=3)
+            ax.plot(
+                [float(r["numjobs"]) for r in rs],
+                [float(r["mem_ops_per_s." + source]) / 1e6 for r in rs],
+                "o-",
+                color=color,
+                label=source,
+                markersize=3,
+            )
             pub = published.get(mode)
             if pub and source in pub:
                 ax.plot([32], [pub[source]], "D", color=color, mfc="none", markersize=8)
         _threads_axis(ax, sorted({float(r["numjobs"]) for r in rows}))
-        ax.set_title(mode + (" (diamonds: Table 2, the calibration's targets)" if published.get(mode) else " (no published column)"),
-                     fontsize=9)
+        ax.set_title(
+            mode
+            + (" (diamonds: Table 2, the calibration's targets)" if published.get(mode) else " (no published column)"),
+            fontsize=9,
+        )
     axes[0].set_ylabel("loads + stores (millions per second)")
     axes[0].legend(fontsize=8)
     _save(fig, path)
@@ -120,13 +147,27 @@ def queue_depth_figure(plt, qd_rows: list[dict], thread_rows: list[dict], path: 
     x = [4 * float(r["iodepth"]) for r in rs]  # 4 threads x depth
     one = next(r for r in thread_rows if r["mode"] == "interrupt" and float(r["numjobs"]) == 1)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, key, scale, label, pkey in ((axes[0], "iops", 1e-3, "IOPS (thousands)", "iops"),
-                                        (axes[1], "latency_us.mean", 1.0, "mean latency (us)", "mean_latency_us")):
-        ax.plot(x, [float(r[key]) * scale for r in rs], "o-", color="#4C78A8", markersize=4,
-                label="model: 900P, io_uring, 4 threads x depth, interrupts")
+    for ax, key, scale, label, pkey in (
+        (axes[0], "iops", 1e-3, "IOPS (thousands)", "iops"),
+        (axes[1], "latency_us.mean", 1.0, "mean latency (us)", "mean_latency_us"),
+    ):
+        ax.plot(
+            x,
+            [float(r[key]) * scale for r in rs],
+            "o-",
+            color="#4C78A8",
+            markersize=4,
+            label="model: 900P, io_uring, 4 threads x depth, interrupts",
+        )
         ax.plot([1], [float(one[key]) * scale], "s", color="#4C78A8", mfc="white", label="model: 1 thread, pvsync2")
-        ax.plot([float(d) for d in pts], [pts[d][pkey] * scale for d in pts], "D", color="#E45756", markersize=7,
-                label="published: P4800X, QD1 and QD16")
+        ax.plot(
+            [float(d) for d in pts],
+            [pts[d][pkey] * scale for d in pts],
+            "D",
+            color="#E45756",
+            markersize=7,
+            label="published: P4800X, QD1 and QD16",
+        )
         ax.set_xscale("log", base=2)
         ax.set_xticks([1, 4, 16, 64, 256], ["1", "4", "16", "64", "256"])
         ax.set_xlabel("commands in flight (4 KiB random reads)")
@@ -134,11 +175,16 @@ def queue_depth_figure(plt, qd_rows: list[dict], thread_rows: list[dict], path: 
         ax.grid(True, alpha=0.3)
     axes[0].axhline(rated * 1e-3, color="#E45756", ls=":", lw=1, label="published: rated 550K")
     if ceiling:
-        axes[0].axhline(ceiling * 1e-3, color="#4C78A8", ls="--", lw=1, label=f"model ceiling: data path {dp.read_gb_s:g} GB/s")
+        axes[0].axhline(
+            ceiling * 1e-3, color="#4C78A8", ls="--", lw=1, label=f"model ceiling: data path {dp.read_gb_s:g} GB/s"
+        )
     axes[1].set_yscale("log")
     axes[0].legend(fontsize=7, loc="lower right")
-    fig.suptitle("Optane queue depth: the model's 900P against the published P4800X points"
-                 " (scenarios/data/reference/optane_ssd.yaml)", fontsize=9)
+    fig.suptitle(
+        "Optane queue depth: the model's 900P against the published P4800X points"
+        " (scenarios/data/reference/optane_ssd.yaml)",
+        fontsize=9,
+    )
     _save(fig, path)
 
 

@@ -19,8 +19,17 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "predictions.md"
 BLOCK = re.compile(r"(<!-- sweep: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end sweep -->)", re.S)
 MODES = ("interrupt", "classic", "hybrid")
 MEM_KEYS = ("block/", "drivers/nvme/host/", "kernel/sched/", "kernel/time/", "other", "total")
-ACTIONS = ("switch", "wakeup", "pelt_update", "idle_scan", "migrate", "load_balance", "idle_entry", "idle_exit",
-           "hrtimer_program")
+ACTIONS = (
+    "switch",
+    "wakeup",
+    "pelt_update",
+    "idle_scan",
+    "migrate",
+    "load_balance",
+    "idle_entry",
+    "idle_exit",
+    "hrtimer_program",
+)
 
 
 def _rows(path: str) -> list[dict]:
@@ -51,10 +60,15 @@ def tables(threads_csv: str, qd_csv: str) -> dict[str, str]:
     out = {
         "threads-latency": _by_mode(t, lambda r: f"{r['latency_us.mean']:.2f}"),
         "threads-iops": _by_mode(t, lambda r: f"{r['iops'] / 1e3:.0f}K"),
-        "threads-switches": _by_mode(t, lambda r: f"{r['context_switches_per_io']:.2f} / {r['cpu_migrations_per_io']:.3f}"),
+        "threads-switches": _by_mode(
+            t, lambda r: f"{r['context_switches_per_io']:.2f} / {r['cpu_migrations_per_io']:.3f}"
+        ),
         "threads-energy": _by_mode(t, lambda r: f"{r['power_w.cpu']:.1f} / {r['energy_j_per_million_ios']:.0f}"),
     }
-    mem = ["| threads | mode | " + " | ".join(f"`{k}`" for k in MEM_KEYS) + " |", "|---:|---|" + "---:|" * len(MEM_KEYS)]
+    mem = [
+        "| threads | mode | " + " | ".join(f"`{k}`" for k in MEM_KEYS) + " |",
+        "|---:|---|" + "---:|" * len(MEM_KEYS),
+    ]
     for n in (1, 8, 32):
         for m in MODES:
             r = t[n, m]
@@ -68,8 +82,10 @@ def tables(threads_csv: str, qd_csv: str) -> dict[str, str]:
     out["threads-actions"] = "\n".join(act)
     qd = ["| commands in flight (4 threads x depth) | IOPS | mean latency (us) | p99 (us) |", "|---:|---:|---:|---:|"]
     for r in sorted(_rows(qd_csv), key=lambda r: int(float(r["iodepth"]))):
-        qd.append(f"| {4 * int(float(r['iodepth']))} | {float(r['iops']) / 1e3:.0f}K | {float(r['latency_us.mean']):.1f} "
-                  f"| {float(r['latency_us.p99']):.1f} |")
+        qd.append(
+            f"| {4 * int(float(r['iodepth']))} | {float(r['iops']) / 1e3:.0f}K | {float(r['latency_us.mean']):.1f} "
+            f"| {float(r['latency_us.p99']):.1f} |"
+        )
     out["queue-depth"] = "\n".join(qd)
     return out
 

@@ -60,28 +60,70 @@ def main() -> int:
             name = SAMPLE.name
             v1 = _run(["validate", "--trace", name, *POLLED, "--max-error", "5"])
             c1 = _run(["calibrate", "--trace", name, *POLLED, "-o", "my-ssd.yaml", "--name", "my-ssd"])
-            v2 = _run(["validate", "--trace", name, *POLLED, "--platform", "my-ssd.yaml", "--max-error", "5",
-                       "--html", "after.html"])
+            v2 = _run(
+                [
+                    "validate",
+                    "--trace",
+                    name,
+                    *POLLED,
+                    "--platform",
+                    "my-ssd.yaml",
+                    "--max-error",
+                    "5",
+                    "--html",
+                    "after.html",
+                ]
+            )
         finally:
             os.chdir(cwd)
     qc, qd, dc = (_section(v1, h) for h in ("Q->C", "Q->D", "D->C"))
     r4 = next(k for k, ln in enumerate(qc) if ln.startswith("  read 4k"))
     fail = next(ln for ln in v1 if ln.startswith("FAIL"))
-    b1 = ["$ cp scenarios/data/traces/blkparse_qdc_sample.txt .      # from the repository",
-          f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --max-error 5",
-          v1[0], v1[1], qc[0], qc[1], qc[r4], qc[r4 + 1], "...", _all_mean(qc), "...", qd[0], "...", _all_mean(qd),
-          "...", dc[0], "...", _all_mean(dc), "...", next(ln for ln in v1 if ln.startswith("error over time")),
-          fail[:fail.index(":") + 1] + " ...", "$ echo $?", "1"]
-    b2 = [f"$ stacksim calibrate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 -o my-ssd.yaml --name my-ssd",
-          *c1]
-    b3 = [f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --platform my-ssd.yaml "
-          "--max-error 5 --html after.html", "...", _all_mean(_section(v2, "Q->C")), "...",
-          next(ln for ln in v2 if ln.startswith("error over time")),
-          next(ln for ln in v2 if ln.startswith(("PASS", "FAIL"))), next(ln for ln in v2 if ln.startswith("wrote"))]
+    b1 = [
+        "$ cp scenarios/data/traces/blkparse_qdc_sample.txt .      # from the repository",
+        f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --max-error 5",
+        v1[0],
+        v1[1],
+        qc[0],
+        qc[1],
+        qc[r4],
+        qc[r4 + 1],
+        "...",
+        _all_mean(qc),
+        "...",
+        qd[0],
+        "...",
+        _all_mean(qd),
+        "...",
+        dc[0],
+        "...",
+        _all_mean(dc),
+        "...",
+        next(ln for ln in v1 if ln.startswith("error over time")),
+        fail[: fail.index(":") + 1] + " ...",
+        "$ echo $?",
+        "1",
+    ]
+    b2 = [
+        f"$ stacksim calibrate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 -o my-ssd.yaml --name my-ssd",
+        *c1,
+    ]
+    b3 = [
+        f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --platform my-ssd.yaml "
+        "--max-error 5 --html after.html",
+        "...",
+        _all_mean(_section(v2, "Q->C")),
+        "...",
+        next(ln for ln in v2 if ln.startswith("error over time")),
+        next(ln for ln in v2 if ln.startswith(("PASS", "FAIL"))),
+        next(ln for ln in v2 if ln.startswith("wrote")),
+    ]
     text = PAGE.read_text()
     text = _replace_block(text, "$ cp scenarios/data/traces/blkparse_qdc_sample.txt .", b1)
     text = _replace_block(text, f"$ stacksim calibrate --trace {name}", b2)
-    text = _replace_block(text, f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --platform", b3)
+    text = _replace_block(
+        text, f"$ stacksim validate --trace {name} --set replay.hipri=1 --set queue.io_poll=1 --platform", b3
+    )
     PAGE.write_text(text)
     print(f"{PAGE.relative_to(ROOT)}: quoted outputs re-made")
     return 0

@@ -21,18 +21,26 @@ class CStateConfig(Model):
     target_residency_ns: float = Field(ge=0, description="minimum idle time that makes entering worthwhile, ns")
     power_w: float = Field(ge=0, description="power of one physical core resident in this state, W")
     polling: bool = Field(False, description="a POLL pseudo-state: the core spins in C0 (power = busy power)")
-    package_deep: bool = Field(False, description="allows the package (uncore) to power down when every core is this deep")
-    flushes_core_caches: bool = Field(False, description="the core's L1/L2 are flushed in this state (Intel C3 and deeper,"
-                                      " AMD CC6): the task that runs after it refetches its working set"
-                                      " (kernel.cold_idle_refill_cycles)")
+    package_deep: bool = Field(
+        False, description="allows the package (uncore) to power down when every core is this deep"
+    )
+    flushes_core_caches: bool = Field(
+        False,
+        description="the core's L1/L2 are flushed in this state (Intel C3 and deeper,"
+        " AMD CC6): the task that runs after it refetches its working set"
+        " (kernel.cold_idle_refill_cycles)",
+    )
 
 
 class CpuConfig(Model):
     """A single-socket CPU package."""
 
     model: str = Field(description="marketing name, e.g. 'Intel Xeon E3-1230 v5'")
-    physical_cores: int = Field(ge=1, le=8192, description="cores of the package; with SMT at most 4096 (Linux's"
-                                " largest NR_CPUS is 8192 logical CPUs)")
+    physical_cores: int = Field(
+        ge=1,
+        le=8192,
+        description="cores of the package; with SMT at most 4096 (Linux's largest NR_CPUS is 8192 logical CPUs)",
+    )
     smt: bool = Field(True, description="SMT (Hyper-Threading) enabled: two logical CPUs per core")
     base_freq_ghz: float = Field(gt=0)
     max_freq_ghz: float = Field(gt=0, description="highest frequency the governor may pick (turbo if enabled)")
@@ -40,37 +48,66 @@ class CpuConfig(Model):
     turbo: bool = Field(True, description="turbo enabled; off caps the frequency at base_freq_ghz")
     voltage_at_min_v: float = Field(0.7, gt=0, description="core voltage at min_freq_ghz, V")
     voltage_at_max_v: float = Field(1.2, gt=0, description="core voltage at max_freq_ghz, V")
-    pstate_transition_ns: float = Field(ge=0, description="time to move between P-states (PLL relock + voltage ramp), ns")
-    pstate_step_ghz: float = Field(0.1, gt=0, description="frequency granularity of the P-states a governor can pick, GHz (100 MHz bus-ratio steps)")
+    pstate_transition_ns: float = Field(
+        ge=0, description="time to move between P-states (PLL relock + voltage ramp), ns"
+    )
+    pstate_step_ghz: float = Field(
+        0.1,
+        gt=0,
+        description="frequency granularity of the P-states a governor can pick, GHz (100 MHz bus-ratio steps)",
+    )
     cpufreq_governor: str = Field(
-        "performance", description="cpufreq governor (policies/cpu_power): performance, powersave, ondemand, schedutil,"
-        " or a plug-in's name")
+        "performance",
+        description="cpufreq governor (policies/cpu_power): performance, powersave, ondemand, schedutil,"
+        " or a plug-in's name",
+    )
     cpufreq: dict[str, Union[int, float, str, bool]] = Field(
-        default_factory=dict, description="the governor's tunables by sysfs name (/sys/devices/system/cpu/cpufreq/<governor>/*),"
-        " e.g. up_threshold, sampling_rate, rate_limit_us")
+        default_factory=dict,
+        description="the governor's tunables by sysfs name (/sys/devices/system/cpu/cpufreq/<governor>/*),"
+        " e.g. up_threshold, sampling_rate, rate_limit_us",
+    )
     cstates: tuple[CStateConfig, ...] = Field(description="idle states, shallowest first; the first may be POLL")
     power_limit_w: Optional[float] = Field(
-        None, gt=0, description="sustained package power limit (Intel RAPL PL1, AMD PPT), W; None: unlimited")
-    power_limit_window_ms: float = Field(1000.0, gt=0, description="averaging time constant of the limit, ms"
-                                         " (RAPL's PL1 time window)")
-    power_limit_control_us: float = Field(1000.0, gt=0, description="how often the firmware adjusts the frequency"
-                                          " ceiling, us")
+        None, gt=0, description="sustained package power limit (Intel RAPL PL1, AMD PPT), W; None: unlimited"
+    )
+    power_limit_window_ms: float = Field(
+        1000.0, gt=0, description="averaging time constant of the limit, ms (RAPL's PL1 time window)"
+    )
+    power_limit_control_us: float = Field(
+        1000.0, gt=0, description="how often the firmware adjusts the frequency ceiling, us"
+    )
     cpuidle_governor: str = Field(
-        "menu", description="cpuidle governor (policies/cpu_idle): menu, teo, or a plug-in's name")
+        "menu", description="cpuidle governor (policies/cpu_idle): menu, teo, or a plug-in's name"
+    )
     cpuidle_disable: tuple[str, ...] = Field(
-        (), description="names of idle states disabled on every CPU (cpuidle stateN/disable = 1); disabling all but"
-        " POLL is idle=poll, disabling POLL makes the shallowest hardware state the fallback")
-    core_leakage_w: float = Field(ge=0, description="static power of a powered (C0/POLL) physical core at max voltage, W")
-    core_dynamic_w: float = Field(ge=0, description="dynamic power of a physical core at max frequency, activity 1.0, W")
+        (),
+        description="names of idle states disabled on every CPU (cpuidle stateN/disable = 1); disabling all but"
+        " POLL is idle=poll, disabling POLL makes the shallowest hardware state the fallback",
+    )
+    core_leakage_w: float = Field(
+        ge=0, description="static power of a powered (C0/POLL) physical core at max voltage, W"
+    )
+    core_dynamic_w: float = Field(
+        ge=0, description="dynamic power of a physical core at max frequency, activity 1.0, W"
+    )
     smt_slowdown: float = Field(
-        1.5, ge=1.0, description="time factor of work on a logical CPU while its sibling is busy too (SMT gives ~1.3x"
+        1.5,
+        ge=1.0,
+        description="time factor of work on a logical CPU while its sibling is busy too (SMT gives ~1.3x"
         " aggregate throughput, so each thread runs at ~0.65 of its solo speed)",
     )
     smt_second_thread_activity: float = Field(
-        0.3, ge=0, le=1, description="extra dynamic activity when the second sibling is busy too (fraction of one thread)"
+        0.3,
+        ge=0,
+        le=1,
+        description="extra dynamic activity when the second sibling is busy too (fraction of one thread)",
     )
-    uncore_active_w: float = Field(ge=0, description="uncore (LLC, ring, IO, memory controller) power with any core awake, W")
-    uncore_idle_w: float = Field(ge=0, description="uncore power in a package C-state (all cores in a package_deep state), W")
+    uncore_active_w: float = Field(
+        ge=0, description="uncore (LLC, ring, IO, memory controller) power with any core awake, W"
+    )
+    uncore_idle_w: float = Field(
+        ge=0, description="uncore power in a package C-state (all cores in a package_deep state), W"
+    )
     activity: dict[str, float] = Field(
         default_factory=lambda: {"user": 1.0, "kernel": 1.0, "poll": 0.6, "spin": 0.45},
         description="dynamic-power activity factor by kind of work: user code, kernel code, a block-layer"
@@ -106,19 +143,25 @@ class CpuConfig(Model):
         seen: dict[str, int] = {}
         for i, st in enumerate(self.cstates):
             if st.name in seen:
-                raise ValueError(f"cstates[{i}]: the name '{st.name}' is also cstates[{seen[st.name]}]'s (each state "
-                                 "needs its own: residencies are reported by name)")
+                raise ValueError(
+                    f"cstates[{i}]: the name '{st.name}' is also cstates[{seen[st.name]}]'s (each state "
+                    "needs its own: residencies are reported by name)"
+                )
             seen[st.name] = i
             if st.exit_latency_ns > st.target_residency_ns:
-                raise ValueError(f"cstates[{i}] ({st.name}): exit_latency_ns {st.exit_latency_ns:g} is longer than "
-                                 f"target_residency_ns {st.target_residency_ns:g}")
+                raise ValueError(
+                    f"cstates[{i}] ({st.name}): exit_latency_ns {st.exit_latency_ns:g} is longer than "
+                    f"target_residency_ns {st.target_residency_ns:g}"
+                )
             if i:
                 prev = self.cstates[i - 1]
                 for field in ("exit_latency_ns", "target_residency_ns"):
                     if getattr(st, field) < getattr(prev, field):
-                        raise ValueError(f"cstates[{i}] ({st.name}): {field} {getattr(st, field):g} is below "
-                                         f"cstates[{i - 1}] ({prev.name})'s {getattr(prev, field):g}: list the "
-                                         "states shallowest first")
+                        raise ValueError(
+                            f"cstates[{i}] ({st.name}): {field} {getattr(st, field):g} is below "
+                            f"cstates[{i - 1}] ({prev.name})'s {getattr(prev, field):g}: list the "
+                            "states shallowest first"
+                        )
 
     @property
     def logical_cpus(self) -> int:

@@ -110,9 +110,30 @@ class Package:
 class PhysicalCore:
     """One physical core: 1 or 2 logical CPUs sharing power state and frequency."""
 
-    __slots__ = ("pkg", "index", "cpus", "energy_j", "power_w", "_t", "_cfg", "freq_ghz", "target_ghz",
-                 "requested_ghz", "_leak_w", "_dyn_w", "listeners", "transitions", "_pending", "_ghz_ns", "_ghz_t",
-                 "c0n", "_c0_t", "smt_watchers", "_smt_seen", "_smt2")
+    __slots__ = (
+        "pkg",
+        "index",
+        "cpus",
+        "energy_j",
+        "power_w",
+        "_t",
+        "_cfg",
+        "freq_ghz",
+        "target_ghz",
+        "requested_ghz",
+        "_leak_w",
+        "_dyn_w",
+        "listeners",
+        "transitions",
+        "_pending",
+        "_ghz_ns",
+        "_ghz_t",
+        "c0n",
+        "_c0_t",
+        "smt_watchers",
+        "_smt_seen",
+        "_smt2",
+    )
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
@@ -261,8 +282,23 @@ class LogicalCpu:
     """One logical CPU's power/residency state. The OS layer (models.os) drives it."""
 
     __slots__ = (
-        "id", "core", "busy", "spinning", "activity", "cstate", "busy_ns", "cstate_ns",
-        "cstate_entries", "_t", "_deep", "cstate_power", "c0", "_cs_power", "_cs_polling", "_cs_deep", "_spin_act",
+        "id",
+        "core",
+        "busy",
+        "spinning",
+        "activity",
+        "cstate",
+        "busy_ns",
+        "cstate_ns",
+        "cstate_entries",
+        "_t",
+        "_deep",
+        "cstate_power",
+        "c0",
+        "_cs_power",
+        "_cs_polling",
+        "_cs_deep",
+        "_spin_act",
     )
 
     def __init__(self, cpu_id: int, core: PhysicalCore):

@@ -26,9 +26,8 @@ sysfs ``stateN/disable``) and never returns a disabled state unless every state 
 
 from __future__ import annotations
 
-from typing import Final
-
 from abc import ABC, abstractmethod
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -67,8 +66,9 @@ class CpuidleGovernor(ABC):
         self.stop_tick = True
 
     @abstractmethod
-    def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
-               delta_tick_ns: float = 0.0) -> int:
+    def select(
+        self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None, delta_tick_ns: float = 0.0
+    ) -> int:
         """Index of the idle state to enter (see the module docstring)."""
 
     @abstractmethod

@@ -53,8 +53,7 @@ class PowerLimiter:
         """(integral of the ceiling in GHz x ns, time throttled in ns) up to ``now``."""
         dt = now - self._stat_t
         ceil = self.pkg.ceiling_ghz
-        return (self.ceiling_ghz_ns + ceil * dt,
-                self.throttled_ns + (dt if ceil < self.pkg.cfg.top_freq_ghz else 0.0))
+        return (self.ceiling_ghz_ns + ceil * dt, self.throttled_ns + (dt if ceil < self.pkg.cfg.top_freq_ghz else 0.0))
 
     def _control(self) -> None:
         pkg = self.pkg
@@ -118,5 +117,7 @@ def format_limit(summary: dict) -> str | None:
     pl = summary.get("cpu_power_limit")
     if not pl or pl["throttled_fraction"] <= 0:
         return None
-    return (f"  CPU power limit {pl['limit_w']:.0f} W: throttled {100 * pl['throttled_fraction']:.0f}% of the time,"
-            f" frequency ceiling {pl['ceiling_ghz_mean']:.2f} GHz on average")
+    return (
+        f"  CPU power limit {pl['limit_w']:.0f} W: throttled {100 * pl['throttled_fraction']:.0f}% of the time,"
+        f" frequency ceiling {pl['ceiling_ghz_mean']:.2f} GHz on average"
+    )

@@ -18,7 +18,9 @@ from models.cpu.config import CpuConfig, CStateConfig
 
 
 def _cs(name, exit_us, resid_us, power_w, **kw) -> CStateConfig:
-    return CStateConfig(name=name, exit_latency_ns=exit_us * 1000.0, target_residency_ns=resid_us * 1000.0, power_w=power_w, **kw)
+    return CStateConfig(
+        name=name, exit_latency_ns=exit_us * 1000.0, target_residency_ns=resid_us * 1000.0, power_w=power_w, **kw
+    )
 
 
 def xeon_e3_1230_v5(**overrides) -> CpuConfig:

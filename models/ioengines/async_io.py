@@ -27,12 +27,12 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
-from models.os.cost import Cost
-from models.os.request import REQ_BARRIER, Request
 from models.ioengines import IOPOLL_ENGINES
 from models.ioengines.annotations import HINT_FLAGS
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import SyncThread
+from models.os.cost import Cost
+from models.os.request import REQ_BARRIER, Request
 from simcore.errors import ConfigError
 
 
@@ -50,7 +50,6 @@ class _Wait:
 @mypyc_attr(allow_interpreted_subclasses=True)  # engines outside the compiled modules may extend it
 class AsyncThread(SyncThread):
     """One fio thread of a libaio or io_uring job."""
-
 
     def can_migrate(self) -> bool:
         """An interrupt-driven libaio / io_uring thread may move with IOs in flight: they complete
@@ -133,7 +132,11 @@ class AsyncThread(SyncThread):
             eng_cycles += k.fget_cycles
         if self.passthru:  # no file system: the NVMe driver's uring_cmd path builds the request
             return dict(user=k.user_io_cycles, syscall=eng_cycles, driver=k.uring_cmd_cycles)
-        fs = k.fs_submit_cycles + self._fs_file_cycles + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
+        fs = (
+            k.fs_submit_cycles
+            + self._fs_file_cycles
+            + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
+        )
         return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
 
     def sqe_issue_parts(self, op: str, nbytes: int) -> dict:
@@ -165,8 +168,9 @@ class AsyncThread(SyncThread):
             k = self.k
             parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=n * k.aio_reap_cycles)
             if self.passthru:  # nvme_uring_cmd_end_io -> io_uring_cmd_done in task work, no bio end
-                parts = dict(user=n * k.user_complete_cycles, driver=n * k.uring_cmd_done_cycles,
-                             syscall=n * k.aio_reap_cycles)
+                parts = dict(
+                    user=n * k.user_complete_cycles, driver=n * k.uring_cmd_done_cycles, syscall=n * k.aio_reap_cycles
+                )
             if syscall:
                 parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_getevents", **parts)
@@ -176,8 +180,14 @@ class AsyncThread(SyncThread):
     def _issue_first(self) -> None:
         job = self.job
         if job.latency_target_ns:
-            self.lat = LatencyTarget(job.latency_target_ns, job.latency_window_ns, job.latency_percentile,
-                                     job.latency_run, job.iodepth, self.host.engine.now)
+            self.lat = LatencyTarget(
+                job.latency_target_ns,
+                job.latency_window_ns,
+                job.latency_percentile,
+                job.latency_run,
+                job.iodepth,
+                self.host.engine.now,
+            )
             self.depth = self.lat.qd
         self.min_rate.start_ns = self.host.engine.now
         if self.pacer.active:
@@ -429,7 +439,6 @@ class AsyncThread(SyncThread):
         w.waiter_sleeping = True
         self.runner.sleep(self._reap_ready, iowait=False)
 
-
     def _reap_ready(self) -> None:
         self._take(syscall=False if self.sq_thread is not None else True, entered=self.sq_thread is None)
 
@@ -504,5 +513,11 @@ class AsyncThread(SyncThread):
             runner.start_timer(delay, fire)
             runner.sleep(self._fill, iowait=False)
 
-        runner.run(self.host.costs.get("nanosleep", syscall=self.k.syscall_entry_cycles + self.k.syscall_exit_cycles,
-                                       actions={"hrtimer_program": 1}), sleep)
+        runner.run(
+            self.host.costs.get(
+                "nanosleep",
+                syscall=self.k.syscall_entry_cycles + self.k.syscall_exit_cycles,
+                actions={"hrtimer_program": 1},
+            ),
+            sleep,
+        )

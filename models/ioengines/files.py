@@ -42,8 +42,12 @@ def thread_files(job, clone: int, gen: np.random.Generator) -> list[tuple[str, i
         d = dirs[clone % len(dirs)]
         names = []
         for i in range(job.nrfiles):
-            n = (job.filename_format.replace("$jobname", job.name).replace("$jobnum", str(clone))
-                 .replace("$filenum", str(i)).replace("$clientuid", "localhost"))
+            n = (
+                job.filename_format.replace("$jobname", job.name)
+                .replace("$jobnum", str(clone))
+                .replace("$filenum", str(i))
+                .replace("$clientuid", "localhost")
+            )
             names.append(n if n.startswith("/") or not d else f"{d.rstrip('/')}/{n}")
     bs_max = max(job.bs_read_bytes, job.bs_write_bytes)
     out = []

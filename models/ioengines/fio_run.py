@@ -23,8 +23,9 @@ class FioRun:
     and ended together by ``job_control``; ``start_thread(th, now)`` starts one thread (its own
     start delay from ``now``, ns)."""
 
-    def __init__(self, engine: Engine, jobs, threads: list, steady: list[tuple[int, list, SteadyState]],
-                 start_thread: Callable) -> None:
+    def __init__(
+        self, engine: Engine, jobs, threads: list, steady: list[tuple[int, list, SteadyState]], start_thread: Callable
+    ) -> None:
         self.threads = threads
         """every job thread of the run (fio's thread_number - 1 is the index)"""
         self.steady = steady

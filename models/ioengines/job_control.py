@@ -53,8 +53,9 @@ class JobControl:
     ``measure_from_ns[j]`` is when job j's measured interval starts (its start + ``ramp_time``)
     and ``exited_ns[j]`` when its last thread exited (None while running)."""
 
-    def __init__(self, engine: Engine, jobs, threads: list, start_thread: Callable,
-                 thread_cancelled: Callable[[float], None]) -> None:
+    def __init__(
+        self, engine: Engine, jobs, threads: list, start_thread: Callable, thread_cancelled: Callable[[float], None]
+    ) -> None:
         self.engine = engine
         self.jobs = jobs
         self.waits = waits_of(jobs)

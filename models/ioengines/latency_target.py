@@ -23,8 +23,22 @@ class LatencyTarget:
     """The search state of one thread. ``completed(lat_ns)`` per IO; ``check(now)`` after reaping
     returns the depth to use (and sets ``done`` when the job should end)."""
 
-    __slots__ = ("target_ns", "window_ns", "percentile", "run", "iodepth", "qd", "low", "high",
-                 "window_start", "ios", "failed", "end_run", "done", "windows")
+    __slots__ = (
+        "target_ns",
+        "window_ns",
+        "percentile",
+        "run",
+        "iodepth",
+        "qd",
+        "low",
+        "high",
+        "window_start",
+        "ios",
+        "failed",
+        "end_run",
+        "done",
+        "windows",
+    )
 
     def __init__(self, target_ns: float, window_ns: float, percentile: float, run: bool, iodepth: int, now: float):
         self.target_ns = target_ns

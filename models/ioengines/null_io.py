@@ -29,7 +29,8 @@ class NullThread(AsyncThread):
         cost = self._acosts.get(("null_getevents", n))
         if cost is None:
             cost = self._acosts[("null_getevents", n)] = self.host.costs.get(
-                "null_getevents", user=n * self.k.user_complete_cycles)
+                "null_getevents", user=n * self.k.user_complete_cycles
+            )
         return cost
 
     def _submitted(self, ios, reqs) -> None:

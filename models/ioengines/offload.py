@@ -30,7 +30,7 @@ class OffloadWorker(SyncThread):
     """One submit worker: :class:`SyncThread`'s submission and completion path, fed by its job
     thread instead of drawing its own IOs."""
 
-    def __init__(self, main: "OffloadThread", index: int, cpu: int):  # noqa: super().__init__ not called
+    def __init__(self, main: "OffloadThread", index: int, cpu: int):  # (super().__init__ not called)
         host = main.host
         self.host = host
         self.job = main.job
@@ -83,7 +83,9 @@ class OffloadWorker(SyncThread):
                 qp = self._qps[req.op] = self.host.driver.queue_for(self.dev, runner.id, self.policy[req.op].polled)
             req.qp = qp
             self.req = req
-            cost = self._costs.get((req.op, req.nbytes, with_completion)) or self._submit_cost(req.op, req.nbytes, with_completion)
+            cost = self._costs.get((req.op, req.nbytes, with_completion)) or self._submit_cost(
+                req.op, req.nbytes, with_completion
+            )
             runner.run(cost, self._doorbell)
             return
         parts = dict(syscall=k.syscall_entry_cycles)  # FUTEX_WAIT (or the exit of a stopped worker)
@@ -183,8 +185,10 @@ class OffloadThread(SyncThread):
         parts = dict(user=k.user_io_cycles)
         if w.sleeping:
             parts["syscall"] = k.syscall_entry_cycles + k.syscall_exit_cycles  # FUTEX_WAKE
-        runner.run(self.host.costs.get("offload_queue" + ("_wake" if w.sleeping else ""), **parts),
-                   lambda: self._hand_over(w, req))
+        runner.run(
+            self.host.costs.get("offload_queue" + ("_wake" if w.sleeping else ""), **parts),
+            lambda: self._hand_over(w, req),
+        )
 
     def _pick_worker(self) -> OffloadWorker:
         """fio's workqueue_enqueue: an idle worker (in turn), else the one with the fewest queued."""

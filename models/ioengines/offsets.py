@@ -56,7 +56,7 @@ def zeta(n: int, theta: float) -> float:
     top = min(n, ZIPF_MAX_GEN)
     for lo in range(1, top + 1, 1 << 20):
         k = np.arange(lo, min(top, lo + (1 << 20) - 1) + 1, dtype=np.float64)
-        total += float(np.sum(k ** -theta))
+        total += float(np.sum(k**-theta))
     return total
 
 
@@ -81,10 +81,10 @@ class Zipf(_Ranked):
         n = nranges
         self.theta = theta
         self.zetan = zeta(n, theta)
-        zeta2 = 1.0 + 0.5 ** theta
+        zeta2 = 1.0 + 0.5**theta
         self.alpha = 1.0 / (1.0 - theta)
         self.eta = (1.0 - (2.0 / n) ** (1.0 - theta)) / (1.0 - zeta2 / self.zetan) if n > 2 else 0.0
-        self.two = 1.0 + 0.5 ** theta
+        self.two = 1.0 + 0.5**theta
 
     def block(self, u: float) -> int:
         z = u * self.zetan
@@ -103,7 +103,7 @@ class Pareto(_Ranked):
         self.power = math.log(h) / math.log(1.0 - h)
 
     def block(self, u: float) -> int:
-        return self.place(int((self.n - 1) * u ** self.power))
+        return self.place(int((self.n - 1) * u**self.power))
 
 
 class Normal:
@@ -165,8 +165,10 @@ def _zones(job, op: str, nranges: int, unit: int) -> tuple[tuple[float, int, int
     for pct, size in spec:
         length = int(size / 100.0 * nranges) if job.random_distribution == "zoned" else int(size // unit)
         if start >= nranges:
-            raise ConfigError(f"job '{job.name}': random_distribution={job.random_distribution}: a zone starts at "
-                              f"block {start}, beyond the job's range of {nranges} blocks of {unit} bytes")
+            raise ConfigError(
+                f"job '{job.name}': random_distribution={job.random_distribution}: a zone starts at "
+                f"block {start}, beyond the job's range of {nranges} blocks of {unit} bytes"
+            )
         length = max(1, min(length, nranges - start))
         out.append((pct, start, length))
         start += length

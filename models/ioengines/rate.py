@@ -106,8 +106,11 @@ class RatePacer:
         self.gap_us = {op: 1_000_000 // int(i) if i >= 1 else 0 for op, i in self.iops.items()}
         self.poisson = job.rate_process == "poisson"
         self._u = BatchedDraws(gen, lambda g, n: 1.0 - g.random(n), batch=1024).next if self.poisson else None
-        self.mixed = {op: (job.rwmixread if op == "read" else 100 - job.rwmixread) > 0
-                      for op in OPS} if job.rw in ("rw", "readwrite", "randrw") else {op: False for op in OPS}
+        self.mixed = (
+            {op: (job.rwmixread if op == "read" else 100 - job.rwmixread) > 0 for op in OPS}
+            if job.rw in ("rw", "readwrite", "randrw")
+            else {op: False for op in OPS}
+        )
         self.next_ns = {op: 0.0 for op in OPS}
         self.started = False
 

@@ -36,17 +36,18 @@ End
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
+
 from models.ioengines.async_io import AsyncThread, _Wait
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
 from models.os.cost import Cost
 from models.os.request import Request
-from simcore.stats import LatencyStats
-from simcore.errors import ConfigError
 from simcore.engine import Call
+from simcore.errors import ConfigError
+from simcore.stats import LatencyStats
 
 if TYPE_CHECKING:
     from models.os.sched import CpuRunner, Timer
@@ -87,8 +88,9 @@ class ReplayThread(AsyncThread):
         self._my_poll_qps: tuple = ()
         self._costs_by_shape: dict = {}
         #: io_uring_enter(GETEVENTS) with a timeout (its hrtimer programmed), per wait: built once
-        self._wait_enter_cost: Cost = host.costs.get("replay_wait_enter", syscall=self.k.syscall_entry_cycles,
-                                                     actions={"hrtimer_program": 1})
+        self._wait_enter_cost: Cost = host.costs.get(
+            "replay_wait_enter", syscall=self.k.syscall_entry_cycles, actions={"hrtimer_program": 1}
+        )
 
     # -- program -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -214,8 +216,11 @@ class ReplayThread(AsyncThread):
     def _block(self) -> None:
         runner = self.runner
         now = runner.clock()
-        if self.ring or (self.pending and self.pending[0][0] <= now) or (
-                self.replayer.exhausted and not self.pending and self.inflight == 0):
+        if (
+            self.ring
+            or (self.pending and self.pending[0][0] <= now)
+            or (self.replayer.exhausted and not self.pending and self.inflight == 0)
+        ):
             self._return_from_wait()
             return
         self.state = _SLEEP
@@ -416,17 +421,25 @@ class TraceReplayer:
         self._check_done()
 
     def _check_done(self) -> None:
-        if self.exhausted and self.completed == self.trace_ios and self.end_ns is None \
-                and all(t.exited or (t.state == _SLEEP and not t.pending and not t.inflight and not t.ring)
-                        for t in self.threads):
+        if (
+            self.exhausted
+            and self.completed == self.trace_ios
+            and self.end_ns is None
+            and all(
+                t.exited or (t.state == _SLEEP and not t.pending and not t.inflight and not t.ring)
+                for t in self.threads
+            )
+        ):
             self.end_ns = self.host.engine.now
             self.done_event.succeed()
 
     def _drain_timeout(self) -> None:
         if self.end_ns is None:
             stuck = self.trace_ios - self.completed
-            raise RuntimeError(f"replay: {stuck} of {self.trace_ios} IOs still not reaped "
-                               f"{DRAIN_LIMIT_NS / 1e9:g} s after the last one was due")
+            raise RuntimeError(
+                f"replay: {stuck} of {self.trace_ios} IOs still not reaped "
+                f"{DRAIN_LIMIT_NS / 1e9:g} s after the last one was due"
+            )
 
     # -- polled queues of several devices ------------------------------------------------------
     def _hook_polled_queues(self) -> None:

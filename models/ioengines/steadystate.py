@@ -28,8 +28,18 @@ class SteadyState:
     """One steady-state check over ``threads`` (fio engine threads with ``done_ios``,
     ``done_bytes``, ``done_lat_ns`` counters and an ``end_ns``)."""
 
-    def __init__(self, engine, threads: list, criterion: str, limit: float, percent: bool, dur_ns: float,
-                 ramp_ns: float, interval_ns: float, start_ns: float):
+    def __init__(
+        self,
+        engine,
+        threads: list,
+        criterion: str,
+        limit: float,
+        percent: bool,
+        dur_ns: float,
+        ramp_ns: float,
+        interval_ns: float,
+        start_ns: float,
+    ):
         self.engine = engine
         self.threads = threads
         self.criterion = criterion
@@ -44,8 +54,11 @@ class SteadyState:
         self.engine.call_at(start_ns + ramp_ns, self._begin)
 
     def _totals(self) -> tuple[int, int, float]:
-        return (sum(t.done_ios for t in self.threads), sum(t.done_bytes for t in self.threads),
-                sum(t.done_lat_ns for t in self.threads))
+        return (
+            sum(t.done_ios for t in self.threads),
+            sum(t.done_bytes for t in self.threads),
+            sum(t.done_lat_ns for t in self.threads),
+        )
 
     def _begin(self) -> None:
         self._last = self._totals()
@@ -88,6 +101,12 @@ class SteadyState:
     def report(self, text: str, dur_s: float, ramp_s: float) -> dict:
         """fio's JSON ``steadystate`` object (the fields stacksim knows)."""
         key = "slope" if self.criterion.endswith("_slope") else "max_deviation"
-        return {"ss": text, "duration": dur_s, "steadystate_ramp_time": ramp_s, "attained": int(self.attained),
-                "criterion": f"{self.limit:g}{'%' if self.percent else ''}", key: self.value,
-                "data": {"window": list(self.window)}}
+        return {
+            "ss": text,
+            "duration": dur_s,
+            "steadystate_ramp_time": ramp_s,
+            "attained": int(self.attained),
+            "criterion": f"{self.limit:g}{'%' if self.percent else ''}",
+            key: self.value,
+            "data": {"window": list(self.window)},
+        }

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from mypy_extensions import mypyc_attr
 
-from models.os.request import Request
-from models.os.sched import CpuRunner
-from models.os.task import Task, nice_vscale
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
-from simcore.rng import BatchedDraws
 from models.os.blk import BlkMq
 from models.os.cost import Cost
 from models.os.io_ledger import IoLedger
 from models.os.nvme import NvmeDriver, NvmeQueue
+from models.os.request import Request
+from models.os.sched import CpuRunner
+from models.os.task import Task, nice_vscale
+from simcore.rng import BatchedDraws
 
 if TYPE_CHECKING:
     from models.os.completion import CompletionPolicy
@@ -53,6 +53,7 @@ def size_picker(split: tuple, rng: tuple | None):
                 if x < c:
                     return s, align
             return last, align
+
         return pick_split
     if rng is not None:
         lo, hi = rng
@@ -62,6 +63,7 @@ def size_picker(split: tuple, rng: tuple | None):
             b = lo + int(u * hi)
             b -= b % lo
             return (b if b <= top else top), lo
+
         return pick_range
     return None
 
@@ -126,10 +128,15 @@ class SyncThread:
         offset), and the random offset picker."""
         self.span: int = job.size_bytes or (1 << 30)
         self._bs: dict[str, int] = {"read": job.bs_read_bytes, "write": job.bs_write_bytes, "trim": job.bs_trim_bytes}
-        self._nblocks: dict[str, int] = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}  # random offsets: block index range
+        self._nblocks: dict[str, int] = {
+            op: self.span // bs if bs else 0 for op, bs in self._bs.items()
+        }  # random offsets: block index range
         # mixed block sizes (fio bssplit / bsrange): a size picker per direction, None for a fixed bs
-        self._pick_bs: dict[str, Any] = {"read": size_picker(job.bssplit_read, job.bsrange_read),
-                                         "write": size_picker(job.bssplit_write, job.bsrange_write), "trim": None}
+        self._pick_bs: dict[str, Any] = {
+            "read": size_picker(job.bssplit_read, job.bsrange_read),
+            "write": size_picker(job.bssplit_write, job.bsrange_write),
+            "trim": None,
+        }
         self.issued_bytes = 0
         self.next_offset = self.base_offset
         self._hole: int = job.rw_modifier if not self.random else 0  # rw=read:<n>: bytes skipped after each IO
@@ -158,11 +165,14 @@ class SyncThread:
         completion policy of each (a trim is fio's BLKDISCARD ioctl: submit_bio_wait sleeps until
         the interrupt, never polls), and trimwrite's trim-then-write pairs."""
         rw = job.rw
-        self.policy: dict[str, CompletionPolicy] = {op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")}
+        self.policy: dict[str, CompletionPolicy] = {
+            op: host.policy(host.policy_name(job.hipri)) for op in ("read", "write")
+        }
         if "trim" in rw:
             self.policy["trim"] = host.policy(host.policy_name(False))
-        self.read_frac: float = (1.0 if rw in ("read", "randread") else job.rwmixread / 100.0
-                                 if rw in ("rw", "readwrite", "randrw") else 0.0)
+        self.read_frac: float = (
+            1.0 if rw in ("read", "randread") else job.rwmixread / 100.0 if rw in ("rw", "readwrite", "randrw") else 0.0
+        )
         self._wop: str = "trim" if rw in ("trim", "randtrim") else "write"  # the op of a non-read IO
         #: trimwrite: each block is trimmed, then written (_next_io_trimwrite)
         self._trimwrite: bool = rw in ("trimwrite", "randtrimwrite")
@@ -189,29 +199,39 @@ class SyncThread:
             k = self.k
             pages = max(1, -(-nbytes // 4096))
             nreq = self.host.blk.requests_for(nbytes)  # one request per piece after a split
-            parts = dict(user=k.user_io_cycles, syscall=k.syscall_entry_cycles,
-                         fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages + self._fs_file_cycles)
+            parts = dict(
+                user=k.user_io_cycles,
+                syscall=k.syscall_entry_cycles,
+                fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages + self._fs_file_cycles,
+            )
             for layer, cyc in self.per_request_parts().items():
                 parts[layer] = cyc * nreq
             if with_completion:
                 parts["fs"] += k.fs_complete_cycles
                 parts["syscall"] += k.syscall_exit_cycles
-            cost = self._costs[key] = self.host.costs.get(f"sync_{'complete_' if with_completion else ''}submit", **parts)
+            cost = self._costs[key] = self.host.costs.get(
+                f"sync_{'complete_' if with_completion else ''}submit", **parts
+            )
         return cost
 
     def _trim_cost(self, nbytes: int, with_completion: bool):
         """A trim: fio's BLKDISCARD ioctl (its user work, the syscall, the discard setup, blk-mq
         and the NVMe Dataset Management command), after the previous IO's return when there is one."""
         k = self.k
-        parts = dict(user=k.user_io_cycles, syscall=k.syscall_entry_cycles, block=k.discard_ioctl_cycles,
-                     driver=k.nvme_dsm_cycles)
+        parts = dict(
+            user=k.user_io_cycles,
+            syscall=k.syscall_entry_cycles,
+            block=k.discard_ioctl_cycles,
+            driver=k.nvme_dsm_cycles,
+        )
         for layer, cyc in self.per_request_parts().items():
             parts[layer] = parts.get(layer, 0.0) + cyc
         if with_completion:
             parts["fs"] = k.fs_complete_cycles
             parts["syscall"] += k.syscall_exit_cycles
         cost = self._costs[("trim", nbytes, with_completion)] = self.host.costs.get(
-            f"trim_{'complete_' if with_completion else ''}submit", **parts)
+            f"trim_{'complete_' if with_completion else ''}submit", **parts
+        )
         return cost
 
     # -- program -----------------------------------------------------------------------------
@@ -248,33 +268,47 @@ class SyncThread:
             self.task.ioprio = ((job.prioclass or 2) << 13) | (job.prio or 0)
         pct = {"read": job.cmdprio_percentage_read, "write": job.cmdprio_percentage_write}
         self._cmdprio: Any = None
-        value = {"read": (job.cmdprio_class_read << 13) | job.cmdprio_read,
-                 "write": (job.cmdprio_class_write << 13) | job.cmdprio_write}
+        value = {
+            "read": (job.cmdprio_class_read << 13) | job.cmdprio_read,
+            "write": (job.cmdprio_class_write << 13) | job.cmdprio_write,
+        }
         if any(pct.values()):
             draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
             self._cmdprio = lambda op, bs: value[op] if draw() * 100.0 < pct[op] else 0
         elif job.cmdprio_bssplit_read or job.cmdprio_bssplit_write:
             # cmdprio_bssplit (fio's cmdprio.c): the entry of the IO's block size gives the share of
             # IOs with a priority and, in its long form, the class and level; other sizes get none
-            table = {op: {bs: (p, value[op] if cls is None else (cls << 13) | level) for bs, p, cls, level in split}
-                     for op, split in (("read", job.cmdprio_bssplit_read), ("write", job.cmdprio_bssplit_write))}
+            table = {
+                op: {bs: (p, value[op] if cls is None else (cls << 13) | level) for bs, p, cls, level in split}
+                for op, split in (("read", job.cmdprio_bssplit_read), ("write", job.cmdprio_bssplit_write))
+            }
             draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
 
             def by_size(op: str, bs: int) -> int:
                 entry = table[op].get(bs)
                 return entry[1] if entry is not None and draw() * 100.0 < entry[0] else 0
+
             self._cmdprio = by_size
 
     def _offset_picker(self, host, job, job_idx: int, clone: int, stream: str = "offset") -> OffsetPicker | None:
         """The picker of non-uniform random offsets (None for fio's default: uniform tausworthe,
         100% random), in blocks of the job's smallest block size, from the clone's own stream
         (``stream``: its name; each of a job's files has its own)."""
-        if (job.random_distribution == "random" and job.random_generator != "lfsr" and job.rw_modifier <= 1
-                and job.percentage_random_read >= 100 and job.percentage_random_write >= 100):
+        if (
+            job.random_distribution == "random"
+            and job.random_generator != "lfsr"
+            and job.rw_modifier <= 1
+            and job.percentage_random_read >= 100
+            and job.percentage_random_write >= 100
+        ):
             return None
-        unit = min(min((s for s, _p in split), default=bs) if split else rng[0] if rng else bs
-                   for bs, split, rng in ((job.bs_read_bytes, job.bssplit_read, job.bsrange_read),
-                                          (job.bs_write_bytes, job.bssplit_write, job.bsrange_write)))
+        unit = min(
+            min((s for s, _p in split), default=bs) if split else rng[0] if rng else bs
+            for bs, split, rng in (
+                (job.bs_read_bytes, job.bssplit_read, job.bsrange_read),
+                (job.bs_write_bytes, job.bssplit_write, job.bsrange_write),
+            )
+        )
         self._unit = unit
         return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.{stream}"))
 
@@ -296,7 +330,9 @@ class SyncThread:
             self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}
             self.next_offset = self.base_offset
             if self._offsets is not None:
-                self._offsets = self._offset_picker(host, job, self.job_idx, clone, "offset" if i == 0 else f"f{i}.offset")
+                self._offsets = self._offset_picker(
+                    host, job, self.job_idx, clone, "offset" if i == 0 else f"f{i}.offset"
+                )
             states.append({a: getattr(self, a) for a in self._FILE_STATE})
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
         if not job.time_based:
@@ -435,8 +471,13 @@ class SyncThread:
     def _finished(self, now: float) -> bool:
         """fio's end of a job: runtime, size (x loops), number_ios, or a sequential job with holes
         at the end of its region."""
-        return (now >= self.end_ns or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
-                or (self.max_ios and self.issued_ios >= self.max_ios) or self._region_end or self.failed)
+        return (
+            now >= self.end_ns
+            or (self.size_limit is not None and self.issued_bytes >= self.size_limit)
+            or (self.max_ios and self.issued_ios >= self.max_ios)
+            or self._region_end
+            or self.failed
+        )
 
     def _io_completed(self, req, t: float) -> None:
         """fio has ``req`` back at ``t``: stamp it, hand it to the run's statistics, then fio's
@@ -481,7 +522,10 @@ class SyncThread:
             if self._flow is not None:
                 self._flow.leave()
             if with_completion:
-                runner.run(self.host.costs.get("sync_exit", fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles), runner.exit_task)
+                runner.run(
+                    self.host.costs.get("sync_exit", fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles),
+                    runner.exit_task,
+                )
             else:
                 runner.exit_task()
             return
@@ -575,8 +619,12 @@ class SyncThread:
             runner.start_timer(wait + k.timer_slack_ns, fire)
             runner.sleep(self._after_pause, iowait=False)
 
-        runner.run(self.host.costs.get("nanosleep" + ("_after_io" if with_completion else ""),
-                                       actions={"hrtimer_program": 1}, **parts), sleep)
+        runner.run(
+            self.host.costs.get(
+                "nanosleep" + ("_after_io" if with_completion else ""), actions={"hrtimer_program": 1}, **parts
+            ),
+            sleep,
+        )
 
     def _after_pause(self) -> None:
         self._paused = True

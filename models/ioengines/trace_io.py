@@ -48,5 +48,7 @@ class TraceIO:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return (f"TraceIO(t_ns={self.t_ns!r}, op={self.op!r}, offset={self.offset!r}, nbytes={self.nbytes!r}, "
-                f"volume={self.volume!r}, line={self.line!r})")
+        return (
+            f"TraceIO(t_ns={self.t_ns!r}, op={self.op!r}, offset={self.offset!r}, nbytes={self.nbytes!r}, "
+            f"volume={self.volume!r}, line={self.line!r})"
+        )

@@ -297,8 +297,10 @@ class LoadBalancer:
                     return True
         return False
 
-def pull_candidate(runners: list[CpuRunner], this: CpuRunner, now: float,
-                   migration_cost_ns: float) -> tuple[Any, Any, int]:
+
+def pull_candidate(
+    runners: list[CpuRunner], this: CpuRunner, now: float, migration_cost_ns: float
+) -> tuple[Any, Any, int]:
     """``newidle_balance`` for runner ``this``: (the runner to pull from, the task, CPUs examined),
     or (None, None, examined) when nothing may move. The busiest runqueue (most queued tasks)
     first; from it the queued task that left a CPU longest ago, if it may run here and is not
@@ -325,8 +327,17 @@ class SchedDomain:
     the SMT level, 1 above; ``SD_PREFER_SIBLING`` on the SMT level, so the level above spreads
     tasks evenly over its groups."""
 
-    __slots__ = ("runners", "groups", "imbalance_pct", "cache_nice_tries", "prefer_sibling", "nr_balance_failed",
-                 "min_interval_ns", "max_interval_ns", "balance_interval_ns")
+    __slots__ = (
+        "runners",
+        "groups",
+        "imbalance_pct",
+        "cache_nice_tries",
+        "prefer_sibling",
+        "nr_balance_failed",
+        "min_interval_ns",
+        "max_interval_ns",
+        "balance_interval_ns",
+    )
 
     def __init__(self, runners: tuple, groups: tuple, *, smt_level: bool, prefer_sibling: bool) -> None:
         self.runners = runners
@@ -426,16 +437,20 @@ def _tune_interval(domain: SchedDomain, all_pinned: bool) -> None:
         domain.balance_interval_ns = 2.0 * iv
 
 
-def _imbalance(domain: SchedDomain, this_idle: bool, local: _GroupStats, busiest: _GroupStats | None,
-               avg_load: float) -> tuple[str | None, float]:
+def _imbalance(
+    domain: SchedDomain, this_idle: bool, local: _GroupStats, busiest: _GroupStats | None, avg_load: float
+) -> tuple[str | None, float]:
     """find_busiest_group's checks and calculate_imbalance: (``"task"`` and a number of tasks, or
     ``"load"`` and an amount of load weight; None when balanced)."""
     if busiest is None:
         return None, 0.0
     if local.kind > busiest.kind:
         return None, 0.0  # the local group is busier than the busiest one
-    if local.kind == OVERLOADED and (local.avg_load >= busiest.avg_load or local.avg_load >= avg_load
-                                     or 100 * busiest.avg_load <= domain.imbalance_pct * local.avg_load):
+    if local.kind == OVERLOADED and (
+        local.avg_load >= busiest.avg_load
+        or local.avg_load >= avg_load
+        or 100 * busiest.avg_load <= domain.imbalance_pct * local.avg_load
+    ):
         return None, 0.0
     force = domain.prefer_sibling and local.kind == HAS_SPARE and busiest.nr > local.nr + 1
     if not force and busiest.kind != OVERLOADED:
@@ -476,8 +491,9 @@ def _busiest_queue(group: tuple, kind: str, imbalance: float):
     return best
 
 
-def _detach(domain: SchedDomain, src, this, now: float, migration_cost_ns: float, kind: str,
-            imbalance: float) -> tuple[list, bool]:
+def _detach(
+    domain: SchedDomain, src, this, now: float, migration_cost_ns: float, kind: str, imbalance: float
+) -> tuple[list, bool]:
     """detach_tasks: (the queued tasks of ``src`` to move to ``this``, oldest first; whether none
     of them may run on ``this``). A task is skipped while cache-hot, unless the domain's passes
     failed more than ``cache_nice_tries`` times in a row; moving load, a task heavier than what
@@ -509,4 +525,3 @@ def _detach(domain: SchedDomain, src, this, now: float, migration_cost_ns: float
     if src.current is not None and src.current.affinity is not None and this.id in src.current.affinity:
         all_pinned = False  # (the running task could move, by active balancing: not modelled)
     return out, all_pinned and not out
-

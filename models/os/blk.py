@@ -21,14 +21,13 @@ batch and hardware context.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
-from collections import deque
-
+from models.os.cost import Cost
 from models.os.iosched import IoScheduler
 from models.os.kblockd import KblockdWorker
 from models.os.request import Request
-from models.os.cost import Cost
 
 if TYPE_CHECKING:
     from models.os.nvme import NvmeDriver
@@ -199,8 +198,15 @@ class BlkMq:
             reqs = self._plug_merge(reqs)
         return reqs
 
-    def issue_batch(self, reqs, plugged: bool = False, runner=None, unplugged: bool = False,
-                    nsubmit: int | None = None, passthru: bool = False) -> None:
+    def issue_batch(
+        self,
+        reqs,
+        plugged: bool = False,
+        runner=None,
+        unplugged: bool = False,
+        nsubmit: int | None = None,
+        passthru: bool = False,
+    ) -> None:
         """Requests submitted together from code running on ``runner``: (if not ``plugged`` yet,
         :meth:`plug` them), offer each to the elevator's merge and insert the rest. A plugged batch
         (:data:`PLUG_MIN_REQUESTS` or more, not ``unplugged``) takes the scheduler lock once per

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 class Cfs(IrqEntry):
     """The run-queue level of a CPU's runner (models.os.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
-                 balancer: LoadBalancer):
+    def __init__(
+        self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: LoadBalancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         k = host.kcosts
         ct: CostTable = host.costs
@@ -142,8 +143,11 @@ class Cfs(IrqEntry):
             nxt.state = RUNNING
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
-            cost = self.cost_cs_from_idle if from_idle else (
-                self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs)
+            cost = (
+                self.cost_cs_from_idle
+                if from_idle
+                else (self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs)
+            )
             now = self.engine.now
             self.add_carry(cost)
             if not nxt.kthread and (nxt is not self._last_user or self._caches_flushed):

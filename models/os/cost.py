@@ -27,8 +27,15 @@ class Cost:
     activity: float
     actions: tuple
 
-    def __init__(self, name: str, idx: int, parts: dict[str, float], activity_user: float, activity_kernel: float,
-                 actions: tuple = ()):
+    def __init__(
+        self,
+        name: str,
+        idx: int,
+        parts: dict[str, float],
+        activity_user: float,
+        activity_kernel: float,
+        actions: tuple = (),
+    ):
         self.name = name
         self.idx = idx
         self.actions = actions

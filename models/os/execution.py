@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
-from models.os.cost import LAYERS as _LAYER_NAMES, Cost
+from models.os.cost import LAYERS as _LAYER_NAMES
+from models.os.cost import Cost
 from models.os.sched_config import SchedConfig
 from models.os.task import Task
 from simcore.engine import Call, Engine
@@ -55,8 +56,9 @@ _POLLING: Final = _LAYER_NAMES.index("polling")
 class Execution:
     """The execution level of one logical CPU's runner: see the module docstring."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
-                 balancer: LoadBalancer):
+    def __init__(
+        self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: LoadBalancer
+    ):
         self.host = host
         self.engine: Engine = host.engine
         #: the scheduler-wide state and load balancing (models.os.balance)

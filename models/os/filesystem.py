@@ -79,14 +79,18 @@ class FileLayout:
                 self._regions[path] = FileRegion(path, dev % self.n_ssds, 0, None, False)
                 continue
             if size is None:
-                raise ConfigError(f"file '{path}': no size; a file job needs size= or filesize= "
-                                  "(fio refuses it too: the file does not exist)")
+                raise ConfigError(
+                    f"file '{path}': no size; a file job needs size= or filesize= "
+                    "(fio refuses it too: the file does not exist)"
+                )
             self._regions[path] = FileRegion(path, 0, at, size, True)
             at += -(-size // EXTENT_ALIGN_BYTES) * EXTENT_ALIGN_BYTES
         cap = self.capacity_bytes
         if cap is not None and at > cap:
-            raise ConfigError(f"the jobs' files need {at} bytes on SSD 0, more than its capacity "
-                              f"(ssd.capacity_bytes = {cap}); fio would fail with ENOSPC")
+            raise ConfigError(
+                f"the jobs' files need {at} bytes on SSD 0, more than its capacity "
+                f"(ssd.capacity_bytes = {cap}); fio would fail with ENOSPC"
+            )
 
     def region(self, path: str) -> FileRegion:
         return self._regions[path]

@@ -51,11 +51,13 @@ class Timer:
     def __lt__(self, other: "Timer") -> bool:
         return self.expiry < other.expiry
 
+
 class Hrtimers(Polling):
     """The hrtimer level of a CPU's runner (models.os.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
-                 balancer: LoadBalancer):
+    def __init__(
+        self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: LoadBalancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._timer_cost: Cost = host.timer_cost
         self.timers: list[Timer] = []  # a heap by expiry (cancelled ones leave it lazily)

@@ -44,8 +44,9 @@ def _tick_softirq(runner) -> None:
 class IdleLoop(Hrtimers):
     """The idle and tick level of a CPU's runner (models.os.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
-                 balancer: LoadBalancer):
+    def __init__(
+        self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: LoadBalancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         ct: CostTable = host.costs
         self._enter_idle_cb = self._enter_idle  # bound once: passed to run() at every idle entry
@@ -138,8 +139,11 @@ class IdleLoop(Hrtimers):
             return
         now = self.engine.now
         balancer = self.balancer
-        if (balancer.movable_tasks and self.avg_idle_ns >= balancer.migration_cost_ns
-                and balancer.newidle_balance(cast("CpuRunner", self), now)):
+        if (
+            balancer.movable_tasks
+            and self.avg_idle_ns >= balancer.migration_cost_ns
+            and balancer.newidle_balance(cast("CpuRunner", self), now)
+        ):
             self._schedule(from_idle=False)  # run the pulled task at once: nobody else can pull it meanwhile
             return
         first = self.next_timer()

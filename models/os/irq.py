@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 class IrqEntry(IdleLoop):
     """The hard-IRQ level of a CPU's runner (models.os.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
-                 balancer: LoadBalancer):
+    def __init__(
+        self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: LoadBalancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._irq_end_cb = self._irq_end
         self.irq_kinds: defaultdict[str, int] = defaultdict(int)
@@ -131,7 +132,8 @@ class IrqEntry(IdleLoop):
         self._carry_fixed_ns += exit_ns
         if self.engine.tracer is not None:
             self._trace_parts += [(f"{self.cstates[self.cpu.cstate].name} exit", exit_ns)] + [
-                (f"hard IRQ ({work.kind}): {name}", ns) for name, ns in self._layer_parts(cost)]
+                (f"hard IRQ ({work.kind}): {name}", ns) for name, ns in self._layer_parts(cost)
+            ]
         work.fire(self)
         self._charge_tick_restart()
         if self.rq:

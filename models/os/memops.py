@@ -24,8 +24,20 @@ Both are platform parameters fitted by ``scenarios/studies/calibrate_memops.py``
 from __future__ import annotations
 
 #: published keys, in the study's order; the function groups are parts of their directories
-KEYS = ("block/", "blk_poll", "blk_mq_*", "drivers/nvme/host/", "kernel/sched/", "__schedule", "psi_task_change",
-        "update_load_avg", "kernel/time/", "ktime_get", "*hrtimer*", "other")
+KEYS = (
+    "block/",
+    "blk_poll",
+    "blk_mq_*",
+    "drivers/nvme/host/",
+    "kernel/sched/",
+    "__schedule",
+    "psi_task_change",
+    "update_load_avg",
+    "kernel/time/",
+    "ktime_get",
+    "*hrtimer*",
+    "other",
+)
 
 #: exclusive cells -> the published keys they count towards
 CELLS = {
@@ -87,9 +99,12 @@ SOURCE_CELLS = {
 }
 
 
-def rates_per_s(intensity: dict[str, dict[str, float]], cycles_per_s: dict[str, float],
-                per_action: dict[str, dict[str, float]] | None = None,
-                actions_per_s: dict[str, float] | None = None) -> dict[str, float]:
+def rates_per_s(
+    intensity: dict[str, dict[str, float]],
+    cycles_per_s: dict[str, float],
+    per_action: dict[str, dict[str, float]] | None = None,
+    actions_per_s: dict[str, float] | None = None,
+) -> dict[str, float]:
     """Memory operations per second by published key (+ ``total``): the cycles per second of each
     source not counted as actions x the intensities (operations per cycle per cell), plus the
     kernel actions per second x their operations per action per cell."""

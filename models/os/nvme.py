@@ -158,7 +158,11 @@ class NvmeDriver:
             for child in merged:
                 # the merged request was dispatched and serviced as part of its target
                 child.t_dispatch, child.t_dev_start, child.t_dev_end, child.t_cqe = (
-                    req.t_dispatch, req.t_dev_start, req.t_dev_end, req.t_cqe)
+                    req.t_dispatch,
+                    req.t_dev_start,
+                    req.t_dev_end,
+                    req.t_cqe,
+                )
                 child.device_service_ns = req.device_service_ns
                 self._finish(runner, child)
                 task = child.task

@@ -83,8 +83,9 @@ def select_wake_cpu(runners: list[CpuRunner], task: Task, waker: CpuRunner) -> t
 class Wakeup(Cfs):
     """The wake-up level of a CPU's runner (models.os.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
-                 balancer: LoadBalancer):
+    def __init__(
+        self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: LoadBalancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         k = host.kcosts
         ct: CostTable = host.costs

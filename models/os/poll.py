@@ -29,8 +29,9 @@ class Polling(Execution):
     """The polling level of a CPU's runner (models.os.execution). (``cast("CpuRunner", self)``:
     the queues and the driver know runners as the whole they are part of.)"""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig,
-                 balancer: LoadBalancer):
+    def __init__(
+        self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: LoadBalancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._poll_hit_cb = self._poll_hit
         self._act_poll = cpu.core._cfg.activity["poll"]
@@ -108,9 +109,12 @@ class Polling(Execution):
             self._poll_interrupt_for_resched()
         elif self._poll_qp is None:
             if self._poll_req.done and self._poll_call is None:
-                self._poll_call = self.engine.call_in(max(0.0, self._poll_start - self.engine.now) + self._spin_ns,
-                                                      self._poll_hit_cb)
-        elif (self._poll_qp.hw.cq or (self._poll_more and any(q.hw.cq for q in self._poll_more))) and self._poll_call is None:
+                self._poll_call = self.engine.call_in(
+                    max(0.0, self._poll_start - self.engine.now) + self._spin_ns, self._poll_hit_cb
+                )
+        elif (
+            self._poll_qp.hw.cq or (self._poll_more and any(q.hw.cq for q in self._poll_more))
+        ) and self._poll_call is None:
             self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit_cb)
 
     def cqe_posted(self, qp: NvmeQueue) -> None:
@@ -124,8 +128,14 @@ class Polling(Execution):
 
     def _charge_poll(self, now: float) -> None:
         if self.engine.tracer is not None and now > self._poll_start:
-            self.engine.tracer.span(1, self.id, "poll" if self._poll_qp is not None else "spin", self._poll_start,
-                                    now - self._poll_start, "polling")
+            self.engine.tracer.span(
+                1,
+                self.id,
+                "poll" if self._poll_qp is not None else "spin",
+                self._poll_start,
+                now - self._poll_start,
+                "polling",
+            )
         ns = max(0.0, now - self._poll_start)
         cyc = ns * self.freq
         self.poll_ns += ns

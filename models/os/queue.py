@@ -11,23 +11,39 @@ from simcore.config import Model
 
 class QueueConfig(Model):
     io_poll: bool = Field(False, description="queue/io_poll: HIPRI requests may poll (polled hardware queues exist)")
-    io_poll_delay: int = Field(-1, description="queue/io_poll_delay: -1 classic polling, 0 adaptive hybrid, N>0 fixed N us sleep")
+    io_poll_delay: int = Field(
+        -1, description="queue/io_poll_delay: -1 classic polling, 0 adaptive hybrid, N>0 fixed N us sleep"
+    )
     scheduler: str = Field("none", description="queue/scheduler: the blk-mq IO scheduler")
-    iosched: dict[str, Union[int, float, str]] = Field(default_factory=dict, description="queue/iosched/* tunables of the scheduler")
-    nr_requests: int = Field(1023, ge=1, le=10240, description="queue/nr_requests: driver tags per hardware queue (at most"
-                             " BLK_MQ_MAX_DEPTH = 10240, blk-mq's limit)")
+    iosched: dict[str, Union[int, float, str]] = Field(
+        default_factory=dict, description="queue/iosched/* tunables of the scheduler"
+    )
+    nr_requests: int = Field(
+        1023,
+        ge=1,
+        le=10240,
+        description="queue/nr_requests: driver tags per hardware queue (at most"
+        " BLK_MQ_MAX_DEPTH = 10240, blk-mq's limit)",
+    )
     max_sectors_kb: int = Field(128, ge=4, description="queue/max_sectors_kb: largest request merging may build, KiB")
-    nomerges: int = Field(0, ge=0, le=2, description="queue/nomerges: 0 all merges, 1 only simple one-hit merges, 2 none")
-    completion: str = Field("auto", description="'auto' = Linux rules (io_poll, io_poll_delay, hipri); or a registered completion policy name")
+    nomerges: int = Field(
+        0, ge=0, le=2, description="queue/nomerges: 0 all merges, 1 only simple one-hit merges, 2 none"
+    )
+    completion: str = Field(
+        "auto",
+        description="'auto' = Linux rules (io_poll, io_poll_delay, hipri); or a registered completion policy name",
+    )
     sched_dispatch: Literal["kblockd", "direct"] = Field(
-        "kblockd", description="with an IO scheduler, an unplugged request (fewer than 3 submitted together) is dispatched"
+        "kblockd",
+        description="with an IO scheduler, an unplugged request (fewer than 3 submitted together) is dispatched"
         " from the kblockd worker of its CPU, as in 5.x (blk_mq_sched_insert_request(..., async=true):"
         " a kworker wake-up and switch before the doorbell); 'direct': from the submitting context,"
-        " as a plugged batch is"
+        " as a plugged batch is",
     )
     hybrid_stats: Literal["rearm", "once"] = Field(
-        "rearm", description="hybrid polling statistics: 'rearm' a 100 ms window whenever none is active (5.x),"
-        " or collect 'once'"
+        "rearm",
+        description="hybrid polling statistics: 'rearm' a 100 ms window whenever none is active (5.x),"
+        " or collect 'once'",
     )
 
     @field_validator("io_poll_delay")

@@ -26,9 +26,27 @@ class Request(NvmeCommand):
     device sees (direction, size, flags, device timestamps) is its :class:`NvmeCommand`."""
 
     __slots__ = (
-        "id", "task", "job", "cpu", "qp", "hipri", "done", "waiter_sleeping",
-        "depth", "t_submit", "t_issued", "t_dispatch", "t_reaped", "t_complete",
-        "slept", "done_cb", "merged", "parent", "splits", "splits_left", "ioprio",
+        "id",
+        "task",
+        "job",
+        "cpu",
+        "qp",
+        "hipri",
+        "done",
+        "waiter_sleeping",
+        "depth",
+        "t_submit",
+        "t_issued",
+        "t_dispatch",
+        "t_reaped",
+        "t_complete",
+        "slept",
+        "done_cb",
+        "merged",
+        "parent",
+        "splits",
+        "splits_left",
+        "ioprio",
     )
 
     splits_left: int
@@ -54,11 +72,15 @@ class Request(NvmeCommand):
         self.slept = False
         self.flags = 0
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.iosched); 0: none (the task's)
-        self.done_cb: Callable[[Any, Request], None] | None = None  # async engines: called as done_cb(runner, req) at completion
+        self.done_cb: Callable[[Any, Request], None] | None = (
+            None  # async engines: called as done_cb(runner, req) at completion
+        )
         self.merged: list[Request] | None = None  # requests merged into this one (they complete with it)
         self.sq_seq = -1  # position in its submission queue (strict Barrier ordering)
         self.parent: Request | None = None  # a split piece: the IO it belongs to (completes when all its pieces have)
-        self.splits: list[Request] | None = None  # an IO larger than max_sectors_kb: its pieces, one device command each
+        self.splits: list[Request] | None = (
+            None  # an IO larger than max_sectors_kb: its pieces, one device command each
+        )
         # splits_left (pieces not finished yet) is set only on a split IO, by BlkMq.split
 
     @property

@@ -88,7 +88,9 @@ class SqThread:
         if self.sleeping:
             # the application must enter the kernel to wake the SQ thread
             k = self.host.kcosts
-            thread.runner.add_carry(self.host.costs.get("sq_wakeup", syscall=k.syscall_entry_cycles + k.syscall_exit_cycles))
+            thread.runner.add_carry(
+                self.host.costs.get("sq_wakeup", syscall=k.syscall_entry_cycles + k.syscall_exit_cycles)
+            )
             self.sleeping = False
             self.wakeups += 1
             thread.runner.wake(self.task)
@@ -122,13 +124,16 @@ class SqThread:
             return
         self.work.done = False
         if self._idle_call is None:
-            self._idle_call = self.host.engine.call_at(max(now, self.last_work_ns + self.host.kcosts.sq_thread_idle_ns), self._idle_check)
+            self._idle_call = self.host.engine.call_at(
+                max(now, self.last_work_ns + self.host.kcosts.sq_thread_idle_ns), self._idle_check
+            )
         qp = self.host.driver.queue_for(0, self.cpu, True) if self.iopoll else None
         runner.poll(qp, self.work, self._loop)
 
     def _submitted(self, batch, reqs) -> None:
-        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(batch),
-                                  passthru=batch[0][1].passthru)
+        self.host.blk.issue_batch(
+            reqs, plugged=True, runner=self.runner, nsubmit=len(batch), passthru=batch[0][1].passthru
+        )
         self.submitted += len(batch)
         self._loop()
 

@@ -26,8 +26,19 @@ class ClosedLoopClient:
     """The client's connections: :meth:`start` sends every connection's first ``iodepth``
     commands; :meth:`response` (called by the target when it posts a response) sends the next."""
 
-    def __init__(self, engine, arrive, *, connections: int, iodepth: int, think_ns: float, half_rtt_ns: float,
-                 phases: list[tuple[float, float, float | None]], end_ns: float, ssds: tuple[int, ...]):
+    def __init__(
+        self,
+        engine,
+        arrive,
+        *,
+        connections: int,
+        iodepth: int,
+        think_ns: float,
+        half_rtt_ns: float,
+        phases: list[tuple[float, float, float | None]],
+        end_ns: float,
+        ssds: tuple[int, ...],
+    ):
         """``arrive(conn)`` is the target's receive path, called at each command's arrival;
         ``phases``: (start ns, end ns, rate cap IOPS or None)."""
         self.engine = engine

@@ -40,10 +40,21 @@ from math import ceil
 from models.cpu.core import Package
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from models.cpu.power_limit import limit_reading
-from models.server.core_scheduling import CoreSchedulingPolicy
 from models.server.client import ClosedLoopClient
+from models.server.core_scheduling import CoreSchedulingPolicy
 from models.server.reactor import (  # noqa: F401
-    _EPS, ASLEEP, AWAKE, HYBRID, IRQ, POLL, WAKING, FabricsCommand, LThread, Reactor, Ticker)
+    _EPS,
+    ASLEEP,
+    AWAKE,
+    HYBRID,
+    IRQ,
+    POLL,
+    WAKING,
+    FabricsCommand,
+    LThread,
+    Reactor,
+    Ticker,
+)
 from models.ssd.device import NvmeDevice
 from models.ssd.energy import ssd_reading
 from simcore.config import Model
@@ -62,8 +73,15 @@ NET_BASE_BYTES = 4096
 class Server:
     """One storage server run: wires CPU package, SSDs, reactors, threads, client and policy."""
 
-    def __init__(self, cfg, policy_cls: type[CoreSchedulingPolicy], params: Model, idle_governor_cls: type[CpuidleGovernor],
-                 client, tracer=None):
+    def __init__(
+        self,
+        cfg,
+        policy_cls: type[CoreSchedulingPolicy],
+        params: Model,
+        idle_governor_cls: type[CpuidleGovernor],
+        client,
+        tracer=None,
+    ):
         """``cfg``: the run configuration (:class:`scenarios.config.server.ServerRunConfig`: platform,
         ``server``, ``workload``, ``seed``); ``policy_cls`` with its validated ``params`` and the
         cpuidle governor class come resolved from the assembly (:func:`scenarios.run.assembly.build_server`);
@@ -77,7 +95,9 @@ class Server:
         self._setup_cpus(policy_cls, params, idle_governor_cls)
         # SSDs
         plat = cfg.platform
-        self.devices = [NvmeDevice(plat.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i) for i in range(plat.ssd_count)]
+        self.devices = [
+            NvmeDevice(plat.ssd, self.engine, self.rng.stream(f"ssd{i}.service"), i) for i in range(plat.ssd_count)
+        ]
         self._setup_reactors()
         self._setup_threads()
         self._setup_accounts()
@@ -198,9 +218,16 @@ class Server:
                 self._submit = self._submit_pull
             phases = wl.phases()
             self.client = ClosedLoopClient(
-                self.engine, self._arrive_closed, connections=wl.connections, iodepth=wl.iodepth,
-                think_ns=wl.think_time_us * 1e3, half_rtt_ns=self.half_rtt, phases=phases, end_ns=wl.end_ns,
-                ssds=wl.target_ssds(len(self.devices)))
+                self.engine,
+                self._arrive_closed,
+                connections=wl.connections,
+                iodepth=wl.iodepth,
+                think_ns=wl.think_time_us * 1e3,
+                half_rtt_ns=self.half_rtt,
+                phases=phases,
+                end_ns=wl.end_ns,
+                ssds=wl.target_ssds(len(self.devices)),
+            )
             self._at = []
             self.client.start()
             return
@@ -447,7 +474,9 @@ class Server:
         r.threads.append(th)
         r.loop_cycles += th.poll_cycles
 
-    def set_mode(self, r: Reactor, idle_mode: int, hyb_kind: str = "kernel", hyb_sleep=None, cstate: int | None = None) -> None:
+    def set_mode(
+        self, r: Reactor, idle_mode: int, hyb_kind: str = "kernel", hyb_sleep=None, cstate: int | None = None
+    ) -> None:
         """Make ``r`` an awake reactor with the given idle behaviour (at setup, or when it has no work)."""
         r.idle_mode = idle_mode
         r.hyb_kind = hyb_kind
@@ -679,8 +708,9 @@ class Server:
         """:meth:`_submit` after the data of a write over the in-capsule size has been pulled from the
         client (RDMA READ: a round trip plus the transfer)."""
         if req.op == "write" and req.nbytes > self.in_capsule:
-            self.engine.call_at(self.engine.now + self.rtt_ns + req.nbytes * self.ns_per_byte,
-                                Server._submit, self, req)
+            self.engine.call_at(
+                self.engine.now + self.rtt_ns + req.nbytes * self.ns_per_byte, Server._submit, self, req
+            )
         else:
             Server._submit(self, req)
 

@@ -27,8 +27,7 @@ def apst_steps(cfg: DeviceConfig) -> list[tuple[float, object]]:
     a = cfg.apst
     if not a.enabled or not cfg.power_states:
         return []
-    usable = [ps for ps in cfg.power_states
-              if (ps.entry_latency_ns + ps.exit_latency_ns) / 1e3 <= a.ps_max_latency_us]
+    usable = [ps for ps in cfg.power_states if (ps.entry_latency_ns + ps.exit_latency_ns) / 1e3 <= a.ps_max_latency_us]
     primary = secondary = None
     for ps in reversed(usable):  # deepest first, as the kernel walks them
         total_us = (ps.entry_latency_ns + ps.exit_latency_ns) / 1e3

@@ -34,10 +34,9 @@ from models.ssd.command import NvmeCommand
 from models.ssd.config import DeviceConfig
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
-
 from simcore.engine import Call, Engine
-from simcore.rng import BatchedDraws
 from simcore.errors import ConfigError
+from simcore.rng import BatchedDraws
 from simcore.stats import LatencyStats
 
 #: flash with a write buffer: programs a media unit may have queued in the DRAM buffer beyond the one
@@ -58,8 +57,21 @@ class QueuePair:
     handler) belongs to the host's driver (:class:`models.os.nvme.NvmeQueue`, or the server's own
     user-space driver), which registers the callbacks: the device knows nothing else of it."""
 
-    __slots__ = ("qid", "device", "polled", "cq", "on_post", "on_irq", "irq_gen", "inflight", "depth", "seq",
-                 "posted_times", "post_gaps", "submit_hook")
+    __slots__ = (
+        "qid",
+        "device",
+        "polled",
+        "cq",
+        "on_post",
+        "on_irq",
+        "irq_gen",
+        "inflight",
+        "depth",
+        "seq",
+        "posted_times",
+        "post_gaps",
+        "submit_hook",
+    )
 
     def __init__(self, qid: int, device: "NvmeDevice", polled: bool, depth: int):
         self.qid = qid
@@ -75,7 +87,9 @@ class QueuePair:
         self.irq_gen: IrqGeneration | None = None  # device-side interrupt generation policy of this CQ's vector
         self.inflight = 0
         self.seq = 0  # SQ sequence number of the next command
-        self.submit_hook: Callable[[Any], None] | None = None  # the interrupt-generation policy's on_submit, if it tracks the SQ
+        self.submit_hook: Callable[[Any], None] | None = (
+            None  # the interrupt-generation policy's on_submit, if it tracks the SQ
+        )
         # completion inter-arrival statistics: CQE post times not folded yet into post_gaps (None: off)
         self.posted_times: list[float] | None = []
         self.post_gaps = LatencyStats()  # gaps between consecutive CQE posts, ns
@@ -158,8 +172,15 @@ class TransferPath:
 class NvmeDevice:
     """Runtime model of one NVMe SSD."""
 
-    def __init__(self, cfg: DeviceConfig, engine: Engine, rng_gen: np.random.Generator, index: int = 0,
-                 irq_cfg: IrqConfig | None = None, irq_generation: type[IrqGeneration] | None = None):
+    def __init__(
+        self,
+        cfg: DeviceConfig,
+        engine: Engine,
+        rng_gen: np.random.Generator,
+        index: int = 0,
+        irq_cfg: IrqConfig | None = None,
+        irq_generation: type[IrqGeneration] | None = None,
+    ):
         """``irq_cfg`` (``nvme.*``) and ``irq_generation`` (the class of ``irq_cfg.irq``, resolved by
         the assembly) drive the interrupts of interrupt-driven queue pairs; a device with only
         polled queue pairs needs neither."""
@@ -208,13 +229,17 @@ class NvmeDevice:
         vector, ``depth`` entries (at most ``max_queue_depth``). The host registers its callbacks
         on it (``on_irq``, ``on_post``)."""
         if len(self.qps) >= self.cfg.max_queue_pairs:
-            raise ConfigError(f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the nvme driver model "
-                              "needs one queue pair per logical CPU (two with queue.io_poll); stacksim does not model "
-                              "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs")
+            raise ConfigError(
+                f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the nvme driver model "
+                "needs one queue pair per logical CPU (two with queue.io_poll); stacksim does not model "
+                "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs"
+            )
         qp = QueuePair(len(self.qps), self, polled, min(depth, self.cfg.max_queue_depth))
         if not polled:
             if self._irq_generation is None:
-                raise ValueError(f"{self.cfg.model}: an interrupt-driven queue pair needs an interrupt generation policy")
+                raise ValueError(
+                    f"{self.cfg.model}: an interrupt-driven queue pair needs an interrupt generation policy"
+                )
             gen = qp.irq_gen = self._irq_generation(qp, self.irq_cfg, self.engine)
             if type(gen).on_submit is not IrqGeneration.on_submit:
                 qp.submit_hook = gen.on_submit  # only policies that track the SQ see submissions

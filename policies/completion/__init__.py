@@ -4,7 +4,7 @@ Select the Linux way: queue ``io_poll`` + ``io_poll_delay`` and the job's ``hipr
 :func:`select_policy`), or name a registered policy with ``queue.completion``.
 """
 
+from policies.completion import classic_poll, hybrid_poll, interrupt  # noqa: F401  (registration)
 from policies.completion.base import COMPLETION_POLICIES, CompletionPolicy, select_policy_name
-from policies.completion import interrupt, classic_poll, hybrid_poll  # noqa: F401  (registration)
 
 __all__ = ["COMPLETION_POLICIES", "CompletionPolicy", "select_policy_name"]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 BKTS: Final = 16
 WINDOW_NS: Final = 100_000_000.0
 
+
 def stats_bucket(op: str, nbytes: int) -> int:
     """blk_mq_poll_stats_bkt: ddir + 2 * ilog2(sectors), clamped to the last pair (-1: no sectors)."""
     sectors = nbytes // 512
@@ -58,8 +59,7 @@ class HybridPollCompletion(CompletionPolicy):
         self._win_n = [0] * BKTS
         self._windows_started = 0
         k = host.kcosts
-        self.cost_arm = host.costs.get("hybrid_sleep_arm", block=k.hybrid_stats_cycles,
-                                       actions={"hrtimer_program": 1})
+        self.cost_arm = host.costs.get("hybrid_sleep_arm", block=k.hybrid_stats_cycles, actions={"hrtimer_program": 1})
         self.sleeps = 0
         self.slept_ns = 0.0
         self._engine: Engine = host.engine
@@ -121,8 +121,9 @@ class _Nap:
 
     __slots__ = ("policy", "runner", "task", "req", "then", "t0", "timer")
 
-    def __init__(self, policy: HybridPollCompletion, runner: CpuRunner, task: Task, req: Request,
-                 then: Callable[[], None]) -> None:
+    def __init__(
+        self, policy: HybridPollCompletion, runner: CpuRunner, task: Task, req: Request, then: Callable[[], None]
+    ) -> None:
         self.policy = policy
         self.runner = runner
         self.task = task

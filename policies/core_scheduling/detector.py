@@ -45,7 +45,7 @@ class CIDetector:
         last = self.k.get(key, -1)
         g = k - last - 1
         if g > 0 and (m or v):
-            bg = self.beta ** g
+            bg = self.beta**g
             v = bg * (v + m * m * (1.0 - bg))
             m *= bg
         return m, v

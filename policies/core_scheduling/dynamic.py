@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin, scheduler_overhead
 from models.server.reactor import AWAKE, POLL, Ticker
+from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin, scheduler_overhead
 from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.dynamic_scheduling_interval_us
@@ -45,8 +45,12 @@ class DynamicScheduler(CoreSchedulingPolicy):
         interval_us: float = Field(DYNAMIC_INTERVAL_US, gt=0, description="scheduling period, us")
         load_limit: float = Field(LOAD_LIMIT, ge=0, le=100, description="thread load (%) under which it is idle")
         core_limit: float = Field(CORE_LIMIT, ge=0, le=100, description="core load (%) a placement may not exceed")
-        core_busy: float = Field(CORE_BUSY, ge=0, le=100, description="core load (%) above which its estimate stays >= core_limit")
-        main_core_governor: bool = Field(False, description="scale the main core's frequency with its load (DPDK governor)")
+        core_busy: float = Field(
+            CORE_BUSY, ge=0, le=100, description="core load (%) above which its estimate stays >= core_limit"
+        )
+        main_core_governor: bool = Field(
+            False, description="scale the main core's frequency with its load (DPDK governor)"
+        )
 
     def setup(self) -> None:
         s = self.server

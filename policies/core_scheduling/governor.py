@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from models.server.reactor import AWAKE, POLL, Ticker
+from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.governor_interval_us
@@ -44,11 +44,19 @@ class Governor(CoreSchedulingPolicy):
     class Params(Model):
         interval_us: float = Field(GOVERNOR_INTERVAL_US, gt=0, description="decision period, us")
         levels: int = Field(8, ge=2, description="frequency levels from minimum to maximum")
-        decision_ns_per_reactor: float = Field(20.0, ge=0, description="the main core's decision loop per reactor"
-                                               " examined (read two counters, compare, pick a level; estimate), ns")
-        freq_request_ns: float = Field(3000.0, ge=0, description="one frequency request from user space: write(2) to"
-                                       " scaling_setspeed, the userspace governor's store, the driver's P-state"
-                                       " request (estimate: a system call plus an MSR/CPPC write), ns")
+        decision_ns_per_reactor: float = Field(
+            20.0,
+            ge=0,
+            description="the main core's decision loop per reactor"
+            " examined (read two counters, compare, pick a level; estimate), ns",
+        )
+        freq_request_ns: float = Field(
+            3000.0,
+            ge=0,
+            description="one frequency request from user space: write(2) to"
+            " scaling_setspeed, the userspace governor's store, the driver's P-state"
+            " request (estimate: a system call plus an MSR/CPPC write), ns",
+        )
 
     def setup(self) -> None:
         s = self.server

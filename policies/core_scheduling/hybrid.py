@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from models.server.reactor import HYBRID
+from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.hybrid_polling_initial_sleep_us
@@ -21,11 +21,13 @@ INITIAL_SLEEP_US = 10.0
 def sleep_fn(fraction: float, initial_ns: float, server=None):
     """The sleep length of a reactor's next stretch; with ``server``, also pick the kernel's idle
     state for it (the sleep is a kernel timer sleep)."""
+
     def hyb_sleep(r) -> float:
         ns = fraction * r.svc if r.svc > 0 else initial_ns
         if server is not None:
             r.sleep_cstate = kernel_sleep_state(server, ns)
         return ns
+
     return hyb_sleep
 
 
@@ -43,7 +45,9 @@ class HybridPolling(CoreSchedulingPolicy):
     class Params(Model):
         initial_sleep_us: float = Field(INITIAL_SLEEP_US, ge=0, description="sleep before any IO completed, us")
         sleep_fraction: float = Field(0.5, ge=0, description="sleep = this fraction of the mean service time")
-        sleep: Literal["kernel", "mwait"] = Field("kernel", description="nanosleep through the kernel, or a user-level timed wait")
+        sleep: Literal["kernel", "mwait"] = Field(
+            "kernel", description="nanosleep through the kernel, or a user-level timed wait"
+        )
 
     def setup(self) -> None:
         s = self.server

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
 from models.server.reactor import ASLEEP
+from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
 from simcore.config import Model
 from simcore.errors import ConfigError
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
 from models.server.reactor import IRQ
+from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy
 from simcore.config import Model
 from simcore.errors import ConfigError
 

@@ -36,10 +36,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from models.server.reactor import ASLEEP, AWAKE, HYBRID, POLL, Ticker
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin, scheduler_overhead
 from policies.core_scheduling.detector import CIDetector
 from policies.core_scheduling.hybrid import INITIAL_SLEEP_US, sleep_fn
-from models.server.reactor import ASLEEP, AWAKE, HYBRID, POLL, Ticker
 from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.sandman
@@ -52,18 +52,36 @@ class Sandman(CoreSchedulingPolicy):
         t_healthy: float = Field(T_HEALTHY, gt=0, le=1, description="consolidation keeps a core's load under this")
         t_idle: float = Field(T_IDLE, ge=0, le=1, description="a core under this load gives its threads away")
         coarse_interval_s: float = Field(COARSE_INTERVAL_S, gt=0, description="consolidation period, s")
-        coarse_first_s: float | None = Field(None, gt=0, description="time of the first consolidation, s (None: one period)")
+        coarse_first_s: float | None = Field(
+            None, gt=0, description="time of the first consolidation, s (None: one period)"
+        )
         fine_interval_us: float = Field(FINE_INTERVAL_US, gt=0, description="burst-detection period, us")
         z: float = Field(Z, gt=0, description="confidence-interval width in standard errors")
         history_intervals: int = Field(100, ge=1, description="moving-average window of the detector, fine intervals")
-        backlog_us: float = Field(30.0, ge=0, description="burst_signal=queue: a surge is acted on when its core's queued"
-                                  " work (requests received but not yet processed) exceeds this, us")
-        overload: float = Field(1.0, ge=0, description="burst_signal=load: a surge is acted on when its core's measured"
-                                " load over the fine interval reaches this")
-        sleep: Literal["cstate", "freq"] = Field("cstate", description="empty cores sleep in a C-state, or run at minimum frequency")
-        burst_signal: Literal["queue", "load"] = Field("queue", description="detect bursts from incoming requests or thread busy time")
-        wakeup: Literal["mwait", "interrupt"] = Field("mwait", description="user-level monitor/wait, or kernel sleep + software interrupt")
-        hybrid_polling: bool = Field(False, description="cores with threads sleep between polls (half the mean service time)")
+        backlog_us: float = Field(
+            30.0,
+            ge=0,
+            description="burst_signal=queue: a surge is acted on when its core's queued"
+            " work (requests received but not yet processed) exceeds this, us",
+        )
+        overload: float = Field(
+            1.0,
+            ge=0,
+            description="burst_signal=load: a surge is acted on when its core's measured"
+            " load over the fine interval reaches this",
+        )
+        sleep: Literal["cstate", "freq"] = Field(
+            "cstate", description="empty cores sleep in a C-state, or run at minimum frequency"
+        )
+        burst_signal: Literal["queue", "load"] = Field(
+            "queue", description="detect bursts from incoming requests or thread busy time"
+        )
+        wakeup: Literal["mwait", "interrupt"] = Field(
+            "mwait", description="user-level monitor/wait, or kernel sleep + software interrupt"
+        )
+        hybrid_polling: bool = Field(
+            False, description="cores with threads sleep between polls (half the mean service time)"
+        )
         sibling_scheduling: bool = Field(True, description="consolidate and wake SMT siblings together")
         burst_detection: bool = Field(True, description="fine-grained burst detection on/off")
         consolidation: bool = Field(True, description="coarse consolidation on/off")
@@ -88,7 +106,9 @@ class Sandman(CoreSchedulingPolicy):
             self.sleep_state, self.wake_ns = s.c1, 0.0
         else:
             self.sleep_state, self.wake_ns = s.os_idle, s.cfg.server.kernel_wakeup_us * 1e3
-        self.hyb = sleep_fn(0.5, INITIAL_SLEEP_US * 1e3, None if p.wakeup == "mwait" else s) if p.hybrid_polling else None
+        self.hyb = (
+            sleep_fn(0.5, INITIAL_SLEEP_US * 1e3, None if p.wakeup == "mwait" else s) if p.hybrid_polling else None
+        )
         for r in s.reactors:
             if r.threads or r is self.main or p.sleep == "freq":
                 self._awake_mode(r)
@@ -115,7 +135,9 @@ class Sandman(CoreSchedulingPolicy):
             self._rload: dict = {}
         self.fine.start()
         cp = p.coarse_interval_s * 1e9
-        self.coarse = Ticker(s.engine, cp, self._coarse, phase_ns=(p.coarse_first_s * 1e9 if p.coarse_first_s else cp) % cp)
+        self.coarse = Ticker(
+            s.engine, cp, self._coarse, phase_ns=(p.coarse_first_s * 1e9 if p.coarse_first_s else cp) % cp
+        )
         self.coarse.start(p.coarse_first_s * 1e9 if p.coarse_first_s else cp)
         self.amark = [0] * n
         self.cbmark = [0.0] * n
@@ -329,8 +351,12 @@ class Sandman(CoreSchedulingPolicy):
         return True
 
     def summary(self) -> dict:
-        return {"burst_flags": self.flags, "burst_moves": self.burst_moves, "coarse_moves": self.coarse_moves,
-                "fine_periods": self.fine.fires}
+        return {
+            "burst_flags": self.flags,
+            "burst_moves": self.burst_moves,
+            "coarse_moves": self.coarse_moves,
+            "fine_periods": self.fine.fires,
+        }
 
 
 class _Consolidation:
@@ -358,7 +384,11 @@ class _Consolidation:
         out = {}
         cands = [r for r in self.awake if r not in src and r not in self.emptied]
         if prefer_pairs:
-            paired = [r for r in cands if r.sib is not None and (members[r.sib] or r.sib is main) and r.sib not in self.emptied]
+            paired = [
+                r
+                for r in cands
+                if r.sib is not None and (members[r.sib] or r.sib is main) and r.sib not in self.emptied
+            ]
             cands = paired + [r for r in cands if r not in paired]
         for th in sorted(ths, key=lambda t: -load[t]):
             for r in cands:
@@ -388,8 +418,11 @@ class _Consolidation:
             units = {}
             for r in awake:
                 units.setdefault(r.pcore.index, []).append(r)
-            units = [u for u in units.values() if main not in u and (len(u) == 2 or u[0].sib is None
-                                                                      or u[0].sib not in awake)]
+            units = [
+                u
+                for u in units.values()
+                if main not in u and (len(u) == 2 or u[0].sib is None or u[0].sib not in awake)
+            ]
         else:
             units = [[r] for r in awake if r is not main]
         for u in sorted(units, key=lambda u: (sum(rload[r] for r in u), u[0].idx)):
@@ -412,4 +445,3 @@ class _Consolidation:
             plan = self.place_all(members[r], [r], True)
             if plan is not None:
                 self.commit(plan, [r])
-

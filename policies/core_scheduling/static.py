@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from models.server.reactor import POLL
+from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from simcore.config import Model
 
 
@@ -14,8 +14,12 @@ class SpdkStatic(CoreSchedulingPolicy):
     """Every reserved core polls all the time; never sleeps, never changes frequency."""
 
     class Params(Model):
-        freq_ghz: float | None = Field(None, gt=0, description="pin every core to this frequency from t=0 (None: the"
-                                       " platform's governor, performance = maximum)")
+        freq_ghz: float | None = Field(
+            None,
+            gt=0,
+            description="pin every core to this frequency from t=0 (None: the"
+            " platform's governor, performance = maximum)",
+        )
 
     def initial_freq_ghz(self):
         return self.p.freq_ghz

@@ -5,8 +5,10 @@ with ``@CPUIDLE_GOVERNORS.register("name")`` on a :class:`CpuidleGovernor` subcl
 docs/cpu.md). Select one with ``cpu.cpuidle_governor``.
 """
 
+from policies.cpu_idle import (
+    menu,  # noqa: F401  (registration)
+    teo,  # noqa: F401
+)
 from policies.cpu_idle.base import CPUIDLE_GOVERNORS, NO_TIMER_NS, CpuidleGovernor
-from policies.cpu_idle import menu  # noqa: F401  (registration)
-from policies.cpu_idle import teo  # noqa: F401
 
 __all__ = ["CPUIDLE_GOVERNORS", "CpuidleGovernor", "NO_TIMER_NS"]

@@ -20,9 +20,8 @@ same answer, so the model simply keeps spinning.)
 
 from __future__ import annotations
 
-from typing import Final
-
 import bisect
+from typing import Final
 
 from models.cpu.config import CpuConfig
 from models.cpu.cpuidle import DEFAULT_TICK_NS, NO_TIMER_NS, CpuidleGovernor
@@ -44,8 +43,25 @@ _BUCKET_LIMITS_NS: Final = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 class MenuGovernor(CpuidleGovernor):
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
-    __slots__ = ("states", "correction", "intervals", "interval_ptr", "bucket", "next_timer_ns", "_deeper", "_first",
-                 "_enabled", "_polling", "_residency", "_sum_us", "_sq_us", "_typical_ns", "_typical_known", "_typical_mult", "_typical_idx")
+    __slots__ = (
+        "states",
+        "correction",
+        "intervals",
+        "interval_ptr",
+        "bucket",
+        "next_timer_ns",
+        "_deeper",
+        "_first",
+        "_enabled",
+        "_polling",
+        "_residency",
+        "_sum_us",
+        "_sq_us",
+        "_typical_ns",
+        "_typical_known",
+        "_typical_mult",
+        "_typical_idx",
+    )
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
         super().__init__(cfg, tick_period_ns)
@@ -57,7 +73,9 @@ class MenuGovernor(CpuidleGovernor):
         self._polling: tuple[bool, ...] = tuple(st.polling for st in cfg.cstates)
         self._residency: tuple[float, ...] = tuple(st.target_residency_ns for st in cfg.cstates)
         #: (index, target residency, exit latency) of the enabled states deeper than the first
-        self._deeper: tuple[tuple[int, float, float], ...] = tuple((i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:])
+        self._deeper: tuple[tuple[int, float, float], ...] = tuple(
+            (i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:]
+        )
         self.correction: list[float] = [float(RESOLUTION * DECAY)] * (2 * BUCKETS)
         #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
         #: sum of squares (exact integers: the detector's first pass costs O(1))
@@ -119,8 +137,9 @@ class MenuGovernor(CpuidleGovernor):
             thresh = top - 1
         return None
 
-    def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
-               delta_tick_ns: float = 0.0) -> int:
+    def select(
+        self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None, delta_tick_ns: float = 0.0
+    ) -> int:
         """Index of the chosen state for a CPU about to idle. With a periodic tick (``tick_ns``, the
         next one ``delta_tick_ns`` away) it also decides ``stop_tick`` as menu.c does: the tick keeps
         running for a polling state or a predicted idle shorter than a tick, and then a state whose

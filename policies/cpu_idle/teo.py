@@ -56,8 +56,21 @@ _INF = float("inf")
 class TeoGovernor(CpuidleGovernor):
     """Per-CPU teo state: per-bin hits, intercepts and recent intercepts."""
 
-    __slots__ = ("hits", "intercepts", "recent", "total", "recent_idx", "next_recent", "sleep_length_ns",
-                 "_residency", "_middle", "_polling", "_enabled", "_off", "_idx0")
+    __slots__ = (
+        "hits",
+        "intercepts",
+        "recent",
+        "total",
+        "recent_idx",
+        "next_recent",
+        "sleep_length_ns",
+        "_residency",
+        "_middle",
+        "_polling",
+        "_enabled",
+        "_off",
+        "_idx0",
+    )
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
         super().__init__(cfg, tick_period_ns)
@@ -81,8 +94,9 @@ class TeoGovernor(CpuidleGovernor):
         #: the first enabled state (state 0 if all are disabled)
         self._idx0 = self._enabled[0]
 
-    def select(self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None,
-               delta_tick_ns: float = 0.0) -> int:
+    def select(
+        self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None, delta_tick_ns: float = 0.0
+    ) -> int:
         """teo_select (``iowaiters`` plays no part in teo)."""
         self.sleep_length_ns = next_timer_ns
         idx, duration = self._pick(next_timer_ns, tick_ns)
@@ -150,8 +164,9 @@ class TeoGovernor(CpuidleGovernor):
             recent_sum += recent[i]
             span = middle[i]
             time_ok = not stopped or span >= tick_len  # teo_time_ok
-            if ((not alt_recent or 2 * recent_sum > idx_recent_sum)
-                    and (not alt_intercepts or 2 * intercept_sum > idx_intercept_sum)):
+            if (not alt_recent or 2 * recent_sum > idx_recent_sum) and (
+                not alt_intercepts or 2 * intercept_sum > idx_intercept_sum
+            ):
                 if time_ok and not off[i]:
                     return i, span
                 return first_idx, first_span  # too shallow or disabled: the first suitable deeper one

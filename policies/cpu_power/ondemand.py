@@ -28,12 +28,19 @@ class OndemandTunables(Model):
     """sysfs: /sys/devices/system/cpu/cpufreq/ondemand/*"""
 
     sampling_rate: Optional[int] = Field(
-        None, ge=1, le=UINT_MAX, description="sampling period, us (default: the driver's transition latency x 1000, at"
-        " most 10 ms, at least two scheduler ticks; the sysfs value is an unsigned int, cpufreq_governor.c)")
+        None,
+        ge=1,
+        le=UINT_MAX,
+        description="sampling period, us (default: the driver's transition latency x 1000, at"
+        " most 10 ms, at least two scheduler ticks; the sysfs value is an unsigned int, cpufreq_governor.c)",
+    )
     up_threshold: int = Field(80, ge=1, le=100, description="load (%) above which the core goes to the top frequency")
-    sampling_down_factor: int = Field(1, ge=1, le=100_000, description="periods to stay at the top before sampling again")
+    sampling_down_factor: int = Field(
+        1, ge=1, le=100_000, description="periods to stay at the top before sampling again"
+    )
     io_is_busy: Optional[bool] = Field(
-        None, description="count IO-wait time as busy (kernel default: on for Intel Core 2 and later, off otherwise)")
+        None, description="count IO-wait time as busy (kernel default: on for Intel Core 2 and later, off otherwise)"
+    )
 
 
 @CPUFREQ_GOVERNORS.register("ondemand")

@@ -41,8 +41,12 @@ class SchedutilTunables(Model):
     """sysfs: /sys/devices/system/cpu/cpufreq/schedutil/rate_limit_us, plus one model switch."""
 
     rate_limit_us: Optional[int] = Field(
-        None, ge=0, le=UINT_MAX, description="minimum time between frequency changes, us (default: the driver's"
-        " transition latency x 1000, at most 10 ms; the sysfs value is an unsigned int, cpufreq_schedutil.c)")
+        None,
+        ge=0,
+        le=UINT_MAX,
+        description="minimum time between frequency changes, us (default: the driver's"
+        " transition latency x 1000, at most 10 ms; the sysfs value is an unsigned int, cpufreq_schedutil.c)",
+    )
     iowait_boost: bool = Field(True, description="model switch (not in sysfs): apply the IO-wait boost")
 
 

@@ -6,7 +6,7 @@ interrupts: Urgent/Barrier annotations, out-of-order Urgent, storm protection). 
 ``--set nvme.irq=NAME`` and parameters under ``nvme.irq_*``.
 """
 
-from policies.interrupt_generation.base import IRQ_GENERATION, IrqGeneration, IrqConfig, URGENT, BARRIER
-from policies.interrupt_generation import none, nvme_coalescing, adaptive, cinterrupts  # noqa: F401
+from policies.interrupt_generation import adaptive, cinterrupts, none, nvme_coalescing  # noqa: F401
+from policies.interrupt_generation.base import BARRIER, IRQ_GENERATION, URGENT, IrqConfig, IrqGeneration
 
 __all__ = ["IRQ_GENERATION", "IrqGeneration", "IrqConfig", "URGENT", "BARRIER"]

@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
-from policies.interrupt_generation.adaptive import AdaptiveCoalescing
 from models.ssd.irq import BARRIER, URGENT
+from policies.interrupt_generation.adaptive import AdaptiveCoalescing
 from policies.interrupt_generation.base import IRQ_GENERATION
 
 

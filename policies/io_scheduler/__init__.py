@@ -4,10 +4,12 @@ Importing this package registers them in :data:`IO_SCHEDULERS`; a user module re
 with ``@IO_SCHEDULERS.register("name")`` (see docs/io-schedulers.md).
 """
 
+from policies.io_scheduler import (
+    bfq,  # noqa: F401
+    kyber,  # noqa: F401
+    mq_deadline,  # noqa: F401
+    none,  # noqa: F401  (registration)
+)
 from policies.io_scheduler.base import IO_SCHEDULERS, IoScheduler, SortedQueue, Tunable, is_sync
-from policies.io_scheduler import none  # noqa: F401  (registration)
-from policies.io_scheduler import mq_deadline  # noqa: F401
-from policies.io_scheduler import kyber  # noqa: F401
-from policies.io_scheduler import bfq  # noqa: F401
 
 __all__ = ["IO_SCHEDULERS", "IoScheduler", "SortedQueue", "Tunable", "is_sync"]

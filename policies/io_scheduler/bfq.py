@@ -82,34 +82,59 @@ CL_IDLE_TIMEOUT_NS = 200 * NS_PER_MS
 """``BFQ_CL_IDLE_TIMEOUT`` (HZ / 5): the longest the IDLE class waits while others are served."""
 
 TOO_IDLE, BUDGET_TIMEOUT, BUDGET_EXHAUSTED, NO_MORE_REQUESTS, PREEMPTED = (
-    "too_idle", "budget_timeout", "budget_exhausted", "no_more_requests", "preempted")
+    "too_idle",
+    "budget_timeout",
+    "budget_exhausted",
+    "no_more_requests",
+    "preempted",
+)
 
 
 class BfqQueue:
     """Per-process queue: requests, fair-queueing timestamps, budget and weight raising."""
 
-    __slots__ = ("key", "sync", "seq", "weight", "wr_coeff", "wr_until", "sort", "fifo", "active",
-                 "start", "finish", "budget", "max_budget", "service", "w_in_sum", "dispatched",
-                 "last_pos", "fifo_checked", "slot_start", "budget_timeout", "ioclass")
+    __slots__ = (
+        "key",
+        "sync",
+        "seq",
+        "weight",
+        "wr_coeff",
+        "wr_until",
+        "sort",
+        "fifo",
+        "active",
+        "start",
+        "finish",
+        "budget",
+        "max_budget",
+        "service",
+        "w_in_sum",
+        "dispatched",
+        "last_pos",
+        "fifo_checked",
+        "slot_start",
+        "budget_timeout",
+        "ioclass",
+    )
 
     def __init__(self, key, sync: bool, seq: int, weight: int, max_budget: int, ioclass: int = IOPRIO_CLASS_BE):
         self.key = key
-        self.ioclass = ioclass          # RT 1, BE 2, IDLE 3 (served in that order)
+        self.ioclass = ioclass  # RT 1, BE 2, IDLE 3 (served in that order)
         self.sync = sync
-        self.seq = seq                  # activation tie-break: older queue first
+        self.seq = seq  # activation tie-break: older queue first
         self.weight = weight
         self.wr_coeff = 1
         self.wr_until = 0.0
         self.sort = SortedQueue()
-        self.fifo: dict = {}            # request -> deadline (ns), insertion order
-        self.active = False             # backlogged or in service (counted in the weight sum)
+        self.fifo: dict = {}  # request -> deadline (ns), insertion order
+        self.active = False  # backlogged or in service (counted in the weight sum)
         self.start = self.finish = 0.0  # virtual times (sectors per unit weight)
-        self.budget = 0                 # sectors for the current slot
-        self.max_budget = max_budget    # sectors, adapted by the budget feedback
-        self.service = 0                # sectors charged in the current slot
+        self.budget = 0  # sectors for the current slot
+        self.max_budget = max_budget  # sectors, adapted by the budget feedback
+        self.service = 0  # sectors charged in the current slot
         self.w_in_sum = 0
-        self.dispatched = 0             # requests in the drive
-        self.last_pos = 0               # bytes: end of the last dispatched request
+        self.dispatched = 0  # requests in the drive
+        self.last_pos = 0  # bytes: end of the last dispatched request
         self.fifo_checked = False
         self.slot_start = 0.0
         self.budget_timeout = float("-inf")
@@ -143,7 +168,9 @@ class Bfq(IoScheduler):
     def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)
         p = self.params
-        self.slice_idle_ns = p["slice_idle_us"] * NS_PER_US if "slice_idle_us" in tunables else p["slice_idle"] * NS_PER_MS
+        self.slice_idle_ns = (
+            p["slice_idle_us"] * NS_PER_US if "slice_idle_us" in tunables else p["slice_idle"] * NS_PER_MS
+        )
         self.timeout_ns = p["timeout_sync"] * NS_PER_MS
         self.user_max_budget = p["max_budget"]
         self.low_latency = bool(p["low_latency"])
@@ -153,7 +180,7 @@ class Bfq(IoScheduler):
         self.strict = bool(p["strict_guarantees"])
         self.weights: dict = {}
         self.queues: dict = {}
-        self.owner: dict = {}           # dispatched request -> its queue
+        self.owner: dict = {}  # dispatched request -> its queue
         self.in_service: BfqQueue | None = None
         self.vtime = 0.0
         self.wsum = 0
@@ -161,9 +188,9 @@ class Bfq(IoScheduler):
         self.rq_in_driver = 0
         self.wait_request = False
         self._idle_timer = None
-        self.peak_rate = 0.0            # sectors per ns
-        self._win = None                # [t0, sectors, samples] of the peak-rate window
-        self.idle_class_served = 0.0    # bfq_class_idle_last_service (ns)
+        self.peak_rate = 0.0  # sectors per ns
+        self._win = None  # [t0, sectors, samples] of the peak-rate window
+        self.idle_class_served = 0.0  # bfq_class_idle_last_service (ns)
 
     # ------------------------------------------------------------- configuration
     def set_weight(self, key, weight: int) -> None:
@@ -207,8 +234,9 @@ class Bfq(IoScheduler):
             prio = getattr(req.task, "ioprio", 0) if sync else 0
             ioclass = (prio >> IOPRIO_CLASS_SHIFT) or IOPRIO_CLASS_BE
             weight = DEFAULT_WEIGHT * (8 - ioprio_level(prio)) // (8 - IOPRIO_NORM)  # bfq_ioprio_to_weight
-            q = BfqQueue(key, sync, len(self.queues), self.weights.get(key, weight),
-                         (2 * self.dev_max_budget) // 3, ioclass)
+            q = BfqQueue(
+                key, sync, len(self.queues), self.weights.get(key, weight), (2 * self.dev_max_budget) // 3, ioclass
+            )
             self.queues[key] = q
         return q
 
@@ -225,9 +253,15 @@ class Bfq(IoScheduler):
         q.start = max(self.vtime, q.finish)
         q.finish = q.start + q.budget / q.w_eff
         s = self.in_service
-        if s is not None and (q.ioclass < s.ioclass or (
-                q.ioclass == s.ioclass and (q.wr_coeff > s.wr_coeff or q.w_eff > s.w_eff)
-                and q.start <= self.vtime and q.finish < s.finish)):
+        if s is not None and (
+            q.ioclass < s.ioclass
+            or (
+                q.ioclass == s.ioclass
+                and (q.wr_coeff > s.wr_coeff or q.w_eff > s.w_eff)
+                and q.start <= self.vtime
+                and q.finish < s.finish
+            )
+        ):
             self._expire(s, PREEMPTED)
 
     def _end_wr_if_due(self, q: BfqQueue) -> None:
@@ -411,8 +445,7 @@ class Bfq(IoScheduler):
 
     def _budget_timed_out(self, q: BfqQueue) -> bool:
         """``bfq_may_expire_for_budg_timeout``."""
-        return (self.now >= q.budget_timeout
-                and (not self.wait_request or q.budget - q.service >= q.budget / 3))
+        return self.now >= q.budget_timeout and (not self.wait_request or q.budget - q.service >= q.budget / 3)
 
     def _update_peak_rate(self, req) -> None:
         """Peak-rate estimate for auto-tuning ``max_budget``: completed sectors over windows of

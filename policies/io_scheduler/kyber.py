@@ -44,10 +44,10 @@ DISCARD_TARGET_NS = 5_000_000_000
 """Discard latency target (not a sysfs tunable)."""
 LATENCY_SHIFT = 2
 GOOD_BUCKETS = 1 << LATENCY_SHIFT  # buckets 0..3: <= target
-BUCKETS = 2 << LATENCY_SHIFT       # 8 buckets
+BUCKETS = 2 << LATENCY_SHIFT  # 8 buckets
 TOTAL, IO = 0, 1
-TIMER_NS = 100 * NS_PER_MS         # timer_reduce(jiffies + HZ / 10)
-WINDOW_NS = 1 * NS_PER_S           # latency_timeout = jiffies + HZ
+TIMER_NS = 100 * NS_PER_MS  # timer_reduce(jiffies + HZ / 10)
+WINDOW_NS = 1 * NS_PER_S  # latency_timeout = jiffies + HZ
 MIN_SAMPLES = 500
 
 

@@ -25,11 +25,15 @@ def queue_warnings(queue: QueueConfig, polling_requested: bool, *, who: str = "n
         return []
     out = []
     if queue.io_poll and not polling_requested:
-        out.append(f"queue.io_poll=1 has no effect: {who}, so every IO completes by interrupt "
-                   "(Linux polls only for HIPRI requests)")
+        out.append(
+            f"queue.io_poll=1 has no effect: {who}, so every IO completes by interrupt "
+            "(Linux polls only for HIPRI requests)"
+        )
     if queue.io_poll_delay != -1 and not queue.io_poll:
-        out.append(f"queue.io_poll_delay={queue.io_poll_delay} has no effect without queue.io_poll=1 "
-                   "(it only selects how polled requests are polled)")
+        out.append(
+            f"queue.io_poll_delay={queue.io_poll_delay} has no effect without queue.io_poll=1 "
+            "(it only selects how polled requests are polled)"
+        )
     return out
 
 

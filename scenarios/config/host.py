@@ -63,8 +63,9 @@ class RunConfig(Model):
 
     def with_queue(self, **changes: Any) -> "RunConfig":
         """A copy with queue settings changed, e.g. ``cfg.with_queue(io_poll=False)``."""
-        return self.model_copy(update={"platform": self.platform.model_copy(
-            update={"queue": self.queue.model_copy(update=changes)})})
+        return self.model_copy(
+            update={"platform": self.platform.model_copy(update={"queue": self.queue.model_copy(update=changes)})}
+        )
 
 
 class ScenarioFile(Model):
@@ -78,9 +79,13 @@ class ScenarioFile(Model):
     job_file: str | None = Field(None, description="fio job file, relative to the scenario file")
     jobs: list[dict[str, Any]] = Field(default_factory=list, description="fio jobs as option dicts (name + options)")
     seed: Seed = 1
-    plugins: list[str] = Field(default_factory=list, description=(
-        "plug-ins imported before the run: .py files (relative to the scenario file) or module names "
-        "(from Python's import path); Python code that runs with your rights"))
+    plugins: list[str] = Field(
+        default_factory=list,
+        description=(
+            "plug-ins imported before the run: .py files (relative to the scenario file) or module names "
+            "(from Python's import path); Python code that runs with your rights"
+        ),
+    )
 
     @model_validator(mode="after")
     def _one_source_of_jobs(self):
@@ -97,12 +102,19 @@ def platform_by_name(name: str) -> PlatformConfig:
 def default_platform_name() -> str:
     """The platform of the built-in default scenario: what ``stacksim run`` (no arguments) runs on,
     and the platform of commands whose input names none (``stacksim replay`` without ``--platform``)."""
-    return validate(ScenarioFile, load_data_file(builtin_scenarios()[DEFAULT_SCENARIO]), where=DEFAULT_SCENARIO).platform
+    return validate(
+        ScenarioFile, load_data_file(builtin_scenarios()[DEFAULT_SCENARIO]), where=DEFAULT_SCENARIO
+    ).platform
 
 
 def resolve(
-    *, job_file: str | None = None, scenario: str | None = None, platform: str | None = None,
-    sets: dict[str, Any] | None = None, seed: int | None = None, jobs: list[FioJob] | None = None,
+    *,
+    job_file: str | None = None,
+    scenario: str | None = None,
+    platform: str | None = None,
+    sets: dict[str, Any] | None = None,
+    seed: int | None = None,
+    jobs: list[FioJob] | None = None,
 ) -> RunConfig:
     """Build a :class:`RunConfig`; every error is a :class:`ConfigError` naming the bad input.
     ``jobs``: fio jobs already built (e.g. from a fio JSON's options) instead of a job file or
@@ -146,20 +158,28 @@ def _apply_platform_sets(pdata: dict, sets: dict[str, Any]) -> dict[str, str]:
 
     def fio_option(key: str, raw: Any) -> None:
         if "." in key:
-            raise ConfigError(f"--set {key}: unknown section '{key.split('.', 1)[0]}' (use queue., nvme., cpu., ssd., "
-                              f"kernel., sched., power., or a fio option)")
+            raise ConfigError(
+                f"--set {key}: unknown section '{key.split('.', 1)[0]}' (use queue., nvme., cpu., ssd., "
+                f"kernel., sched., power., or a fio option)"
+            )
         fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
 
     apply_sets(pdata, sets, fio_option)
     return fio_sets
 
 
-def _jobs(scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given_jobs, plat: PlatformConfig) -> list[FioJob]:
+def _jobs(
+    scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given_jobs, plat: PlatformConfig
+) -> list[FioJob]:
     """The fio jobs: given ones, the scenario's job file or inline jobs, or the job file."""
     if given_jobs is not None:
         jobs = list(given_jobs)
     elif scen is not None and scen.job_file:
-        jobs = list(parse_fio_file(base_dir / scen.job_file, keywords=platform_keywords(plat.cpu.logical_cpus, plat.memory_bytes)).jobs)
+        jobs = list(
+            parse_fio_file(
+                base_dir / scen.job_file, keywords=platform_keywords(plat.cpu.logical_cpus, plat.memory_bytes)
+            ).jobs
+        )
     elif scen is not None:
         if not scen.jobs:
             raise ConfigError(f"scenario {scen.name}: no jobs (give 'jobs' or 'job_file')")
@@ -182,8 +202,9 @@ def _size_share(job: FioJob, plat: PlatformConfig) -> FioJob:
     cap = plat.ssd.capacity_bytes
     if cap is None:
         what = f"size={job.size_percent:g}%" if job.size_percent is not None else f"offset={job.offset_percent:g}%"
-        raise ConfigError(f"job '{job.name}': {what} needs the device's capacity: set "
-                          f"ssd.capacity_bytes ({plat.ssd.model} has none)")
+        raise ConfigError(
+            f"job '{job.name}': {what} needs the device's capacity: set ssd.capacity_bytes ({plat.ssd.model} has none)"
+        )
     update: dict = {"size_percent": None, "offset_percent": None}
     if job.size_percent is not None:
         bs = max(job.bs_read_bytes, job.bs_write_bytes, 512)
@@ -206,8 +227,10 @@ def _numa_nodes(job: FioJob, plat: PlatformConfig) -> FioJob:
         return job
     if any(n != 0 for n in nodes if n != -1):
         bad = next(n for n in nodes if n not in (0, -1))
-        raise ConfigError(f"job '{job.name}': numa_cpu_nodes names node {bad}; the platform ({plat.cpu.model}) is one "
-                          "socket, one NUMA node (node 0)")
+        raise ConfigError(
+            f"job '{job.name}': numa_cpu_nodes names node {bad}; the platform ({plat.cpu.model}) is one "
+            "socket, one NUMA node (node 0)"
+        )
     node_cpus = tuple(range(plat.cpu.logical_cpus))
     cpus = tuple(c for c in (job.cpus_allowed or node_cpus) if c in node_cpus)
     return job.model_copy(update={"cpus_allowed": cpus, "numa_cpu_nodes": None})
@@ -223,5 +246,7 @@ def _check_jobs(jobs: list[FioJob], plat: PlatformConfig) -> None:
                 raise ConfigError(f"job '{j.name}': cpus_allowed names CPU {cpu}, platform has {plat.cpu.logical_cpus}")
     threads = sum(j.numjobs for j in jobs)
     if threads > FIO_MAX_JOBS:
-        raise ConfigError(f"{threads} jobs in all (numjobs added up over the job sections): fio runs at most "
-                          f"{FIO_MAX_JOBS} (its default --max-jobs)")
+        raise ConfigError(
+            f"{threads} jobs in all (numjobs added up over the job sections): fio runs at most "
+            f"{FIO_MAX_JOBS} (its default --max-jobs)"
+        )

@@ -35,11 +35,14 @@ def load_platform(name_or_path: str) -> PlatformConfig:
             raise ConfigError(f"platform file not found: {path}")
         data = load_data_file(path)
         if not isinstance(data, dict):
-            raise ConfigError(f"{path}: a platform file must be a mapping of PlatformConfig keys "
-                              f"(see `stacksim schema platform`), got {type(data).__name__}")
+            raise ConfigError(
+                f"{path}: a platform file must be a mapping of PlatformConfig keys "
+                f"(see `stacksim schema platform`), got {type(data).__name__}"
+            )
         return validate(PlatformConfig, data, where=str(path))
-    raise ConfigError(f"unknown platform '{name_or_path}' (known: {', '.join(sorted(PLATFORMS))}; "
-                      f"or a platform .yaml file)")
+    raise ConfigError(
+        f"unknown platform '{name_or_path}' (known: {', '.join(sorted(PLATFORMS))}; or a platform .yaml file)"
+    )
 
 
 def platform_yaml(platform: PlatformConfig, header: str = "") -> str:

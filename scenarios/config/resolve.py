@@ -17,8 +17,14 @@ from simcore.errors import ConfigError
 __all__ = ["resolve_run"]
 
 
-def resolve_run(*, scenario: str | None = None, job_file: str | None = None, platform: str | None = None,
-                sets: dict[str, Any] | None = None, seed: int | None = None) -> RunConfig | ServerRunConfig:
+def resolve_run(
+    *,
+    scenario: str | None = None,
+    job_file: str | None = None,
+    platform: str | None = None,
+    sets: dict[str, Any] | None = None,
+    seed: int | None = None,
+) -> RunConfig | ServerRunConfig:
     """The configuration of ``scenario`` (a built-in name or a scenario file, of either kind) or of
     the fio job file ``job_file`` (on ``platform``), with ``--set`` overrides ``sets``; neither
     source: the built-in ``default`` scenario. Every error is a :class:`ConfigError`."""
@@ -27,4 +33,3 @@ def resolve_run(*, scenario: str | None = None, job_file: str | None = None, pla
     if scenario is not None and scenario_kind(scenario) == "server":
         return resolve_server(scenario, sets, seed=seed, platform=platform)
     return resolve(scenario=scenario, job_file=job_file, platform=platform, sets=sets, seed=seed)
-

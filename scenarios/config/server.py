@@ -20,8 +20,8 @@ from models.server.config import ServerConfig
 from policies.core_scheduling import CORE_SCHEDULING
 from scenarios.config.platform_file import load_platform
 from scenarios.config.registry import builtin_scenarios, load_scenario
-from scenarios.config.sets import PLATFORM_PREFIXES, apply_sets, set_value
 from scenarios.config.server_workloads import BurstWorkload, StableWorkload, TraceWorkload
+from scenarios.config.sets import PLATFORM_PREFIXES, apply_sets, set_value
 from simcore.config import Model, Seed, load_data_file, set_path, validate
 from simcore.errors import ConfigError
 
@@ -52,8 +52,12 @@ class ServerRunConfig(Model):
     workload: WorkloadField
     metrics: MetricsConfig = MetricsConfig()
     seed: Seed = 1
-    drain_s: float = Field(0.0, ge=0, description="after the measured window, keep simulating this long without new"
-                           " arrivals (in-flight requests complete; not in the statistics)")
+    drain_s: float = Field(
+        0.0,
+        ge=0,
+        description="after the measured window, keep simulating this long without new"
+        " arrivals (in-flight requests complete; not in the statistics)",
+    )
     plugins: tuple[str, ...] = ()
 
     @property
@@ -70,23 +74,28 @@ class ServerScenarioFile(Model):
     name: str
     description: str = ""
     platform: str = Field(DEFAULT_PLATFORM, description="platform name or platform file (--platform overrides it)")
-    workload: Literal["stable", "burst", "trace"] = Field(description="the client's workload kind (its settings: "
-                                                                      "--set workload.*)")
+    workload: Literal["stable", "burst", "trace"] = Field(
+        description="the client's workload kind (its settings: --set workload.*)"
+    )
     set: dict[str, Any] = Field(default_factory=dict, description="--set style overrides applied first")
     policy_defaults: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="core-scheduling policy name -> parameters (policy.*) this scenario sets "
-                                          "unless --set gives them")
+        default_factory=dict,
+        description="core-scheduling policy name -> parameters (policy.*) this scenario sets unless --set gives them",
+    )
     seed: Seed = 1
 
 
 def server_scenarios() -> dict[str, str]:
     """name -> description of the built-in server scenarios."""
-    return {name: validate(ServerScenarioFile, load_data_file(path), where=str(path)).description
-            for name, path in builtin_scenarios("server").items()}
+    return {
+        name: validate(ServerScenarioFile, load_data_file(path), where=str(path)).description
+        for name, path in builtin_scenarios("server").items()
+    }
 
 
-def resolve_server(scenario_name: str, sets: dict[str, Any] | None = None, seed: int | None = None,
-                   platform: str | None = None) -> ServerRunConfig:
+def resolve_server(
+    scenario_name: str, sets: dict[str, Any] | None = None, seed: int | None = None, platform: str | None = None
+) -> ServerRunConfig:
     """Build a :class:`ServerRunConfig` from a server scenario (a built-in name or a YAML file) and
     ``--set KEY=VALUE`` overrides.
 
@@ -114,15 +123,19 @@ def resolve_server(scenario_name: str, sets: dict[str, Any] | None = None, seed:
         "metrics": MetricsConfig().model_dump(),
         "seed": scen.seed if seed is None else seed,
     }
-    apply_sets(data["platform"], {**scen.set, **(sets or {})},
-               functools.partial(_set_server_key, data, kind, scenario_name))
+    apply_sets(
+        data["platform"], {**scen.set, **(sets or {})}, functools.partial(_set_server_key, data, kind, scenario_name)
+    )
     pname = data["server"].get("policy")
     defaults = scen.policy_defaults.get(pname, {}) if isinstance(pname, str) else {}
     data["policy"] = {**defaults, **data["policy"]}
     cfg = validate(ServerRunConfig, data, where=scenario_name)
     pcls = CORE_SCHEDULING.get(cfg.server.policy)
-    validate(_policy_section(pcls.Params), {"policy": dict(cfg.policy)},
-             where=f"{scenario_name} (policy {cfg.server.policy})")
+    validate(
+        _policy_section(pcls.Params),
+        {"policy": dict(cfg.policy)},
+        where=f"{scenario_name} (policy {cfg.server.policy})",
+    )
     return cfg
 
 
@@ -132,8 +145,10 @@ def _set_server_key(data: dict[str, Any], kind: str, scenario_name: str, key: st
     section, or naming no field, is a :class:`ConfigError`."""
     if key in TEXT_KEYS:
         if kind != "trace":
-            raise ConfigError(f"--set {key}: trace replay is the server-trace scenario"
-                              f" (--scenario server-trace --set workload.trace=PATH)")
+            raise ConfigError(
+                f"--set {key}: trace replay is the server-trace scenario"
+                f" (--scenario server-trace --set workload.trace=PATH)"
+            )
         value = raw.strip() if isinstance(raw, str) else raw
         if key == "workload.trace" and isinstance(value, str) and value:
             value = str(Path(value).expanduser().resolve())
@@ -151,8 +166,10 @@ def _set_server_key(data: dict[str, Any], kind: str, scenario_name: str, key: st
             raise ConfigError(f"--set {key}: the workload kind is fixed by the scenario ({scenario_name})")
         set_path(data, key, value)
     else:
-        raise ConfigError(f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics.,"
-                          f" or {', '.join(h + '.' for h in PLATFORM_PREFIXES[:5])})")
+        raise ConfigError(
+            f"--set {key}: unknown section '{head}' (use server., policy., workload., metrics.,"
+            f" or {', '.join(h + '.' for h in PLATFORM_PREFIXES[:5])})"
+        )
 
 
 @functools.lru_cache(maxsize=None)

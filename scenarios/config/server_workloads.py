@@ -43,7 +43,7 @@ from simcore.config import Model
 from simcore.errors import ConfigError
 
 #: SANDMAN's stable sweep: 10K to 10240K IOPS, doubling each step.
-STABLE_RATES = tuple(10_000 * 2 ** k for k in range(11))
+STABLE_RATES = tuple(10_000 * 2**k for k in range(11))
 
 #: Samsung PM1743 4 KiB random-read maximum (sandman_polling_server.yaml "about 2,500K").
 PM1743_MAX_IOPS = 2_500_000.0
@@ -51,25 +51,48 @@ PM1743_MAX_IOPS = 2_500_000.0
 
 class _Common(Model):
     arrivals: Literal["poisson", "constant"] = Field("poisson", description="inter-arrival law of the open-loop client")
-    connections: int = Field(96, ge=1, le=65535, description="client connections (NVMe-oF IO queues, at most 65535: the"
-                             " queue ID is 16 bits); assigned to target threads round-robin")
+    connections: int = Field(
+        96,
+        ge=1,
+        le=65535,
+        description="client connections (NVMe-oF IO queues, at most 65535: the"
+        " queue ID is 16 bits); assigned to target threads round-robin",
+    )
     bs: int = Field(4096, ge=512, description="request size, bytes")
     op: Literal["read", "write"] = Field("read", description="request direction")
-    network_rtt_us: float = Field(5.0, ge=0, description="client-target network round trip of a 4 KiB request (RDMA), us")
-    network_gbps: float = Field(200.0, gt=0, description="network link rate for request data beyond 4 KiB (reads: the"
-                                " response; writes over server.in_capsule_bytes: the target's RDMA READ), Gb/s")
+    network_rtt_us: float = Field(
+        5.0, ge=0, description="client-target network round trip of a 4 KiB request (RDMA), us"
+    )
+    network_gbps: float = Field(
+        200.0,
+        gt=0,
+        description="network link rate for request data beyond 4 KiB (reads: the"
+        " response; writes over server.in_capsule_bytes: the target's RDMA READ), Gb/s",
+    )
 
 
 class _Client(Model):
     """Open-loop arrivals, or a closed-loop fio client (models.server.client)."""
 
-    client: Literal["open", "closed"] = Field("open", description="open: arrivals at the offered rate whatever the"
-                                              " target does; closed: fio over NVMe-oF, each connection keeps iodepth"
-                                              " commands outstanding and the offered rate is a cap (fio rate_iops)")
-    iodepth: int = Field(4, ge=1, le=65535, description="closed client: commands outstanding per connection (fio iodepth;"
-                         " an assumption, the studies do not state theirs)")
-    think_time_us: float = Field(0.0, ge=0, description="closed client: pause between a response and the next command"
-                                 " of its connection (fio thinktime), us")
+    client: Literal["open", "closed"] = Field(
+        "open",
+        description="open: arrivals at the offered rate whatever the"
+        " target does; closed: fio over NVMe-oF, each connection keeps iodepth"
+        " commands outstanding and the offered rate is a cap (fio rate_iops)",
+    )
+    iodepth: int = Field(
+        4,
+        ge=1,
+        le=65535,
+        description="closed client: commands outstanding per connection (fio iodepth;"
+        " an assumption, the studies do not state theirs)",
+    )
+    think_time_us: float = Field(
+        0.0,
+        ge=0,
+        description="closed client: pause between a response and the next command"
+        " of its connection (fio thinktime), us",
+    )
 
 
 class StableWorkload(_Common, _Client):
@@ -111,7 +134,9 @@ class BurstWorkload(_Common, _Client):
 
     kind: Literal["burst"] = "burst"
     ssd: int = Field(0, ge=0, description="the SSD receiving the requests")
-    ssds: tuple[int, ...] | None = Field(None, description="spread the pattern over these SSDs instead (None: just `ssd`)")
+    ssds: tuple[int, ...] | None = Field(
+        None, description="spread the pattern over these SSDs instead (None: just `ssd`)"
+    )
     ssd_max_iops: float = Field(PM1743_MAX_IOPS, gt=0, description="the SSD's maximum 4 KiB random-read IOPS")
     low_fraction: float = Field(0.05, gt=0, le=1, description="rate between bursts, fraction of ssd_max_iops")
     high_fraction: float = Field(1.0, gt=0, le=1, description="rate during a burst, fraction of ssd_max_iops")
@@ -167,15 +192,28 @@ class TraceWorkload(_Common):
 
     kind: Literal["trace"] = "trace"
     trace: str | None = Field(None, description="block trace file, plain or gzip (scenarios/inputs/traces formats)")
-    trace_format: str | None = Field(None, description="alibaba|tencent|msr|blkparse|iolog (None: sniffed from the file)")
+    trace_format: str | None = Field(
+        None, description="alibaba|tencent|msr|blkparse|iolog (None: sniffed from the file)"
+    )
     trace_speed: float = Field(1.0, gt=0, allow_inf_nan=False, description="time scale: 2.0 replays twice as fast")
-    trace_window: str | None = Field(None, description="'START:END' in seconds of trace time from its first record"
-                                     " (either side optional; None: the whole trace)")
-    trace_volumes: tuple[str, ...] | None = Field(None, description="trace volumes to replay, e.g. hm_0,hm_1 (None: all)")
-    trace_skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing with file:line")
-    trace_blk_action: Literal["Q", "D"] = Field("Q", description="blkparse traces: replay Q (queued) or D (dispatched) events")
-    ssds: tuple[int, ...] | None = Field(None, description="SSDs the trace's volumes are mapped onto, round-robin in order"
-                                         " of first appearance (None: all)")
+    trace_window: str | None = Field(
+        None,
+        description="'START:END' in seconds of trace time from its first record"
+        " (either side optional; None: the whole trace)",
+    )
+    trace_volumes: tuple[str, ...] | None = Field(
+        None, description="trace volumes to replay, e.g. hm_0,hm_1 (None: all)"
+    )
+    trace_skip_bad_lines: bool = Field(
+        False, description="count and skip malformed lines instead of failing with file:line"
+    )
+    trace_blk_action: Literal["Q", "D"] = Field(
+        "Q", description="blkparse traces: replay Q (queued) or D (dispatched) events"
+    )
+    ssds: tuple[int, ...] | None = Field(
+        None,
+        description="SSDs the trace's volumes are mapped onto, round-robin in order of first appearance (None: all)",
+    )
     warmup_s: float = Field(0.0, ge=0, description="excluded from statistics, s of replay time")
 
     @field_validator("trace")
@@ -211,8 +249,10 @@ class TraceWorkload(_Common):
         if v is None:
             return v
         if not isinstance(v, str):
-            raise ValueError(f"expected 'START:END' text in seconds, got {v!r} (in YAML quote it: '0:0.5' or '1:30'"
-                             " unquoted read as numbers)")
+            raise ValueError(
+                f"expected 'START:END' text in seconds, got {v!r} (in YAML quote it: '0:0.5' or '1:30'"
+                " unquoted read as numbers)"
+            )
         _parse_window(v)
         return v
 
@@ -243,7 +283,9 @@ class TraceWorkload(_Common):
 Workload = StableWorkload | BurstWorkload | TraceWorkload
 
 
-def arrival_batches(wl: Workload, gen: np.random.Generator, n_ssds: int, batch: int = 8192) -> Iterator[tuple[list, list, list]]:
+def arrival_batches(
+    wl: Workload, gen: np.random.Generator, n_ssds: int, batch: int = 8192
+) -> Iterator[tuple[list, list, list]]:
     """Batches of (arrival times ns, connection indices, SSD indices), in time order.
 
     Poisson arrivals restart at each phase boundary (memorylessness makes this exact); constant
@@ -285,8 +327,15 @@ def _read_until(records: Iterable, limit_ns: int | None) -> Iterator:
         yield rec
 
 
-def trace_arrivals(records: Iterable, gen: np.random.Generator, *, connections: int, ssds: tuple[int, ...],
-                   batch: int = 4096, feed: "TraceCounters | None" = None) -> Iterator[tuple[list, list, list, list, list]]:
+def trace_arrivals(
+    records: Iterable,
+    gen: np.random.Generator,
+    *,
+    connections: int,
+    ssds: tuple[int, ...],
+    batch: int = 4096,
+    feed: "TraceCounters | None" = None,
+) -> Iterator[tuple[list, list, list, list, list]]:
     """Map ``(TraceIO, device slot)`` pairs (from :func:`scenarios.inputs.traces.map_volumes`) to batches of
     (arrival times ns, connection indices, SSD indices, ops, bytes), in time order.
 
@@ -359,12 +408,17 @@ class TraceFeed(TraceCounters):
     def __init__(self, wl: TraceWorkload, n_ssds: int, gen: np.random.Generator, batch: int | None = None):
         super().__init__()
         self.wl = wl
-        self.reader = open_trace(wl.trace, wl.trace_format, skip_bad_lines=wl.trace_skip_bad_lines,
-                                 blk_action=wl.trace_blk_action)
+        self.reader = open_trace(
+            wl.trace, wl.trace_format, skip_bad_lines=wl.trace_skip_bad_lines, blk_action=wl.trace_blk_action
+        )
         start, end = wl.window_ns
-        records = select(_read_until(self.reader, None if end is None else end + WINDOW_GRACE_NS),
-                         window_ns=(start, end), volumes=set(wl.trace_volumes) if wl.trace_volumes else None,
-                         speed=wl.trace_speed, counts=self.drops)
+        records = select(
+            _read_until(self.reader, None if end is None else end + WINDOW_GRACE_NS),
+            window_ns=(start, end),
+            volumes=set(wl.trace_volumes) if wl.trace_volumes else None,
+            speed=wl.trace_speed,
+            counts=self.drops,
+        )
         ssds = wl.target_ssds(n_ssds)
         for i in ssds:
             if not 0 <= i < n_ssds:
@@ -377,8 +431,14 @@ class TraceFeed(TraceCounters):
                     device_of[rec.volume] = ssds[slot]
                 yield rec, slot
 
-        self.batches = trace_arrivals(mapped(), gen, connections=wl.connections, ssds=ssds,
-                                      batch=TRACE_BATCH if batch is None else batch, feed=self)
+        self.batches = trace_arrivals(
+            mapped(),
+            gen,
+            connections=wl.connections,
+            ssds=ssds,
+            batch=TRACE_BATCH if batch is None else batch,
+            feed=self,
+        )
 
     def skipped(self) -> dict[str, int]:
         """Reason -> count of trace lines not replayed (non-IO lines, outside the window or volumes)."""

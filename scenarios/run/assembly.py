@@ -52,8 +52,9 @@ def resolve_policies(platform: PlatformConfig, queue: QueueConfig) -> PolicySet:
     )
 
 
-def build_host(platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None, *,
-               keep_requests: bool = False) -> Host:
+def build_host(
+    platform: PlatformConfig, queue: QueueConfig, seed: int, tracer=None, *, keep_requests: bool = False
+) -> Host:
     """A :class:`Host` with the policies its configuration names; ``keep_requests``: keep every
     completed request in ``host.records`` (tests, debugging: memory grows with the run)."""
     host = Host(platform, queue, seed, resolve_policies(platform, queue), tracer)
@@ -93,8 +94,9 @@ def _window(jobs) -> tuple[float, float]:
         return ramp, (ramp + 10e9 if end <= ramp else end)  # size-bounded jobs: at most 10 s
     bound: list[float] = []  # the latest a job can end: its runtime (at most 10 s) after the latest start
     for j, w in zip(jobs, waits):  # plus 1 s for its last IOs (the run ends when the last thread exits)
-        bound.append(max((bound[k] for k in w), default=0.0) + _start_max(j) + j.ramp_time_ns
-                     + (j.runtime_ns or 10e9) + 1e9)
+        bound.append(
+            max((bound[k] for k in w), default=0.0) + _start_max(j) + j.ramp_time_ns + (j.runtime_ns or 10e9) + 1e9
+        )
     return ramp, max(bound)
 
 
@@ -129,9 +131,16 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
     flows: dict = {}  # fio's flow_id -> the flow its jobs share
     for ji, job in enumerate(cfg.jobs):
         if job.ioengine not in MODELLED_ENGINES:
-            raise ConfigError(f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})")
-        thread_cls = (SyncThread if job.io_submit_mode == "inline" else OffloadThread) if job.ioengine in SYNC_ENGINES \
-            else NullThread if job.ioengine == "null" else AsyncThread
+            raise ConfigError(
+                f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})"
+            )
+        thread_cls = (
+            (SyncThread if job.io_submit_mode == "inline" else OffloadThread)
+            if job.ioengine in SYNC_ENGINES
+            else NullThread
+            if job.ioengine == "null"
+            else AsyncThread
+        )
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
         for clone in range(job.numjobs):
             cpu = place_thread(job, allowed, rr, placed, core_of)
@@ -209,8 +218,9 @@ def _thread_files(cfg, host: Host) -> dict:
     out = {}
     for (ji, clone), paths in named.items():
         job = cfg.jobs[ji]
-        service = FileService(job.file_service_type, job.file_service_value, len(paths),
-                              host.rng.stream(f"job{ji}.{clone}.file_service"))
+        service = FileService(
+            job.file_service_type, job.file_service_value, len(paths), host.rng.stream(f"job{ji}.{clone}.file_service")
+        )
         out[(ji, clone)] = ([layout.region(p) for p in paths], service)
     return out
 
@@ -229,8 +239,15 @@ def _steady_state_checks(cfg, host: Host, threads: list) -> list[tuple[int, list
             for th in ths:
                 th.steady = True
             start = min(th.start_delay_ns for th in ths)
-            out.append((ji, ths, SteadyState(host.engine, ths, crit, limit, pct, job.ss_dur_ns, job.ss_ramp_ns,
-                                             job.ss_interval_ns, start)))
+            out.append(
+                (
+                    ji,
+                    ths,
+                    SteadyState(
+                        host.engine, ths, crit, limit, pct, job.ss_dur_ns, job.ss_ramp_ns, job.ss_interval_ns, start
+                    ),
+                )
+            )
     return out
 
 
@@ -246,9 +263,11 @@ def build_server(cfg, tracer=None):
     n_ssds = cfg.platform.ssd_count
     # the client's stream by its own name: the same draws as any other construction order
     arrivals_rng = RngStreams(cfg.seed).stream("client.arrivals")
-    client = (TraceFeed(wl, n_ssds, arrivals_rng) if wl.kind == "trace" else arrival_batches(wl, arrivals_rng, n_ssds))
+    client = TraceFeed(wl, n_ssds, arrivals_rng) if wl.kind == "trace" else arrival_batches(wl, arrivals_rng, n_ssds)
     srv = Server(cfg, policy_cls, params, idle_cls, client, tracer)
     if srv.trace is not None and srv.arrivals_done:
         f = srv.trace
-        raise ConfigError(f"{wl.trace}: no read/write IO in the window ({f.reader.describe()}; dropped: {f.drops or 'none'})")
+        raise ConfigError(
+            f"{wl.trace}: no read/write IO in the window ({f.reader.describe()}; dropped: {f.drops or 'none'})"
+        )
     return srv

@@ -42,9 +42,14 @@ DIRS = ("read", "write", "trim")
 LAT_EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
 LAT_MS_EDGES = (*LAT_EDGES, 2000)
 #: every bucket's lower bound in ns: ns, us, ms groups one after the other (the first of each from 0)
-_LAT_BOUNDS = np.array([*(e for e in (0, *LAT_EDGES[:-1])),
-                        *(1000 * e for e in (1, *LAT_EDGES[:-1])),
-                        *(1_000_000 * e for e in (1, *LAT_MS_EDGES))], dtype=np.float64)
+_LAT_BOUNDS = np.array(
+    [
+        *(e for e in (0, *LAT_EDGES[:-1])),
+        *(1000 * e for e in (1, *LAT_EDGES[:-1])),
+        *(1_000_000 * e for e in (1, *LAT_MS_EDGES)),
+    ],
+    dtype=np.float64,
+)
 DEPTHS = (1, 2, 4, 8, 16, 32, 64)  # iodepth_level keys "1" ... "32", ">=64"
 
 
@@ -174,8 +179,17 @@ class IoStats:
     completed IOs in blocks (``IoLedger.collect_blocks``). :meth:`finish` folds what is buffered
     (call it before reading)."""
 
-    def __init__(self, host: Host, jobs, t0: float, t1: float = math.inf, *, tracer=None, records=None,
-                 control: JobControl | None = None):
+    def __init__(
+        self,
+        host: Host,
+        jobs,
+        t0: float,
+        t1: float = math.inf,
+        *,
+        tracer=None,
+        records=None,
+        control: JobControl | None = None,
+    ):
         self.host = host
         self.jobs = jobs
         self.t0 = t0
@@ -228,8 +242,9 @@ class IoStats:
             for (key, op), rs in groups.items():
                 e = self.entries.get(key)
                 if e is None:
-                    e = self.entries[key] = EntryStats(rs[0].job, None if isinstance(key, int) else rs[0].task,
-                                                       self._async[rs[0].job])
+                    e = self.entries[key] = EntryStats(
+                        rs[0].job, None if isinstance(key, int) else rs[0].task, self._async[rs[0].job]
+                    )
                 e.add(op, rs, t0 if t0s is None else t0s[rs[0].job])
         upto = self._watermark()
         for d in self.disks.values():

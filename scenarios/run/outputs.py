@@ -93,16 +93,24 @@ def figures_page(title: str, intro: list[str], figs: list, css: str = "") -> str
     """A self-contained HTML page: ``title``, the ``intro`` HTML fragments, a table of contents and
     the plotly figures ``figs`` as (heading, figure) pairs, plotly.js inlined once (works offline)."""
     parts = [
-        "<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-        ("<style>body{font-family:sans-serif;margin:1.5em;max-width:1400px}h2{margin-top:1.6em}"
-         f"nav a{{margin-right:1em}}{css}</style></head><body>"),
+        "<!DOCTYPE html>",
+        "<html><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title>",
+        (
+            "<style>body{font-family:sans-serif;margin:1.5em;max-width:1400px}h2{margin-top:1.6em}"
+            f"nav a{{margin-right:1em}}{css}</style></head><body>"
+        ),
         f"<h1>{html.escape(title)}</h1>",
         *intro,
         "<nav>" + "".join(f"<a href='#fig{i}'>{html.escape(t)}</a>" for i, (t, _) in enumerate(figs)) + "</nav>",
     ]
     for i, (t, fig) in enumerate(figs):
-        div = fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"plot{i}",
-                          config={"displaylogo": False, "responsive": True})
+        div = fig.to_html(
+            full_html=False,
+            include_plotlyjs=(i == 0),
+            div_id=f"plot{i}",
+            config={"displaylogo": False, "responsive": True},
+        )
         parts.append(f"<h2 id='fig{i}'>{html.escape(t)}</h2>\n{div}")
     parts.append("</body></html>")
     return "\n".join(parts)

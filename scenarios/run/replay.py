@@ -59,8 +59,9 @@ class ReplayConfig(Model):
     platform: PlatformConfig
     replay: ReplaySettings = ReplaySettings()
     speed: float = Field(1.0, gt=0, allow_inf_nan=False, description="time scale: 2.0 replays twice as fast")
-    window_start_ns: int | None = Field(None, ge=0, le=2**53, description="window start in trace time (from the first"
-                                        " record), ns")
+    window_start_ns: int | None = Field(
+        None, ge=0, le=2**53, description="window start in trace time (from the first record), ns"
+    )
     window_end_ns: int | None = Field(None, ge=0, le=2**53, description="window end in trace time, ns (exclusive)")
     volumes: tuple[str, ...] | None = Field(None, description="trace volumes to keep (None = all)")
     skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing")
@@ -95,23 +96,36 @@ def split_replay_sets(sets: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
         if key.startswith("replay."):
             name = key.split(".", 1)[1]
             if name not in ReplaySettings.model_fields:
-                raise ConfigError(f"--set {key}: unknown replay setting (known: "
-                                  f"{', '.join('replay.' + k for k in ReplaySettings.model_fields)})")
+                raise ConfigError(
+                    f"--set {key}: unknown replay setting (known: "
+                    f"{', '.join('replay.' + k for k in ReplaySettings.model_fields)})"
+                )
             replay[name] = value
         elif key in _FIO_ALIASES:
             replay[key] = value
         elif "." not in key and key not in PLATFORM_PREFIXES:
-            raise ConfigError(f"--set {key}: a replay has no fio job (the trace gives the IOs); use "
-                              f"replay.* keys ({', '.join(ReplaySettings.model_fields)}) or platform keys")
+            raise ConfigError(
+                f"--set {key}: a replay has no fio job (the trace gives the IOs); use "
+                f"replay.* keys ({', '.join(ReplaySettings.model_fields)}) or platform keys"
+            )
         else:
             platform[key] = raw
     return replay, platform
 
 
-def resolve_replay(trace: str, fmt: str | None = None, *, platform: str | None = None, speed: float = 1.0,
-                   window=None, sets: dict[str, Any] | None = None, seed: int | None = None,
-                   skip_bad_lines: bool = False, volumes: Iterable[str] | None = None,
-                   blk_action: str = "Q") -> ReplayConfig:
+def resolve_replay(
+    trace: str,
+    fmt: str | None = None,
+    *,
+    platform: str | None = None,
+    speed: float = 1.0,
+    window=None,
+    sets: dict[str, Any] | None = None,
+    seed: int | None = None,
+    skip_bad_lines: bool = False,
+    volumes: Iterable[str] | None = None,
+    blk_action: str = "Q",
+) -> ReplayConfig:
     """Build a :class:`ReplayConfig` (``platform`` None: :func:`default_platform_name`, the platform
     ``stacksim run`` runs on by default); bad input raises ConfigError naming it."""
     if platform is None:
@@ -126,22 +140,42 @@ def resolve_replay(trace: str, fmt: str | None = None, *, platform: str | None =
     if isinstance(volumes, str):
         volumes = [v for v in volumes.split(",") if v.strip()]
     vols = tuple(str(v).strip() for v in volumes) if volumes else None
-    data = dict(trace=str(trace), format=fmt, platform=base.platform, replay=settings,
-                speed=speed, window_start_ns=start, window_end_ns=end, volumes=vols,
-                skip_bad_lines=skip_bad_lines, blk_action=blk_action, seed=1 if seed is None else seed)
+    data = dict(
+        trace=str(trace),
+        format=fmt,
+        platform=base.platform,
+        replay=settings,
+        speed=speed,
+        window_start_ns=start,
+        window_end_ns=end,
+        volumes=vols,
+        skip_bad_lines=skip_bad_lines,
+        blk_action=blk_action,
+        seed=1 if seed is None else seed,
+    )
     return validate(ReplayConfig, data, where="replay")
 
 
 def replay_job(settings: ReplaySettings) -> FioJob:
     """The pseudo fio job the submitters' costs and the fio-shaped output refer to."""
-    return job_from_options({"rw": "randrw", "ioengine": "io_uring", "direct": "1", "iodepth": "4096",
-                             "hipri": "1" if settings.hipri else "0",
-                             "registerfiles": "1" if settings.registerfiles else "0",
-                             "fixedbufs": "1" if settings.fixedbufs else "0"}, name="replay", source="<replay>")
+    return job_from_options(
+        {
+            "rw": "randrw",
+            "ioengine": "io_uring",
+            "direct": "1",
+            "iodepth": "4096",
+            "hipri": "1" if settings.hipri else "0",
+            "registerfiles": "1" if settings.registerfiles else "0",
+            "fixedbufs": "1" if settings.fixedbufs else "0",
+        },
+        name="replay",
+        source="<replay>",
+    )
 
 
-def _add_replay_report(result: dict, cfg: ReplayConfig, reader, replayer: TraceReplayer, drops: dict[str, int],
-                       device_of: dict[str, int]) -> None:
+def _add_replay_report(
+    result: dict, cfg: ReplayConfig, reader, replayer: TraceReplayer, drops: dict[str, int], device_of: dict[str, int]
+) -> None:
     """Add what was replayed to ``result``: the trace's IO counts and skipped records (the reader's and
     ``drops``, the selection's) to its summary, and its ``replay`` section (the trace, window in s,
     volume -> SSD map ``device_of``, submitter threads and issue lag in us)."""
@@ -161,19 +195,25 @@ def _add_replay_report(result: dict, cfg: ReplayConfig, reader, replayer: TraceR
         "records_read": reader.records,
         "out_of_order": reader.out_of_order,
         "speed": cfg.speed,
-        "window_s": [None if cfg.window_start_ns is None else cfg.window_start_ns / 1e9,
-                     None if cfg.window_end_ns is None else cfg.window_end_ns / 1e9],
+        "window_s": [
+            None if cfg.window_start_ns is None else cfg.window_start_ns / 1e9,
+            None if cfg.window_end_ns is None else cfg.window_end_ns / 1e9,
+        ],
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
         "threads": len(replayer.threads),
         "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
         "last_due_s": replayer.last_due / 1e9,
-        "issue_lag_us": {"mean": lag.mean / 1e3, "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
-                         "max": max(lag.max, 0.0) / 1e3},
+        "issue_lag_us": {
+            "mean": lag.mean / 1e3,
+            "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
+            "max": max(lag.max, 0.0) / 1e3,
+        },
     }
 
 
-def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool | RecordChunks = False,
-               keep_model: bool = False) -> Result:
+def run_replay(
+    cfg: ReplayConfig, progress: bool | None = False, records: bool | RecordChunks = False, keep_model: bool = False
+) -> Result:
     """Replay ``cfg`` (use :func:`scenarios.run.simulate.simulate`); ``progress``, ``records`` and
     ``keep_model`` as there (the progress line knows the end only with a window end). The summary
     is ``stacksim run``'s (:mod:`scenarios.run.summary`), measured from the start of the trace."""
@@ -182,9 +222,13 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
     drops: dict[str, int] = {}
     end = cfg.window_end_ns
-    records = select(read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
-                     window_ns=(cfg.window_start_ns, end), volumes=set(cfg.volumes) if cfg.volumes else None,
-                     speed=cfg.speed, counts=drops)
+    records = select(
+        read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
+        window_ns=(cfg.window_start_ns, end),
+        volumes=set(cfg.volumes) if cfg.volumes else None,
+        speed=cfg.speed,
+        counts=drops,
+    )
     host = build_host(cfg.platform, cfg.queue, cfg.seed, keep_requests=keep_model)
     device_of: dict[str, int] = {}  # volume -> device, filled as the trace is read
 
@@ -195,11 +239,14 @@ def run_replay(cfg: ReplayConfig, progress: bool | None = False, records: bool |
     replayer = TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay)
     replayer.start()
     if replayer.exhausted and replayer.trace_ios == 0:
-        raise ConfigError(f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; "
-                          f"dropped: {drops or 'none'})")
+        raise ConfigError(
+            f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; dropped: {drops or 'none'})"
+        )
     host.start()
     end_ns = (end - (cfg.window_start_ns or 0)) / cfg.speed if end is not None else None
-    with RunProgress(end_ns=end_ns, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(host.engine):
+    with RunProgress(end_ns=end_ns, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(
+        host.engine
+    ):
         host.engine.run(replayer.done_event)
     # the reaped time is computed as clock + cycles / GHz: it may exceed the engine time by rounding
     t_end = max(host.engine.now, stats.finish().t_complete_max)

@@ -31,8 +31,9 @@ class Result(Mapping):
 
     __slots__ = ("data", "records", "trace", "model", "run")
 
-    def __init__(self, data: dict[str, Any], records: np.ndarray | None = None, trace=None, model=None,
-                 run: FioRun | None = None):
+    def __init__(
+        self, data: dict[str, Any], records: np.ndarray | None = None, trace=None, model=None, run: FioRun | None = None
+    ):
         self.data = data
         self.records = records
         self.trace = trace
@@ -51,8 +52,9 @@ class Result(Mapping):
     def __repr__(self) -> str:
         s = self.data.get("summary", {})
         lat = s.get("latency_us", {}).get("mean")
-        return (f"<Result {self.data.get('scenario')} on {self.data.get('platform')}: {s.get('ios', 0):,} IOs"
-                + (f", mean latency {lat:.2f} us>" if lat is not None else ">"))
+        return f"<Result {self.data.get('scenario')} on {self.data.get('platform')}: {s.get('ios', 0):,} IOs" + (
+            f", mean latency {lat:.2f} us>" if lat is not None else ">"
+        )
 
     @property
     def summary(self) -> dict[str, Any]:

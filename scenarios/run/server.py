@@ -30,8 +30,9 @@ CDF_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.
 # ---------------------------------------------------------------------------- running
 
 
-def simulate_server(cfg: ServerRunConfig, tracer=None, records: bool | RecordChunks = False,
-                    keep_model: bool = False) -> Result:
+def simulate_server(
+    cfg: ServerRunConfig, tracer=None, records: bool | RecordChunks = False, keep_model: bool = False
+) -> Result:
     """Run ``cfg`` (use :func:`scenarios.run.simulate.simulate`); the result has "scenario", "platform",
     "seed", "policy", "summary", "timeline", "sim", "latency_cdf" (trace replay: and "replay");
     ``result.records``: one row per measured request in the host's record format
@@ -103,7 +104,9 @@ def _run_trace(srv: Server, warm: float, bin_ns: float, snaps: dict) -> float:
         if "until" not in str(err):
             raise
         # simpy: the queue ran dry with requests outstanding (a model bug, not bad input)
-        raise RuntimeError(f"trace replay stalled: {srv.n_done} of {srv.n_offered} requests completed ({err})") from None
+        raise RuntimeError(
+            f"trace replay stalled: {srv.n_done} of {srv.n_offered} requests completed ({err})"
+        ) from None
     now = eng.now
     end = max(float(np.frombuffer(srv.rec_done, dtype=float).max()), now)
     if end > now:
@@ -112,7 +115,9 @@ def _run_trace(srv: Server, warm: float, bin_ns: float, snaps: dict) -> float:
         del snaps[t]
     snaps[end] = srv.snapshot()
     if warm >= end:
-        raise ConfigError(f"workload.warmup_s={warm / 1e9:g}: the replay ends at {end / 1e9:.6g} s, before the warm-up does")
+        raise ConfigError(
+            f"workload.warmup_s={warm / 1e9:g}: the replay ends at {end / 1e9:.6g} s, before the warm-up does"
+        )
     return end
 
 
@@ -152,8 +157,9 @@ def _energy_reading(snap: dict) -> EnergyReading:
     return EnergyReading(snap["t"], snap["cpu_j"], snap["ssd_busy"], snap["acc"][0], snap["acc"][1])
 
 
-def burst_accuracy(decisions: list[float], windows: list[tuple[float, float]], t0: float, t1: float,
-                   grace_ns: float = 1e6) -> dict:
+def burst_accuracy(
+    decisions: list[float], windows: list[tuple[float, float]], t0: float, t1: float, grace_ns: float = 1e6
+) -> dict:
     """Detection accuracy against the true burst windows (decisions = times a burst was acted on).
 
     A burst is detected if a decision falls inside it; its detection latency is the first such
@@ -163,8 +169,16 @@ def burst_accuracy(decisions: list[float], windows: list[tuple[float, float]], t
     wins = [(a, b) for a, b in windows if a < t1 and b > t0]
     out = {"decisions": len(dec), "true_bursts": len(wins)}
     if not wins:
-        out.update({"detected": None, "recall": None, "precision": None, "false_positives": len(dec),
-                    "detection_latency_us": [], "mean_detection_latency_us": None})
+        out.update(
+            {
+                "detected": None,
+                "recall": None,
+                "precision": None,
+                "false_positives": len(dec),
+                "detection_latency_us": [],
+                "mean_detection_latency_us": None,
+            }
+        )
         return out
     lat = []
     for a, b in wins:
@@ -173,21 +187,24 @@ def burst_accuracy(decisions: list[float], windows: list[tuple[float, float]], t
             lat.append((first - a) / 1e3)
     tp = sum(1 for d in dec if any(a <= d <= b + grace_ns for a, b in wins))
     quiet_s = max((t1 - t0) - sum(min(b, t1) - max(a, t0) for a, b in wins), 0.0) * 1e-9
-    out.update({
-        "detected": len(lat),
-        "recall": len(lat) / len(wins),
-        "precision": tp / len(dec) if dec else None,
-        "false_positives": len(dec) - tp,
-        "false_positives_per_quiet_s": (len(dec) - tp) / quiet_s if quiet_s > 0 else None,
-        "detection_latency_us": lat,
-        "mean_detection_latency_us": float(np.mean(lat)) if lat else None,
-    })
+    out.update(
+        {
+            "detected": len(lat),
+            "recall": len(lat) / len(wins),
+            "precision": tp / len(dec) if dec else None,
+            "false_positives": len(dec) - tp,
+            "false_positives_per_quiet_s": (len(dec) - tp) / quiet_s if quiet_s > 0 else None,
+            "detection_latency_us": lat,
+            "mean_detection_latency_us": float(np.mean(lat)) if lat else None,
+        }
+    )
     return out
 
 
 # long: one flat table of the summary's figures, one line each (the steps are helpers below)
-def summarize_server_run(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: float,
-                         wall_s: float) -> dict:
+def summarize_server_run(
+    cfg: ServerRunConfig, srv: Server, snaps: dict, warm: float, end: float, wall_s: float
+) -> dict:
     """The result of a server run measured from ``warm`` to ``end`` (ns): ``summary`` (client-side
     latency, throughput, power and energy, active cores, migrations, residency, burst detection),
     ``timeline`` (per bin), ``sim`` and ``latency_cdf``; trace replay adds per-direction figures and
@@ -201,7 +218,7 @@ def summarize_server_run(cfg: ServerRunConfig, srv: Server, snaps: dict, warm: f
     # latency: requests that arrived in the window and completed before its end; throughput:
     # every completion in the window (an open-loop client keeps offering load when the server lags)
     sel = (arr >= warm) & (done <= end)
-    lat = (done[sel] - arr[sel] + half)
+    lat = done[sel] - arr[sel] + half
     counted = (done > warm) & (done <= end)
     n = int(counted.sum())
     wl = cfg.workload
@@ -284,8 +301,11 @@ def _trace_figures(srv: Server, sel: np.ndarray, counted: np.ndarray, lat: np.nd
     ops = {}
     for name, flag in (("read", 0), ("write", 1)):
         m = counted & (wr == flag)
-        ops[name] = {"ios": int(m.sum()), "bytes": int(nb[m].sum()),
-                     "latency_us": LatencyStats.of(lat[w_sel == flag]).summary_us()}
+        ops[name] = {
+            "ios": int(m.sum()),
+            "bytes": int(nb[m].sum()),
+            "latency_us": LatencyStats.of(lat[w_sel == flag]).summary_us(),
+        }
     return {
         "trace_ios": trace.ios,
         "completed_ios": srv.n_done,
@@ -319,17 +339,33 @@ def timeline(cfg: ServerRunConfig, srv: Server, snaps: dict, arr: np.ndarray, do
     lat_sorted = (d_sorted - arr[order] + half) / 1e3
     edges = np.searchsorted(d_sorted, ts)
     wins = cfg.workload.windows()
-    out: dict[str, list] = {k: [] for k in (
-        "t_s", "iops", "latency_p50_us", "latency_p99_us", "latency_p99_9_us", "power_cpu_w", "power_ssd_w",
-        "power_system_w", "active_cores", "active_physical_cores", "active_freq_ghz", "compute_capacity_ghz",
-        "thread_migrations", "burst_decisions", "true_burst")}
+    out: dict[str, list] = {
+        k: []
+        for k in (
+            "t_s",
+            "iops",
+            "latency_p50_us",
+            "latency_p99_us",
+            "latency_p99_9_us",
+            "power_cpu_w",
+            "power_ssd_w",
+            "power_system_w",
+            "active_cores",
+            "active_physical_cores",
+            "active_freq_ghz",
+            "compute_capacity_ghz",
+            "thread_migrations",
+            "burst_decisions",
+            "true_burst",
+        )
+    }
     for i in range(len(ts) - 1):
         t0, t1 = ts[i], ts[i + 1]
         a, b = snaps[t0], snaps[t1]
         dt = t1 - t0
         if dt <= 0:
             continue
-        seg = lat_sorted[edges[i]:edges[i + 1]]
+        seg = lat_sorted[edges[i] : edges[i + 1]]
         pw = power_between(cfg, srv, a, b)
         phys = b["acc"][0] - a["acc"][0]
         out["t_s"].append(t0 * 1e-9)
@@ -368,11 +404,23 @@ def server_records_table(srv: Server, warm: float, end: float) -> np.ndarray:
     ``cpu`` that reactor's CPU; ``job`` is 0 (one workload)."""
     reqs = [q for q in srv.records if q.t_arr >= warm and q.t_complete <= end]
     half = srv.half_rtt
-    cols = {"io": [q.id for q in reqs], "job": [0] * len(reqs), "thread": [q.thread.idx for q in reqs],
-            "cpu": [q.cpu for q in reqs], "op": [q.op for q in reqs], "bytes": [q.nbytes for q in reqs],
-            "t_submit_ns": [q.t_arr - half for q in reqs]}
-    for name, attr in (("t_dispatch_ns", "t_submit"), ("t_dev_start_ns", "t_dev_start"), ("t_dev_end_ns", "t_dev_end"),
-                       ("t_cqe_ns", "t_cqe"), ("t_reaped_ns", "t_reaped"), ("t_complete_ns", "t_complete"),
-                       ("device_service_ns", "device_service_ns")):
+    cols = {
+        "io": [q.id for q in reqs],
+        "job": [0] * len(reqs),
+        "thread": [q.thread.idx for q in reqs],
+        "cpu": [q.cpu for q in reqs],
+        "op": [q.op for q in reqs],
+        "bytes": [q.nbytes for q in reqs],
+        "t_submit_ns": [q.t_arr - half for q in reqs],
+    }
+    for name, attr in (
+        ("t_dispatch_ns", "t_submit"),
+        ("t_dev_start_ns", "t_dev_start"),
+        ("t_dev_end_ns", "t_dev_end"),
+        ("t_cqe_ns", "t_cqe"),
+        ("t_reaped_ns", "t_reaped"),
+        ("t_complete_ns", "t_complete"),
+        ("device_service_ns", "device_service_ns"),
+    ):
         cols[name] = [getattr(q, attr) for q in reqs]
     return records_array(cols)

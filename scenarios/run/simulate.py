@@ -36,8 +36,14 @@ from simcore.stats import RecordChunks, record_sink, records_result
 __all__ = ["simulate", "Result"]
 
 
-def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
-             records: bool | RecordChunks = False, progress: bool | None = False, keep_model: bool = False) -> Result:
+def simulate(
+    config: RunConfig | ServerRunConfig | ReplayConfig,
+    *,
+    tracer=None,
+    records: bool | RecordChunks = False,
+    progress: bool | None = False,
+    keep_model: bool = False,
+) -> Result:
     """Run ``config`` and return its :class:`Result` (same configuration and seed: the same result,
     bit for bit).
 
@@ -55,15 +61,22 @@ def simulate(config: RunConfig | ServerRunConfig | ReplayConfig, *, tracer=None,
         return simulate_server(config, tracer=tracer, records=records, keep_model=keep_model)
     if isinstance(config, ReplayConfig):
         return run_replay(config, progress=progress, records=records, keep_model=keep_model)
-    raise ConfigError(f"simulate: a {type(config).__name__} is not a configuration (expected RunConfig, "
-                      "ServerRunConfig or ReplayConfig)")
+    raise ConfigError(
+        f"simulate: a {type(config).__name__} is not a configuration (expected RunConfig, "
+        "ServerRunConfig or ReplayConfig)"
+    )
 
 
 def _may_end_early(job) -> bool:
     """Whether a fio job can end before its runtime: by size or IO count, or by a steady-state or
     settled latency-target search."""
-    return (not job.time_based or job.runtime_ns is None or job.number_ios > 0 or job.steadystate is not None
-            or (job.latency_target_ns > 0 and not job.latency_run))
+    return (
+        not job.time_based
+        or job.runtime_ns is None
+        or job.number_ios > 0
+        or job.steadystate is not None
+        or (job.latency_target_ns > 0 and not job.latency_run)
+    )
 
 
 def _run_jobs(cfg: RunConfig, host: Host, fio: FioRun, ramp: float, end: float) -> float:
@@ -93,13 +106,22 @@ def _run_jobs(cfg: RunConfig, host: Host, fio: FioRun, ramp: float, end: float) 
     return stop[0]
 
 
-def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progress: bool | None, keep_model: bool) -> Result:
+def _simulate_host(
+    cfg: RunConfig, tracer, records: bool | RecordChunks, progress: bool | None, keep_model: bool
+) -> Result:
     """Fio jobs on a host: measured from the end of the ramp to the end of the longest job."""
     wall0 = time.perf_counter()
     host, fio, ramp, end = build_run(cfg, tracer, keep_requests=keep_model)
     sink = record_sink(records)
-    stats = IoStats(host, cfg.jobs, ramp, end, tracer=tracer, records=sink,
-                    control=fio.job_control if fio.job_control.deferred else None)
+    stats = IoStats(
+        host,
+        cfg.jobs,
+        ramp,
+        end,
+        tracer=tracer,
+        records=sink,
+        control=fio.job_control if fio.job_control.deferred else None,
+    )
     if tracer is not None:
         tracer.power_counter(host.engine, host.pkg.power_w, end)
     snap = {}
@@ -111,5 +133,10 @@ def _simulate_host(cfg: RunConfig, tracer, records: bool | RecordChunks, progres
     wall = time.perf_counter() - wall0
     data = summarize_host_run(cfg, host, snap["s"], stats, end, wall, fio)
     data["power_samples"] = meter.samples
-    return Result(data, records=records_result(records, sink), trace=tracer, model=host if keep_model else None,
-                  run=fio if keep_model else None)
+    return Result(
+        data,
+        records=records_result(records, sink),
+        trace=tracer,
+        model=host if keep_model else None,
+        run=fio if keep_model else None,
+    )

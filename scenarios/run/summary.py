@@ -40,14 +40,19 @@ class Snapshot:
         self.cstate = [list(c.cstate_ns) for c in host.pkg.cpus]
         self.energy = read_energy(host, now)
         self.power_limit = limit_reading(host.pkg, now)
-        self.apst = [(d.apst.residency_ns_at(now), dict(d.apst.wakeups)) if d.apst is not None else None
-                     for d in host.devices]
+        self.apst = [
+            (d.apst.residency_ns_at(now), dict(d.apst.wakeups)) if d.apst is not None else None for d in host.devices
+        ]
         self.hybrid_sleeps = sum(getattr(p, "sleeps", 0) for p in host.policies.values())
         # the exec time of tasks running right now is charged when they leave the CPU
         host.charge_running(now)
         self.tasks = {t.tid: t.counters() for t in host.all_tasks}
-        self.irq_gen = {(d.index, qp.qid): (qp.irq_gen.interrupts, qp.irq_gen.completions)
-                        for d in host.devices for qp in d.qps if qp.irq_gen is not None}
+        self.irq_gen = {
+            (d.index, qp.qid): (qp.irq_gen.interrupts, qp.irq_gen.completions)
+            for d in host.devices
+            for qp in d.qps
+            if qp.irq_gen is not None
+        }
         self.reaped_by_irq = host.driver.completions_reaped_by_irq
         self.cq_doorbells = host.driver.cq_doorbells
         self.commands = sum(d.commands for d in host.devices)
@@ -57,8 +62,9 @@ class Snapshot:
                 qp.restart_gaps()
 
 
-def summarize_host_run(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float, wall_s: float,
-                       fio: FioRun | None = None) -> dict:
+def summarize_host_run(
+    cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, end: float, wall_s: float, fio: FioRun | None = None
+) -> dict:
     """The result of a host run measured from snapshot ``s`` to ``end`` (ns), from the run's
     streaming statistics ``stats`` (measured window ``[s.t, end]``): fio-shaped ``jobs`` and
     ``disk_util``, stacksim's ``summary`` and the ``sim`` block (``wall_s``: wall time of the run).
@@ -191,17 +197,20 @@ def _cpu_and_io_summary(cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats,
         "cstate_residency": _cstate_residency(plat, host, s, busy_ns, dur_ns),
         "layers_ns_per_io": layers,
         "layers_ns_per_io_per_cpu": {
-            f"cpu{i}": {name: float(ns[j] / per_io) for j, name in enumerate(LAYERS)} for i, ns in enumerate(per_cpu_layers)
+            f"cpu{i}": {name: float(ns[j] / per_io) for j, name in enumerate(LAYERS)}
+            for i, ns in enumerate(per_cpu_layers)
         },
         "completion_policies": sorted(host.policies),
-        "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io - s.hybrid_sleeps / per_io,
+        "hybrid_sleeps_per_io": sum(getattr(p, "sleeps", 0) for p in host.policies.values()) / per_io
+        - s.hybrid_sleeps / per_io,
     }
     summary["layers"] = summary["layers_ns_per_io"]
     return summary, layer_cycles
 
 
-def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats,
-                           layer_cycles: np.ndarray, end: float) -> None:
+def _add_mechanism_metrics(
+    summary: dict, cfg: RunConfig, host: Host, s: Snapshot, stats: IoStats, layer_cycles: np.ndarray, end: float
+) -> None:
     """The rest of ``summary``: device commands per IO, frequencies and P-state transitions, the
     power limit, SSD power states, interrupt metrics, cycles and memory operations per second,
     and the per-job sections."""
@@ -210,7 +219,9 @@ def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapsho
     per_io = max(stats.ios(), 1)
     plat = cfg.platform
     # C0 time of C-state exits (waking up: part of the CPUs' busy time, not of any stack layer)
-    summary["cstate_exit_ns_per_io"] = sum(r.cstate_exit_ns - s.cstate_exit[i] for i, r in enumerate(host.runners)) / per_io
+    summary["cstate_exit_ns_per_io"] = (
+        sum(r.cstate_exit_ns - s.cstate_exit[i] for i, r in enumerate(host.runners)) / per_io
+    )
     # device commands per fio IO: > 1 when IOs are split at max_sectors_kb, < 1 when bios merge
     summary["device_commands_per_io"] = (sum(d.commands for d in host.devices) - s.commands) / per_io
     # tasks moved to another CPU by the scheduler (perf's cpu-migrations; models.os.placement)
@@ -218,7 +229,8 @@ def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapsho
     summary["cpu_migrations_per_io"] = summary["cpu_migrations"] / per_io
     io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})
     summary["freq_ghz_mean"] = {  # time-weighted, per physical core that runs IO threads
-        f"core{i}": (host.pkg.cores[i].ghz_ns_at(end) - s.ghz_ns[i]) / dur_ns for i in io_cores}
+        f"core{i}": (host.pkg.cores[i].ghz_ns_at(end) - s.ghz_ns[i]) / dur_ns for i in io_cores
+    }
     summary["freq_transitions"] = sum(c.transitions for c in host.pkg.cores) - s.freq_transitions
     if host.pkg.limiter is not None:
         summary["cpu_power_limit"] = limit_summary(host.pkg, s.power_limit, limit_reading(host.pkg, end), dur_ns)
@@ -230,8 +242,12 @@ def _add_mechanism_metrics(summary: dict, cfg: RunConfig, host: Host, s: Snapsho
     summary["kernel_actions_per_io"] = {a: n * dur_s / per_io for a, n in actions_per_s.items()}
     k = plat.kernel
     if k.mem_ops_per_cycle or k.mem_ops_per_action:
-        summary["mem_ops_per_s"] = memops.rates_per_s(k.mem_ops_per_cycle, non_action_cycles(k, summary["cycles_per_s"], actions_per_s),
-                                                      k.mem_ops_per_action, actions_per_s)
+        summary["mem_ops_per_s"] = memops.rates_per_s(
+            k.mem_ops_per_cycle,
+            non_action_cycles(k, summary["cycles_per_s"], actions_per_s),
+            k.mem_ops_per_action,
+            actions_per_s,
+        )
     summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
 
 
@@ -244,8 +260,10 @@ def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict
             continue
         res0, wk0 = s.apst[i]
         res1 = d.apst.residency_ns_at(end)
-        out[f"ssd{d.index}"] = {name: {"residency": (res1[name] - res0[name]) / dur_ns,
-                                       "wakeups": d.apst.wakeups[name] - wk0[name]} for name in res1}
+        out[f"ssd{d.index}"] = {
+            name: {"residency": (res1[name] - res0[name]) / dur_ns, "wakeups": d.apst.wakeups[name] - wk0[name]}
+            for name in res1
+        }
     return out
 
 
@@ -314,11 +332,13 @@ def per_job_metrics(cfg: RunConfig, host: Host, stats: IoStats, s: Snapshot, dur
         lat = stats.latency(ji)
         tasks = [t for t in host.all_tasks if t.job == ji]
         exec_ns = sum(t.exec_ns - s.tasks.get(t.tid, (0, 0, 0.0, 0.0, 0.0))[4] for t in tasks)
-        out.append({
-            "name": job.name,
-            "ioengine": job.ioengine,
-            "iops": lat.n / dur_s,
-            "latency_us": lat.summary_us(),
-            "cpu_share": exec_ns / (dur_s * 1e9),
-        })
+        out.append(
+            {
+                "name": job.name,
+                "ioengine": job.ioengine,
+                "iops": lat.n / dur_s,
+                "latency_us": lat.summary_us(),
+                "cpu_share": exec_ns / (dur_s * 1e9),
+            }
+        )
     return out

@@ -21,11 +21,21 @@ from typing import Any
 from scenarios.config.platform_file import platform_yaml
 from scenarios.studies.fitting import FitProgress
 from simcore.errors import ConfigError
-from simcore.outfile import write_text
 from simcore.numfmt import signed
+from simcore.outfile import write_text
 
-__all__ = ["StudySpec", "StudyRow", "StudyResult", "STUDIES", "get_study", "run_study", "format_study",
-           "study_json", "write_study", "fit_progress"]
+__all__ = [
+    "StudySpec",
+    "StudyRow",
+    "StudyResult",
+    "STUDIES",
+    "get_study",
+    "run_study",
+    "format_study",
+    "study_json",
+    "write_study",
+    "fit_progress",
+]
 
 
 @dataclass(frozen=True)
@@ -39,27 +49,53 @@ class StudySpec:
     """a nonlinear least-squares search (``max_iterations`` applies)"""
 
 
-STUDIES: dict[str, StudySpec] = {s.name: s for s in (
-    StudySpec("poll-energy", "scenarios.studies.calibrate_poll_energy",
-              "optane900p-e3-1230v5: device read time, user cycles per IO, context switch cycles vs "
-              "poll-vs-interrupt Table 1 (1 thread, 4 KiB)", 200.0),
-    StudySpec("memops", "scenarios.studies.calibrate_memops",
-              "optane900p-e3-1230v5: memory operations per cycle by kernel directory vs poll-vs-interrupt "
-              "Table 2 (32 threads, 4 KiB)", 60.0, iterative=False),
-    StudySpec("io-schedulers", "scenarios.studies.calibrate_io_schedulers",
-              "optane-p4801x-e3-1230: P4801X read/write time, mq-deadline/kyber/bfq cycles per request vs "
-              "IO-schedulers Table 1 (io_uring QD1 medians)", 100.0),
-    StudySpec("cinterrupts", "scenarios.studies.calibrate_cinterrupts",
-              "optane-p4800x-e5-2660v4 and p3700-e5-2660v4: read time mean/sd, context switch cycles vs "
-              "calibrated-interrupts sync 4 KiB read latency", 200.0),
-    StudySpec("server-power", "scenarios.studies.calibrate_server_power",
-              "epyc9454p-16xpm1743: core/uncore/SSD/others power vs SANDMAN Tables 1-2", 3.0),
-)}
+STUDIES: dict[str, StudySpec] = {
+    s.name: s
+    for s in (
+        StudySpec(
+            "poll-energy",
+            "scenarios.studies.calibrate_poll_energy",
+            "optane900p-e3-1230v5: device read time, user cycles per IO, context switch cycles vs "
+            "poll-vs-interrupt Table 1 (1 thread, 4 KiB)",
+            200.0,
+        ),
+        StudySpec(
+            "memops",
+            "scenarios.studies.calibrate_memops",
+            "optane900p-e3-1230v5: memory operations per cycle by kernel directory vs poll-vs-interrupt "
+            "Table 2 (32 threads, 4 KiB)",
+            60.0,
+            iterative=False,
+        ),
+        StudySpec(
+            "io-schedulers",
+            "scenarios.studies.calibrate_io_schedulers",
+            "optane-p4801x-e3-1230: P4801X read/write time, mq-deadline/kyber/bfq cycles per request vs "
+            "IO-schedulers Table 1 (io_uring QD1 medians)",
+            100.0,
+        ),
+        StudySpec(
+            "cinterrupts",
+            "scenarios.studies.calibrate_cinterrupts",
+            "optane-p4800x-e5-2660v4 and p3700-e5-2660v4: read time mean/sd, context switch cycles vs "
+            "calibrated-interrupts sync 4 KiB read latency",
+            200.0,
+        ),
+        StudySpec(
+            "server-power",
+            "scenarios.studies.calibrate_server_power",
+            "epyc9454p-16xpm1743: core/uncore/SSD/others power vs SANDMAN Tables 1-2",
+            3.0,
+        ),
+    )
+}
 
 
 def get_study(name: str) -> StudySpec:
     if name not in STUDIES:
-        raise ConfigError(f"unknown study {name!r} (built-in: {', '.join(STUDIES)}; see stacksim calibrate --list-studies)")
+        raise ConfigError(
+            f"unknown study {name!r} (built-in: {', '.join(STUDIES)}; see stacksim calibrate --list-studies)"
+        )
     return STUDIES[name]
 
 
@@ -116,27 +152,35 @@ def fit_progress(enabled: bool, sims_per_evaluation: int):
         prog.close()
 
 
-def run_study(name: str, *, runtime_ms: float | None = None, max_iterations: int | None = None,
-              progress: bool = False) -> StudyResult:
+def run_study(
+    name: str, *, runtime_ms: float | None = None, max_iterations: int | None = None, progress: bool = False
+) -> StudyResult:
     """Run study ``name``; ``progress`` shows evaluations on stderr."""
     spec = get_study(name)
     if runtime_ms is not None and not (math.isfinite(runtime_ms) and runtime_ms >= 1):
         raise ConfigError(f"--runtime-ms must be at least 1 (ms simulated per run), got {runtime_ms:g}")
     if max_iterations is not None:
         if not spec.iterative:
-            raise ConfigError(f"study {name} solves a linear least-squares problem directly; --max-iterations does not apply")
+            raise ConfigError(
+                f"study {name} solves a linear least-squares problem directly; --max-iterations does not apply"
+            )
         if max_iterations < 1:
             raise ConfigError(f"--max-iterations must be >= 1, got {max_iterations}")
     mod = importlib.import_module(spec.module)
     t0 = time.perf_counter()
-    res = mod.run_study(runtime_ms=spec.runtime_ms if runtime_ms is None else runtime_ms,
-                        max_iterations=max_iterations, progress=progress)
+    res = mod.run_study(
+        runtime_ms=spec.runtime_ms if runtime_ms is None else runtime_ms,
+        max_iterations=max_iterations,
+        progress=progress,
+    )
     res.wall_s = time.perf_counter() - t0
     return res
 
 
 def format_study(res: StudyResult) -> str:
-    out = [f"study {res.study}: {res.evaluations} evaluations, {res.wall_s:.1f} s, {res.runtime_ms:g} ms simulated per run"]
+    out = [
+        f"study {res.study}: {res.evaluations} evaluations, {res.wall_s:.1f} s, {res.runtime_ms:g} ms simulated per run"
+    ]
     if not res.converged:
         out.append("NOTE: stopped at --max-iterations before the fit converged; the values below are not final")
     if res.parameters:
@@ -149,7 +193,9 @@ def format_study(res: StudyResult) -> str:
     out.append(f"{res.constant} = " + json.dumps(res.fitted, indent=4))
     lw = max(len(r.label) for r in res.rows)
     uw = max(4, *(len(r.unit) for r in res.rows))
-    out.append(f"residuals:\n  {'observation':{lw}s}  {'measured':>10s}  {'model':>10s}  {'unit':{uw}s}  {'residual':>8s}")
+    out.append(
+        f"residuals:\n  {'observation':{lw}s}  {'measured':>10s}  {'model':>10s}  {'unit':{uw}s}  {'residual':>8s}"
+    )
     for r in res.rows:
         meas = f"{r.measured:10.6g}" if r.measured is not None else f"{'-':>10s}"
         resid = signed(100 * r.residual, 2, 7) + "%" if r.residual is not None else f"{'-':>8s}"
@@ -162,12 +208,28 @@ def format_study(res: StudyResult) -> str:
 
 def study_json(res: StudyResult) -> dict:
     return {
-        "study": res.study, "description": STUDIES[res.study].description, "constant": res.constant,
-        "fitted": res.fitted, "parameters": res.parameters,
-        "residuals": [{"label": r.label, "measured": r.measured, "model": r.model, "unit": r.unit, "fitted": r.fitted,
-                       "residual_pct": None if r.residual is None else 100.0 * r.residual} for r in res.rows],
-        "rms_residual_pct": res.rms_pct, "sources": res.sources, "runtime_ms": res.runtime_ms,
-        "evaluations": res.evaluations, "converged": res.converged, "wall_s": res.wall_s,
+        "study": res.study,
+        "description": STUDIES[res.study].description,
+        "constant": res.constant,
+        "fitted": res.fitted,
+        "parameters": res.parameters,
+        "residuals": [
+            {
+                "label": r.label,
+                "measured": r.measured,
+                "model": r.model,
+                "unit": r.unit,
+                "fitted": r.fitted,
+                "residual_pct": None if r.residual is None else 100.0 * r.residual,
+            }
+            for r in res.rows
+        ],
+        "rms_residual_pct": res.rms_pct,
+        "sources": res.sources,
+        "runtime_ms": res.runtime_ms,
+        "evaluations": res.evaluations,
+        "converged": res.converged,
+        "wall_s": res.wall_s,
     }
 
 
@@ -190,22 +252,33 @@ def write_study(path: str, res: StudyResult) -> str:
         write_text(path, json.dumps(study_json(res), indent=2) + "\n", what="-o")
         return "the study's result"
     (plat,) = res.platforms
-    note = (f"stacksim calibrate --study {res.study}: fitted {', '.join(res.parameters) or 'mem_ops_per_cycle'} to "
-            f"{'; '.join(res.sources)}; rms residual {res.rms_pct:.2f}% ({res.runtime_ms:g} ms simulated per run)")
+    note = (
+        f"stacksim calibrate --study {res.study}: fitted {', '.join(res.parameters) or 'mem_ops_per_cycle'} to "
+        f"{'; '.join(res.sources)}; rms residual {res.rms_pct:.2f}% ({res.runtime_ms:g} ms simulated per run)"
+    )
     plat = plat.model_copy(update={"name": f"{plat.name}-calibrated", "calibration": note})
-    write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate "
-                                                        f"--study {res.study})\nuse it with --platform {path}"))
+    write_text(
+        path,
+        platform_yaml(
+            plat,
+            header=f"stacksim platform {plat.name} (written by stacksim calibrate "
+            f"--study {res.study})\nuse it with --platform {path}",
+        ),
+    )
     return f"platform {plat.name} (use --platform {path})"
 
 
-def fit_rows(labels: list[str], measured: list[float], residuals, units: list[str] | str = "",
-             weights: list[float] | None = None) -> list[StudyRow]:
+def fit_rows(
+    labels: list[str], measured: list[float], residuals, units: list[str] | str = "", weights: list[float] | None = None
+) -> list[StudyRow]:
     """Rows of a fit whose residuals are ``weight x (model / measured - 1)``."""
     n = len(labels)
     units = [units] * n if isinstance(units, str) else units
     weights = weights or [1.0] * n
-    return [StudyRow(lab, float(m), float(m) * (1.0 + float(r) / w), u)
-            for lab, m, r, u, w in zip(labels, measured, residuals, units, weights)]
+    return [
+        StudyRow(lab, float(m), float(m) * (1.0 + float(r) / w), u)
+        for lab, m, r, u, w in zip(labels, measured, residuals, units, weights)
+    ]
 
 
 def fit_parameters(fit) -> dict[str, dict[str, Any]]:

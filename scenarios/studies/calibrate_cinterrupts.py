@@ -47,8 +47,19 @@ def run_point(fit: dict, device: str, mode: str, runtime_ms: int = 200, seed: in
     plat = DEVICES[device](fit)
     poll = mode == "polling"
     queue = plat.queue.model_copy(update={"io_poll": poll, "io_poll_delay": -1})
-    job = job_from_options({"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "hipri": "1" if poll else "0",
-                            "runtime": f"{int(runtime_ms)}ms", "ramp_time": "10ms", "time_based": "1"}, name=f"{device}-{mode}")
+    job = job_from_options(
+        {
+            "rw": "randread",
+            "bs": "4k",
+            "ioengine": "pvsync2",
+            "direct": "1",
+            "hipri": "1" if poll else "0",
+            "runtime": f"{int(runtime_ms)}ms",
+            "ramp_time": "10ms",
+            "time_based": "1",
+        },
+        name=f"{device}-{mode}",
+    )
     cfg = RunConfig(name=f"calib-{device}-{mode}", platform=plat, queue=queue, jobs=(job,), seed=seed)
     host, _fio, ramp, end = build_run(cfg, keep_requests=True)
     host.engine.run(end)
@@ -73,8 +84,14 @@ def calibrate(runtime_ms: int = 200, *, max_iterations: int | None = None, progr
     """Fit :data:`FIT_BOUNDS`' parameters; returns the fit dict and the fit."""
     tgt = targets()
     names = list(FIT_BOUNDS)
-    res = fitting.fit(names, [CINTERRUPTS_FIT[n] for n in names], [FIT_BOUNDS[n] for n in names],
-                      lambda v: residuals(v, tgt, runtime_ms), progress=progress, max_iterations=max_iterations)
+    res = fitting.fit(
+        names,
+        [CINTERRUPTS_FIT[n] for n in names],
+        [FIT_BOUNDS[n] for n in names],
+        lambda v: residuals(v, tgt, runtime_ms),
+        progress=progress,
+        max_iterations=max_iterations,
+    )
     return {n: float(round(v, 1)) for n, v in res.values.items()}, res
 
 
@@ -87,6 +104,14 @@ def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, prog
     labels = [f"{d} {m} latency {q[:-3]}" for d, m, q in keys]
     measured = [tgt[d][m][q] for d, m, q in keys]
     weights = [1.0 if q == "mean_us" else SD_WEIGHT for _, _, q in keys]
-    return StudyResult("cinterrupts", "models/platforms.py CINTERRUPTS_FIT", fit, fit_parameters(res),
-                       fit_rows(labels, measured, res.residuals, "us", weights), [reference.cite(*REFERENCE)],
-                       runtime_ms, res.evaluations, res.converged)
+    return StudyResult(
+        "cinterrupts",
+        "models/platforms.py CINTERRUPTS_FIT",
+        fit,
+        fit_parameters(res),
+        fit_rows(labels, measured, res.residuals, "us", weights),
+        [reference.cite(*REFERENCE)],
+        runtime_ms,
+        res.evaluations,
+        res.converged,
+    )

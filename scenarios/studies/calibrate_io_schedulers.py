@@ -42,19 +42,30 @@ def targets() -> dict:
     return reference.values(*REFERENCE)
 
 
-def point_config(fit: dict, scheduler: str, op: str, runtime_ms: int = 100, seed: int = 7,
-                 extra: dict | None = None) -> RunConfig:
+def point_config(
+    fit: dict, scheduler: str, op: str, runtime_ms: int = 100, seed: int = 7, extra: dict | None = None
+) -> RunConfig:
     """io_uring, iodepth 1, 4 KiB random ``op`` with ``scheduler`` on the platform fitted as ``fit``."""
     plat = optane_p4801x_e3_1230(fit)
     queue = plat.queue.model_copy(update={"scheduler": scheduler, **(extra or {}).get("queue", {})})
-    opts = {"rw": f"rand{op}", "bs": "4k", "ioengine": "io_uring", "iodepth": "1", "direct": "1",
-            "runtime": f"{int(runtime_ms)}ms", "ramp_time": "10ms", "time_based": "1"}
+    opts = {
+        "rw": f"rand{op}",
+        "bs": "4k",
+        "ioengine": "io_uring",
+        "iodepth": "1",
+        "direct": "1",
+        "runtime": f"{int(runtime_ms)}ms",
+        "ramp_time": "10ms",
+        "time_based": "1",
+    }
     opts.update((extra or {}).get("fio", {}))
     job = job_from_options(opts, name=f"{scheduler}-{op}")
     return RunConfig(name=f"calib-{scheduler}-{op}", platform=plat, queue=queue, jobs=(job,), seed=seed)
 
 
-def run_point(fit: dict, scheduler: str, op: str, runtime_ms: int = 100, seed: int = 7, extra: dict | None = None) -> dict:
+def run_point(
+    fit: dict, scheduler: str, op: str, runtime_ms: int = 100, seed: int = 7, extra: dict | None = None
+) -> dict:
     """The summary of :func:`point_config`'s run."""
     return simulate(point_config(fit, scheduler, op, runtime_ms, seed, extra))["summary"]
 
@@ -82,8 +93,14 @@ def calibrate(runtime_ms: int = 100, *, max_iterations: int | None = None, progr
     tgt = targets()
     names = list(FIT_BOUNDS)
     x0 = [IO_SCHED_FIT[n] for n in names]
-    res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(v, tgt, runtime_ms),
-                      progress=progress, max_iterations=max_iterations)
+    res = fitting.fit(
+        names,
+        x0,
+        [FIT_BOUNDS[n] for n in names],
+        lambda v: residuals(v, tgt, runtime_ms),
+        progress=progress,
+        max_iterations=max_iterations,
+    )
     fit = {n: float(round(v, 1 if abs(v) >= 100 else 3)) for n, v in res.values.items()}
     return fit, res
 
@@ -95,6 +112,15 @@ def run_study(runtime_ms: float = 100.0, max_iterations: int | None = None, prog
     tgt = targets()
     labels = [f"{s} {op} median latency" for s in SCHEDULERS for op in ("read", "write")]
     measured = [tgt[s][op] for s in SCHEDULERS for op in ("read", "write")]
-    return StudyResult("io-schedulers", "models/platforms.py IO_SCHED_FIT", fit, fit_parameters(res),
-                       fit_rows(labels, measured, res.residuals, "us"), [reference.cite(*REFERENCE)], runtime_ms,
-                       res.evaluations, res.converged, [optane_p4801x_e3_1230(fit)])
+    return StudyResult(
+        "io-schedulers",
+        "models/platforms.py IO_SCHED_FIT",
+        fit,
+        fit_parameters(res),
+        fit_rows(labels, measured, res.residuals, "us"),
+        [reference.cite(*REFERENCE)],
+        runtime_ms,
+        res.evaluations,
+        res.converged,
+        [optane_p4801x_e3_1230(fit)],
+    )

@@ -31,14 +31,14 @@ from typing import Any
 import numpy as np
 
 from scenarios.config.host import resolve
-from scenarios.config.sets import PLATFORM_PREFIXES
 from scenarios.config.platform_file import platform_yaml
+from scenarios.config.sets import PLATFORM_PREFIXES
 from scenarios.studies import fitting
 from scenarios.studies.fitting import FitProgress
 from scenarios.studies.validation import Point, PointRunner, ValidationRow, check_measured_values, select_metrics
 from simcore.errors import ConfigError
-from simcore.outfile import write_text
 from simcore.numfmt import signed
+from simcore.outfile import write_text
 
 __all__ = ["FitParam", "parse_fit", "Calibration", "calibrate", "calibrated_platform", "format_calibration"]
 
@@ -66,8 +66,10 @@ def parse_fit(text: str) -> FitParam:
     name, rng = (s.strip() for s in text.split("=", 1))
     head = name.split(".", 1)[0]
     if head not in PLATFORM_PREFIXES or head == "ssd_count" or "." not in name:
-        raise ConfigError(f"--fit {name}: fit a dotted platform parameter under "
-                          f"{', '.join(p + '.' for p in PLATFORM_PREFIXES if p != 'ssd_count')} (e.g. kernel.ctx_switch_cycles)")
+        raise ConfigError(
+            f"--fit {name}: fit a dotted platform parameter under "
+            f"{', '.join(p + '.' for p in PLATFORM_PREFIXES if p != 'ssd_count')} (e.g. kernel.ctx_switch_cycles)"
+        )
     parts = rng.split(":")
     if len(parts) not in (2, 3):
         raise ConfigError(f"--fit {text!r}: expected PARAM=LO:HI[:START]")
@@ -97,8 +99,9 @@ def _current_value(platform_dump: dict, name: str) -> float | None:
     for i, part in enumerate(parts):
         if isinstance(node, list):  # e.g. cpu.cstates.3.exit_latency_ns
             if not part.isdigit() or int(part) >= len(node):
-                raise ConfigError(f"--fit {name}: '{'.'.join(parts[: i + 1])}' is not an entry of the platform "
-                                  f"({len(node)} entries)")
+                raise ConfigError(
+                    f"--fit {name}: '{'.'.join(parts[: i + 1])}' is not an entry of the platform ({len(node)} entries)"
+                )
             node = node[int(part)]
             continue
         if not isinstance(node, dict):
@@ -132,7 +135,7 @@ class Calibration:
 
     @property
     def rms_pct(self) -> float:
-        return 100.0 * math.sqrt(sum(r.error ** 2 for r in self.rows) / len(self.rows))
+        return 100.0 * math.sqrt(sum(r.error**2 for r in self.rows) / len(self.rows))
 
 
 def _check_identifiable(params, x0, evaluate) -> None:
@@ -145,9 +148,11 @@ def _check_identifiable(params, x0, evaluate) -> None:
         x[i] = x[i] + step if x[i] + step <= p.hi else x[i] - step
         d = evaluate(x) - r0
         if np.max(np.abs(d)) < NO_EFFECT:
-            raise ConfigError(f"ill-posed fit: the measured outputs do not depend on parameter '{p.name}' "
-                              f"(moving it by a tenth of its range changes no prediction); drop it from --fit or "
-                              f"measure points where it matters")
+            raise ConfigError(
+                f"ill-posed fit: the measured outputs do not depend on parameter '{p.name}' "
+                f"(moving it by a tenth of its range changes no prediction); drop it from --fit or "
+                f"measure points where it matters"
+            )
         cols.append(d / (x[i] - x0[i]) * (p.hi - p.lo))  # effect over the whole range
     if len(params) > 1:
         J = np.column_stack(cols)
@@ -157,13 +162,16 @@ def _check_identifiable(params, x0, evaluate) -> None:
             corr = Jn.T @ Jn
             np.fill_diagonal(corr, 0.0)
             i, j = np.unravel_index(np.argmax(np.abs(corr)), corr.shape)
-            raise ConfigError(f"ill-posed fit: '{params[i].name}' and '{params[j].name}' change the measured outputs "
-                              f"in the same proportions, so these measurements cannot separate them; fix one, or add "
-                              f"points or metrics that depend on them differently")
+            raise ConfigError(
+                f"ill-posed fit: '{params[i].name}' and '{params[j].name}' change the measured outputs "
+                f"in the same proportions, so these measurements cannot separate them; fix one, or add "
+                f"points or metrics that depend on them differently"
+            )
 
 
-def _fitted_metrics(points: list[Point], params: list[FitParam], runner: PointRunner,
-                    metrics: list[str] | None) -> list[str]:
+def _fitted_metrics(
+    points: list[Point], params: list[FitParam], runner: PointRunner, metrics: list[str] | None
+) -> list[str]:
     """The metrics to fit (:func:`select_metrics`), once the problem is checked to be well posed: at
     least one parameter, each named once and neither set by ``--set`` nor by a measurement, measured
     values usable, and at least as many independent observations as parameters."""
@@ -171,18 +179,24 @@ def _fitted_metrics(points: list[Point], params: list[FitParam], runner: PointRu
         raise ConfigError("give at least one --fit PARAM=LO:HI")
     names = [p.name for p in params]
     if len(set(names)) != len(names):
-        raise ConfigError(f"--fit names a parameter twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+        raise ConfigError(
+            f"--fit names a parameter twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}"
+        )
     clash = [n for n in names if n in runner.sets or any(n in p.config for p in points)]
     if clash:
-        raise ConfigError(f"--fit {clash[0]}: also set by --set or by the measurements; it cannot be both fixed and fitted")
+        raise ConfigError(
+            f"--fit {clash[0]}: also set by --set or by the measurements; it cannot be both fixed and fitted"
+        )
     wanted = select_metrics(points, metrics)
     check_measured_values(points, wanted)
     obs = [(p, m) for p in points for m in wanted if m in p.metrics]
     distinct = {(repr(sorted(p.config.items())), p.job_file, p.platform, m) for p, m in obs}
     if len(distinct) < len(params):
-        raise ConfigError(f"ill-posed fit: {len(params)} parameters ({', '.join(names)}) but only {len(distinct)} "
-                          f"independent observations (distinct point configurations x metrics); measure more points "
-                          f"or fit fewer parameters")
+        raise ConfigError(
+            f"ill-posed fit: {len(params)} parameters ({', '.join(names)}) but only {len(distinct)} "
+            f"independent observations (distinct point configurations x metrics); measure more points "
+            f"or fit fewer parameters"
+        )
     return wanted
 
 
@@ -194,11 +208,19 @@ def _check_bounds(params: list[FitParam], runner: PointRunner, point: Point) -> 
             try:
                 runner.config(point, {p.name: v})
             except ConfigError as e:
-                raise ConfigError(f"--fit {p.name}={p.lo:g}:{p.hi:g}: the platform does not accept {v:g}: {e}") from None
+                raise ConfigError(
+                    f"--fit {p.name}={p.lo:g}:{p.hi:g}: the platform does not accept {v:g}: {e}"
+                ) from None
 
 
-def calibrate(points: list[Point], params: list[FitParam], runner: PointRunner, *, metrics: list[str] | None = None,
-              progress: bool | None = None) -> Calibration:
+def calibrate(
+    points: list[Point],
+    params: list[FitParam],
+    runner: PointRunner,
+    *,
+    metrics: list[str] | None = None,
+    progress: bool | None = None,
+) -> Calibration:
     """Fit ``params`` so that the simulated ``metrics`` of ``points`` match the measurements."""
     wanted = _fitted_metrics(points, params, runner, metrics)
     names = [p.name for p in params]
@@ -224,8 +246,13 @@ def calibrate(points: list[Point], params: list[FitParam], runner: PointRunner, 
     t0 = time.perf_counter()
     try:
         _check_identifiable(params, x0, evaluate)
-        fit = fitting.fit(names, x0, [(p.lo, p.hi) for p in params], lambda v: evaluate([v[n] for n in names]),
-                          check_identifiable=False)
+        fit = fitting.fit(
+            names,
+            x0,
+            [(p.lo, p.hi) for p in params],
+            lambda v: evaluate([v[n] for n in names]),
+            check_identifiable=False,
+        )
     finally:
         prog.close()
     final = evaluate([fit.values[n] for n in names])
@@ -235,17 +262,31 @@ def calibrate(points: list[Point], params: list[FitParam], runner: PointRunner, 
         for m in ms:
             rows.append(ValidationRow(p.label, m, p.metrics[m], p.metrics[m] * (1.0 + float(final[k]))))
             k += 1
-    return Calibration(params, dict(zip(names, x0)), fit.values, fit.ci95, rows, len(cache),
-                       runner.simulations, time.perf_counter() - t0)
+    return Calibration(
+        params,
+        dict(zip(names, x0)),
+        fit.values,
+        fit.ci95,
+        rows,
+        len(cache),
+        runner.simulations,
+        time.perf_counter() - t0,
+    )
 
 
-def calibrated_platform(base_name: str, cal: Calibration, *, sets: dict[str, Any] | None = None,
-                        name: str | None = None, sources: list[str] | None = None, seed: int | None = None,
-                        runtime_ms: float | None = None):
+def calibrated_platform(
+    base_name: str,
+    cal: Calibration,
+    *,
+    sets: dict[str, Any] | None = None,
+    name: str | None = None,
+    sources: list[str] | None = None,
+    seed: int | None = None,
+    runtime_ms: float | None = None,
+):
     """The base platform with the run-wide platform ``sets`` and the fitted values, renamed and
     with a ``calibration`` note."""
-    platform_sets = {k: v for k, v in (sets or {}).items()
-                     if k.split(".", 1)[0] in PLATFORM_PREFIXES}
+    platform_sets = {k: v for k, v in (sets or {}).items() if k.split(".", 1)[0] in PLATFORM_PREFIXES}
     fitted = {n: float(f"{v:.6g}") for n, v in cal.values.items()}
     plat = resolve(platform=base_name, sets={**platform_sets, **fitted}).platform
     fits = ", ".join(f"{n}={fitted[n]:g} (95% CI {cal.ci95[n][0]:.4g}..{cal.ci95[n][1]:.4g})" for n in fitted)
@@ -256,34 +297,52 @@ def calibrated_platform(base_name: str, cal: Calibration, *, sets: dict[str, Any
     note += f"; fitted {fits} to {len(cal.rows)} measured values"
     if sources:
         note += " of " + ", ".join(sources)
-    note += (f" ({how}); rms residual {cal.rms_pct:.2f}%, max {max(abs(r.error) for r in cal.rows) * 100:.2f}%.")
+    note += f" ({how}); rms residual {cal.rms_pct:.2f}%, max {max(abs(r.error) for r in cal.rows) * 100:.2f}%."
     if plat.calibration:
         note += f" Base platform's calibration: {plat.calibration}"
-    return plat.model_copy(update={"name": name or f"{plat.name}-calibrated", "calibration": note,
-                                   "description": f"{plat.description} -- calibrated by stacksim calibrate".strip(" -")})
+    return plat.model_copy(
+        update={
+            "name": name or f"{plat.name}-calibrated",
+            "calibration": note,
+            "description": f"{plat.description} -- calibrated by stacksim calibrate".strip(" -"),
+        }
+    )
 
 
 def write_platform(path: str, plat) -> None:
     if Path(path).suffix.lower() not in (".yaml", ".yml"):
         raise ConfigError(f"-o {path}: write the platform to a .yaml file")
-    write_text(path, platform_yaml(plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate)\n"
-                                                       f"use it with --platform {path}"), what="-o")
+    write_text(
+        path,
+        platform_yaml(
+            plat, header=f"stacksim platform {plat.name} (written by stacksim calibrate)\nuse it with --platform {path}"
+        ),
+        what="-o",
+    )
 
 
 def format_calibration(cal: Calibration) -> str:
     w = max(len(n) for n in cal.values)
-    out = [f"fitted in {cal.evaluations} evaluations ({cal.simulations} simulations, {cal.wall_s:.1f} s):",
-           f"  {'parameter':{w}s}  {'start':>12s}  {'fitted':>12s}  95% confidence interval"]
+    out = [
+        f"fitted in {cal.evaluations} evaluations ({cal.simulations} simulations, {cal.wall_s:.1f} s):",
+        f"  {'parameter':{w}s}  {'start':>12s}  {'fitted':>12s}  95% confidence interval",
+    ]
     for p in cal.params:
         lo, hi = cal.ci95[p.name]
-        at = "  (at a bound)" if min(abs(cal.values[p.name] - p.lo), abs(cal.values[p.name] - p.hi)) < 1e-6 * (p.hi - p.lo) else ""
+        at = (
+            "  (at a bound)"
+            if min(abs(cal.values[p.name] - p.lo), abs(cal.values[p.name] - p.hi)) < 1e-6 * (p.hi - p.lo)
+            else ""
+        )
         out.append(f"  {p.name:{w}s}  {cal.start[p.name]:12.6g}  {cal.values[p.name]:12.6g}  [{lo:.6g}, {hi:.6g}]{at}")
     pw = max(8, *(len(r.point) for r in cal.rows))
     mw = max(6, *(len(r.metric) for r in cal.rows))
     out.append("residuals per point:")
     out.append(f"  {'point':{pw}s}  {'metric':{mw}s}  {'measured':>12s}  {'fitted':>12s}  {'residual':>8s}")
     for r in cal.rows:
-        out.append(f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
-                   f"  {signed(100 * r.error, 2, 7)}%")
+        out.append(
+            f"  {r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
+            f"  {signed(100 * r.error, 2, 7)}%"
+        )
     out.append(f"rms residual {cal.rms_pct:.2f}%")
     return "\n".join(out)

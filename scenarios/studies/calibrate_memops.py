@@ -64,16 +64,18 @@ def source_work(runtime_ms: int = 60, progress=None) -> dict:
 def fit(work: dict) -> dict:
     """{"per_cycle": {source: {cell: ops per cycle}}, "per_action": {action: {cell: ops per action}}}."""
     kcosts = optane900p_e3_1230v5().kernel
-    cols = ([("cycles", src, cell) for src, cells in SOURCE_CELLS.items() for cell in cells]
-            + [("actions", act, cell) for act, cells in ACTION_CELLS.items() for cell in cells])
+    cols = [("cycles", src, cell) for src, cells in SOURCE_CELLS.items() for cell in cells] + [
+        ("actions", act, cell) for act, cells in ACTION_CELLS.items() for cell in cells
+    ]
     meas = table2()
     rows, rhs = [], []
     for mode in ("interrupt", "classic_polling"):
         for key in KEYS:
             target = meas[mode][key] * 1e6
             scale = 1.0 / max(target, 1e6)  # relative error (absolute below 1 M/s)
-            rows.append([work[mode][kind].get(name, 0.0) * scale if key in CELLS[cell] else 0.0
-                         for kind, name, cell in cols])
+            rows.append(
+                [work[mode][kind].get(name, 0.0) * scale if key in CELLS[cell] else 0.0 for kind, name, cell in cols]
+            )
             rhs.append(target * scale)
     a = np.array(rows)
     b = np.array(rhs)
@@ -117,10 +119,32 @@ def run_study(runtime_ms: float = 60.0, max_iterations: int | None = None, progr
         pred = rates_per_s(fitted["per_cycle"], work[mode]["cycles"], fitted["per_action"], work[mode]["actions"])
         for k in KEYS + ("total",):
             m = meas.get(mode, {}).get(k)
-            rows.append(StudyRow(f"{mode} {k}", None if m is None else float(m), pred[k] / 1e6, "M/s",
-                                 fitted=m is not None and k != "total"))
+            rows.append(
+                StudyRow(
+                    f"{mode} {k}",
+                    None if m is None else float(m),
+                    pred[k] / 1e6,
+                    "M/s",
+                    fitted=m is not None and k != "total",
+                )
+            )
     plat = optane900p_e3_1230v5()
-    plat = plat.model_copy(update={"kernel": plat.kernel.model_copy(
-        update={"mem_ops_per_cycle": fitted["per_cycle"], "mem_ops_per_action": fitted["per_action"]})})
-    return StudyResult("memops", "models/platforms.py MEM_OPS (per_cycle, per_action)", fitted, {}, rows,
-                       [reference.cite(*REFERENCE)], runtime_ms, 1, True, [plat])
+    plat = plat.model_copy(
+        update={
+            "kernel": plat.kernel.model_copy(
+                update={"mem_ops_per_cycle": fitted["per_cycle"], "mem_ops_per_action": fitted["per_action"]}
+            )
+        }
+    )
+    return StudyResult(
+        "memops",
+        "models/platforms.py MEM_OPS (per_cycle, per_action)",
+        fitted,
+        {},
+        rows,
+        [reference.cite(*REFERENCE)],
+        runtime_ms,
+        1,
+        True,
+        [plat],
+    )

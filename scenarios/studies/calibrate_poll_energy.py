@@ -48,8 +48,17 @@ def run_mode(fit: dict, mode: str, runtime_ms: float = 200.0, seed: int = 7, thr
     plat = optane900p_e3_1230v5(fit)
     queue = plat.queue.model_copy(update={"io_poll": m["io_poll"], "io_poll_delay": m["io_poll_delay"]})
     job = job_from_options(
-        {"rw": "randread", "bs": bs, "ioengine": "pvsync2", "direct": "1", "hipri": m["hipri"], "numjobs": str(threads),
-         "runtime": f"{int(runtime_ms)}ms", "ramp_time": f"{RAMP_MS}ms", "time_based": "1"},
+        {
+            "rw": "randread",
+            "bs": bs,
+            "ioengine": "pvsync2",
+            "direct": "1",
+            "hipri": m["hipri"],
+            "numjobs": str(threads),
+            "runtime": f"{int(runtime_ms)}ms",
+            "ramp_time": f"{RAMP_MS}ms",
+            "time_based": "1",
+        },
         name=f"{mode}-{bs}-{threads}",
     )
     cfg = RunConfig(name=f"calib-{mode}", platform=plat, queue=queue, jobs=(job,), seed=seed)
@@ -72,14 +81,21 @@ def residuals(x, names, tgt, runtime_ms) -> np.ndarray:
     return np.array(res)
 
 
-def calibrate(runtime_ms: float = 200.0, *, max_iterations: int | None = None,
-              progress=None) -> tuple[dict, fitting.FitResult]:
+def calibrate(
+    runtime_ms: float = 200.0, *, max_iterations: int | None = None, progress=None
+) -> tuple[dict, fitting.FitResult]:
     """Fit :data:`FIT_BOUNDS`' parameters; returns the platform's fit dict and the fit."""
     tgt = targets()
     names = list(FIT_BOUNDS)
     x0 = [POLL_ENERGY_FIT.get(n, sum(FIT_BOUNDS[n]) / 2) for n in names]
-    res = fitting.fit(names, x0, [FIT_BOUNDS[n] for n in names], lambda v: residuals(list(v.values()), names, tgt, runtime_ms),
-                      progress=progress, max_iterations=max_iterations)
+    res = fitting.fit(
+        names,
+        x0,
+        [FIT_BOUNDS[n] for n in names],
+        lambda v: residuals(list(v.values()), names, tgt, runtime_ms),
+        progress=progress,
+        max_iterations=max_iterations,
+    )
     fit = dict(POLL_ENERGY_FIT)
     fit.update({n: float(round(v, 1)) for n, v in res.values.items()})
     return fit, res
@@ -92,7 +108,15 @@ def run_study(runtime_ms: float = 200.0, max_iterations: int | None = None, prog
     tgt = targets()
     labels = [f"{m} {q}" for m in tgt for q in ("mean latency", "IOPS")]
     measured = [v for m in tgt.values() for v in (m["mean_latency_us"], m["iops"])]
-    return StudyResult("poll-energy", "models/platforms.py POLL_ENERGY_FIT", fit, fit_parameters(res),
-                       fit_rows(labels, measured, res.residuals, ["us", "IO/s"] * len(tgt)),
-                       [reference.cite(*REFERENCE)], runtime_ms, res.evaluations, res.converged,
-                       [optane900p_e3_1230v5(fit)])
+    return StudyResult(
+        "poll-energy",
+        "models/platforms.py POLL_ENERGY_FIT",
+        fit,
+        fit_parameters(res),
+        fit_rows(labels, measured, res.residuals, ["us", "IO/s"] * len(tgt)),
+        [reference.cite(*REFERENCE)],
+        runtime_ms,
+        res.evaluations,
+        res.converged,
+        [optane900p_e3_1230v5(fit)],
+    )

@@ -86,8 +86,12 @@ def row_configs(fit: dict, row_ms: float = ROW_MS) -> dict[str, ServerRunConfig]
 
     def cfg(policy: str, rate: float, params: dict | None = None, platform=plat) -> ServerRunConfig:
         return ServerRunConfig(
-            name=f"calib-{policy}", platform=platform, server=ServerConfig(policy=policy), policy=params or {},
-            workload=StableWorkload(rate_iops=rate, duration_s=dur, warmup_s=warm), seed=11,
+            name=f"calib-{policy}",
+            platform=platform,
+            server=ServerConfig(policy=policy),
+            policy=params or {},
+            workload=StableWorkload(rate_iops=rate, duration_s=dur, warmup_s=warm),
+            seed=11,
         )
 
     deep = os_idles_deep(plat)
@@ -148,8 +152,9 @@ def _residuals(x, names, tgt, row_ms, progress=None, count=None):
     return out
 
 
-def calibrate(row_ms: float = ROW_MS, *, max_iterations: int | None = None,
-              progress=None) -> tuple[dict, list[str], np.ndarray, int, bool]:
+def calibrate(
+    row_ms: float = ROW_MS, *, max_iterations: int | None = None, progress=None
+) -> tuple[dict, list[str], np.ndarray, int, bool]:
     """Fit :data:`FIT_BOUNDS`; returns the fit dict, the residual labels and values at the rounded
     fit, the number of evaluations and whether the search converged."""
     tgt = targets()
@@ -158,8 +163,16 @@ def calibrate(row_ms: float = ROW_MS, *, max_iterations: int | None = None,
     lo = [FIT_BOUNDS[n][0] for n in names]
     hi = [FIT_BOUNDS[n][1] for n in names]
     count = [0]
-    sol = least_squares(_residuals, x0, bounds=(lo, hi), diff_step=1e-3, args=(names, tgt, row_ms, progress, count),
-                        xtol=1e-8, ftol=1e-8, max_nfev=max_iterations)
+    sol = least_squares(
+        _residuals,
+        x0,
+        bounds=(lo, hi),
+        diff_step=1e-3,
+        args=(names, tgt, row_ms, progress, count),
+        xtol=1e-8,
+        ftol=1e-8,
+        max_nfev=max_iterations,
+    )
     fit = dict(SERVER_POWER_FIT)
     fit.update({n: float(round(v, 4)) for n, v in zip(names, sol.x)})
     labels, res = residuals_of(model_rows(fit, row_ms), tgt)
@@ -174,7 +187,9 @@ def exit_latency_us(state: str, fit: dict | None = None) -> float:
     plat = epyc9454p_16xpm1743(fit)
     wl = StableWorkload(rate_iops=1.0, duration_s=0.01, warmup_s=0.0)
     if state == "PN":
-        cfg = ServerRunConfig(platform=plat, server=ServerConfig(policy="spdk-static"), policy={"freq_ghz": 0.4}, workload=wl)
+        cfg = ServerRunConfig(
+            platform=plat, server=ServerConfig(policy="spdk-static"), policy={"freq_ghz": 0.4}, workload=wl
+        )
         srv = build_server(cfg)
         srv.engine.run(1_000.0)
         core = srv.reactors[0].pcore
@@ -212,5 +227,15 @@ def run_study(runtime_ms: float = ROW_MS, max_iterations: int | None = None, pro
         rows.append(StudyRow(f"exit latency {state}", float(meas), exit_latency_us(state, fit), "us", fitted=False))
     params = {n: {"value": fit[n], "ci95": None} for n in FIT_BOUNDS}
     sources = [reference.cite(REFERENCE, "power_breakdown"), reference.cite(REFERENCE, "cpu_states")]
-    return StudyResult("server-power", "models/platforms_server.py SERVER_POWER_FIT", fit, params, rows, sources,
-                       runtime_ms, n_eval, converged, [epyc9454p_16xpm1743(fit)])
+    return StudyResult(
+        "server-power",
+        "models/platforms_server.py SERVER_POWER_FIT",
+        fit,
+        params,
+        rows,
+        sources,
+        runtime_ms,
+        n_eval,
+        converged,
+        [epyc9454p_16xpm1743(fit)],
+    )

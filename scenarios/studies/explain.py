@@ -43,8 +43,15 @@ from scenarios.run.simulate import simulate
 from simcore.errors import ConfigError
 from simcore.outfile import write_text
 
-__all__ = ["POLICY_SETS", "Waterfall", "Explanation", "explain", "format_explanation", "explanation_figure",
-           "write_html"]
+__all__ = [
+    "POLICY_SETS",
+    "Waterfall",
+    "Explanation",
+    "explain",
+    "format_explanation",
+    "explanation_figure",
+    "write_html",
+]
 
 #: --set keys that select each completion policy the Linux way (hipri + queue settings)
 POLICY_SETS: dict[str, dict[str, Any]] = {
@@ -71,7 +78,7 @@ _RETURN_SYNC = {
 }
 _CPU_MEANWHILE_ASYNC = {
     "interrupt": "the thread waits for completions in io_getevents / io_uring_enter, sleeping until an IRQ "
-                 "handler posts enough of them (with other IOs in flight it may be busy instead)",
+    "handler posts enough of them (with other IOs in flight it may be busy instead)",
     "classic-poll": "the thread polls the device queue in io_uring_enter(GETEVENTS) (IOPOLL)",
 }
 _CPU_MEANWHILE = {
@@ -111,16 +118,32 @@ def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, floa
     t0 = rec["t_submit_ns"]
     media_end = rec["t_dev_start_ns"] + rec["device_service_ns"]
     marks = [
-        ("submit: syscall entry, fs, blk-mq, NVMe command + doorbell" if sync
-         else "submit: io_uring/libaio enter, fs, blk-mq, NVMe command + doorbell", rec["t_submit_ns"], rec["t_dispatch_ns"]),
+        (
+            "submit: syscall entry, fs, blk-mq, NVMe command + doorbell"
+            if sync
+            else "submit: io_uring/libaio enter, fs, blk-mq, NVMe command + doorbell",
+            rec["t_submit_ns"],
+            rec["t_dispatch_ns"],
+        ),
         ("SSD: command fetch (+ queueing)", rec["t_dispatch_ns"], rec["t_dev_start_ns"]),
         ("SSD: media service", rec["t_dev_start_ns"], media_end),
         ("SSD: data transfer (data path, link)", media_end, rec["t_dev_end_ns"]),
         ("SSD: completion entry + MSI-X post", rec["t_dev_end_ns"], rec["t_cqe_ns"]),
-        ("completion found: " + _FOUND.get(policy, f"{policy}: the completion is found and reaped"),
-         rec["t_cqe_ns"], rec["t_reaped_ns"]),
-        ("return: " + (_RETURN_SYNC.get(policy, "back to the application") if sync
-                       else "completion posted to the ring, the thread reaps it"), rec["t_reaped_ns"], rec["t_complete_ns"]),
+        (
+            "completion found: " + _FOUND.get(policy, f"{policy}: the completion is found and reaped"),
+            rec["t_cqe_ns"],
+            rec["t_reaped_ns"],
+        ),
+        (
+            "return: "
+            + (
+                _RETURN_SYNC.get(policy, "back to the application")
+                if sync
+                else "completion posted to the ring, the thread reaps it"
+            ),
+            rec["t_reaped_ns"],
+            rec["t_complete_ns"],
+        ),
     ]
     return [(label, a - t0, max(0.0, b - a)) for label, a, b in marks]
 
@@ -148,17 +171,27 @@ def _shown_policies(engine: str, own: str, policies: list[str] | None, notes: li
         notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)")
     else:
         available = ["interrupt"]
-        notes.append(f"ioengine={engine} cannot poll (no hipri): it completes by interrupt only; "
-                     f"pvsync2 or io_uring can")
+        notes.append(
+            f"ioengine={engine} cannot poll (no hipri): it completes by interrupt only; pvsync2 or io_uring can"
+        )
     wanted = [_ALIASES.get(p, p) for p in policies] if policies else [own] + [p for p in available if p != own]
     for p in wanted:
         if p not in available and p != own:
-            raise ConfigError(f"--policies {p}: not available for ioengine={engine} (available: {', '.join(available)})")
+            raise ConfigError(
+                f"--policies {p}: not available for ioengine={engine} (available: {', '.join(available)})"
+            )
     return wanted
 
 
-def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None = None, seed: int | None = None,
-            runtime_ms: float = 50.0, policies: list[str] | None = None) -> Explanation:
+def explain(
+    job_file: str,
+    platform: str | None,
+    *,
+    sets: dict[str, Any] | None = None,
+    seed: int | None = None,
+    runtime_ms: float = 50.0,
+    policies: list[str] | None = None,
+) -> Explanation:
     """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
     run`` reads it) briefly under each completion policy and pick each run's median IO."""
     source = source_args(job_file)
@@ -167,7 +200,11 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     if not runtime_ms > 0:
         raise ConfigError(f"--runtime-ms must be > 0, got {runtime_ms}")
     sets = dict(sets or {})
-    length = {"runtime": ms_time(runtime_ms, option="--runtime-ms"), "ramp_time": f"{SHORT_RAMP_MS}ms", "time_based": "1"}
+    length = {
+        "runtime": ms_time(runtime_ms, option="--runtime-ms"),
+        "ramp_time": f"{SHORT_RAMP_MS}ms",
+        "time_based": "1",
+    }
     base = resolve_run(**source, platform=platform, sets={**sets, **length}, seed=seed)
     job = base.jobs[0]
     engine = job.ioengine
@@ -175,15 +212,18 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
     own = _own_policy(base)
     expl = Explanation(job_file=str(job_file), platform=base.platform.name, engine=engine)
     if len(base.jobs) > 1:
-        expl.notes.append(f"{len(base.jobs)} jobs: the typical IO is taken over all of them; the "
-                          f"policies are chosen by the first job's engine ({engine})")
+        expl.notes.append(
+            f"{len(base.jobs)} jobs: the typical IO is taken over all of them; the "
+            f"policies are chosen by the first job's engine ({engine})"
+        )
     wanted = _shown_policies(engine, own, policies, expl.notes)
     if "hybrid-poll" in wanted:
         length["ramp_time"] = f"{RAMP_MS}ms"  # for every policy alike
     for policy in dict.fromkeys(wanted):
         is_own = policy == own
-        extra = {} if is_own else {k: v for k, v in POLICY_SETS[policy].items()
-                                   if k != "hipri" or engine in HIPRI_ENGINES}
+        extra = (
+            {} if is_own else {k: v for k, v in POLICY_SETS[policy].items() if k != "hipri" or engine in HIPRI_ENGINES}
+        )
         cfg = resolve_run(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
         result = simulate(cfg, records=True)
         records = result.records
@@ -191,10 +231,19 @@ def explain(job_file: str, platform: str | None, *, sets: dict[str, Any] | None 
             raise ConfigError(f"{policy}: no IO completed in {runtime_ms:g} ms; give a longer --runtime-ms")
         io = _median_io(records)
         s = result["summary"]
-        expl.waterfalls.append(Waterfall(
-            policy=policy, own=is_own, io=io, segments=_segments(io, policy, sync),
-            latency_ns=io["t_complete_ns"] - io["t_submit_ns"], layers_ns=dict(s["layers"]), summary=s,
-            meanwhile=(_CPU_MEANWHILE if sync else _CPU_MEANWHILE_ASYNC).get(policy, ""), n_ios=len(records)))
+        expl.waterfalls.append(
+            Waterfall(
+                policy=policy,
+                own=is_own,
+                io=io,
+                segments=_segments(io, policy, sync),
+                latency_ns=io["t_complete_ns"] - io["t_submit_ns"],
+                layers_ns=dict(s["layers"]),
+                summary=s,
+                meanwhile=(_CPU_MEANWHILE if sync else _CPU_MEANWHILE_ASYNC).get(policy, ""),
+                n_ios=len(records),
+            )
+        )
     return expl
 
 
@@ -215,18 +264,24 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
     span = max(w.latency_ns for w in expl.waterfalls)
     scale = width / span if span > 0 else 0.0
     lw = max(len(label) for w in expl.waterfalls for label, _, _ in w.segments)
-    out = [f"One typical IO of {expl.job_file} on {expl.platform} (ioengine={expl.engine}): the median-latency IO "
-           f"of a short run per completion policy; times in ns from fio's submit timestamp."]
+    out = [
+        f"One typical IO of {expl.job_file} on {expl.platform} (ioengine={expl.engine}): the median-latency IO "
+        f"of a short run per completion policy; times in ns from fio's submit timestamp."
+    ]
     for note in expl.notes:
         out.append(f"note: {note}")
     for w in expl.waterfalls:
         io = w.io
         out.append("")
-        out.append(f"{w.policy}{' (the job' + chr(39) + 's own policy)' if w.own else ''}: IO {io['io']} "
-                   f"({io['op']} {io['bytes']} B on cpu {io['cpu']}), latency {w.latency_ns / 1e3:.2f} us "
-                   f"= median of {w.n_ios:,} IOs")
-        out.append(f"  {'segment':{lw}s}  {'start':>7s}  {'ns':>7s}"
-                   f"  |{'0'.ljust(width - len(f'{span / 1e3:.1f} us'))}{span / 1e3:.1f} us|")
+        out.append(
+            f"{w.policy}{' (the job' + chr(39) + 's own policy)' if w.own else ''}: IO {io['io']} "
+            f"({io['op']} {io['bytes']} B on cpu {io['cpu']}), latency {w.latency_ns / 1e3:.2f} us "
+            f"= median of {w.n_ios:,} IOs"
+        )
+        out.append(
+            f"  {'segment':{lw}s}  {'start':>7s}  {'ns':>7s}"
+            f"  |{'0'.ljust(width - len(f'{span / 1e3:.1f} us'))}{span / 1e3:.1f} us|"
+        )
         for label, start, dur in w.segments:
             out.append(f"  {label:{lw}s}  {start:7.0f}  {dur:7.0f}  |{_bar(start, dur, scale, width)}|")
         out.append(f"  {'total (fio latency)':{lw}s}  {'':7s}  {w.latency_ns:7.0f}")
@@ -237,17 +292,21 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
     names = [w.policy for w in expl.waterfalls]
     cw = max(12, *(len(n) for n in names))
     layers = [k for k in expl.waterfalls[0].layers_ns if any(w.layers_ns.get(k, 0) >= 0.5 for w in expl.waterfalls)]
-    out.append(f"{'CPU time per IO by stack layer (ns, mean of each run)':54s}" + "".join(f"{n:>{cw + 2}s}" for n in names))
+    out.append(
+        f"{'CPU time per IO by stack layer (ns, mean of each run)':54s}" + "".join(f"{n:>{cw + 2}s}" for n in names)
+    )
     for k in layers:
         label = "idle (CPUs of the job idle while IO is pending)" if k == "idle" else k
         out.append(f"  {label:52s}" + "".join(f"{w.layers_ns.get(k, 0.0):{cw + 2}.0f}" for w in expl.waterfalls))
     busy = [sum(v for k, v in w.layers_ns.items() if k != "idle") for w in expl.waterfalls]
     out.append(f"  {'total CPU busy (all layers but idle)':52s}" + "".join(f"{b:{cw + 2}.0f}" for b in busy))
-    rows = [("mean latency (us)", lambda s: s["latency_us"]["mean"], "{:.2f}"),
-            ("IOPS", lambda s: s["iops"], "{:,.0f}"),
-            ("context switches per IO", lambda s: s["context_switches_per_io"], "{:.3f}"),
-            ("interrupts per IO", lambda s: s["interrupts_per_io"], "{:.3f}"),
-            ("CPU utilization (all logical CPUs)", lambda s: 100 * s["cpu_utilization"], "{:.1f}%")]
+    rows = [
+        ("mean latency (us)", lambda s: s["latency_us"]["mean"], "{:.2f}"),
+        ("IOPS", lambda s: s["iops"], "{:,.0f}"),
+        ("context switches per IO", lambda s: s["context_switches_per_io"], "{:.3f}"),
+        ("interrupts per IO", lambda s: s["interrupts_per_io"], "{:.3f}"),
+        ("CPU utilization (all logical CPUs)", lambda s: 100 * s["cpu_utilization"], "{:.1f}%"),
+    ]
     for label, get, fmt in rows:
         out.append(f"  {label:52s}" + "".join(f"{fmt.format(get(w.summary)):>{cw + 2}s}" for w in expl.waterfalls))
     return "\n".join(out)
@@ -256,9 +315,20 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
 # ------------------------------------------------------------------------------------------------ plotly
 #: waterfall segments: the submitting CPU's work in dark hues, the SSD's stages in greys
 _COLORS = ("#2F4B7C", "#A0A0A0", "#7A7A7A", "#A0A0A0", "#7A7A7A", "#D45087", "#665191")
-_LAYER_COLORS = {"user": "#4C78A8", "syscall": "#72B7B2", "fs": "#54A24B", "block": "#EECA3B", "iosched": "#B279A2",
-                 "driver": "#FF9DA6", "irq": "#E45756", "scheduler": "#F58518", "timer": "#9D755D",
-                 "polling": "#BAB0AC", "smt_contention": "#D67195", "idle": "#E8E8E8"}
+_LAYER_COLORS = {
+    "user": "#4C78A8",
+    "syscall": "#72B7B2",
+    "fs": "#54A24B",
+    "block": "#EECA3B",
+    "iosched": "#B279A2",
+    "driver": "#FF9DA6",
+    "irq": "#E45756",
+    "scheduler": "#F58518",
+    "timer": "#9D755D",
+    "polling": "#BAB0AC",
+    "smt_contention": "#D67195",
+    "idle": "#E8E8E8",
+}
 
 
 def explanation_figure(expl: Explanation):
@@ -268,30 +338,58 @@ def explanation_figure(expl: Explanation):
     from plotly.subplots import make_subplots
 
     n = len(expl.waterfalls)
-    titles = [f"{w.policy}{' (job' + chr(39) + 's own)' if w.own else ''}: IO {w.io['io']},"
-              f" latency {w.latency_ns / 1e3:.2f} us"
-              for w in expl.waterfalls] + ["CPU time per IO by stack layer (ns)"]
-    fig = make_subplots(rows=n + 1, cols=1, subplot_titles=titles, vertical_spacing=0.35 / (n + 1),
-                        row_heights=[1.0] * n + [1.2])
+    titles = [
+        f"{w.policy}{' (job' + chr(39) + 's own)' if w.own else ''}: IO {w.io['io']},"
+        f" latency {w.latency_ns / 1e3:.2f} us"
+        for w in expl.waterfalls
+    ] + ["CPU time per IO by stack layer (ns)"]
+    fig = make_subplots(
+        rows=n + 1, cols=1, subplot_titles=titles, vertical_spacing=0.35 / (n + 1), row_heights=[1.0] * n + [1.2]
+    )
     span = max(w.latency_ns for w in expl.waterfalls) / 1e3
     for i, w in enumerate(expl.waterfalls, 1):
         labels = [label for label, _, _ in w.segments]
-        fig.add_trace(go.Bar(
-            y=labels, x=[d / 1e3 for _, _, d in w.segments], base=[s / 1e3 for _, s, _ in w.segments],
-            orientation="h", marker_color=list(_COLORS), showlegend=False, name=w.policy,
-            customdata=[[s, d] for _, s, d in w.segments],
-            hovertemplate="%{y}<br>start %{customdata[0]:.0f} ns, %{customdata[1]:.0f} ns<extra>" + w.policy + "</extra>"),
-            row=i, col=1)
+        fig.add_trace(
+            go.Bar(
+                y=labels,
+                x=[d / 1e3 for _, _, d in w.segments],
+                base=[s / 1e3 for _, s, _ in w.segments],
+                orientation="h",
+                marker_color=list(_COLORS),
+                showlegend=False,
+                name=w.policy,
+                customdata=[[s, d] for _, s, d in w.segments],
+                hovertemplate="%{y}<br>start %{customdata[0]:.0f} ns, %{customdata[1]:.0f} ns<extra>"
+                + w.policy
+                + "</extra>",
+            ),
+            row=i,
+            col=1,
+        )
         fig.update_yaxes(autorange="reversed", row=i, col=1)
-        fig.update_xaxes(range=[0, span * 1.02], title_text="us from fio's submit timestamp" if i == n else None,
-                         row=i, col=1)
+        fig.update_xaxes(
+            range=[0, span * 1.02], title_text="us from fio's submit timestamp" if i == n else None, row=i, col=1
+        )
     layers = [k for k in expl.waterfalls[0].layers_ns if any(w.layers_ns.get(k, 0) >= 0.5 for w in expl.waterfalls)]
     for k in layers:
-        fig.add_trace(go.Bar(x=[w.policy for w in expl.waterfalls], y=[w.layers_ns.get(k, 0.0) for w in expl.waterfalls],
-                             name=k, marker_color=_LAYER_COLORS.get(k), legendgroup="layers"), row=n + 1, col=1)
-    fig.update_layout(barmode="stack", template="plotly_white", height=240 * n + 380,
-                      title=f"One typical IO of {expl.job_file} on {expl.platform} ({expl.engine})",
-                      legend_title_text="layer")
+        fig.add_trace(
+            go.Bar(
+                x=[w.policy for w in expl.waterfalls],
+                y=[w.layers_ns.get(k, 0.0) for w in expl.waterfalls],
+                name=k,
+                marker_color=_LAYER_COLORS.get(k),
+                legendgroup="layers",
+            ),
+            row=n + 1,
+            col=1,
+        )
+    fig.update_layout(
+        barmode="stack",
+        template="plotly_white",
+        height=240 * n + 380,
+        title=f"One typical IO of {expl.job_file} on {expl.platform} ({expl.engine})",
+        legend_title_text="layer",
+    )
     return fig
 
 

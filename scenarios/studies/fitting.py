@@ -32,7 +32,10 @@ class FitResult:
     """False when the search stopped at ``max_iterations`` before scipy's tolerances were met."""
 
     def table(self) -> str:
-        rows = [f"  {n:40s} {self.values[n]:14.2f}   95% CI [{self.ci95[n][0]:.2f}, {self.ci95[n][1]:.2f}]" for n in self.names]
+        rows = [
+            f"  {n:40s} {self.values[n]:14.2f}   95% CI [{self.ci95[n][0]:.2f}, {self.ci95[n][1]:.2f}]"
+            for n in self.names
+        ]
         return "\n".join(rows)
 
 
@@ -73,9 +76,16 @@ def fit(
             lo, hi = bounds[i]
             x[i] = x[i] * 1.1 if x[i] * 1.1 <= hi else x[i] * 0.9
             if np.allclose(fun(x), r0, rtol=0, atol=1e-9):
-                raise ConfigError(f"ill-posed fit: the outputs do not depend on parameter '{name}' (drop it from the fit)")
+                raise ConfigError(
+                    f"ill-posed fit: the outputs do not depend on parameter '{name}' (drop it from the fit)"
+                )
     sol = least_squares(
-        fun, x0, bounds=([b[0] for b in bounds], [b[1] for b in bounds]), diff_step=diff_step, xtol=1e-4, ftol=1e-5,
+        fun,
+        x0,
+        bounds=([b[0] for b in bounds], [b[1] for b in bounds]),
+        diff_step=diff_step,
+        xtol=1e-4,
+        ftol=1e-5,
         max_nfev=max_iterations,
     )
     m, n = len(sol.fun), len(names)
@@ -106,10 +116,12 @@ class FitProgress:
     def __call__(self, n_eval: int, res: np.ndarray, values: dict[str, float]) -> None:
         if not self.enabled:
             return
-        rms = 100.0 * math.sqrt(float(np.mean(res ** 2)))
+        rms = 100.0 * math.sqrt(float(np.mean(res**2)))
         vals = "  ".join(f"{k}={v:.6g}" for k, v in values.items())
-        line = (f"evaluation {n_eval} ({n_eval * self.nsim} simulations, {time.monotonic() - self.t0:.0f} s): "
-                f"rms residual {rms:.3f}%  {vals}")
+        line = (
+            f"evaluation {n_eval} ({n_eval * self.nsim} simulations, {time.monotonic() - self.t0:.0f} s): "
+            f"rms residual {rms:.3f}%  {vals}"
+        )
         if self.tty:
             sys.stderr.write("\r" + line[:160].ljust(160))
         else:

@@ -16,8 +16,8 @@ import json
 
 import numpy as np
 
-from scenarios.run.outputs import figures_page
 from scenarios.config.server import resolve_server
+from scenarios.run.outputs import figures_page
 from scenarios.run.simulate import simulate
 
 POLICIES = ("spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman")
@@ -25,9 +25,14 @@ POLICIES = ("spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman")
 
 def run_policy(policy: str, time_scale: float = 0.01, cycles: int = 2, iodepth: int = 8, seed: int = 1) -> dict:
     """One policy's run: its timeline and the burst / quiet aggregates."""
-    sets = {"server.policy": policy, "workload.client": "closed", "workload.iodepth": str(iodepth),
-            "workload.cycles": str(cycles), "workload.time_scale": str(time_scale),
-            "metrics.bin_ms": str(1000.0 * time_scale)}
+    sets = {
+        "server.policy": policy,
+        "workload.client": "closed",
+        "workload.iodepth": str(iodepth),
+        "workload.cycles": str(cycles),
+        "workload.time_scale": str(time_scale),
+        "metrics.bin_ms": str(1000.0 * time_scale),
+    }
     if policy == "sandman":
         sets["policy.coarse_interval_s"] = str(time_scale)
     res = simulate(resolve_server("server-burst", sets, seed=seed))
@@ -42,19 +47,25 @@ def _phase(tl: dict, burst: bool) -> dict:
     if not sel:
         return {}
     p99 = [tl["latency_p99_us"][i] for i in sel if tl["latency_p99_us"][i] is not None]
-    return {"iops": float(np.mean([tl["iops"][i] for i in sel])),
-            "power_system_w": float(np.mean([tl["power_system_w"][i] for i in sel])),
-            "power_cpu_w": float(np.mean([tl["power_cpu_w"][i] for i in sel])),
-            "p99_us": float(np.median(p99)) if p99 else None}
+    return {
+        "iops": float(np.mean([tl["iops"][i] for i in sel])),
+        "power_system_w": float(np.mean([tl["power_system_w"][i] for i in sel])),
+        "power_cpu_w": float(np.mean([tl["power_cpu_w"][i] for i in sel])),
+        "p99_us": float(np.median(p99)) if p99 else None,
+    }
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| policy | burst IOPS | burst p99 (us) | burst power (W) | quiet IOPS | quiet p99 (us) | quiet power (W) |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "| policy | burst IOPS | burst p99 (us) | burst power (W) | quiet IOPS | quiet p99 (us) | quiet power (W) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         b, q = r["burst"], r["quiet"]
-        out.append(f"| `{r['policy']}` | {b['iops'] / 1e3:,.0f}K | {b['p99_us']:,.0f} | {b['power_system_w']:,.0f} "
-                   f"| {q['iops'] / 1e3:,.0f}K | {q['p99_us']:,.0f} | {q['power_system_w']:,.0f} |")
+        out.append(
+            f"| `{r['policy']}` | {b['iops'] / 1e3:,.0f}K | {b['p99_us']:,.0f} | {b['power_system_w']:,.0f} "
+            f"| {q['iops'] / 1e3:,.0f}K | {q['p99_us']:,.0f} | {q['power_system_w']:,.0f} |"
+        )
     return "\n".join(out)
 
 
@@ -63,12 +74,19 @@ def figure(rows: list[dict]):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, subplot_titles=("IOPS", "p99 latency (us)", "system power (W)"))
+    fig = make_subplots(
+        rows=3, cols=1, shared_xaxes=True, subplot_titles=("IOPS", "p99 latency (us)", "system power (W)")
+    )
     for r in rows:
         tl = r["timeline"]
         for k, key in enumerate(("iops", "latency_p99_us", "power_system_w"), start=1):
-            fig.add_trace(go.Scatter(x=tl["t_s"], y=tl[key], mode="lines", name=r["policy"], legendgroup=r["policy"],
-                                     showlegend=k == 1), row=k, col=1)
+            fig.add_trace(
+                go.Scatter(
+                    x=tl["t_s"], y=tl[key], mode="lines", name=r["policy"], legendgroup=r["policy"], showlegend=k == 1
+                ),
+                row=k,
+                col=1,
+            )
     fig.update_layout(template="plotly_white", height=900)
     fig.update_xaxes(title_text="time (s)", row=3, col=1)
     return fig
@@ -85,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = [run_policy(p, args.time_scale, args.cycles, args.iodepth) for p in POLICIES]
     print(table(rows))
     if args.output:
-        page = figures_page("Server policies under bursts, closed-loop client", [
-            f"<p>time_scale {args.time_scale}, {args.cycles} cycles, iodepth {args.iodepth} per connection</p>"],
-            [("per bin (1 s x time_scale)", figure(rows))])
+        page = figures_page(
+            "Server policies under bursts, closed-loop client",
+            [f"<p>time_scale {args.time_scale}, {args.cycles} cycles, iodepth {args.iodepth} per connection</p>"],
+            [("per bin (1 s x time_scale)", figure(rows))],
+        )
         with open(args.output, "w") as f:
             f.write(page)
     if args.json:

@@ -49,7 +49,6 @@ from scenarios.studies.sweeps.runner import execute
 from simcore.config import Model, Seed, load_data_file, validate
 from simcore.errors import ConfigError
 
-
 Scalar = Union[bool, int, float, str]
 AxisValues = Union[list[Scalar], dict[str, dict[str, Scalar]]]
 
@@ -84,7 +83,7 @@ class SweepFile(Model):
     axes: dict[str, AxisValues] = Field(
         min_length=1,
         description="ordered axes: KEY -> list of values (KEY a --set key or fio option), or "
-                    "LABEL_AXIS -> {label: {KEY: value, ...}} to set several keys together",
+        "LABEL_AXIS -> {label: {KEY: value, ...}} to set several keys together",
     )
     replicates: int = Field(1, ge=1, description="independent runs (seeds) per point")
     seed: Seed = Field(1, description="base seed; replicate seeds are derived from it")
@@ -190,8 +189,14 @@ def point_sets(sweep: SweepFile, axes: dict[str, Scalar], extra: dict[str, Any] 
     return sets
 
 
-def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | None = None,
-         replicates: int | None = None, seed: int | None = None) -> list[Task]:
+def plan(
+    sweep: SweepFile,
+    *,
+    where: Path | str = ".",
+    sets: dict[str, Any] | None = None,
+    replicates: int | None = None,
+    seed: int | None = None,
+) -> list[Task]:
     """Resolve every point of ``sweep`` (without running anything) and expand replicates.
 
     Every axis key is first checked on its own (an error names the axis and value), then every
@@ -227,8 +232,19 @@ def plan(sweep: SweepFile, *, where: Path | str = ".", sets: dict[str, Any] | No
             s = replicate_seed(base_seed, key, rep)
             c = cfg.model_copy(update={"seed": s})
             cj = json.dumps(c.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-            tasks.append(Task(len(tasks), sweep.name, key, dict(axes), rep, s, c, cj,
-                              hashlib.sha256(cj.encode("utf-8")).hexdigest()[:16]))
+            tasks.append(
+                Task(
+                    len(tasks),
+                    sweep.name,
+                    key,
+                    dict(axes),
+                    rep,
+                    s,
+                    c,
+                    cj,
+                    hashlib.sha256(cj.encode("utf-8")).hexdigest()[:16],
+                )
+            )
     return tasks
 
 
@@ -236,6 +252,7 @@ def _resolver(base: dict[str, Any], where: Path):
     """``sets -> config`` for the sweep's base, of either kind (seed 0; the plan sets each
     replicate's seed). A relative ``workload.trace`` (a server scenario's trace file) is taken from
     the sweep file's directory when the file is there."""
+
     def resolve_point(sets: dict[str, Any]):
         trace = sets.get("workload.trace")
         if isinstance(trace, str) and trace and not Path(trace).is_absolute() and (where / trace).is_file():
@@ -267,8 +284,15 @@ def _text(value: Scalar) -> str:
     return str(value)
 
 
-def run_sweep(name_or_path: str | Path, results: str | Path, *, sets: dict[str, Any] | None = None,
-              replicates: int | None = None, seed: int | None = None, **execute_kw):
+def run_sweep(
+    name_or_path: str | Path,
+    results: str | Path,
+    *,
+    sets: dict[str, Any] | None = None,
+    replicates: int | None = None,
+    seed: int | None = None,
+    **execute_kw,
+):
     """Load, plan (validating every point) and execute a sweep; see
     :func:`scenarios.studies.sweeps.runner.execute` for the execution options."""
     sweep, where = load_sweep(name_or_path)

@@ -57,8 +57,16 @@ from scenarios.studies.trace_compare import class_label, replay_timed, size_clas
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
 
-__all__ = ["TraceCalibration", "calibrate_trace", "trace_calibrated_platform", "format_trace_calibration",
-           "MIN_IOS", "MAX_DEPTH1_INFLIGHT", "MAX_OVERLAP", "MAX_PASSES"]
+__all__ = [
+    "TraceCalibration",
+    "calibrate_trace",
+    "trace_calibrated_platform",
+    "format_trace_calibration",
+    "MIN_IOS",
+    "MAX_DEPTH1_INFLIGHT",
+    "MAX_OVERLAP",
+    "MAX_PASSES",
+]
 
 #: fewest IOs of one class for it to enter the fit
 MIN_IOS = 30
@@ -156,12 +164,23 @@ class TraceCalibration:
     bad_lines: int
 
     def as_dict(self) -> dict:
-        return {"trace": self.trace, "format": self.format, "stage": self.stage, "platform": self.platform,
-                "sets": self.sets, "seed": self.seed, "fitted": {k: {"value": v, "ci95": list(self.ci95[k]),
-                                                                      "start": self.start[k]}
-                                                                  for k, v in self.values.items()},
-                "not_identified": self.not_identified, "classes": self.classes, "passes": self.passes,
-                "inflight_mean": self.inflight_mean, "skipped": self.skipped, "bad_lines": self.bad_lines}
+        return {
+            "trace": self.trace,
+            "format": self.format,
+            "stage": self.stage,
+            "platform": self.platform,
+            "sets": self.sets,
+            "seed": self.seed,
+            "fitted": {
+                k: {"value": v, "ci95": list(self.ci95[k]), "start": self.start[k]} for k, v in self.values.items()
+            },
+            "not_identified": self.not_identified,
+            "classes": self.classes,
+            "passes": self.passes,
+            "inflight_mean": self.inflight_mean,
+            "skipped": self.skipped,
+            "bad_lines": self.bad_lines,
+        }
 
 
 def _scan(reader: TimedReader) -> tuple[dict[tuple, int], float, float, bool]:
@@ -195,16 +214,22 @@ def _scan(reader: TimedReader) -> tuple[dict[tuple, int], float, float, bool]:
 
 def _check_identifiable(reader: TimedReader, counts: dict, inflight: float, overlap: float, d2c: bool) -> None:
     if not d2c and (inflight > MAX_DEPTH1_INFLIGHT or overlap > MAX_OVERLAP):
-        how = (f"{overlap:.1%} of the IOs arrived while another was in flight" if overlap == overlap else
-               f"mean {inflight:.2f} IOs in flight (Little's law; the fio log has no issue times)")
+        how = (
+            f"{overlap:.1%} of the IOs arrived while another was in flight"
+            if overlap == overlap
+            else f"mean {inflight:.2f} IOs in flight (Little's law; the fio log has no issue times)"
+        )
         raise ConfigError(
             f"{reader.path}: cannot identify the device's service time: the trace is not depth 1 ({how}) and has no "
             f"dispatch (D) events, so queueing cannot be told from service. Record blktrace with D and C events "
-            f"(blkparse), or run fio with iodepth=1 and one job")
+            f"(blkparse), or run fio with iodepth=1 and one job"
+        )
     if not any(n >= MIN_IOS for n in counts.values()):
         have = ", ".join(f"{class_label(op, s)}: {n}" for (op, s), n in sorted(counts.items()))
-        raise ConfigError(f"{reader.path}: too few IOs per class to calibrate: every direction x size class needs at "
-                          f"least {MIN_IOS} IOs, this trace has {have}")
+        raise ConfigError(
+            f"{reader.path}: too few IOs per class to calibrate: every direction x size class needs at "
+            f"least {MIN_IOS} IOs, this trace has {have}"
+        )
 
 
 class _Depth1:
@@ -271,9 +296,11 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
         ci[key + "per_kib_ns"] = (per_kib - tq * se_kib, per_kib + tq * se_kib)
     else:
         per_kib = current[key + "per_kib_ns"]
-        missing[key + "per_kib_ns"] = (f"kept the platform's {per_kib:g}: the {op}s measured have one size class "
-                                       f"({', '.join(c.label for c in classes)}), which cannot separate the "
-                                       f"per-KiB part from the fixed part")
+        missing[key + "per_kib_ns"] = (
+            f"kept the platform's {per_kib:g}: the {op}s measured have one size class "
+            f"({', '.join(c.label for c in classes)}), which cannot separate the "
+            f"per-KiB part from the fixed part"
+        )
         yy = y - per_kib * x
         base = float(np.sum(w * yy) / np.sum(w))
         se_base = math.sqrt(1.0 / np.sum(w))
@@ -284,7 +311,7 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
     m = base + per_kib * x
     denom = float(np.sum(n * m * m))
     cv2 = float(np.sum(n * np.array([c.service_var for c in classes]))) / denom
-    var_cv2 = float(np.sum(n * n * np.array([c.measured.var_of_var + c.host.var_of_var for c in classes]))) / denom ** 2
+    var_cv2 = float(np.sum(n * n * np.array([c.measured.var_of_var + c.host.var_of_var for c in classes]))) / denom**2
     sd = math.sqrt(max(cv2, 0.0)) * base
     rel_base = se_base / base if base > 0 else 0.0
     se_cv2 = math.sqrt(var_cv2)
@@ -305,8 +332,9 @@ def _fit_all(fits: dict[tuple, _ClassFit], current: dict[str, float]) -> tuple[d
         classes = sorted((c for c in fits.values() if c.op == op), key=lambda c: c.size)
         if not classes:
             for p in ("base_ns", "per_kib_ns", "sd_ns"):
-                missing[f"ssd.{op}.{p}"] = (f"kept the platform's {current[f'ssd.{op}.{p}']:g}: no {op} class with "
-                                            f"at least {MIN_IOS} IOs")
+                missing[f"ssd.{op}.{p}"] = (
+                    f"kept the platform's {current[f'ssd.{op}.{p}']:g}: no {op} class with at least {MIN_IOS} IOs"
+                )
             continue
         v, c, m = _fit_direction(op, classes, current, tq)
         values.update(v)
@@ -324,19 +352,24 @@ def _check_classes(fits: dict[tuple, _ClassFit], trace: str) -> None:
             f"host path alone is longer than the measured stage ({worst.label}: {worst.host.mean / 1e3:.2f} us "
             f"against {worst.measured.mean / 1e3:.2f} us measured). The platform's host (CPU, idle states, kernel "
             f"costs) or the replay settings (--set replay.hipri=1 --set queue.io_poll=1 for polled IO, "
-            f"replay.threads) do not match the machine that was traced")
+            f"replay.threads) do not match the machine that was traced"
+        )
 
 
 def _checked(values: dict[str, float], ci: dict, missing: dict, trace: str) -> dict[str, float]:
     for key in [k for k in values if k.endswith(".base_ns")]:
         if values[key] <= 0:
-            raise ConfigError(f"{trace}: the fitted {key} is {values[key]:.0f} ns: the model's host path alone is "
-                              f"longer than the measured stage. The platform's CPU or kernel costs (or the replay "
-                              f"settings: --set replay.hipri=1 --set queue.io_poll=1 for polled IO) do not match "
-                              f"the machine that was traced")
+            raise ConfigError(
+                f"{trace}: the fitted {key} is {values[key]:.0f} ns: the model's host path alone is "
+                f"longer than the measured stage. The platform's CPU or kernel costs (or the replay "
+                f"settings: --set replay.hipri=1 --set queue.io_poll=1 for polled IO) do not match "
+                f"the machine that was traced"
+            )
     for key in [k for k in values if k.endswith(".per_kib_ns")]:
         if values[key] < 0:
-            missing[key] = f"measured {values[key]:.3g} ns/KiB (interval {ci[key][0]:.3g}..{ci[key][1]:.3g}) < 0: set to 0"
+            missing[key] = (
+                f"measured {values[key]:.3g} ns/KiB (interval {ci[key][0]:.3g}..{ci[key][1]:.3g}) < 0: set to 0"
+            )
             values[key] = 0.0
     return values
 
@@ -348,16 +381,32 @@ def _class_rows(fits: dict[tuple, _ClassFit], values: dict, current: dict) -> li
         base = values.get(key + "base_ns", current[key + "base_ns"])
         per_kib = values.get(key + "per_kib_ns", current[key + "per_kib_ns"])
         model = base + per_kib * c.extra_kib
-        rows.append({"class": c.label, "ios": c.measured.n, "measured_stage_us": c.measured.mean / 1e3,
-                     "model_host_path_us": c.host.mean / 1e3, "service_us": c.service_mean_ns / 1e3,
-                     "service_sd_us": math.sqrt(c.service_var) / 1e3, "fitted_service_us": model / 1e3,
-                     "residual_pct": (model / c.service_mean_ns - 1.0) * 100.0 if c.service_mean_ns > 0 else None})
+        rows.append(
+            {
+                "class": c.label,
+                "ios": c.measured.n,
+                "measured_stage_us": c.measured.mean / 1e3,
+                "model_host_path_us": c.host.mean / 1e3,
+                "service_us": c.service_mean_ns / 1e3,
+                "service_sd_us": math.sqrt(c.service_var) / 1e3,
+                "fitted_service_us": model / 1e3,
+                "residual_pct": (model / c.service_mean_ns - 1.0) * 100.0 if c.service_mean_ns > 0 else None,
+            }
+        )
     return rows
 
 
 # long: the calibration's passes (scan, refusals, replay, fit, repeat until the host path settles)
-def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None = None, sets: dict | None = None,
-                    seed: int | None = None, skip_bad_lines: bool = False, echo=None) -> TraceCalibration:
+def calibrate_trace(
+    trace: str,
+    fmt: str | None = None,
+    *,
+    platform: str | None = None,
+    sets: dict | None = None,
+    seed: int | None = None,
+    skip_bad_lines: bool = False,
+    echo=None,
+) -> TraceCalibration:
     """Fit the device's media service per direction to a timed trace (see the module docstring).
     ``sets``: replay and platform ``--set`` keys (as ``stacksim replay`` takes them); ``echo``: a
     callable given one line per replay pass."""
@@ -368,8 +417,9 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
     sets = dict(sets or {})
     cfg = resolve_replay(trace, platform=platform, sets=sets, seed=seed)
     ssd = cfg.platform.ssd
-    current = {f"ssd.{op}.{p}": float(getattr(getattr(ssd, op), p)) for op in _OPS
-               for p in ("base_ns", "per_kib_ns", "sd_ns")}
+    current = {
+        f"ssd.{op}.{p}": float(getattr(getattr(ssd, op), p)) for op in _OPS for p in ("base_ns", "per_kib_ns", "sd_ns")
+    }
     fitted: dict[str, float] = {}  # the values the next replay uses
     prev: tuple[dict, dict] | None = None  # (replayed values, their fit) of the pass before
     for npass in range(1, MAX_PASSES + 1):
@@ -384,8 +434,9 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
         _check_classes(fits, trace)
         values, ci, missing = _fit_all(fits, current)
         values = _checked(values, ci, missing, trace)
-        settled = bool(fitted) and all(abs(values[k] - fitted[k]) <= 0.1 * (ci[k][1] - ci[k][0]) / 2 + 1e-9
-                                       for k in values)
+        settled = bool(fitted) and all(
+            abs(values[k] - fitted[k]) <= 0.1 * (ci[k][1] - ci[k][0]) / 2 + 1e-9 for k in values
+        )
         if echo is not None:
             echo(f"pass {npass}: " + "  ".join(f"{k}={v:.1f}" for k, v in values.items()))
         moved = fitted and {k: abs(values[k] - fitted[k]) / max((ci[k][1] - ci[k][0]) / 2, 1e-9) for k in values}
@@ -403,18 +454,31 @@ def calibrate_trace(trace: str, fmt: str | None = None, *, platform: str | None 
                 f"{trace}: the calibration does not settle: after {MAX_PASSES} replays {worst} still moves by "
                 f"{moved[worst]:.1f} times its 95% interval between replays, so the model's host path depends on the "
                 f"device's parameters more than this trace pins them down (for example the CPUs' idle states while "
-                f"waiting); the host platform or the replay settings do not match the traced machine")
+                f"waiting); the host platform or the replay settings do not match the traced machine"
+            )
     dropped = {class_label(*k): n for k, n in counts.items() if n < MIN_IOS}
     if dropped:
         missing["classes"] = "not used (fewer than %d IOs): %s" % (
-            MIN_IOS, ", ".join(f"{k} ({n})" for k, n in sorted(dropped.items())))
+            MIN_IOS,
+            ", ".join(f"{k} ({n})" for k, n in sorted(dropped.items())),
+        )
     return TraceCalibration(
-        trace=str(trace), format=reader.format, stage="D->C" if d2c else ("Q->C" if reader.format == "blkparse" else
-                                                                           "latency"),
-        platform=cfg.platform.name if platform is None else str(platform), sets=sets, seed=cfg.seed, values=fitted,
-        ci95=ci, start={k: current[k] for k in fitted}, not_identified=missing,
-        classes=_class_rows(fits, fitted, current), passes=npass, inflight_mean=inflight,
-        skipped=dict(reader.skipped), bad_lines=reader.bad_lines)
+        trace=str(trace),
+        format=reader.format,
+        stage="D->C" if d2c else ("Q->C" if reader.format == "blkparse" else "latency"),
+        platform=cfg.platform.name if platform is None else str(platform),
+        sets=sets,
+        seed=cfg.seed,
+        values=fitted,
+        ci95=ci,
+        start={k: current[k] for k in fitted},
+        not_identified=missing,
+        classes=_class_rows(fits, fitted, current),
+        passes=npass,
+        inflight_mean=inflight,
+        skipped=dict(reader.skipped),
+        bad_lines=reader.bad_lines,
+    )
 
 
 def _next_values(replayed: dict, fit: dict, prev: tuple[dict, dict] | None) -> dict:
@@ -447,25 +511,35 @@ def trace_calibrated_platform(cal: TraceCalibration, name: str | None = None):
     fitted = {k: float(f"{v:.6g}") for k, v in cal.values.items()}
     plat = resolve(platform=cal.platform, sets={**platform_sets, **fitted}).platform
     fits = ", ".join(f"{k}={fitted[k]:g} (95% CI {cal.ci95[k][0]:.4g}..{cal.ci95[k][1]:.4g})" for k in fitted)
-    note = (f"stacksim calibrate --trace: from {plat.name}; device media service fitted to the {cal.stage} times of "
-            f"{cal.trace} ({cal.format}, {sum(c['ios'] for c in cal.classes)} IOs, seed {cal.seed}, "
-            f"{cal.passes} replays): {fits}.")
+    note = (
+        f"stacksim calibrate --trace: from {plat.name}; device media service fitted to the {cal.stage} times of "
+        f"{cal.trace} ({cal.format}, {sum(c['ios'] for c in cal.classes)} IOs, seed {cal.seed}, "
+        f"{cal.passes} replays): {fits}."
+    )
     if plat.calibration:
         note += f" Base platform's calibration: {plat.calibration}"
-    return plat.model_copy(update={"name": name or f"{plat.name}-calibrated", "calibration": note,
-                                   "description": f"{plat.description} -- device calibrated by stacksim calibrate "
-                                                  f"--trace".strip(" -")})
+    return plat.model_copy(
+        update={
+            "name": name or f"{plat.name}-calibrated",
+            "calibration": note,
+            "description": f"{plat.description} -- device calibrated by stacksim calibrate --trace".strip(" -"),
+        }
+    )
 
 
 def format_trace_calibration(cal: TraceCalibration) -> str:
-    lines = [f"calibrate --trace {cal.trace} ({cal.format}): fitted the device's media service to the {cal.stage} "
-             f"times on {cal.platform} (seed {cal.seed}; {cal.passes} replays; mean IOs in flight {cal.inflight_mean:.2f})",
-             f"  {'class':10s} {'IOs':>6s} {'measured':>10s} {'host path':>10s} {'service':>10s} {'sd':>9s} "
-             f"{'fitted':>10s} {'resid':>8s}   (us; host path = the model's stage minus its media time)"]
+    lines = [
+        f"calibrate --trace {cal.trace} ({cal.format}): fitted the device's media service to the {cal.stage} "
+        f"times on {cal.platform} (seed {cal.seed}; {cal.passes} replays; mean IOs in flight {cal.inflight_mean:.2f})",
+        f"  {'class':10s} {'IOs':>6s} {'measured':>10s} {'host path':>10s} {'service':>10s} {'sd':>9s} "
+        f"{'fitted':>10s} {'resid':>8s}   (us; host path = the model's stage minus its media time)",
+    ]
     for r in cal.classes:
-        res = "-" if r["residual_pct"] is None else signed(r['residual_pct']) + "%"
-        lines.append(f"  {r['class']:10s} {r['ios']:6d} {r['measured_stage_us']:10.3f} {r['model_host_path_us']:10.3f} "
-                     f"{r['service_us']:10.3f} {r['service_sd_us']:9.3f} {r['fitted_service_us']:10.3f} {res:>8s}")
+        res = "-" if r["residual_pct"] is None else signed(r["residual_pct"]) + "%"
+        lines.append(
+            f"  {r['class']:10s} {r['ios']:6d} {r['measured_stage_us']:10.3f} {r['model_host_path_us']:10.3f} "
+            f"{r['service_us']:10.3f} {r['service_sd_us']:9.3f} {r['fitted_service_us']:10.3f} {res:>8s}"
+        )
     lines.append(f"  {'parameter':22s} {'platform':>10s} {'fitted':>10s}  95% confidence interval")
     for k, v in cal.values.items():
         lo, hi = cal.ci95[k]

@@ -52,11 +52,19 @@ from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.assembly import build_host
 from scenarios.run.replay import ReplayConfig, replay_job, resolve_replay
 from simcore.errors import ConfigError
-from simcore.progress import RunProgress
 from simcore.numfmt import signed
+from simcore.progress import RunProgress
 
-__all__ = ["validate_trace", "replay_timed", "size_class", "class_label", "format_trace_validation",
-           "SAMPLE_CAP", "QUANTILES", "exceeding"]
+__all__ = [
+    "validate_trace",
+    "replay_timed",
+    "size_class",
+    "class_label",
+    "format_trace_validation",
+    "SAMPLE_CAP",
+    "QUANTILES",
+    "exceeding",
+]
 
 SECTOR = 512
 #: per class, IOs kept for the distributions (exact below, a reservoir sample above)
@@ -106,8 +114,9 @@ class _Pairing:
 
 
 # long: one replay with the trace's records paired to the requests, the run's bookkeeping in one place
-def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[TimedIO, Any], None], *,
-                 progress: bool = False) -> dict:
+def replay_timed(
+    reader: TimedReader, cfg: ReplayConfig, consume: Callable[[TimedIO, Any], None], *, progress: bool = False
+) -> dict:
     """Replay ``reader``'s IOs on ``cfg``'s platform (its replay settings and seed); call
     ``consume(timed_io, request)`` for each IO as it is reaped. Returns what was replayed."""
     host = build_host(cfg.platform, cfg.queue, cfg.seed)
@@ -151,16 +160,28 @@ def replay_timed(reader: TimedReader, cfg: ReplayConfig, consume: Callable[[Time
     if replayer.exhausted and replayer.trace_ios == 0:
         raise ConfigError(f"{reader.path}: no timed read/write IO ({reader.describe()})")
     host.start()
-    with RunProgress(end_ns=None, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(host.engine):
+    with RunProgress(end_ns=None, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(
+        host.engine
+    ):
         host.engine.run(replayer.done_event)
-    return {"trace": str(reader.path), "format": reader.format, "lines_read": reader.lines_read,
-            "trace_ios": replayer.trace_ios, "completed_ios": replayer.completed, "bad_lines": reader.bad_lines,
-            "skipped": dict(reader.skipped), "out_of_order": reader.out_of_order,
-            "volumes": {v: f"ssd{d}" for v, d in device_of.items()}, "threads": len(replayer.threads),
-            "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
-            "approx_arrivals": reader.approx_arrivals,
-            "simulated_s": max(host.engine.now, last[0]) / 1e9, "wall_s": time.perf_counter() - wall0,
-            "platform": cfg.platform.name, "seed": cfg.seed}
+    return {
+        "trace": str(reader.path),
+        "format": reader.format,
+        "lines_read": reader.lines_read,
+        "trace_ios": replayer.trace_ios,
+        "completed_ios": replayer.completed,
+        "bad_lines": reader.bad_lines,
+        "skipped": dict(reader.skipped),
+        "out_of_order": reader.out_of_order,
+        "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
+        "threads": len(replayer.threads),
+        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+        "approx_arrivals": reader.approx_arrivals,
+        "simulated_s": max(host.engine.now, last[0]) / 1e9,
+        "wall_s": time.perf_counter() - wall0,
+        "platform": cfg.platform.name,
+        "seed": cfg.seed,
+    }
 
 
 class _Reservoir:
@@ -175,7 +196,7 @@ class _Reservoir:
 
     @property
     def rows(self) -> np.ndarray:
-        return self.data[:min(self.seen, self.cap)]
+        return self.data[: min(self.seen, self.cap)]
 
     def add(self, row: tuple) -> None:
         i = self.seen
@@ -235,8 +256,11 @@ def _dist(measured: np.ndarray, simulated: np.ndarray, n: int, mean_m: float, me
     else:
         out["ks"] = {"statistic": None, "pvalue": None}
     io_err = (simulated / measured - 1.0) * 100.0
-    out["io_error_pct"] = {"mean_abs": float(np.mean(np.abs(io_err))), "p50": float(np.percentile(io_err, 50)),
-                           "p90_abs": float(np.percentile(np.abs(io_err), 90))}
+    out["io_error_pct"] = {
+        "mean_abs": float(np.mean(np.abs(io_err))),
+        "p50": float(np.percentile(io_err, 50)),
+        "p90_abs": float(np.percentile(np.abs(io_err), 90)),
+    }
     return out
 
 
@@ -276,9 +300,19 @@ class _Timeline:
         if self.bin_s < 1.0 and self.bins and (max(self.bins) + 1) * self.bin_s >= 20.0:
             while self.bin_s < 1.0:  # a trace of 20 s or more: per second
                 self._coarsen()
-        return {"bin_s": self.bin_s, "bins": [
-            {"t_s": k * self.bin_s, "ios": int(n), "measured_mean_us": m / n, "simulated_mean_us": s / n,
-             "error_pct": (s / m - 1.0) * 100.0} for k, (n, m, s) in sorted(self.bins.items())]}
+        return {
+            "bin_s": self.bin_s,
+            "bins": [
+                {
+                    "t_s": k * self.bin_s,
+                    "ios": int(n),
+                    "measured_mean_us": m / n,
+                    "simulated_mean_us": s / n,
+                    "error_pct": (s / m - 1.0) * 100.0,
+                }
+                for k, (n, m, s) in sorted(self.bins.items())
+            ],
+        }
 
 
 class TraceComparison:
@@ -297,8 +331,9 @@ class TraceComparison:
     def _cls(self, op: str, size: int) -> _Class:
         c = self.classes.get((op, size))
         if c is None:
-            c = self.classes[(op, size)] = _Class(class_label(op, size), op, size, self.seed + len(self.classes) + 1,
-                                                  self.cap)
+            c = self.classes[(op, size)] = _Class(
+                class_label(op, size), op, size, self.seed + len(self.classes) + 1, self.cap
+            )
         return c
 
     def consume(self, t: TimedIO, req) -> None:
@@ -318,8 +353,15 @@ class TraceComparison:
         else:
             lat_s, q2d_s, d2c_s = q(req.t_complete - req.t_submit), nan, nan
         arrival_s = t.io.t_ns / 1e9
-        row = (t.lat_ns / 1e3, lat_s / 1e3, nan if t.q2d_ns is None else t.q2d_ns / 1e3, q2d_s / 1e3,
-               nan if t.d2c_ns is None else t.d2c_ns / 1e3, d2c_s / 1e3, arrival_s)
+        row = (
+            t.lat_ns / 1e3,
+            lat_s / 1e3,
+            nan if t.q2d_ns is None else t.q2d_ns / 1e3,
+            q2d_s / 1e3,
+            nan if t.d2c_ns is None else t.d2c_ns / 1e3,
+            d2c_s / 1e3,
+            arrival_s,
+        )
         self._cls(t.io.op, size_class(t.io.nbytes)).add(row)
         self.all.add(row)
         self.timeline.add(arrival_s, row[0], row[1])
@@ -327,8 +369,13 @@ class TraceComparison:
     def _class_result(self, c: _Class) -> dict:
         rows = c.sample.rows
         means = c.sums / max(c.n, 1)
-        out: dict[str, Any] = {"class": c.label, "op": c.op, "size_class_bytes": c.size, "ios": c.n,
-                               "sampled_ios": len(rows)}
+        out: dict[str, Any] = {
+            "class": c.label,
+            "op": c.op,
+            "size_class_bytes": c.size,
+            "ios": c.n,
+            "sampled_ios": len(rows),
+        }
         out["latency"] = _dist(rows[:, 0], rows[:, 1], c.n, means[0], means[1])
         for stage, i in (("q2d", 2), ("d2c", 4)):
             ok = ~np.isnan(rows[:, i])
@@ -351,9 +398,17 @@ class TraceComparison:
         return out
 
 
-def validate_trace(trace: str, fmt: str | None = None, *, platform: str | None = None, sets: dict | None = None,
-                   seed: int | None = None, skip_bad_lines: bool = False, progress: bool = False,
-                   keep_samples: int = 2000) -> dict:
+def validate_trace(
+    trace: str,
+    fmt: str | None = None,
+    *,
+    platform: str | None = None,
+    sets: dict | None = None,
+    seed: int | None = None,
+    skip_bad_lines: bool = False,
+    progress: bool = False,
+    keep_samples: int = 2000,
+) -> dict:
     """Replay a timed trace and compare (see the module docstring). The result (JSON-ready) has
     ``replay`` (what was replayed), ``classes`` (one entry per direction x size class), ``all``,
     ``over_time`` (per time bin), ``stages`` (the blkparse stages compared, if any) and ``samples``
@@ -381,8 +436,11 @@ def exceeding(v: dict, max_error_pct: float) -> list[str]:
     for c in v["classes"] + [v["all"]]:
         for what in ("latency", "q2d", "d2c"):
             if what in c:
-                out += [f"{c['class']} {what} {name} {signed(err)}%" for name, err in _gated(c[what])
-                        if abs(err) > max_error_pct]
+                out += [
+                    f"{c['class']} {what} {name} {signed(err)}%"
+                    for name, err in _gated(c[what])
+                    if abs(err) > max_error_pct
+                ]
     return out
 
 
@@ -400,8 +458,10 @@ def _block_lines(title: str, rows: list[tuple[str, int, dict]]) -> list[str]:
             head = f"  {label:10s} {n:8d}" if i == 0 else " " * 21
             lines.append(f"{head}  {stat:5s} {_fmt(m):>10s} {_fmt(s):>10s} {'-' if e is None else signed(e):>8s}%")
         ks = b["ks"]["statistic"]
-        lines.append(" " * 21 + f"  KS distance {_fmt(ks, '.3f')} (p {_fmt(b['ks']['pvalue'], '.2g')}); per IO "
-                     f"mean |error| {b['io_error_pct']['mean_abs']:.2f}%")
+        lines.append(
+            " " * 21 + f"  KS distance {_fmt(ks, '.3f')} (p {_fmt(b['ks']['pvalue'], '.2g')}); per IO "
+            f"mean |error| {b['io_error_pct']['mean_abs']:.2f}%"
+        )
     return lines
 
 
@@ -410,13 +470,17 @@ def format_trace_validation(v: dict, max_error_pct: float | None = None) -> str:
     the blkparse stages, the error over time, and the verdict against ``max_error_pct``."""
     r = v["replay"]
     skipped = ", ".join(f"{n} {k}" for k, n in sorted(r["skipped"].items())) or "none"
-    lines = [f"validate --trace {r['trace']} ({r['format']}) on {r['platform']} (seed {r['seed']}, {r['completion']}, "
-             f"{r['threads']} submitter threads)",
-             f"  {r['lines_read']} lines, {r['trace_ios']} IOs replayed and compared, {r['bad_lines']} bad lines "
-             f"skipped; not compared: {skipped}"]
+    lines = [
+        f"validate --trace {r['trace']} ({r['format']}) on {r['platform']} (seed {r['seed']}, {r['completion']}, "
+        f"{r['threads']} submitter threads)",
+        f"  {r['lines_read']} lines, {r['trace_ios']} IOs replayed and compared, {r['bad_lines']} bad lines "
+        f"skipped; not compared: {skipped}",
+    ]
     if r.get("approx_arrivals"):
-        lines.append("  note: the fio log has no issue times (log_issue_time=1): arrivals are completion - latency, "
-                     "known to fio's 1 ms only, so IOs were replayed up to 1 ms early and may overlap")
+        lines.append(
+            "  note: the fio log has no issue times (log_issue_time=1): arrivals are completion - latency, "
+            "known to fio's 1 ms only, so IOs were replayed up to 1 ms early and may overlap"
+        )
     cls = [(c["class"], c["ios"], c["latency"]) for c in v["classes"]] + [("all", v["all"]["ios"], v["all"]["latency"])]
     what = ("D->C" if v["stages"] == ["d2c"] else "Q->C") if r["format"] == "blkparse" else "latency"
     lines += _block_lines(f"{what} us per class (simulated / measured - 1):", cls)
@@ -428,10 +492,17 @@ def format_trace_validation(v: dict, max_error_pct: float | None = None) -> str:
     if tl["bins"]:
         errs = [b["error_pct"] for b in tl["bins"]]
         worst = max(tl["bins"], key=lambda b: abs(b["error_pct"]))
-        lines.append(f"error over time: {len(errs)} bins of {tl['bin_s']:g} s, mean-latency error from "
-                     f"{signed(min(errs))}% to {signed(max(errs))}% (worst: at {worst['t_s']:g} s, {worst['ios']} IOs)")
+        lines.append(
+            f"error over time: {len(errs)} bins of {tl['bin_s']:g} s, mean-latency error from "
+            f"{signed(min(errs))}% to {signed(max(errs))}% (worst: at {worst['t_s']:g} s, {worst['ios']} IOs)"
+        )
     if max_error_pct is not None:
         over = exceeding(v, max_error_pct)
-        lines.append(f"FAIL: {len(over)} statistics off by more than {max_error_pct:g}%: " + "; ".join(over[:8])
-                     + (" ..." if len(over) > 8 else "") if over else f"PASS: every statistic within {max_error_pct:g}%")
+        lines.append(
+            f"FAIL: {len(over)} statistics off by more than {max_error_pct:g}%: "
+            + "; ".join(over[:8])
+            + (" ..." if len(over) > 8 else "")
+            if over
+            else f"PASS: every statistic within {max_error_pct:g}%"
+        )
     return "\n".join(lines)

@@ -50,19 +50,37 @@ from scenarios.run.simulate import simulate
 from scenarios.studies import calibrate_io_schedulers as cis
 from scenarios.studies import calibrate_poll_energy as cpe
 from simcore.errors import ConfigError
-from simcore.outfile import write_text
 from simcore.numfmt import signed
+from simcore.outfile import write_text
 
-__all__ = ["Point", "load_measured", "PointRunner", "metric_value", "ValidationRow", "Validation",
-           "validate_points", "format_validation", "SUITES", "suite_points"]
+__all__ = [
+    "Point",
+    "load_measured",
+    "PointRunner",
+    "metric_value",
+    "ValidationRow",
+    "Validation",
+    "validate_points",
+    "format_validation",
+    "SUITES",
+    "suite_points",
+]
 
 DEFAULT_RUNTIME_MS = 100.0
 HYBRID_RAMP_MS = 110.0
 DEFAULT_RAMP_MS = 10.0
 DEFAULT_SEED = 7
 #: fio JSON -> metric names (see :func:`_fio_point`)
-FIO_METRICS = ("iops", "bandwidth_mb_s", "latency_us.mean", "latency_us.p50", "latency_us.p90",
-               "latency_us.p99", "latency_us.p99_9", "context_switches_per_io")
+FIO_METRICS = (
+    "iops",
+    "bandwidth_mb_s",
+    "latency_us.mean",
+    "latency_us.p50",
+    "latency_us.p90",
+    "latency_us.p99",
+    "latency_us.p99_9",
+    "context_switches_per_io",
+)
 _FIO_PCT = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
 #: fio JSON options that only name things or places (not simulated, and not fio job options here)
 _FIO_DROP = ("name", "filename", "directory", "output", "output-format", "write_iolog", "read_iolog")
@@ -106,17 +124,28 @@ def _pooled(stats: list):
     if n == 0:
         return LatStats()
     mean = sum(s.mean_ns * s.n for s in stats) / n
-    ss = sum((s.n - 1) * s.stddev_ns ** 2 + s.n * s.mean_ns ** 2 for s in stats if s.n)
-    var = (ss - n * mean ** 2) / (n - 1) if n > 1 else 0.0
-    return LatStats(min_ns=min(s.min_ns for s in stats if s.n), max_ns=max(s.max_ns for s in stats),
-                    mean_ns=mean, stddev_ns=math.sqrt(max(var, 0.0)), n=n)
+    ss = sum((s.n - 1) * s.stddev_ns**2 + s.n * s.mean_ns**2 for s in stats if s.n)
+    var = (ss - n * mean**2) / (n - 1) if n > 1 else 0.0
+    return LatStats(
+        min_ns=min(s.min_ns for s in stats if s.n),
+        max_ns=max(s.max_ns for s in stats),
+        mean_ns=mean,
+        stddev_ns=math.sqrt(max(var, 0.0)),
+        n=n,
+    )
 
 
 def _add_dirs(dirs: list) -> DirStats:
-    return DirStats(iops=sum(d.iops for d in dirs), bw_kib_s=sum(d.bw_kib_s for d in dirs),
-                    io_bytes=sum(d.io_bytes for d in dirs), total_ios=sum(d.total_ios for d in dirs),
-                    runtime_ms=max(d.runtime_ms for d in dirs), clat=_pooled([d.clat for d in dirs]),
-                    lat=_pooled([d.lat for d in dirs]), slat=_pooled([d.slat for d in dirs]))
+    return DirStats(
+        iops=sum(d.iops for d in dirs),
+        bw_kib_s=sum(d.bw_kib_s for d in dirs),
+        io_bytes=sum(d.io_bytes for d in dirs),
+        total_ios=sum(d.total_ios for d in dirs),
+        runtime_ms=max(d.runtime_ms for d in dirs),
+        clat=_pooled([d.clat for d in dirs]),
+        lat=_pooled([d.lat for d in dirs]),
+        slat=_pooled([d.slat for d in dirs]),
+    )
 
 
 def _group_clones(results: list) -> list:
@@ -135,14 +164,23 @@ def _group_clones(results: list) -> list:
             out.append(res)
             i += 1
             continue
-        clones = [r for r in results[i:i + numjobs] if r.line == res.line and r.jobname == res.jobname]
+        clones = [r for r in results[i : i + numjobs] if r.line == res.line and r.jobname == res.jobname]
         if len(clones) != numjobs:
-            raise ConfigError(f"{res.path}:{res.line} job {res.jobname!r}: numjobs={numjobs} without group_reporting, "
-                              f"but {len(clones)} entries for it; rerun fio with group_reporting=1")
-        out.append(replace(res, read=_add_dirs([c.read for c in clones]), write=_add_dirs([c.write for c in clones]),
-                           error=max(c.error for c in clones), ctx=sum(c.ctx for c in clones),
-                           usr_cpu=sum(c.usr_cpu for c in clones) / numjobs,
-                           sys_cpu=sum(c.sys_cpu for c in clones) / numjobs))
+            raise ConfigError(
+                f"{res.path}:{res.line} job {res.jobname!r}: numjobs={numjobs} without group_reporting, "
+                f"but {len(clones)} entries for it; rerun fio with group_reporting=1"
+            )
+        out.append(
+            replace(
+                res,
+                read=_add_dirs([c.read for c in clones]),
+                write=_add_dirs([c.write for c in clones]),
+                error=max(c.error for c in clones),
+                ctx=sum(c.ctx for c in clones),
+                usr_cpu=sum(c.usr_cpu for c in clones) / numjobs,
+                sys_cpu=sum(c.sys_cpu for c in clones) / numjobs,
+            )
+        )
         i += numjobs
     return out
 
@@ -158,14 +196,18 @@ def _fio_point(res, base_job: str | None) -> Point:
         raise ConfigError(f"{where}: fio reported error {res.error}; remove that job or file")
     if not dirs:
         raise ConfigError(f"{where}: no read or write IOs in this job")
-    metrics: dict[str, float] = {"iops": sum(d.iops for d in dirs),
-                                 "bandwidth_mb_s": sum(d.bw_kib_s for d in dirs) * 1024 / 1e6}
+    metrics: dict[str, float] = {
+        "iops": sum(d.iops for d in dirs),
+        "bandwidth_mb_s": sum(d.bw_kib_s for d in dirs) * 1024 / 1e6,
+    }
     config = {k: v for k, v in res.options.items() if k not in _FIO_DROP}
     if config:  # what cannot be modelled (buffered IO, another engine, verify, ...) is refused here
         sync = job_from_options(config, name=res.jobname, source=f"{res.path}:{res.line}").ioengine in SYNC_ENGINES
     elif base_job is None:
-        raise ConfigError(f"{where}: the fio JSON has no job options ('global options' / 'job options'), so what "
-                          f"was measured is unknown; give the job file that produced it with --job FILE.fio")
+        raise ConfigError(
+            f"{where}: the fio JSON has no job options ('global options' / 'job options'), so what "
+            f"was measured is unknown; give the job file that produced it with --job FILE.fio"
+        )
     else:
         sync = all(j.ioengine in SYNC_ENGINES for j in parse_fio_file(base_job).jobs)
     # the simulator's latency is fio's lat (submit to reaped: slat + clat); for synchronous engines
@@ -176,15 +218,18 @@ def _fio_point(res, base_job: str | None) -> Point:
         metrics["latency_us.mean"] = sum(lat.mean_ns * max(lat.n, 1) for lat in lats) / n / 1e3
     if len(dirs) == 1:
         d = dirs[0]
-        pct = (d.lat.percentiles if d.lat is not None else {}) or (d.clat.percentiles if sync and d.clat is not None else {})
+        pct = (d.lat.percentiles if d.lat is not None else {}) or (
+            d.clat.percentiles if sync and d.clat is not None else {}
+        )
         for name, p in _FIO_PCT.items():
             if p in pct:
                 metrics[f"latency_us.{name}"] = pct[p] / 1e3
     total = sum(d.total_ios for d in dirs)
     if total and res.ctx:
         metrics["context_switches_per_io"] = res.ctx / total
-    return Point(label=f"{Path(res.path).name}:{res.line} {res.jobname}", config=config, metrics=metrics,
-                 fio_job=bool(config))
+    return Point(
+        label=f"{Path(res.path).name}:{res.line} {res.jobname}", config=config, metrics=metrics, fio_job=bool(config)
+    )
 
 
 def load_measured(paths, *, echo: Callable[[str], None] | None = None, base_job: str | None = None) -> list[Point]:
@@ -235,8 +280,10 @@ def metric_value(summary: dict, name: str) -> float:
     node: Any = summary
     for part in name.split("."):
         if not isinstance(node, dict) or part not in node:
-            raise ConfigError(f"metric {name!r} is not a simulator output (a dotted path into the run summary, "
-                              f"e.g. iops, bandwidth_mb_s, latency_us.mean, latency_us.p99, context_switches_per_io)")
+            raise ConfigError(
+                f"metric {name!r} is not a simulator output (a dotted path into the run summary, "
+                f"e.g. iops, bandwidth_mb_s, latency_us.mean, latency_us.p99, context_switches_per_io)"
+            )
         node = node[part]
     if isinstance(node, bool) or not isinstance(node, (int, float)):
         raise ConfigError(f"metric {name!r} is not a number in the run summary")
@@ -263,24 +310,37 @@ class PointRunner:
         runtime = self.runtime_ms or point.runtime_ms or DEFAULT_RUNTIME_MS
         ramp = self.ramp_ms if self.ramp_ms is not None else point.ramp_ms
         job_file = point.job_file or self.job_file
-        sets = {**self.sets, **point.config, **(extra or {}),
-                "runtime": ms_time(runtime, option="--runtime-ms"), "time_based": "1"}
+        sets = {
+            **self.sets,
+            **point.config,
+            **(extra or {}),
+            "runtime": ms_time(runtime, option="--runtime-ms"),
+            "time_based": "1",
+        }
         where = f"point {point.label}"
         jobs = None
         if point.fio_job:  # the fio job is the run-wide fio options, then the point's; not the base job
             fio = {k: v for k, v in sets.items() if "." not in k and k not in PLATFORM_PREFIXES}
             sets = {k: v for k, v in sets.items() if k not in fio or k in ("runtime", "time_based")}
             try:
-                jobs = [job_from_options({k: str(v) for k, v in fio.items()}, name=point.label.split(" ", 1)[-1],
-                                         source=point.label)]
+                jobs = [
+                    job_from_options(
+                        {k: str(v) for k, v in fio.items()}, name=point.label.split(" ", 1)[-1], source=point.label
+                    )
+                ]
             except ConfigError as e:
                 raise ConfigError(f"{where}: {e}") from None
             job_file = None
 
         def build(ramp_ms: float):
             try:
-                return resolve(job_file=job_file, platform=platform,
-                               sets={**sets, "ramp_time": ms_time(ramp_ms, option="--ramp-ms")}, seed=self.seed, jobs=jobs)
+                return resolve(
+                    job_file=job_file,
+                    platform=platform,
+                    sets={**sets, "ramp_time": ms_time(ramp_ms, option="--ramp-ms")},
+                    seed=self.seed,
+                    jobs=jobs,
+                )
             except ConfigError as e:
                 raise ConfigError(f"{where}: {e}") from None
 
@@ -289,7 +349,8 @@ class PointRunner:
         cfg = build(DEFAULT_RAMP_MS)
         # adaptive hybrid polling sleeps only after its first 100 ms statistics window
         hybrid = cfg.queue.io_poll_delay == 0 and any(
-            select_policy_name(cfg.queue, j.hipri, j.ioengine) == "hybrid-poll" for j in cfg.jobs)
+            select_policy_name(cfg.queue, j.hipri, j.ioengine) == "hybrid-poll" for j in cfg.jobs
+        )
         return build(HYBRID_RAMP_MS) if hybrid else cfg
 
     def summary(self, point: Point, extra: dict[str, Any] | None = None) -> dict:
@@ -334,10 +395,22 @@ class Validation:
         return self.max_error_pct is None or 100.0 * abs(self.worst.error) <= self.max_error_pct
 
     def to_dict(self) -> dict:
-        return {"rows": [{"point": r.point, "metric": r.metric, "measured": r.measured, "predicted": r.predicted,
-                          "error_pct": 100.0 * r.error} for r in self.rows],
-                "mape_pct": self.mape_pct, "max_error_pct": 100.0 * abs(self.worst.error),
-                "bound_pct": self.max_error_pct, "passed": self.passed}
+        return {
+            "rows": [
+                {
+                    "point": r.point,
+                    "metric": r.metric,
+                    "measured": r.measured,
+                    "predicted": r.predicted,
+                    "error_pct": 100.0 * r.error,
+                }
+                for r in self.rows
+            ],
+            "mape_pct": self.mape_pct,
+            "max_error_pct": 100.0 * abs(self.worst.error),
+            "bound_pct": self.max_error_pct,
+            "passed": self.passed,
+        }
 
 
 def select_metrics(points: list[Point], metrics: list[str] | None) -> list[str]:
@@ -347,7 +420,9 @@ def select_metrics(points: list[Point], metrics: list[str] | None) -> list[str]:
         return measured
     missing = [m for m in metrics if m not in measured]
     if missing:
-        raise ConfigError(f"--metrics {', '.join(missing)}: not measured at any point (measured: {', '.join(measured)})")
+        raise ConfigError(
+            f"--metrics {', '.join(missing)}: not measured at any point (measured: {', '.join(measured)})"
+        )
     return list(metrics)
 
 
@@ -356,11 +431,19 @@ def check_measured_values(points: list[Point], metrics: list[str]) -> None:
         for m in metrics:
             v = p.metrics.get(m)
             if v is not None and (v == 0 or not math.isfinite(v)):
-                raise ConfigError(f"point {p.label}: measured {m} = {v:g}; a relative error needs a finite non-zero value")
+                raise ConfigError(
+                    f"point {p.label}: measured {m} = {v:g}; a relative error needs a finite non-zero value"
+                )
 
 
-def validate_points(points: list[Point], runner: PointRunner, *, metrics: list[str] | None = None,
-                    max_error_pct: float | None = None, progress: bool | None = None) -> Validation:
+def validate_points(
+    points: list[Point],
+    runner: PointRunner,
+    *,
+    metrics: list[str] | None = None,
+    max_error_pct: float | None = None,
+    progress: bool | None = None,
+) -> Validation:
     """Simulate every point and compare each measured metric (``metrics``: a subset)."""
     names = select_metrics(points, metrics)
     check_measured_values(points, names)
@@ -390,14 +473,21 @@ def format_validation(v: Validation) -> str:
         flag = ""
         if v.max_error_pct is not None and 100 * abs(r.error) > v.max_error_pct:
             flag = "  <-- over the bound"
-        out.append(f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
-                   f"  {signed(100 * r.error, 2, 7)}%{flag}")
+        out.append(
+            f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
+            f"  {signed(100 * r.error, 2, 7)}%{flag}"
+        )
     w = v.worst
-    out.append(f"MAPE {v.mape_pct:.2f}% over {len(v.rows)} values; max {100 * abs(w.error):.2f}% ({w.point}, {w.metric})")
+    out.append(
+        f"MAPE {v.mape_pct:.2f}% over {len(v.rows)} values; max {100 * abs(w.error):.2f}% ({w.point}, {w.metric})"
+    )
     if v.max_error_pct is not None:
         bad = sum(1 for r in v.rows if 100 * abs(r.error) > v.max_error_pct)
-        out.append(f"PASS: every error within {v.max_error_pct:g}%" if v.passed
-                   else f"FAIL: {bad} of {len(v.rows)} values off by more than {v.max_error_pct:g}%")
+        out.append(
+            f"PASS: every error within {v.max_error_pct:g}%"
+            if v.passed
+            else f"FAIL: {bad} of {len(v.rows)} values off by more than {v.max_error_pct:g}%"
+        )
     return "\n".join(out)
 
 
@@ -406,23 +496,50 @@ def _poll_vs_interrupt() -> list[Point]:
     out = []
     for mode, meas in cpe.targets().items():
         m = cpe.MODES[mode]
-        out.append(Point(
-            label=f"poll-vs-interrupt {mode}",
-            config={"rw": "randread", "bs": "4k", "ioengine": "pvsync2", "direct": "1", "numjobs": "1",
-                    "hipri": m["hipri"], "queue.io_poll": m["io_poll"], "queue.io_poll_delay": m["io_poll_delay"]},
-            metrics={"latency_us.mean": float(meas["mean_latency_us"]), "iops": float(meas["iops"])},
-            platform="optane900p-e3-1230v5", runtime_ms=200.0, ramp_ms=float(cpe.RAMP_MS)))
+        out.append(
+            Point(
+                label=f"poll-vs-interrupt {mode}",
+                config={
+                    "rw": "randread",
+                    "bs": "4k",
+                    "ioengine": "pvsync2",
+                    "direct": "1",
+                    "numjobs": "1",
+                    "hipri": m["hipri"],
+                    "queue.io_poll": m["io_poll"],
+                    "queue.io_poll_delay": m["io_poll_delay"],
+                },
+                metrics={"latency_us.mean": float(meas["mean_latency_us"]), "iops": float(meas["iops"])},
+                platform="optane900p-e3-1230v5",
+                runtime_ms=200.0,
+                ramp_ms=float(cpe.RAMP_MS),
+            )
+        )
     return out
 
 
 def _io_schedulers() -> list[Point]:
     tgt = cis.targets()
-    return [Point(label=f"io-schedulers {sched} {op}",
-                  config={"rw": f"rand{op}", "bs": "4k", "ioengine": "io_uring", "iodepth": "1", "direct": "1",
-                          "numjobs": "1", "queue.scheduler": sched},
-                  metrics={"latency_us.p50": float(tgt[sched][op])},
-                  platform="optane-p4801x-e3-1230", runtime_ms=100.0, ramp_ms=10.0)
-            for sched in cis.SCHEDULERS for op in ("read", "write")]
+    return [
+        Point(
+            label=f"io-schedulers {sched} {op}",
+            config={
+                "rw": f"rand{op}",
+                "bs": "4k",
+                "ioengine": "io_uring",
+                "iodepth": "1",
+                "direct": "1",
+                "numjobs": "1",
+                "queue.scheduler": sched,
+            },
+            metrics={"latency_us.p50": float(tgt[sched][op])},
+            platform="optane-p4801x-e3-1230",
+            runtime_ms=100.0,
+            ramp_ms=10.0,
+        )
+        for sched in cis.SCHEDULERS
+        for op in ("read", "write")
+    ]
 
 
 SUITES: dict[str, Callable[[], list[Point]]] = {

@@ -26,7 +26,13 @@ from simcore.errors import ConfigError
 __all__ = ["Source", "Figure", "Study", "STUDIES", "study", "values", "cite"]
 
 #: the reference files (stems of ``scenarios/data/reference/*.yaml``)
-STUDIES = ("poll_vs_interrupt_energy", "io_schedulers_ull", "calibrated_interrupts", "sandman_polling_server", "optane_ssd")
+STUDIES = (
+    "poll_vs_interrupt_energy",
+    "io_schedulers_ull",
+    "calibrated_interrupts",
+    "sandman_polling_server",
+    "optane_ssd",
+)
 
 
 class Source(Model):

@@ -62,16 +62,20 @@ def msr_lines() -> list[str]:
     for t_ns, is_read, offset, nbytes, vol in synth_ios(rng, N_IOS):
         host, disk = volumes[vol]
         resp_ticks = int(rng.lognormal(np.log(800.0), 0.6))  # ~80 us
-        lines.append(f"{MSR_FILETIME_BASE + t_ns // 100},{host},{disk},"
-                     f"{'Read' if is_read else 'Write'},{offset},{nbytes},{resp_ticks}")
+        lines.append(
+            f"{MSR_FILETIME_BASE + t_ns // 100},{host},{disk},"
+            f"{'Read' if is_read else 'Write'},{offset},{nbytes},{resp_ticks}"
+        )
     return lines
 
 
 def alibaba_lines() -> list[str]:
     rng = np.random.default_rng(ALIBABA_SEED)
     devices = (12, 419, 733)
-    return [f"{devices[vol]},{'R' if is_read else 'W'},{offset},{nbytes},{ALIBABA_US_BASE + t_ns // 1000}"
-            for t_ns, is_read, offset, nbytes, vol in synth_ios(rng, N_IOS)]
+    return [
+        f"{devices[vol]},{'R' if is_read else 'W'},{offset},{nbytes},{ALIBABA_US_BASE + t_ns // 1000}"
+        for t_ns, is_read, offset, nbytes, vol in synth_ios(rng, N_IOS)
+    ]
 
 
 def write_samples(out_dir: str | Path = SAMPLES_DIR) -> list[Path]:

@@ -36,8 +36,14 @@ from scenarios.studies.trace_compare import replay_timed
 
 SAMPLE = Path(__file__).resolve().parent / "blkparse_qdc_sample.txt"
 PLATFORM = "optane900p-e3-1230v5"
-DEVICE_SETS = {"ssd.read.base_ns": 12_000.0, "ssd.read.per_kib_ns": 90.0, "ssd.read.sd_ns": 1_800.0,
-               "ssd.write.base_ns": 15_000.0, "ssd.write.per_kib_ns": 120.0, "ssd.write.sd_ns": 3_000.0}
+DEVICE_SETS = {
+    "ssd.read.base_ns": 12_000.0,
+    "ssd.read.per_kib_ns": 90.0,
+    "ssd.read.sd_ns": 1_800.0,
+    "ssd.write.base_ns": 15_000.0,
+    "ssd.write.per_kib_ns": 120.0,
+    "ssd.write.sd_ns": 3_000.0,
+}
 REPLAY_SETS = {"replay.hipri": 1, "queue.io_poll": 1}
 N_IOS = 1000
 RATE_IOPS = 2000.0
@@ -53,8 +59,17 @@ def synth_ios(n: int = N_IOS, rate_iops: float = RATE_IOPS, seed: int = SEED) ->
     rsize = rng.choice([4096, 16384, 65536], size=n, p=[0.5, 0.3, 0.2])
     wsize = rng.choice([4096, 16384], size=n, p=[0.6, 0.4])
     offsets = rng.integers(0, 64 * 2**30 // 4096, size=n) * 4096
-    return [TraceIO(int(t[i]), "read" if reads[i] else "write", int(offsets[i]),
-                    int(rsize[i] if reads[i] else wsize[i]), DEVICE, i + 1) for i in range(n)]
+    return [
+        TraceIO(
+            int(t[i]),
+            "read" if reads[i] else "write",
+            int(offsets[i]),
+            int(rsize[i] if reads[i] else wsize[i]),
+            DEVICE,
+            i + 1,
+        )
+        for i in range(n)
+    ]
 
 
 class _Synthetic:
@@ -85,8 +100,12 @@ def simulate_ios(ios: list[TraceIO], platform: str = PLATFORM, sets: dict | None
     out: dict[int, dict] = {}
 
     def consume(t: TimedIO, req) -> None:
-        out[t.io.line] = {"io": t.io, "q2d": req.t_dispatch - req.t_submit, "q2c": req.t_reaped - req.t_submit,
-                          "lat": req.t_complete - req.t_submit}
+        out[t.io.line] = {
+            "io": t.io,
+            "q2d": req.t_dispatch - req.t_submit,
+            "q2c": req.t_reaped - req.t_submit,
+            "lat": req.t_complete - req.t_submit,
+        }
 
     replay_timed(_Synthetic(ios), cfg, consume)
     return [out[k] for k in sorted(out)]
@@ -104,8 +123,10 @@ def blkparse_lines(rows: list[dict], base_ns: int = 0) -> list[str]:
         events.append((q + round(r["q2d"]), 1, f"D {rwbs:>3s} {sec} [fio]", 4242))
         events.append((q + round(r["q2c"]), 2, f"C {rwbs:>3s} {sec} [0]", 0))
     events.sort()
-    return [f"{DEVICE:>8s} {1:2d} {i + 1:8d} {t // 10**9:5d}.{t % 10**9:09d} {pid:5d}  {text}"
-            for i, (t, _, text, pid) in enumerate(events)]
+    return [
+        f"{DEVICE:>8s} {1:2d} {i + 1:8d} {t // 10**9:5d}.{t % 10**9:09d} {pid:5d}  {text}"
+        for i, (t, _, text, pid) in enumerate(events)
+    ]
 
 
 def fio_lat_log_lines(rows: list[dict], field: str = "lat", issue_time: bool = True) -> list[str]:

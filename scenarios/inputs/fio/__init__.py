@@ -9,7 +9,19 @@ from .parser import FioJob, FioJobFile, apply_overrides, job_from_options, parse
 from .units import parse_bool, parse_cpu_list, parse_cpumask, parse_int, parse_size, parse_time_ns
 
 __all__ = [
-    "FIO_OPTIONS", "STACKSIM_OPTIONS", "OptionSpec",
-    "FioJob", "FioJobFile", "apply_overrides", "job_from_options", "parse_fio_file", "parse_fio_text",
-    "parse_bool", "parse_cpu_list", "parse_cpumask", "parse_int", "parse_size", "parse_time_ns",
+    "FIO_OPTIONS",
+    "STACKSIM_OPTIONS",
+    "OptionSpec",
+    "FioJob",
+    "FioJobFile",
+    "apply_overrides",
+    "job_from_options",
+    "parse_fio_file",
+    "parse_fio_text",
+    "parse_bool",
+    "parse_cpu_list",
+    "parse_cpumask",
+    "parse_int",
+    "parse_size",
+    "parse_time_ns",
 ]

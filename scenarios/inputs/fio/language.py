@@ -31,10 +31,24 @@ _ENV = re.compile(r"\$\{([^}]*)\}")
 _KEYWORD = re.compile(r"\$([A-Za-z_]\w*)")
 _NUMBER = re.compile(r"(0x[0-9a-fA-F]+|\d+(?:\.\d+)?)\s*([A-Za-z]*)")
 _SIZE_POW = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
-_TIME_US = {"us": 1, "usec": 1, "ms": 1000, "msec": 1000, "s": 10**6, "sec": 10**6,
-            "m": 60 * 10**6, "h": 3600 * 10**6, "d": 86400 * 10**6}
-_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-        ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b}
+_TIME_US = {
+    "us": 1,
+    "usec": 1,
+    "ms": 1000,
+    "msec": 1000,
+    "s": 10**6,
+    "sec": 10**6,
+    "m": 60 * 10**6,
+    "h": 3600 * 10**6,
+    "d": 86400 * 10**6,
+}
+_OPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Mod: lambda a, b: a % b,
+}
 _MAX = 2.0**64
 
 
@@ -60,8 +74,9 @@ def value_kind(catalogue_type: str | None) -> str:
     return "int" if catalogue_type.startswith(("int", "irange", "float", "size", "bool")) else "str"
 
 
-def expand(value: str, *, option: str, kind: str, keywords: Mapping[str, int],
-           env: Mapping[str, str] | None = None) -> str:
+def expand(
+    value: str, *, option: str, kind: str, keywords: Mapping[str, int], env: Mapping[str, str] | None = None
+) -> str:
     """``value`` with environment variables, keywords and arithmetic expressions replaced;
     ``kind`` from :func:`value_kind` (a ``str`` value keeps parentheses and unknown ``$names``)."""
     environ = os.environ if env is None else env
@@ -74,13 +89,18 @@ def expand(value: str, *, option: str, kind: str, keywords: Mapping[str, int],
         if name not in KEYWORDS and kind == "str":
             return m.group(0)
         if name not in KEYWORDS:
-            raise ConfigError(f"option '{option}': '${name}' is not one of fio's reserved keywords "
-                              f"({', '.join('$' + k for k in KEYWORDS)}; environment variables are written ${{{name}}})")
+            raise ConfigError(
+                f"option '{option}': '${name}' is not one of fio's reserved keywords "
+                f"({', '.join('$' + k for k in KEYWORDS)}; environment variables are written ${{{name}}})"
+            )
         if name not in keywords and kind == "str":
             return m.group(0)  # a string keeps what cannot be replaced
         if name not in keywords:
-            why = ("the platform's memory size (memory_bytes) is unknown" if name == "mb_memory" and "ncpus" in keywords
-                   else "no platform is known where this job file is read")
+            why = (
+                "the platform's memory size (memory_bytes) is unknown"
+                if name == "mb_memory" and "ncpus" in keywords
+                else "no platform is known where this job file is read"
+            )
             raise ConfigError(f"option '{option}': '${name}' is not modelled yet: {why}; write the value out")
         replaced = True
         return str(keywords[name])
@@ -108,7 +128,7 @@ def _evaluate_groups(text: str, *, option: str, kind: str) -> str:
             if depth < 0:
                 raise ConfigError(f"option '{option}': unbalanced ')' in '{text}'")
             if depth == 0:
-                out.append(_evaluate(text[start:i + 1], option=option, kind=kind))
+                out.append(_evaluate(text[start : i + 1], option=option, kind=kind))
                 last = i + 1
     if depth:
         raise ConfigError(f"option '{option}': unbalanced '(' in '{text}'")
@@ -136,8 +156,9 @@ def _evaluate(expr: str, *, option: str, kind: str) -> str:
     try:
         tree = ast.parse(body.replace("^", "**"), mode="eval")
     except SyntaxError:
-        raise ConfigError(f"option '{option}': bad arithmetic expression '{expr}' "
-                          "(numbers, + - * / % ^ and parentheses)") from None
+        raise ConfigError(
+            f"option '{option}': bad arithmetic expression '{expr}' (numbers, + - * / % ^ and parentheses)"
+        ) from None
 
     def ev(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
@@ -153,7 +174,7 @@ def _evaluate(expr: str, *, option: str, kind: str) -> str:
                 raise ConfigError(f"option '{option}': division by zero in '{expr}'")
             if isinstance(node.op, ast.Pow):
                 try:
-                    r = a ** b
+                    r = a**b
                 except (OverflowError, ZeroDivisionError):
                     raise ConfigError(f"option '{option}': '{expr}' is out of range") from None
             else:
@@ -161,8 +182,9 @@ def _evaluate(expr: str, *, option: str, kind: str) -> str:
             if isinstance(r, complex) or abs(r) > _MAX:
                 raise ConfigError(f"option '{option}': '{expr}' is out of range (beyond 64 bits)")
             return r
-        raise ConfigError(f"option '{option}': bad arithmetic expression '{expr}' "
-                          "(numbers, + - * / % ^ and parentheses)")
+        raise ConfigError(
+            f"option '{option}': bad arithmetic expression '{expr}' (numbers, + - * / % ^ and parentheses)"
+        )
 
     result = int(ev(tree))
     if result < 0:

@@ -143,9 +143,17 @@ RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw
 TRIM_MODES = ("trim", "randtrim", "trimwrite", "randtrimwrite")
 
 
-def _add(status: Status, kind: Kind, names: str, *, neutral: tuple[str, ...] = (),
-         choices: tuple[str, ...] = (), help: str = "", reason: str = "",
-         table: dict[str, OptionSpec] | None = None) -> None:
+def _add(
+    status: Status,
+    kind: Kind,
+    names: str,
+    *,
+    neutral: tuple[str, ...] = (),
+    choices: tuple[str, ...] = (),
+    help: str = "",
+    reason: str = "",
+    table: dict[str, OptionSpec] | None = None,
+) -> None:
     """Register options; ``names`` is whitespace separated, each ``canonical`` (aliases and
     engines come from fio's catalogue) or, for stacksim's own options, ``name``."""
     for canonical in names.split():
@@ -171,8 +179,11 @@ _add("used", "int", "rwmixread rwmixwrite", help="percentage of reads / writes i
 _add("used", "size", "bs", help="block size, read[,write[,trim]]")
 _add("used", "str", "bssplit", help="mixed block sizes SIZE/PERCENT:..., read[,write[,trim]]")
 _add("used", "str", "blocksize_range", help="block sizes uniform in MIN-MAX, read[,write[,trim]]")
-_add("used", "int", "numjobs iodepth iodepth_batch_submit "
-     "iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low")
+_add(
+    "used",
+    "int",
+    "numjobs iodepth iodepth_batch_submit iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low",
+)
 _add("used", "str", "ioengine", help="IO engine")
 _add("used", "bool", "direct buffered")
 _add("used", "flag", "time_based")
@@ -180,27 +191,55 @@ _add("used", "time", "runtime ramp_time", help="default unit: seconds")
 _add("used", "time", "thinktime", help="default unit: microseconds")
 _add("used", "size", "size offset")
 _add("used", "str", "cpus_allowed cpumask")
-_add("used", "str", "numa_cpu_nodes", help="NUMA nodes whose CPUs the job may run on (node list or 'all'; the"
-     " platforms are single-socket: node 0 holds every CPU)")
+_add(
+    "used",
+    "str",
+    "numa_cpu_nodes",
+    help="NUMA nodes whose CPUs the job may run on (node list or 'all'; the"
+    " platforms are single-socket: node 0 holds every CPU)",
+)
 _add("used", "str", "cpus_allowed_policy", choices=("shared", "split"))
-_add("used", "str", "random_distribution", help="random offsets: random, zipf:theta, pareto:h, normal:dev, "
-     "zoned:A/R:..., zoned_abs:A/SIZE:... (optional :center for zipf/pareto/normal)")
+_add(
+    "used",
+    "str",
+    "random_distribution",
+    help="random offsets: random, zipf:theta, pareto:h, normal:dev, "
+    "zoned:A/R:..., zoned_abs:A/SIZE:... (optional :center for zipf/pareto/normal)",
+)
 _add("used", "str", "random_generator", choices=("tausworthe", "lfsr", "tausworthe64"))
 _add("used", "str", "percentage_random", help="percent of random IOs in a random job, read[,write[,trim]]")
 _add("used", "str", "rate", help="bandwidth cap, bytes/s, read[,write[,trim]]")
 _add("used", "str", "rate_process", choices=("linear", "poisson"))
-_add("used", "str", "rate_min rate_iops_min", help="minimum bytes/s / IO/s, read[,write[,trim]]: a job under "
-     "it after fio's 2 s settle period ends with an error")
+_add(
+    "used",
+    "str",
+    "rate_min rate_iops_min",
+    help="minimum bytes/s / IO/s, read[,write[,trim]]: a job under it after fio's 2 s settle period ends with an error",
+)
 _add("used", "int", "rate_cycle", help="ms over which rate_min / rate_iops_min are averaged")
 _add("used", "int", "prio prioclass", help="the job's IO priority level 0..7 / class 0..3 (ionice)")
-_add("used", "str", "cmdprio_percentage cmdprio_class cmdprio", help="per-command IO priority of a "
-     "share of the IOs, read[,write]")
-_add("used", "time", "latency_target latency_window", help="fio's depth search: the highest queue depth whose"
-     " windows keep latency_percentile % of the IOs under the target (default unit: us)")
+_add(
+    "used",
+    "str",
+    "cmdprio_percentage cmdprio_class cmdprio",
+    help="per-command IO priority of a share of the IOs, read[,write]",
+)
+_add(
+    "used",
+    "time",
+    "latency_target latency_window",
+    help="fio's depth search: the highest queue depth whose"
+    " windows keep latency_percentile % of the IOs under the target (default unit: us)",
+)
 _add("used", "str", "latency_percentile", help="percent of a window's IOs that must meet latency_target (default 100)")
 _add("used", "bool", "latency_run", help="keep adjusting the depth instead of ending once it has settled")
-_add("used", "str", "cmdprio_bssplit", help="per-command IO priority of a share of the IOs of each block size: "
-     "bs/percent[/class/level[/hint]]:..., read[,write] (hints are accepted and not modelled)")
+_add(
+    "used",
+    "str",
+    "cmdprio_bssplit",
+    help="per-command IO priority of a share of the IOs of each block size: "
+    "bs/percent[/class/level[/hint]]:..., read[,write] (hints are accepted and not modelled)",
+)
 _add("used", "int", "number_ios loops", help="stop after N IOs (per thread) / repeat the job N times")
 _add("used", "str", "startdelay", help="delay of the job's start, time or range (default unit s)")
 _add("used", "size", "offset_increment", help="offset of clone k = offset + k x offset_increment")
@@ -213,64 +252,144 @@ _add("used", "int", "sqthread_poll_cpu")
 _add("used", "flag", "stonewall", help="start after every job before it has finished; a new reporting group")
 _add("used", "flag", "new_group", help="start a new reporting group")
 _add("used", "str", "wait_for", help="start after every thread of the named (earlier) job has finished")
-_add("used", "flag", "exitall exitall_on_error", help="when a thread of the job finishes (with an error), end "
-     "the others (exit_what: its group, all, or the running ones)")
-_add("used", "int", "flow flow_id flow_sleep", help="token-based flow control between jobs: weight, flow id, and "
-     "the sleep (us) of a held-back thread (0: it spins)")
-_add("used", "str", "io_submit_mode", choices=("inline", "offload"), help="offload: the job thread hands its IOs to "
-     "iodepth submit workers (synchronous engines)")
+_add(
+    "used",
+    "flag",
+    "exitall exitall_on_error",
+    help="when a thread of the job finishes (with an error), end "
+    "the others (exit_what: its group, all, or the running ones)",
+)
+_add(
+    "used",
+    "int",
+    "flow flow_id flow_sleep",
+    help="token-based flow control between jobs: weight, flow id, and "
+    "the sleep (us) of a held-back thread (0: it spins)",
+)
+_add(
+    "used",
+    "str",
+    "io_submit_mode",
+    choices=("inline", "offload"),
+    help="offload: the job thread hands its IOs to iodepth submit workers (synchronous engines)",
+)
 _add("used", "int", "nice", help="the job's nice value (-20..19): its CFS load weight")
 _add("used", "str", "exit_what", choices=("group", "all", "stonewall"), help="what exitall ends")
-_add("used", "str", "filename directory", help="the job's files (a:b:c); /dev/ names are raw devices, others "
-     "regular files on the simulated file system (models/os/filesystem.py)")
+_add(
+    "used",
+    "str",
+    "filename directory",
+    help="the job's files (a:b:c); /dev/ names are raw devices, others "
+    "regular files on the simulated file system (models/os/filesystem.py)",
+)
 _add("used", "str", "filename_format", help="generated file names ($jobname, $jobnum, $filenum)")
 _add("used", "int", "nrfiles", help="files per job thread (without filename=)")
 _add("used", "str", "filesize", help="each file's size, or a range LO-HI")
-_add("used", "str", "file_service_type", help="the file of each IO: roundrobin, random, sequential [:N IOs], "
-     "zipf, pareto, normal [:skew]")
+_add(
+    "used",
+    "str",
+    "file_service_type",
+    help="the file of each IO: roundrobin, random, sequential [:N IOs], zipf, pareto, normal [:skew]",
+)
 _add("used", "bool", "nowait")
 
 # --- accepted only with a neutral value; other values: "not modelled yet" + reason ------------
-_NOFS = ("stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
-         "no growth, no filling, no locks")
-_add("limited", "str", "verify", neutral=("0", "none"), reason="data verification (read-back and "
-     "checksum of written data) is not modelled")
+_NOFS = (
+    "stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
+    "no growth, no filling, no locks"
+)
+_add(
+    "limited",
+    "str",
+    "verify",
+    neutral=("0", "none"),
+    reason="data verification (read-back and checksum of written data) is not modelled",
+)
 _add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
 _add("limited", "bool", "file_append fill_device", neutral=("0",), reason=_NOFS)
-_add("limited", "bool", "bs_is_seq_rand", neutral=("0",), reason="block sizes chosen by sequential/random "
-     "rather than by read/write are not modelled")
+_add(
+    "limited",
+    "bool",
+    "bs_is_seq_rand",
+    neutral=("0",),
+    reason="block sizes chosen by sequential/random rather than by read/write are not modelled",
+)
 _add("limited", "bool", "fdp", neutral=("0",), reason="NVMe flexible data placement is not modelled")
 _add("limited", "bool", "sprandom", neutral=("0",), reason="SPRandom preconditioning offsets are not modelled")
 _add("limited", "flag", "verify_only", neutral=("0",), reason="data verification is not modelled")
 _add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT needs aligned block sizes")
-_add("limited", "int", "fsync fdatasync write_barrier", neutral=("0",),
-     reason="flush commands (fsync/fdatasync/barrier writes) are not modelled")
-_add("limited", "int", "trim_percentage", neutral=("0",), reason="trims of verified blocks (verify's trim phase) "
-     "are not modelled; use rw=trim/randtrim/trimwrite")
+_add(
+    "limited",
+    "int",
+    "fsync fdatasync write_barrier",
+    neutral=("0",),
+    reason="flush commands (fsync/fdatasync/barrier writes) are not modelled",
+)
+_add(
+    "limited",
+    "int",
+    "trim_percentage",
+    neutral=("0",),
+    reason="trims of verified blocks (verify's trim phase) are not modelled; use rw=trim/randtrim/trimwrite",
+)
 _add("limited", "int", "thinkcycles", neutral=("0",), reason="busy-looping CPU cycles between IOs is not modelled")
 _add("limited", "int", "thinktime_blocks", neutral=("1",), reason="thinktime after a batch of IOs is not modelled")
-_add("limited", "time", "thinktime_spin thinktime_iotime", neutral=("0",),
-     reason="spinning / IO-time-bounded thinktime is not modelled")
+_add(
+    "limited",
+    "time",
+    "thinktime_spin thinktime_iotime",
+    neutral=("0",),
+    reason="spinning / IO-time-bounded thinktime is not modelled",
+)
 _add("limited", "size", "ramp_size", neutral=("0",), reason="a ramp measured in bytes is not modelled (use ramp_time)")
-_add("limited", "size", "zonerange zonesize zoneskip zonecapacity", neutral=("0",),
-     reason="zoned IO patterns are not modelled")
+_add(
+    "limited",
+    "size",
+    "zonerange zonesize zoneskip zonecapacity",
+    neutral=("0",),
+    reason="zoned IO patterns are not modelled",
+)
 _add("limited", "str", "zonemode", neutral=("none",), reason="zoned IO patterns are not modelled")
-_add("limited", "str", "ioscheduler", neutral=("none",), reason="the IO scheduler is set by the platform "
-     "configuration (queue.scheduler), not by the job")
+_add(
+    "limited",
+    "str",
+    "ioscheduler",
+    neutral=("none",),
+    reason="the IO scheduler is set by the platform configuration (queue.scheduler), not by the job",
+)
 _add("limited", "str", "dataplacement", neutral=("none",), reason="NVMe data placement is not modelled")
 _add("limited", "str", "sync", neutral=("0", "none"), reason="O_SYNC/O_DSYNC writes are not modelled")
-_add("limited", "str", "thinktime_blocks_type", neutral=("complete",), reason="issue-counted thinktime "
-     "blocks are not modelled")
+_add(
+    "limited",
+    "str",
+    "thinktime_blocks_type",
+    neutral=("complete",),
+    reason="issue-counted thinktime blocks are not modelled",
+)
 _add("limited", "str", "lockfile", neutral=("none",), reason=_NOFS)
 _add("limited", "str", "io_size", reason="an IO amount different from size is not modelled")
-_add("limited", "str", "opendir", reason="the files under an existing directory are not known to the "
-     "simulation; name them with filename=, or let fio make them (directory=, nrfiles=, size=)")
+_add(
+    "limited",
+    "str",
+    "opendir",
+    reason="the files under an existing directory are not known to the "
+    "simulation; name them with filename=, or let fio make them (directory=, nrfiles=, size=)",
+)
 _add("limited", "str", "sync_file_range", reason="sync_file_range(2) calls are not modelled")
 _add("limited", "str", "read_iolog", reason="iolog replay is not modelled here (use stacksim replay for traces)")
-_add("used", "str", "steadystate", help="criterion:limit[%] (iops, iops_slope, bw, bw_slope, lat, lat_slope): end the"
-     " job once its rolling window of measurements is steady")
-_add("used", "time", "steadystate_duration steadystate_ramp_time steadystate_check_interval",
-     help="the rolling window, the wait before collecting and the measurement period (default unit: s)")
+_add(
+    "used",
+    "str",
+    "steadystate",
+    help="criterion:limit[%] (iops, iops_slope, bw, bw_slope, lat, lat_slope): end the"
+    " job once its rolling window of measurements is steady",
+)
+_add(
+    "used",
+    "time",
+    "steadystate_duration steadystate_ramp_time steadystate_check_interval",
+    help="the rolling window, the wait before collecting and the measurement period (default unit: s)",
+)
 _add("limited", "str", "profile", reason="fio's built-in profiles (act, tiobench) are not modelled")
 _add("limited", "flag", "userspace_reap", neutral=("0",), reason="user-space reaping of the AIO ring is not modelled")
 _add("limited", "int", "force_async", neutral=("0",), reason="forced async (IOSQE_ASYNC) punting is not modelled")
@@ -278,38 +397,44 @@ _add("limited", "int", "hipri_percentage", neutral=("100",), reason="a mix of po
 
 # --- ignored: no effect on the simulated IO path -----------------------------------------------
 _add("ignored", "flag", "group_reporting thread norandommap zero_buffers refill_buffers")
-_add("ignored", "bool",
-     "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
-     "invalidate scramble_buffers create_serialize create_fsync "
-     "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
-     "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "
-     "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
-     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
-     "block_error_percentiles disable_lat disable_clat disable_slat disable_bw_measurement "
-     "slat_percentiles clat_percentiles lat_percentiles gtod_reduce stats disk_util "
-     "rate_ignore_thinktime replay_no_stall serialize_overlap read_beyond_wp ignore_zone_limits "
-     "cgroup_nodelete")
-_add("ignored", "str",
-     "name description randseed "
-     "fallocate fadvise_hint write_hint offset_align blockalign "
-     "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
-     "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
-     "openfiles priohint uid gid cgroup cgroup_weight "
-     "unit_base gtod_cpu clocksource job_start_clock_id unified_rw_reporting write_bw_log "
-     "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
-     "log_hist_coarseness log_max_value log_compression log_compression_cpus "
-     "log_alternate_epoch_clock_id bwavgtime iopsavgtime percentile_list significant_figures "
-     "max_latency "
-     "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
-     "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
-     "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
-     "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
-     "trim_backlog trim_backlog_batch numa_mem_policy "
-     ""
-     "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
-     "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "
-     "comm filetype end_syncfs verify_bytchk verify_header_seed verify_mode verify_pattern_interval "
-     "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io")
+_add(
+    "ignored",
+    "bool",
+    "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
+    "invalidate scramble_buffers create_serialize create_fsync "
+    "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
+    "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "
+    "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
+    "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
+    "block_error_percentiles disable_lat disable_clat disable_slat disable_bw_measurement "
+    "slat_percentiles clat_percentiles lat_percentiles gtod_reduce stats disk_util "
+    "rate_ignore_thinktime replay_no_stall serialize_overlap read_beyond_wp ignore_zone_limits "
+    "cgroup_nodelete",
+)
+_add(
+    "ignored",
+    "str",
+    "name description randseed "
+    "fallocate fadvise_hint write_hint offset_align blockalign "
+    "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
+    "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
+    "openfiles priohint uid gid cgroup cgroup_weight "
+    "unit_base gtod_cpu clocksource job_start_clock_id unified_rw_reporting write_bw_log "
+    "write_lat_log write_hist_log write_iops_log log_entries log_avg_msec log_hist_msec "
+    "log_hist_coarseness log_max_value log_compression log_compression_cpus "
+    "log_alternate_epoch_clock_id bwavgtime iopsavgtime percentile_list significant_figures "
+    "max_latency "
+    "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
+    "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
+    "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
+    "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
+    "trim_backlog trim_backlog_batch numa_mem_policy "
+    ""
+    "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
+    "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "
+    "comm filetype end_syncfs verify_bytchk verify_header_seed verify_mode verify_pattern_interval "
+    "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io",
+)
 
 # ioengine-specific options (ignored: either no effect, or the engine itself is not modelled)
 _add("ignored", "str", "cmdprio_hint")
@@ -333,9 +458,13 @@ _add("ignored", "str", "pool")
 _add("ignored", "str", "chunk_size")
 _add("ignored", "str", "cont object_class svcl")
 _add("ignored", "str", "namenode hdfsdirectory single_instance hdfs_use_direct")
-_add("ignored", "str", "http_host http_user http_pass http_s3_key http_s3_keyid http_s3_region "
-     "http_swift_auth_token http_s3_sse_customer_key http_s3_sse_customer_algorithm "
-     "http_s3_storage_class http_mode http_verbose https")
+_add(
+    "ignored",
+    "str",
+    "http_host http_user http_pass http_s3_key http_s3_keyid http_s3_region "
+    "http_swift_auth_token http_s3_sse_customer_key http_s3_sse_customer_algorithm "
+    "http_s3_storage_class http_mode http_verbose https",
+)
 _add("ignored", "str", "volume brick single-instance")
 _add("ignored", "str", "thp")
 _add("ignored", "str", "skip_bad")
@@ -345,27 +474,45 @@ _add("ignored", "str", "program arguments grace_time std_redirect")
 _add("ignored", "str", "stat_type")
 _add("ignored", "str", "gpu_dev_ids cuda_io")
 _add("ignored", "str", "no_completion_thread")
-_add("ignored", "str", "xnvme_async xnvme_sync xnvme_admin xnvme_dev_nsid xnvme_dev_subnqn xnvme_mem "
-     "xnvme_iovec")
-_add("ignored", "str", "libblkio_driver libblkio_path libblkio_pre_connect_props libblkio_num_entries "
-     "libblkio_queue_size libblkio_pre_start_props libblkio_vectored libblkio_write_zeroes_on_trim "
-     "libblkio_wait_mode libblkio_force_enable_completion_eventfd")
+_add("ignored", "str", "xnvme_async xnvme_sync xnvme_admin xnvme_dev_nsid xnvme_dev_subnqn xnvme_mem xnvme_iovec")
+_add(
+    "ignored",
+    "str",
+    "libblkio_driver libblkio_path libblkio_pre_connect_props libblkio_num_entries "
+    "libblkio_queue_size libblkio_pre_start_props libblkio_vectored libblkio_write_zeroes_on_trim "
+    "libblkio_wait_mode libblkio_force_enable_completion_eventfd",
+)
 
 
 # Non-flag options that fio 3.33 also accepts without a value.
-OPTIONAL_VALUE = frozenset({
-    "write_bw_log", "write_lat_log", "write_hist_log", "write_iops_log", "ignore_error",
-    "log_compression_cpus", "numa_cpu_nodes", "numa_mem_policy", "replay_skip", "verify_async_cpus",
-})
+OPTIONAL_VALUE = frozenset(
+    {
+        "write_bw_log",
+        "write_lat_log",
+        "write_hist_log",
+        "write_iops_log",
+        "ignore_error",
+        "log_compression_cpus",
+        "numa_cpu_nodes",
+        "numa_mem_policy",
+        "replay_skip",
+        "verify_async_cpus",
+    }
+)
 
 # --- stacksim-specific job options (not fio options: fio rejects them) ------------------------
 STACKSIM_PREFIX = "stacksim_"
 STACKSIM_OPTIONS: dict[str, OptionSpec] = {}
 """stacksim-only job options. Add new ones here (prefix ``stacksim_``) and handle them in parser.py."""
 
-_add("used", "str", "stacksim_irq_hint", choices=("default", "urgent", "barrier", "untagged"),
-     help="completion-interrupt hint: urgent (RWF_URGENT), barrier (RWF_BARRIER), untagged, "
-          "or default (no flag)", table=STACKSIM_OPTIONS)
+_add(
+    "used",
+    "str",
+    "stacksim_irq_hint",
+    choices=("default", "urgent", "barrier", "untagged"),
+    help="completion-interrupt hint: urgent (RWF_URGENT), barrier (RWF_BARRIER), untagged, or default (no flag)",
+    table=STACKSIM_OPTIONS,
+)
 
 
 _unclassified = set(CATALOGUE_NAMES) - set(FIO_OPTIONS)

@@ -41,8 +41,17 @@ from models.os.task import Task
 from scenarios.run.iostats import DEPTHS, LAT_EDGES, LAT_MS_EDGES, SAMPLE_WINDOW_NS, DirStats, EntryStats, IoStats
 from simcore.stats import FIO_PERCENTILES, LatencyStats
 
-__all__ = ["FIO_VERSION", "fio_header", "stamped", "fio_jobs", "disk_util", "fio_options", "global_options",
-           "SAMPLE_WINDOW_NS", "ASYNC_ENGINES"]
+__all__ = [
+    "FIO_VERSION",
+    "fio_header",
+    "stamped",
+    "fio_jobs",
+    "disk_util",
+    "fio_options",
+    "global_options",
+    "SAMPLE_WINDOW_NS",
+    "ASYNC_ENGINES",
+]
 
 FIO_VERSION = "stacksim-0.1.0 (fio-3.x compatible)"
 _DIRS = ("read", "write", "trim")
@@ -72,8 +81,7 @@ def fio_options(job) -> dict[str, str]:
     if job.bs_trim_bytes != job.bs_write_bytes:
         o["bs"] = f"{job.bs_read_bytes},{job.bs_write_bytes},{job.bs_trim_bytes}"
     if job.bssplit_read or job.bssplit_write:
-        o["bssplit"] = _pair(job.bssplit_read, job.bssplit_write,
-                             lambda s: ":".join(f"{b}/{p:g}" for b, p in s))
+        o["bssplit"] = _pair(job.bssplit_read, job.bssplit_write, lambda s: ":".join(f"{b}/{p:g}" for b, p in s))
     if job.bsrange_read or job.bsrange_write:
         o["bsrange"] = _pair(job.bsrange_read, job.bsrange_write, lambda r: f"{r[0]}-{r[1]}" if r else "")
     o["ioengine"] = job.ioengine
@@ -131,13 +139,17 @@ def _workload_options(job, o: dict[str, str]) -> None:
     """Random offsets (random_distribution, random_generator, percentage_random) as fio prints them."""
     dist = job.random_distribution
     if dist in ("zoned", "zoned_abs"):
-        fmt = (lambda z: ":".join(f"{a:g}/{s:g}" for a, s in z)) if dist == "zoned" else \
-            (lambda z: ":".join(f"{a:g}/{int(s)}" for a, s in z))
+        fmt = (
+            (lambda z: ":".join(f"{a:g}/{s:g}" for a, s in z))
+            if dist == "zoned"
+            else (lambda z: ":".join(f"{a:g}/{int(s)}" for a, s in z))
+        )
         o["random_distribution"] = f"{dist}:{_pair(job.zones_read, job.zones_write, fmt)}"
     elif dist != "random":
         center = job.random_distribution_center
-        o["random_distribution"] = f"{dist}:{job.random_distribution_value:g}" + \
-            ("" if center is None else f":{center:g}")
+        o["random_distribution"] = f"{dist}:{job.random_distribution_value:g}" + (
+            "" if center is None else f":{center:g}"
+        )
     if job.random_generator != "tausworthe":
         o["random_generator"] = job.random_generator
     if job.percentage_random_read != 100 or job.percentage_random_write != 100:
@@ -151,7 +163,8 @@ def _workload_options(job, o: dict[str, str]) -> None:
             o[name.removesuffix("_bytes")] = str(getattr(job, name))
     if job.startdelay_ns or job.startdelay_max_ns is not None:
         o["startdelay"] = _time(job.startdelay_ns) + (
-            "" if job.startdelay_max_ns is None else "-" + _time(job.startdelay_max_ns))
+            "" if job.startdelay_max_ns is None else "-" + _time(job.startdelay_max_ns)
+        )
     for name in ("prio", "prioclass"):
         if getattr(job, name) is not None:
             o[name] = str(getattr(job, name))
@@ -179,8 +192,12 @@ def stamped(result: dict, now: float | None = None) -> dict:
     if "fio version" not in result:
         return result
     now = time.time() if now is None else now
-    out = {"fio version": result["fio version"], "timestamp": int(now), "timestamp_ms": int(now * 1000),
-           "time": time.ctime(now)}
+    out = {
+        "fio version": result["fio version"],
+        "timestamp": int(now),
+        "timestamp_ms": int(now * 1000),
+        "time": time.ctime(now),
+    }
     out.update((k, v) for k, v in result.items() if k not in out)
     return out
 
@@ -231,9 +248,11 @@ def _lat_buckets(counts: np.ndarray, n: int) -> dict:
     each bucket (:attr:`EntryStats.lat_buckets`); a key is the bucket's upper bound (``"250"`` in
     us = 100 to 249 us)."""
     k = len(LAT_EDGES)
-    return {"latency_ns": dict(zip(map(str, LAT_EDGES), _percent(counts[:k], n))),
-            "latency_us": dict(zip(map(str, LAT_EDGES), _percent(counts[k:2 * k], n))),
-            "latency_ms": dict(zip([*map(str, LAT_MS_EDGES), ">=2000"], _percent(counts[2 * k:], n)))}
+    return {
+        "latency_ns": dict(zip(map(str, LAT_EDGES), _percent(counts[:k], n))),
+        "latency_us": dict(zip(map(str, LAT_EDGES), _percent(counts[k : 2 * k], n))),
+        "latency_ms": dict(zip([*map(str, LAT_MS_EDGES), ">=2000"], _percent(counts[2 * k :], n))),
+    }
 
 
 def _direction(d: DirStats, dur_ns: float) -> dict:
@@ -257,17 +276,41 @@ def _direction(d: DirStats, dur_ns: float) -> dict:
         "slat_ns": lat_object(d.slat),
         "clat_ns": lat_object(d.clat),
         "lat_ns": lat_object(d.lat),
-        "bw_min": bmin, "bw_max": bmax, "agg_pct": 0.0, "bw_mean": bmean, "bw_dev": bdev, "bw_samples": bn,
-        "iops_min": imin, "iops_max": imax, "iops_mean": imean, "iops_stddev": idev, "iops_samples": inn,
+        "bw_min": bmin,
+        "bw_max": bmax,
+        "agg_pct": 0.0,
+        "bw_mean": bmean,
+        "bw_dev": bdev,
+        "bw_samples": bn,
+        "iops_min": imin,
+        "iops_max": imax,
+        "iops_mean": imean,
+        "iops_stddev": idev,
+        "iops_samples": inn,
     }
 
 
-def _entry(name: str, job, glob: dict, e: EntryStats | None, tasks: list, snap_tasks: dict, dur_ns: float,
-           elapsed_s: float, is_async: bool) -> dict:
+def _entry(
+    name: str,
+    job,
+    glob: dict,
+    e: EntryStats | None,
+    tasks: list,
+    snap_tasks: dict,
+    dur_ns: float,
+    elapsed_s: float,
+    is_async: bool,
+) -> dict:
     e = e if e is not None else EntryStats(-1, None, is_async)
     own = {k: v for k, v in fio_options(job).items() if glob.get(k) != v}  # fio: the section's own options
-    entry = {"jobname": name, "groupid": 0, "error": max((t.error for t in tasks), default=0), "eta": 0, "elapsed": int(round(elapsed_s)),
-             "job options": {"name": name, **own}}
+    entry = {
+        "jobname": name,
+        "groupid": 0,
+        "error": max((t.error for t in tasks), default=0),
+        "eta": 0,
+        "elapsed": int(round(elapsed_s)),
+        "job options": {"name": name, **own},
+    }
     for op in _DIRS:
         entry[op] = _direction(e.dirs[op], dur_ns)
     entry["sync"] = {"total_ios": 0, "lat_ns": lat_object(LatencyStats())}
@@ -295,8 +338,9 @@ def _steady(entry: dict, job, ji: int, fio: FioRun, task: Task | None) -> None:
     for j, threads, check in fio.steady:
         if j == ji and (task is None or any(th.task is task for th in threads)):
             crit, limit, pct = job.steadystate
-            entry["steadystate"] = check.report(f"{crit}:{limit:g}{'%' if pct else ''}", job.ss_dur_ns / 1e9,
-                                                job.ss_ramp_ns / 1e9)
+            entry["steadystate"] = check.report(
+                f"{crit}:{limit:g}{'%' if pct else ''}", job.ss_dur_ns / 1e9, job.ss_ramp_ns / 1e9
+            )
             return
 
 
@@ -312,8 +356,9 @@ def _latency_target(entry: dict, job, threads: list) -> None:
     entry["latency_window"] = job.latency_window_ns
 
 
-def fio_jobs(jobs, host: Host, fio: FioRun | None, stats: IoStats, snap_tasks: dict, dur_ns: float,
-             elapsed_s: float) -> list[dict]:
+def fio_jobs(
+    jobs, host: Host, fio: FioRun | None, stats: IoStats, snap_tasks: dict, dur_ns: float, elapsed_s: float
+) -> list[dict]:
     """``jobs[]``: per job section with ``group_reporting`` (its clones together), else per clone
     (one entry per thread, all named after the section, as fio prints them). Each job reports its
     own runtime, as fio does: from its start + ramp_time (the run's ramp for jobs that start at
@@ -335,15 +380,27 @@ def fio_jobs(jobs, host: Host, fio: FioRun | None, stats: IoStats, snap_tasks: d
             stop = min(control.exited_ns[ji] if control.exited_ns[ji] is not None else t_end, t_end)
             job_ns = stop - start if start < stop else 0.0
         if "group_reporting" in job.ignored_options or job.numjobs == 1:
-            out.append(_entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, job_ns, elapsed_s,
-                              is_async))
+            out.append(
+                _entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, job_ns, elapsed_s, is_async)
+            )
             _latency_target(out[-1], job, [th for th in threads if th.job_idx == ji])
             if fio is not None:
                 _steady(out[-1], job, ji, fio, None)
         else:
             for t in tasks:
-                out.append(_entry(job.name, job, glob, stats.entries.get((ji, t.tid)), [t], snap_tasks, job_ns,
-                                  elapsed_s, is_async))
+                out.append(
+                    _entry(
+                        job.name,
+                        job,
+                        glob,
+                        stats.entries.get((ji, t.tid)),
+                        [t],
+                        snap_tasks,
+                        job_ns,
+                        elapsed_s,
+                        is_async,
+                    )
+                )
                 _latency_target(out[-1], job, [th for th in threads if th.task is t])
                 if fio is not None:
                     _steady(out[-1], job, ji, fio, t)
@@ -363,13 +420,19 @@ def disk_util(host: Host, stats: IoStats, t0: float, t1: float) -> list[dict]:
     span = t1 - t0
     for d in host.devices:
         s = stats.disks[d.index]
-        out.append({
-            "name": f"nvme{d.index}n1",
-            "read_ios": s.ios["read"], "write_ios": s.ios["write"],
-            "read_sectors": s.sectors["read"], "write_sectors": s.sectors["write"],
-            "read_merges": s.merges["read"], "write_merges": s.merges["write"],
-            "read_ticks": int(s.ticks["read"] / 1e6), "write_ticks": int(s.ticks["write"] / 1e6),
-            "in_queue": int((s.ticks["read"] + s.ticks["write"]) / 1e6),
-            "util": 100.0 * s.busy() / span if span > 0 else 0.0,
-        })
+        out.append(
+            {
+                "name": f"nvme{d.index}n1",
+                "read_ios": s.ios["read"],
+                "write_ios": s.ios["write"],
+                "read_sectors": s.sectors["read"],
+                "write_sectors": s.sectors["write"],
+                "read_merges": s.merges["read"],
+                "write_merges": s.merges["write"],
+                "read_ticks": int(s.ticks["read"] / 1e6),
+                "write_ticks": int(s.ticks["write"] / 1e6),
+                "in_queue": int((s.ticks["read"] + s.ticks["write"]) / 1e6),
+                "util": 100.0 * s.busy() / span if span > 0 else 0.0,
+            }
+        )
     return out

@@ -29,8 +29,6 @@ from simcore.errors import ConfigError
 
 from . import options as opts
 from .language import expand, platform_keywords, value_kind
-from .workload import (parse_file_service, parse_filesize, parse_percentage_random, parse_random_distribution,
-                       split_names)
 from .units import (
     SIZE_MAX_BYTES,
     TIME_MAX_NS,
@@ -45,9 +43,15 @@ from .units import (
     parse_time_ns,
     split_rwt,
 )
+from .workload import (
+    parse_file_service,
+    parse_filesize,
+    parse_percentage_random,
+    parse_random_distribution,
+    split_names,
+)
 
-__all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options",
-           "apply_overrides"]
+__all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options", "apply_overrides"]
 
 #: Largest transfer of one read/write/io_uring/libaio request: Linux's MAX_RW_COUNT
 #: (INT_MAX & PAGE_MASK = 2 GiB - 4 KiB; rw_verify_area() truncates longer requests, read(2)).
@@ -57,11 +61,25 @@ FIO_MAX_JOBS = 4096
 #: Deepest queue one job may ask of an engine, the kernel's limit: io_uring_setup() refuses more
 #: than IORING_MAX_ENTRIES = 32768 entries; io_setup() more than fs.aio-max-nr (default 65536).
 ENGINE_MAX_DEPTH = {"io_uring": 32768, "io_uring_cmd": 32768, "libaio": 65536}
-_ENGINE_DEPTH_LIMIT = {"io_uring": "io_uring's IORING_MAX_ENTRIES", "io_uring_cmd": "io_uring's IORING_MAX_ENTRIES",
-                       "libaio": "the default fs.aio-max-nr"}
+_ENGINE_DEPTH_LIMIT = {
+    "io_uring": "io_uring's IORING_MAX_ENTRIES",
+    "io_uring_cmd": "io_uring's IORING_MAX_ENTRIES",
+    "libaio": "the default fs.aio-max-nr",
+}
 
-RwMode = Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw",
-                 "trim", "randtrim", "trimwrite", "randtrimwrite"]
+RwMode = Literal[
+    "read",
+    "write",
+    "randread",
+    "randwrite",
+    "rw",
+    "readwrite",
+    "randrw",
+    "trim",
+    "randtrim",
+    "trimwrite",
+    "randtrimwrite",
+]
 Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
@@ -221,7 +239,8 @@ class FioJob(BaseModel):
     def _cmdprio_exclusive(self) -> "FioJob":
         """fio: cmdprio_bssplit is mutually exclusive with cmdprio_percentage."""
         if (self.cmdprio_bssplit_read or self.cmdprio_bssplit_write) and (
-                self.cmdprio_percentage_read or self.cmdprio_percentage_write):
+            self.cmdprio_percentage_read or self.cmdprio_percentage_write
+        ):
             raise ValueError("cmdprio_bssplit and cmdprio_percentage are mutually exclusive (fio refuses both)")
         return self
 
@@ -232,14 +251,18 @@ class FioJob(BaseModel):
         sizes = [s for s, _p in (*self.bssplit_read, *self.bssplit_write)]
         sizes += [s for r in (self.bsrange_read, self.bsrange_write) if r for s in r]
         if any(s > MAX_RW_BYTES for s in sizes):
-            raise ValueError(f"block size {max(sizes)} bytes is above the kernel's largest single transfer "
-                             f"(MAX_RW_COUNT = {MAX_RW_BYTES} bytes)")
+            raise ValueError(
+                f"block size {max(sizes)} bytes is above the kernel's largest single transfer "
+                f"(MAX_RW_COUNT = {MAX_RW_BYTES} bytes)"
+            )
         if self.offset_bytes + (self.size_bytes or 0) > SIZE_MAX_BYTES:
             raise ValueError(f"offset + size = {self.offset_bytes + (self.size_bytes or 0)} bytes is beyond 64 bits")
         limit = ENGINE_MAX_DEPTH.get(self.ioengine)
         if limit is not None and self.iodepth > limit:
-            raise ValueError(f"iodepth={self.iodepth} is above what ioengine={self.ioengine} can have in flight "
-                             f"({limit}, {_ENGINE_DEPTH_LIMIT[self.ioengine]}); fio would fail to set up the queue")
+            raise ValueError(
+                f"iodepth={self.iodepth} is above what ioengine={self.ioengine} can have in flight "
+                f"({limit}, {_ENGINE_DEPTH_LIMIT[self.ioengine]}); fio would fail to set up the queue"
+            )
         return self
 
     @model_validator(mode="after")
@@ -247,11 +270,15 @@ class FioJob(BaseModel):
         """A region smaller than the smallest block size holds no IO: fio refuses such a job."""
         if self.size_bytes is None:
             return self
-        smallest = min(_smallest_block(self.bs_read_bytes, self.bssplit_read, self.bsrange_read),
-                       _smallest_block(self.bs_write_bytes, self.bssplit_write, self.bsrange_write))
+        smallest = min(
+            _smallest_block(self.bs_read_bytes, self.bssplit_read, self.bsrange_read),
+            _smallest_block(self.bs_write_bytes, self.bssplit_write, self.bsrange_write),
+        )
         if self.size_bytes < smallest:
-            raise ValueError(f"size ({self.size_bytes} bytes) is smaller than the block size ({smallest} bytes): "
-                             "no IO fits in it (fio refuses the job too)")
+            raise ValueError(
+                f"size ({self.size_bytes} bytes) is smaller than the block size ({smallest} bytes): "
+                "no IO fits in it (fio refuses the job too)"
+            )
         return self
 
     @property
@@ -287,15 +314,24 @@ class _Item:
     where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
 
 
-_FIELD_OPTION = {"bs_read_bytes": "bs", "bs_write_bytes": "bs", "numjobs": "numjobs", "runtime_ns": "runtime",
-                 "ramp_time_ns": "ramp_time", "size_bytes": "size", "offset_bytes": "offset",
-                 "thinktime_ns": "thinktime", "iodepth": "iodepth"}
+_FIELD_OPTION = {
+    "bs_read_bytes": "bs",
+    "bs_write_bytes": "bs",
+    "numjobs": "numjobs",
+    "runtime_ns": "runtime",
+    "ramp_time_ns": "ramp_time",
+    "size_bytes": "size",
+    "offset_bytes": "offset",
+    "thinktime_ns": "thinktime",
+    "iodepth": "iodepth",
+}
 _LIMIT_REASON = {
     "bs": f"the kernel's largest single transfer (MAX_RW_COUNT = {MAX_RW_BYTES} bytes = 2 GiB - 4 KiB)",
     "numjobs": f"fio's limit of {FIO_MAX_JOBS} jobs (its default --max-jobs)",
 }
-_JOB_FIELDS = {name: f.default for name, f in FioJob.model_fields.items()
-               if name not in ("name", "ignored_options", "source")}
+_JOB_FIELDS = {
+    name: f.default for name, f in FioJob.model_fields.items() if name not in ("name", "ignored_options", "source")
+}
 
 
 def _unknown(key: str, context: str) -> ConfigError:
@@ -305,12 +341,21 @@ def _unknown(key: str, context: str) -> ConfigError:
     names = {n.lower(): n for n in (*opts.FIO_OPTIONS, *opts.STACKSIM_OPTIONS)}
     close = [names[m] for m in difflib.get_close_matches(key.lower(), names, n=3, cutoff=0.7)]
     hint = f". Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return ConfigError(f"unknown fio option '{key}' {context}: fio {opts.FIO_VERSION}'s option "
-                       f"catalogue has no such option, fio would reject it too{hint}")
+    return ConfigError(
+        f"unknown fio option '{key}' {context}: fio {opts.FIO_VERSION}'s option "
+        f"catalogue has no such option, fio would reject it too{hint}"
+    )
 
 
-def _item(key: str, value: str | None, *, section: str, where: str,
-          keywords: Mapping[str, int] | None = None, env: Mapping[str, str] | None = None) -> _Item:
+def _item(
+    key: str,
+    value: str | None,
+    *,
+    section: str,
+    where: str,
+    keywords: Mapping[str, int] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> _Item:
     what = "section [global]" if section == "global" else f"job '{section}'"
     if not key:
         raise ConfigError(f"missing option name before '=' in {what} ({where})")
@@ -320,8 +365,13 @@ def _item(key: str, value: str | None, *, section: str, where: str,
     if value is not None and ("$" in value or "(" in value):
         entry = opts.CATALOGUE_NAMES.get(key)
         try:
-            value = expand(value, option=key, kind=value_kind(entry["type"] if entry else None),
-                           keywords=platform_keywords(None) if keywords is None else keywords, env=env)
+            value = expand(
+                value,
+                option=key,
+                kind=value_kind(entry["type"] if entry else None),
+                keywords=platform_keywords(None) if keywords is None else keywords,
+                env=env,
+            )
         except ConfigError as exc:
             raise ConfigError(f"{exc} in {what} ({where})") from None
     return _Item(key, value, spec, where)
@@ -349,23 +399,29 @@ def _lines(text: str, path: str, depth: int = 0) -> Any:
             if len(parts) < 2:
                 raise ConfigError(f"'include' needs a file name ({where})")
             if depth >= MAX_INCLUDE_DEPTH:
-                raise ConfigError(f"include nested deeper than {MAX_INCLUDE_DEPTH} files ({where}): "
-                                  "an include cycle?")
+                raise ConfigError(f"include nested deeper than {MAX_INCLUDE_DEPTH} files ({where}): an include cycle?")
             base = Path(path).parent if not path.startswith("<") else Path(".")
             target = Path(parts[1].strip())
             target = target if target.is_absolute() else base / target
             sub = read_text_file(target, what=f"included file (include at {where})")
             for item in _lines(sub, str(target), depth + 1):
                 if item[0].startswith("["):
-                    raise ConfigError(f"included file {target} has a section header {item[0]} ({item[1]}); "
-                                      "fio does not allow [sections] in included files")
+                    raise ConfigError(
+                        f"included file {target} has a section header {item[0]} ({item[1]}); "
+                        "fio does not allow [sections] in included files"
+                    )
                 yield item
             continue
         yield line, where
 
 
-def parse_fio_text(text: str, *, path: str = "<string>", keywords: Mapping[str, int] | None = None,
-                   env: Mapping[str, str] | None = None) -> FioJobFile:
+def parse_fio_text(
+    text: str,
+    *,
+    path: str = "<string>",
+    keywords: Mapping[str, int] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> FioJobFile:
     """Parse fio job-file text; ``path`` is used in messages and ``FioJob.source``.
 
     ``keywords``: values of fio's reserved keywords (``$ncpus``: :func:`language.platform_keywords`);
@@ -389,17 +445,15 @@ def parse_fio_text(text: str, *, path: str = "<string>", keywords: Mapping[str, 
         key, eq, value = line.partition("=")
         key = key.strip()
         if current is None:
-            raise ConfigError(f"option '{key}' outside of any [section] ({where}); "
-                              "fio would reject it too")
+            raise ConfigError(f"option '{key}' outside of any [section] ({where}); fio would reject it too")
         if section == "global":
             where += " [global]"
-        current.append(_item(key, value.strip() if eq else None, section=section, where=where,
-                             keywords=keywords, env=env))
+        current.append(
+            _item(key, value.strip() if eq else None, section=section, where=where, keywords=keywords, env=env)
+        )
     if not jobs:
-        raise ConfigError(f"no job sections in {path} (only [global] or nothing); "
-                          "fio would run no job")
-    built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]")
-             for name, inherited, own in jobs]
+        raise ConfigError(f"no job sections in {path} (only [global] or nothing); fio would run no job")
+    built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]") for name, inherited, own in jobs]
     _check_waits(built)
     ignored = sorted({n for job in built for n in job.ignored_options})
     return FioJobFile(path=path, jobs=tuple(built), ignored_options=tuple(ignored))
@@ -415,33 +469,44 @@ def _check_waits(jobs: list[FioJob]) -> None:
         if job.wait_for == job.name:
             raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': a job cannot wait for itself")
         if job.wait_for not in names:
-            later = any(j.name == job.wait_for for j in jobs[i + 1:])
-            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': " + (
-                "the waitee must be defined before the waiter (fio allows no forward references)" if later
-                else f"no earlier job is named '{job.wait_for}' (jobs before it: {', '.join(names) or 'none'})"))
+            later = any(j.name == job.wait_for for j in jobs[i + 1 :])
+            raise ConfigError(
+                f"{job.source}: option 'wait_for={job.wait_for}': "
+                + (
+                    "the waitee must be defined before the waiter (fio allows no forward references)"
+                    if later
+                    else f"no earlier job is named '{job.wait_for}' (jobs before it: {', '.join(names) or 'none'})"
+                )
+            )
         if names.count(job.wait_for) > 1:
-            raise ConfigError(f"{job.source}: option 'wait_for={job.wait_for}': several jobs have that name; "
-                              "fio needs a unique waitee")
+            raise ConfigError(
+                f"{job.source}: option 'wait_for={job.wait_for}': several jobs have that name; "
+                "fio needs a unique waitee"
+            )
 
 
-def parse_fio_file(path: str | Path, *, keywords: Mapping[str, int] | None = None,
-                   env: Mapping[str, str] | None = None) -> FioJobFile:
+def parse_fio_file(
+    path: str | Path, *, keywords: Mapping[str, int] | None = None, env: Mapping[str, str] | None = None
+) -> FioJobFile:
     """Read and parse a fio job file (see :func:`parse_fio_text`)."""
     return parse_fio_text(read_text_file(path, what="job file"), path=str(path), keywords=keywords, env=env)
 
 
 def job_from_options(options: dict[str, str], *, name: str = "job", source: str = "<set>") -> FioJob:
     """Build one job from fio ``key: value`` options (e.g. ``--set`` style); ``None``/"" = no value."""
-    items = [_item(k, None if v is None or str(v) == "" else str(v), section=name, where=source)
-             for k, v in options.items()]
+    items = [
+        _item(k, None if v is None or str(v) == "" else str(v), section=name, where=source) for k, v in options.items()
+    ]
     return _build(name, items, source=source)
 
 
 def apply_overrides(job: FioJob, overrides: dict[str, str]) -> FioJob:
     """Return ``job`` with fio-key overrides (e.g. ``{"bs": "8k", "numjobs": "4"}``) applied on
     top of its resolved values, validated like a job file."""
-    items = [_item(k, None if v is None or str(v) == "" else str(v), section=job.name, where="override")
-             for k, v in overrides.items()]
+    items = [
+        _item(k, None if v is None or str(v) == "" else str(v), section=job.name, where="override")
+        for k, v in overrides.items()
+    ]
     base = job.model_dump(exclude={"name", "ignored_options", "source"})
     new = _build(job.name, items, source=job.source, base=base)
     ignored = tuple(sorted(set(job.ignored_options) | set(new.ignored_options)))
@@ -490,18 +555,21 @@ def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigError(f"option 'ioengine': unknown ioengine '{val}', fio would not load it{hint}")
     if val not in opts.MODELLED_ENGINES:
-        raise ConfigError(f"option 'ioengine': ioengine '{val}' is not modelled by stacksim "
-                          f"(modelled: {', '.join(opts.MODELLED_ENGINES)})")
+        raise ConfigError(
+            f"option 'ioengine': ioengine '{val}' is not modelled by stacksim "
+            f"(modelled: {', '.join(opts.MODELLED_ENGINES)})"
+        )
     st["ioengine"] = val
 
 
-def _set_rwt(option: str, field_r: str, field_w: str, parse: Callable[[str, int], Any],
-             default: Any) -> _Handler:
+def _set_rwt(option: str, field_r: str, field_w: str, parse: Callable[[str, int], Any], default: Any) -> _Handler:
     """Handler for a ``read[,write[,trim]]`` option; the trim value is validated, then dropped."""
+
     def handler(st: dict[str, Any], v: str | None, kb: int) -> None:
         r, w, _ = (None if p is None else parse(p, kb) for p in split_rwt(v, option=option))
         st[field_r] = default if r is None else r
         st[field_w] = default if w is None else w
+
     return handler
 
 
@@ -518,14 +586,17 @@ def _flow_weight(v: str | None) -> int:
     increments are refused with the new meaning."""
     w = parse_int((v or "").strip().lstrip("-") or None, option="flow", minimum=0)
     if (v or "").strip().startswith("-"):
-        raise ConfigError(f"option 'flow={v.strip()}': a negative flow (older fio's counter steps) is not a weight; "
-                          "fio 3.41 takes weights >= 0 (e.g. flow=8 and flow=1 for a 8:1 ratio)")
+        raise ConfigError(
+            f"option 'flow={v.strip()}': a negative flow (older fio's counter steps) is not a weight; "
+            "fio 3.41 takes weights >= 0 (e.g. flow=8 and flow=1 for a 8:1 ratio)"
+        )
     return w
 
 
 def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handler:
     def handler(st: dict[str, Any], v: str | None, kb: int) -> None:
         st[field] = convert(v, kb)
+
     return handler
 
 
@@ -545,8 +616,10 @@ def _parse_steadystate(v: str | None) -> tuple[str, float, bool]:
     text = (v or "").strip()
     crit, sep, lim = text.partition(":")
     if not sep or crit not in CRITERIA:
-        raise ConfigError(f"option 'steadystate': '{text}' is not criterion:limit with a criterion of "
-                          f"{', '.join(CRITERIA)} (e.g. iops_slope:0.1%)")
+        raise ConfigError(
+            f"option 'steadystate': '{text}' is not criterion:limit with a criterion of "
+            f"{', '.join(CRITERIA)} (e.g. iops_slope:0.1%)"
+        )
     pct = lim.strip().endswith("%")
     try:
         limit = float(ascii_number_text(lim.strip().rstrip("%"), "steadystate"))
@@ -574,8 +647,10 @@ def _parse_cmdprio_bssplit(text: str, kb: int) -> tuple:
     for entry in text.split(":"):
         fields = entry.strip().split("/")
         if len(fields) not in (2, 4, 5):
-            raise ConfigError(f"option 'cmdprio_bssplit': bad entry '{entry}' (expected blocksize/percentage, "
-                              "blocksize/percentage/class/level or blocksize/percentage/class/level/hint)")
+            raise ConfigError(
+                f"option 'cmdprio_bssplit': bad entry '{entry}' (expected blocksize/percentage, "
+                "blocksize/percentage/class/level or blocksize/percentage/class/level/hint)"
+            )
         bs = parse_size(fields[0], option="cmdprio_bssplit", kb_base=kb)
         pct = parse_int(fields[1], option="cmdprio_bssplit", minimum=0, maximum=100)
         cls = level = None
@@ -625,6 +700,7 @@ def _choice(option: str) -> Callable[[str | None, int], str]:
         if val not in choices:
             raise ConfigError(f"option '{option}': unknown value '{val}' (allowed: {', '.join(choices)})")
         return val
+
     return convert
 
 
@@ -636,71 +712,110 @@ _HANDLERS: dict[str, _Handler] = {
     "rw": _set_rw,
     "ioengine": _set_ioengine,
     "rwmixread": _set_field("rwmixread", _int("rwmixread", 0, 100)),
-    "rwmixwrite": _set_field("rwmixread", lambda v, kb: 100 - parse_int(v, option="rwmixwrite",
-                                                                         minimum=0, maximum=100)),
+    "rwmixwrite": _set_field(
+        "rwmixread", lambda v, kb: 100 - parse_int(v, option="rwmixwrite", minimum=0, maximum=100)
+    ),
     "bs": _set_bs,
-    "bssplit": _set_rwt("bssplit", "bssplit_read", "bssplit_write",
-                        lambda p, kb: parse_bssplit(p, kb_base=kb), ()),
-    "blocksize_range": _set_rwt("bsrange", "bsrange_read", "bsrange_write",
-                        lambda p, kb: parse_bsrange(p, kb_base=kb), None),
+    "bssplit": _set_rwt("bssplit", "bssplit_read", "bssplit_write", lambda p, kb: parse_bssplit(p, kb_base=kb), ()),
+    "blocksize_range": _set_rwt(
+        "bsrange", "bsrange_read", "bsrange_write", lambda p, kb: parse_bsrange(p, kb_base=kb), None
+    ),
     "numjobs": _set_field("numjobs", _int("numjobs", 1)),
     "iodepth": _set_field("iodepth", _int("iodepth", 1)),
     "iodepth_batch_submit": _set_field("iodepth_batch_submit", _int("iodepth_batch_submit", 0)),
-    "iodepth_batch_complete_min": _set_field("iodepth_batch_complete_min",
-                                             _int("iodepth_batch_complete_min", 0)),
-    "iodepth_batch_complete_max": _set_field("iodepth_batch_complete_max",
-                                             _int("iodepth_batch_complete_max", 0)),
+    "iodepth_batch_complete_min": _set_field("iodepth_batch_complete_min", _int("iodepth_batch_complete_min", 0)),
+    "iodepth_batch_complete_max": _set_field("iodepth_batch_complete_max", _int("iodepth_batch_complete_max", 0)),
     "direct": _set_field("direct", _bool("direct")),
     "buffered": _set_field("direct", lambda v, kb: not parse_bool(v, option="buffered")),
     "time_based": _set_field("time_based", _bool("time_based")),
     "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
     "ramp_time": _set_field("ramp_time_ns", lambda v, kb: parse_time_ns(v, option="ramp_time")),
-    "thinktime": _set_field("thinktime_ns",
-                            lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
+    "thinktime": _set_field("thinktime_ns", lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
     "size": lambda st, v, kb: _set_size(st, v, kb),
     "offset": lambda st, v, kb: _set_offset(st, v, kb),
     "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
     "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
     "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
-    "numa_cpu_nodes": _set_field("numa_cpu_nodes", lambda v, kb: (-1,) if (v or "all").strip().lower() == "all"
-                                 else parse_cpu_list(v, option="numa_cpu_nodes")),
+    "numa_cpu_nodes": _set_field(
+        "numa_cpu_nodes",
+        lambda v, kb: (-1,) if (v or "all").strip().lower() == "all" else parse_cpu_list(v, option="numa_cpu_nodes"),
+    ),
     "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
     "random_generator": _set_field("random_generator", _choice("random_generator")),
     "percentage_random": lambda st, v, kb: st.update(parse_percentage_random(v)),
-    "rate": _set_rwt("rate", "rate_read_bps", "rate_write_bps",
-                     lambda p, kb: parse_size(p, option="rate", kb_base=kb, allow_zero=True) or None, None),
+    "rate": _set_rwt(
+        "rate",
+        "rate_read_bps",
+        "rate_write_bps",
+        lambda p, kb: parse_size(p, option="rate", kb_base=kb, allow_zero=True) or None,
+        None,
+    ),
     "rate_process": _set_field("rate_process", _choice("rate_process")),
-    "rate_min": _set_rwt("rate_min", "rate_min_read_bps", "rate_min_write_bps",
-                         lambda p, kb: parse_size(p, option="rate_min", kb_base=kb, allow_zero=True) or None, None),
-    "rate_iops_min": _set_rwt("rate_iops_min", "rate_iops_min_read", "rate_iops_min_write",
-                              lambda p, kb: parse_int(p, option="rate_iops_min", minimum=0) or None, None),
+    "rate_min": _set_rwt(
+        "rate_min",
+        "rate_min_read_bps",
+        "rate_min_write_bps",
+        lambda p, kb: parse_size(p, option="rate_min", kb_base=kb, allow_zero=True) or None,
+        None,
+    ),
+    "rate_iops_min": _set_rwt(
+        "rate_iops_min",
+        "rate_iops_min_read",
+        "rate_iops_min_write",
+        lambda p, kb: parse_int(p, option="rate_iops_min", minimum=0) or None,
+        None,
+    ),
     "rate_cycle": _set_field("rate_cycle_ms", _int("rate_cycle", 1)),
     "prio": _set_field("prio", _int("prio", 0, 7)),
     "prioclass": _set_field("prioclass", _int("prioclass", 0, 3)),
-    "cmdprio_percentage": _set_rwt("cmdprio_percentage", "cmdprio_percentage_read", "cmdprio_percentage_write",
-                                   lambda p, kb: parse_int(p, option="cmdprio_percentage", minimum=0, maximum=100), 0),
-    "cmdprio_class": _set_rwt("cmdprio_class", "cmdprio_class_read", "cmdprio_class_write",
-                              lambda p, kb: parse_int(p, option="cmdprio_class", minimum=1, maximum=3), 1),
-    "cmdprio": _set_rwt("cmdprio", "cmdprio_read", "cmdprio_write",
-                        lambda p, kb: parse_int(p, option="cmdprio", minimum=0, maximum=7), 0),
-    "cmdprio_bssplit": _set_rwt("cmdprio_bssplit", "cmdprio_bssplit_read", "cmdprio_bssplit_write",
-                                lambda p, kb: _parse_cmdprio_bssplit(p, kb), ()),
-    "latency_target": _set_field("latency_target_ns",
-                                 lambda v, kb: parse_time_ns(v, option="latency_target", default_unit="us")),
-    "latency_window": _set_field("latency_window_ns",
-                                 lambda v, kb: parse_time_ns(v, option="latency_window", default_unit="us")),
+    "cmdprio_percentage": _set_rwt(
+        "cmdprio_percentage",
+        "cmdprio_percentage_read",
+        "cmdprio_percentage_write",
+        lambda p, kb: parse_int(p, option="cmdprio_percentage", minimum=0, maximum=100),
+        0,
+    ),
+    "cmdprio_class": _set_rwt(
+        "cmdprio_class",
+        "cmdprio_class_read",
+        "cmdprio_class_write",
+        lambda p, kb: parse_int(p, option="cmdprio_class", minimum=1, maximum=3),
+        1,
+    ),
+    "cmdprio": _set_rwt(
+        "cmdprio",
+        "cmdprio_read",
+        "cmdprio_write",
+        lambda p, kb: parse_int(p, option="cmdprio", minimum=0, maximum=7),
+        0,
+    ),
+    "cmdprio_bssplit": _set_rwt(
+        "cmdprio_bssplit",
+        "cmdprio_bssplit_read",
+        "cmdprio_bssplit_write",
+        lambda p, kb: _parse_cmdprio_bssplit(p, kb),
+        (),
+    ),
+    "latency_target": _set_field(
+        "latency_target_ns", lambda v, kb: parse_time_ns(v, option="latency_target", default_unit="us")
+    ),
+    "latency_window": _set_field(
+        "latency_window_ns", lambda v, kb: parse_time_ns(v, option="latency_window", default_unit="us")
+    ),
     "latency_percentile": _set_field("latency_percentile", lambda v, kb: _float_percent("latency_percentile", v)),
     "latency_run": _set_field("latency_run", _bool("latency_run")),
     "steadystate": _set_field("steadystate", lambda v, kb: _parse_steadystate(v)),
     "steadystate_duration": _set_field("ss_dur_ns", lambda v, kb: parse_time_ns(v, option="steadystate_duration")),
     "steadystate_ramp_time": _set_field("ss_ramp_ns", lambda v, kb: parse_time_ns(v, option="steadystate_ramp_time")),
     "steadystate_check_interval": _set_field(
-        "ss_interval_ns", lambda v, kb: parse_time_ns(v, option="steadystate_check_interval") or 1_000_000_000),
+        "ss_interval_ns", lambda v, kb: parse_time_ns(v, option="steadystate_check_interval") or 1_000_000_000
+    ),
     "number_ios": _set_field("number_ios", _int("number_ios", 0)),
     "loops": _set_field("loops", _int("loops", 1)),
     "startdelay": _set_startdelay,
-    "offset_increment": _set_field("offset_increment_bytes",
-                                   lambda v, kb: parse_size(v, option="offset_increment", kb_base=kb, allow_zero=True)),
+    "offset_increment": _set_field(
+        "offset_increment_bytes", lambda v, kb: parse_size(v, option="offset_increment", kb_base=kb, allow_zero=True)
+    ),
     "rw_sequencer": _set_field("rw_sequencer", _choice("rw_sequencer")),
     "rate_iops": _set_rwt("rate_iops", "rate_iops_read", "rate_iops_write", _rate, None),
     "hipri": _set_field("hipri", _bool("hipri")),
@@ -730,13 +845,16 @@ _HANDLERS: dict[str, _Handler] = {
     "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
     "iodepth_low": lambda st, v, kb: None,  # checked after iodepth is known (see _build)
 }
-_missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values())
-            if s.status == "used"} - set(_HANDLERS)
+_missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values()) if s.status == "used"} - set(
+    _HANDLERS
+)
 assert not _missing, f"used options without a handler: {_missing}"
 
 # Non-default field values that need a given ioengine (fio ties these options to the engine).
-_ENGINE_FIELDS = {f: opts.FIO_OPTIONS[f].engines for f in
-                  ("hipri", "sqthread_poll", "sqthread_poll_cpu", "registerfiles", "fixedbufs", "nowait")}
+_ENGINE_FIELDS = {
+    f: opts.FIO_OPTIONS[f].engines
+    for f in ("hipri", "sqthread_poll", "sqthread_poll_cpu", "registerfiles", "fixedbufs", "nowait")
+}
 
 
 def _normalise(item: _Item, kb: int) -> str:
@@ -816,11 +934,15 @@ def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, An
             if it.spec.status == "limited" and last[it.spec.name] is it:
                 value = _normalise(it, kb)
                 if value not in it.spec.neutral:
-                    ok = "; remove it" if not it.spec.neutral else "; stacksim accepts only " + \
-                        " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
+                    ok = (
+                        "; remove it"
+                        if not it.spec.neutral
+                        else "; stacksim accepts only " + " or ".join(f"{it.key}={n}" for n in it.spec.neutral)
+                    )
                     given = it.key if it.value is None else f"{it.key}={it.value}"
-                    raise ConfigError(f"option '{given}' is accepted by fio but not modelled "
-                                      f"yet by stacksim: {it.spec.reason}{ok}")
+                    raise ConfigError(
+                        f"option '{given}' is accepted by fio but not modelled yet by stacksim: {it.spec.reason}{ok}"
+                    )
         except ConfigError as exc:
             raise fail(str(exc), it) from None
     return ignored
@@ -834,12 +956,18 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
         low, low_iops = state[f"rate_min_{op}_bps"], state[f"rate_iops_min_{op}"]
         if (cap and cap_iops) or (low and low_iops):
             names = ("rate", "rate_iops") if cap and cap_iops else ("rate_min", "rate_iops_min")
-            raise fail(f"options '{names[0]}' and '{names[1]}' both set {op}s: they are mutually exclusive "
-                       "(fio rejects the job too)", last.get(names[1]) or last.get(names[0]))
+            raise fail(
+                f"options '{names[0]}' and '{names[1]}' both set {op}s: they are mutually exclusive "
+                "(fio rejects the job too)",
+                last.get(names[1]) or last.get(names[0]),
+            )
         if (cap and low and cap < low) or (cap_iops and low_iops and cap_iops < low_iops):
             names = ("rate_min", "rate") if cap and low and cap < low else ("rate_iops_min", "rate_iops")
-            raise fail(f"option '{names[0]}' for {op}s is above '{names[1]}': the minimum rate exceeds the rate "
-                       "(fio rejects the job too)", last.get(names[0]))
+            raise fail(
+                f"option '{names[0]}' for {op}s is above '{names[1]}': the minimum rate exceeds the rate "
+                "(fio rejects the job too)",
+                last.get(names[0]),
+            )
 
 
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
@@ -849,29 +977,44 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
     for it in items:
         engines = it.spec.engines
         if engines is not None and engine not in engines:
-            raise fail(f"option '{it.key}' is an option of ioengine {'/'.join(sorted(engines))}, "
-                       f"not of ioengine={engine}; fio would reject it too (Bad option)", it)
+            raise fail(
+                f"option '{it.key}' is an option of ioengine {'/'.join(sorted(engines))}, "
+                f"not of ioengine={engine}; fio would reject it too (Bad option)",
+                it,
+            )
     for field, engines in _ENGINE_FIELDS.items():
         if state[field] not in (False, None) and engine not in engines:
-            raise fail(f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, "
-                       f"not ioengine={engine}", last.get("ioengine"))
+            raise fail(
+                f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, not ioengine={engine}",
+                last.get("ioengine"),
+            )
     if not state["direct"]:
-        raise fail("buffered IO (direct=0, fio's default) is not modelled: stacksim models "
-                   "O_DIRECT only; set direct=1", last.get("direct") or last.get("buffered"))
-    for field, option in (("bs_read_bytes", "bs"), ("bs_write_bytes", "bs"), ("bs_trim_bytes", "bs"),
-                          ("offset_bytes", "offset")):
+        raise fail(
+            "buffered IO (direct=0, fio's default) is not modelled: stacksim models O_DIRECT only; set direct=1",
+            last.get("direct") or last.get("buffered"),
+        )
+    for field, option in (
+        ("bs_read_bytes", "bs"),
+        ("bs_write_bytes", "bs"),
+        ("bs_trim_bytes", "bs"),
+        ("offset_bytes", "offset"),
+    ):
         if state[field] % 512:
-            hint = " (note: fio's default kb_base=1024 reads 'KiB' as 1000 bytes; write 'k')" \
-                if option == "bs" else ""
-            raise fail(f"option '{option}': {state[field]} bytes is not a multiple of 512, "
-                       f"which O_DIRECT requires{hint}", last.get(option))
+            hint = " (note: fio's default kb_base=1024 reads 'KiB' as 1000 bytes; write 'k')" if option == "bs" else ""
+            raise fail(
+                f"option '{option}': {state[field]} bytes is not a multiple of 512, which O_DIRECT requires{hint}",
+                last.get(option),
+            )
     _check_rates(state, last, fail)
     _check_files(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")
         if engine not in SYNC_ENGINES:
-            raise fail(f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled: fio documents that "
-                       "offload cannot reliably be used with asynchronous engines; use psync, sync or pvsync2", it)
+            raise fail(
+                f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled: fio documents that "
+                "offload cannot reliably be used with asynchronous engines; use psync, sync or pvsync2",
+                it,
+            )
         if state["flow"]:
             raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
     if state["time_based"] and state["runtime_ns"] is None:
@@ -883,8 +1026,11 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
         except ConfigError as exc:
             raise fail(str(exc), it) from None
         if low not in (0, state["iodepth"]):
-            raise fail(f"option 'iodepth_low={low}' (refill only below a low-water mark) is not "
-                       f"supported by stacksim; omit it or set it to iodepth ({state['iodepth']})", it)
+            raise fail(
+                f"option 'iodepth_low={low}' (refill only below a low-water mark) is not "
+                f"supported by stacksim; omit it or set it to iodepth ({state['iodepth']})",
+                it,
+            )
 
 
 def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
@@ -893,16 +1039,26 @@ def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     names = state["filename"]
     devices = [is_device(n) for n in names]
     if "trim" in state["rw"] and (state["directory"] and not names or names and not all(devices)):
-        raise fail(f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
-                   "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",
-                   last.get("rw"))
+        raise fail(
+            f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
+            "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",
+            last.get("rw"),
+        )
     if any(devices) and not all(devices):
-        raise fail("option 'filename' mixes block devices and regular files in one job: not modelled "
-                   "yet by stacksim (the file-system cost is per job); split it into two jobs", last.get("filename"))
+        raise fail(
+            "option 'filename' mixes block devices and regular files in one job: not modelled "
+            "yet by stacksim (the file-system cost is per job); split it into two jobs",
+            last.get("filename"),
+        )
     if state["ioengine"] != "io_uring_cmd" and any(n.startswith("/dev/ng") for n in names):
-        raise fail(f"option 'filename': an NVMe generic character device (/dev/ngXnY) takes only io_uring_cmd "
-                   f"passthrough, not ioengine={state['ioengine']}; use the block device (/dev/nvmeXnY)",
-                   last.get("filename"))
+        raise fail(
+            f"option 'filename': an NVMe generic character device (/dev/ngXnY) takes only io_uring_cmd "
+            f"passthrough, not ioengine={state['ioengine']}; use the block device (/dev/nvmeXnY)",
+            last.get("filename"),
+        )
     if state["ioengine"] == "io_uring_cmd" and (state["directory"] and not names or names and not all(devices)):
-        raise fail("ioengine=io_uring_cmd needs an NVMe generic character device (filename=/dev/ngXnY), "
-                   "not a regular file; fio's engine would fail to open it", last.get("filename") or last.get("directory"))
+        raise fail(
+            "ioengine=io_uring_cmd needs an NVMe generic character device (filename=/dev/ngXnY), "
+            "not a regular file; fio's engine would fail to open it",
+            last.get("filename") or last.get("directory"),
+        )

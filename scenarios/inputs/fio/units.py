@@ -34,9 +34,14 @@ _SIZE_RE = re.compile(r"([+-]?\d+)([a-z%]*)")
 _TIME_RE = re.compile(r"([+-]?\d+)([a-z]*)")
 _SIZE_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _NS_PER = {
-    "us": 1_000, "usec": 1_000,
-    "ms": 1_000_000, "msec": 1_000_000,
-    "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9,
+    "us": 1_000,
+    "usec": 1_000,
+    "ms": 1_000_000,
+    "msec": 1_000_000,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+    "d": 86400 * 10**9,
 }
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -53,8 +58,9 @@ def ascii_number_text(text: str, option: str) -> str:
     ``0``-``9`` only (Python's int() and float() also take ``４`` or ``٤``: refused, as fio does)."""
     for ch in text:
         if not ch.isascii() and ch.isdigit():
-            raise ConfigError(f"option '{option}': '{ch}' (U+{ord(ch):04X}) in '{text}' is not an ASCII digit "
-                              "(fio reads 0-9 only)")
+            raise ConfigError(
+                f"option '{option}': '{ch}' (U+{ord(ch):04X}) in '{text}' is not an ASCII digit (fio reads 0-9 only)"
+            )
     return text
 
 
@@ -106,14 +112,14 @@ def parse_size(text: str | None, *, option: str, kb_base: int = 1024, allow_zero
         mult = base ** _SIZE_POWERS[suffix[0]]
     else:
         raise ConfigError(
-            f"option '{option}': unknown size unit in '{raw}' (use b, k, m, g, t, p, "
-            "optionally followed by b)"
+            f"option '{option}': unknown size unit in '{raw}' (use b, k, m, g, t, p, optionally followed by b)"
         )
     if value == 0 and not allow_zero:
         raise ConfigError(f"option '{option}': size must be greater than zero, got '{raw}'")
     if value * mult > SIZE_MAX_BYTES:
-        raise ConfigError(f"option '{option}': size '{raw}' is beyond 64 bits (at most {SIZE_MAX_BYTES} bytes, "
-                          "as fio stores sizes)")
+        raise ConfigError(
+            f"option '{option}': size '{raw}' is beyond 64 bits (at most {SIZE_MAX_BYTES} bytes, as fio stores sizes)"
+        )
     return value * mult
 
 
@@ -143,8 +149,10 @@ def parse_time_ns(text: str | None, *, option: str, default_unit: str = "s") -> 
     if value < 0:
         raise ConfigError(f"option '{option}': time must not be negative, got '{raw}'")
     if value * _NS_PER[unit] > TIME_MAX_NS:
-        raise ConfigError(f"option '{option}': time '{raw}' is too long (at most about 104 days = 2**53 ns, "
-                          "the simulated clock's nanosecond resolution)")
+        raise ConfigError(
+            f"option '{option}': time '{raw}' is too long (at most about 104 days = 2**53 ns, "
+            "the simulated clock's nanosecond resolution)"
+        )
     return value * _NS_PER[unit]
 
 
@@ -169,8 +177,7 @@ def parse_bool(text: str | None, *, option: str, flag: bool = False) -> bool:
     if text is None or not text.strip():
         if flag:
             return True
-        raise ConfigError(f"option '{option}' needs a value (fio rejects a bare '{option}'; "
-                          f"write {option}=1)")
+        raise ConfigError(f"option '{option}' needs a value (fio rejects a bare '{option}'; write {option}=1)")
     low = text.strip().lower()
     if flag and low.isdigit():
         return int(low) != 0
@@ -187,7 +194,7 @@ def parse_int(text: str | None, *, option: str, minimum: int | None = None, maxi
     if _INT_RE.fullmatch(raw) is None:
         raise ConfigError(f"option '{option}': expected an integer, got '{raw}'")
     value = _digits(raw, raw, option)
-    if not -2**63 <= value < 2**64:
+    if not -(2**63) <= value < 2**64:
         raise ConfigError(f"option '{option}': {value} is out of range (beyond 64 bits)")
     if minimum is not None and value < minimum:
         raise ConfigError(f"option '{option}': must be >= {minimum}, got {value}")
@@ -209,8 +216,9 @@ def parse_cpu_list(text: str | None, *, option: str = "cpus_allowed") -> tuple[i
             raise ConfigError(f"option '{option}': CPU number in '{part}' is out of range (at most {CPU_MAX})")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
         if hi > CPU_MAX:
-            raise ConfigError(f"option '{option}': CPU {hi} is out of range (at most {CPU_MAX}: Linux's largest NR_CPUS "
-                              "is 8192)")
+            raise ConfigError(
+                f"option '{option}': CPU {hi} is out of range (at most {CPU_MAX}: Linux's largest NR_CPUS is 8192)"
+            )
         if hi < lo:
             raise ConfigError(f"option '{option}': bad CPU range '{part}' (end before start)")
         cpus.update(range(lo, hi + 1))
@@ -227,8 +235,9 @@ def parse_cpumask(text: str | None, *, option: str = "cpumask") -> tuple[int, ..
     except ValueError:
         raise ConfigError(f"option '{option}': bad CPU mask '{raw}' (expected e.g. 0xf or 15)") from None
     if mask.bit_length() > CPU_MAX + 1:
-        raise ConfigError(f"option '{option}': CPU mask '{raw[:20]}' names CPUs beyond {CPU_MAX} (Linux's largest "
-                          "NR_CPUS is 8192)")
+        raise ConfigError(
+            f"option '{option}': CPU mask '{raw[:20]}' names CPUs beyond {CPU_MAX} (Linux's largest NR_CPUS is 8192)"
+        )
     if mask <= 0:
         raise ConfigError(f"option '{option}': CPU mask must select at least one CPU, got '{raw}'")
     return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
@@ -270,8 +279,9 @@ def parse_bssplit(text: str, *, option: str = "bssplit", kb_base: int = 1024) ->
             except ValueError:
                 raise ConfigError(f"option '{option}': '{perc_s}' is not a percentage (in '{part}')") from None
             if not math.isfinite(perc) or perc < 0:
-                raise ConfigError(f"option '{option}': percentage '{perc_s.strip()}' must be a number from 0 to 100 "
-                                  f"(in '{part}')")
+                raise ConfigError(
+                    f"option '{option}': percentage '{perc_s.strip()}' must be a number from 0 to 100 (in '{part}')"
+                )
         entries.append((size, perc))
     given = sum(p for _s, p in entries if p is not None)
     if given > 100.0 + 1e-9:

@@ -36,21 +36,28 @@ def _zone_list(text: str, *, absolute: bool, kb: int, raw: str) -> tuple[tuple[f
     for part in text.split(":"):
         acc_s, sep, size_s = part.strip().partition("/")
         if not sep or not acc_s.strip() or not size_s.strip():
-            raise ConfigError(f"option 'random_distribution': zone '{part.strip()}' is not ACCESS%/"
-                              f"{'SIZE' if absolute else 'RANGE%'} (in '{raw}')")
+            raise ConfigError(
+                f"option 'random_distribution': zone '{part.strip()}' is not ACCESS%/"
+                f"{'SIZE' if absolute else 'RANGE%'} (in '{raw}')"
+            )
         acc = _float(acc_s, "zone access percentage", raw)
-        size = float(parse_size(size_s, option="random_distribution", kb_base=kb)) if absolute \
+        size = (
+            float(parse_size(size_s, option="random_distribution", kb_base=kb))
+            if absolute
             else _float(size_s, "zone range percentage", raw)
+        )
         if acc < 0 or acc > 100 or (not absolute and not 0 < size <= 100):
-            raise ConfigError(f"option 'random_distribution': zone '{part.strip()}' has a percentage "
-                              f"outside 0..100 (in '{raw}')")
+            raise ConfigError(
+                f"option 'random_distribution': zone '{part.strip()}' has a percentage outside 0..100 (in '{raw}')"
+            )
         zones.append((acc, size))
     if len(zones) > ZONES_MAX:
         raise ConfigError(f"option 'random_distribution': {len(zones)} zones, fio takes at most {ZONES_MAX}")
     acc = sum(a for a, _s in zones)
     if abs(acc - 100.0) > 1e-9:
-        raise ConfigError(f"option 'random_distribution': zone access percentages add up to {acc:g}, "
-                          f"fio needs 100 (in '{raw}')")
+        raise ConfigError(
+            f"option 'random_distribution': zone access percentages add up to {acc:g}, fio needs 100 (in '{raw}')"
+        )
     if not absolute and sum(s for _a, s in zones) > 100.0 + 1e-9:
         raise ConfigError(f"option 'random_distribution': zone ranges add up to more than 100% (in '{raw}')")
     return tuple(zones)
@@ -76,21 +83,32 @@ def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
         raise ConfigError("option 'random_distribution' needs a value")
     name, sep, rest = raw.replace("=", ":", 1).partition(":") if raw.startswith("zoned") else raw.partition(":")
     name = name.strip().lower()
-    out: dict[str, Any] = dict(random_distribution=name, random_distribution_value=None,
-                               random_distribution_center=None, zones_read=(), zones_write=())
+    out: dict[str, Any] = dict(
+        random_distribution=name,
+        random_distribution_value=None,
+        random_distribution_center=None,
+        zones_read=(),
+        zones_write=(),
+    )
     if name == "sequence":
-        raise ConfigError("option 'random_distribution=sequence' is accepted by fio but not modelled yet "
-                          "by stacksim: fixed block-index sequences are not modelled")
+        raise ConfigError(
+            "option 'random_distribution=sequence' is accepted by fio but not modelled yet "
+            "by stacksim: fixed block-index sequences are not modelled"
+        )
     if name not in DISTRIBUTIONS:
-        raise ConfigError(f"option 'random_distribution': unknown distribution '{name}' "
-                          f"(allowed: {', '.join(DISTRIBUTIONS)}, sequence)")
+        raise ConfigError(
+            f"option 'random_distribution': unknown distribution '{name}' "
+            f"(allowed: {', '.join(DISTRIBUTIONS)}, sequence)"
+        )
     if name == "random":
         if sep:
             raise ConfigError(f"option 'random_distribution': 'random' takes no value (got '{raw}')")
         return out
     if not rest.strip():
-        raise ConfigError(f"option 'random_distribution': '{name}' needs a value, e.g. "
-                          f"{ {'zipf': 'zipf:1.2', 'pareto': 'pareto:0.2', 'normal': 'normal:10'}.get(name, name + ':60/10:40/90')}")
+        raise ConfigError(
+            f"option 'random_distribution': '{name}' needs a value, e.g. "
+            f"{ {'zipf': 'zipf:1.2', 'pareto': 'pareto:0.2', 'normal': 'normal:10'}.get(name, name + ':60/10:40/90') }"
+        )
     if name.startswith("zoned"):
         r, w, _t = split_rwt(rest, option="random_distribution")
         absolute = name == "zoned_abs"
@@ -102,16 +120,18 @@ def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
         out["zones_write"] = out["zones_write"] or out["zones_read"]
         return out
     if "," in rest:
-        raise ConfigError(f"option 'random_distribution': per-direction values are taken only by zoned "
-                          f"and zoned_abs (got '{raw}')")
+        raise ConfigError(
+            f"option 'random_distribution': per-direction values are taken only by zoned and zoned_abs (got '{raw}')"
+        )
     val_s, _, center_s = rest.partition(":")
     val = _skew(name, val_s, raw, "random_distribution")
     out["random_distribution_value"] = val
     if center_s.strip():
         center = _float(center_s, "center", raw)
         if not 0 <= center <= 1:
-            raise ConfigError(f"option 'random_distribution': distribution center out of range "
-                              f"(0 <= center <= 1), got {center:g}")
+            raise ConfigError(
+                f"option 'random_distribution': distribution center out of range (0 <= center <= 1), got {center:g}"
+            )
         out["random_distribution_center"] = center
     return out
 
@@ -119,8 +139,7 @@ def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
 def parse_percentage_random(text: str | None) -> dict[str, Any]:
     """``percentage_random=read[,write[,trim]]``, each 0..100 (default 100)."""
     r, w, t = split_rwt(text, option="percentage_random")
-    vals = [100 if p is None else parse_int(p, option="percentage_random", minimum=0, maximum=100)
-            for p in (r, w, t)]
+    vals = [100 if p is None else parse_int(p, option="percentage_random", minimum=0, maximum=100) for p in (r, w, t)]
     return dict(percentage_random_read=vals[0], percentage_random_write=vals[1])
 
 
@@ -158,8 +177,10 @@ def parse_file_service(text: str | None) -> dict[str, Any]:
     name = name.strip().lower()
     name = "normal" if name == "gauss" else name
     if name not in FILE_SERVICE:
-        raise ConfigError(f"option 'file_service_type': unknown value '{raw}' "
-                          f"(allowed: {', '.join(FILE_SERVICE)}, gauss; each with an optional ':N')")
+        raise ConfigError(
+            f"option 'file_service_type': unknown value '{raw}' "
+            f"(allowed: {', '.join(FILE_SERVICE)}, gauss; each with an optional ':N')"
+        )
     val: float | None = None
     if sep:
         if name in ("roundrobin", "random", "sequential"):

@@ -14,6 +14,16 @@ from .fio_json import DirStats, FioResult, FioResults, LatStats, read_fio_json
 from .points import METRIC_PREFIXES, MeasuredPoints, read_points_csv
 from .power import POWER_FORMATS, PowerLog, read_power_log
 
-__all__ = ["read_fio_json", "FioResult", "FioResults", "DirStats", "LatStats",
-           "read_power_log", "PowerLog", "POWER_FORMATS",
-           "read_points_csv", "MeasuredPoints", "METRIC_PREFIXES"]
+__all__ = [
+    "read_fio_json",
+    "FioResult",
+    "FioResults",
+    "DirStats",
+    "LatStats",
+    "read_power_log",
+    "PowerLog",
+    "POWER_FORMATS",
+    "read_points_csv",
+    "MeasuredPoints",
+    "METRIC_PREFIXES",
+]

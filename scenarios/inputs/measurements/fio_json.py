@@ -12,8 +12,8 @@ in percent of one CPU, ``ctx`` context switches.
 
 from __future__ import annotations
 
-import math
 import json
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -94,10 +94,12 @@ class FioResults(list):
         riops = sum(r.read.iops for r in self)
         wiops = sum(r.write.iops for r in self)
         names = ", ".join(r.jobname for r in self[:4]) + (", ..." if len(self) > 4 else "")
-        return (f"fio JSON: {len(self.files)} files, {len(self)} jobs ({names}), "
-                f"read iops {riops:.0f}, write iops {wiops:.0f}, "
-                f"read bw {sum(r.read.bw_kib_s for r in self) / 1024:.1f} MiB/s, "
-                f"write bw {sum(r.write.bw_kib_s for r in self) / 1024:.1f} MiB/s")
+        return (
+            f"fio JSON: {len(self.files)} files, {len(self)} jobs ({names}), "
+            f"read iops {riops:.0f}, write iops {wiops:.0f}, "
+            f"read bw {sum(r.read.bw_kib_s for r in self) / 1024:.1f} MiB/s, "
+            f"write bw {sum(r.write.bw_kib_s for r in self) / 1024:.1f} MiB/s"
+        )
 
 
 def _num(obj: dict, key: str, where: str, default=0, *, integer: bool = False, minimum: float | None = None):
@@ -135,9 +137,14 @@ def _lat(d: dict, name: str, where: str) -> LatStats | None:
         except ValueError:
             raise ConfigError(f"{w}.percentile: bad percentile key {k!r}") from None
         pct[p] = _num({k: v}, k, f"{w}.percentile", minimum=0) * scale
-    stats = LatStats(min_ns=_num(o, "min", w, minimum=0) * scale, max_ns=_num(o, "max", w, minimum=0) * scale,
-                     mean_ns=_num(o, "mean", w, minimum=0) * scale, stddev_ns=_num(o, "stddev", w, minimum=0) * scale,
-                     n=_num(o, "N", w, integer=True, minimum=0), percentiles=pct)
+    stats = LatStats(
+        min_ns=_num(o, "min", w, minimum=0) * scale,
+        max_ns=_num(o, "max", w, minimum=0) * scale,
+        mean_ns=_num(o, "mean", w, minimum=0) * scale,
+        stddev_ns=_num(o, "stddev", w, minimum=0) * scale,
+        n=_num(o, "N", w, integer=True, minimum=0),
+        percentiles=pct,
+    )
     if stats.n > 0 and name != "slat" and stats.mean_ns <= 0:
         raise ConfigError(f"{w}.mean: {stats.mean_ns:g} with N={stats.n} IOs: a measured latency must be positive")
     return stats
@@ -145,11 +152,16 @@ def _lat(d: dict, name: str, where: str) -> LatStats | None:
 
 def _dir(job: dict, name: str, where: str) -> DirStats:
     d, w = _obj(job, name, where), f"{where}.{name}"
-    return DirStats(iops=_num(d, "iops", w, minimum=0), bw_kib_s=_num(d, "bw", w, minimum=0),
-                    io_bytes=_num(d, "io_bytes", w, integer=True, minimum=0),
-                    total_ios=_num(d, "total_ios", w, integer=True, minimum=0),
-                    runtime_ms=_num(d, "runtime", w, integer=True, minimum=0),
-                    clat=_lat(d, "clat", w), lat=_lat(d, "lat", w), slat=_lat(d, "slat", w))
+    return DirStats(
+        iops=_num(d, "iops", w, minimum=0),
+        bw_kib_s=_num(d, "bw", w, minimum=0),
+        io_bytes=_num(d, "io_bytes", w, integer=True, minimum=0),
+        total_ios=_num(d, "total_ios", w, integer=True, minimum=0),
+        runtime_ms=_num(d, "runtime", w, integer=True, minimum=0),
+        clat=_lat(d, "clat", w),
+        lat=_lat(d, "lat", w),
+        slat=_lat(d, "slat", w),
+    )
 
 
 def _options(obj: dict, key: str, where: str) -> dict[str, str]:
@@ -170,14 +182,24 @@ def _doc_results(doc, path: str, line: int) -> list[FioResult]:
         w = f"{where}: jobs[{i}]"
         if not isinstance(job, dict) or not isinstance(job.get("jobname"), str):
             raise ConfigError(f"{w}: expected a job object with a 'jobname'")
-        out.append(FioResult(
-            path=path, line=line, jobname=job["jobname"],
-            groupid=_num(job, "groupid", w, integer=True), error=_num(job, "error", w, integer=True),
-            read=_dir(job, "read", w), write=_dir(job, "write", w),
-            usr_cpu=_num(job, "usr_cpu", w), sys_cpu=_num(job, "sys_cpu", w),
-            ctx=_num(job, "ctx", w, integer=True), majf=_num(job, "majf", w, integer=True),
-            minf=_num(job, "minf", w, integer=True),
-            options={**global_opts, **_options(job, "job options", w)}, fio_version=version))
+        out.append(
+            FioResult(
+                path=path,
+                line=line,
+                jobname=job["jobname"],
+                groupid=_num(job, "groupid", w, integer=True),
+                error=_num(job, "error", w, integer=True),
+                read=_dir(job, "read", w),
+                write=_dir(job, "write", w),
+                usr_cpu=_num(job, "usr_cpu", w),
+                sys_cpu=_num(job, "sys_cpu", w),
+                ctx=_num(job, "ctx", w, integer=True),
+                majf=_num(job, "majf", w, integer=True),
+                minf=_num(job, "minf", w, integer=True),
+                options={**global_opts, **_options(job, "job options", w)},
+                fio_version=version,
+            )
+        )
     return out
 
 

@@ -37,8 +37,10 @@ class MeasuredPoints(list):
     metric_names: list[str]
 
     def describe(self) -> str:
-        return (f"measured points {self.path}: {len(self)} points, config "
-                f"{', '.join(self.config_columns) or '(none)'}; metrics {', '.join(self.metric_names)}")
+        return (
+            f"measured points {self.path}: {len(self)} points, config "
+            f"{', '.join(self.config_columns) or '(none)'}; metrics {', '.join(self.metric_names)}"
+        )
 
 
 def _fields(line: str) -> list[str]:
@@ -72,7 +74,7 @@ def read_points_csv(path: str | os.PathLike) -> MeasuredPoints:
             for i, name in enumerate(header):
                 if not name:
                     raise ConfigError(f"{where}: header column {i + 1} has no name")
-                metric = next((name[len(p):] for p in METRIC_PREFIXES if name.startswith(p)), None)
+                metric = next((name[len(p) :] for p in METRIC_PREFIXES if name.startswith(p)), None)
                 key = name if metric is None else f"metric {metric}"
                 if metric == "":
                     raise ConfigError(f"{where}: metric column {name!r} has no metric name")
@@ -82,8 +84,10 @@ def read_points_csv(path: str | os.PathLike) -> MeasuredPoints:
                 if metric is not None:
                     metric_of[i] = metric
             if not metric_of:
-                raise ConfigError(f"{where}: no metric columns; name them 'metric.<name>' or "
-                                  f"'measured.<name>' (e.g. metric.latency_us.mean)")
+                raise ConfigError(
+                    f"{where}: no metric columns; name them 'metric.<name>' or "
+                    f"'measured.<name>' (e.g. metric.latency_us.mean)"
+                )
             out.config_columns = [n for i, n in enumerate(header) if i not in metric_of]
             out.metric_names = list(metric_of.values())
             continue

@@ -58,8 +58,10 @@ class PowerLog:
 
     def describe(self) -> str:
         ws = [w for _, w in self.samples]
-        return (f"power log ({self.format}) {self.path}: {len(ws)} samples over "
-                f"{self.duration_s:g} s, mean {self.mean_w:.1f} W, min {min(ws):g} W, max {max(ws):g} W")
+        return (
+            f"power log ({self.format}) {self.path}: {len(ws)} samples over "
+            f"{self.duration_s:g} s, mean {self.mean_w:.1f} W, min {min(ws):g} W, max {max(ws):g} W"
+        )
 
 
 def _sniff(lines: list[str], path) -> str:
@@ -71,8 +73,10 @@ def _sniff(lines: list[str], path) -> str:
     content = [line for line in head if line.strip() and not line.lstrip().startswith("#")]
     if content and len(content[0].split(",")) == 2:
         return "csv"
-    raise ConfigError(f"{path}: cannot tell the power log format (expected powerstat output, "
-                      f"ipmitool dcmi power reading output or 'time,watts' CSV)")
+    raise ConfigError(
+        f"{path}: cannot tell the power log format (expected powerstat output, "
+        f"ipmitool dcmi power reading output or 'time,watts' CSV)"
+    )
 
 
 def _is_powerstat_header(tokens: list[str]) -> bool:
@@ -163,15 +167,13 @@ def _csv(lines: list[str], path) -> list[tuple[float, float]]:
     return samples
 
 
-def read_power_log(path: str | os.PathLike, fmt: str | None = None, *,
-                   interval_s: float = 1.0) -> PowerLog:
+def read_power_log(path: str | os.PathLike, fmt: str | None = None, *, interval_s: float = 1.0) -> PowerLog:
     """Read a power log (format sniffed unless ``fmt`` is one of :data:`POWER_FORMATS`).
 
     ``interval_s``: sampling interval used for ipmi readings without usable timestamps, s.
     """
     if fmt is not None and fmt not in POWER_FORMATS:
-        raise ConfigError(f"{path}: unknown power log format {fmt!r}; expected one of "
-                          f"{', '.join(POWER_FORMATS)}")
+        raise ConfigError(f"{path}: unknown power log format {fmt!r}; expected one of {', '.join(POWER_FORMATS)}")
     if not interval_s > 0:
         raise ConfigError(f"interval_s must be > 0, got {interval_s!r}")
     lines = read_text(path, "power log").splitlines()

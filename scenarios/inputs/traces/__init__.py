@@ -17,4 +17,14 @@ from .reader import FORMATS, TraceReader, open_trace, sniff_format
 from .record import TraceIO
 from .select import map_volumes, parse_window, read_until, select
 
-__all__ = ["FORMATS", "TraceIO", "TraceReader", "open_trace", "sniff_format", "select", "map_volumes", "read_until", "parse_window"]
+__all__ = [
+    "FORMATS",
+    "TraceIO",
+    "TraceReader",
+    "open_trace",
+    "sniff_format",
+    "select",
+    "map_volumes",
+    "read_until",
+    "parse_window",
+]

@@ -26,7 +26,8 @@ __all__ = ["BlkparseParser", "EVENT_RE", "ACTIONS"]
 
 EVENT_RE = re.compile(
     r"\s*(?P<dev>\d+,\d+)\s+(?P<cpu>\d+)\s+(?P<seq>\d+)\s+(?P<sec>\d+)\.(?P<frac>\d{1,9})\s+"
-    r"(?P<pid>\d+)\s+(?P<action>[A-Za-z]{1,2})\s+(?P<rwbs>\S+)(?P<rest>.*)")
+    r"(?P<pid>\d+)\s+(?P<action>[A-Za-z]{1,2})\s+(?P<rwbs>\S+)(?P<rest>.*)"
+)
 _SECTORS_RE = re.compile(r"\s*(\d+)\s*\+\s*(\d+)")
 _SUMMARY_RE = re.compile(r"(CPU\d+|Total|Throughput|Events) \(|Skips:")
 ACTIONS = ("Q", "D")

@@ -67,8 +67,9 @@ class _CsvParser(LineParser):
             fields = [f.strip() for f in fields]
         first, self._first = self._first, False
         if len(fields) != self._ncols:
-            raise BadLine(f"expected {self._ncols} comma-separated columns "
-                          f"({', '.join(self.columns)}), got {len(fields)}")
+            raise BadLine(
+                f"expected {self._ncols} comma-separated columns ({', '.join(self.columns)}), got {len(fields)}"
+            )
         if first and not any(_numeric(f) for f in fields):
             return None  # header
         return self.record(fields)
@@ -97,8 +98,7 @@ class AlibabaParser(_CsvParser):
         op = _ALIBABA_OPS.get(f[1])
         if op is None:
             raise BadLine(f"unknown opcode {f[1]!r} (expected R or W)")
-        return _sized(to_ns(f[4], 1_000, "timestamp"), op, to_int(f[2], "offset"),
-                      to_int(f[3], "length"), f[0])
+        return _sized(to_ns(f[4], 1_000, "timestamp"), op, to_int(f[2], "offset"), to_int(f[3], "length"), f[0])
 
 
 class TencentParser(_CsvParser):
@@ -111,14 +111,22 @@ class TencentParser(_CsvParser):
             raise BadLine(f"unknown io_type {f[3]!r} (expected 0 = read or 1 = write)")
         if not f[4]:
             raise BadLine("empty volume_id")
-        return _sized(to_ns(f[0], 10**9, "timestamp"), op, to_int(f[1], "offset") * SECTOR,
-                      to_int(f[2], "size") * SECTOR, f[4])
+        return _sized(
+            to_ns(f[0], 10**9, "timestamp"), op, to_int(f[1], "offset") * SECTOR, to_int(f[2], "size") * SECTOR, f[4]
+        )
 
 
 class MsrParser(_CsvParser):
     name: ClassVar[str] = "msr"
-    columns: ClassVar[tuple[str, ...]] = ("timestamp_filetime", "hostname", "disk_number", "type", "offset", "size",
-               "response_time")
+    columns: ClassVar[tuple[str, ...]] = (
+        "timestamp_filetime",
+        "hostname",
+        "disk_number",
+        "type",
+        "offset",
+        "size",
+        "response_time",
+    )
 
     def __init__(self) -> None:
         super().__init__()
@@ -126,8 +134,19 @@ class MsrParser(_CsvParser):
 
     def record(self, f: list[str]) -> Parsed:
         t, host, disk, off, size, resp = f[0], f[1], f[2], f[4], f[5], f[6]
-        if host and len(t) <= 40 and len(disk) <= 40 and len(off) <= 40 and len(size) <= 40 and len(resp) <= 40 \
-                and t.isdecimal() and disk.isdecimal() and off.isdecimal() and size.isdecimal() and resp.isdecimal():
+        if (
+            host
+            and len(t) <= 40
+            and len(disk) <= 40
+            and len(off) <= 40
+            and len(size) <= 40
+            and len(resp) <= 40
+            and t.isdecimal()
+            and disk.isdecimal()
+            and off.isdecimal()
+            and size.isdecimal()
+            and resp.isdecimal()
+        ):
             # the usual line, at once: every number plain decimal digits (what to_int accepts
             # without a message, and parses the same), a known type
             op = _MSR_OPS_AS_IS.get(f[3]) or _MSR_OPS.get(f[3].lower())
@@ -154,5 +173,4 @@ class MsrParser(_CsvParser):
         if op is None:
             raise BadLine(f"unknown type {f[3]!r} (expected Read or Write)")
         to_int(f[6], "response time")
-        return _sized(ticks * 100, op, to_int(f[4], "offset"), to_int(f[5], "size"),
-                      f"{f[1]}_{disk}")
+        return _sized(ticks * 100, op, to_int(f[4], "offset"), to_int(f[5], "size"), f"{f[1]}_{disk}")

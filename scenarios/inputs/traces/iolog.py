@@ -41,14 +41,16 @@ class IologParser(LineParser):
         if self.version is None:
             self.version = HEADERS.get(" ".join(line.split()))
             if self.version is None:
-                raise BadLine("not a fio iolog: the first line must be 'fio version 2 iolog' or "
-                              "'fio version 3 iolog' (iolog v1 is not supported)", fatal=True)
+                raise BadLine(
+                    "not a fio iolog: the first line must be 'fio version 2 iolog' or "
+                    "'fio version 3 iolog' (iolog v1 is not supported)",
+                    fatal=True,
+                )
             return None
         fields = line.split()
         if self.version == 3:
             if len(fields) < 3:
-                raise BadLine(f"expected 'timestamp_ms filename action [offset length]', "
-                              f"got {len(fields)} fields")
+                raise BadLine(f"expected 'timestamp_ms filename action [offset length]', got {len(fields)} fields")
             t_ns = to_ns(fields[0], 1_000_000, "timestamp (ms)")
             fields = fields[1:]
         else:
@@ -72,8 +74,9 @@ class IologParser(LineParser):
                 raise BadLine(f"expected 'filename {action} [offset length]'")
             return _SKIP[action]
         if action not in ("read", "write"):
-            raise BadLine(f"unknown action {action!r} (expected read, write, wait, sync, datasync, "
-                          "trim, add, open or close)")
+            raise BadLine(
+                f"unknown action {action!r} (expected read, write, wait, sync, datasync, trim, add, open or close)"
+            )
         if len(args) != 2:
             raise BadLine(f"expected 'filename {action} offset length', got {len(args)} of offset/length")
         offset, nbytes = to_int(args[0], "offset"), to_int(args[1], "length")

@@ -27,13 +27,15 @@ from .csvformats import AlibabaParser, LineParser, MsrParser, TencentParser
 from .iolog import IologParser
 from .record import BadLine, TraceIO
 
-__all__ = ["FORMATS", "TraceReader", "open_trace", "sniff_format", "open_text", "numbered_lines",
-           "out_of_range"]
+__all__ = ["FORMATS", "TraceReader", "open_trace", "sniff_format", "open_text", "numbered_lines", "out_of_range"]
 
 FORMATS = ("alibaba", "tencent", "msr", "blkparse", "iolog")
 _PARSERS: dict[str, type[LineParser]] = {
-    "alibaba": AlibabaParser, "tencent": TencentParser, "msr": MsrParser,
-    "blkparse": BlkparseParser, "iolog": IologParser,
+    "alibaba": AlibabaParser,
+    "tencent": TencentParser,
+    "msr": MsrParser,
+    "blkparse": BlkparseParser,
+    "iolog": IologParser,
 }
 _SNIFF_ORDER = ("iolog", "blkparse", "msr", "alibaba", "tencent")
 _SNIFF_LINES = 5  # non-blank lines examined
@@ -79,14 +81,19 @@ MAX_TRACE_NS: Final = 2**53
 def out_of_range(offset: int, nbytes: int, t_rel_ns: int) -> str | None:
     """Why a parsed record cannot be replayed, or None."""
     if offset + nbytes > MAX_OFFSET_BYTES:
-        return (f"offset {offset} + size {nbytes} is beyond 2**63-1 bytes (a Linux file offset, loff_t, "
-                "is signed 64-bit)")
+        return (
+            f"offset {offset} + size {nbytes} is beyond 2**63-1 bytes (a Linux file offset, loff_t, is signed 64-bit)"
+        )
     if nbytes > MAX_IO_BYTES:
-        return (f"size {nbytes} bytes is above the largest single transfer (MAX_RW_COUNT = {MAX_IO_BYTES} "
-                "bytes, 2 GiB - 4 KiB)")
+        return (
+            f"size {nbytes} bytes is above the largest single transfer (MAX_RW_COUNT = {MAX_IO_BYTES} "
+            "bytes, 2 GiB - 4 KiB)"
+        )
     if abs(t_rel_ns) > MAX_TRACE_NS:
-        return (f"timestamp {t_rel_ns} ns from the first record is beyond 2**53 ns (~104 days), where the "
-                "simulated clock loses nanosecond resolution")
+        return (
+            f"timestamp {t_rel_ns} ns from the first record is beyond 2**53 ns (~104 days), where the "
+            "simulated clock loses nanosecond resolution"
+        )
     return None
 
 
@@ -99,8 +106,9 @@ class TraceReader:
     ``out_of_order`` and ``max_backstep_ns`` (see the module docstring).
     """
 
-    def __init__(self, path: str | os.PathLike, fmt: str, *, skip_bad_lines: bool = False,
-                 blk_action: str = "Q") -> None:
+    def __init__(
+        self, path: str | os.PathLike, fmt: str, *, skip_bad_lines: bool = False, blk_action: str = "Q"
+    ) -> None:
         self.path = Path(path)
         self.format = fmt
         self.skip_bad_lines = skip_bad_lines
@@ -157,8 +165,10 @@ class TraceReader:
     def describe(self) -> str:
         """Short summary of what the last pass read."""
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items())) or "none"
-        text = (f"{self.format} trace {self.path}: {self.lines_read} lines, {self.records} IOs, "
-                f"{self.bad_lines} bad lines, skipped: {skipped}")
+        text = (
+            f"{self.format} trace {self.path}: {self.lines_read} lines, {self.records} IOs, "
+            f"{self.bad_lines} bad lines, skipped: {skipped}"
+        )
         if self.out_of_order:
             text += f", {self.out_of_order} out of order (max {self.max_backstep_ns} ns back)"
         return text
@@ -187,12 +197,15 @@ def sniff_format(path: str | os.PathLike) -> str:
         if any(o is not None for o in outs) or fmt == "iolog":
             return fmt
     first = head[0][1].strip()
-    raise ConfigError(f"{path}:{head[0][0]}: cannot tell the trace format from {first[:60]!r}; "
-                      f"give it explicitly, one of {', '.join(FORMATS)}")
+    raise ConfigError(
+        f"{path}:{head[0][0]}: cannot tell the trace format from {first[:60]!r}; "
+        f"give it explicitly, one of {', '.join(FORMATS)}"
+    )
 
 
-def open_trace(path: str | os.PathLike, fmt: str | None = None, *, skip_bad_lines: bool = False,
-               blk_action: str = "Q") -> TraceReader:
+def open_trace(
+    path: str | os.PathLike, fmt: str | None = None, *, skip_bad_lines: bool = False, blk_action: str = "Q"
+) -> TraceReader:
     """Open a block trace for streaming. ``fmt`` None = :func:`sniff_format`.
 
     ``blk_action`` (blkparse only): ``"Q"`` issue (bio queued) or ``"D"`` dispatch to driver.

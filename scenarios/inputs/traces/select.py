@@ -33,8 +33,10 @@ def parse_window(text: str | None) -> tuple[float | None, float | None]:
         if not math.isfinite(v) or v < 0:
             raise ConfigError(f"--window {text!r}: {name} must be a finite number of seconds >= 0")
         if v * 1e9 > 2**53:
-            raise ConfigError(f"--window {text!r}: {name} is beyond 2**53 ns (~104 days) of trace time, where the "
-                              "simulated clock loses nanosecond resolution")
+            raise ConfigError(
+                f"--window {text!r}: {name} is beyond 2**53 ns (~104 days) of trace time, where the "
+                "simulated clock loses nanosecond resolution"
+            )
         out.append(v)
     if out[0] is not None and out[1] is not None and out[1] <= out[0]:
         raise ConfigError(f"--window {text!r}: end must be after start")
@@ -54,9 +56,15 @@ def _check_window(window_ns) -> tuple[int | None, int | None]:
     return start, end
 
 
-def select(records: Iterable[TraceIO], *, window_ns: Any = (None, None),
-           volumes: Any = None, speed: Any = 1.0, assume_sorted: bool = False,
-           counts: dict[str, int] | None = None) -> Iterator[TraceIO]:
+def select(
+    records: Iterable[TraceIO],
+    *,
+    window_ns: Any = (None, None),
+    volumes: Any = None,
+    speed: Any = 1.0,
+    assume_sorted: bool = False,
+    counts: dict[str, int] | None = None,
+) -> Iterator[TraceIO]:
     """Keep the records with ``start <= t_ns < end`` (on the original times; None = open) and,
     if ``volumes`` is given, a volume in it; yield them in the same order with ``t_ns`` rebased to
     ``start`` (0 if None) and divided by ``speed`` (2.0 = replay twice as fast), rounded to ns.
@@ -68,8 +76,7 @@ def select(records: Iterable[TraceIO], *, window_ns: Any = (None, None),
     of records dropped per reason (``"before window"``, ``"after window"``, ``"volume"``).
     """
     start, end = _check_window(window_ns)
-    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not math.isfinite(speed) \
-            or speed <= 0:
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not math.isfinite(speed) or speed <= 0:
         raise ConfigError(f"speed must be a finite number > 0, got {speed!r}")
     if isinstance(volumes, str):
         raise ConfigError(f"volumes must be a set of volume names, not the string {volumes!r}")
@@ -97,8 +104,9 @@ def select(records: Iterable[TraceIO], *, window_ns: Any = (None, None),
         yield rec if new_t == t else rec.at(new_t)
 
 
-def map_volumes(records: Iterable[TraceIO], n_devices: Any,
-                index: dict[str, int] | None = None) -> Iterator[tuple[TraceIO, int]]:
+def map_volumes(
+    records: Iterable[TraceIO], n_devices: Any, index: dict[str, int] | None = None
+) -> Iterator[tuple[TraceIO, int]]:
     """Yield ``(record, device_index)``: the k-th distinct volume (in order of first appearance,
     counting from 0) goes to device ``k % n_devices``, for the whole stream. ``index``, if given,
     receives each volume's device as it first appears."""

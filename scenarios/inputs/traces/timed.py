@@ -106,13 +106,17 @@ class _FioLog:
             return None
         fields = [f.strip() for f in line.split(",")]
         if len(fields) < 5:
-            raise BadLine(f"expected at least 5 comma-separated columns (time ms, latency ns, direction, block size, "
-                          f"offset: fio's log_offset=1), got {len(fields)}"
-                          + ("; this log was written without log_offset=1, which the replay needs" if len(fields) == 4
-                             else ""), fatal=len(fields) == 4 and all(f.strip().isdigit() for f in fields))
+            raise BadLine(
+                f"expected at least 5 comma-separated columns (time ms, latency ns, direction, block size, "
+                f"offset: fio's log_offset=1), got {len(fields)}"
+                + ("; this log was written without log_offset=1, which the replay needs" if len(fields) == 4 else ""),
+                fatal=len(fields) == 4 and all(f.strip().isdigit() for f in fields),
+            )
         if len(fields) > 7:
-            raise BadLine(f"expected at most 7 columns (time, latency, direction, block size, offset, priority, "
-                          f"issue time), got {len(fields)}")
+            raise BadLine(
+                f"expected at most 7 columns (time, latency, direction, block size, offset, priority, "
+                f"issue time), got {len(fields)}"
+            )
         t_ms = to_int(fields[0], "time (ms)")
         lat = to_int(fields[1], "latency (ns)")
         ddir = to_int(fields[2], "direction")
@@ -207,8 +211,17 @@ class _Blkparse(BlkparseLines):
         if d is not None:
             t_q, t_d, op0, n0, line0 = d
             start = t_d if t_q is None else t_q
-            return (start, op0, sector * SECTOR, n0, m["dev"], float(t - start),
-                    None if t_q is None else float(t_d - t_q), float(t - t_d), line0)
+            return (
+                start,
+                op0,
+                sector * SECTOR,
+                n0,
+                m["dev"],
+                float(t - start),
+                None if t_q is None else float(t_d - t_q),
+                float(t - t_d),
+                line0,
+            )
         q = self.queued.pop(key, None)
         if q is None:
             return "C without Q or D"
@@ -318,8 +331,10 @@ class TimedReader:
 
     def describe(self) -> str:
         skipped = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items())) or "none"
-        text = (f"{self.format} trace {self.path}: {self.lines_read} lines, {self.records} timed IOs, "
-                f"{self.bad_lines} bad lines, skipped: {skipped}")
+        text = (
+            f"{self.format} trace {self.path}: {self.lines_read} lines, {self.records} timed IOs, "
+            f"{self.bad_lines} bad lines, skipped: {skipped}"
+        )
         if self.out_of_order:
             text += f", {self.out_of_order} out of order"
         return text
@@ -347,9 +362,11 @@ def sniff_timed_format(path: str | os.PathLike) -> str:
             continue
         if any(o is not None for o in outs):
             return fmt
-    raise ConfigError(f"{path}:{head[0][0]}: cannot tell the timed trace format from {head[0][1].strip()[:60]!r}; "
-                      f"give it with --format, one of {', '.join(FORMATS)} (a trace without per-IO timing "
-                      f"cannot be validated IO by IO)")
+    raise ConfigError(
+        f"{path}:{head[0][0]}: cannot tell the timed trace format from {head[0][1].strip()[:60]!r}; "
+        f"give it with --format, one of {', '.join(FORMATS)} (a trace without per-IO timing "
+        f"cannot be validated IO by IO)"
+    )
 
 
 def open_timed(path: str | os.PathLike, fmt: str | None = None, *, skip_bad_lines: bool = False) -> TimedReader:

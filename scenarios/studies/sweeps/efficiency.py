@@ -34,14 +34,21 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> float | None:
     return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
 
 
-def efficiency_map(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs",
-                   policy: Sequence[str] | str | None = None, metric: str = DEFAULT_METRIC,
-                   alpha: float = 0.05, lower_is_better: bool = False) -> list[dict[str, Any]]:
+def efficiency_map(
+    rows: Sequence[Row],
+    *,
+    x: str = "bs",
+    y: str = "numjobs",
+    policy: Sequence[str] | str | None = None,
+    metric: str = DEFAULT_METRIC,
+    alpha: float = 0.05,
+    lower_is_better: bool = False,
+) -> list[dict[str, Any]]:
     """One dict per (x, y) tile, x outermost, in natural axis order::
 
-        {"x": "4k", "y": 8, "winner": "classic" | "tie", "best": "classic", "second": "hybrid",
-         "best_mean": ..., "second_mean": ..., "margin_pct": 3.1, "p_value": 0.002,
-         "means": {policy: mean}, "n": {policy: replicates}}
+    {"x": "4k", "y": 8, "winner": "classic" | "tie", "best": "classic", "second": "hybrid",
+     "best_mean": ..., "second_mean": ..., "margin_pct": 3.1, "p_value": 0.002,
+     "means": {policy: mean}, "n": {policy: replicates}}
     """
     paxes = parse_policy_axes(policy, rows)
     require_columns(rows, [x, y, metric], what="column")
@@ -62,18 +69,34 @@ def efficiency_map(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs",
     return out
 
 
-def _tile(xv: Any, yv: Any, groups: dict[str, list[float]], alpha: float, lower_is_better: bool = False) -> dict[str, Any]:
+def _tile(
+    xv: Any, yv: Any, groups: dict[str, list[float]], alpha: float, lower_is_better: bool = False
+) -> dict[str, Any]:
     means = {p: float(np.mean(v)) for p, v in groups.items()}
     ranked = sorted(means, key=lambda p: means[p] if lower_is_better else -means[p])
     best = ranked[0]
-    tile = {"x": xv, "y": yv, "winner": best, "best": best, "second": None, "best_mean": means[best],
-            "second_mean": None, "margin_pct": None, "p_value": None, "means": means,
-            "n": {p: len(v) for p, v in groups.items()}}
+    tile = {
+        "x": xv,
+        "y": yv,
+        "winner": best,
+        "best": best,
+        "second": None,
+        "best_mean": means[best],
+        "second_mean": None,
+        "margin_pct": None,
+        "p_value": None,
+        "means": means,
+        "n": {p: len(v) for p, v in groups.items()},
+    }
     if len(ranked) > 1:
         second = ranked[1]
         p = welch_p(groups[best], groups[second])
-        tile.update(second=second, second_mean=means[second], p_value=p,
-                    margin_pct=abs(means[best] - means[second]) / means[second] * 100.0 if means[second] else math.inf)
+        tile.update(
+            second=second,
+            second_mean=means[second],
+            p_value=p,
+            margin_pct=abs(means[best] - means[second]) / means[second] * 100.0 if means[second] else math.inf,
+        )
         if p is not None and p > alpha:
             tile["winner"] = "tie"
     return tile
@@ -88,8 +111,15 @@ def cell_text(tile: dict[str, Any]) -> str:
     return f"{tile['best']} +{tile['margin_pct']:.1f}%" + ("" if tile["p_value"] is not None else "?")
 
 
-def format_table(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "numjobs",
-                 metric: str = DEFAULT_METRIC, alpha: float = 0.05, lower_is_better: bool = False) -> str:
+def format_table(
+    tiles: Sequence[dict[str, Any]],
+    *,
+    x: str = "bs",
+    y: str = "numjobs",
+    metric: str = DEFAULT_METRIC,
+    alpha: float = 0.05,
+    lower_is_better: bool = False,
+) -> str:
     """The map as a text grid: one line per ``y`` value, one column per ``x`` value."""
     xs = ordered_values(t["x"] for t in tiles)
     ys = ordered_values(t["y"] for t in tiles)
@@ -100,18 +130,24 @@ def format_table(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "nu
     lines = [f"{head:<{w0}}  " + "  ".join(f"{str(v):>{w}}" for v in xs)]
     for yv in ys:
         lines.append(f"{str(yv):<{w0}}  " + "  ".join(f"{by.get((xv, yv), '-'):>{w}}" for xv in xs))
-    lines.append(f"cell: the policy with the {'lowest' if lower_is_better else 'highest'} mean {metric}"
-                 " and its margin over the second; "
-                 f"'tie' when Welch's t-test gives p > {alpha:g}; '?' = too few replicates to test")
+    lines.append(
+        f"cell: the policy with the {'lowest' if lower_is_better else 'highest'} mean {metric}"
+        " and its margin over the second; "
+        f"'tie' when Welch's t-test gives p > {alpha:g}; '?' = too few replicates to test"
+    )
     return "\n".join(lines)
 
 
-def format_long(tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "numjobs", lower_is_better: bool = False) -> str:
+def format_long(
+    tiles: Sequence[dict[str, Any]], *, x: str = "bs", y: str = "numjobs", lower_is_better: bool = False
+) -> str:
     """One line per tile with every policy's mean and the p-value."""
     lines = []
     for t in tiles:
-        means = "  ".join(f"{p}={m:.4g}(n={t['n'][p]})"
-                          for p, m in sorted(t["means"].items(), key=lambda i: i[1] if lower_is_better else -i[1]))
+        means = "  ".join(
+            f"{p}={m:.4g}(n={t['n'][p]})"
+            for p, m in sorted(t["means"].items(), key=lambda i: i[1] if lower_is_better else -i[1])
+        )
         p = "-" if t["p_value"] is None else f"{t['p_value']:.3g}"
         lines.append(f"{x}={t['x']} {y}={t['y']}: {cell_text(t):<18} p={p:<8} {means}")
     return "\n".join(lines)

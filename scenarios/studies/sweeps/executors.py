@@ -90,8 +90,9 @@ def _watch_parent(ppid: int, interval_s: float = 0.5) -> None:
             os._exit(1)
 
 
-def run_dask(fn: Callable, tasks: Sequence, *, scheduler: str | None = None,
-             local_cluster: int | None = None) -> Iterator[Pair]:
+def run_dask(
+    fn: Callable, tasks: Sequence, *, scheduler: str | None = None, local_cluster: int | None = None
+) -> Iterator[Pair]:
     """On a Dask distributed cluster: the scheduler at ``scheduler`` (``tcp://HOST:PORT``), or a
     ``LocalCluster`` of ``local_cluster`` single-threaded worker processes started here.
     The workers must be able to import stacksim (same installation as here)."""
@@ -107,8 +108,9 @@ def run_dask(fn: Callable, tasks: Sequence, *, scheduler: str | None = None,
         # cluster down cleanly (instead of every worker printing a traceback)
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
         try:
-            cluster = LocalCluster(n_workers=local_cluster, threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=local_cluster, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            )
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)

@@ -35,11 +35,12 @@ def axis_columns(rows: Sequence[Row]) -> list[str]:
     cols = list(dict.fromkeys(k for r in rows for k in r))
     if "point" not in cols or "replicate" not in cols:
         return []
-    return cols[cols.index("point") + 1: cols.index("replicate")]
+    return cols[cols.index("point") + 1 : cols.index("replicate")]
 
 
-def choose_axes(rows: Sequence[Row], x: str | None = None, y: str | None = None,
-                policy: Sequence[str] | str | None = None) -> tuple[str, str, tuple[str, ...]]:
+def choose_axes(
+    rows: Sequence[Row], x: str | None = None, y: str | None = None, policy: Sequence[str] | str | None = None
+) -> tuple[str, str, tuple[str, ...]]:
     """The tile axes and policy axes of an analysis: the given ones, else chosen from the results.
 
     Policy: ``completion`` (for a storage-server sweep it holds ``server.policy``). Tile axes:
@@ -55,8 +56,7 @@ def choose_axes(rows: Sequence[Row], x: str | None = None, y: str | None = None,
     present = set(k for r in rows for k in r)
     if {DEFAULT_X, DEFAULT_Y} <= present and x in (None, DEFAULT_X) and y in (None, DEFAULT_Y):
         return DEFAULT_X, DEFAULT_Y, paxes
-    free = [a for a in axis_columns(rows)
-            if a not in paxes and a not in (x, y) and not _names_policy(rows, a, paxes)]
+    free = [a for a in axis_columns(rows) if a not in paxes and a not in (x, y) and not _names_policy(rows, a, paxes)]
     if x is None and y is None:
         if len(free) >= 2:
             return free[0], free[1], paxes
@@ -65,9 +65,11 @@ def choose_axes(rows: Sequence[Row], x: str | None = None, y: str | None = None,
     elif "sweep" in present:
         other = free[0] if free else "sweep"
         return (x, other, paxes) if y is None else (other, y, paxes)
-    raise ConfigError("cannot choose the tile axes from these results"
-                      + (f" (sweep axes: {', '.join(axis_columns(rows))})" if axis_columns(rows) else "")
-                      + "; name them with --x and --y")
+    raise ConfigError(
+        "cannot choose the tile axes from these results"
+        + (f" (sweep axes: {', '.join(axis_columns(rows))})" if axis_columns(rows) else "")
+        + "; name them with --x and --y"
+    )
 
 
 def _names_policy(rows: Sequence[Row], axis: str, paxes: Sequence[str]) -> bool:

@@ -27,8 +27,9 @@ class Progress:
         except ImportError:
             self._line()
             return
-        self._bar = tqdm(total=total, initial=done, desc=desc, unit="run", file=sys.stderr,
-                         dynamic_ncols=True, smoothing=0.1)
+        self._bar = tqdm(
+            total=total, initial=done, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True, smoothing=0.1
+        )
 
     def update(self, n: int = 1) -> None:
         """``n`` more runs finished."""

@@ -71,8 +71,9 @@ class _Data:
 def _faceted(d: _Data):
     """One subplot per value of the size axis: (figure, rows, cols)."""
     nr, nc = d.facets(len(d.xs))
-    fig = make_subplots(rows=nr, cols=nc, subplot_titles=[f"{d.x}={v}" for v in d.xs],
-                        horizontal_spacing=0.06, vertical_spacing=0.14)
+    fig = make_subplots(
+        rows=nr, cols=nc, subplot_titles=[f"{d.x}={v}" for v in d.xs], horizontal_spacing=0.06, vertical_spacing=0.14
+    )
     return fig, nr, nc
 
 
@@ -88,9 +89,20 @@ def _lines_vs_depth(d: _Data, metric: str, title: str, ytitle: str, scale: float
                     m, h = mean_ci(vals)
                     xs.append(str(yv)), ms.append(m * scale), hs.append(h * scale)
             if xs:
-                fig.add_trace(go.Scatter(x=xs, y=ms, error_y=dict(type="data", array=hs, visible=True),
-                                         mode="lines+markers", name=pol, legendgroup=pol, showlegend=i == 0,
-                                         line=dict(color=d.colors[pol])), row=r + 1, col=c + 1)
+                fig.add_trace(
+                    go.Scatter(
+                        x=xs,
+                        y=ms,
+                        error_y=dict(type="data", array=hs, visible=True),
+                        mode="lines+markers",
+                        name=pol,
+                        legendgroup=pol,
+                        showlegend=i == 0,
+                        line=dict(color=d.colors[pol]),
+                    ),
+                    row=r + 1,
+                    col=c + 1,
+                )
     fig.update_xaxes(type="category", title_text=d.y)
     fig.update_yaxes(title_text=ytitle, col=1)
     fig.update_layout(title=title, height=330 * nr + 120, template="plotly_white", legend_title_text="policy")
@@ -109,23 +121,38 @@ def _power_vs_cpu(d: _Data) -> go.Figure:
                 if u and p:
                     cpu.append(mean_ci(u)[0] * 100), pw.append(mean_ci(p)[0]), depth.append(str(yv))
             if cpu:
-                fig.add_trace(go.Scatter(x=cpu, y=pw, text=depth, mode="lines+markers", name=pol, legendgroup=pol,
-                                         showlegend=i == 0, line=dict(color=d.colors[pol]),
-                                         hovertemplate=f"{d.y}=%{{text}}<br>CPU %{{x:.1f}}%<br>%{{y:.2f}} W"),
-                              row=r + 1, col=c + 1)
+                fig.add_trace(
+                    go.Scatter(
+                        x=cpu,
+                        y=pw,
+                        text=depth,
+                        mode="lines+markers",
+                        name=pol,
+                        legendgroup=pol,
+                        showlegend=i == 0,
+                        line=dict(color=d.colors[pol]),
+                        hovertemplate=f"{d.y}=%{{text}}<br>CPU %{{x:.1f}}%<br>%{{y:.2f}} W",
+                    ),
+                    row=r + 1,
+                    col=c + 1,
+                )
     fig.update_xaxes(title_text="CPU utilization (%)")
     fig.update_yaxes(title_text="system power (W)", col=1)
-    fig.update_layout(title=f"System power against CPU utilization (points: {d.y})", height=330 * nr + 120,
-                      template="plotly_white", legend_title_text="policy")
+    fig.update_layout(
+        title=f"System power against CPU utilization (points: {d.y})",
+        height=330 * nr + 120,
+        template="plotly_white",
+        legend_title_text="policy",
+    )
     return fig
 
 
-def _stacked_by_size(d: _Data, columns: Sequence[str], title: str, ytitle: str, scale: float,
-                     strip: str) -> go.Figure:
+def _stacked_by_size(d: _Data, columns: Sequence[str], title: str, ytitle: str, scale: float, strip: str) -> go.Figure:
     """Stacked bars (one per depth) of ``columns``, a panel per policy, one size at a time."""
     nc = max(len(d.policies), 1)
-    fig = make_subplots(rows=1, cols=nc, subplot_titles=list(map(str, d.policies)), shared_yaxes=True,
-                        horizontal_spacing=0.03)
+    fig = make_subplots(
+        rows=1, cols=nc, subplot_titles=list(map(str, d.policies)), shared_yaxes=True, horizontal_spacing=0.03
+    )
     colors = qualitative.Plotly + qualitative.Pastel
     owners: list[int] = []
     for si, xv in enumerate(d.xs):
@@ -133,9 +160,19 @@ def _stacked_by_size(d: _Data, columns: Sequence[str], title: str, ytitle: str, 
             depths = [yv for yv in d.ys if d.values(xv, yv, pol, columns[0])]
             for li, col in enumerate(columns):
                 ys = [mean_ci(d.values(xv, yv, pol, col) or [0.0])[0] * scale for yv in depths]
-                fig.add_trace(go.Bar(x=[str(v) for v in depths], y=ys, name=col[len(strip):], legendgroup=col,
-                                     showlegend=pi == 0, marker_color=colors[li % len(colors)], visible=si == 0),
-                              row=1, col=pi + 1)
+                fig.add_trace(
+                    go.Bar(
+                        x=[str(v) for v in depths],
+                        y=ys,
+                        name=col[len(strip) :],
+                        legendgroup=col,
+                        showlegend=pi == 0,
+                        marker_color=colors[li % len(colors)],
+                        visible=si == 0,
+                    ),
+                    row=1,
+                    col=pi + 1,
+                )
                 owners.append(si)
     _size_menu(fig, d, owners)
     fig.update_xaxes(type="category", title_text=d.y)
@@ -163,23 +200,43 @@ def _efficiency_heatmap(d: _Data, tiles: list[dict], metric: str, alpha: float) 
         p = "n/a" if t["p_value"] is None else f"{t['p_value']:.3g}"
         means = "<br>".join(f"{pol}: {m:.4g}" for pol, m in sorted(t["means"].items(), key=lambda i: -i[1]))
         hover[yi][xi] = f"{d.x}={t['x']} {d.y}={t['y']}<br>{means}<br>Welch p = {p}"
-    fig = go.Figure(go.Heatmap(x=xs, y=ys, z=z, text=text, texttemplate="%{text}", customdata=hover,
-                               hovertemplate="%{customdata}<extra></extra>", colorscale=scale,
-                               zmin=-0.5, zmax=n - 0.5, showscale=False, xgap=2, ygap=2))
+    fig = go.Figure(
+        go.Heatmap(
+            x=xs,
+            y=ys,
+            z=z,
+            text=text,
+            texttemplate="%{text}",
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
+            colorscale=scale,
+            zmin=-0.5,
+            zmax=n - 0.5,
+            showscale=False,
+            xgap=2,
+            ygap=2,
+        )
+    )
     for c, col in zip(cats, colors):  # legend entries for the categories
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=c,
-                                 marker=dict(size=12, color=col, symbol="square")))
+        fig.add_trace(
+            go.Scatter(x=[None], y=[None], mode="markers", name=c, marker=dict(size=12, color=col, symbol="square"))
+        )
     fig.update_xaxes(type="category", title_text=d.x)
     fig.update_yaxes(type="category", title_text=d.y)
-    fig.update_layout(title=f"Most {metric} per tile (tie: Welch p > {alpha:g})", height=max(320, 140 + 60 * len(ys)),
-                      template="plotly_white", legend_title_text="winner")
+    fig.update_layout(
+        title=f"Most {metric} per tile (tie: Welch p > {alpha:g})",
+        height=max(320, 140 + 60 * len(ys)),
+        template="plotly_white",
+        legend_title_text="winner",
+    )
     return fig
 
 
 def _latency_cdfs(d: _Data) -> go.Figure:
     nr, nc = d.facets(len(d.ys))
-    fig = make_subplots(rows=nr, cols=nc, subplot_titles=[f"{d.y}={v}" for v in d.ys],
-                        horizontal_spacing=0.06, vertical_spacing=0.14)
+    fig = make_subplots(
+        rows=nr, cols=nc, subplot_titles=[f"{d.y}={v}" for v in d.ys], horizontal_spacing=0.06, vertical_spacing=0.14
+    )
     owners: list[int] = []
     for si, xv in enumerate(d.xs):
         for i, yv in enumerate(d.ys):
@@ -188,15 +245,31 @@ def _latency_cdfs(d: _Data) -> go.Figure:
                 curve = _mean_cdf(d.groups.get((xv, yv, pol), ()))
                 if curve is None:
                     continue
-                fig.add_trace(go.Scatter(x=curve[1], y=curve[0], mode="lines", name=pol, legendgroup=pol,
-                                         showlegend=i == 0, line=dict(color=d.colors[pol]), visible=si == 0,
-                                         hovertemplate="%{x:.2f} us at p%{y}"), row=r + 1, col=c + 1)
+                fig.add_trace(
+                    go.Scatter(
+                        x=curve[1],
+                        y=curve[0],
+                        mode="lines",
+                        name=pol,
+                        legendgroup=pol,
+                        showlegend=i == 0,
+                        line=dict(color=d.colors[pol]),
+                        visible=si == 0,
+                        hovertemplate="%{x:.2f} us at p%{y}",
+                    ),
+                    row=r + 1,
+                    col=c + 1,
+                )
                 owners.append(si)
     _size_menu(fig, d, owners)
     fig.update_xaxes(type="log", title_text="completion latency (us)")
     fig.update_yaxes(title_text="percentile", col=1)
-    fig.update_layout(title="Completion latency CDF (replicate mean of each percentile)", height=330 * nr + 140,
-                      template="plotly_white", legend_title_text="policy")
+    fig.update_layout(
+        title="Completion latency CDF (replicate mean of each percentile)",
+        height=330 * nr + 140,
+        template="plotly_white",
+        legend_title_text="policy",
+    )
     return fig
 
 
@@ -223,10 +296,15 @@ def _size_menu(fig: go.Figure, d: _Data, owners: list[int]) -> None:
     """A menu that shows the traces of one size (``owners[i]`` = size index of trace i)."""
     if len(d.xs) < 2:
         return
-    buttons = [dict(label=f"{d.x}={xv}", method="update", args=[{"visible": [o == si for o in owners]}])
-               for si, xv in enumerate(d.xs)]
-    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.12,
-                                        yanchor="bottom", showactive=True)])
+    buttons = [
+        dict(label=f"{d.x}={xv}", method="update", args=[{"visible": [o == si for o in owners]}])
+        for si, xv in enumerate(d.xs)
+    ]
+    fig.update_layout(
+        updatemenus=[
+            dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.12, yanchor="bottom", showactive=True)
+        ]
+    )
 
 
 def _breakdown_figures(d: _Data) -> list[tuple[str, go.Figure]]:
@@ -236,22 +314,45 @@ def _breakdown_figures(d: _Data) -> list[tuple[str, go.Figure]]:
     figs: list[tuple[str, go.Figure]] = []
     layers = [c for c in d.columns if c.startswith("layers.") and c != "layers.idle"]
     if layers:
-        figs.append(("CPU time per IO by layer", _stacked_by_size(
-            d, layers, "CPU time per IO by stack layer (idle time excluded)", "ns per IO", 1.0, "layers.")))
+        figs.append(
+            (
+                "CPU time per IO by layer",
+                _stacked_by_size(
+                    d, layers, "CPU time per IO by stack layer (idle time excluded)", "ns per IO", 1.0, "layers."
+                ),
+            )
+        )
     mem = [c for c in d.columns if c.startswith("mem_ops_per_s.")]
     top = [c for c in mem if c.endswith("/") or c == "mem_ops_per_s.other"]
     mem = top or [c for c in mem if c != "mem_ops_per_s.total"]
     if mem:
-        figs.append(("Memory operations by source directory", _stacked_by_size(
-            d, mem, "Memory operations (loads + stores) per second by kernel source directory",
-            "million per s", 1e-6, "mem_ops_per_s.")))
+        figs.append(
+            (
+                "Memory operations by source directory",
+                _stacked_by_size(
+                    d,
+                    mem,
+                    "Memory operations (loads + stores) per second by kernel source directory",
+                    "million per s",
+                    1e-6,
+                    "mem_ops_per_s.",
+                ),
+            )
+        )
     return figs
 
 
 # -- the page -------------------------------------------------------------------------------------
-def build_figures(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs", policy: Sequence[str] | str | None = None,
-                  metric: str = DEFAULT_METRIC, alpha: float = 0.05,
-                  lower_is_better: bool = False) -> list[tuple[str, go.Figure]]:
+def build_figures(
+    rows: Sequence[Row],
+    *,
+    x: str = "bs",
+    y: str = "numjobs",
+    policy: Sequence[str] | str | None = None,
+    metric: str = DEFAULT_METRIC,
+    alpha: float = 0.05,
+    lower_is_better: bool = False,
+) -> list[tuple[str, go.Figure]]:
     """The report's figures as (section title, figure), in page order; a figure whose columns
     are absent from the results is left out."""
     paxes = parse_policy_axes(policy, rows)
@@ -276,7 +377,9 @@ def build_figures(rows: Sequence[Row], *, x: str = "bs", y: str = "numjobs", pol
             figs.append((title, _lines_vs_depth(d, col, title, ytitle)))
     figs += _breakdown_figures(d)
     if has(metric):
-        tiles = efficiency_map(rows, x=x, y=y, policy=paxes, metric=metric, alpha=alpha, lower_is_better=lower_is_better)
+        tiles = efficiency_map(
+            rows, x=x, y=y, policy=paxes, metric=metric, alpha=alpha, lower_is_better=lower_is_better
+        )
         figs.append(("Efficiency map", _efficiency_heatmap(d, tiles, metric, alpha)))
     if has("cdf"):
         figs.append(("Latency CDFs", _latency_cdfs(d)))
@@ -289,7 +392,11 @@ def write_report(rows: Sequence[Row], out: str | Path, *, title: str | None = No
     sweeps = ordered_values(str(r.get("sweep", "")) for r in rows)
     title = title or f"stacksim sweep report: {', '.join(s for s in sweeps if s) or 'results'}"
     points = len({r.get("point") for r in rows})
-    intro = [(f"<p>{len(rows)} runs, {points} points. Points are means over replicates; error bars are 95% "
-              "confidence intervals (Student t).</p>")]
+    intro = [
+        (
+            f"<p>{len(rows)} runs, {points} points. Points are means over replicates; error bars are 95% "
+            "confidence intervals (Student t).</p>"
+        )
+    ]
     write_text(out, figures_page(title, intro, figs), what="-o")
     return len(figs)

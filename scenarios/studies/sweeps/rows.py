@@ -22,7 +22,13 @@ TIMING_COLUMNS = ("sim.wall_s", "sim.real_time_factor", "sim.ios_per_wall_s")
 #: columns that are always text, even when they look like numbers
 TEXT_COLUMNS = ("sweep", "point", "completion", "config_sha", "code_sha", "config", "cdf")
 #: summary entries not flattened: duplicates, per-CPU detail, time series
-_SKIP = {"layers_ns_per_io", "layers_ns_per_io_per_cpu", "interrupts_per_s_per_cpu", "cstate_residency", "power_samples"}
+_SKIP = {
+    "layers_ns_per_io",
+    "layers_ns_per_io_per_cpu",
+    "interrupts_per_s_per_cpu",
+    "cstate_residency",
+    "power_samples",
+}
 
 
 def completion_label(config) -> str:
@@ -79,8 +85,10 @@ def summary_columns(summary: dict) -> dict[str, Any]:
         for st, fracs in states.items():
             out[f"cstate_residency_mean.{st}"] = float(np.mean(fracs))
     iops = summary.get("iops", 0.0)
-    for per_io, per_s in (("context_switches_per_io", "context_switches_per_s"),
-                          ("interrupts_per_io", "interrupts_per_s")):
+    for per_io, per_s in (
+        ("context_switches_per_io", "context_switches_per_s"),
+        ("interrupts_per_io", "interrupts_per_s"),
+    ):
         if per_io in summary:
             out[per_s] = summary[per_io] * iops
     return out
@@ -125,13 +133,15 @@ def make_row(task, result: dict) -> dict[str, Any]:
     """The row of one finished task (see the module docstring for the columns)."""
     row: dict[str, Any] = {"sweep": task.sweep, "point": task.point}
     row.update(task.axes)
-    row.update({
-        "replicate": task.replicate,
-        "seed": task.seed,
-        "completion": completion_label(task.config),
-        "config_sha": task.config_sha,
-        "code_sha": task_code_sha(task),  # of the process that ran it (a Dask worker may differ)
-    })
+    row.update(
+        {
+            "replicate": task.replicate,
+            "seed": task.seed,
+            "completion": completion_label(task.config),
+            "config_sha": task.config_sha,
+            "code_sha": task_code_sha(task),  # of the process that ran it (a Dask worker may differ)
+        }
+    )
     for key, value in summary_columns(result["summary"]).items():
         row.setdefault(key, value)  # an axis column keeps its value (the server summary has e.g. "policy")
     row.update(flatten(result.get("sim", {}), "sim."))

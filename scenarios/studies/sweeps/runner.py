@@ -42,9 +42,18 @@ def run_task(task) -> dict[str, Any]:
     return make_row(task, result)
 
 
-def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, scheduler: str | None = None,
-            local_cluster: int | None = None, fresh: bool = False, progress: bool | None = None,
-            flush_interval_s: float = 5.0, fn=None) -> SweepOutcome:
+def execute(
+    tasks: Sequence,
+    results: str | Path,
+    *,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    local_cluster: int | None = None,
+    fresh: bool = False,
+    progress: bool | None = None,
+    flush_interval_s: float = 5.0,
+    fn=None,
+) -> SweepOutcome:
     """Run the ``tasks`` not yet stored in ``results`` and store their rows.
 
     Executes in a local process pool of ``jobs`` processes, or on Dask when ``scheduler`` or
@@ -59,26 +68,32 @@ def execute(tasks: Sequence, results: str | Path, *, jobs: int | None = None, sc
     try:
         others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep for t in tasks})
         if tasks and others:
-            raise ConfigError(f"{store.path} holds results of sweep {', '.join(others)}, not {tasks[0].sweep}: "
-                              "give another results file (or --fresh to replace it)")
+            raise ConfigError(
+                f"{store.path} holds results of sweep {', '.join(others)}, not {tasks[0].sweep}: "
+                "give another results file (or --fresh to replace it)"
+            )
         status = {t.index: store.status(t.point, t.replicate, t.config_sha, task_code_sha(t)) for t in tasks}
         todo = [t for t in tasks if status[t.index] != "done"]
         stale = sum(1 for s in status.values() if s == "stale")
         if stale:
-            print(f"stacksim: note: {stale} stored runs were computed by another version of the simulator: "
-                  "recomputing them", file=sys.stderr)
+            print(
+                f"stacksim: note: {stale} stored runs were computed by another version of the simulator: "
+                "recomputing them",
+                file=sys.stderr,
+            )
         extra = sum(1 for k in store.rows if k not in order)
         if extra:
-            print(f"stacksim: note: {store.path} also holds {extra} rows that are not part of this sweep (kept)",
-                  file=sys.stderr)
+            print(
+                f"stacksim: note: {store.path} also holds {extra} rows that are not part of this sweep (kept)",
+                file=sys.stderr,
+            )
         if not todo:
             stream = run_inline(fn, [])
         elif scheduler is not None or local_cluster is not None:
             stream = run_dask(fn, todo, scheduler=scheduler, local_cluster=local_cluster)
         else:
             stream = run_local(fn, todo, jobs)
-        bar = Progress(len(tasks), len(tasks) - len(todo), enabled=progress,
-                       desc=tasks[0].sweep if tasks else "sweep")
+        bar = Progress(len(tasks), len(tasks) - len(todo), enabled=progress, desc=tasks[0].sweep if tasks else "sweep")
         computed = 0
         try:
             for _task, row in stream:

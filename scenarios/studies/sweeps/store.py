@@ -112,7 +112,8 @@ class ResultStore:
         if str(row.get("config_sha")) != config_sha:
             raise ConfigError(
                 f"{self.path} holds point {point} replicate {replicate} computed with another configuration "
-                f"(the sweep or the overrides changed): use --fresh to recompute, or another results file")
+                f"(the sweep or the overrides changed): use --fresh to recompute, or another results file"
+            )
         return "done" if str(row.get("code_sha")) == code_sha else "stale"
 
     def add(self, row: Row, order: dict[RowKey, int] | None = None) -> None:
@@ -120,8 +121,9 @@ class ResultStore:
         try:
             self.journal.mkdir(exist_ok=True)
         except OSError as err:
-            raise OutputError(f"cannot write results file {self.path}: journal {self.journal}: "
-                              f"{err.strerror or err}") from None
+            raise OutputError(
+                f"cannot write results file {self.path}: journal {self.journal}: {err.strerror or err}"
+            ) from None
         key = row_key(row)
         name = hashlib.sha1(f"{key[0]}\0{key[1]}".encode("utf-8")).hexdigest()[:24] + ".json"
         write_text(self.journal / name, json.dumps(row), what="results journal")
@@ -216,8 +218,10 @@ def _read_table(path: Path) -> list[Row]:
                 rows = []
                 for r in reader:
                     if None in r or None in r.values():
-                        raise ConfigError(f"{path} line {reader.line_num}: {len(r) - (None in r)} fields where the "
-                                          f"header has {len(reader.fieldnames)}: not a sweep results file, or damaged")
+                        raise ConfigError(
+                            f"{path} line {reader.line_num}: {len(r) - (None in r)} fields where the "
+                            f"header has {len(reader.fieldnames)}: not a sweep results file, or damaged"
+                        )
                     rows.append({k: (v if k in TEXT_COLUMNS else _parse(v)) for k, v in r.items() if v != ""})
     except ConfigError:
         raise
@@ -227,8 +231,9 @@ def _read_table(path: Path) -> list[Row]:
         raise ConfigError(f"{path}: cannot read sweep results: {err}") from None
     for i, r in enumerate(rows):
         if not isinstance(r.get("replicate"), int) or not isinstance(r.get("point"), str):
-            raise ConfigError(f"{path}: row {i + 1} has no point or no integer replicate: not a sweep results file, "
-                              "or damaged")
+            raise ConfigError(
+                f"{path}: row {i + 1} has no point or no integer replicate: not a sweep results file, or damaged"
+            )
     return rows
 
 
@@ -237,8 +242,10 @@ def _check_kind(path: Path, columns: Iterable[str]) -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in cols]
     if missing:
         shown = ", ".join(cols[:5]) + (", ..." if len(cols) > 5 else "") if cols else "none"
-        raise ConfigError(f"{path}: not a stacksim sweep results file (no {', '.join(missing)} column"
-                          f"{'s' if len(missing) > 1 else ''}; its columns: {shown})")
+        raise ConfigError(
+            f"{path}: not a stacksim sweep results file (no {', '.join(missing)} column"
+            f"{'s' if len(missing) > 1 else ''}; its columns: {shown})"
+        )
 
 
 def _parse(text: str) -> Any:
@@ -285,8 +292,9 @@ def _lock(path: Path):
         except BlockingIOError:
             holder = _lock_pid(fh)
             fh.close()
-            raise ConfigError(f"{path}: another sweep{f' (pid {holder})' if holder else ''} is writing this "
-                              "results file") from None
+            raise ConfigError(
+                f"{path}: another sweep{f' (pid {holder})' if holder else ''} is writing this results file"
+            ) from None
         except OSError:  # no flock on this file system: a pid file, taken over when its process is gone
             holder = _lock_pid(fh)
             if holder and holder != os.getpid() and pid_alive(holder):
