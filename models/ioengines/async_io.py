@@ -36,7 +36,7 @@ from models.os.request import REQ_BARRIER, Request
 from simcore.errors import ConfigError
 
 
-class _Wait:
+class Waiter:
     """What a thread waiting for completions polls or sleeps on (``done`` when enough)."""
 
     __slots__ = ("done", "waiter_sleeping", "need")
@@ -86,7 +86,7 @@ class AsyncThread(SyncThread):
         self._quiesce_for_ns = 0.0  # fio's flow_sleep after a quiesce (0: a thinktime's)
         self.inflight = 0
         self.ring: list[Request] = []  # completed, not yet reaped by fio
-        self.wait = _Wait()
+        self.wait = Waiter()
         self.stopping = False
         self.think_ns = float(job.thinktime_ns)
         self.reaped_since_think = 0  # fio's thinktime_blocks counter (completed IOs)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from models.ioengines.async_io import AsyncThread, _Wait
+from models.ioengines.async_io import AsyncThread, Waiter
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
 from models.os.cost import Cost
@@ -81,7 +81,7 @@ class ReplayThread(AsyncThread):
         self._on_done_cb = self._on_done
         self._in_call: list[Request] = []  # the IOs of the io_uring_enter under way (one at a time)
         self._in_call_reqs: list[Request] = []  # ... and the requests the plug made of them
-        self.wait = _Wait()
+        self.wait = Waiter()
         self.submitted = 0
         self.reaped = 0
         self.exited = False

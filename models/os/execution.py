@@ -50,7 +50,7 @@ RUN: Final = "run"  # executing a segment (a task's, or the idle task's switchin
 POLL: Final = "poll"  # the current task spins in a poll loop
 IRQ: Final = "irq"  # a hard-IRQ handler runs on top of what it interrupted
 NONE: Final = "none"  # between two of the above (within one event)
-_POLLING: Final = _LAYER_NAMES.index("polling")
+POLLING_LAYER: Final = _LAYER_NAMES.index("polling")
 
 
 class Execution:

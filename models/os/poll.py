@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
-from models.os.execution import _POLLING, NONE, POLL, Execution
+from models.os.execution import NONE, POLL, POLLING_LAYER, Execution
 from models.os.sched_config import SchedConfig
 from simcore.engine import Call
 
@@ -59,7 +59,7 @@ class Polling(Execution):
         each bundle at the frequency it ran at, polling as measured."""
         out = list(self.layer_ns_done)
         self._add_epoch_layer_ns(out)
-        out[_POLLING] += self.poll_ns
+        out[POLLING_LAYER] += self.poll_ns
         return out
 
     def poll(self, qp: NvmeQueue | None, req: Any, then, more: tuple = ()) -> None:

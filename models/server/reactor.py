@@ -16,7 +16,7 @@ from simcore.engine import Engine
 AWAKE, ASLEEP, WAKING = 0, 1, 2
 # what an awake reactor does when it has nothing to process
 POLL, HYBRID, IRQ = 0, 1, 2
-_EPS = 1e-6  # ns; guards ceil() against rounding at exact loop boundaries
+LOOP_EPS_NS = 1e-6  # ns; guards ceil() against rounding at exact loop boundaries
 
 
 class FabricsCommand(NvmeCommand):

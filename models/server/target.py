@@ -43,11 +43,11 @@ from models.cpu.power_limit import limit_reading
 from models.server.client import ClosedLoopClient
 from models.server.core_scheduling import CoreSchedulingPolicy
 from models.server.reactor import (  # noqa: F401
-    _EPS,
     ASLEEP,
     AWAKE,
     HYBRID,
     IRQ,
+    LOOP_EPS_NS,
     POLL,
     WAKING,
     FabricsCommand,
@@ -384,7 +384,7 @@ class Server:
             else:
                 f = r.pcore.freq_ghz
                 L = r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, t) else 1.0) / f
-                s = t0 + ceil((t - t0) / L - _EPS) * L if L > 0 else t
+                s = t0 + ceil((t - t0) / L - LOOP_EPS_NS) * L if L > 0 else t
             if self.act_proc != self.act_poll:
                 self.set_state(r.cpu_id, s, self.act_proc)
             return s
@@ -401,7 +401,7 @@ class Server:
             t1 = (r.t_mode if r.t_mode > r.free_at else r.free_at) + self.loop_ns(r)
             return t1 if t1 > t else t
         t0, L, P = r.st_t0, r.st_L, r.st_P
-        k = ceil((t - t0 - L) / P - _EPS)
+        k = ceil((t - t0 - L) / P - LOOP_EPS_NS)
         if k < 1:
             k = 1
         s = t0 + L + k * P
@@ -426,7 +426,7 @@ class Server:
         now = self.engine.now
         mode = r.idle_mode
         lag = r.entry_ns if mode == IRQ else (self.loop_ns(r) if mode == HYBRID else 0.0)
-        if r.free_at + lag > now + _EPS:
+        if r.free_at + lag > now + LOOP_EPS_NS:
             r.period_ev = self.engine.call_at(r.free_at + lag, self._period_end, r)
             return
         r.period_ev = None
@@ -544,13 +544,13 @@ class Server:
             if not r.in_stretch:
                 t1 = (r.t_mode if r.t_mode > r.free_at else r.free_at) + self.loop_ns(r)
                 return t1 if t1 > t else t
-            k = ceil((t - r.st_t0 - r.st_L) / r.st_P - _EPS)
+            k = ceil((t - r.st_t0 - r.st_L) / r.st_P - LOOP_EPS_NS)
             return r.st_t0 + r.st_L + max(k, 1) * r.st_P
         t0 = r.t_mode if r.t_mode > r.free_at else r.free_at
         L = self.loop_ns(r)
         if t <= t0 or L <= 0:
             return t0 if t0 > t else t
-        return t0 + ceil((t - t0) / L - _EPS) * L
+        return t0 + ceil((t - t0) / L - LOOP_EPS_NS) * L
 
     def _install(self, th: LThread, r: Reactor) -> None:
         now = self.engine.now
