@@ -14,7 +14,7 @@ import sys
 from pydantic import ValidationError
 
 from simcore.errors import ConfigError, error_line
-from stacksim.fileargs import reads, writes
+from stacksim.fileargs import add_plugin_option, reads, writes
 
 EXIT_BAD_INPUT = 2
 
@@ -41,15 +41,7 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
         type=writes("--json"),
         help="write the full result as JSON ('-': standard output, the summary then goes to stderr)",
     )
-    p.add_argument(
-        "--plugin",
-        action="append",
-        default=[],
-        metavar="FILE.py|MODULE",
-        type=reads("--plugin"),
-        help="import a policy plug-in first (Python code, runs with your rights; a .py path "
-        "relative to the current directory, or a module name)",
-    )
+    add_plugin_option(p)
 
 
 def _version() -> str:

@@ -11,25 +11,13 @@ import argparse
 import sys
 
 from simcore.errors import ConfigError, error_line
-from stacksim.fileargs import reads, writes
+from stacksim.fileargs import add_measured_option, add_plugin_option, reads, writes
 
 EXIT_OUT_OF_BOUND = 1
 
 
 def _add_sets(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help=what)
-
-
-def _add_plugin(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--plugin",
-        action="append",
-        default=[],
-        metavar="FILE.py|MODULE",
-        type=reads("--plugin"),
-        help="import a policy plug-in first (Python code, runs with your rights; a .py path "
-        "relative to the current directory, or a module name)",
-    )
 
 
 def _load_plugins(args) -> None:
@@ -156,7 +144,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         default=None,
         help="progress line on stderr while replaying (default: when stderr is a terminal and not --quiet)",
     )
-    _add_plugin(rp)
+    add_plugin_option(rp)
 
     ca = subparsers.add_parser(
         "calibrate",
@@ -189,14 +177,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         help="--study: stop the least-squares search after N iterations (a quick, unconverged result)",
     )
     ca.add_argument("--platform", type=reads("--platform"), help="platform to start from (name or YAML)")
-    ca.add_argument(
-        "--measured",
-        nargs="+",
-        action="extend",
-        metavar="FILE",
-        type=reads("--measured"),
-        help="measured-points CSV(s) and/or fio --output-format=json file(s)",
-    )
+    add_measured_option(ca)
     ca.add_argument(
         "--fit",
         action="append",
@@ -228,14 +209,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         help="platform (name or YAML); required with --measured, overrides a suite's",
     )
     src = va.add_mutually_exclusive_group(required=True)
-    src.add_argument(
-        "--measured",
-        nargs="+",
-        action="extend",
-        metavar="FILE",
-        type=reads("--measured"),
-        help="measured-points CSV(s) and/or fio --output-format=json file(s)",
-    )
+    add_measured_option(src)
     src.add_argument(
         "--suite",
         help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, io-schedulers, all",
@@ -292,7 +266,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         type=writes("-o"),
         help="also write the waterfall as a self-contained HTML page (plotly)",
     )
-    _add_plugin(ex)
+    add_plugin_option(ex)
 
     handlers = {"replay": cmd_replay, "calibrate": cmd_calibrate, "validate": cmd_validate, "explain": cmd_explain}
     if commands is not None:

@@ -10,7 +10,7 @@ symbolic and hard links count), and at most one output may be standard output (`
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import Any, Callable
 
 from simcore.errors import ConfigError
 from simcore.outfile import STDOUT, check_distinct
@@ -71,3 +71,30 @@ def check_file_args(args: argparse.Namespace) -> bool:
         elif isinstance(value, list) and any(isinstance(v, FileArg) for v in value):
             setattr(args, name, [str(v) if isinstance(v, FileArg) else v for v in value])
     return bool(dashes)
+
+
+def add_plugin_option(parser: Any) -> None:
+    """``--plugin FILE.py|MODULE`` (repeatable) on ``parser`` (a parser or an argument group): a plug-in
+    the command imports first."""
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        type=reads("--plugin"),
+        help="import a policy plug-in first (Python code, runs with your rights; a .py path "
+        "relative to the current directory, or a module name)",
+    )
+
+
+def add_measured_option(parser: Any) -> None:
+    """``--measured FILE...`` on ``parser`` (a parser or an argument group): measured points (CSV, fio
+    JSON) the command reads."""
+    parser.add_argument(
+        "--measured",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        type=reads("--measured"),
+        help="measured-points CSV(s) and/or fio --output-format=json file(s)",
+    )
