@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--trace-ios", type=int, default=2000, metavar="N", help="trace at most N IOs (default 2000)")
     _add_run_args(run)
-    sub.add_parser("list", help="list built-in scenarios, platforms and policies")
+    lst = sub.add_parser("list", help="list built-in scenarios, platforms and policies")
+    lst.add_argument("name", nargs="?", help="show this scenario, platform or sweep with its whole description")
     sch = sub.add_parser("schema", help="print the JSON schema of a configuration model")
     sch.add_argument("what", nargs="?", default="scenario", choices=["scenario", "platform", "queue", "run"])
     from stacksim import cli_traces
@@ -197,34 +198,41 @@ def _make_tracer(args, warmup_ns: float):
     return ChromeTracer(t0, t1, max_ios=args.trace_ios)
 
 
+def _described() -> dict[str, dict[str, str]]:
+    """The built-in things that have a description, by heading: {heading: {name: description}}."""
+    from models.platforms import PLATFORMS
+    from scenarios.config.registry import builtin_scenarios
+    from scenarios.config.server import server_scenarios
+    from scenarios.studies.sweep import builtin_sweeps
+    from simcore.config import load_data_file
+
+    def from_files(files: dict) -> dict[str, str]:
+        return {name: str((load_data_file(path) or {}).get("description", "")) for name, path in files.items()}
+
+    return {
+        "scenarios (--scenario NAME)": from_files(builtin_scenarios("host")),
+        "server scenarios (--scenario NAME)": dict(server_scenarios()),
+        "platforms (--platform NAME)": {name: fn().description for name, fn in PLATFORMS.items()},
+        "sweeps (stacksim sweep NAME)": from_files(builtin_sweeps()),
+    }
+
+
 def cmd_list(args) -> int:
     from models.cpu.presets import CPU_PRESETS
-    from models.platforms import PLATFORMS
     from models.ssd.presets import SSD_PRESETS
     from policies.completion import COMPLETION_POLICIES
     from policies.core_scheduling import CORE_SCHEDULING
     from policies.cpu_power import CPUFREQ_GOVERNORS
     from policies.interrupt_generation import IRQ_GENERATION
     from policies.io_scheduler import IO_SCHEDULERS
-    from scenarios.config.registry import builtin_scenarios
-    from scenarios.config.server import server_scenarios
-    from scenarios.studies.sweep import builtin_sweeps
-    from simcore.config import load_data_file
 
-    def described(files: dict) -> None:
-        for name, path in files.items():
-            print(list_line(name, str((load_data_file(path) or {}).get("description", ""))))
-
-    print("scenarios (--scenario NAME):")
-    described(builtin_scenarios("host"))
-    print("server scenarios (--scenario NAME):")
-    for name, desc in server_scenarios().items():
-        print(list_line(name, desc))
-    print("platforms (--platform NAME):")
-    for name, fn in PLATFORMS.items():
-        print(list_line(name, fn().description))
-    print("sweeps (stacksim sweep NAME):")
-    described(builtin_sweeps())
+    described = _described()
+    if args.name:
+        return _describe_one(args.name, described)
+    for heading, entries in described.items():
+        print(heading + ":")
+        for name, desc in entries.items():
+            print(list_line(name, desc))
     print("completion policies: " + ", ".join(COMPLETION_POLICIES.names()))
     print("IO schedulers (queue.scheduler): " + ", ".join(IO_SCHEDULERS.names()))
     print("interrupt generation (nvme.irq): " + ", ".join(IRQ_GENERATION.names()))
@@ -238,6 +246,24 @@ def cmd_list(args) -> int:
     from scenarios.studies.builtin import STUDIES
 
     print("calibration studies (stacksim calibrate --study NAME): " + ", ".join(STUDIES))
+    return 0
+
+
+def _describe_one(name: str, described: dict[str, dict[str, str]]) -> int:
+    """``stacksim list NAME``: every built-in thing of that name, with its whole description."""
+    import textwrap
+
+    found = [(heading, entries[name]) for heading, entries in described.items() if name in entries]
+    if not found:
+        known = sorted({n for entries in described.values() for n in entries})
+        raise ConfigError(f"nothing built in is named '{name}' (named: {', '.join(known)})")
+    for heading, desc in found:
+        print(f"{name}: {heading.split(' (')[0].rstrip('s')}")
+        print(
+            textwrap.fill(desc, width=100, initial_indent="  ", subsequent_indent="  ")
+            if desc
+            else "  (no description)"
+        )
     return 0
 
 

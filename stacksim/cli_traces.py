@@ -239,7 +239,12 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     _add_point_args(va)
 
     ex = subparsers.add_parser("explain", help="where the nanoseconds of one typical IO go, per completion policy")
-    ex.add_argument("job", type=reads("job"), help="fio job file, scenario YAML or built-in scenario name (as for run)")
+    ex.add_argument(
+        "job",
+        nargs="?",
+        type=reads("job"),
+        help="fio job file, scenario YAML or built-in scenario name (as for run; default: the default scenario)",
+    )
     ex.add_argument(
         "--platform",
         type=reads("--platform"),
@@ -543,8 +548,10 @@ def cmd_explain(args) -> int:
         raise ConfigError(f"-o {args.output}: use an .html file name")
     _check_out(args.output, "-o")
     _load_plugins(args)
+    from scenarios.config.host import DEFAULT_SCENARIO
+
     expl = explain(
-        args.job,
+        args.job or DEFAULT_SCENARIO,
         args.platform,
         sets=_sets(args.sets),
         seed=args.seed,

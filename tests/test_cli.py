@@ -129,3 +129,22 @@ def test_list_and_schema(capsys):
         assert section in out and item in out.split(section, 1)[1]
     rc, out, _ = run_cli(["schema", "queue"], capsys)
     assert rc == 0 and "io_poll_delay" in json.loads(out)["properties"]
+
+
+def test_list_name_shows_the_whole_description(capsys):
+    """`stacksim list` shortens descriptions to the terminal; `stacksim list NAME` shows one whole."""
+    from stacksim.cli import _described
+
+    desc = _described()["platforms (--platform NAME)"]["optane900p-e3-1230v5"]
+    assert main(["list", "optane900p-e3-1230v5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("optane900p-e3-1230v5: platform") and " ".join(out.split()[2:]) == " ".join(desc.split())
+    assert main(["list", "server-burst"]) == 0 and "server scenario" in capsys.readouterr().out
+    assert main(["list", "no-such-thing"]) == 2
+    assert "nothing built in is named 'no-such-thing'" in capsys.readouterr().err
+
+
+def test_explain_without_a_job_explains_the_default_scenario(capsys):
+    """Like `stacksim run`, `stacksim explain` with no job takes the built-in default scenario."""
+    assert main(["explain", "--runtime-ms", "3", "--policies", "interrupt"]) == 0
+    assert "interrupt" in capsys.readouterr().out
