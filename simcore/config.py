@@ -196,7 +196,9 @@ def _read_bounded(p: Path, what: str, limit: int) -> bytes:
         try:
             if stat.S_ISREG(mode) and st.st_size > limit:
                 raise ConfigError(f"{what} {p} is larger than {limit // 2**20} MiB: not a {what}?")
-            data = _read_upto(fh, min(st.st_size, limit) + 1 if stat.S_ISREG(mode) else limit + 1)
+            data = _read_upto(
+                fh, st.st_size + 1 if stat.S_ISREG(mode) else limit + 1
+            )  # (a file over limit: refused above)
         except OSError as err:
             raise ConfigError(f"cannot read {what} {p}: {err.strerror or err}") from None
     if len(data) > limit:
