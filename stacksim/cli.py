@@ -155,6 +155,7 @@ def cmd_run(args) -> int:
     )
     result.data["provenance"] = provenance(cfg, argv=args.argv, inputs=inputs, cli_plugins=plugins)
     _emit(args, result, format_run(cfg), cfg.platform.cpu.logical_cpus)
+    print_warnings(result.get("warnings") or ())
     return 0
 
 

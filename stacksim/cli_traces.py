@@ -334,6 +334,7 @@ def cmd_replay(args) -> int:
         write_json(args.json_out, result)
     if not args.quiet:
         print(format_replay(result))
+    print_warnings(result.get("warnings") or ())
     return 0
 
 
