@@ -135,12 +135,18 @@ def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
 
 def cmd_sweep(args) -> int:
     from scenarios.config.sets import parse_sets
-    from scenarios.studies.sweep import load_sweep, plan
-    from scenarios.studies.sweeps.runner import execute
+    from scenarios.studies.sweep import combinations, load_sweep, plan
+    from scenarios.studies.sweeps.runner import SweepInterrupted, execute
     from scenarios.studies.sweeps.store import check_results_path
 
     check_results_path(args.output)
     sweep, where = load_sweep(args.sweep)
+    nrep = sweep.replicates if args.replicates is None else args.replicates
+    print(
+        f"sweep {sweep.name}: {len(combinations(sweep))} points x {nrep} replicates; resolving them",
+        file=sys.stderr,
+        flush=True,
+    )
     tasks = plan(sweep, where=where, sets=parse_sets(args.sets), replicates=args.replicates, seed=args.seed)
     npoints = len({t.point for t in tasks})
     if args.dry_run:
@@ -148,15 +154,19 @@ def cmd_sweep(args) -> int:
             print(point)
         print(f"{npoints} points x {len(tasks) // max(npoints, 1)} replicates = {len(tasks)} runs")
         return 0
-    outcome = execute(
-        tasks,
-        args.output,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-        local_cluster=args.local_cluster,
-        fresh=args.fresh,
-        progress=args.progress,
-    )
+    try:
+        outcome = execute(
+            tasks,
+            args.output,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            local_cluster=args.local_cluster,
+            fresh=args.fresh,
+            progress=args.progress,
+        )
+    except SweepInterrupted as stop:
+        print(f"stacksim: {stop}", file=sys.stderr)
+        return 130
     print(
         f"{outcome.path}: {outcome.total} runs of sweep {sweep.name} ({npoints} points), "
         f"{outcome.computed} computed"

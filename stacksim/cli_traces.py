@@ -273,6 +273,12 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         type=writes("-o"),
         help="also write the waterfall as a self-contained HTML page (plotly)",
     )
+    ex.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress on stderr: which policy is simulated, and its progress line (default: on a terminal)",
+    )
     add_plugin_option(ex)
 
     handlers = {"replay": cmd_replay, "calibrate": cmd_calibrate, "validate": cmd_validate, "explain": cmd_explain}
@@ -546,6 +552,7 @@ def cmd_calibrate_trace(args) -> int:
 
 def cmd_explain(args) -> int:
     from scenarios.studies.explain import explain, format_explanation, write_html
+    from simcore.progress import progress_enabled
 
     if args.output and not args.output.lower().endswith((".html", ".htm")):
         raise ConfigError(f"-o {args.output}: use an .html file name")
@@ -560,6 +567,7 @@ def cmd_explain(args) -> int:
         seed=args.seed,
         runtime_ms=args.runtime_ms,
         policies=_csv_list(args.policies),
+        progress=progress_enabled(args.progress),
     )
     print(format_explanation(expl))
     if args.output:

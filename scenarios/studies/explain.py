@@ -29,6 +29,7 @@ including what the IO's own timeline hides (idle time, polling, the context swit
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,9 +192,11 @@ def explain(
     seed: int | None = None,
     runtime_ms: float = 50.0,
     policies: list[str] | None = None,
+    progress: bool = False,
 ) -> Explanation:
     """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
-    run`` reads it) briefly under each completion policy and pick each run's median IO."""
+    run`` reads it) briefly under each completion policy and pick each run's median IO
+    (``progress``: say on stderr which policy runs, with the run's progress line)."""
     source = source_args(job_file)
     if "scenario" in source and scenario_kind(source["scenario"]) != "host":
         raise ConfigError(f"{job_file} is a storage-server scenario; explain takes a fio job file or a host scenario")
@@ -219,13 +222,16 @@ def explain(
     wanted = _shown_policies(engine, own, policies, expl.notes)
     if "hybrid-poll" in wanted:
         length["ramp_time"] = f"{RAMP_MS}ms"  # for every policy alike
-    for policy in dict.fromkeys(wanted):
+    shown = list(dict.fromkeys(wanted))
+    for i, policy in enumerate(shown, 1):
+        if progress:
+            print(f"explain: simulating {policy} ({i} of {len(shown)})", file=sys.stderr, flush=True)
         is_own = policy == own
         extra = (
             {} if is_own else {k: v for k, v in POLICY_SETS[policy].items() if k != "hipri" or engine in HIPRI_ENGINES}
         )
         cfg = resolve_run(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
-        result = simulate(cfg, records=True)
+        result = simulate(cfg, records=True, progress=progress)
         records = result.records
         if len(records) == 0:
             raise ConfigError(f"{policy}: no IO completed in {runtime_ms:g} ms; give a longer --runtime-ms")

@@ -65,6 +65,7 @@ def execute(
         fn = run_task
     store = ResultStore(results, fresh=fresh, flush_interval_s=flush_interval_s)
     order = {(t.point, t.replicate): t.index for t in tasks}
+    todo, computed = list(tasks), 0
     try:
         others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep for t in tasks})
         if tasks and others:
@@ -94,7 +95,6 @@ def execute(
         else:
             stream = run_local(fn, todo, jobs)
         bar = Progress(len(tasks), len(tasks) - len(todo), enabled=progress, desc=tasks[0].sweep if tasks else "sweep")
-        computed = 0
         try:
             for _task, row in stream:
                 store.add(row, order)
@@ -103,6 +103,17 @@ def execute(
         finally:
             stream.close()
             bar.close()
+    except KeyboardInterrupt:  # (the store is flushed below before the message is seen)
+        stored = len(tasks) - len(todo) + computed
+        raise SweepInterrupted(
+            f"interrupted: {stored} of {len(tasks)} runs are stored in {store.path}"
+            f" ({computed} from this session); run the same command again to resume"
+            " (stored runs are not recomputed)"
+        ) from None
     finally:
         store.close(order)
     return SweepOutcome(store.path, len(tasks), len(tasks) - len(todo), computed, stale, extra)
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep, with what is stored and how to resume (its message)."""
