@@ -115,7 +115,18 @@ def build_parser() -> argparse.ArgumentParser:
     from stacksim import cli_sweep
 
     cli_sweep.add_subcommands(sub, COMMANDS)
+    describe_subcommands(sub)
     return ap
+
+
+def describe_subcommands(sub) -> None:
+    """Give each sub-command's own ``--help`` page its one-line summary from the command list as its
+    description, where it has none of its own (``stacksim run --help`` says what run does)."""
+    summaries = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        if parser.description is None and summaries.get(name):
+            text = summaries[name]
+            parser.description = text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
 def cmd_run(args) -> int:

@@ -46,7 +46,7 @@ from scenarios.config.host import RunConfig
 from scenarios.config.resolve import resolve_run
 from scenarios.data import SWEEPS_DIR
 from scenarios.studies.sweeps.runner import execute
-from simcore.config import Model, Seed, load_data_file, validate
+from simcore.config import Model, Seed, load_data_file, refuse_ambiguous, validate
 from simcore.errors import ConfigError
 
 Scalar = Union[bool, int, float, str]
@@ -146,6 +146,7 @@ def builtin_sweeps() -> dict[str, Path]:
 
 def load_sweep(name_or_path: str | Path) -> tuple[SweepFile, Path]:
     """Load a sweep file (a path, or the name of a built-in sweep); returns (sweep, its directory)."""
+    refuse_ambiguous(str(name_or_path), builtin_sweeps(), "sweep")
     path = Path(name_or_path)
     if not path.is_file():
         path = builtin_sweeps().get(str(name_or_path), path)

@@ -47,8 +47,8 @@ def open_text(path: str | os.PathLike):
         with open(path, "rb") as f:
             magic = f.read(2)
         if magic == b"\x1f\x8b":
-            return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
-        return open(path, encoding="utf-8", errors="replace", newline="")
+            return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
+        return open(path, encoding="utf-8-sig", errors="replace", newline="")  # (a byte-order mark is dropped)
     except OSError as e:
         raise ConfigError(f"{path}: cannot open trace: {e.strerror or e}") from None
 
