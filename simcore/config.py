@@ -234,8 +234,8 @@ def refuse_ambiguous(name: str, builtins, what: str) -> None:
 def read_text_file(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYTES) -> str:
     """The text of ``path`` (UTF-8, a leading byte-order mark dropped; at most ``limit`` bytes), or a
     :class:`ConfigError` naming the file when it is missing, unreadable, a directory or a block
-    device, too large (a stream or device that gives more than ``limit``), binary (NUL bytes) or not UTF-8. FIFOs (``/dev/stdin``,
-    a process substitution) are read like files."""
+    device, too large (a stream or device that gives more than ``limit``), binary (NUL bytes) or
+    not UTF-8. FIFOs (``/dev/stdin``, a process substitution) are read like files."""
     p = Path(path)
     data = _read_bounded(p, what, limit)
     if b"\0" in data:
