@@ -133,6 +133,10 @@ def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
     return x, y, policy
 
 
+#: sweeps of at least this many runs say their size before resolving their points
+SAY_COUNT_FROM = 200
+
+
 def cmd_sweep(args) -> int:
     from scenarios.config.sets import parse_sets
     from scenarios.studies.sweep import combinations, load_sweep, plan
@@ -142,11 +146,9 @@ def cmd_sweep(args) -> int:
     check_results_path(args.output)
     sweep, where = load_sweep(args.sweep)
     nrep = sweep.replicates if args.replicates is None else args.replicates
-    print(
-        f"sweep {sweep.name}: {len(combinations(sweep))} points x {nrep} replicates; resolving them",
-        file=sys.stderr,
-        flush=True,
-    )
+    npoints = len(combinations(sweep))
+    if npoints * nrep >= SAY_COUNT_FROM:  # resolving every point takes a while: say how many first
+        print(f"sweep {sweep.name}: {npoints} points x {nrep} replicates; resolving them", file=sys.stderr, flush=True)
     tasks = plan(sweep, where=where, sets=parse_sets(args.sets), replicates=args.replicates, seed=args.seed)
     npoints = len({t.point for t in tasks})
     if args.dry_run:
