@@ -232,25 +232,28 @@ def explain(
         )
         cfg = resolve_run(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
         result = simulate(cfg, records=True, progress=progress)
-        records = result.records
-        if len(records) == 0:
+        if len(result.records) == 0:
             raise ConfigError(f"{policy}: no IO completed in {runtime_ms:g} ms; give a longer --runtime-ms")
-        io = _median_io(records)
-        s = result["summary"]
-        expl.waterfalls.append(
-            Waterfall(
-                policy=policy,
-                own=is_own,
-                io=io,
-                segments=_segments(io, policy, sync),
-                latency_ns=io["t_complete_ns"] - io["t_submit_ns"],
-                layers_ns=dict(s["layers"]),
-                summary=s,
-                meanwhile=(_CPU_MEANWHILE if sync else _CPU_MEANWHILE_ASYNC).get(policy, ""),
-                n_ios=len(records),
-            )
-        )
+        expl.waterfalls.append(_waterfall(policy, is_own, sync, result))
     return expl
+
+
+def _waterfall(policy: str, own: bool, sync: bool, result) -> Waterfall:
+    """The waterfall of the median IO of one policy's run (``result``, with its records)."""
+    records = result.records
+    io = _median_io(records)
+    s = result["summary"]
+    return Waterfall(
+        policy=policy,
+        own=own,
+        io=io,
+        segments=_segments(io, policy, sync),
+        latency_ns=io["t_complete_ns"] - io["t_submit_ns"],
+        layers_ns=dict(s["layers"]),
+        summary=s,
+        meanwhile=(_CPU_MEANWHILE if sync else _CPU_MEANWHILE_ASYNC).get(policy, ""),
+        n_ios=len(records),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ terminal

@@ -67,27 +67,7 @@ def execute(
     order = {(t.point, t.replicate): t.index for t in tasks}
     todo, computed = list(tasks), 0
     try:
-        others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep for t in tasks})
-        if tasks and others:
-            raise ConfigError(
-                f"{store.path} holds results of sweep {', '.join(others)}, not {tasks[0].sweep}: "
-                "give another results file (or --fresh to replace it)"
-            )
-        status = {t.index: store.status(t.point, t.replicate, t.config_sha, task_code_sha(t)) for t in tasks}
-        todo = [t for t in tasks if status[t.index] != "done"]
-        stale = sum(1 for s in status.values() if s == "stale")
-        if stale:
-            print(
-                f"stacksim: note: {stale} stored runs were computed by another version of the simulator: "
-                "recomputing them",
-                file=sys.stderr,
-            )
-        extra = sum(1 for k in store.rows if k not in order)
-        if extra:
-            print(
-                f"stacksim: note: {store.path} also holds {extra} rows that are not part of this sweep (kept)",
-                file=sys.stderr,
-            )
+        todo, stale, extra = _still_to_run(tasks, store, order)
         if not todo:
             stream = run_inline(fn, [])
         elif scheduler is not None or local_cluster is not None:
@@ -113,6 +93,31 @@ def execute(
     finally:
         store.close(order)
     return SweepOutcome(store.path, len(tasks), len(tasks) - len(todo), computed, stale, extra)
+
+
+def _still_to_run(tasks: Sequence, store: ResultStore, order: dict) -> tuple[list, int, int]:
+    """The tasks ``store`` does not hold (done by this code), the stored runs of other code (run
+    again) and the stored rows of no task here (kept); the last two are said on stderr."""
+    others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep for t in tasks})
+    if tasks and others:
+        raise ConfigError(
+            f"{store.path} holds results of sweep {', '.join(others)}, not {tasks[0].sweep}: "
+            "give another results file (or --fresh to replace it)"
+        )
+    status = {t.index: store.status(t.point, t.replicate, t.config_sha, task_code_sha(t)) for t in tasks}
+    stale = sum(1 for s in status.values() if s == "stale")
+    if stale:
+        print(
+            f"stacksim: note: {stale} stored runs were computed by another version of the simulator: recomputing them",
+            file=sys.stderr,
+        )
+    extra = sum(1 for k in store.rows if k not in order)
+    if extra:
+        print(
+            f"stacksim: note: {store.path} also holds {extra} rows that are not part of this sweep (kept)",
+            file=sys.stderr,
+        )
+    return [t for t in tasks if status[t.index] != "done"], stale, extra
 
 
 class SweepInterrupted(KeyboardInterrupt):
