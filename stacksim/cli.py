@@ -158,6 +158,7 @@ def cmd_run(args) -> int:
             raise ConfigError("give either a job file / scenario file or --scenario, not both")
         source = source_args(args.job) if args.job else {"scenario": args.scenario}
         cfg = resolve_run(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
+        _check_scenario_inputs(args, source)
         inputs = _run_inputs(args, source)
     print_warnings(run_warnings(cfg))
     tracer = _make_tracer(args, cfg.warmup_ns) if args.trace else None
@@ -192,6 +193,26 @@ def _rerun_config(args):
     for w in rerun.warnings:
         print(f"stacksim: warning: {w}", file=sys.stderr)
     return rerun
+
+
+def _check_scenario_inputs(args, source: dict[str, str]) -> None:
+    """A scenario file's own inputs (its ``job_file``, its ``plugins``) are inputs of the command too:
+    no output may be one of them (the command line's files were checked before)."""
+
+    from scenarios.config.registry import locate_scenario
+    from simcore.config import load_data_file
+    from simcore.outfile import check_distinct
+
+    if not source.get("scenario"):
+        return
+    path = locate_scenario(source["scenario"])
+    data = load_data_file(path)
+    named = [data.get("job_file")] + list(data.get("plugins") or []) if isinstance(data, dict) else []
+    inputs = [(str(path.parent / n), f"{path.name}'s input") for n in named if isinstance(n, str)]
+    outputs = [
+        (o, w) for o, w in ((args.json_out, "--json"), (args.records, "--records"), (args.trace, "--trace")) if o
+    ]
+    check_distinct(inputs, outputs)
 
 
 def _run_inputs(args, source: dict[str, str]) -> dict:

@@ -61,3 +61,41 @@ def test_a_trace_and_a_job_file_with_a_byte_order_mark_run(tmp_path, capsys):
     job.write_bytes(b"\xef\xbb\xbf[j]\nrw=randread\ndirect=1\nioengine=psync\nruntime=1ms\ntime_based=1\n")
     rc, _, err = run(["run", str(job), "--platform", "optane900p-e3-1230v5", "--quiet"], capsys)
     assert rc == 0, err
+
+
+def test_a_trace_from_standard_input_or_a_pipe_is_read_once(tmp_path, monkeypatch, capsys):
+    import io
+    import os
+
+    data = (TRACES_DIR / "msr_sample.csv").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    rc, _, err = run(["replay", "-", "--quiet", "--json", str(tmp_path / "a.json")], capsys)
+    assert rc == 0 and "trace read from standard input" in err
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    pid = os.fork()
+    if pid == 0:  # the writer end of a pipe, as a process substitution would be
+        with open(fifo, "wb") as w:
+            w.write(data)
+        os._exit(0)
+    rc, _, err = run(["replay", str(fifo), "--quiet", "--json", str(tmp_path / "b.json")], capsys)
+    os.waitpid(pid, 0)
+    assert rc == 0 and f"trace read from {fifo}" in err
+    a, b = ((tmp_path / n).read_text() for n in ("a.json", "b.json"))
+    assert '"trace_ios"' in a and a.split('"summary"')[1][:400] == b.split('"summary"')[1][:400]
+
+
+@pytest.mark.parametrize("path,what", [("/dev/zero", "a character device"), ("/tmp", "a directory")])
+def test_a_trace_that_is_not_a_file_says_what_it_is(capsys, path, what):
+    rc, _, err = run(["replay", path], capsys)
+    assert rc == 2 and f"{path}: is {what}, not a trace file" in err
+
+
+def test_a_scenarios_job_file_is_an_input_no_output_may_overwrite(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    job = "[j]\nrw=randread\ndirect=1\nruntime=1ms\ntime_based=1\n"
+    Path("job.fio").write_text(job)
+    Path("s.yaml").write_text("name: s\nplatform: optane900p-e3-1230v5\njob_file: job.fio\n")
+    rc, _, err = run(["run", "s.yaml", "--json", "job.fio"], capsys)
+    assert rc == 2 and "same file as the input job.fio (s.yaml's input)" in err
+    assert Path("job.fio").read_text() == job
