@@ -45,7 +45,7 @@ class Progress:
             self._line()
             return
         self._bar = tqdm(
-            total=total, initial=done, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True, smoothing=0.1
+            total=total or None, initial=done, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True, smoothing=0.1
         )
 
     def update(self, n: int = 1) -> None:
@@ -62,6 +62,13 @@ class Progress:
         else:
             self._line()
 
+    def skip(self, n: int = 1) -> None:
+        """``n`` more runs found already stored: they count as done, not towards the rate."""
+        self.n += n
+        self._start_n += n
+        if self._bar is not None:
+            self._bar.update(n)
+
     def close(self) -> None:
         if not self.enabled:
             return
@@ -75,6 +82,8 @@ class Progress:
         elapsed = time.monotonic() - self._t0
         ran = self.n - self._start_n
         rate = ran / elapsed if elapsed > 0 else 0.0
+        if not self.total:
+            return f"{self.n} runs  {rate:.2f} run/s"
         eta_s = time.strftime("%H:%M:%S", time.gmtime((self.total - self.n) / rate)) if rate > 0 else "?"
         return f"{self.n}/{self.total} runs  {rate:.2f} run/s  ETA {eta_s}"
 
