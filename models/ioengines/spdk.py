@@ -52,7 +52,8 @@ from simcore.errors import ConfigError
 QUEUE_ENTRIES = 256
 #: the keys spdk_nvme_transport_id_parse knows (``ns`` is the plugin's, which it skips)
 TRID_KEYS = ("trtype", "adrfam", "traddr", "trsvcid", "subnqn", "priority", "hostaddr", "hostsvcid", "ns")
-#: a PCI address as spdk_pci_addr_parse reads it: [domain] bus, device [function], ``.`` or ``:``
+#: a PCI address's hex fields and separators, as spdk_pci_addr_parse's sscanf formats read them
+_HEX = re.compile(r"^[0-9a-fA-F]{1,8}$")
 _BDF = re.compile(r"^(?:([0-9a-fA-F]{1,8})[.:])?([0-9a-fA-F]{1,2})[.:]([0-9a-fA-F]{1,2})(?:\.([0-9a-fA-F]))?$")
 
 
@@ -95,12 +96,22 @@ def parse_transport_id(entry: str) -> tuple[str, int]:
 
 
 def _pci_address(text: str, entry: str) -> str:
-    """spdk_pci_addr_parse: ``DDDD.BB.DD.F`` (or with ``:``; the domain and function optional) ->
-    ``dddd:bb:dd.f``; bus <= 0xff, device <= 0x1f, function <= 7."""
-    m = _BDF.match(text)
-    if m is None:
+    """spdk_pci_addr_parse: ``DDDD.BB.DD.F`` or ``DDDD:BB:DD.F``, ``DDDD:BB:DD`` (function 0),
+    ``BB.DD.F`` or ``BB:DD.F`` (domain 0), ``BB.DD`` or ``BB:DD`` -> ``dddd:bb:dd.f``; bus <= 0xff,
+    device <= 0x1f, function <= 7."""
+    parts = re.split(r"[.:]", text)
+    seps = "".join(c for c in text if c in ".:")
+    if not all(_HEX.match(p) for p in parts) or not 2 <= len(parts) <= 4:
         raise ConfigError(f"ioengine=spdk: file '{entry}': traddr={text} is not a PCI address (e.g. 0000.af.00.0)")
-    dom, bus, dev, fn = (int(g, 16) if g else 0 for g in m.groups())
+    vals = [int(p, 16) for p in parts]
+    if len(vals) == 4:
+        dom, bus, dev, fn = vals
+    elif len(vals) == 3 and seps == "::":
+        (dom, bus, dev), fn = vals, 0
+    elif len(vals) == 3:
+        dom, (bus, dev, fn) = 0, vals
+    else:
+        dom, (bus, dev), fn = 0, vals, 0
     if bus > 0xFF or dev > 0x1F or fn > 7:
         raise ConfigError(
             f"ioengine=spdk: file '{entry}': traddr={text} is out of range (bus <= ff, device <= 1f, function <= 7)"
@@ -210,13 +221,18 @@ class SpdkThread(AsyncThread):
         ring = self.ring
         had = len(ring)
         done = False
+        doorbells: list[UserQueuePair] = []
+        k = self.k
+        # the first doorbell reaches the controller when its store leaves the core: after the call's
+        # set-up, the checks before it and its own MMIO write (the pass's others follow it closely)
+        at = 0.0 if self._call_started else k.spdk_getevents_cycles
         for _ in range(nq):
             qp = qps[i]
             checks += 1
             if qp.pending:
-                for req in qp.pending:
-                    req.t_dispatch = now
-                qp.ring_sq_doorbell()
+                if not doorbells:
+                    at += checks * k.spdk_qpair_poll_cycles + (cq_db + 1) * k.mmio_write_cycles
+                doorbells.append(qp)
                 sq_db += 1
             cq = qp.hw.cq
             if cq:
@@ -234,6 +250,8 @@ class SpdkThread(AsyncThread):
                 done = True
                 break
         self._next_qp = i
+        if doorbells:
+            self.host.engine.call_at(now + at / self.runner.freq, self._ring, doorbells)
         self.mmio_writes += sq_db + cq_db
         self._shape = (not self._call_started, checks, sq_db + cq_db, len(ring) - had)
         self._call_started = True
@@ -245,6 +263,14 @@ class SpdkThread(AsyncThread):
         w.done = False
         self._arrived = 0
         self.runner.run(self._pass_cost(0), self._spin)
+
+    def _ring(self, qps: list[UserQueuePair]) -> None:
+        """The SQ tail doorbells of a pass reach their controllers: the pending commands are fetched."""
+        now = self.host.engine.now
+        for qp in qps:
+            for req in qp.pending:
+                req.t_dispatch = now
+            qp.ring_sq_doorbell()
 
     def _spin(self) -> None:
         """Nothing more posted: go round the qpairs (each pass one phase-bit check per qpair) until a

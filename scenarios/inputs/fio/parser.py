@@ -989,7 +989,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, not ioengine={engine}",
                 last.get("ioengine"),
             )
-    if not state["direct"]:
+    if not state["direct"] and engine != "spdk":  # (SPDK's plugin has no page cache to bypass)
         raise fail(
             "buffered IO (direct=0, fio's default) is not modelled: stacksim models O_DIRECT only; set direct=1",
             last.get("direct") or last.get("buffered"),
