@@ -93,7 +93,7 @@ class Host:
     """the NVMe driver: queue pairs per CPU and device, interrupt handlers, polling"""
     blk: BlkMq
     """blk-mq: software and hardware queues, the elevator of each device, plugging, kblockd"""
-    vfio: Vfio
+    user_devices: Vfio
     """the devices bound to vfio-pci for a user-space driver (fio's SPDK engine), with their holders"""
     policies: dict[str, CompletionPolicy]
     """the completion policies instantiated so far, by name (:meth:`policy`)"""
@@ -165,7 +165,7 @@ class Host:
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
         self.blk = BlkMq(self, queue, policies.io_scheduler)
         self.driver.attach(self.blk)
-        self.vfio = Vfio(self.devices)
+        self.user_devices = Vfio(self.devices)
         for r in self.runners:  # the compiled hot path reads the driver here, not through the host
             r.driver = self.driver
         # 4. completion policies (instantiated on first use, shared by the queue's users)

@@ -158,7 +158,7 @@ class SpdkThread(AsyncThread):
     def open_devices(self, devs: list[int], service, clone: int) -> None:
         """spdk_fio_setup: the thread's files, one per device index of ``devs`` (in order), each with
         its own qpair on its bound controller; ``service`` picks the file of each IO."""
-        vfio = self.host.vfio
+        vfio = self.host.user_devices
         for d in devs:
             vfio.bind(d, self._owner)
         self.use_files([FileRegion(f"ssd{d}", d, 0, None, False) for d in devs], service, clone)

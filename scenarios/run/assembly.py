@@ -136,15 +136,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
             raise ConfigError(
                 f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})"
             )
-        thread_cls = (
-            (SyncThread if job.io_submit_mode == "inline" else OffloadThread)
-            if job.ioengine in SYNC_ENGINES
-            else NullThread
-            if job.ioengine == "null"
-            else SpdkThread
-            if job.ioengine == "spdk"
-            else AsyncThread
-        )
+        thread_cls = _thread_class(job)
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
         for clone in range(job.numjobs):
             cpu = place_thread(job, allowed, rr, placed, core_of)
@@ -186,6 +178,13 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
     return host, fio, float(ramp), float(end)
 
 
+def _thread_class(job) -> type:
+    """The class of a job's fio threads: its engine's (and io_submit_mode's)."""
+    if job.ioengine in SYNC_ENGINES:
+        return SyncThread if job.io_submit_mode == "inline" else OffloadThread
+    return {"null": NullThread, "spdk": SpdkThread}.get(job.ioengine, AsyncThread)
+
+
 def _open_spdk_devices(th: SpdkThread, job, ji: int, clone: int, spdk_devs: dict[str, int], host: Host) -> None:
     """An SPDK thread's controllers: its files' (transport IDs), or without ``filename`` the SSD a
     job without files gets (the thread's default device)."""
@@ -203,7 +202,7 @@ def _check_bound_devices(threads: list, host: Host) -> None:
         if isinstance(th, SpdkThread):
             continue
         for dev in th.devices_used():
-            owner = host.vfio.owner_of(dev)
+            owner = host.user_devices.owner_of(dev)
             if owner is not None:
                 raise ConfigError(
                     f"job '{th.job.name}' (ioengine={th.job.ioengine}) uses SSD {dev}, which {owner} "
