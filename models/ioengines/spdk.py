@@ -22,9 +22,9 @@ spdk_nvme_ns_cmd_read / write builds the command in the qpair's SQ, ``spdk_submi
 
 **getevents(min, max)** (spdk_fio_getevents; fio's ``iodepth_batch_complete_min`` / ``max`` as
 :class:`~models.ioengines.async_io.AsyncThread` reaps them): from the qpair after the one the last
-call stopped at, spdk_nvme_qpair_process_completions(qpair, max - taken) on each in turn: write a
-pending SQ tail doorbell (``mmio_write_cycles``), take the posted completions (at most
-``max - taken``, each ``spdk_complete_cycles``), write the CQ head doorbell once if it took any; a
+call stopped at, spdk_nvme_qpair_process_completions(qpair, max - taken) on each in turn: take the
+posted completions (at most ``max - taken``, each ``spdk_complete_cycles``), write the CQ head
+doorbell once if it took any (``mmio_write_cycles``), then a pending SQ tail doorbell (another); a
 qpair with nothing posted costs its phase-bit check (``spdk_qpair_poll_cycles``). The call returns
 as soon as ``min`` are taken; until then it goes round, and the CPU spins (user time, 100% busy):
 no sleep, no context switch, no interrupt. fio then handles each event (``user_complete_cycles``)
@@ -223,19 +223,14 @@ class SpdkThread(AsyncThread):
         done = False
         doorbells: list[UserQueuePair] = []
         k = self.k
-        # the first doorbell reaches the controller when its store leaves the core: after the call's
-        # set-up, the checks before it and its own MMIO write (the pass's others follow it closely)
+        # the first SQ doorbell reaches the controller when its store leaves the core: after the
+        # call's set-up and the work before it in the pass (the pass's others follow it closely)
         at = 0.0 if self._call_started else k.spdk_getevents_cycles
         for _ in range(nq):
             qp = qps[i]
             checks += 1
-            if qp.pending:
-                if not doorbells:
-                    at += checks * k.spdk_qpair_poll_cycles + (cq_db + 1) * k.mmio_write_cycles
-                doorbells.append(qp)
-                sq_db += 1
             cq = qp.hw.cq
-            if cq:
+            if cq:  # the completions first, then the CQ head doorbell
                 left = room - len(ring)
                 take = cq[:left]
                 del cq[:left]
@@ -245,6 +240,15 @@ class SpdkThread(AsyncThread):
                 ring.extend(take)
                 self.inflight -= len(take)
                 cq_db += 1
+            if qp.pending:  # then a delayed SQ tail doorbell (nvme_pcie_qpair_process_completions' end)
+                if not doorbells:
+                    at += (
+                        checks * k.spdk_qpair_poll_cycles
+                        + (len(ring) - had) * k.spdk_complete_cycles
+                        + (cq_db + 1) * k.mmio_write_cycles
+                    )
+                doorbells.append(qp)
+                sq_db += 1
             i = (i + 1) % nq
             if len(ring) >= need:
                 done = True
