@@ -89,9 +89,9 @@ def test_controllers_map_to_ssds_in_order_and_a_short_platform_is_refused():
         path="t.fio",
     ).jobs
     assert map_devices(jobs, 3) == {"0000:b0:00.0": 0, "0000:af:00.0": 1, "0000:d8:00.0": 2}
-    with pytest.raises(ConfigError, match="job 'b'.*0000:d8:00.0.*has 2 SSD"):
+    with pytest.raises(ConfigError, match="job 'b'.*0000:d8:00.0.*platform's 2 SSD"):
         map_devices(jobs, 2)
-    with pytest.raises(ConfigError, match="platform has 1 SSD"):
+    with pytest.raises(ConfigError, match="platform's 1 SSD"):
         run(n_dev=3, **{"ssd_count": 1})
 
 

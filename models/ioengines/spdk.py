@@ -131,8 +131,8 @@ def map_devices(jobs, n_ssds: int) -> dict[str, int]:
             if addr not in out:
                 if len(out) >= n_ssds:
                     raise ConfigError(
-                        f"job '{job.name}': ioengine=spdk names controller {addr}, the "
-                        f"{len(out) + 1}th distinct one; the platform has {n_ssds} SSD(s) (set ssd_count)"
+                        f"job '{job.name}': ioengine=spdk names controller {addr}, one more than the "
+                        f"platform's {n_ssds} SSD(s) (set ssd_count)"
                     )
                 out[addr] = len(out)
     return out
