@@ -32,9 +32,9 @@ and stamps its completion. All of it is user-space work: the plugin's NVMe code 
 ``driver`` layer, fio's to ``user``, the spinning to ``polling``, and all of it is the thread's
 ``usr_cpu``.
 
-Simplifications: a pass over the qpairs is timed from its start (its doorbells are written then,
-and it takes what the controller had posted by then); the spin notices a completion at the end of
-the pass under way, then takes it in one more pass.
+Simplifications: a pass over the qpairs takes what the controllers had posted by its start; its SQ
+doorbells reach their controllers together, when the first one's store leaves the core; the spin
+notices a completion at the end of the pass under way, then takes it in one more pass.
 """
 
 from __future__ import annotations
