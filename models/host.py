@@ -24,6 +24,7 @@ from models.os.request import Request
 from models.os.sched import CpuRunner
 from models.os.sqpoll import SqThread
 from models.os.task import Task
+from models.os.vfio import Vfio
 from models.platform import PlatformConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.irq import IrqGeneration
@@ -92,6 +93,8 @@ class Host:
     """the NVMe driver: queue pairs per CPU and device, interrupt handlers, polling"""
     blk: BlkMq
     """blk-mq: software and hardware queues, the elevator of each device, plugging, kblockd"""
+    user_devices: Vfio
+    """the devices bound to vfio-pci for a user-space driver (fio's SPDK engine), with their holders"""
     policies: dict[str, CompletionPolicy]
     """the completion policies instantiated so far, by name (:meth:`policy`)"""
     _stat_policies: list[CompletionPolicy]
@@ -162,6 +165,7 @@ class Host:
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
         self.blk = BlkMq(self, queue, policies.io_scheduler)
         self.driver.attach(self.blk)
+        self.user_devices = Vfio(self.devices)
         for r in self.runners:  # the compiled hot path reads the driver here, not through the host
             r.driver = self.driver
         # 4. completion policies (instantiated on first use, shared by the queue's users)

@@ -14,7 +14,9 @@ USER = LAYER_INDEX["user"]
 class Cost:
     """A bundle of per-layer cycles executed as one stretch. ``activity`` is the power activity
     factor of the stretch (cycle-weighted user vs kernel); ``actions`` the kernel actions it
-    executes, ((index in :data:`ACTIONS`, times), ...)."""
+    executes, ((index in :data:`ACTIONS`, times), ...). Only the ``user`` layer runs in user mode,
+    unless the whole bundle does (``user_space``: a user-space driver's work, as SPDK's, keeps its
+    layers and is the task's user time)."""
 
     __slots__ = ("name", "idx", "cycles", "layer_cycles", "user_cycles", "sys_cycles", "activity", "actions")
 
@@ -35,6 +37,7 @@ class Cost:
         activity_user: float,
         activity_kernel: float,
         actions: tuple = (),
+        user_space: bool = False,
     ):
         self.name = name
         self.idx = idx
@@ -44,7 +47,7 @@ class Cost:
             lc[LAYER_INDEX[layer]] += cyc
         self.layer_cycles = tuple(lc)
         self.cycles = sum(lc)
-        self.user_cycles = lc[USER]
+        self.user_cycles = self.cycles if user_space else lc[USER]
         self.sys_cycles = self.cycles - self.user_cycles
         if self.cycles > 0:
             self.activity = (self.user_cycles * activity_user + self.sys_cycles * activity_kernel) / self.cycles

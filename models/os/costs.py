@@ -206,6 +206,47 @@ class KernelCosts(Model):
         300, ge=0, description="fio's user-space work per completed IO of an async engine"
     )
     spin_iteration_cycles: float = Field(100, ge=1, description="one iteration of a user-space CQ-ring spin loop")
+    # -- fio's SPDK engine (models/ioengines/spdk.py): SPDK's user-space NVMe driver in fio's thread.
+    # SPDK reports 10.39M 4 KiB reads per second from one thread of its perf tool (spdk.io news,
+    # 2019-05-06, "10.39M Storage I/O Per Second From One Thread", Xeon Platinum 8280): ~260-390
+    # cycles per IO at 2.7-4.0 GHz for the whole loop (submit, completion, the tool's own work, doorbells
+    # batched). The split below is an estimate within that total.
+    spdk_submit_cycles: float = Field(
+        180,
+        ge=0,
+        description="the plugin's queue() (spdk_fio_queue -> spdk_nvme_ns_cmd_read/write): a request"
+        " and a tracker from the qpair's free lists, the command, its PRP from the buffer fio allocated in"
+        " registered hugepage memory (spdk_vtophys), the 64-byte SQ entry; not the doorbell (estimate,"
+        " within SPDK's ~10M IOPS per core)",
+    )
+    spdk_complete_cycles: float = Field(
+        120,
+        ge=0,
+        description="one completion in spdk_nvme_qpair_process_completions: the CQE (its phase bit"
+        " flipped), its tracker, the request's callback (spdk_fio_completion_cb hands the io_u to fio's"
+        " event list), the request freed (estimate, within SPDK's ~10M IOPS per core)",
+    )
+    spdk_qpair_poll_cycles: float = Field(
+        16,
+        ge=0,
+        description="spdk_nvme_qpair_process_completions on a qpair with nothing posted: the phase"
+        " bit of its CQ head entry, a cached line while the device has not written it (estimate, the"
+        " storage-server model's qpair_poll_cycles)",
+    )
+    spdk_getevents_cycles: float = Field(
+        40,
+        ge=0,
+        description="one call of the plugin's getevents (spdk_fio_getevents): its loop set-up and the"
+        " qpair rotation (estimate)",
+    )
+    mmio_write_cycles: float = Field(
+        100,
+        ge=0,
+        description="core time of one write to a device register through a user-space mapping of"
+        " its BAR (an NVMe SQ tail or CQ head doorbell): an uncached store that drains the store buffer"
+        " before it and is posted on PCIe (estimate, a physical parameter of the platform; the kernel's"
+        " doorbells are inside nvme_submit_cycles and nvme_complete_cycles)",
+    )
     timer_slack_ns: float = Field(50_000, ge=0, description="timer slack of ordinary tasks' sleeps (nanosleep), ns")
     sq_thread_idle_ns: float = Field(
         1e9, ge=0, description="io_uring SQPOLL thread idle time before it sleeps (kernel default 1 s), ns"
@@ -340,25 +381,28 @@ class CostTable:
         self._act_kernel = activity["kernel"]
         self._kcosts = kcosts if kcosts is not None else KernelCosts()
 
-    def get(self, name: str, actions: Mapping[str, float] | None = None, **parts: float) -> Cost:
+    def get(
+        self, name: str, actions: Mapping[str, float] | None = None, user_space: bool = False, **parts: float
+    ) -> Cost:
         """The bundle named ``name`` with these parts (cycles by layer) and kernel ``actions``
         ({action: times}, priced by the table's :class:`KernelCosts` and added to their layers);
-        created once, then reused."""
+        ``user_space``: every layer of it runs in user mode (a user-space driver); created once,
+        then reused."""
         # the call as written (a call site passes its keywords in the same order every time): no
         # sorting on the engines' per-IO look-ups; the canonical key below on the first call
-        fast = (name, tuple(parts.items()), tuple(actions.items()) if actions else ())
+        fast = (name, tuple(parts.items()), tuple(actions.items()) if actions else (), user_space)
         cost = self._by_call.get(fast)
         if cost is not None:
             return cost
         acts = tuple(sorted((ACTION_INDEX[a], n) for a, n in (actions or {}).items() if n))
-        key = (name, tuple(sorted(parts.items())), acts)
+        key = (name, tuple(sorted(parts.items())), acts, user_space)
         cost = self._by_key.get(key)
         if cost is None:
             if actions:
                 parts = dict(parts)
                 for layer, cyc in self._kcosts.action_cycles(actions).items():
                     parts[layer] = parts.get(layer, 0.0) + cyc
-            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel, acts)
+            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel, acts, user_space)
             self.bundles.append(cost)
             self._by_key[key] = cost
         self._by_call[fast] = cost
