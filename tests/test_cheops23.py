@@ -75,7 +75,7 @@ def test_predictions_within_the_stated_tolerance(predicted, where, metric):
 
 def test_context_switches_per_io_follow_how_the_thread_waits(predicted):
     for label, (point, summary) in predicted.items():
-        blocks = label.startswith("cheops23 qd1") and not label.endswith(("iou_c", "iou_s"))
+        blocks = label.startswith("cheops23 qd1") and label.endswith((" psync", " aio", " iou"))
         ctx = summary["context_switches_per_io"]
-        # blocking engines at depth 1 sleep once per IO; polling, SQPOLL and saturated threads never do
+        # blocking engines at depth 1 sleep once per IO; polling, SQPOLL, SPDK and saturated threads never do
         assert ctx == pytest.approx(1.0, abs=0.02) if blocks else ctx < 0.01, label

@@ -25,7 +25,7 @@ PLATFORM = "cheops23-optane"
 #: that saturates the thread's CPU over seven devices, and at depth 128 over seven devices
 POINTS = ("qd1", "saturation", "depth128_1thread")
 #: the engines of the study, by the names of its job files
-ENGINES = ("psync", "aio", "iou", "iou_c", "iou_s")
+ENGINES = ("psync", "aio", "iou", "iou_c", "iou_s", "spdk_fio")
 #: the environment the study's scripts ran fio with (seconds)
 FIO_ENV = {"FIO_RUN_TIME": "120", "FIO_RAMP_TIME": "20"}
 RUNTIME_MS = 60.0
