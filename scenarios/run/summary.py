@@ -238,7 +238,8 @@ def _add_mechanism_metrics(
         summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
     summary.update(interrupt_metrics(host, s, end, dur_s))
     summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
-    summary.update(perf_stat(plat, summary["cycles_per_s"], layer_instructions(host, s), dur_s, per_io))
+    smt = smt_stall_cycles(host, s, end)
+    summary.update(perf_stat(plat, summary["cycles_per_s"], layer_instructions(host, s), smt, dur_s, per_io))
     actions_per_s = kernel_actions_per_s(host, s, dur_s)
     summary["kernel_actions_per_io"] = {a: n * dur_s / per_io for a, n in actions_per_s.items()}
     k = plat.kernel
@@ -294,16 +295,31 @@ def layer_instructions(host: Host, s: Snapshot) -> np.ndarray:
     return out
 
 
-def perf_stat(plat, cycles_per_s: dict[str, float], layer_ins: np.ndarray, dur_s: float, per_io: int) -> dict:
+def smt_stall_cycles(host: Host, s: Snapshot, end: float) -> float:
+    """Cycles the logical CPUs spent waiting on their SMT sibling since ``s`` (each CPU's stall time
+    at its core's mean frequency over the interval)."""
+    dur = end - s.t
+    out = 0.0
+    for i, r in enumerate(host.runners):
+        core = host.pkg.cpus[r.id].core
+        ghz = (core.ghz_ns_at(end) - s.ghz_ns[core.index]) / dur if dur > 0 else r.freq
+        out += (r.smt_stall_ns - s.smt[i]) * ghz
+    return out
+
+
+def perf_stat(
+    plat, cycles_per_s: dict[str, float], layer_ins: np.ndarray, smt_cycles: float, dur_s: float, per_io: int
+) -> dict:
     """What ``perf stat -a`` counts over the measured interval, per IO: every CPU's unhalted cycles
-    (the stack layers, refetch stalls and the cpuidle POLL spin; a halted C-state and its exit count
-    none) and instructions retired (the POLL loop at one iteration of
+    (the stack layers, refetch stalls, SMT contention and the cpuidle POLL spin; a halted C-state
+    and its exit count none) and instructions retired (the POLL loop at one iteration of
     ``kernel.poll_idle_loop_instructions`` per ``cpu.pause_cycles``), their ratio (IPC), and both by
-    source (``perf_by_layer``: the layers and ``idle_spin``)."""
+    source (``perf_by_layer``: the layers, ``smt_contention`` and ``idle_spin``)."""
     spin_ipc = plat.kernel.poll_idle_loop_instructions / plat.cpu.pause_cycles
     rows = {}
     for j, name in enumerate(LAYERS):
         rows[name] = (cycles_per_s[name] * dur_s, float(layer_ins[j]))
+    rows["smt_contention"] = (smt_cycles, 0.0)  # the same instructions, stretched by the sibling
     spin = cycles_per_s["idle_spin"] * dur_s
     rows["idle_spin"] = (spin, spin * spin_ipc)
     cycles = sum(c for c, _ in rows.values())
