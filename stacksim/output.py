@@ -62,7 +62,7 @@ def format_summary(result: dict) -> str:
         *power_energy_lines(s),
         "  CPU time per IO by layer (ns): " + "  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5),
     ]
-    if "instructions_per_io" in s:
+    if s.get("instructions_per_io") is not None:  # (None: no IO measured)
         out.append(perf_line(s))
     if s.get("freq_transitions"):
         freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])
