@@ -101,3 +101,39 @@ def test_a_warm_cpi_outside_the_cores_limits_is_refused():
         resolve(sets={"kernel.cpi_by_layer": "{fs: 0.1}"})
     with pytest.raises(ConfigError, match="cpi_by_layer.*unknown layer 'cache'"):
         resolve(sets={"kernel.cpi_by_layer": "{cache: 1.0}"})
+
+
+# CHEOPS'23 (Ren and Trivedi, "Performance Characterization of Modern Storage Stacks", CHEOPS'23;
+# artifact github.com/atlarge-research/Performance-Characterization-Storage-Stacks, MIT): perf stat -a
+# during one fio thread at depth 1, 4 KiB random reads on an Optane SSD, 2 x 10-core Xeon at 2.41 GHz:
+# instructions per IO and IPC = instructions_per_5s / (5 s x IOPS) and instructions / cycles
+CHEOPS23_QD1 = {
+    "psync": ({"ioengine": "psync"}, 10422775675.0 / (5 * 94377), 10422775675.0 / 12063457933.5),
+    "io_uring hipri": (
+        {"ioengine": "io_uring", "hipri": 1, "queue.io_poll": 1},
+        31148166032.5 / (5 * 110886),
+        31148166032.5 / 12071962240.5,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CHEOPS23_QD1)
+def test_depth_1_instructions_and_ipc_match_perf_stat_on_the_measured_host_class(name):
+    """The sleep-in-POLL path (psync) and the completion-polling path (io_uring hipri) on the
+    Broadwell R730 preset at the measured host's 2.41 GHz: instructions per IO and IPC within 15%."""
+    sets, ins, ipc = CHEOPS23_QD1[name]
+    cfg = resolve(
+        platform="optane-p4800x-e5-2660v4",
+        sets={
+            **BASE,
+            "rw": "randread",
+            "bs": "4k",
+            "iodepth": "1",
+            "cpu.base_freq_ghz": "2.41",
+            "cpu.max_freq_ghz": "2.41",
+            **{k: str(v) for k, v in sets.items()},
+        },
+    )
+    s = simulate(cfg)["summary"]
+    assert s["instructions_per_io"] == pytest.approx(ins, rel=0.15)
+    assert s["ipc"] == pytest.approx(ipc, rel=0.15)
