@@ -34,6 +34,7 @@ def xeon_e3_1230_v5(**overrides) -> CpuConfig:
         base_freq_ghz=3.4,
         max_freq_ghz=3.8,
         min_freq_ghz=0.8,
+        pause_cycles=140.0,  # Skylake: 'as many as 140 cycles' (Intel optimization manual, 2.5.4)
         voltage_at_min_v=0.70,
         voltage_at_max_v=1.20,
         pstate_transition_ns=20_000.0,  # driver-declared transition latency (Appendix A, P-states)
@@ -69,6 +70,7 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
         base_freq_ghz=2.0,
         max_freq_ghz=3.2,
         min_freq_ghz=1.2,
+        pause_cycles=10.0,  # Broadwell: 'about 10 cycles' (Intel optimization manual, 2.5.4)
         voltage_at_min_v=0.75,
         voltage_at_max_v=1.15,
         pstate_transition_ns=20_000.0,
@@ -133,6 +135,9 @@ def epyc_9454p(**overrides) -> CpuConfig:
         base_freq_ghz=2.75,
         max_freq_ghz=3.65,
         min_freq_ghz=0.4,
+        # Zen 2 and later: PAUSE of the order of Skylake's (tens of cycles; public microbenchmarks, no
+        # vendor figure): estimate 64
+        pause_cycles=64.0,
         turbo=True,
         voltage_at_min_v=0.65,
         voltage_at_max_v=1.10,

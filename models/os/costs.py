@@ -1,4 +1,5 @@
-"""CPU cost of each modelled kernel action, in cycles, and the stack layer it is charged to.
+"""CPU cost of each modelled kernel action, in cycles, and the stack layer it is charged to; the
+instructions each retires (cycles / its layer's warm CPI, :data:`WARM_CPI`).
 
 A :class:`Cost` is a bundle of per-layer cycles that one uninterrupted stretch of code executes
 (for example "hard IRQ entry + CQ reap + request completion + wakeup"). Bundles are built once per
@@ -39,6 +40,37 @@ ACTIONS = {
     "hrtimer_expire": ("hrtimer_expire_cycles", "timer"),  # hrtimer_interrupt + the expired timer's callback
 }
 ACTION_INDEX = {name: i for i, name in enumerate(ACTIONS)}
+
+#: Warm cycles per instruction by kind of code (``KernelCosts.cpi_by_layer``'s defaults). Estimates
+#: for a 4-wide out-of-order x86 core (Broadwell to Zen 4: at most 4 instructions retired per cycle,
+#: so CPI >= 0.25), from what each kind of code executes, not fitted to any measurement:
+#: - user (fio's per-IO bookkeeping: random offsets, timestamps, its own accounting): ordinary
+#:   L1-resident integer code, IPC ~1.7 -> 0.6;
+#: - syscall (entry/exit with KPTI and retpolines): serialising instructions (SWAPGS, SYSRET, a CR3
+#:   write, speculation-control MSR writes) and indirect-branch thunks, IPC ~0.7 -> 1.5;
+#: - fs, block, iosched (VFS/iomap direct IO, blk-mq, a scheduler's lists): branchy pointer-chasing
+#:   kernel C over hot structures, IPC ~1.4 -> 0.7 (0.8 for the schedulers' lock and list work);
+#: - driver (NVMe command build and doorbell, CQE reap): an uncached MMIO doorbell store and the CQE
+#:   line written by the device's DMA (a miss), IPC ~1 -> 1.0;
+#: - irq (vectoring, the x2APIC EOI MSR write, IRET): serialising, IPC ~0.7 -> 1.5;
+#: - scheduler (schedule(), PELT/PSI, wake-ups, the idle loop): XSAVE/XRSTOR, the switch of stacks
+#:   and address spaces, data-dependent branches, IPC ~1 -> 1.0; timer (hrtimer programming: the
+#:   TSC-deadline MSR write, RDTSC): 1.2;
+#: - polling (blk_poll -> nvme_poll, io_uring's IOPOLL loop, a user-space ring spin): a small
+#:   L1-resident loop of loads, compares and predicted branches, IPC ~3.3 -> 0.3.
+#: (The cpuidle POLL state's PAUSE loop has its own rate: cpu.pause_cycles.)
+WARM_CPI = {
+    "user": 0.6,
+    "syscall": 1.5,
+    "fs": 0.7,
+    "block": 0.7,
+    "iosched": 0.8,
+    "driver": 1.0,
+    "irq": 1.5,
+    "scheduler": 1.0,
+    "timer": 1.2,
+    "polling": 0.3,
+}
 
 
 class KernelCosts(Model):
@@ -283,6 +315,15 @@ class KernelCosts(Model):
         " (KPTI without PCID flushes the TLB at every switch); estimate: ~16 KiB"
         " from L2/LLC at ~4 misses in flight plus ~30 page walks (~0.7 us)",
     )
+    cold_switch_evict_cycles: float = Field(
+        16_000,
+        gt=0,
+        description="cache warmth, how long ago: cycles of other tasks' work on a CPU that displace a"
+        " task's whole working set from the core's L1 (the switch refill scales with the other work"
+        " since the task left the CPU, up to this); estimate: 64 KiB of L1 (32 KiB instruction + 32 KiB"
+        " data) refilled by straight-line kernel and user code touching ~4 B of new lines per cycle"
+        " (one ~4-byte instruction per cycle at CPI ~1, its data alongside)",
+    )
     cold_idle_refill_cycles: float = Field(
         3000,
         ge=0,
@@ -291,12 +332,41 @@ class KernelCosts(Model):
         " refetches its IO path's working set from the LLC; estimate: ~20 KiB at"
         " ~40 cycles a line, ~4 in flight (~0.9 us)",
     )
+    cpi_by_layer: dict[str, float] = Field(
+        default_factory=lambda: dict(WARM_CPI),
+        description="cycles per instruction of each stack layer's code on a warm core (its lines in L1/L2,"
+        " its branches predicted): a bundle's instructions are its cycles / this. Layers left out keep"
+        " the default (WARM_CPI, estimates with their reasoning); the 'cache' layer (refetch stalls)"
+        " retires no instructions",
+    )
+    poll_idle_loop_instructions: float = Field(
+        7,
+        gt=0,
+        description="instructions of one iteration of the cpuidle POLL state's loop (poll_idle,"
+        " drivers/cpuidle/poll_state.c: cpu_relax = PAUSE, the loop counter's increment, compare and"
+        " branch, need_resched's load, test and branch); it runs at one iteration per PAUSE"
+        " (cpu.pause_cycles)",
+    )
     idle_entry_cycles: float = Field(
         1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle"
     )
     idle_exit_cycles: float = Field(
         600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)"
     )
+
+    @field_validator("cpi_by_layer")
+    @classmethod
+    def _known_layers(cls, v: dict):
+        for layer, cpi in v.items():
+            if layer not in WARM_CPI:
+                raise ValueError(f"unknown layer {layer!r} (known: {', '.join(WARM_CPI)})")
+            if not (0.25 <= cpi < float("inf")):
+                raise ValueError(f"{layer}: cycles per instruction must be >= 0.25 (4 retired per cycle), got {cpi}")
+        return {**WARM_CPI, **v}
+
+    def layer_cpi(self) -> tuple[float, ...]:
+        """Warm cycles per instruction by :data:`LAYERS` (0 for the ``cache`` layer: no instructions)."""
+        return tuple(self.cpi_by_layer.get(name, 0.0) for name in LAYERS)
 
     @field_validator("mem_ops_per_cycle", "mem_ops_per_action")
     @classmethod
@@ -380,6 +450,7 @@ class CostTable:
         self._act_user = activity["user"]
         self._act_kernel = activity["kernel"]
         self._kcosts = kcosts if kcosts is not None else KernelCosts()
+        self._cpi = self._kcosts.layer_cpi()
 
     def get(
         self, name: str, actions: Mapping[str, float] | None = None, user_space: bool = False, **parts: float
@@ -402,7 +473,7 @@ class CostTable:
                 parts = dict(parts)
                 for layer, cyc in self._kcosts.action_cycles(actions).items():
                     parts[layer] = parts.get(layer, 0.0) + cyc
-            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel, acts, user_space)
+            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel, acts, user_space, self._cpi)
             self.bundles.append(cost)
             self._by_key[key] = cost
         self._by_call[fast] = cost
