@@ -10,7 +10,7 @@ polling and interrupts); the others are the reference order-of-magnitude default
 
 from __future__ import annotations
 
-from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2660_v4, xeon_silver_4210r
+from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2640_v4, xeon_e5_2660_v4
 from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
@@ -230,9 +230,12 @@ def cheops23_optane() -> PlatformConfig:
     (``/dev/nvme0n1`` .. ``nvme7n1`` without ``nvme5n1``), whose QD1 SPDK latency (6.9 us) and
     per-device ceiling (~590K IOPS) fit the P4800X class; fio-3.32.
     Estimates, with the reasoning:
-    - the CPU model is not stated: a 10-core Cascade Lake-SP at a 2.4 GHz base (Xeon Silver 4210R)
-      matches the core count and the clock with turbo off; the C-states are that generation's
-      (``skx_cstates``);
+    - the CPU model is not stated: 10 cores at a 2.4 GHz base (turbo off) are a Xeon E5-2640 v4
+      (Broadwell-EP) or a Silver 4210R (Cascade Lake). The counters tell them apart: at depth 1 with
+      psync, one CPU counts cycles all the time (its idle is the POLL loop) and retires ~22K
+      instructions per IO at an IPC of 0.86, which the POLL loop's ``pause`` reaches only at
+      Broadwell's ~10 cycles (Skylake's and later's 140 would retire ~5K fewer per IO): an E5-2640 v4,
+      with its generation's C-states;
     - SMT off: CPUs 0-19 are all the scripts use and name node 1 as CPUs 10-19, which numbers one
       logical CPU per core;
     - turbo off and a fixed frequency: the measured clock is steady at the base within 0.5%;
@@ -246,7 +249,7 @@ def cheops23_optane() -> PlatformConfig:
       (psync, libaio, io_uring, hipri, SQPOLL) and SPDK's depth 128 are then predictions;
     - power: a 2-socket 1U/2U server's DRAM and board (estimates as for the R730).
     """
-    cpu = xeon_silver_4210r(physical_cores=20, smt=False, turbo=False, base_freq_ghz=2.41)
+    cpu = xeon_e5_2640_v4(physical_cores=20, smt=False, turbo=False, base_freq_ghz=2.41)
     r730 = optane_p4800x_e5_2660v4()
     ssd = r730.ssd.model_copy(
         update={"read": r730.ssd.read.model_copy(update={"base_ns": CHEOPS23_FIT["ssd.read.base_ns"]})}
@@ -254,7 +257,7 @@ def cheops23_optane() -> PlatformConfig:
     kernel = r730.kernel.model_copy(update={"mmio_write_cycles": CHEOPS23_FIT["kernel.mmio_write_cycles"]})
     return PlatformConfig(
         name="cheops23-optane",
-        description="CHEOPS'23 host: 2 x 10-core Xeon (Cascade Lake-class, 2.41 GHz fixed, SMT off) +"
+        description="CHEOPS'23 host: 2 x 10-core Xeon (E5-2640 v4-class, 2.41 GHz fixed, SMT off) +"
         " 8 x Optane P4800X (the measurements of the engines study; nothing fitted to them)",
         cpu=cpu,
         ssd=ssd,
