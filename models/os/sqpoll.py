@@ -87,6 +87,7 @@ class SqThread:
         self._idle_call = None
         self.submitted = 0
         self.qp = None
+        self._polled_devs: set[int] = set()  # devices of its IOPOLL requests (whose queues it polls)
 
     def start(self) -> None:
         """The thread starts: a bound one on its CPU; an unbound one where fork placement puts it
@@ -147,7 +148,10 @@ class SqThread:
             self.last_work_ns = now
             driver = self.host.driver
             for req, thread in batch:  # the hardware queue of the CPU submitting (blk_mq_get_request)
-                req.qp = driver.queue_for(req.qp.device.index, self.cpu, thread.iopoll)
+                dev = req.qp.device.index
+                req.qp = driver.queue_for(dev, self.cpu, thread.iopoll)
+                if thread.iopoll:
+                    self._polled_devs.add(dev)
             ios = [req for req, _thread in batch]
             reqs = ios if batch[0][1].passthru else self.host.blk.plug(ios)
             runner.run(self._submit_cost(batch, len(reqs)), lambda: self._submitted(batch, reqs))
@@ -167,8 +171,13 @@ class SqThread:
             self._idle_call = self.host.engine.call_at(
                 max(now, self.last_work_ns + self.host.kcosts.sq_thread_idle_ns), self._idle_check
             )
-        qp = self.host.driver.queue_for(0, self.cpu, True) if self.iopoll else None
-        runner.poll(qp, self.work, self._loop)
+        if self.iopoll:  # io_do_iopoll: every polled queue its requests went to (this CPU's, per device)
+            qps = [self.host.driver.queue_for(d, self.cpu, True) for d in sorted(self._polled_devs)] or [
+                self.host.driver.queue_for(0, self.cpu, True)
+            ]
+            runner.poll(qps[0], self.work, self._loop, tuple(qps[1:]))
+        else:
+            runner.poll(None, self.work, self._loop)
 
     def _submitted(self, batch, reqs) -> None:
         self.host.blk.issue_batch(
