@@ -91,7 +91,7 @@ class AsyncThread(SyncThread):
         self.think_ns = float(job.thinktime_ns)
         self.reaped_since_think = 0  # fio's thinktime_blocks counter (completed IOs)
         self.quiescing = False
-        self.sq_thread: Any = host.sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
+        self.sq_thread: Any = host.new_sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}

@@ -172,7 +172,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
     fio = FioRun(host.engine, cfg.jobs, threads, steady, start_thread)
     host.on_task_exit = fio.task_exited  # each job's end (its runtime in the JSON), waits, exitall
     fio.start()
-    for sq in host.sq_threads.values():
+    for sq in host.sq_threads:
         sq.start()
     host.start()
     return host, fio, float(ramp), float(end)
