@@ -274,16 +274,19 @@ def test_with_a_scheduler_an_unplugged_request_is_dispatched_by_the_cpus_kblockd
 def test_a_plugged_batch_takes_the_scheduler_lock_once_and_dispatches_in_the_submitter():
     """iodepth_batch 8 with completions reaped 8 at a time: io_uring plugs every submission of 8
     requests, so each batch is inserted under one lock round and its queue run in fio's context;
-    batches of 2 are not plugged (io_uring plugs from 3), and each request goes through kblockd."""
+    on 6.6 batches of 2 are not plugged (io_submit_state_start: need_plug = max_ios > 2), and each
+    request goes through kblockd; on 5.15 (io_init_req: ios_left > 1) they are plugged."""
     opts = {"ioengine": "io_uring", "iodepth": "8", "iodepth_batch_submit": "8", "iodepth_batch_complete_min": "8"}
     host = run_to_completion(cfg(opts, scheduler="mq-deadline"))
     ios = len(host.records)
     assert ios % 8 == 0 and host.blk.lock_rounds == ios // 8
     assert host.blk.kblockd == {}
     opts2 = {"ioengine": "io_uring", "iodepth": "2", "iodepth_batch_submit": "2", "iodepth_batch_complete_min": "2"}
-    host2 = run_to_completion(cfg(opts2, scheduler="mq-deadline"))
+    host2 = run_to_completion(cfg(opts2, scheduler="mq-deadline", kernel={"version": "6.6"}))
     ios2 = len(host2.records)
     assert host2.blk.lock_rounds == ios2 == sum(w.dispatched for w in host2.blk.kblockd.values())
+    host3 = run_to_completion(cfg(opts2, scheduler="mq-deadline", kernel={"version": "5.15"}))
+    assert host3.blk.lock_rounds == len(host3.records) // 2 and host3.blk.kblockd == {}
 
 
 def test_sq_thread_with_a_scheduler_is_preempted_by_kblockd_and_keeps_polling():

@@ -67,6 +67,8 @@ class BlkMq:
         self._piece_ids = 0
         #: schedulers without an elevator queue ('none') take the direct-issue path when idle
         self._bypass = getattr(self._sched_cls, "direct_issue", False)
+        #: an IO scheduler is attached (its requests use sched tags: RQF_SCHED_TAGS)
+        self.elevator_attached = not self._bypass
         # per-request CPU cost: the platform's calibrated total, split as the scheduler splits it
         cls = self._sched_cls
         default_total = cls.insert_cycles + cls.dispatch_cycles + cls.complete_cycles
@@ -88,15 +90,18 @@ class BlkMq:
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
 
-    def deferred(self, nreq: int) -> bool:
-        """Whether ``nreq`` requests submitted together are dispatched by kblockd (not plugged)."""
-        return self._kblockd and nreq < PLUG_MIN_REQUESTS
+    def deferred(self, nreq: int, plug_min: int = PLUG_MIN_REQUESTS) -> bool:
+        """Whether ``nreq`` requests submitted together are dispatched by kblockd (not plugged;
+        the call plugs from ``plug_min`` requests)."""
+        return self._kblockd and nreq < plug_min
 
-    def submitter_parts(self, nsubmit: int, blk_cycles: float, nvme_cycles: float) -> dict:
+    def submitter_parts(
+        self, nsubmit: int, blk_cycles: float, nvme_cycles: float, plug_min: int = PLUG_MIN_REQUESTS
+    ) -> dict:
         """Per-request cycles of the submitting context when ``nsubmit`` IOs are submitted
         together: blk-mq's own, the scheduler's insert, and (unless kblockd dispatches) the
         scheduler's dispatch and the NVMe command."""
-        if self.deferred(nsubmit):
+        if self.deferred(nsubmit, plug_min):
             parts = dict(block=blk_cycles)
             if self.insert_cycles:
                 parts["iosched"] = self.insert_cycles
@@ -206,20 +211,21 @@ class BlkMq:
         unplugged: bool = False,
         nsubmit: int | None = None,
         passthru: bool = False,
+        plug_min: int = PLUG_MIN_REQUESTS,
     ) -> None:
         """Requests submitted together from code running on ``runner``: (if not ``plugged`` yet,
         :meth:`plug` them), offer each to the elevator's merge and insert the rest. A plugged batch
         (:data:`PLUG_MIN_REQUESTS` or more, not ``unplugged``) takes the scheduler lock once per
         hardware context and runs the queues once, here; otherwise each insert takes the lock and
         (with a scheduler, 5.x) kblockd runs the queues. ``nsubmit``: the IOs the call submitted
-        (before plug merges; default: the requests)."""
+        (before plug merges; default: the requests); ``plug_min``: the number from which the call plugs."""
         if passthru:
             self._issue_passthru(reqs)
             return
         n = len(reqs) if nsubmit is None else nsubmit
         if not plugged:
             reqs = self.plug(reqs)
-        deferred = self._kblockd and (unplugged or n < PLUG_MIN_REQUESTS)
+        deferred = self._kblockd and (unplugged or n < plug_min)
         touched = []
         for req in reqs:
             h = self.hctx(req.qp)

@@ -513,7 +513,14 @@ _add(
     help="completion-interrupt hint: urgent (RWF_URGENT), barrier (RWF_BARRIER), untagged, or default (no flag)",
     table=STACKSIM_OPTIONS,
 )
-
+_add(
+    "used",
+    "str",
+    "stacksim_fio_version",
+    help="the fio release that runs the job, MAJOR.MINOR (default 3.42): io_uring rings ask for"
+    " DEFER_TASKRUN from fio 3.33 (fio-3.32 does not)",
+    table=STACKSIM_OPTIONS,
+)
 
 _unclassified = set(CATALOGUE_NAMES) - set(FIO_OPTIONS)
 if _unclassified:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from models.ioengines import SYNC_ENGINES
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
+from models.os.kernel_version import parse_version
 from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
@@ -209,6 +210,7 @@ class FioJob(BaseModel):
     fixedbufs: bool = False
     nowait: bool = False
     stacksim_irq_hint: IrqHint = "default"
+    stacksim_fio_version: str = "3.42"  # fio's release (models.os.kernel_version.FIO_DEFER_TASKRUN)
     ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
     source: str = "<set>"  # "file.fio:[jobname]"
 
@@ -692,6 +694,16 @@ def _int(option: str, minimum: int, maximum: int | None = None) -> Callable[[str
     return lambda v, kb: parse_int(v, option=option, minimum=minimum, maximum=maximum)
 
 
+def _fio_version(v: str | None) -> str:
+    """``3.32`` or ``fio-3.32`` -> ``"3.32"``; a ConfigError naming the option otherwise."""
+    text = (v or "").strip().lower().removeprefix("fio-")
+    try:
+        major, minor = parse_version(text, "option 'stacksim_fio_version'")
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return f"{major}.{minor}"
+
+
 def _choice(option: str) -> Callable[[str | None, int], str]:
     choices = opts.lookup(option).choices  # type: ignore[union-attr]
 
@@ -842,6 +854,7 @@ _HANDLERS: dict[str, _Handler] = {
     "fixedbufs": _set_field("fixedbufs", _bool("fixedbufs")),
     "nowait": _set_field("nowait", _bool("nowait")),
     "stacksim_irq_hint": _set_field("stacksim_irq_hint", _choice("stacksim_irq_hint")),
+    "stacksim_fio_version": _set_field("stacksim_fio_version", lambda v, kb: _fio_version(v)),
     "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
     "iodepth_low": lambda st, v, kb: None,  # checked after iodepth is known (see _build)
 }
