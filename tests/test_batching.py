@@ -145,3 +145,29 @@ def test_existing_platforms_state_their_studies_kernels():
         "p3700-e5-2660v4": "5.0",
         "epyc9454p-16xpm1743": "6.8",
     }
+
+
+def _reqs(host, devices):
+    from models.os.request import Request
+
+    out = []
+    for i, dev in enumerate(devices):
+        r = Request(i + 1, None, 0, "read", 4096, 4096 * i, 0, False)
+        r.qp = host.driver.irq_qps[(dev, 0)]
+        out.append(r)
+    return out
+
+
+def test_a_plugged_batch_shares_doorbell_sq_lock_and_tags_as_its_kernel_does():
+    """One SQ doorbell per hardware queue (bd->last); queue_rqs (5.17, none, one device) one
+    sq_lock; the plug's request cache (5.16) for consecutive requests to the same device; nothing
+    for a call below the plug threshold."""
+    host, _ = _host({"ioengine": "libaio", "iodepth": "1"}, ssd_count=2)
+    blk = host.blk
+    assert blk.plug_savings(_reqs(host, [0] * 8), 8, 3) == (7, 7, 7)
+    assert blk.plug_savings(_reqs(host, [0, 1] * 4), 8, 3) == (6, 0, 0)  # striped: no cached request fits
+    assert blk.plug_savings(_reqs(host, [0, 0]), 2, 3) == (0, 0, 0)  # unplugged: each rings its own
+    old, _ = _host({"ioengine": "libaio", "iodepth": "1"}, version="5.15")
+    assert old.blk.plug_savings(_reqs(old, [0] * 8), 8, 3) == (7, 0, 0)
+    sched, _ = _host({"ioengine": "libaio", "iodepth": "1"}, scheduler="mq-deadline")
+    assert sched.blk.plug_savings(_reqs(sched, [0] * 8), 8, 3) == (7, 0, 7)

@@ -31,6 +31,7 @@ from models.ioengines import IOPOLL_ENGINES
 from models.ioengines.annotations import HINT_FLAGS
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import SyncThread
+from models.os.blk import NO_SAVINGS
 from models.os.cost import Cost
 from models.os.kernel_version import defer_taskrun, has, parse_version, uring_plug_min
 from models.os.request import REQ_BARRIER, Request
@@ -188,9 +189,10 @@ class AsyncThread(SyncThread):
         for it; fio's user-space share stays with the application."""
         return {layer: cyc for layer, cyc in self._per_io_parts(op, nbytes).items() if layer != "user"}
 
-    def _submit_cost(self, ios, nreq: int, with_syscall: bool) -> Cost:
-        """The submitting call for ``ios`` that became ``nreq`` requests in the plug."""
-        key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall)
+    def _submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int] = NO_SAVINGS) -> Cost:
+        """The submitting call for ``ios`` that became ``nreq`` requests in the plug, which shares
+        ``saved`` (SQ doorbells, sq_lock rounds, tag allocations: BlkMq.plug_savings) among them."""
+        key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall, saved)
         cost = self._acosts.get(key)
         if cost is None:
             total: dict[str, float] = {}
@@ -201,6 +203,11 @@ class AsyncThread(SyncThread):
                 total[layer] = total.get(layer, 0.0) + nreq * cyc
             if with_syscall:
                 total["syscall"] = total.get("syscall", 0.0) + self.k.syscall_entry_cycles + self.k.syscall_exit_cycles
+            k = self.k
+            if saved[0] or saved[1]:
+                total["driver"] -= saved[0] * k.nvme_sq_doorbell_cycles + saved[1] * k.nvme_sq_lock_cycles
+            if saved[2]:
+                total["block"] -= saved[2] * k.blk_tag_batch_cycles
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_submit", **total)
         return cost
 
@@ -297,9 +304,11 @@ class AsyncThread(SyncThread):
             runner.run(cost, lambda: self._handoff(ios))
         else:
             # split and merged inside the call (passthrough commands are neither); requests pay blk-mq + NVMe work
-            reqs = ios if self.passthru else self.host.blk.plug(ios)
+            blk = self.host.blk
+            reqs = ios if self.passthru else blk.plug(ios)
             self.syscalls += 1
-            runner.run(self._submit_cost(ios, len(reqs), with_syscall=True), lambda: self._submitted(ios, reqs))
+            saved = NO_SAVINGS if self.passthru or n < 2 else blk.plug_savings(reqs, n, self.plug_min)
+            runner.run(self._submit_cost(ios, len(reqs), True, saved), lambda: self._submitted(ios, reqs))
 
     def _prepare(self, n: int, first: str | None, now: float) -> list:
         """Up to ``n`` IOs of one submission (fio's io_u preparation, ``user_io_cycles`` each);

@@ -18,7 +18,7 @@ class NullThread(AsyncThread):
     """One fio thread of a ``null`` job: :class:`AsyncThread`'s queueing and reaping, with the
     commit completing every queued IO at once and neither call entering the kernel."""
 
-    def _submit_cost(self, ios, nreq: int, with_syscall: bool):
+    def _submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int] = (0, 0, 0)):
         n = len(ios)
         cost = self._acosts.get(("null_commit", n))
         if cost is None:

@@ -86,6 +86,14 @@ class KernelCosts(Model):
     blk_submit_cycles: float = Field(
         900, ge=0, description="blk-mq: plug, tag allocation, request init, dispatch to hctx"
     )
+    blk_tag_batch_cycles: float = Field(
+        100,
+        ge=0,
+        description="the part of blk_submit_cycles a plugged request shares with the plug's previous"
+        " request to the same device (kernel >= 5.16): blk_mq_get_new_requests allocates plug->nr_ios"
+        " requests with one blk_mq_get_tags and one percpu_ref_get_many and caches them in the plug"
+        " (estimate: an sbitmap operation and an atomic, ~100 cycles)",
+    )
     blk_complete_cycles: float = Field(300, ge=0, description="blk-mq request completion and freeing")
     blk_complete_batch_cycles: float = Field(
         100,
@@ -98,6 +106,20 @@ class KernelCosts(Model):
     )
     nvme_submit_cycles: float = Field(
         700, ge=0, description="NVMe command build, PRP setup, SQ tail doorbell MMIO write"
+    )
+    nvme_sq_doorbell_cycles: float = Field(
+        100,
+        ge=0,
+        description="the part of nvme_submit_cycles paid once per hardware queue of a plugged batch:"
+        " nvme_queue_rq writes the SQ tail doorbell only for the batch's last request (bd->last,"
+        " nvme_write_sq_db; commit_rqs, Linux 5.0) (estimate: one posted MMIO write, ~100 cycles)",
+    )
+    nvme_sq_lock_cycles: float = Field(
+        50,
+        ge=0,
+        description="the part of nvme_submit_cycles that nvme_queue_rqs pays once per run of a plug's"
+        " requests on one queue (kernel >= 5.17, no IO scheduler, one device in the plug): the"
+        " uncontended sq_lock (one locked cmpxchg and a release store; estimate)",
     )
     nvme_complete_cycles: float = Field(300, ge=0, description="reap one CQ entry, CQ head doorbell")
     nvme_cq_doorbell_cycles: float = Field(
@@ -304,7 +326,10 @@ class KernelCosts(Model):
 
     @model_validator(mode="after")
     def _parts_within(self):
+        if self.nvme_sq_doorbell_cycles + self.nvme_sq_lock_cycles > self.nvme_submit_cycles:
+            raise ValueError("nvme_sq_doorbell_cycles + nvme_sq_lock_cycles are parts of nvme_submit_cycles")
         for part, whole in (
+            ("blk_tag_batch_cycles", "blk_submit_cycles"),
             ("nvme_cq_doorbell_cycles", "nvme_complete_cycles"),
             ("blk_complete_batch_cycles", "blk_complete_cycles"),
             ("uring_cq_flush_cycles", "aio_reap_cycles"),
