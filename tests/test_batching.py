@@ -171,3 +171,14 @@ def test_a_plugged_batch_shares_doorbell_sq_lock_and_tags_as_its_kernel_does():
     assert old.blk.plug_savings(_reqs(old, [0] * 8), 8, 3) == (7, 0, 0)
     sched, _ = _host({"ioengine": "libaio", "iodepth": "1"}, scheduler="mq-deadline")
     assert sched.blk.plug_savings(_reqs(sched, [0] * 8), 8, 3) == (7, 0, 7)
+
+
+def test_defer_taskrun_wait_finds_completions_that_came_before_the_enter():
+    """io_cqring_wait runs the work list before it sleeps: completions queued there before the
+    enter satisfy the wait. Draining at the end, with nothing left in flight, nothing else would
+    wake the thread: every IO is reaped and the thread exits."""
+    opts = {"ioengine": "io_uring", "iodepth": "16", "stacksim_fio_version": "3.33", "time_based": "0", "size": "2m"}
+    host, t = _host(opts)
+    assert t.defer_tw
+    assert len(host.records) == 512 and t.inflight == 0 and not t.ring
+    assert t.task.state == "dead"

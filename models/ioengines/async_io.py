@@ -510,6 +510,8 @@ class AsyncThread(SyncThread):
         w = self.wait
         if self.defer_tw:
             self._run_local_work()  # io_cqring_wait runs the ring's work list first
+            if len(self.ring) >= w.need:
+                w.done = True  # completions that came before the enter: no sleep
         if w.done:
             self._reap_ready()
             return
