@@ -182,3 +182,17 @@ def test_defer_taskrun_wait_finds_completions_that_came_before_the_enter():
     assert t.defer_tw
     assert len(host.records) == 512 and t.inflight == 0 and not t.ring
     assert t.task.state == "dead"
+
+
+def test_iodepth_low_reaps_a_full_queue_down_before_refilling():
+    """fio's wait_for_completions loops while the queue was full and cur_depth > iodepth_low: with
+    iodepth=16, iodepth_low=4 the thread reaps down to 4 (one io_getevents per event), then
+    refills one io_submit per IO, so its IOs are committed at every depth from 5 to 16 (always 16
+    without it)."""
+    host, t = _host({"ioengine": "libaio", "iodepth": "16", "iodepth_low": "4"})
+    depths = [r.depth for r in host.records[100:]]
+    assert min(depths) == 5 and max(depths) == 16
+    assert depths.count(5) == pytest.approx(depths.count(16), abs=2)
+    assert t.syscalls == t.issued_ios + len(host.records)
+    host, _ = _host({"ioengine": "libaio", "iodepth": "16"})
+    assert {r.depth for r in host.records[100:]} == {16}

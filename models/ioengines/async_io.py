@@ -71,6 +71,10 @@ class AsyncThread(SyncThread):
         self.batch = max(1, min(job.iodepth_batch_submit, self.depth))
         self.cmin = job.iodepth_batch_complete_min
         self.cmax = max(job.iodepth_batch_complete_max, 1)
+        #: fio's iodepth_low: a full queue is reaped, one getevents call after another, until at
+        #: most this many remain queued (wait_for_completions' loop); ``_low_drain`` while it runs
+        self.low = job.iodepth_low if 0 < job.iodepth_low < self.depth else self.depth  # init.c's fixup
+        self._low_drain = False
         #: io_uring_cmd: NVMe passthrough on the character device (no file system, no IO scheduler)
         self.passthru = job.ioengine == "io_uring_cmd"
         self.iopoll = job.ioengine in IOPOLL_ENGINES and job.hipri
@@ -270,6 +274,11 @@ class AsyncThread(SyncThread):
         now = runner.clock()
         if self._done_issuing(now):
             self.stopping = True
+        if self._low_drain:
+            if self.inflight + len(self.ring) > self.low:
+                self._reap()  # wait_for_completions: while (full && cur_depth > iodepth_low)
+                return
+            self._low_drain = False
         room = self.depth - self.inflight - len(self.ring)
         if self.stopping or room <= 0:
             self._reap()
@@ -460,7 +469,7 @@ class AsyncThread(SyncThread):
         if self.quiescing:
             return queued
         need = self.cmin
-        if self.stopping or queued >= self.depth:
+        if self.stopping or queued >= self.depth or self._low_drain:
             need = max(need, 1)
         return min(need, queued)
 
@@ -473,6 +482,8 @@ class AsyncThread(SyncThread):
             if self.sq_thread is not None:
                 self.sq_thread.client_exited()
             return
+        if self.low < self.depth and self.inflight + len(self.ring) >= self.depth:
+            self._low_drain = True  # fio's `full`: reap down to iodepth_low before refilling
         need = self._need()
         w = self.wait
         seen = self.visible

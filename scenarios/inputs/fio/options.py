@@ -85,7 +85,8 @@ io_submit_mode                                 io_submit_mode               inli
                                                                             synchronous engines)
 nice                                           nice                         -20..19: the threads' CFS load weight
 kb_base                                        (size parsing)               1024 (default) | 1000
-iodepth_low                                    (checked)                    must be 0 or equal iodepth
+iodepth_low                                    iodepth_low                  0 or > iodepth: iodepth; a full queue
+                                                                            is reaped down to it (wait_for_completions)
 =============================================  ===========================  ===========================================
 
 stacksim-specific options (fio rejects them, so a file using them runs only in stacksim) are

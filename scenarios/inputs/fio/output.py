@@ -92,6 +92,8 @@ def fio_options(job) -> dict[str, str]:
         o["iodepth_batch_complete_min"] = str(job.iodepth_batch_complete_min)
     if job.iodepth_batch_complete_max != job.iodepth_batch_complete_min:
         o["iodepth_batch_complete_max"] = str(job.iodepth_batch_complete_max)
+    if 0 < job.iodepth_low < job.iodepth:
+        o["iodepth_low"] = str(job.iodepth_low)
     o["direct"] = "1" if job.direct else "0"
     o["numjobs"] = str(job.numjobs)
     if job.runtime_ns:
