@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from models.cpu.config import CStateConfig
 from models.cpu.presets import epyc_9454p
+from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.ssd.presets import pm1743
 
@@ -108,6 +109,7 @@ def epyc9454p_16xpm1743(fit: dict | None = None) -> PlatformConfig:
         cpu=cpu,
         ssd=ssd,
         ssd_count=16,
+        kernel=KernelCosts(version="6.8"),  # the study's Linux 6.8
         memory_bytes=756 << 30,  # sandman_polling_server: 756 GB
         power=PowerConfig(dram_w=DRAM_W, **power_fit),
         calibration="power fitted by stacksim calibrate --study server-power to sandman_polling_server.yaml"

@@ -295,7 +295,6 @@ def test_unknown_option_never_suggests_nonsense():
         ("size=lots", ["bad size 'lots'"]),
         ("numjobs=0", ["numjobs", ">= 1"]),
         ("iodepth=0", ["iodepth", ">= 1"]),
-        ("iodepth=8\niodepth_low=4", ["iodepth_low", "not supported"]),
         ("time_based", ["runtime"]),
         ("rw", ["'rw' needs a value"]),
         ("fixedbufs=1", ["io_uring", "ioengine=psync", "Bad option"]),

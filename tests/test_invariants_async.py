@@ -37,7 +37,10 @@ def test_bfq_polled_io_uring_with_more_jobs_than_cpus():
 def _check_every_io_completes_once(engine, depth, batch, jobs, sched, irq, poll, rw, seed):
     plat = optane_p4800x_e5_2660v4()
     plat = plat.model_copy(
-        update={"nvme": plat.nvme.model_copy(update={"irq": irq, "irq_thr": 4, "irq_max_rate": 50_000})}
+        update={
+            "nvme": plat.nvme.model_copy(update={"irq": irq, "irq_thr": 4, "irq_max_rate": 50_000}),
+            "kernel": plat.kernel.model_copy(update={"version": "6.6"}),  # the preset's 5.0 has no io_uring
+        }
     )
     queue = plat.queue.model_copy(update={"scheduler": sched, "io_poll": poll})
     opts = {

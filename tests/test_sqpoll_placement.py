@@ -12,7 +12,9 @@ from scenarios.run.assembly import build_run
 def _cfg(
     opts: dict, *, runtime_ms: int = 20, sched: dict | None = None, ssd_count: int = 4, io_poll: bool = False
 ) -> RunConfig:
-    plat = optane_p4800x_e5_2660v4().model_copy(update={"ssd_count": ssd_count})
+    r730 = optane_p4800x_e5_2660v4()  # its study's Linux 5.0 has no io_uring: a kernel that has
+    kernel = r730.kernel.model_copy(update={"version": "5.15"})
+    plat = r730.model_copy(update={"ssd_count": ssd_count, "kernel": kernel})
     plat = plat.model_copy(update={"queue": plat.queue.model_copy(update={"io_poll": io_poll})})
     if sched:
         plat = plat.model_copy(update={"sched": plat.sched.model_copy(update=sched)})

@@ -31,7 +31,9 @@ from models.ioengines import IOPOLL_ENGINES
 from models.ioengines.annotations import HINT_FLAGS
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import SyncThread
+from models.os.blk import NO_SAVINGS
 from models.os.cost import Cost
+from models.os.kernel_version import defer_taskrun, has, parse_version, uring_plug_min
 from models.os.request import REQ_BARRIER, Request
 from simcore.errors import ConfigError
 
@@ -69,10 +71,15 @@ class AsyncThread(SyncThread):
         self.batch = max(1, min(job.iodepth_batch_submit, self.depth))
         self.cmin = job.iodepth_batch_complete_min
         self.cmax = max(job.iodepth_batch_complete_max, 1)
+        #: fio's iodepth_low: a full queue is reaped, one getevents call after another, until at
+        #: most this many remain queued (wait_for_completions' loop); ``_low_drain`` while it runs
+        self.low = job.iodepth_low if 0 < job.iodepth_low < self.depth else self.depth  # init.c's fixup
+        self._low_drain = False
         #: io_uring_cmd: NVMe passthrough on the character device (no file system, no IO scheduler)
         self.passthru = job.ioengine == "io_uring_cmd"
         self.iopoll = job.ioengine in IOPOLL_ENGINES and job.hipri
         self.sqpoll = job.ioengine in ("io_uring", "io_uring_cmd") and job.sqthread_poll
+        self._setup_kernel(job)
         if self.iopoll and not host.queue.io_poll:
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")
         pol = host.policy_name(self.iopoll, reaps_itself=True)  # HIPRI only on an IOPOLL ring
@@ -104,8 +111,49 @@ class AsyncThread(SyncThread):
         #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once)
         self._enter_cost: Cost = host.costs.get("getevents_enter", syscall=self.k.syscall_entry_cycles)
         self._exit_cost: Cost = host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles)
+        #: one post of the completions a task-work run found (DEFER_TASKRUN: charged at the enter)
+        self._flush_cost: Cost = host.costs.get("uring_cq_flush", syscall=self.k.uring_cq_flush_cycles)
         #: the job's stacksim_irq_hint flags, or -1 for the kernel's rule (see _flag_batch)
         self._hint_flags: int = -1 if job.stacksim_irq_hint == "default" else HINT_FLAGS[job.stacksim_irq_hint]
+
+    def _setup_kernel(self, job) -> None:
+        """What the platform's kernel (and fio's release) make of this ring: the version gates,
+        DEFER_TASKRUN, the plug threshold, how CQEs become visible."""
+        #: an io_uring ring: fio reaps its CQ ring in user space (fio_ioring_getevents) and enters the
+        #: kernel only when too few CQEs are there; libaio's io_getevents(min=1) is a system call
+        self.uring = job.ioengine in ("io_uring", "io_uring_cmd")
+        kver = self.k.release
+        self._check_kernel(job, kver)
+        #: DEFER_TASKRUN (fio >= 3.33 on kernel >= 6.1; not with SQPOLL; IOPOLL posts completions
+        #: in the polling enter): an interrupt's completion is queued on the ring's work list and its
+        #: CQE posted only when the thread enters with GETEVENTS (io_run_local_work)
+        self.defer_tw = (
+            self.uring
+            and not self.iopoll
+            and not self.sqpoll
+            and defer_taskrun(kver, parse_version(job.stacksim_fio_version))
+        )
+        #: requests one submitting call must carry for the kernel to plug them
+        self.plug_min = uring_plug_min(kver) if self.uring else 3  # fs/aio.c: nr > AIO_PLUG_THRESHOLD (2)
+        #: the oldest ``visible`` entries of ``ring`` are posted (fio sees them); the rest are
+        #: completed but, with DEFER_TASKRUN, still on the ring's work list until an enter with
+        #: GETEVENTS runs it (io_run_local_work)
+        self.visible = 0
+        #: completions posted since the last flush of the CQ (one task-work run posts them together)
+        self._unflushed = 0
+        #: the CQ flush is paid per batch (io_uring), not per event (libaio's aio_complete locks per
+        #: event; the SQ thread's posting is its own)
+        self._flush_split = self.uring and not self.sqpoll
+        #: system calls of the IO loop (io_submit / io_getevents / io_uring_enter; nanosleep)
+        self.syscalls = 0
+
+    def _check_kernel(self, job, kver: tuple[int, int]) -> None:
+        """An io_uring ring needs a kernel that has io_uring (5.1)."""
+        if self.uring and not has(kver, "io_uring"):
+            raise ConfigError(
+                f"job '{job.name}': ioengine={job.ioengine} needs a newer kernel than the platform's"
+                f" kernel.version {self.k.version} (set e.g. kernel.version=6.6)"
+            )
 
     def _flag_batch(self, reqs: list[Request]) -> None:
         """The calibrated-interrupt flags of one io_submit / io_uring_enter batch
@@ -145,32 +193,41 @@ class AsyncThread(SyncThread):
         for it; fio's user-space share stays with the application."""
         return {layer: cyc for layer, cyc in self._per_io_parts(op, nbytes).items() if layer != "user"}
 
-    def _submit_cost(self, ios, nreq: int, with_syscall: bool) -> Cost:
-        """The submitting call for ``ios`` that became ``nreq`` requests in the plug."""
-        key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall)
+    def _submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int] = NO_SAVINGS) -> Cost:
+        """The submitting call for ``ios`` that became ``nreq`` requests in the plug, which shares
+        ``saved`` (SQ doorbells, sq_lock rounds, tag allocations: BlkMq.plug_savings) among them."""
+        key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall, saved)
         cost = self._acosts.get(key)
         if cost is None:
             total: dict[str, float] = {}
             for r in ios:
                 for layer, cyc in self._per_io_parts(r.op, r.nbytes).items():
                     total[layer] = total.get(layer, 0.0) + cyc
-            for layer, cyc in self.per_request_parts(len(ios)).items():
+            for layer, cyc in self.per_request_parts(len(ios), self.plug_min).items():
                 total[layer] = total.get(layer, 0.0) + nreq * cyc
             if with_syscall:
                 total["syscall"] = total.get("syscall", 0.0) + self.k.syscall_entry_cycles + self.k.syscall_exit_cycles
+            k = self.k
+            if saved[0] or saved[1]:
+                total["driver"] -= saved[0] * k.nvme_sq_doorbell_cycles + saved[1] * k.nvme_sq_lock_cycles
+            if saved[2]:
+                total["block"] -= saved[2] * k.blk_tag_batch_cycles
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_submit", **total)
         return cost
 
-    def _reap_cost(self, n: int, syscall: bool) -> Cost:
-        key = ("reap", n, syscall)
+    def _reap_cost(self, n: int, syscall: bool, flushes: int) -> Cost:
+        """fio reaping ``n`` events (with a system call or not), and ``flushes`` posts of CQEs
+        (io_uring: one per task-work run, however many completions it posts)."""
+        key = ("reap", n, syscall, flushes)
         cost = self._acosts.get(key)
         if cost is None:
             k = self.k
-            parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=n * k.aio_reap_cycles)
+            reap = n * k.aio_reap_cycles
+            if self._flush_split:
+                reap += (flushes - n) * k.uring_cq_flush_cycles
+            parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=reap)
             if self.passthru:  # nvme_uring_cmd_end_io -> io_uring_cmd_done in task work, no bio end
-                parts = dict(
-                    user=n * k.user_complete_cycles, driver=n * k.uring_cmd_done_cycles, syscall=n * k.aio_reap_cycles
-                )
+                parts = dict(user=n * k.user_complete_cycles, driver=n * k.uring_cmd_done_cycles, syscall=reap)
             if syscall:
                 parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_getevents", **parts)
@@ -217,6 +274,11 @@ class AsyncThread(SyncThread):
         now = runner.clock()
         if self._done_issuing(now):
             self.stopping = True
+        if self._low_drain:
+            if self.inflight + len(self.ring) > self.low:
+                self._reap()  # wait_for_completions: while (full && cur_depth > iodepth_low)
+                return
+            self._low_drain = False
         room = self.depth - self.inflight - len(self.ring)
         if self.stopping or room <= 0:
             self._reap()
@@ -250,15 +312,18 @@ class AsyncThread(SyncThread):
     def _commit(self, ios: list) -> None:
         """Submit the prepared IOs: one io_submit / io_uring_enter, or SQEs for the SQ thread."""
         runner = self.runner
+        n = len(ios)
         if self.sq_thread is not None:
             # SQPOLL: write the SQEs (user work only); the SQ thread submits them
-            n = len(ios)
             cost = self.host.costs.get("uring_sqe_write", user=n * (self.k.user_io_cycles + self.k.sqe_write_cycles))
             runner.run(cost, lambda: self._handoff(ios))
         else:
             # split and merged inside the call (passthrough commands are neither); requests pay blk-mq + NVMe work
-            reqs = ios if self.passthru else self.host.blk.plug(ios)
-            runner.run(self._submit_cost(ios, len(reqs), with_syscall=True), lambda: self._submitted(ios, reqs))
+            blk = self.host.blk
+            reqs = ios if self.passthru else blk.plug(ios)
+            self.syscalls += 1
+            saved = NO_SAVINGS if self.passthru or n < 2 else blk.plug_savings(reqs, n, self.plug_min)
+            runner.run(self._submit_cost(ios, len(reqs), True, saved), lambda: self._submitted(ios, reqs))
 
     def _prepare(self, n: int, first: str | None, now: float) -> list:
         """Up to ``n`` IOs of one submission (fio's io_u preparation, ``user_io_cycles`` each);
@@ -303,8 +368,20 @@ class AsyncThread(SyncThread):
             req.t_issued = t
         # dispatched as the call returns (blk_finish_plug), or queued for the CPU's kblockd worker,
         # which then preempts at the return to user space
-        self.host.blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios), passthru=self.passthru)
+        self.host.blk.issue_batch(
+            reqs, plugged=True, runner=self.runner, nsubmit=len(ios), passthru=self.passthru, plug_min=self.plug_min
+        )
+        if self.defer_tw:
+            self._run_local_work()  # fio's submit enter carries GETEVENTS
         self.runner.preemption_point(self._after_submit)
+
+    def _run_local_work(self) -> None:
+        """DEFER_TASKRUN: an enter with GETEVENTS runs the ring's work list (io_run_local_work):
+        every completion queued there is posted, under one CQ lock (one flush, carried into what
+        the thread runs next)."""
+        if self.visible < len(self.ring):
+            self.visible = len(self.ring)
+            self.runner.add_carry(self._flush_cost)
 
     def _handoff(self, ios) -> None:
         t = self.runner.clock()
@@ -398,7 +475,7 @@ class AsyncThread(SyncThread):
         if self.quiescing:
             return queued
         need = self.cmin
-        if self.stopping or queued >= self.depth:
+        if self.stopping or queued >= self.depth or self._low_drain:
             need = max(need, 1)
         return min(need, queued)
 
@@ -411,13 +488,20 @@ class AsyncThread(SyncThread):
             if self.sq_thread is not None:
                 self.sq_thread.client_exited()
             return
+        if self.low < self.depth and self.inflight + len(self.ring) >= self.depth:
+            self._low_drain = True  # fio's `full`: reap down to iodepth_low before refilling
         need = self._need()
         w = self.wait
-        if len(self.ring) >= need and (self.ring or need == 0):
-            if not self.ring:
+        seen = self.visible
+        if seen >= need and (seen or need == 0):
+            if not seen:
                 self._fill()
                 return
-            self._take(syscall=self.sq_thread is None)
+            # libaio: io_getevents is a system call; io_uring: the CQEs are read from the shared ring
+            syscall = self.sq_thread is None and not self.uring
+            if syscall:
+                self.syscalls += 1
+            self._take(syscall=syscall)
             return
         w.need = need
         w.done = False
@@ -432,13 +516,19 @@ class AsyncThread(SyncThread):
             more = tuple(q for q, n in self._polled.items() if n and q is not qp) if len(self._polled) > 1 else ()
             if more:
                 self.remote_queue_waits += 1
+            self.syscalls += 1
             runner.run(self._enter_cost, lambda: runner.poll(qp, w, self._reap_ready, more))
         else:
+            self.syscalls += 1
             runner.run(self._enter_cost, self._block)
 
     def _block(self) -> None:
         """Inside io_getevents / io_uring_enter: sleep unless enough completed meanwhile."""
         w = self.wait
+        if self.defer_tw:
+            self._run_local_work()  # io_cqring_wait runs the ring's work list first
+            if len(self.ring) >= w.need:
+                w.done = True  # completions that came before the enter: no sleep
         if w.done:
             self._reap_ready()
             return
@@ -446,20 +536,29 @@ class AsyncThread(SyncThread):
         self.runner.sleep(self._reap_ready, iowait=False)
 
     def _reap_ready(self) -> None:
+        if self.defer_tw:
+            self._run_local_work()  # woken in io_cqring_wait: it runs the work list again
         self._take(syscall=False if self.sq_thread is not None else True, entered=self.sq_thread is None)
 
     def _take(self, syscall: bool, entered: bool = False) -> None:
         """Reap up to complete_max events from the ring (fio's io_u completion)."""
         runner = self.runner
         take = max(self.cmax, self._need())
-        got = self.ring[:take]
+        got = self.ring[: min(take, self.visible)]
         del self.ring[: len(got)]
+        self.visible -= len(got)
+        flushes = len(got)
+        if self._flush_split:
+            # posted by the task-work runs since the last reap: one flush for all (with DEFER_TASKRUN
+            # the enters that ran the work list paid theirs)
+            flushes = 1 if self._unflushed and not self.defer_tw else 0
+            self._unflushed = 0
         if entered:
             # the wait already paid the syscall entry; the exit and per-event work remain
-            cost = self._reap_cost(len(got), syscall=False)
+            cost = self._reap_cost(len(got), False, flushes)
             runner.add_carry(self._exit_cost)
         else:
-            cost = self._reap_cost(len(got), syscall=syscall)
+            cost = self._reap_cost(len(got), syscall, flushes)
         t0 = runner.clock()
         for r in got:
             # an event posted by another CPU's handler, whose time runs ahead of this CPU's clock
@@ -489,6 +588,9 @@ class AsyncThread(SyncThread):
         """Completion posted to the ring (aio_complete / io_cqring_fill_event) on ``runner``."""
         self.inflight -= 1
         self.ring.append(req)
+        if not self.defer_tw:
+            self.visible += 1
+            self._unflushed += 1
         if self._polls_itself:
             qp = req.qp
             n = self._polled[qp] - 1
@@ -518,6 +620,8 @@ class AsyncThread(SyncThread):
         def sleep() -> None:
             runner.start_timer(delay, fire)
             runner.sleep(self._fill, iowait=False)
+
+        self.syscalls += 1
 
         runner.run(
             self.host.costs.get(

@@ -18,14 +18,14 @@ class NullThread(AsyncThread):
     """One fio thread of a ``null`` job: :class:`AsyncThread`'s queueing and reaping, with the
     commit completing every queued IO at once and neither call entering the kernel."""
 
-    def _submit_cost(self, ios, nreq: int, with_syscall: bool):
+    def _submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int] = (0, 0, 0)):
         n = len(ios)
         cost = self._acosts.get(("null_commit", n))
         if cost is None:
             cost = self._acosts[("null_commit", n)] = self.host.costs.get("null_commit", user=n * self.k.user_io_cycles)
         return cost
 
-    def _reap_cost(self, n: int, syscall: bool):
+    def _reap_cost(self, n: int, syscall: bool, flushes: int = 0):
         cost = self._acosts.get(("null_getevents", n))
         if cost is None:
             cost = self._acosts[("null_getevents", n)] = self.host.costs.get(

@@ -67,6 +67,7 @@ class ReplayThread(AsyncThread):
     def __init__(self, host, job, index: int, cpu: int, replayer: "TraceReplayer") -> None:
         super().__init__(host, job, 0, index, cpu, float("inf"), host.rng.stream(f"replay.{index}"))
         self.replayer = replayer
+        self.defer_tw = False  # the replayer's ring posts each completion as it comes (its own model)
         #: (due_ns, [(TraceIO, device)]) batches assigned to this thread, in due order (a list: a
         #: thread holds about one; the compiled code indexes a list natively, not a deque)
         self.pending: list[tuple[float, list[tuple[TraceIO, int]]]] = []
@@ -161,7 +162,7 @@ class ReplayThread(AsyncThread):
         for req in ios:  # fio's issue_time
             req.t_issued = t
         # dispatched as the call returns, or by the CPU's kblockd worker (which then preempts)
-        self._blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios))
+        self._blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios), plug_min=self.plug_min)
         self.runner.preemption_point(self._loop_cb)
 
     def _batch_cost(self, reqs: list[Request], nreq: int) -> Cost:
@@ -179,7 +180,7 @@ class ReplayThread(AsyncThread):
         """Reap every completion in the CQ ring (user space, no system call)."""
         runner = self.runner
         got, self.ring = self.ring, []
-        cost = self._reap_cost(len(got), syscall=False)
+        cost = self._reap_cost(len(got), False, len(got))
         t = runner.clock() + cost.cycles / runner.freq
         done = self._ledger.done
         for req in got:

@@ -238,6 +238,7 @@ class SpdkThread(AsyncThread):
                     req.done = True
                     req.t_reaped = now
                 ring.extend(take)
+                self.visible += len(take)  # in fio's hands at once: no kernel ring between
                 self.inflight -= len(take)
                 cq_db += 1
             if qp.pending:  # then a delayed SQ tail doorbell (nvme_pcie_qpair_process_completions' end)
@@ -310,6 +311,7 @@ class SpdkThread(AsyncThread):
             )
         return cost
 
-    def _reap_cost(self, n: int, syscall: bool) -> Any:
-        """The getevents call's last pass and fio's handling of its ``n`` events (no system call)."""
+    def _reap_cost(self, n: int, syscall: bool, flushes: int = 0) -> Any:
+        """The getevents call's last pass and fio's handling of its ``n`` events (no system call, no
+        kernel CQ to flush)."""
         return self._pass_cost(n)

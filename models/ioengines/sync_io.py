@@ -17,7 +17,7 @@ from mypy_extensions import mypyc_attr
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
-from models.os.blk import BlkMq
+from models.os.blk import PLUG_MIN_REQUESTS, BlkMq
 from models.os.cost import Cost
 from models.os.io_ledger import IoLedger
 from models.os.nvme import NvmeDriver, NvmeQueue
@@ -180,7 +180,7 @@ class SyncThread:
         self._multi_files = False  # several files: _next_io_files picks each IO's (use_files)
 
     # -- cost bundles ------------------------------------------------------------------------
-    def per_request_parts(self, nsubmit: int = 1) -> dict:
+    def per_request_parts(self, nsubmit: int = 1, plug_min: int = PLUG_MIN_REQUESTS) -> dict:
         """The submitting context's work for one request after the plug (split pieces count,
         merged bios do not) when ``nsubmit`` IOs are submitted together: blk-mq request setup and
         dispatch, the IO scheduler's insert (+ dispatch), the NVMe command, unless the CPU's kblockd
@@ -188,7 +188,7 @@ class SyncThread:
         k = self.k
         if getattr(self, "passthru", False):  # passthrough bypasses the IO scheduler and dispatches at once
             return dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
-        return self.host.blk.submitter_parts(nsubmit, k.blk_submit_cycles, k.nvme_submit_cycles)
+        return self.host.blk.submitter_parts(nsubmit, k.blk_submit_cycles, k.nvme_submit_cycles, plug_min)
 
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
         key = (op, nbytes, with_completion)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from models.os.cost import Cost
 from models.os.iosched import IoScheduler
 from models.os.kblockd import KblockdWorker
+from models.os.kernel_version import has
 from models.os.request import Request
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ SECTOR: Final = 512
 #: requests submitted together from which io_uring (IO_PLUG_THRESHOLD = 2: io_submit_state_start
 #: plugs when more than 2 SQEs are submitted) and libaio (AIO_PLUG_THRESHOLD = 2) plug
 PLUG_MIN_REQUESTS: Final = 3
+#: a call that shares nothing among its requests (see BlkMq.plug_savings)
+NO_SAVINGS: Final = (0, 0, 0)
 
 
 class HwContext:
@@ -67,6 +70,11 @@ class BlkMq:
         self._piece_ids = 0
         #: schedulers without an elevator queue ('none') take the direct-issue path when idle
         self._bypass = getattr(self._sched_cls, "direct_issue", False)
+        #: an IO scheduler is attached (its requests use sched tags: RQF_SCHED_TAGS)
+        self.elevator_attached = not self._bypass
+        kver = host.kcosts.release
+        self._plug_cache = has(kver, "plug_rq_cache")
+        self._queue_rqs = has(kver, "queue_rqs") and not self.elevator_attached
         # per-request CPU cost: the platform's calibrated total, split as the scheduler splits it
         cls = self._sched_cls
         default_total = cls.insert_cycles + cls.dispatch_cycles + cls.complete_cycles
@@ -88,15 +96,18 @@ class BlkMq:
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
 
-    def deferred(self, nreq: int) -> bool:
-        """Whether ``nreq`` requests submitted together are dispatched by kblockd (not plugged)."""
-        return self._kblockd and nreq < PLUG_MIN_REQUESTS
+    def deferred(self, nreq: int, plug_min: int = PLUG_MIN_REQUESTS) -> bool:
+        """Whether ``nreq`` requests submitted together are dispatched by kblockd (not plugged;
+        the call plugs from ``plug_min`` requests)."""
+        return self._kblockd and nreq < plug_min
 
-    def submitter_parts(self, nsubmit: int, blk_cycles: float, nvme_cycles: float) -> dict:
+    def submitter_parts(
+        self, nsubmit: int, blk_cycles: float, nvme_cycles: float, plug_min: int = PLUG_MIN_REQUESTS
+    ) -> dict:
         """Per-request cycles of the submitting context when ``nsubmit`` IOs are submitted
         together: blk-mq's own, the scheduler's insert, and (unless kblockd dispatches) the
         scheduler's dispatch and the NVMe command."""
-        if self.deferred(nsubmit):
+        if self.deferred(nsubmit, plug_min):
             parts = dict(block=blk_cycles)
             if self.insert_cycles:
                 parts["iosched"] = self.insert_cycles
@@ -105,6 +116,27 @@ class BlkMq:
         if self.submit_cycles:
             parts["iosched"] = self.submit_cycles
         return parts
+
+    def plug_savings(self, reqs, nsubmit: int, plug_min: int) -> tuple[int, int, int]:
+        """What one call's plug shares among its requests ``reqs`` (``nsubmit`` IOs submitted, the
+        call plugs from ``plug_min``): (SQ doorbells, sq_lock rounds, tag allocations) saved over
+        issuing the requests one by one. One doorbell per hardware queue (bd->last); with queue_rqs
+        (5.17, no scheduler, one device in the plug) one sq_lock per queue; with the plug's request
+        cache (5.16) a request after one to the same device takes a cached request."""
+        if nsubmit < plug_min or len(reqs) < 2:
+            return NO_SAVINGS
+        queues = {r.qp for r in reqs}
+        doorbells = len(reqs) - len(queues)
+        locks = doorbells if self._queue_rqs and len({q.device for q in queues}) == 1 else 0
+        tags = 0
+        if self._plug_cache:
+            prev = reqs[0].qp.device
+            for r in reqs[1:]:
+                dev = r.qp.device
+                if dev is prev:
+                    tags += 1
+                prev = dev
+        return (doorbells, locks, tags)
 
     def worker(self, cpu: int) -> KblockdWorker:
         w = self.kblockd.get(cpu)
@@ -206,20 +238,21 @@ class BlkMq:
         unplugged: bool = False,
         nsubmit: int | None = None,
         passthru: bool = False,
+        plug_min: int = PLUG_MIN_REQUESTS,
     ) -> None:
         """Requests submitted together from code running on ``runner``: (if not ``plugged`` yet,
         :meth:`plug` them), offer each to the elevator's merge and insert the rest. A plugged batch
         (:data:`PLUG_MIN_REQUESTS` or more, not ``unplugged``) takes the scheduler lock once per
         hardware context and runs the queues once, here; otherwise each insert takes the lock and
         (with a scheduler, 5.x) kblockd runs the queues. ``nsubmit``: the IOs the call submitted
-        (before plug merges; default: the requests)."""
+        (before plug merges; default: the requests); ``plug_min``: the number from which the call plugs."""
         if passthru:
             self._issue_passthru(reqs)
             return
         n = len(reqs) if nsubmit is None else nsubmit
         if not plugged:
             reqs = self.plug(reqs)
-        deferred = self._kblockd and (unplugged or n < PLUG_MIN_REQUESTS)
+        deferred = self._kblockd and (unplugged or n < plug_min)
         touched = []
         for req in reqs:
             h = self.hctx(req.qp)

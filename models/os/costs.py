@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 # the stack layers and the bundle executed on the hot path (models.os.cost, compiled: simcore.compiled)
 from models.os.cost import LAYER_INDEX, LAYERS, USER, Cost  # noqa: F401
+from models.os.kernel_version import parse_version
 from models.os.memops import ACTION_CELLS, CELLS, SOURCE_CELLS
 from simcore.config import Model
 
@@ -77,6 +78,12 @@ class KernelCosts(Model):
     """Cycles per kernel action (defaults: order-of-magnitude figures of mechanisms.md, Appendix A
     'CPU costs', for a ~3.4 GHz Skylake with KPTI + retpolines; platforms calibrate them)."""
 
+    version: str = Field(
+        "6.6",
+        description="the kernel release, MAJOR.MINOR (e.g. 5.15, 6.6): gates the IO-path features that"
+        " came with a release (models.os.kernel_version: io_uring 5.1, the plug's request cache and"
+        " batched completion 5.16, queue_rqs 5.17, DEFER_TASKRUN 6.1)",
+    )
     user_io_cycles: float = Field(800, ge=0, description="fio's user-space work per IO (issue, timestamps, accounting)")
     syscall_entry_cycles: float = Field(400, ge=0, description="user->kernel entry incl. mitigations (~0.12 us)")
     syscall_exit_cycles: float = Field(400, ge=0, description="kernel->user exit incl. mitigations")
@@ -111,11 +118,49 @@ class KernelCosts(Model):
     blk_submit_cycles: float = Field(
         900, ge=0, description="blk-mq: plug, tag allocation, request init, dispatch to hctx"
     )
+    blk_tag_batch_cycles: float = Field(
+        100,
+        ge=0,
+        description="the part of blk_submit_cycles a plugged request shares with the plug's previous"
+        " request to the same device (kernel >= 5.16): blk_mq_get_new_requests allocates plug->nr_ios"
+        " requests with one blk_mq_get_tags and one percpu_ref_get_many and caches them in the plug"
+        " (estimate: an sbitmap operation and an atomic, ~100 cycles)",
+    )
     blk_complete_cycles: float = Field(300, ge=0, description="blk-mq request completion and freeing")
+    blk_complete_batch_cycles: float = Field(
+        100,
+        ge=0,
+        description="the part of blk_complete_cycles paid once per batch when completions are batched"
+        " (io_comp_batch, kernel >= 5.16, scheduler none): blk_mq_end_request_batch reads the clock once"
+        " and frees the tags of up to TAG_COMP_BATCH = 32 requests with one sbitmap operation"
+        " (blk_mq_flush_tag_batch) and one percpu_ref_put_many (estimate: a clock read and two atomics,"
+        " ~100 cycles)",
+    )
     nvme_submit_cycles: float = Field(
         700, ge=0, description="NVMe command build, PRP setup, SQ tail doorbell MMIO write"
     )
+    nvme_sq_doorbell_cycles: float = Field(
+        100,
+        ge=0,
+        description="the part of nvme_submit_cycles paid once per hardware queue of a plugged batch:"
+        " nvme_queue_rq writes the SQ tail doorbell only for the batch's last request (bd->last,"
+        " nvme_write_sq_db; commit_rqs, Linux 5.0) (estimate: one posted MMIO write, ~100 cycles)",
+    )
+    nvme_sq_lock_cycles: float = Field(
+        50,
+        ge=0,
+        description="the part of nvme_submit_cycles that nvme_queue_rqs pays once per run of a plug's"
+        " requests on one queue (kernel >= 5.17, no IO scheduler, one device in the plug): the"
+        " uncontended sq_lock (one locked cmpxchg and a release store; estimate)",
+    )
     nvme_complete_cycles: float = Field(300, ge=0, description="reap one CQ entry, CQ head doorbell")
+    nvme_cq_doorbell_cycles: float = Field(
+        100,
+        ge=0,
+        description="the part of nvme_complete_cycles paid once per nvme_irq / nvme_poll call that found"
+        " entries, not per entry: nvme_poll_cq reaps every posted CQE, then nvme_ring_cq_doorbell writes"
+        " the CQ head once (one posted MMIO write; estimate ~100 cycles)",
+    )
     irq_entry_cycles: float = Field(
         1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch"
     )
@@ -226,6 +271,14 @@ class KernelCosts(Model):
     )
     aio_reap_cycles: float = Field(
         250, ge=0, description="libaio / io_uring: per-event reap work in the getevents call (copy event to user)"
+    )
+    uring_cq_flush_cycles: float = Field(
+        100,
+        ge=0,
+        description="io_uring: the part of aio_reap_cycles paid once per batch of completions posted"
+        " together, not per event: __io_submit_flush_completions takes the CQ lock once, fills every"
+        " CQE, commits the CQ tail once and wakes once (__io_cq_unlock_post), for all the requests one"
+        " task-work run completed (estimate: a lock pair, a release store and a wake check)",
     )
     io_uring_issue_cycles: float = Field(
         350, ge=0, description="io_uring: per-SQE issue work (io_submit_sqes, io_read prep)"
@@ -367,6 +420,39 @@ class KernelCosts(Model):
     def layer_cpi(self) -> tuple[float, ...]:
         """Warm cycles per instruction by :data:`LAYERS` (0 for the ``cache`` layer: no instructions)."""
         return tuple(self.cpi_by_layer.get(name, 0.0) for name in LAYERS)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, v):
+        # a YAML number (version: 6.6) is taken as written; quote a release like "6.10"
+        return repr(v) if isinstance(v, float) else str(v) if isinstance(v, int) else v
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        major, minor = parse_version(v, "kernel.version")
+        if not (3, 0) <= (major, minor) < (100, 0):
+            raise ValueError(f"kernel.version {v!r}: expected a Linux release such as 5.15 or 6.6")
+        return f"{major}.{minor}"
+
+    @model_validator(mode="after")
+    def _parts_within(self):
+        if self.nvme_sq_doorbell_cycles + self.nvme_sq_lock_cycles > self.nvme_submit_cycles:
+            raise ValueError("nvme_sq_doorbell_cycles + nvme_sq_lock_cycles are parts of nvme_submit_cycles")
+        for part, whole in (
+            ("blk_tag_batch_cycles", "blk_submit_cycles"),
+            ("nvme_cq_doorbell_cycles", "nvme_complete_cycles"),
+            ("blk_complete_batch_cycles", "blk_complete_cycles"),
+            ("uring_cq_flush_cycles", "aio_reap_cycles"),
+        ):
+            if getattr(self, part) > getattr(self, whole):
+                raise ValueError(f"{part} ({getattr(self, part):g}) is a part of {whole} ({getattr(self, whole):g})")
+        return self
+
+    @property
+    def release(self) -> tuple[int, int]:
+        """``version`` as ``(major, minor)``."""
+        return parse_version(self.version)
 
     @field_validator("mem_ops_per_cycle", "mem_ops_per_action")
     @classmethod

@@ -22,6 +22,8 @@ __all__ = ["PLATFORM_PREFIXES", "PLATFORM_HEADS", "parse_sets", "set_value", "is
 
 #: ``--set`` sections that are fields of the platform (besides ``queue``)
 PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "nvme")
+#: platform keys whose value is kept as the text given (a kernel release: ``6.10`` is not ``6.1``)
+TEXT_KEYS = ("kernel.version",)
 #: every ``--set`` section that addresses the platform
 PLATFORM_HEADS = ("queue", *PLATFORM_PREFIXES)
 
@@ -60,6 +62,7 @@ def apply_sets(pdata: dict, sets: dict[str, Any], other: Callable[[str, Any], No
                 raise ConfigError(f"--set {key}: name a queue attribute, e.g. queue.io_poll=1")
             set_path(pdata["queue"], rest, set_value(raw), known_only=not rest.startswith("iosched."))
         elif head in PLATFORM_PREFIXES:
-            set_path(pdata, key, set_value(raw))
+            # a release is text: 6.10 is not 6.1
+            set_path(pdata, key, raw if key in TEXT_KEYS and isinstance(raw, str) else set_value(raw))
         else:
             other(key, raw)

@@ -85,7 +85,8 @@ io_submit_mode                                 io_submit_mode               inli
                                                                             synchronous engines)
 nice                                           nice                         -20..19: the threads' CFS load weight
 kb_base                                        (size parsing)               1024 (default) | 1000
-iodepth_low                                    (checked)                    must be 0 or equal iodepth
+iodepth_low                                    iodepth_low                  0 or > iodepth: iodepth; a full queue
+                                                                            is reaped down to it (wait_for_completions)
 =============================================  ===========================  ===========================================
 
 stacksim-specific options (fio rejects them, so a file using them runs only in stacksim) are
@@ -513,7 +514,14 @@ _add(
     help="completion-interrupt hint: urgent (RWF_URGENT), barrier (RWF_BARRIER), untagged, or default (no flag)",
     table=STACKSIM_OPTIONS,
 )
-
+_add(
+    "used",
+    "str",
+    "stacksim_fio_version",
+    help="the fio release that runs the job, MAJOR.MINOR (default 3.42): io_uring rings ask for"
+    " DEFER_TASKRUN from fio 3.33 (fio-3.32 does not)",
+    table=STACKSIM_OPTIONS,
+)
 
 _unclassified = set(CATALOGUE_NAMES) - set(FIO_OPTIONS)
 if _unclassified:

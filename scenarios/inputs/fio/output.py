@@ -92,6 +92,8 @@ def fio_options(job) -> dict[str, str]:
         o["iodepth_batch_complete_min"] = str(job.iodepth_batch_complete_min)
     if job.iodepth_batch_complete_max != job.iodepth_batch_complete_min:
         o["iodepth_batch_complete_max"] = str(job.iodepth_batch_complete_max)
+    if 0 < job.iodepth_low < job.iodepth:
+        o["iodepth_low"] = str(job.iodepth_low)
     o["direct"] = "1" if job.direct else "0"
     o["numjobs"] = str(job.numjobs)
     if job.runtime_ns:
@@ -128,11 +130,18 @@ def fio_options(job) -> dict[str, str]:
             o[flag] = "1"
     if job.sqthread_poll_cpu is not None:
         o["sqthread_poll_cpu"] = str(job.sqthread_poll_cpu)
-    if job.stacksim_irq_hint != "default":
-        o["stacksim_irq_hint"] = job.stacksim_irq_hint
+    _stacksim_options(job, o)
     if "group_reporting" in job.ignored_options:
         o["group_reporting"] = "1"
     return o
+
+
+def _stacksim_options(job, o: dict[str, str]) -> None:
+    """stacksim's own job options, when not at their defaults."""
+    if job.stacksim_irq_hint != "default":
+        o["stacksim_irq_hint"] = job.stacksim_irq_hint
+    if job.stacksim_fio_version != "3.42":
+        o["stacksim_fio_version"] = job.stacksim_fio_version
 
 
 def _workload_options(job, o: dict[str, str]) -> None:

@@ -25,6 +25,7 @@ from models.ioengines import SYNC_ENGINES
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
+from models.os.kernel_version import parse_version
 from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
@@ -115,6 +116,7 @@ class FioJob(BaseModel):
     iodepth_batch_submit: int = Field(1, ge=1)  # fio: 0 or > iodepth means iodepth
     iodepth_batch_complete_min: int = Field(1, ge=0)  # 0: reap without waiting
     iodepth_batch_complete_max: int = Field(0, ge=0)  # fio default: = complete_min; <= iodepth
+    iodepth_low: int = Field(0, ge=0)  # fio: 0 or > iodepth means iodepth (the model applies it)
     hipri: bool = False
     direct: bool = False
     runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
@@ -210,6 +212,7 @@ class FioJob(BaseModel):
     fixedbufs: bool = False
     nowait: bool = False
     stacksim_irq_hint: IrqHint = "default"
+    stacksim_fio_version: str = "3.42"  # fio's release (models.os.kernel_version.FIO_DEFER_TASKRUN)
     ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
     source: str = "<set>"  # "file.fio:[jobname]"
 
@@ -693,6 +696,16 @@ def _int(option: str, minimum: int, maximum: int | None = None) -> Callable[[str
     return lambda v, kb: parse_int(v, option=option, minimum=minimum, maximum=maximum)
 
 
+def _fio_version(v: str | None) -> str:
+    """``3.32`` or ``fio-3.32`` -> ``"3.32"``; a ConfigError naming the option otherwise."""
+    text = (v or "").strip().lower().removeprefix("fio-")
+    try:
+        major, minor = parse_version(text, "option 'stacksim_fio_version'")
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return f"{major}.{minor}"
+
+
 def _choice(option: str) -> Callable[[str | None, int], str]:
     choices = opts.lookup(option).choices  # type: ignore[union-attr]
 
@@ -843,8 +856,9 @@ _HANDLERS: dict[str, _Handler] = {
     "fixedbufs": _set_field("fixedbufs", _bool("fixedbufs")),
     "nowait": _set_field("nowait", _bool("nowait")),
     "stacksim_irq_hint": _set_field("stacksim_irq_hint", _choice("stacksim_irq_hint")),
+    "stacksim_fio_version": _set_field("stacksim_fio_version", lambda v, kb: _fio_version(v)),
     "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
-    "iodepth_low": lambda st, v, kb: None,  # checked after iodepth is known (see _build)
+    "iodepth_low": _set_field("iodepth_low", _int("iodepth_low", 0)),
 }
 _missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values()) if s.status == "used"} - set(
     _HANDLERS
@@ -973,7 +987,7 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
 
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
     """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
-    512-byte multiples), time_based with runtime, iodepth_low."""
+    512-byte multiples), time_based with runtime."""
     engine = state["ioengine"]
     for it in items:
         engines = it.spec.engines
@@ -1020,18 +1034,6 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
     if state["time_based"] and state["runtime_ns"] is None:
         raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
-    if "iodepth_low" in last:
-        it = last["iodepth_low"]
-        try:
-            low = parse_int(it.value, option="iodepth_low", minimum=0)
-        except ConfigError as exc:
-            raise fail(str(exc), it) from None
-        if low not in (0, state["iodepth"]):
-            raise fail(
-                f"option 'iodepth_low={low}' (refill only below a low-water mark) is not "
-                f"supported by stacksim; omit it or set it to iodepth ({state['iodepth']})",
-                it,
-            )
 
 
 def _check_spdk_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
