@@ -163,3 +163,12 @@ def test_numa_cpu_nodes_places_the_job_on_the_nodes_cpus():
         _cfg(numa_mem_policy="bind:3")
     with pytest.raises(ConfigError, match="numa_mem_policy"):
         _cfg(numa_mem_policy="prefer:0-1")
+
+
+def test_power_is_reported_per_socket_and_the_idle_socket_draws_less():
+    s = _run(cpus_allowed="12", ssd_nodes="1")  # the job and its device on node 1; node 0 idles
+    p = s["power_w"]
+    assert p["cpu_socket1"] > p["cpu_socket0"] > 0
+    assert p["cpu_socket0"] + p["cpu_socket1"] == pytest.approx(p["cpu"])
+    one = simulate(resolve(scenario="default", sets={"runtime": "2ms", "ramp_time": "0"}))["summary"]["power_w"]
+    assert not any(k.startswith("cpu_socket") for k in one)  # one socket: the package is the CPU
