@@ -10,7 +10,7 @@ polling and interrupts); the others are the reference order-of-magnitude default
 
 from __future__ import annotations
 
-from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2660_v4
+from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2660_v4, xeon_silver_4210r
 from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
@@ -213,11 +213,52 @@ def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
     )
 
 
+def cheops23_optane() -> PlatformConfig:
+    """The host of the CHEOPS'23 measurements (Ren and Trivedi, "Performance Characterization of
+    Modern Storage Stacks: POSIX I/O, libaio, SPDK, and io_uring", doi:10.1145/3578353.3589545;
+    the measurements ship in scenarios/data/measurements/cheops23 with their MIT licence). Nothing
+    here is fitted to those measurements: they are the check.
+
+    What the artifact states: 2 sockets x 10 cores, logical CPUs 0-19; a steady 2.41 GHz (system-wide
+    cycles of one busy polling CPU over 5 s); Intel Optane SSDs, seven in the multi-device runs
+    (``/dev/nvme0n1`` .. ``nvme7n1`` without ``nvme5n1``), whose QD1 SPDK latency (6.9 us) and
+    per-device ceiling (~590K IOPS) fit the P4800X class; fio-3.32.
+    Estimates, with the reasoning:
+    - the CPU model is not stated: a 10-core Cascade Lake-SP at a 2.4 GHz base (Xeon Silver 4210R)
+      matches the core count and the clock with turbo off; the C-states are that generation's
+      (``skx_cstates``);
+    - SMT off: CPUs 0-19 are all the scripts use and name node 1 as CPUs 10-19, which numbers one
+      logical CPU per core;
+    - turbo off and a fixed frequency: the measured clock is steady at the base within 0.5%;
+    - eight P4800X devices, so that the job files' ``/dev/nvme7n1`` is a device of its own;
+    - the kernel's cycle costs are the R730 platform's (``optane-p4800x-e5-2660v4``: Broadwell-EP,
+      the same cycles per path on a core of a close micro-architecture);
+    - power: a 2-socket 1U/2U server's DRAM and board (estimates as for the R730).
+    """
+    cpu = xeon_silver_4210r(physical_cores=20, smt=False, turbo=False, base_freq_ghz=2.41)
+    r730 = optane_p4800x_e5_2660v4()
+    return PlatformConfig(
+        name="cheops23-optane",
+        description="CHEOPS'23 host: 2 x 10-core Xeon (Cascade Lake-class, 2.41 GHz fixed, SMT off) +"
+        " 8 x Optane P4800X (the measurements of the engines study; nothing fitted to them)",
+        cpu=cpu,
+        ssd=r730.ssd,
+        ssd_count=8,
+        kernel=r730.kernel,
+        memory_bytes=192 << 30,  # estimate: 6 channels x 16 GB per socket
+        power=PowerConfig(dram_w=28.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
+        nvme=r730.nvme,
+        calibration="none fitted to the CHEOPS'23 measurements; kernel costs and the P4800X service"
+        " times of optane-p4800x-e5-2660v4 (stacksim calibrate --study cinterrupts)",
+    )
+
+
 PLATFORMS = {
     "optane900p-e3-1230v5": optane900p_e3_1230v5,
     "optane-p4801x-e3-1230": optane_p4801x_e3_1230,
     "optane-p4800x-e5-2660v4": optane_p4800x_e5_2660v4,
     "p3700-e5-2660v4": p3700_e5_2660v4,
+    "cheops23-optane": cheops23_optane,
 }
 
 

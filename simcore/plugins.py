@@ -91,6 +91,9 @@ def load_plugin(spec: str) -> None:
         sys.modules[mod_name] = module
         try:
             loader_spec.loader.exec_module(module)
+        except SystemExit as err:  # sys.exit() in a plug-in must not end stacksim quietly, whatever its code
+            del sys.modules[mod_name]
+            raise ConfigError(f"plug-in {spec} called sys.exit({err.code!r}) while loading") from None
         except Exception as err:  # a user's module: report, don't crash
             del sys.modules[mod_name]
             raise ConfigError(f"plug-in {spec} failed to import: {type(err).__name__}: {err}") from None
@@ -100,5 +103,8 @@ def load_plugin(spec: str) -> None:
         except ImportError as err:
             hint = f" (for the file {spec}.py here, give --plugin {spec}.py)" if Path(f"{spec}.py").is_file() else ""
             raise ConfigError(f"plug-in module '{spec}' not importable: {err}{hint}") from None
+        except SystemExit as err:
+            sys.modules.pop(spec, None)
+            raise ConfigError(f"plug-in module '{spec}' called sys.exit({err.code!r}) while loading") from None
         except Exception as err:  # a user's module: report, don't crash
             raise ConfigError(f"plug-in module '{spec}' failed to import: {type(err).__name__}: {err}") from None

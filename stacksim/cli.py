@@ -80,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=writes("--records"),
         help="write per-IO records (.csv or .parquet; '-': CSV on standard output)",
     )
+    run.add_argument(
+        "--rerun",
+        metavar="OUT.json",
+        type=reads("--rerun"),
+        help="run again the run recorded in a --json output (its resolved configuration, seed and plug-ins),"
+        " bit for bit when the code is the same",
+    )
     run.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
     run.add_argument(
         "--progress",
@@ -116,25 +123,82 @@ def cmd_run(args) -> int:
     from scenarios.config.registry import source_args
     from scenarios.config.resolve import resolve_run
     from scenarios.config.sets import parse_sets
+    from scenarios.run.provenance import file_record, provenance
     from scenarios.run.simulate import simulate
     from simcore.plugins import load_plugin
     from simcore.progress import progress_enabled
     from stacksim.output import format_run
 
-    for p in args.plugin:
-        load_plugin(p)
-    if args.job and args.scenario:
-        raise ConfigError("give either a job file / scenario file or --scenario, not both")
-    source = source_args(args.job) if args.job else {"scenario": args.scenario}
     check_run_outputs(args)
-    cfg = resolve_run(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
+    if args.rerun:
+        rerun = _rerun_config(args)
+        cfg, plugins, inputs = (
+            rerun.cfg,
+            rerun.cli_plugins,
+            {"rerun_of": file_record(args.rerun), **rerun.record["inputs"]},
+        )
+        for p in plugins:
+            load_plugin(p)
+    else:
+        plugins = list(args.plugin)
+        for p in plugins:
+            load_plugin(p)
+        if args.job and args.scenario:
+            raise ConfigError("give either a job file / scenario file or --scenario, not both")
+        source = source_args(args.job) if args.job else {"scenario": args.scenario}
+        cfg = resolve_run(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
+        inputs = _run_inputs(args, source)
     print_warnings(run_warnings(cfg))
     tracer = _make_tracer(args, cfg.warmup_ns) if args.trace else None
     result = simulate(
         cfg, tracer=tracer, records=_record_sink(args), progress=progress_enabled(args.progress, args.quiet)
     )
+    result.data["provenance"] = provenance(cfg, argv=args.argv, inputs=inputs, cli_plugins=plugins)
     _emit(args, result, format_run(cfg), cfg.platform.cpu.logical_cpus)
+    print_warnings(result.get("warnings") or ())
     return 0
+
+
+def _rerun_config(args):
+    """--rerun OUT.json: the recorded run (alone: its configuration is the whole input)."""
+    from scenarios.run.provenance import load_rerun
+
+    given = [
+        o
+        for o, v in (
+            ("JOB", args.job),
+            ("--scenario", args.scenario),
+            ("--platform", args.platform),
+            ("--set", args.sets),
+            ("--seed", args.seed),
+            ("--plugin", args.plugin),
+        )
+        if v
+    ]
+    if given:
+        raise ConfigError(f"--rerun runs the recorded configuration as it was: drop {', '.join(given)}")
+    rerun = load_rerun(args.rerun)
+    for w in rerun.warnings:
+        print(f"stacksim: warning: {w}", file=sys.stderr)
+    return rerun
+
+
+def _run_inputs(args, source: dict[str, str]) -> dict:
+    """What the run was given, for its provenance: files by path, hash and text; names as names."""
+    from pathlib import Path
+
+    from scenarios.run.provenance import file_record
+
+    def given(value: str | None):
+        return file_record(value) if value and Path(value).is_file() else value
+
+    return {
+        "job_file": given(source.get("job_file")),
+        "scenario": given(source.get("scenario")),
+        "platform": given(args.platform),
+        "sets": list(args.sets),
+        "seed": args.seed,
+    }
 
 
 def _record_sink(args):
@@ -297,6 +361,7 @@ COMMANDS = {"run": cmd_run, "list": cmd_list, "schema": cmd_schema}
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    args.argv = ["stacksim", *(sys.argv[1:] if argv is None else argv)]  # the command, for provenance
     if args.cmd is None:
         ap.print_help()
         return EXIT_BAD_INPUT

@@ -212,7 +212,9 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     add_measured_option(src)
     src.add_argument(
         "--suite",
-        help="built-in suite of published figures (shipped with stacksim): poll-vs-interrupt, io-schedulers, all",
+        help="built-in suite of published figures and measurements (shipped with stacksim): poll-vs-interrupt,"
+        " io-schedulers (the platforms were calibrated on these two: `calibrated`), cheops23 (third-party fio"
+        " runs, nothing fitted to them), all",
     )
     src.add_argument(
         "--trace",
@@ -332,6 +334,7 @@ def cmd_replay(args) -> int:
         write_json(args.json_out, result)
     if not args.quiet:
         print(format_replay(result))
+    print_warnings(result.get("warnings") or ())
     return 0
 
 

@@ -19,11 +19,16 @@ def stdout_outputs(args):
     return data_to_stdout() if check_file_args(args) else contextlib.nullcontext()
 
 
+def _f(value, fmt: str) -> str:
+    """``value`` formatted, or ``n/a`` for a figure the run could not measure (None)."""
+    return "n/a" if value is None else format(value, fmt)
+
+
 def latency_line(s: dict) -> str:
     lat = s["latency_us"]
     return (
-        f"  latency us: mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p90 {lat['p90']:.2f}  p99 {lat['p99']:.2f}"
-        f"  p99.9 {lat['p99_9']:.2f}  max {lat['max']:.2f}"
+        f"  latency us: mean {_f(lat['mean'], '.2f')}  p50 {_f(lat['p50'], '.2f')}  p90 {_f(lat['p90'], '.2f')}"
+        f"  p99 {_f(lat['p99'], '.2f')}  p99.9 {_f(lat['p99_9'], '.2f')}  max {_f(lat['max'], '.2f')}"
     )
 
 
@@ -33,7 +38,7 @@ def power_energy_lines(s: dict) -> list[str]:
         f"  power W: CPU {pw['cpu']:.1f}  SSD {pw['ssd']:.1f}  DRAM {pw['dram']:.1f}  other {pw['other']:.1f}"
         f"  system {pw['system']:.1f}",
         f"  energy {s['energy_j']:.2f} J   {s['bytes_per_joule'] / 1e6:.2f} MB/J"
-        f"   {s['energy_j_per_million_ios']:.1f} J per million IOs",
+        f"   {_f(s['energy_j_per_million_ios'], '.1f')} J per million IOs",
     ]
 
 
@@ -47,9 +52,11 @@ def format_summary(result: dict) -> str:
         f"  IOPS {s['iops']:,.0f}   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
         latency_line(s),
         f"  CPU utilization {100 * s['cpu_utilization']:.1f}% of all logical CPUs"
-        f"   context switches/IO {s['context_switches_per_io']:.3f}   interrupts/IO {s['interrupts_per_io']:.3f}",
+        f"   context switches/IO {_f(s['context_switches_per_io'], '.3f')}"
+        f"   interrupts/IO {_f(s['interrupts_per_io'], '.3f')}",
         *power_energy_lines(s),
-        "  CPU time per IO by layer (ns): " + "  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5),
+        "  CPU time per IO by layer (ns): "
+        + ("  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5) if s["layers"] else "n/a (no IO)"),
     ]
     if s.get("freq_transitions"):
         freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])

@@ -111,7 +111,7 @@ def test_bad_input_exit_2(extra, message, tmp_path, capsys):
 
 
 def test_builtin_suites_pass_at_5_percent(capsys):
-    rc, stdout, err = run_cli(["validate", "--suite", "all", "--max-error", "5"], capsys)
+    rc, stdout, err = run_cli(["validate", "--suite", "calibrated", "--max-error", "5"], capsys)
     assert rc == 0, stdout + err
     assert "poll-vs-interrupt interrupt" in stdout and "io-schedulers bfq write" in stdout
     assert "PASS" in stdout
@@ -129,7 +129,7 @@ def test_suite_points_carry_the_shipped_published_figures():
     from scenarios.data import reference
 
     table1 = reference.values("io_schedulers_ull", "median_latency_4k_qd1")
-    points = {p.label: p for p in suite_points("all")}
+    points = {p.label: p for p in suite_points("calibrated")}
     assert len(points) == 3 + 2 * len(table1)
     assert points["io-schedulers bfq write"].metrics == {"latency_us.p50": table1["bfq"]["write"]}
     poll = reference.values("poll_vs_interrupt_energy", "latency_iops_4k_1_thread")

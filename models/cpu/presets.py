@@ -89,6 +89,38 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
     return CpuConfig(**cfg)
 
 
+def xeon_silver_4210r(**overrides) -> CpuConfig:
+    """Intel Xeon Silver 4210R (Cascade Lake-SP, 14 nm, 100 W TDP). [ARK]: 10C/20T per socket,
+    2.4 GHz base, 3.2 GHz turbo, 1.0 GHz lowest P-state, 13.75 MB L3, 2-socket capable. C-states:
+    the kernel's ``skx_cstates`` table (Skylake-SP and Cascade Lake-SP) [IDLE]: C1 2/2, C1E 10/20,
+    C6 133/600 us (the TLB is flushed and the core power-gated). Powers: estimates split from TDP as
+    for the other presets (10 busy cores at base ~ 10 x 6.4 W + ~30 W uncore)."""
+    cfg = dict(
+        model="Intel Xeon Silver 4210R",
+        physical_cores=10,
+        smt=True,
+        base_freq_ghz=2.4,
+        max_freq_ghz=3.2,
+        min_freq_ghz=1.0,
+        voltage_at_min_v=0.75,
+        voltage_at_max_v=1.15,
+        pstate_transition_ns=20_000.0,
+        power_limit_w=100.0,  # PL1 = TDP [ARK]
+        cstates=(
+            _cs("POLL", 0, 0, 0.0, polling=True),
+            _cs("C1", 2, 2, 1.8),
+            _cs("C1E", 10, 20, 1.1),
+            _cs("C6", 133, 600, 0.05, package_deep=True, flushes_core_caches=True),
+        ),
+        core_leakage_w=1.8,
+        core_dynamic_w=6.4,
+        uncore_active_w=30.0,
+        uncore_idle_w=9.0,
+    )
+    cfg.update(overrides)
+    return CpuConfig(**cfg)
+
+
 def epyc_9454p(**overrides) -> CpuConfig:
     """AMD EPYC 9454P (Zen 4, 290 W TDP). [ARK/AMD]: 48C/96T, 2.75 GHz base, 3.8 GHz boost; the
     SANDMAN setup runs 3.65 GHz all-core and 400 MHz minimum, with >450 us min-to-max frequency
@@ -125,5 +157,6 @@ def epyc_9454p(**overrides) -> CpuConfig:
 CPU_PRESETS = {
     "xeon-e3-1230-v5": xeon_e3_1230_v5,
     "xeon-e5-2660-v4": xeon_e5_2660_v4,
+    "xeon-silver-4210r": xeon_silver_4210r,
     "epyc-9454p": epyc_9454p,
 }

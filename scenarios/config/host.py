@@ -9,6 +9,7 @@ plain fio option (no dot: ``bs=8k``, ``numjobs=4``, ``hipri=1``) applied to ever
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -115,10 +116,11 @@ def resolve(
     sets: dict[str, Any] | None = None,
     seed: int | None = None,
     jobs: list[FioJob] | None = None,
+    env: dict[str, str] | None = None,
 ) -> RunConfig:
     """Build a :class:`RunConfig`; every error is a :class:`ConfigError` naming the bad input.
     ``jobs``: fio jobs already built (e.g. from a fio JSON's options) instead of a job file or
-    scenario."""
+    scenario. ``env``: environment variables for the job file's ``${VAR}``, over the process's."""
     sets = dict(sets or {})
     scen: ScenarioFile | None = None
     base_dir = Path.cwd()
@@ -136,7 +138,7 @@ def resolve(
     pdata = platform_by_name(pname).model_dump(mode="json")  # tuples as lists: cpu.cstates.1.power_w=...
     fio_sets = _apply_platform_sets(pdata, sets)
     plat = validate(PlatformConfig, pdata, where=f"platform {pname}")
-    jobs = _jobs(scen, base_dir, job_file, given_jobs, plat)
+    jobs = _jobs(scen, base_dir, job_file, given_jobs, plat, env)
     if fio_sets:
         jobs = [apply_overrides(j, fio_sets) for j in jobs]
     jobs = [_numa_nodes(_size_share(j, plat), plat) for j in jobs]
@@ -169,9 +171,15 @@ def _apply_platform_sets(pdata: dict, sets: dict[str, Any]) -> dict[str, str]:
 
 
 def _jobs(
-    scen: ScenarioFile | None, base_dir: Path, job_file: str | None, given_jobs, plat: PlatformConfig
+    scen: ScenarioFile | None,
+    base_dir: Path,
+    job_file: str | None,
+    given_jobs,
+    plat: PlatformConfig,
+    env: dict[str, str] | None = None,
 ) -> list[FioJob]:
-    """The fio jobs: given ones, the scenario's job file or inline jobs, or the job file."""
+    """The fio jobs: given ones, the scenario's job file or inline jobs, or the job file (``env``:
+    its ``${VAR}`` values over the process environment's)."""
     if given_jobs is not None:
         jobs = list(given_jobs)
     elif scen is not None and scen.job_file:
@@ -189,7 +197,9 @@ def _jobs(
             name = opts.pop("name", f"job{i}")
             jobs.append(job_from_options(opts, name=name, source=f"{scen.name}:jobs[{i}]"))
     else:
-        jobs = list(parse_fio_file(job_file, keywords=platform_keywords(plat.cpu.logical_cpus, plat.memory_bytes)).jobs)
+        keywords = platform_keywords(plat.cpu.logical_cpus, plat.memory_bytes)
+        environ = {**os.environ, **env} if env else None
+        jobs = list(parse_fio_file(job_file, keywords=keywords, env=environ).jobs)
     return jobs
 
 

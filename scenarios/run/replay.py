@@ -188,6 +188,13 @@ def _add_replay_report(
     s["bad_lines"] = reader.bad_lines
     s["skipped"] = skipped
     lag = replayer.fold_lag()
+    if reader.out_of_order:
+        result.setdefault("warnings", []).append(
+            f"{reader.out_of_order} of the trace's {reader.records} records are earlier than the record before"
+            f" them (up to {reader.max_backstep_ns / 1e6:g} ms back): the replayer issues a record that is"
+            " already due at once, so these arrive together; sort the trace by time if that is not the"
+            " order it was recorded in"
+        )
     result["replay"] = {
         "trace": cfg.trace,
         "format": reader.format,

@@ -75,6 +75,7 @@ def summarize_host_run(
     stats.finish()
     summary, layer_cycles = _cpu_and_io_summary(cfg, host, s, stats, end)
     _add_mechanism_metrics(summary, cfg, host, s, stats, layer_cycles, end)
+    warning = no_io_warning(summary, dur_ns * 1e-9)
     return {
         **fio_header(cfg.jobs),
         "stacksim_version": "0.1.0",
@@ -93,6 +94,7 @@ def summarize_host_run(
             "real_time_factor": (end * 1e-9) / wall_s if wall_s > 0 else None,
             "ios_per_wall_s": host.completed_ios / wall_s if wall_s > 0 else None,
         },
+        "warnings": [warning] if warning else [],
     }
 
 
@@ -107,12 +109,27 @@ def io_and_energy(n: int, nbytes: int, lat: LatencyStats, dur_s: float, power_w:
         "ios": n,
         "iops": n / dur_s,
         "bandwidth_mb_s": nbytes / dur_s / 1e6,
-        "latency_us": lat.summary_us(),
+        # no IO measured: no latency and no energy per IO (null, not a 0 that reads as a result)
+        "latency_us": lat.summary_us() if n else dict.fromkeys(lat.summary_us()),
         "power_w": power_w,
         "energy_j": energy,
         "bytes_per_joule": nbytes / energy if energy > 0 else 0.0,
-        "energy_j_per_million_ios": energy / max(n, 1) * 1e6,
+        "energy_j_per_million_ios": energy / n * 1e6 if n else None,
     }
+
+
+def no_io_warning(summary: dict, measured_s: float) -> str | None:
+    """When the measured window holds no IO: every per-IO figure of ``summary`` set to None (in
+    place) and the warning to show; else None."""
+    if summary["ios"]:
+        return None
+    for key in list(summary):
+        if key.endswith("_per_io") or key in ("layers", "completions_per_interrupt", "cq_doorbells_per_interrupt"):
+            summary[key] = None
+    return (
+        f"no IO completed in the measured window ({measured_s * 1e3:g} ms after the ramp): latency and the"
+        " per-IO figures are null; lengthen runtime, shorten ramp_time, or check the job's rate and size"
+    )
 
 
 def layer_work(host: Host, s: Snapshot) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
@@ -337,7 +354,7 @@ def per_job_metrics(cfg: RunConfig, host: Host, stats: IoStats, s: Snapshot, dur
                 "name": job.name,
                 "ioengine": job.ioengine,
                 "iops": lat.n / dur_s,
-                "latency_us": lat.summary_us(),
+                "latency_us": lat.summary_us() if lat.n else dict.fromkeys(lat.summary_us()),
                 "cpu_share": exec_ns / (dur_s * 1e9),
             }
         )

@@ -49,6 +49,8 @@ from scenarios.inputs.measurements.fio_json import DirStats, LatStats
 from scenarios.run.simulate import simulate
 from scenarios.studies import calibrate_io_schedulers as cis
 from scenarios.studies import calibrate_poll_energy as cpe
+from scenarios.studies.points import Point
+from scenarios.studies.suite_cheops23 import cheops23_points
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
 from simcore.outfile import write_text
@@ -63,6 +65,7 @@ __all__ = [
     "validate_points",
     "format_validation",
     "SUITES",
+    "SUITE_GROUPS",
     "suite_points",
 ]
 
@@ -84,23 +87,6 @@ FIO_METRICS = (
 _FIO_PCT = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
 #: fio JSON options that only name things or places (not simulated, and not fio job options here)
 _FIO_DROP = ("name", "filename", "directory", "output", "output-format", "write_iolog", "read_iolog")
-
-
-@dataclass(frozen=True)
-class Point:
-    """One measured configuration (see the module docstring)."""
-
-    label: str
-    config: dict[str, Any]
-    metrics: dict[str, float]
-    job_file: str | None = None
-    platform: str | None = None
-    """The platform the measurement belongs to (built-in suites), unless ``--platform`` overrides."""
-    runtime_ms: float | None = None
-    ramp_ms: float | None = None
-    fio_job: bool = False
-    """``config`` is a whole fio job (the options of a fio JSON): it is simulated on its own, with
-    fio's defaults for what it does not set, not on top of the base job."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -279,6 +265,9 @@ def metric_value(summary: dict, name: str) -> float:
     """The simulator's value of metric ``name`` (a dotted path into ``summary``)."""
     node: Any = summary
     for part in name.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]  # a list's element (per_job.0.cpu_share)
+            continue
         if not isinstance(node, dict) or part not in node:
             raise ConfigError(
                 f"metric {name!r} is not a simulator output (a dotted path into the run summary, "
@@ -340,6 +329,7 @@ class PointRunner:
                     sets={**sets, "ramp_time": ms_time(ramp_ms, option="--ramp-ms")},
                     seed=self.seed,
                     jobs=jobs,
+                    env=point.env,
                 )
             except ConfigError as e:
                 raise ConfigError(f"{where}: {e}") from None
@@ -545,19 +535,25 @@ def _io_schedulers() -> list[Point]:
 SUITES: dict[str, Callable[[], list[Point]]] = {
     "poll-vs-interrupt": _poll_vs_interrupt,
     "io-schedulers": _io_schedulers,
+    "cheops23": cheops23_points,
 }
 """Built-in validation suites: name -> points from the published figures shipped with the package
-(``scenarios/data/reference/*.yaml``: Table 1 of each study). The
+(``scenarios/data/reference/*.yaml``: Table 1 of each study; ``cheops23``: the third-party fio results
+and job files of ``scenarios/data/measurements/cheops23``). The
 points reproduce the configurations of ``scenarios/studies/calibrate_poll_energy.py`` (``run_mode``) and
 ``scenarios/studies/calibrate_io_schedulers.py`` (``run_point``) and their seed 7."""
 
 
+#: suite groups: the figures the built-in platforms were calibrated against, and every suite
+SUITE_GROUPS = {"calibrated": ("poll-vs-interrupt", "io-schedulers"), "all": tuple(SUITES)}
+
+
 def suite_points(name: str) -> list[Point]:
-    """The points of suite ``name`` (or ``all``)."""
-    names = list(SUITES) if name == "all" else [name]
+    """The points of suite ``name`` (or of a group: ``calibrated``, ``all``)."""
+    names = list(SUITE_GROUPS.get(name, (name,)))
     for n in names:
         if n not in SUITES:
-            raise ConfigError(f"unknown suite {name!r} (built-in: {', '.join(SUITES)}, all)")
+            raise ConfigError(f"unknown suite {name!r} (built-in: {', '.join([*SUITES, *SUITE_GROUPS])})")
     return [p for n in names for p in SUITES[n]()]
 
 

@@ -11,11 +11,14 @@ __all__ = ["TraceIO", "BadLine", "to_int", "to_ns"]
 
 
 class BadLine(Exception):
-    """A malformed line. The reader adds file and line; ``fatal`` ones ignore skip_bad_lines."""
+    """A malformed line. The reader adds file and line; ``fatal`` ones ignore skip_bad_lines;
+    ``well_formed``: the line is of its format, what it says is impossible (a completion before its
+    IO), so it still tells the format apart."""
 
-    def __init__(self, msg: str, *, fatal: bool = False) -> None:
+    def __init__(self, msg: str, *, fatal: bool = False, well_formed: bool = False) -> None:
         super().__init__(msg)
         self.fatal = fatal
+        self.well_formed = well_formed
 
 
 def to_int(text: str, what: str, *, minimum: int | None = 0) -> int:

@@ -211,6 +211,12 @@ class _Blkparse(BlkparseLines):
         if d is not None:
             t_q, t_d, op0, n0, line0 = d
             start = t_d if t_q is None else t_q
+            if t < t_d or t < start:
+                raise BadLine(
+                    f"C event at {t} ns is before its {'D' if t < t_d else 'Q'} (line {line0}):"
+                    " a completion cannot precede its IO (events of two IOs on one sector mixed up?)",
+                    well_formed=True,
+                )
             return (
                 start,
                 op0,
@@ -226,6 +232,11 @@ class _Blkparse(BlkparseLines):
         if q is None:
             return "C without Q or D"
         t_q, op0, n0, line0 = q
+        if t < t_q:
+            raise BadLine(
+                f"C event at {t} ns is before its Q (line {line0}): a completion cannot precede its IO",
+                well_formed=True,
+            )
         return (t_q, op0, sector * SECTOR, n0, m["dev"], float(t - t_q), None, None, line0)
 
 
@@ -359,6 +370,8 @@ def sniff_timed_format(path: str | os.PathLike) -> str:
         except BadLine as e:
             if e.fatal:  # recognisably this format, unusable as written (an fio log without offsets)
                 raise ConfigError(f"{path}:{lineno}: {fmt}: {e}") from None
+            if e.well_formed:  # this format; the reader reports the line
+                return fmt
             continue
         if any(o is not None for o in outs):
             return fmt

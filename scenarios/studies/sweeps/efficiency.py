@@ -11,6 +11,7 @@ the winner is kept and ``p_value`` is None.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -20,18 +21,25 @@ from scenarios.studies.sweeps.groups import ordered_values, parse_policy_axes, p
 
 Row = dict[str, Any]
 DEFAULT_METRIC = "bytes_per_joule"
+#: replicates whose spread is below this fraction of their mean are the same value (float noise)
+SAME_REL = 1e-9
 
 
 def welch_p(a: Sequence[float], b: Sequence[float]) -> float | None:
     """Two-sided p-value of Welch's t-test; None with fewer than 2 samples on a side. Two sets of
-    identical values give 1.0 when their means are equal and 0.0 otherwise."""
+    identical values (each spread within :data:`SAME_REL` of the larger mean: the last bits of a
+    float, where scipy's moments lose their precision and warn) give 1.0 when their means agree to
+    that precision and 0.0 otherwise."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.size < 2 or b.size < 2:
         return None
-    if a.var(ddof=1) == 0.0 and b.var(ddof=1) == 0.0:
-        return 1.0 if a.mean() == b.mean() else 0.0
-    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    scale = max(abs(a.mean()), abs(b.mean()))
+    if a.std(ddof=1) <= SAME_REL * scale and b.std(ddof=1) <= SAME_REL * scale:
+        return 1.0 if abs(a.mean() - b.mean()) <= SAME_REL * scale else 0.0
+    with warnings.catch_warnings():  # any precision warning left is scipy's to handle, not the terminal's
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
 
 
 def efficiency_map(

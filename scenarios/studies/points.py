@@ -1,0 +1,28 @@
+"""A measured point: one configuration measured on a real machine and what was measured there
+(:mod:`scenarios.studies.validation` simulates and compares them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Point"]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured configuration (see the module docstring)."""
+
+    label: str
+    config: dict[str, Any]
+    metrics: dict[str, float]
+    job_file: str | None = None
+    platform: str | None = None
+    """The platform the measurement belongs to (built-in suites), unless ``--platform`` overrides."""
+    runtime_ms: float | None = None
+    ramp_ms: float | None = None
+    env: dict[str, str] | None = None
+    """Environment variables for the job file's ``${VAR}`` (on top of the process's)."""
+    fio_job: bool = False
+    """``config`` is a whole fio job (the options of a fio JSON): it is simulated on its own, with
+    fio's defaults for what it does not set, not on top of the base job."""

@@ -1,0 +1,74 @@
+"""The ``cheops23`` validation suite: the CHEOPS'23 measurements shipped with stacksim
+(:data:`scenarios.data.measurements.CHEOPS23_DIR`, MIT licence) as measured points on the
+``cheops23-optane`` platform.
+
+Each point is one of the study's fio job files, run unchanged (its ``${FIO_RUN_TIME}`` and
+``${FIO_RAMP_TIME}`` set to the measured 120 s and 20 s; the simulation itself runs
+:data:`RUNTIME_MS` after :data:`RAMP_MS`), against that run's fio JSON: IOPS, mean latency
+(fio's ``lat``: submission to reap), the thread's CPU share ((usr + sys) / 100 against the
+simulated thread's time on a CPU per elapsed time) and its context switches per IO. A job with
+``hipri`` runs on polled queues (``queue.io_poll=1``), as it did on the measured host (its near-zero
+context switches and interrupts say the completions were polled).
+"""
+
+from __future__ import annotations
+
+from scenarios.data.measurements import CHEOPS23_DIR
+from scenarios.inputs.fio.parser import parse_fio_file
+from scenarios.inputs.measurements import read_fio_json
+from scenarios.studies.points import Point
+
+__all__ = ["PLATFORM", "POINTS", "ENGINES", "RUNTIME_MS", "RAMP_MS", "MIN_CTX_PER_IO", "FIO_ENV", "cheops23_points"]
+
+PLATFORM = "cheops23-optane"
+#: the study's operating points (its directories): one thread at depth 1 on one device, at the depth
+#: that saturates the thread's CPU over seven devices, and at depth 128 over seven devices
+POINTS = ("qd1", "saturation", "depth128_1thread")
+#: the engines of the study, by the names of its job files
+ENGINES = ("psync", "aio", "iou", "iou_c", "iou_s")
+#: the environment the study's scripts ran fio with (seconds)
+FIO_ENV = {"FIO_RUN_TIME": "120", "FIO_RAMP_TIME": "20"}
+RUNTIME_MS = 60.0
+#: context switches per IO are compared where the thread blocks for its IOs (about one per IO); a
+#: thread that never blocks measures ~1e-5 per IO (the ramp, the tick's preemptions), whose
+#: relative error means nothing (tests check those points in absolute terms)
+MIN_CTX_PER_IO = 0.05
+RAMP_MS = 20.0
+
+
+def cheops23_points(engines: tuple[str, ...] = ENGINES, points: tuple[str, ...] = POINTS) -> list[Point]:
+    """The measured points of the suite, in (point, engine) order; a (point, engine) the study did
+    not measure (psync only at depth 1) is skipped."""
+    out = []
+    for where in points:
+        for engine in engines:
+            job = CHEOPS23_DIR / where / f"{engine}.fio"
+            result = CHEOPS23_DIR / where / f"{engine}.json"
+            if not job.is_file():
+                continue
+            (res,) = read_fio_json(str(result))
+            d = res.read
+            lat = d.lat or d.clat
+            assert lat is not None and d.total_ios
+            metrics = {
+                "iops": d.iops,
+                "latency_us.mean": lat.mean_ns / 1e3,
+                "per_job.0.cpu_share": (res.usr_cpu + res.sys_cpu) / 100.0,
+            }
+            if res.ctx / d.total_ios >= MIN_CTX_PER_IO:  # a relative error of ~0 is noise
+                metrics["context_switches_per_io"] = res.ctx / d.total_ios
+            (fio_job,) = parse_fio_file(job, env=FIO_ENV).jobs
+            config = {"queue.io_poll": 1} if fio_job.hipri else {}
+            out.append(
+                Point(
+                    label=f"cheops23 {where} {engine}",
+                    config=config,
+                    metrics=metrics,
+                    job_file=str(job),
+                    platform=PLATFORM,
+                    runtime_ms=RUNTIME_MS,
+                    ramp_ms=RAMP_MS,
+                    env=dict(FIO_ENV),
+                )
+            )
+    return out

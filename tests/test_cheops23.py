@@ -1,0 +1,81 @@
+"""The CHEOPS'23 measurements (third-party fio runs on 2 x 10-core Xeons with Optane SSDs, shipped
+with their MIT licence) and the ``cheops23`` validation suite on the ``cheops23-optane`` platform:
+the study's job files run unchanged, nothing fitted to them.
+
+The tolerances here are what the model reaches today, stated per operating point (the issue's
+targets are 10% at depth 1 and at saturation); tightening one is a model improvement, loosening one
+is a regression to explain."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.platforms import PLATFORMS
+from scenarios.data.measurements import CHEOPS23_DIR
+from scenarios.studies.suite_cheops23 import ENGINES, MIN_CTX_PER_IO, POINTS, cheops23_points
+from scenarios.studies.validation import PointRunner, suite_points
+
+
+def test_the_measurements_ship_with_their_licence_and_source():
+    assert "MIT License" in (CHEOPS23_DIR / "LICENSE").read_text()
+    readme = (CHEOPS23_DIR / "README.md").read_text()
+    assert "10.1145/3578353.3589545" in readme and "LICENSE" in readme
+    header = (CHEOPS23_DIR / "perf_stat.csv").read_text().splitlines()[0]
+    assert header.startswith("point,engine,ioengine,iodepth") and "instructions_per_5s" in header
+
+
+def test_the_platform_is_the_measured_host_as_the_artifact_states_it():
+    p = PLATFORMS["cheops23-optane"]()
+    assert p.cpu.logical_cpus == 20 and not p.cpu.smt and not p.cpu.turbo
+    assert p.cpu.base_freq_ghz == pytest.approx(2.41)
+    assert p.ssd_count == 8 and "P4800X" in p.ssd.model
+    assert "estimate" in (PLATFORMS["cheops23-optane"].__doc__ or "").lower()
+
+
+def test_suite_points_are_the_studys_runs_with_their_measured_values():
+    points = suite_points("cheops23")
+    # psync was measured only at depth 1; every other engine at the three points
+    assert len(points) == len(ENGINES) * len(POINTS) - 2
+    by = {p.label: p for p in points}
+    qd1 = by["cheops23 qd1 psync"]
+    assert qd1.platform == "cheops23-optane" and qd1.env == {"FIO_RUN_TIME": "120", "FIO_RAMP_TIME": "20"}
+    assert qd1.metrics["iops"] == pytest.approx(94630, rel=1e-3)
+    assert qd1.metrics["context_switches_per_io"] == pytest.approx(1.0, abs=0.01)
+    # hipri runs on polled queues, as on the measured host; the others on interrupt queues
+    assert by["cheops23 qd1 iou_c"].config == {"queue.io_poll": 1} and by["cheops23 qd1 iou"].config == {}
+    # a thread that never blocks measures ~1e-5 switches per IO: not a relative comparison
+    assert "context_switches_per_io" not in by["cheops23 saturation aio"].metrics
+    assert all(p.metrics.get("context_switches_per_io", 1) >= MIN_CTX_PER_IO for p in points)
+
+
+@pytest.fixture(scope="module")
+def predicted():
+    runner = PointRunner(platform=None, runtime_ms=20, ramp_ms=5)
+    return {p.label: (p, runner.summary(p)) for p in cheops23_points()}
+
+
+#: (point, metric) -> the relative error the model stays within today
+TOLERANCE = {
+    ("qd1", "iops"): 0.13,
+    ("qd1", "latency_us.mean"): 0.13,
+    ("saturation", "iops"): 0.25,
+    ("depth128_1thread", "iops"): 0.25,
+}
+
+
+@pytest.mark.parametrize("where,metric", sorted(TOLERANCE))
+def test_predictions_within_the_stated_tolerance(predicted, where, metric):
+    for label, (point, summary) in predicted.items():
+        if f" {where} " not in label:
+            continue
+        value = summary[metric] if "." not in metric else summary["latency_us"]["mean"]
+        err = value / point.metrics[metric] - 1
+        assert abs(err) <= TOLERANCE[(where, metric)], f"{label} {metric}: {100 * err:+.1f}%"
+
+
+def test_context_switches_per_io_follow_how_the_thread_waits(predicted):
+    for label, (point, summary) in predicted.items():
+        blocks = label.startswith("cheops23 qd1") and not label.endswith(("iou_c", "iou_s"))
+        ctx = summary["context_switches_per_io"]
+        # blocking engines at depth 1 sleep once per IO; polling, SQPOLL and saturated threads never do
+        assert ctx == pytest.approx(1.0, abs=0.02) if blocks else ctx < 0.01, label
