@@ -228,14 +228,17 @@ def cheops23_optane() -> PlatformConfig:
       matches the core count and the clock with turbo off; the C-states are that generation's
       (``skx_cstates``);
     - SMT off: CPUs 0-19 are all the scripts use and name node 1 as CPUs 10-19, which numbers one
-      logical CPU per core;
+      logical CPU per core; two sockets of 10 cores (``cpu.sockets=2``), node n = CPUs 10n..10n+9;
+    - every SSD on node 1 (``ssd_nodes``): the artifact does not say where the devices are, but the
+      study pins its counter runs to node 1, CPUs and memory (``numactl -N 1 -m 1``), which one does
+      to keep the IO path on the devices' socket;
     - turbo off and a fixed frequency: the measured clock is steady at the base within 0.5%;
     - eight P4800X devices, so that the job files' ``/dev/nvme7n1`` is a device of its own;
     - the kernel's cycle costs are the R730 platform's (``optane-p4800x-e5-2660v4``: Broadwell-EP,
       the same cycles per path on a core of a close micro-architecture);
     - power: a 2-socket 1U/2U server's DRAM and board (estimates as for the R730).
     """
-    cpu = xeon_silver_4210r(physical_cores=20, smt=False, turbo=False, base_freq_ghz=2.41)
+    cpu = xeon_silver_4210r(physical_cores=10, sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
     r730 = optane_p4800x_e5_2660v4()
     return PlatformConfig(
         name="cheops23-optane",
@@ -244,6 +247,7 @@ def cheops23_optane() -> PlatformConfig:
         cpu=cpu,
         ssd=r730.ssd,
         ssd_count=8,
+        ssd_nodes=(1,),
         kernel=r730.kernel,
         memory_bytes=192 << 30,  # estimate: 6 channels x 16 GB per socket
         power=PowerConfig(dram_w=28.0, platform_base_w=70.0, platform_cpu_coupling=0.1),

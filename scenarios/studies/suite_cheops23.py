@@ -8,7 +8,10 @@ Each point is one of the study's fio job files, run unchanged (its ``${FIO_RUN_T
 (fio's ``lat``: submission to reap), the thread's CPU share ((usr + sys) / 100 against the
 simulated thread's time on a CPU per elapsed time) and its context switches per IO. A job with
 ``hipri`` runs on polled queues (``queue.io_poll=1``), as it did on the measured host (its near-zero
-context switches and interrupts say the completions were polled).
+context switches and interrupts say the completions were polled). Every point runs as the study
+pinned its counter runs, ``numactl -N 1 -m 1``: on node 1's CPUs (``numa_cpu_nodes=1``) with its
+memory there (``numa_mem_policy=bind:1``), the devices' node (:data:`NUMACTL`; the artifact states
+the pinning for its counter runs only: that its fio-result runs were pinned alike is an estimate).
 """
 
 from __future__ import annotations
@@ -18,7 +21,17 @@ from scenarios.inputs.fio.parser import parse_fio_file
 from scenarios.inputs.measurements import read_fio_json
 from scenarios.studies.points import Point
 
-__all__ = ["PLATFORM", "POINTS", "ENGINES", "RUNTIME_MS", "RAMP_MS", "MIN_CTX_PER_IO", "FIO_ENV", "cheops23_points"]
+__all__ = [
+    "PLATFORM",
+    "POINTS",
+    "ENGINES",
+    "RUNTIME_MS",
+    "RAMP_MS",
+    "MIN_CTX_PER_IO",
+    "FIO_ENV",
+    "NUMACTL",
+    "cheops23_points",
+]
 
 PLATFORM = "cheops23-optane"
 #: the study's operating points (its directories): one thread at depth 1 on one device, at the depth
@@ -29,6 +42,8 @@ ENGINES = ("psync", "aio", "iou", "iou_c", "iou_s")
 #: the environment the study's scripts ran fio with (seconds)
 FIO_ENV = {"FIO_RUN_TIME": "120", "FIO_RAMP_TIME": "20"}
 RUNTIME_MS = 60.0
+#: ``numactl -N 1 -m 1`` as fio options: the job's CPUs and memory on node 1
+NUMACTL = {"numa_cpu_nodes": "1", "numa_mem_policy": "bind:1"}
 #: context switches per IO are compared where the thread blocks for its IOs (about one per IO); a
 #: thread that never blocks measures ~1e-5 per IO (the ramp, the tick's preemptions), whose
 #: relative error means nothing (tests check those points in absolute terms)
@@ -58,7 +73,7 @@ def cheops23_points(engines: tuple[str, ...] = ENGINES, points: tuple[str, ...] 
             if res.ctx / d.total_ios >= MIN_CTX_PER_IO:  # a relative error of ~0 is noise
                 metrics["context_switches_per_io"] = res.ctx / d.total_ios
             (fio_job,) = parse_fio_file(job, env=FIO_ENV).jobs
-            config = {"queue.io_poll": 1} if fio_job.hipri else {}
+            config = {**NUMACTL, **({"queue.io_poll": 1} if fio_job.hipri else {})}
             out.append(
                 Point(
                     label=f"cheops23 {where} {engine}",
