@@ -129,7 +129,8 @@ class NvmeDriver:
         matrix = VectorMatrix(len(host.runners))
         for dev in devices:
             self._map_device(dev, poll_queues, matrix)
-        self._reap_costs: dict[tuple[int, bool, int, int], Cost] = {}
+        self._reap_costs: dict[tuple[int, bool], Cost] = {}
+        self._numa_reap_costs: dict[tuple[int, bool, int, int], Cost] = {}
         self._numa_setup(host)
         #: blk-mq (set by the host once it exists: :meth:`attach`) and the completion policies that
         #: keep statistics (the host adds them as it creates them)
@@ -233,22 +234,31 @@ class NvmeDriver:
         return nodes[0]
 
     # ------------------------------------------------------------- completions
-    def _reap_cost(self, n: int, irq: bool, cq_lines: int = 0, req_lines: int = 0) -> Cost:
-        """Reaping ``n`` entries; ``cq_lines`` CQ lines read from another node's memory and
-        ``req_lines`` request lines pulled from another socket (0 on one socket)."""
-        key = (n, irq, cq_lines, req_lines)
+    def _reap_cost(self, n: int, irq: bool) -> Cost:
+        key = (n, irq)
         cost = self._reap_costs.get(key)
         if cost is None:
-            k = self._k
-            parts = dict(
-                driver=n * k.nvme_complete_cycles + cq_lines * self.remote_line_cycles,
-                block=n * k.blk_complete_cycles + req_lines * self.cross_line_cycles,
-            )
-            if irq:
-                parts["irq"] = k.irq_entry_cycles
-            cost = self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
-            self._reap_costs[key] = cost
+            cost = self._reap_costs[key] = self._make_reap_cost(n, irq, 0, 0)
         return cost
+
+    def _numa_reap_cost(self, n: int, irq: bool, cq_lines: int, req_lines: int) -> Cost:
+        """:meth:`_reap_cost` on several sockets: ``cq_lines`` CQ lines read from another node's
+        memory and ``req_lines`` request lines pulled from another socket."""
+        key = (n, irq, cq_lines, req_lines)
+        cost = self._numa_reap_costs.get(key)
+        if cost is None:
+            cost = self._numa_reap_costs[key] = self._make_reap_cost(n, irq, cq_lines, req_lines)
+        return cost
+
+    def _make_reap_cost(self, n: int, irq: bool, cq_lines: int, req_lines: int) -> Cost:
+        k = self._k
+        parts = dict(
+            driver=n * k.nvme_complete_cycles + cq_lines * self.remote_line_cycles,
+            block=n * k.blk_complete_cycles + req_lines * self.cross_line_cycles,
+        )
+        if irq:
+            parts["irq"] = k.irq_entry_cycles
+        return self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
 
     def _cross_lines(self, runner: CpuRunner, qp: NvmeQueue, entries: list) -> tuple[int, int]:
         """(CQ lines read from the device node's memory by a CPU of another node: 16-byte entries,
@@ -339,7 +349,7 @@ class NvmeDriver:
         entries = hw.cq
         hw.cq = []
         if self.numa:
-            cost = self._reap_cost(len(entries), False, *self._cross_lines(runner, qp, entries))
+            cost = self._numa_reap_cost(len(entries), False, *self._cross_lines(runner, qp, entries))
         else:
             cost = self._reap_cost(len(entries), irq=False)
         runner.add_carry(cost)  # reaping runs before the wake-ups it causes
@@ -381,8 +391,8 @@ class NvmeIrq(IrqWork):
         n = len(entries)
         drv.completions_reaped_by_irq += n
         if drv.numa:
-            return drv._reap_cost(n, True, *drv._cross_lines(runner, self.qp, entries))
-        return drv._reap_costs.get((n, True, 0, 0)) or drv._reap_cost(n, True)
+            return drv._numa_reap_cost(n, True, *drv._cross_lines(runner, self.qp, entries))
+        return drv._reap_costs.get((n, True)) or drv._reap_cost(n, True)
 
     def fire(self, runner) -> None:
         complete = self.driver._complete
