@@ -40,6 +40,21 @@ def _say(msg: str) -> None:
     print(f"stacksim build: {msg}", file=sys.stderr)
 
 
+#: the setup.py commands that build extension modules (pip's metadata steps import this file too)
+_BUILDING = ("build_ext", "build", "bdist_wheel", "editable_wheel", "develop", "install")
+
+
+def _tell(msg: str) -> None:
+    """Say ``msg`` on stderr, and on the terminal when there is one: pip captures a build's output
+    (and ``pip install -q`` never shows it), so a step of minutes would otherwise look like a hang."""
+    _say(msg)
+    try:
+        with open("/dev/tty", "w") as tty:  # (no controlling terminal in CI: nothing to tell)
+            tty.write(f"stacksim build: {msg}\n")
+    except OSError:
+        pass
+
+
 def _pure(why: str) -> list:
     """No extensions; an earlier in-place (editable) build's record goes, so its extension modules,
     left next to the sources, are not used (simcore.compiled)."""
@@ -59,6 +74,11 @@ def mypyc_extensions(modules: tuple[str, ...]) -> list:
         return _pure("mypyc is not available")
     paths = [m.replace(".", "/") + ".py" for m in modules]
     _DIGESTS.update({m: hashlib.sha256((ROOT / p).read_bytes()).hexdigest() for m, p in zip(modules, paths)})
+    if any(arg in _BUILDING for arg in sys.argv[1:]):
+        _tell(
+            f"compiling the simulator's hot path ({len(modules)} modules) with mypyc: 2-3 minutes"
+            " (STACKSIM_PURE=1 installs pure Python at once)"
+        )
     try:  # mypy checks with setup.cfg's [mypy] section (check_untyped_defs), then mypyc generates C
         return mypycify(paths, opt_level="3", debug_level="0")
     except BaseException as e:  # a type error in the sources stops mypycify with SystemExit

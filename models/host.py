@@ -24,6 +24,7 @@ from models.os.request import Request
 from models.os.sched import CpuRunner
 from models.os.sqpoll import SqThread
 from models.os.task import Task
+from models.os.vfio import Vfio
 from models.platform import PlatformConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.irq import IrqGeneration
@@ -92,6 +93,8 @@ class Host:
     """the NVMe driver: queue pairs per CPU and device, interrupt handlers, polling"""
     blk: BlkMq
     """blk-mq: software and hardware queues, the elevator of each device, plugging, kblockd"""
+    user_devices: Vfio
+    """the devices bound to vfio-pci for a user-space driver (fio's SPDK engine), with their holders"""
     policies: dict[str, CompletionPolicy]
     """the completion policies instantiated so far, by name (:meth:`policy`)"""
     _stat_policies: list[CompletionPolicy]
@@ -103,8 +106,8 @@ class Host:
     statistics sink, kept when asked (the IO engines call it once per IO)"""
     all_tasks: list[Task]
     """every task created on the host (job threads, workers, kernel threads), in creation order"""
-    sq_threads: dict[int, SqThread]
-    """the io_uring SQPOLL threads by CPU (:meth:`sq_thread`)"""
+    sq_threads: list[SqThread]
+    """the io_uring SQPOLL threads, one per SQPOLL ring, in creation order (:meth:`new_sq_thread`)"""
     on_task_exit: Callable[[float, Task], None] | None
     """told ``(t, task)`` when a job's task exits (:meth:`task_exited`): whoever runs the jobs
     registers here (``scenarios.run.assembly``: fio's run, :class:`models.ioengines.fio_run.FioRun`)"""
@@ -162,6 +165,7 @@ class Host:
         self.driver = NvmeDriver(self, self.devices, poll_queues=queue.io_poll)
         self.blk = BlkMq(self, queue, policies.io_scheduler)
         self.driver.attach(self.blk)
+        self.user_devices = Vfio(self.devices)
         for r in self.runners:  # the compiled hot path reads the driver here, not through the host
             r.driver = self.driver
         # 4. completion policies (instantiated on first use, shared by the queue's users)
@@ -170,7 +174,7 @@ class Host:
         self.ledger = IoLedger()
         self.io_done = self.ledger.done
         self.all_tasks = []
-        self.sq_threads = {}
+        self.sq_threads = []
         self.on_task_exit = None
 
     @property
@@ -230,15 +234,14 @@ class Host:
                 self._stat_policies.append(p)  # only policies that keep statistics see completions
         return p
 
-    def sq_thread(self, cpu: int | None) -> SqThread:
-        """The io_uring SQPOLL thread on ``cpu`` (default: the last CPU), created on first use."""
-        if cpu is None:
-            cpu = len(self.runners) - 1
-        if cpu >= len(self.runners):
+    def new_sq_thread(self, cpu: int | None) -> SqThread:
+        """The SQPOLL thread of a new io_uring ring (each ring has its own: io_sq_offload_create),
+        bound to ``cpu`` (IORING_SETUP_SQ_AFF) or, with None, unbound: placed by the scheduler when
+        it starts (models.os.sqpoll)."""
+        if cpu is not None and cpu >= len(self.runners):
             raise ConfigError(f"sqthread_poll_cpu={cpu}: the platform has {len(self.runners)} CPUs")
-        th = self.sq_threads.get(cpu)
-        if th is None:
-            th = self.sq_threads[cpu] = SqThread(self, cpu)
+        th = SqThread(self, cpu)
+        self.sq_threads.append(th)
         return th
 
     def policy_name(self, hipri: bool, reaps_itself: bool = False) -> str:

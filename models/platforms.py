@@ -10,7 +10,7 @@ polling and interrupts); the others are the reference order-of-magnitude default
 
 from __future__ import annotations
 
-from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2660_v4, xeon_silver_4210r
+from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2640_v4, xeon_e5_2660_v4
 from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
@@ -213,6 +213,12 @@ def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
     )
 
 
+#: ``cheops23-optane``'s calibration: the P4800X's read time on this host from SPDK's QD1 latency
+#: (6.89 us), and one doorbell MMIO write from SPDK's CPU-bound depth-16 point (1.04M IOPS) (branch
+#: ``spdk``'s fit: both points land within 1.5%, the unfitted depth 128 within 2%)
+CHEOPS23_FIT = {"ssd.read.base_ns": 4100.0, "kernel.mmio_write_cycles": 345.0}
+
+
 def cheops23_optane() -> PlatformConfig:
     """The host of the CHEOPS'23 measurements (Ren and Trivedi, "Performance Characterization of
     Modern Storage Stacks: POSIX I/O, libaio, SPDK, and io_uring", doi:10.1145/3578353.3589545;
@@ -224,9 +230,12 @@ def cheops23_optane() -> PlatformConfig:
     (``/dev/nvme0n1`` .. ``nvme7n1`` without ``nvme5n1``), whose QD1 SPDK latency (6.9 us) and
     per-device ceiling (~590K IOPS) fit the P4800X class; fio-3.32.
     Estimates, with the reasoning:
-    - the CPU model is not stated: a 10-core Cascade Lake-SP at a 2.4 GHz base (Xeon Silver 4210R)
-      matches the core count and the clock with turbo off; the C-states are that generation's
-      (``skx_cstates``);
+    - the CPU model is not stated: 10 cores at a 2.4 GHz base (turbo off) are a Xeon E5-2640 v4
+      (Broadwell-EP) or a Silver 4210R (Cascade Lake). The counters tell them apart: at depth 1 with
+      psync, one CPU counts cycles all the time (its idle is the POLL loop) and retires ~22K
+      instructions per IO at an IPC of 0.86, which the POLL loop's ``pause`` reaches only at
+      Broadwell's ~10 cycles (Skylake's and later's 140 would retire ~5K fewer per IO): an E5-2640 v4,
+      with its generation's C-states;
     - SMT off: CPUs 0-19 are all the scripts use and name node 1 as CPUs 10-19, which numbers one
       logical CPU per core; two sockets of 10 cores (``cpu.sockets=2``), node n = CPUs 10n..10n+9;
     - every SSD on node 1 (``ssd_nodes``): the artifact does not say where the devices are, but the
@@ -236,24 +245,34 @@ def cheops23_optane() -> PlatformConfig:
     - eight P4800X devices, so that the job files' ``/dev/nvme7n1`` is a device of its own;
     - the kernel's cycle costs are the R730 platform's (``optane-p4800x-e5-2660v4``: Broadwell-EP,
       the same cycles per path on a core of a close micro-architecture);
+    - the one calibration (:data:`CHEOPS23_FIT`), from the SPDK points, whose host path is the
+      shortest: the device's read time from SPDK's depth-1 latency (a P4800X in this host reads
+      ~1.2 us slower than the R730 fit, which came from kernel paths on another machine), and the
+      core time of one doorbell MMIO write from SPDK's CPU-bound depth 16. Every kernel-engine point
+      (psync, libaio, io_uring, hipri, SQPOLL) and SPDK's depth 128 are then predictions;
     - power: a 2-socket 1U/2U server's DRAM and board (estimates as for the R730).
     """
-    cpu = xeon_silver_4210r(physical_cores=10, sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
+    cpu = xeon_e5_2640_v4(physical_cores=10, sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
     r730 = optane_p4800x_e5_2660v4()
+    ssd = r730.ssd.model_copy(
+        update={"read": r730.ssd.read.model_copy(update={"base_ns": CHEOPS23_FIT["ssd.read.base_ns"]})}
+    )
+    kernel = r730.kernel.model_copy(update={"mmio_write_cycles": CHEOPS23_FIT["kernel.mmio_write_cycles"]})
     return PlatformConfig(
         name="cheops23-optane",
-        description="CHEOPS'23 host: 2 x 10-core Xeon (Cascade Lake-class, 2.41 GHz fixed, SMT off) +"
+        description="CHEOPS'23 host: 2 x 10-core Xeon (E5-2640 v4-class, 2.41 GHz fixed, SMT off) +"
         " 8 x Optane P4800X (the measurements of the engines study; nothing fitted to them)",
         cpu=cpu,
-        ssd=r730.ssd,
+        ssd=ssd,
         ssd_count=8,
         ssd_nodes=(1,),
-        kernel=r730.kernel,
+        kernel=kernel,
         memory_bytes=192 << 30,  # estimate: 6 channels x 16 GB per socket
         power=PowerConfig(dram_w=28.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
         nvme=r730.nvme,
-        calibration="none fitted to the CHEOPS'23 measurements; kernel costs and the P4800X service"
-        " times of optane-p4800x-e5-2660v4 (stacksim calibrate --study cinterrupts)",
+        calibration="two physical parameters from SPDK's two points (the path with the least host"
+        " software): " + ", ".join(f"{k}={v:g}" for k, v in CHEOPS23_FIT.items()) + "; the kernel's"
+        " cycle costs and the P4800X's other service times from optane-p4800x-e5-2660v4",
     )
 
 

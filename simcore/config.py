@@ -221,17 +221,27 @@ def _read_upto(fh, most: int, chunk: int = 1 << 20) -> bytes:
     return b"".join(parts)
 
 
+def refuse_ambiguous(name: str, builtins, what: str) -> None:
+    """``name`` is both a built-in ``what`` and a file or directory here: refuse to guess (either
+    would silently win over the other), and say how to name each."""
+    if name in builtins and Path(name).exists():
+        raise ConfigError(
+            f"'{name}' is both a built-in {what} and a file here: write ./{name} for the file,"
+            f" or run from another directory for the built-in"
+        )
+
+
 def read_text_file(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYTES) -> str:
-    """The text of ``path`` (UTF-8, at most ``limit`` bytes), or a :class:`ConfigError` naming the
-    file when it is missing, unreadable, a directory or a block device, too large (a stream or
-    device that gives more than ``limit``), binary (NUL bytes) or not UTF-8. FIFOs (``/dev/stdin``,
-    a process substitution) are read like files."""
+    """The text of ``path`` (UTF-8, a leading byte-order mark dropped; at most ``limit`` bytes), or a
+    :class:`ConfigError` naming the file when it is missing, unreadable, a directory or a block
+    device, too large (a stream or device that gives more than ``limit``), binary (NUL bytes) or
+    not UTF-8. FIFOs (``/dev/stdin``, a process substitution) are read like files."""
     p = Path(path)
     data = _read_bounded(p, what, limit)
     if b"\0" in data:
         raise ConfigError(f"{p}: not a text {what} (it contains NUL bytes: a binary file?)")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte-order mark (spreadsheets, Windows editors) is not text
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise ConfigError(

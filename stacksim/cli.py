@@ -115,7 +115,18 @@ def build_parser() -> argparse.ArgumentParser:
     from stacksim import cli_sweep
 
     cli_sweep.add_subcommands(sub, COMMANDS)
+    describe_subcommands(sub)
     return ap
+
+
+def describe_subcommands(sub) -> None:
+    """Give each sub-command's own ``--help`` page its one-line summary from the command list as its
+    description, where it has none of its own (``stacksim run --help`` says what run does)."""
+    summaries = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        if parser.description is None and summaries.get(name):
+            text = summaries[name]
+            parser.description = text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
 def cmd_run(args) -> int:
@@ -147,6 +158,7 @@ def cmd_run(args) -> int:
             raise ConfigError("give either a job file / scenario file or --scenario, not both")
         source = source_args(args.job) if args.job else {"scenario": args.scenario}
         cfg = resolve_run(**source, platform=args.platform, sets=parse_sets(args.sets), seed=args.seed)
+        _check_scenario_inputs(args, source)
         inputs = _run_inputs(args, source)
     print_warnings(run_warnings(cfg))
     tracer = _make_tracer(args, cfg.warmup_ns) if args.trace else None
@@ -181,6 +193,26 @@ def _rerun_config(args):
     for w in rerun.warnings:
         print(f"stacksim: warning: {w}", file=sys.stderr)
     return rerun
+
+
+def _check_scenario_inputs(args, source: dict[str, str]) -> None:
+    """A scenario file's own inputs (its ``job_file``, its ``plugins``) are inputs of the command too:
+    no output may be one of them (the command line's files were checked before)."""
+
+    from scenarios.config.registry import locate_scenario
+    from simcore.config import load_data_file
+    from simcore.outfile import check_distinct
+
+    if not source.get("scenario"):
+        return
+    path = locate_scenario(source["scenario"])
+    data = load_data_file(path)
+    named = [data.get("job_file")] + list(data.get("plugins") or []) if isinstance(data, dict) else []
+    inputs = [(str(path.parent / n), f"{path.name}'s input") for n in named if isinstance(n, str)]
+    outputs = [
+        (o, w) for o, w in ((args.json_out, "--json"), (args.records, "--records"), (args.trace, "--trace")) if o
+    ]
+    check_distinct(inputs, outputs)
 
 
 def _run_inputs(args, source: dict[str, str]) -> dict:

@@ -133,30 +133,56 @@ def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
     return x, y, policy
 
 
+#: sweeps of at least this many runs say their size and start at once (each point resolved as it is
+#: reached); smaller ones resolve every point before the first run
+SAY_COUNT_FROM = 200
+
+
 def cmd_sweep(args) -> int:
     from scenarios.config.sets import parse_sets
-    from scenarios.studies.sweep import load_sweep, plan
-    from scenarios.studies.sweeps.runner import execute
+    from scenarios.studies.sweep import count_points, load_sweep, plan_stream
+    from scenarios.studies.sweeps.runner import SweepInterrupted, execute
     from scenarios.studies.sweeps.store import check_results_path
 
     check_results_path(args.output)
     sweep, where = load_sweep(args.sweep)
-    tasks = plan(sweep, where=where, sets=parse_sets(args.sets), replicates=args.replicates, seed=args.seed)
-    npoints = len({t.point for t in tasks})
+    nrep = sweep.replicates if args.replicates is None else args.replicates
+    npoints = count_points(sweep)
+    # the axes are checked here; each point is resolved when its runs are reached (a sweep of a
+    # million points starts at once)
+    tasks = plan_stream(sweep, where=where, sets=parse_sets(args.sets), replicates=args.replicates, seed=args.seed)
+    if npoints * nrep < SAY_COUNT_FROM:
+        tasks = list(tasks)  # a small sweep: every point resolved (and checked) before the first run
     if args.dry_run:
-        for point in dict.fromkeys(t.point for t in tasks):
-            print(point)
-        print(f"{npoints} points x {len(tasks) // max(npoints, 1)} replicates = {len(tasks)} runs")
+        last = None
+        for t in tasks:
+            if t.point != last:
+                print(t.point)
+                last = t.point
+        print(f"{npoints} points x {nrep} replicates = {npoints * nrep} runs")
         return 0
-    outcome = execute(
-        tasks,
-        args.output,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-        local_cluster=args.local_cluster,
-        fresh=args.fresh,
-        progress=args.progress,
-    )
+    if npoints * nrep >= SAY_COUNT_FROM:
+        print(
+            f"sweep {sweep.name}: {npoints} points x {nrep} replicates = {npoints * nrep} runs, each point"
+            " resolved as it is reached; the progress line gives the rate and the ETA",
+            file=sys.stderr,
+            flush=True,
+        )
+    try:
+        outcome = execute(
+            tasks,
+            args.output,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            local_cluster=args.local_cluster,
+            fresh=args.fresh,
+            progress=args.progress,
+            total=npoints * nrep,
+            desc=sweep.name,
+        )
+    except SweepInterrupted as stop:
+        print(f"stacksim: {stop}", file=sys.stderr)
+        return 130
     print(
         f"{outcome.path}: {outcome.total} runs of sweep {sweep.name} ({npoints} points), "
         f"{outcome.computed} computed"

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from simcore.errors import ConfigError, error_line
-from stacksim.fileargs import add_measured_option, add_plugin_option, reads, writes
+from stacksim.fileargs import add_measured_option, add_plugin_option, reads, reads_stream, writes
 
 EXIT_OUT_OF_BOUND = 1
 
@@ -102,7 +102,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp = subparsers.add_parser("replay", help="replay a block trace open-loop (IOs issued at their timestamps)")
     rp.add_argument(
         "trace",
-        type=reads("trace"),
+        type=reads_stream("trace"),
         help="trace file (plain or .gz): Alibaba, Tencent, MSR Cambridge, blkparse text or fio iolog",
     )
     rp.add_argument(
@@ -164,7 +164,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     ca.add_argument(
         "--trace",
         metavar="FILE",
-        type=reads("--trace"),
+        type=reads_stream("--trace"),
         help="fit the SSD's media service (per direction: base, per-KiB, "
         "spread) to a timed trace: blkparse with D/C events, or a depth-1 "
         "MSR trace or fio latency log (docs/validate-your-hardware.md)",
@@ -219,7 +219,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     src.add_argument(
         "--trace",
         metavar="FILE",
-        type=reads("--trace"),
+        type=reads_stream("--trace"),
         help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
         "with response times, fio latency log) and compare IO by IO",
     )
@@ -272,6 +272,12 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         metavar="HTML",
         type=writes("-o"),
         help="also write the waterfall as a self-contained HTML page (plotly)",
+    )
+    ex.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress on stderr: which policy is simulated, and its progress line (default: on a terminal)",
     )
     add_plugin_option(ex)
 
@@ -546,6 +552,7 @@ def cmd_calibrate_trace(args) -> int:
 
 def cmd_explain(args) -> int:
     from scenarios.studies.explain import explain, format_explanation, write_html
+    from simcore.progress import progress_enabled
 
     if args.output and not args.output.lower().endswith((".html", ".htm")):
         raise ConfigError(f"-o {args.output}: use an .html file name")
@@ -560,6 +567,7 @@ def cmd_explain(args) -> int:
         seed=args.seed,
         runtime_ms=args.runtime_ms,
         policies=_csv_list(args.policies),
+        progress=progress_enabled(args.progress),
     )
     print(format_explanation(expl))
     if args.output:

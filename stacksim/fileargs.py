@@ -14,20 +14,23 @@ from typing import Any, Callable
 
 from simcore.errors import ConfigError
 from simcore.outfile import STDOUT, check_distinct
+from simcore.spool import STDIN, spooled
 
 
 class FileArg(str):
-    """A file named on the command line: the text as given, the ``option`` that named it and
-    whether the command ``writes`` it (else it reads it)."""
+    """A file named on the command line: the text as given, the ``option`` that named it, whether
+    the command ``writes`` it (else it reads it), and for an input read more than once whether a
+    stream (``-``, a pipe) is first copied to a temporary file (``stream``)."""
 
     option: str
     writes: bool
+    stream: bool
 
 
-def _role(option: str, writes: bool) -> Callable[[str], FileArg]:
+def _role(option: str, writes: bool, stream: bool = False) -> Callable[[str], FileArg]:
     def make(text: str) -> FileArg:
         arg = FileArg(text)
-        arg.option, arg.writes = option, writes
+        arg.option, arg.writes, arg.stream = option, writes, stream
         return arg
 
     make.__name__ = "output file" if writes else "input file"  # (argparse names the type in its errors)
@@ -38,6 +41,12 @@ def reads(option: str) -> Callable[[str], FileArg]:
     """``type=`` of an argument naming a file the command reads (or a built-in name: only an
     existing file counts as an input)."""
     return _role(option, writes=False)
+
+
+def reads_stream(option: str) -> Callable[[str], FileArg]:
+    """``type=`` of an input that may also be standard input (``-``) or a pipe: a block trace, which
+    its reader reads more than once (:func:`simcore.spool.spooled` copies the stream once)."""
+    return _role(option, writes=False, stream=True)
 
 
 def writes(option: str) -> Callable[[str], FileArg]:
@@ -64,10 +73,10 @@ def check_file_args(args: argparse.Namespace) -> bool:
     dashes = [o.option for o in outputs if o == STDOUT]
     if len(dashes) > 1:
         raise ConfigError(f"only one output can go to standard output ('-'), not {' and '.join(dashes)}")
-    check_distinct([(str(i), i.option) for i in inputs], [(str(o), o.option) for o in outputs])
+    check_distinct([(str(i), i.option) for i in inputs if i != STDIN], [(str(o), o.option) for o in outputs])
     for name, value in vars(args).items():
         if isinstance(value, FileArg):
-            setattr(args, name, str(value))
+            setattr(args, name, spooled(str(value)) if value.stream else str(value))
         elif isinstance(value, list) and any(isinstance(v, FileArg) for v in value):
             setattr(args, name, [str(v) if isinstance(v, FileArg) else v for v in value])
     return bool(dashes)

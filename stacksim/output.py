@@ -42,6 +42,17 @@ def power_energy_lines(s: dict) -> list[str]:
     ]
 
 
+def perf_line(s: dict) -> str:
+    """Instructions and IPC per IO, as ``perf stat -a`` counts them (all CPUs; the POLL spin counts,
+    halted idle does not), and the IPC of the layers that retire most."""
+    top = sorted(s["perf_by_layer"].items(), key=lambda kv: -kv[1]["instructions_per_io"])[:4]
+    by = "  ".join(f"{k} {row['ipc']:.2f}" for k, row in top if row["instructions_per_io"] >= 0.5)
+    return (
+        f"  perf stat -a per IO: instructions {s['instructions_per_io']:,.0f}   cycles {s['cycles_per_io']:,.0f}"
+        f"   IPC {s['ipc']:.2f}" + (f"   (IPC by layer: {by})" if by else "")
+    )
+
+
 def format_summary(result: dict) -> str:
     """A readable terminal summary of one run."""
     s = result["summary"]
@@ -58,6 +69,8 @@ def format_summary(result: dict) -> str:
         "  CPU time per IO by layer (ns): "
         + ("  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5) if s["layers"] else "n/a (no IO)"),
     ]
+    if s.get("instructions_per_io") is not None:  # (None: no IO measured)
+        out.append(perf_line(s))
     if s.get("freq_transitions"):
         freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])
         out.append(f"  CPU frequency (GHz, mean): {freqs}   P-state transitions {s['freq_transitions']:,}")

@@ -122,7 +122,7 @@ def test_sq_thread_sleeps_after_idle_and_is_woken_by_a_syscall():
         kernel={"sq_thread_idle_ns": 1_000_000.0},
     )
     host = run_to_completion(c)
-    sq = next(iter(host.sq_threads.values()))
+    sq = host.sq_threads[0]
     assert sq.wakeups >= 5
     assert host.next_io_id == len(host.records)
 
@@ -292,7 +292,7 @@ def test_sq_thread_with_a_scheduler_is_preempted_by_kblockd_and_keeps_polling():
     IO completes (it once slept forever in its poll loop: nothing wakes a spinning kernel thread)."""
     c = cfg({"ioengine": "io_uring", "iodepth": "1", "sqthread_poll": "1", "hipri": "1"}, io_poll=True, scheduler="bfq")
     host = run_to_completion(c)
-    sq = next(iter(host.sq_threads.values()))
+    sq = host.sq_threads[0]
     ios = len(host.records)
     assert ios == host.next_io_id > 100
     assert sq.task.nvcsw == 0 and sq.task.nivcsw == ios

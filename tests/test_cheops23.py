@@ -80,7 +80,18 @@ def test_predictions_within_the_stated_tolerance(predicted, where, metric):
 
 def test_context_switches_per_io_follow_how_the_thread_waits(predicted):
     for label, (point, summary) in predicted.items():
-        blocks = label.startswith("cheops23 qd1") and not label.endswith(("iou_c", "iou_s"))
+        blocks = label.startswith("cheops23 qd1") and label.endswith((" psync", " aio", " iou"))
         ctx = summary["context_switches_per_io"]
-        # blocking engines at depth 1 sleep once per IO; polling, SQPOLL and saturated threads never do
+        # blocking engines at depth 1 sleep once per IO; polling, SQPOLL, SPDK and saturated threads never do
         assert ctx == pytest.approx(1.0, abs=0.02) if blocks else ctx < 0.01, label
+
+
+def test_a_fio_json_of_spdk_keeps_its_controllers():
+    """Validating from fio's JSON alone: an SPDK job's filename names its controllers (seven here),
+    unlike a kernel job's device path, so it is kept."""
+    from scenarios.studies.validation import load_measured
+
+    (point,) = load_measured(CHEOPS23_DIR / "saturation" / "spdk_fio.json")
+    assert point.config["filename"].count("traddr=") == 7
+    summary = PointRunner(platform="cheops23-optane", runtime_ms=5, ramp_ms=1).summary(point)
+    assert summary["iops"] > 0.8 * point.metrics["iops"]  # seven devices: not one device's ~0.59M ceiling

@@ -32,7 +32,7 @@ def test_the_pages_have_their_generated_tables():
     """Each generated table is in place (a deleted marker would silently stop the checking)."""
     tool = _tool()
     cpu, power = ((ROOT / "docs" / p).read_text() for p in ("cpu.md", "power.md"))
-    for preset in ("xeon-e3-1230-v5", "xeon-e5-2660-v4", "xeon-silver-4210r", "epyc-9454p"):
+    for preset in ("xeon-e3-1230-v5", "xeon-e5-2660-v4", "xeon-e5-2640-v4", "xeon-silver-4210r", "epyc-9454p"):
         assert f"<!-- generated: cstates {preset} -->" in cpu
     assert "<!-- generated: cpu-power-presets -->" in cpu and "<!-- generated: governors -->" in cpu
     for name in ("modes-cpu", "modes-energy", "power-config optane900p-e3-1230v5"):

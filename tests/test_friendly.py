@@ -119,7 +119,7 @@ def test_analyze_chooses_a_server_sweeps_axes(server_results, tmp_path, capsys):
         ["analyze", "efficiency", server_results, "--metric", "energy_j", "--lower-is-better", "--json", js], capsys
     )
     assert rc == 0, err
-    assert "--x sweep --y workload.rate_iops --policy-axis completion" in err
+    assert "--x sweep --y workload.rate_iops --policy-axis policy" in err
     assert out.startswith("workload.rate_iops \\ sweep")
     tiles = json.loads(js.read_text())
     # the same map as the explicit, documented server analysis

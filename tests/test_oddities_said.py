@@ -83,3 +83,15 @@ def test_a_plugin_that_exits_while_loading_is_bad_input(tmp_path, monkeypatch, c
     rc, out, err = run(["run", "--plugin", "quits.py", "--set", "runtime=1ms"], capsys)
     assert rc == 2 and f"plug-in quits.py called sys.exit({code!r}) while loading" in err and out == ""
     assert not any("quits" in m for m in sys.modules)
+
+
+def test_explain_says_which_policy_it_simulates(capsys):
+    rc, out, err = run(["explain", "--runtime-ms", "2", "--progress", "--policies", "interrupt,classic"], capsys)
+    assert rc == 0 and "explain: simulating interrupt (1 of 2)" in err and "(2 of 2)" in err
+    rc, out, err = run(["explain", "--runtime-ms", "2", "--policies", "interrupt"], capsys)
+    assert rc == 0 and "simulating" not in err  # not a terminal, not asked
+
+
+def test_a_replay_slowed_beyond_the_clock_is_refused_before_it_runs(capsys):
+    rc, _, err = run(["replay", str(TRACES_DIR / "msr_sample.csv"), "--speed", "1e-12", "--quiet"], capsys)
+    assert rc == 2 and "beyond 2**53 ns" in err and "raise the speed" in err

@@ -210,3 +210,10 @@ def test_a_run_does_not_depend_on_the_process():
     assert here["summary"]["burst_detection"]["decisions"] > 0
     for r in there:
         assert json.dumps(r, sort_keys=True) == json.dumps(here, sort_keys=True)
+
+
+def test_analyze_names_the_server_policy_axis(local_results, capsys):
+    assert read_results(local_results)[0]["policy"] in ("spdk-static", "sandman")
+    assert cli_sweep.main(["analyze", "efficiency", str(local_results)]) == 0
+    out = capsys.readouterr()
+    assert "--policy-axis policy" in out.err and "completion" not in out.err

@@ -412,3 +412,76 @@ def test_dry_run_lists_points(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "bs=1k|numjobs=1|mode=interrupt"
     assert out[-1] == "168 points x 5 replicates = 840 runs"
+
+
+def test_ctrl_c_says_how_many_runs_are_stored_and_how_to_resume(tmp_path):
+    from scenarios.studies.sweeps.runner import SweepInterrupted
+
+    tasks = tiny_tasks(tiny_sweep(tmp_path))
+    out = tmp_path / "r.csv"
+    calls = []
+
+    def ctrl_c_after_2(task):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(task.index)
+        return run_task(task)
+
+    with pytest.raises(SweepInterrupted) as stop:
+        execute(tasks, out, jobs=1, progress=False, fn=ctrl_c_after_2)
+    assert f"2 of {len(tasks)} runs are stored in {out}" in str(stop.value)
+    assert "run the same command again to resume" in str(stop.value)
+    assert len(read_results(out)) == 2
+
+
+def test_progress_without_a_terminal_prints_periodic_lines(capsys, monkeypatch):
+    from scenarios.studies.sweeps.progress import Progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    bar = Progress(10, 2, desc="tiny", log_every_s=0.0)
+    bar.update()
+    bar.update()
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("tiny: 3/10 runs") and lines[1].startswith("tiny: 4/10 runs") and "ETA" in lines[1]
+    quiet = Progress(10, enabled=False, log_every_s=0.0)  # --no-progress: nothing at all
+    quiet.update()
+    assert capsys.readouterr().err == ""
+
+
+MILLION = """
+name: million
+base: {scenario: default}
+set: {runtime: 1ms, ramp_time: 0}
+axes:
+  kernel.ctx_switch_cycles: RANGE
+  kernel.wakeup_cycles: RANGE
+  kernel.idle_entry_cycles: RANGE
+"""
+
+
+def test_a_million_point_sweep_starts_at_once_and_streams_its_points(tmp_path, capsys):
+    """Points are resolved as the runs reach them: the first runs start without resolving the million."""
+    import time
+
+    from scenarios.studies.sweep import count_points, plan_stream
+
+    path = tmp_path / "million.yaml"
+    path.write_text(MILLION.replace("RANGE", str(list(range(1000, 1100)))))
+    sweep, where = load_sweep(path)
+    assert count_points(sweep) == 10**6
+    t0 = time.monotonic()
+    tasks = plan_stream(sweep, where=where)
+    ran = []
+
+    def three_then_stop(task):
+        if len(ran) == 3:
+            raise Stop
+        ran.append(task.point)
+        return run_task(task)
+
+    with pytest.raises(Stop):
+        execute(tasks, tmp_path / "r.csv", jobs=1, progress=False, fn=three_then_stop, total=10**6)
+    assert len(ran) == 3 and time.monotonic() - t0 < 60  # not hours
+    assert len(read_results(tmp_path / "r.csv")) == 3
+    assert ran[0] == "kernel.ctx_switch_cycles=1000|kernel.wakeup_cycles=1000|kernel.idle_entry_cycles=1000"

@@ -41,6 +41,8 @@ def cells(field: str) -> tuple[str, str]:
     default = KernelCosts.model_fields[field].get_default(call_default_factory=True)
     value = getattr(optane900p_e3_1230v5().kernel, field)
     unit = " ns" if field.endswith("_ns") else ""
+    if field == "cpi_by_layer":  # a CPI per stack layer (models.os.costs.WARM_CPI)
+        return "`WARM_CPI`", "`WARM_CPI`" if value == default else "(set)"
     cal = _num(value) + unit
     if value != default:
         cal += " (fitted)" if f"kernel.{field}" in FIT_BOUNDS else " (set)"

@@ -144,6 +144,14 @@ class CpuConfig(Model):
     uncore_idle_w: float = Field(
         ge=0, description="uncore power in a package C-state (all cores in a package_deep state), W"
     )
+    pause_cycles: float = Field(
+        140,
+        gt=0,
+        description="latency of one PAUSE instruction (cpu_relax), cycles: the cpuidle POLL loop runs one"
+        " iteration per PAUSE, so it retires kernel.poll_idle_loop_instructions per pause_cycles. Intel's"
+        " optimization manual (Skylake, section 2.5.4): 'about 10 cycles' before Skylake, 'as many as 140"
+        " cycles' from Skylake on (the default)",
+    )
     activity: dict[str, float] = Field(
         default_factory=lambda: {"user": 1.0, "kernel": 1.0, "poll": 0.6, "spin": 0.45},
         description="dynamic-power activity factor by kind of work: user code, kernel code, a block-layer"

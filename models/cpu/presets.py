@@ -34,6 +34,7 @@ def xeon_e3_1230_v5(**overrides) -> CpuConfig:
         base_freq_ghz=3.4,
         max_freq_ghz=3.8,
         min_freq_ghz=0.8,
+        pause_cycles=140.0,  # Skylake: 'as many as 140 cycles' (Intel optimization manual, 2.5.4)
         voltage_at_min_v=0.70,
         voltage_at_max_v=1.20,
         pstate_transition_ns=20_000.0,  # driver-declared transition latency (Appendix A, P-states)
@@ -69,6 +70,7 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
         base_freq_ghz=2.0,
         max_freq_ghz=3.2,
         min_freq_ghz=1.2,
+        pause_cycles=10.0,  # Broadwell: 'about 10 cycles' (Intel optimization manual, 2.5.4)
         voltage_at_min_v=0.75,
         voltage_at_max_v=1.15,
         pstate_transition_ns=20_000.0,
@@ -84,6 +86,26 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
         core_dynamic_w=6.5,
         uncore_active_w=26.0,
         uncore_idle_w=8.0,
+    )
+    cfg.update(overrides)
+    return CpuConfig(**cfg)
+
+
+def xeon_e5_2640_v4(**overrides) -> CpuConfig:
+    """Intel Xeon E5-2640 v4 (Broadwell-EP, 14 nm, 90 W TDP). [ARK]: 10C/20T, 2.4 GHz base, 3.4 GHz
+    turbo, 1.2 GHz lowest P-state, 25 MB L3, 2-socket capable. The E5-2660 v4's generation: the same
+    C-state table (C1 2/2, C1E 10/20, C6 133/600 us) [IDLE] and PAUSE (~10 cycles). Powers: estimates
+    split from TDP as for the other presets (10 busy cores at base ~ 10 x 6.2 W + ~24 W uncore)."""
+    cfg = xeon_e5_2660_v4().model_dump()
+    cfg.update(
+        model="Intel Xeon E5-2640 v4",
+        physical_cores=10,
+        base_freq_ghz=2.4,
+        max_freq_ghz=3.4,
+        power_limit_w=90.0,  # PL1 = TDP [ARK]
+        core_dynamic_w=6.2,
+        uncore_active_w=24.0,
+        uncore_idle_w=7.5,
     )
     cfg.update(overrides)
     return CpuConfig(**cfg)
@@ -133,6 +155,9 @@ def epyc_9454p(**overrides) -> CpuConfig:
         base_freq_ghz=2.75,
         max_freq_ghz=3.65,
         min_freq_ghz=0.4,
+        # Zen 2 and later: PAUSE of the order of Skylake's (tens of cycles; public microbenchmarks, no
+        # vendor figure): estimate 64
+        pause_cycles=64.0,
         turbo=True,
         voltage_at_min_v=0.65,
         voltage_at_max_v=1.10,
@@ -157,6 +182,7 @@ def epyc_9454p(**overrides) -> CpuConfig:
 CPU_PRESETS = {
     "xeon-e3-1230-v5": xeon_e3_1230_v5,
     "xeon-e5-2660-v4": xeon_e5_2660_v4,
+    "xeon-e5-2640-v4": xeon_e5_2640_v4,
     "xeon-silver-4210r": xeon_silver_4210r,
     "epyc-9454p": epyc_9454p,
 }

@@ -1,6 +1,7 @@
 """User-space IO engines: the fio job threads that submit IOs and wait for or reap their
 completions (synchronous ``psync``/``sync``/``pvsync2`` in :mod:`.sync_io`, asynchronous ``libaio``
-and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_io`), and the trace
+and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_io`, SPDK's fio plugin
+on its user-space driver in :mod:`.spdk`), and the trace
 replayer (:mod:`.replay`). They run on the
 host's CPUs as tasks of :mod:`models.os.sched` and issue requests into :mod:`models.os.blk`.
 fio's engine names stop here: the kernel sees what an engine does in its own terms
@@ -12,9 +13,12 @@ from models.os.completion import completion_policy_name
 
 #: engines whose call waits for the IO (one IO in flight per thread; fio's iodepth does not apply)
 SYNC_ENGINES = ("psync", "sync", "pvsync2")
+#: engines on a user-space driver (fio's external SPDK plugin, :mod:`.spdk`): no kernel on the IO
+#: path, so no kernel completion policy either
+USERSPACE_ENGINES = ("spdk",)
 #: engines that submit and reap separately (their completions are reaped by the engine, not waited
 #: for by a sleeping task)
-ASYNC_ENGINES = ("libaio", "io_uring", "io_uring_cmd", "null")
+ASYNC_ENGINES = ("libaio", "io_uring", "io_uring_cmd", "null", *USERSPACE_ENGINES)
 #: every modelled fio ioengine
 MODELLED_ENGINES = SYNC_ENGINES + ASYNC_ENGINES
 #: engines whose hipri polls for completions: an io_uring set up with IORING_SETUP_IOPOLL (libaio

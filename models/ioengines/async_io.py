@@ -91,7 +91,7 @@ class AsyncThread(SyncThread):
         self.think_ns = float(job.thinktime_ns)
         self.reaped_since_think = 0  # fio's thinktime_blocks counter (completed IOs)
         self.quiescing = False
-        self.sq_thread: Any = host.sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
+        self.sq_thread: Any = host.new_sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
@@ -245,8 +245,14 @@ class AsyncThread(SyncThread):
             return
         self._flag_batch(ios)
         self.inflight += n
+        self._commit(ios)
+
+    def _commit(self, ios: list) -> None:
+        """Submit the prepared IOs: one io_submit / io_uring_enter, or SQEs for the SQ thread."""
+        runner = self.runner
         if self.sq_thread is not None:
             # SQPOLL: write the SQEs (user work only); the SQ thread submits them
+            n = len(ios)
             cost = self.host.costs.get("uring_sqe_write", user=n * (self.k.user_io_cycles + self.k.sqe_write_cycles))
             runner.run(cost, lambda: self._handoff(ios))
         else:

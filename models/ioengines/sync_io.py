@@ -346,6 +346,11 @@ class SyncThread:
         self._qps = {}
         self._multi_files = len(states) > 1
 
+    def devices_used(self) -> set[int]:
+        """The SSDs (indices) this thread's IOs go to: its files', or its one device."""
+        files = getattr(self, "_files", None)
+        return {st["dev"] for st in files} if files else {self.dev}
+
     def _load_file_state(self, state: dict) -> None:
         for a in self._FILE_STATE:
             setattr(self, a, state[a])

@@ -8,13 +8,14 @@ switch's cycles are carried into the next task's first segment (no event of its 
 between a task and a kernel thread needs no address-space switch (``kthread_switch_cycles``). A
 task leaving the CPU to sleep counts a voluntary switch, a preempted task an involuntary one
 (``getrusage`` semantics). A user task switched in after another one, or after a cache-flushing
-idle state, first refetches its working set (``cold_switch_refill_cycles``,
-``cold_idle_refill_cycles``).
+idle state, first refetches its working set (``cold_switch_refill_cycles``, scaled by the share
+displaced by the other work since it left, ``cold_switch_evict_cycles``; ``cold_idle_refill_cycles``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import math
+from typing import TYPE_CHECKING, Any, Final
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
@@ -27,6 +28,10 @@ from simcore.engine import Call
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
+
+#: the switch refill's resolution: the share of a task's working set displaced by other work, in
+#: steps of 1/REFILL_STEPS (one precomputed bundle each)
+REFILL_STEPS: Final = 8
 
 
 class Cfs(IrqEntry):
@@ -43,7 +48,13 @@ class Cfs(IrqEntry):
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
         self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", actions={"switch": 1, "idle_exit": 1})
         # cache warmth: the user task switched in after another one, or after a cache-flushing idle
-        self.cost_cold_switch = ct.get("cache_refill_switch", cache=k.cold_switch_refill_cycles)
+        # (the switch refill in REFILL_STEPS steps of the share of the working set displaced)
+        self.cost_cold_switch = tuple(
+            ct.get("cache_refill_switch", cache=k.cold_switch_refill_cycles * n / REFILL_STEPS)
+            for n in range(1, REFILL_STEPS + 1)
+        )
+        self._evict_cycles = k.cold_switch_evict_cycles
+        self.run_ns_total = 0.0  # tasks' time on this CPU so far (the warmth marks' clock)
         self.cost_cold_idle = ct.get("cache_refill_idle", cache=k.cold_idle_refill_cycles)
         # a task going to sleep is dequeued (load and pressure accounting), whatever runs next:
         # another task or the idle loop; kernel threads live in the root cgroup (one level)
@@ -54,6 +65,7 @@ class Cfs(IrqEntry):
 
     def charge_runtime(self, task: Task, now: float) -> None:
         ran = now - task.ran_since
+        self.run_ns_total += ran
         task.vruntime += ran * task.vscale
         task.exec_ns += ran
         task.ran_since = now
@@ -96,6 +108,8 @@ class Cfs(IrqEntry):
         now = self.engine.now
         self.charge_runtime(task, now)
         task.last_ran = self.last_task_ns = now
+        task.warm_cpu = self.id
+        task.warm_mark = self.run_ns_total
         task.resume = resume
         if voluntary:
             task.nvcsw += 1
@@ -168,10 +182,17 @@ class Cfs(IrqEntry):
 
     def _cold_start(self, task: Task) -> None:
         """Cache warmth: ``task`` finds the core's caches flushed by an idle state, or holding
-        another task's lines: its next work first refetches its working set (carried)."""
-        cold = self.cost_cold_idle if self._caches_flushed else self.cost_cold_switch
-        if self._last_user is not None or self._caches_flushed:
-            self.add_carry(cold)
+        another task's lines: its next work first refetches its working set (carried), the more of
+        it the more other work ran here since it left (all of it if it last ran elsewhere)."""
+        if self._caches_flushed:
+            self.add_carry(self.cost_cold_idle)
+        elif self._last_user is not None:
+            steps = REFILL_STEPS
+            if task.warm_cpu == self.id:
+                other = (self.run_ns_total - task.warm_mark) * self.freq / self._evict_cycles
+                steps = min(REFILL_STEPS, math.ceil(other * REFILL_STEPS))
+            if steps > 0:
+                self.add_carry(self.cost_cold_switch[steps - 1])
         self._last_user = task
         self._caches_flushed = False
 

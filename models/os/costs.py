@@ -1,4 +1,5 @@
-"""CPU cost of each modelled kernel action, in cycles, and the stack layer it is charged to.
+"""CPU cost of each modelled kernel action, in cycles, and the stack layer it is charged to; the
+instructions each retires (cycles / its layer's warm CPI, :data:`WARM_CPI`).
 
 A :class:`Cost` is a bundle of per-layer cycles that one uninterrupted stretch of code executes
 (for example "hard IRQ entry + CQ reap + request completion + wakeup"). Bundles are built once per
@@ -39,6 +40,37 @@ ACTIONS = {
     "hrtimer_expire": ("hrtimer_expire_cycles", "timer"),  # hrtimer_interrupt + the expired timer's callback
 }
 ACTION_INDEX = {name: i for i, name in enumerate(ACTIONS)}
+
+#: Warm cycles per instruction by kind of code (``KernelCosts.cpi_by_layer``'s defaults). Estimates
+#: for a 4-wide out-of-order x86 core (Broadwell to Zen 4: at most 4 instructions retired per cycle,
+#: so CPI >= 0.25), from what each kind of code executes, not fitted to any measurement:
+#: - user (fio's per-IO bookkeeping: random offsets, timestamps, its own accounting): ordinary
+#:   L1-resident integer code, IPC ~1.7 -> 0.6;
+#: - syscall (entry/exit with KPTI and retpolines): serialising instructions (SWAPGS, SYSRET, a CR3
+#:   write, speculation-control MSR writes) and indirect-branch thunks, IPC ~0.7 -> 1.5;
+#: - fs, block, iosched (VFS/iomap direct IO, blk-mq, a scheduler's lists): branchy pointer-chasing
+#:   kernel C over hot structures, IPC ~1.4 -> 0.7 (0.8 for the schedulers' lock and list work);
+#: - driver (NVMe command build and doorbell, CQE reap): an uncached MMIO doorbell store and the CQE
+#:   line written by the device's DMA (a miss), IPC ~1 -> 1.0;
+#: - irq (vectoring, the x2APIC EOI MSR write, IRET): serialising, IPC ~0.7 -> 1.5;
+#: - scheduler (schedule(), PELT/PSI, wake-ups, the idle loop): XSAVE/XRSTOR, the switch of stacks
+#:   and address spaces, data-dependent branches, IPC ~1 -> 1.0; timer (hrtimer programming: the
+#:   TSC-deadline MSR write, RDTSC): 1.2;
+#: - polling (blk_poll -> nvme_poll, io_uring's IOPOLL loop, a user-space ring spin): a small
+#:   L1-resident loop of loads, compares and predicted branches, IPC ~3.3 -> 0.3.
+#: (The cpuidle POLL state's PAUSE loop has its own rate: cpu.pause_cycles.)
+WARM_CPI = {
+    "user": 0.6,
+    "syscall": 1.5,
+    "fs": 0.7,
+    "block": 0.7,
+    "iosched": 0.8,
+    "driver": 1.0,
+    "irq": 1.5,
+    "scheduler": 1.0,
+    "timer": 1.2,
+    "polling": 0.3,
+}
 
 
 class KernelCosts(Model):
@@ -215,6 +247,47 @@ class KernelCosts(Model):
         300, ge=0, description="fio's user-space work per completed IO of an async engine"
     )
     spin_iteration_cycles: float = Field(100, ge=1, description="one iteration of a user-space CQ-ring spin loop")
+    # -- fio's SPDK engine (models/ioengines/spdk.py): SPDK's user-space NVMe driver in fio's thread.
+    # SPDK reports 10.39M 4 KiB reads per second from one thread of its perf tool (spdk.io news,
+    # 2019-05-06, "10.39M Storage I/O Per Second From One Thread", Xeon Platinum 8280): ~260-390
+    # cycles per IO at 2.7-4.0 GHz for the whole loop (submit, completion, the tool's own work, doorbells
+    # batched). The split below is an estimate within that total.
+    spdk_submit_cycles: float = Field(
+        180,
+        ge=0,
+        description="the plugin's queue() (spdk_fio_queue -> spdk_nvme_ns_cmd_read/write): a request"
+        " and a tracker from the qpair's free lists, the command, its PRP from the buffer fio allocated in"
+        " registered hugepage memory (spdk_vtophys), the 64-byte SQ entry; not the doorbell (estimate,"
+        " within SPDK's ~10M IOPS per core)",
+    )
+    spdk_complete_cycles: float = Field(
+        120,
+        ge=0,
+        description="one completion in spdk_nvme_qpair_process_completions: the CQE (its phase bit"
+        " flipped), its tracker, the request's callback (spdk_fio_completion_cb hands the io_u to fio's"
+        " event list), the request freed (estimate, within SPDK's ~10M IOPS per core)",
+    )
+    spdk_qpair_poll_cycles: float = Field(
+        16,
+        ge=0,
+        description="spdk_nvme_qpair_process_completions on a qpair with nothing posted: the phase"
+        " bit of its CQ head entry, a cached line while the device has not written it (estimate, the"
+        " storage-server model's qpair_poll_cycles)",
+    )
+    spdk_getevents_cycles: float = Field(
+        40,
+        ge=0,
+        description="one call of the plugin's getevents (spdk_fio_getevents): its loop set-up and the"
+        " qpair rotation (estimate)",
+    )
+    mmio_write_cycles: float = Field(
+        100,
+        ge=0,
+        description="core time of one write to a device register through a user-space mapping of"
+        " its BAR (an NVMe SQ tail or CQ head doorbell): an uncached store that drains the store buffer"
+        " before it and is posted on PCIe (estimate, a physical parameter of the platform; the kernel's"
+        " doorbells are inside nvme_submit_cycles and nvme_complete_cycles)",
+    )
     timer_slack_ns: float = Field(50_000, ge=0, description="timer slack of ordinary tasks' sleeps (nanosleep), ns")
     sq_thread_idle_ns: float = Field(
         1e9, ge=0, description="io_uring SQPOLL thread idle time before it sleeps (kernel default 1 s), ns"
@@ -251,6 +324,15 @@ class KernelCosts(Model):
         " (KPTI without PCID flushes the TLB at every switch); estimate: ~16 KiB"
         " from L2/LLC at ~4 misses in flight plus ~30 page walks (~0.7 us)",
     )
+    cold_switch_evict_cycles: float = Field(
+        16_000,
+        gt=0,
+        description="cache warmth, how long ago: cycles of other tasks' work on a CPU that displace a"
+        " task's whole working set from the core's L1 (the switch refill scales with the other work"
+        " since the task left the CPU, up to this); estimate: 64 KiB of L1 (32 KiB instruction + 32 KiB"
+        " data) refilled by straight-line kernel and user code touching ~4 B of new lines per cycle"
+        " (one ~4-byte instruction per cycle at CPI ~1, its data alongside)",
+    )
     cold_idle_refill_cycles: float = Field(
         3000,
         ge=0,
@@ -259,12 +341,41 @@ class KernelCosts(Model):
         " refetches its IO path's working set from the LLC; estimate: ~20 KiB at"
         " ~40 cycles a line, ~4 in flight (~0.9 us)",
     )
+    cpi_by_layer: dict[str, float] = Field(
+        default_factory=lambda: dict(WARM_CPI),
+        description="cycles per instruction of each stack layer's code on a warm core (its lines in L1/L2,"
+        " its branches predicted): a bundle's instructions are its cycles / this. Layers left out keep"
+        " the default (WARM_CPI, estimates with their reasoning); the 'cache' layer (refetch stalls)"
+        " retires no instructions",
+    )
+    poll_idle_loop_instructions: float = Field(
+        7,
+        gt=0,
+        description="instructions of one iteration of the cpuidle POLL state's loop (poll_idle,"
+        " drivers/cpuidle/poll_state.c: cpu_relax = PAUSE, the loop counter's increment, compare and"
+        " branch, need_resched's load, test and branch); it runs at one iteration per PAUSE"
+        " (cpu.pause_cycles)",
+    )
     idle_entry_cycles: float = Field(
         1200, ge=0, description="idle loop + cpuidle governor selection when a CPU goes idle"
     )
     idle_exit_cycles: float = Field(
         600, ge=0, description="idle loop exit work after a wake-up (tick restart, accounting)"
     )
+
+    @field_validator("cpi_by_layer")
+    @classmethod
+    def _known_layers(cls, v: dict):
+        for layer, cpi in v.items():
+            if layer not in WARM_CPI:
+                raise ValueError(f"unknown layer {layer!r} (known: {', '.join(WARM_CPI)})")
+            if not (0.25 <= cpi < float("inf")):
+                raise ValueError(f"{layer}: cycles per instruction must be >= 0.25 (4 retired per cycle), got {cpi}")
+        return {**WARM_CPI, **v}
+
+    def layer_cpi(self) -> tuple[float, ...]:
+        """Warm cycles per instruction by :data:`LAYERS` (0 for the ``cache`` layer: no instructions)."""
+        return tuple(self.cpi_by_layer.get(name, 0.0) for name in LAYERS)
 
     @field_validator("mem_ops_per_cycle", "mem_ops_per_action")
     @classmethod
@@ -348,26 +459,30 @@ class CostTable:
         self._act_user = activity["user"]
         self._act_kernel = activity["kernel"]
         self._kcosts = kcosts if kcosts is not None else KernelCosts()
+        self._cpi = self._kcosts.layer_cpi()
 
-    def get(self, name: str, actions: Mapping[str, float] | None = None, **parts: float) -> Cost:
+    def get(
+        self, name: str, actions: Mapping[str, float] | None = None, user_space: bool = False, **parts: float
+    ) -> Cost:
         """The bundle named ``name`` with these parts (cycles by layer) and kernel ``actions``
         ({action: times}, priced by the table's :class:`KernelCosts` and added to their layers);
-        created once, then reused."""
+        ``user_space``: every layer of it runs in user mode (a user-space driver); created once,
+        then reused."""
         # the call as written (a call site passes its keywords in the same order every time): no
         # sorting on the engines' per-IO look-ups; the canonical key below on the first call
-        fast = (name, tuple(parts.items()), tuple(actions.items()) if actions else ())
+        fast = (name, tuple(parts.items()), tuple(actions.items()) if actions else (), user_space)
         cost = self._by_call.get(fast)
         if cost is not None:
             return cost
         acts = tuple(sorted((ACTION_INDEX[a], n) for a, n in (actions or {}).items() if n))
-        key = (name, tuple(sorted(parts.items())), acts)
+        key = (name, tuple(sorted(parts.items())), acts, user_space)
         cost = self._by_key.get(key)
         if cost is None:
             if actions:
                 parts = dict(parts)
                 for layer, cyc in self._kcosts.action_cycles(actions).items():
                     parts[layer] = parts.get(layer, 0.0) + cyc
-            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel, acts)
+            cost = Cost(name, len(self.bundles), parts, self._act_user, self._act_kernel, acts, user_space, self._cpi)
             self.bundles.append(cost)
             self._by_key[key] = cost
         self._by_call[fast] = cost

@@ -21,6 +21,7 @@ from models.os.execution import IDLE, IRQ, NONE, POLL, RUN
 from models.os.idle import IdleLoop
 from models.os.irqwork import FixedIrq, IrqWork
 from models.os.sched_config import SchedConfig
+from models.os.task import Task
 from simcore.engine import Call
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class IrqEntry(IdleLoop):
         self._seg_rem_fac = 1.0  # the SMT factor _seg_rem was measured at
         self._ipi_cost: Cost = host.ipi_cost
         self._ipi_ns: float = host.kcosts.ipi_latency_ns
+        self._irqtime: bool = sched.irq_time_accounting
 
     def send_ipi(self, target: CpuRunner, fire) -> None:
         """An IPI from code running on this CPU to ``target``: sent at the end of the work carried
@@ -168,12 +170,27 @@ class IrqEntry(IdleLoop):
         if fac != 1.0:  # the handler competes with the sibling like any other work
             self.smt_stall_ns += ns * (fac - 1.0)
             ns *= fac
+        task = self.current
+        if task is not None:  # the handler interrupted a task (not the idle task)
+            self._account_irq_time(task, cost, ns)
         tr = self.engine.tracer
         if tr is not None:
             tr.span(1, self.id, f"hard IRQ ({work.kind})", now + delay, ns, "irq")
         self._irq_work_from = now + delay
         self._irq_end_t = now + delay + ns
         self._irq_call = self.engine.call_in(delay + ns, self._irq_end_cb, work)
+
+    def _account_irq_time(self, task: Task, cost: Cost, ns: float) -> None:
+        """Whose time is a handler that interrupted ``task`` (``ns`` on the CPU)? With IRQ time
+        accounting (irqtime_account_irq) nobody's: the run queue's clock_task skips it, so the
+        task's exec time and vruntime leave it out. Without, the task's: its clock runs on and the
+        handler's CPU time is system time of the task (account_system_index_time, CPUTIME_IRQ
+        charged to ``p->stime``), as its own kernel work is counted (cycles at the frequency)."""
+        if self._irqtime:
+            task.exec_ns -= ns
+            task.vruntime -= ns * task.vscale
+        else:
+            task.sys_ns += cost.cycles / self.freq
 
     def _irq_end(self, work: IrqWork) -> None:
         self._irq_call = None

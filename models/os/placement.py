@@ -80,6 +80,22 @@ def select_wake_cpu(runners: list[CpuRunner], task: Task, waker: CpuRunner) -> t
     return (first_idle or prev), examined
 
 
+def select_fork_cpu(runners: list[CpuRunner], allowed, start: int) -> CpuRunner:
+    """The CPU a new task starts on (wake_up_new_task -> select_task_rq_fair with SD_BALANCE_FORK:
+    find_idlest_cpu): among ``allowed``, an idle core (both SMT siblings idle) first, then an idle
+    CPU, then the CPU with the fewest runnable tasks; the first found scanning from ``start`` (the
+    creating task's CPU) on a tie. (The package is one domain, as for wake-ups.)"""
+    n = len(runners)
+
+    def key(cpu: int) -> tuple:
+        r = runners[cpu]
+        sib = r.sibling_runner
+        idle = is_idle(r)
+        return (not (idle and (sib is None or is_idle(sib))), not idle, r.nr_running, (cpu - start) % n)
+
+    return runners[min(allowed, key=key)]
+
+
 class Wakeup(Cfs):
     """The wake-up level of a CPU's runner (models.os.execution)."""
 

@@ -48,6 +48,8 @@ class Polling(Execution):
         self._poll_start = 0.0
         self._poll_call: Call | None = None
         self._poll_more: tuple = ()  # more queues polled with _poll_qp (a moved io_uring IOPOLL ring)
+        #: the current spin's iteration, cycles (0: a plain ring spin, ``spin_iteration_cycles``)
+        self._spin_loop_cycles = 0.0
 
     def _set_loop_ns(self) -> None:
         """Poll and spin loop iteration times at the current frequency and SMT contention."""
@@ -88,16 +90,24 @@ class Polling(Execution):
         self.cpu.set_busy(now, self._act_poll)
         self._poll_check()
 
-    def spin(self, waiter, then) -> None:
+    def spin(self, waiter, then, loop_cycles: float = 0.0) -> None:
         """The current task spins (e.g. on a user-space ring) until ``waiter.done``; whoever makes
-        it done calls :meth:`spin_notify`."""
+        it done calls :meth:`spin_notify`. ``loop_cycles``: one iteration of its loop, when it is
+        not a plain ring spin (``spin_iteration_cycles``): a user-space driver checking several
+        completion queues per pass."""
+        self._spin_loop_cycles = loop_cycles
         self.poll(None, waiter, then)
+
+    def _spin_iter_ns(self) -> float:
+        """One iteration of the current spin at the current frequency and SMT contention, ns."""
+        c = self._spin_loop_cycles
+        return self._spin_ns if not c else c / self.freq * self._smt_fac
 
     def spin_notify(self, waiter, at: float | None = None) -> None:
         """``waiter`` became done (at time ``at``, default now; e.g. the clock of the CPU that
         completed it): a spinning task notices at the end of its loop iteration."""
         if self.mode == POLL and self._poll_req is waiter and self._poll_call is None:
-            it = self._spin_ns
+            it = self._spin_iter_ns()
             now = self.engine.now
             t = now if at is None or at < now else at
             elapsed = t - self._poll_start
@@ -110,7 +120,7 @@ class Polling(Execution):
         elif self._poll_qp is None:
             if self._poll_req.done and self._poll_call is None:
                 self._poll_call = self.engine.call_in(
-                    max(0.0, self._poll_start - self.engine.now) + self._spin_ns, self._poll_hit_cb
+                    max(0.0, self._poll_start - self.engine.now) + self._spin_iter_ns(), self._poll_hit_cb
                 )
         elif (
             self._poll_qp.hw.cq or (self._poll_more and any(q.hw.cq for q in self._poll_more))
@@ -196,10 +206,13 @@ class Polling(Execution):
         task = self.current
         assert task is not None
         runners = self.runners
+        loop_cycles = self._spin_loop_cycles
 
         def resume():
             if req.done:
                 then()
+            elif qp is None:  # a spin goes on with its own loop
+                runners[task.cpu].spin(req, then, loop_cycles)
             else:  # on the CPU it is switched back in on (the balancer may have moved it)
                 runners[task.cpu].poll(qp, req, then, more)
 

@@ -1,11 +1,22 @@
 """The io_uring SQPOLL kernel thread (IORING_SETUP_SQPOLL).
 
-A kernel thread pinned to ``sqthread_poll_cpu`` spins on the submission rings of its io_uring
-instances: SQEs written by applications are picked up within one loop iteration and submitted
-without any system call (io_uring issue + fs + blk-mq + NVMe submit per IO, doorbell at the end of
-the batch); the requests go to the hardware queue of the SQ thread's CPU. With IOPOLL the thread
-also polls that queue's completions. After ``sq_thread_idle_ns`` without work it sleeps, and the
-next submitter pays an io_uring_enter(IORING_ENTER_SQ_WAKEUP) system call to wake it.
+Each ring set up with SQPOLL gets a thread of its own (io_sq_offload_create -> io_get_sq_data: a
+new ``io_sq_data`` unless the ring attaches to another's with IORING_SETUP_ATTACH_WQ, which fio
+does not use). The thread spins on the submission ring: SQEs written by the application are
+picked up within one loop iteration and submitted without any system call (io_uring issue + fs +
+blk-mq + NVMe submit per IO, doorbell at the end of the batch); the requests go to the hardware
+queue of the CPU the SQ thread runs on. With IOPOLL the thread also polls that queue's
+completions. After ``sq_thread_idle_ns`` without work it sleeps, and the next submitter pays an
+io_uring_enter(IORING_ENTER_SQ_WAKEUP) system call to wake it.
+
+Where it runs: with IORING_SETUP_SQ_AFF (fio's ``sqthread_poll_cpu``) it is bound to that CPU;
+without, it is an ordinary unbound task (io_sq_thread: ``set_cpus_allowed_ptr(current,
+cpu_online_mask)``; before 5.11 a kthread, unbound too): the scheduler places it when it is
+created (wake_up_new_task -> select_task_rq_fair with SD_BALANCE_FORK, find_idlest_cpu:
+:func:`models.os.placement.select_fork_cpu`), moves it when it is woken and balances it like any
+task (with ``sched.placement=cfs``). Sharing a CPU with another task, it keeps that CPU until its
+time slice ends: its loop only yields at ``cond_resched`` when ``need_resched`` is set (io_sq_thread),
+so CFS's slices set the sharing (models.os.cfs).
 
 The thread serves rings (:class:`SqRing`): what it reads of one is the ring's set-up and state in
 io_uring's terms, whoever implements it (fio's io_uring engine: :mod:`models.ioengines.async_io`).
@@ -15,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from models.os.placement import select_fork_cpu
 from models.os.task import DEAD, Task
 
 
@@ -54,11 +66,15 @@ class _Work:
 
 
 class SqThread:
-    def __init__(self, host, cpu: int):
+    """The SQPOLL thread of one ring: bound to ``cpu``, or (None) placed and moved by the
+    scheduler (see the module docstring)."""
+
+    def __init__(self, host, cpu: int | None):
         self.host = host
-        self.cpu = cpu
-        self.runner = host.runners[cpu]
-        self.task = Task(len(host.all_tasks), f"io_uring-sq/{cpu}", cpu, job=-1)
+        self.bound = cpu is not None
+        self.cpu = cpu if cpu is not None else 0  # (an unbound thread's CPU is chosen at start)
+        self.runner = host.runners[self.cpu]
+        self.task = Task(len(host.all_tasks), f"io_uring-sq/{len(host.sq_threads)}", self.cpu, job=-1)
         self.task.kthread = True
         host.all_tasks.append(self.task)
         self.sq: list = []  # (request, its ring)
@@ -71,10 +87,33 @@ class SqThread:
         self._idle_call = None
         self.submitted = 0
         self.qp = None
+        self._polled_devs: set[int] = set()  # devices of its IOPOLL requests (whose queues it polls)
 
     def start(self) -> None:
+        """The thread starts: a bound one on its CPU; an unbound one where fork placement puts it
+        (scanning from its creator's CPU), free to move later under CFS placement."""
+        if not self.bound:
+            runners = self.host.runners
+            creator = next(iter(self.clients)).runner.id if self.clients else 0
+            self.migrated(select_fork_cpu(runners, range(len(runners)), creator))
+            self.task.cpu = self.cpu
+            if self.host.platform.sched.placement == "cfs":
+                self.task.affinity = frozenset(range(len(runners)))
+                self.task.owner = self
+                self.host.balancer.movable_tasks = True
         self.task.resume = self._loop
         self.runner.add_task(self.task)
+
+    # -- placement (models.os.placement, models.os.balance) ------------------------------------
+    def can_migrate(self) -> bool:
+        """An unbound SQ thread may move; with IOPOLL only with nothing in flight (it polls the
+        queues of the CPU it submitted from)."""
+        return not self.iopoll or not any(c.inflight for c in self.clients)
+
+    def migrated(self, runner) -> None:
+        """The thread now runs on ``runner``'s CPU: its next requests go to that CPU's queues."""
+        self.runner = runner
+        self.cpu = runner.id
 
     def register(self, thread: SqRing) -> None:
         self.clients.add(thread)
@@ -83,7 +122,6 @@ class SqThread:
     def enqueue(self, ios, thread: SqRing) -> None:
         """An application wrote SQEs and bumped the SQ tail (called on the application's CPU)."""
         for req in ios:
-            req.qp = self.host.driver.queue_for(thread.dev, self.cpu, thread.iopoll)
             self.sq.append((req, thread))
         if self.sleeping:
             # the application must enter the kernel to wake the SQ thread
@@ -108,6 +146,12 @@ class SqThread:
         if self.sq:
             batch, self.sq = self.sq, []
             self.last_work_ns = now
+            driver = self.host.driver
+            for req, thread in batch:  # the hardware queue of the CPU submitting (blk_mq_get_request)
+                dev = req.qp.device.index
+                req.qp = driver.queue_for(dev, self.cpu, thread.iopoll)
+                if thread.iopoll:
+                    self._polled_devs.add(dev)
             ios = [req for req, _thread in batch]
             reqs = ios if batch[0][1].passthru else self.host.blk.plug(ios)
             runner.run(self._submit_cost(batch, len(reqs)), lambda: self._submitted(batch, reqs))
@@ -127,8 +171,13 @@ class SqThread:
             self._idle_call = self.host.engine.call_at(
                 max(now, self.last_work_ns + self.host.kcosts.sq_thread_idle_ns), self._idle_check
             )
-        qp = self.host.driver.queue_for(0, self.cpu, True) if self.iopoll else None
-        runner.poll(qp, self.work, self._loop)
+        if self.iopoll:  # io_do_iopoll: every polled queue its requests went to (this CPU's, per device)
+            qps = [self.host.driver.queue_for(d, self.cpu, True) for d in sorted(self._polled_devs)] or [
+                self.host.driver.queue_for(0, self.cpu, True)
+            ]
+            runner.poll(qps[0], self.work, self._loop, tuple(qps[1:]))
+        else:
+            runner.poll(None, self.work, self._loop)
 
     def _submitted(self, batch, reqs) -> None:
         self.host.blk.issue_batch(

@@ -108,6 +108,8 @@ class Task:
         "kthread",
         "vscale",
         "io_tid",
+        "warm_cpu",
+        "warm_mark",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job=None):
@@ -123,6 +125,10 @@ class Task:
         self.owner: Any = None
         self.nr_migrations = 0  # se.nr_migrations
         self.last_ran = 0.0  # when it last left a CPU (task_hot: cache-hot for migration_cost_ns)
+        #: cache warmth: the CPU it last left and that CPU's cumulative task run time then
+        #: (Cfs.run_ns_total): the other work since is what displaced its lines there
+        self.warm_cpu = -1
+        self.warm_mark = 0.0
         self.slept_on: IdleLoop | None = None  # the runner whose nr_iowait counts it while it sleeps in IO wait
         #: a kernel thread (kworker, io_uring SQ thread): switching to or from it needs no address
         #: space switch (lazy TLB), see KernelCosts.kthread_switch_cycles

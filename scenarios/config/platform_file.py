@@ -17,7 +17,7 @@ import yaml
 
 from models.platform import PlatformConfig
 from models.platforms import PLATFORMS
-from simcore.config import load_data_file, validate
+from simcore.config import load_data_file, refuse_ambiguous, validate
 from simcore.errors import ConfigError
 
 __all__ = ["load_platform", "platform_yaml", "PLATFORM_FILE_SUFFIXES"]
@@ -27,6 +27,7 @@ PLATFORM_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 def load_platform(name_or_path: str) -> PlatformConfig:
     """The built-in platform ``name_or_path``, else the platform file at that path."""
+    refuse_ambiguous(name_or_path, PLATFORMS, "platform")
     if name_or_path in PLATFORMS:
         return PLATFORMS[name_or_path]()
     path = Path(name_or_path)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.data import BUILTIN_DIR
-from simcore.config import load_data_file
+from simcore.config import load_data_file, refuse_ambiguous
 from simcore.errors import ConfigError
 
 __all__ = ["KINDS", "builtin_scenarios", "locate_scenario", "load_scenario", "scenario_kind", "source_args"]
@@ -33,6 +33,7 @@ def builtin_scenarios(kind: str | None = None) -> dict[str, Path]:
 
 def locate_scenario(scenario: str) -> Path:
     """The file of ``scenario``: a built-in scenario's name or the path of a scenario YAML file."""
+    refuse_ambiguous(scenario, builtin_scenarios(), "scenario")
     path = builtin_scenarios().get(scenario) or Path(scenario)
     if not path.exists():  # (a directory, device or FIFO is the reader's to name)
         raise ConfigError(f"unknown scenario '{scenario}' (built-in: {', '.join(builtin_scenarios())}; or a YAML path)")
@@ -58,7 +59,8 @@ def source_args(source: str) -> dict[str, str]:
     :func:`scenarios.config.resolve.resolve_run`: a ``.yaml``/``.yml`` path or a built-in scenario
     name -> ``{"scenario": ...}``, anything else -> ``{"job_file": ...}`` (a fio job file, which
     must exist)."""
-    if source.endswith((".yaml", ".yml")) or (source in builtin_scenarios() and not Path(source).exists()):
+    refuse_ambiguous(source, builtin_scenarios(), "scenario")
+    if source.endswith((".yaml", ".yml")) or source in builtin_scenarios():
         return {"scenario": source}
     if not Path(source).exists():  # (a directory, device or FIFO is the reader's to name)
         raise ConfigError(f"job file not found: {source}")

@@ -18,6 +18,7 @@ from models.ioengines.flow import Flow, FlowMember
 from models.ioengines.job_control import waits_of
 from models.ioengines.null_io import NullThread
 from models.ioengines.offload import OffloadThread
+from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
 from models.os.filesystem import FileLayout
@@ -133,19 +134,14 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
     threads: list = []
     files = _thread_files(cfg, host)
     host.driver.mem_policy.update(_mem_policies(cfg.jobs))  # where each job's IO buffers are (the DMA's node)
+    spdk_devs = map_devices(cfg.jobs, len(host.devices))  # SPDK's controllers: PCI address -> SSD
     flows: dict = {}  # fio's flow_id -> the flow its jobs share
     for ji, job in enumerate(cfg.jobs):
         if job.ioengine not in MODELLED_ENGINES:
             raise ConfigError(
                 f"job '{job.name}': ioengine={job.ioengine} is not modelled (modelled: {', '.join(MODELLED_ENGINES)})"
             )
-        thread_cls = (
-            (SyncThread if job.io_submit_mode == "inline" else OffloadThread)
-            if job.ioengine in SYNC_ENGINES
-            else NullThread
-            if job.ioengine == "null"
-            else AsyncThread
-        )
+        thread_cls = _thread_class(job)
         allowed = list(job.cpus_allowed) if job.cpus_allowed else list(range(ncpu))
         for clone in range(job.numjobs):
             cpu = place_thread(job, allowed, rr, placed, core_of)
@@ -157,6 +153,8 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
             if (ji, clone) in files:
                 regions, service = files[(ji, clone)]
                 th.use_files(regions, service, clone)
+            if isinstance(th, SpdkThread):
+                _open_spdk_devices(th, job, ji, clone, spdk_devs, host)
             if job.io_submit_mode == "offload":
                 rr = _offload_workers(th, job, allowed, cpu, rr, placed, core_of, cfg.platform.sched.placement == "cfs")
             if job.flow:
@@ -175,13 +173,47 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
         else:
             th.start()
 
+    _check_bound_devices(threads, host)
     fio = FioRun(host.engine, cfg.jobs, threads, steady, start_thread)
     host.on_task_exit = fio.task_exited  # each job's end (its runtime in the JSON), waits, exitall
     fio.start()
-    for sq in host.sq_threads.values():
+    for sq in host.sq_threads:
         sq.start()
     host.start()
     return host, fio, float(ramp), float(end)
+
+
+def _thread_class(job) -> type:
+    """The class of a job's fio threads: its engine's (and io_submit_mode's)."""
+    if job.ioengine in SYNC_ENGINES:
+        return SyncThread if job.io_submit_mode == "inline" else OffloadThread
+    return {"null": NullThread, "spdk": SpdkThread}.get(job.ioengine, AsyncThread)
+
+
+def _open_spdk_devices(th: SpdkThread, job, ji: int, clone: int, spdk_devs: dict[str, int], host: Host) -> None:
+    """An SPDK thread's controllers: its files' (transport IDs), or without ``filename`` the SSD a
+    job without files gets (the thread's default device)."""
+    devs = [spdk_devs[parse_transport_id(e)[0]] for e in job.filename] or [th.dev]
+    service = FileService(
+        job.file_service_type, job.file_service_value, len(devs), host.rng.stream(f"job{ji}.{clone}.file_service")
+    )
+    th.open_devices(devs, service, clone)
+
+
+def _check_bound_devices(threads: list, host: Host) -> None:
+    """No kernel job uses an SSD bound to vfio-pci for an SPDK job (the kernel's nvme driver no
+    longer has it: its block device is gone)."""
+    for th in threads:
+        if isinstance(th, SpdkThread):
+            continue
+        for dev in th.devices_used():
+            owner = host.user_devices.owner_of(dev)
+            if owner is not None:
+                raise ConfigError(
+                    f"job '{th.job.name}' (ioengine={th.job.ioengine}) uses SSD {dev}, which {owner} "
+                    "(ioengine=spdk) took from the kernel's nvme driver; give the kernel job other SSDs "
+                    "(filename=/dev/nvmeXn1, ssd_count)"
+                )
 
 
 def _offload_workers(th, job, allowed: list[int], cpu: int, rr: int, placed: dict, core_of: list, cfs: bool) -> int:
@@ -207,6 +239,8 @@ def _thread_files(cfg, host: Host) -> dict:
     layout = FileLayout(cfg.platform.ssd.capacity_bytes, len(host.devices))
     named = {}
     for ji, job in enumerate(cfg.jobs):
+        if job.ioengine == "spdk":
+            continue  # the plugin's files are controllers (_open_spdk_devices)
         for clone in range(job.numjobs):
             paths = thread_files(job, clone, host.rng.stream(f"job{ji}.{clone}.files"))
             if paths is None:

@@ -272,7 +272,8 @@ class IoStats:
         disks = self.disks
         for c in cmds:
             qp = c.qp
-            assert qp is not None  # (completed: it was dispatched to a queue)
+            if qp is None:
+                continue  # a user-space driver's command (ioengine=spdk): the kernel's disk statistics never see it
             d = disks[qp.device.index]
             op = c.op
             if c.id in merged:

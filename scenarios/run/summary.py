@@ -124,7 +124,13 @@ def no_io_warning(summary: dict, measured_s: float) -> str | None:
     if summary["ios"]:
         return None
     for key in list(summary):
-        if key.endswith("_per_io") or key in ("layers", "completions_per_interrupt", "cq_doorbells_per_interrupt"):
+        if key.endswith("_per_io") or key in (
+            "layers",
+            "completions_per_interrupt",
+            "cq_doorbells_per_interrupt",
+            "ipc",
+            "perf_by_layer",
+        ):
             summary[key] = None
     return (
         f"no IO completed in the measured window ({measured_s * 1e3:g} ms after the ramp): latency and the"
@@ -255,6 +261,8 @@ def _add_mechanism_metrics(
         summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
     summary.update(interrupt_metrics(host, s, end, dur_s))
     summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
+    smt = smt_stall_cycles(host, s, end)
+    summary.update(perf_stat(plat, summary["cycles_per_s"], layer_instructions(host, s), smt, dur_s, per_io))
     actions_per_s = kernel_actions_per_s(host, s, dur_s)
     summary["kernel_actions_per_io"] = {a: n * dur_s / per_io for a, n in actions_per_s.items()}
     k = plat.kernel
@@ -290,6 +298,65 @@ def cycles_per_s(host: Host, layer_cycles, s: Snapshot, end: float, dur_s: float
     spin = sum(r.spin_cycles(end) - s.spin_cycles[i] for i, r in enumerate(host.runners))
     out["idle_spin"] = spin / dur_s
     return out
+
+
+def layer_instructions(host: Host, s: Snapshot) -> np.ndarray:
+    """Instructions retired by stack layer since ``s``: the cost bundles charged x the instructions
+    each retires, and the poll loops' cycles at the polling layer's CPI."""
+    bundles = host.costs.bundles
+    out = np.zeros(len(LAYERS))
+    for i, r in enumerate(host.runners):
+        before = s.counts[i]
+        for idx, cnt in r.counts.items():
+            d = cnt - before.get(idx, 0)
+            if d:
+                out += d * np.asarray(bundles[idx].layer_instructions)
+    polling = LAYERS.index("polling")
+    out[polling] += (
+        sum(r.poll_cycles - s.poll[i] for i, r in enumerate(host.runners)) / host.kcosts.cpi_by_layer["polling"]
+    )
+    return out
+
+
+def smt_stall_cycles(host: Host, s: Snapshot, end: float) -> float:
+    """Cycles the logical CPUs spent waiting on their SMT sibling since ``s`` (each CPU's stall time
+    at its core's mean frequency over the interval)."""
+    dur = end - s.t
+    out = 0.0
+    for i, r in enumerate(host.runners):
+        core = host.pkg.cpus[r.id].core
+        ghz = (core.ghz_ns_at(end) - s.ghz_ns[core.index]) / dur if dur > 0 else r.freq
+        out += (r.smt_stall_ns - s.smt[i]) * ghz
+    return out
+
+
+def perf_stat(
+    plat, cycles_per_s: dict[str, float], layer_ins: np.ndarray, smt_cycles: float, dur_s: float, per_io: int
+) -> dict:
+    """What ``perf stat -a`` counts over the measured interval, per IO: every CPU's unhalted cycles
+    (the stack layers, refetch stalls, SMT contention and the cpuidle POLL spin; a halted C-state
+    and its exit count none) and instructions retired (the POLL loop at one iteration of
+    ``kernel.poll_idle_loop_instructions`` per ``cpu.pause_cycles``), their ratio (IPC), and both by
+    source (``perf_by_layer``: the layers, ``smt_contention`` and ``idle_spin``)."""
+    spin_ipc = plat.kernel.poll_idle_loop_instructions / plat.cpu.pause_cycles
+    rows = {}
+    for j, name in enumerate(LAYERS):
+        rows[name] = (cycles_per_s[name] * dur_s, float(layer_ins[j]))
+    rows["smt_contention"] = (smt_cycles, 0.0)  # the same instructions, stretched by the sibling
+    spin = cycles_per_s["idle_spin"] * dur_s
+    rows["idle_spin"] = (spin, spin * spin_ipc)
+    cycles = sum(c for c, _ in rows.values())
+    ins = sum(i for _, i in rows.values())
+    return {
+        "cycles_per_io": cycles / per_io,
+        "instructions_per_io": ins / per_io,
+        "ipc": ins / cycles if cycles > 0 else 0.0,
+        "perf_by_layer": {
+            name: {"cycles_per_io": c / per_io, "instructions_per_io": i / per_io, "ipc": i / c if c > 0 else 0.0}
+            for name, (c, i) in rows.items()
+            if c > 0 or i > 0
+        },
+    }
 
 
 def kernel_actions_per_s(host: Host, s: Snapshot, dur_s: float) -> dict[str, float]:

@@ -29,12 +29,13 @@ including what the IO's own timeline hides (idle time, polling, the context swit
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from models.ioengines import SYNC_ENGINES
+from models.ioengines import SYNC_ENGINES, USERSPACE_ENGINES
 from policies.completion import select_policy_name
 from scenarios.config.registry import scenario_kind, source_args
 from scenarios.config.resolve import resolve_run
@@ -66,7 +67,10 @@ SHORT_RAMP_MS = 10
 HIPRI_ENGINES = ("pvsync2", "io_uring")
 _ALIASES = {"classic": "classic-poll", "hybrid": "hybrid-poll", "irq": "interrupt"}
 
+#: the one way a user-space driver's engine (ioengine=spdk) completes: its own polling
+USER_POLL = "user-poll"
 _FOUND = {
+    USER_POLL: "the thread's getevents loop over its qpairs finds the CQE",
     "interrupt": "interrupt: C-state exit, IRQ handler reaps the CQE",
     "classic-poll": "poll loop notices the CQE, reaps it",
     "hybrid-poll": "poll loop (after its timed sleep) notices the CQE, reaps it",
@@ -80,6 +84,7 @@ _CPU_MEANWHILE_ASYNC = {
     "interrupt": "the thread waits for completions in io_getevents / io_uring_enter, sleeping until an IRQ "
     "handler posts enough of them (with other IOs in flight it may be busy instead)",
     "classic-poll": "the thread polls the device queue in io_uring_enter(GETEVENTS) (IOPOLL)",
+    USER_POLL: "the thread spins in the plugin's getevents over its qpairs, in user space (no sleep, no interrupt)",
 }
 _CPU_MEANWHILE = {
     "interrupt": "the task sleeps; the CPU switches to idle and enters a C-state",
@@ -117,10 +122,13 @@ class Explanation:
 def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, float]]:
     t0 = rec["t_submit_ns"]
     media_end = rec["t_dev_start_ns"] + rec["device_service_ns"]
+    user = policy == USER_POLL
     marks = [
         (
             "submit: syscall entry, fs, blk-mq, NVMe command + doorbell"
             if sync
+            else "submit: SPDK's command in the SQ; its doorbell at the next getevents"
+            if user
             else "submit: io_uring/libaio enter, fs, blk-mq, NVMe command + doorbell",
             rec["t_submit_ns"],
             rec["t_dispatch_ns"],
@@ -139,6 +147,8 @@ def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, floa
             + (
                 _RETURN_SYNC.get(policy, "back to the application")
                 if sync
+                else "SPDK completes the request, fio handles the event"
+                if user
                 else "completion posted to the ring, the thread reaps it"
             ),
             rec["t_reaped_ns"],
@@ -157,6 +167,8 @@ def _median_io(records: np.ndarray) -> dict:
 
 def _own_policy(cfg) -> str:
     job = cfg.jobs[0]
+    if job.ioengine in USERSPACE_ENGINES:
+        return USER_POLL
     return select_policy_name(cfg.queue, job.hipri, job.ioengine)
 
 
@@ -169,6 +181,9 @@ def _shown_policies(engine: str, own: str, policies: list[str] | None, notes: li
     elif engine == "io_uring":
         available = ["interrupt", "classic-poll"]
         notes.append("hybrid polling applies to synchronous HIPRI IO only (io_uring IOPOLL polls classically)")
+    elif engine in USERSPACE_ENGINES:
+        available = [USER_POLL]
+        notes.append(f"ioengine={engine} polls its own queues in user space: no kernel completion policy applies")
     else:
         available = ["interrupt"]
         notes.append(
@@ -191,9 +206,11 @@ def explain(
     seed: int | None = None,
     runtime_ms: float = 50.0,
     policies: list[str] | None = None,
+    progress: bool = False,
 ) -> Explanation:
     """Run ``job_file`` (a fio job file, a scenario YAML or a built-in scenario name, as ``stacksim
-    run`` reads it) briefly under each completion policy and pick each run's median IO."""
+    run`` reads it) briefly under each completion policy and pick each run's median IO
+    (``progress``: say on stderr which policy runs, with the run's progress line)."""
     source = source_args(job_file)
     if "scenario" in source and scenario_kind(source["scenario"]) != "host":
         raise ConfigError(f"{job_file} is a storage-server scenario; explain takes a fio job file or a host scenario")
@@ -219,32 +236,38 @@ def explain(
     wanted = _shown_policies(engine, own, policies, expl.notes)
     if "hybrid-poll" in wanted:
         length["ramp_time"] = f"{RAMP_MS}ms"  # for every policy alike
-    for policy in dict.fromkeys(wanted):
+    shown = list(dict.fromkeys(wanted))
+    for i, policy in enumerate(shown, 1):
+        if progress:
+            print(f"explain: simulating {policy} ({i} of {len(shown)})", file=sys.stderr, flush=True)
         is_own = policy == own
         extra = (
             {} if is_own else {k: v for k, v in POLICY_SETS[policy].items() if k != "hipri" or engine in HIPRI_ENGINES}
         )
         cfg = resolve_run(**source, platform=platform, sets={**sets, **extra, **length}, seed=seed)
-        result = simulate(cfg, records=True)
-        records = result.records
-        if len(records) == 0:
+        result = simulate(cfg, records=True, progress=progress)
+        if len(result.records) == 0:
             raise ConfigError(f"{policy}: no IO completed in {runtime_ms:g} ms; give a longer --runtime-ms")
-        io = _median_io(records)
-        s = result["summary"]
-        expl.waterfalls.append(
-            Waterfall(
-                policy=policy,
-                own=is_own,
-                io=io,
-                segments=_segments(io, policy, sync),
-                latency_ns=io["t_complete_ns"] - io["t_submit_ns"],
-                layers_ns=dict(s["layers"]),
-                summary=s,
-                meanwhile=(_CPU_MEANWHILE if sync else _CPU_MEANWHILE_ASYNC).get(policy, ""),
-                n_ios=len(records),
-            )
-        )
+        expl.waterfalls.append(_waterfall(policy, is_own, sync, result))
     return expl
+
+
+def _waterfall(policy: str, own: bool, sync: bool, result) -> Waterfall:
+    """The waterfall of the median IO of one policy's run (``result``, with its records)."""
+    records = result.records
+    io = _median_io(records)
+    s = result["summary"]
+    return Waterfall(
+        policy=policy,
+        own=own,
+        io=io,
+        segments=_segments(io, policy, sync),
+        latency_ns=io["t_complete_ns"] - io["t_submit_ns"],
+        layers_ns=dict(s["layers"]),
+        summary=s,
+        meanwhile=(_CPU_MEANWHILE if sync else _CPU_MEANWHILE_ASYNC).get(policy, ""),
+        n_ios=len(records),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ terminal

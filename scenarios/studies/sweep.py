@@ -35,9 +35,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Iterator, Union
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -46,7 +47,7 @@ from scenarios.config.host import RunConfig
 from scenarios.config.resolve import resolve_run
 from scenarios.data import SWEEPS_DIR
 from scenarios.studies.sweeps.runner import execute
-from simcore.config import Model, Seed, load_data_file, validate
+from simcore.config import Model, Seed, load_data_file, refuse_ambiguous, validate
 from simcore.errors import ConfigError
 
 Scalar = Union[bool, int, float, str]
@@ -146,6 +147,7 @@ def builtin_sweeps() -> dict[str, Path]:
 
 def load_sweep(name_or_path: str | Path) -> tuple[SweepFile, Path]:
     """Load a sweep file (a path, or the name of a built-in sweep); returns (sweep, its directory)."""
+    refuse_ambiguous(str(name_or_path), builtin_sweeps(), "sweep")
     path = Path(name_or_path)
     if not path.is_file():
         path = builtin_sweeps().get(str(name_or_path), path)
@@ -170,11 +172,21 @@ def replicate_seed(base_seed: int, point: str, replicate: int) -> int:
     return int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))  # 63 bits, non-negative
 
 
-def combinations(sweep: SweepFile) -> list[dict[str, Scalar]]:
-    """The points of ``sweep``: the cartesian product of its axes, first axis outermost."""
+def iter_combinations(sweep: SweepFile) -> Iterator[dict[str, Scalar]]:
+    """The points of ``sweep``, one at a time: the cartesian product of its axes, first axis outermost."""
     names = list(sweep.axes)
     levels = [list(v) if isinstance(v, dict) else v for v in sweep.axes.values()]
-    return [dict(zip(names, combo)) for combo in itertools.product(*levels)]
+    return (dict(zip(names, combo)) for combo in itertools.product(*levels))
+
+
+def combinations(sweep: SweepFile) -> list[dict[str, Scalar]]:
+    """The points of ``sweep`` (:func:`iter_combinations` as a list)."""
+    return list(iter_combinations(sweep))
+
+
+def count_points(sweep: SweepFile) -> int:
+    """How many points ``sweep`` has, without making them (the product of the axes' lengths)."""
+    return math.prod(len(v) for v in sweep.axes.values())
 
 
 def point_sets(sweep: SweepFile, axes: dict[str, Scalar], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -197,11 +209,26 @@ def plan(
     replicates: int | None = None,
     seed: int | None = None,
 ) -> list[Task]:
-    """Resolve every point of ``sweep`` (without running anything) and expand replicates.
+    """Resolve every point of ``sweep`` (without running anything) and expand replicates
+    (:func:`plan_stream`, as a list)."""
+    return list(plan_stream(sweep, where=where, sets=sets, replicates=replicates, seed=seed))
 
-    Every axis key is first checked on its own (an error names the axis and value), then every
-    combination is resolved once (an error names the point). ``sets`` are extra fixed overrides
-    (the command line's ``--set``); ``replicates`` and ``seed`` override the file's.
+
+def plan_stream(
+    sweep: SweepFile,
+    *,
+    where: Path | str = ".",
+    sets: dict[str, Any] | None = None,
+    replicates: int | None = None,
+    seed: int | None = None,
+) -> Iterator[Task]:
+    """The runs of ``sweep``, resolved one point at a time as they are asked for (a sweep of a
+    million points starts running at once), replicates expanded.
+
+    Every axis key is first checked on its own, before the first task (an error names the axis and
+    value); then each combination is resolved when it is reached (an error names the point).
+    ``sets`` are extra fixed overrides (the command line's ``--set``); ``replicates`` and ``seed``
+    override the file's.
     """
     where = Path(where)
     base = _base_args(sweep.base, where)
@@ -221,8 +248,13 @@ def plan(
     if nrep < 1:
         raise ConfigError(f"{label}: replicates must be >= 1, got {nrep}")
     base_seed = sweep.seed if seed is None else seed
-    tasks: list[Task] = []
-    for axes in combinations(sweep):
+    return _tasks(sweep, sets, resolve_point, label, nrep, base_seed)
+
+
+def _tasks(sweep: SweepFile, sets, resolve_point, label: str, nrep: int, base_seed: int) -> Iterator[Task]:
+    """:func:`plan_stream`'s tasks, point by point (its checks done)."""
+    index = 0
+    for axes in iter_combinations(sweep):
         key = point_key(axes)
         try:
             cfg = resolve_point(point_sets(sweep, axes, sets))
@@ -232,20 +264,10 @@ def plan(
             s = replicate_seed(base_seed, key, rep)
             c = cfg.model_copy(update={"seed": s})
             cj = json.dumps(c.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-            tasks.append(
-                Task(
-                    len(tasks),
-                    sweep.name,
-                    key,
-                    dict(axes),
-                    rep,
-                    s,
-                    c,
-                    cj,
-                    hashlib.sha256(cj.encode("utf-8")).hexdigest()[:16],
-                )
+            yield Task(
+                index, sweep.name, key, dict(axes), rep, s, c, cj, hashlib.sha256(cj.encode("utf-8")).hexdigest()[:16]
             )
-    return tasks
+            index += 1
 
 
 def _resolver(base: dict[str, Any], where: Path):

@@ -186,7 +186,9 @@ def _fio_point(res, base_job: str | None) -> Point:
         "iops": sum(d.iops for d in dirs),
         "bandwidth_mb_s": sum(d.bw_kib_s for d in dirs) * 1024 / 1e6,
     }
-    config = {k: v for k, v in res.options.items() if k not in _FIO_DROP}
+    # a device path names no simulated device, but SPDK's transport IDs do (one controller each)
+    keep = ("filename",) if res.options.get("ioengine") == "spdk" else ()
+    config = {k: v for k, v in res.options.items() if k not in _FIO_DROP or k in keep}
     if config:  # what cannot be modelled (buffered IO, another engine, verify, ...) is refused here
         sync = job_from_options(config, name=res.jobname, source=f"{res.path}:{res.line}").ioengine in SYNC_ENGINES
     elif base_job is None:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from models.ioengines import SYNC_ENGINES
+from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
 from simcore.config import read_text_file
@@ -80,7 +81,7 @@ RwMode = Literal[
     "trimwrite",
     "randtrimwrite",
 ]
-Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null"]
+Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null", "spdk"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
 
@@ -1011,7 +1012,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, not ioengine={engine}",
                 last.get("ioengine"),
             )
-    if not state["direct"]:
+    if not state["direct"] and engine != "spdk":  # (SPDK's plugin has no page cache to bypass)
         raise fail(
             "buffered IO (direct=0, fio's default) is not modelled: stacksim models O_DIRECT only; set direct=1",
             last.get("direct") or last.get("buffered"),
@@ -1056,10 +1057,30 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             )
 
 
+def _check_spdk_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """SPDK's fio plugin opens each file as an NVMe transport ID (``trtype=PCIe
+    traddr=0000.af.00.0 ns=1``), never a path: no directory, no file-system files."""
+    if state["directory"]:
+        raise fail(
+            "option 'directory' with ioengine=spdk: the plugin's files are NVMe transport IDs "
+            "(filename=trtype=PCIe traddr=0000.af.00.0 ns=1), not paths",
+            last.get("directory"),
+        )
+    for name in state["filename"]:
+        try:
+            parse_transport_id(name)
+        except ConfigError as exc:
+            raise fail(f"option 'filename': {exc}", last.get("filename")) from None
+
+
 def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """A job's files are all block devices or all regular files; io_uring_cmd needs NVMe
-    generic character devices (``/dev/ngXnY``), as fio's engine opens them."""
+    generic character devices (``/dev/ngXnY``), as fio's engine opens them; SPDK's plugin NVMe
+    transport IDs."""
     names = state["filename"]
+    if state["ioengine"] == "spdk":
+        _check_spdk_files(state, last, fail)
+        return
     devices = [is_device(n) for n in names]
     if "trim" in state["rw"] and (state["directory"] and not names or names and not all(devices)):
         raise fail(

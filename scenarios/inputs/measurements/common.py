@@ -5,21 +5,16 @@ from __future__ import annotations
 import math
 import os
 
+from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
 __all__ = ["read_text", "to_float"]
 
 
 def read_text(path: str | os.PathLike, what: str) -> str:
-    """The whole file as text (measurement files are small); ConfigError naming ``what``."""
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
-            text = f.read()
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read {what}: {e.strerror or e}") from None
-    if "\0" in text:
-        raise ConfigError(f"{path}: not a {what} (it contains NUL bytes: a binary file?)")
-    return text
+    """The whole file as text (measurement files are small: bounded as configuration files are,
+    a byte-order mark dropped, not UTF-8 refused with the line); ConfigError naming ``what``."""
+    return read_text_file(path, what=what)
 
 
 def to_float(text: str, where: str, what: str, *, minimum: float | None = None) -> float:

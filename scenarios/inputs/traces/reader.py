@@ -25,7 +25,7 @@ from simcore.errors import ConfigError
 from .blkparse import ACTIONS, BlkparseParser
 from .csvformats import AlibabaParser, LineParser, MsrParser, TencentParser
 from .iolog import IologParser
-from .record import BadLine, TraceIO
+from .record import MAX_TRACE_NS, BadLine, TraceIO
 
 __all__ = ["FORMATS", "TraceReader", "open_trace", "sniff_format", "open_text", "numbered_lines", "out_of_range"]
 
@@ -47,8 +47,8 @@ def open_text(path: str | os.PathLike):
         with open(path, "rb") as f:
             magic = f.read(2)
         if magic == b"\x1f\x8b":
-            return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
-        return open(path, encoding="utf-8", errors="replace", newline="")
+            return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
+        return open(path, encoding="utf-8-sig", errors="replace", newline="")  # (a byte-order mark is dropped)
     except OSError as e:
         raise ConfigError(f"{path}: cannot open trace: {e.strerror or e}") from None
 
@@ -74,8 +74,6 @@ MAX_OFFSET_BYTES: Final = 2**63 - 1
 #: Largest transfer of one replayed IO: Linux's MAX_RW_COUNT (2 GiB - 4 KiB); the replayer issues
 #: each record as one request, which the kernel would cut short above this.
 MAX_IO_BYTES: Final = 0x7FFFF000
-#: Latest record, from the first: 2**53 ns (~104 days), where the float ns clock stays exact.
-MAX_TRACE_NS: Final = 2**53
 
 
 def out_of_range(offset: int, nbytes: int, t_rel_ns: int) -> str | None:

@@ -4,10 +4,14 @@ consumes) and the small number parsers shared by the format readers."""
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from typing import Final
 
 from models.ioengines.trace_io import TraceIO
 
-__all__ = ["TraceIO", "BadLine", "to_int", "to_ns"]
+__all__ = ["TraceIO", "BadLine", "to_int", "to_ns", "MAX_TRACE_NS"]
+
+#: Latest record, from the first: 2**53 ns (~104 days), where the float ns clock stays exact.
+MAX_TRACE_NS: Final = 2**53
 
 
 class BadLine(Exception):

@@ -9,7 +9,7 @@ from typing import Any
 
 from simcore.errors import ConfigError
 
-from .record import TraceIO
+from .record import MAX_TRACE_NS, TraceIO
 
 __all__ = ["select", "map_volumes", "read_until", "parse_window"]
 
@@ -101,6 +101,12 @@ def select(
             drop("volume")
             continue
         new_t = t - base if speed == 1 else round((t - base) / speed)
+        if new_t > MAX_TRACE_NS:  # the reader's bound, after scaling: a slowed replay must not escape it
+            raise ConfigError(
+                f"speed {speed:g}: the record at {(t - base) / 1e9:g} s of trace time would be replayed at"
+                f" {new_t / 1e9:.4g} s, beyond 2**53 ns (~104 days) of simulated time, where the clock stays"
+                " exact; raise the speed or replay a shorter window"
+            )
         yield rec if new_t == t else rec.at(new_t)
 
 

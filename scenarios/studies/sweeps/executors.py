@@ -12,13 +12,14 @@ traceback per worker).
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from scenarios.studies.sweeps.rows import task_code_sha
 from scenarios.studies.sweeps.store import pid_alive
@@ -27,29 +28,39 @@ from simcore.errors import ConfigError
 Pair = tuple[object, dict]
 
 
-def run_inline(fn: Callable, tasks: Sequence) -> Iterator[Pair]:
+def run_inline(fn: Callable, tasks: Iterable) -> Iterator[Pair]:
     """One after the other in this process (``--jobs 1``: simplest to debug and profile)."""
     for t in tasks:
         yield t, fn(t)
 
 
-def run_local(fn: Callable, tasks: Sequence, jobs: int | None = None) -> Iterator[Pair]:
-    """A pool of ``jobs`` worker processes (default: one per CPU)."""
+#: a local pool holds at most this many runs per worker submitted ahead (the tasks may be a stream
+#: of a million runs, resolved as they are taken)
+AHEAD_PER_WORKER = 2
+
+
+def run_local(fn: Callable, tasks: Iterable, jobs: int | None = None) -> Iterator[Pair]:
+    """A pool of ``jobs`` worker processes (default: one per CPU), fed from ``tasks`` as runs finish
+    (a list or a stream)."""
     if jobs is None:
         jobs = os.cpu_count() or 1
     if jobs < 1:
         raise ConfigError(f"--jobs must be >= 1, got {jobs}")
-    if jobs == 1 or len(tasks) <= 1:
-        yield from run_inline(fn, tasks)
+    stream = iter(tasks)
+    ahead = list(itertools.islice(stream, jobs * AHEAD_PER_WORKER))
+    if jobs == 1 or len(ahead) <= 1:
+        yield from run_inline(fn, itertools.chain(ahead, stream))
         return
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=worker_init, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(ahead)), initializer=worker_init, initargs=(os.getpid(),))
     finished = False
     try:
-        pending = {pool.submit(fn, t): t for t in tasks}
+        pending = {pool.submit(fn, t): t for t in ahead}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 yield pending.pop(fut), fut.result()
+                for t in itertools.islice(stream, 1):
+                    pending[pool.submit(fn, t)] = t
         finished = True
     finally:
         if not finished:  # an error or Ctrl-C: stop the runs in progress instead of waiting for them

@@ -16,9 +16,10 @@ Row = dict[str, Any]
 
 def parse_policy_axes(spec: Sequence[str] | str | None, rows: Sequence[Row]) -> tuple[str, ...]:
     """Policy axes from ``--policy-axis`` values (repeatable, or separated by ``,`` or ``+``);
-    default ``completion`` (derived from hipri / queue.io_poll / queue.io_poll_delay)."""
+    default ``completion`` (derived from hipri / queue.io_poll / queue.io_poll_delay), or for a
+    storage-server sweep ``policy`` (its core-scheduling policy, ``server.policy``)."""
     if spec is None or len(spec) == 0:
-        names: list[str] = ["completion"]
+        names: list[str] = ["policy"] if rows and all("policy" in r for r in rows) else ["completion"]
     else:
         items = [spec] if isinstance(spec, str) else list(spec)
         names = [n.strip() for it in items for n in it.replace("+", ",").split(",") if n.strip()]
@@ -43,7 +44,7 @@ def choose_axes(
 ) -> tuple[str, str, tuple[str, ...]]:
     """The tile axes and policy axes of an analysis: the given ones, else chosen from the results.
 
-    Policy: ``completion`` (for a storage-server sweep it holds ``server.policy``). Tile axes:
+    Policy: ``completion``, or ``policy`` for a storage-server sweep (its ``server.policy``). Tile axes:
     ``bs`` x ``numjobs`` when the results have both columns (a host sweep over size and depth);
     otherwise the sweep's axis columns that do not just name the policy (an axis whose values
     correspond one-to-one with the policy labels, like ``server.policy`` or a completion ``mode``

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from scenarios.run.simulate import simulate
-from scenarios.studies.sweeps.executors import run_dask, run_inline, run_local
+from scenarios.studies.sweeps.executors import run_dask, run_local
 from scenarios.studies.sweeps.progress import Progress
 from scenarios.studies.sweeps.rows import make_row, task_code_sha
 from scenarios.studies.sweeps.store import ResultStore
@@ -43,7 +43,7 @@ def run_task(task) -> dict[str, Any]:
 
 
 def execute(
-    tasks: Sequence,
+    tasks: Iterable,
     results: str | Path,
     *,
     jobs: int | None = None,
@@ -53,56 +53,108 @@ def execute(
     progress: bool | None = None,
     flush_interval_s: float = 5.0,
     fn=None,
+    total: int | None = None,
+    desc: str | None = None,
 ) -> SweepOutcome:
     """Run the ``tasks`` not yet stored in ``results`` and store their rows.
 
-    Executes in a local process pool of ``jobs`` processes, or on Dask when ``scheduler`` or
-    ``local_cluster`` is given. ``fresh`` discards stored results first. ``progress`` None shows
-    progress only on a terminal. ``fn`` (default :func:`run_task`) maps a task
-    to its row. On any error or interrupt the finished rows are kept (journal + final flush).
+    ``tasks``: a list, or a stream (:func:`scenarios.studies.sweep.plan_stream`) taken as runs
+    finish, with its length ``total`` for the progress line. Executes in a local process pool of
+    ``jobs`` processes, or on Dask when ``scheduler`` or ``local_cluster`` is given (Dask takes the
+    whole list at once). ``fresh`` discards stored results first. ``progress`` None: a bar on a
+    terminal, periodic lines otherwise. ``fn`` (default :func:`run_task`) maps a task to its row. On
+    any error or interrupt the finished rows are kept (journal + final flush).
     """
     if fn is None:
         fn = run_task
+    if total is None and isinstance(tasks, Sequence):
+        total = len(tasks)
     store = ResultStore(results, fresh=fresh, flush_interval_s=flush_interval_s)
-    order = {(t.point, t.replicate): t.index for t in tasks}
+    scan = _Scan(store)
+    computed = 0
     try:
-        others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep for t in tasks})
-        if tasks and others:
-            raise ConfigError(
-                f"{store.path} holds results of sweep {', '.join(others)}, not {tasks[0].sweep}: "
-                "give another results file (or --fresh to replace it)"
-            )
-        status = {t.index: store.status(t.point, t.replicate, t.config_sha, task_code_sha(t)) for t in tasks}
-        todo = [t for t in tasks if status[t.index] != "done"]
-        stale = sum(1 for s in status.values() if s == "stale")
-        if stale:
-            print(
-                f"stacksim: note: {stale} stored runs were computed by another version of the simulator: "
-                "recomputing them",
-                file=sys.stderr,
-            )
-        extra = sum(1 for k in store.rows if k not in order)
-        if extra:
-            print(
-                f"stacksim: note: {store.path} also holds {extra} rows that are not part of this sweep (kept)",
-                file=sys.stderr,
-            )
-        if not todo:
-            stream = run_inline(fn, [])
-        elif scheduler is not None or local_cluster is not None:
-            stream = run_dask(fn, todo, scheduler=scheduler, local_cluster=local_cluster)
+        bar = Progress(total or 0, enabled=progress, desc=desc or _first_sweep(tasks))
+        scan.reused_hook = bar.skip
+        todo = scan.to_run(tasks)
+        if scheduler is not None or local_cluster is not None:
+            todo = list(todo)
+            stream = run_dask(fn, todo, scheduler=scheduler, local_cluster=local_cluster) if todo else iter(())
         else:
             stream = run_local(fn, todo, jobs)
-        bar = Progress(len(tasks), len(tasks) - len(todo), enabled=progress, desc=tasks[0].sweep if tasks else "sweep")
-        computed = 0
         try:
             for _task, row in stream:
-                store.add(row, order)
+                store.add(row, scan.order)
                 computed += 1
                 bar.update()
         finally:
-            stream.close()
+            if hasattr(stream, "close"):
+                stream.close()
             bar.close()
+    except KeyboardInterrupt:  # (the store is flushed below before the message is seen)
+        raise SweepInterrupted(
+            f"interrupted: {scan.reused + computed} of {total or scan.seen} runs are stored in {store.path}"
+            f" ({computed} from this session); run the same command again to resume"
+            " (stored runs are not recomputed)"
+        ) from None
     finally:
-        store.close(order)
-    return SweepOutcome(store.path, len(tasks), len(tasks) - len(todo), computed, stale, extra)
+        store.close(scan.order)
+    extra = scan.report()
+    return SweepOutcome(store.path, scan.seen, scan.reused, computed, scan.stale, extra)
+
+
+def _first_sweep(tasks: Iterable) -> str:
+    return tasks[0].sweep if isinstance(tasks, Sequence) and tasks else "sweep"
+
+
+class _Scan:
+    """Goes through the planned tasks as they come: their plan order (for the results file), which
+    are stored already (by this code: skipped; by other code: run again), and at the end the
+    stored rows of no task here."""
+
+    def __init__(self, store: ResultStore):
+        self.store = store
+        self.order: dict = {}
+        self.seen = self.reused = self.stale = 0
+        self.reused_hook = None
+
+    def to_run(self, tasks: Iterable):
+        """The tasks to run, in plan order (a generator)."""
+        store = self.store
+        for t in tasks:
+            if not self.seen:
+                others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep})
+                if others:
+                    raise ConfigError(
+                        f"{store.path} holds results of sweep {', '.join(others)}, not {t.sweep}: "
+                        "give another results file (or --fresh to replace it)"
+                    )
+            self.seen += 1
+            self.order[(t.point, t.replicate)] = t.index
+            status = store.status(t.point, t.replicate, t.config_sha, task_code_sha(t))
+            if status == "done":
+                self.reused += 1
+                if self.reused_hook is not None:
+                    self.reused_hook()
+                continue
+            self.stale += status == "stale"
+            yield t
+
+    def report(self) -> int:
+        """Say on stderr what was recomputed and what else the file holds; the count of the latter."""
+        if self.stale:
+            print(
+                f"stacksim: note: {self.stale} stored runs were computed by another version of the simulator:"
+                " recomputed",
+                file=sys.stderr,
+            )
+        extra = sum(1 for k in self.store.rows if k not in self.order)
+        if extra:
+            print(
+                f"stacksim: note: {self.store.path} also holds {extra} rows that are not part of this sweep (kept)",
+                file=sys.stderr,
+            )
+        return extra
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep, with what is stored and how to resume (its message)."""

@@ -212,7 +212,7 @@ def _read_table(path: Path) -> list[Row]:
             _check_kind(path, table.column_names)
             rows = [{k: v for k, v in r.items() if v is not None} for r in table.to_pylist()]
         else:
-            with open(path, newline="", encoding="utf-8") as fh:
+            with open(path, newline="", encoding="utf-8-sig") as fh:  # (a spreadsheet's byte-order mark)
                 reader = csv.DictReader(fh)
                 _check_kind(path, reader.fieldnames or [])
                 rows = []

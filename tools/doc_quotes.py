@@ -1,0 +1,133 @@
+"""The command outputs the docs quote: every fenced block whose first line is ``$ stacksim ...``
+(continued with a trailing ``\\``) and whose input files are in the repository. Each quoted line
+must be a line of the command's output as it is now, but for ``...`` (lines left out) and the
+wall-clock line (``simulated ... wall``). tests/test_docs_quotes.py checks them; after the model
+changes, re-make them:
+
+    python tools/doc_quotes.py            # rewrite the quoted lines from fresh runs
+    python tools/doc_quotes.py --check    # list the stale ones (exit 1)
+
+Blocks whose inputs are made by the reader first (``measured.csv`` of a walk-through) are not run;
+:func:`blocks` says which are skipped and why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_FENCE = re.compile(r"^```[^\n]*\n(\$ stacksim .*?)^```", re.S | re.M)
+#: quoted lines not compared: an elision, and the run's wall-clock figures
+_SKIP = re.compile(r"^\s*\.\.\.\s*$|\bwall\b")
+
+
+@dataclass
+class Block:
+    page: Path
+    start: int  # offset of the block's text in the page
+    end: int
+    argv: list[str]
+    quoted: list[str]
+    missing: list[str]  # input files of the command that are not in the repository
+
+
+def blocks() -> list[Block]:
+    """Every ``$ stacksim`` block of the docs."""
+    out = []
+    for page in DOCS:
+        text = page.read_text(encoding="utf-8")
+        for m in _FENCE.finditer(text):
+            lines = m.group(1).splitlines()
+            cmd = []
+            while lines:
+                line = lines.pop(0)
+                cmd.append(line.rstrip("\\").strip())
+                if not line.endswith("\\"):
+                    break
+            argv = shlex.split(" ".join(cmd))[2:]  # after "$ stacksim"
+            missing = [a for a in argv if re.search(r"\.(csv|txt|fio|yaml|json)$", a) and not _inputs_ok(a, argv)]
+            out.append(Block(page, m.start(1), m.end(1), argv, lines, missing))
+    return out
+
+
+def _inputs_ok(arg: str, argv: list[str]) -> bool:
+    i = argv.index(arg)
+    if i > 0 and argv[i - 1] in ("--json", "-o", "--records", "--html", "--trace-out"):
+        return True  # an output
+    return (ROOT / arg).exists()
+
+
+def run(block: Block) -> list[str]:
+    """The command's output lines (stdout then stderr), run from the repository's root."""
+    from stacksim import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _chdir(ROOT):
+        cli.main(block.argv)
+    return (out.getvalue() + err.getvalue()).splitlines()
+
+
+@contextlib.contextmanager
+def _chdir(path: Path):
+    import os
+
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def stale_lines(block: Block, output: list[str]) -> list[str]:
+    """The quoted lines the output no longer has."""
+    have = set(output)
+    return [q for q in block.quoted if not _SKIP.search(q) and q not in have]
+
+
+def _refreshed(block: Block, output: list[str]) -> list[str]:
+    """The quoted lines re-made: each kept line replaced by the output line that starts like it."""
+    new = []
+    for q in block.quoted:
+        if _SKIP.search(q):
+            new.append(q)
+            continue
+        key = re.match(r"\s*[^\d]*", q).group(0)
+        match = next((o for o in output if o.startswith(key)), None)
+        new.append(match if match is not None else q)
+    return new
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = 0
+    for page in DOCS:
+        text = page.read_text(encoding="utf-8")
+        edits = []
+        for b in (b for b in blocks() if b.page == page and not b.missing):
+            output = run(b)
+            bad = stale_lines(b, output)
+            if not bad:
+                continue
+            stale += 1
+            print(f"{page.relative_to(ROOT)}: $ stacksim {' '.join(b.argv)}: {len(bad)} stale lines")
+            if not check:
+                head = text[b.start : b.end].splitlines(keepends=True)
+                ncmd = len(head) - len(b.quoted)
+                edits.append((b.start, b.end, "".join(head[:ncmd]) + "".join(x + "\n" for x in _refreshed(b, output))))
+        for start, end, new in reversed(edits):
+            text = text[:start] + new + text[end:]
+        if edits:
+            page.write_text(text, encoding="utf-8")
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
