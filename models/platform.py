@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from models.cpu.config import CpuConfig
 from models.os.costs import KernelCosts
@@ -50,6 +50,12 @@ class PlatformConfig(Model):
     cpu: CpuConfig
     ssd: DeviceConfig
     ssd_count: int = Field(1, ge=1, le=1024, description="SSDs (a 1U EDSFF server holds 32, a JBOF up to ~100)")
+    ssd_nodes: tuple[int, ...] = Field(
+        (),
+        description="the NUMA node (socket) whose PCIe root each SSD hangs off, by SSD index"
+        " (/sys/class/nvme/nvmeN/device/numa_node); empty: every SSD on node 0; one value: every SSD"
+        " on that node; otherwise one per SSD",
+    )
     memory_bytes: int | None = Field(
         None,
         gt=0,
@@ -62,3 +68,36 @@ class PlatformConfig(Model):
     queue: QueueConfig = QueueConfig()
     nvme: IrqConfig = IrqConfig()
     calibration: str = Field("", description="how the parameters were obtained")
+
+    @field_validator("ssd_nodes", mode="before")
+    @classmethod
+    def _nodes_from_text(cls, v):
+        """``--set ssd_nodes=1`` (every SSD on node 1) or ``ssd_nodes=0,0,1,1``."""
+        if isinstance(v, int) and not isinstance(v, bool):
+            return (v,)
+        if isinstance(v, str):
+            try:
+                return tuple(int(x) for x in v.split(",") if x.strip())
+            except ValueError:
+                raise ValueError(f"ssd_nodes={v!r}: expected node numbers, e.g. 0,0,1,1") from None
+        return v
+
+    @model_validator(mode="after")
+    def _check_ssd_nodes(self) -> "PlatformConfig":
+        nodes = self.ssd_nodes
+        if len(nodes) > 1 and len(nodes) != self.ssd_count:
+            raise ValueError(
+                f"ssd_nodes has {len(nodes)} entries for ssd_count={self.ssd_count}: give one node per SSD,"
+                " one node for all, or none (node 0)"
+            )
+        for n in nodes:
+            if not 0 <= n < self.cpu.sockets:
+                raise ValueError(f"ssd_nodes names node {n}; the platform has {self.cpu.sockets} socket(s)")
+        return self
+
+    def ssd_node(self, index: int) -> int:
+        """The NUMA node of SSD ``index``."""
+        nodes = self.ssd_nodes
+        if not nodes:
+            return 0
+        return nodes[0] if len(nodes) == 1 else nodes[index]

@@ -247,7 +247,10 @@ def cheops23_optane() -> PlatformConfig:
       Broadwell's ~10 cycles (Skylake's and later's 140 would retire ~5K fewer per IO): an E5-2640 v4,
       with its generation's C-states;
     - SMT off: CPUs 0-19 are all the scripts use and name node 1 as CPUs 10-19, which numbers one
-      logical CPU per core;
+      logical CPU per core; two sockets of 10 cores (``cpu.sockets=2``), node n = CPUs 10n..10n+9;
+    - every SSD on node 1 (``ssd_nodes``): the artifact does not say where the devices are, but the
+      study pins its counter runs to node 1, CPUs and memory (``numactl -N 1 -m 1``), which one does
+      to keep the IO path on the devices' socket;
     - turbo off and a fixed frequency: the measured clock is steady at the base within 0.5%;
     - eight P4800X devices, so that the job files' ``/dev/nvme7n1`` is a device of its own;
     - the kernel's cycle costs are the R730 platform's (``optane-p4800x-e5-2660v4``: Broadwell-EP,
@@ -259,7 +262,7 @@ def cheops23_optane() -> PlatformConfig:
       (psync, libaio, io_uring, hipri, SQPOLL) and SPDK's depth 128 are then predictions;
     - power: a 2-socket 1U/2U server's DRAM and board (estimates as for the R730).
     """
-    cpu = xeon_e5_2640_v4(physical_cores=20, smt=False, turbo=False, base_freq_ghz=2.41)
+    cpu = xeon_e5_2640_v4(physical_cores=10, sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
     r730 = optane_p4800x_e5_2660v4()
     ssd = r730.ssd.model_copy(
         update={"read": r730.ssd.read.model_copy(update={"base_ns": CHEOPS23_FIT["ssd.read.base_ns"]})}
@@ -274,6 +277,7 @@ def cheops23_optane() -> PlatformConfig:
         cpu=cpu,
         ssd=ssd,
         ssd_count=8,
+        ssd_nodes=(1,),
         kernel=kernel,
         memory_bytes=192 << 30,  # estimate: 6 channels x 16 GB per socket
         power=PowerConfig(dram_w=28.0, platform_base_w=70.0, platform_cpu_coupling=0.1),

@@ -1,7 +1,8 @@
 """System power: CPU package + SSDs + DRAM + rest of the platform (mechanisms.md section 10).
 
 * CPU package: exact integral of per-core power (C-state, frequency, SMT activity) and uncore
-  (:mod:`models.cpu.core`);
+  (:mod:`models.cpu.core`); on several sockets also each package's own (``cpu_socket0``, ``cpu_socket1``, ...: its cores
+  and its uncore, which sleeps only when that socket's CPUs are all deep);
 * SSDs: idle power plus (active - idle) per busy media unit (:mod:`models.ssd.device`), minus
   (idle - state power) for the time spent in APST low-power states (:mod:`models.ssd.apst`); the
   device's energy accounts are :mod:`models.ssd.energy`'s (the storage server reads them too);
@@ -30,6 +31,8 @@ class EnergyReading:
     """physical-core C0 time, ns (summed over cores)"""
     c0_ghz_ns: float = 0.0
     """physical-core C0 time x frequency, GHz x ns"""
+    socket_j: tuple = ()
+    """each socket's energy (its cores and uncore), J, on a machine of several sockets (else empty)"""
 
 
 def read_energy(host, now: float) -> EnergyReading:
@@ -38,7 +41,9 @@ def read_energy(host, now: float) -> EnergyReading:
     pkg.settle(now)
     pkg.settle_c0(now)
     cpu_j = sum(c.energy_j for c in pkg.cores) + pkg.uncore_energy_j
-    return EnergyReading(now, cpu_j, tuple(ssd_reading(d, now) for d in host.devices), pkg.c0_acc[0], pkg.c0_acc[1])
+    sockets = tuple(pkg.socket_energy_j(n) for n in range(len(pkg.sockets))) if len(pkg.sockets) > 1 else ()
+    ssd = tuple(ssd_reading(d, now) for d in host.devices)
+    return EnergyReading(now, cpu_j, ssd, pkg.c0_acc[0], pkg.c0_acc[1], sockets)
 
 
 def average_power(platform, devices, a: EnergyReading, b: EnergyReading) -> dict:
@@ -51,13 +56,16 @@ def average_power(platform, devices, a: EnergyReading, b: EnergyReading) -> dict
     pw = platform.power
     c0_w = (pw.c0_core_w * (b.c0_ns - a.c0_ns) + pw.c0_core_ghz_w * (b.c0_ghz_ns - a.c0_ghz_ns)) / (b.t_ns - a.t_ns)
     other_w = pw.platform_base_w + pw.platform_cpu_coupling * cpu_w + c0_w
-    return {
+    out = {
         "cpu": cpu_w,
         "ssd": ssd_w,
         "dram": pw.dram_w,
         "other": other_w,
         "system": cpu_w + ssd_w + pw.dram_w + other_w,
     }
+    for n, (ja, jb) in enumerate(zip(a.socket_j, b.socket_j)):  # several sockets: each package's own, W
+        out[f"cpu_socket{n}"] = (jb - ja) / dur_s
+    return out
 
 
 class PowerMeter:

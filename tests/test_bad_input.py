@@ -150,8 +150,10 @@ def test_governor_tunables_beyond_their_sysfs_unsigned_int_are_refused(capsys, g
     )
 
 
-def test_fewer_queue_pairs_than_cpus_is_a_clear_error(capsys):
-    refused(capsys, ["run", "--set", "ssd.max_queue_pairs=1", *QUICK], "ssd.max_queue_pairs=1", "one queue pair per")
+def test_polling_with_a_single_queue_pair_is_a_clear_error(capsys):
+    """Fewer queue pairs than CPUs are shared (Linux's mapping), but one pair leaves no poll queue."""
+    args = ["run", "--set", "ssd.max_queue_pairs=1", "--set", "queue.io_poll=1", "--set", "hipri=1", *QUICK]
+    refused(capsys, args, "ssd.max_queue_pairs=1", "no poll")
 
 
 def test_platform_yaml_with_nan_and_absurd_values_is_refused(capsys, tmp_path):

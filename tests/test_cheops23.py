@@ -27,6 +27,8 @@ def test_the_measurements_ship_with_their_licence_and_source():
 def test_the_platform_is_the_measured_host_as_the_artifact_states_it():
     p = PLATFORMS["cheops23-optane"]()
     assert p.cpu.logical_cpus == 20 and not p.cpu.smt and not p.cpu.turbo
+    assert p.cpu.sockets == 2 and p.cpu.node_cpus(1) == tuple(range(10, 20))
+    assert all(p.ssd_node(i) == 1 for i in range(p.ssd_count))  # the node the study pins its jobs to
     assert p.cpu.base_freq_ghz == pytest.approx(2.41)
     assert p.ssd_count == 8 and "P4800X" in p.ssd.model
     assert "estimate" in (PLATFORMS["cheops23-optane"].__doc__ or "").lower()
@@ -42,7 +44,10 @@ def test_suite_points_are_the_studys_runs_with_their_measured_values():
     assert qd1.metrics["iops"] == pytest.approx(94630, rel=1e-3)
     assert qd1.metrics["context_switches_per_io"] == pytest.approx(1.0, abs=0.01)
     # hipri runs on polled queues, as on the measured host; the others on interrupt queues
-    assert by["cheops23 qd1 iou_c"].config == {"queue.io_poll": 1} and by["cheops23 qd1 iou"].config == {}
+    numactl = {"numa_cpu_nodes": "1", "numa_mem_policy": "bind:1"}  # numactl -N 1 -m 1, as the study pinned
+    assert (
+        by["cheops23 qd1 iou_c"].config == {**numactl, "queue.io_poll": 1} and by["cheops23 qd1 iou"].config == numactl
+    )
     # a thread that never blocks measures ~1e-5 switches per IO: not a relative comparison
     assert "context_switches_per_io" not in by["cheops23 saturation aio"].metrics
     assert all(p.metrics.get("context_switches_per_io", 1) >= MIN_CTX_PER_IO for p in points)

@@ -33,13 +33,49 @@ class CStateConfig(Model):
 
 
 class CpuConfig(Model):
-    """A single-socket CPU package."""
+    """The CPU packages of a machine: ``sockets`` identical packages (NUMA nodes), each with its
+    own cores, last-level cache, memory controller and uncore power."""
 
     model: str = Field(description="marketing name, e.g. 'Intel Xeon E3-1230 v5'")
     physical_cores: int = Field(
         ge=1,
         le=8192,
-        description="cores of the package; with SMT at most 4096 (Linux's largest NR_CPUS is 8192 logical CPUs)",
+        description="cores of each package (socket); with SMT at most 4096 in all (Linux's largest NR_CPUS"
+        " is 8192 logical CPUs)",
+    )
+    sockets: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="packages (sockets), one NUMA node each: node n holds cores n*physical_cores .. "
+        "(n+1)*physical_cores-1 and, as Linux numbers a two-socket Intel server, logical CPUs "
+        "n*physical_cores .. (n+1)*physical_cores-1 (their SMT siblings follow all first threads)",
+    )
+    line_transfer_cycles: float = Field(
+        100.0,
+        ge=0,
+        description="moving a modified cache line from another core of the same socket (a lock or a"
+        " request's lines handed from one CPU to another), cycles. Estimate: Intel MLC's L2-to-L2"
+        " modified intervention on a 10-core Broadwell-EP (Xeon E5-2660 v4) is 40.3-42.3 ns (John"
+        " McCalpin, Intel forum 'Core-to-Core Communication Latency in Skylake/Kaby Lake'), ~100"
+        " cycles at 2.4 GHz; Intel's Nehalem-era optimization guide gives ~75 cycles",
+    )
+    cross_socket_line_transfer_cycles: float = Field(
+        300.0,
+        ge=0,
+        description="moving a modified cache line from a core of another socket (over QPI/UPI), cycles."
+        " Estimate: remote-socket modified-line (HITM) latencies of ~110-140 ns are reported by Intel"
+        " MLC (--c2c_latency) on two-socket Broadwell-EP and Skylake-SP servers [recalled, not re-read:"
+        " Velten et al., ICPE 2022, and Chips and Cheese's core-to-core data give figures of this"
+        " order]: ~125 ns x 2.4 GHz = 300 cycles; measure yours with mlc --c2c_latency",
+    )
+    remote_memory_extra_ns: float = Field(
+        50.0,
+        ge=0,
+        description="extra latency of a DRAM access (or a device's DMA) to the other socket's memory"
+        " over the local one, ns. Estimate: Intel MLC idle latencies of ~85-90 ns local and ~130-140 ns"
+        " remote on two-socket Broadwell-EP and Skylake-SP [recalled, not re-read]; measure yours with"
+        " mlc --latency_matrix",
     )
     smt: bool = Field(True, description="SMT (Hyper-Threading) enabled: two logical CPUs per core")
     base_freq_ghz: float = Field(gt=0)
@@ -172,8 +208,21 @@ class CpuConfig(Model):
                         )
 
     @property
+    def total_cores(self) -> int:
+        """Physical cores of every socket."""
+        return self.physical_cores * self.sockets
+
+    @property
     def logical_cpus(self) -> int:
-        return self.physical_cores * (2 if self.smt else 1)
+        return self.total_cores * (2 if self.smt else 1)
+
+    def node_of_cpu(self, cpu: int) -> int:
+        """The NUMA node (socket) of logical CPU ``cpu`` (Linux's numbering: see ``sockets``)."""
+        return (cpu % self.total_cores) // self.physical_cores
+
+    def node_cpus(self, node: int) -> tuple[int, ...]:
+        """The logical CPUs of NUMA node ``node``, in id order."""
+        return tuple(c for c in range(self.logical_cpus) if self.node_of_cpu(c) == node)
 
     @property
     def top_freq_ghz(self) -> float:

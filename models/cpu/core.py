@@ -7,6 +7,13 @@ activity), otherwise the power of the shallower sibling's state. The uncore draw
 unless every logical CPU sits in a ``package_deep`` state. Energy is integrated exactly at every
 state change (piecewise-constant power), so it needs no sampling.
 
+A machine of several sockets (``CpuConfig.sockets``) is one :class:`Package` object holding a
+:class:`Socket` per package: each socket has its own cores and its own uncore (LLC, memory
+controller, UPI), which powers down only when every logical CPU *of that socket* is deep; energy
+and power are read per socket (:meth:`Package.socket_energy_j`) or summed. A cache line moved
+between two CPUs costs :meth:`Package.line_transfer_cycles`: nothing on one CPU or its SMT sibling
+(they share L1 and L2), a core-to-core transfer inside a socket, more across sockets.
+
 The package also integrates *C0 time*: a logical CPU is in C0 while busy or spinning in a POLL
 state, a physical core while either sibling is. :attr:`Package.c0_acc` holds physical-core C0 ns,
 physical-core C0 GHz x ns, logical-CPU C0 ns and logical-CPU C0 GHz x ns (:meth:`Package.settle_c0`
@@ -32,19 +39,24 @@ class Package:
         self.engine = engine
         #: frequency every core starts at (the cpufreq governor's choice; default the top frequency)
         self.freq_ghz = freq_ghz or cfg.top_freq_ghz
-        self.cores = [PhysicalCore(self, i) for i in range(cfg.physical_cores)]
+        #: one per package, node n holding cores n*physical_cores .. (n+1)*physical_cores-1
+        self.sockets = [Socket(self, n) for n in range(cfg.sockets)]
+        self.cores = [PhysicalCore(self, i, self.sockets[i // cfg.physical_cores]) for i in range(cfg.total_cores)]
         n_threads = 2 if cfg.smt else 1
-        # Linux numbering: cpu i and cpu i + ncores are siblings on Intel and AMD servers.
+        # Linux numbering: cpu i and cpu i + ncores are siblings on Intel and AMD servers, and the
+        # first threads of socket 0's cores come first (node 1 = CPUs 10-19 on a 2 x 10-core Xeon).
         self.cpus: list[LogicalCpu] = []
         for t in range(n_threads):
             for c in self.cores:
                 self.cpus.append(LogicalCpu(len(self.cpus), c))
+        for sock in self.sockets:
+            sock.awake_cpus = sum(len(c.cpus) for c in self.cores if c.socket is sock)
         for c in self.cores:
             c.finish_setup()
-        self.awake_cpus = len(self.cpus)  # CPUs not in a package_deep state
-        self.uncore_energy_j = 0.0
-        self.uncore_power_w = cfg.uncore_active_w
-        self._uncore_t = 0.0
+        #: the NUMA node of each logical CPU, by CPU id
+        self.node_of: list[int] = [cpu.core.socket.index for cpu in self.cpus]
+        self._line_same = cfg.line_transfer_cycles
+        self._line_remote = cfg.cross_socket_line_transfer_cycles
         #: the frequency ceiling of the power limit (top frequency while not throttled)
         self.ceiling_ghz = cfg.top_freq_ghz
         self.limiter: Any = None
@@ -74,20 +86,42 @@ class Package:
         sib = cpu.core.cpus
         return next((c for c in sib if c is not cpu), None)
 
-    def _awake_changed(self, now: float, delta: int) -> None:
-        before = self.awake_cpus
-        self.awake_cpus += delta
-        if (before == 0) != (self.awake_cpus == 0):
-            self.uncore_energy_j += self.uncore_power_w * (now - self._uncore_t) * 1e-9
-            self._uncore_t = now
-            self.uncore_power_w = self.cfg.uncore_idle_w if self.awake_cpus == 0 else self.cfg.uncore_active_w
+    def line_transfer_cycles(self, cpu_a: int, cpu_b: int) -> float:
+        """Cycles to move a modified cache line last written by logical CPU ``cpu_a`` to ``cpu_b``:
+        0 on the same CPU or its SMT sibling (shared L1/L2), ``cfg.line_transfer_cycles`` between
+        cores of one socket (through the shared LLC), ``cfg.cross_socket_line_transfer_cycles``
+        between sockets (a snoop over QPI/UPI)."""
+        if cpu_a == cpu_b:
+            return 0.0
+        a = self.cpus[cpu_a].core
+        b = self.cpus[cpu_b].core
+        if a is b:
+            return 0.0
+        if a.socket is b.socket:
+            return self._line_same
+        return self._line_remote
+
+    @property
+    def uncore_energy_j(self) -> float:
+        """Uncore energy of every socket, J (integrated up to the last :meth:`settle`)."""
+        return sum(s.uncore_energy_j for s in self.sockets)
+
+    @property
+    def uncore_power_w(self) -> float:
+        """Instantaneous uncore power of every socket, W."""
+        return sum(s.uncore_power_w for s in self.sockets)
+
+    def socket_energy_j(self, node: int) -> float:
+        """Energy of socket ``node`` (its cores and its uncore), J, up to the last :meth:`settle`."""
+        sock = self.sockets[node]
+        return sum(c.energy_j for c in self.cores if c.socket is sock) + sock.uncore_energy_j
 
     def settle(self, now: float) -> None:
         """Integrate every energy account up to ``now``."""
         for c in self.cores:
             c.settle(now)
-        self.uncore_energy_j += self.uncore_power_w * (now - self._uncore_t) * 1e-9
-        self._uncore_t = now
+        for sock in self.sockets:
+            sock.settle(now)
         for cpu in self.cpus:
             cpu.settle(now)
 
@@ -103,8 +137,38 @@ class Package:
         return sum(c.energy_j for c in self.cores) + self.uncore_energy_j
 
     def power_w(self) -> float:
-        """Instantaneous package power, W."""
+        """Instantaneous power of every package, W."""
         return sum(c.power_w for c in self.cores) + self.uncore_power_w
+
+
+class Socket:
+    """One package of a multi-socket machine (a NUMA node): its uncore (LLC, memory controller,
+    UPI links) draws its active power unless every logical CPU of this socket sits in a
+    ``package_deep`` state (package C-states are per package)."""
+
+    __slots__ = ("pkg", "index", "awake_cpus", "uncore_energy_j", "uncore_power_w", "_t", "_idle_w", "_active_w")
+
+    def __init__(self, pkg: Package, index: int):
+        self.pkg = pkg
+        self.index = index
+        self.awake_cpus = 0  # this socket's CPUs not in a package_deep state (set once they exist)
+        self._idle_w = pkg.cfg.uncore_idle_w
+        self._active_w = pkg.cfg.uncore_active_w
+        self.uncore_energy_j = 0.0
+        self.uncore_power_w = self._active_w
+        self._t = 0.0
+
+    def _awake_changed(self, now: float, delta: int) -> None:
+        before = self.awake_cpus
+        self.awake_cpus += delta
+        if (before == 0) != (self.awake_cpus == 0):
+            self.uncore_energy_j += self.uncore_power_w * (now - self._t) * 1e-9
+            self._t = now
+            self.uncore_power_w = self._idle_w if self.awake_cpus == 0 else self._active_w
+
+    def settle(self, now: float) -> None:
+        self.uncore_energy_j += self.uncore_power_w * (now - self._t) * 1e-9
+        self._t = now
 
 
 class PhysicalCore:
@@ -113,6 +177,7 @@ class PhysicalCore:
     __slots__ = (
         "pkg",
         "index",
+        "socket",
         "cpus",
         "energy_j",
         "power_w",
@@ -135,9 +200,10 @@ class PhysicalCore:
         "_smt2",
     )
 
-    def __init__(self, pkg: Package, index: int):
+    def __init__(self, pkg: Package, index: int, socket: Socket):
         self.pkg = pkg
         self.index = index
+        self.socket = socket
         self.cpus: list[LogicalCpu] = []
         self.energy_j = 0.0
         self.power_w = 0.0
@@ -348,7 +414,7 @@ class LogicalCpu:
             self.cstate_ns[self.cstate] += dt
             if self._deep:
                 self._deep = False
-                self.core.pkg._awake_changed(now, +1)
+                self.core.socket._awake_changed(now, +1)
         self._t = now
         self.busy = True
         self.spinning = False
@@ -377,7 +443,7 @@ class LogicalCpu:
         deep = self._cs_deep[cstate]
         if deep != self._deep:
             self._deep = deep
-            self.core.pkg._awake_changed(now, -1 if deep else +1)
+            self.core.socket._awake_changed(now, -1 if deep else +1)
         self.core.update(now)
         if polling != self.c0:
             self.c0 = polling

@@ -32,13 +32,17 @@ class PowerLimiter:
         cfg = pkg.cfg
         self.pkg = pkg
         self.engine = engine
-        self.limit_w = cfg.power_limit_w
+        # RAPL's PL1 is per package; the sockets of a machine run the same load here, so their sum
+        # is held to sockets x the limit (one ceiling for all: an approximation of per-package control)
+        self.limit_w = cfg.power_limit_w * cfg.sockets
         self.period_ns = cfg.power_limit_control_us * 1e3
         self.alpha = min(1.0, self.period_ns / (cfg.power_limit_window_ms * 1e6))
         self.step = cfg.pstate_step_ghz
         top_activity = max(cfg.activity.values()) * (1.0 + (cfg.smt_second_thread_activity if cfg.smt else 0.0))
         #: the package's highest possible power, W (bounds how fast the average can rise)
-        self.max_w = cfg.physical_cores * cfg.busy_power_w(cfg.top_freq_ghz, top_activity) + cfg.uncore_active_w
+        self.max_w = (
+            cfg.total_cores * cfg.busy_power_w(cfg.top_freq_ghz, top_activity) + cfg.sockets * cfg.uncore_active_w
+        )
         self.avg_w: float | None = None
         self._e = 0.0
         self._t = 0.0

@@ -161,6 +161,15 @@ class KernelCosts(Model):
         " entries, not per entry: nvme_poll_cq reaps every posted CQE, then nvme_ring_cq_doorbell writes"
         " the CQ head once (one posted MMIO write; estimate ~100 cycles)",
     )
+    nvme_completion_lines: int = Field(
+        6,
+        ge=0,
+        description="cache lines of a request that its completion touches and its submitter wrote last"
+        " (struct request's state, tag and times, the nvme_iod, the bio, the caller's kiocb): moved"
+        " across sockets when the completion runs on another node than the submitter's. Estimate: struct"
+        " request spans ~5 lines on x86_64 (pahole, 5.x-6.x), with the iod, bio and kiocb about 6 are"
+        " written on both sides",
+    )
     irq_entry_cycles: float = Field(
         1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch"
     )

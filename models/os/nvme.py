@@ -1,5 +1,17 @@
-"""The NVMe host driver: one queue pair per CPU (plus a polled queue per CPU when polling is
-enabled), SQ doorbell, interrupt handler and the poll function (drivers/nvme/host/pci.c).
+"""The NVMe host driver: the IO queue pairs of each device spread over the CPUs as Linux maps them
+(one per CPU when the controller offers enough, otherwise each shared by a group of CPUs of one
+NUMA node: :mod:`models.os.queue_map`), plus poll queues when polling is enabled, SQ doorbell,
+interrupt handler and the poll function (drivers/nvme/host/pci.c).
+
+On a machine of several sockets each device hangs off one node's PCIe root
+(``PlatformConfig.ssd_nodes``): its SQs and CQs live in that node's memory (``dma_alloc_coherent``
+allocates on the device's node), so a CPU of another node writing an SQ entry or reading CQ entries
+reaches remote memory (``CpuConfig.remote_memory_extra_ns`` per cache line); a completion handled
+on another socket than the submitter's pulls the request's cache lines across
+(``KernelCosts.nvme_completion_lines`` x ``CpuConfig.cross_socket_line_transfer_cycles``); and data
+DMA-ed to a buffer on another node than the device's crosses the interconnect, which delays the
+completion entry (posted after the data) by ``remote_memory_extra_ns``. Same-socket transfers are
+part of the calibrated per-IO costs and are not charged again.
 
 Interrupt-driven queues have an MSI-X vector bound to their CPU; polled queues (created when the
 queue's ``io_poll`` is on, as ``nvme.poll_queues`` does) have none, and their completions are found
@@ -17,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 from models.os.blk import BlkMq
 from models.os.cost import Cost
 from models.os.kernel_version import has
+from models.os.queue_map import VectorMatrix, group_cpus_evenly, queue_counts
 from models.os.request import Request
 from models.os.sched import CpuRunner, IrqWork
 from models.os.task import SLEEPING
@@ -24,6 +37,7 @@ from models.ssd.command import NvmeCommand
 from models.ssd.device import NvmeDevice, QueuePair
 from models.ssd.irq_generation import URGENT
 from simcore.engine import Engine
+from simcore.errors import ConfigError
 
 if TYPE_CHECKING:
     from models.os.completion import CompletionPolicy
@@ -38,14 +52,35 @@ class NvmeQueue:
     an interrupt-driven pair's vector is bound to that CPU), the runners of other CPUs polling it
     now, and its interrupt handler object. Its ``device``, ``qid`` and ``depth`` are the pair's."""
 
-    __slots__ = ("hw", "device", "qid", "depth", "cpu", "driver", "runners", "remote_pollers", "irq_work")
+    __slots__ = (
+        "hw",
+        "device",
+        "qid",
+        "depth",
+        "cpu",
+        "cpus",
+        "shared",
+        "sq_lock",
+        "driver",
+        "runners",
+        "remote_pollers",
+        "irq_work",
+    )
 
-    def __init__(self, driver: NvmeDriver, hw: QueuePair, cpu: int):
+    def __init__(self, driver: NvmeDriver, hw: QueuePair, cpu: int, cpus: tuple[int, ...] = ()):
         self.hw = hw
         self.device: NvmeDevice = hw.device
         self.qid = hw.qid
         self.depth = hw.depth
         self.cpu = cpu  # CPU whose vector this queue interrupts (or whose tasks poll it)
+        #: the CPUs blk-mq maps to this queue (its vector's affinity mask)
+        self.cpus: tuple[int, ...] = cpus or (cpu,)
+        #: several CPUs submit to this queue: nvme_queue_rq's ``spin_lock(&nvmeq->sq_lock)`` around
+        #: the SQ entry copy and the doorbell can contend
+        self.shared = len(self.cpus) > 1
+        #: the hook for ``nvmeq->sq_lock``: the spinlock model attaches its lock here for a shared
+        #: queue (None: not modelled, a submission never waits for it)
+        self.sq_lock: object | None = None
         self.driver = driver
         self.runners: list[CpuRunner] = driver._runners  # every CPU's runner (the host's list)
         self.remote_pollers: list[CpuRunner] = []  # runners of other CPUs polling this queue now (a task that moved)
@@ -94,22 +129,18 @@ class NvmeDriver:
         self.devices = devices
         k = host.kcosts
         self._k = k
-        ncpu = len(host.runners)
         #: the driver's queues by (device index, CPU): interrupt-driven, and polled ones (with
-        #: ``poll_queues``); ``queues``: all of them, in creation order
+        #: ``poll_queues``), a shared queue under each of its CPUs; ``queues``: every queue once,
+        #: in creation order
         self.irq_qps: dict[tuple[int, int], NvmeQueue] = {}
         self.poll_qps: dict[tuple[int, int], NvmeQueue] = {}
         self.queues: list[NvmeQueue] = []
+        matrix = VectorMatrix(len(host.runners))
         for dev in devices:
-            for cpu in range(ncpu):
-                qp = NvmeQueue(self, dev.add_queue_pair(polled=False, depth=host.queue.nr_requests), cpu)
-                self.irq_qps[(dev.index, cpu)] = qp
-                self.queues.append(qp)
-                if poll_queues:
-                    pq = NvmeQueue(self, dev.add_queue_pair(polled=True, depth=host.queue.nr_requests), cpu)
-                    self.poll_qps[(dev.index, cpu)] = pq
-                    self.queues.append(pq)
+            self._map_device(dev, poll_queues, matrix)
         self._reap_costs: dict[tuple[int, bool], Cost] = {}
+        self._numa_reap_costs: dict[tuple[int, bool, int, int], Cost] = {}
+        self._numa_setup(host)
         #: blk-mq (set by the host once it exists: :meth:`attach`) and the completion policies that
         #: keep statistics (the host adds them as it creates them)
         self._blk: BlkMq | None = None
@@ -120,6 +151,49 @@ class NvmeDriver:
         #: (5.16) and no IO scheduler is attached (blk_mq_add_to_batch refuses RQF_SCHED_TAGS); set
         #: by :meth:`attach`
         self.batch_complete = False
+
+    def _map_device(self, dev: NvmeDevice, poll_queues: bool, matrix: VectorMatrix) -> None:
+        """Create ``dev``'s queues and map the CPUs to them (nvme_setup_io_queues,
+        blk_mq_pci_map_queues, blk_mq_map_queues: :mod:`models.os.queue_map`)."""
+        cfg = self.host.pkg.cfg
+        ncpu = cfg.logical_cpus
+        nirq, npoll = queue_counts(ncpu, ncpu if poll_queues else 0, dev.cfg.max_queue_pairs)
+        if poll_queues and npoll == 0:
+            raise ConfigError(
+                f"queue.io_poll=1: ssd.max_queue_pairs={dev.cfg.max_queue_pairs} ({dev.cfg.model}) leaves no poll "
+                "queue (the driver keeps one interrupt-driven queue and gives poll queues the rest)"
+            )
+        nodes = [cfg.node_cpus(n) for n in range(cfg.sockets)]
+        sib = [c.core.cpus[1 - c.core.cpus.index(c)].id if len(c.core.cpus) > 1 else c.id for c in self.host.pkg.cpus]
+        depth = self.host.queue.nr_requests
+        for mask in group_cpus_evenly(nirq, nodes, sib):
+            qp = NvmeQueue(self, dev.add_queue_pair(polled=False, depth=depth), matrix.assign(mask), mask)
+            self.queues.append(qp)
+            for cpu in mask:
+                self.irq_qps[(dev.index, cpu)] = qp
+        if npoll:
+            for mask in group_cpus_evenly(npoll, nodes, sib):
+                pq = NvmeQueue(self, dev.add_queue_pair(polled=True, depth=depth), mask[0], mask)
+                self.queues.append(pq)
+                for cpu in mask:
+                    self.poll_qps[(dev.index, cpu)] = pq
+
+    def _numa_setup(self, host) -> None:
+        """The per-line costs of crossing sockets, in cycles at the top frequency (a remote DRAM
+        line: ``remote_memory_extra_ns``), and each device's node; nothing is charged on one socket."""
+        cfg = host.pkg.cfg
+        #: more than one socket: the cross-node charges apply
+        self.numa = cfg.sockets > 1
+        self.node_of: list[int] = host.pkg.node_of
+        self.dev_node: list[int] = [host.platform.ssd_node(d.index) for d in self.devices]
+        self.remote_line_cycles = cfg.remote_memory_extra_ns * cfg.top_freq_ghz
+        self.cross_line_cycles = cfg.cross_socket_line_transfer_cycles
+        self.dma_extra_ns = cfg.remote_memory_extra_ns
+        #: the memory policy of each job's IO buffers by job index, (mode, nodes) with mode
+        #: ``prefer``, ``bind`` or ``interleave`` (fio's numa_mem_policy); a job not here has
+        #: local memory (first touch: the node of the CPU that submits)
+        self.mem_policy: dict[int, tuple[str, tuple[int, ...]]] = {}
+        self._sq_costs: dict[float, Cost] = {}
 
     def attach(self, blk: BlkMq) -> None:
         """The host's blk-mq, built after the driver, which completes every request."""
@@ -133,30 +207,87 @@ class NvmeDriver:
         return self.irq_qps[(dev_index, cpu)]
 
     def submit(self, req: Request) -> None:
-        """Ring the SQ tail doorbell for ``req`` (its command is already in the SQ)."""
+        """Ring the SQ tail doorbell for ``req`` (its command is already in the SQ). A shared queue
+        (``qp.shared``) is where nvme_queue_rq takes ``nvmeq->sq_lock`` (``qp.sq_lock``)."""
         req.t_dispatch = self.engine.now
         qp = req.qp
         assert qp is not None
-        qp.device.submit(qp.hw, req)
+        if self.numa:
+            qp.device.submit(qp.hw, req, self._numa_submit(req, qp))
+        else:
+            qp.device.submit(qp.hw, req)
+
+    def _numa_submit(self, req: Request, qp: NvmeQueue) -> float:
+        """Cross-node costs of a submission: the SQ entry written into the device node's memory by a
+        CPU of another node (one remote line, carried into the submitter's next work); returns the
+        delay the data's DMA adds when the buffer is on another node than the device."""
+        dnode = self.dev_node[qp.device.index]
+        cpu = req.cpu
+        if self.node_of[cpu] != dnode:
+            cost = self._sq_costs.get(self.remote_line_cycles)
+            if cost is None:
+                cost = self._sq_costs[self.remote_line_cycles] = self.host.costs.get(
+                    "numa_sq_remote", driver=self.remote_line_cycles
+                )
+            self._runners[cpu].add_carry(cost)
+        return self.dma_extra_ns if self._buffer_node(req) != dnode else 0.0
+
+    def _buffer_node(self, req: Request) -> int:
+        """The node of ``req``'s buffer: local to its submitter; ``prefer``: that node; ``bind``: the
+        submitter's node when it is in the set, else the set's first (MPOL_BIND allocates from the
+        nearest allowed node); ``interleave``: the pages rotate over the nodes (by IO)."""
+        local = self.node_of[req.cpu]
+        pol = self.mem_policy.get(req.job)
+        if pol is None:
+            return local
+        mode, nodes = pol
+        if mode == "interleave":
+            return nodes[req.id % len(nodes)]
+        if mode == "bind" and local in nodes:
+            return local
+        return nodes[0]
 
     # ------------------------------------------------------------- completions
     def _reap_cost(self, n: int, irq: bool) -> Cost:
         key = (n, irq)
         cost = self._reap_costs.get(key)
         if cost is None:
-            k = self._k
-            # nvme_poll_cq reaps every entry, then one CQ head doorbell (nvme_ring_cq_doorbell)
-            driver = n * (k.nvme_complete_cycles - k.nvme_cq_doorbell_cycles) + (k.nvme_cq_doorbell_cycles if n else 0)
-            block = n * k.blk_complete_cycles
-            if self.batch_complete and n > 1:
-                # blk_mq_end_request_batch: one clock read, tags freed TAG_COMP_BATCH (32) at a time
-                block -= (n - -(-n // TAG_COMP_BATCH)) * k.blk_complete_batch_cycles
-            parts = dict(driver=driver, block=block)
-            if irq:
-                parts["irq"] = k.irq_entry_cycles
-            cost = self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
-            self._reap_costs[key] = cost
+            cost = self._reap_costs[key] = self._make_reap_cost(n, irq, 0, 0)
         return cost
+
+    def _numa_reap_cost(self, n: int, irq: bool, cq_lines: int, req_lines: int) -> Cost:
+        """:meth:`_reap_cost` on several sockets: ``cq_lines`` CQ lines read from another node's
+        memory and ``req_lines`` request lines pulled from another socket."""
+        key = (n, irq, cq_lines, req_lines)
+        cost = self._numa_reap_costs.get(key)
+        if cost is None:
+            cost = self._numa_reap_costs[key] = self._make_reap_cost(n, irq, cq_lines, req_lines)
+        return cost
+
+    def _make_reap_cost(self, n: int, irq: bool, cq_lines: int, req_lines: int) -> Cost:
+        k = self._k
+        # nvme_poll_cq reaps every entry, then one CQ head doorbell (nvme_ring_cq_doorbell)
+        driver = n * (k.nvme_complete_cycles - k.nvme_cq_doorbell_cycles) + (k.nvme_cq_doorbell_cycles if n else 0)
+        block = n * k.blk_complete_cycles
+        if self.batch_complete and n > 1:
+            # blk_mq_end_request_batch: one clock read, tags freed TAG_COMP_BATCH (32) at a time
+            block -= (n - -(-n // TAG_COMP_BATCH)) * k.blk_complete_batch_cycles
+        parts = dict(
+            driver=driver + cq_lines * self.remote_line_cycles,
+            block=block + req_lines * self.cross_line_cycles,
+        )
+        if irq:
+            parts["irq"] = k.irq_entry_cycles
+        return self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
+
+    def _cross_lines(self, runner: CpuRunner, qp: NvmeQueue, entries: list) -> tuple[int, int]:
+        """(CQ lines read from the device node's memory by a CPU of another node: 16-byte entries,
+        four a line; request lines pulled from another socket: ``nvme_completion_lines`` per entry
+        submitted on another node than the reaping CPU's)."""
+        node = self.node_of[runner.id]
+        cq = (len(entries) + 3) // 4 if node != self.dev_node[qp.device.index] else 0
+        crossed = sum(1 for r in entries if self.node_of[r.cpu] != node)
+        return cq, crossed * self._k.nvme_completion_lines
 
     def _complete(self, runner: CpuRunner, req: Request) -> None:
         """Complete ``req`` (blk_mq_complete_request -> bio end -> the submitter's completion:
@@ -237,7 +368,10 @@ class NvmeDriver:
         hw = qp.hw
         entries = hw.cq
         hw.cq = []
-        cost = self._reap_cost(len(entries), irq=False)
+        if self.numa:
+            cost = self._numa_reap_cost(len(entries), False, *self._cross_lines(runner, qp, entries))
+        else:
+            cost = self._reap_cost(len(entries), irq=False)
         runner.add_carry(cost)  # reaping runs before the wake-ups it causes
         for req in entries:
             self._complete(runner, req)
@@ -278,6 +412,8 @@ class NvmeIrq(IrqWork):
         drv = self.driver
         n = len(entries)
         drv.completions_reaped_by_irq += n
+        if drv.numa:
+            return drv._numa_reap_cost(n, True, *drv._cross_lines(runner, self.qp, entries))
         return drv._reap_costs.get((n, True)) or drv._reap_cost(n, True)
 
     def fire(self, runner) -> None:

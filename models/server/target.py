@@ -114,9 +114,9 @@ class Server:
         scfg = cfg.server
         ccfg = cfg.platform.cpu
         half = scfg.cores // 2 if ccfg.smt else scfg.cores
-        if half > ccfg.physical_cores:
+        if half > ccfg.total_cores:
             raise ConfigError(f"server.cores={scfg.cores}: the platform has {ccfg.logical_cpus} logical cores")
-        n = ccfg.physical_cores
+        n = ccfg.total_cores
         self.reserved = sorted(list(range(half)) + ([i + n for i in range(half)] if ccfg.smt else []))
         self.policy = policy_cls(self, params)
         #: the cpuidle governor class (``cpu.cpuidle_governor``) of reactors that idle in C-states

@@ -230,9 +230,8 @@ class NvmeDevice:
         on it (``on_irq``, ``on_post``)."""
         if len(self.qps) >= self.cfg.max_queue_pairs:
             raise ConfigError(
-                f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the nvme driver model "
-                "needs one queue pair per logical CPU (two with queue.io_poll); stacksim does not model "
-                "CPUs sharing a hardware queue, so raise ssd.max_queue_pairs or use fewer CPUs"
+                f"ssd.max_queue_pairs={self.cfg.max_queue_pairs} ({self.cfg.model}): the controller offers no"
+                " further I/O queue pair (the host's driver asked for more than Number of Queues grants)"
             )
         qp = QueuePair(len(self.qps), self, polled, min(depth, self.cfg.max_queue_depth))
         if not polled:
@@ -246,8 +245,11 @@ class NvmeDevice:
         self.qps.append(qp)
         return qp
 
-    def submit(self, qp: QueuePair, req: NvmeCommand) -> None:
-        """The SQ tail doorbell was rung for ``req`` at the current time."""
+    def submit(self, qp: QueuePair, req: NvmeCommand, dma_extra_ns: float = 0.0) -> None:
+        """The SQ tail doorbell was rung for ``req`` at the current time. ``dma_extra_ns``: what the
+        command's data DMA to or from host memory takes longer than to the device's own NUMA node
+        (a buffer behind the socket interconnect; the host knows where its buffers are): the
+        completion entry, posted after the data, comes that much later."""
         now = self.engine.now
         op = req.op
         nbytes = req.nbytes
@@ -307,7 +309,7 @@ class NvmeDevice:
         self.commands += 1
         self.bytes += nbytes
         # one event per command, at its exact posting time
-        self.engine.schedule(Call(self._post_cb, (qp, req), end + self._post_ns))
+        self.engine.schedule(Call(self._post_cb, (qp, req), end + self._post_ns + dma_extra_ns))
 
     def _read_path(self, path: TransferPath, ready: float, nbytes: int, xfer: float) -> float:
         """A read's data crossing its media data path from ``ready`` (media done); returns when its

@@ -56,8 +56,16 @@ def optane_900p(**kw) -> DeviceConfig:
 def optane_p4800x(**kw) -> DeviceConfig:
     """Intel Optane DC P4800X 375 GB: QD1 mean 8.9 us end to end, QD16 585K IOPS at 25.5 us [REF5];
     service-time variance refined by the calibrated-interrupts platform. 28 dies of 128 Gb, four per
-    channel [REF5]: four ranks."""
-    return _optane("Intel Optane DC P4800X", 900.0, 1_000.0, 4, **{"capacity_bytes": 375_000_000_000, **kw})
+    channel [REF5]: four ranks. 32 I/O queue pairs (the controller's Number of Queues, Get Features
+    07h; the issue #30 brief's figure [recalled, not re-checked against an ``nvme get-feature -f 7``
+    dump]): a host of more than 32 CPUs shares them (:mod:`models.os.queue_map`)."""
+    return _optane(
+        "Intel Optane DC P4800X",
+        900.0,
+        1_000.0,
+        4,
+        **{"capacity_bytes": 375_000_000_000, "max_queue_pairs": 32, **kw},
+    )
 
 
 def optane_p4801x(**kw) -> DeviceConfig:

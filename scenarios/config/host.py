@@ -230,19 +230,33 @@ def _size_share(job: FioJob, plat: PlatformConfig) -> FioJob:
 
 def _numa_nodes(job: FioJob, plat: PlatformConfig) -> FioJob:
     """fio's ``numa_cpu_nodes``: the job runs on the CPUs of these nodes (libnuma's
-    numa_run_on_node_mask, an affinity like cpus_allowed's). The platforms are single-socket
-    packages: one node, 0, with every logical CPU; the job keeps its own CPU list inside it."""
+    numa_run_on_node_mask, an affinity like cpus_allowed's); node n is socket n of the platform
+    (``cpu.sockets``), its CPUs as Linux numbers them (``CpuConfig.node_cpus``). A job that also
+    sets ``cpus_allowed`` keeps the CPUs of its list inside those nodes. ``numa_mem_policy``'s nodes
+    must exist too."""
+    sockets = plat.cpu.sockets
+    pol = job.numa_mem_policy
+    for n in pol[1] if pol is not None else ():
+        if n >= sockets:
+            raise ConfigError(
+                f"job '{job.name}': numa_mem_policy names node {n}; the platform ({plat.cpu.model}) has "
+                f"{sockets} NUMA node(s): 0-{sockets - 1}"
+            )
     nodes = job.numa_cpu_nodes
     if nodes is None:
         return job
-    if any(n != 0 for n in nodes if n != -1):
-        bad = next(n for n in nodes if n not in (0, -1))
+    bad = next((n for n in nodes if n != -1 and not 0 <= n < sockets), None)
+    if bad is not None:
+        one = " (one socket, one NUMA node)" if sockets == 1 else ""
         raise ConfigError(
-            f"job '{job.name}': numa_cpu_nodes names node {bad}; the platform ({plat.cpu.model}) is one "
-            "socket, one NUMA node (node 0)"
+            f"job '{job.name}': numa_cpu_nodes names node {bad}; the platform ({plat.cpu.model}) has "
+            f"{sockets} NUMA node(s): 0-{sockets - 1}{one}"
         )
-    node_cpus = tuple(range(plat.cpu.logical_cpus))
-    cpus = tuple(c for c in (job.cpus_allowed or node_cpus) if c in node_cpus)
+    chosen = range(sockets) if -1 in nodes else sorted(set(nodes))
+    node_cpus = tuple(c for n in chosen for c in plat.cpu.node_cpus(n))
+    cpus = tuple(c for c in (job.cpus_allowed or sorted(node_cpus)) if c in node_cpus)
+    if not cpus:
+        raise ConfigError(f"job '{job.name}': cpus_allowed has no CPU on the nodes of numa_cpu_nodes")
     return job.model_copy(update={"cpus_allowed": cpus, "numa_cpu_nodes": None})
 
 

@@ -5,7 +5,7 @@ a value is read as a YAML scalar (:func:`set_value`: ``1`` an int, ``true`` a bo
 float, else the text). The platform's keys mean the same in a host run, a storage-server run and a
 trace replay (:func:`apply_sets`): ``queue.*`` (the block queue's sysfs attributes; the IO
 scheduler's own ``queue.iosched.*`` parameters are checked by the scheduler), ``nvme.*``,
-``cpu.*``, ``ssd.*``, ``kernel.*``, ``sched.*``, ``power.*`` and ``ssd_count``. Every other key goes
+``cpu.*``, ``ssd.*``, ``kernel.*``, ``sched.*``, ``power.*``, ``ssd_count`` and ``ssd_nodes``. Every other key goes
 to the kind of run, which takes its own sections: a host fio options (``bs=8k``, no dot), a server
 ``server.*``, ``policy.*``, ``workload.*`` and ``metrics.*``, a replay ``replay.*``.
 """
@@ -21,7 +21,7 @@ from simcore.errors import ConfigError
 __all__ = ["PLATFORM_PREFIXES", "PLATFORM_HEADS", "parse_sets", "set_value", "is_platform_key", "apply_sets"]
 
 #: ``--set`` sections that are fields of the platform (besides ``queue``)
-PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "nvme")
+PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "ssd_nodes", "nvme")
 #: platform keys whose value is kept as the text given (a kernel release: ``6.10`` is not ``6.1``)
 TEXT_KEYS = ("kernel.version",)
 #: every ``--set`` section that addresses the platform

@@ -113,12 +113,16 @@ def _start_delay(job, gen) -> float:
     return float(job.startdelay_ns + int(gen.integers(0, job.startdelay_max_ns - job.startdelay_ns + 1)))
 
 
+def _mem_policies(jobs) -> dict:
+    """fio's ``numa_mem_policy`` of the jobs that set one, by job index (the driver's ``mem_policy``)."""
+    return {ji: j.numa_mem_policy for ji, j in enumerate(jobs) if j.numa_mem_policy is not None}
+
+
 def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, FioRun, float, float]:
     """The host of a :class:`scenarios.config.host.RunConfig` with its job threads placed and started
     (plug-ins loaded first); returns (host, fio, ramp_ns, end_ns): ``fio`` is fio's run of the job
-    threads (their job control and steady-state checks, registered for the host's task exits); the
-    measured window starts at the latest ``ramp_time`` and ends with the longest job (size-bounded
-    jobs: 10 s after the ramp). ``keep_requests`` as for :func:`build_host`."""
+    threads (job control, steady-state checks, registered for the host's task exits); the measured
+    window starts at the latest ``ramp_time``, ends with the longest job (size-bounded: 10 s after the ramp)."""
     for p in cfg.plugins:
         load_plugin(p)
     host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer, keep_requests=keep_requests)
@@ -129,6 +133,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
     core_of = [id(cpu.core) for cpu in host.pkg.cpus]  # logical CPU -> its physical core
     threads: list = []
     files = _thread_files(cfg, host)
+    host.driver.mem_policy.update(_mem_policies(cfg.jobs))  # where each job's IO buffers are (the DMA's node)
     spdk_devs = map_devices(cfg.jobs, len(host.devices))  # SPDK's controllers: PCI address -> SSD
     flows: dict = {}  # fio's flow_id -> the flow its jobs share
     for ji, job in enumerate(cfg.jobs):

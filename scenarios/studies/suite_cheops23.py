@@ -10,7 +10,10 @@ simulated thread's time on a CPU per elapsed time), its context switches per IO,
 and saturation points ``perf stat -a``'s instructions per IO and IPC (``perf_stat.csv``; the run
 summary counts them the same way: every CPU's unhalted cycles, the POLL idle loop included). A job with
 ``hipri`` runs on polled queues (``queue.io_poll=1``), as it did on the measured host (its near-zero
-context switches and interrupts say the completions were polled).
+context switches and interrupts say the completions were polled). Every point runs as the study
+pinned its counter runs, ``numactl -N 1 -m 1``: on node 1's CPUs (``numa_cpu_nodes=1``) with its
+memory there (``numa_mem_policy=bind:1``), the devices' node (:data:`NUMACTL`; the artifact states
+the pinning for its counter runs only: that its fio-result runs were pinned alike is an estimate).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ __all__ = [
     "RAMP_MS",
     "MIN_CTX_PER_IO",
     "FIO_ENV",
+    "NUMACTL",
     "cheops23_points",
 ]
 
@@ -44,6 +48,8 @@ ENGINES = ("psync", "aio", "iou", "iou_c", "iou_s", "spdk_fio")
 #: the environment the study's scripts ran fio with (seconds)
 FIO_ENV = {"FIO_RUN_TIME": "120", "FIO_RAMP_TIME": "20"}
 RUNTIME_MS = 60.0
+#: ``numactl -N 1 -m 1`` as fio options: the job's CPUs and memory on node 1
+NUMACTL = {"numa_cpu_nodes": "1", "numa_mem_policy": "bind:1"}
 #: the study's perf stat windows (s): its counters are per window
 PERF_WINDOW_S = 5.0
 #: context switches per IO are compared where the thread blocks for its IOs (about one per IO); a
@@ -91,7 +97,7 @@ def cheops23_points(engines: tuple[str, ...] = ENGINES, points: tuple[str, ...] 
                 metrics["context_switches_per_io"] = res.ctx / d.total_ios
             metrics.update(perf.get((where, engine), {}))
             (fio_job,) = parse_fio_file(job, env=FIO_ENV).jobs
-            config = {"queue.io_poll": 1} if fio_job.hipri else {}
+            config = {**NUMACTL, **({"queue.io_poll": 1} if fio_job.hipri else {})}
             out.append(
                 Point(
                     label=f"cheops23 {where} {engine}",

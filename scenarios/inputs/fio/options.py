@@ -196,8 +196,15 @@ _add(
     "used",
     "str",
     "numa_cpu_nodes",
-    help="NUMA nodes whose CPUs the job may run on (node list or 'all'; the"
-    " platforms are single-socket: node 0 holds every CPU)",
+    help="NUMA nodes whose CPUs the job may run on (node list or 'all'; node n is socket n"
+    " of the platform: cpu.sockets)",
+)
+_add(
+    "used",
+    "str",
+    "numa_mem_policy",
+    help="where the job's IO buffers are (default, local, prefer:N, bind:LIST, interleave:LIST):"
+    " the data's DMA crosses sockets when they are on another node than the device",
 )
 _add("used", "str", "cpus_allowed_policy", choices=("shared", "split"))
 _add(
@@ -429,7 +436,7 @@ _add(
     "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
     "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
     "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
-    "trim_backlog trim_backlog_batch numa_mem_policy "
+    "trim_backlog trim_backlog_batch "
     ""
     "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
     "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "

@@ -128,6 +128,8 @@ class FioJob(BaseModel):
     offset_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
     cpus_allowed: tuple[int, ...] | None = None
     numa_cpu_nodes: tuple[int, ...] | None = None  # None: not set; resolved against the platform's nodes
+    # numa_mem_policy as (mode, nodes): None for default/local (first touch: the thread's own node)
+    numa_mem_policy: tuple[Literal["prefer", "bind", "interleave"], tuple[int, ...]] | None = None
     cpus_allowed_policy: Literal["shared", "split"] = "shared"
     rate_iops_read: int | None = Field(None, gt=0)
     rate_iops_write: int | None = Field(None, gt=0)
@@ -604,6 +606,26 @@ def _set_field(field: str, convert: Callable[[str | None, int], Any]) -> _Handle
     return handler
 
 
+def _numa_mem_policy(text: str | None) -> tuple[str, tuple[int, ...]] | None:
+    """fio's ``numa_mem_policy=mode[:nodelist]`` (fio's options.c str_numa_mpol_cb): default and
+    local need no list (None: the memory is local to the thread), prefer takes one node, bind and
+    interleave a node list."""
+    mode, _, nodes = (text or "default").strip().partition(":")
+    mode = mode.strip().lower()
+    if mode in ("default", "local"):
+        if nodes.strip():
+            raise ConfigError(f"option 'numa_mem_policy': mode '{mode}' takes no node list")
+        return None
+    if mode not in ("prefer", "bind", "interleave"):
+        raise ConfigError(f"option 'numa_mem_policy': unknown mode '{mode}' (default, prefer, bind, interleave, local)")
+    if not nodes.strip():
+        raise ConfigError(f"option 'numa_mem_policy': mode '{mode}' needs a node list ({mode}:NODES)")
+    parsed = parse_cpu_list(nodes, option="numa_mem_policy")
+    if mode == "prefer" and len(parsed) != 1:
+        raise ConfigError("option 'numa_mem_policy': prefer takes one node (prefer:N)")
+    return mode, parsed
+
+
 def _percent(option: str, text: str, lo_open: bool) -> float:
     try:
         pct = float(ascii_number_text(text[:-1], option))
@@ -754,6 +776,7 @@ _HANDLERS: dict[str, _Handler] = {
         "numa_cpu_nodes",
         lambda v, kb: (-1,) if (v or "all").strip().lower() == "all" else parse_cpu_list(v, option="numa_cpu_nodes"),
     ),
+    "numa_mem_policy": _set_field("numa_mem_policy", lambda v, kb: _numa_mem_policy(v)),
     "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
     "random_generator": _set_field("random_generator", _choice("random_generator")),
     "percentage_random": lambda st, v, kb: st.update(parse_percentage_random(v)),
