@@ -61,10 +61,18 @@ def predicted():
 
 #: (point, metric) -> the relative error the model stays within today
 TOLERANCE = {
-    ("qd1", "iops"): 0.13,
+    ("qd1", "iops"): 0.12,
     ("qd1", "latency_us.mean"): 0.13,
-    ("saturation", "iops"): 0.25,
-    ("depth128_1thread", "iops"): 0.25,
+    ("saturation", "iops"): 0.21,
+    ("saturation", "latency_us.mean"): 0.25,
+    ("depth128_1thread", "iops"): 0.15,
+    ("depth128_1thread", "latency_us.mean"): 0.15,
+    # perf stat -a: the depth-1 interrupt paths are short of instructions (their sleep/wake path),
+    # saturation's IPC low (the warm-loop CPI at depth is not modelled yet)
+    ("qd1", "instructions_per_io"): 0.27,
+    ("qd1", "ipc"): 0.12,
+    ("saturation", "instructions_per_io"): 0.12,
+    ("saturation", "ipc"): 0.28,
 }
 
 
@@ -72,6 +80,8 @@ TOLERANCE = {
 def test_predictions_within_the_stated_tolerance(predicted, where, metric):
     for label, (point, summary) in predicted.items():
         if f" {where} " not in label:
+            continue
+        if metric not in point.metrics:
             continue
         value = summary[metric] if "." not in metric else summary["latency_us"]["mean"]
         err = value / point.metrics[metric] - 1
