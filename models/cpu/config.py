@@ -96,6 +96,23 @@ class CpuConfig(Model):
         description="time factor of work on a logical CPU while its sibling is busy too (SMT gives ~1.3x"
         " aggregate throughput, so each thread runs at ~0.65 of its solo speed)",
     )
+    line_transfer_cycles: float = Field(
+        100.0,
+        ge=0,
+        description="moving a modified cache line from one core's cache to another's in the same package"
+        " (a lock word and the data its critical section wrote, at the next holder's frequency), cycles:"
+        " Intel MLC's 'L2 to L2 modified intervention latency (same socket)' is 40.3-42.3 ns on a Xeon"
+        " E5-2660 v4 (J. McCalpin, Intel forum 'Core-to-Core Communication Latency in Skylake/Kaby Lake'),"
+        " ~100 cycles at 2.4 GHz; Intel's Nehalem-era optimisation guide gives ~75 cycles to read a line"
+        " modified in another core",
+    )
+    smt_line_transfer_cycles: float = Field(
+        14.0,
+        ge=0,
+        description="the same between the two SMT siblings of one core, cycles: they share the core's L1/L2,"
+        " so the line does not move; estimate: about one L2 access (14 cycles on Cascade Lake, AnandTech's"
+        " EPYC Rome review)",
+    )
     smt_second_thread_activity: float = Field(
         0.3,
         ge=0,

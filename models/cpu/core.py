@@ -74,6 +74,17 @@ class Package:
         sib = cpu.core.cpus
         return next((c for c in sib if c is not cpu), None)
 
+    def line_transfer_cycles(self, cpu_a: int, cpu_b: int) -> float:
+        """Cycles to move a modified cache line from logical CPU ``cpu_a``'s cache to ``cpu_b``'s: 0 on
+        the same CPU, ``smt_line_transfer_cycles`` between SMT siblings (one core's caches),
+        ``line_transfer_cycles`` between two cores of the package."""
+        if cpu_a == cpu_b:
+            return 0.0
+        cpus = self.cpus
+        if cpus[cpu_a].core is cpus[cpu_b].core:
+            return self.cfg.smt_line_transfer_cycles
+        return self.cfg.line_transfer_cycles
+
     def _awake_changed(self, now: float, delta: int) -> None:
         before = self.awake_cpus
         self.awake_cpus += delta
