@@ -463,5 +463,6 @@ class BlkMq:
         if h.pending or elv.has_work():
             qp = req.qp
             assert qp is not None
-            self._run_device(qp.device.index, runner)
+            # another CPU's context runs on that CPU (blk_mq_run_hw_queue punts to its kblockd)
+            self._run_device(qp.device.index)
         return seen
