@@ -34,10 +34,12 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
 from models.os.cost import LAYER_INDEX, Cost
+from models.os.execution import Execution
 from models.os.iosched import CTX, DEVICE, IoScheduler, LockUse
 from models.os.kblockd import KblockdWorker
 from models.os.request import Request
 from models.os.spinlock import SpinLock
+from simcore.engine import Engine
 
 if TYPE_CHECKING:
     from models.os.nvme import NvmeDriver
@@ -79,6 +81,7 @@ class BlkMq:
     def __init__(self, host, queue_cfg, scheduler: type[IoScheduler]):
         """``scheduler``: the elevator class of ``queue_cfg.scheduler`` (resolved by the assembly)."""
         self.host = host
+        self._engine: Engine = host.engine
         self.driver: NvmeDriver = host.driver
         self._sched_cls = scheduler
         self._tunables = dict(queue_cfg.iosched)
@@ -195,7 +198,7 @@ class BlkMq:
                         out.append(lock)
         return out
 
-    def _take(self, uses: Locks, runner, offset: float = 0.0, held: bool = True) -> float:
+    def _take(self, uses: Locks, runner: Execution, offset: float = 0.0, held: bool = True) -> float:
         """The CPU of ``runner`` takes each lock of ``uses`` in turn, ``offset`` ns from now (locks
         are queued in the order the CPUs reach them, by the event clock), holding each for its
         cycles (none when not ``held``: a look that found nothing to do); the waits are charged to
@@ -203,15 +206,21 @@ class BlkMq:
         if not uses:
             return offset
         f = runner.freq
-        now = self.host.engine.now
+        cpu = runner.id
+        now = self._engine.now
         for lock, hold in uses:
-            if not held:
-                hold = 0.0
-            w = lock.acquire(runner, now + offset, hold)
-            if w:
-                runner.lock_wait(w, lock.layer)
-                offset += w
-            offset += hold / f
+            ns = hold / f if held else 0.0
+            t = now + offset
+            lock.acquisitions += 1
+            if lock.cpu == cpu:  # SpinLock.acquire's fast path, inlined: the lines are here
+                free = lock.free_at
+                lock.free_at = (t if t > free else free) + ns
+            else:
+                w = lock.handoff(runner, t, hold if held else 0.0)
+                if w:
+                    runner.lock_wait(w, lock.layer)
+                    offset += w
+            offset += ns
         return offset
 
     # ------------------------------------------------------------------ splitting
@@ -425,7 +434,7 @@ class BlkMq:
             h.tags_free -= 1
             t = self._submit_after(runner, h, r, t, base)
 
-    def _submit_after(self, runner, h: HwContext, req: Request, t: float, base: float) -> float:
+    def _submit_after(self, runner: Execution, h: HwContext, req: Request, t: float, base: float) -> float:
         """nvme_queue_rq on ``runner``'s CPU ``t`` ns from now (the sections before it): take ``h``'s
         NVMe queue's sq_lock and ring the doorbell, later than now by what this CPU has waited on
         locks since its count stood at ``base`` (now when nothing waited). Returns ``t`` past the

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.os.execution import Execution
+
 __all__ = ["SpinLock"]
 
 
@@ -73,7 +75,7 @@ class SpinLock:
         self.spin_ns = 0.0
         self.transfer_ns = 0.0
 
-    def acquire(self, runner: Any, t: float, hold_cycles: float) -> float:
+    def acquire(self, runner: Execution, t: float, hold_cycles: float) -> float:
         """The CPU of ``runner`` takes the lock at ``t`` (ns) and holds it ``hold_cycles`` (at its
         frequency): returns the ns it spends beyond the hold, spinning and fetching the lines."""
         self.acquisitions += 1
@@ -81,11 +83,11 @@ class SpinLock:
             free = self.free_at
             self.free_at = (t if t > free else free) + hold_cycles / runner.freq
             return 0.0
-        return self._handoff(runner, t, hold_cycles)
+        return self.handoff(runner, t, hold_cycles)
 
-    def _handoff(self, runner: Any, t: float, hold_cycles: float) -> float:
-        """The lock's lines are in another CPU's cache (or nowhere yet): wait for its hold to end,
-        then fetch them."""
+    def handoff(self, runner: Execution, t: float, hold_cycles: float) -> float:
+        """:meth:`acquire` when the lock's lines are in another CPU's cache (or nowhere yet): wait
+        for its hold to end, then fetch them. (Callers on the hot path test ``cpu`` themselves.)"""
         cpu = runner.id
         f = runner.freq
         wait = self.free_at - t
