@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.os.execution import Execution
-
 __all__ = ["SpinLock"]
 
 
@@ -75,7 +73,7 @@ class SpinLock:
         self.spin_ns = 0.0
         self.transfer_ns = 0.0
 
-    def acquire(self, runner: Execution, t: float, hold_cycles: float) -> float:
+    def acquire(self, runner: Any, t: float, hold_cycles: float) -> float:
         """The CPU of ``runner`` takes the lock at ``t`` (ns) and holds it ``hold_cycles`` (at its
         frequency): returns the ns it spends beyond the hold, spinning and fetching the lines."""
         self.acquisitions += 1
@@ -85,7 +83,7 @@ class SpinLock:
             return 0.0
         return self.handoff(runner, t, hold_cycles)
 
-    def handoff(self, runner: Execution, t: float, hold_cycles: float) -> float:
+    def handoff(self, runner: Any, t: float, hold_cycles: float) -> float:
         """:meth:`acquire` when the lock's lines are in another CPU's cache (or nowhere yet): wait
         for its hold to end, then fetch them. (Callers on the hot path test ``cpu`` themselves.)"""
         cpu = runner.id
