@@ -57,6 +57,7 @@ COMPILED_MODULES = (
     "models.os.placement",
     "models.os.balance",
     "models.os.sched",
+    "models.os.spinlock",
     "models.os.blk",
     "models.os.nvme",
     "models.cpu.cpuidle",

@@ -40,11 +40,12 @@ def test_two_sockets_number_cpus_as_linux_does_and_node_one_is_cpus_10_to_19():
     assert [pkg.node_of[c] for c in (0, 9, 10, 19, 20, 30)] == [0, 0, 1, 1, 0, 1]
 
 
-def test_line_transfer_costs_nothing_on_one_core_and_more_across_sockets():
+def test_line_transfer_costs_least_on_one_core_and_most_across_sockets():
     cfg = _cpu(sockets=2, physical_cores=10, smt=True)
     pkg = Package(cfg)
     assert pkg.line_transfer_cycles(3, 3) == 0.0
-    assert pkg.line_transfer_cycles(3, 23) == 0.0  # SMT siblings share L1 and L2
+    # SMT siblings share L1 and L2: about one L2 access, no transfer
+    assert pkg.line_transfer_cycles(3, 23) == cfg.smt_line_transfer_cycles < cfg.line_transfer_cycles
     assert pkg.line_transfer_cycles(3, 4) == cfg.line_transfer_cycles
     assert pkg.line_transfer_cycles(3, 13) == cfg.cross_socket_line_transfer_cycles
     assert cfg.cross_socket_line_transfer_cycles > cfg.line_transfer_cycles

@@ -132,6 +132,13 @@ class CpuConfig(Model):
         description="time factor of work on a logical CPU while its sibling is busy too (SMT gives ~1.3x"
         " aggregate throughput, so each thread runs at ~0.65 of its solo speed)",
     )
+    smt_line_transfer_cycles: float = Field(
+        14.0,
+        ge=0,
+        description="the same between the two SMT siblings of one core, cycles: they share the core's L1/L2,"
+        " so the line does not move; estimate: about one L2 access (14 cycles on Cascade Lake, AnandTech's"
+        " EPYC Rome review)",
+    )
     smt_second_thread_activity: float = Field(
         0.3,
         ge=0,

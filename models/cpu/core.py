@@ -88,15 +88,15 @@ class Package:
 
     def line_transfer_cycles(self, cpu_a: int, cpu_b: int) -> float:
         """Cycles to move a modified cache line last written by logical CPU ``cpu_a`` to ``cpu_b``:
-        0 on the same CPU or its SMT sibling (shared L1/L2), ``cfg.line_transfer_cycles`` between
-        cores of one socket (through the shared LLC), ``cfg.cross_socket_line_transfer_cycles``
-        between sockets (a snoop over QPI/UPI)."""
+        0 on the same CPU, ``cfg.smt_line_transfer_cycles`` between SMT siblings (one core's L1/L2),
+        ``cfg.line_transfer_cycles`` between cores of one socket (through the shared LLC),
+        ``cfg.cross_socket_line_transfer_cycles`` between sockets (a snoop over QPI/UPI)."""
         if cpu_a == cpu_b:
             return 0.0
         a = self.cpus[cpu_a].core
         b = self.cpus[cpu_b].core
         if a is b:
-            return 0.0
+            return self.cfg.smt_line_transfer_cycles
         if a.socket is b.socket:
             return self._line_same
         return self._line_remote

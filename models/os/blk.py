@@ -17,6 +17,15 @@ the queue is run synchronously at ``blk_finish_plug``, while an unplugged reques
 the submitter and dispatched by the CPU's kblockd worker (models.os.kblockd). ``lock_rounds``
 counts the scheduler-lock acquisitions of inserts: one per unplugged request, one per plugged
 batch and hardware context.
+
+Locks (models.os.spinlock): every place the kernel serialises a request takes its lock where the
+model runs that code, on the CPU that runs it: the elevator's locks as the scheduler declares them
+(``IoScheduler.merge_locks`` ... ``complete_locks``: bfq's ``bfqd->lock``, mq-deadline's
+``dd->lock``, kyber's per-context and per-hardware-context locks and its token sbitmap), the
+hardware context's tag sbitmap (``blk_mq_get_tag`` at submission, ``blk_mq_put_tag`` at
+completion) and the NVMe queue's ``sq_lock`` (``nvme_queue_rq``: the SQ entry copy and the
+doorbell). Spinning and cache-line fetches are charged to the CPU that waits
+(``CpuRunner.lock_wait``) and a dispatch that waited reaches the device that much later.
 """
 
 from __future__ import annotations
@@ -24,11 +33,14 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
-from models.os.cost import Cost
-from models.os.iosched import IoScheduler
+from models.os.cost import LAYER_INDEX, Cost
+from models.os.execution import Execution
+from models.os.iosched import CTX, DEVICE, IoScheduler, LockUse
 from models.os.kblockd import KblockdWorker
 from models.os.kernel_version import has
 from models.os.request import Request
+from models.os.spinlock import SpinLock
+from simcore.engine import Engine
 
 if TYPE_CHECKING:
     from models.os.nvme import NvmeDriver
@@ -39,22 +51,40 @@ SECTOR: Final = 512
 PLUG_MIN_REQUESTS: Final = 3
 #: a call that shares nothing among its requests (see BlkMq.plug_savings)
 NO_SAVINGS: Final = (0, 0, 0)
+#: cache lines a hand-off of each blk-mq / driver lock moves: the tag sbitmap word (the allocation
+#: hint is per CPU), and nvmeq->sq_lock with the queue's tail fields (the SQ slot itself was last
+#: read by the device, not written by another CPU)
+TAG_LINES: Final = 1.0
+SQ_LOCK_LINES: Final = 2.0
+
+#: a hook's locks, as blk-mq acquires them: ((lock, cycles held), ...)
+Locks = tuple[tuple[SpinLock, float], ...]
 
 
 class HwContext:
-    __slots__ = ("qp", "elv", "tags_free", "pending")
+    """A hardware context (``struct blk_mq_hw_ctx``) of one NVMe queue: its elevator, free driver
+    tags, requests held for it, and its locks (each hook's as ((lock, cycles held), ...))."""
+
+    __slots__ = ("qp", "elv", "tags_free", "pending", "tags", "sq", "merge", "ins", "disp", "done")
 
     def __init__(self, qp, elv, tags: int):
         self.qp = qp
         self.elv = elv
         self.tags_free = tags
         self.pending: deque = deque()
+        self.tags: Locks = ()  # the tag sbitmap (blk_mq_get_tag / blk_mq_put_tag)
+        self.sq: Locks = ()  # the NVMe queue's sq_lock
+        self.merge: Locks = ()
+        self.ins: Locks = ()
+        self.disp: Locks = ()
+        self.done: Locks = ()
 
 
 class BlkMq:
     def __init__(self, host, queue_cfg, scheduler: type[IoScheduler]):
         """``scheduler``: the elevator class of ``queue_cfg.scheduler`` (resolved by the assembly)."""
         self.host = host
+        self._engine: Engine = host.engine
         self.driver: NvmeDriver = host.driver
         self._sched_cls = scheduler
         self._tunables = dict(queue_cfg.iosched)
@@ -95,6 +125,8 @@ class BlkMq:
         self.plug_observer: Any = None
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
+        self.complete_cycles = cls.complete_cycles * scale
+        self._dev_locks: dict[tuple, SpinLock] = {}  # device-scope locks by (device, name)
 
     def deferred(self, nreq: int, plug_min: int = PLUG_MIN_REQUESTS) -> bool:
         """Whether ``nreq`` requests submitted together are dispatched by kblockd (not plugged;
@@ -157,7 +189,71 @@ class BlkMq:
             dev = qp.device.index
             h = self._hctx[qp] = HwContext(qp, self.elevator(dev), min(self._nr, qp.depth))
             self._dev_hctxs.setdefault(dev, []).append(h)
+            self._add_locks(h, dev)
         return h
+
+    def _add_locks(self, h: HwContext, dev: int) -> None:
+        """The locks of a new hardware context: its tags and SQ lock, its elevator's (by scope)."""
+        k = self.host.kcosts
+        pkg = self.host.pkg
+        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles),)
+        h.sq = ((SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles),)
+        own: dict[str, SpinLock] = {}
+
+        def locks(uses: tuple[LockUse, ...], cycles: float) -> Locks:
+            out = []
+            for u in uses:
+                if u.scope == DEVICE:
+                    key = (dev, u.name)
+                    lock = self._dev_locks.get(key)
+                    if lock is None:
+                        lock = self._dev_locks[key] = SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg)
+                else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
+                    key2 = u.name + (":ctx" if u.scope == CTX else "")
+                    lock = own.get(key2) or own.setdefault(key2, SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg))
+                out.append((lock, u.held * cycles))
+            return tuple(out)
+
+        cls = self._sched_cls
+        h.merge = locks(cls.merge_locks, self.insert_cycles)
+        h.ins = locks(cls.insert_locks, self.insert_cycles)
+        h.disp = locks(cls.dispatch_locks, self.dispatch_cycles)
+        h.done = locks(cls.complete_locks, self.complete_cycles)
+
+    def locks(self) -> list[SpinLock]:
+        """Every lock so far (each once): the devices' elevator locks, then each hardware context's."""
+        out: list[SpinLock] = list(self._dev_locks.values())
+        for h in self._hctx.values():
+            for uses in (h.tags, h.sq, h.merge, h.ins, h.disp, h.done):
+                for lock, _ in uses:
+                    if lock not in out:
+                        out.append(lock)
+        return out
+
+    def _take(self, uses: Locks, runner: Execution, offset: float = 0.0, held: bool = True) -> float:
+        """The CPU of ``runner`` takes each lock of ``uses`` in turn, ``offset`` ns from now (locks
+        are queued in the order the CPUs reach them, by the event clock), holding each for its
+        cycles (none when not ``held``: a look that found nothing to do); the waits are charged to
+        the CPU. Returns ``offset`` plus the waits and holds."""
+        if not uses:
+            return offset
+        f = runner.freq
+        cpu = runner.id
+        now = self._engine.now
+        for lock, hold in uses:
+            ns = hold / f if held else 0.0
+            t = now + offset
+            lock.acquisitions += 1
+            if lock.cpu == cpu:  # SpinLock.acquire's fast path, inlined: the lines are here
+                free = lock.free_at
+                lock.free_at = (t if t > free else free) + ns
+            else:
+                w = lock.handoff(runner, t, hold if held else 0.0)
+                if w:
+                    runner.lock_wait(w, lock.layer)
+                    offset += w
+            offset += ns
+        return offset
 
     # ------------------------------------------------------------------ splitting
     def requests_for(self, nbytes: int) -> int:
@@ -197,23 +293,31 @@ class BlkMq:
             self.issue_batch(self.split(req), runner=runner, unplugged=True)
             return
         h = self._hctx.get(req.qp) or self.hctx(req.qp)
+        if runner is None:
+            runner = self.host.runners[h.qp.cpu]
         elv = h.elv
+        take = self._take
         if self._bypass and h.tags_free > 0 and not h.pending and not elv.has_work():
             # 'none' with a free tag: blk_mq_try_issue_directly
             h.tags_free -= 1
-            self.driver.submit(req)
+            base = runner.lock_waited
+            self._submit_after(runner, h, req, take(h.tags, runner), base)
             return
-        if not self.nomerges and elv.has_work():
-            target = elv.try_merge(req, self.max_bytes)
-            if target is not None:
-                self._merged(target, req)
-                return
+        t = take(h.tags, runner)
+        if not self.nomerges:
+            t = take(h.merge, runner, t)
+            if elv.has_work():
+                target = elv.try_merge(req, self.max_bytes)
+                if target is not None:
+                    self._merged(target, req)
+                    return
+        take(h.ins, runner, t)
         elv.insert(req)
         self.lock_rounds += 1
         if self._kblockd:
             self._kick(h, runner)
         else:
-            self._run(h)
+            self._run(h, runner)
 
     def plug(self, bios) -> list:
         """The submitting system call's plug (blk_start_plug .. blk_finish_plug): each bio is split
@@ -254,13 +358,24 @@ class BlkMq:
             reqs = self.plug(reqs)
         deferred = self._kblockd and (unplugged or n < plug_min)
         touched = []
+        take = self._take
+        t = 0.0  # ns from now: where the call's lock sections are
         for req in reqs:
             h = self.hctx(req.qp)
+            if runner is None:
+                runner = self.host.runners[h.qp.cpu]
             elv = h.elv
-            target = elv.try_merge(req, self.max_bytes) if (not self.nomerges and elv.has_work()) else None
+            t = take(h.tags, runner, t)
+            target = None
+            if not self.nomerges:
+                t = take(h.merge, runner, t)
+                if elv.has_work():
+                    target = elv.try_merge(req, self.max_bytes)
             if target is not None:
                 self._merged(target, req)
                 continue
+            if deferred or h not in touched:  # a plugged batch: one lock round per hardware context
+                t = take(h.ins, runner, t)
             elv.insert(req)
             if deferred:
                 self.lock_rounds += 1
@@ -269,7 +384,7 @@ class BlkMq:
                 touched.append(h)
                 self.lock_rounds += 1
         for h in touched:
-            self._run(h)
+            self._run(h, runner)
 
     def _issue_passthru(self, reqs) -> None:
         """NVMe passthrough requests (io_uring_cmd): blk_execute_rq_nowait inserts them past the IO
@@ -280,7 +395,9 @@ class BlkMq:
             self._passthru.add(req)
             if h.tags_free > 0 and not h.pending:
                 h.tags_free -= 1
-                self.driver.submit(req)
+                runner = self.host.runners[h.qp.cpu]
+                base = runner.lock_waited
+                self._submit_after(runner, h, req, self._take(h.tags, runner), base)
             else:
                 h.pending.append(req)
 
@@ -290,9 +407,9 @@ class BlkMq:
         cpu = h.qp.cpu
         self.worker(cpu).kick(h, 1, runner if runner is not None else self.host.runners[cpu])
 
-    def run_hctx(self, h: HwContext) -> None:
-        """blk_mq_run_hw_queue from kblockd: dispatch what the context may take."""
-        self._run(h)
+    def run_hctx(self, h: HwContext, runner) -> None:
+        """blk_mq_run_hw_queue from kblockd on ``runner``'s CPU: dispatch what the context may take."""
+        self._run(h, runner)
 
     def _plug_merge(self, reqs):
         out: list[Request] = []
@@ -321,45 +438,73 @@ class BlkMq:
         target.flags |= req.flags  # cinterrupts: union of annotations, Urgent wins
 
     # ------------------------------------------------------------------ dispatch
-    def _run(self, h: HwContext) -> None:
-        submit = self.driver.submit
+    def _run(self, h: HwContext, runner=None) -> None:
+        """Dispatch from ``h`` while it has free tags, on ``runner``'s CPU (default the queue's):
+        each request from the elevator under its dispatch locks, then under the NVMe queue's
+        sq_lock; a request whose locks made the CPU wait reaches the device that much later."""
+        if runner is None:
+            runner = self.host.runners[h.qp.cpu]
         elv = h.elv
+        take = self._take
+        t = 0.0  # ns from now: where this run's lock sections are
+        base = runner.lock_waited
         while h.tags_free > 0:
             if h.pending:
                 r = h.pending.popleft()
             else:
                 r = elv.dispatch()
+                t = take(h.disp, runner, t, r is not None)
                 if r is None:
                     return
                 owner = self._hctx[r.qp]
                 if owner is not h:
                     if owner.tags_free > 0 and not owner.pending:
                         owner.tags_free -= 1
-                        submit(r)
+                        t = self._submit_after(runner, owner, r, t, base)
                     else:
                         owner.pending.append(r)
                     continue
             h.tags_free -= 1
-            submit(r)
+            t = self._submit_after(runner, h, r, t, base)
 
-    def _run_device(self, dev_index: int) -> None:
+    def _submit_after(self, runner: Execution, h: HwContext, req: Request, t: float, base: float) -> float:
+        """nvme_queue_rq on ``runner``'s CPU ``t`` ns from now (the sections before it): take ``h``'s
+        NVMe queue's sq_lock and ring the doorbell, later than now by what this CPU has waited on
+        locks since its count stood at ``base`` (now when nothing waited). Returns ``t`` past the
+        sq_lock's section."""
+        t = self._take(h.sq, runner, t)
+        delay = runner.lock_waited - base
+        if delay > 0.0:
+            self.host.engine.call_in(delay, self.driver.submit, req)
+        else:
+            self.driver.submit(req)
+        return t
+
+    def _run_device(self, dev_index: int, runner=None) -> None:
         for h in self._dev_hctxs.get(dev_index, ()):
-            self._run(h)
+            self._run(h, runner)
 
-    def complete(self, req: Request) -> bool:
-        """A request completed: its tag is freed and the elevator fed; True when the elevator saw
-        it (a passthrough request bypassed it)."""
+    def complete(self, req: Request, runner=None) -> bool:
+        """A request completed on ``runner``'s CPU (default its queue's): its tag is freed and the
+        elevator fed, each under its locks; True when the elevator saw it (a passthrough request
+        bypassed it)."""
         h = self._hctx[req.qp]
+        if runner is None:
+            runner = self.host.runners[h.qp.cpu]
         h.tags_free += 1
         elv = h.elv
         seen = True
+        t = 0.0
         if self._passthru and req in self._passthru:
             self._passthru.discard(req)
             seen = False
         elif not self._bypass:
+            t = self._take(h.done, runner)
             elv.completed(req)
+        self._take(h.tags, runner, t)
         if h.pending or elv.has_work():
             qp = req.qp
             assert qp is not None
+            # another CPU's context runs on that CPU (blk_mq_run_hw_queue punts to its kblockd)
             self._run_device(qp.device.index)
         return seen

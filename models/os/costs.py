@@ -170,6 +170,20 @@ class KernelCosts(Model):
         " request spans ~5 lines on x86_64 (pahole, 5.x-6.x), with the iod, bio and kiocb about 6 are"
         " written on both sides",
     )
+    blk_tag_hold_cycles: float = Field(
+        40,
+        ge=0,
+        description="of blk_submit_cycles and blk_complete_cycles: the tag sbitmap word's atomic update"
+        " (__sbitmap_queue_get at allocation, sbitmap_queue_clear at free), during which the word's"
+        " cache line is exclusively this CPU's; estimate: one locked read-modify-write, ~20-50 cycles",
+    )
+    nvme_sq_lock_hold_cycles: float = Field(
+        150,
+        ge=0,
+        description="of nvme_submit_cycles: the time nvme_queue_rq holds nvmeq->sq_lock (nvme_sq_copy_cmd's"
+        " 64-byte copy into the SQ, the tail update and nvme_write_sq_db's posted MMIO write);"
+        " estimate, the command's preparation (DMA mapping, PRPs) runs before the lock",
+    )
     irq_entry_cycles: float = Field(
         1000, ge=0, description="hard-IRQ vector entry/exit, irq_enter/exit, handler dispatch"
     )

@@ -101,6 +101,12 @@ class Execution:
         self._poll_states = [j for j, st in enumerate(self.cstates) if st.polling]
         self.spin_cycles_done = 0.0
         self._epoch_spin_ns = 0.0
+        # time spun on contended locks and spent fetching their cache lines (models.os.spinlock), per
+        # stack layer: ns, and cycles at the frequency it ran at
+        self.lock_ns = [0.0] * len(_LAYER_NAMES)
+        self.lock_cycles = [0.0] * len(_LAYER_NAMES)
+        self._carry_lock_ns = 0.0  # the part of _carry_ns that is lock waiting (a task's system time)
+        self.lock_waited = 0.0  # ns waited on locks so far, all layers
         # work carried into the next segment (a context switch merged with what follows it)
         self._carry: list[Cost] = []
         self._carry_ns = 0.0
@@ -178,6 +184,17 @@ class Execution:
         if self.engine.tracer is not None:
             self._trace_parts.extend(self._layer_parts(cost))
 
+    def lock_wait(self, ns: float, layer: int) -> None:
+        """``ns`` spent spinning on a lock and fetching its cache lines (models.os.spinlock): busy
+        time in stack layer ``layer`` before whatever this CPU runs next (no event of its own)."""
+        self._carry_ns += ns
+        self._carry_lock_ns += ns
+        self.lock_waited += ns
+        self.lock_ns[layer] += ns
+        self.lock_cycles[layer] += ns * self.freq
+        if self.engine.tracer is not None:
+            self._trace_parts.append((f"lock wait ({_LAYER_NAMES[layer]})", ns))
+
     # -- tracing (only when engine.tracer is set) -------------------------------------------------
     def _layer_parts(self, cost) -> list:
         f = self.freq
@@ -196,6 +213,10 @@ class Execution:
             self._count(c.idx)
             if task is not None:
                 task.sys_ns += c.sys_cycles / self.freq
+        if self._carry_lock_ns:
+            if task is not None:
+                task.sys_ns += self._carry_lock_ns
+            self._carry_lock_ns = 0.0
         self._carry = []
         ns = self._carry_ns
         self._carry_ns = 0.0

@@ -16,6 +16,13 @@ and token pools then scoped to that queue). blk-mq drives it with:
   ``kick()`` is only called from the scheduler's own timer callbacks, never from inside
   insert/dispatch/completed, so ``on_ready`` may run the queue directly.
 
+Locks (``merge_locks``, ``insert_locks``, ``dispatch_locks``, ``complete_locks``): what each hook
+holds per request (:class:`LockUse`), as a share of the hook's cycles; blk-mq turns each into a
+:class:`~models.os.spinlock.SpinLock` of the right scope (one per device's elevator, per hardware
+context, or per software context) and acquires it where the hook runs, so contention costs (spin,
+cache-line hand-offs) emerge from the CPUs that take it. The merge attempt (``bio_merge``, taken
+for every bio while an elevator is attached) is priced out of the insert hook's cycles.
+
 Tunables are the scheduler's sysfs attributes (``/sys/block/<dev>/queue/iosched/*``), given in the
 kernel's sysfs units; each class declares them in ``TUNABLES`` and finds the parsed values in
 ``self.params``. ``insert_cycles``/``dispatch_cycles``/``complete_cycles`` are the CPU cost per
@@ -67,6 +74,25 @@ def is_sync(req) -> bool:
     return req.op == "read" or not (req.flags & REQ_ASYNC)
 
 
+#: scopes of a scheduler's lock: one per device (the request queue's elevator, shared by every
+#: CPU), per hardware context, per software context (a CPU's ``blk_mq_ctx``; this model maps each
+#: CPU to its own hardware context, so a software context is its hardware context's)
+DEVICE, HCTX, CTX = "device", "hctx", "ctx"
+
+
+@dataclass(frozen=True)
+class LockUse:
+    """One lock a scheduler hook takes per request: the kernel's ``name`` for it (uses of one name
+    and scope share the lock), its ``scope`` (:data:`DEVICE`, :data:`HCTX`, :data:`CTX`), the share of
+    the hook's per-request cycles spent holding it (``held``, 0..1), and the cache ``lines`` its
+    section writes, which follow the lock to the next holder's CPU."""
+
+    name: str
+    scope: str
+    held: float
+    lines: float = 1.0
+
+
 @dataclass(frozen=True)
 class Tunable:
     """One sysfs attribute: integer default in ``unit``, accepted range [lo, hi]."""
@@ -83,6 +109,12 @@ class IoScheduler:
     insert_cycles = 0.0
     dispatch_cycles = 0.0
     complete_cycles = 0.0
+    #: locks held per request by the merge attempt (a share of insert_cycles), the insert, the
+    #: dispatch and the completion hooks (see the module docstring); none by default
+    merge_locks: tuple[LockUse, ...] = ()
+    insert_locks: tuple[LockUse, ...] = ()
+    dispatch_locks: tuple[LockUse, ...] = ()
+    complete_locks: tuple[LockUse, ...] = ()
     TUNABLES: dict[str, Tunable] = {}
     """sysfs name -> :class:`Tunable`; anything else in the tunables dict is a ConfigError."""
 

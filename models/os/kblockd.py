@@ -73,5 +73,5 @@ class KblockdWorker:
     def _dispatch(self, pending: dict) -> None:
         blk = self.host.blk
         for h in pending:
-            blk.run_hctx(h)
+            blk.run_hctx(h, self.runner)
         self._work()

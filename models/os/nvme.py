@@ -297,7 +297,7 @@ class NvmeDriver:
         # policies' statistics
         blk = self._blk
         assert blk is not None
-        if blk.complete(req) and blk.iosched_complete_cost is not None:
+        if blk.complete(req, runner) and blk.iosched_complete_cost is not None:
             qp = req.qp
             assert qp is not None
             self._runners[qp.cpu].add_carry(blk.iosched_complete_cost)

@@ -62,6 +62,8 @@ class Polling(Execution):
         out = list(self.layer_ns_done)
         self._add_epoch_layer_ns(out)
         out[POLLING_LAYER] += self.poll_ns
+        for j, ns in enumerate(self.lock_ns):
+            out[j] += ns
         return out
 
     def poll(self, qp: NvmeQueue | None, req: Any, then, more: tuple = ()) -> None:

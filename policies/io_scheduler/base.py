@@ -6,12 +6,24 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from models.os.iosched import REQ_ASYNC, SECTOR, IoScheduler, Tunable, is_sync
+from models.os.iosched import CTX, DEVICE, HCTX, REQ_ASYNC, SECTOR, IoScheduler, LockUse, Tunable, is_sync
 from simcore.plugins import Registry
 
 IO_SCHEDULERS = Registry("IO scheduler")
 
-__all__ = ["IO_SCHEDULERS", "REQ_ASYNC", "SECTOR", "IoScheduler", "SortedQueue", "Tunable", "is_sync"]
+__all__ = [
+    "CTX",
+    "DEVICE",
+    "HCTX",
+    "IO_SCHEDULERS",
+    "REQ_ASYNC",
+    "SECTOR",
+    "IoScheduler",
+    "LockUse",
+    "SortedQueue",
+    "Tunable",
+    "is_sync",
+]
 
 
 class SortedQueue:

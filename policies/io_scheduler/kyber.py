@@ -31,7 +31,7 @@ from collections import deque
 
 from models.host import Host
 from models.os.iosched import IoScheduler, Tunable
-from policies.io_scheduler.base import IO_SCHEDULERS
+from policies.io_scheduler.base import CTX, DEVICE, HCTX, IO_SCHEDULERS, LockUse
 from simcore.units import NS_PER_MS, NS_PER_S
 
 DOMAINS = ("read", "write", "discard", "other")
@@ -64,6 +64,17 @@ class Kyber(IoScheduler):
     insert_cycles = 960.0
     dispatch_cycles = 960.0
     complete_cycles = 480.0
+    # Locks (block/kyber-iosched.c): no device-wide lock. kyber_bio_merge and kyber_insert_requests
+    # take the software context's kcq->lock; kyber_dispatch_request the hardware context's khd->lock
+    # and a token of the request's domain from kqd->domain_tokens (an sbitmap_queue per device,
+    # shared by every CPU: __sbitmap_queue_get, an atomic on a shared word); kyber_finish_request
+    # clears the token (sbitmap_queue_clear). Shares of each hook's cycles (estimate): the list work
+    # under kcq->lock and khd->lock; an atomic (~1/20 of the dispatch, ~1/10 of the completion)
+    # on the token word, one line.
+    merge_locks = (LockUse("kcq->lock", CTX, 0.2, 2.0),)
+    insert_locks = (LockUse("kcq->lock", CTX, 0.8, 2.0),)
+    dispatch_locks = (LockUse("khd->lock", HCTX, 0.8, 2.0), LockUse("domain_tokens", DEVICE, 0.05))
+    complete_locks = (LockUse("domain_tokens", DEVICE, 0.1),)
 
     TUNABLES = {
         "read_lat_nsec": Tunable(2_000_000, "ns", "read latency target", lo=1),

@@ -4,13 +4,19 @@ from collections import deque
 
 from models.host import Host
 from models.os.iosched import IoScheduler
-from policies.io_scheduler.base import IO_SCHEDULERS
+from policies.io_scheduler.base import CTX, HCTX, IO_SCHEDULERS, LockUse
 
 
 @IO_SCHEDULERS.register("none")
 class NoneScheduler(IoScheduler):
     #: blk-mq issues directly to the driver when nothing is queued (blk_mq_try_issue_directly)
     direct_issue = True
+    # Locks (6.6 block/blk-mq.c) when a request cannot be issued directly: blk_mq_insert_request puts
+    # it on its software context's list under ctx->lock, and the dispatch takes it off under
+    # ctx->lock (blk_mq_flush_busy_ctxs) or hctx->lock (hctx->dispatch); list operations of a few
+    # cycles (held ~0: blk_submit_cycles prices them), one line each.
+    insert_locks = (LockUse("ctx->lock", CTX, 0.0),)
+    dispatch_locks = (LockUse("hctx->lock", HCTX, 0.0),)
 
     def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)

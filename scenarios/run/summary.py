@@ -29,6 +29,7 @@ class Snapshot:
         self.t = now
         self.counts = [dict(r.counts) for r in host.runners]
         self.poll = [r.poll_cycles for r in host.runners]
+        self.lock_cycles = [list(r.lock_cycles) for r in host.runners]
         self.layer_ns = [r.layer_ns() for r in host.runners]
         self.spin_cycles = [r.spin_cycles(now) for r in host.runners]
         self.ghz_ns = [c.ghz_ns_at(now) for c in host.pkg.cores]
@@ -153,6 +154,7 @@ def layer_work(host: Host, s: Snapshot) -> tuple[np.ndarray, np.ndarray, list[np
             if d:
                 lc += d * np.asarray(bundles[idx].layer_cycles)
         lc[LAYERS.index("polling")] += r.poll_cycles - s.poll[i]
+        lc += np.asarray(r.lock_cycles) - np.asarray(s.lock_cycles[i])  # spinning on locks, fetching their lines
         layer_cycles += lc
         ns = np.asarray(r.layer_ns()) - np.asarray(s.layer_ns[i])
         per_cpu_layers.append(ns)
