@@ -105,16 +105,15 @@ def threads_figure(plt, rows: list[dict], path: Path) -> None:
         r["cpu_time_us_per_io"] = float(r["cpu_utilization"]) * 20 * 1e6 / float(r["iops"])
     for ax, (key, scale, label) in zip(axes, panels):
         for sched, color in SCHEDULERS.items():
-            rs = sorted((r for r in rows if r["queue.scheduler"] == sched), key=lambda r: float(r["numjobs"]))
-            ax.plot(
-                [float(r["numjobs"]) for r in rs],
-                [float(r[key]) * scale for r in rs],
-                "o-",
-                color=color,
-                label=sched,
-                markersize=4,
-            )
-        ax.set_xlabel("io_uring threads at depth 128 (20 CPUs, 7 devices)")
+            for sockets, style in (("both", "o-"), ("node1", "s--")):
+                rs = sorted(
+                    (r for r in rows if r["queue.scheduler"] == sched and r.get("sockets", "both") == sockets),
+                    key=lambda r: float(r["numjobs"]),
+                )
+                xs = [float(r["numjobs"]) for r in rs]
+                ys = [float(r[key]) * scale for r in rs]
+                ax.plot(xs, ys, style, color=color, label=f"{sched}, {sockets}", markersize=4)
+        ax.set_xlabel("io_uring threads at depth 128 (7 devices on node 1; CPUs of both sockets or node 1)")
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
     axes[0].legend(title="IO scheduler", fontsize=8)
