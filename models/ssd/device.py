@@ -119,6 +119,10 @@ def _lognormal_sampler(mean: float, sd: float):
     return lambda gen, n: gen.lognormal(mu, sigma, n)
 
 
+#: a path holding more reservations than this drops those that are over before adding one
+PRUNE_FROM: Final = 64
+
+
 class TransferPath:
     """A data path that carries one transfer at a time: the PCIe link, a media data path.
 
@@ -127,12 +131,16 @@ class TransferPath:
     their data becomes ready (a read whose media access finished early does not wait behind a
     slower one submitted before it). Times in ns."""
 
-    __slots__ = ("engine", "starts", "ends")
+    __slots__ = ("engine", "starts", "ends", "tail_start")
 
     def __init__(self, engine: Engine):
         self.engine = engine
         self.starts: list[float] = []
         self.ends: list[float] = []
+        #: where the last run of back-to-back reservations begins (ns): from here to ``ends[-1]`` the
+        #: path has no gap, so a transfer ready in that span goes after the last one (a saturated
+        #: path is one long run: no scan of its reservations per transfer)
+        self.tail_start = 0.0
 
     def reserve(self, t: float, dur: float) -> float:
         """Reserve ``dur`` ns at the earliest time >= ``t`` the path is free; returns the start."""
@@ -141,28 +149,48 @@ class TransferPath:
             if ends and ends[-1] <= self.engine.now:  # every reservation is over: start afresh
                 self.starts = [t]
                 self.ends = [t + dur]
+                self.tail_start = t
                 return t
+            if not ends or ends[-1] < t:
+                self.tail_start = t  # after a gap: a new last run
             starts.append(t)
             ends.append(t + dur)
             return t
-        now = self.engine.now
-        k = 0
-        while k < len(ends) and ends[k] <= now:
-            k += 1
-        if k:
-            del starts[:k], ends[:k]
+        if t >= self.tail_start and dur > 0:  # inside the last run, which has no gap: after its end
+            start = ends[-1]
+            if len(ends) > PRUNE_FROM:
+                self._prune()
+                starts, ends = self.starts, self.ends
+            starts.append(start)
+            ends.append(start + dur)
+            return start
+        self._prune()
+        starts, ends = self.starts, self.ends
         i = bisect_right(ends, t)  # first reservation still busy after t
         start = t
         n = len(starts)
+        tail = self.tail_start
         while i < n:
             if start + dur <= starts[i]:
+                break
+            if starts[i] >= tail:  # the last run: no gap in it
+                start = ends[-1]
+                i = n
                 break
             if ends[i] > start:
                 start = ends[i]
             i += 1
+        if i == n and (n == 0 or start > ends[n - 1]):
+            self.tail_start = start  # appended after a gap: a new last run
         starts.insert(i, start)
         ends.insert(i, start + dur)
         return start
+
+    def _prune(self) -> None:
+        """Drop the reservations that are over (ends are in time order)."""
+        k = bisect_right(self.ends, self.engine.now)
+        if k:
+            del self.starts[:k], self.ends[:k]
 
     def busy_until(self) -> float:
         """When the last reservation ends (0: none), ns."""
