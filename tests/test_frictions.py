@@ -99,3 +99,12 @@ def test_a_scenarios_job_file_is_an_input_no_output_may_overwrite(tmp_path, monk
     rc, _, err = run(["run", "s.yaml", "--json", "job.fio"], capsys)
     assert rc == 2 and "same file as the input job.fio (s.yaml's input)" in err
     assert Path("job.fio").read_text() == job
+
+
+def test_a_server_trace_from_standard_input(monkeypatch, capsys):
+    import io
+
+    data = (TRACES_DIR / "msr_sample.csv").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    rc, out, err = run(["run", "--scenario", "server-trace", "--set", "workload.trace=-"], capsys)
+    assert rc == 0 and "trace read from standard input" in err and "300 IOs in the window" in out

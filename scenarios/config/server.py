@@ -24,6 +24,7 @@ from scenarios.config.server_workloads import BurstWorkload, StableWorkload, Tra
 from scenarios.config.sets import PLATFORM_PREFIXES, apply_sets, set_value
 from simcore.config import Model, Seed, load_data_file, set_path, validate
 from simcore.errors import ConfigError
+from simcore.spool import STDIN
 
 #: the platform of the built-in server scenarios: SANDMAN's storage node
 DEFAULT_PLATFORM = "epyc9454p-16xpm1743"
@@ -150,7 +151,7 @@ def _set_server_key(data: dict[str, Any], kind: str, scenario_name: str, key: st
                 f" (--scenario server-trace --set workload.trace=PATH)"
             )
         value = raw.strip() if isinstance(raw, str) else raw
-        if key == "workload.trace" and isinstance(value, str) and value:
+        if key == "workload.trace" and isinstance(value, str) and value and value != STDIN:
             value = str(Path(value).expanduser().resolve())
     else:
         value = set_value(raw)

@@ -41,6 +41,7 @@ from pydantic import Field, field_validator, model_validator
 from scenarios.inputs.traces import FORMATS, map_volumes, open_trace, parse_window, select
 from simcore.config import Model
 from simcore.errors import ConfigError
+from simcore.spool import spooled
 
 #: SANDMAN's stable sweep: 10K to 10240K IOPS, doubling each step.
 STABLE_RATES = tuple(10_000 * 2**k for k in range(11))
@@ -221,6 +222,7 @@ class TraceWorkload(_Common):
     def _trace_file(cls, v: str | None) -> str | None:
         if v is None:
             raise ValueError("trace replay needs the trace file: --set workload.trace=PATH")
+        v = spooled(v)  # '-' or a pipe: read once into a temporary file (the feed reads it twice)
         if not Path(v).is_file():
             raise ValueError(f"trace file not found: {v}")
         return v
