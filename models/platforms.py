@@ -273,7 +273,7 @@ def cheops23_optane() -> PlatformConfig:
     return PlatformConfig(
         name="cheops23-optane",
         description="CHEOPS'23 host: 2 x 10-core Xeon (E5-2640 v4-class, 2.41 GHz fixed, SMT off) +"
-        " 8 x Optane P4800X (the measurements of the engines study; nothing fitted to them)",
+        " 8 x Optane P4800X (the engines study's host: device and doorbell from its SPDK points, the rest predicted)",
         cpu=cpu,
         ssd=ssd,
         ssd_count=8,

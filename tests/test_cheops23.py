@@ -1,6 +1,7 @@
 """The CHEOPS'23 measurements (third-party fio runs on 2 x 10-core Xeons with Optane SSDs, shipped
 with their MIT licence) and the ``cheops23`` validation suite on the ``cheops23-optane`` platform:
-the study's job files run unchanged, nothing fitted to them.
+the study's job files run unchanged; only the device's read time and a doorbell write come from the
+study's SPDK points, every other point is a prediction.
 
 The tolerances here are what the model reaches today, stated per operating point (the issue's
 targets are 10% at depth 1 and at saturation); tightening one is a model improvement, loosening one
