@@ -159,6 +159,16 @@ def is_compiled() -> bool:
     return not _state["why"]
 
 
+def package_version() -> str:
+    """The installed stacksim's version (its metadata), or ``(not installed)``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("stacksim")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def describe() -> str:
     """One line: which code runs, and why when it is not the compiled one."""
     if is_compiled():

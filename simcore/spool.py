@@ -53,7 +53,8 @@ def spooled(path: str, what: str = "trace") -> str:
             )
             raise ConfigError(f"{path}: is a {kind}, not a {what} file (give a file, a pipe or '-' for standard input)")
         source, name = None, Path(path).name or "fifo"
-    target = _spool_dir() / f"{len(list(_spool_dir().iterdir()))}-{name}"
+    spool = _spool_dir()
+    target = spool / f"{len(list(spool.iterdir()))}-{name}"
     try:
         with open(target, "wb") as out:
             if source is None:

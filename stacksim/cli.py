@@ -45,15 +45,9 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from simcore.compiled import describe, package_version
 
-    from simcore.compiled import describe
-
-    try:
-        v = version("stacksim")
-    except PackageNotFoundError:
-        v = "(not installed)"
-    return f"stacksim {v}: {describe()}"
+    return f"stacksim {package_version()}: {describe()}"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -33,8 +33,9 @@ SOURCES = {
 }
 
 
-def _rows(path: str) -> list[dict]:
-    with open(path, newline="") as f:
+def read_rows(path: str) -> list[dict]:
+    """The rows of a sweep's results CSV (a spreadsheet's byte-order mark dropped)."""
+    with open(path, newline="", encoding="utf-8-sig") as f:
         return list(csv.DictReader(f))
 
 
@@ -86,7 +87,7 @@ def threads_figure(plt, rows: list[dict], path: Path) -> None:
     )
     fig, _ = _mode_panels(plt, rows, panels, (2, 2), (11, 7))
     fig.suptitle("optane900p-e3-1230v5 (4 cores, 8 CPUs): predictions, nothing fitted beyond one thread", fontsize=10)
-    _save(fig, path)
+    save_svg(fig, path)
 
 
 def energy_figure(plt, rows: list[dict], path: Path) -> None:
@@ -96,7 +97,7 @@ def energy_figure(plt, rows: list[dict], path: Path) -> None:
         ("energy_j_per_million_ios", 1.0, "system energy per IO (uJ)"),
     )
     fig, _ = _mode_panels(plt, rows, panels, (1, 2), (11, 3.8))
-    _save(fig, path)
+    save_svg(fig, path)
 
 
 def memops_figure(plt, rows: list[dict], path: Path) -> None:
@@ -131,7 +132,7 @@ def memops_figure(plt, rows: list[dict], path: Path) -> None:
         )
     axes[0].set_ylabel("loads + stores (millions per second)")
     axes[0].legend(fontsize=8)
-    _save(fig, path)
+    save_svg(fig, path)
 
 
 def queue_depth_figure(plt, qd_rows: list[dict], thread_rows: list[dict], path: Path) -> None:
@@ -185,13 +186,31 @@ def queue_depth_figure(plt, qd_rows: list[dict], thread_rows: list[dict], path: 
         " (scenarios/data/reference/optane_ssd.yaml)",
         fontsize=9,
     )
-    _save(fig, path)
+    save_svg(fig, path)
 
 
-def _save(fig, path: Path) -> None:
+def save_svg(fig, path: Path) -> None:
+    """Write ``fig`` to ``path`` as a reproducible SVG (no date; ids fixed by :func:`svg_pyplot`)."""
     fig.tight_layout()
     fig.savefig(path, format="svg", metadata={"Date": None})
     print(f"wrote {path.relative_to(ROOT)}")
+
+
+def svg_pyplot(tool: str):
+    """matplotlib's pyplot set up for reproducible SVGs, with the repository importable; None (and a
+    message naming ``tool``) without matplotlib."""
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"{tool}: needs matplotlib (pip install matplotlib)", file=sys.stderr)
+        return None
+    matplotlib.use("svg")
+    matplotlib.rcParams["svg.hashsalt"] = "stacksim"  # fixed element ids: reproducible SVGs
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (smaller, searchable)
+    import matplotlib.pyplot as plt
+
+    sys.path.insert(0, str(ROOT))
+    return plt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,18 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("threads_csv")
     ap.add_argument("qd_csv")
     args = ap.parse_args(argv)
-    try:
-        import matplotlib
-    except ImportError:
-        print("predictions_figures: needs matplotlib (pip install matplotlib)", file=sys.stderr)
+    plt = svg_pyplot("predictions_figures")
+    if plt is None:
         return 2
-    matplotlib.use("svg")
-    matplotlib.rcParams["svg.hashsalt"] = "stacksim"  # fixed element ids: reproducible SVGs
-    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (smaller, searchable)
-    import matplotlib.pyplot as plt
-
-    sys.path.insert(0, str(ROOT))
-    threads, qd = _rows(args.threads_csv), _rows(args.qd_csv)
+    threads, qd = read_rows(args.threads_csv), read_rows(args.qd_csv)
     OUT.mkdir(exist_ok=True)
     threads_figure(plt, threads, OUT / "threads.svg")
     energy_figure(plt, threads, OUT / "threads-energy.svg")

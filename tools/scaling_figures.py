@@ -15,46 +15,36 @@ IO against threads, one line per IO scheduler: a prediction). Reproducible SVGs 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "docs" / "figures"
+from predictions_figures import OUT, read_rows, save_svg, svg_pyplot  # (tools/, the script's directory)
+
 ENGINES = {"aio": "#E45756", "iou": "#4C78A8", "iou_c": "#54A24B", "iou_s": "#B279A2"}
 LABELS = {"aio": "libaio", "iou": "io_uring", "iou_c": "io_uring hipri", "iou_s": "io_uring SQPOLL"}
 SCHEDULERS = {"none": "#4C78A8", "mq-deadline": "#F58518", "kyber": "#54A24B", "bfq": "#E45756"}
 GHZ = 2.41  # the measured host's clock (cycles per ns)
 
 
-def _rows(path: str) -> list[dict]:
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        return list(csv.DictReader(f))
-
-
 def measured() -> dict[str, list[tuple[float, dict]]]:
-    """engine -> [(depth, {iops, cycles_per_io, instructions_per_io, ipc})] from the shipped data."""
+    """engine -> [(depth, {iops, cycles_per_io, instructions_per_io, ipc})] from the shipped data
+    (``perf stat``'s counters per IO as the cheops23 validation suite reads them)."""
     from scenarios.data.measurements import CHEOPS23_DIR
+    from scenarios.studies.suite_cheops23 import POINTS, perf_counters
 
-    perf = {}
-    with open(CHEOPS23_DIR / "perf_stat.csv", newline="") as f:
-        for r in csv.DictReader(f):
-            n = 5.0 * float(r["fio_iops"])
-            perf[(r["point"], r["engine"])] = {
-                "cycles_per_io": float(r["cycles_per_5s"]) / n,
-                "instructions_per_io": float(r["instructions_per_5s"]) / n,
-                "ipc": float(r["instructions_per_5s"]) / float(r["cycles_per_5s"]),
-            }
+    perf = perf_counters()
     out: dict[str, list[tuple[float, dict]]] = {}
-    for point in ("qd1", "saturation", "depth128_1thread"):
+    for point in POINTS:
         for engine in ENGINES:
             path = CHEOPS23_DIR / point / f"{engine}.json"
             if not path.is_file():
                 continue
-            job = json.loads(path.read_text())["jobs"][0]
-            depth = float(json.loads(path.read_text())["global options"].get("iodepth", 1))
-            values = {"iops": float(job["read"]["iops"]), **perf.get((point, engine), {})}
+            result = json.loads(path.read_text())
+            depth = float(result["global options"].get("iodepth", 1))
+            values = {"iops": float(result["jobs"][0]["read"]["iops"])}
+            counters = perf.get((point, engine))
+            if counters is not None:
+                values.update(counters, cycles_per_io=counters["instructions_per_io"] / counters["ipc"])
             out.setdefault(engine, []).append((depth, values))
     return out
 
@@ -95,7 +85,7 @@ def depth_figure(plt, rows: list[dict], path: Path) -> None:
         ax.grid(True, alpha=0.3)
     axes.flat[0].legend(fontsize=7)
     fig.suptitle("cheops23-optane: one thread, 4 KiB random reads; lines the model, diamonds CHEOPS'23", fontsize=10)
-    _save(fig, path)
+    save_svg(fig, path)
 
 
 def threads_figure(plt, rows: list[dict], path: Path) -> None:
@@ -117,13 +107,7 @@ def threads_figure(plt, rows: list[dict], path: Path) -> None:
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
     axes[0].legend(title="IO scheduler", fontsize=8)
-    _save(fig, path)
-
-
-def _save(fig, path: Path) -> None:
-    fig.tight_layout()
-    fig.savefig(path, format="svg", metadata={"Date": None})
-    print(f"wrote {path.relative_to(ROOT)}")
+    save_svg(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,20 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("depth_csv")
     ap.add_argument("threads_csv")
     args = ap.parse_args(argv)
-    try:
-        import matplotlib
-    except ImportError:
-        print("scaling_figures: needs matplotlib (pip install matplotlib)", file=sys.stderr)
+    plt = svg_pyplot("scaling_figures")
+    if plt is None:
         return 2
-    matplotlib.use("svg")
-    matplotlib.rcParams["svg.hashsalt"] = "stacksim"
-    matplotlib.rcParams["svg.fonttype"] = "none"
-    import matplotlib.pyplot as plt
-
-    sys.path.insert(0, str(ROOT))
     OUT.mkdir(exist_ok=True)
-    depth_figure(plt, _rows(args.depth_csv), OUT / "scaling-depth.svg")
-    threads_figure(plt, _rows(args.threads_csv), OUT / "scaling-threads.svg")
+    depth_figure(plt, read_rows(args.depth_csv), OUT / "scaling-depth.svg")
+    threads_figure(plt, read_rows(args.threads_csv), OUT / "scaling-threads.svg")
     return 0
 
 

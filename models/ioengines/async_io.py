@@ -479,14 +479,21 @@ class AsyncThread(SyncThread):
             need = max(need, 1)
         return min(need, queued)
 
+    def _exit_if_drained(self) -> bool:
+        """fio's thread ends once it is stopping with nothing in flight or left to reap: it leaves its
+        flow group and exits (its SQ thread is told); True when it did."""
+        if not (self.stopping and self.inflight == 0 and not self.ring):
+            return False
+        if self._flow is not None:
+            self._flow.leave()
+        self.runner.exit_task()
+        if self.sq_thread is not None:
+            self.sq_thread.client_exited()
+        return True
+
     def _reap(self) -> None:
         runner = self.runner
-        if self.stopping and self.inflight == 0 and not self.ring:
-            if self._flow is not None:
-                self._flow.leave()
-            runner.exit_task()
-            if self.sq_thread is not None:
-                self.sq_thread.client_exited()
+        if self._exit_if_drained():
             return
         if self.low < self.depth and self.inflight + len(self.ring) >= self.depth:
             self._low_drain = True  # fio's `full`: reap down to iodepth_low before refilling

@@ -196,11 +196,7 @@ class SpdkThread(AsyncThread):
 
     # -- getevents() -------------------------------------------------------------------------
     def _reap(self) -> None:
-        runner = self.runner
-        if self.stopping and self.inflight == 0 and not self.ring:
-            if self._flow is not None:
-                self._flow.leave()
-            runner.exit_task()
+        if self._exit_if_drained():
             return
         if self._need() == 0:
             self._fill()

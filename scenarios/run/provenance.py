@@ -20,7 +20,7 @@ from typing import Any
 
 from scenarios.config.host import RunConfig
 from scenarios.config.server import ServerRunConfig
-from simcore.compiled import describe
+from simcore.compiled import describe, package_version
 from simcore.config import read_text_file, validate
 from simcore.errors import ConfigError
 
@@ -46,18 +46,9 @@ def source_sha256() -> str:
     return h.hexdigest()
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("stacksim")
-    except PackageNotFoundError:
-        return "(not installed)"
-
-
 def code_identity() -> dict[str, str]:
     """The code that ran: version, compiled or pure (and why), the sources' SHA-256."""
-    return {"version": _version(), "code": describe(), "source_sha256": source_sha256()}
+    return {"version": package_version(), "code": describe(), "source_sha256": source_sha256()}
 
 
 def file_record(path: str | os.PathLike) -> dict[str, Any]:
