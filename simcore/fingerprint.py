@@ -41,7 +41,8 @@ def _plugin_file(spec: str) -> Path | None:
 
 
 @lru_cache(maxsize=1)
-def _packages_sha() -> str:
+def packages_sha() -> str:
+    """SHA-256 (hex) over every Python source of stacksim's packages: path and bytes, in path order."""
     h = hashlib.sha256()
     for name in PACKAGES:
         for rel, f in _package_files(name):
@@ -52,7 +53,7 @@ def _packages_sha() -> str:
 
 def code_sha(plugins: Iterable[str] = ()) -> str:
     """16 hex digits identifying the simulator's code (and the given plug-ins' files)."""
-    h = hashlib.sha256(_packages_sha().encode())
+    h = hashlib.sha256(packages_sha().encode())
     for spec in plugins:
         h.update(f"plugin {spec}\0".encode())
         path = _plugin_file(spec)

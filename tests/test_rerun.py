@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from policies.completion.base import COMPLETION_POLICIES
-from scenarios.run.provenance import source_sha256
+from simcore.fingerprint import packages_sha
 from stacksim import cli
 
 JOB = """[global]
@@ -70,7 +70,7 @@ def test_the_json_records_what_made_the_run_and_rerun_reproduces_it(tmp_path, mo
     assert prov["inputs"]["job_file"]["text"] == JOB and len(prov["inputs"]["job_file"]["sha256"]) == 64
     assert prov["inputs"]["sets"] == ["bs=8k"] and prov["inputs"]["seed"] == 5 and prov["seed"] == 5
     assert prov["config"]["jobs"][0]["bs_read_bytes"] == 8192  # the resolved value, after --set
-    assert prov["source_sha256"] == source_sha256() and prov["version"] and prov["code"]
+    assert prov["source_sha256"] == packages_sha() and prov["version"] and prov["code"]
     # the rerun simulates the recorded configuration, not the job file as it is now
     Path("job.fio").write_text(JOB.replace("bs=4k", "bs=64k"))
     rc, _, err = run(["run", "--rerun", "a.json", "--json", "b.json", "--quiet"], capsys)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,32 +22,19 @@ from scenarios.config.server import ServerRunConfig
 from simcore.compiled import describe, package_version
 from simcore.config import read_text_file, validate
 from simcore.errors import ConfigError
+from simcore.fingerprint import packages_sha
 
 __all__ = ["KEEP_TEXT_BYTES", "code_identity", "file_record", "provenance", "load_rerun", "Rerun"]
 
 #: an input file's text is kept in the JSON up to this size (bytes); a larger one by its hash only
 KEEP_TEXT_BYTES = 1 << 20
-#: the top-level packages whose sources make the code's identity
-PACKAGES = ("simcore", "models", "policies", "scenarios", "stacksim")
-_ROOT = Path(__file__).resolve().parents[2]
 _CONFIGS: dict[str, type[RunConfig] | type[ServerRunConfig]] = {"host": RunConfig, "server": ServerRunConfig}
 
 
-@lru_cache(maxsize=1)
-def source_sha256() -> str:
-    """SHA-256 over the package's Python sources (path and bytes of each, in path order)."""
-    h = hashlib.sha256()
-    for pkg in PACKAGES:
-        for path in sorted((_ROOT / pkg).rglob("*.py")):
-            h.update(str(path.relative_to(_ROOT)).encode())
-            h.update(b"\0")
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def code_identity() -> dict[str, str]:
-    """The code that ran: version, compiled or pure (and why), the sources' SHA-256."""
-    return {"version": package_version(), "code": describe(), "source_sha256": source_sha256()}
+    """The code that ran: version, compiled or pure (and why), the SHA-256 of the packages' Python
+    sources (:func:`simcore.fingerprint.packages_sha`, what sweeps key their stored runs on)."""
+    return {"version": package_version(), "code": describe(), "source_sha256": packages_sha()}
 
 
 def file_record(path: str | os.PathLike) -> dict[str, Any]:
