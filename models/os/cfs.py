@@ -97,6 +97,7 @@ class Cfs(IrqEntry):
         task = self.current
         assert task is not None
         self.charge_runtime(task, self.clock())
+        self.settle_carry(task)
         task.state = DEAD
         self.current = None
         self.need_resched = False
@@ -106,7 +107,9 @@ class Cfs(IrqEntry):
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
         now = self.engine.now
-        self.charge_runtime(task, now)
+        # the work carried so far is the task's own (its syscall's tail): it runs until that ends
+        self.charge_runtime(task, self.clock())
+        self.settle_carry(task)
         task.last_ran = self.last_task_ns = now
         task.warm_cpu = self.id
         task.warm_mark = self.run_ns_total
@@ -163,6 +166,11 @@ class Cfs(IrqEntry):
                 else (self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs)
             )
             now = self.engine.now
+            # the task's clock starts at its pick (set_next_entity): what is carried before the
+            # switch (a C-state exit, an interrupt handled on the idle CPU, the previous task's
+            # dequeue) is not its time; the switch itself is (finish_task_switch runs as it)
+            start = self.clock()
+            self.settle_carry(None)
             self.add_carry(cost)
             if not nxt.kthread and (nxt is not self._last_user or self._caches_flushed):
                 self._cold_start(nxt)
@@ -170,7 +178,7 @@ class Cfs(IrqEntry):
             if not cpu.busy or cpu.activity != cost.activity:
                 cpu.set_busy(now, cost.activity)
             self.mode = RUN
-            nxt.ran_since = now
+            nxt.ran_since = start
             if self.rq:
                 self._arm_slice()
             resume = nxt.resume

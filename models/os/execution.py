@@ -111,6 +111,9 @@ class Execution:
         self._carry: list[Cost] = []
         self._carry_ns = 0.0
         self._carry_fixed_ns = 0.0  # the part of _carry_ns that is not CPU work (C-state exit)
+        #: the first carried bundles, already accounted to whoever ran them (settle_carry): the task
+        #: that runs the carried work is charged only for the rest
+        self._carry_owned = 0
         self._trace_parts: list = []  # (label, ns) of carried work, kept only when tracing
         # segment state
         self._seg_call: Call | None = None
@@ -208,20 +211,37 @@ class Execution:
 
     # -- carried work, frequency and CPU-time accounting ---------------------------------------
     def _absorb_carry(self, task: Task | None) -> float:
-        """Count the carried bundles (on this CPU and the task) and return their time, ns."""
-        for c in self._carry:
+        """Count the carried bundles (on this CPU, and the ones not yet owned on the task) and
+        return their time, ns."""
+        owned = self._carry_owned
+        for i, c in enumerate(self._carry):
             self._count(c.idx)
-            if task is not None:
+            if task is not None and i >= owned:
                 task.sys_ns += c.sys_cycles / self.freq
         if self._carry_lock_ns:
             if task is not None:
                 task.sys_ns += self._carry_lock_ns
             self._carry_lock_ns = 0.0
         self._carry = []
+        self._carry_owned = 0
         ns = self._carry_ns
         self._carry_ns = 0.0
         self._carry_fixed_ns = 0.0
         return ns
+
+    def settle_carry(self, task: Task | None) -> None:
+        """The work carried so far was run by ``task`` (None: the idle task, which nobody is
+        charged for): its system time goes to ``task`` now, and whoever runs next is not charged
+        for it. Called at a context switch: the kernel charges a task up to its switch-out
+        (update_curr in put_prev_task) and the next one from its pick (set_next_entity)."""
+        carry = self._carry
+        if task is not None:
+            f = self.freq
+            for c in carry[self._carry_owned :]:
+                task.sys_ns += c.sys_cycles / f
+            task.sys_ns += self._carry_lock_ns
+        self._carry_lock_ns = 0.0
+        self._carry_owned = len(carry)
 
     def _freq_changed(self, freq_ghz: float) -> None:
         if freq_ghz != self.freq:
