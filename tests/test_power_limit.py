@@ -15,13 +15,13 @@ def test_ceiling_caps_requests_and_releases_them():
     pkg = host.pkg
     core = pkg.cores[0]
     top = pkg.cfg.top_freq_ghz
-    pkg.set_ceiling(0.0, 2.0)
+    pkg.set_ceiling(0.0, 2.0, pkg.sockets[0])
     assert core.target_ghz == 2.0 and core.requested_ghz == top
     core.request_freq(0.0, 1.5)  # below the ceiling: granted
     assert core.target_ghz == 1.5
     core.request_freq(0.0, 3.0)
     assert core.target_ghz == 2.0  # capped
-    pkg.set_ceiling(0.0, top)
+    pkg.set_ceiling(0.0, top, pkg.sockets[0])
     assert core.target_ghz == 3.0  # the request comes back when the cap lifts
     host.engine.run(1e6)
     assert core.freq_ghz == 3.0  # after the P-state transition latency
@@ -81,3 +81,26 @@ def test_server_linux_policy_at_peak_load_is_held_at_its_ppt():
     assert pl["limit_w"] == 290.0 and pl["throttled_fraction"] == 1.0
     assert 1.5 < pl["ceiling_ghz_mean"] < 3.0
     assert s["power_w"]["cpu"] == pytest.approx(290.0, rel=0.03)
+
+
+def test_each_package_is_held_to_its_own_limit():
+    """RAPL's PL1 is per package: on two sockets with every busy thread on socket 0, only socket 0's
+    limiter lowers its ceiling; socket 1 (idle, far below the limit) keeps its top frequency."""
+    cfg = resolve(
+        scenario="cheops23-depth",
+        sets={
+            "runtime": "30ms",
+            "ramp_time": "5ms",
+            "numjobs": "10",
+            "numa_cpu_nodes": "0",
+            "cpu.power_limit_w": "50",
+            "cpu.power_limit_window_ms": "1",
+        },
+    )
+    s = simulate(cfg)["summary"]
+    pl = s["cpu_power_limit"]
+    busy, idle = pl["per_package"]
+    assert pl["limit_w"] == 50.0
+    assert busy["throttled_fraction"] > 0.5 and busy["ceiling_ghz_mean"] < cfg.platform.cpu.top_freq_ghz
+    assert idle["throttled_fraction"] == 0.0 and idle["adjustments"] == 0
+    assert s["power_w"]["cpu_socket0"] == pytest.approx(50.0, rel=0.1)

@@ -57,11 +57,11 @@ class Package:
         self.node_of: list[int] = [cpu.core.socket.index for cpu in self.cpus]
         self._line_same = cfg.line_transfer_cycles
         self._line_remote = cfg.cross_socket_line_transfer_cycles
-        #: the frequency ceiling of the power limit (top frequency while not throttled)
-        self.ceiling_ghz = cfg.top_freq_ghz
+        #: the power limit of each package (RAPL PL1 is per package: each socket's firmware caps its
+        #: own cores' frequency from its own power), or None without a limit
         self.limiter: Any = None
         if cfg.power_limit_w is not None and engine is not None:
-            self.limiter = PowerLimiter(self, engine)
+            self.limiter = [PowerLimiter(self, engine, sock) for sock in self.sockets]
         #: cumulative C0 time, integrated up to each core's last C0 change (:meth:`settle_c0` brings
         #: it to now): physical-core ns, physical-core GHz x ns, logical-CPU ns, logical-CPU GHz x ns
         #: (native floats: a list's items would be boxed anew at every change; :attr:`c0_acc`)
@@ -76,11 +76,13 @@ class Package:
         logical-CPU GHz x ns] (a copy)."""
         return [self.c0_core_ns, self.c0_core_ghz_ns, self.c0_cpu_ns, self.c0_cpu_ghz_ns]
 
-    def set_ceiling(self, now: float, ghz: float) -> None:
-        """The power limit's frequency ceiling changes: every core moves to min(request, ceiling)."""
-        self.ceiling_ghz = ghz
+    def set_ceiling(self, now: float, ghz: float, sock: "Socket") -> None:
+        """The power limit's frequency ceiling of package ``sock`` changes: each of its cores moves
+        to min(request, ceiling)."""
+        sock.ceiling_ghz = ghz
         for c in self.cores:
-            c._retarget(now)
+            if c.socket is sock:
+                c._retarget(now)
 
     def sibling_of(self, cpu: "LogicalCpu") -> "LogicalCpu | None":
         sib = cpu.core.cpus
@@ -146,11 +148,23 @@ class Socket:
     UPI links) draws its active power unless every logical CPU of this socket sits in a
     ``package_deep`` state (package C-states are per package)."""
 
-    __slots__ = ("pkg", "index", "awake_cpus", "uncore_energy_j", "uncore_power_w", "_t", "_idle_w", "_active_w")
+    __slots__ = (
+        "pkg",
+        "index",
+        "awake_cpus",
+        "uncore_energy_j",
+        "uncore_power_w",
+        "ceiling_ghz",
+        "_t",
+        "_idle_w",
+        "_active_w",
+    )
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
         self.index = index
+        #: the frequency ceiling of this package's power limit (top frequency while not throttled)
+        self.ceiling_ghz = pkg.cfg.top_freq_ghz
         self.awake_cpus = 0  # this socket's CPUs not in a package_deep state (set once they exist)
         self._idle_w = pkg.cfg.uncore_idle_w
         self._active_w = pkg.cfg.uncore_active_w
@@ -242,7 +256,7 @@ class PhysicalCore:
         self._retarget(now)
 
     def _retarget(self, now: float) -> None:
-        freq_ghz = min(self.requested_ghz, self.pkg.ceiling_ghz)
+        freq_ghz = min(self.requested_ghz, self.socket.ceiling_ghz)
         if freq_ghz == self.target_ghz:
             return
         cfg = self._cfg

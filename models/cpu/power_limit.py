@@ -1,5 +1,7 @@
 """The package power limit (Intel RAPL PL1, AMD PPT): firmware lowers the cores' frequency
-ceiling while the package's running-average power is above the limit.
+ceiling while the package's running-average power is above the limit. Each package (socket) has its
+own limit and its own control loop (RAPL's MSR_PKG_POWER_LIMIT is per package): a busy socket is
+throttled on its own power while the other one keeps its clocks.
 
 Every ``power_limit_control_us`` the limiter takes the package's exact average power over the
 period (its energy integral), folds it into an exponentially weighted average with time constant
@@ -26,23 +28,21 @@ HYSTERESIS = 0.02  # raise the ceiling again only below 98% of the limit (no ste
 
 
 class PowerLimiter:
-    """Drives ``Package.set_ceiling`` from the package's running-average power."""
+    """Drives ``Package.set_ceiling`` of one package (``sock``) from that package's running-average
+    power (its cores and its uncore)."""
 
-    def __init__(self, pkg, engine):
+    def __init__(self, pkg, engine, sock):
         cfg = pkg.cfg
         self.pkg = pkg
+        self.sock = sock
         self.engine = engine
-        # RAPL's PL1 is per package; the sockets of a machine run the same load here, so their sum
-        # is held to sockets x the limit (one ceiling for all: an approximation of per-package control)
-        self.limit_w = cfg.power_limit_w * cfg.sockets
+        self.limit_w = cfg.power_limit_w
         self.period_ns = cfg.power_limit_control_us * 1e3
         self.alpha = min(1.0, self.period_ns / (cfg.power_limit_window_ms * 1e6))
         self.step = cfg.pstate_step_ghz
         top_activity = max(cfg.activity.values()) * (1.0 + (cfg.smt_second_thread_activity if cfg.smt else 0.0))
         #: the package's highest possible power, W (bounds how fast the average can rise)
-        self.max_w = (
-            cfg.total_cores * cfg.busy_power_w(cfg.top_freq_ghz, top_activity) + cfg.sockets * cfg.uncore_active_w
-        )
+        self.max_w = cfg.physical_cores * cfg.busy_power_w(cfg.top_freq_ghz, top_activity) + cfg.uncore_active_w
         self.avg_w: float | None = None
         self._e = 0.0
         self._t = 0.0
@@ -56,14 +56,14 @@ class PowerLimiter:
     def stats_at(self, now: float) -> tuple[float, float]:
         """(integral of the ceiling in GHz x ns, time throttled in ns) up to ``now``."""
         dt = now - self._stat_t
-        ceil = self.pkg.ceiling_ghz
+        ceil = self.sock.ceiling_ghz
         return (self.ceiling_ghz_ns + ceil * dt, self.throttled_ns + (dt if ceil < self.pkg.cfg.top_freq_ghz else 0.0))
 
     def _control(self) -> None:
         pkg = self.pkg
         now = self.engine.now
         pkg.settle(now)
-        e = pkg.energy_j()
+        e = pkg.socket_energy_j(self.sock.index)
         gap = now - self._t
         p = (e - self._e) / (gap * 1e-9)
         self._e, self._t = e, now
@@ -73,16 +73,16 @@ class PowerLimiter:
             w = 1.0 - (1.0 - self.alpha) ** (gap / self.period_ns)
             self.avg_w += w * (p - self.avg_w)
         cfg = pkg.cfg
-        ceiling = pkg.ceiling_ghz
+        ceiling = self.sock.ceiling_ghz
         if self.avg_w > self.limit_w and ceiling > cfg.min_freq_ghz:
             ceiling = max(cfg.min_freq_ghz, round(ceiling - self.step, 9))
         elif self.avg_w < self.limit_w * (1.0 - HYSTERESIS) and ceiling < cfg.top_freq_ghz:
             ceiling = min(cfg.top_freq_ghz, round(ceiling + self.step, 9))
-        if ceiling != pkg.ceiling_ghz:
+        if ceiling != self.sock.ceiling_ghz:
             self.ceiling_ghz_ns, self.throttled_ns = self.stats_at(now)
             self._stat_t = now
             self.adjustments += 1
-            pkg.set_ceiling(now, ceiling)
+            pkg.set_ceiling(now, ceiling, self.sock)
         self.engine.call_in(self.period_ns * self._quiet_periods(ceiling), self._control)
 
     def _quiet_periods(self, ceiling: float) -> int:
@@ -97,23 +97,38 @@ class PowerLimiter:
         return max(1, int(n))
 
 
-def limit_reading(pkg, now: float) -> tuple[float, float, int] | None:
-    """Cumulative limiter counters at ``now`` (None without a power limit)."""
-    lim = pkg.limiter
-    if lim is None:
+def limit_reading(pkg, now: float) -> list[tuple[float, float, int]] | None:
+    """Cumulative counters of each package's limiter at ``now`` (None without a power limit)."""
+    if pkg.limiter is None:
         return None
-    ceil_ns, throttled_ns = lim.stats_at(now)
-    return ceil_ns, throttled_ns, lim.adjustments
+    out = []
+    for lim in pkg.limiter:
+        ceil_ns, throttled_ns = lim.stats_at(now)
+        out.append((ceil_ns, throttled_ns, lim.adjustments))
+    return out
 
 
 def limit_summary(pkg, a, b, dur_ns: float) -> dict:
-    """What the power limit did between two :func:`limit_reading` snapshots."""
-    return {
-        "limit_w": pkg.limiter.limit_w,
-        "throttled_fraction": (b[1] - a[1]) / dur_ns,
-        "ceiling_ghz_mean": (b[0] - a[0]) / dur_ns,
-        "adjustments": b[2] - a[2],
+    """What the power limits did between two :func:`limit_reading` snapshots: the limit of one
+    package, the time-averaged throttled fraction and ceiling over the packages, the adjustments of
+    all, and with several packages each one's (``per_package``)."""
+    per = [
+        {
+            "throttled_fraction": (y[1] - x[1]) / dur_ns,
+            "ceiling_ghz_mean": (y[0] - x[0]) / dur_ns,
+            "adjustments": y[2] - x[2],
+        }
+        for x, y in zip(a, b)
+    ]
+    out = {
+        "limit_w": pkg.limiter[0].limit_w,
+        "throttled_fraction": sum(p["throttled_fraction"] for p in per) / len(per),
+        "ceiling_ghz_mean": sum(p["ceiling_ghz_mean"] for p in per) / len(per),
+        "adjustments": sum(p["adjustments"] for p in per),
     }
+    if len(per) > 1:
+        out["per_package"] = per
+    return out
 
 
 def format_limit(summary: dict) -> str | None:
@@ -122,6 +137,7 @@ def format_limit(summary: dict) -> str | None:
     if not pl or pl["throttled_fraction"] <= 0:
         return None
     return (
-        f"  CPU power limit {pl['limit_w']:.0f} W: throttled {100 * pl['throttled_fraction']:.0f}% of the time,"
+        f"  CPU power limit {pl['limit_w']:.0f} W per package: throttled"
+        f" {100 * pl['throttled_fraction']:.0f}% of the time,"
         f" frequency ceiling {pl['ceiling_ghz_mean']:.2f} GHz on average"
     )
