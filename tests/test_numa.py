@@ -173,3 +173,20 @@ def test_power_is_reported_per_socket_and_the_idle_socket_draws_less():
     assert p["cpu_socket0"] + p["cpu_socket1"] == pytest.approx(p["cpu"])
     one = simulate(resolve(scenario="default", sets={"runtime": "2ms", "ramp_time": "0"}))["summary"]["power_w"]
     assert not any(k.startswith("cpu_socket") for k in one)  # one socket: the package is the CPU
+
+
+def test_a_wake_up_from_another_cpu_fetches_a_line_each_way():
+    """A shared queue's vector fires on one CPU of its mask: a depth-1 thread on another CPU of the
+    mask is woken from that CPU, and the wake-up crosses through memory (the waker writes the
+    target's run queue, the target reads the wake entry): one line transfer on each side per IO,
+    none when the thread runs on the vector's own CPU."""
+    sets = {"ssd.max_queue_pairs": "8"}
+    cfg = _cfg(**sets)
+    drv = build_host(cfg.platform, cfg.queue, 1).driver
+    q = drv.queue_for(0, 0, False)
+    other = next(c for c in q.cpus if c != q.cpu)
+    on_vector = _run(cpus_allowed=str(q.cpu), **sets)
+    woken_remotely = _run(cpus_allowed=str(other), **sets)
+    line_ns = cfg.platform.cpu.line_transfer_cycles / cfg.platform.cpu.top_freq_ghz
+    extra = woken_remotely["layers_ns_per_io"]["cache"] - on_vector["layers_ns_per_io"].get("cache", 0.0)
+    assert extra == pytest.approx(2 * line_ns, rel=0.1)

@@ -47,12 +47,21 @@ class IrqEntry(IdleLoop):
         self._seg_rem_fac = 1.0  # the SMT factor _seg_rem was measured at
         self._ipi_cost: Cost = host.ipi_cost
         self._ipi_ns: float = host.kcosts.ipi_latency_ns
+        pcfg = host.pkg.cfg
+        #: an IPI to another socket crosses the interconnect: its extra hop, estimated as the extra
+        #: of a cross-socket cache-line transfer over an on-socket one (the same fabric), cycles
+        self._ipi_remote_cycles: float = max(0.0, pcfg.cross_socket_line_transfer_cycles - pcfg.line_transfer_cycles)
+        self._node_of: list[int] = host.pkg.node_of
         self._irqtime: bool = sched.irq_time_accounting
 
     def send_ipi(self, target: CpuRunner, fire) -> None:
         """An IPI from code running on this CPU to ``target``: sent at the end of the work carried
-        so far, it arrives ``ipi_latency_ns`` later and its handler runs ``fire(target)``."""
-        self.engine.call_in(self._carry_ns + self._ipi_ns, target.raise_irq, FixedIrq(self._ipi_cost, fire, "ipi"))
+        so far, it arrives ``ipi_latency_ns`` later (plus the interconnect's extra hop to another
+        socket) and its handler runs ``fire(target)``."""
+        delay = self._carry_ns + self._ipi_ns
+        if self._node_of[self.id] != self._node_of[target.id]:
+            delay += self._ipi_remote_cycles / self.freq
+        self.engine.call_in(delay, target.raise_irq, FixedIrq(self._ipi_cost, fire, "ipi"))
 
     def sibling_activity_changed(self, now: float, activity: float) -> None:
         """The SMT sibling's executing activity changed at ``now``: the work under way from now

@@ -111,6 +111,8 @@ class Wakeup(Cfs):
         self.cost_wakeup_kthread = ct.get("wakeup_kthread", actions={"wakeup": 1, "pelt_update": 1, "psi_change": 1})
         self.cost_migrate = ct.get("migrate", actions={"migrate": 1})
         self._scan_costs: dict[int, Cost] = {}
+        #: a remote wake-up's cache-line fetch, by its cycles (Package.line_transfer_cycles)
+        self._line_costs: dict[float, Cost] = {}
         self._sleeper_credit_ns = sched.sched_latency_ns / 2  # CFS place_entity (GENTLE_FAIR_SLEEPERS)
         self._wakeup_gran_ns = sched.wakeup_granularity_ns
 
@@ -127,7 +129,30 @@ class Wakeup(Cfs):
         if target is self:
             self._enqueue_woken(task)
         else:
-            self.send_ipi(target, lambda r, t=task: r._enqueue_woken(t))
+            # the wake-up crosses CPUs through memory: the waker writes into the target's run queue
+            # (its lock, or its wake list: ttwu_queue_wakelist's llist_add), a line last written
+            # there; the target then reads the task's wake entry the waker wrote. One line each way,
+            # a stall of the fabric's transfer time (Package.line_transfer_cycles: more across sockets)
+            cycles = self.host.pkg.line_transfer_cycles(target.id, self.id)
+            if cycles:
+                line = self.line_cost(cycles)
+                self.add_carry(line)
+                self.send_ipi(target, lambda r, t=task, c=line: r._enqueue_remote(t, c))
+            else:
+                self.send_ipi(target, lambda r, t=task: r._enqueue_woken(t))
+
+    def line_cost(self, cycles: float) -> Cost:
+        """The bundle of one cache-line fetch of ``cycles`` (a stall: the 'cache' layer)."""
+        cost = self._line_costs.get(cycles)
+        if cost is None:
+            cost = self._line_costs[cycles] = self.host.costs.get("remote_wake_line", cache=cycles)
+        return cost
+
+    def _enqueue_remote(self, task: Task, line: Cost) -> None:
+        """A task woken from another CPU arrives (the IPI's handler): its wake entry's line is
+        fetched from the waker, then it is enqueued."""
+        self.add_carry(line)
+        self._enqueue_woken(task)
 
     def _enqueue_woken(self, task: Task) -> None:
         if task.state != SLEEPING:
