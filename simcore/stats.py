@@ -29,6 +29,7 @@ RECORD_FIELDS = (
     ("t_reaped_ns", np.float64),
     ("t_complete_ns", np.float64),
     ("device_service_ns", np.float64),
+    ("t_issued_ns", np.float64),
 )
 
 
@@ -68,6 +69,9 @@ def records_table(reqs) -> np.ndarray:
         ("device_service_ns", "device_service_ns"),
     ):
         cols[name] = [getattr(r, attr) for r in reqs]
+    # fio's issue time: the submitting call returned (asynchronous engines); a synchronous call
+    # has no slat, its clat runs from the submission (fio's clat = lat)
+    cols["t_issued_ns"] = [r.t_issued if r.t_issued > 0 else r.t_submit for r in reqs]
     return records_array(cols)
 
 

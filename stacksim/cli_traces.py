@@ -11,6 +11,8 @@ import argparse
 import sys
 
 from simcore.errors import ConfigError, error_line
+from stacksim.cli_latencies import cmd_calibrate_latencies, cmd_validate_latencies
+from stacksim.cli_latencies import not_latencies as _not_latencies
 from stacksim.fileargs import add_measured_option, add_plugin_option, reads, reads_stream, writes
 
 EXIT_OUT_OF_BOUND = 1
@@ -47,6 +49,20 @@ def _add_point_args(p: argparse.ArgumentParser) -> None:
         "--ramp-ms", type=float, help="warm-up per point, ms (default 110 with adaptive hybrid polling, else 10)"
     )
     p.add_argument("--seed", type=int, help="seed of every simulation (default 7; with --trace: 1, as for replay)")
+    _add_latency_kind(p)
+
+
+def _add_latencies(p, help_text: str) -> None:
+    p.add_argument("--latencies", metavar="FILE", type=reads("--latencies"), help=help_text)
+
+
+def _add_latency_kind(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--latency-kind",
+        choices=["lat", "clat"],
+        help="--latencies: fio's lat (submission to completion) or clat (issue to completion); default: from the"
+        " file (fio's log name, the JSON's percentiles), else lat",
+    )
 
 
 def _add_trace_format(p: argparse.ArgumentParser) -> None:
@@ -170,6 +186,11 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         "MSR trace or fio latency log (docs/validate-your-hardware.md)",
     )
     _add_trace_format(ca)
+    _add_latencies(
+        ca,
+        "fit the SSD's media service (base and spread of the direction measured) to per-IO "
+        "latencies without timestamps (fio latency log, latency CSV, fio JSON) of a depth-1 --job",
+    )
     ca.add_argument(
         "--max-iterations",
         type=int,
@@ -223,12 +244,17 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
         "with response times, fio latency log) and compare IO by IO",
     )
+    _add_latencies(
+        src,
+        "compare per-IO latencies without timestamps (fio latency log, latency CSV, percentile"
+        " table, fio JSON) with the distribution the --job predicts: percentiles, KS distance",
+    )
     _add_trace_format(va)
     va.add_argument(
         "--html",
         metavar="OUT.html",
         type=writes("--html"),
-        help="--trace: also write an interactive HTML report (plotly)",
+        help="--trace, --latencies: also write an interactive HTML report (plotly)",
     )
     va.add_argument("--max-error", type=float, metavar="PCT", help="exit 1 when any relative error exceeds PCT percent")
     va.add_argument(
@@ -391,6 +417,9 @@ def cmd_calibrate(args) -> int:
     )
     from scenarios.studies.validation import load_measured
 
+    if args.latencies:
+        return cmd_calibrate_latencies(args)
+    _not_latencies(args)
     if _trace_mode(args):
         return cmd_calibrate_trace(args)
     if args.list_studies or args.study is not None:
@@ -474,6 +503,9 @@ def cmd_validate(args) -> int:
 
     if args.max_error is not None and not args.max_error >= 0:
         raise ConfigError(f"--max-error must be a percentage >= 0, got {args.max_error:g}")
+    if args.latencies:
+        return cmd_validate_latencies(args)
+    _not_latencies(args)
     if _trace_mode(args):
         return cmd_validate_trace(args)
     if args.measured and not args.platform:

@@ -23,14 +23,14 @@ from scenarios.run.outputs import figures_page
 from simcore.numfmt import signed
 from simcore.outfile import write_text
 
-__all__ = ["write_trace_report", "trace_figures"]
+__all__ = ["write_trace_report", "trace_figures", "cdf_points"]
 
 COLS = 3
 MEASURED, SIMULATED = "#1f77b4", "#d62728"
 _CDF_POINTS = 400
 
 
-def _cdf(values) -> tuple[list[float], list[float]]:
+def cdf_points(values) -> tuple[list[float], list[float]]:
     v = np.sort(np.asarray([x for x in values if x == x], dtype=float))
     if not len(v):
         return [], []
@@ -46,7 +46,7 @@ def _cdf_figure(v: dict) -> go.Figure:
         s = v["samples"][label]
         r, c = i // COLS + 1, i % COLS + 1
         for col, name, color in (("lat_m", "measured", MEASURED), ("lat_s", "simulated", SIMULATED)):
-            x, y = _cdf(s[col])
+            x, y = cdf_points(s[col])
             fig.add_trace(
                 go.Scatter(
                     x=x, y=y, mode="lines", name=name, line={"color": color}, legendgroup=name, showlegend=i == 0
@@ -127,7 +127,7 @@ def _stage_figure(v: dict) -> go.Figure:
     for j, stage in enumerate(stages):
         for suffix, name, color in (("_m", "measured", MEASURED), ("_s", "simulated", SIMULATED)):
             values = [x for s in v["samples"].values() for x in s[stage + suffix]]
-            x, y = _cdf(values)
+            x, y = cdf_points(values)
             fig.add_trace(
                 go.Scatter(
                     x=x, y=y, mode="lines", name=name, line={"color": color}, legendgroup=name, showlegend=j == 0

@@ -1,0 +1,128 @@
+"""``validate --latencies`` / ``calibrate --latencies``: per-IO latencies without timestamps (fio
+latency logs, latency CSVs, percentile tables, fio JSON) against the job's simulated distribution."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from models.platforms import PLATFORMS
+from scenarios.studies.latency_compare import (
+    calibrate_latencies,
+    compare_latencies,
+    read_latencies,
+    simulated_latencies,
+)
+from simcore.errors import ConfigError
+from stacksim.cli import main
+
+PLAT = "optane-p4801x-e3-1230"
+JOB = "[j]\nrw=randread\nbs=4k\ndirect=1\nioengine={engine}\niodepth=1\nruntime=20ms\nramp_time=2ms\ntime_based=1\n"
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """A fio lat log written from a stacksim run on a slower device (base 9 us): the 'machine'."""
+    d = tmp_path_factory.mktemp("lat")
+    job = d / "j.fio"
+    job.write_text(JOB.format(engine="psync"))
+    sim, _svc, _cfg = simulated_latencies(str(job), PLAT, "lat", "read", {"ssd.read.base_ns": "9000"}, seed=3)
+    log = d / "j_lat.1.log"
+    log.write_text("".join(f"{i // 100}, {int(v)}, 0, 4096, {4096 * i}\n" for i, v in enumerate(sim)))
+    return job, log, sim
+
+
+def test_a_fio_lat_log_is_read_as_one_sample_per_io_and_named_kind(measured):
+    _job, log, sim = measured
+    m = read_latencies(str(log))
+    assert m.kind == "lat" and m.op == "read" and m.n == len(sim)
+    assert m.mean_ns == pytest.approx(np.floor(sim).mean())
+    assert read_latencies(str(log), kind="clat").kind == "clat"
+
+
+def test_the_same_platform_and_device_validate_and_another_device_does_not(measured, tmp_path):
+    job, log, _sim = measured
+    m = read_latencies(str(log))
+    same, _, _ = simulated_latencies(str(job), PLAT, "lat", "read", {"ssd.read.base_ns": "9000"}, seed=11)
+    v = compare_latencies(m, same)
+    assert all(abs(r["error_pct"]) < 5 for r in v["rows"] if r["stat"] in ("mean", "p50", "p90", "p99"))
+    assert v["ks"]["pvalue"] > 0.001
+    other, _, _ = simulated_latencies(str(job), PLAT, "lat", "read", {}, seed=11)
+    w = compare_latencies(m, other)
+    assert w["rows"][0]["stat"] == "mean" and w["rows"][0]["error_pct"] < -20 and w["ks"]["statistic"] > 0.5
+
+
+def test_calibration_recovers_the_device_that_made_the_latencies(measured):
+    job, log, _sim = measured
+    cal = calibrate_latencies(read_latencies(str(log)), str(job), PLAT)
+    assert cal["values"]["ssd.read.base_ns"] == pytest.approx(9000, rel=0.02)
+    sd = PLATFORMS[PLAT]().ssd.read.sd_ns  # the jitter the 'machine' drew its service times with
+    assert cal["values"]["ssd.read.sd_ns"] == pytest.approx(sd, rel=0.3)
+
+
+def test_clat_of_an_asynchronous_engine_starts_when_the_submitting_call_returns(tmp_path):
+    job = tmp_path / "a.fio"
+    job.write_text(JOB.format(engine="libaio"))
+    lat, svc, _ = simulated_latencies(str(job), PLAT, "lat", "read", seed=1)
+    clat, _, _ = simulated_latencies(str(job), PLAT, "clat", "read", seed=1)
+    slat = lat - clat
+    assert (slat > 0).all() and (clat > svc).all()
+    psync = tmp_path / "p.fio"
+    psync.write_text(JOB.format(engine="psync"))
+    a, _, _ = simulated_latencies(str(psync), PLAT, "lat", "read", seed=1)
+    b, _, _ = simulated_latencies(str(psync), PLAT, "clat", "read", seed=1)
+    assert (a == b).all()  # a synchronous call has no slat: fio's clat is its lat
+
+
+def test_tables_and_csvs_and_fio_json(tmp_path):
+    t = tmp_path / "t.csv"
+    t.write_text("percentile,latency_us\n50,10.5\n99,14\n99.9,20\n")
+    m = read_latencies(str(t))
+    assert m.samples_ns is None and m.table == ((50.0, 10500.0), (99.0, 14000.0), (99.9, 20000.0))
+    v = compare_latencies(m, np.linspace(9000, 21000, 1001))
+    assert [r["stat"] for r in v["rows"]] == ["p50", "p99", "p99.9"] and v["ks"]["pvalue"] is None
+    s = tmp_path / "s.csv"
+    s.write_text("latency_ns\n1000\n2000\n")
+    assert list(read_latencies(str(s)).samples_ns) == [1000.0, 2000.0]
+    j = tmp_path / "r.json"
+    pct = {"50.000000": 10000, "99.000000": 15000}
+    lat = {"min": 1, "max": 2, "mean": 11000.0, "stddev": 1.0, "N": 10, "percentile": pct}
+    job = {"jobname": "x", "read": {"io_bytes": 4096, "iops": 1.0, "total_ios": 10, "clat_ns": lat}, "write": {}}
+    j.write_text(json.dumps({"fio version": "fio-3.32", "jobs": [job]}))
+    m = read_latencies(str(j))
+    assert m.kind == "clat" and m.mean_ns == 11000.0 and m.table == ((50.0, 10000.0), (99.0, 15000.0))
+
+
+@pytest.mark.parametrize(
+    "name,text,msg",
+    [
+        ("w_lat.1.log", "100, 5000, 0, 0\n", "windowed log"),
+        ("w_slat.1.log", "1, 5000, 0, 4096\n", "slat"),
+        ("t.csv", "percentile,latency_us\n50,10\n90,9\n", "must not decrease"),
+        ("t.csv", "latency_us\n-3\n", "positive number"),
+        ("t.csv", "percentile,latency_us\n150,10\n", "above 100"),
+        ("t.csv", "p,value\n1,2\n", "one column latency_us"),
+        ("e.log", "\n\n", "empty"),
+    ],
+)
+def test_bad_latency_files_are_refused_with_the_reason(tmp_path, name, text, msg):
+    f = tmp_path / name
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=msg):
+        read_latencies(str(f))
+
+
+def test_cli_exit_codes_and_report(measured, tmp_path, capsys):
+    job, log, _ = measured
+    base = ["validate", "--latencies", str(log), "--platform", PLAT]
+    assert main(base) == 2  # no --job
+    assert main(["validate", "--suite", "cheops23", "--latency-kind", "lat"]) == 2
+    html = tmp_path / "r.html"
+    assert main([*base, "--job", str(job), "--max-error", "5", "--html", str(html)]) == 1  # the default device
+    assert "Latency CDF" in html.read_text()
+    out = tmp_path / "cal.yaml"
+    assert main(["calibrate", "--latencies", str(log), "--job", str(job), "--platform", PLAT, "-o", str(out)]) == 0
+    assert main([*base, "--job", str(job), "--platform", str(out), "--max-error", "5"]) == 0
+    capsys.readouterr()
