@@ -85,6 +85,31 @@ def test_a_trace_from_standard_input_or_a_pipe_is_read_once(tmp_path, monkeypatc
     assert '"trace_ios"' in a and a.split('"summary"')[1][:400] == b.split('"summary"')[1][:400]
 
 
+def test_an_endless_stream_stops_at_its_bound_and_leaves_no_partial_copy(monkeypatch, capsys):
+    """``yes | stacksim replay -`` must not fill the disk: the copy stops at its bound (free space
+    less a reserve; STACKSIM_SPOOL_MAX_BYTES here) with one message, and the partial copy is gone."""
+    import io
+
+    from simcore import spool
+
+    class Endless(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            b[:] = b"y\n" * (len(b) // 2) + b"y" * (len(b) % 2)
+            return len(b)
+
+    monkeypatch.setenv("STACKSIM_SPOOL_MAX_BYTES", str(3 << 20))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    before = set(spool._spool_dir().iterdir())
+    rc, _, err = run(["replay", "-", "--quiet"], capsys)
+    assert rc == 2 and "standard input: the trace stream is larger than" in err and "write it to a file" in err
+    assert set(spool._spool_dir().iterdir()) == before
+    monkeypatch.setenv("STACKSIM_SPOOL_MAX_BYTES", "lots")
+    assert run(["replay", "-", "--quiet"], capsys)[0] == 2
+
+
 @pytest.mark.parametrize("path,what", [("/dev/zero", "a character device"), ("/tmp", "a directory")])
 def test_a_trace_that_is_not_a_file_says_what_it_is(capsys, path, what):
     rc, _, err = run(["replay", path], capsys)
