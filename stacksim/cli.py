@@ -14,7 +14,7 @@ import sys
 from pydantic import ValidationError
 
 from simcore.errors import ConfigError, error_line
-from stacksim.fileargs import add_plugin_option, reads, writes
+from stacksim.fileargs import add_plugin_option, check_scenario_inputs, reads, writes
 
 EXIT_BAD_INPUT = 2
 
@@ -190,23 +190,11 @@ def _rerun_config(args):
 
 
 def _check_scenario_inputs(args, source: dict[str, str]) -> None:
-    """A scenario file's own inputs (its ``job_file``, its ``plugins``) are inputs of the command too:
-    no output may be one of them (the command line's files were checked before)."""
-
-    from scenarios.config.registry import locate_scenario
-    from simcore.config import load_data_file
-    from simcore.outfile import check_distinct
-
-    if not source.get("scenario"):
-        return
-    path = locate_scenario(source["scenario"])
-    data = load_data_file(path)
-    named = [data.get("job_file")] + list(data.get("plugins") or []) if isinstance(data, dict) else []
-    inputs = [(str(path.parent / n), f"{path.name}'s input") for n in named if isinstance(n, str)]
+    """No output of ``run`` may be one of a scenario file's own inputs (fileargs.check_scenario_inputs)."""
     outputs = [
         (o, w) for o, w in ((args.json_out, "--json"), (args.records, "--records"), (args.trace, "--trace")) if o
     ]
-    check_distinct(inputs, outputs)
+    check_scenario_inputs(source.get("scenario"), outputs)
 
 
 def _run_inputs(args, source: dict[str, str]) -> dict:

@@ -13,7 +13,7 @@ import sys
 from simcore.errors import ConfigError, error_line
 from stacksim.cli_latencies import cmd_calibrate_latencies, cmd_validate_latencies
 from stacksim.cli_latencies import not_latencies as _not_latencies
-from stacksim.fileargs import add_measured_option, add_plugin_option, reads, reads_stream, writes
+from stacksim.fileargs import add_measured_option, add_plugin_option, check_scenario_inputs, reads, reads_stream, writes
 
 EXIT_OUT_OF_BOUND = 1
 
@@ -591,6 +591,10 @@ def cmd_explain(args) -> int:
     _check_out(args.output, "-o")
     _load_plugins(args)
     from scenarios.config.host import DEFAULT_SCENARIO
+    from scenarios.config.registry import source_args
+
+    if args.job and args.output:
+        check_scenario_inputs(source_args(args.job).get("scenario"), [(args.output, "-o")])
 
     expl = explain(
         args.job or DEFAULT_SCENARIO,

@@ -107,3 +107,19 @@ def add_measured_option(parser: Any) -> None:
         type=reads("--measured"),
         help="measured-points CSV(s) and/or fio --output-format=json file(s)",
     )
+
+
+def check_scenario_inputs(scenario: str | None, outputs: list[tuple[str, str]]) -> None:
+    """A scenario file's own inputs (its ``job_file``, its ``plugins``) are inputs of the command too:
+    none of ``outputs`` ((path, flag) pairs) may be one of them (the command line's files are
+    checked by their own argument types)."""
+    from scenarios.config.registry import locate_scenario
+    from simcore.config import load_data_file
+
+    if not scenario or not outputs:
+        return
+    path = locate_scenario(scenario)
+    data = load_data_file(path)
+    named = [data.get("job_file")] + list(data.get("plugins") or []) if isinstance(data, dict) else []
+    inputs = [(str(path.parent / n), f"{path.name}'s input") for n in named if isinstance(n, str)]
+    check_distinct(inputs, outputs)

@@ -126,6 +126,14 @@ def test_a_scenarios_job_file_is_an_input_no_output_may_overwrite(tmp_path, monk
     assert Path("job.fio").read_text() == job
 
 
+def test_explain_may_not_write_over_a_scenarios_input(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("plug.html").write_text("x = 1\n")  # (a plug-in file whatever its name: an input all the same)
+    Path("s.yaml").write_text("name: s\nplatform: optane900p-e3-1230v5\nplugins: [plug.html]\n")
+    rc, _, err = run(["explain", "s.yaml", "-o", "plug.html"], capsys)
+    assert rc == 2 and "s.yaml's input" in err and Path("plug.html").read_text() == "x = 1\n"
+
+
 def test_a_server_trace_from_standard_input(monkeypatch, capsys):
     import io
 
