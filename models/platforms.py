@@ -217,10 +217,17 @@ def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
     )
 
 
-#: ``cheops23-optane``'s calibration: the P4800X's read time on this host from SPDK's QD1 latency
-#: (6.89 us), and one doorbell MMIO write from SPDK's CPU-bound depth-16 point (1.04M IOPS) (branch
-#: ``spdk``'s fit: both points land within 1.5%, the unfitted depth 128 within 2%)
-CHEOPS23_FIT = {"ssd.read.base_ns": 4100.0, "kernel.mmio_write_cycles": 345.0}
+#: ``cheops23-optane``'s calibration (``stacksim calibrate --study cheops23``, which re-runs it):
+#: the P4800X's read time on this host from SPDK's QD1 latency (6.89 us) and one doorbell MMIO write
+#: from SPDK's CPU-bound depth 16 (1.04M IOPS); the kernel's block-device direct-IO step and its
+#: cycles per instruction from libaio's CPU-bound depth 8 (294K IOPS, 11.3K instructions per IO:
+#: the IO path alone, no sleep or wake-up). An exact fit (four observations, four parameters)
+CHEOPS23_FIT = {
+    "ssd.read.base_ns": 4111.0,
+    "kernel.mmio_write_cycles": 347.1,
+    "kernel.fs_submit_cycles": 1047.0,
+    "kernel.cpi_by_layer.fs": 0.3926,
+}
 
 
 #: the CHEOPS'23 host's kernel: not stated (estimate: 5.15, Ubuntu 22.04's, the distribution current
@@ -229,11 +236,12 @@ CHEOPS23_FIT = {"ssd.read.base_ns": 4100.0, "kernel.mmio_write_cycles": 345.0}
 CHEOPS23_KERNEL = "5.15"
 
 
-def cheops23_optane() -> PlatformConfig:
+def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
     """The host of the CHEOPS'23 measurements (Ren and Trivedi, "Performance Characterization of
     Modern Storage Stacks: POSIX I/O, libaio, SPDK, and io_uring", doi:10.1145/3578353.3589545;
-    the measurements ship in scenarios/data/measurements/cheops23 with their MIT licence). Nothing
-    here is fitted to those measurements: they are the check.
+    the measurements ship in scenarios/data/measurements/cheops23 with their MIT licence). Four
+    physical parameters are fitted to three of those measurements (:data:`CHEOPS23_FIT`); the other
+    thirteen points are the check. ``fit``: other values of those parameters (the calibration study).
 
     What the artifact states: 2 sockets x 10 cores, logical CPUs 0-19; a steady 2.41 GHz (system-wide
     cycles of one busy polling CPU over 5 s); Intel Optane SSDs, seven in the multi-device runs
@@ -255,25 +263,34 @@ def cheops23_optane() -> PlatformConfig:
     - eight P4800X devices, so that the job files' ``/dev/nvme7n1`` is a device of its own;
     - the kernel's cycle costs are the R730 platform's (``optane-p4800x-e5-2660v4``: Broadwell-EP,
       the same cycles per path on a core of a close micro-architecture);
-    - the one calibration (:data:`CHEOPS23_FIT`), from the SPDK points, whose host path is the
-      shortest: the device's read time from SPDK's depth-1 latency (a P4800X in this host reads
-      ~1.2 us slower than the R730 fit, which came from kernel paths on another machine), and the
-      core time of one doorbell MMIO write from SPDK's CPU-bound depth 16. Every kernel-engine point
-      (psync, libaio, io_uring, hipri, SQPOLL) and SPDK's depth 128 are then predictions;
+    - the calibration (:data:`CHEOPS23_FIT`, ``stacksim calibrate --study cheops23``), each from
+      the point that isolates it: from the SPDK points, whose host path is the shortest, the
+      device's read time (SPDK's depth-1 latency: a P4800X in this host reads ~1.2 us slower than
+      the R730 fit, which came from kernel paths on another machine) and the core time of one
+      doorbell MMIO write (SPDK's CPU-bound depth 16); from libaio's CPU-bound depth 8, where the
+      thread runs the IO path and nothing else, the block-device direct-IO step's cycles and its
+      cycles per instruction (this host runs the path ~1,000 cycles faster than the R730 costs say,
+      at a higher IPC). Every other kernel-engine point (psync, libaio at depth 1 and 128, io_uring,
+      hipri, SQPOLL) and SPDK's depth 128 are then predictions;
     - power: a 2-socket 1U/2U server's DRAM and board (estimates as for the R730).
     """
+    fit = {**CHEOPS23_FIT, **(fit or {})}
     cpu = xeon_e5_2640_v4(physical_cores=10, sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
     r730 = optane_p4800x_e5_2660v4()
-    ssd = r730.ssd.model_copy(
-        update={"read": r730.ssd.read.model_copy(update={"base_ns": CHEOPS23_FIT["ssd.read.base_ns"]})}
-    )
+    ssd = r730.ssd.model_copy(update={"read": r730.ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]})})
     kernel = r730.kernel.model_copy(
-        update={"mmio_write_cycles": CHEOPS23_FIT["kernel.mmio_write_cycles"], "version": CHEOPS23_KERNEL}
+        update={
+            "mmio_write_cycles": fit["kernel.mmio_write_cycles"],
+            "fs_submit_cycles": fit["kernel.fs_submit_cycles"],
+            "cpi_by_layer": {**r730.kernel.cpi_by_layer, "fs": fit["kernel.cpi_by_layer.fs"]},
+            "version": CHEOPS23_KERNEL,
+        }
     )
     return PlatformConfig(
         name="cheops23-optane",
         description="CHEOPS'23 host: 2 x 10-core Xeon (E5-2640 v4-class, 2.41 GHz fixed, SMT off) +"
-        " 8 x Optane P4800X (the engines study's host: device and doorbell from its SPDK points, the rest predicted)",
+        " 8 x Optane P4800X (the engines study's host: device, doorbell and block-device path from three"
+        " points, the rest predicted)",
         cpu=cpu,
         ssd=ssd,
         ssd_count=8,
@@ -282,9 +299,10 @@ def cheops23_optane() -> PlatformConfig:
         memory_bytes=192 << 30,  # estimate: 6 channels x 16 GB per socket
         power=PowerConfig(dram_w=28.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
         nvme=r730.nvme,
-        calibration="two physical parameters from SPDK's two points (the path with the least host"
-        " software): " + ", ".join(f"{k}={v:g}" for k, v in CHEOPS23_FIT.items()) + "; the kernel's"
-        " cycle costs and the P4800X's other service times from optane-p4800x-e5-2660v4",
+        calibration="four physical parameters from three points (stacksim calibrate --study cheops23): the"
+        " device and a doorbell from SPDK's two, the block-device direct-IO step from libaio's CPU-bound"
+        " depth 8: " + ", ".join(f"{k}={v:g}" for k, v in fit.items()) + "; the kernel's other cycle costs"
+        " and the P4800X's other service times from optane-p4800x-e5-2660v4",
     )
 
 

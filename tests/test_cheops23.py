@@ -1,7 +1,7 @@
 """The CHEOPS'23 measurements (third-party fio runs on 2 x 10-core Xeons with Optane SSDs, shipped
 with their MIT licence) and the ``cheops23`` validation suite on the ``cheops23-optane`` platform:
-the study's job files run unchanged; only the device's read time and a doorbell write come from the
-study's SPDK points, every other point is a prediction.
+the study's job files run unchanged; four physical parameters come from three points (SPDK's depth 1
+and 16, libaio's CPU-bound depth 8: calibrate --study cheops23), every other point is a prediction.
 
 The tolerances here are what the model reaches today, stated per operating point (the issue's
 targets are 10% at depth 1 and at saturation); tightening one is a model improvement, loosening one
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from models.platforms import PLATFORMS
+from models.platforms import CHEOPS23_FIT, PLATFORMS
 from scenarios.data.measurements import CHEOPS23_DIR
+from scenarios.studies.calibrate_cheops23 import residuals
 from scenarios.studies.suite_cheops23 import ENGINES, MIN_CTX_PER_IO, POINTS, cheops23_points
-from scenarios.studies.validation import PointRunner, suite_points
+from scenarios.studies.validation import PointRunner, metric_value, suite_points
 
 
 def test_the_measurements_ship_with_their_licence_and_source():
@@ -60,21 +61,33 @@ def predicted():
     return {p.label: (p, runner.summary(p)) for p in cheops23_points()}
 
 
-#: (point, metric) -> the relative error the model stays within today
+#: (point, metric) -> the relative error the model stays within today (the issue's targets: 10% for
+#: IOPS and latency, 15% for instructions and IPC; those beyond it name why)
 TOLERANCE = {
-    ("qd1", "iops"): 0.12,
-    ("qd1", "latency_us.mean"): 0.13,
-    ("saturation", "iops"): 0.21,
-    ("saturation", "latency_us.mean"): 0.25,
-    ("depth128_1thread", "iops"): 0.15,
-    ("depth128_1thread", "latency_us.mean"): 0.15,
-    # perf stat -a: the depth-1 interrupt paths are short of instructions (their sleep/wake path),
-    # saturation's IPC low (the warm-loop CPI at depth is not modelled yet)
-    ("qd1", "instructions_per_io"): 0.27,
-    ("qd1", "ipc"): 0.12,
-    ("saturation", "instructions_per_io"): 0.12,
-    ("saturation", "ipc"): 0.28,
+    ("qd1", "iops"): 0.08,
+    ("qd1", "latency_us.mean"): 0.10,
+    ("saturation", "iops"): 0.07,
+    ("saturation", "latency_us.mean"): 0.07,
+    ("depth128_1thread", "iops"): 0.10,
+    ("depth128_1thread", "latency_us.mean"): 0.10,
+    # perf stat -a: libaio's and io_uring's depth-1 sleep and wake-up path is short of instructions
+    # (their wait-queue sleep, io_getevents' second ring read, io_uring's task work: ~5K per IO)
+    ("qd1", "instructions_per_io"): 0.25,
+    # ... and the thread's own time with it (the issue's target 20%; psync's within it)
+    ("qd1", "per_job.0.cpu_share"): 0.34,
+    ("qd1", "ipc"): 0.17,
+    # SQPOLL's two busy threads retire more instructions per cycle than the model's poll loops
+    ("saturation", "instructions_per_io"): 0.24,
+    ("saturation", "ipc"): 0.24,
 }
+
+
+def test_the_calibration_study_meets_its_four_observations():
+    """calibrate --study cheops23's fit (CHEOPS23_FIT) reproduces the three points it came from
+    (SPDK's depth 1 and 16, libaio's CPU-bound depth 8: IOPS and instructions per IO), at the
+    suite's shorter runs within 1%."""
+    res = residuals(CHEOPS23_FIT, 20.0)
+    assert len(res) == 4 and max(abs(res)) < 0.01
 
 
 @pytest.mark.parametrize("where,metric", sorted(TOLERANCE))
@@ -84,8 +97,7 @@ def test_predictions_within_the_stated_tolerance(predicted, where, metric):
             continue
         if metric not in point.metrics:
             continue
-        value = summary[metric] if "." not in metric else summary["latency_us"]["mean"]
-        err = value / point.metrics[metric] - 1
+        err = metric_value(summary, metric) / point.metrics[metric] - 1
         assert abs(err) <= TOLERANCE[(where, metric)], f"{label} {metric}: {100 * err:+.1f}%"
 
 

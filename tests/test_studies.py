@@ -91,7 +91,9 @@ def test_list_studies_and_stacksim_list_name_every_study(capsys):
     rc, out, _ = cli(["calibrate", "--list-studies"], capsys)
     assert rc == 0
     listed = [line.split()[0] for line in out.splitlines()]
-    assert listed == list(STUDIES) == ["poll-energy", "memops", "io-schedulers", "cinterrupts", "server-power"]
+    assert (
+        listed == list(STUDIES) == ["poll-energy", "memops", "io-schedulers", "cinterrupts", "cheops23", "server-power"]
+    )
     rc, out, _ = cli(["list"], capsys)
     assert rc == 0 and "calibrate --study NAME): " + ", ".join(STUDIES) in out
 

@@ -82,6 +82,13 @@ STUDIES: dict[str, StudySpec] = {
             200.0,
         ),
         StudySpec(
+            "cheops23",
+            "scenarios.studies.calibrate_cheops23",
+            "cheops23-optane: P4800X read time, doorbell write, block-device direct-IO cycles and CPI vs "
+            "CHEOPS'23 SPDK depth 1 and 16, libaio depth 8 (IOPS, perf instructions per IO)",
+            60.0,
+        ),
+        StudySpec(
             "server-power",
             "scenarios.studies.calibrate_server_power",
             "epyc9454p-16xpm1743: core/uncore/SSD/others power vs SANDMAN Tables 1-2",
