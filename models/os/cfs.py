@@ -46,7 +46,8 @@ class Cfs(IrqEntry):
         self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
         self.cost_kcs = ct.get("ctx_switch_kthread", actions={"kthread_switch": 1})
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
-        self.cost_cs_from_idle = ct.get("ctx_switch_from_idle", actions={"switch": 1, "idle_exit": 1})
+        # leaving idle: the idle loop's exit (the idle task's time), then the switch (the task's)
+        self.cost_idle_exit = ct.get("idle_exit", actions={"idle_exit": 1})
         # cache warmth: the user task switched in after another one, or after a cache-flushing idle
         # (the switch refill in REFILL_STEPS steps of the share of the working set displaced)
         self.cost_cold_switch = tuple(
@@ -107,7 +108,10 @@ class Cfs(IrqEntry):
 
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
         now = self.engine.now
-        # the work carried so far is the task's own (its syscall's tail): it runs until that ends
+        if voluntary:  # dequeue_task: the sleeping task's own time (update_curr runs after it)
+            self.add_carry(self.cost_dequeue_kthread if task.kthread else self.cost_dequeue)
+        # the work carried so far is the task's own (its syscall's tail, its dequeue): it runs until
+        # that ends (put_prev_task's update_curr)
         self.charge_runtime(task, self.clock())
         self.settle_carry(task)
         task.last_ran = self.last_task_ns = now
@@ -117,7 +121,6 @@ class Cfs(IrqEntry):
         if voluntary:
             task.nvcsw += 1
             task.state = SLEEPING
-            self.add_carry(self.cost_dequeue_kthread if task.kthread else self.cost_dequeue)
             task.iowait = iowait
             if iowait:
                 self.iowaiters += 1
@@ -160,11 +163,9 @@ class Cfs(IrqEntry):
             nxt.state = RUNNING
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
-            cost = (
-                self.cost_cs_from_idle
-                if from_idle
-                else (self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs)
-            )
+            if from_idle:
+                self.add_carry(self.cost_idle_exit)
+            cost = self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs
             now = self.engine.now
             # the task's clock starts at its pick (set_next_entity): what is carried before the
             # switch (a C-state exit, an interrupt handled on the idle CPU, the previous task's
