@@ -149,8 +149,10 @@ def _check_numbering(w: _Work, smt: bool, cores: int, sockets: int) -> None:
     socket 0, then socket 1, then their SMT siblings; say when this machine numbers them otherwise
     (fio's cpus_allowed then names other CPUs in the model)."""
     total = cores * sockets
+    if not smt:
+        return
     for c, sib in w.m.cpu.siblings.items():
-        expect = sorted({c % total, c % total + total}) if smt else [c]
+        expect = [c % total, c % total + total]
         if sorted(sib) != expect:
             w.notes.append(
                 f"this machine numbers SMT siblings as {','.join(map(str, sib))}; the model as"
@@ -260,6 +262,8 @@ def _no_cpuidle(w: _Work, preset: CpuConfig) -> dict:
     c1, why = _state_like("C1", 1000.0, preset)
     w.notes.append(f"no cpuidle driver ({CPU}/cpuidle absent): one idle state, HLT (the kernel's default_idle)")
     w.src.read("cpu.cstates", f"no cpuidle driver ({CPU}/cpuidle): the default idle, HLT, only")
+    w.src.read("cpu.cstates[0].name", "x86's default_idle: HLT")
+    w.src.read("cpu.cstates[0].polling", "a hardware state")
     for f in ("exit_latency_ns", "target_residency_ns", "power_w"):
         w.src.estimate(f"cpu.cstates[0].{f}", f"HLT is a C1: {why}")
     hlt = {

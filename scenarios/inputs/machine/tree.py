@@ -129,8 +129,10 @@ def _unpack(archive: Path, into: Path) -> None:
             # every member checked above; Python's own "data" filter too where it has one (3.12, 3.11.4)
             extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
             tar.extractall(into, members=members, **extra)
-    except (tarfile.TarError, OSError, EOFError) as err:
-        raise ConfigError(f"--root {archive}: not a readable saved tree (.tar.gz): {err}") from None
+    except (tarfile.TarError, EOFError):
+        raise ConfigError(f"--root {archive}: not a readable saved tree (a .tar.gz from --save)") from None
+    except OSError as err:
+        raise ConfigError(f"--root {archive}: not a readable saved tree: {err.strerror or err}") from None
 
 
 @contextlib.contextmanager
