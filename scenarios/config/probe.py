@@ -369,7 +369,11 @@ def pcie_gb_s(gt_s: float, width: int) -> float:
 
 def _chosen_controllers(w: _Work) -> list[Controller]:
     """The NVMe controllers of one model (a platform has one SSD model): the most numerous."""
-    ctrls = [c for c in w.m.nvme if c.namespaces]
+    remote = [c for c in w.m.nvme if c.transport not in (None, "pcie")]
+    if remote:
+        names = ", ".join(f"{c.name} ({c.transport})" for c in remote)
+        w.notes.append(f"left out {names}: NVMe over fabrics, not a local SSD")
+    ctrls = [c for c in w.m.nvme if c.namespaces and c not in remote]
     by_model: dict[str, list[Controller]] = {}
     for c in ctrls:
         by_model.setdefault(c.model, []).append(c)
