@@ -320,7 +320,7 @@ def _idle_governor(w: _Work) -> str:
     return "menu"
 
 
-def _power_limit(w: _Work, preset: CpuConfig) -> dict:
+def _power_limit(w: _Work) -> dict:
     zones = w.m.rapl
     if not zones:
         w.src.estimate("cpu.power_limit_w", "no RAPL in /sys/class/powercap: the preset's (PL1 = TDP)")
@@ -340,7 +340,7 @@ def _power_limit(w: _Work, preset: CpuConfig) -> dict:
     return out
 
 
-def _cpu(w: _Work, key: str | None) -> tuple[CpuConfig, str, bool]:
+def _cpu(w: _Work, key: str | None) -> tuple[CpuConfig, str]:
     found, preset, named = _cpu_preset(w, key)
     data = preset.model_dump()
     data["model"] = w.m.cpu.model or preset.model
@@ -349,10 +349,10 @@ def _cpu(w: _Work, key: str | None) -> tuple[CpuConfig, str, bool]:
     data.update(_frequencies(w, preset, named))
     data.update(_cstates(w, preset))
     data["cpuidle_governor"] = _idle_governor(w)
-    data.update(_power_limit(w, preset))
+    data.update(_power_limit(w))
     w.src.estimated["cpu"] = f"preset {found}" if named else f"preset {found} (nearest generation)"
     w.src.mixed.add("cpu")
-    return validate(CpuConfig, data, where="the probed CPU"), found, named
+    return validate(CpuConfig, data, where="the probed CPU"), found
 
 
 #: the share of a PCIe link's encoded rate that carries data (TLP and DLLP overheads). Estimate: the
@@ -534,7 +534,7 @@ def probe_platform(m: Machine, name: str = "probed", cpu: str | None = None, ssd
     """The platform of machine ``m``; ``cpu`` and ``ssd`` name the presets for what /sys cannot tell
     (default: matched by model name). :class:`NoNvmeError` when there is no NVMe device and no ``ssd``."""
     w = _Work(m)
-    cpu_cfg, cpu_key, _ = _cpu(w, cpu)
+    cpu_cfg, cpu_key = _cpu(w, cpu)
     ssd_side, ssd_key = _ssd_side(w, ssd, cpu_cfg.sockets)
     box = _kernel_and_box(w)
     plat_key = box.pop("_from")
