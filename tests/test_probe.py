@@ -88,6 +88,20 @@ def test_one_ssd_model_and_local_devices_only(tmp_path):
     assert probed.platform.ssd_count == 1 and any("nvme1 (tcp)" in n for n in probed.notes)
 
 
+def test_the_active_schedulers_tunables_are_read(tmp_path):
+    """queue/scheduler's bracketed name is the active one; its queue/iosched/* tunables that the
+    model's scheduler has are kept (a knob it does not model is not)."""
+    tree = tmp_path / "xeon2s"
+    shutil.copytree(TREES / "xeon2s", tree)
+    q = tree / "sys/block/nvme0n1/queue"
+    (q / "scheduler").write_text("none [mq-deadline]\n")
+    (q / "iosched").mkdir()
+    for knob, value in (("read_expire", "250"), ("fifo_batch", "8"), ("not_modelled", "1")):
+        (q / "iosched" / knob).write_text(value + "\n")
+    queue = probe(tree).platform.queue
+    assert queue.scheduler == "mq-deadline" and queue.iosched == {"read_expire": 250, "fifo_batch": 8}
+
+
 def test_vm_without_nvme_cpufreq_or_cpuidle():
     with pytest.raises(NoNvmeError, match="--ssd NAME"):
         probe("vm")
