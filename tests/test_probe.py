@@ -14,7 +14,7 @@ import yaml
 from models.platforms import PLATFORMS
 from models.ssd.presets import SSD_PRESETS, optane_p4800x, pm1743
 from scenarios.config.platform_file import load_platform, platform_yaml
-from scenarios.config.preset_match import generation, match_name, nearest_cpu, reported_words, words
+from scenarios.config.preset_match import generation, match_name, nearest_cpu, reported_name, words
 from scenarios.config.probe import NoNvmeError, pcie_gb_s, probe_platform
 from scenarios.inputs.machine.read import read_machine
 from scenarios.inputs.machine.tree import SysTree
@@ -221,10 +221,14 @@ def test_a_preset_added_to_the_registry_is_matched_by_its_model_name(monkeypatch
 
 def test_names_match_by_words_the_most_specific_first():
     models = {"e5-2640": "Intel Xeon E5-2640 v4", "e5-2660": "Intel Xeon E5-2660 v4", "xeon": "Intel Xeon"}
-    assert match_name(words("Intel(R) Xeon(R) CPU E5-2660 v4 @ 2.00GHz"), models) == "e5-2660"
-    assert match_name(words("Intel(R) Xeon(R) Processor"), models) == "xeon"
-    assert match_name(words("AMD EPYC 7763 64-Core Processor"), models) is None
-    assert "p4800x" in reported_words("INTEL SSDPED1K375GA") and "900p" in reported_words("INTEL SSDPE21D280GA")
+    assert match_name("Intel(R) Xeon(R) CPU E5-2660 v4 @ 2.00GHz", models) == "e5-2660"
+    assert match_name("Intel(R) Xeon(R) Processor", models) == "xeon"
+    assert match_name("AMD EPYC 7763 64-Core Processor", models) is None
+    # a model word of letters and digits may be run together, or apart, in the reported name
+    assert match_name("Samsung SSD 980 PRO 1TB", {"980pro": "Samsung 980PRO", "990pro": "Samsung 990PRO"}) == "980pro"
+    assert match_name("Samsung SSD 9800 PRO", {"980pro": "Samsung 980PRO"}) is None
+    assert "p4800x" in words(reported_name("INTEL SSDPED1K375GA"))
+    assert "900p" in words(reported_name("INTEL SSDPE21D280GA"))
 
 
 def test_generations_place_cpus_without_a_preset():

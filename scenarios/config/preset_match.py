@@ -4,7 +4,8 @@
 ``model name``, ``/sys/class/nvme/nvmeX/model``) with each preset's own ``model`` field, both
 normalised to sets of lower-case words: a preset matches when every word of its model is in the
 reported name (``Intel Xeon Silver 4210R`` in ``Intel(R) Xeon(R) Silver 4210R CPU @ 2.40GHz``), the
-one with the most words winning. Any preset added to :data:`models.cpu.presets.CPU_PRESETS` or
+one with the most words winning (a word of letters and digits may be run together in the reported
+name: ``980PRO``). Any preset added to :data:`models.cpu.presets.CPU_PRESETS` or
 :data:`models.ssd.presets.SSD_PRESETS` is matched the same way, with no list to keep here.
 
 Enterprise SSDs report a part number, not a marketing name: :data:`SSD_PART_NUMBERS` names the
@@ -15,7 +16,8 @@ With no match, :func:`generation` places a CPU by its name or, failing that, by 
 ``cpu family`` and ``model`` (the numbers the kernel's ``intel_idle`` tables are keyed on:
 arch/x86/include/asm/intel-family.h), and :func:`nearest_cpu` picks the preset of the closest
 generation: the same vendor first, then the same market (server or desktop), then the nearest
-launch year.
+launch year (the years are the generations' launches as the vendors announced them [recalled, to
+within about half a year: they only order the generations]).
 """
 
 from __future__ import annotations
@@ -26,13 +28,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["words", "preset_config", "match_name", "Generation", "generation", "nearest_cpu", "nearest_ssd"]
+__all__ = [
+    "words",
+    "preset_config",
+    "reported_name",
+    "match_name",
+    "Generation",
+    "generation",
+    "nearest_cpu",
+    "nearest_ssd",
+]
 
 
 def words(name: str) -> set[str]:
     """``Intel(R) Xeon(R) E5-2660 v4`` -> {intel, xeon, e5, 2660, v4}."""
-    name = re.sub(r"\((r|tm)\)", " ", name.lower())
-    return {w for w in re.split(r"[^a-z0-9]+", name) if w}
+    return {w for w in re.split(r"[^a-z0-9]+", _plain(name)) if w}
 
 
 def preset_config(entry: Any):
@@ -60,24 +70,39 @@ SSD_PART_NUMBERS: tuple[tuple[str, str], ...] = (
 )
 
 
-def reported_words(name: str) -> set[str]:
-    """The words of a reported SSD model, with its product's name when it is a part number."""
-    out = words(name)
+def reported_name(name: str) -> str:
+    """A reported SSD model, followed by its product's name when it is a part number."""
     for pattern, product in SSD_PART_NUMBERS:
         if re.search(pattern, name.upper()):
-            out |= words(product)
-            break
-    return out
+            return f"{name} {product}"
+    return name
 
 
-def match_name(reported: set[str], models: Mapping[str, str]) -> str | None:
-    """The key of the preset (``models``: key -> its ``model`` field) whose words are all in
-    ``reported``, the most specific one; None if none."""
+def _plain(name: str) -> str:
+    """Lower case, without the (R) and (TM) marks."""
+    return re.sub(r"\((r|tm)\)", " ", name.lower())
+
+
+def _squashed(name: str) -> str:
+    """The name's letters and digits run together (``samsungssd980pro1tb``)."""
+    return re.sub(r"[^a-z0-9]+", "", _plain(name))
+
+
+def match_name(reported: str, models: Mapping[str, str]) -> str | None:
+    """The key of the preset (``models``: key -> its ``model`` field) each of whose words is a word
+    of the ``reported`` name, the most specific one (the most words); None if none. A word that
+    mixes letters and digits may also be run together in the reported name (``980PRO`` is in
+    ``Samsung SSD 980 PRO``)."""
+    have, squashed = words(reported), _squashed(reported)
+
+    def found(w: str) -> bool:
+        return w in have or (bool(re.search(r"\d", w)) and bool(re.search(r"[a-z]", w)) and w in squashed)
+
     best, best_n = None, 0
     for key, model in models.items():
-        w = words(model)
-        if w and w <= reported and len(w) > best_n:
-            best, best_n = key, len(w)
+        need = words(model)
+        if need and all(found(w) for w in need) and len(need) > best_n:
+            best, best_n = key, len(need)
     return best
 
 

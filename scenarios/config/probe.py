@@ -31,7 +31,7 @@ from scenarios.config.preset_match import (
     nearest_cpu,
     nearest_ssd,
     preset_config,
-    reported_words,
+    reported_name,
     words,
 )
 from scenarios.inputs.machine.read import CPU, Controller, Machine
@@ -101,7 +101,7 @@ def _cpu_preset(w: _Work, key: str | None) -> tuple[str, CpuConfig, bool]:
             raise _unknown(key, configs, "--cpu", "CPU")
         w.notes.append(f"CPU: preset {key} (--cpu) for what /sys cannot tell")
         return key, configs[key], True
-    found = match_name(words(cpu.model), {k: c.model for k, c in configs.items()})
+    found = match_name(cpu.model, {k: c.model for k, c in configs.items()})
     if found:
         w.notes.append(f"CPU: '{cpu.model}' is preset {found} (its model name)")
         return found, configs[found], True
@@ -394,13 +394,13 @@ def _ssd_preset(w: _Work, key: str | None, ctrl: Controller | None) -> tuple[str
             raise _unknown(key, configs, "--ssd", "SSD")
         return key, configs[key].model_dump(), f"preset {key} (--ssd)"
     assert ctrl is not None
-    reported = reported_words(ctrl.model)
+    reported = reported_name(ctrl.model)
     found = match_name(reported, {k: c.model for k, c in configs.items()})
     if found:
         w.notes.append(f"SSD: '{ctrl.model}' is preset {found} ({configs[found].model})")
         return found, configs[found].model_dump(), f"preset {found}"
     link = pcie_gb_s(ctrl.link_gt_s, ctrl.link_width) if ctrl.link_gt_s and ctrl.link_width else None
-    found = nearest_ssd("optane" in reported, link, configs)
+    found = nearest_ssd("optane" in words(reported), link, configs)
     w.notes.append(
         f"SSD: no preset is '{ctrl.model}': service times and powers from preset {found} ({configs[found].model},"
         " the same media and nearest link rate); name another with --ssd NAME"
