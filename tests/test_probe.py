@@ -70,6 +70,7 @@ def test_desktop_reads_two_nvme_poll_queues_and_a_disabled_state():
     assert any("8 of 16 cores have SMT" in n for n in probed.notes)
     # nvme0's 16 GT/s x4 link bounds the device's link whatever preset fills in the rest
     assert p.ssd.link_gb_s <= pcie_gb_s(16.0, 4) + 1e-9
+    assert any("PCIe links differ" in n for n in probed.notes)  # nvme1 is on a PCIe 3.0 link
     assert p.kernel.version == "6.8" and p.cpu.cpufreq_governor == "performance"
 
 

@@ -518,6 +518,9 @@ def _ssd_side(w: _Work, ssd: str | None, sockets: int) -> tuple[dict, str]:
     key, data, why = _ssd_preset(w, ssd, ctrls[0] if ctrls else None)
     if ctrls:
         _measured_device(w, data, ctrls[0])
+        links = {(c.link_gt_s, c.link_width) for c in ctrls}
+        if len(links) > 1:
+            w.notes.append(f"the devices' PCIe links differ ({sorted(map(str, links))}): {ctrls[0].name}'s is used")
     w.src.estimated["ssd"] = why
     w.src.mixed.add("ssd")
     out: dict = {"ssd": data, "queue": _queue(w, ctrls)}
