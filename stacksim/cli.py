@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     from stacksim import cli_sweep
 
     cli_sweep.add_subcommands(sub, COMMANDS)
+    from stacksim import cli_probe
+
+    cli_probe.add_subcommands(sub, COMMANDS)
     describe_subcommands(sub)
     return ap
 
