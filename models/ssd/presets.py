@@ -140,6 +140,9 @@ PCIE_X4: dict[int, tuple[float, str]] = {
     ),
     5: (15.0, "derived: PCIe 5.0 x4 = 15.75 GB/s raw x ~0.95 packet efficiency = 15.0"),
 }
+#: commands in flight at which a datasheet's "up to" random IOPS are reached. Estimate: vendors
+#: measure them at QD32 with 4-16 jobs (128-512 commands); the upper end
+DATASHEET_DEPTH = 512
 _FRONT = "estimate: about one PCIe round trip, as the other presets ({:g} ns)"
 _READ_CV = 0.25
 _WRITE_CV = 0.2
@@ -165,13 +168,18 @@ def from_datasheet(ds: dict, *, cached_writes: bool = True, cv: tuple[float, flo
       4096 / rate ns;
     - ``read.base_ns`` = read latency - fetch - post - 4 KiB transfer: the QD1 latency's share that
       is the media and the controller;
-    - ``parallel_units`` = random-read IOPS x ``read.base_ns`` (Little's law: the units busy at the
-      datasheet's ceiling), rounded;
+    - ``parallel_units``: random-read IOPS x ``read.base_ns`` units are busy at the datasheet's
+      figure (Little's law), but commands at random addresses collide on units, so ``N`` commands
+      in flight keep only N / (N + U - 1) of U units busy (a closed network with random routing,
+      docs/ssd.md); U = busy x (N - 1) / (N - busy) reaches the figure at
+      :data:`DATASHEET_DEPTH` commands in flight;
     - ``write.base_ns`` = write latency - fetch - post - 4 KiB transfer (the write buffer's ack);
     - ``cached_writes`` (flash with a DRAM/SLC write buffer): ``write_cache_program_ns`` = units /
-      random-write IOPS - ``write.base_ns``, so that sustained random writes come out at the
-      datasheet's figure (units / (ack + program)); otherwise the write ceiling is the units' and the
-      data path's;
+      random-write IOPS x N / (N + U - 1): a unit with programs queued takes one more per write, and
+      at random addresses N / (N + U - 1) of the units are kept busy, so sustained random writes
+      come out near the datasheet's figure at N = :data:`DATASHEET_DEPTH` (within ~20%: the buffer's
+      early acknowledgements keep more commands at the units than N); otherwise the write ceiling
+      is the units' and the data path's;
     - service-time spread: ``cv`` of the base (estimates: no datasheet gives one; the PM1743 preset's
       read spread is 28%).
     Returns (values, sources) for :class:`~models.ssd.config.DeviceConfig`."""
@@ -182,7 +190,8 @@ def from_datasheet(ds: dict, *, cached_writes: bool = True, cv: tuple[float, flo
     x_r, x_w = _xfer_ns(v["seq_read_gb_s"], link), _xfer_ns(v["seq_write_gb_s"], link)
     read_ns = round(v["read_latency_us"] * 1e3 - 2 * front - x_r)
     write_ns = round(v["write_latency_us"] * 1e3 - 2 * front - x_w)
-    units = max(1, round(v["rand_read_iops"] * read_ns * 1e-9))
+    busy = v["rand_read_iops"] * read_ns * 1e-9  # units busy at the ceiling (Little's law)
+    units = max(1, round(busy * (DATASHEET_DEPTH - 1) / (DATASHEET_DEPTH - busy)))
     lat = (
         f"the QD1 latency {v['read_latency_us']:g} us - fetch - post ({2 * front:g} ns) - 4 KiB transfer ({x_r:.0f} ns)"
     )
@@ -208,8 +217,9 @@ def from_datasheet(ds: dict, *, cached_writes: bool = True, cv: tuple[float, flo
             f" transfer ({x_w:.0f} ns) ({src['write_latency_us']})",
             "read.sd_ns": f"estimate: {cv[0]:g} x base (no datasheet gives a spread; the PM1743 preset's is 0.28)",
             "write.sd_ns": f"estimate: {cv[1]:g} x base (no datasheet gives a spread)",
-            "parallel_units": f"derived: Little's law, {v['rand_read_iops']:,.0f} random-read IOPS"
-            f" ({src['rand_read_iops']}) x {read_ns} ns read service = {units}",
+            "parallel_units": f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']})"
+            f" x {read_ns} ns = {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in"
+            f" flight at random addresses: U = busy x (N - 1) / (N - busy) = {units}",
             "datapath": f"derived: one path at the sequential rates, read {v['seq_read_gb_s']:g} GB/s"
             f" ({src['seq_read_gb_s']}), write {v['seq_write_gb_s']:g} GB/s ({src['seq_write_gb_s']})",
             "link_gb_s": link_src,
@@ -218,11 +228,13 @@ def from_datasheet(ds: dict, *, cached_writes: bool = True, cv: tuple[float, flo
         }
     )
     if cached_writes:
-        program = max(0.0, round(units / v["rand_write_iops"] * 1e9 - write_ns))
+        share = DATASHEET_DEPTH / (DATASHEET_DEPTH + units - 1)  # units kept busy at random addresses
+        program = round(units / v["rand_write_iops"] * share * 1e9)
         values["write_cache_program_ns"] = program
         sources["write_cache_program_ns"] = (
             f"derived: {units} units / {v['rand_write_iops']:,.0f} random-write IOPS ({src['rand_write_iops']})"
-            f" - {write_ns} ns ack = {program:.0f} ns (sustained writes at the datasheet figure)"
+            f" x {share:.2f} busy at {DATASHEET_DEPTH} in flight = {program:.0f} ns (a unit with programs queued"
+            " takes one more per write)"
         )
     if "power_states" in v:
         values["power_states"] = v["power_states"]
