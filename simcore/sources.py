@@ -92,5 +92,51 @@ def unknown_name(name: str, names, what: str, option: str) -> ConfigError:
     """The error for an unknown preset name: the close matches first, then every name."""
     names = list(names)
     close = close_names(name, names)
-    hint = f"did you mean {', '.join(close)}? " if close else ""
-    return ConfigError(f"{option} {name}: no {what} of that name ({hint}known: {', '.join(names)})")
+    if close:
+        return ConfigError(f"{option} {name}: no {what} of that name; did you mean {', '.join(close)}?")
+    return ConfigError(f"{option} {name}: no {what} of that name (known: {', '.join(names)})")
+
+
+def _text(value: Any) -> str:
+    """A value as one short line of text."""
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, BaseModel):
+        if "exit_latency_ns" in type(value).model_fields and "target_residency_ns" in type(value).model_fields:
+            return f"{value.name} {value.exit_latency_ns / 1e3:g}/{value.target_residency_ns / 1e3:g} us"
+        dump = value.model_dump()
+        return (
+            ", ".join(f"{k}={_text(v)}" for k, v in dump.items() if k != "name")
+            if "name" not in dump
+            else (f"{dump['name']} " + ", ".join(f"{k}={_text(v)}" for k, v in dump.items() if k != "name"))
+        )
+    if isinstance(value, (tuple, list)):
+        return "; ".join(_text(v) for v in value) if value else "none"
+    return str(value)
+
+
+def _part(value: Any, part: str) -> str:
+    """Part ``part`` of a field's value: an attribute of a nested model, or of each item of a tuple."""
+    if isinstance(value, (tuple, list)):
+        return ", ".join(
+            (f"{getattr(v, 'name')} " if hasattr(v, "name") else "") + _text(getattr(v, part, None)) for v in value
+        )
+    return _text(getattr(value, part, None))
+
+
+def sourced_rows(config: BaseModel, sources: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(field, value as text, source) for every value ``sources`` names, in the model's field order;
+    a source of a part of a field (``read.base_ns``, ``cstates.power_w``) is a row of its own."""
+    rows = []
+    for name in type(config).model_fields:
+        value = getattr(config, name)
+        if name in sources:
+            rows.append((name, _text(value), sources[name]))
+        for key, source in sources.items():
+            if key.startswith(name + "."):
+                rows.append((key, _part(value, key.split(".", 1)[1]), source))
+    return rows

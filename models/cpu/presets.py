@@ -199,7 +199,7 @@ _STATE_POWER = (
     " publishes per-core state powers"
 )
 _FLAGS = (
-    "exact: the state's MWAIT hint is a core C6 or deeper (0x20 and up; AMD CC6 via C2), which power-gates"
+    "derived: the state's MWAIT hint is a core C6 or deeper (0x20 and up; AMD CC6 via C2), which power-gates"
     " the core and flushes its L1/L2 (package_deep: the package may follow)"
 )
 _INTEL_V = "estimate: server Xeon V/f end points as the Silver 4210R preset (0.75 V lowest, 1.15 V top)"
@@ -418,8 +418,9 @@ _I9_12900K[1]["cstates"] += "; C1 left out: adl_cstates marks it UNUSABLE while 
 
 
 def core_i9_12900k(**overrides) -> CpuConfig:
-    """Intel Core i9-12900K (Alder Lake-S desktop). The model has one kind of core, so this preset is
-    the part's **8 P-cores with Hyper-Threading** (16 logical CPUs): the 8 E-cores (no SMT, 2.4 / 3.9
+    """Intel Core i9-12900K (Alder Lake-S desktop), its 8 P-cores: 3.2 / 5.2 GHz, 125 W; ``adl_cstates``.
+    The model has one kind of core, so this preset is the part's **8 P-cores with Hyper-Threading**
+    (16 logical CPUs): the 8 E-cores (no SMT, 2.4 / 3.9
     GHz, another power curve) are left out. An IO thread pinned to a P-core sees the P-core's clocks
     and idle states; a workload spread over all 24 threads does not (the E-cores would run it slower
     and at less power). The 125 W base power is split over the P-cores (the E-cores' share goes to

@@ -191,13 +191,11 @@ def from_datasheet(ds: dict, *, cached_writes: bool = True, cv: tuple[float, flo
     read_ns = round(v["read_latency_us"] * 1e3 - 2 * front - x_r)
     write_ns = round(v["write_latency_us"] * 1e3 - 2 * front - x_w)
     busy = v["rand_read_iops"] * read_ns * 1e-9  # units busy at the ceiling (Little's law)
+    if busy >= DATASHEET_DEPTH:
+        raise ValueError(f"{v['model']}: {busy:.0f} commands busy at the datasheet's IOPS exceed {DATASHEET_DEPTH}")
     units = max(1, round(busy * (DATASHEET_DEPTH - 1) / (DATASHEET_DEPTH - busy)))
-    lat = (
-        f"the QD1 latency {v['read_latency_us']:g} us - fetch - post ({2 * front:g} ns) - 4 KiB transfer ({x_r:.0f} ns)"
-    )
-    values = {
-        "model": v["model"],
-        "capacity_bytes": v["capacity_bytes"],
+    values = {k: v[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
+    values |= {
         "read": ServiceConfig(base_ns=read_ns, sd_ns=round(cv[0] * read_ns)),
         "write": ServiceConfig(base_ns=write_ns, sd_ns=round(cv[1] * write_ns)),
         "parallel_units": units,
@@ -205,41 +203,50 @@ def from_datasheet(ds: dict, *, cached_writes: bool = True, cv: tuple[float, flo
         "link_gb_s": link,
         "fetch_ns": front,
         "post_ns": front,
-        "idle_w": v["idle_w"],
-        "active_read_w": v["active_read_w"],
-        "active_write_w": v["active_write_w"],
     }
-    sources = {k: src[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
-    sources.update(
-        {
-            "read.base_ns": f"derived: {lat} ({src['read_latency_us']})",
-            "write.base_ns": f"derived: the QD1 write latency {v['write_latency_us']:g} us - fetch - post - 4 KiB"
-            f" transfer ({x_w:.0f} ns) ({src['write_latency_us']})",
-            "read.sd_ns": f"estimate: {cv[0]:g} x base (no datasheet gives a spread; the PM1743 preset's is 0.28)",
-            "write.sd_ns": f"estimate: {cv[1]:g} x base (no datasheet gives a spread)",
-            "parallel_units": f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']})"
-            f" x {read_ns} ns = {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in"
-            f" flight at random addresses: U = busy x (N - 1) / (N - busy) = {units}",
-            "datapath": f"derived: one path at the sequential rates, read {v['seq_read_gb_s']:g} GB/s"
-            f" ({src['seq_read_gb_s']}), write {v['seq_write_gb_s']:g} GB/s ({src['seq_write_gb_s']})",
-            "link_gb_s": link_src,
-            "fetch_ns": _FRONT.format(front),
-            "post_ns": _FRONT.format(front),
-        }
+    sources = _derived_sources(v, src, cv, front=front, link_src=link_src, x_r=x_r, x_w=x_w)
+    sources["parallel_units"] = (
+        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {read_ns} ns ="
+        f" {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in flight at random"
+        f" addresses: U = busy x (N - 1) / (N - busy) = {units}"
     )
     if cached_writes:
-        share = DATASHEET_DEPTH / (DATASHEET_DEPTH + units - 1)  # units kept busy at random addresses
-        program = round(units / v["rand_write_iops"] * share * 1e9)
-        values["write_cache_program_ns"] = program
-        sources["write_cache_program_ns"] = (
-            f"derived: {units} units / {v['rand_write_iops']:,.0f} random-write IOPS ({src['rand_write_iops']})"
-            f" x {share:.2f} busy at {DATASHEET_DEPTH} in flight = {program:.0f} ns (a unit with programs queued"
-            " takes one more per write)"
-        )
+        _add_write_buffer(values, sources, units, v["rand_write_iops"], src["rand_write_iops"])
     if "power_states" in v:
         values["power_states"] = v["power_states"]
         sources["power_states"] = src["power_states"]
     return values, sources
+
+
+def _derived_sources(v: dict, src: dict, cv, *, front: float, link_src: str, x_r: float, x_w: float) -> dict:
+    """The sources of :func:`from_datasheet`'s values but the units: the datasheet's, and the arithmetic."""
+    sources = {k: src[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
+    lat = f"fetch - post ({2 * front:g} ns) - 4 KiB transfer"
+    return sources | {
+        "read.base_ns": f"derived: the QD1 read latency {v['read_latency_us']:g} us - {lat} ({x_r:.0f} ns)"
+        f" ({src['read_latency_us']})",
+        "write.base_ns": f"derived: the QD1 write latency {v['write_latency_us']:g} us - {lat} ({x_w:.0f} ns)"
+        f" ({src['write_latency_us']})",
+        "read.sd_ns": f"estimate: {cv[0]:g} x base (no datasheet gives a spread; the PM1743 preset's is 0.28)",
+        "write.sd_ns": f"estimate: {cv[1]:g} x base (no datasheet gives a spread)",
+        "datapath": f"derived: one path at the sequential rates, read {v['seq_read_gb_s']:g} GB/s"
+        f" ({src['seq_read_gb_s']}), write {v['seq_write_gb_s']:g} GB/s ({src['seq_write_gb_s']})",
+        "link_gb_s": link_src,
+        "fetch_ns": _FRONT.format(front),
+        "post_ns": _FRONT.format(front),
+    }
+
+
+def _add_write_buffer(values: dict, sources: dict, units: int, iops: float, iops_source: str) -> None:
+    """The write buffer's program time: sustained random writes at ``iops`` with ``units`` units kept
+    busy N / (N + U - 1) of the time at :data:`DATASHEET_DEPTH` commands in flight (:func:`from_datasheet`)."""
+    share = DATASHEET_DEPTH / (DATASHEET_DEPTH + units - 1)  # units kept busy at random addresses
+    program = round(units / iops * share * 1e9)
+    values["write_cache_program_ns"] = program
+    sources["write_cache_program_ns"] = (
+        f"derived: {units} units / {iops:,.0f} random-write IOPS ({iops_source}) x {share:.2f} busy at"
+        f" {DATASHEET_DEPTH} in flight = {program:.0f} ns (a unit with programs queued takes one more per write)"
+    )
 
 
 def _sheet(model: str, source: str, **figures) -> dict:
