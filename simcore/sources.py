@@ -58,7 +58,6 @@ class Preset:
     make: Callable[..., BaseModel]
     sources: Mapping[str, str]
     facts: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
-    summary: str = ""
 
     def fact(self, name: str, default: Any = None) -> Any:
         """The value of fact ``name`` (``default`` if the preset does not state it)."""
@@ -106,14 +105,9 @@ def _text(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, BaseModel):
-        if "exit_latency_ns" in type(value).model_fields and "target_residency_ns" in type(value).model_fields:
-            return f"{value.name} {value.exit_latency_ns / 1e3:g}/{value.target_residency_ns / 1e3:g} us"
-        dump = value.model_dump()
-        return (
-            ", ".join(f"{k}={_text(v)}" for k, v in dump.items() if k != "name")
-            if "name" not in dump
-            else (f"{dump['name']} " + ", ".join(f"{k}={_text(v)}" for k, v in dump.items() if k != "name"))
-        )
+        if hasattr(value, "brief"):  # a model that says itself in a few words (a C-state, a power state)
+            return value.brief()
+        return ", ".join(f"{k}={_text(getattr(value, k))}" for k in type(value).model_fields)
     if isinstance(value, (tuple, list)):
         return "; ".join(_text(v) for v in value) if value else "none"
     return str(value)

@@ -348,10 +348,10 @@ def _describe_one(name: str, described: dict[str, dict[str, str]]) -> int:
     if not found:
         known = sorted({n for entries in described.values() for n in entries})
         raise ConfigError(f"nothing built in is named '{name}' (named: {', '.join(known)})")
-    from stacksim.cli_platform import describe_preset
+    from stacksim.cli_platform import CPU_HEADING, SSD_HEADING, describe_preset
 
     for heading, desc in found:
-        if heading.endswith("presets (stacksim platform new --cpu NAME)") or "--ssd NAME" in heading:
+        if heading in (CPU_HEADING, SSD_HEADING):
             describe_preset(name)
             continue
         print(f"{name}: {heading.split(' (')[0].rstrip('s')}")
