@@ -14,8 +14,6 @@ SSD_HEADING = "SSD presets (stacksim platform new --ssd NAME)"
 
 def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add ``platform`` (``platform new``); its handler is added to ``commands`` when given."""
-    from models.os.costs import KernelCosts
-
     pl = subparsers.add_parser("platform", help="compose a platform file from the CPU and SSD presets")
     pl_sub = pl.add_subparsers(dest="platform_cmd", required=True, metavar="COMMAND")
     new = pl_sub.add_parser(
@@ -32,7 +30,7 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     new.add_argument(
         "--kernel",
         metavar="X.Y",
-        help=f"Linux release (gates the IO path's features; default {KernelCosts().version})",
+        help="Linux release, e.g. 5.15 (gates the IO path's features; default: kernel.version's default)",
     )
     new.add_argument(
         "-o",
