@@ -10,12 +10,15 @@ polling and interrupts); the others are the reference order-of-magnitude default
 
 from __future__ import annotations
 
-from models.cpu.presets import xeon_e3_1230_v5, xeon_e5_2640_v4, xeon_e5_2660_v4
+from models.cpu.presets import CPU_CATALOGUE, xeon_e3_1230_v5, xeon_e5_2640_v4, xeon_e5_2660_v4
 from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
 from models.ssd.irq import IrqConfig
-from models.ssd.presets import optane_900p, optane_p4800x, optane_p4801x, p3700
+from models.ssd.presets import SSD_CATALOGUE, optane_900p, optane_p4800x, optane_p4801x, p3700
+from simcore.config import validate
+from simcore.errors import ConfigError
+from simcore.sources import sourced_rows, unknown_name
 
 #: Output of ``stacksim calibrate --study poll-energy`` (re-run it to refresh; it prints this dict).
 POLL_ENERGY_FIT = {
@@ -320,3 +323,85 @@ def _epyc9454p_16xpm1743():
 
 
 PLATFORMS["epyc9454p-16xpm1743"] = _epyc9454p_16xpm1743
+
+
+# ---------------------------------------------------------------------------------------------------
+# Platforms composed from the preset catalogue (``stacksim platform new``)
+
+#: DRAM power per memory channel (one DIMM each), W. Estimate: the R230 platform's 4 DIMMs at 12 W
+#: and the R730's 8 at 24 W: ~3 W per DIMM at low load
+DRAM_W_PER_CHANNEL = 3.0
+#: board, fans, PSU loss and NIC per socket, W. Estimate: the R730 platform's 70 W for two sockets
+#: (the 1-socket R230's 20 W is a small 1U box)
+PLATFORM_W_PER_SOCKET = 35.0
+#: most SSDs a platform holds (PlatformConfig.ssd_count)
+MAX_SSDS = PlatformConfig.model_fields["ssd_count"].metadata[-1].le
+
+
+def compose_platform(
+    cpu: str, sockets: int, ssd: str, ssds: int, kernel: str | None = None
+) -> tuple[PlatformConfig, dict[str, str]]:
+    """A platform of ``sockets`` x CPU preset ``cpu`` and ``ssds`` x SSD preset ``ssd`` (catalogue
+    names), Linux ``kernel`` (MAJOR.MINOR; None: KernelCosts' default), and the source of every value
+    (dotted platform paths -> source). What no preset says is an estimate: the kernel's cycle costs
+    (:class:`~models.os.costs.KernelCosts`' defaults, uncalibrated), DRAM and board power
+    (:data:`DRAM_W_PER_CHANNEL`, :data:`PLATFORM_W_PER_SOCKET`), the SSDs spread evenly over the
+    sockets. Unknown names and counts out of range are a :class:`ConfigError` naming the option."""
+    if cpu not in CPU_CATALOGUE:
+        raise unknown_name(cpu, CPU_CATALOGUE, "CPU preset", "--cpu")
+    if ssd not in SSD_CATALOGUE:
+        raise unknown_name(ssd, SSD_CATALOGUE, "SSD preset", "--ssd")
+    cpu_preset, ssd_preset = CPU_CATALOGUE[cpu], SSD_CATALOGUE[ssd]
+    most = cpu_preset.fact("max_sockets", 1)
+    if not 1 <= sockets <= most:
+        made = "a single-socket part" if most == 1 else f"made for 1 to {most} sockets"
+        raise ConfigError(f"--sockets {sockets}: {cpu} is {made}")
+    if not 1 <= ssds <= MAX_SSDS:
+        raise ConfigError(f"--ssds {ssds}: expected 1 to {MAX_SSDS} SSDs")
+    kernel_costs = KernelCosts() if kernel is None else validate(KernelCosts, {"version": kernel}, where="--kernel")
+    channels = cpu_preset.fact("memory_channels", 2)
+    nodes = tuple(i * sockets // ssds for i in range(ssds)) if sockets > 1 else ()
+    platform = PlatformConfig(
+        name=f"{cpu}-x{sockets}-{ssd}-x{ssds}",
+        description=f"{sockets} x {cpu} + {ssds} x {ssd}, Linux {kernel_costs.version} (composed from the preset"
+        " catalogue: datasheet values and estimates, uncalibrated)",
+        cpu=cpu_preset.make(sockets=sockets),
+        ssd=ssd_preset.make(),
+        ssd_count=ssds,
+        ssd_nodes=nodes,
+        kernel=kernel_costs,
+        power=PowerConfig(
+            dram_w=DRAM_W_PER_CHANNEL * channels * sockets,
+            platform_base_w=PLATFORM_W_PER_SOCKET * sockets,
+            platform_cpu_coupling=0.1,
+        ),
+        calibration="none: composed by stacksim platform new from the preset catalogue (docs/presets.md)",
+    )
+    return platform, _composed_sources(cpu, ssd, sockets, channels, kernel)
+
+
+def _composed_sources(cpu: str, ssd: str, sockets: int, channels: int, kernel: str | None) -> dict[str, str]:
+    """The sources of a composed platform's values (:func:`compose_platform`)."""
+    cpu_preset, ssd_preset = CPU_CATALOGUE[cpu], SSD_CATALOGUE[ssd]
+    # in the order of the configurations' fields
+    sources = {f"cpu.{k}": s for k, _, s in sourced_rows(cpu_preset.make(), cpu_preset.sources)}
+    sources.update({f"ssd.{k}": s for k, _, s in sourced_rows(ssd_preset.make(), ssd_preset.sources)})
+    sources.update(
+        {
+            "cpu.sockets": f"given (--sockets); {cpu} supports up to {cpu_preset.fact('max_sockets', 1)}"
+            f" ({cpu_preset.facts['max_sockets'][1] if 'max_sockets' in cpu_preset.facts else 'estimate'})",
+            "ssd_count": "given (--ssds)",
+            "ssd_nodes": "estimate: the SSDs spread evenly over the sockets' root ports (set ssd_nodes to yours)",
+            "kernel.version": "given (--kernel)" if kernel else "estimate: KernelCosts' default release",
+            "kernel": "estimate: KernelCosts' default cycle costs (order-of-magnitude figures for a ~3.4 GHz"
+            " Skylake; calibrate them: docs/calibration.md)",
+            "power.dram_w": f"estimate: {DRAM_W_PER_CHANNEL:g} W per DIMM x {channels} memory channels per socket"
+            f" ({cpu_preset.facts['memory_channels'][1] if 'memory_channels' in cpu_preset.facts else 'estimate'})"
+            f" x {sockets} socket(s)",
+            "power.platform_base_w": f"estimate: {PLATFORM_W_PER_SOCKET:g} W of board, fans and PSU loss per"
+            " socket (the R730 platform's 70 W for two)",
+            "power.platform_cpu_coupling": "estimate: 0.1 W per CPU watt, as the built-in platforms",
+            "memory_bytes": "unknown: set memory_bytes for fio's $mb_memory",
+        }
+    )
+    return sources

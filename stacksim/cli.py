@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     from stacksim import cli_probe
 
     cli_probe.add_subcommands(sub, COMMANDS)
+    from stacksim import cli_platform
+
+    cli_platform.add_subcommands(sub, COMMANDS)
     describe_subcommands(sub)
     return ap
 
@@ -286,6 +289,7 @@ def _described() -> dict[str, dict[str, str]]:
     from scenarios.config.server import server_scenarios
     from scenarios.studies.sweep import builtin_sweeps
     from simcore.config import load_data_file
+    from stacksim.cli_platform import preset_entries
 
     def from_files(files: dict) -> dict[str, str]:
         return {name: str((load_data_file(path) or {}).get("description", "")) for name, path in files.items()}
@@ -295,12 +299,11 @@ def _described() -> dict[str, dict[str, str]]:
         "server scenarios (--scenario NAME)": dict(server_scenarios()),
         "platforms (--platform NAME)": {name: fn().description for name, fn in PLATFORMS.items()},
         "sweeps (stacksim sweep NAME)": from_files(builtin_sweeps()),
+        **preset_entries(),
     }
 
 
 def cmd_list(args) -> int:
-    from models.cpu.presets import CPU_PRESETS
-    from models.ssd.presets import SSD_PRESETS
     from policies.completion import COMPLETION_POLICIES
     from policies.core_scheduling import CORE_SCHEDULING
     from policies.cpu_power import CPUFREQ_GOVERNORS
@@ -322,8 +325,6 @@ def cmd_list(args) -> int:
 
     print("cpuidle governors (cpu.cpuidle_governor): " + ", ".join(CPUIDLE_GOVERNORS.names()))
     print("core scheduling policies (server.policy): " + ", ".join(CORE_SCHEDULING.names()))
-    print("CPU presets: " + ", ".join(CPU_PRESETS))
-    print("SSD presets: " + ", ".join(SSD_PRESETS))
     from scenarios.studies.builtin import STUDIES
 
     print("calibration studies (stacksim calibrate --study NAME): " + ", ".join(STUDIES))
@@ -338,7 +339,12 @@ def _describe_one(name: str, described: dict[str, dict[str, str]]) -> int:
     if not found:
         known = sorted({n for entries in described.values() for n in entries})
         raise ConfigError(f"nothing built in is named '{name}' (named: {', '.join(known)})")
+    from stacksim.cli_platform import CPU_HEADING, SSD_HEADING, describe_preset
+
     for heading, desc in found:
+        if heading in (CPU_HEADING, SSD_HEADING):
+            describe_preset(name)
+            continue
         print(f"{name}: {heading.split(' (')[0].rstrip('s')}")
         print(
             textwrap.fill(desc, width=100, initial_indent="  ", subsequent_indent="  ")

@@ -232,7 +232,80 @@ def ssd_presets(_arg=None) -> str:
     )
 
 
+def catalogue_cpus(_arg=None) -> str:
+    """The CPU catalogue, one row each: family, cores, clocks, TDP, idle states, sockets."""
+    from models.cpu.presets import CPU_CATALOGUE
+
+    rows = []
+    for name, preset in CPU_CATALOGUE.items():
+        c = preset.make()
+        threads = c.physical_cores * (2 if c.smt else 1)
+        states = ", ".join(
+            f"{st.name} {_g(st.exit_latency_ns / 1e3)}/{_g(st.target_residency_ns / 1e3)}" for st in c.cstates[1:]
+        )
+        rows.append(
+            [
+                f"`{name}`",
+                str(preset.fact("family", "")),
+                f"{c.physical_cores}C/{threads}T",
+                f"{_g(c.base_freq_ghz)} / {_g(c.max_freq_ghz)}",
+                _g(c.power_limit_w or 0),
+                states,
+                str(preset.fact("max_sockets", 1)),
+            ]
+        )
+    return _table(
+        ["Preset", "Family", "Cores", "Base / top GHz", "TDP W", "Idle states (exit/residency us)", "Sockets"], rows
+    )
+
+
+def catalogue_ssds(_arg=None) -> str:
+    """The SSD catalogue, one row each: interface, media, capacity, the device's QD1 read time and
+    its random-read ceiling at the datasheets' depth (units x that depth's busy share / service)."""
+    from models.ssd.presets import DATASHEET_DEPTH, SSD_CATALOGUE
+
+    rows = []
+    for name, preset in SSD_CATALOGUE.items():
+        d = preset.make()
+        rate = min(d.link_gb_s, d.datapath.read_gb_s) if d.datapath else d.link_gb_s
+        qd1 = (d.fetch_ns + d.read.base_ns + 4096 / rate + d.post_ns) / 1e3
+        units = d.parallel_units * DATASHEET_DEPTH / (DATASHEET_DEPTH + d.parallel_units - 1) / d.read.base_ns * 1e9
+        ceiling = min(units, rate * 1e9 / 4096)
+        rows.append(
+            [
+                f"`{name}`",
+                str(preset.fact("interface", "")),
+                str(preset.fact("media", "")),
+                f"{d.capacity_bytes / 1e12:g} TB" if d.capacity_bytes else "-",
+                _g(qd1, 1),
+                f"{ceiling / 1e3:,.0f}K",
+                ", ".join(ps.name for ps in d.power_states) or "-",
+            ]
+        )
+    return _table(
+        ["Preset", "Interface", "Media", "Capacity", "QD1 read us", f"4 KiB reads at {DATASHEET_DEPTH}", "APST states"],
+        rows,
+    )
+
+
+def preset_sources(name: str) -> str:
+    """Every value preset ``name`` sets, with its source; then its facts."""
+    from models.cpu.presets import CPU_CATALOGUE
+    from models.ssd.presets import SSD_CATALOGUE
+    from simcore.sources import sourced_rows
+
+    preset = CPU_CATALOGUE.get(name) or SSD_CATALOGUE[name]
+    rows = [
+        [f"`{f}`", v.replace("|", "/"), s.replace("|", "/")] for f, v, s in sourced_rows(preset.make(), preset.sources)
+    ]
+    rows += [[f"({f})", str(v), s] for f, (v, s) in preset.facts.items()]
+    return _table(["Field", "Value", "Source"], rows)
+
+
 TABLES = {
+    "catalogue-cpus": catalogue_cpus,
+    "catalogue-ssds": catalogue_ssds,
+    "preset-sources": preset_sources,
     "ssd-presets": ssd_presets,
     "cstates": cstates,
     "cpu-power-presets": cpu_power_presets,

@@ -31,6 +31,10 @@ class CStateConfig(Model):
         " (kernel.cold_idle_refill_cycles)",
     )
 
+    def brief(self) -> str:
+        """``C6 133/600 us``: name, exit latency / target residency."""
+        return f"{self.name} {self.exit_latency_ns / 1e3:g}/{self.target_residency_ns / 1e3:g} us"
+
 
 class CpuConfig(Model):
     """The CPU packages of a machine: ``sockets`` identical packages (NUMA nodes), each with its

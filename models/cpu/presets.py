@@ -10,11 +10,16 @@ Per-state and per-core powers are *estimates* split from TDP (no vendor publishe
 the C0 budget of a fully loaded package is divided between cores and uncore, and idle-state powers
 follow the usual ratios (C1 clock-gated ~ leakage, C1E at minimum voltage, C6 power-gated ~ 0).
 Platforms refine them by calibration against measured power (see models/platforms.py).
+
+The catalogue (:data:`CPU_CATALOGUE`, docs/presets.md) carries each preset's values with their
+sources (:mod:`simcore.sources`): the presets after the first five declare every value beside its
+source; the first five keep their docstring tags, turned into per-field sources in the catalogue.
 """
 
 from __future__ import annotations
 
 from models.cpu.config import CpuConfig, CStateConfig
+from simcore.sources import Preset, split
 
 
 def _cs(name, exit_us, resid_us, power_w, **kw) -> CStateConfig:
@@ -179,10 +184,407 @@ def epyc_9454p(**overrides) -> CpuConfig:
     return CpuConfig(**cfg)
 
 
-CPU_PRESETS = {
-    "xeon-e3-1230-v5": xeon_e3_1230_v5,
-    "xeon-e5-2660-v4": xeon_e5_2660_v4,
-    "xeon-e5-2640-v4": xeon_e5_2640_v4,
-    "xeon-silver-4210r": xeon_silver_4210r,
-    "epyc-9454p": epyc_9454p,
+# ---------------------------------------------------------------------------------------------------
+# The catalogue presets: every value beside its source, ``field: (value, source)`` (simcore.sources).
+
+_IDLE = "exact: Linux drivers/idle/intel_idle.c, {} (exit latency / target residency, us; v6.3-6.6 copy)"
+_ACPI = (
+    "recalled: ACPI _CST as acpi_idle reports it on EPYC Rome/Milan/Genoa (cpupower idle-info: C1 1 us,"
+    " C2 400 us; target residency = latency x latency_factor 2, drivers/acpi/processor_idle.c); a"
+    " placeholder: BIOSes report C2 at 18-400 us, read yours in /sys/devices/system/cpu/cpu0/cpuidle"
+)
+_STATE_POWER = (
+    "estimate: C1 (clock-gated) = core_leakage_w; C1E (minimum voltage) = core_leakage_w x"
+    " (voltage_at_min_v / voltage_at_max_v)^2; C6/CC6 and deeper (power-gated) 0.05 W: no vendor"
+    " publishes per-core state powers"
+)
+_FLAGS = (
+    "derived: the state's MWAIT hint is a core C6 or deeper (0x20 and up; AMD CC6 via C2), which power-gates"
+    " the core and flushes its L1/L2 (package_deep: the package may follow)"
+)
+_INTEL_V = "estimate: server Xeon V/f end points as the Silver 4210R preset (0.75 V lowest, 1.15 V top)"
+_AMD_V = "estimate: as the EPYC 9454P preset (0.65 V lowest, 1.10 V top)"
+_INTEL_PSTATE = "estimate: intel_pstate's declared 20 us transition latency, as the other Intel presets"
+_AMD_PSTATE = (
+    "estimate: SANDMAN's measured >450 us min-to-max transition on the EPYC 9454P (Zhou et al., SOSP 2025),"
+    " taken for every EPYC generation"
+)
+_INTEL_PAUSE = (
+    "recalled: Intel optimization manual 2.5.4: PAUSE takes 'as many as 140 cycles' from Skylake on"
+    " (not re-measured for this generation)"
+)
+_AMD_PAUSE = "estimate: as the EPYC 9454P preset (Zen 2 and later: tens of cycles in public microbenchmarks)"
+_UNCORE_SHARE = 0.3
+
+
+def _power_split(tdp_w: float, cores: int, base: float, top: float, fmin: float, vmin: float, vmax: float):
+    """Core and uncore power coefficients split from the TDP (every one an estimate: no vendor
+    publishes them): the package draws its TDP with every core busy at the base clock; 30% goes to
+    the uncore (the Silver 4210R preset's 30 of 100 W), the rest to the cores; a core's power at the
+    top clock and activity 1 is a quarter leakage and three quarters dynamic, scaled to the base
+    clock by the V/f line (:meth:`CpuConfig.busy_power_w`). Returns the table entries and the C1
+    and C1E core powers (leakage at the top and at the lowest voltage)."""
+    per_core = (1 - _UNCORE_SHARE) * tdp_w / cores
+    v_base = vmin + (vmax - vmin) * (base - fmin) / (top - fmin)
+    at_top = per_core / ((v_base / vmax) ** 2 * (0.25 + 0.75 * base / top))
+    leak, dyn = round(0.25 * at_top, 2), round(0.75 * at_top, 2)
+    how = (
+        f"estimate: the {tdp_w:g} W TDP with {cores} cores busy at {base:g} GHz, 70% to the cores"
+        f" ({per_core:.2f} W each); a core at {top:g} GHz draws {at_top:.2f} W, 1/4 leakage, 3/4 dynamic"
+    )
+    uncore = round(_UNCORE_SHARE * tdp_w, 1)
+    table = {
+        "core_leakage_w": (leak, how),
+        "core_dynamic_w": (dyn, how),
+        "uncore_active_w": (uncore, f"estimate: 30% of the {tdp_w:g} W TDP (the Silver 4210R preset's share)"),
+        "uncore_idle_w": (
+            round(0.3 * uncore, 1),
+            "estimate: 0.3 of the active uncore in a package C-state (the Silver 4210R preset's 9 of 30 W)",
+        ),
+    }
+    return table, leak, round(leak * (vmin / vmax) ** 2, 2)
+
+
+def _shared(vendor: str) -> dict:
+    """The estimates a vendor's catalogue CPUs share, ``field: (value, source)``."""
+    intel = vendor == "intel"
+    shared = {
+        "smt": (True, "recalled: vendor product page (2 threads per core)"),
+        "voltage_at_min_v": (0.75 if intel else 0.65, _INTEL_V if intel else _AMD_V),
+        "voltage_at_max_v": (1.15 if intel else 1.10, _INTEL_V if intel else _AMD_V),
+        "pstate_transition_ns": (20_000.0, _INTEL_PSTATE) if intel else (450_000.0, _AMD_PSTATE),
+        "pause_cycles": (140.0, _INTEL_PAUSE) if intel else (64.0, _AMD_PAUSE),
+    }
+    if not intel:
+        shared["power_limit_window_ms"] = (
+            1.0,
+            "estimate: the SMU enforces PPT within about a millisecond (as the EPYC 9454P preset)",
+        )
+    return shared
+
+
+def _states(rows, leak: float, c1e: float) -> tuple:
+    """Idle states from (name, exit us, residency us) rows of a driver table: POLL first (cpuidle's
+    ``cpuidle_poll_state_init``), per-core powers by :data:`_STATE_POWER`."""
+    states = [_cs("POLL", 0, 0, 0.0, polling=True)]
+    for name, exit_us, resid_us in rows:
+        deep = name not in ("C1", "C1E")
+        power = 0.05 if deep else (leak if name == "C1" else c1e)
+        states.append(_cs(name, exit_us, resid_us, power, package_deep=deep, flushes_core_caches=deep))
+    return tuple(states)
+
+
+def _catalogue_cpu(spec: dict, vendor: str, rows, table: str, **extra) -> tuple[dict, dict]:
+    """(values, sources) of a catalogue CPU: its datasheet ``spec``, the shared estimates and the idle
+    states of ``rows`` (from driver table ``table``); ``extra``: further ``field: (value, source)``."""
+    values, sources = split({**_shared(vendor), **spec, **extra})
+    power, leak, c1e = _power_split(
+        values["power_limit_w"],
+        values["physical_cores"],
+        values["base_freq_ghz"],
+        values["max_freq_ghz"],
+        values["min_freq_ghz"],
+        values["voltage_at_min_v"],
+        values["voltage_at_max_v"],
+    )
+    for name, (value, source) in power.items():
+        values[name], sources[name] = value, source
+    values["cstates"] = _states(rows, leak, c1e)
+    sources["cstates"] = (_IDLE.format(table) if vendor == "intel" else _ACPI) + "; POLL: cpuidle_poll_state_init"
+    sources["cstates.power_w"] = _STATE_POWER
+    sources["cstates.package_deep"] = _FLAGS
+    return values, sources
+
+
+def _ark(model: str) -> str:
+    return f"recalled: Intel ARK, {model} (not re-checked)"
+
+
+def _amd(model: str) -> str:
+    return f"recalled: AMD product page, {model} (not re-checked)"
+
+
+#: kernel tables (name, exit latency us, target residency us)
+SKX_CSTATES = (("C1", 2, 2), ("C1E", 10, 20), ("C6", 133, 600))
+ICX_CSTATES = (("C1", 1, 1), ("C1E", 4, 4), ("C6", 170, 600))
+SPR_CSTATES = (("C1", 1, 1), ("C1E", 2, 4), ("C6", 290, 800))
+#: adl_cstates without C1: the driver marks it UNUSABLE while C1E promotion is on (the default:
+#: "On AlderLake C1 has to be disabled if C1E is enabled"), so cpuidle never lists it
+ADL_CSTATES = (("C1E", 2, 4), ("C6", 220, 600), ("C8", 280, 800), ("C10", 680, 2000))
+#: ACPI _CST on EPYC (acpi_idle): C1 1 us, C2 400 us, residency = 2 x latency
+EPYC_CSTATES = (("C1", 1, 2), ("C2", 400, 800))
+
+
+def _intel_server(model, cores, base, top, tdp, table, rows, fmin=(1.0, "")):
+    """An Intel Xeon of the catalogue: ARK's cores, clocks and TDP, ``table``'s idle states."""
+    src = _ark(model)
+    fmin_v, fmin_src = fmin
+    spec = {
+        "model": (model, src),
+        "physical_cores": (cores, src),
+        "base_freq_ghz": (base, src),
+        "max_freq_ghz": (top, src + "; max turbo, one core"),
+        "min_freq_ghz": (fmin_v, fmin_src or "estimate: the lowest P-state of Xeon servers (ARK lists none)"),
+        "power_limit_w": (tdp, src + "; PL1 = TDP"),
+    }
+    return _catalogue_cpu(spec, "intel", rows, table)
+
+
+def _epyc(model, cores, base, top, tdp, fmin):
+    """An AMD EPYC of the catalogue: AMD's cores, clocks and default TDP, ACPI's idle states."""
+    src = _amd(model)
+    spec = {
+        "model": (model, src),
+        "physical_cores": (cores, src),
+        "base_freq_ghz": (base, src),
+        "max_freq_ghz": (top, src + "; max boost"),
+        "min_freq_ghz": fmin,
+        "power_limit_w": (tdp, src + "; PPT = default TDP"),
+    }
+    return _catalogue_cpu(spec, "amd", EPYC_CSTATES, "ACPI _CST")
+
+
+_EST_LFM = "estimate: the lowest P-state of Xeon servers ({:g} GHz; ARK lists none)"
+_GOLD_6248R = _intel_server(
+    "Intel Xeon Gold 6248R", 24, 3.0, 4.0, 205.0, "skx_cstates", SKX_CSTATES, (1.0, _EST_LFM.format(1.0))
+)
+_GOLD_5318Y = _intel_server(
+    "Intel Xeon Gold 5318Y", 24, 2.1, 3.4, 165.0, "icx_cstates", ICX_CSTATES, (0.8, _EST_LFM.format(0.8))
+)
+_GOLD_6338 = _intel_server(
+    "Intel Xeon Gold 6338", 32, 2.0, 3.2, 205.0, "icx_cstates", ICX_CSTATES, (0.8, _EST_LFM.format(0.8))
+)
+_PLATINUM_8380 = _intel_server(
+    "Intel Xeon Platinum 8380", 40, 2.3, 3.4, 270.0, "icx_cstates", ICX_CSTATES, (0.8, _EST_LFM.format(0.8))
+)
+_PLATINUM_8480P = _intel_server(
+    "Intel Xeon Platinum 8480+", 56, 2.0, 3.8, 350.0, "spr_cstates", SPR_CSTATES, (0.8, _EST_LFM.format(0.8))
+)
+#: Sapphire Rapids is not in the reference notes' ARK table: its figures are recalled from memory
+_SPR_NOTE = "recalled: Intel ARK, Xeon Platinum 8480+ (from memory, not in the catalogue's reference notes: check it)"
+for _f in ("model", "physical_cores", "base_freq_ghz", "max_freq_ghz", "power_limit_w"):
+    _PLATINUM_8480P[1][_f] = _SPR_NOTE
+
+
+def xeon_gold_6248r(**overrides) -> CpuConfig:
+    """Intel Xeon Gold 6248R (Cascade Lake-SP refresh, 14 nm): 24C/48T, 3.0 / 4.0 GHz, 205 W,
+    35.75 MB L3, 2 sockets; the kernel's ``skx_cstates`` (C1 2/2, C1E 10/20, C6 133/600 us)."""
+    return CpuConfig(**{**_GOLD_6248R[0], **overrides})
+
+
+def xeon_gold_5318y(**overrides) -> CpuConfig:
+    """Intel Xeon Gold 5318Y (Ice Lake-SP, 10 nm): 24C/48T, 2.1 / 3.4 GHz, 165 W, 36 MB L3;
+    ``icx_cstates`` (C1 1/1, C1E 4/4, C6 170/600 us)."""
+    return CpuConfig(**{**_GOLD_5318Y[0], **overrides})
+
+
+def xeon_gold_6338(**overrides) -> CpuConfig:
+    """Intel Xeon Gold 6338 (Ice Lake-SP): 32C/64T, 2.0 / 3.2 GHz, 205 W, 48 MB L3; ``icx_cstates``."""
+    return CpuConfig(**{**_GOLD_6338[0], **overrides})
+
+
+def xeon_platinum_8380(**overrides) -> CpuConfig:
+    """Intel Xeon Platinum 8380 (Ice Lake-SP): 40C/80T, 2.3 / 3.4 GHz, 270 W, 60 MB L3; ``icx_cstates``."""
+    return CpuConfig(**{**_PLATINUM_8380[0], **overrides})
+
+
+def xeon_platinum_8480plus(**overrides) -> CpuConfig:
+    """Intel Xeon Platinum 8480+ (Sapphire Rapids, Intel 7): 56C/112T, 2.0 / 3.8 GHz, 350 W (figures
+    recalled, not in the reference notes); ``spr_cstates`` (C1 1/1, C1E 2/4, C6 290/800 us; with
+    package C6 disabled in the BIOS the driver lowers C6 to 190/600: set it with --set)."""
+    return CpuConfig(**{**_PLATINUM_8480P[0], **overrides})
+
+
+_I9_12900K = _catalogue_cpu(
+    {
+        "model": ("Intel Core i9-12900K (P-cores)", _ark("Core i9-12900K") + "; the 8 P-cores only (see docstring)"),
+        "physical_cores": (8, _ark("Core i9-12900K") + ": 8 P-cores (with HT) + 8 E-cores; only the P-cores modelled"),
+        "base_freq_ghz": (3.2, _ark("Core i9-12900K") + ": P-core base"),
+        "max_freq_ghz": (5.2, _ark("Core i9-12900K") + ": Turbo Boost Max 3.0, the favoured P-cores"),
+        "min_freq_ghz": (0.8, "estimate: the 800 MHz lowest P-state of Intel client parts"),
+        "power_limit_w": (
+            125.0,
+            _ark("Core i9-12900K") + ": Processor Base Power 125 W as PL1 (boards often set PL1 = PL2 = the"
+            " 241 W Maximum Turbo Power; --set cpu.power_limit_w=241)",
+        ),
+    },
+    "intel",
+    ADL_CSTATES,
+    "adl_cstates",
+    voltage_at_min_v=(0.70, "estimate: a desktop part's V/f end points (0.70 V at 0.8 GHz)"),
+    voltage_at_max_v=(1.30, "estimate: a desktop part's V/f end points (about 1.3 V at 5.2 GHz)"),
+)
+_I9_12900K[1]["cstates"] += "; C1 left out: adl_cstates marks it UNUSABLE while C1E promotion is on (the default)"
+
+
+def core_i9_12900k(**overrides) -> CpuConfig:
+    """Intel Core i9-12900K (Alder Lake-S desktop), its 8 P-cores: 3.2 / 5.2 GHz, 125 W; ``adl_cstates``.
+    The model has one kind of core, so this preset is the part's **8 P-cores with Hyper-Threading**
+    (16 logical CPUs): the 8 E-cores (no SMT, 2.4 / 3.9
+    GHz, another power curve) are left out. An IO thread pinned to a P-core sees the P-core's clocks
+    and idle states; a workload spread over all 24 threads does not (the E-cores would run it slower
+    and at less power). The 125 W base power is split over the P-cores (the E-cores' share goes to
+    them: per-core powers are estimates anyway). Idle states: ``adl_cstates`` as the driver exposes
+    them by default (C1E 2/4, C6 220/600, C8 280/800, C10 680/2000 us; C1 hidden while C1E
+    promotion is on)."""
+    return CpuConfig(**{**_I9_12900K[0], **overrides})
+
+
+_ACPI_LFM = (1.5, "estimate: the lowest P-state acpi-cpufreq offers on Rome and Milan (P2, 1.5 GHz)")
+_EPYC_7302 = _epyc("AMD EPYC 7302", 16, 3.0, 3.3, 155.0, _ACPI_LFM)
+_EPYC_7763 = _epyc("AMD EPYC 7763", 64, 2.45, 3.5, 280.0, _ACPI_LFM)
+_EPYC_9654 = _epyc(
+    "AMD EPYC 9654",
+    96,
+    2.4,
+    3.7,
+    360.0,
+    (0.4, "estimate: SANDMAN's 400 MHz minimum on the EPYC 9454P (the same Genoa generation, amd-pstate)"),
+)
+
+
+def epyc_7302(**overrides) -> CpuConfig:
+    """AMD EPYC 7302 (Zen 2 Rome): 16C/32T, 3.0 / 3.3 GHz, 155 W, 128 MB L3; idle states from ACPI
+    _CST (acpi_idle: C1 1/2 us, C2 400/800 us, a placeholder for the BIOS's table)."""
+    return CpuConfig(**{**_EPYC_7302[0], **overrides})
+
+
+def epyc_7763(**overrides) -> CpuConfig:
+    """AMD EPYC 7763 (Zen 3 Milan): 64C/128T, 2.45 / 3.5 GHz, 280 W, 256 MB L3; ACPI _CST as the 7302."""
+    return CpuConfig(**{**_EPYC_7763[0], **overrides})
+
+
+def epyc_9654(**overrides) -> CpuConfig:
+    """AMD EPYC 9654 (Zen 4 Genoa): 96C/192T, 2.4 / 3.7 GHz, 360 W default TDP (cTDP 320-400 W),
+    384 MB L3; ACPI _CST as the 7302."""
+    return CpuConfig(**{**_EPYC_9654[0], **overrides})
+
+
+def _tagged(vendor: str, idle: str, **special: str) -> dict[str, str]:
+    """The sources of one of the first five presets, from its docstring's tags: [ARK] (vendor
+    pages), [IDLE] (the kernel's tables), [SANDMAN]; the power coefficients are estimates split from
+    TDP (module docstring); ``special``: per-field sources that differ."""
+    sources = {f: vendor for f in ("model", "physical_cores", "base_freq_ghz", "max_freq_ghz", "min_freq_ghz")}
+    sources.update(
+        power_limit_w=vendor + "; PL1/PPT = TDP",
+        voltage_at_min_v="estimate: V/f end points of the generation (no vendor figure)",
+        voltage_at_max_v="estimate: V/f end points of the generation (no vendor figure)",
+        pstate_transition_ns="estimate: the driver-declared P-state transition latency (20 us)",
+        cstates=idle + "; POLL: cpuidle_poll_state_init",
+        core_leakage_w="estimate: split from TDP (module docstring)",
+        core_dynamic_w="estimate: split from TDP (module docstring)",
+        uncore_active_w="estimate: split from TDP (module docstring)",
+        uncore_idle_w="estimate: split from TDP (module docstring)",
+    )
+    sources["cstates.power_w"] = (
+        "estimate: the usual ratios (C1 clock-gated ~ leakage, C1E at minimum voltage, C6 power-gated ~ 0)"
+    )
+    sources.update(special)
+    return sources
+
+
+def _facts(sockets: tuple[int, str], channels: tuple[int, str], family: str) -> dict:
+    """Facts about a CPU that are not configuration fields: the sockets it supports (``platform new
+    --sockets`` is bounded by it) and its memory channels per socket (a composed platform's DRAM power)."""
+    return {"max_sockets": sockets, "memory_channels": channels, "family": (family, "recalled: vendor product page")}
+
+
+_MEM = "recalled: vendor product page ({} channels of {})"
+CPU_CATALOGUE: dict[str, Preset] = {
+    "xeon-e3-1230-v5": Preset(
+        xeon_e3_1230_v5,
+        _tagged(
+            "recalled: Intel ARK, Xeon E3-1230 v5 ([ARK])",
+            "exact: intel_idle skl_cstates ([IDLE]); C9/C10 left out (not offered on server boards)",
+            pause_cycles="recalled: Intel optimization manual 2.5.4 ('as many as 140 cycles' from Skylake)",
+        ),
+        _facts((1, "recalled: Intel ARK (1 socket)"), (2, _MEM.format(2, "DDR4-2133")), "Skylake (client/E3)"),
+    ),
+    "xeon-e5-2660-v4": Preset(
+        xeon_e5_2660_v4,
+        _tagged(
+            "recalled: Intel ARK, Xeon E5-2660 v4 ([ARK])",
+            "exact: the Broadwell/Skylake server table C1 2/2, C1E 10/20, C6 133/600 ([IDLE])",
+            pause_cycles="recalled: Intel optimization manual 2.5.4 ('about 10 cycles' before Skylake)",
+        ),
+        _facts((2, "recalled: Intel ARK (2 sockets)"), (4, _MEM.format(4, "DDR4-2400")), "Broadwell-EP"),
+    ),
+    "xeon-e5-2640-v4": Preset(
+        xeon_e5_2640_v4,
+        _tagged(
+            "recalled: Intel ARK, Xeon E5-2640 v4 ([ARK])",
+            "exact: the Broadwell server table, as the E5-2660 v4 ([IDLE])",
+            pause_cycles="recalled: Intel optimization manual 2.5.4 ('about 10 cycles' before Skylake)",
+        ),
+        _facts((2, "recalled: Intel ARK (2 sockets)"), (4, _MEM.format(4, "DDR4-2133")), "Broadwell-EP"),
+    ),
+    "xeon-silver-4210r": Preset(
+        xeon_silver_4210r,
+        _tagged("recalled: Intel ARK, Xeon Silver 4210R ([ARK])", "exact: intel_idle skx_cstates ([IDLE])"),
+        _facts((2, "recalled: Intel ARK (1-2 sockets)"), (6, _MEM.format(6, "DDR4-2400")), "Cascade Lake-SP"),
+    ),
+    "epyc-9454p": Preset(
+        epyc_9454p,
+        _tagged(
+            "recalled: AMD product page, EPYC 9454P ([ARK/AMD])",
+            "recalled: ACPI _CST C1 ~1/2 us, C2 400/800 us (the deep end of the reported range)",
+            max_freq_ghz="exact: SANDMAN's 3.65 GHz all-core clock (Zhou et al., SOSP 2025)",
+            min_freq_ghz="exact: SANDMAN's 400 MHz minimum (Zhou et al., SOSP 2025)",
+            pstate_transition_ns="exact: SANDMAN's >450 us min-to-max transition (Zhou et al., SOSP 2025)",
+            pause_cycles="estimate: Zen 2 and later, tens of cycles in public microbenchmarks",
+            power_limit_window_ms="estimate: the SMU enforces PPT within about a millisecond",
+        ),
+        _facts(
+            (1, "recalled: AMD product page ('P': single socket)"), (12, _MEM.format(12, "DDR5-4800")), "Zen 4 Genoa"
+        ),
+    ),
+    "xeon-gold-6248r": Preset(
+        xeon_gold_6248r,
+        _GOLD_6248R[1],
+        _facts((2, "recalled: Intel ARK (1-2 sockets)"), (6, _MEM.format(6, "DDR4-2933")), "Cascade Lake-SP"),
+    ),
+    "xeon-gold-5318y": Preset(
+        xeon_gold_5318y,
+        _GOLD_5318Y[1],
+        _facts((2, "recalled: Intel ARK (2 sockets)"), (8, _MEM.format(8, "DDR4-2933")), "Ice Lake-SP"),
+    ),
+    "xeon-gold-6338": Preset(
+        xeon_gold_6338,
+        _GOLD_6338[1],
+        _facts((2, "recalled: Intel ARK (2 sockets)"), (8, _MEM.format(8, "DDR4-3200")), "Ice Lake-SP"),
+    ),
+    "xeon-platinum-8380": Preset(
+        xeon_platinum_8380,
+        _PLATINUM_8380[1],
+        _facts((2, "recalled: Intel ARK (2 sockets)"), (8, _MEM.format(8, "DDR4-3200")), "Ice Lake-SP"),
+    ),
+    "xeon-platinum-8480plus": Preset(
+        xeon_platinum_8480plus,
+        _PLATINUM_8480P[1],
+        _facts((2, _SPR_NOTE + " (2 sockets)"), (8, _SPR_NOTE + " (8 channels of DDR5-4800)"), "Sapphire Rapids"),
+    ),
+    "core-i9-12900k": Preset(
+        core_i9_12900k,
+        _I9_12900K[1],
+        _facts((1, "recalled: Intel ARK (desktop, 1 socket)"), (2, _MEM.format(2, "DDR5-4800")), "Alder Lake-S"),
+    ),
+    "epyc-7302": Preset(
+        epyc_7302,
+        _EPYC_7302[1],
+        _facts((2, "recalled: AMD product page (1-2 sockets)"), (8, _MEM.format(8, "DDR4-3200")), "Zen 2 Rome"),
+    ),
+    "epyc-7763": Preset(
+        epyc_7763,
+        _EPYC_7763[1],
+        _facts((2, "recalled: AMD product page (1-2 sockets)"), (8, _MEM.format(8, "DDR4-3200")), "Zen 3 Milan"),
+    ),
+    "epyc-9654": Preset(
+        epyc_9654,
+        _EPYC_9654[1],
+        _facts((2, "recalled: AMD product page (1-2 sockets)"), (12, _MEM.format(12, "DDR5-4800")), "Zen 4 Genoa"),
+    ),
 }
+"""Every CPU preset with its sources and facts (docs/presets.md); ``CPU_PRESETS`` maps the names to
+the factories."""
+
+CPU_PRESETS = {name: preset.make for name, preset in CPU_CATALOGUE.items()}

@@ -64,6 +64,13 @@ class PowerStateConfig(Model):
     entry_latency_ns: float = Field(ge=0, description="ENLAT: time to enter the state, ns")
     exit_latency_ns: float = Field(ge=0, description="EXLAT: time to leave the state for a command, ns")
 
+    def brief(self) -> str:
+        """``PS3 0.04 W enlat 2000 exlat 1200 us``, as ``nvme id-ctrl`` gives it."""
+        return (
+            f"{self.name} {self.power_w:g} W enlat {self.entry_latency_ns / 1e3:g}"
+            f" exlat {self.exit_latency_ns / 1e3:g} us"
+        )
+
 
 class ApstConfig(Model):
     """How the host programs APST: Linux ``nvme_core`` module parameters (5.15 defaults)."""

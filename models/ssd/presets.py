@@ -12,11 +12,16 @@ Sources (see docs/ssd.md):
 Optane presets: media units are die ranks (a command striped over the channels), the data path is
 the channels' sequential rate. NAND presets: ``parallel_units`` follows from Little's law (units =
 saturation IOPS x service time) and no data path stage is modelled (no sourced channel rates).
+
+The catalogue presets after the first five (:data:`SSD_CATALOGUE`, docs/presets.md) are derived
+from their datasheet figures by :func:`from_datasheet`, which writes each derivation into the
+value's source (:mod:`simcore.sources`).
 """
 
 from __future__ import annotations
 
-from models.ssd.config import DataPathConfig, DeviceConfig, ServiceConfig
+from models.ssd.config import DataPathConfig, DeviceConfig, PowerStateConfig, ServiceConfig
+from simcore.sources import Preset
 
 
 def _optane(model: str, read_sd_ns: float, write_sd_ns: float, ranks: int, **kw) -> DeviceConfig:
@@ -122,10 +127,636 @@ def pm1743(**kw) -> DeviceConfig:
     return DeviceConfig(**cfg)
 
 
-SSD_PRESETS = {
-    "optane-900p": optane_900p,
-    "optane-p4800x": optane_p4800x,
-    "optane-p4801x": optane_p4801x,
-    "p3700": p3700,
-    "pm1743": pm1743,
+# ---------------------------------------------------------------------------------------------------
+# The catalogue: device parameters derived from datasheet figures, each with its source.
+
+#: usable PCIe x4 data rate by generation, GB/s, and how it follows from the link's raw rate
+PCIE_X4: dict[int, tuple[float, str]] = {
+    3: (3.5, "estimate: PCIe 3.0 x4 usable, as the other presets (3.94 GB/s raw x ~0.9 packet efficiency)"),
+    4: (
+        7.5,
+        "derived: PCIe 4.0 x4 = 16 GT/s x 4 x 128/130 / 8 = 7.88 GB/s raw x ~0.95 packet efficiency"
+        " (512 B max payload) = 7.5",
+    ),
+    5: (15.0, "derived: PCIe 5.0 x4 = 15.75 GB/s raw x ~0.95 packet efficiency = 15.0"),
 }
+#: commands in flight at which a datasheet's "up to" random IOPS are reached. Estimate: vendors
+#: measure them at QD32 with 4-16 jobs (128-512 commands); the upper end
+DATASHEET_DEPTH = 512
+_FRONT = "estimate: about one PCIe round trip, as the other presets ({:g} ns)"
+_READ_CV = 0.25
+_WRITE_CV = 0.2
+
+
+def _xfer_ns(rate_gb_s: float, link_gb_s: float) -> float:
+    """A 4 KiB transfer through the data path and the link, cut through: the slower one's time, ns."""
+    return 4096 / min(rate_gb_s, link_gb_s)
+
+
+def from_datasheet(ds: dict, *, cached_writes: bool = True, cv: tuple[float, float] = (_READ_CV, _WRITE_CV)):
+    """Device parameters and their sources from datasheet figures ``ds`` (``name: (value, source)``):
+    model, capacity_bytes, pcie_gen, seq_read_gb_s / seq_write_gb_s (128 KiB sequential),
+    rand_read_iops / rand_write_iops (4 KiB random, the "up to" figures at high depth),
+    read_latency_us / write_latency_us (QD1 4 KiB typical latency, taken as the device's time from
+    doorbell to completion entry), idle_w, active_read_w, active_write_w; optional power_states.
+
+    The derivation (written into each value's source):
+
+    - the link: the PCIe generation's usable x4 rate (:data:`PCIE_X4`);
+    - the data path: one path at the datasheet's sequential rates (the controller's channels as one
+      pipe, as the Optane presets): it bounds large transfers, and 4 KiB commands cross it in
+      4096 / rate ns;
+    - ``read.base_ns`` = read latency - fetch - post - 4 KiB transfer: the QD1 latency's share that
+      is the media and the controller;
+    - ``parallel_units``: random-read IOPS x ``read.base_ns`` units are busy at the datasheet's
+      figure (Little's law), but commands at random addresses collide on units, so ``N`` commands
+      in flight keep only N / (N + U - 1) of U units busy (a closed network with random routing,
+      docs/ssd.md); U = busy x (N - 1) / (N - busy) reaches the figure at
+      :data:`DATASHEET_DEPTH` commands in flight;
+    - ``write.base_ns`` = write latency - fetch - post - 4 KiB transfer (the write buffer's ack);
+    - ``cached_writes`` (flash with a DRAM/SLC write buffer): ``write_cache_program_ns`` = units /
+      random-write IOPS x N / (N + U - 1): a unit with programs queued takes one more per write, and
+      at random addresses N / (N + U - 1) of the units are kept busy, so sustained random writes
+      come out near the datasheet's figure at N = :data:`DATASHEET_DEPTH` (within ~20%: the buffer's
+      early acknowledgements keep more commands at the units than N); otherwise the write ceiling
+      is the units' and the data path's;
+    - service-time spread: ``cv`` of the base (estimates: no datasheet gives one; the PM1743 preset's
+      read spread is 28%).
+    Returns (values, sources) for :class:`~models.ssd.config.DeviceConfig`."""
+    v = {k: val for k, (val, _) in ds.items()}
+    src = {k: s for k, (_, s) in ds.items()}
+    link, link_src = PCIE_X4[v["pcie_gen"]]
+    front = 200.0 if v["pcie_gen"] >= 5 else 250.0
+    x_r, x_w = _xfer_ns(v["seq_read_gb_s"], link), _xfer_ns(v["seq_write_gb_s"], link)
+    read_ns = round(v["read_latency_us"] * 1e3 - 2 * front - x_r)
+    write_ns = round(v["write_latency_us"] * 1e3 - 2 * front - x_w)
+    busy = v["rand_read_iops"] * read_ns * 1e-9  # units busy at the ceiling (Little's law)
+    if busy >= DATASHEET_DEPTH:
+        raise ValueError(f"{v['model']}: {busy:.0f} commands busy at the datasheet's IOPS exceed {DATASHEET_DEPTH}")
+    units = max(1, round(busy * (DATASHEET_DEPTH - 1) / (DATASHEET_DEPTH - busy)))
+    values = {k: v[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
+    values |= {
+        "read": ServiceConfig(base_ns=read_ns, sd_ns=round(cv[0] * read_ns)),
+        "write": ServiceConfig(base_ns=write_ns, sd_ns=round(cv[1] * write_ns)),
+        "parallel_units": units,
+        "datapath": DataPathConfig(count=1, read_gb_s=v["seq_read_gb_s"], write_gb_s=v["seq_write_gb_s"]),
+        "link_gb_s": link,
+        "fetch_ns": front,
+        "post_ns": front,
+    }
+    sources = _derived_sources(v, src, cv, front=front, link_src=link_src, x_r=x_r, x_w=x_w)
+    sources["parallel_units"] = (
+        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {read_ns} ns ="
+        f" {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in flight at random"
+        f" addresses: U = busy x (N - 1) / (N - busy) = {units}"
+    )
+    if cached_writes:
+        _add_write_buffer(values, sources, units, v["rand_write_iops"], src["rand_write_iops"])
+    if "power_states" in v:
+        values["power_states"] = v["power_states"]
+        sources["power_states"] = src["power_states"]
+    return values, sources
+
+
+def _derived_sources(v: dict, src: dict, cv, *, front: float, link_src: str, x_r: float, x_w: float) -> dict:
+    """The sources of :func:`from_datasheet`'s values but the units: the datasheet's, and the arithmetic."""
+    sources = {k: src[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
+    lat = f"fetch - post ({2 * front:g} ns) - 4 KiB transfer"
+    return sources | {
+        "read.base_ns": f"derived: the QD1 read latency {v['read_latency_us']:g} us - {lat} ({x_r:.0f} ns)"
+        f" ({src['read_latency_us']})",
+        "write.base_ns": f"derived: the QD1 write latency {v['write_latency_us']:g} us - {lat} ({x_w:.0f} ns)"
+        f" ({src['write_latency_us']})",
+        "read.sd_ns": f"estimate: {cv[0]:g} x base (no datasheet gives a spread; the PM1743 preset's is 0.28)",
+        "write.sd_ns": f"estimate: {cv[1]:g} x base (no datasheet gives a spread)",
+        "datapath": f"derived: one path at the sequential rates, read {v['seq_read_gb_s']:g} GB/s"
+        f" ({src['seq_read_gb_s']}), write {v['seq_write_gb_s']:g} GB/s ({src['seq_write_gb_s']})",
+        "link_gb_s": link_src,
+        "fetch_ns": _FRONT.format(front),
+        "post_ns": _FRONT.format(front),
+    }
+
+
+def _add_write_buffer(values: dict, sources: dict, units: int, iops: float, iops_source: str) -> None:
+    """The write buffer's program time: sustained random writes at ``iops`` with ``units`` units kept
+    busy N / (N + U - 1) of the time at :data:`DATASHEET_DEPTH` commands in flight (:func:`from_datasheet`)."""
+    share = DATASHEET_DEPTH / (DATASHEET_DEPTH + units - 1)  # units kept busy at random addresses
+    program = round(units / iops * share * 1e9)
+    values["write_cache_program_ns"] = program
+    sources["write_cache_program_ns"] = (
+        f"derived: {units} units / {iops:,.0f} random-write IOPS ({iops_source}) x {share:.2f} busy at"
+        f" {DATASHEET_DEPTH} in flight = {program:.0f} ns (a unit with programs queued takes one more per write)"
+    )
+
+
+def _sheet(model: str, source: str, **figures) -> dict:
+    """A datasheet: every figure from ``source`` unless given as (value, its own source)."""
+    ds = {"model": (model, source)}
+    for name, fig in figures.items():
+        ds[name] = fig if isinstance(fig, tuple) else (fig, source)
+    return ds
+
+
+def _catalogue_device(sheet_and_sources: tuple[dict, dict], overrides: dict) -> DeviceConfig:
+    return DeviceConfig(**{**sheet_and_sources[0], **overrides})
+
+
+_EST_CAP = "estimate: a common capacity of the family (the datasheet's figures are its 'up to' values)"
+_EST_IDLE_CLIENT = (
+    "estimate: no PS0 idle figure (the datasheet's milliwatt idle is its low-power states'); client PCIe 4.0"
+    " drives idle in an operational state near 1 W in reviews [recalled, not re-checked]"
+)
+_EST_IDLE_DC = "estimate: ~5 W, the middle of this catalogue's enterprise U.2/U.3 idle figures (3.5-8 W)"
+_EST_DC_READ = (
+    "estimate: an enterprise TLC drive's QD1 4 KiB read of this generation (Kioxia's CM6 90 us [exact,"
+    " Kioxia slide], Micron's 7450 70-80 us [recalled])"
+)
+_EST_DC_WRITE = "estimate: an enterprise drive's buffered write, as Kioxia's CM6 20 us [exact, Kioxia slide]"
+
+_P5800X_DS = "recalled: Intel Optane SSD DC P5800X product brief (not re-checked)"
+_P5800X = from_datasheet(
+    _sheet(
+        "Intel Optane SSD DC P5800X",
+        _P5800X_DS,
+        capacity_bytes=(1_600_000_000_000, "estimate: the 1.6 TB model, the smallest with the full write IOPS"),
+        pcie_gen=4,
+        seq_read_gb_s=7.2,
+        seq_write_gb_s=(6.1, _P5800X_DS + "; the lower of 6.1-6.2"),
+        rand_read_iops=1_500_000,
+        rand_write_iops=1_500_000,
+        read_latency_us=(5.0, _P5800X_DS + "; typical ~5 us, taken as the device's time"),
+        write_latency_us=(5.0, _P5800X_DS + "; typical ~5 us, taken as the device's time"),
+        idle_w=5.0,
+        active_read_w=(18.0, "estimate: the low end of the recalled 18-21 W active power"),
+        active_write_w=(21.0, "estimate: the high end of the recalled 18-21 W active power"),
+    ),
+    cached_writes=False,
+    cv=(0.2, 0.2),
+)
+_P5800X[1]["read.sd_ns"] = _P5800X[1]["write.sd_ns"] = "estimate: 0.2 x base, the P4800X preset's spread (900 / 4500)"
+
+
+def optane_p5800x(**kw) -> DeviceConfig:
+    """Intel Optane SSD DC P5800X 1.6 TB (2nd-generation 3D XPoint, PCIe 4.0 x4): 1.5M 4 KiB random
+    reads and writes, 7.2 / 6.1 GB/s sequential, ~5 us typical latency (product brief, recalled).
+    No write buffer (3D XPoint writes in place): the write ceiling is the units' and the data path's.
+    Whether Intel's 5 us is the device's time or includes a host is not stated; it is taken as the
+    device's (doorbell to completion entry), so a kernel IO path adds its own few us on top."""
+    return _catalogue_device(_P5800X, kw)
+
+
+_905P_DS = "recalled: Intel Optane SSD 905P product specification (not re-checked)"
+_905P_SOURCES = {
+    "model": _905P_DS,
+    "capacity_bytes": "estimate: the 960 GB model (480 GB-1.5 TB exist)",
+    "read": "estimate: the 3D XPoint controller family's media times (the 900P / P4800X presets: the same"
+    " 7-channel SLL3D controller); its recalled ~10 us latency includes a host, as the P4800X's",
+    "write": "estimate: as read",
+    "parallel_units": "estimate: dies scale with capacity, 28 per 375 GB (P4800X) -> 960 GB ~ 72 dies"
+    " = ~10 ranks of 7 (one die per channel)",
+    "datapath": f"derived: one path at the sequential rates 2.6 / 2.2 GB/s ({_905P_DS})",
+    "link_gb_s": PCIE_X4[3][1],
+    "fetch_ns": _FRONT.format(250),
+    "post_ns": _FRONT.format(250),
+    "idle_w": _905P_DS + " (~5 W)",
+    "active_read_w": "estimate: the low end of the recalled 14-16 W active power",
+    "active_write_w": "estimate: the high end of the recalled 14-16 W active power",
+}
+
+
+def optane_905p(**kw) -> DeviceConfig:
+    """Intel Optane SSD 905P 960 GB (3D XPoint, PCIe 3.0 x4, the 900P's 7-channel SLL3D controller):
+    575K / 550K 4 KiB random read / write IOPS, 2.6 / 2.2 GB/s sequential (recalled). Built on the
+    900P's family (:func:`_optane`: media times, low spread) with its own data path rates and ranks."""
+    cfg = dict(datapath=DataPathConfig(count=1, read_gb_s=2.6, write_gb_s=2.2), capacity_bytes=960_000_000_000)
+    cfg.update(active_read_w=14.0, active_write_w=16.0)
+    cfg.update(kw)
+    return _optane("Intel Optane SSD 905P", 350.0, 450.0, 10, **cfg)
+
+
+_980PRO_DS = "recalled: Samsung 980 PRO data sheet, 1 TB MZ-V8P1T0 (not re-checked)"
+_980PRO_IDCTRL = "recalled: the 980 PRO's nvme id-ctrl power states as commonly posted (not re-checked)"
+_980PRO = from_datasheet(
+    _sheet(
+        "Samsung 980 PRO",
+        _980PRO_DS,
+        capacity_bytes=1_000_000_000_000,
+        pcie_gen=4,
+        seq_read_gb_s=7.0,
+        seq_write_gb_s=5.0,
+        rand_read_iops=1_000_000,
+        rand_write_iops=1_000_000,
+        read_latency_us=(45.45, "derived: 1 / the QD1 random-read 22K IOPS (" + _980PRO_DS + ")"),
+        write_latency_us=(16.67, "derived: 1 / the QD1 random-write 60K IOPS (" + _980PRO_DS + ")"),
+        idle_w=(1.0, _EST_IDLE_CLIENT),
+        active_read_w=(6.2, _980PRO_DS + ": average power"),
+        active_write_w=(8.49, _980PRO_IDCTRL + ": PS0 maximum 8.49 W"),
+        power_states=(
+            (
+                PowerStateConfig(name="PS3", power_w=0.04, entry_latency_ns=2_000_000.0, exit_latency_ns=1_200_000.0),
+                PowerStateConfig(name="PS4", power_w=0.005, entry_latency_ns=500_000.0, exit_latency_ns=9_500_000.0),
+            ),
+            _980PRO_IDCTRL + ": PS3 0.040 W enlat 2000 exlat 1200 us, PS4 0.005 W enlat 500 exlat 9500 us",
+        ),
+    )
+)
+
+
+def samsung_980pro(**kw) -> DeviceConfig:
+    """Samsung 980 PRO 1 TB (Elpis controller, 8 channels, 128-layer V-NAND TLC, PCIe 4.0 x4): 1M / 1M
+    4 KiB random IOPS, 7.0 / 5.0 GB/s, QD1 22K / 60K IOPS (data sheet, recalled). The random-write
+    figure is the SLC cache's; its non-operational power states PS3 and PS4 drive APST. PS1/PS2
+    (operational, 4.48 / 3.18 W) are not modelled: the device draws its idle or active power."""
+    return _catalogue_device(_980PRO, kw)
+
+
+_990PRO_DS = "exact: mezha.media's Samsung 990 PRO specification table, 1 TB"
+_990PRO = from_datasheet(
+    _sheet(
+        "Samsung 990 PRO",
+        _990PRO_DS,
+        capacity_bytes=1_000_000_000_000,
+        pcie_gen=4,
+        seq_read_gb_s=7.45,
+        seq_write_gb_s=6.9,
+        rand_read_iops=1_200_000,
+        rand_write_iops=1_550_000,
+        read_latency_us=(45.45, "derived: 1 / a QD1 random-read 22K IOPS (recalled, not re-checked)"),
+        write_latency_us=(12.5, "derived: 1 / a QD1 random-write 80K IOPS (recalled, not re-checked)"),
+        idle_w=(1.0, _EST_IDLE_CLIENT),
+        active_read_w=(5.4, "recalled: the 1 TB's ~5.4 W average power (not re-checked)"),
+        active_write_w=(8.6, "estimate: the 4 TB model's 8.6 W peak (exact, mezha.media) taken for the 1 TB"),
+    )
+)
+
+
+def samsung_990pro(**kw) -> DeviceConfig:
+    """Samsung 990 PRO 1 TB (Pascal controller, 176-layer V-NAND TLC V7, PCIe 4.0 x4): 1.2M / 1.55M
+    4 KiB random IOPS, 7.45 / 6.9 GB/s. Its APST power-state table is not in the sources: no
+    non-operational states (add yours from ``nvme id-ctrl`` as ``ssd.power_states``)."""
+    return _catalogue_device(_990PRO, kw)
+
+
+_PM9A3_DS = "exact: heise.de/-4720224, Samsung PM9A3 U.2"
+_PM9A3 = from_datasheet(
+    _sheet(
+        "Samsung PM9A3",
+        _PM9A3_DS,
+        capacity_bytes=(3_840_000_000_000, _EST_CAP),
+        pcie_gen=4,
+        seq_read_gb_s=6.5,
+        seq_write_gb_s=3.5,
+        rand_read_iops=900_000,
+        rand_write_iops=200_000,
+        read_latency_us=(80.0, _EST_DC_READ),
+        write_latency_us=(20.0, _EST_DC_WRITE),
+        idle_w=(3.5, "recalled: ~3.5 W idle (not re-checked)"),
+        active_read_w=(13.5, "recalled: ~13.5 W maximum active (not re-checked)"),
+        active_write_w=(13.5, "recalled: ~13.5 W maximum active (not re-checked)"),
+    )
+)
+
+
+def samsung_pm9a3(**kw) -> DeviceConfig:
+    """Samsung PM9A3 U.2 3.84 TB (128-layer V-NAND V6 TLC, PCIe 4.0 x4): 900K / 200K 4 KiB random IOPS,
+    6.5 / 3.5 GB/s (heise, the launch figures; later revisions list 1,000K / 180K and 6.9 / 4.1 GB/s).
+    No latency is published: QD1 times are estimates of its generation."""
+    return _catalogue_device(_PM9A3, kw)
+
+
+_PM1733_DS = "recalled: Samsung PM1733 product brief (not re-checked)"
+_PM1733 = from_datasheet(
+    _sheet(
+        "Samsung PM1733",
+        _PM1733_DS,
+        capacity_bytes=(3_840_000_000_000, _EST_CAP),
+        pcie_gen=4,
+        seq_read_gb_s=7.0,
+        seq_write_gb_s=3.8,
+        rand_read_iops=1_500_000,
+        rand_write_iops=135_000,
+        read_latency_us=(90.0, _EST_DC_READ),
+        write_latency_us=(20.0, _EST_DC_WRITE),
+        idle_w=(8.0, _PM1733_DS + "; ~8 W idle"),
+        active_read_w=(20.0, _PM1733_DS + "; <= 20 W active"),
+        active_write_w=(20.0, _PM1733_DS + "; <= 20 W active"),
+    )
+)
+
+
+def samsung_pm1733(**kw) -> DeviceConfig:
+    """Samsung PM1733 U.2 3.84 TB (96-layer V-NAND V5 TLC, PCIe 4.0 x4 or dual-port 2 x2): 1.5M / 135K
+    4 KiB random IOPS, 7.0 / 3.8 GB/s (recalled). No latency is published: QD1 times are estimates.
+    Its selectable power caps (operational power states) are not modelled."""
+    return _catalogue_device(_PM1733, kw)
+
+
+_CM6_DS = "exact: heise, Kioxia CM6 announcement"
+_CM6_LAT = "exact: Kioxia slide (hwcooling.net): CM6-generation read latency 90 us, write 20 us"
+_CM6 = from_datasheet(
+    _sheet(
+        "Kioxia CM6-R",
+        _CM6_DS,
+        capacity_bytes=(3_840_000_000_000, _EST_CAP),
+        pcie_gen=4,
+        seq_read_gb_s=6.9,
+        seq_write_gb_s=4.2,
+        rand_read_iops=1_400_000,
+        rand_write_iops=(170_000, _CM6_DS + "; CM6-R (1 DWPD), the 30.72 TB figure"),
+        read_latency_us=(90.0, _CM6_LAT),
+        write_latency_us=(20.0, _CM6_LAT),
+        idle_w=(5.0, _EST_IDLE_DC),
+        active_read_w=(19.0, "estimate: the lowest of the selectable 19-25 W maxima (recalled)"),
+        active_write_w=(25.0, "estimate: the highest of the selectable 19-25 W maxima (recalled)"),
+    )
+)
+
+
+def kioxia_cm6(**kw) -> DeviceConfig:
+    """Kioxia CM6-R 3.84 TB (18-channel controller, BiCS4 96-layer TLC, PCIe 4.0 x4 or 2 x2): 1.4M / 170K
+    4 KiB random IOPS (CM6-V, 3 DWPD: 350K writes: ``--set ssd.write_cache_program_ns``), 6.9 / 4.2
+    GB/s, 90 / 20 us latency (Kioxia's slide for the generation)."""
+    return _catalogue_device(_CM6, kw)
+
+
+_CM7_DS = "recalled: Kioxia CM7 product brief (not re-checked)"
+_CM7_LAT = "exact: Kioxia's Gen5 prototype slide (hwcooling.net): read latency 70 us, write 10 us"
+_CM7 = from_datasheet(
+    _sheet(
+        "Kioxia CM7-R",
+        _CM7_DS,
+        capacity_bytes=(3_840_000_000_000, _EST_CAP),
+        pcie_gen=5,
+        seq_read_gb_s=14.0,
+        seq_write_gb_s=(6.75, _CM7_DS + "; the lower of 6.75-7.0"),
+        rand_read_iops=2_700_000,
+        rand_write_iops=(310_000, _CM7_DS + "; CM7-R"),
+        read_latency_us=(70.0, _CM7_LAT),
+        write_latency_us=(10.0, _CM7_LAT),
+        idle_w=(5.0, _EST_IDLE_DC),
+        active_read_w=(25.0, _CM7_DS + "; <= 25 W"),
+        active_write_w=(25.0, _CM7_DS + "; <= 25 W"),
+    )
+)
+
+
+def kioxia_cm7(**kw) -> DeviceConfig:
+    """Kioxia CM7-R 3.84 TB (BiCS5 112-layer TLC, PCIe 5.0 x4): 2.7M / 310K 4 KiB random IOPS, 14 / 6.75
+    GB/s (recalled); latency from Kioxia's Gen5 prototype slide (70 / 10 us)."""
+    return _catalogue_device(_CM7, kw)
+
+
+_7450_DS = "recalled: Micron 7450 PRO product brief, 3.84 TB U.3 (not re-checked)"
+_7450 = from_datasheet(
+    _sheet(
+        "Micron 7450 PRO",
+        _7450_DS,
+        capacity_bytes=3_840_000_000_000,
+        pcie_gen=4,
+        seq_read_gb_s=(6.8, "exact: servethehome, Micron 7450 (~6.8 GB/s)"),
+        seq_write_gb_s=5.3,
+        rand_read_iops=1_000_000,
+        rand_write_iops=180_000,
+        read_latency_us=(75.0, _7450_DS + "; the middle of 70-80 us typical"),
+        write_latency_us=(15.0, _7450_DS + "; ~15 us typical"),
+        idle_w=(5.0, _7450_DS + "; ~5 W idle"),
+        active_read_w=(14.0, _7450_DS + "; ~14 W maximum (U.3)"),
+        active_write_w=(14.0, _7450_DS + "; ~14 W maximum (U.3)"),
+    )
+)
+
+
+def micron_7450(**kw) -> DeviceConfig:
+    """Micron 7450 PRO U.3 3.84 TB (176-layer TLC B47R with CMOS under the array, PCIe 4.0 x4): 1M /
+    180K 4 KiB random IOPS, 6.8 / 5.3 GB/s, ~75 / 15 us typical latency (recalled)."""
+    return _catalogue_device(_7450, kw)
+
+
+_SN850X_DS = "recalled: WD_BLACK SN850X product brief, 1 TB (not re-checked)"
+_SN850X = from_datasheet(
+    _sheet(
+        "WD Black SN850X",
+        _SN850X_DS,
+        capacity_bytes=1_000_000_000_000,
+        pcie_gen=4,
+        seq_read_gb_s=7.3,
+        seq_write_gb_s=6.3,
+        rand_read_iops=800_000,
+        rand_write_iops=1_100_000,
+        read_latency_us=(45.45, "estimate: not published; the 980 PRO's QD1 read (22K IOPS), a TLC drive of its class"),
+        write_latency_us=(16.67, "estimate: not published; the 980 PRO's QD1 write (60K IOPS)"),
+        idle_w=(1.0, _EST_IDLE_CLIENT),
+        active_read_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
+        active_write_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
+    )
+)
+
+
+def wd_sn850x(**kw) -> DeviceConfig:
+    """WD Black SN850X 1 TB (WD controller, BiCS5 112-layer TLC, PCIe 4.0 x4): 800K / 1.1M 4 KiB random
+    IOPS, 7.3 / 6.3 GB/s (recalled). No QD1 figures are published (the 980 PRO's are used) and its APST
+    table is not in the sources (no non-operational states)."""
+    return _catalogue_device(_SN850X, kw)
+
+
+_P5520_DS = "recalled: Solidigm D7-P5520 product brief, 3.84 TB (low confidence, not re-checked)"
+_P5520 = from_datasheet(
+    _sheet(
+        "Solidigm D7-P5520",
+        _P5520_DS,
+        capacity_bytes=3_840_000_000_000,
+        pcie_gen=4,
+        seq_read_gb_s=7.1,
+        seq_write_gb_s=4.2,
+        rand_read_iops=1_100_000,
+        rand_write_iops=(200_000, _P5520_DS + "; the lower of 200-250K"),
+        read_latency_us=(70.0, _P5520_DS + "; ~70 us typical (rough)"),
+        write_latency_us=(12.0, _P5520_DS + "; ~12 us typical (rough)"),
+        idle_w=(5.0, _P5520_DS + "; ~5 W idle"),
+        active_read_w=(20.0, "estimate: the lower of the recalled 20-25 W maxima"),
+        active_write_w=(25.0, "estimate: the higher of the recalled 20-25 W maxima"),
+    )
+)
+
+
+def solidigm_p5520(**kw) -> DeviceConfig:
+    """Solidigm D7-P5520 U.2 3.84 TB (144-layer TLC, PCIe 4.0 x4): 1.1M / 200K 4 KiB random IOPS,
+    7.1 / 4.2 GB/s, ~70 / 12 us (recalled, low confidence)."""
+    return _catalogue_device(_P5520, kw)
+
+
+def _optane_sources(model: str, units: str, **special: str) -> dict[str, str]:
+    """The sources of the 3D XPoint family presets, from :func:`_optane`'s docstring tags."""
+    sources = {
+        "model": f"recalled: {model} product specification ([REF5])",
+        "read": "estimate: ~4.5 us media + controller at 4 KiB, the rest of the ~6-7 us device time being"
+        " PCIe/NVMe transactions ([REF5]; refined by the platforms' calibrations)",
+        "write": "estimate: ~5 us media + controller at 4 KiB ([REF5])",
+        "parallel_units": units,
+        "datapath": "recalled: the P4800X's sequential 2.4 / 2.0 GB/s, also its random 4 KiB ceilings ([REF5])",
+        "link_gb_s": PCIE_X4[3][1],
+        "fetch_ns": _FRONT.format(250),
+        "post_ns": _FRONT.format(250),
+        "idle_w": "recalled: 5 W idle ([REF5], P4800X)",
+        "active_read_w": "recalled: ~8 W reading ([REF5], P4800X)",
+        "active_write_w": "recalled: 13 W writing ([REF5], P4800X)",
+        "capacity_bytes": "recalled: product specification",
+    }
+    sources.update(special)
+    return sources
+
+
+_NAND_LITTLE = "derived: Little's law, saturation IOPS x read service time ({})"
+_LEGACY_SOURCES = {
+    "optane-900p": _optane_sources(
+        "Intel Optane SSD 900P",
+        "estimate: three quarters of the P4800X's 28 dies by capacity, three ranks",
+        **{"read.sd_ns": "estimate: low spread of the consumer card"},
+    ),
+    "optane-p4800x": _optane_sources(
+        "Intel Optane DC P4800X",
+        "recalled: 28 dies of 128 Gb, four per channel: four ranks ([REF5b], reviews)",
+        max_queue_pairs="recalled: 32 I/O queue pairs (the issue #30 brief, not re-checked)",
+        **{"read.sd_ns": "estimate: refined by the calibrated-interrupts platform"},
+    ),
+    "optane-p4801x": _optane_sources(
+        "Intel Optane DC P4801X",
+        "recalled: as the P4800X (four ranks)",
+        max_queue_pairs="recalled: as the P4800X",
+    ),
+    "p3700": {
+        "model": "recalled: Intel DC P3700 400 GB datasheet",
+        "capacity_bytes": "recalled: Intel DC P3700 400 GB datasheet",
+        "read": "exact: ~80 us 4 KiB reads, sd ~29 us (Tai et al., ACM TOS 2022, [CI])",
+        "write": "estimate: writes land in the DRAM buffer",
+        "write_cache_program_ns": "derived: 75K sustained random-write IOPS (datasheet) with 36 units",
+        "parallel_units": _NAND_LITTLE.format("450K x ~78 us (datasheet)"),
+        "link_gb_s": "estimate: PCIe 3.0 x4 usable",
+        "fetch_ns": _FRONT.format(300),
+        "post_ns": _FRONT.format(300),
+        "idle_w": "recalled: datasheet",
+        "active_read_w": "recalled: datasheet",
+        "active_write_w": "recalled: datasheet",
+    },
+    "pm1743": {
+        "model": "recalled: Samsung PM1743 3.84 TB ([REF5])",
+        "capacity_bytes": "recalled: Samsung PM1743 3.84 TB ([REF5])",
+        "read": "estimate: ~75 us reads ([REF5])",
+        "write": "estimate: buffered writes",
+        "write_cache_program_ns": "derived: 250K sustained random-write IOPS ([REF5]) with 190 units",
+        "parallel_units": _NAND_LITTLE.format("2.5M x ~75 us ([REF5])"),
+        "link_gb_s": "recalled: 13 GB/s sequential ([REF5])",
+        "fetch_ns": _FRONT.format(200),
+        "post_ns": _FRONT.format(200),
+        "max_queue_pairs": "recalled: 128 I/O queue pairs",
+        "idle_w": "exact: 74 W idle for 16 drives (SANDMAN, Zhou et al., SOSP 2025)",
+        "active_read_w": "recalled: up to 25 W ([REF5]); reading share an estimate",
+        "active_write_w": "recalled: up to 25 W ([REF5])",
+    },
+}
+
+
+def _ssd_facts(interface: str, form: str, nand: tuple[str, str] | None = None, channels=None, source="") -> dict:
+    """Facts about an SSD that are not configuration fields: its interface and form factor, NAND and
+    channels where known."""
+    facts = {"interface": (interface, source), "form_factor": (form, source)}
+    if nand:
+        facts["media"] = nand
+    if channels:
+        facts["channels"] = channels
+    return facts
+
+
+_G3, _G4, _G5 = "PCIe 3.0 x4, NVMe", "PCIe 4.0 x4, NVMe", "PCIe 5.0 x4, NVMe"
+SSD_CATALOGUE: dict[str, Preset] = {
+    "optane-900p": Preset(
+        optane_900p,
+        _LEGACY_SOURCES["optane-900p"],
+        _ssd_facts(
+            _G3, "add-in card / U.2", ("3D XPoint", "recalled: [REF5]"), (7, "recalled: [REF5b]"), "recalled: [REF5]"
+        ),
+    ),
+    "optane-p4800x": Preset(
+        optane_p4800x,
+        _LEGACY_SOURCES["optane-p4800x"],
+        _ssd_facts(_G3, "U.2 / add-in card", ("3D XPoint", "exact: [REF5]"), (7, "exact: [REF5b]"), "exact: [REF5]"),
+    ),
+    "optane-p4801x": Preset(
+        optane_p4801x,
+        _LEGACY_SOURCES["optane-p4801x"],
+        _ssd_facts(_G3, "M.2 / U.2", ("3D XPoint", "recalled: [REF5]"), (7, "recalled: [REF5b]"), "recalled: [REF5]"),
+    ),
+    "p3700": Preset(
+        p3700,
+        _LEGACY_SOURCES["p3700"],
+        _ssd_facts(_G3, "add-in card / U.2", ("MLC NAND", "recalled: datasheet"), None, "recalled: datasheet"),
+    ),
+    "pm1743": Preset(
+        pm1743,
+        _LEGACY_SOURCES["pm1743"],
+        _ssd_facts(_G5, "U.2 / E3.S", ("TLC NAND", "recalled: [REF5]"), None, "recalled: [REF5]"),
+    ),
+    "optane-p5800x": Preset(
+        optane_p5800x,
+        _P5800X[1],
+        _ssd_facts(_G4, "U.2 / E1.S", ("2nd-gen 3D XPoint", _P5800X_DS), None, _P5800X_DS),
+    ),
+    "optane-905p": Preset(
+        optane_905p,
+        _905P_SOURCES,
+        _ssd_facts(_G3, "add-in card / U.2 / M.2", ("3D XPoint", _905P_DS), (7, _905P_DS + " (SLL3D)"), _905P_DS),
+    ),
+    "samsung-980pro": Preset(
+        samsung_980pro,
+        _980PRO[1],
+        _ssd_facts(
+            _G4, "M.2 2280", ("128-layer V-NAND TLC (V6)", _980PRO_DS), (8, _980PRO_DS + " (Elpis)"), _980PRO_DS
+        ),
+    ),
+    "samsung-990pro": Preset(
+        samsung_990pro,
+        _990PRO[1],
+        _ssd_facts(_G4, "M.2 2280", ("176-layer V-NAND TLC (V7)", _990PRO_DS), None, _990PRO_DS),
+    ),
+    "samsung-pm9a3": Preset(
+        samsung_pm9a3,
+        _PM9A3[1],
+        _ssd_facts(_G4, "U.2 (E1.S, M.2 exist)", ("128-layer V-NAND TLC (V6)", _PM9A3_DS), None, _PM9A3_DS),
+    ),
+    "samsung-pm1733": Preset(
+        samsung_pm1733,
+        _PM1733[1],
+        _ssd_facts(_G4 + " (dual port 2 x2)", "U.2", ("96-layer V-NAND TLC (V5)", _PM1733_DS), None, _PM1733_DS),
+    ),
+    "kioxia-cm6": Preset(
+        kioxia_cm6,
+        _CM6[1],
+        _ssd_facts(_G4 + " (dual port 2 x2)", "U.3", ("BiCS4 96-layer TLC", _CM6_DS), (18, _CM6_DS), _CM6_DS),
+    ),
+    "kioxia-cm7": Preset(
+        kioxia_cm7,
+        _CM7[1],
+        _ssd_facts(_G5, "U.3 / E3.S", ("BiCS5 112-layer TLC", _CM7_DS), None, _CM7_DS),
+    ),
+    "micron-7450": Preset(
+        micron_7450,
+        _7450[1],
+        _ssd_facts(
+            _G4, "U.3 (E1.S, M.2 exist)", ("176-layer TLC (B47R)", "exact: tweaktown, servethehome"), None, _7450_DS
+        ),
+    ),
+    "wd-sn850x": Preset(
+        wd_sn850x,
+        _SN850X[1],
+        _ssd_facts(_G4, "M.2 2280", ("BiCS5 112-layer TLC", _SN850X_DS), None, _SN850X_DS),
+    ),
+    "solidigm-p5520": Preset(
+        solidigm_p5520,
+        _P5520[1],
+        _ssd_facts(_G4, "U.2 (E1.S, E1.L exist)", ("144-layer TLC", _P5520_DS), None, _P5520_DS),
+    ),
+}
+"""Every SSD preset with its sources and facts (docs/presets.md); ``SSD_PRESETS`` maps the names to
+the factories."""
+
+SSD_PRESETS = {name: preset.make for name, preset in SSD_CATALOGUE.items()}
