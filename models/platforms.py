@@ -239,6 +239,18 @@ CHEOPS23_FIT = {
 CHEOPS23_KERNEL = "5.15"
 
 
+def _cheops23_kernel(r730: KernelCosts, fit: dict) -> KernelCosts:
+    """The R730's kernel costs with the CHEOPS'23 host's calibrated ones (``fit``) and its kernel."""
+    return r730.model_copy(
+        update={
+            "mmio_write_cycles": fit["kernel.mmio_write_cycles"],
+            "fs_submit_cycles": fit["kernel.fs_submit_cycles"],
+            "cpi_by_layer": {**r730.cpi_by_layer, "fs": fit["kernel.cpi_by_layer.fs"]},
+            "version": CHEOPS23_KERNEL,
+        }
+    )
+
+
 def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
     """The host of the CHEOPS'23 measurements (Ren and Trivedi, "Performance Characterization of
     Modern Storage Stacks: POSIX I/O, libaio, SPDK, and io_uring", doi:10.1145/3578353.3589545;
@@ -281,14 +293,7 @@ def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
     cpu = xeon_e5_2640_v4(physical_cores=10, sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
     r730 = optane_p4800x_e5_2660v4()
     ssd = r730.ssd.model_copy(update={"read": r730.ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]})})
-    kernel = r730.kernel.model_copy(
-        update={
-            "mmio_write_cycles": fit["kernel.mmio_write_cycles"],
-            "fs_submit_cycles": fit["kernel.fs_submit_cycles"],
-            "cpi_by_layer": {**r730.kernel.cpi_by_layer, "fs": fit["kernel.cpi_by_layer.fs"]},
-            "version": CHEOPS23_KERNEL,
-        }
-    )
+    kernel = _cheops23_kernel(r730.kernel, fit)
     return PlatformConfig(
         name="cheops23-optane",
         description="CHEOPS'23 host: 2 x 10-core Xeon (E5-2640 v4-class, 2.41 GHz fixed, SMT off) +"

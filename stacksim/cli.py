@@ -103,18 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("name", nargs="?", help="show this scenario, platform or sweep with its whole description")
     sch = sub.add_parser("schema", help="print the JSON schema of a configuration model")
     sch.add_argument("what", nargs="?", default="scenario", choices=["scenario", "platform", "queue", "run"])
-    from stacksim import cli_traces
+    from stacksim import cli_platform, cli_probe, cli_sweep, cli_traces
 
-    cli_traces.add_subcommands(sub, COMMANDS)
-    from stacksim import cli_sweep
-
-    cli_sweep.add_subcommands(sub, COMMANDS)
-    from stacksim import cli_probe
-
-    cli_probe.add_subcommands(sub, COMMANDS)
-    from stacksim import cli_platform
-
-    cli_platform.add_subcommands(sub, COMMANDS)
+    for module in (cli_traces, cli_sweep, cli_probe, cli_platform):
+        module.add_subcommands(sub, COMMANDS)
     describe_subcommands(sub)
     return ap
 

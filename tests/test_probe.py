@@ -250,3 +250,10 @@ def test_commented_platform_yaml_reads_back_unchanged(name):
     text = platform_yaml(plat, "header", comment=lambda path, leaf: f"{path}: a # note")
     assert all("#" in line for line in text.splitlines())
     assert type(plat).model_validate(yaml.safe_load(text)) == plat
+
+
+def test_a_presets_parenthesised_note_is_not_part_of_the_name_it_matches():
+    from scenarios.config.preset_match import match_name
+
+    models = {"core-i9-12900k": "Intel Core i9-12900K (P-cores)", "other": "Intel Core i9"}
+    assert match_name("12th Gen Intel(R) Core(TM) i9-12900K", models) == "core-i9-12900k"

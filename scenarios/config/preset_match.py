@@ -92,7 +92,8 @@ def match_name(reported: str, models: Mapping[str, str]) -> str | None:
     """The key of the preset (``models``: key -> its ``model`` field) each of whose words is a word
     of the ``reported`` name, the most specific one (the most words); None if none. A word that
     mixes letters and digits may also be run together in the reported name (``980PRO`` is in
-    ``Samsung SSD 980 PRO``)."""
+    ``Samsung SSD 980 PRO``). A preset's parenthesised note is not part of its name
+    (``Intel Core i9-12900K (P-cores)`` is the part ``Intel Core i9-12900K``)."""
     have, squashed = words(reported), _squashed(reported)
 
     def found(w: str) -> bool:
@@ -100,7 +101,7 @@ def match_name(reported: str, models: Mapping[str, str]) -> str | None:
 
     best, best_n = None, 0
     for key, model in models.items():
-        need = words(model)
+        need = words(re.sub(r"\([^)]*\)", " ", model))
         if need and all(found(w) for w in need) and len(need) > best_n:
             best, best_n = key, len(need)
     return best
