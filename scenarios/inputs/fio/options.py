@@ -530,6 +530,37 @@ _add(
     table=STACKSIM_OPTIONS,
 )
 
+# --- the options of fio's built-in profiles (act, tiobench) ------------------------------------
+#: profile option name -> the profiles that define it (``threads``: tiobench's thread count, ...)
+PROFILE_OPTIONS: dict[str, tuple[str, ...]] = {}
+for _profile, _entries in sorted(CATALOGUE["profiles"].items()):
+    for _e in _entries:
+        PROFILE_OPTIONS[_e["name"]] = (*PROFILE_OPTIONS.get(_e["name"], ()), _profile)
+
+
+def _add_profile_options() -> None:
+    """fio accepts a profile's options in any job, with or without ``profile=``: each profile
+    registers its options into the one option table at start-up (fio's profile.c
+    ``register_profile`` -> ``add_profile_options`` -> options.c ``add_option``), and the parser
+    matches names exactly (parse.c ``o_match``: the name or its alias, no prefixes). So
+    ``threads=1`` (tiobench's thread count) is accepted and, without ``profile=tiobench``, sets
+    only the unused profile's variable: no effect on the job. A name that is also a general option
+    (``size``) is the general option, found first."""
+    for name, profiles in PROFILE_OPTIONS.items():
+        if name in FIO_OPTIONS:
+            continue
+        entry = next(e for p in profiles for e in CATALOGUE["profiles"][p] if e["name"] == name)
+        kind: Kind = "flag" if entry["type"] == "flag" else "str"
+        FIO_OPTIONS[name] = OptionSpec(
+            name,
+            "ignored",
+            kind,
+            help=f"an option of fio's {'/'.join(profiles)} profile: no effect on a job without profile=",
+        )
+
+
+_add_profile_options()
+
 _unclassified = set(CATALOGUE_NAMES) - set(FIO_OPTIONS)
 if _unclassified:
     raise AssertionError(f"fio catalogue options without a stacksim status: {sorted(_unclassified)}")
