@@ -31,7 +31,11 @@ bssplit                                        bssplit_read/_write          SIZE
                                                                             overrides bs
 blocksize_range (bsrange)                      bsrange_read/_write          MIN-MAX, per direction; overrides bs
 numjobs                                        numjobs                      >= 1 (not expanded by the parser)
-ioengine                                       ioengine                     psync sync pvsync2 libaio io_uring
+ioengine                                       ioengine, engine_library     psync sync pvsync2 libaio io_uring
+                                                                            io_uring_cmd null spdk; xnvme, libblkio
+                                                                            on a modelled backend (engines.py)
+xnvme_async, libblkio_driver                   engine_backend               the library's backend / driver
+libblkio_wait_mode                             libblkio_wait_mode           block | loop (eventfd refused)
 iodepth                                        iodepth                      >= 1
 iodepth_batch_submit (iodepth_batch)           iodepth_batch_submit         0 or > iodepth => iodepth
 iodepth_batch_complete_min (..._complete)      iodepth_batch_complete_min   >= 0 (0 = poll without waiting)
@@ -300,6 +304,26 @@ _add(
     help="the file of each IO: roundrobin, random, sequential [:N IOs], zipf, pareto, normal [:skew]",
 )
 _add("used", "bool", "nowait")
+_add(
+    "used",
+    "str",
+    "xnvme_async",
+    choices=("emu", "thrpool", "io_uring", "io_uring_cmd", "libaio", "posix", "vfio", "nil"),
+    help="xNVMe's asynchronous backend: io_uring, io_uring_cmd and libaio run as those engines",
+)
+_add(
+    "used",
+    "str",
+    "libblkio_driver",
+    help="libblkio's driver: io_uring runs as io_uring, nvme-io_uring as io_uring_cmd",
+)
+_add(
+    "used",
+    "str",
+    "libblkio_wait_mode",
+    choices=("block", "eventfd", "loop"),
+    help="block: wait in blkioq_do_io; loop: busy-poll it (iodepth_batch_complete_min=0); eventfd: not modelled",
+)
 
 # --- accepted only with a neutral value; other values: "not modelled yet" + reason ------------
 _NOFS = (
@@ -482,13 +506,13 @@ _add("ignored", "str", "program arguments grace_time std_redirect")
 _add("ignored", "str", "stat_type")
 _add("ignored", "str", "gpu_dev_ids cuda_io")
 _add("ignored", "str", "no_completion_thread")
-_add("ignored", "str", "xnvme_async xnvme_sync xnvme_admin xnvme_dev_nsid xnvme_dev_subnqn xnvme_mem xnvme_iovec")
+_add("ignored", "str", "xnvme_sync xnvme_admin xnvme_dev_nsid xnvme_dev_subnqn xnvme_mem xnvme_iovec")
 _add(
     "ignored",
     "str",
-    "libblkio_driver libblkio_path libblkio_pre_connect_props libblkio_num_entries "
+    "libblkio_path libblkio_pre_connect_props libblkio_num_entries "
     "libblkio_queue_size libblkio_pre_start_props libblkio_vectored libblkio_write_zeroes_on_trim "
-    "libblkio_wait_mode libblkio_force_enable_completion_eventfd",
+    "libblkio_force_enable_completion_eventfd",
 )
 
 
