@@ -89,6 +89,11 @@ io_submit_mode                                 io_submit_mode               inli
                                                                             synchronous engines)
 nice                                           nice                         -20..19: the threads' CFS load weight
 kb_base                                        (size parsing)               1024 (default) | 1000
+verify, do_verify, verify_only                 verify, do_verify,           checksum type (VERIFY_TYPES), bools
+                                               verify_only
+verify_backlog, verify_backlog_batch           verify_backlog(_batch)       blocks; 0 = verify after the writes
+verify_interval, verify_pattern                verify_interval_bytes,       size (0: the block size), a pattern
+                                               verify_pattern               (fills writes instead of random data)
 iodepth_low                                    iodepth_low                  0 or > iodepth: iodepth; a full queue
                                                                             is reaped down to it (wait_for_completions)
 =============================================  ===========================  ===========================================
@@ -325,17 +330,46 @@ _add(
     help="block: wait in blkioq_do_io; loop: busy-poll it (iodepth_batch_complete_min=0); eventfd: not modelled",
 )
 
+#: fio's verify=TYPE values (options.c); "0" and "none": no verification
+VERIFY_TYPES = (
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha512",
+    "sha256",
+    "sha1",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+    "pattern",
+    "pattern_hdr",
+    "null",
+)
+_add(
+    "used",
+    "str",
+    "verify",
+    choices=("0", "none", *VERIFY_TYPES),
+    help="check written data: a header and checksum per block on writes, read back and checked"
+    " (models/ioengines/verify.py); the data is not simulated, so a verify passes by construction",
+)
+_add("used", "bool", "do_verify", help="run the verify phase after the writes (default 1)")
+_add("used", "flag", "verify_only", help="no writes: the verify phase reads what the writes would have written")
+_add("used", "int", "verify_backlog verify_backlog_batch", help="verify every N written blocks, M at a time")
+_add("used", "size", "verify_interval", help="the checksummed chunk (a header each); default the block size")
+_add("used", "str", "verify_pattern", help="fill write buffers with this pattern (instead of random data)")
+
 # --- accepted only with a neutral value; other values: "not modelled yet" + reason ------------
 _NOFS = (
     "stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
     "no growth, no filling, no locks"
-)
-_add(
-    "limited",
-    "str",
-    "verify",
-    neutral=("0", "none"),
-    reason="data verification (read-back and checksum of written data) is not modelled",
 )
 _add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
 _add("limited", "bool", "file_append fill_device", neutral=("0",), reason=_NOFS)
@@ -348,7 +382,21 @@ _add(
 )
 _add("limited", "bool", "fdp", neutral=("0",), reason="NVMe flexible data placement is not modelled")
 _add("limited", "bool", "sprandom", neutral=("0",), reason="SPRandom preconditioning offsets are not modelled")
-_add("limited", "flag", "verify_only", neutral=("0",), reason="data verification is not modelled")
+_add(
+    "limited",
+    "int",
+    "verify_async",
+    neutral=("0",),
+    reason="fio's verify offload threads (the checksums checked by other threads) are not modelled;"
+    " the submitting thread checks them (verify_async=0)",
+)
+_add(
+    "limited",
+    "str",
+    "verify_mode",
+    neutral=("read",),
+    reason="NVMe Compare commands (the device compares the data) are not modelled; verify reads and checks",
+)
 _add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT needs aligned block sizes")
 _add(
     "limited",
@@ -435,7 +483,7 @@ _add(
     "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
     "invalidate scramble_buffers create_serialize create_fsync "
     "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
-    "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "
+    "unlink_each_loop unique_filename dedupe_global verify_fatal verify_dump "
     "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
     "block_error_percentiles disable_lat disable_clat disable_slat disable_bw_measurement "
@@ -458,13 +506,13 @@ _add(
     "max_latency "
     "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
     "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
-    "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
-    "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
+    "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset "
+    "verify_async_cpus "
     "trim_backlog trim_backlog_batch "
     ""
     "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
     "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "
-    "comm filetype end_syncfs verify_bytchk verify_header_seed verify_mode verify_pattern_interval "
+    "comm filetype end_syncfs verify_bytchk verify_header_seed verify_pattern_interval "
     "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io",
 )
 

@@ -219,6 +219,16 @@ class FioJob(BaseModel):
     registerfiles: bool = False
     fixedbufs: bool = False
     nowait: bool = False
+    # fio's verify (models/ioengines/verify.py): the checksum type ("none": no verify), the verify
+    # phase after the writes, verify_only's phantom writes, the interleaved backlog (blocks; 0: none),
+    # the checksummed chunk (0: the block size), and the pattern that fills writes ("": random data)
+    verify: str = "none"
+    do_verify: bool = True
+    verify_only: bool = False
+    verify_backlog: int = Field(0, ge=0)
+    verify_backlog_batch: int = Field(0, ge=0)  # 0: verify_backlog
+    verify_interval_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    verify_pattern: str = ""
     stacksim_irq_hint: IrqHint = "default"
     stacksim_fio_version: str = "3.42"  # fio's release (models.os.kernel_version.FIO_DEFER_TASKRUN)
     ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
@@ -750,6 +760,12 @@ def _choice(option: str) -> Callable[[str | None, int], str]:
     return convert
 
 
+def _verify_type(v: str | None) -> str:
+    """fio's ``verify=``: a checksum type, or ``0``/``none`` (no verify: "none")."""
+    val = _choice("verify")(v, 0)
+    return "none" if val == "0" else val
+
+
 def _rate(p: str, kb: int) -> int | None:
     return parse_int(p, option="rate_iops", minimum=0) or None  # 0 = no limit
 
@@ -892,6 +908,15 @@ _HANDLERS: dict[str, _Handler] = {
     "stacksim_fio_version": _set_field("stacksim_fio_version", lambda v, kb: _fio_version(v)),
     "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
     "iodepth_low": _set_field("iodepth_low", _int("iodepth_low", 0)),
+    "verify": _set_field("verify", lambda v, kb: _verify_type(v)),
+    "do_verify": _set_field("do_verify", _bool("do_verify")),
+    "verify_only": _set_field("verify_only", _bool("verify_only")),
+    "verify_backlog": _set_field("verify_backlog", _int("verify_backlog", 0)),
+    "verify_backlog_batch": _set_field("verify_backlog_batch", _int("verify_backlog_batch", 0)),
+    "verify_interval": _set_field(
+        "verify_interval_bytes", lambda v, kb: parse_size(v, option="verify_interval", kb_base=kb, allow_zero=True)
+    ),
+    "verify_pattern": _set_field("verify_pattern", lambda v, kb: (v or "").strip()),
     "xnvme_async": _set_field("engine_backend", _choice("xnvme_async")),
     "libblkio_driver": _set_field("engine_backend", lambda v, kb: (v or "").strip()),
     "libblkio_wait_mode": _set_field("libblkio_wait_mode", _choice("libblkio_wait_mode")),
@@ -1060,6 +1085,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             )
     _check_rates(state, last, fail)
     _check_files(state, last, fail)
+    _check_verify(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")
         if engine not in SYNC_ENGINES:
@@ -1072,6 +1098,34 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
     if state["time_based"] and state["runtime_ns"] is None:
         raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
+
+
+def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """fio's verify on a modelled path: the submitting thread of a kernel engine (not fio's null
+    engine, whose data is never written, nor SPDK's plugin or offload workers, not modelled here); a
+    verify_interval within the smallest write (fio's fixup_options); no time_based verify_only (fio
+    refuses it); one verify pass (fio verifies after every loop: not modelled)."""
+    if state["verify"] == "none":
+        return
+    it = last.get("verify")
+    engine = state["ioengine"]
+    if engine in ("null", "spdk") or state["io_submit_mode"] == "offload":
+        what = f"ioengine={engine}" if engine in ("null", "spdk") else "io_submit_mode=offload"
+        raise fail(f"option 'verify' with {what} is not modelled by stacksim: verify runs on the kernel engines", it)
+    smallest = _smallest_block(state["bs_write_bytes"], state["bssplit_write"], state["bsrange_write"])
+    if state["verify_interval_bytes"] > smallest:
+        raise fail(
+            f"option 'verify_interval': {state['verify_interval_bytes']} bytes is larger than the smallest write"
+            f" ({smallest} bytes); fio needs the interval within the block (fio refuses it too)",
+            last.get("verify_interval"),
+        )
+    if state["verify_only"] and state["time_based"]:
+        raise fail("option 'verify_only' does not support time_based jobs (fio's HOWTO)", last.get("verify_only"))
+    if state["loops"] > 1 and state["do_verify"] and state["rw"] not in ("read", "randread"):
+        raise fail(
+            "option 'verify' with loops > 1 is not modelled by stacksim (fio verifies after every loop)",
+            last.get("loops"),
+        )
 
 
 def _resolve_library(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
