@@ -520,7 +520,28 @@ _add(
 _add("ignored", "str", "cmdprio_hint")
 _add("ignored", "str", "nonvectored")
 _add("ignored", "str", "uncached")
-_add("ignored", "str", "cmd_type cdb_len write_mode read_mode dp_scheme")
+_add("ignored", "str", "cdb_len dp_scheme")
+_add(
+    "limited",
+    "str",
+    "cmd_type",
+    neutral=("nvme",),
+    reason="io_uring_cmd's bsg commands are SCSI passthrough, which reaches SCSI devices; stacksim models NVMe",
+)
+_add(
+    "limited",
+    "str",
+    "write_mode",
+    neutral=("write",),
+    reason="io_uring_cmd's other write commands (Write Uncorrectable, Write Zeroes, Verify) are not modelled",
+)
+_add(
+    "limited",
+    "str",
+    "read_mode",
+    neutral=("read",),
+    reason="io_uring_cmd's SCSI Pre-Fetch reads (cmd_type=bsg) are not modelled",
+)
 _add("ignored", "str", "libaio_vectored")
 _add("ignored", "str", "http_object_mode http_s3_security_token rbd_encryption_format rbd_encryption_passphrase")
 _add("ignored", "str", "md_per_io_size pi_act pi_chk apptag apptag_mask")
