@@ -85,6 +85,11 @@ def format_summary(result: dict) -> str:
                 f"  job {job['jobname']}: ended with error {job['error']}"
                 " (as fio would: rate_min / rate_iops_min not met)"
             )
+    for name, v in (s.get("verify") or {}).get("jobs", {}).items():
+        out.append(
+            f"  verify ({v['type']}) job {name}: {v['blocks_verified']:,} blocks read back and checked"
+            f" of {v['blocks_logged']:,} written; passed by construction (the data is not simulated)"
+        )
     if result.get("ignored_fio_options"):
         out.append(
             "  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"])

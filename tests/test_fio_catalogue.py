@@ -26,7 +26,7 @@ def test_catalogue_metadata():
 
 
 def test_every_catalogue_name_is_classified_and_nothing_else():
-    assert set(opts.CATALOGUE_NAMES) == set(opts.FIO_OPTIONS)
+    assert set(opts.CATALOGUE_NAMES) | set(opts.PROFILE_OPTIONS) == set(opts.FIO_OPTIONS)
     for name, spec in opts.FIO_OPTIONS.items():
         assert spec.status in ("used", "ignored", "limited")
         if spec.status == "limited":
@@ -43,6 +43,19 @@ def test_every_catalogue_name_is_classified_and_nothing_else():
 def test_issue_examples_are_accepted_and_listed(line, name):
     f = parse_fio_text(JOB + line + "\n")
     assert name in f.ignored_options
+
+
+def test_profile_options_are_accepted_without_effect():
+    """fio registers its profiles' options in its one option table (profile.c register_profile),
+    so ``threads=1`` (tiobench's) is accepted in any job; without profile= it changes nothing."""
+    job = parse_fio_text(JOB + "threads=1\nthreads-per-queue=4\nprep\n").jobs[0]
+    assert {"threads", "threads-per-queue", "prep"} <= set(job.ignored_options)
+    assert job.model_dump(exclude={"ignored_options"}) == parse_fio_text(JOB).jobs[0].model_dump(
+        exclude={"ignored_options"}
+    )
+    assert opts.lookup("size").status == "used"  # the general option, not tiobench's
+    with pytest.raises(ConfigError, match="unknown fio option 'thread_count'"):
+        parse_fio_text(JOB + "thread_count=1\n")  # exact names only, as fio's o_match
 
 
 def test_nr_files_alias_is_modelled_as_nrfiles():

@@ -286,7 +286,9 @@ def test_unknown_option_never_suggests_nonsense():
         ("rw=read:-4k", ["'rw'", "negative"]),
         ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),
         ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
-        ("verify=md5", ["verify=md5", "not modelled yet", "verification"]),
+        ("verify=md6", ["'verify'", "unknown value 'md6'", "crc32c"]),
+        ("verify=md5\nverify_async=2", ["verify_async=2", "not modelled yet", "offload threads"]),
+        ("verify=md5\nverify_backlog=-8", ["verify_backlog", ">= 0"]),
         ("zonemode=zbd", ["zonemode", "not modelled yet", "zoned"]),
         ("io_submit_mode=offload\nflow=2", ["flow", "offload", "not modelled yet"]),
         ("bssplit=4k/60:64k/60", ["bssplit", "add up to 120"]),
@@ -353,7 +355,7 @@ def test_parse_file(tmp_path):
 def test_ignored_options_listed():
     f = parse(BASIC + "exitall\nnew_group\nwrite_lat_log=lat\nverify=0\n")
     assert f.jobs[0].ignored_options == ("group_reporting",)  # filename is modelled (the target)
-    assert set(f.jobs[1].ignored_options) == {"group_reporting", "write_lat_log", "verify"}
+    assert set(f.jobs[1].ignored_options) == {"group_reporting", "write_lat_log"}  # verify=0 is modelled: none
     assert f.jobs[1].exitall and f.jobs[1].new_group  # modelled (job control)
     assert f.ignored_options == tuple(sorted(set(f.jobs[1].ignored_options)))
 
@@ -429,6 +431,9 @@ _KEYS = [
     "cpus_allowed",
     "rate_iops",
     "verify",
+    "verify_backlog",
+    "verify_interval",
+    "xnvme_async",
     "ioengine",
     "direct",
     "kb_base",
@@ -439,7 +444,7 @@ _KEYS = [
     "nope",
 ]
 _VALUES = st.text(alphabet="0123456789kKmMiIbBsux-,%:$ .", max_size=8) | st.sampled_from(
-    ["read", "randrw", "io_uring", "libaio", "sg", "1", "0", "4k,8k", "0-3", "urgent", "1000"]
+    ["read", "randrw", "io_uring", "libaio", "sg", "1", "0", "4k,8k", "0-3", "urgent", "1000", "xnvme", "md5"]
 )
 
 

@@ -127,7 +127,7 @@ def test_run_wide_sets_apply_and_the_jsons_options_win(tmp_path):
     [
         ({k: v for k, v in GLOBAL.items() if k != "direct"}, {}, "buffered IO"),  # fio's default direct=0
         (dict(GLOBAL, ioengine="posixaio"), {}, "ioengine 'posixaio' is not modelled"),
-        (dict(GLOBAL, ioengine="pvsync2"), {"verify": "md5"}, "verify"),
+        (dict(GLOBAL, ioengine="pvsync2"), {"verify": "md5", "verify_async": "2"}, "verify_async"),
         (dict(GLOBAL, ioengine="pvsync2"), {"fsync": "4"}, "fsync"),
     ],
 )

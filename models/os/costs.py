@@ -355,6 +355,77 @@ class KernelCosts(Model):
         " before it and is posted on PCIe (estimate, a physical parameter of the platform; the kernel's"
         " doorbells are inside nvme_submit_cycles and nvme_complete_cycles)",
     )
+    # -- fio's verify (models/ioengines/verify.py): fio's own user-space work on the data of an IO. The
+    # rates are for fio's implementations (fio's crc/ directory: plain C, except crc32c's SSE4.2
+    # instruction), per byte on a warm core, the data in the cache hierarchy after its DMA.
+    verify_checksum_cycles_per_byte: dict[str, float] = Field(
+        {
+            "crc32c": 0.375,
+            "crc32c-intel": 0.375,
+            "crc64": 7.0,
+            "crc32": 7.0,
+            "crc16": 7.0,
+            "crc7": 7.0,
+            "xxhash": 0.5,
+            "md5": 6.0,
+            "sha1": 6.0,
+            "sha256": 20.0,
+            "sha512": 13.0,
+            "sha3-224": 11.8,
+            "sha3-256": 12.5,
+            "sha3-384": 16.3,
+            "sha3-512": 23.6,
+            "pattern": 0.1,
+            "pattern_hdr": 0.1,
+            "meta": 0.0,
+            "null": 0.0,
+        },
+        description="fio verify=TYPE: cycles per byte to compute (writes) or check (reads) the block's"
+        " checksum. crc32c: fio's crc32c-intel.c runs the SSE4.2 crc32q instruction over 8 bytes at a time"
+        " in one dependency chain, latency 3 cycles (Agner Fog's instruction tables, Skylake to Zen) -> 3/8"
+        " (derived; ~9 GB/s at 3.4 GHz). crc64, crc32, crc16, crc7: byte-at-a-time table look-ups"
+        " (Sarwate), ~7 cycles per byte (recalled: Kounavis and Berry, 'A Systematic Approach to Building"
+        " High Performance Software-based CRC Generators', ISCC 2005). xxhash: XXH32, 5.4 GB/s at 2.7 GHz"
+        " (recalled: the xxHash README's benchmark) -> 0.5. md5 (plain C of RFC 1321, 64 steps per 64-byte"
+        " block), sha1, sha256, sha512: estimates from the rounds per block of plain C (~0.55 GB/s for md5"
+        " at 3.4 GHz). sha3-*: one Keccak-f[1600] permutation (estimate ~1,700 cycles in C) per rate of"
+        " 144/136/104/72 bytes. pattern, pattern_hdr: a compare with the pattern, memcmp-like (estimate)."
+        " meta, null: no checksum of the data (the header only)",
+    )
+    verify_fill_cycles_per_byte: float = Field(
+        0.6,
+        ge=0,
+        description="fio with verify refills each write buffer with new random data (fill_random_buf:"
+        " one 64-bit multiplicative hash step, __hash_u64, and a store per 8 bytes in one dependency"
+        " chain: ~5 cycles per 8 bytes; estimate); with verify_pattern the pattern is copied instead"
+        " (verify_pattern_fill_cycles_per_byte)",
+    )
+    verify_pattern_fill_cycles_per_byte: float = Field(
+        0.1, ge=0, description="fio copying verify_pattern into a write buffer: memcpy-like (estimate)"
+    )
+    verify_header_cycles: float = Field(
+        150,
+        ge=0,
+        description="fio's verify header of each verify_interval of a block (struct verify_header: magic,"
+        " length, offset, write sequence, time, seed, its own crc32c): built on a write, checked on a"
+        " read (estimate: ~40 fields and a crc32c over 40 bytes)",
+    )
+    fsync_clean_cycles: float = Field(
+        1500,
+        ge=0,
+        description="fsync(2) of a file with no dirty pages, after the syscall entry (vfs_fsync_range ->"
+        " blkdev_fsync or the file system's fsync: the mapping's write-and-wait finds nothing, and"
+        " blkdev_issue_flush's empty flush bio ends at once on a queue without a volatile write cache,"
+        " as submit_bio_noacct clears REQ_PREFLUSH there): fio's sync before its verify phase (estimate)",
+    )
+    invalidate_cache_cycles: float = Field(
+        1500,
+        ge=0,
+        description="fio's file_invalidate_cache on a file with nothing cached, after the syscall entry:"
+        " ioctl(BLKFLSBUF) on a block device (sync_blockdev + invalidate_bdev) or"
+        " posix_fadvise(POSIX_FADV_DONTNEED) on a file (invalidate_mapping_pages over an empty mapping)"
+        " (estimate)",
+    )
     timer_slack_ns: float = Field(50_000, ge=0, description="timer slack of ordinary tasks' sleeps (nanosleep), ns")
     sq_thread_idle_ns: float = Field(
         1e9, ge=0, description="io_uring SQPOLL thread idle time before it sleeps (kernel default 1 s), ns"
@@ -439,6 +510,18 @@ class KernelCosts(Model):
             if not (0.25 <= cpi < float("inf")):
                 raise ValueError(f"{layer}: cycles per instruction must be >= 0.25 (4 retired per cycle), got {cpi}")
         return {**WARM_CPI, **v}
+
+    @field_validator("verify_checksum_cycles_per_byte")
+    @classmethod
+    def _known_checksums(cls, v: dict):
+        """Every fio verify type keeps a rate: a partial table overrides only the types it names."""
+        defaults = cls.model_fields["verify_checksum_cycles_per_byte"].default
+        for name, rate in v.items():
+            if name not in defaults:
+                raise ValueError(f"unknown fio verify type {name!r} (known: {', '.join(defaults)})")
+            if not (0.0 <= rate < float("inf")):
+                raise ValueError(f"{name}: cycles per byte must be >= 0, got {rate}")
+        return {**defaults, **v}
 
     def layer_cpi(self) -> tuple[float, ...]:
         """Warm cycles per instruction by :data:`LAYERS` (0 for the ``cache`` layer: no instructions)."""

@@ -21,6 +21,7 @@ from models.ioengines.offload import OffloadThread
 from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
+from models.ioengines.verify import VerifyAsyncThread, VerifySyncThread
 from models.os.filesystem import FileLayout
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
@@ -184,10 +185,17 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
 
 
 def _thread_class(job) -> type:
-    """The class of a job's fio threads: its engine's (and io_submit_mode's)."""
+    """The class of a job's fio threads: its engine's (and io_submit_mode's), with fio's verify when
+    the job has it (the parser admits verify on the inline kernel engines only)."""
+    verify = job.verify != "none"
     if job.ioengine in SYNC_ENGINES:
-        return SyncThread if job.io_submit_mode == "inline" else OffloadThread
-    return {"null": NullThread, "spdk": SpdkThread}.get(job.ioengine, AsyncThread)
+        if job.io_submit_mode != "inline":
+            return OffloadThread
+        return VerifySyncThread if verify else SyncThread
+    cls = {"null": NullThread, "spdk": SpdkThread}.get(job.ioengine)
+    if cls is not None:
+        return cls
+    return VerifyAsyncThread if verify else AsyncThread
 
 
 def _open_spdk_devices(th: SpdkThread, job, ji: int, clone: int, spdk_devs: dict[str, int], host: Host) -> None:

@@ -31,7 +31,11 @@ bssplit                                        bssplit_read/_write          SIZE
                                                                             overrides bs
 blocksize_range (bsrange)                      bsrange_read/_write          MIN-MAX, per direction; overrides bs
 numjobs                                        numjobs                      >= 1 (not expanded by the parser)
-ioengine                                       ioengine                     psync sync pvsync2 libaio io_uring
+ioengine                                       ioengine, engine_library     psync sync pvsync2 libaio io_uring
+                                                                            io_uring_cmd null spdk; xnvme, libblkio
+                                                                            on a modelled backend (engines.py)
+xnvme_async, libblkio_driver                   engine_backend               the library's backend / driver
+libblkio_wait_mode                             libblkio_wait_mode           block | loop (eventfd refused)
 iodepth                                        iodepth                      >= 1
 iodepth_batch_submit (iodepth_batch)           iodepth_batch_submit         0 or > iodepth => iodepth
 iodepth_batch_complete_min (..._complete)      iodepth_batch_complete_min   >= 0 (0 = poll without waiting)
@@ -85,6 +89,11 @@ io_submit_mode                                 io_submit_mode               inli
                                                                             synchronous engines)
 nice                                           nice                         -20..19: the threads' CFS load weight
 kb_base                                        (size parsing)               1024 (default) | 1000
+verify, do_verify, verify_only                 verify, do_verify,           checksum type (VERIFY_TYPES), bools
+                                               verify_only
+verify_backlog, verify_backlog_batch           verify_backlog(_batch)       blocks; 0 = verify after the writes
+verify_interval, verify_pattern                verify_interval_bytes,       size (0: the block size), a pattern
+                                               verify_pattern               (fills writes instead of random data)
 iodepth_low                                    iodepth_low                  0 or > iodepth: iodepth; a full queue
                                                                             is reaped down to it (wait_for_completions)
 =============================================  ===========================  ===========================================
@@ -300,18 +309,67 @@ _add(
     help="the file of each IO: roundrobin, random, sequential [:N IOs], zipf, pareto, normal [:skew]",
 )
 _add("used", "bool", "nowait")
+_add(
+    "used",
+    "str",
+    "xnvme_async",
+    choices=("emu", "thrpool", "io_uring", "io_uring_cmd", "libaio", "posix", "vfio", "nil"),
+    help="xNVMe's asynchronous backend: io_uring, io_uring_cmd and libaio run as those engines",
+)
+_add(
+    "used",
+    "str",
+    "libblkio_driver",
+    help="libblkio's driver: io_uring runs as io_uring, nvme-io_uring as io_uring_cmd",
+)
+_add(
+    "used",
+    "str",
+    "libblkio_wait_mode",
+    choices=("block", "eventfd", "loop"),
+    help="block: wait in blkioq_do_io; loop: busy-poll it (iodepth_batch_complete_min=0); eventfd: not modelled",
+)
+
+#: fio's verify=TYPE values (options.c); "0" and "none": no verification
+VERIFY_TYPES = (
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha512",
+    "sha256",
+    "sha1",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+    "pattern",
+    "pattern_hdr",
+    "null",
+)
+_add(
+    "used",
+    "str",
+    "verify",
+    choices=("0", "none", *VERIFY_TYPES),
+    help="check written data: a header and checksum per block on writes, read back and checked"
+    " (models/ioengines/verify.py); the data is not simulated, so a verify passes by construction",
+)
+_add("used", "bool", "do_verify", help="run the verify phase after the writes (default 1)")
+_add("used", "flag", "verify_only", help="no writes: the verify phase reads what the writes would have written")
+_add("used", "int", "verify_backlog verify_backlog_batch", help="verify every N written blocks, M at a time")
+_add("used", "size", "verify_interval", help="the checksummed chunk (a header each); default the block size")
+_add("used", "str", "verify_pattern", help="fill write buffers with this pattern (instead of random data)")
 
 # --- accepted only with a neutral value; other values: "not modelled yet" + reason ------------
 _NOFS = (
     "stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
     "no growth, no filling, no locks"
-)
-_add(
-    "limited",
-    "str",
-    "verify",
-    neutral=("0", "none"),
-    reason="data verification (read-back and checksum of written data) is not modelled",
 )
 _add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
 _add("limited", "bool", "file_append fill_device", neutral=("0",), reason=_NOFS)
@@ -324,7 +382,21 @@ _add(
 )
 _add("limited", "bool", "fdp", neutral=("0",), reason="NVMe flexible data placement is not modelled")
 _add("limited", "bool", "sprandom", neutral=("0",), reason="SPRandom preconditioning offsets are not modelled")
-_add("limited", "flag", "verify_only", neutral=("0",), reason="data verification is not modelled")
+_add(
+    "limited",
+    "int",
+    "verify_async",
+    neutral=("0",),
+    reason="fio's verify offload threads (the checksums checked by other threads) are not modelled;"
+    " the submitting thread checks them (verify_async=0)",
+)
+_add(
+    "limited",
+    "str",
+    "verify_mode",
+    neutral=("read",),
+    reason="NVMe Compare commands (the device compares the data) are not modelled; verify reads and checks",
+)
 _add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT needs aligned block sizes")
 _add(
     "limited",
@@ -411,7 +483,7 @@ _add(
     "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
     "invalidate scramble_buffers create_serialize create_fsync "
     "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
-    "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "
+    "unlink_each_loop unique_filename dedupe_global verify_fatal verify_dump "
     "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
     "block_error_percentiles disable_lat disable_clat disable_slat disable_bw_measurement "
@@ -434,13 +506,13 @@ _add(
     "max_latency "
     "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
     "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
-    "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset verify_interval "
-    "verify_pattern verify_async verify_async_cpus verify_backlog verify_backlog_batch "
+    "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset "
+    "verify_async_cpus "
     "trim_backlog trim_backlog_batch "
     ""
     "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
     "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "
-    "comm filetype end_syncfs verify_bytchk verify_header_seed verify_mode verify_pattern_interval "
+    "comm filetype end_syncfs verify_bytchk verify_header_seed verify_pattern_interval "
     "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io",
 )
 
@@ -448,7 +520,28 @@ _add(
 _add("ignored", "str", "cmdprio_hint")
 _add("ignored", "str", "nonvectored")
 _add("ignored", "str", "uncached")
-_add("ignored", "str", "cmd_type cdb_len write_mode read_mode dp_scheme")
+_add("ignored", "str", "cdb_len dp_scheme")
+_add(
+    "limited",
+    "str",
+    "cmd_type",
+    neutral=("nvme",),
+    reason="io_uring_cmd's bsg commands are SCSI passthrough, which reaches SCSI devices; stacksim models NVMe",
+)
+_add(
+    "limited",
+    "str",
+    "write_mode",
+    neutral=("write",),
+    reason="io_uring_cmd's other write commands (Write Uncorrectable, Write Zeroes, Verify) are not modelled",
+)
+_add(
+    "limited",
+    "str",
+    "read_mode",
+    neutral=("read",),
+    reason="io_uring_cmd's SCSI Pre-Fetch reads (cmd_type=bsg) are not modelled",
+)
 _add("ignored", "str", "libaio_vectored")
 _add("ignored", "str", "http_object_mode http_s3_security_token rbd_encryption_format rbd_encryption_passphrase")
 _add("ignored", "str", "md_per_io_size pi_act pi_chk apptag apptag_mask")
@@ -482,13 +575,13 @@ _add("ignored", "str", "program arguments grace_time std_redirect")
 _add("ignored", "str", "stat_type")
 _add("ignored", "str", "gpu_dev_ids cuda_io")
 _add("ignored", "str", "no_completion_thread")
-_add("ignored", "str", "xnvme_async xnvme_sync xnvme_admin xnvme_dev_nsid xnvme_dev_subnqn xnvme_mem xnvme_iovec")
+_add("ignored", "str", "xnvme_sync xnvme_admin xnvme_dev_nsid xnvme_dev_subnqn xnvme_mem xnvme_iovec")
 _add(
     "ignored",
     "str",
-    "libblkio_driver libblkio_path libblkio_pre_connect_props libblkio_num_entries "
+    "libblkio_path libblkio_pre_connect_props libblkio_num_entries "
     "libblkio_queue_size libblkio_pre_start_props libblkio_vectored libblkio_write_zeroes_on_trim "
-    "libblkio_wait_mode libblkio_force_enable_completion_eventfd",
+    "libblkio_force_enable_completion_eventfd",
 )
 
 
@@ -529,6 +622,37 @@ _add(
     " DEFER_TASKRUN from fio 3.33 (fio-3.32 does not)",
     table=STACKSIM_OPTIONS,
 )
+
+# --- the options of fio's built-in profiles (act, tiobench) ------------------------------------
+#: profile option name -> the profiles that define it (``threads``: tiobench's thread count, ...)
+PROFILE_OPTIONS: dict[str, tuple[str, ...]] = {}
+for _profile, _entries in sorted(CATALOGUE["profiles"].items()):
+    for _e in _entries:
+        PROFILE_OPTIONS[_e["name"]] = (*PROFILE_OPTIONS.get(_e["name"], ()), _profile)
+
+
+def _add_profile_options() -> None:
+    """fio accepts a profile's options in any job, with or without ``profile=``: each profile
+    registers its options into the one option table at start-up (fio's profile.c
+    ``register_profile`` -> ``add_profile_options`` -> options.c ``add_option``), and the parser
+    matches names exactly (parse.c ``o_match``: the name or its alias, no prefixes). So
+    ``threads=1`` (tiobench's thread count) is accepted and, without ``profile=tiobench``, sets
+    only the unused profile's variable: no effect on the job. A name that is also a general option
+    (``size``) is the general option, found first."""
+    for name, profiles in PROFILE_OPTIONS.items():
+        if name in FIO_OPTIONS:
+            continue
+        entry = next(e for p in profiles for e in CATALOGUE["profiles"][p] if e["name"] == name)
+        kind: Kind = "flag" if entry["type"] == "flag" else "str"
+        FIO_OPTIONS[name] = OptionSpec(
+            name,
+            "ignored",
+            kind,
+            help=f"an option of fio's {'/'.join(profiles)} profile: no effect on a job without profile=",
+        )
+
+
+_add_profile_options()
 
 _unclassified = set(CATALOGUE_NAMES) - set(FIO_OPTIONS)
 if _unclassified:

@@ -29,6 +29,7 @@ from models.os.kernel_version import parse_version
 from simcore.config import read_text_file
 from simcore.errors import ConfigError
 
+from . import engines as lib_engines
 from . import options as opts
 from .language import expand, platform_keywords, value_kind
 from .units import (
@@ -112,6 +113,11 @@ class FioJob(BaseModel):
     bsrange_write: tuple[int, int] | None = None
     numjobs: int = Field(1, ge=1, le=FIO_MAX_JOBS)
     ioengine: Engine = "psync"
+    # the library fio's engine goes through (xnvme, libblkio: scenarios/inputs/fio/engines.py) and its
+    # backend; ``ioengine`` is then the modelled engine of that backend
+    engine_library: Literal["", "xnvme", "libblkio"] = ""
+    engine_backend: str = ""
+    libblkio_wait_mode: Literal["block", "eventfd", "loop"] = "block"
     iodepth: int = Field(1, ge=1)
     iodepth_batch_submit: int = Field(1, ge=1)  # fio: 0 or > iodepth means iodepth
     iodepth_batch_complete_min: int = Field(1, ge=0)  # 0: reap without waiting
@@ -213,6 +219,16 @@ class FioJob(BaseModel):
     registerfiles: bool = False
     fixedbufs: bool = False
     nowait: bool = False
+    # fio's verify (models/ioengines/verify.py): the checksum type ("none": no verify), the verify
+    # phase after the writes, verify_only's phantom writes, the interleaved backlog (blocks; 0: none),
+    # the checksummed chunk (0: the block size), and the pattern that fills writes ("": random data)
+    verify: str = "none"
+    do_verify: bool = True
+    verify_only: bool = False
+    verify_backlog: int = Field(0, ge=0)
+    verify_backlog_batch: int = Field(0, ge=0)  # 0: verify_backlog
+    verify_interval_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    verify_pattern: str = ""
     stacksim_irq_hint: IrqHint = "default"
     stacksim_fio_version: str = "3.42"  # fio's release (models.os.kernel_version.FIO_DEFER_TASKRUN)
     ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
@@ -560,10 +576,14 @@ def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
         close = difflib.get_close_matches(val, sorted(opts.KNOWN_ENGINES), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigError(f"option 'ioengine': unknown ioengine '{val}', fio would not load it{hint}")
+    st["engine_library"] = ""
+    if val in ("xnvme", "libblkio"):  # the backend's engine is chosen by _resolve_library
+        st["engine_library"] = val
+        return
     if val not in opts.MODELLED_ENGINES:
         raise ConfigError(
-            f"option 'ioengine': ioengine '{val}' is not modelled by stacksim "
-            f"(modelled: {', '.join(opts.MODELLED_ENGINES)})"
+            f"option 'ioengine': ioengine '{val}' is not modelled by stacksim: {lib_engines.refusal(val)} "
+            f"(modelled: {', '.join(opts.MODELLED_ENGINES)}; xnvme and libblkio on an io_uring backend)"
         )
     st["ioengine"] = val
 
@@ -740,6 +760,12 @@ def _choice(option: str) -> Callable[[str | None, int], str]:
     return convert
 
 
+def _verify_type(v: str | None) -> str:
+    """fio's ``verify=``: a checksum type, or ``0``/``none`` (no verify: "none")."""
+    val = _choice("verify")(v, 0)
+    return "none" if val == "0" else val
+
+
 def _rate(p: str, kb: int) -> int | None:
     return parse_int(p, option="rate_iops", minimum=0) or None  # 0 = no limit
 
@@ -882,6 +908,18 @@ _HANDLERS: dict[str, _Handler] = {
     "stacksim_fio_version": _set_field("stacksim_fio_version", lambda v, kb: _fio_version(v)),
     "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
     "iodepth_low": _set_field("iodepth_low", _int("iodepth_low", 0)),
+    "verify": _set_field("verify", lambda v, kb: _verify_type(v)),
+    "do_verify": _set_field("do_verify", _bool("do_verify")),
+    "verify_only": _set_field("verify_only", _bool("verify_only")),
+    "verify_backlog": _set_field("verify_backlog", _int("verify_backlog", 0)),
+    "verify_backlog_batch": _set_field("verify_backlog_batch", _int("verify_backlog_batch", 0)),
+    "verify_interval": _set_field(
+        "verify_interval_bytes", lambda v, kb: parse_size(v, option="verify_interval", kb_base=kb, allow_zero=True)
+    ),
+    "verify_pattern": _set_field("verify_pattern", lambda v, kb: (v or "").strip()),
+    "xnvme_async": _set_field("engine_backend", _choice("xnvme_async")),
+    "libblkio_driver": _set_field("engine_backend", lambda v, kb: (v or "").strip()),
+    "libblkio_wait_mode": _set_field("libblkio_wait_mode", _choice("libblkio_wait_mode")),
 }
 _missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values()) if s.status == "used"} - set(
     _HANDLERS
@@ -1011,7 +1049,8 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
     """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
     512-byte multiples), time_based with runtime."""
-    engine = state["ioengine"]
+    _resolve_library(state, last, fail)
+    engine = state["engine_library"] or state["ioengine"]  # the engine fio loads
     for it in items:
         engines = it.spec.engines
         if engines is not None and engine not in engines:
@@ -1026,6 +1065,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, not ioengine={engine}",
                 last.get("ioengine"),
             )
+    engine = state["ioengine"]
     if not state["direct"] and engine != "spdk":  # (SPDK's plugin has no page cache to bypass)
         raise fail(
             "buffered IO (direct=0, fio's default) is not modelled: stacksim models O_DIRECT only; set direct=1",
@@ -1045,6 +1085,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             )
     _check_rates(state, last, fail)
     _check_files(state, last, fail)
+    _check_verify(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")
         if engine not in SYNC_ENGINES:
@@ -1057,6 +1098,78 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
     if state["time_based"] and state["runtime_ns"] is None:
         raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
+
+
+def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """fio's verify on a modelled path: the submitting thread of a kernel engine (not fio's null
+    engine, whose data is never written, nor SPDK's plugin or offload workers, not modelled here); a
+    verify_interval within the smallest write (fio's fixup_options); no time_based verify_only (fio
+    refuses it); one verify pass (fio verifies after every loop: not modelled)."""
+    if state["verify"] == "none":
+        return
+    it = last.get("verify")
+    engine = state["ioengine"]
+    if engine in ("null", "spdk") or state["io_submit_mode"] == "offload":
+        what = f"ioengine={engine}" if engine in ("null", "spdk") else "io_submit_mode=offload"
+        raise fail(f"option 'verify' with {what} is not modelled by stacksim: verify runs on the kernel engines", it)
+    smallest = _smallest_block(state["bs_write_bytes"], state["bssplit_write"], state["bsrange_write"])
+    if state["verify_interval_bytes"] > smallest:
+        raise fail(
+            f"option 'verify_interval': {state['verify_interval_bytes']} bytes is larger than the smallest write"
+            f" ({smallest} bytes); fio needs the interval within the block (fio refuses it too)",
+            last.get("verify_interval"),
+        )
+    if state["verify_only"] and state["time_based"]:
+        raise fail("option 'verify_only' does not support time_based jobs (fio's HOWTO)", last.get("verify_only"))
+    if state["loops"] > 1 and state["do_verify"] and state["rw"] not in ("read", "randread"):
+        raise fail(
+            "option 'verify' with loops > 1 is not modelled by stacksim (fio verifies after every loop)",
+            last.get("loops"),
+        )
+
+
+def _resolve_library(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """ioengine=xnvme / libblkio: the modelled engine of the backend the job names
+    (scenarios/inputs/fio/engines.py), or one message saying why the backend is refused."""
+    library, backend = state["engine_library"], state["engine_backend"]
+    it = last.get("ioengine")
+    if not library:
+        return
+    if library == "xnvme":
+        backend = backend or "emu"  # fio's xnvme engine: the default async interface
+        engine = lib_engines.XNVME_ASYNC[backend]
+        if engine is None:
+            raise fail(
+                f"ioengine=xnvme with xnvme_async={backend} is not modelled by stacksim: "
+                f"{lib_engines.XNVME_REFUSED[backend]}; set xnvme_async=io_uring, io_uring_cmd or libaio",
+                last.get("xnvme_async") or it,
+            )
+    else:
+        if not backend:
+            raise fail("ioengine=libblkio needs libblkio_driver (fio's engine refuses the job without it)", it)
+        if backend not in lib_engines.LIBBLKIO_DRIVERS:
+            raise fail(
+                f"option 'libblkio_driver': libblkio has no driver '{backend}' "
+                f"(drivers: {', '.join(lib_engines.LIBBLKIO_DRIVERS)})",
+                last.get("libblkio_driver"),
+            )
+        engine = lib_engines.LIBBLKIO_DRIVERS[backend]
+        if engine is None:
+            raise fail(
+                f"ioengine=libblkio with libblkio_driver={backend} is not modelled by stacksim: it reaches a"
+                " virtio-blk device, not an NVMe SSD; use libblkio_driver=io_uring or nvme-io_uring",
+                last.get("libblkio_driver"),
+            )
+        if state["libblkio_wait_mode"] == "eventfd":
+            raise fail(
+                "option 'libblkio_wait_mode=eventfd' is not modelled by stacksim: the wait in read() on the"
+                " completion eventfd is another wake-up path; use block or loop",
+                last.get("libblkio_wait_mode"),
+            )
+        if state["libblkio_wait_mode"] == "loop":  # blkioq_do_io(min_completions=0) in a busy loop
+            state["iodepth_batch_complete_min"] = 0
+    state["ioengine"] = engine
+    state["engine_backend"] = backend
 
 
 def _check_spdk_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:

@@ -1,0 +1,340 @@
+"""fio's verify (``verify=TYPE``): what it adds to a job's IO and to its thread's CPU time.
+
+What fio does (backend.c, io_u.c, verify.c):
+
+* **Writes** carry a header (offset, length, write sequence, time, seed, its own crc32c) at the
+  start of every ``verify_interval`` of the block (default: the block) and a checksum of the
+  rest. With verify, fio refills each write buffer (fixup_options turns ``refill_buffers`` on):
+  new random data, or ``verify_pattern``. Cost: fill + checksum per byte, a header per interval,
+  before the write is submitted (populate_verify_io_u runs in get_io_u).
+* **The log**: with ``do_verify`` (default 1) each write is logged as it is queued
+  (log_io_piece), in write order (fio sorts the log by offset only for random jobs with
+  ``overwrite=1``; stacksim keeps write order).
+* **The verify phase**: after the job's writes (size, number_ios or runtime reached) fio waits
+  for its IOs, fsyncs each file and invalidates its cache (do_verify: fio_io_sync, then
+  file_invalidate_cache, "to make sure we really read from disk"), then reads every logged block
+  back with the job's engine and depth, and checks each after its completion (verify_io_u: the
+  header, then the checksum). The runtime bounds both phases: a time_based write job never
+  reaches its verify phase (fio warns "verification read phase will never start").
+* **verify_backlog=N**: while writing, whenever the log holds a multiple of N blocks and the last
+  completed IO was not a read, the next ``verify_backlog_batch`` (default N) IOs are reads of the
+  oldest logged blocks (check_get_verify); a block whose write is still in flight is not read yet
+  (get_next_verify). These reads do not count against the job's size.
+* **verify_only**: no writes; fio's dry run logs the blocks the writes would have written (one
+  io_u's bookkeeping each), then the verify phase reads them.
+* **A read-only job** with verify checks every block it reads (a file written earlier).
+
+The data itself is not simulated, so every check passes by construction: the model prices the IO
+and the CPU work of verifying, not its outcome. fio's sync is priced as its system calls on a file
+with no dirty pages (direct IO leaves none) and no flush reaching the device (the SSD model has no
+volatile write cache: the kernel strips the flush of such a queue). The costs are
+``KernelCosts.verify_*`` (models/os/costs.py), charged to the ``user`` layer (fio's own code).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable
+
+from models.ioengines.async_io import AsyncThread
+from models.ioengines.sync_io import SyncThread
+from models.os.cost import LAYERS
+
+#: fio's verify types with no header (only the pattern is written and compared)
+_NO_HEADER = ("pattern",)
+
+
+class VerifyPlan:
+    """One fio thread's verify state: the log of written blocks, the phase, the CPU work per IO
+    (cycles), and what was verified."""
+
+    def __init__(self, job, k) -> None:
+        self.kind: str = job.verify
+        rate = k.verify_checksum_cycles_per_byte[self.kind]
+        patterned = bool(job.verify_pattern) or self.kind in ("pattern", "pattern_hdr")
+        fill = k.verify_pattern_fill_cycles_per_byte if patterned else k.verify_fill_cycles_per_byte
+        self._check_rate = rate
+        self._write_rate = rate + fill
+        self._header = 0.0 if self.kind in _NO_HEADER else k.verify_header_cycles
+        self._interval: int = job.verify_interval_bytes
+        writes = job.rw not in ("read", "randread")
+        self.logs: bool = writes and job.do_verify
+        #: a read-only job checks every block it reads (fio verifies a file written before)
+        self.checks_reads: bool = not writes
+        self.backlog: int = job.verify_backlog if self.logs else 0
+        self.batch: int = job.verify_backlog_batch or job.verify_backlog
+        self.batch_left = 0
+        #: logged blocks not verified yet: [offset, bytes, device, the write's Request or None]
+        self.log: deque[list] = deque()
+        self.new: list[list] = []  # entries logged by the IOs being prepared (async: their requests)
+        #: "write" (the job's IO), "drain" (async: waiting for the writes), "verify"
+        self.phase = "write"
+        self.sync_pending = False  # fio's fsync + cache invalidation, before the first verify read
+        self.last_read = False  # fio's last_ddir_completed == DDIR_READ
+        self.home_dev = -1  # the device of the job's own next IO (a verify read may go elsewhere)
+        self.verified_blocks = 0
+        self.verified_bytes = 0
+        self.logged_blocks = 0
+
+    # -- CPU work, cycles -----------------------------------------------------------------------
+    def _chunks(self, nbytes: int) -> int:
+        return -(-nbytes // self._interval) if self._interval else 1
+
+    def write_cycles(self, nbytes: int) -> float:
+        """fio's work on a write's buffer before it is queued: fill, checksum, headers."""
+        return self._write_rate * nbytes + self._header * self._chunks(nbytes)
+
+    def check_cycles(self, nbytes: int) -> float:
+        """fio's work on a verify read after its completion: headers and checksum (counted)."""
+        self.verified_blocks += 1
+        self.verified_bytes += nbytes
+        return self._check_rate * nbytes + self._header * self._chunks(nbytes)
+
+    # -- the order of the IOs ---------------------------------------------------------------------
+    def _backlog_due(self) -> bool:
+        """fio's check_get_verify: a batch starts when the log holds a multiple of N blocks and the
+        last completion was not a read; its head must have completed (get_next_verify)."""
+        if not self.backlog or not self.log:
+            return False
+        if not self.batch_left and len(self.log) % self.backlog == 0 and not self.last_read:
+            self.batch_left = self.batch
+        if not self.batch_left:
+            return False
+        req = self.log[0][3]
+        return req is None or req.t_complete > 0.0
+
+    def next_io(self, th, op: str | None, base: Callable) -> tuple[tuple[str, int, int], bool]:
+        """The thread's next IO, (direction, bytes, offset), and whether fio checks it after its
+        completion: a verify read of the oldest logged block, or the job's own next IO (``base``)."""
+        if self.phase == "verify" or self._backlog_due():
+            off, nbytes, dev, _req = self.log.popleft()
+            if self.phase != "verify":
+                self.batch_left -= 1
+            elif not self.log:
+                th._region_end = True  # the last one: an async batch ends with it
+            th.issued_bytes -= nbytes  # (not the job's own IO: its size and number_ios stay)
+            th.issued_ios -= 1
+            if dev != th.dev:
+                th.dev = dev
+                th._qps = {}
+            return ("read", nbytes, off), True
+        if self.home_dev >= 0 and th.dev != self.home_dev:
+            th.dev = self.home_dev  # back to the job's own device after a verify read elsewhere
+            th._qps = {}
+        io = base(th, op)
+        self.home_dev = th.dev
+        if io[0] == "write" and self.logs:
+            entry = [io[2], io[1], th.dev, None]
+            self.log.append(entry)
+            self.new.append(entry)
+            self.logged_blocks += 1
+        return io, io[0] == "read" and self.checks_reads
+
+    def finished(self, th, now: float, base: Callable, then: str) -> bool:
+        """fio's end of the thread's IO, with its verify phase: after the job's own IO is done
+        (``base``), a verify phase follows (``then``: "verify", or "drain" first) while there are
+        logged blocks and runtime left."""
+        if self.phase == "verify":
+            return not self.log or now >= th.end_ns or th.failed
+        if self.phase == "drain":
+            return True
+        done = base(th, now)
+        if not done or not self.log or now >= th.end_ns or th.failed:
+            return done
+        self.phase = then
+        self.sync_pending = then == "verify"
+        th.max_ios = 0  # the log bounds the verify phase
+        th._region_end = False
+        return then == "drain"
+
+    def dry_run(self, th, base_next: Callable, base_finished: Callable) -> int:
+        """verify_only: fio's do_dry_run logs the blocks the job's writes would write (no IO); the
+        thread then starts in its verify phase. Returns the phantom IOs (fio's bookkeeping each)."""
+        limit = th.size_limit or th.span  # (without a size, the job's span: fio's default size)
+        n = 0
+        while not base_finished(th, 0.0) and th.issued_bytes < limit:
+            op, nbytes, off = base_next(th, None)
+            th.issued_bytes += nbytes
+            th.issued_ios += 1
+            n += 1
+            if op == "write":
+                self.log.append([off, nbytes, th.dev, None])
+                self.logged_blocks += 1
+        th.issued_bytes = th.issued_ios = 0
+        th._region_end = False
+        th.max_ios = 0
+        self.phase = "verify"
+        self.sync_pending = True
+        return n
+
+    def sync_parts(self, k) -> dict[str, float]:
+        """fio's sync before its verify phase: fsync(2) and the cache invalidation (an ioctl or
+        posix_fadvise), each a system call on a file with nothing dirty or cached."""
+        return {
+            "syscall": 2 * (k.syscall_entry_cycles + k.syscall_exit_cycles),
+            "fs": k.fsync_clean_cycles + k.invalidate_cache_cycles,
+        }
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "blocks_logged": self.logged_blocks,
+            "blocks_verified": self.verified_blocks,
+            "bytes_verified": self.verified_bytes,
+        }
+
+
+def _with_parts(costs, name: str, base, extra: dict[str, float]):
+    """The bundle ``base`` (a Cost) with ``extra`` cycles by layer added (actions: none)."""
+    parts: dict[str, float] = {layer: c for layer, c in zip(LAYERS, base.layer_cycles) if c}
+    for layer, c in extra.items():
+        parts[layer] = parts.get(layer, 0.0) + c
+    return costs.get(name, **parts)
+
+
+class VerifySyncThread(SyncThread):
+    """A synchronous fio thread (psync, sync, pvsync2) with verify. Its work on the data runs in
+    the thread's one stretch of CPU between two IOs, where fio runs it: the previous read's check
+    after its return, the next write's fill and checksum before its system call (the submit
+    timestamp after them, as fio stamps an IO as it queues it)."""
+
+    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+        super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
+        self.verify = VerifyPlan(job, self.k)
+        self._v_parts: dict[str, float] = {}  # work before the next IO's system call, by layer
+        self._v_checked = False  # the IO in flight is checked after its completion
+        self._v_user = self._user_io_cycles
+        self._v_base: dict = {}
+
+    def _issue_first(self) -> None:
+        if self.job.verify_only:
+            n = self.verify.dry_run(self, SyncThread._next_io, SyncThread._finished)
+            cost = self.host.costs.get("fio_verify_dry_run", user=n * self.k.user_io_cycles)
+            self.runner.run(cost, lambda: SyncThread._issue_first(self))
+            return
+        SyncThread._issue_first(self)
+
+    def _issue(self, with_completion: bool) -> None:
+        prev = self.req
+        if with_completion and prev is not None:
+            self.verify.last_read = prev.op == "read"
+            if self._v_checked:
+                self._add_user(self.verify.check_cycles(prev.nbytes))
+        self._v_checked = False
+        self._memo_cost = None  # (the memo keys on the next IO alone; the work here depends on both)
+        SyncThread._issue(self, with_completion)
+
+    def _add_user(self, cycles: float) -> None:
+        self._v_parts["user"] = self._v_parts.get("user", 0.0) + cycles
+
+    def _finished(self, now: float) -> bool:
+        return self.verify.finished(self, now, SyncThread._finished, "verify")
+
+    def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
+        v = self.verify
+        io, checked = v.next_io(self, op, SyncThread._next_io)
+        self._v_checked = checked
+        if v.sync_pending:
+            v.sync_pending = False
+            for layer, c in v.sync_parts(self.k).items():
+                self._v_parts[layer] = self._v_parts.get(layer, 0.0) + c
+        if io[0] == "write":
+            self._add_user(v.write_cycles(io[1]))
+        self._user_io_cycles = self._v_user + sum(self._v_parts.values())  # the submit timestamp
+        return io
+
+    def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
+        key = (op, nbytes, with_completion)
+        base = self._v_base.get(key)
+        if base is None:
+            base = self._v_base[key] = SyncThread._submit_cost(self, op, nbytes, with_completion)
+            self._costs.pop(key, None)  # (so that every IO comes here)
+        if not self._v_parts:
+            return base
+        extra, self._v_parts = self._v_parts, {}
+        return _with_parts(self.host.costs, f"{base.name}_verify", base, extra)
+
+
+class VerifyAsyncThread(AsyncThread):
+    """An asynchronous fio thread (libaio, io_uring, io_uring_cmd) with verify: the writes' fill
+    and checksum before the submitting call (each IO's submit timestamp after its own), the
+    verify reads' checks after the reap that returns them, before fio queues more; the verify
+    phase after the writes have drained."""
+
+    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
+        super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
+        self.verify = VerifyPlan(job, self.k)
+        self._v_marks: list[tuple[bool, float]] = []  # per IO prepared: (checked, its write work)
+        self._v_ids: set[int] = set()  # requests checked after their completion
+        self._v_fill = 0.0  # write work of the IOs being submitted, cycles
+        self._v_check = 0.0  # check work of the IOs just reaped, cycles
+
+    def _issue_first(self) -> None:
+        if self.job.verify_only:
+            n = self.verify.dry_run(self, AsyncThread._next_io, AsyncThread._finished)
+            cost = self.host.costs.get("fio_verify_dry_run", user=n * self.k.user_io_cycles)
+            self.runner.run(cost, lambda: AsyncThread._issue_first(self))
+            return
+        AsyncThread._issue_first(self)
+
+    def _finished(self, now: float) -> bool:
+        return self.verify.finished(self, now, AsyncThread._finished, "drain")
+
+    def _exit_if_drained(self) -> bool:
+        v = self.verify
+        if v.phase != "drain" or self.inflight or self.ring:
+            return AsyncThread._exit_if_drained(self)
+        v.phase = "verify"  # fio's do_verify: its IO done, sync and invalidate, then read back
+        self.stopping = False
+        self.runner.run(self.host.costs.get("fio_verify_sync", **v.sync_parts(self.k)), self._fill)
+        return True
+
+    def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
+        io, checked = self.verify.next_io(self, op, AsyncThread._next_io)
+        self._v_marks.append((checked, self.verify.write_cycles(io[1]) if io[0] == "write" else 0.0))
+        return io
+
+    def _prepare(self, n: int, first: str | None, now: float) -> list:
+        v = self.verify
+        v.new.clear()
+        self._v_marks.clear()
+        ios = AsyncThread._prepare(self, n, first, now)
+        new = iter(v.new)
+        shift = 0.0
+        freq = self.runner.freq
+        for req, (checked, work) in zip(ios, self._v_marks):
+            shift += work
+            req.t_submit += shift / freq  # (fio's work on the buffer comes before it is queued)
+            if checked:
+                self._v_ids.add(req.id)
+            if req.op == "write" and v.logs:
+                next(new)[3] = req  # the log entry's write: in flight until it completes
+        self._v_fill += shift
+        return ios
+
+    def _commit(self, ios: list) -> None:
+        if not self._v_fill:
+            AsyncThread._commit(self, ios)
+            return
+        cost = self.host.costs.get("fio_verify_fill", user=self._v_fill)
+        self._v_fill = 0.0
+        self.runner.run(cost, lambda: AsyncThread._commit(self, ios))
+
+    def _take(self, syscall: bool, entered: bool = False) -> None:
+        got = self.ring[: min(max(self.cmax, self._need()), self.visible)]  # (as AsyncThread._take)
+        ids = self._v_ids
+        v = self.verify
+        for r in got:
+            if r.id in ids:
+                ids.discard(r.id)
+                self._v_check += v.check_cycles(r.nbytes)
+        if got:
+            v.last_read = got[-1].op == "read"
+        AsyncThread._take(self, syscall, entered)
+
+    def _fill(self) -> None:
+        if self._v_check:  # fio checks what it reaped (verify_io_u) before it queues more
+            cost = self.host.costs.get("fio_verify_check", user=self._v_check)
+            self._v_check = 0.0
+            self.runner.run(cost, self._fill)
+            return
+        AsyncThread._fill(self)

@@ -1,0 +1,110 @@
+"""fio's verify (models/ioengines/verify.py): the read-back of what was written, after the writes
+or interleaved every verify_backlog blocks, the checksum work per byte, and what fio refuses."""
+
+import pytest
+
+from models.os.costs import KernelCosts
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
+from stacksim.cli import main
+
+PLAT = "optane900p-e3-1230v5"
+HEAD = "[global]\ndirect=1\nsize=512k\nbs=4k\n[w]\nrw=randwrite\n"
+
+
+def _run(tmp_path, body: str, sets=None, keep=False):
+    path = tmp_path / "v.fio"
+    path.write_text(HEAD + body)
+    return simulate(resolve(job_file=str(path), platform=PLAT, sets=sets), keep_model=keep)
+
+
+def _ops(result):
+    reqs = sorted(result.model.records, key=lambda r: r.t_submit)
+    return [(r.op, r.offset) for r in reqs], reqs
+
+
+@pytest.mark.parametrize("engine", ["ioengine=psync", "ioengine=io_uring\niodepth=8"])
+def test_every_written_block_is_read_back_after_the_writes(tmp_path, engine):
+    res = _run(tmp_path, f"verify=crc32c\n{engine}\n", keep=True)
+    ops, reqs = _ops(res)
+    writes = [off for op, off in ops if op == "write"]
+    reads = [off for op, off in ops if op == "read"]
+    assert len(writes) == 128 and reads == writes  # fio's log: read back in write order
+    last_write = max(r.t_complete for r in reqs if r.op == "write")
+    assert min(r.t_submit for r in reqs if r.op == "read") > last_write  # drained, synced, then read
+    v = res.summary["verify"]
+    assert v["passed"] and v["mismatches"] == 0 and v["jobs"]["w"]["blocks_verified"] == 128
+
+
+def test_backlog_interleaves_batches_of_reads(tmp_path):
+    res = _run(tmp_path, "ioengine=psync\nverify=crc32c\nverify_backlog=8\nverify_backlog_batch=4\n", keep=True)
+    ops, _ = _ops(res)
+    kinds = "".join("w" if op == "write" else "r" for op, _ in ops)
+    # 8 written: a batch of 4 reads of the oldest; from then on every 4 writes refill the log to 8
+    assert kinds.startswith("w" * 8 + "r" * 4 + "w" * 4 + "r" * 4)
+    assert kinds.count("r") == kinds.count("w") == 128  # the rest in the verify phase
+    reads = [off for op, off in ops if op == "read"]
+    assert sorted(reads) == sorted(off for op, off in ops if op == "write")
+
+
+def test_checksum_work_is_priced_per_byte(tmp_path):
+    """md5 and null differ only in the checksum: the user time per IO differs by md5's cycles per
+    byte over one block (a write and a read each compute it once)."""
+    user = {}
+    for kind in ("md5", "null"):
+        res = _run(tmp_path, f"ioengine=psync\nverify={kind}\n")
+        s = res.summary
+        user[kind] = s["layers"]["user"]
+        ghz = next(iter(s["freq_ghz_mean"].values()))
+    expected_ns = KernelCosts().verify_checksum_cycles_per_byte["md5"] * 4096 / ghz
+    assert user["md5"] - user["null"] == pytest.approx(expected_ns, rel=0.03)
+
+
+def test_write_latency_excludes_the_buffer_work(tmp_path):
+    """fio stamps an IO as it queues it, after filling its buffer: write latency stays the device's."""
+    lat = {}
+    for kind in ("none", "sha256"):
+        res = _run(tmp_path, f"ioengine=psync\nverify={kind}\n")
+        lat[kind] = res.to_dict()["jobs"][0]["write"]["lat_ns"]["mean"]
+    assert lat["sha256"] == pytest.approx(lat["none"], rel=0.02)
+
+
+def test_time_based_writes_never_reach_the_verify_phase(tmp_path):
+    res = _run(tmp_path, "ioengine=psync\nverify=md5\ntime_based\nruntime=2ms\n")
+    job = res.to_dict()["jobs"][0]
+    assert job["write"]["total_ios"] > 0 and job["read"]["total_ios"] == 0  # fio: "will never start"
+
+
+def test_verify_only_reads_what_the_writes_would_write(tmp_path):
+    res = _run(tmp_path, "ioengine=io_uring\niodepth=4\nverify=crc32c\nverify_only\n")
+    job = res.to_dict()["jobs"][0]
+    assert job["write"]["total_ios"] == 0 and job["read"]["total_ios"] == 128
+
+
+def test_read_only_job_checks_each_read_without_more_io(tmp_path):
+    path = tmp_path / "r.fio"
+    path.write_text("[global]\ndirect=1\nsize=512k\n[r]\nrw=randread\nioengine=psync\nverify=md5\n")
+    res = simulate(resolve(job_file=str(path), platform=PLAT))
+    assert res.summary["ios"] == 128 and res.summary["verify"]["jobs"]["r"]["blocks_verified"] == 128
+
+
+@pytest.mark.parametrize(
+    "line,words",
+    [
+        ("verify=unknowntype", ["'verify'", "unknowntype"]),
+        ("verify=md5\nverify_backlog=-1", ["verify_backlog", ">= 0"]),
+        ("verify=md5\nverify_interval=8k", ["verify_interval", "smallest write"]),
+        ("verify=md5\nverify_async=4", ["verify_async", "not modelled"]),
+        ("verify=md5\nloops=2", ["loops", "after every loop"]),
+        ("verify=md5\nioengine=null", ["null"]),
+        ("verify=md5\nverify_only\ntime_based\nruntime=1", ["verify_only", "time_based"]),
+    ],
+)
+def test_bad_verify_input_is_one_message_and_exit_2(tmp_path, capsys, line, words):
+    path = tmp_path / "bad.fio"
+    path.write_text(HEAD + line + "\n")
+    rc = main(["run", str(path), "--platform", PLAT])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and err.strip().count("\n") == 0
+    for w in words:
+        assert w in err, err
