@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -33,6 +33,7 @@ from scenarios.config.host import RunConfig, default_platform_name, resolve
 from scenarios.config.sets import PLATFORM_PREFIXES, set_value
 from scenarios.inputs.fio.parser import FioJob, job_from_options
 from scenarios.inputs.traces import FORMATS, map_volumes, open_trace, parse_window, read_until, select
+from scenarios.inputs.traces.timed import stream_overlaps
 from scenarios.run.assembly import build_host
 from scenarios.run.iostats import IoStats
 from scenarios.run.result import Result
@@ -42,7 +43,20 @@ from simcore.errors import ConfigError
 from simcore.progress import RunProgress
 from simcore.stats import RecordChunks, record_sink, records_result
 
-__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "replay_job", "split_replay_sets"]
+__all__ = [
+    "ReplayConfig",
+    "resolve_replay",
+    "run_replay",
+    "replay_job",
+    "closed_job",
+    "choose_mode",
+    "split_replay_sets",
+    "MODES",
+]
+
+MODES = ("open", "closed", "auto")
+#: formats whose records carry their completion (a closed replay needs it for the think times)
+CLOSED_FORMATS = ("blkparse", "msr", "fiolog")
 
 #: with an end to the window, the trace is read until this much (trace time) past it, so that
 #: slightly out-of-order records still count; the rest of the file is not read
@@ -66,6 +80,14 @@ class ReplayConfig(Model):
     volumes: tuple[str, ...] | None = Field(None, description="trace volumes to keep (None = all)")
     skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing")
     blk_action: str = Field("Q", description="blkparse: replay Q (issue) or D (dispatch) events")
+    mode: Literal["open", "closed", "auto"] = Field(
+        "open",
+        description=(
+            "open: IOs issued at their recorded times; closed: each stream of the trace a synchronous thread "
+            "(next IO when the previous one returned, plus the recorded think time); auto: closed when no "
+            "stream has two IOs in flight (models.ioengines.replay_closed)"
+        ),
+    )
     seed: Seed = 1
 
     @property
@@ -171,6 +193,53 @@ def replay_job(settings: ReplaySettings) -> FioJob:
         name="replay",
         source="<replay>",
     )
+
+
+def closed_job(settings: ReplaySettings) -> FioJob:
+    """The pseudo fio job of a closed replay's threads: fio's pvsync2 (preadv2/pwritev2, RWF_HIPRI
+    with ``replay.hipri``), one IO at a time."""
+    return job_from_options(
+        {
+            "rw": "randrw",
+            "ioengine": "pvsync2",
+            "direct": "1",
+            "iodepth": "1",
+            "hipri": "1" if settings.hipri else "0",
+        },
+        name="replay",
+        source="<replay>",
+    )
+
+
+def choose_mode(reader, mode: str) -> tuple[str, str]:
+    """``(open|closed, why)`` for a timed trace ``reader`` (:mod:`scenarios.inputs.traces.timed`): the
+    mode given, or with ``auto`` closed when no stream had two IOs in flight (a synchronous
+    submitter's trace), else open. Reads the trace once for ``auto``. An fio log without issue
+    times knows its arrivals to 1 ms: overlaps within 1 ms do not count there."""
+    if mode not in MODES:
+        raise ConfigError(f"--replay {mode!r}: expected one of {', '.join(MODES)}")
+    if mode != "auto":
+        return mode, f"--replay {mode}"
+    count, over = stream_overlaps(reader)
+    if reader.approx_arrivals:
+        count, over = stream_overlaps(reader, tolerance_ns=1e6)
+    n = len(count)
+    if not over:
+        return "closed", (
+            f"--replay auto chose closed: in each of the trace's {n} stream{'s' if n != 1 else ''}"
+            f" ({_streams(count)}) every IO was issued after the previous one completed"
+        )
+    worst = max(over, key=lambda k: over[k])
+    return "open", (
+        f"--replay auto chose open: {len(over)} of {n} streams had IOs in flight together "
+        f"({sum(over.values())} IOs issued before their stream's previous one completed; most in {worst!r}: "
+        f"{over[worst]} of {count[worst]})"
+    )
+
+
+def _streams(count: dict[str, int], shown: int = 4) -> str:
+    names = [f"{k!r}" for k in list(count)[:shown]]
+    return ", ".join(names) + (f", ... ({len(count) - shown} more)" if len(count) > shown else "")
 
 
 def _add_replay_report(

@@ -48,9 +48,11 @@ from typing import Any
 import numpy as np
 
 from models.ioengines.replay import TraceReplayer
+from models.ioengines.replay_closed import ClosedReplayer
+from models.os.completion import completion_policy_name
 from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.assembly import build_host
-from scenarios.run.replay import ReplayConfig, replay_job, resolve_replay
+from scenarios.run.replay import ReplayConfig, choose_mode, closed_job, replay_job, resolve_replay
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
 from simcore.progress import RunProgress
@@ -113,38 +115,79 @@ class _Pairing:
                 del self.waiting[key]
 
 
-# long: one replay with the trace's records paired to the requests, the run's bookkeeping in one place
-def replay_timed(
-    reader: TimedReader, cfg: ReplayConfig, consume: Callable[[TimedIO, Any], None], *, progress: bool = False
-) -> dict:
-    """Replay ``reader``'s IOs on ``cfg``'s platform (its replay settings and seed); call
-    ``consume(timed_io, request)`` for each IO as it is reaped. Returns what was replayed."""
-    host = build_host(cfg.platform, cfg.queue, cfg.seed)
-    pairing = _Pairing()
-    device_of: dict[str, int] = {}
+def _mapped(reader: TimedReader, n_devices: int, device_of: dict[str, int]) -> Iterator[tuple[TimedIO, int]]:
+    """Each timed IO with its device: volumes to devices as :func:`map_volumes` does."""
+    for t in reader:
+        vol = t.io.volume
+        dev = device_of.get(vol)
+        if dev is None:
+            dev = device_of[vol] = len(device_of) % n_devices
+        yield t, dev
 
-    def mapped() -> Iterator:  # volumes to devices as map_volumes does, each record expected by the pairing
-        n = len(host.devices)
-        for t in reader:
-            vol = t.io.volume
-            dev = device_of.get(vol)
-            if dev is None:
-                dev = device_of[vol] = len(device_of) % n
+
+def _open_replayer(host, cfg: ReplayConfig, timed: Iterator[tuple[TimedIO, int]], by_id: dict) -> TraceReplayer:
+    """The open-loop replayer, its submissions paired with their trace records (by op, offset, size
+    and device, as they pass blk-mq's plug)."""
+    pairing = _Pairing()
+    pairing.by_id = by_id
+
+    def expected() -> Iterator:
+        for t, dev in timed:
             pairing.expect(t, dev)
             yield t.io, dev
 
     host.blk.plug_observer = pairing.submitted  # the replay's submissions pass here before merging: pair them
-    job = replay_job(cfg.replay)
-    replayer = TraceReplayer(host, job, mapped(), cfg.replay)
-    by_id = pairing.by_id
+    return TraceReplayer(host, replay_job(cfg.replay), expected(), cfg.replay)
+
+
+def _closed_replayer(
+    host, cfg: ReplayConfig, reader: TimedReader, timed: Iterator[tuple[TimedIO, int]], by_id: dict
+) -> ClosedReplayer:
+    """The closed-loop replayer (a synchronous thread per stream), each request tagged with its record."""
+
+    def records() -> Iterator:
+        for t, dev in timed:
+            yield t.io, dev, t.stream, t.done_ns, t.cpu, t
+
+    def submitted(req, t: TimedIO) -> None:
+        by_id[req.id] = t
+
+    # blkparse's C is the driver's completion (t_reaped); MSR's and fio's the application's (t_complete)
+    return ClosedReplayer(
+        host, closed_job(cfg.replay), records(), cfg.replay, reaped_ref=reader.format == "blkparse", on_submit=submitted
+    )
+
+
+# long: one replay with the trace's records paired to the requests, the run's bookkeeping in one place
+def replay_timed(
+    reader: TimedReader,
+    cfg: ReplayConfig,
+    consume: Callable[[TimedIO, Any], None],
+    *,
+    progress: bool = False,
+    mode: str = "open",
+) -> dict:
+    """Replay ``reader``'s IOs on ``cfg``'s platform (its replay settings and seed), ``mode`` open
+    (:class:`~models.ioengines.replay.TraceReplayer`) or closed
+    (:class:`~models.ioengines.replay_closed.ClosedReplayer`); call ``consume(timed_io, request)``
+    for each IO as it is reaped. Returns what was replayed."""
+    host = build_host(cfg.platform, cfg.queue, cfg.seed)
+    device_of: dict[str, int] = {}
+    by_id: dict[int, TimedIO] = {}
+    timed = _mapped(reader, len(host.devices), device_of)
+    closed = mode == "closed"
+    replayer = _closed_replayer(host, cfg, reader, timed, by_id) if closed else _open_replayer(host, cfg, timed, by_id)
     last = [0.0]
+    ios = [0]
 
     def take(req) -> None:
         consume(by_id.pop(req.id), req)
         if req.t_complete > last[0]:
             last[0] = req.t_complete
-        if len(replayer.lag) > _TRIM:
-            del replayer.lag[:]
+        ios[0] += 1
+        if (ios[0] % _TRIM == 0) if closed else len(replayer.lag) > _TRIM:
+            if not closed:
+                del replayer.lag[:]
             for qp in queues:  # CQE post times, kept by the device for statistics nothing here reads
                 del qp.hw.posted_times[:]
             for runner in host.runners:  # cancelled hrtimers leave a CPU's heap only when it goes idle
@@ -174,14 +217,22 @@ def replay_timed(
         "skipped": dict(reader.skipped),
         "out_of_order": reader.out_of_order,
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
+        "mode": mode,
         "threads": len(replayer.threads),
-        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+        "completion": _completion(cfg, closed),
         "approx_arrivals": reader.approx_arrivals,
         "simulated_s": max(host.engine.now, last[0]) / 1e9,
         "wall_s": time.perf_counter() - wall0,
         "platform": cfg.platform.name,
         "seed": cfg.seed,
     }
+
+
+def _completion(cfg: ReplayConfig, closed: bool) -> str:
+    """How the replay's submitters see their completions."""
+    if closed:  # fio's pvsync2 threads: the kernel's completion rule
+        return completion_policy_name(cfg.queue, cfg.replay.hipri)
+    return "polling (IOPOLL)" if cfg.replay.hipri else "interrupt"
 
 
 class _Reservoir:
@@ -408,15 +459,19 @@ def validate_trace(
     skip_bad_lines: bool = False,
     progress: bool = False,
     keep_samples: int = 2000,
+    mode: str = "auto",
 ) -> dict:
-    """Replay a timed trace and compare (see the module docstring). The result (JSON-ready) has
+    """Replay a timed trace (``mode`` open, closed or auto: :func:`~scenarios.run.replay.choose_mode`)
+    and compare (see the module docstring). The result (JSON-ready) has
     ``replay`` (what was replayed), ``classes`` (one entry per direction x size class), ``all``,
     ``over_time`` (per time bin), ``stages`` (the blkparse stages compared, if any) and ``samples``
     (``keep_samples`` IOs per class for plotting)."""
     reader = open_timed(trace, fmt, skip_bad_lines=skip_bad_lines)
     cfg = resolve_replay(trace, platform=platform, sets=sets, seed=seed)  # the settings of `stacksim replay`
+    chosen, why = choose_mode(reader, mode)
     comp = TraceComparison(reader.format == "blkparse", seed=cfg.seed, resolution_ns=RESOLUTION_NS[reader.format])
-    info = replay_timed(reader, cfg, comp.consume, progress=progress)
+    info = replay_timed(reader, cfg, comp.consume, progress=progress, mode=chosen)
+    info["mode_reason"] = why
     out = {"replay": info, **comp.result()}
     out["stages"] = [s for s in ("q2d", "d2c") if s in out["all"]]
     out["samples"] = comp.samples(keep_samples)
@@ -472,7 +527,7 @@ def format_trace_validation(v: dict, max_error_pct: float | None = None) -> str:
     skipped = ", ".join(f"{n} {k}" for k, n in sorted(r["skipped"].items())) or "none"
     lines = [
         f"validate --trace {r['trace']} ({r['format']}) on {r['platform']} (seed {r['seed']}, {r['completion']}, "
-        f"{r['threads']} submitter threads)",
+        f"{r.get('mode', 'open')} replay, {r['threads']} submitter threads)",
         f"  {r['lines_read']} lines, {r['trace_ios']} IOs replayed and compared, {r['bad_lines']} bad lines "
         f"skipped; not compared: {skipped}",
     ]
