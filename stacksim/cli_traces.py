@@ -80,7 +80,12 @@ def _trace_mode(args) -> bool:
     if getattr(args, "trace", None) is None:
         given = [
             f
-            for n, f in (("trace_format", "--format"), ("skip_bad_lines", "--skip-bad-lines"), ("html", "--html"))
+            for n, f in (
+                ("trace_format", "--format"),
+                ("skip_bad_lines", "--skip-bad-lines"),
+                ("html", "--html"),
+                ("replay", "--replay"),
+            )
             if getattr(args, n, None)
         ]
         if given:
@@ -219,11 +224,20 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     src.add_argument(
         "--trace",
         metavar="FILE",
+        nargs="+",
         type=reads_stream("--trace"),
         help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
-        "with response times, fio latency log) and compare IO by IO",
+        "with response times, fio latency log; several files: one run's fio logs, one per job) and compare IO by IO",
     )
     _add_trace_format(va)
+    va.add_argument(
+        "--replay",
+        choices=["closed", "open", "auto"],
+        default=None,
+        help="--trace: closed (each of the trace's processes a synchronous thread: next IO when the previous one "
+        "returned, plus the recorded think time), open (IOs at their recorded times) or auto (default: closed "
+        "when no stream had two IOs in flight; the choice is printed on stderr)",
+    )
     va.add_argument(
         "--html",
         metavar="OUT.html",
@@ -510,7 +524,9 @@ def cmd_validate_trace(args) -> int:
         seed=args.seed,
         skip_bad_lines=args.skip_bad_lines,
         progress=progress_enabled(None),
+        mode=args.replay or "auto",
     )
+    print(v["replay"]["mode_reason"], file=sys.stderr)
     print(format_trace_validation(v, args.max_error))
     if args.json_out:
         write_json(args.json_out, {k: x for k, x in v.items() if k != "samples"})
@@ -534,8 +550,10 @@ def cmd_calibrate_trace(args) -> int:
         raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
     _check_out(args.output, "-o")
     quiet = args.quiet or args.progress is False
+    if len(args.trace) > 1:
+        raise ConfigError("calibrate --trace takes one trace file")
     cal = calibrate_trace(
-        args.trace,
+        args.trace[0],
         args.trace_format,
         platform=args.platform,
         sets=_sets(args.sets),

@@ -450,7 +450,7 @@ class TraceComparison:
 
 
 def validate_trace(
-    trace: str,
+    trace: str | list[str],
     fmt: str | None = None,
     *,
     platform: str | None = None,
@@ -467,7 +467,7 @@ def validate_trace(
     ``over_time`` (per time bin), ``stages`` (the blkparse stages compared, if any) and ``samples``
     (``keep_samples`` IOs per class for plotting)."""
     reader = open_timed(trace, fmt, skip_bad_lines=skip_bad_lines)
-    cfg = resolve_replay(trace, platform=platform, sets=sets, seed=seed)  # the settings of `stacksim replay`
+    cfg = resolve_replay(str(reader.path), platform=platform, sets=sets, seed=seed)  # `stacksim replay`'s settings
     chosen, why = choose_mode(reader, mode)
     comp = TraceComparison(reader.format == "blkparse", seed=cfg.seed, resolution_ns=RESOLUTION_NS[reader.format])
     info = replay_timed(reader, cfg, comp.consume, progress=progress, mode=chosen)

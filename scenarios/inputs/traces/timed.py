@@ -36,7 +36,7 @@ import heapq
 import os
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from simcore.errors import ConfigError
@@ -50,6 +50,7 @@ __all__ = [
     "FORMATS",
     "TimedIO",
     "TimedReader",
+    "MultiTimedReader",
     "open_timed",
     "sniff_timed_format",
     "stream_overlaps",
@@ -283,6 +284,7 @@ class TimedReader:
         self.path = Path(path)
         self.format = fmt
         self.skip_bad_lines = skip_bad_lines
+        self.rebase = True  # times from the first record (False: as in the file, for MultiTimedReader)
         self._reset()
 
     def _reset(self) -> None:
@@ -355,7 +357,8 @@ class TimedReader:
                 self._bad(lineno, problem)
                 continue
             if t0 is None:
-                t0 = prev = t
+                t0 = t if self.rebase else 0
+                prev = t
             elif t < prev:
                 self.out_of_order += 1
             prev = max(prev, t)
@@ -375,6 +378,53 @@ class TimedReader:
         if self.out_of_order:
             text += f", {self.out_of_order} out of order"
         return text
+
+
+class MultiTimedReader:
+    """Several timed traces of one run as one (fio writes a latency log per job): their IOs merged in
+    arrival order, times from the earliest first record (the logs share fio's clock), each file its
+    own stream. Counters are the files' totals."""
+
+    def __init__(self, readers: list[TimedReader]) -> None:
+        formats = {r.format for r in readers}
+        if len(formats) != 1:
+            raise ConfigError(
+                f"--trace files of different formats ({', '.join(sorted(formats))}): give one run's files"
+            )
+        self.readers = readers
+        self.format = readers[0].format
+        self.path = Path(", ".join(str(r.path) for r in readers))
+        for r in readers:
+            r.rebase = False
+
+    def __iter__(self) -> Iterator[TimedIO]:
+        t0 = None
+        for t in heapq.merge(*self.readers, key=lambda x: x.io.t_ns):
+            if t0 is None:
+                t0 = t.io.t_ns
+            yield replace(t, io=t.io.at(t.io.t_ns - t0))
+
+    def _total(self, name: str) -> int:
+        return sum(getattr(r, name) for r in self.readers)
+
+    lines_read = property(lambda self: self._total("lines_read"))
+    records = property(lambda self: self._total("records"))
+    bad_lines = property(lambda self: self._total("bad_lines"))
+    out_of_order = property(lambda self: self._total("out_of_order"))
+    approx_arrivals = property(lambda self: any(r.approx_arrivals for r in self.readers))
+    has_q = property(lambda self: all(r.has_q for r in self.readers))
+    has_d = property(lambda self: all(r.has_d for r in self.readers))
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.readers:
+            for k, n in r.skipped.items():
+                out[k] = out.get(k, 0) + n
+        return out
+
+    def describe(self) -> str:
+        return "; ".join(r.describe() for r in self.readers)
 
 
 def sniff_timed_format(path: str | os.PathLike) -> str:
@@ -408,8 +458,16 @@ def sniff_timed_format(path: str | os.PathLike) -> str:
     )
 
 
-def open_timed(path: str | os.PathLike, fmt: str | None = None, *, skip_bad_lines: bool = False) -> TimedReader:
-    """Open a timed trace for streaming (``fmt`` None: :func:`sniff_timed_format`)."""
+def open_timed(
+    path: str | os.PathLike | list, fmt: str | None = None, *, skip_bad_lines: bool = False
+) -> TimedReader | MultiTimedReader:
+    """Open a timed trace for streaming (``fmt`` None: :func:`sniff_timed_format`); several paths
+    (one run's fio logs, one per job): a :class:`MultiTimedReader`."""
+    if isinstance(path, (list, tuple)):
+        if len(path) == 1:
+            path = path[0]
+        else:
+            return MultiTimedReader([open_timed(p, fmt, skip_bad_lines=skip_bad_lines) for p in path])
     if fmt is None:
         fmt = sniff_timed_format(path)
     elif fmt not in FORMATS:
