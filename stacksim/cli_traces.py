@@ -104,7 +104,9 @@ def _trace_mode(args) -> bool:
 def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the replay, calibrate, validate and explain sub-commands; their handlers are added to
     ``commands`` (the CLI's name -> handler table) when given, and returned."""
-    rp = subparsers.add_parser("replay", help="replay a block trace open-loop (IOs issued at their timestamps)")
+    rp = subparsers.add_parser(
+        "replay", help="replay a block trace: open loop (IOs at their timestamps) or as the application ran (closed)"
+    )
     rp.add_argument(
         "trace",
         type=reads_stream("trace"),
@@ -132,6 +134,14 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
     rp.add_argument(
         "--blk-action", choices=["Q", "D"], default="Q", help="blkparse: replay issue (Q) or dispatch (D) events"
+    )
+    rp.add_argument(
+        "--replay",
+        choices=["open", "closed", "auto"],
+        default="open",
+        help="open (default: IOs at their recorded times), closed (each of the trace's processes a synchronous "
+        "thread: next IO when the previous one returned, plus the recorded think time; blkparse with C events "
+        "or MSR) or auto (closed when no stream had two IOs in flight; the choice is printed on stderr)",
     )
     _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
     rp.add_argument("--seed", type=int, help="random seed (default 1)")
@@ -347,9 +357,12 @@ def cmd_replay(args) -> int:
         skip_bad_lines=args.skip_bad_lines,
         volumes=_csv_list(args.volumes),
         blk_action=args.blk_action,
+        mode=args.replay,
     )
     print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
     result = simulate(cfg, progress=progress_enabled(args.progress, args.quiet))
+    if args.replay != "open":
+        print(result["replay"]["mode_reason"], file=sys.stderr)
     if args.json_out:
         write_json(args.json_out, result)
     if not args.quiet:

@@ -115,7 +115,7 @@ class ClosedThread(SyncThread):
             self._first = False
             due = float(io.t_ns)
         else:
-            due = self._prev_done_sim + (io.t_ns - self._prev_done_trace) * self.replayer.time_scale
+            due = self._prev_done_sim + (io.t_ns - self._prev_done_trace)
         self._prev_done_trace = rec[3]
         user_ns = self._user_io_cycles / runner.freq
         start = due - user_ns  # the user work before the submission starts then
@@ -231,8 +231,8 @@ class ClosedReplayer:
 
     ``records`` yields :data:`ClosedRecord` tuples in arrival order. ``reaped_ref``: the trace's
     completions are the driver's (blkparse C: the thread aims at ``t_reaped`` + the gap), else the
-    application's (``t_complete``). ``time_scale``: think times are multiplied by it (1 / speed).
-    ``on_submit(req, tag)``, if given, is called as each IO is submitted.
+    application's (``t_complete``). ``on_submit(req, tag)``, if given, is called as each IO is
+    submitted.
     """
 
     def __init__(
@@ -243,14 +243,12 @@ class ClosedReplayer:
         settings: ReplaySettings,
         *,
         reaped_ref: bool = False,
-        time_scale: float = 1.0,
         on_submit=None,
     ) -> None:
         self.host = host
         self.job = job
         self.settings = settings
         self.reaped_ref = reaped_ref
-        self.time_scale = time_scale
         self.on_submit = on_submit
         self._records = iter(records)
         self._peek: ClosedRecord | None = None

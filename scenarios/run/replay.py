@@ -27,13 +27,16 @@ from typing import Any, Literal
 from pydantic import Field
 
 from models.ioengines.replay import ReplaySettings, TraceReplayer
+from models.ioengines.replay_closed import ClosedReplayer
+from models.os.completion import completion_policy_name
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.config.host import RunConfig, default_platform_name, resolve
 from scenarios.config.sets import PLATFORM_PREFIXES, set_value
 from scenarios.inputs.fio.parser import FioJob, job_from_options
 from scenarios.inputs.traces import FORMATS, map_volumes, open_trace, parse_window, read_until, select
-from scenarios.inputs.traces.timed import stream_overlaps
+from scenarios.inputs.traces.reader import sniff_format
+from scenarios.inputs.traces.timed import open_timed, stream_overlaps
 from scenarios.run.assembly import build_host
 from scenarios.run.iostats import IoStats
 from scenarios.run.result import Result
@@ -147,6 +150,7 @@ def resolve_replay(
     skip_bad_lines: bool = False,
     volumes: Iterable[str] | None = None,
     blk_action: str = "Q",
+    mode: str = "open",
 ) -> ReplayConfig:
     """Build a :class:`ReplayConfig` (``platform`` None: :func:`default_platform_name`, the platform
     ``stacksim run`` runs on by default); bad input raises ConfigError naming it."""
@@ -173,6 +177,7 @@ def resolve_replay(
         volumes=vols,
         skip_bad_lines=skip_bad_lines,
         blk_action=blk_action,
+        mode=mode,
         seed=1 if seed is None else seed,
     )
     return validate(ReplayConfig, data, where="replay")
@@ -256,8 +261,8 @@ def _add_replay_report(
     s["completed_ios"] = replayer.completed
     s["bad_lines"] = reader.bad_lines
     s["skipped"] = skipped
-    lag = replayer.fold_lag()
-    if reader.out_of_order:
+    closed = isinstance(replayer, ClosedReplayer)
+    if reader.out_of_order and not closed:
         result.setdefault("warnings", []).append(
             f"{reader.out_of_order} of the trace's {reader.records} records are earlier than the record before"
             f" them (up to {reader.max_backstep_ns / 1e6:g} ms back): the replayer issues a record that is"
@@ -276,15 +281,93 @@ def _add_replay_report(
             None if cfg.window_end_ns is None else cfg.window_end_ns / 1e9,
         ],
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
+        "mode": "closed" if closed else "open",
         "threads": len(replayer.threads),
-        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+        "completion": (
+            completion_policy_name(cfg.queue, cfg.replay.hipri)
+            if closed
+            else "polling (IOPOLL)"
+            if cfg.replay.hipri
+            else "interrupt"
+        ),
         "last_due_s": replayer.last_due / 1e9,
-        "issue_lag_us": {
-            "mean": lag.mean / 1e3,
-            "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
-            "max": max(lag.max, 0.0) / 1e3,
-        },
     }
+    if closed:
+        result["replay"]["think"] = {
+            "computed": sum(th.think_spins for th in replayer.threads),
+            "slept": sum(th.think_sleeps for th in replayer.threads),
+        }
+        return
+    lag = replayer.fold_lag()
+    result["replay"]["issue_lag_us"] = {
+        "mean": lag.mean / 1e3,
+        "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
+        "max": max(lag.max, 0.0) / 1e3,
+    }
+
+
+def _closed_records(reader, cfg: ReplayConfig, n_devices: int, device_of: dict[str, int], drops: dict[str, int]):
+    """The timed trace's IOs as :data:`~models.ioengines.replay_closed.ClosedRecord` tuples: in the
+    window (rebased to its start), of the volumes kept, times (arrival and completion) divided by the
+    speed, each volume on its device as :func:`map_volumes` maps it."""
+    start, end = cfg.window_start_ns, cfg.window_end_ns
+    base = start or 0
+    vols = set(cfg.volumes) if cfg.volumes else None
+    for t in reader:
+        ts = t.io.t_ns
+        why = (
+            "before window"
+            if start is not None and ts < start
+            else "after window"
+            if end is not None and ts >= end
+            else "volume"
+            if vols is not None and t.io.volume not in vols
+            else None
+        )
+        if why is not None:
+            drops[why] = drops.get(why, 0) + 1
+            if why == "after window" and ts >= end + WINDOW_GRACE_NS:
+                return
+            continue
+        dev = device_of.get(t.io.volume)
+        if dev is None:
+            dev = device_of[t.io.volume] = len(device_of) % n_devices
+        new_t = round((ts - base) / cfg.speed)
+        yield t.io.at(new_t), dev, t.stream, new_t + t.lat_ns / cfg.speed, t.cpu, None
+
+
+def _replayer(cfg: ReplayConfig, host, drops: dict[str, int], device_of: dict[str, int]):
+    """``(reader, replayer, job, why)`` of ``cfg``'s mode: open, or closed on a timed reading of the
+    trace (a format that records completions: blkparse with C events, MSR); auto picks by the trace's
+    overlap (:func:`choose_mode`; a format without completions: open)."""
+    why = f"--replay {cfg.mode}"
+    if cfg.mode != "open":
+        fmt = cfg.format or sniff_format(cfg.trace)
+        if fmt in ("blkparse", "msr"):
+            timed = open_timed(cfg.trace, fmt, skip_bad_lines=cfg.skip_bad_lines)
+            mode, why = choose_mode(timed, cfg.mode)
+            if mode == "closed":
+                job = closed_job(cfg.replay)
+                recs = _closed_records(timed, cfg, len(host.devices), device_of, drops)
+                return timed, ClosedReplayer(host, job, recs, cfg.replay, reaped_ref=fmt == "blkparse"), job, why
+        elif cfg.mode == "closed":
+            raise ConfigError(
+                f"--replay closed: {fmt} traces record no completions, so no think times; closed replay "
+                "reads blkparse (Q/D/C), MSR (response times) or, with validate --trace, fio latency logs"
+            )
+        else:
+            why = f"--replay auto chose open: {fmt} traces record no completions (no overlap to judge)"
+    reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
+    end = cfg.window_end_ns
+    records = select(
+        read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
+        window_ns=(cfg.window_start_ns, end),
+        volumes=set(cfg.volumes) if cfg.volumes else None,
+        speed=cfg.speed,
+        counts=drops,
+    )
+    job = replay_job(cfg.replay)
+    return reader, TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay), job, why
 
 
 def run_replay(
@@ -294,31 +377,21 @@ def run_replay(
     ``keep_model`` as there (the progress line knows the end only with a window end). The summary
     is ``stacksim run``'s (:mod:`scenarios.run.summary`), measured from the start of the trace."""
     wall0 = time.perf_counter()
-    sink, want = record_sink(records), records  # (`records` names the trace's records below)
-    reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
+    sink, want = record_sink(records), records
     drops: dict[str, int] = {}
-    end = cfg.window_end_ns
-    records = select(
-        read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
-        window_ns=(cfg.window_start_ns, end),
-        volumes=set(cfg.volumes) if cfg.volumes else None,
-        speed=cfg.speed,
-        counts=drops,
-    )
     host = build_host(cfg.platform, cfg.queue, cfg.seed, keep_requests=keep_model)
     device_of: dict[str, int] = {}  # volume -> device, filled as the trace is read
-
-    job = replay_job(cfg.replay)
+    reader, replayer, job, why = _replayer(cfg, host, drops, device_of)
     run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, jobs=(job,), seed=cfg.seed)
     snap = Snapshot(host, 0.0)
     stats = IoStats(host, run_cfg.jobs, 0.0, records=sink)
-    replayer = TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay)
     replayer.start()
     if replayer.exhausted and replayer.trace_ios == 0:
         raise ConfigError(
             f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; dropped: {drops or 'none'})"
         )
     host.start()
+    end = cfg.window_end_ns
     end_ns = (end - (cfg.window_start_ns or 0)) / cfg.speed if end is not None else None
     with RunProgress(end_ns=end_ns, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(
         host.engine
@@ -329,4 +402,5 @@ def run_replay(
     host.pkg.settle(t_end)
     result = summarize_host_run(run_cfg, host, snap, stats, t_end, time.perf_counter() - wall0)
     _add_replay_report(result, cfg, reader, replayer, drops, device_of)
+    result["replay"]["mode_reason"] = why
     return Result(result, records=records_result(want, sink), model=host if keep_model else None)

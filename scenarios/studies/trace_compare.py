@@ -207,6 +207,10 @@ def replay_timed(
         host.engine
     ):
         host.engine.run(replayer.done_event)
+    think = {  # closed: how the think times were spent (SyncThread-based threads count them)
+        "computed": sum(getattr(th, "think_spins", 0) for th in replayer.threads),
+        "slept": sum(getattr(th, "think_sleeps", 0) for th in replayer.threads),
+    }
     return {
         "trace": str(reader.path),
         "format": reader.format,
@@ -219,6 +223,7 @@ def replay_timed(
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
         "mode": mode,
         "threads": len(replayer.threads),
+        "think": think if closed else None,
         "completion": _completion(cfg, closed),
         "approx_arrivals": reader.approx_arrivals,
         "simulated_s": max(host.engine.now, last[0]) / 1e9,
