@@ -50,6 +50,23 @@ def _version() -> str:
     return f"stacksim {package_version()}: {describe()}"
 
 
+def _add_records_options(run: argparse.ArgumentParser) -> None:
+    """``run --records FILE`` and its ``--records-format``."""
+    run.add_argument(
+        "--records",
+        metavar="OUT",
+        type=writes("--records"),
+        help="write per-IO records (.csv or .parquet; '-': CSV on standard output), or as a trace: .blkparse "
+        "(blkparse text, Q/D/C), .log (fio latency log, one per thread), or any name with --records-format",
+    )
+    run.add_argument(
+        "--records-format",
+        choices=["csv", "parquet", "blkparse", "fiolog", "msr"],
+        help="--records: the format (default: by the file's extension); blkparse, fiolog and msr are traces "
+        "that validate --trace reads back (docs/traces-and-calibration.md)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="stacksim",
@@ -68,19 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         "job", nargs="?", type=reads("job"), help="fio job file (.fio/.ini), scenario YAML or built-in scenario name"
     )
     run.add_argument("--scenario", type=reads("--scenario"), help="built-in scenario name or scenario YAML path")
-    run.add_argument(
-        "--records",
-        metavar="OUT",
-        type=writes("--records"),
-        help="write per-IO records (.csv or .parquet; '-': CSV on standard output), or as a trace: .blkparse "
-        "(blkparse text, Q/D/C), .log (fio latency log, one per thread), or any name with --records-format",
-    )
-    run.add_argument(
-        "--records-format",
-        choices=["csv", "parquet", "blkparse", "fiolog", "msr"],
-        help="--records: the format (default: by the file's extension); blkparse, fiolog and msr are traces "
-        "that validate --trace reads back (docs/traces-and-calibration.md)",
-    )
+    _add_records_options(run)
     run.add_argument(
         "--rerun",
         metavar="OUT.json",

@@ -563,10 +563,8 @@ def cmd_calibrate_trace(args) -> int:
         raise ConfigError(f"-o {args.output}: write the platform to a .yaml file")
     _check_out(args.output, "-o")
     quiet = args.quiet or args.progress is False
-    if len(args.trace) > 1:
-        raise ConfigError("calibrate --trace takes one trace file")
     cal = calibrate_trace(
-        args.trace[0],
+        args.trace,
         args.trace_format,
         platform=args.platform,
         sets=_sets(args.sets),
