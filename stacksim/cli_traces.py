@@ -141,7 +141,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         default="open",
         help="open (default: IOs at their recorded times), closed (each of the trace's processes a synchronous "
         "thread: next IO when the previous one returned, plus the recorded think time; blkparse with C events "
-        "or MSR) or auto (closed when no stream had two IOs in flight; the choice is printed on stderr)",
+        "or MSR) or auto (per stream: closed when it never had two IOs in flight, else open; the choice is "
+        "printed on stderr)",
     )
     _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
     rp.add_argument("--seed", type=int, help="random seed (default 1)")
@@ -245,8 +246,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         choices=["closed", "open", "auto"],
         default=None,
         help="--trace: closed (each of the trace's processes a synchronous thread: next IO when the previous one "
-        "returned, plus the recorded think time), open (IOs at their recorded times) or auto (default: closed "
-        "when no stream had two IOs in flight; the choice is printed on stderr)",
+        "returned, plus the recorded think time), open (IOs at their recorded times) or auto (default: per "
+        "stream, closed when it never had two IOs in flight, else open; the choice is printed on stderr)",
     )
     va.add_argument(
         "--html",

@@ -175,3 +175,23 @@ def test_records_format_by_extension_or_option(tmp_path, capsys):
     assert [ln.split()[5] for ln in lines[:3]] == ["Q", "D", "C"]
     assert fio_log_lines(_run_records(1, {}, runtime="1ms"))[0].count(",") == 6
     assert msr_lines(_run_records(1, {}, runtime="1ms"))[0].startswith(tuple("0123456789"))
+
+
+def test_auto_replays_each_stream_its_own_way(tmp_path):
+    """A synchronous thread's stream (no overlap) closed, a depth-4 io_uring thread's open, in one
+    replay: every IO of both completes once."""
+    sync = _run_records(1, {}, runtime="2ms")
+    deep = simulate(
+        resolve_run(sets={"runtime": "2ms", "ramp_time": "0", "ioengine": "io_uring", "iodepth": 4}), records=True
+    ).records
+    deep["thread"] = 7
+    deep["offset"] += 2**40  # (another region: blkparse pairs events by sector)
+    path = tmp_path / "two.blkparse"
+    write_records(str(path), np.concatenate([sync, deep]), "blkparse")
+    v = validate_trace(str(path))
+    r = v["replay"]
+    assert r["mode"] == "mixed" and "closed for 1 stream ('1000')" in r["mode_reason"]
+    assert r["trace_ios"] == r["completed_ios"] == len(sync) + len(deep)
+    assert r["think"] is not None and r["threads"] == 1 + 8  # the closed thread, one open submitter per CPU
+    res = simulate(resolve_replay(str(path), "blkparse", mode="auto"))
+    assert res["replay"]["mode"] == "mixed" and res["summary"]["completed_ios"] == len(sync) + len(deep)

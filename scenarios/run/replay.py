@@ -27,18 +27,16 @@ from typing import Any, Literal
 from pydantic import Field
 
 from models.ioengines.replay import ReplaySettings, TraceReplayer
-from models.ioengines.replay_closed import ClosedReplayer
-from models.os.completion import completion_policy_name
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.config.host import RunConfig, default_platform_name, resolve
 from scenarios.config.sets import PLATFORM_PREFIXES, set_value
-from scenarios.inputs.fio.parser import FioJob, job_from_options
 from scenarios.inputs.traces import FORMATS, map_volumes, open_trace, parse_window, read_until, select
 from scenarios.inputs.traces.reader import sniff_format
-from scenarios.inputs.traces.timed import open_timed, stream_overlaps
+from scenarios.inputs.traces.timed import open_timed
 from scenarios.run.assembly import build_host
 from scenarios.run.iostats import IoStats
+from scenarios.run.replay_modes import MODES, build_replay, choose_mode, closed_job, mode_report, replay_job
 from scenarios.run.result import Result
 from scenarios.run.summary import Snapshot, summarize_host_run
 from simcore.config import Model, Seed, validate
@@ -57,9 +55,6 @@ __all__ = [
     "MODES",
 ]
 
-MODES = ("open", "closed", "auto")
-#: formats whose records carry their completion (a closed replay needs it for the think times)
-CLOSED_FORMATS = ("blkparse", "msr", "fiolog")
 
 #: with an end to the window, the trace is read until this much (trace time) past it, so that
 #: slightly out-of-order records still count; the rest of the file is not read
@@ -87,8 +82,8 @@ class ReplayConfig(Model):
         "open",
         description=(
             "open: IOs issued at their recorded times; closed: each stream of the trace a synchronous thread "
-            "(next IO when the previous one returned, plus the recorded think time); auto: closed when no "
-            "stream has two IOs in flight (models.ioengines.replay_closed)"
+            "(next IO when the previous one returned, plus the recorded think time); auto: per stream, closed "
+            "when it never had two IOs in flight, else open (scenarios.run.replay_modes)"
         ),
     )
     seed: Seed = 1
@@ -183,76 +178,13 @@ def resolve_replay(
     return validate(ReplayConfig, data, where="replay")
 
 
-def replay_job(settings: ReplaySettings) -> FioJob:
-    """The pseudo fio job the submitters' costs and the fio-shaped output refer to."""
-    return job_from_options(
-        {
-            "rw": "randrw",
-            "ioengine": "io_uring",
-            "direct": "1",
-            "iodepth": "4096",
-            "hipri": "1" if settings.hipri else "0",
-            "registerfiles": "1" if settings.registerfiles else "0",
-            "fixedbufs": "1" if settings.fixedbufs else "0",
-        },
-        name="replay",
-        source="<replay>",
-    )
-
-
-def closed_job(settings: ReplaySettings) -> FioJob:
-    """The pseudo fio job of a closed replay's threads: fio's pvsync2 (preadv2/pwritev2, RWF_HIPRI
-    with ``replay.hipri``), one IO at a time."""
-    return job_from_options(
-        {
-            "rw": "randrw",
-            "ioengine": "pvsync2",
-            "direct": "1",
-            "iodepth": "1",
-            "hipri": "1" if settings.hipri else "0",
-        },
-        name="replay",
-        source="<replay>",
-    )
-
-
-def choose_mode(reader, mode: str) -> tuple[str, str]:
-    """``(open|closed, why)`` for a timed trace ``reader`` (:mod:`scenarios.inputs.traces.timed`): the
-    mode given, or with ``auto`` closed when no stream had two IOs in flight (a synchronous
-    submitter's trace), else open. Reads the trace once for ``auto``. An fio log without issue
-    times knows its arrivals to 1 ms: overlaps within 1 ms do not count there."""
-    if mode not in MODES:
-        raise ConfigError(f"--replay {mode!r}: expected one of {', '.join(MODES)}")
-    if mode != "auto":
-        return mode, f"--replay {mode}"
-    count, over = stream_overlaps(reader)
-    if reader.approx_arrivals:
-        count, over = stream_overlaps(reader, tolerance_ns=1e6)
-    n = len(count)
-    if not over:
-        return "closed", (
-            f"--replay auto chose closed: in each of the trace's {n} stream{'s' if n != 1 else ''}"
-            f" ({_streams(count)}) every IO was issued after the previous one completed"
-        )
-    worst = max(over, key=lambda k: over[k])
-    return "open", (
-        f"--replay auto chose open: {len(over)} of {n} streams had IOs in flight together "
-        f"({sum(over.values())} IOs issued before their stream's previous one completed; most in {worst!r}: "
-        f"{over[worst]} of {count[worst]})"
-    )
-
-
-def _streams(count: dict[str, int], shown: int = 4) -> str:
-    names = [f"{k!r}" for k in list(count)[:shown]]
-    return ", ".join(names) + (f", ... ({len(count) - shown} more)" if len(count) > shown else "")
-
-
 def _add_replay_report(
-    result: dict, cfg: ReplayConfig, reader, replayer: TraceReplayer, drops: dict[str, int], device_of: dict[str, int]
+    result: dict, cfg: ReplayConfig, reader, replayer, drops: dict[str, int], device_of: dict[str, int]
 ) -> None:
     """Add what was replayed to ``result``: the trace's IO counts and skipped records (the reader's and
     ``drops``, the selection's) to its summary, and its ``replay`` section (the trace, window in s,
-    volume -> SSD map ``device_of``, submitter threads and issue lag in us)."""
+    volume -> SSD map ``device_of``, mode, submitter threads, and the open part's issue lag in us or
+    the closed part's think times)."""
     s = result["summary"]
     skipped = dict(reader.skipped)
     for reason, n in drops.items():
@@ -261,8 +193,8 @@ def _add_replay_report(
     s["completed_ios"] = replayer.completed
     s["bad_lines"] = reader.bad_lines
     s["skipped"] = skipped
-    closed = isinstance(replayer, ClosedReplayer)
-    if reader.out_of_order and not closed:
+    how = mode_report(replayer, cfg.replay, cfg.queue)
+    if reader.out_of_order and how["mode"] == "open":
         result.setdefault("warnings", []).append(
             f"{reader.out_of_order} of the trace's {reader.records} records are earlier than the record before"
             f" them (up to {reader.max_backstep_ns / 1e6:g} ms back): the replayer issues a record that is"
@@ -281,29 +213,20 @@ def _add_replay_report(
             None if cfg.window_end_ns is None else cfg.window_end_ns / 1e9,
         ],
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
-        "mode": "closed" if closed else "open",
-        "threads": len(replayer.threads),
-        "completion": (
-            completion_policy_name(cfg.queue, cfg.replay.hipri)
-            if closed
-            else "polling (IOPOLL)"
-            if cfg.replay.hipri
-            else "interrupt"
-        ),
+        "mode": how["mode"],
+        "threads": how["threads"],
+        "completion": how["completion"],
         "last_due_s": replayer.last_due / 1e9,
     }
-    if closed:
-        result["replay"]["think"] = {
-            "computed": sum(th.think_spins for th in replayer.threads),
-            "slept": sum(th.think_sleeps for th in replayer.threads),
+    if how["think"] is not None:
+        result["replay"]["think"] = how["think"]
+    if how["open_part"] is not None:
+        lag = how["open_part"].fold_lag()
+        result["replay"]["issue_lag_us"] = {
+            "mean": lag.mean / 1e3,
+            "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
+            "max": max(lag.max, 0.0) / 1e3,
         }
-        return
-    lag = replayer.fold_lag()
-    result["replay"]["issue_lag_us"] = {
-        "mean": lag.mean / 1e3,
-        "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
-        "max": max(lag.max, 0.0) / 1e3,
-    }
 
 
 def _closed_records(reader, cfg: ReplayConfig, n_devices: int, device_of: dict[str, int], drops: dict[str, int]):
@@ -333,23 +256,23 @@ def _closed_records(reader, cfg: ReplayConfig, n_devices: int, device_of: dict[s
         if dev is None:
             dev = device_of[t.io.volume] = len(device_of) % n_devices
         new_t = round((ts - base) / cfg.speed)
-        yield t.io.at(new_t), dev, t.stream, new_t + t.lat_ns / cfg.speed, t.cpu, None
+        yield t.io.at(new_t), dev, t.stream, new_t + t.lat_ns / cfg.speed, t.cpu, t
 
 
 def _replayer(cfg: ReplayConfig, host, drops: dict[str, int], device_of: dict[str, int]):
-    """``(reader, replayer, job, why)`` of ``cfg``'s mode: open, or closed on a timed reading of the
-    trace (a format that records completions: blkparse with C events, MSR); auto picks by the trace's
-    overlap (:func:`choose_mode`; a format without completions: open)."""
+    """``(reader, replayer, job, why)`` of ``cfg``'s mode: open, or closed (or mixed) on a timed reading
+    of the trace (a format that records completions: blkparse with C events, MSR); auto decides by the
+    trace's overlap per stream (:func:`choose_mode`; a format without completions: open)."""
     why = f"--replay {cfg.mode}"
     if cfg.mode != "open":
         fmt = cfg.format or sniff_format(cfg.trace)
         if fmt in ("blkparse", "msr"):
             timed = open_timed(cfg.trace, fmt, skip_bad_lines=cfg.skip_bad_lines)
-            mode, why = choose_mode(timed, cfg.mode)
-            if mode == "closed":
-                job = closed_job(cfg.replay)
+            mode, why, closed = choose_mode(timed, cfg.mode)
+            if mode != "open":
                 recs = _closed_records(timed, cfg, len(host.devices), device_of, drops)
-                return timed, ClosedReplayer(host, job, recs, cfg.replay, reaped_ref=fmt == "blkparse"), job, why
+                replayer, job = build_replay(host, cfg.replay, recs, mode, closed, reaped_ref=fmt == "blkparse")
+                return timed, replayer, job, why
         elif cfg.mode == "closed":
             raise ConfigError(
                 f"--replay closed: {fmt} traces record no completions, so no think times; closed replay "

@@ -47,12 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from models.ioengines.replay import TraceReplayer
-from models.ioengines.replay_closed import ClosedReplayer
-from models.os.completion import completion_policy_name
 from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.assembly import build_host
-from scenarios.run.replay import ReplayConfig, choose_mode, closed_job, replay_job, resolve_replay
+from scenarios.run.replay import ReplayConfig, resolve_replay
+from scenarios.run.replay_modes import build_replay, choose_mode, mode_report
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
 from simcore.progress import RunProgress
@@ -115,47 +113,15 @@ class _Pairing:
                 del self.waiting[key]
 
 
-def _mapped(reader: TimedReader, n_devices: int, device_of: dict[str, int]) -> Iterator[tuple[TimedIO, int]]:
-    """Each timed IO with its device: volumes to devices as :func:`map_volumes` does."""
+def _records(reader: TimedReader, n_devices: int, device_of: dict[str, int]) -> Iterator:
+    """Each timed IO as a :data:`~models.ioengines.replay_closed.ClosedRecord` (tagged with itself),
+    volumes to devices as :func:`map_volumes` does."""
     for t in reader:
         vol = t.io.volume
         dev = device_of.get(vol)
         if dev is None:
             dev = device_of[vol] = len(device_of) % n_devices
-        yield t, dev
-
-
-def _open_replayer(host, cfg: ReplayConfig, timed: Iterator[tuple[TimedIO, int]], by_id: dict) -> TraceReplayer:
-    """The open-loop replayer, its submissions paired with their trace records (by op, offset, size
-    and device, as they pass blk-mq's plug)."""
-    pairing = _Pairing()
-    pairing.by_id = by_id
-
-    def expected() -> Iterator:
-        for t, dev in timed:
-            pairing.expect(t, dev)
-            yield t.io, dev
-
-    host.blk.plug_observer = pairing.submitted  # the replay's submissions pass here before merging: pair them
-    return TraceReplayer(host, replay_job(cfg.replay), expected(), cfg.replay)
-
-
-def _closed_replayer(
-    host, cfg: ReplayConfig, reader: TimedReader, timed: Iterator[tuple[TimedIO, int]], by_id: dict
-) -> ClosedReplayer:
-    """The closed-loop replayer (a synchronous thread per stream), each request tagged with its record."""
-
-    def records() -> Iterator:
-        for t, dev in timed:
-            yield t.io, dev, t.stream, t.done_ns, t.cpu, t
-
-    def submitted(req, t: TimedIO) -> None:
-        by_id[req.id] = t
-
-    # blkparse's C is the driver's completion (t_reaped); MSR's and fio's the application's (t_complete)
-    return ClosedReplayer(
-        host, closed_job(cfg.replay), records(), cfg.replay, reaped_ref=reader.format == "blkparse", on_submit=submitted
-    )
+        yield t.io, dev, t.stream, t.done_ns, t.cpu, t
 
 
 # long: one replay with the trace's records paired to the requests, the run's bookkeeping in one place
@@ -166,17 +132,34 @@ def replay_timed(
     *,
     progress: bool = False,
     mode: str = "open",
+    closed_streams: frozenset[str] = frozenset(),
 ) -> dict:
     """Replay ``reader``'s IOs on ``cfg``'s platform (its replay settings and seed), ``mode`` open
-    (:class:`~models.ioengines.replay.TraceReplayer`) or closed
-    (:class:`~models.ioengines.replay_closed.ClosedReplayer`); call ``consume(timed_io, request)``
-    for each IO as it is reaped. Returns what was replayed."""
+    (:class:`~models.ioengines.replay.TraceReplayer`), closed
+    (:class:`~models.ioengines.replay_closed.ClosedReplayer`) or mixed (``closed_streams`` closed,
+    the others open: :func:`~scenarios.run.replay_modes.build_replay`); call
+    ``consume(timed_io, request)`` for each IO as it is reaped. Returns what was replayed."""
     host = build_host(cfg.platform, cfg.queue, cfg.seed)
     device_of: dict[str, int] = {}
-    by_id: dict[int, TimedIO] = {}
-    timed = _mapped(reader, len(host.devices), device_of)
-    closed = mode == "closed"
-    replayer = _closed_replayer(host, cfg, reader, timed, by_id) if closed else _open_replayer(host, cfg, timed, by_id)
+    pairing = _Pairing()  # open: submissions paired with their records by op, offset, size and device
+    by_id = pairing.by_id
+
+    def submitted(req, t: TimedIO) -> None:  # closed: each request tagged with its record
+        by_id[req.id] = t
+
+    if mode != "closed":
+        host.blk.plug_observer = pairing.submitted  # the open replay's submissions pass here before merging
+    replayer, _job = build_replay(
+        host,
+        cfg.replay,
+        _records(reader, len(host.devices), device_of),
+        mode,
+        closed_streams,
+        reaped_ref=reader.format == "blkparse",  # blkparse's C is the driver's completion (t_reaped)
+        on_open=lambda rec: pairing.expect(rec[5], rec[1]),
+        on_submit=submitted,
+    )
+    open_part = mode_report(replayer, cfg.replay, cfg.queue)["open_part"]
     last = [0.0]
     ios = [0]
 
@@ -185,9 +168,9 @@ def replay_timed(
         if req.t_complete > last[0]:
             last[0] = req.t_complete
         ios[0] += 1
-        if (ios[0] % _TRIM == 0) if closed else len(replayer.lag) > _TRIM:
-            if not closed:
-                del replayer.lag[:]
+        if len(open_part.lag) > _TRIM if mode == "open" else ios[0] % _TRIM == 0:
+            if open_part is not None:
+                del open_part.lag[:]
             for qp in queues:  # CQE post times, kept by the device for statistics nothing here reads
                 del qp.hw.posted_times[:]
             for runner in host.runners:  # cancelled hrtimers leave a CPU's heap only when it goes idle
@@ -207,10 +190,7 @@ def replay_timed(
         host.engine
     ):
         host.engine.run(replayer.done_event)
-    think = {  # closed: how the think times were spent (SyncThread-based threads count them)
-        "computed": sum(getattr(th, "think_spins", 0) for th in replayer.threads),
-        "slept": sum(getattr(th, "think_sleeps", 0) for th in replayer.threads),
-    }
+    how = mode_report(replayer, cfg.replay, cfg.queue)
     return {
         "trace": str(reader.path),
         "format": reader.format,
@@ -221,23 +201,16 @@ def replay_timed(
         "skipped": dict(reader.skipped),
         "out_of_order": reader.out_of_order,
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
-        "mode": mode,
-        "threads": len(replayer.threads),
-        "think": think if closed else None,
-        "completion": _completion(cfg, closed),
+        "mode": how["mode"],
+        "threads": how["threads"],
+        "think": how["think"],
+        "completion": how["completion"],
         "approx_arrivals": reader.approx_arrivals,
         "simulated_s": max(host.engine.now, last[0]) / 1e9,
         "wall_s": time.perf_counter() - wall0,
         "platform": cfg.platform.name,
         "seed": cfg.seed,
     }
-
-
-def _completion(cfg: ReplayConfig, closed: bool) -> str:
-    """How the replay's submitters see their completions."""
-    if closed:  # fio's pvsync2 threads: the kernel's completion rule
-        return completion_policy_name(cfg.queue, cfg.replay.hipri)
-    return "polling (IOPOLL)" if cfg.replay.hipri else "interrupt"
 
 
 class _Reservoir:
@@ -473,9 +446,9 @@ def validate_trace(
     (``keep_samples`` IOs per class for plotting)."""
     reader = open_timed(trace, fmt, skip_bad_lines=skip_bad_lines)
     cfg = resolve_replay(str(reader.path), platform=platform, sets=sets, seed=seed)  # `stacksim replay`'s settings
-    chosen, why = choose_mode(reader, mode)
+    chosen, why, closed_streams = choose_mode(reader, mode)
     comp = TraceComparison(reader.format == "blkparse", seed=cfg.seed, resolution_ns=RESOLUTION_NS[reader.format])
-    info = replay_timed(reader, cfg, comp.consume, progress=progress, mode=chosen)
+    info = replay_timed(reader, cfg, comp.consume, progress=progress, mode=chosen, closed_streams=closed_streams)
     info["mode_reason"] = why
     out = {"replay": info, **comp.result()}
     out["stages"] = [s for s in ("q2d", "d2c") if s in out["all"]]
