@@ -7,6 +7,9 @@ was recorded."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -195,3 +198,23 @@ def test_auto_replays_each_stream_its_own_way(tmp_path):
     assert r["think"] is not None and r["threads"] == 1 + 8  # the closed thread, one open submitter per CPU
     res = simulate(resolve_replay(str(path), "blkparse", mode="auto"))
     assert res["replay"]["mode"] == "mixed" and res["summary"]["completed_ios"] == len(sync) + len(deep)
+
+
+def test_idle_gaps_of_a_bursty_trace_cost_a_few_events(tmp_path):
+    """The benchmark's MSR-style trace (benchmarks/bench_hot_path.py): bursts with 2 s or 200 s of idle
+    between them replay with about the same number of events (an idle CPU stops its tick: a gap costs
+    a bounded number of events, not work per tick)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_hot_path", Path(__file__).resolve().parents[1] / "benchmarks/bench_hot_path.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    events = {}
+    for gap in (2.0, 200.0):
+        path = tmp_path / f"gap{gap}.csv"
+        n = bench.idle_gaps_trace(str(path), 3, per_burst=100, gap_s=gap)
+        res = simulate(resolve_replay(str(path), "msr"))
+        assert res["summary"]["completed_ios"] == n == 300
+        events[gap] = res["sim"]["events"]
+    # 100x the idle time: less than 10% more events (2 gaps x 8 CPUs; per tick it would be ~400,000 more)
+    assert events[200.0] < 1.1 * events[2.0], events
