@@ -314,12 +314,13 @@ class ClosedReplayer:
             self._read_call = engine.call_at(max(float(rec[0].t_ns), engine.now), self._read_due)
 
     def _read_due(self) -> None:
+        """Read the IOs due by now (threads reading ahead may have taken the one this was armed for)."""
         self._read_call = None
         now = self.host.engine.now
-        while self._read_one():
+        nxt = self._peek_record()
+        while nxt is not None and nxt[0].t_ns <= now:
+            self._read_one()
             nxt = self._peek_record()
-            if nxt is None or nxt[0].t_ns > now:
-                break
         self._arm_reader()
 
     # -- bookkeeping -----------------------------------------------------------------------------
