@@ -282,13 +282,15 @@ def _replayer(cfg: ReplayConfig, host, drops: dict[str, int], device_of: dict[st
             why = f"--replay auto chose open: {fmt} traces record no completions (no overlap to judge)"
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
     end = cfg.window_end_ns
-    records = select(
-        read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
-        window_ns=(cfg.window_start_ns, end),
-        volumes=set(cfg.volumes) if cfg.volumes else None,
-        speed=cfg.speed,
-        counts=drops,
-    )
+    records: Iterable = reader  # the whole trace as it is: no selection to pass through per record
+    if cfg.window_start_ns is not None or end is not None or cfg.volumes or cfg.speed != 1:
+        records = select(
+            read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
+            window_ns=(cfg.window_start_ns, end),
+            volumes=set(cfg.volumes) if cfg.volumes else None,
+            speed=cfg.speed,
+            counts=drops,
+        )
     job = replay_job(cfg.replay)
     return reader, TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay), job, why
 
