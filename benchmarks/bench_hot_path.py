@@ -10,7 +10,9 @@ and 1 s).
 Cases: the built-in default scenario (1 thread, 4 KiB random reads, interrupts), the same with
 classic and hybrid polling, 8 jobs with hybrid polling or interrupts, and the replay of a bursty
 block trace on the interrupt path with deep C-states (issue 17's target: >= 0.1 of the bare loop;
-bursts of 2,000 reads at 200K IOPS every 15 ms, the CPUs idle in between; timed with its summary).
+bursts of 2,000 reads at 200K IOPS every 15 ms, the CPUs idle in between; timed with its summary), and
+an MSR-style trace of bursts from three volumes with 2 s idle gaps (issue 32's target: >= 0.15 of the
+bare loop: an idle gap must cost O(1) events, not work per tick).
 Reports the simulation loop alone (build + run, without summarising), events per IO, and each case's
 ratio to a bare simpy loop with two events per IO timed in the same process (issue 17's yardstick:
 default >= 0.4, classic >= 0.5, hybrid and 8 synchronous threads >= 0.25; issue 30's 20 io_uring
@@ -105,15 +107,47 @@ def bursty_trace(
     return len(lines)
 
 
-def bench_replay(bursts: int, repeat: int = 1, paired_runs: bool = False):
+def idle_gaps_trace(path: str, bursts: int, per_burst: int = 1000, gap_s: float = 2.0) -> int:
+    """Write an MSR Cambridge trace the way a production server's looks (issue 32): ``bursts``
+    bursts of ``per_burst`` IOs, ``gap_s`` of idle between them (minutes in the real traces, so that
+    an idle second must cost a few events, not work per tick). Each burst comes from one of three
+    volumes (host_disk) at 50K to 200K IO/s, 70% reads, sizes of 4 to 64 KiB, and sequential runs
+    as well as random offsets; returns the IOs written."""
+    import numpy as np
+
+    rng = np.random.default_rng(32)
+    base = 128166372000000000  # a FILETIME in 2007, as in the MSR traces
+    lines = []
+    t0 = 0.0
+    for _b in range(bursts):
+        host, disk = [("hm", 0), ("src1", 2), ("proj", 1)][int(rng.integers(0, 3))]
+        rate = rng.uniform(50_000.0, 200_000.0)
+        times = t0 + np.sort(rng.uniform(0.0, per_burst / rate * 1e9, per_burst))
+        sizes = rng.choice([4096, 8192, 16384, 65536], per_burst, p=[0.6, 0.2, 0.1, 0.1])
+        offs = rng.integers(0, 2**24, per_burst) * 4096
+        seq = rng.random(per_burst) < 0.3  # a third continues where the previous IO ended
+        offs[1:][seq[1:]] = offs[:-1][seq[1:]] + sizes[:-1][seq[1:]]
+        ops = np.where(rng.random(per_burst) < 0.7, "Read", "Write")
+        resp = rng.integers(80, 400, per_burst)  # 8 to 40 us, in 100 ns ticks
+        lines += [
+            f"{base + int(t // 100)},{host},{disk},{op},{o},{n},{r}"
+            for t, op, o, n, r in zip(times, ops, offs, sizes, resp)
+        ]
+        t0 = times[-1] + gap_s * 1e9
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(lines)
+
+
+def bench_replay(bursts: int, repeat: int = 1, paired_runs: bool = False, idle_gaps: bool = False):
     """The bursty-trace replay case: (IOs per wall s, IOs, events, wall s), the fastest run (with
-    ``paired_runs``: :func:`paired`'s answer)."""
+    ``paired_runs``: :func:`paired`'s answer); ``idle_gaps``: :func:`idle_gaps_trace`'s trace."""
     import tempfile
     from pathlib import Path
 
     with tempfile.TemporaryDirectory() as d:
         path = str(Path(d) / "bursty.csv")
-        bursty_trace(path, bursts)
+        (idle_gaps_trace if idle_gaps else bursty_trace)(path, bursts)
         once = lambda: _replay_once(path)  # noqa: E731
         return paired(once, repeat) if paired_runs else _fastest(once, repeat)
 
@@ -197,6 +231,10 @@ def main() -> None:
     for name, sets in CASES.items():
         line(name, paired(lambda: _bench_once(sets, args.runtime_ms), args.repeat))
     line("bursty trace replay (interrupt)", bench_replay(max(1, args.runtime_ms // 20), args.repeat, paired_runs=True))
+    line(
+        "MSR-style bursts, 2 s idle gaps",
+        bench_replay(max(1, args.runtime_ms // 20), args.repeat, paired_runs=True, idle_gaps=True),
+    )
     print(memory_line())
     if args.both:
         print(flush=True)

@@ -13,7 +13,8 @@ FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.
 #: the per-IO record (``result.records``, ``--records``) of host and server runs alike: the IO's id,
 #: fio job, thread, the CPU that completed it, direction, bytes, and its times (ns): submitted by the
 #: application (server: sent by the client), dispatched to the driver (server: NVMe submit), device
-#: start and end, completion entry posted, reaped by the CPU, complete (server: response received)
+#: start and end, completion entry posted, reaped by the CPU, complete (server: response received);
+#: then its byte offset and the index of its SSD (-1 where a run does not know them: a server's)
 RECORD_FIELDS = (
     ("io", np.int64),
     ("job", np.int32),
@@ -30,6 +31,8 @@ RECORD_FIELDS = (
     ("t_complete_ns", np.float64),
     ("device_service_ns", np.float64),
     ("t_issued_ns", np.float64),
+    ("offset", np.int64),
+    ("device", np.int32),
 )
 
 
@@ -72,6 +75,8 @@ def records_table(reqs) -> np.ndarray:
     # fio's issue time: the submitting call returned (asynchronous engines); a synchronous call
     # has no slat, its clat runs from the submission (fio's clat = lat)
     cols["t_issued_ns"] = [r.t_issued if r.t_issued > 0 else r.t_submit for r in reqs]
+    cols["offset"] = [r.offset for r in reqs]
+    cols["device"] = [-1 if r.qp is None else r.qp.device.index for r in reqs]
     return records_array(cols)
 
 

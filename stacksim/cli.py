@@ -50,6 +50,23 @@ def _version() -> str:
     return f"stacksim {package_version()}: {describe()}"
 
 
+def _add_records_options(run: argparse.ArgumentParser) -> None:
+    """``run --records FILE`` and its ``--records-format``."""
+    run.add_argument(
+        "--records",
+        metavar="OUT",
+        type=writes("--records"),
+        help="write per-IO records (.csv or .parquet; '-': CSV on standard output), or as a trace: .blkparse "
+        "(blkparse text, Q/D/C), .log (fio latency log, one per thread), or any name with --records-format",
+    )
+    run.add_argument(
+        "--records-format",
+        choices=["csv", "parquet", "blkparse", "fiolog", "msr"],
+        help="--records: the format (default: by the file's extension); blkparse, fiolog and msr are traces "
+        "that validate --trace reads back (docs/traces-and-calibration.md)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="stacksim",
@@ -68,12 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         "job", nargs="?", type=reads("job"), help="fio job file (.fio/.ini), scenario YAML or built-in scenario name"
     )
     run.add_argument("--scenario", type=reads("--scenario"), help="built-in scenario name or scenario YAML path")
-    run.add_argument(
-        "--records",
-        metavar="OUT",
-        type=writes("--records"),
-        help="write per-IO records (.csv or .parquet; '-': CSV on standard output)",
-    )
+    _add_records_options(run)
     run.add_argument(
         "--rerun",
         metavar="OUT.json",
@@ -229,8 +241,10 @@ def check_run_outputs(args) -> None:
 
     if args.json_out:
         check_output(args.json_out, "--json")
+    if getattr(args, "records_format", None) and not args.records:
+        raise ConfigError("--records-format applies to --records FILE only")
     if args.records:
-        check_records_path(args.records)
+        check_records_path(args.records, getattr(args, "records_format", None))
     if args.trace:
         check_output(args.trace, "--trace")
 
@@ -248,7 +262,7 @@ def _emit(args, result, format_fn, ncpus: int) -> None:
         if args.json_out:
             out.text(args.json_out, json_text(result), what="--json")
         if args.records:
-            stage_records(out, args.records, result.records)
+            stage_records(out, args.records, result.records, getattr(args, "records_format", None))
         if trace is not None:
             out.text(args.trace, trace.to_json(ncpus), what="--trace")
 

@@ -96,7 +96,12 @@ def _trace_mode(args) -> bool:
     if getattr(args, "trace", None) is None:
         given = [
             f
-            for n, f in (("trace_format", "--format"), ("skip_bad_lines", "--skip-bad-lines"), ("html", "--html"))
+            for n, f in (
+                ("trace_format", "--format"),
+                ("skip_bad_lines", "--skip-bad-lines"),
+                ("html", "--html"),
+                ("replay", "--replay"),
+            )
             if getattr(args, n, None)
         ]
         if given:
@@ -115,7 +120,9 @@ def _trace_mode(args) -> bool:
 def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     """Add the replay, calibrate, validate and explain sub-commands; their handlers are added to
     ``commands`` (the CLI's name -> handler table) when given, and returned."""
-    rp = subparsers.add_parser("replay", help="replay a block trace open-loop (IOs issued at their timestamps)")
+    rp = subparsers.add_parser(
+        "replay", help="replay a block trace: open loop (IOs at their timestamps) or as the application ran (closed)"
+    )
     rp.add_argument(
         "trace",
         type=reads_stream("trace"),
@@ -143,6 +150,15 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     rp.add_argument("--skip-bad-lines", action="store_true", help="count and skip malformed lines instead of failing")
     rp.add_argument(
         "--blk-action", choices=["Q", "D"], default="Q", help="blkparse: replay issue (Q) or dispatch (D) events"
+    )
+    rp.add_argument(
+        "--replay",
+        choices=["open", "closed", "auto"],
+        default="open",
+        help="open (default: IOs at their recorded times), closed (each of the trace's processes a synchronous "
+        "thread: next IO when the previous one returned, plus the recorded think time; blkparse with C events "
+        "or MSR) or auto (per stream: closed when it never had two IOs in flight, else open; the choice is "
+        "printed on stderr)",
     )
     _add_sets(rp, "replay.threads=4, replay.hipri=1 (with queue.io_poll=1), replay.assign=volume, or platform keys")
     rp.add_argument("--seed", type=int, help="random seed (default 1)")
@@ -240,9 +256,10 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
     src.add_argument(
         "--trace",
         metavar="FILE",
+        nargs="+",
         type=reads_stream("--trace"),
         help="replay a trace with measured per-IO timing (blkparse Q/D/C, MSR "
-        "with response times, fio latency log) and compare IO by IO",
+        "with response times, fio latency log; several files: one run's fio logs, one per job) and compare IO by IO",
     )
     _add_latencies(
         src,
@@ -250,6 +267,14 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         " table, fio JSON) with the distribution the --job predicts: percentiles, KS distance",
     )
     _add_trace_format(va)
+    va.add_argument(
+        "--replay",
+        choices=["closed", "open", "auto"],
+        default=None,
+        help="--trace: closed (each of the trace's processes a synchronous thread: next IO when the previous one "
+        "returned, plus the recorded think time), open (IOs at their recorded times) or auto (default: per "
+        "stream, closed when it never had two IOs in flight, else open; the choice is printed on stderr)",
+    )
     va.add_argument(
         "--html",
         metavar="OUT.html",
@@ -359,9 +384,12 @@ def cmd_replay(args) -> int:
         skip_bad_lines=args.skip_bad_lines,
         volumes=_csv_list(args.volumes),
         blk_action=args.blk_action,
+        mode=args.replay,
     )
     print_warnings(queue_warnings(cfg.queue, cfg.replay.hipri, who="replay.hipri is not set"))
     result = simulate(cfg, progress=progress_enabled(args.progress, args.quiet))
+    if args.replay != "open":
+        print(result["replay"]["mode_reason"], file=sys.stderr)
     if args.json_out:
         write_json(args.json_out, result)
     if not args.quiet:
@@ -542,7 +570,9 @@ def cmd_validate_trace(args) -> int:
         seed=args.seed,
         skip_bad_lines=args.skip_bad_lines,
         progress=progress_enabled(None),
+        mode=args.replay or "auto",
     )
+    print(v["replay"]["mode_reason"], file=sys.stderr)
     print(format_trace_validation(v, args.max_error))
     if args.json_out:
         write_json(args.json_out, {k: x for k, x in v.items() if k != "samples"})

@@ -106,18 +106,23 @@ def format_replay(result: dict) -> str:
     """The terminal summary of a replay: ``stacksim run``'s plus what was replayed."""
     s, r = result["summary"], result["replay"]
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
-    lag = r["issue_lag_us"]
     vols = ", ".join(f"{v}->{d}" for v, d in list(r["volumes"].items())[:8])
     if len(r["volumes"]) > 8:
         vols += f", ... ({len(r['volumes'])} volumes)"
+    lag = r.get("issue_lag_us")
+    how = (
+        f"issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}"
+        if lag is not None
+        else f"think times computed {r['think']['computed']:,}, slept {r['think']['slept']:,}"
+    )
     return "\n".join(
         [
             format_summary(result),
             f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read,"
             f" {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,} completed,"
             f" {s['bad_lines']} bad lines skipped; not replayed: {skipped}",
-            f"  replay: speed x{r['speed']:g}, {r['threads']} submitter threads, {r['completion']} completion, "
-            f"volumes {vols}; issue lag us mean {lag['mean']:.2f} p99 {lag['p99']:.2f} max {lag['max']:.2f}",
+            f"  replay: {r.get('mode', 'open')}, speed x{r['speed']:g}, {r['threads']} submitter threads, "
+            f"{r['completion']} completion, volumes {vols}; {how}",
         ]
     )
 

@@ -30,5 +30,16 @@ class ReplaySettings(Model):
     timer_slack_ns: float = Field(
         0.0, ge=0, description="slack added to the timeout of a thread waiting for its next due IO, ns"
     )
+    think_sleep_min_ns: float = Field(
+        50_000.0,
+        ge=0,
+        description=(
+            "closed replay: a think time (the trace's gap from an IO's completion to its stream's next issue, "
+            "less the path the model runs itself) at least this long is slept (nanosleep until the IO is due), a "
+            "shorter one computed in user space (fio's thinktime_spin), ns. Estimate: Linux's default timer slack "
+            "of a task is 50 us (init_task.timer_slack_ns), so an application that sleeps overshoots by up to that "
+            "much: a shorter gap was most likely work, not a sleep"
+        ),
+    )
     registerfiles: bool = Field(False, description="io_uring registered files (no fget/fput per IO)")
     fixedbufs: bool = Field(False, description="io_uring fixed buffers (no page pinning per IO)")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from scenarios.inputs.fio.output import stamped
+from scenarios.run.trace_out import TRACE_FORMATS, per_thread_paths, trace_lines
 from simcore.errors import ConfigError
 from simcore.outfile import STDOUT, Outputs, check_output, write_text
 from simcore.stats import RECORD_FIELDS, RecordChunks, records_array
@@ -27,12 +28,38 @@ def write_json(path: str | Path, result: dict, what: str | None = "--json") -> N
     write_text(path, json_text(result), what=what)
 
 
-def check_records_path(path: str) -> None:
-    """``--records``: a .csv or .parquet name (or ``-``, CSV on standard output) that can be written."""
-    suffix = Path(path).suffix.lower()
-    if path != STDOUT and suffix not in (".csv", ".parquet"):
-        raise ConfigError(f"--records {path}: use a .csv or .parquet file name")
-    if suffix == ".parquet":
+#: ``--records-format`` values: stacksim's own columns (CSV, Parquet) or a trace format
+#: (:mod:`scenarios.run.trace_out`)
+RECORD_FORMATS = ("csv", "parquet", *TRACE_FORMATS)
+#: the format a ``--records`` file name implies (without ``--records-format``)
+_BY_SUFFIX = {".csv": "csv", ".parquet": "parquet", ".blkparse": "blkparse", ".log": "fiolog"}
+
+
+def records_format(path: str, fmt: str | None = None) -> str:
+    """The format of ``--records PATH``: ``fmt`` (``--records-format``) if given, else by the file's
+    extension (.csv, .parquet, .blkparse = blkparse text, .log = fio latency log; ``-``: CSV)."""
+    if fmt is not None:
+        if fmt not in RECORD_FORMATS:
+            raise ConfigError(f"--records-format {fmt!r}: expected one of {', '.join(RECORD_FORMATS)}")
+        if fmt == "parquet" and path == STDOUT:
+            raise ConfigError("--records-format parquet cannot go to standard output ('-'); give a file name")
+        return fmt
+    if path == STDOUT:
+        return "csv"
+    got = _BY_SUFFIX.get(Path(path).suffix.lower())
+    if got is None:
+        raise ConfigError(
+            f"--records {path}: use a .csv, .parquet, .blkparse (blkparse text) or .log (fio latency log) file "
+            f"name, or give --records-format ({', '.join(RECORD_FORMATS)})"
+        )
+    return got
+
+
+def check_records_path(path: str, fmt: str | None = None) -> None:
+    """``--records``: a file of a known format (:func:`records_format`; ``-``: standard output) that
+    can be written."""
+    suffix = records_format(path, fmt)
+    if suffix == "parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -73,20 +100,35 @@ def _write_csv(fh, table: np.ndarray | RecordChunks) -> None:
             fh.write("\n".join(lines) + "\n")
 
 
-def stage_records(out: Outputs, path: str | Path, table: np.ndarray | RecordChunks) -> None:
+def _stage_trace(out: Outputs, path: str | Path, table: np.ndarray | RecordChunks, fmt: str) -> None:
+    """The records as a trace (:mod:`scenarios.run.trace_out`): an fio log per thread, as fio writes."""
+    rec = table.to_array() if isinstance(table, RecordChunks) else table
+    if fmt != "fiolog" or str(path) == STDOUT:
+        out.text(path, "".join(ln + "\n" for ln in trace_lines(rec, fmt)), what="--records")
+        return
+    threads = sorted(set(rec["thread"].tolist()))
+    for p, th in zip(per_thread_paths(path, threads), threads):
+        out.text(p, "".join(ln + "\n" for ln in trace_lines(rec[rec["thread"] == th], fmt)), what="--records")
+
+
+def stage_records(out: Outputs, path: str | Path, table: np.ndarray | RecordChunks, fmt: str | None = None) -> None:
     """Per-IO records, one row per IO (times in ns), as one output of the transaction ``out``;
     ``table`` an array or the chunks a run streamed (:class:`simcore.stats.RecordChunks`), written
-    chunk by chunk."""
-    if Path(path).suffix.lower() == ".parquet":
+    chunk by chunk; ``fmt`` (:func:`records_format`): a trace format writes the records as that trace."""
+    fmt = records_format(str(path), fmt)
+    if fmt in TRACE_FORMATS:
+        _stage_trace(out, path, table, fmt)
+        return
+    if fmt == "parquet":
         out.write(path, lambda fh: _write_parquet(fh, table), binary=True, what="--records")
         return
     out.write(path, lambda fh: _write_csv(fh, table), what="--records")
 
 
-def write_records(path: str | Path, table: np.ndarray | RecordChunks) -> None:
-    """Per-IO records, one row per IO (times in ns)."""
+def write_records(path: str | Path, table: np.ndarray | RecordChunks, fmt: str | None = None) -> None:
+    """Per-IO records, one row per IO (times in ns), or as a trace (``fmt``, :func:`records_format`)."""
     with Outputs() as out:
-        stage_records(out, path, table)
+        stage_records(out, path, table, fmt)
 
 
 def figures_page(title: str, intro: list[str], figs: list, css: str = "") -> str:

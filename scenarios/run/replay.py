@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -31,10 +31,12 @@ from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.config.host import RunConfig, default_platform_name, resolve
 from scenarios.config.sets import PLATFORM_PREFIXES, set_value
-from scenarios.inputs.fio.parser import FioJob, job_from_options
 from scenarios.inputs.traces import FORMATS, map_volumes, open_trace, parse_window, read_until, select
+from scenarios.inputs.traces.reader import sniff_format
+from scenarios.inputs.traces.timed import open_timed
 from scenarios.run.assembly import build_host
 from scenarios.run.iostats import IoStats
+from scenarios.run.replay_modes import MODES, build_replay, choose_mode, closed_job, mode_report, replay_job
 from scenarios.run.result import Result
 from scenarios.run.summary import Snapshot, summarize_host_run
 from simcore.config import Model, Seed, validate
@@ -42,7 +44,17 @@ from simcore.errors import ConfigError
 from simcore.progress import RunProgress
 from simcore.stats import RecordChunks, record_sink, records_result
 
-__all__ = ["ReplayConfig", "resolve_replay", "run_replay", "replay_job", "split_replay_sets"]
+__all__ = [
+    "ReplayConfig",
+    "resolve_replay",
+    "run_replay",
+    "replay_job",
+    "closed_job",
+    "choose_mode",
+    "split_replay_sets",
+    "MODES",
+]
+
 
 #: with an end to the window, the trace is read until this much (trace time) past it, so that
 #: slightly out-of-order records still count; the rest of the file is not read
@@ -66,6 +78,14 @@ class ReplayConfig(Model):
     volumes: tuple[str, ...] | None = Field(None, description="trace volumes to keep (None = all)")
     skip_bad_lines: bool = Field(False, description="count and skip malformed lines instead of failing")
     blk_action: str = Field("Q", description="blkparse: replay Q (issue) or D (dispatch) events")
+    mode: Literal["open", "closed", "auto"] = Field(
+        "open",
+        description=(
+            "open: IOs issued at their recorded times; closed: each stream of the trace a synchronous thread "
+            "(next IO when the previous one returned, plus the recorded think time); auto: per stream, closed "
+            "when it never had two IOs in flight, else open (scenarios.run.replay_modes)"
+        ),
+    )
     seed: Seed = 1
 
     @property
@@ -125,6 +145,7 @@ def resolve_replay(
     skip_bad_lines: bool = False,
     volumes: Iterable[str] | None = None,
     blk_action: str = "Q",
+    mode: str = "open",
 ) -> ReplayConfig:
     """Build a :class:`ReplayConfig` (``platform`` None: :func:`default_platform_name`, the platform
     ``stacksim run`` runs on by default); bad input raises ConfigError naming it."""
@@ -151,34 +172,19 @@ def resolve_replay(
         volumes=vols,
         skip_bad_lines=skip_bad_lines,
         blk_action=blk_action,
+        mode=mode,
         seed=1 if seed is None else seed,
     )
     return validate(ReplayConfig, data, where="replay")
 
 
-def replay_job(settings: ReplaySettings) -> FioJob:
-    """The pseudo fio job the submitters' costs and the fio-shaped output refer to."""
-    return job_from_options(
-        {
-            "rw": "randrw",
-            "ioengine": "io_uring",
-            "direct": "1",
-            "iodepth": "4096",
-            "hipri": "1" if settings.hipri else "0",
-            "registerfiles": "1" if settings.registerfiles else "0",
-            "fixedbufs": "1" if settings.fixedbufs else "0",
-        },
-        name="replay",
-        source="<replay>",
-    )
-
-
 def _add_replay_report(
-    result: dict, cfg: ReplayConfig, reader, replayer: TraceReplayer, drops: dict[str, int], device_of: dict[str, int]
+    result: dict, cfg: ReplayConfig, reader, replayer, drops: dict[str, int], device_of: dict[str, int]
 ) -> None:
     """Add what was replayed to ``result``: the trace's IO counts and skipped records (the reader's and
     ``drops``, the selection's) to its summary, and its ``replay`` section (the trace, window in s,
-    volume -> SSD map ``device_of``, submitter threads and issue lag in us)."""
+    volume -> SSD map ``device_of``, mode, submitter threads, and the open part's issue lag in us or
+    the closed part's think times)."""
     s = result["summary"]
     skipped = dict(reader.skipped)
     for reason, n in drops.items():
@@ -187,8 +193,8 @@ def _add_replay_report(
     s["completed_ios"] = replayer.completed
     s["bad_lines"] = reader.bad_lines
     s["skipped"] = skipped
-    lag = replayer.fold_lag()
-    if reader.out_of_order:
+    how = mode_report(replayer, cfg.replay, cfg.queue)
+    if reader.out_of_order and how["mode"] == "open":
         result.setdefault("warnings", []).append(
             f"{reader.out_of_order} of the trace's {reader.records} records are earlier than the record before"
             f" them (up to {reader.max_backstep_ns / 1e6:g} ms back): the replayer issues a record that is"
@@ -207,15 +213,86 @@ def _add_replay_report(
             None if cfg.window_end_ns is None else cfg.window_end_ns / 1e9,
         ],
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
-        "threads": len(replayer.threads),
-        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+        "mode": how["mode"],
+        "threads": how["threads"],
+        "completion": how["completion"],
         "last_due_s": replayer.last_due / 1e9,
-        "issue_lag_us": {
+    }
+    if how["think"] is not None:
+        result["replay"]["think"] = how["think"]
+    if how["open_part"] is not None:
+        lag = how["open_part"].fold_lag()
+        result["replay"]["issue_lag_us"] = {
             "mean": lag.mean / 1e3,
             "p99": (lag.percentiles([99]) or [0.0])[0] / 1e3,
             "max": max(lag.max, 0.0) / 1e3,
-        },
-    }
+        }
+
+
+def _closed_records(reader, cfg: ReplayConfig, n_devices: int, device_of: dict[str, int], drops: dict[str, int]):
+    """The timed trace's IOs as :data:`~models.ioengines.replay_closed.ClosedRecord` tuples: in the
+    window (rebased to its start), of the volumes kept, times (arrival and completion) divided by the
+    speed, each volume on its device as :func:`map_volumes` maps it."""
+    start, end = cfg.window_start_ns, cfg.window_end_ns
+    base = start or 0
+    vols = set(cfg.volumes) if cfg.volumes else None
+    for t in reader:
+        ts = t.io.t_ns
+        why = (
+            "before window"
+            if start is not None and ts < start
+            else "after window"
+            if end is not None and ts >= end
+            else "volume"
+            if vols is not None and t.io.volume not in vols
+            else None
+        )
+        if why is not None:
+            drops[why] = drops.get(why, 0) + 1
+            if why == "after window" and ts >= end + WINDOW_GRACE_NS:
+                return
+            continue
+        dev = device_of.get(t.io.volume)
+        if dev is None:
+            dev = device_of[t.io.volume] = len(device_of) % n_devices
+        new_t = round((ts - base) / cfg.speed)
+        yield t.io.at(new_t), dev, t.stream, new_t + t.lat_ns / cfg.speed, t.cpu, t
+
+
+def _replayer(cfg: ReplayConfig, host, drops: dict[str, int], device_of: dict[str, int]):
+    """``(reader, replayer, job, why)`` of ``cfg``'s mode: open, or closed (or mixed) on a timed reading
+    of the trace (a format that records completions: blkparse with C events, MSR); auto decides by the
+    trace's overlap per stream (:func:`choose_mode`; a format without completions: open)."""
+    why = f"--replay {cfg.mode}"
+    if cfg.mode != "open":
+        fmt = cfg.format or sniff_format(cfg.trace)
+        if fmt in ("blkparse", "msr"):
+            timed = open_timed(cfg.trace, fmt, skip_bad_lines=cfg.skip_bad_lines)
+            mode, why, closed = choose_mode(timed, cfg.mode)
+            if mode != "open":
+                recs = _closed_records(timed, cfg, len(host.devices), device_of, drops)
+                replayer, job = build_replay(host, cfg.replay, recs, mode, closed, reaped_ref=fmt == "blkparse")
+                return timed, replayer, job, why
+        elif cfg.mode == "closed":
+            raise ConfigError(
+                f"--replay closed: {fmt} traces record no completions, so no think times; closed replay "
+                "reads blkparse (Q/D/C), MSR (response times) or, with validate --trace, fio latency logs"
+            )
+        else:
+            why = f"--replay auto chose open: {fmt} traces record no completions (no overlap to judge)"
+    reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
+    end = cfg.window_end_ns
+    records: Iterable = reader  # the whole trace as it is: no selection to pass through per record
+    if cfg.window_start_ns is not None or end is not None or cfg.volumes or cfg.speed != 1:
+        records = select(
+            read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
+            window_ns=(cfg.window_start_ns, end),
+            volumes=set(cfg.volumes) if cfg.volumes else None,
+            speed=cfg.speed,
+            counts=drops,
+        )
+    job = replay_job(cfg.replay)
+    return reader, TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay), job, why
 
 
 def run_replay(
@@ -225,31 +302,21 @@ def run_replay(
     ``keep_model`` as there (the progress line knows the end only with a window end). The summary
     is ``stacksim run``'s (:mod:`scenarios.run.summary`), measured from the start of the trace."""
     wall0 = time.perf_counter()
-    sink, want = record_sink(records), records  # (`records` names the trace's records below)
-    reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
+    sink, want = record_sink(records), records
     drops: dict[str, int] = {}
-    end = cfg.window_end_ns
-    records = select(
-        read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
-        window_ns=(cfg.window_start_ns, end),
-        volumes=set(cfg.volumes) if cfg.volumes else None,
-        speed=cfg.speed,
-        counts=drops,
-    )
     host = build_host(cfg.platform, cfg.queue, cfg.seed, keep_requests=keep_model)
     device_of: dict[str, int] = {}  # volume -> device, filled as the trace is read
-
-    job = replay_job(cfg.replay)
+    reader, replayer, job, why = _replayer(cfg, host, drops, device_of)
     run_cfg = RunConfig(name=cfg.name, platform=cfg.platform, jobs=(job,), seed=cfg.seed)
     snap = Snapshot(host, 0.0)
     stats = IoStats(host, run_cfg.jobs, 0.0, records=sink)
-    replayer = TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay)
     replayer.start()
     if replayer.exhausted and replayer.trace_ios == 0:
         raise ConfigError(
             f"{cfg.trace}: no read/write IO in the window ({reader.describe()}; dropped: {drops or 'none'})"
         )
     host.start()
+    end = cfg.window_end_ns
     end_ns = (end - (cfg.window_start_ns or 0)) / cfg.speed if end is not None else None
     with RunProgress(end_ns=end_ns, ios=lambda: replayer.completed, enabled=progress, label="replaying").attached(
         host.engine
@@ -260,4 +327,5 @@ def run_replay(
     host.pkg.settle(t_end)
     result = summarize_host_run(run_cfg, host, snap, stats, t_end, time.perf_counter() - wall0)
     _add_replay_report(result, cfg, reader, replayer, drops, device_of)
+    result["replay"]["mode_reason"] = why
     return Result(result, records=records_result(want, sink), model=host if keep_model else None)

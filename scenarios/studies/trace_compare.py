@@ -47,10 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from models.ioengines.replay import TraceReplayer
 from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.assembly import build_host
-from scenarios.run.replay import ReplayConfig, replay_job, resolve_replay
+from scenarios.run.replay import ReplayConfig, resolve_replay
+from scenarios.run.replay_modes import build_replay, choose_mode, mode_report
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
 from simcore.progress import RunProgress
@@ -113,38 +113,64 @@ class _Pairing:
                 del self.waiting[key]
 
 
+def _records(reader: TimedReader, n_devices: int, device_of: dict[str, int]) -> Iterator:
+    """Each timed IO as a :data:`~models.ioengines.replay_closed.ClosedRecord` (tagged with itself),
+    volumes to devices as :func:`map_volumes` does."""
+    for t in reader:
+        vol = t.io.volume
+        dev = device_of.get(vol)
+        if dev is None:
+            dev = device_of[vol] = len(device_of) % n_devices
+        yield t.io, dev, t.stream, t.done_ns, t.cpu, t
+
+
 # long: one replay with the trace's records paired to the requests, the run's bookkeeping in one place
 def replay_timed(
-    reader: TimedReader, cfg: ReplayConfig, consume: Callable[[TimedIO, Any], None], *, progress: bool = False
+    reader: TimedReader,
+    cfg: ReplayConfig,
+    consume: Callable[[TimedIO, Any], None],
+    *,
+    progress: bool = False,
+    mode: str = "open",
+    closed_streams: frozenset[str] = frozenset(),
 ) -> dict:
-    """Replay ``reader``'s IOs on ``cfg``'s platform (its replay settings and seed); call
+    """Replay ``reader``'s IOs on ``cfg``'s platform (its replay settings and seed), ``mode`` open
+    (:class:`~models.ioengines.replay.TraceReplayer`), closed
+    (:class:`~models.ioengines.replay_closed.ClosedReplayer`) or mixed (``closed_streams`` closed,
+    the others open: :func:`~scenarios.run.replay_modes.build_replay`); call
     ``consume(timed_io, request)`` for each IO as it is reaped. Returns what was replayed."""
     host = build_host(cfg.platform, cfg.queue, cfg.seed)
-    pairing = _Pairing()
     device_of: dict[str, int] = {}
-
-    def mapped() -> Iterator:  # volumes to devices as map_volumes does, each record expected by the pairing
-        n = len(host.devices)
-        for t in reader:
-            vol = t.io.volume
-            dev = device_of.get(vol)
-            if dev is None:
-                dev = device_of[vol] = len(device_of) % n
-            pairing.expect(t, dev)
-            yield t.io, dev
-
-    host.blk.plug_observer = pairing.submitted  # the replay's submissions pass here before merging: pair them
-    job = replay_job(cfg.replay)
-    replayer = TraceReplayer(host, job, mapped(), cfg.replay)
+    pairing = _Pairing()  # open: submissions paired with their records by op, offset, size and device
     by_id = pairing.by_id
+
+    def submitted(req, t: TimedIO) -> None:  # closed: each request tagged with its record
+        by_id[req.id] = t
+
+    if mode != "closed":
+        host.blk.plug_observer = pairing.submitted  # the open replay's submissions pass here before merging
+    replayer, _job = build_replay(
+        host,
+        cfg.replay,
+        _records(reader, len(host.devices), device_of),
+        mode,
+        closed_streams,
+        reaped_ref=reader.format == "blkparse",  # blkparse's C is the driver's completion (t_reaped)
+        on_open=lambda rec: pairing.expect(rec[5], rec[1]),
+        on_submit=submitted,
+    )
+    open_part = mode_report(replayer, cfg.replay, cfg.queue)["open_part"]
     last = [0.0]
+    ios = [0]
 
     def take(req) -> None:
         consume(by_id.pop(req.id), req)
         if req.t_complete > last[0]:
             last[0] = req.t_complete
-        if len(replayer.lag) > _TRIM:
-            del replayer.lag[:]
+        ios[0] += 1
+        if len(open_part.lag) > _TRIM if mode == "open" else ios[0] % _TRIM == 0:
+            if open_part is not None:
+                del open_part.lag[:]
             for qp in queues:  # CQE post times, kept by the device for statistics nothing here reads
                 del qp.hw.posted_times[:]
             for runner in host.runners:  # cancelled hrtimers leave a CPU's heap only when it goes idle
@@ -164,6 +190,7 @@ def replay_timed(
         host.engine
     ):
         host.engine.run(replayer.done_event)
+    how = mode_report(replayer, cfg.replay, cfg.queue)
     return {
         "trace": str(reader.path),
         "format": reader.format,
@@ -174,8 +201,10 @@ def replay_timed(
         "skipped": dict(reader.skipped),
         "out_of_order": reader.out_of_order,
         "volumes": {v: f"ssd{d}" for v, d in device_of.items()},
-        "threads": len(replayer.threads),
-        "completion": "polling (IOPOLL)" if cfg.replay.hipri else "interrupt",
+        "mode": how["mode"],
+        "threads": how["threads"],
+        "think": how["think"],
+        "completion": how["completion"],
         "approx_arrivals": reader.approx_arrivals,
         "simulated_s": max(host.engine.now, last[0]) / 1e9,
         "wall_s": time.perf_counter() - wall0,
@@ -399,7 +428,7 @@ class TraceComparison:
 
 
 def validate_trace(
-    trace: str,
+    trace: str | list[str],
     fmt: str | None = None,
     *,
     platform: str | None = None,
@@ -408,15 +437,19 @@ def validate_trace(
     skip_bad_lines: bool = False,
     progress: bool = False,
     keep_samples: int = 2000,
+    mode: str = "auto",
 ) -> dict:
-    """Replay a timed trace and compare (see the module docstring). The result (JSON-ready) has
+    """Replay a timed trace (``mode`` open, closed or auto: :func:`~scenarios.run.replay.choose_mode`)
+    and compare (see the module docstring). The result (JSON-ready) has
     ``replay`` (what was replayed), ``classes`` (one entry per direction x size class), ``all``,
     ``over_time`` (per time bin), ``stages`` (the blkparse stages compared, if any) and ``samples``
     (``keep_samples`` IOs per class for plotting)."""
     reader = open_timed(trace, fmt, skip_bad_lines=skip_bad_lines)
-    cfg = resolve_replay(trace, platform=platform, sets=sets, seed=seed)  # the settings of `stacksim replay`
+    cfg = resolve_replay(str(reader.path), platform=platform, sets=sets, seed=seed)  # `stacksim replay`'s settings
+    chosen, why, closed_streams = choose_mode(reader, mode)
     comp = TraceComparison(reader.format == "blkparse", seed=cfg.seed, resolution_ns=RESOLUTION_NS[reader.format])
-    info = replay_timed(reader, cfg, comp.consume, progress=progress)
+    info = replay_timed(reader, cfg, comp.consume, progress=progress, mode=chosen, closed_streams=closed_streams)
+    info["mode_reason"] = why
     out = {"replay": info, **comp.result()}
     out["stages"] = [s for s in ("q2d", "d2c") if s in out["all"]]
     out["samples"] = comp.samples(keep_samples)
@@ -472,7 +505,7 @@ def format_trace_validation(v: dict, max_error_pct: float | None = None) -> str:
     skipped = ", ".join(f"{n} {k}" for k, n in sorted(r["skipped"].items())) or "none"
     lines = [
         f"validate --trace {r['trace']} ({r['format']}) on {r['platform']} (seed {r['seed']}, {r['completion']}, "
-        f"{r['threads']} submitter threads)",
+        f"{r.get('mode', 'open')} replay, {r['threads']} submitter threads)",
         f"  {r['lines_read']} lines, {r['trace_ios']} IOs replayed and compared, {r['bad_lines']} bad lines "
         f"skipped; not compared: {skipped}",
     ]

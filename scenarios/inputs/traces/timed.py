@@ -35,8 +35,8 @@ from __future__ import annotations
 import heapq
 import os
 from collections import OrderedDict
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from simcore.errors import ConfigError
@@ -46,7 +46,17 @@ from .csvformats import SECTOR, MsrParser
 from .reader import numbered_lines, out_of_range
 from .record import BadLine, TraceIO, to_int
 
-__all__ = ["FORMATS", "TimedIO", "TimedReader", "open_timed", "sniff_timed_format", "ORPHAN_NS", "REORDER_WINDOW"]
+__all__ = [
+    "FORMATS",
+    "TimedIO",
+    "TimedReader",
+    "MultiTimedReader",
+    "open_timed",
+    "sniff_timed_format",
+    "stream_overlaps",
+    "ORPHAN_NS",
+    "REORDER_WINDOW",
+]
 
 FORMATS = ("blkparse", "msr", "fiolog")
 #: an IO queued or dispatched this long (trace time) before the newest event without completing is
@@ -68,9 +78,21 @@ class TimedIO:
     """blkparse with Q and D events: queued -> dispatched to the driver (block layer + scheduler)."""
     d2c_ns: float | None = None
     """blkparse with D events: dispatched -> completed (driver + device)."""
+    stream: str = ""
+    """The submitter the IO came from, one synchronous thread of a closed replay: blkparse the pid of
+    its Q (D without Q), MSR its volume (host and disk), an fio log its file (fio writes one per job)."""
+    cpu: int = -1
+    """blkparse: the CPU its Q (D) event was recorded on; -1 where the format does not say."""
+
+    @property
+    def done_ns(self) -> float:
+        """When the trace saw it complete, in its arrival times' scale: arrival + latency (blkparse the
+        C event, MSR and fio the response / the application's return)."""
+        return self.io.t_ns + self.lat_ns
 
 
-# raw record before rebasing: (t_abs_ns, op, offset, nbytes, volume, lat_ns, q2d_ns, d2c_ns, lineno)
+# raw record before rebasing: (t_abs_ns, op, offset, nbytes, volume, lat_ns, q2d_ns, d2c_ns, lineno, pid, cpu);
+# pid (blkparse: the submitter's) None and cpu -1 where the format has none
 _Raw = tuple
 
 
@@ -195,7 +217,7 @@ class _Blkparse(BlkparseLines):
         self.expire(t)
         if action == "Q":
             self.seen_q = True
-            self.queued[key] = (t, op, nbytes, lineno)
+            self.queued[key] = (t, op, nbytes, lineno, m["pid"], int(m["cpu"]))
             return ("open", t)
         if action in ("M", "F"):
             if self.queued.pop(key, None) is not None:
@@ -204,12 +226,13 @@ class _Blkparse(BlkparseLines):
         if action == "D":
             self.seen_d = True
             q = self.queued.pop(key, None)
-            # a merged request's D covers more sectors than its first bio's Q
-            self.dispatched[key] = (None if q is None else q[0], t, op, nbytes, lineno if q is None else q[3])
+            # a merged request's D covers more sectors than its first bio's Q; the submitter is the Q's
+            who = (m["pid"], int(m["cpu"])) if q is None else q[4:]
+            self.dispatched[key] = (None if q is None else q[0], t, op, nbytes, lineno if q is None else q[3], *who)
             return ("open", t)
         d = self.dispatched.pop(key, None)
         if d is not None:
-            t_q, t_d, op0, n0, line0 = d
+            t_q, t_d, op0, n0, line0, pid, cpu = d
             start = t_d if t_q is None else t_q
             if t < t_d or t < start:
                 raise BadLine(
@@ -227,17 +250,19 @@ class _Blkparse(BlkparseLines):
                 None if t_q is None else float(t_d - t_q),
                 float(t - t_d),
                 line0,
+                pid,
+                cpu,
             )
         q = self.queued.pop(key, None)
         if q is None:
             return "C without Q or D"
-        t_q, op0, n0, line0 = q
+        t_q, op0, n0, line0, pid, cpu = q
         if t < t_q:
             raise BadLine(
                 f"C event at {t} ns is before its Q (line {line0}): a completion cannot precede its IO",
                 well_formed=True,
             )
-        return (t_q, op0, sector * SECTOR, n0, m["dev"], float(t - t_q), None, None, line0)
+        return (t_q, op0, sector * SECTOR, n0, m["dev"], float(t - t_q), None, None, line0, pid, cpu)
 
 
 _PARSERS = {"msr": _MsrTimed, "fiolog": _FioLog, "blkparse": _Blkparse}
@@ -259,6 +284,7 @@ class TimedReader:
         self.path = Path(path)
         self.format = fmt
         self.skip_bad_lines = skip_bad_lines
+        self.rebase = True  # times from the first record (False: as in the file, for MultiTimedReader)
         self._reset()
 
     def _reset(self) -> None:
@@ -290,7 +316,7 @@ class TimedReader:
                 self._skip(out)
                 continue
             if len(out) == 8:
-                out = (*out, lineno)
+                out = (*out, lineno, None, -1)
             yield out
 
     def _ordered(self, parser) -> Iterator[tuple]:
@@ -324,18 +350,21 @@ class TimedReader:
         self._reset()
         parser = _PARSERS[self.format]()
         t0 = prev = None
-        for t, op, offset, nbytes, volume, lat, q2d, d2c, lineno in self._ordered(parser):
+        file_stream = self.path.name
+        for t, op, offset, nbytes, volume, lat, q2d, d2c, lineno, pid, cpu in self._ordered(parser):
             problem = out_of_range(offset, nbytes, t - (t if t0 is None else t0))
             if problem is not None:
                 self._bad(lineno, problem)
                 continue
             if t0 is None:
-                t0 = prev = t
+                t0 = t if self.rebase else 0
+                prev = t
             elif t < prev:
                 self.out_of_order += 1
             prev = max(prev, t)
             self.records += 1
-            yield TimedIO(TraceIO(t - t0, op, offset, nbytes, volume, lineno), lat, q2d, d2c)
+            stream = pid if pid is not None else volume if self.format == "msr" else file_stream
+            yield TimedIO(TraceIO(t - t0, op, offset, nbytes, volume, lineno), lat, q2d, d2c, stream, cpu)
         if self.format == "blkparse":
             self.has_q, self.has_d = parser.seen_q, parser.seen_d
         self.approx_arrivals = getattr(parser, "approx", False)
@@ -349,6 +378,53 @@ class TimedReader:
         if self.out_of_order:
             text += f", {self.out_of_order} out of order"
         return text
+
+
+class MultiTimedReader:
+    """Several timed traces of one run as one (fio writes a latency log per job): their IOs merged in
+    arrival order, times from the earliest first record (the logs share fio's clock), each file its
+    own stream. Counters are the files' totals."""
+
+    def __init__(self, readers: list[TimedReader]) -> None:
+        formats = {r.format for r in readers}
+        if len(formats) != 1:
+            raise ConfigError(
+                f"--trace files of different formats ({', '.join(sorted(formats))}): give one run's files"
+            )
+        self.readers = readers
+        self.format = readers[0].format
+        self.path = Path(", ".join(str(r.path) for r in readers))
+        for r in readers:
+            r.rebase = False
+
+    def __iter__(self) -> Iterator[TimedIO]:
+        t0 = None
+        for t in heapq.merge(*self.readers, key=lambda x: x.io.t_ns):
+            if t0 is None:
+                t0 = t.io.t_ns
+            yield replace(t, io=t.io.at(t.io.t_ns - t0))
+
+    def _total(self, name: str) -> int:
+        return sum(getattr(r, name) for r in self.readers)
+
+    lines_read = property(lambda self: self._total("lines_read"))
+    records = property(lambda self: self._total("records"))
+    bad_lines = property(lambda self: self._total("bad_lines"))
+    out_of_order = property(lambda self: self._total("out_of_order"))
+    approx_arrivals = property(lambda self: any(r.approx_arrivals for r in self.readers))
+    has_q = property(lambda self: all(r.has_q for r in self.readers))
+    has_d = property(lambda self: all(r.has_d for r in self.readers))
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.readers:
+            for k, n in r.skipped.items():
+                out[k] = out.get(k, 0) + n
+        return out
+
+    def describe(self) -> str:
+        return "; ".join(r.describe() for r in self.readers)
 
 
 def sniff_timed_format(path: str | os.PathLike) -> str:
@@ -382,8 +458,16 @@ def sniff_timed_format(path: str | os.PathLike) -> str:
     )
 
 
-def open_timed(path: str | os.PathLike, fmt: str | None = None, *, skip_bad_lines: bool = False) -> TimedReader:
-    """Open a timed trace for streaming (``fmt`` None: :func:`sniff_timed_format`)."""
+def open_timed(
+    path: str | os.PathLike | list, fmt: str | None = None, *, skip_bad_lines: bool = False
+) -> TimedReader | MultiTimedReader:
+    """Open a timed trace for streaming (``fmt`` None: :func:`sniff_timed_format`); several paths
+    (one run's fio logs, one per job): a :class:`MultiTimedReader`."""
+    if isinstance(path, (list, tuple)):
+        if len(path) == 1:
+            path = path[0]
+        else:
+            return MultiTimedReader([open_timed(p, fmt, skip_bad_lines=skip_bad_lines) for p in path])
     if fmt is None:
         fmt = sniff_timed_format(path)
     elif fmt not in FORMATS:
@@ -391,3 +475,22 @@ def open_timed(path: str | os.PathLike, fmt: str | None = None, *, skip_bad_line
     elif not Path(path).is_file():
         raise ConfigError(f"{path}: trace file not found")
     return TimedReader(path, fmt, skip_bad_lines=skip_bad_lines)
+
+
+def stream_overlaps(ios: Iterable[TimedIO], tolerance_ns: float = 0.0) -> tuple[dict[str, int], dict[str, int]]:
+    """``(IOs per stream, overlapping IOs per stream)``: an IO overlaps when its stream issued it
+    more than ``tolerance_ns`` before an earlier IO of the stream completed (the stream had more than
+    one IO in flight: not a synchronous submitter). Streams without overlap are absent from the second."""
+    count: dict[str, int] = {}
+    over: dict[str, int] = {}
+    last_done: dict[str, float] = {}
+    for t in ios:
+        s = t.stream
+        count[s] = count.get(s, 0) + 1
+        d = last_done.get(s)
+        if d is not None and t.io.t_ns + tolerance_ns < d:
+            over[s] = over.get(s, 0) + 1
+        done = t.done_ns
+        if d is None or done > d:
+            last_done[s] = done
+    return count, over
