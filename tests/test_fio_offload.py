@@ -47,7 +47,9 @@ def test_the_job_reports_its_workers_ios_as_its_own():
     res = _run("[j]\nio_submit_mode=offload\niodepth=4\nnumber_ios=200\n")
     (entry,) = res.to_dict()["jobs"]
     assert entry["read"]["total_ios"] == 200
-    assert entry["iodepth_level"]["4"] > 50  # fio's cur_depth when queued
+    # fio's cur_depth when queued counts the IOs the workers hold: about half are queued with the
+    # other three in flight (the "4" bucket), the rest as a worker frees one (the "2" bucket: 2-3)
+    assert entry["iodepth_level"]["4"] > 30 and entry["iodepth_level"]["2"] + entry["iodepth_level"]["4"] > 95
 
 
 def test_submissions_keep_the_rate_where_a_synchronous_thread_falls_behind():
