@@ -13,6 +13,9 @@ from models.os.completion import completion_policy_name
 
 #: engines whose call waits for the IO (one IO in flight per thread; fio's iodepth does not apply)
 SYNC_ENGINES = ("psync", "sync", "pvsync2")
+#: engines whose buffered IO (direct=0) goes through the modelled page cache (models.ioengines.buffered_io;
+#: libaio on a buffered file runs synchronously inside io_submit, as Linux does)
+BUFFERED_ENGINES = ("psync", "sync", "pvsync2", "libaio")
 #: engines on a user-space driver (fio's external SPDK plugin, :mod:`.spdk`): no kernel on the IO
 #: path, so no kernel completion policy either
 USERSPACE_ENGINES = ("spdk",)

@@ -12,6 +12,7 @@ from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
 from models.ioengines.fio_run import FioRun
 from models.os import memops
+from models.os.cost import OPTIONAL_LAYERS
 from models.os.costs import ACTIONS, LAYERS
 from models.power import average_power, read_energy
 from scenarios.config.host import RunConfig
@@ -276,6 +277,18 @@ def _add_mechanism_metrics(
             actions_per_s,
         )
     summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
+    _drop_unused_layers(summary)
+
+
+def _drop_unused_layers(summary: dict) -> None:
+    """The layers of :data:`OPTIONAL_LAYERS` (the page cache's) appear only in runs that used them:
+    a direct-IO run's summary keeps its keys."""
+    used = {name for name in OPTIONAL_LAYERS if summary["cycles_per_s"].get(name)}
+    rows = [summary["layers_ns_per_io"], summary["cycles_per_s"], *summary["layers_ns_per_io_per_cpu"].values()]
+    for name in OPTIONAL_LAYERS:
+        if name not in used:
+            for row in rows:
+                row.pop(name, None)
 
 
 def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict:

@@ -36,7 +36,9 @@ iodepth                                        iodepth                      >= 1
 iodepth_batch_submit (iodepth_batch)           iodepth_batch_submit         0 or > iodepth => iodepth
 iodepth_batch_complete_min (..._complete)      iodepth_batch_complete_min   >= 0 (0 = poll without waiting)
 iodepth_batch_complete_max                     iodepth_batch_complete_max   default = complete_min, <= iodepth
-direct, buffered (= not direct)                direct                       bool; stacksim requires direct=1
+direct, buffered (= not direct)                direct                       bool; direct=0: the page cache (psync, sync,
+                                                                             pvsync2, libaio)
+invalidate, pre_read, fadvise_hint             invalidate, pre_read, ...    buffered IO: cache at open, readahead hints
 runtime (timeout)                              runtime_ns                   time, default unit s; 0 = none
 ramp_time                                      ramp_time_ns                 time, default unit s
 time_based                                     time_based                   bool; needs runtime
@@ -187,6 +189,8 @@ _add(
 )
 _add("used", "str", "ioengine", help="IO engine")
 _add("used", "bool", "direct buffered")
+_add("used", "bool", "invalidate pre_read", help="buffered IO: drop the file's cached pages at open / read it in first")
+_add("used", "str", "fadvise_hint", help="buffered IO: 1 (by the job's pattern), 0, sequential, random")
 _add("used", "flag", "time_based")
 _add("used", "time", "runtime ramp_time", help="default unit: seconds")
 _add("used", "time", "thinktime", help="default unit: microseconds")
@@ -409,8 +413,8 @@ _add(
     "ignored",
     "bool",
     "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
-    "invalidate scramble_buffers create_serialize create_fsync "
-    "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
+    "scramble_buffers create_serialize create_fsync "
+    "create_on_open create_only allow_file_create allow_mounted_write unlink "
     "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "
     "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
@@ -423,7 +427,7 @@ _add(
     "ignored",
     "str",
     "name description randseed "
-    "fallocate fadvise_hint write_hint offset_align blockalign "
+    "fallocate write_hint offset_align blockalign "
     "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
     "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
     "openfiles priohint uid gid cgroup cgroup_weight "

@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from models.ioengines import SYNC_ENGINES
+from models.ioengines import BUFFERED_ENGINES, SYNC_ENGINES
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
@@ -119,6 +119,9 @@ class FioJob(BaseModel):
     iodepth_low: int = Field(0, ge=0)  # fio: 0 or > iodepth means iodepth (the model applies it)
     hipri: bool = False
     direct: bool = False
+    invalidate: bool = True  # fio's invalidate: drop the file's cached pages at open (buffered IO)
+    pre_read: bool = False  # fio's pre_read: read the file into the page cache first (clears invalidate)
+    fadvise_hint: Literal["0", "1", "sequential", "random"] = "1"  # 1: by the job's pattern
     runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     time_based: bool = False
@@ -290,7 +293,10 @@ class FioJob(BaseModel):
     @property
     def queue_depth(self) -> int:
         """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1), unless
-        the submission is offloaded to iodepth workers."""
+        the submission is offloaded to iodepth workers; a buffered libaio job runs each IO inside
+        io_submit (1)."""
+        if self.ioengine in BUFFERED_ENGINES and not self.direct:
+            return 1
         return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
 
     @property
@@ -709,6 +715,17 @@ def _set_offset(st: dict[str, Any], v: str | None, kb: int) -> None:
         st["offset_percent"] = None
 
 
+def _fadvise_hint(v: str | None) -> str:
+    """fio's ``fadvise_hint``: a boolean (1: POSIX_FADV_SEQUENTIAL or _RANDOM by the job's pattern),
+    or the advice itself."""
+    text = (v or "1").strip().lower()
+    if text in ("sequential", "random"):
+        return text
+    if text == "normal":
+        return "0"
+    return "1" if parse_bool(text, option="fadvise_hint") else "0"
+
+
 def _bool(option: str) -> Callable[[str | None, int], bool]:
     flag = opts.FIO_OPTIONS[option].kind == "flag"
     return lambda v, kb: parse_bool(v, option=option, flag=flag)
@@ -763,6 +780,9 @@ _HANDLERS: dict[str, _Handler] = {
     "iodepth_batch_complete_max": _set_field("iodepth_batch_complete_max", _int("iodepth_batch_complete_max", 0)),
     "direct": _set_field("direct", _bool("direct")),
     "buffered": _set_field("direct", lambda v, kb: not parse_bool(v, option="buffered")),
+    "invalidate": _set_field("invalidate", _bool("invalidate")),
+    "pre_read": _set_field("pre_read", _bool("pre_read")),
+    "fadvise_hint": _set_field("fadvise_hint", lambda v, kb: _fadvise_hint(v)),
     "time_based": _set_field("time_based", _bool("time_based")),
     "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
     "ramp_time": _set_field("ramp_time_ns", lambda v, kb: parse_time_ns(v, option="ramp_time")),
@@ -1026,10 +1046,17 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, not ioengine={engine}",
                 last.get("ioengine"),
             )
-    if not state["direct"] and engine != "spdk":  # (SPDK's plugin has no page cache to bypass)
+    if not state["direct"] and engine not in BUFFERED_ENGINES and engine not in ("spdk", "null"):
+        # (SPDK's plugin has no page cache to bypass; the null engine does no IO)
         raise fail(
-            "buffered IO (direct=0, fio's default) is not modelled: stacksim models O_DIRECT only; set direct=1",
-            last.get("direct") or last.get("buffered"),
+            f"buffered IO (direct=0, fio's default) with ioengine={engine} is not modelled: the page cache is"
+            f" modelled for {', '.join(BUFFERED_ENGINES)}; set direct=1",
+            last.get("direct") or last.get("buffered") or last.get("ioengine"),
+        )
+    if not state["direct"] and engine in BUFFERED_ENGINES and state["io_submit_mode"] == "offload":
+        raise fail(
+            "buffered IO (direct=0) with io_submit_mode=offload is not modelled; set direct=1",
+            last.get("io_submit_mode"),
         )
     for field, option in (
         ("bs_read_bytes", "bs"),

@@ -1,0 +1,193 @@
+"""fio's synchronous engines on a file opened without O_DIRECT (``direct=0``, fio's default): every
+read and write goes through the page cache (:mod:`models.os.filemap`, :mod:`models.os.pagecache`).
+
+One IO is, on the thread's CPU: fio's user work and the syscall entry (the thread's submit
+bundle), then the page-cache work of the call, decided at the lookup (:meth:`Filemap.read_plan`,
+:meth:`Filemap.write_plan`): lookups, pages added, reclaim, readahead bios and their blk-mq and
+NVMe submission; then, for a read, a sleep until the pages it needs are uptodate; then the copy
+to or from user space (bytes / ``cpu.copy_bytes_per_cycle``); a write then runs
+``balance_dirty_pages_ratelimited`` (which may pause the thread, :mod:`models.os.writeback`); the
+syscall exit ends it (fio's completion, as for direct IO).
+
+``libaio`` runs here too: Linux performs a buffered ``io_submit`` synchronously (``aio_read`` ->
+``call_read_iter`` -> ``filemap_read``), so the IO has completed when io_submit returns and the
+effective queue depth is 1 (fio's HOWTO: "Linux may only support queued behavior with
+non-buffered I/O").
+
+fio's ``fadvise_hint`` (default on) tells the kernel the job's pattern at open: POSIX_FADV_RANDOM
+for a random job (FMODE_RANDOM: no readahead), POSIX_FADV_SEQUENTIAL for a sequential one
+(``ra_pages`` doubled). fio's ``invalidate`` (default on) drops the file's clean pages at open
+(POSIX_FADV_DONTNEED); ``pre_read`` reads the file into the cache first (no IO counted).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models.ioengines.sync_io import SyncThread
+from models.os.pagecache_config import PAGE_SHIFT
+from models.os.readahead import RaState
+
+
+class BufferedThread(SyncThread):
+    """One fio thread issuing blocking buffered reads and writes."""
+
+    _FILE_STATE = (*SyncThread._FILE_STATE, "_mapping", "_ra")
+
+    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+        super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
+        host.enable_pagecache()  # (the first buffered thread brings the page cache and its flushers)
+        fm = host.filemap
+        self._fm = fm
+        self._pc = fm.cache
+        self._wb = host.writeback
+        self._complete_cycles = self.k.syscall_exit_cycles
+        self._copy_bpc: float = host.platform.cpu.copy_bytes_per_cycle
+        self._capacity: int = host.platform.ssd.capacity_bytes
+        self._mapping: Any = self._pc.mapping(self.dev, 0, self._capacity)  # the block device's inode
+        self._ra: RaState = self._new_ra()
+        self._plan: Any = None
+        self._waits = 0
+        self._batch_done_cb = self._batch_done
+        self._after_lookup_cb = self._after_lookup
+        self._copy_cb = self._copy
+        self.nr_dirtied = 0  # the task's nr_dirtied (balance_dirty_pages_ratelimited)
+        self.nr_dirtied_pause = 32  # its nr_dirtied_pause (initially 128 KiB of pages: copy_process)
+
+    def _new_ra(self) -> RaState:
+        """``file_ra_state_init`` at open, then fio's fadvise_hint (mm/fadvise.c)."""
+        q = self.host.queue
+        ra_pages = q.read_ahead_kb // 4
+        hint = self.job.fadvise_hint
+        if hint == "1":
+            hint = "random" if self.random else "sequential"
+        if hint == "sequential":
+            ra_pages *= 2  # POSIX_FADV_SEQUENTIAL
+        return RaState(ra_pages, q.max_sectors_kb // 4, random=hint == "random")
+
+    def use_files(self, regions, service, clone: int) -> None:
+        super().use_files(regions, service, clone)
+        for reg, st in zip(regions, self._files):
+            st["_mapping"] = self._pc.mapping(reg.dev, reg.start_bytes, reg.size_bytes or self._capacity)
+            st["_ra"] = self._new_ra()
+        self._load_file_state(self._files[self._file_cur])
+
+    def start(self) -> None:
+        self.open_files()
+        super().start()
+
+    def open_files(self) -> None:
+        """fio at the file's open: ``invalidate`` (POSIX_FADV_DONTNEED of the job's range: its clean
+        pages dropped) or, with ``pre_read`` (which clears invalidate), the range read into the
+        cache before the job's clock starts (the pages are made cached and uptodate at once)."""
+        pc = self._pc
+        for m, (start, span) in zip(self.mappings(), self._ranges()):
+            first = start >> PAGE_SHIFT
+            n = (span + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
+            if self.job.pre_read:
+                pc.add(m, first, n)
+                for i in range(first, first + n):
+                    pc.mark_accessed(m, i)
+                pc.reclaim()
+            elif self.job.invalidate:
+                pc.invalidate(m, first, n)
+
+    def _ranges(self) -> list[tuple[int, int]]:
+        """(first byte within the file, bytes) of the job's range of each of its files."""
+        files = getattr(self, "_files", None)
+        states = files if files else [{"base_offset": self.base_offset, "span": self.span, "_mapping": self._mapping}]
+        return [(st["base_offset"] - st["_mapping"].start, st["span"]) for st in states]
+
+    def mappings(self) -> list:
+        """The mappings (files) this thread reads and writes."""
+        files = getattr(self, "_files", None)
+        return [st["_mapping"] for st in files] if files else [self._mapping]
+
+    # -- cost bundles ----------------------------------------------------------------------------
+    def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
+        if op == "trim":
+            return super()._submit_cost(op, nbytes, with_completion)
+        k = self.k
+        parts = dict(user=k.user_io_cycles, syscall=k.syscall_entry_cycles)
+        if with_completion:
+            parts["syscall"] += k.syscall_exit_cycles
+        cost = self._costs[(op, nbytes, with_completion)] = self.host.costs.get(
+            f"buffered_{'complete_' if with_completion else ''}submit", **parts
+        )
+        return cost
+
+    def _lookup_cost(self, plan):
+        """The page-cache work of one call (a :class:`models.os.filemap.ReadPlan`) and the blk-mq
+        and NVMe submission of its bios."""
+        c = self._pc.cfg
+        nreq = 0
+        blk = self.host.blk
+        for _m, _first, pages, _b in plan.bios:
+            nreq += blk.requests_for(pages << PAGE_SHIFT)
+        parts = dict(
+            pagecache=c.read_call_cycles
+            + c.lookup_page_cycles * plan.lookups
+            + c.add_page_cycles * plan.added
+            + c.reclaim_page_cycles * plan.reclaimed
+            + c.write_page_cycles * plan.written,
+            fs=c.readahead_bio_cycles * len(plan.bios),
+        )
+        if nreq:
+            for layer, cyc in self.per_request_parts().items():
+                parts[layer] = parts.get(layer, 0.0) + cyc * nreq
+        return self.host.costs.get("pagecache_lookup", **parts)
+
+    # -- one IO ----------------------------------------------------------------------------------
+    def _doorbell(self) -> None:
+        """The syscall has entered the kernel: the page-cache work of the read or write."""
+        req = self.req
+        assert req is not None
+        if req.op == "trim":
+            super()._doorbell()
+            return
+        m = self._mapping
+        if req.op == "read":
+            plan = self._fm.read_plan(m, self._ra, req.offset - m.start, req.nbytes)
+        else:
+            plan = self._fm.write_plan(m, req.offset - m.start, req.nbytes, self.runner.clock())
+        self._plan = plan
+        self.runner.run(self._lookup_cost(plan), self._after_lookup_cb)
+
+    def _after_lookup(self) -> None:
+        """Submit the call's bios; sleep until the pages it needs are uptodate."""
+        plan = self._plan
+        if plan.bios:
+            self._fm.submit_reads(plan, self.task, self.job_idx, self.runner)
+        waits = [b for b in plan.waits if not b.done]
+        if not waits:
+            self._copy()
+            return
+        self._waits = len(waits)
+        for b in waits:
+            b.waiters.append(self._batch_done_cb)
+        self.runner.sleep(self._copy_cb, True)  # folio_wait_locked: io_schedule
+
+    def _batch_done(self, runner) -> None:
+        self._waits -= 1
+        if self._waits == 0:
+            runner.wake(self.task)
+
+    def _copy(self) -> None:
+        """copy_to_user / copy_from_user of the call's bytes; a write then balances dirty pages."""
+        req = self.req
+        assert req is not None
+        cost = self.host.costs.get("pagecache_copy", pagecache=req.nbytes / self._copy_bpc)
+        if req.op == "write":
+            self.runner.run(cost, self._after_write_copy)
+        else:
+            self.runner.run(cost, self._io_done)
+
+    def _after_write_copy(self) -> None:
+        plan = self._plan
+        self._wb.dirtied(self, plan.dirtied, self.runner, self._io_done)
+
+    def _io_done(self) -> None:
+        req = self.req
+        assert req is not None
+        req.done = True
+        self._completed()
