@@ -170,3 +170,21 @@ def test_bad_page_cache_memory_exits_2(tmp_path, value):
         text=True,
     )
     assert p.returncode == 2 and "memory_bytes" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_fsync_makes_the_files_dirty_pages_clean():
+    """fsync=4: every 4th write writes the file's dirty pages back and waits; at the end at most
+    the pages of the writes since the last fsync are dirty, and every dirtied page was written."""
+    res, host = _run(_job("write", runtime="20ms", extra="fsync=4"))
+    pc = host.filemap.cache
+    (th,) = [t for t in res.run.threads]
+    assert th.fsyncs > 0 and th.fsyncs >= th._writes // 4 - 1
+    assert pc.nr_dirty <= 4 and pc.nr_writeback <= 4
+    assert pc.written_pages >= 4 * (th._writes // 4) - 4
+    nosync, _h = _run(_job("write", runtime="20ms"))
+    assert res.summary["iops"] < nosync.summary["iops"]
+
+
+def test_fsync_with_direct_io_is_refused():
+    with pytest.raises(Exception, match="fsync"):
+        parse_fio_text(_job("write", extra="direct=1\nfsync=1"))

@@ -51,6 +51,8 @@ class BufferedThread(SyncThread):
         self._batch_done_cb = self._batch_done
         self._after_lookup_cb = self._after_lookup
         self._copy_cb = self._copy
+        self._writes = 0
+        self.fsyncs = 0
         self.nr_dirtied = 0  # the task's nr_dirtied (balance_dirty_pages_ratelimited)
         self.nr_dirtied_pause = 32  # its nr_dirtied_pause (initially 128 KiB of pages: copy_process)
 
@@ -184,7 +186,39 @@ class BufferedThread(SyncThread):
 
     def _after_write_copy(self) -> None:
         plan = self._plan
-        self._wb.dirtied(self, plan.dirtied, self.runner, self._io_done)
+        self._writes += 1
+        every = self.job.fsync
+        then = self._fsync if every and self._writes % every == 0 else self._io_done
+        self._wb.dirtied(self, plan.dirtied, self.runner, then)
+
+    def _fsync(self) -> None:
+        """fio's fsync=N / fdatasync=N after this write (its time is part of this write's latency):
+        the system call writes back every dirty page of the file from this task
+        (``file_write_and_wait_range``: WB_SYNC_ALL, the whole file in one pass), then waits for
+        them and for the pages already under writeback. The SSD's flush is not modelled (fdatasync
+        and fsync are the same here: no journal either)."""
+        k = self.k
+        self.runner.run(
+            self.host.costs.get("fsync_call", syscall=k.syscall_entry_cycles + k.syscall_exit_cycles),
+            self._fsync_write,
+        )
+
+    def _fsync_write(self) -> None:
+        m = self._mapping
+        runs = self._pc.take_dirty(m, len(m.dirty))
+        self.fsyncs += 1
+        self._wb.flushers[m.dev].write_pages(m, runs, self.runner, self._fsync_wait, self.task)
+
+    def _fsync_wait(self) -> None:
+        """filemap_fdatawait: the file's pages still under writeback (the flusher's)."""
+        waits = [b for b in self._mapping.writing if not b.done]
+        if not waits:
+            self._io_done()
+            return
+        self._waits = len(waits)
+        for b in waits:
+            b.waiters.append(self._batch_done_cb)
+        self.runner.sleep(self._io_done, True)
 
     def _io_done(self) -> None:
         req = self.req

@@ -190,6 +190,7 @@ _add(
 _add("used", "str", "ioengine", help="IO engine")
 _add("used", "bool", "direct buffered")
 _add("used", "bool", "invalidate pre_read", help="buffered IO: drop the file's cached pages at open / read it in first")
+_add("used", "int", "fsync fdatasync", help="buffered IO: fsync / fdatasync after every N writes")
 _add("used", "str", "fadvise_hint", help="buffered IO: 1 (by the job's pattern), 0, sequential, random")
 _add("used", "flag", "time_based")
 _add("used", "time", "runtime ramp_time", help="default unit: seconds")
@@ -333,9 +334,9 @@ _add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT 
 _add(
     "limited",
     "int",
-    "fsync fdatasync write_barrier",
+    "write_barrier",
     neutral=("0",),
-    reason="flush commands (fsync/fdatasync/barrier writes) are not modelled",
+    reason="barrier writes (flush commands) are not modelled",
 )
 _add(
     "limited",

@@ -122,6 +122,7 @@ class FioJob(BaseModel):
     invalidate: bool = True  # fio's invalidate: drop the file's cached pages at open (buffered IO)
     pre_read: bool = False  # fio's pre_read: read the file into the page cache first (clears invalidate)
     fadvise_hint: Literal["0", "1", "sequential", "random"] = "1"  # 1: by the job's pattern
+    fsync: int = Field(0, ge=0)  # fio's fsync / fdatasync: a sync of the file after every N writes (0: none)
     runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     time_based: bool = False
@@ -783,6 +784,8 @@ _HANDLERS: dict[str, _Handler] = {
     "invalidate": _set_field("invalidate", _bool("invalidate")),
     "pre_read": _set_field("pre_read", _bool("pre_read")),
     "fadvise_hint": _set_field("fadvise_hint", lambda v, kb: _fadvise_hint(v)),
+    "fsync": _set_field("fsync", _int("fsync", 0)),
+    "fdatasync": _set_field("fsync", _int("fdatasync", 0)),
     "time_based": _set_field("time_based", _bool("time_based")),
     "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
     "ramp_time": _set_field("ramp_time_ns", lambda v, kb: parse_time_ns(v, option="ramp_time")),
@@ -1052,6 +1055,12 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             f"buffered IO (direct=0, fio's default) with ioengine={engine} is not modelled: the page cache is"
             f" modelled for {', '.join(BUFFERED_ENGINES)}; set direct=1",
             last.get("direct") or last.get("buffered") or last.get("ioengine"),
+        )
+    if state["direct"] and state["fsync"]:
+        raise fail(
+            "fsync/fdatasync with direct=1 is not modelled: the SSD's flush command is not; with direct=0"
+            " the page cache's writeback is",
+            last.get("fsync") or last.get("fdatasync"),
         )
     if not state["direct"] and engine in BUFFERED_ENGINES and state["io_submit_mode"] == "offload":
         raise fail(
