@@ -188,3 +188,15 @@ def test_fsync_makes_the_files_dirty_pages_clean():
 def test_fsync_with_direct_io_is_refused():
     with pytest.raises(Exception, match="fsync"):
         parse_fio_text(_job("write", extra="direct=1\nfsync=1"))
+
+
+def test_dsync_writes_wait_for_their_own_pages():
+    """sync=dsync (O_DSYNC): every write writes its own pages back and waits: nothing stays dirty,
+    and each write costs a device write (the IOPS fall to the device's)."""
+    res, host = _run(_job("randwrite", runtime="10ms", extra="sync=dsync"))
+    pc = host.filemap.cache
+    (th,) = res.run.threads
+    assert th.fsyncs == th._writes and pc.nr_dirty <= 1
+    assert pc.written_pages >= th._writes - 1
+    direct, _h = _run(_job("randwrite", runtime="10ms", extra="direct=1"))
+    assert res.summary["iops"] < direct.summary["iops"]

@@ -30,7 +30,10 @@ KERNEL = ("syscall", "fs", "block", "iosched", "driver", "irq", "scheduler")
 
 
 def _summary(platform: str, rw: str, extra: str, direct: int, runtime_ms: int) -> dict:
-    text = f"[j]\nioengine=psync\nrw={rw}\nbs=4k\nsize=1g\nruntime={runtime_ms}ms\ntime_based=1\ndirect={direct}\n{extra}\n"
+    text = (
+        f"[j]\nioengine=psync\nrw={rw}\nbs=4k\nsize=1g\nruntime={runtime_ms}ms\ntime_based=1\n"
+        f"direct={direct}\n{extra}\n"
+    )
     if direct and extra:
         return {}
     cfg = resolve(jobs=list(parse_fio_text(text).jobs), platform=platform)

@@ -188,11 +188,15 @@ class BufferedThread(SyncThread):
         plan = self._plan
         self._writes += 1
         every = self.job.fsync
-        then = self._fsync if every and self._writes % every == 0 else self._io_done
+        if self.job.sync != "none":
+            then = self._fsync  # O_SYNC/O_DSYNC: generic_write_sync of the written range
+        else:
+            then = self._fsync if every and self._writes % every == 0 else self._io_done
         self._wb.dirtied(self, plan.dirtied, self.runner, then)
 
     def _fsync(self) -> None:
-        """fio's fsync=N / fdatasync=N after this write (its time is part of this write's latency):
+        """fio's fsync=N / fdatasync=N after this write (its time is part of this write's latency), or
+        the sync of a write on a file opened O_SYNC / O_DSYNC (fio's ``sync``: its own pages only):
         the system call writes back every dirty page of the file from this task
         (``file_write_and_wait_range``: WB_SYNC_ALL, the whole file in one pass), then waits for
         them and for the pages already under writeback. The SSD's flush is not modelled (fdatasync
@@ -205,13 +209,26 @@ class BufferedThread(SyncThread):
 
     def _fsync_write(self) -> None:
         m = self._mapping
-        runs = self._pc.take_dirty(m, len(m.dirty))
+        if self.job.sync != "none":  # vfs_fsync_range(pos, pos + len - 1): this write's pages
+            req = self.req
+            assert req is not None
+            off = req.offset - m.start
+            first, end = off >> PAGE_SHIFT, (off + req.nbytes + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
+            runs = self._pc.take_dirty(m, end - first, first, end)
+        else:
+            runs = self._pc.take_dirty(m, len(m.dirty))
         self.fsyncs += 1
         self._wb.flushers[m.dev].write_pages(m, runs, self.runner, self._fsync_wait, self.task)
 
     def _fsync_wait(self) -> None:
-        """filemap_fdatawait: the file's pages still under writeback (the flusher's)."""
+        """filemap_fdatawait: the file's pages still under writeback (the flusher's; with O_SYNC /
+        O_DSYNC those of the written range)."""
         waits = [b for b in self._mapping.writing if not b.done]
+        req = self.req
+        if self.job.sync != "none" and req is not None:
+            off = req.offset - self._mapping.start
+            first, end = off >> PAGE_SHIFT, (off + req.nbytes + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
+            waits = [b for b in waits if b.start < end and first < b.end]
         if not waits:
             self._io_done()
             return

@@ -223,10 +223,14 @@ class PageCache:
             m.dirtied_when = now  # __mark_inode_dirty: the inode joins the dirty list
         return True
 
-    def take_dirty(self, m: Mapping, limit: int) -> list[tuple[int, int]]:
-        """``write_cache_pages``: up to ``limit`` dirty pages of ``m`` in index order, cleared and put
-        under writeback; returned as runs of contiguous pages (first page, pages)."""
-        pages = sorted(m.dirty)[:limit]
+    def take_dirty(self, m: Mapping, limit: int, first: int = 0, end: int = -1) -> list[tuple[int, int]]:
+        """``write_cache_pages``: up to ``limit`` dirty pages of ``m`` in index order (those in
+        ``[first, end)`` when ``end`` >= 0), cleared and put under writeback; returned as runs of
+        contiguous pages (first page, pages)."""
+        if end >= 0:
+            pages = [i for i in range(first, end) if i in m.dirty][:limit]
+        else:
+            pages = sorted(m.dirty)[:limit]
         runs: list[tuple[int, int]] = []
         for i in pages:
             if runs and runs[-1][0] + runs[-1][1] == i:

@@ -371,7 +371,7 @@ _add(
     reason="the IO scheduler is set by the platform configuration (queue.scheduler), not by the job",
 )
 _add("limited", "str", "dataplacement", neutral=("none",), reason="NVMe data placement is not modelled")
-_add("limited", "str", "sync", neutral=("0", "none"), reason="O_SYNC/O_DSYNC writes are not modelled")
+_add("used", "str", "sync", help="buffered IO: O_SYNC (sync, 1) or O_DSYNC (dsync) writes; none, 0: neither")
 _add(
     "limited",
     "str",

@@ -122,6 +122,7 @@ class FioJob(BaseModel):
     invalidate: bool = True  # fio's invalidate: drop the file's cached pages at open (buffered IO)
     pre_read: bool = False  # fio's pre_read: read the file into the page cache first (clears invalidate)
     fadvise_hint: Literal["0", "1", "sequential", "random"] = "1"  # 1: by the job's pattern
+    sync: Literal["none", "sync", "dsync"] = "none"  # fio's sync: O_SYNC / O_DSYNC at open
     fsync: int = Field(0, ge=0)  # fio's fsync / fdatasync: a sync of the file after every N writes (0: none)
     runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
@@ -727,6 +728,15 @@ def _fadvise_hint(v: str | None) -> str:
     return "1" if parse_bool(text, option="fadvise_hint") else "0"
 
 
+def _sync_mode(v: str | None) -> str:
+    """fio's ``sync``: none/0, sync/1 (O_SYNC), dsync (O_DSYNC) (filesetup.c: flags |= sync_io)."""
+    text = (v or "").strip().lower()
+    modes = {"none": "none", "0": "none", "sync": "sync", "1": "sync", "dsync": "dsync"}
+    if text not in modes:
+        raise ConfigError(f"option 'sync': {v!r} is not one of none, 0, sync, 1, dsync")
+    return modes[text]
+
+
 def _bool(option: str) -> Callable[[str | None, int], bool]:
     flag = opts.FIO_OPTIONS[option].kind == "flag"
     return lambda v, kb: parse_bool(v, option=option, flag=flag)
@@ -785,6 +795,7 @@ _HANDLERS: dict[str, _Handler] = {
     "pre_read": _set_field("pre_read", _bool("pre_read")),
     "fadvise_hint": _set_field("fadvise_hint", lambda v, kb: _fadvise_hint(v)),
     "fsync": _set_field("fsync", _int("fsync", 0)),
+    "sync": _set_field("sync", lambda v, kb: _sync_mode(v)),
     "fdatasync": _set_field("fsync", _int("fdatasync", 0)),
     "time_based": _set_field("time_based", _bool("time_based")),
     "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
@@ -1056,11 +1067,11 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             f" modelled for {', '.join(BUFFERED_ENGINES)}; set direct=1",
             last.get("direct") or last.get("buffered") or last.get("ioengine"),
         )
-    if state["direct"] and state["fsync"]:
+    if state["direct"] and (state["fsync"] or state["sync"] != "none"):
         raise fail(
-            "fsync/fdatasync with direct=1 is not modelled: the SSD's flush command is not; with direct=0"
-            " the page cache's writeback is",
-            last.get("fsync") or last.get("fdatasync"),
+            "fsync/fdatasync/sync with direct=1 is not modelled: the SSD's flush command and FUA writes are"
+            " not; with direct=0 the page cache's writeback is",
+            last.get("fsync") or last.get("fdatasync") or last.get("sync"),
         )
     if not state["direct"] and engine in BUFFERED_ENGINES and state["io_submit_mode"] == "offload":
         raise fail(
