@@ -200,3 +200,15 @@ def test_dsync_writes_wait_for_their_own_pages():
     assert pc.written_pages >= th._writes - 1
     direct, _h = _run(_job("randwrite", runtime="10ms", extra="direct=1"))
     assert res.summary["iops"] < direct.summary["iops"]
+
+
+def test_end_fsync_leaves_no_dirty_page_and_counts_no_io():
+    """end_fsync=1 on a size-bounded write job: the files are synced after the last write (every
+    dirtied page written back), and the sync is not an IO of fio's statistics."""
+    text = "[j]\nioengine=psync\nrw=write\nbs=4k\nsize=2m\nend_fsync=1\n"
+    res, host = _run(text)
+    pc = host.filemap.cache
+    assert res.summary["ios"] == 512
+    assert pc.nr_dirty == 0 and pc.nr_writeback == 0 and pc.written_pages == 512
+    plain, h2 = _run(text.replace("end_fsync=1", "end_fsync=0"))
+    assert h2.filemap.cache.nr_dirty == 512 and plain.summary["ios"] == 512

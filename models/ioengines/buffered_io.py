@@ -53,6 +53,8 @@ class BufferedThread(SyncThread):
         self._copy_cb = self._copy
         self._writes = 0
         self.fsyncs = 0
+        self._end_synced = False
+        self._end_files: list = []
         self.nr_dirtied = 0  # the task's nr_dirtied (balance_dirty_pages_ratelimited)
         self.nr_dirtied_pause = 32  # its nr_dirtied_pause (initially 128 KiB of pages: copy_process)
 
@@ -206,6 +208,40 @@ class BufferedThread(SyncThread):
             self.host.costs.get("fsync_call", syscall=k.syscall_entry_cycles + k.syscall_exit_cycles),
             self._fsync_write,
         )
+
+    def _issue(self, with_completion: bool) -> None:
+        """fio's ``end_fsync`` / ``fsync_on_close``: when the job's IO ends, the last IO completes,
+        then each file is synced (its time is the job's, not an IO's), then the thread exits."""
+        if self.job.end_fsync and not self._end_synced:
+            runner = self.runner
+            t0 = runner.clock() + (self._complete_cycles / runner.freq if with_completion else 0.0)
+            if self._finished(t0):
+                self._end_synced = True
+                if with_completion and self.req is not None:
+                    self._io_completed(self.req, t0)
+                k = self.k
+                exit_cycles = k.syscall_exit_cycles if with_completion else 0.0
+                self._end_files = list(self.mappings())
+                self.runner.run(
+                    self.host.costs.get("end_fsync_call", syscall=exit_cycles + k.syscall_entry_cycles),
+                    self._end_fsync_next,
+                )
+                return
+        super()._issue(with_completion)
+
+    def _end_fsync_next(self) -> None:
+        """Sync the next file of the job's end; then the thread's end (fio's exit path)."""
+        if not self._end_files:
+            self.req = None
+            self.runner.run(self.host.costs.get("end_fsync_return", syscall=self.k.syscall_exit_cycles), self._exit)
+            return
+        m = self._end_files.pop()
+        runs = self._pc.take_dirty(m, len(m.dirty))
+        self.fsyncs += 1
+        self._wb.flushers[m.dev].write_pages(m, runs, self.runner, self._end_fsync_next, self.task)
+
+    def _exit(self) -> None:
+        super()._issue(False)  # _finished: the thread exits
 
     def _fsync_write(self) -> None:
         m = self._mapping

@@ -191,6 +191,7 @@ _add("used", "str", "ioengine", help="IO engine")
 _add("used", "bool", "direct buffered")
 _add("used", "bool", "invalidate pre_read", help="buffered IO: drop the file's cached pages at open / read it in first")
 _add("used", "int", "fsync fdatasync", help="buffered IO: fsync / fdatasync after every N writes")
+_add("used", "bool", "end_fsync fsync_on_close", help="buffered IO: fsync the files when the job's IO ends")
 _add("used", "str", "fadvise_hint", help="buffered IO: 1 (by the job's pattern), 0, sequential, random")
 _add("used", "flag", "time_based")
 _add("used", "time", "runtime ramp_time", help="default unit: seconds")
@@ -413,7 +414,7 @@ _add("ignored", "flag", "group_reporting thread norandommap zero_buffers refill_
 _add(
     "ignored",
     "bool",
-    "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
+    "randrepeat allrandrepeat softrandommap overwrite "
     "scramble_buffers create_serialize create_fsync "
     "create_on_open create_only allow_file_create allow_mounted_write unlink "
     "unlink_each_loop unique_filename dedupe_global do_verify verify_fatal verify_dump "

@@ -123,6 +123,7 @@ class FioJob(BaseModel):
     pre_read: bool = False  # fio's pre_read: read the file into the page cache first (clears invalidate)
     fadvise_hint: Literal["0", "1", "sequential", "random"] = "1"  # 1: by the job's pattern
     sync: Literal["none", "sync", "dsync"] = "none"  # fio's sync: O_SYNC / O_DSYNC at open
+    end_fsync: bool = False  # fio's end_fsync / fsync_on_close: the files synced when the IO ends
     fsync: int = Field(0, ge=0)  # fio's fsync / fdatasync: a sync of the file after every N writes (0: none)
     runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
@@ -796,6 +797,8 @@ _HANDLERS: dict[str, _Handler] = {
     "fadvise_hint": _set_field("fadvise_hint", lambda v, kb: _fadvise_hint(v)),
     "fsync": _set_field("fsync", _int("fsync", 0)),
     "sync": _set_field("sync", lambda v, kb: _sync_mode(v)),
+    "end_fsync": _set_field("end_fsync", _bool("end_fsync")),
+    "fsync_on_close": _set_field("end_fsync", _bool("fsync_on_close")),
     "fdatasync": _set_field("fsync", _int("fdatasync", 0)),
     "time_based": _set_field("time_based", _bool("time_based")),
     "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
