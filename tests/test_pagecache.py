@@ -212,3 +212,31 @@ def test_end_fsync_leaves_no_dirty_page_and_counts_no_io():
     assert pc.nr_dirty == 0 and pc.nr_writeback == 0 and pc.written_pages == 512
     plain, h2 = _run(text.replace("end_fsync=1", "end_fsync=0"))
     assert h2.filemap.cache.nr_dirty == 512 and plain.summary["ios"] == 512
+
+
+@pytest.mark.parametrize("random_ra", [False, True])
+def test_each_read_is_split_exactly_into_hits_and_misses_under_eviction(random_ra):
+    """Mixed-size reads over a file four times the cache: every read's bytes are hit or miss
+    bytes, once; a miss waits for a read in flight that covers the page; the device reads are
+    exactly the pages the bios carry; the cache never holds more than its memory."""
+    import random
+
+    gen = random.Random(7)
+    pc = PageCache(PageCacheConfig(memory_bytes=256 * 4096))
+    fm = Filemap(None, pc)
+    m = pc.mapping(0, 0, 1024 * 4096)
+    ra = RaState(32, 32, random=random_ra)
+    bio_pages = 0
+    for _ in range(2000):
+        nbytes = gen.choice((512, 4096, 8192, 65536))
+        off = gen.randrange(0, 1024 * 4096 - nbytes, 512) if gen.random() < 0.5 else ra.prev_pos % (1000 * 4096)
+        h0, m0 = pc.hit_bytes, pc.miss_bytes
+        plan = fm.read_plan(m, ra, off, nbytes)
+        assert (pc.hit_bytes - h0) + (pc.miss_bytes - m0) == nbytes == plan.hit_bytes + plan.miss_bytes
+        for b in plan.waits:
+            assert any(b.start <= i < b.end for i in range(off >> 12, (off + nbytes + 4095) >> 12))
+        bio_pages += sum(n for _m, _f, n, _b in plan.bios)
+        for _m, _f, _n, b in plan.bios:  # the device reads them at once
+            m.reading.remove(b)
+        assert pc.nr_pages <= pc.capacity
+    assert bio_pages == pc.read_pages

@@ -74,6 +74,8 @@ class Filemap:
             if not pc.cached(m, i):
                 start, n, marker = ra.sync_ra(i, last - i)
                 self._readahead(plan, m, start, max(n, 1), marker)
+                if not pc.cached(m, i):  # the window went past it: filemap_create_folio reads the page
+                    self._readahead(plan, m, i, 1, -1)
             b = m.read_batch(i)
             page_bytes = min(end, (i + 1) << PAGE_SHIFT) - max(off, i << PAGE_SHIFT)
             if b is None:
