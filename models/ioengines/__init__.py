@@ -15,7 +15,10 @@ from models.os.completion import completion_policy_name
 SYNC_ENGINES = ("psync", "sync", "pvsync2")
 #: engines whose buffered IO (direct=0) goes through the modelled page cache (models.ioengines.buffered_io;
 #: libaio on a buffered file runs synchronously inside io_submit, as Linux does)
-BUFFERED_ENGINES = ("psync", "sync", "pvsync2", "libaio")
+BUFFERED_ENGINES = ("psync", "sync", "pvsync2", "libaio", "io_uring")
+#: of those, the engines whose buffered IO is asynchronous (io_uring's buffered reads:
+#: models.ioengines.buffered_uring); their buffered writes are not modelled
+ASYNC_BUFFERED_ENGINES = ("io_uring",)
 #: engines on a user-space driver (fio's external SPDK plugin, :mod:`.spdk`): no kernel on the IO
 #: path, so no kernel completion policy either
 USERSPACE_ENGINES = ("spdk",)

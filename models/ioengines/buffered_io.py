@@ -29,34 +29,22 @@ from models.os.pagecache_config import PAGE_SHIFT
 from models.os.readahead import RaState
 
 
-class BufferedThread(SyncThread):
-    """One fio thread issuing blocking buffered reads and writes."""
+class CachedFiles:
+    """A fio thread's files in the page cache (mixed into an engine's thread class): a mapping and a
+    readahead state per file, fio's fadvise_hint at open, invalidate or pre_read at its start."""
 
     _FILE_STATE = (*SyncThread._FILE_STATE, "_mapping", "_ra")
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
-        super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
+    def _setup_cache(self, host) -> None:
         host.enable_pagecache()  # (the first buffered thread brings the page cache and its flushers)
         fm = host.filemap
         self._fm = fm
         self._pc = fm.cache
         self._wb = host.writeback
-        self._complete_cycles = self.k.syscall_exit_cycles
         self._copy_bpc: float = host.platform.cpu.copy_bytes_per_cycle
         self._capacity: int = host.platform.ssd.capacity_bytes
         self._mapping: Any = self._pc.mapping(self.dev, 0, self._capacity)  # the block device's inode
         self._ra: RaState = self._new_ra()
-        self._plan: Any = None
-        self._waits = 0
-        self._batch_done_cb = self._batch_done
-        self._after_lookup_cb = self._after_lookup
-        self._copy_cb = self._copy
-        self._writes = 0
-        self.fsyncs = 0
-        self._end_synced = False
-        self._end_files: list = []
-        self.nr_dirtied = 0  # the task's nr_dirtied (balance_dirty_pages_ratelimited)
-        self.nr_dirtied_pause = 32  # its nr_dirtied_pause (initially 128 KiB of pages: copy_process)
 
     def _new_ra(self) -> RaState:
         """``file_ra_state_init`` at open, then fio's fadvise_hint (mm/fadvise.c)."""
@@ -70,7 +58,7 @@ class BufferedThread(SyncThread):
         return RaState(ra_pages, q.max_sectors_kb // 4, random=hint == "random")
 
     def use_files(self, regions, service, clone: int) -> None:
-        super().use_files(regions, service, clone)
+        super().use_files(regions, service, clone)  # type: ignore[misc]
         for reg, st in zip(regions, self._files):
             st["_mapping"] = self._pc.mapping(reg.dev, reg.start_bytes, reg.size_bytes or self._capacity)
             st["_ra"] = self._new_ra()
@@ -78,7 +66,7 @@ class BufferedThread(SyncThread):
 
     def start(self) -> None:
         self.open_files()
-        super().start()
+        super().start()  # type: ignore[misc]
 
     def open_files(self) -> None:
         """fio at the file's open: ``invalidate`` (POSIX_FADV_DONTNEED of the job's range: its clean
@@ -106,6 +94,26 @@ class BufferedThread(SyncThread):
         """The mappings (files) this thread reads and writes."""
         files = getattr(self, "_files", None)
         return [st["_mapping"] for st in files] if files else [self._mapping]
+
+
+class BufferedThread(CachedFiles, SyncThread):
+    """One fio thread issuing blocking buffered reads and writes."""
+
+    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+        super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
+        self._setup_cache(host)
+        self._complete_cycles = self.k.syscall_exit_cycles
+        self._plan: Any = None
+        self._waits = 0
+        self._batch_done_cb = self._batch_done
+        self._after_lookup_cb = self._after_lookup
+        self._copy_cb = self._copy
+        self._writes = 0
+        self.fsyncs = 0
+        self._end_synced = False
+        self._end_files: list = []
+        self.nr_dirtied = 0  # the task's nr_dirtied (balance_dirty_pages_ratelimited)
+        self.nr_dirtied_pause = 32  # its nr_dirtied_pause (initially 128 KiB of pages: copy_process)
 
     # -- cost bundles ----------------------------------------------------------------------------
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):

@@ -10,9 +10,16 @@ is built.
 from __future__ import annotations
 
 from models.host import Host, PolicySet
-from models.ioengines import BUFFERED_ENGINES, MODELLED_ENGINES, SYNC_ENGINES, select_policy_name
+from models.ioengines import (
+    ASYNC_BUFFERED_ENGINES,
+    BUFFERED_ENGINES,
+    MODELLED_ENGINES,
+    SYNC_ENGINES,
+    select_policy_name,
+)
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import BufferedThread
+from models.ioengines.buffered_uring import BufferedUringThread
 from models.ioengines.files import FileService, thread_files
 from models.ioengines.fio_run import FioRun
 from models.ioengines.flow import Flow, FlowMember
@@ -187,6 +194,8 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
 def _thread_class(job) -> type:
     """The class of a job's fio threads: its engine's (and io_submit_mode's); buffered IO's for a
     buffered job (libaio's buffered IO runs inside io_submit: synchronous)."""
+    if not job.direct and job.ioengine in ASYNC_BUFFERED_ENGINES:
+        return BufferedUringThread
     if not job.direct and job.ioengine in BUFFERED_ENGINES:
         return BufferedThread
     if job.ioengine in SYNC_ENGINES:

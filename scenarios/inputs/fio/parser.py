@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from models.ioengines import BUFFERED_ENGINES, SYNC_ENGINES
+from models.ioengines import ASYNC_BUFFERED_ENGINES, BUFFERED_ENGINES, SYNC_ENGINES
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
@@ -298,7 +298,7 @@ class FioJob(BaseModel):
         """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1), unless
         the submission is offloaded to iodepth workers; a buffered libaio job runs each IO inside
         io_submit (1)."""
-        if self.ioengine in BUFFERED_ENGINES and not self.direct:
+        if self.ioengine in BUFFERED_ENGINES and self.ioengine not in ASYNC_BUFFERED_ENGINES and not self.direct:
             return 1
         return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
 
@@ -1045,6 +1045,25 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             )
 
 
+def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """io_uring on a buffered file: its asynchronous buffered reads are modelled; its buffered writes
+    (punted to io-wq workers), SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
+    engine = state["ioengine"]
+    if state["rw"] not in ("read", "randread"):
+        raise fail(
+            f"buffered writes (direct=0, rw={state['rw']}) with ioengine={engine} are not modelled (io_uring"
+            " punts them to io-wq workers); use psync, sync, pvsync2 or libaio, or set direct=1",
+            last.get("rw") or last.get("direct") or last.get("ioengine"),
+        )
+    if state["sqthread_poll"] or state["hipri"]:
+        what = "sqthread_poll" if state["sqthread_poll"] else "hipri"
+        raise fail(
+            f"buffered IO (direct=0) with ioengine={engine} and {what} is not modelled (IOPOLL needs O_DIRECT);"
+            " set direct=1",
+            last.get("sqthread_poll") or last.get("hipri") or last.get("direct"),
+        )
+
+
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
     """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
     512-byte multiples), time_based with runtime."""
@@ -1070,6 +1089,8 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             f" modelled for {', '.join(BUFFERED_ENGINES)}; set direct=1",
             last.get("direct") or last.get("buffered") or last.get("ioengine"),
         )
+    if not state["direct"] and engine in ASYNC_BUFFERED_ENGINES:
+        _check_buffered_uring(state, last, fail)
     if state["direct"] and (state["fsync"] or state["sync"] != "none"):
         raise fail(
             "fsync/fdatasync/sync with direct=1 is not modelled: the SSD's flush command and FUA writes are"
