@@ -256,3 +256,14 @@ def test_io_uring_buffered_random_reads_overlap_their_misses():
 def test_io_uring_buffered_writes_are_refused():
     with pytest.raises(Exception, match="io-wq"):
         parse_fio_text(_job("randwrite", extra="ioengine=io_uring"))
+
+
+def test_each_file_of_a_job_has_its_own_pages_and_readahead():
+    """Two files read in turn (file_service_type=roundrobin): each file's mapping gets its own
+    pages, from its own start on the SSD, and its own sequential readahead."""
+    res, host = _run(_job("read", size="8m", extra="filename=/tmp/a:/tmp/b"))
+    maps = [m for m in host.filemap.cache.mappings.values() if m.pages]
+    assert len(maps) == 2 and maps[0].start != maps[1].start
+    assert all(m.pages >= 64 for m in maps)
+    (th,) = res.run.threads
+    assert [ra.ra_pages for _m, ra in th._maps] == [64, 64]  # POSIX_FADV_SEQUENTIAL: 2 x 32 pages

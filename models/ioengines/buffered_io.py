@@ -33,8 +33,6 @@ class CachedFiles:
     """A fio thread's files in the page cache (mixed into an engine's thread class): a mapping and a
     readahead state per file, fio's fadvise_hint at open, invalidate or pre_read at its start."""
 
-    _FILE_STATE = (*SyncThread._FILE_STATE, "_mapping", "_ra")
-
     def _setup_cache(self, host) -> None:
         host.enable_pagecache()  # (the first buffered thread brings the page cache and its flushers)
         fm = host.filemap
@@ -43,8 +41,15 @@ class CachedFiles:
         self._wb = host.writeback
         self._copy_bpc: float = host.platform.cpu.copy_bytes_per_cycle
         self._capacity: int = host.platform.ssd.capacity_bytes
-        self._mapping: Any = self._pc.mapping(self.dev, 0, self._capacity)  # the block device's inode
-        self._ra: RaState = self._new_ra()
+        # (mapping, readahead state) of each file, by fio's file index; without files the block
+        # device's inode (kept apart from the compiled thread's per-file state: mypyc reads its own
+        # class attributes natively, so an interpreted subclass cannot extend _FILE_STATE)
+        self._maps: list[tuple[Any, RaState]] = [(self._pc.mapping(self.dev, 0, self._capacity), self._new_ra())]
+
+    def _cur(self) -> tuple[Any, RaState]:
+        """The mapping and readahead state of the file of the IO being made (fio's current file)."""
+        maps = self._maps
+        return maps[self._file_cur] if len(maps) > 1 else maps[0]
 
     def _new_ra(self) -> RaState:
         """``file_ra_state_init`` at open, then fio's fadvise_hint (mm/fadvise.c)."""
@@ -59,10 +64,10 @@ class CachedFiles:
 
     def use_files(self, regions, service, clone: int) -> None:
         super().use_files(regions, service, clone)  # type: ignore[misc]
-        for reg, st in zip(regions, self._files):
-            st["_mapping"] = self._pc.mapping(reg.dev, reg.start_bytes, reg.size_bytes or self._capacity)
-            st["_ra"] = self._new_ra()
-        self._load_file_state(self._files[self._file_cur])
+        pc = self._pc
+        self._maps = [
+            (pc.mapping(r.dev, r.start_bytes, r.size_bytes or self._capacity), self._new_ra()) for r in regions
+        ]
 
     def start(self) -> None:
         self.open_files()
@@ -87,13 +92,12 @@ class CachedFiles:
     def _ranges(self) -> list[tuple[int, int]]:
         """(first byte within the file, bytes) of the job's range of each of its files."""
         files = getattr(self, "_files", None)
-        states = files if files else [{"base_offset": self.base_offset, "span": self.span, "_mapping": self._mapping}]
-        return [(st["base_offset"] - st["_mapping"].start, st["span"]) for st in states]
+        states = files if files else [{"base_offset": self.base_offset, "span": self.span}]
+        return [(st["base_offset"] - m.start, st["span"]) for st, (m, _ra) in zip(states, self._maps)]
 
     def mappings(self) -> list:
         """The mappings (files) this thread reads and writes."""
-        files = getattr(self, "_files", None)
-        return [st["_mapping"] for st in files] if files else [self._mapping]
+        return [m for m, _ra in self._maps]
 
 
 class BufferedThread(CachedFiles, SyncThread):
@@ -157,9 +161,9 @@ class BufferedThread(CachedFiles, SyncThread):
         if req.op == "trim":
             super()._doorbell()
             return
-        m = self._mapping
+        m, ra = self._cur()
         if req.op == "read":
-            plan = self._fm.read_plan(m, self._ra, req.offset - m.start, req.nbytes)
+            plan = self._fm.read_plan(m, ra, req.offset - m.start, req.nbytes)
         else:
             plan = self._fm.write_plan(m, req.offset - m.start, req.nbytes, self.runner.clock())
         self._plan = plan
@@ -252,7 +256,7 @@ class BufferedThread(CachedFiles, SyncThread):
         super()._issue(False)  # _finished: the thread exits
 
     def _fsync_write(self) -> None:
-        m = self._mapping
+        m = self._cur()[0]
         if self.job.sync != "none":  # vfs_fsync_range(pos, pos + len - 1): this write's pages
             req = self.req
             assert req is not None
@@ -267,10 +271,11 @@ class BufferedThread(CachedFiles, SyncThread):
     def _fsync_wait(self) -> None:
         """filemap_fdatawait: the file's pages still under writeback (the flusher's; with O_SYNC /
         O_DSYNC those of the written range)."""
-        waits = [b for b in self._mapping.writing if not b.done]
+        m = self._cur()[0]
+        waits = [b for b in m.writing if not b.done]
         req = self.req
         if self.job.sync != "none" and req is not None:
-            off = req.offset - self._mapping.start
+            off = req.offset - m.start
             first, end = off >> PAGE_SHIFT, (off + req.nbytes + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
             waits = [b for b in waits if b.start < end and first < b.end]
         if not waits:

@@ -34,7 +34,7 @@ class BufferedUringThread(CachedFiles, AsyncThread):
 
     def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
         io = super()._next_io(op)
-        self._io_files.append((self._mapping, self._ra))  # (the file fio's file service chose)
+        self._io_files.append(self._cur())  # (the file fio's file service chose)
         return io
 
     def _commit(self, ios: list) -> None:
