@@ -267,3 +267,27 @@ def test_each_file_of_a_job_has_its_own_pages_and_readahead():
     assert all(m.pages >= 64 for m in maps)
     (th,) = res.run.threads
     assert [ra.ra_pages for _m, ra in th._maps] == [64, 64]  # POSIX_FADV_SEQUENTIAL: 2 x 32 pages
+
+
+def test_mmap_reads_fault_once_per_fault_around_window():
+    """fio's mmap engine, sequential 4 KiB copies of a cached file (pre_read): one minor fault maps
+    the 16 pages of its 64 KiB window (filemap_map_pages), so 1 fault per 16 IOs, no device read."""
+    res, host = _run(_job("read", size="8m", extra="ioengine=mmap\npre_read=1"))
+    pc = host.filemap.cache
+    assert pc.read_pages == 0 and res.summary["ios"] > 1000
+    (m,) = [m for m in pc.mappings.values() if m.pages]
+    assert len(m.mapped) == 2048 and pc.faults == 2048 // 16  # the 8 MiB once, then no fault
+    assert res.summary["layers"]["syscall"] < 0.15 * res.summary["layers"]["user"]  # faults only
+
+
+def test_mmap_random_reads_read_only_the_faulting_page_and_writes_fault_again_after_writeback():
+    res, host = _run(_job("randread", size="1g", extra="ioengine=mmap"))
+    assert 0.9 < res.summary["device_commands_per_io"] <= 1.0  # MADV_RANDOM: no fault readahead
+    w, host_w = _run(_job("randwrite", size="4m", runtime="10ms", extra="ioengine=mmap\nfsync=16\npre_read=1"))
+    (m,) = [m for m in host_w.filemap.cache.mappings.values() if m.pages]
+    assert len(m.writable) <= 16 and len(m.dirty) <= 16  # msync write-protected what it cleaned
+
+
+def test_mmap_with_direct_is_refused():
+    with pytest.raises(Exception, match="mmap"):
+        parse_fio_text(_job("read", extra="ioengine=mmap\ndirect=1"))

@@ -35,9 +35,23 @@ class ReadPlan:
     ``bios`` to submit ((mapping, first page, pages, batch)), ``waits`` (the reads in flight it
     needs), and its bytes from pages that were uptodate (``hit_bytes``) or not (``miss_bytes``)."""
 
-    __slots__ = ("lookups", "added", "bios", "waits", "hit_bytes", "miss_bytes", "reclaimed", "written", "dirtied")
+    __slots__ = (
+        "lookups",
+        "added",
+        "bios",
+        "waits",
+        "hit_bytes",
+        "miss_bytes",
+        "reclaimed",
+        "written",
+        "dirtied",
+        "faults",
+        "mapped",
+    )
 
     def __init__(self) -> None:
+        self.faults = 0  # page faults taken (mmap)
+        self.mapped = 0  # pages mapped by them (PTEs set, fault-around included)
         self.written = 0  # pages written (write_begin .. write_end)
         self.dirtied = 0  # pages that were clean and are now dirty
         self.lookups = 0
@@ -152,6 +166,81 @@ class Filemap:
             pc.mark_accessed(m, i)
         plan.reclaimed = pc.reclaim()
         return plan
+
+    # -- faults on a shared file mapping (mmap) -------------------------------------------------
+    def fault_plan(self, m: Mapping, ra: RaState, off: int, nbytes: int, write: bool, now: float) -> ReadPlan:
+        """A user-space copy of ``nbytes`` at byte ``off`` of ``m`` through a MAP_SHARED mapping:
+        the page faults it takes. A page not mapped faults (``filemap_fault``): cached, it is a
+        minor fault; a read fault also maps the cached, uptodate pages of its 64 KiB window
+        (``filemap_map_pages``, fault_around_bytes); not cached, the mapping's readahead runs
+        (``do_sync_mmap_readahead``: none with MADV_RANDOM, ``ra_pages`` from the page with
+        MADV_SEQUENTIAL, else read-around: ``ra_pages`` centred on it, marker ``ra_pages / 4``
+        before its end) and the fault waits for the page. A write to a page not mapped writable
+        faults too (``do_shared_fault`` / ``wp_page_shared``: ``page_mkwrite``, the page dirtied)."""
+        pc = self.cache
+        plan = ReadPlan()
+        index = off >> PAGE_SHIFT
+        end = off + nbytes
+        for i in range(index, (end + PAGE_SIZE - 1) >> PAGE_SHIFT):
+            page_bytes = min(end, (i + 1) << PAGE_SHIFT) - max(off, i << PAGE_SHIFT)
+            if i in m.mapped and (not write or i in m.writable):
+                plan.hit_bytes += page_bytes  # no fault: the copy reads or writes the page
+                pc.hit_pages += 1
+                continue
+            plan.faults += 1
+            if i not in m.mapped:
+                self._fault_in(plan, m, ra, i, write)
+            b = m.read_batch(i)
+            if b is None:
+                plan.hit_bytes += page_bytes
+                pc.hit_pages += 1
+            else:
+                plan.miss_bytes += page_bytes
+                if b not in plan.waits:
+                    plan.waits.append(b)
+            if write:
+                plan.written += 1  # page_mkwrite, the PTE made writable
+                m.writable.add(i)
+                if pc.mark_dirty(m, i, now):
+                    plan.dirtied += 1
+        pc.hit_bytes += plan.hit_bytes
+        pc.miss_bytes += plan.miss_bytes
+        pc.faults += plan.faults
+        plan.reclaimed = pc.reclaim()
+        return plan
+
+    def _fault_in(self, plan: ReadPlan, m: Mapping, ra: RaState, i: int, write: bool) -> None:
+        """``filemap_fault`` of page ``i`` (and, for a read, ``filemap_map_pages``' fault-around)."""
+        pc = self.cache
+        if not pc.cached(m, i):
+            if ra.random or ra.ra_pages == 0:  # VM_RAND_READ: just the page
+                self._readahead(plan, m, i, 1, -1)
+            elif ra.mmap_seq:  # VM_SEQ_READ: page_cache_sync_ra(ractl, ra->ra_pages)
+                start, n, marker = ra.sync_ra(i, ra.ra_pages)
+                self._readahead(plan, m, start, n, marker)
+            else:  # read-around
+                ra.start = max(0, i - ra.ra_pages // 2)
+                ra.size = ra.ra_pages
+                ra.async_size = ra.ra_pages // 4
+                self._readahead(plan, m, ra.start, ra.size, ra.start + ra.size - ra.async_size)
+            if not pc.cached(m, i):
+                self._readahead(plan, m, i, 1, -1)
+        elif i in m.markers and not ra.random:  # do_async_mmap_readahead
+            m.markers.discard(i)
+            start, n, marker = ra.async_ra(i, ra.ra_pages, pc.next_miss(m, i + 1, ra.ra_pages))
+            if n:
+                self._readahead(plan, m, start, n, marker)
+        plan.lookups += 1
+        pc.mark_accessed(m, i)
+        m.mapped.add(i)
+        plan.mapped += 1
+        if write:
+            return
+        first = i & ~15  # fault_around_bytes 64 KiB: 16 pages
+        for j in range(first, first + 16):
+            if j != i and j not in m.mapped and pc.cached(m, j) and m.read_batch(j) is None:
+                m.mapped.add(j)
+                plan.mapped += 1
 
     def submit_reads(self, plan: ReadPlan, task: Any, job: int, runner: Any) -> None:
         """``read_pages``: one request per bio, interrupt-driven, on ``runner``'s hardware queue."""

@@ -55,7 +55,20 @@ class Mapping:
     """One file's pages (``struct address_space``) on device ``dev``, starting at byte ``start``
     of it, ``size`` bytes long."""
 
-    __slots__ = ("id", "dev", "start", "size", "markers", "dirty", "dirtied_when", "reading", "writing", "pages")
+    __slots__ = (
+        "id",
+        "dev",
+        "start",
+        "size",
+        "markers",
+        "dirty",
+        "dirtied_when",
+        "reading",
+        "writing",
+        "pages",
+        "mapped",
+        "writable",
+    )
 
     def __init__(self, mid: int, dev: int, start: int, size: int):
         self.id = mid
@@ -68,6 +81,8 @@ class Mapping:
         self.reading: list[IoBatch] = []  # read IOs in flight
         self.writing: list[IoBatch] = []  # writeback IOs in flight
         self.pages = 0  # pages cached
+        self.mapped: set[int] = set()  # pages mapped into a process (mmap: a present PTE)
+        self.writable: set[int] = set()  # of those, mapped writable (dirtied through the mapping)
 
     def read_batch(self, index: int) -> IoBatch | None:
         """The read in flight that covers page ``index`` (None: none, the page is uptodate if cached)."""
@@ -101,6 +116,7 @@ class PageCache:
         self.read_pages = 0
         self.written_pages = 0
         self.reclaimed_pages = 0
+        self.faults = 0  # page faults on file mappings (mmap)
         self.hit_bytes = 0  # bytes copied to user space from pages that were uptodate when looked up
         self.miss_bytes = 0  # bytes copied from pages the read had to wait for (read from the device)
 
@@ -185,6 +201,7 @@ class PageCache:
                 continue
             self.referenced.discard(k)
             m.markers.discard(idx)
+            m.mapped.discard(idx)  # try_to_unmap
             m.pages -= 1
             freed += 1
         self.reclaimed_pages += freed
@@ -209,6 +226,7 @@ class PageCache:
                 del lru[k]
                 self.referenced.discard(k)
                 m.markers.discard(idx)
+                m.mapped.discard(idx)
                 dropped += 1
         m.pages -= dropped
         return dropped
@@ -238,6 +256,7 @@ class PageCache:
             else:
                 runs.append((i, 1))
         m.dirty.difference_update(pages)
+        m.writable.difference_update(pages)  # clear_page_dirty_for_io -> page_mkclean: write-protected again
         self.nr_dirty -= len(pages)
         self.nr_writeback += len(pages)
         if not m.dirty:

@@ -96,6 +96,19 @@ class PageCacheConfig(Model):
         " allocation: add_page_cycles), write_end, folio_mark_dirty's accounting (NR_FILE_DIRTY, the"
         " xarray dirty tag, the inode on the bdi's dirty list) (estimate)",
     )
+    fault_cycles: float = Field(
+        1200,
+        ge=0,
+        description="one page fault on a file mapping apart from its pages: the exception entry and"
+        " exit (with KPTI, like a system call's), handle_mm_fault's page-table walk, the VMA lookup"
+        " under the mmap lock (estimate, ~0.35 us)",
+    )
+    map_page_cycles: float = Field(
+        150,
+        ge=0,
+        description="one page mapped by a fault (filemap_map_pages / finish_fault: the folio reference,"
+        " rmap and the PTE) (estimate)",
+    )
     balance_dirty_cycles: float = Field(
         1500,
         ge=0,

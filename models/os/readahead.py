@@ -67,7 +67,7 @@ class RaState:
     last read ended; -1 before the first) and ``random`` (FMODE_RANDOM). ``decide`` returns the
     pages to read: (first page, number of pages, index of the marker page or -1)."""
 
-    __slots__ = ("start", "size", "async_size", "ra_pages", "io_pages", "prev_pos", "random")
+    __slots__ = ("start", "size", "async_size", "ra_pages", "io_pages", "prev_pos", "random", "mmap_seq")
 
     def __init__(self, ra_pages: int, io_pages: int, random: bool = False):
         self.start = 0
@@ -77,6 +77,7 @@ class RaState:
         self.io_pages = io_pages  # bdi->io_pages: max_sectors_kb in pages
         self.prev_pos = -1
         self.random = random
+        self.mmap_seq = False  # a mapping advised MADV_SEQUENTIAL (VM_SEQ_READ)
 
     def sync_ra(self, index: int, req_size: int) -> tuple[int, int, int]:
         """``page_cache_sync_ra``: the read missed at page ``index`` wanting ``req_size`` pages."""

@@ -13,6 +13,7 @@ from models.host import Host, PolicySet
 from models.ioengines import (
     ASYNC_BUFFERED_ENGINES,
     BUFFERED_ENGINES,
+    MAPPED_ENGINES,
     MODELLED_ENGINES,
     SYNC_ENGINES,
     select_policy_name,
@@ -24,6 +25,7 @@ from models.ioengines.files import FileService, thread_files
 from models.ioengines.fio_run import FioRun
 from models.ioengines.flow import Flow, FlowMember
 from models.ioengines.job_control import waits_of
+from models.ioengines.mmap_io import MmapThread
 from models.ioengines.null_io import NullThread
 from models.ioengines.offload import OffloadThread
 from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
@@ -194,6 +196,8 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
 def _thread_class(job) -> type:
     """The class of a job's fio threads: its engine's (and io_submit_mode's); buffered IO's for a
     buffered job (libaio's buffered IO runs inside io_submit: synchronous)."""
+    if job.ioengine in MAPPED_ENGINES:
+        return MmapThread
     if not job.direct and job.ioengine in ASYNC_BUFFERED_ENGINES:
         return BufferedUringThread
     if not job.direct and job.ioengine in BUFFERED_ENGINES:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from models.ioengines import ASYNC_BUFFERED_ENGINES, BUFFERED_ENGINES, SYNC_ENGINES
+from models.ioengines import ASYNC_BUFFERED_ENGINES, BUFFERED_ENGINES, MAPPED_ENGINES, SYNC_ENGINES
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
@@ -82,7 +82,7 @@ RwMode = Literal[
     "trimwrite",
     "randtrimwrite",
 ]
-Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null", "spdk"]
+Engine = Literal["psync", "sync", "pvsync2", "mmap", "libaio", "io_uring", "io_uring_cmd", "null", "spdk"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
 
@@ -1091,6 +1091,13 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
         )
     if not state["direct"] and engine in ASYNC_BUFFERED_ENGINES:
         _check_buffered_uring(state, last, fail)
+    if engine in MAPPED_ENGINES and (state["direct"] or state["sync"] != "none" or state["io_submit_mode"] != "inline"):
+        what = "direct=1" if state["direct"] else "sync" if state["sync"] != "none" else "io_submit_mode=offload"
+        raise fail(
+            f"ioengine={engine} with {what} is not modelled (the mmap engine's IO is a copy through the page"
+            " cache; for its msync use fsync=N or end_fsync)",
+            last.get("direct") or last.get("sync") or last.get("io_submit_mode") or last.get("ioengine"),
+        )
     if state["direct"] and (state["fsync"] or state["sync"] != "none"):
         raise fail(
             "fsync/fdatasync/sync with direct=1 is not modelled: the SSD's flush command and FUA writes are"
