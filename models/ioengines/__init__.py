@@ -1,6 +1,7 @@
 """User-space IO engines: the fio job threads that submit IOs and wait for or reap their
 completions (synchronous ``psync``/``sync``/``pvsync2`` in :mod:`.sync_io`, on buffered files in
-:mod:`.buffered_io`, fio's ``mmap`` in :mod:`.mmap_io`, io_uring's buffered reads in :mod:`.buffered_uring`, asynchronous ``libaio``
+:mod:`.buffered_io`, fio's ``mmap`` in :mod:`.mmap_io`, io_uring's buffered reads in
+:mod:`.buffered_uring`, asynchronous ``libaio``
 and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_io`, SPDK's fio plugin
 on its user-space driver in :mod:`.spdk`), and the trace
 replayer (:mod:`.replay`). They run on the

@@ -1045,6 +1045,38 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             )
 
 
+def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """Buffered IO (direct=0) where the page cache is modelled; fsync/sync only there; mmap's limits."""
+    engine = state["ioengine"]
+    if not state["direct"] and engine not in BUFFERED_ENGINES and engine not in ("spdk", "null"):
+        # (SPDK's plugin has no page cache to bypass; the null engine does no IO)
+        raise fail(
+            f"buffered IO (direct=0, fio's default) with ioengine={engine} is not modelled: the page cache is"
+            f" modelled for {', '.join(BUFFERED_ENGINES)}; set direct=1",
+            last.get("direct") or last.get("buffered") or last.get("ioengine"),
+        )
+    if not state["direct"] and engine in ASYNC_BUFFERED_ENGINES:
+        _check_buffered_uring(state, last, fail)
+    if engine in MAPPED_ENGINES and (state["direct"] or state["sync"] != "none" or state["io_submit_mode"] != "inline"):
+        what = "direct=1" if state["direct"] else "sync" if state["sync"] != "none" else "io_submit_mode=offload"
+        raise fail(
+            f"ioengine={engine} with {what} is not modelled (the mmap engine's IO is a copy through the page"
+            " cache; for its msync use fsync=N or end_fsync)",
+            last.get("direct") or last.get("sync") or last.get("io_submit_mode") or last.get("ioengine"),
+        )
+    if state["direct"] and (state["fsync"] or state["sync"] != "none"):
+        raise fail(
+            "fsync/fdatasync/sync with direct=1 is not modelled: the SSD's flush command and FUA writes are"
+            " not; with direct=0 the page cache's writeback is",
+            last.get("fsync") or last.get("fdatasync") or last.get("sync"),
+        )
+    if not state["direct"] and engine in BUFFERED_ENGINES and state["io_submit_mode"] == "offload":
+        raise fail(
+            "buffered IO (direct=0) with io_submit_mode=offload is not modelled; set direct=1",
+            last.get("io_submit_mode"),
+        )
+
+
 def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """io_uring on a buffered file: its asynchronous buffered reads are modelled; its buffered writes
     (punted to io-wq workers), SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
@@ -1082,33 +1114,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 f"option '{field}' needs ioengine {'/'.join(sorted(engines))}, not ioengine={engine}",
                 last.get("ioengine"),
             )
-    if not state["direct"] and engine not in BUFFERED_ENGINES and engine not in ("spdk", "null"):
-        # (SPDK's plugin has no page cache to bypass; the null engine does no IO)
-        raise fail(
-            f"buffered IO (direct=0, fio's default) with ioengine={engine} is not modelled: the page cache is"
-            f" modelled for {', '.join(BUFFERED_ENGINES)}; set direct=1",
-            last.get("direct") or last.get("buffered") or last.get("ioengine"),
-        )
-    if not state["direct"] and engine in ASYNC_BUFFERED_ENGINES:
-        _check_buffered_uring(state, last, fail)
-    if engine in MAPPED_ENGINES and (state["direct"] or state["sync"] != "none" or state["io_submit_mode"] != "inline"):
-        what = "direct=1" if state["direct"] else "sync" if state["sync"] != "none" else "io_submit_mode=offload"
-        raise fail(
-            f"ioengine={engine} with {what} is not modelled (the mmap engine's IO is a copy through the page"
-            " cache; for its msync use fsync=N or end_fsync)",
-            last.get("direct") or last.get("sync") or last.get("io_submit_mode") or last.get("ioengine"),
-        )
-    if state["direct"] and (state["fsync"] or state["sync"] != "none"):
-        raise fail(
-            "fsync/fdatasync/sync with direct=1 is not modelled: the SSD's flush command and FUA writes are"
-            " not; with direct=0 the page cache's writeback is",
-            last.get("fsync") or last.get("fdatasync") or last.get("sync"),
-        )
-    if not state["direct"] and engine in BUFFERED_ENGINES and state["io_submit_mode"] == "offload":
-        raise fail(
-            "buffered IO (direct=0) with io_submit_mode=offload is not modelled; set direct=1",
-            last.get("io_submit_mode"),
-        )
+    _check_buffered(state, last, fail)
     for field, option in (
         ("bs_read_bytes", "bs"),
         ("bs_write_bytes", "bs"),
