@@ -291,3 +291,15 @@ def test_mmap_random_reads_read_only_the_faulting_page_and_writes_fault_again_af
 def test_mmap_with_direct_is_refused():
     with pytest.raises(Exception, match="mmap"):
         parse_fio_text(_job("read", extra="ioengine=mmap\ndirect=1"))
+
+
+def test_kupdate_writes_back_expired_dirty_data_below_the_background_threshold():
+    """dirty_writeback_centisecs=1, dirty_expire_centisecs=2: the periodic pass wakes the flusher for
+    a file dirty longer than 20 ms, far below the background threshold of a 16 GiB cache."""
+    sets = {"pagecache.dirty_writeback_centisecs": 1, "pagecache.dirty_expire_centisecs": 2}
+    res, host = _run(_job("write", runtime="60ms"), **sets)
+    pc, wb = host.filemap.cache, host.writeback
+    assert pc.nr_dirty < wb.bg_thresh and wb.pauses == 0
+    assert pc.written_pages > 0 and sum(f.chunks for f in wb.flushers) > 0
+    idle, h2 = _run(_job("write", runtime="60ms"))
+    assert h2.filemap.cache.written_pages == 0  # (the defaults: 5 s, 30 s)
