@@ -303,3 +303,11 @@ def test_kupdate_writes_back_expired_dirty_data_below_the_background_threshold()
     assert pc.written_pages > 0 and sum(f.chunks for f in wb.flushers) > 0
     idle, h2 = _run(_job("write", runtime="60ms"))
     assert h2.filemap.cache.written_pages == 0  # (the defaults: 5 s, 30 s)
+
+
+def test_a_buffered_runs_summary_reports_its_page_cache_and_a_direct_runs_does_not():
+    res, _h = _run(_job("randread", size="256m"), **{"pagecache.memory_bytes": 16 << 20})
+    pcs = res.summary["pagecache"]
+    assert 0.0 <= pcs["hit_ratio"] < 0.2 and pcs["read_pages"] > 0 and pcs["cached_pages"] <= 4096
+    direct, _h2 = _run(_job("randread", extra="direct=1"))
+    assert "pagecache" not in direct.summary

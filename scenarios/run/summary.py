@@ -277,7 +277,27 @@ def _add_mechanism_metrics(
             actions_per_s,
         )
     summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
+    if host.filemap is not None:
+        summary["pagecache"] = pagecache_summary(host)
     _drop_unused_layers(summary)
+
+
+def pagecache_summary(host: Host) -> dict:
+    """A buffered run's page cache over the whole run (ramp included): bytes the reads found
+    uptodate or waited for, pages read from and written back to the SSDs, reclaimed, faulted
+    (mmap), dirty at the end, balance_dirty_pages pauses."""
+    pc = host.filemap.cache
+    wb = host.writeback
+    out = dict(pc.stats())
+    total = pc.hit_bytes + pc.miss_bytes
+    out["hit_ratio"] = pc.hit_bytes / total if total else 0.0
+    out["faults"] = pc.faults
+    out["writeback_pages"] = pc.nr_writeback
+    out["dirty_background_thresh_pages"] = wb.bg_thresh
+    out["dirty_thresh_pages"] = wb.thresh
+    out["throttle_pauses"] = wb.pauses
+    out["throttle_paused_ms"] = wb.paused_ns * 1e-6
+    return out
 
 
 def _drop_unused_layers(summary: dict) -> None:
