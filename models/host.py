@@ -16,15 +16,18 @@ from models.os.blk import BlkMq
 from models.os.completion import CompletionPolicy, completion_policy_name
 from models.os.cost import Cost
 from models.os.costs import CostTable, KernelCosts
+from models.os.filemap import Filemap
 from models.os.io_ledger import IoLedger
 from models.os.iosched import IoScheduler
 from models.os.nvme import NvmeDriver
+from models.os.pagecache import PageCache
 from models.os.queue import QueueConfig
 from models.os.request import Request
 from models.os.sched import CpuRunner
 from models.os.sqpoll import SqThread
 from models.os.task import Task
 from models.os.vfio import Vfio
+from models.os.writeback import Writeback
 from models.platform import PlatformConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.irq import IrqGeneration
@@ -108,6 +111,10 @@ class Host:
     """every task created on the host (job threads, workers, kernel threads), in creation order"""
     sq_threads: list[SqThread]
     """the io_uring SQPOLL threads, one per SQPOLL ring, in creation order (:meth:`new_sq_thread`)"""
+    filemap: Filemap | None
+    """buffered IO's page cache and its paths (None: no job uses buffered IO; :meth:`enable_pagecache`)"""
+    writeback: Writeback | None
+    """dirty throttling and the flusher threads (None with :attr:`filemap`)"""
     on_task_exit: Callable[[float, Task], None] | None
     """told ``(t, task)`` when a job's task exits (:meth:`task_exited`): whoever runs the jobs
     registers here (``scenarios.run.assembly``: fio's run, :class:`models.ioengines.fio_run.FioRun`)"""
@@ -176,6 +183,15 @@ class Host:
         self.all_tasks = []
         self.sq_threads = []
         self.on_task_exit = None
+        self.filemap, self.writeback = None, None
+
+    def enable_pagecache(self) -> None:
+        """The page cache, its IO paths and one flusher thread per SSD, for buffered IO (a run
+        without buffered IO has none: its tasks and events are unchanged)."""
+        if self.filemap is None:
+            cache = PageCache(self.platform.pagecache)
+            self.filemap = Filemap(self, cache)
+            self.writeback = Writeback(self, cache)
 
     @property
     def completed_ios(self) -> int:

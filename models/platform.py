@@ -6,6 +6,7 @@ from pydantic import Field, field_validator, model_validator
 
 from models.cpu.config import CpuConfig
 from models.os.costs import KernelCosts
+from models.os.pagecache_config import PageCacheConfig
 from models.os.queue import QueueConfig
 from models.os.sched_config import SchedConfig
 from models.ssd.config import DeviceConfig
@@ -63,6 +64,7 @@ class PlatformConfig(Model):
         " fio's $mb_memory (None: unknown, $mb_memory refused)",
     )
     kernel: KernelCosts = KernelCosts()
+    pagecache: PageCacheConfig = PageCacheConfig()
     sched: SchedConfig = SchedConfig()
     power: PowerConfig
     queue: QueueConfig = QueueConfig()
@@ -84,6 +86,11 @@ class PlatformConfig(Model):
 
     @model_validator(mode="after")
     def _check_ssd_nodes(self) -> "PlatformConfig":
+        if self.memory_bytes is not None and self.pagecache.memory_bytes > self.memory_bytes:
+            raise ValueError(
+                f"pagecache.memory_bytes={self.pagecache.memory_bytes} exceeds the installed memory_bytes="
+                f"{self.memory_bytes}"
+            )
         nodes = self.ssd_nodes
         if len(nodes) > 1 and len(nodes) != self.ssd_count:
             raise ValueError(

@@ -71,6 +71,14 @@ def format_summary(result: dict) -> str:
     ]
     if s.get("instructions_per_io") is not None:  # (None: no IO measured)
         out.append(perf_line(s))
+    if s.get("pagecache"):  # a buffered run (docs/pagecache.md)
+        pc = s["pagecache"]
+        mb = {k: pc[k] * 4096 / 1e6 for k in ("read_pages", "written_back_pages", "dirty_pages")}
+        out.append(
+            f"  page cache (whole run): hit ratio {pc['hit_ratio']:.3f}   read from SSD {mb['read_pages']:,.1f} MB"
+            f"   written back {mb['written_back_pages']:,.1f} MB   dirty at end {mb['dirty_pages']:,.1f} MB"
+            f"   throttled {pc['throttle_paused_ms']:,.1f} ms"
+        )
     if s.get("freq_transitions"):
         freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])
         out.append(f"  CPU frequency (GHz, mean): {freqs}   P-state transitions {s['freq_transitions']:,}")

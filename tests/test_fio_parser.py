@@ -313,10 +313,15 @@ def test_value_errors(body, fragments):
         assert fragment in msg
 
 
-def test_buffered_io_rejected():
-    msg = error("[j]\nrw=read\n")
-    assert "job 'j'" in msg and "O_DIRECT" in msg and "direct=1" in msg
-    assert "O_DIRECT" in error("[j]\ndirect=1\nbuffered=1\n")
+def test_buffered_io_accepted_where_modelled_and_rejected_elsewhere():
+    """The page cache is modelled for the sync engines and libaio (models/ioengines/buffered_io.py);
+    other engines' buffered IO is refused with a message naming the engine."""
+    assert not parse("[j]\nrw=read\n").jobs[0].direct
+    assert parse("[j]\nrw=read\nioengine=libaio\niodepth=8\n").jobs[0].queue_depth == 1
+    assert parse("[j]\nrw=read\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8
+    msg = error("[j]\nrw=write\nioengine=io_uring\n")
+    assert "job 'j'" in msg and "ioengine=io_uring" in msg and "direct=1" in msg
+    assert "io_uring_cmd" in error("[j]\ndirect=1\nbuffered=1\nioengine=io_uring_cmd\nfilename=/dev/ng0n1\n")
 
 
 def test_global_value_error_names_global_line():

@@ -163,6 +163,14 @@ class CpuConfig(Model):
         " optimization manual (Skylake, section 2.5.4): 'about 10 cycles' before Skylake, 'as many as 140"
         " cycles' from Skylake on (the default)",
     )
+    copy_bytes_per_cycle: float = Field(
+        3.5,
+        gt=0,
+        description="bytes one core copies per cycle between the page cache and a user buffer"
+        " (copy_to_user / copy_from_user: rep movsb with ERMS/FSRM). Estimate: no authoritative figure;"
+        " a single-core streaming copy of DRAM-resident data runs ~8-12 GB/s on Skylake/Cascade Lake-SP"
+        " server cores, ~12-20 GB/s on Ice Lake-SP/Zen 3/Zen 4; 3.5 bytes/cycle is ~11 GB/s at 3.2 GHz",
+    )
     activity: dict[str, float] = Field(
         default_factory=lambda: {"user": 1.0, "kernel": 1.0, "poll": 0.6, "spin": 0.45},
         description="dynamic-power activity factor by kind of work: user code, kernel code, a block-layer"

@@ -76,6 +76,7 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
         max_freq_ghz=3.2,
         min_freq_ghz=1.2,
         pause_cycles=10.0,  # Broadwell: 'about 10 cycles' (Intel optimization manual, 2.5.4)
+        copy_bytes_per_cycle=3.0,  # estimate: ~8-10 GB/s single-core DRAM copy on Broadwell-EP at ~3 GHz
         voltage_at_min_v=0.75,
         voltage_at_max_v=1.15,
         pstate_transition_ns=20_000.0,
@@ -163,6 +164,7 @@ def epyc_9454p(**overrides) -> CpuConfig:
         # Zen 2 and later: PAUSE of the order of Skylake's (tens of cycles; public microbenchmarks, no
         # vendor figure): estimate 64
         pause_cycles=64.0,
+        copy_bytes_per_cycle=5.0,  # estimate: ~15-20 GB/s single-core DRAM copy on Zen 4 at ~3.6 GHz
         turbo=True,
         voltage_at_min_v=0.65,
         voltage_at_max_v=1.10,

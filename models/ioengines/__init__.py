@@ -1,5 +1,7 @@
 """User-space IO engines: the fio job threads that submit IOs and wait for or reap their
-completions (synchronous ``psync``/``sync``/``pvsync2`` in :mod:`.sync_io`, asynchronous ``libaio``
+completions (synchronous ``psync``/``sync``/``pvsync2`` in :mod:`.sync_io`, on buffered files in
+:mod:`.buffered_io`, fio's ``mmap`` in :mod:`.mmap_io`, io_uring's buffered reads in
+:mod:`.buffered_uring`, asynchronous ``libaio``
 and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_io`, SPDK's fio plugin
 on its user-space driver in :mod:`.spdk`), and the trace
 replayer (:mod:`.replay`). They run on the
@@ -12,7 +14,16 @@ from __future__ import annotations
 from models.os.completion import completion_policy_name
 
 #: engines whose call waits for the IO (one IO in flight per thread; fio's iodepth does not apply)
-SYNC_ENGINES = ("psync", "sync", "pvsync2")
+SYNC_ENGINES = ("psync", "sync", "pvsync2", "mmap")
+#: engines with no direct-IO path of their own: fio's mmap copies through a shared file mapping
+#: (models.ioengines.mmap_io), always through the page cache
+MAPPED_ENGINES = ("mmap",)
+#: engines whose buffered IO (direct=0) goes through the modelled page cache (models.ioengines.buffered_io;
+#: libaio on a buffered file runs synchronously inside io_submit, as Linux does)
+BUFFERED_ENGINES = ("psync", "sync", "pvsync2", "mmap", "libaio", "io_uring")
+#: of those, the engines whose buffered IO is asynchronous (io_uring's buffered reads:
+#: models.ioengines.buffered_uring); their buffered writes are not modelled
+ASYNC_BUFFERED_ENGINES = ("io_uring",)
 #: engines on a user-space driver (fio's external SPDK plugin, :mod:`.spdk`): no kernel on the IO
 #: path, so no kernel completion policy either
 USERSPACE_ENGINES = ("spdk",)

@@ -7,10 +7,26 @@ The instructions are precomputed per bundle, so the hot path only counts bundle 
 
 from __future__ import annotations
 
-__all__ = ["LAYERS", "LAYER_INDEX", "USER", "Cost"]
+__all__ = ["LAYERS", "LAYER_INDEX", "OPTIONAL_LAYERS", "USER", "Cost"]
 
 #: Stack layers reported in ``summary.layers`` (plus "idle", the idle time while IO is pending).
-LAYERS = ("user", "syscall", "fs", "block", "iosched", "driver", "irq", "scheduler", "timer", "polling", "cache")
+LAYERS = (
+    "user",
+    "syscall",
+    "fs",
+    "block",
+    "iosched",
+    "driver",
+    "irq",
+    "scheduler",
+    "timer",
+    "polling",
+    "cache",
+    "pagecache",
+    "writeback",
+)
+#: Layers reported only by runs that used them (buffered IO): a direct-IO run's summary is unchanged.
+OPTIONAL_LAYERS = ("pagecache", "writeback")
 LAYER_INDEX = {name: i for i, name in enumerate(LAYERS)}
 USER = LAYER_INDEX["user"]
 

@@ -59,6 +59,9 @@ ACTION_INDEX = {name: i for i, name in enumerate(ACTIONS)}
 #:   TSC-deadline MSR write, RDTSC): 1.2;
 #: - polling (blk_poll -> nvme_poll, io_uring's IOPOLL loop, a user-space ring spin): a small
 #:   L1-resident loop of loads, compares and predicted branches, IPC ~3.3 -> 0.3.
+#: - pagecache (filemap_read, write_begin/end, readahead): xarray walks and folio flags, ~0.7, plus
+#:   the copy to or from user space (rep movsb: few instructions, many cycles) -> 1.0 (estimate);
+#: - writeback (write_cache_pages, bio building, end_page_writeback): list and tag walks -> 0.8.
 #: (The cpuidle POLL state's PAUSE loop has its own rate: cpu.pause_cycles.)
 WARM_CPI = {
     "user": 0.6,
@@ -71,6 +74,8 @@ WARM_CPI = {
     "scheduler": 1.0,
     "timer": 1.2,
     "polling": 0.3,
+    "pagecache": 1.0,
+    "writeback": 0.8,
 }
 
 

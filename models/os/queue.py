@@ -26,6 +26,12 @@ class QueueConfig(Model):
         " BLK_MQ_MAX_DEPTH = 10240, blk-mq's limit)",
     )
     max_sectors_kb: int = Field(128, ge=4, description="queue/max_sectors_kb: largest request merging may build, KiB")
+    read_ahead_kb: int = Field(
+        128,
+        ge=0,
+        description="queue/read_ahead_kb: the largest readahead window of a buffered reader, KiB (the"
+        " bdi's ra_pages; include/linux/pagemap.h VM_READAHEAD_PAGES = 128 KiB); 0: no readahead",
+    )
     nomerges: int = Field(
         0, ge=0, le=2, description="queue/nomerges: 0 all merges, 1 only simple one-hit merges, 2 none"
     )

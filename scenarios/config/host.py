@@ -161,7 +161,7 @@ def _apply_platform_sets(pdata: dict, sets: dict[str, Any]) -> dict[str, str]:
     def fio_option(key: str, raw: Any) -> None:
         if "." in key:
             raise ConfigError(
-                f"--set {key}: unknown section '{key.split('.', 1)[0]}' (use queue., nvme., cpu., ssd., "
+                f"--set {key}: unknown section '{key.split('.', 1)[0]}' (use queue., nvme., cpu., ssd., pagecache., "
                 f"kernel., sched., power., or a fio option)"
             )
         fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)

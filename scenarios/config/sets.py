@@ -21,7 +21,7 @@ from simcore.errors import ConfigError
 __all__ = ["PLATFORM_PREFIXES", "PLATFORM_HEADS", "parse_sets", "set_value", "is_platform_key", "apply_sets"]
 
 #: ``--set`` sections that are fields of the platform (besides ``queue``)
-PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "ssd_nodes", "nvme")
+PLATFORM_PREFIXES = ("cpu", "ssd", "kernel", "sched", "power", "ssd_count", "ssd_nodes", "nvme", "pagecache")
 #: platform keys whose value is kept as the text given (a kernel release: ``6.10`` is not ``6.1``)
 TEXT_KEYS = ("kernel.version",)
 #: every ``--set`` section that addresses the platform

@@ -10,12 +10,22 @@ is built.
 from __future__ import annotations
 
 from models.host import Host, PolicySet
-from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES, select_policy_name
+from models.ioengines import (
+    ASYNC_BUFFERED_ENGINES,
+    BUFFERED_ENGINES,
+    MAPPED_ENGINES,
+    MODELLED_ENGINES,
+    SYNC_ENGINES,
+    select_policy_name,
+)
 from models.ioengines.async_io import AsyncThread
+from models.ioengines.buffered_io import BufferedThread
+from models.ioengines.buffered_uring import BufferedUringThread
 from models.ioengines.files import FileService, thread_files
 from models.ioengines.fio_run import FioRun
 from models.ioengines.flow import Flow, FlowMember
 from models.ioengines.job_control import waits_of
+from models.ioengines.mmap_io import MmapThread
 from models.ioengines.null_io import NullThread
 from models.ioengines.offload import OffloadThread
 from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
@@ -185,9 +195,22 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
 
 
 def _thread_class(job) -> type:
-    """The class of a job's fio threads: its engine's (and io_submit_mode's), with fio's verify when
+    """The class of a job's fio threads: its engine's (and io_submit_mode's); buffered IO's for a
+    buffered job (libaio's buffered IO runs inside io_submit: synchronous); with fio's verify when
     the job has it (the parser admits verify on the inline kernel engines only)."""
     verify = job.verify != "none"
+    buffered = job.ioengine in MAPPED_ENGINES or (not job.direct and job.ioengine in BUFFERED_ENGINES)
+    if verify and buffered:
+        raise ConfigError(
+            f"job '{job.name}': verify with buffered IO (direct=0, mmap) is not modelled: give direct=1"
+            " (the page cache's read-back would be a cache hit, which the verify model does not have)"
+        )
+    if job.ioengine in MAPPED_ENGINES:
+        return MmapThread
+    if not job.direct and job.ioengine in ASYNC_BUFFERED_ENGINES:
+        return BufferedUringThread
+    if not job.direct and job.ioengine in BUFFERED_ENGINES:
+        return BufferedThread
     if job.ioengine in SYNC_ENGINES:
         if job.io_submit_mode != "inline":
             return OffloadThread

@@ -12,6 +12,7 @@ from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
 from models.ioengines.fio_run import FioRun
 from models.os import memops
+from models.os.cost import OPTIONAL_LAYERS
 from models.os.costs import ACTIONS, LAYERS
 from models.power import average_power, read_energy
 from scenarios.config.host import RunConfig
@@ -303,6 +304,38 @@ def _add_mechanism_metrics(
             actions_per_s,
         )
     summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
+    if host.filemap is not None:
+        summary["pagecache"] = pagecache_summary(host)
+    _drop_unused_layers(summary)
+
+
+def pagecache_summary(host: Host) -> dict:
+    """A buffered run's page cache over the whole run (ramp included): bytes the reads found
+    uptodate or waited for, pages read from and written back to the SSDs, reclaimed, faulted
+    (mmap), dirty at the end, balance_dirty_pages pauses."""
+    pc = host.filemap.cache
+    wb = host.writeback
+    out = dict(pc.stats())
+    total = pc.hit_bytes + pc.miss_bytes
+    out["hit_ratio"] = pc.hit_bytes / total if total else 0.0
+    out["faults"] = pc.faults
+    out["writeback_pages"] = pc.nr_writeback
+    out["dirty_background_thresh_pages"] = wb.bg_thresh
+    out["dirty_thresh_pages"] = wb.thresh
+    out["throttle_pauses"] = wb.pauses
+    out["throttle_paused_ms"] = wb.paused_ns * 1e-6
+    return out
+
+
+def _drop_unused_layers(summary: dict) -> None:
+    """The layers of :data:`OPTIONAL_LAYERS` (the page cache's) appear only in runs that used them:
+    a direct-IO run's summary keeps its keys."""
+    used = {name for name in OPTIONAL_LAYERS if summary["cycles_per_s"].get(name)}
+    rows = [summary["layers_ns_per_io"], summary["cycles_per_s"], *summary["layers_ns_per_io_per_cpu"].values()]
+    for name in OPTIONAL_LAYERS:
+        if name not in used:
+            for row in rows:
+                row.pop(name, None)
 
 
 def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict:

@@ -40,7 +40,9 @@ iodepth                                        iodepth                      >= 1
 iodepth_batch_submit (iodepth_batch)           iodepth_batch_submit         0 or > iodepth => iodepth
 iodepth_batch_complete_min (..._complete)      iodepth_batch_complete_min   >= 0 (0 = poll without waiting)
 iodepth_batch_complete_max                     iodepth_batch_complete_max   default = complete_min, <= iodepth
-direct, buffered (= not direct)                direct                       bool; stacksim requires direct=1
+direct, buffered (= not direct)                direct                       bool; direct=0: the page cache (psync, sync,
+                                                                             pvsync2, libaio)
+invalidate, pre_read, fadvise_hint             invalidate, pre_read, ...    buffered IO: cache at open, readahead hints
 runtime (timeout)                              runtime_ns                   time, default unit s; 0 = none
 ramp_time                                      ramp_time_ns                 time, default unit s
 time_based                                     time_based                   bool; needs runtime
@@ -196,6 +198,10 @@ _add(
 )
 _add("used", "str", "ioengine", help="IO engine")
 _add("used", "bool", "direct buffered")
+_add("used", "bool", "invalidate pre_read", help="buffered IO: drop the file's cached pages at open / read it in first")
+_add("used", "int", "fsync fdatasync", help="buffered IO: fsync / fdatasync after every N writes")
+_add("used", "bool", "end_fsync fsync_on_close", help="buffered IO: fsync the files when the job's IO ends")
+_add("used", "str", "fadvise_hint", help="buffered IO: 1 (by the job's pattern), 0, sequential, random")
 _add("used", "flag", "time_based")
 _add("used", "time", "runtime ramp_time", help="default unit: seconds")
 _add("used", "time", "thinktime", help="default unit: microseconds")
@@ -401,9 +407,9 @@ _add("limited", "flag", "blocksize_unaligned", neutral=("0",), reason="O_DIRECT 
 _add(
     "limited",
     "int",
-    "fsync fdatasync write_barrier",
+    "write_barrier",
     neutral=("0",),
-    reason="flush commands (fsync/fdatasync/barrier writes) are not modelled",
+    reason="barrier writes (flush commands) are not modelled",
 )
 _add(
     "limited",
@@ -438,7 +444,7 @@ _add(
     reason="the IO scheduler is set by the platform configuration (queue.scheduler), not by the job",
 )
 _add("limited", "str", "dataplacement", neutral=("none",), reason="NVMe data placement is not modelled")
-_add("limited", "str", "sync", neutral=("0", "none"), reason="O_SYNC/O_DSYNC writes are not modelled")
+_add("used", "str", "sync", help="buffered IO: O_SYNC (sync, 1) or O_DSYNC (dsync) writes; none, 0: neither")
 _add(
     "limited",
     "str",
@@ -480,9 +486,9 @@ _add("ignored", "flag", "group_reporting thread norandommap zero_buffers refill_
 _add(
     "ignored",
     "bool",
-    "randrepeat allrandrepeat softrandommap overwrite end_fsync fsync_on_close "
-    "invalidate scramble_buffers create_serialize create_fsync "
-    "create_on_open create_only allow_file_create allow_mounted_write pre_read unlink "
+    "randrepeat allrandrepeat softrandommap overwrite "
+    "scramble_buffers create_serialize create_fsync "
+    "create_on_open create_only allow_file_create allow_mounted_write unlink "
     "unlink_each_loop unique_filename dedupe_global verify_fatal verify_dump "
     "verify_state_save verify_state_load experimental_verify trim_verify_zero per_job_logs "
     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
@@ -495,7 +501,7 @@ _add(
     "ignored",
     "str",
     "name description randseed "
-    "fallocate fadvise_hint write_hint offset_align blockalign "
+    "fallocate write_hint offset_align blockalign "
     "buffer_compress_percentage buffer_compress_chunk buffer_pattern dedupe_percentage dedupe_mode "
     "dedupe_working_set_percentage iomem iomem_align hugepage-size lockmem "
     "openfiles priohint uid gid cgroup cgroup_weight "

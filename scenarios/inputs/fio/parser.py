@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from models.ioengines import SYNC_ENGINES
+from models.ioengines import ASYNC_BUFFERED_ENGINES, BUFFERED_ENGINES, MAPPED_ENGINES, SYNC_ENGINES
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
@@ -83,7 +83,7 @@ RwMode = Literal[
     "trimwrite",
     "randtrimwrite",
 ]
-Engine = Literal["psync", "sync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "null", "spdk"]
+Engine = Literal["psync", "sync", "pvsync2", "mmap", "libaio", "io_uring", "io_uring_cmd", "null", "spdk"]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
 
@@ -125,6 +125,12 @@ class FioJob(BaseModel):
     iodepth_low: int = Field(0, ge=0)  # fio: 0 or > iodepth means iodepth (the model applies it)
     hipri: bool = False
     direct: bool = False
+    invalidate: bool = True  # fio's invalidate: drop the file's cached pages at open (buffered IO)
+    pre_read: bool = False  # fio's pre_read: read the file into the page cache first (clears invalidate)
+    fadvise_hint: Literal["0", "1", "sequential", "random"] = "1"  # 1: by the job's pattern
+    sync: Literal["none", "sync", "dsync"] = "none"  # fio's sync: O_SYNC / O_DSYNC at open
+    end_fsync: bool = False  # fio's end_fsync / fsync_on_close: the files synced when the IO ends
+    fsync: int = Field(0, ge=0)  # fio's fsync / fdatasync: a sync of the file after every N writes (0: none)
     runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     time_based: bool = False
@@ -306,7 +312,10 @@ class FioJob(BaseModel):
     @property
     def queue_depth(self) -> int:
         """IOs one job keeps in flight: fio's synchronous engines ignore iodepth (always 1), unless
-        the submission is offloaded to iodepth workers."""
+        the submission is offloaded to iodepth workers; a buffered libaio job runs each IO inside
+        io_submit (1)."""
+        if self.ioengine in BUFFERED_ENGINES and self.ioengine not in ASYNC_BUFFERED_ENGINES and not self.direct:
+            return 1
         return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
 
     @property
@@ -729,6 +738,26 @@ def _set_offset(st: dict[str, Any], v: str | None, kb: int) -> None:
         st["offset_percent"] = None
 
 
+def _fadvise_hint(v: str | None) -> str:
+    """fio's ``fadvise_hint``: a boolean (1: POSIX_FADV_SEQUENTIAL or _RANDOM by the job's pattern),
+    or the advice itself."""
+    text = (v or "1").strip().lower()
+    if text in ("sequential", "random"):
+        return text
+    if text == "normal":
+        return "0"
+    return "1" if parse_bool(text, option="fadvise_hint") else "0"
+
+
+def _sync_mode(v: str | None) -> str:
+    """fio's ``sync``: none/0, sync/1 (O_SYNC), dsync (O_DSYNC) (filesetup.c: flags |= sync_io)."""
+    text = (v or "").strip().lower()
+    modes = {"none": "none", "0": "none", "sync": "sync", "1": "sync", "dsync": "dsync"}
+    if text not in modes:
+        raise ConfigError(f"option 'sync': {v!r} is not one of none, 0, sync, 1, dsync")
+    return modes[text]
+
+
 def _bool(option: str) -> Callable[[str | None, int], bool]:
     flag = opts.FIO_OPTIONS[option].kind == "flag"
     return lambda v, kb: parse_bool(v, option=option, flag=flag)
@@ -789,6 +818,14 @@ _HANDLERS: dict[str, _Handler] = {
     "iodepth_batch_complete_max": _set_field("iodepth_batch_complete_max", _int("iodepth_batch_complete_max", 0)),
     "direct": _set_field("direct", _bool("direct")),
     "buffered": _set_field("direct", lambda v, kb: not parse_bool(v, option="buffered")),
+    "invalidate": _set_field("invalidate", _bool("invalidate")),
+    "pre_read": _set_field("pre_read", _bool("pre_read")),
+    "fadvise_hint": _set_field("fadvise_hint", lambda v, kb: _fadvise_hint(v)),
+    "fsync": _set_field("fsync", _int("fsync", 0)),
+    "sync": _set_field("sync", lambda v, kb: _sync_mode(v)),
+    "end_fsync": _set_field("end_fsync", _bool("end_fsync")),
+    "fsync_on_close": _set_field("end_fsync", _bool("fsync_on_close")),
+    "fdatasync": _set_field("fsync", _int("fdatasync", 0)),
     "time_based": _set_field("time_based", _bool("time_based")),
     "runtime": _set_field("runtime_ns", lambda v, kb: parse_time_ns(v, option="runtime") or None),
     "ramp_time": _set_field("ramp_time_ns", lambda v, kb: parse_time_ns(v, option="ramp_time")),
@@ -1046,6 +1083,57 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             )
 
 
+def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """Buffered IO (direct=0) where the page cache is modelled; fsync/sync only there; mmap's limits."""
+    engine = state["ioengine"]
+    if not state["direct"] and engine not in BUFFERED_ENGINES and engine not in ("spdk", "null"):
+        # (SPDK's plugin has no page cache to bypass; the null engine does no IO)
+        raise fail(
+            f"buffered IO (direct=0, fio's default) with ioengine={engine} is not modelled: the page cache is"
+            f" modelled for {', '.join(BUFFERED_ENGINES)}; set direct=1",
+            last.get("direct") or last.get("buffered") or last.get("ioengine"),
+        )
+    if not state["direct"] and engine in ASYNC_BUFFERED_ENGINES:
+        _check_buffered_uring(state, last, fail)
+    if engine in MAPPED_ENGINES and (state["direct"] or state["sync"] != "none" or state["io_submit_mode"] != "inline"):
+        what = "direct=1" if state["direct"] else "sync" if state["sync"] != "none" else "io_submit_mode=offload"
+        raise fail(
+            f"ioengine={engine} with {what} is not modelled (the mmap engine's IO is a copy through the page"
+            " cache; for its msync use fsync=N or end_fsync)",
+            last.get("direct") or last.get("sync") or last.get("io_submit_mode") or last.get("ioengine"),
+        )
+    if state["direct"] and (state["fsync"] or state["sync"] != "none"):
+        raise fail(
+            "fsync/fdatasync/sync with direct=1 is not modelled: the SSD's flush command and FUA writes are"
+            " not; with direct=0 the page cache's writeback is",
+            last.get("fsync") or last.get("fdatasync") or last.get("sync"),
+        )
+    if not state["direct"] and engine in BUFFERED_ENGINES and state["io_submit_mode"] == "offload":
+        raise fail(
+            "buffered IO (direct=0) with io_submit_mode=offload is not modelled; set direct=1",
+            last.get("io_submit_mode"),
+        )
+
+
+def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """io_uring on a buffered file: its asynchronous buffered reads are modelled; its buffered writes
+    (punted to io-wq workers), SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
+    engine = state["ioengine"]
+    if state["rw"] not in ("read", "randread"):
+        raise fail(
+            f"buffered writes (direct=0, rw={state['rw']}) with ioengine={engine} are not modelled (io_uring"
+            " punts them to io-wq workers); use psync, sync, pvsync2 or libaio, or set direct=1",
+            last.get("rw") or last.get("direct") or last.get("ioengine"),
+        )
+    if state["sqthread_poll"] or state["hipri"]:
+        what = "sqthread_poll" if state["sqthread_poll"] else "hipri"
+        raise fail(
+            f"buffered IO (direct=0) with ioengine={engine} and {what} is not modelled (IOPOLL needs O_DIRECT);"
+            " set direct=1",
+            last.get("sqthread_poll") or last.get("hipri") or last.get("direct"),
+        )
+
+
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
     """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
     512-byte multiples), time_based with runtime."""
@@ -1066,11 +1154,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 last.get("ioengine"),
             )
     engine = state["ioengine"]
-    if not state["direct"] and engine != "spdk":  # (SPDK's plugin has no page cache to bypass)
-        raise fail(
-            "buffered IO (direct=0, fio's default) is not modelled: stacksim models O_DIRECT only; set direct=1",
-            last.get("direct") or last.get("buffered"),
-        )
+    _check_buffered(state, last, fail)
     for field, option in (
         ("bs_read_bytes", "bs"),
         ("bs_write_bytes", "bs"),
