@@ -197,14 +197,8 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
 def _thread_class(job) -> type:
     """The class of a job's fio threads: its engine's (and io_submit_mode's); buffered IO's for a
     buffered job (libaio's buffered IO runs inside io_submit: synchronous); with fio's verify when
-    the job has it (the parser admits verify on the inline kernel engines only)."""
+    the job has it (the parser admits verify on the inline kernel engines with direct=1 only)."""
     verify = job.verify != "none"
-    buffered = job.ioengine in MAPPED_ENGINES or (not job.direct and job.ioengine in BUFFERED_ENGINES)
-    if verify and buffered:
-        raise ConfigError(
-            f"job '{job.name}': verify with buffered IO (direct=0, mmap) is not modelled: give direct=1"
-            " (the page cache's read-back would be a cache hit, which the verify model does not have)"
-        )
     if job.ioengine in MAPPED_ENGINES:
         return MmapThread
     if not job.direct and job.ioengine in ASYNC_BUFFERED_ENGINES:
