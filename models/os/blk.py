@@ -275,6 +275,7 @@ class BlkMq:
             p.ioprio = req.ioprio
             p.qp = req.qp
             p.flags = req.flags
+            p.placement = req.placement
             p.t_submit = req.t_submit
             p.parent = req
             pieces.append(p)

@@ -16,7 +16,7 @@ saturation IOPS x service time) and no data path stage is modelled (no sourced c
 
 from __future__ import annotations
 
-from models.ssd.config import DataPathConfig, DeviceConfig, ServiceConfig
+from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, ServiceConfig, ZonedConfig
 
 
 def _optane(model: str, read_sd_ns: float, write_sd_ns: float, ranks: int, **kw) -> DeviceConfig:
@@ -122,10 +122,66 @@ def pm1743(**kw) -> DeviceConfig:
     return DeviceConfig(**cfg)
 
 
+#: the ZN540 namespace the CLUSTER'23 measurements used (log header, exact): 904 zones of 524,288
+#: LBAs of 4 KiB (2 GiB), each with a capacity of 275,712 LBAs (1,129,316,352 bytes = ~1077 MiB)
+ZN540_ZONES = 904
+ZN540_ZONE_BYTES = 524_288 * 4096
+ZN540_ZONE_CAP_BYTES = 275_712 * 4096
+
+
+def zn540(**kw) -> DeviceConfig:
+    """Western Digital Ultrastar DC ZN540, a ZNS SSD (TLC NAND, PCIe 3.0 x4 U.2), as Doekemeijer
+    et al. measured it (IEEE CLUSTER 2023, raw SPDK logs in stonet-research/NVMeBenchmarks):
+
+    - geometry (exact, log header): 904 zones of 2 GiB, zone capacity 1,129,316,352 bytes; the
+      namespace's address space is the zones' (fio's size=100%);
+    - 14 active zones (exact: "since we have 14 maximum active zones", ZNS-Study README); open
+      zones: the datasheet was not found, so as many as active ones (estimate);
+    - reset and finish times (the ZonedConfig defaults): the paper's medians;
+    - writes: one zone takes 1146 MiB/s at any depth (1.2 GB/s, derived); SPDK 4 KiB writes at QD1
+      11.4 us, appends 14.8 us, appends saturating at 132K IOPS per zone: service ~7.4 us after fetch,
+      link and zone stage (derived; the write is acknowledged from the controller's buffer);
+    - reads, units, link, power: not measured there and no datasheet figure found; estimates: TLC
+      reads ~75 us like the other NAND presets, PCIe 3.0 x4 (3.5 GB/s usable), 64 units,
+      5 W idle, 12 W active (a U.2 enterprise drive's envelope)."""
+    cfg = dict(
+        model="WD Ultrastar DC ZN540",
+        capacity_bytes=ZN540_ZONES * ZN540_ZONE_BYTES,
+        read=ServiceConfig(base_ns=75_000.0, per_kib_ns=300.0, sd_ns=15_000.0),
+        write=ServiceConfig(base_ns=7_400.0, per_kib_ns=0.0, sd_ns=500.0),
+        parallel_units=64,
+        link_gb_s=3.5,
+        fetch_ns=300.0,
+        post_ns=300.0,
+        idle_w=5.0,
+        active_read_w=12.0,
+        active_write_w=12.0,
+        zoned=ZonedConfig(
+            zone_size_bytes=ZN540_ZONE_BYTES,
+            zone_capacity_bytes=ZN540_ZONE_CAP_BYTES,
+            max_open_zones=14,
+            max_active_zones=14,
+            zone_write_gb_s=1.2,
+            append_extra_ns=4_200.0,
+        ),
+    )
+    cfg.update(kw)
+    return DeviceConfig(**cfg)
+
+
+def pm1743_gc(**kw) -> DeviceConfig:
+    """The PM1743 with its FTL's garbage collection modelled: 3.84 TB of user space on 4 TiB of
+    NAND, so 14.5% over-provisioning (4,398 / 3,840 - 1, derived; the raw NAND of a 3.84 TB
+    enterprise drive is 4 TiB [recalled]); blocks of 256 pages, 3 ms erases (estimates)."""
+    return pm1743(**{"ftl": FtlConfig(enabled=True, spare_fraction=0.145), **kw})
+
+
 SSD_PRESETS = {
     "optane-900p": optane_900p,
     "optane-p4800x": optane_p4800x,
     "optane-p4801x": optane_p4801x,
     "p3700": p3700,
     "pm1743": pm1743,
+    "pm1743-gc": pm1743_gc,
+    "zn540": zn540,
 }
