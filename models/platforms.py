@@ -296,8 +296,10 @@ def zn540_e5_2660v4() -> PlatformConfig:
         update={
             "name": "zn540-e5-2660v4",
             "description": "Dell R730: Xeon E5-2660 v4 + WD Ultrastar DC ZN540 (ZNS: 904 zones of 2 GiB,"
-            " 14 active), Linux 5.15; the host's costs from p3700-e5-2660v4",
+            " 14 active), Linux 5.15 (ZNS needs 5.9+); the host's costs from p3700-e5-2660v4",
             "ssd": zn540(),
+            # NVMe ZNS needs Linux 5.9+ (ZNS-Study's README); 5.15 as the other platforms' studies
+            "kernel": base.kernel.model_copy(update={"version": "5.15"}),
             "calibration": "the host from p3700-e5-2660v4; the ZN540's zone figures from Doekemeijer et al."
             " (CLUSTER 2023), the rest estimates (models.ssd.presets.zn540)",
         }

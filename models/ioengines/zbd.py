@@ -125,7 +125,7 @@ class ZbdJob:
         info = self.info
         zs, cap, wp, mbs = info.zsize, info.cap, info.wp, self.min_bs
         z = self._zone(off)
-        if not self.random and off - z * zs >= cap and z * zs <= off:
+        if not self.random and z * zs + cap <= off < (z + 1) * zs:
             z = self._next(z)  # a sequential job skips the zone's part beyond its capacity
         ios: list[tuple[str, int, int]] = []
         for _ in range(self.hi - self.lo + 1):
