@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from models.os.filesystem import is_device
 from simcore.errors import ConfigError
 
 from .units import parse_bool, parse_int, parse_size
@@ -150,42 +151,53 @@ def zone_count(text: str, option: str) -> int | None:
 def check_zoned(state: dict[str, Any], last: dict, fail) -> None:
     """fio's checks of a job's zone and placement options that need no device (see the module)."""
     mode = state["zonemode"]
-    it = last.get("zonemode")
     if mode == "none":
         for opt in ("zonesize", "zonerange", "zoneskip", "zonecapacity"):
             if state[f"{opt}_bytes"]:
                 raise fail(f"option '{opt}' needs zonemode=strided or zonemode=zbd (fio's zonemode is none)", last[opt])
         if state["size_zones"] is not None or state["offset_zones"] is not None:
             raise fail("sizes in zones ('z' suffix) need zonemode=zbd", last.get("size") or last.get("offset"))
+    elif len(state["filename"]) > 1 or state["nrfiles"] > 1 or state["directory"]:
+        raise fail(
+            f"zonemode={mode} with several files or a directory in one job is not modelled yet by stacksim",
+            last.get("filename") or last.get("nrfiles") or last.get("directory"),
+        )
     if mode == "zbd":
-        if state["ioengine"] in ("spdk", "null"):
-            raise fail(f"zonemode=zbd with ioengine={state['ioengine']} is not modelled yet by stacksim", it)
-        if state["rw"] in ("trimwrite", "randtrimwrite") or len(state["filename"]) > 1:
-            raise fail(
-                "zonemode=zbd with trimwrite or several files in one job is not modelled yet by stacksim",
-                last.get("rw") if "trim" in state["rw"] else last.get("filename"),
-            )
-        if state["zoneskip_bytes"]:
-            raise fail(
-                "option 'zoneskip' is for zonemode=strided; fio's zonemode=zbd ignores it: set 0", last["zoneskip"]
-            )
-        if state["zonerange_bytes"] and state["zonerange_bytes"] != state["zonesize_bytes"]:
-            raise fail(
-                "with zonemode=zbd, zonerange and zonesize must be identical (fio's HOWTO)",
-                last.get("zonerange"),
-            )
-        if state["zonecapacity_bytes"]:
-            raise fail(
-                "option 'zonecapacity' is for emulated zones; a zoned device reports its own zone capacity",
-                last["zonecapacity"],
-            )
-        if state["max_open_zones"] and state["job_max_open_zones"] > state["max_open_zones"]:
-            raise fail("job_max_open_zones exceeds max_open_zones", last.get("job_max_open_zones"))
-    if mode == "strided":
-        if not state["zonesize_bytes"]:
-            raise fail("zonemode=strided needs zonesize > 0 (the bytes to transfer in each zone)", it)
+        _check_zbd(state, last, fail)
+    if mode == "strided" and not state["zonesize_bytes"]:
+        raise fail("zonemode=strided needs zonesize > 0 (the bytes to transfer in each zone)", last.get("zonemode"))
     if (state["fdp_pli"] or last.get("fdp_pli_select")) and not state["fdp"]:
         raise fail("options 'fdp_pli' / 'fdp_pli_select' need fdp=1", last.get("fdp_pli") or last.get("fdp_pli_select"))
+
+
+def _check_zbd(state: dict[str, Any], last: dict, fail) -> None:
+    """zonemode=zbd: what fio refuses, and what is not modelled (other engines, emulated zones)."""
+    if state["ioengine"] in ("spdk", "null"):
+        raise fail(
+            f"zonemode=zbd with ioengine={state['ioengine']} is not modelled yet by stacksim", last.get("zonemode")
+        )
+    if state["rw"] in ("trimwrite", "randtrimwrite") or state["io_submit_mode"] == "offload":
+        raise fail(
+            "zonemode=zbd with trimwrite or io_submit_mode=offload is not modelled yet by stacksim",
+            last.get("rw") if "trim" in state["rw"] else last.get("io_submit_mode"),
+        )
+    if state["filename"] and not all(is_device(n) for n in state["filename"]):
+        raise fail(
+            "zonemode=zbd on a regular file (fio emulates zones there) is not modelled yet by stacksim;"
+            " name the zoned block device (filename=/dev/nvmeXnY)",
+            last.get("filename"),
+        )
+    if state["zoneskip_bytes"]:
+        raise fail("option 'zoneskip' is for zonemode=strided; fio's zonemode=zbd ignores it: set 0", last["zoneskip"])
+    if state["zonerange_bytes"] and state["zonerange_bytes"] != state["zonesize_bytes"]:
+        raise fail("with zonemode=zbd, zonerange and zonesize must be identical (fio's HOWTO)", last.get("zonerange"))
+    if state["zonecapacity_bytes"]:
+        raise fail(
+            "option 'zonecapacity' is for emulated zones; a zoned device reports its own zone capacity",
+            last["zonecapacity"],
+        )
+    if state["max_open_zones"] and state["job_max_open_zones"] > state["max_open_zones"]:
+        raise fail("job_max_open_zones exceeds max_open_zones", last.get("job_max_open_zones"))
 
 
 def _device_zone_limit(zc) -> int:
