@@ -175,12 +175,14 @@ def pm1743_gc(**kw) -> DeviceConfig:
     enterprise drive is 4 TiB [recalled]); blocks of 256 pages, 3 ms erases (estimates).
 
     The datasheet's 250K random-write IOPS are a steady-state figure: garbage collection is in
-    them, and :func:`pm1743` folds it into its program time (740 us per 4 KiB per unit). Here the
-    copies are modelled, so a program is that time over the steady-state write amplification of
-    uniform random writes under greedy collection at 14.5% spare, (1 + 0.145) / (2 x 0.145) = 3.95
-    (the classic approximation for greedy GC; derived): 187 us. The 250K then emerges once the
-    drive is in steady state (it starts full: ``ftl.precondition``)."""
-    return pm1743(**{"ftl": FtlConfig(enabled=True, spare_fraction=0.145), "write_cache_program_ns": 187_000.0, **kw})
+    them, and :func:`pm1743` folds it into its program time (740 us per 4 KiB per unit, 190 units).
+    Here the copies and erases are modelled, so the program time is what is left of those 760 us
+    per host write (190 units / 250K) in steady state: uniform random 4 KiB writes reach a write
+    amplification of 4.15 in this FTL (greedy, 1 GiB span, 14.5% spare; measured on the model),
+    so each host write costs its program, 3.15 copies (a 72 us read and a program each) and 4.15 /
+    256 erases of 3 ms: 760 = 4.15 p + 3.15 x 72 + 48.6, p = 117 us (derived). A fresh (or
+    briefly written) drive is faster until its spare blocks are used up."""
+    return pm1743(**{"ftl": FtlConfig(enabled=True, spare_fraction=0.145), "write_cache_program_ns": 117_000.0, **kw})
 
 
 SSD_PRESETS = {
