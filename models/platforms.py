@@ -15,7 +15,7 @@ from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
 from models.ssd.irq import IrqConfig
-from models.ssd.presets import SSD_CATALOGUE, optane_900p, optane_p4800x, optane_p4801x, p3700
+from models.ssd.presets import SSD_CATALOGUE, optane_900p, optane_p4800x, optane_p4801x, p3700, zn540
 from simcore.config import validate
 from simcore.errors import ConfigError
 from simcore.sources import sourced_rows, unknown_name
@@ -314,12 +314,31 @@ def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
     )
 
 
+def zn540_e5_2660v4() -> PlatformConfig:
+    """The R730 host of ``p3700-e5-2660v4`` with a WD Ultrastar DC ZN540 zoned namespace SSD in
+    place of the P3700 (models.ssd.presets.zn540): for fio's zonemode=zbd jobs."""
+    base = p3700_e5_2660v4()
+    return base.model_copy(
+        update={
+            "name": "zn540-e5-2660v4",
+            "description": "Dell R730: Xeon E5-2660 v4 + WD Ultrastar DC ZN540 (ZNS: 904 zones of 2 GiB,"
+            " 14 active), Linux 5.15 (ZNS needs 5.9+); the host's costs from p3700-e5-2660v4",
+            "ssd": zn540(),
+            # NVMe ZNS needs Linux 5.9+ (ZNS-Study's README); 5.15 as the other platforms' studies
+            "kernel": base.kernel.model_copy(update={"version": "5.15"}),
+            "calibration": "the host from p3700-e5-2660v4; the ZN540's zone figures from Doekemeijer et al."
+            " (CLUSTER 2023), the rest estimates (models.ssd.presets.zn540)",
+        }
+    )
+
+
 PLATFORMS = {
     "optane900p-e3-1230v5": optane900p_e3_1230v5,
     "optane-p4801x-e3-1230": optane_p4801x_e3_1230,
     "optane-p4800x-e5-2660v4": optane_p4800x_e5_2660v4,
     "p3700-e5-2660v4": p3700_e5_2660v4,
     "cheops23-optane": cheops23_optane,
+    "zn540-e5-2660v4": zn540_e5_2660v4,
 }
 
 

@@ -53,6 +53,10 @@ def perf_line(s: dict) -> str:
     )
 
 
+def _media(v) -> str:
+    return "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else f"{v:,}"
+
+
 def format_summary(result: dict) -> str:
     """A readable terminal summary of one run."""
     s = result["summary"]
@@ -91,13 +95,15 @@ def format_summary(result: dict) -> str:
         if job.get("error"):
             out.append(
                 f"  job {job['jobname']}: ended with error {job['error']}"
-                " (as fio would: rate_min / rate_iops_min not met)"
+                " (as fio would: rate_min / rate_iops_min not met, or the device failed an IO)"
             )
     for name, v in (s.get("verify") or {}).get("jobs", {}).items():
         out.append(
             f"  verify ({v['type']}) job {name}: {v['blocks_verified']:,} blocks read back and checked"
             f" of {v['blocks_logged']:,} written; passed by construction (the data is not simulated)"
         )
+    for dev, m in (s.get("ssd_media") or {}).items():
+        out.append(f"  {dev} media: " + "  ".join(f"{k} {_media(v)}" for k, v in m.items()))
     if result.get("ignored_fio_options"):
         out.append(
             "  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"])

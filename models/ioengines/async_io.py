@@ -31,6 +31,7 @@ from models.ioengines import IOPOLL_ENGINES
 from models.ioengines.annotations import HINT_FLAGS
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import SyncThread
+from models.ioengines.zbd import ZONE_OPS
 from models.os.blk import NO_SAVINGS
 from models.os.cost import Cost
 from models.os.kernel_version import defer_taskrun, has, parse_version, uring_plug_min
@@ -301,7 +302,10 @@ class AsyncThread(SyncThread):
         n = len(ios)
         if not n:
             if self._trim_req is not None:
-                self._sync_trim()
+                self._after_submit()
+            elif self._region_end:
+                self.stopping = True
+                self._reap()
             else:
                 self._flow_held_async(first)
             return
@@ -337,6 +341,14 @@ class AsyncThread(SyncThread):
             if flow is not None and not flow.take():
                 break  # fio's flow holds this IO back
             op, bs, off = self._next_io(first)
+            if op in ZONE_OPS:  # zonemode=zbd: a zone ioctl ends the batch (or the job ends)
+                if op == "zbd_eof":
+                    self._region_end = True
+                else:
+                    self.issued_ios += 1 if bs else 0
+                    self.issued_bytes += bs
+                    self._trim_req = self._zone_request(op, bs, off)
+                break
             self.pacer.issued(op, bs)
             first = None
             self.issued_bytes += bs
@@ -352,6 +364,8 @@ class AsyncThread(SyncThread):
             if self._polls_itself:
                 self._polled[qp] = self._polled.get(qp, 0) + 1
             req.done_cb = self._on_done
+            if self._fdp is not None and op == "write":
+                req.placement = self._fdp()  # fio's fdp=1: the write's placement handle
             if self._cmdprio is not None and op != "trim":
                 req.ioprio = self._cmdprio(op, bs)
             t += self.k.user_io_cycles / runner.freq
@@ -399,6 +413,9 @@ class AsyncThread(SyncThread):
         req.t_submit = runner.clock() + self.k.user_io_cycles / runner.freq
         w = self.wait
         w.done, w.waiter_sleeping = True, False
+        if req.op in ZONE_OPS:
+            runner.run(self._trim_cost(0, False, req.op), self._trim_doorbell)
+            return
         runner.run(self._trim_cost(req.nbytes, False), self._trim_doorbell)
 
     def _trim_doorbell(self) -> None:
@@ -413,7 +430,10 @@ class AsyncThread(SyncThread):
         cost = self.host.costs.get("trim_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles)
         t = runner.clock() + cost.cycles / runner.freq
         req.t_issued = t
-        self._io_completed(req, t)
+        if req.op in ZONE_OPS:
+            self._zone_done(req, t)
+        else:
+            self._io_completed(req, t)
         runner.run(cost, self._after_submit)
 
     def _flow_held_async(self, op: str | None) -> None:
@@ -435,6 +455,10 @@ class AsyncThread(SyncThread):
 
     def _after_submit(self) -> None:
         if self._trim_req is not None:
+            if self._trim_req.op in ZONE_OPS and (self.inflight or self.ring):
+                self.quiescing = True  # fio's io_u_quiesce before a zone reset or finish
+                self._reap()
+                return
             self._sync_trim()
             return
         if self.think_ns and self.reaped_since_think and not self.stopping:
@@ -455,6 +479,9 @@ class AsyncThread(SyncThread):
             self._reap()  # _need() asks for everything while quiescing; the reap comes back to _fill
             return
         self.quiescing = False
+        if self._trim_req is not None:  # quiesced for a zone ioctl
+            self._sync_trim()
+            return
         if self.stopping:
             self._reap()
             return
@@ -585,6 +612,8 @@ class AsyncThread(SyncThread):
                 lat.completed(t - req.t_submit)
             if self.steady:
                 self._count_done(req)
+            if req.status:
+                self._io_error(req)
         if lat is not None:
             self.depth = lat.check(t)
             if lat.done:

@@ -17,6 +17,7 @@ from mypy_extensions import mypyc_attr
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
+from models.ioengines.zbd import ZONE_OPS
 from models.os.blk import PLUG_MIN_REQUESTS, BlkMq
 from models.os.cost import Cost
 from models.os.io_ledger import IoLedger
@@ -121,6 +122,14 @@ class SyncThread:
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._flow_sleep_ns = 0.0
+        #: fio's zonemode (models.ioengines.zbd): zbd's zone logic or strided's window (None: none),
+        #: the IOs a zbd write became (resets, finishes, the write), a counted zbd trim's bytes
+        self._zbd: Any = None
+        self._strided: Any = None
+        self._zoned = False
+        self._zbd_ios: list = []
+        self._zbd_trim_bytes = 0
+        self._fdp: Any = None  # fio's fdp=1: the next write's placement handle (None: no placement)
 
     def _setup_offsets(self, host, job, job_idx: int, clone: int) -> None:
         """Where the IOs go: the job's span (bytes), block sizes per direction (fixed, or fio's bssplit /
@@ -214,9 +223,12 @@ class SyncThread:
             )
         return cost
 
-    def _trim_cost(self, nbytes: int, with_completion: bool):
+    def _trim_cost(self, nbytes: int, with_completion: bool, op: str = "trim"):
         """A trim: fio's BLKDISCARD ioctl (its user work, the syscall, the discard setup, blk-mq
-        and the NVMe Dataset Management command), after the previous IO's return when there is one."""
+        and the NVMe Dataset Management command), after the previous IO's return when there is one.
+        A zone reset or finish (``op``): the BLKRESETZONE / BLKFINISHZONE ioctl, priced as the
+        discard ioctl (blkdev_zone_mgmt builds and waits for one bio as blk_ioctl_discard does: an
+        estimate) with the Zone Management Send command for the DSM one."""
         k = self.k
         parts = dict(
             user=k.user_io_cycles,
@@ -229,8 +241,8 @@ class SyncThread:
         if with_completion:
             parts["fs"] = k.fs_complete_cycles
             parts["syscall"] += k.syscall_exit_cycles
-        cost = self._costs[("trim", nbytes, with_completion)] = self.host.costs.get(
-            f"trim_{'complete_' if with_completion else ''}submit", **parts
+        cost = self._costs[(op, nbytes, with_completion)] = self.host.costs.get(
+            f"{op}_{'complete_' if with_completion else ''}submit", **parts
         )
         return cost
 
@@ -395,11 +407,132 @@ class SyncThread:
 
     def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
         """The next IO: (direction, bytes, byte offset); ``op``: its direction, if already drawn."""
+        if self._zoned:
+            return self._next_io_zoned(op)
         if self._multi_files:
             return self._next_io_files(op)
         if self._trimwrite:
             return self._next_io_trimwrite(op)
         return self._next_plain(op)
+
+    # -- fio's zonemode (models.ioengines.zbd) -----------------------------------------------
+    def use_zones(self, zbd: Any = None, strided: Any = None) -> None:
+        """Work on zones: ``zbd`` (a :class:`~models.ioengines.zbd.ZbdJob`: the job's range in whole
+        zones, its IOs moved to write pointers) or ``strided`` (a window that moves on)."""
+        self._zbd, self._strided, self._zoned = zbd, strided, True
+        base, span = (zbd.base, zbd.span) if zbd is not None else strided.window()
+        self._set_window(base, span)
+        if zbd is not None:
+            self.policy.setdefault("trim", self.host.policy(self.host.policy_name(False)))  # the ioctls
+
+    def use_fdp(self, handles: tuple[int, ...], select: str, stream) -> None:
+        """fio's fdp=1 (dataplacement.c): each write names a placement handle of ``handles`` (the
+        job's fdp_pli, else every one the device has), in turn (roundrobin) or drawn at random."""
+        if select == "random":
+            draw = BatchedDraws(stream, lambda g, n: g.random(n)).next
+            self._fdp = lambda: handles[int(draw() * len(handles))]
+            return
+        state = [0]
+
+        def roundrobin() -> int:
+            i = state[0]
+            state[0] = i + 1 if i + 1 < len(handles) else 0
+            return handles[i]
+
+        self._fdp = roundrobin
+
+    def _set_window(self, base: int, span: int) -> None:
+        self.base_offset = self.next_offset = base
+        self.span = span
+        self._nblocks = {op: span // bs if bs else 0 for op, bs in self._bs.items()}
+
+    def _next_io_zoned(self, op: str | None) -> tuple[str, int, int]:
+        """The next IO of a zonemode job: strided moves its window on after zonesize bytes; zbd
+        moves each IO to a valid place (reads below, writes at a write pointer, trims to zone
+        resets) and queues the zone resets and finishes a write needs before it."""
+        zbd = self._zbd
+        if zbd is None:
+            io = self._next_plain(op)
+            window = self._strided.issued(io[1])
+            if window is not None:
+                self._set_window(*window)
+            return io
+        pending = self._zbd_ios
+        if pending:
+            return pending.pop(0)
+        op, bs, off = self._next_plain(op)
+        if op == "write":
+            ios = zbd.write(off, bs)
+            io = ios[-1]
+            self.next_offset = io[2] + io[1]
+            pending.extend(ios[1:])
+            return ios[0]
+        if op == "trim":
+            self._zbd_trim_bytes = bs
+            return "zone_reset", bs, zbd.trim(off)  # a counted trim (its bytes: fio's trim stats)
+        where = zbd.read(off, bs)
+        if where is None:
+            return "zbd_eof", 0, 0  # no zone holds data: fio's io_u_eof ends the job
+        self.next_offset = where + bs
+        return op, bs, where
+
+    def _zone_request(self, op: str, nbytes: int, off: int) -> Request:
+        """A zone reset or finish: the BLKRESETZONE / BLKFINISHZONE ioctl's request (no data; a
+        trim of zonemode=zbd, ``nbytes`` > 0, is one of fio's IOs, the others are not)."""
+        counted = nbytes > 0
+        rid = self._ledger.new_id() if counted else -1
+        req = Request(rid, self.task, self.job_idx, op, 0, off, self.runner.id, False)
+        req.qp = self._driver.queue_for(self.dev, self.runner.id, False)
+        req.flags = self.req_flags
+        return req
+
+    def _zone_done(self, req: Request, t: float) -> None:
+        """A zone ioctl returned at ``t``: a zbd trim is counted as fio's trim; an error fails the job."""
+        if req.status:
+            self._io_error(req)
+        if req.id >= 0:
+            req.op, req.nbytes = "trim", self._zbd_trim_bytes
+            self._io_completed(req, t)
+
+    def _io_error(self, req) -> None:
+        """The device failed ``req`` (a zone rule): fio logs the io_u error and ends the job (EIO)."""
+        if not self.failed:
+            self.failed = True
+            self.task.error = EIO
+            self.error_msg = (
+                f"{self.job.name}: io_u error: Input/output error: {req.op} offset={req.offset},"
+                f" buflen={req.nbytes} (NVMe status {req.status:#x})"
+            )
+
+    def _issue_zone_op(self, op: str, nbytes: int, off: int, t0: float, with_completion: bool) -> None:
+        """A zone ioctl from the job thread (after the previous IO's return): the thread sleeps in
+        it until its interrupt; ``zbd_eof`` ends the job."""
+        if op == "zbd_eof":
+            self._region_end = True
+            self._exit(with_completion)
+            return
+        if nbytes:  # a zbd trim: one of the job's IOs
+            self.issued_ios += 1
+            self.issued_bytes += nbytes
+        req = self._zone_request(op, nbytes, off)
+        req.t_submit = t0 + self._user_io_cycles / self.runner.freq
+        self.req = req
+        self.runner.run(self._trim_cost(0, with_completion, op), self._zone_doorbell)
+
+    def _zone_doorbell(self) -> None:
+        req = self.req
+        assert req is not None
+        self._blk.issue(req, self.runner)
+        self.policy["trim"].wait(self.runner, self.task, req, self._zone_returned)
+
+    def _zone_returned(self) -> None:
+        req = self.req
+        assert req is not None
+        k = self.k
+        runner = self.runner
+        cost = self.host.costs.get("zone_ioctl_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles)
+        self._zone_done(req, runner.clock() + cost.cycles / runner.freq)
+        runner.run(cost, self._after_flow)  # (the next IO, as after a flow hold)
 
     def _next_plain(self, op: str | None = None) -> tuple[str, int, int]:
         draw = self._draw
@@ -522,17 +655,10 @@ class SyncThread:
                 self._check_min_rate(prev, t0)
             if self.steady:
                 self._count_done(prev)
+            if prev.status:
+                self._io_error(prev)
         if self._finished(t0):
-            self.req = None
-            if self._flow is not None:
-                self._flow.leave()
-            if with_completion:
-                runner.run(
-                    self.host.costs.get("sync_exit", fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles),
-                    runner.exit_task,
-                )
-            else:
-                runner.exit_task()
+            self._exit(with_completion)
             return
         op = None
         if self._paces:
@@ -551,6 +677,9 @@ class SyncThread:
             self._flow_held(with_completion)
             return
         op, bs, off = self._next_io(op)
+        if op in ZONE_OPS:
+            self._issue_zone_op(op, bs, off, t0, with_completion)
+            return
         if self._paces:  # (an inactive pacer ignores it)
             self.pacer.issued(op, bs)
         self.issued_bytes += bs
@@ -573,6 +702,20 @@ class SyncThread:
             if with_completion:
                 self._memo_op, self._memo_bs, self._memo_cost = op, bs, cost
         runner.run(cost, self._doorbell_cb)
+
+    def _exit(self, with_completion: bool) -> None:
+        """fio's thread ends (after the previous IO's return path, when there is one)."""
+        runner = self.runner
+        self.req = None
+        if self._flow is not None:
+            self._flow.leave()
+        if with_completion:
+            runner.run(
+                self.host.costs.get("sync_exit", fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles),
+                runner.exit_task,
+            )
+        else:
+            runner.exit_task()
 
     # -- fio's flow control -------------------------------------------------------------------
     def use_flow(self, member, sleep_ns: float) -> None:

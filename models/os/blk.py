@@ -61,6 +61,11 @@ SQ_LOCK_LINES: Final = 2.0
 Locks = tuple[tuple[SpinLock, float], ...]
 
 
+#: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
+#: zone management (no data)
+UNSPLIT_OPS = frozenset({"trim", "zone_reset", "zone_finish"})
+
+
 class HwContext:
     """A hardware context (``struct blk_mq_hw_ctx``) of one NVMe queue: its elevator, free driver
     tags, requests held for it, and its locks (each hook's as ((lock, cycles held), ...))."""
@@ -180,6 +185,9 @@ class BlkMq:
         elv = self._elv.get(dev_index)
         if elv is None:
             elv = self._elv[dev_index] = self._sched_cls(self.host, self._tunables)
+            zoned = self.host.devices[dev_index].cfg.zoned  # nvme_revalidate_zones: chunk_sectors = zone size
+            if zoned is not None:
+                elv.zone_bytes = zoned.zone_size_bytes
             elv.on_ready = lambda d=dev_index: self._run_device(d)
         return elv
 
@@ -264,7 +272,7 @@ class BlkMq:
         """blk_queue_split: an IO larger than ``max_sectors_kb`` becomes pieces of at most that size,
         each a request with its own tag and device command; the IO completes with its last piece
         (:meth:`models.os.nvme.NvmeDriver._finish`). Pieces inherit the IO's queue, flags and task."""
-        if req.nbytes <= self.max_bytes or req.op == "trim":  # discards: max_discard_sectors (NVMe: 2^32-1)
+        if req.nbytes <= self.max_bytes or req.op in UNSPLIT_OPS:  # discards: max_discard_sectors (NVMe: 2^32-1)
             return [req]
         pieces = []
         off, left = req.offset, req.nbytes
@@ -275,6 +283,7 @@ class BlkMq:
             p.ioprio = req.ioprio
             p.qp = req.qp
             p.flags = req.flags
+            p.placement = req.placement
             p.t_submit = req.t_submit
             p.parent = req
             pieces.append(p)
@@ -289,7 +298,7 @@ class BlkMq:
     def issue(self, req: Request, runner=None) -> None:
         """One IO reached blk-mq (blk_mq_submit_bio) from code running on ``runner``: split if
         needed, then each request issued (unplugged)."""
-        if req.nbytes > self.max_bytes and req.op != "trim":
+        if req.nbytes > self.max_bytes and req.op not in UNSPLIT_OPS:
             self.issue_batch(self.split(req), runner=runner, unplugged=True)
             return
         h = self._hctx.get(req.qp) or self.hctx(req.qp)

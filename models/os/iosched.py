@@ -117,6 +117,9 @@ class IoScheduler:
     complete_locks: tuple[LockUse, ...] = ()
     TUNABLES: dict[str, Tunable] = {}
     """sysfs name -> :class:`Tunable`; anything else in the tunables dict is a ConfigError."""
+    zone_bytes: int = 0
+    """The device's zone size when it is zoned (the queue's ``chunk_sectors``, set by blk-mq for a
+    zoned namespace), 0 otherwise: schedulers that lock zones for writes read it."""
 
     def __init__(self, host, tunables: dict):
         self.host = host

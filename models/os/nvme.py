@@ -315,6 +315,7 @@ class NvmeDriver:
                     req.t_cqe,
                 )
                 child.device_service_ns = req.device_service_ns
+                child.status = req.status
                 self._finish(runner, child)
                 task = child.task
                 if task is not None and child.done_cb is None and task.state != SLEEPING:
@@ -346,6 +347,8 @@ class NvmeDriver:
         end, posting and reap, the sum of the media service times."""
         io = piece.parent
         assert io is not None
+        if piece.status:
+            io.status = piece.status  # a failed piece fails its IO
         io.splits_left -= 1
         if io.splits_left:
             return None

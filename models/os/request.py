@@ -71,6 +71,8 @@ class Request(NvmeCommand):
         self.device_service_ns = 0.0
         self.slept = False
         self.flags = 0
+        self.placement = 0  # FDP placement handle (NVMe passthrough writes of fio's fdp=1)
+        self.status = 0  # the device's completion status (0: success)
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.iosched); 0: none (the task's)
         self.done_cb: Callable[[Any, Request], None] | None = (
             None  # async engines: called as done_cb(runner, req) at completion

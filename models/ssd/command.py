@@ -15,10 +15,27 @@ from mypy_extensions import mypyc_attr
 class NvmeCommand:
     """The device-visible part of a request (times in ns, set by :class:`models.ssd.device.NvmeDevice`)."""
 
-    __slots__ = ("op", "nbytes", "offset", "flags", "sq_seq", "t_dev_start", "t_dev_end", "t_cqe", "device_service_ns")
+    __slots__ = (
+        "op",
+        "nbytes",
+        "offset",
+        "flags",
+        "sq_seq",
+        "t_dev_start",
+        "t_dev_end",
+        "t_cqe",
+        "device_service_ns",
+        "placement",
+        "status",
+    )
+
+    def __init__(self) -> None:
+        self.placement = 0
+        self.status = 0
 
     op: str
-    """``"read"`` or ``"write"``."""
+    """``"read"``, ``"write"``, ``"trim"``, or a zoned namespace's ``"zone_append"``,
+    ``"zone_reset"``, ``"zone_finish"``, ``"zone_open"``, ``"zone_close"``."""
     nbytes: int
     """Transfer size, bytes."""
     offset: int
@@ -35,3 +52,8 @@ class NvmeCommand:
     """The completion entry was posted."""
     device_service_ns: float
     """The media service time drawn for this command."""
+    placement: int
+    """A write's FDP placement handle (the Directive Specific field with Directive Type Data
+    Placement, NVMe TP4146); 0: the default reclaim unit handle."""
+    status: int
+    """The completion's status (0: success; a zoned namespace's errors: :mod:`models.ssd.zones`)."""

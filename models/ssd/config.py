@@ -5,6 +5,8 @@ Units: ns, bytes, GB/s (1e9 bytes/s), W. Presets with cited values: :mod:`models
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from simcore.config import Model
@@ -53,6 +55,174 @@ class TrimConfig(Model):
     per_mib_ns: float = Field(
         2000.0, ge=0, description="mapping-table update per further MiB deallocated, ns (estimate: ~0.8 s for 400 GB)"
     )
+
+
+class ZonedConfig(Model):
+    """An NVMe Zoned Namespace (ZNS Command Set 1.0, TP 4053, part of NVMe 2.0): the namespace is
+    zones of ``zone_size_bytes`` (ZSZE, equal for all), each writable up to ``zone_capacity_bytes``
+    (ZCAP) and only at its write pointer; a zone is empty, implicitly or explicitly opened, closed
+    or full; open zones are implicitly + explicitly opened ones, active zones the open and the
+    closed ones (MOR / MAR of Identify Namespace, 0's based there, given here as counts, as Linux's
+    ``max_open_zones`` / ``max_active_zones`` sysfs attributes do). Reset and finish costs are the
+    WD Ultrastar DC ZN540's (Doekemeijer et al., "Performance Characterization of NVMe Flash
+    Devices with Zoned Namespaces (ZNS)", IEEE CLUSTER 2023, raw SPDK logs in
+    stonet-research/NVMeBenchmarks, ``partial_reset`` and ``partial_finish``: medians at QD1)."""
+
+    zone_size_bytes: int = Field(
+        gt=0,
+        le=2**50,
+        description="ZSZE: the address span of one zone, bytes (Linux needs a power of two: nvme_revalidate_zones)",
+    )
+    zone_capacity_bytes: int = Field(gt=0, le=2**50, description="ZCAP: the writable part of a zone, bytes")
+    max_open_zones: int | None = Field(
+        None, ge=1, le=2**32, description="MOR + 1: zones open at once, implicitly or explicitly (None: no limit)"
+    )
+    max_active_zones: int | None = Field(
+        None, ge=1, le=2**32, description="MAR + 1: zones open or closed at once (None: no limit)"
+    )
+    precondition: Literal["empty", "full"] = Field(
+        "empty",
+        description="every zone's state when the run starts: empty (reset), or full (written to its"
+        " capacity, so reads find data and writers reset zones first)",
+    )
+    reset_empty_ns: float = Field(
+        2_000.0, ge=0, description="reset of an empty zone, ns (ZN540 median 2 us, CLUSTER'23 raw logs)"
+    )
+    reset_curve: tuple[tuple[float, float], ...] = Field(
+        (
+            (0.0, 1_660_000.0),
+            (0.0625, 5_100_000.0),
+            (0.125, 6_400_000.0),
+            (0.25, 8_150_000.0),
+            (0.5, 11_700_000.0),
+            (1.0, 16_050_000.0),
+        ),
+        description="reset of a zone holding data: (written fraction of its capacity, ns) points, linear"
+        " between them (ZN540 medians, CLUSTER'23: 1 LBA 1.63-1.69 ms, 6.25% 5.1, 12.5% 6.0-6.8, 25%"
+        " 7.7-8.6, 50% 11.2-12.2, full 15.5-16.6 ms; the midpoints of the runs' ranges)",
+    )
+    finish_empty_ns: float = Field(
+        14_000.0, ge=0, description="finish of an empty zone, ns (ZN540 median 14 us, CLUSTER'23)"
+    )
+    finish_curve: tuple[tuple[float, float], ...] = Field(
+        (
+            (0.0, 908_000_000.0),
+            (0.0625, 848_000_000.0),
+            (0.125, 792_000_000.0),
+            (0.25, 681_000_000.0),
+            (0.5, 457_000_000.0),
+            (1.0, 2_600_000.0),
+        ),
+        description="finish of a zone holding data: (written fraction, ns) points, linear between them;"
+        " the device pads the unwritten rest (ZN540 medians, CLUSTER'23: 908 ms with 1 LBA written,"
+        " 457 ms at 50%, 2.6 ms one LBA short of full)",
+    )
+    zone_write_gb_s: float | None = Field(
+        None,
+        gt=0,
+        description="one zone's write data rate, GB/s (1e9 B/s): its writes and appends cross one"
+        " serial stage (ZN540: 1146 MiB/s = 1.2 GB/s per zone at any depth, CLUSTER'23; None: no limit)",
+    )
+    append_extra_ns: float = Field(
+        0.0,
+        ge=0,
+        description="a zone append's extra time on its zone's serial stage (the controller assigns the"
+        " LBA), ns (ZN540: 4 KiB appends saturate at 132K IOPS per zone = 7.6 us each, less 3.4 us of"
+        " data at 1.2 GB/s: 4.2 us, derived)",
+    )
+
+    @model_validator(mode="after")
+    def _capacity_fits(self) -> "ZonedConfig":
+        for name in ("reset_curve", "finish_curve"):
+            xs = [x for x, _t in getattr(self, name)]
+            if (
+                not xs
+                or xs[0] != 0.0
+                or xs[-1] != 1.0
+                or xs != sorted(set(xs))
+                or min(t for _x, t in getattr(self, name)) < 0
+            ):
+                raise ValueError(f"{name}: (fraction, ns) points from fraction 0 to 1, increasing, times >= 0")
+        if self.zone_capacity_bytes > self.zone_size_bytes:
+            raise ValueError(
+                f"zone_capacity_bytes={self.zone_capacity_bytes} exceeds zone_size_bytes={self.zone_size_bytes}"
+                " (ZCAP <= ZSZE)"
+            )
+        for name in ("zone_size_bytes", "zone_capacity_bytes"):
+            if getattr(self, name) % 4096:
+                raise ValueError(f"{name}={getattr(self, name)} is not a multiple of the 4096-byte LBA")
+        if self.max_open_zones and self.max_active_zones and self.max_open_zones > self.max_active_zones:
+            raise ValueError(
+                f"max_open_zones={self.max_open_zones} exceeds max_active_zones={self.max_active_zones}"
+                " (an open zone is active)"
+            )
+        return self
+
+
+class FtlConfig(Model):
+    """The flash translation layer's page mapping and garbage collection (off by default: a preset
+    or run turns it on, so runs without it are unchanged). A compact page-mapped FTL: logical
+    pages of ``page_bytes`` map to physical pages in blocks (reclaim units) of ``pages_per_block``;
+    the physical space is the user space plus ``spare_fraction`` (over-provisioning); writes fill
+    the open block of their stream (their FDP placement handle; GC copies have a stream of their
+    own); when fewer than ``gc_free_blocks`` blocks are free, the controller picks the closed
+    block with the fewest valid pages (greedy), copies those pages out (a page read and a program
+    each, on the media units) and erases it. Write amplification = pages programmed / pages the
+    host wrote. Sizes are estimates unless a preset cites them."""
+
+    enabled: bool = Field(False, description="model the FTL and its garbage collection")
+    page_bytes: int = Field(
+        4096, ge=512, le=1 << 20, description="mapping unit, bytes (4 KiB: page-mapped FTLs map 4 KiB; estimate)"
+    )
+    pages_per_block: int = Field(
+        256,
+        ge=4,
+        le=1 << 16,
+        description="pages per block (the erase / reclaim unit: a superblock across dies), estimate",
+    )
+    spare_fraction: float = Field(
+        0.07,
+        ge=0.005,
+        le=4.0,
+        description="over-provisioning, (physical - user) / user (0.07: the 2^30 / 10^9 gap of a"
+        " consumer drive; enterprise presets cite theirs)",
+    )
+    span_bytes: int = Field(
+        1 << 30,
+        ge=1 << 20,
+        le=1 << 36,
+        description="user space the FTL maps, bytes: a device larger than this folds onto it (logical"
+        " page modulo the span); write amplification depends on over-provisioning, utilisation and"
+        " access skew, not on size, so a folded span keeps it (estimate: 1 GiB keeps the map small)",
+    )
+    precondition: Literal["full", "empty"] = Field(
+        "full",
+        description="the mapped space at the start: full (every logical page written once, in order:"
+        " the steady state of SNIA's performance test specification) or empty (a fresh drive)",
+    )
+    gc_free_blocks: int = Field(
+        3, ge=2, le=1024, description="free blocks below which garbage collection runs (estimate)"
+    )
+    erase_ns: float = Field(
+        3_000_000.0, ge=0, description="block erase on one media unit, ns (estimate: TLC NAND erases take 3-5 ms)"
+    )
+    placement_handles: int = Field(
+        1,
+        ge=1,
+        le=128,
+        description="FDP reclaim unit handles (NVMe TP4146): writes with placement handle h fill their"
+        " own open block; 1: no flexible data placement (every host write shares one)",
+    )
+
+    @model_validator(mode="after")
+    def _enough_blocks(self) -> "FtlConfig":
+        blocks = self.span_bytes // (self.page_bytes * self.pages_per_block)
+        if self.enabled and blocks < 4 * (self.gc_free_blocks + self.placement_handles + 1):
+            raise ValueError(
+                f"span_bytes={self.span_bytes} holds {blocks} blocks of {self.pages_per_block} x {self.page_bytes}"
+                " bytes: too few for garbage collection (raise span_bytes or lower pages_per_block)"
+            )
+        return self
 
 
 class PowerStateConfig(Model):
@@ -160,6 +330,10 @@ class DeviceConfig(Model):
         (), description="non-operational power states for APST, shallowest first (none: the device stays in PS0)"
     )
     apst: ApstConfig = Field(ApstConfig(), description="the host's APST programming")
+    zoned: ZonedConfig | None = Field(
+        None, description="a zoned namespace (NVMe ZNS): zones, write pointers, limits (None: conventional)"
+    )
+    ftl: FtlConfig = Field(FtlConfig(), description="the FTL's page mapping and garbage collection (off by default)")
 
     @model_validator(mode="after")
     def _datapath_fits_units(self) -> "DeviceConfig":
@@ -167,5 +341,20 @@ class DeviceConfig(Model):
             raise ValueError(
                 f"datapath.count={self.datapath.count} exceeds parallel_units={self.parallel_units}: media"
                 " unit u uses path u mod count, so the extra paths would never carry data"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _zones_fit(self) -> "DeviceConfig":
+        z = self.zoned
+        if z is None:
+            return self
+        if self.capacity_bytes is None or self.capacity_bytes < z.zone_size_bytes:
+            raise ValueError(
+                f"zoned: a zoned namespace needs capacity_bytes of at least one zone ({z.zone_size_bytes} bytes)"
+            )
+        if self.ftl.enabled:
+            raise ValueError(
+                "zoned with ftl.enabled: a ZNS device's host resets zones, the FTL model is for conventional namespaces"
             )
         return self

@@ -32,8 +32,10 @@ import numpy as np
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.command import NvmeCommand
 from models.ssd.config import DeviceConfig
+from models.ssd.ftl import Ftl
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
+from models.ssd.zones import OK, ZoneSet
 from simcore.engine import Call, Engine
 from simcore.errors import ConfigError
 from simcore.rng import BatchedDraws
@@ -47,6 +49,9 @@ BUFFERED_PROGRAMS: Final = 2
 
 #: one Dataset Management range (context attributes, length, starting LBA): what a deallocate moves
 DSM_RANGE_BYTES: Final = 16
+
+#: Zone Management Send actions (a zoned namespace's commands that move no data)
+ZONE_MGMT_OPS: Final = frozenset({"zone_reset", "zone_finish", "zone_open", "zone_close"})
 
 
 class QueuePair:
@@ -238,6 +243,7 @@ class NvmeDevice:
             for op, s in (("read", cfg.read), ("write", cfg.write))
         }
         self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
+        self._setup_media_state(cfg)
         self._fetch_ns = cfg.fetch_ns
         self._post_ns: float = cfg.post_ns
         self._post_cb = self._post  # bound once: one Call per command
@@ -251,6 +257,24 @@ class NvmeDevice:
         self.apst = ApstState(cfg, steps) if steps else None
         self.irq_cfg = irq_cfg or IrqConfig.model_validate({})  # the defaults
         self._irq_generation = irq_generation
+
+    def _setup_media_state(self, cfg: DeviceConfig) -> None:
+        """A zoned namespace's zones and an FTL's map, when the device has them (None otherwise:
+        writes then take no detour)."""
+        zc = cfg.zoned
+        #: the zones of a zoned namespace (models.ssd.zones), None for a conventional one
+        self.zones: ZoneSet | None = ZoneSet(zc, cfg.capacity_bytes or 0) if zc is not None else None
+        #: per zone: when its serial write stage is free (ns); its ns per byte (0: no such stage)
+        self._zone_free: list[float] = [0.0] * self.zones.count if self.zones is not None else []
+        self._zone_ns_per_byte = 1.0 / zc.zone_write_gb_s if zc is not None and zc.zone_write_gb_s else 0.0
+        self._zmgmt_free = 0.0  # when the controller's zone management work is free
+        #: the FTL with garbage collection (models.ssd.ftl), None when ftl.enabled is off
+        self.ftl: Ftl | None = Ftl(cfg.ftl, cfg.capacity_bytes) if cfg.ftl.enabled else None
+        self._checks_writes = self.zones is not None or self.ftl is not None
+        # a garbage-collection copy: a page read, then its program
+        self._gc_copy_ns = cfg.read.base_ns + (cfg.write_cache_program_ns or cfg.write.base_ns)
+        self._gc_unit = 0  # the media unit the next copy or erase goes to (round robin)
+        self.zone_errors = 0  # commands failed by the zone rules
 
     def add_queue_pair(self, polled: bool, depth: int) -> QueuePair:
         """Create the next I/O queue pair (Create I/O SQ / CQ): ``polled`` without an interrupt
@@ -273,6 +297,7 @@ class NvmeDevice:
         self.qps.append(qp)
         return qp
 
+    # long: the hot path of every command, kept inline for speed (the zone and FTL detours are calls)
     def submit(self, qp: QueuePair, req: NvmeCommand, dma_extra_ns: float = 0.0) -> None:
         """The SQ tail doorbell was rung for ``req`` at the current time. ``dma_extra_ns``: what the
         command's data DMA to or from host memory takes longer than to the device's own NUMA node
@@ -287,9 +312,15 @@ class NvmeDevice:
         else:  # an idle controller may first have to leave a low-power state
             t = self.apst.on_submit(now) + self._fetch_ns
         is_read = op == "read"
-        if op == "trim":
-            start, end, svc = self._trim_service(nbytes, t)
-            nbytes = DSM_RANGE_BYTES  # what crossed the link
+        if self._checks_writes and not is_read:
+            t = self._media_state(req, t)
+            if t < 0.0:
+                self._fail(qp, req, dma_extra_ns)
+                return
+            op = "write" if op == "zone_append" else op
+        if op == "trim" or op in ZONE_MGMT_OPS:
+            start, end, svc = self._trim_service(nbytes, t) if op == "trim" else self._zmgmt_service(req, t)
+            nbytes = DSM_RANGE_BYTES if op == "trim" else 0  # what crossed the link
         else:  # (inline: the hot path)
             unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
             path: TransferPath | None = self._paths[unit % self._n_paths] if self._n_paths else None
@@ -338,6 +369,120 @@ class NvmeDevice:
         self.bytes += nbytes
         # one event per command, at its exact posting time
         self.engine.schedule(Call(self._post_cb, (qp, req), end + self._post_ns + dma_extra_ns))
+
+    def _media_state(self, req: NvmeCommand, t: float) -> float:
+        """A non-read command fetched at ``t`` meets the zones and the FTL: a zoned write checked
+        against its zone's write pointer and state (and, with a per-zone write rate, queued on its
+        zone's serial stage), a zone management action applied (its time left in
+        ``device_service_ns``), the FTL's garbage collection run for a write (its copies and erases
+        occupying media units). Returns when the command may go on, ns, or -1 when it failed
+        (``req.status`` says why)."""
+        op = req.op
+        zones = self.zones
+        if zones is not None:
+            if op in ZONE_MGMT_OPS:
+                return self._zone_action(zones, req, t)
+            if op != "trim":
+                status, off = zones.write(req.offset, req.nbytes, op == "zone_append")
+                if status != OK:
+                    req.status = status
+                    zones.errors += 1
+                    self.zone_errors += 1
+                    return -1.0
+                req.offset = off  # an append's assigned LBA (a write's own)
+                if self._zone_ns_per_byte:
+                    t = self._zone_stage(zones.zone_of(off), req, t)
+            return t
+        ftl = self.ftl
+        if ftl is not None:
+            if op == "trim":
+                ftl.trim(req.offset, req.nbytes)
+            else:
+                copies, erases = ftl.write(req.offset, req.nbytes, req.placement % ftl.cfg.placement_handles)
+                if copies or erases:
+                    self._gc_work(copies, erases, t)
+        return t
+
+    def _zone_action(self, zones: ZoneSet, req: NvmeCommand, t: float) -> float:
+        """Zone Management Send on the zone holding ``req.offset``; the action's time goes into
+        ``req.device_service_ns`` (reset and finish: by how full the zone was)."""
+        z = zones.zone_of(req.offset)
+        if z >= zones.count:
+            req.status = 0x1B8  # beyond the namespace: the ZNS Zone Boundary Error
+            return -1.0
+        op = req.op
+        svc = 0.0
+        status = OK
+        if op == "zone_reset":
+            svc = zones.reset(z)
+        elif op == "zone_finish":
+            status, svc = zones.finish(z)
+        elif op == "zone_open":
+            status = zones.open_zone(z)
+        else:
+            status = zones.close(z)
+        if status != OK:
+            req.status = status
+            zones.errors += 1
+            self.zone_errors += 1
+            return -1.0
+        req.device_service_ns = svc
+        return t
+
+    def _zone_stage(self, z: int, req: NvmeCommand, t: float) -> float:
+        """A zone's writes cross one serial stage at ``zone_write_gb_s`` (appends plus
+        ``append_extra_ns``), cut through with the link: the command goes on so that its link
+        transfer ends when its zone stage does, ns."""
+        zc = self.cfg.zoned
+        assert zc is not None
+        dur = req.nbytes * self._zone_ns_per_byte
+        if req.op == "zone_append":
+            dur += zc.append_extra_ns
+        free = self._zone_free[z]
+        start = free if free > t else t
+        end = self._zone_free[z] = start + dur
+        xfer = req.nbytes * self._ns_per_byte
+        return end - xfer if end - xfer > t else t
+
+    def _gc_work(self, copies: int, erases: int, t: float) -> None:
+        """Garbage collection's work before a write can be placed: each copy (a page read and a
+        program) and each erase occupies one media unit, round robin over the units (the
+        controller spreads its collection over the dies), from ``t`` or when the unit is free."""
+        units = self._units
+        n = self._n_units
+        u = self._gc_unit
+        copy_ns = self._gc_copy_ns
+        erase_ns = self.cfg.ftl.erase_ns
+        for i in range(copies + erases):
+            free = units[u]
+            dur = copy_ns if i < copies else erase_ns
+            units[u] = (free if free > t else t) + dur
+            self.busy_unit_ns["write"] += dur
+            u = u + 1 if u + 1 < n else 0
+        self._gc_unit = u
+
+    def _zmgmt_service(self, req: NvmeCommand, t: float):
+        """A zone management action fetched at ``t``: the controller's zone management work serves
+        one at a time for the action's time (set by :meth:`_zone_action`); (start, end, service).
+        Serial and apart from the media units: an estimate (the ZN540 figures are QD1)."""
+        start = self._zmgmt_free if self._zmgmt_free > t else t
+        svc = req.device_service_ns
+        end = self._zmgmt_free = start + svc
+        return start, end, svc
+
+    def _fail(self, qp: QueuePair, req: NvmeCommand, dma_extra_ns: float) -> None:
+        """A command the zone rules refused: completed with its error status once fetched, no
+        data moved, no media touched."""
+        t = self.engine.now + self._fetch_ns
+        req.t_dev_start = req.t_dev_end = t
+        req.device_service_ns = 0.0
+        req.sq_seq = qp.seq
+        qp.seq += 1
+        if qp.submit_hook is not None:
+            qp.submit_hook(req)
+        qp.inflight += 1
+        self.commands += 1
+        self.engine.schedule(Call(self._post_cb, (qp, req), t + self._post_ns + dma_extra_ns))
 
     def _read_path(self, path: TransferPath, ready: float, nbytes: int, xfer: float) -> float:
         """A read's data crossing its media data path from ``ready`` (media done); returns when its

@@ -66,6 +66,11 @@ class SortedQueue:
         del self._keys[i]
         del self._reqs[i]
 
+    def from_pos(self, pos: int):
+        """The requests starting at or after byte ``pos``, in order (a copy: safe to change the queue)."""
+        i = bisect_left(self._keys, (pos, -1))
+        return self._reqs[i:]
+
     def first(self):
         """The lowest-positioned request, or None."""
         return self._reqs[0] if self._reqs else None

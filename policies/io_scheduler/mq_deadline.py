@@ -26,8 +26,15 @@ starts, ``elv_rqhash_find``) and mq-deadline's front merge (a queued request tha
 new one ends, ``dd_request_merge``, when ``front_merges`` is 1), both within one priority level
 (blk_rq_merge_ok refuses requests of different priorities).
 
-Not modelled: ``async_depth`` (a limit on request allocation, outside the scheduler), zoned-write
-locking, request-to-request merges on insert.
+Zone write locking (a zoned device, v5.15-v6.9: ``blk_req_can_dispatch_to_zone`` in
+``deadline_fifo_request`` / ``deadline_next_request``, ``blk_req_zone_write_lock`` at dispatch,
+``blk_req_zone_write_unlock`` in ``dd_finish_request``): a dispatched write locks its zone until it
+completes, so one write per zone is at the device at a time; a write to a locked zone is skipped
+(the next one in sector order, the oldest unlocked one in the FIFO), and when only writes to locked
+zones are queued nothing is dispatched. Reads, zone appends and zone management are not locked.
+
+Not modelled: ``async_depth`` (a limit on request allocation, outside the scheduler),
+request-to-request merges on insert.
 """
 
 from __future__ import annotations
@@ -112,6 +119,8 @@ class MqDeadline(IoScheduler):
         self.last_dir = WRITE
         self.batching = 0
         self.starved = 0
+        #: zone write locking (a zoned device: zone_bytes > 0): locked zone -> the write holding it
+        self.zone_locks: dict[int, object] = {}
 
     # ------------------------------------------------------------- insert / merge
     def insert(self, req) -> None:
@@ -128,6 +137,10 @@ class MqDeadline(IoScheduler):
         pr = self.prio_of.pop(req, None)
         if pr is not None:
             self.queued[pr] -= 1
+        if self.zone_locks:
+            z = req.offset // self.zone_bytes
+            if self.zone_locks.get(z) is req:
+                del self.zone_locks[z]  # blk_req_zone_write_unlock
 
     def try_merge(self, req, max_bytes: int | None = None):
         """Back merge, else front merge (if ``front_merges``); returns the grown request or None.
@@ -175,7 +188,9 @@ class MqDeadline(IoScheduler):
     def _dispatch_prio(self, pr: int, latest_start: float):
         """``__dd_dispatch_request`` for one level; only requests inserted by ``latest_start``."""
         pp = self.per_prio[pr]
-        rq = pp.sort[self.last_dir].ceiling(pp.latest_pos[self.last_dir])
+        zoned = self.zone_bytes > 0
+        pos = pp.latest_pos[self.last_dir]
+        rq = self._next_unlocked(pp.sort[self.last_dir], pos) if zoned else pp.sort[self.last_dir].ceiling(pos)
         if rq is None or self.batching >= self.fifo_batch:  # not entitled to go on batching
             reads, writes = bool(pp.fifo[READ]), bool(pp.fifo[WRITE])
             if reads and not (writes and self._starve_writes()):
@@ -185,15 +200,30 @@ class MqDeadline(IoScheduler):
                 d = WRITE
             else:
                 return None
-            rq = pp.sort[d].ceiling(pp.latest_pos[d])
+            rq = self._next_unlocked(pp.sort[d], pp.latest_pos[d]) if zoned else pp.sort[d].ceiling(pp.latest_pos[d])
             if rq is None or self._fifo_expired(pp, d):
-                rq = next(iter(pp.fifo[d]))  # restart from the oldest request
+                # restart from the oldest request (zoned: the oldest one whose zone is unlocked)
+                rq = next((r for r in pp.fifo[d] if self._can_dispatch(r)), None) if zoned else next(iter(pp.fifo[d]))
+                if rq is None:
+                    return None  # only writes to locked zones are queued
             self.last_dir = d
             self.batching = 0
         d = _dir(rq)
         if pp.fifo[d][rq] > latest_start + self.fifo_expire_ns[d]:  # started_after (deadline - expire)
             return None
         return self._move(pp, pr, rq)
+
+    def _can_dispatch(self, rq) -> bool:
+        """``blk_req_can_dispatch_to_zone``: not a write, or a write to an unlocked zone."""
+        return rq.op != "write" or rq.offset // self.zone_bytes not in self.zone_locks
+
+    def _next_unlocked(self, sort: SortedQueue, pos: int):
+        """``deadline_next_request`` on a zoned device: the first request at or after ``pos`` in
+        sector order that may be dispatched, or None."""
+        for rq in sort.from_pos(pos):
+            if self._can_dispatch(rq):
+                return rq
+        return None
 
     def _starve_writes(self) -> bool:
         """``dd->starved++ >= dd->writes_starved``: True when writes must go now."""
@@ -214,6 +244,8 @@ class MqDeadline(IoScheduler):
             del self._ends[(pr, d, end)]
         pp.latest_pos[d] = end
         self.batching += 1
+        if self.zone_bytes and rq.op == "write":
+            self.zone_locks[rq.offset // self.zone_bytes] = rq  # blk_req_zone_write_lock
         return rq
 
     def has_work(self) -> bool:

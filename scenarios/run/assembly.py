@@ -32,8 +32,10 @@ from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
 from models.ioengines.verify import VerifyAsyncThread, VerifySyncThread
+from models.ioengines.zbd import Strided, ZbdFile, ZbdJob
 from models.os.filesystem import FileLayout
 from models.os.queue import QueueConfig
+from models.os.zoned import report_zones
 from models.platform import PlatformConfig
 from models.server.target import Server
 from policies.completion import COMPLETION_POLICIES
@@ -173,6 +175,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
             if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
                 th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
             threads.append(th)
+    _zones_and_placement(threads, host)
     steady = _steady_state_checks(cfg, host, threads)
 
     def start_thread(th, now: float) -> None:
@@ -192,6 +195,29 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
         sq.start()
     host.start()
     return host, fio, float(ramp), float(end)
+
+
+def _zones_and_placement(threads: list, host: Host) -> None:
+    """fio's zonemode and fdp of the job threads: zbd jobs on one device share fio's view of its
+    zones (read from the device's zone report when fio opens it, models.os.zoned); strided jobs get
+    their windows; fdp jobs their placement handles (the job's fdp_pli, else all the device's)."""
+    files: dict[int, ZbdFile] = {}
+    for th in threads:
+        job = th.job
+        if job.zonemode == "zbd":
+            report = report_zones(host, th.dev)
+            if report is None:
+                raise ConfigError(f"job '{job.name}': zonemode=zbd needs a zoned device; SSD {th.dev} is not one")
+            info = files.get(th.dev)
+            if info is None:
+                info = files[th.dev] = ZbdFile(report, job.max_open_zones)
+            min_bs = min(job.bs_read_bytes, job.bs_write_bytes)
+            th.use_zones(zbd=ZbdJob(info, job, th.base_offset, th.span, th.random, min_bs))
+        elif job.zonemode == "strided":
+            th.use_zones(strided=Strided(job, th.base_offset, th.span))
+        if job.fdp:
+            handles = job.fdp_pli or tuple(range(host.devices[th.dev].cfg.ftl.placement_handles))
+            th.use_fdp(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp"))
 
 
 def _thread_class(job) -> type:

@@ -45,6 +45,7 @@ class Snapshot:
         self.apst = [
             (d.apst.residency_ns_at(now), dict(d.apst.wakeups)) if d.apst is not None else None for d in host.devices
         ]
+        self.media = [media_counters(d) for d in host.devices]
         self.hybrid_sleeps = sum(getattr(p, "sleeps", 0) for p in host.policies.values())
         # the exec time of tasks running right now is charged when they leave the CPU
         host.charge_running(now)
@@ -289,6 +290,9 @@ def _add_mechanism_metrics(
         summary["cpu_power_limit"] = limit_summary(host.pkg, s.power_limit, limit_reading(host.pkg, end), dur_ns)
     if any(d.apst is not None for d in host.devices):
         summary["ssd_power_states"] = ssd_power_states(host, s, end, dur_ns)
+    media = ssd_media(host, s)
+    if media:
+        summary["ssd_media"] = media
     summary.update(interrupt_metrics(host, s, end, dur_s))
     summary["cycles_per_s"] = cycles_per_s(host, layer_cycles, s, end, dur_s)
     smt = smt_stall_cycles(host, s, end)
@@ -336,6 +340,36 @@ def _drop_unused_layers(summary: dict) -> None:
         if name not in used:
             for row in rows:
                 row.pop(name, None)
+
+
+def media_counters(d) -> dict[str, int] | None:
+    """An SSD's FTL and zone counters (monotonic), None when it has neither."""
+    out: dict[str, int] = {}
+    f = d.ftl
+    if f is not None:
+        out.update(host_pages=f.host_pages, nand_pages=f.nand_pages, gc_copies=f.gc_copies, erases=f.erases)
+    z = d.zones
+    if z is not None:
+        out.update(
+            zone_resets=z.resets, zone_finishes=z.finishes, zone_errors=z.errors, implicit_closes=z.implicit_closes
+        )
+    return out or None
+
+
+def ssd_media(host: Host, s: Snapshot) -> dict:
+    """Per SSD with an FTL or zones, over the measured window: write amplification (NAND pages
+    programmed per page the host wrote; host writes and GC copies), erases, and zone resets,
+    finishes, errors and implicit closes."""
+    out = {}
+    for d, before in zip(host.devices, s.media):
+        now = media_counters(d)
+        if now is None or before is None:
+            continue
+        delta = {k: v - before[k] for k, v in now.items()}
+        if "host_pages" in delta:
+            delta["write_amplification"] = delta["nand_pages"] / delta["host_pages"] if delta["host_pages"] else None
+        out[f"ssd{d.index}"] = delta
+    return out
 
 
 def ssd_power_states(host: Host, s: Snapshot, end: float, dur_ns: float) -> dict:

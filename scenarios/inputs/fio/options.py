@@ -73,6 +73,13 @@ hipri                                          hipri                        bool
 sqthread_poll, sqthread_poll_cpu               sqthread_poll(_cpu)          bool / CPU number (io_uring)
 registerfiles, fixedbufs                       registerfiles, fixedbufs     bool (io_uring)
 nowait                                         nowait                       bool (io_uring, libaio, pvsync2)
+zonemode, zonesize, zonerange, zoneskip,       zonemode, zone*_bytes        none strided zbd; sizes (``Nz`` sizes and
+zonecapacity                                                                offsets count zones)
+max_open_zones, job_max_open_zones             max_open_zones, ...          zones (0: the device's / no limit)
+zone_reset_threshold, zone_reset_frequency     zone_reset_*                 fractions 0..1
+ignore_zone_limits, read_beyond_wp             same                         bool
+fdp, dataplacement, fdp_pli (plids),           fdp, fdp_pli,                bool / none fdp / placement ID indices /
+fdp_pli_select (plid_select)                   fdp_pli_select               roundrobin random
 filename, directory                            filename, directory          ``a:b`` lists;
                                                                             ``/dev/`` names are raw devices
 filename_format, nrfiles                       filename_format, nrfiles     generated names ($jobname.$jobnum.$filenum),
@@ -315,6 +322,34 @@ _add(
     help="the file of each IO: roundrobin, random, sequential [:N IOs], zipf, pareto, normal [:skew]",
 )
 _add("used", "bool", "nowait")
+# zoned block devices (fio's zonemode, zbd.c) and NVMe flexible data placement (dataplacement.c)
+_add(
+    "used",
+    "str",
+    "zonemode",
+    choices=("none", "strided", "zbd"),
+    help="none; strided (zonesize bytes per zonerange, then skip zoneskip); zbd (a zoned device:"
+    " writes at the write pointers, zone resets)",
+)
+_add("used", "size", "zonesize zonerange zoneskip zonecapacity", help="zone geometry of zonemode (bytes)")
+_add(
+    "used",
+    "int",
+    "max_open_zones job_max_open_zones",
+    help="zones written at once by all jobs (default: the device's limit) / by one job (0: no limit)",
+)
+_add(
+    "used",
+    "str",
+    "zone_reset_threshold zone_reset_frequency",
+    help="zonemode=zbd: once the zones hold threshold x size of data, reset the written zone every"
+    " 1/frequency writes (fractions 0..1)",
+)
+_add("used", "bool", "ignore_zone_limits read_beyond_wp")
+_add("used", "bool", "fdp", help="NVMe flexible data placement: writes carry a placement handle")
+_add("used", "str", "dataplacement", choices=("none", "fdp", "streams"))
+_add("used", "str", "fdp_pli", help="placement ID indices the job's writes cycle through (default: all)")
+_add("used", "str", "fdp_pli_select", choices=("roundrobin", "random", "scheme"))
 _add(
     "used",
     "str",
@@ -386,7 +421,6 @@ _add(
     neutral=("0",),
     reason="block sizes chosen by sequential/random rather than by read/write are not modelled",
 )
-_add("limited", "bool", "fdp", neutral=("0",), reason="NVMe flexible data placement is not modelled")
 _add("limited", "bool", "sprandom", neutral=("0",), reason="SPRandom preconditioning offsets are not modelled")
 _add(
     "limited",
@@ -430,20 +464,11 @@ _add(
 _add("limited", "size", "ramp_size", neutral=("0",), reason="a ramp measured in bytes is not modelled (use ramp_time)")
 _add(
     "limited",
-    "size",
-    "zonerange zonesize zoneskip zonecapacity",
-    neutral=("0",),
-    reason="zoned IO patterns are not modelled",
-)
-_add("limited", "str", "zonemode", neutral=("none",), reason="zoned IO patterns are not modelled")
-_add(
-    "limited",
     "str",
     "ioscheduler",
     neutral=("none",),
     reason="the IO scheduler is set by the platform configuration (queue.scheduler), not by the job",
 )
-_add("limited", "str", "dataplacement", neutral=("none",), reason="NVMe data placement is not modelled")
 _add("used", "str", "sync", help="buffered IO: O_SYNC (sync, 1) or O_DSYNC (dsync) writes; none, 0: neither")
 _add(
     "limited",
@@ -494,7 +519,7 @@ _add(
     "log_offset log_prio log_issue_time log_store_compressed log_alternate_epoch log_unix_epoch "
     "block_error_percentiles disable_lat disable_clat disable_slat disable_bw_measurement "
     "slat_percentiles clat_percentiles lat_percentiles gtod_reduce stats disk_util "
-    "rate_ignore_thinktime replay_no_stall serialize_overlap read_beyond_wp ignore_zone_limits "
+    "rate_ignore_thinktime replay_no_stall serialize_overlap "
     "cgroup_nodelete",
 )
 _add(
@@ -516,8 +541,7 @@ _add(
     "verify_async_cpus "
     "trim_backlog trim_backlog_batch "
     ""
-    "max_open_zones job_max_open_zones zone_reset_threshold zone_reset_frequency "
-    "fdp_pli fdp_pli_select num_range random_sequence_stride spr_num_regions spr_op spr_cs "
+    "num_range random_sequence_stride spr_num_regions spr_op spr_cs "
     "comm filetype end_syncfs verify_bytchk verify_header_seed verify_pattern_interval "
     "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io",
 )

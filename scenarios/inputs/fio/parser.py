@@ -53,6 +53,8 @@ from .workload import (
     parse_random_distribution,
     split_names,
 )
+from .zoned import HANDLERS as ZONED_HANDLERS
+from .zoned import check_zoned, zone_count
 
 __all__ = ["FioJob", "FioJobFile", "parse_fio_file", "parse_fio_text", "job_from_options", "apply_overrides"]
 
@@ -235,6 +237,23 @@ class FioJob(BaseModel):
     verify_backlog_batch: int = Field(0, ge=0)  # 0: verify_backlog
     verify_interval_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
     verify_pattern: str = ""
+    # zoned block devices (fio's zonemode; models/ioengines/zbd.py) and flexible data placement
+    zonemode: Literal["none", "strided", "zbd"] = "none"
+    zonesize_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)  # 0: the device's zone size (zbd)
+    zonerange_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    zoneskip_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    zonecapacity_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    size_zones: int | None = Field(None, ge=1)  # size=Nz: N zones (resolved against the zone size)
+    offset_zones: int | None = Field(None, ge=0)  # offset=Nz
+    max_open_zones: int = Field(0, ge=0)  # 0: the device's limit
+    job_max_open_zones: int = Field(0, ge=0)  # 0: no limit
+    zone_reset_threshold: float = Field(0.0, ge=0, le=1)
+    zone_reset_frequency: float = Field(0.0, ge=0, le=1)
+    ignore_zone_limits: bool = False
+    read_beyond_wp: bool = False
+    fdp: bool = False
+    fdp_pli: tuple[int, ...] = ()  # placement ID indices (empty: all the device's)
+    fdp_pli_select: Literal["roundrobin", "random"] = "roundrobin"
     stacksim_irq_hint: IrqHint = "default"
     stacksim_fio_version: str = "3.42"  # fio's release (models.os.kernel_version.FIO_DEFER_TASKRUN)
     ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
@@ -722,7 +741,10 @@ def _set_size(st: dict[str, Any], v: str | None, kb: int) -> None:
     """fio's size: bytes, or ``N%`` of the device (resolved against ``ssd.capacity_bytes`` once the
     platform is known: :func:`scenarios.config.host.resolve`)."""
     text = (v or "").strip()
-    if text.endswith("%"):
+    st["size_zones"] = zone_count(text, "size")
+    if st["size_zones"] is not None:
+        st["size_bytes"] = st["size_percent"] = None
+    elif text.endswith("%"):
         st["size_percent"], st["size_bytes"] = _percent("size", text, True), None
     else:
         st["size_bytes"], st["size_percent"] = parse_size(v, option="size", kb_base=kb), None
@@ -731,7 +753,10 @@ def _set_size(st: dict[str, Any], v: str | None, kb: int) -> None:
 def _set_offset(st: dict[str, Any], v: str | None, kb: int) -> None:
     """fio's offset: bytes, or ``N%`` of the device (aligned to the smallest block size)."""
     text = (v or "").strip()
-    if text.endswith("%"):
+    st["offset_zones"] = zone_count(text, "offset")
+    if st["offset_zones"] is not None:
+        st["offset_bytes"], st["offset_percent"] = 0, None
+    elif text.endswith("%"):
         st["offset_percent"], st["offset_bytes"] = _percent("offset", text, False), 0
     else:
         st["offset_bytes"] = parse_size(v, option="offset", kb_base=kb, allow_zero=True)
@@ -957,6 +982,7 @@ _HANDLERS: dict[str, _Handler] = {
     "xnvme_async": _set_field("engine_backend", _choice("xnvme_async")),
     "libblkio_driver": _set_field("engine_backend", lambda v, kb: (v or "").strip()),
     "libblkio_wait_mode": _set_field("libblkio_wait_mode", _choice("libblkio_wait_mode")),
+    **ZONED_HANDLERS,
 }
 _missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values()) if s.status == "used"} - set(
     _HANDLERS
@@ -1170,6 +1196,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
     _check_rates(state, last, fail)
     _check_files(state, last, fail)
     _check_verify(state, last, fail)
+    check_zoned(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")
         if engine not in SYNC_ENGINES:
