@@ -9,6 +9,10 @@ Each file says on its first line what stacksim does with it today:
   ``pagecache`` (buffered IO, fsync) and ``zoned`` (zonemode=zbd, FDP) are the branches of #33
   that model them: when one merges, its files start to run and :func:`test_how_many_run` says
   which; flip their first line to ``; expect: run``. ``permanent``: refused on purpose.
+
+Optional lines after it: ``; platform: NAME`` (default :data:`PLATFORM`: a zoned job needs a zoned
+device, FDP an FTL) and ``; set: KEY=VALUE ...`` (``--set`` keys: the FTL switched on, a short
+``runtime`` for jobs that would write whole 2 GiB zones).
 """
 
 import re
@@ -33,7 +37,13 @@ def _expect(path: Path) -> re.Match:
 
 
 def _resolve(path: Path):
-    return resolve(job_file=str(path), platform=PLATFORM)
+    platform, sets = PLATFORM, {}
+    for line in path.read_text().splitlines()[1:3]:
+        if line.startswith("; platform:"):
+            platform = line.split(":", 1)[1].strip()
+        elif line.startswith("; set:"):
+            sets = dict(kv.split("=", 1) for kv in line.split(":", 1)[1].split())
+    return resolve(job_file=str(path), platform=platform, sets=sets)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -71,7 +81,7 @@ def test_how_many_run(capsys):
             + ", ".join(f"{owner} {len(names)}" for owner, names in sorted(refused.items()))
         )
     assert not wrong, f"these files now {'run' if wrong[0] in runs else 'are refused'}: flip their expect line: {wrong}"
-    assert len(runs) >= 22  # today (the pagecache branch merged; before the zoned one)
+    assert len(runs) >= 29  # today (the pagecache and zoned branches merged)
 
 
 def test_corpus_covers_issue_33():

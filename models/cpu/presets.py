@@ -508,6 +508,7 @@ CPU_CATALOGUE: dict[str, Preset] = {
             "recalled: Intel ARK, Xeon E5-2660 v4 ([ARK])",
             "exact: the Broadwell/Skylake server table C1 2/2, C1E 10/20, C6 133/600 ([IDLE])",
             pause_cycles="recalled: Intel optimization manual 2.5.4 ('about 10 cycles' before Skylake)",
+            copy_bytes_per_cycle="estimate: ~8-10 GB/s single-core DRAM copy on Broadwell-EP at ~3 GHz",
         ),
         _facts((2, "recalled: Intel ARK (2 sockets)"), (4, _MEM.format(4, "DDR4-2400")), "Broadwell-EP"),
     ),
@@ -517,6 +518,7 @@ CPU_CATALOGUE: dict[str, Preset] = {
             "recalled: Intel ARK, Xeon E5-2640 v4 ([ARK])",
             "exact: the Broadwell server table, as the E5-2660 v4 ([IDLE])",
             pause_cycles="recalled: Intel optimization manual 2.5.4 ('about 10 cycles' before Skylake)",
+            copy_bytes_per_cycle="estimate: ~8-10 GB/s single-core DRAM copy on Broadwell-EP at ~3 GHz",
         ),
         _facts((2, "recalled: Intel ARK (2 sockets)"), (4, _MEM.format(4, "DDR4-2133")), "Broadwell-EP"),
     ),
@@ -535,6 +537,7 @@ CPU_CATALOGUE: dict[str, Preset] = {
             pstate_transition_ns="exact: SANDMAN's >450 us min-to-max transition (Zhou et al., SOSP 2025)",
             pause_cycles="estimate: Zen 2 and later, tens of cycles in public microbenchmarks",
             power_limit_window_ms="estimate: the SMU enforces PPT within about a millisecond",
+            copy_bytes_per_cycle="estimate: ~15-20 GB/s single-core DRAM copy on Zen 4 at ~3.6 GHz",
         ),
         _facts(
             (1, "recalled: AMD product page ('P': single socket)"), (12, _MEM.format(12, "DDR5-4800")), "Zen 4 Genoa"

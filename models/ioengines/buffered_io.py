@@ -245,14 +245,16 @@ class BufferedThread(CachedFiles, SyncThread):
         """Sync the next file of the job's end; then the thread's end (fio's exit path)."""
         if not self._end_files:
             self.req = None
-            self.runner.run(self.host.costs.get("end_fsync_return", syscall=self.k.syscall_exit_cycles), self._exit)
+            self.runner.run(
+                self.host.costs.get("end_fsync_return", syscall=self.k.syscall_exit_cycles), self._end_after_fsyncs
+            )
             return
         m = self._end_files.pop()
         runs = self._pc.take_dirty(m, len(m.dirty))
         self.fsyncs += 1
         self._wb.flushers[m.dev].write_pages(m, runs, self.runner, self._end_fsync_next, self.task)
 
-    def _exit(self) -> None:
+    def _end_after_fsyncs(self) -> None:
         super()._issue(False)  # _finished: the thread exits
 
     def _fsync_write(self) -> None:
