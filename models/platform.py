@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, field_validator, model_validator
 
 from models.cpu.config import CpuConfig
 from models.os.costs import KernelCosts
-from models.os.pagecache_config import PageCacheConfig
+from models.os.pagecache_config import PAGECACHE_DEFAULT_BYTES, PageCacheConfig
 from models.os.queue import QueueConfig
 from models.os.sched_config import SchedConfig
 from models.ssd.config import DeviceConfig
@@ -83,6 +85,26 @@ class PlatformConfig(Model):
             except ValueError:
                 raise ValueError(f"ssd_nodes={v!r}: expected node numbers, e.g. 0,0,1,1") from None
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pagecache_memory(cls, data: Any) -> Any:
+        """Unless set, the page cache's memory is half the installed DRAM when the platform states
+        it, at most :data:`PAGECACHE_DEFAULT_BYTES` (a lightly used machine's free and file pages)."""
+        if not isinstance(data, dict) or not data.get("memory_bytes"):
+            return data
+        try:
+            installed = int(data["memory_bytes"])
+        except (TypeError, ValueError):
+            return data  # (the field's own validation says what is wrong)
+        pc = data.get("pagecache")
+        given = pc.model_fields_set if isinstance(pc, PageCacheConfig) else set(pc or {})
+        if "memory_bytes" in given:
+            return data
+        mem = max(1, min(PAGECACHE_DEFAULT_BYTES, installed // 2))
+        if isinstance(pc, PageCacheConfig):
+            return {**data, "pagecache": pc.model_copy(update={"memory_bytes": mem})}
+        return {**data, "pagecache": {**(pc or {}), "memory_bytes": mem}}
 
     @model_validator(mode="after")
     def _check_ssd_nodes(self) -> "PlatformConfig":

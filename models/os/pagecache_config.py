@@ -19,18 +19,22 @@ from simcore.config import Model
 #: The kernel's page: 4 KiB on x86-64 (PAGE_SHIFT 12).
 PAGE_SIZE = 4096
 PAGE_SHIFT = 12
+#: the page cache's memory when nothing says more (a platform with its DRAM stated takes half of it,
+#: at most this: models.platform.PlatformConfig)
+PAGECACHE_DEFAULT_BYTES = 16 << 30
 
 
 class PageCacheConfig(Model):
     """The page cache of a host: its memory and the vm sysctls of dirty data."""
 
     memory_bytes: int = Field(
-        16 << 30,
+        PAGECACHE_DEFAULT_BYTES,
         gt=0,
         description="memory the page cache may hold: free pages plus file pages at the start of the"
         " run (global_dirtyable_memory: NR_FREE_PAGES + NR_ACTIVE_FILE + NR_INACTIVE_FILE), bytes; the"
-        " dirty ratios apply to it. Estimate: 16 GiB, a lightly used server with 32 GiB or more of"
-        " DRAM (set it from /proc/meminfo's MemFree + Active(file) + Inactive(file))",
+        " dirty ratios apply to it. Estimate: half the platform's installed memory_bytes when it states"
+        " it, at most 16 GiB (a lightly used server); set it from /proc/meminfo's MemFree +"
+        " Active(file) + Inactive(file)",
     )
     dirty_background_ratio: int = Field(
         10,

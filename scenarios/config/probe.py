@@ -545,6 +545,11 @@ def probe_platform(m: Machine, name: str = "probed", cpu: str | None = None, ssd
     if m.memory_bytes:
         data["memory_bytes"] = m.memory_bytes
         w.src.read("memory_bytes", "/proc/meminfo MemTotal (what fio's $mb_memory sees)")
+    if m.cache_memory_bytes:
+        data["pagecache"] = {"memory_bytes": m.cache_memory_bytes}
+        w.src.read("pagecache.memory_bytes", "/proc/meminfo MemFree + Active(file) + Inactive(file) (now)")
+    else:
+        w.src.estimate("pagecache.memory_bytes", "half of MemTotal, at most 16 GiB (no file-page counts read)")
     data["description"] = _description(m, cpu_cfg, ssd_side)
     data["calibration"] = (
         f"probed from /proc and /sys (stacksim probe); estimates: CPU powers from preset {cpu_key}, SSD service"

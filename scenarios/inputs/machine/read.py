@@ -166,6 +166,9 @@ class Machine:
     poll_queues: int | None
     kernel_release: str | None
     memory_bytes: int | None
+    #: what the page cache may hold now: MemFree + Active(file) + Inactive(file), bytes (None: not in
+    #: /proc/meminfo)
+    cache_memory_bytes: int | None
     #: block devices that are not NVMe (a VM's virtio disks, SATA): name -> active scheduler
     other_disks: dict[str, str]
 
@@ -327,7 +330,11 @@ def read_machine(tree: SysTree) -> Machine:
     """Everything the probe reads, from ``tree``."""
     cpu = read_cpu(tree)
     first = cpu.online[0] if cpu.online else 0
-    mem = re.search(r"MemTotal:\s+(\d+)\s*kB", tree.text("/proc/meminfo") or "")
+    meminfo = tree.text("/proc/meminfo") or ""
+    mem = re.search(r"MemTotal:\s+(\d+)\s*kB", meminfo)
+    cache = [
+        re.search(rf"^{k}:\s+(\d+)\s*kB", meminfo, re.M) for k in ("MemFree", r"Active\(file\)", r"Inactive\(file\)")
+    ]
     release = tree.text("/proc/sys/kernel/osrelease")
     if not release:
         m = re.match(r"Linux version (\S+)", tree.text("/proc/version") or "")
@@ -341,5 +348,6 @@ def read_machine(tree: SysTree) -> Machine:
         poll_queues=tree.number("/sys/module/nvme/parameters/poll_queues"),
         kernel_release=release,
         memory_bytes=int(mem.group(1)) * 1024 if mem else None,
+        cache_memory_bytes=sum(int(c.group(1)) for c in cache) * 1024 if all(cache) else None,
         other_disks=_other_disks(tree),
     )
