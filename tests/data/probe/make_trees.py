@@ -128,7 +128,10 @@ def xeon2s() -> dict[str, str]:
     sib = {c: f"{c % 20},{c % 20 + 20}" for c in range(40)}
     files = {
         "proc/cpuinfo": cpuinfo(cpus, "Intel(R) Xeon(R) Silver 4210R CPU @ 2.40GHz", 85, 2400.0, 20, 10),
-        "proc/meminfo": "MemTotal:       196438880 kB\nMemFree:        150000000 kB\nActive(file):    20000000 kB\nInactive(file):  18000000 kB",
+        "proc/meminfo": (
+            "MemTotal:       196438880 kB\nMemFree:        150000000 kB\nActive(file):    20000000 kB\n"
+            "Inactive(file):  18000000 kB"
+        ),
         "proc/cmdline": "BOOT_IMAGE=/vmlinuz-5.15.0-91-generic root=/dev/sda2 ro",
         "proc/sys/kernel/osrelease": "5.15.0-91-generic",
         f"{CPU}/online": "0-39",
