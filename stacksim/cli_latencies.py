@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from simcore.errors import ConfigError
 
 __all__ = ["cmd_validate_latencies", "cmd_calibrate_latencies", "not_latencies"]
@@ -24,9 +26,10 @@ _NOT_WITH_LATENCIES = (
 
 
 def not_latencies(args) -> None:
-    """Without --latencies: refuse its own option."""
-    if getattr(args, "latency_kind", None):
-        raise ConfigError("--latency-kind applies to --latencies FILE only")
+    """Without --latencies: refuse its own options."""
+    for name, flag in (("latency_kind", "--latency-kind"), ("latency_op", "--latency-op")):
+        if getattr(args, name, None):
+            raise ConfigError(f"{flag} applies to --latencies FILE only")
 
 
 def _check(args, what: str) -> dict:
@@ -66,7 +69,7 @@ def cmd_validate_latencies(args) -> int:
     for out, flag in ((args.json_out, "--json"), (args.html, "--html")):
         if out:
             check_output(out, flag)
-    m = read_latencies(args.latencies, kind=args.latency_kind)
+    m = read_latencies(args.latencies, kind=args.latency_kind, op=args.latency_op)
     sim, _svc, cfg = simulated_latencies(args.job, args.platform, m.kind, m.op, sets, seed=args.seed or 1)
     v = compare_latencies(m, sim)
     v.update(job=args.job, platform=cfg.platform.name, seed=cfg.seed)
@@ -84,6 +87,7 @@ def cmd_validate_latencies(args) -> int:
 
 def cmd_calibrate_latencies(args) -> int:
     from scenarios.config.host import resolve
+    from scenarios.config.sets import is_platform_key
     from scenarios.studies.calibrate_measured import write_platform
     from scenarios.studies.latency_compare import calibrate_latencies, read_latencies
     from simcore.outfile import check_output
@@ -92,17 +96,21 @@ def cmd_calibrate_latencies(args) -> int:
     if not args.output or not args.output.lower().endswith((".yaml", ".yml")):
         raise ConfigError("calibrate --latencies needs -o NEW_PLATFORM.yaml (the platform with the fitted device)")
     check_output(args.output, "-o")
-    m = read_latencies(args.latencies, kind=args.latency_kind)
+    m = read_latencies(args.latencies, kind=args.latency_kind, op=args.latency_op)
     cal = calibrate_latencies(m, args.job, args.platform, sets, seed=args.seed or 1)
     fitted = {k: float(f"{v:.6g}") for k, v in cal["values"].items()}
-    platform_sets = {k: v for k, v in sets.items() if k.startswith(("ssd.", "cpu.", "kernel.", "sched."))}
+    platform_sets = {k: v for k, v in sets.items() if is_platform_key(k) and not k.startswith("queue.")}
     plat = resolve(platform=args.platform, sets={**platform_sets, **fitted}).platform
     what = ", ".join(f"{k}={v:g}" for k, v in fitted.items())
     note = (
         f"stacksim calibrate --latencies: from {plat.name}; the device's {m.op} service fitted to {m.path}"
         f" (fio's {m.kind}, {m.n or 'a table of'} IOs, job {args.job}, {cal['passes']} runs; simulated host path"
-        f" {cal['host_path_us']:.3g} us): {what}."
+        f" {cal['host_path_us']:.3g} us"
+        + (f"; with {', '.join(f'{k}={v}' for k, v in platform_sets.items())}" if platform_sets else "")
+        + f"): {what}."
     )
+    for note in cal["notes"]:
+        print(f"stacksim: warning: {note}", file=sys.stderr)
     plat = plat.model_copy(update={"name": args.name or f"{plat.name}-calibrated", "calibration": note})
     print(f"fitted {what} (host path {cal['host_path_us']:.3g} us, {cal['passes']} runs)")
     write_platform(args.output, plat)

@@ -63,6 +63,12 @@ def _add_latency_kind(p: argparse.ArgumentParser) -> None:
         help="--latencies: fio's lat (submission to completion) or clat (issue to completion); default: from the"
         " file (fio's log name, the JSON's percentiles), else lat",
     )
+    p.add_argument(
+        "--latency-op",
+        choices=["read", "write"],
+        help="--latencies: the direction the latencies were measured for; default: from the file (a fio log's"
+        " direction column, the JSON's first direction with IO), else read",
+    )
 
 
 def _add_trace_format(p: argparse.ArgumentParser) -> None:

@@ -126,3 +126,38 @@ def test_cli_exit_codes_and_report(measured, tmp_path, capsys):
     assert main(["calibrate", "--latencies", str(log), "--job", str(job), "--platform", PLAT, "-o", str(out)]) == 0
     assert main([*base, "--job", str(job), "--platform", str(out), "--max-error", "5"]) == 0
     capsys.readouterr()
+
+
+def test_a_fio_json_with_zero_or_decreasing_percentiles_is_one_clear_error(tmp_path):
+    for pct, mean, msg in (
+        ({"50.000000": 0, "99.000000": 15000}, 11000.0, "positive number"),
+        ({"50.000000": 1000, "99.000000": 900}, 950.0, "must not decrease"),
+        ({"50.000000": 1000, "99.000000": 1500}, 0.0, "must be positive"),
+    ):
+        lat = {"min": 1, "max": 2, "mean": mean, "stddev": 1.0, "N": 10, "percentile": pct}
+        job = {"jobname": "x", "read": {"io_bytes": 4096, "iops": 1.0, "total_ios": 10, "clat_ns": lat}, "write": {}}
+        j = tmp_path / "r.json"
+        j.write_text(json.dumps({"fio version": "fio-3.32", "jobs": [job]}))
+        with pytest.raises(ConfigError, match=msg):
+            read_latencies(str(j))
+
+
+def test_the_direction_of_a_csv_is_given_and_calibration_refuses_what_it_cannot_identify(measured, tmp_path):
+    s = tmp_path / "w.csv"
+    s.write_text("latency_us\n12\n13\n")
+    assert read_latencies(str(s)).op == "read" and read_latencies(str(s), op="write").op == "write"
+    with pytest.raises(ConfigError, match="--latency-op"):
+        read_latencies(str(s), op="trim")
+    _job, log, _sim = measured
+    buffered = tmp_path / "b.fio"
+    buffered.write_text(JOB.format(engine="psync").replace("direct=1", "direct=0"))
+    with pytest.raises(ConfigError, match="needs direct=1"):
+        calibrate_latencies(read_latencies(str(log)), str(buffered), PLAT)
+
+
+def test_one_outlier_of_the_host_path_does_not_decide_the_spread():
+    from scenarios.studies.latency_compare import _trimmed_var
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(10_000, 800, 5000)
+    assert _trimmed_var(np.append(x, 140_000.0)) == pytest.approx(800**2, rel=0.1)

@@ -41,3 +41,20 @@ def test_bad_zoned_input_one_message_exit_2(tmp_path, capsys, job, args, fragmen
     for f in fragments:
         assert f in err, (f, err)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "extra,msg",
+    [
+        ("zonemode=zbd\nrw=randwrite\nioengine=psync\ndirect=0\n", "zonemode=zbd writes need direct=1"),
+        ("fdp=1\nrw=randwrite\nioengine=xnvme\nxnvme_async=libaio\ndirect=0\n", "fdp=1 needs direct=1"),
+    ],
+)
+def test_zoned_and_fdp_writes_through_the_page_cache_are_refused(tmp_path, extra, msg):
+    from scenarios.config.host import resolve
+    from simcore.errors import ConfigError
+
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nfilename=/dev/nvme0n1\nsize=" + ("2z" if "zonemode" in extra else "64m") + "\n" + extra)
+    with pytest.raises(ConfigError, match=msg):
+        resolve(job_file=str(job), platform="zn540-e5-2660v4")

@@ -86,6 +86,8 @@ def read_latencies(path: str, kind: str | None = None, op: str | None = None) ->
     'write') override what the file says. Bad input: ConfigError naming the file and line."""
     if kind is not None and kind not in KINDS:
         raise ConfigError(f"--latency-kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    if op is not None and op not in ("read", "write"):
+        raise ConfigError(f"--latency-op: expected read or write, got {op!r}")
     text = read_text(path, "--latencies")
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if not first:
@@ -109,10 +111,22 @@ def _from_fio_json(path: str, kind: str | None, op: str | None) -> MeasuredLaten
             if st is None or not st.percentiles:
                 raise ConfigError(f"{path}: job {res.jobname!r} reports no {kind}_ns percentiles for {direction}")
             table = tuple(sorted(st.percentiles.items()))
+            _check_table(table, st.mean_ns, f"{path}: job {res.jobname!r} {direction} {kind}_ns")
             return MeasuredLatencies(
                 path, kind, direction, None, table, st.mean_ns, note=f"fio JSON job {res.jobname!r}"
             )
     raise ConfigError(f"{path}: no job did {op or 'any'} IO")
+
+
+def _check_table(table: tuple, mean_ns: float | None, where: str) -> None:
+    """A percentile table (and its mean): positive finite latencies that do not decrease."""
+    for p, ns in table:
+        if not (ns > 0 and math.isfinite(ns)):
+            raise ConfigError(f"{where}: the p{p:g} latency must be a positive number, got {ns!r}")
+    if any(b[1] < a[1] for a, b in zip(table, table[1:])):
+        raise ConfigError(f"{where}: the latencies must not decrease as the percentile grows")
+    if mean_ns is not None and not (mean_ns > 0 and math.isfinite(mean_ns)):
+        raise ConfigError(f"{where}: the mean latency must be a positive number, got {mean_ns!r}")
 
 
 def _from_csv(path: str, text: str, kind: str | None, op: str | None) -> MeasuredLatencies:
@@ -145,8 +159,7 @@ def _from_csv(path: str, text: str, kind: str | None, op: str | None) -> Measure
     if pi is None:
         return MeasuredLatencies(path, kind, op or "read", np.asarray(values), (), None)
     table = tuple(sorted(zip(pcts, values)))
-    if any(b[1] < a[1] for a, b in zip(table, table[1:])):
-        raise ConfigError(f"{path}: the latencies must not decrease as the percentile grows")
+    _check_table(table, None, path)
     return MeasuredLatencies(path, kind, op or "read", None, table, None)
 
 
@@ -280,10 +293,16 @@ def format_latency_comparison(v: dict) -> str:
 def _depth1_job(cfg, job_file: str) -> None:
     jobs = cfg.jobs
     j = jobs[0]
-    if len(jobs) != 1 or j.numjobs != 1 or j.iodepth != 1 or j.bssplit_read or j.bssplit_write or j.bsrange_read:
+    mixed = j.bssplit_read or j.bssplit_write or j.bsrange_read or j.bsrange_write
+    if len(jobs) != 1 or j.numjobs != 1 or j.iodepth != 1 or mixed:
         raise ConfigError(
             f"{job_file}: calibrate --latencies needs one job of one thread at iodepth=1 with one block size"
             " (latencies without timestamps identify the device only when no IO waits behind another)"
+        )
+    if not j.direct or j.ioengine == "mmap":
+        raise ConfigError(
+            f"{job_file}: calibrate --latencies needs direct=1: a buffered job's latencies are page-cache hits and"
+            " misses, not the device's service"
         )
 
 
@@ -292,7 +311,8 @@ def calibrate_latencies(
 ) -> dict:
     """Fit ``ssd.<op>.base_ns`` (and ``sd_ns`` from samples) so that the simulated host path plus
     the device's service has the measured mean (and variance): see the module docstring. Returns
-    {'values': {key: value}, 'passes': n, 'host_path_us': mean, 'platform': name}."""
+    {'values': {key: value}, 'passes': n, 'host_path_us': mean, 'platform': name, 'converged': bool,
+    'notes': [what the caller should say]}."""
     if m.mean_ns is None:
         raise ConfigError(f"{m.path}: a percentile table without its mean cannot calibrate (give samples or fio JSON)")
     sets = dict(sets or {})
@@ -314,11 +334,25 @@ def calibrate_latencies(
                 f" ({host_mean / 1e3:.3g} us) alone on this platform: the host costs are too high for these latencies"
             )
         new = {f"ssd.{m.op}.base_ns": base}
+        notes = []
         if m.samples_ns is not None:
-            var = float(np.var(m.samples_ns, ddof=1)) - float(np.var(host, ddof=1))
+            var = _trimmed_var(m.samples_ns) - _trimmed_var(host)
             new[f"ssd.{m.op}.sd_ns"] = math.sqrt(var) if var > 0 else 0.0
+            if var <= 0:
+                notes.append("the measured spread is within the simulated host path's: sd_ns fitted as 0")
         done = values and all(abs(new[k] - values[k]) <= 1e-3 * max(1.0, abs(values[k])) for k in new)
         values = new
         if done:
-            return {"values": values, "passes": i + 1, "host_path_us": host_mean / 1e3, "platform": cfg.platform.name}
-    return {"values": values, "passes": passes, "host_path_us": host_mean / 1e3, "platform": cfg.platform.name}
+            break
+    else:
+        notes.append(f"not converged after {passes} runs: the values of the last run")
+    out = {"values": values, "passes": i + 1, "host_path_us": host_mean / 1e3, "platform": cfg.platform.name}
+    return {**out, "converged": bool(done), "notes": notes}
+
+
+def _trimmed_var(x: np.ndarray) -> float:
+    """The sample variance of ``x`` without its 0.1% tails on each side (one outlier, a first IO that
+    found the CPU in a deep idle state, must not decide the device's spread)."""
+    lo, hi = np.quantile(x, (0.001, 0.999))
+    kept = x[(x >= lo) & (x <= hi)]
+    return float(np.var(kept, ddof=1)) if len(kept) > 1 else 0.0

@@ -166,6 +166,19 @@ def check_zoned(state: dict[str, Any], last: dict, fail) -> None:
         _check_zbd(state, last, fail)
     if mode == "strided" and not state["zonesize_bytes"]:
         raise fail("zonemode=strided needs zonesize > 0 (the bytes to transfer in each zone)", last.get("zonemode"))
+    buffered = not state["direct"] or state["ioengine"] == "mmap"
+    if mode == "zbd" and buffered and state["rw"] not in ("read", "randread"):
+        raise fail(
+            "zonemode=zbd writes need direct=1: the page cache would write the zones back out of order"
+            " (fio refuses it too: 'Using direct I/O is mandatory for writing to ZBD drives')",
+            last.get("direct") or last.get("zonemode"),
+        )
+    if state["fdp"] and buffered:
+        raise fail(
+            "fdp=1 needs direct=1: buffered writes reach the device through writeback, without the job's"
+            " placement handles",
+            last.get("direct") or last.get("fdp"),
+        )
     if (state["fdp_pli"] or last.get("fdp_pli_select")) and not state["fdp"]:
         raise fail("options 'fdp_pli' / 'fdp_pli_select' need fdp=1", last.get("fdp_pli") or last.get("fdp_pli_select"))
 
