@@ -1109,10 +1109,16 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             )
 
 
+#: engines that reach the device without a page cache whatever ``direct`` says: SPDK's plugin, fio's
+#: null engine (no IO), NVMe passthrough on the character device (io_uring_cmd, fio's examples leave
+#: direct unset)
+NO_PAGE_CACHE_ENGINES = ("spdk", "null", "io_uring_cmd")
+
+
 def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """Buffered IO (direct=0) where the page cache is modelled; fsync/sync only there; mmap's limits."""
     engine = state["ioengine"]
-    if not state["direct"] and engine not in BUFFERED_ENGINES and engine not in ("spdk", "null"):
+    if not state["direct"] and engine not in BUFFERED_ENGINES and engine not in NO_PAGE_CACHE_ENGINES:
         # (SPDK's plugin has no page cache to bypass; the null engine does no IO)
         raise fail(
             f"buffered IO (direct=0, fio's default) with ioengine={engine} is not modelled: the page cache is"

@@ -166,7 +166,7 @@ def check_zoned(state: dict[str, Any], last: dict, fail) -> None:
         _check_zbd(state, last, fail)
     if mode == "strided" and not state["zonesize_bytes"]:
         raise fail("zonemode=strided needs zonesize > 0 (the bytes to transfer in each zone)", last.get("zonemode"))
-    buffered = not state["direct"] or state["ioengine"] == "mmap"
+    buffered = (not state["direct"] and state["ioengine"] != "io_uring_cmd") or state["ioengine"] == "mmap"
     if mode == "zbd" and buffered and state["rw"] not in ("read", "randread"):
         raise fail(
             "zonemode=zbd writes need direct=1: the page cache would write the zones back out of order"
