@@ -135,13 +135,21 @@ class BufferedThread(CachedFiles, SyncThread):
     def _lookup_cost(self, plan):
         """The page-cache work of one call (a :class:`models.os.filemap.ReadPlan`) and the blk-mq
         and NVMe submission of its bios."""
+        parts = self._plan_parts(plan, self._pc.cfg.read_call_cycles)
+        return self.host.costs.get("pagecache_lookup", **parts)
+
+    def _plan_parts(self, plan, pagecache_cycles: float, **first) -> dict:
+        """Cycles by layer of a plan's page-cache work (its lookups, added, reclaimed and written
+        pages, on top of ``pagecache_cycles``), its readahead bios and their requests' blk-mq and
+        NVMe submission; ``first``: layers the caller puts before them."""
         c = self._pc.cfg
-        nreq = 0
         blk = self.host.blk
+        nreq = 0
         for _m, _first, pages, _b in plan.bios:
             nreq += blk.requests_for(pages << PAGE_SHIFT)
         parts = dict(
-            pagecache=c.read_call_cycles
+            first,
+            pagecache=pagecache_cycles
             + c.lookup_page_cycles * plan.lookups
             + c.add_page_cycles * plan.added
             + c.reclaim_page_cycles * plan.reclaimed
@@ -151,7 +159,7 @@ class BufferedThread(CachedFiles, SyncThread):
         if nreq:
             for layer, cyc in self.per_request_parts().items():
                 parts[layer] = parts.get(layer, 0.0) + cyc * nreq
-        return self.host.costs.get("pagecache_lookup", **parts)
+        return parts
 
     # -- one IO ----------------------------------------------------------------------------------
     def _doorbell(self) -> None:

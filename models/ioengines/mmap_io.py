@@ -20,7 +20,6 @@ IO) is not modelled.
 from __future__ import annotations
 
 from models.ioengines.buffered_io import BufferedThread
-from models.os.pagecache_config import PAGE_SHIFT
 from models.os.readahead import RaState
 
 
@@ -60,20 +59,8 @@ class MmapThread(BufferedThread):
 
     def _lookup_cost(self, plan):
         c = self._pc.cfg
-        blk = self.host.blk
-        nreq = sum(blk.requests_for(n << PAGE_SHIFT) for _m, _f, n, _b in plan.bios)
-        parts = dict(
-            syscall=c.fault_cycles * plan.faults,  # the exception entry and exit, like a system call's
-            pagecache=c.lookup_page_cycles * plan.lookups
-            + c.map_page_cycles * plan.mapped
-            + c.add_page_cycles * plan.added
-            + c.reclaim_page_cycles * plan.reclaimed
-            + c.write_page_cycles * plan.written,
-            fs=c.readahead_bio_cycles * len(plan.bios),
-        )
-        if nreq:
-            for layer, cyc in self.per_request_parts().items():
-                parts[layer] = parts.get(layer, 0.0) + cyc * nreq
+        # the faults' exception entry and exit, like a system call's; the pages they map
+        parts = self._plan_parts(plan, c.map_page_cycles * plan.mapped, syscall=c.fault_cycles * plan.faults)
         return self.host.costs.get("mmap_faults", **parts)
 
     def _copy(self) -> None:

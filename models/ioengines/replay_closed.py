@@ -182,26 +182,8 @@ class ClosedThread(SyncThread):
 
     def _sleep_until(self, t: float, with_completion: bool) -> None:
         """nanosleep until ``t`` (after the previous IO's return): the CPU may go idle meanwhile."""
-        k = self.k
-        runner = self.runner
-        parts = dict(syscall=k.syscall_entry_cycles + k.syscall_exit_cycles)
-        if with_completion:
-            parts["fs"] = k.fs_complete_cycles
-            parts["syscall"] += k.syscall_exit_cycles
-        task = self.task
-
-        def fire(r) -> None:
-            r.wake(task)
-
-        def sleep() -> None:
-            r = self.runner
-            r.start_timer(max(0.0, t - r.clock()) + self._slack_ns, fire)
-            r.sleep(self._after_think_cb, iowait=False)
-
-        cost = self.host.costs.get(
-            "nanosleep" + ("_after_io" if with_completion else ""), actions={"hrtimer_program": 1}, **parts
-        )
-        runner.run(cost, sleep)
+        slack = self._slack_ns
+        self._nanosleep(with_completion, lambda: max(0.0, t - self.runner.clock()) + slack, self._after_think_cb)
 
     def _after_think(self) -> None:
         rec = self._held

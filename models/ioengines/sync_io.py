@@ -752,6 +752,13 @@ class SyncThread:
     # -- fio thinktime and rate ----------------------------------------------------------------
     def _pause(self, wait: float, with_completion: bool) -> None:
         """Finish the previous IO's return path, then nanosleep (hrtimer with the 50 us timer slack)."""
+        slack = self.k.timer_slack_ns
+        self._nanosleep(with_completion, lambda: wait + slack, self._after_pause)
+
+    def _nanosleep(self, with_completion: bool, delay_ns, then) -> None:
+        """nanosleep after the previous IO's return path (when there is one): the call's entry and
+        exit, an hrtimer armed for ``delay_ns()`` ns (evaluated as the call sleeps) that wakes the
+        task, then ``then()``."""
         k = self.k
         runner = self.runner
         parts = dict(syscall=k.syscall_entry_cycles + k.syscall_exit_cycles)
@@ -764,8 +771,8 @@ class SyncThread:
             r.wake(task)
 
         def sleep():
-            runner.start_timer(wait + k.timer_slack_ns, fire)
-            runner.sleep(self._after_pause, iowait=False)
+            runner.start_timer(delay_ns(), fire)
+            runner.sleep(then, iowait=False)
 
         runner.run(
             self.host.costs.get(
