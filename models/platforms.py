@@ -10,7 +10,8 @@ polling and interrupts); the others are the reference order-of-magnitude default
 
 from __future__ import annotations
 
-from models.cpu.presets import CPU_CATALOGUE, xeon_e3_1230_v5, xeon_e5_2640_v4, xeon_e5_2660_v4
+from models.cpu.config import CpuConfig
+from models.cpu.presets import CPU_CATALOGUE, xeon_e3_1230_v5, xeon_e5_2660_v4, xeon_silver_4210r
 from models.os.costs import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
@@ -224,12 +225,17 @@ def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
 #: the P4800X's read time on this host from SPDK's QD1 latency (6.89 us) and one doorbell MMIO write
 #: from SPDK's CPU-bound depth 16 (1.04M IOPS); the kernel's block-device direct-IO step and its
 #: cycles per instruction from libaio's CPU-bound depth 8 (294K IOPS, 11.3K instructions per IO:
-#: the IO path alone, no sleep or wake-up). An exact fit (four observations, four parameters)
+#: the IO path alone, no sleep or wake-up); the return from a system call from SQPOLL's CPU-bound
+#: depth 64 (568K IOPS: its SQ thread runs the kernel's path with no system call, so libaio's
+#: cost beyond it is fio's and the system calls'). An exact fit (five observations, five parameters)
 CHEOPS23_FIT = {
-    "ssd.read.base_ns": 4111.0,
-    "kernel.mmio_write_cycles": 347.1,
-    "kernel.fs_submit_cycles": 1047.0,
-    "kernel.cpi_by_layer.fs": 0.3926,
+    "ssd.read.base_ns": 4107.0,
+    "kernel.mmio_write_cycles": 347.2,
+    "kernel.fs_submit_cycles": 321.1,
+    "kernel.cpi_by_layer.fs": 0.2592,
+    "kernel.aio_issue_cycles": 1330.0,
+    "kernel.io_uring_enter_cycles": 1000.0,
+    "cpu.cstates.1.wake_ns": 500.0,
 }
 
 
@@ -239,24 +245,34 @@ CHEOPS23_FIT = {
 CHEOPS23_KERNEL = "5.15"
 
 
-def _cheops23_kernel(r730: KernelCosts, fit: dict) -> KernelCosts:
-    """The R730's kernel costs with the CHEOPS'23 host's calibrated ones (``fit``) and its kernel."""
-    return r730.model_copy(
+def _cheops23_kernel(base: KernelCosts, fit: dict) -> KernelCosts:
+    """``base``'s kernel costs with the CHEOPS'23 host's calibrated ones (``fit``) and its kernel."""
+    return base.model_copy(
         update={
             "mmio_write_cycles": fit["kernel.mmio_write_cycles"],
             "fs_submit_cycles": fit["kernel.fs_submit_cycles"],
-            "cpi_by_layer": {**r730.cpi_by_layer, "fs": fit["kernel.cpi_by_layer.fs"]},
+            "aio_issue_cycles": fit["kernel.aio_issue_cycles"],
+            "io_uring_enter_cycles": fit["kernel.io_uring_enter_cycles"],
+            "cpi_by_layer": {**base.cpi_by_layer, "fs": fit["kernel.cpi_by_layer.fs"]},
             "version": CHEOPS23_KERNEL,
         }
     )
 
 
+def _cheops23_cpu(fit: dict) -> CpuConfig:
+    """Two Silver 4210R-class packages at the measured 2.41 GHz, SMT and turbo off, with C1's
+    calibrated exit (``cpu.cstates.1.wake_ns``; intel_idle declares 2 us)."""
+    cpu = xeon_silver_4210r(sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
+    c1 = cpu.cstates[1].model_copy(update={"wake_ns": fit["cpu.cstates.1.wake_ns"]})
+    return cpu.model_copy(update={"cstates": (cpu.cstates[0], c1, *cpu.cstates[2:])})
+
+
 def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
     """The host of the CHEOPS'23 measurements (Ren and Trivedi, "Performance Characterization of
     Modern Storage Stacks: POSIX I/O, libaio, SPDK, and io_uring", doi:10.1145/3578353.3589545;
-    the measurements ship in scenarios/data/measurements/cheops23 with their MIT licence). Four
-    physical parameters are fitted to three of those measurements (:data:`CHEOPS23_FIT`); the other
-    thirteen points are the check. ``fit``: other values of those parameters (the calibration study).
+    the measurements ship in scenarios/data/measurements/cheops23 with their MIT licence). Seven
+    physical parameters are fitted to six of those measurements (:data:`CHEOPS23_FIT`); the other
+    ten points are the check. ``fit``: other values of those parameters (the calibration study).
 
     What the artifact states: 2 sockets x 10 cores, logical CPUs 0-19; a steady 2.41 GHz (system-wide
     cycles of one busy polling CPU over 5 s); Intel Optane SSDs, seven in the multi-device runs
@@ -264,11 +280,12 @@ def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
     per-device ceiling (~590K IOPS) fit the P4800X class; fio-3.32.
     Estimates, with the reasoning:
     - the CPU model is not stated: 10 cores at a 2.4 GHz base (turbo off) are a Xeon E5-2640 v4
-      (Broadwell-EP) or a Silver 4210R (Cascade Lake). The counters tell them apart: at depth 1 with
-      psync, one CPU counts cycles all the time (its idle is the POLL loop) and retires ~22K
-      instructions per IO at an IPC of 0.86, which the POLL loop's ``pause`` reaches only at
-      Broadwell's ~10 cycles (Skylake's and later's 140 would retire ~5K fewer per IO): an E5-2640 v4,
-      with its generation's C-states;
+      (Broadwell-EP) or a Silver 4210R (Cascade Lake-SP). The counters tell them apart: at depth 1,
+      psync's CPU counts cycles all the time (its idle is the POLL loop: its thread waits in IO wait)
+      while libaio's and io_uring's halt in C1 for a quarter of it, yet all three retire about the
+      same instructions per IO (22.1K, 22.8K, 23.7K). So the POLL loop retires few: ~0.6K per IO at
+      Cascade Lake's 140-cycle ``pause``, against ~8K at Broadwell's ~10 (which would put psync
+      ~8K above the others): a Silver 4210R, with its generation's C-states and ``pause``;
     - SMT off: CPUs 0-19 are all the scripts use and name node 1 as CPUs 10-19, which numbers one
       logical CPU per core; two sockets of 10 cores (``cpu.sockets=2``), node n = CPUs 10n..10n+9;
     - every SSD on node 1 (``ssd_nodes``): the artifact does not say where the devices are, but the
@@ -276,27 +293,24 @@ def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
       to keep the IO path on the devices' socket;
     - turbo off and a fixed frequency: the measured clock is steady at the base within 0.5%;
     - eight P4800X devices, so that the job files' ``/dev/nvme7n1`` is a device of its own;
-    - the kernel's cycle costs are the R730 platform's (``optane-p4800x-e5-2660v4``: Broadwell-EP,
-      the same cycles per path on a core of a close micro-architecture);
-    - the calibration (:data:`CHEOPS23_FIT`, ``stacksim calibrate --study cheops23``), each from
-      the point that isolates it: from the SPDK points, whose host path is the shortest, the
-      device's read time (SPDK's depth-1 latency: a P4800X in this host reads ~1.2 us slower than
-      the R730 fit, which came from kernel paths on another machine) and the core time of one
-      doorbell MMIO write (SPDK's CPU-bound depth 16); from libaio's CPU-bound depth 8, where the
-      thread runs the IO path and nothing else, the block-device direct-IO step's cycles and its
-      cycles per instruction (this host runs the path ~1,000 cycles faster than the R730 costs say,
-      at a higher IPC). Every other kernel-engine point (psync, libaio at depth 1 and 128, io_uring,
-      hipri, SQPOLL) and SPDK's depth 128 are then predictions;
+    - the kernel's cycle costs are the R230 platform's (``optane900p-e3-1230v5``: a Skylake core,
+      the Cascade Lake core's own micro-architecture, on Linux 5.15, with its context switch fitted
+      on that machine), not the R730's (Broadwell-EP on Linux 5.0);
+    - the calibration (:data:`CHEOPS23_FIT`, ``stacksim calibrate --study cheops23``, whose module
+      says which point isolates each parameter): the device's read time and a doorbell write from
+      SPDK's points, the block-device direct-IO step from SQPOLL's depth 64 (its SQ thread runs the
+      kernel path alone), its CPI and io_submit's work from libaio's depth 8, io_uring_enter's from
+      io_uring's depth 8, C1's real exit from libaio's depth-1 latency. The rest are predictions;
     - power: a 2-socket 1U/2U server's DRAM and board (estimates as for the R730).
     """
     fit = {**CHEOPS23_FIT, **(fit or {})}
-    cpu = xeon_e5_2640_v4(physical_cores=10, sockets=2, smt=False, turbo=False, base_freq_ghz=2.41)
+    cpu = _cheops23_cpu(fit)
     r730 = optane_p4800x_e5_2660v4()
     ssd = r730.ssd.model_copy(update={"read": r730.ssd.read.model_copy(update={"base_ns": fit["ssd.read.base_ns"]})})
-    kernel = _cheops23_kernel(r730.kernel, fit)
+    kernel = _cheops23_kernel(optane900p_e3_1230v5().kernel, fit)
     return PlatformConfig(
         name="cheops23-optane",
-        description="CHEOPS'23 host: 2 x 10-core Xeon (E5-2640 v4-class, 2.41 GHz fixed, SMT off) +"
+        description="CHEOPS'23 host: 2 x 10-core Xeon (Silver 4210R-class, 2.41 GHz fixed, SMT off) +"
         " 8 x Optane P4800X (the engines study's host: device, doorbell and block-device path from three"
         " points, the rest predicted)",
         cpu=cpu,
@@ -307,10 +321,12 @@ def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
         memory_bytes=192 << 30,  # estimate: 6 channels x 16 GB per socket
         power=PowerConfig(dram_w=28.0, platform_base_w=70.0, platform_cpu_coupling=0.1),
         nvme=r730.nvme,
-        calibration="four physical parameters from three points (stacksim calibrate --study cheops23): the"
+        calibration="five physical parameters from four points (stacksim calibrate --study cheops23): the"
         " device and a doorbell from SPDK's two, the block-device direct-IO step from libaio's CPU-bound"
-        " depth 8: " + ", ".join(f"{k}={v:g}" for k, v in fit.items()) + "; the kernel's other cycle costs"
-        " and the P4800X's other service times from optane-p4800x-e5-2660v4",
+        " depth 8, a system call's return from SQPOLL's depth 64: "
+        + ", ".join(f"{k}={v:g}" for k, v in fit.items())
+        + "; the kernel's other cycle costs"
+        " from optane900p-e3-1230v5, the P4800X's other service times from optane-p4800x-e5-2660v4",
     )
 
 

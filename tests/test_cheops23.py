@@ -1,7 +1,8 @@
 """The CHEOPS'23 measurements (third-party fio runs on 2 x 10-core Xeons with Optane SSDs, shipped
 with their MIT licence) and the ``cheops23`` validation suite on the ``cheops23-optane`` platform:
-the study's job files run unchanged; four physical parameters come from three points (SPDK's depth 1
-and 16, libaio's CPU-bound depth 8: calibrate --study cheops23), every other point is a prediction.
+the study's job files run unchanged; seven physical parameters come from six points (SPDK's depth 1
+and 16, SQPOLL's depth 64, libaio's depth 1 and 8, io_uring's depth 8: calibrate --study cheops23),
+every other point and metric is a prediction.
 
 The tolerances here are what the model reaches today, stated per operating point (the issue's
 targets are 10% at depth 1 and at saturation); tightening one is a model improvement, loosening one
@@ -82,12 +83,12 @@ TOLERANCE = {
 }
 
 
-def test_the_calibration_study_meets_its_four_observations():
-    """calibrate --study cheops23's fit (CHEOPS23_FIT) reproduces the three points it came from
-    (SPDK's depth 1 and 16, libaio's CPU-bound depth 8: IOPS and instructions per IO), at the
-    suite's shorter runs within 1%."""
+def test_the_calibration_study_meets_its_seven_observations():
+    """calibrate --study cheops23's fit (CHEOPS23_FIT) reproduces the six points it came from
+    (SPDK's depth 1 and 16, SQPOLL's depth 64, libaio's CPU-bound depth 8 (IOPS and instructions
+    per IO) and depth-1 latency, io_uring's depth 8), at the suite's shorter runs within 1.5%."""
     res = residuals(CHEOPS23_FIT, 20.0)
-    assert len(res) == 4 and max(abs(res)) < 0.01
+    assert len(res) == 7 and max(abs(res)) < 0.015
 
 
 @pytest.mark.parametrize("where,metric", sorted(TOLERANCE))

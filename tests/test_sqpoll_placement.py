@@ -7,6 +7,7 @@ from models.platforms import optane_p4800x_e5_2660v4
 from scenarios.config.host import RunConfig
 from scenarios.inputs.fio.parser import job_from_options
 from scenarios.run.assembly import build_run
+from scenarios.run.simulate import simulate
 
 
 def _cfg(
@@ -97,3 +98,17 @@ def test_iopoll_sq_thread_polls_the_queue_of_every_device_it_submitted_to():
         per_dev[r.qp.device.index] = per_dev.get(r.qp.device.index, 0) + 1
     assert sorted(per_dev) == [0, 1, 2]
     assert min(per_dev.values()) > 500  # ~400K IOPS in all for 10 ms
+
+
+def test_the_sq_thread_completes_its_requests_and_fio_reads_the_ring_in_user_space():
+    """The SQ thread issued the requests, so their completion task work (io_complete_rw ->
+    io_req_task_work_add to req->task) runs on its CPU: the direct-IO completion and the CQE fills.
+    fio's thread only reads the CQ ring from user space: no file-system or system-call time on its
+    CPU (it had the completion's cycles, as if it reaped through io_uring_enter)."""
+    cfg = _cfg({"iodepth": "16", "sqthread_poll_cpu": "3", "cpus_allowed": "1"})
+    per_cpu = simulate(cfg).summary["layers_ns_per_io_per_cpu"]
+    fio_cpu, sq_cpu = per_cpu["cpu1"], per_cpu["cpu3"]
+    assert fio_cpu["fs"] == 0.0 and fio_cpu["syscall"] == 0.0 and fio_cpu["user"] > 0
+    k = cfg.platform.kernel
+    freq_ghz = cfg.platform.cpu.max_freq_ghz if cfg.platform.cpu.turbo else cfg.platform.cpu.base_freq_ghz
+    assert sq_cpu["fs"] * freq_ghz >= 0.99 * (k.fs_submit_cycles + k.fs_complete_cycles)

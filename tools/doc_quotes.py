@@ -18,6 +18,7 @@ import io
 import re
 import shlex
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,21 +88,49 @@ def _chdir(path: Path):
 
 
 def stale_lines(block: Block, output: list[str]) -> list[str]:
-    """The quoted lines the output no longer has."""
-    have = set(output)
-    return [q for q in block.quoted if not _SKIP.search(q) and q not in have]
+    """The quoted lines the output no longer has (a line quoted more often than the output has it
+    counts: a block of one line repeated is stale)."""
+    have = Counter(output)
+    stale = []
+    for q in block.quoted:
+        if _SKIP.search(q):
+            continue
+        if have[q] > 0:
+            have[q] -= 1
+        else:
+            stale.append(q)
+    return stale
+
+
+#: a whole token that is a number as the outputs print them: 94630, 96,533, +2.24%, 1.0685e+05
+_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?")
+
+
+def _key(line: str) -> str:
+    """What identifies a quoted line: its text up to its first number token (``cheops23 qd1 psync
+    iops`` of a suite row, ``cpu10 residency: C0`` of a residency line)."""
+    for tok in re.finditer(r"\S+", line):
+        if _NUMBER.fullmatch(tok.group(0)):
+            return line[: tok.start()]
+    return line
 
 
 def _refreshed(block: Block, output: list[str]) -> list[str]:
-    """The quoted lines re-made: each kept line replaced by the output line that starts like it."""
+    """The quoted lines re-made: each kept line replaced by the output line that starts like it
+    (each output line used once)."""
     new = []
+    used: set[int] = set()
     for q in block.quoted:
         if _SKIP.search(q):
             new.append(q)
             continue
-        key = re.match(r"\s*[^\d]*", q).group(0)
-        match = next((o for o in output if o.startswith(key)), None)
-        new.append(match if match is not None else q)
+        key = _key(q)
+        i = next((i for i, o in enumerate(output) if i not in used and _key(o) == key), None)
+        if i is None:
+            new.append(q)
+        else:
+            used.add(i)
+            new.append(output[i])
     return new
 
 

@@ -17,7 +17,18 @@ class CStateConfig(Model):
     """One idle state as cpuidle exposes it (``/sys/devices/system/cpu/cpu*/cpuidle/state*``)."""
 
     name: str
-    exit_latency_ns: float = Field(ge=0, description="worst-case wake-up latency, ns (cpuidle 'latency')")
+    exit_latency_ns: float = Field(
+        ge=0,
+        description="worst-case wake-up latency the driver declares, ns (cpuidle 'latency'): what the"
+        " governors and PM QoS compare against, and the wake-up time unless wake_ns says otherwise",
+    )
+    wake_ns: Optional[float] = Field(
+        None,
+        ge=0,
+        description="the time the core takes to resume from this state, ns, when it is shorter than the"
+        " declared worst case (exit_latency_ns, the default): the C-state exit an interrupt or a wake-up"
+        " waits for. intel_idle's tables are worst cases for PM QoS; a measured typical exit goes here",
+    )
     target_residency_ns: float = Field(ge=0, description="minimum idle time that makes entering worthwhile, ns")
     power_w: float = Field(ge=0, description="power of one physical core resident in this state, W")
     polling: bool = Field(False, description="a POLL pseudo-state: the core spins in C0 (power = busy power)")
@@ -30,6 +41,20 @@ class CStateConfig(Model):
         " AMD CC6): the task that runs after it refetches its working set"
         " (kernel.cold_idle_refill_cycles)",
     )
+
+    @property
+    def wake_latency_ns(self) -> float:
+        """The wake-up time from this state, ns: ``wake_ns`` if stated, else the declared worst case."""
+        return self.exit_latency_ns if self.wake_ns is None else self.wake_ns
+
+    @model_validator(mode="after")
+    def _wake_within_declared(self):
+        if self.wake_ns is not None and self.wake_ns > self.exit_latency_ns:
+            raise ValueError(
+                f"wake_ns {self.wake_ns:g} is longer than exit_latency_ns {self.exit_latency_ns:g} (the declared"
+                " worst case)"
+            )
+        return self
 
     def brief(self) -> str:
         """``C6 133/600 us``: name, exit latency / target residency."""

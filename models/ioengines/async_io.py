@@ -110,7 +110,11 @@ class AsyncThread(SyncThread):
         #: IOPOLL waits that also polled queues of CPUs the thread had left
         self.remote_queue_waits = 0
         #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once)
-        self._enter_cost: Cost = host.costs.get("getevents_enter", syscall=self.k.syscall_entry_cycles)
+        #: io_uring_enter's own work per call (a ring that is entered: not with an SQPOLL thread)
+        self._call_cycles = self.k.io_uring_enter_cycles if self.uring and not self.sqpoll else 0.0
+        self._enter_cost: Cost = host.costs.get(
+            "getevents_enter", syscall=self.k.syscall_entry_cycles + self._call_cycles
+        )
         self._exit_cost: Cost = host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles)
         #: one post of the completions a task-work run found (DEFER_TASKRUN: charged at the enter)
         self._flush_cost: Cost = host.costs.get("uring_cq_flush", syscall=self.k.uring_cq_flush_cycles)
@@ -188,6 +192,16 @@ class AsyncThread(SyncThread):
         )
         return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
 
+    def sq_complete_parts(self, n: int) -> dict:
+        """The SQ thread's task-work run that completes ``n`` of this ring's requests, cycles by layer:
+        the direct-IO completion (or passthrough's io_uring_cmd_done) per request and the CQE fills
+        under one completion lock (__io_submit_flush_completions)."""
+        k = self.k
+        post = n * k.aio_reap_cycles - (n - 1) * k.uring_cq_flush_cycles
+        if self.passthru:
+            return dict(driver=n * k.uring_cmd_done_cycles, syscall=post)
+        return dict(fs=n * k.fs_complete_cycles, syscall=post)
+
     def sqe_issue_parts(self, op: str, nbytes: int) -> dict:
         """The kernel's work to issue one SQE of this ring (io_uring issue, the file system or the
         passthrough command), cycles by layer: what an SQPOLL thread (:mod:`models.os.sqpoll`) runs
@@ -207,7 +221,12 @@ class AsyncThread(SyncThread):
             for layer, cyc in self.per_request_parts(len(ios), self.plug_min).items():
                 total[layer] = total.get(layer, 0.0) + nreq * cyc
             if with_syscall:
-                total["syscall"] = total.get("syscall", 0.0) + self.k.syscall_entry_cycles + self.k.syscall_exit_cycles
+                total["syscall"] = (
+                    total.get("syscall", 0.0)
+                    + self.k.syscall_entry_cycles
+                    + self.k.syscall_exit_cycles
+                    + self._call_cycles
+                )
             k = self.k
             if saved[0] or saved[1]:
                 total["driver"] -= saved[0] * k.nvme_sq_doorbell_cycles + saved[1] * k.nvme_sq_lock_cycles
@@ -223,6 +242,13 @@ class AsyncThread(SyncThread):
         cost = self._acosts.get(key)
         if cost is None:
             k = self.k
+            if self.sq_thread is not None:
+                # SQPOLL: the SQ thread completed the requests and filled the CQEs (sq_complete_parts);
+                # fio reads them from the shared ring in user space
+                cost = self._acosts[key] = self.host.costs.get(
+                    f"{self.engine_name}_reap", user=n * k.user_complete_cycles
+                )
+                return cost
             reap = n * k.aio_reap_cycles
             if self._flush_split:
                 reap += (flushes - n) * k.uring_cq_flush_cycles
@@ -363,7 +389,7 @@ class AsyncThread(SyncThread):
             qp = req.qp = self._driver.queue_for(self.dev, runner.id, self.iopoll)
             if self._polls_itself:
                 self._polled[qp] = self._polled.get(qp, 0) + 1
-            req.done_cb = self._on_done
+            req.done_cb = self._on_done_sq if self.sq_thread is not None else self._on_done
             if self._fdp is not None and op == "write":
                 req.placement = self._fdp()  # fio's fdp=1: the write's placement handle
             if self._cmdprio is not None and op != "trim":
@@ -619,6 +645,12 @@ class AsyncThread(SyncThread):
             if lat.done:
                 self.stopping = True  # fio ends the job once the search has settled
         runner.run(cost, self._fill)
+
+    def _on_done_sq(self, runner, req) -> None:
+        """SQPOLL: a request completed (io_complete_rw -> io_req_task_work_add): its task work goes
+        to the task that issued it, the SQ thread, which completes it and posts the CQE
+        (:meth:`_on_done`) when it next runs its task work."""
+        self.sq_thread.complete(runner, req, self)
 
     def _on_done(self, runner, req) -> None:
         """Completion posted to the ring (aio_complete / io_cqring_fill_event) on ``runner``."""

@@ -311,6 +311,15 @@ class KernelCosts(Model):
     io_uring_issue_cycles: float = Field(
         350, ge=0, description="io_uring: per-SQE issue work (io_submit_sqes, io_read prep)"
     )
+    io_uring_enter_cycles: float = Field(
+        300,
+        ge=0,
+        description="io_uring_enter's own work per call, beyond the system call's entry and exit and the"
+        " per-SQE issue: the ring's fdget (fio registers no ring fd), percpu_ref on the ring, uring_lock"
+        " around io_submit_sqes and its submit state, the task-work and CQ checks of GETEVENTS"
+        " (estimate: a mutex pair, two atomics and the state set-up, ~300 cycles; an SQPOLL thread,"
+        " which never enters, does not pay it)",
+    )
     fget_cycles: float = Field(150, ge=0, description="io_uring without registered files: fget/fput of the file per IO")
     sqe_write_cycles: float = Field(
         60, ge=0, description="io_uring SQPOLL: writing one SQE into the shared ring in user space"

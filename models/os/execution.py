@@ -76,7 +76,7 @@ class Execution:
         self.governor = governor
         self.sched = sched
         self.cstates = cpu.core._cfg.cstates
-        self._exit_ns = tuple(st.exit_latency_ns for st in self.cstates)
+        self._exit_ns = tuple(st.wake_latency_ns for st in self.cstates)
         self.sibling_runner: CpuRunner | None = None  # the SMT sibling's runner (set by the balancer)
         #: every CPU's runner (set by the balancer once they all exist) and the NVMe driver
         self.runners: list[CpuRunner] = []

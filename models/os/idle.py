@@ -207,7 +207,7 @@ class IdleLoop(Hrtimers):
         now = self.engine.now
         self._end_idle(now)
         self._charge_tick_restart()
-        exit_ns = self.cstates[self.cpu.cstate].exit_latency_ns
+        exit_ns = self._exit_ns[self.cpu.cstate]
         self.cpu.set_busy(now, self._seg_act)
         self.mode = NONE
         if exit_ns > 0:

@@ -108,7 +108,7 @@ class IrqEntry(IdleLoop):
             self._irq_on_idle(self._irqs.popleft(), now)
             return
         if prev == IDLE:
-            delay = self.cstates[self.cpu.cstate].exit_latency_ns
+            delay = self._exit_ns[self.cpu.cstate]
             self._end_idle(now, self._irqs[0] is self._tick_irq)
         elif prev == RUN:
             self._seg_rem = self._seg_end - now

@@ -56,6 +56,15 @@ class SqRing(Protocol):
         submitted together (blk-mq, IO scheduler, NVMe command), cycles by layer."""
         ...
 
+    def sq_complete_parts(self, n: int) -> dict:
+        """The SQ thread's task-work run that completes ``n`` of this ring's requests and posts
+        their CQEs, cycles by layer."""
+        ...
+
+    def _on_done(self, runner, req) -> None:
+        """Post ``req``'s CQE to the ring (on ``runner``, the SQ thread's CPU)."""
+        ...
+
 
 class _Work:
     __slots__ = ("done", "waiter_sleeping")
@@ -78,6 +87,9 @@ class SqThread:
         self.task.kthread = True
         host.all_tasks.append(self.task)
         self.sq: list = []  # (request, its ring)
+        #: (request, its ring): completed requests whose task work this thread runs (it issued them:
+        #: io_req_task_work_add queues to req->task), posting their CQEs
+        self.tw: list = []
         self.work = _Work()
         self.iopoll = False
         self.clients: set[SqRing] = set()
@@ -127,13 +139,46 @@ class SqThread:
             # the application must enter the kernel to wake the SQ thread
             k = self.host.kcosts
             thread.runner.add_carry(
-                self.host.costs.get("sq_wakeup", syscall=k.syscall_entry_cycles + k.syscall_exit_cycles)
+                self.host.costs.get(
+                    "sq_wakeup", syscall=k.syscall_entry_cycles + k.syscall_exit_cycles + k.io_uring_enter_cycles
+                )
             )
             self.sleeping = False
             self.wakeups += 1
             thread.runner.wake(self.task)
         else:
             self._nudge()
+
+    def complete(self, runner, req, thread: SqRing) -> None:
+        """``req`` of ``thread``'s ring completed on ``runner``'s CPU: its task work is queued to this
+        thread (task_work_add with TWA_SIGNAL: a spinning thread runs it at its next loop, a
+        sleeping one is woken)."""
+        self.tw.append((req, thread))
+        if self.sleeping:
+            self.sleeping = False
+            self.wakeups += 1
+            runner.wake(self.task)
+        else:
+            self._nudge()
+
+    def _run_task_work(self, runner) -> None:
+        """io_run_task_work: complete the queued requests, one CQ flush per ring."""
+        batch, self.tw = self.tw, []
+        by_ring: dict = {}
+        for req, thread in batch:
+            by_ring.setdefault(thread, []).append(req)
+        parts: dict[str, float] = {}
+        for thread, reqs in by_ring.items():
+            for layer, cyc in thread.sq_complete_parts(len(reqs)).items():
+                parts[layer] = parts.get(layer, 0.0) + cyc
+        runner.run(self.host.costs.get("sqpoll_task_work", **parts), lambda: self._posted(by_ring))
+
+    def _posted(self, by_ring: dict) -> None:
+        runner = self.runner
+        for thread, reqs in by_ring.items():
+            for req in reqs:
+                thread._on_done(runner, req)
+        self._loop()
 
     def _nudge(self) -> None:
         if not self.work.done:
@@ -155,6 +200,10 @@ class SqThread:
             ios = [req for req, _thread in batch]
             reqs = ios if batch[0][1].passthru else self.host.blk.plug(ios)
             runner.run(self._submit_cost(batch, len(reqs)), lambda: self._submitted(batch, reqs))
+            return
+        if self.tw:  # io_sq_thread runs its task work after each submission pass
+            self.last_work_ns = now
+            self._run_task_work(runner)
             return
         busy = any(c.inflight for c in self.clients)
         if busy:

@@ -132,7 +132,7 @@ class Server:
         #: the state of the OS idle loop: the deepest one cpuidle may pick (``cpu.cpuidle_disable``)
         self.os_idle = max((i for i, n in enumerate(names) if n not in ccfg.cpuidle_disable), default=0)
         self.c1 = next(i for i, s in enumerate(ccfg.cstates) if not s.polling)
-        self.exit_ns = [s.exit_latency_ns for s in ccfg.cstates]
+        self.exit_ns = [s.wake_latency_ns for s in ccfg.cstates]
         self.act_poll = ccfg.activity["poll"]
         self.act_kernel = ccfg.activity["kernel"]
         self.act_proc = self.act_poll if scfg.processing_activity is None else scfg.processing_activity

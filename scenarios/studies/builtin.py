@@ -84,8 +84,9 @@ STUDIES: dict[str, StudySpec] = {
         StudySpec(
             "cheops23",
             "scenarios.studies.calibrate_cheops23",
-            "cheops23-optane: P4800X read time, doorbell write, block-device direct-IO cycles and CPI vs "
-            "CHEOPS'23 SPDK depth 1 and 16, libaio depth 8 (IOPS, perf instructions per IO)",
+            "cheops23-optane: P4800X read time, doorbell write, block-device direct-IO cycles and CPI,"
+            " io_submit and io_uring_enter work, C1 exit vs CHEOPS'23 SPDK depth 1 and 16, SQPOLL depth 64,"
+            " libaio depth 8 (IOPS, perf instructions per IO) and 1 (latency), io_uring depth 8",
             60.0,
         ),
         StudySpec(

@@ -1,4 +1,4 @@
-"""Re-runnable calibration of ``cheops23-optane`` (:data:`models.platforms.CHEOPS23_FIT`) on three of
+"""Re-runnable calibration of ``cheops23-optane`` (:data:`models.platforms.CHEOPS23_FIT`) on six of
 the CHEOPS'23 measurements shipped with stacksim (scenarios/data/measurements/cheops23, MIT licence),
 each the point that isolates what it fits:
 
@@ -6,17 +6,25 @@ each the point that isolates what it fits:
   SPDK's host path is the shortest, a few hundred cycles of user-space polling;
 * SPDK at its CPU-bound depth 16 (IOPS): the core time of one doorbell MMIO write
   (``kernel.mmio_write_cycles``), the largest part of SPDK's submission;
+* io_uring with SQPOLL at its CPU-bound depth 64 (IOPS): the kernel's block-device direct-IO step
+  (``kernel.fs_submit_cycles``, the least certain of the IO path's estimates). The SQ thread's CPU
+  sets the IOPS, and it runs the kernel's IO path alone, submission and completion: no system
+  call, no user space, no sleep;
 * libaio at its CPU-bound depth 8 over seven SSDs (IOPS and ``perf stat``'s instructions per IO):
-  the kernel's block-device direct-IO step on this host (``kernel.fs_submit_cycles``, the largest
-  and least certain of the IO path's estimates, "0.5-1 us") and its cycles per instruction
-  (``kernel.cpi_by_layer.fs``). A CPU-bound thread that never sleeps runs the IO path and nothing
-  else: its cycles and instructions per IO are the path's own, without the sleep and wake-up of a
-  depth-1 thread, which the platform's other costs (from optane-p4800x-e5-2660v4, another host)
-  carry.
+  io_submit's per-iocb work (``kernel.aio_issue_cycles``: what the thread spends beyond that path,
+  fio's user-space work and the system calls) and the block-device step's cycles per instruction
+  (``kernel.cpi_by_layer.fs``);
+* io_uring at its CPU-bound depth 8 (IOPS): io_uring_enter's own work per call
+  (``kernel.io_uring_enter_cycles``), the same way;
+* libaio at depth 1 (its latency): C1's real exit time on this CPU (``cpu.cstates.1.wake_ns``;
+  intel_idle declares 2 us, a worst case): libaio's thread waits outside IO wait, so the menu
+  governor puts the CPU in C1 between IOs and every completion's interrupt waits for the exit.
 
-Four observations, four parameters: an exact fit; every other point of ``validate --suite
-cheops23`` (psync, io_uring, hipri and SQPOLL at each depth, libaio at depth 1 and 128, SPDK at
-depth 128, the CPU shares, switches, instructions and IPC) is a prediction.
+The rest of the platform's costs come from other hosts (the R230's kernel costs: Skylake core,
+Linux 5.15). Seven observations, seven parameters: an exact fit; every other point of ``validate
+--suite cheops23`` (psync, io_uring at depth 1 and 128, hipri at every depth, SQPOLL at depth 1 and
+128, libaio at depth 128, SPDK at depth 128, and every CPU share, context switch, instruction and IPC
+figure but libaio's saturated instructions) is a prediction.
 
     stacksim calibrate --study cheops23 [--runtime-ms 60] [-o fit.json]
 """
@@ -37,12 +45,18 @@ OBSERVATIONS = (
     ("cheops23 saturation spdk_fio", "iops"),
     ("cheops23 saturation aio", "iops"),
     ("cheops23 saturation aio", "instructions_per_io"),
+    ("cheops23 saturation iou_s", "iops"),
+    ("cheops23 saturation iou", "iops"),
+    ("cheops23 qd1 aio", "latency_us.mean"),
 )
 FIT_BOUNDS = {
     "ssd.read.base_ns": (2_000.0, 8_000.0),
     "kernel.mmio_write_cycles": (50.0, 1_500.0),
     "kernel.fs_submit_cycles": (200.0, 4_000.0),
     "kernel.cpi_by_layer.fs": (0.25, 1.5),
+    "kernel.aio_issue_cycles": (100.0, 4_000.0),
+    "kernel.io_uring_enter_cycles": (0.0, 4_000.0),
+    "cpu.cstates.1.wake_ns": (0.0, 2_000.0),
 }
 UNITS = {"latency_us.mean": "us", "iops": "IO/s", "instructions_per_io": "instructions"}
 
