@@ -4,9 +4,8 @@ the study's job files run unchanged; seven physical parameters come from six poi
 and 16, SQPOLL's depth 64, libaio's depth 1 and 8, io_uring's depth 8: calibrate --study cheops23),
 every other point and metric is a prediction.
 
-The tolerances here are what the model reaches today, stated per operating point (the issue's
-targets are 10% at depth 1 and at saturation); tightening one is a model improvement, loosening one
-is a regression to explain."""
+The tolerances are the issue's targets, per operating point; loosening one is a regression to
+explain."""
 
 from __future__ import annotations
 
@@ -62,24 +61,21 @@ def predicted():
     return {p.label: (p, runner.summary(p)) for p in cheops23_points()}
 
 
-#: (point, metric) -> the relative error the model stays within today (the issue's targets: 10% for
-#: IOPS and latency, 15% for instructions and IPC; those beyond it name why)
+#: (point, metric) -> the relative error the model must stay within: the issue's targets (10% for
+#: IOPS and latency at every point, 20% for the depth-1 thread's CPU share, 15% for perf's
+#: instructions per IO and IPC)
 TOLERANCE = {
-    ("qd1", "iops"): 0.08,
+    ("qd1", "iops"): 0.10,
     ("qd1", "latency_us.mean"): 0.10,
-    ("saturation", "iops"): 0.07,
-    ("saturation", "latency_us.mean"): 0.07,
+    ("saturation", "iops"): 0.10,
+    ("saturation", "latency_us.mean"): 0.10,
     ("depth128_1thread", "iops"): 0.10,
     ("depth128_1thread", "latency_us.mean"): 0.10,
-    # perf stat -a: libaio's and io_uring's depth-1 sleep and wake-up path is short of instructions
-    # (their wait-queue sleep, io_getevents' second ring read, io_uring's task work: ~5K per IO)
-    ("qd1", "instructions_per_io"): 0.25,
-    # ... and the thread's own time with it (the issue's target 20%; psync's within it)
-    ("qd1", "per_job.0.cpu_share"): 0.34,
-    ("qd1", "ipc"): 0.17,
-    # SQPOLL's two busy threads retire more instructions per cycle than the model's poll loops
-    ("saturation", "instructions_per_io"): 0.24,
-    ("saturation", "ipc"): 0.24,
+    ("qd1", "instructions_per_io"): 0.15,
+    ("qd1", "per_job.0.cpu_share"): 0.20,
+    ("qd1", "ipc"): 0.15,
+    ("saturation", "instructions_per_io"): 0.15,
+    ("saturation", "ipc"): 0.15,
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from models.cpu.config import CStateConfig
 from models.cpu.presets import CPU_CATALOGUE
-from models.platforms import CHEOPS23_FIT, PLATFORMS, optane900p_e3_1230v5
+from models.platforms import CHEOPS23_C1_WAKE_NS, PLATFORMS, optane900p_e3_1230v5
 from scenarios.config.host import RunConfig
 from scenarios.inputs.fio.parser import job_from_options
 from scenarios.run.simulate import simulate
@@ -61,8 +61,8 @@ def test_a_wake_time_longer_than_the_declared_worst_case_is_refused():
 
 def test_presets_wake_in_the_declared_latency_unless_calibrated():
     """No preset states a wake time of its own (no published split of C1's exit from the software
-    path): the declared worst case; a calibration fits it (cheops23-optane's C1)."""
+    path): the declared worst case; a platform states its estimate (cheops23-optane's C1)."""
     for name, preset in CPU_CATALOGUE.items():
         assert all(s.wake_ns is None for s in preset.make().cstates), name
     c1 = PLATFORMS["cheops23-optane"]().cpu.cstates[1]
-    assert c1.name == "C1" and c1.wake_ns == CHEOPS23_FIT["cpu.cstates.1.wake_ns"] < c1.exit_latency_ns
+    assert c1.name == "C1" and c1.wake_ns == CHEOPS23_C1_WAKE_NS < c1.exit_latency_ns
