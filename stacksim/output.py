@@ -83,6 +83,12 @@ def format_summary(result: dict) -> str:
             f"   written back {mb['written_back_pages']:,.1f} MB   dirty at end {mb['dirty_pages']:,.1f} MB"
             f"   throttled {pc['throttle_paused_ms']:,.1f} ms"
         )
+    if s.get("sync"):  # fio's fsync=N / fdatasync=N / end_fsync, apart from the IOs (as fio reports them)
+        lat = s["sync"]["latency_us"]
+        out.append(
+            f"  syncs {s['sync']['total_ios']:,}   latency (us): mean {lat['mean']:,.1f}   p99 {lat['p99']:,.1f}"
+            f"   max {lat['max']:,.1f}"
+        )
     if s.get("freq_transitions"):
         freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])
         out.append(f"  CPU frequency (GHz, mean): {freqs}   P-state transitions {s['freq_transitions']:,}")

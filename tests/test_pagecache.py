@@ -311,3 +311,27 @@ def test_a_buffered_runs_summary_reports_its_page_cache_and_a_direct_runs_does_n
     assert 0.0 <= pcs["hit_ratio"] < 0.2 and pcs["read_pages"] > 0 and pcs["cached_pages"] <= 4096
     direct, _h2 = _run(_job("randread", extra="direct=1"))
     assert "pagecache" not in direct.summary
+
+
+def test_fsync_every_n_writes_is_a_sync_of_its_own_in_fios_statistics():
+    """fsync=8: fio's 8th write returns (its latency is the write's alone, at memory speed), then fio
+    issues a DDIR_SYNC: its latency, the file's writeback and wait, is in the JSON's ``sync``
+    (total_ios, lat_ns) and the summary's, one per 8 writes, each longer than a device write."""
+    res, host = _run(_job("write", runtime="20ms", extra="fsync=8"))
+    (th,) = res.run.threads
+    sync = res["jobs"][0]["sync"]
+    writes = res["jobs"][0]["write"]
+    assert abs(sync["total_ios"] - writes["total_ios"] // 8) <= 1 and sync["total_ios"] > 100
+    assert sync["lat_ns"]["N"] == sync["total_ios"] == res.summary["sync"]["total_ios"]
+    assert sync["lat_ns"]["min"] > 5_000  # one device write (8 pages) at least
+    assert writes["lat_ns"]["max"] < sync["lat_ns"]["min"]  # the sync is not in any write's latency
+    assert res.summary["latency_us"]["p99"] < 5  # every write completes at memory speed
+    nosync, _h = _run(_job("write", runtime="20ms"))
+    assert nosync["jobs"][0]["sync"]["total_ios"] == 0 and "sync" not in nosync.summary
+
+
+def test_end_fsync_is_one_sync_per_file():
+    text = "[j]\nioengine=psync\nrw=write\nbs=4k\nsize=2m\nend_fsync=1\n"
+    res, _host = _run(text)
+    sync = res["jobs"][0]["sync"]
+    assert sync["total_ios"] == 1 and sync["lat_ns"]["min"] > 20_000  # 2 MiB written back and waited for

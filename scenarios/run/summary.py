@@ -16,7 +16,7 @@ from models.os.cost import OPTIONAL_LAYERS
 from models.os.costs import ACTIONS, LAYERS
 from models.power import average_power, read_energy
 from scenarios.config.host import RunConfig
-from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs
+from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs, sync_latencies
 from scenarios.run.iostats import IoStats
 from simcore.stats import LatencyStats
 
@@ -81,6 +81,9 @@ def summarize_host_run(
     verify = verify_summary(cfg, fio)
     if verify:
         summary["verify"] = verify
+    syncs = sync_latencies(fio.threads, s.t, end) if fio is not None else None
+    if syncs is not None and syncs.n:  # fio's sync statistics (fsync=N / fdatasync=N, end_fsync)
+        summary["sync"] = {"total_ios": syncs.n, "latency_us": syncs.summary_us()}
     warning = no_io_warning(summary, dur_ns * 1e-9)
     return {
         **fio_header(cfg.jobs),
