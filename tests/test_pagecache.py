@@ -74,7 +74,9 @@ def test_fadvise_random_reads_exactly_the_requested_pages():
 
 
 def test_lru_promotes_on_second_access_and_reclaims_inactive_first():
-    pc = PageCache(PageCacheConfig(memory_bytes=64 * 4096))
+    """No watermarks (min_free_kbytes 0): 16 pages past the memory are direct-reclaimed in one
+    SWAP_CLUSTER_MAX attempt (32 pages), the oldest inactive ones."""
+    pc = PageCache(PageCacheConfig(memory_bytes=64 * 4096, min_free_kbytes=0))
     m = pc.mapping(0, 0, 1 << 40)
     pc.add(m, 0, 64)
     for i in range(8):  # pages 0..7 accessed twice: active
@@ -82,9 +84,9 @@ def test_lru_promotes_on_second_access_and_reclaims_inactive_first():
         pc.mark_accessed(m, i)
     assert len(pc.active) == 8 and len(pc.inactive) == 56
     pc.add(m, 64, 16)
-    assert pc.reclaim() == 16
+    assert pc.reclaim() == 32
     assert all(pc.cached(m, i) for i in range(8))  # the active pages stay
-    assert not pc.cached(m, 8) and pc.cached(m, 79)  # the oldest inactive pages went
+    assert not any(pc.cached(m, i) for i in range(8, 40)) and pc.cached(m, 40) and pc.cached(m, 79)
 
 
 def test_dirty_thresholds_are_the_kernels():
@@ -335,3 +337,43 @@ def test_end_fsync_is_one_sync_per_file():
     res, _host = _run(text)
     sync = res["jobs"][0]["sync"]
     assert sync["total_ios"] == 1 and sync["lat_ns"]["min"] > 20_000  # 2 MiB written back and waited for
+
+
+def test_watermarks_are_the_kernels():
+    """init_per_zone_wmark_min: int_sqrt(KiB x 16) clamped to [128, 262144]; __setup_per_zone_wmarks:
+    low = min + step, high = min + 2 step, step = max(min / 4, pages x watermark_scale_factor / 1e4)."""
+    from models.os.pagecache_config import default_min_free_kbytes, watermarks
+
+    assert default_min_free_kbytes(16 << 30) == 16384 and default_min_free_kbytes(1 << 30) == 4096
+    assert default_min_free_kbytes(1 << 20) == 128 and default_min_free_kbytes(16 << 40) == 262144
+    assert watermarks(16 << 30, 16384, 10) == (4096, 4096 + 4194, 4096 + 2 * 4194)
+    assert watermarks(1 << 30, 4096, 10) == (1024, 1024 + 262, 1024 + 2 * 262)  # min/4 wins below ~2.5 GiB
+    assert PageCache(PageCacheConfig(memory_bytes=32 << 20)).wmark_min == 724 // 4
+
+
+def test_dirty_pages_are_not_reclaimed_until_written_back():
+    pc = PageCache(PageCacheConfig(memory_bytes=64 * 4096, min_free_kbytes=0))
+    m = pc.mapping(0, 0, 1 << 40)
+    pc.add(m, 0, 72)  # 8 pages past the memory, all dirty
+    for i in range(72):
+        pc.mark_dirty(m, i, 0.0)
+    assert pc.reclaim() == 0 and pc.dirty_seen and pc.nr_pages == 72  # nothing clean to free
+    pc.take_dirty(m, 16)  # pages 0..15 written back (no batch in flight: their IO is done)
+    assert pc.reclaim() == 16 and not any(pc.cached(m, i) for i in range(16))
+
+
+def test_kswapd_reclaims_in_the_background_below_the_low_watermark():
+    """A sequential read of a file 8 times a 32 MiB cache: kswapd (a kernel thread with CPU time of
+    its own) frees most pages and leaves free memory between its watermarks; with the default 0.1 %
+    between watermarks a 64-page readahead window can drop free memory below min at once, so the
+    reader reclaims too (direct reclaim); with 10 % (watermark_scale_factor=1000) kswapd keeps ahead
+    and the reader never reclaims."""
+    sets = {"pagecache.memory_bytes": 32 << 20}
+    res, host = _run(_job("read", size="256m", runtime="30ms"), **sets)
+    pc, k = host.filemap.cache, host.writeback.kswapd
+    assert k.wakeups > 0 and k.task.exec_ns > 0 and pc.kswapd_reclaimed_pages > pc.capacity // 2
+    assert pc.read_pages > pc.capacity and pc.free_pages >= pc.wmark_min - 64
+    assert pc.reclaimed_pages > 0
+    roomy, host2 = _run(_job("read", size="256m", runtime="30ms"), **sets, **{"pagecache.watermark_scale_factor": 1000})
+    pc2 = host2.filemap.cache
+    assert pc2.reclaimed_pages == 0 and pc2.direct_reclaims == 0 and pc2.kswapd_reclaimed_pages > pc.capacity // 2

@@ -185,8 +185,10 @@ class BufferedThread(CachedFiles, SyncThread):
         self.runner.run(self._lookup_cost(plan), self._after_lookup_cb)
 
     def _after_lookup(self) -> None:
-        """Submit the call's bios; sleep until the pages it needs are uptodate."""
+        """Wake kswapd if the call's allocations left free memory below the low watermark; submit
+        the call's bios; sleep until the pages it needs are uptodate."""
         plan = self._plan
+        self._wb.allocated(self.runner)
         if plan.bios:
             self._fm.submit_reads(plan, self.task, self.job_idx, self.runner)
         waits = [b for b in plan.waits if not b.done]

@@ -73,6 +73,7 @@ class BufferedUringThread(CachedFiles, AsyncThread):
     def _entered(self, ios: list, plans: list) -> None:
         runner = self.runner
         t = runner.clock()
+        self._wb.allocated(runner)  # wakeup_kswapd below the low watermark
         for req, plan in zip(ios, plans):
             req.t_issued = t
             if plan.bios:

@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 from models.os.pagecache import IoBatch, Mapping, PageCache
 from models.os.pagecache_config import PAGE_SHIFT, PAGE_SIZE
+from models.os.pagecache_reclaim import Kswapd
 from models.os.request import Request
 from models.os.task import SLEEPING, kernel_thread
 
@@ -90,6 +91,8 @@ class Writeback:
         self.bg_thresh, self.thresh = dirty_limits(cache.capacity, cfg.dirty_background_ratio, cfg.dirty_ratio)
         self.freerun = (self.thresh + self.bg_thresh) // 2
         self.flushers = [Flusher(self, host, d) for d in range(len(host.devices))]
+        self.kswapd = Kswapd(host, cache, self)
+        self.vmscan_wakeups = 0  # wakeup_flusher_threads(WB_REASON_VMSCAN) calls
         self.pauses = 0  # balance_dirty_pages sleeps
         self.paused_ns = 0.0
         self._kupdate_armed = False
@@ -146,6 +149,25 @@ class Writeback:
 
         runner.run(cost, sleep)
 
+    def allocated(self, runner: Any) -> None:
+        """After an allocation (a plan's pages added, on ``runner``): ``wakeup_kswapd`` if free
+        memory fell below the low watermark; the flushers if direct reclaim met dirty pages."""
+        pc = self.cache
+        if pc.kswapd_pending:
+            pc.kswapd_pending = False
+            self.kswapd.wake(runner)
+        if pc.dirty_seen:  # direct reclaim met dirty pages (shrink_inactive_list)
+            pc.dirty_seen = False
+            self.vmscan_wakeup(runner)
+
+    def vmscan_wakeup(self, waker: Any) -> None:
+        """``wakeup_flusher_threads(WB_REASON_VMSCAN)``: reclaim met dirty pages; every flusher with
+        dirty data writes back what is dirty now (``wb_start_writeback``: the start_all work)."""
+        for f in self.flushers:
+            if f.start_all_pages <= 0:
+                f.start_all_pages = self.cache.nr_dirty
+                f.kick(waker)
+
     def kick_all(self, waker: Any) -> None:
         for f in self.flushers:
             f.kick(waker)
@@ -183,6 +205,7 @@ class Flusher:
         self._bw_written = 0
         self.chunks = 0
         self.bios = 0
+        self.start_all_pages = 0  # pages left of a start_all work item (WB_REASON_VMSCAN)
 
     def can_migrate(self) -> bool:
         return True
@@ -211,14 +234,18 @@ class Flusher:
         wb = self.wb
         pc = wb.cache
         now = self.runner.clock()
-        m = self.oldest(-1.0, now) if pc.nr_dirty > wb.bg_thresh else None
+        start_all = self.start_all_pages > 0
+        m = self.oldest(-1.0, now) if pc.nr_dirty > wb.bg_thresh or start_all else None
         if m is None:
+            self.start_all_pages = 0
             m = self.oldest(pc.cfg.dirty_expire_centisecs * 1e7, now)
         if m is None:
             self.runner.sleep(self._work, iowait=False)
             return
         chunk = int(min(self.write_bw / 2, wb.thresh / 8))
         chunk = (chunk + MIN_WRITEBACK_PAGES) // MIN_WRITEBACK_PAGES * MIN_WRITEBACK_PAGES
+        if start_all:
+            self.start_all_pages -= chunk
         self.write_pages(m, pc.take_dirty(m, chunk), self.runner, self._work, self.task)
 
     def write_pages(self, m: Mapping, runs: list, runner: Any, then: Callable[[], None], task: Any) -> None:
@@ -275,6 +302,7 @@ class Flusher:
         pc.nr_writeback -= pages
         pc.written_pages += pages
         m.writing.remove(batch)
+        self.wb.kswapd.written_back(pages, runner)
         runner.add_carry(self.host.costs.get("writeback_end", writeback=pc.cfg.end_writeback_page_cycles * pages))
         now = runner.clock()
         self._bw_written += pages

@@ -318,8 +318,9 @@ def _add_mechanism_metrics(
 
 def pagecache_summary(host: Host) -> dict:
     """A buffered run's page cache over the whole run (ramp included): bytes the reads found
-    uptodate or waited for, pages read from and written back to the SSDs, reclaimed, faulted
-    (mmap), dirty at the end, balance_dirty_pages pauses."""
+    uptodate or waited for, pages read from and written back to the SSDs, reclaimed (by the
+    allocating tasks, by kswapd), faulted (mmap), dirty and free at the end, the watermarks,
+    balance_dirty_pages pauses."""
     pc = host.filemap.cache
     wb = host.writeback
     out = dict(pc.stats())
@@ -331,6 +332,10 @@ def pagecache_summary(host: Host) -> dict:
     out["dirty_thresh_pages"] = wb.thresh
     out["throttle_pauses"] = wb.pauses
     out["throttle_paused_ms"] = wb.paused_ns * 1e-6
+    out["free_pages"] = pc.free_pages
+    out["watermark_pages"] = {"min": pc.wmark_min, "low": pc.wmark_low, "high": pc.wmark_high}
+    out["kswapd_wakeups"] = wb.kswapd.wakeups
+    out["vmscan_flusher_wakeups"] = wb.vmscan_wakeups
     return out
 
 
