@@ -254,7 +254,7 @@ class BufferedThread(CachedFiles, SyncThread):
     def _after_sync(self) -> None:
         self.sync_log.append(self._sync_start)
         self.sync_log.append(self.runner.clock())
-        SyncThread._issue(self, False)
+        self._issue(False)
 
     def _issue(self, with_completion: bool) -> None:
         """fio's sync after every N-th write (:meth:`_start_sync`); fio's ``end_fsync`` /

@@ -1229,10 +1229,10 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     if engine in ("null", "spdk") or state["io_submit_mode"] == "offload":
         what = f"ioengine={engine}" if engine in ("null", "spdk") else "io_submit_mode=offload"
         raise fail(f"option 'verify' with {what} is not modelled by stacksim: verify runs on the kernel engines", it)
-    if not state["direct"] or engine in MAPPED_ENGINES:
+    if engine in MAPPED_ENGINES or (not state["direct"] and engine in ASYNC_BUFFERED_ENGINES):
         raise fail(
-            "option 'verify' with buffered IO (direct=0, mmap) is not modelled by stacksim: the read-back would"
-            " be a page-cache hit, which the verify model does not have; set direct=1",
+            f"option 'verify' with ioengine={engine} on buffered files is not modelled by stacksim (buffered"
+            " verify runs on psync, sync, pvsync2 and libaio); set direct=1 or use one of those",
             it,
         )
     smallest = _smallest_block(state["bs_write_bytes"], state["bssplit_write"], state["bsrange_write"])
