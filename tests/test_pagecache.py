@@ -255,9 +255,58 @@ def test_io_uring_buffered_random_reads_overlap_their_misses():
     assert 0.95 < uring.summary["device_commands_per_io"] < 1.05
 
 
-def test_io_uring_buffered_writes_are_refused():
-    with pytest.raises(Exception, match="io-wq"):
-        parse_fio_text(_job("randwrite", extra="ioengine=io_uring"))
+def test_io_uring_buffered_writes_with_fsync_are_refused():
+    with pytest.raises(Exception, match="IORING_OP_FSYNC"):
+        parse_fio_text(_job("randwrite", extra="ioengine=io_uring\nfsync=4"))
+
+
+URING = "ioengine=io_uring\niodepth=16"
+
+
+def test_io_uring_buffered_writes_complete_in_the_submitter_when_they_need_not_block():
+    """Linux 6.x (FMODE_BUF_WASYNC): a full-page write below the dirty limits never blocks, so each
+    completes inside io_uring_enter (IOCB_NOWAIT); no io-wq worker is created, nothing is read."""
+    res, host = _run(_job("randwrite", runtime="10ms", extra=URING), **{"kernel.version": "6.6"})
+    (th,) = res.run.threads
+    assert th.inline_writes >= res.summary["ios"] > 1000 and th.iowq.punted == 0 and not th.iowq.workers
+    assert host.filemap.cache.read_pages == 0
+
+
+def test_io_uring_buffered_writes_go_to_iowq_workers_before_6_0_hashed_per_file():
+    """Linux 5.15 (no FMODE_BUF_WASYNC): every buffered write is punted to io-wq; the workers are
+    tasks with CPU time of their own. To a regular file the writes are hashed by inode: one worker
+    runs them; to a block device they are not: several workers run at once."""
+    sets = {"kernel.version": "5.15"}
+    res, _h = _run(_job("randwrite", runtime="10ms", extra=URING + "\nfilename=/tmp/f"), **sets)
+    (th,) = res.run.threads
+    assert th.inline_writes == 0 and th.iowq.punted >= res.summary["ios"] > 1000
+    assert len(th.iowq.workers) == 1 and th.iowq.workers[0].task.exec_ns > 0
+    dev, _h2 = _run(_job("randwrite", runtime="10ms", extra=URING), **sets)
+    (th2,) = dev.run.threads
+    assert len(th2.iowq.workers) > 1 and sum(w.task.exec_ns > 0 for w in th2.iowq.workers) > 1
+
+
+def test_io_uring_partial_page_writes_that_would_read_are_punted():
+    """2 KiB writes on Linux 6.6: a page written in part and not in the cache would be read
+    (write_begin with FGP_NOWAIT: -EAGAIN), so that write is punted and its worker reads the page;
+    a write into a page already cached completes inline."""
+    res, host = _run(_job("randwrite", bs="2k", runtime="10ms", extra=URING), **{"kernel.version": "6.6"})
+    (th,) = res.run.threads
+    pc = host.filemap.cache
+    assert th.iowq.punted > 0 and th.inline_writes > 0
+    assert 0 < pc.read_pages <= th.iowq.punted
+
+
+def test_io_uring_writes_past_the_freerun_ceiling_are_punted_and_the_worker_is_throttled():
+    """A 32 MiB cache fills with dirty pages past the freerun ceiling: balance_dirty_pages would
+    sleep, so io_uring's BDP_ASYNC check punts the writes; the io-wq worker sleeps in it instead
+    of the fio thread."""
+    sets = {"kernel.version": "6.6", "pagecache.memory_bytes": 32 << 20}
+    res, host = _run(_job("write", size="256m", runtime="20ms", extra=URING), **sets)
+    (th,) = res.run.threads
+    wb = host.writeback
+    assert th.inline_writes > wb.freerun // 2 and th.iowq.punted > 0
+    assert wb.pauses > 0 and th.iowq.workers
 
 
 def test_each_file_of_a_job_has_its_own_pages_and_readahead():

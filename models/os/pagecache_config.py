@@ -185,6 +185,33 @@ class PageCacheConfig(Model):
         " balance_pgdat's zone checks, shrink_node's lruvec walk, isolating the batch under the LRU lock"
         " (estimate, ~0.8 us; per page freed: reclaim_page_cycles)",
     )
+    buffered_write_nowait: bool = Field(
+        True,
+        description="the file system takes io_uring's buffered writes with IOCB_NOWAIT"
+        " (FMODE_BUF_WASYNC: XFS and block devices from Linux 6.0, btrfs from 6.1; recalled): a write"
+        " that need not block completes in the submitting call; false (ext4, or a kernel before 6.0,"
+        " which is taken as false whatever this says): every buffered write from io_uring is punted"
+        " to io-wq",
+    )
+    uring_punt_cycles: float = Field(
+        2500,
+        ge=0,
+        description="io_uring's punt of a request that would block (-EAGAIN from the IOCB_NOWAIT"
+        " attempt): io_queue_iowq, the iovec copied to the request's async data, io_wq_enqueue and the"
+        " worker's wake-up check (estimate, ~0.8 us)",
+    )
+    iowq_work_cycles: float = Field(
+        2000,
+        ge=0,
+        description="an io-wq worker's work per request apart from the write itself:"
+        " io_worker_handle_work's dequeue, io_wq_submit_work, io_write's retry set-up (estimate)",
+    )
+    iowq_create_cycles: float = Field(
+        60000,
+        ge=0,
+        description="creating an io-wq worker (create_io_thread: copy_process of a thread of the"
+        " submitting process), charged to the new worker's first run (estimate, ~20 us)",
+    )
     flusher_run_cycles: float = Field(
         3000,
         ge=0,

@@ -99,6 +99,15 @@ class Writeback:
 
     def dirtied(self, thread: Any, pages: int, runner: Any, then: Callable[[], None]) -> None:
         """``balance_dirty_pages_ratelimited`` after a write that dirtied ``pages`` pages."""
+        self.account(thread, pages, runner)
+        if thread.nr_dirtied < thread.nr_dirtied_pause:
+            then()
+            return
+        self._balance(thread, runner, then)
+
+    def account(self, thread: Any, pages: int, runner: Any) -> None:
+        """A write dirtied ``pages`` pages (``folio_account_dirtied``): the kupdate timer armed, the
+        flushers kicked above the background threshold, the task's ``nr_dirtied``."""
         pc = self.cache
         if pages and not self._kupdate_armed and pc.cfg.dirty_writeback_centisecs:
             self._kupdate_armed = True  # wb_wakeup_delayed: the inode's first dirtying arms the timer
@@ -106,10 +115,20 @@ class Writeback:
         if pc.nr_dirty > self.bg_thresh:
             self.kick_all(runner)
         thread.nr_dirtied += pages
+
+    def ratelimit_nowait(self, thread: Any) -> int:
+        """``balance_dirty_pages_ratelimited_flags(BDP_ASYNC)`` before a write with IOCB_NOWAIT:
+        0 under the task's ratelimit (nothing to do), 1 a balance pass that lets it go (dirty data
+        at most at freerun: the task's counters reset), -1 it would have to sleep (-EAGAIN)."""
         if thread.nr_dirtied < thread.nr_dirtied_pause:
-            then()
-            return
-        self._balance(thread, runner, then)
+            return 0
+        pc = self.cache
+        dirty = pc.nr_dirty + pc.nr_writeback
+        if dirty > self.freerun:
+            return -1
+        thread.nr_dirtied = 0
+        thread.nr_dirtied_pause = dirty_poll_interval(dirty, self.thresh)
+        return 1
 
     def _balance(self, thread: Any, runner: Any, then: Callable[[], None]) -> None:
         pc = self.cache
