@@ -25,9 +25,11 @@ What fio does (backend.c, io_u.c, verify.c):
 * **A read-only job** with verify checks every block it reads (a file written earlier).
 
 The data itself is not simulated, so every check passes by construction: the model prices the IO
-and the CPU work of verifying, not its outcome. fio's sync is priced as its system calls on a file
-with no dirty pages (direct IO leaves none) and no flush reaching the device (the SSD model has no
-volatile write cache: the kernel strips the flush of such a queue). The costs are
+and the CPU work of verifying, not its outcome. With direct IO fio's sync is priced as its system
+calls on a file with no dirty pages (direct IO leaves none) and no flush reaching the device (the SSD
+model has no volatile write cache: the kernel strips the flush of such a queue). On buffered files
+(:class:`VerifyBufferedThread`) the sync writes back and waits for the dirty pages, and the
+invalidation drops the clean ones, so the read-back misses the cache and reads the SSD. The costs are
 ``KernelCosts.verify_*`` (models/os/costs.py), charged to the ``user`` layer (fio's own code).
 """
 

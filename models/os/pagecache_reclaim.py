@@ -96,6 +96,7 @@ class Kswapd:
             return
         freed = pc.shrink(SWAP_CLUSTER_MAX, kswapd=True)
         if pc.dirty_seen:
+            pc.dirty_seen = False
             self.writeback.vmscan_wakeup(runner)
         self.batches += 1
         cost = self.host.costs.get("kswapd_batch", pagecache=self._batch_cycles + self._page_cycles * freed)

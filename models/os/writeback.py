@@ -26,9 +26,11 @@ bandwidth starts at ``INIT_BW`` (100 MB/s, mm/backing-dev.c) and is re-estimated
 workqueue (nice 0, any CPU: it competes for CPUs like any task). It is woken when dirty data
 passes ``bg_thresh`` (``wb_start_background_writeback``), by the periodic kupdate timer
 (``dirty_writeback_centisecs``) when some file's dirty data is older than
-``dirty_expire_centisecs``, and by fsync's and sync's flushes. Each pass (``wb_writeback``) takes
-the oldest dirty file of its SSD and writes up to a chunk of its dirty pages in index order
-(``writeback_chunk_size``: ``min(avg_write_bandwidth / 2, dirty_limit / 8)`` rounded to
+``dirty_expire_centisecs``, by fsync's and sync's flushes, and by reclaim that meets dirty pages
+(``wakeup_flusher_threads(WB_REASON_VMSCAN)``: the start_all work, every page dirty at the wake-up
+written back whatever the background threshold; :mod:`models.os.pagecache_reclaim`). Each pass
+(``wb_writeback``) takes the oldest dirty file of its SSD and writes up to a chunk of its dirty
+pages in index order (``writeback_chunk_size``: ``min(avg_write_bandwidth / 2, dirty_limit / 8)`` rounded to
 ``MIN_WRITEBACK_PAGES``, 4 MiB), in bios of at most ``BIO_MAX_VECS`` (256) contiguous pages that
 blk-mq splits at ``max_sectors_kb``. The flusher then sleeps until the chunk is written (estimate:
 the kernel goes on until the request tags run out), and loops while background or expired work
