@@ -426,3 +426,11 @@ def test_kswapd_reclaims_in_the_background_below_the_low_watermark():
     roomy, host2 = _run(_job("read", size="256m", runtime="30ms"), **sets, **{"pagecache.watermark_scale_factor": 1000})
     pc2 = host2.filemap.cache
     assert pc2.reclaimed_pages == 0 and pc2.direct_reclaims == 0 and pc2.kswapd_reclaimed_pages > pc.capacity // 2
+
+
+def test_io_uring_write_counts_reach_the_summary():
+    res, _h = _run(_job("randwrite", bs="2k", runtime="5ms", extra=URING), **{"kernel.version": "6.6"})
+    w = res.summary["pagecache"]["io_uring_writes"]
+    (th,) = res.run.threads
+    assert w == {"inline": th.inline_writes, "punted_to_iowq": th.iowq.punted, "iowq_workers": len(th.iowq.workers)}
+    assert w["inline"] and w["punted_to_iowq"] and w["inline"] + w["punted_to_iowq"] >= res.summary["ios"]

@@ -81,6 +81,7 @@ def summarize_host_run(
     verify = verify_summary(cfg, fio)
     if verify:
         summary["verify"] = verify
+    _iowq_summary(summary, fio)
     syncs = sync_latencies(fio.threads, s.t, end) if fio is not None else None
     if syncs is not None and syncs.n:  # fio's sync statistics (fsync=N / fdatasync=N, end_fsync)
         summary["sync"] = {"total_ios": syncs.n, "latency_us": syncs.summary_us()}
@@ -314,6 +315,19 @@ def _add_mechanism_metrics(
     if host.filemap is not None:
         summary["pagecache"] = pagecache_summary(host)
     _drop_unused_layers(summary)
+
+
+def _iowq_summary(summary: dict, fio: FioRun | None) -> None:
+    """io_uring's buffered writes over the whole run (models/ioengines/buffered_uring.py): those
+    completed in the submitting call (IOCB_NOWAIT) and those punted to io-wq, and its workers."""
+    rings = [th for th in (fio.threads if fio is not None else ()) if getattr(th, "iowq", None) is not None]
+    writes = sum(th.inline_writes + th.iowq.punted for th in rings)
+    if "pagecache" in summary and writes:
+        summary["pagecache"]["io_uring_writes"] = {
+            "inline": sum(th.inline_writes for th in rings),
+            "punted_to_iowq": sum(th.iowq.punted for th in rings),
+            "iowq_workers": sum(len(th.iowq.workers) for th in rings),
+        }
 
 
 def pagecache_summary(host: Host) -> dict:
