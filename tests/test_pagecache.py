@@ -434,3 +434,13 @@ def test_io_uring_write_counts_reach_the_summary():
     (th,) = res.run.threads
     assert w == {"inline": th.inline_writes, "punted_to_iowq": th.iowq.punted, "iowq_workers": len(th.iowq.workers)}
     assert w["inline"] and w["punted_to_iowq"] and w["inline"] + w["punted_to_iowq"] >= res.summary["ios"]
+
+
+def test_iowq_runs_one_worker_per_file_of_hashed_writes():
+    """Two regular files written in turn on Linux 5.15: their writes hash to two inodes, so io-wq
+    needs (and creates) two workers, each running one file's writes at a time."""
+    text = _job("randwrite", runtime="5ms", extra=URING + "\nfilename=/tmp/a:/tmp/b")
+    res, _h = _run(text, **{"kernel.version": "5.15"})
+    (th,) = res.run.threads
+    assert th.iowq.punted > 100 and len(th.iowq.workers) == 2
+    assert all(w.task.exec_ns > 0 for w in th.iowq.workers)

@@ -52,10 +52,19 @@ class IoWq:
             if w.idle:
                 w.wake(waker)
                 return
-        if len(self.workers) < self.max_workers and not (hashed and m.id in self.busy_hashes):
+        if len(self.workers) < self.max_workers and self._wants_worker(hashed):
             w = IoWorker(self, len(self.workers))
             self.workers.append(w)
             w.wake(waker, created=True)
+
+    def _wants_worker(self, hashed: bool) -> bool:
+        """No worker is free: a new one is needed for unhashed work, or for hashed work when fewer
+        workers are running (or starting) than there are hashes with work (one runs a hash at a time)."""
+        if not hashed:
+            return True
+        active = sum(not w.idle for w in self.workers)
+        hashes = {item[1].id for item in self.queue if item[2]} | self.busy_hashes
+        return active < len(hashes)
 
     def take(self) -> tuple[Any, Any, bool] | None:
         """``io_get_next_work``: the oldest request whose hash no other worker is running."""
