@@ -77,11 +77,19 @@ def format_summary(result: dict) -> str:
         out.append(perf_line(s))
     if s.get("pagecache"):  # a buffered run (docs/pagecache.md)
         pc = s["pagecache"]
-        mb = {k: pc[k] * 4096 / 1e6 for k in ("read_pages", "written_back_pages", "dirty_pages")}
+        keys = ("read_pages", "written_back_pages", "dirty_pages", "reclaimed_pages", "kswapd_reclaimed_pages")
+        mb = {k: pc[k] * 4096 / 1e6 for k in keys}
         out.append(
             f"  page cache (whole run): hit ratio {pc['hit_ratio']:.3f}   read from SSD {mb['read_pages']:,.1f} MB"
             f"   written back {mb['written_back_pages']:,.1f} MB   dirty at end {mb['dirty_pages']:,.1f} MB"
-            f"   throttled {pc['throttle_paused_ms']:,.1f} ms"
+            f"   throttled {pc['throttle_paused_ms']:,.1f} ms   reclaimed: by tasks {mb['reclaimed_pages']:,.1f} MB"
+            f", by kswapd {mb['kswapd_reclaimed_pages']:,.1f} MB"
+        )
+    if s.get("sync"):  # fio's fsync=N / fdatasync=N / end_fsync, apart from the IOs (as fio reports them)
+        lat = s["sync"]["latency_us"]
+        out.append(
+            f"  syncs {s['sync']['total_ios']:,}   latency (us): mean {lat['mean']:,.1f}   p99 {lat['p99']:,.1f}"
+            f"   max {lat['max']:,.1f}"
         )
     if s.get("freq_transitions"):
         freqs = "  ".join(f"{core} {ghz:.2f}" for core, ghz in list(s["freq_ghz_mean"].items())[:8])

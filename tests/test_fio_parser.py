@@ -315,12 +315,14 @@ def test_value_errors(body, fragments):
 
 
 def test_buffered_io_accepted_where_modelled_and_rejected_elsewhere():
-    """The page cache is modelled for the sync engines and libaio (models/ioengines/buffered_io.py);
-    other engines' buffered IO is refused with a message naming the engine."""
+    """The page cache is modelled for the sync engines and libaio (models/ioengines/buffered_io.py)
+    and io_uring (buffered_uring.py); io_uring's fsync of buffered writes is refused with a message
+    naming the engine."""
     assert not parse("[j]\nrw=read\n").jobs[0].direct
     assert parse("[j]\nrw=read\nioengine=libaio\niodepth=8\n").jobs[0].queue_depth == 1
     assert parse("[j]\nrw=read\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8
-    msg = error("[j]\nrw=write\nioengine=io_uring\n")
+    assert parse("[j]\nrw=write\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8  # NOWAIT or io-wq
+    msg = error("[j]\nrw=write\nioengine=io_uring\nfsync=4\n")
     assert "job 'j'" in msg and "ioengine=io_uring" in msg and "direct=1" in msg
     # NVMe passthrough has no page cache: direct means nothing there (fio's uring-cmd examples omit it)
     passthru = parse("[j]\ndirect=1\nbuffered=1\nioengine=io_uring_cmd\nfilename=/dev/ng0n1\n").jobs[0]

@@ -108,3 +108,47 @@ def test_bad_verify_input_is_one_message_and_exit_2(tmp_path, capsys, line, word
     assert rc == 2 and "Traceback" not in err and err.strip().count("\n") == 0
     for w in words:
         assert w in err, err
+
+
+BUFFERED = "[global]\ndirect=0\nsize=512k\nbs=4k\nioengine=psync\n[w]\nrw=randwrite\nverify=crc32c\n"
+
+
+def _buffered(tmp_path, body: str = ""):
+    path = tmp_path / "b.fio"
+    path.write_text(BUFFERED + body)
+    res = simulate(resolve(job_file=str(path), platform=PLAT), keep_model=True)
+    return res, res.model.filemap.cache
+
+
+def test_buffered_verify_syncs_invalidates_then_reads_back_from_the_device(tmp_path):
+    """direct=0: the writes dirty the cache; fio's do_verify then fsyncs (one sync of fio's
+    statistics: every dirty page written back and waited for) and invalidates the file, so each
+    page written is read back from the SSD once (FMODE_RANDOM: no readahead), its re-reads are hits,
+    and no verify read starts before the sync has returned."""
+    res, pc = _buffered(tmp_path)
+    (th,) = res.run.threads
+    distinct = pc.written_pages
+    assert 0 < distinct <= 128 and pc.nr_dirty == 0
+    assert res["jobs"][0]["sync"]["total_ios"] == 1 and res.summary["verify"]["jobs"]["w"]["blocks_verified"] == 128
+    assert pc.read_pages == distinct and pc.hit_pages == 128 - distinct
+    sync_end = th.sync_log[1]
+    reads = [r for r in res.model.records if r.op == "read"]
+    assert len(reads) == 128 and min(r.t_submit for r in reads) > sync_end
+    assert res.summary["verify"]["passed"]
+
+
+def test_buffered_verify_backlog_reads_hit_the_cache(tmp_path):
+    """verify_backlog=8: the interleaved reads come before any sync or invalidation, so they find
+    the pages just written (hits); only the blocks left for the final verify phase (after its sync
+    and invalidation) are read from the SSD."""
+    res, pc = _buffered(tmp_path, "verify_backlog=8\n")
+    assert res.summary["verify"]["jobs"]["w"]["blocks_verified"] == 128
+    assert pc.read_pages <= 8 and pc.hit_pages >= 120
+
+
+@pytest.mark.parametrize("engine", ["io_uring", "mmap"])
+def test_buffered_verify_on_io_uring_and_mmap_is_refused(tmp_path, engine):
+    path = tmp_path / "b.fio"
+    path.write_text(BUFFERED.replace("ioengine=psync", f"ioengine={engine}").replace("randwrite", "randread"))
+    with pytest.raises(Exception, match="verify"):
+        resolve(job_file=str(path), platform=PLAT)

@@ -74,7 +74,9 @@ def test_fadvise_random_reads_exactly_the_requested_pages():
 
 
 def test_lru_promotes_on_second_access_and_reclaims_inactive_first():
-    pc = PageCache(PageCacheConfig(memory_bytes=64 * 4096))
+    """No watermarks (min_free_kbytes 0): 16 pages past the memory are direct-reclaimed in one
+    SWAP_CLUSTER_MAX attempt (32 pages), the oldest inactive ones."""
+    pc = PageCache(PageCacheConfig(memory_bytes=64 * 4096, min_free_kbytes=0))
     m = pc.mapping(0, 0, 1 << 40)
     pc.add(m, 0, 64)
     for i in range(8):  # pages 0..7 accessed twice: active
@@ -82,9 +84,9 @@ def test_lru_promotes_on_second_access_and_reclaims_inactive_first():
         pc.mark_accessed(m, i)
     assert len(pc.active) == 8 and len(pc.inactive) == 56
     pc.add(m, 64, 16)
-    assert pc.reclaim() == 16
+    assert pc.reclaim() == 32
     assert all(pc.cached(m, i) for i in range(8))  # the active pages stay
-    assert not pc.cached(m, 8) and pc.cached(m, 79)  # the oldest inactive pages went
+    assert not any(pc.cached(m, i) for i in range(8, 40)) and pc.cached(m, 40) and pc.cached(m, 79)
 
 
 def test_dirty_thresholds_are_the_kernels():
@@ -253,9 +255,58 @@ def test_io_uring_buffered_random_reads_overlap_their_misses():
     assert 0.95 < uring.summary["device_commands_per_io"] < 1.05
 
 
-def test_io_uring_buffered_writes_are_refused():
-    with pytest.raises(Exception, match="io-wq"):
-        parse_fio_text(_job("randwrite", extra="ioengine=io_uring"))
+def test_io_uring_buffered_writes_with_fsync_are_refused():
+    with pytest.raises(Exception, match="IORING_OP_FSYNC"):
+        parse_fio_text(_job("randwrite", extra="ioengine=io_uring\nfsync=4"))
+
+
+URING = "ioengine=io_uring\niodepth=16"
+
+
+def test_io_uring_buffered_writes_complete_in_the_submitter_when_they_need_not_block():
+    """Linux 6.x (FMODE_BUF_WASYNC): a full-page write below the dirty limits never blocks, so each
+    completes inside io_uring_enter (IOCB_NOWAIT); no io-wq worker is created, nothing is read."""
+    res, host = _run(_job("randwrite", runtime="10ms", extra=URING), **{"kernel.version": "6.6"})
+    (th,) = res.run.threads
+    assert th.inline_writes >= res.summary["ios"] > 1000 and th.iowq.punted == 0 and not th.iowq.workers
+    assert host.filemap.cache.read_pages == 0
+
+
+def test_io_uring_buffered_writes_go_to_iowq_workers_before_6_0_hashed_per_file():
+    """Linux 5.15 (no FMODE_BUF_WASYNC): every buffered write is punted to io-wq; the workers are
+    tasks with CPU time of their own. To a regular file the writes are hashed by inode: one worker
+    runs them; to a block device they are not: several workers run at once."""
+    sets = {"kernel.version": "5.15"}
+    res, _h = _run(_job("randwrite", runtime="10ms", extra=URING + "\nfilename=/tmp/f"), **sets)
+    (th,) = res.run.threads
+    assert th.inline_writes == 0 and th.iowq.punted >= res.summary["ios"] > 1000
+    assert len(th.iowq.workers) == 1 and th.iowq.workers[0].task.exec_ns > 0
+    dev, _h2 = _run(_job("randwrite", runtime="10ms", extra=URING), **sets)
+    (th2,) = dev.run.threads
+    assert len(th2.iowq.workers) > 1 and sum(w.task.exec_ns > 0 for w in th2.iowq.workers) > 1
+
+
+def test_io_uring_partial_page_writes_that_would_read_are_punted():
+    """2 KiB writes on Linux 6.6: a page written in part and not in the cache would be read
+    (write_begin with FGP_NOWAIT: -EAGAIN), so that write is punted and its worker reads the page;
+    a write into a page already cached completes inline."""
+    res, host = _run(_job("randwrite", bs="2k", runtime="10ms", extra=URING), **{"kernel.version": "6.6"})
+    (th,) = res.run.threads
+    pc = host.filemap.cache
+    assert th.iowq.punted > 0 and th.inline_writes > 0
+    assert 0 < pc.read_pages <= th.iowq.punted
+
+
+def test_io_uring_writes_past_the_freerun_ceiling_are_punted_and_the_worker_is_throttled():
+    """A 32 MiB cache fills with dirty pages past the freerun ceiling: balance_dirty_pages would
+    sleep, so io_uring's BDP_ASYNC check punts the writes; the io-wq worker sleeps in it instead
+    of the fio thread."""
+    sets = {"kernel.version": "6.6", "pagecache.memory_bytes": 32 << 20}
+    res, host = _run(_job("write", size="256m", runtime="20ms", extra=URING), **sets)
+    (th,) = res.run.threads
+    wb = host.writeback
+    assert th.inline_writes > wb.freerun // 2 and th.iowq.punted > 0
+    assert wb.pauses > 0 and th.iowq.workers
 
 
 def test_each_file_of_a_job_has_its_own_pages_and_readahead():
@@ -311,3 +362,85 @@ def test_a_buffered_runs_summary_reports_its_page_cache_and_a_direct_runs_does_n
     assert 0.0 <= pcs["hit_ratio"] < 0.2 and pcs["read_pages"] > 0 and pcs["cached_pages"] <= 4096
     direct, _h2 = _run(_job("randread", extra="direct=1"))
     assert "pagecache" not in direct.summary
+
+
+def test_fsync_every_n_writes_is_a_sync_of_its_own_in_fios_statistics():
+    """fsync=8: fio's 8th write returns (its latency is the write's alone, at memory speed), then fio
+    issues a DDIR_SYNC: its latency, the file's writeback and wait, is in the JSON's ``sync``
+    (total_ios, lat_ns) and the summary's, one per 8 writes, each longer than a device write."""
+    res, host = _run(_job("write", runtime="20ms", extra="fsync=8"))
+    (th,) = res.run.threads
+    sync = res["jobs"][0]["sync"]
+    writes = res["jobs"][0]["write"]
+    assert abs(sync["total_ios"] - writes["total_ios"] // 8) <= 1 and sync["total_ios"] > 100
+    assert sync["lat_ns"]["N"] == sync["total_ios"] == res.summary["sync"]["total_ios"]
+    assert sync["lat_ns"]["min"] > 5_000  # one device write (8 pages) at least
+    assert writes["lat_ns"]["max"] < sync["lat_ns"]["min"]  # the sync is not in any write's latency
+    assert res.summary["latency_us"]["p99"] < 5  # every write completes at memory speed
+    nosync, _h = _run(_job("write", runtime="20ms"))
+    assert nosync["jobs"][0]["sync"]["total_ios"] == 0 and "sync" not in nosync.summary
+
+
+def test_end_fsync_is_one_sync_per_file():
+    text = "[j]\nioengine=psync\nrw=write\nbs=4k\nsize=2m\nend_fsync=1\n"
+    res, _host = _run(text)
+    sync = res["jobs"][0]["sync"]
+    assert sync["total_ios"] == 1 and sync["lat_ns"]["min"] > 20_000  # 2 MiB written back and waited for
+
+
+def test_watermarks_are_the_kernels():
+    """init_per_zone_wmark_min: int_sqrt(KiB x 16) clamped to [128, 262144]; __setup_per_zone_wmarks:
+    low = min + step, high = min + 2 step, step = max(min / 4, pages x watermark_scale_factor / 1e4)."""
+    from models.os.pagecache_config import default_min_free_kbytes, watermarks
+
+    assert default_min_free_kbytes(16 << 30) == 16384 and default_min_free_kbytes(1 << 30) == 4096
+    assert default_min_free_kbytes(1 << 20) == 128 and default_min_free_kbytes(16 << 40) == 262144
+    assert watermarks(16 << 30, 16384, 10) == (4096, 4096 + 4194, 4096 + 2 * 4194)
+    assert watermarks(1 << 30, 4096, 10) == (1024, 1024 + 262, 1024 + 2 * 262)  # min/4 wins below ~2.5 GiB
+    assert PageCache(PageCacheConfig(memory_bytes=32 << 20)).wmark_min == 724 // 4
+
+
+def test_dirty_pages_are_not_reclaimed_until_written_back():
+    pc = PageCache(PageCacheConfig(memory_bytes=64 * 4096, min_free_kbytes=0))
+    m = pc.mapping(0, 0, 1 << 40)
+    pc.add(m, 0, 72)  # 8 pages past the memory, all dirty
+    for i in range(72):
+        pc.mark_dirty(m, i, 0.0)
+    assert pc.reclaim() == 0 and pc.dirty_seen and pc.nr_pages == 72  # nothing clean to free
+    pc.take_dirty(m, 16)  # pages 0..15 written back (no batch in flight: their IO is done)
+    assert pc.reclaim() == 16 and not any(pc.cached(m, i) for i in range(16))
+
+
+def test_kswapd_reclaims_in_the_background_below_the_low_watermark():
+    """A sequential read of a file 8 times a 32 MiB cache: kswapd (a kernel thread with CPU time of
+    its own) frees most pages and leaves free memory between its watermarks; with the default 0.1 %
+    between watermarks a 64-page readahead window can drop free memory below min at once, so the
+    reader reclaims too (direct reclaim); with 10 % (watermark_scale_factor=1000) kswapd keeps ahead
+    and the reader never reclaims."""
+    sets = {"pagecache.memory_bytes": 32 << 20}
+    res, host = _run(_job("read", size="256m", runtime="30ms"), **sets)
+    pc, k = host.filemap.cache, host.writeback.kswapd
+    assert k.wakeups > 0 and k.task.exec_ns > 0 and pc.kswapd_reclaimed_pages > pc.capacity // 2
+    assert pc.read_pages > pc.capacity and pc.free_pages >= pc.wmark_min - 64
+    assert pc.reclaimed_pages > 0
+    roomy, host2 = _run(_job("read", size="256m", runtime="30ms"), **sets, **{"pagecache.watermark_scale_factor": 1000})
+    pc2 = host2.filemap.cache
+    assert pc2.reclaimed_pages == 0 and pc2.direct_reclaims == 0 and pc2.kswapd_reclaimed_pages > pc.capacity // 2
+
+
+def test_io_uring_write_counts_reach_the_summary():
+    res, _h = _run(_job("randwrite", bs="2k", runtime="5ms", extra=URING), **{"kernel.version": "6.6"})
+    w = res.summary["pagecache"]["io_uring_writes"]
+    (th,) = res.run.threads
+    assert w == {"inline": th.inline_writes, "punted_to_iowq": th.iowq.punted, "iowq_workers": len(th.iowq.workers)}
+    assert w["inline"] and w["punted_to_iowq"] and w["inline"] + w["punted_to_iowq"] >= res.summary["ios"]
+
+
+def test_iowq_runs_one_worker_per_file_of_hashed_writes():
+    """Two regular files written in turn on Linux 5.15: their writes hash to two inodes, so io-wq
+    needs (and creates) two workers, each running one file's writes at a time."""
+    text = _job("randwrite", runtime="5ms", extra=URING + "\nfilename=/tmp/a:/tmp/b")
+    res, _h = _run(text, **{"kernel.version": "5.15"})
+    (th,) = res.run.threads
+    assert th.iowq.punted > 100 and len(th.iowq.workers) == 2
+    assert all(w.task.exec_ns > 0 for w in th.iowq.workers)

@@ -1,7 +1,7 @@
 """User-space IO engines: the fio job threads that submit IOs and wait for or reap their
 completions (synchronous ``psync``/``sync``/``pvsync2`` in :mod:`.sync_io`, on buffered files in
-:mod:`.buffered_io`, fio's ``mmap`` in :mod:`.mmap_io`, io_uring's buffered reads in
-:mod:`.buffered_uring`, asynchronous ``libaio``
+:mod:`.buffered_io`, fio's ``mmap`` in :mod:`.mmap_io`, io_uring's buffered reads and writes in
+:mod:`.buffered_uring` with its io-wq workers in :mod:`.iowq`, asynchronous ``libaio``
 and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_io`, SPDK's fio plugin
 on its user-space driver in :mod:`.spdk`), and the trace
 replayer (:mod:`.replay`). They run on the
@@ -21,8 +21,8 @@ MAPPED_ENGINES = ("mmap",)
 #: engines whose buffered IO (direct=0) goes through the modelled page cache (models.ioengines.buffered_io;
 #: libaio on a buffered file runs synchronously inside io_submit, as Linux does)
 BUFFERED_ENGINES = ("psync", "sync", "pvsync2", "mmap", "libaio", "io_uring")
-#: of those, the engines whose buffered IO is asynchronous (io_uring's buffered reads:
-#: models.ioengines.buffered_uring); their buffered writes are not modelled
+#: of those, the engines whose buffered IO is asynchronous (io_uring's buffered reads, and writes tried
+#: without blocking or punted to io-wq: models.ioengines.buffered_uring, models.ioengines.iowq)
 ASYNC_BUFFERED_ENGINES = ("io_uring",)
 #: engines on a user-space driver (fio's external SPDK plugin, :mod:`.spdk`): no kernel on the IO
 #: path, so no kernel completion policy either

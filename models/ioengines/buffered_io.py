@@ -22,6 +22,7 @@ for a random job (FMODE_RANDOM: no readahead), POSIX_FADV_SEQUENTIAL for a seque
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from models.ioengines.sync_io import SyncThread
@@ -116,6 +117,12 @@ class BufferedThread(CachedFiles, SyncThread):
         self.fsyncs = 0
         self._end_synced = False
         self._end_files: list = []
+        self._sync_due = False  # fio's fsync=N: the write that just returned is followed by a sync
+        self._sync_start = 0.0
+        self._end_syncing = False
+        #: fio's syncs (DDIR_SYNC io_us: fsync=N / fdatasync=N, end_fsync): (submit, return) ns pairs,
+        #: the run's ``sync`` statistics (scenarios.inputs.fio.output.sync_latencies)
+        self.sync_log = array("d")
         self.nr_dirtied = 0  # the task's nr_dirtied (balance_dirty_pages_ratelimited)
         self.nr_dirtied_pause = 32  # its nr_dirtied_pause (initially 128 KiB of pages: copy_process)
 
@@ -178,8 +185,10 @@ class BufferedThread(CachedFiles, SyncThread):
         self.runner.run(self._lookup_cost(plan), self._after_lookup_cb)
 
     def _after_lookup(self) -> None:
-        """Submit the call's bios; sleep until the pages it needs are uptodate."""
+        """Wake kswapd if the call's allocations left free memory below the low watermark; submit
+        the call's bios; sleep until the pages it needs are uptodate."""
         plan = self._plan
+        self._wb.allocated(self.runner)
         if plan.bios:
             self._fm.submit_reads(plan, self.task, self.job_idx, self.runner)
         waits = [b for b in plan.waits if not b.done]
@@ -211,27 +220,51 @@ class BufferedThread(CachedFiles, SyncThread):
         self._writes += 1
         every = self.job.fsync
         if self.job.sync != "none":
-            then = self._fsync  # O_SYNC/O_DSYNC: generic_write_sync of the written range
+            then = self._fsync_write  # O_SYNC/O_DSYNC: generic_write_sync inside write(2)
         else:
-            then = self._fsync if every and self._writes % every == 0 else self._io_done
+            self._sync_due = bool(every) and self._writes % every == 0
+            then = self._io_done
         self._wb.dirtied(self, plan.dirtied, self.runner, then)
 
-    def _fsync(self) -> None:
-        """fio's fsync=N / fdatasync=N after this write (its time is part of this write's latency), or
-        the sync of a write on a file opened O_SYNC / O_DSYNC (fio's ``sync``: its own pages only):
-        the system call writes back every dirty page of the file from this task
-        (``file_write_and_wait_range``: WB_SYNC_ALL, the whole file in one pass), then waits for
-        them and for the pages already under writeback. The SSD's flush is not modelled (fdatasync
-        and fsync are the same here: no journal either)."""
+    def _start_sync(self) -> bool:
+        """fio's fsync=N / fdatasync=N: after every N-th write returns (completed: its latency is the
+        write's alone), fio's next io_u is a DDIR_SYNC (io_u.c ``get_rw_ddir``), its own system call:
+        fio's work on the io_u, the call's entry, the file's writeback and wait
+        (:meth:`_fsync_write`), its exit. Its time from submit to return is a sync latency (fio's
+        ``sync`` statistics), not an IO's. False when the job has ended (fio asks for no io_u)."""
+        runner = self.runner
+        t0 = runner.clock() + self._complete_cycles / runner.freq
+        if self._finished(t0):
+            return False
+        req = self.req
+        assert req is not None
+        self._io_completed(req, t0)
         k = self.k
-        self.runner.run(
-            self.host.costs.get("fsync_call", syscall=k.syscall_entry_cycles + k.syscall_exit_cycles),
-            self._fsync_write,
+        self._sync_start = t0 + k.user_io_cycles / runner.freq
+        cost = self.host.costs.get(
+            "fsync_call", user=k.user_io_cycles, syscall=self._complete_cycles + k.syscall_entry_cycles
         )
+        runner.run(cost, self._fsync_write)
+        return True
+
+    def _sync_returned(self) -> None:
+        """The fsync system call's exit; the sync is logged; fio's next IO."""
+        self.runner.run(self.host.costs.get("fsync_return", syscall=self.k.syscall_exit_cycles), self._after_sync)
+
+    def _after_sync(self) -> None:
+        self.sync_log.append(self._sync_start)
+        self.sync_log.append(self.runner.clock())
+        self._issue(False)
 
     def _issue(self, with_completion: bool) -> None:
-        """fio's ``end_fsync`` / ``fsync_on_close``: when the job's IO ends, the last IO completes,
-        then each file is synced (its time is the job's, not an IO's), then the thread exits."""
+        """fio's sync after every N-th write (:meth:`_start_sync`); fio's ``end_fsync`` /
+        ``fsync_on_close``: when the job's IO ends, the last IO completes, then each file is synced
+        (one sync each: fio's ``fio_io_sync``, counted in its sync statistics; its time is the job's,
+        not an IO's), then the thread exits."""
+        if with_completion and self._sync_due:
+            self._sync_due = False
+            if self._start_sync():
+                return
         if self.job.end_fsync and not self._end_synced:
             runner = self.runner
             t0 = runner.clock() + (self._complete_cycles / runner.freq if with_completion else 0.0)
@@ -250,7 +283,12 @@ class BufferedThread(CachedFiles, SyncThread):
         super()._issue(with_completion)
 
     def _end_fsync_next(self) -> None:
-        """Sync the next file of the job's end; then the thread's end (fio's exit path)."""
+        """Sync the next file of the job's end (each a sync of fio's statistics); then the thread's
+        end (fio's exit path)."""
+        now = self.runner.clock()
+        if self._end_syncing:  # the previous file's sync ended
+            self.sync_log.append(self._sync_start)
+            self.sync_log.append(now)
         if not self._end_files:
             self.req = None
             self.runner.run(
@@ -258,6 +296,8 @@ class BufferedThread(CachedFiles, SyncThread):
             )
             return
         m = self._end_files.pop()
+        self._end_syncing = True
+        self._sync_start = now
         runs = self._pc.take_dirty(m, len(m.dirty))
         self.fsyncs += 1
         self._wb.flushers[m.dev].write_pages(m, runs, self.runner, self._end_fsync_next, self.task)
@@ -288,13 +328,14 @@ class BufferedThread(CachedFiles, SyncThread):
             off = req.offset - m.start
             first, end = off >> PAGE_SHIFT, (off + req.nbytes + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
             waits = [b for b in waits if b.start < end and first < b.end]
+        then = self._io_done if self.job.sync != "none" else self._sync_returned
         if not waits:
-            self._io_done()
+            then()
             return
         self._waits = len(waits)
         for b in waits:
             b.waiters.append(self._batch_done_cb)
-        self.runner.sleep(self._io_done, True)
+        self.runner.sleep(then, True)
 
     def _io_done(self) -> None:
         req = self.req

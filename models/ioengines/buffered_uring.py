@@ -12,25 +12,52 @@ several missing reads are in flight at once, up to ``iodepth``, without io-wq wo
 Modelled: the lookup, readahead and bios in the submitting call (with the engine's per-IO issue
 work), the inline completion of hits, and for misses the retry's copy and completion charged to the
 CPU that completed the last bio the read waited for (estimate: the task work runs in the
-submitter's context at its next kernel entry). Not modelled: buffered writes (io_uring punts them to
-io-wq workers on ext4; refused), SQPOLL and IOPOLL rings with buffered files (refused; IOPOLL
-needs O_DIRECT).
+submitter's context at its next kernel entry).
+
+**Writes** (``io_write``): with FMODE_BUF_WASYNC (``PageCacheConfig.buffered_write_nowait`` on a
+kernel from 6.0) the submitter tries each write with IOCB_NOWAIT: ``balance_dirty_pages_ratelimited
+_flags(BDP_ASYNC)`` first (a task past its ratelimit with dirty data above the freerun ceiling would
+sleep: -EAGAIN), then ``generic_perform_write`` with FGP_NOWAIT (a page the write covers in part
+and not uptodate in the cache would be read: -EAGAIN; so would pages whose allocation takes free
+memory below the min watermark). A write that need not block dirties its pages and completes in
+the call (its CQE is there on return). One that would block is punted to io-wq
+(:mod:`.iowq`): its worker threads write it blocking (reading partial pages, sleeping in
+``balance_dirty_pages``), serialized per file (hashed by inode) or, on a block device, in parallel.
+Without FMODE_BUF_WASYNC every buffered write is punted. Not modelled: SQPOLL and IOPOLL rings with
+buffered files (refused; IOPOLL needs O_DIRECT), fio's fsync with io_uring (IORING_OP_FSYNC).
 """
 
 from __future__ import annotations
 
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import CachedFiles
+from models.ioengines.iowq import IoWq
+from models.os.kernel_version import has
 from models.os.pagecache_config import PAGE_SHIFT
+
+#: a write punted to io-wq (its plan is the worker's)
+PUNTED = None
 
 
 class BufferedUringThread(CachedFiles, AsyncThread):
-    """One fio io_uring thread reading buffered files."""
+    """One fio io_uring thread reading and writing buffered files."""
 
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self._setup_cache(host)
         self._io_files: list = []  # (mapping, readahead state) of each IO prepared, in order
+        #: FMODE_BUF_WASYNC: writes tried with IOCB_NOWAIT in the submitter (else all punted)
+        self._nowait_writes = self._pc.cfg.buffered_write_nowait and has(self.k.release, "uring_buffered_write_nowait")
+        self._hashed: dict[int, bool] = {}  # by mapping id: a regular file (its io-wq writes hashed by inode)
+        #: io-wq's bounded workers: min(sq_entries, 4 x online CPUs) (io_init_wq_offload)
+        self.iowq = IoWq(self, min(job.iodepth, 4 * len(host.runners)))
+        self.nr_dirtied = 0  # the task's nr_dirtied (balance_dirty_pages_ratelimited)
+        self.nr_dirtied_pause = 32
+        self.inline_writes = 0
+
+    def use_files(self, regions, service, clone: int) -> None:
+        super().use_files(regions, service, clone)
+        self._hashed = {m.id: r.is_file for (m, _ra), r in zip(self._maps, regions)}
 
     def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
         io = super()._next_io(op)
@@ -38,15 +65,65 @@ class BufferedUringThread(CachedFiles, AsyncThread):
         return io
 
     def _commit(self, ios: list) -> None:
-        """One io_uring_enter: each read's page-cache work, the bios of all of them, the hits
-        completed inline."""
+        """One io_uring_enter: each read's page-cache work, each write tried without blocking (or
+        punted), the bios of all of them, the hits and inline writes completed inline."""
         runner = self.runner
         plans = []
         files, self._io_files = self._io_files[: len(ios)], self._io_files[len(ios) :]
         for req, (m, ra) in zip(ios, files):
-            plans.append(self._fm.read_plan(m, ra, req.offset - m.start, req.nbytes))
+            off = req.offset - m.start
+            if req.op == "read":
+                plans.append(self._fm.read_plan(m, ra, off, req.nbytes))
+            else:
+                plans.append(self._try_write(m, off, req.nbytes, runner))
         self.syscalls += 1
-        runner.run(self._buffered_enter_cost(ios, plans), lambda: self._entered(ios, plans))
+        runner.run(self._buffered_enter_cost(ios, plans), lambda: self._entered(ios, plans, files))
+
+    def _try_write(self, m, off: int, nbytes: int, runner):
+        """io_write with IOCB_NOWAIT: the write's plan if it completes without blocking, else
+        :data:`PUNTED` (-EAGAIN: the request goes to io-wq)."""
+        if not self._nowait_writes or self._fm.write_would_block(m, off, nbytes):
+            return PUNTED
+        wb = self._wb
+        bdp = wb.ratelimit_nowait(self)
+        if bdp < 0:
+            return PUNTED  # balance_dirty_pages would sleep
+        plan = self._fm.write_plan(m, off, nbytes, runner.clock())
+        plan.balanced = bdp > 0
+        wb.account(self, plan.dirtied, runner)
+        self.inline_writes += 1
+        return plan
+
+    def write_plan_parts(self, plan, pagecache_cycles: float) -> dict:
+        """Cycles by layer of a buffered write's page-cache work run by an io-wq worker (its pages,
+        the reads of partial pages and their requests), on top of ``pagecache_cycles``."""
+        c = self._pc.cfg
+        blk = self.host.blk
+        nreq = sum(blk.requests_for(n << PAGE_SHIFT) for _m, _f, n, _b in plan.bios)
+        parts = dict(
+            pagecache=pagecache_cycles
+            + c.write_page_cycles * plan.written
+            + c.add_page_cycles * plan.added
+            + c.reclaim_page_cycles * plan.reclaimed,
+            fs=c.readahead_bio_cycles * len(plan.bios),
+        )
+        if nreq:
+            for layer, cyc in self.per_request_parts(1, self.plug_min).items():
+                parts[layer] = parts.get(layer, 0.0) + cyc * nreq
+        return parts
+
+    def _io_pagecache_cycles(self, req, plan) -> float:
+        """The page cache's work of one request in the submitting call."""
+        c = self._pc.cfg
+        if plan is PUNTED:  # the IOCB_NOWAIT attempt's set-up, then the punt
+            return c.read_call_cycles + c.uring_punt_cycles
+        work = c.read_call_cycles + c.lookup_page_cycles * plan.lookups + c.add_page_cycles * plan.added
+        work += c.reclaim_page_cycles * plan.reclaimed + c.write_page_cycles * plan.written
+        if plan.balanced:
+            work += c.balance_dirty_cycles
+        if not plan.waits:
+            work += req.nbytes / self._copy_bpc  # a hit or a write: copied inside the call
+        return work
 
     def _buffered_enter_cost(self, ios: list, plans: list):
         k = self.k
@@ -58,11 +135,9 @@ class BufferedUringThread(CachedFiles, AsyncThread):
             for layer, cyc in self._per_io_parts(req.op, req.nbytes).items():
                 if layer != "fs":  # (the page cache's work replaces the direct-IO set-up)
                     parts[layer] = parts.get(layer, 0.0) + cyc
-            work = c.read_call_cycles + c.lookup_page_cycles * plan.lookups + c.add_page_cycles * plan.added
-            work += c.reclaim_page_cycles * plan.reclaimed
-            if not plan.waits:
-                work += req.nbytes / self._copy_bpc  # a hit: copied inside the call
-            parts["pagecache"] = parts.get("pagecache", 0.0) + work
+            parts["pagecache"] = parts.get("pagecache", 0.0) + self._io_pagecache_cycles(req, plan)
+            if plan is PUNTED:
+                continue
             parts["fs"] = parts.get("fs", 0.0) + c.readahead_bio_cycles * len(plan.bios)
             nreq += sum(blk.requests_for(n << PAGE_SHIFT) for _m, _f, n, _b in plan.bios)
         if nreq:
@@ -70,11 +145,15 @@ class BufferedUringThread(CachedFiles, AsyncThread):
                 parts[layer] = parts.get(layer, 0.0) + cyc * nreq
         return self.host.costs.get("io_uring_buffered_enter", **parts)
 
-    def _entered(self, ios: list, plans: list) -> None:
+    def _entered(self, ios: list, plans: list, files: list) -> None:
         runner = self.runner
         t = runner.clock()
-        for req, plan in zip(ios, plans):
+        self._wb.allocated(runner)  # wakeup_kswapd below the low watermark
+        for req, plan, (m, _ra) in zip(ios, plans, files):
             req.t_issued = t
+            if plan is PUNTED:
+                self.iowq.enqueue(req, m, self._hashed.get(m.id, False), runner)
+                continue
             if plan.bios:
                 self._fm.submit_reads(plan, self.task, self.job_idx, runner)
             waits = [b for b in plan.waits if not b.done]

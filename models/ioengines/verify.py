@@ -25,9 +25,11 @@ What fio does (backend.c, io_u.c, verify.c):
 * **A read-only job** with verify checks every block it reads (a file written earlier).
 
 The data itself is not simulated, so every check passes by construction: the model prices the IO
-and the CPU work of verifying, not its outcome. fio's sync is priced as its system calls on a file
-with no dirty pages (direct IO leaves none) and no flush reaching the device (the SSD model has no
-volatile write cache: the kernel strips the flush of such a queue). The costs are
+and the CPU work of verifying, not its outcome. With direct IO fio's sync is priced as its system
+calls on a file with no dirty pages (direct IO leaves none) and no flush reaching the device (the SSD
+model has no volatile write cache: the kernel strips the flush of such a queue). On buffered files
+(:class:`VerifyBufferedThread`) the sync writes back and waits for the dirty pages, and the
+invalidation drops the clean ones, so the read-back misses the cache and reads the SSD. The costs are
 ``KernelCosts.verify_*`` (models/os/costs.py), charged to the ``user`` layer (fio's own code).
 """
 
@@ -37,8 +39,10 @@ from collections import deque
 from typing import Any, Callable
 
 from models.ioengines.async_io import AsyncThread
+from models.ioengines.buffered_io import BufferedThread
 from models.ioengines.sync_io import SyncThread
 from models.os.cost import LAYERS
+from models.os.pagecache_config import PAGE_SHIFT
 
 #: fio's verify types with no header (only the pattern is written and compared)
 _NO_HEADER = ("pattern",)
@@ -197,6 +201,9 @@ class VerifySyncThread(SyncThread):
     after its return, the next write's fill and checksum before its system call (the submit
     timestamp after them, as fio stamps an IO as it queues it)."""
 
+    #: the thread class whose IO path this one verifies (its _issue and _submit_cost)
+    _io_base: Any = SyncThread
+
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.verify = VerifyPlan(job, self.k)
@@ -221,7 +228,7 @@ class VerifySyncThread(SyncThread):
                 self._add_user(self.verify.check_cycles(prev.nbytes))
         self._v_checked = False
         self._memo_cost = None  # (the memo keys on the next IO alone; the work here depends on both)
-        SyncThread._issue(self, with_completion)
+        self._io_base._issue(self, with_completion)
 
     def _add_user(self, cycles: float) -> None:
         self._v_parts["user"] = self._v_parts.get("user", 0.0) + cycles
@@ -246,7 +253,7 @@ class VerifySyncThread(SyncThread):
         key = (op, nbytes, with_completion)
         base = self._v_base.get(key)
         if base is None:
-            base = self._v_base[key] = SyncThread._submit_cost(self, op, nbytes, with_completion)
+            base = self._v_base[key] = self._io_base._submit_cost(self, op, nbytes, with_completion)
             self._costs.pop(key, None)  # (so that every IO comes here)
         if not self._v_parts:
             return base
@@ -338,3 +345,112 @@ class VerifyAsyncThread(AsyncThread):
             self.runner.run(cost, self._fill)
             return
         AsyncThread._fill(self)
+
+
+class VerifyBufferedThread(VerifySyncThread, BufferedThread):
+    """A synchronous fio thread with verify on buffered files (``direct=0``; psync, sync, pvsync2,
+    and libaio, which Linux runs synchronously on a buffered file): the writes dirty the page
+    cache; at the end of the write phase fio's ``do_verify`` syncs each file (``fio_io_sync``: a
+    sync of fio's statistics, the file's dirty pages written back and waited for) and invalidates
+    its cache (``file_invalidate_cache``: POSIX_FADV_DONTNEED, the clean pages dropped), so the
+    verify reads go to the device through the page cache's read path (with readahead for a
+    sequential job). With ``verify_backlog`` there is no sync nor invalidation before the reads:
+    they find the pages just written in the cache (hits, no device read)."""
+
+    _io_base = BufferedThread
+
+    def _issue(self, with_completion: bool) -> None:
+        """At the end of the write phase (fio's own IO done, the verify phase next): the sync and
+        the invalidation before the first verify read."""
+        v = self.verify
+        prev = self.req
+        if with_completion and v.phase == "write" and prev is not None and not self._sync_due:
+            runner = self.runner
+            t0 = runner.clock() + self._complete_cycles / runner.freq
+            self._finished(t0)  # (fio's end of the writes: VerifyPlan.finished starts the verify phase)
+            if v.sync_pending:
+                v.sync_pending = False
+                v.last_read = prev.op == "read"
+                if self._v_checked:
+                    self._add_user(v.check_cycles(prev.nbytes))
+                self._v_checked = False
+                self._io_completed(prev, t0)
+                self._verify_files = list(self.mappings())
+                k = self.k
+                self._sync_start = t0 + k.user_io_cycles / runner.freq
+                cost = self.host.costs.get(
+                    "fio_verify_fsync", user=k.user_io_cycles, syscall=self._complete_cycles + k.syscall_entry_cycles
+                )
+                runner.run(cost, self._verify_sync_next)
+                return
+        VerifySyncThread._issue(self, with_completion)
+
+    def _verify_sync_next(self) -> None:
+        """fio_io_sync of the next file (each a sync of fio's statistics), then the invalidation."""
+        files = self._verify_files
+        if not files:
+            self._verify_invalidate()
+            return
+        m = files.pop()
+        runs = self._pc.take_dirty(m, len(m.dirty))
+        self.fsyncs += 1
+        self._wb.flushers[m.dev].write_pages(m, runs, self.runner, lambda: self._verify_sync_wait(m), self.task)
+
+    def _verify_sync_wait(self, m) -> None:
+        """filemap_fdatawait: the file's pages still under the flusher's writeback."""
+        waits = [b for b in m.writing if not b.done]
+        if not waits:
+            self._verify_synced()
+            return
+        self._waits = len(waits)
+        for b in waits:
+            b.waiters.append(self._batch_done_cb)
+        self.runner.sleep(self._verify_synced, True)
+
+    def _verify_synced(self) -> None:
+        k = self.k
+        cost = self.host.costs.get("fio_verify_fsync_return", syscall=k.syscall_exit_cycles)
+
+        def returned() -> None:
+            self.sync_log.append(self._sync_start)
+            self.sync_log.append(self.runner.clock())
+            if self._verify_files:  # the next file's fsync system call
+                self.runner.run(self._syscall_cost(), self._verify_next_file)
+            else:
+                self._verify_sync_next()
+
+        self.runner.run(cost, returned)
+
+    def _syscall_cost(self):
+        k = self.k
+        return self.host.costs.get("fio_verify_fsync_next", user=k.user_io_cycles, syscall=k.syscall_entry_cycles)
+
+    def _verify_next_file(self) -> None:
+        self._sync_start = self.runner.clock()
+        self._verify_sync_next()
+
+    def _verify_invalidate(self) -> None:
+        """file_invalidate_cache: posix_fadvise(POSIX_FADV_DONTNEED) of each file (its clean pages
+        dropped: invalidate_mapping_pages), then fio's first verify read."""
+        dropped = self._invalidate_files()
+        k = self.k
+        c = self._pc.cfg
+        cost = self.host.costs.get(
+            "fio_verify_invalidate",
+            syscall=len(self.mappings()) * (k.syscall_entry_cycles + k.syscall_exit_cycles),
+            pagecache=k.invalidate_cache_cycles + c.reclaim_page_cycles * dropped,
+        )
+        self.runner.run(cost, lambda: self._issue(False))
+
+    def _invalidate_files(self) -> int:
+        pc = self._pc
+        dropped = 0
+        for m, (start, span) in zip(self.mappings(), self._ranges()):
+            first = start >> PAGE_SHIFT
+            dropped += pc.invalidate(m, first, (span + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT)
+        return dropped
+
+    def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
+        if self.verify.sync_pending:  # the verify phase without writes before it (verify_only, a sync
+            self._invalidate_files()  # just made by fsync=N): the files are clean; fio invalidates them
+        return VerifySyncThread._next_io(self, op)

@@ -47,9 +47,11 @@ class ReadPlan:
         "dirtied",
         "faults",
         "mapped",
+        "balanced",
     )
 
     def __init__(self) -> None:
+        self.balanced = False  # a balance_dirty_pages pass ran before the write (io_uring's NOWAIT try)
         self.faults = 0  # page faults taken (mmap)
         self.mapped = 0  # pages mapped by them (PTEs set, fault-around included)
         self.written = 0  # pages written (write_begin .. write_end)
@@ -166,6 +168,22 @@ class Filemap:
             pc.mark_accessed(m, i)
         plan.reclaimed = pc.reclaim()
         return plan
+
+    def write_would_block(self, m: Mapping, off: int, nbytes: int) -> bool:
+        """Whether a buffered write with IOCB_NOWAIT (io_uring's first attempt) would return -EAGAIN
+        in ``write_begin`` (FGP_NOWAIT): a page it covers only in part is not uptodate in the cache
+        (it would have to be read), or the pages it must add would take free memory below the min
+        watermark (a GFP_NOWAIT allocation does not reclaim)."""
+        pc = self.cache
+        end = off + nbytes
+        first, last = off >> PAGE_SHIFT, (end + PAGE_SIZE - 1) >> PAGE_SHIFT
+        new = 0
+        for i in range(first, last):
+            cached = pc.cached(m, i)
+            new += not cached
+            if (i << PAGE_SHIFT < off or end < (i + 1) << PAGE_SHIFT) and (not cached or m.read_batch(i) is not None):
+                return True
+        return new > 0 and pc.free_pages - new < pc.wmark_min
 
     # -- faults on a shared file mapping (mmap) -------------------------------------------------
     def fault_plan(self, m: Mapping, ra: RaState, off: int, nbytes: int, write: bool, now: float) -> ReadPlan:

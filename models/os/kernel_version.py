@@ -30,6 +30,10 @@ FEATURES: Final[dict[str, tuple[int, int]]] = {
     # io_init_req plugs when ios_left > 1. The release of the change between them is not read in a
     # tree: 6.0 here (an estimate)
     "uring_plug_over_two": (6, 0),
+    # FMODE_BUF_WASYNC: io_uring's buffered writes tried with IOCB_NOWAIT in the submitter ("io_uring:
+    # add support for async buffered writes", XFS and block devices, 6.0; from the release history,
+    # not read in a tree); before it every buffered write to a file or block device goes to io-wq
+    "uring_buffered_write_nowait": (6, 0),
 }
 
 #: fio's io_uring engine asks for SINGLE_ISSUER | DEFER_TASKRUN (and COOP_TASKRUN) from fio-3.33

@@ -6,11 +6,13 @@ whole cache by a key ``(mapping id << 40) | index``. The kernel's LRU lists are 
 of keys (oldest first), not an object per page: ``inactive`` (new pages go there,
 ``folio_add_lru``) and ``active``. ``folio_mark_accessed`` on an inactive page sets its
 PG_referenced bit (the ``referenced`` set) the first time and moves it to the active list the
-second time (promotion on second access). When the cache holds more than its memory, reclaim
-takes pages from the head (oldest) of the inactive list (``shrink_inactive_list``; clean,
-unlocked pages only: dirty pages and pages under IO rotate back), after refilling the inactive
-list from the active one while ``active > inactive x inactive_ratio``, ``inactive_ratio =
-int_sqrt(10 x memory in GiB)`` or 1 below 1 GiB (mm/vmscan.c ``inactive_is_low``).
+second time (promotion on second access). Reclaim (:meth:`PageCache.shrink`) takes pages from
+the head (oldest) of the inactive list (``shrink_inactive_list``; clean, unlocked pages only: dirty
+pages and pages under IO rotate back), after refilling the inactive list from the active one while
+``active > inactive x inactive_ratio``, ``inactive_ratio = int_sqrt(10 x memory in GiB)`` or 1
+below 1 GiB (mm/vmscan.c ``inactive_is_low``). It runs when free memory (the cache's memory less
+its pages) falls below the zone's watermarks (:mod:`models.os.pagecache_reclaim`): below ``min``
+in the allocating task (direct reclaim, :meth:`PageCache.reclaim`), below ``low`` in kswapd.
 
 **Per mapping.** The PG_readahead markers (``markers``), the dirty pages (``dirty``; their
 inode's ``dirtied_when``), the pages under writeback (a count, and the in-flight writeback
@@ -21,10 +23,18 @@ folio lock).
 
 from __future__ import annotations
 
+from itertools import islice
 from math import isqrt
 from typing import Any, Callable
 
 from models.os.pagecache_config import PAGE_SIZE, PageCacheConfig
+
+#: pages per direct-reclaim attempt (try_to_free_pages' nr_to_reclaim: SWAP_CLUSTER_MAX)
+_RECLAIM_BATCH = 32
+#: pages one reclaim pass skips (dirty or under IO, rotated to the tail) before it gives up: eight
+#: SWAP_CLUSTER_MAX batches (estimate: the kernel raises its scan priority pass after pass,
+#: do_try_to_free_pages; a later pass goes on past the rotated pages)
+_SCAN_SKIPS = 8 * _RECLAIM_BATCH
 
 __all__ = ["IoBatch", "Mapping", "PageCache"]
 
@@ -102,6 +112,11 @@ class PageCache:
     def __init__(self, cfg: PageCacheConfig):
         self.cfg = cfg
         self.capacity = cfg.pages
+        #: the zone's watermarks (pages of free memory; PageCacheConfig.watermarks)
+        self.wmark_min, self.wmark_low, self.wmark_high = cfg.watermarks()
+        self.kswapd_pending = False  # an allocation left free memory below the low watermark
+        self.dirty_seen = False  # the last reclaim batch met dirty pages (the flushers are wanted)
+        self.direct_reclaims = 0  # allocstall: allocations that reclaimed in the allocating task
         gib = cfg.memory_bytes >> 30
         self.inactive_ratio = isqrt(10 * gib) if gib else 1
         self.inactive: dict[int, None] = {}
@@ -115,7 +130,8 @@ class PageCache:
         self.hit_pages = 0
         self.read_pages = 0
         self.written_pages = 0
-        self.reclaimed_pages = 0
+        self.reclaimed_pages = 0  # by direct reclaim (pgsteal_direct)
+        self.kswapd_reclaimed_pages = 0  # by kswapd (pgsteal_kswapd)
         self.faults = 0  # page faults on file mappings (mmap)
         self.hit_bytes = 0  # bytes copied to user space from pages that were uptodate when looked up
         self.miss_bytes = 0  # bytes copied from pages the read had to wait for (read from the device)
@@ -127,6 +143,11 @@ class PageCache:
             m = self.mappings[(dev, start)] = Mapping(len(self._by_id), dev, start, size)
             self._by_id.append(m)
         return m
+
+    @property
+    def free_pages(self) -> int:
+        """Free memory, pages: the cache's memory less its pages (NR_FREE_PAGES)."""
+        return self.capacity - len(self.inactive) - len(self.active)
 
     @property
     def nr_pages(self) -> int:
@@ -175,36 +196,61 @@ class PageCache:
         return added
 
     def reclaim(self) -> int:
-        """Free pages until the cache fits its memory: returns the pages reclaimed."""
-        over = self.nr_pages - self.capacity
-        if over <= 0:
-            return 0
+        """After an allocation: below the min watermark (or past the cache's memory), direct reclaim
+        in the allocating task, ``SWAP_CLUSTER_MAX`` pages per attempt until free memory is back at
+        min; below the low watermark, kswapd is wanted (``kswapd_pending``). Returns the pages the
+        task reclaimed."""
+        free = self.free_pages
+        freed = 0
+        if free < self.wmark_min or free < 0:
+            want = max(self.wmark_min, 0) - free
+            want = -(-want // _RECLAIM_BATCH) * _RECLAIM_BATCH
+            self.direct_reclaims += 1
+            freed = self.shrink(want)
+            free += freed
+        if free < self.wmark_low:
+            self.kswapd_pending = True
+        return freed
+
+    def shrink(self, nr_to_reclaim: int, kswapd: bool = False) -> int:
+        """``shrink_lruvec``: free up to ``nr_to_reclaim`` clean, idle pages, oldest inactive first
+        (refilling the inactive list from the active one as ``inactive_is_low`` asks); dirty pages
+        and pages under IO rotate back (``dirty_seen`` is set when dirty ones were met). Returns the
+        pages freed."""
         ina, act = self.inactive, self.active
         freed = 0
-        rotated = 0
-        while freed < over and (ina or act):
+        skipped = 0
+        self.dirty_seen = False
+        while freed < nr_to_reclaim and (ina or act):
             if len(act) > len(ina) * self.inactive_ratio or not ina:
-                k = next(iter(act))  # shrink_active_list: deactivate the oldest active page
-                del act[k]
-                ina[k] = None
+                # shrink_active_list: deactivate a batch of the oldest active pages
+                for k in list(islice(act, _RECLAIM_BATCH)):
+                    del act[k]
+                    ina[k] = None
+                    self.referenced.discard(k)
+                continue
+            # isolate_lru_folios: a batch from the head; clean, idle pages freed, the rest rotated
+            for k in list(islice(ina, min(_RECLAIM_BATCH, nr_to_reclaim - freed))):
+                del ina[k]
+                m = self._by_id[k >> _KEY_SHIFT]
+                idx = k & ((1 << _KEY_SHIFT) - 1)
+                dirty = idx in m.dirty
+                if dirty or m.read_batch(idx) is not None or self._under_writeback(m, idx):
+                    ina[k] = None  # not reclaimable now: rotated to the tail
+                    self.dirty_seen = self.dirty_seen or dirty
+                    skipped += 1
+                    continue
                 self.referenced.discard(k)
-                continue
-            k = next(iter(ina))
-            del ina[k]
-            m = self._by_id[k >> _KEY_SHIFT]
-            idx = k & ((1 << _KEY_SHIFT) - 1)
-            if idx in m.dirty or m.read_batch(idx) is not None or self._under_writeback(m, idx):
-                ina[k] = None  # not reclaimable now: rotated to the tail
-                rotated += 1
-                if rotated > len(ina):
-                    break  # every page left is dirty or under IO
-                continue
-            self.referenced.discard(k)
-            m.markers.discard(idx)
-            m.mapped.discard(idx)  # try_to_unmap
-            m.pages -= 1
-            freed += 1
-        self.reclaimed_pages += freed
+                m.markers.discard(idx)
+                m.mapped.discard(idx)  # try_to_unmap
+                m.pages -= 1
+                freed += 1
+            if skipped > len(ina) or skipped > _SCAN_SKIPS:
+                break  # every page left is dirty or under IO, or this pass has scanned enough
+        if kswapd:
+            self.kswapd_reclaimed_pages += freed
+        else:
+            self.reclaimed_pages += freed
         return freed
 
     @staticmethod
@@ -272,6 +318,8 @@ class PageCache:
             "read_pages": self.read_pages,
             "written_back_pages": self.written_pages,
             "reclaimed_pages": self.reclaimed_pages,
+            "kswapd_reclaimed_pages": self.kswapd_reclaimed_pages,
+            "direct_reclaims": self.direct_reclaims,
             "hit_bytes": self.hit_bytes,
             "miss_bytes": self.miss_bytes,
             "cached_pages": self.nr_pages,

@@ -12,6 +12,8 @@ at ~10-20 GB/s (0.2-0.4 us) add up to.
 
 from __future__ import annotations
 
+from math import isqrt
+
 from pydantic import Field, model_validator
 
 from simcore.config import Model
@@ -22,6 +24,20 @@ PAGE_SHIFT = 12
 #: the page cache's memory when nothing says more (a platform with its DRAM stated takes half of it,
 #: at most this: models.platform.PlatformConfig)
 PAGECACHE_DEFAULT_BYTES = 16 << 30
+
+
+def default_min_free_kbytes(memory_bytes: int) -> int:
+    """``init_per_zone_wmark_min``: ``int_sqrt(lowmem_kbytes * 16)`` clamped to [128, 262144]
+    (mm/page_alloc.c; the upper clamp was 65536 before v5.x: recalled)."""
+    return min(262144, max(128, isqrt((memory_bytes >> 10) * 16)))
+
+
+def watermarks(memory_bytes: int, min_free_kbytes: int, scale_factor: int) -> tuple[int, int, int]:
+    """``__setup_per_zone_wmarks`` for one zone of ``memory_bytes``: (min, low, high), pages."""
+    wmin = (min_free_kbytes << 10) // PAGE_SIZE
+    managed = memory_bytes // PAGE_SIZE
+    step = max(wmin >> 2, managed * scale_factor // 10000)
+    return wmin, wmin + step, wmin + 2 * step
 
 
 class PageCacheConfig(Model):
@@ -141,8 +157,60 @@ class PageCacheConfig(Model):
         400,
         ge=0,
         description="one clean page reclaimed from the inactive list (shrink_folio_list,"
-        " __remove_mapping, freeing it), charged to the allocating task as direct reclaim (estimate;"
-        " kswapd is not modelled)",
+        " __remove_mapping, freeing it), charged to the task that reclaims it: the allocating task"
+        " (direct reclaim) or kswapd (estimate)",
+    )
+    min_free_kbytes: int | None = Field(
+        None,
+        ge=0,
+        description="vm.min_free_kbytes, KiB: the min watermark of free memory (below it an allocation"
+        " reclaims in the allocating task). None: the kernel's default, init_per_zone_wmark_min:"
+        " int_sqrt(memory in KiB x 16) clamped to [128, 262144] (mm/page_alloc.c), here over the page"
+        " cache's memory_bytes (estimate: the kernel's is over all of the zone's memory; set the"
+        " machine's /proc/sys/vm/min_free_kbytes for its value)",
+    )
+    watermark_scale_factor: int = Field(
+        10,
+        ge=1,
+        le=3000,
+        description="vm.watermark_scale_factor, 1/10000 of memory: the distance between the min, low and"
+        " high watermarks (at least min/4; __setup_per_zone_wmarks, default 10 = 0.1 %, range 1-3000),"
+        " of the page cache's memory_bytes (estimate: the kernel's zone is all of its memory). kswapd is"
+        " woken below low and reclaims until high",
+    )
+    kswapd_batch_cycles: float = Field(
+        2500,
+        ge=0,
+        description="one kswapd reclaim batch of SWAP_CLUSTER_MAX pages apart from its pages:"
+        " balance_pgdat's zone checks, shrink_node's lruvec walk, isolating the batch under the LRU lock"
+        " (estimate, ~0.8 us; per page freed: reclaim_page_cycles)",
+    )
+    buffered_write_nowait: bool = Field(
+        True,
+        description="the file system takes io_uring's buffered writes with IOCB_NOWAIT"
+        " (FMODE_BUF_WASYNC: XFS and block devices from Linux 6.0, btrfs from 6.1; recalled): a write"
+        " that need not block completes in the submitting call; false (ext4, or a kernel before 6.0,"
+        " which is taken as false whatever this says): every buffered write from io_uring is punted"
+        " to io-wq",
+    )
+    uring_punt_cycles: float = Field(
+        2500,
+        ge=0,
+        description="io_uring's punt of a request that would block (-EAGAIN from the IOCB_NOWAIT"
+        " attempt): io_queue_iowq, the iovec copied to the request's async data, io_wq_enqueue and the"
+        " worker's wake-up check (estimate, ~0.8 us)",
+    )
+    iowq_work_cycles: float = Field(
+        2000,
+        ge=0,
+        description="an io-wq worker's work per request apart from the write itself:"
+        " io_worker_handle_work's dequeue, io_wq_submit_work, io_write's retry set-up (estimate)",
+    )
+    iowq_create_cycles: float = Field(
+        60000,
+        ge=0,
+        description="creating an io-wq worker (create_io_thread: copy_process of a thread of the"
+        " submitting process), charged to the new worker's first run (estimate, ~20 us)",
     )
     flusher_run_cycles: float = Field(
         3000,
@@ -156,6 +224,14 @@ class PageCacheConfig(Model):
         if self.memory_bytes < 64 * PAGE_SIZE:
             raise ValueError(f"pagecache.memory_bytes={self.memory_bytes}: at least 64 pages (256 KiB) are needed")
         return self
+
+    def watermarks(self) -> tuple[int, int, int]:
+        """The (min, low, high) watermarks of free memory, pages: the zone is the page cache's memory
+        (its free and file pages), an estimate (the kernel's zone holds all of the node's memory)."""
+        kb = self.min_free_kbytes
+        if kb is None:
+            kb = default_min_free_kbytes(self.memory_bytes)
+        return watermarks(self.memory_bytes, kb, self.watermark_scale_factor)
 
     @property
     def pages(self) -> int:

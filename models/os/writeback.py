@@ -26,9 +26,11 @@ bandwidth starts at ``INIT_BW`` (100 MB/s, mm/backing-dev.c) and is re-estimated
 workqueue (nice 0, any CPU: it competes for CPUs like any task). It is woken when dirty data
 passes ``bg_thresh`` (``wb_start_background_writeback``), by the periodic kupdate timer
 (``dirty_writeback_centisecs``) when some file's dirty data is older than
-``dirty_expire_centisecs``, and by fsync's and sync's flushes. Each pass (``wb_writeback``) takes
-the oldest dirty file of its SSD and writes up to a chunk of its dirty pages in index order
-(``writeback_chunk_size``: ``min(avg_write_bandwidth / 2, dirty_limit / 8)`` rounded to
+``dirty_expire_centisecs``, by fsync's and sync's flushes, and by reclaim that meets dirty pages
+(``wakeup_flusher_threads(WB_REASON_VMSCAN)``: the start_all work, every page dirty at the wake-up
+written back whatever the background threshold; :mod:`models.os.pagecache_reclaim`). Each pass
+(``wb_writeback``) takes the oldest dirty file of its SSD and writes up to a chunk of its dirty
+pages in index order (``writeback_chunk_size``: ``min(avg_write_bandwidth / 2, dirty_limit / 8)`` rounded to
 ``MIN_WRITEBACK_PAGES``, 4 MiB), in bios of at most ``BIO_MAX_VECS`` (256) contiguous pages that
 blk-mq splits at ``max_sectors_kb``. The flusher then sleeps until the chunk is written (estimate:
 the kernel goes on until the request tags run out), and loops while background or expired work
@@ -41,6 +43,7 @@ from typing import Any, Callable
 
 from models.os.pagecache import IoBatch, Mapping, PageCache
 from models.os.pagecache_config import PAGE_SHIFT, PAGE_SIZE
+from models.os.pagecache_reclaim import Kswapd
 from models.os.request import Request
 from models.os.task import SLEEPING, kernel_thread
 
@@ -90,12 +93,23 @@ class Writeback:
         self.bg_thresh, self.thresh = dirty_limits(cache.capacity, cfg.dirty_background_ratio, cfg.dirty_ratio)
         self.freerun = (self.thresh + self.bg_thresh) // 2
         self.flushers = [Flusher(self, host, d) for d in range(len(host.devices))]
+        self.kswapd = Kswapd(host, cache, self)
+        self.vmscan_wakeups = 0  # wakeup_flusher_threads(WB_REASON_VMSCAN) calls
         self.pauses = 0  # balance_dirty_pages sleeps
         self.paused_ns = 0.0
         self._kupdate_armed = False
 
     def dirtied(self, thread: Any, pages: int, runner: Any, then: Callable[[], None]) -> None:
         """``balance_dirty_pages_ratelimited`` after a write that dirtied ``pages`` pages."""
+        self.account(thread, pages, runner)
+        if thread.nr_dirtied < thread.nr_dirtied_pause:
+            then()
+            return
+        self._balance(thread, runner, then)
+
+    def account(self, thread: Any, pages: int, runner: Any) -> None:
+        """A write dirtied ``pages`` pages (``folio_account_dirtied``): the kupdate timer armed, the
+        flushers kicked above the background threshold, the task's ``nr_dirtied``."""
         pc = self.cache
         if pages and not self._kupdate_armed and pc.cfg.dirty_writeback_centisecs:
             self._kupdate_armed = True  # wb_wakeup_delayed: the inode's first dirtying arms the timer
@@ -103,10 +117,20 @@ class Writeback:
         if pc.nr_dirty > self.bg_thresh:
             self.kick_all(runner)
         thread.nr_dirtied += pages
+
+    def ratelimit_nowait(self, thread: Any) -> int:
+        """``balance_dirty_pages_ratelimited_flags(BDP_ASYNC)`` before a write with IOCB_NOWAIT:
+        0 under the task's ratelimit (nothing to do), 1 a balance pass that lets it go (dirty data
+        at most at freerun: the task's counters reset), -1 it would have to sleep (-EAGAIN)."""
         if thread.nr_dirtied < thread.nr_dirtied_pause:
-            then()
-            return
-        self._balance(thread, runner, then)
+            return 0
+        pc = self.cache
+        dirty = pc.nr_dirty + pc.nr_writeback
+        if dirty > self.freerun:
+            return -1
+        thread.nr_dirtied = 0
+        thread.nr_dirtied_pause = dirty_poll_interval(dirty, self.thresh)
+        return 1
 
     def _balance(self, thread: Any, runner: Any, then: Callable[[], None]) -> None:
         pc = self.cache
@@ -146,6 +170,25 @@ class Writeback:
 
         runner.run(cost, sleep)
 
+    def allocated(self, runner: Any) -> None:
+        """After an allocation (a plan's pages added, on ``runner``): ``wakeup_kswapd`` if free
+        memory fell below the low watermark; the flushers if direct reclaim met dirty pages."""
+        pc = self.cache
+        if pc.kswapd_pending:
+            pc.kswapd_pending = False
+            self.kswapd.wake(runner)
+        if pc.dirty_seen:  # direct reclaim met dirty pages (shrink_inactive_list)
+            pc.dirty_seen = False
+            self.vmscan_wakeup(runner)
+
+    def vmscan_wakeup(self, waker: Any) -> None:
+        """``wakeup_flusher_threads(WB_REASON_VMSCAN)``: reclaim met dirty pages; every flusher with
+        dirty data writes back what is dirty now (``wb_start_writeback``: the start_all work)."""
+        for f in self.flushers:
+            if f.start_all_pages <= 0:
+                f.start_all_pages = self.cache.nr_dirty
+                f.kick(waker)
+
     def kick_all(self, waker: Any) -> None:
         for f in self.flushers:
             f.kick(waker)
@@ -183,6 +226,7 @@ class Flusher:
         self._bw_written = 0
         self.chunks = 0
         self.bios = 0
+        self.start_all_pages = 0  # pages left of a start_all work item (WB_REASON_VMSCAN)
 
     def can_migrate(self) -> bool:
         return True
@@ -211,14 +255,18 @@ class Flusher:
         wb = self.wb
         pc = wb.cache
         now = self.runner.clock()
-        m = self.oldest(-1.0, now) if pc.nr_dirty > wb.bg_thresh else None
+        start_all = self.start_all_pages > 0
+        m = self.oldest(-1.0, now) if pc.nr_dirty > wb.bg_thresh or start_all else None
         if m is None:
+            self.start_all_pages = 0
             m = self.oldest(pc.cfg.dirty_expire_centisecs * 1e7, now)
         if m is None:
             self.runner.sleep(self._work, iowait=False)
             return
         chunk = int(min(self.write_bw / 2, wb.thresh / 8))
         chunk = (chunk + MIN_WRITEBACK_PAGES) // MIN_WRITEBACK_PAGES * MIN_WRITEBACK_PAGES
+        if start_all:
+            self.start_all_pages -= chunk
         self.write_pages(m, pc.take_dirty(m, chunk), self.runner, self._work, self.task)
 
     def write_pages(self, m: Mapping, runs: list, runner: Any, then: Callable[[], None], task: Any) -> None:
@@ -275,6 +323,7 @@ class Flusher:
         pc.nr_writeback -= pages
         pc.written_pages += pages
         m.writing.remove(batch)
+        self.wb.kswapd.written_back(pages, runner)
         runner.add_carry(self.host.costs.get("writeback_end", writeback=pc.cfg.end_writeback_page_cycles * pages))
         now = runner.clock()
         self._bw_written += pages

@@ -31,7 +31,7 @@ from models.ioengines.offload import OffloadThread
 from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
-from models.ioengines.verify import VerifyAsyncThread, VerifySyncThread
+from models.ioengines.verify import VerifyAsyncThread, VerifyBufferedThread, VerifySyncThread
 from models.ioengines.zbd import Strided, ZbdFile, ZbdJob
 from models.os.filesystem import FileLayout
 from models.os.queue import QueueConfig
@@ -223,14 +223,15 @@ def _zones_and_placement(threads: list, host: Host) -> None:
 def _thread_class(job) -> type:
     """The class of a job's fio threads: its engine's (and io_submit_mode's); buffered IO's for a
     buffered job (libaio's buffered IO runs inside io_submit: synchronous); with fio's verify when
-    the job has it (the parser admits verify on the inline kernel engines with direct=1 only)."""
+    the job has it (the parser admits verify on the inline kernel engines, buffered on the
+    synchronous ones and libaio)."""
     verify = job.verify != "none"
     if job.ioengine in MAPPED_ENGINES:
         return MmapThread
     if not job.direct and job.ioengine in ASYNC_BUFFERED_ENGINES:
         return BufferedUringThread
     if not job.direct and job.ioengine in BUFFERED_ENGINES:
-        return BufferedThread
+        return VerifyBufferedThread if verify else BufferedThread
     if job.ioengine in SYNC_ENGINES:
         if job.io_submit_mode != "inline":
             return OffloadThread

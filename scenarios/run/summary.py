@@ -16,7 +16,7 @@ from models.os.cost import OPTIONAL_LAYERS
 from models.os.costs import ACTIONS, LAYERS
 from models.power import average_power, read_energy
 from scenarios.config.host import RunConfig
-from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs
+from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs, sync_latencies
 from scenarios.run.iostats import IoStats
 from simcore.stats import LatencyStats
 
@@ -81,6 +81,10 @@ def summarize_host_run(
     verify = verify_summary(cfg, fio)
     if verify:
         summary["verify"] = verify
+    _iowq_summary(summary, fio)
+    syncs = sync_latencies(fio.threads, s.t, end) if fio is not None else None
+    if syncs is not None and syncs.n:  # fio's sync statistics (fsync=N / fdatasync=N, end_fsync)
+        summary["sync"] = {"total_ios": syncs.n, "latency_us": syncs.summary_us()}
     warning = no_io_warning(summary, dur_ns * 1e-9)
     return {
         **fio_header(cfg.jobs),
@@ -313,10 +317,24 @@ def _add_mechanism_metrics(
     _drop_unused_layers(summary)
 
 
+def _iowq_summary(summary: dict, fio: FioRun | None) -> None:
+    """io_uring's buffered writes over the whole run (models/ioengines/buffered_uring.py): those
+    completed in the submitting call (IOCB_NOWAIT) and those punted to io-wq, and its workers."""
+    rings = [th for th in (fio.threads if fio is not None else ()) if getattr(th, "iowq", None) is not None]
+    writes = sum(th.inline_writes + th.iowq.punted for th in rings)
+    if "pagecache" in summary and writes:
+        summary["pagecache"]["io_uring_writes"] = {
+            "inline": sum(th.inline_writes for th in rings),
+            "punted_to_iowq": sum(th.iowq.punted for th in rings),
+            "iowq_workers": sum(len(th.iowq.workers) for th in rings),
+        }
+
+
 def pagecache_summary(host: Host) -> dict:
     """A buffered run's page cache over the whole run (ramp included): bytes the reads found
-    uptodate or waited for, pages read from and written back to the SSDs, reclaimed, faulted
-    (mmap), dirty at the end, balance_dirty_pages pauses."""
+    uptodate or waited for, pages read from and written back to the SSDs, reclaimed (by the
+    allocating tasks, by kswapd), faulted (mmap), dirty and free at the end, the watermarks,
+    balance_dirty_pages pauses."""
     pc = host.filemap.cache
     wb = host.writeback
     out = dict(pc.stats())
@@ -328,6 +346,10 @@ def pagecache_summary(host: Host) -> dict:
     out["dirty_thresh_pages"] = wb.thresh
     out["throttle_pauses"] = wb.pauses
     out["throttle_paused_ms"] = wb.paused_ns * 1e-6
+    out["free_pages"] = pc.free_pages
+    out["watermark_pages"] = {"min": pc.wmark_min, "low": pc.wmark_low, "high": pc.wmark_high}
+    out["kswapd_wakeups"] = wb.kswapd.wakeups
+    out["vmscan_flusher_wakeups"] = wb.vmscan_wakeups
     return out
 
 

@@ -44,6 +44,7 @@ from simcore.stats import FIO_PERCENTILES, LatencyStats
 __all__ = [
     "FIO_VERSION",
     "fio_header",
+    "sync_latencies",
     "stamped",
     "fio_jobs",
     "disk_util",
@@ -299,6 +300,26 @@ def _direction(d: DirStats, dur_ns: float) -> dict:
     }
 
 
+def sync_latencies(threads, t0: float, t1: float) -> LatencyStats:
+    """The latencies of the syncs of ``threads`` (fio's DDIR_SYNC io_us: ``fsync=N`` /
+    ``fdatasync=N``, ``end_fsync``; each thread's ``sync_log`` of (submit, return) pairs, ns) issued
+    at or after ``t0`` and returned by ``t1``, as the IOs of the measured window."""
+    lats = []
+    for th in threads:
+        log = getattr(th, "sync_log", None)
+        if log:
+            pairs = np.asarray(log, dtype=np.float64).reshape(-1, 2)
+            keep = (pairs[:, 0] >= t0) & (pairs[:, 1] <= t1)
+            lats.append(pairs[keep, 1] - pairs[keep, 0])
+    return LatencyStats.of(np.concatenate(lats)) if lats else LatencyStats()
+
+
+def _sync_object(st: LatencyStats) -> dict:
+    """fio's ``sync`` object (stat.c ``add_ddir_status_json`` for DDIR_SYNC): ``total_ios`` and
+    ``lat_ns`` (submit to return of each fsync / fdatasync)."""
+    return {"total_ios": st.n, "lat_ns": lat_object(st)}
+
+
 def _entry(
     name: str,
     job,
@@ -309,6 +330,7 @@ def _entry(
     dur_ns: float,
     elapsed_s: float,
     is_async: bool,
+    sync: LatencyStats | None = None,
 ) -> dict:
     e = e if e is not None else EntryStats(-1, None, is_async)
     own = {k: v for k, v in fio_options(job).items() if glob.get(k) != v}  # fio: the section's own options
@@ -322,7 +344,7 @@ def _entry(
     }
     for op in _DIRS:
         entry[op] = _direction(e.dirs[op], dur_ns)
-    entry["sync"] = {"total_ios": 0, "lat_ns": lat_object(LatencyStats())}
+    entry["sync"] = _sync_object(sync if sync is not None else LatencyStats())
     entry["job_runtime"] = int(dur_ns / 1e6)
     usr = sys_ = ctx = 0.0
     for t in tasks:
@@ -388,9 +410,13 @@ def fio_jobs(
             start = control.measure_from_ns(ji, t0)
             stop = min(control.exited_ns[ji] if control.exited_ns[ji] is not None else t_end, t_end)
             job_ns = stop - start if start < stop else 0.0
+        t0, t1 = stats.t0, stats.t0 + dur_ns
         if "group_reporting" in job.ignored_options or job.numjobs == 1:
+            syncs = sync_latencies([th for th in threads if th.job_idx == ji], t0, t1)
             out.append(
-                _entry(job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, job_ns, elapsed_s, is_async)
+                _entry(
+                    job.name, job, glob, stats.entries.get(ji), tasks, snap_tasks, job_ns, elapsed_s, is_async, syncs
+                )
             )
             _latency_target(out[-1], job, [th for th in threads if th.job_idx == ji])
             if fio is not None:
@@ -408,6 +434,7 @@ def fio_jobs(
                         job_ns,
                         elapsed_s,
                         is_async,
+                        sync_latencies([th for th in threads if th.task is t], t0, t1),
                     )
                 )
                 _latency_target(out[-1], job, [th for th in threads if th.task is t])

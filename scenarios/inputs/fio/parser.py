@@ -1148,14 +1148,20 @@ def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None
 
 
 def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
-    """io_uring on a buffered file: its asynchronous buffered reads are modelled; its buffered writes
-    (punted to io-wq workers), SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
+    """io_uring on a buffered file: its asynchronous buffered reads and its writes (tried without
+    blocking, else punted to io-wq workers) are modelled; its fsync (IORING_OP_FSYNC), O_SYNC files,
+    SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
     engine = state["ioengine"]
-    if state["rw"] not in ("read", "randread"):
+    writes = state["rw"] not in ("read", "randread")
+    if writes and (state["fsync"] or state["end_fsync"] or state["sync"] != "none"):
         raise fail(
-            f"buffered writes (direct=0, rw={state['rw']}) with ioengine={engine} are not modelled (io_uring"
-            " punts them to io-wq workers); use psync, sync, pvsync2 or libaio, or set direct=1",
-            last.get("rw") or last.get("direct") or last.get("ioengine"),
+            f"fsync/fdatasync/end_fsync/sync with buffered IO (direct=0) and ioengine={engine} are not modelled"
+            " (io_uring's IORING_OP_FSYNC); use psync, sync, pvsync2 or libaio, or set direct=1",
+            last.get("fsync")
+            or last.get("fdatasync")
+            or last.get("end_fsync")
+            or last.get("fsync_on_close")
+            or last.get("sync"),
         )
     if state["sqthread_poll"] or state["hipri"]:
         what = "sqthread_poll" if state["sqthread_poll"] else "hipri"
@@ -1229,10 +1235,10 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     if engine in ("null", "spdk") or state["io_submit_mode"] == "offload":
         what = f"ioengine={engine}" if engine in ("null", "spdk") else "io_submit_mode=offload"
         raise fail(f"option 'verify' with {what} is not modelled by stacksim: verify runs on the kernel engines", it)
-    if not state["direct"] or engine in MAPPED_ENGINES:
+    if engine in MAPPED_ENGINES or (not state["direct"] and engine in ASYNC_BUFFERED_ENGINES):
         raise fail(
-            "option 'verify' with buffered IO (direct=0, mmap) is not modelled by stacksim: the read-back would"
-            " be a page-cache hit, which the verify model does not have; set direct=1",
+            f"option 'verify' with ioengine={engine} on buffered files is not modelled by stacksim (buffered"
+            " verify runs on psync, sync, pvsync2 and libaio); set direct=1 or use one of those",
             it,
         )
     smallest = _smallest_block(state["bs_write_bytes"], state["bssplit_write"], state["bsrange_write"])
