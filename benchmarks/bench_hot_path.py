@@ -1,6 +1,6 @@
 """Hot-path benchmark: simulated IOs per wall-clock second (run by hand, not in the test suite).
 
-    python benchmarks/bench_hot_path.py [--runtime-ms 1000] [--repeat 3] [--profile] [--both]
+    python benchmarks/bench_hot_path.py [--runtime-ms 1000] [--repeat 3] [--profile] [--both] [--cases TEXT]
 
 It times the code the install runs (``stacksim --version``: the mypyc-compiled hot path or pure
 Python) and says which; ``--both`` times it, then pure Python in a child process (STACKSIM_PURE=1).
@@ -37,6 +37,9 @@ import time
 from scenarios.config.host import resolve
 from scenarios.run.assembly import build_run
 
+#: the two trace-replay cases' names (issue 17's bursty trace; issue 32's MSR-style trace with idle gaps)
+REPLAY_CASE = "bursty trace replay (interrupt)"
+IDLE_GAPS_CASE = "MSR-style bursts, 2 s idle gaps"
 #: a case's key naming the built-in scenario it runs (default: ``default``)
 SCENARIO = "scenario"
 CASES = {
@@ -206,6 +209,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is reported (default 3)")
     ap.add_argument("--profile", action="store_true", help="profile the default case instead")
     ap.add_argument("--both", action="store_true", help="then the same in pure Python (a child process)")
+    ap.add_argument(
+        "--cases", default="", help="run only the cases whose name contains this text (e.g. 'replay,idle'; comma: any)"
+    )
     args = ap.parse_args()
     if args.profile:
         cProfile.runctx("bench({}, args.runtime_ms)", globals(), locals(), "/tmp/stacksim.prof")
@@ -228,18 +234,25 @@ def main() -> None:
             f"{name:32s} {rate:12,.0f} {ratio:8.3f} {bare:9,.0f} {n:9,d} {ev / max(n, 1):10.2f} {wall:7.2f}", flush=True
         )
 
+    wanted = [w.strip() for w in args.cases.split(",") if w.strip()]
+
+    def chosen(name: str) -> bool:
+        return not wanted or any(w in name for w in wanted)
+
     for name, sets in CASES.items():
-        line(name, paired(lambda: _bench_once(sets, args.runtime_ms), args.repeat))
-    line("bursty trace replay (interrupt)", bench_replay(max(1, args.runtime_ms // 20), args.repeat, paired_runs=True))
-    line(
-        "MSR-style bursts, 2 s idle gaps",
-        bench_replay(max(1, args.runtime_ms // 20), args.repeat, paired_runs=True, idle_gaps=True),
-    )
-    print(memory_line())
+        if chosen(name):
+            line(name, paired(lambda: _bench_once(sets, args.runtime_ms), args.repeat))
+    bursts = max(1, args.runtime_ms // 20)
+    for name, idle_gaps in ((REPLAY_CASE, False), (IDLE_GAPS_CASE, True)):
+        if chosen(name):
+            line(name, bench_replay(bursts, args.repeat, paired_runs=True, idle_gaps=idle_gaps))
+    if not wanted:
+        print(memory_line())
     if args.both:
         print(flush=True)
         subprocess.run(
-            [sys.executable, __file__, "--runtime-ms", str(args.runtime_ms), "--repeat", str(args.repeat)],
+            [sys.executable, __file__, "--runtime-ms", str(args.runtime_ms), "--repeat", str(args.repeat)]
+            + (["--cases", args.cases] if wanted else []),
             env={**os.environ, "STACKSIM_PURE": "1"},
             check=True,
         )

@@ -408,3 +408,61 @@ def test_msr_fast_path_agrees_with_the_checked_path(fields, op):
             return f"BadLine: {e}"
 
     assert outcome(MsrParser().record) == outcome(MsrParser().checked_record)
+
+
+def test_msr_chunks_read_as_line_by_line(tmp_path):
+    """MSR lines are read a chunk at a time when every line of the chunk is a usual one
+    (csvformats.msr_columns): the records and every counter are the parser's, line by line, and a
+    chunk with one unusual line (lower-case type, blanks, a zero size, a bad line, an offset out of
+    range, leading zeros, out-of-order times, a long hostname) is read line by line."""
+    from scenarios.inputs.traces.csvformats import MsrParser
+    from scenarios.inputs.traces.reader import CHUNK_LINES, out_of_range
+    from scenarios.inputs.traces.record import BadLine
+
+    base = 128166372000000000
+    lines = ["Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"]
+    for i in range(2 * CHUNK_LINES + 500):
+        t = base + i * 37 - (50 if i % 1000 == 999 else 0)
+        host = "a-very-long-hostname-of-a-server" if i % 7 == 0 else "hm"
+        lines.append(f"{t},{host},{i % 3:03d},{'Read' if i % 2 else 'Write'},{i * 4096},{4096 * (i % 5)},{i % 90}")
+    odd = {
+        CHUNK_LINES + 10: "{t},hm,1,read,0,4096,10",
+        CHUNK_LINES + 20: "{t}, hm ,1,Read,0,4096,10",
+        CHUNK_LINES + 30: "not,a,line",
+        CHUNK_LINES + 40: "{t},hm,1,Read,9223372036854775807,4096,10",
+        CHUNK_LINES + 50: "",
+    }
+    for k, text in odd.items():
+        lines[k] = text.format(t=base + k * 37)
+    path = tmp_path / "chunks.csv"
+    path.write_text("\n".join(lines) + "\n")
+    reader = open_trace(path, "msr", skip_bad_lines=True)
+    got = [(r.t_ns, r.op, r.offset, r.nbytes, r.volume, r.line) for r in reader]
+
+    parser, want, skipped, bad, t0, prev, back, worst = MsrParser(), [], {}, 0, None, None, 0, 0
+    for lineno, text in enumerate(lines, 1):
+        try:
+            out = parser.parse(text + "\n", lineno)
+        except BadLine:
+            bad += 1
+            continue
+        if isinstance(out, str):
+            skipped[out] = skipped.get(out, 0) + 1
+        elif out is not None:
+            t, op, off, n, vol = out
+            if out_of_range(off, n, 0 if t0 is None else t - t0):
+                bad += 1
+                continue
+            t0 = t if t0 is None else t0
+            if prev is not None and t < prev:
+                back, worst = back + 1, max(worst, prev - t)
+            prev = t
+            want.append((t - t0, op, off, n, vol, lineno))
+    assert got == want and len(got) > 2 * CHUNK_LINES - 2000
+    assert (reader.lines_read, reader.records, reader.bad_lines, reader.skipped) == (
+        len(lines),
+        len(want),
+        bad,
+        skipped,
+    )
+    assert (reader.out_of_order, reader.max_backstep_ns) == (back, worst) and back > 0 and skipped["zero length"] > 0

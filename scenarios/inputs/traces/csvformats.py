@@ -19,13 +19,15 @@ Column units (mechanisms.md, Appendix B):
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+import re
+from typing import Any, ClassVar, Final
 
+import numpy as np
 from mypy_extensions import mypyc_attr
 
 from .record import BadLine, to_int, to_ns
 
-__all__ = ["Raw", "Parsed", "LineParser", "AlibabaParser", "TencentParser", "MsrParser"]
+__all__ = ["Raw", "Parsed", "LineParser", "AlibabaParser", "TencentParser", "MsrParser", "msr_columns"]
 
 Raw = tuple[int, str, int, int, str]
 """``(t_abs_ns, op, offset_bytes, nbytes, volume)`` before rebasing to the first record."""
@@ -174,3 +176,35 @@ class MsrParser(_CsvParser):
             raise BadLine(f"unknown type {f[3]!r} (expected Read or Write)")
         to_int(f[6], "response time")
         return _sized(ticks * 100, op, to_int(f[4], "offset"), to_int(f[5], "size"), f"{f[1]}_{disk}")
+
+
+#: MSR lines the usual way, one after the other (what :meth:`MsrParser.record` takes at once): plain
+#: ASCII digits of at most 18 (within int64), a hostname without commas or blanks, Read or Write,
+#: each line ending in a newline
+_MSR_USUAL: Final = re.compile(
+    r"(?:[0-9]{1,18},[^,\s]+,[0-9]{1,18},(?:Read|Write),[0-9]{1,18},[0-9]{1,18},[0-9]{1,18}\n)+"
+)
+
+
+def msr_columns(lines: list[str]) -> tuple[list[int], list[str], list[int], list[str], list[int], list[int]] | None:
+    """MSR ``lines`` (after the first non-blank one) parsed at once when every one is a usual
+    line (one regular-expression match over them all, then numpy's C reader): the columns
+    (timestamp ticks, hostname, disk number, type as written, offset, size), each value what
+    :meth:`MsrParser.record` takes from it; None when any line is not, so that the parser reads
+    them one by one, with its messages. (A trace is read in chunks of lines: ~0.3 us a line
+    instead of ~3 us.)"""
+    if _MSR_USUAL.fullmatch("".join(lines)) is None:
+        return None
+    width = max(len(line) for line in lines)
+    dtype = np.dtype(
+        [("t", "i8"), ("host", f"U{width}"), ("disk", "i8"), ("op", "U5"), ("off", "i8"), ("size", "i8"), ("r", "i8")]
+    )
+    a: Any = np.loadtxt(lines, delimiter=",", dtype=dtype, comments=None, ndmin=1)
+    return (
+        a["t"].tolist(),
+        a["host"].tolist(),
+        a["disk"].tolist(),
+        a["op"].tolist(),
+        a["off"].tolist(),
+        a["size"].tolist(),
+    )

@@ -23,7 +23,7 @@ from typing import Final
 from simcore.errors import ConfigError
 
 from .blkparse import ACTIONS, BlkparseParser
-from .csvformats import AlibabaParser, LineParser, MsrParser, TencentParser
+from .csvformats import AlibabaParser, LineParser, MsrParser, TencentParser, msr_columns
 from .iolog import IologParser
 from .record import MAX_TRACE_NS, BadLine, TraceIO
 
@@ -39,6 +39,9 @@ _PARSERS: dict[str, type[LineParser]] = {
 }
 _SNIFF_ORDER = ("iolog", "blkparse", "msr", "alibaba", "tencent")
 _SNIFF_LINES = 5  # non-blank lines examined
+#: MSR lines read at once (:func:`~.csvformats.msr_columns`)
+CHUNK_LINES: Final = 4096
+_MSR_OPS: Final = {"Read": "read", "Write": "write"}
 
 
 def open_text(path: str | os.PathLike):
@@ -114,6 +117,9 @@ class TraceReader:
         self._reset()
 
     def _reset(self) -> None:
+        self._t0: int | None = None  # the first record's time (ns), and the last one's
+        self._prev: int | None = None
+        self._names: dict[tuple[str, int], str] = {}  # MSR (hostname, disk number) -> volume
         self.lines_read = 0
         self.records = 0
         self.bad_lines = 0
@@ -129,36 +135,89 @@ class TraceReader:
     def __iter__(self) -> Iterator[TraceIO]:
         self._reset()
         parser = self._parser()
-        t0 = prev = None
+        self._t0 = self._prev = None
+        msr = parser if isinstance(parser, MsrParser) else None
+        chunk: list[str] = []
+        first = 0
         for lineno, text in numbered_lines(self.path):
-            self.lines_read = lineno
-            try:
-                out = parser.parse(text, lineno)
-            except BadLine as e:
-                if e.fatal or not self.skip_bad_lines:
-                    raise ConfigError(f"{self.path}:{lineno}: {self.format}: {e}") from None
-                self.bad_lines += 1
+            if msr is None or msr._first:  # every line of the other formats; MSR's up to its first non-blank
+                rec = self._line(parser, lineno, text)
+                if rec is not None:
+                    yield rec
                 continue
-            if out is None:
+            if not chunk:
+                first = lineno
+            chunk.append(text)
+            if len(chunk) < CHUNK_LINES:
                 continue
-            if isinstance(out, str):
-                self.skipped[out] = self.skipped.get(out, 0) + 1
+            for rec in self._chunk(parser, first, chunk):
+                yield rec
+            chunk = []
+        for rec in self._chunk(parser, first, chunk):
+            yield rec
+
+    def _chunk(self, parser: LineParser, first: int, lines: list[str]) -> Iterator[TraceIO]:
+        """The records of MSR lines ``first``, ``first + 1``, ...: at once (:func:`msr_columns`)
+        when every line is a usual one, else line by line through the parser."""
+        cols = msr_columns(lines) if lines else None
+        if cols is None:
+            for i, text in enumerate(lines):
+                rec = self._line(parser, first + i, text)
+                if rec is not None:
+                    yield rec
+            return
+        ticks, hosts, disks, ops, offsets, sizes = cols
+        names = self._names
+        for i in range(len(lines)):
+            self.lines_read = first + i
+            nbytes: int = sizes[i]
+            if nbytes == 0:
+                self.skipped["zero length"] = self.skipped.get("zero length", 0) + 1
                 continue
-            t, op, offset, nbytes, volume = out
-            problem = out_of_range(offset, nbytes, 0 if t0 is None else t - t0)
-            if problem is not None:
-                if not self.skip_bad_lines:
-                    raise ConfigError(f"{self.path}:{lineno}: {self.format}: {problem}")
-                self.bad_lines += 1
-                continue
-            if t0 is None or prev is None:
-                t0 = prev = t
-            elif t < prev:
-                self.out_of_order += 1
-                self.max_backstep_ns = max(self.max_backstep_ns, prev - t)
-            prev = t
-            self.records += 1
-            yield TraceIO(t - t0, op, offset, nbytes, volume, lineno)
+            key = (hosts[i], disks[i])
+            volume = names.get(key)
+            if volume is None:
+                volume = names[key] = f"{key[0]}_{key[1]}"
+            rec = self._admit(first + i, ticks[i] * 100, _MSR_OPS[ops[i]], offsets[i], nbytes, volume)
+            if rec is not None:
+                yield rec
+
+    def _line(self, parser: LineParser, lineno: int, text: str) -> TraceIO | None:
+        """Line ``lineno`` through the parser: its record, or None (skipped, counted)."""
+        self.lines_read = lineno
+        try:
+            out = parser.parse(text, lineno)
+        except BadLine as e:
+            if e.fatal or not self.skip_bad_lines:
+                raise ConfigError(f"{self.path}:{lineno}: {self.format}: {e}") from None
+            self.bad_lines += 1
+            return None
+        if out is None:
+            return None
+        if isinstance(out, str):
+            self.skipped[out] = self.skipped.get(out, 0) + 1
+            return None
+        t, op, offset, nbytes, volume = out
+        return self._admit(lineno, t, op, offset, nbytes, volume)
+
+    def _admit(self, lineno: int, t: int, op: str, offset: int, nbytes: int, volume: str) -> TraceIO | None:
+        """A parsed record of line ``lineno``: the :class:`TraceIO` (counted, its time from the
+        first record), or None when it cannot be replayed and bad lines are skipped."""
+        t0, prev = self._t0, self._prev
+        problem = out_of_range(offset, nbytes, 0 if t0 is None else t - t0)
+        if problem is not None:
+            if not self.skip_bad_lines:
+                raise ConfigError(f"{self.path}:{lineno}: {self.format}: {problem}")
+            self.bad_lines += 1
+            return None
+        if t0 is None or prev is None:
+            t0 = self._t0 = t
+        elif t < prev:
+            self.out_of_order += 1
+            self.max_backstep_ns = max(self.max_backstep_ns, prev - t)
+        self._prev = t
+        self.records += 1
+        return TraceIO(t - t0, op, offset, nbytes, volume, lineno)
 
     def describe(self) -> str:
         """Short summary of what the last pass read."""
