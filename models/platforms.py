@@ -229,13 +229,13 @@ def p3700_e5_2660v4(fit: dict | None = None) -> PlatformConfig:
 #: depth 64 (568K IOPS: its SQ thread runs the kernel's path with no system call, so libaio's
 #: cost beyond it is fio's and the system calls'). An exact fit (five observations, five parameters)
 CHEOPS23_FIT = {
-    "ssd.read.base_ns": 4065.0,
-    "kernel.mmio_write_cycles": 348.1,
-    "kernel.fs_submit_cycles": 298.5,
-    "kernel.cpi_by_layer.fs": 0.2533,
-    "kernel.aio_issue_cycles": 1319.0,
-    "kernel.io_uring_enter_cycles": 1029.0,
-    "kernel.ctx_switch_cycles": 3000.0,
+    "ssd.read.base_ns": 4114.0,
+    "kernel.mmio_write_cycles": 347.0,
+    "kernel.fs_submit_cycles": 343.0,
+    "kernel.cpi_by_layer.fs": 0.2636,
+    "kernel.aio_issue_cycles": 1301.0,
+    "kernel.io_uring_enter_cycles": 981.6,
+    "kernel.ctx_switch_cycles": 2858.0,
 }
 
 

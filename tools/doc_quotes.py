@@ -6,6 +6,7 @@ changes, re-make them:
 
     python tools/doc_quotes.py            # rewrite the quoted lines from fresh runs
     python tools/doc_quotes.py --check    # list the stale ones (exit 1)
+    python tools/doc_quotes.py scaling.md # only the pages named
 
 Blocks whose inputs are made by the reader first (``measured.csv`` of a walk-through) are not run;
 :func:`blocks` says which are skipped and why.
@@ -135,10 +136,14 @@ def _refreshed(block: Block, output: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    """``[--check] [PAGE.md ...]``: every page, or only those named."""
     check = "--check" in argv
+    only = {a for a in argv if a.endswith(".md")}
     stale = 0
     for page in DOCS:
-        text = page.read_text(encoding="utf-8")
+        if only and page.name not in only:
+            continue
+        text = original = page.read_text(encoding="utf-8")
         edits = []
         for b in (b for b in blocks() if b.page == page and not b.missing):
             output = run(b)
@@ -154,6 +159,9 @@ def main(argv: list[str]) -> int:
         for start, end, new in reversed(edits):
             text = text[:start] + new + text[end:]
         if edits:
+            if page.read_text(encoding="utf-8") != original:
+                print(f"{page.relative_to(ROOT)}: edited while its commands ran; not rewritten (run again)")
+                return 1
             page.write_text(text, encoding="utf-8")
     return 1 if check and stale else 0
 
