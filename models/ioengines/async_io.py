@@ -108,6 +108,10 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
+        #: the last one-IO, one-request submitting call's cost, and its IO's direction and size
+        self._one_op = ""
+        self._one_nbytes = -1
+        self._one_cost: Cost | None = None
         #: the IOs and requests of the submitting call under way (_commit to _submitted_call), and the
         #: continuations the loop passes to the runner, bound once
         self._sub_ios: list = NO_IOS
@@ -210,7 +214,19 @@ class AsyncThread(SyncThread):
     def _submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int] = NO_SAVINGS) -> Cost:
         """The submitting call for ``ios`` that became ``nreq`` requests in the plug, which shares
         ``saved`` (SQ doorbells, sq_lock rounds, tag allocations: BlkMq.plug_savings) among them."""
-        if len(ios) == 1:  # fio's default batch: one IO per call (no tuple of the batch built)
+        if len(ios) == 1 and nreq == 1 and with_syscall and not (saved[0] or saved[1] or saved[2]):
+            # fio's default batch, one IO per call: most often the same call as the last
+            one = ios[0]
+            cost = self._one_cost
+            if cost is None or one.nbytes != self._one_nbytes or one.op != self._one_op:
+                cost = self._one_cost = self._keyed_submit_cost(ios, nreq, with_syscall, saved)
+                self._one_op, self._one_nbytes = one.op, one.nbytes
+            return cost
+        return self._keyed_submit_cost(ios, nreq, with_syscall, saved)
+
+    def _keyed_submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int]) -> Cost:
+        """:meth:`_submit_cost`, built once per distinct call."""
+        if len(ios) == 1:  # (no tuple of the batch built)
             one = ios[0]
             key: tuple = (one.op, one.nbytes, nreq, with_syscall, saved)
         else:

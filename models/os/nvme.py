@@ -280,7 +280,7 @@ class NvmeDriver:
             parts["irq"] = k.irq_entry_cycles
         return self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
 
-    def _cross_lines(self, runner: CpuRunner, qp: NvmeQueue, entries: list) -> tuple[int, int]:
+    def _cross_lines(self, runner: CpuRunner, qp: NvmeQueue, entries: list[Request]) -> tuple[int, int]:
         """(CQ lines read from the device node's memory by a CPU of another node: 16-byte entries,
         four a line; request lines pulled from another socket: ``nvme_completion_lines`` per entry
         submitted on another node than the reaping CPU's)."""
