@@ -108,18 +108,7 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
-        #: the last one-IO, one-request submitting call's cost, and its IO's direction and size
-        self._one_op = ""
-        self._one_nbytes = -1
-        self._one_cost: Cost | None = None
-        #: the IOs and requests of the submitting call under way (_commit to _submitted_call), and the
-        #: continuations the loop passes to the runner, bound once
-        self._sub_ios: list = NO_IOS
-        self._sub_reqs: list = NO_IOS
-        self._submitted_cb = self._submitted_call
-        self._fill_cb = self._fill
-        self._after_submit_cb = self._after_submit
-        self._on_done_cb = self._on_done
+        self._bind_hot_path()
         #: IOPOLL without SQPOLL (the thread reaps by polling): its requests in flight on each
         #: polled queue (it may have moved since they were submitted)
         self._polls_itself = self.iopoll and self.sq_thread is None
@@ -133,6 +122,21 @@ class AsyncThread(SyncThread):
         self._flush_cost: Cost = host.costs.get("uring_cq_flush", syscall=self.k.uring_cq_flush_cycles)
         #: the job's stacksim_irq_hint flags, or -1 for the kernel's rule (see _flag_batch)
         self._hint_flags: int = -1 if job.stacksim_irq_hint == "default" else HINT_FLAGS[job.stacksim_irq_hint]
+
+    def _bind_hot_path(self) -> None:
+        """What the IO loop keeps so as to build nothing per IO: the last one-IO submitting call's
+        cost (with its IO's direction and size), the submitting call under way (its IOs and
+        requests, from _commit to _submitted_call: no closure per call), and the continuations it
+        passes to the runner and the completion callback, bound once."""
+        self._one_op = ""
+        self._one_nbytes = -1
+        self._one_cost: Cost | None = None
+        self._sub_ios: list = NO_IOS
+        self._sub_reqs: list = NO_IOS
+        self._submitted_cb = self._submitted_call
+        self._fill_cb = self._fill
+        self._after_submit_cb = self._after_submit
+        self._on_done_cb = self._on_done
 
     def _setup_kernel(self, job) -> None:
         """What the platform's kernel (and fio's release) make of this ring: the version gates,
