@@ -108,7 +108,7 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
-        self._bind_hot_path()
+        self._bind_async_loop()
         #: IOPOLL without SQPOLL (the thread reaps by polling): its requests in flight on each
         #: polled queue (it may have moved since they were submitted)
         self._polls_itself = self.iopoll and self.sq_thread is None
@@ -123,7 +123,7 @@ class AsyncThread(SyncThread):
         #: the job's stacksim_irq_hint flags, or -1 for the kernel's rule (see _flag_batch)
         self._hint_flags: int = -1 if job.stacksim_irq_hint == "default" else HINT_FLAGS[job.stacksim_irq_hint]
 
-    def _bind_hot_path(self) -> None:
+    def _bind_async_loop(self) -> None:
         """What the IO loop keeps so as to build nothing per IO: the last one-IO submitting call's
         cost (with its IO's direction and size), the submitting call under way (its IOs and
         requests, from _commit to _submitted_call: no closure per call), and the continuations it
