@@ -38,6 +38,9 @@ from models.os.kernel_version import defer_taskrun, has, parse_version, uring_pl
 from models.os.request import REQ_BARRIER, Request
 from simcore.errors import ConfigError
 
+#: no IOs: what a thread's pending submission holds between two calls (never mutated)
+NO_IOS: list = []
+
 
 class Waiter:
     """What a thread waiting for completions polls or sleeps on (``done`` when enough)."""
@@ -69,6 +72,8 @@ class AsyncThread(SyncThread):
         self.engine_name = job.ioengine
         self.depth = job.iodepth
         self.lat: LatencyTarget | None = None  # fio's latency_target depth search, from the first IO
+        #: rate / rate_iops pace the issues (the pacer's rates are fixed from the start)
+        self._paced: bool = self.pacer.active
         self.batch = max(1, min(job.iodepth_batch_submit, self.depth))
         self.cmin = job.iodepth_batch_complete_min
         self.cmax = max(job.iodepth_batch_complete_max, 1)
@@ -103,6 +108,7 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
+        self._bind_async_loop()
         #: IOPOLL without SQPOLL (the thread reaps by polling): its requests in flight on each
         #: polled queue (it may have moved since they were submitted)
         self._polls_itself = self.iopoll and self.sq_thread is None
@@ -120,6 +126,22 @@ class AsyncThread(SyncThread):
         self._flush_cost: Cost = host.costs.get("uring_cq_flush", syscall=self.k.uring_cq_flush_cycles)
         #: the job's stacksim_irq_hint flags, or -1 for the kernel's rule (see _flag_batch)
         self._hint_flags: int = -1 if job.stacksim_irq_hint == "default" else HINT_FLAGS[job.stacksim_irq_hint]
+
+    def _bind_async_loop(self) -> None:
+        """What the IO loop keeps so as to build nothing per IO: the last one-IO submitting call's
+        cost (with its IO's direction and size), the submitting call under way (its IOs and
+        requests, from _commit to _submitted_call: no closure per call), and the continuations it
+        passes to the runner and the completion callback, bound once."""
+        self._one_op = ""
+        self._one_nbytes = -1
+        self._one_cost: Cost | None = None
+        self._sub_ios: list = NO_IOS
+        self._sub_reqs: list = NO_IOS
+        self._submitted_cb = self._submitted_call
+        self._fill_cb = self._fill
+        self._after_submit_cb = self._after_submit
+        # SQPOLL: a completion is the SQ thread's task work before its CQE is posted
+        self._on_done_cb = self._on_done_sq if self.sq_thread is not None else self._on_done
 
     def _setup_kernel(self, job) -> None:
         """What the platform's kernel (and fio's release) make of this ring: the version gates,
@@ -211,7 +233,23 @@ class AsyncThread(SyncThread):
     def _submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int] = NO_SAVINGS) -> Cost:
         """The submitting call for ``ios`` that became ``nreq`` requests in the plug, which shares
         ``saved`` (SQ doorbells, sq_lock rounds, tag allocations: BlkMq.plug_savings) among them."""
-        key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall, saved)
+        if len(ios) == 1 and nreq == 1 and with_syscall and not (saved[0] or saved[1] or saved[2]):
+            # fio's default batch, one IO per call: most often the same call as the last
+            one = ios[0]
+            cost = self._one_cost
+            if cost is None or one.nbytes != self._one_nbytes or one.op != self._one_op:
+                cost = self._one_cost = self._keyed_submit_cost(ios, nreq, with_syscall, saved)
+                self._one_op, self._one_nbytes = one.op, one.nbytes
+            return cost
+        return self._keyed_submit_cost(ios, nreq, with_syscall, saved)
+
+    def _keyed_submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int]) -> Cost:
+        """:meth:`_submit_cost`, built once per distinct call."""
+        if len(ios) == 1:  # (no tuple of the batch built)
+            one = ios[0]
+            key: tuple = (one.op, one.nbytes, nreq, with_syscall, saved)
+        else:
+            key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall, saved)
         cost = self._acosts.get(key)
         if cost is None:
             total: dict[str, float] = {}
@@ -274,7 +312,7 @@ class AsyncThread(SyncThread):
             )
             self.depth = self.lat.qd
         self.min_rate.start_ns = self.host.engine.now
-        if self.pacer.active:
+        if self._paced:
             self.pacer.start(self.host.engine.now)
         if self._flow is not None:
             self._flow.join()
@@ -283,7 +321,7 @@ class AsyncThread(SyncThread):
     def _rate_due(self, now: float) -> float:
         """With a rate: the direction of the next IO (drawn once, kept as pending) and when it is
         due (fio's rate_ddir); ``<= now`` without a rate."""
-        if not self.pacer.active:
+        if not self._paced:
             return now
         op, due = self.pacer.choose(self._pending_op or self._draw_op(), now)
         self._pending_op = op
@@ -321,7 +359,7 @@ class AsyncThread(SyncThread):
         if self.max_ios:
             n = min(n, self.max_ios - self.issued_ios)  # number_ios: no IO beyond it
         first = None
-        if self.pacer.active:
+        if self._paced:
             n = 1  # one IO per due time; a late thread catches up (the schedule is cumulative)
             first, self._pending_op = self._pending_op, None
         ios = self._prepare(n, first, now)
@@ -349,11 +387,12 @@ class AsyncThread(SyncThread):
             runner.run(cost, lambda: self._handoff(ios))
         else:
             # split and merged inside the call (passthrough commands are neither); requests pay blk-mq + NVMe work
-            blk = self.host.blk
+            blk = self._blk
             reqs = ios if self.passthru else blk.plug(ios)
             self.syscalls += 1
             saved = NO_SAVINGS if self.passthru or n < 2 else blk.plug_savings(reqs, n, self.plug_min)
-            runner.run(self._submit_cost(ios, len(reqs), True, saved), lambda: self._submitted(ios, reqs))
+            self._sub_ios, self._sub_reqs = ios, reqs  # (one submitting call at a time: no closure per call)
+            runner.run(self._submit_cost(ios, len(reqs), True, saved), self._submitted_cb)
 
     def _prepare(self, n: int, first: str | None, now: float) -> list:
         """Up to ``n`` IOs of one submission (fio's io_u preparation, ``user_io_cycles`` each);
@@ -363,6 +402,8 @@ class AsyncThread(SyncThread):
         t = now
         depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit
         flow = self._flow
+        paced = self._paced
+        user_ns = self.k.user_io_cycles / runner.freq  # fio's preparation of each
         for _ in range(n):
             if flow is not None and not flow.take():
                 break  # fio's flow holds this IO back
@@ -375,7 +416,8 @@ class AsyncThread(SyncThread):
                     self.issued_bytes += bs
                     self._trim_req = self._zone_request(op, bs, off)
                 break
-            self.pacer.issued(op, bs)
+            if paced:
+                self.pacer.issued(op, bs)
             first = None
             self.issued_bytes += bs
             self.issued_ios += 1
@@ -389,12 +431,12 @@ class AsyncThread(SyncThread):
             qp = req.qp = self._driver.queue_for(self.dev, runner.id, self.iopoll)
             if self._polls_itself:
                 self._polled[qp] = self._polled.get(qp, 0) + 1
-            req.done_cb = self._on_done_sq if self.sq_thread is not None else self._on_done
+            req.done_cb = self._on_done_cb
             if self._fdp is not None and op == "write":
                 req.placement = self._fdp()  # fio's fdp=1: the write's placement handle
             if self._cmdprio is not None and op != "trim":
                 req.ioprio = self._cmdprio(op, bs)
-            t += self.k.user_io_cycles / runner.freq
+            t += user_ns
             req.t_submit = t
             req.depth = depth
             ios.append(req)
@@ -402,18 +444,24 @@ class AsyncThread(SyncThread):
                 break  # a sequential job with holes reached the end of its region
         return ios
 
+    def _submitted_call(self) -> None:
+        """The submitting call's segment ended: :meth:`_submitted` for the IOs it carried."""
+        ios, reqs = self._sub_ios, self._sub_reqs
+        self._sub_ios = self._sub_reqs = NO_IOS
+        self._submitted(ios, reqs)
+
     def _submitted(self, ios, reqs) -> None:
         t = self.runner.clock()
         for req in ios:  # fio's issue_time: io_submit / io_uring_enter returned
             req.t_issued = t
         # dispatched as the call returns (blk_finish_plug), or queued for the CPU's kblockd worker,
         # which then preempts at the return to user space
-        self.host.blk.issue_batch(
+        self._blk.issue_batch(
             reqs, plugged=True, runner=self.runner, nsubmit=len(ios), passthru=self.passthru, plug_min=self.plug_min
         )
         if self.defer_tw:
             self._run_local_work()  # fio's submit enter carries GETEVENTS
-        self.runner.preemption_point(self._after_submit)
+        self.runner.preemption_point(self._after_submit_cb)
 
     def _run_local_work(self) -> None:
         """DEFER_TASKRUN: an enter with GETEVENTS runs the ring's work list (io_run_local_work):
@@ -626,12 +674,12 @@ class AsyncThread(SyncThread):
             if r.t_reaped > t0:
                 t0 = r.t_reaped
         t = t0 + cost.cycles / runner.freq
-        done = self._ledger.done
+        ledger = self._ledger  # (a direct call each, not a bound method)
         self.reaped_since_think += len(got)
         lat = self.lat
         for req in got:
             req.t_complete = t
-            done(req)
+            ledger.done(req)
             if self._min_rate_on:
                 self._check_min_rate(req, t)
             if lat is not None:
@@ -644,7 +692,7 @@ class AsyncThread(SyncThread):
             self.depth = lat.check(t)
             if lat.done:
                 self.stopping = True  # fio ends the job once the search has settled
-        runner.run(cost, self._fill)
+        runner.run(cost, self._fill_cb)
 
     def _on_done_sq(self, runner, req) -> None:
         """SQPOLL: a request completed (io_complete_rw -> io_req_task_work_add): its task work goes

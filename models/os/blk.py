@@ -305,22 +305,21 @@ class BlkMq:
         if runner is None:
             runner = self.host.runners[h.qp.cpu]
         elv = h.elv
-        take = self._take
         if self._bypass and h.tags_free > 0 and not h.pending and not elv.has_work():
             # 'none' with a free tag: blk_mq_try_issue_directly
             h.tags_free -= 1
             base = runner.lock_waited
-            self._submit_after(runner, h, req, take(h.tags, runner), base)
+            self._submit_after(runner, h, req, self._take(h.tags, runner), base)
             return
-        t = take(h.tags, runner)
+        t = self._take(h.tags, runner)
         if not self.nomerges:
-            t = take(h.merge, runner, t)
+            t = self._take(h.merge, runner, t)
             if elv.has_work():
                 target = elv.try_merge(req, self.max_bytes)
                 if target is not None:
                     self._merged(target, req)
                     return
-        take(h.ins, runner, t)
+        self._take(h.ins, runner, t)
         elv.insert(req)
         self.lock_rounds += 1
         if self._kblockd:
@@ -367,24 +366,23 @@ class BlkMq:
             reqs = self.plug(reqs)
         deferred = self._kblockd and (unplugged or n < plug_min)
         touched = []
-        take = self._take
         t = 0.0  # ns from now: where the call's lock sections are
         for req in reqs:
             h = self.hctx(req.qp)
             if runner is None:
                 runner = self.host.runners[h.qp.cpu]
             elv = h.elv
-            t = take(h.tags, runner, t)
+            t = self._take(h.tags, runner, t)
             target = None
             if not self.nomerges:
-                t = take(h.merge, runner, t)
+                t = self._take(h.merge, runner, t)
                 if elv.has_work():
                     target = elv.try_merge(req, self.max_bytes)
             if target is not None:
                 self._merged(target, req)
                 continue
             if deferred or h not in touched:  # a plugged batch: one lock round per hardware context
-                t = take(h.ins, runner, t)
+                t = self._take(h.ins, runner, t)
             elv.insert(req)
             if deferred:
                 self.lock_rounds += 1
@@ -454,7 +452,6 @@ class BlkMq:
         if runner is None:
             runner = self.host.runners[h.qp.cpu]
         elv = h.elv
-        take = self._take
         t = 0.0  # ns from now: where this run's lock sections are
         base = runner.lock_waited
         while h.tags_free > 0:
@@ -462,7 +459,7 @@ class BlkMq:
                 r = h.pending.popleft()
             else:
                 r = elv.dispatch()
-                t = take(h.disp, runner, t, r is not None)
+                t = self._take(h.disp, runner, t, r is not None)
                 if r is None:
                     return
                 owner = self._hctx[r.qp]

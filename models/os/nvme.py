@@ -280,13 +280,17 @@ class NvmeDriver:
             parts["irq"] = k.irq_entry_cycles
         return self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
 
-    def _cross_lines(self, runner: CpuRunner, qp: NvmeQueue, entries: list) -> tuple[int, int]:
+    def _cross_lines(self, runner: CpuRunner, qp: NvmeQueue, entries: list[Request]) -> tuple[int, int]:
         """(CQ lines read from the device node's memory by a CPU of another node: 16-byte entries,
         four a line; request lines pulled from another socket: ``nvme_completion_lines`` per entry
         submitted on another node than the reaping CPU's)."""
         node = self.node_of[runner.id]
         cq = (len(entries) + 3) // 4 if node != self.dev_node[qp.device.index] else 0
-        crossed = sum(1 for r in entries if self.node_of[r.cpu] != node)
+        node_of = self.node_of
+        crossed = 0
+        for r in entries:
+            if node_of[r.cpu] != node:
+                crossed += 1
         return cq, crossed * self._k.nvme_completion_lines
 
     def _complete(self, runner: CpuRunner, req: Request) -> None:
@@ -372,7 +376,8 @@ class NvmeDriver:
         entries = hw.cq
         hw.cq = []
         if self.numa:
-            cost = self._numa_reap_cost(len(entries), False, *self._cross_lines(runner, qp, entries))
+            cq_lines, req_lines = self._cross_lines(runner, qp, entries)
+            cost = self._numa_reap_cost(len(entries), False, cq_lines, req_lines)
         else:
             cost = self._reap_cost(len(entries), irq=False)
         runner.add_carry(cost)  # reaping runs before the wake-ups it causes
@@ -416,10 +421,11 @@ class NvmeIrq(IrqWork):
         n = len(entries)
         drv.completions_reaped_by_irq += n
         if drv.numa:
-            return drv._numa_reap_cost(n, True, *drv._cross_lines(runner, self.qp, entries))
+            cq_lines, req_lines = drv._cross_lines(runner, self.qp, entries)
+            return drv._numa_reap_cost(n, True, cq_lines, req_lines)
         return drv._reap_costs.get((n, True)) or drv._reap_cost(n, True)
 
     def fire(self, runner) -> None:
-        complete = self.driver._complete
+        driver = self.driver  # (a direct call each, not a bound method)
         for req in self.entries:
-            complete(runner, req)
+            driver._complete(runner, req)

@@ -124,7 +124,7 @@ def _lognormal_sampler(mean: float, sd: float):
     return lambda gen, n: gen.lognormal(mu, sigma, n)
 
 
-#: a path holding more reservations than this drops those that are over before adding one
+#: the fewest reservations a path holds before it drops those that are over (TransferPath.prune_at)
 PRUNE_FROM: Final = 64
 
 
@@ -136,7 +136,7 @@ class TransferPath:
     their data becomes ready (a read whose media access finished early does not wait behind a
     slower one submitted before it). Times in ns."""
 
-    __slots__ = ("engine", "starts", "ends", "tail_start")
+    __slots__ = ("engine", "starts", "ends", "tail_start", "prune_at")
 
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -146,6 +146,10 @@ class TransferPath:
         #: path has no gap, so a transfer ready in that span goes after the last one (a saturated
         #: path is one long run: no scan of its reservations per transfer)
         self.tail_start = 0.0
+        #: prune when more reservations than this are held: twice what the last prune left (at least
+        #: PRUNE_FROM), so that a path with hundreds in flight prunes once per as many reservations
+        #: (the searches skip those that are over, by time)
+        self.prune_at = PRUNE_FROM
 
     def reserve(self, t: float, dur: float) -> float:
         """Reserve ``dur`` ns at the earliest time >= ``t`` the path is free; returns the start."""
@@ -163,14 +167,15 @@ class TransferPath:
             return t
         if t >= self.tail_start and dur > 0:  # inside the last run, which has no gap: after its end
             start = ends[-1]
-            if len(ends) > PRUNE_FROM:
+            if len(ends) > self.prune_at:
                 self._prune()
                 starts, ends = self.starts, self.ends
             starts.append(start)
             ends.append(start + dur)
             return start
-        self._prune()
-        starts, ends = self.starts, self.ends
+        if len(ends) > self.prune_at:  # (the search below skips the reservations that are over)
+            self._prune()
+            starts, ends = self.starts, self.ends
         i = bisect_right(ends, t)  # first reservation still busy after t
         start = t
         n = len(starts)
@@ -196,6 +201,7 @@ class TransferPath:
         k = bisect_right(self.ends, self.engine.now)
         if k:
             del self.starts[:k], self.ends[:k]
+        self.prune_at = max(PRUNE_FROM, 2 * len(self.ends))
 
     def busy_until(self) -> float:
         """When the last reservation ends (0: none), ns."""
