@@ -283,7 +283,7 @@ def test_unknown_option_never_suggests_nonsense():
     [
         ("rw=randred", ["'randred'", "randread", "line 3"]),
         ("rw=randread:x", ["'rw'", "expected an integer"]),
-        ("rw=read:-4k", ["'rw'", "negative"]),
+        ("rw=read:-4q", ["'rw'", "unknown size unit"]),
         ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),
         ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
         ("verify=md6", ["'verify'", "unknown value 'md6'", "crc32c"]),

@@ -561,6 +561,8 @@ class SyncThread:
     def _next_with_hole(self, bs: int) -> int:
         """fio's get_next_seq_offset with ``rw=read:<n>``: n bytes skipped after each IO (not before
         the first); at the end of the region a time_based job starts over, another one ends."""
+        if self._hole < 0:
+            return self._next_backwards(bs)
         base = self.base_offset
         off = self.next_offset + (self._hole if self.next_offset != base else 0)
         if off + bs > base + self.span:
@@ -572,6 +574,25 @@ class SyncThread:
         if not self.job.time_based and end + bs > base + self.span:
             self._region_end = True  # the next IO would cross the end: this one is the last
         return off
+
+    def _next_backwards(self, bs: int) -> int:
+        """fio's get_next_seq_offset with a negative ``rw=read:-<n>`` (fio's examples/backwards-read.fio):
+        the first IO at the region's start, each later one n bytes before the end of the last (n > bs:
+        backwards); an offset before the region's start wraps to n bytes before its end (fio's unsigned
+        position past the file's end: ``pos = io_size + ddir_seq_add``). The job never reaches an end
+        of its own: its size (bytes done) or runtime ends it, as in fio."""
+        base, span = self.base_offset, self.span
+        rel = self.next_offset - base
+        if rel:
+            rel += self._hole
+            if rel < 0:
+                rel = span + self._hole
+        if rel < 0 or rel + bs > span:  # n < bs steps forward: at the end, as a job with holes
+            rel = 0
+            if not self.job.time_based:
+                self._region_end = True
+        self.next_offset = base + rel + bs
+        return base + rel
 
     def _next_picked(self, op: str):
         """An IO of a random job with a non-default distribution, generator or percentage_random:

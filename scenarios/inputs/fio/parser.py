@@ -163,8 +163,8 @@ class FioJob(BaseModel):
     startdelay_max_ns: int | None = Field(None, ge=0, le=TIME_MAX_NS)  # a range: uniform per thread
     offset_increment_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
     # rw=...:<n>: random jobs take a new random offset every n IOs (the others per rw_sequencer);
-    # sequential jobs skip n bytes after each IO (0: no modifier)
-    rw_modifier: int = Field(0, ge=0)
+    # sequential jobs skip n bytes after each IO, or step back -n bytes when n < 0 (0: no modifier)
+    rw_modifier: int = Field(0, ge=-SIZE_MAX_BYTES, le=SIZE_MAX_BYTES)
     rw_sequencer: Literal["sequential", "identical"] = "sequential"
     # IO priorities (ionice classes: 1 RT, 2 BE, 3 IDLE; levels 0 highest .. 7): the job's
     # (None: not set) and, for cmdprio_percentage of the IOs, the per-command ones
@@ -579,8 +579,11 @@ def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
     if sep:
         if val.startswith("rand"):  # fio's str_rw_cb: atoi, IOs per new random offset
             st["rw_modifier"] = parse_int(nr, option="rw", minimum=1)
-        else:  # a size added to each sequential offset (holes)
-            st["rw_modifier"] = parse_size(nr, option="rw", kb_base=kb, allow_zero=True)
+        else:  # a size added to each sequential offset: holes, or backwards when negative (fio's
+            # str_rw_cb reads it with str_to_decimal into a signed ddir_seq_add; examples/backwards-read.fio)
+            text = nr.strip()
+            size = parse_size(text.removeprefix("-"), option="rw", kb_base=kb, allow_zero=True)
+            st["rw_modifier"] = -size if text.startswith("-") else size
 
 
 def _set_startdelay(st: dict[str, Any], v: str | None, kb: int) -> None:
@@ -1229,7 +1232,7 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     if engine in ("null", "spdk") or state["io_submit_mode"] == "offload":
         what = f"ioengine={engine}" if engine in ("null", "spdk") else "io_submit_mode=offload"
         raise fail(f"option 'verify' with {what} is not modelled by stacksim: verify runs on the kernel engines", it)
-    if not state["direct"] or engine in MAPPED_ENGINES:
+    if (not state["direct"] and engine not in NO_PAGE_CACHE_ENGINES) or engine in MAPPED_ENGINES:
         raise fail(
             "option 'verify' with buffered IO (direct=0, mmap) is not modelled by stacksim: the read-back would"
             " be a page-cache hit, which the verify model does not have; set direct=1",
