@@ -264,6 +264,11 @@ def _numa_nodes(job: FioJob, plat: PlatformConfig) -> FioJob:
 def _check_jobs(jobs: list[FioJob], plat: PlatformConfig) -> None:
     """Every job ends, names CPUs the platform has, and fio would start them all."""
     for j in jobs:
+        if j.time_based and j.runtime_ns is None:  # (after --set: `--set runtime=20ms` completes the job)
+            raise ConfigError(
+                f"job '{j.name}': option 'time_based' needs runtime > 0 (fio warns 'time_based requires a"
+                " runtime/timeout setting' and runs until it is stopped)"
+            )
         if j.runtime_ns is None and j.size_bytes is None and j.filesize_bytes is None:
             raise ConfigError(f"job '{j.name}': set runtime (or size) so the run ends")
         for cpu in j.cpus_allowed or ():

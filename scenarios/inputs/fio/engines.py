@@ -107,6 +107,22 @@ ENGINE_REFUSALS: dict[str, str] = {
 }
 
 
+#: engines of fio 3.33 (Debian's fio 3.33 builds them; its examples/ use them) that fio's later releases
+#: dropped, so the option catalogue (fio 3.41's) lacks them: refused for their own reason
+OLDER_ENGINES: dict[str, str] = {
+    "pmemblk": "it works on persistent memory through PMDK's libpmemblk (DAX), not an NVMe SSD",
+    "librpma_apm_client": "it does its IO over RDMA to a remote persistent memory (librpma): " + _NET[3:],
+    "librpma_apm_server": "it does its IO over RDMA to a remote persistent memory (librpma): " + _NET[3:],
+    "librpma_gpspm_client": "it does its IO over RDMA to a remote persistent memory (librpma): " + _NET[3:],
+    "librpma_gpspm_server": "it does its IO over RDMA to a remote persistent memory (librpma): " + _NET[3:],
+}
+ENGINE_REFUSALS.update(OLDER_ENGINES)
+#: engines that are another modelled engine under a second name: fio's ``cpp_null`` (engines/cpp_null.cpp,
+#: fio's examples/cpp_null.fio) is the null engine's code compiled as C++ to check that engines build as
+#: C++: the same queue/commit/getevents hooks, so the same costs
+ENGINE_ALIASES: dict[str, str] = {"cpp_null": "null"}
+
+
 def refusal(engine: str) -> str:
     """Why ``engine`` (known to fio, not modelled) is refused, for the error message."""
     if engine.startswith("external:"):

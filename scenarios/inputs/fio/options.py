@@ -120,6 +120,8 @@ from typing import Literal
 
 from models.ioengines import MODELLED_ENGINES
 
+from . import engines as lib_engines
+
 Status = Literal["used", "ignored", "limited"]
 Kind = Literal["flag", "bool", "int", "size", "time", "str"]  # flag: fio set-type, value optional
 
@@ -157,7 +159,13 @@ FIO_OPTIONS: dict[str, OptionSpec] = {}
 """Every fio option name and alias -> its spec."""
 
 #: ioengines fio documents (catalogue) plus the modelled ones
-KNOWN_ENGINES = frozenset(MODELLED_ENGINES) | frozenset(CATALOGUE["ioengines"])
+#: (and fio 3.33's engines later releases dropped, and the engines known under a second name)
+KNOWN_ENGINES = (
+    frozenset(MODELLED_ENGINES)
+    | frozenset(CATALOGUE["ioengines"])
+    | frozenset(lib_engines.OLDER_ENGINES)
+    | frozenset(lib_engines.ENGINE_ALIASES)
+)
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 TRIM_MODES = ("trim", "randtrim", "trimwrite", "randtrimwrite")
 

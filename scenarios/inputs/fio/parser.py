@@ -362,6 +362,11 @@ class _Item:
     value: str | None
     spec: opts.OptionSpec
     where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
+    error: ConfigError | None = None  # an option fio's catalogue lacks: raised once the job's engine is checked
+
+
+#: the spec of an unknown option's item (its ``error`` says why)
+_UNKNOWN = opts.OptionSpec("", "ignored")
 
 
 _FIELD_OPTION = {
@@ -498,11 +503,16 @@ def parse_fio_text(
             raise ConfigError(f"option '{key}' outside of any [section] ({where}); fio would reject it too")
         if section == "global":
             where += " [global]"
-        current.append(
-            _item(key, value.strip() if eq else None, section=section, where=where, keywords=keywords, env=env)
-        )
+        try:
+            item = _item(key, value.strip() if eq else None, section=section, where=where, keywords=keywords, env=env)
+        except ConfigError as exc:
+            if opts.lookup(key) is not None:
+                raise
+            item = _Item(key, None, _UNKNOWN, where, exc)  # an engine's option: its engine may be refused first
+        current.append(item)
     if not jobs:
-        raise ConfigError(f"no job sections in {path} (only [global] or nothing); fio would run no job")
+        unknown = next((it.error for it in global_items if it.error is not None), None)
+        raise unknown or ConfigError(f"no job sections in {path} (only [global] or nothing); fio would run no job")
     built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]") for name, inherited, own in jobs]
     _check_waits(built)
     ignored = sorted({n for job in built for n in job.ignored_options})
@@ -607,6 +617,7 @@ def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
         close = difflib.get_close_matches(val, sorted(opts.KNOWN_ENGINES), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigError(f"option 'ioengine': unknown ioengine '{val}', fio would not load it{hint}")
+    val = lib_engines.ENGINE_ALIASES.get(val, val)
     st["engine_library"] = ""
     if val in ("xnvme", "libblkio"):  # the backend's engine is chosen by _resolve_library
         st["engine_library"] = val
@@ -1025,6 +1036,10 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
     def fail(msg: str, it: _Item | None) -> ConfigError:
         return ConfigError(f"{it.where}, {job}: {msg}" if it else f"{job} ({source}): {msg}")
 
+    _engine_first(last, fail)
+    unknown = next((it.error for it in items if it.error is not None), None)
+    if unknown is not None:
+        raise unknown
     kb = _kb_base(last, fail)
     state: dict[str, Any] = dict(_JOB_FIELDS if base is None else base)
     ignored = _apply_items(items, last, state, kb, fail)
@@ -1041,6 +1056,17 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
             msg = f"{msg} (got {err['input']})"
         it = last.get(option) or last.get("ioengine") if option else None
         raise fail(f"option '{option}': {msg}" if option else msg, it) from None
+
+
+def _engine_first(last: dict[str, _Item], fail) -> None:
+    """A job on an engine stacksim does not run is refused for its engine first: its other options
+    (the engine's own, of an older fio, or not modelled) are moot."""
+    it = last.get("ioengine")
+    if it is not None:
+        try:
+            _set_ioengine({}, it.value, 1024)
+        except ConfigError as exc:
+            raise fail(str(exc), it) from None
 
 
 def _kb_base(last: dict[str, _Item], fail) -> int:
@@ -1171,7 +1197,8 @@ def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -
 
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
     """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
-    512-byte multiples), time_based with runtime."""
+    512-byte multiples). (time_based without runtime is checked once ``--set`` is applied:
+    scenarios.config.host.)"""
     _resolve_library(state, last, fail)
     engine = state["engine_library"] or state["ioengine"]  # the engine fio loads
     for it in items:
@@ -1216,8 +1243,6 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             )
         if state["flow"]:
             raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
-    if state["time_based"] and state["runtime_ns"] is None:
-        raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
 
 
 def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
