@@ -89,15 +89,9 @@ GAPS: dict[str, str] = {
     "surface-scan.fio": "fill_device",
     "xnvme-compare.fio": "'rw' needs a value",  # [override]'s rw=${FIO_RW}: empty unless set (fio fails too)
     "xnvme-zoned.fio": "'rw' needs a value",
-    "cpuio.fio": "cpuio",
-    "falloc.fio": "falloc",
-    "ftruncate.fio": "ftruncate",
-    "filecreate-ioengine.fio": "filecreate",
-    "filestat-ioengine.fio": "filestat",
-    "filedelete-ioengine.fio": "filedelete",
 }
 #: at least this many of fio 3.33's 86 examples run
-MIN_RUN = 35
+MIN_RUN = 41
 #: worker processes (the examples are independent runs; CI has 2 cores)
 WORKERS = min(2, os.cpu_count() or 1)
 _ENGINE = re.compile(r"ioengine '([^']+)' is not modelled")

@@ -588,7 +588,22 @@ _add("ignored", "str", "hostname port")
 _add("ignored", "str", "interface ttl nodelay protocol window_size mss")
 _add("ignored", "flag", "listen pingpong")
 _add("ignored", "str", "verb bindname")
-_add("ignored", "str", "cpuload cpumode cpuchunks exit_on_io_done")
+_add("used", "int", "cpuload", help="cpuio: percent of one CPU to burn (mandatory with ioengine=cpuio)")
+_add("used", "int", "cpuchunks", help="cpuio: the length of each burn, us (default 50000)")
+_add(
+    "ignored",
+    "str",
+    "cpumode",
+    choices=("noop", "qsort"),
+    help="cpuio: the burn loop's instructions (noop, qsort): the same CPU time; its power difference is not modelled",
+)
+_add(
+    "limited",
+    "bool",
+    "exit_on_io_done",
+    neutral=("0",),
+    reason="cpuio jobs that end when the IO jobs end are not modelled (a cpuio job runs for its runtime)",
+)
 _add("ignored", "str", "donorname inplace")
 _add("ignored", "str", "clustername clientname busy_poll")
 _add("ignored", "str", "rbdname")

@@ -21,7 +21,14 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from models.ioengines import ASYNC_BUFFERED_ENGINES, BUFFERED_ENGINES, MAPPED_ENGINES, SYNC_ENGINES
+from models.ioengines import (
+    ASYNC_BUFFERED_ENGINES,
+    BUFFERED_ENGINES,
+    CPU_ENGINES,
+    FS_META_ENGINES,
+    MAPPED_ENGINES,
+    SYNC_ENGINES,
+)
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
@@ -85,7 +92,23 @@ RwMode = Literal[
     "trimwrite",
     "randtrimwrite",
 ]
-Engine = Literal["psync", "sync", "pvsync2", "mmap", "libaio", "io_uring", "io_uring_cmd", "null", "spdk"]
+Engine = Literal[
+    "psync",
+    "sync",
+    "pvsync2",
+    "mmap",
+    "libaio",
+    "io_uring",
+    "io_uring_cmd",
+    "null",
+    "spdk",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "cpuio",
+]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
 
@@ -254,6 +277,8 @@ class FioJob(BaseModel):
     fdp: bool = False
     fdp_pli: tuple[int, ...] = ()  # placement ID indices (empty: all the device's)
     fdp_pli_select: Literal["roundrobin", "random"] = "roundrobin"
+    cpuload: int = Field(0, ge=0)  # cpuio: percent of a CPU (0: not set; fio clamps above 100)
+    cpuchunks_us: int = Field(50_000, gt=0)  # cpuio: each burn's length (fio's cpucycle)
     stacksim_irq_hint: IrqHint = "default"
     stacksim_fio_version: str = "3.42"  # fio's release (models.os.kernel_version.FIO_DEFER_TASKRUN)
     ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
@@ -335,6 +360,8 @@ class FioJob(BaseModel):
         io_submit (1)."""
         if self.ioengine in BUFFERED_ENGINES and self.ioengine not in ASYNC_BUFFERED_ENGINES and not self.direct:
             return 1
+        if self.ioengine in FS_META_ENGINES or self.ioengine in CPU_ENGINES:
+            return 1  # (fio's FIO_SYNCIO engines)
         return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
 
     @property
@@ -980,6 +1007,8 @@ _HANDLERS: dict[str, _Handler] = {
     "registerfiles": _set_field("registerfiles", _bool("registerfiles")),
     "fixedbufs": _set_field("fixedbufs", _bool("fixedbufs")),
     "nowait": _set_field("nowait", _bool("nowait")),
+    "cpuload": _set_field("cpuload", _int("cpuload", 0)),
+    "cpuchunks": _set_field("cpuchunks_us", _int("cpuchunks", 1)),
     "stacksim_irq_hint": _set_field("stacksim_irq_hint", _choice("stacksim_irq_hint")),
     "stacksim_fio_version": _set_field("stacksim_fio_version", lambda v, kb: _fio_version(v)),
     "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
@@ -1141,7 +1170,7 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
 #: engines that reach the device without a page cache whatever ``direct`` says: SPDK's plugin, fio's
 #: null engine (no IO), NVMe passthrough on the character device (io_uring_cmd, fio's examples leave
 #: direct unset)
-NO_PAGE_CACHE_ENGINES = ("spdk", "null", "io_uring_cmd")
+NO_PAGE_CACHE_ENGINES = ("spdk", "null", "io_uring_cmd", *FS_META_ENGINES, *CPU_ENGINES)
 
 
 def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
@@ -1231,6 +1260,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             )
     _check_rates(state, last, fail)
     _check_files(state, last, fail)
+    _check_meta_engines(state, last, fail)
     _check_verify(state, last, fail)
     check_zoned(state, last, fail)
     if state["io_submit_mode"] == "offload":
@@ -1245,6 +1275,36 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
             raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
 
 
+def _check_meta_engines(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """fio's cpuio needs cpuload (cpuio_init fails without it) and a runtime (no IO ends it); its
+    ftruncate does writes only (others fail with EINVAL); falloc's directions are its three
+    fallocate modes (no trimwrite pairs); the file engines work on files."""
+    engine, rw = state["ioengine"], state["rw"]
+    if engine == "cpuio":
+        if not state["cpuload"]:
+            raise fail(
+                "ioengine=cpuio needs cpuload=PERCENT (fio: 'cpu thread needs rate (cpuload=)')", last["ioengine"]
+            )
+        if state["runtime_ns"] is None and "runtime" in last:
+            raise fail(
+                "ioengine=cpuio needs runtime > 0: its job does no IO, only its runtime ends it", last["runtime"]
+            )
+    elif engine == "ftruncate" and rw not in ("write", "randwrite"):
+        raise fail(
+            f"ioengine=ftruncate with rw={rw}: fio's ftruncate engine does writes only (ftruncate to the"
+            " offset; its other directions fail with EINVAL)",
+            last.get("rw") or last["ioengine"],
+        )
+    elif engine in FS_META_ENGINES and rw in ("trimwrite", "randtrimwrite"):
+        raise fail(f"ioengine={engine} with rw={rw} is not modelled (use trim, write or read)", last.get("rw"))
+    elif (
+        engine in ("filecreate", "filestat", "filedelete")
+        and state["filename"]
+        and all(is_device(n) for n in state["filename"])
+    ):
+        raise fail(f"ioengine={engine} works on regular files only (fio: 'only files are supported')", last["filename"])
+
+
 def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """fio's verify on a modelled path: the submitting thread of a kernel engine (not fio's null
     engine, whose data is never written, nor SPDK's plugin or offload workers, not modelled here); a
@@ -1254,8 +1314,9 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
         return
     it = last.get("verify")
     engine = state["ioengine"]
-    if engine in ("null", "spdk") or state["io_submit_mode"] == "offload":
-        what = f"ioengine={engine}" if engine in ("null", "spdk") else "io_submit_mode=offload"
+    no_data = ("null", "spdk", *FS_META_ENGINES, *CPU_ENGINES)
+    if engine in no_data or state["io_submit_mode"] == "offload":
+        what = f"ioengine={engine}" if engine in no_data else "io_submit_mode=offload"
         raise fail(f"option 'verify' with {what} is not modelled by stacksim: verify runs on the kernel engines", it)
     if (not state["direct"] and engine not in NO_PAGE_CACHE_ENGINES) or engine in MAPPED_ENGINES:
         raise fail(
@@ -1348,7 +1409,8 @@ def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
         _check_spdk_files(state, last, fail)
         return
     devices = [is_device(n) for n in names]
-    if "trim" in state["rw"] and (state["directory"] and not names or names and not all(devices)):
+    on_files = state["directory"] and not names or names and not all(devices)
+    if "trim" in state["rw"] and on_files and state["ioengine"] != "falloc":
         raise fail(
             f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
             "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",
