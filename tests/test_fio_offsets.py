@@ -243,3 +243,21 @@ def test_zoned_range_left_out_takes_the_rest():
     assert job.zones_read == ((50.0, 5.0), (30.0, 15.0), (20.0, 80.0))
     job = _job(random_distribution="zoned:40/10:30:30/0")
     assert job.zones_read == ((40.0, 10.0), (30.0, 45.0), (30.0, 45.0))
+
+
+def test_io_size_larger_than_size_wraps_within_the_region():
+    """fio's io_size: the IO amount; size stays the region (fio's HOWTO: 40 GiB of IO within 20 GiB)."""
+    job = job_from_options(
+        {**_JOB, "rw": "read", "size": "64k", "io_size": "256k", "time_based": "0", "runtime": "0"}, name="j"
+    )
+    res = simulate(resolve(jobs=[job], platform=PLATFORM), keep_model=True)
+    offs = [r.offset for r in res.model.records]
+    assert sum(r.nbytes for r in res.model.records) == 256 << 10
+    assert max(offs) < 64 << 10 and offs.count(0) == 4
+
+
+def test_fill_device_sizes_the_job_to_the_device():
+    """fio's fill_device: size is the device's capacity past the offset (ENOSPC ends the writes)."""
+    job = job_from_options({**_JOB, "rw": "write", "fill_device": "1", "offset": "1m", "size": "4k"}, name="j")
+    cfg = resolve(jobs=[job], platform=PLATFORM)
+    assert cfg.jobs[0].size_bytes == (cfg.platform.ssd.capacity_bytes - (1 << 20)) // 4096 * 4096

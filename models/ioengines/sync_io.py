@@ -93,7 +93,8 @@ class SyncThread:
         self.random: bool = rw.startswith("rand")
         self._draw: Callable[[], float] = BatchedDraws(stream, lambda g, n: g.random(n)).next  # uniform [0, 1)
         # fio's loops: the size-bounded job runs size x loops bytes (time_based: until runtime)
-        self.size_limit: int | None = job.size_bytes * job.loops if not job.time_based and job.size_bytes else None
+        amount = job.io_size_bytes or job.size_bytes  # fio's io_size: the IO amount, within size
+        self.size_limit: int | None = amount * job.loops if not job.time_based and amount else None
         self.base_offset: int = job.offset_bytes + clone * job.offset_increment_bytes  # fio's offset_increment
         self.max_ios: int = job.number_ios  # 0: no limit
         self.issued_ios = 0
@@ -348,7 +349,7 @@ class SyncThread:
             states.append({a: getattr(self, a) for a in self._FILE_STATE})
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
         if not job.time_based:
-            total = job.size_bytes or sum(st["span"] for st in states)
+            total = job.io_size_bytes or job.size_bytes or sum(st["span"] for st in states)
             self.size_limit = total * job.loops
         self._files = states
         self._file_issued = [0] * len(states)  # bytes issued to each file in this pass (sequential service)

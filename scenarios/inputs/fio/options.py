@@ -421,7 +421,14 @@ _NOFS = (
     "no growth, no filling, no locks"
 )
 _add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
-_add("limited", "bool", "file_append fill_device", neutral=("0",), reason=_NOFS)
+_add("limited", "bool", "file_append", neutral=("0",), reason=_NOFS)
+_add(
+    "used",
+    "bool",
+    "fill_device",
+    help="size = the device's capacity past the offset (fio writes until ENOSPC; a file fills an empty"
+    " file system's space, its metadata not counted)",
+)
 _add(
     "limited",
     "bool",
@@ -486,7 +493,7 @@ _add(
     reason="issue-counted thinktime blocks are not modelled",
 )
 _add("limited", "str", "lockfile", neutral=("none",), reason=_NOFS)
-_add("limited", "str", "io_size", reason="an IO amount different from size is not modelled")
+_add("used", "size", "io_size", help="the IO amount (default: size); the IO stays within size, wrapping")
 _add(
     "limited",
     "str",

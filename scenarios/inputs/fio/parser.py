@@ -160,6 +160,8 @@ class FioJob(BaseModel):
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     time_based: bool = False
     size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)
+    io_size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)  # fio's io_size: the IO amount (None: size)
+    fill_device: bool = False  # fio's fill_device: size is what the device has past the offset (ENOSPC ends it)
     size_percent: float | None = Field(None, gt=0, le=100)  # size=N%: a share of the device's capacity
     offset_percent: float | None = Field(None, ge=0, lt=100)  # offset=N%: likewise
     offset_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
@@ -898,6 +900,8 @@ _HANDLERS: dict[str, _Handler] = {
     "thinktime": _set_field("thinktime_ns", lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
     "size": lambda st, v, kb: _set_size(st, v, kb),
     "offset": lambda st, v, kb: _set_offset(st, v, kb),
+    "io_size": _set_field("io_size_bytes", lambda v, kb: parse_size(v, option="io_size", kb_base=kb) or None),
+    "fill_device": _set_field("fill_device", _bool("fill_device")),
     "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
     "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
     "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
@@ -1259,6 +1263,8 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 last.get(option),
             )
     _check_rates(state, last, fail)
+    if state["fill_device"]:  # fio sets size to something really large: the device's rest (resolve)
+        state["size_bytes"], state["size_percent"], state["size_zones"] = None, 100.0, None
     _check_files(state, last, fail)
     _check_meta_engines(state, last, fail)
     _check_verify(state, last, fail)
@@ -1330,6 +1336,12 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             f"option 'verify_interval': {state['verify_interval_bytes']} bytes is larger than the smallest write"
             f" ({smallest} bytes); fio needs the interval within the block (fio refuses it too)",
             last.get("verify_interval"),
+        )
+    if state["io_size_bytes"] not in (None, state["size_bytes"]):
+        raise fail(
+            "option 'verify' with an io_size other than size is not modelled by stacksim (fio verifies"
+            " the blocks last written, some written several times)",
+            last.get("io_size"),
         )
     if state["verify_only"] and state["time_based"]:
         raise fail("option 'verify_only' does not support time_based jobs (fio's HOWTO)", last.get("verify_only"))
