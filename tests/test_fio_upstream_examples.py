@@ -84,13 +84,11 @@ PERMANENT_ENGINES = frozenset(
 GAPS: dict[str, str] = {
     "cross-stripe-verify.fio": "io_size other than size",  # (and loops=2 with verify, 30 x 124 GiB offsets)
     "enospc-pressure.fio": "randtrim",
-    "fixed-rate-submission.fio": "io_submit_mode=offload",
-    "poisson-rate-submission.fio": "io_submit_mode=offload",
     "xnvme-compare.fio": "'rw' needs a value",  # [override]'s rw=${FIO_RW}: empty unless set (fio fails too)
     "xnvme-zoned.fio": "'rw' needs a value",
 }
 #: at least this many of fio 3.33's 86 examples run
-MIN_RUN = 42
+MIN_RUN = 44
 #: worker processes (the examples are independent runs; CI has 2 cores)
 WORKERS = min(2, os.cpu_count() or 1)
 _ENGINE = re.compile(r"ioengine '([^']+)' is not modelled")

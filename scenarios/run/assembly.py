@@ -234,9 +234,9 @@ def _thread_class(job) -> type:
         return BufferedUringThread
     if not job.direct and job.ioengine in BUFFERED_ENGINES:
         return BufferedThread
+    if job.io_submit_mode != "inline":  # (the parser admits the synchronous engines and libaio)
+        return OffloadThread
     if job.ioengine in SYNC_ENGINES:
-        if job.io_submit_mode != "inline":
-            return OffloadThread
         return VerifySyncThread if verify else SyncThread
     if job.ioengine in FS_META_ENGINES:
         return FsMetaThread

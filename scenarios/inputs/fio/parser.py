@@ -1271,10 +1271,10 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
     check_zoned(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")
-        if engine not in SYNC_ENGINES:
+        if engine not in SYNC_ENGINES and engine != "libaio":
             raise fail(
-                f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled: fio documents that "
-                "offload cannot reliably be used with asynchronous engines; use psync, sync or pvsync2",
+                f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled (fio documents that "
+                "offload cannot reliably be used with asynchronous engines); use psync, sync, pvsync2 or libaio",
                 it,
             )
         if state["flow"]:
