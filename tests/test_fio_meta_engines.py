@@ -34,9 +34,11 @@ def test_cpuio_burns_its_load_of_one_cpu(load):
     assert load / 100 - 0.04 < busy <= load / 100 + 0.002
 
 
-def test_cpuio_needs_cpuload():
+def test_cpuio_needs_cpuload_and_a_runtime():
     with pytest.raises(ConfigError, match="cpuload"):
         parse_fio_text("[j]\nioengine=cpuio\nruntime=1\n", path="t.fio")
+    with pytest.raises(ConfigError, match="cpuio needs runtime"):
+        _run({"ioengine": "cpuio", "cpuload": "50", "size": "1m"})
 
 
 def test_filestat_latency_is_the_call_priced_by_the_kernel_costs():

@@ -275,6 +275,11 @@ def _check_jobs(jobs: list[FioJob], plat: PlatformConfig) -> None:
                 f"job '{j.name}': option 'time_based' needs runtime > 0 (fio warns 'time_based requires a"
                 " runtime/timeout setting' and runs until it is stopped)"
             )
+        if j.ioengine == "cpuio" and j.runtime_ns is None:
+            raise ConfigError(
+                f"job '{j.name}': ioengine=cpuio needs runtime > 0: it does no IO, so no size ends it"
+                " (fio's cpuio job runs until stopped)"
+            )
         if j.runtime_ns is None and j.size_bytes is None and j.filesize_bytes is None and j.io_size_bytes is None:
             raise ConfigError(f"job '{j.name}': set runtime (or size) so the run ends")
         for cpu in j.cpus_allowed or ():

@@ -1282,18 +1282,15 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
 
 
 def _check_meta_engines(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
-    """fio's cpuio needs cpuload (cpuio_init fails without it) and a runtime (no IO ends it); its
-    ftruncate does writes only (others fail with EINVAL); falloc's directions are its three
-    fallocate modes (no trimwrite pairs); the file engines work on files."""
+    """fio's cpuio needs cpuload (cpuio_init fails without it; its runtime is checked once --set is
+    applied: scenarios.config.host); its ftruncate does writes only (others fail with EINVAL);
+    falloc's directions are its three fallocate modes (no trimwrite pairs); the file engines work on
+    files."""
     engine, rw = state["ioengine"], state["rw"]
     if engine == "cpuio":
         if not state["cpuload"]:
             raise fail(
                 "ioengine=cpuio needs cpuload=PERCENT (fio: 'cpu thread needs rate (cpuload=)')", last["ioengine"]
-            )
-        if state["runtime_ns"] is None and "runtime" in last:
-            raise fail(
-                "ioengine=cpuio needs runtime > 0: its job does no IO, only its runtime ends it", last["runtime"]
             )
     elif engine == "ftruncate" and rw not in ("write", "randwrite"):
         raise fail(
