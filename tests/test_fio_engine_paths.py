@@ -60,7 +60,7 @@ def test_libblkio_wait_modes():
         ("ioengine=sg\n", ["'sg'", "SCSI translation", "4.13"]),
         ("ioengine=rdma\n", ["'rdma'", "network"]),
         ("ioengine=libcufile\n", ["GPU"]),
-        ("ioengine=filecreate\n", ["metadata"]),
+        ("ioengine=e4defrag\n", ["EXT4_IOC_MOVE_EXT"]),
     ],
 )
 def test_refused_engines_say_why(text, words):

@@ -155,7 +155,7 @@ def test_lfsr_job_never_repeats_within_a_pass():
         ("zipf:1.2:2", "center out of range"),
         ("zoned:50/10:40/20", "add up to 90"),
         ("zoned:60/80:40/80", "more than 100%"),
-        ("zoned:60", "ACCESS%"),
+        ("zoned:60", "add up to 60"),
         ("gauss:3", "unknown distribution"),
         ("zipf:x", "not a number"),
         ("zipf:1.2,1.1", "per-direction"),
@@ -217,3 +217,47 @@ def test_fio_options_read_back_give_the_same_job(opts):
     assert again.model_dump(exclude={"source", "ignored_options"}) == job.model_dump(
         exclude={"source", "ignored_options"}
     )
+
+
+def test_backwards_read_steps_back_and_wraps_to_the_end():
+    """fio's rw=read:-8k (examples/backwards-read.fio): the first IO at the start, then each one 8 KiB
+    before the end of the last (4 KiB back per IO), wrapping from the start to 8 KiB before the end: the
+    region's last block is never read, as in fio."""
+    offs = [o for o, _b in _offsets({"rw": "read:-8k", "bs": "4k", "size": "64k"})]
+    k = 4096
+    one_pass = [0] + [(14 - i) * k for i in range(14)]  # 0, 56k, 52k, ..., 4k (the last block is skipped)
+    assert offs[: 2 * len(one_pass)] == one_pass + one_pass
+    assert len(offs) > 100
+
+
+def test_backwards_read_ends_by_size():
+    job = job_from_options({**_JOB, "rw": "read:-8k", "size": "64k", "time_based": "0", "runtime": "0"}, name="j")
+    res = simulate(resolve(jobs=[job], platform=PLATFORM), keep_model=True)
+    assert sum(r.nbytes for r in res.model.records) == 64 << 10
+
+
+def test_zoned_range_left_out_takes_the_rest():
+    """fio's zone_split_ddir: a zone without a range (``20/``) takes what the others leave of 100%
+    (examples/rand-zones.fio)."""
+    job = _job(random_distribution="zoned:50/5:30/15:20/")
+    assert job.zones_read == ((50.0, 5.0), (30.0, 15.0), (20.0, 80.0))
+    job = _job(random_distribution="zoned:40/10:30:30/0")
+    assert job.zones_read == ((40.0, 10.0), (30.0, 45.0), (30.0, 45.0))
+
+
+def test_io_size_larger_than_size_wraps_within_the_region():
+    """fio's io_size: the IO amount; size stays the region (fio's HOWTO: 40 GiB of IO within 20 GiB)."""
+    job = job_from_options(
+        {**_JOB, "rw": "read", "size": "64k", "io_size": "256k", "time_based": "0", "runtime": "0"}, name="j"
+    )
+    res = simulate(resolve(jobs=[job], platform=PLATFORM), keep_model=True)
+    offs = [r.offset for r in res.model.records]
+    assert sum(r.nbytes for r in res.model.records) == 256 << 10
+    assert max(offs) < 64 << 10 and offs.count(0) == 4
+
+
+def test_fill_device_sizes_the_job_to_the_device():
+    """fio's fill_device: size is the device's capacity past the offset (ENOSPC ends the writes)."""
+    job = job_from_options({**_JOB, "rw": "write", "fill_device": "1", "offset": "1m", "size": "4k"}, name="j")
+    cfg = resolve(jobs=[job], platform=PLATFORM)
+    assert cfg.jobs[0].size_bytes == (cfg.platform.ssd.capacity_bytes - (1 << 20)) // 4096 * 4096

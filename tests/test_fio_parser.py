@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scenarios.config.host import resolve
 from scenarios.inputs.fio import (
     FIO_OPTIONS,
     STACKSIM_OPTIONS,
@@ -283,7 +284,7 @@ def test_unknown_option_never_suggests_nonsense():
     [
         ("rw=randred", ["'randred'", "randread", "line 3"]),
         ("rw=randread:x", ["'rw'", "expected an integer"]),
-        ("rw=read:-4k", ["'rw'", "negative"]),
+        ("rw=read:-4q", ["'rw'", "unknown size unit"]),
         ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),
         ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
         ("verify=md6", ["'verify'", "unknown value 'md6'", "crc32c"]),
@@ -298,7 +299,6 @@ def test_unknown_option_never_suggests_nonsense():
         ("size=lots", ["bad size 'lots'"]),
         ("numjobs=0", ["numjobs", ">= 1"]),
         ("iodepth=0", ["iodepth", ">= 1"]),
-        ("time_based", ["runtime"]),
         ("rw", ["'rw' needs a value"]),
         ("fixedbufs=1", ["io_uring", "ioengine=psync", "Bad option"]),
         ("ioengine=libaio\nhipri=1", ["hipri", "ioengine=libaio"]),
@@ -504,3 +504,14 @@ def test_mixed_sizes_reach_the_device_in_their_shares():
     assert sum(share.values()) == 1.0
     assert all(r.offset % 4096 == 0 and r.offset + r.nbytes <= (1 << 30) for r in recs)
     assert {r.nbytes for r in recs if r.splits} == {262144}  # above max_sectors_kb: split in two
+
+
+def test_time_based_without_runtime_is_refused_after_the_sets(tmp_path):
+    """fio only warns ('time_based requires a runtime/timeout setting') and runs until stopped: the run
+    is refused unless a runtime comes from somewhere, ``--set runtime=...`` included."""
+    path = tmp_path / "t.fio"
+    path.write_text("[j]\nrw=read\ndirect=1\ntime_based\nsize=1m\n")
+    with pytest.raises(ConfigError, match="'time_based' needs runtime"):
+        resolve(job_file=str(path), platform="optane900p-e3-1230v5")
+    cfg = resolve(job_file=str(path), platform="optane900p-e3-1230v5", sets={"runtime": "1ms"})
+    assert cfg.jobs[0].runtime_ns == 1_000_000

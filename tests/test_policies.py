@@ -166,7 +166,14 @@ def test_completion_rule_in_kernel_terms_and_fio_engines_in_them():
     """The kernel's rule sees a request's HIPRI flag and whether its submitter reaps completions
     itself; fio's engines state theirs through models.ioengines.select_policy_name (libaio drops
     hipri: aio clears IOCB_HIPRI; io_uring's hipri is an IOPOLL ring)."""
-    from models.ioengines import MODELLED_ENGINES, SYNC_ENGINES, USERSPACE_ENGINES, select_policy_name
+    from models.ioengines import (
+        CPU_ENGINES,
+        FS_META_ENGINES,
+        MODELLED_ENGINES,
+        SYNC_ENGINES,
+        USERSPACE_ENGINES,
+        select_policy_name,
+    )
     from models.os.completion import completion_policy_name
     from models.os.queue import QueueConfig
 
@@ -182,7 +189,8 @@ def test_completion_rule_in_kernel_terms_and_fio_engines_in_them():
     assert completion_policy_name(hybrid, hipri=True, reaps_itself=True) == "classic-poll"
     assert completion_policy_name(hybrid, hipri=False, reaps_itself=True) == "interrupt"
     expected = {"libaio": "interrupt", "io_uring": "classic-poll", "io_uring_cmd": "classic-poll", "null": "interrupt"}
-    for engine in (e for e in MODELLED_ENGINES if e not in USERSPACE_ENGINES):  # (no kernel completion)
+    no_completion = (*USERSPACE_ENGINES, *FS_META_ENGINES, *CPU_ENGINES)  # (no kernel completion, or no IO)
+    for engine in (e for e in MODELLED_ENGINES if e not in no_completion):
         want = "hybrid-poll" if engine in SYNC_ENGINES else expected[engine]
         assert select_policy_name(hybrid, True, engine) == want, engine
         assert select_policy_name(hybrid, False, engine) == "interrupt", engine

@@ -38,6 +38,7 @@ EXTRA_ALIASES = {
     "nrfiles": ["nr_files"],  # options.c: .alias = "nr_files"
     "runtime": ["timeout"],  # options.c: .alias = "timeout"
     "stonewall": ["wait_for_previous"],
+    "rate_min": ["ratemin"],  # options.c: .alias = "ratemin" (fio's examples/1mbs_clients.fio uses it)
 }
 
 #: ioengine options that fio's engines register but the HOWTO does not document (name -> type, engines).

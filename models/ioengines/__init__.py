@@ -3,7 +3,8 @@ completions (synchronous ``psync``/``sync``/``pvsync2`` in :mod:`.sync_io`, on b
 :mod:`.buffered_io`, fio's ``mmap`` in :mod:`.mmap_io`, io_uring's buffered reads and writes in
 :mod:`.buffered_uring` with its io-wq workers in :mod:`.iowq`, asynchronous ``libaio``
 and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_io`, SPDK's fio plugin
-on its user-space driver in :mod:`.spdk`), and the trace
+on its user-space driver in :mod:`.spdk`, the file-system metadata engines in :mod:`.fsmeta`, ``cpuio``
+in :mod:`.cpuio`), and the trace
 replayer (:mod:`.replay`). They run on the
 host's CPUs as tasks of :mod:`models.os.sched` and issue requests into :mod:`models.os.blk`.
 fio's engine names stop here: the kernel sees what an engine does in its own terms
@@ -30,8 +31,13 @@ USERSPACE_ENGINES = ("spdk",)
 #: engines that submit and reap separately (their completions are reaped by the engine, not waited
 #: for by a sleeping task)
 ASYNC_ENGINES = ("libaio", "io_uring", "io_uring_cmd", "null", *USERSPACE_ENGINES)
+#: fio's file-system metadata engines (:mod:`.fsmeta`): each IO is one system call on a file
+#: (fallocate, ftruncate, open(O_CREAT), stat, unlink), no data IO
+FS_META_ENGINES = ("falloc", "ftruncate", "filecreate", "filestat", "filedelete")
+#: fio's cpuio (:mod:`.cpuio`): burns CPU in user space, no IO
+CPU_ENGINES = ("cpuio",)
 #: every modelled fio ioengine
-MODELLED_ENGINES = SYNC_ENGINES + ASYNC_ENGINES
+MODELLED_ENGINES = SYNC_ENGINES + ASYNC_ENGINES + FS_META_ENGINES + CPU_ENGINES
 #: engines whose hipri polls for completions: an io_uring set up with IORING_SETUP_IOPOLL (libaio
 #: drops it: aio_prep_rw clears IOCB_HIPRI, nobody polls an aio context; fs/aio.c, 5.x)
 IOPOLL_ENGINES = ("io_uring", "io_uring_cmd")

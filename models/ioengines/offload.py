@@ -12,8 +12,17 @@ do_io; HOWTO ``io_submit_mode``):
   in it (what offload is for: no coordinated omission); the IOs are the job's, the workers' CPU time
   is their own (fio reports per thread).
 
-fio documents that offload cannot reliably be used with asynchronous engines; stacksim refuses it
-there. At the end the job thread waits for the IOs in flight, then stops the workers.
+With ``ioengine=libaio`` (fio's examples/fixed-rate-submission.fio and poisson-rate-submission.fio;
+fio documents that offload "cannot reliably be used with async IO engines", but runs it) a worker
+(:class:`AioOffloadWorker`) runs rate-submit.c's io_workqueue_fn with the worker's own aio context:
+``td_io_queue`` commits the IO with io_submit, ``io_u_queued_complete(td, 0)`` reaps without waiting
+(io_getevents with min_nr 0: nothing is done yet), and with its queue empty the worker's pre-sleep
+hook ``io_u_quiesce`` waits in io_getevents (min_nr 1) for its IO before it sleeps on the work queue;
+an interrupt completes the IO and wakes it (aio_complete's wake-up, priced as the synchronous
+engines' interrupt path). A worker with IOs queued behind the one in flight submits them only once
+it is reaped here, where fio would submit them at once; with ``iodepth`` workers for ``iodepth``
+io_us a worker has a backlog only while every worker is busy. io_uring with offload is not modelled.
+At the end the job thread waits for the IOs in flight, then stops the workers.
 """
 
 from __future__ import annotations
@@ -90,12 +99,18 @@ class OffloadWorker(SyncThread):
             return
         parts = dict(syscall=k.syscall_entry_cycles)  # FUTEX_WAIT (or the exit of a stopped worker)
         if with_completion:
-            parts.update(fs=k.fs_complete_cycles, syscall=k.syscall_entry_cycles + k.syscall_exit_cycles)
+            ret = self._return_parts()
+            parts.update(fs=ret["fs"], syscall=k.syscall_entry_cycles + ret["syscall"])
         if self.stop:
             runner.run(self.host.costs.get("offload_worker_exit", **parts), runner.exit_task)
             return
         self.sleeping = True
         runner.run(self.host.costs.get("futex_wait" + ("_after_io" if with_completion else ""), **parts), self._sleep)
+
+    def _return_parts(self) -> dict:
+        """The return of the worker's call that waited for its IO: the direct-IO completion and the
+        syscall exit."""
+        return dict(fs=self.k.fs_complete_cycles, syscall=self.k.syscall_exit_cycles)
 
     def _sleep(self) -> None:
         """Inside FUTEX_WAIT: sleep unless work (or the stop) came meanwhile (the futex word changed)."""
@@ -119,6 +134,44 @@ class OffloadWorker(SyncThread):
         self._qps.clear()
 
 
+class AioOffloadWorker(OffloadWorker):
+    """A submit worker of a libaio offload job: io_submit, a non-blocking io_getevents, then
+    io_getevents waiting for the IO (the quiesce before the worker sleeps), its event reaped."""
+
+    def __init__(self, main: "OffloadThread", index: int, cpu: int):
+        super().__init__(main, index, cpu)
+        ret = self._return_parts()
+        self._complete_cycles = ret["fs"] + ret["syscall"]
+
+    def _return_parts(self) -> dict:
+        """io_getevents returns with the event: aio's reap (copy to user), the dio completion, the exit."""
+        k = self.k
+        return dict(fs=k.fs_complete_cycles, syscall=k.aio_reap_cycles + k.syscall_exit_cycles)
+
+    def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
+        key = (op, nbytes, with_completion)
+        cost = self._costs.get(key)
+        if cost is None:
+            k = self.k
+            pages = max(1, -(-nbytes // 4096))
+            call = k.syscall_entry_cycles + k.syscall_exit_cycles
+            parts = dict(
+                user=k.user_io_cycles,
+                # io_submit (with the iocb's setup), io_getevents(min_nr=0), io_getevents(min_nr=1)'s entry
+                syscall=2 * call + k.aio_issue_cycles + k.syscall_entry_cycles,
+                fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages + self._fs_file_cycles,
+            )
+            for layer, cyc in self.per_request_parts().items():
+                parts[layer] = cyc * self.host.blk.requests_for(nbytes)
+            if with_completion:
+                for layer, cyc in self._return_parts().items():
+                    parts[layer] += cyc
+            cost = self._costs[key] = self.host.costs.get(
+                f"aio_offload_{'complete_' if with_completion else ''}submit", **parts
+            )
+        return cost
+
+
 class OffloadThread(SyncThread):
     """The job thread of an offload job: prepares IOs and hands them to ``iodepth`` workers."""
 
@@ -134,7 +187,8 @@ class OffloadThread(SyncThread):
 
     def add_workers(self, cpus: list[int]) -> list[OffloadWorker]:
         """The ``iodepth`` submit workers, started on ``cpus`` (fio's workqueue_init)."""
-        self.workers = [OffloadWorker(self, i, c) for i, c in enumerate(cpus)]
+        cls = AioOffloadWorker if self.job.ioengine == "libaio" else OffloadWorker
+        self.workers = [cls(self, i, c) for i, c in enumerate(cpus)]
         return self.workers
 
     def start(self) -> None:

@@ -93,7 +93,8 @@ class SyncThread:
         self.random: bool = rw.startswith("rand")
         self._draw: Callable[[], float] = BatchedDraws(stream, lambda g, n: g.random(n)).next  # uniform [0, 1)
         # fio's loops: the size-bounded job runs size x loops bytes (time_based: until runtime)
-        self.size_limit: int | None = job.size_bytes * job.loops if not job.time_based and job.size_bytes else None
+        amount = job.io_size_bytes or job.size_bytes  # fio's io_size: the IO amount, within size
+        self.size_limit: int | None = amount * job.loops if not job.time_based and amount else None
         self.base_offset: int = job.offset_bytes + clone * job.offset_increment_bytes  # fio's offset_increment
         self.max_ios: int = job.number_ios  # 0: no limit
         self.issued_ios = 0
@@ -348,7 +349,7 @@ class SyncThread:
             states.append({a: getattr(self, a) for a in self._FILE_STATE})
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
         if not job.time_based:
-            total = job.size_bytes or sum(st["span"] for st in states)
+            total = job.io_size_bytes or job.size_bytes or sum(st["span"] for st in states)
             self.size_limit = total * job.loops
         self._files = states
         self._file_issued = [0] * len(states)  # bytes issued to each file in this pass (sequential service)
@@ -561,6 +562,8 @@ class SyncThread:
     def _next_with_hole(self, bs: int) -> int:
         """fio's get_next_seq_offset with ``rw=read:<n>``: n bytes skipped after each IO (not before
         the first); at the end of the region a time_based job starts over, another one ends."""
+        if self._hole < 0:
+            return self._next_backwards(bs)
         base = self.base_offset
         off = self.next_offset + (self._hole if self.next_offset != base else 0)
         if off + bs > base + self.span:
@@ -572,6 +575,25 @@ class SyncThread:
         if not self.job.time_based and end + bs > base + self.span:
             self._region_end = True  # the next IO would cross the end: this one is the last
         return off
+
+    def _next_backwards(self, bs: int) -> int:
+        """fio's get_next_seq_offset with a negative ``rw=read:-<n>`` (fio's examples/backwards-read.fio):
+        the first IO at the region's start, each later one n bytes before the end of the last (n > bs:
+        backwards); an offset before the region's start wraps to n bytes before its end (fio's unsigned
+        position past the file's end: ``pos = io_size + ddir_seq_add``). The job never reaches an end
+        of its own: its size (bytes done) or runtime ends it, as in fio."""
+        base, span = self.base_offset, self.span
+        rel = self.next_offset - base
+        if rel:
+            rel += self._hole
+            if rel < 0:
+                rel = span + self._hole
+        if rel < 0 or rel + bs > span:  # n < bs steps forward: at the end, as a job with holes
+            rel = 0
+            if not self.job.time_based:
+                self._region_end = True
+        self.next_offset = base + rel + bs
+        return base + rel
 
     def _next_picked(self, op: str):
         """An IO of a random job with a non-default distribution, generator or percentage_random:

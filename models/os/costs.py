@@ -111,6 +111,56 @@ class KernelCosts(Model):
         " blk_ioctl_discard's checks, truncate_inode_pages_range over an empty page-cache"
         " range, __blkdev_issue_discard's bio, submit_bio_wait's completion setup (estimate)",
     )
+    fs_fallocate_cycles: float = Field(
+        10_000,
+        ge=0,
+        description="one fallocate(2) that allocates (mode 0 or FALLOC_FL_KEEP_SIZE) on ext4: vfs_fallocate,"
+        " ext4_fallocate's inode lock and jbd2 handle, ext4_map_blocks(EXT4_GET_BLOCKS_CREATE_UNWRIT_EXT):"
+        " mballoc's buddy search and the unwritten extent's insertion, the inode's times (estimate, ~3 us:"
+        " a journalled extent update is a few microseconds; no device IO until the journal commits)",
+    )
+    fs_punch_hole_cycles: float = Field(
+        10_000,
+        ge=0,
+        description="one fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) on ext4: ext4_punch_hole's"
+        " locks and jbd2 handle, truncate_pagecache_range over the range, ext4_ext_remove_space freeing the"
+        " blocks (estimate, ~3 us, as an allocating fallocate)",
+    )
+    fs_truncate_cycles: float = Field(
+        6_000,
+        ge=0,
+        description="one ftruncate(2) on ext4: do_truncate -> ext4_setattr's jbd2 handle and orphan-list"
+        " update, truncate_pagecache, ext4_truncate freeing the extents past the new size (estimate,"
+        " ~2 us; a grow only updates i_size)",
+    )
+    fs_create_cycles: float = Field(
+        30_000,
+        ge=0,
+        description="open(O_CREAT) of a new file and its close on ext4: path walk, d_alloc, ext4_create"
+        " (inode bitmap search, inode init, ext4_add_entry in the directory block, two jbd2 handles,"
+        " security hooks), the struct file and fd, then __fput (estimate, ~9 us: single-threaded"
+        " creates of empty files on ext4 run at about 100K/s)",
+    )
+    fs_open_cycles: float = Field(
+        5_000,
+        ge=0,
+        description="open(2) of an existing file and its close: path walk (RCU, dcache hit), the struct"
+        " file and fd install, ext4_file_open, then __fput (estimate, ~1.5 us)",
+    )
+    fs_stat_cycles: float = Field(
+        1_700,
+        ge=0,
+        description="one stat(2) of a cached file: path walk (RCU, dcache hit), vfs_getattr ->"
+        " ext4_getattr, cp_new_stat's copy to user space (estimate, ~0.5 us, lmbench's stat latency on"
+        " a current x86 core)",
+    )
+    fs_unlink_cycles: float = Field(
+        25_000,
+        ge=0,
+        description="unlink(2) of a small file on ext4: path walk, ext4_unlink's directory-entry removal"
+        " and orphan handling, the last iput's ext4_evict_inode (its extent freed, the inode bitmap) under"
+        " jbd2 handles (estimate, ~7 us, about a create's work undone)",
+    )
     nvme_dsm_cycles: float = Field(
         600,
         ge=0,

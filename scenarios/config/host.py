@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from models.os.filesystem import EXTENT_ALIGN_BYTES, is_device
 from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.config.platform_file import load_platform
@@ -220,6 +221,11 @@ def _size_share(job: FioJob, plat: PlatformConfig) -> FioJob:
     if job.size_percent is not None:
         bs = max(job.bs_read_bytes, job.bs_write_bytes, 512)
         size = int(cap * job.size_percent / 100.0) // bs * bs
+        if job.fill_device:  # fio's fill_device: up to the device's end (ENOSPC), past the offset;
+            # a file: the file system's free space, whole extents (models.os.filesystem's layout)
+            on_file = bool(job.directory) or any(not is_device(n) for n in job.filename)
+            grain = EXTENT_ALIGN_BYTES if on_file else 1
+            size = (cap - job.offset_bytes) // grain * grain // bs * bs
         if size <= 0:
             raise ConfigError(f"job '{job.name}': size={job.size_percent:g}% of {cap} bytes is less than one block")
         update["size_bytes"] = size
@@ -264,7 +270,17 @@ def _numa_nodes(job: FioJob, plat: PlatformConfig) -> FioJob:
 def _check_jobs(jobs: list[FioJob], plat: PlatformConfig) -> None:
     """Every job ends, names CPUs the platform has, and fio would start them all."""
     for j in jobs:
-        if j.runtime_ns is None and j.size_bytes is None and j.filesize_bytes is None:
+        if j.time_based and j.runtime_ns is None:  # (after --set: `--set runtime=20ms` completes the job)
+            raise ConfigError(
+                f"job '{j.name}': option 'time_based' needs runtime > 0 (fio warns 'time_based requires a"
+                " runtime/timeout setting' and runs until it is stopped)"
+            )
+        if j.ioengine == "cpuio" and j.runtime_ns is None:
+            raise ConfigError(
+                f"job '{j.name}': ioengine=cpuio needs runtime > 0: it does no IO, so no size ends it"
+                " (fio's cpuio job runs until stopped)"
+            )
+        if j.runtime_ns is None and j.size_bytes is None and j.filesize_bytes is None and j.io_size_bytes is None:
             raise ConfigError(f"job '{j.name}': set runtime (or size) so the run ends")
         for cpu in j.cpus_allowed or ():
             if cpu >= plat.cpu.logical_cpus:

@@ -13,6 +13,7 @@ from models.host import Host, PolicySet
 from models.ioengines import (
     ASYNC_BUFFERED_ENGINES,
     BUFFERED_ENGINES,
+    FS_META_ENGINES,
     MAPPED_ENGINES,
     MODELLED_ENGINES,
     SYNC_ENGINES,
@@ -21,9 +22,11 @@ from models.ioengines import (
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import BufferedThread
 from models.ioengines.buffered_uring import BufferedUringThread
+from models.ioengines.cpuio import CpuioThread
 from models.ioengines.files import FileService, thread_files
 from models.ioengines.fio_run import FioRun
 from models.ioengines.flow import Flow, FlowMember
+from models.ioengines.fsmeta import FsMetaThread
 from models.ioengines.job_control import waits_of
 from models.ioengines.mmap_io import MmapThread
 from models.ioengines.null_io import NullThread
@@ -232,11 +235,13 @@ def _thread_class(job) -> type:
         return BufferedUringThread
     if not job.direct and job.ioengine in BUFFERED_ENGINES:
         return VerifyBufferedThread if verify else BufferedThread
+    if job.io_submit_mode != "inline":  # (the parser admits the synchronous engines and libaio)
+        return OffloadThread
     if job.ioengine in SYNC_ENGINES:
-        if job.io_submit_mode != "inline":
-            return OffloadThread
         return VerifySyncThread if verify else SyncThread
-    cls = {"null": NullThread, "spdk": SpdkThread}.get(job.ioengine)
+    if job.ioengine in FS_META_ENGINES:
+        return FsMetaThread
+    cls = {"null": NullThread, "spdk": SpdkThread, "cpuio": CpuioThread}.get(job.ioengine)
     if cls is not None:
         return cls
     return VerifyAsyncThread if verify else AsyncThread

@@ -120,6 +120,8 @@ from typing import Literal
 
 from models.ioengines import MODELLED_ENGINES
 
+from . import engines as lib_engines
+
 Status = Literal["used", "ignored", "limited"]
 Kind = Literal["flag", "bool", "int", "size", "time", "str"]  # flag: fio set-type, value optional
 
@@ -157,7 +159,13 @@ FIO_OPTIONS: dict[str, OptionSpec] = {}
 """Every fio option name and alias -> its spec."""
 
 #: ioengines fio documents (catalogue) plus the modelled ones
-KNOWN_ENGINES = frozenset(MODELLED_ENGINES) | frozenset(CATALOGUE["ioengines"])
+#: (and fio 3.33's engines later releases dropped, and the engines known under a second name)
+KNOWN_ENGINES = (
+    frozenset(MODELLED_ENGINES)
+    | frozenset(CATALOGUE["ioengines"])
+    | frozenset(lib_engines.OLDER_ENGINES)
+    | frozenset(lib_engines.ENGINE_ALIASES)
+)
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 TRIM_MODES = ("trim", "randtrim", "trimwrite", "randtrimwrite")
 
@@ -413,7 +421,14 @@ _NOFS = (
     "no growth, no filling, no locks"
 )
 _add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
-_add("limited", "bool", "file_append fill_device", neutral=("0",), reason=_NOFS)
+_add("limited", "bool", "file_append", neutral=("0",), reason=_NOFS)
+_add(
+    "used",
+    "bool",
+    "fill_device",
+    help="size = the device's capacity past the offset (fio writes until ENOSPC; a file fills an empty"
+    " file system's space, its metadata not counted)",
+)
 _add(
     "limited",
     "bool",
@@ -478,7 +493,7 @@ _add(
     reason="issue-counted thinktime blocks are not modelled",
 )
 _add("limited", "str", "lockfile", neutral=("none",), reason=_NOFS)
-_add("limited", "str", "io_size", reason="an IO amount different from size is not modelled")
+_add("used", "size", "io_size", help="the IO amount (default: size); the IO stays within size, wrapping")
 _add(
     "limited",
     "str",
@@ -580,7 +595,22 @@ _add("ignored", "str", "hostname port")
 _add("ignored", "str", "interface ttl nodelay protocol window_size mss")
 _add("ignored", "flag", "listen pingpong")
 _add("ignored", "str", "verb bindname")
-_add("ignored", "str", "cpuload cpumode cpuchunks exit_on_io_done")
+_add("used", "int", "cpuload", help="cpuio: percent of one CPU to burn (mandatory with ioengine=cpuio)")
+_add("used", "int", "cpuchunks", help="cpuio: the length of each burn, us (default 50000)")
+_add(
+    "ignored",
+    "str",
+    "cpumode",
+    choices=("noop", "qsort"),
+    help="cpuio: the burn loop's instructions (noop, qsort): the same CPU time; its power difference is not modelled",
+)
+_add(
+    "limited",
+    "bool",
+    "exit_on_io_done",
+    neutral=("0",),
+    reason="cpuio jobs that end when the IO jobs end are not modelled (a cpuio job runs for its runtime)",
+)
 _add("ignored", "str", "donorname inplace")
 _add("ignored", "str", "clustername clientname busy_poll")
 _add("ignored", "str", "rbdname")

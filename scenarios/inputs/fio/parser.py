@@ -21,7 +21,14 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from models.ioengines import ASYNC_BUFFERED_ENGINES, BUFFERED_ENGINES, MAPPED_ENGINES, SYNC_ENGINES
+from models.ioengines import (
+    ASYNC_BUFFERED_ENGINES,
+    BUFFERED_ENGINES,
+    CPU_ENGINES,
+    FS_META_ENGINES,
+    MAPPED_ENGINES,
+    SYNC_ENGINES,
+)
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
 from models.os.filesystem import is_device
@@ -85,7 +92,23 @@ RwMode = Literal[
     "trimwrite",
     "randtrimwrite",
 ]
-Engine = Literal["psync", "sync", "pvsync2", "mmap", "libaio", "io_uring", "io_uring_cmd", "null", "spdk"]
+Engine = Literal[
+    "psync",
+    "sync",
+    "pvsync2",
+    "mmap",
+    "libaio",
+    "io_uring",
+    "io_uring_cmd",
+    "null",
+    "spdk",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "cpuio",
+]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
 
 
@@ -137,6 +160,8 @@ class FioJob(BaseModel):
     ramp_time_ns: int = Field(0, ge=0, le=TIME_MAX_NS)
     time_based: bool = False
     size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)
+    io_size_bytes: int | None = Field(None, gt=0, le=SIZE_MAX_BYTES)  # fio's io_size: the IO amount (None: size)
+    fill_device: bool = False  # fio's fill_device: size is what the device has past the offset (ENOSPC ends it)
     size_percent: float | None = Field(None, gt=0, le=100)  # size=N%: a share of the device's capacity
     offset_percent: float | None = Field(None, ge=0, lt=100)  # offset=N%: likewise
     offset_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
@@ -163,8 +188,8 @@ class FioJob(BaseModel):
     startdelay_max_ns: int | None = Field(None, ge=0, le=TIME_MAX_NS)  # a range: uniform per thread
     offset_increment_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
     # rw=...:<n>: random jobs take a new random offset every n IOs (the others per rw_sequencer);
-    # sequential jobs skip n bytes after each IO (0: no modifier)
-    rw_modifier: int = Field(0, ge=0)
+    # sequential jobs skip n bytes after each IO, or step back -n bytes when n < 0 (0: no modifier)
+    rw_modifier: int = Field(0, ge=-SIZE_MAX_BYTES, le=SIZE_MAX_BYTES)
     rw_sequencer: Literal["sequential", "identical"] = "sequential"
     # IO priorities (ionice classes: 1 RT, 2 BE, 3 IDLE; levels 0 highest .. 7): the job's
     # (None: not set) and, for cmdprio_percentage of the IOs, the per-command ones
@@ -254,6 +279,8 @@ class FioJob(BaseModel):
     fdp: bool = False
     fdp_pli: tuple[int, ...] = ()  # placement ID indices (empty: all the device's)
     fdp_pli_select: Literal["roundrobin", "random"] = "roundrobin"
+    cpuload: int = Field(0, ge=0)  # cpuio: percent of a CPU (0: not set; fio clamps above 100)
+    cpuchunks_us: int = Field(50_000, gt=0)  # cpuio: each burn's length (fio's cpucycle)
     stacksim_irq_hint: IrqHint = "default"
     stacksim_fio_version: str = "3.42"  # fio's release (models.os.kernel_version.FIO_DEFER_TASKRUN)
     ignored_options: tuple[str, ...] = ()  # option names (as written) accepted without effect
@@ -335,6 +362,8 @@ class FioJob(BaseModel):
         io_submit (1)."""
         if self.ioengine in BUFFERED_ENGINES and self.ioengine not in ASYNC_BUFFERED_ENGINES and not self.direct:
             return 1
+        if self.ioengine in FS_META_ENGINES or self.ioengine in CPU_ENGINES:
+            return 1  # (fio's FIO_SYNCIO engines)
         return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
 
     @property
@@ -362,6 +391,11 @@ class _Item:
     value: str | None
     spec: opts.OptionSpec
     where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
+    error: ConfigError | None = None  # an option fio's catalogue lacks: raised once the job's engine is checked
+
+
+#: the spec of an unknown option's item (its ``error`` says why)
+_UNKNOWN = opts.OptionSpec("", "ignored")
 
 
 _FIELD_OPTION = {
@@ -498,11 +532,16 @@ def parse_fio_text(
             raise ConfigError(f"option '{key}' outside of any [section] ({where}); fio would reject it too")
         if section == "global":
             where += " [global]"
-        current.append(
-            _item(key, value.strip() if eq else None, section=section, where=where, keywords=keywords, env=env)
-        )
+        try:
+            item = _item(key, value.strip() if eq else None, section=section, where=where, keywords=keywords, env=env)
+        except ConfigError as exc:
+            if opts.lookup(key) is not None:
+                raise
+            item = _Item(key, None, _UNKNOWN, where, exc)  # an engine's option: its engine may be refused first
+        current.append(item)
     if not jobs:
-        raise ConfigError(f"no job sections in {path} (only [global] or nothing); fio would run no job")
+        unknown = next((it.error for it in global_items if it.error is not None), None)
+        raise unknown or ConfigError(f"no job sections in {path} (only [global] or nothing); fio would run no job")
     built = [_build(name, [*inherited, *own], source=f"{path}:[{name}]") for name, inherited, own in jobs]
     _check_waits(built)
     ignored = sorted({n for job in built for n in job.ignored_options})
@@ -579,8 +618,11 @@ def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
     if sep:
         if val.startswith("rand"):  # fio's str_rw_cb: atoi, IOs per new random offset
             st["rw_modifier"] = parse_int(nr, option="rw", minimum=1)
-        else:  # a size added to each sequential offset (holes)
-            st["rw_modifier"] = parse_size(nr, option="rw", kb_base=kb, allow_zero=True)
+        else:  # a size added to each sequential offset: holes, or backwards when negative (fio's
+            # str_rw_cb reads it with str_to_decimal into a signed ddir_seq_add; examples/backwards-read.fio)
+            text = nr.strip()
+            size = parse_size(text.removeprefix("-"), option="rw", kb_base=kb, allow_zero=True)
+            st["rw_modifier"] = -size if text.startswith("-") else size
 
 
 def _set_startdelay(st: dict[str, Any], v: str | None, kb: int) -> None:
@@ -604,6 +646,7 @@ def _set_ioengine(st: dict[str, Any], v: str | None, kb: int) -> None:
         close = difflib.get_close_matches(val, sorted(opts.KNOWN_ENGINES), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigError(f"option 'ioengine': unknown ioengine '{val}', fio would not load it{hint}")
+    val = lib_engines.ENGINE_ALIASES.get(val, val)
     st["engine_library"] = ""
     if val in ("xnvme", "libblkio"):  # the backend's engine is chosen by _resolve_library
         st["engine_library"] = val
@@ -857,6 +900,8 @@ _HANDLERS: dict[str, _Handler] = {
     "thinktime": _set_field("thinktime_ns", lambda v, kb: parse_time_ns(v, option="thinktime", default_unit="us")),
     "size": lambda st, v, kb: _set_size(st, v, kb),
     "offset": lambda st, v, kb: _set_offset(st, v, kb),
+    "io_size": _set_field("io_size_bytes", lambda v, kb: parse_size(v, option="io_size", kb_base=kb) or None),
+    "fill_device": _set_field("fill_device", _bool("fill_device")),
     "cpus_allowed": _set_field("cpus_allowed", lambda v, kb: parse_cpu_list(v, option="cpus_allowed")),
     "cpumask": _set_field("cpus_allowed", lambda v, kb: parse_cpumask(v, option="cpumask")),
     "cpus_allowed_policy": _set_field("cpus_allowed_policy", _choice("cpus_allowed_policy")),
@@ -966,6 +1011,8 @@ _HANDLERS: dict[str, _Handler] = {
     "registerfiles": _set_field("registerfiles", _bool("registerfiles")),
     "fixedbufs": _set_field("fixedbufs", _bool("fixedbufs")),
     "nowait": _set_field("nowait", _bool("nowait")),
+    "cpuload": _set_field("cpuload", _int("cpuload", 0)),
+    "cpuchunks": _set_field("cpuchunks_us", _int("cpuchunks", 1)),
     "stacksim_irq_hint": _set_field("stacksim_irq_hint", _choice("stacksim_irq_hint")),
     "stacksim_fio_version": _set_field("stacksim_fio_version", lambda v, kb: _fio_version(v)),
     "kb_base": lambda st, v, kb: None,  # read before the other options (see _build)
@@ -1022,6 +1069,10 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
     def fail(msg: str, it: _Item | None) -> ConfigError:
         return ConfigError(f"{it.where}, {job}: {msg}" if it else f"{job} ({source}): {msg}")
 
+    _engine_first(last, fail)
+    unknown = next((it.error for it in items if it.error is not None), None)
+    if unknown is not None:
+        raise unknown
     kb = _kb_base(last, fail)
     state: dict[str, Any] = dict(_JOB_FIELDS if base is None else base)
     ignored = _apply_items(items, last, state, kb, fail)
@@ -1038,6 +1089,17 @@ def _build(name: str, items: list[_Item], *, source: str, base: dict[str, Any] |
             msg = f"{msg} (got {err['input']})"
         it = last.get(option) or last.get("ioengine") if option else None
         raise fail(f"option '{option}': {msg}" if option else msg, it) from None
+
+
+def _engine_first(last: dict[str, _Item], fail) -> None:
+    """A job on an engine stacksim does not run is refused for its engine first: its other options
+    (the engine's own, of an older fio, or not modelled) are moot."""
+    it = last.get("ioengine")
+    if it is not None:
+        try:
+            _set_ioengine({}, it.value, 1024)
+        except ConfigError as exc:
+            raise fail(str(exc), it) from None
 
 
 def _kb_base(last: dict[str, _Item], fail) -> int:
@@ -1112,7 +1174,7 @@ def _check_rates(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
 #: engines that reach the device without a page cache whatever ``direct`` says: SPDK's plugin, fio's
 #: null engine (no IO), NVMe passthrough on the character device (io_uring_cmd, fio's examples leave
 #: direct unset)
-NO_PAGE_CACHE_ENGINES = ("spdk", "null", "io_uring_cmd")
+NO_PAGE_CACHE_ENGINES = ("spdk", "null", "io_uring_cmd", *FS_META_ENGINES, *CPU_ENGINES)
 
 
 def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
@@ -1174,7 +1236,8 @@ def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -
 
 def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any], kb: int, fail) -> None:
     """The checks on the whole job: engine options against the engine, O_DIRECT (direct=1,
-    512-byte multiples), time_based with runtime."""
+    512-byte multiples). (time_based without runtime is checked once ``--set`` is applied:
+    scenarios.config.host.)"""
     _resolve_library(state, last, fail)
     engine = state["engine_library"] or state["ioengine"]  # the engine fio loads
     for it in items:
@@ -1206,21 +1269,49 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
                 last.get(option),
             )
     _check_rates(state, last, fail)
+    if state["fill_device"]:  # fio sets size to something really large: the device's rest (resolve)
+        state["size_bytes"], state["size_percent"], state["size_zones"] = None, 100.0, None
     _check_files(state, last, fail)
+    _check_meta_engines(state, last, fail)
     _check_verify(state, last, fail)
     check_zoned(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")
-        if engine not in SYNC_ENGINES:
+        if engine not in SYNC_ENGINES and engine != "libaio":
             raise fail(
-                f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled: fio documents that "
-                "offload cannot reliably be used with asynchronous engines; use psync, sync or pvsync2",
+                f"option 'io_submit_mode=offload' with ioengine={engine} is not modelled (fio documents that "
+                "offload cannot reliably be used with asynchronous engines); use psync, sync, pvsync2 or libaio",
                 it,
             )
         if state["flow"]:
             raise fail("option 'flow' with io_submit_mode=offload is not modelled yet by stacksim", last.get("flow"))
-    if state["time_based"] and state["runtime_ns"] is None:
-        raise fail("option 'time_based' needs runtime > 0", last.get("time_based"))
+
+
+def _check_meta_engines(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """fio's cpuio needs cpuload (cpuio_init fails without it; its runtime is checked once --set is
+    applied: scenarios.config.host); its ftruncate does writes only (others fail with EINVAL);
+    falloc's directions are its three fallocate modes (no trimwrite pairs); the file engines work on
+    files."""
+    engine, rw = state["ioengine"], state["rw"]
+    if engine == "cpuio":
+        if not state["cpuload"]:
+            raise fail(
+                "ioengine=cpuio needs cpuload=PERCENT (fio: 'cpu thread needs rate (cpuload=)')", last["ioengine"]
+            )
+    elif engine == "ftruncate" and rw not in ("write", "randwrite"):
+        raise fail(
+            f"ioengine=ftruncate with rw={rw}: fio's ftruncate engine does writes only (ftruncate to the"
+            " offset; its other directions fail with EINVAL)",
+            last.get("rw") or last["ioengine"],
+        )
+    elif engine in FS_META_ENGINES and rw in ("trimwrite", "randtrimwrite"):
+        raise fail(f"ioengine={engine} with rw={rw} is not modelled (use trim, write or read)", last.get("rw"))
+    elif (
+        engine in ("filecreate", "filestat", "filedelete")
+        and state["filename"]
+        and all(is_device(n) for n in state["filename"])
+    ):
+        raise fail(f"ioengine={engine} works on regular files only (fio: 'only files are supported')", last["filename"])
 
 
 def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
@@ -1232,10 +1323,12 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
         return
     it = last.get("verify")
     engine = state["ioengine"]
-    if engine in ("null", "spdk") or state["io_submit_mode"] == "offload":
-        what = f"ioengine={engine}" if engine in ("null", "spdk") else "io_submit_mode=offload"
+    no_data = ("null", "spdk", *FS_META_ENGINES, *CPU_ENGINES)
+    if engine in no_data or state["io_submit_mode"] == "offload":
+        what = f"ioengine={engine}" if engine in no_data else "io_submit_mode=offload"
         raise fail(f"option 'verify' with {what} is not modelled by stacksim: verify runs on the kernel engines", it)
-    if engine in MAPPED_ENGINES or (not state["direct"] and engine in ASYNC_BUFFERED_ENGINES):
+    buffered_async = not state["direct"] and engine in ASYNC_BUFFERED_ENGINES and engine not in NO_PAGE_CACHE_ENGINES
+    if engine in MAPPED_ENGINES or buffered_async:
         raise fail(
             f"option 'verify' with ioengine={engine} on buffered files is not modelled by stacksim (buffered"
             " verify runs on psync, sync, pvsync2 and libaio); set direct=1 or use one of those",
@@ -1247,6 +1340,12 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             f"option 'verify_interval': {state['verify_interval_bytes']} bytes is larger than the smallest write"
             f" ({smallest} bytes); fio needs the interval within the block (fio refuses it too)",
             last.get("verify_interval"),
+        )
+    if state["io_size_bytes"] not in (None, state["size_bytes"]):
+        raise fail(
+            "option 'verify' with an io_size other than size is not modelled by stacksim (fio verifies"
+            " the blocks last written, some written several times)",
+            last.get("io_size"),
         )
     if state["verify_only"] and state["time_based"]:
         raise fail("option 'verify_only' does not support time_based jobs (fio's HOWTO)", last.get("verify_only"))
@@ -1326,7 +1425,8 @@ def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
         _check_spdk_files(state, last, fail)
         return
     devices = [is_device(n) for n in names]
-    if "trim" in state["rw"] and (state["directory"] and not names or names and not all(devices)):
+    on_files = state["directory"] and not names or names and not all(devices)
+    if "trim" in state["rw"] and on_files and state["ioengine"] != "falloc":
         raise fail(
             f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
             "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",

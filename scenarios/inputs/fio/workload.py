@@ -31,22 +31,28 @@ def _float(text: str, what: str, raw: str, option: str = "random_distribution") 
 
 
 def _zone_list(text: str, *, absolute: bool, kb: int, raw: str) -> tuple[tuple[float, float], ...]:
-    """``60/10:30/20:...`` -> ((access %, size % or bytes), ...); access must add up to 100."""
-    zones = []
+    """``60/10:30/20:...`` -> ((access %, size % or bytes), ...); access must add up to 100.
+
+    A ``zoned`` range left out (``20/``, ``20`` or ``20/0``) is missing: fio's zone_split_ddir
+    shares what the given ranges leave of 100 % among the missing ones, in whole percent
+    (``(100 - given) / missing``), so ``zoned:50/5:30/15:20/`` gives the last zone 80 %."""
+    zones: list[tuple[float, float | None]] = []
     for part in text.split(":"):
         acc_s, sep, size_s = part.strip().partition("/")
-        if not sep or not acc_s.strip() or not size_s.strip():
+        if not acc_s.strip() or (absolute and (not sep or not size_s.strip())):
             raise ConfigError(
                 f"option 'random_distribution': zone '{part.strip()}' is not ACCESS%/"
                 f"{'SIZE' if absolute else 'RANGE%'} (in '{raw}')"
             )
         acc = _float(acc_s, "zone access percentage", raw)
-        size = (
+        size: float | None = (
             float(parse_size(size_s, option="random_distribution", kb_base=kb))
             if absolute
-            else _float(size_s, "zone range percentage", raw)
+            else _float(size_s, "zone range percentage", raw) or None
+            if size_s.strip()
+            else None
         )
-        if acc < 0 or acc > 100 or (not absolute and not 0 < size <= 100):
+        if acc < 0 or acc > 100 or (size is not None and not absolute and not 0 < size <= 100):
             raise ConfigError(
                 f"option 'random_distribution': zone '{part.strip()}' has a percentage outside 0..100 (in '{raw}')"
             )
@@ -58,9 +64,12 @@ def _zone_list(text: str, *, absolute: bool, kb: int, raw: str) -> tuple[tuple[f
         raise ConfigError(
             f"option 'random_distribution': zone access percentages add up to {acc:g}, fio needs 100 (in '{raw}')"
         )
-    if not absolute and sum(s for _a, s in zones) > 100.0 + 1e-9:
+    given = sum(s for _a, s in zones if s is not None)
+    if not absolute and given > 100.0 + 1e-9:
         raise ConfigError(f"option 'random_distribution': zone ranges add up to more than 100% (in '{raw}')")
-    return tuple(zones)
+    missing = sum(s is None for _a, s in zones)
+    share = float(int(100 - given) // missing) if missing else 0.0
+    return tuple((a, share if s is None else s) for a, s in zones)
 
 
 def _skew(name: str, text: str, raw: str, option: str) -> float:

@@ -1,0 +1,88 @@
+"""fio's engines that do no data IO: ``cpuio`` (models/ioengines/cpuio.py: a duty cycle of user-space
+spinning and nanosleep) and the file-system metadata engines (models/ioengines/fsmeta.py: one system
+call per IO, priced by the kernel's ``fs_*_cycles``, nothing reaching the device)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import job_from_options, parse_fio_text
+from scenarios.run.simulate import simulate
+from simcore.errors import ConfigError
+
+PLATFORM = "optane900p-e3-1230v5"
+
+
+def _run(opts: dict, sets: dict | None = None, keep_model: bool = False):
+    job = job_from_options(opts, name="j")
+    return simulate(resolve(jobs=[job], platform=PLATFORM, sets=sets or {}), keep_model=keep_model)
+
+
+def _user_ns(res) -> float:
+    return sum(cpu["user"] for cpu in res.summary["layers_ns_per_io_per_cpu"].values())
+
+
+@pytest.mark.parametrize("load", [25, 50, 100])
+def test_cpuio_burns_its_load_of_one_cpu(load):
+    """cpuload=L: each burn spins cpuchunks us, then sleeps cpuchunks x (100 - L) / L us (fio's
+    thinktime): the thread's user time over the runtime is L% of one CPU, a little less for the
+    sleep's timer slack and the wake-up from the idle state the sleep let the CPU enter; no IO."""
+    res = _run({"ioengine": "cpuio", "cpuload": str(load), "cpuchunks": "5000", "runtime": "60ms", "time_based": "1"})
+    assert res.summary["ios"] == 0
+    busy = _user_ns(res) / 60e6
+    assert load / 100 - 0.04 < busy <= load / 100 + 0.002
+
+
+def test_cpuio_needs_cpuload_and_a_runtime():
+    with pytest.raises(ConfigError, match="cpuload"):
+        parse_fio_text("[j]\nioengine=cpuio\nruntime=1\n", path="t.fio")
+    with pytest.raises(ConfigError, match="cpuio needs runtime"):
+        _run({"ioengine": "cpuio", "cpuload": "50", "size": "1m"})
+
+
+def test_filestat_latency_is_the_call_priced_by_the_kernel_costs():
+    """One stat() per file: fio's user work, the syscall entry and exit, the file system's lookup
+    (kernel.fs_stat_cycles); tripling those cycles adds their difference to every IO's latency."""
+    opts = {"ioengine": "filestat", "nrfiles": "50", "filesize": "4k", "runtime": "5ms", "time_based": "1"}
+    base = _run(opts).summary["latency_us"]["mean"]
+    slow = _run(opts, {"kernel.fs_stat_cycles": str(3 * 1700)}).summary["latency_us"]["mean"]
+    ghz = 4.0  # the E3-1230 v5's turbo under one busy core (the platform's top frequency)
+    assert slow - base == pytest.approx(2 * 1700 / ghz / 1000, rel=0.15)
+
+
+def test_filedelete_deletes_each_file_once_and_no_command_reaches_the_ssd():
+    res = _run(
+        {
+            "ioengine": "filedelete",
+            "nrfiles": "40",
+            "filesize": "4k",
+            "numjobs": "2",
+            "runtime": "20ms",
+            "time_based": "1",
+        },
+        keep_model=True,
+    )
+    assert res.summary["ios"] == 80  # one unlink per file; the second pass would find them gone
+    assert all(dev.commands == 0 for dev in res.model.devices)
+
+
+def test_filecreate_second_pass_opens_existing_files():
+    """loops=2: the first pass creates the files (kernel.fs_create_cycles), the second opens them."""
+    res = _run({"ioengine": "filecreate", "nrfiles": "20", "filesize": "4k", "loops": "2"}, keep_model=True)
+    lat = [r.t_complete - r.t_submit for r in res.model.records]
+    assert len(lat) == 40
+    assert min(lat[:20]) > 3 * max(lat[20:])
+
+
+def test_falloc_prices_each_mode_and_ftruncate_writes_only():
+    res = _run(
+        {"ioengine": "falloc", "rw": "randtrim", "filename": "f", "size": "1m", "runtime": "2ms", "time_based": "1"},
+        {"kernel.fs_punch_hole_cycles": "40000"},
+        keep_model=True,
+    )
+    assert res.summary["ios"] > 0 and all(r.op == "trim" for r in res.model.records)
+    assert all(dev.commands == 0 for dev in res.model.devices)
+    assert res.summary["latency_us"]["mean"] > 40000 / 4.0 / 1000
+    with pytest.raises(ConfigError, match="ftruncate engine does writes only"):
+        parse_fio_text("[j]\nioengine=ftruncate\nrw=read\nfilename=f\nsize=1m\n", path="t.fio")
