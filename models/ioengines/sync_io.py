@@ -364,9 +364,27 @@ class SyncThread:
         files = getattr(self, "_files", None)
         return {st["dev"] for st in files} if files else {self.dev}
 
-    def _load_file_state(self, state: dict) -> None:
-        for a in self._FILE_STATE:
-            setattr(self, a, state[a])
+    def _save_file_state(self, st: dict) -> None:
+        """The current file's position into its state (each field by name: no getattr per IO)."""
+        st["base_offset"] = self.base_offset
+        st["span"] = self.span
+        st["_nblocks"] = self._nblocks
+        st["next_offset"] = self.next_offset
+        st["_offsets"] = self._offsets
+        st["_seq_left"] = self._seq_left
+        st["_last_start"] = self._last_start
+        st["dev"] = self.dev
+
+    def _load_file_state(self, st: dict) -> None:
+        """Make ``st`` (a file's :data:`_FILE_STATE`) the current file's."""
+        self.base_offset = st["base_offset"]
+        self.span = st["span"]
+        self._nblocks = st["_nblocks"]
+        self.next_offset = st["next_offset"]
+        self._offsets = st["_offsets"]
+        self._seq_left = st["_seq_left"]
+        self._last_start = st["_last_start"]
+        self.dev = st["dev"]
 
     def _next_io_files(self, op: str | None = None):
         """The next IO of a thread with several files: from the file fio's file service chose after
@@ -375,8 +393,7 @@ class SyncThread:
         if nxt != self._file_cur:
             states = self._files
             st = states[self._file_cur]
-            for a in self._FILE_STATE:
-                st[a] = getattr(self, a)
+            self._save_file_state(st)
             self._load_file_state(states[nxt])
             self._file_cur = nxt
             if self.dev != st["dev"]:
