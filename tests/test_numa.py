@@ -144,13 +144,14 @@ def test_cross_socket_costs_appear_only_when_crossing():
 
 
 def test_a_buffer_on_the_other_node_delays_the_completion_by_the_remote_dma():
-    local = _run(cpus_allowed="2")
-    far = _run(cpus_allowed="2", numa_mem_policy="bind:1")
+    # a device without service-time spread: the two runs differ by the delay alone, not by draws
+    fixed = {"ssd.read.sd_ns": "0"}
+    local = _run(cpus_allowed="2", **fixed)
+    far = _run(cpus_allowed="2", numa_mem_policy="bind:1", **fixed)
     cfg = _cfg()
     extra_us = cfg.platform.cpu.remote_memory_extra_ns / 1e3
-    # (the runs' service-time draws differ once their timing does: the mean moves by about the delay)
     assert 0.5 * extra_us < far["latency_us"]["mean"] - local["latency_us"]["mean"] < 2.0 * extra_us
-    assert far["layers_ns_per_io"]["driver"] == pytest.approx(local["layers_ns_per_io"]["driver"], rel=1e-3)
+    assert far["layers_ns_per_io"]["driver"] == pytest.approx(local["layers_ns_per_io"]["driver"], rel=5e-3)
 
 
 def test_numa_cpu_nodes_places_the_job_on_the_nodes_cpus():

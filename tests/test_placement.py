@@ -428,13 +428,13 @@ def test_a_polled_thread_moves_with_its_io_in_flight_and_polls_its_old_queue():
 
 
 def test_an_iopoll_thread_moves_with_ios_in_flight_and_polls_its_old_queues():
-    """An io_uring IOPOLL ring (depth 4) on SSD 0 shares CPU 1 with a pinned ring on SSD 1 (which
+    """An io_uring IOPOLL ring (depth 8) on SSD 0 shares CPU 1 with a pinned ring on SSD 1 (which
     polls only its own queue); CPU 0 idles once its pinned jobs exit. Preempted at the end of its
     slice with IOs in flight, the movable thread is pulled to CPU 0 and its next wait polls CPU 0's
     queue and CPU 1's, which holds its requests (io_iopoll_check polls each request's queue): they
     complete, as every IO does, once; no poller stays registered."""
     text = (
-        "[global]\nioengine=io_uring\nhipri=1\niodepth=4\ndirect=1\nbs=4k\nrw=randread\ntime_based\n"
+        "[global]\nioengine=io_uring\nhipri=1\niodepth=8\ndirect=1\nbs=4k\nrw=randread\ntime_based\n"
         "runtime=40ms\n[e]\ncpus_allowed=0\nnumjobs=2\nfilename=/dev/nvme1n1\nruntime=5ms\n"
         "[h]\ncpus_allowed=1\nstartdelay=1ms\nfilename=/dev/nvme1n1\n[p]\ncpus_allowed=0-1\nfilename=/dev/nvme0n1\n"
     )

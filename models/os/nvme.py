@@ -32,7 +32,7 @@ from models.os.kernel_version import has
 from models.os.queue_map import VectorMatrix, group_cpus_evenly, queue_counts
 from models.os.request import Request
 from models.os.sched import CpuRunner, IrqWork
-from models.os.task import SLEEPING
+from models.os.task import SLEEPING, WAKING
 from models.ssd.command import NvmeCommand
 from models.ssd.device import NvmeDevice, QueuePair
 from models.ssd.irq_generation import URGENT
@@ -322,7 +322,7 @@ class NvmeDriver:
                 child.status = req.status
                 self._finish(runner, child)
                 task = child.task
-                if task is not None and child.done_cb is None and task.state != SLEEPING:
+                if task is not None and child.done_cb is None and task.state != SLEEPING and task.state != WAKING:
                     # completed with a request of maybe another CPU: a task polling its own queue
                     # for it notices at the end of its loop iteration
                     self._runners[task.cpu].spin_notify(child, at=runner.clock())

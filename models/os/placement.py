@@ -35,7 +35,7 @@ from models.os.cost import Cost
 from models.os.costs import CostTable
 from models.os.execution import IDLE, POLL, Execution
 from models.os.sched_config import SchedConfig
-from models.os.task import RUNNABLE, SLEEPING, Task
+from models.os.task import RUNNABLE, SLEEPING, WAKING, Task
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
@@ -134,6 +134,7 @@ class Wakeup(Cfs):
             # there; the target then reads the task's wake entry the waker wrote. One line each way,
             # a stall of the fabric's transfer time (Package.line_transfer_cycles: more across sockets)
             cycles = self.host.pkg.line_transfer_cycles(target.id, self.id)
+            task.state = WAKING  # a second wake-up before the IPI lands finds it waking (ttwu)
             if cycles:
                 line = self.line_cost(cycles)
                 self.add_carry(line)
@@ -155,7 +156,7 @@ class Wakeup(Cfs):
         self._enqueue_woken(task)
 
     def _enqueue_woken(self, task: Task) -> None:
-        if task.state != SLEEPING:
+        if task.state != SLEEPING and task.state != WAKING:
             return
         iowait = task.iowait
         if iowait:

@@ -10,6 +10,9 @@ if TYPE_CHECKING:
 RUNNING: Final = "running"
 RUNNABLE: Final = "runnable"
 SLEEPING: Final = "sleeping"
+#: woken from another CPU, on its way to that CPU's runqueue (the IPI or wake list in flight):
+#: Linux's TASK_WAKING, which a second try_to_wake_up finds not sleeping and leaves alone
+WAKING: Final = "waking"
 DEAD: Final = "dead"
 
 #: sched_prio_to_weight (kernel/sched/core.c): the CFS load weight of nice -20 .. 19 (each step
