@@ -30,6 +30,28 @@ from models.os.pagecache_config import PAGE_SHIFT
 from models.os.readahead import RaState
 
 
+class BioWaits:
+    """A task that sleeps in io_schedule until some bios are done (folio_wait_locked on the pages
+    a call needs, filemap_fdatawait on a file's writeback), mixed into a thread's class: each bio's
+    completion counts down, the last one wakes the task. The class binds ``_batch_done_cb`` once."""
+
+    def _wait_bios(self, bios, then) -> None:
+        """``then`` once every one of ``bios`` is done: at once if none is pending, else after a sleep."""
+        waits = [b for b in bios if not b.done]
+        if not waits:
+            then()
+            return
+        self._waits = len(waits)
+        for b in waits:
+            b.waiters.append(self._batch_done_cb)
+        self.runner.sleep(then, True)
+
+    def _batch_done(self, runner) -> None:
+        self._waits -= 1
+        if self._waits == 0:
+            runner.wake(self.task)
+
+
 class CachedFiles:
     """A fio thread's files in the page cache (mixed into an engine's thread class): a mapping and a
     readahead state per file, fio's fadvise_hint at open, invalidate or pre_read at its start."""
@@ -101,7 +123,7 @@ class CachedFiles:
         return [m for m, _ra in self._maps]
 
 
-class BufferedThread(CachedFiles, SyncThread):
+class BufferedThread(BioWaits, CachedFiles, SyncThread):
     """One fio thread issuing blocking buffered reads and writes."""
 
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
@@ -191,19 +213,7 @@ class BufferedThread(CachedFiles, SyncThread):
         self._wb.allocated(self.runner)
         if plan.bios:
             self._fm.submit_reads(plan, self.task, self.job_idx, self.runner)
-        waits = [b for b in plan.waits if not b.done]
-        if not waits:
-            self._copy()
-            return
-        self._waits = len(waits)
-        for b in waits:
-            b.waiters.append(self._batch_done_cb)
-        self.runner.sleep(self._copy_cb, True)  # folio_wait_locked: io_schedule
-
-    def _batch_done(self, runner) -> None:
-        self._waits -= 1
-        if self._waits == 0:
-            runner.wake(self.task)
+        self._wait_bios(plan.waits, self._copy_cb)  # folio_wait_locked: io_schedule
 
     def _copy(self) -> None:
         """copy_to_user / copy_from_user of the call's bytes; a write then balances dirty pages."""
@@ -322,20 +332,13 @@ class BufferedThread(CachedFiles, SyncThread):
         """filemap_fdatawait: the file's pages still under writeback (the flusher's; with O_SYNC /
         O_DSYNC those of the written range)."""
         m = self._cur()[0]
-        waits = [b for b in m.writing if not b.done]
+        waits = m.writing
         req = self.req
         if self.job.sync != "none" and req is not None:
             off = req.offset - m.start
             first, end = off >> PAGE_SHIFT, (off + req.nbytes + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
             waits = [b for b in waits if b.start < end and first < b.end]
-        then = self._io_done if self.job.sync != "none" else self._sync_returned
-        if not waits:
-            then()
-            return
-        self._waits = len(waits)
-        for b in waits:
-            b.waiters.append(self._batch_done_cb)
-        self.runner.sleep(then, True)
+        self._wait_bios(waits, self._io_done if self.job.sync != "none" else self._sync_returned)
 
     def _io_done(self) -> None:
         req = self.req

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from models.ioengines.buffered_io import BioWaits
 from models.os.task import SLEEPING, kernel_thread
 
 __all__ = ["IoWq"]
@@ -76,7 +77,7 @@ class IoWq:
         return None
 
 
-class IoWorker:
+class IoWorker(BioWaits):
     """One io-wq worker thread of ``wq``."""
 
     def __init__(self, wq: IoWq, index: int):
@@ -99,6 +100,7 @@ class IoWorker:
         self._item: tuple[Any, Any, bool] | None = None
         self._plan: Any = None
         self._waits = 0
+        self._batch_done_cb = self._batch_done
 
     def can_migrate(self) -> bool:
         return True
@@ -145,19 +147,7 @@ class IoWorker:
         self.host.writeback.allocated(self.runner)
         if plan.bios:
             ring._fm.submit_reads(plan, self.task, ring.job_idx, self.runner)
-        waits = [b for b in plan.waits if not b.done]
-        if not waits:
-            self._copy()
-            return
-        self._waits = len(waits)
-        for b in waits:
-            b.waiters.append(self._batch_done)
-        self.runner.sleep(self._copy, True)
-
-    def _batch_done(self, runner: Any) -> None:
-        self._waits -= 1
-        if self._waits == 0:
-            runner.wake(self.task)
+        self._wait_bios(plan.waits, self._copy)
 
     def _copy(self) -> None:
         req = self._item[0]  # type: ignore[index]

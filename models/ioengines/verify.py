@@ -398,14 +398,7 @@ class VerifyBufferedThread(VerifySyncThread, BufferedThread):
 
     def _verify_sync_wait(self, m) -> None:
         """filemap_fdatawait: the file's pages still under the flusher's writeback."""
-        waits = [b for b in m.writing if not b.done]
-        if not waits:
-            self._verify_synced()
-            return
-        self._waits = len(waits)
-        for b in waits:
-            b.waiters.append(self._batch_done_cb)
-        self.runner.sleep(self._verify_synced, True)
+        self._wait_bios(m.writing, self._verify_synced)
 
     def _verify_synced(self) -> None:
         k = self.k
