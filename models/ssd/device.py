@@ -366,15 +366,8 @@ class NvmeDevice:
         req.t_dev_start = start
         req.t_dev_end = end
         req.device_service_ns = svc
-        req.sq_seq = qp.seq
-        qp.seq += 1
-        if qp.submit_hook is not None:
-            qp.submit_hook(req)
-        qp.inflight += 1
-        self.commands += 1
         self.bytes += nbytes
-        # one event per command, at its exact posting time
-        self.engine.schedule(Call(self._post_cb, (qp, req), end + self._post_ns + dma_extra_ns))
+        self._accept(qp, req, end + self._post_ns + dma_extra_ns)
 
     def _media_state(self, req: NvmeCommand, t: float) -> float:
         """A non-read command fetched at ``t`` meets the zones and the FTL: a zoned write checked
@@ -482,13 +475,19 @@ class NvmeDevice:
         t = self.engine.now + self._fetch_ns
         req.t_dev_start = req.t_dev_end = t
         req.device_service_ns = 0.0
+        self._accept(qp, req, t + self._post_ns + dma_extra_ns)
+
+    def _accept(self, qp: QueuePair, req: NvmeCommand, post_ns: float) -> None:
+        """The command is fetched from ``qp``'s SQ (its sequence number, the queue's submit hook)
+        and in flight; its completion is posted at ``post_ns``: one event per command, at its exact
+        posting time."""
         req.sq_seq = qp.seq
         qp.seq += 1
         if qp.submit_hook is not None:
             qp.submit_hook(req)
         qp.inflight += 1
         self.commands += 1
-        self.engine.schedule(Call(self._post_cb, (qp, req), t + self._post_ns + dma_extra_ns))
+        self.engine.schedule(Call(self._post_cb, (qp, req), post_ns))
 
     def _read_path(self, path: TransferPath, ready: float, nbytes: int, xfer: float) -> float:
         """A read's data crossing its media data path from ``ready`` (media done); returns when its
