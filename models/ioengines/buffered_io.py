@@ -66,7 +66,7 @@ class CachedFiles:
         self._capacity: int = host.platform.ssd.capacity_bytes
         # (mapping, readahead state) of each file, by fio's file index; without files the block
         # device's inode (kept apart from the compiled thread's per-file state: mypyc reads its own
-        # class attributes natively, so an interpreted subclass cannot extend _FILE_STATE)
+        # class attributes natively, so an interpreted subclass cannot extend its per-file state)
         self._maps: list[tuple[Any, RaState]] = [(self._pc.mapping(self.dev, 0, self._capacity), self._new_ra())]
 
     def _cur(self) -> tuple[Any, RaState]:

@@ -326,8 +326,6 @@ class SyncThread:
         return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.{stream}"))
 
     # -- fio's files (models.ioengines.files, models.os.filesystem) ---------------------------
-    _FILE_STATE = ("base_offset", "span", "_nblocks", "next_offset", "_offsets", "_seq_left", "_last_start", "dev")
-
     def use_files(self, regions, service, clone: int) -> None:
         """IO to the job's files: each has its own region (from the file's start, past the job's
         offset), sequential position and random picker; ``service`` picks the file of each IO.
@@ -346,7 +344,9 @@ class SyncThread:
                 self._offsets = self._offset_picker(
                     host, job, self.job_idx, clone, "offset" if i == 0 else f"f{i}.offset"
                 )
-            states.append({a: getattr(self, a) for a in self._FILE_STATE})
+            st: dict = {}
+            self._save_file_state(st)
+            states.append(st)
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
         if not job.time_based:
             total = job.io_size_bytes or job.size_bytes or sum(st["span"] for st in states)
@@ -365,7 +365,8 @@ class SyncThread:
         return {st["dev"] for st in files} if files else {self.dev}
 
     def _save_file_state(self, st: dict) -> None:
-        """The current file's position into its state (each field by name: no getattr per IO)."""
+        """The current file's position into its state: its region, sequential position, random
+        picker and device (each field by name: no getattr per IO)."""
         st["base_offset"] = self.base_offset
         st["span"] = self.span
         st["_nblocks"] = self._nblocks
@@ -376,7 +377,7 @@ class SyncThread:
         st["dev"] = self.dev
 
     def _load_file_state(self, st: dict) -> None:
-        """Make ``st`` (a file's :data:`_FILE_STATE`) the current file's."""
+        """Make ``st`` (a file's state, :meth:`_save_file_state`) the current file's."""
         self.base_offset = st["base_offset"]
         self.span = st["span"]
         self._nblocks = st["_nblocks"]
