@@ -105,8 +105,9 @@ def test_the_burst_builds_a_queue_on_under_clocked_cores():
 
 
 def test_governor_actuation_costs_the_main_core():
-    """Every period the reactors fill their statistics and the main core runs the decision loop;
-    each frequency request adds the user-space write path; the next decision waits for the loop."""
+    """Every pass the reactors fill their statistics and the main core runs the decision loop;
+    each frequency request adds the user-space write path, each changed reactor the register
+    write's IPI; all as a slow-down over the pass."""
     from policies.core_scheduling.governor import Governor
 
     srv = _burst_run("governor").model
@@ -114,13 +115,16 @@ def test_governor_actuation_costs_the_main_core():
     assert isinstance(pol, Governor)
     sc = srv.cfg.server
     n = len(srv.reactors)
+    span = 50_000.0
     for requests in (0, 2, 40):
-        nxt = pol._actuation(requests)
-        main = sc.stats_fill_ns + pol.p.decision_ns_per_reactor * n + requests * pol.p.freq_request_ns
-        assert nxt == max(pol.period, main / 0.9)
-        assert srv.reactors[0].infl == pytest.approx(nxt / (nxt - main))
-        assert srv.reactors[1].infl == pytest.approx(nxt / (nxt - sc.stats_fill_ns))
-    assert srv.reactors[0].infl > srv.reactors[1].infl > 1.0
+        main = pol._actuation(requests, span, [2])
+        assert main == sc.stats_fill_ns + pol.p.decision_ns_per_reactor * n + requests * pol.p.freq_request_ns
+        eff = max(span, main / 0.9)
+        assert srv.reactors[0].infl == pytest.approx(eff / (eff - main))
+        assert srv.reactors[1].infl == pytest.approx(eff / (eff - sc.stats_fill_ns))
+        ipi = sc.stats_fill_ns + pol.p.target_ipi_cycles / srv.reactors[2].pcore.freq_ghz
+        assert srv.reactors[2].infl == pytest.approx(eff / (eff - ipi))
+    assert srv.reactors[0].infl > srv.reactors[2].infl > srv.reactors[1].infl > 1.0
 
 
 def test_burst_study_aggregates_bins_in_and_out_of_bursts(tmp_path):

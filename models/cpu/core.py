@@ -249,8 +249,12 @@ class PhysicalCore:
     def request_freq(self, now: float, freq_ghz: float) -> None:
         """Ask for a P-state change (both siblings share it). The core keeps running at the old
         frequency for ``pstate_transition_ns`` (PLL relock, voltage ramp), then switches; work
-        already under way keeps the speed it started with. A power-limit ceiling caps the request
-        (``target_ghz``) while it lasts; ``requested_ghz`` remembers what was asked."""
+        already under way keeps the speed it started with. A request made while a transition is
+        under way does not restart it: the transition lands on the latest request (the hardware
+        acts on the requested-performance register when its transition completes; restarting
+        would freeze a core whose governor re-requests faster than the transition). A
+        power-limit ceiling caps the request (``target_ghz``) while it lasts; ``requested_ghz``
+        remembers what was asked."""
         cfg = self._cfg
         self.requested_ghz = min(max(freq_ghz, cfg.min_freq_ghz), cfg.top_freq_ghz)
         self._retarget(now)
@@ -259,14 +263,15 @@ class PhysicalCore:
         freq_ghz = min(self.requested_ghz, self.socket.ceiling_ghz)
         if freq_ghz == self.target_ghz:
             return
-        cfg = self._cfg
         self.target_ghz = freq_ghz
-        if self._pending is not None:
-            self._pending.cancel()
-        self._pending = self.pkg.engine.call_in(cfg.pstate_transition_ns, self._apply_freq, freq_ghz)
+        if self._pending is None:
+            self._pending = self.pkg.engine.call_in(self._cfg.pstate_transition_ns, self._apply_freq)
 
-    def _apply_freq(self, freq_ghz: float) -> None:
+    def _apply_freq(self) -> None:
         self._pending = None
+        freq_ghz = self.target_ghz
+        if freq_ghz == self.freq_ghz:
+            return  # asked back to where it was while the transition ran
         now = self.pkg.engine.now
         self.c0_settle(now)  # C0 time so far ran at the old frequency
         self.energy_j += self.power_w * (now - self._t) * 1e-9

@@ -96,3 +96,22 @@ def scheduler_overhead(server, period_ns: float) -> None:
         if over >= period_ns:
             raise ConfigError(f"scheduling period {period_ns:g} ns is shorter than its own overhead {over:g} ns")
         r.infl = period_ns / (period_ns - over)
+
+
+def dpdk_freq_table(ccfg) -> list[float]:
+    """The frequencies the DPDK power library steps through, GHz, highest first (its index 0).
+
+    DPDK builds the table from the cpufreq driver's CPPC values (``power_cppc_cpufreq.c``
+    ``power_get_available_freqs``, DPDK 22.11; the ``amd-pstate`` driver of 23.11 builds it the
+    same way): the turbo entry (``scaling_max_freq``) when turbo is on, then the nominal (base)
+    frequency and every ``BUS_FREQ`` (100 MHz, the platform's ``pstate_step_ghz``) below it down
+    to ``scaling_min_freq``, in kHz integer arithmetic (the division truncates, so the lowest
+    entry can sit above the minimum: 0.45 GHz for a 2.75 GHz base and a 0.4 GHz minimum).
+    ``rte_power_freq_up``/``down`` move one entry; ``freq_max``/``min`` go to either end."""
+    base = round(ccfg.base_freq_ghz * 1e6)
+    lo = round(ccfg.min_freq_ghz * 1e6)
+    step = round(ccfg.pstate_step_ghz * 1e6)
+    table = [(base - k * step) / 1e6 for k in range((base - lo) // step + 1)]
+    if ccfg.turbo and ccfg.max_freq_ghz > ccfg.base_freq_ghz:
+        table.insert(0, ccfg.top_freq_ghz)
+    return table

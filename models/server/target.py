@@ -342,6 +342,24 @@ class Server:
         """Length of one empty loop iteration of ``r`` now."""
         return r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, self.engine.now) else 1.0) / r.pcore.freq_ghz
 
+    def event_ring_time(self, r: Reactor, t: float) -> float:
+        """When polling reactor ``r`` runs an event posted to its ring at ``t``: SPDK's reactor loop
+        drains the event ring at the top of every iteration (``_reactor_run``:
+        ``event_queue_run_batch`` before the threads' pollers). An idle reactor reaches it at its
+        next empty-loop boundary; a busy one after its current iteration, at most one poller batch
+        of each of its threads (``server.poll_batch`` requests) later. Other modes: at once."""
+        if r.state != AWAKE or r.idle_mode != POLL:
+            return t
+        if r.free_at > t:
+            per = (r.rx_cycles + r.cq_cycles) / 2.0 * r.infl * self.smt / r.pcore.freq_ghz
+            return min(r.free_at, t + self.batch * per * max(len(r.threads), 1))
+        t0 = r.t_mode if r.t_mode > r.free_at else r.free_at
+        if t <= t0:
+            return t0
+        L = self.loop_ns(r)
+        s = t0 + ceil((t - t0) / L - LOOP_EPS_NS) * L if L > 0 else t
+        return s if s > t else t
+
     @staticmethod
     def _sib_c0(r: Reactor, t: float) -> bool:
         sib = r.sib

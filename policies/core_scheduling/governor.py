@@ -1,37 +1,49 @@
-"""``governor``: SPDK's governor scheduler (``lib/scheduler/gscheduler.c``) with the DPDK power
-governor: threads stay where they are, every reactor keeps polling, and each core's frequency
-follows its load every ``interval_us`` (10 us in SANDMAN's comparison).
+"""``governor``: SPDK's governor scheduler (``lib/scheduler/gscheduler.c``) driving the DPDK power
+library (``lib/scheduler/dpdk_governor.c`` -> ``rte_power``): threads stay where they are, every
+reactor keeps polling, and each core's frequency follows its own load, one table entry per
+decision.
 
-Per reactor, from the busy and idle time of the last interval:
+**The scheduling pass** (SPDK ``lib/event/reactor.c``). The main reactor starts a pass when
+``interval_us`` (10 us in SANDMAN's comparison) has passed since the last one started *and* the last
+one has finished (``g_scheduling_in_progress``). A pass is a chain of events: the main reactor
+gathers its own statistics and posts ``_reactors_scheduler_gather_metrics`` to the next core, which
+gathers its own and posts to the next, round the ring of cores and back to the main reactor, which
+runs ``balance`` there. Each hop waits for the receiving reactor to reach its event ring (the top of
+its next loop iteration: :meth:`Server.event_ring_time`), so with many reactors a pass takes far
+longer than 10 us and the decisions come that much less often. Each reactor's busy and idle time
+is measured over its own window, between its successive gathers (``current_busy_tsc``,
+``current_idle_tsc``).
 
-- busy < idle / 1000 -> minimum frequency;
-- idle > busy -> one level down;
-- idle < busy / 1000 -> maximum frequency;
-- otherwise -> one level up.
+**The decision** (gscheduler ``balance``), per reactor, from that window:
 
-Levels are ``levels`` evenly spaced frequencies from the platform's minimum to its maximum (the
-DPDK library walks ``scaling_available_frequencies``). SMT siblings share one clock: a physical core
-asks for the higher of its two reactors' levels. Each request goes through
-:meth:`PhysicalCore.request_freq`, so a core keeps its old clock for the P-state transition
-latency (450 us on the EPYC): the first requests after a load jump are processed slowly.
-The decision stops (dormant) while every core is idle at the minimum; an arrival re-arms it.
+- busy < idle / 1000 -> ``set_core_freq_min``;
+- idle > busy -> ``core_freq_down`` (one table entry);
+- idle < busy / 1000 -> ``set_core_freq_max``;
+- otherwise -> ``core_freq_up`` (one table entry).
 
-Actuation costs CPU (issue 15): every awake reactor fills its statistics each period
-(``server.stats_fill_ns``, measured by SANDMAN), the main core runs the decision loop
-(``decision_ns_per_reactor`` per reactor examined) and, for every frequency change it requests, the
-DPDK power library's write to ``scaling_setspeed`` through the cpufreq userspace governor
-(``freq_request_ns``: a write(2) system call, the governor's store and the driver's P-state
-request). Charged as the reactors' slow-down over the period, recomputed every period from the
-requests it made (:func:`models.server.core_scheduling.scheduler_overhead` for the fixed part).
-The hardware transition follows the request (the core keeps its old clock for the transition
-latency).
+So the governor steers each core to where its busy and idle time are equal. **Frequency steps**:
+the DPDK table (:func:`models.server.core_scheduling.dpdk_freq_table`): turbo, then the base
+frequency down to the minimum in 100 MHz steps (25 entries on the EPYC 9454P). **Scope**: per core;
+SMT siblings share one clock, and the power library's documented rule is that a physical core runs
+at the higher of its two threads' requests.
+
+**Actuation** (issue 15's costs stay): every reactor fills its statistics once per pass
+(``server.stats_fill_ns``, measured by SANDMAN); the main core runs the decision loop
+(``decision_ns_per_reactor``) and, for every frequency change, the power library's write to
+``scaling_setspeed`` (``freq_request_ns``: write(2), the userspace governor, the driver's request);
+the driver writes the request register on the target CPU (``target_ipi_cycles`` on that reactor:
+amd-pstate's ``wrmsrl_on_cpu`` when not fast-switching). Charged as the reactors' slow-down over the
+pass. The hardware then takes ``pstate_transition_ns`` (450 us on the EPYC) and lands on the latest
+request (:meth:`models.cpu.core.PhysicalCore.request_freq`). The passes stop (dormant) once every
+core is idle at the minimum; an arrival re-arms them.
 """
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from models.server.reactor import AWAKE, POLL, Ticker
+from models.server.core_scheduling import dpdk_freq_table
+from models.server.reactor import POLL
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
 from simcore.config import Model
 
@@ -42,8 +54,12 @@ GOVERNOR_INTERVAL_US = 10.0
 @CORE_SCHEDULING.register("governor")
 class Governor(CoreSchedulingPolicy):
     class Params(Model):
-        interval_us: float = Field(GOVERNOR_INTERVAL_US, gt=0, description="decision period, us")
-        levels: int = Field(8, ge=2, description="frequency levels from minimum to maximum")
+        interval_us: float = Field(
+            GOVERNOR_INTERVAL_US,
+            gt=0,
+            description="SPDK scheduler period (framework_set_scheduler -p): the least time from one"
+            " pass's start to the next's, us (SANDMAN: 10)",
+        )
         decision_ns_per_reactor: float = Field(
             20.0,
             ge=0,
@@ -57,94 +73,135 @@ class Governor(CoreSchedulingPolicy):
             " scaling_setspeed, the userspace governor's store, the driver's P-state"
             " request (estimate: a system call plus an MSR/CPPC write), ns",
         )
+        target_ipi_cycles: float = Field(
+            1100.0,
+            ge=0,
+            description="the request register's write on the target CPU, there (amd-pstate's"
+            " wrmsrl_on_cpu: a function-call IPI, ~800 cycles as kernel.ipi_cycles, plus the WRMSR;"
+            " estimate), cycles",
+        )
 
     def setup(self) -> None:
         s = self.server
         round_robin(s)
         for r in s.reactors:
             s.set_mode(r, POLL)
-        c = s.ccfg
-        n = self.p.levels
-        self.freqs = [c.min_freq_ghz + (c.top_freq_ghz - c.min_freq_ghz) * i / (n - 1) for i in range(n)]
-        self.top = n - 1
-        self.level = [self.top] * len(s.reactors)
-        self.mark = [0.0] * len(s.reactors)
+        self.freqs = dpdk_freq_table(s.ccfg)  # highest first, as DPDK indexes it
+        self.lowest = len(self.freqs) - 1
+        n = len(s.reactors)
+        self.level = [0] * n  # DPDK table index per reactor (0: the highest)
+        self.mark = [r.executed_busy(0.0) for r in s.reactors]
+        self.t_gather = [0.0] * n
+        self.busy = [0.0] * n
+        self.window = [0.0] * n
         self.period = self.p.interval_us * 1e3
         self.cores = sorted({r.pcore.index for r in s.reactors})
         self.by_core = {i: [r for r in s.reactors if r.pcore.index == i] for i in self.cores}
-        self.ticker = Ticker(s.engine, self.period, self._tick)
-        self.ticker.start()
         self.decisions = 0
         self.freq_requests = 0
-        self._actuation(0)
-        s.track_touched = True
-        self.live = set(range(len(s.reactors)))  # reactors not idle at the minimum level
+        self.pass_ns = 0.0  # summed pass durations (start to balance), ns
+        self.max_pass_ns = 0.0
+        self.armed = False
+        self.t_start = 0.0
+        self._actuation(0, self.period, ())
+        self._arm(0.0)
 
     def on_arrival(self, th, now) -> None:
-        if not self.ticker.armed:
-            self.ticker.poke()
+        if not self.armed:
+            self._arm(now)
 
-    def _tick(self, now: float):
+    # ------------------------------------------------------------------ the pass
+    def _arm(self, at: float) -> None:
+        self.armed = True
         s = self.server
-        P = self.period
+        s.engine.call_at(s.event_ring_time(s.reactors[0], at), self._start)
+
+    def _start(self) -> None:
+        self.t_start = self.server.engine.now
+        self._gather(0)
+
+    def _gather(self, i: int) -> None:
+        """Reactor ``i`` reads its busy time since its last gather and posts to the next core."""
+        s = self.server
+        now = s.engine.now
+        r = s.reactors[i]
+        b = r.executed_busy(now)
+        self.busy[i] = b - self.mark[i]
+        self.window[i] = now - self.t_gather[i]
+        self.mark[i] = b
+        self.t_gather[i] = now
+        nxt = i + 1
+        if nxt < len(s.reactors):
+            s.engine.call_at(s.event_ring_time(s.reactors[nxt], now), self._gather, nxt)
+        else:
+            s.engine.call_at(s.event_ring_time(s.reactors[0], now), self._balance)
+
+    def _balance(self) -> None:
+        """gscheduler's ``balance`` on the main reactor, then the next pass (or dormancy)."""
+        s = self.server
+        now = s.engine.now
+        self.decisions += 1
+        self.pass_ns += now - self.t_start
+        self.max_pass_ns = max(self.max_pass_ns, now - self.t_start)
+        changed = self._decide()
+        requests = self._request_cores(changed)
+        self.freq_requests += requests
+        span = max(self.period, now - self.t_start)
+        main = self._actuation(requests, span, changed)
+        if all(b == 0.0 for b in self.busy) and all(lv == self.lowest for lv in self.level):
+            self.armed = False  # every core idle at the minimum: nothing changes until work arrives
+            return
+        self._arm(max(self.t_start + self.period, now + main))
+
+    def _decide(self) -> list[int]:
+        """Each reactor's new table index from its window; returns the reactors that changed."""
         lv = self.level
-        mark = self.mark
-        top = self.top
-        rs = s.reactors
-        live = self.live
-        for th in s.touched:
-            if th.reactor is not None:
-                live.add(th.reactor.idx)
-        s.touched.clear()
-        cores = set()
-        for i in list(live):
-            r = rs[i]
-            b = r.executed_busy(now)
-            busy = b - mark[i]
-            mark[i] = b
-            if r.state != AWAKE:
-                live.discard(i)
-                continue
-            idle = P - busy if busy < P else 0.0
+        low = self.lowest
+        changed = []
+        for i, busy in enumerate(self.busy):
+            w = self.window[i]
+            idle = w - busy if busy < w else 0.0
             cur = lv[i]
             if busy < idle / 1000.0:
-                new = 0
+                new = low  # set_core_freq_min
             elif idle > busy:
-                new = cur - 1 if cur > 0 else 0
+                new = cur + 1 if cur < low else low  # core_freq_down
             elif idle < busy / 1000.0:
-                new = top
+                new = 0  # set_core_freq_max
             else:
-                new = cur + 1 if cur < top else top
+                new = cur - 1 if cur > 0 else 0  # core_freq_up
             if new != cur:
                 lv[i] = new
-                cores.add(r.pcore.index)
-            if new == 0 and busy == 0.0:
-                live.discard(i)  # idle at the minimum: the decision repeats until it gets work
+                changed.append(i)
+        return changed
+
+    def _request_cores(self, changed: list[int]) -> int:
+        """Ask each physical core of a changed reactor for its faster sibling's entry; returns
+        the number of requests that changed a core's target."""
+        s = self.server
         requests = 0
-        for c in cores:
-            want = max(lv[r.idx] for r in self.by_core[c])
+        for c in sorted({s.reactors[i].pcore.index for i in changed}):
+            want = min(self.level[r.idx] for r in self.by_core[c])
             if s.request_freq(c, self.freqs[want]):
                 requests += 1
-        self.freq_requests += requests
-        nxt = self._actuation(requests)
-        self.decisions += 1
-        if not live:
-            return False
-        return True if nxt == self.period else nxt
+        return requests
 
-    def _actuation(self, requests: int) -> float:
-        """The decision loop and this period's frequency requests on the main core, the statistics
-        on every reactor: a slow-down of their work until the next decision. A decision whose
-        work exceeds 90% of the period delays the next one (the loop cannot run faster than its
-        own work); returns the time to the next decision, ns."""
+    def _actuation(self, requests: int, span_ns: float, changed) -> float:
+        """The pass's work as the reactors' slow-down until the next pass (``span_ns`` apart): the
+        main core's decision loop and frequency writes, every reactor's statistics, the register
+        write on each changed reactor. Returns the main core's work, ns."""
         s = self.server
         sc = s.cfg.server
         main = sc.stats_fill_ns + self.p.decision_ns_per_reactor * len(s.reactors) + requests * self.p.freq_request_ns
-        nxt = max(self.period, main / 0.9)
+        span = max(span_ns, main / 0.9)
+        ipi = set(changed)
         for r in s.reactors:
             over = main if r is s.reactors[0] else sc.stats_fill_ns
-            r.infl = nxt / (nxt - over)
-        return nxt
+            if r.idx in ipi:
+                over += self.p.target_ipi_cycles / r.pcore.freq_ghz
+            r.infl = span / (span - min(over, 0.9 * span))
+        return main
 
     def summary(self) -> dict:
-        return {"decisions": self.decisions, "freq_requests": self.freq_requests}
+        mean_pass_us = self.pass_ns / self.decisions / 1e3 if self.decisions else 0.0
+        return {"decisions": self.decisions, "freq_requests": self.freq_requests, "mean_pass_us": mean_pass_us}
