@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from models.server.core_scheduling import dpdk_freq_table
 from models.server.reactor import AWAKE, POLL, Ticker
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin, scheduler_overhead
 from simcore.config import Model
@@ -72,8 +73,8 @@ class DynamicScheduler(CoreSchedulingPolicy):
         self.t_last = 0.0
         self.on_main = 0
         c = s.ccfg
-        self.freqs = [c.min_freq_ghz + (c.top_freq_ghz - c.min_freq_ghz) * i / 7 for i in range(8)]
-        self.main_level = 7
+        self.freqs = dpdk_freq_table(c)[::-1]  # the DPDK power library's table, lowest first
+        self.main_level = len(self.freqs) - 1
 
     def on_arrival(self, th, now) -> None:
         if not self.ticker.armed:
@@ -126,7 +127,11 @@ class DynamicScheduler(CoreSchedulingPolicy):
         if self.p.main_core_governor:
             m = rs[main]
             lvl = self.main_level
-            self.main_level = min(lvl + 1, 7) if _pct(busy[main], idle[main]) >= self.p.core_busy else max(lvl - 1, 0)
+            self.main_level = (
+                min(lvl + 1, len(self.freqs) - 1)
+                if _pct(busy[main], idle[main]) >= self.p.core_busy
+                else max(lvl - 1, 0)
+            )
             s.request_freq(m.pcore.index, self.freqs[self.main_level])
         return True
 
