@@ -103,3 +103,51 @@ def test_a_transition_lands_on_the_latest_request_without_restarting():
     assert core.freq_ghz not in (1.0, 2.0)
     eng.run(t0 + tr + 1.0)
     assert core.freq_ghz == 2.0 and core.transitions == before + 1
+
+
+# -- DPDK's empty-poll governor ---------------------------------------------------------------------
+def _empty_poll(rate: float, ms: float = 12.0, **params):
+    w = StableWorkload(rate_iops=rate, duration_s=ms / 1e3, warmup_s=1e-3)
+    cfg = ServerRunConfig(
+        name="t",
+        platform=PLAT,
+        server=ServerConfig(policy="dpdk-empty-poll", cores=2, threads=2),
+        policy=params,
+        workload=w,
+        seed=3,
+    )
+    return build_server(cfg)
+
+
+def test_empty_poll_needs_more_than_n_consecutive_busy_windows():
+    """update_stats_normal: a window over 70% busy counts one, a window at or under it resets the
+    count, and the state changes on the window after ``windows`` counted ones."""
+    pol = _empty_poll(1e5).policy
+    n = pol.p.windows
+    assert n == 100 and pol.period == 10e6  # INTERVALS_PER_SECOND
+    for _ in range(n - 1):
+        assert not pol._advance(0, 90.0)
+    assert not pol._advance(0, 50.0) and pol.ctr[0] == 0  # one quiet window: start again
+    for _ in range(n):
+        assert not pol._advance(0, 90.0)
+    assert pol._advance(0, 90.0) and pol.state[0] == 2 and pol.bins[0] == [0.0] * 4
+    for _ in range(n):
+        assert not pol._advance(0, 10.0)
+    assert pol._advance(0, 10.0) and pol.state[0] == 1
+
+
+def test_empty_poll_steps_up_only_after_sustained_load():
+    """Two reactors at MED (1.95 GHz), loaded ~85%: with 1 ms windows and windows=5 the cores stay
+    at MED for six windows, then go to HGH (2.75 GHz) one transition later; under 70% they stay."""
+    srv = _empty_poll(1.1e6, ms=12.0, interval_ms=1.0, windows=5)
+    core = srv.pkg.cores[srv.reactors[0].pcore.index]
+    assert core.freq_ghz == pytest.approx(1.95)
+    srv.engine.run(5.9e6)
+    assert core.target_ghz == pytest.approx(1.95)
+    srv.engine.run(6.1e6)
+    assert core.target_ghz == pytest.approx(2.75) and core.freq_ghz == pytest.approx(1.95)
+    srv.engine.run(6.1e6 + PLAT.cpu.pstate_transition_ns)
+    assert core.freq_ghz == pytest.approx(2.75)
+    light = _empty_poll(4e5, ms=12.0, interval_ms=1.0, windows=5)
+    light.engine.run(11e6)
+    assert light.policy.state_changes == 0

@@ -4,7 +4,7 @@ Select with ``--set server.policy=NAME``; parameters with ``--set policy.PARAM=V
 policy is one module registered on :data:`CORE_SCHEDULING` (see :mod:`.base`).
 """
 
-from policies.core_scheduling import dynamic, governor, hybrid, idle, linux, sandman, static  # noqa: F401,E402  (registration)
+from policies.core_scheduling import dynamic, empty_poll, governor, hybrid, idle, linux, sandman, static  # noqa: F401,E402  (registration)
 from policies.core_scheduling.base import (
     CORE_SCHEDULING,
     CoreSchedulingPolicy,
