@@ -31,7 +31,7 @@ GOLDEN = REPO / "tests" / "golden" / "golden.json"
 #: wall-clock figures: they differ from run to run by nature
 WALL_CLOCK = {"sim.wall_s", "sim.real_time_factor", "sim.ios_per_wall_s"}
 
-SERVER_POLICIES = ("spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman")
+SERVER_POLICIES = ("spdk-static", "linux", "governor", "dpdk-empty-poll", "dynamic", "hybrid", "sandman")
 TRACES = {"msr": "scenarios/data/traces/msr_sample.csv", "alibaba": "scenarios/data/traces/alibaba_sample.csv"}
 
 
