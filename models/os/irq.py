@@ -123,6 +123,8 @@ class IrqEntry(IdleLoop):
             assert seg_call is not None  # the interrupted segment's end
             seg_call.cancel()
         elif prev == POLL:
+            # carried work not yet done when the interrupt came resumes after the handler
+            self._poll_carry_left = self._poll_start - now if self._poll_start > now else 0.0
             self._charge_poll(now)
             if self._poll_call is not None:
                 self._poll_call.cancel()
@@ -221,7 +223,8 @@ class IrqEntry(IdleLoop):
         elif prev == POLL:
             self.mode = POLL
             self.cpu.set_busy(now, self._act_poll)
-            self._poll_start = now
+            self._poll_start = now + self._poll_carry_left
+            self._poll_carry_left = 0.0
             self._poll_check()
         elif prev == IDLE:
             self.mode = NONE

@@ -34,6 +34,7 @@ class Polling(Execution):
     ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._poll_hit_cb = self._poll_hit
+        self._poll_resched_cb = self._poll_resched_after_carry
         self._act_poll = cpu.core._cfg.activity["poll"]
         k = host.kcosts
         self._poll_iter_cycles: float = k.poll_iteration_cycles
@@ -45,7 +46,8 @@ class Polling(Execution):
         self._poll_qp: NvmeQueue | None = None
         self._poll_req: Any = None  # a Request, or a waiter with ``done`` (spin)
         self._poll_then: Any = None
-        self._poll_start = 0.0
+        self._poll_start = 0.0  # the loop's start: later than now while carried work runs first
+        self._poll_carry_left = 0.0  # carried work an interrupt found unfinished, ns
         self._poll_call: Call | None = None
         self._poll_more: tuple = ()  # more queues polled with _poll_qp (a moved io_uring IOPOLL ring)
         #: the current spin's iteration, cycles (0: a plain ring spin, ``spin_iteration_cycles``)
@@ -159,6 +161,15 @@ class Polling(Execution):
                 self.current.sys_ns += ns
         self._poll_start = now
 
+    def _poll_resched_after_carry(self) -> None:
+        """The carried work ended with need_resched set: the loop's first check switches out (or
+        polls on, if the waker's task has run elsewhere meanwhile)."""
+        self._poll_call = None
+        if self.need_resched and self.rq:
+            self._poll_interrupt_for_resched()
+        else:
+            self._poll_check()
+
     def _poll_hit(self) -> None:
         self._poll_call = None
         now = self.engine.now
@@ -191,10 +202,16 @@ class Polling(Execution):
         reaped the queue meanwhile). In 5.x every poll loop behaves so: blk_poll returns 0 on
         need_resched with the task set back to TASK_RUNNING, so the dio wait loop's
         blk_io_schedule() only yields; io_iopoll_check stops and fio enters again; the io_uring SQ
-        thread calls cond_resched; user-space ring spins are preempted."""
+        thread calls cond_resched; user-space ring spins are preempted. The loop checks
+        need_resched between iterations: work carried into the poll (the submission path that
+        led to it) runs to its end first, and the switch happens then."""
         if self._poll_call is not None:
             self._poll_call.cancel()
             self._poll_call = None
+        now = self.engine.now
+        if self._poll_start > now:
+            self._poll_call = self.engine.call_in(self._poll_start - now, self._poll_resched_cb)
+            return
         self._charge_poll(self.engine.now)
         qp, req, then, more = self._poll_qp, self._poll_req, self._poll_then, self._poll_more
         self._poll_qp = self._poll_req = self._poll_then = None
