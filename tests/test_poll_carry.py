@@ -1,6 +1,7 @@
-"""Work carried into a poll loop (the submission or wake-up path that led to it) is CPU time the
-loop's CPU spends before its first poll: an interrupt that lands during it delays it, never deletes
-it (models/os/irq.py, models/os/poll.py)."""
+"""Work carried ahead of what a CPU does next (the submission or wake-up path before a poll loop, a
+C-state exit before a task's pick) is CPU time spent first: an interrupt that lands during it
+delays it, never deletes it (models/os/irq.py, models/os/poll.py), and a task's clock starts after
+it (models/os/cfs.py)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,21 @@ def test_an_interrupt_during_carried_work_resumes_it_after_the_handler():
     assert got["seen"] and got["resumed"]  # the hybrid sleep's wake-up path is carried into the poll
     for now, start, left in got["resumed"]:
         assert start == pytest.approx(now + left)
+
+
+def test_a_task_is_charged_nothing_before_its_clock_starts():
+    """A task picked while carried work runs first has ``ran_since`` in the future: charging it
+    then (a counter read, a wake-up's preemption check) adds nothing and keeps its clock's start;
+    it used to subtract the carry from its time and then count the carry as its own."""
+    from models.os.task import Task
+    from scenarios.config.host import resolve
+    from scenarios.run.assembly import build_run
+
+    host, _fio, _ramp, _end = build_run(resolve(scenario="default", sets={"runtime": "1ms"}))
+    r = host.runners[0]
+    task = Task(99, "t", r.id)
+    task.ran_since, task.exec_ns, task.vruntime = 5_000.0, 100.0, 100.0
+    r.charge_runtime(task, 3_000.0)
+    assert (task.ran_since, task.exec_ns, task.vruntime) == (5_000.0, 100.0, 100.0)
+    r.charge_runtime(task, 6_000.0)
+    assert task.exec_ns == 1_100.0 and task.ran_since == 6_000.0

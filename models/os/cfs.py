@@ -65,7 +65,12 @@ class Cfs(IrqEntry):
         self._slice_call: Call | None = None
 
     def charge_runtime(self, task: Task, now: float) -> None:
+        """Charge ``task`` its time on the CPU up to ``now``. Its clock starts at its pick, which
+        can be later than now while carried work (a C-state exit, the previous task's dequeue)
+        runs first: then it has run nothing yet."""
         ran = now - task.ran_since
+        if ran <= 0.0:
+            return
         self.run_ns_total += ran
         task.vruntime += ran * task.vscale
         task.exec_ns += ran

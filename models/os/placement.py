@@ -175,7 +175,10 @@ class Wakeup(Cfs):
         if cur is not None:
             now = self.engine.now
             # wakeup_preempt_entity: the granularity in the wakee's virtual time (calc_delta_fair)
-            if cur.vruntime + (now - cur.ran_since) * cur.vscale - task.vruntime > self._wakeup_gran_ns * task.vscale:
+            if (
+                cur.vruntime + max(now - cur.ran_since, 0.0) * cur.vscale - task.vruntime
+                > self._wakeup_gran_ns * task.vscale
+            ):
                 self.need_resched = True
                 if self.mode == POLL:
                     self._poll_interrupt_for_resched()
