@@ -86,3 +86,33 @@ def test_falloc_prices_each_mode_and_ftruncate_writes_only():
     assert res.summary["latency_us"]["mean"] > 40000 / 4.0 / 1000
     with pytest.raises(ConfigError, match="ftruncate engine does writes only"):
         parse_fio_text("[j]\nioengine=ftruncate\nrw=read\nfilename=f\nsize=1m\n", path="t.fio")
+
+
+def _fs_ns(res) -> float:
+    return sum(cpu["fs"] for cpu in res.summary["layers_ns_per_io_per_cpu"].values())
+
+
+def test_dirstat_charges_the_path_walk_per_stat_and_reaches_no_device():
+    """dirstat: stat() of each directory the engine's setup made, again on every pass (time_based):
+    each IO's file-system time is one stat's path walk and getattr (kernel.fs_stat_cycles), at the
+    core's 4 GHz; no command reaches the SSD."""
+    opts = {"ioengine": "dirstat", "nrfiles": "5", "filesize": "4k", "runtime": "3ms", "time_based": "1"}
+    res = _run(opts, keep_model=True)
+    assert res.summary["ios"] > 5  # (several passes over the 5 directories)
+    assert all(dev.commands == 0 for dev in res.model.devices)
+    assert _fs_ns(res) == pytest.approx(1700 / 4.0, rel=0.1)
+    slow = _run(opts, {"kernel.fs_stat_cycles": str(4 * 1700)})
+    assert _fs_ns(slow) == pytest.approx(4 * 1700 / 4.0, rel=0.1)
+
+
+@pytest.mark.parametrize(("engine", "field"), [("dircreate", "fs_mkdir_cycles"), ("dirdelete", "fs_rmdir_cycles")])
+def test_dircreate_and_dirdelete_make_one_pass_priced_by_their_call(engine, field):
+    """mkdir (dircreate) and rmdir (dirdelete) of each directory once: a second pass would fail (EEXIST,
+    ENOENT) and end the job, as fio's td_verror does; each call's file-system time is its own field."""
+    opts = {"ioengine": engine, "nrfiles": "20", "numjobs": "2", "filesize": "4k", "runtime": "20ms", "time_based": "1"}
+    res = _run(opts, {f"kernel.{field}": "80000"}, keep_model=True)
+    assert res.summary["ios"] == 40
+    assert all(dev.commands == 0 for dev in res.model.devices)
+    assert _fs_ns(res) == pytest.approx(80000 / 4.0, rel=0.1)
+    with pytest.raises(ConfigError, match="only files are supported"):
+        parse_fio_text(f"[j]\nioengine={engine}\nfilename=/dev/nvme0n1\nsize=1m\n", path="t.fio")

@@ -161,6 +161,26 @@ class KernelCosts(Model):
         " and orphan handling, the last iput's ext4_evict_inode (its extent freed, the inode bitmap) under"
         " jbd2 handles (estimate, ~7 us, about a create's work undone)",
     )
+    fs_mkdir_cycles: float = Field(
+        40_000,
+        ge=0,
+        description="mkdir(2) of a new directory on ext4: do_mkdirat's path walk to the parent and"
+        " filename_create's d_alloc under the parent's inode lock, ext4_mkdir: a create's inode"
+        " allocation and ext4_add_entry plus ext4_init_new_dir, which allocates the directory's first"
+        " block (mballoc) and writes its '.' and '..' entries in the buffer cache, and the parent's link"
+        " count, all under one jbd2 handle (estimate, ~12 us: a file create's ~9 us, fs_create_cycles,"
+        " plus one block allocation and its buffer, as fallocate's ~3 us; no device IO until the journal"
+        " commits)",
+    )
+    fs_rmdir_cycles: float = Field(
+        30_000,
+        ge=0,
+        description="rmdir(2) of an empty directory on ext4: do_rmdir's path walk to the parent and"
+        " lookup, ext4_rmdir: ext4_empty_dir reads the directory's cached block, ext4_delete_entry,"
+        " the parent's link count, the orphan list, then the last iput's ext4_evict_inode frees the"
+        " directory's block and its inode under jbd2 handles (estimate, ~9 us: an unlink's ~7 us,"
+        " fs_unlink_cycles, plus the empty-directory check and one more block freed)",
+    )
     nvme_dsm_cycles: float = Field(
         600,
         ge=0,

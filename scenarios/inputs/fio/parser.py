@@ -25,6 +25,7 @@ from models.ioengines import (
     ASYNC_BUFFERED_ENGINES,
     BUFFERED_ENGINES,
     CPU_ENGINES,
+    FILE_OP_ENGINES,
     FS_META_ENGINES,
     MAPPED_ENGINES,
     SYNC_ENGINES,
@@ -107,6 +108,9 @@ Engine = Literal[
     "filecreate",
     "filestat",
     "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
     "cpuio",
 ]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
@@ -1306,11 +1310,7 @@ def _check_meta_engines(state: dict[str, Any], last: dict[str, _Item], fail) -> 
         )
     elif engine in FS_META_ENGINES and rw in ("trimwrite", "randtrimwrite"):
         raise fail(f"ioengine={engine} with rw={rw} is not modelled (use trim, write or read)", last.get("rw"))
-    elif (
-        engine in ("filecreate", "filestat", "filedelete")
-        and state["filename"]
-        and all(is_device(n) for n in state["filename"])
-    ):
+    elif engine in FILE_OP_ENGINES and state["filename"] and all(is_device(n) for n in state["filename"]):
         raise fail(f"ioengine={engine} works on regular files only (fio: 'only files are supported')", last["filename"])
 
 
