@@ -15,6 +15,7 @@ their names (``_ns``, ``_bytes``).
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
@@ -452,17 +453,33 @@ def _item(
         raise _unknown(key, f"in {what} ({where})")
     if value is not None and ("$" in value or "(" in value):
         entry = opts.CATALOGUE_NAMES.get(key)
+        kind = value_kind(entry["type"] if entry else None)
+        raw = value
         try:
             value = expand(
                 value,
                 option=key,
-                kind=value_kind(entry["type"] if entry else None),
+                kind=kind,
                 keywords=platform_keywords(None) if keywords is None else keywords,
                 env=env,
             )
         except ConfigError as exc:
             raise ConfigError(f"{exc} in {what} ({where})") from None
+        if kind != "str" and not value.strip() and raw.strip():
+            raise _empty_number(key, raw, f"{what} ({where})")
     return _Item(key, value, spec, where)
+
+
+def _empty_number(key: str, raw: str, context: str) -> ConfigError:
+    """A numeric option whose ``${VAR}`` expanded to nothing: fio 3.41's fio_option_dup_subs
+    substitutes the empty string for an unset variable (options.c), and an empty number fails to
+    parse (parse.c: str_to_decimal and check_int return 1 on an empty string), so parse_option logs
+    "fio: failed parsing KEY=RAW", the section is dropped and fio exits."""
+    unset = ", ".join("${" + n + "}" for n in re.findall(r"\$\{([^}]*)\}", raw))
+    return ConfigError(
+        f"option '{key}' needs a value: {unset} is not set in the environment, so it expands to the empty"
+        f" string, which fio rejects too (fio: 'fio: failed parsing {key}={raw}') in {context}"
+    )
 
 
 def _strip_comment(line: str) -> str:
