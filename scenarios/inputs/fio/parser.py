@@ -1231,20 +1231,16 @@ def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None
 
 
 def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
-    """io_uring on a buffered file: its asynchronous buffered reads and its writes (tried without
-    blocking, else punted to io-wq workers) are modelled; its fsync (IORING_OP_FSYNC), O_SYNC files,
-    SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
+    """io_uring on a buffered file: its asynchronous buffered reads, its writes (tried without
+    blocking, else punted to io-wq workers) and its fsyncs (IORING_OP_FSYNC, run by io-wq) are
+    modelled; O_SYNC files, SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
     engine = state["ioengine"]
     writes = state["rw"] not in ("read", "randread")
-    if writes and (state["fsync"] or state["end_fsync"] or state["sync"] != "none"):
+    if writes and state["sync"] != "none":
         raise fail(
-            f"fsync/fdatasync/end_fsync/sync with buffered IO (direct=0) and ioengine={engine} are not modelled"
-            " (io_uring's IORING_OP_FSYNC); use psync, sync, pvsync2 or libaio, or set direct=1",
-            last.get("fsync")
-            or last.get("fdatasync")
-            or last.get("end_fsync")
-            or last.get("fsync_on_close")
-            or last.get("sync"),
+            f"sync={state['sync']} (O_SYNC / O_DSYNC files) with buffered IO (direct=0) and ioengine={engine} is"
+            " not modelled; use psync, sync, pvsync2 or libaio, or fsync=N",
+            last.get("sync"),
         )
     if state["sqthread_poll"] or state["hipri"]:
         what = "sqthread_poll" if state["sqthread_poll"] else "hipri"
