@@ -316,14 +316,15 @@ def test_value_errors(body, fragments):
 
 def test_buffered_io_accepted_where_modelled_and_rejected_elsewhere():
     """The page cache is modelled for the sync engines and libaio (models/ioengines/buffered_io.py)
-    and io_uring (buffered_uring.py); io_uring's fsync of buffered writes is refused with a message
+    and io_uring (buffered_uring.py); io_uring's O_SYNC / O_DSYNC buffered writes are refused with a message
     naming the engine."""
     assert not parse("[j]\nrw=read\n").jobs[0].direct
     assert parse("[j]\nrw=read\nioengine=libaio\niodepth=8\n").jobs[0].queue_depth == 1
     assert parse("[j]\nrw=read\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8
     assert parse("[j]\nrw=write\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8  # NOWAIT or io-wq
-    msg = error("[j]\nrw=write\nioengine=io_uring\nfsync=4\n")
-    assert "job 'j'" in msg and "ioengine=io_uring" in msg and "direct=1" in msg
+    assert parse("[j]\nrw=write\nioengine=io_uring\nfsync=4\n").jobs[0].fsync == 4  # IORING_OP_FSYNC
+    msg = error("[j]\nrw=write\nioengine=io_uring\nsync=dsync\n")
+    assert "job 'j'" in msg and "ioengine=io_uring" in msg and "fsync=N" in msg
     # NVMe passthrough has no page cache: direct means nothing there (fio's uring-cmd examples omit it)
     passthru = parse("[j]\ndirect=1\nbuffered=1\nioengine=io_uring_cmd\nfilename=/dev/ng0n1\n").jobs[0]
     assert passthru.ioengine == "io_uring_cmd"

@@ -338,6 +338,8 @@ class SyncThread:
             self.base_offset = reg.start_bytes + offset
             if reg.size_bytes is not None:
                 self.span = reg.size_bytes - offset
+            elif not job.size_bytes:
+                self._device_span(reg.name, offset, host.platform.ssd.capacity_bytes)
             self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}
             self.next_offset = self.base_offset
             if self._offsets is not None:
@@ -358,6 +360,25 @@ class SyncThread:
         self._load_file_state(states[self._file_cur])
         self._qps = {}
         self._multi_files = len(states) > 1
+
+    def _device_span(self, path: str, offset: int, capacity: int | None) -> None:
+        """A block device named without ``size``: fio's size is the device's from the clone's start
+        offset (filesetup.c setup_files: ``io_size = real_file_size - file_offset``); a start past the
+        device's end fails the clone's setup ("you need to specify valid offset=", err_offset), too
+        little room for one block too ("blocksize is larger than data set range"): fio reaps that
+        clone without IO and runs the others."""
+        if capacity is None:
+            return
+        room = capacity - offset
+        bs = max(self._bs.values())
+        if room >= bs:
+            self.span = room
+            return
+        self.failed = True
+        self.task.error = 22  # EINVAL (fio's td_verror of the setup)
+        why = "you need to specify valid offset=" if room < 0 else "blocksize is larger than data set range"
+        self.error_msg = f"{self.job.name}: {why} ({path}: offset {offset} of {capacity} bytes)"
+        self.span = bs
 
     def devices_used(self) -> set[int]:
         """The SSDs (indices) this thread's IOs go to: its files', or its one device."""

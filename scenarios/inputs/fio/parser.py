@@ -1331,7 +1331,7 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """fio's verify on a modelled path: the submitting thread of a kernel engine (not fio's null
     engine, whose data is never written, nor SPDK's plugin or offload workers, not modelled here); a
     verify_interval within the smallest write (fio's fixup_options); no time_based verify_only (fio
-    refuses it); one verify pass (fio verifies after every loop: not modelled)."""
+    refuses it)."""
     if state["verify"] == "none":
         return
     it = last.get("verify")
@@ -1354,17 +1354,11 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             f" ({smallest} bytes); fio needs the interval within the block (fio refuses it too)",
             last.get("verify_interval"),
         )
-    if state["io_size_bytes"] not in (None, state["size_bytes"]):
-        raise fail(
-            "option 'verify' with an io_size other than size is not modelled by stacksim (fio verifies"
-            " the blocks last written, some written several times)",
-            last.get("io_size"),
-        )
     if state["verify_only"] and state["time_based"]:
         raise fail("option 'verify_only' does not support time_based jobs (fio's HOWTO)", last.get("verify_only"))
-    if state["loops"] > 1 and state["do_verify"] and state["rw"] not in ("read", "randread"):
+    if state["verify_only"] and state["loops"] > 1:
         raise fail(
-            "option 'verify' with loops > 1 is not modelled by stacksim (fio verifies after every loop)",
+            "option 'verify_only' with loops > 1 is not modelled by stacksim (fio dry-runs and verifies each loop)",
             last.get("loops"),
         )
 
