@@ -94,7 +94,6 @@ def test_read_only_job_checks_each_read_without_more_io(tmp_path):
         ("verify=unknowntype", ["'verify'", "unknowntype"]),
         ("verify=md5\nverify_backlog=-1", ["verify_backlog", ">= 0"]),
         ("verify=md5\nverify_interval=8k", ["verify_interval", "smallest write"]),
-        ("verify=md5\nverify_async=4", ["verify_async", "not modelled"]),
         ("verify=md5\nverify_only\nloops=2", ["verify_only", "loops"]),
         ("verify=md5\nioengine=null", ["null"]),
         ("verify=md5\nverify_only\ntime_based\nruntime=1", ["verify_only", "time_based"]),
@@ -214,3 +213,18 @@ def test_clones_past_the_devices_end_fail_and_the_others_run(tmp_path):
     assert [t.span for t in ths[:3]] == [cap - k * (100 << 30) for k in range(3)]
     assert "you need to specify valid offset=" in ths[3].error_msg and ths[3].task.error == 22
     assert {r.offset // (100 << 30) for r in res.model.records} == {0, 1, 2}
+
+
+def test_verify_async_threads_take_the_checks_off_the_job_thread(tmp_path):
+    """verify_async=2: each read's check is handed to one of two verify threads of fio's process
+    (tasks with CPU time of their own); the job thread pays only the hand-off, so its own time per
+    verified block falls, and every block is still checked once."""
+    body = "ioengine=psync\nverify=sha512\n"
+    res = _run(tmp_path, body + "verify_async=2\n", keep=True)
+    inline = _run(tmp_path, body, keep=True)
+    (th,) = res.run.threads
+    (th0,) = inline.run.threads
+    assert th.verify_workers.checks == 128 and res.summary["verify"]["jobs"]["w"]["blocks_verified"] == 128
+    assert all(w.task.name.startswith("w/0.verify") for w in th.verify_workers.workers)
+    assert sum(w.task.exec_ns for w in th.verify_workers.workers) > 0
+    assert th.task.exec_ns < th0.task.exec_ns

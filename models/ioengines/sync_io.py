@@ -114,6 +114,9 @@ class SyncThread:
         self.min_rate = MinRate(job)
         self._min_rate_on: bool = self.min_rate.active  # (fixed by the job: read per IO)
         self.failed = False  # fio ended the job with an error (rate_min not met)
+        self.io_errors = 0  # errors fio went on after (continue_on_error: its total_err_count)
+        self.file_trims = False  # trims on a regular file (_fail_first_trim)
+        self.file_trims_name = ""
         self.error_msg = ""
         self._paused = False
         self._paces: bool = bool(self.pacer.active or job.thinktime_ns)  # fio pauses between IOs at all
@@ -249,8 +252,29 @@ class SyncThread:
 
     # -- program -----------------------------------------------------------------------------
     def start(self) -> None:
-        self.task.resume = self._issue_first
+        self.task.resume = self._fail_first_trim if self.file_trims else self._issue_first
         self.runner.add_task(self.task)
+
+    def _fail_first_trim(self) -> None:
+        """fio's trim on a regular file (do_io_u_trim -> os_trim): the BLKDISCARD ioctl on the
+        file's descriptor, which the file system does not know (ext4_ioctl / xfs_file_ioctl return
+        -ENOTTY before any work): the job's first IO is a trim, it fails, and fio ends the job
+        (the parser refuses the continue_on_error settings that would go on)."""
+        k = self.k
+        _op, bs, off = self._next_io(None)
+        self.failed = True
+        self.task.error = 25  # ENOTTY
+        self.error_msg = (
+            f"{self.job.name}: io_u error on file {self.file_trims_name}: Inappropriate ioctl for device:"
+            f" trim offset={off}, buflen={bs}"
+        )
+        cost = self.host.costs.get(
+            "trim_ioctl_enotty",
+            user=k.user_io_cycles,
+            syscall=k.syscall_entry_cycles + k.syscall_exit_cycles,
+            fs=k.ioctl_enotty_cycles,
+        )
+        self.runner.run(cost, self._issue_first)
 
     # -- placement (models.os.placement) -----------------------------------------------------
     def allow_cpus(self, cpus) -> None:
@@ -350,6 +374,9 @@ class SyncThread:
             self._save_file_state(st)
             states.append(st)
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
+        if regions[0].is_file and "trim" in job.rw and job.ioengine != "falloc":
+            self.file_trims = True  # fio's BLKDISCARD on a regular file: the first trim fails (ENOTTY)
+            self.file_trims_name = regions[0].name
         if not job.time_based:
             total = job.io_size_bytes or job.size_bytes or sum(st["span"] for st in states)
             self.size_limit = total * job.loops
@@ -535,7 +562,11 @@ class SyncThread:
             self._io_completed(req, t)
 
     def _io_error(self, req) -> None:
-        """The device failed ``req`` (a zone rule): fio logs the io_u error and ends the job (EIO)."""
+        """The device failed ``req`` (a zone rule): fio logs the io_u error and ends the job (EIO),
+        unless the job's continue_on_error / ignore_error go on after it (fio's error count)."""
+        if self.job.continues_after(req.op, EIO):
+            self.io_errors += 1
+            return
         if not self.failed:
             self.failed = True
             self.task.error = EIO

@@ -38,6 +38,13 @@ What fio does (backend.c, io_u.c, verify.c):
 * **verify_only**: no writes; fio's dry run logs the blocks the writes would have written (one
   io_u's bookkeeping each), then the verify phase reads them.
 * **A read-only job** with verify checks every block it reads (a file written earlier).
+* **verify_async=N** (verify.c ``verify_async_init``, ``verify_async_thread``): fio starts N threads
+  of its process per job thread; a completed io_u that needs checking is put on the job's verify list
+  and one waiting thread is signalled (``pthread_cond_signal``), which checks it while the job thread
+  goes on. Here each check is :class:`VerifyWorkers`' work: one queue, idle threads woken one at a
+  time, each a task that competes for CPUs (fio's ``verify_async_cpus`` is not modelled: any CPU the
+  job may use); the job thread pays the hand-off (``KernelCosts.verify_async_queue_cycles``). Not
+  modelled: the io_u held until its check is done (fio's depth can shrink while checks queue up).
 
 The data itself is not simulated, so every check passes by construction: the model prices the IO
 and the CPU work of verifying, not its outcome. With direct IO fio's sync is priced as its system
@@ -58,6 +65,7 @@ from models.ioengines.buffered_io import BufferedThread
 from models.ioengines.sync_io import SyncThread
 from models.os.cost import LAYERS
 from models.os.pagecache_config import PAGE_SHIFT
+from models.os.task import SLEEPING, kernel_thread
 
 #: fio's verify types with no header (only the pattern is written and compared)
 _NO_HEADER = ("pattern",)
@@ -250,6 +258,64 @@ class VerifyPlan:
         }
 
 
+class VerifyWorkers:
+    """fio's verify_async threads of one job thread ``th``: a queue of checks (cycles each) and
+    ``n`` threads that take them."""
+
+    def __init__(self, th, n: int):
+        self.host = th.host
+        self.queue: deque[float] = deque()
+        self.workers = [_VerifyWorker(self, th, i) for i in range(n)]
+        self.checks = 0
+
+    def enqueue(self, cycles: float, waker) -> None:
+        """A completed read to check: onto the list, one idle thread signalled (``waker``: the
+        runner the job thread runs on)."""
+        self.queue.append(cycles)
+        self.checks += 1
+        for w in self.workers:
+            if w.idle:
+                w.wake(waker)
+                return
+
+
+class _VerifyWorker:
+    """One verify_async thread: it sleeps on the job's condition variable, then checks queued
+    reads one after another (the check's cycles in the ``user`` layer) until the list is empty."""
+
+    def __init__(self, pool: VerifyWorkers, th, index: int):
+        self.pool = pool
+        host = pool.host
+        task = kernel_thread(host.all_tasks, f"{th.task.name}.verify{index}", th.task.cpu, nice=th.job.nice)
+        task.kthread = False  # a thread of fio's process
+        task.affinity = th.task.affinity if th.task.affinity is not None else frozenset(range(len(host.runners)))
+        task.owner = self
+        self.task = task
+        self.runner = host.runners[task.cpu]
+        self.idle = True
+
+    def can_migrate(self) -> bool:
+        return True
+
+    def migrated(self, runner) -> None:
+        self.runner = runner
+
+    def wake(self, waker) -> None:
+        if self.task.state == SLEEPING:
+            self.idle = False
+            self.task.resume = self._next
+            waker.wake(self.task)
+
+    def _next(self) -> None:
+        self.runner = runner = self.pool.host.runners[self.task.cpu]
+        q = self.pool.queue
+        if not q:
+            self.idle = True
+            runner.sleep(self._next, iowait=False)
+            return
+        runner.run(self.pool.host.costs.get("fio_verify_async_check", user=q.popleft()), self._next)
+
+
 def _region_bytes(th) -> int:
     """fio's ``size`` when the job gives none: its files' sizes from their offsets (setup_files)."""
     files = getattr(th, "_files", None)
@@ -276,6 +342,7 @@ class VerifySyncThread(SyncThread):
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.verify = VerifyPlan(job, self.k)
+        self.verify_workers = VerifyWorkers(self, job.verify_async) if job.verify_async else None
         self._v_parts: dict[str, float] = {}  # work before the next IO's system call, by layer
         self._v_checked = False  # the IO in flight is checked after its completion
         self._v_user = self._user_io_cycles
@@ -294,13 +361,22 @@ class VerifySyncThread(SyncThread):
         if with_completion and prev is not None:
             self.verify.last_read = prev.op == "read"
             if self._v_checked:
-                self._add_user(self.verify.check_cycles(prev.nbytes))
+                self._add_user(self._check(self.verify.check_cycles(prev.nbytes)))
         self._v_checked = False
         self._memo_cost = None  # (the memo keys on the next IO alone; the work here depends on both)
         self._io_base._issue(self, with_completion)
 
     def _add_user(self, cycles: float) -> None:
         self._v_parts["user"] = self._v_parts.get("user", 0.0) + cycles
+
+    def _check(self, cycles: float) -> float:
+        """A read's check: this thread's work, or (verify_async) handed to a verify thread, this
+        thread paying the hand-off."""
+        pool = self.verify_workers
+        if pool is None:
+            return cycles
+        pool.enqueue(cycles, self.runner)
+        return self.k.verify_async_queue_cycles
 
     def _finished(self, now: float) -> bool:
         return self.verify.finished(self, now, SyncThread._finished, "verify")
@@ -339,6 +415,7 @@ class VerifyAsyncThread(AsyncThread):
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.verify = VerifyPlan(job, self.k)
+        self.verify_workers = VerifyWorkers(self, job.verify_async) if job.verify_async else None
         self._v_marks: list[tuple[bool, float]] = []  # per IO prepared: (checked, its write work)
         self._v_ids: set[int] = set()  # requests checked after their completion
         self._v_fill = 0.0  # write work of the IOs being submitted, cycles
@@ -406,7 +483,11 @@ class VerifyAsyncThread(AsyncThread):
         for r in got:
             if r.id in ids:
                 ids.discard(r.id)
-                self._v_check += v.check_cycles(r.nbytes)
+                cycles = v.check_cycles(r.nbytes)
+                if self.verify_workers is not None:  # verify_async: a verify thread checks it
+                    self.verify_workers.enqueue(cycles, self.runner)
+                    cycles = self.k.verify_async_queue_cycles
+                self._v_check += cycles
         if got:
             v.last_read = got[-1].op == "read"
         AsyncThread._take(self, syscall, entered)
