@@ -407,6 +407,7 @@ class _Item:
     spec: opts.OptionSpec
     where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
     error: ConfigError | None = None  # an option fio's catalogue lacks: raised once the job's engine is checked
+    raw: str | None = None  # a numeric value whose ${VAR} expanded to nothing: its text (fio's parse fails)
 
 
 #: the spec of an unknown option's item (its ``error`` says why)
@@ -476,19 +477,19 @@ def _item(
         except ConfigError as exc:
             raise ConfigError(f"{exc} in {what} ({where})") from None
         if kind != "str" and not value.strip() and raw.strip():
-            raise _empty_number(key, raw, f"{what} ({where})")
+            return _Item(key, value, spec, where, raw=raw)
     return _Item(key, value, spec, where)
 
 
-def _empty_number(key: str, raw: str, context: str) -> ConfigError:
+def _empty_number(key: str, raw: str) -> str:
     """A numeric option whose ``${VAR}`` expanded to nothing: fio 3.41's fio_option_dup_subs
     substitutes the empty string for an unset variable (options.c), and an empty number fails to
     parse (parse.c: str_to_decimal and check_int return 1 on an empty string), so parse_option logs
     "fio: failed parsing KEY=RAW", the section is dropped and fio exits."""
     unset = ", ".join("${" + n + "}" for n in re.findall(r"\$\{([^}]*)\}", raw))
-    return ConfigError(
+    return (
         f"option '{key}' needs a value: {unset} is not set in the environment, so it expands to the empty"
-        f" string, which fio rejects too (fio: 'fio: failed parsing {key}={raw}') in {context}"
+        f" string, which fio rejects too (fio: 'fio: failed parsing {key}={raw}')"
     )
 
 
@@ -1179,7 +1180,7 @@ def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, An
                         f"option '{given}' is accepted by fio but not modelled yet by stacksim: {it.spec.reason}{ok}"
                     )
         except ConfigError as exc:
-            raise fail(str(exc), it) from None
+            raise fail(_empty_number(it.key, it.raw) if it.raw is not None else str(exc), it) from None
     return ignored
 
 
