@@ -5,6 +5,8 @@ are :mod:`scenarios.run.outputs`."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 
 from models.cpu.power_limit import format_limit
 from simcore.outfile import data_to_stdout
@@ -101,9 +103,10 @@ def format_summary(result: dict) -> str:
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))
     for job in result.get("jobs") or ():
         if job.get("error"):
+            err = job["error"]
             out.append(
-                f"  job {job['jobname']}: ended with error {job['error']}"
-                " (as fio would: rate_min / rate_iops_min not met, or the device failed an IO)"
+                f"  job {job['jobname']}: ended with error {err}"
+                f" ({errno.errorcode.get(err, '?')}: {os.strerror(err)}), as fio would"
             )
     for name, v in (s.get("verify") or {}).get("jobs", {}).items():
         out.append(

@@ -34,6 +34,9 @@ def test_unset_environment_variable_is_empty():
     # fio substitutes the empty string; an option that needs a value then says so
     assert one("description=x${NOPE}y").name == "j"
     assert "'iodepth' needs a value" in err("iodepth=${NOPE}")
+    # a number that expands to nothing: fio's parse fails, in fio's words (sprandom.fio without FIO_BS)
+    assert "fio: 'fio: failed parsing bs=${FIO_BS}'" in err("bs=${FIO_BS}")
+    assert one("bs=${FIO_BS}", env={"FIO_BS": "8192"}).bs_read_bytes == 8192
 
 
 def test_reserved_keywords_from_the_platform():

@@ -86,3 +86,65 @@ def test_falloc_prices_each_mode_and_ftruncate_writes_only():
     assert res.summary["latency_us"]["mean"] > 40000 / 4.0 / 1000
     with pytest.raises(ConfigError, match="ftruncate engine does writes only"):
         parse_fio_text("[j]\nioengine=ftruncate\nrw=read\nfilename=f\nsize=1m\n", path="t.fio")
+
+
+def _fs_ns(res) -> float:
+    return sum(cpu["fs"] for cpu in res.summary["layers_ns_per_io_per_cpu"].values())
+
+
+def test_dirstat_charges_the_path_walk_per_stat_and_reaches_no_device():
+    """dirstat: stat() of each directory the engine's setup made, again on every pass (time_based):
+    each IO's file-system time is one stat's path walk and getattr (kernel.fs_stat_cycles), at the
+    core's 4 GHz; no command reaches the SSD."""
+    opts = {"ioengine": "dirstat", "nrfiles": "5", "filesize": "4k", "runtime": "3ms", "time_based": "1"}
+    res = _run(opts, keep_model=True)
+    assert res.summary["ios"] > 5  # (several passes over the 5 directories)
+    assert all(dev.commands == 0 for dev in res.model.devices)
+    assert _fs_ns(res) == pytest.approx(1700 / 4.0, rel=0.1)
+    slow = _run(opts, {"kernel.fs_stat_cycles": str(4 * 1700)})
+    assert _fs_ns(slow) == pytest.approx(4 * 1700 / 4.0, rel=0.1)
+
+
+@pytest.mark.parametrize(("engine", "field"), [("dircreate", "fs_mkdir_cycles"), ("dirdelete", "fs_rmdir_cycles")])
+def test_dircreate_and_dirdelete_make_one_pass_priced_by_their_call(engine, field):
+    """mkdir (dircreate) and rmdir (dirdelete) of each directory once: a second pass would fail (EEXIST,
+    ENOENT) and end the job, as fio's td_verror does; each call's file-system time is its own field."""
+    opts = {"ioengine": engine, "nrfiles": "20", "numjobs": "2", "filesize": "4k", "runtime": "20ms", "time_based": "1"}
+    res = _run(opts, {f"kernel.{field}": "80000"}, keep_model=True)
+    assert res.summary["ios"] == 40
+    assert all(dev.commands == 0 for dev in res.model.devices)
+    assert _fs_ns(res) == pytest.approx(80000 / 4.0, rel=0.1)
+    with pytest.raises(ConfigError, match="only files are supported"):
+        parse_fio_text(f"[j]\nioengine={engine}\nfilename=/dev/nvme0n1\nsize=1m\n", path="t.fio")
+
+
+def test_trims_on_a_regular_file_fail_with_enotty_and_end_the_job():
+    """fio 3.41 trims a file as a block device (BLKDISCARD on its descriptor): the file system has
+    no such ioctl (-ENOTTY), so the job's first trim fails and fio ends the job; with exitall its
+    partner job ends too. Nothing reaches the SSD's discard path."""
+    text = (
+        "[global]\nioengine=libaio\ndirectory=/scratch\nfilesize=1g\nexitall\nruntime=5ms\ntime_based\n"
+        "[w]\ndirect=1\nrw=randwrite\nbs=128k\nfilename=f\n[t]\nrw=randtrim\nbs=4k\nfilename=f\n"
+    )
+    res = simulate(resolve(jobs=list(parse_fio_text(text).jobs), platform=PLATFORM), keep_model=True)
+    w, t = res.run.threads
+    assert t.failed and t.task.error == 25 and "Inappropriate ioctl for device: trim" in t.error_msg
+    assert all(r.op != "trim" for r in res.model.records)
+    assert res.summary["ios"] < 10  # (exitall: the writer ended with it)
+    with pytest.raises(ConfigError, match="ENOTTY"):
+        parse_fio_text(text.replace("exitall", "continue_on_error=write\nignore_error=,ENOTTY"))
+    with pytest.raises(ConfigError, match="io_uring"):
+        parse_fio_text(text.replace("ioengine=libaio", "ioengine=io_uring"))
+
+
+def test_continue_on_error_and_ignore_error_lists_are_fios():
+    from scenarios.inputs.fio.errors import non_fatal, parse_ignore_error
+
+    lists = parse_ignore_error(",ENOSPC:5")
+    assert lists == (None, (28, 5), None)
+    assert non_fatal("none", lists, "write", 28) and not non_fatal("none", lists, "write", 25)
+    assert not non_fatal("none", lists, "read", 5)  # no read list, and reads not continued
+    assert non_fatal("read", (None, None, None), "read", 5)  # a continued class: EIO, EILSEQ
+    assert non_fatal("write", (None, None, None), "trim", 5) and not non_fatal("write", (None, None, None), "read", 5)
+    with pytest.raises(ConfigError, match="unknown error EWHAT"):
+        parse_ignore_error("EWHAT")

@@ -288,7 +288,8 @@ def test_unknown_option_never_suggests_nonsense():
         ("ioengine=sg", ["'sg'", "not modelled", "io_uring"]),
         ("ioengine=libaoi", ["unknown ioengine", "libaio"]),
         ("verify=md6", ["'verify'", "unknown value 'md6'", "crc32c"]),
-        ("verify=md5\nverify_async=2", ["verify_async=2", "not modelled yet", "offload threads"]),
+        ("verify=md5\nverify_async=-2", ["verify_async", ">= 0"]),
+        ("continue_on_error=maybe", ["continue_on_error", "unknown value 'maybe'"]),
         ("verify=md5\nverify_backlog=-8", ["verify_backlog", ">= 0"]),
         ("zonemode=zbd\nioengine=null", ["zonemode=zbd", "ioengine=null", "not modelled yet"]),
         ("zoneskip=1m", ["zoneskip", "zonemode=strided"]),
@@ -316,14 +317,15 @@ def test_value_errors(body, fragments):
 
 def test_buffered_io_accepted_where_modelled_and_rejected_elsewhere():
     """The page cache is modelled for the sync engines and libaio (models/ioengines/buffered_io.py)
-    and io_uring (buffered_uring.py); io_uring's fsync of buffered writes is refused with a message
+    and io_uring (buffered_uring.py); io_uring's O_SYNC / O_DSYNC buffered writes are refused with a message
     naming the engine."""
     assert not parse("[j]\nrw=read\n").jobs[0].direct
     assert parse("[j]\nrw=read\nioengine=libaio\niodepth=8\n").jobs[0].queue_depth == 1
     assert parse("[j]\nrw=read\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8
     assert parse("[j]\nrw=write\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8  # NOWAIT or io-wq
-    msg = error("[j]\nrw=write\nioengine=io_uring\nfsync=4\n")
-    assert "job 'j'" in msg and "ioengine=io_uring" in msg and "direct=1" in msg
+    assert parse("[j]\nrw=write\nioengine=io_uring\nfsync=4\n").jobs[0].fsync == 4  # IORING_OP_FSYNC
+    msg = error("[j]\nrw=write\nioengine=io_uring\nsync=dsync\n")
+    assert "job 'j'" in msg and "ioengine=io_uring" in msg and "fsync=N" in msg
     # NVMe passthrough has no page cache: direct means nothing there (fio's uring-cmd examples omit it)
     passthru = parse("[j]\ndirect=1\nbuffered=1\nioengine=io_uring_cmd\nfilename=/dev/ng0n1\n").jobs[0]
     assert passthru.ioengine == "io_uring_cmd"

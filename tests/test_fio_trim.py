@@ -98,9 +98,15 @@ def test_trims_fill_fios_trim_section():
     assert job["read"]["total_ios"] == 0 and job["write"]["total_ios"] == 0
 
 
-def test_trims_of_regular_files_are_refused():
-    with pytest.raises(ConfigError, match="punches holes"):
-        parse_fio_text("[j]\nioengine=psync\ndirect=1\nrw=randtrim\ndirectory=/mnt\nsize=1m\n", path="t.fio")
+def test_trims_of_regular_files_fail_at_the_first_trim_as_fios_blkdiscard_does():
+    """fio 3.41 trims a regular file with BLKDISCARD on its descriptor: -ENOTTY, the job ends
+    (its sync engines and libaio); io_uring's async discard on a file is refused."""
+    text = "[j]\nioengine=psync\ndirect=1\nrw=randtrim\ndirectory=/mnt\nsize=1m\n"
+    res = simulate(resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM), keep_model=True)
+    (th,) = res.run.threads
+    assert th.failed and th.task.error == 25 and res.summary["ios"] == 0
+    with pytest.raises(ConfigError, match="io_uring"):
+        parse_fio_text(text.replace("psync", "io_uring"), path="t.fio")
 
 
 def test_trimwrite_over_two_devices_writes_each_block_where_it_trimmed_it():

@@ -94,8 +94,7 @@ def test_read_only_job_checks_each_read_without_more_io(tmp_path):
         ("verify=unknowntype", ["'verify'", "unknowntype"]),
         ("verify=md5\nverify_backlog=-1", ["verify_backlog", ">= 0"]),
         ("verify=md5\nverify_interval=8k", ["verify_interval", "smallest write"]),
-        ("verify=md5\nverify_async=4", ["verify_async", "not modelled"]),
-        ("verify=md5\nloops=2", ["loops", "after every loop"]),
+        ("verify=md5\nverify_only\nloops=2", ["verify_only", "loops"]),
         ("verify=md5\nioengine=null", ["null"]),
         ("verify=md5\nverify_only\ntime_based\nruntime=1", ["verify_only", "time_based"]),
     ],
@@ -152,3 +151,80 @@ def test_buffered_verify_on_io_uring_and_mmap_is_refused(tmp_path, engine):
     path.write_text(BUFFERED.replace("ioengine=psync", f"ioengine={engine}").replace("randwrite", "randread"))
     with pytest.raises(Exception, match="verify"):
         resolve(job_file=str(path), platform=PLAT)
+
+
+def test_loops_write_then_verify_each_pass_from_the_first_offset(tmp_path):
+    """loops=2 (fio's keep_running, clear_io_state): write the job's blocks, read them back, then a
+    second pass from the job's first offset: write again, read back again."""
+    res = _run(tmp_path, "ioengine=psync\nverify=crc32c\nloops=2\nrw=write\n", keep=True)
+    ops, _ = _ops(res)
+    kinds = "".join("w" if op == "write" else "r" for op, _ in ops)
+    assert kinds == ("w" * 128 + "r" * 128) * 2
+    assert ops[256][1] == ops[0][1] and res.summary["verify"]["jobs"]["w"]["blocks_verified"] == 256
+
+
+@pytest.mark.parametrize("io_size,writes", [("128k", 32), ("2m", 128)])
+def test_io_size_with_verify_bounds_the_writes_by_do_ios_budget(tmp_path, io_size, writes):
+    """io_size below size: the writes stop at io_size (io_issue_bytes), then each is read back.
+    Above size: a random verify job stops at size (do_io's total_bytes counts what it issued: fio
+    does not let io_size stretch a verify job), not at io_size as it would without verify."""
+    res = _run(tmp_path, f"ioengine=psync\nverify=crc32c\nio_size={io_size}\n", keep=True)
+    ops, _ = _ops(res)
+    assert sum(op == "write" for op, _ in ops) == writes and sum(op == "read" for op, _ in ops) == writes
+    if writes == 128:
+        plain = _run(tmp_path, f"ioengine=psync\nio_size={io_size}\n")
+        assert plain.summary["ios"] == 512
+
+
+def test_verify_backlog_budget_counts_the_reads_too(tmp_path):
+    """verify_backlog: do_io's budget is twice size, reads included: with every write read back at
+    once the job writes size bytes, then nothing is left for the verify phase."""
+    res = _run(tmp_path, "ioengine=psync\nverify=crc32c\nverify_backlog=1\nio_size=4m\n", keep=True)
+    ops, _ = _ops(res)
+    kinds = "".join("w" if op == "write" else "r" for op, _ in ops)
+    assert kinds == "wr" * 128
+
+
+def test_a_rewritten_block_is_verified_once_as_last_written(tmp_path):
+    """rw=write:4k (fio_offset_overlap_risk: the log is an rbtree): a time_based pass wraps and
+    writes its 64 blocks again; each rewrite replaces the block's entry, so the log never holds more
+    than the region's blocks."""
+    res = _run(
+        tmp_path,
+        "ioengine=psync\nverify=crc32c\nrw=write:4k\nsize=512k\n",
+        {"runtime": "2ms", "time_based": "1"},
+        keep=True,
+    )
+    (th,) = res.run.threads
+    v = th.verify
+    assert v.logged_blocks > 2 * 64 and len(v.log) == 64
+
+
+def test_clones_past_the_devices_end_fail_and_the_others_run(tmp_path):
+    """A device without size= (fio's setup_files): each clone's size is the device's from its start;
+    a clone whose start is past the end fails ("you need to specify valid offset=") with no IO."""
+    body = "[j]\nfilename=/dev/nvme0n1\nrw=write\nbs=16k\noffset_increment=100g\nnumjobs=4\nruntime=1ms\n"
+    path = tmp_path / "d.fio"
+    path.write_text("[global]\ndirect=1\nioengine=psync\n" + body)
+    res = simulate(resolve(job_file=str(path), platform=PLAT), keep_model=True)
+    cap = 280_000_000_000  # the 900P's
+    ths = res.run.threads
+    assert [t.failed for t in ths] == [False, False, False, True]
+    assert [t.span for t in ths[:3]] == [cap - k * (100 << 30) for k in range(3)]
+    assert "you need to specify valid offset=" in ths[3].error_msg and ths[3].task.error == 22
+    assert {r.offset // (100 << 30) for r in res.model.records} == {0, 1, 2}
+
+
+def test_verify_async_threads_take_the_checks_off_the_job_thread(tmp_path):
+    """verify_async=2: each read's check is handed to one of two verify threads of fio's process
+    (tasks with CPU time of their own); the job thread pays only the hand-off, so its own time per
+    verified block falls, and every block is still checked once."""
+    body = "ioengine=psync\nverify=sha512\n"
+    res = _run(tmp_path, body + "verify_async=2\n", keep=True)
+    inline = _run(tmp_path, body, keep=True)
+    (th,) = res.run.threads
+    (th0,) = inline.run.threads
+    assert th.verify_workers.checks == 128 and res.summary["verify"]["jobs"]["w"]["blocks_verified"] == 128
+    assert all(w.task.name.startswith("w/0.verify") for w in th.verify_workers.workers)
+    assert sum(w.task.exec_ns for w in th.verify_workers.workers) > 0
+    assert th.task.exec_ns < th0.task.exec_ns

@@ -255,9 +255,9 @@ def test_io_uring_buffered_random_reads_overlap_their_misses():
     assert 0.95 < uring.summary["device_commands_per_io"] < 1.05
 
 
-def test_io_uring_buffered_writes_with_fsync_are_refused():
-    with pytest.raises(Exception, match="IORING_OP_FSYNC"):
-        parse_fio_text(_job("randwrite", extra="ioengine=io_uring\nfsync=4"))
+def test_io_uring_buffered_writes_with_o_dsync_are_refused():
+    with pytest.raises(Exception, match="O_DSYNC"):
+        parse_fio_text(_job("randwrite", extra="ioengine=io_uring\nsync=dsync"))
 
 
 URING = "ioengine=io_uring\niodepth=16"
@@ -444,3 +444,42 @@ def test_iowq_runs_one_worker_per_file_of_hashed_writes():
     (th,) = res.run.threads
     assert th.iowq.punted > 100 and len(th.iowq.workers) == 2
     assert all(w.task.exec_ns > 0 for w in th.iowq.workers)
+
+
+def test_io_uring_fsync_runs_on_an_iowq_worker_and_waits_for_the_files_writeback(monkeypatch):
+    """fsync=8 on io_uring (IORING_OP_FSYNC, force-async): on Linux 6.6 the writes complete inside
+    io_uring_enter, and each fsync is punted to an io-wq worker, which writes the file's dirty pages
+    back (WB_SYNC_ALL) itself, not the fio thread nor the flusher, and waits for them before the CQE:
+    each sync of fio's statistics lasts at least a device write, one per 8 writes, none an IO."""
+    from models.os.writeback import Flusher
+
+    writers: list[str] = []
+    orig = Flusher.write_pages
+
+    def spy(self, m, runs, runner, then, task):
+        writers.append(task.name)
+        orig(self, m, runs, runner, then, task)
+
+    monkeypatch.setattr(Flusher, "write_pages", spy)
+    res, host = _run(
+        _job("randwrite", runtime="5ms", extra=URING + "\nfilename=/tmp/f\nfsync=8"), **{"kernel.version": "6.6"}
+    )
+    (th,) = res.run.threads
+    assert th.iowq.punted == 0 and th.inline_writes >= res.summary["ios"] > 500  # the writes: inline
+    assert th.iowq.workers and writers and all(n.startswith("iou-wrk") for n in writers)
+    assert len(writers) >= th.fsyncs  # (each fsync's writeback, none the flusher's in 5 ms)
+    sync = res["jobs"][0]["sync"]
+    assert th.fsyncs + th._syncs == th._writes // 8  # (reaped, or in flight at the end)
+    assert sync["total_ios"] > 100 and res.summary["ios"] == res["jobs"][0]["write"]["total_ios"]
+    assert sync["lat_ns"]["min"] > 5_000  # one device write at least: the worker waited for it
+    assert host.filemap.cache.written_pages >= 8 * (th.fsyncs - 1)
+
+
+def test_io_uring_end_fsync_syncs_each_file_then_exits():
+    """end_fsync=1 on io_uring: once the last write is reaped, one IORING_OP_FSYNC per file, waited
+    for, then the thread's end: nothing stays dirty, one sync, no extra IO."""
+    text = "[j]\nioengine=io_uring\niodepth=8\nrw=write\nbs=4k\nsize=2m\nend_fsync=1\n"
+    res, host = _run(text, **{"kernel.version": "6.6"})
+    pc = host.filemap.cache
+    assert res.summary["ios"] == 512 and res["jobs"][0]["sync"]["total_ios"] == 1
+    assert pc.nr_dirty == 0 and pc.nr_writeback == 0 and pc.written_pages == 512

@@ -125,14 +125,14 @@ def test_run_wide_sets_apply_and_the_jsons_options_win(tmp_path):
 @pytest.mark.parametrize(
     "global_opts, job_opts, message",
     [
-        # fio's default direct=0: the page cache, except for io_uring's fsync of buffered writes
+        # fio's default direct=0: the page cache, except for io_uring's O_DSYNC buffered writes
         (
             dict({k: v for k, v in GLOBAL.items() if k != "direct"}, ioengine="io_uring", rw="randwrite"),
-            {"fsync": "4"},
-            "IORING_OP_FSYNC",
+            {"sync": "dsync"},
+            "O_DSYNC",
         ),
         (dict(GLOBAL, ioengine="posixaio"), {}, "ioengine 'posixaio' is not modelled"),
-        (dict(GLOBAL, ioengine="pvsync2"), {"verify": "md5", "verify_async": "2"}, "verify_async"),
+        (dict(GLOBAL, ioengine="pvsync2"), {"verify": "md5", "verify_async": "-2"}, "verify_async"),
         (dict(GLOBAL, ioengine="pvsync2"), {"fsync": "4"}, "fsync"),
     ],
 )

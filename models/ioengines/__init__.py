@@ -32,8 +32,10 @@ USERSPACE_ENGINES = ("spdk",)
 #: for by a sleeping task)
 ASYNC_ENGINES = ("libaio", "io_uring", "io_uring_cmd", "null", *USERSPACE_ENGINES)
 #: fio's file-system metadata engines (:mod:`.fsmeta`): each IO is one system call on a file
-#: (fallocate, ftruncate, open(O_CREAT), stat, unlink), no data IO
-FS_META_ENGINES = ("falloc", "ftruncate", "filecreate", "filestat", "filedelete")
+#: (fallocate, ftruncate, open(O_CREAT), stat, unlink) or directory (mkdir, stat, rmdir), no data IO
+FS_META_ENGINES = ("falloc", "ftruncate", "filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete")
+#: of those, the engines that make one call per file or directory (fio's engines/fileoperations.c)
+FILE_OP_ENGINES = ("filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete")
 #: fio's cpuio (:mod:`.cpuio`): burns CPU in user space, no IO
 CPU_ENGINES = ("cpuio",)
 #: every modelled fio ioengine

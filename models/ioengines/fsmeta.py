@@ -1,7 +1,8 @@
-"""fio's file-system metadata engines: each IO is one system call on a file that moves no data.
+"""fio's file-system metadata engines: each IO is one system call on a file or directory that moves no data.
 
-fio's engines (fio 3.33, engines/falloc.c, ftruncate.c, filecreate.c, filestat.c, filedelete.c; the
-HOWTO's ``ioengine``) are synchronous (FIO_SYNCIO: one call at a time, ``iodepth`` ignored):
+fio's engines (fio 3.33, engines/falloc.c, ftruncate.c, filecreate.c, filestat.c, filedelete.c; fio
+3.41's engines/fileoperations.c holds the file and directory ones; the HOWTO's ``ioengine``) are
+synchronous (FIO_SYNCIO: one call at a time, ``iodepth`` ignored):
 
 * ``falloc`` -- a read is ``fallocate(FALLOC_FL_KEEP_SIZE)``, a write ``fallocate(0)`` (both allocate
   the IO's range: ``kernel.fs_fallocate_cycles``), a trim ``fallocate(FALLOC_FL_PUNCH_HOLE |
@@ -13,7 +14,15 @@ HOWTO's ``ioengine``) are synchronous (FIO_SYNCIO: one call at a time, ``iodepth
 * ``filestat`` -- ``stat()`` of each file, never opened: ``kernel.fs_stat_cycles``;
 * ``filedelete`` -- ``unlink()`` of each file fio laid out before the run: ``kernel.fs_unlink_cycles``;
   a second pass finds them gone (fio's unlink fails with ENOENT and the job ends): the job ends
-  after one pass.
+  after one pass;
+* ``dircreate`` -- each file's open is ``mkdir()`` of a directory of that name (fio_mkdir in
+  open_file; fio's FIO_DISKLESSIO: nothing laid out before): ``kernel.fs_mkdir_cycles``; a second
+  pass finds them there (mkdir fails with EEXIST, td_verror ends the job): one pass;
+* ``dirstat`` -- ``stat()`` of each directory (the engine's ``setup_dirs`` made them before the run):
+  the path walk and getattr of a file's stat, ``kernel.fs_stat_cycles`` (vfs_statx does not look at
+  the inode's type); fio's ``stat_type`` (stat, lstat, statx) is priced as stat;
+* ``dirdelete`` -- ``rmdir()`` of each directory ``setup_dirs`` made: ``kernel.fs_rmdir_cycles``; a
+  second pass finds them gone (ENOENT): one pass.
 
 An IO is fio's user work, the system call's entry, the file system's work and the exit, one CPU
 segment on the thread's CPU; its latency is that segment (fio's clat: around the call). None of them
@@ -27,10 +36,11 @@ their block size, as fio counts them.
 
 from __future__ import annotations
 
+from models.ioengines import FILE_OP_ENGINES
 from models.ioengines.sync_io import SyncThread
 
-#: the file engines: one call per file
-_PER_FILE = ("filecreate", "filestat", "filedelete")
+#: the engines whose second pass fails (the files or directories are gone, or already there): one pass
+_ONE_PASS = ("filedelete", "dircreate", "dirdelete")
 
 
 class FsMetaThread(SyncThread):
@@ -42,7 +52,7 @@ class FsMetaThread(SyncThread):
         k = self.k
         engine = job.ioengine
         self._complete_cycles = 0.0  # the op's segment includes its return
-        self._per_file = engine in _PER_FILE
+        self._per_file = engine in FILE_OP_ENGINES
         self._files_per_pass = job.nrfiles
         self._file_ops = 0
         self._fs_cycles: dict[str, float] = (
@@ -60,7 +70,9 @@ class FsMetaThread(SyncThread):
         k = self.k
         if engine == "filecreate":
             return k.fs_create_cycles if npass == 0 else k.fs_open_cycles
-        return k.fs_stat_cycles if engine == "filestat" else k.fs_unlink_cycles
+        if engine in ("filestat", "dirstat"):
+            return k.fs_stat_cycles
+        return {"filedelete": k.fs_unlink_cycles, "dircreate": k.fs_mkdir_cycles}.get(engine, k.fs_rmdir_cycles)
 
     def _next_io(self, op):
         op, bs, off = super()._next_io(op)
@@ -80,7 +92,7 @@ class FsMetaThread(SyncThread):
 
     def _finished(self, now: float) -> bool:
         if self._per_file and self._file_ops >= self._files_per_pass * max(1, self._passes):
-            if self._passes or self.job.ioengine == "filedelete":  # (filedelete: its files are gone)
+            if self._passes or self.job.ioengine in _ONE_PASS:  # (their second pass fails)
                 return True
         return super()._finished(now)
 

@@ -1,5 +1,5 @@
 """io_uring's io-wq (io_uring/io-wq.c): the worker threads that run a request the submitter could
-not complete without blocking, here buffered writes punted by :mod:`.buffered_uring`.
+not complete without blocking, here buffered writes punted by :mod:`.buffered_uring` and its fsyncs.
 
 A punted request is queued on the ring's io-wq (``io_wq_enqueue``); a sleeping worker is woken, or
 a new one created while fewer than the bounded maximum exist (``io_wq_create_worker``; at most
@@ -15,6 +15,16 @@ which sees it at its next enter with GETEVENTS).
 ``hash_reg_file``; recalled): io-wq runs one request of a hash at a time, so buffered writes to one
 file are serialized in the workers whatever the queue depth. A block device's are not hashed: up to
 the bounded maximum run in parallel.
+
+**fsync** (IORING_OP_FSYNC; fio's ``fsync=N`` / ``fdatasync=N`` / ``end_fsync`` on an io_uring
+ring): it can never run in the submitter (io_fsync_prep sets REQ_F_FORCE_ASYNC; before 5.19
+io_fsync returned -EAGAIN under IO_URING_F_NONBLOCK; recalled), so every one is queued here. Its
+opcode has no ``hash_reg_file``: it is not hashed, and runs beside the file's serialized writes. A
+worker runs ``vfs_fsync_range`` as fsync(2) does (:class:`models.ioengines.buffered_io.BufferedThread`):
+the file's dirty pages written back (WB_SYNC_ALL) from the worker, which then sleeps until they and
+the flusher's bios in flight for the file are written (filemap_fdatawait), and posts the CQE.
+IORING_FSYNC_DATASYNC (fdatasync) is the same: neither the journal commit nor the SSD's flush
+command is modelled (on a drive without a volatile write cache the block layer drops the flush).
 
 Costs (``PageCacheConfig``): ``iowq_work_cycles`` per request (the worker's dequeue and
 ``io_write``'s retry set-up), the page cache's work as for any buffered write, the completion
@@ -48,7 +58,8 @@ class IoWq:
     def enqueue(self, req: Any, m: Any, hashed: bool, waker: Any) -> None:
         """``io_wq_enqueue`` from the submitting call on ``waker``: wake a free worker or create one."""
         self.queue.append((req, m, hashed))
-        self.punted += 1
+        if req.op == "write":
+            self.punted += 1  # (a punted write: fsyncs always come here)
         for w in self.workers:
             if w.idle:
                 w.wake(waker)
@@ -134,11 +145,28 @@ class IoWorker(BioWaits):
             wq.busy_hashes.add(m.id)
         ring = wq.ring
         self.dev = m.dev  # (the flusher whose bandwidth paces this worker's dirtying)
-        plan = self._plan = ring._fm.write_plan(m, req.offset - m.start, req.nbytes, runner.clock())
         c = ring._pc.cfg
+        if req.op == "sync":
+            work = c.iowq_work_cycles + (c.iowq_create_cycles if self._created else 0.0)
+            self._created = False
+            runner.run(self.host.costs.get("iowq_fsync", pagecache=work), self._fsync)
+            return
+        plan = self._plan = ring._fm.write_plan(m, req.offset - m.start, req.nbytes, runner.clock())
         parts = ring.write_plan_parts(plan, c.iowq_work_cycles + (c.iowq_create_cycles if self._created else 0.0))
         self._created = False
         runner.run(self.host.costs.get("iowq_write", **parts), self._looked_up)
+
+    def _fsync(self) -> None:
+        """io_fsync -> vfs_fsync_range: the file's dirty pages written back from this worker
+        (file_write_and_wait_range's WB_SYNC_ALL writeback), then the wait."""
+        m = self._item[1]  # type: ignore[index]
+        runs = self.wq.ring._pc.take_dirty(m, len(m.dirty))
+        self.host.writeback.flushers[m.dev].write_pages(m, runs, self.runner, self._fsync_wait, self.task)
+
+    def _fsync_wait(self) -> None:
+        """filemap_fdatawait: the file's pages still under writeback (this worker's and the
+        flusher's); then the CQE."""
+        self._wait_bios(self._item[1].writing, self._post)  # type: ignore[index]
 
     def _looked_up(self) -> None:
         """Submit the reads of partial pages; wait for them (the worker may sleep: it is io-wq's)."""

@@ -114,6 +114,9 @@ class SyncThread:
         self.min_rate = MinRate(job)
         self._min_rate_on: bool = self.min_rate.active  # (fixed by the job: read per IO)
         self.failed = False  # fio ended the job with an error (rate_min not met)
+        self.io_errors = 0  # errors fio went on after (continue_on_error: its total_err_count)
+        self.file_trims = False  # trims on a regular file (_fail_first_trim)
+        self.file_trims_name = ""
         self.error_msg = ""
         self._paused = False
         self._paces: bool = bool(self.pacer.active or job.thinktime_ns)  # fio pauses between IOs at all
@@ -249,8 +252,29 @@ class SyncThread:
 
     # -- program -----------------------------------------------------------------------------
     def start(self) -> None:
-        self.task.resume = self._issue_first
+        self.task.resume = self._fail_first_trim if self.file_trims else self._issue_first
         self.runner.add_task(self.task)
+
+    def _fail_first_trim(self) -> None:
+        """fio's trim on a regular file (do_io_u_trim -> os_trim): the BLKDISCARD ioctl on the
+        file's descriptor, which the file system does not know (ext4_ioctl / xfs_file_ioctl return
+        -ENOTTY before any work): the job's first IO is a trim, it fails, and fio ends the job
+        (the parser refuses the continue_on_error settings that would go on)."""
+        k = self.k
+        _op, bs, off = self._next_io(None)
+        self.failed = True
+        self.task.error = 25  # ENOTTY
+        self.error_msg = (
+            f"{self.job.name}: io_u error on file {self.file_trims_name}: Inappropriate ioctl for device:"
+            f" trim offset={off}, buflen={bs}"
+        )
+        cost = self.host.costs.get(
+            "trim_ioctl_enotty",
+            user=k.user_io_cycles,
+            syscall=k.syscall_entry_cycles + k.syscall_exit_cycles,
+            fs=k.ioctl_enotty_cycles,
+        )
+        self.runner.run(cost, self._issue_first)
 
     # -- placement (models.os.placement) -----------------------------------------------------
     def allow_cpus(self, cpus) -> None:
@@ -338,6 +362,8 @@ class SyncThread:
             self.base_offset = reg.start_bytes + offset
             if reg.size_bytes is not None:
                 self.span = reg.size_bytes - offset
+            elif not job.size_bytes:
+                self._device_span(reg.name, offset, host.platform.ssd.capacity_bytes)
             self._nblocks = {op: self.span // bs if bs else 0 for op, bs in self._bs.items()}
             self.next_offset = self.base_offset
             if self._offsets is not None:
@@ -348,6 +374,9 @@ class SyncThread:
             self._save_file_state(st)
             states.append(st)
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
+        if regions[0].is_file and "trim" in job.rw and job.ioengine != "falloc":
+            self.file_trims = True  # fio's BLKDISCARD on a regular file: the first trim fails (ENOTTY)
+            self.file_trims_name = regions[0].name
         if not job.time_based:
             total = job.io_size_bytes or job.size_bytes or sum(st["span"] for st in states)
             self.size_limit = total * job.loops
@@ -358,6 +387,25 @@ class SyncThread:
         self._load_file_state(states[self._file_cur])
         self._qps = {}
         self._multi_files = len(states) > 1
+
+    def _device_span(self, path: str, offset: int, capacity: int | None) -> None:
+        """A block device named without ``size``: fio's size is the device's from the clone's start
+        offset (filesetup.c setup_files: ``io_size = real_file_size - file_offset``); a start past the
+        device's end fails the clone's setup ("you need to specify valid offset=", err_offset), too
+        little room for one block too ("blocksize is larger than data set range"): fio reaps that
+        clone without IO and runs the others."""
+        if capacity is None:
+            return
+        room = capacity - offset
+        bs = max(self._bs.values())
+        if room >= bs:
+            self.span = room
+            return
+        self.failed = True
+        self.task.error = 22  # EINVAL (fio's td_verror of the setup)
+        why = "you need to specify valid offset=" if room < 0 else "blocksize is larger than data set range"
+        self.error_msg = f"{self.job.name}: {why} ({path}: offset {offset} of {capacity} bytes)"
+        self.span = bs
 
     def devices_used(self) -> set[int]:
         """The SSDs (indices) this thread's IOs go to: its files', or its one device."""
@@ -514,7 +562,11 @@ class SyncThread:
             self._io_completed(req, t)
 
     def _io_error(self, req) -> None:
-        """The device failed ``req`` (a zone rule): fio logs the io_u error and ends the job (EIO)."""
+        """The device failed ``req`` (a zone rule): fio logs the io_u error and ends the job (EIO),
+        unless the job's continue_on_error / ignore_error go on after it (fio's error count)."""
+        if self.job.continues_after(req.op, EIO):
+            self.io_errors += 1
+            return
         if not self.failed:
             self.failed = True
             self.task.error = EIO

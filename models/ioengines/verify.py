@@ -20,9 +20,31 @@ What fio does (backend.c, io_u.c, verify.c):
   completed IO was not a read, the next ``verify_backlog_batch`` (default N) IOs are reads of the
   oldest logged blocks (check_get_verify); a block whose write is still in flight is not read yet
   (get_next_verify). These reads do not count against the job's size.
+* **The write phase's budget** (backend.c ``do_io``): a write job with verify stops writing when the
+  bytes it issued in the pass, its writes and its backlog's verify reads, reach ``size`` (twice
+  ``size`` with ``verify_backlog``: "we may need up to twice the amount of bytes"; a random job with
+  ``norandommap`` at least ``io_size``), or when its writes over all passes reach ``io_size`` x
+  ``loops`` (io_issue_bytes_exceeded), or at the end of its region. So ``io_size`` larger than
+  ``size`` does not make a sequential verify job wrap ("Don't break too early if io_size > size. The
+  exception is when verify is enabled"). A time_based job is bounded by its runtime alone here.
+* **Blocks written again** (``rw=...:N`` offsets, or ``norandommap``: fio's
+  ``fio_offset_overlap_risk``; stacksim's uniform random offsets, drawn with replacement, keep every
+  write's entry): fio keeps its log in an rbtree where a new write replaces the entry
+  of the block it overwrites (log_io_piece), so a block is verified once, as last written; stacksim
+  drops the older entry (and keeps write order, not fio's offset order: the same reads).
+* **loops=N**: fio's thread_main runs do_io then do_verify N times (keep_running); each pass starts
+  over at the job's first offset (clear_io_state). A time_based job ignores loops (keep_running
+  returns before looking at them).
 * **verify_only**: no writes; fio's dry run logs the blocks the writes would have written (one
   io_u's bookkeeping each), then the verify phase reads them.
 * **A read-only job** with verify checks every block it reads (a file written earlier).
+* **verify_async=N** (verify.c ``verify_async_init``, ``verify_async_thread``): fio starts N threads
+  of its process per job thread; a completed io_u that needs checking is put on the job's verify list
+  and one waiting thread is signalled (``pthread_cond_signal``), which checks it while the job thread
+  goes on. Here each check is :class:`VerifyWorkers`' work: one queue, idle threads woken one at a
+  time, each a task that competes for CPUs (fio's ``verify_async_cpus`` is not modelled: any CPU the
+  job may use); the job thread pays the hand-off (``KernelCosts.verify_async_queue_cycles``). Not
+  modelled: the io_u held until its check is done (fio's depth can shrink while checks queue up).
 
 The data itself is not simulated, so every check passes by construction: the model prices the IO
 and the CPU work of verifying, not its outcome. With direct IO fio's sync is priced as its system
@@ -43,6 +65,7 @@ from models.ioengines.buffered_io import BufferedThread
 from models.ioengines.sync_io import SyncThread
 from models.os.cost import LAYERS
 from models.os.pagecache_config import PAGE_SHIFT
+from models.os.task import SLEEPING, kernel_thread
 
 #: fio's verify types with no header (only the pattern is written and compared)
 _NO_HEADER = ("pattern",)
@@ -79,6 +102,14 @@ class VerifyPlan:
         self.verified_blocks = 0
         self.verified_bytes = 0
         self.logged_blocks = 0
+        #: fio's do_io budget of one pass, in sizes (its bytes issued: writes and backlog reads; 0: none)
+        self.pass_sizes = 0 if job.time_based or not self.logs else 2 if self.backlog else 1
+        self.pass_bytes = 0
+        #: passes of write + verify after this one (verify_only's are refused by the parser)
+        self.loops_left = job.loops - 1 if self.logs and not job.time_based and not job.verify_only else 0
+        #: fio_offset_overlap_risk (rw=...:N): a rewritten block replaces its log entry (by (device, offset))
+        self.replaces = bool(job.rw_modifier)
+        self._by_offset: dict[tuple[int, int], list] = {}
 
     # -- CPU work, cycles -----------------------------------------------------------------------
     def _chunks(self, nbytes: int) -> int:
@@ -118,6 +149,9 @@ class VerifyPlan:
                 th._region_end = True  # the last one: an async batch ends with it
             th.issued_bytes -= nbytes  # (not the job's own IO: its size and number_ios stay)
             th.issued_ios -= 1
+            self.pass_bytes += nbytes
+            if self.replaces:
+                self._by_offset.pop((dev, off), None)
             if dev != th.dev:
                 th.dev = dev
                 th._qps = {}
@@ -127,22 +161,46 @@ class VerifyPlan:
             th._qps = {}
         io = base(th, op)
         self.home_dev = th.dev
+        self.pass_bytes += io[1]
         if io[0] == "write" and self.logs:
             entry = [io[2], io[1], th.dev, None]
+            if self.replaces:
+                self._replace(entry)
             self.log.append(entry)
             self.new.append(entry)
             self.logged_blocks += 1
         return io, io[0] == "read" and self.checks_reads
 
+    def _replace(self, entry: list) -> None:
+        """log_io_piece's rbtree: the entry of the block this write overwrites leaves the log."""
+        key = (entry[2], entry[0])
+        old = self._by_offset.get(key)
+        if old is not None:
+            try:
+                self.log.remove(old)
+            except ValueError:
+                pass  # (already taken by a verify read)
+        self._by_offset[key] = entry
+
     def finished(self, th, now: float, base: Callable, then: str) -> bool:
         """fio's end of the thread's IO, with its verify phase: after the job's own IO is done
-        (``base``), a verify phase follows (``then``: "verify", or "drain" first) while there are
-        logged blocks and runtime left."""
+        (``base``, or the pass's budget), a verify phase follows (``then``: "verify", or "drain"
+        first) while there are logged blocks and runtime left; with loops left the next pass then
+        starts (an asynchronous thread drains its verify reads first: "loop")."""
         if self.phase == "verify":
-            return not self.log or now >= th.end_ns or th.failed
-        if self.phase == "drain":
+            done = not self.log or now >= th.end_ns or th.failed
+            if done and self.loops_left and not self.log and now < th.end_ns and not th.failed:
+                if then == "drain":
+                    self.phase = "loop"
+                    return True
+                self.next_pass(th)
+                return False
+            return done
+        if self.phase in ("drain", "loop"):
             return True
-        done = base(th, now)
+        done = base(th, now) or (
+            self.pass_sizes > 0 and self.pass_bytes >= self.pass_sizes * (th.job.size_bytes or _region_bytes(th))
+        )
         if not done or not self.log or now >= th.end_ns or th.failed:
             return done
         self.phase = then
@@ -150,6 +208,19 @@ class VerifyPlan:
         th.max_ios = 0  # the log bounds the verify phase
         th._region_end = False
         return then == "drain"
+
+    def next_pass(self, th) -> None:
+        """fio's next loop (keep_running, clear_io_state): writes again from the job's first offset,
+        with a fresh pass budget; the writes' total over the passes stays bounded (io_issue_bytes)."""
+        self.loops_left -= 1
+        self.phase = "write"
+        self.pass_bytes = 0
+        self._by_offset.clear()
+        th.max_ios = th.job.number_ios
+        th._region_end = False
+        th.next_offset = th.base_offset
+        for st in getattr(th, "_files", None) or ():
+            st["next_offset"] = st["base_offset"]
 
     def dry_run(self, th, base_next: Callable, base_finished: Callable) -> int:
         """verify_only: fio's do_dry_run logs the blocks the job's writes would write (no IO); the
@@ -187,6 +258,70 @@ class VerifyPlan:
         }
 
 
+class VerifyWorkers:
+    """fio's verify_async threads of one job thread ``th``: a queue of checks (cycles each) and
+    ``n`` threads that take them."""
+
+    def __init__(self, th, n: int):
+        self.host = th.host
+        self.queue: deque[float] = deque()
+        self.workers = [_VerifyWorker(self, th, i) for i in range(n)]
+        self.checks = 0
+
+    def enqueue(self, cycles: float, waker) -> None:
+        """A completed read to check: onto the list, one idle thread signalled (``waker``: the
+        runner the job thread runs on)."""
+        self.queue.append(cycles)
+        self.checks += 1
+        for w in self.workers:
+            if w.idle:
+                w.wake(waker)
+                return
+
+
+class _VerifyWorker:
+    """One verify_async thread: it sleeps on the job's condition variable, then checks queued
+    reads one after another (the check's cycles in the ``user`` layer) until the list is empty."""
+
+    def __init__(self, pool: VerifyWorkers, th, index: int):
+        self.pool = pool
+        host = pool.host
+        task = kernel_thread(host.all_tasks, f"{th.task.name}.verify{index}", th.task.cpu, nice=th.job.nice)
+        task.kthread = False  # a thread of fio's process
+        task.affinity = th.task.affinity if th.task.affinity is not None else frozenset(range(len(host.runners)))
+        task.owner = self
+        self.task = task
+        self.runner = host.runners[task.cpu]
+        self.idle = True
+
+    def can_migrate(self) -> bool:
+        return True
+
+    def migrated(self, runner) -> None:
+        self.runner = runner
+
+    def wake(self, waker) -> None:
+        if self.task.state == SLEEPING:
+            self.idle = False
+            self.task.resume = self._next
+            waker.wake(self.task)
+
+    def _next(self) -> None:
+        self.runner = runner = self.pool.host.runners[self.task.cpu]
+        q = self.pool.queue
+        if not q:
+            self.idle = True
+            runner.sleep(self._next, iowait=False)
+            return
+        runner.run(self.pool.host.costs.get("fio_verify_async_check", user=q.popleft()), self._next)
+
+
+def _region_bytes(th) -> int:
+    """fio's ``size`` when the job gives none: its files' sizes from their offsets (setup_files)."""
+    files = getattr(th, "_files", None)
+    return sum(st["span"] for st in files) if files else th.span
+
+
 def _with_parts(costs, name: str, base, extra: dict[str, float]):
     """The bundle ``base`` (a Cost) with ``extra`` cycles by layer added (actions: none)."""
     parts: dict[str, float] = {layer: c for layer, c in zip(LAYERS, base.layer_cycles) if c}
@@ -207,6 +342,7 @@ class VerifySyncThread(SyncThread):
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.verify = VerifyPlan(job, self.k)
+        self.verify_workers = VerifyWorkers(self, job.verify_async) if job.verify_async else None
         self._v_parts: dict[str, float] = {}  # work before the next IO's system call, by layer
         self._v_checked = False  # the IO in flight is checked after its completion
         self._v_user = self._user_io_cycles
@@ -225,13 +361,22 @@ class VerifySyncThread(SyncThread):
         if with_completion and prev is not None:
             self.verify.last_read = prev.op == "read"
             if self._v_checked:
-                self._add_user(self.verify.check_cycles(prev.nbytes))
+                self._add_user(self._check(self.verify.check_cycles(prev.nbytes)))
         self._v_checked = False
         self._memo_cost = None  # (the memo keys on the next IO alone; the work here depends on both)
         self._io_base._issue(self, with_completion)
 
     def _add_user(self, cycles: float) -> None:
         self._v_parts["user"] = self._v_parts.get("user", 0.0) + cycles
+
+    def _check(self, cycles: float) -> float:
+        """A read's check: this thread's work, or (verify_async) handed to a verify thread, this
+        thread paying the hand-off."""
+        pool = self.verify_workers
+        if pool is None:
+            return cycles
+        pool.enqueue(cycles, self.runner)
+        return self.k.verify_async_queue_cycles
 
     def _finished(self, now: float) -> bool:
         return self.verify.finished(self, now, SyncThread._finished, "verify")
@@ -270,6 +415,7 @@ class VerifyAsyncThread(AsyncThread):
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.verify = VerifyPlan(job, self.k)
+        self.verify_workers = VerifyWorkers(self, job.verify_async) if job.verify_async else None
         self._v_marks: list[tuple[bool, float]] = []  # per IO prepared: (checked, its write work)
         self._v_ids: set[int] = set()  # requests checked after their completion
         self._v_fill = 0.0  # write work of the IOs being submitted, cycles
@@ -288,10 +434,14 @@ class VerifyAsyncThread(AsyncThread):
 
     def _exit_if_drained(self) -> bool:
         v = self.verify
-        if v.phase != "drain" or self.inflight or self.ring:
+        if v.phase not in ("drain", "loop") or self.inflight or self.ring:
             return AsyncThread._exit_if_drained(self)
-        v.phase = "verify"  # fio's do_verify: its IO done, sync and invalidate, then read back
         self.stopping = False
+        if v.phase == "loop":  # the pass's verify reads are reaped (do_verify's end): fio's next loop
+            v.next_pass(self)
+            self._fill()
+            return True
+        v.phase = "verify"  # fio's do_verify: its IO done, sync and invalidate, then read back
         self.runner.run(self.host.costs.get("fio_verify_sync", **v.sync_parts(self.k)), self._fill)
         return True
 
@@ -333,7 +483,11 @@ class VerifyAsyncThread(AsyncThread):
         for r in got:
             if r.id in ids:
                 ids.discard(r.id)
-                self._v_check += v.check_cycles(r.nbytes)
+                cycles = v.check_cycles(r.nbytes)
+                if self.verify_workers is not None:  # verify_async: a verify thread checks it
+                    self.verify_workers.enqueue(cycles, self.runner)
+                    cycles = self.k.verify_async_queue_cycles
+                self._v_check += cycles
         if got:
             v.last_read = got[-1].op == "read"
         AsyncThread._take(self, syscall, entered)

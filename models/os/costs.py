@@ -161,6 +161,33 @@ class KernelCosts(Model):
         " and orphan handling, the last iput's ext4_evict_inode (its extent freed, the inode bitmap) under"
         " jbd2 handles (estimate, ~7 us, about a create's work undone)",
     )
+    fs_mkdir_cycles: float = Field(
+        40_000,
+        ge=0,
+        description="mkdir(2) of a new directory on ext4: do_mkdirat's path walk to the parent and"
+        " filename_create's d_alloc under the parent's inode lock, ext4_mkdir: a create's inode"
+        " allocation and ext4_add_entry plus ext4_init_new_dir, which allocates the directory's first"
+        " block (mballoc) and writes its '.' and '..' entries in the buffer cache, and the parent's link"
+        " count, all under one jbd2 handle (estimate, ~12 us: a file create's ~9 us, fs_create_cycles,"
+        " plus one block allocation and its buffer, as fallocate's ~3 us; no device IO until the journal"
+        " commits)",
+    )
+    fs_rmdir_cycles: float = Field(
+        30_000,
+        ge=0,
+        description="rmdir(2) of an empty directory on ext4: do_rmdir's path walk to the parent and"
+        " lookup, ext4_rmdir: ext4_empty_dir reads the directory's cached block, ext4_delete_entry,"
+        " the parent's link count, the orphan list, then the last iput's ext4_evict_inode frees the"
+        " directory's block and its inode under jbd2 handles (estimate, ~9 us: an unlink's ~7 us,"
+        " fs_unlink_cycles, plus the empty-directory check and one more block freed)",
+    )
+    ioctl_enotty_cycles: float = Field(
+        300,
+        ge=0,
+        description="an ioctl the file's file system does not know (fio's BLKDISCARD on a regular file):"
+        " do_vfs_ioctl's generic commands, security_file_ioctl, vfs_ioctl -> ext4_ioctl's switch returning"
+        " -ENOTTY, no work done (estimate, ~0.1 us: a few branches and the LSM hook)",
+    )
     nvme_dsm_cycles: float = Field(
         600,
         ge=0,
@@ -473,6 +500,14 @@ class KernelCosts(Model):
         description="fio's verify header of each verify_interval of a block (struct verify_header: magic,"
         " length, offset, write sequence, time, seed, its own crc32c): built on a write, checked on a"
         " read (estimate: ~40 fields and a crc32c over 40 bytes)",
+    )
+    verify_async_queue_cycles: float = Field(
+        1500,
+        ge=0,
+        description="fio's hand-off of a completed read to its verify_async threads (verify.c"
+        " verify_async_init's list: the io_u put on td->verify_list under verify_lock, then"
+        " pthread_cond_signal, a futex wake system call when a thread waits): charged to the job"
+        " thread (estimate, ~0.4 us: a lock, a list add and a futex(FUTEX_WAKE) round trip)",
     )
     fsync_clean_cycles: float = Field(
         1500,

@@ -58,7 +58,6 @@ LIBBLKIO_WAIT_MODES = ("block", "eventfd", "loop")
 
 _NET = "it does its IO over the network (the network and the remote side are not modelled)"
 _STORE = "it reaches a distributed file system or object store over the network, not a local NVMe SSD"
-_DIRS = "its IO is directory operations (mkdir, stat, rmdir), which are not modelled (the file engines are)"
 _PMEM = "it works on memory-mapped persistent memory (DAX), not an NVMe SSD"
 #: why each fio engine stacksim does not run is refused (engines not listed: "not modelled")
 ENGINE_REFUSALS: dict[str, str] = {
@@ -88,9 +87,6 @@ ENGINE_REFUSALS: dict[str, str] = {
     "libpmem": _PMEM,
     "mtd": "it drives raw flash (MTD) devices, not an NVMe SSD",
     "exec": "it runs another program",
-    "dircreate": _DIRS,
-    "dirstat": _DIRS,
-    "dirdelete": _DIRS,
     "e4defrag": "it moves a file's extents with EXT4_IOC_MOVE_EXT: data reads and writes inside the file"
     " system (ext4's move_extent), which are not modelled",
     "page_fault": "its IO is page faults on a mapping, which are not modelled",

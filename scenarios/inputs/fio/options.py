@@ -437,14 +437,10 @@ _add(
     reason="block sizes chosen by sequential/random rather than by read/write are not modelled",
 )
 _add("limited", "bool", "sprandom", neutral=("0",), reason="SPRandom preconditioning offsets are not modelled")
-_add(
-    "limited",
-    "int",
-    "verify_async",
-    neutral=("0",),
-    reason="fio's verify offload threads (the checksums checked by other threads) are not modelled;"
-    " the submitting thread checks them (verify_async=0)",
-)
+_add("used", "str", "continue_on_error", help="error classes a job goes on after (scenarios/inputs/fio/errors.py)")
+_add("used", "str", "ignore_error", help="per class, the errors continue_on_error goes on after")
+_add("ignored", "str", "error_dump")
+_add("used", "int", "verify_async", help="fio's verify threads per job thread (models/ioengines/verify.py)")
 _add(
     "limited",
     "str",
@@ -550,7 +546,7 @@ _add(
     "log_hist_coarseness log_max_value log_compression log_compression_cpus "
     "log_alternate_epoch_clock_id bwavgtime iopsavgtime percentile_list significant_figures "
     "max_latency "
-    "continue_on_error ignore_error error_dump exec_prerun exec_postrun write_iolog "
+    "exec_prerun exec_postrun write_iolog "
     "read_iolog_chunked replay_redirect replay_align replay_scale replay_time_scale replay_skip "
     "merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters verify_offset "
     "verify_async_cpus "

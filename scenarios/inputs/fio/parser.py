@@ -15,6 +15,8 @@ their names (``_ns``, ``_bytes``).
 from __future__ import annotations
 
 import difflib
+import errno
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
@@ -25,6 +27,7 @@ from models.ioengines import (
     ASYNC_BUFFERED_ENGINES,
     BUFFERED_ENGINES,
     CPU_ENGINES,
+    FILE_OP_ENGINES,
     FS_META_ENGINES,
     MAPPED_ENGINES,
     SYNC_ENGINES,
@@ -38,6 +41,7 @@ from simcore.errors import ConfigError
 
 from . import engines as lib_engines
 from . import options as opts
+from .errors import non_fatal, parse_continue_on_error, parse_ignore_error
 from .language import expand, platform_keywords, value_kind
 from .units import (
     SIZE_MAX_BYTES,
@@ -107,6 +111,9 @@ Engine = Literal[
     "filecreate",
     "filestat",
     "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
     "cpuio",
 ]
 IrqHint = Literal["default", "urgent", "barrier", "untagged"]
@@ -222,6 +229,9 @@ class FioJob(BaseModel):
     zones_read: tuple[tuple[float, float], ...] = ()
     zones_write: tuple[tuple[float, float], ...] = ()
     random_generator: Literal["tausworthe", "lfsr", "tausworthe64"] = "tausworthe"
+    verify_async: int = Field(0, ge=0)  # fio's verify_async: verify threads per job thread
+    continue_on_error: str = "none"  # fio's continue_on_error (scenarios/inputs/fio/errors.py)
+    ignore_error: tuple[tuple[int, ...] | None, tuple[int, ...] | None, tuple[int, ...] | None] = (None, None, None)
     percentage_random_read: int = Field(100, ge=0, le=100)
     percentage_random_write: int = Field(100, ge=0, le=100)
     # fio's files (models/ioengines/files.py, models/os/filesystem.py); no filename and no
@@ -366,6 +376,11 @@ class FioJob(BaseModel):
             return 1  # (fio's FIO_SYNCIO engines)
         return 1 if self.ioengine in SYNC_ENGINES and self.io_submit_mode == "inline" else self.iodepth
 
+    def continues_after(self, op: str, err: int) -> bool:
+        """fio goes on after error ``err`` on an IO of direction ``op`` (continue_on_error,
+        ignore_error: scenarios/inputs/fio/errors.py); else the error ends the job."""
+        return non_fatal(self.continue_on_error, self.ignore_error, op, err)
+
     @property
     def rwmixwrite(self) -> int:
         """Percent of writes in mixed IO (100 - rwmixread)."""
@@ -392,6 +407,7 @@ class _Item:
     spec: opts.OptionSpec
     where: str  # "t.fio line 7", "t.fio line 3 [global]", "override", ...
     error: ConfigError | None = None  # an option fio's catalogue lacks: raised once the job's engine is checked
+    raw: str | None = None  # a numeric value whose ${VAR} expanded to nothing: its text (fio's parse fails)
 
 
 #: the spec of an unknown option's item (its ``error`` says why)
@@ -448,17 +464,33 @@ def _item(
         raise _unknown(key, f"in {what} ({where})")
     if value is not None and ("$" in value or "(" in value):
         entry = opts.CATALOGUE_NAMES.get(key)
+        kind = value_kind(entry["type"] if entry else None)
+        raw = value
         try:
             value = expand(
                 value,
                 option=key,
-                kind=value_kind(entry["type"] if entry else None),
+                kind=kind,
                 keywords=platform_keywords(None) if keywords is None else keywords,
                 env=env,
             )
         except ConfigError as exc:
             raise ConfigError(f"{exc} in {what} ({where})") from None
+        if kind != "str" and not value.strip() and raw.strip():
+            return _Item(key, value, spec, where, raw=raw)
     return _Item(key, value, spec, where)
+
+
+def _empty_number(key: str, raw: str) -> str:
+    """A numeric option whose ``${VAR}`` expanded to nothing: fio 3.41's fio_option_dup_subs
+    substitutes the empty string for an unset variable (options.c), and an empty number fails to
+    parse (parse.c: str_to_decimal and check_int return 1 on an empty string), so parse_option logs
+    "fio: failed parsing KEY=RAW", the section is dropped and fio exits."""
+    unset = ", ".join("${" + n + "}" for n in re.findall(r"\$\{([^}]*)\}", raw))
+    return (
+        f"option '{key}' needs a value: {unset} is not set in the environment, so it expands to the empty"
+        f" string, which fio rejects too (fio: 'fio: failed parsing {key}={raw}')"
+    )
 
 
 def _strip_comment(line: str) -> str:
@@ -912,6 +944,9 @@ _HANDLERS: dict[str, _Handler] = {
     "numa_mem_policy": _set_field("numa_mem_policy", lambda v, kb: _numa_mem_policy(v)),
     "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
     "random_generator": _set_field("random_generator", _choice("random_generator")),
+    "verify_async": _set_field("verify_async", _int("verify_async", 0)),
+    "continue_on_error": _set_field("continue_on_error", lambda v, kb: parse_continue_on_error(v)),
+    "ignore_error": _set_field("ignore_error", lambda v, kb: parse_ignore_error(v)),
     "percentage_random": lambda st, v, kb: st.update(parse_percentage_random(v)),
     "rate": _set_rwt(
         "rate",
@@ -1123,7 +1158,7 @@ def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, An
     for it in items:
         try:
             if it.spec.status == "used":
-                if it.value is None and it.spec.kind not in ("bool", "flag"):
+                if it.value is None and it.spec.kind not in ("bool", "flag") and it.spec.name != "ignore_error":
                     raise ConfigError(f"option '{it.key}' needs a value")
                 _HANDLERS[it.spec.name](state, it.value, kb)
                 continue
@@ -1145,7 +1180,7 @@ def _apply_items(items: list[_Item], last: dict[str, _Item], state: dict[str, An
                         f"option '{given}' is accepted by fio but not modelled yet by stacksim: {it.spec.reason}{ok}"
                     )
         except ConfigError as exc:
-            raise fail(str(exc), it) from None
+            raise fail(_empty_number(it.key, it.raw) if it.raw is not None else str(exc), it) from None
     return ignored
 
 
@@ -1210,20 +1245,16 @@ def _check_buffered(state: dict[str, Any], last: dict[str, _Item], fail) -> None
 
 
 def _check_buffered_uring(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
-    """io_uring on a buffered file: its asynchronous buffered reads and its writes (tried without
-    blocking, else punted to io-wq workers) are modelled; its fsync (IORING_OP_FSYNC), O_SYNC files,
-    SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
+    """io_uring on a buffered file: its asynchronous buffered reads, its writes (tried without
+    blocking, else punted to io-wq workers) and its fsyncs (IORING_OP_FSYNC, run by io-wq) are
+    modelled; O_SYNC files, SQPOLL and IOPOLL (which needs O_DIRECT) are not."""
     engine = state["ioengine"]
     writes = state["rw"] not in ("read", "randread")
-    if writes and (state["fsync"] or state["end_fsync"] or state["sync"] != "none"):
+    if writes and state["sync"] != "none":
         raise fail(
-            f"fsync/fdatasync/end_fsync/sync with buffered IO (direct=0) and ioengine={engine} are not modelled"
-            " (io_uring's IORING_OP_FSYNC); use psync, sync, pvsync2 or libaio, or set direct=1",
-            last.get("fsync")
-            or last.get("fdatasync")
-            or last.get("end_fsync")
-            or last.get("fsync_on_close")
-            or last.get("sync"),
+            f"sync={state['sync']} (O_SYNC / O_DSYNC files) with buffered IO (direct=0) and ioengine={engine} is"
+            " not modelled; use psync, sync, pvsync2 or libaio, or fsync=N",
+            last.get("sync"),
         )
     if state["sqthread_poll"] or state["hipri"]:
         what = "sqthread_poll" if state["sqthread_poll"] else "hipri"
@@ -1306,11 +1337,7 @@ def _check_meta_engines(state: dict[str, Any], last: dict[str, _Item], fail) -> 
         )
     elif engine in FS_META_ENGINES and rw in ("trimwrite", "randtrimwrite"):
         raise fail(f"ioengine={engine} with rw={rw} is not modelled (use trim, write or read)", last.get("rw"))
-    elif (
-        engine in ("filecreate", "filestat", "filedelete")
-        and state["filename"]
-        and all(is_device(n) for n in state["filename"])
-    ):
+    elif engine in FILE_OP_ENGINES and state["filename"] and all(is_device(n) for n in state["filename"]):
         raise fail(f"ioengine={engine} works on regular files only (fio: 'only files are supported')", last["filename"])
 
 
@@ -1318,7 +1345,7 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """fio's verify on a modelled path: the submitting thread of a kernel engine (not fio's null
     engine, whose data is never written, nor SPDK's plugin or offload workers, not modelled here); a
     verify_interval within the smallest write (fio's fixup_options); no time_based verify_only (fio
-    refuses it); one verify pass (fio verifies after every loop: not modelled)."""
+    refuses it)."""
     if state["verify"] == "none":
         return
     it = last.get("verify")
@@ -1341,17 +1368,11 @@ def _check_verify(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
             f" ({smallest} bytes); fio needs the interval within the block (fio refuses it too)",
             last.get("verify_interval"),
         )
-    if state["io_size_bytes"] not in (None, state["size_bytes"]):
-        raise fail(
-            "option 'verify' with an io_size other than size is not modelled by stacksim (fio verifies"
-            " the blocks last written, some written several times)",
-            last.get("io_size"),
-        )
     if state["verify_only"] and state["time_based"]:
         raise fail("option 'verify_only' does not support time_based jobs (fio's HOWTO)", last.get("verify_only"))
-    if state["loops"] > 1 and state["do_verify"] and state["rw"] not in ("read", "randread"):
+    if state["verify_only"] and state["loops"] > 1:
         raise fail(
-            "option 'verify' with loops > 1 is not modelled by stacksim (fio verifies after every loop)",
+            "option 'verify_only' with loops > 1 is not modelled by stacksim (fio dry-runs and verifies each loop)",
             last.get("loops"),
         )
 
@@ -1416,6 +1437,31 @@ def _check_spdk_files(state: dict[str, Any], last: dict[str, _Item], fail) -> No
             raise fail(f"option 'filename': {exc}", last.get("filename")) from None
 
 
+#: engines whose trim is fio's do_io_u_trim: the BLKDISCARD ioctl (os/os-linux.h os_trim)
+SYNC_TRIM_ENGINES = ("psync", "sync", "pvsync2", "libaio")
+
+
+def _check_file_trims(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
+    """Trims on regular files: fio 3.41's sync engines and libaio trim with the BLKDISCARD ioctl on
+    the file's descriptor, which a file system does not know (ext4_ioctl, xfs_file_ioctl: -ENOTTY),
+    so the job's first trim fails (models.ioengines.sync_io: ``file_trims``); fio ends the job
+    unless its continue_on_error / ignore_error go on after ENOTTY (each trim then fails: not
+    modelled). io_uring's trim is an async discard command: not modelled on files."""
+    engine = state["ioengine"]
+    if engine not in SYNC_TRIM_ENGINES:
+        raise fail(
+            f"option 'rw={state['rw']}' on regular files with ioengine={engine} is not modelled by stacksim"
+            f" (fio's {engine} trims with a block-device discard command); trim a block device (filename=/dev/...)",
+            last.get("rw"),
+        )
+    if non_fatal(state["continue_on_error"], state["ignore_error"], "trim", errno.ENOTTY):
+        raise fail(
+            f"option 'rw={state['rw']}' on regular files with continue_on_error / ignore_error going on after"
+            " ENOTTY is not modelled by stacksim (fio's BLKDISCARD on a file fails: every trim would fail)",
+            last.get("ignore_error") or last.get("continue_on_error"),
+        )
+
+
 def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     """A job's files are all block devices or all regular files; io_uring_cmd needs NVMe
     generic character devices (``/dev/ngXnY``), as fio's engine opens them; SPDK's plugin NVMe
@@ -1427,11 +1473,7 @@ def _check_files(state: dict[str, Any], last: dict[str, _Item], fail) -> None:
     devices = [is_device(n) for n in names]
     on_files = state["directory"] and not names or names and not all(devices)
     if "trim" in state["rw"] and on_files and state["ioengine"] != "falloc":
-        raise fail(
-            f"option 'rw={state['rw']}' on regular files (fio punches holes with fallocate: file-system "
-            "metadata work) is not modelled yet by stacksim; trim a block device (filename=/dev/...)",
-            last.get("rw"),
-        )
+        _check_file_trims(state, last, fail)
     if any(devices) and not all(devices):
         raise fail(
             "option 'filename' mixes block devices and regular files in one job: not modelled "
