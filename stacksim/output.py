@@ -101,18 +101,7 @@ def format_summary(result: dict) -> str:
     busy = [(cpu, row) for cpu, row in s["cstate_residency"].items() if row.get("C0", 0) > 0.001]
     for cpu, row in busy[:8]:
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))
-    for job in result.get("jobs") or ():
-        if job.get("error"):
-            err = job["error"]
-            out.append(
-                f"  job {job['jobname']}: ended with error {err}"
-                f" ({errno.errorcode.get(err, '?')}: {os.strerror(err)}), as fio would"
-            )
-    for name, v in (s.get("verify") or {}).get("jobs", {}).items():
-        out.append(
-            f"  verify ({v['type']}) job {name}: {v['blocks_verified']:,} blocks read back and checked"
-            f" of {v['blocks_logged']:,} written; passed by construction (the data is not simulated)"
-        )
+    out += _job_lines(result)
     for dev, m in (s.get("ssd_media") or {}).items():
         out.append(f"  {dev} media: " + "  ".join(f"{k} {_media(v)}" for k, v in m.items()))
     if result.get("ignored_fio_options"):
@@ -125,6 +114,24 @@ def format_summary(result: dict) -> str:
         f"{(rtf or 0):.3f} simulated s per wall s, {sim['ios_per_wall_s'] or 0:,.0f} IOs per wall s)"
     )
     return "\n".join(out)
+
+
+def _job_lines(result: dict) -> list[str]:
+    """The jobs that ended with an error (as fio reports them), and each verify's count."""
+    out = []
+    for job in result.get("jobs") or ():
+        if job.get("error"):
+            err = job["error"]
+            out.append(
+                f"  job {job['jobname']}: ended with error {err}"
+                f" ({errno.errorcode.get(err, '?')}: {os.strerror(err)}), as fio would"
+            )
+    for name, v in (result["summary"].get("verify") or {}).get("jobs", {}).items():
+        out.append(
+            f"  verify ({v['type']}) job {name}: {v['blocks_verified']:,} blocks read back and checked"
+            f" of {v['blocks_logged']:,} written; passed by construction (the data is not simulated)"
+        )
+    return out
 
 
 def format_replay(result: dict) -> str:
