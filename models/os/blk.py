@@ -458,7 +458,8 @@ class BlkMq:
             if h.pending:
                 r = h.pending.popleft()
             else:
-                r = elv.dispatch()
+                # without an elevator ('none': a FIFO), nothing to dispatch when it has no work
+                r = elv.dispatch() if not self._bypass or elv.has_work() else None
                 t = self._take(h.disp, runner, t, r is not None)
                 if r is None:
                     return
