@@ -39,13 +39,16 @@ _COMPILED: Final = not __file__.endswith(".py")
 
 def _push(heap: list[Call], item: Call) -> None:
     """Add ``item`` to the 4-ary heap ``heap`` (the children of ``heap[i]`` are ``heap[4i+1 .. 4i+4]``):
-    half the levels of a binary heap, so half the moves (each a list read and write)."""
+    half the levels of a binary heap, so half the moves (each a list read and write). Times are
+    compared inline (native floats); only equal times go to :func:`_earlier`'s tie-break."""
     pos = len(heap)
     heap.append(item)
+    t = item.time
     while pos > 0:
         parentpos = (pos - 1) >> 2
         parent = heap[parentpos]
-        if not _earlier(item, parent):
+        pt = parent.time
+        if t > pt or (t == pt and not _earlier(item, parent)):
             break
         heap[pos] = parent
         pos = parentpos
@@ -59,20 +62,24 @@ def _pop(heap: list[Call]) -> Call:
     if n == 0:
         return last
     top = heap[0]
+    lt = last.time
     pos = 0
     child = 1
     while child < n:
         best = heap[child]
+        bt = best.time
         bestpos = child
         stop = child + 4 if child + 4 <= n else n
         c = child + 1
         while c < stop:
             other = heap[c]
-            if _earlier(other, best):
+            ot = other.time
+            if ot < bt or (ot == bt and _earlier(other, best)):
                 best = other
+                bt = ot
                 bestpos = c
             c += 1
-        if not _earlier(best, last):
+        if bt > lt or (bt == lt and not _earlier(best, last)):
             break
         heap[pos] = best
         pos = bestpos
