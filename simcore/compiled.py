@@ -62,6 +62,7 @@ COMPILED_MODULES = (
     "models.os.nvme",
     "models.cpu.cpuidle",
     "policies.cpu_idle.menu",
+    "models.ioengines.files",
     "models.ioengines.sync_io",
     "models.ioengines.async_io",
     "models.ioengines.null_io",

@@ -31,50 +31,69 @@ _heappush: Final = heapq.heappush
 _heappop: Final = heapq.heappop
 
 #: the heap functions the engine runs: heapq's C functions when this module is interpreted; compiled,
-#: the typed copies below (heapq's algorithm, with Call.__lt__ called directly rather than through
-#: Python's rich comparison: the heap's order, and so every result, is the same either way)
+#: the typed 4-ary heap below (with Call.__lt__'s order called directly rather than through Python's
+#: rich comparison). Every key (time, priority, id) is distinct, so any correct priority queue pops
+#: the same sequence: the heap's shape changes nothing of a run's results, only its speed.
 _COMPILED: Final = not __file__.endswith(".py")
 
 
-def _sift_down(heap: list[Call], startpos: int, pos: int) -> None:
-    """heapq._siftdown: move ``heap[pos]`` up towards ``startpos`` to its place."""
-    item = heap[pos]
-    while pos > startpos:
-        parentpos = (pos - 1) >> 1
+def _push(heap: list[Call], item: Call) -> None:
+    """Add ``item`` to the 4-ary heap ``heap`` (the children of ``heap[i]`` are ``heap[4i+1 .. 4i+4]``):
+    half the levels of a binary heap, so half the moves (each a list read and write). Times are
+    compared inline (native floats); only equal times go to :func:`_earlier`'s tie-break."""
+    pos = len(heap)
+    heap.append(item)
+    t = item.time
+    while pos > 0:
+        parentpos = (pos - 1) >> 2
         parent = heap[parentpos]
-        if _earlier(item, parent):
-            heap[pos] = parent
-            pos = parentpos
-            continue
-        break
+        pt = parent.time
+        if t > pt or (t == pt and not _earlier(item, parent)):
+            break
+        heap[pos] = parent
+        pos = parentpos
     heap[pos] = item
 
 
-def _push(heap: list[Call], item: Call) -> None:
-    """heapq.heappush."""
-    heap.append(item)
-    _sift_down(heap, 0, len(heap) - 1)
-
-
 def _pop(heap: list[Call]) -> Call:
-    """heapq.heappop (heapq._siftup: the hole goes down to a leaf, then the last item up)."""
+    """Remove and return the earliest Call of the 4-ary heap ``heap`` (see :func:`_push`)."""
     last = heap.pop()
-    if not heap:
+    n = len(heap)
+    if n == 0:
         return last
     top = heap[0]
-    endpos = len(heap)
+    lt = last.time
     pos = 0
     child = 1
-    while child < endpos:
-        right = child + 1
-        if right < endpos and not _earlier(heap[child], heap[right]):
-            child = right
-        heap[pos] = heap[child]
-        pos = child
-        child = 2 * pos + 1
+    while child < n:
+        best = heap[child]
+        bt = best.time
+        bestpos = child
+        stop = child + 4 if child + 4 <= n else n
+        c = child + 1
+        while c < stop:
+            other = heap[c]
+            ot = other.time
+            if ot < bt or (ot == bt and _earlier(other, best)):
+                best = other
+                bt = ot
+                bestpos = c
+            c += 1
+        if bt > lt or (bt == lt and not _earlier(best, last)):
+            break
+        heap[pos] = best
+        pos = bestpos
+        child = 4 * pos + 1
     heap[pos] = last
-    _sift_down(heap, 0, pos)
     return top
+
+
+def _qpush(heap: list[Call], call: Call) -> None:
+    """Push ``call`` onto ``heap``: heapq's C function interpreted, the 4-ary heap compiled."""
+    if _COMPILED:
+        _push(heap, call)
+    else:
+        _heappush(heap, call)
 
 
 #: events between two calls of :attr:`Engine.progress_hook` (a power of two: a bit test per event)
@@ -144,14 +163,18 @@ class Engine:
         #: Optional ``hook(now_ns)`` called every PROGRESS_EVERY_EVENTS events by :meth:`run` (a
         #: progress display: it must not change the simulation). ``None``: the loop has no check.
         self.progress_hook: Callable[[float], None] | None = None
-        #: the event queue: a heap of Calls (simpy's events among them, queued by
-        #: ClockedEnvironment.schedule as Calls of _step), and the id of the next one (given by
-        #: :meth:`schedule`, the one place that queues)
+        #: the event queue: two heaps of Calls (simpy's events among them, queued by
+        #: ClockedEnvironment.schedule as Calls of _step): the bulk heap holds what :meth:`schedule_bulk`
+        #: queued (a device's completions: thousands pending at depth 128 over many devices), the
+        #: other one everything else (a few per CPU), so that the frequent near events are pushed and
+        #: popped in a small heap; the next event is the earlier of the two tops (the order is the
+        #: same as from one heap). ``_eid``: the id of the next Call queued (its same-time order).
         self._queue: list[Call] = []
+        self._bulk: list[Call] = []
         self._eid = 0
-        #: the earliest pending Call when it was queued ahead of the whole heap (else None): the
-        #: next event is most often the one the last callback just queued (a CPU's segment end),
-        #: and it then costs no heap push and pop. Invariant: ``_next < _queue[0]``.
+        #: the earliest pending Call when it was queued ahead of both heaps (else None): the next
+        #: event is most often the one the last callback just queued (a CPU's segment end), and it
+        #: then costs no heap push and pop. Invariant: ``_next < _queue[0]`` and ``_next < _bulk[0]``.
         self._next: Call | None = None
 
     def schedule(self, call: Call) -> None:
@@ -166,22 +189,29 @@ class Engine:
         nxt = self._next
         if nxt is None:
             queue = self._queue
-            if not queue or _earlier(call, queue[0]):
+            bulk = self._bulk
+            if (not queue or _earlier(call, queue[0])) and (not bulk or _earlier(call, bulk[0])):
                 self._next = call
-            elif _COMPILED:
-                _push(queue, call)
             else:
-                _heappush(queue, call)
+                _qpush(queue, call)
         elif _earlier(call, nxt):
-            if _COMPILED:
-                _push(self._queue, nxt)
-            else:
-                _heappush(self._queue, nxt)
+            _qpush(self._queue, nxt)
             self._next = call
-        elif _COMPILED:
-            _push(self._queue, call)
         else:
-            _heappush(self._queue, call)
+            _qpush(self._queue, call)
+
+    def schedule_bulk(self, call: Call) -> None:
+        """:meth:`schedule` for an event of which many are pending at once (a device's completion
+        postings): it waits in the bulk heap, apart from the few near events of the CPUs. The same
+        order as every other event (by time, then FIFO by scheduling order)."""
+        eid = self._eid
+        self._eid = eid + 1
+        call.eid = eid
+        nxt = self._next
+        if nxt is not None and _earlier(call, nxt):
+            _qpush(self._queue, nxt)  # (no longer ahead of both heaps)
+            self._next = None
+        _qpush(self._bulk, call)
 
     def rearm(self, call: Call | None, fn: Callable, time_ns: float) -> Call:
         """Queue ``fn()`` at exactly ``time_ns`` (not in the past: the caller guarantees it, as for
@@ -233,6 +263,7 @@ class Engine:
         if until is not None:
             self._arm_stop(until)
         queue = self._queue
+        bulk = self._bulk
         n = 0
         gc_was_on = gc.isenabled()
         gc.disable()
@@ -243,6 +274,8 @@ class Engine:
                 call = self._next
                 if call is not None:
                     self._next = None
+                elif bulk and (not queue or _earlier(bulk[0], queue[0])):
+                    call = _pop(bulk) if _COMPILED else _heappop(bulk)
                 elif queue:
                     call = _pop(queue) if _COMPILED else _heappop(queue)
                 else:

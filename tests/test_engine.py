@@ -240,3 +240,25 @@ def test_next_event_slot_keeps_the_order():
     eng.call_at(2.0, lambda: (eng.call_in(0.5, ran.append, "a"), eng.call_in(0.0, ran.append, "b")))
     eng.run()
     assert ran == [4, 5, "b", "a", 1, 2, 7, 0, 6, 3]
+
+
+def test_bulk_events_keep_the_one_order_of_time_then_scheduling():
+    """Engine.schedule_bulk queues in a heap of its own (a device's completions): events of both
+    heaps still run by time, then in scheduling order, whichever heap holds them (the order one
+    heap gives), also when a bulk event is earlier than the pending next event."""
+    import random
+
+    from simcore.engine import Call
+
+    eng = Engine()
+    log = []
+    rng = random.Random(5)
+    expected = []
+    for i in range(2000):
+        t = float(rng.randint(0, 300))
+        c = Call(log.append, (i,), t)
+        (eng.schedule_bulk if rng.random() < 0.5 else eng.schedule)(c)
+        expected.append((t, i))
+    eng.run()
+    assert log == [i for _t, i in sorted(expected)]
+    assert eng.events_processed == 2000

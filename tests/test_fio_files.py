@@ -42,9 +42,9 @@ def _file_of(off: int, starts: list[int], size: int) -> int:
 
 def test_generated_files_are_laid_out_one_after_another_per_clone():
     host, threads = _regions("[j]\nrw=randread\ndirectory=/mnt/a\nnrfiles=3\nsize=3m\nnumjobs=2\nnumber_ios=4\n")
-    starts = [st["base_offset"] for files, _th in threads for st in files]
+    starts = [st.base_offset for files, _th in threads for st in files]
     assert starts == [i * EXTENT_ALIGN_BYTES for i in range(6)]  # 1 MiB files, 1 MiB aligned, distinct
-    assert all(st["span"] == 1 << 20 and st["dev"] == 0 for files, _th in threads for st in files)
+    assert all(st.span == 1 << 20 and st.dev == 0 for files, _th in threads for st in files)
 
 
 def test_named_files_are_shared_by_clones_and_jobs():
@@ -52,7 +52,7 @@ def test_named_files_are_shared_by_clones_and_jobs():
         "[a]\nrw=randread\nfilename=/mnt/x:/mnt/y\nsize=2m\nnumjobs=2\nnumber_ios=4\n"
         "[b]\nrw=randread\nfilename=/mnt/y\nsize=4m\nnumber_ios=4\n"
     )
-    a0, a1, b = ([st["base_offset"] for st in files] for files, _th in threads)
+    a0, a1, b = ([st.base_offset for st in files] for files, _th in threads)
     assert a0 == a1 == [0, EXTENT_ALIGN_BYTES]
     assert b == [EXTENT_ALIGN_BYTES]  # /mnt/y: one file, grown to the larger job's need (4 MiB)
 
@@ -90,7 +90,7 @@ def test_zipf_file_service_skews_the_accesses():
 
 def test_filesize_range_draws_each_file_in_it_in_whole_blocks():
     host, threads = _regions("[j]\nrw=randread\ndirectory=/mnt\nnrfiles=8\nfilesize=64k-1m\nnumber_ios=4\n")
-    spans = [st["span"] for files, _th in threads for st in files]
+    spans = [st.span for files, _th in threads for st in files]
     assert all(64 << 10 <= s <= 1 << 20 and s % 4096 == 0 for s in spans)
     assert len(set(spans)) > 1
     th = threads[0][1]
@@ -103,7 +103,7 @@ def test_random_offsets_stay_inside_the_file_past_the_job_offset():
     mib = EXTENT_ALIGN_BYTES
     starts = [0, 2 * mib]  # each file is offset + its 1 MiB share = 1.25 MiB: the next starts 1 MiB-aligned
     _host, threads = _regions(body)
-    assert [st["base_offset"] for st in threads[0][0]] == [s + (256 << 10) for s in starts]
+    assert [st.base_offset for st in threads[0][0]] == [s + (256 << 10) for s in starts]
     hit = Counter()
     for r in recs:
         f = _file_of(r.offset, starts, 2 * mib)

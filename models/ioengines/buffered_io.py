@@ -115,8 +115,8 @@ class CachedFiles:
     def _ranges(self) -> list[tuple[int, int]]:
         """(first byte within the file, bytes) of the job's range of each of its files."""
         files = getattr(self, "_files", None)
-        states = files if files else [{"base_offset": self.base_offset, "span": self.span}]
-        return [(st["base_offset"] - m.start, st["span"]) for st, (m, _ra) in zip(states, self._maps)]
+        states = [(st.base_offset, st.span) for st in files] if files else [(self.base_offset, self.span)]
+        return [(base - m.start, span) for (base, span), (m, _ra) in zip(states, self._maps)]
 
     def mappings(self) -> list:
         """The mappings (files) this thread reads and writes."""

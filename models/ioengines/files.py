@@ -21,6 +21,8 @@ Where the files lie on the SSDs is :mod:`models.os.filesystem`'s.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from models.ioengines.offsets import Normal, Pareto, Zipf
@@ -72,21 +74,22 @@ class FileService:
         self.per_turn = int(value) if kind in ("roundrobin", "random", "sequential") and value else 1
         self.left = self.per_turn
         self._u = BatchedDraws(gen, lambda g, k: g.random(k)).next
-        skew = DEFAULT_SKEW.get(kind) if value is None else value
+        skew = DEFAULT_SKEW.get(kind, 0.0) if value is None else value
+        self._pick: Callable[[float], int] | None = None
         if kind == "zipf":
             self._pick = Zipf(nfiles, skew, None, gen).block
         elif kind == "pareto":
             self._pick = Pareto(nfiles, skew, None, gen).block
         elif kind == "normal":
             self._pick = Normal(nfiles, skew, None, self._u).block
-        else:
-            self._pick = None
 
     def first(self) -> int:
         """The file of the thread's first IO (fio's first __get_next_file: file 0 in turn, else drawn)."""
         if self.kind in ("roundrobin", "sequential"):
             return 0
-        return min(self.n - 1, int(self._u() * self.n)) if self.kind == "random" else self._pick(self._u())
+        if self.kind == "random":
+            return min(self.n - 1, int(self._u() * self.n))
+        return self._drawn()
 
     def step(self, cur: int, cur_done: bool) -> int:
         """The file of the next IO, after an IO to file ``cur`` (``cur_done``: its region is done)."""
@@ -101,4 +104,10 @@ class FileService:
             return (cur + 1) % self.n
         if kind == "random":
             return min(self.n - 1, int(self._u() * self.n))
-        return self._pick(self._u())
+        return self._drawn()
+
+    def _drawn(self) -> int:
+        """A file drawn from the zipf, pareto or normal distribution over the file numbers."""
+        pick = self._pick
+        assert pick is not None  # (set for those kinds)
+        return pick(self._u())

@@ -69,6 +69,22 @@ def size_picker(split: tuple, rng: tuple | None):
     return None
 
 
+class FileState:
+    """One file's position in a thread striping over several files (:meth:`SyncThread.use_files`):
+    its region, sequential position, random picker and device. A compiled class of typed fields,
+    not a dict: a thread over several SSDs switches files on every IO."""
+
+    def __init__(self, th: SyncThread) -> None:
+        self.base_offset = th.base_offset
+        self.span = th.span
+        self.nblocks = th._nblocks
+        self.next_offset = th.next_offset
+        self.offsets = th._offsets
+        self.seq_left = th._seq_left
+        self.last_start = th._last_start
+        self.dev = th.dev
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)  # the async, offload engines extend it (compiled: simcore.compiled)
 class SyncThread:
     """One fio thread issuing blocking direct IOs."""
@@ -370,15 +386,13 @@ class SyncThread:
                 self._offsets = self._offset_picker(
                     host, job, self.job_idx, clone, "offset" if i == 0 else f"f{i}.offset"
                 )
-            st: dict = {}
-            self._save_file_state(st)
-            states.append(st)
+            states.append(FileState(self))
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
         if regions[0].is_file and "trim" in job.rw and job.ioengine != "falloc":
             self.file_trims = True  # fio's BLKDISCARD on a regular file: the first trim fails (ENOTTY)
             self.file_trims_name = regions[0].name
         if not job.time_based:
-            total = job.io_size_bytes or job.size_bytes or sum(st["span"] for st in states)
+            total = job.io_size_bytes or job.size_bytes or sum(st.span for st in states)
             self.size_limit = total * job.loops
         self._files = states
         self._file_issued = [0] * len(states)  # bytes issued to each file in this pass (sequential service)
@@ -410,30 +424,29 @@ class SyncThread:
     def devices_used(self) -> set[int]:
         """The SSDs (indices) this thread's IOs go to: its files', or its one device."""
         files = getattr(self, "_files", None)
-        return {st["dev"] for st in files} if files else {self.dev}
+        return {st.dev for st in files} if files else {self.dev}
 
-    def _save_file_state(self, st: dict) -> None:
-        """The current file's position into its state: its region, sequential position, random
-        picker and device (each field by name: no getattr per IO)."""
-        st["base_offset"] = self.base_offset
-        st["span"] = self.span
-        st["_nblocks"] = self._nblocks
-        st["next_offset"] = self.next_offset
-        st["_offsets"] = self._offsets
-        st["_seq_left"] = self._seq_left
-        st["_last_start"] = self._last_start
-        st["dev"] = self.dev
+    def _save_file_state(self, st: FileState) -> None:
+        """The current file's position into its state (each field by name: no getattr per IO)."""
+        st.base_offset = self.base_offset
+        st.span = self.span
+        st.nblocks = self._nblocks
+        st.next_offset = self.next_offset
+        st.offsets = self._offsets
+        st.seq_left = self._seq_left
+        st.last_start = self._last_start
+        st.dev = self.dev
 
-    def _load_file_state(self, st: dict) -> None:
+    def _load_file_state(self, st: FileState) -> None:
         """Make ``st`` (a file's state, :meth:`_save_file_state`) the current file's."""
-        self.base_offset = st["base_offset"]
-        self.span = st["span"]
-        self._nblocks = st["_nblocks"]
-        self.next_offset = st["next_offset"]
-        self._offsets = st["_offsets"]
-        self._seq_left = st["_seq_left"]
-        self._last_start = st["_last_start"]
-        self.dev = st["dev"]
+        self.base_offset = st.base_offset
+        self.span = st.span
+        self._nblocks = st.nblocks
+        self.next_offset = st.next_offset
+        self._offsets = st.offsets
+        self._seq_left = st.seq_left
+        self._last_start = st.last_start
+        self.dev = st.dev
 
     def _next_io_files(self, op: str | None = None):
         """The next IO of a thread with several files: from the file fio's file service chose after
@@ -445,7 +458,7 @@ class SyncThread:
             self._save_file_state(st)
             self._load_file_state(states[nxt])
             self._file_cur = nxt
-            if self.dev != st["dev"]:
+            if self.dev != st.dev:
                 self._qps = {}
         io = self._next_io_trimwrite(op) if self._trimwrite else self._next_plain(op)
         if self._tw_write is not None:

@@ -31,7 +31,7 @@ doorbell). Spinning and cache-line fetches are charged to the CPU that waits
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Callable, Final
 
 from models.os.cost import LAYER_INDEX, Cost
 from models.os.execution import Execution
@@ -68,13 +68,30 @@ UNSPLIT_OPS = frozenset({"trim", "zone_reset", "zone_finish"})
 
 class HwContext:
     """A hardware context (``struct blk_mq_hw_ctx``) of one NVMe queue: its elevator, free driver
-    tags, requests held for it, and its locks (each hook's as ((lock, cycles held), ...))."""
+    tags, requests held for it, and its locks (each hook's as ((lock, cycles held), ...)). The
+    elevator's has_work and insert, called for every IO, are held as fields: a compiled call of a
+    field, not a method look-up on the (interpreted) elevator each time."""
 
-    __slots__ = ("qp", "elv", "tags_free", "pending", "tags", "sq", "merge", "ins", "disp", "done")
+    __slots__ = (
+        "qp",
+        "elv",
+        "has_work",
+        "insert",
+        "tags_free",
+        "pending",
+        "tags",
+        "sq",
+        "merge",
+        "ins",
+        "disp",
+        "done",
+    )
 
     def __init__(self, qp, elv, tags: int):
         self.qp = qp
         self.elv = elv
+        self.has_work: Callable[[], Any] = elv.has_work
+        self.insert: Callable[[Any], None] = elv.insert
         self.tags_free = tags
         self.pending: deque = deque()
         self.tags: Locks = ()  # the tag sbitmap (blk_mq_get_tag / blk_mq_put_tag)
@@ -305,7 +322,7 @@ class BlkMq:
         if runner is None:
             runner = self.host.runners[h.qp.cpu]
         elv = h.elv
-        if self._bypass and h.tags_free > 0 and not h.pending and not elv.has_work():
+        if self._bypass and h.tags_free > 0 and not h.pending and not h.has_work():
             # 'none' with a free tag: blk_mq_try_issue_directly
             h.tags_free -= 1
             base = runner.lock_waited
@@ -314,13 +331,13 @@ class BlkMq:
         t = self._take(h.tags, runner)
         if not self.nomerges:
             t = self._take(h.merge, runner, t)
-            if elv.has_work():
+            if h.has_work():
                 target = elv.try_merge(req, self.max_bytes)
                 if target is not None:
                     self._merged(target, req)
                     return
         self._take(h.ins, runner, t)
-        elv.insert(req)
+        h.insert(req)
         self.lock_rounds += 1
         if self._kblockd:
             self._kick(h, runner)
@@ -376,14 +393,14 @@ class BlkMq:
             target = None
             if not self.nomerges:
                 t = self._take(h.merge, runner, t)
-                if elv.has_work():
+                if h.has_work():
                     target = elv.try_merge(req, self.max_bytes)
             if target is not None:
                 self._merged(target, req)
                 continue
             if deferred or h not in touched:  # a plugged batch: one lock round per hardware context
                 t = self._take(h.ins, runner, t)
-            elv.insert(req)
+            h.insert(req)
             if deferred:
                 self.lock_rounds += 1
                 self._kick(h, runner)
@@ -458,7 +475,8 @@ class BlkMq:
             if h.pending:
                 r = h.pending.popleft()
             else:
-                r = elv.dispatch()
+                # without an elevator ('none': a FIFO), nothing to dispatch when it has no work
+                r = elv.dispatch() if not self._bypass or h.has_work() else None
                 t = self._take(h.disp, runner, t, r is not None)
                 if r is None:
                     return
@@ -508,7 +526,7 @@ class BlkMq:
             t = self._take(h.done, runner)
             elv.completed(req)
         self._take(h.tags, runner, t)
-        if h.pending or elv.has_work():
+        if h.pending or h.has_work():
             qp = req.qp
             assert qp is not None
             # another CPU's context runs on that CPU (blk_mq_run_hw_queue punts to its kblockd)

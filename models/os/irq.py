@@ -218,8 +218,9 @@ class IrqEntry(IdleLoop):
             if self._seg_rem_fac != self._smt_fac:  # the sibling changed meanwhile
                 rem = self._stretch(rem, self._smt_fac, self._seg_rem_fac)
             self._seg_work_from = now
-            self._seg_end = now + rem
-            self._seg_call = self.engine.call_in(rem, self._seg_done)
+            end = self._seg_end = now + rem
+            call = self._seg_call = Call(self._seg_done_cb, (), end)  # (the interrupted one stays queued, cancelled)
+            self.engine.schedule(call)
         elif prev == POLL:
             self.mode = POLL
             self.cpu.set_busy(now, self._act_poll)

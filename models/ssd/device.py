@@ -480,14 +480,14 @@ class NvmeDevice:
     def _accept(self, qp: QueuePair, req: NvmeCommand, post_ns: float) -> None:
         """The command is fetched from ``qp``'s SQ (its sequence number, the queue's submit hook)
         and in flight; its completion is posted at ``post_ns``: one event per command, at its exact
-        posting time."""
+        posting time (in the engine's bulk heap: thousands may be in flight)."""
         req.sq_seq = qp.seq
         qp.seq += 1
         if qp.submit_hook is not None:
             qp.submit_hook(req)
         qp.inflight += 1
         self.commands += 1
-        self.engine.schedule(Call(self._post_cb, (qp, req), post_ns))
+        self.engine.schedule_bulk(Call(self._post_cb, (qp, req), post_ns))
 
     def _read_path(self, path: TransferPath, ready: float, nbytes: int, xfer: float) -> float:
         """A read's data crossing its media data path from ``ready`` (media done); returns when its

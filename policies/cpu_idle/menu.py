@@ -129,7 +129,11 @@ class MenuGovernor(CpuidleGovernor):
             if top == 0:
                 return None
             avg = total // n
-            var = sum((v - avg) * (v - avg) for v in data if v <= thresh) // n
+            sq = 0
+            for v in data:  # (a loop, not sum() over a generator: compiled, no generator object)
+                if v <= thresh:
+                    sq += (v - avg) * (v - avg)
+            var = sq // n
             if (avg * avg > 36 * var and n * 4 >= INTERVALS * 3) or var <= 400:
                 return avg * 1000.0
             if n * 4 <= INTERVALS * 3:

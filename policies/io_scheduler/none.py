@@ -21,9 +21,11 @@ class NoneScheduler(IoScheduler):
     def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)
         self._fifo = deque()
-        # has_work() is the FIFO's length (truthy when requests are queued): blk-mq asks twice per
-        # IO, so it is the deque's own C method rather than a Python one
+        # has_work() is the FIFO's length (truthy when requests are queued) and insert() its append:
+        # blk-mq calls them for every IO, so they are the deque's own C methods rather than Python
+        # ones (blk-mq asks dispatch() only when has_work(): BlkMq._run)
         self.has_work = self._fifo.__len__
+        self.insert = self._fifo.append
 
     def insert(self, req) -> None:
         self._fifo.append(req)
