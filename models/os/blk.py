@@ -529,6 +529,11 @@ class BlkMq:
         if h.pending or h.has_work():
             qp = req.qp
             assert qp is not None
-            # another CPU's context runs on that CPU (blk_mq_run_hw_queue punts to its kblockd)
-            self._run_device(qp.device.index)
+            if self._kblockd:
+                # blk_mq_sched_restart (5.x): the completing request's hardware queue is run
+                # asynchronously (blk_mq_run_hw_queue(hctx, true)): its CPU's kblockd worker, woken
+                # from here; one run dispatches what every kick since the last one queued
+                self.worker(h.qp.cpu).kick(h, 1, runner)
+            else:
+                self._run_device(qp.device.index)
         return seen
