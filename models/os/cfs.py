@@ -47,9 +47,9 @@ class Cfs(IrqEntry):
         self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
         self.cost_kcs = ct.get("ctx_switch_kthread", actions={"kthread_switch": 1})
         self._levels = k.cgroup_depth + 1
-        #: the switch bundles with their load and pressure accounting, by (from the idle task, previous
-        #: task a kernel thread, next task a kernel thread, previous task still queued)
-        self._cs_costs: dict[tuple[bool, bool, bool, bool], Cost] = {}
+        #: the switches' load and pressure accounting levels, by (from the idle task, previous task a
+        #: kernel thread, next task a kernel thread, previous task still queued)
+        self._cs_accounting: dict[tuple[bool, bool, bool, bool], Cost] = {}
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
         # leaving idle: the idle loop's exit (the idle task's time), then the switch (the task's)
         self.cost_idle_exit = ct.get("idle_exit", actions={"idle_exit": 1})
@@ -157,18 +157,18 @@ class Cfs(IrqEntry):
                 best = i
         return rq.pop(best)
 
-    def _switch_cost(self, from_idle: bool, prev_kthread: bool, kthread: bool, prev_queued: bool) -> Cost:
-        """The bundle of a switch to a task (a kernel thread if ``kthread``) with the levels of its
-        load and pressure accounting (sub-actions whose cycles are ctx_switch_cycles', counted for
-        their memory operations, models.os.memops). pick_next_task_fair from the idle task (its
-        "simple" path) makes the next task's entity current at every level (set_next_entity ->
-        update_load_avg each), and psi_task_switch marks it on the CPU in every group; between two
-        tasks of one cgroup (user tasks share one here: fio's job threads are one session's) only the
-        leaf entities change (put_prev_entity updates the previous one's load if it is still queued)
-        and psi stops at the first group where a task is on the CPU; a kernel thread lives in the
-        root: the walk between it and a task covers the task's levels."""
+    def _switch_accounting(self, from_idle: bool, prev_kthread: bool, kthread: bool, prev_queued: bool) -> Cost:
+        """The levels of a switch's load and pressure accounting, to a task (a kernel thread if
+        ``kthread``): sub-actions whose cycles are ctx_switch_cycles', counted for their memory
+        operations (models.os.memops; a bundle of no cycles beside the switch's). pick_next_task_fair
+        from the idle task (its "simple" path) makes the next task's entity current at every level
+        (set_next_entity -> update_load_avg each), and psi_task_switch marks it on the CPU in every
+        group; between two tasks of one cgroup (user tasks share one here: fio's job threads are one
+        session's) only the leaf entities change (put_prev_entity updates the previous one's load if
+        it is still queued) and psi stops at the first group where a task is on the CPU; a kernel
+        thread lives in the root: the walk between it and a task covers the task's levels."""
         key = (from_idle, prev_kthread, kthread, prev_queued)
-        cost = self._cs_costs.get(key)
+        cost = self._cs_accounting.get(key)
         if cost is None:
             levels = self._levels
             mine = 1 if kthread else levels  # the next task's levels
@@ -180,10 +180,8 @@ class Cfs(IrqEntry):
                 pelt, psi = 1 + (levels if prev_queued else 0), 0
             else:  # kernel thread -> task: the task's levels set; psi up to the root, where both are
                 pelt, psi = levels + (1 if prev_queued else 0), levels - 1
-            switch = "kthread_switch" if (prev_kthread or kthread) else "switch"
-            name = "ctx_switch_kthread" if switch == "kthread_switch" else "ctx_switch"
-            cost = self.host.costs.get(name, actions={switch: 1, "pelt_switch": pelt, "psi_switch": psi})
-            self._cs_costs[key] = cost
+            cost = self.host.costs.get("switch_accounting", actions={"pelt_switch": pelt, "psi_switch": psi})
+            self._cs_accounting[key] = cost
         return cost
 
     def _schedule(self, from_idle: bool, prev_kthread: bool = False, prev_queued: bool = False) -> None:
@@ -200,7 +198,7 @@ class Cfs(IrqEntry):
                 self.min_vruntime = nxt.vruntime
             if from_idle:
                 self.add_carry(self.cost_idle_exit)
-            cost = self._switch_cost(from_idle, prev_kthread, nxt.kthread, prev_queued)
+            cost = self.cost_kcs if (prev_kthread or nxt.kthread) else self.cost_cs
             now = self.engine.now
             # the task's clock starts at its pick (set_next_entity): what is carried before the
             # switch (a C-state exit, an interrupt handled on the idle CPU, the previous task's
@@ -208,6 +206,7 @@ class Cfs(IrqEntry):
             start = self.clock()
             self.settle_carry(None)
             self.add_carry(cost)
+            self.add_carry(self._switch_accounting(from_idle, prev_kthread, nxt.kthread, prev_queued))
             if not nxt.kthread and (nxt is not self._last_user or self._caches_flushed):
                 self._cold_start(nxt)
             cpu = self.cpu
