@@ -237,6 +237,11 @@ def test_deeper_cgroup_nesting_adds_pelt_psi_and_group_updates_per_io(depth):
     assert sub["cfs_group_update"] == pytest.approx(2 * depth, rel=0.02)
     assert sub["pelt_switch"] == pytest.approx(levels, rel=0.02)
     assert sub["psi_switch"] == pytest.approx(levels, rel=0.02)
+    # its CPU has no other task of the cgroup: every group level is queued at the wake-up and
+    # dequeued at the sleep (with that level's update_curr); the simple path walks no update_curr
+    assert sub["entity_enqueue"] == pytest.approx(depth, rel=0.02)
+    assert sub["entity_dequeue"] == pytest.approx(depth, rel=0.02)
+    assert sub["update_curr"] == pytest.approx(depth, rel=0.02)
 
 
 def test_deeper_nesting_costs_more_scheduler_operations_per_io():
@@ -249,7 +254,8 @@ def test_deeper_nesting_costs_more_scheduler_operations_per_io():
     per_io = lambda s, key: s["mem_ops_per_s"][key] / s["iops"]  # noqa: E731
     pelt = MEM_OPS["per_action"]["pelt_update"]["load_avg"]
     assert per_io(deep, "update_load_avg") - per_io(base, "update_load_avg") == pytest.approx(2 * 3 * pelt, rel=0.05)
-    extra = 2 * (2 * DERIVED_OPS["cfs_group_update"]["sched_rest"] + DERIVED_OPS["psi_switch"]["sched_rest"])
+    group = ("cfs_group_update", "cfs_group_update", "psi_switch", "entity_enqueue", "entity_dequeue", "update_curr")
+    extra = 2 * sum(DERIVED_OPS[a]["sched_rest"] for a in group)
     assert per_io(deep, "kernel/sched/") - per_io(base, "kernel/sched/") > extra
 
 
@@ -261,7 +267,13 @@ def test_task_to_task_switches_in_one_cgroup_walk_the_leaf_only(runs):
     i = runs["interrupt"]["kernel_sub_actions_per_io"]
     assert h["psi_switch"] < 0.1 and h["pelt_switch"] == pytest.approx(1.0, abs=0.1)
     assert i["psi_switch"] == pytest.approx(4.0, rel=0.02) and i["pelt_switch"] == pytest.approx(4.0, rel=0.02)
+    # the walk down updates the ancestors' running entities; the cgroup stays queued on each CPU
+    assert h["update_curr"] == pytest.approx(3.0, abs=0.2)
+    assert h["entity_enqueue"] < 0.2 and h["entity_dequeue"] < 0.2
     assert h["clockevent_program"] >= 1.0  # at least the timer interrupt's, per sleep
+    # the timer wakes a task on its busy CPU: select_idle_sibling searches the LLC at every wake-up;
+    # an interrupt finds it idle
+    assert h["select_idle_sibling"] == pytest.approx(1.0, abs=0.05) and i["select_idle_sibling"] < 0.1
 
 
 def test_derived_actions_are_not_fitted_and_a_platform_may_override_them():

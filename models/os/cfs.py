@@ -47,6 +47,13 @@ class Cfs(IrqEntry):
         self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
         self.cost_kcs = ct.get("ctx_switch_kthread", actions={"kthread_switch": 1})
         self._levels = k.cgroup_depth + 1
+        # the cgroup levels queued with a task whose CPU had no other user task (enqueue_entity of each
+        # group entity), and dequeued with the last one (dequeue_entity, with its update_curr): parts
+        # of the wake-up's and the dequeue's cycles, counted for their memory operations
+        self.cost_group_enqueue = ct.get("group_enqueue", actions={"entity_enqueue": k.cgroup_depth})
+        self.cost_group_dequeue = ct.get(
+            "group_dequeue", actions={"entity_dequeue": k.cgroup_depth, "update_curr": k.cgroup_depth}
+        )
         #: the switches' load and pressure accounting levels, by (from the idle task, previous task a
         #: kernel thread, next task a kernel thread, previous task still queued)
         self._cs_accounting: dict[tuple[bool, bool, bool, bool], Cost] = {}
@@ -68,6 +75,17 @@ class Cfs(IrqEntry):
         self.cost_dequeue_kthread = ct.get("dequeue_sleep_kthread", actions={"pelt_update": 1, "psi_change": 1})
         self.min_vruntime = 0.0
         self._slice_call: Call | None = None
+
+    def no_user_task(self, queued_only: bool = False) -> bool:
+        """No user task runs (unless ``queued_only``) or waits on this CPU: the user cgroup's group
+        entities are not queued here (kernel threads live in the root)."""
+        cur = self.current
+        if not queued_only and cur is not None and not cur.kthread:
+            return False
+        for t in self.rq:
+            if not t.kthread:
+                return False
+        return True
 
     def charge_runtime(self, task: Task, now: float) -> None:
         ran = now - task.ran_since
@@ -114,7 +132,12 @@ class Cfs(IrqEntry):
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
         now = self.engine.now
         if voluntary:  # dequeue_task: the sleeping task's own time (update_curr runs after it)
-            self.add_carry(self.cost_dequeue_kthread if task.kthread else self.cost_dequeue)
+            if task.kthread:
+                self.add_carry(self.cost_dequeue_kthread)
+            else:
+                self.add_carry(self.cost_dequeue)
+                if self.no_user_task(queued_only=True):
+                    self.add_carry(self.cost_group_dequeue)  # it was its cgroup's last task here
         # the work carried so far is the task's own (its syscall's tail, its dequeue): it runs until
         # that ends (put_prev_task's update_curr)
         self.charge_runtime(task, self.clock())
@@ -172,15 +195,19 @@ class Cfs(IrqEntry):
         if cost is None:
             levels = self._levels
             mine = 1 if kthread else levels  # the next task's levels
-            if from_idle:
-                pelt, psi = mine, mine
-            elif prev_kthread == kthread:  # one cgroup: the leaf level
-                pelt, psi = 1 + (1 if prev_queued else 0), 0
+            queued = 1 if prev_queued else 0
+            curr = queued  # update_curr on the way down: levels whose current entity is queued
+            if from_idle:  # (the simple path: no update_curr)
+                pelt, psi, curr = mine, mine, 0
+            elif prev_kthread == kthread:  # one cgroup: the leaf level; the ancestors' entities run on
+                pelt, psi = 1 + queued, 0
+                curr += mine - 1
             elif kthread:  # task -> kernel thread: the task's levels put back if it is queued
                 pelt, psi = 1 + (levels if prev_queued else 0), 0
             else:  # kernel thread -> task: the task's levels set; psi up to the root, where both are
-                pelt, psi = levels + (1 if prev_queued else 0), levels - 1
-            cost = self.host.costs.get("switch_accounting", actions={"pelt_switch": pelt, "psi_switch": psi})
+                pelt, psi = levels + queued, levels - 1
+            acts = {"pelt_switch": pelt, "psi_switch": psi, "update_curr": curr}
+            cost = self.host.costs.get("switch_accounting", actions=acts)
             self._cs_accounting[key] = cost
         return cost
 

@@ -50,6 +50,15 @@ SUB_ACTIONS = {
     "pelt_switch": ("ctx_switch_cycles", "scheduler"),
     # psi_task_switch: psi_group_change for the next task's TSK_ONCPU at each group up to the common one
     "psi_switch": ("ctx_switch_cycles", "scheduler"),
+    # update_curr at each level pick_next_task_fair walks down with its current entity still queued, and
+    # at each group entity dequeued (it is its level's current one)
+    "update_curr": ("ctx_switch_cycles", "scheduler"),
+    # enqueue_entity / dequeue_entity of a group entity: a cgroup level queued or dequeued with the task
+    "entity_enqueue": ("wakeup_cycles", "scheduler"),
+    "entity_dequeue": ("pelt_level_cycles", "scheduler"),
+    # select_idle_sibling past a busy target: recent_used_cpu, test_idle_cores, select_idle_smt,
+    # select_idle_cpu's mask and scan-cost bookkeeping (the CPUs examined are idle_scan)
+    "select_idle_sibling": ("idle_scan_cycles", "scheduler"),
     # update_cfs_group -> reweight_entity: a group entity's share at an enqueue or dequeue, per cgroup level
     "cfs_group_update": ("pelt_level_cycles", "scheduler"),
     "ttwu_queue": ("wakeup_cycles", "scheduler"),  # a remote wake-up's wake list entry and IPI, on the waker

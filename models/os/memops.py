@@ -87,6 +87,10 @@ ACTION_CELLS = {
     "hrtimer_expire": ("hrtimer", "ktime_get", "time_rest", "other"),  # hrtimer_interrupt, __run_hrtimer
     # sub-actions (models.os.costs.SUB_ACTIONS)
     "psi_switch": ("sched_rest",),
+    "update_curr": ("sched_rest",),
+    "entity_enqueue": ("sched_rest",),
+    "entity_dequeue": ("sched_rest",),
+    "select_idle_sibling": ("sched_rest",),
     "cfs_group_update": ("sched_rest",),
     "ttwu_queue": ("sched_rest", "other"),
     "ttwu_pending": ("sched_rest", "other"),
@@ -239,6 +243,103 @@ DERIVATION: dict[str, tuple[tuple[str, str, int, int, str], ...]] = {
             0,
             "cpu_curr(cpu)->in_memstall, group->poll_states, avgs_work's pending bit",
         ),
+    ),
+    # update_curr on one cfs_rq (kernel/sched/fair.c): a group entity's runtime and vruntime, the
+    # queue's min_vruntime (CONFIG_CFS_BANDWIDTH's account_cfs_rq_runtime: a static key, off)
+    "update_curr": (
+        (
+            "sched_rest",
+            "update_curr",
+            5,
+            1,
+            "cfs_rq->curr, cfs_rq->rq, rq->clock_task, curr->exec_start, ->my_q; exec_start = now",
+        ),
+        ("sched_rest", "update_curr", 4, 2, "sum_exec_runtime, load.weight and inv_weight (calc_delta_fair), vruntime"),
+        (
+            "sched_rest",
+            "update_min_vruntime",
+            6,
+            1,
+            "cfs_rq->curr, its on_rq and vruntime, rb_leftmost and its vruntime, min_vruntime",
+        ),
+    ),
+    # enqueue_entity of a group entity into its parent cfs_rq (its level's first entity on this CPU),
+    # beyond its PELT update and re-weight (pelt_update, cfs_group_update)
+    "entity_enqueue": (
+        (
+            "sched_rest",
+            "enqueue_entity",
+            3,
+            1,
+            "update_curr's early exit (no current entity), se_update_runnable (my_q->h_nr_running, runnable_weight)",
+        ),
+        ("sched_rest", "account_entity_enqueue", 3, 3, "cfs_rq->load (weight, inv_weight), nr_running"),
+        ("sched_rest", "place_entity", 3, 1, "min_vruntime, the sleeper credit, se->vruntime"),
+        (
+            "sched_rest",
+            "__enqueue_entity",
+            3,
+            7,
+            "rb-tree of one or two entities: descent, rb_link_node, colour, rb_leftmost; se->on_rq",
+        ),
+        (
+            "sched_rest",
+            "list_add_leaf_cfs_rq",
+            4,
+            3,
+            "the first entity of the cfs_rq on this CPU: on_list, rq->tmp_alone_branch, the leaf list links",
+        ),
+        ("sched_rest", "enqueue_task_fair", 2, 2, "cfs_rq->h_nr_running, idle_h_nr_running"),
+    ),
+    # dequeue_entity of a group entity, its level's last on this CPU and its current one (its
+    # update_curr is counted as update_curr; PELT and re-weight as above)
+    "entity_dequeue": (
+        ("sched_rest", "clear_buddies", 4, 0, "cfs_rq->last, next, skip against the entity"),
+        ("sched_rest", "account_entity_dequeue", 3, 3, "cfs_rq->load (weight, inv_weight), nr_running"),
+        ("sched_rest", "dequeue_entity", 0, 1, "se->on_rq"),
+        ("sched_rest", "update_min_vruntime", 5, 1, "cfs_rq->curr, rb_leftmost, min_vruntime"),
+        ("sched_rest", "dequeue_task_fair", 2, 2, "cfs_rq->h_nr_running, idle_h_nr_running"),
+    ),
+    # select_idle_sibling for a woken task whose CPU is busy (kernel/sched/fair.c, SIS_PROP of 5.15)
+    "select_idle_sibling": (
+        (
+            "sched_rest",
+            "select_idle_sibling",
+            4,
+            1,
+            "current's flags and nr_cpus_allowed (per-CPU kthread test), p->recent_used_cpu (read, set to prev)",
+        ),
+        (
+            "sched_rest",
+            "select_idle_sibling",
+            5,
+            0,
+            "recent_used_cpu: both CPUs' sd_llc_id, its rq->curr and rq->idle, p->cpus_ptr",
+        ),
+        ("sched_rest", "test_idle_cores", 2, 0, "sd_llc_shared, its has_idle_cores"),
+        (
+            "sched_rest",
+            "select_idle_smt",
+            5,
+            0,
+            "the SMT mask, p->cpus_ptr, the domain span, the sibling's rq->curr and rq->idle",
+        ),
+        ("sched_rest", "select_idle_cpu", 4, 1, "sd_llc, the per-CPU select_idle_mask = domain span & p->cpus_ptr"),
+        (
+            "sched_rest",
+            "select_idle_cpu",
+            5,
+            0,
+            "SIS_PROP: this rq's wake_stamp and wake_avg_idle, the LLC domain's avg_scan_cost and span_weight",
+        ),
+        (
+            "sched_rest",
+            "cpu_clock",
+            8,
+            0,
+            "twice: sched_clock_cpu's per-CPU sched_clock_data and the TSC conversion (cyc2ns)",
+        ),
+        ("sched_rest", "select_idle_cpu", 1, 1, "update_avg of avg_scan_cost"),
     ),
     # update_cfs_group -> calc_group_shares, reweight_entity for one group entity (kernel/sched/fair.c)
     "cfs_group_update": (

@@ -115,6 +115,8 @@ class Wakeup(Cfs):
         # cycles are the wake-up's and the IPI's
         self.cost_ttwu_queue = ct.get("ttwu_queue", actions={"ttwu_queue": 1})
         self.cost_ttwu_pending = ct.get("ttwu_pending", actions={"ttwu_pending": 1})
+        # select_idle_sibling's path past a busy CPU (its CPUs examined: idle_scan), cycles idle_scan's
+        self.cost_sis = ct.get("select_idle_sibling", actions={"select_idle_sibling": 1})
         self._scan_costs: dict[int, Cost] = {}
         #: a remote wake-up's cache-line fetch, by its cycles (Package.line_transfer_cycles)
         self._line_costs: dict[float, Cost] = {}
@@ -174,6 +176,8 @@ class Wakeup(Cfs):
             slept_on.iowaiters -= 1  # nr_iowait of the runqueue it slept on (it may have moved)
             task.iowait = False
         task.state = RUNNABLE
+        if not task.kthread and self.no_user_task():
+            self.add_carry(self.cost_group_enqueue)  # the first of its cgroup here: its levels are queued
         if self.cpufreq_hook is not None:
             self.cpufreq_hook(self, self.engine.now, iowait)
         floor = self.min_vruntime - self._sleeper_credit_ns
@@ -201,6 +205,8 @@ class Wakeup(Cfs):
             return prev
         target, examined = select_wake_cpu(self.runners, task, cast("CpuRunner", self))
         self.add_carry(self.scan_cost(examined - 1))
+        if examined > 2:  # past the previous CPU and the waker's: the LLC is searched
+            self.add_carry(self.cost_sis)
         if target is not prev:
             self._migrate(task, target)
         return target
