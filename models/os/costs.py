@@ -291,9 +291,10 @@ class KernelCosts(Model):
         3,
         ge=0,
         le=64,
-        description="cgroup levels between a task and the root (a systemd login session:"
-        " user.slice / user-N.slice / session-N.scope), each with its own load averages and"
-        " pressure-stall state",
+        description="cgroup levels between a task and the root, each with its own load averages, group"
+        " entity and pressure-stall state. Default: a process of a systemd login session, which"
+        " systemd-logind places in session-N.scope under user-UID.slice under user.slice (systemd.special(7),"
+        " systemd.slice(5)); a system service is 2 deep (system.slice / NAME.service), a container more",
     )
     pelt_level_cycles: float = Field(
         150,
