@@ -137,11 +137,10 @@ class Host:
         self.pkg = Package(platform.cpu, self.engine, self.cpufreq.initial_freq_ghz())
         self.kcosts = k = platform.kernel
         self.costs = CostTable(platform.cpu.activity, k)
-        self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, actions={"hrtimer_expire": 1})
+        expire = {"hrtimer_expire": 1, "clockevent_program": 1}  # hrtimer_interrupt then programs the next expiry
+        self.timer_cost = self.costs.get("timer_irq", irq=k.irq_entry_cycles, actions=expire)
         # the scheduler tick: the timer interrupt plus update_process_times / scheduler_tick
-        self.tick_cost = self.costs.get(
-            "sched_tick", irq=k.irq_entry_cycles, actions={"hrtimer_expire": 1, "sched_tick": 1}
-        )
+        self.tick_cost = self.costs.get("sched_tick", irq=k.irq_entry_cycles, actions={**expire, "sched_tick": 1})
         self.ipi_cost = self.costs.get("ipi", irq=k.ipi_cycles)  # the waker already paid try_to_wake_up
         # 2. one runner (scheduler + executor) per logical CPU
         idle_cls = policies.cpuidle_governor

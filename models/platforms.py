@@ -35,16 +35,17 @@ POLL_ENERGY_FIT = {
 
 #: Output of ``stacksim calibrate --study memops``: memory operations by cell (models/os/memops.py) per
 #: cycle of each source of CPU work not counted as kernel actions, and per execution of each kernel
-#: action, fitted to table 2 (interrupt and classic-polling columns).
+#: action, fitted to table 2 (interrupt and classic-polling columns); the actions of
+#: models.os.memops.DERIVED_OPS keep their derived operations.
 MEM_OPS = {
     "per_cycle": {
-        "user": {"other": 0.11532},
-        "syscall": {"other": 0.10582},
-        "fs": {"other": 0.21759},
-        "block": {"blk_mq": 0.16348, "block_rest": 0.2226},
-        "iosched": {"block_rest": 0.05925},
-        "driver": {"nvme": 0.08772},
-        "irq": {"other": 0.02978, "ktime_get": 0.01205},
+        "user": {"other": 0.11542},
+        "syscall": {"other": 0.10591},
+        "fs": {"other": 0.21792},
+        "block": {"blk_mq": 0.16317, "block_rest": 0.2225},
+        "iosched": {"block_rest": 0.05924},
+        "driver": {"nvme": 0.08755},
+        "irq": {"other": 0.02978, "ktime_get": 0.01217},
         "polling": {
             "blk_poll": 0.00844,
             "blk_mq": 0.00228,
@@ -52,26 +53,23 @@ MEM_OPS = {
             "nvme": 0.00627,
             "ktime_get": 0.00054,
             "time_rest": 0.0003,
-            "sched_rest": 0.00156,
-            "other": 0.05337,
+            "sched_rest": 0.00157,
+            "other": 0.05334,
         },
-        "idle_spin": {"other": 0.07987},
+        "idle_spin": {"other": 0.08096},
     },
     "per_action": {
-        "switch": {"__schedule": 11.22, "sched_rest": 411.11, "other": 91.54},
-        "kthread_switch": {"__schedule": 39.5, "sched_rest": 39.5, "other": 39.5},
-        "wakeup": {"sched_rest": 14.84, "other": 11.89},
-        "pelt_update": {"load_avg": 2.96},
-        "psi_change": {"psi": 2.37, "sched_rest": 4.46},
-        "idle_scan": {"sched_rest": 5.95},
-        "migrate": {"sched_rest": 44.89, "load_avg": 44.24},
-        "newidle_balance": {"sched_rest": 59.25},
-        "load_balance": {"sched_rest": 59.43},
-        "idle_entry": {"sched_rest": 24.51, "time_rest": 67.7, "ktime_get": 5.38, "other": 17.86},
-        "idle_exit": {"sched_rest": 10.57, "time_rest": 21.37, "ktime_get": 5.79, "other": 8.91},
-        "sched_tick": {"sched_rest": 14.83, "load_avg": 10.96, "time_rest": 14.93, "other": 14.83},
-        "hrtimer_program": {"hrtimer": 11.85, "ktime_get": 11.85, "time_rest": 11.85},
-        "hrtimer_expire": {"hrtimer": 134.62, "ktime_get": 17.73, "time_rest": 17.94},
+        "switch": {"__schedule": 11.19, "sched_rest": 180.19, "other": 91.82},
+        "kthread_switch": {"__schedule": 39.49, "sched_rest": 39.49, "other": 39.49},
+        "wakeup": {"sched_rest": 12.71, "other": 11.89},
+        "pelt_update": {"load_avg": 1.98},
+        "psi_change": {"psi": 2.37, "sched_rest": 3.39},
+        "migrate": {"sched_rest": 44.5, "load_avg": 44.36},
+        "newidle_balance": {"sched_rest": 59.24},
+        "load_balance": {"sched_rest": 59.29},
+        "idle_entry": {"sched_rest": 19.71, "time_rest": 67.77, "ktime_get": 5.36, "other": 17.86},
+        "idle_exit": {"sched_rest": 9.37, "time_rest": 21.38, "ktime_get": 5.78, "other": 8.91},
+        "sched_tick": {"sched_rest": 14.81, "load_avg": 10.41, "time_rest": 14.93, "other": 14.82},
     },
 }
 

@@ -15,6 +15,9 @@ import csv
 import re
 from pathlib import Path
 
+from models.os.memops import KEYS
+from scenarios.data.reference import values
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "predictions.md"
 BLOCK = re.compile(r"(<!-- sweep: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end sweep -->)", re.S)
 MODES = ("interrupt", "classic", "hybrid")
@@ -55,6 +58,23 @@ def _by_mode(t: dict, fmt) -> str:
     return "\n".join(out)
 
 
+def _memops_32(t: dict) -> str:
+    """Every published key at 32 threads: the study's interrupt and classic columns (the memops
+    calibration's targets) beside the model's three modes (hybrid: a prediction)."""
+    pub = values("poll_vs_interrupt_energy", "memory_ops_4k_32_threads")
+    out = [
+        "| source | interrupt, published | interrupt, model | classic, published | classic, model | hybrid, model |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for k in (*KEYS, "total"):
+        m = {mode: t[32, mode][f"mem_ops_per_s.{k}"] / 1e6 for mode in MODES}
+        out.append(
+            f"| `{k}` | {pub['interrupt'][k]:,} | {m['interrupt']:,.0f} | {pub['classic_polling'][k]:,} "
+            f"| {m['classic']:,.0f} | {m['hybrid']:,.0f} |"
+        )
+    return "\n".join(out)
+
+
 def tables(threads_csv: str, qd_csv: str) -> dict[str, str]:
     t = _threads(_rows(threads_csv))
     out = {
@@ -74,6 +94,7 @@ def tables(threads_csv: str, qd_csv: str) -> dict[str, str]:
             r = t[n, m]
             mem.append(f"| {n} | {m} | " + " | ".join(f"{r['mem_ops_per_s.' + k] / 1e6:,.0f}" for k in MEM_KEYS) + " |")
     out["threads-memops"] = "\n".join(mem)
+    out["memops-32"] = _memops_32(t)
     act = ["| threads | mode | " + " | ".join(f"`{a}`" for a in ACTIONS) + " |", "|---:|---|" + "---:|" * len(ACTIONS)]
     for m in ("interrupt", "hybrid"):
         for n in (1, 16, 32, 64):

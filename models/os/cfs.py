@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
+from models.os.cost import Cost
 from models.os.costs import CostTable
 from models.os.execution import IDLE, NONE, POLL, RUN
 from models.os.irq import IrqEntry
@@ -45,6 +46,17 @@ class Cfs(IrqEntry):
         ct: CostTable = host.costs
         self.cost_cs = ct.get("ctx_switch", actions={"switch": 1})
         self.cost_kcs = ct.get("ctx_switch_kthread", actions={"kthread_switch": 1})
+        self._levels = k.cgroup_depth + 1
+        # the cgroup levels queued with a task whose CPU had no other user task (enqueue_entity of each
+        # group entity), and dequeued with the last one (dequeue_entity, with its update_curr): parts
+        # of the wake-up's and the dequeue's cycles, counted for their memory operations
+        self.cost_group_enqueue = ct.get("group_enqueue", actions={"entity_enqueue": k.cgroup_depth})
+        self.cost_group_dequeue = ct.get(
+            "group_dequeue", actions={"entity_dequeue": k.cgroup_depth, "update_curr": k.cgroup_depth}
+        )
+        #: the switches' load and pressure accounting levels, by (from the idle task, previous task a
+        #: kernel thread, next task a kernel thread, previous task still queued)
+        self._cs_accounting: dict[tuple[bool, bool, bool, bool], Cost] = {}
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
         # leaving idle: the idle loop's exit (the idle task's time), then the switch (the task's)
         self.cost_idle_exit = ct.get("idle_exit", actions={"idle_exit": 1})
@@ -63,6 +75,17 @@ class Cfs(IrqEntry):
         self.cost_dequeue_kthread = ct.get("dequeue_sleep_kthread", actions={"pelt_update": 1, "psi_change": 1})
         self.min_vruntime = 0.0
         self._slice_call: Call | None = None
+
+    def no_user_task(self, queued_only: bool = False) -> bool:
+        """No user task runs (unless ``queued_only``) or waits on this CPU: the user cgroup's group
+        entities are not queued here (kernel threads live in the root)."""
+        cur = self.current
+        if not queued_only and cur is not None and not cur.kthread:
+            return False
+        for t in self.rq:
+            if not t.kthread:
+                return False
+        return True
 
     def charge_runtime(self, task: Task, now: float) -> None:
         """Charge ``task`` its time on the CPU up to ``now``. Its clock starts at its pick, which
@@ -114,7 +137,12 @@ class Cfs(IrqEntry):
     def _switch_out(self, task: Task, voluntary: bool, resume, iowait: bool = False) -> None:
         now = self.engine.now
         if voluntary:  # dequeue_task: the sleeping task's own time (update_curr runs after it)
-            self.add_carry(self.cost_dequeue_kthread if task.kthread else self.cost_dequeue)
+            if task.kthread:
+                self.add_carry(self.cost_dequeue_kthread)
+            else:
+                self.add_carry(self.cost_dequeue)
+                if self.no_user_task(queued_only=True):
+                    self.add_carry(self.cost_group_dequeue)  # it was its cgroup's last task here
         # the work carried so far is the task's own (its syscall's tail, its dequeue): it runs until
         # that ends (put_prev_task's update_curr)
         self.charge_runtime(task, self.clock())
@@ -136,7 +164,7 @@ class Cfs(IrqEntry):
             self.rq.append(task)
         self.current = None
         self.need_resched = False
-        self._schedule(False, task.kthread)
+        self._schedule(False, task.kthread, not voluntary)
 
     def preemption_point(self, then) -> None:
         """A return to user space (or cond_resched): if a woken task should preempt the current
@@ -157,11 +185,43 @@ class Cfs(IrqEntry):
                 best = i
         return rq.pop(best)
 
-    def _schedule(self, from_idle: bool, prev_kthread: bool = False) -> None:
+    def _switch_accounting(self, from_idle: bool, prev_kthread: bool, kthread: bool, prev_queued: bool) -> Cost:
+        """The levels of a switch's load and pressure accounting, to a task (a kernel thread if
+        ``kthread``): sub-actions whose cycles are ctx_switch_cycles', counted for their memory
+        operations (models.os.memops; a bundle of no cycles beside the switch's). pick_next_task_fair
+        from the idle task (its "simple" path) makes the next task's entity current at every level
+        (set_next_entity -> update_load_avg each), and psi_task_switch marks it on the CPU in every
+        group; between two tasks of one cgroup (user tasks share one here: fio's job threads are one
+        session's) only the leaf entities change (put_prev_entity updates the previous one's load if
+        it is still queued) and psi stops at the first group where a task is on the CPU; a kernel
+        thread lives in the root: the walk between it and a task covers the task's levels."""
+        key = (from_idle, prev_kthread, kthread, prev_queued)
+        cost = self._cs_accounting.get(key)
+        if cost is None:
+            levels = self._levels
+            mine = 1 if kthread else levels  # the next task's levels
+            queued = 1 if prev_queued else 0
+            curr = queued  # update_curr on the way down: levels whose current entity is queued
+            if from_idle:  # (the simple path: no update_curr)
+                pelt, psi, curr = mine, mine, 0
+            elif prev_kthread == kthread:  # one cgroup: the leaf level; the ancestors' entities run on
+                pelt, psi = 1 + queued, 0
+                curr += mine - 1
+            elif kthread:  # task -> kernel thread: the task's levels put back if it is queued
+                pelt, psi = 1 + (levels if prev_queued else 0), 0
+            else:  # kernel thread -> task: the task's levels set; psi up to the root, where both are
+                pelt, psi = levels + queued, levels - 1
+            acts = {"pelt_switch": pelt, "psi_switch": psi, "update_curr": curr}
+            cost = self.host.costs.get("switch_accounting", actions=acts)
+            self._cs_accounting[key] = cost
+        return cost
+
+    def _schedule(self, from_idle: bool, prev_kthread: bool = False, prev_queued: bool = False) -> None:
         """Pick the next task (or the idle task) and switch to it. The switch's cycles are carried
         into the task's next segment instead of taking an event of their own. A switch between a
         task and a kernel thread (``prev_kthread``, or the next task is one) costs
-        ``kthread_switch_cycles`` (no address-space switch)."""
+        ``kthread_switch_cycles`` (no address-space switch); ``prev_queued``: the previous task was
+        preempted (still runnable)."""
         if self.rq:
             nxt = self._pick()
             self.current = nxt
@@ -178,6 +238,7 @@ class Cfs(IrqEntry):
             start = self.clock()
             self.settle_carry(None)
             self.add_carry(cost)
+            self.add_carry(self._switch_accounting(from_idle, prev_kthread, nxt.kthread, prev_queued))
             if not nxt.kthread and (nxt is not self._last_user or self._caches_flushed):
                 self._cold_start(nxt)
             cpu = self.cpu

@@ -40,7 +40,34 @@ ACTIONS = {
     "hrtimer_program": ("hrtimer_start_cycles", "timer"),  # hrtimer_start / tick (re)programming + clock reads
     "hrtimer_expire": ("hrtimer_expire_cycles", "timer"),  # hrtimer_interrupt + the expired timer's callback
 }
-ACTION_INDEX = {name: i for i, name in enumerate(ACTIONS)}
+#: Kernel actions with no cycles of their own: parts of the code of an action or cost above, counted
+#: one by one because the memory operations they execute differ with the event (models.os.memops:
+#: their operations are derived from the data they touch). name -> (the :class:`KernelCosts` field
+#: whose cycles include them, the layer of those cycles). The run counts them with the actions; the
+#: summary reports them with the memory operations (``kernel_sub_actions_per_io``).
+SUB_ACTIONS = {
+    # set_next_entity / put_prev_entity's update_load_avg at each level a switch walks (pick_next_task_fair)
+    "pelt_switch": ("ctx_switch_cycles", "scheduler"),
+    # psi_task_switch: psi_group_change for the next task's TSK_ONCPU at each group up to the common one
+    "psi_switch": ("ctx_switch_cycles", "scheduler"),
+    # update_curr at each level pick_next_task_fair walks down with its current entity still queued, and
+    # at each group entity dequeued (it is its level's current one)
+    "update_curr": ("ctx_switch_cycles", "scheduler"),
+    # enqueue_entity / dequeue_entity of a group entity: a cgroup level queued or dequeued with the task
+    "entity_enqueue": ("wakeup_cycles", "scheduler"),
+    "entity_dequeue": ("pelt_level_cycles", "scheduler"),
+    # select_idle_sibling past a busy target: recent_used_cpu, test_idle_cores, select_idle_smt,
+    # select_idle_cpu's mask and scan-cost bookkeeping (the CPUs examined are idle_scan)
+    "select_idle_sibling": ("idle_scan_cycles", "scheduler"),
+    # update_cfs_group -> reweight_entity: a group entity's share at an enqueue or dequeue, per cgroup level
+    "cfs_group_update": ("pelt_level_cycles", "scheduler"),
+    "ttwu_queue": ("wakeup_cycles", "scheduler"),  # a remote wake-up's wake list entry and IPI, on the waker
+    "ttwu_pending": ("ipi_cycles", "irq"),  # the IPI's flush_smp_call_function_queue -> sched_ttwu_pending
+    # hrtimer_reprogram -> tick_program_event -> clockevents_program_event: the armed timer is the first,
+    # or hrtimer_interrupt programs the next expiry
+    "clockevent_program": ("hrtimer_start_cycles", "timer"),
+}
+ACTION_INDEX = {name: i for i, name in enumerate((*ACTIONS, *SUB_ACTIONS))}
 
 #: Warm cycles per instruction by kind of code (``KernelCosts.cpi_by_layer``'s defaults). Estimates
 #: for a 4-wide out-of-order x86 core (Broadwell to Zen 4: at most 4 instructions retired per cycle,
@@ -291,9 +318,10 @@ class KernelCosts(Model):
         3,
         ge=0,
         le=64,
-        description="cgroup levels between a task and the root (a systemd login session:"
-        " user.slice / user-N.slice / session-N.scope), each with its own load averages and"
-        " pressure-stall state",
+        description="cgroup levels between a task and the root, each with its own load averages, group"
+        " entity and pressure-stall state. Default: a process of a systemd login session, which"
+        " systemd-logind places in session-N.scope under user-UID.slice under user.slice (systemd.special(7),"
+        " systemd.slice(5)); a system service is 2 deep (system.slice / NAME.service), a container more",
     )
     pelt_level_cycles: float = Field(
         150,
@@ -682,13 +710,17 @@ class KernelCosts(Model):
         return (self.cgroup_depth + 1) * (self.pelt_level_cycles + self.psi_level_cycles)
 
     def accounting_actions(self) -> dict[str, int]:
-        """The actions of :meth:`accounting_cycles`: one PELT update and one PSI change per level."""
-        return {"pelt_update": self.cgroup_depth + 1, "psi_change": self.cgroup_depth + 1}
+        """The actions of :meth:`accounting_cycles`: one PELT update and one PSI change per level,
+        and each cgroup level's group entity re-weighted (update_cfs_group, part of its PELT work)."""
+        levels = self.cgroup_depth + 1
+        return {"pelt_update": levels, "psi_change": levels, "cfs_group_update": self.cgroup_depth}
 
     def action_cycles(self, actions: dict[str, float]) -> dict[str, float]:
         """Cycles by layer of executing ``actions`` ({action: times}, :data:`ACTIONS`)."""
         out: dict[str, float] = {}
         for name, times in actions.items():
+            if name in SUB_ACTIONS:
+                continue  # their cycles are the enclosing action's
             field, layer = ACTIONS[name]
             out[layer] = out.get(layer, 0.0) + times * getattr(self, field)
         return out

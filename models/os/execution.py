@@ -309,7 +309,7 @@ class Execution:
         """``task`` leaves the CPU (models.os.cfs)."""
         raise NotImplementedError
 
-    def _schedule(self, from_idle: bool, prev_kthread: bool = False) -> None:
+    def _schedule(self, from_idle: bool, prev_kthread: bool = False, prev_queued: bool = False) -> None:
         """Switch to the next task or to idle (models.os.cfs)."""
         raise NotImplementedError
 

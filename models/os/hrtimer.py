@@ -61,12 +61,23 @@ class Hrtimers(Polling):
         super().__init__(host, cpu, governor, sched, balancer)
         self._timer_cost: Cost = host.timer_cost
         self.timers: list[Timer] = []  # a heap by expiry (cancelled ones leave it lazily)
+        #: the tick's next expiry (tick_sched_timer, an hrtimer of this CPU too; models.os.idle runs it)
+        self._tick_call: Call | None = None
+        # a started timer that expires before every other one of this CPU reprograms the clock event
+        # device (hrtimer_reprogram); its cycles are part of hrtimer_start_cycles
+        self._cost_clockevent: Cost = host.costs.get("clockevent_program", actions={"clockevent_program": 1})
 
     def start_timer(self, delay_ns: float, fire) -> Timer:
-        """Arm an hrtimer on this CPU; at expiry a timer interrupt runs ``fire(runner)``."""
+        """Arm an hrtimer on this CPU; at expiry a timer interrupt runs ``fire(runner)``. If it is
+        the CPU's earliest timer (the tick's included), the clock event device is reprogrammed."""
         delay_ns += self._carry_ns  # armed at the end of carried work
         now = self.engine.now
-        timer = Timer(now + delay_ns, self, fire)
+        expiry = now + delay_ns
+        first = self.next_timer()
+        tick = self._tick_call
+        if (first is None or expiry < first.expiry) and (tick is None or expiry < tick.time):
+            self.add_carry(self._cost_clockevent)  # it is the CPU's earliest timer now
+        timer = Timer(expiry, self, fire)
         _heappush(self.timers, timer)
         self.next_timer()  # cancelled timers at the front of the heap go here too (not only on idle entry)
         timer.call = self.engine.call_in(delay_ns, timer.expire)

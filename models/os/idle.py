@@ -23,7 +23,6 @@ from models.os.hrtimer import Hrtimers
 from models.os.irqwork import FixedIrq
 from models.os.sched_config import SchedConfig
 from models.os.task import Task
-from simcore.engine import Call
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
@@ -59,8 +58,9 @@ class IdleLoop(Hrtimers):
         self._waking = False  # leaving idle outside an IRQ: the switch in follows the C-state exit
         # NOHZ idle: stopping the tick cancels its hrtimer and programs the clock event device for
         # the next timer; restarting it re-arms it (each an hrtimer (re)programming)
-        self.cost_tick_stop = ct.get("tick_stop", actions={"hrtimer_program": 1})
-        self.cost_tick_restart = ct.get("tick_restart", actions={"hrtimer_program": 1})
+        # (each moves the earliest timer: the clock event device is programmed)
+        self.cost_tick_stop = ct.get("tick_stop", actions={"hrtimer_program": 1, "clockevent_program": 1})
+        self.cost_tick_restart = ct.get("tick_restart", actions={"hrtimer_program": 1, "clockevent_program": 1})
         self._tick_restart_due = False
         self.avg_idle_ns = 2.0 * sched.migration_cost_ns  # rq->avg_idle (starts at 2 x migration cost)
         self.iowaiters = 0  # rq->nr_iowait: tasks of this runqueue asleep in IO wait
@@ -72,7 +72,6 @@ class IdleLoop(Hrtimers):
         # the CPU runs or idles briefly (NOHZ idle stops it, tick_nohz_idle_exit restarts it)
         self._tick_ns = 1e9 / sched.tick_hz
         self._tick_on = sched.tick
-        self._tick_call: Call | None = None
         self._tick_irq = FixedIrq(host.tick_cost, _tick_softirq, "tick")
         #: rq->has_blocked_load (set when the tick stops, cleared once decayed) and when this CPU's
         #: last task stopped running (ns): the nohz stats kick's state (models.os.balance)

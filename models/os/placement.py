@@ -110,6 +110,13 @@ class Wakeup(Cfs):
         self.cost_wakeup = ct.get("wakeup", actions={"wakeup": 1, **k.accounting_actions()})
         self.cost_wakeup_kthread = ct.get("wakeup_kthread", actions={"wakeup": 1, "pelt_update": 1, "psi_change": 1})
         self.cost_migrate = ct.get("migrate", actions={"migrate": 1})
+        # a wake-up on another CPU's runqueue: the waker queues the task on the target's wake list and
+        # sends the IPI (ttwu_queue_wakelist), whose handler takes it off (sched_ttwu_pending); their
+        # cycles are the wake-up's and the IPI's
+        self.cost_ttwu_queue = ct.get("ttwu_queue", actions={"ttwu_queue": 1})
+        self.cost_ttwu_pending = ct.get("ttwu_pending", actions={"ttwu_pending": 1})
+        # select_idle_sibling's path past a busy CPU (its CPUs examined: idle_scan), cycles idle_scan's
+        self.cost_sis = ct.get("select_idle_sibling", actions={"select_idle_sibling": 1})
         self._scan_costs: dict[int, Cost] = {}
         #: a remote wake-up's cache-line fetch, by its cycles (Package.line_transfer_cycles)
         self._line_costs: dict[float, Cost] = {}
@@ -135,12 +142,13 @@ class Wakeup(Cfs):
             # a stall of the fabric's transfer time (Package.line_transfer_cycles: more across sockets)
             cycles = self.host.pkg.line_transfer_cycles(target.id, self.id)
             task.state = WAKING  # a second wake-up before the IPI lands finds it waking (ttwu)
+            self.add_carry(self.cost_ttwu_queue)
             if cycles:
                 line = self.line_cost(cycles)
                 self.add_carry(line)
                 self.send_ipi(target, lambda r, t=task, c=line: r._enqueue_remote(t, c))
             else:
-                self.send_ipi(target, lambda r, t=task: r._enqueue_woken(t))
+                self.send_ipi(target, lambda r, t=task: r._enqueue_remote(t, None))
 
     def line_cost(self, cycles: float) -> Cost:
         """The bundle of one cache-line fetch of ``cycles`` (a stall: the 'cache' layer)."""
@@ -149,10 +157,13 @@ class Wakeup(Cfs):
             cost = self._line_costs[cycles] = self.host.costs.get("remote_wake_line", cache=cycles)
         return cost
 
-    def _enqueue_remote(self, task: Task, line: Cost) -> None:
-        """A task woken from another CPU arrives (the IPI's handler): its wake entry's line is
-        fetched from the waker, then it is enqueued."""
-        self.add_carry(line)
+    def _enqueue_remote(self, task: Task, line: Cost | None) -> None:
+        """A task woken from another CPU arrives (the IPI's handler takes it off the wake list): its
+        wake entry's line is fetched from the waker (``line``: none within a core), then it is
+        enqueued."""
+        self.add_carry(self.cost_ttwu_pending)
+        if line is not None:
+            self.add_carry(line)
         self._enqueue_woken(task)
 
     def _enqueue_woken(self, task: Task) -> None:
@@ -165,6 +176,8 @@ class Wakeup(Cfs):
             slept_on.iowaiters -= 1  # nr_iowait of the runqueue it slept on (it may have moved)
             task.iowait = False
         task.state = RUNNABLE
+        if not task.kthread and self.no_user_task():
+            self.add_carry(self.cost_group_enqueue)  # the first of its cgroup here: its levels are queued
         if self.cpufreq_hook is not None:
             self.cpufreq_hook(self, self.engine.now, iowait)
         floor = self.min_vruntime - self._sleeper_credit_ns
@@ -195,6 +208,8 @@ class Wakeup(Cfs):
             return prev
         target, examined = select_wake_cpu(self.runners, task, cast("CpuRunner", self))
         self.add_carry(self.scan_cost(examined - 1))
+        if examined > 2:  # past the previous CPU and the waker's: the LLC is searched
+            self.add_carry(self.cost_sis)
         if target is not prev:
             self._migrate(task, target)
         return target

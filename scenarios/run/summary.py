@@ -13,7 +13,7 @@ from models.host import Host
 from models.ioengines.fio_run import FioRun
 from models.os import memops
 from models.os.cost import OPTIONAL_LAYERS
-from models.os.costs import ACTIONS, LAYERS
+from models.os.costs import ACTION_INDEX, ACTIONS, LAYERS, SUB_ACTIONS
 from models.power import average_power, read_energy
 from scenarios.config.host import RunConfig
 from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs, sync_latencies
@@ -302,9 +302,11 @@ def _add_mechanism_metrics(
     smt = smt_stall_cycles(host, s, end)
     summary.update(perf_stat(plat, summary["cycles_per_s"], layer_instructions(host, s), smt, dur_s, per_io))
     actions_per_s = kernel_actions_per_s(host, s, dur_s)
-    summary["kernel_actions_per_io"] = {a: n * dur_s / per_io for a, n in actions_per_s.items()}
+    summary["kernel_actions_per_io"] = {a: actions_per_s[a] * dur_s / per_io for a in ACTIONS}
     k = plat.kernel
     if k.mem_ops_per_cycle or k.mem_ops_per_action:
+        # the parts of actions counted for their memory operations (models.os.costs.SUB_ACTIONS)
+        summary["kernel_sub_actions_per_io"] = {a: actions_per_s[a] * dur_s / per_io for a in SUB_ACTIONS}
         summary["mem_ops_per_s"] = memops.rates_per_s(
             k.mem_ops_per_cycle,
             non_action_cycles(k, summary["cycles_per_s"], actions_per_s),
@@ -478,10 +480,10 @@ def perf_stat(
 
 
 def kernel_actions_per_s(host: Host, s: Snapshot, dur_s: float) -> dict[str, float]:
-    """Executions per second of each kernel action (models.os.costs.ACTIONS) since ``s``: the
-    cost bundles charged x the actions each executes."""
+    """Executions per second of each kernel action and sub-action (models.os.costs.ACTIONS,
+    SUB_ACTIONS) since ``s``: the cost bundles charged x the actions each executes."""
     bundles = host.costs.bundles
-    counts = [0.0] * len(ACTIONS)
+    counts = [0.0] * len(ACTION_INDEX)
     for i, r in enumerate(host.runners):
         before = s.counts[i]
         for idx, cnt in r.counts.items():
@@ -489,7 +491,7 @@ def kernel_actions_per_s(host: Host, s: Snapshot, dur_s: float) -> dict[str, flo
             if d:
                 for a, times in bundles[idx].actions:
                     counts[a] += d * times
-    return {name: counts[j] / dur_s for j, name in enumerate(ACTIONS)}
+    return {name: counts[j] / dur_s for name, j in ACTION_INDEX.items()}
 
 
 def non_action_cycles(k, cycles_per_s: dict[str, float], actions_per_s: dict[str, float]) -> dict[str, float]:

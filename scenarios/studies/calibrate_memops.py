@@ -5,12 +5,14 @@ second by kernel directory and function group, 4 KiB random reads, 32 threads), 
 classic-polling columns only.
 
 Unknowns: operations per execution of each (kernel action, cell) pair allowed by
-:data:`models.os.memops.ACTION_CELLS` (a switch, a wake-up, a PELT update, ...: counted by the run)
-and operations per cycle of each (other source of CPU work, cell) pair allowed by
+:data:`models.os.memops.ACTION_CELLS` (a switch, a wake-up, a PELT update, ...: counted by the run;
+a sub-action of :data:`models.os.memops.MEMOPS_AS` counts as its action), except the actions whose
+operations are derived from the data they touch (:data:`models.os.memops.DERIVED_OPS`: known terms,
+taken off the targets), and operations per cycle of each (other source of CPU work, cell) pair allowed by
 :data:`models.os.memops.SOURCE_CELLS`. The two columns give 24 equations (relative error); a weak
 prior (weight ``PRIOR``) pulls every unknown towards the average intensity of the measured kernel
 work spread evenly over its cells (for an action: times its cycles), which decides what the two
-columns do not exercise (the hrtimer code only hybrid polling runs). Solved with bounded linear
+columns do not exercise. Solved with bounded linear
 least squares (scipy ``lsq_linear``, operations >= 0). The hybrid-polling column and every other
 thread count are then predictions of the model: what it executes, action by action.
 
@@ -23,7 +25,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from models.os.costs import ACTIONS
-from models.os.memops import ACTION_CELLS, CELLS, KEYS, SOURCE_CELLS, rates_per_s
+from models.os.memops import ACTION_CELLS, CELLS, FITTED_ACTIONS, KEYS, MEMOPS_AS, SOURCE_CELLS, rates_per_s
 from models.platforms import POLL_ENERGY_FIT, optane900p_e3_1230v5
 from scenarios.data import reference
 from scenarios.run.summary import non_action_cycles  # the summary's own split
@@ -53,10 +55,20 @@ def source_work(runtime_ms: int = 60, progress=None) -> dict:
     for mode in ("interrupt", "classic_polling", "hybrid_polling"):
         s = run_mode(POLL_ENERGY_FIT, mode, runtime_ms=runtime_ms, threads=32)
         per_s = s["iops"]
-        actions = {a: n * per_s for a, n in s["kernel_actions_per_io"].items()}
+        counted = {**s["kernel_actions_per_io"], **s["kernel_sub_actions_per_io"]}
+        actions = {a: n * per_s for a, n in counted.items()}
         out[mode] = {"cycles": non_action_cycles(kcosts, s["cycles_per_s"], actions), "actions": actions}
         if progress is not None:
             progress.update()
+    return out
+
+
+def _as_fitted(actions: dict[str, float]) -> dict[str, float]:
+    """Executions per second by fitted action: a sub-action of MEMOPS_AS counts as its action."""
+    out: dict[str, float] = {}
+    for name, n in actions.items():
+        a = MEMOPS_AS.get(name, name)
+        out[a] = out.get(a, 0.0) + n
     return out
 
 
@@ -65,18 +77,20 @@ def fit(work: dict) -> dict:
     """{"per_cycle": {source: {cell: ops per cycle}}, "per_action": {action: {cell: ops per action}}}."""
     kcosts = optane900p_e3_1230v5().kernel
     cols = [("cycles", src, cell) for src, cells in SOURCE_CELLS.items() for cell in cells] + [
-        ("actions", act, cell) for act, cells in ACTION_CELLS.items() for cell in cells
+        ("actions", act, cell) for act in FITTED_ACTIONS for cell in ACTION_CELLS[act]
     ]
     meas = table2()
     rows, rhs = [], []
     for mode in ("interrupt", "classic_polling"):
+        counts = {"cycles": work[mode]["cycles"], "actions": _as_fitted(work[mode]["actions"])}
+        known = rates_per_s({}, {}, None, work[mode]["actions"])  # the derived actions' operations
         for key in KEYS:
             target = meas[mode][key] * 1e6
             scale = 1.0 / max(target, 1e6)  # relative error (absolute below 1 M/s)
             rows.append(
-                [work[mode][kind].get(name, 0.0) * scale if key in CELLS[cell] else 0.0 for kind, name, cell in cols]
+                [counts[kind].get(name, 0.0) * scale if key in CELLS[cell] else 0.0 for kind, name, cell in cols]
             )
-            rhs.append(target * scale)
+            rhs.append((target - known[key]) * scale)
     a = np.array(rows)
     b = np.array(rhs)
     # average intensity of the measured kernel work: kernel memory ops / kernel cycles
