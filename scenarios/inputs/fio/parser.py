@@ -1245,7 +1245,8 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
         if engines is not None and engine not in engines:
             raise fail(
                 f"option '{it.key}' is an option of ioengine {'/'.join(sorted(engines))}, "
-                f"not of ioengine={engine}; fio would reject it too (Bad option)",
+                f"not of ioengine={engine}; fio rejects it too: "
+                f"'Bad option <{it.key}{'' if it.value is None else '=' + it.value}>'",
                 it,
             )
     for field, engines in _ENGINE_FIELDS.items():
