@@ -73,6 +73,8 @@ class Request(NvmeCommand):
         self.flags = 0
         self.placement = 0  # FDP placement handle (NVMe passthrough writes of fio's fdp=1)
         self.status = 0  # the device's completion status (0: success)
+        self.meta_bytes = 0  # metadata moved from a separate buffer (NVMe passthrough on a namespace with metadata)
+        self.prinfo = 0  # protection information action and checks (models.ssd.command PRACT, PRCHK_*)
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.iosched); 0: none (the task's)
         self.done_cb: Callable[[Any, Request], None] | None = (
             None  # async engines: called as done_cb(runner, req) at completion

@@ -425,7 +425,14 @@ _NOFS = (
     "stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
     "no growth, no filling, no locks"
 )
-_add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
+# (atomic is in options.c's general table; init.c then refuses an engine without FIO_ATOMICWRITES)
+_add(
+    "used",
+    "bool",
+    "atomic",
+    help="RWF_ATOMIC writes (Linux 6.11; a power of two within the device's atomic write unit)",
+    general=True,
+)
 _add("limited", "bool", "file_append", neutral=("0",), reason=_NOFS)
 _add(
     "used",
@@ -594,7 +601,13 @@ _add(
 )
 _add("ignored", "str", "libaio_vectored")
 _add("ignored", "str", "http_object_mode http_s3_security_token rbd_encryption_format rbd_encryption_passphrase")
-_add("ignored", "str", "md_per_io_size pi_act pi_chk apptag apptag_mask")
+_add(
+    "used",
+    "str",
+    "md_per_io_size pi_act pi_chk apptag apptag_mask",
+    help="NVMe end-to-end protection information (io_uring_cmd): separate metadata buffer bytes per IO,"
+    " PRACT, the PRCHK checks (GUARD,APPTAG,REFTAG), the application tag and mask",
+)
 _add("ignored", "str", "readfua writefua sg_write_mode stream_id")
 _add("ignored", "str", "hostname port")
 _add("ignored", "str", "interface ttl nodelay protocol window_size mss")

@@ -177,12 +177,6 @@ def check_zoned(state: dict[str, Any], last: dict, fail) -> None:
             " (fio refuses it too: 'Using direct I/O is mandatory for writing to ZBD drives')",
             last.get("direct") or last.get("zonemode"),
         )
-    if state["fdp"] and buffered:
-        raise fail(
-            "fdp=1 needs direct=1: buffered writes reach the device through writeback, without the job's"
-            " placement handles",
-            last.get("direct") or last.get("fdp"),
-        )
     if (state["fdp_pli"] or last.get("fdp_pli_select")) and not state["fdp"]:
         raise fail("options 'fdp_pli' / 'fdp_pli_select' need fdp=1", last.get("fdp_pli") or last.get("fdp_pli_select"))
 
@@ -278,6 +272,11 @@ def resolve_zoned(job, ssd) -> Any:
         update.update(offset_zones=None, offset_bytes=job.offset_zones * zone)
     if job.fdp:
         _check_fdp_engine(job, where)
+        if (not job.direct and job.ioengine != "io_uring_cmd") or job.ioengine == "mmap":
+            raise ConfigError(
+                f"{where}: fdp=1 needs direct=1: buffered writes reach the device through writeback, without"
+                " the job's placement handles"
+            )
         handles = ssd.ftl.placement_handles
         if not ssd.ftl.enabled or handles < 2:
             raise ConfigError(
