@@ -317,7 +317,8 @@ class NvmeDevice:
         now = self.engine.now
         op = req.op
         nbytes = req.nbytes
-        xfer = (nbytes + req.meta_bytes) * self._ns_per_byte  # (a separate metadata buffer's bytes too)
+        moved = nbytes + req.meta_bytes  # the data and a separate metadata buffer's bytes (MPTR)
+        xfer = moved * self._ns_per_byte
         if self.apst is None:
             t = now + self._fetch_ns
         else:  # an idle controller may first have to leave a low-power state
@@ -340,7 +341,7 @@ class NvmeDevice:
                 lstart = self._link.reserve(t, xfer)
                 t = lstart + xfer
                 if path is not None and not program_ns:
-                    t = self._write_path(path, lstart, t, nbytes)
+                    t = self._write_path(path, lstart, t, moved)
             units = self._units
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
@@ -368,7 +369,7 @@ class NvmeDevice:
             self.busy_unit_ns[op] += busy
             if is_read:
                 if path is not None:
-                    end = self._read_path(path, end, nbytes, xfer)
+                    end = self._read_path(path, end, moved, xfer)
                 end = self._link.reserve(end, xfer) + xfer
         req.t_dev_start = start
         req.t_dev_end = end
