@@ -19,10 +19,7 @@ fio's thread computes (fio 3.41, engines/nvme.c and engines/io_uring.c).
 
 from __future__ import annotations
 
-from models.ssd.command import PRACT
-
-#: fio's pi_chk names -> the PRCHK bits of the command (models.ssd.command)
-PRCHK_BITS = {"GUARD": 0x4, "APPTAG": 0x2, "REFTAG": 0x1}
+from models.os.request import PI_ACTION, PI_CHECKS
 
 
 class PiPlan:
@@ -50,9 +47,9 @@ class PiPlan:
         self.unit = lba_bytes + ms if (ms and extended) else lba_bytes
         #: metadata bytes per block from the separate buffer (0: none, or inside the data)
         self.meta_per_lba = ms if (ms and not extended) else 0
-        prinfo = PRACT if pi_act else 0
+        prinfo = PI_ACTION if pi_act else 0
         for name in checks:
-            prinfo |= PRCHK_BITS[name]
+            prinfo |= PI_CHECKS[name]
         self.prinfo = prinfo
         cycles = 0.0
         if pi_type and not pi_act:  # fio builds (writes) and checks (reads) each block's tuple

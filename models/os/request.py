@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Final
 
-from models.ssd.command import NvmeCommand
+from models.ssd.command import PRACT, PRCHK_APP, PRCHK_GUARD, PRCHK_REF, NvmeCommand
 from models.ssd.irq_generation import BARRIER, URGENT
 
 if TYPE_CHECKING:
@@ -18,6 +18,10 @@ WRITE: Final = "write"
 #: are the device's (:mod:`models.ssd.irq_generation`)
 REQ_URGENT: Final = URGENT
 REQ_BARRIER: Final = BARRIER
+#: ``Request.prinfo`` bits: the NVMe command's protection information action and checks (a
+#: passthrough command's cdw12 PRINFO, set by the application: fio's pi_act and pi_chk)
+PI_ACTION: Final = PRACT
+PI_CHECKS: Final = {"GUARD": PRCHK_GUARD, "APPTAG": PRCHK_APP, "REFTAG": PRCHK_REF}
 
 
 class Request(NvmeCommand):

@@ -32,12 +32,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from models.os.kernel_version import has, parse_version
+from models.os.request import PI_CHECKS
 from simcore.errors import ConfigError
 
 from .units import parse_bool, parse_int, parse_size
 
-#: fio's pi_chk names -> the command's PRCHK bits (models.ssd.command)
-PI_CHECKS = {"GUARD": 0x4, "APPTAG": 0x2, "REFTAG": 0x1}
 #: the engines that set RWF_ATOMIC (fio's FIO_ATOMICWRITES flag, 3.41)
 ATOMIC_ENGINES = ("pvsync2", "libaio", "io_uring")
 
@@ -190,7 +189,7 @@ def resolve_protection(job, plat) -> Any:
         _check_atomic_device(job, plat, where)
     if job.ioengine == "io_uring_cmd":
         _check_passthru_format(job, ns, where)
-    elif ns.metadata_bytes and job.ioengine not in ("cpuio",):
+    elif ns.metadata_bytes and job.ioengine not in ("cpuio", "null"):  # (no device IO)
         raise ConfigError(
             f"{where}: ioengine={job.engine_library or job.ioengine} on a namespace with metadata"
             f" ({ns.metadata_bytes} bytes per block) is not modelled: through the block device Linux"
