@@ -31,6 +31,7 @@ from scenarios.config.host import resolve
 from scenarios.inputs.fio.parser import parse_fio_file
 from scenarios.run.simulate import simulate
 from simcore.engine import Engine
+from simcore.errors import ConfigError
 from simcore.rng import RngStreams
 
 ZONE = 1 << 20
@@ -305,3 +306,48 @@ def test_zbd_parse_keeps_zone_options():
     w = jobs[0]
     assert (w.zonemode, w.zonesize_bytes, w.max_open_zones, w.job_max_open_zones) == ("zbd", 256 << 20, 8, 2)
     assert w.size_zones == 16 and jobs[2].read_beyond_wp
+
+
+def test_zbd_random_trim_moves_to_the_nearest_zone_with_data_and_ends_without_one():
+    """fio 3.41's zbd_adjust_block (DDIR_TRIM) and zbd_find_zone: a random trim of an empty zone
+    resets the nearest zone holding data (up, then down, alternating), and with none the job ends;
+    a sequential trim takes its own zone."""
+    zbd = _zbd(0)
+    info = zbd.info
+    info.wp[2], info.wp[7] = 4096, 8192
+    assert zbd.trim(4 * ZONE) == 2 * ZONE  # zones 5, 3 empty; 6 empty, 2 has data (distance 2 down)
+    assert info.wp[2] == 0 and info.resets == 1
+    assert zbd.trim(0) == 7 * ZONE
+    assert zbd.trim(3 * ZONE) is None  # nothing left: fio's io_u_eof
+    seq = _zbd(0, random=False)
+    assert seq.trim(5 * ZONE) == 5 * ZONE and seq.info.resets == 0  # an empty zone: no reset counted
+
+
+def test_zbd_threshold_reset_of_an_empty_zone_issues_no_ioctl():
+    """__zbd_reset_zone returns at once for a zone without data: the threshold's every-Nth write
+    lands on an empty zone without a reset before it."""
+    zbd = _zbd(0, zrt=0.0, zrf=1.0)  # threshold 0: every write would reset its zone first
+    assert zbd.write(0, 4096) == [("write", 4096, 0)]  # the zone was empty: no reset
+    assert zbd.write(0, 4096) == [("zone_reset", 0, 0), ("write", 4096, 0)]
+
+
+def test_zbd_trim_block_size_must_be_the_zone_size(tmp_path):
+    job = tmp_path / "t.fio"
+    job.write_text("[t]\nzonemode=zbd\ndirect=1\nfilename=/dev/nvme0n1\nrw=randtrim\nbs=64m\nsize=4z\nruntime=5ms\n")
+    with pytest.raises(ConfigError, match="trim block size 67108864 is not the zone size 268435456"):
+        resolve(job_file=str(job), platform=PLATFORM, sets=SETS)
+
+
+def test_zone_resets_of_the_reset_threshold_cost_the_writer_time(tmp_path):
+    """zone_reset_frequency=0.5 over a threshold of 0: every second write first resets its zone,
+    an ioctl the thread sleeps in (1.66 ms and more on the ZN540): far fewer writes in the same time
+    than with resets only of full zones."""
+    base = "[w]\nzonemode=zbd\ndirect=1\nfilename=/dev/nvme0n1\nioengine=psync\nrw=randwrite\nbs=1m\nsize=4z\n"
+    out = {}
+    for name, extra in (("full", ""), ("gc", "zone_reset_threshold=0\nzone_reset_frequency=0.5\n")):
+        job = tmp_path / f"{name}.fio"
+        job.write_text(base + extra + "runtime=60ms\ntime_based\n")
+        out[name] = simulate(resolve(job_file=str(job), platform=PLATFORM, sets=SETS)).summary
+    resets = {n: s["ssd_media"]["ssd0"]["zone_resets"] for n, s in out.items()}
+    assert resets["gc"] >= 0.25 * out["gc"]["ios"] and resets["full"] <= 1
+    assert out["gc"]["iops"] < 0.6 * out["full"]["iops"]

@@ -24,6 +24,11 @@ FDP_SETS = ["--set", "kernel.version=6.6", "--set", "ssd.ftl.enabled=1", "--set"
         (FDP, ["--platform", "p3700-e5-2660v4", "--set", "kernel.version=6.6"], ["fdp=1", "placement"]),
         (FDP + "dataplacement=streams\n", ["--platform", "p3700-e5-2660v4", *FDP_SETS], ["streams", "not modelled"]),
         (
+            FDP.replace("ioengine=io_uring_cmd", "ioengine=libaio").replace("/dev/ng0n1", "/dev/nvme0n1"),
+            ["--platform", "p3700-e5-2660v4", *FDP_SETS],
+            ["fdp=1", "lacks fetch ruhs"],
+        ),
+        (
             ZBD.replace("filename=/dev/nvme0n1", "filename=/dev/ng0n1\nioengine=io_uring_cmd\nfdp=1"),
             ["--platform", "zn540-e5-2660v4", "--set", "kernel.version=6.6"],
             ["fdp=1", "placement"],

@@ -83,6 +83,9 @@ class AsyncThread(SyncThread):
         self._low_drain = False
         #: io_uring_cmd: NVMe passthrough on the character device (no file system, no IO scheduler)
         self.passthru = job.ioengine == "io_uring_cmd"
+        #: io_uring_cmd on a namespace with metadata: its commands' metadata and PRINFO, fio's tuple
+        #: work (a models.ioengines.pi.PiPlan; None: no metadata)
+        self._pi: Any = None
         self.iopoll = job.ioengine in IOPOLL_ENGINES and job.hipri
         self.sqpoll = job.ioengine in ("io_uring", "io_uring_cmd") and job.sqthread_poll
         self._setup_kernel(job)
@@ -206,7 +209,10 @@ class AsyncThread(SyncThread):
         if uring and not self.job.registerfiles:
             eng_cycles += k.fget_cycles
         if self.passthru:  # no file system: the NVMe driver's uring_cmd path builds the request
-            return dict(user=k.user_io_cycles, syscall=eng_cycles, driver=k.uring_cmd_cycles)
+            user = k.user_io_cycles
+            if self._pi is not None and op == "write":
+                user += self._pi.cycles(op, nbytes)  # fio builds each block's protection information
+            return dict(user=user, syscall=eng_cycles, driver=k.uring_cmd_cycles)
         fs = (
             k.fs_submit_cycles
             + self._fs_file_cycles
@@ -273,10 +279,11 @@ class AsyncThread(SyncThread):
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_submit", **total)
         return cost
 
-    def _reap_cost(self, n: int, syscall: bool, flushes: int) -> Cost:
+    def _reap_cost(self, n: int, syscall: bool, flushes: int, pi_cycles: float = 0.0) -> Cost:
         """fio reaping ``n`` events (with a system call or not), and ``flushes`` posts of CQEs
-        (io_uring: one per task-work run, however many completions it posts)."""
-        key = ("reap", n, syscall, flushes)
+        (io_uring: one per task-work run, however many completions it posts); ``pi_cycles``: fio's
+        checks of the reads' protection information among them."""
+        key = ("reap", n, syscall, flushes) if not pi_cycles else ("reap", n, syscall, flushes, pi_cycles)
         cost = self._acosts.get(key)
         if cost is None:
             k = self.k
@@ -284,7 +291,7 @@ class AsyncThread(SyncThread):
                 # SQPOLL: the SQ thread completed the requests and filled the CQEs (sq_complete_parts);
                 # fio reads them from the shared ring in user space
                 cost = self._acosts[key] = self.host.costs.get(
-                    f"{self.engine_name}_reap", user=n * k.user_complete_cycles
+                    f"{self.engine_name}_reap", user=n * k.user_complete_cycles + pi_cycles
                 )
                 return cost
             reap = n * k.aio_reap_cycles
@@ -292,7 +299,9 @@ class AsyncThread(SyncThread):
                 reap += (flushes - n) * k.uring_cq_flush_cycles
             parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=reap)
             if self.passthru:  # nvme_uring_cmd_end_io -> io_uring_cmd_done in task work, no bio end
-                parts = dict(user=n * k.user_complete_cycles, driver=n * k.uring_cmd_done_cycles, syscall=reap)
+                parts = dict(
+                    user=n * k.user_complete_cycles + pi_cycles, driver=n * k.uring_cmd_done_cycles, syscall=reap
+                )
             if syscall:
                 parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
             cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_getevents", **parts)
@@ -377,6 +386,10 @@ class AsyncThread(SyncThread):
         self.inflight += n
         self._commit(ios)
 
+    def use_pi(self, plan: Any) -> None:
+        """io_uring_cmd on a namespace with metadata (a :class:`models.ioengines.pi.PiPlan`)."""
+        self._pi = plan
+
     def _commit(self, ios: list) -> None:
         """Submit the prepared IOs: one io_submit / io_uring_enter, or SQEs for the SQ thread."""
         runner = self.runner
@@ -434,6 +447,9 @@ class AsyncThread(SyncThread):
             req.done_cb = self._on_done_cb
             if self._fdp is not None and op == "write":
                 req.placement = self._fdp()  # fio's fdp=1: the write's placement handle
+            if self._pi is not None:  # the separate metadata buffer's bytes, PRACT and the PRCHK checks
+                req.meta_bytes = self._pi.meta_bytes(op, bs)
+                req.prinfo = self._pi.prinfo if op != "trim" else 0
             if self._cmdprio is not None and op != "trim":
                 req.ioprio = self._cmdprio(op, bs)
             t += user_ns
@@ -661,12 +677,15 @@ class AsyncThread(SyncThread):
             # the enters that ran the work list paid theirs)
             flushes = 1 if self._unflushed and not self.defer_tw else 0
             self._unflushed = 0
+        pi_cycles = 0.0
+        if self._pi is not None:  # fio_ioring_event checks each read's protection information
+            pi_cycles = sum(self._pi.cycles(r.op, r.nbytes) for r in got if r.op == "read")
         if entered:
             # the wait already paid the syscall entry; the exit and per-event work remain
-            cost = self._reap_cost(len(got), False, flushes)
+            cost = self._reap_cost(len(got), False, flushes, pi_cycles)
             runner.add_carry(self._exit_cost)
         else:
-            cost = self._reap_cost(len(got), syscall, flushes)
+            cost = self._reap_cost(len(got), syscall, flushes, pi_cycles)
         t0 = runner.clock()
         for r in got:
             # an event posted by another CPU's handler, whose time runs ahead of this CPU's clock

@@ -25,7 +25,7 @@ class NullThread(AsyncThread):
             cost = self._acosts[("null_commit", n)] = self.host.costs.get("null_commit", user=n * self.k.user_io_cycles)
         return cost
 
-    def _reap_cost(self, n: int, syscall: bool, flushes: int = 0):
+    def _reap_cost(self, n: int, syscall: bool, flushes: int = 0, pi_cycles: float = 0.0):
         cost = self._acosts.get(("null_getevents", n))
         if cost is None:
             cost = self._acosts[("null_getevents", n)] = self.host.costs.get(

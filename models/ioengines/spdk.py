@@ -307,7 +307,7 @@ class SpdkThread(AsyncThread):
             )
         return cost
 
-    def _reap_cost(self, n: int, syscall: bool, flushes: int = 0) -> Any:
+    def _reap_cost(self, n: int, syscall: bool, flushes: int = 0, pi_cycles: float = 0.0) -> Any:
         """The getevents call's last pass and fio's handling of its ``n`` events (no system call, no
         kernel CQ to flush)."""
         return self._pass_cost(n)

@@ -549,7 +549,10 @@ class SyncThread:
             return ios[0]
         if op == "trim":
             self._zbd_trim_bytes = bs
-            return "zone_reset", bs, zbd.trim(off)  # a counted trim (its bytes: fio's trim stats)
+            zone = zbd.trim(off)
+            if zone is None:
+                return "zbd_eof", 0, 0  # no zone holds data to trim: fio's io_u_eof
+            return "zone_reset", bs, zone  # a counted trim (its bytes: fio's trim stats)
         where = zbd.read(off, bs)
         if where is None:
             return "zbd_eof", 0, 0  # no zone holds data: fio's io_u_eof ends the job

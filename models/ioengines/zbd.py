@@ -21,7 +21,10 @@ max_active_zones, else its max_open_zones, unless the job sets a lower one). It 
 * a read (unless ``read_beyond_wp``) stays below the write pointer: a random one is folded into
   the written part of its zone, a sequential one moves to the next zone with data; with no zone
   holding data the job ends (``io_u_eof``);
-* a trim is a reset of a zone holding data (``zbd_do_io_u_trim``), counted as a trim.
+* a trim is a reset of a zone holding data (``zbd_do_io_u_trim``), counted as a trim: a random one
+  of an empty zone moves to the nearest zone with data (``zbd_find_zone``), and ends the job when
+  there is none; fio refuses a trim block size other than the zone size (``zbd_verify_bs``).
+  A reset of an empty zone issues no ioctl (``__zbd_reset_zone``).
 
 The job's range is rounded to whole zones (``zbd_verify_sizes``: the offset up, the size down).
 
@@ -139,8 +142,8 @@ class ZbdJob:
                 z = self._next(z)
                 continue
             break
-        if (self.zrf and self._threshold_reset()) or wp[z] + mbs > cap:
-            ios.append(("zone_reset", 0, z * zs))
+        if ((self.zrf and self._threshold_reset()) or wp[z] + mbs > cap) and wp[z]:
+            ios.append(("zone_reset", 0, z * zs))  # (__zbd_reset_zone: no ioctl for an empty zone)
             wp[z] = 0
             info.resets += 1
         start = z * zs + wp[z]
@@ -171,16 +174,27 @@ class ZbdJob:
             rel = rel % (wp[z] - bs + 1) // self.min_bs * self.min_bs
         return z * zs + rel
 
-    def trim(self, off: int) -> int:
-        """A trim: the start of the zone it resets (the first holding data from ``off``'s)."""
+    def trim(self, off: int) -> int | None:
+        """A trim (fio's zbd_adjust_block and zbd_do_io_u_trim): the start of the zone it resets, or
+        None: a random trim found no zone holding data (fio's io_u_eof ends the job). A random trim
+        of an empty zone moves to the nearest zone holding data, searching up and down from it in
+        the job's range (zbd_find_zone); a sequential trim takes its own zone (an empty one is
+        reset too: fio would skip the ioctl and count the trim, a difference of one 2 us reset)."""
         info = self.info
         z = self._zone(off)
-        for _ in range(self.hi - self.lo):
-            if info.wp[z]:
-                break
-            z = self._next(z)
+        if self.random and not info.wp[z]:
+            for d in range(1, self.hi - self.lo):
+                if z + d < self.hi and info.wp[z + d]:
+                    z += d
+                    break
+                if z - d >= self.lo and info.wp[z - d]:
+                    z -= d
+                    break
+            else:
+                return None
+        if info.wp[z]:
+            info.resets += 1  # (__zbd_reset_zone counts only a zone that held data)
         info.wp[z] = 0
-        info.resets += 1
         self._close(z)
         return z * info.zsize
 

@@ -537,6 +537,28 @@ class KernelCosts(Model):
         " pthread_cond_signal, a futex wake system call when a thread waits): charged to the job"
         " thread (estimate, ~0.4 us: a lock, a list add and a futex(FUTEX_WAKE) round trip)",
     )
+    pi_crc16_cycles_per_byte: float = Field(
+        7.0,
+        ge=0,
+        description="fio generating or checking an NVMe protection information guard of 16 bits"
+        " (io_uring_cmd, pi_act=0, pi_chk with GUARD): fio_crc_t10dif, cycles per byte. Without ISA-L"
+        " (Debian's fio package does not link it) fio's crc/crct10dif_common.c runs a byte-at-a-time"
+        " table look-up (Sarwate), ~7 cycles per byte as verify's crc16 (recalled: Kounavis and Berry,"
+        " ISCC 2005); with ISA-L's folding CRC it would be ~0.1",
+    )
+    pi_crc64_cycles_per_byte: float = Field(
+        7.0,
+        ge=0,
+        description="the same for a 64-bit guard: fio_crc64_nvme, without ISA-L a byte-at-a-time table"
+        " look-up over crc64nvmetable (crc/crc64.c), ~7 cycles per byte (as above)",
+    )
+    pi_tuple_cycles: float = Field(
+        30,
+        ge=0,
+        description="fio's work per block's protection information tuple besides the guard's CRC: the"
+        " application and reference tags stored (a write) or compared with the escapes and masks (a"
+        " read), big-endian swaps, the next block's pointers (estimate: ~10 loads, stores and branches)",
+    )
     fsync_clean_cycles: float = Field(
         1500,
         ge=0,

@@ -34,6 +34,10 @@ FEATURES: Final[dict[str, tuple[int, int]]] = {
     # add support for async buffered writes", XFS and block devices, 6.0; from the release history,
     # not read in a tree); before it every buffered write to a file or block device goes to io-wq
     "uring_buffered_write_nowait": (6, 0),
+    # RWF_ATOMIC and statx's STATX_WRITE_ATOMIC (fio's HOWTO, atomic: "supported from the 6.11 Linux
+    # kernel"; the queue limits atomic_write_unit_min/max_bytes and the NVMe driver's AWUPF/NAWUPF came
+    # with it, from the release history)
+    "rwf_atomic": (6, 11),
 }
 
 #: fio's io_uring engine asks for SINGLE_ISSUER | DEFER_TASKRUN (and COOP_TASKRUN) from fio-3.33

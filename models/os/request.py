@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Final
 
-from models.ssd.command import NvmeCommand
+from models.ssd.command import PRACT, PRCHK_APP, PRCHK_GUARD, PRCHK_REF, NvmeCommand
 from models.ssd.irq_generation import BARRIER, URGENT
 
 if TYPE_CHECKING:
@@ -18,6 +18,10 @@ WRITE: Final = "write"
 #: are the device's (:mod:`models.ssd.irq_generation`)
 REQ_URGENT: Final = URGENT
 REQ_BARRIER: Final = BARRIER
+#: ``Request.prinfo`` bits: the NVMe command's protection information action and checks (a
+#: passthrough command's cdw12 PRINFO, set by the application: fio's pi_act and pi_chk)
+PI_ACTION: Final = PRACT
+PI_CHECKS: Final = {"GUARD": PRCHK_GUARD, "APPTAG": PRCHK_APP, "REFTAG": PRCHK_REF}
 
 
 class Request(NvmeCommand):
@@ -73,6 +77,8 @@ class Request(NvmeCommand):
         self.flags = 0
         self.placement = 0  # FDP placement handle (NVMe passthrough writes of fio's fdp=1)
         self.status = 0  # the device's completion status (0: success)
+        self.meta_bytes = 0  # metadata moved from a separate buffer (NVMe passthrough on a namespace with metadata)
+        self.prinfo = 0  # protection information action and checks (models.ssd.command PRACT, PRCHK_*)
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.iosched); 0: none (the task's)
         self.done_cb: Callable[[Any, Request], None] | None = (
             None  # async engines: called as done_cb(runner, req) at completion

@@ -27,11 +27,15 @@ class NvmeCommand:
         "device_service_ns",
         "placement",
         "status",
+        "meta_bytes",
+        "prinfo",
     )
 
     def __init__(self) -> None:
         self.placement = 0
         self.status = 0
+        self.meta_bytes = 0
+        self.prinfo = 0
 
     op: str
     """``"read"``, ``"write"``, ``"trim"``, or a zoned namespace's ``"zone_append"``,
@@ -57,3 +61,19 @@ class NvmeCommand:
     Placement, NVMe TP4146); 0: the default reclaim unit handle."""
     status: int
     """The completion's status (0: success; a zoned namespace's errors: :mod:`models.ssd.zones`)."""
+    meta_bytes: int
+    """Metadata bytes the command moves besides its data, from a separate buffer (the metadata
+    pointer, MPTR, of a namespace formatted with separate metadata); 0: none, or in the data (an
+    extended LBA)."""
+    prinfo: int
+    """The command's protection information field (cdw12 bits 29:26, NVMe NVM Command Set):
+    :data:`PRACT` (the controller inserts and strips the tuple) and the checks :data:`PRCHK_GUARD`,
+    :data:`PRCHK_APP`, :data:`PRCHK_REF`; 0: none."""
+
+
+#: PRINFO bits (cdw12 bits 29:26 shifted down): protection information action, guard, application
+#: tag and reference tag checks
+PRACT = 0x8
+PRCHK_GUARD = 0x4
+PRCHK_APP = 0x2
+PRCHK_REF = 0x1

@@ -225,6 +225,84 @@ class FtlConfig(Model):
         return self
 
 
+#: the protection information tuple of each guard size, bytes (NVMe 2.0 NVM Command Set, 5.3: the
+#: 16b guard tuple is guard 2 + application tag 2 + reference tag 4; the 64b guard tuple is guard 8 +
+#: application tag 2 + storage and reference tag 6)
+PI_TUPLE_BYTES = {16: 8, 64: 16}
+
+
+class NamespaceConfig(Model):
+    """The namespace's format as Identify Namespace gives it: the LBA format in use (FLBAS: data
+    size LBADS, metadata size MS, bit 4: metadata at the end of each block's data, an *extended LBA*,
+    else in a separate buffer the command points to with MPTR), end-to-end protection information
+    (DPS: Type 1-3, a tuple in each block's metadata: a CRC guard of the block's data, an
+    application tag and a reference tag), and the atomic write unit (NAWUPF, else the controller's
+    AWUPF). Defaults: 512-byte blocks without metadata, one block written atomically (AWUPF = 0)."""
+
+    lba_data_bytes: int = Field(
+        512,
+        ge=512,
+        le=65536,
+        description="LBADS: the data bytes of a logical block (a power of two; 512: the format O_DIRECT"
+        " alignment assumes here)",
+    )
+    metadata_bytes: int = Field(
+        0, ge=0, le=4096, description="MS: metadata bytes of each logical block (0: none; 8, 16, 64 are common)"
+    )
+    extended_lba: bool = Field(
+        False,
+        description="FLBAS bit 4: the metadata travels at the end of each block's data (an extended LBA of"
+        " lba_data_bytes + metadata_bytes), else in a separate buffer (MPTR), one more DMA per command",
+    )
+    pi_type: int = Field(
+        0, ge=0, le=3, description="DPS bits 2:0: protection information Type 1, 2 or 3 in the metadata (0: none)"
+    )
+    pi_guard_bits: Literal[16, 64] = Field(
+        16,
+        description="the guard of the tuple (Identify Namespace NVM, ELBAF guard type): 16, a CRC-16 T10-DIF"
+        " in an 8-byte tuple; 64, a CRC-64 (NVMe polynomial) in a 16-byte tuple",
+    )
+    pi_ns_per_lba: float = Field(
+        20.0,
+        ge=0,
+        description="the controller's work per logical block whose protection information it checks"
+        " (PRCHK) or inserts and strips (PRACT), added to the command's media time, ns (estimate: the"
+        " guard's CRC is computed in hardware as the data streams through the controller, what remains"
+        " is the tuple's compare and the reference tag's increment, a few tens of ns of firmware)",
+    )
+    atomic_write_unit_bytes: int | None = Field(
+        None,
+        gt=0,
+        le=1 << 30,
+        description="(NAWUPF or AWUPF) + 1 logical blocks, bytes: the largest write the device keeps"
+        " whole across a power failure (None: one logical block, AWUPF = 0); Linux's"
+        " atomic_write_unit_max_bytes is it rounded down to a power of two (nvme_update_atomic_write_disk_info,"
+        " 6.11; recalled)",
+    )
+
+    @model_validator(mode="after")
+    def _format(self) -> "NamespaceConfig":
+        if self.lba_data_bytes & (self.lba_data_bytes - 1):
+            raise ValueError(f"lba_data_bytes={self.lba_data_bytes} is not a power of two (LBADS is its log2)")
+        tuple_bytes = PI_TUPLE_BYTES[self.pi_guard_bits]
+        if self.pi_type and self.metadata_bytes < tuple_bytes:
+            raise ValueError(
+                f"pi_type={self.pi_type} needs metadata_bytes of at least the {tuple_bytes}-byte protection"
+                f" information tuple (metadata_bytes={self.metadata_bytes})"
+            )
+        unit = self.atomic_write_unit_bytes
+        if unit is not None and unit % self.lba_data_bytes:
+            raise ValueError(
+                f"atomic_write_unit_bytes={unit} is not a whole number of {self.lba_data_bytes}-byte logical blocks"
+            )
+        return self
+
+    @property
+    def pi_tuple_bytes(self) -> int:
+        """The protection information tuple's size, bytes (0: no protection information)."""
+        return PI_TUPLE_BYTES[self.pi_guard_bits] if self.pi_type else 0
+
+
 class PowerStateConfig(Model):
     """A non-operational NVMe power state, as the Identify Controller power state descriptor
     (``nvme id-ctrl``: ``psN : mp:... enlat:... exlat:...``) gives it."""
@@ -334,6 +412,10 @@ class DeviceConfig(Model):
         None, description="a zoned namespace (NVMe ZNS): zones, write pointers, limits (None: conventional)"
     )
     ftl: FtlConfig = Field(FtlConfig(), description="the FTL's page mapping and garbage collection (off by default)")
+    namespace: NamespaceConfig = Field(
+        NamespaceConfig(),
+        description="the namespace's LBA format, protection information and atomic write unit",
+    )
 
     @model_validator(mode="after")
     def _datapath_fits_units(self) -> "DeviceConfig":

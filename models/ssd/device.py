@@ -249,6 +249,11 @@ class NvmeDevice:
             for op, s in (("read", cfg.read), ("write", cfg.write))
         }
         self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
+        ns = cfg.namespace
+        #: a logical block as it crosses the link (an extended LBA carries its metadata), bytes, and
+        #: the controller's protection information work per block (0: the namespace has none)
+        self._lba_unit = ns.lba_data_bytes + (ns.metadata_bytes if ns.extended_lba else 0)
+        self._pi_ns_per_lba = ns.pi_ns_per_lba if ns.pi_type else 0.0
         self._setup_media_state(cfg)
         self._fetch_ns = cfg.fetch_ns
         self._post_ns: float = cfg.post_ns
@@ -312,7 +317,8 @@ class NvmeDevice:
         now = self.engine.now
         op = req.op
         nbytes = req.nbytes
-        xfer = nbytes * self._ns_per_byte
+        moved = nbytes + req.meta_bytes  # the data and a separate metadata buffer's bytes (MPTR)
+        xfer = moved * self._ns_per_byte
         if self.apst is None:
             t = now + self._fetch_ns
         else:  # an idle controller may first have to leave a low-power state
@@ -335,12 +341,14 @@ class NvmeDevice:
                 lstart = self._link.reserve(t, xfer)
                 t = lstart + xfer
                 if path is not None and not program_ns:
-                    t = self._write_path(path, lstart, t, nbytes)
+                    t = self._write_path(path, lstart, t, moved)
             units = self._units
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
             extra_kib = nbytes / 1024.0 - 4.0
             svc = (base_ns + per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * jitter()
+            if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
+                svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
             busy = svc
             if program_ns:
                 # a write to the DRAM buffer: acknowledged after its (buffer) service without waiting
@@ -361,7 +369,7 @@ class NvmeDevice:
             self.busy_unit_ns[op] += busy
             if is_read:
                 if path is not None:
-                    end = self._read_path(path, end, nbytes, xfer)
+                    end = self._read_path(path, end, moved, xfer)
                 end = self._link.reserve(end, xfer) + xfer
         req.t_dev_start = start
         req.t_dev_end = end

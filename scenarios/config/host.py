@@ -23,6 +23,7 @@ from scenarios.config.registry import builtin_scenarios, load_scenario
 from scenarios.config.sets import apply_sets
 from scenarios.inputs.fio.language import platform_keywords
 from scenarios.inputs.fio.parser import FIO_MAX_JOBS, FioJob, apply_overrides, job_from_options, parse_fio_file
+from scenarios.inputs.fio.protection import resolve_protection
 from scenarios.inputs.fio.zoned import resolve_zoned
 from simcore.config import Model, Seed, check_seed, load_data_file, validate
 from simcore.errors import ConfigError
@@ -143,7 +144,7 @@ def resolve(
     jobs = _jobs(scen, base_dir, job_file, given_jobs, plat, env)
     if fio_sets:
         jobs = [apply_overrides(j, fio_sets) for j in jobs]
-    jobs = [_numa_nodes(_size_share(resolve_zoned(j, plat.ssd), plat), plat) for j in jobs]
+    jobs = [_numa_nodes(_size_share(resolve_protection(resolve_zoned(j, plat.ssd), plat), plat), plat) for j in jobs]
     _check_jobs(jobs, plat)
     check_seed(seed, "--seed")
     return RunConfig(

@@ -31,6 +31,7 @@ from models.ioengines.job_control import waits_of
 from models.ioengines.mmap_io import MmapThread
 from models.ioengines.null_io import NullThread
 from models.ioengines.offload import OffloadThread
+from models.ioengines.pi import PiPlan
 from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
@@ -221,6 +222,25 @@ def _zones_and_placement(threads: list, host: Host) -> None:
         if job.fdp:
             handles = job.fdp_pli or tuple(range(host.devices[th.dev].cfg.ftl.placement_handles))
             th.use_fdp(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp"))
+        ns = host.devices[th.dev].cfg.namespace
+        if ns.metadata_bytes and job.ioengine == "io_uring_cmd":
+            th.use_pi(_pi_plan(job, ns, host.kcosts))
+
+
+def _pi_plan(job, ns, k) -> PiPlan:
+    """fio's io_uring_cmd on a namespace with metadata: the metadata and protection information
+    of its commands and fio's work on the tuples (models.ioengines.pi)."""
+    return PiPlan(
+        lba_bytes=ns.lba_data_bytes,
+        metadata_bytes=ns.metadata_bytes,
+        extended=ns.extended_lba,
+        pi_type=ns.pi_type,
+        tuple_bytes=ns.pi_tuple_bytes,
+        pi_act=job.pi_act,
+        checks=job.pi_chk,
+        crc_cycles_per_byte=k.pi_crc16_cycles_per_byte if ns.pi_guard_bits == 16 else k.pi_crc64_cycles_per_byte,
+        tuple_cycles=k.pi_tuple_cycles,
+    )
 
 
 def _thread_class(job) -> type:

@@ -180,16 +180,19 @@ def _add(
     help: str = "",
     reason: str = "",
     table: dict[str, OptionSpec] | None = None,
+    general: bool = False,
 ) -> None:
     """Register options; ``names`` is whitespace separated, each ``canonical`` (aliases and
-    engines come from fio's catalogue) or, for stacksim's own options, ``name``."""
+    engines come from fio's catalogue) or, for stacksim's own options, ``name``. ``general``: an
+    option the HOWTO documents among an engine's but fio's options.c defines in its general table
+    (so fio parses it with any engine; the engine that cannot serve it fails later, at set-up)."""
     for canonical in names.split():
         if table is None:
             entry = CATALOGUE_NAMES.get(canonical)
             if entry is None:
                 raise AssertionError(f"{canonical!r} is not in fio's catalogue (catalogue.json)")
             aliases = [n for n in (entry["name"], *entry["aliases"]) if n != canonical]
-            engines = frozenset(entry["engines"]) if entry["engines"] else None
+            engines = frozenset(entry["engines"]) if entry["engines"] and not general else None
         else:
             aliases, engines = [], None
         spec = OptionSpec(canonical, status, kind, neutral, engines, choices, help, reason)
@@ -354,10 +357,12 @@ _add(
     " 1/frequency writes (fractions 0..1)",
 )
 _add("used", "bool", "ignore_zone_limits read_beyond_wp")
-_add("used", "bool", "fdp", help="NVMe flexible data placement: writes carry a placement handle")
-_add("used", "str", "dataplacement", choices=("none", "fdp", "streams"))
-_add("used", "str", "fdp_pli", help="placement ID indices the job's writes cycle through (default: all)")
-_add("used", "str", "fdp_pli_select", choices=("roundrobin", "random", "scheme"))
+# (fdp, dataplacement, plids and plid_select are in options.c's general table, fio 3.41: parsed with
+# any engine; dp_init then needs the engine's fdp_fetch_ruhs: scenarios/inputs/fio/zoned.py)
+_add("used", "bool", "fdp", help="NVMe flexible data placement: writes carry a placement handle", general=True)
+_add("used", "str", "dataplacement", choices=("none", "fdp", "streams"), general=True)
+_add("used", "str", "fdp_pli", help="placement ID indices the job's writes cycle through (default: all)", general=True)
+_add("used", "str", "fdp_pli_select", choices=("roundrobin", "random", "scheme"), general=True)
 _add(
     "used",
     "str",
@@ -420,7 +425,14 @@ _NOFS = (
     "stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
     "no growth, no filling, no locks"
 )
-_add("limited", "bool", "atomic", neutral=("0",), reason="atomic writes (RWF_ATOMIC) are not modelled")
+# (atomic is in options.c's general table; init.c then refuses an engine without FIO_ATOMICWRITES)
+_add(
+    "used",
+    "bool",
+    "atomic",
+    help="RWF_ATOMIC writes (Linux 6.11; a power of two within the device's atomic write unit)",
+    general=True,
+)
 _add("limited", "bool", "file_append", neutral=("0",), reason=_NOFS)
 _add(
     "used",
@@ -585,7 +597,13 @@ _add(
 )
 _add("ignored", "str", "libaio_vectored")
 _add("ignored", "str", "http_object_mode http_s3_security_token rbd_encryption_format rbd_encryption_passphrase")
-_add("ignored", "str", "md_per_io_size pi_act pi_chk apptag apptag_mask")
+_add(
+    "used",
+    "str",
+    "md_per_io_size pi_act pi_chk apptag apptag_mask",
+    help="NVMe end-to-end protection information (io_uring_cmd): separate metadata buffer bytes per IO,"
+    " PRACT, the PRCHK checks (GUARD,APPTAG,REFTAG), the application tag and mask",
+)
 _add("ignored", "str", "readfua writefua sg_write_mode stream_id")
 _add("ignored", "str", "hostname port")
 _add("ignored", "str", "interface ttl nodelay protocol window_size mss")

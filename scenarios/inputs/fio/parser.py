@@ -43,6 +43,8 @@ from . import engines as lib_engines
 from . import options as opts
 from .errors import non_fatal, parse_continue_on_error, parse_ignore_error
 from .language import expand, platform_keywords, value_kind
+from .protection import HANDLERS as PROTECTION_HANDLERS
+from .protection import check_atomic
 from .units import (
     SIZE_MAX_BYTES,
     TIME_MAX_NS,
@@ -289,6 +291,14 @@ class FioJob(BaseModel):
     fdp: bool = False
     fdp_pli: tuple[int, ...] = ()  # placement ID indices (empty: all the device's)
     fdp_pli_select: Literal["roundrobin", "random"] = "roundrobin"
+    # NVMe protection information of io_uring_cmd (scenarios/inputs/fio/protection.py): the separate
+    # metadata buffer per IO, PRACT, the PRCHK checks, the application tag and its mask; RWF_ATOMIC
+    md_per_io_size_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)
+    pi_act: bool = True
+    pi_chk: tuple[Literal["GUARD", "APPTAG", "REFTAG"], ...] = ()
+    apptag: int = Field(0x1234, ge=0, le=0xFFFF)
+    apptag_mask: int = Field(0xFFFF, ge=0, le=0xFFFF)
+    atomic: bool = False
     cpuload: int = Field(0, ge=0)  # cpuio: percent of a CPU (0: not set; fio clamps above 100)
     cpuchunks_us: int = Field(50_000, gt=0)  # cpuio: each burn's length (fio's cpucycle)
     stacksim_irq_hint: IrqHint = "default"
@@ -1065,6 +1075,7 @@ _HANDLERS: dict[str, _Handler] = {
     "libblkio_driver": _set_field("engine_backend", lambda v, kb: (v or "").strip()),
     "libblkio_wait_mode": _set_field("libblkio_wait_mode", _choice("libblkio_wait_mode")),
     **ZONED_HANDLERS,
+    **PROTECTION_HANDLERS,
 }
 _missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values()) if s.status == "used"} - set(
     _HANDLERS
@@ -1276,7 +1287,8 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
         if engines is not None and engine not in engines:
             raise fail(
                 f"option '{it.key}' is an option of ioengine {'/'.join(sorted(engines))}, "
-                f"not of ioengine={engine}; fio would reject it too (Bad option)",
+                f"not of ioengine={engine}; fio rejects it too: "
+                f"'Bad option <{it.key}{'' if it.value is None else '=' + it.value}>'",
                 it,
             )
     for field, engines in _ENGINE_FIELDS.items():
@@ -1293,7 +1305,8 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
         ("bs_trim_bytes", "bs"),
         ("offset_bytes", "offset"),
     ):
-        if state[field] % 512:
+        # (io_uring_cmd: no O_DIRECT, the namespace's block size rules: scenarios/inputs/fio/protection.py)
+        if state[field] % 512 and engine != "io_uring_cmd":
             hint = " (note: fio's default kb_base=1024 reads 'KiB' as 1000 bytes; write 'k')" if option == "bs" else ""
             raise fail(
                 f"option '{option}': {state[field]} bytes is not a multiple of 512, which O_DIRECT requires{hint}",
@@ -1306,6 +1319,7 @@ def _check_job(items: list[_Item], last: dict[str, _Item], state: dict[str, Any]
     _check_meta_engines(state, last, fail)
     _check_verify(state, last, fail)
     check_zoned(state, last, fail)
+    check_atomic(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")
         if engine not in SYNC_ENGINES and engine != "libaio":

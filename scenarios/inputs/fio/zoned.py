@@ -28,8 +28,10 @@ from .units import parse_bool, parse_int, parse_size
 
 #: fio's ZBD_MAX_WRITE_ZONES (zbd_types.h): the most zones fio tracks as write targets
 ZBD_MAX_WRITE_ZONES = 4096
-#: the most placement IDs one job may list (fio's FIO_MAX_PLIS, fdp.h of fio 3.34: 16; recalled)
-FIO_MAX_DP_IDS = 16
+#: the most placement IDs one job may list (fio 3.41's FIO_MAX_DP_IDS, dataplacement.h: 128)
+FIO_MAX_DP_IDS = 128
+#: the engines that can fetch a device's reclaim unit handles (fio's ``fdp_fetch_ruhs`` op, 3.41)
+FDP_ENGINES = ("io_uring_cmd", "xnvme")
 
 _Handler = Callable[[dict[str, Any], str | None, int], None]
 
@@ -105,7 +107,9 @@ def _fdp_pli(st: dict[str, Any], v: str | None, kb: int) -> None:
             raise ConfigError(f"option 'fdp_pli': range '{part.strip()}' ends before it starts")
         out.extend(range(lo, hi + 1))
         if len(out) > FIO_MAX_DP_IDS:
-            raise ConfigError(f"option 'fdp_pli': more than {FIO_MAX_DP_IDS} placement IDs (fio's FIO_MAX_PLIS)")
+            raise ConfigError(
+                f"option 'fdp_pli': more than {FIO_MAX_DP_IDS} placement IDs (fio: only 128 IDs supported)"
+            )
     st["fdp_pli"] = tuple(out)
 
 
@@ -173,12 +177,6 @@ def check_zoned(state: dict[str, Any], last: dict, fail) -> None:
             " (fio refuses it too: 'Using direct I/O is mandatory for writing to ZBD drives')",
             last.get("direct") or last.get("zonemode"),
         )
-    if state["fdp"] and buffered:
-        raise fail(
-            "fdp=1 needs direct=1: buffered writes reach the device through writeback, without the job's"
-            " placement handles",
-            last.get("direct") or last.get("fdp"),
-        )
     if (state["fdp_pli"] or last.get("fdp_pli_select")) and not state["fdp"]:
         raise fail("options 'fdp_pli' / 'fdp_pli_select' need fdp=1", last.get("fdp_pli") or last.get("fdp_pli_select"))
 
@@ -219,6 +217,18 @@ def _device_zone_limit(zc) -> int:
     return zc.max_active_zones or zc.max_open_zones or 0
 
 
+def _check_fdp_engine(job, where: str) -> None:
+    """fio parses fdp=1 with any engine (options.c's general table); when it sets the file up,
+    dp_init asks the engine for the device's reclaim unit handles, and an engine without the
+    ``fdp_fetch_ruhs`` op fails the job (dataplacement.c fdp_ruh_info)."""
+    engine = job.engine_library or job.ioengine
+    if engine not in FDP_ENGINES:
+        raise ConfigError(
+            f"{where}: fdp=1 needs ioengine io_uring_cmd or xnvme (the engines that read the device's reclaim"
+            f" unit handles); fio refuses it too: 'engine ({engine}) lacks fetch ruhs'"
+        )
+
+
 def resolve_zoned(job, ssd) -> Any:
     """A job's zone and placement options against the device ``ssd`` (a DeviceConfig): the checks
     fio makes when it opens the device, and ``Nz`` sizes in bytes. Returns the job (updated)."""
@@ -247,6 +257,11 @@ def resolve_zoned(job, ssd) -> Any:
                 f" {ssd.model}); fio refuses it unless ignore_zone_limits=1"
             )
         zone = zc.zone_size_bytes
+        if "trim" in job.rw and job.bs_trim_bytes != zone:
+            raise ConfigError(
+                f"{where}: zonemode=zbd: trim block size {job.bs_trim_bytes} is not the zone size {zone}"
+                f" ({ssd.model}); fio refuses it too (zbd_verify_bs: a trim resets one whole zone)"
+            )
     else:
         if job.zonesize_bytes and cap is not None and job.zonesize_bytes > cap:
             raise ConfigError(f"{where}: zonesize={job.zonesize_bytes} bytes is larger than the device ({cap} bytes)")
@@ -256,6 +271,12 @@ def resolve_zoned(job, ssd) -> Any:
     if job.offset_zones is not None:
         update.update(offset_zones=None, offset_bytes=job.offset_zones * zone)
     if job.fdp:
+        _check_fdp_engine(job, where)
+        if (not job.direct and job.ioengine != "io_uring_cmd") or job.ioengine == "mmap":
+            raise ConfigError(
+                f"{where}: fdp=1 needs direct=1: buffered writes reach the device through writeback, without"
+                " the job's placement handles"
+            )
         handles = ssd.ftl.placement_handles
         if not ssd.ftl.enabled or handles < 2:
             raise ConfigError(
