@@ -42,6 +42,8 @@ then ``stacksim run --plugin half_cores.py --scenario server-stable --set server
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from simcore.config import Model
 from simcore.errors import ConfigError
 from simcore.plugins import Parametrised
@@ -115,3 +117,55 @@ def dpdk_freq_table(ccfg) -> list[float]:
     if ccfg.turbo and ccfg.max_freq_ghz > ccfg.base_freq_ghz:
         table.insert(0, ccfg.top_freq_ghz)
     return table
+
+
+class DpdkFreqWrites(Model):
+    """What one frequency change costs a DPDK-governed server (the power library's
+    ``rte_power_set_freq`` and its driver), shared by the policies that make them."""
+
+    freq_request_ns: float = Field(
+        3000.0,
+        ge=0,
+        description="one frequency request from user space: write(2) to"
+        " scaling_setspeed, the userspace governor's store, the driver's P-state"
+        " request (estimate: a system call plus an MSR/CPPC write), ns",
+    )
+    target_ipi_cycles: float = Field(
+        1100.0,
+        ge=0,
+        description="the request register's write on the target CPU, there (amd-pstate's"
+        " wrmsrl_on_cpu: a function-call IPI, ~800 cycles as kernel.ipi_cycles, plus the WRMSR;"
+        " estimate), cycles",
+    )
+
+
+def reactors_by_core(server) -> dict:
+    """Physical core index -> its reactors (one, or two SMT siblings), in reactor order."""
+    by_core: dict = {}
+    for r in server.reactors:
+        by_core.setdefault(r.pcore.index, []).append(r)
+    return by_core
+
+
+def request_core_freqs(server, by_core: dict, changed, ghz_of) -> int:
+    """Ask each physical core of the reactors ``changed`` (indices) for the highest of its
+    reactors' ``ghz_of(reactor)`` (the power library's SMT rule: a core runs at its faster
+    thread's request); returns how many requests changed a core's target."""
+    requests = 0
+    for c in sorted({server.reactors[i].pcore.index for i in changed}):
+        if server.request_freq(c, max(ghz_of(r) for r in by_core[c])):
+            requests += 1
+    return requests
+
+
+def slow_reactors(server, span_ns: float, main_ns: float, each_ns: float, changed, ipi_cycles: float) -> None:
+    """A policy's periodic work as its reactors' slow-down over ``span_ns``: ``main_ns`` on the
+    main reactor, ``each_ns`` on every other, and the request register's write (``ipi_cycles``)
+    on each reactor in ``changed`` (indices); at most 90% of the span."""
+    rs = server.reactors
+    hit = set(changed)
+    for r in rs:
+        over = main_ns if r is rs[0] else each_ns
+        if r.idx in hit:
+            over += ipi_cycles / r.pcore.freq_ghz
+        r.infl = span_ns / (span_ns - min(over, 0.9 * span_ns))

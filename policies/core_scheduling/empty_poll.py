@@ -30,17 +30,22 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from models.server.core_scheduling import dpdk_freq_table
+from models.server.core_scheduling import (
+    DpdkFreqWrites,
+    dpdk_freq_table,
+    reactors_by_core,
+    request_core_freqs,
+    slow_reactors,
+)
 from models.server.reactor import POLL, Ticker
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
-from simcore.config import Model
 
 MED, HGH = 1, 2
 
 
 @CORE_SCHEDULING.register("dpdk-empty-poll")
 class EmptyPollGovernor(CoreSchedulingPolicy):
-    class Params(Model):
+    class Params(DpdkFreqWrites):
         interval_ms: float = Field(10.0, gt=0, description="detection period (INTERVALS_PER_SECOND 100), ms")
         windows: int = Field(
             100,
@@ -53,12 +58,6 @@ class EmptyPollGovernor(CoreSchedulingPolicy):
         high_to_med_percent: float = Field(30.0, ge=0, le=100, description="HGH -> MED busy threshold, %")
         med_index: int = Field(9, ge=0, description="MED's index in the DPDK frequency table (l3fwd-power freq_tlb)")
         high_index: int = Field(1, ge=0, description="HGH's index in the DPDK frequency table (l3fwd-power freq_tlb)")
-        freq_request_ns: float = Field(
-            3000.0, ge=0, description="one rte_power_set_freq from user space (as the governor policy; estimate), ns"
-        )
-        target_ipi_cycles: float = Field(
-            1100.0, ge=0, description="the request register's write on the target CPU (as the governor policy), cycles"
-        )
 
     def setup(self) -> None:
         s = self.server
@@ -75,9 +74,7 @@ class EmptyPollGovernor(CoreSchedulingPolicy):
         self.ec = [0] * n
         self.mark = [0.0] * n
         self.period = self.p.interval_ms * 1e6
-        self.by_core = {}
-        for r in s.reactors:
-            self.by_core.setdefault(r.pcore.index, []).append(r)
+        self.by_core = reactors_by_core(s)
         self.state_changes = 0  # (the cores start at MED: initial_freq_ghz, enter_normal_state)
         self.ticker = Ticker(s.engine, self.period, self._tick)
         self.ticker.start()
@@ -102,10 +99,7 @@ class EmptyPollGovernor(CoreSchedulingPolicy):
             if self._advance(i, self._busy_percent(i, b - self.mark[i])):
                 changed.append(i)
             self.mark[i] = b
-        requests = 0
-        for c in sorted({s.reactors[i].pcore.index for i in changed}):
-            if s.request_freq(c, max(self.freq[self.state[r.idx]] for r in self.by_core[c])):
-                requests += 1
+        requests = request_core_freqs(s, self.by_core, changed, lambda r: self.freq[self.state[r.idx]])
         self.state_changes += len(changed)
         self._actuation(requests, changed)
         return True
@@ -129,14 +123,8 @@ class EmptyPollGovernor(CoreSchedulingPolicy):
 
     def _actuation(self, requests: int, changed: list[int]) -> None:
         """This interval's frequency writes: a slow-down of the main reactor and of each changed one."""
-        s = self.server
-        rs = s.reactors
         main = requests * self.p.freq_request_ns
-        for r in rs:
-            over = main if r is rs[0] else 0.0
-            if r.idx in changed:
-                over += self.p.target_ipi_cycles / r.pcore.freq_ghz
-            r.infl = self.period / (self.period - min(over, 0.9 * self.period))
+        slow_reactors(self.server, self.period, main, 0.0, changed, self.p.target_ipi_cycles)
 
     def summary(self) -> dict:
         return {"state_changes": self.state_changes, "cores_high": sum(1 for st in self.state if st == HGH)}

@@ -42,10 +42,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from models.server.core_scheduling import dpdk_freq_table
+from models.server.core_scheduling import (
+    DpdkFreqWrites,
+    dpdk_freq_table,
+    reactors_by_core,
+    request_core_freqs,
+    slow_reactors,
+)
 from models.server.reactor import POLL
 from policies.core_scheduling.base import CORE_SCHEDULING, CoreSchedulingPolicy, round_robin
-from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.governor_interval_us
 GOVERNOR_INTERVAL_US = 10.0
@@ -53,7 +58,7 @@ GOVERNOR_INTERVAL_US = 10.0
 
 @CORE_SCHEDULING.register("governor")
 class Governor(CoreSchedulingPolicy):
-    class Params(Model):
+    class Params(DpdkFreqWrites):
         interval_us: float = Field(
             GOVERNOR_INTERVAL_US,
             gt=0,
@@ -65,20 +70,6 @@ class Governor(CoreSchedulingPolicy):
             ge=0,
             description="the main core's decision loop per reactor"
             " examined (read two counters, compare, pick a level; estimate), ns",
-        )
-        freq_request_ns: float = Field(
-            3000.0,
-            ge=0,
-            description="one frequency request from user space: write(2) to"
-            " scaling_setspeed, the userspace governor's store, the driver's P-state"
-            " request (estimate: a system call plus an MSR/CPPC write), ns",
-        )
-        target_ipi_cycles: float = Field(
-            1100.0,
-            ge=0,
-            description="the request register's write on the target CPU, there (amd-pstate's"
-            " wrmsrl_on_cpu: a function-call IPI, ~800 cycles as kernel.ipi_cycles, plus the WRMSR;"
-            " estimate), cycles",
         )
 
     def setup(self) -> None:
@@ -95,8 +86,7 @@ class Governor(CoreSchedulingPolicy):
         self.busy = [0.0] * n
         self.window = [0.0] * n
         self.period = self.p.interval_us * 1e3
-        self.cores = sorted({r.pcore.index for r in s.reactors})
-        self.by_core = {i: [r for r in s.reactors if r.pcore.index == i] for i in self.cores}
+        self.by_core = reactors_by_core(s)
         self.decisions = 0
         self.freq_requests = 0
         self.pass_ns = 0.0  # summed pass durations (start to balance), ns
@@ -178,13 +168,7 @@ class Governor(CoreSchedulingPolicy):
     def _request_cores(self, changed: list[int]) -> int:
         """Ask each physical core of a changed reactor for its faster sibling's entry; returns
         the number of requests that changed a core's target."""
-        s = self.server
-        requests = 0
-        for c in sorted({s.reactors[i].pcore.index for i in changed}):
-            want = min(self.level[r.idx] for r in self.by_core[c])
-            if s.request_freq(c, self.freqs[want]):
-                requests += 1
-        return requests
+        return request_core_freqs(self.server, self.by_core, changed, lambda r: self.freqs[self.level[r.idx]])
 
     def _actuation(self, requests: int, span_ns: float, changed) -> float:
         """The pass's work as the reactors' slow-down until the next pass (``span_ns`` apart): the
@@ -194,12 +178,7 @@ class Governor(CoreSchedulingPolicy):
         sc = s.cfg.server
         main = sc.stats_fill_ns + self.p.decision_ns_per_reactor * len(s.reactors) + requests * self.p.freq_request_ns
         span = max(span_ns, main / 0.9)
-        ipi = set(changed)
-        for r in s.reactors:
-            over = main if r is s.reactors[0] else sc.stats_fill_ns
-            if r.idx in ipi:
-                over += self.p.target_ipi_cycles / r.pcore.freq_ghz
-            r.infl = span / (span - min(over, 0.9 * span))
+        slow_reactors(s, span, main, sc.stats_fill_ns, changed, self.p.target_ipi_cycles)
         return main
 
     def summary(self) -> dict:
