@@ -351,14 +351,22 @@ class Server:
         if r.state != AWAKE or r.idle_mode != POLL:
             return t
         if r.free_at > t:
-            per = (r.rx_cycles + r.cq_cycles) / 2.0 * r.infl * self.smt / r.pcore.freq_ghz
-            return min(r.free_at, t + self.batch * per * max(len(r.threads), 1))
+            return min(r.free_at, t + self.batch * self.item_ns(r) * max(len(r.threads), 1))
+        s = self._loop_boundary(r, t)
+        return s if s > t else t
+
+    def item_ns(self, r: Reactor) -> float:
+        """A saturated reactor's time per request (receive and completion averaged), ns."""
+        return (r.rx_cycles + r.cq_cycles) / 2.0 * r.infl * self.smt / r.pcore.freq_ghz
+
+    def _loop_boundary(self, r: Reactor, t: float) -> float:
+        """The first empty-loop boundary of idle polling reactor ``r`` at or after ``t`` (its loops
+        run back to back from the end of its last work, or from its mode's start)."""
         t0 = r.t_mode if r.t_mode > r.free_at else r.free_at
         if t <= t0:
             return t0
-        L = self.loop_ns(r)
-        s = t0 + ceil((t - t0) / L - LOOP_EPS_NS) * L if L > 0 else t
-        return s if s > t else t
+        L = r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, t) else 1.0) / r.pcore.freq_ghz
+        return t0 + ceil((t - t0) / L - LOOP_EPS_NS) * L if L > 0 else t
 
     @staticmethod
     def _sib_c0(r: Reactor, t: float) -> bool:
@@ -396,13 +404,7 @@ class Server:
         """When an idle awake reactor starts an item visible at ``t`` (and its power-state change)."""
         mode = r.idle_mode
         if mode == POLL:
-            t0 = r.t_mode if r.t_mode > r.free_at else r.free_at
-            if t <= t0:
-                s = t0
-            else:
-                f = r.pcore.freq_ghz
-                L = r.loop_cycles * r.infl * (self.smt if self._sib_c0(r, t) else 1.0) / f
-                s = t0 + ceil((t - t0) / L - LOOP_EPS_NS) * L if L > 0 else t
+            s = self._loop_boundary(r, t)
             if self.act_proc != self.act_poll:
                 self.set_state(r.cpu_id, s, self.act_proc)
             return s

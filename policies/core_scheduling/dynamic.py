@@ -84,7 +84,7 @@ class DynamicScheduler(CoreSchedulingPolicy):
         """Time until saturated reactor ``r`` ends its current loop iteration: its committed work
         plus one poller batch of every thread waiting in its backlog."""
         s = self.server
-        per = (r.rx_cycles + r.cq_cycles) / 2.0 * r.infl * s.smt / r.pcore.freq_ghz
+        per = s.item_ns(r)
         waiting = sum(min(len(th.pending), s.batch) for th in r.backlog if th.reactor is r)
         return max(r.free_at - now, 0.0) + waiting * per
 
