@@ -77,6 +77,7 @@ class HwContext:
         "elv",
         "has_work",
         "insert",
+        "dispatch_ready",
         "tags_free",
         "pending",
         "tags",
@@ -92,6 +93,7 @@ class HwContext:
         self.elv = elv
         self.has_work: Callable[[], Any] = elv.has_work
         self.insert: Callable[[Any], None] = elv.insert
+        self.dispatch_ready: Callable[[], Any] = elv.dispatch_ready
         self.tags_free = tags
         self.pending: deque = deque()
         self.tags: Locks = ()  # the tag sbitmap (blk_mq_get_tag / blk_mq_put_tag)
@@ -476,7 +478,10 @@ class BlkMq:
                 r = h.pending.popleft()
             else:
                 # without an elevator ('none': a FIFO), nothing to dispatch when it has no work
-                r = elv.dispatch() if not self._bypass or h.has_work() else None
+                if not self._bypass:
+                    r = elv.dispatch()
+                else:
+                    r = h.dispatch_ready() if h.has_work() else None
                 t = self._take(h.disp, runner, t, r is not None)
                 if r is None:
                     return

@@ -56,7 +56,9 @@ class Cfs(IrqEntry):
         )
         #: the switches' load and pressure accounting levels, by (from the idle task, previous task a
         #: kernel thread, next task a kernel thread, previous task still queued)
-        self._cs_accounting: dict[tuple[bool, bool, bool, bool], Cost] = {}
+        # the accounting bundle of each kind of switch, by (from_idle, prev_kthread, kthread,
+        # prev_queued) as bits 8, 4, 2, 1 (made at first use)
+        self._cs_accounting: list[Cost | None] = [None] * 16
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
         # leaving idle: the idle loop's exit (the idle task's time), then the switch (the task's)
         self.cost_idle_exit = ct.get("idle_exit", actions={"idle_exit": 1})
@@ -195,8 +197,8 @@ class Cfs(IrqEntry):
         session's) only the leaf entities change (put_prev_entity updates the previous one's load if
         it is still queued) and psi stops at the first group where a task is on the CPU; a kernel
         thread lives in the root: the walk between it and a task covers the task's levels."""
-        key = (from_idle, prev_kthread, kthread, prev_queued)
-        cost = self._cs_accounting.get(key)
+        key = (8 if from_idle else 0) | (4 if prev_kthread else 0) | (2 if kthread else 0) | (1 if prev_queued else 0)
+        cost = self._cs_accounting[key]
         if cost is None:
             levels = self._levels
             mine = 1 if kthread else levels  # the next task's levels

@@ -53,6 +53,16 @@ NONE: Final = "none"  # between two of the above (within one event)
 POLLING_LAYER: Final = _LAYER_NAMES.index("polling")
 
 
+class BundleUses:
+    """How many times one CPU ran one cost bundle (a native int field: compiled, counting a use
+    allocates nothing, where a list of ints boxes a new int object per use)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
 class Execution:
     """The execution level of one logical CPU's runner: see the module docstring."""
 
@@ -90,7 +100,7 @@ class Execution:
         self.cpufreq_hook: Any = None
         self.cpufreq_tick_hook: Any = None
         # uses of each cost bundle, by its idx (``counts``: a dict in first-use order)
-        self._cnt: list[int] = []
+        self._cnt: list[BundleUses] = []
         self._used: list[int] = []  # the idx of each bundle used, in first-use order
         self.smt_stall_ns = 0.0
         # CPU time per stack layer at the frequency each piece ran at: counts are closed into
@@ -164,21 +174,18 @@ class Execution:
     def _count(self, idx: int) -> None:
         """One more use of cost bundle ``idx``."""
         cnt = self._cnt
-        if idx < len(cnt):
-            c = cnt[idx]
-            if c:
-                cnt[idx] = c + 1
-                return
-        else:
-            cnt.extend([0] * (idx + 1 - len(cnt)))
-        cnt[idx] = 1
-        self._used.append(idx)
+        if idx >= len(cnt):
+            cnt.extend([BundleUses() for _ in range(idx + 1 - len(cnt))])
+        uses = cnt[idx]
+        if not uses.n:
+            self._used.append(idx)
+        uses.n += 1
 
     @property
     def counts(self) -> dict[int, int]:
         """Uses of each cost bundle so far: {bundle idx: count}, in the order of first use."""
         cnt = self._cnt
-        return {i: cnt[i] for i in self._used}
+        return {i: cnt[i].n for i in self._used}
 
     def add_carry(self, cost: Cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""

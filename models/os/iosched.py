@@ -134,6 +134,12 @@ class IoScheduler:
     def dispatch(self):
         raise NotImplementedError
 
+    def dispatch_ready(self):
+        """:meth:`dispatch` when :meth:`has_work` has just said there is work (blk-mq asks it so
+        for a scheduler that issues directly, ``direct_issue``): a scheduler may make it a cheaper
+        callable that assumes the work is there."""
+        return self.dispatch()
+
     def completed(self, req) -> None:
         pass
 

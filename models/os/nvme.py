@@ -138,8 +138,11 @@ class NvmeDriver:
         matrix = VectorMatrix(len(host.runners))
         for dev in devices:
             self._map_device(dev, poll_queues, matrix)
-        self._reap_costs: dict[tuple[int, bool], Cost] = {}
-        self._numa_reap_costs: dict[tuple[int, bool, int, int], Cost] = {}
+        # the reaping bundle of n entries, by n, from an interrupt and from a poll (made at first use)
+        self._reap_irq: list[Cost | None] = []
+        self._reap_poll: list[Cost | None] = []
+        # the same on several sockets, by (n, irq, cq_lines, req_lines) packed in one int
+        self._numa_reap_costs: dict[int, Cost] = {}
         self._numa_setup(host)
         #: blk-mq (set by the host once it exists: :meth:`attach`) and the completion policies that
         #: keep statistics (the host adds them as it creates them)
@@ -249,16 +252,18 @@ class NvmeDriver:
 
     # ------------------------------------------------------------- completions
     def _reap_cost(self, n: int, irq: bool) -> Cost:
-        key = (n, irq)
-        cost = self._reap_costs.get(key)
+        table = self._reap_irq if irq else self._reap_poll
+        if n >= len(table):
+            table.extend([None] * (n + 1 - len(table)))
+        cost = table[n]
         if cost is None:
-            cost = self._reap_costs[key] = self._make_reap_cost(n, irq, 0, 0)
+            cost = table[n] = self._make_reap_cost(n, irq, 0, 0)
         return cost
 
     def _numa_reap_cost(self, n: int, irq: bool, cq_lines: int, req_lines: int) -> Cost:
         """:meth:`_reap_cost` on several sockets: ``cq_lines`` CQ lines read from another node's
         memory and ``req_lines`` request lines pulled from another socket."""
-        key = (n, irq, cq_lines, req_lines)
+        key = (((n << 1 | (1 if irq else 0)) << 32 | cq_lines) << 32) | req_lines  # (each < 2**32)
         cost = self._numa_reap_costs.get(key)
         if cost is None:
             cost = self._numa_reap_costs[key] = self._make_reap_cost(n, irq, cq_lines, req_lines)
@@ -423,7 +428,7 @@ class NvmeIrq(IrqWork):
         if drv.numa:
             cq_lines, req_lines = drv._cross_lines(runner, self.qp, entries)
             return drv._numa_reap_cost(n, True, cq_lines, req_lines)
-        return drv._reap_costs.get((n, True)) or drv._reap_cost(n, True)
+        return drv._reap_cost(n, True)
 
     def fire(self, runner) -> None:
         driver = self.driver  # (a direct call each, not a bound method)

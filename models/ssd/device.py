@@ -208,6 +208,20 @@ class TransferPath:
         return self.ends[-1] if self.ends else 0.0
 
 
+class OpService:
+    """One operation's media service as the hot path reads it (from ``cfg.read`` / ``cfg.write``):
+    ``base_ns`` for 4 KiB, ``per_kib_ns`` per KiB beyond, times a ``jitter()`` draw; ``program_ns``:
+    the NAND program after a buffered write's acknowledgement (0: none)."""
+
+    __slots__ = ("base_ns", "per_kib_ns", "jitter", "program_ns")
+
+    def __init__(self, base_ns: float, per_kib_ns: float, jitter: Callable[[], float], program_ns: float):
+        self.base_ns = base_ns
+        self.per_kib_ns = per_kib_ns
+        self.jitter = jitter
+        self.program_ns = program_ns
+
+
 class NvmeDevice:
     """Runtime model of one NVMe SSD."""
 
@@ -242,12 +256,11 @@ class NvmeDevice:
             "read": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.read.sd_ns / cfg.read.base_ns)),
             "write": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.write.sd_ns / cfg.write.base_ns)),
         }
-        # per operation: (base ns, ns per KiB beyond 4 KiB, jitter draw, NAND program ns after the
-        # ack) -- the hot path's view of cfg.read / cfg.write
-        self._svc: dict[str, tuple[float, float, Callable[[], float], float]] = {
-            op: (s.base_ns, s.per_kib_ns, self._jitter[op].next, cfg.write_cache_program_ns if op == "write" else 0.0)
-            for op, s in (("read", cfg.read), ("write", cfg.write))
-        }
+        # the hot path's view of cfg.read / cfg.write
+        self._svc_read = OpService(cfg.read.base_ns, cfg.read.per_kib_ns, self._jitter["read"].next, 0.0)
+        self._svc_write = OpService(
+            cfg.write.base_ns, cfg.write.per_kib_ns, self._jitter["write"].next, cfg.write_cache_program_ns
+        )
         self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
         ns = cfg.namespace
         #: a logical block as it crosses the link (an extended LBA carries its metadata), bytes, and
@@ -261,8 +274,13 @@ class NvmeDevice:
         # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
         self.commands = 0
         self.bytes = 0
-        self.busy_unit_ns = {"read": 0.0, "write": 0.0, "trim": 0.0}
-        self.busy_path_ns = {"read": 0.0, "write": 0.0}  # data path transfer time (with a data path stage)
+        # media unit busy time per operation, and data path transfer time (with a data path stage), ns
+        # (busy_unit_ns, busy_path_ns)
+        self._busy_read_unit_ns = 0.0
+        self._busy_write_unit_ns = 0.0
+        self._busy_trim_unit_ns = 0.0
+        self._busy_read_path_ns = 0.0
+        self._busy_write_path_ns = 0.0
         steps = apst_steps(cfg)
         #: autonomous power state transitions (models.ssd.apst), None without non-operational states
         self.apst = ApstState(cfg, steps) if steps else None
@@ -336,7 +354,13 @@ class NvmeDevice:
         else:  # (inline: the hot path)
             unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
             path: TransferPath | None = self._paths[unit % self._n_paths] if self._n_paths else None
-            base_ns, per_kib_ns, jitter, program_ns = self._svc[op]
+            if is_read:
+                service = self._svc_read
+            elif op == "write":
+                service = self._svc_write
+            else:
+                raise ValueError(f"NVMe command {op!r} has no media service model")
+            program_ns = service.program_ns
             if not is_read:
                 lstart = self._link.reserve(t, xfer)
                 t = lstart + xfer
@@ -346,7 +370,8 @@ class NvmeDevice:
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
             extra_kib = nbytes / 1024.0 - 4.0
-            svc = (base_ns + per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * jitter()
+            base_ns = service.base_ns
+            svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
             if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
                 svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
             busy = svc
@@ -366,8 +391,10 @@ class NvmeDevice:
                 start = free if free > t else t
                 end = start + svc
                 units[unit] = end
-            self.busy_unit_ns[op] += busy
-            if is_read:
+            if not is_read:
+                self._busy_write_unit_ns += busy
+            else:
+                self._busy_read_unit_ns += busy
                 if path is not None:
                     end = self._read_path(path, end, moved, xfer)
                 end = self._link.reserve(end, xfer) + xfer
@@ -464,7 +491,7 @@ class NvmeDevice:
             free = units[u]
             dur = copy_ns if i < copies else erase_ns
             units[u] = (free if free > t else t) + dur
-            self.busy_unit_ns["write"] += dur
+            self._busy_write_unit_ns += dur
             u = u + 1 if u + 1 < n else 0
         self._gc_unit = u
 
@@ -503,7 +530,7 @@ class NvmeDevice:
         the link transfer starts once data flows and ends no earlier than the path's, ns."""
         pdur = nbytes * self._path_read_ns_per_byte
         pstart = path.reserve(ready, pdur)
-        self.busy_path_ns["read"] += pdur
+        self._busy_read_path_ns += pdur
         t = pstart + pdur - xfer
         return t if t > pstart else pstart
 
@@ -516,7 +543,7 @@ class NvmeDevice:
         if ready < lstart:
             ready = lstart
         pstart = path.reserve(ready, pdur)
-        self.busy_path_ns["write"] += pdur
+        self._busy_write_path_ns += pdur
         return pstart + pdur
 
     def _trim_service(self, nbytes: int, t: float):
@@ -529,8 +556,18 @@ class NvmeDevice:
         extra_mib = (nbytes - 4096) / (1 << 20)
         svc = trim.base_ns + (trim.per_mib_ns * extra_mib if extra_mib > 0 else 0.0)
         end = self._trim_free = start + svc
-        self.busy_unit_ns["trim"] += svc
+        self._busy_trim_unit_ns += svc
         return start, end, svc
+
+    @property
+    def busy_unit_ns(self) -> dict[str, float]:
+        """Media unit busy time so far per operation, ns."""
+        return {"read": self._busy_read_unit_ns, "write": self._busy_write_unit_ns, "trim": self._busy_trim_unit_ns}
+
+    @property
+    def busy_path_ns(self) -> dict[str, float]:
+        """Data path transfer time so far per direction (with a data path stage), ns."""
+        return {"read": self._busy_read_path_ns, "write": self._busy_write_path_ns}
 
     def busy_until(self) -> float:
         """When the media units and data paths have finished every command reserved on them, ns."""

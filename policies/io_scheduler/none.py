@@ -21,11 +21,13 @@ class NoneScheduler(IoScheduler):
     def __init__(self, host: Host, tunables: dict):
         super().__init__(host, tunables)
         self._fifo = deque()
-        # has_work() is the FIFO's length (truthy when requests are queued) and insert() its append:
-        # blk-mq calls them for every IO, so they are the deque's own C methods rather than Python
-        # ones (blk-mq asks dispatch() only when has_work(): BlkMq._run)
+        # has_work() is the FIFO's length (truthy when requests are queued), insert() its append and
+        # dispatch_ready() its popleft: blk-mq calls them for every IO, so they are the deque's own
+        # C methods rather than Python ones (blk-mq asks dispatch_ready() only when has_work():
+        # BlkMq._run)
         self.has_work = self._fifo.__len__
         self.insert = self._fifo.append
+        self.dispatch_ready = self._fifo.popleft
 
     def insert(self, req) -> None:
         self._fifo.append(req)
