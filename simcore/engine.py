@@ -17,6 +17,7 @@ import heapq
 from typing import Any, Callable, Final
 
 import simpy
+from mypy_extensions import i64
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, URGENT, Event
 
@@ -40,12 +41,13 @@ _COMPILED: Final = not __file__.endswith(".py")
 def _push(heap: list[Call], item: Call) -> None:
     """Add ``item`` to the 4-ary heap ``heap`` (the children of ``heap[i]`` are ``heap[4i+1 .. 4i+4]``):
     half the levels of a binary heap, so half the moves (each a list read and write). Times are
-    compared inline (native floats); only equal times go to :func:`_earlier`'s tie-break."""
-    pos = len(heap)
+    compared inline (native floats); only equal times go to :func:`_earlier`'s tie-break. (Positions
+    are ``i64``: compiled, machine integers, not tagged Python ints.)"""
+    pos: i64 = len(heap)
     heap.append(item)
     t = item.time
     while pos > 0:
-        parentpos = (pos - 1) >> 2
+        parentpos: i64 = (pos - 1) >> 2
         parent = heap[parentpos]
         pt = parent.time
         if t > pt or (t == pt and not _earlier(item, parent)):
@@ -58,19 +60,19 @@ def _push(heap: list[Call], item: Call) -> None:
 def _pop(heap: list[Call]) -> Call:
     """Remove and return the earliest Call of the 4-ary heap ``heap`` (see :func:`_push`)."""
     last = heap.pop()
-    n = len(heap)
+    n: i64 = len(heap)
     if n == 0:
         return last
     top = heap[0]
     lt = last.time
-    pos = 0
-    child = 1
+    pos: i64 = 0
+    child: i64 = 1
     while child < n:
         best = heap[child]
         bt = best.time
-        bestpos = child
-        stop = child + 4 if child + 4 <= n else n
-        c = child + 1
+        bestpos: i64 = child
+        stop: i64 = child + 4 if child + 4 <= n else n
+        c: i64 = child + 1
         while c < stop:
             other = heap[c]
             ot = other.time

@@ -141,8 +141,8 @@ class NvmeDriver:
         # the reaping bundle of n entries, by n, from an interrupt and from a poll (made at first use)
         self._reap_irq: list[Cost | None] = []
         self._reap_poll: list[Cost | None] = []
-        # the same on several sockets, by (n, irq, cq_lines, req_lines) packed in one int
-        self._numa_reap_costs: dict[int, Cost] = {}
+        # the same on several sockets: by n x 2 + irq, then by (cq_lines, req_lines) packed in one int
+        self._numa_reap_costs: list[dict[int, Cost]] = []
         self._numa_setup(host)
         #: blk-mq (set by the host once it exists: :meth:`attach`) and the completion policies that
         #: keep statistics (the host adds them as it creates them)
@@ -263,10 +263,15 @@ class NvmeDriver:
     def _numa_reap_cost(self, n: int, irq: bool, cq_lines: int, req_lines: int) -> Cost:
         """:meth:`_reap_cost` on several sockets: ``cq_lines`` CQ lines read from another node's
         memory and ``req_lines`` request lines pulled from another socket."""
-        key = (((n << 1 | (1 if irq else 0)) << 32 | cq_lines) << 32) | req_lines  # (each < 2**32)
-        cost = self._numa_reap_costs.get(key)
+        i = 2 * n + (1 if irq else 0)
+        tables = self._numa_reap_costs
+        if i >= len(tables):
+            tables.extend([{} for _ in range(i + 1 - len(tables))])
+        table = tables[i]
+        key = cq_lines << 31 | req_lines  # (a machine integer: both are below 2**31)
+        cost = table.get(key)
         if cost is None:
-            cost = self._numa_reap_costs[key] = self._make_reap_cost(n, irq, cq_lines, req_lines)
+            cost = table[key] = self._make_reap_cost(n, irq, cq_lines, req_lines)
         return cost
 
     def _make_reap_cost(self, n: int, irq: bool, cq_lines: int, req_lines: int) -> Cost:
