@@ -69,25 +69,25 @@ class AsyncThread(SyncThread):
 
     def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
-        self.engine_name = job.ioengine
-        self.depth = job.iodepth
+        self.engine_name: str = job.ioengine
+        self.depth: int = job.iodepth
         self.lat: LatencyTarget | None = None  # fio's latency_target depth search, from the first IO
         #: rate / rate_iops pace the issues (the pacer's rates are fixed from the start)
         self._paced: bool = self.pacer.active
-        self.batch = max(1, min(job.iodepth_batch_submit, self.depth))
-        self.cmin = job.iodepth_batch_complete_min
-        self.cmax = max(job.iodepth_batch_complete_max, 1)
+        self.batch: int = max(1, min(job.iodepth_batch_submit, self.depth))
+        self.cmin: int = job.iodepth_batch_complete_min
+        self.cmax: int = max(job.iodepth_batch_complete_max, 1)
         #: fio's iodepth_low: a full queue is reaped, one getevents call after another, until at
         #: most this many remain queued (wait_for_completions' loop); ``_low_drain`` while it runs
-        self.low = job.iodepth_low if 0 < job.iodepth_low < self.depth else self.depth  # init.c's fixup
+        self.low: int = job.iodepth_low if 0 < job.iodepth_low < self.depth else self.depth  # init.c's fixup
         self._low_drain = False
         #: io_uring_cmd: NVMe passthrough on the character device (no file system, no IO scheduler)
-        self.passthru = job.ioengine == "io_uring_cmd"
+        self.passthru: bool = job.ioengine == "io_uring_cmd"
         #: io_uring_cmd on a namespace with metadata: its commands' metadata and PRINFO, fio's tuple
         #: work (a models.ioengines.pi.PiPlan; None: no metadata)
         self._pi: Any = None
-        self.iopoll = job.ioengine in IOPOLL_ENGINES and job.hipri
-        self.sqpoll = job.ioengine in ("io_uring", "io_uring_cmd") and job.sqthread_poll
+        self.iopoll = bool(job.ioengine in IOPOLL_ENGINES and job.hipri)
+        self.sqpoll = bool(job.ioengine in ("io_uring", "io_uring_cmd") and job.sqthread_poll)
         self._setup_kernel(job)
         if self.iopoll and not host.queue.io_poll:
             raise ConfigError(f"job '{job.name}': io_uring hipri (IOPOLL) needs polled queues: set queue.io_poll=1")

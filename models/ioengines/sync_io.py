@@ -28,6 +28,7 @@ from models.os.task import Task, nice_vscale
 from simcore.rng import BatchedDraws
 
 if TYPE_CHECKING:
+    from models.ioengines.files import FileService
     from models.os.completion import CompletionPolicy
 
 
@@ -366,13 +367,13 @@ class SyncThread:
         return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.{stream}"))
 
     # -- fio's files (models.ioengines.files, models.os.filesystem) ---------------------------
-    def use_files(self, regions, service, clone: int) -> None:
+    def use_files(self, regions, service: FileService, clone: int) -> None:
         """IO to the job's files: each has its own region (from the file's start, past the job's
         offset), sequential position and random picker; ``service`` picks the file of each IO.
         Regular files add the file system's extent lookup to every IO."""
         host, job = self.host, self.job
         offset = self.base_offset
-        states = []
+        states: list[FileState] = []
         for i, reg in enumerate(regions):
             self.dev = reg.dev
             self.base_offset = reg.start_bytes + offset
@@ -394,10 +395,11 @@ class SyncThread:
         if not job.time_based:
             total = job.io_size_bytes or job.size_bytes or sum(st.span for st in states)
             self.size_limit = total * job.loops
-        self._files = states
-        self._file_issued = [0] * len(states)  # bytes issued to each file in this pass (sequential service)
-        self._service = service
-        self._file_cur = self._file_next = service.first() if len(states) > 1 else 0
+        self._files: list[FileState] = states
+        self._file_issued: list[int] = [0] * len(states)  # bytes issued to each file in this pass (sequential)
+        self._service: FileService = service
+        self._file_cur: int = service.first() if len(states) > 1 else 0
+        self._file_next: int = self._file_cur
         self._load_file_state(states[self._file_cur])
         self._qps = {}
         self._multi_files = len(states) > 1
@@ -448,7 +450,7 @@ class SyncThread:
         self._last_start = st.last_start
         self.dev = st.dev
 
-    def _next_io_files(self, op: str | None = None):
+    def _next_io_files(self, op: str | None = None) -> tuple[str, int, int]:
         """The next IO of a thread with several files: from the file fio's file service chose after
         the previous IO (the switch happens here, so the previous IO kept its file's device)."""
         nxt = self._file_next
@@ -475,7 +477,7 @@ class SyncThread:
     def _draw_op(self) -> str:
         return "read" if self._draw() < self.read_frac else self._wop
 
-    def _next_io_trimwrite(self, op: str | None = None):
+    def _next_io_trimwrite(self, op: str | None = None) -> tuple[str, int, int]:
         """fio's trimwrite / randtrimwrite: each block is trimmed, then written (the write's size)."""
         w = self._tw_write
         if w is not None:

@@ -314,7 +314,7 @@ class BlkMq:
         return pieces
 
     # ------------------------------------------------------------------ submission
-    def issue(self, req: Request, runner=None) -> None:
+    def issue(self, req: Request, runner: Execution | None = None) -> None:
         """One IO reached blk-mq (blk_mq_submit_bio) from code running on ``runner``: split if
         needed, then each request issued (unplugged)."""
         if req.nbytes > self.max_bytes and req.op not in UNSPLIT_OPS:
@@ -346,7 +346,7 @@ class BlkMq:
         else:
             self._run(h, runner)
 
-    def plug(self, bios) -> list:
+    def plug(self, bios: list[Request]) -> list[Request]:
         """The submitting system call's plug (blk_start_plug .. blk_finish_plug): each bio is split
         at ``max_sectors_kb`` and then merged into an adjacent request already in the plug
         (blk_attempt_plug_merge) or becomes a request of its own. Returns the requests; a merged
@@ -363,9 +363,9 @@ class BlkMq:
 
     def issue_batch(
         self,
-        reqs,
+        reqs: list[Request],
         plugged: bool = False,
-        runner=None,
+        runner: Execution | None = None,
         unplugged: bool = False,
         nsubmit: int | None = None,
         passthru: bool = False,
@@ -427,7 +427,7 @@ class BlkMq:
             else:
                 h.pending.append(req)
 
-    def _kick(self, h: HwContext, runner) -> None:
+    def _kick(self, h: HwContext, runner: Execution) -> None:
         """Queue a run of ``h`` on the kblockd worker of its CPU, woken by ``runner`` (the CPU whose
         code inserted; by default the queue's own)."""
         cpu = h.qp.cpu
@@ -464,7 +464,7 @@ class BlkMq:
         target.flags |= req.flags  # cinterrupts: union of annotations, Urgent wins
 
     # ------------------------------------------------------------------ dispatch
-    def _run(self, h: HwContext, runner=None) -> None:
+    def _run(self, h: HwContext, runner: Execution | None = None) -> None:
         """Dispatch from ``h`` while it has free tags, on ``runner``'s CPU (default the queue's):
         each request from the elevator under its dispatch locks, then under the NVMe queue's
         sq_lock; a request whose locks made the CPU wait reaches the device that much later."""
@@ -509,11 +509,11 @@ class BlkMq:
             self.driver.submit(req)
         return t
 
-    def _run_device(self, dev_index: int, runner=None) -> None:
+    def _run_device(self, dev_index: int, runner: Execution | None = None) -> None:
         for h in self._dev_hctxs.get(dev_index, ()):
             self._run(h, runner)
 
-    def complete(self, req: Request, runner=None) -> bool:
+    def complete(self, req: Request, runner: Execution | None = None) -> bool:
         """A request completed on ``runner``'s CPU (default its queue's): its tag is freed and the
         elevator fed, each under its locks; True when the elevator saw it (a passthrough request
         bypassed it)."""

@@ -138,6 +138,11 @@ class NvmeDriver:
         matrix = VectorMatrix(len(host.runners))
         for dev in devices:
             self._map_device(dev, poll_queues, matrix)
+        # the same as tables [device index][CPU] (queue_for, per IO: no tuple key built and hashed)
+        ndev = max((d.index for d in devices), default=-1) + 1
+        ncpu = len(host.runners)
+        self._irq_table = [[self.irq_qps.get((d, c)) for c in range(ncpu)] for d in range(ndev)]
+        self._poll_table = [[self.poll_qps.get((d, c)) for c in range(ncpu)] for d in range(ndev)]
         # the reaping bundle of n entries, by n, from an interrupt and from a poll (made at first use)
         self._reap_irq: list[Cost | None] = []
         self._reap_poll: list[Cost | None] = []
@@ -205,9 +210,10 @@ class NvmeDriver:
 
     def queue_for(self, dev_index: int, cpu: int, hipri: bool) -> NvmeQueue:
         """The hardware queue a request from ``cpu`` goes to (a polled one for HIPRI when present)."""
-        if hipri and self.poll_qps:
-            return self.poll_qps[(dev_index, cpu)]
-        return self.irq_qps[(dev_index, cpu)]
+        qp = self._poll_table[dev_index][cpu] if hipri and self.poll_qps else self._irq_table[dev_index][cpu]
+        if qp is None:
+            raise KeyError((dev_index, cpu))  # (no queue maps this CPU: as the dicts would say)
+        return qp
 
     def submit(self, req: Request) -> None:
         """Ring the SQ tail doorbell for ``req`` (its command is already in the SQ). A shared queue
