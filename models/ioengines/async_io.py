@@ -111,6 +111,7 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
+        self._reap_costs: dict[int, Cost] = {}  # _reap_cost's without PI checks, by a packed int
         self._bind_async_loop()
         #: IOPOLL without SQPOLL (the thread reaps by polling): its requests in flight on each
         #: polled queue (it may have moved since they were submitted)
@@ -241,7 +242,7 @@ class AsyncThread(SyncThread):
         ``saved`` (SQ doorbells, sq_lock rounds, tag allocations: BlkMq.plug_savings) among them."""
         if len(ios) == 1 and nreq == 1 and with_syscall and not (saved[0] or saved[1] or saved[2]):
             # fio's default batch, one IO per call: most often the same call as the last
-            one = ios[0]
+            one: Request = ios[0]
             cost = self._one_cost
             if cost is None or one.nbytes != self._one_nbytes or one.op != self._one_op:
                 cost = self._one_cost = self._keyed_submit_cost(ios, nreq, with_syscall, saved)
@@ -249,7 +250,9 @@ class AsyncThread(SyncThread):
             return cost
         return self._keyed_submit_cost(ios, nreq, with_syscall, saved)
 
-    def _keyed_submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int]) -> Cost:
+    def _keyed_submit_cost(
+        self, ios: list[Request], nreq: int, with_syscall: bool, saved: tuple[int, int, int]
+    ) -> Cost:
         """:meth:`_submit_cost`, built once per distinct call."""
         if len(ios) == 1:  # (no tuple of the batch built)
             one = ios[0]
@@ -283,29 +286,34 @@ class AsyncThread(SyncThread):
         """fio reaping ``n`` events (with a system call or not), and ``flushes`` posts of CQEs
         (io_uring: one per task-work run, however many completions it posts); ``pi_cycles``: fio's
         checks of the reads' protection information among them."""
-        key = ("reap", n, syscall, flushes) if not pi_cycles else ("reap", n, syscall, flushes, pi_cycles)
+        if not pi_cycles:  # (the common case: found by a machine integer, no tuple built and hashed)
+            ikey = (n << 32 | flushes) << 1 | (1 if syscall else 0)
+            cost = self._reap_costs.get(ikey)
+            if cost is None:
+                cost = self._reap_costs[ikey] = self._make_reap_cost(n, syscall, flushes, 0.0)
+            return cost
+        key = ("reap", n, syscall, flushes, pi_cycles)
         cost = self._acosts.get(key)
         if cost is None:
-            k = self.k
-            if self.sq_thread is not None:
-                # SQPOLL: the SQ thread completed the requests and filled the CQEs (sq_complete_parts);
-                # fio reads them from the shared ring in user space
-                cost = self._acosts[key] = self.host.costs.get(
-                    f"{self.engine_name}_reap", user=n * k.user_complete_cycles + pi_cycles
-                )
-                return cost
-            reap = n * k.aio_reap_cycles
-            if self._flush_split:
-                reap += (flushes - n) * k.uring_cq_flush_cycles
-            parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=reap)
-            if self.passthru:  # nvme_uring_cmd_end_io -> io_uring_cmd_done in task work, no bio end
-                parts = dict(
-                    user=n * k.user_complete_cycles + pi_cycles, driver=n * k.uring_cmd_done_cycles, syscall=reap
-                )
-            if syscall:
-                parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
-            cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_getevents", **parts)
+            cost = self._acosts[key] = self._make_reap_cost(n, syscall, flushes, pi_cycles)
         return cost
+
+    def _make_reap_cost(self, n: int, syscall: bool, flushes: int, pi_cycles: float) -> Cost:
+        """:meth:`_reap_cost`, built once per distinct reap."""
+        k = self.k
+        if self.sq_thread is not None:
+            # SQPOLL: the SQ thread completed the requests and filled the CQEs (sq_complete_parts);
+            # fio reads them from the shared ring in user space
+            return self.host.costs.get(f"{self.engine_name}_reap", user=n * k.user_complete_cycles + pi_cycles)
+        reap = n * k.aio_reap_cycles
+        if self._flush_split:
+            reap += (flushes - n) * k.uring_cq_flush_cycles
+        parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=reap)
+        if self.passthru:  # nvme_uring_cmd_end_io -> io_uring_cmd_done in task work, no bio end
+            parts = dict(user=n * k.user_complete_cycles + pi_cycles, driver=n * k.uring_cmd_done_cycles, syscall=reap)
+        if syscall:
+            parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
+        return self.host.costs.get(f"{self.engine_name}_getevents", **parts)
 
     # -- program -----------------------------------------------------------------------------
     def _issue_first(self) -> None:
