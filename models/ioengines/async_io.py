@@ -424,7 +424,7 @@ class AsyncThread(SyncThread):
         depth = self.inflight + len(self.ring) + n  # fio's cur_depth at the commit
         flow = self._flow
         paced = self._paced
-        user_ns = self.k.user_io_cycles / runner.freq  # fio's preparation of each
+        user_ns = self._user_io_cycles / runner.freq  # fio's preparation of each
         for _ in range(n):
             if flow is not None and not flow.take():
                 break  # fio's flow holds this IO back

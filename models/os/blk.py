@@ -74,6 +74,7 @@ class HwContext:
 
     __slots__ = (
         "qp",
+        "cpu",
         "elv",
         "has_work",
         "insert",
@@ -90,6 +91,7 @@ class HwContext:
 
     def __init__(self, qp, elv, tags: int):
         self.qp = qp
+        self.cpu: int = qp.cpu  # the queue's CPU (where its interrupt and restarts run)
         self.elv = elv
         self.has_work: Callable[[], Any] = elv.has_work
         self.insert: Callable[[Any], None] = elv.insert
@@ -118,6 +120,7 @@ class BlkMq:
         self.nomerges = queue_cfg.nomerges
         self._elv: dict[int, object] = {}
         self._hctx: dict[object, HwContext] = {}
+        self._runners: list[Execution] = host.runners  # every CPU's runner, by CPU
         self._dev_hctxs: dict[int, list[HwContext]] = {}
         self.merges = 0
         self.splits = 0  # IOs split into several requests
@@ -322,7 +325,7 @@ class BlkMq:
             return
         h = self._hctx.get(req.qp) or self.hctx(req.qp)
         if runner is None:
-            runner = self.host.runners[h.qp.cpu]
+            runner = self._runners[h.cpu]
         elv = h.elv
         if self._bypass and h.tags_free > 0 and not h.pending and not h.has_work():
             # 'none' with a free tag: blk_mq_try_issue_directly
@@ -389,7 +392,7 @@ class BlkMq:
         for req in reqs:
             h = self.hctx(req.qp)
             if runner is None:
-                runner = self.host.runners[h.qp.cpu]
+                runner = self._runners[h.cpu]
             elv = h.elv
             t = self._take(h.tags, runner, t)
             target = None
@@ -421,7 +424,7 @@ class BlkMq:
             self._passthru.add(req)
             if h.tags_free > 0 and not h.pending:
                 h.tags_free -= 1
-                runner = self.host.runners[h.qp.cpu]
+                runner = self._runners[h.cpu]
                 base = runner.lock_waited
                 self._submit_after(runner, h, req, self._take(h.tags, runner), base)
             else:
@@ -469,7 +472,7 @@ class BlkMq:
         each request from the elevator under its dispatch locks, then under the NVMe queue's
         sq_lock; a request whose locks made the CPU wait reaches the device that much later."""
         if runner is None:
-            runner = self.host.runners[h.qp.cpu]
+            runner = self._runners[h.cpu]
         elv = h.elv
         t = 0.0  # ns from now: where this run's lock sections are
         base = runner.lock_waited
@@ -519,7 +522,7 @@ class BlkMq:
         bypassed it)."""
         h = self._hctx[req.qp]
         if runner is None:
-            runner = self.host.runners[h.qp.cpu]
+            runner = self._runners[h.cpu]
         h.tags_free += 1
         elv = h.elv
         seen = True
