@@ -39,8 +39,8 @@ class Polling(Execution):
         k = host.kcosts
         self._poll_iter_cycles: float = k.poll_iteration_cycles
         self._spin_iter_cycles: float = k.spin_iteration_cycles
-        self._iter_ns = k.poll_iteration_cycles / self.freq
-        self._spin_ns = k.spin_iteration_cycles / self.freq
+        self._iter_ns: float = self._poll_iter_cycles / self.freq
+        self._spin_ns: float = self._spin_iter_cycles / self.freq
         self.poll_cycles = 0.0
         self.poll_ns = 0.0
         self._poll_qp: NvmeQueue | None = None

@@ -154,13 +154,18 @@ class TransferPath:
     def reserve(self, t: float, dur: float) -> float:
         """Reserve ``dur`` ns at the earliest time >= ``t`` the path is free; returns the start."""
         starts, ends = self.starts, self.ends
-        if not ends or ends[-1] <= t:  # the path is free from t on: the common case
-            if ends and ends[-1] <= self.engine.now:  # every reservation is over: start afresh
-                self.starts = [t]
-                self.ends = [t + dur]
+        last = ends[-1] if ends else -1.0  # (times are >= 0)
+        if last <= t:  # the path is free from t on: the common case
+            if ends and last <= self.engine.now:  # every reservation is over: start afresh
+                if len(ends) == 1:  # (in place: no new lists)
+                    starts[0] = t
+                    ends[0] = t + dur
+                else:
+                    self.starts = [t]
+                    self.ends = [t + dur]
                 self.tail_start = t
                 return t
-            if not ends or ends[-1] < t:
+            if last < t:
                 self.tail_start = t  # after a gap: a new last run
             starts.append(t)
             ends.append(t + dur)
@@ -348,6 +353,9 @@ class NvmeDevice:
                 self._fail(qp, req, dma_extra_ns)
                 return
             op = "write" if op == "zone_append" else op
+        start: float
+        end: float
+        svc: float
         if op == "trim" or op in ZONE_MGMT_OPS:
             start, end, svc = self._trim_service(nbytes, t) if op == "trim" else self._zmgmt_service(req, t)
             nbytes = DSM_RANGE_BYTES if op == "trim" else 0  # what crossed the link
@@ -495,7 +503,7 @@ class NvmeDevice:
             u = u + 1 if u + 1 < n else 0
         self._gc_unit = u
 
-    def _zmgmt_service(self, req: NvmeCommand, t: float):
+    def _zmgmt_service(self, req: NvmeCommand, t: float) -> tuple[float, float, float]:
         """A zone management action fetched at ``t``: the controller's zone management work serves
         one at a time for the action's time (set by :meth:`_zone_action`); (start, end, service).
         Serial and apart from the media units: an estimate (the ZN540 figures are QD1)."""
@@ -546,7 +554,7 @@ class NvmeDevice:
         self._busy_write_path_ns += pdur
         return pstart + pdur
 
-    def _trim_service(self, nbytes: int, t: float):
+    def _trim_service(self, nbytes: int, t: float) -> tuple[float, float, float]:
         """A deallocate command of ``nbytes`` fetched at ``t``: its 16-byte range list crosses the
         link, then the controller's mapping-table work serves it (one deallocation at a time, apart
         from the media units: :class:`~models.ssd.config.TrimConfig`); (start, end, service)."""
