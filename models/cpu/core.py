@@ -403,8 +403,8 @@ class LogicalCpu:
         self.cstate = 0
         self.cstate_power = 0.0
         self.busy_ns = 0.0
-        self.cstate_ns = [0.0] * len(core._cfg.cstates)
-        self.cstate_entries = [0] * len(core._cfg.cstates)
+        self.cstate_ns: list[float] = [0.0] * len(core._cfg.cstates)
+        self.cstate_entries: list[int] = [0] * len(core._cfg.cstates)
         self._t = 0.0
         self._deep = False
         #: in C0 (busy or spinning in a POLL state); boots in state 0
@@ -417,7 +417,8 @@ class LogicalCpu:
         if self.busy:
             self.busy_ns += dt
         else:
-            self.cstate_ns[self.cstate] += dt
+            ns = self.cstate_ns  # (compiled: unboxed arithmetic, not +=)
+            ns[self.cstate] = ns[self.cstate] + dt
         self._t = now
 
     def set_busy(self, now: float, activity: float) -> None:
@@ -430,7 +431,8 @@ class LogicalCpu:
         if busy:
             self.busy_ns += dt
         else:
-            self.cstate_ns[self.cstate] += dt
+            ns = self.cstate_ns  # (compiled: unboxed arithmetic, not +=)
+            ns[self.cstate] = ns[self.cstate] + dt
             if self._deep:
                 self._deep = False
                 self.core.socket._awake_changed(now, +1)
@@ -449,13 +451,15 @@ class LogicalCpu:
         if self.busy:
             self.busy_ns += dt
         else:
-            self.cstate_ns[self.cstate] += dt
+            ns = self.cstate_ns  # (compiled: unboxed arithmetic, not +=)
+            ns[self.cstate] = ns[self.cstate] + dt
         self._t = now
         polling = self._cs_polling[cstate]
         self.busy = False
         self.cstate = cstate
         self.cstate_power = self._cs_power[cstate]
-        self.cstate_entries[cstate] += 1
+        entries = self.cstate_entries
+        entries[cstate] = entries[cstate] + 1
         self.spinning = polling
         if polling:
             self.activity = self._spin_act

@@ -10,14 +10,14 @@ is seen at syscall return (clat = lat for sync engines).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Final
 
 from mypy_extensions import mypyc_attr
 
 from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
-from models.ioengines.zbd import ZONE_OPS
+from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
 from models.os.blk import PLUG_MIN_REQUESTS, BlkMq
 from models.os.cost import Cost
 from models.os.io_ledger import IoLedger
@@ -30,6 +30,10 @@ from simcore.rng import BatchedDraws
 if TYPE_CHECKING:
     from models.ioengines.files import FileService
     from models.os.completion import CompletionPolicy
+
+#: the zone operations (a module constant: compiled code reads it from a C static, not the
+#: module's dictionary, per IO)
+ZONE_OPS: Final = _ZBD_ZONE_OPS
 
 
 def size_picker(split: tuple, rng: tuple | None):
@@ -630,14 +634,17 @@ class SyncThread:
         if self._offsets is not None:
             return self._next_picked(op)
         pick = self._pick_bs[op]
+        u: float
         if pick is None:
             bs = self._bs[op]
             if self.random:
-                off = int(draw() * self._nblocks[op]) * bs + self.base_offset
+                u = draw()
+                off = int(u * self._nblocks[op]) * bs + self.base_offset
         else:
             bs, align = pick(draw())
             if self.random:  # fio's blockalign: the smallest size of the mix
-                off = int(draw() * max(1, (self.span - bs) // align + 1)) * align + self.base_offset
+                u = draw()
+                off = int(u * max(1, (self.span - bs) // align + 1)) * align + self.base_offset
         if not self.random:
             if self._hole:
                 return op, bs, self._next_with_hole(bs)

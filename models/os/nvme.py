@@ -32,7 +32,7 @@ from models.os.kernel_version import has
 from models.os.queue_map import VectorMatrix, group_cpus_evenly, queue_counts
 from models.os.request import Request
 from models.os.sched import CpuRunner, IrqWork
-from models.os.task import SLEEPING, WAKING
+from models.os.task import SLEEPING, WAKING, Task
 from models.ssd.command import NvmeCommand
 from models.ssd.device import NvmeDevice, QueuePair
 from models.ssd.irq_generation import URGENT
@@ -355,7 +355,7 @@ class NvmeDriver:
         if cb is not None:
             cb(runner, req)
             return
-        task = req.task
+        task: Task | None = req.task  # (typed: the task's fields read natively)
         if task is not None and task.state == SLEEPING and req.waiter_sleeping:
             req.waiter_sleeping = False
             runner.wake(task)
