@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_hot_path import CASES  # noqa: E402
 
 #: simulated ms per case: enough IOs (~10-50K) that set-up and warm-up are a small share
-DEFAULT_MS = {"20 threads x 7 SSDs, depth 128": 10, "hybrid polling, 8 jobs": 20, "interrupt, 8 jobs": 20}
+DEFAULT_MS = {"20 threads x 7 SSDs, depth 128": 10, "hybrid polling, 8 jobs": 50, "interrupt, 8 jobs": 50}
 LOOP = "CPyDef_engine___Engine___run"  # the compiled event loop (pure Python: Engine.run's frame)
 _CHILD = """
 import json, sys
