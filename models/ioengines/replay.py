@@ -80,6 +80,8 @@ class ReplayThread(AsyncThread):
         self._timer_fired_cb = self._timer_fired
         self._enter_returned_cb = self._enter_returned
         self._on_done_cb = self._on_done
+        self._block_cb = self._block
+        self._start_poll_cb = self._start_poll
         self._in_call: list[Request] = []  # the IOs of the io_uring_enter under way (one at a time)
         self._in_call_reqs: list[Request] = []  # ... and the requests the plug made of them
         self.wait = Waiter()
@@ -87,7 +89,7 @@ class ReplayThread(AsyncThread):
         self.reaped = 0
         self.exited = False
         self._my_poll_qps: tuple = ()
-        self._costs_by_shape: dict = {}
+        self._costs_by_shape: dict[int, dict[int, Cost]] = {}  # by IOs, then by pages and requests
         #: io_uring_enter(GETEVENTS) with a timeout (its hrtimer programmed), per wait: built once
         self._wait_enter_cost: Cost = host.costs.get(
             "replay_wait_enter", syscall=self.k.syscall_entry_cycles, actions={"hrtimer_program": 1}
@@ -124,28 +126,31 @@ class ReplayThread(AsyncThread):
     def _submit(self, now: float) -> None:
         """Prepare and submit every IO due now, with one io_uring_enter."""
         runner = self.runner
-        batch: list[tuple[TraceIO, int, float]] = []
+        due_now: list[tuple[float, list[tuple[TraceIO, int]]]] = []  # the batches due, in order
+        count = 0
         pending = self.pending
         while pending and pending[0][0] <= now:
-            due, ios = pending.pop(0)
-            batch.extend((rec, dev, due) for rec, dev in ios)
+            entry = pending.pop(0)
+            due_now.append(entry)
+            count += len(entry[1])
             self.replayer.taken()
         polled = self.iopoll
         user_ns = self._user_io_cycles / runner.freq
         reqs: list[Request] = []
         t = now
         lag = self.replayer.lag
-        depth = self.inflight + len(self.ring) + len(batch)
-        for rec, dev, due in batch:
-            nbytes = -(-rec.nbytes // SECTOR) * SECTOR
-            req = Request(self._ledger.new_id(), self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
-            req.qp = self._driver.queue_for(dev, runner.id, polled)
-            req.done_cb = self._on_done_cb
-            t += user_ns
-            req.t_submit = t
-            req.depth = depth
-            lag.append(t - due)
-            reqs.append(req)
+        depth = self.inflight + len(self.ring) + count
+        for due, ios in due_now:
+            for rec, dev in ios:
+                nbytes = -(-rec.nbytes // SECTOR) * SECTOR
+                req = Request(self._ledger.new_id(), self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
+                req.qp = self._driver.queue_for(dev, runner.id, polled)
+                req.done_cb = self._on_done_cb
+                t += user_ns
+                req.t_submit = t
+                req.depth = depth
+                lag.append(t - due)
+                reqs.append(req)
         if len(lag) >= 4096:
             self.replayer.fold_lag()
         self._flag_batch(reqs)
@@ -169,11 +174,16 @@ class ReplayThread(AsyncThread):
         """io_uring_enter submitting ``reqs`` (``nreq`` requests after the plug): the per-IO and
         per-request parts of AsyncThread plus one syscall. They depend only on the numbers of IOs,
         pages and requests, which key the cache."""
-        pages = sum(max(1, -(-r.nbytes // 4096)) for r in reqs)
-        key = (len(reqs), pages, nreq)
-        cost = self._costs_by_shape.get(key)
+        pages = 0
+        for r in reqs:
+            pages += max(1, -(-r.nbytes // 4096))
+        by_ios = self._costs_by_shape.get(len(reqs))
+        if by_ios is None:
+            by_ios = self._costs_by_shape[len(reqs)] = {}
+        key = pages << 32 | nreq  # (a machine integer: both are far below 2**30)
+        cost = by_ios.get(key)
         if cost is None:
-            cost = self._costs_by_shape[key] = self._submit_cost(reqs, nreq, with_syscall=True)
+            cost = by_ios[key] = self._submit_cost(reqs, nreq, with_syscall=True)
         return cost
 
     def _reap(self) -> None:
@@ -182,10 +192,10 @@ class ReplayThread(AsyncThread):
         got, self.ring = self.ring, []
         cost = self._reap_cost(len(got), False, len(got))
         t = runner.clock() + cost.cycles / runner.freq
-        done = self._ledger.done
+        ledger = self._ledger  # (a direct call each, not a bound method)
         for req in got:
             req.t_complete = t
-            done(req)
+            ledger.done(req)
         self.reaped += len(got)
         self.replayer.reaped(len(got))
         runner.run(cost, self._loop_cb)
@@ -202,11 +212,11 @@ class ReplayThread(AsyncThread):
             self.state = _POLL
             if due is not None:
                 self._arm_arrival(due)
-            runner.run(self._enter_cost, self._start_poll)
+            runner.run(self._enter_cost, self._start_poll_cb)
             return
         # io_uring_enter(GETEVENTS, min_complete=1) with a timeout at the next due IO, or (nothing
         # in flight) a plain timed sleep; an IRQ handler's completion or the hrtimer wakes it
-        runner.run(self._wait_enter_cost, self._block)
+        runner.run(self._wait_enter_cost, self._block_cb)
 
     def _start_poll(self) -> None:
         w = self.wait
