@@ -120,7 +120,8 @@ class MenuGovernor(CpuidleGovernor):
         deviations from the integer average, divided by the count) of the values up to ``thresh``;
         a pattern when avg^2 > 36 variance with at least 3/4 of the values left, or variance <= 400
         us^2; else the largest values are dropped (``thresh = max - 1``) and it tries again, at most
-        3 times in all. The first pass reads the ring's running sums."""
+        3 times in all. The first pass reads the ring's running sums; each further one takes the
+        sums of the values kept and of their squares in one loop."""
         total = self._sum_us
         if total == 0:
             return None  # menu.c: 'if (!max) return UINT_MAX'
@@ -135,22 +136,19 @@ class MenuGovernor(CpuidleGovernor):
                 thresh = v
         thresh -= 1
         for _ in range(2):
-            total = n = top = 0
+            total = n = top = sq = 0
             for v in data:
                 if v <= thresh:
                     total += v
                     n += 1
+                    sq += v * v
                     if v > top:
                         top = v
             if top == 0:
                 return None
             avg = total // n
-            sq = 0
-            for v in data:
-                if v <= thresh:
-                    d = v - avg if v >= avg else avg - v
-                    sq += d * d
-            var = sq // n
+            # the squared deviations from avg, summed: sum(v^2) - 2 avg sum(v) + n avg^2, exactly
+            var = (sq - 2 * avg * total + n * avg * avg) // n
             if (avg * avg > 36 * var and n * 4 >= INTERVALS * 3) or var <= 400:
                 return avg * 1000.0
             if n * 4 <= INTERVALS * 3:
