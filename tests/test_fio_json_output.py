@@ -4,13 +4,13 @@
 import csv
 import json
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from models.os.request import Request
 from scenarios.inputs.fio.output import SAMPLE_WINDOW_NS, _direction, fio_options, lat_object
 from scenarios.inputs.fio.parser import job_from_options
 from scenarios.inputs.measurements import read_fio_json
@@ -170,8 +170,15 @@ def test_bw_and_iops_samples_come_from_500ms_windows(tmp_path):
     assert rd["iops_mean"] == pytest.approx(1000, rel=0.01)
 
 
+def _read_done(t_submit: float, t_complete: float, nbytes: int) -> Request:
+    """A completed read of ``nbytes`` submitted and completed at these times (ns)."""
+    r = Request(0, None, 0, "read", nbytes, 0, 0, False)
+    r.t_submit, r.t_complete = t_submit, t_complete
+    return r
+
+
 def test_short_run_has_no_samples_and_says_so():
-    recs = [SimpleNamespace(t_submit=i * 1e3, t_complete=i * 1e3 + 500, own_bytes=4096, op="read") for i in range(100)]
+    recs = [_read_done(i * 1e3, i * 1e3 + 500, 4096) for i in range(100)]
     ds = DirStats(is_async=False)
     ds.add(recs, False, 0.0)
     d = _direction(ds, 300e6)
@@ -182,7 +189,7 @@ def test_short_run_has_no_samples_and_says_so():
 def test_samples_per_window_synthetic():
     # 1.2 s: windows [0, .5) with 10 IOs, [.5, 1) with 30 IOs; 0.2 s tail with 50 IOs not sampled
     times = [*np.linspace(1e6, 4.9e8, 10), *np.linspace(5.1e8, 9.9e8, 30), *np.linspace(1.01e9, 1.19e9, 50)]
-    recs = [SimpleNamespace(t_submit=t - 100, t_complete=t, own_bytes=1024, op="read") for t in times]
+    recs = [_read_done(t - 100, t, 1024) for t in times]
     ds = DirStats(is_async=False)
     ds.add(recs, False, 0.0)
     d = _direction(ds, 1.2e9)

@@ -466,3 +466,59 @@ def test_msr_chunks_read_as_line_by_line(tmp_path):
         skipped,
     )
     assert (reader.out_of_order, reader.max_backstep_ns) == (back, worst) and back > 0 and skipped["zero length"] > 0
+    # the replayer's feed, a block of lines at a time: the same records and counters
+    batched = [(r.t_ns, r.op, r.offset, r.nbytes, r.volume, r.line) for b in reader.batches() for r in b]
+    assert batched == want
+    assert (reader.lines_read, reader.records, reader.bad_lines, reader.skipped) == (
+        len(lines),
+        len(want),
+        bad,
+        skipped,
+    )
+    assert (reader.out_of_order, reader.max_backstep_ns) == (back, worst)
+
+
+_MSR_FIELD = st.one_of(
+    st.integers(0, 10**20).map(str),
+    st.integers(0, 10**18 - 1).map(str),
+    st.just(""),
+    st.just("-1"),
+    st.just("00012"),
+    st.sampled_from(["\u0663", "\u00b2", "1\u00b2", "12a", " 7", "7\r", "1.0", "+5", "1_0"]),
+)
+_MSR_LINE = st.tuples(
+    st.lists(_MSR_FIELD, min_size=5, max_size=5),
+    st.sampled_from(
+        ["hm", "", "h m", "h\u00a0m", "src1 ", "\u00e9t\u00e9", "proj\t", "a-very-long-hostname-of-a-server"]
+    ),
+    st.sampled_from(["Read", "Write", "write", "Trim", "Read ", "Writ", "Reads"]),
+    st.sampled_from(["\n", "\n", "\n", "\r\n", "", "\r"]),
+)
+
+
+@given(rows=st.lists(_MSR_LINE, min_size=1, max_size=6), usual=st.integers(0, 40))
+def test_msr_columns_take_only_what_the_parser_reads_the_same(rows, usual):
+    """msr_columns (the reader's chunks) takes lines only when the parser, line by line, reads the
+    same records from them: whatever the fields, either it refuses the chunk or every line's values
+    are the parser's (the lines as the text reader gives them: a newline only at the end)."""
+    from scenarios.inputs.traces.csvformats import MsrParser, msr_columns
+
+    lines = [f"{t},{host},{disk},{op},{off},{size},{resp}{end}" for (t, disk, off, size, resp), host, op, end in rows]
+    lines += [f"{128166372000000000 + i},hm,{i % 3},Read,{i * 4096},4096,1\n" for i in range(usual)]
+    cols = msr_columns(lines)
+    if cols is None:
+        return
+    parser = MsrParser()
+    parser._first = False
+    ticks, writes, offsets, sizes, vol, keys = cols
+    for i, line in enumerate(lines):
+        host, disk = keys[vol[i]]
+        record = (
+            int(ticks[i]) * 100,
+            "write" if writes[i] else "read",
+            int(offsets[i]),
+            int(sizes[i]),
+            f"{host}_{disk}",
+        )
+        assert parser.parse(line, 1) == ("zero length" if sizes[i] == 0 else record)
+        assert line.endswith("\n") and not line.endswith("\r\n")

@@ -20,7 +20,6 @@ same answer, so the model simply keeps spinning.)
 
 from __future__ import annotations
 
-import bisect
 from typing import Final
 
 from models.cpu.config import CpuConfig
@@ -35,9 +34,20 @@ INTERVALS: Final = 8
 INTERVAL_SHIFT: Final = 3  # menu.c: INTERVALS = 1 << INTERVAL_SHIFT
 
 
-#: menu.c which_bucket(): buckets by decade of the timer distance; a second set with IO waiters
-_bisect_right: Final = bisect.bisect_right
-_BUCKET_LIMITS_NS: Final = (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
+def _which_bucket(next_timer_ns: float) -> int:
+    """menu.c which_bucket(): buckets by decade of the timer distance, from 10 us to 100 ms (a second
+    set of buckets with IO waiters is the caller's)."""
+    if next_timer_ns < 10_000.0:
+        return 0
+    if next_timer_ns < 100_000.0:
+        return 1
+    if next_timer_ns < 1_000_000.0:
+        return 2
+    if next_timer_ns < 10_000_000.0:
+        return 3
+    if next_timer_ns < 100_000_000.0:
+        return 4
+    return 5
 
 
 class MenuGovernor(CpuidleGovernor):
@@ -50,7 +60,9 @@ class MenuGovernor(CpuidleGovernor):
         "interval_ptr",
         "bucket",
         "next_timer_ns",
-        "_deeper",
+        "_deeper_idx",
+        "_deeper_target",
+        "_deeper_exit",
         "_first",
         "_enabled",
         "_polling",
@@ -72,10 +84,10 @@ class MenuGovernor(CpuidleGovernor):
         self._enabled = enabled
         self._polling: tuple[bool, ...] = tuple(st.polling for st in cfg.cstates)
         self._residency: tuple[float, ...] = tuple(st.target_residency_ns for st in cfg.cstates)
-        #: (index, target residency, exit latency) of the enabled states deeper than the first
-        self._deeper: tuple[tuple[int, float, float], ...] = tuple(
-            (i, cfg.cstates[i].target_residency_ns, cfg.cstates[i].exit_latency_ns) for i in enabled[1:]
-        )
+        #: the index, target residency and exit latency of each enabled state deeper than the first
+        self._deeper_idx: tuple[int, ...] = tuple(enabled[1:])
+        self._deeper_target: tuple[float, ...] = tuple(cfg.cstates[i].target_residency_ns for i in enabled[1:])
+        self._deeper_exit: tuple[float, ...] = tuple(cfg.cstates[i].exit_latency_ns for i in enabled[1:])
         self.correction: list[float] = [float(RESOLUTION * DECAY)] * (2 * BUCKETS)
         #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
         #: sum of squares (exact integers: the detector's first pass costs O(1))
@@ -108,7 +120,8 @@ class MenuGovernor(CpuidleGovernor):
         deviations from the integer average, divided by the count) of the values up to ``thresh``;
         a pattern when avg^2 > 36 variance with at least 3/4 of the values left, or variance <= 400
         us^2; else the largest values are dropped (``thresh = max - 1``) and it tries again, at most
-        3 times in all. The first pass reads the ring's running sums."""
+        3 times in all. The first pass reads the ring's running sums; each further one takes the
+        sums of the values kept and of their squares in one loop."""
         total = self._sum_us
         if total == 0:
             return None  # menu.c: 'if (!max) return UINT_MAX'
@@ -117,23 +130,25 @@ class MenuGovernor(CpuidleGovernor):
         if avg * avg > 36 * var or var <= 400:  # all INTERVALS values count (>= 3/4 of them)
             return avg * 1000.0
         data = self.intervals
-        thresh = max(data) - 1
+        thresh = -1
+        for v in data:  # (native loops and non-negative products: compiled, no generic call)
+            if v > thresh:
+                thresh = v
+        thresh -= 1
         for _ in range(2):
-            total = n = top = 0
+            total = n = top = sq = 0
             for v in data:
                 if v <= thresh:
                     total += v
                     n += 1
+                    sq += v * v
                     if v > top:
                         top = v
             if top == 0:
                 return None
             avg = total // n
-            sq = 0
-            for v in data:  # (a loop, not sum() over a generator: compiled, no generator object)
-                if v <= thresh:
-                    sq += (v - avg) * (v - avg)
-            var = sq // n
+            # the squared deviations from avg, summed: sum(v^2) - 2 avg sum(v) + n avg^2, exactly
+            var = (sq - 2 * avg * total + n * avg * avg) // n
             if (avg * avg > 36 * var and n * 4 >= INTERVALS * 3) or var <= 400:
                 return avg * 1000.0
             if n * 4 <= INTERVALS * 3:
@@ -149,7 +164,7 @@ class MenuGovernor(CpuidleGovernor):
         running for a polling state or a predicted idle shorter than a tick, and then a state whose
         target residency exceeds the time to the tick is traded for a shallower one."""
         self.next_timer_ns = next_timer_ns
-        b = self.bucket = (BUCKETS if iowaiters else 0) + _bisect_right(_BUCKET_LIMITS_NS, next_timer_ns)
+        b = self.bucket = (BUCKETS if iowaiters else 0) + _which_bucket(next_timer_ns)
         predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
         mult = 1 + 10 * iowaiters
         idx = self._deepest(predicted, predicted / mult)
@@ -185,10 +200,11 @@ class MenuGovernor(CpuidleGovernor):
         """The deepest enabled state whose target residency and exit latency fit (disabled states
         are skipped, as menu.c does)."""
         idx = self._first
-        for i, target, exit_ns in self._deeper:
-            if target > predicted or exit_ns > latency_limit:
+        target, exit_ns = self._deeper_target, self._deeper_exit
+        for k in range(len(target)):
+            if target[k] > predicted or exit_ns[k] > latency_limit:
                 break
-            idx = i
+            idx = self._deeper_idx[k]
         return idx
 
     def reflect(self, measured_ns: float, tick_wakeup: bool = False) -> None:

@@ -77,18 +77,27 @@ class DirStats:
         self.win_ios = np.zeros(0, dtype=np.int64)
         self.win_bytes = np.zeros(0, dtype=np.float64)
 
-    def add(self, reqs: list, is_async: bool, t0: float) -> np.ndarray:
+    def add(self, reqs: list[Request], is_async: bool, t0: float) -> np.ndarray:
         """Fold completed requests in; returns their clat (ns)."""
         n = len(reqs)
-        sub = np.fromiter((r.t_submit for r in reqs), float, n)
-        done = np.fromiter((r.t_complete for r in reqs), float, n)
-        own = [r.own_bytes for r in reqs]
+        subs: list[float] = []
+        dones: list[float] = []
+        issues: list[float] = []
+        own: list[int] = []
+        for r in reqs:  # (typed: native reads of the compiled requests, no generator)
+            subs.append(r.t_submit)
+            dones.append(r.t_complete)
+            own.append(r.own_bytes)
+            if is_async:
+                issues.append(r.t_issued)
+        sub = np.array(subs, dtype=np.float64)
+        done = np.array(dones, dtype=np.float64)
         self.n += n
         self.nbytes += sum(own)
         lat = done - sub
         self.lat.add(lat)
         if is_async:
-            issued = np.fromiter((r.t_issued for r in reqs), float, n)
+            issued = np.array(issues, dtype=np.float64)
             self.slat.add(issued - sub)
             clat = done - issued
             self.clat.add(clat)
@@ -114,9 +123,12 @@ class EntryStats:
         self.depths = np.zeros(len(DEPTHS), dtype=np.int64)
         self.lat_buckets = np.zeros(_LAT_BOUNDS.size, dtype=np.int64)
 
-    def add(self, op: str, reqs: list, t0: float) -> None:
+    def add(self, op: str, reqs: list[Request], t0: float) -> None:
         clat = self.dirs[op].add(reqs, self.is_async, t0)
-        depth = np.fromiter((r.depth for r in reqs), np.int64, len(reqs))
+        depths: list[int] = []
+        for r in reqs:
+            depths.append(r.depth)
+        depth = np.array(depths, dtype=np.int64)
         lvl = np.clip(np.searchsorted(np.asarray(DEPTHS), depth, side="right") - 1, 0, len(DEPTHS) - 1)
         self.depths += np.bincount(lvl, minlength=len(DEPTHS))
         b = np.maximum(np.searchsorted(_LAT_BOUNDS, np.floor(clat), side="right") - 1, 0)
@@ -127,47 +139,108 @@ class EntryStats:
         return sum(d.n for d in self.dirs.values())
 
 
+#: a direction's index in :class:`DiskStats`' counters
+_OPS = ("read", "write", "trim")
+
+
+def _op_index(op: str) -> int:
+    return 0 if op == "read" else 1 if op == "write" else 2
+
+
+class _DiskDir:
+    """One direction's counters of a :class:`DiskStats` (native fields: no dict step per command)."""
+
+    __slots__ = ("ios", "sectors", "merges", "ticks")
+
+    def __init__(self) -> None:
+        self.ios = 0
+        self.sectors = 0
+        self.merges = 0
+        self.ticks = 0.0
+
+
+def _ascending(xs: list[float]) -> bool:
+    for i in range(1, len(xs)):
+        if xs[i] < xs[i - 1]:
+            return False
+    return True
+
+
 class DiskStats:
     """One SSD's share of fio's ``disk_util``: commands, sectors, merges and ticks (ns) per
-    direction, and the busy time (union of the spans doorbell -> reap, clipped to the window)."""
+    direction (``ios``, ``sectors``, ``merges``, ``ticks``: dicts by direction), and the busy time
+    (union of the spans doorbell -> reap, clipped to the window)."""
 
-    __slots__ = ("ios", "sectors", "merges", "ticks", "spans", "cur", "busy_ns", "last_start", "late")
+    __slots__ = ("dirs", "span_a", "span_b", "cur", "busy_ns", "last_start", "late")
 
     def __init__(self):
         # discards as /proc/diskstats counts them apart (fio's disk_util shows reads and writes)
-        self.ios: dict[str, int] = {"read": 0, "write": 0, "trim": 0}
-        self.sectors: dict[str, int] = {"read": 0, "write": 0, "trim": 0}
-        self.merges: dict[str, int] = {"read": 0, "write": 0, "trim": 0}
-        self.ticks: dict[str, float] = {"read": 0.0, "write": 0.0, "trim": 0.0}
-        self.spans: list[tuple[float, float]] = []  # not folded yet
+        self.dirs = [_DiskDir() for _ in _OPS]
+        self.span_a: list[float] = []  # the spans not folded yet: starts, and ends
+        self.span_b: list[float] = []
         self.cur: list[float] | None = None  # the open interval of the union
         self.busy_ns = 0.0
         self.last_start = -math.inf
         self.late = 0  # spans that arrived after spans starting later were folded (none expected)
 
+    @property
+    def ios(self) -> dict[str, int]:
+        return {op: d.ios for op, d in zip(_OPS, self.dirs)}
+
+    @property
+    def sectors(self) -> dict[str, int]:
+        return {op: d.sectors for op, d in zip(_OPS, self.dirs)}
+
+    @property
+    def merges(self) -> dict[str, int]:
+        return {op: d.merges for op, d in zip(_OPS, self.dirs)}
+
+    @property
+    def ticks(self) -> dict[str, float]:
+        return {op: d.ticks for op, d in zip(_OPS, self.dirs)}
+
+    def add(self, c: Request) -> None:
+        """A measured command (not merged into another): counted, its span kept for the union."""
+        d = self.dirs[_op_index(c.op)]
+        d.ios += 1
+        d.sectors += c.nbytes // 512  # a command's bytes include the bios merged into it
+        d.ticks += c.t_reaped - c.t_dispatch
+        self.span_a.append(c.t_dispatch)
+        self.span_b.append(c.t_reaped)
+
     def fold(self, upto: float, t0: float, t1: float) -> None:
-        """Fold the spans that start before ``upto`` into the union, in sorted order."""
-        sp = self.spans
-        if not sp:
+        """Fold the spans that start before ``upto`` into the union, in the order of their starts
+        (spans that start together: any order gives the same union)."""
+        starts, ends = self.span_a, self.span_b
+        if not starts:
             return
-        sp.sort()
-        k = len(sp) if upto == math.inf else bisect.bisect_left(sp, (upto, -math.inf))
+        if not _ascending(starts):  # (in completion order: nearly sorted)
+            order = sorted(range(len(starts)), key=starts.__getitem__)  # (float keys: compared natively)
+            starts = [starts[i] for i in order]
+            ends = [ends[i] for i in order]
+        k = len(starts) if upto == math.inf else bisect.bisect_left(starts, upto)
         cur = self.cur
-        for a, b in sp[:k]:
-            if a < self.last_start:
-                self.late += 1
-            self.last_start = a
-            a, b = max(a, t0), min(b, t1)
+        last, late, busy = self.last_start, self.late, self.busy_ns
+        for j in range(k):
+            a, b = starts[j], ends[j]
+            if a < last:
+                late += 1
+            last = a
+            if t0 > a:  # (max(a, t0), min(b, t1))
+                a = t0
+            if t1 < b:
+                b = t1
             if b <= a:
                 continue
             if cur is None or a > cur[1]:
                 if cur is not None:
-                    self.busy_ns += cur[1] - cur[0]
+                    busy += cur[1] - cur[0]
                 cur = [a, b]
-            else:
-                cur[1] = max(cur[1], b)
+            elif b > cur[1]:
+                cur[1] = b
         self.cur = cur
-        del sp[:k]
+        self.last_start, self.late, self.busy_ns = last, late, busy
+        self.span_a, self.span_b = starts[k:], ends[k:]
 
     def busy(self) -> float:
         """The busy time so far (spans folded), ns."""
@@ -223,23 +296,28 @@ class IoStats:
             for r in reqs:
                 self.tracer.io(r, r.cpu)
         self._track(reqs)
-        self.t_complete_max = max(self.t_complete_max, max(r.t_complete for r in reqs))
+        latest = self.t_complete_max
+        for r in reqs:
+            if r.t_complete > latest:
+                latest = r.t_complete
+        self.t_complete_max = latest
         t0, t1 = self.t0, self.t1
+        meas: list[Request] = []
+        t0s: list[float] | None = None
         if self.control is None:
-            t0s = None
-            meas = [r for r in reqs if r.t_submit >= t0 and r.t_complete <= t1]
+            for r in reqs:
+                if r.t_submit >= t0 and r.t_complete <= t1:
+                    meas.append(r)
         else:
             t0s = [self.control.measure_from_ns(j, t0) for j in range(len(self.jobs))]
-            meas = [r for r in reqs if r.t_submit >= t0s[r.job] and r.t_complete <= t1]
+            for r in reqs:
+                if r.t_submit >= t0s[r.job] and r.t_complete <= t1:
+                    meas.append(r)
         if meas:
             self._disk(meas)
             if self.records is not None:
                 self.records(records_table(meas))
-            groups: dict = {}
-            for r in meas:
-                key = r.job if self._grouped[r.job] else (r.job, r.task.io_tid)
-                groups.setdefault((key, r.op), []).append(r)
-            for (key, op), rs in groups.items():
+            for (key, op), rs in self._groups(meas).items():
                 e = self.entries.get(key)
                 if e is None:
                     e = self.entries[key] = EntryStats(
@@ -249,6 +327,25 @@ class IoStats:
         upto = self._watermark()
         for d in self.disks.values():
             d.fold(upto, t0, t1)
+
+    def _groups(self, meas: list[Request]) -> dict[tuple[object, str], list[Request]]:
+        """The measured IOs by ``jobs[]`` entry (the job, or (job, thread) without group
+        reporting) and direction, in order of first appearance (a run of IOs of one group: one
+        dict step)."""
+        groups: dict[tuple[object, str], list[Request]] = {}
+        grouped = self._grouped
+        last: list[Request] = []
+        last_key: object = None
+        last_op = ""
+        for r in meas:
+            job = r.job
+            key: object = job if grouped[job] else (job, r.task.io_tid)
+            op = r.op
+            if op != last_op or key != last_key:
+                last = groups.setdefault((key, op), [])
+                last_key, last_op = key, op
+            last.append(r)
+        return groups
 
     def finish(self) -> "IoStats":
         """Fold everything (the run is over)."""
@@ -262,36 +359,40 @@ class IoStats:
         merged = self._merged
         cmds: list[Request] = []  # the commands of the measured IOs (an IO split: its pieces)
         for r in meas:
-            if r.splits:
-                cmds.extend(r.splits)
+            splits = r.splits
+            if splits:
+                cmds.extend(splits)
             else:
                 cmds.append(r)
         for c in cmds:
-            if c.merged:
-                merged.update(m.id for m in c.merged)
+            into = c.merged
+            if into:
+                for m in into:
+                    merged.add(m.id)
         disks = self.disks
         for c in cmds:
             qp = c.qp
             if qp is None:
                 continue  # a user-space driver's command (ioengine=spdk): the kernel's disk statistics never see it
             d = disks[qp.device.index]
-            op = c.op
-            if c.id in merged:
+            if merged and c.id in merged:
                 merged.discard(c.id)
-                d.merges[op] += 1
+                d.dirs[_op_index(c.op)].merges += 1
                 continue
-            d.ios[op] += 1
-            d.sectors[op] += c.nbytes // 512  # a command's bytes include the bios merged into it
-            d.ticks[op] += c.t_reaped - c.t_dispatch
-            d.spans.append((c.t_dispatch, c.t_reaped))
+            d.add(c)
 
     def _track(self, reqs: list[Request]) -> None:
         done = self._done
-        done.update(r.id for r in reqs)
         low = self._low
-        while low in done:
-            done.remove(low)
-            low += 1
+        for r in reqs:
+            rid = r.id
+            if rid != low:
+                done.add(rid)
+                continue
+            low += 1  # (in order: no set step)
+            while done and low in done:
+                done.remove(low)
+                low += 1
         self._low = low
         self._marks.append((self.host.next_io_id, self.host.engine.now))
 

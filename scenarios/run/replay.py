@@ -20,8 +20,9 @@ platform keys of ``stacksim run`` (``queue.*``, ``cpu.*``, ``ssd.*``, ``kernel.*
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
 from pydantic import Field
@@ -31,7 +32,16 @@ from models.os.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.config.host import RunConfig, default_platform_name, resolve
 from scenarios.config.sets import PLATFORM_PREFIXES, set_value
-from scenarios.inputs.traces import FORMATS, map_volumes, open_trace, parse_window, read_until, select
+from scenarios.inputs.traces import (
+    FORMATS,
+    TraceIO,
+    map_volume_batches,
+    map_volumes,
+    open_trace,
+    parse_window,
+    read_until,
+    select,
+)
 from scenarios.inputs.traces.reader import sniff_format
 from scenarios.inputs.traces.timed import open_timed
 from scenarios.run.assembly import build_host
@@ -282,17 +292,21 @@ def _replayer(cfg: ReplayConfig, host, drops: dict[str, int], device_of: dict[st
             why = f"--replay auto chose open: {fmt} traces record no completions (no overlap to judge)"
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
     end = cfg.window_end_ns
-    records: Iterable = reader  # the whole trace as it is: no selection to pass through per record
+    ndev = len(host.devices)
+    records: Iterator[tuple[TraceIO, int]]
     if cfg.window_start_ns is not None or end is not None or cfg.volumes or cfg.speed != 1:
-        records = select(
+        selected = select(
             read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
             window_ns=(cfg.window_start_ns, end),
             volumes=set(cfg.volumes) if cfg.volumes else None,
             speed=cfg.speed,
             counts=drops,
         )
+        records = map_volumes(selected, ndev, device_of)
+    else:  # the whole trace as it is: read a block of lines at a time, no Python step per record
+        records = itertools.chain.from_iterable(map_volume_batches(reader.batches(), ndev, device_of))
     job = replay_job(cfg.replay)
-    return reader, TraceReplayer(host, job, map_volumes(records, len(host.devices), device_of), cfg.replay), job, why
+    return reader, TraceReplayer(host, job, records, cfg.replay), job, why
 
 
 def run_replay(

@@ -15,7 +15,7 @@ sample by :mod:`scenarios.data.traces.make_timed_sample`).
 
 from .reader import FORMATS, TraceReader, open_trace, sniff_format
 from .record import TraceIO
-from .select import map_volumes, parse_window, read_until, select
+from .select import map_volume_batches, map_volumes, parse_window, read_until, select
 
 __all__ = [
     "FORMATS",
@@ -25,6 +25,7 @@ __all__ = [
     "sniff_format",
     "select",
     "map_volumes",
+    "map_volume_batches",
     "read_until",
     "parse_window",
 ]

@@ -15,19 +15,31 @@ issue a late record immediately).
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+import numpy as np
+
 from simcore.errors import ConfigError
 
 from .blkparse import ACTIONS, BlkparseParser
-from .csvformats import AlibabaParser, LineParser, MsrParser, TencentParser, msr_columns
+from .csvformats import AlibabaParser, LineParser, MsrColumns, MsrParser, TencentParser, msr_columns
 from .iolog import IologParser
 from .record import MAX_TRACE_NS, BadLine, TraceIO
 
-__all__ = ["FORMATS", "TraceReader", "open_trace", "sniff_format", "open_text", "numbered_lines", "out_of_range"]
+__all__ = [
+    "FORMATS",
+    "TraceReader",
+    "open_trace",
+    "sniff_format",
+    "open_text",
+    "numbered_lines",
+    "line_blocks",
+    "out_of_range",
+]
 
 FORMATS = ("alibaba", "tencent", "msr", "blkparse", "iolog")
 _PARSERS: dict[str, type[LineParser]] = {
@@ -41,7 +53,6 @@ _SNIFF_ORDER = ("iolog", "blkparse", "msr", "alibaba", "tencent")
 _SNIFF_LINES = 5  # non-blank lines examined
 #: MSR lines read at once (:func:`~.csvformats.msr_columns`)
 CHUNK_LINES: Final = 4096
-_MSR_OPS: Final = {"Read": "read", "Write": "write"}
 
 
 def open_text(path: str | os.PathLike):
@@ -70,6 +81,25 @@ def numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                 raise ConfigError(f"{path}:{lineno + 1}: cannot read trace: {e}") from None
             lineno += 1
             yield lineno, text
+
+
+def line_blocks(path: str | os.PathLike, size: int) -> Iterator[tuple[int, list[str]]]:
+    """(1-based number of the first line, the next ``size`` lines) until the file ends: the lines
+    of :func:`numbered_lines`, read a block at a time (no Python step per line). A read error
+    becomes :func:`numbered_lines`' ConfigError, naming its line."""
+    lineno = 0
+    with open_text(path) as f:
+        while True:
+            try:
+                lines = list(itertools.islice(f, size))
+            except (OSError, EOFError) as e:  # truncated/corrupt gzip, I/O error: find its line
+                for _ in numbered_lines(path):
+                    pass
+                raise ConfigError(f"{path}:{lineno + 1}: cannot read trace: {e}") from None
+            if not lines:
+                return
+            yield lineno + 1, lines
+            lineno += len(lines)
 
 
 #: Largest byte offset + size of one IO: Linux file offsets (loff_t) are signed 64-bit.
@@ -166,19 +196,96 @@ class TraceReader:
                 if rec is not None:
                     yield rec
             return
-        ticks, hosts, disks, ops, offsets, sizes = cols
-        names = self._names
-        for i in range(len(lines)):
+        yield from self._msr_records(first, cols)
+
+    def _volume(self, host: str, disk: int) -> str:
+        """The volume of MSR disk ``disk`` of ``host`` (one string per volume)."""
+        key = (host, disk)
+        volume = self._names.get(key)
+        if volume is None:
+            volume = self._names[key] = f"{host}_{disk}"
+        return volume
+
+    def batches(self) -> Iterator[list[TraceIO]]:
+        """The records of :meth:`__iter__`, a list per block of lines read (no Python step per
+        record between them: the replayer's feed). The counters move a block at a time; after the
+        last block they are :meth:`__iter__`'s."""
+        self._reset()
+        parser = self._parser()
+        msr = parser if isinstance(parser, MsrParser) else None
+        for first, lines in line_blocks(self.path, CHUNK_LINES):
+            out: list[TraceIO] = []
+            k, n = 0, len(lines)
+            while k < n and (msr is None or msr._first):  # the other formats; MSR's up to its first non-blank line
+                rec = self._line(parser, first + k, lines[k])
+                if rec is not None:
+                    out.append(rec)
+                k += 1
+            if k < n and not self._msr_block(first + k, lines[k:] if k else lines, out):
+                for i in range(k, n):
+                    rec = self._line(parser, first + i, lines[i])
+                    if rec is not None:
+                        out.append(rec)
+            if out:
+                yield out
+
+    def _msr_block(self, first: int, lines: list[str], out: list[TraceIO]) -> bool:
+        """The records of MSR lines ``first``, ``first + 1``, ... appended to ``out`` at once
+        (:func:`msr_columns`, then :meth:`_admit`'s checks and counts over the arrays); False
+        (nothing read) when a line is not a usual one."""
+        cols = msr_columns(lines)
+        if cols is None:
+            return False
+        ticks, writes, offsets, sizes, vol, keys = cols
+        keep = np.flatnonzero(sizes != 0)
+        t = ticks[keep]
+        t0, prev = self._t0, self._prev  # (ns: MSR times are whole ticks of 100 ns)
+        base = int(t[0]) if t0 is None and t.size else (t0 or 0) // 100
+        rel = t - base  # (both below 10**18: no overflow)
+        # out_of_range: the offset + size of 18-digit numbers stays below 2**63 - 1; |rel| * 100 > 2**53
+        if (sizes[keep] > MAX_IO_BYTES).any() or (np.abs(rel) > MAX_TRACE_NS // 100).any():
+            out.extend(self._msr_records(first, cols))  # its bad lines, one at a time
+            return True
+        zero = len(lines) - keep.size
+        if zero:
+            self.skipped["zero length"] = self.skipped.get("zero length", 0) + zero
+        self.lines_read = first + len(lines) - 1
+        if not t.size:
+            return True
+        back = (t[:-1] - t[1:]) if prev is None else np.diff(t, prepend=prev // 100) * -1
+        late = back[back > 0]
+        if late.size:
+            self.out_of_order += int(late.size)
+            self.max_backstep_ns = max(self.max_backstep_ns, int(late.max()) * 100)
+        if t0 is None:
+            self._t0 = base * 100
+        self._prev = int(t[-1]) * 100
+        self.records += int(t.size)
+        volumes = [self._volume(host, disk) for host, disk in keys]
+        times: list[int] = (rel * 100).tolist()
+        offs: list[int] = offsets[keep].tolist()
+        nbs: list[int] = sizes[keep].tolist()
+        wr: list[bool] = writes[keep].tolist()
+        vs: list[int] = vol[keep].tolist()
+        line: list[int] = (keep + first).tolist()
+        for i in range(len(times)):
+            out.append(TraceIO(times[i], "write" if wr[i] else "read", offs[i], nbs[i], volumes[vs[i]], line[i]))
+        return True
+
+    def _msr_records(self, first: int, cols: MsrColumns) -> Iterator[TraceIO]:
+        """The records of MSR lines ``first``, ``first + 1``, ... parsed at once (``cols``), through
+        :meth:`_admit` one at a time, counted as they come."""
+        ticks, writes, offsets, sizes = (c.tolist() for c in cols[:4])
+        vol: list[int] = cols[4].tolist()
+        volumes = [self._volume(host, disk) for host, disk in cols[5]]
+        for i in range(len(ticks)):
             self.lines_read = first + i
             nbytes: int = sizes[i]
             if nbytes == 0:
                 self.skipped["zero length"] = self.skipped.get("zero length", 0) + 1
                 continue
-            key = (hosts[i], disks[i])
-            volume = names.get(key)
-            if volume is None:
-                volume = names[key] = f"{key[0]}_{key[1]}"
-            rec = self._admit(first + i, ticks[i] * 100, _MSR_OPS[ops[i]], offsets[i], nbytes, volume)
+            op = "write" if writes[i] else "read"
+            rec = self._admit(first + i, ticks[i] * 100, op, offsets[i], nbytes, volumes[vol[i]])
             if rec is not None:
                 yield rec
 

@@ -11,7 +11,7 @@ from simcore.errors import ConfigError
 
 from .record import MAX_TRACE_NS, TraceIO
 
-__all__ = ["select", "map_volumes", "read_until", "parse_window"]
+__all__ = ["select", "map_volumes", "map_volume_batches", "read_until", "parse_window"]
 
 
 def parse_window(text: str | None) -> tuple[float | None, float | None]:
@@ -124,6 +124,25 @@ def map_volumes(
         if dev is None:
             dev = seen[rec.volume] = len(seen) % n_devices
         yield rec, dev
+
+
+def map_volume_batches(
+    batches: Iterable[list[TraceIO]], n_devices: Any, index: dict[str, int] | None = None
+) -> Iterator[list[tuple[TraceIO, int]]]:
+    """:func:`map_volumes` a list at a time (of :meth:`TraceReader.batches
+    <scenarios.inputs.traces.reader.TraceReader.batches>`): each list's ``(record,
+    device_index)`` pairs, the same devices."""
+    if isinstance(n_devices, bool) or not isinstance(n_devices, int) or n_devices < 1:
+        raise ConfigError(f"n_devices must be an integer >= 1, got {n_devices!r}")
+    seen: dict[str, int] = {} if index is None else index
+    for batch in batches:
+        out: list[tuple[TraceIO, int]] = []
+        for rec in batch:
+            dev = seen.get(rec.volume)
+            if dev is None:
+                dev = seen[rec.volume] = len(seen) % n_devices
+            out.append((rec, dev))
+        yield out
 
 
 def read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[TraceIO]:
