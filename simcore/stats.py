@@ -95,15 +95,13 @@ def plat_index(ns: np.ndarray) -> np.ndarray:
     """fio's bucket index (``plat_val_to_idx``) of latencies in ns (truncated to whole ns, as fio
     records them; negative values count as 0)."""
     v = np.maximum(np.asarray(ns, dtype=np.float64), 0.0).astype(np.int64)
-    msb = np.zeros(v.shape, dtype=np.int64)
-    big = v >= _PLAT_EXACT
-    if big.any():
-        msb[big] = np.floor(np.log2(v[big])).astype(np.int64)
-        # log2 of an integer near a power of two may round: fix msb so that 2**msb <= v < 2**(msb+1)
-        msb[big] += (v[big] >> (msb[big] + 1)) > 0
-        msb[big] -= (v[big] >> msb[big]) == 0
+    # the most significant bit of each value, from frexp's exponent (exact below 2**53; the two
+    # corrections keep 2**msb <= v < 2**(msb+1) beyond, where the float conversion may round)
+    msb = np.frexp(v.astype(np.float64))[1].astype(np.int64) - 1
+    msb += (v >> np.maximum(msb + 1, 0)) > 0
+    msb -= (msb > 0) & ((v >> np.maximum(msb, 0)) == 0)
     err = np.maximum(msb - PLAT_BITS, 0)
-    return np.where(big, ((err + 1) << PLAT_BITS) + ((v >> err) & (_PLAT_VAL - 1)), v)
+    return np.where(v >= _PLAT_EXACT, ((err + 1) << PLAT_BITS) + ((v >> err) & (_PLAT_VAL - 1)), v)
 
 
 def plat_value(idx: int) -> float:
@@ -122,13 +120,23 @@ def _exact_sum(x: np.ndarray) -> int:
     """The exact sum of finite floats ``x``, as an integer count of 2**-_SUM_BITS (no rounding)."""
     m, e = np.frexp(x)
     mant = (m * float(1 << 53)).astype(np.int64)  # x = mant * 2**(e - 53), exactly
+    nonzero = mant != 0
+    if not nonzero.any():
+        return 0
+    e0 = int(e[nonzero].min())
+    span = int(e.max()) - e0
+    hi, lo = mant >> 26, mant & ((1 << 26) - 1)  # 27- and 26-bit halves: hi * 2**26 + lo == mant
+    if 27 + span + int(x.size).bit_length() <= 62:
+        # every value shifted to the smallest exponent present: the halves' sums cannot overflow
+        shift = np.maximum(e - e0, 0).astype(np.int64)  # (zeros: any shift, they add nothing)
+        part = (int((hi << shift).sum()) << 26) + int((lo << shift).sum())
+        return part << (e0 - 53 + _SUM_BITS)
     total = 0
     e0 = int(e.min())
     for k in np.flatnonzero(np.bincount(e - e0)):  # the exponents present (np.unique: lazy imports)
         ex = e0 + int(k)
-        sel = mant[e == ex]
-        hi, lo = sel >> 26, sel & ((1 << 26) - 1)  # block sums of 26/27-bit halves cannot overflow
-        part = (int(hi.sum()) << 26) + int(lo.sum())
+        sel = e == ex
+        part = (int(hi[sel].sum()) << 26) + int(lo[sel].sum())  # block sums cannot overflow
         total += part << int(ex - 53 + _SUM_BITS)
     return total
 
