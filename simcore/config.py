@@ -280,6 +280,10 @@ def _flow_depth(text: str) -> int:
     return top
 
 
+#: PyYAML's safe loader, its C (libyaml) build when installed: the same documents, ~10x faster
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_data_file(path: str | Path) -> Any:
     """Load a YAML or JSON file (by extension; YAML otherwise) with clear errors."""
     p = Path(path)
@@ -291,8 +295,10 @@ def load_data_file(path: str | Path) -> Any:
     try:
         if kind == "JSON":
             return json.loads(text)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_YAML_LOADER)
     except (json.JSONDecodeError, yaml.YAMLError) as err:
+        if "maximum nesting depth" in str(err):  # libyaml's limit (the C loader's RecursionError)
+            raise ConfigError(f"{p}: not valid {kind}: nested too deeply") from None
         raise ConfigError(f"{p}: not valid {kind}: {err}") from None
     except RecursionError:
         raise ConfigError(f"{p}: not valid {kind}: nested too deeply") from None

@@ -24,7 +24,7 @@ command costs the event queue a single event: its completion posting.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_right as _bisect_right_fn
 from typing import Any, Callable, Final
 
 import numpy as np
@@ -45,6 +45,10 @@ from simcore.stats import LatencyStats
 #: it is running before a new write to it must wait (an estimate: the buffer is sized to keep every
 #: unit busy through a write burst, a few programs deep; sustained write IOPS do not depend on it)
 BUFFERED_PROGRAMS: Final = 2
+
+#: bisect's C function (a module constant: compiled code reads it from a C static, not the module's
+#: dictionary, per call)
+bisect_right: Final = _bisect_right_fn
 
 
 #: one Dataset Management range (context attributes, length, starting LBA): what a deallocate moves
