@@ -23,15 +23,14 @@ then sleeps ``thinktime`` the same way.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from mypy_extensions import mypyc_attr
 
 from models.ioengines import IOPOLL_ENGINES
 from models.ioengines.annotations import HINT_FLAGS
 from models.ioengines.latency_target import LatencyTarget
-from models.ioengines.sync_io import SyncThread
-from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
+from models.ioengines.sync_io import ZONE_OPS, SyncThread
 from models.os.blk import NO_SAVINGS
 from models.os.cost import Cost
 from models.os.kernel_version import defer_taskrun, has, parse_version, uring_plug_min
@@ -40,10 +39,6 @@ from simcore.errors import ConfigError
 
 #: no IOs: what a thread's pending submission holds between two calls (never mutated)
 NO_IOS: list = []
-
-#: the zone operations (a module constant: compiled code reads it from a C static, not the
-#: module's dictionary, per IO)
-ZONE_OPS: Final = _ZBD_ZONE_OPS
 
 
 class Waiter:

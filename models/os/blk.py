@@ -432,9 +432,8 @@ class BlkMq:
 
     def _kick(self, h: HwContext, runner: Execution) -> None:
         """Queue a run of ``h`` on the kblockd worker of its CPU, woken by ``runner`` (the CPU whose
-        code inserted; by default the queue's own)."""
-        cpu = h.qp.cpu
-        self.worker(cpu).kick(h, 1, runner if runner is not None else self.host.runners[cpu])
+        code inserted)."""
+        self.worker(h.cpu).kick(h, 1, runner)
 
     def run_hctx(self, h: HwContext, runner) -> None:
         """blk_mq_run_hw_queue from kblockd on ``runner``'s CPU: dispatch what the context may take."""
@@ -541,7 +540,7 @@ class BlkMq:
                 # blk_mq_sched_restart (5.x): the completing request's hardware queue is run
                 # asynchronously (blk_mq_run_hw_queue(hctx, true)): its CPU's kblockd worker, woken
                 # from here; one run dispatches what every kick since the last one queued
-                self.worker(h.qp.cpu).kick(h, 1, runner)
+                self.worker(h.cpu).kick(h, 1, runner)
             else:
                 self._run_device(qp.device.index)
         return seen

@@ -54,10 +54,9 @@ class Cfs(IrqEntry):
         self.cost_group_dequeue = ct.get(
             "group_dequeue", actions={"entity_dequeue": k.cgroup_depth, "update_curr": k.cgroup_depth}
         )
-        #: the switches' load and pressure accounting levels, by (from the idle task, previous task a
-        #: kernel thread, next task a kernel thread, previous task still queued)
-        # the accounting bundle of each kind of switch, by (from_idle, prev_kthread, kthread,
-        # prev_queued) as bits 8, 4, 2, 1 (made at first use)
+        #: the switches' load and pressure accounting bundles (made at first use), by (from the idle
+        #: task, previous task a kernel thread, next task a kernel thread, previous task still queued)
+        #: as bits 8, 4, 2, 1
         self._cs_accounting: list[Cost | None] = [None] * 16
         self.cost_cs_to_idle = ct.get("ctx_switch_to_idle", actions={"switch": 1, "idle_entry": 1})
         # leaving idle: the idle loop's exit (the idle task's time), then the switch (the task's)
