@@ -116,14 +116,9 @@ def map_volumes(
     """Yield ``(record, device_index)``: the k-th distinct volume (in order of first appearance,
     counting from 0) goes to device ``k % n_devices``, for the whole stream. ``index``, if given,
     receives each volume's device as it first appears."""
-    if isinstance(n_devices, bool) or not isinstance(n_devices, int) or n_devices < 1:
-        raise ConfigError(f"n_devices must be an integer >= 1, got {n_devices!r}")
-    seen: dict[str, int] = {} if index is None else index
+    seen = _volume_index(n_devices, index)
     for rec in records:
-        dev = seen.get(rec.volume)
-        if dev is None:
-            dev = seen[rec.volume] = len(seen) % n_devices
-        yield rec, dev
+        yield rec, _device_of(seen, rec.volume, n_devices)
 
 
 def map_volume_batches(
@@ -132,17 +127,24 @@ def map_volume_batches(
     """:func:`map_volumes` a list at a time (of :meth:`TraceReader.batches
     <scenarios.inputs.traces.reader.TraceReader.batches>`): each list's ``(record,
     device_index)`` pairs, the same devices."""
+    seen = _volume_index(n_devices, index)
+    for batch in batches:
+        yield [(rec, _device_of(seen, rec.volume, n_devices)) for rec in batch]
+
+
+def _volume_index(n_devices: Any, index: dict[str, int] | None) -> dict[str, int]:
+    """:func:`map_volumes`' check of ``n_devices`` and its volume -> device map (``index``, or a new one)."""
     if isinstance(n_devices, bool) or not isinstance(n_devices, int) or n_devices < 1:
         raise ConfigError(f"n_devices must be an integer >= 1, got {n_devices!r}")
-    seen: dict[str, int] = {} if index is None else index
-    for batch in batches:
-        out: list[tuple[TraceIO, int]] = []
-        for rec in batch:
-            dev = seen.get(rec.volume)
-            if dev is None:
-                dev = seen[rec.volume] = len(seen) % n_devices
-            out.append((rec, dev))
-        yield out
+    return {} if index is None else index
+
+
+def _device_of(seen: dict[str, int], volume: str, n_devices: int) -> int:
+    """The device of ``volume``: the k-th distinct volume seen goes to device ``k % n_devices``."""
+    dev = seen.get(volume)
+    if dev is None:
+        dev = seen[volume] = len(seen) % n_devices
+    return dev
 
 
 def read_until(records: Iterable[TraceIO], limit_ns: int | None) -> Iterator[TraceIO]:
