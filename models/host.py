@@ -154,7 +154,7 @@ class Host:
         if platform.cpu.smt:  # each runner's speed follows its sibling's activity (continuous SMT contention)
             by_cpu = {r.cpu.id: r for r in self.runners}
             for core in self.pkg.cores:
-                core.watch_smt([by_cpu[c.id].sibling_activity_changed for c in core.cpus])
+                core.watch_smt([by_cpu[c.id] for c in core.cpus])
         hook = getattr(self.cpufreq, "on_enqueue", None)
         tick_hook = getattr(self.cpufreq, "on_tick", None)
         for r in self.runners:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
 from policies.cpu_idle import CPUIDLE_GOVERNORS
-from policies.cpu_idle.menu import MenuGovernor
+from policies.cpu_idle.menu import MenuGovernor, _floor_div
 from policies.cpu_idle.teo import NR_RECENT, TeoGovernor
 from scenarios.config.host import resolve
 from scenarios.run.replay import resolve_replay
@@ -277,3 +279,21 @@ def test_stopping_and_restarting_the_tick_programs_the_hrtimer():
     assert stops >= 4 and restarts >= stops - 1
     # back-to-back IOs: the CPU idles for microseconds and menu keeps its tick
     assert ticks() == (1, 1)  # the single stop is the first idle, before the tick's history
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    x=st.one_of(
+        st.floats(min_value=-1e15, max_value=1e15, allow_nan=False),
+        # the quotients next to whole numbers, where a rounded division lands on the wrong side
+        st.integers(min_value=-(10**12), max_value=10**12)
+        .map(lambda k: k * 1000.0)
+        .flatmap(lambda v: st.sampled_from([v, math.nextafter(v, -math.inf), math.nextafter(v, math.inf)])),
+    ),
+    d=st.sampled_from([8.0, 1000.0, 3.0]),
+)
+def test_menu_floor_division_is_pythons(x, d):
+    """The menu governor's floor division (a division and a comparison, not fmod) gives what
+    Python's ``//`` gives, bit for bit, also for quotients a hair below a whole number."""
+    got = _floor_div(x, d)
+    assert got == x // d and math.copysign(1.0, got + 0.0) == math.copysign(1.0, (x // d) + 0.0)

@@ -24,7 +24,7 @@ metrics of the storage server are read from it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from models.cpu.config import CpuConfig
 from models.cpu.power_limit import PowerLimiter
@@ -185,6 +185,16 @@ class Socket:
         self._t = now
 
 
+class SmtWatcher:
+    """The OS side of one logical CPU of an SMT core (its runner, models.os): told when the
+    sibling's executing activity changes (a method of a native class: compiled, a direct call with
+    native floats, nothing boxed)."""
+
+    def sibling_activity_changed(self, now: float, activity: float) -> None:
+        """The sibling's executing activity is ``activity`` from ``now`` (ns)."""
+        raise NotImplementedError
+
+
 class PhysicalCore:
     """One physical core: 1 or 2 logical CPUs sharing power state and frequency."""
 
@@ -210,7 +220,8 @@ class PhysicalCore:
         "c0n",
         "_c0_t",
         "smt_watchers",
-        "_smt_seen",
+        "_smt_seen0",
+        "_smt_seen1",
         "_smt2",
     )
 
@@ -224,12 +235,12 @@ class PhysicalCore:
         self._t = 0.0
         self._cfg = pkg.cfg
         self.listeners: list = []  # called with the new frequency (the OS runners of the siblings)
-        #: per logical CPU (in ``cpus`` order), ``fn(now, sibling_activity)`` called whenever the
-        #: other sibling's executing activity changes (0.0: it executes nothing); set by the OS
-        #: layer on SMT cores (:meth:`watch_smt`)
-        self.smt_watchers: list[Callable[[float, float], None]] | None = None
+        #: per logical CPU (in ``cpus`` order), the watcher told whenever the other sibling's
+        #: executing activity changes (0.0: it executes nothing); set by the OS layer on SMT cores
+        #: (:meth:`watch_smt`)
+        self.smt_watchers: list[SmtWatcher] | None = None
         self._smt2: float = pkg.cfg.smt_second_thread_activity  # (the hot path's copy)
-        self._smt_seen = [0.0, 0.0]
+        self._smt_seen0 = self._smt_seen1 = 0.0  # what each watcher was told last
         self.transitions = 0
         self._pending: Any = None
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
@@ -320,26 +331,25 @@ class PhysicalCore:
         watchers = self.smt_watchers
         if watchers is not None:  # _notify_smt, inlined (every state change of an SMT core)
             c0, c1 = self.cpus
-            seen = self._smt_seen
             if c0.busy:
                 a = c1.activity if (c1.busy or c1.spinning) else 0.0
-                if a != seen[0]:
-                    seen[0] = a
-                    watchers[0](now, a)
+                if a != self._smt_seen0:
+                    self._smt_seen0 = a
+                    watchers[0].sibling_activity_changed(now, a)
             if c1.busy:
                 a = c0.activity if (c0.busy or c0.spinning) else 0.0
-                if a != seen[1]:
-                    seen[1] = a
-                    watchers[1](now, a)
+                if a != self._smt_seen1:
+                    self._smt_seen1 = a
+                    watchers[1].sibling_activity_changed(now, a)
 
-    def watch_smt(self, watchers: list[Callable[[float, float], None]]) -> None:
-        """Call ``watchers[i](now, activity)`` when the executing activity of CPU ``i``'s sibling
-        (busy: its work's activity; spinning in a POLL state: the spin activity; else 0) differs
-        from what ``watchers[i]`` last got, at every state change while CPU ``i`` is busy: a CPU
-        that executes nothing is not told, and learns the current value as it becomes busy (its
-        own ``set_busy``), before it times its work."""
+    def watch_smt(self, watchers: list[SmtWatcher]) -> None:
+        """Call ``watchers[i].sibling_activity_changed(now, activity)`` when the executing
+        activity of CPU ``i``'s sibling (busy: its work's activity; spinning in a POLL state: the
+        spin activity; else 0) differs from what ``watchers[i]`` last got, at every state change
+        while CPU ``i`` is busy: a CPU that executes nothing is not told, and learns the current
+        value as it becomes busy (its own ``set_busy``), before it times its work."""
         self.smt_watchers = watchers
-        self._smt_seen = [0.0, 0.0]  # the watchers start with no contention (factor 1)
+        self._smt_seen0 = self._smt_seen1 = 0.0  # the watchers start with no contention (factor 1)
 
     def settle(self, now: float) -> None:
         self.update(now)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from models.cpu.core import LogicalCpu
+from models.cpu.core import LogicalCpu, SmtWatcher
 from models.cpu.cpuidle import CpuidleGovernor
 from models.os.cost import LAYERS as _LAYER_NAMES
 from models.os.cost import Cost
@@ -53,9 +53,10 @@ NONE: Final = "none"  # between two of the above (within one event)
 POLLING_LAYER: Final = _LAYER_NAMES.index("polling")
 
 
-class BundleUses:
-    """How many times one CPU ran one cost bundle (a native int field: compiled, counting a use
-    allocates nothing, where a list of ints boxes a new int object per use)."""
+class Tally:
+    """How many times one thing happened on one CPU (a cost bundle ran, an interrupt of one kind
+    came): a native int field (compiled, counting allocates nothing, where a list or dict of ints
+    boxes a new int object per count)."""
 
     __slots__ = ("n",)
 
@@ -63,7 +64,7 @@ class BundleUses:
         self.n = 0
 
 
-class Execution:
+class Execution(SmtWatcher):
     """The execution level of one logical CPU's runner: see the module docstring."""
 
     def __init__(
@@ -99,26 +100,15 @@ class Execution:
         #: enqueue (runner, now, iowait) and at each tick (runner, now)
         self.cpufreq_hook: Any = None
         self.cpufreq_tick_hook: Any = None
-        # uses of each cost bundle, by its idx (``counts``: a dict in first-use order)
-        self._cnt: list[BundleUses] = []
+        self._cnt: list[Tally] = []  # uses of each cost bundle, by its idx (``counts``: a dict)
         self._used: list[int] = []  # the idx of each bundle used, in first-use order
         self.smt_stall_ns = 0.0
-        # CPU time per stack layer at the frequency each piece ran at: counts are closed into
-        # layer_ns_done (at the old frequency) whenever the core's frequency changes
-        self.layer_ns_done = [0.0] * len(_LAYER_NAMES)
-        self._epoch_counts: dict[int, int] = {}
-        # cycles spun in the cpuidle POLL state, banked at each frequency change like layer time
-        self._poll_states = [j for j, st in enumerate(self.cstates) if st.polling]
-        self.spin_cycles_done = 0.0
-        self._epoch_spin_ns = 0.0
-        # time spun on contended locks and spent fetching their cache lines (models.os.spinlock), per
-        # stack layer: ns, and cycles at the frequency it ran at
-        self.lock_ns = [0.0] * len(_LAYER_NAMES)
-        self.lock_cycles = [0.0] * len(_LAYER_NAMES)
+        self._init_layer_time()
         self._carry_lock_ns = 0.0  # the part of _carry_ns that is lock waiting (a task's system time)
-        self.lock_waited = 0.0  # ns waited on locks so far, all layers
-        # work carried into the next segment (a context switch merged with what follows it)
+        # work carried into the next segment (a context switch merged with what follows it): the
+        # first _ncarry of _carry (a list kept between segments: none allocated or grown per segment)
         self._carry: list[Cost] = []
+        self._ncarry = 0
         self._carry_ns = 0.0
         self._carry_fixed_ns = 0.0  # the part of _carry_ns that is not CPU work (C-state exit)
         #: the first carried bundles, already accounted to whoever ran them (settle_carry): the task
@@ -131,6 +121,21 @@ class Execution:
         self._seg_end = 0.0
         self._seg_work_from = 0.0  # the segment's work starts here (after a C-state exit)
         self._seg_act = 0.0
+
+    def _init_layer_time(self) -> None:
+        # CPU time per stack layer at the frequency each piece ran at: counts are closed into
+        # layer_ns_done (at the old frequency) whenever the core's frequency changes
+        self.layer_ns_done = [0.0] * len(_LAYER_NAMES)
+        self._epoch_counts: dict[int, int] = {}
+        # cycles spun in the cpuidle POLL state, banked at each frequency change like layer time
+        self._poll_states = [j for j, st in enumerate(self.cstates) if st.polling]
+        self.spin_cycles_done = 0.0
+        self._epoch_spin_ns = 0.0
+        # time spun on contended locks and spent fetching their cache lines (models.os.spinlock), per
+        # stack layer: ns, and cycles at the frequency it ran at
+        self.lock_ns = [0.0] * len(_LAYER_NAMES)
+        self.lock_cycles = [0.0] * len(_LAYER_NAMES)
+        self.lock_waited = 0.0  # ns waited on locks so far, all layers
 
     # ------------------------------------------------------------------ segments
     def run(self, cost: Cost, then) -> None:
@@ -175,7 +180,7 @@ class Execution:
         """One more use of cost bundle ``idx``."""
         cnt = self._cnt
         if idx >= len(cnt):
-            cnt.extend([BundleUses() for _ in range(idx + 1 - len(cnt))])
+            cnt.extend([Tally() for _ in range(idx + 1 - len(cnt))])
         uses = cnt[idx]
         if not uses.n:
             self._used.append(idx)
@@ -189,7 +194,13 @@ class Execution:
 
     def add_carry(self, cost: Cost) -> None:
         """Charge ``cost`` as work done before whatever this CPU runs next (no event of its own)."""
-        self._carry.append(cost)
+        n = self._ncarry
+        carry = self._carry
+        if n < len(carry):
+            carry[n] = cost
+        else:
+            carry.append(cost)
+        self._ncarry = n + 1
         self._carry_ns += cost.cycles / self.freq
         if self.engine.tracer is not None:
             self._trace_parts.extend(self._layer_parts(cost))
@@ -221,7 +232,9 @@ class Execution:
         """Count the carried bundles (on this CPU, and the ones not yet owned on the task) and
         return their time, ns."""
         owned = self._carry_owned
-        for i, c in enumerate(self._carry):
+        carry = self._carry
+        for i in range(self._ncarry):
+            c = carry[i]
             self._count(c.idx)
             if task is not None and i >= owned:
                 task.sys_ns += c.sys_cycles / self.freq
@@ -229,7 +242,7 @@ class Execution:
             if task is not None:
                 task.sys_ns += self._carry_lock_ns
             self._carry_lock_ns = 0.0
-        self._carry = []
+        self._ncarry = 0
         self._carry_owned = 0
         ns = self._carry_ns
         self._carry_ns = 0.0
@@ -244,11 +257,11 @@ class Execution:
         carry = self._carry
         if task is not None:
             f = self.freq
-            for c in carry[self._carry_owned :]:
-                task.sys_ns += c.sys_cycles / f
+            for i in range(self._carry_owned, self._ncarry):
+                task.sys_ns += carry[i].sys_cycles / f
             task.sys_ns += self._carry_lock_ns
         self._carry_lock_ns = 0.0
-        self._carry_owned = len(carry)
+        self._carry_owned = self._ncarry
 
     def _freq_changed(self, freq_ghz: float) -> None:
         if freq_ghz != self.freq:

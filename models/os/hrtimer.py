@@ -5,8 +5,9 @@ The earliest armed timer is also the cpuidle governor's next-timer prediction (m
 
 from __future__ import annotations
 
-import heapq
-from typing import TYPE_CHECKING, Any, Callable, Final
+from typing import TYPE_CHECKING, Any, Callable
+
+from mypy_extensions import i64
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
@@ -18,10 +19,6 @@ from simcore.engine import Call
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
-
-#: the heap functions (Finals: compiled code reads them from C statics, not from the module's dictionary)
-_heappush: Final = heapq.heappush
-_heappop: Final = heapq.heappop
 
 
 class Timer:
@@ -52,6 +49,58 @@ class Timer:
         return self.expiry < other.expiry
 
 
+def _expire(timer: Timer) -> None:
+    """The engine's callback of ``timer``'s expiry (a function and the timer as its argument: no
+    bound method made per timer)."""
+    timer.expire()
+
+
+# A CPU's armed timers are a binary heap by expiry, heapq's own (``heapq.heapify`` of it is a no-op):
+# these are heapq's push and pop step for step, typed (compiled, the expiries are compared as native
+# floats, not through Timer.__lt__ by Python's rich comparison).
+def _timer_push(heap: list[Timer], timer: Timer) -> None:
+    """``heapq.heappush(heap, timer)``."""
+    heap.append(timer)
+    _sift_down(heap, 0, len(heap) - 1)
+
+
+def _timer_pop(heap: list[Timer]) -> Timer:
+    """``heapq.heappop(heap)``."""
+    last = heap.pop()
+    if not heap:
+        return last
+    top = heap[0]
+    heap[0] = last
+    end: i64 = len(heap)
+    pos: i64 = 0
+    child: i64 = 1
+    while child < end:  # heapq's _siftup: the smaller child up, to a leaf
+        right = child + 1
+        if right < end and not heap[child].expiry < heap[right].expiry:
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _sift_down(heap, 0, pos)
+    return top
+
+
+def _sift_down(heap: list[Timer], start: i64, pos: i64) -> None:
+    """heapq's _siftdown: the item at ``pos`` up towards ``start`` while it is earlier than its parent."""
+    item = heap[pos]
+    t = item.expiry
+    while pos > start:
+        parent_pos = (pos - 1) >> 1
+        parent = heap[parent_pos]
+        if t < parent.expiry:
+            heap[pos] = parent
+            pos = parent_pos
+            continue
+        break
+    heap[pos] = item
+
+
 class Hrtimers(Polling):
     """The hrtimer level of a CPU's runner (models.os.execution)."""
 
@@ -78,16 +127,16 @@ class Hrtimers(Polling):
         if (first is None or expiry < first.expiry) and (tick is None or expiry < tick.time):
             self.add_carry(self._cost_clockevent)  # it is the CPU's earliest timer now
         timer = Timer(expiry, self, fire)
-        _heappush(self.timers, timer)
+        _timer_push(self.timers, timer)
         self.next_timer()  # cancelled timers at the front of the heap go here too (not only on idle entry)
-        timer.call = self.engine.call_in(delay_ns, timer.expire)
+        timer.call = self.engine.call_in(delay_ns, _expire, timer)
         return timer
 
     def next_timer(self) -> Timer | None:
         """The earliest armed timer, if any (cancelled ones at the front of the heap are dropped)."""
         timers = self.timers
         while timers and not timers[0].active:
-            _heappop(timers)
+            _timer_pop(timers)
         return timers[0] if timers else None
 
     @staticmethod

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
 from models.os.cost import Cost
-from models.os.execution import IDLE, IRQ, NONE, POLL, RUN
+from models.os.execution import IDLE, IRQ, NONE, POLL, RUN, Tally
 from models.os.idle import IdleLoop
 from models.os.irqwork import FixedIrq, IrqWork
 from models.os.sched_config import SchedConfig
@@ -37,7 +37,7 @@ class IrqEntry(IdleLoop):
     ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._irq_end_cb = self._irq_end
-        self.irq_kinds: defaultdict[str, int] = defaultdict(int)
+        self._irq_tally: dict[str, Tally] = {}  # interrupts taken, by kind (first-come order)
         self._irqs: deque[IrqWork] = deque()
         self._irq_prev = NONE
         self._irq_call: Call | None = None
@@ -90,6 +90,12 @@ class IrqEntry(IdleLoop):
                 self._irq_call.cancel()
                 self._irq_call = self.engine.call_at(end, self._irq_end_cb, work)
         self._set_loop_ns()
+
+    @property
+    def irq_kinds(self) -> defaultdict[str, int]:
+        """Interrupts taken on this CPU so far, by kind ("nvme", "timer", "tick", "ipi", ...; a
+        kind never taken reads 0)."""
+        return defaultdict(int, {kind: t.n for kind, t in self._irq_tally.items()})
 
     def raise_irq(self, work: IrqWork) -> None:
         """An interrupt (device MSI-X, timer, IPI) arrives at this CPU now."""
@@ -165,7 +171,10 @@ class IrqEntry(IdleLoop):
         CPU is busy from now."""
         cost = work.cost(self)
         self._count(cost.idx)
-        self.irq_kinds[work.kind] += 1
+        tally = self._irq_tally.get(work.kind)
+        if tally is None:
+            tally = self._irq_tally[work.kind] = Tally()
+        tally.n += 1
         self.cpu.set_busy(now, cost.activity)
         return cost
 

@@ -24,10 +24,10 @@ command costs the event queue a single event: its completion posting.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right as _bisect_right_fn
 from typing import Any, Callable, Final
 
 import numpy as np
+from mypy_extensions import i64
 
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.command import NvmeCommand
@@ -45,10 +45,6 @@ from simcore.stats import LatencyStats
 #: it is running before a new write to it must wait (an estimate: the buffer is sized to keep every
 #: unit busy through a write burst, a few programs deep; sustained write IOPS do not depend on it)
 BUFFERED_PROGRAMS: Final = 2
-
-#: bisect's C function (a module constant: compiled code reads it from a C static, not the module's
-#: dictionary, per call)
-bisect_right: Final = _bisect_right_fn
 
 
 #: one Dataset Management range (context attributes, length, starting LBA): what a deallocate moves
@@ -132,6 +128,21 @@ def _lognormal_sampler(mean: float, sd: float):
 PRUNE_FROM: Final = 64
 
 
+def _first_after(xs: list[float], x: float) -> int:
+    """``bisect.bisect_right(xs, x)`` for a sorted list of floats: the first index whose value is
+    greater than ``x`` (compiled, each probe compares two native floats; bisect's C function
+    compares Python objects)."""
+    lo: i64 = 0
+    hi: i64 = len(xs)
+    while lo < hi:
+        mid: i64 = (lo + hi) >> 1
+        if x < xs[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 class TransferPath:
     """A data path that carries one transfer at a time: the PCIe link, a media data path.
 
@@ -185,19 +196,21 @@ class TransferPath:
         if len(ends) > self.prune_at:  # (the search below skips the reservations that are over)
             self._prune()
             starts, ends = self.starts, self.ends
-        i = bisect_right(ends, t)  # first reservation still busy after t
+        i = _first_after(ends, t)  # first reservation still busy after t
         start = t
         n = len(starts)
         tail = self.tail_start
         while i < n:
-            if start + dur <= starts[i]:
+            s = starts[i]  # (each list item read once: compiled, a read unboxes a float)
+            if start + dur <= s:
                 break
-            if starts[i] >= tail:  # the last run: no gap in it
+            if s >= tail:  # the last run: no gap in it
                 start = ends[-1]
                 i = n
                 break
-            if ends[i] > start:
-                start = ends[i]
+            e = ends[i]
+            if e > start:
+                start = e
             i += 1
         if i == n and (n == 0 or start > ends[n - 1]):
             self.tail_start = start  # appended after a gap: a new last run
@@ -207,7 +220,7 @@ class TransferPath:
 
     def _prune(self) -> None:
         """Drop the reservations that are over (ends are in time order)."""
-        k = bisect_right(self.ends, self.engine.now)
+        k = _first_after(self.ends, self.engine.now)
         if k:
             del self.starts[:k], self.ends[:k]
         self.prune_at = max(PRUNE_FROM, 2 * len(self.ends))

@@ -50,6 +50,17 @@ def _which_bucket(next_timer_ns: float) -> int:
     return 5
 
 
+def _floor_div(x: float, d: float) -> float:
+    """``x // d`` (the exact floor of the quotient, as Python's float floor division gives it) for
+    a whole ``d > 0`` and a quotient below 2**53 / d (so ``q * d`` is exact): the rounded quotient,
+    stepped down when it rounded up to the next whole number (compiled, a division and a
+    comparison; Python's ``//`` on floats calls fmod)."""
+    q = float(int(x / d))
+    if q * d > x:
+        q -= 1.0
+    return q
+
+
 class MenuGovernor(CpuidleGovernor):
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
@@ -219,7 +230,7 @@ class MenuGovernor(CpuidleGovernor):
             measured_ns = nt
         b = self.bucket
         c = self.correction[b]
-        c -= c // DECAY
+        c -= _floor_div(c, float(DECAY))
         if nt > 0 and measured_ns < MAX_INTERESTING_NS:
             c += RESOLUTION * measured_ns / nt
         else:
@@ -227,7 +238,7 @@ class MenuGovernor(CpuidleGovernor):
         if c <= 0:
             c = 1.0
         self.correction[b] = c
-        us = int(measured_ns // 1000)  # menu.c: ktime_to_us(measured_ns)
+        us = int(_floor_div(measured_ns, 1000.0))  # menu.c: ktime_to_us(measured_ns)
         ptr = self.interval_ptr
         old = self.intervals[ptr]
         if us != old:
