@@ -17,13 +17,13 @@ import heapq
 from typing import Any, Callable, Final
 
 import simpy
-from mypy_extensions import i64
+from mypy_extensions import i64, mypyc_attr
 from simpy.core import StopSimulation
 from simpy.events import NORMAL, URGENT, Event
 
 from simcore.simpy_env import ClockedEnvironment
 
-__all__ = ["Engine", "Call", "PROGRESS_EVERY_EVENTS"]
+__all__ = ["Engine", "Call", "Handler", "PROGRESS_EVERY_EVENTS"]
 
 #: simpy's priority of ordinary events, and the heap functions (Finals: compiled code reads them
 #: from C statics, not from the module's dictionary, on every event)
@@ -102,8 +102,23 @@ def _qpush(heap: list[Call], call: Call) -> None:
 PROGRESS_EVERY_EVENTS = 1 << 14
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (a model or a test may write one in plain Python)
+class Handler:
+    """An object with one recurring event of its own (a CPU's segment end, an hrtimer's expiry):
+    the engine calls its :meth:`on_event` directly (compiled, a native method call: no bound
+    method, argument tuple or argument parsing per event, which cost as much as a short event's
+    own work). Queue one with :meth:`Engine.call_handler_in` or :meth:`Engine.rearm`."""
+
+    __slots__ = ()
+
+    def on_event(self) -> None:
+        """The event happens (now)."""
+        raise NotImplementedError
+
+
 class Call:
-    """A scheduled callback: ``fn(*args)`` at ``time`` ns; ``cancel()`` makes it a no-op.
+    """A scheduled callback: ``fn(*args)`` at ``time`` ns, or ``handler.on_event()`` when it
+    has a :class:`Handler`; ``cancel()`` makes it a no-op.
 
     Not a simpy event: :meth:`Engine.run` dispatches it directly (it is its own heap entry: one
     call, no callback list, bound method or ``step()`` frame). Calls order by (time, priority, id),
@@ -111,7 +126,7 @@ class Call:
     so callbacks and simpy processes interleave deterministically.
     """
 
-    __slots__ = ("fn", "args", "time", "prio", "eid")
+    __slots__ = ("fn", "args", "time", "prio", "eid", "handler")
 
     def __init__(self, fn: Callable, args: tuple, time: float, prio: int = _NORMAL):
         self.fn: Any = fn  # None once released by its owner (release): Engine.rearm may reuse it
@@ -119,6 +134,7 @@ class Call:
         self.time = time
         self.prio = prio  # simpy's priority (URGENT 0 before NORMAL 1 at the same time)
         self.eid = 0  # its id, set when queued: same time and priority run in scheduling order
+        self.handler: Handler | None = None  # (set: the event is handler.on_event(), fn is _HANDLED)
 
     def __lt__(self, other: Call) -> bool:
         return _earlier(self, other)
@@ -146,8 +162,21 @@ def _noop(*_args) -> None:
     pass
 
 
+def _handled(*_args) -> None:
+    raise AssertionError("a handler's Call is dispatched to its handler")
+
+
 #: what a cancelled Call runs (Final: the loop's identity test reads it from a C static)
 _NOOP: Final = _noop
+#: the ``fn`` of a Call whose event is its handler's (never called)
+_HANDLED: Final = _handled
+
+
+def handler_call(handler: Handler, time_ns: float) -> Call:
+    """A Call of ``handler.on_event()`` at ``time_ns`` (not queued: :meth:`Engine.schedule` it)."""
+    call = Call(_HANDLED, (), time_ns)
+    call.handler = handler
+    return call
 
 
 class Engine:
@@ -215,17 +244,27 @@ class Engine:
             self._next = None
         _qpush(self._bulk, call)
 
-    def rearm(self, call: Call | None, fn: Callable, time_ns: float) -> Call:
-        """Queue ``fn()`` at exactly ``time_ns`` (not in the past: the caller guarantees it, as for
-        :meth:`schedule`), reusing ``call`` if its owner released it (:meth:`Call.release`), else a
-        new Call; returns the Call queued. For a model's own recurring event (a CPU's segment end,
-        the hottest event of the simulator): one allocation fewer per event. A cancelled Call is
-        still queued and is never reused."""
+    def rearm(self, call: Call | None, handler: Handler, time_ns: float) -> Call:
+        """Queue ``handler.on_event()`` at exactly ``time_ns`` (not in the past: the caller
+        guarantees it, as for :meth:`schedule`), reusing ``call`` if its owner released it
+        (:meth:`Call.release`), else a new Call; returns the Call queued. For a model's own
+        recurring event (a CPU's segment end, the hottest event of the simulator): one allocation
+        fewer per event. A cancelled Call is still queued and is never reused."""
         if call is not None and call.fn is None:
-            call.fn = fn
+            call.fn = _HANDLED
+            call.handler = handler
             call.time = time_ns
         else:
-            call = Call(fn, (), time_ns)
+            call = handler_call(handler, time_ns)
+        self.schedule(call)
+        return call
+
+    def call_handler_in(self, delay_ns: float, handler: Handler) -> Call:
+        """Run ``handler.on_event()`` after ``delay_ns`` ns of simulated time (:meth:`call_in`'s
+        times and checks)."""
+        if delay_ns < 0:
+            raise ValueError(f"negative delay {delay_ns} ns")
+        call = handler_call(handler, self.now + delay_ns)
         self.schedule(call)
         return call
 
@@ -288,7 +327,11 @@ class Engine:
                     hook(now)
                 fn = call.fn
                 if fn is not _NOOP:  # (a cancelled call is only popped)
-                    fn(*call.args)
+                    handler = call.handler
+                    if handler is not None:
+                        handler.on_event()
+                    else:
+                        fn(*call.args)
         except StopSimulation as stop:
             n -= 1  # the end marker is not an event of the model
             return stop.args[0]

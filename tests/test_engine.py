@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simcore import units
-from simcore.engine import Engine
+from simcore.engine import Engine, Handler
 from simcore.rng import BatchedDraws, RngStreams
 
 
@@ -33,28 +33,37 @@ def test_cancel_and_negative_delay():
         eng.call_in(-1, log.append, 2)
 
 
+class _Segments(Handler):
+    """A handler whose events are logged; its first event rearms its own Call for a second one."""
+
+    def __init__(self, eng: Engine, log: list):
+        self.eng, self.log, self.call = eng, log, None
+
+    def on_event(self) -> None:
+        self.log.append(("event", self.eng.now))
+        if len(self.log) == 1:
+            self.call.release()
+            again = self.eng.rearm(self.call, self, self.eng.now + 5.0)
+            self.log.append(again is self.call)
+
+
 def test_a_released_call_is_queued_again_and_a_cancelled_one_never():
-    """Engine.rearm: a Call released by its callback is reused (same object, new time and
-    callback); a cancelled Call (still queued) or None gets a new one."""
+    """Engine.rearm: a Call released by its handler's event is reused (same object, new time);
+    a cancelled Call (still queued) or None gets a new one; a cancelled handler Call never runs."""
     eng = Engine()
-    log = []
-    slot = []
-
-    def first():
-        slot[0].release()
-        log.append(("first", eng.now))
-        again = eng.rearm(slot[0], lambda: log.append(("second", eng.now)), eng.now + 5.0)
-        log.append(again is slot[0])
-
-    slot.append(eng.rearm(None, first, 10.0))
+    log: list = []
+    h = _Segments(eng, log)
+    h.call = eng.rearm(None, h, 10.0)
     eng.run()
-    assert log == [("first", 10.0), True, ("second", 15.0)]
-    c = eng.call_in(1.0, lambda: log.append("cancelled"))
+    assert log == [("event", 10.0), True, ("event", 15.0)]
+    c = eng.call_handler_in(1.0, h)
     c.cancel()
-    other = eng.rearm(c, lambda: log.append(("new", eng.now)), eng.now + 2.0)
+    other = eng.rearm(c, h, eng.now + 2.0)
     assert other is not c
     eng.run()
-    assert log[-1] == ("new", 17.0) and "cancelled" not in log
+    assert log[-1] == ("event", 17.0) and len(log) == 4
+    with pytest.raises(ValueError, match="negative delay"):
+        eng.call_handler_in(-1.0, h)
 
 
 def test_rng_streams_are_independent_and_reproducible():

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mypy_extensions import trait
+
 from models.cpu.config import CpuConfig
 from models.cpu.power_limit import PowerLimiter
 
@@ -185,9 +187,10 @@ class Socket:
         self._t = now
 
 
+@trait
 class SmtWatcher:
     """The OS side of one logical CPU of an SMT core (its runner, models.os): told when the
-    sibling's executing activity changes (a method of a native class: compiled, a direct call with
+    sibling's executing activity changes (a method of a native trait: compiled, a direct call with
     native floats, nothing boxed)."""
 
     def sibling_activity_changed(self, now: float, activity: float) -> None:

@@ -36,7 +36,7 @@ from models.os.cost import LAYERS as _LAYER_NAMES
 from models.os.cost import Cost
 from models.os.sched_config import SchedConfig
 from models.os.task import Task
-from simcore.engine import Call, Engine
+from simcore.engine import Call, Engine, Handler
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
@@ -64,7 +64,7 @@ class Tally:
         self.n = 0
 
 
-class Execution(SmtWatcher):
+class Execution(Handler, SmtWatcher):
     """The execution level of one logical CPU's runner: see the module docstring."""
 
     def __init__(
@@ -74,7 +74,6 @@ class Execution(SmtWatcher):
         self.engine: Engine = host.engine
         #: the scheduler-wide state and load balancing (models.os.balance)
         self.balancer = balancer
-        self._seg_done_cb = self._seg_done
         self.cpu = cpu
         self.id = cpu.id
         self.freq: float = cpu.core.freq_ghz
@@ -173,8 +172,8 @@ class Execution(SmtWatcher):
         self._seg_then = then
         t = self._seg_end = now + dur
         # the hottest event of the simulator: dur >= 0 by construction, so no checks; the previous
-        # segment's Call is reused once it has fired (_seg_done releases it)
-        self._seg_call = self.engine.rearm(self._seg_call, self._seg_done_cb, t)
+        # segment's Call is reused once it has fired (on_event releases it)
+        self._seg_call = self.engine.rearm(self._seg_call, self, t)
 
     def _count(self, idx: int) -> None:
         """One more use of cost bundle ``idx``."""
@@ -311,7 +310,8 @@ class Execution(SmtWatcher):
         its segment), ns."""
         return self.engine.now + self._carry_ns
 
-    def _seg_done(self) -> None:
+    def on_event(self) -> None:
+        """The running segment ends (its Call's event: this runner is the Call's handler)."""
         call = self._seg_call
         assert call is not None  # (it just fired)
         call.release()  # fired: run() may reuse it

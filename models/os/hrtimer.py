@@ -15,14 +15,15 @@ from models.os.cost import Cost
 from models.os.irqwork import FixedIrq
 from models.os.poll import Polling
 from models.os.sched_config import SchedConfig
-from simcore.engine import Call
+from simcore.engine import Call, Handler
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
 
 
-class Timer:
-    """An armed hrtimer (for the governor's next-timer prediction and for cancellation)."""
+class Timer(Handler):
+    """An armed hrtimer (for the governor's next-timer prediction and for cancellation); the
+    handler of its expiry's Call."""
 
     __slots__ = ("expiry", "call", "active", "runner", "fire")
 
@@ -36,7 +37,7 @@ class Timer:
         #: off during a run)
         self.fire: Callable[[Any], None] | None = fire
 
-    def expire(self) -> None:
+    def on_event(self) -> None:
         """The hrtimer expires: unless cancelled, a timer interrupt on its CPU runs ``fire``."""
         self.call = None  # fired: no timer <-> call cycle left (the collector is off during a run)
         if self.active:
@@ -47,12 +48,6 @@ class Timer:
 
     def __lt__(self, other: "Timer") -> bool:
         return self.expiry < other.expiry
-
-
-def _expire(timer: Timer) -> None:
-    """The engine's callback of ``timer``'s expiry (a function and the timer as its argument: no
-    bound method made per timer)."""
-    timer.expire()
 
 
 # A CPU's armed timers are a binary heap by expiry, heapq's own (``heapq.heapify`` of it is a no-op):
@@ -129,7 +124,7 @@ class Hrtimers(Polling):
         timer = Timer(expiry, self, fire)
         _timer_push(self.timers, timer)
         self.next_timer()  # cancelled timers at the front of the heap go here too (not only on idle entry)
-        timer.call = self.engine.call_in(delay_ns, _expire, timer)
+        timer.call = self.engine.call_handler_in(delay_ns, timer)
         return timer
 
     def next_timer(self) -> Timer | None:

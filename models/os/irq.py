@@ -22,7 +22,7 @@ from models.os.idle import IdleLoop
 from models.os.irqwork import FixedIrq, IrqWork
 from models.os.sched_config import SchedConfig
 from models.os.task import Task
-from simcore.engine import Call
+from simcore.engine import Call, handler_call
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
@@ -80,7 +80,7 @@ class IrqEntry(IdleLoop):
                 old_call = self._seg_call
                 assert old_call is not None  # a segment runs
                 old_call.cancel()
-                call = self._seg_call = Call(self._seg_done_cb, (), end)
+                call = self._seg_call = handler_call(self, end)
                 self.engine.schedule(call)
         elif mode == IRQ and self._irq_call is not None:
             start = now if now > self._irq_work_from else self._irq_work_from
@@ -228,7 +228,7 @@ class IrqEntry(IdleLoop):
                 rem = self._stretch(rem, self._smt_fac, self._seg_rem_fac)
             self._seg_work_from = now
             end = self._seg_end = now + rem
-            call = self._seg_call = Call(self._seg_done_cb, (), end)  # (the interrupted one stays queued, cancelled)
+            call = self._seg_call = handler_call(self, end)  # (the interrupted one stays queued, cancelled)
             self.engine.schedule(call)
         elif prev == POLL:
             self.mode = POLL
