@@ -41,6 +41,7 @@ __all__ = [
 #: them that code outside them subclasses is marked ``mypyc_attr(allow_interpreted_subclasses=True)``.
 COMPILED_MODULES = (
     "simcore.engine",
+    "simcore.grid",
     "models.ssd.command",
     "models.os.cost",
     "models.ssd.device",

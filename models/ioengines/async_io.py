@@ -36,6 +36,7 @@ from models.os.cost import Cost
 from models.os.kernel_version import defer_taskrun, has, parse_version, uring_plug_min
 from models.os.request import REQ_BARRIER, Request
 from simcore.errors import ConfigError
+from simcore.grid import CountGrid
 
 #: no IOs: what a thread's pending submission holds between two calls (never mutated)
 NO_IOS: list = []
@@ -110,7 +111,7 @@ class AsyncThread(SyncThread):
         if self.sq_thread is not None:
             self.sq_thread.register(self)
         self._acosts: dict = {}
-        self._reap_costs: dict[int, Cost] = {}  # _reap_cost's without PI checks, by a packed int
+        self._reap_costs = CountGrid()  # _reap_cost's without PI checks, by n, flushes, syscall
         self._bind_async_loop()
         #: IOPOLL without SQPOLL (the thread reaps by polling): its requests in flight on each
         #: polled queue (it may have moved since they were submitted)
@@ -285,12 +286,13 @@ class AsyncThread(SyncThread):
         """fio reaping ``n`` events (with a system call or not), and ``flushes`` posts of CQEs
         (io_uring: one per task-work run, however many completions it posts); ``pi_cycles``: fio's
         checks of the reads' protection information among them."""
-        if not pi_cycles:  # (the common case: found by a machine integer, no tuple built and hashed)
-            ikey = (n << 32 | flushes) << 1 | (1 if syscall else 0)
-            cost = self._reap_costs.get(ikey)
-            if cost is None:
-                cost = self._reap_costs[ikey] = self._make_reap_cost(n, syscall, flushes, 0.0)
-            return cost
+        if not pi_cycles:  # (the common case: found by machine integers, no tuple built and hashed)
+            sc = 1 if syscall else 0
+            found: Cost | None = self._reap_costs.get(n, flushes, sc)
+            if found is None:
+                found = self._make_reap_cost(n, syscall, flushes, 0.0)
+                self._reap_costs.put(n, flushes, sc, found)
+            return found
         key = ("reap", n, syscall, flushes, pi_cycles)
         cost = self._acosts.get(key)
         if cost is None:

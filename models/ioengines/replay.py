@@ -36,7 +36,7 @@ End
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from models.os.cost import Cost
 from models.os.request import Request
 from simcore.engine import Call
 from simcore.errors import ConfigError
+from simcore.grid import CountGrid
 from simcore.stats import LatencyStats
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class ReplayThread(AsyncThread):
         self.reaped = 0
         self.exited = False
         self._my_poll_qps: tuple = ()
-        self._costs_by_shape: dict[int, dict[int, Cost]] = {}  # by IOs, then by pages and requests
+        self._costs_by_shape = CountGrid()  # by IOs, pages and requests
         #: io_uring_enter(GETEVENTS) with a timeout (its hrtimer programmed), per wait: built once
         self._wait_enter_cost: Cost = host.costs.get(
             "replay_wait_enter", syscall=self.k.syscall_entry_cycles, actions={"hrtimer_program": 1}
@@ -177,13 +178,10 @@ class ReplayThread(AsyncThread):
         pages = 0
         for r in reqs:
             pages += max(1, -(-r.nbytes // 4096))
-        by_ios = self._costs_by_shape.get(len(reqs))
-        if by_ios is None:
-            by_ios = self._costs_by_shape[len(reqs)] = {}
-        key = pages << 32 | nreq  # (a machine integer: both are far below 2**30)
-        cost = by_ios.get(key)
+        cost: Cost | None = self._costs_by_shape.get(len(reqs), pages, nreq)
         if cost is None:
-            cost = by_ios[key] = self._submit_cost(reqs, nreq, with_syscall=True)
+            cost = self._submit_cost(reqs, nreq, with_syscall=True)
+            self._costs_by_shape.put(len(reqs), pages, nreq, cost)
         return cost
 
     def _reap(self) -> None:
@@ -330,10 +328,11 @@ COMPLETED_TWICE: Final = _completed_twice
 class TraceReplayer:
     """Feeds trace batches to the submitter threads and ends the run when everything is reaped.
 
-    ``records`` yields ``(TraceIO, device_index)`` with times already windowed and scaled.
+    ``records`` yields ``(TraceIO, device_index)`` with times already windowed and scaled (with
+    ``batched``: lists of them, walked by index: no iterator step per record).
     """
 
-    def __init__(self, host, job, records: Iterator[tuple[TraceIO, int]], settings: ReplaySettings) -> None:
+    def __init__(self, host, job, records: Iterator[Any], settings: ReplaySettings, *, batched: bool = False) -> None:
         self.host = host
         self.settings = settings
         ncpu = len(host.runners)
@@ -349,6 +348,9 @@ class TraceReplayer:
                 self._hook_polled_queues()
         self.lookahead = settings.lookahead or nthreads
         self._records = iter(records)
+        self._batched = batched
+        self._batch: list[tuple[TraceIO, int]] = []  # (batched) the list being read, from _bi on
+        self._bi = 0
         self._peek: tuple[TraceIO, int] | None = None
         self._last_due = 0.0
         self._rr = 0
@@ -378,7 +380,20 @@ class TraceReplayer:
         if self._peek is not None:
             rec, self._peek = self._peek, None
             return rec
-        return next(self._records, None)
+        i = self._bi
+        batch = self._batch
+        if i < len(batch):
+            self._bi = i + 1
+            return batch[i]
+        if not self._batched:
+            return next(self._records, None)
+        while True:  # the next non-empty list
+            nxt: list[tuple[TraceIO, int]] | None = next(self._records, None)
+            if nxt is None:
+                return None
+            if nxt:
+                self._batch, self._bi = nxt, 1
+                return nxt[0]
 
     def _thread_for(self, rec: TraceIO) -> int:
         if self._by_volume:
@@ -398,7 +413,7 @@ class TraceReplayer:
             rec, dev = first
             due = max(float(rec.t_ns), self._last_due)
             tidx = self._thread_for(rec)
-            ios = [(rec, dev)]
+            ios = [first]
             while True:
                 nxt = self._next_record()
                 if nxt is None:

@@ -20,7 +20,6 @@ platform keys of ``stacksim run`` (``queue.*``, ``cpu.*``, ``ssd.*``, ``kernel.*
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
@@ -34,7 +33,6 @@ from scenarios.config.host import RunConfig, default_platform_name, resolve
 from scenarios.config.sets import PLATFORM_PREFIXES, set_value
 from scenarios.inputs.traces import (
     FORMATS,
-    TraceIO,
     map_volume_batches,
     map_volumes,
     open_trace,
@@ -293,7 +291,8 @@ def _replayer(cfg: ReplayConfig, host, drops: dict[str, int], device_of: dict[st
     reader = open_trace(cfg.trace, cfg.format, skip_bad_lines=cfg.skip_bad_lines, blk_action=cfg.blk_action)
     end = cfg.window_end_ns
     ndev = len(host.devices)
-    records: Iterator[tuple[TraceIO, int]]
+    records: Iterator[Any]
+    batched = False
     if cfg.window_start_ns is not None or end is not None or cfg.volumes or cfg.speed != 1:
         selected = select(
             read_until(reader, None if end is None else end + WINDOW_GRACE_NS),
@@ -304,9 +303,9 @@ def _replayer(cfg: ReplayConfig, host, drops: dict[str, int], device_of: dict[st
         )
         records = map_volumes(selected, ndev, device_of)
     else:  # the whole trace as it is: read a block of lines at a time, no Python step per record
-        records = itertools.chain.from_iterable(map_volume_batches(reader.batches(), ndev, device_of))
+        records, batched = map_volume_batches(reader.batches(), ndev, device_of), True
     job = replay_job(cfg.replay)
-    return reader, TraceReplayer(host, job, records, cfg.replay), job, why
+    return reader, TraceReplayer(host, job, records, cfg.replay, batched=batched), job, why
 
 
 def run_replay(
