@@ -58,11 +58,19 @@ def _push(heap: list[Call], item: Call) -> None:
 
 
 def _pop(heap: list[Call]) -> Call:
-    """Remove and return the earliest Call of the 4-ary heap ``heap`` (see :func:`_push`)."""
+    """Remove and return the earliest Call of the 4-ary heap ``heap`` (see :func:`_push`).
+
+    The last item leaves by ``clear()``, not ``pop()``: CPython shrinks a list popped to empty by
+    reallocating its array to zero bytes, which its small-object allocator hands to the C library
+    (malloc(0)), and the next append then reallocates that block through the C library too; a
+    cleared list frees its array and the next append takes a small block from Python's own pools
+    (a third of the cost, and a list that empties and refills at every event is common here)."""
+    if len(heap) == 1:
+        only = heap[0]
+        heap.clear()
+        return only
     last = heap.pop()
     n: i64 = len(heap)
-    if n == 0:
-        return last
     top = heap[0]
     lt = last.time
     pos: i64 = 0

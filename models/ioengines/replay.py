@@ -131,7 +131,11 @@ class ReplayThread(AsyncThread):
         count = 0
         pending = self.pending
         while pending and pending[0][0] <= now:
-            entry = pending.pop(0)
+            if len(pending) == 1:  # (emptied by clear, not pop: see simcore.engine._pop)
+                entry = pending[0]
+                pending.clear()
+            else:
+                entry = pending.pop(0)
             due_now.append(entry)
             count += len(entry[1])
             self.replayer.taken()

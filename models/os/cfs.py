@@ -178,8 +178,10 @@ class Cfs(IrqEntry):
 
     def _pick(self) -> Task:
         rq = self.rq
-        if len(rq) == 1:
-            return rq.pop()
+        if len(rq) == 1:  # (emptied by clear, not pop: see simcore.engine._pop)
+            only = rq[0]
+            rq.clear()
+            return only
         best = 0
         for i in range(1, len(rq)):
             if rq[i].vruntime < rq[best].vruntime:

@@ -61,9 +61,11 @@ def _timer_push(heap: list[Timer], timer: Timer) -> None:
 
 def _timer_pop(heap: list[Timer]) -> Timer:
     """``heapq.heappop(heap)``."""
+    if len(heap) == 1:  # (emptied by clear, not pop: see simcore.engine._pop)
+        only = heap[0]
+        heap.clear()
+        return only
     last = heap.pop()
-    if not heap:
-        return last
     top = heap[0]
     heap[0] = last
     end: i64 = len(heap)
