@@ -62,6 +62,18 @@ _SLEEP: Final = "sleep"
 _POLL: Final = "poll"
 
 
+class DueBatch:
+    """IOs of the trace due together on one thread: ``ios``, ``(TraceIO, device)`` pairs (kept as
+    the trace reader's tuples: compiled, a typed tuple taken out of a list and put into another
+    would be unpacked and packed again, one allocation per IO), due at ``due`` ns."""
+
+    __slots__ = ("due", "ios")
+
+    def __init__(self, due: float, ios: list[Any]) -> None:
+        self.due = due
+        self.ios = ios
+
+
 class ReplayThread(AsyncThread):
     """One submitter thread of the replay (an io_uring application)."""
 
@@ -69,9 +81,9 @@ class ReplayThread(AsyncThread):
         super().__init__(host, job, 0, index, cpu, float("inf"), host.rng.stream(f"replay.{index}"))
         self.replayer = replayer
         self.defer_tw = False  # the replayer's ring posts each completion as it comes (its own model)
-        #: (due_ns, [(TraceIO, device)]) batches assigned to this thread, in due order (a list: a
-        #: thread holds about one; the compiled code indexes a list natively, not a deque)
-        self.pending: list[tuple[float, list[tuple[TraceIO, int]]]] = []
+        #: batches assigned to this thread, in due order (a list: a thread holds about one; the
+        #: compiled code indexes a list natively, not a deque)
+        self.pending: list[DueBatch] = []
         self.state = _RUN
         self.timer: Timer | None = None
         self.arrival_call: Call | None = None
@@ -113,7 +125,7 @@ class ReplayThread(AsyncThread):
     def _loop(self) -> None:
         runner = self.runner
         now = runner.clock()
-        if self.pending and self.pending[0][0] <= now:
+        if self.pending and self.pending[0].due <= now:
             self._submit(now)
         elif self.ring:
             self._reap()
@@ -127,17 +139,17 @@ class ReplayThread(AsyncThread):
     def _submit(self, now: float) -> None:
         """Prepare and submit every IO due now, with one io_uring_enter."""
         runner = self.runner
-        due_now: list[tuple[float, list[tuple[TraceIO, int]]]] = []  # the batches due, in order
+        due_now: list[DueBatch] = []  # the batches due, in order
         count = 0
         pending = self.pending
-        while pending and pending[0][0] <= now:
+        while pending and pending[0].due <= now:
             if len(pending) == 1:  # (emptied by clear, not pop: see simcore.engine._pop)
                 entry = pending[0]
                 pending.clear()
             else:
                 entry = pending.pop(0)
             due_now.append(entry)
-            count += len(entry[1])
+            count += len(entry.ios)
             self.replayer.taken()
         polled = self.iopoll
         user_ns = self._user_io_cycles / runner.freq
@@ -145,8 +157,11 @@ class ReplayThread(AsyncThread):
         t = now
         lag = self.replayer.lag
         depth = self.inflight + len(self.ring) + count
-        for due, ios in due_now:
-            for rec, dev in ios:
+        for entry in due_now:
+            due = entry.due
+            for pair in entry.ios:
+                rec: TraceIO = pair[0]
+                dev: int = pair[1]
                 nbytes = -(-rec.nbytes // SECTOR) * SECTOR
                 req = Request(self._ledger.new_id(), self.task, 0, rec.op, nbytes, rec.offset, runner.id, polled)
                 req.qp = self._driver.queue_for(dev, runner.id, polled)
@@ -204,7 +219,7 @@ class ReplayThread(AsyncThread):
 
     # -- waiting -----------------------------------------------------------------------------
     def _wait(self) -> None:
-        due: float | None = self.pending[0][0] if self.pending else None
+        due: float | None = self.pending[0].due if self.pending else None
         runner = self.runner
         if self.iopoll and self.inflight:
             # io_uring_enter(GETEVENTS) with IOPOLL: spin on the polled queues until a completion
@@ -231,14 +246,14 @@ class ReplayThread(AsyncThread):
         now = runner.clock()
         if (
             self.ring
-            or (self.pending and self.pending[0][0] <= now)
+            or (self.pending and self.pending[0].due <= now)
             or (self.replayer.exhausted and not self.pending and self.inflight == 0)
         ):
             self._return_from_wait()
             return
         self.state = _SLEEP
         if self.pending:
-            self._arm_timer(self.pending[0][0])
+            self._arm_timer(self.pending[0].due)
         runner.sleep(self._woken_cb, iowait=False)
 
     def _arm_timer(self, due: float) -> None:
@@ -353,9 +368,11 @@ class TraceReplayer:
         self.lookahead = settings.lookahead or nthreads
         self._records = iter(records)
         self._batched = batched
-        self._batch: list[tuple[TraceIO, int]] = []  # (batched) the list being read, from _bi on
+        # (TraceIO, device) pairs, untyped: compiled, a typed tuple would be unpacked from the list
+        # and packed again, one allocation per record
+        self._batch: list[Any] = []  # (batched) the list being read, from _bi on
         self._bi = 0
-        self._peek: tuple[TraceIO, int] | None = None
+        self._peek: Any = None
         self._last_due = 0.0
         self._rr = 0
         self._volume_thread: dict[str, int] = {}
@@ -380,9 +397,11 @@ class TraceReplayer:
         return self.lag_stats
 
     # -- feeding -------------------------------------------------------------------------------
-    def _next_record(self) -> tuple[TraceIO, int] | None:
+    def _next_record(self) -> Any:
+        """The next ``(TraceIO, device)`` pair, or None at the end of the trace."""
         if self._peek is not None:
-            rec, self._peek = self._peek, None
+            rec = self._peek
+            self._peek = None
             return rec
         i = self._bi
         batch = self._batch
@@ -392,7 +411,7 @@ class TraceReplayer:
         if not self._batched:
             return next(self._records, None)
         while True:  # the next non-empty list
-            nxt: list[tuple[TraceIO, int]] | None = next(self._records, None)
+            nxt: list[Any] | None = next(self._records, None)
             if nxt is None:
                 return None
             if nxt:
@@ -414,7 +433,7 @@ class TraceReplayer:
             if first is None:
                 self._trace_done()
                 return
-            rec, dev = first
+            rec: TraceIO = first[0]
             due = max(float(rec.t_ns), self._last_due)
             tidx = self._thread_for(rec)
             ios = [first]
@@ -422,7 +441,8 @@ class TraceReplayer:
                 nxt = self._next_record()
                 if nxt is None:
                     break
-                if max(float(nxt[0].t_ns), due) != due or self._thread_for(nxt[0]) != tidx:
+                nrec: TraceIO = nxt[0]
+                if max(float(nrec.t_ns), due) != due or self._thread_for(nrec) != tidx:
                     self._peek = nxt
                     break
                 ios.append(nxt)
@@ -432,7 +452,7 @@ class TraceReplayer:
             self.trace_ios += len(ios)
             self.ahead += 1
             th = self.threads[tidx]
-            th.pending.append((due, ios))
+            th.pending.append(DueBatch(due, ios))
             th.assigned(due)
 
     def _trace_done(self) -> None:
