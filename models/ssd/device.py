@@ -36,7 +36,7 @@ from models.ssd.ftl import Ftl
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
 from models.ssd.zones import OK, ZoneSet
-from simcore.engine import Call, Engine
+from simcore.engine import Engine, Handler, handler_call
 from simcore.errors import ConfigError
 from simcore.rng import BatchedDraws
 from simcore.stats import LatencyStats
@@ -143,13 +143,29 @@ def _first_after(xs: list[float], x: float) -> int:
     return lo
 
 
+class Posting(Handler):
+    """A command's completion entry, to be posted in its pair's CQ (the event of its Call: a native
+    call, where a bound method and an argument tuple per command cost more than the posting)."""
+
+    __slots__ = ("device", "qp", "req")
+
+    def __init__(self, device: NvmeDevice, qp: QueuePair, req: NvmeCommand) -> None:
+        self.device = device
+        self.qp = qp
+        self.req = req
+
+    def on_event(self) -> None:
+        self.device._post(self.qp, self.req)
+
+
 class TransferPath:
     """A data path that carries one transfer at a time: the PCIe link, a media data path.
 
-    Reservations (start, end) are kept in time order, non-overlapping; a transfer takes the first
-    gap long enough at or after the time its data is ready, so transfers are served in the order
-    their data becomes ready (a read whose media access finished early does not wait behind a
-    slower one submitted before it). Times in ns."""
+    Busy intervals (start, end) are kept in time order, apart (a reservation that touches one
+    extends it: back-to-back transfers, a saturated path's, are one interval); a transfer takes
+    the first gap long enough at or after the time its data is ready, so transfers are served in
+    the order their data becomes ready (a read whose media access finished early does not wait
+    behind a slower one submitted before it). Times in ns."""
 
     __slots__ = ("engine", "starts", "ends", "tail_start", "prune_at")
 
@@ -182,16 +198,14 @@ class TransferPath:
                 return t
             if last < t:
                 self.tail_start = t  # after a gap: a new last run
-            starts.append(t)
-            ends.append(t + dur)
+                starts.append(t)
+                ends.append(t + dur)
+            else:
+                ends[-1] = t + dur  # back to back with the last one: the same busy interval
             return t
         if t >= self.tail_start and dur > 0:  # inside the last run, which has no gap: after its end
             start = ends[-1]
-            if len(ends) > self.prune_at:
-                self._prune()
-                starts, ends = self.starts, self.ends
-            starts.append(start)
-            ends.append(start + dur)
+            ends[-1] = start + dur
             return start
         if len(ends) > self.prune_at:  # (the search below skips the reservations that are over)
             self._prune()
@@ -214,9 +228,26 @@ class TransferPath:
             i += 1
         if i == n and (n == 0 or start > ends[n - 1]):
             self.tail_start = start  # appended after a gap: a new last run
-        starts.insert(i, start)
-        ends.insert(i, start + dur)
+        self._place(i, start, start + dur)
         return start
+
+    def _place(self, i: int, start: float, end: float) -> None:
+        """Keep ``[start, end)`` as busy, before the interval at index ``i`` (it fits in the gap
+        there): merged with the interval before or after it where it touches them."""
+        starts, ends = self.starts, self.ends
+        n = len(starts)
+        if i > 0 and ends[i - 1] == start:
+            if i < n and starts[i] == end:  # it closes the gap: the two become one
+                ends[i - 1] = ends[i]
+                del starts[i]
+                del ends[i]
+            else:
+                ends[i - 1] = end
+        elif i < n and starts[i] == end:
+            starts[i] = start
+        else:
+            starts.insert(i, start)
+            ends.insert(i, end)
 
     def _prune(self) -> None:
         """Drop the reservations that are over (ends are in time order)."""
@@ -292,7 +323,6 @@ class NvmeDevice:
         self._setup_media_state(cfg)
         self._fetch_ns = cfg.fetch_ns
         self._post_ns: float = cfg.post_ns
-        self._post_cb = self._post  # bound once: one Call per command
         # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
         self.commands = 0
         self.bytes = 0
@@ -547,7 +577,7 @@ class NvmeDevice:
             qp.submit_hook(req)
         qp.inflight += 1
         self.commands += 1
-        self.engine.schedule_bulk(Call(self._post_cb, (qp, req), post_ns))
+        self.engine.schedule_bulk(handler_call(Posting(self, qp, req), post_ns))
 
     def _read_path(self, path: TransferPath, ready: float, nbytes: int, xfer: float) -> float:
         """A read's data crossing its media data path from ``ready`` (media done); returns when its
