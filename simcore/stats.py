@@ -95,12 +95,16 @@ def plat_index(ns: np.ndarray) -> np.ndarray:
     """fio's bucket index (``plat_val_to_idx``) of latencies in ns (truncated to whole ns, as fio
     records them; negative values count as 0)."""
     v = np.maximum(np.asarray(ns, dtype=np.float64), 0.0).astype(np.int64)
-    # the most significant bit of each value, from frexp's exponent (exact below 2**53; the two
-    # corrections keep 2**msb <= v < 2**(msb+1) beyond, where the float conversion may round)
-    msb = np.frexp(v.astype(np.float64))[1].astype(np.int64) - 1
-    msb += (v >> np.maximum(msb + 1, 0)) > 0
-    msb -= (msb > 0) & ((v >> np.maximum(msb, 0)) == 0)
-    err = np.maximum(msb - PLAT_BITS, 0)
+    # the most significant bit of each value, from frexp's exponent: exact below 2**53, where the
+    # float conversion is exact; beyond, two corrections keep 2**msb <= v < 2**(msb+1) where the
+    # conversion may round (a latency of 104 days: checked, not expected)
+    msb = np.frexp(v.astype(np.float64))[1].astype(np.int64)
+    msb -= 1
+    if v.size and int(v.max()) >= 1 << 53:
+        msb += (v >> np.maximum(msb + 1, 0)) > 0
+        msb -= (msb > 0) & ((v >> np.maximum(msb, 0)) == 0)
+    err = msb - PLAT_BITS
+    np.maximum(err, 0, out=err)
     return np.where(v >= _PLAT_EXACT, ((err + 1) << PLAT_BITS) + ((v >> err) & (_PLAT_VAL - 1)), v)
 
 
@@ -120,10 +124,13 @@ def _exact_sum(x: np.ndarray) -> int:
     """The exact sum of finite floats ``x``, as an integer count of 2**-_SUM_BITS (no rounding)."""
     m, e = np.frexp(x)
     mant = (m * float(1 << 53)).astype(np.int64)  # x = mant * 2**(e - 53), exactly
-    nonzero = mant != 0
-    if not nonzero.any():
-        return 0
-    e0 = int(e[nonzero].min())
+    if x.size and float(x.min()) > 0.0:  # (latencies: no zero, whose frexp exponent 0 is no exponent)
+        e0 = int(e.min())
+    else:
+        nonzero = mant != 0
+        if not nonzero.any():
+            return 0
+        e0 = int(e[nonzero].min())
     span = int(e.max()) - e0
     hi, lo = mant >> 26, mant & ((1 << 26) - 1)  # 27- and 26-bit halves: hi * 2**26 + lo == mant
     if 27 + span + int(x.size).bit_length() <= 62:

@@ -62,6 +62,12 @@ def _grow_add(acc: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return acc
 
 
+def _floats(xs: list) -> np.ndarray:
+    """``xs`` (floats or ints) as a float64 array (fromiter: a third faster than np.array, which
+    first discovers the list's shape and type)."""
+    return np.fromiter(xs, dtype=np.float64, count=len(xs))
+
+
 class DirStats:
     """One direction of one ``jobs[]`` entry: IOs, bytes, latencies (sync engines: no slat, clat is
     lat) and the IOs and bytes completed in each 500 ms window from ``t0``."""
@@ -90,14 +96,14 @@ class DirStats:
             own.append(r.own_bytes)
             if is_async:
                 issues.append(r.t_issued)
-        sub = np.array(subs, dtype=np.float64)
-        done = np.array(dones, dtype=np.float64)
+        sub = _floats(subs)
+        done = _floats(dones)
         self.n += n
         self.nbytes += sum(own)
         lat = done - sub
         self.lat.add(lat)
         if is_async:
-            issued = np.array(issues, dtype=np.float64)
+            issued = _floats(issues)
             self.slat.add(issued - sub)
             clat = done - issued
             self.clat.add(clat)
@@ -105,7 +111,7 @@ class DirStats:
             clat = lat
         idx = ((done - t0) // SAMPLE_WINDOW_NS).astype(np.int64)
         self.win_ios = _grow_add(self.win_ios, np.bincount(idx))
-        self.win_bytes = _grow_add(self.win_bytes, np.bincount(idx, weights=np.asarray(own, dtype=float)))
+        self.win_bytes = _grow_add(self.win_bytes, np.bincount(idx, weights=_floats(own)))
         return clat
 
 
@@ -128,7 +134,7 @@ class EntryStats:
         depths: list[int] = []
         for r in reqs:
             depths.append(r.depth)
-        depth = np.array(depths, dtype=np.int64)
+        depth = np.fromiter(depths, dtype=np.int64, count=len(depths))
         lvl = np.clip(np.searchsorted(np.asarray(DEPTHS), depth, side="right") - 1, 0, len(DEPTHS) - 1)
         self.depths += np.bincount(lvl, minlength=len(DEPTHS))
         b = np.maximum(np.searchsorted(_LAT_BOUNDS, np.floor(clat), side="right") - 1, 0)
@@ -219,10 +225,13 @@ class DiskStats:
             starts = [starts[i] for i in order]
             ends = [ends[i] for i in order]
         k = len(starts) if upto == math.inf else bisect.bisect_left(starts, upto)
-        cur = self.cur
+        # the open interval as two native floats in the loop (a list of two would box each end)
+        has_cur = self.cur is not None
+        cur_a, cur_b = (self.cur[0], self.cur[1]) if self.cur is not None else (0.0, 0.0)
         last, late, busy = self.last_start, self.late, self.busy_ns
         for j in range(k):
-            a, b = starts[j], ends[j]
+            a = starts[j]
+            b = ends[j]
             if a < last:
                 late += 1
             last = a
@@ -232,13 +241,15 @@ class DiskStats:
                 b = t1
             if b <= a:
                 continue
-            if cur is None or a > cur[1]:
-                if cur is not None:
-                    busy += cur[1] - cur[0]
-                cur = [a, b]
-            elif b > cur[1]:
-                cur[1] = b
-        self.cur = cur
+            if not has_cur or a > cur_b:
+                if has_cur:
+                    busy += cur_b - cur_a
+                cur_a = a
+                cur_b = b
+                has_cur = True
+            elif b > cur_b:
+                cur_b = b
+        self.cur = [cur_a, cur_b] if has_cur else None
         self.last_start, self.late, self.busy_ns = last, late, busy
         self.span_a, self.span_b = starts[k:], ends[k:]
 
