@@ -226,14 +226,24 @@ class Engine:
         self._eid = eid + 1
         call.eid = eid
         nxt = self._next
+        t = call.time  # (times compared inline, the tie-break by _earlier: compiled, no call)
         if nxt is None:
             queue = self._queue
             bulk = self._bulk
-            if (not queue or _earlier(call, queue[0])) and (not bulk or _earlier(call, bulk[0])):
+            ahead = True
+            if queue:
+                top = queue[0]
+                tt = top.time
+                ahead = t < tt or (t == tt and _earlier(call, top))
+            if ahead and bulk:
+                top = bulk[0]
+                tt = top.time
+                ahead = t < tt or (t == tt and _earlier(call, top))
+            if ahead:
                 self._next = call
             else:
                 _qpush(queue, call)
-        elif _earlier(call, nxt):
+        elif t < nxt.time or (t == nxt.time and _earlier(call, nxt)):
             _qpush(self._queue, nxt)
             self._next = call
         else:
@@ -323,10 +333,21 @@ class Engine:
                 call = self._next
                 if call is not None:
                     self._next = None
-                elif bulk and (not queue or _earlier(bulk[0], queue[0])):
-                    call = _pop(bulk) if _COMPILED else _heappop(bulk)
                 elif queue:
-                    call = _pop(queue) if _COMPILED else _heappop(queue)
+                    if bulk:  # the earlier of the two tops (times compared inline: compiled, no call)
+                        head = bulk[0]
+                        other = queue[0]
+                        ht = head.time
+                        ot = other.time
+                        from_bulk = ht < ot or (ht == ot and _earlier(head, other))
+                    else:
+                        from_bulk = False
+                    if from_bulk:
+                        call = _pop(bulk) if _COMPILED else _heappop(bulk)
+                    else:
+                        call = _pop(queue) if _COMPILED else _heappop(queue)
+                elif bulk:
+                    call = _pop(bulk) if _COMPILED else _heappop(bulk)
                 else:
                     break
                 now = self.now = call.time
