@@ -115,7 +115,8 @@ class Handler:
     """An object with one recurring event of its own (a CPU's segment end, an hrtimer's expiry):
     the engine calls its :meth:`on_event` directly (compiled, a native method call: no bound
     method, argument tuple or argument parsing per event, which cost as much as a short event's
-    own work). Queue one with :meth:`Engine.call_handler_in` or :meth:`Engine.rearm`."""
+    own work). Queue one with :meth:`Engine.call_handler_in` or :meth:`Engine.rearm`, or make its
+    Call with :func:`handler_call` and :meth:`Engine.schedule` (or ``schedule_bulk``) it."""
 
     __slots__ = ()
 

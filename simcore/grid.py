@@ -4,7 +4,9 @@ The IO engines build a :class:`~models.os.cost.Cost` once per distinct shape of 
 pages, requests after the plug, completions reaped) and look it up per call. A dict keyed by a
 tuple or a packed integer builds (and frees) a Python object per look-up; :class:`CountGrid` keeps
 the values in lists nested by key, so a look-up reads three lists at machine-integer indices
-(compiled). Counts beyond :data:`GRID_SPAN` go to a dict, so an odd huge key costs no memory.
+(compiled). Each list grows to the largest key seen at its level (the last level's lists hold
+pointers, the others lists): put the count that varies most last. Counts beyond :data:`GRID_SPAN`
+go to a dict, so the lists stay small (a few shapes of large batches cost no memory).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Final
 __all__ = ["CountGrid", "GRID_SPAN"]
 
 #: the largest key (each of the three) kept in the lists; larger ones go to the dict
-GRID_SPAN: Final = 4096
+GRID_SPAN: Final = 256
 
 
 class CountGrid:

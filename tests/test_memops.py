@@ -207,7 +207,7 @@ def test_a_timer_that_becomes_the_first_reprograms_the_clock_event_device_a_late
     ce = host.costs.get("clockevent_program", actions={"clockevent_program": 1})
 
     def programmed() -> int:
-        return r.counts.get(ce.idx, 0) + len([c for c in r._carry if c is ce])
+        return r.counts.get(ce.idx, 0) + len([c for c in r.carried() if c is ce])
 
     fired = []
     r.start_timer(50_000, lambda rr: fired.append(rr.engine.now))

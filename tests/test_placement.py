@@ -551,8 +551,8 @@ def test_blocked_load_decays_ten_half_lives_after_the_last_task_ran():
     now = 1e9
     r[3].has_blocked_load, r[3].last_task_ns = True, now - 0.9 * BLOCKED_LOAD_DECAY_NS
     host.balancer.update_blocked(r[0], r[3], now)
-    assert r[3].has_blocked_load and len(r[0]._carry) == 1  # not yet decayed; one update charged
+    assert r[3].has_blocked_load and len(r[0].carried()) == 1  # not yet decayed; one update charged
     host.balancer.update_blocked(r[0], r[3], now + 0.1 * BLOCKED_LOAD_DECAY_NS)
-    assert not r[3].has_blocked_load and len(r[0]._carry) == 2  # decayed (this update still costs)
+    assert not r[3].has_blocked_load and len(r[0].carried()) == 2  # decayed (this update still costs)
     host.balancer.update_blocked(r[0], r[3], now + BLOCKED_LOAD_DECAY_NS)
-    assert len(r[0]._carry) == 2  # nothing left to update: free
+    assert len(r[0].carried()) == 2  # nothing left to update: free

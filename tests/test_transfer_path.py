@@ -3,6 +3,7 @@ data is ready, whatever the path keeps (merged intervals, the gap-free last run,
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,3 +50,8 @@ def test_back_to_back_transfers_are_one_interval():
         assert path.reserve(0.0, 2.0) == 2.0 * k
     assert path.starts == [0.0] and path.ends == [200.0]
     assert path.reserve(1.0, 1.0) == 200.0  # no gap before the end of the run
+
+
+def test_a_transfer_of_no_time_is_refused():
+    with pytest.raises(ValueError, match="takes time"):
+        TransferPath(Engine()).reserve(5.0, 0.0)

@@ -102,7 +102,7 @@ class ReplayThread(AsyncThread):
         self.reaped = 0
         self.exited = False
         self._my_poll_qps: tuple = ()
-        self._costs_by_shape = CountGrid()  # by IOs, pages and requests
+        self._costs_by_shape = CountGrid()  # by IOs, requests and pages
         #: io_uring_enter(GETEVENTS) with a timeout (its hrtimer programmed), per wait: built once
         self._wait_enter_cost: Cost = host.costs.get(
             "replay_wait_enter", syscall=self.k.syscall_entry_cycles, actions={"hrtimer_program": 1}
@@ -197,10 +197,10 @@ class ReplayThread(AsyncThread):
         pages = 0
         for r in reqs:
             pages += max(1, -(-r.nbytes // 4096))
-        cost: Cost | None = self._costs_by_shape.get(len(reqs), pages, nreq)
+        cost: Cost | None = self._costs_by_shape.get(len(reqs), nreq, pages)
         if cost is None:
             cost = self._submit_cost(reqs, nreq, with_syscall=True)
-            self._costs_by_shape.put(len(reqs), pages, nreq, cost)
+            self._costs_by_shape.put(len(reqs), nreq, pages, cost)
         return cost
 
     def _reap(self) -> None:

@@ -204,6 +204,10 @@ class Execution(Handler, SmtWatcher):
         if self.engine.tracer is not None:
             self._trace_parts.extend(self._layer_parts(cost))
 
+    def carried(self) -> list[Cost]:
+        """The cost bundles carried into this CPU's next segment, in order (not run yet)."""
+        return self._carry[: self._ncarry]
+
     def lock_wait(self, ns: float, layer: int) -> None:
         """``ns`` spent spinning on a lock and fetching its cache lines (models.os.spinlock): busy
         time in stack layer ``layer`` before whatever this CPU runs next (no event of its own)."""

@@ -94,7 +94,7 @@ class IrqEntry(IdleLoop):
     @property
     def irq_kinds(self) -> defaultdict[str, int]:
         """Interrupts taken on this CPU so far, by kind ("nvme", "timer", "tick", "ipi", ...; a
-        kind never taken reads 0)."""
+        kind never taken reads 0): a snapshot (a new mapping per call; changing it changes nothing)."""
         return defaultdict(int, {kind: t.n for kind, t in self._irq_tally.items()})
 
     def raise_irq(self, work: IrqWork) -> None:

@@ -173,17 +173,20 @@ class TransferPath:
         self.engine = engine
         self.starts: list[float] = []
         self.ends: list[float] = []
-        #: where the last run of back-to-back reservations begins (ns): from here to ``ends[-1]`` the
-        #: path has no gap, so a transfer ready in that span goes after the last one (a saturated
-        #: path is one long run: no scan of its reservations per transfer)
+        #: where the last run of back-to-back reservations begins (ns; at or after the start of the
+        #: last interval): from here to ``ends[-1]`` the path has no gap, so a transfer ready in that
+        #: span goes after the last one (no scan of the intervals per transfer)
         self.tail_start = 0.0
-        #: prune when more reservations than this are held: twice what the last prune left (at least
-        #: PRUNE_FROM), so that a path with hundreds in flight prunes once per as many reservations
-        #: (the searches skip those that are over, by time)
+        #: prune when more intervals than this are held: twice what the last prune left (at least
+        #: PRUNE_FROM), so that a path with hundreds apart prunes once per as many new ones (the
+        #: searches skip those that are over, by time)
         self.prune_at = PRUNE_FROM
 
     def reserve(self, t: float, dur: float) -> float:
-        """Reserve ``dur`` ns at the earliest time >= ``t`` the path is free; returns the start."""
+        """Reserve ``dur`` ns (> 0: a transfer moves bytes) at the earliest time >= ``t`` the path
+        is free; returns the start."""
+        if not dur > 0.0:  # (busy intervals are merged where they touch: a zero-length one has no place)
+            raise ValueError(f"a transfer takes time: dur = {dur} ns")
         starts, ends = self.starts, self.ends
         last = ends[-1] if ends else -1.0  # (times are >= 0)
         if last <= t:  # the path is free from t on: the common case
