@@ -219,7 +219,6 @@ class ReplayThread(AsyncThread):
 
     # -- waiting -----------------------------------------------------------------------------
     def _wait(self) -> None:
-        due: float | None = self.pending[0].due if self.pending else None
         runner = self.runner
         if self.iopoll and self.inflight:
             # io_uring_enter(GETEVENTS) with IOPOLL: spin on the polled queues until a completion
@@ -227,8 +226,8 @@ class ReplayThread(AsyncThread):
             w = self.wait
             w.done = False
             self.state = _POLL
-            if due is not None:
-                self._arm_arrival(due)
+            if self.pending:
+                self._arm_arrival(self.pending[0].due)
             runner.run(self._enter_cost, self._start_poll_cb)
             return
         # io_uring_enter(GETEVENTS, min_complete=1) with a timeout at the next due IO, or (nothing

@@ -125,8 +125,10 @@ class MenuGovernor(CpuidleGovernor):
         self._sq_us = us * us * INTERVALS
         self._typical_known = False
 
-    def _typical_interval(self) -> float | None:
-        """The repeating-pattern detector of menu.c (get_typical_interval), ns (None: no pattern).
+    def _typical_interval(self) -> float:
+        """The repeating-pattern detector of menu.c (get_typical_interval), ns (-1.0: no pattern;
+        compiled, a float, where ``float | None`` would box each answer).
+
         In whole us with menu.c's integer arithmetic: the average and the variance (sum of squared
         deviations from the integer average, divided by the count) of the values up to ``thresh``;
         a pattern when avg^2 > 36 variance with at least 3/4 of the values left, or variance <= 400
@@ -135,7 +137,7 @@ class MenuGovernor(CpuidleGovernor):
         sums of the values kept and of their squares in one loop."""
         total = self._sum_us
         if total == 0:
-            return None  # menu.c: 'if (!max) return UINT_MAX'
+            return -1.0  # menu.c: 'if (!max) return UINT_MAX'
         avg = total >> INTERVAL_SHIFT
         var = (self._sq_us - 2 * avg * total + INTERVALS * avg * avg) >> INTERVAL_SHIFT
         if avg * avg > 36 * var or var <= 400:  # all INTERVALS values count (>= 3/4 of them)
@@ -156,16 +158,16 @@ class MenuGovernor(CpuidleGovernor):
                     if v > top:
                         top = v
             if top == 0:
-                return None
+                return -1.0
             avg = total // n
             # the squared deviations from avg, summed: sum(v^2) - 2 avg sum(v) + n avg^2, exactly
             var = (sq - 2 * avg * total + n * avg * avg) // n
             if (avg * avg > 36 * var and n * 4 >= INTERVALS * 3) or var <= 400:
                 return avg * 1000.0
             if n * 4 <= INTERVALS * 3:
-                return None
+                return -1.0
             thresh = top - 1
-        return None
+        return -1.0
 
     def select(
         self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None, delta_tick_ns: float = 0.0
@@ -184,8 +186,7 @@ class MenuGovernor(CpuidleGovernor):
             # the repeating-interval detector can only shorten the prediction, so with the first
             # enabled state chosen it matters only for the tick decision (less work on the hot path)
             if not self._typical_known:
-                found = self._typical_interval()
-                self._typical_ns = -1.0 if found is None else found
+                self._typical_ns = self._typical_interval()
                 self._typical_known = True
                 self._typical_mult = 0
             typical = self._typical_ns
