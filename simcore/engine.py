@@ -23,7 +23,7 @@ from simpy.events import NORMAL, URGENT, Event
 
 from simcore.simpy_env import ClockedEnvironment
 
-__all__ = ["Engine", "Call", "Handler", "PROGRESS_EVERY_EVENTS"]
+__all__ = ["Engine", "Call", "Handler", "handler_call", "pop_last", "PROGRESS_EVERY_EVENTS"]
 
 #: simpy's priority of ordinary events, and the heap functions (Finals: compiled code reads them
 #: from C statics, not from the module's dictionary, on every event)
@@ -57,20 +57,26 @@ def _push(heap: list[Call], item: Call) -> None:
     heap[pos] = item
 
 
-def _pop(heap: list[Call]) -> Call:
-    """Remove and return the earliest Call of the 4-ary heap ``heap`` (see :func:`_push`).
-
-    The last item leaves by ``clear()``, not ``pop()``: CPython shrinks a list popped to empty by
-    reallocating its array to zero bytes, which its small-object allocator hands to the C library
-    (malloc(0)), and the next append then reallocates that block through the C library too; a
-    cleared list frees its array and the next append takes a small block from Python's own pools
-    (a third of the cost, and a list that empties and refills at every event is common here)."""
-    if len(heap) == 1:
-        only = heap[0]
-        heap.clear()
+def pop_last(items: list[Any]) -> Any:
+    """``items.pop()``, the last item leaving by ``clear()``: CPython shrinks a list popped to
+    empty by reallocating its array to zero bytes, which its small-object allocator hands to the C
+    library (malloc(0)), and the next append then reallocates that block through the C library
+    too; a cleared list frees its array and the next append takes a small block from Python's own
+    pools (a third of the cost; the event heaps, a CPU's timers and its run queue empty and refill
+    at nearly every event)."""
+    if len(items) == 1:
+        only = items[0]
+        items.clear()
         return only
-    last = heap.pop()
+    return items.pop()
+
+
+def _pop(heap: list[Call]) -> Call:
+    """Remove and return the earliest Call of the 4-ary heap ``heap`` (see :func:`_push`)."""
+    last: Call = pop_last(heap)
     n: i64 = len(heap)
+    if n == 0:
+        return last
     top = heap[0]
     lt = last.time
     pos: i64 = 0

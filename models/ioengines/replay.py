@@ -45,7 +45,7 @@ from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
 from models.os.cost import Cost
 from models.os.request import Request
-from simcore.engine import Call
+from simcore.engine import Call, pop_last
 from simcore.errors import ConfigError
 from simcore.grid import CountGrid
 from simcore.stats import LatencyStats
@@ -143,11 +143,7 @@ class ReplayThread(AsyncThread):
         count = 0
         pending = self.pending
         while pending and pending[0].due <= now:
-            if len(pending) == 1:  # (emptied by clear, not pop: see simcore.engine._pop)
-                entry = pending[0]
-                pending.clear()
-            else:
-                entry = pending.pop(0)
+            entry: DueBatch = pending.pop(0) if len(pending) > 1 else pop_last(pending)
             due_now.append(entry)
             count += len(entry.ios)
             self.replayer.taken()

@@ -25,7 +25,7 @@ from models.os.execution import IDLE, NONE, POLL, RUN
 from models.os.irq import IrqEntry
 from models.os.sched_config import SchedConfig
 from models.os.task import DEAD, RUNNABLE, RUNNING, SLEEPING, Task
-from simcore.engine import Call
+from simcore.engine import Call, pop_last
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
@@ -178,10 +178,8 @@ class Cfs(IrqEntry):
 
     def _pick(self) -> Task:
         rq = self.rq
-        if len(rq) == 1:  # (emptied by clear, not pop: see simcore.engine._pop)
-            only = rq[0]
-            rq.clear()
-            return only
+        if len(rq) == 1:
+            return pop_last(rq)
         best = 0
         for i in range(1, len(rq)):
             if rq[i].vruntime < rq[best].vruntime:

@@ -236,17 +236,9 @@ class Execution(Handler, SmtWatcher):
         return their time, ns."""
         owned = self._carry_owned
         carry = self._carry
-        cnt = self._cnt
         for i in range(self._ncarry):
             c = carry[i]
-            idx = c.idx
-            if idx < len(cnt):  # _count, inlined (the hot path: a few bundles per segment)
-                uses = cnt[idx]
-                if not uses.n:
-                    self._used.append(idx)
-                uses.n += 1
-            else:
-                self._count(idx)
+            self._count(c.idx)
             if task is not None and i >= owned:
                 task.sys_ns += c.sys_cycles / self.freq
         if self._carry_lock_ns:

@@ -15,7 +15,7 @@ from models.os.cost import Cost
 from models.os.irqwork import FixedIrq
 from models.os.poll import Polling
 from models.os.sched_config import SchedConfig
-from simcore.engine import Call, Handler
+from simcore.engine import Call, Handler, pop_last
 
 if TYPE_CHECKING:
     from models.os.balance import LoadBalancer
@@ -61,11 +61,9 @@ def _timer_push(heap: list[Timer], timer: Timer) -> None:
 
 def _timer_pop(heap: list[Timer]) -> Timer:
     """``heapq.heappop(heap)``."""
-    if len(heap) == 1:  # (emptied by clear, not pop: see simcore.engine._pop)
-        only = heap[0]
-        heap.clear()
-        return only
-    last = heap.pop()
+    last: Timer = pop_last(heap)
+    if not heap:
+        return last
     top = heap[0]
     heap[0] = last
     end: i64 = len(heap)

@@ -206,7 +206,7 @@ class TransferPath:
             else:
                 ends[-1] = t + dur  # back to back with the last one: the same busy interval
             return t
-        if t >= self.tail_start and dur > 0:  # inside the last run, which has no gap: after its end
+        if t >= self.tail_start:  # inside the last run, which has no gap: after its end
             start = ends[-1]
             ends[-1] = start + dur
             return start

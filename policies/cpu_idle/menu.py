@@ -61,6 +61,11 @@ def _floor_div(x: float, d: float) -> float:
     return q
 
 
+def _whole_us(ns: float) -> int:
+    """menu.c's ``ktime_to_us``: whole microseconds of ``ns``."""
+    return int(_floor_div(ns, 1000.0))
+
+
 class MenuGovernor(CpuidleGovernor):
     """Per-CPU menu governor state (correction factors and recent intervals)."""
 
@@ -119,7 +124,7 @@ class MenuGovernor(CpuidleGovernor):
     def prime(self, idle_ns: float) -> None:
         """Fill the interval ring with ``idle_ns`` (what the generic loop of timer-ended periods
         leaves: their correction factor stays 1, so only the recent intervals change)."""
-        us = int(idle_ns // 1000)
+        us = _whole_us(idle_ns)
         self.intervals = [us] * INTERVALS
         self._sum_us = us * INTERVALS
         self._sq_us = us * us * INTERVALS
@@ -239,7 +244,7 @@ class MenuGovernor(CpuidleGovernor):
         if c <= 0:
             c = 1.0
         self.correction[b] = c
-        us = int(_floor_div(measured_ns, 1000.0))  # menu.c: ktime_to_us(measured_ns)
+        us = _whole_us(measured_ns)
         ptr = self.interval_ptr
         old = self.intervals[ptr]
         if us != old:
