@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -50,7 +51,10 @@ def measure(name: str, runtime_ms: int, out: Path) -> dict:
     instructions in the event loop."""
     code = _CHILD.format(bench=str(Path(__file__).resolve().parent), name=name, ms=runtime_ms)
     cmd = ["valgrind", "--tool=callgrind", f"--toggle-collect={LOOP}", f"--callgrind-out-file={out}"]
-    done = subprocess.run([*cmd, sys.executable, "-c", code], capture_output=True, text=True)
+    # str hashes are salted per process: set and dict probes (an op name in a set) then take a
+    # different number of steps from run to run, ~0.2% of the count; a fixed seed makes it repeatable
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run([*cmd, sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if done.returncode:
         raise SystemExit(f"bench_instructions: {name}: valgrind failed:\n{done.stderr[-2000:]}")
     res = json.loads(done.stdout.strip().splitlines()[-1])

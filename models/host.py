@@ -11,23 +11,23 @@ from typing import Callable, Mapping
 from models.cpu.core import Package
 from models.cpu.cpufreq import CpufreqGovernor
 from models.cpu.cpuidle import CpuidleGovernor
-from models.os.balance import LoadBalancer
-from models.os.blk import BlkMq
-from models.os.completion import CompletionPolicy, completion_policy_name
-from models.os.cost import Cost
-from models.os.costs import CostTable, KernelCosts
-from models.os.filemap import Filemap
-from models.os.io_ledger import IoLedger
-from models.os.iosched import IoScheduler
-from models.os.nvme import NvmeDriver
-from models.os.pagecache import PageCache
-from models.os.queue import QueueConfig
-from models.os.request import Request
-from models.os.sched import CpuRunner
-from models.os.sqpoll import SqThread
-from models.os.task import Task
-from models.os.vfio import Vfio
-from models.os.writeback import Writeback
+from models.os.block.blk_mq import BlkMq
+from models.os.block.completion import CompletionPolicy, completion_policy_name
+from models.os.block.elevator import IoScheduler
+from models.os.block.io_ledger import IoLedger
+from models.os.block.queue import QueueConfig
+from models.os.block.request import Request
+from models.os.costs.bundle import Cost
+from models.os.costs.tables import CostTable, KernelCosts
+from models.os.drivers.nvme import NvmeDriver
+from models.os.drivers.vfio import Vfio
+from models.os.io_uring.sqpoll import SqThread
+from models.os.mm.filemap import Filemap
+from models.os.mm.pagecache import PageCache
+from models.os.mm.writeback import Writeback
+from models.os.sched.balance import LoadBalancer
+from models.os.sched.runner import CpuRunner
+from models.os.sched.task import Task
 from models.platform import PlatformConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.irq import IrqGeneration
@@ -51,7 +51,7 @@ class PolicySet:
     irq_generation: type[IrqGeneration]
     """``nvme.irq``: the device-side interrupt generation of each interrupt-driven queue pair."""
     completion: Mapping[str, type[CompletionPolicy]]
-    """completion policies by the names :func:`~models.os.completion.completion_policy_name` (and the
+    """completion policies by the names :func:`~models.os.block.completion.completion_policy_name` (and the
     IO engines) can ask for; instantiated on first use."""
 
 
@@ -252,7 +252,7 @@ class Host:
     def new_sq_thread(self, cpu: int | None) -> SqThread:
         """The SQPOLL thread of a new io_uring ring (each ring has its own: io_sq_offload_create),
         bound to ``cpu`` (IORING_SETUP_SQ_AFF) or, with None, unbound: placed by the scheduler when
-        it starts (models.os.sqpoll)."""
+        it starts (models.os.io_uring.sqpoll)."""
         if cpu is not None and cpu >= len(self.runners):
             raise ConfigError(f"sqthread_poll_cpu={cpu}: the platform has {len(self.runners)} CPUs")
         th = SqThread(self, cpu)

@@ -7,10 +7,10 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from models.cpu.config import CpuConfig
-from models.os.costs import KernelCosts
-from models.os.pagecache_config import PAGECACHE_DEFAULT_BYTES, PageCacheConfig
-from models.os.queue import QueueConfig
-from models.os.sched_config import SchedConfig
+from models.os.block.queue import QueueConfig
+from models.os.costs.tables import KernelCosts
+from models.os.mm.pagecache_config import PAGECACHE_DEFAULT_BYTES, PageCacheConfig
+from models.os.sched.config import SchedConfig
 from models.ssd.config import DeviceConfig
 from models.ssd.irq import IrqConfig
 from simcore.config import Model

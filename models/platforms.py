@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from models.cpu.config import CpuConfig
 from models.cpu.presets import CPU_CATALOGUE, xeon_e3_1230_v5, xeon_e5_2660_v4, xeon_silver_4210r
-from models.os.costs import KernelCosts
+from models.os.costs.tables import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
 from models.ssd.irq import IrqConfig
@@ -33,10 +33,10 @@ POLL_ENERGY_FIT = {
 }
 
 
-#: Output of ``stacksim calibrate --study memops``: memory operations by cell (models/os/memops.py) per
+#: Output of ``stacksim calibrate --study memops``: memory operations by cell (models/os/costs/memops.py) per
 #: cycle of each source of CPU work not counted as kernel actions, and per execution of each kernel
 #: action, fitted to table 2 (interrupt and classic-polling columns); the actions of
-#: models.os.memops.DERIVED_OPS keep their derived operations.
+#: models.os.costs.memops.DERIVED_OPS keep their derived operations.
 MEM_OPS = {
     "per_cycle": {
         "user": {"other": 0.11542},
@@ -392,7 +392,7 @@ def compose_platform(
     """A platform of ``sockets`` x CPU preset ``cpu`` and ``ssds`` x SSD preset ``ssd`` (catalogue
     names), Linux ``kernel`` (MAJOR.MINOR; None: KernelCosts' default), and the source of every value
     (dotted platform paths -> source). What no preset says is an estimate: the kernel's cycle costs
-    (:class:`~models.os.costs.KernelCosts`' defaults, uncalibrated), DRAM and board power
+    (:class:`~models.os.costs.tables.KernelCosts`' defaults, uncalibrated), DRAM and board power
     (:data:`DRAM_W_PER_CHANNEL`, :data:`PLATFORM_W_PER_SOCKET`), the SSDs spread evenly over the
     sockets. Unknown names and counts out of range are a :class:`ConfigError` naming the option."""
     if cpu not in CPU_CATALOGUE:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from models.cpu.config import CStateConfig
 from models.cpu.presets import epyc_9454p
-from models.os.costs import KernelCosts
+from models.os.costs.tables import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.ssd.presets import pm1743
 

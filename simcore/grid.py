@@ -1,6 +1,6 @@
 """A cache keyed by small counts, for the hot path's built-once costs.
 
-The IO engines build a :class:`~models.os.cost.Cost` once per distinct shape of a call (IOs in it,
+The IO engines build a :class:`~models.os.costs.bundle.Cost` once per distinct shape of a call (IOs in it,
 pages, requests after the plug, completions reaped) and look it up per call. A dict keyed by a
 tuple or a packed integer builds (and frees) a Python object per look-up; :class:`CountGrid` keeps
 the values in lists nested by key, so a look-up reads three lists at machine-integer indices

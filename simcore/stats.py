@@ -52,7 +52,7 @@ def records_array(columns: dict) -> np.ndarray:
 
 
 def records_table(reqs) -> np.ndarray:
-    """One compact structured array row per completed host IO (:class:`models.os.request.Request`)."""
+    """One compact structured array row per completed host IO (:class:`models.os.block.request.Request`)."""
     cols = {
         "io": [r.id for r in reqs],
         "job": [r.job for r in reqs],

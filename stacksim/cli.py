@@ -375,7 +375,7 @@ def list_line(name: str, description: str, columns: int | None = None) -> str:
 
 
 def cmd_schema(args) -> int:
-    from models.os.queue import QueueConfig
+    from models.os.block.queue import QueueConfig
     from models.platform import PlatformConfig
     from scenarios.config.host import RunConfig, ScenarioFile
 

@@ -4,8 +4,8 @@ request completion, one CQ flush per task-work run, DEFER_TASKRUN and the kernel
 
 import pytest
 
-from models.os.cost import LAYER_INDEX
-from models.os.costs import KernelCosts
+from models.os.costs.bundle import LAYER_INDEX
+from models.os.costs.tables import KernelCosts
 from models.os.kernel_version import FEATURES, defer_taskrun, has, uring_plug_min
 from models.platforms import optane_p4801x_e3_1230
 from scenarios.config.host import RunConfig
@@ -151,7 +151,7 @@ def test_existing_platforms_state_their_studies_kernels():
 
 
 def _reqs(host, devices):
-    from models.os.request import Request
+    from models.os.block.request import Request
 
     out = []
     for i, dev in enumerate(devices):

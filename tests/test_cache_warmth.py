@@ -49,6 +49,6 @@ def test_a_cache_flushing_idle_state_makes_the_next_io_pay_the_refill():
 def test_refill_stalls_add_no_memory_operations():
     s = _summary(numjobs=2, cpus_allowed="0")
     assert s["layers"]["cache"] > 0
-    from models.os.memops import SOURCE_CELLS
+    from models.os.costs.memops import SOURCE_CELLS
 
     assert SOURCE_CELLS["cache"] == ()

@@ -55,11 +55,11 @@ def test_the_install_compiled_the_hot_path_when_it_could():
         pytest.skip(why)  # a developer's edit since the last editable install
     assert why is None, f"{why}; install again (pip install -e .) to build the compiled hot path"
     assert compiled.is_compiled() and "compiled hot path (mypyc" in compiled.describe()
-    assert Path(_module_file("models.os.sched", dict(os.environ))).suffix == ".so"
+    assert Path(_module_file("models.os.sched.runner", dict(os.environ))).suffix == ".so"
 
 
 def test_pure_env_runs_the_sources():
-    assert _module_file("models.os.sched", _pure_env()).endswith("models/os/sched.py")
+    assert _module_file("models.os.sched.runner", _pure_env()).endswith("models/os/sched/runner.py")
     out = subprocess.run(
         [sys.executable, "-m", "stacksim", "--version"],
         cwd=ROOT,
@@ -120,9 +120,9 @@ def test_an_edited_source_makes_the_build_stale(tmp_path, monkeypatch):
     fresh = {m: source_digest(m, root) for m in COMPILED_MODULES}
     (root / BUILD_RECORD).write_text(json.dumps({"sources": fresh}))
     assert why_not_compiled(root) is None
-    (root / "models" / "os" / "sched.py").write_text("# edited\n")
+    (root / "models" / "os" / "sched" / "runner.py").write_text("# edited\n")
     why = why_not_compiled(root)
-    assert why is not None and "sources changed" in why and "models.os.sched" in why and "reinstall" in why
+    assert why is not None and "sources changed" in why and "models.os.sched.runner" in why and "reinstall" in why
     (root / BUILD_RECORD).unlink()
     assert "not compiled at install" in why_not_compiled(root)
     monkeypatch.setenv(PURE_ENV, "1")

@@ -1,7 +1,7 @@
 """A C-state's wake-up time (``wake_ns``) apart from the worst case its driver declares
 (``exit_latency_ns``): the governors and PM QoS choose by the declared latency, an interrupt or a
-wake-up waits for the core's real exit (models/cpu/config.py CStateConfig, models/os/idle.py,
-models/os/irq.py)."""
+wake-up waits for the core's real exit (models/cpu/config.py CStateConfig, models/os/sched/idle.py,
+models/os/irq/entry.py)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from models.os.request import Request
+from models.os.block.request import Request
 from models.ssd.device import NvmeDevice
 from models.ssd.irq_generation import IrqGeneration
 from models.ssd.presets import optane_900p

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import models.os.costs as costs
+import models.os.costs.tables as costs
 
 ROOT = Path(__file__).resolve().parents[1]
 

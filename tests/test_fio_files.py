@@ -1,5 +1,5 @@
 """fio's file jobs on direct IO (issue 18): filename/directory/filename_format/nrfiles/filesize lay
-files out on the simulated SSD (models/os/filesystem.py), file_service_type picks the file of each
+files out on the simulated SSD (models/os/fs/filesystem.py), file_service_type picks the file of each
 IO (models/ioengines/files.py), and a regular file adds the file system's extent lookup per IO."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from models.os.costs import KernelCosts
-from models.os.filesystem import EXTENT_ALIGN_BYTES
+from models.os.costs.tables import KernelCosts
+from models.os.fs.filesystem import EXTENT_ALIGN_BYTES
 from scenarios.config.host import resolve
 from scenarios.inputs.fio.parser import parse_fio_text
 from scenarios.run.assembly import build_run

@@ -3,7 +3,7 @@ or interleaved every verify_backlog blocks, the checksum work per byte, and what
 
 import pytest
 
-from models.os.costs import KernelCosts
+from models.os.costs.tables import KernelCosts
 from scenarios.config.host import resolve
 from scenarios.run.simulate import simulate
 from stacksim.cli import main

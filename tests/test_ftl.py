@@ -5,7 +5,7 @@ occupy media time; FDP streams kept apart lower it; nothing changes where the FT
 import numpy as np
 import pytest
 
-from models.os.request import Request
+from models.os.block.request import Request
 from models.ssd.config import FtlConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.ftl import Ftl

@@ -4,7 +4,7 @@ calibration of the two calibrated-interrupts platforms."""
 
 import pytest
 
-from models.os.request import Request
+from models.os.block.request import Request
 from policies.interrupt_generation import BARRIER, IRQ_GENERATION, URGENT, IrqConfig
 from scenarios.config.host import RunConfig
 from scenarios.inputs.fio.parser import job_from_options
@@ -186,7 +186,7 @@ def test_interrupt_cost_is_the_published_1500_cycles():
 
 
 def test_ooo_handler_reaps_only_urgent_entries_and_rings_the_doorbell_only_for_the_head():
-    from models.os.nvme import NvmeIrq
+    from models.os.drivers.nvme import NvmeIrq
     from models.platforms import optane_p4800x_e5_2660v4
     from scenarios.run.assembly import build_host
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.os.request import Request
+from models.os.block.request import Request
 from policies.io_scheduler import IO_SCHEDULERS
 from policies.io_scheduler.base import REQ_ASYNC
 from simcore.engine import Engine

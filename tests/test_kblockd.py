@@ -1,4 +1,4 @@
-"""The kblockd worker's coalescing (models/os/kblockd.py): a kick while the work is pending adds to
+"""The kblockd worker's coalescing (models/os/block/kblockd.py): a kick while the work is pending adds to
 it, and one run dispatches everything queued."""
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def test_the_contract_catches_an_upward_import(tmp_path):
 def test_the_lanes_catch_the_ssd_reaching_into_the_kernel(tmp_path):
     """The lanes can fail: the SSD importing the NVMe driver (even for typing) breaks them."""
     pytest.importorskip("importlinter")
-    run = _lint_broken_copy(tmp_path, "models/ssd/device.py", "from models.os.nvme import NvmeQueue")
+    run = _lint_broken_copy(tmp_path, "models/ssd/device.py", "from models.os.drivers.nvme import NvmeQueue")
     assert run.returncode != 0
     assert "models.ssd is not allowed to import models.os" in run.stdout
-    assert "models.ssd.device -> models.os.nvme" in run.stdout
+    assert "models.ssd.device -> models.os.drivers.nvme" in run.stdout

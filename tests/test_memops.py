@@ -3,7 +3,7 @@ table 2 (4 KiB, 32 threads); hybrid polling's column follows from its mechanism.
 
 import pytest
 
-from models.os.memops import KEYS, rates_per_s
+from models.os.costs.memops import KEYS, rates_per_s
 from models.platforms import POLL_ENERGY_FIT
 from scenarios.studies.calibrate_memops import table2
 from scenarios.studies.calibrate_poll_energy import run_mode
@@ -134,13 +134,13 @@ def test_rates_count_actions():
 def test_bad_memory_operation_tables_are_refused(field, value, words):
     from pydantic import ValidationError
 
-    from models.os.costs import KernelCosts
+    from models.os.costs.tables import KernelCosts
 
     with pytest.raises(ValidationError, match=words):
         KernelCosts(**{field: value})
 
 
-# -- the sub-actions and the derived operations (models.os.costs.SUB_ACTIONS, models.os.memops) -----
+# -- the sub-actions and the derived operations (models.os.costs.tables.SUB_ACTIONS, models.os.costs.memops) -----
 
 
 def _host(**kernel):
@@ -154,7 +154,7 @@ def _host(**kernel):
 
 def _actions_by_cpu(host) -> list[dict[str, int]]:
     """Per runner: executions of each kernel action and sub-action so far (bundle uses x actions)."""
-    from models.os.costs import ACTION_INDEX
+    from models.os.costs.tables import ACTION_INDEX
 
     names = {i: a for a, i in ACTION_INDEX.items()}
     out = []
@@ -169,8 +169,8 @@ def _actions_by_cpu(host) -> list[dict[str, int]]:
 
 def _sleeper_woken_by_irq_on(cpu: int):
     """A task on CPU 0 sleeps; at 50 us an interrupt on ``cpu`` wakes it; it runs to its exit."""
-    from models.os.irqwork import FixedIrq
-    from models.os.task import Task
+    from models.os.irq.irqwork import FixedIrq
+    from models.os.sched.task import Task
 
     host = _host()
     r0 = host.runners[0]
@@ -247,7 +247,7 @@ def test_deeper_cgroup_nesting_adds_pelt_psi_and_group_updates_per_io(depth):
 def test_deeper_nesting_costs_more_scheduler_operations_per_io():
     """Two more cgroup levels: per IO, two more PELT updates of each of the enqueue, the dequeue
     and the switch, two more group re-weights at each, and two more psi groups at the switch."""
-    from models.os.memops import DERIVED_OPS
+    from models.os.costs.memops import DERIVED_OPS
     from models.platforms import MEM_OPS
 
     base, deep = _interrupt_run(cgroup_depth=3), _interrupt_run(cgroup_depth=5)
@@ -277,7 +277,7 @@ def test_task_to_task_switches_in_one_cgroup_walk_the_leaf_only(runs):
 
 
 def test_derived_actions_are_not_fitted_and_a_platform_may_override_them():
-    from models.os.memops import DERIVED_OPS, FITTED_ACTIONS, rates_per_s
+    from models.os.costs.memops import DERIVED_OPS, FITTED_ACTIONS, rates_per_s
     from models.platforms import MEM_OPS
 
     assert not set(DERIVED_OPS) & set(FITTED_ACTIONS)

@@ -8,7 +8,7 @@ import pytest
 
 from models.cpu.core import Package
 from models.cpu.presets import xeon_e5_2660_v4
-from models.os.queue_map import VectorMatrix, group_cpus_evenly, queue_counts
+from models.os.block.queue_map import VectorMatrix, group_cpus_evenly, queue_counts
 from scenarios.config.host import resolve
 from scenarios.run.assembly import build_host
 from scenarios.run.simulate import simulate

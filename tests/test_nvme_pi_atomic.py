@@ -6,7 +6,7 @@ Linux make."""
 import pytest
 
 from models.ioengines.pi import PiPlan
-from models.os.request import Request
+from models.os.block.request import Request
 from models.ssd.command import PRACT, PRCHK_GUARD
 from models.ssd.config import NamespaceConfig
 from models.ssd.device import NvmeDevice

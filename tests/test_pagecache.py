@@ -1,4 +1,4 @@
-"""The page cache (models/os/pagecache.py, readahead.py, filemap.py, writeback.py) and buffered fio
+"""The page cache (models/os/mm/pagecache.py, readahead.py, filemap.py, writeback.py) and buffered fio
 jobs: the kernel's readahead window sequence and dirty thresholds (mm/readahead.c,
 mm/page-writeback.c), the LRU, hit/miss conservation, fsync-free writes, bad input."""
 
@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from models.os.filemap import Filemap
-from models.os.pagecache import PageCache
-from models.os.pagecache_config import PageCacheConfig
-from models.os.readahead import RaState, get_init_ra_size, get_next_ra_size
-from models.os.writeback import dirty_limits, dirty_poll_interval, pos_ratio
+from models.os.mm.filemap import Filemap
+from models.os.mm.pagecache import PageCache
+from models.os.mm.pagecache_config import PageCacheConfig
+from models.os.mm.readahead import RaState, get_init_ra_size, get_next_ra_size
+from models.os.mm.writeback import dirty_limits, dirty_poll_interval, pos_ratio
 from scenarios.config.host import resolve
 from scenarios.inputs.fio.parser import parse_fio_text
 from scenarios.run.simulate import simulate
@@ -391,7 +391,7 @@ def test_end_fsync_is_one_sync_per_file():
 def test_watermarks_are_the_kernels():
     """init_per_zone_wmark_min: int_sqrt(KiB x 16) clamped to [128, 262144]; __setup_per_zone_wmarks:
     low = min + step, high = min + 2 step, step = max(min / 4, pages x watermark_scale_factor / 1e4)."""
-    from models.os.pagecache_config import default_min_free_kbytes, watermarks
+    from models.os.mm.pagecache_config import default_min_free_kbytes, watermarks
 
     assert default_min_free_kbytes(16 << 30) == 16384 and default_min_free_kbytes(1 << 30) == 4096
     assert default_min_free_kbytes(1 << 20) == 128 and default_min_free_kbytes(16 << 40) == 262144
@@ -451,7 +451,7 @@ def test_io_uring_fsync_runs_on_an_iowq_worker_and_waits_for_the_files_writeback
     io_uring_enter, and each fsync is punted to an io-wq worker, which writes the file's dirty pages
     back (WB_SYNC_ALL) itself, not the fio thread nor the flusher, and waits for them before the CQE:
     each sync of fio's statistics lasts at least a device write, one per 8 writes, none an IO."""
-    from models.os.writeback import Flusher
+    from models.os.mm.writeback import Flusher
 
     writers: list[str] = []
     orig = Flusher.write_pages

@@ -1,5 +1,5 @@
-"""CFS placement (models/os/placement.py) and load balancing (models/os/balance.py): where a woken task runs,
-new-idle pulls, periodic, nohz and active balancing, and fio's
+"""CFS placement (models/os/sched/placement.py) and load balancing (models/os/sched/balance.py): where a woken
+task runs, new-idle pulls, periodic, nohz and active balancing, and fio's
 affinity rules (issue 14)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.os.balance import pull_candidate
-from models.os.placement import select_wake_cpu
-from models.os.task import RUNNABLE, Task
+from models.os.sched.balance import pull_candidate
+from models.os.sched.placement import select_wake_cpu
+from models.os.sched.task import RUNNABLE, Task
 from models.platforms import optane900p_e3_1230v5
 from scenarios.run.assembly import build_host
 from scenarios.run.simulate import simulate
@@ -202,7 +202,7 @@ def _package(runner):
 
 
 def test_a_balance_pass_pulls_half_the_difference_of_movable_tasks():
-    from models.os.balance import balance_pull
+    from models.os.sched.balance import balance_pull
 
     host = _host()
     r = host.runners
@@ -238,7 +238,7 @@ def test_a_balanced_pass_doubles_the_interval_a_pinned_one_up_to_512_ms_a_move_r
     sd->balance_interval up to max_interval (twice the CPU count in ms); one that finds only
     pinned tasks doubles it up to MAX_PINNED_INTERVAL (512 ms); a pass that moves (or fails to
     move) resets it to min_interval."""
-    from models.os.balance import balance_pull
+    from models.os.sched.balance import balance_pull
 
     host = _host()
     r = host.runners
@@ -276,8 +276,8 @@ def test_the_package_balances_cores_and_moves_load_by_weight():
     """Groups of the package are cores: an idle CPU beside a busy sibling does not pull from a core
     with two tasks (one idle CPU fewer is no imbalance), an idle core does; between busy groups the
     pass moves load weight, so a light (nice 19) task moves before a heavy one."""
-    from models.os.balance import balance_pull
-    from models.os.task import nice_vscale
+    from models.os.sched.balance import balance_pull
+    from models.os.sched.task import nice_vscale
 
     host = _host()
     r = host.runners
@@ -544,7 +544,7 @@ def test_busy_ticks_kick_an_idle_cpu_to_update_blocked_load_every_32_ms():
 def test_blocked_load_decays_ten_half_lives_after_the_last_task_ran():
     """update_nohz_stats: an idle CPU's blocked load is gone 10 PELT half-lives (~328 ms) after its
     last task stopped running; each update of a CPU that still had some costs PELT updates."""
-    from models.os.idle import BLOCKED_LOAD_DECAY_NS
+    from models.os.sched.idle import BLOCKED_LOAD_DECAY_NS
 
     host = _host()
     r = host.runners

@@ -174,8 +174,8 @@ def test_completion_rule_in_kernel_terms_and_fio_engines_in_them():
         USERSPACE_ENGINES,
         select_policy_name,
     )
-    from models.os.completion import completion_policy_name
-    from models.os.queue import QueueConfig
+    from models.os.block.completion import completion_policy_name
+    from models.os.block.queue import QueueConfig
 
     classic = QueueConfig(io_poll=True, io_poll_delay=-1)
     hybrid = QueueConfig(io_poll=True, io_poll_delay=0)

@@ -1,7 +1,7 @@
 """Work carried ahead of what a CPU does next (the submission or wake-up path before a poll loop, a
 C-state exit before a task's pick) is CPU time spent first: an interrupt that lands during it
-delays it, never deletes it (models/os/irq.py, models/os/poll.py), and a task's clock starts after
-it (models/os/cfs.py)."""
+delays it, never deletes it (models/os/irq/entry.py, models/os/sched/poll.py), and a task's clock starts after
+it (models/os/sched/cfs.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 #: (resume time, the loop's new start, the carried ns left).
 SPY = """
 import json
-from models.os.irq import IrqEntry
-from models.os.poll import Polling
+from models.os.irq.entry import IrqEntry
+from models.os.sched.poll import Polling
 from scenarios.config.host import resolve
 from scenarios.run.simulate import simulate
 
@@ -59,7 +59,7 @@ def test_a_task_is_charged_nothing_before_its_clock_starts():
     """A task picked while carried work runs first has ``ran_since`` in the future: charging it
     then (a counter read, a wake-up's preemption check) adds nothing and keeps its clock's start;
     it used to subtract the carry from its time and then count the carry as its own."""
-    from models.os.task import Task
+    from models.os.sched.task import Task
     from scenarios.config.host import resolve
     from scenarios.run.assembly import build_run
 

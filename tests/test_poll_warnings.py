@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from models.os.queue import QueueConfig
+from models.os.block.queue import QueueConfig
 from scenarios.config.checks import queue_warnings
 from stacksim.cli import main
 

@@ -1,4 +1,4 @@
-"""fio's SPDK engine (models/ioengines/spdk.py, models/os/vfio.py): SPDK's fio plugin on its
+"""fio's SPDK engine (models/ioengines/spdk.py, models/os/drivers/vfio.py): SPDK's fio plugin on its
 user-space polled NVMe driver (issue 30, item 6)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The spinlock model (models/os/spinlock.py), cache-line transfer distances (Package), and the locks
-blk-mq and the IO schedulers take (models/os/blk.py)."""
+"""The spinlock model (models/os/locking/spinlock.py), cache-line transfer distances (Package), and the locks
+blk-mq and the IO schedulers take (models/os/block/blk_mq.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from models.cpu.core import Package
 from models.cpu.presets import xeon_e5_2660_v4
-from models.os.cost import LAYER_INDEX
-from models.os.spinlock import SpinLock
+from models.os.costs.bundle import LAYER_INDEX
+from models.os.locking.spinlock import SpinLock
 from scenarios.run.assembly import build_run
 from tests.test_async_io import cfg
 

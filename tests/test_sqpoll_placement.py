@@ -1,5 +1,5 @@
 """io_uring SQPOLL threads: one per ring, placed and shared by the scheduler like any task
-(models/os/sqpoll.py, models/os/placement.py select_fork_cpu, models/os/cfs.py)."""
+(models/os/io_uring/sqpoll.py, models/os/sched/placement.py select_fork_cpu, models/os/sched/cfs.py)."""
 
 from __future__ import annotations
 

@@ -241,7 +241,9 @@ def test_code_fingerprint_covers_the_packages_and_plugin_files(tmp_path):
     from simcore.fingerprint import PACKAGES, _package_files, code_sha
 
     files = [rel for name in PACKAGES for rel, _ in _package_files(name)]
-    assert "models/os/sched.py" in files and "simcore/engine.py" in files and not any("tests/" in f for f in files)
+    assert (
+        "models/os/sched/runner.py" in files and "simcore/engine.py" in files and not any("tests/" in f for f in files)
+    )
     assert code_sha() == code_sha() and len(code_sha()) == 16
     plugin = tmp_path / "my_policy.py"
     plugin.write_text("X = 1\n")

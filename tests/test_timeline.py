@@ -2,8 +2,8 @@
 
 import pytest
 
-from models.os.irqwork import FixedIrq
-from models.os.task import Task
+from models.os.irq.irqwork import FixedIrq
+from models.os.sched.task import Task
 from models.platforms import optane900p_e3_1230v5
 from scenarios.run.assembly import build_host
 

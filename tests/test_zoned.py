@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from models.ioengines.zbd import ZbdFile, ZbdJob
-from models.os.request import Request
-from models.os.zoned import ZoneReport
+from models.os.block.request import Request
+from models.os.block.zoned import ZoneReport
 from models.ssd.config import ZonedConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.presets import zn540

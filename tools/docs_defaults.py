@@ -1,5 +1,5 @@
 """Keep the defaults and figures quoted in docs/ true. Made from the code: the KernelCosts table of
-docs/os.md (``models.os.costs.KernelCosts`` defaults and the calibrated ``optane900p-e3-1230v5``)
+docs/os.md (``models.os.costs.tables.KernelCosts`` defaults and the calibrated ``optane900p-e3-1230v5``)
 and every ``<!-- generated: ... -->`` table of any page (``tools/docs_tables.py``: presets,
 platforms, the golden set's ``docs/*`` runs); checked against the code: the values quoted in prose
 (:func:`prose_checks`).
@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from models.os.costs import KernelCosts
+from models.os.costs.tables import KernelCosts
 from models.platforms import optane900p_e3_1230v5
 from scenarios.studies.calibrate_poll_energy import FIT_BOUNDS
 
@@ -41,7 +41,7 @@ def cells(field: str) -> tuple[str, str]:
     default = KernelCosts.model_fields[field].get_default(call_default_factory=True)
     value = getattr(optane900p_e3_1230v5().kernel, field)
     unit = " ns" if field.endswith("_ns") else ""
-    if field == "cpi_by_layer":  # a CPI per stack layer (models.os.costs.WARM_CPI)
+    if field == "cpi_by_layer":  # a CPI per stack layer (models.os.costs.tables.WARM_CPI)
         return "`WARM_CPI`", "`WARM_CPI`" if value == default else "(set)"
     cal = _num(value) + unit
     if value != default:

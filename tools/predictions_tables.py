@@ -15,7 +15,7 @@ import csv
 import re
 from pathlib import Path
 
-from models.os.memops import KEYS
+from models.os.costs.memops import KEYS
 from scenarios.data.reference import values
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "predictions.md"

@@ -1,6 +1,6 @@
 """The cpuidle governor interface: which idle state a CPU enters when it has nothing to run.
 
-The mechanism (the OS idle loop, :meth:`models.os.idle.IdleLoop._enter_idle`; the server's
+The mechanism (the OS idle loop, :meth:`models.os.sched.idle.IdleLoop._enter_idle`; the server's
 interrupt-driven reactors) owns one governor per logical CPU and calls:
 
 * ``select(next_timer_ns, iowaiters, tick_ns=None, delta_tick_ns=0.0) -> int`` when the CPU goes

@@ -6,13 +6,13 @@ and ``io_uring`` in :mod:`.async_io`, fio's kernel-less ``null`` in :mod:`.null_
 on its user-space driver in :mod:`.spdk`, the file-system metadata engines in :mod:`.fsmeta`, ``cpuio``
 in :mod:`.cpuio`), and the trace
 replayer (:mod:`.replay`). They run on the
-host's CPUs as tasks of :mod:`models.os.sched` and issue requests into :mod:`models.os.blk`.
+host's CPUs as tasks of :mod:`models.os.sched.runner` and issue requests into :mod:`models.os.block.blk_mq`.
 fio's engine names stop here: the kernel sees what an engine does in its own terms
 (:func:`select_policy_name`)."""
 
 from __future__ import annotations
 
-from models.os.completion import completion_policy_name
+from models.os.block.completion import completion_policy_name
 
 #: engines whose call waits for the IO (one IO in flight per thread; fio's iodepth does not apply)
 SYNC_ENGINES = ("psync", "sync", "pvsync2", "mmap")
@@ -48,7 +48,7 @@ IOPOLL_ENGINES = ("io_uring", "io_uring_cmd")
 def select_policy_name(queue, hipri: bool, ioengine: str = "pvsync2") -> str:
     """The completion policy of a fio job's IOs: its engine and ``hipri`` in the kernel's terms
     (an asynchronous engine reaps its completions itself; its hipri is HIPRI only with IOPOLL),
-    decided by the kernel's rule :func:`models.os.completion.completion_policy_name`."""
+    decided by the kernel's rule :func:`models.os.block.completion.completion_policy_name`."""
     if ioengine in ASYNC_ENGINES:
         return completion_policy_name(queue, hipri and ioengine in IOPOLL_ENGINES, reaps_itself=True)
     return completion_policy_name(queue, hipri)

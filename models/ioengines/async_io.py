@@ -28,13 +28,13 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from models.ioengines import IOPOLL_ENGINES
-from models.ioengines.annotations import HINT_FLAGS
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import ZONE_OPS, SyncThread
-from models.os.blk import NO_SAVINGS
-from models.os.cost import Cost
+from models.os.block.annotations import HINT_FLAGS
+from models.os.block.blk_mq import NO_SAVINGS
+from models.os.block.request import REQ_BARRIER, Request
+from models.os.costs.bundle import Cost
 from models.os.kernel_version import defer_taskrun, has, parse_version, uring_plug_min
-from models.os.request import REQ_BARRIER, Request
 from simcore.errors import ConfigError
 from simcore.grid import CountGrid
 
@@ -188,7 +188,7 @@ class AsyncThread(SyncThread):
 
     def _flag_batch(self, reqs: list[Request]) -> None:
         """The calibrated-interrupt flags of one io_submit / io_uring_enter batch
-        (:mod:`~models.ioengines.annotations`: Barrier on the last request, unless the job's
+        (:mod:`~models.os.block.annotations`: Barrier on the last request, unless the job's
         hint says otherwise)."""
         hint = self._hint_flags
         if hint >= 0:
@@ -233,7 +233,7 @@ class AsyncThread(SyncThread):
 
     def sqe_issue_parts(self, op: str, nbytes: int) -> dict:
         """The kernel's work to issue one SQE of this ring (io_uring issue, the file system or the
-        passthrough command), cycles by layer: what an SQPOLL thread (:mod:`models.os.sqpoll`) runs
+        passthrough command), cycles by layer: what an SQPOLL thread (:mod:`models.os.io_uring.sqpoll`) runs
         for it; fio's user-space share stays with the application."""
         return {layer: cyc for layer, cyc in self._per_io_parts(op, nbytes).items() if layer != "user"}
 

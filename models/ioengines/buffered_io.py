@@ -1,12 +1,12 @@
 """fio's synchronous engines on a file opened without O_DIRECT (``direct=0``, fio's default): every
-read and write goes through the page cache (:mod:`models.os.filemap`, :mod:`models.os.pagecache`).
+read and write goes through the page cache (:mod:`models.os.mm.filemap`, :mod:`models.os.mm.pagecache`).
 
 One IO is, on the thread's CPU: fio's user work and the syscall entry (the thread's submit
 bundle), then the page-cache work of the call, decided at the lookup (:meth:`Filemap.read_plan`,
 :meth:`Filemap.write_plan`): lookups, pages added, reclaim, readahead bios and their blk-mq and
 NVMe submission; then, for a read, a sleep until the pages it needs are uptodate; then the copy
 to or from user space (bytes / ``cpu.copy_bytes_per_cycle``); a write then runs
-``balance_dirty_pages_ratelimited`` (which may pause the thread, :mod:`models.os.writeback`); the
+``balance_dirty_pages_ratelimited`` (which may pause the thread, :mod:`models.os.mm.writeback`); the
 syscall exit ends it (fio's completion, as for direct IO).
 
 ``libaio`` runs here too: Linux performs a buffered ``io_submit`` synchronously (``aio_read`` ->
@@ -26,8 +26,8 @@ from array import array
 from typing import Any
 
 from models.ioengines.sync_io import SyncThread
-from models.os.pagecache_config import PAGE_SHIFT
-from models.os.readahead import RaState
+from models.os.mm.pagecache_config import PAGE_SHIFT
+from models.os.mm.readahead import RaState
 
 
 class BioWaits:
@@ -162,7 +162,7 @@ class BufferedThread(BioWaits, CachedFiles, SyncThread):
         return cost
 
     def _lookup_cost(self, plan):
-        """The page-cache work of one call (a :class:`models.os.filemap.ReadPlan`) and the blk-mq
+        """The page-cache work of one call (a :class:`models.os.mm.filemap.ReadPlan`) and the blk-mq
         and NVMe submission of its bios."""
         parts = self._plan_parts(plan, self._pc.cfg.read_call_cycles)
         return self.host.costs.get("pagecache_lookup", **parts)

@@ -44,9 +44,9 @@ from array import array
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import CachedFiles
 from models.ioengines.iowq import IoWq
+from models.os.block.request import Request
 from models.os.kernel_version import has
-from models.os.pagecache_config import PAGE_SHIFT
-from models.os.request import Request
+from models.os.mm.pagecache_config import PAGE_SHIFT
 
 #: a write punted to io-wq (its plan is the worker's)
 PUNTED = None

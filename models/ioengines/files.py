@@ -16,7 +16,7 @@ in fio's HOWTO):
   ``pareto``, ``normal``/``gauss`` over the file numbers with ``:value`` as the skew (defaults
   1.1, 0.2, 0 as fio's).
 
-Where the files lie on the SSDs is :mod:`models.os.filesystem`'s.
+Where the files lie on the SSDs is :mod:`models.os.fs.filesystem`'s.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Callable
 
 from models.ioengines.job_control import JobControl
 from models.ioengines.steadystate import SteadyState
-from models.os.task import Task
+from models.os.sched.task import Task
 from simcore.engine import Engine
 
 

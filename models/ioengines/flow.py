@@ -53,7 +53,7 @@ class FlowMember:
         self.count = 0
         self.joined = False
         self.on_release = None
-        self.done = False  # the spin waiter's flag (models.os.sched CpuRunner.spin)
+        self.done = False  # the spin waiter's flag (models.os.sched.runner CpuRunner.spin)
 
     def join(self) -> None:
         """The thread starts (fio's flow_init_job)."""

@@ -37,7 +37,7 @@ from collections import deque
 from typing import Any
 
 from models.ioengines.buffered_io import BioWaits
-from models.os.task import SLEEPING, kernel_thread
+from models.os.sched.task import SLEEPING, kernel_thread
 
 __all__ = ["IoWq"]
 

@@ -8,7 +8,7 @@ a no-op on Linux (glibc ignores it: MADV_DONTNEED would discard data). An IO is 
 then the copy (user time, bytes / ``cpu.copy_bytes_per_cycle``), interrupted by a page fault at
 each page not mapped (or, for a write, not mapped writable): the exception entry and exit and
 ``handle_mm_fault`` (``pagecache.fault_cycles``), ``filemap_fault``'s lookup, readahead and wait
-(:meth:`models.os.filemap.Filemap.fault_plan`), each page mapped (``pagecache.map_page_cycles``)
+(:meth:`models.os.mm.filemap.Filemap.fault_plan`), each page mapped (``pagecache.map_page_cycles``)
 and, for a write, ``page_mkwrite`` and the dirtying (``pagecache.write_page_cycles``), then
 ``balance_dirty_pages_ratelimited`` (``fault_dirty_shared_page``). Writeback write-protects the
 pages it cleans (``page_mkclean``), so the next write to one faults again. fio's sync of an mmap
@@ -20,7 +20,7 @@ IO) is not modelled.
 from __future__ import annotations
 
 from models.ioengines.buffered_io import BufferedThread
-from models.os.readahead import RaState
+from models.os.mm.readahead import RaState
 
 
 class MmapThread(BufferedThread):

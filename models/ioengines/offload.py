@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from collections import deque
 
-from models.ioengines.annotations import sync_flags
 from models.ioengines.sync_io import SyncThread
-from models.os.request import Request
-from models.os.task import SLEEPING, Task
+from models.os.block.annotations import sync_flags
+from models.os.block.request import Request
+from models.os.sched.task import SLEEPING, Task
 
 
 class OffloadWorker(SyncThread):

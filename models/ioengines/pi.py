@@ -19,7 +19,7 @@ fio's thread computes (fio 3.41, engines/nvme.c and engines/io_uring.c).
 
 from __future__ import annotations
 
-from models.os.request import PI_ACTION, PI_CHECKS
+from models.os.block.request import PI_ACTION, PI_CHECKS
 
 
 class PiPlan:

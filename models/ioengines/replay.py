@@ -43,15 +43,15 @@ import numpy as np
 from models.ioengines.async_io import AsyncThread, Waiter
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
-from models.os.cost import Cost
-from models.os.request import Request
+from models.os.block.request import Request
+from models.os.costs.bundle import Cost
 from simcore.engine import Call, pop_last
 from simcore.errors import ConfigError
 from simcore.grid import CountGrid
 from simcore.stats import LatencyStats
 
 if TYPE_CHECKING:
-    from models.os.sched import CpuRunner, Timer
+    from models.os.sched.runner import CpuRunner, Timer
 
 SECTOR: Final = 512
 #: drain limit: simulated time allowed after the last trace IO is due before a stuck run is an error

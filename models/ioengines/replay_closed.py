@@ -11,7 +11,7 @@ Why
     CPU idle longer (a deeper C-state), the completion reaped by another loop. Here the completion
     reaches a thread asleep in its syscall (or polling in it, with ``replay.hipri``), through the
     same completion policies as ``stacksim run``'s sync engines (interrupt, classic or hybrid
-    polling, :mod:`models.os.completion`), and the CPU is in the state the application left it in.
+    polling, :mod:`models.os.block.completion`), and the CPU is in the state the application left it in.
 
 Think time
     The trace's gap between an IO's completion and its stream's next issue (blkparse C -> next Q,
@@ -52,7 +52,7 @@ from models.ioengines.async_io import Waiter
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.sync_io import SyncThread
 from models.ioengines.trace_io import TraceIO
-from models.os.request import Request
+from models.os.block.request import Request
 
 __all__ = ["ClosedReplayer", "ClosedThread", "ClosedRecord"]
 

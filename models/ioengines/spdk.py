@@ -6,7 +6,7 @@ block layer.
 traddr=0000.af.00.0 ns=1`` (``.`` in place of ``:`` in the PCI address, since fio splits its
 ``filename`` list at ``:``): :func:`parse_transport_id`. The run maps the distinct addresses to
 the platform's SSDs in the order the jobs name them (:func:`map_devices`); the controllers are
-bound to vfio-pci (:mod:`models.os.vfio`) and no kernel job may use them. A job with no
+bound to vfio-pci (:mod:`models.os.drivers.vfio`) and no kernel job may use them. A job with no
 ``filename`` takes the SSD stacksim gives any job without one (threads spread over the SSDs).
 IOs go to the files as fio's ``file_service_type`` says (round-robin by default), each file's
 offsets over its own device.
@@ -43,9 +43,9 @@ import re
 from typing import Any
 
 from models.ioengines.async_io import AsyncThread
-from models.os.cost import Cost
-from models.os.filesystem import FileRegion
-from models.os.vfio import UserQueuePair
+from models.os.costs.bundle import Cost
+from models.os.drivers.vfio import UserQueuePair
+from models.os.fs.filesystem import FileRegion
 from simcore.errors import ConfigError
 
 #: the plugin's qpair entries: SPDK's default I/O queue size (DEFAULT_IO_QUEUE_SIZE, 256 entries)

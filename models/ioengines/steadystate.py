@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from models.os.task import DEAD
+from models.os.sched.task import DEAD
 
 CRITERIA = ("iops", "iops_slope", "bw", "bw_slope", "lat", "lat_slope")
 

@@ -14,22 +14,22 @@ from typing import TYPE_CHECKING, Any, Callable, Final
 
 from mypy_extensions import mypyc_attr
 
-from models.ioengines.annotations import sync_flags
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
-from models.os.blk import PLUG_MIN_REQUESTS, BlkMq
-from models.os.cost import Cost
-from models.os.io_ledger import IoLedger
-from models.os.nvme import NvmeDriver, NvmeQueue
-from models.os.request import Request
-from models.os.sched import CpuRunner
-from models.os.task import Task, nice_vscale
+from models.os.block.annotations import sync_flags
+from models.os.block.blk_mq import PLUG_MIN_REQUESTS, BlkMq
+from models.os.block.io_ledger import IoLedger
+from models.os.block.request import Request
+from models.os.costs.bundle import Cost
+from models.os.drivers.nvme import NvmeDriver, NvmeQueue
+from models.os.sched.runner import CpuRunner
+from models.os.sched.task import Task, nice_vscale
 from simcore.rng import BatchedDraws
 
 if TYPE_CHECKING:
     from models.ioengines.files import FileService
-    from models.os.completion import CompletionPolicy
+    from models.os.block.completion import CompletionPolicy
 
 #: the zone operations (a module constant: compiled code reads it from a C static, not the
 #: module's dictionary, per IO)
@@ -218,7 +218,7 @@ class SyncThread:
         """The submitting context's work for one request after the plug (split pieces count,
         merged bios do not) when ``nsubmit`` IOs are submitted together: blk-mq request setup and
         dispatch, the IO scheduler's insert (+ dispatch), the NVMe command, unless the CPU's kblockd
-        worker dispatches (models.os.blk)."""
+        worker dispatches (models.os.block.blk_mq)."""
         k = self.k
         if getattr(self, "passthru", False):  # passthrough bypasses the IO scheduler and dispatches at once
             return dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
@@ -297,7 +297,7 @@ class SyncThread:
         )
         self.runner.run(cost, self._issue_first)
 
-    # -- placement (models.os.placement) -----------------------------------------------------
+    # -- placement (models.os.sched.placement) -----------------------------------------------------
     def allow_cpus(self, cpus) -> None:
         """Let the kernel move the thread among ``cpus`` (fio set no CPU list, or a shared one)."""
         self.task.affinity = frozenset(cpus)
@@ -370,7 +370,7 @@ class SyncThread:
         self._unit = unit
         return OffsetPicker(job, max(1, self.span // unit), unit, host.rng.stream(f"job{job_idx}.{clone}.{stream}"))
 
-    # -- fio's files (models.ioengines.files, models.os.filesystem) ---------------------------
+    # -- fio's files (models.ioengines.files, models.os.fs.filesystem) ---------------------------
     def use_files(self, regions, service: FileService, clone: int) -> None:
         """IO to the job's files: each has its own region (from the file's start, past the job's
         offset), sequential position and random picker; ``service`` picks the file of each IO.

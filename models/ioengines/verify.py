@@ -52,7 +52,7 @@ calls on a file with no dirty pages (direct IO leaves none) and no flush reachin
 model has no volatile write cache: the kernel strips the flush of such a queue). On buffered files
 (:class:`VerifyBufferedThread`) the sync writes back and waits for the dirty pages, and the
 invalidation drops the clean ones, so the read-back misses the cache and reads the SSD. The costs are
-``KernelCosts.verify_*`` (models/os/costs.py), charged to the ``user`` layer (fio's own code).
+``KernelCosts.verify_*`` (models/os/costs/tables.py), charged to the ``user`` layer (fio's own code).
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ from typing import Any, Callable
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import BufferedThread
 from models.ioengines.sync_io import SyncThread
-from models.os.cost import LAYERS
-from models.os.pagecache_config import PAGE_SHIFT
-from models.os.task import SLEEPING, kernel_thread
+from models.os.costs.bundle import LAYERS
+from models.os.mm.pagecache_config import PAGE_SHIFT
+from models.os.sched.task import SLEEPING, kernel_thread
 
 #: fio's verify types with no header (only the pattern is written and compared)
 _NO_HEADER = ("pattern",)

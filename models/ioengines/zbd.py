@@ -34,7 +34,7 @@ window on by ``zonerange + zoneskip`` (fio's ``fill_io_u``), wrapping to the job
 
 from __future__ import annotations
 
-from models.os.zoned import ZoneReport
+from models.os.block.zoned import ZoneReport
 from simcore.errors import ConfigError
 
 #: fio's ZBD_MAX_WRITE_ZONES (zbd_types.h): the most zones it tracks as write targets

@@ -21,7 +21,7 @@ LOOP_EPS_NS = 1e-6  # ns; guards ceil() against rounding at exact loop boundarie
 
 class FabricsCommand(NvmeCommand):
     """One NVMe-oF command a client sent (its command capsule), served by the target (not a block
-    layer's request: the target has no kernel, see :class:`models.os.request.Request`): its
+    layer's request: the target has no kernel, see :class:`models.os.block.request.Request`): its
     :class:`NvmeCommand` to the SSD, plus the lightweight thread and SSD it goes to, and its arrival
     at the target and submit times (ns); when the run keeps records, also the CPU that completed
     it, when it did and when the client got the response (ns)."""

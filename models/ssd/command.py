@@ -1,6 +1,6 @@
 """What an NVMe device sees of a request: one command.
 
-The host's block requests (:class:`models.os.request.Request`) and the NVMe-oF commands the
+The host's block requests (:class:`models.os.block.request.Request`) and the NVMe-oF commands the
 storage server serves (:class:`models.server.reactor.FabricsCommand`) are both
 :class:`NvmeCommand`\\ s, so one device model, its queue pairs and the interrupt-generation policies
 serve both.

@@ -59,7 +59,7 @@ class QueuePair:
     completion entries posted and not yet reaped, and how it tells the host: an interrupt-driven
     pair's vector (its interrupt generation decides when it fires), a polled pair's posting
     callback. The host's side of the pair (which CPU it serves, who polls it, the interrupt
-    handler) belongs to the host's driver (:class:`models.os.nvme.NvmeQueue`, or the server's own
+    handler) belongs to the host's driver (:class:`models.os.drivers.nvme.NvmeQueue`, or the server's own
     user-space driver), which registers the callbacks: the device knows nothing else of it."""
 
     __slots__ = (

@@ -63,7 +63,7 @@ def optane_p4800x(**kw) -> DeviceConfig:
     service-time variance refined by the calibrated-interrupts platform. 28 dies of 128 Gb, four per
     channel [REF5]: four ranks. 32 I/O queue pairs (the controller's Number of Queues, Get Features
     07h; the issue #30 brief's figure [recalled, not re-checked against an ``nvme get-feature -f 7``
-    dump]): a host of more than 32 CPUs shares them (:mod:`models.os.queue_map`)."""
+    dump]): a host of more than 32 CPUs shares them (:mod:`models.os.block.queue_map`)."""
     return _optane(
         "Intel Optane DC P4800X",
         900.0,

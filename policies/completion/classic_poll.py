@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Callable
 
 from mypy_extensions import mypyc_attr
 
-from models.os.completion import CompletionPolicy
+from models.os.block.completion import CompletionPolicy
 from policies.completion.base import COMPLETION_POLICIES
 
 if TYPE_CHECKING:
-    from models.os.request import Request
-    from models.os.sched import CpuRunner
-    from models.os.task import Task
+    from models.os.block.request import Request
+    from models.os.sched.runner import CpuRunner
+    from models.os.sched.task import Task
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # plug-ins may extend it

@@ -12,20 +12,21 @@ interrupt at expiry; then the task classic-polls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Final
+from typing import TYPE_CHECKING, Callable, Final, cast
 
 from mypy_extensions import mypyc_attr
 
 from models.host import Host
-from models.os.completion import CompletionPolicy
-from models.os.queue import QueueConfig
+from models.os.block.completion import CompletionPolicy
+from models.os.block.queue import QueueConfig
+from models.os.sched.runner import CpuRunner
 from policies.completion.base import COMPLETION_POLICIES
 from simcore.engine import Engine
 
 if TYPE_CHECKING:
-    from models.os.request import Request
-    from models.os.sched import CpuRunner, Timer
-    from models.os.task import Task
+    from models.os.block.request import Request
+    from models.os.sched.runner import Timer
+    from models.os.sched.task import Task
 
 BKTS: Final = 16
 WINDOW_NS: Final = 100_000_000.0
@@ -147,7 +148,7 @@ class _Nap:
         self.runner.cancel_timer(timer)
         req = self.req
         req.waiter_sleeping = False
-        now = self.runner.runners[self.task.cpu]  # the CPU it woke up on (it may have moved)
+        now = cast(CpuRunner, self.runner.runners[self.task.cpu])  # the CPU it woke up on (it may have moved)
         self.policy.slept_ns += now.clock() - self.t0
         now.poll(req.qp, req, self.then)
 

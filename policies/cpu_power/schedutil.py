@@ -2,7 +2,7 @@
 
 The scheduler calls the governor when a task is enqueued on a CPU (a wake-up; flagged IOWAIT if
 the task slept in io_schedule) and at each scheduler tick that finds a task running (the CPU's
-tick, :class:`models.os.sched.CpuRunner`; with ``sched.tick`` off only wake-ups update). Each
+tick, :class:`models.os.sched.runner.CpuRunner`; with ``sched.tick`` off only wake-ups update). Each
 call:
 
 - updates each CPU's utilization, PELT's ``util_avg``: a geometric average of running time with a

@@ -1,12 +1,12 @@
 """The registry of blk-mq IO schedulers, and a helper queue for them. The interface
 (:class:`IoScheduler`, :class:`Tunable`, the request flags) lives next to blk-mq in
-:mod:`models.os.iosched` and is re-exported here for plug-ins."""
+:mod:`models.os.block.elevator` and is re-exported here for plug-ins."""
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from models.os.iosched import CTX, DEVICE, HCTX, REQ_ASYNC, SECTOR, IoScheduler, LockUse, Tunable, is_sync
+from models.os.block.elevator import CTX, DEVICE, HCTX, REQ_ASYNC, SECTOR, IoScheduler, LockUse, Tunable, is_sync
 from simcore.plugins import Registry
 
 IO_SCHEDULERS = Registry("IO scheduler")

@@ -52,7 +52,7 @@ Algorithm of Linux ``block/bfq-iosched.c`` / ``bfq-wf2q.c``, without cgroups or 
 from __future__ import annotations
 
 from models.host import Host
-from models.os.iosched import (
+from models.os.block.elevator import (
     IOPRIO_CLASS_BE,
     IOPRIO_CLASS_IDLE,
     IOPRIO_CLASS_SHIFT,

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import deque
 
 from models.host import Host
-from models.os.iosched import IoScheduler, Tunable
+from models.os.block.elevator import IoScheduler, Tunable
 from policies.io_scheduler.base import CTX, DEVICE, HCTX, IO_SCHEDULERS, LockUse
 from simcore.units import NS_PER_MS, NS_PER_S
 

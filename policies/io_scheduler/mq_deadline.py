@@ -40,7 +40,7 @@ request-to-request merges on insert.
 from __future__ import annotations
 
 from models.host import Host
-from models.os.iosched import IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT, IoScheduler, Tunable, ioprio_class
+from models.os.block.elevator import IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT, IoScheduler, Tunable, ioprio_class
 from policies.io_scheduler.base import DEVICE, IO_SCHEDULERS, LockUse, SortedQueue
 from simcore.units import NS_PER_MS
 

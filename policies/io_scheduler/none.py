@@ -3,7 +3,7 @@
 from collections import deque
 
 from models.host import Host
-from models.os.iosched import IoScheduler
+from models.os.block.elevator import IoScheduler
 from policies.io_scheduler.base import CTX, HCTX, IO_SCHEDULERS, LockUse
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
-from models.os.queue import QueueConfig
+from models.os.block.queue import QueueConfig
 
 __all__ = ["queue_warnings", "run_warnings", "print_warnings"]
 

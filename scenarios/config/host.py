@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from models.os.filesystem import EXTENT_ALIGN_BYTES, is_device
-from models.os.queue import QueueConfig
+from models.os.block.queue import QueueConfig
+from models.os.fs.filesystem import EXTENT_ALIGN_BYTES, is_device
 from models.platform import PlatformConfig
 from scenarios.config.platform_file import load_platform
 from scenarios.config.registry import builtin_scenarios, load_scenario
@@ -223,7 +223,7 @@ def _size_share(job: FioJob, plat: PlatformConfig) -> FioJob:
         bs = max(job.bs_read_bytes, job.bs_write_bytes, 512)
         size = int(cap * job.size_percent / 100.0) // bs * bs
         if job.fill_device:  # fio's fill_device: up to the device's end (ENOSPC), past the offset;
-            # a file: the file system's free space, whole extents (models.os.filesystem's layout)
+            # a file: the file system's free space, whole extents (models.os.fs.filesystem's layout)
             on_file = bool(job.directory) or any(not is_device(n) for n in job.filename)
             grain = EXTENT_ALIGN_BYTES if on_file else 1
             size = (cap - job.offset_bytes) // grain * grain // bs * bs

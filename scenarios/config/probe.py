@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from models.cpu.config import CpuConfig
 from models.cpu.presets import CPU_PRESETS
-from models.os.queue import QueueConfig
+from models.os.block.queue import QueueConfig
 from models.platform import PlatformConfig
 from models.platforms import PLATFORMS
 from models.ssd.presets import SSD_PRESETS

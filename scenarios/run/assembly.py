@@ -37,9 +37,9 @@ from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
 from models.ioengines.verify import VerifyAsyncThread, VerifyBufferedThread, VerifySyncThread
 from models.ioengines.zbd import Strided, ZbdFile, ZbdJob
-from models.os.filesystem import FileLayout
-from models.os.queue import QueueConfig
-from models.os.zoned import report_zones
+from models.os.block.queue import QueueConfig
+from models.os.block.zoned import report_zones
+from models.os.fs.filesystem import FileLayout
 from models.platform import PlatformConfig
 from models.server.target import Server
 from policies.completion import COMPLETION_POLICIES
@@ -83,7 +83,7 @@ def build_host(
 
 def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, int], core_of: list) -> int:
     """The CPU a fio thread starts on (``thread_index``: fio's thread_number - 1, over all jobs);
-    unless pinned, the scheduler may move it later (models.os.placement):
+    unless pinned, the scheduler may move it later (models.os.sched.placement):
 
     * no ``cpus_allowed``/``cpumask``: round-robin over all CPUs (stacksim's placement);
     * ``cpus_allowed_policy=split``: fio's fio_cpus_split -- the (thread_number - 1) mod n-th CPU of
@@ -203,7 +203,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
 
 def _zones_and_placement(threads: list, host: Host) -> None:
     """fio's zonemode and fdp of the job threads: zbd jobs on one device share fio's view of its
-    zones (read from the device's zone report when fio opens it, models.os.zoned); strided jobs get
+    zones (read from the device's zone report when fio opens it, models.os.block.zoned); strided jobs get
     their windows; fdp jobs their placement handles (the job's fdp_pli, else all the device's)."""
     files: dict[int, ZbdFile] = {}
     for th in threads:
@@ -312,7 +312,7 @@ def _offload_workers(th, job, allowed: list[int], cpu: int, rr: int, placed: dic
 
 def _thread_files(cfg, host: Host) -> dict:
     """The files of every thread of a job that names files: {(job, clone): (regions, service)},
-    laid out together on the SSDs (models.os.filesystem)."""
+    laid out together on the SSDs (models.os.fs.filesystem)."""
     layout = FileLayout(cfg.platform.ssd.capacity_bytes, len(host.devices))
     named = {}
     for ji, job in enumerate(cfg.jobs):

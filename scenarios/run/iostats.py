@@ -29,7 +29,7 @@ import numpy as np
 from models.host import Host
 from models.ioengines import ASYNC_ENGINES
 from models.ioengines.job_control import JobControl
-from models.os.request import Request
+from models.os.block.request import Request
 from simcore.stats import LatencyStats, records_table
 
 __all__ = ["IoStats", "DirStats", "EntryStats", "DiskStats", "BLOCK", "SAMPLE_WINDOW_NS"]

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from models.ioengines.replay import ReplaySettings, TraceReplayer
-from models.os.queue import QueueConfig
+from models.os.block.queue import QueueConfig
 from models.platform import PlatformConfig
 from scenarios.config.host import RunConfig, default_platform_name, resolve
 from scenarios.config.sets import PLATFORM_PREFIXES, set_value

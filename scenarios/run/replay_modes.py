@@ -15,7 +15,7 @@ from typing import Any
 from models.ioengines.replay import TraceReplayer
 from models.ioengines.replay_closed import ClosedRecord, ClosedReplayer
 from models.ioengines.replay_settings import ReplaySettings
-from models.os.completion import completion_policy_name
+from models.os.block.completion import completion_policy_name
 from scenarios.inputs.fio.parser import FioJob, job_from_options
 from scenarios.inputs.traces.timed import stream_overlaps
 from simcore.errors import ConfigError

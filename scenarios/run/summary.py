@@ -11,9 +11,9 @@ import numpy as np
 from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
 from models.ioengines.fio_run import FioRun
-from models.os import memops
-from models.os.cost import OPTIONAL_LAYERS
-from models.os.costs import ACTION_INDEX, ACTIONS, LAYERS, SUB_ACTIONS
+from models.os.costs import memops
+from models.os.costs.bundle import OPTIONAL_LAYERS
+from models.os.costs.tables import ACTION_INDEX, ACTIONS, LAYERS, SUB_ACTIONS
 from models.power import average_power, read_energy
 from scenarios.config.host import RunConfig
 from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs, sync_latencies
@@ -282,7 +282,7 @@ def _add_mechanism_metrics(
     )
     # device commands per fio IO: > 1 when IOs are split at max_sectors_kb, < 1 when bios merge
     summary["device_commands_per_io"] = (sum(d.commands for d in host.devices) - s.commands) / per_io
-    # tasks moved to another CPU by the scheduler (perf's cpu-migrations; models.os.placement)
+    # tasks moved to another CPU by the scheduler (perf's cpu-migrations; models.os.sched.placement)
     summary["cpu_migrations"] = host.balancer.migrations - s.migrations
     summary["cpu_migrations_per_io"] = summary["cpu_migrations"] / per_io
     io_cores = sorted({host.pkg.cpus[t.cpu].core.index for t in host.all_tasks})
@@ -305,7 +305,7 @@ def _add_mechanism_metrics(
     summary["kernel_actions_per_io"] = {a: actions_per_s[a] * dur_s / per_io for a in ACTIONS}
     k = plat.kernel
     if k.mem_ops_per_cycle or k.mem_ops_per_action:
-        # the parts of actions counted for their memory operations (models.os.costs.SUB_ACTIONS)
+        # the parts of actions counted for their memory operations (models.os.costs.tables.SUB_ACTIONS)
         summary["kernel_sub_actions_per_io"] = {a: actions_per_s[a] * dur_s / per_io for a in SUB_ACTIONS}
         summary["mem_ops_per_s"] = memops.rates_per_s(
             k.mem_ops_per_cycle,
@@ -480,7 +480,7 @@ def perf_stat(
 
 
 def kernel_actions_per_s(host: Host, s: Snapshot, dur_s: float) -> dict[str, float]:
-    """Executions per second of each kernel action and sub-action (models.os.costs.ACTIONS,
+    """Executions per second of each kernel action and sub-action (models.os.costs.tables.ACTIONS,
     SUB_ACTIONS) since ``s``: the cost bundles charged x the actions each executes."""
     bundles = host.costs.bundles
     counts = [0.0] * len(ACTION_INDEX)
@@ -496,7 +496,7 @@ def kernel_actions_per_s(host: Host, s: Snapshot, dur_s: float) -> dict[str, flo
 
 def non_action_cycles(k, cycles_per_s: dict[str, float], actions_per_s: dict[str, float]) -> dict[str, float]:
     """Cycles per second of each source minus those of its layer's kernel actions (charged per
-    action instead: models.os.memops)."""
+    action instead: models.os.costs.memops)."""
     out = dict(cycles_per_s)
     for layer, cyc in k.action_cycles(actions_per_s).items():
         out[layer] = max(0.0, out.get(layer, 0.0) - cyc)

@@ -2,7 +2,7 @@
 
 Fits the P4801X read and write service times, the cost of a switch between a task and a kernel
 thread (``kthread_switch_cycles``: with a scheduler, io_uring's unplugged QD1 submissions are
-dispatched by the CPU's kblockd worker, models.os.kblockd) and one factor on the schedulers'
+dispatched by the CPU's kblockd worker, models.os.block.kblockd) and one factor on the schedulers'
 documented per-request costs (``iosched_cycles_scale``: Documentation/block/bfq-iosched.rst
 measures 0.7 and 1.9 us for mq-deadline and bfq on a 2.4 GHz laptop core; kyber's placeholder
 sits between; the factor keeps their ratios) by least squares on the simulator's own outputs,

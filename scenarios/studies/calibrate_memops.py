@@ -5,11 +5,11 @@ second by kernel directory and function group, 4 KiB random reads, 32 threads), 
 classic-polling columns only.
 
 Unknowns: operations per execution of each (kernel action, cell) pair allowed by
-:data:`models.os.memops.ACTION_CELLS` (a switch, a wake-up, a PELT update, ...: counted by the run;
-a sub-action of :data:`models.os.memops.MEMOPS_AS` counts as its action), except the actions whose
-operations are derived from the data they touch (:data:`models.os.memops.DERIVED_OPS`: known terms,
+:data:`models.os.costs.memops.ACTION_CELLS` (a switch, a wake-up, a PELT update, ...: counted by the run;
+a sub-action of :data:`models.os.costs.memops.MEMOPS_AS` counts as its action), except the actions whose
+operations are derived from the data they touch (:data:`models.os.costs.memops.DERIVED_OPS`: known terms,
 taken off the targets), and operations per cycle of each (other source of CPU work, cell) pair allowed by
-:data:`models.os.memops.SOURCE_CELLS`. The two columns give 24 equations (relative error); a weak
+:data:`models.os.costs.memops.SOURCE_CELLS`. The two columns give 24 equations (relative error); a weak
 prior (weight ``PRIOR``) pulls every unknown towards the average intensity of the measured kernel
 work spread evenly over its cells (for an action: times its cycles), which decides what the two
 columns do not exercise. Solved with bounded linear
@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from models.os.costs import ACTIONS
-from models.os.memops import ACTION_CELLS, CELLS, FITTED_ACTIONS, KEYS, MEMOPS_AS, SOURCE_CELLS, rates_per_s
+from models.os.costs.memops import ACTION_CELLS, CELLS, FITTED_ACTIONS, KEYS, MEMOPS_AS, SOURCE_CELLS, rates_per_s
+from models.os.costs.tables import ACTIONS
 from models.platforms import POLL_ENERGY_FIT, optane900p_e3_1230v5
 from scenarios.data import reference
 from scenarios.run.summary import non_action_cycles  # the summary's own split

@@ -17,7 +17,7 @@ and the per-IO error. Error over time: per second of trace time (per 10 ms to 1 
 shorter than 20 s, so that it still shows a shape), the mean simulated / mean measured latency of
 the IOs that arrived in it.
 
-What is compared (the model's stamps on each request, :class:`~models.os.request.Request`):
+What is compared (the model's stamps on each request, :class:`~models.os.block.request.Request`):
 
 =============  ====================  ======================================================
 measured       simulated             model stages

@@ -321,7 +321,7 @@ _add(
     "str",
     "filename directory",
     help="the job's files (a:b:c); /dev/ names are raw devices, others "
-    "regular files on the simulated file system (models/os/filesystem.py)",
+    "regular files on the simulated file system (models/os/fs/filesystem.py)",
 )
 _add("used", "str", "filename_format", help="generated file names ($jobname, $jobnum, $filenum)")
 _add("used", "int", "nrfiles", help="files per job thread (without filename=)")
@@ -422,7 +422,7 @@ _add("used", "str", "verify_pattern", help="fill write buffers with this pattern
 
 # --- accepted only with a neutral value; other values: "not modelled yet" + reason ------------
 _NOFS = (
-    "stacksim's file system is a fixed layout of files fio made before the job (models/os/filesystem.py): "
+    "stacksim's file system is a fixed layout of files fio made before the job (models/os/fs/filesystem.py): "
     "no growth, no filling, no locks"
 )
 # (atomic is in options.c's general table; init.c then refuses an engine without FIO_ATOMICWRITES)

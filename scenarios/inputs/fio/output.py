@@ -37,7 +37,7 @@ from models.host import Host
 from models.ioengines import ASYNC_ENGINES
 from models.ioengines.fio_run import FioRun
 from models.ioengines.job_control import group_ids
-from models.os.task import Task
+from models.os.sched.task import Task
 from scenarios.run.iostats import DEPTHS, LAT_EDGES, LAT_MS_EDGES, SAMPLE_WINDOW_NS, DirStats, EntryStats, IoStats
 from simcore.stats import FIO_PERCENTILES, LatencyStats
 

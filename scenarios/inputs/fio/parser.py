@@ -34,7 +34,7 @@ from models.ioengines import (
 )
 from models.ioengines.spdk import parse_transport_id
 from models.ioengines.steadystate import CRITERIA
-from models.os.filesystem import is_device
+from models.os.fs.filesystem import is_device
 from models.os.kernel_version import parse_version
 from simcore.config import read_text_file
 from simcore.errors import ConfigError
@@ -236,7 +236,7 @@ class FioJob(BaseModel):
     ignore_error: tuple[tuple[int, ...] | None, tuple[int, ...] | None, tuple[int, ...] | None] = (None, None, None)
     percentage_random_read: int = Field(100, ge=0, le=100)
     percentage_random_write: int = Field(100, ge=0, le=100)
-    # fio's files (models/ioengines/files.py, models/os/filesystem.py); no filename and no
+    # fio's files (models/ioengines/files.py, models/os/fs/filesystem.py); no filename and no
     # directory: the raw device
     filename: tuple[str, ...] = ()
     directory: tuple[str, ...] = ()

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from models.os.block.request import PI_CHECKS
 from models.os.kernel_version import has, parse_version
-from models.os.request import PI_CHECKS
 from simcore.errors import ConfigError
 
 from .units import parse_bool, parse_int, parse_size

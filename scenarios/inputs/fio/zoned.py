@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from models.os.filesystem import is_device
+from models.os.fs.filesystem import is_device
 from simcore.errors import ConfigError
 
 from .units import parse_bool, parse_int, parse_size

@@ -1,0 +1,25 @@
+"""Calibrated-interrupt annotations the OS puts on requests (cinterrupts kernel defaults).
+
+* blocking read/write, pread/pwrite, preadv2/pwritev2 without RWF_NOWAIT, and the fsync family:
+  **Urgent** (someone is blocked on the result);
+* io_submit (libaio) and io_uring_enter: **Barrier** on the last request of each batch;
+* msync(MS_SYNC): Barrier on the last request (not issued by the modelled engines).
+A job can override them like RWF_URGENT / RWF_BARRIER / both (= untagged) with the
+stacksim-specific fio option ``stacksim_irq_hint=urgent|barrier|untagged`` (``default`` keeps the
+kernel's rules). Requests merged in blk-mq take the union of the bits (Urgent wins); the pieces of
+an IO split at max_sectors_kb inherit its bits.
+"""
+
+from __future__ import annotations
+
+from models.os.block.request import REQ_BARRIER, REQ_URGENT
+
+HINT_FLAGS = {"urgent": REQ_URGENT, "barrier": REQ_BARRIER, "untagged": 0}
+
+
+def sync_flags(job) -> int:
+    """Flags of a blocking synchronous IO."""
+    hint = job.stacksim_irq_hint
+    if hint != "default":
+        return HINT_FLAGS[hint]
+    return 0 if job.nowait else REQ_URGENT

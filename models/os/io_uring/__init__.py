@@ -1,0 +1,1 @@
+"""``io_uring/``: the kernel side of io_uring: its SQPOLL thread (``sqpoll.c``)."""

@@ -1,0 +1,1 @@
+"""``kernel/locking``: spinlocks, their waiters and the cache-line hand-offs between CPUs."""
