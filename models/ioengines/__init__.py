@@ -23,7 +23,7 @@ MAPPED_ENGINES = ("mmap",)
 #: libaio on a buffered file runs synchronously inside io_submit, as Linux does)
 BUFFERED_ENGINES = ("psync", "sync", "pvsync2", "mmap", "libaio", "io_uring")
 #: of those, the engines whose buffered IO is asynchronous (io_uring's buffered reads, and writes tried
-#: without blocking or punted to io-wq: models.ioengines.buffered_uring, models.ioengines.iowq)
+#: without blocking or punted to io-wq: models.ioengines.buffered_uring, models.os.io_uring.iowq)
 ASYNC_BUFFERED_ENGINES = ("io_uring",)
 #: engines on a user-space driver (fio's external SPDK plugin, :mod:`.spdk`): no kernel on the IO
 #: path, so no kernel completion policy either

@@ -26,30 +26,9 @@ from array import array
 from typing import Any
 
 from models.ioengines.sync_io import SyncThread
+from models.os.mm.folio_wait import BioWaits
 from models.os.mm.pagecache_config import PAGE_SHIFT
 from models.os.mm.readahead import RaState
-
-
-class BioWaits:
-    """A task that sleeps in io_schedule until some bios are done (folio_wait_locked on the pages
-    a call needs, filemap_fdatawait on a file's writeback), mixed into a thread's class: each bio's
-    completion counts down, the last one wakes the task. The class binds ``_batch_done_cb`` once."""
-
-    def _wait_bios(self, bios, then) -> None:
-        """``then`` once every one of ``bios`` is done: at once if none is pending, else after a sleep."""
-        waits = [b for b in bios if not b.done]
-        if not waits:
-            then()
-            return
-        self._waits = len(waits)
-        for b in waits:
-            b.waiters.append(self._batch_done_cb)
-        self.runner.sleep(then, True)
-
-    def _batch_done(self, runner) -> None:
-        self._waits -= 1
-        if self._waits == 0:
-            runner.wake(self.task)
 
 
 class CachedFiles:

@@ -43,8 +43,8 @@ from array import array
 
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import CachedFiles
-from models.ioengines.iowq import IoWq
 from models.os.block.request import Request
+from models.os.io_uring.iowq import IoWq
 from models.os.kernel_version import has
 from models.os.mm.pagecache_config import PAGE_SHIFT
 

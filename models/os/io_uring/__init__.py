@@ -1,1 +1,2 @@
-"""``io_uring/``: the kernel side of io_uring: its SQPOLL thread (``sqpoll.c``)."""
+"""``io_uring/``: the kernel side of io_uring: its SQPOLL thread (``sqpoll.c``) and io-wq, the
+workers that run a request that would block (``io-wq.c``)."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from models.ioengines.buffered_io import BioWaits
+from models.os.mm.folio_wait import BioWaits
 from models.os.sched.task import SLEEPING, kernel_thread
 
 __all__ = ["IoWq"]
