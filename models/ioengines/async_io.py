@@ -30,11 +30,13 @@ from mypy_extensions import mypyc_attr
 from models.ioengines import IOPOLL_ENGINES
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import ZONE_OPS, SyncThread
-from models.os.block.annotations import HINT_FLAGS
+from models.os.block.annotations import HINT_FLAGS, flag_batch
 from models.os.block.blk_mq import NO_SAVINGS
-from models.os.block.request import REQ_BARRIER, Request
+from models.os.block.request import Request
 from models.os.costs.bundle import Cost
-from models.os.kernel_version import defer_taskrun, has, parse_version, uring_plug_min
+from models.os.fs.aio import AsyncContext
+from models.os.io_uring.ring import IoRing
+from models.os.kernel_version import FIO_DEFER_TASKRUN, has, parse_version
 from simcore.errors import ConfigError
 from simcore.grid import CountGrid
 
@@ -119,9 +121,9 @@ class AsyncThread(SyncThread):
         self._polled: dict = {}
         #: IOPOLL waits that also polled queues of CPUs the thread had left
         self.remote_queue_waits = 0
-        #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once)
-        #: io_uring_enter's own work per call (a ring that is entered: not with an SQPOLL thread)
-        self._call_cycles = self.k.io_uring_enter_cycles if self.uring and not self.sqpoll else 0.0
+        #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once);
+        #: io_uring_enter's own work per call is the ring's (none with an SQPOLL thread)
+        self._call_cycles = self.kctx.enter_cycles
         self._enter_cost: Cost = host.costs.get(
             "getevents_enter", syscall=self.k.syscall_entry_cycles + self._call_cycles
         )
@@ -148,24 +150,38 @@ class AsyncThread(SyncThread):
         self._on_done_cb = self._on_done_sq if self.sq_thread is not None else self._on_done
 
     def _setup_kernel(self, job) -> None:
-        """What the platform's kernel (and fio's release) make of this ring: the version gates,
-        DEFER_TASKRUN, the plug threshold, how CQEs become visible."""
+        """Set up the kernel's context (as fio's engines do through liburing and libaio): an
+        io_uring ring (models.os.io_uring.ring) or a libaio context (models.os.fs.aio), whose
+        rules this thread follows: DEFER_TASKRUN, the plug threshold, how CQEs become visible.
+        (The rules' flags are copied into this object: compiled, the completion path reads them
+        as its own native fields.)"""
         #: an io_uring ring: fio reaps its CQ ring in user space (fio_ioring_getevents) and enters the
         #: kernel only when too few CQEs are there; libaio's io_getevents(min=1) is a system call
         self.uring = job.ioengine in ("io_uring", "io_uring_cmd")
         kver = self.k.release
         self._check_kernel(job, kver)
-        #: DEFER_TASKRUN (fio >= 3.33 on kernel >= 6.1; not with SQPOLL; IOPOLL posts completions
-        #: in the polling enter): an interrupt's completion is queued on the ring's work list and its
-        #: CQE posted only when the thread enters with GETEVENTS (io_run_local_work)
-        self.defer_tw = (
-            self.uring
-            and not self.iopoll
-            and not self.sqpoll
-            and defer_taskrun(kver, parse_version(job.stacksim_fio_version))
-        )
+        kctx: AsyncContext
+        if self.uring:
+            kctx = IoRing(
+                self.k,
+                kver,
+                passthru=self.passthru,
+                iopoll=self.iopoll,
+                sqpoll=self.sqpoll,
+                # fio >= 3.33 asks for IORING_SETUP_DEFER_TASKRUN (and retries without it)
+                wants_defer_taskrun=parse_version(job.stacksim_fio_version) >= FIO_DEFER_TASKRUN,
+                registered_files=bool(job.registerfiles),
+                fixed_buffers=bool(job.fixedbufs),
+            )
+        else:
+            kctx = AsyncContext(self.k)
+        #: the kernel's context this thread submits to and reaps from
+        self.kctx = kctx
+        #: DEFER_TASKRUN: an interrupt's completion is queued on the ring's work list and its CQE
+        #: posted only when the thread enters with GETEVENTS (io_run_local_work)
+        self.defer_tw = kctx.defer_taskrun
         #: requests one submitting call must carry for the kernel to plug them
-        self.plug_min = uring_plug_min(kver) if self.uring else 3  # fs/aio.c: nr > AIO_PLUG_THRESHOLD (2)
+        self.plug_min = kctx.plug_min
         #: the oldest ``visible`` entries of ``ring`` are posted (fio sees them); the rest are
         #: completed but, with DEFER_TASKRUN, still on the ring's work list until an enter with
         #: GETEVENTS runs it (io_run_local_work)
@@ -174,7 +190,7 @@ class AsyncThread(SyncThread):
         self._unflushed = 0
         #: the CQ flush is paid per batch (io_uring), not per event (libaio's aio_complete locks per
         #: event; the SQ thread's posting is its own)
-        self._flush_split = self.uring and not self.sqpoll
+        self._flush_split = kctx.flush_split
         #: system calls of the IO loop (io_submit / io_getevents / io_uring_enter; nanosleep)
         self.syscalls = 0
 
@@ -187,55 +203,31 @@ class AsyncThread(SyncThread):
             )
 
     def _flag_batch(self, reqs: list[Request]) -> None:
-        """The calibrated-interrupt flags of one io_submit / io_uring_enter batch
-        (:mod:`~models.os.block.annotations`: Barrier on the last request, unless the job's
-        hint says otherwise)."""
-        hint = self._hint_flags
-        if hint >= 0:
-            for req in reqs:
-                req.flags = hint
-            return
-        for req in reqs:
-            req.flags = 0
-        if reqs:
-            reqs[-1].flags = REQ_BARRIER
+        """The calibrated-interrupt flags of one io_submit / io_uring_enter batch (the kernel's rule:
+        :func:`models.os.block.annotations.flag_batch`)."""
+        flag_batch(reqs, self._hint_flags)
 
     # -- costs -------------------------------------------------------------------------------
     def _per_io_parts(self, op: str, nbytes: int) -> dict:
-        """The work of one IO (bio) in the submitting call: fio's, the engine's, the filesystem's."""
-        k = self.k
-        pages = max(1, -(-nbytes // 4096))
-        uring = self.engine_name in ("io_uring", "io_uring_cmd")
-        eng_cycles = k.io_uring_issue_cycles if uring else k.aio_issue_cycles
-        if uring and not self.job.registerfiles:
-            eng_cycles += k.fget_cycles
-        if self.passthru:  # no file system: the NVMe driver's uring_cmd path builds the request
-            user = k.user_io_cycles
-            if self._pi is not None and op == "write":
-                user += self._pi.cycles(op, nbytes)  # fio builds each block's protection information
-            return dict(user=user, syscall=eng_cycles, driver=k.uring_cmd_cycles)
-        fs = (
-            k.fs_submit_cycles
-            + self._fs_file_cycles
-            + (0.0 if (uring and self.job.fixedbufs) else k.fs_per_page_cycles * pages)
-        )
-        return dict(user=k.user_io_cycles, syscall=eng_cycles, fs=fs)
+        """The work of one IO (bio) in the submitting call: fio's in user space, then the kernel's
+        (the engine's issue and the file system's, or passthrough's command: the context's)."""
+        user = self.k.user_io_cycles
+        if self.passthru and self._pi is not None and op == "write":
+            user += self._pi.cycles(op, nbytes)  # fio builds each block's protection information
+        return {"user": user, **self.sqe_issue_parts(op, nbytes)}
 
     def sq_complete_parts(self, n: int) -> dict:
-        """The SQ thread's task-work run that completes ``n`` of this ring's requests, cycles by layer:
-        the direct-IO completion (or passthrough's io_uring_cmd_done) per request and the CQE fills
-        under one completion lock (__io_submit_flush_completions)."""
-        k = self.k
-        post = n * k.aio_reap_cycles - (n - 1) * k.uring_cq_flush_cycles
-        if self.passthru:
-            return dict(driver=n * k.uring_cmd_done_cycles, syscall=post)
-        return dict(fs=n * k.fs_complete_cycles, syscall=post)
+        """The SQ thread's task-work run that completes ``n`` of this ring's requests (the ring's:
+        :meth:`models.os.io_uring.ring.IoRing.sq_complete_parts`)."""
+        kctx = self.kctx
+        assert isinstance(kctx, IoRing)
+        return kctx.sq_complete_parts(n)
 
     def sqe_issue_parts(self, op: str, nbytes: int) -> dict:
-        """The kernel's work to issue one SQE of this ring (io_uring issue, the file system or the
-        passthrough command), cycles by layer: what an SQPOLL thread (:mod:`models.os.io_uring.sqpoll`) runs
-        for it; fio's user-space share stays with the application."""
-        return {layer: cyc for layer, cyc in self._per_io_parts(op, nbytes).items() if layer != "user"}
+        """The kernel's work to issue one SQE of this ring, cycles by layer: what an SQPOLL thread
+        (:mod:`models.os.io_uring.sqpoll`) runs for it; fio's user-space share stays with the
+        application."""
+        return self.kctx.issue_parts(op, nbytes, self._fs_file_cycles)
 
     def _submit_cost(self, ios, nreq: int, with_syscall: bool, saved: tuple[int, int, int] = NO_SAVINGS) -> Cost:
         """The submitting call for ``ios`` that became ``nreq`` requests in the plug, which shares
@@ -306,14 +298,10 @@ class AsyncThread(SyncThread):
             # SQPOLL: the SQ thread completed the requests and filled the CQEs (sq_complete_parts);
             # fio reads them from the shared ring in user space
             return self.host.costs.get(f"{self.engine_name}_reap", user=n * k.user_complete_cycles + pi_cycles)
-        reap = n * k.aio_reap_cycles
-        if self._flush_split:
-            reap += (flushes - n) * k.uring_cq_flush_cycles
-        parts = dict(user=n * k.user_complete_cycles, fs=n * k.fs_complete_cycles, syscall=reap)
-        if self.passthru:  # nvme_uring_cmd_end_io -> io_uring_cmd_done in task work, no bio end
-            parts = dict(user=n * k.user_complete_cycles + pi_cycles, driver=n * k.uring_cmd_done_cycles, syscall=reap)
-        if syscall:
-            parts["syscall"] += k.syscall_entry_cycles + k.syscall_exit_cycles
+        user = n * k.user_complete_cycles
+        if self.passthru:  # fio's checks of the reads' protection information
+            user += pi_cycles
+        parts = {"user": user, **self.kctx.reap_parts(n, flushes, syscall)}
         return self.host.costs.get(f"{self.engine_name}_getevents", **parts)
 
     # -- program -----------------------------------------------------------------------------

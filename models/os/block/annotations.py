@@ -12,9 +12,22 @@ an IO split at max_sectors_kb inherit its bits.
 
 from __future__ import annotations
 
-from models.os.block.request import REQ_BARRIER, REQ_URGENT
+from models.os.block.request import REQ_BARRIER, REQ_URGENT, Request
 
 HINT_FLAGS = {"urgent": REQ_URGENT, "barrier": REQ_BARRIER, "untagged": 0}
+
+
+def flag_batch(reqs: list[Request], hint: int) -> None:
+    """The flags of one io_submit / io_uring_enter batch: Barrier on its last request (the rest
+    untagged), or the job's ``hint`` flags on every request (``hint`` >= 0; -1: the kernel's rule)."""
+    if hint >= 0:
+        for req in reqs:
+            req.flags = hint
+        return
+    for req in reqs:
+        req.flags = 0
+    if reqs:
+        reqs[-1].flags = REQ_BARRIER
 
 
 def sync_flags(job) -> int:
