@@ -12,13 +12,13 @@ whose file changed is refused, and different code is said on stderr (the results
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from scenarios.config.host import RunConfig
 from scenarios.config.server import ServerRunConfig
+from simcore.bounded import parse_json
 from simcore.compiled import describe, package_version
 from simcore.config import read_text_file, validate
 from simcore.errors import ConfigError
@@ -102,10 +102,7 @@ class Rerun:
 def load_rerun(path: str) -> Rerun:
     """Read ``path`` (a ``stacksim run --json`` output) for a rerun; ConfigError when it cannot be
     rerun as recorded (no provenance, a bad configuration, a plug-in that changed)."""
-    try:
-        doc = json.loads(read_text_file(path, what="--rerun file"))
-    except ValueError as e:
-        raise ConfigError(f"--rerun {path}: not JSON ({e})") from None
+    doc = parse_json(read_text_file(path, what="--rerun file"), f"--rerun {path}", unique_keys=True)
     rec = doc.get("provenance") if isinstance(doc, dict) else None
     if not isinstance(rec, dict) or not isinstance(rec.get("config"), dict):
         raise ConfigError(
