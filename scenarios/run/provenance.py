@@ -96,7 +96,13 @@ class Rerun:
     @property
     def cli_plugins(self) -> list[str]:
         """The ``--plugin`` files the recorded run loaded (checked unchanged), to load again."""
-        return [p["path"] for p in self.record.get("cli_plugins") or []]
+        return [str(p.get("path")) for p in self.record.get("cli_plugins") or [] if isinstance(p, dict)]
+
+    @property
+    def plugins(self) -> list[str]:
+        """Every plug-in the rerun would run (Python code named by the results file): the recorded
+        ``--plugin`` ones and the configuration's own ``plugins``, each once."""
+        return list(dict.fromkeys([*self.cli_plugins, *self.cfg.plugins]))
 
 
 def load_rerun(path: str) -> Rerun:
@@ -112,8 +118,16 @@ def load_rerun(path: str) -> Rerun:
     if kind not in _CONFIGS:
         raise ConfigError(f"--rerun {path}: provenance.kind {kind!r} is not one of {', '.join(_CONFIGS)}")
     cfg = validate(_CONFIGS[kind], rec["config"], where=f"{path}: provenance.config")
+    for field in ("plugins", "cli_plugins"):
+        items = rec.get(field) or []
+        if not isinstance(items, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("path"), str) for p in items
+        ):
+            raise ConfigError(f"--rerun {path}: provenance.{field} is not a list of file records (damaged or edited)")
+    if not isinstance(rec.get("inputs", {}), dict):
+        raise ConfigError(f"--rerun {path}: provenance.inputs is not a mapping (damaged or edited)")
     for plugin in [*(rec.get("plugins") or []), *(rec.get("cli_plugins") or [])]:
-        now = file_record(plugin.get("path", ""))
+        now = file_record(plugin["path"])
         if now.get("sha256") != plugin.get("sha256"):
             raise ConfigError(
                 f"--rerun {path}: plug-in {plugin.get('path')} changed since the run (or is gone): "
