@@ -25,6 +25,7 @@ from scenarios.config.host import RunConfig
 from scenarios.config.server import ServerRunConfig
 from scenarios.run.assembly import build_run
 from scenarios.run.iostats import IoStats
+from scenarios.run.memory import check_run_memory
 from scenarios.run.replay import ReplayConfig, run_replay
 from scenarios.run.result import Result
 from scenarios.run.server import simulate_server
@@ -54,7 +55,11 @@ def simulate(
     standard error while it runs (``None``: when standard error is a terminal); ``keep_model``: keep
     the simulated system (``result.model``; a host's with every completed request in
     ``result.model.records``: memory grows with the run; a host run's fio jobs in ``result.run``).
-    None of them changes the result."""
+    None of them changes the result. A configuration whose simulated state is estimated to take more
+    memory than ``STACKSIM_MAX_MEMORY_BYTES`` is refused before anything is built
+    (:mod:`scenarios.run.memory`)."""
+    if isinstance(config, (RunConfig, ServerRunConfig, ReplayConfig)):
+        check_run_memory(config)
     if isinstance(config, RunConfig):
         return _simulate_host(config, tracer, records, progress, keep_model)
     if isinstance(config, ServerRunConfig):
