@@ -381,14 +381,11 @@ def row_damage(r: Any) -> str | None:
     if not isinstance(r, dict):
         return f"not a row (a JSON {type(r).__name__})"
     for name in _IDENTITY:
+        if name == "config_sha" and not _whole_number(r.get("replicate")):
+            why = "no replicate column" if r.get("replicate") is None else "its replicate is not a whole number"
+            return why + ("" if r.get("replicate") is None else f" ({str(r['replicate'])[:20]!r})")
         if not isinstance(r.get(name), str) or not r[name]:
             return f"no {name} column" if r.get(name) in (None, "") else f"its {name} is not text"
-    if not _whole_number(r.get("replicate")):
-        return (
-            "no replicate"
-            if r.get("replicate") is None
-            else f"replicate {str(r['replicate'])[:20]!r} is not a whole number"
-        )
     config = r.get("config")
     if not isinstance(config, str) or not config:
         return "no config column"
