@@ -1,20 +1,17 @@
 """The limits that keep a hostile or broken input from exhausting memory or time, each one an
 environment variable with a default (``STACKSIM_MAX_LINE_BYTES=4M stacksim replay ...`` raises one).
 
-Every refusal names its limit and how to raise it (:meth:`Limit.hint`). The inputs they guard:
+Every refusal names its limit and how to raise it (:meth:`Limit.hint`). The limits and what they bound:
 
-============================== ============== ==============================================================
-variable                       default        what it bounds
-============================== ============== ==============================================================
-``STACKSIM_MAX_LINE_BYTES``    1 MiB          one line of a file read line by line (traces, measured CSVs)
-``STACKSIM_MAX_TEXT_BYTES``    64 MiB         a file read whole (job files, YAML, JSON), one row of a
-                                              sweep results file
-``STACKSIM_MAX_INFLATED_BYTES`` 1 TiB         what a compressed input (gzip, bzip2, xz) inflates to
-``STACKSIM_MAX_INFLATE_RATIO`` 200            inflated / compressed bytes, once 16 MiB have come out
-``STACKSIM_MAX_YAML_NODES``    200,000        nodes of a YAML document with its aliases expanded
-``STACKSIM_MAX_MEMORY_BYTES``  4 GiB          the memory a configuration's simulated state is estimated
-                                              to take, before any of it is allocated
-============================== ============== ==============================================================
+- ``STACKSIM_MAX_LINE_BYTES`` (1 MiB): one line of a file read line by line (traces, sweep results
+  take the text limit);
+- ``STACKSIM_MAX_TEXT_BYTES`` (64 MiB): a file read whole (job files, YAML, JSON, measurements), one
+  row of a sweep results file, a saved machine tree (``probe --root``);
+- ``STACKSIM_MAX_INFLATED_BYTES`` (1 TiB): what a compressed input (gzip, bzip2, xz) inflates to;
+- ``STACKSIM_MAX_INFLATE_RATIO`` (200): inflated / compressed bytes, once 16 MiB have come out;
+- ``STACKSIM_MAX_YAML_NODES`` (200,000): the nodes of a YAML document with its aliases expanded;
+- ``STACKSIM_MAX_MEMORY_BYTES`` (4 GiB): the memory a configuration's simulated state is estimated
+  to take, before any of it is allocated (:mod:`simcore.memory`).
 
 A value is a whole number, with an optional binary suffix for byte limits (``k``, ``M``, ``G``,
 ``T``: powers of 1024; ``4G``, ``512MiB``).

@@ -484,3 +484,66 @@ def test_analyze_leaves_out_non_finite_metrics_and_refuses_when_none_is_left(tin
             assert all(t["best_mean"] == t["best_mean"] for t in json.loads((tmp_path / "t.json").read_text()))
         else:
             refused(capsys, args, "metric 'bytes_per_joule': no run has a finite value")
+
+
+# -- the further battery: the same kinds of input in other places ------------------------------------
+def test_a_tar_bomb_given_as_a_saved_machine_tree_is_refused_before_it_inflates(tmp_path, capsys):
+    import io
+    import tarfile
+
+    bomb = tmp_path / "tree.tar.gz"
+    with tarfile.open(bomb, "w:gz") as tar:
+        info = tarfile.TarInfo("proc/cpuinfo")
+        info.size = 64 << 20
+        tar.addfile(info, io.BytesIO(bytes(info.size)))
+    t0 = time.perf_counter()
+    refused(capsys, ["probe", "--root", str(bomb)], "more than a saved tree holds", "decompression bomb")
+    assert time.perf_counter() - t0 < 3
+
+
+def test_thousands_of_threads_that_exit_at_once_run(capsys):
+    """4,096 fio jobs of one IO each: their exits nest (each runs the next task of its CPU); this
+    ended in a RecursionError."""
+    assert main(["run", "--set", "numjobs=4096", "--set", "size=4k", "--set", "time_based=0", *QUICK]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    for key in ("threads", "lookahead"):
+        refused(capsys, ["replay", str(SAMPLE), "--set", f"replay.{key}=100000000", "--quiet"], key, "4096")
+
+
+def test_a_results_file_with_a_column_twice_or_a_cdf_of_text_is_refused(tiny, tmp_path, capsys):
+    _sweep, tasks, full = tiny
+    text = full.read_text()
+    twice = tmp_path / "twice.csv"
+    twice.write_text(text.replace("sweep,point,", "sweep,point,point,", 1))
+    refused(capsys, ["analyze", "efficiency", str(twice)], "column 'point' is named twice")
+    store = tmp_path / "cdf.csv"
+    store.write_bytes(full.read_bytes())
+    journal_dir(store).mkdir()
+    row = fake_row(tasks[0])
+    row["cdf"] = json.dumps({"pct": ["a"], "read_us": [1.0]})
+    (journal_dir(store) / "c.json").write_text(json.dumps(row))
+    refused(
+        capsys, ["report", str(store), "-o", str(tmp_path / "r.html")], "cdf column's 'pct' is not a list of numbers"
+    )
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('{"fio version": "fio-3.33", "jobs": [{"ctx": ' + "9" * 5000 + "}]}", "invalid fio JSON"),
+        ('{"fio version": "fio-3.33", "jobs": ' + "[" * 100_000, "invalid fio JSON"),
+    ],
+)
+def test_fio_json_measurements_with_a_huge_integer_or_deep_nesting(tmp_path, capsys, text, needle):
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    refused(capsys, ["validate", "--platform", "optane900p-e3-1230v5", "--measured", str(path)], needle)
+
+
+def test_deeply_nested_configuration_files_of_either_kind(tmp_path, capsys):
+    deep = tmp_path / "p.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    refused(capsys, ["run", "--platform", str(deep), *QUICK], "p.json: not valid JSON: nested too deeply")
+    block = tmp_path / "s.yaml"
+    block.write_text("\n".join(" " * i + f"k{i}:" for i in range(3000)) + " 1\n")
+    refused(capsys, ["run", str(block), *QUICK], "s.yaml: not valid YAML: nested too deeply")

@@ -319,6 +319,10 @@ def _damage(where: str, r: Any, why: str) -> Damage:
     return Damage(where, key, why, sweep)
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _whole_number(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
@@ -352,6 +356,11 @@ def _read_csv(path: Path) -> tuple[list[tuple[str, Row]], list[Damage]]:
         if not lines.ended and header and lines.count == 1 and "sweep,point".startswith(",".join(header)[:11]):
             return [], [Damage("line 1", None, "the header line is cut off (no row is whole)")]
         _check_kind(path, header)
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
+            raise ConfigError(
+                f"{path} line 1: column {twice[0]!r} is named twice: not a sweep results file, or damaged"
+            )
         start = reader.line_num + 1
         for fields in reader:
             where = f"line {start}"
@@ -399,10 +408,14 @@ def row_damage(r: Any) -> str | None:
         return "its config column does not match its config_sha (edited or damaged)"
     cdf = r.get("cdf")
     try:
-        if not isinstance(cdf, str) or not isinstance(parse_json(cdf, "cdf"), dict):
-            return "its cdf column is not a JSON object"
+        curves = parse_json(cdf, "cdf") if isinstance(cdf, str) else None
     except ConfigError:
         return "its cdf column is cut off or damaged (not JSON)"
+    if not isinstance(curves, dict):
+        return "its cdf column is not a JSON object"
+    for name, values in curves.items():
+        if not isinstance(values, list) or not all(_number(v) for v in values):
+            return f"its cdf column's {str(name)[:20]!r} is not a list of numbers"
     for name, value in r.items():
         if not (value is None or isinstance(value, (str, int, float))):
             return f"column {str(name)[:40]!r} holds a {type(value).__name__}, not a number or text"
@@ -418,6 +431,9 @@ def _check_kind(path: Path, columns: Iterable[str]) -> None:
             f"{path}: not a stacksim sweep results file (no {', '.join(missing)} column"
             f"{'s' if len(missing) > 1 else ''}; its columns: {shown})"
         )
+    twice = sorted({c for c in cols if cols.count(c) > 1})
+    if twice:
+        raise ConfigError(f"{path}: column {twice[0]!r} is named twice: not a sweep results file, or damaged")
 
 
 def _parse(text: str) -> Any:
