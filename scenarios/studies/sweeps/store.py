@@ -299,7 +299,10 @@ def _read_table(path: Path) -> tuple[list[Row], list[Damage]]:
     except ConfigError:
         raise
     except (csv.Error, OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
-        raise ConfigError(f"{path}: cannot read sweep results: {err}") from None
+        hint = ""
+        if path.suffix.lower() == ".parquet":  # (a Parquet file cut short has no footer: no row can be read)
+            hint = " (a cut or damaged Parquet file holds no readable row: remove it, or give another results file)"
+        raise ConfigError(f"{path}: cannot read sweep results: {err}{hint}") from None
     rows = []
     for where, r in records:
         why = row_damage(r)
