@@ -6,17 +6,16 @@ a key is an error that names the key, and a configuration can be exported as a J
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from simcore.bounded import parse_json, read_text_file
 from simcore.errors import ConfigError
+from simcore.yaml_loader import load_yaml, yaml_errors
 
 __all__ = [
     "Model",
@@ -159,68 +158,6 @@ def validate(model: type[M], data: Any, *, where: str) -> M:
         raise ConfigError(format_validation_error(err, where=where)) from None
 
 
-#: Largest configuration text read (job files, YAML/JSON), bytes: real ones are a few KiB; the
-#: bound keeps a device or a stream without end (``job_file: /dev/zero``) from filling memory.
-MAX_TEXT_BYTES = 64 * 1024 * 1024
-
-
-def _kind_of(mode: int) -> str | None:
-    """What a file that is not a regular file, a FIFO or a character device is, for messages."""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return None
-
-
-def _read_bounded(p: Path, what: str, limit: int) -> bytes:
-    """At most ``limit`` bytes of ``p`` (a regular file, a FIFO such as ``/dev/stdin`` or a process
-    substitution, or a character device), else a :class:`ConfigError` saying what it is."""
-    try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise ConfigError(f"{what} not found: {p}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{what} {p} is a directory, not a file") from None
-    except OSError as err:
-        raise ConfigError(f"cannot read {what} {p}: {err.strerror or err}") from None
-    st = os.fstat(fd)
-    mode = st.st_mode
-    kind = _kind_of(mode)
-    if kind is not None:
-        os.close(fd)
-        raise ConfigError(f"{what} {p} is {kind}, not a file")
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            if stat.S_ISREG(mode) and st.st_size > limit:
-                raise ConfigError(f"{what} {p} is larger than {limit // 2**20} MiB: not a {what}?")
-            data = _read_upto(
-                fh, st.st_size + 1 if stat.S_ISREG(mode) else limit + 1
-            )  # (a file over limit: refused above)
-        except OSError as err:
-            raise ConfigError(f"cannot read {what} {p}: {err.strerror or err}") from None
-    if len(data) > limit:
-        source = "regular file" if stat.S_ISREG(mode) else "stream" if stat.S_ISFIFO(mode) else "device"
-        raise ConfigError(f"{what} {p}: the {source} gives more than {limit // 2**20} MiB: not a {what}?")
-    return data
-
-
-def _read_upto(fh, most: int, chunk: int = 1 << 20) -> bytes:
-    """At most ``most`` bytes of ``fh``, read in chunks (one ``read(most)`` would allocate all of
-    ``most`` at once, whatever the file holds)."""
-    parts: list[bytes] = []
-    got = 0
-    while got < most:
-        part = fh.read(min(chunk, most - got))
-        if not part:
-            break
-        parts.append(part)
-        got += len(part)
-    return b"".join(parts)
-
-
 def refuse_ambiguous(name: str, builtins, what: str) -> None:
     """``name`` is both a built-in ``what`` and a file or directory here: refuse to guess (either
     would silently win over the other), and say how to name each."""
@@ -231,25 +168,7 @@ def refuse_ambiguous(name: str, builtins, what: str) -> None:
         )
 
 
-def read_text_file(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYTES) -> str:
-    """The text of ``path`` (UTF-8, a leading byte-order mark dropped; at most ``limit`` bytes), or a
-    :class:`ConfigError` naming the file when it is missing, unreadable, a directory or a block
-    device, too large (a stream or device that gives more than ``limit``), binary (NUL bytes) or
-    not UTF-8. FIFOs (``/dev/stdin``, a process substitution) are read like files."""
-    p = Path(path)
-    data = _read_bounded(p, what, limit)
-    if b"\0" in data:
-        raise ConfigError(f"{p}: not a text {what} (it contains NUL bytes: a binary file?)")
-    try:
-        return data.decode("utf-8-sig")  # a byte-order mark (spreadsheets, Windows editors) is not text
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise ConfigError(
-            f"{p} line {line}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})"
-        ) from None
-
-
-#: Deepest bracket nesting a YAML/JSON configuration file may have (a real one has fewer than 10):
+#: Deepest bracket nesting a YAML configuration file may have (a real one has fewer than 10):
 #: the pure-Python YAML parser takes seconds to hit Python's recursion limit on thousands of levels.
 MAX_NESTING = 100
 _BRACKETS = re.compile(r"""[\[\]{}"'#\n]""")
@@ -280,37 +199,36 @@ def _flow_depth(text: str) -> int:
     return top
 
 
-#: PyYAML's safe loader, its C (libyaml) build when installed: the same documents, ~10x faster
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def load_data_file(path: str | Path) -> Any:
-    """Load a YAML or JSON file (by extension; YAML otherwise) with clear errors."""
+    """Load a YAML or JSON file (by extension; YAML otherwise) with clear errors: read through
+    :func:`simcore.bounded.read_text_file` (size, NUL bytes, UTF-8), YAML by
+    :func:`simcore.yaml_loader.load_yaml` (duplicate keys, alias bombs), JSON by
+    :func:`simcore.bounded.parse_json` (duplicate keys refused too)."""
     p = Path(path)
     text = read_text_file(p)
-    kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
+    if p.suffix.lower() == ".json":
+        return parse_json(text, str(p), unique_keys=True)
     depth = _flow_depth(text)
     if depth > MAX_NESTING:
-        raise ConfigError(f"{p}: not valid {kind}: nested {depth} levels deep (at most {MAX_NESTING})")
+        raise ConfigError(f"{p}: not valid YAML: nested {depth} levels deep (at most {MAX_NESTING})")
     try:
-        if kind == "JSON":
-            return json.loads(text)
-        return yaml.load(text, Loader=_YAML_LOADER)
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        return load_yaml(text, str(p))
+    except yaml.YAMLError as err:
         if "maximum nesting depth" in str(err):  # libyaml's limit (the C loader's RecursionError)
-            raise ConfigError(f"{p}: not valid {kind}: nested too deeply") from None
-        raise ConfigError(f"{p}: not valid {kind}: {err}") from None
+            raise ConfigError(f"{p}: not valid YAML: nested too deeply") from None
+        raise ConfigError(f"{p}: not valid YAML: {err}") from None
     except RecursionError:
-        raise ConfigError(f"{p}: not valid {kind}: nested too deeply") from None
+        raise ConfigError(f"{p}: not valid YAML: nested too deeply") from None
     except ValueError as err:  # e.g. an integer of more than 4300 digits
-        raise ConfigError(f"{p}: not valid {kind}: {err}") from None
+        raise ConfigError(f"{p}: not valid YAML: {err}") from None
 
 
-def parse_scalar(text: str) -> Any:
-    """Interpret a ``--set`` value: YAML scalar rules (ints, floats, bools, lists), else string."""
+def parse_scalar(text: str, where: str = "--set value") -> Any:
+    """Interpret a ``--set`` value: YAML scalar rules (ints, floats, bools, lists), else string
+    (a value that is YAML with a duplicate key or past the node budget is refused, naming ``where``)."""
     try:
-        return yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, ValueError):  # ValueError: an integer of > 4300 digits
+        return load_yaml(text, f"{where} {text if len(text) <= 60 else text[:40] + '...'}")
+    except yaml_errors:  # ValueError: an integer of > 4300 digits
         return text
 
 

@@ -9,7 +9,9 @@ sweep results) goes through this module:
 - :class:`Outputs` writes several files as one transaction: each regular file is written to a
   temporary file in its own directory (``.NAME.tmp-XXXXXXXX``), flushed to disk, and only when
   every output has been written are they renamed over their targets (``os.replace``, atomic).
-  On any error or Ctrl-C every temporary file is removed and no target is touched.
+  On any error or Ctrl-C every temporary file is removed and no target is touched. A staged file
+  is locked (``flock``) while its writer lives; one that a killed writer left (unlocked, older than
+  :data:`STALE_AFTER_S`) is removed by the next write of the same output.
 - New files get the usual Unix mode, ``0666`` less the umask (``0644`` under umask 022, as fio
   and every Unix tool); a replaced file keeps its mode (and its owner where the user may keep it).
 - ``-`` is standard output; an existing character device or FIFO (``/dev/stdout``, a terminal,
@@ -24,11 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import glob
 import os
 import secrets
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
@@ -61,6 +65,8 @@ KERNEL_FS = frozenset(
 )
 #: names of staged files start with ``.NAME`` + this (and 8 random hex digits)
 TMP_TAG = ".tmp-"
+#: a staged file not changed for this long and locked by no writer is a killed writer's leftover, s
+STALE_AFTER_S = 10.0
 
 _data_stream: list[IO] = []  # the stream '-' writes to, while the CLI sends its own text to stderr
 
@@ -264,6 +270,7 @@ class Outputs:
     def __init__(self):
         self._staged: list[tuple[str, str, str | None]] = []  # (tmp, target, what)
         self._streams: list[tuple[str, Writer, bool, str | None]] = []
+        self._locks: list[int] = []  # a descriptor of each staged file, holding its flock
 
     def __enter__(self) -> "Outputs":
         return self
@@ -295,11 +302,13 @@ class Outputs:
         if _is_dir(p, what):
             raise _fail(path, what, "it is a directory")
         real = Path(os.path.realpath(p))  # through symbolic links: the link stays, its target is replaced
+        remove_stale_temporaries(real)
         try:
             fd, tmp = _create_tmp(real)
         except OSError as err:
             raise _fail(path, what, _create_reason(err, real.parent)) from None
         self._staged.append((tmp, str(real), what))
+        self._locks.append(_locked(fd))
         try:
             if real.exists():  # a replaced file keeps its mode (and, where allowed, its owner)
                 st = real.stat()
@@ -338,8 +347,12 @@ class Outputs:
         for tmp, _target, _what in self._staged:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        for fd in self._locks:
+            with contextlib.suppress(OSError):
+                os.close(fd)
         self._staged.clear()
         self._streams.clear()
+        self._locks.clear()
 
 
 def _write_stream(path: str, writer: Writer, binary: bool, what: str | None) -> None:
@@ -394,6 +407,53 @@ def data_to_stdout() -> Iterator[None]:
 
 
 def stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Temporary files left next to ``path`` by a killed writer (``.NAME.tmp-*``)."""
+    """Temporary files next to ``path`` (``.NAME.tmp-*``): a writer's, or a killed writer's leftovers."""
     p = Path(path)
     return sorted(p.parent.glob(f".{glob.escape(p.name)}{TMP_TAG}*"))
+
+
+def _locked(fd: int) -> int:
+    """A second descriptor of the staged file ``fd`` holding an exclusive ``flock`` on it until it is
+    closed (the kernel drops the lock when the writer dies, however it dies); -1 where the file
+    system has no ``flock``."""
+    lock = os.dup(fd)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(lock)
+        return -1
+    return lock
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> int:
+    """Remove the staged files of ``path`` that a killed writer left: locked by no process and
+    unchanged for :data:`STALE_AFTER_S` seconds (a live writer holds its lock; a file just created
+    may not be locked yet). Says on stderr how many it removed; returns that count."""
+    removed = 0
+    now = time.time()
+    for tmp in stale_temporaries(path):
+        try:
+            if now - tmp.lstat().st_mtime < STALE_AFTER_S or not tmp.is_file() or tmp.is_symlink():
+                continue
+            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a live writer's (or no flock here: left alone)
+            os.close(fd)
+            continue
+        try:
+            tmp.unlink()
+            removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    if removed:
+        print(
+            f"stacksim: note: removed {removed} temporary file{'s' * (removed > 1)} of {path} that a killed"
+            " writer left",
+            file=sys.stderr,
+        )
+    return removed

@@ -91,7 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUT.json",
         type=reads("--rerun"),
         help="run again the run recorded in a --json output (its resolved configuration, seed and plug-ins),"
-        " bit for bit when the code is the same",
+        " bit for bit when the code is the same; the plug-ins it names run only when named again with --plugin"
+        " or confirmed by --trust-plugins",
+    )
+    run.add_argument(
+        "--trust-plugins",
+        action="store_true",
+        help="with --rerun: run the plug-ins (Python code) the results file names without naming each with --plugin",
     )
     run.add_argument("--quiet", action="store_true", help="no terminal summary (and no progress line)")
     run.add_argument(
@@ -145,12 +151,14 @@ def cmd_run(args) -> int:
     from stacksim.output import format_run
 
     check_run_outputs(args)
+    if args.trust_plugins and not args.rerun:
+        raise ConfigError("--trust-plugins goes with --rerun (a plug-in of a new run is named with --plugin)")
     if args.rerun:
         rerun = _rerun_config(args)
         cfg, plugins, inputs = (
             rerun.cfg,
             rerun.cli_plugins,
-            {"rerun_of": file_record(args.rerun), **rerun.record["inputs"]},
+            {"rerun_of": file_record(args.rerun), **(rerun.record.get("inputs") or {})},
         )
         for p in plugins:
             load_plugin(p)
@@ -187,16 +195,44 @@ def _rerun_config(args):
             ("--platform", args.platform),
             ("--set", args.sets),
             ("--seed", args.seed),
-            ("--plugin", args.plugin),
         )
         if v
     ]
     if given:
         raise ConfigError(f"--rerun runs the recorded configuration as it was: drop {', '.join(given)}")
     rerun = load_rerun(args.rerun)
+    _confirm_plugins(args, rerun)
     for w in rerun.warnings:
         print(f"stacksim: warning: {w}", file=sys.stderr)
     return rerun
+
+
+def _confirm_plugins(args, rerun) -> None:
+    """A results file is data: the plug-ins it names (code) run only when the command line names
+    each one again (``--plugin``) or confirms them all (``--trust-plugins``); stderr says which run."""
+    import os
+
+    def same(spec: str) -> str:
+        return os.path.realpath(spec) if spec.endswith(".py") else spec
+
+    recorded = rerun.plugins
+    known = {same(r) for r in recorded}
+    for p in args.plugin:
+        if same(p) not in known:
+            shown = ", ".join(recorded) if recorded else "none"
+            raise ConfigError(f"--plugin {p}: not a plug-in of the run recorded in {args.rerun} (it loaded: {shown})")
+    named = {same(p) for p in args.plugin}
+    missing = [r for r in recorded if same(r) not in named]
+    if missing and not args.trust_plugins:
+        raise ConfigError(
+            f"--rerun {args.rerun}: the recorded run loaded the plug-in{'s' * (len(missing) > 1)} {', '.join(missing)}:"
+            " Python code that a results file only names, which runs only when you say so: add "
+            + " ".join(f"--plugin {m}" for m in missing)
+            + ", or --trust-plugins to run every plug-in it names"
+        )
+    for r in recorded:
+        how = "named by the results file, --trust-plugins" if r in missing else "named by --plugin"
+        print(f"stacksim: note: --rerun {args.rerun}: running plug-in {r} ({how})", file=sys.stderr)
 
 
 def _check_scenario_inputs(args, source: dict[str, str]) -> None:

@@ -133,6 +133,16 @@ def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
     return x, y, policy
 
 
+def _say_unusable(rows, metric: str) -> None:
+    """Say on stderr how many runs have a ``metric`` that is no finite number (left out)."""
+    from scenarios.studies.sweeps.groups import unusable_note
+
+    if any(metric in r for r in rows):
+        note = unusable_note(rows, metric)
+        if note:
+            print(note, file=sys.stderr)
+
+
 #: sweeps of at least this many runs say their size and start at once (each point resolved as it is
 #: reached); smaller ones resolve every point before the first run
 SAY_COUNT_FROM = 200
@@ -183,10 +193,13 @@ def cmd_sweep(args) -> int:
     except SweepInterrupted as stop:
         print(f"stacksim: {stop}", file=sys.stderr)
         return 130
+    replacing = [f"{outcome.stale} replacing rows of another simulator version"] * bool(outcome.stale) + [
+        f"{outcome.damaged} replacing damaged rows"
+    ] * bool(outcome.damaged)
     print(
         f"{outcome.path}: {outcome.total} runs of sweep {sweep.name} ({npoints} points), "
         f"{outcome.computed} computed"
-        + (f" ({outcome.stale} replacing rows of another simulator version)" if outcome.stale else "")
+        + (f" ({', '.join(replacing)})" if replacing else "")
         + f", {outcome.reused} already stored"
     )
     return 0
@@ -203,6 +216,7 @@ def cmd_analyze(args) -> int:
         check_output(args.json_out, "--json")
     rows = read_results(args.results)
     x, y, policy = _axes(args, rows)
+    _say_unusable(rows, args.metric)
     tiles = efficiency_map(
         rows, x=x, y=y, policy=policy, metric=args.metric, alpha=args.alpha, lower_is_better=args.lower_is_better
     )
@@ -226,6 +240,7 @@ def cmd_report(args) -> int:
     check_output(args.output, "-o")
     rows = read_results(args.results)
     x, y, policy = _axes(args, rows)
+    _say_unusable(rows, args.metric)
     n = write_report(
         rows,
         args.output,

@@ -142,6 +142,8 @@ def test_bad_axis_key_fails_before_running(tmp_path, capsys, monkeypatch):
         text = TINY.replace("server.policy: [spdk-static, sandman]", axis).replace(
             "set: {", "set: {server.policy: sandman, "
         )
+        if axis.startswith("workload.rate_iops:"):  # the bad axis replaces the good one (a key once)
+            text = text.replace("  workload.rate_iops: [40000, 320000]\n", "", 1)
         with pytest.raises(ConfigError, match=needle):
             tiny_tasks(tmp_path, text)
     assert not ran

@@ -15,7 +15,11 @@ class ReplaySettings(Model):
     """How the trace is replayed (``--set replay.KEY=VALUE``)."""
 
     threads: int | None = Field(
-        None, ge=1, description="submitter threads (default: one per logical CPU); thread i runs on CPU i % cpus"
+        None,
+        ge=1,
+        le=4096,
+        description="submitter threads (default: one per logical CPU, at most 4096 as fio's jobs); thread i runs"
+        " on CPU i % cpus",
     )
     hipri: bool = Field(
         False, description="poll for completions (io_uring IOPOLL, RWF_HIPRI semantics; needs queue.io_poll=1)"
@@ -25,7 +29,7 @@ class ReplaySettings(Model):
         description="which thread submits a batch: round-robin over threads, or one thread per trace volume",
     )
     lookahead: int | None = Field(
-        None, ge=1, description="batches read ahead of the submissions (default: one per thread)"
+        None, ge=1, le=4096, description="batches read ahead of the submissions (default: one per thread)"
     )
     timer_slack_ns: float = Field(
         0.0, ge=0, description="slack added to the timeout of a thread waiting for its next due IO, ns"

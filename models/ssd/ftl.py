@@ -27,14 +27,29 @@ FREE, OPEN, CLOSED = 0, 1, 2
 GC_STREAM = -1
 
 
+#: memory of one page's map entry, bytes: a list slot holding a Python int of its own (l2p for each
+#: logical page, p2l for each physical page; measured: 78 bytes a logical page with the default 7%
+#: spare, the map preconditioned full)
+PAGE_ENTRY_BYTES = 38
+
+
+def _mapped_pages(cfg: FtlConfig, capacity_bytes: int | None) -> int:
+    span = min(cfg.span_bytes, capacity_bytes) if capacity_bytes else cfg.span_bytes
+    return max(1, span // cfg.page_bytes)
+
+
+def ftl_state_bytes(cfg: FtlConfig, capacity_bytes: int | None) -> int:
+    """The memory the FTL of one device takes (for the run's estimate before anything is built), bytes."""
+    return int(_mapped_pages(cfg, capacity_bytes) * PAGE_ENTRY_BYTES * (2.0 + cfg.spare_fraction))
+
+
 class Ftl:
     """The FTL's state and counters (pages; monotonic counters)."""
 
     def __init__(self, cfg: FtlConfig, capacity_bytes: int | None):
         self.cfg = cfg
         self.page = cfg.page_bytes
-        span = min(cfg.span_bytes, capacity_bytes) if capacity_bytes else cfg.span_bytes
-        self.n_lpn = max(1, span // self.page)
+        self.n_lpn = _mapped_pages(cfg, capacity_bytes)
         ppb = self.ppb = cfg.pages_per_block
         self.n_blocks = -(-int(self.n_lpn * (1.0 + cfg.spare_fraction)) // ppb)
         self.l2p = [-1] * self.n_lpn

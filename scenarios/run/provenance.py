@@ -12,13 +12,13 @@ whose file changed is refused, and different code is said on stderr (the results
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from scenarios.config.host import RunConfig
 from scenarios.config.server import ServerRunConfig
+from simcore.bounded import parse_json
 from simcore.compiled import describe, package_version
 from simcore.config import read_text_file, validate
 from simcore.errors import ConfigError
@@ -96,16 +96,19 @@ class Rerun:
     @property
     def cli_plugins(self) -> list[str]:
         """The ``--plugin`` files the recorded run loaded (checked unchanged), to load again."""
-        return [p["path"] for p in self.record.get("cli_plugins") or []]
+        return [str(p.get("path")) for p in self.record.get("cli_plugins") or [] if isinstance(p, dict)]
+
+    @property
+    def plugins(self) -> list[str]:
+        """Every plug-in the rerun would run (Python code named by the results file): the recorded
+        ``--plugin`` ones and the configuration's own ``plugins``, each once."""
+        return list(dict.fromkeys([*self.cli_plugins, *self.cfg.plugins]))
 
 
 def load_rerun(path: str) -> Rerun:
     """Read ``path`` (a ``stacksim run --json`` output) for a rerun; ConfigError when it cannot be
     rerun as recorded (no provenance, a bad configuration, a plug-in that changed)."""
-    try:
-        doc = json.loads(read_text_file(path, what="--rerun file"))
-    except ValueError as e:
-        raise ConfigError(f"--rerun {path}: not JSON ({e})") from None
+    doc = parse_json(read_text_file(path, what="--rerun file"), f"--rerun {path}", unique_keys=True)
     rec = doc.get("provenance") if isinstance(doc, dict) else None
     if not isinstance(rec, dict) or not isinstance(rec.get("config"), dict):
         raise ConfigError(
@@ -115,8 +118,16 @@ def load_rerun(path: str) -> Rerun:
     if kind not in _CONFIGS:
         raise ConfigError(f"--rerun {path}: provenance.kind {kind!r} is not one of {', '.join(_CONFIGS)}")
     cfg = validate(_CONFIGS[kind], rec["config"], where=f"{path}: provenance.config")
+    for field in ("plugins", "cli_plugins"):
+        items = rec.get(field) or []
+        if not isinstance(items, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("path"), str) for p in items
+        ):
+            raise ConfigError(f"--rerun {path}: provenance.{field} is not a list of file records (damaged or edited)")
+    if not isinstance(rec.get("inputs", {}), dict):
+        raise ConfigError(f"--rerun {path}: provenance.inputs is not a mapping (damaged or edited)")
     for plugin in [*(rec.get("plugins") or []), *(rec.get("cli_plugins") or [])]:
-        now = file_record(plugin.get("path", ""))
+        now = file_record(plugin["path"])
         if now.get("sha256") != plugin.get("sha256"):
             raise ConfigError(
                 f"--rerun {path}: plug-in {plugin.get('path')} changed since the run (or is gone): "

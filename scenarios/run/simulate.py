@@ -16,6 +16,8 @@ through :func:`simulate`.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 
 from models.host import Host
@@ -25,6 +27,7 @@ from scenarios.config.host import RunConfig
 from scenarios.config.server import ServerRunConfig
 from scenarios.run.assembly import build_run
 from scenarios.run.iostats import IoStats
+from scenarios.run.memory import check_run_memory
 from scenarios.run.replay import ReplayConfig, run_replay
 from scenarios.run.result import Result
 from scenarios.run.server import simulate_server
@@ -54,17 +57,45 @@ def simulate(
     standard error while it runs (``None``: when standard error is a terminal); ``keep_model``: keep
     the simulated system (``result.model``; a host's with every completed request in
     ``result.model.records``: memory grows with the run; a host run's fio jobs in ``result.run``).
-    None of them changes the result."""
-    if isinstance(config, RunConfig):
-        return _simulate_host(config, tracer, records, progress, keep_model)
-    if isinstance(config, ServerRunConfig):
-        return simulate_server(config, tracer=tracer, records=records, keep_model=keep_model)
-    if isinstance(config, ReplayConfig):
-        return run_replay(config, progress=progress, records=records, keep_model=keep_model)
+    None of them changes the result. A configuration whose simulated state is estimated to take more
+    memory than ``STACKSIM_MAX_MEMORY_BYTES`` is refused before anything is built
+    (:mod:`scenarios.run.memory`)."""
+    if isinstance(config, (RunConfig, ServerRunConfig, ReplayConfig)):
+        check_run_memory(config)
+    with _deep_enough(config):
+        if isinstance(config, RunConfig):
+            return _simulate_host(config, tracer, records, progress, keep_model)
+        if isinstance(config, ServerRunConfig):
+            return simulate_server(config, tracer=tracer, records=records, keep_model=keep_model)
+        if isinstance(config, ReplayConfig):
+            return run_replay(config, progress=progress, records=records, keep_model=keep_model)
     raise ConfigError(
         f"simulate: a {type(config).__name__} is not a configuration (expected RunConfig, "
         "ServerRunConfig or ReplayConfig)"
     )
+
+
+#: Python frames one exiting thread may hold: a task's exit runs the next task of its CPU inside
+#: it (models/os/cfs.py's exit_task -> _schedule -> the task's continuation), so threads that all
+#: exit at once (4,096 fio jobs of one IO, a replay's threads at the trace's end) nest their exits
+FRAMES_PER_THREAD = 16
+
+
+@contextlib.contextmanager
+def _deep_enough(config):
+    """Python's recursion limit raised, while ``config`` runs, to what its threads' exits may nest."""
+    threads = sum(j.numjobs for j in getattr(config, "jobs", None) or ())
+    settings = getattr(config, "replay", None)
+    if settings is not None:
+        threads += settings.threads or config.platform.cpu.logical_cpus
+    old = sys.getrecursionlimit()
+    need = 1000 + FRAMES_PER_THREAD * threads
+    if need > old:
+        sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _may_end_early(job) -> bool:

@@ -17,11 +17,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
 from pydantic import Field
 
 from simcore.config import Model, validate
 from simcore.errors import ConfigError
+from simcore.yaml_loader import load_yaml
 
 __all__ = ["Source", "Figure", "Study", "STUDIES", "study", "values", "cite"]
 
@@ -72,7 +72,8 @@ def study(name: str) -> Study:
     if name not in STUDIES:
         raise ConfigError(f"unknown reference study {name!r} (shipped: {', '.join(STUDIES)})")
     text = resources.files(__name__).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
-    return validate(Study, yaml.safe_load(text), where=f"scenarios/data/reference/{name}.yaml")
+    where = f"scenarios/data/reference/{name}.yaml"
+    return validate(Study, load_yaml(text, where), where=where)
 
 
 def _figure(name: str, figure: str) -> Figure:

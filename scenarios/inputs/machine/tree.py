@@ -20,7 +20,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from simcore.bounded import InputLimitError
 from simcore.errors import ConfigError
+from simcore.limits import TEXT_BYTES, format_bytes
 
 __all__ = ["SysTree", "open_tree", "natural_key"]
 
@@ -29,6 +31,8 @@ MARKERS = ("/proc/cpuinfo", "/sys/devices/system/cpu/online")
 
 #: a sysfs or procfs file is small: more than this is not one (a wrong --root)
 MAX_FILE_BYTES = 4 << 20
+#: files a saved tree may hold (one of a real machine holds a few thousand)
+MAX_TREE_FILES = 200_000
 READ_CHUNK = 1 << 16
 
 
@@ -117,15 +121,26 @@ class SysTree:
 def _unpack(archive: Path, into: Path) -> None:
     """Unpack the saved tree ``archive`` into ``into``: plain files and directories only, each
     inside the tree (no absolute path, no ``..``, no links)."""
+    most = TEXT_BYTES.value()
     try:
         with tarfile.open(archive, "r:*") as tar:
-            members = tar.getmembers()
-            for m in members:
+            members = []
+            total = 0
+            for m in tar:  # each header checked before the data behind it is inflated
                 parts = Path(m.name).parts
                 if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in parts:
                     raise ConfigError(
                         f"--root {archive}: '{m.name}' is not a file of a saved tree (stacksim probe --save writes one)"
                     )
+                total += m.size + 512
+                if m.size > MAX_FILE_BYTES or total > most or len(members) >= MAX_TREE_FILES:
+                    raise InputLimitError(
+                        f"--root {archive}: more than a saved tree holds ({len(members) + 1:,} files,"
+                        f" {format_bytes(total)} so far; a file of /proc or /sys is at most"
+                        f" {format_bytes(MAX_FILE_BYTES)}, a tree at most {MAX_TREE_FILES:,} files and"
+                        f" {TEXT_BYTES.shown()}): a decompression bomb? {TEXT_BYTES.hint()}"
+                    )
+                members.append(m)
             # every member checked above; Python's own "data" filter too where it has one (3.12, 3.11.4)
             extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
             tar.extractall(into, members=members, **extra)

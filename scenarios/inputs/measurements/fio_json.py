@@ -216,6 +216,8 @@ def _read_one(path: str) -> list[FioResult]:
             raise ConfigError(f"{path}:{e.lineno}: invalid fio JSON: {e.msg} (column {e.colno})") from None
         except RecursionError:
             raise ConfigError(f"{path}:{line}: invalid fio JSON: nested too deeply") from None
+        except ValueError as e:  # an integer of more than 4300 digits
+            raise ConfigError(f"{path}:{line}: invalid fio JSON: {e}") from None
         results += _doc_results(doc, path, line)
     if not results:
         raise ConfigError(f"{path}: no JSON object found (run fio with --output-format=json)")

@@ -1,7 +1,9 @@
 """Streaming block-trace reader: :func:`open_trace` and :func:`sniff_format`.
 
 A :class:`TraceReader` reads its file line by line each time it is iterated (a multi-GB trace
-never sits in memory); gzip files are recognised by their magic bytes and read transparently.
+never sits in memory); gzip, bzip2 and xz files are recognised by their magic bytes and read
+transparently, and no line, NUL byte or decompression bomb can take more than a buffer's memory
+(:func:`simcore.bounded.open_lines`: the limits and how to raise them).
 Times are rebased to the first record (``TraceIO.t_ns``, ns).
 
 Out-of-order timestamps: the formats are time-sorted, but real traces sometimes step
@@ -14,7 +16,6 @@ issue a late record immediately).
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import os
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from typing import Final
 
 import numpy as np
 
+from simcore.bounded import open_lines
 from simcore.errors import ConfigError
 
 from .blkparse import ACTIONS, BlkparseParser
@@ -56,15 +58,9 @@ CHUNK_LINES: Final = 4096
 
 
 def open_text(path: str | os.PathLike):
-    """Open a text file, or a gzip-compressed one (by magic bytes), for reading lines."""
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(2)
-        if magic == b"\x1f\x8b":
-            return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
-        return open(path, encoding="utf-8-sig", errors="replace", newline="")  # (a byte-order mark is dropped)
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot open trace: {e.strerror or e}") from None
+    """Open a trace for reading lines: plain, or compressed (gzip, bzip2, xz, by magic bytes),
+    every line and the inflation bounded (:func:`simcore.bounded.open_lines`)."""
+    return open_lines(path, "trace")
 
 
 def numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:

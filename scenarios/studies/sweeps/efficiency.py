@@ -17,7 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats
 
-from scenarios.studies.sweeps.groups import ordered_values, parse_policy_axes, policy_of, require_columns
+from scenarios.studies.sweeps.groups import number, ordered_values, parse_policy_axes, policy_of, require_columns
+from simcore.errors import ConfigError
 
 Row = dict[str, Any]
 DEFAULT_METRIC = "bytes_per_joule"
@@ -62,10 +63,12 @@ def efficiency_map(
     require_columns(rows, [x, y, metric], what="column")
     cells: dict[tuple, dict[str, list[float]]] = {}
     for r in rows:
-        v = r.get(metric)
-        if v is None or (isinstance(v, float) and math.isnan(v)) or r.get(x) is None or r.get(y) is None:
+        v = number(r.get(metric))
+        if v is None or r.get(x) is None or r.get(y) is None:
             continue
-        cells.setdefault((r[x], r[y]), {}).setdefault(policy_of(r, paxes), []).append(float(v))
+        cells.setdefault((r[x], r[y]), {}).setdefault(policy_of(r, paxes), []).append(v)
+    if not cells:
+        raise ConfigError(f"metric '{metric}': no run has a finite value with a {x} and a {y}: nothing to compare")
     xs = ordered_values(k[0] for k in cells)
     ys = ordered_values(k[1] for k in cells)
     out = []

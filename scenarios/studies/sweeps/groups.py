@@ -98,6 +98,29 @@ def require_columns(rows: Sequence[Row], names: Iterable[str], *, what: str) -> 
             raise ConfigError(f"{what} '{n}': no such column in the results (axis columns: {', '.join(head)})")
 
 
+def number(value: Any) -> float | None:
+    """A metric's value as a finite float, else None (missing, NaN, infinite, text, too large)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        v = float(value)
+    except OverflowError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def unusable_note(rows: Sequence[Row], metric: str) -> str | None:
+    """``note: ...`` when some rows have a value of ``metric`` that is no finite number (left out of
+    the analysis), else None; ConfigError when no row has one."""
+    bad = [r for r in rows if r.get(metric) is not None and number(r.get(metric)) is None]
+    if not bad:
+        return None
+    if all(number(r.get(metric)) is None for r in rows):
+        raise ConfigError(f"metric '{metric}': no run has a finite value (NaN, infinite or text in every row)")
+    shown = ", ".join(sorted({repr(r[metric])[:20] for r in bad})[:3])
+    return f"note: {len(bad)} runs have a {metric} that is not a finite number ({shown}): left out"
+
+
 def policy_of(row: Row, axes: Sequence[str]) -> str:
     """The policy label of a row: the value of a single policy axis, else ``a=1,b=0``."""
     if len(axes) == 1:

@@ -23,7 +23,14 @@ from plotly.subplots import make_subplots
 
 from scenarios.run.outputs import figures_page
 from scenarios.studies.sweeps.efficiency import DEFAULT_METRIC, cell_text, efficiency_map
-from scenarios.studies.sweeps.groups import mean_ci, ordered_values, parse_policy_axes, policy_of, require_columns
+from scenarios.studies.sweeps.groups import (
+    mean_ci,
+    number,
+    ordered_values,
+    parse_policy_axes,
+    policy_of,
+    require_columns,
+)
 from simcore.outfile import write_text
 
 Row = dict[str, Any]
@@ -57,9 +64,9 @@ class _Data:
         get = metric if callable(metric) else (lambda r: r.get(metric))
         out = []
         for r in self.groups.get((xv, yv, pol), ()):
-            v = get(r)
-            if v is not None and not (isinstance(v, float) and math.isnan(v)):
-                out.append(float(v))
+            v = number(get(r))
+            if v is not None:
+                out.append(v)
         return out
 
     def facets(self, n: int) -> tuple[int, int]:

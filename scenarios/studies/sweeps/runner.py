@@ -11,7 +11,7 @@ from scenarios.run.simulate import simulate
 from scenarios.studies.sweeps.executors import run_dask, run_local
 from scenarios.studies.sweeps.progress import Progress
 from scenarios.studies.sweeps.rows import make_row, task_code_sha
-from scenarios.studies.sweeps.store import ResultStore
+from scenarios.studies.sweeps.store import ResultStore, describe_damage
 from simcore.errors import ConfigError
 
 
@@ -30,6 +30,8 @@ class SweepOutcome:
     """runs stored by another version of the simulator's code, recomputed"""
     extra_rows: int
     """rows in the results file that are not part of this plan (kept)"""
+    damaged: int = 0
+    """runs whose stored row was damaged (cut off, unreadable), recomputed"""
 
 
 def run_task(task) -> dict[str, Any]:
@@ -86,6 +88,7 @@ def execute(
                 store.add(row, scan.order)
                 computed += 1
                 bar.update()
+            store.drop_damaged()
         finally:
             if hasattr(stream, "close"):
                 stream.close()
@@ -99,7 +102,7 @@ def execute(
     finally:
         store.close(scan.order)
     extra = scan.report()
-    return SweepOutcome(store.path, scan.seen, scan.reused, computed, scan.stale, extra)
+    return SweepOutcome(store.path, scan.seen, scan.reused, computed, scan.stale, extra, scan.damaged)
 
 
 def _first_sweep(tasks: Iterable) -> str:
@@ -114,7 +117,7 @@ class _Scan:
     def __init__(self, store: ResultStore):
         self.store = store
         self.order: dict = {}
-        self.seen = self.reused = self.stale = 0
+        self.seen = self.reused = self.stale = self.damaged = 0
         self.reused_hook = None
 
     def to_run(self, tasks: Iterable):
@@ -122,7 +125,8 @@ class _Scan:
         store = self.store
         for t in tasks:
             if not self.seen:
-                others = sorted({str(r.get("sweep")) for r in store.rows.values()} - {t.sweep})
+                names = {str(r.get("sweep")) for r in store.rows.values()} | {d.sweep for d in store.damage if d.sweep}
+                others = sorted(names - {t.sweep})
                 if others:
                     raise ConfigError(
                         f"{store.path} holds results of sweep {', '.join(others)}, not {t.sweep}: "
@@ -130,17 +134,19 @@ class _Scan:
                     )
             self.seen += 1
             self.order[(t.point, t.replicate)] = t.index
-            status = store.status(t.point, t.replicate, t.config_sha, task_code_sha(t))
+            status = store.status(t.point, t.replicate, t.config_sha, task_code_sha(t), t.axes)
             if status == "done":
                 self.reused += 1
                 if self.reused_hook is not None:
                     self.reused_hook()
                 continue
             self.stale += status == "stale"
+            self.damaged += status == "damaged"
             yield t
 
     def report(self) -> int:
         """Say on stderr what was recomputed and what else the file holds; the count of the latter."""
+        self._report_damage()
         if self.stale:
             print(
                 f"stacksim: note: {self.stale} stored runs were computed by another version of the simulator:"
@@ -154,6 +160,31 @@ class _Scan:
                 file=sys.stderr,
             )
         return extra
+
+    def _report_damage(self) -> None:
+        """Say which damaged stored rows were recomputed, and which were dropped (no run of this plan)."""
+        damage = self.store.damage
+        if not damage:
+            return
+        redone = [d for d in damage if d.key is not None and d.key in self.order]
+        dropped = [d for d in damage if d.key is None or d.key not in self.order]
+        path = self.store.path
+        if redone:
+            print(
+                f"stacksim: note: {path}: {_count(len(redone), 'damaged stored row', 'damaged stored rows')}"
+                f" recomputed: {describe_damage(redone)}",
+                file=sys.stderr,
+            )
+        if dropped:
+            print(
+                f"stacksim: note: {path}: {_count(len(dropped), 'damaged stored entry', 'damaged stored entries')}"
+                f" of no run of this sweep dropped: {describe_damage(dropped)}",
+                file=sys.stderr,
+            )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 class SweepInterrupted(KeyboardInterrupt):

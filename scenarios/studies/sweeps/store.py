@@ -7,6 +7,15 @@ is killed at any instant therefore loses no finished run: on restart the rows of
 the journal are merged (journal wins) and the runs whose point, replicate and configuration hash
 are already there are skipped. Readers (:func:`read_results`) merge the journal too.
 
+Every stored row is verified when it is read (:func:`load_store`): a CSV record with as many
+fields as the header and, for the last one, its line end (a file cut in the middle of a row has
+none, whatever column the cut fell in); the identity columns (sweep, point, an integer replicate,
+the two hashes); a ``config`` column that is a JSON object whose SHA-256 is the row's
+``config_sha``, and a ``cdf`` column that is a JSON object; a journal entry that is a JSON object
+of such a row. A damaged row is never taken for a finished run: a resumed sweep recomputes it and
+says so on stderr (:attr:`ResultStore.damage`), and an analysis refuses the file, naming the
+damaged rows, until a resume has recomputed them.
+
 One sweep at a time writes a results file: it holds an exclusive ``flock`` on ``.RESULTS.lock``
 (which records its pid). The kernel releases the lock when the process dies, however it dies, so
 the lock of a killed sweep is taken over by the next one; where ``flock`` is not supported, a lock
@@ -23,11 +32,14 @@ import os
 import re
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from scenarios.studies.sweeps.rows import TEXT_COLUMNS
+from simcore.bounded import open_lines, parse_json, read_text_file
 from simcore.errors import ConfigError
+from simcore.limits import TEXT_BYTES
 from simcore.outfile import OutputError, check_output, stale_temporaries, write_file, write_text
 
 FORMATS = (".csv", ".parquet")
@@ -66,15 +78,64 @@ def journal_dir(path: str | Path) -> Path:
     return Path(str(path) + ".journal")
 
 
-def read_results(path: str | Path) -> list[Row]:
-    """All rows of a results file, merged with its journal (an interrupted sweep), file order."""
+@dataclass(frozen=True)
+class Damage:
+    """A stored row that is not a whole row: where it is (``line 9``, ``journal NAME.json``), the
+    run it names when that can be read (else None) and what is wrong with it."""
+
+    where: str
+    key: RowKey | None
+    why: str
+    sweep: str | None = None
+
+    def __str__(self) -> str:
+        run = f" (point {self.key[0]} replicate {self.key[1]})" if self.key is not None else ""
+        return f"{self.where}{run}: {self.why}"
+
+
+def load_store(path: str | Path) -> tuple[dict[RowKey, Row], list[Damage]]:
+    """The whole rows of a results file merged with its journal (journal wins; file order), and
+    the damaged ones (see the module docstring). ConfigError when the file cannot be read at all
+    or is another kind of file."""
     p = Path(path)
     if not p.exists() and not journal_dir(p).is_dir():
         raise ConfigError(f"results file not found: {p}")
-    rows = {row_key(r): r for r in (_read_table(p) if p.exists() else [])}
-    for r in _read_journal(journal_dir(p)):
-        rows[row_key(r)] = r
+    rows: dict[RowKey, Row] = {}
+    damage: list[Damage] = []
+    if p.exists():
+        table, damage = _read_table(p)
+        rows = {row_key(r): r for r in table}
+    for r, dmg in _read_journal(journal_dir(p)):
+        if dmg is None:
+            rows[row_key(r)] = r
+            damage = [d for d in damage if d.key != row_key(r)]  # a whole row of the run replaces it
+        else:
+            damage.append(dmg)
+            if dmg.key is not None:
+                rows.pop(dmg.key, None)  # a newer result of the run is damaged: the older row is no answer
+    return rows, damage
+
+
+def read_results(path: str | Path) -> list[Row]:
+    """All rows of a results file, merged with its journal (an interrupted sweep), file order; a
+    file that holds damaged rows is refused (ConfigError naming them and how to recompute them)."""
+    rows, damage = load_store(path)
+    if damage:
+        raise ConfigError(
+            f"{path}: {_count(len(damage), 'damaged stored row')}: {describe_damage(damage)}. Resume the sweep"
+            f" on this file (stacksim sweep SWEEP -o {path}) to recompute {'it' if len(damage) == 1 else 'them'}"
+        )
     return list(rows.values())
+
+
+def describe_damage(damage: list[Damage], most: int = 3) -> str:
+    """The first ``most`` damaged rows, ``; ``-joined (and how many more)."""
+    text = "; ".join(str(d) for d in damage[:most])
+    return text + (f"; and {len(damage) - most} more" if len(damage) > most else "")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 class ResultStore:
@@ -93,22 +154,34 @@ class ResultStore:
                 shutil.rmtree(self.journal, ignore_errors=True)
                 self.path.unlink(missing_ok=True)
             exists = self.path.exists() or self.journal.is_dir()
-            self.rows: dict[RowKey, Row] = {row_key(r): r for r in read_results(self.path)} if exists else {}
+            self.rows: dict[RowKey, Row] = {}
+            #: the damaged stored rows found (recomputed when the plan has their run, else dropped)
+            self.damage: list[Damage] = []
+            if exists:
+                self.rows, self.damage = load_store(self.path)
         except BaseException:
             Path(self._lock.name).unlink(missing_ok=True)
             self._lock.close()
             raise
+        self._damaged = {d.key for d in self.damage if d.key is not None}
         self._dirty = self.journal.is_dir()  # journal rows are consolidated into the file at close
         self._last_flush = time.monotonic()
 
-    def status(self, point: str, replicate: int, config_sha: str, code_sha: str) -> str:
+    def status(self, point: str, replicate: int, config_sha: str, code_sha: str, axes: Iterable[str] = ()) -> str:
         """``"done"`` if this run is stored with the same configuration and simulator code,
-        ``"stale"`` if it was computed by another version of the simulator (to recompute), or
-        ``"missing"``. A stored run of the same point and replicate with another configuration is
-        an error (the sweep file or the overrides changed)."""
+        ``"stale"`` if it was computed by another version of the simulator (to recompute),
+        ``"damaged"`` if its stored row is damaged or lacks one of the ``axes`` columns (to
+        recompute), or ``"missing"``. A stored run of the same point and replicate with another
+        configuration is an error (the sweep file or the overrides changed)."""
         row = self.rows.get((point, replicate))
         if row is None:
-            return "missing"
+            return "damaged" if (point, replicate) in self._damaged else "missing"
+        lacking = [a for a in axes if row.get(a) is None]
+        if lacking:
+            self.damage.append(Damage("a row", (point, replicate), f"no {lacking[0]} column (an axis of the sweep)"))
+            del self.rows[(point, replicate)]
+            self._dirty = True
+            return "damaged"
         if str(row.get("config_sha")) != config_sha:
             raise ConfigError(
                 f"{self.path} holds point {point} replicate {replicate} computed with another configuration "
@@ -131,6 +204,12 @@ class ResultStore:
         self._dirty = True
         if time.monotonic() - self._last_flush >= self.flush_interval_s:
             self.flush(order)
+
+    def drop_damaged(self) -> None:
+        """Leave the damaged rows out of the results file at the next flush (a sweep that went through
+        its whole plan: the damaged rows of its runs are recomputed, the others are no result)."""
+        if self.damage:
+            self._dirty = True
 
     def flush(self, order: dict[RowKey, int] | None = None) -> None:
         """Rewrite the results file atomically from all rows (planned order first)."""
@@ -202,39 +281,148 @@ def _write_parquet(fh, rows: list[Row], cols: list[str]) -> None:
     pq.write_table(pa.table(data), fh)
 
 
-def _read_table(path: Path) -> list[Row]:
-    """The rows of a results file; ConfigError if it is unreadable or another kind of file."""
+def _read_table(path: Path) -> tuple[list[Row], list[Damage]]:
+    """The whole rows of a results file and its damaged ones; ConfigError if it is unreadable or
+    another kind of file."""
     try:
         if path.suffix.lower() == ".parquet":
             import pyarrow.parquet as pq
 
             table = pq.read_table(path)
             _check_kind(path, table.column_names)
-            rows = [{k: v for k, v in r.items() if v is not None} for r in table.to_pylist()]
+            records = [
+                (f"row {i + 1}", {k: v for k, v in r.items() if v is not None}) for i, r in enumerate(table.to_pylist())
+            ]
+            damage: list[Damage] = []
         else:
-            with open(path, newline="", encoding="utf-8-sig") as fh:  # (a spreadsheet's byte-order mark)
-                reader = csv.DictReader(fh)
-                _check_kind(path, reader.fieldnames or [])
-                rows = []
-                for r in reader:
-                    if None in r or None in r.values():
-                        raise ConfigError(
-                            f"{path} line {reader.line_num}: {len(r) - (None in r)} fields where the "
-                            f"header has {len(reader.fieldnames)}: not a sweep results file, or damaged"
-                        )
-                    rows.append({k: (v if k in TEXT_COLUMNS else _parse(v)) for k, v in r.items() if v != ""})
+            records, damage = _read_csv(path)
     except ConfigError:
         raise
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a sweep results file (not UTF-8 text)") from None
     except (csv.Error, OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
-        raise ConfigError(f"{path}: cannot read sweep results: {err}") from None
-    for i, r in enumerate(rows):
-        if not isinstance(r.get("replicate"), int) or not isinstance(r.get("point"), str):
+        hint = ""
+        if path.suffix.lower() == ".parquet":  # (a Parquet file cut short has no footer: no row can be read)
+            hint = " (a cut or damaged Parquet file holds no readable row: remove it, or give another results file)"
+        raise ConfigError(f"{path}: cannot read sweep results: {err}{hint}") from None
+    rows = []
+    for where, r in records:
+        why = row_damage(r)
+        if why is None:
+            rows.append(r)
+        else:
+            damage.append(_damage(where, r, why))
+    return rows, damage
+
+
+def _damage(where: str, r: Any, why: str) -> Damage:
+    """A :class:`Damage` naming the run of ``r`` when its identity columns can be read."""
+    key = None
+    if isinstance(r, dict) and isinstance(r.get("point"), str) and _whole_number(r.get("replicate")):
+        key = (r["point"], r["replicate"])
+    sweep = r.get("sweep") if isinstance(r, dict) and isinstance(r.get("sweep"), str) else None
+    return Damage(where, key, why, sweep)
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _whole_number(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+class _Lines:
+    """The lines of a text file for the CSV reader, remembering whether the last one ended."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self.ended = True
+        self.count = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._fh:
+            self.count += 1
+            self.ended = line.endswith(("\n", "\r"))
+            yield line
+
+
+def _read_csv(path: Path) -> tuple[list[tuple[str, Row]], list[Damage]]:
+    """(where, row) of each record of a CSV results file with as many fields as its header (the
+    last one also ended by a line end), and the damage of the others; one line may hold up to
+    ``STACKSIM_MAX_TEXT_BYTES`` (a row holds a whole configuration)."""
+    csv.field_size_limit(max(csv.field_size_limit(), TEXT_BYTES.value()))
+    records: list[tuple[str, Row]] = []
+    damage: list[Damage] = []
+    with open_lines(path, "sweep results file", line=TEXT_BYTES) as fh:
+        lines = _Lines(fh)
+        reader = csv.reader(lines)
+        header = next(reader, [])
+        if not lines.ended and header and lines.count == 1 and "sweep,point".startswith(",".join(header)[:11]):
+            return [], [Damage("line 1", None, "the header line is cut off (no row is whole)")]
+        _check_kind(path, header)
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
             raise ConfigError(
-                f"{path}: row {i + 1} has no point or no integer replicate: not a sweep results file, or damaged"
+                f"{path} line 1: column {twice[0]!r} is named twice: not a sweep results file, or damaged"
             )
-    return rows
+        start = reader.line_num + 1
+        for fields in reader:
+            where = f"line {start}"
+            cut = not lines.ended
+            start = reader.line_num + 1
+            if not fields:
+                continue  # a blank line
+            row = {k: (v if k in TEXT_COLUMNS else _parse(v)) for k, v in zip(header, fields) if v != ""}
+            if len(fields) != len(header):
+                why = f"{len(fields)} fields where the header has {len(header)}"
+                damage.append(_damage(where, row, why + (": the file ends in it (cut off)" if cut else "")))
+            elif cut:
+                damage.append(_damage(where, row, "the file ends in this row, with no line end (cut off)"))
+            else:
+                records.append((where, row))
+    return records, damage
+
+
+#: the identity columns of a row (text, not empty)
+_IDENTITY = ("sweep", "point", "config_sha", "code_sha")
+
+
+def row_damage(r: Any) -> str | None:
+    """What makes ``r`` not a whole row of a results file, or None: the identity columns, the
+    ``config`` column (a JSON object whose SHA-256 starts with the row's ``config_sha``), the
+    ``cdf`` column (a JSON object), every other value a number or text."""
+    if not isinstance(r, dict):
+        return f"not a row (a JSON {type(r).__name__})"
+    for name in _IDENTITY:
+        if name == "config_sha" and not _whole_number(r.get("replicate")):
+            why = "no replicate column" if r.get("replicate") is None else "its replicate is not a whole number"
+            return why + ("" if r.get("replicate") is None else f" ({str(r['replicate'])[:20]!r})")
+        if not isinstance(r.get(name), str) or not r[name]:
+            return f"no {name} column" if r.get(name) in (None, "") else f"its {name} is not text"
+    config = r.get("config")
+    if not isinstance(config, str) or not config:
+        return "no config column"
+    if hashlib.sha256(config.encode("utf-8")).hexdigest()[: len(r["config_sha"])] != r["config_sha"]:
+        try:
+            parsed = parse_json(config, "config")
+        except ConfigError:
+            return "its config column is cut off or damaged (not JSON)"
+        if not isinstance(parsed, dict):
+            return "its config column is not a JSON object"
+        return "its config column does not match its config_sha (edited or damaged)"
+    cdf = r.get("cdf")
+    try:
+        curves = parse_json(cdf, "cdf") if isinstance(cdf, str) else None
+    except ConfigError:
+        return "its cdf column is cut off or damaged (not JSON)"
+    if not isinstance(curves, dict):
+        return "its cdf column is not a JSON object"
+    for name, values in curves.items():
+        if not isinstance(values, list) or not all(_number(v) for v in values):
+            return f"its cdf column's {str(name)[:20]!r} is not a list of numbers"
+    for name, value in r.items():
+        if not (value is None or isinstance(value, (str, int, float))):
+            return f"column {str(name)[:40]!r} holds a {type(value).__name__}, not a number or text"
+    return None
 
 
 def _check_kind(path: Path, columns: Iterable[str]) -> None:
@@ -246,27 +434,39 @@ def _check_kind(path: Path, columns: Iterable[str]) -> None:
             f"{path}: not a stacksim sweep results file (no {', '.join(missing)} column"
             f"{'s' if len(missing) > 1 else ''}; its columns: {shown})"
         )
+    twice = sorted({c for c in cols if cols.count(c) > 1})
+    if twice:
+        raise ConfigError(f"{path}: column {twice[0]!r} is named twice: not a sweep results file, or damaged")
 
 
 def _parse(text: str) -> Any:
     if _INT_RE.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more than 4300 digits: no number of a row
+            return text
     try:
         return float(text)
     except ValueError:
         return text
 
 
-def _read_journal(jdir: Path) -> list[Row]:
+def _read_journal(jdir: Path) -> list[tuple[Row, Damage | None]]:
+    """(row, None) for each whole journal entry, (entry, its damage) for the others."""
     if not jdir.is_dir():
         return []
-    rows = []
+    out: list[tuple[Row, Damage | None]] = []
     for f in sorted(jdir.glob("*.json")):
+        where = f"journal entry {f.name}"
         try:
-            rows.append(json.loads(f.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue  # cannot happen with atomic writes; a stray file is ignored
-    return rows
+            entry = parse_json(read_text_file(f, what="results journal entry", limit=TEXT_BYTES), where)
+        except ConfigError as err:
+            why = str(err).replace(f"{where}: ", "").replace(f"{f}: ", "").replace(f" {f}", "").replace(f"{f} ", "")
+            out.append(({}, Damage(where, None, why)))
+            continue
+        why = row_damage(entry)
+        out.append((entry, None if why is None else _damage(where, entry, why)))
+    return out
 
 
 def lock_path(path: str | Path) -> Path:
