@@ -37,6 +37,7 @@ from collections import deque
 from typing import Any
 
 from models.ioengines.buffered_io import BioWaits
+from models.ioengines.host import EngineHost
 from models.os.sched.task import SLEEPING, kernel_thread
 
 __all__ = ["IoWq"]
@@ -48,7 +49,7 @@ class IoWq:
 
     def __init__(self, ring: Any, max_workers: int):
         self.ring = ring
-        self.host = ring.host
+        self.host: EngineHost = ring.host
         self.max_workers = max(1, max_workers)
         self.queue: deque[tuple[Any, Any, bool]] = deque()  # (request, mapping, hashed)
         self.workers: list[IoWorker] = []
@@ -94,7 +95,8 @@ class IoWorker(BioWaits):
     def __init__(self, wq: IoWq, index: int):
         self.wq = wq
         ring = wq.ring
-        self.host = host = ring.host
+        host: EngineHost = ring.host
+        self.host = host
         ncpu = len(host.runners)
         task = kernel_thread(host.all_tasks, f"iou-wrk-{ring.task.tid}.{index}", ring.task.cpu, nice=0)
         task.kthread = False  # a thread of the fio process (PF_IO_WORKER), not a kernel thread

@@ -17,9 +17,9 @@ from models.os.block.request import REQ_BARRIER, REQ_URGENT
 HINT_FLAGS = {"urgent": REQ_URGENT, "barrier": REQ_BARRIER, "untagged": 0}
 
 
-def sync_flags(job) -> int:
-    """Flags of a blocking synchronous IO."""
-    hint = job.stacksim_irq_hint
+def sync_flags(hint: str, nowait: bool) -> int:
+    """Flags of a blocking synchronous IO: the submitter's override ``hint`` (``default``: none;
+    ``urgent``, ``barrier``, ``untagged``), else Urgent unless the IO is RWF_NOWAIT (``nowait``)."""
     if hint != "default":
         return HINT_FLAGS[hint]
-    return 0 if job.nowait else REQ_URGENT
+    return 0 if nowait else REQ_URGENT
