@@ -5,13 +5,18 @@ kernel declares what it reads of the host (``models/os/sched/host.py`` and the v
 ``models/ioengines/host.py`` for user space, ``models/cpu/cpufreq.py`` for the governors), and
 ``models/host.py``'s ``Host`` matches them. Here: no parameter or attribute named ``job`` or
 ``host`` in ``models/`` is untyped or ``Any`` (so mypy checks every field a model reads of them:
-``tests/test_compiled.py`` for the compiled hot path), and the scan can fail.
+``tests/test_compiled.py`` for the compiled hot path); ``Host`` is every view of it (mypy); and
+each check can fail.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the names whose type is a contract: the fio job a thread runs, the host a part is built on
@@ -118,3 +123,61 @@ def worker(main: Thread) -> None:
     main.host = host
 """
     assert untyped_contracts(typed, "m.py") == []
+
+
+#: the views of the host the models name it by, each with the module that declares it; the widest
+#: (user space's) includes every kernel level's (sched < block < drivers < mm < io_uring)
+VIEWS = {
+    "EngineHost": "models.ioengines.host",
+    "UringHost": "models.os.io_uring.host",
+    "MmHost": "models.os.mm.host",
+    "DriverHost": "models.os.drivers.host",
+    "BlockHost": "models.os.block.host",
+    "SchedHost": "models.os.sched.host",
+    "CpufreqHost": "models.cpu.cpufreq",
+}
+
+
+def _mypy(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
+    probe = tmp_path / "host_views_probe.py"
+    imports = "".join(f"from {mod} import {name}\n" for name, mod in VIEWS.items())
+    probe.write_text("from __future__ import annotations\n\nfrom models.host import Host\n" + imports + body)
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "setup.cfg"), "--no-incremental", str(probe)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_the_host_matches_every_view_of_it(tmp_path):
+    """``Host`` is each view (structurally: it inherits none), so a field renamed or retyped in the
+    host, or in a view, is a type error here as well as in the models that read it."""
+    pytest.importorskip("mypy", reason="the test extra brings mypy")
+    body = "\n\ndef views(host: Host) -> None:\n" + "".join(f"    _{n.lower()}: {n} = host\n" for n in VIEWS)
+    out = _mypy(tmp_path, body)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+def test_the_conformance_check_can_fail(tmp_path):
+    """A host without the IO ledger, or with the engine of another type, is not user space's view."""
+    pytest.importorskip("mypy", reason="the test extra brings mypy")
+    body = """
+
+class NoLedger(Host):
+    ledger: None  # type: ignore[assignment]
+
+
+class OtherEngine(Host):
+    engine: int  # type: ignore[assignment]
+
+
+def views(a: NoLedger, b: OtherEngine) -> None:
+    _a: EngineHost = a
+    _b: SchedHost = b
+"""
+    out = _mypy(tmp_path, body)
+    assert out.returncode != 0
+    assert 'expression has type "NoLedger", variable has type "EngineHost"' in out.stdout, out.stdout
+    assert 'expression has type "OtherEngine", variable has type "SchedHost"' in out.stdout, out.stdout

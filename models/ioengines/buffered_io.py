@@ -65,7 +65,7 @@ class CachedFiles:
         self._pc = fm.cache
         self._wb = host.writeback
         self._copy_bpc: float = host.platform.cpu.copy_bytes_per_cycle
-        self._capacity: int = host.platform.ssd.capacity_bytes
+        self._capacity: int | None = host.platform.ssd.capacity_bytes
         # (mapping, readahead state) of each file, by fio's file index; without files the block
         # device's inode (kept apart from the compiled thread's per-file state: mypyc reads its own
         # class attributes natively, so an interpreted subclass cannot extend its per-file state)

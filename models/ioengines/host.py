@@ -32,8 +32,8 @@ class _CpuConfig(Protocol):
 
 class _SsdConfig(Protocol):
     @property
-    def capacity_bytes(self) -> int:
-        """each SSD's capacity"""
+    def capacity_bytes(self) -> int | None:
+        """each SSD's capacity (None: unknown)"""
 
 
 class EnginePlatform(UringPlatform, Protocol):
