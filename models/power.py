@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from models.host import Host
 from models.ssd.energy import ssd_energy_j, ssd_reading
 
 
@@ -35,7 +36,7 @@ class EnergyReading:
     """each socket's energy (its cores and uncore), J, on a machine of several sockets (else empty)"""
 
 
-def read_energy(host, now: float) -> EnergyReading:
+def read_energy(host: Host, now: float) -> EnergyReading:
     """Integrate the CPU package up to ``now`` and snapshot every energy account."""
     pkg = host.pkg
     pkg.settle(now)
@@ -72,7 +73,7 @@ class PowerMeter:
     """A wall-power meter sampling average power every 1 / ``hz`` seconds (1 Hz like the
     studies' meters). Samples are recorded from ``start_ns`` (the end of warm-up)."""
 
-    def __init__(self, host, hz: float, start_ns: float, end_ns: float):
+    def __init__(self, host: Host, hz: float, start_ns: float, end_ns: float):
         self.host = host
         self.period_ns = 1e9 / hz
         self.samples: list[dict] = []

@@ -18,23 +18,47 @@ A governor costs no CPU time in the model (its sampling work is a few hundred cy
 
 from __future__ import annotations
 
+from typing import Protocol
+
+from models.cpu.config import CpuConfig
 from simcore.config import Model
+from simcore.engine import Engine
 from simcore.plugins import Parametrised
 
 #: Largest value of a governor's sysfs tunable (the kernel stores them as ``unsigned int``)
 UINT_MAX = 2**32 - 1
 
 
+class _Platform(Protocol):
+    @property
+    def cpu(self) -> CpuConfig:
+        """the CPU's configuration (P-states, top frequency)"""
+
+
+class CpufreqHost(Protocol):
+    """What a governor's base class reads of the host (``models/host.py``'s ``Host``, which the CPU
+    model cannot import): the CPU's configuration and the clock. A governor that reads more of the
+    host (its runners, the scheduler's tick) types it as ``models.host.Host`` in ``policies/``."""
+
+    @property
+    def platform(self) -> _Platform:
+        """the platform's configuration"""
+
+    @property
+    def engine(self) -> Engine:
+        """the discrete-event engine (times in ns)"""
+
+
 class CpufreqGovernor(Parametrised):
     """Base class: a static frequency (the top one) unless a subclass decides otherwise."""
 
-    def __init__(self, host, params: Model):
+    def __init__(self, host: CpufreqHost, params: Model):
         self.host = host
         self.params = params
         self.cfg = host.platform.cpu
 
     @classmethod
-    def from_config(cls, host, tunables: dict) -> "CpufreqGovernor":
+    def from_config(cls, host: CpufreqHost, tunables: dict) -> "CpufreqGovernor":
         return cls(host, cls.params_from(tunables, where=f"cpufreq governor {cls.name} (cpu.cpufreq)"))
 
     def initial_freq_ghz(self) -> float:

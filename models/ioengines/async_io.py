@@ -28,6 +28,8 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from models.ioengines import IOPOLL_ENGINES
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import ZONE_OPS, SyncThread
 from models.os.block.annotations import HINT_FLAGS, flag_batch
@@ -69,7 +71,9 @@ class AsyncThread(SyncThread):
         thread then moves only with nothing in flight."""
         return not self.iopoll or self.sq_thread is None or (self.inflight == 0 and not self.ring)
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
+    def __init__(
+        self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream
+    ) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.engine_name: str = job.ioengine
         self.depth: int = job.iodepth
@@ -149,7 +153,7 @@ class AsyncThread(SyncThread):
         # SQPOLL: a completion is the SQ thread's task work before its CQE is posted
         self._on_done_cb = self._on_done_sq if self.sq_thread is not None else self._on_done
 
-    def _setup_kernel(self, job) -> None:
+    def _setup_kernel(self, job: FioJob) -> None:
         """Set up the kernel's context (as fio's engines do through liburing and libaio): an
         io_uring ring (models.os.io_uring.ring) or a libaio context (models.os.fs.aio), whose
         rules this thread follows: DEFER_TASKRUN, the plug threshold, how CQEs become visible.
@@ -194,7 +198,7 @@ class AsyncThread(SyncThread):
         #: system calls of the IO loop (io_submit / io_getevents / io_uring_enter; nanosleep)
         self.syscalls = 0
 
-    def _check_kernel(self, job, kver: tuple[int, int]) -> None:
+    def _check_kernel(self, job: FioJob, kver: tuple[int, int]) -> None:
         """An io_uring ring needs a kernel that has io_uring (5.1)."""
         if self.uring and not has(kver, "io_uring"):
             raise ConfigError(
@@ -271,7 +275,9 @@ class AsyncThread(SyncThread):
                 total["driver"] -= saved[0] * k.nvme_sq_doorbell_cycles + saved[1] * k.nvme_sq_lock_cycles
             if saved[2]:
                 total["block"] -= saved[2] * k.blk_tag_batch_cycles
-            cost = self._acosts[key] = self.host.costs.get(f"{self.engine_name}_submit", **total)
+            cost = self._acosts[key] = self.host.costs.get(
+                f"{self.engine_name}_submit", actions=None, user_space=False, **total
+            )
         return cost
 
     def _reap_cost(self, n: int, syscall: bool, flushes: int, pi_cycles: float = 0.0) -> Cost:
@@ -302,7 +308,7 @@ class AsyncThread(SyncThread):
         if self.passthru:  # fio's checks of the reads' protection information
             user += pi_cycles
         parts = {"user": user, **self.kctx.reap_parts(n, flushes, syscall)}
-        return self.host.costs.get(f"{self.engine_name}_getevents", **parts)
+        return self.host.costs.get(f"{self.engine_name}_getevents", actions=None, user_space=False, **parts)
 
     # -- program -----------------------------------------------------------------------------
     def _issue_first(self) -> None:

@@ -25,6 +25,8 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.sync_io import SyncThread
 from models.os.mm.folio_wait import BioWaits
 from models.os.mm.pagecache_config import PAGE_SHIFT
@@ -35,14 +37,14 @@ class CachedFiles:
     """A fio thread's files in the page cache (mixed into an engine's thread class): a mapping and a
     readahead state per file, fio's fadvise_hint at open, invalidate or pre_read at its start."""
 
-    def _setup_cache(self, host) -> None:
+    def _setup_cache(self, host: EngineHost) -> None:
         host.enable_pagecache()  # (the first buffered thread brings the page cache and its flushers)
         fm = host.filemap
         self._fm = fm
         self._pc = fm.cache
         self._wb = host.writeback
         self._copy_bpc: float = host.platform.cpu.copy_bytes_per_cycle
-        self._capacity: int = host.platform.ssd.capacity_bytes
+        self._capacity: int | None = host.platform.ssd.capacity_bytes
         # (mapping, readahead state) of each file, by fio's file index; without files the block
         # device's inode (kept apart from the compiled thread's per-file state: mypyc reads its own
         # class attributes natively, so an interpreted subclass cannot extend its per-file state)
@@ -105,7 +107,7 @@ class CachedFiles:
 class BufferedThread(BioWaits, CachedFiles, SyncThread):
     """One fio thread issuing blocking buffered reads and writes."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self._setup_cache(host)
         self._complete_cycles = self.k.syscall_exit_cycles

@@ -43,6 +43,8 @@ from array import array
 
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import CachedFiles
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.os.block.request import Request
 from models.os.io_uring.iowq import IoWq
 from models.os.kernel_version import has
@@ -57,7 +59,7 @@ FSYNC = "fsync"
 class BufferedUringThread(CachedFiles, AsyncThread):
     """One fio io_uring thread reading and writing buffered files."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self._setup_cache(host)
         self._io_files: list = []  # (mapping, readahead state) of each IO prepared, in order

@@ -17,6 +17,8 @@ accepted without effect. No IO is counted: fio's cpuio job has no IO statistics 
 
 from __future__ import annotations
 
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.sync_io import SyncThread
 
 #: the spin's segments (ns): its clock check's resolution in the model (fio's loop checks every
@@ -28,7 +30,7 @@ class CpuioThread(SyncThread):
     """One fio thread of a ``cpuio`` job: spin ``cpuchunks`` us, sleep the rest of the cycle, until
     its runtime ends."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         load = min(job.cpuload, 100)
         self._spin_ns = job.cpuchunks_us * 1000.0

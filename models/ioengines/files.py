@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from models.ioengines.job import FioJob
 from models.ioengines.offsets import Normal, Pareto, Zipf
 from simcore.rng import BatchedDraws
 
@@ -32,7 +33,7 @@ from simcore.rng import BatchedDraws
 DEFAULT_SKEW = {"zipf": 1.1, "pareto": 0.2, "normal": 0.0}
 
 
-def thread_files(job, clone: int, gen: np.random.Generator) -> list[tuple[str, int | None]] | None:
+def thread_files(job: FioJob, clone: int, gen: np.random.Generator) -> list[tuple[str, int | None]] | None:
     """The (path, size in bytes or None) of a thread's files; None when the job names no file or
     directory (the thread IOs to the raw device, as stacksim's default)."""
     if not job.filename and not job.directory:

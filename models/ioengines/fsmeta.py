@@ -37,6 +37,8 @@ their block size, as fio counts them.
 from __future__ import annotations
 
 from models.ioengines import FILE_OP_ENGINES
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.sync_io import SyncThread
 
 #: the engines whose second pass fails (the files or directories are gone, or already there): one pass
@@ -47,7 +49,7 @@ class FsMetaThread(SyncThread):
     """One fio thread of a metadata engine: :class:`SyncThread`'s job control, pacing and offsets,
     with each IO one system call that completes inside its own CPU segment (no block layer)."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         k = self.k
         engine = job.ioengine

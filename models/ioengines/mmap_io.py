@@ -20,13 +20,15 @@ IO) is not modelled.
 from __future__ import annotations
 
 from models.ioengines.buffered_io import BufferedThread
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.os.mm.readahead import RaState
 
 
 class MmapThread(BufferedThread):
     """One fio thread copying to and from a shared file mapping."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self._complete_cycles = 0.0  # no system call to return from
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.sync_io import SyncThread
 from models.os.block.annotations import sync_flags
 from models.os.block.request import Request
@@ -40,9 +42,9 @@ class OffloadWorker(SyncThread):
     thread instead of drawing its own IOs."""
 
     def __init__(self, main: "OffloadThread", index: int, cpu: int):  # (super().__init__ not called)
-        host = main.host
+        host: EngineHost = main.host
         self.host = host
-        self.job = main.job
+        self.job: FioJob = main.job
         self.job_idx = main.job_idx
         self.main = main
         self.k = host.kcosts
@@ -56,7 +58,7 @@ class OffloadWorker(SyncThread):
         self.policy = main.policy
         self.hipri = main.hipri
         self.dev = main.dev
-        self.req_flags = sync_flags(main.job)
+        self.req_flags = sync_flags(main.job.stacksim_irq_hint, main.job.nowait)
         self.req = None
         self.queue: deque = deque()
         self.sleeping = False
@@ -175,7 +177,7 @@ class AioOffloadWorker(OffloadWorker):
 class OffloadThread(SyncThread):
     """The job thread of an offload job: prepares IOs and hands them to ``iodepth`` workers."""
 
-    def __init__(self, host, job, job_idx, clone, cpu, end_ns, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx, clone, cpu, end_ns, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.clone = clone
         self.depth = job.iodepth

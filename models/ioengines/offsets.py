@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 
+from models.ioengines.job import FioJob
 from simcore.errors import ConfigError
 from simcore.rng import BatchedDraws
 
@@ -158,7 +159,7 @@ class Lfsr:
                 return self.x
 
 
-def _zones(job, op: str, nranges: int, unit: int) -> tuple[tuple[float, int, int], ...]:
+def _zones(job: FioJob, op: str, nranges: int, unit: int) -> tuple[tuple[float, int, int], ...]:
     spec = job.zones_read if op == "read" else job.zones_write
     out = []
     start = 0
@@ -178,7 +179,7 @@ def _zones(job, op: str, nranges: int, unit: int) -> tuple[tuple[float, int, int
 class OffsetPicker:
     """A job clone's random block picks per direction, and whether an IO is random at all."""
 
-    def __init__(self, job, nranges: int, unit: int, gen: np.random.Generator):
+    def __init__(self, job: FioJob, nranges: int, unit: int, gen: np.random.Generator):
         self.draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
         self.pct = {"read": job.percentage_random_read, "write": job.percentage_random_write}
         dist = job.random_distribution

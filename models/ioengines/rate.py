@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from models.ioengines.job import FioJob
 from simcore.rng import BatchedDraws
 
 OPS = ("read", "write")
@@ -33,7 +34,7 @@ class MinRate:
 
     SETTLE_NS = 2e9
 
-    def __init__(self, job):
+    def __init__(self, job: FioJob):
         self.min_bps = {"read": job.rate_min_read_bps, "write": job.rate_min_write_bps}
         self.min_iops = {"read": job.rate_iops_min_read, "write": job.rate_iops_min_write}
         self.active = any(self.min_bps.values()) or any(self.min_iops.values())
@@ -77,7 +78,7 @@ class MinRate:
         return None
 
 
-def min_bs(job, op: str) -> int:
+def min_bs(job: FioJob, op: str) -> int:
     """The smallest block size of a direction (bs, bssplit or bsrange): fio's ``min_bs[ddir]``."""
     if op == "read":
         bs, split, rng = job.bs_read_bytes, job.bssplit_read, job.bsrange_read
@@ -91,7 +92,7 @@ def min_bs(job, op: str) -> int:
 class RatePacer:
     """The next issue time of each direction of one fio thread."""
 
-    def __init__(self, job, gen):
+    def __init__(self, job: FioJob, gen):
         self.bps: dict[str, float] = {}
         self.iops: dict[str, float] = {}
         self.bs_min = {op: min_bs(job, op) for op in OPS}

@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from models.ioengines.async_io import AsyncThread, Waiter
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
 from models.os.block.request import Request
@@ -77,7 +79,7 @@ class DueBatch:
 class ReplayThread(AsyncThread):
     """One submitter thread of the replay (an io_uring application)."""
 
-    def __init__(self, host, job, index: int, cpu: int, replayer: "TraceReplayer") -> None:
+    def __init__(self, host: EngineHost, job: FioJob, index: int, cpu: int, replayer: "TraceReplayer") -> None:
         super().__init__(host, job, 0, index, cpu, float("inf"), host.rng.stream(f"replay.{index}"))
         self.replayer = replayer
         self.defer_tw = False  # the replayer's ring posts each completion as it comes (its own model)
@@ -346,7 +348,9 @@ class TraceReplayer:
     ``batched``: lists of them, walked by index: no iterator step per record).
     """
 
-    def __init__(self, host, job, records: Iterator[Any], settings: ReplaySettings, *, batched: bool = False) -> None:
+    def __init__(
+        self, host: EngineHost, job: FioJob, records: Iterator[Any], settings: ReplaySettings, *, batched: bool = False
+    ) -> None:
         self.host = host
         self.settings = settings
         ncpu = len(host.runners)

@@ -49,6 +49,8 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from models.ioengines.async_io import Waiter
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.sync_io import SyncThread
 from models.ioengines.trace_io import TraceIO
@@ -68,7 +70,9 @@ class ClosedThread(SyncThread):
     """One stream of the trace as fio's synchronous thread (one outstanding IO, blocked in the
     syscall until it completes)."""
 
-    def __init__(self, host, job, index: int, cpu: int, stream: str, replayer: ClosedReplayer) -> None:
+    def __init__(
+        self, host: EngineHost, job: FioJob, index: int, cpu: int, stream: str, replayer: ClosedReplayer
+    ) -> None:
         super().__init__(host, job, 0, index, cpu, float("inf"), host.rng.stream(f"replay.closed.{index}"))
         self.replayer = replayer
         self.stream = stream
@@ -219,8 +223,8 @@ class ClosedReplayer:
 
     def __init__(
         self,
-        host,
-        job,
+        host: EngineHost,
+        job: FioJob,
         records: Iterator[ClosedRecord],
         settings: ReplaySettings,
         *,

@@ -43,6 +43,8 @@ import re
 from typing import Any
 
 from models.ioengines.async_io import AsyncThread
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.os.costs.bundle import Cost
 from models.os.drivers.vfio import UserQueuePair
 from models.os.fs.filesystem import FileRegion
@@ -142,7 +144,9 @@ class SpdkThread(AsyncThread):
     """One fio thread of an ``ioengine=spdk`` job: fio's queueing and reaping loop
     (:class:`AsyncThread`) on the thread's own polled qpairs."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
+    def __init__(
+        self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream
+    ) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self._sync_trims = False  # a trim is queued like a read (a Dataset Management command)
         self._owner = f"job '{job.name}'"

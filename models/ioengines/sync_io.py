@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable, Final
 
 from mypy_extensions import mypyc_attr
 
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
@@ -94,7 +96,7 @@ class FileState:
 class SyncThread:
     """One fio thread issuing blocking direct IOs."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         self.host = host
         self._bind_hot_path(host)
         self.job = job
@@ -129,7 +131,7 @@ class SyncThread:
         self.req: Request | None = None
         self._costs: dict[tuple, Cost] = {}
         self.dev: int = self.task.tid % len(host.devices)  # threads spread over the SSDs
-        self.req_flags: int = sync_flags(job)
+        self.req_flags: int = sync_flags(job.stacksim_irq_hint, job.nowait)
         self.pacer = RatePacer(job, host.rng.stream(f"job{job_idx}.{clone}.rate"))
         self._pending_op: Any = None  # the direction drawn for an IO held back by the rate
         self.min_rate = MinRate(job)
@@ -156,7 +158,7 @@ class SyncThread:
         self._zbd_trim_bytes = 0
         self._fdp: Any = None  # fio's fdp=1: the next write's placement handle (None: no placement)
 
-    def _setup_offsets(self, host, job, job_idx: int, clone: int) -> None:
+    def _setup_offsets(self, host: EngineHost, job: FioJob, job_idx: int, clone: int) -> None:
         """Where the IOs go: the job's span (bytes), block sizes per direction (fixed, or fio's bssplit /
         bsrange pickers), the next sequential offset and fio's ``rw`` modifier (holes, IOs per random
         offset), and the random offset picker."""
@@ -180,7 +182,7 @@ class SyncThread:
         self._region_end = False  # a sequential job with holes reached the end of its region
         self._offsets = self._offset_picker(host, job, job_idx, clone) if self.random else None
 
-    def _bind_hot_path(self, host) -> None:
+    def _bind_hot_path(self, host: EngineHost) -> None:
         """The host's parts the hot path calls, typed (compiled code reads them without look-ups),
         the callbacks it passes per IO, bound once, and the submit-bundle memo (also for engines
         that do not run ``SyncThread.__init__``: the offload worker)."""
@@ -194,7 +196,7 @@ class SyncThread:
         self._memo_bs = 0
         self._memo_cost: Cost | None = None
 
-    def _setup_ops(self, host, job) -> None:
+    def _setup_ops(self, host: EngineHost, job: FioJob) -> None:
         """The directions of the job's IOs: the share of reads, the other op (write or trim), the
         completion policy of each (a trim is fio's BLKDISCARD ioctl: submit_bio_wait sleeps until
         the interrupt, never polls), and trimwrite's trim-then-write pairs."""
@@ -244,7 +246,7 @@ class SyncThread:
                 parts["fs"] += k.fs_complete_cycles
                 parts["syscall"] += k.syscall_exit_cycles
             cost = self._costs[key] = self.host.costs.get(
-                f"sync_{'complete_' if with_completion else ''}submit", **parts
+                f"sync_{'complete_' if with_completion else ''}submit", actions=None, user_space=False, **parts
             )
         return cost
 
@@ -267,7 +269,7 @@ class SyncThread:
             parts["fs"] = k.fs_complete_cycles
             parts["syscall"] += k.syscall_exit_cycles
         cost = self._costs[(op, nbytes, with_completion)] = self.host.costs.get(
-            f"{op}_{'complete_' if with_completion else ''}submit", **parts
+            f"{op}_{'complete_' if with_completion else ''}submit", actions=None, user_space=False, **parts
         )
         return cost
 
@@ -317,7 +319,7 @@ class SyncThread:
         self.runner = runner
         self._qps.clear()
 
-    def _setup_ioprio(self, job, gen) -> None:
+    def _setup_ioprio(self, job: FioJob, gen) -> None:
         """fio's IO priorities: ``prio``/``prioclass`` set the thread's (ioprio_set, class BE when
         only ``prio`` is given, as fio's ioprio_value); with ``cmdprio_percentage`` that share of the
         IOs (one uniform draw per IO, per direction) carries ``cmdprio_class``/``cmdprio`` in the
@@ -337,7 +339,10 @@ class SyncThread:
             # cmdprio_bssplit (fio's cmdprio.c): the entry of the IO's block size gives the share of
             # IOs with a priority and, in its long form, the class and level; other sizes get none
             table = {
-                op: {bs: (p, value[op] if cls is None else (cls << 13) | level) for bs, p, cls, level in split}
+                op: {
+                    bs: (p, value[op] if cls is None or level is None else (cls << 13) | level)
+                    for bs, p, cls, level in split
+                }
                 for op, split in (("read", job.cmdprio_bssplit_read), ("write", job.cmdprio_bssplit_write))
             }
             draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
@@ -348,7 +353,9 @@ class SyncThread:
 
             self._cmdprio = by_size
 
-    def _offset_picker(self, host, job, job_idx: int, clone: int, stream: str = "offset") -> OffsetPicker | None:
+    def _offset_picker(
+        self, host: EngineHost, job: FioJob, job_idx: int, clone: int, stream: str = "offset"
+    ) -> OffsetPicker | None:
         """The picker of non-uniform random offsets (None for fio's default: uniform tausworthe,
         100% random), in blocks of the job's smallest block size, from the clone's own stream
         (``stream``: its name; each of a job's files has its own)."""
@@ -893,7 +900,10 @@ class SyncThread:
 
         runner.run(
             self.host.costs.get(
-                "nanosleep" + ("_after_io" if with_completion else ""), actions={"hrtimer_program": 1}, **parts
+                "nanosleep" + ("_after_io" if with_completion else ""),
+                actions={"hrtimer_program": 1},
+                user_space=False,
+                **parts,
             ),
             sleep,
         )

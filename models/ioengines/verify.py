@@ -62,6 +62,8 @@ from typing import Any, Callable
 
 from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import BufferedThread
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.sync_io import SyncThread
 from models.os.costs.bundle import LAYERS
 from models.os.mm.pagecache_config import PAGE_SHIFT
@@ -75,7 +77,7 @@ class VerifyPlan:
     """One fio thread's verify state: the log of written blocks, the phase, the CPU work per IO
     (cycles), and what was verified."""
 
-    def __init__(self, job, k) -> None:
+    def __init__(self, job: FioJob, k) -> None:
         self.kind: str = job.verify
         rate = k.verify_checksum_cycles_per_byte[self.kind]
         patterned = bool(job.verify_pattern) or self.kind in ("pattern", "pattern_hdr")
@@ -263,7 +265,7 @@ class VerifyWorkers:
     ``n`` threads that take them."""
 
     def __init__(self, th, n: int):
-        self.host = th.host
+        self.host: EngineHost = th.host
         self.queue: deque[float] = deque()
         self.workers = [_VerifyWorker(self, th, i) for i in range(n)]
         self.checks = 0
@@ -339,7 +341,7 @@ class VerifySyncThread(SyncThread):
     #: the thread class whose IO path this one verifies (its _issue and _submit_cost)
     _io_base: Any = SyncThread
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.verify = VerifyPlan(job, self.k)
         self.verify_workers = VerifyWorkers(self, job.verify_async) if job.verify_async else None
@@ -412,7 +414,9 @@ class VerifyAsyncThread(AsyncThread):
     verify reads' checks after the reap that returns them, before fio queues more; the verify
     phase after the writes have drained."""
 
-    def __init__(self, host, job, job_idx: int, clone: int, cpu: int, end_ns: float, stream) -> None:
+    def __init__(
+        self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream
+    ) -> None:
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
         self.verify = VerifyPlan(job, self.k)
         self.verify_workers = VerifyWorkers(self, job.verify_async) if job.verify_async else None

@@ -34,6 +34,7 @@ window on by ``zonerange + zoneskip`` (fio's ``fill_io_u``), wrapping to the job
 
 from __future__ import annotations
 
+from models.ioengines.job import FioJob
 from models.os.block.zoned import ZoneReport
 from simcore.errors import ConfigError
 
@@ -63,7 +64,7 @@ class ZbdFile:
 class ZbdJob:
     """One job thread's zone logic on a :class:`ZbdFile` (its range in whole zones)."""
 
-    def __init__(self, info: ZbdFile, job, base: int, span: int, random: bool, min_bs: int):
+    def __init__(self, info: ZbdFile, job: FioJob, base: int, span: int, random: bool, min_bs: int):
         zs = info.zsize
         self.info = info
         self.lo = -(-base // zs)  # zbd_verify_sizes: the offset rounded up to a zone start ...
@@ -203,7 +204,7 @@ class Strided:
     """fio's zonemode=strided window: ``zonesize`` bytes in each ``zonerange`` window, then the
     window moves on by ``zonerange + zoneskip`` (past the job's region: back to its start)."""
 
-    def __init__(self, job, base: int, span: int):
+    def __init__(self, job: FioJob, base: int, span: int):
         self.first = base
         self.end = base + span
         self.start = base

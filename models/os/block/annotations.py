@@ -30,9 +30,9 @@ def flag_batch(reqs: list[Request], hint: int) -> None:
         reqs[-1].flags = REQ_BARRIER
 
 
-def sync_flags(job) -> int:
-    """Flags of a blocking synchronous IO."""
-    hint = job.stacksim_irq_hint
+def sync_flags(hint: str, nowait: bool) -> int:
+    """Flags of a blocking synchronous IO: the submitter's override ``hint`` (``default``: none;
+    ``urgent``, ``barrier``, ``untagged``), else Urgent unless the IO is RWF_NOWAIT (``nowait``)."""
     if hint != "default":
         return HINT_FLAGS[hint]
-    return 0 if job.nowait else REQ_URGENT
+    return 0 if nowait else REQ_URGENT

@@ -31,9 +31,10 @@ doorbell). Spinning and cache-line fetches are charged to the CPU that waits
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Final
+from typing import Any, Callable, Final, cast
 
 from models.os.block.elevator import CTX, DEVICE, IoScheduler, LockUse
+from models.os.block.host import BlockHost
 from models.os.block.kblockd import KblockdWorker
 from models.os.block.request import Request
 from models.os.costs.bundle import LAYER_INDEX, Cost
@@ -41,6 +42,7 @@ from models.os.interfaces import BlockDriver
 from models.os.kernel_version import has
 from models.os.locking.spinlock import SpinLock
 from models.os.sched.execution import Execution
+from models.os.sched.runner import CpuRunner
 from simcore.engine import Engine
 
 SECTOR: Final = 512
@@ -117,11 +119,13 @@ class HwContext:
 
 
 class BlkMq:
-    def __init__(self, host, queue_cfg, scheduler: type[IoScheduler]):
+    def __init__(self, host: BlockHost, queue_cfg, scheduler: type[IoScheduler]):
         """``scheduler``: the elevator class of ``queue_cfg.scheduler`` (resolved by the assembly)."""
         self.host = host
         self._engine: Engine = host.engine
-        self.driver: BlkMqOps = host.driver
+        #: the driver below, as blk-mq calls it (the block layer's view of the host knows it as a
+        #: block driver; blk-mq's ops are declared here)
+        self.driver: BlkMqOps = cast(BlkMqOps, host.driver)
         self._sched_cls = scheduler
         self._tunables = dict(queue_cfg.iosched)
         self._sched_cls.parse_tunables(self._tunables)  # reject bad tunables before the run
@@ -130,7 +134,7 @@ class BlkMq:
         self.nomerges = queue_cfg.nomerges
         self._elv: dict[int, object] = {}
         self._hctx: dict[object, HwContext] = {}
-        self._runners: list[Execution] = host.runners  # every CPU's runner, by CPU
+        self._runners: list[CpuRunner] = host.runners  # every CPU's runner, by CPU
         self._dev_hctxs: dict[int, list[HwContext]] = {}
         self.merges = 0
         self.splits = 0  # IOs split into several requests
@@ -210,7 +214,7 @@ class BlkMq:
     def worker(self, cpu: int) -> KblockdWorker:
         w = self.kblockd.get(cpu)
         if w is None:
-            w = self.kblockd[cpu] = KblockdWorker(self.host, cpu)
+            w = self.kblockd[cpu] = KblockdWorker(self.host, self, cpu)
         return w
 
     def elevator(self, dev_index: int):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from mypy_extensions import mypyc_attr
 
 if TYPE_CHECKING:
+    from models.os.block.host import BlockHost
     from models.os.block.request import Request
     from models.os.sched.runner import CpuRunner
     from models.os.sched.task import Task
@@ -29,8 +30,8 @@ class CompletionPolicy:
     name: ClassVar[str] = "abstract"
     polled: ClassVar[bool] = False
 
-    def __init__(self, host: Any, queue: Any) -> None:
-        self.host = host  # models.host.Host
+    def __init__(self, host: BlockHost, queue: Any) -> None:
+        self.host = host
         self.queue = queue  # models.os.block.queue.QueueConfig
 
     def wait(self, runner: CpuRunner, task: Task, req: Request, then: Callable[[], None]) -> None:

@@ -33,9 +33,12 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from simcore.errors import ConfigError
+
+if TYPE_CHECKING:
+    from models.os.block.host import BlockHost
 
 SECTOR = 512
 """Bytes per sector: the unit of positions, budgets and merges in the block layer."""
@@ -121,7 +124,7 @@ class IoScheduler:
     """The device's zone size when it is zoned (the queue's ``chunk_sectors``, set by blk-mq for a
     zoned namespace), 0 otherwise: schedulers that lock zones for writes read it."""
 
-    def __init__(self, host, tunables: dict):
+    def __init__(self, host: BlockHost, tunables: dict):
         self.host = host
         self.params = self.parse_tunables(tunables or {})
         #: Set by blk-mq: "run the hardware queue(s) again". Called via :meth:`kick`.

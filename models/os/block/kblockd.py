@@ -23,15 +23,32 @@ dispatch work and the NVMe command (``nvme_submit_cycles``); its sleep pays the 
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
+from models.os.block.host import BlockHost
+from models.os.sched.execution import Execution
 from models.os.sched.task import SLEEPING, kernel_thread
 
 
-class KblockdWorker:
-    """The kblockd worker of one CPU. ``kick(h, n, runner)`` from the submitting code: ``n``
-    requests were inserted for hardware context ``h``; the worker runs it soon."""
+class HwQueues(Protocol):
+    """What a kblockd worker needs of blk-mq (which makes the workers: it names blk-mq by this)."""
 
-    def __init__(self, host, cpu: int):
+    @property
+    def dispatch_cycles(self) -> float:
+        """the elevator's dispatch cycles per request"""
+
+    def run_hctx(self, h: Any, runner: Execution) -> None:
+        """Run hardware context ``h`` (dispatch what its elevator holds) on ``runner``'s CPU."""
+
+
+class KblockdWorker:
+    """The kblockd worker of one CPU (for blk-mq ``blk``). ``kick(h, n, runner)`` from the
+    submitting code: ``n`` requests were inserted for hardware context ``h``; the worker runs it
+    soon."""
+
+    def __init__(self, host: BlockHost, blk: HwQueues, cpu: int):
         self.host = host
+        self.blk = blk
         self.runner = host.runners[cpu]
         self.task = kernel_thread(host.all_tasks, f"kworker/{cpu}:1H", cpu, nice=-20)  # WQ_HIGHPRI: a nice -20 pool
         self.pending: dict = {}  # hardware context -> requests inserted for it since the last run
@@ -51,7 +68,7 @@ class KblockdWorker:
         cost = self._costs.get(n)
         if cost is None:
             k = self.host.kcosts
-            blk = self.host.blk
+            blk = self.blk
             parts = dict(block=k.kworker_run_cycles, driver=n * k.nvme_submit_cycles)
             if blk.dispatch_cycles:
                 parts["iosched"] = n * blk.dispatch_cycles
@@ -71,7 +88,7 @@ class KblockdWorker:
         self.runner.run(self._cost(n), lambda: self._dispatch(pending))
 
     def _dispatch(self, pending: dict) -> None:
-        blk = self.host.blk
+        blk = self.blk
         for h in pending:
             blk.run_hctx(h, self.runner)
         self._work()

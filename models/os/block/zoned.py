@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from models.os.block.host import BlockHost
+
 
 @dataclass(frozen=True)
 class ZoneReport:
@@ -24,7 +26,7 @@ class ZoneReport:
     max_active_zones: int
 
 
-def report_zones(host, dev: int) -> ZoneReport | None:
+def report_zones(host: BlockHost, dev: int) -> ZoneReport | None:
     """The zone report of the host's SSD ``dev``, None for a conventional (not zoned) one."""
     device = host.devices[dev]
     zones = device.zones

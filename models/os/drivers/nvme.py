@@ -30,6 +30,7 @@ from models.os.block.blk_mq import BlkMq, BlkMqOps
 from models.os.block.queue_map import VectorMatrix, group_cpus_evenly, queue_counts
 from models.os.block.request import Request
 from models.os.costs.bundle import Cost
+from models.os.drivers.host import DriverHost
 from models.os.interfaces import QueueView
 from models.os.kernel_version import has
 from models.os.sched.runner import CpuRunner, IrqWork
@@ -100,7 +101,7 @@ class NvmeQueue(QueueView):
 class NvmeDriver(BlkMqOps):
     """Maps CPUs to queue pairs and handles submissions and completions for one host."""
 
-    def __init__(self, host, devices, poll_queues: bool):
+    def __init__(self, host: DriverHost, devices: list[NvmeDevice], poll_queues: bool):
         self.host = host
         self.engine: Engine = host.engine
         self._runners: list[CpuRunner] = host.runners
@@ -164,7 +165,7 @@ class NvmeDriver(BlkMqOps):
                 for cpu in mask:
                     self.poll_qps[(dev.index, cpu)] = pq
 
-    def _numa_setup(self, host) -> None:
+    def _numa_setup(self, host: DriverHost) -> None:
         """The per-line costs of crossing sockets, in cycles at the top frequency (a remote DRAM
         line: ``remote_memory_extra_ns``), and each device's node; nothing is charged on one socket."""
         cfg = host.pkg.cfg
@@ -272,7 +273,7 @@ class NvmeDriver(BlkMqOps):
         )
         if irq:
             parts["irq"] = k.irq_entry_cycles
-        return self.host.costs.get("irq_reap" if irq else "poll_reap", **parts)
+        return self.host.costs.get("irq_reap" if irq else "poll_reap", actions=None, user_space=False, **parts)
 
     def _cross_lines(self, runner: CpuRunner, qp: NvmeQueue, entries: list[Request]) -> tuple[int, int]:
         """(CQ lines read from the device node's memory by a CPU of another node: 16-byte entries,

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from models.os.io_uring.host import UringHost
 from models.os.mm.folio_wait import BioWaits
 from models.os.sched.task import SLEEPING, kernel_thread
 
@@ -48,7 +49,7 @@ class IoWq:
 
     def __init__(self, ring: Any, max_workers: int):
         self.ring = ring
-        self.host = ring.host
+        self.host: UringHost = ring.host
         self.max_workers = max(1, max_workers)
         self.queue: deque[tuple[Any, Any, bool]] = deque()  # (request, mapping, hashed)
         self.workers: list[IoWorker] = []
@@ -94,7 +95,12 @@ class IoWorker(BioWaits):
     def __init__(self, wq: IoWq, index: int):
         self.wq = wq
         ring = wq.ring
-        self.host = host = ring.host
+        host: UringHost = ring.host
+        self.host = host
+        writeback = host.writeback
+        if writeback is None:
+            raise RuntimeError("io-wq's buffered writes need the page cache's writeback")
+        self.writeback = writeback
         ncpu = len(host.runners)
         task = kernel_thread(host.all_tasks, f"iou-wrk-{ring.task.tid}.{index}", ring.task.cpu, nice=0)
         task.kthread = False  # a thread of the fio process (PF_IO_WORKER), not a kernel thread
@@ -161,7 +167,7 @@ class IoWorker(BioWaits):
         (file_write_and_wait_range's WB_SYNC_ALL writeback), then the wait."""
         m = self._item[1]  # type: ignore[index]
         runs = self.wq.ring._pc.take_dirty(m, len(m.dirty))
-        self.host.writeback.flushers[m.dev].write_pages(m, runs, self.runner, self._fsync_wait, self.task)
+        self.writeback.flushers[m.dev].write_pages(m, runs, self.runner, self._fsync_wait, self.task)
 
     def _fsync_wait(self) -> None:
         """filemap_fdatawait: the file's pages still under writeback (this worker's and the
@@ -172,7 +178,7 @@ class IoWorker(BioWaits):
         """Submit the reads of partial pages; wait for them (the worker may sleep: it is io-wq's)."""
         plan = self._plan
         ring = self.wq.ring
-        self.host.writeback.allocated(self.runner)
+        self.writeback.allocated(self.runner)
         if plan.bios:
             ring._fm.submit_reads(plan, self.task, ring.job_idx, self.runner)
         self._wait_bios(plan.waits, self._copy)
@@ -185,7 +191,7 @@ class IoWorker(BioWaits):
 
     def _balance(self) -> None:
         """balance_dirty_pages_ratelimited: the worker may be paused (it blocks, the ring does not)."""
-        self.host.writeback.dirtied(self, self._plan.dirtied, self.runner, self._post)
+        self.writeback.dirtied(self, self._plan.dirtied, self.runner, self._post)
 
     def _post(self) -> None:
         """io_req_complete_post: the CQE (or, with DEFER_TASKRUN, the submitter's task work)."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from models.os.io_uring.host import UringHost
 from models.os.sched.placement import select_fork_cpu
 from models.os.sched.task import DEAD, Task
 
@@ -78,7 +79,7 @@ class SqThread:
     """The SQPOLL thread of one ring: bound to ``cpu``, or (None) placed and moved by the
     scheduler (see the module docstring)."""
 
-    def __init__(self, host, cpu: int | None):
+    def __init__(self, host: UringHost, cpu: int | None):
         self.host = host
         self.bound = cpu is not None
         self.cpu = cpu if cpu is not None else 0  # (an unbound thread's CPU is chosen at start)

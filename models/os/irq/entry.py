@@ -12,7 +12,6 @@ other work (:meth:`IrqEntry.sibling_activity_changed`).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Any
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
@@ -21,6 +20,7 @@ from models.os.interfaces import Balancer
 from models.os.irq.irqwork import FixedIrq, IrqWork
 from models.os.sched.config import SchedConfig
 from models.os.sched.execution import IDLE, IRQ, NONE, POLL, RUN, Execution, Tally
+from models.os.sched.host import SchedHost
 from models.os.sched.idle import IdleLoop
 from models.os.sched.task import Task
 from simcore.engine import Call, handler_call
@@ -29,7 +29,9 @@ from simcore.engine import Call, handler_call
 class IrqEntry(IdleLoop):
     """The hard-IRQ level of a CPU's runner (models.os.sched.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer):
+    def __init__(
+        self, host: SchedHost, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._irq_end_cb = self._irq_end
         self._irq_tally: dict[str, Tally] = {}  # interrupts taken, by kind (first-come order)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from models.os.block.request import Request
+from models.os.mm.host import MmHost
 from models.os.mm.pagecache import IoBatch, Mapping, PageCache
 from models.os.mm.pagecache_config import PAGE_SHIFT, PAGE_SIZE
 from models.os.mm.readahead import RaState
@@ -69,7 +70,7 @@ class Filemap:
     """The kernel's buffered IO paths over one :class:`PageCache`, for the host ``host`` (its
     driver and blk-mq carry the bios)."""
 
-    def __init__(self, host: Any, cache: PageCache):
+    def __init__(self, host: MmHost, cache: PageCache):
         self.host = host
         self.cache = cache
         self._ids = 0

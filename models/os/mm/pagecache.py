@@ -63,7 +63,7 @@ class IoBatch:
 
 class Mapping:
     """One file's pages (``struct address_space``) on device ``dev``, starting at byte ``start``
-    of it, ``size`` bytes long."""
+    of it, ``size`` bytes long (None: a device of unknown capacity, read without an end)."""
 
     __slots__ = (
         "id",
@@ -80,7 +80,7 @@ class Mapping:
         "writable",
     )
 
-    def __init__(self, mid: int, dev: int, start: int, size: int):
+    def __init__(self, mid: int, dev: int, start: int, size: int | None):
         self.id = mid
         self.dev = dev
         self.start = start
@@ -136,7 +136,7 @@ class PageCache:
         self.hit_bytes = 0  # bytes copied to user space from pages that were uptodate when looked up
         self.miss_bytes = 0  # bytes copied from pages the read had to wait for (read from the device)
 
-    def mapping(self, dev: int, start: int, size: int) -> Mapping:
+    def mapping(self, dev: int, start: int, size: int | None) -> Mapping:
         """The mapping of the file at byte ``start`` of device ``dev`` (made on first use)."""
         m = self.mappings.get((dev, start))
         if m is None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.os.mm.host import MmHost
 from models.os.mm.pagecache import PageCache
 from models.os.mm.pagecache_config import default_min_free_kbytes, watermarks
 from models.os.sched.task import SLEEPING, kernel_thread
@@ -47,7 +48,7 @@ class Kswapd:
     """kswapd0: the background reclaim of the page cache ``cache`` on ``host``; the flusher threads
     of ``writeback`` are woken when it meets dirty pages."""
 
-    def __init__(self, host: Any, cache: PageCache, writeback: Any):
+    def __init__(self, host: MmHost, cache: PageCache, writeback: Any):
         self.host = host
         self.cache = cache
         self.writeback = writeback

@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from models.os.block.request import Request
+from models.os.mm.host import MmHost
 from models.os.mm.pagecache import IoBatch, Mapping, PageCache
 from models.os.mm.pagecache_config import PAGE_SHIFT, PAGE_SIZE
 from models.os.mm.pagecache_reclaim import Kswapd
@@ -86,7 +87,7 @@ class Writeback:
     """The host's dirty-page state over its page cache: limits, writers' throttling, one
     :class:`Flusher` per SSD."""
 
-    def __init__(self, host: Any, cache: PageCache):
+    def __init__(self, host: MmHost, cache: PageCache):
         self.host = host
         self.cache = cache
         cfg = cache.cfg
@@ -210,7 +211,7 @@ class Writeback:
 class Flusher:
     """The writeback worker of SSD ``dev`` (``kworker/u:N+flush-259:dev``)."""
 
-    def __init__(self, wb: Writeback, host: Any, dev: int):
+    def __init__(self, wb: Writeback, host: MmHost, dev: int):
         self.wb = wb
         self.host = host
         self.dev = dev

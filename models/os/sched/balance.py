@@ -49,6 +49,7 @@ from models.os.interfaces import Balancer
 from models.os.irq.irqwork import no_effect
 from models.os.sched.config import SchedConfig
 from models.os.sched.execution import Execution
+from models.os.sched.host import SchedHost
 from models.os.sched.idle import BLOCKED_LOAD_DECAY_NS
 from models.os.sched.placement import Wakeup, is_idle, may_run_on
 from models.os.sched.stopper import Stopper
@@ -84,7 +85,7 @@ class LoadBalancer(Balancer):
     domains and balancing state, nohz idle balancing (``nohz``), the CPUs' stoppers. Passes run on
     (and are charged to) the runner given as ``by``."""
 
-    def __init__(self, host: Any, sched: SchedConfig):
+    def __init__(self, host: SchedHost, sched: SchedConfig):
         # movable_tasks: tasks the scheduler may move (an IO engine sets it when it gives a task an
         # affinity); False: every task is pinned, and no balancing pass runs. migrations: task
         # migrations (set_task_cpu to another CPU: wake-ups and balancing)

@@ -15,7 +15,7 @@ displaced by the other work since it left, ``cold_switch_evict_cycles``; ``cold_
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import Final
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
@@ -25,6 +25,7 @@ from models.os.interfaces import Balancer
 from models.os.irq.entry import IrqEntry
 from models.os.sched.config import SchedConfig
 from models.os.sched.execution import IDLE, NONE, POLL, RUN
+from models.os.sched.host import SchedHost
 from models.os.sched.task import DEAD, RUNNABLE, RUNNING, SLEEPING, Task
 from simcore.engine import Call, pop_last
 
@@ -36,7 +37,9 @@ REFILL_STEPS: Final = 8
 class Cfs(IrqEntry):
     """The run-queue level of a CPU's runner (models.os.sched.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer):
+    def __init__(
+        self, host: SchedHost, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         k = host.kcosts
         ct: CostTable = host.costs

@@ -36,6 +36,7 @@ from models.os.costs.bundle import LAYERS as _LAYER_NAMES
 from models.os.costs.bundle import Cost
 from models.os.interfaces import Balancer, BlockDriver, RunQueue
 from models.os.sched.config import SchedConfig
+from models.os.sched.host import SchedHost
 from models.os.sched.task import Task
 from simcore.engine import Call, Engine
 
@@ -65,7 +66,9 @@ class Tally:
 class Execution(RunQueue, SmtWatcher):
     """The execution level of one logical CPU's runner: see the module docstring."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer):
+    def __init__(
+        self, host: SchedHost, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer
+    ):
         self.host = host
         self.engine: Engine = host.engine
         #: the scheduler-wide state and load balancing (models.os.sched.balance)

@@ -13,7 +13,7 @@ the next user task to refetch its working set (models.os.sched.cfs).
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import NO_TIMER_NS, CpuidleGovernor
@@ -22,6 +22,7 @@ from models.os.interfaces import Balancer
 from models.os.irq.irqwork import FixedIrq
 from models.os.sched.config import SchedConfig
 from models.os.sched.execution import IDLE, NONE
+from models.os.sched.host import SchedHost
 from models.os.sched.task import Task
 from models.os.time.hrtimer import Hrtimers
 
@@ -40,7 +41,9 @@ def _tick_softirq(runner) -> None:
 class IdleLoop(Hrtimers):
     """The idle and tick level of a CPU's runner (models.os.sched.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer):
+    def __init__(
+        self, host: SchedHost, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         ct: CostTable = host.costs
         self._enter_idle_cb = self._enter_idle  # bound once: passed to run() at every idle entry

@@ -26,8 +26,6 @@ examined). Tasks also move by load balancing: :mod:`models.os.sched.balance`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from models.cpu.core import LogicalCpu
 from models.cpu.cpuidle import CpuidleGovernor
 from models.os.costs.bundle import Cost
@@ -36,6 +34,7 @@ from models.os.interfaces import Balancer
 from models.os.sched.cfs import Cfs
 from models.os.sched.config import SchedConfig
 from models.os.sched.execution import IDLE, POLL, Execution
+from models.os.sched.host import SchedHost
 from models.os.sched.task import RUNNABLE, SLEEPING, WAKING, Task
 
 
@@ -96,7 +95,9 @@ def select_fork_cpu(runners: list[Execution], allowed, start: int) -> Execution:
 class Wakeup(Cfs):
     """The wake-up level of a CPU's runner (models.os.sched.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer):
+    def __init__(
+        self, host: SchedHost, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         k = host.kcosts
         ct: CostTable = host.costs

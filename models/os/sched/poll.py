@@ -18,6 +18,7 @@ from models.cpu.cpuidle import CpuidleGovernor
 from models.os.interfaces import Balancer, QueueView
 from models.os.sched.config import SchedConfig
 from models.os.sched.execution import NONE, POLL, POLLING_LAYER, Execution
+from models.os.sched.host import SchedHost
 from simcore.engine import Call
 
 
@@ -25,7 +26,9 @@ class Polling(Execution):
     """The polling level of a CPU's runner (models.os.sched.execution). (``self``:
     the queues and the driver know runners as the whole they are part of.)"""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer):
+    def __init__(
+        self, host: SchedHost, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._poll_hit_cb = self._poll_hit
         self._poll_resched_cb = self._poll_resched_after_carry

@@ -18,6 +18,7 @@ thread, the move (``migrate_cycles``), the IPI to the target.
 from __future__ import annotations
 
 from models.os.irq.irqwork import no_effect
+from models.os.sched.host import SchedHost
 from models.os.sched.placement import may_run_on
 from models.os.sched.task import SLEEPING, kernel_thread
 
@@ -26,7 +27,7 @@ class Stopper:
     """The stopper of one CPU (its runner ``runner``); :meth:`push` asks it to move a task to
     ``target``."""
 
-    def __init__(self, host, runner):
+    def __init__(self, host: SchedHost, runner):
         self.host = host
         self.runner = runner
         # nice -20: the stop class runs before any CFS task

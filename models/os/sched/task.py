@@ -120,10 +120,10 @@ class Task:
         "warm_mark",
     )
 
-    def __init__(self, tid: int, name: str, cpu: int, job=None):
+    def __init__(self, tid: int, name: str, cpu: int, job: int | None = None):
         self.tid = tid
         self.name = name
-        self.job = job
+        self.job = job  # the fio job index of its thread (-1: a kernel thread; None: neither)
         self.io_tid = tid  # the thread its IOs are accounted to (itself; a submit worker: the submitter)
         self.cpu = cpu  # the CPU whose runqueue holds the task
         #: CPUs the task may run on (sched_setaffinity); None: pinned to ``cpu`` (kernel threads,

@@ -15,6 +15,7 @@ from models.os.costs.bundle import Cost
 from models.os.interfaces import Balancer
 from models.os.irq.irqwork import FixedIrq
 from models.os.sched.config import SchedConfig
+from models.os.sched.host import SchedHost
 from models.os.sched.poll import Polling
 from simcore.engine import Call, Handler, pop_last
 
@@ -97,7 +98,9 @@ def _sift_down(heap: list[Timer], start: i64, pos: i64) -> None:
 class Hrtimers(Polling):
     """The hrtimer level of a CPU's runner (models.os.sched.execution)."""
 
-    def __init__(self, host: Any, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer):
+    def __init__(
+        self, host: SchedHost, cpu: LogicalCpu, governor: CpuidleGovernor, sched: SchedConfig, balancer: Balancer
+    ):
         super().__init__(host, cpu, governor, sched, balancer)
         self._timer_cost: Cost = host.timer_cost
         self.timers: list[Timer] = []  # a heap by expiry (cancelled ones leave it lazily)

@@ -1,5 +1,6 @@
 """fio's error handling options: ``continue_on_error`` and ``ignore_error`` (fio 3.41, td_error.c,
-options.c ``str_ignore_error_cb``), and the rule they make: is an error of an IO fatal to its job?
+options.c ``str_ignore_error_cb``), parsed here; the rule they make (is an error of an IO fatal to
+its job?) is the job threads': :mod:`models.ioengines.td_error` (re-exported here).
 
 * An error has a class (td_error.c ``td_error_type``): EILSEQ is a verify error, a read's a read
   error, every other direction's (writes and trims) a write error.
@@ -17,25 +18,18 @@ from __future__ import annotations
 
 import errno
 
+from models.ioengines.td_error import CLASSES, CONTINUE, DEFAULT_NON_FATAL, IgnoreLists, non_fatal
 from simcore.errors import ConfigError
 
-#: the error classes, in ignore_error's list order (td_error.h ``error_type_bit``)
-CLASSES = ("read", "write", "verify")
-#: continue_on_error's values: the classes each continues on
-CONTINUE = {
-    "none": (),
-    "0": (),
-    "read": ("read",),
-    "write": ("write",),
-    "io": ("read", "write"),
-    "verify": ("verify",),
-    "all": CLASSES,
-    "1": CLASSES,
-}
-#: td_error.c's __NON_FATAL_ERR: what a continued class without its own list goes on after
-DEFAULT_NON_FATAL = (errno.EIO, errno.EILSEQ)
-
-IgnoreLists = tuple[tuple[int, ...] | None, tuple[int, ...] | None, tuple[int, ...] | None]
+__all__ = [
+    "CLASSES",
+    "CONTINUE",
+    "DEFAULT_NON_FATAL",
+    "IgnoreLists",
+    "non_fatal",
+    "parse_continue_on_error",
+    "parse_ignore_error",
+]
 
 
 def parse_continue_on_error(text: str | None) -> str:
@@ -75,11 +69,3 @@ def _errno(name: str) -> int:
     if not code:
         raise ConfigError(f"option 'ignore_error': unknown error {name}, please use number value (fio's message)")
     return code
-
-
-def non_fatal(continue_on_error: str, ignore: IgnoreLists, op: str, err: int) -> bool:
-    """Whether fio goes on after ``err`` on an IO of direction ``op`` (td_non_fatal_error)."""
-    cls = "verify" if err == errno.EILSEQ else "read" if op == "read" else "write"
-    i = CLASSES.index(cls)
-    continued = cls in CONTINUE[continue_on_error] or ignore[i] is not None
-    return continued and err in (ignore[i] or DEFAULT_NON_FATAL)

@@ -678,7 +678,7 @@ OPTIONAL_VALUE = frozenset(
 # --- stacksim-specific job options (not fio options: fio rejects them) ------------------------
 STACKSIM_PREFIX = "stacksim_"
 STACKSIM_OPTIONS: dict[str, OptionSpec] = {}
-"""stacksim-only job options. Add new ones here (prefix ``stacksim_``) and handle them in parser.py."""
+"""stacksim-only job options. Add new ones here (prefix ``stacksim_``) and handle them in handlers.py."""
 
 _add(
     "used",

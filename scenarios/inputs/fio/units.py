@@ -18,13 +18,9 @@ from __future__ import annotations
 import math
 import re
 
+from models.ioengines.job import SIZE_MAX_BYTES, TIME_MAX_NS
 from simcore.errors import ConfigError
 
-#: fio keeps sizes and offsets in unsigned 64-bit integers (``unsigned long long``).
-SIZE_MAX_BYTES = 2**64 - 1
-#: Longest time a job option may give: the simulated clock counts nanoseconds in a float, exact to
-#: the nanosecond up to 2**53 ns (about 104 days).
-TIME_MAX_NS = 2**53
 #: Highest CPU number: Linux's largest NR_CPUS (x86-64 MAXSMP) is 8192.
 CPU_MAX = 8191
 _MAX_DIGITS = 40  # more decimal digits than any 64-bit value has: refused before int() is asked
