@@ -1,7 +1,7 @@
 """What io_uring reads of the host (:class:`UringHost`): memory management's view
 (:class:`models.os.mm.host.MmHost`), the scheduler-wide balancer (an unbound SQPOLL thread may
-move), the SQPOLL threads so far (a new one's name counts them), writeback (io-wq's buffered writes) and, of the platform, the
-scheduler's configuration (:class:`UringPlatform`)."""
+move), the SQPOLL threads so far (a new one's name counts them), writeback (io-wq's buffered
+writes) and, of the platform, the scheduler's configuration (:class:`UringPlatform`)."""
 
 from __future__ import annotations
 
