@@ -79,7 +79,7 @@ COMPILED_MODULES = (
     "policies.completion.classic_poll",
     "policies.completion.hybrid_poll",
     "policies.interrupt_generation.none",
-    "scenarios.run.iostats",
+    "models.ioengines.iostats",
     "models.ioengines.trace_io",
     "scenarios.inputs.traces.record",
     "scenarios.inputs.traces.csvformats",

@@ -139,6 +139,12 @@ class Call:
     call, no callback list, bound method or ``step()`` frame). Calls order by (time, priority, id),
     simpy's order; a simpy event is queued as a Call of :meth:`Engine._step` with simpy's priority,
     so callbacks and simpy processes interleave deterministically.
+
+    Its public attributes are its owner's to read (native fields, compiled: no call): ``time``
+    (when it runs, ns: a timer's expiry, the next tick), ``args`` (what it runs with: the work of an
+    interrupt handler whose end moves), ``handler``; ``fn`` is None once released. Only the engine
+    writes ``eid``; a model changes a queued Call only through :meth:`cancel`, :meth:`release` and
+    :meth:`Engine.rearm`.
     """
 
     __slots__ = ("fn", "args", "time", "prio", "eid", "handler")

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from models.ioengines.iostats import DirStats
 from models.os.block.request import Request
 from scenarios.inputs.fio.output import SAMPLE_WINDOW_NS, _direction, fio_options, lat_object
 from scenarios.inputs.fio.parser import job_from_options
 from scenarios.inputs.measurements import read_fio_json
-from scenarios.run.iostats import DirStats
 from simcore.stats import FIO_PERCENTILES, PLAT_REL_ERROR, LatencyStats
 from stacksim.cli import main
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import scenarios.run.iostats as iostats
+import models.ioengines.iostats as iostats
 from scenarios.config.host import resolve
 from scenarios.run.simulate import simulate
 from simcore.stats import FIO_PERCENTILES, PLAT_REL_ERROR, LatencyStats

@@ -26,4 +26,4 @@ class AllIdle(CoreSchedulingPolicy):
             r.state = ASLEEP
             r.sleep_cstate = st
         for cpu in s.cpus:
-            s._apply(cpu.id, -1 - st)
+            s.set_state(cpu.id, s.engine.now, -1 - st)

@@ -245,7 +245,7 @@ class Sandman(CoreSchedulingPolicy):
         """Fraction of ``r``'s capacity in one fine interval that ``requests`` requests need."""
         s = self.server
         f = r.pcore.freq_ghz
-        smt = s.smt if s._sib_c0(r, s.engine.now) else 1.0
+        smt = s.smt if s.sibling_c0(r, s.engine.now) else 1.0
         return requests * self.cycles * smt * r.infl / (f * self.fine_ns)
 
     def _act_on_bursts(self, now: float, flagged: list[int], rwork: dict) -> None:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from models.ioengines.iostats import IoStats
 from models.ioengines.replay import ReplaySettings, TraceReplayer
 from models.os.block.queue import QueueConfig
 from models.platform import PlatformConfig
@@ -43,7 +44,6 @@ from scenarios.inputs.traces import (
 from scenarios.inputs.traces.reader import sniff_format
 from scenarios.inputs.traces.timed import open_timed
 from scenarios.run.assembly import build_host
-from scenarios.run.iostats import IoStats
 from scenarios.run.replay_modes import MODES, build_replay, choose_mode, closed_job, mode_report, replay_job
 from scenarios.run.result import Result
 from scenarios.run.summary import Snapshot, summarize_host_run

@@ -22,11 +22,11 @@ import time
 
 from models.host import Host
 from models.ioengines.fio_run import FioRun
+from models.ioengines.iostats import IoStats
 from models.power import PowerMeter
 from scenarios.config.host import RunConfig
 from scenarios.config.server import ServerRunConfig
 from scenarios.run.assembly import build_run
-from scenarios.run.iostats import IoStats
 from scenarios.run.memory import check_run_memory
 from scenarios.run.replay import ReplayConfig, run_replay
 from scenarios.run.result import Result

@@ -11,13 +11,13 @@ import numpy as np
 from models.cpu.power_limit import limit_reading, limit_summary
 from models.host import Host
 from models.ioengines.fio_run import FioRun
+from models.ioengines.iostats import IoStats
 from models.os.costs import memops
 from models.os.costs.bundle import OPTIONAL_LAYERS
 from models.os.costs.tables import ACTION_INDEX, ACTIONS, LAYERS, SUB_ACTIONS
 from models.power import average_power, read_energy
 from scenarios.config.host import RunConfig
 from scenarios.inputs.fio.output import disk_util, fio_header, fio_jobs, sync_latencies
-from scenarios.run.iostats import IoStats
 from simcore.stats import LatencyStats
 
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 class IoLedger:
     """IOs of one host: ``next_id`` (the id the next submitted IO gets), and of the completed
     ones ``count``, ``sink`` (called with each; None: none), the blocks of a block sink (see
-    :meth:`collect_blocks`: ``scenarios.run.iostats.IoStats`` folds its statistics per block) and
+    :meth:`collect_blocks`: ``models.ioengines.iostats.IoStats`` folds its statistics per block) and
     ``records`` (every completed request, kept only when asked: None otherwise)."""
 
     __slots__ = ("next_id", "count", "sink", "records", "block", "block_size", "block_sink")

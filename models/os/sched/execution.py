@@ -80,11 +80,11 @@ class Execution(RunQueue, SmtWatcher):
         # SMT contention: work runs smt_fac times slower than alone, smt_fac = 1 + (smt_slowdown - 1)
         # x the sibling's executing activity (1.0 busy, less for poll loops and the POLL spin, 0
         # asleep); the host's core watcher keeps it current (sibling_activity_changed)
-        self._smt_excess = cpu.core._cfg.smt_slowdown - 1.0
+        self._smt_excess = cpu.core.pkg.cfg.smt_slowdown - 1.0
         self._smt_fac = 1.0
         self.governor = governor
         self.sched = sched
-        self.cstates = cpu.core._cfg.cstates
+        self.cstates = cpu.core.pkg.cfg.cstates
         self._exit_ns = tuple(st.wake_latency_ns for st in self.cstates)
         self.sibling_runner: Execution | None = None  # the SMT sibling's runner (set by the balancer)
         #: every CPU's runner (set by the balancer once they all exist) and the NVMe driver

@@ -20,7 +20,7 @@ simulation itself depends only on configuration and seed), ``global options``, `
   merge), sectors, ``*_ticks``/``in_queue`` (ms from the doorbell to the driver's completion) and
   ``util`` (percent of the window with a command outstanding).
 
-Every figure is accumulated as IOs complete (:mod:`scenarios.run.iostats`): counts, bytes, min, max and
+Every figure is accumulated as IOs complete (:mod:`models.ioengines.iostats`): counts, bytes, min, max and
 mean are exact; percentiles come, as in fio, from fio's log-linear latency histogram (64 buckets
 per power of two, the bucket's middle reported: within 1/128 of the exact value,
 :class:`simcore.stats.LatencyStats`), the same histogram as the ``summary``'s. Integer fields are
@@ -36,9 +36,9 @@ import numpy as np
 from models.host import Host
 from models.ioengines import ASYNC_ENGINES
 from models.ioengines.fio_run import FioRun
+from models.ioengines.iostats import DEPTHS, LAT_EDGES, LAT_MS_EDGES, SAMPLE_WINDOW_NS, DirStats, EntryStats, IoStats
 from models.ioengines.job_control import group_ids
 from models.os.sched.task import Task
-from scenarios.run.iostats import DEPTHS, LAT_EDGES, LAT_MS_EDGES, SAMPLE_WINDOW_NS, DirStats, EntryStats, IoStats
 from simcore.stats import FIO_PERCENTILES, LatencyStats
 
 __all__ = [

@@ -26,9 +26,9 @@ from collections import deque
 
 import numpy as np
 
-from models.host import Host
 from models.ioengines import ASYNC_ENGINES
 from models.ioengines.job_control import JobControl
+from models.os.block.io_ledger import IoLedger
 from models.os.block.request import Request
 from simcore.stats import LatencyStats, records_table
 
@@ -261,11 +261,12 @@ class DiskStats:
 class IoStats:
     """The statistics of one host run (see the module's text); the host's ledger hands it the
     completed IOs in blocks (``IoLedger.collect_blocks``). :meth:`finish` folds what is buffered
-    (call it before reading)."""
+    (call it before reading). ``host``: the run's :class:`models.host.Host` (its devices, ledger,
+    ``next_io_id`` and engine are read); ``jobs``: fio's jobs of the run."""
 
     def __init__(
         self,
-        host: Host,
+        host,
         jobs,
         t0: float,
         t1: float = math.inf,
@@ -288,12 +289,12 @@ class IoStats:
         self.entries: dict = {}  # job index or (job index, tid) -> EntryStats
         self.disks: dict[int, DiskStats] = {d.index: DiskStats() for d in host.devices}
         self.t_complete_max = -math.inf
-        self._ledger = host.ledger
+        self._ledger: IoLedger = host.ledger
         self._low = 0  # the lowest IO number not complete yet
         self._done: set[int] = set()  # IO numbers complete above _low
         self._marks: deque = deque()  # (next_io_id, time) at each block
         self._merged: set[int] = set()  # requests merged into measured commands, not seen yet
-        host.ledger.collect_blocks(self._fold, BLOCK)
+        self._ledger.collect_blocks(self._fold, BLOCK)
 
     def flush(self) -> None:
         """Fold the buffered IOs into the statistics."""
