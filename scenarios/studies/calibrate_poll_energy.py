@@ -35,8 +35,9 @@ MODES = {
 #: warm-up: past hybrid polling's first 100 ms statistics window (the study ramps 10 s)
 RAMP_MS = 110
 #: parameter -> (lower, upper) bounds, physical ranges: the 900P's media time of a 4 KiB read, under
-#: its datasheet's typical latency of < 10 us and the 8.9 us mean at depth 1 end to end less the host's
-#: part (scenarios/data/reference/optane_ssd.yaml); fio's user-space work per IO and a context switch,
+#: Intel's rated typical latency of < 10 us and under the 8.9 us mean end to end at depth 1, host
+#: included, measured on the P4800X, which shares the 900P's controller
+#: (scenarios/data/reference/optane_ssd.yaml); fio's user-space work per IO and a context switch,
 #: ~0.03-0.9 us and ~0.3-3 us at the Xeon E3-1230 v5's 3.4-3.8 GHz (estimates)
 FIT_BOUNDS = {
     "ssd.read.base_ns": (4_000.0, 9_000.0),
