@@ -17,7 +17,9 @@ from simcore.config import Model
 
 
 class PowerConfig(Model):
-    """Non-CPU, non-SSD power (mechanisms.md section 10)."""
+    """Non-CPU, non-SSD power: DRAM and the rest of the platform, which follows CPU activity (SANDMAN,
+    Zhou et al., SOSP 2025, Table 1: "others" 204 W idle, 398 W under light load with its cores
+    polling)."""
 
     dram_w: float = Field(ge=0, description="DRAM power (background + refresh at this load), W")
     platform_base_w: float = Field(ge=0, description="rest of the platform (board, PSU loss, fans at minimum, NIC), W")

@@ -94,7 +94,8 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
         kernel=kernel,
         memory_bytes=64 << 30,  # poll_vs_interrupt_energy: 64 GB
         # R230: 64 GB DDR4 (4 DIMMs ~ 3 W each at low load); board + PSU loss + fans ~ 20 W at idle
-        # (small single-socket servers idle at a few tens of W at the wall, mechanisms.md App. A).
+        # (estimates, the study publishes no idle breakdown: a small single-socket server idles at a few
+        # tens of W at the wall).
         power=PowerConfig(dram_w=12.0, platform_base_w=20.0, platform_cpu_coupling=0.1),
         calibration=(
             "fitted by stacksim calibrate --study poll-energy to poll_vs_interrupt_energy.yaml table1"

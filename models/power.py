@@ -1,4 +1,7 @@
-"""System power: CPU package + SSDs + DRAM + rest of the platform (mechanisms.md section 10).
+"""System power: CPU package + SSDs + DRAM + rest of the platform, the split the published studies
+measure (SANDMAN's CPU by powerstat and system by IPMI: Zhou et al., SOSP 2025; whole-system wall
+power: Harris & Altiparmak, HotStorage 2022). The rest is not constant on a server: it follows CPU
+activity (SANDMAN's Table 1: "others" 204 W idle, 398 W under light load with its cores polling).
 
 * CPU package: exact integral of per-core power (C-state, frequency, SMT activity) and uncore
   (:mod:`models.cpu.core`); on several sockets also each package's own (``cpu_socket0``, ``cpu_socket1``, ...: its cores

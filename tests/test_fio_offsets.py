@@ -238,7 +238,7 @@ def test_backwards_read_ends_by_size():
 
 def test_zoned_range_left_out_takes_the_rest():
     """fio's zone_split_ddir: a zone without a range (``20/``) takes what the others leave of 100%
-    (examples/rand-zones.fio)."""
+    (fio's examples/rand-zones.fio)."""
     job = _job(random_distribution="zoned:50/5:30/15:20/")
     assert job.zones_read == ((50.0, 5.0), (30.0, 15.0), (20.0, 80.0))
     job = _job(random_distribution="zoned:40/10:30:30/0")

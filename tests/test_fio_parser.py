@@ -317,8 +317,8 @@ def test_value_errors(body, fragments):
 
 def test_buffered_io_accepted_where_modelled_and_rejected_elsewhere():
     """The page cache is modelled for the sync engines and libaio (models/ioengines/buffered_io.py)
-    and io_uring (buffered_uring.py); io_uring's O_SYNC / O_DSYNC buffered writes are refused with a message
-    naming the engine."""
+    and io_uring (models/ioengines/buffered_uring.py); io_uring's O_SYNC / O_DSYNC buffered writes are
+    refused with a message naming the engine."""
     assert not parse("[j]\nrw=read\n").jobs[0].direct
     assert parse("[j]\nrw=read\nioengine=libaio\niodepth=8\n").jobs[0].queue_depth == 1
     assert parse("[j]\nrw=read\nioengine=io_uring\niodepth=8\n").jobs[0].queue_depth == 8

@@ -23,10 +23,13 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
+from collections.abc import Sequence
 
 import numpy as np
 
 from models.ioengines import ASYNC_ENGINES
+from models.ioengines.host import EngineHost
+from models.ioengines.job import FioJob
 from models.ioengines.job_control import JobControl
 from models.os.block.io_ledger import IoLedger
 from models.os.block.request import Request
@@ -261,13 +264,13 @@ class DiskStats:
 class IoStats:
     """The statistics of one host run (see the module's text); the host's ledger hands it the
     completed IOs in blocks (``IoLedger.collect_blocks``). :meth:`finish` folds what is buffered
-    (call it before reading). ``host``: the run's :class:`models.host.Host` (its devices, ledger,
-    ``next_io_id`` and engine are read); ``jobs``: fio's jobs of the run."""
+    (call it before reading). ``host``: the run's host, user space's view of it
+    (:class:`models.ioengines.host.EngineHost`: its devices, ledger, ``next_io_id`` and engine are read); ``jobs``: fio's jobs of the run."""
 
     def __init__(
         self,
-        host,
-        jobs,
+        host: EngineHost,
+        jobs: Sequence[FioJob],
         t0: float,
         t1: float = math.inf,
         *,

@@ -36,7 +36,8 @@ from simcore.config import Model
 
 #: sandman_polling_server.yaml policy_parameters.dynamic_scheduling_interval_us
 DYNAMIC_INTERVAL_US = 10.0
-#: SPDK scheduler_dynamic.c defaults (mechanisms.md Appendix A)
+#: SPDK's defaults of the dynamic scheduler's load_limit, core_limit and core_busy options
+#: (lib/scheduler/scheduler_dynamic.c)
 LOAD_LIMIT, CORE_LIMIT, CORE_BUSY = 20.0, 80.0, 95.0
 
 

@@ -1,6 +1,7 @@
 """``hybrid``: hybrid polling on the server: each reactor, when a poll finds nothing, sleeps half
 the mean service time of its IOs (device time, submit to CQE; 10 us before the first sample), then
-polls again; every core independently (mechanisms.md section 9). The sleep goes through the kernel
+polls again; every core independently (the hybrid-polling server SANDMAN compares with: Zhou et al.,
+SOSP 2025). The sleep goes through the kernel
 (nanosleep: syscall, hrtimer, context switches, the menu-style state choice) or, with
 ``sleep=mwait``, a user-level timed wait (MWAITX) in C1."""
 

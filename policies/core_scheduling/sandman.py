@@ -1,6 +1,6 @@
 """``sandman``: SANDMAN (Zhou et al., SOSP 2025): sleep in C1 with one eye open.
 
-Three techniques (mechanisms.md section 9), each with a switch for ablation studies:
+The paper's three techniques, each with a switch for ablation studies:
 
 (a) **Sleeping cores.** A reactor without threads sleeps in C1 with a user-level monitor/wait on
     the next entry of its event queue: posting a thread to it wakes it in about the C1 exit

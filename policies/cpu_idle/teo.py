@@ -2,9 +2,10 @@
 have dominated.
 
 Follows Linux 6.1 ``drivers/cpuidle/governors/teo.c`` (Rafael Wysocki's bin-based rework of 5.17;
-described in ``Documentation/admin-guide/pm/cpuidle.rst``); ``mechanisms.md`` Appendix A: "per-state
-bins of hits and intercepts (decaying sums); starts from the deepest state that fits the time to the
-next timer and goes shallower when early wakeups dominate".
+its ``DOC: teo-description`` comment, also in ``Documentation/admin-guide/pm/cpuidle.rst``): bins
+aligned with the idle states' target residencies, each with a "hits" and an "intercepts" metric
+(decaying sums); the deepest state whose target residency is within the time to the next timer
+(the sleep length) is the candidate, and a shallower one is taken when intercepts dominate.
 
 Each idle state *i* owns a bin of idle durations [target residency *i*, target residency *i+1*).
 After every idle period (``teo_update``) the metrics of all bins decay by 1/8 (``DECAY_SHIFT``) and

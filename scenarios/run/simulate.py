@@ -76,7 +76,7 @@ def simulate(
 
 
 #: Python frames one exiting thread may hold: a task's exit runs the next task of its CPU inside
-#: it (models/os/cfs.py's exit_task -> _schedule -> the task's continuation), so threads that all
+#: it (models/os/sched/cfs.py's exit_task -> _schedule -> the task's continuation), so threads that all
 #: exit at once (4,096 fio jobs of one IO, a replay's threads at the trace's end) nest their exits
 FRAMES_PER_THREAD = 16
 

@@ -127,8 +127,13 @@ class KernelCosts(
     BlockNvmeCosts,
     SyscallFsCosts,
 ):
-    """Cycles per kernel action (defaults: order-of-magnitude figures of mechanisms.md, Appendix A
-    'CPU costs', for a ~3.4 GHz Skylake with KPTI + retpolines; platforms calibrate them)."""
+    """Cycles per kernel action. The defaults are order-of-magnitude figures for a ~3.4 GHz Skylake
+    core with KPTI and retpolines (the Xeon E3-1230 v5 of Harris & Altiparmak, HotStorage 2022): a
+    system call's round trip ~0.23 us and a switch between threads ~1 us, the quantities lmbench's
+    ``lat_syscall`` and ``lat_ctx`` (McVoy & Staelin, USENIX ATC 1996) and Linux's ``perf bench
+    sched pipe`` (tools/perf/bench/sched-pipe.c) measure; each field says what it covers, estimates
+    marked. The calibrated platforms refit the ones their studies constrain (models/platforms.py,
+    ``stacksim calibrate``)."""
 
     timer_slack_ns: float = Field(50_000, ge=0, description="timer slack of ordinary tasks' sleeps (nanosleep), ns")
     sq_thread_idle_ns: float = Field(

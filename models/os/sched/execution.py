@@ -8,18 +8,20 @@ however many stack layers it spans. Work that needs no event of its own (a conte
 wake-up, an interrupt on an idle CPU, CQ reaping) is *carried* into the next segment.
 
 The per-CPU runner (:class:`models.os.sched.runner.CpuRunner`) is one object built as a single-inheritance
-chain, one module per kernel seam; each level sets up its own state and calls the levels below it:
+chain, one module per kernel seam, across the kernel's directories (models/os/sched/, time/, irq/); each
+level sets up its own state and calls the levels below it:
 
-=================================  ==============================================================
-:class:`Execution` (this module)   segments, carried work, CPU-time accounting
-``Polling`` (poll.py)              blk_poll and user-space spins
-``Hrtimers`` (hrtimer.py)          the CPU's armed hrtimers
-``IdleLoop`` (idle.py)             the idle path (cpuidle, C-state entry and exit) and the tick
-``IrqEntry`` (irq.py)              hard-IRQ entry and exit (what an IRQ runs: irqwork.py)
-``Cfs`` (cfs.py)                   the run queue: CFS picking, context switches, slices
-``Wakeup`` (placement.py)          try_to_wake_up, wake-up placement, task moves
-``CpuRunner`` (sched.py)           the whole, and the surface load balancing reads (balance.py)
-=================================  ==============================================================
+=====================================  ==========================================================
+:class:`Execution` (this module)       segments, carried work, CPU-time accounting
+``Polling`` (sched/poll.py)            blk_poll and user-space spins
+``Hrtimers`` (time/hrtimer.py)         the CPU's armed hrtimers
+``IdleLoop`` (sched/idle.py)           the idle path (cpuidle, C-state entry and exit) and the tick
+``IrqEntry`` (irq/entry.py)            hard-IRQ entry and exit (what an IRQ runs: irq/irqwork.py)
+``Cfs`` (sched/cfs.py)                 the run queue: CFS picking, context switches, slices
+``Wakeup`` (sched/placement.py)        try_to_wake_up, wake-up placement, task moves
+``CpuRunner`` (sched/runner.py)        the whole, and the surface load balancing reads
+                                       (sched/balance.py)
+=====================================  ==========================================================
 
 The few calls up the chain are the hooks declared at the end of :class:`Execution`. (A chain rather
 than parts calling each other: compiled with mypyc, a method of any level is a direct call on the

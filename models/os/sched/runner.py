@@ -14,10 +14,10 @@ Modes (``CpuRunner.mode``):
           C-state's exit latency (models.os.irq.entry).
 
 The runner is built as a chain of levels, one module per kernel seam (the table is in
-:mod:`models.os.sched.execution`): segments and CPU-time accounting, polling, hrtimers (hrtimer.py), the
-idle path and the tick, IRQ entry and exit, the CFS run queue (cfs.py), wake-ups and placement
-(placement.py). Load balancing is scheduler-wide (models.os.sched.balance) and reads the runners through
-the small surface this class adds.
+:mod:`models.os.sched.execution`): segments and CPU-time accounting, polling, hrtimers
+(models/os/time/hrtimer.py), the idle path and the tick, IRQ entry and exit (models/os/irq/entry.py),
+the CFS run queue (cfs.py), wake-ups and placement (placement.py). Load balancing is scheduler-wide
+(models.os.sched.balance) and reads the runners through the small surface this class adds.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Generate the synthetic timed sample trace ``samples/blkparse_qdc_sample.txt``.
+"""Generate the synthetic timed sample trace ``scenarios/data/traces/blkparse_qdc_sample.txt``.
 
-    python -m scenarios.data.traces.make_timed_sample [OUT_FILE]   # default: the samples/ directory
+    python -m scenarios.data.traces.make_timed_sample [OUT_FILE]   # default: beside this module
 
 The sample is **synthetic**: no real machine was traced. It is what stacksim itself predicts for
 this documented model, written as blkparse text with Q, D and C events, so that ``stacksim

@@ -58,7 +58,7 @@ def _set_rw(st: dict[str, Any], v: str | None, kb: int) -> None:
         if val.startswith("rand"):  # fio's str_rw_cb: atoi, IOs per new random offset
             st["rw_modifier"] = parse_int(nr, option="rw", minimum=1)
         else:  # a size added to each sequential offset: holes, or backwards when negative (fio's
-            # str_rw_cb reads it with str_to_decimal into a signed ddir_seq_add; examples/backwards-read.fio)
+            # str_rw_cb reads it with str_to_decimal into a signed ddir_seq_add; fio's examples/backwards-read.fio)
             text = nr.strip()
             size = parse_size(text.removeprefix("-"), option="rw", kb_base=kb, allow_zero=True)
             st["rw_modifier"] = -size if text.startswith("-") else size

@@ -14,7 +14,7 @@ Rules as fio 3.42 documents and checks them (HOWTO.rst; zbd.c; options.c):
   ``fdp_pli_select=scheme`` needs a ``dp_scheme`` file (not modelled).
 
 The checks against the device (a zoned device, its zone size, its limits, its placement handles)
-need the platform: :func:`scenarios.config.host.resolve_run`.
+need the platform: :func:`scenarios.config.resolve.resolve_run`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """What ``/proc`` and ``/sys`` say about a machine (:func:`read_machine`), as plain facts.
 
-Every file is named by its place in the kernel's documented layout (Documentation/ABI/testing/
-sysfs-devices-system-cpu, sysfs-block, sysfs-class-powercap, sysfs-class-nvme; Documentation/
-admin-guide/pm/cpuidle.rst and cpufreq.rst; proc(5)). A file that is absent is a fact too (no
-cpufreq driver, no cpuidle, no NVMe): the field is None or empty, never an error. The platform is
-made of these facts by :mod:`scenarios.config.probe`.
+Every file is named by its place in the kernel's documented layout
+(Documentation/ABI/testing/sysfs-devices-system-cpu, sysfs-block, sysfs-class-powercap,
+sysfs-class-nvme; Documentation/admin-guide/pm/cpuidle.rst and cpufreq.rst; proc(5)). A file that
+is absent is a fact too (no cpufreq driver, no cpuidle, no NVMe): the field is None or empty, never
+an error. The platform is made of these facts by :mod:`scenarios.config.probe`.
 """
 
 from __future__ import annotations

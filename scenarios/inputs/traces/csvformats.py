@@ -6,12 +6,18 @@ nbytes, volume)``; a malformed line raises :class:`~scenarios.inputs.traces.reco
 A header line is accepted only as the first non-blank line, with the right number of columns,
 all of them non-numeric. Zero-length IOs are skipped (reason ``"zero length"``).
 
-Column units (mechanisms.md, Appendix B):
+Column units, as the publishers of each trace set give them:
 
-* ``alibaba``: device_id, opcode (R/W), offset (bytes), length (bytes), timestamp (us).
+* ``alibaba``: device_id, opcode (R/W), offset (bytes), length (bytes), timestamp (us): the
+  Alibaba Cloud block traces' ``io_traces.csv`` (Li, Wang, Lee & Shi, "An In-Depth Analysis of
+  Cloud Block Storage Workloads in Large-Scale Production", IISWC 2020).
 * ``tencent``: timestamp (s), offset (512 B sectors), size (sectors), io_type (0 read,
-  1 write), volume_id.
-* ``msr``: timestamp (Windows FILETIME, 100 ns ticks), hostname, disk number, type
+  1 write), volume_id: the Tencent Cloud Block Storage traces (Zhang et al., "OSCA: An
+  Online-Model Based Cache Allocation Scheme in Cloud Block Storage Systems", USENIX ATC 2020;
+  SNIA IOTTA repository).
+* ``msr``: the MSR Cambridge traces (Narayanan, Donnelly & Rowstron, "Write Off-Loading:
+  Practical Power Management for Enterprise Storage", FAST 2008; SNIA IOTTA repository):
+  timestamp (Windows FILETIME, 100 ns ticks), hostname, disk number, type
   (Read/Write), offset (bytes), size (bytes), response time (100 ns ticks; checked here, the
   latency that ``stacksim validate --trace`` compares, read by :mod:`.timed`);
   volume = ``f"{hostname}_{disk}"``.
