@@ -265,7 +265,8 @@ class IoStats:
     """The statistics of one host run (see the module's text); the host's ledger hands it the
     completed IOs in blocks (``IoLedger.collect_blocks``). :meth:`finish` folds what is buffered
     (call it before reading). ``host``: the run's host, user space's view of it
-    (:class:`models.ioengines.host.EngineHost`: its devices, ledger, ``next_io_id`` and engine are read); ``jobs``: fio's jobs of the run."""
+    (:class:`models.ioengines.host.EngineHost`: its devices, ledger, ``next_io_id`` and engine are
+    read); ``jobs``: fio's jobs of the run."""
 
     def __init__(
         self,
