@@ -33,10 +33,11 @@ from models.ioengines.job import FioJob
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import ZONE_OPS, SyncThread
 from models.os.block.annotations import HINT_FLAGS, flag_batch
-from models.os.block.blk_mq import NO_SAVINGS
+from models.os.block.blk_mq import NO_SAVINGS, PLUG_FINISH, PLUG_NONE
 from models.os.block.request import Request
 from models.os.costs.bundle import Cost
 from models.os.fs.aio import AsyncContext
+from models.os.fs.direct_io import own_plug
 from models.os.io_uring.ring import IoRing
 from models.os.kernel_version import FIO_DEFER_TASKRUN, has, parse_version
 from simcore.errors import ConfigError
@@ -153,6 +154,31 @@ class AsyncThread(SyncThread):
         # SQPOLL: a completion is the SQ thread's task work before its CQE is posted
         self._on_done_cb = self._on_done_sq if self.sq_thread is not None else self._on_done
 
+    def dio_batch_plug(self) -> int:
+        """The plug each of this thread's IOs sits in on its way to blk-mq beside the call's own
+        (models.os.fs.direct_io: a file's iomap plug, or 5.x's __blkdev_direct_IO plug of every
+        asynchronous kiocb; a write inside blkdev_write_iter's plug): ``PLUG_FINISH`` when it holds
+        every read and write the job issues, else ``PLUG_NONE`` (a job whose reads and writes differ,
+        e.g. random reads and writes to a 6.1 block device, is taken as unplugged: an approximation).
+        NVMe passthrough has no direct-IO path."""
+        plug = self._batch_plug
+        if plug >= 0:
+            return plug
+        rw = self.job.rw
+        ops = []
+        if rw in ("read", "randread", "rw", "readwrite", "randrw"):
+            ops.append("read")
+        if rw in ("write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"):
+            ops.append("write")
+        kver = self.k.release
+        plugs = {
+            own_plug(kver, op=op, file=self._file_io, sync=False, sleeps=True, hipri=self.iopoll, nbytes=0)
+            for op in ops
+        }
+        plug = PLUG_FINISH if plugs == {PLUG_FINISH} and not self.passthru else PLUG_NONE
+        self._batch_plug = plug
+        return plug
+
     def _setup_kernel(self, job: FioJob) -> None:
         """Set up the kernel's context (as fio's engines do through liburing and libaio): an
         io_uring ring (models.os.io_uring.ring) or a libaio context (models.os.fs.aio), whose
@@ -261,7 +287,7 @@ class AsyncThread(SyncThread):
             for r in ios:
                 for layer, cyc in self._per_io_parts(r.op, r.nbytes).items():
                     total[layer] = total.get(layer, 0.0) + cyc
-            for layer, cyc in self.per_request_parts(len(ios), self.plug_min).items():
+            for layer, cyc in self.per_request_parts(len(ios), self.plug_min, self.dio_batch_plug()).items():
                 total[layer] = total.get(layer, 0.0) + nreq * cyc
             if with_syscall:
                 total["syscall"] = (
@@ -476,7 +502,13 @@ class AsyncThread(SyncThread):
         # dispatched as the call returns (blk_finish_plug), or queued for the CPU's kblockd worker,
         # which then preempts at the return to user space
         self._blk.issue_batch(
-            reqs, plugged=True, runner=self.runner, nsubmit=len(ios), passthru=self.passthru, plug_min=self.plug_min
+            reqs,
+            plugged=True,
+            runner=self.runner,
+            nsubmit=len(ios),
+            passthru=self.passthru,
+            plug_min=self.plug_min,
+            own_plug=self.dio_batch_plug(),
         )
         if self.defer_tw:
             self._run_local_work()  # fio's submit enter carries GETEVENTS
@@ -513,7 +545,7 @@ class AsyncThread(SyncThread):
 
     def _trim_doorbell(self) -> None:
         req = self._trim_req
-        self.host.blk.issue(req, self.runner)
+        self.host.blk.issue(req, self.runner, self.dio_plug(req.op, req.nbytes))
         self.policy["trim"].wait(self.runner, self.task, req, self._trim_done)
 
     def _trim_done(self) -> None:

@@ -185,7 +185,14 @@ class ReplayThread(AsyncThread):
         for req in ios:  # fio's issue_time
             req.t_issued = t
         # dispatched as the call returns, or by the CPU's kblockd worker (which then preempts)
-        self._blk.issue_batch(reqs, plugged=True, runner=self.runner, nsubmit=len(ios), plug_min=self.plug_min)
+        self._blk.issue_batch(
+            reqs,
+            plugged=True,
+            runner=self.runner,
+            nsubmit=len(ios),
+            plug_min=self.plug_min,
+            own_plug=self.dio_batch_plug(),
+        )
         self.runner.preemption_point(self._loop_cb)
 
     def _batch_cost(self, reqs: list[Request], nreq: int) -> Cost:

@@ -20,11 +20,12 @@ from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
 from models.os.block.annotations import sync_flags
-from models.os.block.blk_mq import PLUG_MIN_REQUESTS, BlkMq
+from models.os.block.blk_mq import PLUG_MIN_REQUESTS, PLUG_NONE, BlkMq
 from models.os.block.io_ledger import IoLedger
 from models.os.block.request import Request
 from models.os.costs.bundle import Cost
 from models.os.drivers.nvme import NvmeDriver, NvmeQueue
+from models.os.fs.direct_io import BIO_MAX_BYTES, own_plug
 from models.os.sched.runner import CpuRunner
 from models.os.sched.task import Task, nice_vscale
 from simcore.rng import BatchedDraws
@@ -147,6 +148,12 @@ class SyncThread:
         self._user_io_cycles: float = self.k.user_io_cycles
         self._qps: dict[str, NvmeQueue] = {}
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
+        self._file_io = False  # the IOs go to regular files (iomap's direct IO), not the block device
+        #: the plug a small read's direct-IO path holds it in (models.os.fs.direct_io; -1: not known yet)
+        self._plug_read = -1
+        #: the asynchronous engines' (models.ioengines.async_io): the plug each IO's direct-IO path
+        #: holds it in, the same for all the job's IOs (-1: not known yet)
+        self._batch_plug = -1
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._flow_sleep_ns = 0.0
         #: fio's zonemode (models.ioengines.zbd): zbd's zone logic or strided's window (None: none),
@@ -216,15 +223,34 @@ class SyncThread:
         self._multi_files = False  # several files: _next_io_files picks each IO's (use_files)
 
     # -- cost bundles ------------------------------------------------------------------------
-    def per_request_parts(self, nsubmit: int = 1, plug_min: int = PLUG_MIN_REQUESTS) -> dict:
+    def per_request_parts(self, nsubmit: int = 1, plug_min: int = PLUG_MIN_REQUESTS, own_plug: int = PLUG_NONE) -> dict:
         """The submitting context's work for one request after the plug (split pieces count,
-        merged bios do not) when ``nsubmit`` IOs are submitted together: blk-mq request setup and
-        dispatch, the IO scheduler's insert (+ dispatch), the NVMe command, unless the CPU's kblockd
-        worker dispatches (models.os.block.blk_mq)."""
+        merged bios do not) when ``nsubmit`` IOs are submitted together (``own_plug``: the plug
+        the direct-IO path holds it in): blk-mq request setup and dispatch, the IO scheduler's
+        insert (+ dispatch), the NVMe command, unless the CPU's kblockd worker dispatches
+        (models.os.block.blk_mq)."""
         k = self.k
         if getattr(self, "passthru", False):  # passthrough bypasses the IO scheduler and dispatches at once
             return dict(block=k.blk_submit_cycles, driver=k.nvme_submit_cycles)
-        return self.host.blk.submitter_parts(nsubmit, k.blk_submit_cycles, k.nvme_submit_cycles, plug_min)
+        return self.host.blk.submitter_parts(nsubmit, k.blk_submit_cycles, k.nvme_submit_cycles, plug_min, own_plug)
+
+    def dio_plug(self, op: str, nbytes: int) -> int:
+        """The plug this thread's synchronous direct IO of ``op`` and ``nbytes`` sits in on its way
+        to blk-mq (models.os.fs.direct_io: the file's or block device's path in this kernel; its
+        wait sleeps unless the completion polls)."""
+        policy = self.policy.get(op) or self.policy["read"]
+        plug = own_plug(
+            self.k.release,
+            op=op,
+            file=self._file_io,
+            sync=True,
+            sleeps=not policy.polled,
+            hipri=self.hipri,
+            nbytes=nbytes,
+        )
+        if op == "read" and nbytes <= BIO_MAX_BYTES:
+            self._plug_read = plug
+        return plug
 
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
         key = (op, nbytes, with_completion)
@@ -240,7 +266,7 @@ class SyncThread:
                 syscall=k.syscall_entry_cycles,
                 fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages + self._fs_file_cycles,
             )
-            for layer, cyc in self.per_request_parts().items():
+            for layer, cyc in self.per_request_parts(own_plug=self.dio_plug(op, nbytes)).items():
                 parts[layer] = cyc * nreq
             if with_completion:
                 parts["fs"] += k.fs_complete_cycles
@@ -263,7 +289,7 @@ class SyncThread:
             block=k.discard_ioctl_cycles,
             driver=k.nvme_dsm_cycles,
         )
-        for layer, cyc in self.per_request_parts().items():
+        for layer, cyc in self.per_request_parts(own_plug=self.dio_plug(op, nbytes)).items():
             parts[layer] = parts.get(layer, 0.0) + cyc
         if with_completion:
             parts["fs"] = k.fs_complete_cycles
@@ -400,6 +426,8 @@ class SyncThread:
                 )
             states.append(FileState(self))
         self._fs_file_cycles = self.k.fs_file_extent_cycles if regions[0].is_file else 0.0
+        self._file_io = regions[0].is_file
+        self._plug_read = self._batch_plug = -1
         if regions[0].is_file and "trim" in job.rw and job.ioengine != "falloc":
             self.file_trims = True  # fio's BLKDISCARD on a regular file: the first trim fails (ENOTTY)
             self.file_trims_name = regions[0].name
@@ -915,7 +943,10 @@ class SyncThread:
     def _doorbell(self) -> None:
         req = self.req
         assert req is not None
-        self._blk.issue(req, self.runner)
+        plug = self._plug_read
+        if plug < 0 or req.op != "read" or req.nbytes > BIO_MAX_BYTES:
+            plug = self.dio_plug(req.op, req.nbytes)
+        self._blk.issue(req, self.runner, plug)
         self.policy[req.op].wait(self.runner, self.task, req, self._completed_cb)
 
     def _completed(self) -> None:

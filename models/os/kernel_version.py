@@ -2,8 +2,9 @@
 
 Each feature is present from the release that introduced it. Sources: the trees read were Linux
 5.15.100 and 6.6.9 (the features marked "5.15 / 6.6" are absent from the first and present in the
-second by the source); where the release inside that range is not read in a tree it is named from
-the kernel's release history and marked so.
+second by the source), and for the direct-IO plugs Debian's 5.10.223, 6.1.192 and 6.12.117; where
+the release inside that range is not read in a tree it is named from the kernel's release history
+and marked so.
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ FEATURES: Final[dict[str, tuple[int, int]]] = {
     # add support for async buffered writes", XFS and block devices, 6.0; from the release history,
     # not read in a tree); before it every buffered write to a file or block device goes to io-wq
     "uring_buffered_write_nowait": (6, 0),
+    # block/fops.c __blkdev_direct_IO_async: one asynchronous direct IO of up to BIO_MAX_VECS pages is
+    # a single bio submitted without a plug (present in 6.1.192; 5.10.223's fs/block_dev.c sends every
+    # asynchronous kiocb through __blkdev_direct_IO, which plugs unless IOCB_HIPRI; 5.16 from the
+    # release history, not read in a tree)
+    "bdev_dio_async_unplugged": (5, 16),
+    # blkdev_write_iter without its blk_start_plug .. blk_finish_plug around the whole write (the plug
+    # is there in 5.10.223 and 6.1.192, gone in 6.12.117; 6.6, where block-device writes moved to
+    # iomap (blkdev_buffered_write), is an estimate: the release in between is not read in a tree)
+    "bdev_write_unplugged": (6, 6),
     # RWF_ATOMIC and statx's STATX_WRITE_ATOMIC (fio's HOWTO, atomic: "supported from the 6.11 Linux
     # kernel"; the queue limits atomic_write_unit_min/max_bytes and the NVMe driver's AWUPF/NAWUPF came
     # with it, from the release history)

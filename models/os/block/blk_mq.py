@@ -49,6 +49,14 @@ SECTOR: Final = 512
 #: requests submitted together from which io_uring (IO_PLUG_THRESHOLD = 2: io_submit_state_start
 #: plugs when more than 2 SQEs are submitted) and libaio (AIO_PLUG_THRESHOLD = 2) plug
 PLUG_MIN_REQUESTS: Final = 3
+#: how the plug a request sits in is flushed, as the direct-IO path above blk-mq holds it
+#: (models.os.fs.direct_io): no plug of the path's own (a scheduler's insert is run by kblockd);
+#: flushed at blk_finish_plug by the submitter (the queue run synchronously); flushed by schedule()
+#: while the submitter sleeps in it (blk_flush_plug(plug, true): kblockd runs the queue, with or
+#: without a scheduler)
+PLUG_NONE: Final = 0
+PLUG_FINISH: Final = 1
+PLUG_SCHEDULE: Final = 2
 #: a call that shares nothing among its requests (see BlkMq.plug_savings)
 NO_SAVINGS: Final = (0, 0, 0)
 #: cache lines a hand-off of each blk-mq / driver lock moves: the tag sbitmap word (the allocation
@@ -169,18 +177,26 @@ class BlkMq:
         self.complete_cycles = cls.complete_cycles * scale
         self._dev_locks: dict[tuple, SpinLock] = {}  # device-scope locks by (device, name)
 
-    def deferred(self, nreq: int, plug_min: int = PLUG_MIN_REQUESTS) -> bool:
+    def deferred(self, nreq: int, plug_min: int = PLUG_MIN_REQUESTS, own_plug: int = PLUG_NONE) -> bool:
         """Whether ``nreq`` requests submitted together are dispatched by kblockd (not plugged;
-        the call plugs from ``plug_min`` requests)."""
-        return self._kblockd and nreq < plug_min
+        the call plugs from ``plug_min`` requests; ``own_plug``: the direct-IO path's own plug, a
+        ``PLUG_*``)."""
+        if own_plug == PLUG_SCHEDULE:
+            return True
+        return self._kblockd and own_plug == PLUG_NONE and nreq < plug_min
 
     def submitter_parts(
-        self, nsubmit: int, blk_cycles: float, nvme_cycles: float, plug_min: int = PLUG_MIN_REQUESTS
+        self,
+        nsubmit: int,
+        blk_cycles: float,
+        nvme_cycles: float,
+        plug_min: int = PLUG_MIN_REQUESTS,
+        own_plug: int = PLUG_NONE,
     ) -> dict:
         """Per-request cycles of the submitting context when ``nsubmit`` IOs are submitted
         together: blk-mq's own, the scheduler's insert, and (unless kblockd dispatches) the
         scheduler's dispatch and the NVMe command."""
-        if self.deferred(nsubmit, plug_min):
+        if self.deferred(nsubmit, plug_min, own_plug):
             parts = dict(block=blk_cycles)
             if self.insert_cycles:
                 parts["iosched"] = self.insert_cycles
@@ -331,16 +347,24 @@ class BlkMq:
         return pieces
 
     # ------------------------------------------------------------------ submission
-    def issue(self, req: Request, runner: Execution | None = None) -> None:
+    def issue(self, req: Request, runner: Execution | None = None, own_plug: int = PLUG_NONE) -> None:
         """One IO reached blk-mq (blk_mq_submit_bio) from code running on ``runner``: split if
-        needed, then each request issued (unplugged)."""
+        needed, then each request issued; ``own_plug``: the plug the direct-IO path holds it in
+        (a ``PLUG_*``; none: unplugged)."""
         if req.nbytes > self.max_bytes and req.op not in UNSPLIT_OPS:
-            self.issue_batch(self.split(req), runner=runner, unplugged=True)
+            pieces = self.split(req)
+            if own_plug == PLUG_NONE:
+                self.issue_batch(pieces, runner=runner, unplugged=True)
+            else:  # the pieces share the path's plug
+                self.issue_batch(pieces, plugged=True, runner=runner, plug_min=1, own_plug=own_plug)
             return
         h = self._hctx.get(req.qp) or self.hctx(req.qp)
         if runner is None:
             runner = self._runners[h.cpu]
         elv = h.elv
+        if own_plug == PLUG_SCHEDULE:  # flushed from schedule(): kblockd runs the queue
+            self.issue_batch([req], plugged=True, runner=runner, own_plug=own_plug)
+            return
         if self._bypass and h.tags_free > 0 and not h.pending and not h.has_work():
             # 'none' with a free tag: blk_mq_try_issue_directly
             h.tags_free -= 1
@@ -358,7 +382,7 @@ class BlkMq:
         self._take(h.ins, runner, t)
         h.insert(req)
         self.lock_rounds += 1
-        if self._kblockd:
+        if self._kblockd and own_plug == PLUG_NONE:
             self._kick(h, runner)
         else:
             self._run(h, runner)
@@ -387,20 +411,26 @@ class BlkMq:
         nsubmit: int | None = None,
         passthru: bool = False,
         plug_min: int = PLUG_MIN_REQUESTS,
+        own_plug: int = PLUG_NONE,
     ) -> None:
         """Requests submitted together from code running on ``runner``: (if not ``plugged`` yet,
         :meth:`plug` them), offer each to the elevator's merge and insert the rest. A plugged batch
         (:data:`PLUG_MIN_REQUESTS` or more, not ``unplugged``) takes the scheduler lock once per
         hardware context and runs the queues once, here; otherwise each insert takes the lock and
         (with a scheduler, 5.x) kblockd runs the queues. ``nsubmit``: the IOs the call submitted
-        (before plug merges; default: the requests); ``plug_min``: the number from which the call plugs."""
+        (before plug merges; default: the requests); ``plug_min``: the number from which the call plugs;
+        ``own_plug``: the plug the direct-IO path holds each request in (a ``PLUG_*``: flushed at its
+        end, the queues are run here even when the call itself does not plug; flushed from
+        schedule(), kblockd runs them, with or without a scheduler)."""
         if passthru:
             self._issue_passthru(reqs)
             return
         n = len(reqs) if nsubmit is None else nsubmit
         if not plugged:
             reqs = self.plug(reqs)
-        deferred = self._kblockd and (unplugged or n < plug_min)
+        deferred = own_plug == PLUG_SCHEDULE or (
+            self._kblockd and own_plug == PLUG_NONE and (unplugged or n < plug_min)
+        )
         touched = []
         t = 0.0  # ns from now: where the call's lock sections are
         for req in reqs:

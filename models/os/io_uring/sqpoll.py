@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from models.os.block.blk_mq import PLUG_MIN_REQUESTS
 from models.os.io_uring.host import UringHost
 from models.os.sched.placement import select_fork_cpu
 from models.os.sched.task import DEAD, Task
@@ -52,9 +53,14 @@ class SqRing(Protocol):
         by layer."""
         ...
 
-    def per_request_parts(self, nsubmit: int = 1) -> dict:
+    def per_request_parts(self, nsubmit: int = 1, plug_min: int = 3, own_plug: int = 0) -> dict:
         """The submitting context's work per request after the plug when ``nsubmit`` SQEs are
-        submitted together (blk-mq, IO scheduler, NVMe command), cycles by layer."""
+        submitted together (blk-mq, IO scheduler, NVMe command; the call plugs from ``plug_min``,
+        ``own_plug`` the direct-IO path's plug, models.os.block.blk_mq.PLUG_*), cycles by layer."""
+        ...
+
+    def dio_batch_plug(self) -> int:
+        """The plug each of its IOs sits in on the direct-IO path (models.os.fs.direct_io)."""
         ...
 
     def sq_complete_parts(self, n: int) -> dict:
@@ -230,8 +236,14 @@ class SqThread:
             runner.poll(None, self.work, self._loop)
 
     def _submitted(self, batch, reqs) -> None:
+        ring = batch[0][1]
         self.host.blk.issue_batch(
-            reqs, plugged=True, runner=self.runner, nsubmit=len(batch), passthru=batch[0][1].passthru
+            reqs,
+            plugged=True,
+            runner=self.runner,
+            nsubmit=len(batch),
+            passthru=ring.passthru,
+            own_plug=ring.dio_batch_plug(),
         )
         self.submitted += len(batch)
         self._loop()
@@ -242,7 +254,8 @@ class SqThread:
         for req, thread in batch:  # (the application already did the user-space work)
             for layer, cyc in thread.sqe_issue_parts(req.op, req.nbytes).items():
                 parts[layer] = parts.get(layer, 0.0) + cyc
-        for layer, cyc in batch[0][1].per_request_parts(len(batch)).items():
+        ring = batch[0][1]
+        for layer, cyc in ring.per_request_parts(len(batch), PLUG_MIN_REQUESTS, ring.dio_batch_plug()).items():
             parts[layer] = parts.get(layer, 0.0) + nreq * cyc
         return self.host.costs.get("sqpoll_submit", **parts)
 
