@@ -57,6 +57,8 @@ PLUG_MIN_REQUESTS: Final = 3
 PLUG_NONE: Final = 0
 PLUG_FINISH: Final = 1
 PLUG_SCHEDULE: Final = 2
+#: include/linux/bio.h ``BIO_MAX_VECS`` (256) pages of 4 KiB: the largest single-bio direct IO, bytes
+BIO_MAX_BYTES: Final = 256 * 4096
 #: block/blk-mq.c: asynchronous runs of a hardware queue mapped to several CPUs go to one of them
 #: this many times before the next (blk_mq_hctx_next_cpu)
 BLK_MQ_CPU_WORK_BATCH: Final = 8
