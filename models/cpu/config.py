@@ -154,7 +154,7 @@ class CpuConfig(Model):
         None,
         gt=0,
         description="sustained package power limit (Intel RAPL PL1, MSR_PKG_POWER_LIMIT bits 14:0; AMD PPT), W;"
-        " None: unlimited",
+        " None: no package limits at all (pl2_w, tdc_a and edc_a need it)",
     )
     power_limit_window_ms: float = Field(
         1000.0,
@@ -174,7 +174,8 @@ class CpuConfig(Model):
     pl2_window_ms: float = Field(
         10.0,
         gt=0,
-        description="PL2's time window, ms (MSR_PKG_POWER_LIMIT bits 55:49), shorter than power_limit_window_ms",
+        description="PL2's time window, ms (MSR_PKG_POWER_LIMIT bits 55:49); normally much shorter than"
+        " power_limit_window_ms",
     )
     power_limit_initial_avg_w: Optional[float] = Field(
         None,
@@ -323,19 +324,18 @@ class CpuConfig(Model):
             )
 
     def _check_limits(self) -> None:
-        """PL2 above PL1 over a shorter window; EDC above TDC; each needs what it refines."""
-        if self.pl2_w is not None:
-            if self.power_limit_w is None:
-                raise ValueError("pl2_w needs power_limit_w (PL1): PL2 is a short-term allowance above it")
-            if self.pl2_w < self.power_limit_w:
-                raise ValueError(f"pl2_w {self.pl2_w:g} W is below power_limit_w (PL1) {self.power_limit_w:g} W")
-            if self.pl2_window_ms >= self.power_limit_window_ms:
-                raise ValueError(
-                    f"pl2_window_ms {self.pl2_window_ms:g} must be shorter than power_limit_window_ms (Tau)"
-                    f" {self.power_limit_window_ms:g}"
-                )
+        """PL2 at or above PL1, EDC at or above TDC (the short-term and peak limits refine the
+        sustained ones). Without power_limit_w there are no package limits at all."""
+        if self.pl2_w is not None and self.power_limit_w is not None and self.pl2_w < self.power_limit_w:
+            raise ValueError(
+                f"pl2_w {self.pl2_w:g} W is below power_limit_w (PL1) {self.power_limit_w:g} W: set pl2_w too"
+                " (at least PL1), or null for no short-term limit"
+            )
         if self.tdc_a is not None and self.edc_a is not None and self.edc_a < self.tdc_a:
-            raise ValueError(f"edc_a {self.edc_a:g} A is below tdc_a {self.tdc_a:g} A (EDC is the peak limit)")
+            raise ValueError(
+                f"edc_a {self.edc_a:g} A is below tdc_a {self.tdc_a:g} A: EDC is the peak limit (set edc_a too,"
+                " or null)"
+            )
 
     def _check_cstate_table(self, names: list[str]) -> None:
         """A table as cpuidle has it: one name per state, shallowest first (exit latency and target

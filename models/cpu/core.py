@@ -184,8 +184,10 @@ class Socket:
         "_idle_w",
         "_active_w",
         "_bins",
-        "_active_max",
         "_turbo_pending",
+        "_win_t",
+        "_win_acc",
+        "_n_t",
         "_turbo_period_ns",
     )
 
@@ -204,8 +206,8 @@ class Socket:
         self.active_cores = 0
         self.turbo_changes = 0
         self._bins: list[float] | None = None
-        self._active_max = 0
         self._turbo_pending = False
+        self._win_t = self._win_acc = self._n_t = 0.0  # the evaluation window: start, integral, last change
         self._turbo_period_ns = pkg.cfg.power_limit_control_us * 1e3
         self.awake_cpus = 0  # this socket's CPUs not in a package_deep state (set once they exist)
         self._idle_w = pkg.cfg.uncore_idle_w
@@ -222,36 +224,43 @@ class Socket:
             self._bins = bins
 
     def active_changed(self, now: float, delta: int) -> None:
-        """A core of this package becomes active (``+1``) or inactive (``-1``). The firmware
-        re-evaluates the turbo limit at its next control period, from the most cores active at
-        once since its last evaluation (a core that woke meanwhile counts): nothing is scheduled
-        while the limit for the cores active now is the one in force."""
-        n = self.active_cores + delta
-        self.active_cores = n
+        """A core of this package becomes active (``+1``) or inactive (``-1``). When the turbo
+        limit for the cores active now differs from the one in force, the firmware re-evaluates it
+        one control period later, from the mean number of cores active over that period (a core
+        that wakes for a few microseconds does not move the package's clock)."""
+        n = self.active_cores
         bins = self._bins
-        if bins is None:
-            return
-        if n > self._active_max:
-            self._active_max = n
-        if not self._turbo_pending and bins[n] != self.turbo_ghz:
-            self._turbo_pending = True
-            self.pkg.engine.call_in(self._turbo_period_ns, self._turbo_eval)
+        if bins is not None and self._turbo_pending:
+            self._win_acc += n * (now - self._n_t)
+        self._n_t = now
+        n += delta
+        self.active_cores = n
+        if bins is not None and not self._turbo_pending and bins[n] != self.turbo_ghz:
+            self._arm(now)
+
+    def _arm(self, now: float) -> None:
+        self._turbo_pending = True
+        self._win_t = now
+        self._win_acc = 0.0
+        self.pkg.engine.call_in(self._turbo_period_ns, self._turbo_eval)
 
     def _turbo_eval(self) -> None:
         bins = self._bins
         assert bins is not None
+        now = self.pkg.engine.now
         n = self.active_cores
-        peak = self._active_max if self._active_max > n else n
-        self._active_max = n
+        acc = self._win_acc + n * (now - self._n_t)
+        self._n_t = now
+        span = now - self._win_t
+        mean = int(acc / span + 0.5) if span > 0 else n
         self._turbo_pending = False
-        ghz = bins[peak]
+        ghz = bins[min(max(mean, 0), len(bins) - 1)]
         if ghz != self.turbo_ghz:
             self.turbo_ghz = ghz
             self.turbo_changes += 1
-            self.pkg.refresh_ceiling(self.pkg.engine.now, self)
-        if bins[n] != ghz:  # the peak has passed: look again one period on
-            self._turbo_pending = True
-            self.pkg.engine.call_in(self._turbo_period_ns, self._turbo_eval)
+            self.pkg.refresh_ceiling(now, self)
+        if bins[n] != ghz:  # the count moved on during the window: evaluate the next one too
+            self._arm(now)
 
     def uncore_energy_at(self, now: float) -> float:
         """Uncore energy up to ``now``, J, without settling."""
