@@ -222,6 +222,8 @@ class Socket:
         bins = self.pkg.cfg.turbo_limits_ghz()
         if engine is not None and min(bins) < max(bins):
             self._bins = bins
+            if bins[self.active_cores] != self.turbo_ghz:  # (every CPU boots in state 0, active)
+                self._arm(0.0)
 
     def active_changed(self, now: float, delta: int) -> None:
         """A core of this package becomes active (``+1``) or inactive (``-1``). When the turbo
@@ -312,6 +314,8 @@ class PhysicalCore:
         "_pending",
         "_ghz_ns",
         "_ghz_t",
+        "_leak_ns",
+        "_dyn_ns",
         "c0n",
         "n_on",
         "_c0_t",
@@ -342,6 +346,8 @@ class PhysicalCore:
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
         self._ghz_ns = 0.0  # integral of the frequency over time (GHz x ns), up to _ghz_t
         self._ghz_t = 0.0
+        # integrals of the busy leakage and dynamic coefficients over time (W x ns), up to _ghz_t
+        self._leak_ns = self._dyn_ns = 0.0
         self.c0n = 0  # siblings in C0 (busy or in a POLL state)
         self.n_on = 0  # siblings outside the core-off states (the core counts as active for turbo)
         self._c0_t = 0.0  # C0 time integrated into pkg.c0_acc up to here
@@ -385,12 +391,21 @@ class PhysicalCore:
         self.energy_j += self.power_w * (now - self._t) * 1e-9
         self._t = now
         self._ghz_ns = self.ghz_ns_at(now)
+        self._leak_ns, self._dyn_ns = self.curve_ns_at(now)
         self._ghz_t = now
         self._set_freq_factors(freq_ghz)
         self.transitions += 1
         self.update(now)
         for fn in self.listeners:
             fn(freq_ghz)
+
+    def curve_ns_at(self, now: float) -> tuple[float, float]:
+        """Integrals over time of the busy power's leakage and dynamic coefficients at the core's
+        frequency (W x ns) up to ``now``: a busy core's energy over an interval is their
+        difference weighted by its activity, whatever the frequency did meanwhile (the power
+        limit's prediction uses them)."""
+        dt = now - self._ghz_t
+        return (self._leak_ns + self._leak_w * dt, self._dyn_ns + self._dyn_w * dt)
 
     def energy_at(self, now: float) -> float:
         """Energy up to ``now``, J, without settling (the power limit's reading)."""

@@ -115,11 +115,12 @@ class PowerLimiter:
             self.averages.append(_Average("edc", "current", cfg.edc_a, period, period, start_a))
         self.step = cfg.pstate_step_ghz
         top = cfg.top_freq_ghz
-        #: the P-state grid the ceiling takes, lowest first
+        #: the P-state grid the ceiling takes, lowest first: pstate_step_ghz steps from the lowest, the
+        #: base clock and the top
         n = max(0, int(math.floor((top - cfg.min_freq_ghz) / self.step + 1e-9)))
         grid = [round(cfg.min_freq_ghz + i * self.step, 9) for i in range(n + 1)]
-        if grid[-1] < top:
-            grid.append(top)
+        # the base clock is a P-state of its own even off the grid (AMD's P0 at 2.45 GHz on a 7763)
+        grid = sorted(set(grid) | {top} | ({cfg.base_freq_ghz} if cfg.base_freq_ghz < top else set()))
         self.grid = grid
         top_activity = max(cfg.activity.values()) * (1.0 + (cfg.smt_second_thread_activity if cfg.smt else 0.0))
         core_max_w = cfg.busy_power_w(top, top_activity)
@@ -130,6 +131,7 @@ class PowerLimiter:
         self.cores = list(sock.cores)
         self._curves: dict[float, tuple[float, float, float]] = {}
         self._e = [0.0] * len(self.cores)
+        self._g = [c.curve_ns_at(0.0) for c in self.cores]
         self._eu = 0.0
         self._t = 0.0
         self._held_by = ""  # the limit that set the ceiling last
@@ -156,29 +158,33 @@ class PowerLimiter:
         return out
 
     # ---------------------------------------------------------------------------------- the loop
-    def _read(self, now: float) -> tuple[list[float], float, float]:
-        """Each core's mean power over the time since the last reading (W), the uncore's (W), and
-        the length of that time (ns)."""
+    def _read(self, now: float) -> tuple[list[tuple[float, float, float]], float, float]:
+        """Each core's (mean power, mean leakage coefficient, mean dynamic coefficient) over the
+        time since the last reading (W: the coefficients of its busy power at the frequencies it
+        ran at, :meth:`PhysicalCore.curve_ns_at`), the uncore's mean power (W), and the length of
+        that time (ns)."""
         gap = now - self._t
         scale = 1.0 / (gap * 1e-9)
-        powers = []
+        cores = []
         for i, c in enumerate(self.cores):
             e = c.energy_at(now)
-            powers.append((e - self._e[i]) * scale)
+            lk, dy = c.curve_ns_at(now)
+            lk0, dy0 = self._g[i]
+            cores.append(((e - self._e[i]) * scale, (lk - lk0) / gap, (dy - dy0) / gap))
             self._e[i] = e
+            self._g[i] = (lk, dy)
         eu = self.sock.uncore_energy_at(now)
         uncore = (eu - self._eu) * scale
         self._eu = eu
         self._t = now
-        return powers, uncore, gap
+        return cores, uncore, gap
 
     def _control(self) -> None:
         now = self.engine.now
         powers, uncore, gap = self._read(now)
-        cfg = self.pkg.cfg
         freqs = [c.freq_ghz for c in self.cores]
-        p_now = uncore + sum(powers)
-        a_now = sum(p / cfg.voltage_v(f) for p, f in zip(powers, freqs))
+        p_now = uncore + sum(p for p, _l, _d in powers)
+        a_now = sum(p / self._curve(f)[2] for (p, _l, _d), f in zip(powers, freqs))
         periods = gap / self.period_ns
         for av in self.averages:
             av.fold(p_now if av.kind == "power" else a_now, periods)
@@ -208,20 +214,21 @@ class PowerLimiter:
             self._curves[ghz] = got
         return got
 
-    def _predict(self, powers: list[float], freqs: list[float], uncore: float, ceiling: float) -> tuple[float, float]:
+    def _predict(self, powers, freqs: list[float], uncore: float, ceiling: float) -> tuple[float, float]:
         """The package's power (W) and its cores' current (A) if the ceiling were ``ceiling``: each
-        core at min(its request, the turbo limit, ``ceiling``), its leakage scaled by V^2 and the
-        rest of its power by V^2 x f (a core below its leakage, mostly idle, keeps its power)."""
+        core at min(its request, the turbo limit, ``ceiling``). A core's power over the last period
+        is its leakage coefficient plus its mean activity times its dynamic coefficient, both
+        averaged over the frequencies it ran at (so a transition within the period is no error):
+        at the new frequency it is that activity times the new coefficients. A core below its
+        leakage (mostly idle) keeps its power."""
         turbo = self.sock.turbo_ghz
         watts = uncore
         amps = 0.0
-        for c, p, f in zip(self.cores, powers, freqs):
+        for c, (p, leak, dyn), f in zip(self.cores, powers, freqs):
             g = min(c.requested_ghz, turbo, ceiling)
             leak_g, dyn_g, volt_g = self._curve(g)
-            if g != f:
-                leak, dyn, _v = self._curve(f)
-                if p > leak and dyn > 0:
-                    p = leak_g + (p - leak) * dyn_g / dyn
+            if p > leak and dyn > 0:
+                p = leak_g + (p - leak) * dyn_g / dyn
             watts += p
             amps += p / volt_g
         return watts, amps

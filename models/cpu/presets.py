@@ -199,7 +199,7 @@ def epyc_9454p(**overrides) -> CpuConfig:
         power_limit_w=290.0,  # PPT = TDP [AMD]
         power_limit_window_ms=1.0,  # the SMU enforces PPT within about a millisecond: no extra smoothing (estimate)
         # [AMDLIM] estimates: TDC lets PPT bind down to the base clock, EDC 140/95 x TDC
-        tdc_a=254.0,
+        tdc_a=255.0,
         edc_a=375.0,
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
@@ -256,7 +256,7 @@ def amd_current_limits(cfg: CpuConfig) -> tuple[float, float]:
     active uncore at the base clock's voltage, EDC is 140/95 of it."""
     assert cfg.power_limit_w is not None
     tdc = (cfg.power_limit_w - cfg.uncore_active_w) / cfg.voltage_v(cfg.base_freq_ghz)
-    return round(tdc), round(tdc * _EDC_OVER_TDC)
+    return math.ceil(tdc), math.ceil(tdc * _EDC_OVER_TDC)  # rounded up: PPT binds first at base
 
 
 _AMDLIM_TDC = (
