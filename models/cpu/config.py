@@ -303,9 +303,7 @@ class CpuConfig(Model):
         for n in sorted(self.turbo_ratio_limits_ghz):
             ghz = self.turbo_ratio_limits_ghz[n]
             if not 1 <= n <= self.physical_cores:
-                raise ValueError(
-                    f"turbo_ratio_limits_ghz: {n} active cores (a package has 1 to {self.physical_cores})"
-                )
+                raise ValueError(f"turbo_ratio_limits_ghz: {n} active cores (a package has 1 to {self.physical_cores})")
             if not self.base_freq_ghz <= ghz <= self.max_freq_ghz:
                 raise ValueError(
                     f"turbo_ratio_limits_ghz[{n}] = {ghz:g} GHz: need base_freq_ghz ({self.base_freq_ghz:g}) <="
