@@ -320,7 +320,12 @@ def cpu_limit_presets(_arg=None) -> str:
             [
                 f"`{name}`",
                 f"{_g(c.max_freq_ghz)} / {_g(all_core)}",
-                f"{_g(c.power_limit_w)} W / {_g(c.power_limit_window_ms / 1000)} s",
+                f"{_g(c.power_limit_w)} W / "
+                + (
+                    f"{_g(c.power_limit_window_ms / 1000)} s"
+                    if c.power_limit_window_ms >= 1000
+                    else f"{_g(c.power_limit_window_ms)} ms"
+                ),
                 pl2,
                 amps,
                 _g(c.idle_package_w, 1),

@@ -425,7 +425,7 @@ _GOLD_6248R = _intel_server(
     "skx_cstates",
     SKX_CSTATES,
     (1.0, _EST_LFM.format(1.0)),
-    (3.5, _TURBO_EST.format(3.5, "half-way between base and one-core turbo, as the Cascade Lake parts' bins")),
+    (3.5, _TURBO_EST.format(3.5, "half-way between the 3.0 GHz base and the 4.0 GHz one-core turbo")),
 )
 _GOLD_5318Y = _intel_server(
     "Intel Xeon Gold 5318Y",
@@ -614,8 +614,8 @@ CPU_CATALOGUE: dict[str, Preset] = {
             pause_cycles="recalled: Intel optimization manual 2.5.4 ('as many as 140 cycles' from Skylake)",
             pl2_w="recalled: PL2 = 1.25 x TDP, Intel's recommendation for its client-derived parts ([RAPL])",
             pl2_window_ms="recalled: powercap's short_term window on client parts, 2440 us ([RAPL])",
-            all_core_turbo_ghz="recalled: 3.6 GHz with 4 cores active (turbo bins 4/4/3/2 above 3.4 GHz,"
-            " public turbo-bin tables; not re-checked) ([TURBO])",
+            all_core_turbo_ghz="recalled, low confidence: 3.6 GHz with all 4 cores active (public turbo-bin"
+            " tables; not re-checked); the 2- and 3-core bins interpolated ([TURBO])",
         ),
         _facts((1, "recalled: Intel ARK (1 socket)"), (2, _MEM.format(2, "DDR4-2133")), "Skylake (client/E3)"),
     ),
