@@ -614,7 +614,7 @@ CPU_CATALOGUE: dict[str, Preset] = {
             pause_cycles="recalled: Intel optimization manual 2.5.4 ('as many as 140 cycles' from Skylake)",
             pl2_w="recalled: PL2 = 1.25 x TDP, Intel's recommendation for its client-derived parts ([RAPL])",
             pl2_window_ms="recalled: powercap's short_term window on client parts, 2440 us ([RAPL])",
-            all_core_turbo_ghz="recalled, low confidence: 3.6 GHz with all 4 cores active (public turbo-bin"
+            all_core_turbo_ghz="recalled: 3.6 GHz with all 4 cores active, low confidence (public turbo-bin"
             " tables; not re-checked); the 2- and 3-core bins interpolated ([TURBO])",
         ),
         _facts((1, "recalled: Intel ARK (1 socket)"), (2, _MEM.format(2, "DDR4-2133")), "Skylake (client/E3)"),
