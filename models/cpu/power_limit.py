@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 
 HYSTERESIS = 0.02  # an average within 2% of its limit holds the package at the limit itself
-QUIET_MAX = 1_000_000  # a limit that can never be reached: look once per 1000 periods... x 1000
+QUIET_MAX = 1_000_000  # a limit that can never be reached: look once per 10^6 periods (1000 s at 1 ms)
 
 
 class _Average:
