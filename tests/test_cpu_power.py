@@ -219,9 +219,11 @@ def test_idle_poll_keeps_every_cpu_in_c0_or_poll():
     for row in r["summary"]["cstate_residency"].values():
         assert row["C0"] + row["POLL"] == pytest.approx(1.0)
     # package power from the power model's own terms: the uncore, three cores with both siblings
-    # spinning, and core 0 whose cpu0 runs the IO thread (activity 1) for its C0 share of the time
+    # spinning, and core 0 whose cpu0 runs the IO thread (activity 1) for its C0 share of the time;
+    # every core is active (spinning in C0), so all of them run at the all-core turbo limit
     cpu = resolve(sets={}).platform.cpu
-    f, k, spin = cpu.top_freq_ghz, cpu.smt_second_thread_activity, cpu.activity["spin"]
+    f, k, spin = cpu.turbo_limits_ghz()[cpu.physical_cores], cpu.smt_second_thread_activity, cpu.activity["spin"]
+    assert f == cpu.all_core_turbo_ghz < cpu.top_freq_ghz
     busy = r["summary"]["cstate_residency"]["cpu0"]["C0"]
     both_spin = cpu.busy_power_w(f, spin + k * spin)
     expect = (

@@ -49,7 +49,7 @@ def test_a_changed_preset_is_caught(monkeypatch):
     monkeypatch.setitem(tool.docs_tables.CPU_PRESETS, "epyc-9454p", lambda: real(uncore_idle_w=39.0))
     stale = tool.stale_tables()
     assert {p.name for p in stale} == {"cpu.md"}
-    assert stale[ROOT / "docs" / "cpu.md"][1] == ["cpu-power-presets"]
+    assert stale[ROOT / "docs" / "cpu.md"][1] == ["cpu-power-presets", "cpu-limit-presets"]
 
 
 def test_every_kernel_cost_field_with_a_number_has_a_row():

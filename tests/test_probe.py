@@ -49,6 +49,7 @@ def test_two_socket_xeon_is_read_as_the_machine_is():
     ]
     assert cpu.cstates[0].polling and not any(s.polling for s in cpu.cstates[1:])
     assert (cpu.power_limit_w, cpu.power_limit_window_ms) == (100.0, 999.424)
+    assert (cpu.pl2_w, cpu.pl2_window_ms) == (120.0, 2.44)  # powercap's short_term constraint
     assert p.kernel.version == "5.15" and p.memory_bytes == 196438880 * 1024
     # the P4800X reports its part number; its service times are the preset's, its queues this host's
     assert (p.ssd_count, p.ssd_nodes) == (1, (1,))

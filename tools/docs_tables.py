@@ -302,6 +302,52 @@ def preset_sources(name: str) -> str:
     return _table(["Field", "Value", "Source"], rows)
 
 
+def cpu_limit_presets(_arg=None) -> str:
+    """Each CPU preset's turbo and package limits, and its busy package's power at base and at the
+    all-core turbo (every core busy, both SMT siblings, the uncore active)."""
+    rows = []
+    for name, make in CPU_PRESETS.items():
+        c = make()
+        act = max(c.activity.values()) * (1.0 + (c.smt_second_thread_activity if c.smt else 0.0))
+
+        def busy(ghz: float, c=c, act=act) -> float:
+            return c.physical_cores * c.busy_power_w(ghz, act) + c.uncore_active_w
+
+        all_core = c.turbo_limits_ghz()[c.physical_cores]
+        pl2 = f"{_g(c.pl2_w)} W / {_g(c.pl2_window_ms)} ms" if c.pl2_w is not None else "-"
+        amps = f"{_g(c.tdc_a)} / {_g(c.edc_a)}" if c.tdc_a is not None else "-"
+        rows.append(
+            [
+                f"`{name}`",
+                f"{_g(c.max_freq_ghz)} / {_g(all_core)}",
+                f"{_g(c.power_limit_w)} W / "
+                + (
+                    f"{_g(c.power_limit_window_ms / 1000)} s"
+                    if c.power_limit_window_ms >= 1000
+                    else f"{_g(c.power_limit_window_ms)} ms"
+                ),
+                pl2,
+                amps,
+                _g(c.idle_package_w, 1),
+                f"{_g(busy(c.base_freq_ghz), 1)} at {_g(c.base_freq_ghz)}",
+                f"{_g(busy(all_core), 1)} at {_g(all_core)}",
+            ]
+        )
+    return _table(
+        [
+            "Preset",
+            "Turbo GHz, 1 core / all",
+            "PL1 (PPT) / Tau",
+            "PL2 / window",
+            "TDC / EDC A",
+            "Idle W (avg at t=0)",
+            "Busy W at base",
+            "Busy W at all-core turbo",
+        ],
+        rows,
+    )
+
+
 TABLES = {
     "catalogue-cpus": catalogue_cpus,
     "catalogue-ssds": catalogue_ssds,
@@ -309,6 +355,7 @@ TABLES = {
     "ssd-presets": ssd_presets,
     "cstates": cstates,
     "cpu-power-presets": cpu_power_presets,
+    "cpu-limit-presets": cpu_limit_presets,
     "power-config": power_config,
     "modes-cpu": modes_cpu,
     "modes-energy": modes_energy,

@@ -6,6 +6,7 @@ otherwise). Presets with cited values are in :mod:`models.cpu.presets`.
 
 from __future__ import annotations
 
+import math
 from typing import Optional, Union
 
 from pydantic import Field, model_validator
@@ -132,14 +133,78 @@ class CpuConfig(Model):
         " e.g. up_threshold, sampling_rate, rate_limit_us",
     )
     cstates: tuple[CStateConfig, ...] = Field(description="idle states, shallowest first; the first may be POLL")
+    all_core_turbo_ghz: Optional[float] = Field(
+        None,
+        gt=0,
+        description="highest turbo frequency with every core of the package active, GHz (the last entry of"
+        " MSR_TURBO_RATIO_LIMIT); with fewer active cores the limit is interpolated linearly from"
+        " max_freq_ghz (one core) down to it, rounded down to the P-state grid (an estimate of the bins"
+        " between), unless turbo_ratio_limits_ghz lists them; None: max_freq_ghz whatever the number of"
+        " active cores",
+    )
+    turbo_ratio_limits_ghz: dict[int, float] = Field(
+        default_factory=dict,
+        description="turbo ratio limits by active cores (MSR_TURBO_RATIO_LIMIT's buckets): {N: GHz} is the"
+        " highest frequency while at most N cores of the package are active; more active cores than the"
+        " largest N take all_core_turbo_ghz (else the last bucket's). A core is active unless every"
+        " sibling sits in a state that flushes its caches (C3 and deeper, AMD CC6). Empty: from"
+        " all_core_turbo_ghz",
+    )
     power_limit_w: Optional[float] = Field(
-        None, gt=0, description="sustained package power limit (Intel RAPL PL1, AMD PPT), W; None: unlimited"
+        None,
+        gt=0,
+        description="sustained package power limit (Intel RAPL PL1, MSR_PKG_POWER_LIMIT bits 14:0; AMD PPT), W;"
+        " None: no package limits at all (pl2_w, tdc_a and edc_a need it)",
     )
     power_limit_window_ms: float = Field(
-        1000.0, gt=0, description="averaging time constant of the limit, ms (RAPL's PL1 time window)"
+        1000.0,
+        gt=0,
+        description="PL1's time window Tau, ms: the time constant of the exponentially weighted running average"
+        " that must stay under power_limit_w (MSR_PKG_POWER_LIMIT bits 23:17; powercap's long_term"
+        " constraint_*_time_window_us)",
+    )
+    pl2_w: Optional[float] = Field(
+        None,
+        gt=0,
+        description="short-term package power limit (RAPL PL2, MSR_PKG_POWER_LIMIT bits 46:32; powercap's"
+        " short_term constraint), W, at least power_limit_w: while PL1's average is below PL1 the package"
+        " may draw up to this, on average over pl2_window_ms; None: no short-term limit (the package may"
+        " draw its maximum power until PL1's average reaches PL1)",
+    )
+    pl2_window_ms: float = Field(
+        10.0,
+        gt=0,
+        description="PL2's time window, ms (MSR_PKG_POWER_LIMIT bits 55:49); normally much shorter than"
+        " power_limit_window_ms",
+    )
+    power_limit_initial_avg_w: Optional[float] = Field(
+        None,
+        ge=0,
+        description="the limits' running averages at t = 0, W: the package's power before the run. None: an"
+        " idle package (every core in its deepest enabled idle state, the uncore in a package C-state if"
+        " that state allows it)",
+    )
+    tdc_a: Optional[float] = Field(
+        None,
+        gt=0,
+        description="AMD TDC (thermal design current), A: the cores' sustained current limit, on average over"
+        " tdc_window_ms; current = a core's power / its voltage at its operating point (the VDDCR_CPU rail:"
+        " the uncore / IO die is not on it); None: no limit",
+    )
+    tdc_window_ms: float = Field(
+        1000.0, gt=0, description="the averaging time constant of the TDC limit, ms (estimate: thermal, ~1 s)"
+    )
+    edc_a: Optional[float] = Field(
+        None,
+        gt=0,
+        description="AMD EDC (electrical design current), A: the cores' peak current limit, enforced over each"
+        " control period (power_limit_control_us); at least tdc_a; None: no limit",
     )
     power_limit_control_us: float = Field(
-        1000.0, gt=0, description="how often the firmware adjusts the frequency ceiling, us"
+        1000.0,
+        gt=0,
+        description="how often the firmware (Intel's PCU, AMD's SMU) evaluates its limits and the active-core"
+        " turbo limit and sets the frequency ceiling, us",
     )
     cpuidle_governor: str = Field(
         "menu", description="cpuidle governor (policies/cpu_idle): menu, teo, or a plug-in's name"
@@ -221,7 +286,54 @@ class CpuConfig(Model):
         for k in ("user", "kernel", "poll", "spin"):
             if k not in self.activity:
                 raise ValueError(f"activity: missing kind '{k}'")
+        self._check_turbo()
+        self._check_limits()
         return self
+
+    def _check_turbo(self) -> None:
+        """Turbo limits between the base and the maximum frequency, never rising with more cores."""
+        if self.all_core_turbo_ghz is not None and not (
+            self.base_freq_ghz <= self.all_core_turbo_ghz <= self.max_freq_ghz
+        ):
+            raise ValueError(
+                f"all_core_turbo_ghz {self.all_core_turbo_ghz:g}: need base_freq_ghz ({self.base_freq_ghz:g}) <="
+                f" all_core_turbo_ghz <= max_freq_ghz ({self.max_freq_ghz:g})"
+            )
+        last = None
+        for n in sorted(self.turbo_ratio_limits_ghz):
+            ghz = self.turbo_ratio_limits_ghz[n]
+            if not 1 <= n <= self.physical_cores:
+                raise ValueError(f"turbo_ratio_limits_ghz: {n} active cores (a package has 1 to {self.physical_cores})")
+            if not self.base_freq_ghz <= ghz <= self.max_freq_ghz:
+                raise ValueError(
+                    f"turbo_ratio_limits_ghz[{n}] = {ghz:g} GHz: need base_freq_ghz ({self.base_freq_ghz:g}) <="
+                    f" GHz <= max_freq_ghz ({self.max_freq_ghz:g})"
+                )
+            if last is not None and ghz > last[1]:
+                raise ValueError(
+                    f"turbo_ratio_limits_ghz[{n}] = {ghz:g} GHz is above [{last[0]}] = {last[1]:g}: the limit"
+                    " never rises with more active cores"
+                )
+            last = (n, ghz)
+        if last is not None and self.all_core_turbo_ghz is not None and self.all_core_turbo_ghz > last[1]:
+            raise ValueError(
+                f"all_core_turbo_ghz {self.all_core_turbo_ghz:g} is above turbo_ratio_limits_ghz[{last[0]}] ="
+                f" {last[1]:g}"
+            )
+
+    def _check_limits(self) -> None:
+        """PL2 at or above PL1, EDC at or above TDC (the short-term and peak limits refine the
+        sustained ones). Without power_limit_w there are no package limits at all."""
+        if self.pl2_w is not None and self.power_limit_w is not None and self.pl2_w < self.power_limit_w:
+            raise ValueError(
+                f"pl2_w {self.pl2_w:g} W is below power_limit_w (PL1) {self.power_limit_w:g} W: set pl2_w too"
+                " (at least PL1), or null for no short-term limit"
+            )
+        if self.tdc_a is not None and self.edc_a is not None and self.edc_a < self.tdc_a:
+            raise ValueError(
+                f"edc_a {self.edc_a:g} A is below tdc_a {self.tdc_a:g} A: EDC is the peak limit (set edc_a too,"
+                " or null)"
+            )
 
     def _check_cstate_table(self, names: list[str]) -> None:
         """A table as cpuidle has it: one name per state, shallowest first (exit latency and target
@@ -272,6 +384,42 @@ class CpuConfig(Model):
     def top_freq_ghz(self) -> float:
         """Frequency the performance governor runs at."""
         return self.max_freq_ghz if self.turbo else self.base_freq_ghz
+
+    def turbo_limits_ghz(self) -> list[float]:
+        """The turbo frequency limit by number of active cores, index 0 .. physical_cores (0 and 1:
+        the one-core limit). Without turbo every entry is base_freq_ghz."""
+        n_cores = self.physical_cores
+        if not self.turbo:
+            return [self.base_freq_ghz] * (n_cores + 1)
+        top = self.max_freq_ghz
+        table = self.turbo_ratio_limits_ghz
+        if table:
+            keys = sorted(table)
+            rest = table[keys[-1]] if self.all_core_turbo_ghz is None else self.all_core_turbo_ghz
+            out = [top]
+            for n in range(1, n_cores + 1):
+                out.append(next((table[k] for k in keys if k >= n), rest))
+            out[0] = out[1]
+            return out
+        low = top if self.all_core_turbo_ghz is None else self.all_core_turbo_ghz
+        out = [top, top]
+        for n in range(2, n_cores + 1):
+            ghz = top + (low - top) * (n - 1) / (n_cores - 1)
+            step = self.pstate_step_ghz
+            out.append(max(low, round(math.floor(ghz / step + 1e-9) * step, 9)))
+        return out
+
+    @property
+    def idle_package_w(self) -> float:
+        """One package idle: every core in its deepest enabled idle state, the uncore in a package
+        C-state if that state allows it (the running averages' start, ``power_limit_initial_avg_w``)."""
+        states = [st for st in self.cstates if st.name not in self.cpuidle_disable and not st.polling]
+        if not states:  # idle=poll: the cores spin in POLL
+            spin = self.busy_power_w(self.top_freq_ghz, self.activity["spin"])
+            return self.physical_cores * spin + self.uncore_active_w
+        deepest = states[-1]
+        uncore = self.uncore_idle_w if deepest.package_deep else self.uncore_active_w
+        return self.physical_cores * deepest.power_w + uncore
 
     def voltage_v(self, freq_ghz: float) -> float:
         """Core voltage at ``freq_ghz``: linear V/f curve between the min and max points."""

@@ -52,7 +52,10 @@ class Package:
             for c in self.cores:
                 self.cpus.append(LogicalCpu(len(self.cpus), c))
         for sock in self.sockets:
-            sock.awake_cpus = sum(len(c.cpus) for c in self.cores if c.socket is sock)
+            sock.cores = [c for c in self.cores if c.socket is sock]
+            sock.awake_cpus = sum(len(c.cpus) for c in sock.cores)
+            sock.active_cores = sum(1 for c in sock.cores if c.n_on > 0)
+            sock.setup_turbo(engine)
         for c in self.cores:
             c.finish_setup()
         #: the NUMA node of each logical CPU, by CPU id
@@ -80,11 +83,19 @@ class Package:
 
     def set_ceiling(self, now: float, ghz: float, sock: "Socket") -> None:
         """The power limit's frequency ceiling of package ``sock`` changes: each of its cores moves
-        to min(request, ceiling)."""
+        to min(request, power ceiling, turbo limit)."""
+        sock.power_ceiling_ghz = ghz
+        self.refresh_ceiling(now, sock)
+
+    def refresh_ceiling(self, now: float, sock: "Socket") -> None:
+        """Package ``sock``'s ceiling is min(its power limit's ceiling, its active-core turbo limit):
+        when it changes, each of its cores moves to min(request, ceiling)."""
+        ghz = min(sock.power_ceiling_ghz, sock.turbo_ghz)
+        if ghz == sock.ceiling_ghz:
+            return
         sock.ceiling_ghz = ghz
-        for c in self.cores:
-            if c.socket is sock:
-                c._retarget(now)
+        for c in sock.cores:
+            c._retarget(now)
 
     def sibling_of(self, cpu: "LogicalCpu") -> "LogicalCpu | None":
         sib = cpu.core.cpus
@@ -114,6 +125,13 @@ class Package:
     def uncore_power_w(self) -> float:
         """Instantaneous uncore power of every socket, W."""
         return sum(s.uncore_power_w for s in self.sockets)
+
+    def socket_energy_at(self, node: int, now: float) -> float:
+        """Energy of socket ``node`` up to ``now``, J, read without settling any account (the power
+        limit reads it every control period: settling would split the integrals and so change
+        their rounding with the limiter's schedule)."""
+        sock = self.sockets[node]
+        return sum(c.energy_at(now) for c in sock.cores) + sock.uncore_energy_at(now)
 
     def socket_energy_j(self, node: int) -> float:
         """Energy of socket ``node`` (its cores and its uncore), J, up to the last :meth:`settle`."""
@@ -153,26 +171,102 @@ class Socket:
     __slots__ = (
         "pkg",
         "index",
+        "cores",
         "awake_cpus",
         "uncore_energy_j",
         "uncore_power_w",
         "ceiling_ghz",
+        "power_ceiling_ghz",
+        "turbo_ghz",
+        "active_cores",
+        "turbo_changes",
         "_t",
         "_idle_w",
         "_active_w",
+        "_bins",
+        "_turbo_pending",
+        "_win_t",
+        "_win_acc",
+        "_n_t",
+        "_turbo_period_ns",
     )
 
     def __init__(self, pkg: Package, index: int):
         self.pkg = pkg
         self.index = index
-        #: the frequency ceiling of this package's power limit (top frequency while not throttled)
-        self.ceiling_ghz = pkg.cfg.top_freq_ghz
+        self.cores: list[PhysicalCore] = []  # this package's cores (set once they exist)
+        top = pkg.cfg.top_freq_ghz
+        #: the frequency ceiling of this package's cores: min(power_ceiling_ghz, turbo_ghz)
+        self.ceiling_ghz = top
+        #: the power limit's ceiling (top frequency while the limits do not bind)
+        self.power_ceiling_ghz = top
+        #: the active-core turbo limit in force (MSR_TURBO_RATIO_LIMIT by active cores)
+        self.turbo_ghz = top
+        #: cores of this package with a sibling outside the core-off states (C3 and deeper)
+        self.active_cores = 0
+        self.turbo_changes = 0
+        self._bins: list[float] | None = None
+        self._turbo_pending = False
+        self._win_t = self._win_acc = self._n_t = 0.0  # the evaluation window: start, integral, last change
+        self._turbo_period_ns = pkg.cfg.power_limit_control_us * 1e3
         self.awake_cpus = 0  # this socket's CPUs not in a package_deep state (set once they exist)
         self._idle_w = pkg.cfg.uncore_idle_w
         self._active_w = pkg.cfg.uncore_active_w
         self.uncore_energy_j = 0.0
         self.uncore_power_w = self._active_w
         self._t = 0.0
+
+    def setup_turbo(self, engine) -> None:
+        """Arm the active-core turbo limit: only when the limit depends on the number of active
+        cores (and there is an engine to re-evaluate it on)."""
+        bins = self.pkg.cfg.turbo_limits_ghz()
+        if engine is not None and min(bins) < max(bins):
+            self._bins = bins
+            if bins[self.active_cores] != self.turbo_ghz:  # (every CPU boots in state 0, active)
+                self._arm(0.0)
+
+    def active_changed(self, now: float, delta: int) -> None:
+        """A core of this package becomes active (``+1``) or inactive (``-1``). When the turbo
+        limit for the cores active now differs from the one in force, the firmware re-evaluates it
+        one control period later, from the mean number of cores active over that period (a core
+        that wakes for a few microseconds does not move the package's clock)."""
+        n = self.active_cores
+        bins = self._bins
+        if bins is not None and self._turbo_pending:
+            self._win_acc += n * (now - self._n_t)
+        self._n_t = now
+        n += delta
+        self.active_cores = n
+        if bins is not None and not self._turbo_pending and bins[n] != self.turbo_ghz:
+            self._arm(now)
+
+    def _arm(self, now: float) -> None:
+        self._turbo_pending = True
+        self._win_t = now
+        self._win_acc = 0.0
+        self.pkg.engine.call_in(self._turbo_period_ns, self._turbo_eval)
+
+    def _turbo_eval(self) -> None:
+        bins = self._bins
+        assert bins is not None
+        now = self.pkg.engine.now
+        n = self.active_cores
+        acc = self._win_acc + n * (now - self._n_t)
+        self._n_t = now
+        span = now - self._win_t
+        mean = int(acc / span + 0.5) if span > 0 else n
+        self._turbo_pending = False
+        ghz = bins[min(max(mean, 0), len(bins) - 1)]
+        if ghz != self.turbo_ghz:
+            self.turbo_ghz = ghz
+            self.turbo_changes += 1
+            self.pkg.refresh_ceiling(now, self)
+        if bins[n] != ghz:  # the count moved on during the window: evaluate the next one too
+            self._arm(now)
+
+    def uncore_energy_at(self, now: float) -> float:
+        """Uncore energy up to ``now``, J, without settling."""
+        return self.uncore_energy_j + self.uncore_power_w * (now - self._t) * 1e-9
 
     def _awake_changed(self, now: float, delta: int) -> None:
         before = self.awake_cpus
@@ -220,7 +314,10 @@ class PhysicalCore:
         "_pending",
         "_ghz_ns",
         "_ghz_t",
+        "_leak_ns",
+        "_dyn_ns",
         "c0n",
+        "n_on",
         "_c0_t",
         "smt_watchers",
         "_smt_seen0",
@@ -249,7 +346,10 @@ class PhysicalCore:
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
         self._ghz_ns = 0.0  # integral of the frequency over time (GHz x ns), up to _ghz_t
         self._ghz_t = 0.0
+        # integrals of the busy leakage and dynamic coefficients over time (W x ns), up to _ghz_t
+        self._leak_ns = self._dyn_ns = 0.0
         self.c0n = 0  # siblings in C0 (busy or in a POLL state)
+        self.n_on = 0  # siblings outside the core-off states (the core counts as active for turbo)
         self._c0_t = 0.0  # C0 time integrated into pkg.c0_acc up to here
         self._set_freq_factors(pkg.freq_ghz)
 
@@ -291,12 +391,33 @@ class PhysicalCore:
         self.energy_j += self.power_w * (now - self._t) * 1e-9
         self._t = now
         self._ghz_ns = self.ghz_ns_at(now)
+        self._leak_ns, self._dyn_ns = self.curve_ns_at(now)
         self._ghz_t = now
         self._set_freq_factors(freq_ghz)
         self.transitions += 1
         self.update(now)
         for fn in self.listeners:
             fn(freq_ghz)
+
+    def curve_ns_at(self, now: float) -> tuple[float, float]:
+        """Integrals over time of the busy power's leakage and dynamic coefficients at the core's
+        frequency (W x ns) up to ``now``: a busy core's energy over an interval is their
+        difference weighted by its activity, whatever the frequency did meanwhile (the power
+        limit's prediction uses them)."""
+        dt = now - self._ghz_t
+        return (self._leak_ns + self._leak_w * dt, self._dyn_ns + self._dyn_w * dt)
+
+    def energy_at(self, now: float) -> float:
+        """Energy up to ``now``, J, without settling (the power limit's reading)."""
+        return self.energy_j + self.power_w * (now - self._t) * 1e-9
+
+    def on_changed(self, now: float, delta: int) -> None:
+        """A sibling leaves (``+1``) or enters (``-1``) a core-off state (one that flushes the
+        core's caches: C3 and deeper, CC6): the core is active while either sibling is out of one."""
+        before = self.n_on
+        self.n_on = before + delta
+        if (before == 0) != (self.n_on == 0):
+            self.socket.active_changed(now, 1 if delta > 0 else -1)
 
     def ghz_ns_at(self, now: float) -> float:
         """Integral of the core's frequency up to ``now`` (GHz x ns): its mean frequency over an
@@ -391,11 +512,13 @@ class LogicalCpu:
         "cstate_entries",
         "_t",
         "_deep",
+        "_off",
         "cstate_power",
         "c0",
         "_cs_power",
         "_cs_polling",
         "_cs_deep",
+        "_cs_off",
         "_spin_act",
     )
 
@@ -410,6 +533,8 @@ class LogicalCpu:
         self._cs_power: list[float] = [st.power_w for st in cstates]
         self._cs_polling: list[bool] = [st.polling for st in cstates]
         self._cs_deep: list[bool] = [st.package_deep for st in cstates]
+        #: the states that switch the core off for the turbo count (C3 and deeper flush its caches)
+        self._cs_off: list[bool] = [st.flushes_core_caches for st in cstates]
         self._spin_act: float = core._cfg.activity["spin"]
         self.spinning: bool = cstates[0].polling
         self.activity: float = self._spin_act
@@ -420,6 +545,9 @@ class LogicalCpu:
         self.cstate_entries: list[int] = [0] * len(core._cfg.cstates)
         self._t = 0.0
         self._deep = False
+        self._off = self._cs_off[0]
+        if not self._off:
+            core.n_on += 1
         #: in C0 (busy or spinning in a POLL state); boots in state 0
         self.c0 = self.spinning
         if self.c0:
@@ -449,6 +577,9 @@ class LogicalCpu:
             if self._deep:
                 self._deep = False
                 self.core.socket._awake_changed(now, +1)
+            if self._off:
+                self._off = False
+                self.core.on_changed(now, 1)
         self._t = now
         self.busy = True
         self.spinning = False
@@ -480,6 +611,10 @@ class LogicalCpu:
         if deep != self._deep:
             self._deep = deep
             self.core.socket._awake_changed(now, -1 if deep else +1)
+        off = self._cs_off[cstate]
+        if off != self._off:
+            self._off = off
+            self.core.on_changed(now, -1 if off else 1)
         self.core.update(now)
         if polling != self.c0:
             self.c0 = polling

@@ -6,8 +6,22 @@ Sources (see docs/cpu.md):
   AMD via ACPI _CST.
 - [SANDMAN] Zhou et al., SOSP 2025 (scenarios/data/reference/sandman_polling_server.yaml): EPYC 9454P exit latencies,
   frequency range and transition time.
+- [RAPL] the package power limits (docs/cpu.md, "Package power limits"): PL1 = TDP over a time
+  window Tau (1 s on server boards; 28 s and longer on client parts), PL2 = 1.2 x TDP on Xeon
+  servers (recalled: Intel Xeon E5 v4 and Xeon Scalable datasheets, vol. 1, not re-checked here),
+  1.25 x TDP on client parts (recalled: Intel's desktop datasheets), over a short window: 2.44 ms as
+  Linux's powercap reports it on client parts (``constraint_1_time_window_us`` 2440, recalled),
+  about 10 ms on servers (estimate).
+- [TURBO] all-core turbo (the last entry of MSR_TURBO_RATIO_LIMIT): recalled from Intel's
+  specification updates and the public turbo-bin tables (WikiChip), not re-checked; the bins
+  between one core and all cores are interpolated (an estimate, ``CpuConfig.all_core_turbo_ghz``).
+- [AMDLIM] AMD's current limits (TDC sustained, EDC peak): no public per-part figure for EPYC;
+  estimates: TDC = the cores' current when they draw the PPT less the uncore at the base clock's
+  voltage (PPT binds before TDC down to the base clock), EDC = 140/95 x TDC (the ratio of the
+  Ryzen 9 5950X's defaults, TDC 95 A and EDC 140 A as Ryzen Master reports them, recalled).
 Per-state and per-core powers are *estimates* split from TDP (no vendor publishes them per core):
-the C0 budget of a fully loaded package is divided between cores and uncore, and idle-state powers
+the C0 budget of a fully loaded package (every core busy at the base clock, both SMT siblings of
+each, as Intel and AMD define the TDP) is divided between cores and uncore, and idle-state powers
 follow the usual ratios (C1 clock-gated ~ leakage, C1E at minimum voltage, C6 power-gated ~ 0).
 Platforms refine them by calibration against measured power (see models/platforms.py).
 
@@ -19,6 +33,14 @@ source; the first five keep their docstring tags, turned into per-field sources 
 from __future__ import annotations
 
 from models.cpu.config import CpuConfig, CStateConfig
+from models.cpu.preset_power import (
+    _AMDLIM_EDC,
+    _AMDLIM_TDC,
+    _INTEL_PL2,
+    _INTEL_PL2_WIN,
+    _power_split,
+    amd_current_limits,
+)
 from simcore.sources import Preset, split
 
 
@@ -44,6 +66,9 @@ def xeon_e3_1230_v5(**overrides) -> CpuConfig:
         voltage_at_max_v=1.20,
         pstate_transition_ns=20_000.0,  # driver-declared transition latency (Appendix A, P-states)
         power_limit_w=80.0,  # PL1 = TDP [ARK]; 1 s time window (a common BIOS default; estimate)
+        pl2_w=100.0,  # PL2 = 1.25 x TDP, Intel's recommendation for its client-derived parts [RAPL]
+        pl2_window_ms=2.44,  # powercap's short_term window on client parts, 2440 us [RAPL]
+        all_core_turbo_ghz=3.6,  # [TURBO]
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 2, 2, 2.4),
@@ -81,6 +106,9 @@ def xeon_e5_2660_v4(**overrides) -> CpuConfig:
         voltage_at_max_v=1.15,
         pstate_transition_ns=20_000.0,
         power_limit_w=105.0,  # PL1 = TDP [ARK]; 1 s time window (a common BIOS default; estimate)
+        pl2_w=126.0,  # PL2 = 1.2 x TDP on Xeon servers [RAPL]
+        pl2_window_ms=10.0,  # [RAPL] estimate
+        all_core_turbo_ghz=2.6,  # [TURBO]
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 2, 2, 1.6),
@@ -109,6 +137,8 @@ def xeon_e5_2640_v4(**overrides) -> CpuConfig:
         base_freq_ghz=2.4,
         max_freq_ghz=3.4,
         power_limit_w=90.0,  # PL1 = TDP [ARK]
+        pl2_w=108.0,  # PL2 = 1.2 x TDP [RAPL]
+        all_core_turbo_ghz=2.6,  # [TURBO]
         core_dynamic_w=6.2,
         uncore_active_w=24.0,
         uncore_idle_w=7.5,
@@ -134,6 +164,9 @@ def xeon_silver_4210r(**overrides) -> CpuConfig:
         voltage_at_max_v=1.15,
         pstate_transition_ns=20_000.0,
         power_limit_w=100.0,  # PL1 = TDP [ARK]
+        pl2_w=120.0,  # PL2 = 1.2 x TDP [RAPL]
+        pl2_window_ms=10.0,  # [RAPL] estimate
+        all_core_turbo_ghz=2.9,  # [TURBO] estimate
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 2, 2, 1.8),
@@ -171,6 +204,9 @@ def epyc_9454p(**overrides) -> CpuConfig:
         pstate_transition_ns=450_000.0,
         power_limit_w=290.0,  # PPT = TDP [AMD]
         power_limit_window_ms=1.0,  # the SMU enforces PPT within about a millisecond: no extra smoothing (estimate)
+        # [AMDLIM] estimates: TDC lets PPT bind down to the base clock, EDC 140/95 x TDC
+        tdc_a=255.0,
+        edc_a=375.0,
         cstates=(
             _cs("POLL", 0, 0, 0.0, polling=True),
             _cs("C1", 1, 2, 1.9),
@@ -216,35 +252,6 @@ _INTEL_PAUSE = (
     " (not re-measured for this generation)"
 )
 _AMD_PAUSE = "estimate: as the EPYC 9454P preset (Zen 2 and later: tens of cycles in public microbenchmarks)"
-_UNCORE_SHARE = 0.3
-
-
-def _power_split(tdp_w: float, cores: int, base: float, top: float, fmin: float, vmin: float, vmax: float):
-    """Core and uncore power coefficients split from the TDP (every one an estimate: no vendor
-    publishes them): the package draws its TDP with every core busy at the base clock; 30% goes to
-    the uncore (the Silver 4210R preset's 30 of 100 W), the rest to the cores; a core's power at the
-    top clock and activity 1 is a quarter leakage and three quarters dynamic, scaled to the base
-    clock by the V/f line (:meth:`CpuConfig.busy_power_w`). Returns the table entries and the C1
-    and C1E core powers (leakage at the top and at the lowest voltage)."""
-    per_core = (1 - _UNCORE_SHARE) * tdp_w / cores
-    v_base = vmin + (vmax - vmin) * (base - fmin) / (top - fmin)
-    at_top = per_core / ((v_base / vmax) ** 2 * (0.25 + 0.75 * base / top))
-    leak, dyn = round(0.25 * at_top, 2), round(0.75 * at_top, 2)
-    how = (
-        f"estimate: the {tdp_w:g} W TDP with {cores} cores busy at {base:g} GHz, 70% to the cores"
-        f" ({per_core:.2f} W each); a core at {top:g} GHz draws {at_top:.2f} W, 1/4 leakage, 3/4 dynamic"
-    )
-    uncore = round(_UNCORE_SHARE * tdp_w, 1)
-    table = {
-        "core_leakage_w": (leak, how),
-        "core_dynamic_w": (dyn, how),
-        "uncore_active_w": (uncore, f"estimate: 30% of the {tdp_w:g} W TDP (the Silver 4210R preset's share)"),
-        "uncore_idle_w": (
-            round(0.3 * uncore, 1),
-            "estimate: 0.3 of the active uncore in a package C-state (the Silver 4210R preset's 9 of 30 W)",
-        ),
-    }
-    return table, leak, round(leak * (vmin / vmax) ** 2, 2)
 
 
 def _shared(vendor: str) -> dict:
@@ -288,9 +295,14 @@ def _catalogue_cpu(spec: dict, vendor: str, rows, table: str, **extra) -> tuple[
         values["min_freq_ghz"],
         values["voltage_at_min_v"],
         values["voltage_at_max_v"],
+        values.get("smt", True),
     )
     for name, (value, source) in power.items():
         values[name], sources[name] = value, source
+    if vendor == "amd":
+        tdc, edc = amd_current_limits(CpuConfig(**values, cstates=_states(rows, leak, c1e)))
+        values["tdc_a"], sources["tdc_a"] = tdc, _AMDLIM_TDC
+        values["edc_a"], sources["edc_a"] = edc, _AMDLIM_EDC
     values["cstates"] = _states(rows, leak, c1e)
     sources["cstates"] = (_IDLE.format(table) if vendor == "intel" else _ACPI) + "; POLL: cpuidle_poll_state_init"
     sources["cstates.power_w"] = _STATE_POWER
@@ -317,8 +329,9 @@ ADL_CSTATES = (("C1E", 2, 4), ("C6", 220, 600), ("C8", 280, 800), ("C10", 680, 2
 EPYC_CSTATES = (("C1", 1, 2), ("C2", 400, 800))
 
 
-def _intel_server(model, cores, base, top, tdp, table, rows, fmin=(1.0, "")):
-    """An Intel Xeon of the catalogue: ARK's cores, clocks and TDP, ``table``'s idle states."""
+def _intel_server(model, cores, base, top, tdp, table, rows, fmin=(1.0, ""), all_core=(None, "")):
+    """An Intel Xeon of the catalogue: ARK's cores, clocks and TDP, ``table``'s idle states, its
+    all-core turbo, PL2 = 1.2 x TDP."""
     src = _ark(model)
     fmin_v, fmin_src = fmin
     spec = {
@@ -328,6 +341,9 @@ def _intel_server(model, cores, base, top, tdp, table, rows, fmin=(1.0, "")):
         "max_freq_ghz": (top, src + "; max turbo, one core"),
         "min_freq_ghz": (fmin_v, fmin_src or "estimate: the lowest P-state of Xeon servers (ARK lists none)"),
         "power_limit_w": (tdp, src + "; PL1 = TDP"),
+        "pl2_w": (round(1.2 * tdp, 1), _INTEL_PL2),
+        "pl2_window_ms": (10.0, _INTEL_PL2_WIN),
+        "all_core_turbo_ghz": all_core,
     }
     return _catalogue_cpu(spec, "intel", rows, table)
 
@@ -347,20 +363,62 @@ def _epyc(model, cores, base, top, tdp, fmin):
 
 
 _EST_LFM = "estimate: the lowest P-state of Xeon servers ({:g} GHz; ARK lists none)"
+_TURBO_REC = "recalled: all-core turbo {:g} GHz, Intel's launch SKU table / WikiChip turbo bins (not re-checked)"
+_TURBO_EST = "estimate: all-core turbo {:g} GHz ({}; not found in a primary source)"
 _GOLD_6248R = _intel_server(
-    "Intel Xeon Gold 6248R", 24, 3.0, 4.0, 205.0, "skx_cstates", SKX_CSTATES, (1.0, _EST_LFM.format(1.0))
+    "Intel Xeon Gold 6248R",
+    24,
+    3.0,
+    4.0,
+    205.0,
+    "skx_cstates",
+    SKX_CSTATES,
+    (1.0, _EST_LFM.format(1.0)),
+    (3.5, _TURBO_EST.format(3.5, "half-way between the 3.0 GHz base and the 4.0 GHz one-core turbo")),
 )
 _GOLD_5318Y = _intel_server(
-    "Intel Xeon Gold 5318Y", 24, 2.1, 3.4, 165.0, "icx_cstates", ICX_CSTATES, (0.8, _EST_LFM.format(0.8))
+    "Intel Xeon Gold 5318Y",
+    24,
+    2.1,
+    3.4,
+    165.0,
+    "icx_cstates",
+    ICX_CSTATES,
+    (0.8, _EST_LFM.format(0.8)),
+    (2.6, _TURBO_REC.format(2.6)),
 )
 _GOLD_6338 = _intel_server(
-    "Intel Xeon Gold 6338", 32, 2.0, 3.2, 205.0, "icx_cstates", ICX_CSTATES, (0.8, _EST_LFM.format(0.8))
+    "Intel Xeon Gold 6338",
+    32,
+    2.0,
+    3.2,
+    205.0,
+    "icx_cstates",
+    ICX_CSTATES,
+    (0.8, _EST_LFM.format(0.8)),
+    (2.6, _TURBO_REC.format(2.6)),
 )
 _PLATINUM_8380 = _intel_server(
-    "Intel Xeon Platinum 8380", 40, 2.3, 3.4, 270.0, "icx_cstates", ICX_CSTATES, (0.8, _EST_LFM.format(0.8))
+    "Intel Xeon Platinum 8380",
+    40,
+    2.3,
+    3.4,
+    270.0,
+    "icx_cstates",
+    ICX_CSTATES,
+    (0.8, _EST_LFM.format(0.8)),
+    (3.0, _TURBO_REC.format(3.0)),
 )
 _PLATINUM_8480P = _intel_server(
-    "Intel Xeon Platinum 8480+", 56, 2.0, 3.8, 350.0, "spr_cstates", SPR_CSTATES, (0.8, _EST_LFM.format(0.8))
+    "Intel Xeon Platinum 8480+",
+    56,
+    2.0,
+    3.8,
+    350.0,
+    "spr_cstates",
+    SPR_CSTATES,
+    (0.8, _EST_LFM.format(0.8)),
+    (3.0, _TURBO_REC.format(3.0)),
 )
 #: Sapphire Rapids is not in the reference notes' ARK table: its figures are recalled from memory
 _SPR_NOTE = "recalled: Intel ARK, Xeon Platinum 8480+ (from memory, not in the catalogue's reference notes: check it)"
@@ -413,6 +471,10 @@ _I9_12900K = _catalogue_cpu(
     "intel",
     ADL_CSTATES,
     "adl_cstates",
+    all_core_turbo_ghz=(4.9, _TURBO_REC.format(4.9) + "; every P-core"),
+    power_limit_window_ms=(56_000.0, "recalled: Tau = 56 s, Intel's default for 12th Gen K parts (not re-checked)"),
+    pl2_w=(241.0, _ark("Core i9-12900K") + ": Maximum Turbo Power 241 W as PL2"),
+    pl2_window_ms=(2.44, "recalled: powercap's short_term window on client parts, 2440 us (not re-checked)"),
     voltage_at_min_v=(0.70, "estimate: a desktop part's V/f end points (0.70 V at 0.8 GHz)"),
     voltage_at_max_v=(1.30, "estimate: a desktop part's V/f end points (about 1.3 V at 5.2 GHz)"),
 )
@@ -499,6 +561,10 @@ CPU_CATALOGUE: dict[str, Preset] = {
             "recalled: Intel ARK, Xeon E3-1230 v5 ([ARK])",
             "exact: intel_idle skl_cstates ([IDLE]); C9/C10 left out (not offered on server boards)",
             pause_cycles="recalled: Intel optimization manual 2.5.4 ('as many as 140 cycles' from Skylake)",
+            pl2_w="recalled: PL2 = 1.25 x TDP, Intel's recommendation for its client-derived parts ([RAPL])",
+            pl2_window_ms="recalled: powercap's short_term window on client parts, 2440 us ([RAPL])",
+            all_core_turbo_ghz="recalled: 3.6 GHz with all 4 cores active, low confidence (public turbo-bin"
+            " tables; not re-checked); the 2- and 3-core bins interpolated ([TURBO])",
         ),
         _facts((1, "recalled: Intel ARK (1 socket)"), (2, _MEM.format(2, "DDR4-2133")), "Skylake (client/E3)"),
     ),
@@ -509,6 +575,10 @@ CPU_CATALOGUE: dict[str, Preset] = {
             "exact: the Broadwell/Skylake server table C1 2/2, C1E 10/20, C6 133/600 ([IDLE])",
             pause_cycles="recalled: Intel optimization manual 2.5.4 ('about 10 cycles' before Skylake)",
             copy_bytes_per_cycle="estimate: ~8-10 GB/s single-core DRAM copy on Broadwell-EP at ~3 GHz",
+            pl2_w=_INTEL_PL2 + " ([RAPL])",
+            pl2_window_ms=_INTEL_PL2_WIN + " ([RAPL])",
+            all_core_turbo_ghz="recalled: 2.6 GHz all-core turbo (Intel's Xeon E5 v4 specification update,"
+            " non-AVX; not re-checked) ([TURBO])",
         ),
         _facts((2, "recalled: Intel ARK (2 sockets)"), (4, _MEM.format(4, "DDR4-2400")), "Broadwell-EP"),
     ),
@@ -519,12 +589,23 @@ CPU_CATALOGUE: dict[str, Preset] = {
             "exact: the Broadwell server table, as the E5-2660 v4 ([IDLE])",
             pause_cycles="recalled: Intel optimization manual 2.5.4 ('about 10 cycles' before Skylake)",
             copy_bytes_per_cycle="estimate: ~8-10 GB/s single-core DRAM copy on Broadwell-EP at ~3 GHz",
+            pl2_w=_INTEL_PL2 + " ([RAPL])",
+            pl2_window_ms=_INTEL_PL2_WIN + " ([RAPL])",
+            all_core_turbo_ghz="recalled: 2.6 GHz all-core turbo (Intel's Xeon E5 v4 specification update,"
+            " non-AVX; not re-checked) ([TURBO])",
         ),
         _facts((2, "recalled: Intel ARK (2 sockets)"), (4, _MEM.format(4, "DDR4-2133")), "Broadwell-EP"),
     ),
     "xeon-silver-4210r": Preset(
         xeon_silver_4210r,
-        _tagged("recalled: Intel ARK, Xeon Silver 4210R ([ARK])", "exact: intel_idle skx_cstates ([IDLE])"),
+        _tagged(
+            "recalled: Intel ARK, Xeon Silver 4210R ([ARK])",
+            "exact: intel_idle skx_cstates ([IDLE])",
+            pl2_w=_INTEL_PL2 + " ([RAPL])",
+            pl2_window_ms=_INTEL_PL2_WIN + " ([RAPL])",
+            all_core_turbo_ghz="estimate: 2.9 GHz all-core turbo (the Silver 4210's reported 2.7 GHz plus the"
+            " refresh's +200 MHz base; not found in a primary source) ([TURBO])",
+        ),
         _facts((2, "recalled: Intel ARK (1-2 sockets)"), (6, _MEM.format(6, "DDR4-2400")), "Cascade Lake-SP"),
     ),
     "epyc-9454p": Preset(
@@ -538,6 +619,8 @@ CPU_CATALOGUE: dict[str, Preset] = {
             pause_cycles="estimate: Zen 2 and later, tens of cycles in public microbenchmarks",
             power_limit_window_ms="estimate: the SMU enforces PPT within about a millisecond",
             copy_bytes_per_cycle="estimate: ~15-20 GB/s single-core DRAM copy on Zen 4 at ~3.6 GHz",
+            tdc_a=_AMDLIM_TDC + " ([AMDLIM])",
+            edc_a=_AMDLIM_EDC + " ([AMDLIM])",
         ),
         _facts(
             (1, "recalled: AMD product page ('P': single socket)"), (12, _MEM.format(12, "DDR5-4800")), "Zen 4 Genoa"

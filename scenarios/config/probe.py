@@ -337,7 +337,32 @@ def _power_limit(w: _Work) -> dict:
     if on[0].window_us:
         out["power_limit_window_ms"] = on[0].window_us / 1000.0
         w.src.read("cpu.power_limit_window_ms", f"{d}/constraint_*_time_window_us (long_term)")
+    if on[0].short_term_w and on[0].short_term_w >= on[0].long_term_w:
+        out["pl2_w"] = on[0].short_term_w
+        w.src.read("cpu.pl2_w", f"{d}/constraint_*_power_limit_uw (short_term)")
+        if on[0].short_window_us:
+            out["pl2_window_ms"] = on[0].short_window_us / 1000.0
+            w.src.read("cpu.pl2_window_ms", f"{d}/constraint_*_time_window_us (short_term)")
+    elif on[0].short_term_w:
+        w.notes.append(f"RAPL's short_term limit ({on[0].short_term_w:g} W) is below its long_term one: left out")
     return out
+
+
+def _fit_preset_limits(w: _Work, data: dict) -> None:
+    """The preset's turbo limits and PL2 where they still fit the probed clocks and PL1 (sysfs
+    shows neither MSR_TURBO_RATIO_LIMIT nor, without powercap, PL2): else none."""
+    lo, hi = data["base_freq_ghz"], data["max_freq_ghz"]
+    bins = [data["all_core_turbo_ghz"]] if data.get("all_core_turbo_ghz") is not None else []
+    bins += list(data.get("turbo_ratio_limits_ghz", {}).values())
+    if any(not lo <= g <= hi for g in bins):
+        data["all_core_turbo_ghz"], data["turbo_ratio_limits_ghz"] = None, {}
+        w.src.estimate("cpu.all_core_turbo_ghz", "none: the preset's turbo limits do not fit the probed clocks")
+    elif bins:
+        w.src.estimate("cpu.all_core_turbo_ghz", "the preset's (sysfs does not show MSR_TURBO_RATIO_LIMIT)")
+    pl1, pl2 = data.get("power_limit_w"), data.get("pl2_w")
+    if pl2 is not None and (pl1 is None or pl2 < pl1):
+        data["pl2_w"] = None
+        w.src.estimate("cpu.pl2_w", "none: the preset's PL2 is below the probed PL1")
 
 
 def _cpu(w: _Work, key: str | None) -> tuple[CpuConfig, str]:
@@ -350,6 +375,7 @@ def _cpu(w: _Work, key: str | None) -> tuple[CpuConfig, str]:
     data.update(_cstates(w, preset))
     data["cpuidle_governor"] = _idle_governor(w)
     data.update(_power_limit(w))
+    _fit_preset_limits(w, data)
     w.src.estimated["cpu"] = f"preset {found}" if named else f"preset {found} (nearest generation)"
     w.src.mixed.add("cpu")
     return validate(CpuConfig, data, where="the probed CPU"), found

@@ -114,13 +114,17 @@ class IdleFacts:
 
 @dataclass
 class RaplZone:
-    """A package zone of ``/sys/class/powercap/intel-rapl:N``: its long-term limit (PL1)."""
+    """A package zone of ``/sys/class/powercap/intel-rapl:N``: its long-term limit (PL1) and its
+    short-term one (PL2), each with its time window (drivers/powercap/intel_rapl_common.c names
+    the constraints ``long_term`` and ``short_term``)."""
 
     zone: str
     name: str
     enabled: bool
     long_term_w: float | None
     window_us: float | None
+    short_term_w: float | None = None
+    short_window_us: float | None = None
 
 
 @dataclass
@@ -260,12 +264,16 @@ def read_rapl(tree: SysTree) -> list[RaplZone]:
         name = tree.text(f"{d}/name") or ""
         if not name.startswith("package"):
             continue
-        limit = window = None
+        found: dict[str, tuple] = {}
         for k in range(3):
-            if tree.text(f"{d}/constraint_{k}_name") == "long_term":
-                limit = tree.number(f"{d}/constraint_{k}_power_limit_uw")
-                window = tree.number(f"{d}/constraint_{k}_time_window_us")
-                break
+            kind = tree.text(f"{d}/constraint_{k}_name")
+            if kind in ("long_term", "short_term") and kind not in found:
+                found[kind] = (
+                    tree.number(f"{d}/constraint_{k}_power_limit_uw"),
+                    tree.number(f"{d}/constraint_{k}_time_window_us"),
+                )
+        limit, window = found.get("long_term", (None, None))
+        short, short_window = found.get("short_term", (None, None))
         enabled = tree.number(f"{d}/enabled")
         zones.append(
             RaplZone(
@@ -274,6 +282,8 @@ def read_rapl(tree: SysTree) -> list[RaplZone]:
                 enabled != 0,
                 None if limit is None else limit / 1e6,
                 None if window is None else float(window),
+                None if not short else short / 1e6,
+                None if not short_window else float(short_window),
             )
         )
     return zones
