@@ -67,6 +67,7 @@ COMPILED_MODULES = (
     "models.os.drivers.nvme",
     "models.cpu.cpuidle",
     "policies.cpu_idle.menu",
+    "models.ioengines.io_offsets",
     "models.ioengines.files",
     "models.ioengines.sync_io",
     "models.ioengines.async_io",

@@ -379,7 +379,7 @@ class AsyncThread(SyncThread):
         if not n:
             if self._trim_req is not None:
                 self._after_submit()
-            elif self._region_end:
+            elif self.offsets.region_end:
                 self.stopping = True
                 self._reap()
             else:
@@ -420,13 +420,14 @@ class AsyncThread(SyncThread):
         flow = self._flow
         paced = self._paced
         user_ns = self._user_io_cycles / runner.freq  # fio's preparation of each
+        offs = self.offsets  # (one per thread: its region_end read after each IO)
         for _ in range(n):
             if flow is not None and not flow.take():
                 break  # fio's flow holds this IO back
             op, bs, off = self._next_io(first)
             if op in ZONE_OPS:  # zonemode=zbd: a zone ioctl ends the batch (or the job ends)
                 if op == "zbd_eof":
-                    self._region_end = True
+                    offs.region_end = True
                 else:
                     self.issued_ios += 1 if bs else 0
                     self.issued_bytes += bs
@@ -459,7 +460,7 @@ class AsyncThread(SyncThread):
             req.t_submit = t
             req.depth = depth
             ios.append(req)
-            if self._region_end:
+            if offs.region_end:
                 break  # a sequential job with holes reached the end of its region
         return ios
 

@@ -148,7 +148,7 @@ class VerifyPlan:
             if self.phase != "verify":
                 self.batch_left -= 1
             elif not self.log:
-                th._region_end = True  # the last one: an async batch ends with it
+                th.offsets.region_end = True  # the last one: an async batch ends with it
             th.issued_bytes -= nbytes  # (not the job's own IO: its size and number_ios stay)
             th.issued_ios -= 1
             self.pass_bytes += nbytes
@@ -208,7 +208,7 @@ class VerifyPlan:
         self.phase = then
         self.sync_pending = then == "verify"
         th.max_ios = 0  # the log bounds the verify phase
-        th._region_end = False
+        th.offsets.region_end = False
         return then == "drain"
 
     def next_pass(self, th) -> None:
@@ -219,15 +219,16 @@ class VerifyPlan:
         self.pass_bytes = 0
         self._by_offset.clear()
         th.max_ios = th.job.number_ios
-        th._region_end = False
-        th.next_offset = th.base_offset
-        for st in getattr(th, "_files", None) or ():
-            st["next_offset"] = st["base_offset"]
+        th.offsets.region_end = False
+        th.offsets.next_offset = th.offsets.base_offset
+        if th.files is not None:
+            for st in th.files.states:
+                st.next_offset = st.base_offset
 
     def dry_run(self, th, base_next: Callable, base_finished: Callable) -> int:
         """verify_only: fio's do_dry_run logs the blocks the job's writes would write (no IO); the
         thread then starts in its verify phase. Returns the phantom IOs (fio's bookkeeping each)."""
-        limit = th.size_limit or th.span  # (without a size, the job's span: fio's default size)
+        limit = th.size_limit or th.offsets.span  # (without a size, the job's span: fio's default size)
         n = 0
         while not base_finished(th, 0.0) and th.issued_bytes < limit:
             op, nbytes, off = base_next(th, None)
@@ -238,7 +239,7 @@ class VerifyPlan:
                 self.log.append([off, nbytes, th.dev, None])
                 self.logged_blocks += 1
         th.issued_bytes = th.issued_ios = 0
-        th._region_end = False
+        th.offsets.region_end = False
         th.max_ios = 0
         self.phase = "verify"
         self.sync_pending = True
@@ -320,8 +321,8 @@ class _VerifyWorker:
 
 def _region_bytes(th) -> int:
     """fio's ``size`` when the job gives none: its files' sizes from their offsets (setup_files)."""
-    files = getattr(th, "_files", None)
-    return sum(st["span"] for st in files) if files else th.span
+    files = th.files
+    return files.total_span() if files is not None else th.offsets.span
 
 
 def _with_parts(costs, name: str, base, extra: dict[str, float]):

@@ -216,9 +216,9 @@ def _zones_and_placement(threads: list, host: Host) -> None:
             if info is None:
                 info = files[th.dev] = ZbdFile(report, job.max_open_zones)
             min_bs = min(job.bs_read_bytes, job.bs_write_bytes)
-            th.use_zones(zbd=ZbdJob(info, job, th.base_offset, th.span, th.random, min_bs))
+            th.use_zones(zbd=ZbdJob(info, job, th.offsets.base_offset, th.offsets.span, th.offsets.random, min_bs))
         elif job.zonemode == "strided":
-            th.use_zones(strided=Strided(job, th.base_offset, th.span))
+            th.use_zones(strided=Strided(job, th.offsets.base_offset, th.offsets.span))
         if job.fdp:
             handles = job.fdp_pli or tuple(range(host.devices[th.dev].cfg.ftl.placement_handles))
             th.use_fdp(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp"))
