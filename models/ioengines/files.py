@@ -189,10 +189,9 @@ class JobFiles:
         """An IO of ``nbytes`` to the current file (of ``span`` bytes): the file of the next IO."""
         cur = self.cur
         issued = self.issued
-        issued[cur] += nbytes
-        done = issued[cur] >= span
-        if done:
-            issued[cur] = 0
+        n = issued[cur] + nbytes  # (not ``+=`` on the item: compiled, that is a generic in-place add)
+        done = n >= span
+        issued[cur] = 0 if done else n
         self.next = self.service.step(cur, done)
 
     def devices(self) -> set[int]:

@@ -17,9 +17,11 @@ from mypy_extensions import mypyc_attr
 from models.ioengines.files import JobFiles
 from models.ioengines.host import EngineHost
 from models.ioengines.io_offsets import IoOffsets, needs_picker
+from models.ioengines.ioprio import CmdPrio, thread_ioprio
 from models.ioengines.job import FioJob
 from models.ioengines.rate import EIO, MinRate, RatePacer
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
+from models.ioengines.zbd import JobZones, Strided, ZbdJob
 from models.os.block.annotations import sync_flags
 from models.os.block.blk_mq import PLUG_MIN_REQUESTS, BlkMq
 from models.os.block.io_ledger import IoLedger
@@ -31,6 +33,7 @@ from models.os.sched.task import Task, nice_vscale
 from simcore.rng import BatchedDraws
 
 if TYPE_CHECKING:
+    from models.ioengines.fdp import FdpPlacement
     from models.ioengines.files import FileService
     from models.os.block.completion import CompletionPolicy
 
@@ -72,7 +75,12 @@ class SyncThread:
         self.done_lat_ns = 0.0
         self.issued_bytes = 0
         self._setup_offsets(host, job, job_idx, clone, draw)
-        self._setup_ioprio(job, host.rng.stream(f"job{job_idx}.{clone}.prio"))
+        # fio's IO priorities (models.ioengines.ioprio): the thread's, and its commands' own
+        prio = thread_ioprio(job)
+        if prio is not None:
+            self.task.ioprio = prio
+        gen = host.rng.stream(f"job{job_idx}.{clone}.prio")
+        self._cmdprio: Any = CmdPrio(job, gen).value if CmdPrio.wanted(job) else None
         self.req: Request | None = None
         self._costs: dict[tuple, Cost] = {}
         self.dev: int = self.task.tid % len(host.devices)  # threads spread over the SSDs
@@ -94,13 +102,8 @@ class SyncThread:
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._flow_sleep_ns = 0.0
-        #: fio's zonemode (models.ioengines.zbd): zbd's zone logic or strided's window (None: none),
-        #: the IOs a zbd write became (resets, finishes, the write), a counted zbd trim's bytes
-        self._zbd: Any = None
-        self._strided: Any = None
-        self._zbd_ios: list = []
-        self._zbd_trim_bytes = 0
-        self._fdp: Any = None  # fio's fdp=1: the next write's placement handle (None: no placement)
+        self._zones: JobZones | None = None  # fio's zonemode (models.ioengines.zbd; None: none)
+        self._fdp: Any = None  # fio's fdp=1: the next write's placement handle (models.ioengines.fdp)
 
     def _setup_offsets(
         self, host: EngineHost, job: FioJob, job_idx: int, clone: int, draw: Callable[[], float]
@@ -253,40 +256,6 @@ class SyncThread:
         self.runner = runner
         self._qps.clear()
 
-    def _setup_ioprio(self, job: FioJob, gen) -> None:
-        """fio's IO priorities: ``prio``/``prioclass`` set the thread's (ioprio_set, class BE when
-        only ``prio`` is given, as fio's ioprio_value); with ``cmdprio_percentage`` that share of the
-        IOs (one uniform draw per IO, per direction) carries ``cmdprio_class``/``cmdprio`` in the
-        command itself (io_uring sqe->ioprio, libaio IOCB_FLAG_IOPRIO)."""
-        if job.prio is not None or job.prioclass is not None:
-            self.task.ioprio = ((job.prioclass or 2) << 13) | (job.prio or 0)
-        pct = {"read": job.cmdprio_percentage_read, "write": job.cmdprio_percentage_write}
-        self._cmdprio: Any = None
-        value = {
-            "read": (job.cmdprio_class_read << 13) | job.cmdprio_read,
-            "write": (job.cmdprio_class_write << 13) | job.cmdprio_write,
-        }
-        if any(pct.values()):
-            draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
-            self._cmdprio = lambda op, bs: value[op] if draw() * 100.0 < pct[op] else 0
-        elif job.cmdprio_bssplit_read or job.cmdprio_bssplit_write:
-            # cmdprio_bssplit (fio's cmdprio.c): the entry of the IO's block size gives the share of
-            # IOs with a priority and, in its long form, the class and level; other sizes get none
-            table = {
-                op: {
-                    bs: (p, value[op] if cls is None or level is None else (cls << 13) | level)
-                    for bs, p, cls, level in split
-                }
-                for op, split in (("read", job.cmdprio_bssplit_read), ("write", job.cmdprio_bssplit_write))
-            }
-            draw = BatchedDraws(gen, lambda g, n: g.random(n), batch=1024).next
-
-            def by_size(op: str, bs: int) -> int:
-                entry = table[op].get(bs)
-                return entry[1] if entry is not None and draw() * 100.0 < entry[0] else 0
-
-            self._cmdprio = by_size
-
     # -- fio's files (models.ioengines.files, models.os.fs.filesystem) ---------------------------
     def use_files(self, regions, service: FileService, clone: int) -> None:
         """IO to the job's files (:class:`~models.ioengines.files.JobFiles`): each has its own
@@ -353,65 +322,23 @@ class SyncThread:
         return self.offsets.next_trimwrite()
 
     # -- fio's zonemode (models.ioengines.zbd) -----------------------------------------------
-    def use_zones(self, zbd: Any = None, strided: Any = None) -> None:
-        """Work on zones: ``zbd`` (a :class:`~models.ioengines.zbd.ZbdJob`: the job's range in whole
+    def use_zones(self, zbd: ZbdJob | None = None, strided: Strided | None = None) -> None:
+        """Work on zones (:class:`~models.ioengines.zbd.JobZones`): ``zbd`` (the job's range in whole
         zones, its IOs moved to write pointers) or ``strided`` (a window that moves on)."""
-        self._zbd, self._strided, self._zoned = zbd, strided, True
+        self._zones = JobZones(self.offsets, zbd, strided)
+        self._zoned = True
         self._route()
-        base, span = (zbd.base, zbd.span) if zbd is not None else strided.window()
-        self.offsets.set_region(base, span)
         if zbd is not None:
             self.policy.setdefault("trim", self.host.policy(self.host.policy_name(False)))  # the ioctls
 
-    def use_fdp(self, handles: tuple[int, ...], select: str, stream) -> None:
-        """fio's fdp=1 (dataplacement.c): each write names a placement handle of ``handles`` (the
-        job's fdp_pli, else every one the device has), in turn (roundrobin) or drawn at random."""
-        if select == "random":
-            draw = BatchedDraws(stream, lambda g, n: g.random(n)).next
-            self._fdp = lambda: handles[int(draw() * len(handles))]
-            return
-        state = [0]
-
-        def roundrobin() -> int:
-            i = state[0]
-            state[0] = i + 1 if i + 1 < len(handles) else 0
-            return handles[i]
-
-        self._fdp = roundrobin
+    def use_fdp(self, fdp: FdpPlacement) -> None:
+        """fio's fdp=1 (:mod:`models.ioengines.fdp`): each write names a placement handle."""
+        self._fdp = fdp.next
 
     def _next_io_zoned(self, op: str | None) -> tuple[str, int, int]:
-        """The next IO of a zonemode job: strided moves its window on after zonesize bytes; zbd
-        moves each IO to a valid place (reads below, writes at a write pointer, trims to zone
-        resets) and queues the zone resets and finishes a write needs before it."""
-        zbd = self._zbd
-        offs = self.offsets
-        if zbd is None:
-            io = offs.next(op)
-            window = self._strided.issued(io[1])
-            if window is not None:
-                offs.set_region(*window)
-            return io
-        pending = self._zbd_ios
-        if pending:
-            return pending.pop(0)
-        op, bs, off = offs.next(op)
-        if op == "write":
-            ios = zbd.write(off, bs)
-            io = ios[-1]
-            offs.next_offset = io[2] + io[1]
-            pending.extend(ios[1:])
-            return ios[0]
-        if op == "trim":
-            self._zbd_trim_bytes = bs
-            zone = zbd.trim(off)
-            if zone is None:
-                return "zbd_eof", 0, 0  # no zone holds data to trim: fio's io_u_eof
-            return "zone_reset", bs, zone  # a counted trim (its bytes: fio's trim stats)
-        where = zbd.read(off, bs)
-        if where is None:
-            return "zbd_eof", 0, 0  # no zone holds data: fio's io_u_eof ends the job
-        offs.next_offset = where + bs
-        return op, bs, where
+        zones = self._zones
+        assert zones is not None
+        return zones.next(op)
 
     def _zone_request(self, op: str, nbytes: int, off: int) -> Request:
         """A zone reset or finish: the BLKRESETZONE / BLKFINISHZONE ioctl's request (no data; a
@@ -428,7 +355,9 @@ class SyncThread:
         if req.status:
             self._io_error(req)
         if req.id >= 0:
-            req.op, req.nbytes = "trim", self._zbd_trim_bytes
+            zones = self._zones
+            assert zones is not None
+            req.op, req.nbytes = "trim", zones.trim_bytes
             self._io_completed(req, t)
 
     def _io_error(self, req) -> None:

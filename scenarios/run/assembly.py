@@ -23,6 +23,7 @@ from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import BufferedThread
 from models.ioengines.buffered_uring import BufferedUringThread
 from models.ioengines.cpuio import CpuioThread
+from models.ioengines.fdp import FdpPlacement
 from models.ioengines.files import FileService, thread_files
 from models.ioengines.fio_run import FioRun
 from models.ioengines.flow import Flow, FlowMember
@@ -221,7 +222,7 @@ def _zones_and_placement(threads: list, host: Host) -> None:
             th.use_zones(strided=Strided(job, th.offsets.base_offset, th.offsets.span))
         if job.fdp:
             handles = job.fdp_pli or tuple(range(host.devices[th.dev].cfg.ftl.placement_handles))
-            th.use_fdp(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp"))
+            th.use_fdp(FdpPlacement(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp")))
         ns = host.devices[th.dev].cfg.namespace
         if ns.metadata_bytes and job.ioengine == "io_uring_cmd":
             th.use_pi(_pi_plan(job, ns, host.kcosts))
