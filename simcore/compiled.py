@@ -70,6 +70,7 @@ COMPILED_MODULES = (
     "models.ioengines.io_offsets",
     "models.ioengines.files",
     "models.ioengines.sync_io",
+    "models.ioengines.call_costs",
     "models.ioengines.async_io",
     "models.ioengines.null_io",
     "models.ioengines.replay",

@@ -20,6 +20,7 @@ from models.ioengines.io_offsets import IoOffsets, needs_picker
 from models.ioengines.ioprio import CmdPrio, thread_ioprio
 from models.ioengines.job import FioJob
 from models.ioengines.rate import EIO, MinRate, RatePacer
+from models.ioengines.trims import TrimIoctls
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
 from models.ioengines.zbd import JobZones, Strided, ZbdJob
 from models.os.block.annotations import sync_flags
@@ -35,6 +36,7 @@ from simcore.rng import BatchedDraws
 if TYPE_CHECKING:
     from models.ioengines.fdp import FdpPlacement
     from models.ioengines.files import FileService
+    from models.ioengines.flow import FlowMember
     from models.os.block.completion import CompletionPolicy
 
 #: the zone operations (a module constant: compiled code reads it from a C static, not the
@@ -101,7 +103,6 @@ class SyncThread:
         self._qps: dict[str, NvmeQueue] = {}
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
-        self._flow_sleep_ns = 0.0
         self._zones: JobZones | None = None  # fio's zonemode (models.ioengines.zbd; None: none)
         self._fdp: Any = None  # fio's fdp=1: the next write's placement handle (models.ioengines.fdp)
 
@@ -125,6 +126,7 @@ class SyncThread:
         self._ledger: IoLedger = host.ledger
         self._blk: BlkMq = host.blk
         self._driver: NvmeDriver = host.driver
+        self._trims = TrimIoctls(self)  # trims and zone ioctls (models.ioengines.trims)
         self._doorbell_cb = self._doorbell
         self._completed_cb = self._completed  # (passed to the completion policy per IO)
         # the last IO's submit-with-completion bundle, by direction and size (the usual next one)
@@ -167,7 +169,7 @@ class SyncThread:
         key = (op, nbytes, with_completion)
         cost = self._costs.get(key)
         if cost is None and op == "trim":
-            return self._trim_cost(nbytes, with_completion)
+            return self._trims.cost(nbytes, with_completion)
         if cost is None:
             k = self.k
             pages = max(1, -(-nbytes // 4096))
@@ -187,29 +189,6 @@ class SyncThread:
             )
         return cost
 
-    def _trim_cost(self, nbytes: int, with_completion: bool, op: str = "trim"):
-        """A trim: fio's BLKDISCARD ioctl (its user work, the syscall, the discard setup, blk-mq
-        and the NVMe Dataset Management command), after the previous IO's return when there is one.
-        A zone reset or finish (``op``): the BLKRESETZONE / BLKFINISHZONE ioctl, priced as the
-        discard ioctl (blkdev_zone_mgmt builds and waits for one bio as blk_ioctl_discard does: an
-        estimate) with the Zone Management Send command for the DSM one."""
-        k = self.k
-        parts = dict(
-            user=k.user_io_cycles,
-            syscall=k.syscall_entry_cycles,
-            block=k.discard_ioctl_cycles,
-            driver=k.nvme_dsm_cycles,
-        )
-        for layer, cyc in self.per_request_parts().items():
-            parts[layer] = parts.get(layer, 0.0) + cyc
-        if with_completion:
-            parts["fs"] = k.fs_complete_cycles
-            parts["syscall"] += k.syscall_exit_cycles
-        cost = self._costs[(op, nbytes, with_completion)] = self.host.costs.get(
-            f"{op}_{'complete_' if with_completion else ''}submit", actions=None, user_space=False, **parts
-        )
-        return cost
-
     # -- program -----------------------------------------------------------------------------
     def start(self) -> None:
         self.task.resume = self._fail_first_trim if self.file_trims else self._issue_first
@@ -220,7 +199,6 @@ class SyncThread:
         file's descriptor, which the file system does not know (ext4_ioctl / xfs_file_ioctl return
         -ENOTTY before any work): the job's first IO is a trim, it fails, and fio ends the job
         (the parser refuses the continue_on_error settings that would go on)."""
-        k = self.k
         _op, bs, off = self._next_io(None)
         self.failed = True
         self.task.error = 25  # ENOTTY
@@ -228,13 +206,7 @@ class SyncThread:
             f"{self.job.name}: io_u error on file {self.file_trims_name}: Inappropriate ioctl for device:"
             f" trim offset={off}, buflen={bs}"
         )
-        cost = self.host.costs.get(
-            "trim_ioctl_enotty",
-            user=k.user_io_cycles,
-            syscall=k.syscall_entry_cycles + k.syscall_exit_cycles,
-            fs=k.ioctl_enotty_cycles,
-        )
-        self.runner.run(cost, self._issue_first)
+        self.runner.run(self._trims.enotty_cost(), self._issue_first)
 
     # -- placement (models.os.sched.placement) -----------------------------------------------------
     def allow_cpus(self, cpus) -> None:
@@ -340,16 +312,6 @@ class SyncThread:
         assert zones is not None
         return zones.next(op)
 
-    def _zone_request(self, op: str, nbytes: int, off: int) -> Request:
-        """A zone reset or finish: the BLKRESETZONE / BLKFINISHZONE ioctl's request (no data; a
-        trim of zonemode=zbd, ``nbytes`` > 0, is one of fio's IOs, the others are not)."""
-        counted = nbytes > 0
-        rid = self._ledger.new_id() if counted else -1
-        req = Request(rid, self.task, self.job_idx, op, 0, off, self.runner.id, False)
-        req.qp = self._driver.queue_for(self.dev, self.runner.id, False)
-        req.flags = self.req_flags
-        return req
-
     def _zone_done(self, req: Request, t: float) -> None:
         """A zone ioctl returned at ``t``: a zbd trim is counted as fio's trim; an error fails the job."""
         if req.status:
@@ -384,25 +346,15 @@ class SyncThread:
         if nbytes:  # a zbd trim: one of the job's IOs
             self.issued_ios += 1
             self.issued_bytes += nbytes
-        req = self._zone_request(op, nbytes, off)
+        trims = self._trims
+        req = trims.zone_request(op, nbytes, off)
         req.t_submit = t0 + self._user_io_cycles / self.runner.freq
         self.req = req
-        self.runner.run(self._trim_cost(0, with_completion, op), self._zone_doorbell)
+        trims.run(req, trims.cost(0, with_completion, op), "zone_ioctl_return", self._zone_returned)
 
-    def _zone_doorbell(self) -> None:
-        req = self.req
-        assert req is not None
-        self._blk.issue(req, self.runner)
-        self.policy["trim"].wait(self.runner, self.task, req, self._zone_returned)
-
-    def _zone_returned(self) -> None:
-        req = self.req
-        assert req is not None
-        k = self.k
-        runner = self.runner
-        cost = self.host.costs.get("zone_ioctl_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles)
-        self._zone_done(req, runner.clock() + cost.cycles / runner.freq)
-        runner.run(cost, self._after_flow)  # (the next IO, as after a flow hold)
+    def _zone_returned(self, req: Request, t: float, cost: Cost) -> None:
+        self._zone_done(req, t)
+        self.runner.run(cost, self._after_flow)  # (the next IO, as after a flow hold)
 
     def _count_done(self, req) -> None:
         self.done_ios += 1
@@ -521,33 +473,33 @@ class SyncThread:
             runner.exit_task()
 
     # -- fio's flow control -------------------------------------------------------------------
-    def use_flow(self, member, sleep_ns: float) -> None:
-        """Take part in a flow (fio's ``flow``/``flow_id``): ``member`` is this thread's share,
-        ``sleep_ns`` fio's ``flow_sleep`` (0: a held-back thread spins)."""
+    def use_flow(self, member: FlowMember) -> None:
+        """Take part in a flow (fio's ``flow``/``flow_id``): ``member`` is this thread's share."""
         self._flow = member
-        self._flow_sleep_ns = float(sleep_ns)
 
     def _flow_held(self, with_completion: bool) -> None:
         """The flow holds the next IO back: after the previous IO's return, spin in fio's loop
         until the flow lets it go, or (``flow_sleep``) sleep and check again."""
-        if self._flow_sleep_ns:
-            self._pause(self._flow_sleep_ns, with_completion)
+        flow = self._flow
+        if flow.sleep_ns:
+            self._pause(flow.sleep_ns, with_completion)
             return
         k = self.k
         runner = self.runner
-        flow = self._flow
 
         def spin():
             if flow.may_go():
                 self._issue(with_completion=False)
                 return
-            flow.hold(lambda: self.runner.spin_notify(flow))  # (its CPU now: it may have moved)
-            runner.spin(flow, self._after_flow)
+            flow.spin(runner, self._runner_now, self._after_flow)
 
         if with_completion:
             runner.run(self.host.costs.get("sync_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles), spin)
         else:
             spin()
+
+    def _runner_now(self) -> CpuRunner:
+        return self.runner
 
     def _after_flow(self) -> None:
         self._issue(with_completion=False)

@@ -176,7 +176,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
             if job.io_submit_mode == "offload":
                 rr = _offload_workers(th, job, allowed, cpu, rr, placed, core_of, cfg.platform.sched.placement == "cfs")
             if job.flow:
-                th.use_flow(FlowMember(flows.setdefault(job.flow_id, Flow()), job.flow), job.flow_sleep_ns)
+                th.use_flow(FlowMember(flows.setdefault(job.flow_id, Flow()), job.flow, job.flow_sleep_ns))
             if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
                 th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
             threads.append(th)
