@@ -19,7 +19,8 @@ in fio's HOWTO):
 :class:`JobFiles` is one thread's files (fio's ``td->files``): each file's region and position (a
 :class:`models.ioengines.io_offsets.FileState`), the bytes issued to each in the pass, and the file
 of the next IO (fio's get_next_file after each IO; the thread swaps the file in before it draws the
-IO's offset). Where the files lie on the SSDs is :mod:`models.os.fs.filesystem`'s.
+IO's offset; the current file's device stays the thread's native ``dev``, read by every engine per
+IO). Where the files lie on the SSDs is :mod:`models.os.fs.filesystem`'s.
 """
 
 from __future__ import annotations

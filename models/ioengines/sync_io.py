@@ -6,6 +6,14 @@ Each IO is one chain of CPU segments on the thread's CPU:
   NVMe submit]  -> doorbell -> completion policy (sleep / poll / hybrid) -> task running again.
 fio's timestamps: ``t_submit`` is taken after its user work, just before the syscall; completion
 is seen at syscall return (clat = lat for sync engines).
+
+The thread holds the engine's loop (the calls, their bundles, the waits); what fio's features decide
+is in the parts it holds (docs/architecture.md, "A fio job thread is composed of parts"): where each
+IO goes (``offsets``: models.ioengines.io_offsets; ``files``: models.ioengines.files; the zones:
+models.ioengines.zbd), the trim and zone ioctls (models.ioengines.trims), rate and flow
+(models.ioengines.rate, .flow), IO priorities (models.ioengines.ioprio) and FDP (.fdp). The
+thread's device ``dev`` and hardware queues ``_qps`` stay its own native fields (every engine
+reads them per IO); a file switch sets them.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ ZONE_OPS: Final = _ZBD_ZONE_OPS
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # the async, offload engines extend it (compiled: simcore.compiled)
 class SyncThread:
-    """One fio thread issuing blocking direct IOs."""
+    """One fio thread issuing blocking direct IOs (see the module docstring for its parts)."""
 
     def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         self.host = host
