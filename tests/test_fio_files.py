@@ -30,7 +30,7 @@ def _records(body: str, **kw):
 
 def _regions(body: str):
     host, fio, _ramp, _end = build_run(_cfg(body))
-    return host, [(th._files, th) for th in fio.threads]
+    return host, [(th.files.states, th) for th in fio.threads]
 
 
 def _file_of(off: int, starts: list[int], size: int) -> int:

@@ -210,7 +210,7 @@ def test_clones_past_the_devices_end_fail_and_the_others_run(tmp_path):
     cap = 280_000_000_000  # the 900P's
     ths = res.run.threads
     assert [t.failed for t in ths] == [False, False, False, True]
-    assert [t.span for t in ths[:3]] == [cap - k * (100 << 30) for k in range(3)]
+    assert [t.offsets.span for t in ths[:3]] == [cap - k * (100 << 30) for k in range(3)]
     assert "you need to specify valid offset=" in ths[3].error_msg and ths[3].task.error == 22
     assert {r.offset // (100 << 30) for r in res.model.records} == {0, 1, 2}
 

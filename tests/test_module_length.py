@@ -17,10 +17,7 @@ DATA_TABLES = {
     "scenarios/inputs/fio/options.py": "fio's option catalogue: one status and reason per option fio has",
 }
 #: long modules being split on other branches (issue 43 item 5): remove each entry with its split
-BEING_SPLIT = {
-    "models/ioengines/sync_io.py": "the synchronous engines",
-    "models/ioengines/async_io.py": "the asynchronous engines",
-}
+BEING_SPLIT: dict[str, str] = {}
 
 
 def long_modules(root: Path) -> dict[str, int]:

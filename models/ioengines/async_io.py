@@ -28,18 +28,17 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from models.ioengines import IOPOLL_ENGINES
+from models.ioengines.call_costs import CallCosts
 from models.ioengines.host import EngineHost
 from models.ioengines.job import FioJob
+from models.ioengines.kernel_context import URING_ENGINES, open_context
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import ZONE_OPS, SyncThread
 from models.os.block.annotations import HINT_FLAGS, flag_batch
-from models.os.block.blk_mq import NO_SAVINGS, PLUG_FINISH, PLUG_NONE
+from models.os.block.blk_mq import NO_SAVINGS
 from models.os.block.request import Request
 from models.os.costs.bundle import Cost
-from models.os.fs.aio import AsyncContext
-from models.os.fs.direct_io import own_plug
 from models.os.io_uring.ring import IoRing
-from models.os.kernel_version import FIO_DEFER_TASKRUN, has, parse_version
 from simcore.errors import ConfigError
 from simcore.grid import CountGrid
 
@@ -117,8 +116,6 @@ class AsyncThread(SyncThread):
         self.sq_thread: Any = host.new_sq_thread(job.sqthread_poll_cpu) if self.sqpoll else None
         if self.sq_thread is not None:
             self.sq_thread.register(self)
-        self._acosts: dict = {}
-        self._reap_costs = CountGrid()  # _reap_cost's without PI checks, by n, flushes, syscall
         self._bind_async_loop()
         #: IOPOLL without SQPOLL (the thread reaps by polling): its requests in flight on each
         #: polled queue (it may have moved since they were submitted)
@@ -126,6 +123,26 @@ class AsyncThread(SyncThread):
         self._polled: dict = {}
         #: IOPOLL waits that also polled queues of CPUs the thread had left
         self.remote_queue_waits = 0
+        self._setup_costs(host)
+        #: the job's stacksim_irq_hint flags, or -1 for the kernel's rule (models.os.block.annotations.flag_batch)
+        self._hint_flags: int = -1 if job.stacksim_irq_hint == "default" else HINT_FLAGS[job.stacksim_irq_hint]
+
+    def _setup_costs(self, host: EngineHost) -> None:
+        """The bundles of the thread's calls (models.ioengines.call_costs), with the memos in front
+        of them (_reap_cost's without PI checks by n, flushes, syscall; the engines' own, _acosts),
+        and those of its waits, built once."""
+        self._calls = CallCosts(
+            host,
+            self.engine_name,
+            self.kctx,
+            self.sq_thread is not None,
+            self.passthru,
+            self.plug_min,
+            self._per_io_parts,
+            self.batch_request_parts,
+        )
+        self._acosts: dict = {}
+        self._reap_costs = CountGrid()
         #: entering and leaving io_getevents / io_uring_enter(GETEVENTS) (per wait: built once);
         #: io_uring_enter's own work per call is the ring's (none with an SQPOLL thread)
         self._call_cycles = self.kctx.enter_cycles
@@ -135,8 +152,6 @@ class AsyncThread(SyncThread):
         self._exit_cost: Cost = host.costs.get("getevents_exit", syscall=self.k.syscall_exit_cycles)
         #: one post of the completions a task-work run found (DEFER_TASKRUN: charged at the enter)
         self._flush_cost: Cost = host.costs.get("uring_cq_flush", syscall=self.k.uring_cq_flush_cycles)
-        #: the job's stacksim_irq_hint flags, or -1 for the kernel's rule (see _flag_batch)
-        self._hint_flags: int = -1 if job.stacksim_irq_hint == "default" else HINT_FLAGS[job.stacksim_irq_hint]
 
     def _bind_async_loop(self) -> None:
         """What the IO loop keeps so as to build nothing per IO: the last one-IO submitting call's
@@ -154,59 +169,17 @@ class AsyncThread(SyncThread):
         # SQPOLL: a completion is the SQ thread's task work before its CQE is posted
         self._on_done_cb = self._on_done_sq if self.sq_thread is not None else self._on_done
 
-    def dio_batch_plug(self) -> int:
-        """The plug each of this thread's IOs sits in on its way to blk-mq beside the call's own
-        (models.os.fs.direct_io: a file's iomap plug, or 5.x's __blkdev_direct_IO plug of every
-        asynchronous kiocb; a write inside blkdev_write_iter's plug): ``PLUG_FINISH`` when it holds
-        every read and write the job issues, else ``PLUG_NONE`` (a job whose reads and writes differ,
-        e.g. random reads and writes to a 6.1 block device, is taken as unplugged: an approximation).
-        NVMe passthrough has no direct-IO path."""
-        plug = self._batch_plug
-        if plug >= 0:
-            return plug
-        rw = self.job.rw
-        ops = []
-        if rw in ("read", "randread", "rw", "readwrite", "randrw"):
-            ops.append("read")
-        if rw in ("write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"):
-            ops.append("write")
-        kver = self.k.release
-        plugs = {
-            own_plug(kver, op=op, file=self._file_io, sync=False, sleeps=True, hipri=self.iopoll, nbytes=0)
-            for op in ops
-        }
-        plug = PLUG_FINISH if plugs == {PLUG_FINISH} and not self.passthru else PLUG_NONE
-        self._batch_plug = plug
-        return plug
-
     def _setup_kernel(self, job: FioJob) -> None:
-        """Set up the kernel's context (as fio's engines do through liburing and libaio): an
-        io_uring ring (models.os.io_uring.ring) or a libaio context (models.os.fs.aio), whose
+        """Open the kernel's context (:func:`models.ioengines.kernel_context.open_context`: an
+        io_uring ring or a libaio context, as fio's engines do through liburing and libaio), whose
         rules this thread follows: DEFER_TASKRUN, the plug threshold, how CQEs become visible.
         (The rules' flags are copied into this object: compiled, the completion path reads them
         as its own native fields.)"""
         #: an io_uring ring: fio reaps its CQ ring in user space (fio_ioring_getevents) and enters the
         #: kernel only when too few CQEs are there; libaio's io_getevents(min=1) is a system call
-        self.uring = job.ioengine in ("io_uring", "io_uring_cmd")
-        kver = self.k.release
-        self._check_kernel(job, kver)
-        kctx: AsyncContext
-        if self.uring:
-            kctx = IoRing(
-                self.k,
-                kver,
-                passthru=self.passthru,
-                iopoll=self.iopoll,
-                sqpoll=self.sqpoll,
-                # fio >= 3.33 asks for IORING_SETUP_DEFER_TASKRUN (and retries without it)
-                wants_defer_taskrun=parse_version(job.stacksim_fio_version) >= FIO_DEFER_TASKRUN,
-                registered_files=bool(job.registerfiles),
-                fixed_buffers=bool(job.fixedbufs),
-            )
-        else:
-            kctx = AsyncContext(self.k)
+        self.uring = job.ioengine in URING_ENGINES
         #: the kernel's context this thread submits to and reaps from
-        self.kctx = kctx
+        kctx = self.kctx = open_context(job, self.k, self.passthru, self.iopoll, self.sqpoll)
         #: DEFER_TASKRUN: an interrupt's completion is queued on the ring's work list and its CQE
         #: posted only when the thread enters with GETEVENTS (io_run_local_work)
         self.defer_tw = kctx.defer_taskrun
@@ -223,19 +196,6 @@ class AsyncThread(SyncThread):
         self._flush_split = kctx.flush_split
         #: system calls of the IO loop (io_submit / io_getevents / io_uring_enter; nanosleep)
         self.syscalls = 0
-
-    def _check_kernel(self, job: FioJob, kver: tuple[int, int]) -> None:
-        """An io_uring ring needs a kernel that has io_uring (5.1)."""
-        if self.uring and not has(kver, "io_uring"):
-            raise ConfigError(
-                f"job '{job.name}': ioengine={job.ioengine} needs a newer kernel than the platform's"
-                f" kernel.version {self.k.version} (set e.g. kernel.version=6.6)"
-            )
-
-    def _flag_batch(self, reqs: list[Request]) -> None:
-        """The calibrated-interrupt flags of one io_submit / io_uring_enter batch (the kernel's rule:
-        :func:`models.os.block.annotations.flag_batch`)."""
-        flag_batch(reqs, self._hint_flags)
 
     # -- costs -------------------------------------------------------------------------------
     def _per_io_parts(self, op: str, nbytes: int) -> dict:
@@ -267,44 +227,10 @@ class AsyncThread(SyncThread):
             one: Request = ios[0]
             cost = self._one_cost
             if cost is None or one.nbytes != self._one_nbytes or one.op != self._one_op:
-                cost = self._one_cost = self._keyed_submit_cost(ios, nreq, with_syscall, saved)
+                cost = self._one_cost = self._calls.submit(ios, nreq, with_syscall, saved)
                 self._one_op, self._one_nbytes = one.op, one.nbytes
             return cost
-        return self._keyed_submit_cost(ios, nreq, with_syscall, saved)
-
-    def _keyed_submit_cost(
-        self, ios: list[Request], nreq: int, with_syscall: bool, saved: tuple[int, int, int]
-    ) -> Cost:
-        """:meth:`_submit_cost`, built once per distinct call."""
-        if len(ios) == 1:  # (no tuple of the batch built)
-            one = ios[0]
-            key: tuple = (one.op, one.nbytes, nreq, with_syscall, saved)
-        else:
-            key = (tuple((r.op, r.nbytes) for r in ios), nreq, with_syscall, saved)
-        cost = self._acosts.get(key)
-        if cost is None:
-            total: dict[str, float] = {}
-            for r in ios:
-                for layer, cyc in self._per_io_parts(r.op, r.nbytes).items():
-                    total[layer] = total.get(layer, 0.0) + cyc
-            for layer, cyc in self.per_request_parts(len(ios), self.plug_min, self.dio_batch_plug()).items():
-                total[layer] = total.get(layer, 0.0) + nreq * cyc
-            if with_syscall:
-                total["syscall"] = (
-                    total.get("syscall", 0.0)
-                    + self.k.syscall_entry_cycles
-                    + self.k.syscall_exit_cycles
-                    + self._call_cycles
-                )
-            k = self.k
-            if saved[0] or saved[1]:
-                total["driver"] -= saved[0] * k.nvme_sq_doorbell_cycles + saved[1] * k.nvme_sq_lock_cycles
-            if saved[2]:
-                total["block"] -= saved[2] * k.blk_tag_batch_cycles
-            cost = self._acosts[key] = self.host.costs.get(
-                f"{self.engine_name}_submit", actions=None, user_space=False, **total
-            )
-        return cost
+        return self._calls.submit(ios, nreq, with_syscall, saved)
 
     def _reap_cost(self, n: int, syscall: bool, flushes: int, pi_cycles: float = 0.0) -> Cost:
         """fio reaping ``n`` events (with a system call or not), and ``flushes`` posts of CQEs
@@ -314,40 +240,19 @@ class AsyncThread(SyncThread):
             sc = 1 if syscall else 0
             found: Cost | None = self._reap_costs.get(n, flushes, sc)
             if found is None:
-                found = self._make_reap_cost(n, syscall, flushes, 0.0)
+                found = self._calls.reap(n, syscall, flushes, 0.0)
                 self._reap_costs.put(n, flushes, sc, found)
             return found
         key = ("reap", n, syscall, flushes, pi_cycles)
         cost = self._acosts.get(key)
         if cost is None:
-            cost = self._acosts[key] = self._make_reap_cost(n, syscall, flushes, pi_cycles)
+            cost = self._acosts[key] = self._calls.reap(n, syscall, flushes, pi_cycles)
         return cost
-
-    def _make_reap_cost(self, n: int, syscall: bool, flushes: int, pi_cycles: float) -> Cost:
-        """:meth:`_reap_cost`, built once per distinct reap."""
-        k = self.k
-        if self.sq_thread is not None:
-            # SQPOLL: the SQ thread completed the requests and filled the CQEs (sq_complete_parts);
-            # fio reads them from the shared ring in user space
-            return self.host.costs.get(f"{self.engine_name}_reap", user=n * k.user_complete_cycles + pi_cycles)
-        user = n * k.user_complete_cycles
-        if self.passthru:  # fio's checks of the reads' protection information
-            user += pi_cycles
-        parts = {"user": user, **self.kctx.reap_parts(n, flushes, syscall)}
-        return self.host.costs.get(f"{self.engine_name}_getevents", actions=None, user_space=False, **parts)
 
     # -- program -----------------------------------------------------------------------------
     def _issue_first(self) -> None:
-        job = self.job
-        if job.latency_target_ns:
-            self.lat = LatencyTarget(
-                job.latency_target_ns,
-                job.latency_window_ns,
-                job.latency_percentile,
-                job.latency_run,
-                job.iodepth,
-                self.host.engine.now,
-            )
+        if self.job.latency_target_ns:
+            self.lat = LatencyTarget.for_job(self.job, self.host.engine.now)
             self.depth = self.lat.qd
         self.min_rate.start_ns = self.host.engine.now
         if self._paced:
@@ -405,13 +310,13 @@ class AsyncThread(SyncThread):
         if not n:
             if self._trim_req is not None:
                 self._after_submit()
-            elif self._region_end:
+            elif self.offsets.region_end:
                 self.stopping = True
                 self._reap()
             else:
                 self._flow_held_async(first)
             return
-        self._flag_batch(ios)
+        flag_batch(ios, self._hint_flags)  # the batch's calibrated-interrupt flags (the kernel's rule)
         self.inflight += n
         self._commit(ios)
 
@@ -446,17 +351,18 @@ class AsyncThread(SyncThread):
         flow = self._flow
         paced = self._paced
         user_ns = self._user_io_cycles / runner.freq  # fio's preparation of each
+        offs = self.offsets  # (one per thread: its region_end read after each IO)
         for _ in range(n):
             if flow is not None and not flow.take():
                 break  # fio's flow holds this IO back
             op, bs, off = self._next_io(first)
             if op in ZONE_OPS:  # zonemode=zbd: a zone ioctl ends the batch (or the job ends)
                 if op == "zbd_eof":
-                    self._region_end = True
+                    offs.region_end = True
                 else:
                     self.issued_ios += 1 if bs else 0
                     self.issued_bytes += bs
-                    self._trim_req = self._zone_request(op, bs, off)
+                    self._trim_req = self._trims.zone_request(op, bs, off)
                 break
             if paced:
                 self.pacer.issued(op, bs)
@@ -485,7 +391,7 @@ class AsyncThread(SyncThread):
             req.t_submit = t
             req.depth = depth
             ios.append(req)
-            if self._region_end:
+            if offs.region_end:
                 break  # a sequential job with holes reached the end of its region
         return ios
 
@@ -538,28 +444,17 @@ class AsyncThread(SyncThread):
         req.t_submit = runner.clock() + self.k.user_io_cycles / runner.freq
         w = self.wait
         w.done, w.waiter_sleeping = True, False
-        if req.op in ZONE_OPS:
-            runner.run(self._trim_cost(0, False, req.op), self._trim_doorbell)
-            return
-        runner.run(self._trim_cost(req.nbytes, False), self._trim_doorbell)
+        zone = req.op in ZONE_OPS
+        self._trims.run(req, self._trims.cost(0 if zone else req.nbytes, False, req.op), "trim_return", self._trim_done)
 
-    def _trim_doorbell(self) -> None:
-        req = self._trim_req
-        self.host.blk.issue(req, self.runner, self.dio_plug(req.op, req.nbytes))
-        self.policy["trim"].wait(self.runner, self.task, req, self._trim_done)
-
-    def _trim_done(self) -> None:
-        req, self._trim_req = self._trim_req, None
-        runner = self.runner
-        k = self.k
-        cost = self.host.costs.get("trim_return", fs=k.fs_complete_cycles, syscall=k.syscall_exit_cycles)
-        t = runner.clock() + cost.cycles / runner.freq
+    def _trim_done(self, req: Request, t: float, cost: Cost) -> None:
+        self._trim_req = None
         req.t_issued = t
         if req.op in ZONE_OPS:
             self._zone_done(req, t)
         else:
             self._io_completed(req, t)
-        runner.run(cost, self._after_submit)
+        self.runner.run(cost, self._after_submit)
 
     def _flow_held_async(self, op: str | None) -> None:
         """fio's flow holds the next IO back: spin in fio's loop without reaping until the flow
@@ -567,16 +462,14 @@ class AsyncThread(SyncThread):
         if op is not None:
             self._pending_op = op
         flow = self._flow
-        runner = self.runner
-        if self._flow_sleep_ns:
+        if flow.sleep_ns:
             self.quiescing = True
-            self._quiesce_for_ns = self._flow_sleep_ns
+            self._quiesce_for_ns = flow.sleep_ns
             self._think()
             return
         w = self.wait
         w.done, w.waiter_sleeping = True, False
-        flow.hold(lambda: self.runner.spin_notify(flow))  # (its CPU now: it may have moved)
-        runner.spin(flow, self._fill)
+        flow.spin(self.runner, self._runner_now, self._fill)
 
     def _after_submit(self) -> None:
         if self._trim_req is not None:

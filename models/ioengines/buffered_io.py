@@ -53,7 +53,7 @@ class CachedFiles:
     def _cur(self) -> tuple[Any, RaState]:
         """The mapping and readahead state of the file of the IO being made (fio's current file)."""
         maps = self._maps
-        return maps[self._file_cur] if len(maps) > 1 else maps[0]
+        return maps[self.files.cur] if len(maps) > 1 else maps[0]
 
     def _new_ra(self) -> RaState:
         """``file_ra_state_init`` at open, then fio's fadvise_hint (mm/fadvise.c)."""
@@ -61,7 +61,7 @@ class CachedFiles:
         ra_pages = q.read_ahead_kb // 4
         hint = self.job.fadvise_hint
         if hint == "1":
-            hint = "random" if self.random else "sequential"
+            hint = "random" if self.offsets.random else "sequential"
         if hint == "sequential":
             ra_pages *= 2  # POSIX_FADV_SEQUENTIAL
         return RaState(ra_pages, q.max_sectors_kb // 4, random=hint == "random")
@@ -95,8 +95,8 @@ class CachedFiles:
 
     def _ranges(self) -> list[tuple[int, int]]:
         """(first byte within the file, bytes) of the job's range of each of its files."""
-        files = getattr(self, "_files", None)
-        states = [(st.base_offset, st.span) for st in files] if files else [(self.base_offset, self.span)]
+        files, offs = self.files, self.offsets
+        states = [(st.base_offset, st.span) for st in files.states] if files else [(offs.base_offset, offs.span)]
         return [(base - m.start, span) for (base, span), (m, _ra) in zip(states, self._maps)]
 
     def mappings(self) -> list:

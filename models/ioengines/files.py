@@ -16,7 +16,11 @@ in fio's HOWTO):
   ``pareto``, ``normal``/``gauss`` over the file numbers with ``:value`` as the skew (defaults
   1.1, 0.2, 0 as fio's).
 
-Where the files lie on the SSDs is :mod:`models.os.fs.filesystem`'s.
+:class:`JobFiles` is one thread's files (fio's ``td->files``): each file's region and position (a
+:class:`models.ioengines.io_offsets.FileState`), the bytes issued to each in the pass, and the file
+of the next IO (fio's get_next_file after each IO; the thread swaps the file in before it draws the
+IO's offset; the current file's device stays the thread's native ``dev``, read by every engine per
+IO). Where the files lie on the SSDs is :mod:`models.os.fs.filesystem`'s.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from models.ioengines.io_offsets import FileState, IoOffsets
 from models.ioengines.job import FioJob
 from models.ioengines.offsets import Normal, Pareto, Zipf
 from simcore.rng import BatchedDraws
@@ -112,3 +117,88 @@ class FileService:
         pick = self._pick
         assert pick is not None  # (set for those kinds)
         return pick(self._u())
+
+
+class JobFiles:
+    """One fio thread's files (fio's filesetup.c setup_files for a thread): the region of each
+    (from the file's start, past the job's ``offset``; a block device named without ``size``:
+    the device's from there), its position and random picker, and the file of each IO
+    (``service``: fio's __get_next_file)."""
+
+    def __init__(
+        self,
+        offs: IoOffsets,
+        regions: list,
+        service: FileService,
+        job: FioJob,
+        capacity: int | None,
+        stream: Callable[[str], np.random.Generator],
+    ) -> None:
+        #: a clone whose region does not fit its device: fio's setup error (empty: none)
+        self.error = ""
+        offset = offs.base_offset
+        states: list[FileState] = []
+        for i, reg in enumerate(regions):
+            span = offs.span
+            if reg.size_bytes is not None:
+                span = reg.size_bytes - offset
+            elif not job.size_bytes:
+                span = self._device_span(job, reg.name, offset, capacity, max(offs.bs.values()), span)
+            offs.set_region(reg.start_bytes + offset, span)
+            if offs.picker is not None:
+                offs.use_picker(stream("offset" if i == 0 else f"f{i}.offset"))
+            states.append(FileState(offs, reg.dev))
+        self.states = states
+        self.issued: list[int] = [0] * len(states)  # bytes issued to each file in this pass (sequential)
+        self.service = service
+        self.cur: int = service.first() if len(states) > 1 else 0
+        self.next: int = self.cur
+        offs.load(states[self.cur])
+
+    def _device_span(self, job: FioJob, path: str, offset: int, capacity: int | None, bs: int, span: int) -> int:
+        """A block device named without ``size``: fio's size is the device's from the clone's start
+        offset (filesetup.c setup_files: ``io_size = real_file_size - file_offset``); a start past the
+        device's end fails the clone's setup ("you need to specify valid offset=", err_offset), too
+        little room for one block too ("blocksize is larger than data set range"): fio reaps that
+        clone without IO and runs the others (the thread fails with :attr:`error`)."""
+        if capacity is None:
+            return span
+        room = capacity - offset
+        if room >= bs:
+            return room
+        why = "you need to specify valid offset=" if room < 0 else "blocksize is larger than data set range"
+        self.error = f"{job.name}: {why} ({path}: offset {offset} of {capacity} bytes)"
+        return bs
+
+    def select(self, offs: IoOffsets, dev: int) -> int:
+        """Before an IO: make the file fio's service chose after the previous IO current (the switch
+        happens here, so the previous IO kept its file's device); ``dev``: the current file's
+        device. Returns the device of the IO's file."""
+        nxt = self.next
+        if nxt == self.cur:
+            return dev
+        states = self.states
+        st = states[self.cur]
+        offs.save(st)
+        st.dev = dev
+        new = states[nxt]
+        offs.load(new)
+        self.cur = nxt
+        return new.dev
+
+    def issued_to(self, nbytes: int, span: int) -> None:
+        """An IO of ``nbytes`` to the current file (of ``span`` bytes): the file of the next IO."""
+        cur = self.cur
+        issued = self.issued
+        n = issued[cur] + nbytes  # (not ``+=`` on the item: compiled, that is a generic in-place add)
+        done = n >= span
+        issued[cur] = 0 if done else n
+        self.next = self.service.step(cur, done)
+
+    def devices(self) -> set[int]:
+        """The SSDs (indices) of the files."""
+        return {st.dev for st in self.states}
+
+    def total_span(self) -> int:
+        """The files' regions together, bytes (fio's size when the job gives none)."""
+        return sum(st.span for st in self.states)

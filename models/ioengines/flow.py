@@ -17,6 +17,8 @@ that it may go, which is when fio's next loop iteration would see it.
 
 from __future__ import annotations
 
+from typing import Callable
+
 
 class Flow:
     """The shared state of one ``flow_id``."""
@@ -42,14 +44,16 @@ class Flow:
 
 
 class FlowMember:
-    """One thread's share of a :class:`Flow`. ``on_release`` is called when a held-back thread
-    may go again (its owner then checks :meth:`take` once more)."""
+    """One thread's share of a :class:`Flow` (its ``flow`` weight; ``sleep_ns``: its ``flow_sleep``,
+    0 for a held-back thread that spins). ``on_release`` is called when a held-back thread may go
+    again (its owner then checks :meth:`take` once more)."""
 
-    __slots__ = ("flow", "weight", "count", "joined", "on_release", "done")
+    __slots__ = ("flow", "weight", "sleep_ns", "count", "joined", "on_release", "done")
 
-    def __init__(self, flow: Flow, weight: int):
+    def __init__(self, flow: Flow, weight: int, sleep_ns: float = 0.0):
         self.flow = flow
         self.weight = weight
+        self.sleep_ns = float(sleep_ns)
         self.count = 0
         self.joined = False
         self.on_release = None
@@ -90,6 +94,12 @@ class FlowMember:
         self.done = False
         self.on_release = on_release
         self.flow.waiting.append(self)
+
+    def spin(self, runner, runner_now: Callable, then: Callable[[], None]) -> None:
+        """The held-back thread spins in fio's loop on ``runner`` until the flow lets it go, then
+        ``then()``; the release notifies ``runner_now()``, the thread's CPU then (it may have moved)."""
+        self.hold(lambda: runner_now().spin_notify(self))
+        runner.spin(self, then)
 
     def release(self) -> None:
         self.done = True

@@ -18,6 +18,8 @@ whole search). With ``latency_run`` the search never stops.
 
 from __future__ import annotations
 
+from models.ioengines.job import FioJob
+
 
 class LatencyTarget:
     """The search state of one thread. ``completed(lat_ns)`` per IO; ``check(now)`` after reaping
@@ -39,6 +41,13 @@ class LatencyTarget:
         "done",
         "windows",
     )
+
+    @classmethod
+    def for_job(cls, job: FioJob, now: float) -> LatencyTarget:
+        """The search of a thread of ``job`` (``latency_target`` set), starting at ``now``."""
+        return cls(
+            job.latency_target_ns, job.latency_window_ns, job.latency_percentile, job.latency_run, job.iodepth, now
+        )
 
     def __init__(self, target_ns: float, window_ns: float, percentile: float, run: bool, iodepth: int, now: float):
         self.target_ns = target_ns

@@ -36,7 +36,7 @@ class MmapThread(BufferedThread):
         ra = super()._new_ra()
         hint = self.job.fadvise_hint
         if hint == "1":
-            hint = "random" if self.random else "sequential"
+            hint = "random" if self.offsets.random else "sequential"
         ra.mmap_seq = hint == "sequential"  # posix_madvise(POSIX_MADV_SEQUENTIAL): VM_SEQ_READ
         return ra
 

@@ -33,7 +33,9 @@ from models.ioengines.host import EngineHost
 from models.ioengines.job import FioJob
 from models.ioengines.sync_io import SyncThread
 from models.os.block.annotations import sync_flags
+from models.os.block.blk_mq import BIO_MAX_BYTES
 from models.os.block.request import Request
+from models.os.fs.direct_io import own_plug
 from models.os.sched.task import SLEEPING, Task
 
 
@@ -66,6 +68,8 @@ class OffloadWorker(SyncThread):
         self._costs = {}
         self._qps: dict = {}
         self._fs_file_cycles = main._fs_file_cycles
+        self._file_io = main._file_io  # its IOs go where the job thread's go (the same direct-IO path)
+        self._plug_read = self._batch_plug = -1
         self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
 
     def start(self) -> None:
@@ -150,6 +154,14 @@ class AioOffloadWorker(OffloadWorker):
         k = self.k
         return dict(fs=k.fs_complete_cycles, syscall=k.aio_reap_cycles + k.syscall_exit_cycles)
 
+    def dio_plug(self, op: str, nbytes: int) -> int:
+        """The plug of the worker's IO on the direct-IO path: io_submit's kiocb is asynchronous
+        (models.os.fs.direct_io)."""
+        plug = own_plug(self.k.release, op=op, file=self._file_io, sync=False, sleeps=True, hipri=False, nbytes=nbytes)
+        if op == "read" and nbytes <= BIO_MAX_BYTES:
+            self._plug_read = plug
+        return plug
+
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
         key = (op, nbytes, with_completion)
         cost = self._costs.get(key)
@@ -163,7 +175,7 @@ class AioOffloadWorker(OffloadWorker):
                 syscall=2 * call + k.aio_issue_cycles + k.syscall_entry_cycles,
                 fs=k.fs_submit_cycles + k.fs_per_page_cycles * pages + self._fs_file_cycles,
             )
-            for layer, cyc in self.per_request_parts().items():
+            for layer, cyc in self.per_request_parts(own_plug=self.dio_plug(op, nbytes)).items():
                 parts[layer] = cyc * self.host.blk.requests_for(nbytes)
             if with_completion:
                 for layer, cyc in self._return_parts().items():

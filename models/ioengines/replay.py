@@ -45,6 +45,7 @@ from models.ioengines.host import EngineHost
 from models.ioengines.job import FioJob
 from models.ioengines.replay_settings import ReplaySettings
 from models.ioengines.trace_io import TraceIO
+from models.os.block.annotations import flag_batch
 from models.os.block.request import Request
 from models.os.costs.bundle import Cost
 from simcore.engine import Call, pop_last
@@ -171,7 +172,7 @@ class ReplayThread(AsyncThread):
                 reqs.append(req)
         if len(lag) >= 4096:
             self.replayer.fold_lag()
-        self._flag_batch(reqs)
+        flag_batch(reqs, self._hint_flags)
         self.inflight += len(reqs)
         self.submitted += len(reqs)
         plugged: list[Request] = self._blk.plug(reqs)  # split and merged inside the call

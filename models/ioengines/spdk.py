@@ -171,7 +171,7 @@ class SpdkThread(AsyncThread):
     # -- queue() -----------------------------------------------------------------------------
     def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
         io = super()._next_io(op)
-        self._io_files.append(self._file_cur if self._multi_files else 0)
+        self._io_files.append(self.files.cur if self._multi_files else 0)
         return io
 
     def _commit(self, ios: list) -> None:

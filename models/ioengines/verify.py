@@ -148,7 +148,7 @@ class VerifyPlan:
             if self.phase != "verify":
                 self.batch_left -= 1
             elif not self.log:
-                th._region_end = True  # the last one: an async batch ends with it
+                th.offsets.region_end = True  # the last one: an async batch ends with it
             th.issued_bytes -= nbytes  # (not the job's own IO: its size and number_ios stay)
             th.issued_ios -= 1
             self.pass_bytes += nbytes
@@ -208,7 +208,7 @@ class VerifyPlan:
         self.phase = then
         self.sync_pending = then == "verify"
         th.max_ios = 0  # the log bounds the verify phase
-        th._region_end = False
+        th.offsets.region_end = False
         return then == "drain"
 
     def next_pass(self, th) -> None:
@@ -219,15 +219,16 @@ class VerifyPlan:
         self.pass_bytes = 0
         self._by_offset.clear()
         th.max_ios = th.job.number_ios
-        th._region_end = False
-        th.next_offset = th.base_offset
-        for st in getattr(th, "_files", None) or ():
-            st["next_offset"] = st["base_offset"]
+        th.offsets.region_end = False
+        th.offsets.next_offset = th.offsets.base_offset
+        if th.files is not None:
+            for st in th.files.states:
+                st.next_offset = st.base_offset
 
     def dry_run(self, th, base_next: Callable, base_finished: Callable) -> int:
         """verify_only: fio's do_dry_run logs the blocks the job's writes would write (no IO); the
         thread then starts in its verify phase. Returns the phantom IOs (fio's bookkeeping each)."""
-        limit = th.size_limit or th.span  # (without a size, the job's span: fio's default size)
+        limit = th.size_limit or th.offsets.span  # (without a size, the job's span: fio's default size)
         n = 0
         while not base_finished(th, 0.0) and th.issued_bytes < limit:
             op, nbytes, off = base_next(th, None)
@@ -238,7 +239,7 @@ class VerifyPlan:
                 self.log.append([off, nbytes, th.dev, None])
                 self.logged_blocks += 1
         th.issued_bytes = th.issued_ios = 0
-        th._region_end = False
+        th.offsets.region_end = False
         th.max_ios = 0
         self.phase = "verify"
         self.sync_pending = True
@@ -320,8 +321,8 @@ class _VerifyWorker:
 
 def _region_bytes(th) -> int:
     """fio's ``size`` when the job gives none: its files' sizes from their offsets (setup_files)."""
-    files = getattr(th, "_files", None)
-    return sum(st["span"] for st in files) if files else th.span
+    files = th.files
+    return files.total_span() if files is not None else th.offsets.span
 
 
 def _with_parts(costs, name: str, base, extra: dict[str, float]):
@@ -332,80 +333,110 @@ def _with_parts(costs, name: str, base, extra: dict[str, float]):
     return costs.get(name, **parts)
 
 
-class VerifySyncThread(SyncThread):
-    """A synchronous fio thread (psync, sync, pvsync2) with verify. Its work on the data runs in
-    the thread's one stretch of CPU between two IOs, where fio runs it: the previous read's check
-    after its return, the next write's fill and checksum before its system call (the submit
-    timestamp after them, as fio stamps an IO as it queues it)."""
+class SyncVerify:
+    """fio's verify in a synchronous thread (psync, sync, pvsync2; direct or buffered): its work on
+    the data runs in the thread's one stretch of CPU between two IOs, where fio's do_io runs it
+    (verify.c verify_io_u: the previous read's check after its return; populate_verify_io_u: the
+    next write's fill and checksum before its system call; the submit timestamp after them, as fio
+    stamps an IO as it queues it). ``base_issue`` and ``base_submit`` are the IO path this part
+    verifies (the thread class's own ``_issue`` and ``_submit_cost``, called with the thread)."""
 
-    #: the thread class whose IO path this one verifies (its _issue and _submit_cost)
-    _io_base: Any = SyncThread
+    def __init__(self, th, base_issue: Callable, base_submit: Callable) -> None:
+        job: FioJob = th.job
+        self.th = th
+        self.base_issue = base_issue
+        self.base_submit = base_submit
+        th.verify = VerifyPlan(job, th.k)
+        th.verify_workers = VerifyWorkers(th, job.verify_async) if job.verify_async else None
+        self.parts: dict[str, float] = {}  # work before the next IO's system call, by layer
+        self.checked = False  # the IO in flight is checked after its completion
+        self.user = th._user_io_cycles
+        self.bundles: dict = {}  # the IO path's own bundles, by (op, bytes, with_completion)
+
+    def issue_first(self) -> None:
+        th = self.th
+        if th.job.verify_only:
+            n = th.verify.dry_run(th, SyncThread._next_io, SyncThread._finished)
+            cost = th.host.costs.get("fio_verify_dry_run", user=n * th.k.user_io_cycles)
+            th.runner.run(cost, lambda: SyncThread._issue_first(th))
+            return
+        SyncThread._issue_first(th)
+
+    def issue(self, with_completion: bool) -> None:
+        th = self.th
+        prev = th.req
+        if with_completion and prev is not None:
+            th.verify.last_read = prev.op == "read"
+            if self.checked:
+                self.add_user(self.check(th.verify.check_cycles(prev.nbytes)))
+        self.checked = False
+        th._memo_cost = None  # (the memo keys on the next IO alone; the work here depends on both)
+        self.base_issue(th, with_completion)
+
+    def add_user(self, cycles: float) -> None:
+        self.parts["user"] = self.parts.get("user", 0.0) + cycles
+
+    def check(self, cycles: float) -> float:
+        """A read's check: this thread's work, or (verify_async) handed to a verify thread, this
+        thread paying the hand-off."""
+        th = self.th
+        pool = th.verify_workers
+        if pool is None:
+            return cycles
+        pool.enqueue(cycles, th.runner)
+        return th.k.verify_async_queue_cycles
+
+    def finished(self, now: float) -> bool:
+        return self.th.verify.finished(self.th, now, SyncThread._finished, "verify")
+
+    def next_io(self, op: str | None) -> tuple[str, int, int]:
+        th = self.th
+        v = th.verify
+        io, checked = v.next_io(th, op, SyncThread._next_io)
+        self.checked = checked
+        if v.sync_pending:
+            v.sync_pending = False
+            for layer, c in v.sync_parts(th.k).items():
+                self.parts[layer] = self.parts.get(layer, 0.0) + c
+        if io[0] == "write":
+            self.add_user(v.write_cycles(io[1]))
+        th._user_io_cycles = self.user + sum(self.parts.values())  # the submit timestamp
+        return io
+
+    def submit_cost(self, op: str, nbytes: int, with_completion: bool):
+        th = self.th
+        key = (op, nbytes, with_completion)
+        base = self.bundles.get(key)
+        if base is None:
+            base = self.bundles[key] = self.base_submit(th, op, nbytes, with_completion)
+            th._costs.pop(key, None)  # (so that every IO comes here)
+        if not self.parts:
+            return base
+        extra, self.parts = self.parts, {}
+        return _with_parts(th.host.costs, f"{base.name}_verify", base, extra)
+
+
+class VerifySyncThread(SyncThread):
+    """A synchronous fio thread (psync, sync, pvsync2) with verify (:class:`SyncVerify`)."""
 
     def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
         super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
-        self.verify = VerifyPlan(job, self.k)
-        self.verify_workers = VerifyWorkers(self, job.verify_async) if job.verify_async else None
-        self._v_parts: dict[str, float] = {}  # work before the next IO's system call, by layer
-        self._v_checked = False  # the IO in flight is checked after its completion
-        self._v_user = self._user_io_cycles
-        self._v_base: dict = {}
+        self._sv = SyncVerify(self, SyncThread._issue, SyncThread._submit_cost)
 
     def _issue_first(self) -> None:
-        if self.job.verify_only:
-            n = self.verify.dry_run(self, SyncThread._next_io, SyncThread._finished)
-            cost = self.host.costs.get("fio_verify_dry_run", user=n * self.k.user_io_cycles)
-            self.runner.run(cost, lambda: SyncThread._issue_first(self))
-            return
-        SyncThread._issue_first(self)
+        self._sv.issue_first()
 
     def _issue(self, with_completion: bool) -> None:
-        prev = self.req
-        if with_completion and prev is not None:
-            self.verify.last_read = prev.op == "read"
-            if self._v_checked:
-                self._add_user(self._check(self.verify.check_cycles(prev.nbytes)))
-        self._v_checked = False
-        self._memo_cost = None  # (the memo keys on the next IO alone; the work here depends on both)
-        self._io_base._issue(self, with_completion)
-
-    def _add_user(self, cycles: float) -> None:
-        self._v_parts["user"] = self._v_parts.get("user", 0.0) + cycles
-
-    def _check(self, cycles: float) -> float:
-        """A read's check: this thread's work, or (verify_async) handed to a verify thread, this
-        thread paying the hand-off."""
-        pool = self.verify_workers
-        if pool is None:
-            return cycles
-        pool.enqueue(cycles, self.runner)
-        return self.k.verify_async_queue_cycles
+        self._sv.issue(with_completion)
 
     def _finished(self, now: float) -> bool:
-        return self.verify.finished(self, now, SyncThread._finished, "verify")
+        return self._sv.finished(now)
 
     def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
-        v = self.verify
-        io, checked = v.next_io(self, op, SyncThread._next_io)
-        self._v_checked = checked
-        if v.sync_pending:
-            v.sync_pending = False
-            for layer, c in v.sync_parts(self.k).items():
-                self._v_parts[layer] = self._v_parts.get(layer, 0.0) + c
-        if io[0] == "write":
-            self._add_user(v.write_cycles(io[1]))
-        self._user_io_cycles = self._v_user + sum(self._v_parts.values())  # the submit timestamp
-        return io
+        return self._sv.next_io(op)
 
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
-        key = (op, nbytes, with_completion)
-        base = self._v_base.get(key)
-        if base is None:
-            base = self._v_base[key] = self._io_base._submit_cost(self, op, nbytes, with_completion)
-            self._costs.pop(key, None)  # (so that every IO comes here)
-        if not self._v_parts:
-            return base
-        extra, self._v_parts = self._v_parts, {}
-        return _with_parts(self.host.costs, f"{base.name}_verify", base, extra)
+        return self._sv.submit_cost(op, nbytes, with_completion)
 
 
 class VerifyAsyncThread(AsyncThread):
@@ -505,7 +536,7 @@ class VerifyAsyncThread(AsyncThread):
         AsyncThread._fill(self)
 
 
-class VerifyBufferedThread(VerifySyncThread, BufferedThread):
+class VerifyBufferedThread(BufferedThread):
     """A synchronous fio thread with verify on buffered files (``direct=0``; psync, sync, pvsync2,
     and libaio, which Linux runs synchronously on a buffered file): the writes dirty the page
     cache; at the end of the write phase fio's ``do_verify`` syncs each file (``fio_io_sync``: a
@@ -513,9 +544,21 @@ class VerifyBufferedThread(VerifySyncThread, BufferedThread):
     its cache (``file_invalidate_cache``: POSIX_FADV_DONTNEED, the clean pages dropped), so the
     verify reads go to the device through the page cache's read path (with readahead for a
     sequential job). With ``verify_backlog`` there is no sync nor invalidation before the reads:
-    they find the pages just written in the cache (hits, no device read)."""
+    they find the pages just written in the cache (hits, no device read). Its verify is a
+    :class:`SyncVerify` over the buffered IO path."""
 
-    _io_base = BufferedThread
+    def __init__(self, host: EngineHost, job: FioJob, job_idx: int, clone: int, cpu: int, end_ns: float, stream):
+        super().__init__(host, job, job_idx, clone, cpu, end_ns, stream)
+        self._sv = SyncVerify(self, BufferedThread._issue, BufferedThread._submit_cost)
+
+    def _issue_first(self) -> None:
+        self._sv.issue_first()
+
+    def _finished(self, now: float) -> bool:
+        return self._sv.finished(now)
+
+    def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
+        return self._sv.submit_cost(op, nbytes, with_completion)
 
     def _issue(self, with_completion: bool) -> None:
         """At the end of the write phase (fio's own IO done, the verify phase next): the sync and
@@ -529,9 +572,10 @@ class VerifyBufferedThread(VerifySyncThread, BufferedThread):
             if v.sync_pending:
                 v.sync_pending = False
                 v.last_read = prev.op == "read"
-                if self._v_checked:
-                    self._add_user(v.check_cycles(prev.nbytes))
-                self._v_checked = False
+                sv = self._sv
+                if sv.checked:
+                    sv.add_user(v.check_cycles(prev.nbytes))
+                sv.checked = False
                 self._io_completed(prev, t0)
                 self._verify_files = list(self.mappings())
                 k = self.k
@@ -541,7 +585,7 @@ class VerifyBufferedThread(VerifySyncThread, BufferedThread):
                 )
                 runner.run(cost, self._verify_sync_next)
                 return
-        VerifySyncThread._issue(self, with_completion)
+        self._sv.issue(with_completion)
 
     def _verify_sync_next(self) -> None:
         """fio_io_sync of the next file (each a sync of fio's statistics), then the invalidation."""
@@ -604,4 +648,4 @@ class VerifyBufferedThread(VerifySyncThread, BufferedThread):
     def _next_io(self, op: str | None = None) -> tuple[str, int, int]:
         if self.verify.sync_pending:  # the verify phase without writes before it (verify_only, a sync
             self._invalidate_files()  # just made by fsync=N): the files are clean; fio invalidates them
-        return VerifySyncThread._next_io(self, op)
+        return self._sv.next_io(op)

@@ -30,10 +30,15 @@ The job's range is rounded to whole zones (``zbd_verify_sizes``: the offset up, 
 
 strided: the job works in a window of ``zonerange`` bytes; after ``zonesize`` bytes it moves the
 window on by ``zonerange + zoneskip`` (fio's ``fill_io_u``), wrapping to the job's start past its end.
+
+:class:`JobZones` is a job thread's zonemode part: it takes each IO from the thread's offsets part
+(models.ioengines.io_offsets) and moves it (zbd) or the window (strided); the thread issues the zone
+ioctls it returns (:data:`ZONE_OPS`) as the blocking ioctls fio's job thread makes.
 """
 
 from __future__ import annotations
 
+from models.ioengines.io_offsets import IoOffsets
 from models.ioengines.job import FioJob
 from models.os.block.zoned import ZoneReport
 from simcore.errors import ConfigError
@@ -226,3 +231,55 @@ class Strided:
         nxt = self.start + self.step
         self.start = nxt if nxt < self.end else self.first
         return self.window()
+
+
+class JobZones:
+    """One job thread's zonemode: ``zbd`` (a :class:`ZbdJob`: the job's range in whole zones, its IOs
+    moved to write pointers) or ``strided`` (a window that moves on), over the thread's offsets."""
+
+    def __init__(self, offs: IoOffsets, zbd: ZbdJob | None = None, strided: Strided | None = None) -> None:
+        self.offs = offs
+        self.zbd = zbd
+        self.strided = strided
+        self.pending: list[tuple[str, int, int]] = []  # the IOs a zbd write became, after the first
+        self.trim_bytes = 0  # the bytes of the last zbd trim (a counted zone reset)
+        if zbd is not None:
+            offs.set_region(zbd.base, zbd.span)
+        else:
+            assert strided is not None
+            offs.set_region(*strided.window())
+
+    def next(self, op: str | None) -> tuple[str, int, int]:
+        """The next IO of a zonemode job: strided moves its window on after zonesize bytes; zbd
+        moves each IO to a valid place (reads below, writes at a write pointer, trims to zone
+        resets) and queues the zone resets and finishes a write needs before it."""
+        zbd = self.zbd
+        offs = self.offs
+        if zbd is None:
+            io = offs.next(op)
+            assert self.strided is not None
+            window = self.strided.issued(io[1])
+            if window is not None:
+                offs.set_region(*window)
+            return io
+        pending = self.pending
+        if pending:
+            return pending.pop(0)
+        op, bs, off = offs.next(op)
+        if op == "write":
+            ios = zbd.write(off, bs)
+            io = ios[-1]
+            offs.next_offset = io[2] + io[1]
+            pending.extend(ios[1:])
+            return ios[0]
+        if op == "trim":
+            self.trim_bytes = bs
+            zone = zbd.trim(off)
+            if zone is None:
+                return "zbd_eof", 0, 0  # no zone holds data to trim: fio's io_u_eof
+            return "zone_reset", bs, zone  # a counted trim (its bytes: fio's trim stats)
+        where = zbd.read(off, bs)
+        if where is None:
+            return "zbd_eof", 0, 0  # no zone holds data: fio's io_u_eof ends the job
+        offs.next_offset = where + bs
+        return op, bs, where

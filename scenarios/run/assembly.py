@@ -23,6 +23,7 @@ from models.ioengines.async_io import AsyncThread
 from models.ioengines.buffered_io import BufferedThread
 from models.ioengines.buffered_uring import BufferedUringThread
 from models.ioengines.cpuio import CpuioThread
+from models.ioengines.fdp import FdpPlacement
 from models.ioengines.files import FileService, thread_files
 from models.ioengines.fio_run import FioRun
 from models.ioengines.flow import Flow, FlowMember
@@ -175,7 +176,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
             if job.io_submit_mode == "offload":
                 rr = _offload_workers(th, job, allowed, cpu, rr, placed, core_of, cfg.platform.sched.placement == "cfs")
             if job.flow:
-                th.use_flow(FlowMember(flows.setdefault(job.flow_id, Flow()), job.flow), job.flow_sleep_ns)
+                th.use_flow(FlowMember(flows.setdefault(job.flow_id, Flow()), job.flow, job.flow_sleep_ns))
             if cfg.platform.sched.placement == "cfs" and not (job.cpus_allowed and job.cpus_allowed_policy == "split"):
                 th.allow_cpus(allowed)  # fio pins only with cpus_allowed_policy=split: the kernel places it
             threads.append(th)
@@ -216,12 +217,12 @@ def _zones_and_placement(threads: list, host: Host) -> None:
             if info is None:
                 info = files[th.dev] = ZbdFile(report, job.max_open_zones)
             min_bs = min(job.bs_read_bytes, job.bs_write_bytes)
-            th.use_zones(zbd=ZbdJob(info, job, th.base_offset, th.span, th.random, min_bs))
+            th.use_zones(zbd=ZbdJob(info, job, th.offsets.base_offset, th.offsets.span, th.offsets.random, min_bs))
         elif job.zonemode == "strided":
-            th.use_zones(strided=Strided(job, th.base_offset, th.span))
+            th.use_zones(strided=Strided(job, th.offsets.base_offset, th.offsets.span))
         if job.fdp:
             handles = job.fdp_pli or tuple(range(host.devices[th.dev].cfg.ftl.placement_handles))
-            th.use_fdp(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp"))
+            th.use_fdp(FdpPlacement(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp")))
         ns = host.devices[th.dev].cfg.namespace
         if ns.metadata_bytes and job.ioengine == "io_uring_cmd":
             th.use_pi(_pi_plan(job, ns, host.kcosts))

@@ -123,6 +123,12 @@ def cheops23_points(
                     env=dict(FIO_ENV),
                 )
             )
+    return out + _sched_points(schedulers)
+
+
+def _sched_points(schedulers: tuple[str, ...]) -> list[Point]:
+    """The one-thread scheduler runs (:data:`SCHED_POINT`), one point per scheduler."""
+    out = []
     job = CHEOPS23_DIR / SCHED_POINT / "iou.fio"
     for sched in schedulers:
         (res,) = read_fio_json(str(CHEOPS23_DIR / SCHED_POINT / f"iou_{sched}_threads_1.json"))

@@ -56,7 +56,7 @@ class SqRing(Protocol):
     def per_request_parts(self, nsubmit: int = 1, plug_min: int = 3, own_plug: int = 0) -> dict:
         """The submitting context's work per request after the plug when ``nsubmit`` SQEs are
         submitted together (blk-mq, IO scheduler, NVMe command; the call plugs from ``plug_min``,
-        ``own_plug`` the direct-IO path's plug, models.os.block.blk_mq.PLUG_*), cycles by layer."""
+        ``own_plug`` the direct-IO path's plug: a ``PLUG_*`` of models.os.block.blk_mq), cycles by layer."""
         ...
 
     def dio_batch_plug(self) -> int:
