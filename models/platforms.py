@@ -106,9 +106,9 @@ def optane900p_e3_1230v5(fit: dict | None = None) -> PlatformConfig:
 
 #: Output of ``stacksim calibrate --study io-schedulers`` (re-run it to refresh; it prints this dict).
 IO_SCHED_FIT = {
-    "ssd.read.base_ns": 4305.1,
-    "ssd.write.base_ns": 8025.3,
-    "kernel.iosched_cycles_scale": 1.461,
+    "ssd.read.base_ns": 4140.3,
+    "ssd.write.base_ns": 8454.4,
+    "kernel.iosched_cycles_scale": 1.657,
 }
 
 
