@@ -155,9 +155,7 @@ _CLOCK = (
 )
 #: point -> why the model is outside the bar today (figures at the suite's 20 ms after 5 ms)
 XFAIL = {
-    "icpe24 fig7 none 2p": "measured 727K, predicted 870K (+20%): "
-    + _CLOCK.format(model="2.3K", meas="2.75K")
-    + "; the model's processes never sleep (0 switches per IO, measured 0.0002)",
+    "icpe24 fig7 none 2p": "measured 727K, predicted 870K (+20%): " + _CLOCK.format(model="2.3K", meas="2.75K"),
     **{
         f"icpe24 fig7 none {n}p": f"measured 776-784K, predicted 0.98-1.01M (+27-31%): {_DEVICE}; the CPUs"
         " busy 3.4-6.0 against the measured 2.5-3.6 (the model's wake-ups cost more than the study's)"
@@ -236,12 +234,14 @@ ORDER_XFAIL = {
     (
         kyber_label("table-2", "2ms", "2ms"),
         kyber_label("table-2", "10ms", "2ms"),
-    ): "measured read shares 0.555 and 0.457: with the writes missing 2 ms the device is congested, and a"
-    " reader meeting a 10 ms target (1.26 ms mean) is throttled by kyber's timer (p99 in bucket 0: its depth"
-    " x 1/4 a window); the model splits both 0.48 (50K reads, 54K writes): its filled drive is ~2.5x slower"
-    " than the study's (each job ~50K IOPS against 102-141K), so its reads' p99 (9.6 ms) falls in the last"
-    " bucket under the 10 ms target, which leaves their depth as it is (x 4/4): the filled 980 PRO's write"
-    " and read service under a mix (the FTL's estimates), not kyber's algorithm",
+    ): "measured read shares 0.555 and 0.457 (five runs each, apart); predicted 0.486 for both (42K reads, 44K"
+    " writes: the model's filled drive is 2.5-3x slower than the study's 102-141K per job), and no depth moves"
+    " in the model: its reads' p99 in kyber's windows is in bucket 3 of the 10 ms target (x 4/4). Kyber's rule"
+    " alone does not give the measured gap either: at r=10ms w=2ms the measured writes' p90 is 0.6 ms (< 2 ms:"
+    " no congestion) and the reads' p99 5.5-7 ms (< 10 ms). Suspected: kyber's depths carried over from the"
+    " study's previous run (a depth cut under congestion stays cut while its domain meets its target), or"
+    " windows where the writes' device time passes 2 ms; and the filled 980 PRO's service under a mix (the"
+    " FTL's estimates) for the model's latencies",
 }
 
 
