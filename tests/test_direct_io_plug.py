@@ -107,3 +107,21 @@ def test_polled_sync_writes_are_issued_at_once():
     opts = {"ioengine": "pvsync2", "rw": "randwrite", "hipri": "1"}
     host = run_to_completion(cfg(opts, io_poll=True, kernel={"version": "5.15"}))
     assert len(host.records) > 200 and _kblockd_runs(host) == 0
+
+
+def test_a_shared_hardware_queues_async_runs_rotate_over_its_cpus():
+    """A device with fewer queues than CPUs (2 queues for 8 CPUs: each serves 4): psync reads with
+    mq-deadline are run by kblockd (no plug), on the first mapped CPU of the queue, then the next one
+    every BLK_MQ_CPU_WORK_BATCH (8) runs (6.1 blk_mq_hctx_next_cpu): the workers of the queue's CPUs
+    share its runs about evenly, not all on the queue's own CPU."""
+    c = cfg({"ioengine": "psync"}, scheduler="mq-deadline", kernel={"version": "6.1"})
+    ssd = c.platform.ssd.model_copy(update={"max_queue_pairs": 2})
+    plat = c.platform.model_copy(update={"ssd": ssd})
+    host = run_to_completion(c.model_copy(update={"platform": plat}))
+    (h,) = host.blk._hctx.values()
+    assert len(h.work_cpus) == 4
+    runs = {cpu: w.runs for cpu, w in host.blk.kblockd.items()}
+    assert set(runs) == set(h.work_cpus)
+    total = sum(runs.values())
+    assert total >= len(host.records) > 200
+    assert max(runs.values()) - min(runs.values()) <= 8

@@ -20,12 +20,12 @@ from models.ioengines.offsets import OffsetPicker
 from models.ioengines.rate import EIO, MinRate, RatePacer
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
 from models.os.block.annotations import sync_flags
-from models.os.block.blk_mq import PLUG_MIN_REQUESTS, PLUG_NONE, BlkMq
+from models.os.block.blk_mq import BIO_MAX_BYTES, PLUG_MIN_REQUESTS, PLUG_NONE, BlkMq
 from models.os.block.io_ledger import IoLedger
 from models.os.block.request import Request
 from models.os.costs.bundle import Cost
 from models.os.drivers.nvme import NvmeDriver, NvmeQueue
-from models.os.fs.direct_io import BIO_MAX_BYTES, own_plug
+from models.os.fs.direct_io import own_plug
 from models.os.sched.runner import CpuRunner
 from models.os.sched.task import Task, nice_vscale
 from simcore.rng import BatchedDraws

@@ -14,6 +14,11 @@ context switches and interrupts say the completions were polled). Every point ru
 pinned its counter runs, ``numactl -N 1 -m 1``: on node 1's CPUs (``numa_cpu_nodes=1``) with its
 memory there (``numa_mem_policy=bind:1``), the devices' node (:data:`NUMACTL`; the artifact states
 the pinning for its counter runs only: that its fio-result runs were pinned alike is an estimate).
+
+The scheduler points (:data:`SCHED_POINT`) are io_uring's depth-128 job over seven devices with each
+device's IO scheduler (:data:`SCHEDULERS`) set as the study's ``--ioscheduler`` did: IOPS, mean
+latency, the thread's CPU share; their context switches (a few hundred in 140 s: the dispatch ran
+in the thread, not in kblockd) are below :data:`MIN_CTX_PER_IO` and are checked in absolute terms.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ __all__ = [
     "MIN_CTX_PER_IO",
     "FIO_ENV",
     "NUMACTL",
+    "SCHED_POINT",
+    "SCHEDULERS",
     "cheops23_points",
 ]
 
@@ -45,6 +52,9 @@ PLATFORM = "cheops23-optane"
 POINTS = ("qd1", "saturation", "depth128_1thread")
 #: the engines of the study, by the names of its job files
 ENGINES = ("psync", "aio", "iou", "iou_c", "iou_s", "spdk_fio")
+#: the study's scheduler experiment at one thread (its directory) and the schedulers it set
+SCHED_POINT = "sched_t1"
+SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 #: the environment the study's scripts ran fio with (seconds)
 FIO_ENV = {"FIO_RUN_TIME": "120", "FIO_RAMP_TIME": "20"}
 RUNTIME_MS = 60.0
@@ -73,9 +83,12 @@ def perf_counters() -> dict[tuple[str, str], dict[str, float]]:
     return out
 
 
-def cheops23_points(engines: tuple[str, ...] = ENGINES, points: tuple[str, ...] = POINTS) -> list[Point]:
-    """The measured points of the suite, in (point, engine) order; a (point, engine) the study did
-    not measure (psync only at depth 1) is skipped."""
+def cheops23_points(
+    engines: tuple[str, ...] = ENGINES, points: tuple[str, ...] = POINTS, schedulers: tuple[str, ...] = SCHEDULERS
+) -> list[Point]:
+    """The measured points of the suite, in (point, engine) order, then the scheduler points in
+    :data:`SCHEDULERS` order; a (point, engine) the study did not measure (psync only at depth 1) is
+    skipped."""
     out = []
     perf = perf_counters()
     for where in points:
@@ -110,4 +123,29 @@ def cheops23_points(engines: tuple[str, ...] = ENGINES, points: tuple[str, ...] 
                     env=dict(FIO_ENV),
                 )
             )
+    job = CHEOPS23_DIR / SCHED_POINT / "iou.fio"
+    for sched in schedulers:
+        (res,) = read_fio_json(str(CHEOPS23_DIR / SCHED_POINT / f"iou_{sched}_threads_1.json"))
+        d = res.read
+        lat = d.lat or d.clat
+        assert lat is not None and d.total_ios
+        metrics = {
+            "iops": d.iops,
+            "latency_us.mean": lat.mean_ns / 1e3,
+            "per_job.0.cpu_share": (res.usr_cpu + res.sys_cpu) / 100.0,
+        }
+        if res.ctx / d.total_ios >= MIN_CTX_PER_IO:
+            metrics["context_switches_per_io"] = res.ctx / d.total_ios
+        out.append(
+            Point(
+                label=f"cheops23 {SCHED_POINT} {sched}",
+                config={**NUMACTL, "queue.scheduler": sched},
+                metrics=metrics,
+                job_file=str(job),
+                platform=PLATFORM,
+                runtime_ms=RUNTIME_MS,
+                ramp_ms=RAMP_MS,
+                env=dict(FIO_ENV),
+            )
+        )
     return out

@@ -57,6 +57,11 @@ PLUG_MIN_REQUESTS: Final = 3
 PLUG_NONE: Final = 0
 PLUG_FINISH: Final = 1
 PLUG_SCHEDULE: Final = 2
+#: include/linux/bio.h ``BIO_MAX_VECS`` (256) pages of 4 KiB: the largest single-bio direct IO, bytes
+BIO_MAX_BYTES: Final = 256 * 4096
+#: block/blk-mq.c: asynchronous runs of a hardware queue mapped to several CPUs go to one of them
+#: this many times before the next (blk_mq_hctx_next_cpu)
+BLK_MQ_CPU_WORK_BATCH: Final = 8
 #: a call that shares nothing among its requests (see BlkMq.plug_savings)
 NO_SAVINGS: Final = (0, 0, 0)
 #: cache lines a hand-off of each blk-mq / driver lock moves: the tag sbitmap word (the allocation
@@ -107,6 +112,9 @@ class HwContext:
         "ins",
         "disp",
         "done",
+        "work_cpus",
+        "next_cpu",
+        "next_cpu_batch",
     )
 
     def __init__(self, qp, elv, tags: int):
@@ -124,6 +132,11 @@ class HwContext:
         self.ins: Locks = ()
         self.disp: Locks = ()
         self.done: Locks = ()
+        #: the CPUs mapped to it (hctx->cpumask), where its asynchronous runs go in turn
+        #: (blk_mq_hctx_next_cpu): the first mapped CPU, then the next every BLK_MQ_CPU_WORK_BATCH runs
+        self.work_cpus: tuple[int, ...] = tuple(sorted(qp.cpus))
+        self.next_cpu: int = self.work_cpus[0]
+        self.next_cpu_batch: int = BLK_MQ_CPU_WORK_BATCH
 
 
 class BlkMq:
@@ -475,9 +488,27 @@ class BlkMq:
                 h.pending.append(req)
 
     def _kick(self, h: HwContext, runner: Execution) -> None:
-        """Queue a run of ``h`` on the kblockd worker of its CPU, woken by ``runner`` (the CPU whose
-        code inserted)."""
-        self.worker(h.cpu).kick(h, 1, runner)
+        """Queue a run of ``h`` on a kblockd worker (:meth:`work_cpu`), woken by ``runner`` (the CPU
+        whose code inserted or completed)."""
+        self.worker(self.work_cpu(h, runner)).kick(h, 1, runner)
+
+    def work_cpu(self, h: HwContext, runner: Execution) -> int:
+        """The CPU whose kblockd worker runs ``h`` asynchronously (6.1 blk_mq_hctx_next_cpu): its
+        CPU when it is mapped to one; mapped to several, the first mapped one, then the next mapped
+        one every :data:`BLK_MQ_CPU_WORK_BATCH` runs; the device's only queue (nr_hw_queues == 1, a
+        queue mapped to every CPU): WORK_CPU_UNBOUND, the worker of the CPU that queues the work
+        (``runner``)."""
+        cpus = h.work_cpus
+        if len(cpus) == 1:
+            return cpus[0]
+        if len(cpus) == len(self._runners):  # one queue for every CPU: the device's only one
+            return runner.id
+        h.next_cpu_batch -= 1
+        if h.next_cpu_batch <= 0:
+            later = [c for c in cpus if c > h.next_cpu]
+            h.next_cpu = later[0] if later else cpus[0]
+            h.next_cpu_batch = BLK_MQ_CPU_WORK_BATCH
+        return h.next_cpu
 
     def run_hctx(self, h: HwContext, runner) -> None:
         """blk_mq_run_hw_queue from kblockd on ``runner``'s CPU: dispatch what the context may take."""
@@ -584,7 +615,7 @@ class BlkMq:
                 # blk_mq_sched_restart (5.x): the completing request's hardware queue is run
                 # asynchronously (blk_mq_run_hw_queue(hctx, true)): its CPU's kblockd worker, woken
                 # from here; one run dispatches what every kick since the last one queued
-                self.worker(h.cpu).kick(h, 1, runner)
+                self._kick(h, runner)
             else:
                 self._run_device(qp.device.index)
         return seen

@@ -39,15 +39,10 @@ is taken as a single-bio one.
 
 from __future__ import annotations
 
-from typing import Final
-
-from models.os.block.blk_mq import PLUG_FINISH, PLUG_NONE, PLUG_SCHEDULE
+from models.os.block.blk_mq import BIO_MAX_BYTES, PLUG_FINISH, PLUG_NONE, PLUG_SCHEDULE
 from models.os.kernel_version import has
 
 __all__ = ["BIO_MAX_BYTES", "PLUG_FINISH", "PLUG_NONE", "PLUG_SCHEDULE", "own_plug"]
-
-#: include/linux/bio.h ``BIO_MAX_VECS`` (256) pages of 4 KiB: the largest single-bio direct IO, bytes
-BIO_MAX_BYTES: Final = 256 * 4096
 
 
 def own_plug(kver: tuple[int, int], *, op: str, file: bool, sync: bool, sleeps: bool, hipri: bool, nbytes: int) -> int:

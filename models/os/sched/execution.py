@@ -94,6 +94,9 @@ class Execution(RunQueue, SmtWatcher):
         self.driver: BlockDriver | None = None
         self.current: Task | None = None
         self.rq: list[Task] = []  # the queued tasks (runnable, not running), in arrival order
+        #: wake-ups queued on this CPU's wake list whose IPI has not run yet (rq->ttwu_pending: such a
+        #: CPU is not idle to select_idle_sibling, 6.1 kernel/sched/core.c idle_cpu)
+        self.ttwu_pending = 0
         self.mode = NONE
         self.need_resched = False
         #: the cpufreq governor's scheduler hooks (cpufreq_update_util), if it wants them: at

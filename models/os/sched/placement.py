@@ -39,9 +39,10 @@ from models.os.sched.task import RUNNABLE, SLEEPING, WAKING, Task
 
 
 def is_idle(runner: Execution) -> bool:
-    """``available_idle_cpu``: nothing running (the idle task, possibly in an interrupt) and
-    nothing queued."""
-    return runner.current is None and not runner.rq
+    """``available_idle_cpu`` -> ``idle_cpu`` (6.1 kernel/sched/core.c): nothing running (the idle
+    task, possibly in an interrupt), nothing queued, and no wake-up on its way through the wake
+    list (``rq->ttwu_pending``)."""
+    return runner.current is None and not runner.rq and not runner.ttwu_pending
 
 
 def may_run_on(task: Task, cpu: int) -> bool:
@@ -131,7 +132,7 @@ class Wakeup(Cfs):
         cost = self.cost_wakeup_kthread if task.kthread else self.cost_wakeup
         self.add_carry(cost)
         target = self.wake_targets[task.cpu]
-        if task.affinity is not None and not (target.current is None and not target.rq):
+        if task.affinity is not None and not is_idle(target):
             target = self._place_woken(task, target)  # its CPU is busy: CFS looks for another
         if target is self:
             self._enqueue_woken(task)
@@ -142,6 +143,7 @@ class Wakeup(Cfs):
             # a stall of the fabric's transfer time (Package.line_transfer_cycles: more across sockets)
             cycles = self.host.pkg.line_transfer_cycles(target.id, self.id)
             task.state = WAKING  # a second wake-up before the IPI lands finds it waking (ttwu)
+            target.ttwu_pending += 1
             self.add_carry(self.cost_ttwu_queue)
             if cycles:
                 line = self.line_cost(cycles)
@@ -161,6 +163,7 @@ class Wakeup(Cfs):
         """A task woken from another CPU arrives (the IPI's handler takes it off the wake list): its
         wake entry's line is fetched from the waker (``line``: none within a core), then it is
         enqueued."""
+        self.ttwu_pending -= 1
         self.add_carry(self.cost_ttwu_pending)
         if line is not None:
             self.add_carry(line)
