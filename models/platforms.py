@@ -12,11 +12,20 @@ from __future__ import annotations
 
 from models.cpu.config import CpuConfig
 from models.cpu.presets import CPU_CATALOGUE, xeon_e3_1230_v5, xeon_e5_2660_v4, xeon_silver_4210r
+from models.os.block.queue import QueueConfig
 from models.os.costs.tables import KernelCosts
 from models.platform import PlatformConfig, PowerConfig
 from models.platforms_server import epyc9454p_16xpm1743
 from models.ssd.irq import IrqConfig
-from models.ssd.presets import SSD_CATALOGUE, optane_900p, optane_p4800x, optane_p4801x, p3700, zn540
+from models.ssd.presets import (
+    SSD_CATALOGUE,
+    optane_900p,
+    optane_p4800x,
+    optane_p4801x,
+    p3700,
+    samsung_980pro,
+    zn540,
+)
 from simcore.config import validate
 from simcore.errors import ConfigError
 from simcore.sources import sourced_rows, unknown_name
@@ -339,6 +348,75 @@ def cheops23_optane(fit: dict | None = None) -> PlatformConfig:
     )
 
 
+#: the ICPE'24 host's kernel: Linux 6.3.8 (the artifact's README), with block/fops.c patched so that
+#: every scheduler's requests are dispatched in the submitting context (``queue.sched_dispatch``)
+ICPE24_KERNEL = "6.3"
+
+
+def icpe24_980pro() -> PlatformConfig:
+    """The host of the ICPE'24 IO-scheduler measurements (Ren, Doekemeijer, Tehrany, Trivedi, "BFQ,
+    Multiqueue-Deadline, or Kyber? Performance Characterization of Linux Storage Schedulers in the
+    NVMe Era", ICPE'24; the development subset ships in scenarios/data/measurements/icpe24 with its
+    MIT licence). Nothing here is fitted to those measurements: ``validate --suite icpe24`` is the
+    check.
+
+    What the artifact states: a single-socket server with a 10-core CPU (model not stated) and eight
+    Samsung 980 PRO 1 TB SSDs, preconditioned; Linux 6.3.8 with a patched ``block/fops.c``
+    (``force_sync_submission=2``) so that requests of every scheduler are dispatched synchronously
+    in the submitting context; fio 3.35, io_uring with ``registerfiles`` and ``fixedbufs``,
+    interrupt completions. The SPDK runs' setup log names the host's PCI functions: ten Samsung
+    controllers ``144d:a80a`` (the 980 PRO; eight on the data buses 0x17-0x1a and 0x65-0x68) and
+    Intel ``8086:2021`` bound to ioatdma, which pci.ids names "Sky Lake-E CBDMA Registers": the
+    uncore DMA engine of Skylake-SP and Cascade Lake-SP Xeons (Broadwell-EP's is ``8086:6f20``).
+    Estimates, with the reasoning:
+    - the CPU is a Xeon Silver 4210R (Cascade Lake-SP, 10 cores, 2.4 GHz base): of the catalogue's
+      10-core parts, the E5-2640 v4 is Broadwell-EP, whose CBDMA the host does not have; the 4210R is
+      the one of the CBDMA's generations (Skylake-SP/Cascade Lake-SP). Its idle states, turbo ratios
+      and power are the preset's;
+    - SMT off (``cpu.smt``): the artifact says 10 cores and the fig-7 runs call them 10 (not
+      pinned, "10 cores" in the directory name). Taken as 10 logical CPUs;
+    - the clock is the preset's (turbo and the default governor): the artifact does not say it was
+      fixed. (The same authors' CHEOPS'23 host ran at a steady base clock with turbo off; nothing says
+      this one did);
+    - the kernel's cycle costs are the ``cheops23-optane`` platform's: the same CPU class (a
+      Cascade Lake-SP Silver at 2.4 GHz), the same authors' fio and io_uring runs, and those costs are
+      calibrated on it (the doorbell, the block-device direct-IO step and its CPI, io_uring_enter, the
+      context switch; the rest from ``optane900p-e3-1230v5``, a Skylake core on 5.15). They were
+      calibrated on 5.15: what 6.3 changes on the path is what ``kernel.version`` gates (the plug's
+      request cache, batched completions, ``queue_rqs``, DEFER_TASKRUN with fio 3.35), not the costs;
+      C1's real exit is the CHEOPS'23 host's (:data:`CHEOPS23_C1_WAKE_NS`, itself an estimate);
+    - the SSDs: the ``samsung-980pro`` preset (its data sheet's 1M random-read IOPS are a fresh
+      device's; the study's were filled), eight of them so that ``/dev/nvme5n1``, the device the runs
+      name, is a device of its own. Filled as the artifact states: the flash translation layer and
+      its garbage collection on (``ssd.ftl.enabled``), preconditioned full; its geometry and spare
+      space are :class:`~models.ssd.config.FtlConfig`'s defaults (estimates: a consumer drive's 7%).
+      Reads do not depend on it; writes do;
+    - power: one socket's DRAM (six channels, one DIMM each, at :data:`DRAM_W_PER_CHANNEL`) and board
+      (:data:`PLATFORM_W_PER_SOCKET`), as a composed platform's; installed memory unknown.
+    """
+    cheops = cheops23_optane()
+    cpu = xeon_silver_4210r(sockets=1, smt=False)
+    c1 = cpu.cstates[1].model_copy(update={"wake_ns": CHEOPS23_C1_WAKE_NS})
+    cpu = cpu.model_copy(update={"cstates": (cpu.cstates[0], c1, *cpu.cstates[2:])})
+    ssd = samsung_980pro()
+    return PlatformConfig(
+        name="icpe24-980pro",
+        description="ICPE'24 host: 1 x 10-core Xeon (Silver 4210R-class, SMT off) + 8 x Samsung 980 PRO,"
+        " Linux 6.3 patched to dispatch every scheduler's requests in the submitter (the IO-scheduler"
+        " study's host; nothing fitted to its measurements)",
+        cpu=cpu,
+        ssd=ssd.model_copy(update={"ftl": ssd.ftl.model_copy(update={"enabled": True, "precondition": "full"})}),
+        ssd_count=8,
+        kernel=cheops.kernel.model_copy(update={"version": ICPE24_KERNEL}),
+        queue=QueueConfig(sched_dispatch="direct"),
+        power=PowerConfig(
+            dram_w=DRAM_W_PER_CHANNEL * 6, platform_base_w=PLATFORM_W_PER_SOCKET, platform_cpu_coupling=0.1
+        ),
+        calibration="none for this host: the kernel's cycle costs are cheops23-optane's (calibrated on a"
+        " Cascade Lake-SP Silver by calibrate --study cheops23), the CPU and SSD are their presets",
+    )
+
+
 def zn540_e5_2660v4() -> PlatformConfig:
     """The R730 host of ``p3700-e5-2660v4`` with a WD Ultrastar DC ZN540 zoned namespace SSD in
     place of the P3700 (models.ssd.presets.zn540): for fio's zonemode=zbd jobs."""
@@ -364,6 +442,7 @@ PLATFORMS = {
     "p3700-e5-2660v4": p3700_e5_2660v4,
     "cheops23-optane": cheops23_optane,
     "zn540-e5-2660v4": zn540_e5_2660v4,
+    "icpe24-980pro": icpe24_980pro,
 }
 
 

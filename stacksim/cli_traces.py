@@ -257,7 +257,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         "--suite",
         help="built-in suite of published figures and measurements (shipped with stacksim): poll-vs-interrupt,"
         " io-schedulers (the platforms were calibrated on these two: `calibrated`), cheops23 (third-party fio"
-        " runs: 3 of its 16 points calibrate the host, the rest predicted), all",
+        " runs: 3 of its 16 points calibrate the host, the rest predicted), icpe24 (third-party fio runs of the"
+        " IO schedulers under 1-15 processes and kyber's targets, all predicted), all",
     )
     src.add_argument(
         "--trace",

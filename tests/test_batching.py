@@ -147,6 +147,7 @@ def test_existing_platforms_state_their_studies_kernels():
         "epyc9454p-16xpm1743": "6.8",
         "cheops23-optane": "5.15",  # not stated by the study: an estimate (models/platforms.py)
         "zn540-e5-2660v4": "5.15",  # NVMe ZNS needs 5.9+ (models/platforms.py)
+        "icpe24-980pro": "6.3",  # the study's 6.3.8 (its artifact's README)
     }
 
 

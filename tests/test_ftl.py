@@ -33,6 +33,19 @@ def test_sequential_overwrite_has_no_write_amplification():
     assert f.gc_copies == 0 and f.write_amplification == 1.0  # ... each wholly invalid
 
 
+@pytest.mark.parametrize("span,ppb", [(SPAN, 64), (SPAN + 4096 * 10, 64), (4 << 20, 16)])
+def test_the_full_precondition_is_every_page_programmed_in_order(span, ppb):
+    """A full device's state, built at once, is what programming every page in order leaves (the
+    last block open, whole or not)."""
+    cfg = FtlConfig(enabled=True, span_bytes=span, pages_per_block=ppb)
+    built, ref = Ftl(cfg, None), Ftl(cfg.model_copy(update={"precondition": "empty"}), None)
+    for lpn in range(ref.n_lpn):
+        ref._program(lpn, 0)
+    for attr in ("l2p", "p2l", "valid", "state", "open"):
+        assert getattr(built, attr) == getattr(ref, attr), attr
+    assert list(built.free) == list(ref.free)
+
+
 def test_random_overwrite_at_high_utilisation_amplifies_writes():
     rng = np.random.default_rng(1)
     wa = {}

@@ -69,9 +69,19 @@ class Ftl:
             self._fill()
 
     def _fill(self) -> None:
-        """Every logical page written once, in order, by stream 0 (not counted as host writes)."""
-        for lpn in range(self.n_lpn):
-            self._program(lpn, 0)
+        """Every logical page written once, in order, by stream 0 (not counted as host writes): the
+        state :meth:`_program` leaves after programming pages 0 .. n_lpn - 1 into stream 0, built
+        at once (page p in block p // ppb, the blocks taken from the free list in order, every one
+        closed but the last, stream 0's open block)."""
+        n, ppb = self.n_lpn, self.ppb
+        used = -(-n // ppb)
+        last = n - (used - 1) * ppb  # pages in the last (open) block
+        self.l2p = list(range(n))
+        self.p2l = [*range(n), *[-1] * (self.n_blocks * ppb - n)]
+        self.valid = [ppb] * (used - 1) + [last] + [0] * (self.n_blocks - used)
+        self.state = [CLOSED] * (used - 1) + [OPEN] + [FREE] * (self.n_blocks - used)
+        self.free = deque(range(used, self.n_blocks))
+        self.open = {0: [used - 1, last]}
 
     def _alloc(self, stream: int) -> list[int]:
         blk = self.free.popleft()

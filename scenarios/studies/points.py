@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 __all__ = ["Point"]
 
@@ -26,3 +26,10 @@ class Point:
     fio_job: bool = False
     """``config`` is a whole fio job (the options of a fio JSON): it is simulated on its own, with
     fio's defaults for what it does not set, not on top of the base job."""
+    fio_jobs: tuple[Mapping[str, str], ...] = ()
+    """Several whole fio jobs (each one's options, ``name`` among them), run together on their own:
+    ``config``'s fio options are their global options (as a job file's ``[global]``), its dotted keys
+    the platform's."""
+    tolerance: Mapping[str, float] | None = None
+    """metric -> the relative error the point must stay within (``stacksim validate`` marks each
+    value pass or fail); a metric without one is reported only."""
