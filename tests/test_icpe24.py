@@ -184,12 +184,15 @@ XFAIL = {
         for n, m, pr in ((8, "277K", "64K"), (12, "270K", "39K"), (15, "273K", "27K"))
     },
     **{
-        f"icpe24 fig7 kyber {n}p": f"measured {m} at {c} CPUs, predicted {pr} (+21%) at {pc} CPUs: {_DEVICE};"
+        f"icpe24 fig7 kyber {n}p": f"measured {m} at {c} CPUs, predicted {pr} (+18-22%) at {pc} CPUs: {_DEVICE};"
         f" and the model's kyber costs {ns} ns per IO in the iosched layer (1.9K at 4 processes, 0.8K at 2):"
         " its domain_tokens word and khd->lock contended"
         for n, m, c, pr, pc, ns in (
             (4, "786K", "3.2", "953K", "4.0", "1.9K"),
-            (8, "775K", "3.8", "934K", "7.1", "4.5K"),
+            (8, "775K", "3.8", "947K", "7.6", "4.5K"),
+            # passing before only because the old power limiter throttled the clock to 1.77 GHz
+            (12, "775K", "4.3", "917K", "9.6", "6K"),
+            (15, "773K", "4.1", "910K", "9.5", "6K"),
         )
     },
     "icpe24 fig7 mq-deadline 2p": "measured 505K at 2.0 CPUs (3.96 us of CPU per IO against 3.23 us for"
