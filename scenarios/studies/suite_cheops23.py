@@ -97,61 +97,43 @@ def cheops23_points(
             result = CHEOPS23_DIR / where / f"{engine}.json"
             if not job.is_file():
                 continue
-            (res,) = read_fio_json(str(result))
-            d = res.read
-            lat = d.lat or d.clat
-            assert lat is not None and d.total_ios
-            metrics = {
-                "iops": d.iops,
-                "latency_us.mean": lat.mean_ns / 1e3,
-                "per_job.0.cpu_share": (res.usr_cpu + res.sys_cpu) / 100.0,
-            }
-            if res.ctx / d.total_ios >= MIN_CTX_PER_IO:  # a relative error of ~0 is noise
-                metrics["context_switches_per_io"] = res.ctx / d.total_ios
-            metrics.update(perf.get((where, engine), {}))
+            metrics = {**_fio_metrics(result), **perf.get((where, engine), {})}
             (fio_job,) = parse_fio_file(job, env=FIO_ENV).jobs
             config = {**NUMACTL, **({"queue.io_poll": 1} if fio_job.hipri else {})}
-            out.append(
-                Point(
-                    label=f"cheops23 {where} {engine}",
-                    config=config,
-                    metrics=metrics,
-                    job_file=str(job),
-                    platform=PLATFORM,
-                    runtime_ms=RUNTIME_MS,
-                    ramp_ms=RAMP_MS,
-                    env=dict(FIO_ENV),
-                )
-            )
-    return out + _sched_points(schedulers)
-
-
-def _sched_points(schedulers: tuple[str, ...]) -> list[Point]:
-    """The one-thread scheduler runs (:data:`SCHED_POINT`), one point per scheduler."""
-    out = []
+            out.append(_point(f"cheops23 {where} {engine}", config, metrics, job))
     job = CHEOPS23_DIR / SCHED_POINT / "iou.fio"
-    for sched in schedulers:
-        (res,) = read_fio_json(str(CHEOPS23_DIR / SCHED_POINT / f"iou_{sched}_threads_1.json"))
-        d = res.read
-        lat = d.lat or d.clat
-        assert lat is not None and d.total_ios
-        metrics = {
-            "iops": d.iops,
-            "latency_us.mean": lat.mean_ns / 1e3,
-            "per_job.0.cpu_share": (res.usr_cpu + res.sys_cpu) / 100.0,
-        }
-        if res.ctx / d.total_ios >= MIN_CTX_PER_IO:
-            metrics["context_switches_per_io"] = res.ctx / d.total_ios
-        out.append(
-            Point(
-                label=f"cheops23 {SCHED_POINT} {sched}",
-                config={**NUMACTL, "queue.scheduler": sched},
-                metrics=metrics,
-                job_file=str(job),
-                platform=PLATFORM,
-                runtime_ms=RUNTIME_MS,
-                ramp_ms=RAMP_MS,
-                env=dict(FIO_ENV),
-            )
-        )
+    for sched in schedulers:  # the one-thread scheduler runs (SCHED_POINT)
+        metrics = _fio_metrics(CHEOPS23_DIR / SCHED_POINT / f"iou_{sched}_threads_1.json")
+        out.append(_point(f"cheops23 {SCHED_POINT} {sched}", {**NUMACTL, "queue.scheduler": sched}, metrics, job))
     return out
+
+
+def _fio_metrics(result) -> dict[str, float]:
+    """One study run's fio JSON as the suite compares it: IOPS, mean latency (fio's ``lat``), the
+    thread's CPU share and, where the thread blocks for its IOs, its context switches per IO."""
+    (res,) = read_fio_json(str(result))
+    d = res.read
+    lat = d.lat or d.clat
+    assert lat is not None and d.total_ios
+    metrics = {
+        "iops": d.iops,
+        "latency_us.mean": lat.mean_ns / 1e3,
+        "per_job.0.cpu_share": (res.usr_cpu + res.sys_cpu) / 100.0,
+    }
+    if res.ctx / d.total_ios >= MIN_CTX_PER_IO:  # a relative error of ~0 is noise
+        metrics["context_switches_per_io"] = res.ctx / d.total_ios
+    return metrics
+
+
+def _point(label: str, config: dict, metrics: dict[str, float], job) -> Point:
+    """A point of the suite: the study's job file ``job`` run as the study ran it, on PLATFORM."""
+    return Point(
+        label=label,
+        config=config,
+        metrics=metrics,
+        job_file=str(job),
+        platform=PLATFORM,
+        runtime_ms=RUNTIME_MS,
+        ramp_ms=RAMP_MS,
+        env=dict(FIO_ENV),
+    )
