@@ -33,9 +33,7 @@ from models.ioengines.host import EngineHost
 from models.ioengines.job import FioJob
 from models.ioengines.sync_io import SyncThread
 from models.os.block.annotations import sync_flags
-from models.os.block.blk_mq import BIO_MAX_BYTES
 from models.os.block.request import Request
-from models.os.fs.direct_io import own_plug
 from models.os.sched.task import SLEEPING, Task
 
 
@@ -70,6 +68,7 @@ class OffloadWorker(SyncThread):
         self._fs_file_cycles = main._fs_file_cycles
         self._file_io = main._file_io  # its IOs go where the job thread's go (the same direct-IO path)
         self._plug_read = self._batch_plug = -1
+        self._sync_kiocb = True
         self._complete_cycles = self.k.fs_complete_cycles + self.k.syscall_exit_cycles
 
     def start(self) -> None:
@@ -146,6 +145,7 @@ class AioOffloadWorker(OffloadWorker):
 
     def __init__(self, main: "OffloadThread", index: int, cpu: int):
         super().__init__(main, index, cpu)
+        self._sync_kiocb = False  # io_submit: its kiocbs are asynchronous (the direct-IO path's plugs)
         ret = self._return_parts()
         self._complete_cycles = ret["fs"] + ret["syscall"]
 
@@ -153,14 +153,6 @@ class AioOffloadWorker(OffloadWorker):
         """io_getevents returns with the event: aio's reap (copy to user), the dio completion, the exit."""
         k = self.k
         return dict(fs=k.fs_complete_cycles, syscall=k.aio_reap_cycles + k.syscall_exit_cycles)
-
-    def dio_plug(self, op: str, nbytes: int) -> int:
-        """The plug of the worker's IO on the direct-IO path: io_submit's kiocb is asynchronous
-        (models.os.fs.direct_io)."""
-        plug = own_plug(self.k.release, op=op, file=self._file_io, sync=False, sleeps=True, hipri=False, nbytes=nbytes)
-        if op == "read" and nbytes <= BIO_MAX_BYTES:
-            self._plug_read = plug
-        return plug
 
     def _submit_cost(self, op: str, nbytes: int, with_completion: bool):
         key = (op, nbytes, with_completion)

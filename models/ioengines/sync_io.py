@@ -115,6 +115,8 @@ class SyncThread:
         self._file_io = False  # the IOs go to regular files (iomap's direct IO), not the block device
         #: the plug a small read's direct-IO path holds it in (models.os.fs.direct_io; -1: not known yet)
         self._plug_read = -1
+        #: its kiocbs are synchronous (pread/pwrite...); False: io_submit's (a libaio offload worker)
+        self._sync_kiocb = True
         #: the asynchronous engines' (models.ioengines.async_io): the plug each IO's direct-IO path
         #: holds it in, the same for all the job's IOs (-1: not known yet)
         self._batch_plug = -1
@@ -183,17 +185,19 @@ class SyncThread:
         return self.host.blk.submitter_parts(nsubmit, k.blk_submit_cycles, k.nvme_submit_cycles, plug_min, own_plug)
 
     def dio_plug(self, op: str, nbytes: int) -> int:
-        """The plug this thread's synchronous direct IO of ``op`` and ``nbytes`` sits in on its way
-        to blk-mq (models.os.fs.direct_io: the file's or block device's path in this kernel; its
-        wait sleeps unless the completion polls)."""
+        """The plug this thread's direct IO of ``op`` and ``nbytes`` sits in on its way to blk-mq
+        (models.os.fs.direct_io: the file's or block device's path in this kernel): a synchronous
+        kiocb's wait sleeps unless the completion polls; an asynchronous one (io_submit) is never
+        polled."""
+        sync = self._sync_kiocb
         policy = self.policy.get(op) or self.policy["read"]
         plug = own_plug(
             self.k.release,
             op=op,
             file=self._file_io,
-            sync=True,
-            sleeps=not policy.polled,
-            hipri=self.hipri,
+            sync=sync,
+            sleeps=not policy.polled if sync else True,
+            hipri=self.hipri and sync,
             nbytes=nbytes,
         )
         if op == "read" and nbytes <= BIO_MAX_BYTES:
