@@ -51,12 +51,16 @@ Algorithm of Linux ``block/bfq-iosched.c`` / ``bfq-wf2q.c``, without cgroups or 
 
 from __future__ import annotations
 
+from math import log2
+
 from models.host import Host
 from models.os.block.elevator import (
     IOPRIO_CLASS_BE,
     IOPRIO_CLASS_IDLE,
     IOPRIO_CLASS_SHIFT,
     IOPRIO_NORM,
+    RUN_DEVICE,
+    RUN_NONE,
     SECTOR,
     IoScheduler,
     Tunable,
@@ -80,6 +84,10 @@ RATE_MIN_INTERVAL_NS = 300 * NS_PER_MS
 RATE_MIN_SAMPLES = 32
 CL_IDLE_TIMEOUT_NS = 200 * NS_PER_MS
 """``BFQ_CL_IDLE_TIMEOUT`` (HZ / 5): the longest the IDLE class waits while others are served."""
+
+TREE_WALK = 0.5
+"""Lines per level of bfq's trees a bfqd->lock hand-off moves, averaged over the lock's sections
+(estimate: a sort-tree path for the merge and the insert, a service-tree path for a selection)."""
 
 TOO_IDLE, BUDGET_TIMEOUT, BUDGET_EXHAUSTED, NO_MORE_REQUESTS, PREEMPTED = (
     "too_idle",
@@ -158,10 +166,14 @@ class Bfq(IoScheduler):
     # completion hooks), so each hook runs all its cycles under the lock; the merge lookup is taken
     # out of the insert hook's cycles (estimate: 1/5 of them). Lines a hand-off moves: the lock with
     # bfq_data's counters, the in-service queue and its entity on the service tree (estimate: 4).
-    merge_locks = (LockUse("q->queue_lock", DEVICE, 0.0), LockUse("bfqd->lock", DEVICE, 0.2, 4.0))
-    insert_locks = (LockUse("bfqd->lock", DEVICE, 0.8, 4.0),)
-    dispatch_locks = (LockUse("bfqd->lock", DEVICE, 1.0, 4.0),)
-    complete_locks = (LockUse("bfqd->lock", DEVICE, 1.0, 4.0),)
+    # And the paths through its trees (tree_levels): the merge lookup (elv_rb_find) and the insert
+    # (elv_rb_add) descend a queue's sort tree, whose nodes the dispatching CPUs rewrite, an
+    # activation and each queue selection the service tree of the busy queues (entities other
+    # CPUs' processes own); the completion walks none: half a path per section on average (estimate).
+    merge_locks = (LockUse("q->queue_lock", DEVICE, 0.0), LockUse("bfqd->lock", DEVICE, 0.2, 4.0, TREE_WALK))
+    insert_locks = (LockUse("bfqd->lock", DEVICE, 0.8, 4.0, TREE_WALK),)
+    dispatch_locks = (LockUse("bfqd->lock", DEVICE, 1.0, 4.0, TREE_WALK),)
+    complete_locks = (LockUse("bfqd->lock", DEVICE, 1.0, 4.0, TREE_WALK),)
 
     TUNABLES = {
         "slice_idle": Tunable(8, "ms", "idling for the in-service sync queue's next request"),
@@ -453,6 +465,20 @@ class Bfq(IoScheduler):
             self._expire(q, BUDGET_TIMEOUT)
         elif not q.sort and (q.dispatched == 0 or not self._better_to_idle(q)):
             self._expire(q, NO_MORE_REQUESTS)
+
+    def tree_levels(self) -> float:
+        """log2 of the in-service queue's sorted requests (the sort tree a merge, an insert and a
+        dispatch descend) plus log2 of the busy queues (the service tree)."""
+        q = self.in_service
+        busy = sum(1 for x in self.queues.values() if x.active)
+        return log2(1 + (len(q.sort) if q is not None else 0)) + log2(1 + busy)
+
+    def restart_scope(self, req) -> int:
+        """6.1 ``bfq_completed_request`` ends with ``bfq_schedule_dispatch`` when nothing is left in
+        the drive (``rq_in_driver`` 0) and requests are queued: every hardware context of the
+        device is run (``blk_mq_run_hw_queues(q, true)``); otherwise the next submission or
+        completion dispatches (a queue expired here waits for them, as in the kernel)."""
+        return RUN_DEVICE if not self.rq_in_driver and self.queued else RUN_NONE
 
     def _budget_timed_out(self, q: BfqQueue) -> bool:
         """``bfq_may_expire_for_budg_timeout``."""

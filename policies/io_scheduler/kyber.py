@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import deque
 
 from models.host import Host
-from models.os.block.elevator import IoScheduler, Tunable
+from models.os.block.elevator import RUN_HCTX, RUN_NONE, IoScheduler, Tunable
 from policies.io_scheduler.base import CTX, DEVICE, HCTX, IO_SCHEDULERS, LockUse
 from simcore.units import NS_PER_MS, NS_PER_S
 
@@ -136,6 +136,13 @@ class Kyber(IoScheduler):
             self._sample(d, IO, now - req.t_dispatch)
             if self._timer is None:
                 self._timer = self.host.engine.call_in(TIMER_NS, self._timer_fn)
+
+    def restart_scope(self, req) -> int:
+        """6.1 ``kyber_finish_request`` frees the request's domain token; a context that found no
+        token waits on the domain's sbitmap and ``kyber_domain_wake`` runs it (asynchronously) once
+        one is free: a run when the domain has requests waiting and now a token for one."""
+        d = domain_of(req)
+        return RUN_HCTX if self.rqs[d] and self.in_flight[d] < self.depth[d] else RUN_NONE
 
     def _sample(self, d: int, kind: int, latency: float) -> None:
         """``add_latency_sample``: bucket = (latency - 1) / (target / 4), capped at 7."""

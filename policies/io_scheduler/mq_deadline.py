@@ -39,8 +39,18 @@ request-to-request merges on insert.
 
 from __future__ import annotations
 
+from math import log2
+
 from models.host import Host
-from models.os.block.elevator import IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT, IoScheduler, Tunable, ioprio_class
+from models.os.block.elevator import (
+    IOPRIO_CLASS_IDLE,
+    IOPRIO_CLASS_RT,
+    RUN_HCTX,
+    RUN_NONE,
+    IoScheduler,
+    Tunable,
+    ioprio_class,
+)
 from policies.io_scheduler.base import DEVICE, IO_SCHEDULERS, LockUse, SortedQueue
 from simcore.units import NS_PER_MS
 
@@ -71,6 +81,11 @@ def _dir(req) -> int:
     return READ if req.op == "read" else WRITE
 
 
+TREE_WALK = 0.5
+"""Lines per level of the sort tree a dd->lock hand-off moves, averaged over the lock's sections
+(estimate: a whole path for the merge lookup and the insert, a node or two for the dispatch)."""
+
+
 @IO_SCHEDULERS.register("mq-deadline")
 class MqDeadline(IoScheduler):
     # CPU cost per request. Source: Documentation/block/bfq-iosched.rst measures 0.7 us of CPU per
@@ -87,10 +102,13 @@ class MqDeadline(IoScheduler):
     # used per-CPU counters). The insert and dispatch hooks' list work runs under the lock; the
     # merge lookup is taken out of the insert hook (estimate: 1/5), the atomic is ~1/10 of the
     # completion hook (estimate). Lines a hand-off moves: the lock with the per-priority FIFO and
-    # sort-list heads and the batching state (estimate: 3).
-    merge_locks = (LockUse("dd->lock", DEVICE, 0.2, 3.0),)
-    insert_locks = (LockUse("dd->lock", DEVICE, 0.8, 3.0),)
-    dispatch_locks = (LockUse("dd->lock", DEVICE, 1.0, 3.0),)
+    # sort-list heads and the batching state (estimate: 3), and the path through a sort list's
+    # rb-tree (tree_levels): dd_bio_merge's front-merge lookup (elv_rb_find) and the insert's
+    # elv_rb_add descend it, one request (another CPU wrote it) per level, the dispatch's
+    # rb_next/rb_erase touch a node or two: half a path per section on average (estimate).
+    merge_locks = (LockUse("dd->lock", DEVICE, 0.2, 3.0, TREE_WALK),)
+    insert_locks = (LockUse("dd->lock", DEVICE, 0.8, 3.0, TREE_WALK),)
+    dispatch_locks = (LockUse("dd->lock", DEVICE, 1.0, 3.0, TREE_WALK),)
     complete_locks = (LockUse("dd per_prio stats.completed", DEVICE, 0.1),)
 
     TUNABLES = {
@@ -250,6 +268,18 @@ class MqDeadline(IoScheduler):
 
     def has_work(self) -> bool:
         return any(pp.fifo[READ] or pp.fifo[WRITE] for pp in self.per_prio)
+
+    def tree_levels(self) -> float:
+        """log2 of the requests in the sort lists (the rb-trees ``elv_rb_add`` descends)."""
+        return log2(1 + sum(len(pp.sort[READ]) + len(pp.sort[WRITE]) for pp in self.per_prio))
+
+    def restart_scope(self, req) -> int:
+        """6.1 ``dd_finish_request``: only on a zoned device, when writes are queued, does a
+        completion (which unlocked its zone) mark its context for a restart; dispatch never holds
+        a request back otherwise."""
+        if self.zone_bytes and any(pp.fifo[WRITE] for pp in self.per_prio):
+            return RUN_HCTX
+        return RUN_NONE
 
 
 def _fits(target, req, max_bytes: int | None) -> bool:

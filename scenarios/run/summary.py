@@ -60,6 +60,7 @@ class Snapshot:
         self.cq_doorbells = host.driver.cq_doorbells
         self.commands = sum(d.commands for d in host.devices)
         self.migrations = host.balancer.migrations
+        self.locks = {id(k): lock_counters(k) for k in host.blk.locks()}
         for d in host.devices:  # completion inter-arrival gaps from here on
             for qp in d.qps:
                 qp.restart_gaps()
@@ -313,6 +314,9 @@ def _add_mechanism_metrics(
             k.mem_ops_per_action,
             actions_per_s,
         )
+    locks = lock_summary(host, s, per_io)
+    if locks:
+        summary["locks"] = locks
     summary["per_job"] = per_job_metrics(cfg, host, stats, s, dur_s)
     if host.filemap is not None:
         summary["pagecache"] = pagecache_summary(host)
@@ -330,6 +334,32 @@ def _iowq_summary(summary: dict, fio: FioRun | None) -> None:
             "punted_to_iowq": sum(th.iowq.punted for th in rings),
             "iowq_workers": sum(len(th.iowq.workers) for th in rings),
         }
+
+
+def lock_counters(lock) -> tuple[int, int, int, float, float]:
+    """A lock's counters (models.os.locking.spinlock.SpinLock): acquisitions, contended ones, hand-offs
+    (lines fetched from another CPU), ns spun, ns fetching lines."""
+    return (lock.acquisitions, lock.contended, lock.transfers, lock.spin_ns, lock.transfer_ns)
+
+
+def lock_summary(host: Host, s: Snapshot, per_io: int) -> dict:
+    """The block layer's locks over the measured interval, by kernel name (instances of one name,
+    e.g. each hardware context's tags, summed): acquisitions, hand-offs (the lock's lines came from
+    another CPU) and contended acquisitions per IO, and the ns per IO spent spinning and fetching
+    the lines (a cause of CPU per IO, not an outcome). Locks never taken are left out."""
+    out: dict[str, dict[str, float]] = {}
+    for lock in host.blk.locks():
+        now = lock_counters(lock)
+        was = s.locks.get(id(lock), (0, 0, 0, 0.0, 0.0))
+        acq, cont, xfer, spin, xfer_ns = (a - b for a, b in zip(now, was))
+        if not acq:
+            continue
+        row = out.setdefault(
+            lock.name, dict.fromkeys(("acquisitions", "handoffs", "contended", "spin_ns", "transfer_ns"), 0.0)
+        )
+        for key, v in zip(row, (acq, xfer, cont, spin, xfer_ns)):
+            row[key] += v / per_io
+    return {name: {f"{k}_per_io": v for k, v in row.items()} for name, row in out.items()}
 
 
 def pagecache_summary(host: Host) -> dict:

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Final, cast
 
-from models.os.block.elevator import CTX, DEVICE, IoScheduler, LockUse
+from models.os.block.elevator import CTX, DEVICE, RUN_DEVICE, RUN_HCTX, RUN_NONE, IoScheduler, LockUse
 from models.os.block.host import BlockHost
 from models.os.block.kblockd import KblockdWorker
 from models.os.block.request import Request
@@ -115,6 +115,7 @@ class HwContext:
         "work_cpus",
         "next_cpu",
         "next_cpu_batch",
+        "restart",
     )
 
     def __init__(self, qp, elv, tags: int):
@@ -132,6 +133,9 @@ class HwContext:
         self.ins: Locks = ()
         self.disp: Locks = ()
         self.done: Locks = ()
+        #: BLK_MQ_S_SCHED_RESTART: a dispatch stopped for want of driver tags (its next
+        #: completion runs the context again)
+        self.restart = False
         #: the CPUs mapped to it (hctx->cpumask), where its asynchronous runs go in turn
         #: (blk_mq_hctx_next_cpu): the first mapped CPU, then the next every BLK_MQ_CPU_WORK_BATCH runs
         self.work_cpus: tuple[int, ...] = tuple(sorted(qp.cpus))
@@ -272,6 +276,10 @@ class BlkMq:
         h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles),)
         h.sq = ((SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles),)
         own: dict[str, SpinLock] = {}
+        levels = h.elv.tree_levels
+
+        def new_lock(u: LockUse) -> SpinLock:
+            return SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg, u.walk, levels if u.walk else None)
 
         def locks(uses: tuple[LockUse, ...], cycles: float) -> Locks:
             out = []
@@ -280,10 +288,10 @@ class BlkMq:
                     key = (dev, u.name)
                     lock = self._dev_locks.get(key)
                     if lock is None:
-                        lock = self._dev_locks[key] = SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg)
+                        lock = self._dev_locks[key] = new_lock(u)
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
-                    lock = own.get(key2) or own.setdefault(key2, SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg))
+                    lock = own.get(key2) or own.setdefault(key2, new_lock(u))
                 out.append((lock, u.held * cycles))
             return tuple(out)
 
@@ -313,19 +321,28 @@ class BlkMq:
         f = runner.freq
         cpu = runner.id
         now = self._engine.now
+        if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
+            offset = runner.lock_at - now
         for lock, hold in uses:
             ns = hold / f if held else 0.0
             t = now + offset
             lock.acquisitions += 1
             if lock.cpu == cpu:  # SpinLock.acquire's fast path, inlined: the lines are here
                 free = lock.free_at
-                lock.free_at = (t if t > free else free) + ns
+                if t > free:  # a new run of this CPU's sections
+                    lock.run_start = t
+                    lock.run_n = 1
+                    free = t
+                else:
+                    lock.run_n += 1
+                lock.free_at = free + ns
             else:
                 w = lock.handoff(runner, t, hold if held else 0.0)
                 if w:
                     runner.lock_wait(w, lock.layer)
                     offset += w
             offset += ns
+        runner.lock_at = now + offset
         return offset
 
     # ------------------------------------------------------------------ splitting
@@ -569,9 +586,12 @@ class BlkMq:
                         t = self._submit_after(runner, owner, r, t, base)
                     else:
                         owner.pending.append(r)
+                        owner.restart = True
                     continue
             h.tags_free -= 1
             t = self._submit_after(runner, h, r, t, base)
+        if h.pending or h.has_work():
+            h.restart = True
 
     def _submit_after(self, runner: Execution, h: HwContext, req: Request, t: float, base: float) -> float:
         """nvme_queue_rq on ``runner``'s CPU ``t`` ns from now (the sections before it): take ``h``'s
@@ -608,14 +628,24 @@ class BlkMq:
             t = self._take(h.done, runner)
             elv.completed(req)
         self._take(h.tags, runner, t)
-        if h.pending or h.has_work():
+        if self._bypass:  # 'none': requests are held only when tags ran out
+            run = RUN_DEVICE if h.pending or h.has_work() else RUN_NONE
+        else:
+            run = elv.restart_scope(req) if seen else RUN_NONE
+            if h.restart:  # blk_mq_sched_restart
+                h.restart = False
+                run = run or RUN_HCTX
+        if run:
             qp = req.qp
             assert qp is not None
+            hctxs = (h,) if run == RUN_HCTX else self._dev_hctxs.get(qp.device.index, ())
             if self._kblockd:
-                # blk_mq_sched_restart (5.x): the completing request's hardware queue is run
-                # asynchronously (blk_mq_run_hw_queue(hctx, true)): its CPU's kblockd worker, woken
-                # from here; one run dispatches what every kick since the last one queued
-                self._kick(h, runner)
+                # the runs a completion asks for are asynchronous (blk_mq_run_hw_queue(hctx, true)):
+                # each context's kblockd worker, woken from here; one run dispatches what every kick
+                # since the last one queued
+                for x in hctxs:
+                    self._kick(x, runner)
             else:
-                self._run_device(qp.device.index)
+                for x in hctxs:
+                    self._run(x)
         return seen

@@ -77,6 +77,10 @@ def is_sync(req) -> bool:
     return req.op == "read" or not (req.flags & REQ_ASYNC)
 
 
+#: the hardware contexts a completion runs (:meth:`IoScheduler.restart_scope`): none, the completed
+#: request's, every one of the device's
+RUN_NONE, RUN_HCTX, RUN_DEVICE = 0, 1, 2
+
 #: scopes of a scheduler's lock: one per device (the request queue's elevator, shared by every
 #: CPU), per hardware context, per software context (a CPU's ``blk_mq_ctx``; this model maps each
 #: CPU to its own hardware context, so a software context is its hardware context's)
@@ -87,13 +91,17 @@ DEVICE, HCTX, CTX = "device", "hctx", "ctx"
 class LockUse:
     """One lock a scheduler hook takes per request: the kernel's ``name`` for it (uses of one name
     and scope share the lock), its ``scope`` (:data:`DEVICE`, :data:`HCTX`, :data:`CTX`), the share of
-    the hook's per-request cycles spent holding it (``held``, 0..1), and the cache ``lines`` its
-    section writes, which follow the lock to the next holder's CPU."""
+    the hook's per-request cycles spent holding it (``held``, 0..1), the cache ``lines`` its
+    section writes, which follow the lock to the next holder's CPU, and ``walk``: the lines per
+    level of the scheduler's tree (:meth:`IoScheduler.tree_levels`) the section walks, which follow
+    it too (the nodes are requests that other CPUs wrote). Uses of one name share one lock, with
+    the first use's ``lines`` and ``walk``."""
 
     name: str
     scope: str
     held: float
     lines: float = 1.0
+    walk: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,22 @@ class IoScheduler:
 
     def has_work(self) -> bool:
         raise NotImplementedError
+
+    def tree_levels(self) -> float:
+        """The depth of the request tree the scheduler's locked sections walk, now (log2 of the
+        requests in an rb-tree: ``elv_rb_add`` / ``elv_rb_find`` descend one node per level);
+        priced per :attr:`LockUse.walk` on every hand-off of the lock. 0 for a scheduler without."""
+        return 0.0
+
+    def restart_scope(self, req) -> int:
+        """After :meth:`completed` (``req``): the hardware contexts the completion must run for the
+        queued requests to go on, a ``RUN_*``. A completion does not dispatch by itself in the
+        kernel (6.1 ``blk_mq_free_request``: ``blk_mq_sched_restart`` runs the context only when its
+        SCHED_RESTART bit is set, which blk-mq handles); a scheduler that holds requests back asks
+        for a run in its own completion hook (bfq's ``bfq_schedule_dispatch``, kyber's token
+        wake-up). Default, for a plug-in: every context of the device while requests are queued
+        (never stalls)."""
+        return RUN_DEVICE if self.has_work() else RUN_NONE
 
     def try_merge(self, req, max_bytes: Optional[int] = None):
         """Merge ``req`` into a queued request and return that request, or None (no merge);

@@ -139,6 +139,9 @@ class Execution(RunQueue, SmtWatcher):
         self.lock_ns = [0.0] * len(_LAYER_NAMES)
         self.lock_cycles = [0.0] * len(_LAYER_NAMES)
         self.lock_waited = 0.0  # ns waited on locks so far, all layers
+        #: where this CPU's last lock section ended (ns, absolute): a CPU takes its locks one after
+        #: another, so sections placed at one instant queue behind its own earlier ones
+        self.lock_at = 0.0
 
     # ------------------------------------------------------------------ segments
     def run(self, cost: Cost, then) -> None:
