@@ -143,7 +143,7 @@ def resolve(
     plat = validate(PlatformConfig, pdata, where=f"platform {pname}")
     jobs = _jobs(scen, base_dir, job_file, given_jobs, plat, env)
     if fio_sets:
-        jobs = [apply_overrides(j, fio_sets) for j in jobs]
+        jobs = _override_jobs(jobs, fio_sets)
     jobs = [_numa_nodes(_size_share(resolve_protection(resolve_zoned(j, plat.ssd), plat), plat), plat) for j in jobs]
     _check_jobs(jobs, plat)
     check_seed(seed, "--seed")
@@ -156,16 +156,50 @@ def resolve(
     )
 
 
+#: ``--set job.NAME.OPTION=VALUE``: the fio option of the job (section) NAME only
+JOB_PREFIX = "job."
+
+
+def _override_jobs(jobs: list[FioJob], fio_sets: dict[str, str]) -> list[FioJob]:
+    """fio options from ``--set``: ``OPTION=VALUE`` for every job, ``job.NAME.OPTION=VALUE`` for the
+    job named NAME (a tenant of a multi-job run: ``job.tput.numjobs=4``), applied after the
+    all-jobs ones; ``job.NAME.numjobs=0`` leaves the job out (the tenant absent: a sweep's zero
+    point; fio itself takes numjobs >= 1)."""
+    common = {k: v for k, v in fio_sets.items() if not k.startswith(JOB_PREFIX)}
+    per_job: dict[str, dict[str, str]] = {}
+    for key, v in fio_sets.items():
+        if key.startswith(JOB_PREFIX):
+            name, option = key[len(JOB_PREFIX) :].rsplit(".", 1)
+            per_job.setdefault(name, {})[option] = v
+    names = [j.name for j in jobs]
+    for name in per_job:
+        if name not in names:
+            raise ConfigError(f"--set job.{name}.*: no job named '{name}' (jobs: {', '.join(names)})")
+    out = []
+    for j in jobs:
+        own = per_job.get(j.name, {})
+        if own.get("numjobs", "").strip() == "0":
+            continue
+        opts = {**common, **own}
+        out.append(apply_overrides(j, opts) if opts else j)
+    if not out:
+        raise ConfigError("--set job.*.numjobs=0 leaves no job to run")
+    return out
+
+
 def _apply_platform_sets(pdata: dict, sets: dict[str, Any]) -> dict[str, str]:
     """Apply the platform keys of ``sets`` (``queue.*``, ``cpu.*``, ...) to the platform data
     ``pdata`` in place; return the rest: fio options (text, as a job file would give them)."""
     fio_sets: dict[str, str] = {}
 
     def fio_option(key: str, raw: Any) -> None:
+        if key.startswith(JOB_PREFIX) and key.count(".") >= 2:  # job.NAME.OPTION: one job's option
+            fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
+            return
         if "." in key:
             raise ConfigError(
                 f"--set {key}: unknown section '{key.split('.', 1)[0]}' (use queue., nvme., cpu., ssd., pagecache., "
-                f"kernel., sched., power., or a fio option)"
+                f"kernel., sched., power., job.NAME., or a fio option)"
             )
         fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
 

@@ -84,6 +84,12 @@ def summary_columns(summary: dict) -> dict[str, Any]:
                 states.setdefault(st, []).append(frac)
         for st, fracs in states.items():
             out[f"cstate_residency_mean.{st}"] = float(np.mean(fracs))
+    seen: dict[str, int] = {}
+    for entry in summary.get("per_job") or ():  # each job (tenant) apart: job.NAME.iops, job.NAME.latency_us.p99
+        name = str(entry.get("name", "job"))
+        k = seen[name] = seen.get(name, -1) + 1
+        key = name if not k else f"{name}#{k}"  # (fio's clones of a job without group_reporting)
+        out.update(flatten({f: v for f, v in entry.items() if f not in ("name", "ioengine")}, f"job.{key}."))
     iops = summary.get("iops", 0.0)
     for per_io, per_s in (
         ("context_switches_per_io", "context_switches_per_s"),

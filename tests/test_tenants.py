@@ -1,0 +1,53 @@
+"""Many tenants (issue 44 item 4): one job's fio options from ``--set job.NAME.OPTION``, and the
+built-in ``tenants`` scenario, a latency-sensitive job beside throughput jobs on shared CPUs and a
+shared SSD, each reported apart as fio does."""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios.config.host import resolve
+from scenarios.run.simulate import simulate
+from simcore.errors import ConfigError
+
+SHORT = {"runtime": "15ms", "ramp_time": "3ms"}
+
+
+def _jobs(sets: dict) -> dict:
+    return {j.name: j for j in resolve(scenario="tenants", sets={**SHORT, **sets}).jobs}
+
+
+def test_a_set_for_one_job_changes_only_that_job():
+    jobs = _jobs({"job.tput.numjobs": "5", "job.tput.iodepth": "8", "bs": "8k"})
+    assert jobs["tput"].numjobs == 5 and jobs["tput"].iodepth == 8
+    assert jobs["lat"].numjobs == 1 and jobs["lat"].iodepth == 1
+    assert jobs["lat"].bs_read_bytes == jobs["tput"].bs_read_bytes == 8192  # an all-jobs option
+
+
+def test_numjobs_zero_leaves_the_tenant_out_and_bad_names_are_refused():
+    assert set(_jobs({"job.tput.numjobs": "0"})) == {"lat"}
+    with pytest.raises(ConfigError, match="no job named 'scan'.*jobs: lat, tput"):
+        _jobs({"job.scan.numjobs": "2"})
+    with pytest.raises(ConfigError, match="leaves no job"):
+        _jobs({"job.tput.numjobs": "0", "job.lat.numjobs": "0"})
+    with pytest.raises(ConfigError, match="job.tput.iodepth|iodepth"):
+        _jobs({"job.tput.iodepth": "-3"})
+
+
+def _lat(n: int, sched: str = "none") -> tuple[dict, dict]:
+    out = simulate(resolve(scenario="tenants", sets={**SHORT, "job.tput.numjobs": str(n), "queue.scheduler": sched}))
+    jobs = {j["jobname"]: j for j in out["jobs"]}
+    return jobs["lat"]["read"], out["summary"]
+
+
+def test_the_latency_tenant_waits_behind_the_throughput_tenants():
+    """Alone, the latency job sees the device's read time; with throughput jobs on its CPUs and its
+    device its mean and tail grow (their IOs queue ahead of its reads in the device and their
+    completions' interrupts and run time take its CPUs), and its IOPS fall; fio reports each job."""
+    alone, _ = _lat(0)
+    busy, summary = _lat(4)
+    assert busy["lat_ns"]["mean"] > 1.3 * alone["lat_ns"]["mean"]
+    p99 = lambda r: float(r["clat_ns"]["percentile"]["99.000000"])  # noqa: E731
+    assert p99(busy) > 1.5 * p99(alone)
+    assert busy["iops"] < alone["iops"]
+    assert summary["iops"] > 10 * busy["iops"]  # the scan's IOs dominate the device
