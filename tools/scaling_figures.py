@@ -6,7 +6,7 @@ beside the study's measured points (shipped in scenarios/data/measurements/cheop
     pip install matplotlib           # only this script needs it
     python tools/scaling_figures.py depth.csv threads.csv
 
-``--tenants tenants.csv`` (``stacksim sweep tenants``) draws ``scaling-tenants.svg``; ``--icpe24``
+``--tenants tenants.csv`` (``stacksim sweep tenant_mix``) draws ``scaling-tenants.svg``; ``--icpe24``
 simulates the ``icpe24`` suite's fig. 7 points and draws ``scaling-icpe24.svg`` beside the measured ones.
 Writes ``scaling-depth.svg`` (IOPS, CPU time per IO, instructions per IO and IPC against depth, one
 line per engine; the measured depth-1, saturation and depth-128 points as markers: fio's IOPS and
@@ -176,7 +176,7 @@ def icpe24_figure(plt, rows: list[dict], path: Path) -> None:
 
 
 def tenants_figure(plt, rows: list[dict], path: Path) -> None:
-    """The ``tenants`` sweep: the latency tenant's mean and p99 and the throughput tenants' IOPS
+    """The ``tenant_mix`` sweep: the latency tenant's mean and p99 and the throughput tenants' IOPS
     against the number of throughput tenants, per IO scheduler."""
     panels = (
         ("job.lat.latency_us.mean", 1.0, "latency tenant: mean latency (us)"),
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("depth_csv", nargs="?")
     ap.add_argument("threads_csv", nargs="?")
-    ap.add_argument("--tenants", metavar="CSV", help="the tenants sweep's results: scaling-tenants.svg")
+    ap.add_argument("--tenants", metavar="CSV", help="the tenant_mix sweep's results: scaling-tenants.svg")
     ap.add_argument("--icpe24", action="store_true", help="simulate ICPE'24 fig. 7's points: scaling-icpe24.svg")
     args = ap.parse_args(argv)
     plt = svg_pyplot("scaling_figures")

@@ -91,6 +91,12 @@ class BlkMqOps(BlockDriver):
         raise NotImplementedError
 
 
+def _new_lock(u: LockUse, pkg: Any, elv: IoScheduler) -> SpinLock:
+    """The lock of scheduler lock use ``u``, walking ``elv``'s tree if the use says so. (A module
+    function: a second closure in _add_locks would make a reference cycle of the compiled closures.)"""
+    return SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg, u.walk, elv.tree_levels if u.walk else None)
+
+
 class HwContext:
     """A hardware context (``struct blk_mq_hw_ctx``) of one NVMe queue: its elevator, free driver
     tags, requests held for it, and its locks (each hook's as ((lock, cycles held), ...)). The
@@ -276,10 +282,7 @@ class BlkMq:
         h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles),)
         h.sq = ((SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles),)
         own: dict[str, SpinLock] = {}
-        levels = h.elv.tree_levels
-
-        def new_lock(u: LockUse) -> SpinLock:
-            return SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg, u.walk, levels if u.walk else None)
+        elv = h.elv
 
         def locks(uses: tuple[LockUse, ...], cycles: float) -> Locks:
             out = []
@@ -288,10 +291,10 @@ class BlkMq:
                     key = (dev, u.name)
                     lock = self._dev_locks.get(key)
                     if lock is None:
-                        lock = self._dev_locks[key] = new_lock(u)
+                        lock = self._dev_locks[key] = _new_lock(u, pkg, elv)
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
-                    lock = own.get(key2) or own.setdefault(key2, new_lock(u))
+                    lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
                 out.append((lock, u.held * cycles))
             return tuple(out)
 
