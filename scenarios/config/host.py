@@ -193,10 +193,8 @@ def _apply_platform_sets(pdata: dict, sets: dict[str, Any]) -> dict[str, str]:
     fio_sets: dict[str, str] = {}
 
     def fio_option(key: str, raw: Any) -> None:
-        if key.startswith(JOB_PREFIX) and key.count(".") >= 2:  # job.NAME.OPTION: one job's option
-            fio_sets[key] = raw if isinstance(raw, str) else str(int(raw) if isinstance(raw, bool) else raw)
-            return
-        if "." in key:
+        # job.NAME.OPTION: one job's option (_override_jobs); any other dotted key is no fio option
+        if "." in key and not (key.startswith(JOB_PREFIX) and key.count(".") >= 2):
             raise ConfigError(
                 f"--set {key}: unknown section '{key.split('.', 1)[0]}' (use queue., nvme., cpu., ssd., pagecache., "
                 f"kernel., sched., power., job.NAME., or a fio option)"

@@ -336,10 +336,15 @@ def _iowq_summary(summary: dict, fio: FioRun | None) -> None:
         }
 
 
+#: the figures of a lock the summary reports per IO, in :func:`lock_counters`' order
+LOCK_FIGURES = ("acquisitions", "handoffs", "contended", "spin_ns", "transfer_ns")
+
+
 def lock_counters(lock) -> tuple[int, int, int, float, float]:
-    """A lock's counters (models.os.locking.spinlock.SpinLock): acquisitions, contended ones, hand-offs
-    (lines fetched from another CPU), ns spun, ns fetching lines."""
-    return (lock.acquisitions, lock.contended, lock.transfers, lock.spin_ns, lock.transfer_ns)
+    """A lock's counters (models.os.locking.spinlock.SpinLock), as :data:`LOCK_FIGURES` names them:
+    acquisitions, hand-offs (lines fetched from another CPU), contended ones, ns spun, ns fetching
+    lines."""
+    return (lock.acquisitions, lock.transfers, lock.contended, lock.spin_ns, lock.transfer_ns)
 
 
 def lock_summary(host: Host, s: Snapshot, per_io: int) -> dict:
@@ -351,13 +356,11 @@ def lock_summary(host: Host, s: Snapshot, per_io: int) -> dict:
     for lock in host.blk.locks():
         now = lock_counters(lock)
         was = s.locks.get(id(lock), (0, 0, 0, 0.0, 0.0))
-        acq, cont, xfer, spin, xfer_ns = (a - b for a, b in zip(now, was))
-        if not acq:
+        delta = [a - b for a, b in zip(now, was)]
+        if not delta[0]:  # never taken in the interval
             continue
-        row = out.setdefault(
-            lock.name, dict.fromkeys(("acquisitions", "handoffs", "contended", "spin_ns", "transfer_ns"), 0.0)
-        )
-        for key, v in zip(row, (acq, xfer, cont, spin, xfer_ns)):
+        row = out.setdefault(lock.name, dict.fromkeys(LOCK_FIGURES, 0.0))
+        for key, v in zip(LOCK_FIGURES, delta):
             row[key] += v / per_io
     return {name: {f"{k}_per_io": v for k, v in row.items()} for name, row in out.items()}
 
