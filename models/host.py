@@ -147,7 +147,7 @@ class Host:
         tick_period_ns = 1e9 / platform.sched.tick_hz
         self.balancer = LoadBalancer(self, platform.sched)
         self.runners = [
-            CpuRunner(self, cpu, idle_cls(platform.cpu, tick_period_ns), platform.sched, self.balancer)
+            CpuRunner(self, cpu, self._idle_governor(idle_cls, tick_period_ns), platform.sched, self.balancer)
             for cpu in self.pkg.cpus
         ]
         self.balancer.attach(self.runners, self.pkg)
@@ -183,6 +183,12 @@ class Host:
         self.sq_threads = []
         self.on_task_exit = None
         self.filemap, self.writeback = None, None
+
+    def _idle_governor(self, cls: type[CpuidleGovernor], tick_period_ns: float) -> CpuidleGovernor:
+        """One logical CPU's cpuidle governor, following the platform's kernel release."""
+        gov = cls(self.platform.cpu, tick_period_ns)
+        gov.for_kernel(self.kcosts.release)
+        return gov
 
     def enable_pagecache(self) -> None:
         """The page cache, its IO paths and one flusher thread per SSD, for buffered IO (a run

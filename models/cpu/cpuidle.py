@@ -45,6 +45,9 @@ distinguishes: far beyond a tick (the tick then stops, NOHZ idle), while menu's 
 repeating-interval detector finds no pattern. (Before: one 4 ms tick period, which kept the tick of
 every idle CPU running for ever.)"""
 
+DEFAULT_RELEASE: Final = (6, 6)
+"""The kernel release a governor follows until told the host's (``kernel.version``'s default)."""
+
 DEFAULT_TICK_NS: Final = 4_000_000.0
 """TICK_NSEC at CONFIG_HZ=250, ns: the default tick period of a governor."""
 
@@ -53,7 +56,7 @@ DEFAULT_TICK_NS: Final = 4_000_000.0
 class CpuidleGovernor(ABC):
     """Per-CPU governor state. Subclasses are registered by name in ``policies.cpu_idle``."""
 
-    __slots__ = ("cfg", "tick_period_ns", "stop_tick")
+    __slots__ = ("cfg", "tick_period_ns", "stop_tick", "kernel_release")
 
     name = "abstract"
 
@@ -64,6 +67,13 @@ class CpuidleGovernor(ABC):
         self.tick_period_ns = tick_period_ns
         #: after ``select`` with a running tick: whether the tick may stop for this idle period
         self.stop_tick = True
+        #: the kernel release whose governor this is, (major, minor) (:meth:`for_kernel`)
+        self.kernel_release = DEFAULT_RELEASE
+
+    def for_kernel(self, release: tuple[int, int]) -> None:
+        """The host's kernel is ``release``: a governor whose rules changed between releases takes
+        that release's (called once, before the first ``select``)."""
+        self.kernel_release = release
 
     @abstractmethod
     def select(

@@ -1,6 +1,8 @@
 """The cpuidle ``menu`` governor: pick an idle state from the predicted idle duration.
 
-Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted:
+Follows Linux ``drivers/cpuidle/governors/menu.c`` of 5.x-6.1 (read in 6.1.192), simplified where
+noted, for kernels before 6.12; from 6.12 (``kernel.version``, :data:`RULES_612`) its 6.12.118 rules,
+:meth:`MenuGovernor._select_612`. The 6.1 rules:
 - predicted idle = time to the next known timer x a correction factor learned per bucket
   (12 buckets by magnitude of the timer distance, doubled when IO waiters exist), decayed with
   weight 1/8 (``DECAY``), in units of 1/1024 (``RESOLUTION``);
@@ -13,9 +15,15 @@ Follows Linux ``drivers/cpuidle/governors/menu.c`` (5.x), simplified where noted
 - with a running tick, the tick is kept for a POLL state or a prediction shorter than a tick; a
   wake-up by that tick with the next timer beyond it is learnt as a long idle (menu_update's
   ``tick_wakeup`` case), so a CPU with no timer stops its tick after a few tick wake-ups.
-The POLL state spins in C0 until an interrupt. (Linux bounds one POLL spin by
-``cpuidle_poll_time`` and then asks the governor again, which, with unchanged inputs, returns the
-same answer, so the model simply keeps spinning.)
+
+The 6.12 rules drop the IO-wait terms (6 buckets, no multiplier: a CPU whose thread waits 60 us
+for a flash read picks a state of up to 60 us target residency, C1E rather than C1 on a server
+table), read the repeating-interval detector before the timer, and give a POLL state up for a
+physical one whose exit latency fits the prediction.
+
+The POLL state spins in C0 until an interrupt. (Linux bounds one POLL spin by ``cpuidle_poll_time``
+and then asks the governor again, which, with unchanged inputs, returns the same answer, so the
+model simply keeps spinning.)
 """
 
 from __future__ import annotations
@@ -32,6 +40,16 @@ BUCKETS: Final = 6
 MAX_INTERESTING_NS: Final = 50_000_000.0
 INTERVALS: Final = 8
 INTERVAL_SHIFT: Final = 3  # menu.c: INTERVALS = 1 << INTERVAL_SHIFT
+RESIDENCY_THRESHOLD_NS: Final = 15_000.0
+"""drivers/cpuidle/governors/gov.h (6.12.118): below it a typical interval is trusted without
+reading the time to the next timer, and a polling state yields to a physical one."""
+KTIME_MAX_NS: Final = 9.223372036854775807e18
+"""KTIME_MAX, ns: 6.12's next timer when it is not read (so the correction of that bucket decays)."""
+RULES_612: Final = (6, 12)
+"""The first release whose menu follows :meth:`MenuGovernor._select_612`: in 6.12.118, not in
+6.1.192. Its two changes: the IO-wait terms removed ("cpuidle: menu: Remove iowait influence", 6.12
+from the release history) and the typical interval read first (between 6.1 and 6.12, the release not
+read in a tree: releases before 6.12 keep 6.1's rules here)."""
 
 
 def _which_bucket(next_timer_ns: float) -> int:
@@ -83,12 +101,14 @@ class MenuGovernor(CpuidleGovernor):
         "_enabled",
         "_polling",
         "_residency",
+        "_exit_ns",
         "_sum_us",
         "_sq_us",
         "_typical_ns",
         "_typical_known",
         "_typical_mult",
         "_typical_idx",
+        "_rules612",
     )
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
@@ -100,6 +120,7 @@ class MenuGovernor(CpuidleGovernor):
         self._enabled = enabled
         self._polling: tuple[bool, ...] = tuple(st.polling for st in cfg.cstates)
         self._residency: tuple[float, ...] = tuple(st.target_residency_ns for st in cfg.cstates)
+        self._exit_ns: tuple[float, ...] = tuple(st.exit_latency_ns for st in cfg.cstates)
         #: the index, target residency and exit latency of each enabled state deeper than the first
         self._deeper_idx: tuple[int, ...] = tuple(enabled[1:])
         self._deeper_target: tuple[float, ...] = tuple(cfg.cstates[i].target_residency_ns for i in enabled[1:])
@@ -120,6 +141,7 @@ class MenuGovernor(CpuidleGovernor):
         self.interval_ptr = 0
         self.bucket = 0
         self.next_timer_ns = NO_TIMER_NS
+        self._rules612 = False
 
     def prime(self, idle_ns: float) -> None:
         """Fill the interval ring with ``idle_ns`` (what the generic loop of timer-ended periods
@@ -174,6 +196,11 @@ class MenuGovernor(CpuidleGovernor):
             thresh = top - 1
         return -1.0
 
+    def for_kernel(self, release: tuple[int, int]) -> None:
+        """6.12's rules from :data:`RULES_612` on (:meth:`_select_612`), 6.1's before."""
+        self.kernel_release = release
+        self._rules612 = release >= RULES_612
+
     def select(
         self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None, delta_tick_ns: float = 0.0
     ) -> int:
@@ -181,6 +208,8 @@ class MenuGovernor(CpuidleGovernor):
         next one ``delta_tick_ns`` away) it also decides ``stop_tick`` as menu.c does: the tick keeps
         running for a polling state or a predicted idle shorter than a tick, and then a state whose
         target residency exceeds the time to the tick is traded for a shallower one."""
+        if self._rules612:
+            return self._select_612(next_timer_ns, tick_ns, delta_tick_ns)
         self.next_timer_ns = next_timer_ns
         b = self.bucket = (BUCKETS if iowaiters else 0) + _which_bucket(next_timer_ns)
         predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
@@ -211,6 +240,71 @@ class MenuGovernor(CpuidleGovernor):
                     idx = i
                     if residency[i] <= delta_tick_ns:
                         break
+        return idx
+
+    def _select_612(self, next_timer_ns: float, tick_ns: float | None, delta_tick_ns: float) -> int:
+        """menu_select of 6.12.118: the repeating-interval detector first; the time to the next timer
+        is read (and corrected) only when its answer exceeds RESIDENCY_THRESHOLD_NS or the tick is
+        stopped (``tick_ns`` None), else the next timer is taken as far away and the tick as half a
+        period off. No IO-wait term: one set of buckets, no performance multiplier (a CPU whose task
+        waits for IO may pick any state whose target residency fits). No PM QoS limit (as above)."""
+        stopped = tick_ns is None
+        tick = self.tick_period_ns
+        if not self._typical_known:
+            self._typical_ns = self._typical_interval()
+            self._typical_known = True
+        predicted = self._typical_ns if self._typical_ns >= 0.0 else KTIME_MAX_NS
+        if predicted > RESIDENCY_THRESHOLD_NS or stopped:
+            nt = next_timer_ns
+            b = self.bucket = _which_bucket(nt)
+            unit = RESOLUTION * DECAY * 1000.0  # round up half microseconds (menu.c's timer_us)
+            timer_ns = _floor_div(unit / 2 + nt * self.correction[b], unit) * 1000.0
+            if timer_ns < predicted:
+                predicted = timer_ns
+            if stopped and predicted < tick:
+                predicted = nt
+        else:
+            nt = KTIME_MAX_NS
+            delta_tick_ns = tick / 2
+            self.bucket = _which_bucket(nt)
+        self.next_timer_ns = nt
+        polling, residency, exit_ns = self._polling, self._residency, self._exit_ns
+        self.stop_tick = True
+        if len(residency) <= 1 or (nt < residency[1] and self._first == 0):
+            self.stop_tick = not polling[0]
+            return 0
+        idx = -1
+        for i in self._enabled:
+            if idx == -1:
+                idx = i  # the first enabled state
+            if residency[i] <= predicted:
+                idx = i
+                continue
+            if (
+                polling[idx]
+                and residency[i] < RESIDENCY_THRESHOLD_NS
+                and residency[i] <= nt
+                and exit_ns[i] <= predicted
+            ):
+                predicted = residency[i]
+                idx = i
+                break
+            if predicted < tick:
+                break
+            if not stopped:
+                predicted = residency[idx]
+                break
+            if residency[idx] < tick and residency[i] <= delta_tick_ns:
+                idx = i
+            return idx
+        if (polling[idx] or predicted < tick) and not stopped:
+            self.stop_tick = False
+            if idx > 0 and residency[idx] > delta_tick_ns:
+                for i in reversed(self._enabled):
+                    if i < idx:
+                        idx = i
+                        if residency[i] <= delta_tick_ns:
+                            break
         return idx
 
     def _deepest(self, predicted: float, latency_limit: float) -> int:

@@ -1,0 +1,108 @@
+"""Tails from the idle governor (issue 44 item 5): the state a CPU picks while its thread waits for a
+50-100 us flash read, by governor and kernel release, checked against the platform's C-state table
+(a Xeon Silver 4210R: POLL, C1 2/2 us, C1E 10/20 us, C6 133/600 us exit/target residency)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from models.cpu.presets import xeon_silver_4210r
+from models.platforms import compose_platform
+from policies.cpu_idle.menu import KTIME_MAX_NS, MenuGovernor
+from scenarios.config.host import resolve
+from scenarios.inputs.fio.parser import job_from_options
+from scenarios.run.simulate import simulate
+
+CPU = xeon_silver_4210r()
+NAMES = [s.name for s in CPU.cstates]
+EXIT_US = {s.name: s.exit_latency_ns / 1e3 for s in CPU.cstates}
+TICK_NS = 4e6
+
+
+def menu(release: tuple[int, int], interval_us: float) -> MenuGovernor:
+    """A menu governor of ``release`` whose last idle periods all lasted ``interval_us``."""
+    gov = MenuGovernor(CPU, TICK_NS)
+    gov.for_kernel(release)
+    gov.prime(interval_us * 1e3)
+    return gov
+
+
+def test_menu_before_612_keeps_an_io_waiting_cpu_shallow_and_612_does_not():
+    """6.1: the exit latency must fit predicted / (1 + 10 x iowaiters), 60 us / 11 = 5.5 us: C1.
+    6.12 (IO-wait terms removed): C1E, whose 20 us target residency fits the 60 us pattern."""
+    old, new = menu((6, 1), 60), menu((6, 12), 60)
+    assert NAMES[old.select(2e6, 1, TICK_NS, 2e6)] == "C1"
+    assert NAMES[new.select(2e6, 1, TICK_NS, 2e6)] == "C1E"
+    assert NAMES[menu((6, 1), 60).select(2e6, 0, TICK_NS, 2e6)] == "C1E"  # no waiter: as 6.12
+
+
+def test_menu_612_trusts_a_short_typical_interval_without_reading_the_timer():
+    """Under RESIDENCY_THRESHOLD_NS (15 us) 6.12 takes the pattern and the next timer as far away
+    (its bucket's correction then decays); above it, it reads the timer as 6.1 always does."""
+    short, long_ = menu((6, 12), 10), menu((6, 12), 60)
+    assert NAMES[short.select(3e6, 0, TICK_NS, 3e6)] == "C1" and short.next_timer_ns == KTIME_MAX_NS
+    assert not short.stop_tick  # a 10 us idle: the tick keeps running
+    long_.select(3e6, 0, TICK_NS, 3e6)
+    assert long_.next_timer_ns == 3e6
+    old = menu((6, 1), 10)
+    old.select(3e6, 0, TICK_NS, 3e6)
+    assert old.next_timer_ns == 3e6
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    platform, _ = compose_platform("xeon-silver-4210r", 1, "samsung-980pro", 1)
+    path = tmp_path_factory.mktemp("tails") / "box.yaml"
+    path.write_text(yaml.safe_dump(platform.model_dump(mode="json")))
+    return str(path)
+
+
+def flash_read(box: str, release: str, governor: str, **options) -> dict:
+    """One psync thread's 4 KiB random reads at depth 1 on the 980 PRO, and its CPU's residency."""
+    job = {"rw": "randread", "bs": "4k", "ioengine": "psync", "direct": "1", "filename": "/dev/nvme0n1"}
+    job.update({"time_based": "1", "runtime": "60ms", "ramp_time": "10ms", **options})
+    sets = {"kernel.version": release, "cpu.cpuidle_governor": governor}
+    s = simulate(resolve(platform=box, jobs=[job_from_options(job, name="t")], sets=sets))["summary"]
+    cpu = max(s["cstate_residency"].values(), key=lambda r: r["C0"])  # the fio thread's CPU
+    return {"lat": s["latency_us"], "cpu": cpu, "exit_us": s["cstate_exit_ns_per_io"] / 1e3}
+
+
+def test_a_flash_wait_pays_c1e_on_612_menu_and_on_teo(box):
+    """Back-to-back reads: 6.1 menu waits in C1, 6.12 menu and teo (which has no IO-wait term) in
+    C1E; every IO then pays C1E's exit latency instead of C1's, in the mean and in the tail."""
+    old, new, teo = (flash_read(box, v, g) for v, g in (("6.1", "menu"), ("6.12", "menu"), ("6.1", "teo")))
+    assert old["cpu"]["C1"] > 0.5 and new["cpu"]["C1E"] > 0.5 and teo["cpu"]["C1E"] > 0.5
+    extra = EXIT_US["C1E"] - EXIT_US["C1"]
+    for key in ("mean", "p50", "p99"):
+        assert new["lat"][key] - old["lat"][key] == pytest.approx(extra, rel=0.35), key
+    assert new["exit_us"] - old["exit_us"] == pytest.approx(extra, rel=0.2)
+
+
+def test_teo_puts_the_short_wait_of_a_rate_limited_reader_in_c6(box):
+    """A reader at 500 IOPS alternates 2 ms think times (ended by fio's timer: teo "hits" in C6's
+    bin) with 60 us flash waits (ended by the IO interrupt: "intercepts" in C1E's bin). teo 6.1's
+    recent-intercepts rule then flips with the parity of the last 9 periods: the wait (after a hit)
+    goes to C6 and the think time (after an intercept) to C1E, so every read pays C6's 133 us exit
+    and the latency triples; menu (its IO-wait limit) sleeps the wait in C1 and only the think time
+    in C6, so no read pays C6's exit once its correction factors have settled."""
+    m, t = (flash_read(box, "6.1", g, rate_iops="500", runtime="400ms", ramp_time="100ms") for g in ("menu", "teo"))
+    assert t["lat"]["p50"] > 2.5 * m["lat"]["p50"]
+    assert t["lat"]["mean"] - m["lat"]["mean"] == pytest.approx(EXIT_US["C6"], rel=0.2)
+    assert m["lat"]["p99_9"] < m["lat"]["p50"] + EXIT_US["C6"] / 2  # no C6 exit in menu's tail
+    assert m["cpu"]["C6"] > 0.8 and t["cpu"]["C1E"] > 0.8  # where each spends the think time
+
+
+def test_612_menu_takes_an_optane_wait_out_of_poll():
+    """The default scenario (an Optane read of ~10 us on an E3-1230 v5): 6.1's IO-wait limit keeps the
+    waiting CPU in POLL; 6.12's menu trusts the ~10 us pattern (under RESIDENCY_THRESHOLD_NS) and
+    picks C1, whose 2 us target residency fits it, so every IO pays C1's exit latency."""
+    runs = {
+        v: simulate(resolve(sets={"runtime": "30ms", "ramp_time": "5ms", "kernel.version": v})) for v in ("6.1", "6.12")
+    }
+    old, new = (runs[v]["summary"] for v in ("6.1", "6.12"))
+    assert old["cstate_residency"]["cpu0"]["POLL"] > 0.3 and new["cstate_residency"]["cpu0"]["C1"] > 0.3
+    c1 = resolve(sets={}).platform.cpu.cstates[1]
+    assert c1.name == "C1"
+    delta = new["latency_us"]["mean"] - old["latency_us"]["mean"]
+    assert delta == pytest.approx(c1.exit_latency_ns / 1e3, rel=0.1)
