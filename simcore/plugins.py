@@ -13,10 +13,32 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+import traceback
 from pathlib import Path
 
 from simcore.config import Model, NoParams, validate
 from simcore.errors import ConfigError
+
+#: the source files of the plug-ins loaded in this process: resolved path -> the name the user gave
+_SOURCES: dict[str, str] = {}
+
+
+def plugin_error(err: BaseException) -> ConfigError | None:
+    """The one message for ``err`` when it was raised in a loaded plug-in's code (None: it was not):
+    the plug-in as the user named it, the line and function of its innermost frame, the exception;
+    and where it was finally raised when that is outside the plug-in (a model call it made)."""
+    if isinstance(err, ConfigError):
+        return None
+    frames = traceback.extract_tb(err.__traceback__)
+    mine = [i for i, f in enumerate(frames) if f.filename in _SOURCES]
+    if not mine:
+        return None
+    f = frames[mine[-1]]
+    where = f"plug-in {_SOURCES[f.filename]}:{f.lineno} (in {f.name})"
+    last = frames[-1]
+    if mine[-1] != len(frames) - 1:
+        where += f", raised in {Path(last.filename).name}:{last.lineno}"
+    return ConfigError(f"{where}: {type(err).__name__}: {err}")
 
 
 class Parametrised:
@@ -89,6 +111,7 @@ def load_plugin(spec: str) -> None:
         loader_spec = importlib.util.spec_from_file_location(mod_name, real)
         module = importlib.util.module_from_spec(loader_spec)
         sys.modules[mod_name] = module
+        _SOURCES[str(real)] = spec
         try:
             loader_spec.loader.exec_module(module)
         except SystemExit as err:  # sys.exit() in a plug-in must not end stacksim quietly, whatever its code
@@ -96,7 +119,10 @@ def load_plugin(spec: str) -> None:
             raise ConfigError(f"plug-in {spec} called sys.exit({err.code!r}) while loading") from None
         except Exception as err:  # a user's module: report, don't crash
             del sys.modules[mod_name]
-            raise ConfigError(f"plug-in {spec} failed to import: {type(err).__name__}: {err}") from None
+            found = plugin_error(err)  # names the line: plug-in SPEC:LINE (in <module>): ...
+            raise ConfigError(
+                f"{found or f'plug-in {spec}: {type(err).__name__}: {err}'} (while importing it)"
+            ) from None
     else:
         try:
             importlib.import_module(spec)
@@ -108,3 +134,7 @@ def load_plugin(spec: str) -> None:
             raise ConfigError(f"plug-in module '{spec}' called sys.exit({err.code!r}) while loading") from None
         except Exception as err:  # a user's module: report, don't crash
             raise ConfigError(f"plug-in module '{spec}' failed to import: {type(err).__name__}: {err}") from None
+        for name, mod in list(sys.modules.items()):  # the module and, for a package, its submodules
+            source = getattr(mod, "__file__", None)
+            if source and (name == spec or name.startswith(spec + ".")):
+                _SOURCES[str(Path(source).resolve())] = f"{spec} ({Path(source).name})"

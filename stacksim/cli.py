@@ -449,6 +449,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("stacksim: interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # raised in a user's plug-in outside a simulation (else: a bug, shown as one)
+        from simcore.plugins import plugin_error
+
+        found = plugin_error(err)
+        if found is None:
+            raise
+        print(error_line(found), file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `stacksim run | head`
         sys.stderr.close()
         return 0

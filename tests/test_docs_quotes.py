@@ -14,8 +14,6 @@ import doc_quotes  # noqa: E402
 
 #: (page, command) -> why it is not run here
 NOT_RUN_HERE = {
-    ("traces-and-calibration.md", "validate"): "its measured.csv is made by the page's walk-through",
-    ("traces-and-calibration.md", "calibrate"): "its measured.csv is made by the page's walk-through",
     ("validate-your-hardware.md", "calibrate"): "checked by tests/test_trace_validate.py (tools/trace_docs_quotes.py)",
     ("validate-your-hardware.md", "validate"): "checked by tests/test_trace_validate.py (tools/trace_docs_quotes.py)",
 }

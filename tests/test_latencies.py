@@ -10,6 +10,7 @@ import pytest
 
 from models.platforms import PLATFORMS
 from scenarios.studies.latency_compare import (
+    FIO_PERCENTILES,
     calibrate_latencies,
     compare_latencies,
     read_latencies,
@@ -156,8 +157,66 @@ def test_the_direction_of_a_csv_is_given_and_calibration_refuses_what_it_cannot_
 
 
 def test_one_outlier_of_the_host_path_does_not_decide_the_spread():
-    from scenarios.studies.latency_compare import _trimmed_var
+    from scenarios.studies.latency_fit import trimmed_var
 
     rng = np.random.default_rng(1)
     x = rng.normal(10_000, 800, 5000)
-    assert _trimmed_var(np.append(x, 140_000.0)) == pytest.approx(800**2, rel=0.1)
+    assert trimmed_var(np.append(x, 140_000.0)) == pytest.approx(800**2, rel=0.1)
+
+
+# -- calibrate from samples in a CSV, and the spread from a fio JSON's percentiles (issue 46 blocker 2)
+SPREAD = {"ssd.read.base_ns": "9000", "ssd.read.sd_ns": "3000"}  # not the platform's spread (900 ns)
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """Latencies of a device with base 9 us and sd 3 us: as one latency_us column, as fio's JSON
+    (its default percentiles, mean and stddev) and as a percentile table without its mean."""
+    d = tmp_path_factory.mktemp("wide")
+    job = d / "j.fio"
+    job.write_text(JOB.format(engine="psync"))
+    sim, _svc, _cfg = simulated_latencies(str(job), PLAT, "clat", "read", SPREAD, seed=3)
+    csv = d / "lat.csv"
+    csv.write_text("latency_us\n" + "".join(f"{v / 1e3:.3f}\n" for v in sim))
+    pct = {p: int(np.quantile(sim, p / 100, method="inverted_cdf")) for p in FIO_PERCENTILES}
+    lat = {"min": 1, "max": int(sim.max()), "mean": float(sim.mean()), "stddev": float(sim.std()), "N": len(sim)}
+    lat["percentile"] = {f"{p:.6f}": v for p, v in pct.items()}
+    io = {"io_bytes": 4096 * len(sim), "iops": 1.0, "total_ios": len(sim), "clat_ns": lat}
+    fio_json = d / "r.json"
+    fio_json.write_text(json.dumps({"fio version": "fio-3.32", "jobs": [{"jobname": "j", "read": io, "write": {}}]}))
+    table = d / "table.csv"
+    table.write_text("percentile,latency_ns\n" + "".join(f"{p:g},{v}\n" for p, v in pct.items()))
+    return job, csv, fio_json, table
+
+
+def test_calibrate_takes_a_csv_of_per_io_latencies_and_validate_shows_its_mean(wide, tmp_path, capsys):
+    job, csv, _json, _table = wide
+    out = tmp_path / "cal.yaml"
+    rc = main(["calibrate", "--latencies", str(csv), "--job", str(job), "--platform", PLAT, "-o", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    fitted = capsys.readouterr().out
+    assert "ssd.read.base_ns=" in fitted and "ssd.read.sd_ns=" in fitted
+    cal = calibrate_latencies(read_latencies(str(csv)), str(job), PLAT)
+    assert cal["values"]["ssd.read.base_ns"] == pytest.approx(9000, rel=0.02)
+    assert cal["values"]["ssd.read.sd_ns"] == pytest.approx(3000, rel=0.1)
+    assert main(["validate", "--latencies", str(csv), "--job", str(job), "--platform", str(out)]) == 0
+    assert "\n  mean " in capsys.readouterr().out  # the mean of the samples is compared too
+
+
+@pytest.mark.parametrize("source", ["fio_json", "table"])
+def test_a_fio_json_or_a_table_gives_the_device_spread_too(wide, source):
+    job, _csv, fio_json, table = wide
+    m = read_latencies(str(fio_json if source == "fio_json" else table))
+    assert (m.mean_ns is None) == (source == "table")
+    cal = calibrate_latencies(m, str(job), PLAT)
+    assert cal["converged"] and cal["notes"] == []
+    assert cal["values"]["ssd.read.base_ns"] == pytest.approx(9000, rel=0.02)
+    assert cal["values"]["ssd.read.sd_ns"] == pytest.approx(3000, rel=0.1)  # the platform's is 900
+
+
+def test_a_table_that_cannot_give_the_device_is_refused(wide, tmp_path):
+    job = wide[0]
+    t = tmp_path / "tail.csv"
+    t.write_text("percentile,latency_us\n99.9,20\n")
+    with pytest.raises(ConfigError, match="at least two percentiles from p1 to p99"):
+        calibrate_latencies(read_latencies(str(t)), str(job), PLAT)

@@ -8,7 +8,7 @@ changes, re-make them:
     python tools/doc_quotes.py --check    # list the stale ones (exit 1)
     python tools/doc_quotes.py scaling.md # only the pages named
 
-Blocks whose inputs are made by the reader first (``measured.csv`` of a walk-through) are not run;
+Blocks whose inputs are made by the reader first (a file the page has them write) are not run;
 :func:`blocks` says which are skipped and why.
 """
 
@@ -28,6 +28,10 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```[^\n]*\n(\$ stacksim .*?)^```", re.S | re.M)
 #: quoted lines not compared: an elision, and the run's wall-clock figures
 _SKIP = re.compile(r"^\s*\.\.\.\s*$|\bwall\b")
+#: a fit's elapsed seconds (``(76 simulations, 6.4 s)``): compared as ``_``, the rest of the line as is
+_ELAPSED = re.compile(r"(simulations, )\d+(?:\.\d+)?( s\))")
+#: the options whose value is a file the command writes
+_OUTPUTS = ("--json", "-o", "--records", "--html", "--trace-out")
 
 
 @dataclass
@@ -61,7 +65,7 @@ def blocks() -> list[Block]:
 
 def _inputs_ok(arg: str, argv: list[str]) -> bool:
     i = argv.index(arg)
-    if i > 0 and argv[i - 1] in ("--json", "-o", "--records", "--html", "--trace-out"):
+    if i > 0 and argv[i - 1] in _OUTPUTS:
         return True  # an output
     return (ROOT / arg).exists()
 
@@ -71,8 +75,13 @@ def run(block: Block) -> list[str]:
     from stacksim import cli
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _chdir(ROOT):
-        cli.main(block.argv)
+    written = [ROOT / b for a, b in zip(block.argv, block.argv[1:]) if a in _OUTPUTS and not (ROOT / b).exists()]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _chdir(ROOT):
+            cli.main(block.argv)
+    finally:
+        for path in written:  # what the command wrote into the checkout (-o my-box.yaml)
+            path.unlink(missing_ok=True)
     return (out.getvalue() + err.getvalue()).splitlines()
 
 
@@ -91,11 +100,12 @@ def _chdir(path: Path):
 def stale_lines(block: Block, output: list[str]) -> list[str]:
     """The quoted lines the output no longer has (a line quoted more often than the output has it
     counts: a block of one line repeated is stale)."""
-    have = Counter(output)
+    have = Counter(_ELAPSED.sub(r"\1_\2", o) for o in output)
     stale = []
     for q in block.quoted:
         if _SKIP.search(q):
             continue
+        q = _ELAPSED.sub(r"\1_\2", q)
         if have[q] > 0:
             have[q] -= 1
         else:

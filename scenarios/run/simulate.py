@@ -33,6 +33,7 @@ from scenarios.run.result import Result
 from scenarios.run.server import simulate_server
 from scenarios.run.summary import Snapshot, summarize_host_run
 from simcore.errors import ConfigError
+from simcore.plugins import plugin_error
 from simcore.progress import RunProgress
 from simcore.stats import RecordChunks, record_sink, records_result
 
@@ -62,13 +63,19 @@ def simulate(
     (:mod:`scenarios.run.memory`)."""
     if isinstance(config, (RunConfig, ServerRunConfig, ReplayConfig)):
         check_run_memory(config)
-    with _deep_enough(config):
-        if isinstance(config, RunConfig):
-            return _simulate_host(config, tracer, records, progress, keep_model)
-        if isinstance(config, ServerRunConfig):
-            return simulate_server(config, tracer=tracer, records=records, keep_model=keep_model)
-        if isinstance(config, ReplayConfig):
-            return run_replay(config, progress=progress, records=records, keep_model=keep_model)
+    try:
+        with _deep_enough(config):
+            if isinstance(config, RunConfig):
+                return _simulate_host(config, tracer, records, progress, keep_model)
+            if isinstance(config, ServerRunConfig):
+                return simulate_server(config, tracer=tracer, records=records, keep_model=keep_model)
+            if isinstance(config, ReplayConfig):
+                return run_replay(config, progress=progress, records=records, keep_model=keep_model)
+    except Exception as err:  # raised in a user's plug-in: one message naming its file and line
+        found = plugin_error(err)
+        if found is None:
+            raise
+        raise found from None
     raise ConfigError(
         f"simulate: a {type(config).__name__} is not a configuration (expected RunConfig, "
         "ServerRunConfig or ReplayConfig)"

@@ -197,6 +197,9 @@ def format_study(res: StudyResult) -> str:
         for n, p in res.parameters.items():
             ci = p.get("ci95")
             ci_s = f"[{ci[0]:.6g}, {ci[1]:.6g}]" if ci and all(math.isfinite(c) for c in ci) else "-"
+            ci_s += {"clipped": "  (the Jacobian's, cut at the bounds)", "profile": "  (profile)"}.get(
+                p.get("ci_method", "linear"), ""
+            )
             out.append(f"  {n:{w}s}  {p['value']:12.6g}  {ci_s}")
     out.append(f"{res.constant} = " + json.dumps(res.fitted, indent=4))
     lw = max(len(r.label) for r in res.rows)
@@ -290,5 +293,8 @@ def fit_rows(
 
 
 def fit_parameters(fit) -> dict[str, dict[str, Any]]:
-    """``{name: {"value", "ci95"}}`` of a :class:`scenarios.studies.fitting.FitResult`."""
-    return {n: {"value": fit.values[n], "ci95": list(fit.ci95[n])} for n in fit.names}
+    """``{name: {"value", "ci95", "ci_method"}}`` of a :class:`scenarios.studies.fitting.FitResult`."""
+    method = fit.ci_method or {}
+    return {
+        n: {"value": fit.values[n], "ci95": list(fit.ci95[n]), "ci_method": method.get(n, "linear")} for n in fit.names
+    }

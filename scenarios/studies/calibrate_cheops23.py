@@ -91,6 +91,7 @@ def calibrate(runtime_ms: float = 60.0, *, max_iterations: int | None = None, pr
         lambda v: residuals(v, runtime_ms),
         progress=progress,
         max_iterations=max_iterations,
+        profile=False,  # a profile would cost several times the fit: the linear intervals, cut at the bounds
     )
     fit = {n: float(f"{v:.4g}") for n, v in res.values.items()}
     return fit, res

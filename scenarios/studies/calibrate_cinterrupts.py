@@ -91,6 +91,7 @@ def calibrate(runtime_ms: int = 200, *, max_iterations: int | None = None, progr
         lambda v: residuals(v, tgt, runtime_ms),
         progress=progress,
         max_iterations=max_iterations,
+        profile=False,  # a profile would cost several times the fit: the linear intervals, cut at the bounds
     )
     return {n: float(round(v, 1)) for n, v in res.values.items()}, res
 

@@ -100,6 +100,7 @@ def calibrate(runtime_ms: int = 100, *, max_iterations: int | None = None, progr
         lambda v: residuals(v, tgt, runtime_ms),
         progress=progress,
         max_iterations=max_iterations,
+        profile=False,  # a profile would cost several times the fit: the linear intervals, cut at the bounds
     )
     fit = {n: float(round(v, 1 if abs(v) >= 100 else 3)) for n, v in res.values.items()}
     return fit, res

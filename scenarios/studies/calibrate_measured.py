@@ -132,6 +132,9 @@ class Calibration:
     evaluations: int
     simulations: int
     wall_s: float
+    #: how each interval was found: ``linear`` (the Jacobian) or ``profile`` (the sum of squares'
+    #: profile, where the linearisation reaches past a bound: scenarios.studies.fitting)
+    ci_method: dict[str, str] | None = None
 
     @property
     def rms_pct(self) -> float:
@@ -271,6 +274,7 @@ def calibrate(
         len(cache),
         runner.simulations,
         time.perf_counter() - t0,
+        fit.ci_method,
     )
 
 
@@ -334,6 +338,8 @@ def format_calibration(cal: Calibration) -> str:
             if min(abs(cal.values[p.name] - p.lo), abs(cal.values[p.name] - p.hi)) < 1e-6 * (p.hi - p.lo)
             else ""
         )
+        if (cal.ci_method or {}).get(p.name) == "profile":
+            at += "  (profile)"
         out.append(f"  {p.name:{w}s}  {cal.start[p.name]:12.6g}  {cal.values[p.name]:12.6g}  [{lo:.6g}, {hi:.6g}]{at}")
     pw = max(8, *(len(r.point) for r in cal.rows))
     mw = max(6, *(len(r.metric) for r in cal.rows))

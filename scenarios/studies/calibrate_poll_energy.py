@@ -99,6 +99,7 @@ def calibrate(
         lambda v: residuals(list(v.values()), names, tgt, runtime_ms),
         progress=progress,
         max_iterations=max_iterations,
+        profile=False,  # a profile would cost several times the fit: the linear intervals, cut at the bounds
     )
     fit = dict(POLL_ENERGY_FIT)
     fit.update({n: float(round(v, 1)) for n, v in res.values.items()})

@@ -24,8 +24,10 @@ table (no p-value: a table is not a sample).
 
 ``calibrate_latencies`` fits the SSD's media service of the measured direction (``base_ns`` and
 ``sd_ns``) as ``calibrate --trace`` does for a depth-1 trace: the host path (the simulated latency
-minus its drawn media time) is simulated, and the measured mean and variance minus the host path's
-give the device's. Only a depth-1, one-thread job identifies it (no queueing behind other IOs).
+minus its drawn media time) is simulated, and the measured distribution less the host path's gives
+the device's (:mod:`scenarios.studies.latency_fit`: the mean and variance of samples; a table's
+percentiles, with its mean when known). Only a depth-1, one-thread job identifies it (no queueing
+behind other IOs).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from scenarios.config.host import resolve
 from scenarios.inputs.measurements import read_fio_json
 from scenarios.inputs.measurements.common import read_text
 from scenarios.run.simulate import simulate
+from scenarios.studies.latency_fit import fit_service
 from simcore.errors import ConfigError
 
 __all__ = [
@@ -75,6 +78,8 @@ class MeasuredLatencies:
     table: tuple[tuple[float, float], ...]
     mean_ns: float | None
     note: str = ""
+    #: the standard deviation the file states (fio JSON's ``stddev``), ns; None: not given
+    stddev_ns: float | None = None
 
     @property
     def n(self) -> int:
@@ -113,7 +118,14 @@ def _from_fio_json(path: str, kind: str | None, op: str | None) -> MeasuredLaten
             table = tuple(sorted(st.percentiles.items()))
             _check_table(table, st.mean_ns, f"{path}: job {res.jobname!r} {direction} {kind}_ns")
             return MeasuredLatencies(
-                path, kind, direction, None, table, st.mean_ns, note=f"fio JSON job {res.jobname!r}"
+                path,
+                kind,
+                direction,
+                None,
+                table,
+                st.mean_ns,
+                note=f"fio JSON job {res.jobname!r}",
+                stddev_ns=st.stddev_ns or None,
             )
     raise ConfigError(f"{path}: no job did {op or 'any'} IO")
 
@@ -157,7 +169,8 @@ def _from_csv(path: str, text: str, kind: str | None, op: str | None) -> Measure
         raise ConfigError(f"{path}: no latencies after the header")
     kind = kind or "lat"
     if pi is None:
-        return MeasuredLatencies(path, kind, op or "read", np.asarray(values), (), None)
+        s = np.asarray(values)
+        return MeasuredLatencies(path, kind, op or "read", s, (), float(s.mean()))
     table = tuple(sorted(zip(pcts, values)))
     _check_table(table, None, path)
     return MeasuredLatencies(path, kind, op or "read", None, table, None)
@@ -309,12 +322,11 @@ def _depth1_job(cfg, job_file: str) -> None:
 def calibrate_latencies(
     m: MeasuredLatencies, job_file: str, platform: str | None, sets: dict | None = None, seed: int = 1, passes: int = 4
 ) -> dict:
-    """Fit ``ssd.<op>.base_ns`` (and ``sd_ns`` from samples) so that the simulated host path plus
-    the device's service has the measured mean (and variance): see the module docstring. Returns
-    {'values': {key: value}, 'passes': n, 'host_path_us': mean, 'platform': name, 'converged': bool,
-    'notes': [what the caller should say]}."""
-    if m.mean_ns is None:
-        raise ConfigError(f"{m.path}: a percentile table without its mean cannot calibrate (give samples or fio JSON)")
+    """Fit ``ssd.<op>.base_ns`` and ``sd_ns`` so that the simulated host path plus the device's
+    service has the measured distribution (:mod:`scenarios.studies.latency_fit`: the mean and
+    variance of samples, or a table's percentiles), re-running the job with the fitted values until
+    they settle. Returns {'values': {key: value}, 'passes': n, 'host_path_us': mean, 'platform':
+    name, 'converged': bool, 'notes': [what the caller should say]}."""
     sets = dict(sets or {})
     values: dict[str, float] = {}
     host_mean = 0.0
@@ -322,24 +334,14 @@ def calibrate_latencies(
         sim, svc, cfg = simulated_latencies(job_file, platform, m.kind, m.op, {**sets, **values}, seed)
         if i == 0:
             _depth1_job(cfg, job_file)
-        svc_cfg = getattr(cfg.platform.ssd, m.op)
         host = sim - svc
         host_mean = float(host.mean())
         job = cfg.jobs[0]
         kib = max(0.0, (job.bs_read_bytes if m.op == "read" else job.bs_write_bytes) / 1024.0 - 4.0)
-        base = m.mean_ns - host_mean - svc_cfg.per_kib_ns * kib
-        if base <= 0:
-            raise ConfigError(
-                f"{m.path}: the measured mean ({m.mean_ns / 1e3:.3g} us) is below the simulated host path"
-                f" ({host_mean / 1e3:.3g} us) alone on this platform: the host costs are too high for these latencies"
-            )
+        base, sd, notes = fit_service(m, host, getattr(cfg.platform.ssd, m.op).per_kib_ns * kib)
         new = {f"ssd.{m.op}.base_ns": base}
-        notes = []
-        if m.samples_ns is not None:
-            var = _trimmed_var(m.samples_ns) - _trimmed_var(host)
-            new[f"ssd.{m.op}.sd_ns"] = math.sqrt(var) if var > 0 else 0.0
-            if var <= 0:
-                notes.append("the measured spread is within the simulated host path's: sd_ns fitted as 0")
+        if sd is not None:
+            new[f"ssd.{m.op}.sd_ns"] = sd
         done = values and all(abs(new[k] - values[k]) <= 1e-3 * max(1.0, abs(values[k])) for k in new)
         values = new
         if done:
@@ -348,11 +350,3 @@ def calibrate_latencies(
         notes.append(f"not converged after {passes} runs: the values of the last run")
     out = {"values": values, "passes": i + 1, "host_path_us": host_mean / 1e3, "platform": cfg.platform.name}
     return {**out, "converged": bool(done), "notes": notes}
-
-
-def _trimmed_var(x: np.ndarray) -> float:
-    """The sample variance of ``x`` without its 0.1% tails on each side (one outlier, a first IO that
-    found the CPU in a deep idle state, must not decide the device's spread)."""
-    lo, hi = np.quantile(x, (0.001, 0.999))
-    kept = x[(x >= lo) & (x <= hi)]
-    return float(np.var(kept, ddof=1)) if len(kept) > 1 else 0.0
