@@ -11,8 +11,6 @@ import json
 import math
 import sys
 
-from pydantic import ValidationError
-
 from simcore.errors import ConfigError, error_line
 from stacksim.fileargs import add_plugin_option, check_scenario_inputs, reads, writes
 
@@ -50,6 +48,17 @@ def _version() -> str:
     return f"stacksim {package_version()}: {describe()}"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: which code runs is found out (every compiled source hashed) only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
+
+
 def _add_records_options(run: argparse.ArgumentParser) -> None:
     """``run --records FILE`` and its ``--records-format``."""
     run.add_argument(
@@ -75,8 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--version",
-        action="version",
-        version=_version(),
+        action=_VersionAction,
         help="print the version and which code runs (compiled hot path or pure Python)",
     )
     sub = ap.add_subparsers(dest="cmd")
@@ -441,11 +449,6 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(error_line(err), file=sys.stderr)
         return EXIT_BAD_INPUT
-    except ValidationError as err:  # a model built without simcore.config.validate: still bad input
-        from simcore.config import format_validation_error
-
-        print(error_line(format_validation_error(err, where=err.title)), file=sys.stderr)
-        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("stacksim: interrupted", file=sys.stderr)
         return 130
@@ -460,6 +463,16 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `stacksim run | head`
         sys.stderr.close()
         return 0
+    except Exception as err:  # (pydantic imported here: `--version` and `--help` do without it)
+        from pydantic import ValidationError
+
+        if not isinstance(err, ValidationError):
+            raise
+        from simcore.config import format_validation_error
+
+        # a model built without simcore.config.validate: still bad input
+        print(error_line(format_validation_error(err, where=err.title)), file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

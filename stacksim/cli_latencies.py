@@ -69,10 +69,15 @@ def cmd_validate_latencies(args) -> int:
     for out, flag in ((args.json_out, "--json"), (args.html, "--html")):
         if out:
             check_output(out, flag)
+    from scenarios.studies.latency_sizing import sized_sets
+
     m = read_latencies(args.latencies, kind=args.latency_kind, op=args.latency_op)
-    sim, _svc, cfg = simulated_latencies(args.job, args.platform, m.kind, m.op, sets, seed=args.seed or 1)
+    sets, sized = sized_sets(m, args.job, args.platform, sets, seed=args.seed or 1)
+    sim, _svc, cfg = simulated_latencies(
+        args.job, args.platform, m.kind, m.op, sets, seed=args.seed or 1, progress=getattr(args, "progress", None)
+    )
     v = compare_latencies(m, sim)
-    v.update(job=args.job, platform=cfg.platform.name, seed=cfg.seed)
+    v.update(job=args.job, platform=cfg.platform.name, seed=cfg.seed, simulated=sized)
     print(format_latency_comparison(v))
     if args.json_out:
         write_json(args.json_out, v)

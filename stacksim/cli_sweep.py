@@ -93,10 +93,13 @@ def _add_sweep_parser(subparsers) -> None:
 def _add_axis_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--x",
-        help="size axis column (default bs; for a sweep without bs and numjobs columns, "
-        "its first axis that is not the policy, or the constant 'sweep' when it has one)",
+        help="size axis column: one report panel (analysis tile row) per value (default bs; for a sweep "
+        "that varies only one of bs and numjobs, or has neither, chosen from the axes it varies)",
     )
-    p.add_argument("--y", help="depth axis column (default numjobs; else the sweep's next axis)")
+    p.add_argument(
+        "--y",
+        help="depth axis column: along each panel's horizontal axis (default numjobs; else the sweep's next axis)",
+    )
     p.add_argument(
         "--policy-axis",
         action="append",

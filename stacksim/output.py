@@ -10,6 +10,7 @@ import os
 
 from models.cpu.power_limit import format_limit
 from simcore.outfile import data_to_stdout
+from simcore.stats import PLAT_REL_ERROR
 from stacksim.fileargs import check_file_args
 
 
@@ -27,11 +28,27 @@ def _f(value, fmt: str) -> str:
 
 
 def latency_line(s: dict) -> str:
+    """The latency line; a second line when a tail percentile shows below the mean by less than
+    a histogram bucket (percentiles are fio's histogram buckets' values, simcore/stats.py: a
+    near-constant latency can put the p99's bucket middle under the exact mean)."""
     lat = s["latency_us"]
-    return (
+    line = (
         f"  latency us: mean {_f(lat['mean'], '.2f')}  p50 {_f(lat['p50'], '.2f')}  p90 {_f(lat['p90'], '.2f')}"
         f"  p99 {_f(lat['p99'], '.2f')}  p99.9 {_f(lat['p99_9'], '.2f')}  max {_f(lat['max'], '.2f')}"
     )
+    mean = lat["mean"]
+    below = [
+        name
+        for name, key in (("p90", "p90"), ("p99", "p99"), ("p99.9", "p99_9"))
+        if mean is not None and lat[key] is not None and mean * (1 - PLAT_REL_ERROR) <= lat[key] < mean
+    ]
+    if below:
+        line += (
+            f"\n  ({', '.join(below)} below the mean by less than a histogram bucket: percentiles are the"
+            f" values of fio's latency-histogram buckets, each within {100 * PLAT_REL_ERROR:.2f}% of the exact"
+            " one; the mean is exact)"
+        )
+    return line
 
 
 def power_energy_lines(s: dict) -> list[str]:

@@ -148,3 +148,21 @@ def test_explain_without_a_job_explains_the_default_scenario(capsys):
     """Like `stacksim run`, `stacksim explain` with no job takes the built-in default scenario."""
     assert main(["explain", "--runtime-ms", "3", "--policies", "interrupt"]) == 0
     assert "interrupt" in capsys.readouterr().out
+
+
+def test_version_imports_no_model():
+    """``stacksim --version`` starts in a fraction of a second: it imports none of the simulator's
+    models, policies or scenarios, nor pydantic, numpy or simpy (each command imports what it does)."""
+    probe = (
+        "import json, sys\n"
+        "from stacksim.cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit as e:\n    assert e.code in (0, None), e.code\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, modules = out.stdout.splitlines()[0], json.loads(out.stdout.splitlines()[-1])
+    assert first.startswith("stacksim ") and ("compiled hot path" in first or "pure Python" in first)
+    heavy = ("models", "policies", "scenarios", "pydantic", "numpy", "simpy", "scipy", "plotly", "yaml")
+    assert [m for m in modules if m.split(".")[0] in heavy] == []
+    assert "simcore.compiled" in modules  # (it says which code runs)

@@ -169,6 +169,13 @@ def test_choose_axes_rules():
     # a host size x depth sweep: bs x numjobs, whatever the axis order
     host = _rows({"mode": ["i", "c"], "numjobs": [1, 4], "bs": ["4k", "64k"]}, lambda a: a["mode"])
     assert choose_axes(host) == ("bs", "numjobs", ("completion",))
+    # a block-size sweep at one numjobs: one panel (numjobs=1) with the sizes along it, not one
+    # panel per size with one point each; with another axis varied, the sizes' panels run along it
+    sizes = _rows({"mode": ["i", "c"], "numjobs": [1], "bs": ["4k", "64k", "1m"]}, lambda a: a["mode"])
+    assert choose_axes(sizes) == ("numjobs", "bs", ("completion",))
+    deep = _rows({"mode": ["i", "c"], "numjobs": [1], "bs": ["4k", "64k"], "iodepth": [1, 8]}, lambda a: a["mode"])
+    assert choose_axes(deep) == ("bs", "iodepth", ("completion",))
+    assert choose_axes(sizes, x="bs") == ("bs", "numjobs", ("completion",))  # as asked
     # two free axes after dropping the one that only names the policy (the 'mode' bundle)
     other = _rows({"mode": ["i", "c"], "iodepth": [1, 8], "rw": ["randread", "randwrite"]}, lambda a: a["mode"])
     assert choose_axes(other) == ("iodepth", "rw", ("completion",))

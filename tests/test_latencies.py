@@ -13,9 +13,12 @@ from scenarios.studies.latency_compare import (
     FIO_PERCENTILES,
     calibrate_latencies,
     compare_latencies,
+    exceeding_rows,
+    format_latency_comparison,
     read_latencies,
     simulated_latencies,
 )
+from scenarios.studies.latency_sizing import TAIL_IOS, ios_needed, sized_sets
 from simcore.errors import ConfigError
 from stacksim.cli import main
 
@@ -83,7 +86,10 @@ def test_tables_and_csvs_and_fio_json(tmp_path):
     m = read_latencies(str(t))
     assert m.samples_ns is None and m.table == ((50.0, 10500.0), (99.0, 14000.0), (99.9, 20000.0))
     v = compare_latencies(m, np.linspace(9000, 21000, 1001))
-    assert [r["stat"] for r in v["rows"]] == ["p50", "p99", "p99.9"] and v["ks"]["pvalue"] is None
+    assert [r["stat"] for r in v["rows"]] == ["mean", "p50", "p99", "p99.9"] and v["ks"]["pvalue"] is None
+    mean = v["rows"][0]  # a table without its mean: the simulated mean, nothing to compare it with
+    assert mean["measured_us"] is None and mean["error_pct"] is None and mean["simulated_us"] == pytest.approx(15.0)
+    assert "n/a" in format_latency_comparison(v) and exceeding_rows(v, 0.0) == ["p50", "p99", "p99.9"]
     s = tmp_path / "s.csv"
     s.write_text("latency_ns\n1000\n2000\n")
     assert list(read_latencies(str(s)).samples_ns) == [1000.0, 2000.0]
@@ -220,3 +226,30 @@ def test_a_table_that_cannot_give_the_device_is_refused(wide, tmp_path):
     t.write_text("percentile,latency_us\n99.9,20\n")
     with pytest.raises(ConfigError, match="at least two percentiles from p1 to p99"):
         calibrate_latencies(read_latencies(str(t)), str(job), PLAT)
+
+
+def test_a_long_measured_run_is_simulated_only_as_long_as_its_percentiles_need(tmp_path, capsys):
+    """fio's JSON of a 150 s run: the simulation runs enough IOs for the table's p99.99 (TAIL_IOS
+    beyond it), not 150 s, with a short ramp, and says so; a runtime given runs as given."""
+    t = tmp_path / "t.csv"
+    t.write_text("percentile,latency_us\n50,10\n99,14\n99.99,30\n")
+    m = read_latencies(str(t))
+    assert ios_needed(m) == TAIL_IOS * 10_000 == 100_000
+    job = tmp_path / "long.fio"
+    job.write_text(
+        JOB.format(engine="psync").replace("runtime=20ms", "runtime=150").replace("ramp_time=2ms", "ramp_time=5")
+    )
+    sets, said = sized_sets(m, str(job), PLAT, {}, seed=1)
+    # 100,000 IOs at the table's median of 10 us, one IO in flight, with a 1.5x margin: 1.5 s
+    assert sets == {"runtime": "1500ms", "ramp_time": "110ms"}
+    assert "1,500 ms of the job's 150 s" in said and "100,000 IOs" in said and "110 ms of its 5 s" in said
+    assert sized_sets(m, str(job), PLAT, {"runtime": "20ms", "ramp_time": "1ms"}, seed=1) == (
+        {"runtime": "20ms", "ramp_time": "1ms"},
+        "",
+    )
+    short = tmp_path / "short.fio"
+    short.write_text(JOB.format(engine="psync"))
+    assert sized_sets(m, str(short), PLAT, {}, seed=1) == ({}, "")  # 20 ms: shorter than needed, as it is
+    rc = main(["validate", "--latencies", str(t), "--job", str(job), "--platform", PLAT, "--runtime-ms", "30"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "a ramp of 110 ms of its 5 s" in out and "  mean " in out

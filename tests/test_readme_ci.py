@@ -99,11 +99,12 @@ def test_first_readme_command_works_in_a_clean_copy(tmp_path):
     )
     (Path(site) / "_parent_site_packages.pth").write_text("".join(f"{p}\n" for p in parents))
     # a machine without a C compiler (CC=false): the compiled hot path fails to build, the install
-    # goes on in pure Python (setup.py) and says so
+    # goes on in pure Python (setup.py) and says so (an empty build cache: no build of these sources
+    # copied from an earlier install)
     pip = subprocess.run(
         [str(venv_python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-e", "."],
         cwd=repo,
-        env={**env, "CC": "false"},
+        env={**env, "CC": "false", "STACKSIM_BUILD_CACHE": str(tmp_path / "build-cache")},
         capture_output=True,
         text=True,
         timeout=300,

@@ -117,3 +117,17 @@ def test_memory_does_not_grow_with_the_number_of_ios(monkeypatch):
     assert n1 - n0 > 14_000
     per_io_bytes = (m1 - m0) * 1e6 / (n1 - n0)
     assert per_io_bytes < 8, f"peak memory grows by {per_io_bytes:.1f} bytes per IO"
+
+
+def test_a_tail_percentile_below_the_mean_is_said_to_be_a_histogram_bucket():
+    """Latencies spread within one histogram bucket (26,880-27,136 ns: its middle 27,008): every
+    percentile is that bucket's middle, below the exact mean 27,050; the summary says why."""
+    from stacksim.output import latency_line
+
+    s = {"latency_us": LatencyStats.of(np.array([26_970.0, 27_130.0] * 500)).summary_us()}
+    assert s["latency_us"]["p99"] < s["latency_us"]["mean"] == pytest.approx(27.05)
+    assert abs(s["latency_us"]["p99"] * 1e3 - 27_130.0) <= PLAT_REL_ERROR * 27_130.0  # (the bound holds)
+    text = latency_line(s)
+    assert "p90, p99, p99.9 below the mean by less than a histogram bucket" in text and "0.78%" in text
+    wide = {"latency_us": LatencyStats.of(np.linspace(20_000.0, 40_000.0, 1000)).summary_us()}
+    assert "\n" not in latency_line(wide)  # ordinary percentiles: no note

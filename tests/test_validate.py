@@ -243,3 +243,42 @@ def test_points_csv_with_job_file_and_power_log(tmp_path):
     job = cfg.jobs[0]
     assert job.bs_read_bytes == 8192 and job.numjobs == 2  # job file, then the point's columns
     assert job.runtime_ns == 5_000_000 and job.ramp_time_ns == 10_000_000  # simulated length, not measured
+
+
+def test_values_near_zero_are_compared_by_an_absolute_tolerance():
+    """fio's 2e-5 context switches per IO against a predicted 0 is agreement, not -100%: a value
+    measured below its metric's absolute tolerance is judged by the difference, not in the MAPE."""
+    from scenarios.studies.near_zero import ABSOLUTE_TOLERANCE
+    from scenarios.studies.validation import Validation, ValidationRow, format_validation
+
+    tol = ABSOLUTE_TOLERANCE["context_switches_per_io"]
+    rows = [
+        ValidationRow("a", "iops", 100.0, 102.0),
+        ValidationRow("a", "context_switches_per_io", 2e-5, 0.0),
+        ValidationRow("b", "iops", 100.0, 96.0),
+        ValidationRow("b", "context_switches_per_io", 1.0, 0.9),  # not near zero: relative, -10%
+    ]
+    v = Validation(rows, max_error_pct=12)
+    assert v.mape_pct == pytest.approx((2 + 4 + 10) / 3)
+    assert v.passed and v.worst.metric == "context_switches_per_io" and v.worst.point == "b"
+    text = format_validation(v)
+    assert "MAPE 5.33% over 3 values" in text and "-100" not in text
+    assert "1 value(s) measured near zero" in text and f"context_switches_per_io +-{tol:g}" in text
+    assert "all within" in text and "PASS" in text
+    row = v.to_dict()["rows"][1]
+    assert row["difference"] == pytest.approx(-2e-5) and row["near_zero_within"] is True
+    # a prediction far from a near-zero measurement still fails the bound
+    bad = Validation([rows[0], ValidationRow("a", "context_switches_per_io", 2e-5, 0.5)], max_error_pct=12)
+    assert not bad.passed and "1 past it" in format_validation(bad) and "FAIL: 1 of 2" in format_validation(bad)
+
+
+def test_a_measured_zero_is_refused_only_where_a_relative_error_is_needed():
+    from scenarios.studies.points import Point
+    from scenarios.studies.validation import check_measured_values
+
+    points = [Point(label="p", config={}, metrics={"context_switches_per_io": 0.0, "iops": 1.0})]
+    check_measured_values(points, ["context_switches_per_io"], near_zero_ok=True)  # validate: by difference
+    with pytest.raises(ConfigError, match="non-zero"):
+        check_measured_values(points, ["context_switches_per_io"])  # calibrate fits relative residuals
+    with pytest.raises(ConfigError, match="non-zero"):
+        check_measured_values([Point(label="p", config={}, metrics={"iops": 0.0})], ["iops"], near_zero_ok=True)

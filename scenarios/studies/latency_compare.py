@@ -216,12 +216,19 @@ def _from_fio_log(path: str, text: str, kind: str | None, op: str | None) -> Mea
 
 
 def simulated_latencies(
-    job_file: str, platform: str | None, kind: str, op: str, sets: dict | None = None, seed: int = 1
+    job_file: str,
+    platform: str | None,
+    kind: str,
+    op: str,
+    sets: dict | None = None,
+    seed: int = 1,
+    progress: bool | None = False,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Run ``job_file`` (its own runtime unless ``sets`` gives one) and return the simulated
-    ``kind`` latencies of direction ``op`` and their drawn media times (ns), and the config."""
+    ``kind`` latencies of direction ``op`` and their drawn media times (ns), and the config
+    (``progress``: a progress line, None: when standard error is a terminal)."""
     cfg = resolve(job_file=job_file, platform=platform, sets=dict(sets or {}), seed=seed)
-    rec = simulate(cfg, records=True).records
+    rec = simulate(cfg, records=True, progress=progress).records
     sel = rec["op"] == op
     if not sel.any():
         raise ConfigError(f"{job_file}: the simulated job did no {op} IO to compare with")
@@ -253,8 +260,8 @@ def compare_latencies(m: MeasuredLatencies, sim_ns: np.ndarray) -> dict:
         gaps = [abs(p / 100.0 - np.searchsorted(s, ns, side="right") / len(s)) for p, ns in points]
         ks_out = {"statistic": float(max(gaps)), "pvalue": None, "against": "table"}
     rows = []
-    if m.mean_ns is not None:
-        rows.append(_row("mean", m.mean_ns, float(np.mean(sim_ns))))
+    # the mean row always (a table without a mean: the simulated mean beside n/a)
+    rows.append(_row("mean", m.mean_ns, float(np.mean(sim_ns))))
     rows += [_row(f"p{p:g}", ns, _quantile(sim_ns, p)) for p, ns in points]
     return {
         "latencies": m.path,
@@ -268,18 +275,18 @@ def compare_latencies(m: MeasuredLatencies, sim_ns: np.ndarray) -> dict:
     }
 
 
-def _row(stat: str, measured_ns: float, simulated_ns: float) -> dict:
+def _row(stat: str, measured_ns: float | None, simulated_ns: float) -> dict:
     return {
         "stat": stat,
-        "measured_us": measured_ns / 1e3,
+        "measured_us": None if measured_ns is None else measured_ns / 1e3,
         "simulated_us": simulated_ns / 1e3,
-        "error_pct": (simulated_ns / measured_ns - 1.0) * 100.0,
+        "error_pct": None if measured_ns is None else (simulated_ns / measured_ns - 1.0) * 100.0,
     }
 
 
 def exceeding_rows(v: dict, max_error_pct: float) -> list[str]:
     """The statistics whose error exceeds ``max_error_pct``."""
-    return [r["stat"] for r in v["rows"] if abs(r["error_pct"]) > max_error_pct]
+    return [r["stat"] for r in v["rows"] if r["error_pct"] is not None and abs(r["error_pct"]) > max_error_pct]
 
 
 def format_latency_comparison(v: dict) -> str:
@@ -292,8 +299,13 @@ def format_latency_comparison(v: dict) -> str:
     ]
     if v["note"]:
         lines.append(f"  ({v['note']})")
+    if v.get("simulated"):
+        lines.append(f"  ({v['simulated']})")
     lines.append(f"  {'stat':<8} {'measured us':>12} {'simulated us':>13} {'error':>8}")
     for r in v["rows"]:
+        if r["measured_us"] is None:  # a table without its mean
+            lines.append(f"  {r['stat']:<8} {'n/a':>12} {r['simulated_us']:>13.5g}")
+            continue
         lines.append(
             f"  {r['stat']:<8} {r['measured_us']:>12.5g} {r['simulated_us']:>13.5g} {signed(r['error_pct'])}%".rstrip()
         )

@@ -41,10 +41,14 @@ def _figure(m: MeasuredLatencies, sim_ns: np.ndarray) -> go.Figure:
     return fig
 
 
+def _g(value) -> str:
+    return "n/a" if value is None else f"{value:.5g}"
+
+
 def _table(v: dict) -> str:
     rows = "".join(
-        f"<tr><td>{html.escape(r['stat'])}</td><td>{r['measured_us']:.5g}</td><td>{r['simulated_us']:.5g}</td>"
-        f"<td>{signed(r['error_pct'])}%</td></tr>"
+        f"<tr><td>{html.escape(r['stat'])}</td><td>{_g(r['measured_us'])}</td><td>{r['simulated_us']:.5g}</td>"
+        f"<td>{'n/a' if r['error_pct'] is None else signed(r['error_pct']) + '%'}</td></tr>"
         for r in v["rows"]
     )
     return "<table><tr><th>stat</th><th>measured us</th><th>simulated us</th><th>error</th></tr>" + rows + "</table>"

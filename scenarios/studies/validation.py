@@ -49,6 +49,7 @@ from scenarios.inputs.measurements.fio_json import DirStats, LatStats
 from scenarios.run.simulate import simulate
 from scenarios.studies import calibrate_io_schedulers as cis
 from scenarios.studies import calibrate_poll_energy as cpe
+from scenarios.studies.near_zero import absolute_tolerance
 from scenarios.studies.points import Point
 from scenarios.studies.suite_cheops23 import cheops23_points
 from scenarios.studies.suite_icpe24 import icpe24_points
@@ -373,13 +374,34 @@ class ValidationRow:
 
     @property
     def error(self) -> float:
-        """Relative error, predicted / measured - 1."""
+        """Relative error, predicted / measured - 1 (infinite for a measured 0 and a non-zero prediction)."""
+        if self.measured == 0:
+            return 0.0 if self.predicted == 0 else math.copysign(math.inf, self.predicted)
         return self.predicted / self.measured - 1.0
 
     @property
+    def absolute(self) -> float | None:
+        """The metric's absolute tolerance when the measured value is near zero, below it
+        (scenarios/studies/near_zero.py): then the row is judged by its difference; else None."""
+        tol = absolute_tolerance(self.metric)
+        return tol if tol is not None and abs(self.measured) < tol else None
+
+    @property
+    def difference(self) -> float:
+        return self.predicted - self.measured
+
+    @property
     def within(self) -> bool | None:
-        """Within the point's own tolerance (None: the point states none)."""
+        """Within the point's own tolerance (None: the point states none); a value near zero
+        within its metric's absolute tolerance."""
+        if self.absolute is not None:
+            return None if self.tolerance is None else self.near_ok
         return None if self.tolerance is None else abs(self.error) <= self.tolerance
+
+    @property
+    def near_ok(self) -> bool:
+        """A value near zero: the difference within the metric's absolute tolerance."""
+        return self.absolute is not None and abs(self.difference) <= self.absolute
 
 
 @dataclass
@@ -388,38 +410,53 @@ class Validation:
     max_error_pct: float | None = None
 
     @property
-    def mape_pct(self) -> float:
-        return 100.0 * sum(abs(r.error) for r in self.rows) / len(self.rows)
+    def relative(self) -> list[ValidationRow]:
+        """The rows compared by relative error (all but those near zero)."""
+        return [r for r in self.rows if r.absolute is None]
 
     @property
-    def worst(self) -> ValidationRow:
-        return max(self.rows, key=lambda r: abs(r.error))
+    def near_zero(self) -> list[ValidationRow]:
+        return [r for r in self.rows if r.absolute is not None]
+
+    @property
+    def mape_pct(self) -> float | None:
+        rel = self.relative
+        return 100.0 * sum(abs(r.error) for r in rel) / len(rel) if rel else None
+
+    @property
+    def worst(self) -> ValidationRow | None:
+        return max(self.relative, key=lambda r: abs(r.error), default=None)
 
     @property
     def passed(self) -> bool:
-        """Every value within ``max_error_pct`` (if given) and within its point's own tolerance."""
+        """Every value within ``max_error_pct`` (if given) and within its point's own tolerance;
+        with a bound, every value near zero within its absolute tolerance."""
         if any(r.within is False for r in self.rows):
             return False
-        return self.max_error_pct is None or 100.0 * abs(self.worst.error) <= self.max_error_pct
+        if self.max_error_pct is None:
+            return True
+        w = self.worst
+        return (w is None or 100.0 * abs(w.error) <= self.max_error_pct) and all(r.near_ok for r in self.near_zero)
 
     def to_dict(self) -> dict:
+        w = self.worst
         return {
-            "rows": [
-                {
-                    "point": r.point,
-                    "metric": r.metric,
-                    "measured": r.measured,
-                    "predicted": r.predicted,
-                    "error_pct": 100.0 * r.error,
-                    **({"tolerance_pct": 100.0 * r.tolerance, "within": r.within} if r.tolerance is not None else {}),
-                }
-                for r in self.rows
-            ],
+            "rows": [_row_dict(r) for r in self.rows],
             "mape_pct": self.mape_pct,
-            "max_error_pct": 100.0 * abs(self.worst.error),
+            "max_error_pct": None if w is None else 100.0 * abs(w.error),
             "bound_pct": self.max_error_pct,
             "passed": self.passed,
         }
+
+
+def _row_dict(r: ValidationRow) -> dict:
+    out = {"point": r.point, "metric": r.metric, "measured": r.measured, "predicted": r.predicted}
+    out["error_pct"] = 100.0 * r.error if math.isfinite(r.error) else None
+    if r.absolute is not None:  # near zero: judged by the difference, not in the MAPE
+        out.update(difference=r.difference, absolute_tolerance=r.absolute, near_zero_within=r.near_ok)
+    if r.tolerance is not None:
+        out.update(tolerance_pct=100.0 * r.tolerance, within=r.within)
+    return out
 
 
 def select_metrics(points: list[Point], metrics: list[str] | None) -> list[str]:
@@ -435,10 +472,14 @@ def select_metrics(points: list[Point], metrics: list[str] | None) -> list[str]:
     return list(metrics)
 
 
-def check_measured_values(points: list[Point], metrics: list[str]) -> None:
+def check_measured_values(points: list[Point], metrics: list[str], *, near_zero_ok: bool = False) -> None:
+    """Each measured value finite and non-zero (``near_zero_ok``: a zero is fine for a metric
+    compared by an absolute tolerance near zero)."""
     for p in points:
         for m in metrics:
             v = p.metrics.get(m)
+            if v == 0 and near_zero_ok and absolute_tolerance(m) is not None:
+                continue
             if v is not None and (v == 0 or not math.isfinite(v)):
                 raise ConfigError(
                     f"point {p.label}: measured {m} = {v:g}; a relative error needs a finite non-zero value"
@@ -455,7 +496,7 @@ def validate_points(
 ) -> Validation:
     """Simulate every point and compare each measured metric (``metrics``: a subset)."""
     names = select_metrics(points, metrics)
-    check_measured_values(points, names)
+    check_measured_values(points, names, near_zero_ok=True)
     tty = sys.stderr.isatty() if progress is None else progress
     rows = []
     for i, p in enumerate(points, 1):
@@ -475,6 +516,41 @@ def validate_points(
     return Validation(rows, max_error_pct)
 
 
+def _off(v: Validation, r: ValidationRow) -> bool:
+    """Past ``--max-error``: a relative error over it, a value near zero past its absolute tolerance."""
+    if v.max_error_pct is None:
+        return False
+    return not r.near_ok if r.absolute is not None else 100 * abs(r.error) > v.max_error_pct
+
+
+def _row_line(v: Validation, r: ValidationRow, pw: int, mw: int, bounds: bool) -> str:
+    flag = "  <-- over the bound" if _off(v, r) else ""
+    own = ""
+    if bounds:
+        result = "-" if r.within is None else "pass" if r.within else "FAIL"
+        bound = "-" if r.tolerance is None else f"{100 * r.tolerance:.0f}%"
+        own = f"  {bound:>6s}  {result}"
+    if r.absolute is not None:  # near zero: the difference, marked (see the line below the table)
+        error = f"{r.difference:+8.2g}*"
+        flag = flag or ("" if r.near_ok else f"  <-- past +-{r.absolute:g}")
+    else:
+        error = f"{signed(100 * r.error, 2, 7)}%"
+    return f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}  {error}{own}{flag}"
+
+
+def _near_zero_line(v: Validation) -> str | None:
+    near = v.near_zero
+    if not near:
+        return None
+    tols = ", ".join(f"{m} +-{t:g}" for m, t in dict.fromkeys((r.metric, r.absolute) for r in near))
+    bad = sum(1 for r in near if not r.near_ok)
+    return (
+        f"* {len(near)} value(s) measured near zero, compared by the difference (predicted - measured) "
+        f"against an absolute tolerance ({tols}; scenarios/studies/near_zero.py), not in the MAPE: "
+        + (f"{bad} past it" if bad else "all within")
+    )
+
+
 def format_validation(v: Validation) -> str:
     """The table of values (point, metric, measured, predicted, error); with points' own tolerances
     a ``bound`` column and each value's pass/fail, then the summary lines."""
@@ -483,23 +559,15 @@ def format_validation(v: Validation) -> str:
     bounds = any(r.tolerance is not None for r in v.rows)
     head = f"{'point':{pw}s}  {'metric':{mw}s}  {'measured':>12s}  {'predicted':>12s}  {'error':>8s}"
     out = [head + (f"  {'bound':>6s}  result" if bounds else "")]
-    for r in v.rows:
-        flag = ""
-        if v.max_error_pct is not None and 100 * abs(r.error) > v.max_error_pct:
-            flag = "  <-- over the bound"
-        own = ""
-        if bounds:
-            result = "-" if r.within is None else "pass" if r.within else "FAIL"
-            bound = "-" if r.tolerance is None else f"{100 * r.tolerance:.0f}%"
-            own = f"  {bound:>6s}  {result}"
+    out += [_row_line(v, r, pw, mw, bounds) for r in v.rows]
+    w, rel = v.worst, v.relative
+    if w is not None and v.mape_pct is not None:
         out.append(
-            f"{r.point:{pw}s}  {r.metric:{mw}s}  {r.measured:12.5g}  {r.predicted:12.5g}"
-            f"  {signed(100 * r.error, 2, 7)}%{own}{flag}"
+            f"MAPE {v.mape_pct:.2f}% over {len(rel)} values; max {100 * abs(w.error):.2f}% ({w.point}, {w.metric})"
         )
-    w = v.worst
-    out.append(
-        f"MAPE {v.mape_pct:.2f}% over {len(v.rows)} values; max {100 * abs(w.error):.2f}% ({w.point}, {w.metric})"
-    )
+    near = _near_zero_line(v)
+    if near:
+        out.append(near)
     if bounds:
         own_rows = [r for r in v.rows if r.within is not None]
         bad = sum(1 for r in own_rows if not r.within)
@@ -508,7 +576,7 @@ def format_validation(v: Validation) -> str:
             + (f", {bad} FAIL" if bad else "")
         )
     if v.max_error_pct is not None:
-        bad = sum(1 for r in v.rows if 100 * abs(r.error) > v.max_error_pct)
+        bad = sum(1 for r in v.rows if _off(v, r))
         out.append(
             f"PASS: every error within {v.max_error_pct:g}%"
             if v.passed

@@ -56,7 +56,7 @@ def choose_axes(
         return x, y, paxes
     present = set(k for r in rows for k in r)
     if {DEFAULT_X, DEFAULT_Y} <= present and x in (None, DEFAULT_X) and y in (None, DEFAULT_Y):
-        return DEFAULT_X, DEFAULT_Y, paxes
+        return _host_axes(rows, x, y, paxes)
     free = [a for a in axis_columns(rows) if a not in paxes and a not in (x, y) and not _names_policy(rows, a, paxes)]
     if x is None and y is None:
         if len(free) >= 2:
@@ -71,6 +71,28 @@ def choose_axes(
         + (f" (sweep axes: {', '.join(axis_columns(rows))})" if axis_columns(rows) else "")
         + "; name them with --x and --y"
     )
+
+
+def _varies(rows: Sequence[Row], axis: str) -> bool:
+    return len({_fmt(r.get(axis)) for r in rows}) > 1
+
+
+def _host_axes(
+    rows: Sequence[Row], x: str | None, y: str | None, paxes: tuple[str, ...]
+) -> tuple[str, str, tuple[str, ...]]:
+    """bs x numjobs, unless only one of them varies (a block-size sweep at one numjobs would be one
+    tile, and one report panel, per size with one point each): then the one that varies runs along
+    the other axis the sweep varies, else along the constant one (one panel, sizes across it)."""
+    fixed = [a for a in (DEFAULT_X, DEFAULT_Y) if not _varies(rows, a)]
+    if x is not None or y is not None or len(fixed) != 1:
+        return DEFAULT_X, DEFAULT_Y, paxes
+    moving = DEFAULT_Y if fixed[0] == DEFAULT_X else DEFAULT_X
+    others = [
+        a
+        for a in axis_columns(rows)
+        if a not in paxes and a not in (DEFAULT_X, DEFAULT_Y) and _varies(rows, a) and not _names_policy(rows, a, paxes)
+    ]
+    return (moving, others[0], paxes) if others else (fixed[0], moving, paxes)
 
 
 def _names_policy(rows: Sequence[Row], axis: str, paxes: Sequence[str]) -> bool:
