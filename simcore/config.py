@@ -6,7 +6,9 @@ a key is an error that names the key, and a configuration can be exported as a J
 
 from __future__ import annotations
 
+import difflib
 import re
+import typing
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -123,9 +125,40 @@ def _is_branch(part: Any) -> bool:
     return isinstance(part, str) and ("[" in part or part in ("bool", "int", "float", "str", "none"))
 
 
-def format_validation_error(err: ValidationError, *, where: str) -> str:
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    """The model class a field holds (itself, or inside ``X | None``, ``list[X]``, ...), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _submodel(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _unknown_key(model: type[BaseModel] | None, loc: tuple) -> str:
+    """ "unknown key", with the valid keys of the model that holds it and the closest one, when the
+    location leads through ``model``'s fields to it."""
+    cur = model
+    for part in loc[:-1]:
+        if cur is None:
+            break
+        if isinstance(part, int) or _is_branch(part):
+            continue
+        field = cur.model_fields.get(str(part))
+        cur = _submodel(field.annotation) if field is not None else None
+    if cur is None or not loc:
+        return "unknown key"
+    valid = sorted(cur.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"unknown key (valid: {', '.join(valid)}){hint}"
+
+
+def format_validation_error(err: ValidationError, *, where: str, model: type[BaseModel] | None = None) -> str:
     """One readable message per bad field, naming the dotted field path (the members of a union
-    are folded into one message: the most specific one, e.g. "not finite" over "not a string")."""
+    are folded into one message: the most specific one, e.g. "not finite" over "not a string");
+    with ``model`` (the model validated), an unknown key lists the valid ones."""
     best: dict[str, dict] = {}
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"] if not _is_branch(p)) or "(top level)"
@@ -139,7 +172,7 @@ def format_validation_error(err: ValidationError, *, where: str) -> str:
     for loc, e in best.items():
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = _unknown_key(model, tuple(p for p in e["loc"] if not _is_branch(p)))
         elif e["type"] == "missing":
             msg = "required key is missing"
         got = ""
@@ -155,7 +188,7 @@ def validate(model: type[M], data: Any, *, where: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(format_validation_error(err, where=where)) from None
+        raise ConfigError(format_validation_error(err, where=where, model=model)) from None
 
 
 def refuse_ambiguous(name: str, builtins, what: str) -> None:

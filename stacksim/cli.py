@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list", help="list built-in scenarios, platforms and policies")
     lst.add_argument("name", nargs="?", help="show this scenario, platform or sweep with its whole description")
     sch = sub.add_parser("schema", help="print the JSON schema of a configuration model")
-    sch.add_argument("what", nargs="?", default="scenario", choices=["scenario", "platform", "queue", "run"])
+    sch.add_argument("what", nargs="?", default="scenario", choices=["scenario", "platform", "queue", "run", "sweep"])
     from stacksim import cli_platform, cli_probe, cli_sweep, cli_traces
 
     for module in (cli_traces, cli_sweep, cli_probe, cli_platform):
@@ -389,6 +389,7 @@ def _describe_one(name: str, described: dict[str, dict[str, str]]) -> int:
     if not found:
         known = sorted({n for entries in described.values() for n in entries})
         raise ConfigError(f"nothing built in is named '{name}' (named: {', '.join(known)})")
+    from stacksim.cli_describe import config_lines
     from stacksim.cli_platform import CPU_HEADING, SSD_HEADING, describe_preset
 
     for heading, desc in found:
@@ -401,6 +402,8 @@ def _describe_one(name: str, described: dict[str, dict[str, str]]) -> int:
             if desc
             else "  (no description)"
         )
+        for line in config_lines(name, heading):  # a scenario's or sweep's whole configuration
+            print(line)
     return 0
 
 
@@ -422,8 +425,10 @@ def cmd_schema(args) -> int:
     from models.os.block.queue import QueueConfig
     from models.platform import PlatformConfig
     from scenarios.config.host import RunConfig, ScenarioFile
+    from scenarios.studies.sweep import SweepFile
 
-    model = {"scenario": ScenarioFile, "platform": PlatformConfig, "queue": QueueConfig, "run": RunConfig}[args.what]
+    models = {"scenario": ScenarioFile, "platform": PlatformConfig, "queue": QueueConfig, "run": RunConfig}
+    model = {**models, "sweep": SweepFile}[args.what]
     print(json.dumps(model.model_json_schema(), indent=2))
     return 0
 

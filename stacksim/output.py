@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from pathlib import Path
 
 from models.cpu.power_limit import format_limit
 from simcore.outfile import data_to_stdout
@@ -76,13 +77,31 @@ def _media(v) -> str:
     return "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else f"{v:,}"
 
 
-def format_summary(result: dict) -> str:
-    """A readable terminal summary of one run."""
+def _policies(s: dict, io_scheduler: str | None, plugins: tuple[str, ...]) -> str:
+    """``policies: interrupt, IO scheduler mq-deadline; plug-ins: min_hybrid.py``: the completion
+    policies the run used, the IO scheduler of its devices and the plug-ins loaded for it."""
+    text = "policies: " + ", ".join(s["completion_policies"])
+    if io_scheduler is not None:
+        text += f", IO scheduler {io_scheduler}"
+    return text + (f"; plug-ins: {', '.join(plugins)}" if plugins else "")
+
+
+def _plugin_names(result: dict, own: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The plug-ins of a run by name: the configuration's (``own``) and the ``--plugin`` files of
+    its provenance, each once (a file by its base name)."""
+    prov = result.get("provenance") or {}
+    paths = [*own, *(str(p.get("path")) for p in prov.get("cli_plugins") or [] if isinstance(p, dict))]
+    return tuple(dict.fromkeys(Path(p).name if p.endswith(".py") else p for p in paths))
+
+
+def format_summary(result: dict, io_scheduler: str | None = None, plugins: tuple[str, ...] = ()) -> str:
+    """A readable terminal summary of one run (``io_scheduler``: the devices' scheduler, after
+    fio's ``ioscheduler``; ``plugins``: the configuration's plug-ins)."""
     s = result["summary"]
     sim = result["sim"]
     out = [
         f"stacksim {result['scenario']} on {result['platform']}"
-        f" (seed {result['seed']}, policies: {', '.join(s['completion_policies'])})",
+        f" (seed {result['seed']}, {_policies(s, io_scheduler, _plugin_names(result, plugins))})",
         f"  IOPS {s['iops']:,.0f}   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s   IOs {s['ios']:,}",
         latency_line(s),
         f"  CPU utilization {100 * s['cpu_utilization']:.1f}% of all logical CPUs"
@@ -178,7 +197,12 @@ def format_replay(result: dict) -> str:
 
 def format_run(cfg):
     """The terminal summary of a run of ``cfg``, by its kind (host or server)."""
-    return {"host": format_summary, "server": format_server_summary}[cfg.kind]
+    if cfg.kind == "server":
+        return format_server_summary
+    from scenarios.run.iosched_switch import switched_queue
+
+    sched = switched_queue(cfg.queue, cfg.jobs).scheduler
+    return lambda result: format_summary(result, io_scheduler=sched, plugins=tuple(cfg.plugins))
 
 
 def format_server_summary(result: dict) -> str:

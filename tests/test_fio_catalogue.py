@@ -33,16 +33,15 @@ def test_every_catalogue_name_is_classified_and_nothing_else():
             assert spec.reason, name  # every refusal says why
 
 
-@pytest.mark.parametrize(
-    "line,name",
-    [
-        ("random_sequence_stride=1", "random_sequence_stride"),
-        ("verify_write_sequence=0", "verify_write_sequence"),
-    ],
-)
+@pytest.mark.parametrize("line,name", [("verify_write_sequence=0", "verify_write_sequence")])
 def test_issue_examples_are_accepted_and_listed(line, name):
     f = parse_fio_text(JOB + line + "\n")
     assert name in f.ignored_options
+
+
+def test_random_sequence_stride_is_modelled_not_ignored():
+    (job,) = parse_fio_text(JOB + "random_distribution=sequence:1,0\nrandom_sequence_stride=1\n").jobs
+    assert job.random_sequence_stride and "random_sequence_stride" not in job.ignored_options
 
 
 def test_profile_options_are_accepted_without_effect():

@@ -159,7 +159,9 @@ def test_lfsr_job_never_repeats_within_a_pass():
         ("gauss:3", "unknown distribution"),
         ("zipf:x", "not a number"),
         ("zipf:1.2,1.1", "per-direction"),
-        ("sequence:2,0,1", "not modelled yet"),
+        ("sequence", "needs block indices"),
+        ("sequence:2,x,1", "'x' is not a block index"),
+        ("sequence:" + ",".join(["1"] * 65), "at most 64"),
         ("random:1", "takes no value"),
     ],
 )
@@ -188,6 +190,7 @@ def test_zoned_abs_beyond_the_range_is_a_clear_error():
         {"random_distribution": "zoned:60/10:40/90,100/50", "rw": "randrw", "percentage_random": "30,60"},
         {"random_distribution": "zoned_abs:50/1m:50/3m"},
         {"random_distribution": "normal:5"},
+        {"random_distribution": "sequence:2,0,1", "random_sequence_stride": "1"},
         {"rate": "1m,2m", "rate_process": "poisson", "rw": "randrw"},
         {"rate_iops": "100", "rate_iops_min": "50,", "rate_cycle": "250", "rate_min": ",1m"},
         {
@@ -261,3 +264,26 @@ def test_fill_device_sizes_the_job_to_the_device():
     job = job_from_options({**_JOB, "rw": "write", "fill_device": "1", "offset": "1m", "size": "4k"}, name="j")
     cfg = resolve(jobs=[job], platform=PLATFORM)
     assert cfg.jobs[0].size_bytes == (cfg.platform.ssd.capacity_bytes - (1 << 20)) // 4096 * 4096
+
+
+def test_sequence_distribution_takes_the_blocks_in_order_end_to_end():
+    """fio's random_distribution=sequence:2,0,1 (HOWTO; fio's examples/sequence-distribution.fio):
+    blocks 2, 0, 1 of the job's range in that order, repeated indefinitely."""
+    job = _job(random_distribution="sequence:2,0,1")
+    assert (job.random_distribution, job.random_sequence, job.random_sequence_stride) == ("sequence", (2, 0, 1), False)
+    offs = [o for o, _b in _offsets({"random_distribution": "sequence:2,0,1", "bs": "8k"})]
+    assert len(offs) > 30
+    assert offs[:9] == [k * 8192 for k in (2, 0, 1) * 3]
+    assert set(offs) == {0, 8192, 16384}
+
+
+def test_sequence_stride_moves_on_by_the_sequence_length_and_wraps():
+    """random_sequence_stride=1: each repetition one sequence length further (block groups of 3:
+    2,0,1 then 5,3,4 then 8,6,7 ...); past the range's last block it wraps to its start."""
+    job = _job(random_distribution="sequence:2,0,1", random_sequence_stride="1", size="32k")
+    pk = OffsetPicker(job, 8, 4096, _gen())  # 32 KiB = 8 blocks of 4 KiB
+    blocks = [pk.block("read") for _ in range(9)]
+    assert blocks == [2, 0, 1, 5, 3, 4, 8 % 8, 6, 7]
+    offs = [o for o, _b in _offsets({"random_distribution": "sequence:2,0,1", "random_sequence_stride": "1"})]
+    assert offs[:6] == [k * 4096 for k in (2, 0, 1, 5, 3, 4)]
+    assert all(0 <= o < 4 << 20 for o in offs)

@@ -197,7 +197,8 @@ def test_fio_json_points(tmp_path, capsys):
     assert point.metrics["latency_us.mean"] == pytest.approx(8.1)  # lat (slat + clat) is what stacksim reports
     assert point.metrics["latency_us.p99"] == pytest.approx(9.2)  # synchronous engine: clat percentiles
     assert point.metrics["context_switches_per_io"] == pytest.approx(120 / 14456400)
-    assert point.config["hipri"] == "1" and "filename" not in point.config and "name" not in point.config
+    assert point.config["hipri"] == "1" and "name" not in point.config
+    assert point.config["filename"] == FIO_JSON["global options"]["filename"]  # the SSD it ran on
     rc, stdout, err = run_cli(
         [
             "validate",

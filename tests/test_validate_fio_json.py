@@ -225,3 +225,18 @@ def test_stacksims_own_json_validates_against_itself(tmp_path, capsys):
     rows = {r["metric"]: r["error_pct"] for r in json.loads(rj.read_text())["rows"]}
     assert abs(rows["iops"]) < 1e-9 and abs(rows["latency_us.mean"]) < 1e-9
     assert abs(rows["latency_us.p99"]) < 0.01
+
+
+def test_the_jsons_filename_keeps_the_job_on_its_ssd(tmp_path):
+    """A job measured on one SSD of eight is simulated on that SSD (issue 46: dropping filename
+    striped it over all eight, 3x the measured IOPS)."""
+    doc = fio_doc(dict(GLOBAL, ioengine="io_uring", filename="/dev/nvme3n1"), [fio_job("one", {"numjobs": "4"})])
+    (pt,) = load_measured([write(tmp_path, doc)])
+    assert pt.config["filename"] == "/dev/nvme3n1"
+    runner = PointRunner(platform=PLAT, runtime_ms=2, ramp_ms=1, sets={"ssd_count": "8"})
+    (job,) = runner.config(pt).jobs
+    assert job.filename == ("/dev/nvme3n1",)
+    from scenarios.run.assembly import build_run
+
+    _host, fio, _r, _e = build_run(runner.config(pt))
+    assert {d for th in fio.threads for d in th.devices_used()} == {3}

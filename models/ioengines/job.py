@@ -129,6 +129,9 @@ class FioJob(BaseModel):
     pre_read: bool = False  # fio's pre_read: read the file into the page cache first (clears invalidate)
     fadvise_hint: Literal["0", "1", "sequential", "random"] = "1"  # 1: by the job's pattern
     sync: Literal["none", "sync", "dsync"] = "none"  # fio's sync: O_SYNC / O_DSYNC at open
+    #: fio's ioscheduler: the IO scheduler fio switches the job's devices to before the run
+    #: (backend.c switch_ioscheduler writes it to queue/scheduler); None: the platform's
+    ioscheduler: str | None = None
     end_fsync: bool = False  # fio's end_fsync / fsync_on_close: the files synced when the IO ends
     fsync: int = Field(0, ge=0)  # fio's fsync / fdatasync: a sync of the file after every N writes (0: none)
     runtime_ns: int | None = Field(None, gt=0, le=TIME_MAX_NS)
@@ -191,11 +194,15 @@ class FioJob(BaseModel):
     ss_interval_ns: int = Field(1_000_000_000, gt=0, le=TIME_MAX_NS)
     # random offsets (models/ioengines/offsets.py): distribution, its value (zipf theta, pareto h,
     # normal deviation in %) and center; zones (access %, range % or bytes) per direction
-    random_distribution: Literal["random", "zipf", "pareto", "normal", "zoned", "zoned_abs"] = "random"
+    random_distribution: Literal["random", "zipf", "pareto", "normal", "zoned", "zoned_abs", "sequence"] = "random"
     random_distribution_value: float | None = None
     random_distribution_center: float | None = Field(None, ge=0, le=1)
     zones_read: tuple[tuple[float, float], ...] = ()
     zones_write: tuple[tuple[float, float], ...] = ()
+    # sequence: the block indices taken in turn, repeated; random_sequence_stride: each repetition
+    # one sequence length further on (fio's "strided block group")
+    random_sequence: tuple[int, ...] = ()
+    random_sequence_stride: bool = False
     random_generator: Literal["tausworthe", "lfsr", "tausworthe64"] = "tausworthe"
     verify_async: int = Field(0, ge=0)  # fio's verify_async: verify threads per job thread
     continue_on_error: str = "none"  # fio's continue_on_error (scenarios/inputs/fio/errors.py)

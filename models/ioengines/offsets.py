@@ -1,5 +1,5 @@
 """fio's offsets for random IO that is not plain uniform: ``random_distribution`` (zipf, pareto,
-normal, zoned, zoned_abs), ``random_generator=lfsr`` and ``percentage_random``.
+normal, zoned, zoned_abs, sequence), ``random_generator=lfsr`` and ``percentage_random``.
 
 Everything works in blocks of the job's smallest block size (fio's ``rw_min_bs``): the job's range
 (``size`` from ``offset``) has ``nranges = span // unit`` of them. The draws come from a stream of
@@ -22,6 +22,8 @@ The pickers follow fio 3.41 (lib/zipf.c, lib/gauss.c, io_u.c; semantics in fio's
   explicit ``center`` puts the hottest rank at ``center x nranges`` instead, ranks following it;
 * ``zoned`` / ``zoned_abs`` -- a zone by its access percentage, then a uniform block inside it
   (zones in percent of the range / in bytes), per direction;
+* ``sequence:I,J,...`` -- the listed block indices in that order, repeated (with
+  ``random_sequence_stride``: each repetition one sequence length further on);
 * ``lfsr`` -- every block once per pass over the range in a scrambled order (fio uses a maximal
   LFSR; here a full-period LCG modulo the next power of two, Hull-Dobell, skipping values beyond
   the range: the same guarantee, never the same offset twice in a pass);
@@ -159,6 +161,28 @@ class Lfsr:
                 return self.x
 
 
+class Sequence:
+    """fio's ``sequence:I,J,...``: the listed block indices in turn, repeated; with
+    ``random_sequence_stride`` each repetition is one sequence length further on (block group
+    ``g`` takes ``g x len + I``, ...). An index past the range wraps to its start (the HOWTO does not
+    say what fio does there; stacksim keeps the IO inside the job's range)."""
+
+    def __init__(self, blocks: tuple[int, ...], stride: bool, nranges: int):
+        self.blocks = blocks
+        self.step = len(blocks) if stride else 0
+        self.n = nranges
+        self.i = 0
+        self.base = 0
+
+    def block(self, u: float) -> int:
+        b = (self.base + self.blocks[self.i]) % self.n
+        self.i += 1
+        if self.i == len(self.blocks):
+            self.i = 0
+            self.base += self.step
+        return b
+
+
 def _zones(job: FioJob, op: str, nranges: int, unit: int) -> tuple[tuple[float, int, int], ...]:
     spec = job.zones_read if op == "read" else job.zones_write
     out = []
@@ -192,6 +216,8 @@ class OffsetPicker:
                 pick[op] = pick.get("read") or Pareto(nranges, value, center, gen)
             elif dist == "normal":
                 pick[op] = pick.get("read") or Normal(nranges, value, center, self.draw)
+            elif dist == "sequence":  # one sequence for reads and writes (the HOWTO names one)
+                pick[op] = pick.get("read") or Sequence(job.random_sequence, job.random_sequence_stride, nranges)
             elif dist in ("zoned", "zoned_abs"):
                 pick[op] = Zoned(_zones(job, op, nranges, unit), self.draw)
             elif job.random_generator == "lfsr":

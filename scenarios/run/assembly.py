@@ -50,6 +50,7 @@ from policies.cpu_power import CPUFREQ_GOVERNORS
 from policies.interrupt_generation import IRQ_GENERATION
 from policies.io_scheduler import IO_SCHEDULERS
 from scenarios.config.server_workloads import TraceFeed, arrival_batches
+from scenarios.run.iosched_switch import check_scheduled_devices, switched_queue
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
 from simcore.rng import RngStreams
@@ -143,7 +144,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
     window starts at the latest ``ramp_time``, ends with the longest job (size-bounded: 10 s after the ramp)."""
     for p in cfg.plugins:
         load_plugin(p)
-    host = build_host(cfg.platform, cfg.queue, cfg.seed, tracer, keep_requests=keep_requests)
+    host = build_host(cfg.platform, switched_queue(cfg.queue, cfg.jobs), cfg.seed, tracer, keep_requests=keep_requests)
     ncpu = len(host.runners)
     ramp, end = _window(cfg.jobs)
     rr = 0
@@ -193,6 +194,7 @@ def build_run(cfg, tracer=None, *, keep_requests: bool = False) -> tuple[Host, F
             th.start()
 
     _check_bound_devices(threads, host)
+    check_scheduled_devices(threads, cfg.jobs, cfg.queue, host.queue)  # (fio's ioscheduler switch)
     fio = FioRun(host.engine, cfg.jobs, threads, steady, start_thread)
     host.on_task_exit = fio.task_exited  # each job's end (its runtime in the JSON), waits, exitall
     fio.start()

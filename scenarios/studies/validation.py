@@ -87,8 +87,11 @@ FIO_METRICS = (
     "context_switches_per_io",
 )
 _FIO_PCT = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
-#: fio JSON options that only name things or places (not simulated, and not fio job options here)
-_FIO_DROP = ("name", "filename", "directory", "output", "output-format", "write_iolog", "read_iolog")
+#: fio JSON options that only name things or outputs (not simulated, and not fio job options here);
+#: ``filename`` and ``directory`` stay: they say which SSDs the job used (``/dev/nvme3n1`` is SSD 3,
+#: a regular file is on the simulated file system), so a job measured on one SSD of eight is
+#: simulated on that one, not striped over all eight
+_FIO_DROP = ("name", "output", "output-format", "write_iolog", "read_iolog")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -188,9 +191,7 @@ def _fio_point(res, base_job: str | None) -> Point:
         "iops": sum(d.iops for d in dirs),
         "bandwidth_mb_s": sum(d.bw_kib_s for d in dirs) * 1024 / 1e6,
     }
-    # a device path names no simulated device, but SPDK's transport IDs do (one controller each)
-    keep = ("filename",) if res.options.get("ioengine") == "spdk" else ()
-    config = {k: v for k, v in res.options.items() if k not in _FIO_DROP or k in keep}
+    config = {k: v for k, v in res.options.items() if k not in _FIO_DROP}
     if config:  # what cannot be modelled (buffered IO, another engine, verify, ...) is refused here
         sync = job_from_options(config, name=res.jobname, source=f"{res.path}:{res.line}").ioengine in SYNC_ENGINES
     elif base_job is None:

@@ -265,6 +265,15 @@ def _sync_mode(v: str | None) -> str:
     return modes[text]
 
 
+def _ioscheduler(v: str | None) -> str:
+    """fio's ``ioscheduler``: a scheduler name as fio writes it to queue/scheduler (case kept, as
+    sysfs matches it); whether it exists is known only once the plug-ins are loaded (the run)."""
+    text = (v or "").strip()
+    if not text or any(c.isspace() for c in text):
+        raise ConfigError(f"option 'ioscheduler': {v!r} is not a scheduler name (none, mq-deadline, kyber, bfq, ...)")
+    return text
+
+
 def _bool(option: str) -> Callable[[str | None, int], bool]:
     flag = opts.FIO_OPTIONS[option].kind == "flag"
     return lambda v, kb: parse_bool(v, option=option, flag=flag)
@@ -330,6 +339,7 @@ HANDLERS: dict[str, Handler] = {
     "fadvise_hint": _set_field("fadvise_hint", lambda v, kb: _fadvise_hint(v)),
     "fsync": _set_field("fsync", _int("fsync", 0)),
     "sync": _set_field("sync", lambda v, kb: _sync_mode(v)),
+    "ioscheduler": _set_field("ioscheduler", lambda v, kb: _ioscheduler(v)),
     "end_fsync": _set_field("end_fsync", _bool("end_fsync")),
     "fsync_on_close": _set_field("end_fsync", _bool("fsync_on_close")),
     "fdatasync": _set_field("fsync", _int("fdatasync", 0)),
@@ -350,6 +360,7 @@ HANDLERS: dict[str, Handler] = {
     ),
     "numa_mem_policy": _set_field("numa_mem_policy", lambda v, kb: _numa_mem_policy(v)),
     "random_distribution": lambda st, v, kb: st.update(parse_random_distribution(v, kb)),
+    "random_sequence_stride": _set_field("random_sequence_stride", _bool("random_sequence_stride")),
     "random_generator": _set_field("random_generator", _choice("random_generator")),
     "verify_async": _set_field("verify_async", _int("verify_async", 0)),
     "continue_on_error": _set_field("continue_on_error", lambda v, kb: parse_continue_on_error(v)),

@@ -65,7 +65,8 @@ prio, prioclass                                prio, prioclass              leve
 cmdprio_percentage, cmdprio_class, cmdprio     cmdprio_*_read/_write        percent / class 1..3 / level,
                                                                             ``read[,write]``
 random_distribution                            random_distribution(_value,  random zipf:θ pareto:h normal:dev[:center];
-                                               _center), zones_read/_write  zoned / zoned_abs ACCESS%/RANGE:...
+                                               _center), zones_read/_write  zoned / zoned_abs ACCESS%/RANGE:...;
+random_sequence_stride                         random_sequence(_stride)     sequence:I,J,... block indices; bool
 random_generator                               random_generator             tausworthe tausworthe64 lfsr
 percentage_random                              percentage_random_read/_write percent, ``read[,write[,trim]]``
 thinktime                                      thinktime_ns                 time, default unit us
@@ -105,6 +106,8 @@ verify_interval, verify_pattern                verify_interval_bytes,       size
                                                verify_pattern               (fills writes instead of random data)
 iodepth_low                                    iodepth_low                  0 or > iodepth: iodepth; a full queue
                                                                             is reaped down to it (wait_for_completions)
+ioscheduler                                    ioscheduler                  a registered IO scheduler: the job's
+                                                                            devices switch to it (its defaults)
 =============================================  ===========================  ===========================================
 
 stacksim-specific options (fio rejects them, so a file using them runs only in stacksim) are
@@ -245,7 +248,13 @@ _add(
     "str",
     "random_distribution",
     help="random offsets: random, zipf:theta, pareto:h, normal:dev, "
-    "zoned:A/R:..., zoned_abs:A/SIZE:... (optional :center for zipf/pareto/normal)",
+    "zoned:A/R:..., zoned_abs:A/SIZE:... (optional :center for zipf/pareto/normal), sequence:I,J,...",
+)
+_add(
+    "used",
+    "bool",
+    "random_sequence_stride",
+    help="random_distribution=sequence: each repetition of the sequence one sequence length further on",
 )
 _add("used", "str", "random_generator", choices=("tausworthe", "lfsr", "tausworthe64"))
 _add("used", "str", "percentage_random", help="percent of random IOs in a random job, read[,write[,trim]]")
@@ -486,11 +495,11 @@ _add(
 )
 _add("limited", "size", "ramp_size", neutral=("0",), reason="a ramp measured in bytes is not modelled (use ramp_time)")
 _add(
-    "limited",
+    "used",
     "str",
     "ioscheduler",
-    neutral=("none",),
-    reason="the IO scheduler is set by the platform configuration (queue.scheduler), not by the job",
+    help="switch the job's devices to this IO scheduler before the run (fio writes queue/scheduler):"
+    " it replaces the platform's queue.scheduler, its tunables at their defaults (scenarios/run/iosched_switch.py)",
 )
 _add("used", "str", "sync", help="buffered IO: O_SYNC (sync, 1) or O_DSYNC (dsync) writes; none, 0: neither")
 _add(
@@ -564,7 +573,7 @@ _add(
     "verify_async_cpus "
     "trim_backlog trim_backlog_batch "
     ""
-    "num_range random_sequence_stride spr_num_regions spr_op spr_cs "
+    "num_range spr_num_regions spr_op spr_cs "
     "comm filetype end_syncfs verify_bytchk verify_header_seed verify_pattern_interval "
     "verify_policy verify_write_sequence write_zone_remainders recover_zbd_write_error rocm_io",
 )

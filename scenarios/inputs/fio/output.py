@@ -138,7 +138,9 @@ def fio_options(job) -> dict[str, str]:
 
 
 def _stacksim_options(job, o: dict[str, str]) -> None:
-    """stacksim's own job options, when not at their defaults."""
+    """stacksim's own job options, when not at their defaults (and fio's ioscheduler)."""
+    if job.ioscheduler is not None:
+        o["ioscheduler"] = job.ioscheduler
     if job.stacksim_irq_hint != "default":
         o["stacksim_irq_hint"] = job.stacksim_irq_hint
     if job.stacksim_fio_version != "3.42":
@@ -155,11 +157,15 @@ def _workload_options(job, o: dict[str, str]) -> None:
             else (lambda z: ":".join(f"{a:g}/{int(s)}" for a, s in z))
         )
         o["random_distribution"] = f"{dist}:{_pair(job.zones_read, job.zones_write, fmt)}"
+    elif dist == "sequence":
+        o["random_distribution"] = "sequence:" + ",".join(map(str, job.random_sequence))
     elif dist != "random":
         center = job.random_distribution_center
         o["random_distribution"] = f"{dist}:{job.random_distribution_value:g}" + (
             "" if center is None else f":{center:g}"
         )
+    if job.random_sequence_stride:
+        o["random_sequence_stride"] = "1"
     if job.random_generator != "tausworthe":
         o["random_generator"] = job.random_generator
     if job.percentage_random_read != 100 or job.percentage_random_write != 100:

@@ -15,9 +15,12 @@ from simcore.errors import ConfigError
 
 from .units import parse_int, parse_size, split_rwt
 
-DISTRIBUTIONS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs")
+DISTRIBUTIONS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs", "sequence")
 #: fio's limit on zones per direction (ZONESPLIT_MAX)
 ZONES_MAX = 256
+#: fio's limit on the block indices of ``random_distribution=sequence`` (HOWTO: "Up to 64 sequence
+#: elements are supported")
+SEQUENCE_MAX = 64
 
 
 def _float(text: str, what: str, raw: str, option: str = "random_distribution") -> float:
@@ -84,6 +87,29 @@ def _skew(name: str, text: str, raw: str, option: str) -> float:
     return val
 
 
+def _sequence(text: str, raw: str) -> tuple[int, ...]:
+    """``2,0,1`` -> the block indices of fio's ``sequence`` distribution (1 to :data:`SEQUENCE_MAX`
+    non-negative integers, in blocks of the job's smallest block size)."""
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    if not parts:
+        raise ConfigError(
+            "option 'random_distribution': 'sequence' needs block indices, e.g. random_distribution=sequence:2,0,1"
+        )
+    if len(parts) > SEQUENCE_MAX:
+        raise ConfigError(
+            f"option 'random_distribution': {len(parts)} sequence elements, fio takes at most {SEQUENCE_MAX}"
+        )
+    out = []
+    for p in parts:
+        if not p.isdigit():
+            raise ConfigError(
+                f"option 'random_distribution': sequence element '{p}' is not a block index"
+                f" (a non-negative integer; in '{raw}')"
+            )
+        out.append(int(p))
+    return tuple(out)
+
+
 def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
     """``random``, ``zipf:theta[:center]``, ``pareto:h[:center]``, ``normal:dev[:center]``,
     ``zoned:A/R:...[,read/write/trim zones]``, ``zoned_abs:A/SIZE:...`` -> job fields."""
@@ -98,17 +124,15 @@ def parse_random_distribution(text: str | None, kb: int) -> dict[str, Any]:
         random_distribution_center=None,
         zones_read=(),
         zones_write=(),
+        random_sequence=(),
     )
-    if name == "sequence":
-        raise ConfigError(
-            "option 'random_distribution=sequence' is accepted by fio but not modelled yet "
-            "by stacksim: fixed block-index sequences are not modelled"
-        )
     if name not in DISTRIBUTIONS:
         raise ConfigError(
-            f"option 'random_distribution': unknown distribution '{name}' "
-            f"(allowed: {', '.join(DISTRIBUTIONS)}, sequence)"
+            f"option 'random_distribution': unknown distribution '{name}' (allowed: {', '.join(DISTRIBUTIONS)})"
         )
+    if name == "sequence":
+        out["random_sequence"] = _sequence(rest, raw)
+        return out
     if name == "random":
         if sep:
             raise ConfigError(f"option 'random_distribution': 'random' takes no value (got '{raw}')")

@@ -110,7 +110,10 @@ def run_dask(
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise ConfigError("--scheduler/--local-cluster need Dask distributed (pip install distributed)") from None
+        raise ConfigError(
+            "--scheduler/--local-cluster need Dask distributed: install stacksim's cluster extra"
+            " (pip install -e '.[cluster]' in a checkout, or pip install distributed)"
+        ) from None
     cluster = None
     if local_cluster is not None:
         if local_cluster < 1:
