@@ -42,6 +42,8 @@ REPLAY_CASE = "bursty trace replay (interrupt)"
 IDLE_GAPS_CASE = "MSR-style bursts, 2 s idle gaps"
 #: a case's key naming the built-in scenario it runs (default: ``default``)
 SCENARIO = "scenario"
+#: a case's key naming the platform it runs on (default: the scenario's)
+PLATFORM = "platform"
 CASES = {
     "default (interrupt, 1 thread)": {},
     "classic polling, 1 thread": {"queue.io_poll": "1", "hipri": "1"},
@@ -50,6 +52,9 @@ CASES = {
     "interrupt, 8 jobs": {"numjobs": "8"},
     # issue 30: 20 io_uring threads over 7 devices at depth 128 on the 2-socket CHEOPS'23 host; >= 0.2
     "20 threads x 7 SSDs, depth 128": {SCENARIO: "cheops23-depth", "numjobs": "20", "numa_cpu_nodes": "0-1"},
+    # issue 45: flash (the 980 PRO's read-ahead): random reads miss it, sequential reads hit it
+    "flash random reads, 1 thread": {PLATFORM: "icpe24-980pro"},
+    "flash sequential reads, 1 thread": {PLATFORM: "icpe24-980pro", "rw": "read"},
 }
 
 
@@ -59,8 +64,9 @@ def bench(sets: dict, runtime_ms: int, repeat: int = 1) -> tuple[float, int, int
 
 
 def _bench_once(sets: dict, runtime_ms: int) -> tuple[float, int, int, float]:
-    fio = {k: v for k, v in sets.items() if k != SCENARIO}
-    cfg = resolve(scenario=sets.get(SCENARIO), sets={**fio, "runtime": f"{runtime_ms}ms", "ramp_time": "0"})
+    fio = {k: v for k, v in sets.items() if k not in (SCENARIO, PLATFORM)}
+    runtime = {"runtime": f"{runtime_ms}ms", "ramp_time": "0"}
+    cfg = resolve(scenario=sets.get(SCENARIO), platform=sets.get(PLATFORM), sets={**fio, **runtime})
     t0 = time.perf_counter()
     host, _fio, ramp, end = build_run(cfg)
     host.engine.run(end)

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from models.ssd.controller_config import ReadAheadConfig
 from simcore.config import Model
 
 
@@ -412,6 +413,11 @@ class DeviceConfig(Model):
         None, description="a zoned namespace (NVMe ZNS): zones, write pointers, limits (None: conventional)"
     )
     ftl: FtlConfig = Field(FtlConfig(), description="the FTL's page mapping and garbage collection (off by default)")
+    readahead: ReadAheadConfig | None = Field(
+        None,
+        description="the controller's read-ahead of sequential read streams (flash presets have one;"
+        " None: every read goes to the media, as on 3D XPoint)",
+    )
     namespace: NamespaceConfig = Field(
         NamespaceConfig(),
         description="the namespace's LBA format, protection information and atomic write unit",

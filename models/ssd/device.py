@@ -35,6 +35,7 @@ from models.ssd.config import DeviceConfig
 from models.ssd.ftl import Ftl
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
+from models.ssd.readahead import ReadAhead
 from models.ssd.zones import OK, ZoneSet
 from simcore.engine import Engine, Handler, handler_call
 from simcore.errors import ConfigError
@@ -354,6 +355,10 @@ class NvmeDevice:
         self._zmgmt_free = 0.0  # when the controller's zone management work is free
         #: the FTL with garbage collection (models.ssd.ftl), None when ftl.enabled is off
         self.ftl: Ftl | None = Ftl(cfg.ftl, cfg.capacity_bytes) if cfg.ftl.enabled else None
+        ra = cfg.readahead
+        #: the controller's read-ahead of sequential streams (models.ssd.readahead), None without one
+        self.readahead: ReadAhead | None = ReadAhead(ra, self._prefetch) if ra is not None else None
+        self._hit_ns = ra.hit_ns if ra is not None else 0.0
         self._checks_writes = self.zones is not None or self.ftl is not None
         # a garbage-collection copy: a page read, then its program
         self._gc_copy_ns = cfg.read.base_ns + (cfg.write_cache_program_ns or cfg.write.base_ns)
@@ -406,7 +411,16 @@ class NvmeDevice:
         start: float
         end: float
         svc: float
-        if op == "trim" or op in ZONE_MGMT_OPS:
+        ready = -1.0  # a read-ahead hit: when its data is in the controller's DRAM
+        ra = self.readahead
+        if ra is not None:
+            if is_read:
+                ready = ra.read(req.offset, nbytes, t)
+            else:  # data it prefetched over this range is stale
+                ra.invalidate(req.offset, nbytes if nbytes else 1 << 62)
+        if ready >= 0.0:
+            start, end, svc = self._hit_service(req.offset, ready, t, moved, xfer)
+        elif op == "trim" or op in ZONE_MGMT_OPS:
             start, end, svc = self._trim_service(nbytes, t) if op == "trim" else self._zmgmt_service(req, t)
             nbytes = DSM_RANGE_BYTES if op == "trim" else 0  # what crossed the link
         else:  # (inline: the hot path)
@@ -461,6 +475,34 @@ class NvmeDevice:
         req.device_service_ns = svc
         self.bytes += nbytes
         self._accept(qp, req, end + self._post_ns + dma_extra_ns)
+
+    def _hit_service(self, offset: int, ready: float, t: float, moved: int, xfer: float) -> tuple[float, float, float]:
+        """A read-ahead hit fetched at ``t``, its data in DRAM at ``ready``: the controller serves it
+        (``hit_ns``), then its data crosses its data path and the link; no media unit is touched;
+        (start, end, service)."""
+        start = ready if ready > t else t
+        svc = self._hit_ns
+        end = start + svc
+        if self._n_paths:
+            unit = (offset // self._stripe) % self._n_units
+            end = self._read_path(self._paths[unit % self._n_paths], end, moved, xfer)
+        end = self._link.reserve(end, xfer) + xfer
+        return start, end, svc
+
+    def _prefetch(self, offset: int, nbytes: int, t: float) -> float:
+        """A read-ahead chunk read from the media into DRAM, no earlier than ``t``: it occupies one
+        unit for a read's service time of its size, a stream's consecutive chunks on consecutive
+        units (a superpage: a page on every die); returns when it is done, ns."""
+        unit = (offset // nbytes) % self._n_units
+        service = self._svc_read
+        extra_kib = nbytes / 1024.0 - 4.0
+        base_ns = service.base_ns
+        svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
+        free = self._units[unit]
+        end = (free if free > t else t) + svc
+        self._units[unit] = end
+        self._busy_read_unit_ns += svc
+        return end
 
     def _media_state(self, req: NvmeCommand, t: float) -> float:
         """A non-read command fetched at ``t`` meets the zones and the FTL: a zoned write checked
