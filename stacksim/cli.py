@@ -360,6 +360,11 @@ def cmd_list(args) -> int:
     from policies.interrupt_generation import IRQ_GENERATION
     from policies.io_scheduler import IO_SCHEDULERS
 
+    if args.name == "presets":
+        from stacksim.cli_platform import device_model_lines
+
+        print("\n".join(device_model_lines()))
+        return 0
     described = _described()
     if args.name:
         return _describe_one(args.name, described)

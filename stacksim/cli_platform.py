@@ -107,3 +107,23 @@ def describe_preset(name: str) -> bool:
         print(textwrap.fill(source, width=100, initial_indent=" " * (width + 4), subsequent_indent=" " * (width + 6)))
     print("  (other fields: the model's defaults; `stacksim schema platform` describes each)")
     return True
+
+
+def device_model_lines() -> list[str]:
+    """``stacksim list presets``: each SSD preset's media and which parts of the device model it
+    uses (read-ahead, write cache, FTL with garbage collection, zones), one line each."""
+    from models.ssd.presets import SSD_CATALOGUE
+
+    lines = ["SSD presets and their device model (stacksim list NAME for every value and its source):"]
+    for name, preset in SSD_CATALOGUE.items():
+        d = preset.make()
+        media = str(preset.facts.get("media", ("?",))[0])
+        parts = [f"{d.parallel_units} media units"]
+        parts.append("read-ahead" if d.readahead is not None else "no read-ahead (every read to the media)")
+        if d.write_cache_program_ns > 0:
+            parts.append("DRAM write cache")
+        parts.append("FTL + GC" if d.ftl.enabled else "no FTL model (a write costs its service time)")
+        if d.zoned is not None:
+            parts.append("zoned")
+        lines.append(f"  {name:<20} {media}: {', '.join(parts)}")
+    return lines

@@ -144,3 +144,20 @@ def test_list_shows_each_preset_and_its_sources(capsys):
     assert main(["list", "kioxia-cm6"]) == 0
     out = capsys.readouterr().out
     assert "parallel_units" in out and "Little's law" in out and "(channels)" in out
+
+
+def test_list_presets_says_which_device_model_each_ssd_preset_uses(capsys):
+    """``stacksim list presets``: 3D XPoint presets read their media for every read; every NAND
+    preset has the controller's read-ahead; the GC variant names its FTL; the ZN540 is zoned."""
+    from stacksim.cli import main
+
+    assert main(["list", "presets"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    from models.ssd.presets import SSD_CATALOGUE
+
+    assert set(rows) == set(SSD_CATALOGUE)
+    for name, line in rows.items():
+        xpoint = "3D XPoint" in line
+        assert ("no read-ahead" in line) == xpoint, line
+    assert "FTL + GC" in rows["pm1743-gc"] and "FTL + GC" not in rows["pm1743"]
+    assert "zoned" in rows["zn540"]
