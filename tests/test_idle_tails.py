@@ -106,3 +106,54 @@ def test_612_menu_takes_an_optane_wait_out_of_poll():
     assert c1.name == "C1"
     delta = new["latency_us"]["mean"] - old["latency_us"]["mean"]
     assert delta == pytest.approx(c1.exit_latency_ns / 1e3, rel=0.1)
+
+
+def teo(release: tuple[int, int]):
+    from policies.cpu_idle.teo import TeoGovernor
+
+    gov = TeoGovernor(CPU, TICK_NS)
+    gov.for_kernel(release)
+    return gov
+
+
+def period(gov, sleep_us: float, woke_us: float) -> None:
+    """One idle period: the next timer ``sleep_us`` away, woken after ``woke_us``."""
+    gov.select(sleep_us * 1e3, 1, TICK_NS, TICK_NS)
+    gov.reflect(woke_us * 1e3)
+
+
+def test_teo_612_has_no_recent_intercepts_rule():
+    """30 timer wake-ups at 2 ms (hits in C6's bin), then 5 wake-ups by an IO interrupt at 60 us
+    (intercepts in C1E's bin): 6.1's recent-intercepts rule (5 of the last 9 > 4) already moves to
+    C1E; 6.12's decaying sums alone (about 4,000 intercepts against 4,200 hits) keep C6."""
+    old, new = teo((6, 1)), teo((6, 12))
+    for gov in (old, new):
+        for _ in range(30):
+            period(gov, 2000, 2000)
+        for _ in range(5):
+            period(gov, 2000, 60)
+    assert NAMES[old.select(2e6, 1, TICK_NS, TICK_NS)] == "C1E"
+    assert NAMES[new.select(2e6, 1, TICK_NS, TICK_NS)] == "C6"
+
+
+def test_teo_612_takes_a_shallow_state_without_reading_the_timer():
+    """Wake-ups ~10 us after idle entry (intercepts in C1's 2-20 us bin): 6.12 picks C1 from the
+    intercepts alone, and with a polling state 0 and C1 under RESIDENCY_THRESHOLD_NS it neither
+    reads the sleep length (left infinite) nor stops the tick; 6.1 reads it first."""
+    old, new = teo((6, 1)), teo((6, 12))
+    for gov in (old, new):
+        for _ in range(20):
+            period(gov, 3000, 10)
+    assert NAMES[new.select(3e6, 1, TICK_NS, TICK_NS)] == "C1"
+    assert new.sleep_length_ns == float("inf") and not new.stop_tick
+    assert NAMES[old.select(3e6, 1, TICK_NS, TICK_NS)] == "C1" and old.sleep_length_ns == 3e6
+
+
+def test_teo_612_counts_idle_periods_beyond_a_tick_as_tick_hits():
+    """The deepest state's target residency (C6, 600 us) is under a tick (4 ms): an idle period of
+    a tick or more is a hit in the extra bin beyond C6's, not in C6's own."""
+    gov = teo((6, 12))
+    for _ in range(10):
+        period(gov, 20_000, 20_000)
+    assert gov.tick_hits > 0 and sum(gov.hits) == 0
+    assert NAMES[gov.select(20e6, 0, TICK_NS, TICK_NS)] == "C6" and gov.stop_tick

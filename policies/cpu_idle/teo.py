@@ -1,7 +1,8 @@
 """The cpuidle ``teo`` governor (timer events oriented): trust the next timer unless early wake-ups
 have dominated.
 
-Follows Linux 6.1 ``drivers/cpuidle/governors/teo.c`` (Rafael Wysocki's bin-based rework of 5.17;
+Follows Linux 6.1 ``drivers/cpuidle/governors/teo.c`` before 6.12 (from 6.12:
+:mod:`policies.cpu_idle.teo612`) (Rafael Wysocki's bin-based rework of 5.17;
 its ``DOC: teo-description`` comment, also in ``Documentation/admin-guide/pm/cpuidle.rst``): bins
 aligned with the idle states' target residencies, each with a "hits" and an "intercepts" metric
 (decaying sums); the deepest state whose target residency is within the time to the next timer
@@ -42,6 +43,7 @@ from __future__ import annotations
 from models.cpu.config import CpuConfig
 from models.cpu.cpuidle import DEFAULT_TICK_NS, CpuidleGovernor
 from policies.cpu_idle.base import CPUIDLE_GOVERNORS
+from policies.cpu_idle.teo612 import RULES_612, reflect_612, select_612
 
 PULSE = 1024
 """teo.c: the amount added to a bin's metric per event."""
@@ -71,6 +73,8 @@ class TeoGovernor(CpuidleGovernor):
         "_enabled",
         "_off",
         "_idx0",
+        "tick_hits",
+        "_rules612",
     )
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
@@ -94,11 +98,21 @@ class TeoGovernor(CpuidleGovernor):
         self._off = tuple(st.name in off for st in cfg.cstates)
         #: the first enabled state (state 0 if all are disabled)
         self._idx0 = self._enabled[0]
+        #: 6.12's hits-only bin of idle periods of at least a tick (policies.cpu_idle.teo612)
+        self.tick_hits = 0
+        self._rules612 = False
+
+    def for_kernel(self, release: tuple[int, int]) -> None:
+        """6.12's rules from :data:`policies.cpu_idle.teo612.RULES_612` on, 6.1's before."""
+        self.kernel_release = release
+        self._rules612 = release >= RULES_612
 
     def select(
         self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None, delta_tick_ns: float = 0.0
     ) -> int:
         """teo_select (``iowaiters`` plays no part in teo)."""
+        if self._rules612:
+            return select_612(self, next_timer_ns, tick_ns, delta_tick_ns)
         self.sleep_length_ns = next_timer_ns
         idx, duration = self._pick(next_timer_ns, tick_ns)
         if tick_ns is None:  # no running tick: nothing to decide
@@ -182,6 +196,9 @@ class TeoGovernor(CpuidleGovernor):
 
     def reflect(self, measured_ns: float, tick_wakeup: bool = False) -> None:
         """teo_reflect + teo_update: a hit or an intercept, after decaying every bin."""
+        if self._rules612:
+            reflect_612(self, measured_ns, tick_wakeup)
+            return
         sleep = self.sleep_length_ns
         if tick_wakeup and sleep > self.tick_period_ns:
             measured_ns = _INF  # woken by the tick: as if it slept the whole sleep length
