@@ -264,3 +264,12 @@ def test_a_presets_parenthesised_note_is_not_part_of_the_name_it_matches():
 
     models = {"core-i9-12900k": "Intel Core i9-12900K (P-cores)", "other": "Intel Core i9"}
     assert match_name("12th Gen Intel(R) Core(TM) i9-12900K", models) == "core-i9-12900k"
+
+
+def test_probed_frequencies_are_written_as_read():
+    """/proc/cpuinfo's 2596.14 MHz is 2.59614 GHz in the YAML, not 2596.14 / 1000 =
+    2.5961399999999997 (issue 46); sysfs kHz likewise."""
+    from scenarios.config.probe import _khz_ghz, _mhz_ghz
+
+    assert repr(_mhz_ghz(2596.14)) == "2.59614" and 2596.14 / 1000 != 2.59614
+    assert repr(_khz_ghz(2596140)) == "2.59614" and _khz_ghz(800000) == 0.8

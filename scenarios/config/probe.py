@@ -161,6 +161,16 @@ def _check_numbering(w: _Work, smt: bool, cores: int, sockets: int) -> None:
             return
 
 
+def _khz_ghz(khz: float) -> float:
+    """A sysfs frequency in kHz as GHz, to the kHz it was read in (no 2.5961399999999997 in YAML)."""
+    return round(khz / 1e6, 6)
+
+
+def _mhz_ghz(mhz: float) -> float:
+    """/proc/cpuinfo's MHz (three decimals) as GHz, to the kHz."""
+    return round(mhz / 1000, 6)
+
+
 def _ghz_in_name(name: str) -> float | None:
     m = re.search(r"@\s*([\d.]+)\s*GHz", name)
     return float(m.group(1)) if m else None
@@ -169,7 +179,7 @@ def _ghz_in_name(name: str) -> float | None:
 def _fixed_frequency(w: _Work, preset: CpuConfig) -> dict:
     """No cpufreq driver (a VM, or cpufreq off): the frequency is what the CPU reports, fixed."""
     mhz = w.m.cpu.mhz
-    ghz = mhz / 1000 if mhz else _ghz_in_name(w.m.cpu.model) or preset.base_freq_ghz
+    ghz = _mhz_ghz(mhz) if mhz else _ghz_in_name(w.m.cpu.model) or preset.base_freq_ghz
     why = "/proc/cpuinfo 'cpu MHz'" if mhz else "estimate: the preset's base frequency"
     for f in ("base_freq_ghz", "max_freq_ghz", "min_freq_ghz"):
         w.src.read(f"cpu.{f}", f"no cpufreq driver ({CPU}/cpu0/cpufreq absent): fixed at {why}")
@@ -206,8 +216,8 @@ def _frequencies(w: _Work, preset: CpuConfig, named: bool) -> dict:
     f, d = w.m.freq, f"{CPU}/cpu0/cpufreq"
     if f.max_khz is None or f.min_khz is None:
         return _fixed_frequency(w, preset)
-    lo, hi = f.min_khz / 1e6, f.max_khz / 1e6
-    base, base_src = (f.base_khz / 1e6, f"{d}/base_frequency") if f.base_khz else (None, "")
+    lo, hi = _khz_ghz(f.min_khz), _khz_ghz(f.max_khz)
+    base, base_src = (_khz_ghz(f.base_khz), f"{d}/base_frequency") if f.base_khz else (None, "")
     if base is None and _ghz_in_name(w.m.cpu.model):
         base, base_src = _ghz_in_name(w.m.cpu.model), "/proc/cpuinfo model name"
     if base is None:
@@ -219,7 +229,7 @@ def _frequencies(w: _Work, preset: CpuConfig, named: bool) -> dict:
     else:
         turbo, turbo_src = hi > base, "cpuinfo_max_freq above the base frequency"
     if f.scaling_max_khz and f.scaling_max_khz < f.max_khz:
-        hi = f.scaling_max_khz / 1e6
+        hi = _khz_ghz(f.scaling_max_khz)
         w.notes.append(f"scaling_max_freq caps the frequency at {hi:g} GHz")
     base = min(max(base, lo), hi)
     w.src.read("cpu.min_freq_ghz", f"{d}/cpuinfo_min_freq")
