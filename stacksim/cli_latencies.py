@@ -94,6 +94,7 @@ def cmd_calibrate_latencies(args) -> int:
     from scenarios.config.host import resolve
     from scenarios.config.sets import is_platform_key
     from scenarios.studies.calibrate_measured import write_platform
+    from scenarios.studies.fitting import calibrated_name
     from scenarios.studies.latency_compare import calibrate_latencies, read_latencies
     from simcore.outfile import check_output
 
@@ -116,7 +117,7 @@ def cmd_calibrate_latencies(args) -> int:
     )
     for note in cal["notes"]:
         print(f"stacksim: warning: {note}", file=sys.stderr)
-    plat = plat.model_copy(update={"name": args.name or f"{plat.name}-calibrated", "calibration": note})
+    plat = plat.model_copy(update={"name": args.name or calibrated_name(plat.name), "calibration": note})
     print(f"fitted {what} (host path {cal['host_path_us']:.3g} us, {cal['passes']} runs)")
     write_platform(args.output, plat)
     print(f"wrote {args.output}: platform {plat.name} (use --platform {args.output})")

@@ -262,3 +262,12 @@ def test_the_pages_quoted_fit_recovers_the_parameters_that_made_the_points():
         fitted, lo, hi = (float(x) for x in m.groups())
         assert fitted == pytest.approx(true, rel=0.002)
         assert bounds[name][0] <= lo <= fitted <= hi <= bounds[name][1]
+
+
+def test_a_recalibrated_platform_keeps_one_suffix():
+    """Calibrating a calibrated platform again names it BASE-calibrated, not
+    BASE-calibrated-calibrated (issue 46)."""
+    from scenarios.studies.fitting import calibrated_name
+
+    assert calibrated_name("box") == "box-calibrated"
+    assert calibrated_name(calibrated_name("box")) == "box-calibrated"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scenarios.config.platform_file import platform_yaml
-from scenarios.studies.fitting import FitProgress
+from scenarios.studies.fitting import FitProgress, calibrated_name
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
 from simcore.outfile import write_text
@@ -267,7 +267,7 @@ def write_study(path: str, res: StudyResult) -> str:
         f"stacksim calibrate --study {res.study}: fitted {', '.join(res.parameters) or 'mem_ops_per_cycle'} to "
         f"{'; '.join(res.sources)}; rms residual {res.rms_pct:.2f}% ({res.runtime_ms:g} ms simulated per run)"
     )
-    plat = plat.model_copy(update={"name": f"{plat.name}-calibrated", "calibration": note})
+    plat = plat.model_copy(update={"name": calibrated_name(plat.name), "calibration": note})
     write_text(
         path,
         platform_yaml(

@@ -306,7 +306,7 @@ def calibrated_platform(
         note += f" Base platform's calibration: {plat.calibration}"
     return plat.model_copy(
         update={
-            "name": name or f"{plat.name}-calibrated",
+            "name": name or fitting.calibrated_name(plat.name),
             "calibration": note,
             "description": f"{plat.description} -- calibrated by stacksim calibrate".strip(" -"),
         }

@@ -23,6 +23,12 @@ from scipy.optimize import least_squares
 from simcore.errors import ConfigError
 
 
+def calibrated_name(base: str) -> str:
+    """The name of a platform calibrated from ``base``: ``BASE-calibrated``, and the same name when
+    ``base`` was itself calibrated (a re-calibration is not ``...-calibrated-calibrated``)."""
+    return base if base.endswith("-calibrated") else f"{base}-calibrated"
+
+
 @dataclass
 class FitResult:
     names: list[str]

@@ -53,6 +53,7 @@ import numpy as np
 from scenarios.config.host import resolve
 from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.replay import ReplayConfig, resolve_replay, split_replay_sets
+from scenarios.studies.fitting import calibrated_name
 from scenarios.studies.trace_compare import class_label, replay_timed, size_class
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
@@ -520,7 +521,7 @@ def trace_calibrated_platform(cal: TraceCalibration, name: str | None = None):
         note += f" Base platform's calibration: {plat.calibration}"
     return plat.model_copy(
         update={
-            "name": name or f"{plat.name}-calibrated",
+            "name": name or calibrated_name(plat.name),
             "calibration": note,
             "description": f"{plat.description} -- device calibrated by stacksim calibrate --trace".strip(" -"),
         }
