@@ -217,7 +217,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         "--max-iterations",
         type=int,
         metavar="N",
-        help="--study: stop the least-squares search after N iterations (a quick, unconverged result)",
+        help="--study: stop the least-squares search after N iterations (a quick, unconverged result);"
+        " --latencies: at most N simulated runs while the fitted values settle (default 4)",
     )
     ca.add_argument("--platform", type=reads("--platform"), help="platform to start from (name or YAML)")
     add_measured_option(ca)
@@ -460,7 +461,7 @@ def cmd_calibrate(args) -> int:
     if args.list_studies or args.study is not None:
         return cmd_study(args)
     if args.max_iterations is not None:
-        raise ConfigError("--max-iterations applies to --study NAME only")
+        raise ConfigError("--max-iterations applies to --study NAME and --latencies FILE only")
     missing = [
         flag
         for name, flag in (("platform", "--platform"), ("measured", "--measured"), ("fit", "--fit"), ("output", "-o"))

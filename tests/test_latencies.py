@@ -253,3 +253,15 @@ def test_a_long_measured_run_is_simulated_only_as_long_as_its_percentiles_need(t
     rc = main(["validate", "--latencies", str(t), "--job", str(job), "--platform", PLAT, "--runtime-ms", "30"])
     out = capsys.readouterr().out
     assert rc == 0 and "a ramp of 110 ms of its 5 s" in out and "  mean " in out
+
+
+def test_calibrate_latencies_runs_as_many_passes_as_asked_and_says_what_to_do(wide, capsys):
+    """--max-iterations bounds the re-runs of --latencies too; one run cannot show the values
+    settled, and the note says how to get there (issue 46: "not converged" with no advice)."""
+    job, csv = wide[0], wide[1]
+    cal = calibrate_latencies(read_latencies(str(csv)), str(job), PLAT, passes=1)
+    assert cal["passes"] == 1 and not cal["converged"]
+    assert "--max-iterations N" in cal["notes"][-1] and "--runtime-ms" in cal["notes"][-1]
+    argv = ["calibrate", "--latencies", str(csv), "--job", str(job), "--platform", PLAT, "-o", "x.yaml"]
+    assert main([*argv, "--max-iterations", "0"]) == 2
+    assert "--max-iterations 0: expected at least 1 run" in capsys.readouterr().err

@@ -145,7 +145,7 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
         ([], "calibrate needs --platform, --measured, --fit, -o"),
         (
             ["--platform", "optane900p-e3-1230v5", "--max-iterations", "2"],
-            "--max-iterations applies to --study NAME only",
+            "--max-iterations applies to --study NAME and --latencies FILE only",
         ),
     ],
 )

@@ -359,6 +359,10 @@ def calibrate_latencies(
         if done:
             break
     else:
-        notes.append(f"not converged after {passes} runs: the values of the last run")
+        notes.append(
+            f"not converged after {passes} runs: the values of the last run. The fit moves while the"
+            " simulated host path does: give it more runs (--max-iterations N) or a longer run"
+            " (--runtime-ms), and check that the job is the one measured (depth 1, same bs and engine)"
+        )
     out = {"values": values, "passes": i + 1, "host_path_us": host_mean / 1e3, "platform": cfg.platform.name}
     return {**out, "converged": bool(done), "notes": notes}
