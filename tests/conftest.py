@@ -67,6 +67,19 @@ def cfg_factory():
     return make_cfg
 
 
+def composed_platform_file(directory: Path, cpu: str, ssd: str, ssds: int) -> str:
+    """A platform composed from presets (``stacksim platform new``'s one socket of ``cpu`` and
+    ``ssds`` x ``ssd``), written as YAML in ``directory``; its path."""
+    import yaml
+
+    from models.platforms import compose_platform
+
+    platform, _ = compose_platform(cpu, 1, ssd, ssds)
+    path = directory / "box.yaml"
+    path.write_text(yaml.safe_dump(platform.model_dump(mode="json")))
+    return str(path)
+
+
 @contextmanager
 def docs_plugin(doc: str, module: str, registry, name: str, tmp_path: Path):
     """Load the ```python block of ``docs/<doc>`` that starts with ``# <module>.py`` as a plug-in

@@ -6,12 +6,11 @@ scheduler's ceiling is its lock and its CPU time, never an idle machine."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from models.platforms import compose_platform
 from scenarios.config.host import resolve
 from scenarios.inputs.fio.parser import job_from_options
 from scenarios.run.simulate import simulate
+from tests.conftest import composed_platform_file
 
 PROCS = 10
 JOB = {
@@ -31,10 +30,7 @@ JOB = {
 
 @pytest.fixture(scope="module")
 def platform_file(tmp_path_factory):
-    platform, _ = compose_platform("xeon-silver-4210r", 1, "samsung-980pro", 8)
-    path = tmp_path_factory.mktemp("full") / "box.yaml"
-    path.write_text(yaml.safe_dump(platform.model_dump(mode="json")))
-    return str(path)
+    return composed_platform_file(tmp_path_factory.mktemp("full"), "xeon-silver-4210r", "samsung-980pro", 8)
 
 
 @pytest.mark.parametrize("sched", ["none", "mq-deadline", "kyber", "bfq"])

@@ -5,14 +5,13 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from models.cpu.presets import xeon_silver_4210r
-from models.platforms import compose_platform
 from policies.cpu_idle.menu import KTIME_MAX_NS, MenuGovernor
 from scenarios.config.host import resolve
 from scenarios.inputs.fio.parser import job_from_options
 from scenarios.run.simulate import simulate
+from tests.conftest import composed_platform_file
 
 CPU = xeon_silver_4210r()
 NAMES = [s.name for s in CPU.cstates]
@@ -52,10 +51,7 @@ def test_menu_612_trusts_a_short_typical_interval_without_reading_the_timer():
 
 @pytest.fixture(scope="module")
 def box(tmp_path_factory):
-    platform, _ = compose_platform("xeon-silver-4210r", 1, "samsung-980pro", 1)
-    path = tmp_path_factory.mktemp("tails") / "box.yaml"
-    path.write_text(yaml.safe_dump(platform.model_dump(mode="json")))
-    return str(path)
+    return composed_platform_file(tmp_path_factory.mktemp("tails"), "xeon-silver-4210r", "samsung-980pro", 1)
 
 
 def flash_read(box: str, release: str, governor: str, **options) -> dict:

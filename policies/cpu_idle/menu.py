@@ -219,11 +219,7 @@ class MenuGovernor(CpuidleGovernor):
         if idx != self._first or (tick_ns is not None and not polling[idx] and predicted >= tick_ns):
             # the repeating-interval detector can only shorten the prediction, so with the first
             # enabled state chosen it matters only for the tick decision (less work on the hot path)
-            if not self._typical_known:
-                self._typical_ns = self._typical_interval()
-                self._typical_known = True
-                self._typical_mult = 0
-            typical = self._typical_ns
+            typical = self._typical()
             if typical >= 0.0 and typical < predicted:
                 predicted = typical
                 if self._typical_mult != mult:
@@ -235,11 +231,27 @@ class MenuGovernor(CpuidleGovernor):
         stop = self.stop_tick = not (polling[idx] or predicted < tick_ns)
         residency = self._residency
         if not stop and idx != self._first and residency[idx] > delta_tick_ns:
-            for i in reversed(self._enabled):
-                if i < idx:
-                    idx = i
-                    if residency[i] <= delta_tick_ns:
-                        break
+            idx = self._within_tick(idx, delta_tick_ns)
+        return idx
+
+    def _typical(self) -> float:
+        """The repeating-interval detector's answer for the ring as it is (ns, -1.0: no pattern),
+        computed once per change of the ring; a new answer voids the state kept for it."""
+        if not self._typical_known:
+            self._typical_ns = self._typical_interval()
+            self._typical_known = True
+            self._typical_mult = 0
+        return self._typical_ns
+
+    def _within_tick(self, idx: int, delta_tick_ns: float) -> int:
+        """The tick keeps running: the deepest enabled state below ``idx`` whose target residency
+        is within the time to the next tick (the shallowest enabled one below it if none is)."""
+        residency = self._residency
+        for i in reversed(self._enabled):
+            if i < idx:
+                idx = i
+                if residency[i] <= delta_tick_ns:
+                    break
         return idx
 
     def _select_612(self, next_timer_ns: float, tick_ns: float | None, delta_tick_ns: float) -> int:
@@ -250,10 +262,8 @@ class MenuGovernor(CpuidleGovernor):
         waits for IO may pick any state whose target residency fits). No PM QoS limit (as above)."""
         stopped = tick_ns is None
         tick = self.tick_period_ns
-        if not self._typical_known:
-            self._typical_ns = self._typical_interval()
-            self._typical_known = True
-        predicted = self._typical_ns if self._typical_ns >= 0.0 else KTIME_MAX_NS
+        typical = self._typical()
+        predicted = typical if typical >= 0.0 else KTIME_MAX_NS
         if predicted > RESIDENCY_THRESHOLD_NS or stopped:
             nt = next_timer_ns
             b = self.bucket = _which_bucket(nt)
@@ -300,11 +310,7 @@ class MenuGovernor(CpuidleGovernor):
         if (polling[idx] or predicted < tick) and not stopped:
             self.stop_tick = False
             if idx > 0 and residency[idx] > delta_tick_ns:
-                for i in reversed(self._enabled):
-                    if i < idx:
-                        idx = i
-                        if residency[i] <= delta_tick_ns:
-                            break
+                idx = self._within_tick(idx, delta_tick_ns)
         return idx
 
     def _deepest(self, predicted: float, latency_limit: float) -> int:

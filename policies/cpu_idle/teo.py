@@ -44,11 +44,8 @@ from models.cpu.config import CpuConfig
 from models.cpu.cpuidle import DEFAULT_TICK_NS, CpuidleGovernor
 from policies.cpu_idle.base import CPUIDLE_GOVERNORS
 from policies.cpu_idle.teo612 import RULES_612, reflect_612, select_612
+from policies.cpu_idle.teo_bins import PULSE, decay_bins, shallower
 
-PULSE = 1024
-"""teo.c: the amount added to a bin's metric per event."""
-DECAY_SHIFT = 3
-"""teo.c: each update keeps 7/8 of every metric (``m -= m >> DECAY_SHIFT``)."""
 NR_RECENT = 9
 """teo.c (5.17-6.11): number of recent idle periods whose intercepts are tracked per bin."""
 
@@ -122,13 +119,7 @@ class TeoGovernor(CpuidleGovernor):
         if not self.stop_tick:
             res = self._residency
             if idx > self._idx0 and res[idx] > delta_tick_ns:
-                off = self._off
-                for i in range(idx - 1, -1, -1):  # teo_find_shallower_state
-                    if off[i]:
-                        continue
-                    idx = i
-                    if res[i] <= delta_tick_ns:
-                        break
+                idx = shallower(self, idx, delta_tick_ns)
         return idx
 
     def _pick(self, duration: float, tick_ns: float | None) -> tuple[int, float]:
@@ -199,23 +190,8 @@ class TeoGovernor(CpuidleGovernor):
         if self._rules612:
             reflect_612(self, measured_ns, tick_wakeup)
             return
-        sleep = self.sleep_length_ns
-        if tick_wakeup and sleep > self.tick_period_ns:
-            measured_ns = _INF  # woken by the tick: as if it slept the whole sleep length
-        elif measured_ns >= sleep:
-            measured_ns = _INF  # the timer (or a wake-up at least as late): a hit
+        total, idx_timer, idx_duration, _ = decay_bins(self, measured_ns, tick_wakeup)
         hits, intercepts = self.hits, self.intercepts
-        res = self._residency
-        total = 0
-        idx_timer = idx_duration = 0
-        for i in range(len(res)):
-            h = hits[i] = hits[i] - (hits[i] >> DECAY_SHIFT)
-            c = intercepts[i] = intercepts[i] - (intercepts[i] >> DECAY_SHIFT)
-            total += h + c
-            if res[i] <= sleep:
-                idx_timer = i
-                if res[i] <= measured_ns:
-                    idx_duration = i
         k = self.next_recent
         self.next_recent = (k + 1) % NR_RECENT
         old = self.recent_idx[k]

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from policies.cpu_idle.teo_bins import DECAY_SHIFT, PULSE, decay_bins, shallower
+
 if TYPE_CHECKING:
     from policies.cpu_idle.teo import TeoGovernor
 
@@ -30,55 +32,27 @@ RULES_612: Final = (6, 12)
 """The first release whose teo follows this module (in 6.12.118, not in 6.1.192)."""
 RESIDENCY_THRESHOLD_NS: Final = 15_000.0
 """drivers/cpuidle/governors/gov.h (6.12.118)."""
-PULSE: Final = 1024
-DECAY_SHIFT: Final = 3
 _INF = float("inf")
 
 
 def reflect_612(gov: TeoGovernor, measured_ns: float, tick_wakeup: bool) -> None:
     """teo_reflect + teo_update of 6.12: a hit, an intercept or a tick hit, after the decay."""
-    sleep = gov.sleep_length_ns
+    total, idx_timer, idx_duration, measured_ns = decay_bins(gov, measured_ns, tick_wakeup)
     tick = gov.tick_period_ns
-    if (tick_wakeup and sleep > tick) or measured_ns >= sleep:
-        measured_ns = _INF  # a safety net, or woken at (or after) the timer it expected
-    hits, intercepts, res = gov.hits, gov.intercepts, gov._residency
-    total = 0
-    idx_timer = idx_duration = 0
-    for i in range(len(res)):
-        h = hits[i] = hits[i] - (hits[i] >> DECAY_SHIFT)
-        c = intercepts[i] = intercepts[i] - (intercepts[i] >> DECAY_SHIFT)
-        total += h + c
-        if res[i] <= sleep:
-            idx_timer = i
-            if res[i] <= measured_ns:
-                idx_duration = i
-    if res[-1] < tick:  # an extra hits-only bin beyond the deepest state's
+    if gov._residency[-1] < tick:  # an extra hits-only bin beyond the deepest state's
         gov.tick_hits -= gov.tick_hits >> DECAY_SHIFT
         total += gov.tick_hits
-        if tick <= sleep:
-            idx_timer = len(res)
+        if tick <= gov.sleep_length_ns:
+            idx_timer = len(gov._residency)
             if tick <= measured_ns:
                 gov.tick_hits += PULSE
                 gov.total = total + PULSE
                 return
     if idx_timer == idx_duration:
-        hits[idx_timer] += PULSE
+        gov.hits[idx_timer] += PULSE
     else:
-        intercepts[idx_duration] += PULSE
+        gov.intercepts[idx_duration] += PULSE
     gov.total = total + PULSE
-
-
-def _shallower(gov: TeoGovernor, idx: int, duration_ns: float) -> int:
-    """teo_find_shallower_state: the deepest enabled state below ``idx`` fitting ``duration_ns``
-    (the shallowest enabled one if none does)."""
-    off, res = gov._off, gov._residency
-    for i in range(idx - 1, -1, -1):
-        if off[i]:
-            continue
-        idx = i
-        if res[i] <= duration_ns:
-            break
-    return idx
 
 
 def _candidate(gov: TeoGovernor, stopped: bool) -> tuple[int, int, int, int]:
@@ -150,13 +124,13 @@ def select_612(gov: TeoGovernor, next_timer_ns: float, tick_ns: float | None, de
         duration = gov.sleep_length_ns = next_timer_ns
         delta_tick = delta_tick_ns if not stopped else tick / 2
         if res[idx] > duration:
-            idx = _shallower(gov, idx, duration)
+            idx = shallower(gov, idx, duration)
         total = gov.total
         if res[idx] < tick and tick_intercepts > total // 2 + total // 8:
             duration = tick / 2
     if (not polling[idx] and duration >= tick) or stopped:
         return idx
     if idx > idx0 and res[idx] > delta_tick:
-        idx = _shallower(gov, idx, delta_tick)
+        idx = shallower(gov, idx, delta_tick)
     gov.stop_tick = False
     return idx
