@@ -14,7 +14,9 @@ FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.
 #: fio job, thread, the CPU that completed it, direction, bytes, and its times (ns): submitted by the
 #: application (server: sent by the client), dispatched to the driver (server: NVMe submit), device
 #: start and end, completion entry posted, reaped by the CPU, complete (server: response received);
-#: then its byte offset and the index of its SSD (-1 where a run does not know them: a server's)
+#: then its byte offset and the index of its SSD (-1 where a run does not know them: a server's);
+#: last, a hybrid poll's sleep (NaN where the IO's task did not sleep on an hrtimer): the timer
+#: armed and the task going to sleep, the timer's expiry, the task running again to poll
 RECORD_FIELDS = (
     ("io", np.int64),
     ("job", np.int32),
@@ -33,6 +35,9 @@ RECORD_FIELDS = (
     ("t_issued_ns", np.float64),
     ("offset", np.int64),
     ("device", np.int32),
+    ("t_sleep_ns", np.float64),
+    ("t_timer_ns", np.float64),
+    ("t_woken_ns", np.float64),
 )
 
 
@@ -77,6 +82,8 @@ def records_table(reqs) -> np.ndarray:
     cols["t_issued_ns"] = [r.t_issued if r.t_issued > 0 else r.t_submit for r in reqs]
     cols["offset"] = [r.offset for r in reqs]
     cols["device"] = [-1 if r.qp is None else r.qp.device.index for r in reqs]
+    for name, attr in (("t_sleep_ns", "t_sleep"), ("t_timer_ns", "t_timer"), ("t_woken_ns", "t_woken")):
+        cols[name] = [getattr(r, attr) if r.slept else math.nan for r in reqs]
     return records_array(cols)
 
 

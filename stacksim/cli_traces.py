@@ -330,7 +330,12 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         "--output",
         metavar="HTML",
         type=writes("-o"),
-        help="also write the waterfall as a self-contained HTML page (plotly)",
+        help="also write the waterfall as an HTML page (plotly; plotly.js loaded from its CDN)",
+    )
+    ex.add_argument(
+        "--embed-plotlyjs",
+        action="store_true",
+        help="inline plotly.js in the -o page (about 4.7 MB more) so that it works offline",
     )
     ex.add_argument(
         "--progress",
@@ -626,6 +631,8 @@ def cmd_explain(args) -> int:
 
     if args.output and not args.output.lower().endswith((".html", ".htm")):
         raise ConfigError(f"-o {args.output}: use an .html file name")
+    if args.embed_plotlyjs and not args.output:
+        raise ConfigError("--embed-plotlyjs: there is no page to embed it in; give -o PAGE.html")
     _check_out(args.output, "-o")
     _load_plugins(args)
     from scenarios.config.host import DEFAULT_SCENARIO
@@ -645,7 +652,7 @@ def cmd_explain(args) -> int:
     )
     print(format_explanation(expl))
     if args.output:
-        write_html(expl, args.output)
+        write_html(expl, args.output, embed_plotlyjs=args.embed_plotlyjs)
         print(f"wrote {args.output}")
     return 0
 

@@ -113,7 +113,9 @@ class HybridPollCompletion(CompletionPolicy):
         self.sleeps += 1
         req.slept = True
         nap = _Nap(self, runner, task, req, then)
-        nap.timer = runner.start_timer(ns, nap.expired)
+        req.t_sleep = nap.t0
+        timer = nap.timer = runner.start_timer(ns, nap.expired)
+        req.t_timer = timer.expiry
         req.waiter_sleeping = True
         runner.sleep(nap.resume, iowait=True)
 
@@ -149,7 +151,8 @@ class _Nap:
         req = self.req
         req.waiter_sleeping = False
         now = cast(CpuRunner, self.runner.runners[self.task.cpu])  # the CPU it woke up on (it may have moved)
-        self.policy.slept_ns += now.clock() - self.t0
+        req.t_woken = now.clock()
+        self.policy.slept_ns += req.t_woken - self.t0
         now.poll(req.qp, req, self.then)
 
 

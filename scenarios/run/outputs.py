@@ -131,9 +131,12 @@ def write_records(path: str | Path, table: np.ndarray | RecordChunks, fmt: str |
         stage_records(out, path, table, fmt)
 
 
-def figures_page(title: str, intro: list[str], figs: list, css: str = "") -> str:
-    """A self-contained HTML page: ``title``, the ``intro`` HTML fragments, a table of contents and
-    the plotly figures ``figs`` as (heading, figure) pairs, plotly.js inlined once (works offline)."""
+def figures_page(title: str, intro: list[str], figs: list, css: str = "", plotlyjs: str = "inline") -> str:
+    """An HTML page: ``title``, the ``intro`` HTML fragments, a table of contents and the plotly
+    figures ``figs`` as (heading, figure) pairs, plotly.js once: ``plotlyjs`` "inline" (about
+    4.7 MB, the page works offline) or "cdn" (a script tag loading it from cdn.plot.ly)."""
+    if plotlyjs not in ("inline", "cdn"):
+        raise ValueError(f"plotlyjs: 'inline' or 'cdn', got {plotlyjs!r}")
     parts = [
         "<!DOCTYPE html>",
         "<html><head><meta charset='utf-8'>",
@@ -149,7 +152,7 @@ def figures_page(title: str, intro: list[str], figs: list, css: str = "") -> str
     for i, (t, fig) in enumerate(figs):
         div = fig.to_html(
             full_html=False,
-            include_plotlyjs=(i == 0),
+            include_plotlyjs=(True if plotlyjs == "inline" else "cdn") if i == 0 else False,
             div_id=f"plot{i}",
             config={"displaylogo": False, "responsive": True},
         )

@@ -16,12 +16,18 @@ SSD fetch + queue     ``t_dispatch`` -> ``t_dev_start``: command fetch, waiting 
 SSD media             ``t_dev_start`` + ``device_service_ns``
 SSD data transfer     -> ``t_dev_end``: read data through the media data path and over the link
                       (cut through each other; and waiting for them)
-SSD completion post   ``t_dev_end`` -> ``t_cqe``: CQE written, MSI-X sent
+SSD completion post   ``t_dev_end`` -> ``t_cqe``: CQE written; on an interrupt-driven queue the
+                      MSI-X sent (a polled queue has no interrupt vector: nothing is raised)
 completion found      ``t_cqe`` -> ``t_reaped``: interrupt delivery (C-state exit) and handler, or
-                      the poll loop noticing the CQE, then the driver reaping it
+                      a poll of the CQ observing the CQE, then the driver reaping it
 return to the app     ``t_reaped`` -> ``t_complete``: wake-up and switch in (when the task slept),
                       direct-IO completion, syscall exit (async: until fio reaps the event)
 ====================  ==========================================================================
+
+For a synchronous engine, rows below them say what the submitting task did meanwhile, by what its
+record shows: asleep until the interrupt; spinning in blk_poll from the doorbell to the CQE; or,
+when it slept on a hybrid poll's hrtimer (``t_sleep`` -> ``t_timer`` -> ``t_woken``), that sleep,
+the wake-up (timer interrupt, switch in) and the spin after it.
 
 Beside it, the CPU time per IO of each stack layer (``summary.layers``) says what the CPUs spent,
 including what the IO's own timeline hides (idle time, polling, the context switch out).
@@ -29,6 +35,7 @@ including what the IO's own timeline hides (idle time, polling, the context swit
 
 from __future__ import annotations
 
+import html
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from models.ioengines import SYNC_ENGINES, USERSPACE_ENGINES
-from policies.completion import select_policy_name
+from policies.completion import COMPLETION_POLICIES, select_policy_name
 from scenarios.config.registry import scenario_kind, source_args
 from scenarios.config.resolve import resolve_run
 from scenarios.inputs.fio.units import ms_time
@@ -50,7 +57,9 @@ __all__ = [
     "Explanation",
     "explain",
     "format_explanation",
-    "explanation_figure",
+    "waterfall_figure",
+    "layers_figure",
+    "explanation_figures",
     "write_html",
 ]
 
@@ -71,9 +80,15 @@ _ALIASES = {"classic": "classic-poll", "hybrid": "hybrid-poll", "irq": "interrup
 USER_POLL = "user-poll"
 _FOUND = {
     USER_POLL: "the thread's getevents loop over its qpairs finds the CQE",
-    "interrupt": "interrupt: C-state exit, IRQ handler reaps the CQE",
-    "classic-poll": "poll loop notices the CQE, reaps it",
-    "hybrid-poll": "poll loop (after its timed sleep) notices the CQE, reaps it",
+    "interrupt": "MSI-X interrupt: C-state exit, IRQ handler reaps the CQE",
+    "classic-poll": "a poll of the CQ observes the CQE, reaps it",
+    "hybrid-poll": "a poll (after the hrtimer sleep) observes the CQE, reaps it",
+}
+#: the SSD's completion post, by whether the IO's queue has an interrupt vector
+_POST = {
+    True: "SSD: completion entry posted (polled queue: no interrupt)",
+    False: "SSD: completion entry + MSI-X interrupt sent",
+    None: "SSD: completion entry posted",
 }
 _RETURN_SYNC = {
     "interrupt": "wake-up, switch in, dio completion, syscall exit",
@@ -102,7 +117,9 @@ class Waterfall:
     io: dict
     """The record of the median-latency IO (times in ns, absolute)."""
     segments: list[tuple[str, float, float]]
-    """(label, start, duration), ns from ``t_submit``."""
+    """(label, start, duration), ns from ``t_submit``: the IO's path, end to end."""
+    task_segments: list[tuple[str, float, float]]
+    """What the submitting task did meanwhile (synchronous engines), as ``segments``."""
     latency_ns: float
     layers_ns: dict[str, float]
     summary: dict
@@ -117,6 +134,13 @@ class Explanation:
     engine: str
     waterfalls: list[Waterfall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def _polled(policy: str) -> bool | None:
+    """Whether ``policy``'s IOs go to polled queues (no interrupt vector); None: not known."""
+    if policy == USER_POLL:
+        return True
+    return bool(COMPLETION_POLICIES.get(policy).polled) if policy in COMPLETION_POLICIES else None
 
 
 def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, float]]:
@@ -136,7 +160,7 @@ def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, floa
         ("SSD: command fetch (+ queueing)", rec["t_dispatch_ns"], rec["t_dev_start_ns"]),
         ("SSD: media service", rec["t_dev_start_ns"], media_end),
         ("SSD: data transfer (data path, link)", media_end, rec["t_dev_end_ns"]),
-        ("SSD: completion entry + MSI-X post", rec["t_dev_end_ns"], rec["t_cqe_ns"]),
+        (_POST[_polled(policy)], rec["t_dev_end_ns"], rec["t_cqe_ns"]),
         (
             "completion found: " + _FOUND.get(policy, f"{policy}: the completion is found and reaped"),
             rec["t_cqe_ns"],
@@ -155,6 +179,38 @@ def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, floa
             rec["t_complete_ns"],
         ),
     ]
+    return [(label, a - t0, max(0.0, b - a)) for label, a, b in marks]
+
+
+#: the submitting task's rows (a hybrid sleep's armed time is filled in)
+TASK_ASLEEP = "task: switched out, CPU idle until the interrupt"
+TASK_SPIN = "task: spins in blk_poll"
+TASK_SPIN_NO_SLEEP = "task: spins in blk_poll (no hrtimer sleep: no completion statistics yet)"
+TASK_HRTIMER = "task: hrtimer sleep (armed for {:,.0f} ns), CPU idle"
+TASK_WAKE = "task: wake-up: hrtimer interrupt, switch in"
+
+
+def _task_segments(rec: dict, polled: bool | None, hybrid: bool = False) -> list[tuple[str, float, float]]:
+    """The submitting task's rows of a synchronous IO from its record: a hybrid poll's sleep, its
+    wake-up and the spin after it when the task slept on an hrtimer; else the spin of a polled
+    queue (``hybrid``: a hybrid poll that did not sleep) or the sleep of an interrupt-driven one,
+    from the doorbell to the CQE."""
+    t0, doorbell, cqe = rec["t_submit_ns"], rec["t_dispatch_ns"], rec["t_cqe_ns"]
+    sleep = rec.get("t_sleep_ns", float("nan"))
+    if sleep == sleep:  # (not NaN) it slept; it may be woken before the timer's expiry
+        woken = rec["t_woken_ns"]
+        expiry = min(rec["t_timer_ns"], woken)
+        marks = [
+            (TASK_HRTIMER.format(rec["t_timer_ns"] - sleep), sleep, expiry),
+            (TASK_WAKE, expiry, woken),
+            (TASK_SPIN, woken, max(woken, cqe)),
+        ]
+    elif polled:
+        marks = [(TASK_SPIN_NO_SLEEP if hybrid else TASK_SPIN, doorbell, cqe)]
+    elif polled is False:
+        marks = [(TASK_ASLEEP, doorbell, cqe)]
+    else:
+        return []
     return [(label, a - t0, max(0.0, b - a)) for label, a, b in marks]
 
 
@@ -262,6 +318,7 @@ def _waterfall(policy: str, own: bool, sync: bool, result) -> Waterfall:
         own=own,
         io=io,
         segments=_segments(io, policy, sync),
+        task_segments=_task_segments(io, _polled(policy), hybrid=policy == "hybrid-poll") if sync else [],
         latency_ns=io["t_complete_ns"] - io["t_submit_ns"],
         layers_ns=dict(s["layers"]),
         summary=s,
@@ -284,15 +341,24 @@ def _bar(start: float, dur: float, scale: float, width: int) -> str:
 
 
 def format_explanation(expl: Explanation, width: int = 44) -> str:
-    span = max(w.latency_ns for w in expl.waterfalls)
-    scale = width / span if span > 0 else 0.0
-    lw = max(len(label) for w in expl.waterfalls for label, _, _ in w.segments)
     out = [
         f"One typical IO of {expl.job_file} on {expl.platform} (ioengine={expl.engine}): the median-latency IO "
         f"of a short run per completion policy; times in ns from fio's submit timestamp."
     ]
     for note in expl.notes:
         out.append(f"note: {note}")
+    out += _waterfall_lines(expl, width)
+    out.append("")
+    out += _layer_table(expl)
+    return "\n".join(out)
+
+
+def _waterfall_lines(expl: Explanation, width: int) -> list[str]:
+    """Each policy's waterfall: the IO's segments, its total, then what the submitting task did."""
+    span = max(w.latency_ns for w in expl.waterfalls)
+    scale = width / span if span > 0 else 0.0
+    lw = max(len(label) for w in expl.waterfalls for label, _, _ in w.segments + w.task_segments)
+    out = []
     for w in expl.waterfalls:
         io = w.io
         out.append("")
@@ -305,16 +371,23 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
             f"  {'segment':{lw}s}  {'start':>7s}  {'ns':>7s}"
             f"  |{'0'.ljust(width - len(f'{span / 1e3:.1f} us'))}{span / 1e3:.1f} us|"
         )
+        row = "  {:%ds}  {:7.0f}  {:7.0f}  |{}|" % lw
         for label, start, dur in w.segments:
-            out.append(f"  {label:{lw}s}  {start:7.0f}  {dur:7.0f}  |{_bar(start, dur, scale, width)}|")
+            out.append(row.format(label, start, dur, _bar(start, dur, scale, width)))
         out.append(f"  {'total (fio latency)':{lw}s}  {'':7s}  {w.latency_ns:7.0f}")
         if w.meanwhile:
             out.append(f"  meanwhile on the submitting CPU: {w.meanwhile}")
-    # CPU time per IO, side by side
-    out.append("")
+        for label, start, dur in w.task_segments:
+            out.append(row.format(label, start, dur, _bar(start, dur, scale, width)))
+    return out
+
+
+def _layer_table(expl: Explanation) -> list[str]:
+    """The CPU time per IO of each layer and the run's figures, the policies side by side."""
+    out = []
     names = [w.policy for w in expl.waterfalls]
     cw = max(12, *(len(n) for n in names))
-    layers = [k for k in expl.waterfalls[0].layers_ns if any(w.layers_ns.get(k, 0) >= 0.5 for w in expl.waterfalls)]
+    layers = _layers(expl)
     out.append(
         f"{'CPU time per IO by stack layer (ns, mean of each run)':54s}" + "".join(f"{n:>{cw + 2}s}" for n in names)
     )
@@ -332,12 +405,31 @@ def format_explanation(expl: Explanation, width: int = 44) -> str:
     ]
     for label, get, fmt in rows:
         out.append(f"  {label:52s}" + "".join(f"{fmt.format(get(w.summary)):>{cw + 2}s}" for w in expl.waterfalls))
-    return "\n".join(out)
+    return out
+
+
+def _layers(expl: Explanation) -> list[str]:
+    """The layers any policy's run spent CPU time in (>= 0.5 ns per IO)."""
+    return [k for k in expl.waterfalls[0].layers_ns if any(w.layers_ns.get(k, 0) >= 0.5 for w in expl.waterfalls)]
 
 
 # ------------------------------------------------------------------------------------------------ plotly
-#: waterfall segments: the submitting CPU's work in dark hues, the SSD's stages in greys
-_COLORS = ("#2F4B7C", "#A0A0A0", "#7A7A7A", "#A0A0A0", "#7A7A7A", "#D45087", "#665191")
+#: the waterfalls' kinds of segment (legend entry, colour), by the label's start: the host CPU's
+#: work in dark blue, the SSD's stages in greys, the completion found in pink; the submitting
+#: task's rows: asleep light, spinning orange, a hybrid poll's hrtimer sleep purple, its wake-up red
+_KINDS = (
+    ("submit", "host CPU: submit", "#2F4B7C"),
+    ("SSD: command", "SSD: fetch + queueing", "#A0A0A0"),
+    ("SSD: media", "SSD: media", "#7A7A7A"),
+    ("SSD: data", "SSD: data transfer", "#A0A0A0"),
+    ("SSD: completion", "SSD: completion entry", "#5A5A5A"),
+    ("completion found", "completion found", "#D45087"),
+    ("return", "host CPU: return", "#665191"),
+    (TASK_ASLEEP, "task asleep (CPU idle)", "#C9D6E8"),
+    (TASK_SPIN, "task spinning (blk_poll)", "#F58518"),
+    (TASK_HRTIMER.split("(")[0], "task: hrtimer sleep", "#B279A2"),
+    (TASK_WAKE, "task: wake-up", "#E45756"),
+)
 _LAYER_COLORS = {
     "user": "#4C78A8",
     "syscall": "#72B7B2",
@@ -354,9 +446,17 @@ _LAYER_COLORS = {
 }
 
 
-def explanation_figure(expl: Explanation):
-    """A plotly figure: one waterfall row per policy (shared time axis, us), then the CPU time
-    per IO of each layer as stacked bars per policy."""
+def _kind(label: str) -> tuple[str, str]:
+    """(legend entry, colour) of a waterfall row by its label."""
+    for start, name, color in _KINDS:
+        if label.startswith(start):
+            return name, color
+    return "other", "#BBBBBB"
+
+
+def waterfall_figure(expl: Explanation):
+    """A plotly figure: one waterfall per policy on a shared time axis (us): the IO's segments,
+    then the submitting task's rows; its legend names the kinds of segment."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -365,58 +465,75 @@ def explanation_figure(expl: Explanation):
         f"{w.policy}{' (job' + chr(39) + 's own)' if w.own else ''}: IO {w.io['io']},"
         f" latency {w.latency_ns / 1e3:.2f} us"
         for w in expl.waterfalls
-    ] + ["CPU time per IO by stack layer (ns)"]
-    fig = make_subplots(
-        rows=n + 1, cols=1, subplot_titles=titles, vertical_spacing=0.35 / (n + 1), row_heights=[1.0] * n + [1.2]
-    )
+    ]
+    fig = make_subplots(rows=n, cols=1, subplot_titles=titles, vertical_spacing=0.3 / n, shared_xaxes=True)
     span = max(w.latency_ns for w in expl.waterfalls) / 1e3
+    shown: set[str] = set()
     for i, w in enumerate(expl.waterfalls, 1):
-        labels = [label for label, _, _ in w.segments]
-        fig.add_trace(
-            go.Bar(
-                y=labels,
-                x=[d / 1e3 for _, _, d in w.segments],
-                base=[s / 1e3 for _, s, _ in w.segments],
-                orientation="h",
-                marker_color=list(_COLORS),
-                showlegend=False,
-                name=w.policy,
-                customdata=[[s, d] for _, s, d in w.segments],
-                hovertemplate="%{y}<br>start %{customdata[0]:.0f} ns, %{customdata[1]:.0f} ns<extra>"
-                + w.policy
-                + "</extra>",
-            ),
-            row=i,
-            col=1,
-        )
-        fig.update_yaxes(autorange="reversed", row=i, col=1)
-        fig.update_xaxes(
-            range=[0, span * 1.02], title_text="us from fio's submit timestamp" if i == n else None, row=i, col=1
-        )
-    layers = [k for k in expl.waterfalls[0].layers_ns if any(w.layers_ns.get(k, 0) >= 0.5 for w in expl.waterfalls)]
-    for k in layers:
+        rows = w.segments + w.task_segments
+        for label, start, dur in rows:
+            kind, color = _kind(label)
+            fig.add_trace(
+                go.Bar(
+                    y=[label],
+                    x=[dur / 1e3],
+                    base=[start / 1e3],
+                    orientation="h",
+                    marker_color=color,
+                    name=kind,
+                    legendgroup=kind,
+                    showlegend=kind not in shown,
+                    hovertemplate=f"{label}<br>start {start:.0f} ns, {dur:.0f} ns<extra>{w.policy}</extra>",
+                ),
+                row=i,
+                col=1,
+            )
+            shown.add(kind)
+        fig.update_yaxes(categoryorder="array", categoryarray=[r[0] for r in rows], autorange="reversed", row=i, col=1)
+        fig.update_xaxes(range=[0, span * 1.02], row=i, col=1)
+    fig.update_xaxes(title_text="us from fio's submit timestamp", row=n, col=1)
+    fig.update_layout(
+        barmode="overlay", template="plotly_white", height=300 * n + 80, legend_title_text="segment", bargap=0.25
+    )
+    return fig
+
+
+def layers_figure(expl: Explanation):
+    """A plotly figure: the CPU time per IO of each layer, stacked bars per policy; its legend
+    names the layers."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for k in _layers(expl):
         fig.add_trace(
             go.Bar(
                 x=[w.policy for w in expl.waterfalls],
                 y=[w.layers_ns.get(k, 0.0) for w in expl.waterfalls],
                 name=k,
                 marker_color=_LAYER_COLORS.get(k),
-                legendgroup="layers",
-            ),
-            row=n + 1,
-            col=1,
+            )
         )
     fig.update_layout(
-        barmode="stack",
-        template="plotly_white",
-        height=240 * n + 380,
-        title=f"One typical IO of {expl.job_file} on {expl.platform} ({expl.engine})",
-        legend_title_text="layer",
+        barmode="stack", template="plotly_white", height=460, legend_title_text="layer", yaxis_title="ns per IO"
     )
     return fig
 
 
-def write_html(expl: Explanation, path: str) -> None:
-    """A self-contained HTML page (plotly's JavaScript inlined) with the figure."""
-    fig = explanation_figure(expl)
-    write_text(path, fig.to_html(full_html=True, include_plotlyjs=True), what="-o")
+def explanation_figures(expl: Explanation) -> list:
+    """The page's figures as (heading, figure): the waterfalls, then the CPU time by layer; each
+    figure has its own legend, beside it."""
+    return [
+        ("the typical IO per policy: its segments and the submitting task", waterfall_figure(expl)),
+        ("CPU time per IO by stack layer (ns, mean of each run)", layers_figure(expl)),
+    ]
+
+
+def write_html(expl: Explanation, path: str, embed_plotlyjs: bool = False) -> None:
+    """The HTML page of the figures, plotly.js loaded from its CDN (``embed_plotlyjs``: inlined,
+    about 4.7 MB, for offline use)."""
+    from scenarios.run.outputs import figures_page
+
+    title = f"One typical IO of {expl.job_file} on {expl.platform} ({expl.engine})"
+    intro = [f"<p>{html.escape(note)}</p>" for note in expl.notes]
+    page = figures_page(title, intro, explanation_figures(expl), plotlyjs="inline" if embed_plotlyjs else "cdn")
+    write_text(path, page, what="-o")

@@ -45,6 +45,9 @@ class Request(NvmeCommand):
         "t_reaped",
         "t_complete",
         "slept",
+        "t_sleep",
+        "t_timer",
+        "t_woken",
         "done_cb",
         "merged",
         "parent",
@@ -74,6 +77,9 @@ class Request(NvmeCommand):
         self.t_issued = 0.0  # async engines: the submitting call returned (fio's issue_time; slat ends)
         self.device_service_ns = 0.0
         self.slept = False
+        # a hybrid poll's sleep (models: policies/completion/hybrid_poll.py), when ``slept``: its
+        # hrtimer armed and the task going to sleep, the timer's expiry, the task running again
+        self.t_sleep = self.t_timer = self.t_woken = 0.0
         self.flags = 0
         self.placement = 0  # FDP placement handle (NVMe passthrough writes of fio's fdp=1)
         self.status = 0  # the device's completion status (0: success)
