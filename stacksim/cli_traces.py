@@ -406,7 +406,7 @@ def cmd_replay(args) -> int:
     if args.json_out:
         write_json(args.json_out, result)
     if not args.quiet:
-        print(format_replay(result))
+        print(format_replay(result, io_scheduler=cfg.queue.scheduler, plugins=tuple(args.plugin)))
     print_warnings(result.get("warnings") or ())
     return 0
 

@@ -170,8 +170,10 @@ def _job_lines(result: dict) -> list[str]:
     return out
 
 
-def format_replay(result: dict) -> str:
-    """The terminal summary of a replay: ``stacksim run``'s plus what was replayed."""
+def format_replay(result: dict, io_scheduler: str | None = None, plugins: tuple[str, ...] = ()) -> str:
+    """The terminal summary of a replay: ``stacksim run``'s (``io_scheduler``: the devices'
+    scheduler, ``platform.queue.scheduler``; ``plugins``: the ``--plugin`` files) plus what was
+    replayed."""
     s, r = result["summary"], result["replay"]
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(s["skipped"].items())) or "none"
     vols = ", ".join(f"{v}->{d}" for v, d in list(r["volumes"].items())[:8])
@@ -185,7 +187,7 @@ def format_replay(result: dict) -> str:
     )
     return "\n".join(
         [
-            format_summary(result),
+            format_summary(result, io_scheduler=io_scheduler, plugins=plugins),
             f"  trace {r['trace']} ({r['format']}): {r['lines_read']:,} lines read,"
             f" {s['trace_ios']:,} IOs in the window, {s['completed_ios']:,} completed,"
             f" {s['bad_lines']} bad lines skipped; not replayed: {skipped}",

@@ -283,3 +283,27 @@ def test_replay_settings_are_validated():
     with pytest.raises(ConfigError, match="assign"):
         resolve_replay(str(MSR), "msr", platform=PLAT, sets={"replay.assign": "random"})
     assert ReplaySettings().threads is None
+
+
+def test_replay_summary_names_scheduler_and_plugins_as_run_does(tmp_path, monkeypatch, capsys):
+    """The replay's first line says what `stacksim run`'s does: completion policies, the devices'
+    IO scheduler and the plug-ins loaded (here one that registers nothing)."""
+    import sys
+
+    from stacksim.output import format_summary
+
+    (tmp_path / "replay_names_plug.py").write_text("# a plug-in that registers nothing\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "stacksim_plugin_replay_names_plug", raising=False)
+    args = ["replay", str(MSR), "--platform", PLAT, "--set", "queue.scheduler=mq-deadline"]
+    rc, out, err = run_cli([*args, "--plugin", "replay_names_plug.py", "--json", "r.json"], capsys)
+    sys.modules.pop("stacksim_plugin_replay_names_plug", None)
+    assert rc == 0, err
+    first = out.splitlines()[0]
+    assert first.endswith("(seed 1, policies: interrupt, IO scheduler mq-deadline; plug-ins: replay_names_plug.py)")
+    # the same words as a run's summary of the same result
+    result = json.loads((tmp_path / "r.json").read_text())
+    run_line = format_summary(result, io_scheduler="mq-deadline", plugins=("replay_names_plug.py",)).splitlines()[0]
+    assert first == run_line
+    rc, out, err = run_cli(args[:4], capsys)
+    assert rc == 0 and out.splitlines()[0].endswith("(seed 1, policies: interrupt, IO scheduler none)"), err
