@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scenarios.studies.explain import (
+    TASK_ASLEEP,
     TASK_WAKE,
     explain,
     format_explanation,
@@ -121,7 +122,7 @@ def test_rows_say_what_happened_interrupt_vs_poll(sync_expl):
     assert "interrupt" in irq.segments[5][0]
     # the submitting task: asleep until the interrupt, or spinning from the doorbell to the CQE
     doorbell, cqe = (lambda w: w.segments[1][1]), (lambda w: w.segments[5][1])
-    assert _rows(irq) == ["task: switched out, CPU idle until the interrupt"]
+    assert _rows(irq) == [TASK_ASLEEP]
     assert _rows(classic) == ["task: spins in blk_poll"]
     for w in (irq, classic):
         (_, start, dur) = w.task_segments[0]

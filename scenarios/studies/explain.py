@@ -183,10 +183,10 @@ def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, floa
 
 
 #: the submitting task's rows (a hybrid sleep's armed time is filled in)
-TASK_ASLEEP = "task: switched out, CPU idle until the interrupt"
+TASK_ASLEEP = "task: asleep (switched out) until the interrupt"
 TASK_SPIN = "task: spins in blk_poll"
 TASK_SPIN_NO_SLEEP = "task: spins in blk_poll (no hrtimer sleep: no completion statistics yet)"
-TASK_HRTIMER = "task: hrtimer sleep (armed for {:,.0f} ns), CPU idle"
+TASK_HRTIMER = "task: hrtimer sleep (armed for {:,.0f} ns)"
 TASK_WAKE = "task: wake-up: hrtimer interrupt, switch in"
 
 
@@ -425,7 +425,7 @@ _KINDS = (
     ("SSD: completion", "SSD: completion entry", "#5A5A5A"),
     ("completion found", "completion found", "#D45087"),
     ("return", "host CPU: return", "#665191"),
-    (TASK_ASLEEP, "task asleep (CPU idle)", "#C9D6E8"),
+    (TASK_ASLEEP, "task asleep", "#C9D6E8"),
     (TASK_SPIN, "task spinning (blk_poll)", "#F58518"),
     (TASK_HRTIMER.split("(")[0], "task: hrtimer sleep", "#B279A2"),
     (TASK_WAKE, "task: wake-up", "#E45756"),
