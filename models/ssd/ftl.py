@@ -54,8 +54,9 @@ class Ftl:
     def __init__(
         self, cfg: FtlConfig, capacity_bytes: int | None, rng: np.random.Generator | None = None, copy_ns: float = 0.0
     ):
-        """``cfg.check_steady(capacity_bytes)`` must hold (DeviceConfig checks it). ``rng``: the stream the steady precondition draws its layout from (a generator of its
-        own, seed 0, without one); ``copy_ns``: the media time of one GC copy (for :attr:`gc_ns`)."""
+        """``cfg.check_steady(capacity_bytes)`` must hold (DeviceConfig checks it). ``rng``: the
+        stream the steady precondition draws its layout from (a generator of its own, seed 0,
+        without one); ``copy_ns``: the media time of one GC copy (for :attr:`gc_ns`)."""
         self.cfg = cfg
         self.copy_ns = copy_ns
         self.page = cfg.page_bytes
