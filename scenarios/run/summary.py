@@ -422,7 +422,8 @@ def ssd_media(host: Host, s: Snapshot) -> dict:
     """Per SSD with read-ahead, an FTL or zones, over the measured window: read-ahead hits (reads
     served from prefetched data; those that waited for it) and prefetch media reads, write
     amplification (NAND pages programmed per page the host wrote; host writes and GC copies),
-    erases, and zone resets, finishes, errors and implicit closes."""
+    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), and zone resets,
+    finishes, errors and implicit closes."""
     out = {}
     for d, before in zip(host.devices, s.media):
         now = media_counters(d)
