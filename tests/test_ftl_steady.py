@@ -18,6 +18,7 @@ from models.ssd.presets import pm1743_gc, samsung_980pro
 from scenarios.config.host import resolve
 from scenarios.run.simulate import simulate
 from stacksim.cli import main
+from tests.conftest import make_cfg
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = 4096
@@ -204,3 +205,19 @@ def test_a_steady_drive_without_room_is_refused_in_one_message(capsys):
     )
     err = capsys.readouterr().err
     assert rc == 2 and "precondition=steady" in err and "Traceback" not in err
+
+
+def test_the_steady_layout_comes_from_a_child_of_the_device_stream():
+    """Another seed, another layout; the device's own draws (its service-time jitter) stay as
+    they are, so a read-only run is the same on a steady drive as on a full one."""
+    base = make_cfg(rw="randread", runtime_ms=20, ramp_ms=5)
+
+    def run(precondition: str, seed: int):
+        ftl_cfg = FtlConfig(enabled=True, span_bytes=32 << 20, pages_per_block=64, precondition=precondition)
+        ssd = base.platform.ssd.model_copy(update={"ftl": ftl_cfg})
+        plat = base.platform.model_copy(update={"ssd": ssd})
+        return simulate(base.model_copy(update={"platform": plat, "seed": seed}), keep_model=True)
+
+    a, b, full = run("steady", 3), run("steady", 4), run("full", 3)
+    assert a.model.devices[0].ftl.l2p != b.model.devices[0].ftl.l2p
+    assert a.summary["latency_us"] == full.summary["latency_us"] and a.summary["ios"] == full.summary["ios"]
