@@ -77,6 +77,13 @@ def _media(v) -> str:
     return "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else f"{v:,}"
 
 
+def _media_item(key: str, v) -> str:
+    """``gc_copies 1,234``; a time in ns (``gc_ns``) as ms: ``gc_ms 8.9``."""
+    if key.endswith("_ns") and v is not None:
+        return f"{key[:-3]}_ms {v / 1e6:,.1f}"
+    return f"{key} {_media(v)}"
+
+
 def _policies(s: dict, io_scheduler: str | None, plugins: tuple[str, ...]) -> str:
     """``policies: interrupt, IO scheduler mq-deadline; plug-ins: min_hybrid.py``: the completion
     policies the run used, the IO scheduler of its devices and the plug-ins loaded for it."""
@@ -139,7 +146,7 @@ def format_summary(result: dict, io_scheduler: str | None = None, plugins: tuple
         out.append(f"  {cpu} residency: " + "  ".join(f"{k} {100 * v:.1f}%" for k, v in row.items() if v >= 0.0005))
     out += _job_lines(result)
     for dev, m in (s.get("ssd_media") or {}).items():
-        out.append(f"  {dev} media: " + "  ".join(f"{k} {_media(v)}" for k, v in m.items()))
+        out.append(f"  {dev} media: " + "  ".join(_media_item(k, v) for k, v in m.items()))
     if result.get("ignored_fio_options"):
         out.append(
             "  fio options accepted without effect on the simulation: " + ", ".join(result["ignored_fio_options"])

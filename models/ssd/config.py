@@ -196,10 +196,12 @@ class FtlConfig(Model):
         " page modulo the span); write amplification depends on over-provisioning, utilisation and"
         " access skew, not on size, so a folded span keeps it (estimate: 1 GiB keeps the map small)",
     )
-    precondition: Literal["full", "empty"] = Field(
+    precondition: Literal["full", "empty", "steady"] = Field(
         "full",
         description="the mapped space at the start: full (every logical page written once, in order:"
-        " the steady state of SNIA's performance test specification) or empty (a fresh drive)",
+        " SNIA PTS's sequential fill), empty (a fresh drive) or steady (what random overwrites of the"
+        " whole span leave, SNIA PTS's preconditioning: greedy GC's steady state, set analytically as"
+        " MQSim does, models.ssd.gc_analytic)",
     )
     gc_free_blocks: int = Field(
         3, ge=2, le=1024, description="free blocks below which garbage collection runs (estimate)"
@@ -223,7 +225,32 @@ class FtlConfig(Model):
                 f"span_bytes={self.span_bytes} holds {blocks} blocks of {self.pages_per_block} x {self.page_bytes}"
                 " bytes: too few for garbage collection (raise span_bytes or lower pages_per_block)"
             )
+        if self.enabled:
+            self.check_steady(None)
         return self
+
+    def mapped_pages(self, capacity_bytes: int | None) -> int:
+        """Logical pages the map covers: ``span_bytes``, or the device's capacity when smaller."""
+        span = min(self.span_bytes, capacity_bytes) if capacity_bytes else self.span_bytes
+        return max(1, span // self.page_bytes)
+
+    def blocks(self, capacity_bytes: int | None) -> int:
+        """Physical blocks: the mapped pages times 1 + ``spare_fraction``, in whole blocks."""
+        return -(-int(self.mapped_pages(capacity_bytes) * (1.0 + self.spare_fraction)) // self.pages_per_block)
+
+    def check_steady(self, capacity_bytes: int | None) -> None:
+        """With ``precondition`` steady, greedy GC's steady state needs the blocks beside the free
+        ones GC keeps (``gc_free_blocks`` + 1, models.ssd.ftl) to hold more than the mapped pages."""
+        if self.precondition != "steady":
+            return
+        pages, ppb = self.mapped_pages(capacity_bytes), self.pages_per_block
+        data = self.blocks(capacity_bytes) - self.gc_free_blocks - 1
+        if data * ppb <= pages:
+            raise ValueError(
+                f"ftl.precondition=steady: {data} blocks of {ppb} pages beside the {self.gc_free_blocks + 1} GC keeps"
+                f" free cannot hold the {pages} mapped pages with room to collect (raise ftl.spare_fraction or"
+                " ftl.span_bytes, or lower ftl.gc_free_blocks)"
+            )
 
 
 #: the protection information tuple of each guard size, bytes (NVMe 2.0 NVM Command Set, 5.3: the
@@ -445,4 +472,10 @@ class DeviceConfig(Model):
             raise ValueError(
                 "zoned with ftl.enabled: a ZNS device's host resets zones, the FTL model is for conventional namespaces"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _ftl_steady_fits(self) -> "DeviceConfig":
+        if self.ftl.enabled:
+            self.ftl.check_steady(self.capacity_bytes)
         return self

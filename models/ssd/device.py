@@ -324,7 +324,7 @@ class NvmeDevice:
         #: the controller's protection information work per block (0: the namespace has none)
         self._lba_unit = ns.lba_data_bytes + (ns.metadata_bytes if ns.extended_lba else 0)
         self._pi_ns_per_lba = ns.pi_ns_per_lba if ns.pi_type else 0.0
-        self._setup_media_state(cfg)
+        self._setup_media_state(cfg, rng_gen)
         self._fetch_ns = cfg.fetch_ns
         self._post_ns: float = cfg.post_ns
         # Counters (monotonic; the stats layer subtracts a warm-up snapshot).
@@ -343,7 +343,7 @@ class NvmeDevice:
         self.irq_cfg = irq_cfg or IrqConfig.model_validate({})  # the defaults
         self._irq_generation = irq_generation
 
-    def _setup_media_state(self, cfg: DeviceConfig) -> None:
+    def _setup_media_state(self, cfg: DeviceConfig, rng_gen: np.random.Generator) -> None:
         """A zoned namespace's zones and an FTL's map, when the device has them (None otherwise:
         writes then take no detour)."""
         zc = cfg.zoned
@@ -354,14 +354,13 @@ class NvmeDevice:
         self._zone_ns_per_byte = 1.0 / zc.zone_write_gb_s if zc is not None and zc.zone_write_gb_s else 0.0
         self._zmgmt_free = 0.0  # when the controller's zone management work is free
         #: the FTL with garbage collection (models.ssd.ftl), None when ftl.enabled is off
-        self.ftl: Ftl | None = Ftl(cfg.ftl, cfg.capacity_bytes) if cfg.ftl.enabled else None
+        self.ftl: Ftl | None = Ftl.of_device(cfg, rng_gen) if cfg.ftl.enabled else None
         ra = cfg.readahead
         #: the controller's read-ahead of sequential streams (models.ssd.readahead), None without one
         self.readahead: ReadAhead | None = ReadAhead(ra, self._prefetch) if ra is not None else None
         self._hit_ns = ra.hit_ns if ra is not None else 0.0
         self._checks_writes = self.zones is not None or self.ftl is not None
-        # a garbage-collection copy: a page read, then its program
-        self._gc_copy_ns = cfg.read.base_ns + (cfg.write_cache_program_ns or cfg.write.base_ns)
+        self._gc_copy_ns = self.ftl.copy_ns if self.ftl is not None else 0.0  # a GC copy's read and program
         self._gc_unit = 0  # the media unit the next copy or erase goes to (round robin)
         self.zone_errors = 0  # commands failed by the zone rules
 

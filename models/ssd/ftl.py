@@ -14,13 +14,23 @@ over pages the host wrote is the write amplification; it emerges from the over-p
 
 The map covers ``span_bytes`` of user space; a larger device folds onto it (logical page modulo
 the span). A write's pages beyond the span wrap around with it.
+
+The state at the start (``precondition``): empty (a fresh drive: every block free), full (every
+logical page written once in order: SNIA PTS's sequential fill, whose blocks are wholly valid, so
+random writes then meet a write amplification that climbs to its steady value only after the
+span has been overwritten a few times) or steady (the state random overwrites of the whole span
+converge to, SNIA PTS's preconditioning, set at once from greedy GC's analytic steady state,
+models.ssd.gc_analytic, as MQSim does rather than simulating the overwrites).
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from models.ssd.config import FtlConfig
+import numpy as np
+
+from models.ssd.config import DeviceConfig, FtlConfig
+from models.ssd.gc_analytic import steady_valid_counts
 
 FREE, OPEN, CLOSED = 0, 1, 2
 #: the stream of garbage-collection copies (their own open block, apart from host writes)
@@ -33,25 +43,26 @@ GC_STREAM = -1
 PAGE_ENTRY_BYTES = 38
 
 
-def _mapped_pages(cfg: FtlConfig, capacity_bytes: int | None) -> int:
-    span = min(cfg.span_bytes, capacity_bytes) if capacity_bytes else cfg.span_bytes
-    return max(1, span // cfg.page_bytes)
-
-
 def ftl_state_bytes(cfg: FtlConfig, capacity_bytes: int | None) -> int:
     """The memory the FTL of one device takes (for the run's estimate before anything is built), bytes."""
-    return int(_mapped_pages(cfg, capacity_bytes) * PAGE_ENTRY_BYTES * (2.0 + cfg.spare_fraction))
+    return int(cfg.mapped_pages(capacity_bytes) * PAGE_ENTRY_BYTES * (2.0 + cfg.spare_fraction))
 
 
 class Ftl:
     """The FTL's state and counters (pages; monotonic counters)."""
 
-    def __init__(self, cfg: FtlConfig, capacity_bytes: int | None):
+    def __init__(
+        self, cfg: FtlConfig, capacity_bytes: int | None, rng: np.random.Generator | None = None, copy_ns: float = 0.0
+    ):
+        """``cfg.check_steady(capacity_bytes)`` must hold (DeviceConfig checks it). ``rng``: the
+        stream the steady precondition draws its layout from (a generator of its own, seed 0,
+        without one); ``copy_ns``: the media time of one GC copy (for :attr:`gc_ns`)."""
         self.cfg = cfg
+        self.copy_ns = copy_ns
         self.page = cfg.page_bytes
-        self.n_lpn = _mapped_pages(cfg, capacity_bytes)
+        self.n_lpn = cfg.mapped_pages(capacity_bytes)
         ppb = self.ppb = cfg.pages_per_block
-        self.n_blocks = -(-int(self.n_lpn * (1.0 + cfg.spare_fraction)) // ppb)
+        self.n_blocks = cfg.blocks(capacity_bytes)
         self.l2p = [-1] * self.n_lpn
         self.p2l = [-1] * (self.n_blocks * ppb)
         self.valid = [0] * self.n_blocks
@@ -67,6 +78,35 @@ class Ftl:
         self._erases_now = 0
         if cfg.precondition == "full":
             self._fill()
+        elif cfg.precondition == "steady":
+            self._steady(rng if rng is not None else np.random.default_rng(0))
+
+    @classmethod
+    def of_device(cls, dev: DeviceConfig, rng: np.random.Generator) -> "Ftl":
+        """A device's FTL: its steady precondition draws from a child of the device's stream ``rng``
+        (spawning one leaves the stream's own draws as they are); a GC copy is a page read
+        (``read.base_ns``) then its program (``write_cache_program_ns``, or ``write.base_ns``)."""
+        copy_ns = dev.read.base_ns + (dev.write_cache_program_ns or dev.write.base_ns)
+        return cls(dev.ftl, dev.capacity_bytes, rng.spawn(1)[0], copy_ns)
+
+    @property
+    def gc_ns(self) -> float:
+        """Media time garbage collection took so far (its copies and erases, summed over the media
+        units; what the device's ``_gc_work`` books on them), ns."""
+        return self.gc_copies * self.copy_ns + self.erases * self.cfg.erase_ns
+
+    @property
+    def data_blocks(self) -> int:
+        """The blocks that hold data in steady state: all but the ``gc_free_blocks`` free ones GC
+        keeps and one block's worth of pages not yet written in the open blocks (the host's and
+        GC's, each half written on average)."""
+        return self.n_blocks - self.cfg.gc_free_blocks - 1
+
+    @property
+    def data_spare(self) -> float:
+        """The spare factor greedy GC works with, (data blocks x pages per block - user pages) /
+        user pages: ``spare_fraction`` less the free and open blocks' share."""
+        return self.data_blocks * self.ppb / self.n_lpn - 1.0
 
     def _fill(self) -> None:
         """Every logical page written once, in order, by stream 0 (not counted as host writes): the
@@ -82,6 +122,31 @@ class Ftl:
         self.state = [CLOSED] * (used - 1) + [OPEN] + [FREE] * (self.n_blocks - used)
         self.free = deque(range(used, self.n_blocks))
         self.open = {0: [used - 1, last]}
+
+    def _steady(self, rng: np.random.Generator) -> None:
+        """The state random overwrites of the whole span leave, set at once as MQSim does for its
+        steady-state preconditioning: the :attr:`data_blocks` blocks closed, holding
+        :func:`~models.ssd.gc_analytic.steady_valid_counts` valid pages each (greedy GC's
+        steady-state distribution for :attr:`data_spare`), the logical pages dealt to them in an
+        order drawn from ``rng`` (random overwrites scatter them; the blocks too are in a drawn
+        order), each block's valid pages at its first page slots (the slot is never observed), the
+        other ``gc_free_blocks`` + 1 blocks free and no block open: the state a collection leaves."""
+        n, ppb, nd = self.n_lpn, self.ppb, self.data_blocks
+        counts = steady_valid_counts(n, nd, ppb)
+        order = rng.permutation(nd).tolist()
+        lpns = rng.permutation(n).tolist()
+        l2p, p2l = self.l2p, self.p2l
+        i = 0
+        for blk, c in zip(order, counts):
+            base = blk * ppb
+            for slot in range(c):
+                lpn = lpns[i + slot]
+                l2p[lpn] = base + slot
+                p2l[base + slot] = lpn
+            i += c
+            self.valid[blk] = c
+            self.state[blk] = CLOSED
+        self.free = deque(range(nd, self.n_blocks))
 
     def _alloc(self, stream: int) -> list[int]:
         blk = self.free.popleft()

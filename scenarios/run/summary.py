@@ -399,15 +399,17 @@ def _drop_unused_layers(summary: dict) -> None:
                 row.pop(name, None)
 
 
-def media_counters(d) -> dict[str, int] | None:
+def media_counters(d) -> dict[str, float] | None:
     """An SSD's read-ahead, FTL and zone counters (monotonic), None when it has none of them."""
-    out: dict[str, int] = {}
+    out: dict[str, float] = {}
     ra = d.readahead
     if ra is not None:
         out.update(readahead_hits=ra.hits, readahead_waits=ra.waits, prefetch_reads=ra.prefetch_reads)
     f = d.ftl
     if f is not None:
-        out.update(host_pages=f.host_pages, nand_pages=f.nand_pages, gc_copies=f.gc_copies, erases=f.erases)
+        out.update(
+            host_pages=f.host_pages, nand_pages=f.nand_pages, gc_copies=f.gc_copies, erases=f.erases, gc_ns=f.gc_ns
+        )
     z = d.zones
     if z is not None:
         out.update(
@@ -420,7 +422,8 @@ def ssd_media(host: Host, s: Snapshot) -> dict:
     """Per SSD with read-ahead, an FTL or zones, over the measured window: read-ahead hits (reads
     served from prefetched data; those that waited for it) and prefetch media reads, write
     amplification (NAND pages programmed per page the host wrote; host writes and GC copies),
-    erases, and zone resets, finishes, errors and implicit closes."""
+    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), and zone resets,
+    finishes, errors and implicit closes."""
     out = {}
     for d, before in zip(host.devices, s.media):
         now = media_counters(d)
