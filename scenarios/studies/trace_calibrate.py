@@ -28,7 +28,9 @@ them). Per class (direction x size class, :func:`scenarios.studies.trace_compare
 
 The means are fitted by weighted least squares to ``base_ns + per_kib_ns * (KiB - 4)^+`` (weights
 from their standard errors; 95% confidence intervals from the covariance, scaled up by the reduced
-chi-square when the classes disagree beyond their errors), and the spread is the pooled
+chi-square when the classes disagree beyond their errors; within the bounds, base_ns above 0 and
+per_kib_ns at least 0: where the covariance's interval would cross one, the profile interval of
+the bounded fit), and the spread is the pooled
 coefficient of variation times ``base_ns`` (interval by the delta method from the classes' sample
 fourth moments). The host path depends a little on the device (a longer wait changes the CPU's
 idle state), so the replay is repeated with the fitted values until they move by less than a tenth
@@ -53,7 +55,7 @@ import numpy as np
 from scenarios.config.host import resolve
 from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.replay import ReplayConfig, resolve_replay, split_replay_sets
-from scenarios.studies.fitting import calibrated_name
+from scenarios.studies.fitting import calibrated_name, linear_profile_interval
 from scenarios.studies.trace_compare import class_label, replay_timed, size_class
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
@@ -294,7 +296,8 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
         base, per_kib = float(beta[0]), float(beta[1])
         se_base, se_kib = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
         values[key + "per_kib_ns"] = per_kib
-        ci[key + "per_kib_ns"] = (per_kib - tq * se_kib, per_kib + tq * se_kib)
+        ci[key + "per_kib_ns"] = _within_bounds(X, y, w, 1, per_kib, tq * se_kib)
+        ci[key + "base_ns"] = _within_bounds(X, y, w, 0, base, tq * se_base)
     else:
         per_kib = current[key + "per_kib_ns"]
         missing[key + "per_kib_ns"] = (
@@ -305,8 +308,8 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
         yy = y - per_kib * x
         base = float(np.sum(w * yy) / np.sum(w))
         se_base = math.sqrt(1.0 / np.sum(w))
+        ci[key + "base_ns"] = _within_bounds(np.ones((len(yy), 1)), yy, w, 0, base, tq * se_base)
     values[key + "base_ns"] = base
-    ci[key + "base_ns"] = (base - tq * se_base, base + tq * se_base)
     # spread: the model's service time is m * J, E[J] = 1, sd(J) = sd_ns / base_ns
     n = np.array([c.measured.n for c in classes], dtype=float)
     m = base + per_kib * x
@@ -319,8 +322,19 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
     lo_cv = math.sqrt(max(cv2 - tq * se_cv2, 0.0))
     hi_cv = math.sqrt(max(cv2 + tq * se_cv2, 0.0))
     values[key + "sd_ns"] = sd
-    ci[key + "sd_ns"] = (lo_cv * base * (1 - tq * rel_base), hi_cv * base * (1 + tq * rel_base))
+    # sd_ns >= 0: the product's lower end is cut at the bound (the coefficient of variation's is)
+    ci[key + "sd_ns"] = (max(lo_cv * base * (1 - tq * rel_base), 0.0), hi_cv * base * (1 + tq * rel_base))
     return values, ci, missing
+
+
+def _within_bounds(X, y, w, i: int, value: float, half: float) -> tuple[float, float]:
+    """The 95% interval of coefficient ``i`` (base_ns, per_kib_ns: both at least 0, the device's
+    bounds): ``value +- half`` (the covariance's) where it stays within them, else the profile
+    interval of the bounded fit (:func:`scenarios.studies.fitting.linear_profile_interval`), as
+    the other calibrations' intervals (:func:`scenarios.studies.fitting.fit`)."""
+    if value - half >= 0.0:
+        return value - half, value + half
+    return linear_profile_interval(X, y, w, i, [0.0] * X.shape[1], half)
 
 
 def _fit_all(fits: dict[tuple, _ClassFit], current: dict[str, float]) -> tuple[dict, dict, dict]:
