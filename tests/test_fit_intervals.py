@@ -105,14 +105,14 @@ def test_trace_calibrations_intervals_respect_the_devices_bounds():
 
     current = {"ssd.read.per_kib_ns": 100.0}
     noisy = [_Class(4, 900.0, 700.0, 3000.0), _Class(64, 950.0, 900.0, 3000.0), _Class(128, 880.0, 900.0, 3000.0)]
-    values, ci, _ = _fit_direction("read", noisy, current, 2.0)
+    values, ci, _, _ = _fit_direction("read", noisy, current, 2.0)
     for key, (lo, hi) in ci.items():
         assert 0.0 <= lo <= max(values[key], 0.0) <= hi, (key, lo, hi, values[key])
     assert ci["ssd.read.per_kib_ns"][0] == 0.0 and ci["ssd.read.base_ns"][0] == 0.0
     one = [_Class(4, 900.0, 700.0, 3000.0)]
-    values, ci, _ = _fit_direction("read", one, current, 2.0)
+    values, ci, _, _ = _fit_direction("read", one, current, 2.0)
     assert ci["ssd.read.base_ns"][0] == 0.0 < values["ssd.read.base_ns"] < ci["ssd.read.base_ns"][1]
     sharp = [_Class(4, 6000.0, 20.0, 500.0), _Class(64, 24000.0, 30.0, 500.0), _Class(128, 43000.0, 40.0, 500.0)]
-    values, ci, _ = _fit_direction("read", sharp, current, 2.0)
+    values, ci, _, _ = _fit_direction("read", sharp, current, 2.0)
     lo, hi = ci["ssd.read.base_ns"]
     assert lo > 0.0 and (lo + hi) / 2 == pytest.approx(values["ssd.read.base_ns"])

@@ -22,6 +22,35 @@ from scipy.optimize import least_squares
 
 from simcore.errors import ConfigError
 
+#: what one iteration is, by calibration mode (``--max-iterations`` bounds them)
+ITERATIONS = {
+    "study": "least-squares iterations",
+    "measured": "least-squares iterations",
+    "latencies": "simulated runs",
+    "trace": "replays",
+}
+
+
+def check_max_iterations(n: int | None) -> int | None:
+    """The one check of ``--max-iterations`` for every calibration (``--study``, ``--measured``,
+    ``--latencies``, ``--trace``): None (each one's default) or at least 1."""
+    if n is not None and n < 1:
+        raise ConfigError(
+            f"--max-iterations {n}: expected at least 1 (least-squares iterations for --study and --measured,"
+            " simulated runs for --latencies, replays for --trace)"
+        )
+    return n
+
+
+def not_converged(n: int, mode: str) -> str:
+    """The one advice when a calibration stopped before its values settled (``mode``: a key of
+    :data:`ITERATIONS`), the same for every calibration."""
+    return (
+        f"not converged after {n} {ITERATIONS[mode]}: the values are the last ones, not final. Give it more"
+        " (--max-iterations N), longer runs (--runtime-ms) or more measurements, and check that the"
+        " measurements were made as simulated (the same job: depth, bs, engine; the platform's --set keys)"
+    )
+
 
 def calibrated_name(base: str) -> str:
     """The name of a platform calibrated from ``base``: ``BASE-calibrated``, and the same name when
