@@ -285,7 +285,17 @@ def _guest(tmp_path, vcpus: int, name: str) -> Path:
     (cpu / "online").write_text(f"0-{vcpus - 1}\n")
     (tree / "sys/devices/system/node/node0/cpulist").write_text(f"0-{vcpus - 1}\n")
     info = (tree / "proc/cpuinfo").read_text().split("\n\n")[:vcpus]
-    (tree / "proc/cpuinfo").write_text("\n\n".join(b.replace("Intel Xeon Processor (Cascadelake)", name) for b in info))
+    blocks = [b.replace("Intel Xeon Processor (Cascadelake)", name) for b in info]
+    if name.startswith("AMD"):  # a Zen 4 host: family 25 (0x19), model 17 (Genoa)
+        amd = {"vendor_id": "AuthenticAMD", "cpu family": "25", "model": "17"}
+        blocks = [
+            "\n".join(
+                f"{k}\t: {amd[k.strip()]}" if k.strip() in amd else f"{k}:{v}"
+                for k, _, v in (ln.partition(":") for ln in b.splitlines())
+            )
+            for b in blocks
+        ]
+    (tree / "proc/cpuinfo").write_text("\n\n".join(blocks) + "\n")
     return tree
 
 

@@ -7,7 +7,9 @@ NUMA node, capacity and hardware queues, each block queue's settings, the instal
 kernel release. What they cannot tell comes from the presets (:mod:`scenarios.config.preset_match`):
 the CPU's power coefficients and each idle state's power from the CPU preset, the SSD's service
 times and powers from the SSD preset, the kernel's cycle costs and the box's power from the
-built-in platform whose CPU is nearest. Each value's origin is recorded in :class:`Sources` (a
+built-in platform whose CPU is nearest; but on a VM, or for a CPU no preset is by name, the CPU's
+and the box's powers are estimated from the CPU's class (:mod:`scenarios.config.probe_power`), not
+taken from another machine. Each value's origin is recorded in :class:`Sources` (a
 path in ``/sys``, or ``estimate: ...``), written beside it as a YAML comment.
 """
 

@@ -133,8 +133,12 @@ def estimate_power(
     for i, s in enumerate(est.cpu["cstates"]):
         if not s.get("polling"):
             est.sources[f"cpu.cstates[{i}].power_w"] = f"estimate: preset {preset_key}'s, scaled by this core's leakage"
+    # AMD's current limits follow from its package's PPT (models.cpu.preset_power): not this one's
+    est.cpu.update(tdc_a=None, edc_a=None)
+    for k in ("tdc_a", "edc_a"):
+        est.sources[f"cpu.{k}"] = f"estimate: none: preset {preset_key}'s follows from its own package power"
     if not rapl_read:
-        est.cpu.update(power_limit_w=None if cls == "vm" else round(tdp, 1), pl2_w=None, tdc_a=None, edc_a=None)
+        est.cpu.update(power_limit_w=None if cls == "vm" else round(tdp, 1), pl2_w=None)
         est.sources["cpu.power_limit_w"] = (
             "estimate: none: a guest's package limit is the host's (not observable)"
             if cls == "vm"
