@@ -109,7 +109,7 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
     assert rc == 0, err
     assert err == ""  # progress only on a terminal
     assert "models/platforms.py CINTERRUPTS_FIT = {" in out
-    assert "NOTE: not converged after 1 least-squares iterations" in out and f"wrote {out_file}" in out
+    assert "NOTE: not converged after 1 least-squares iteration:" in out and f"wrote {out_file}" in out
     res = json.loads(out_file.read_text())
     assert res["study"] == "cinterrupts" and res["converged"] is False
     assert set(res["fitted"]) == set(CINT_BOUNDS) == set(res["parameters"])

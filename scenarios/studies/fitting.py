@@ -24,10 +24,10 @@ from simcore.errors import ConfigError
 
 #: what one iteration is, by calibration mode (``--max-iterations`` bounds them)
 ITERATIONS = {
-    "study": "least-squares iterations",
-    "measured": "least-squares iterations",
-    "latencies": "simulated runs",
-    "trace": "replays",
+    "study": "least-squares iteration",
+    "measured": "least-squares iteration",
+    "latencies": "simulated run",
+    "trace": "replay",
 }
 
 
@@ -46,8 +46,8 @@ def not_converged(n: int, mode: str) -> str:
     """The one advice when a calibration stopped before its values settled (``mode``: a key of
     :data:`ITERATIONS`), the same for every calibration."""
     return (
-        f"not converged after {n} {ITERATIONS[mode]}: the values are the last ones, not final. Give it more"
-        " (--max-iterations N), longer runs (--runtime-ms) or more measurements, and check that the"
+        f"not converged after {n} {ITERATIONS[mode]}{'s' if n != 1 else ''}: the values are the last ones, not"
+        " final. Give it more (--max-iterations N), longer runs (--runtime-ms) or more measurements, and check that the"
         " measurements were made as simulated (the same job: depth, bs, engine; the platform's --set keys)"
     )
 
