@@ -360,11 +360,6 @@ def cmd_list(args) -> int:
     from policies.interrupt_generation import IRQ_GENERATION
     from policies.io_scheduler import IO_SCHEDULERS
 
-    if args.name == "presets":
-        from stacksim.cli_platform import device_model_lines
-
-        print("\n".join(device_model_lines()))
-        return 0
     described = _described()
     if args.name:
         return _describe_one(args.name, described)
@@ -395,11 +390,12 @@ def _describe_one(name: str, described: dict[str, dict[str, str]]) -> int:
         known = sorted({n for entries in described.values() for n in entries})
         raise ConfigError(f"nothing built in is named '{name}' (named: {', '.join(known)})")
     from stacksim.cli_describe import config_lines
-    from stacksim.cli_platform import CPU_HEADING, SSD_HEADING, describe_preset
+    from stacksim.cli_platform import describers
 
+    own = describers()  # presets and overviews describe themselves
     for heading, desc in found:
-        if heading in (CPU_HEADING, SSD_HEADING):
-            describe_preset(name)
+        if heading in own:
+            own[heading](name)
             continue
         print(f"{name}: {heading.split(' (')[0].rstrip('s')}")
         print(

@@ -10,6 +10,8 @@ from stacksim.fileargs import writes
 #: headings of the presets in ``stacksim list``
 CPU_HEADING = "CPU presets (stacksim platform new --cpu NAME)"
 SSD_HEADING = "SSD presets (stacksim platform new --ssd NAME)"
+#: overviews of a group of built-in things (``stacksim list presets``)
+OVERVIEW_HEADING = "overviews (stacksim list NAME)"
 
 
 def add_subcommands(subparsers, commands: dict | None = None) -> dict:
@@ -76,7 +78,22 @@ def preset_entries() -> dict[str, dict[str, str]]:
     return {
         CPU_HEADING: {name: _summary(p) for name, p in CPU_CATALOGUE.items()},
         SSD_HEADING: {name: _summary(p) for name, p in SSD_CATALOGUE.items()},
+        OVERVIEW_HEADING: {"presets": "each SSD preset's media and the parts of the device model it uses"},
     }
+
+
+def describe_overview(name: str) -> bool:
+    """Print the overview ``name`` of :data:`OVERVIEW_HEADING` (False: no such overview)."""
+    if name != "presets":
+        return False
+    print("\n".join(device_model_lines()))
+    return True
+
+
+def describers() -> dict:
+    """How ``stacksim list NAME`` describes a name under each of these headings: heading -> a
+    function of the name that prints it."""
+    return {CPU_HEADING: describe_preset, SSD_HEADING: describe_preset, OVERVIEW_HEADING: describe_overview}
 
 
 def _summary(preset) -> str:

@@ -93,7 +93,6 @@ _NOT_WITH_TRACE = (
     ("job", "--job"),
     ("runtime_ms", "--runtime-ms"),
     ("ramp_ms", "--ramp-ms"),
-    ("max_iterations", "--max-iterations"),
 )
 
 
@@ -217,8 +216,9 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         "--max-iterations",
         type=int,
         metavar="N",
-        help="--study: stop the least-squares search after N iterations (a quick, unconverged result);"
-        " --latencies: at most N simulated runs while the fitted values settle (default 4)",
+        help="stop after N iterations (a quick result, marked not converged when it is): --study and"
+        " --measured: least-squares iterations (default: scipy's); --latencies: simulated runs while the"
+        " fitted values settle (default 4); --trace: replays (default 8). At least 1",
     )
     ca.add_argument("--platform", type=reads("--platform"), help="platform to start from (name or YAML)")
     add_measured_option(ca)
@@ -456,8 +456,10 @@ def cmd_calibrate(args) -> int:
         parse_fit,
         write_platform,
     )
+    from scenarios.studies.fitting import check_max_iterations
     from scenarios.studies.validation import load_measured
 
+    check_max_iterations(args.max_iterations)  # one check and message for every mode
     if args.latencies:
         return cmd_calibrate_latencies(args)
     _not_latencies(args)
@@ -465,8 +467,6 @@ def cmd_calibrate(args) -> int:
         return cmd_calibrate_trace(args)
     if args.list_studies or args.study is not None:
         return cmd_study(args)
-    if args.max_iterations is not None:
-        raise ConfigError("--max-iterations applies to --study NAME and --latencies FILE only")
     missing = [
         flag
         for name, flag in (("platform", "--platform"), ("measured", "--measured"), ("fit", "--fit"), ("output", "-o"))
@@ -486,7 +486,14 @@ def cmd_calibrate(args) -> int:
     _check_out(args.output, "-o")
     runner = _runner(args)
     points = load_measured(args.measured, echo=lambda line: print(f"read {line}"), base_job=args.job)
-    cal = calibrate(points, params, runner, metrics=_csv_list(args.metrics), progress=args.progress)
+    cal = calibrate(
+        points,
+        params,
+        runner,
+        metrics=_csv_list(args.metrics),
+        progress=args.progress,
+        max_iterations=args.max_iterations,
+    )
     print(format_calibration(cal))
     plat = calibrated_platform(
         args.platform,
@@ -617,6 +624,7 @@ def cmd_calibrate_trace(args) -> int:
         seed=args.seed,
         skip_bad_lines=args.skip_bad_lines,
         echo=None if quiet else (lambda line: print(line, file=sys.stderr)),
+        max_iterations=args.max_iterations,
     )
     print(format_trace_calibration(cal))
     plat = trace_calibrated_platform(cal, name=args.name)

@@ -101,9 +101,12 @@ def _plugin_names(result: dict, own: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys(Path(p).name if p.endswith(".py") else p for p in paths))
 
 
-def format_summary(result: dict, io_scheduler: str | None = None, plugins: tuple[str, ...] = ()) -> str:
+def format_summary(
+    result: dict, io_scheduler: str | None = None, plugins: tuple[str, ...] = (), power_note: str | None = None
+) -> str:
     """A readable terminal summary of one run (``io_scheduler``: the devices' scheduler, after
-    fio's ``ioscheduler``; ``plugins``: the configuration's plug-ins)."""
+    fio's ``ioscheduler``; ``plugins``: the configuration's plug-ins; ``power_note``: what the
+    platform says of its power figures when they are estimates, printed under them)."""
     s = result["summary"]
     sim = result["sim"]
     out = [
@@ -115,6 +118,7 @@ def format_summary(result: dict, io_scheduler: str | None = None, plugins: tuple
         f"   context switches/IO {_f(s['context_switches_per_io'], '.3f')}"
         f"   interrupts/IO {_f(s['interrupts_per_io'], '.3f')}",
         *power_energy_lines(s),
+        *([f"  ({power_note})"] if power_note else []),
         "  CPU time per IO by layer (ns): "
         + ("  ".join(f"{k} {v:.0f}" for k, v in s["layers"].items() if v >= 0.5) if s["layers"] else "n/a (no IO)"),
     ]
@@ -208,10 +212,12 @@ def format_run(cfg):
     """The terminal summary of a run of ``cfg``, by its kind (host or server)."""
     if cfg.kind == "server":
         return format_server_summary
+    from scenarios.config.probe_power import power_basis
     from scenarios.run.iosched_switch import switched_queue
 
     sched = switched_queue(cfg.queue, cfg.jobs).scheduler
-    return lambda result: format_summary(result, io_scheduler=sched, plugins=tuple(cfg.plugins))
+    note = power_basis(cfg.platform.calibration)
+    return lambda result: format_summary(result, io_scheduler=sched, plugins=tuple(cfg.plugins), power_note=note)
 
 
 def format_server_summary(result: dict) -> str:

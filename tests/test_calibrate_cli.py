@@ -271,3 +271,46 @@ def test_a_recalibrated_platform_keeps_one_suffix():
 
     assert calibrated_name("box") == "box-calibrated"
     assert calibrated_name(calibrated_name("box")) == "box-calibrated"
+
+
+def test_max_iterations_bounds_the_measured_fit_and_says_what_to_do(synthetic):
+    """calibrate --measured takes --max-iterations as --study does (issue 46): cut at one
+    least-squares iteration the search has not converged, and the output says so with the advice
+    every calibration gives."""
+    from scenarios.studies.calibrate_measured import format_calibration
+    from scenarios.studies.fitting import not_converged
+
+    params = [FitParam("ssd.read.base_ns", 4000, 9000, 4500.0)]
+    runner = PointRunner(platform=PLAT, **RUN)
+    cal = calibrate(synthetic, params, runner, progress=False, max_iterations=1)
+    assert not cal.converged
+    text = format_calibration(cal)
+    assert f"NOTE: {not_converged(1, 'measured')}" in text.splitlines()
+    assert "--max-iterations N" in text and "--runtime-ms" in text
+    full = calibrate(synthetic, params, runner, progress=False)
+    assert full.converged and "NOTE" not in format_calibration(full)
+    assert full.evaluations > cal.evaluations
+
+
+@pytest.mark.parametrize("n", ["0", "-3"])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        ["--study", "cinterrupts"],
+        ["--platform", PLAT, "--measured", "points.csv", "--fit", "ssd.read.base_ns=4000:9000", "-o", "x.yaml"],
+        ["--latencies", "lat.csv", "--job", "j.fio", "--platform", PLAT, "-o", "x.yaml"],
+        ["--trace", "trace.txt", "-o", "x.yaml"],
+    ],
+)
+def test_max_iterations_is_checked_once_with_one_message_for_every_mode(mode, n, tmp_path, capsys, monkeypatch):
+    """0 or a negative number is refused the same way whatever the calibration: one line, exit 2,
+    before any input is read (none of these files exists)."""
+    from scenarios.studies.fitting import check_max_iterations
+
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_cli(["calibrate", *mode, "--max-iterations", n], capsys)
+    with pytest.raises(ConfigError) as want:
+        check_max_iterations(int(n))
+    assert rc == 2 and out == ""
+    assert err.strip().splitlines() == [f"stacksim: error: {want.value}"]
+    assert list(tmp_path.iterdir()) == []

@@ -264,4 +264,4 @@ def test_calibrate_latencies_runs_as_many_passes_as_asked_and_says_what_to_do(wi
     assert "--max-iterations N" in cal["notes"][-1] and "--runtime-ms" in cal["notes"][-1]
     argv = ["calibrate", "--latencies", str(csv), "--job", str(job), "--platform", PLAT, "-o", "x.yaml"]
     assert main([*argv, "--max-iterations", "0"]) == 2
-    assert "--max-iterations 0: expected at least 1 run" in capsys.readouterr().err
+    assert "--max-iterations 0: expected at least 1 (" in capsys.readouterr().err

@@ -273,3 +273,93 @@ def test_probed_frequencies_are_written_as_read():
 
     assert repr(_mhz_ghz(2596.14)) == "2.59614" and 2596.14 / 1000 != 2.59614
     assert repr(_khz_ghz(2596140)) == "2.59614" and _khz_ghz(800000) == 0.8
+
+
+def _guest(tmp_path, vcpus: int, name: str) -> Path:
+    """The vm tree cut down to ``vcpus`` vCPUs of a host CPU named ``name`` (hypervisor flag kept)."""
+    tree = tmp_path / f"vm{vcpus}"
+    shutil.copytree(TREES / "vm", tree)
+    cpu = tree / "sys/devices/system/cpu"
+    for c in range(vcpus, 4):
+        shutil.rmtree(cpu / f"cpu{c}")
+    (cpu / "online").write_text(f"0-{vcpus - 1}\n")
+    (tree / "sys/devices/system/node/node0/cpulist").write_text(f"0-{vcpus - 1}\n")
+    info = (tree / "proc/cpuinfo").read_text().split("\n\n")[:vcpus]
+    blocks = [b.replace("Intel Xeon Processor (Cascadelake)", name) for b in info]
+    if name.startswith("AMD"):  # a Zen 4 host: family 25 (0x19), model 17 (Genoa)
+        amd = {"vendor_id": "AuthenticAMD", "cpu family": "25", "model": "17"}
+        blocks = [
+            "\n".join(
+                f"{k}\t: {amd[k.strip()]}" if k.strip() in amd else f"{k}:{v}"
+                for k, _, v in (ln.partition(":") for ln in b.splitlines())
+            )
+            for b in blocks
+        ]
+    (tree / "proc/cpuinfo").write_text("\n\n".join(blocks) + "\n")
+    return tree
+
+
+POWER_FIELDS = ("core_leakage_w", "core_dynamic_w", "uncore_active_w", "uncore_idle_w", "power_limit_w", "pl2_w")
+
+
+@pytest.mark.parametrize("host", ["AMD EPYC 9454P 48-Core Processor", "AMD EPYC Processor"])
+def test_a_two_vcpu_guest_gets_no_figure_of_the_storage_node(host, tmp_path):
+    """Issue 46: a 2-vCPU VM was written the 48-core storage node's package and box power (171 W).
+    A guest's powers come from its class and its own vCPUs and memory: none is the nearest
+    preset's or built-in platform's, and they scale with the vCPUs."""
+    probed = probe(_guest(tmp_path, 2, host), ssd="pm1743")
+    p = probed.platform
+    assert p.cpu.logical_cpus == 2
+    for other in (make() for make in PLATFORMS.values()):
+        for f in POWER_FIELDS:
+            mine = getattr(p.cpu, f)
+            assert mine is None or mine != getattr(other.cpu, f), (f, other.name)
+        for f in ("dram_w", "platform_base_w", "platform_cpu_coupling", "c0_core_w"):
+            assert getattr(p.power, f) != getattr(other.power, f) or getattr(p.power, f) == 0.0, (f, other.name)
+    # the host's board and package limit are not observable: none; DRAM is the guest's memory's share
+    assert p.power.platform_base_w == 0.0 and p.cpu.power_limit_w is None
+    assert p.power.dram_w == pytest.approx(3.0 * p.memory_bytes / (16 << 30), abs=0.01)
+    four = probe(_guest(tmp_path, 4, host), ssd="pm1743").platform
+    assert four.cpu.uncore_active_w == pytest.approx(2 * p.cpu.uncore_active_w, rel=0.05)
+    assert any(n.startswith("power: estimates for a 2-vCPU guest") for n in probed.notes)
+
+
+def test_guest_powers_say_their_basis_on_stderr_in_the_file_and_in_the_run(tmp_path, capsys):
+    out = tmp_path / "guest.yaml"
+    rc, _, err = cli(["probe", "--root", TREES / "vm", "--ssd", "pm1743", "-o", out], capsys)
+    assert rc == 0, err
+    assert "stacksim probe: power: estimates for a 4-vCPU guest" in err and "not observable" in err
+    text = out.read_text()
+    for key in ("core_leakage_w", "uncore_active_w", "dram_w", "platform_base_w"):
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(key + ":"))
+        assert "# estimate: " in line and ("class" in line or "GiB" in line or "host" in line), line
+    assert "power: estimates for a 4-vCPU guest" in load_platform(str(out)).calibration
+    rc, stdout, err = cli(["run", "--platform", out, *SHORT], capsys)
+    assert rc == 0, err
+    lines = stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.strip().startswith("power W:"))
+    assert "power: estimates for a 4-vCPU guest" in "\n".join(lines[at : at + 3])
+    # a built-in platform's powers are not estimates of a class: no such line
+    rc, stdout, _ = cli(["run", *SHORT], capsys)
+    assert rc == 0 and "power: estimates" not in stdout
+
+
+def test_a_bare_metal_cpu_no_preset_is_gets_its_class_and_a_named_one_its_preset(tmp_path):
+    """A server CPU of no preset: its own cores at the class's TDP per core (not the nearest
+    preset's package); a CPU a preset is by name keeps the preset's figures."""
+    tree = tmp_path / "xeon"
+    shutil.copytree(TREES / "xeon2s", tree)
+    info = tree / "proc/cpuinfo"
+    info.write_text(info.read_text().replace("Silver 4210R CPU @ 2.40GHz", "Silver 4299X CPU @ 2.40GHz"))
+    probed = probe(tree).platform
+    named = probe("xeon2s").platform
+    assert named.cpu.uncore_active_w == 30.0 and named.power == PLATFORMS["cheops23-optane"]().power
+    assert probed.cpu.uncore_active_w != named.cpu.uncore_active_w
+    assert probed.cpu.power_limit_w == 100.0  # RAPL's PL1 is read, not estimated
+    assert probed.power.platform_base_w == 2 * 35.0
+    assert probed.power.dram_w == pytest.approx(3.0 * probed.memory_bytes / (16 << 30), abs=0.01)
+    laptop = tmp_path / "laptop"
+    shutil.copytree(TREES / "desktop", laptop)
+    info = laptop / "proc/cpuinfo"
+    info.write_text(info.read_text().replace("12th Gen Intel(R) Core(TM) i9-12900K", "Intel(R) Core(TM) i7-8550U"))
+    assert probe(laptop).platform.power.platform_base_w == 3.0

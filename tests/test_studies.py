@@ -108,8 +108,8 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
     )
     assert rc == 0, err
     assert err == ""  # progress only on a terminal
-    assert "models/platforms.py CINTERRUPTS_FIT = {" in out and "not converged" not in out
-    assert "stopped at --max-iterations" in out and f"wrote {out_file}" in out
+    assert "models/platforms.py CINTERRUPTS_FIT = {" in out
+    assert "NOTE: not converged after 1 least-squares iteration:" in out and f"wrote {out_file}" in out
     res = json.loads(out_file.read_text())
     assert res["study"] == "cinterrupts" and res["converged"] is False
     assert set(res["fitted"]) == set(CINT_BOUNDS) == set(res["parameters"])
@@ -137,16 +137,12 @@ def test_a_study_runs_end_to_end_from_the_cli(tmp_path, capsys):
         (["--study", "memops", "--fit", "ssd.read.base_ns=1:2", "--set", "bs=8k"], "--fit, --set are for fitting"),
         (["--study", "memops", "--list-studies"], "not both"),
         (["--study", "memops", "--max-iterations", "3"], "--max-iterations does not apply"),
-        (["--study", "cinterrupts", "--max-iterations", "0"], "--max-iterations must be >= 1"),
+        (["--study", "cinterrupts", "--max-iterations", "0"], "--max-iterations 0: expected at least 1"),
         (["--study", "cinterrupts", "--runtime-ms", "0"], "--runtime-ms must be at least 1"),
         (["--study", "cinterrupts", "-o", "OUT.yaml"], "calibrates two platforms; write the result as .json"),
         (["--study", "poll-energy", "-o", "OUT.csv"], "as .json, or the calibrated platform as .yaml"),
         (["--study", "poll-energy", "-o", "no/such/dir/fit.json"], "directory no/such/dir does not exist"),
         ([], "calibrate needs --platform, --measured, --fit, -o"),
-        (
-            ["--platform", "optane900p-e3-1230v5", "--max-iterations", "2"],
-            "--max-iterations applies to --study NAME and --latencies FILE only",
-        ),
     ],
 )
 def test_bad_study_invocations_exit_2_with_one_message(argv, message, tmp_path, capsys, monkeypatch):

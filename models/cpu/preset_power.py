@@ -35,7 +35,7 @@ _INTEL_PL2 = (
 _INTEL_PL2_WIN = "estimate: about 10 ms, the short window of Xeon server boards (not found in a primary source)"
 
 
-def _power_split(
+def power_split(
     tdp_w: float, cores: int, base: float, top: float, fmin: float, vmin: float, vmax: float, smt: bool = True
 ):
     """Core and uncore power coefficients split from the TDP (every one an estimate: no vendor
@@ -46,7 +46,7 @@ def _power_split(
     clock by the V/f line (:meth:`CpuConfig.busy_power_w`). Returns the table entries and the C1
     and C1E core powers (leakage at the top and at the lowest voltage)."""
     per_core = (1 - _UNCORE_SHARE) * tdp_w / cores
-    v_base = vmin + (vmax - vmin) * (base - fmin) / (top - fmin)
+    v_base = vmin + (vmax - vmin) * (base - fmin) / (top - fmin) if top > fmin else vmax  # one clock: at the top
     act = 1.0 + (CpuConfig.model_fields["smt_second_thread_activity"].default if smt else 0.0)
     at_top = per_core / ((v_base / vmax) ** 2 * (0.25 + 0.75 * act * base / top))
     # rounded down: the split's package at base stays within its TDP

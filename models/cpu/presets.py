@@ -38,8 +38,8 @@ from models.cpu.preset_power import (
     _AMDLIM_TDC,
     _INTEL_PL2,
     _INTEL_PL2_WIN,
-    _power_split,
     amd_current_limits,
+    power_split,
 )
 from simcore.sources import Preset, split
 
@@ -287,7 +287,7 @@ def _catalogue_cpu(spec: dict, vendor: str, rows, table: str, **extra) -> tuple[
     """(values, sources) of a catalogue CPU: its datasheet ``spec``, the shared estimates and the idle
     states of ``rows`` (from driver table ``table``); ``extra``: further ``field: (value, source)``."""
     values, sources = split({**_shared(vendor), **spec, **extra})
-    power, leak, c1e = _power_split(
+    power, leak, c1e = power_split(
         values["power_limit_w"],
         values["physical_cores"],
         values["base_freq_ghz"],

@@ -7,7 +7,9 @@ NUMA node, capacity and hardware queues, each block queue's settings, the instal
 kernel release. What they cannot tell comes from the presets (:mod:`scenarios.config.preset_match`):
 the CPU's power coefficients and each idle state's power from the CPU preset, the SSD's service
 times and powers from the SSD preset, the kernel's cycle costs and the box's power from the
-built-in platform whose CPU is nearest. Each value's origin is recorded in :class:`Sources` (a
+built-in platform whose CPU is nearest; but on a VM, or for a CPU no preset is by name, the CPU's
+and the box's powers are estimated from the CPU's class (:mod:`scenarios.config.probe_power`), not
+taken from another machine. Each value's origin is recorded in :class:`Sources` (a
 path in ``/sys``, or ``estimate: ...``), written beside it as a YAML comment.
 """
 
@@ -34,6 +36,7 @@ from scenarios.config.preset_match import (
     reported_name,
     words,
 )
+from scenarios.config.probe_power import PowerEstimate, calibration_text, cpu_class, estimate_power
 from scenarios.inputs.machine.read import CPU, Controller, Machine
 from simcore.config import validate
 from simcore.errors import ConfigError
@@ -85,6 +88,8 @@ class _Work:
     m: Machine
     src: Sources = field(default_factory=Sources)
     notes: list[str] = field(default_factory=list)
+    #: the powers estimated from the CPU's class (None: the CPU preset's, this CPU by name)
+    power: PowerEstimate | None = None
 
 
 def _unknown(name: str, names, option: str, what: str) -> ConfigError:
@@ -110,8 +115,8 @@ def _cpu_preset(w: _Work, key: str | None) -> tuple[str, CpuConfig, bool]:
     found = nearest_cpu(gen, gen.vendor if gen else "", gens)
     what = f"{gen.label} ({gen.vendor}, {gen.market})" if gen else "of no known generation"
     w.notes.append(
-        f"CPU: no preset is '{cpu.model}' ({what}): powers and PAUSE from the nearest generation, preset"
-        f" {found} ({configs[found].model}); name another with --cpu NAME"
+        f"CPU: no preset is '{cpu.model}' ({what}): PAUSE, voltages and idle-state shapes from the nearest"
+        f" generation, preset {found} ({configs[found].model}); name another with --cpu NAME"
     )
     return found, configs[found], False
 
@@ -386,9 +391,23 @@ def _cpu(w: _Work, key: str | None) -> tuple[CpuConfig, str]:
     data["cpuidle_governor"] = _idle_governor(w)
     data.update(_power_limit(w))
     _fit_preset_limits(w, data)
+    _class_power(w, data, (found, preset, named))
     w.src.estimated["cpu"] = f"preset {found}" if named else f"preset {found} (nearest generation)"
     w.src.mixed.add("cpu")
     return validate(CpuConfig, data, where="the probed CPU"), found
+
+
+def _class_power(w: _Work, data: dict, preset: tuple[str, CpuConfig, bool]) -> None:
+    """A VM, or a CPU no preset is by name: its powers from its class (scenarios.config.probe_power),
+    not another machine's."""
+    c = w.m.cpu
+    cls = cpu_class(c.model, c.vendor, c.family, c.model_number, c.hypervisor)
+    if cls != "vm" and preset[2]:
+        return
+    w.power = estimate_power(cls, data, preset, w.m.memory_bytes, bool(w.m.rapl))
+    data.update(w.power.cpu)
+    w.src.exact.update(w.power.sources)
+    w.notes.append(w.power.note)
 
 
 #: the share of a PCIe link's encoded rate that carries data (TLP and DLLP overheads). Estimate: the
@@ -537,10 +556,16 @@ def _kernel_and_box(w: _Work) -> dict:
     w.src.estimated["kernel"] = f"the cycle costs of platform {key} ({base.cpu.model}, the nearest CPU)"
     if m:
         w.src.read("kernel.version", f"/proc/sys/kernel/osrelease ({release})")
-    w.src.estimated["power"] = f"platform {key}'s DRAM and board"
+    power = base.power
+    if w.power is not None:
+        power = w.power.power
+        w.src.estimated["power"] = f"the CPU's class ({w.power.basis})"
+        w.src.mixed.add("power")
+    else:
+        w.src.estimated["power"] = f"platform {key}'s DRAM and board"
     w.src.estimated["sched"] = "the model's defaults"
     w.src.read("nvme.irq", "none: no interrupt coalescing (NVMe's reset value; Linux's driver leaves it)")
-    return {"kernel": kernel, "sched": base.sched, "power": base.power, "_from": key}
+    return {"kernel": kernel, "sched": base.sched, "power": power, "_from": key}
 
 
 def _ssd_side(w: _Work, ssd: str | None, sockets: int) -> tuple[dict, str]:
@@ -587,10 +612,16 @@ def probe_platform(m: Machine, name: str = "probed", cpu: str | None = None, ssd
     else:
         w.src.estimate("pagecache.memory_bytes", "half of MemTotal, at most 16 GiB (no file-page counts read)")
     data["description"] = _description(m, cpu_cfg, ssd_side)
+    powers = (
+        f"CPU powers from preset {cpu_key}, SSD service times and powers from preset {ssd_key}, kernel cycle"
+        f" costs and box power from platform {plat_key}"
+        if w.power is None
+        else f"SSD service times and powers from preset {ssd_key}, kernel cycle costs from platform {plat_key},"
+        f" {calibration_text(w.power.basis)}"
+    )
     data["calibration"] = (
-        f"probed from /proc and /sys (stacksim probe); estimates: CPU powers from preset {cpu_key}, SSD service"
-        f" times and powers from preset {ssd_key}, kernel cycle costs and box power from platform {plat_key}:"
-        " calibrate them against this machine (docs/validate-your-hardware.md)"
+        f"probed from /proc and /sys (stacksim probe); estimates: {powers}. Calibrate them against this"
+        " machine (docs/validate-your-hardware.md)"
     )
     if m.other_disks:
         disks = ", ".join(f"{d} ({s})" for d, s in m.other_disks.items())

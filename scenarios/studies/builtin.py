@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scenarios.config.platform_file import platform_yaml
-from scenarios.studies.fitting import FitProgress, calibrated_name
+from scenarios.studies.fitting import FitProgress, calibrated_name, check_max_iterations, not_converged
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
 from simcore.outfile import write_text
@@ -142,6 +142,8 @@ class StudyResult:
     platforms: list = field(default_factory=list)
     """the calibrated host platforms (PlatformConfig), for a platform YAML output"""
     wall_s: float = 0.0
+    #: the --max-iterations the search was given (None: scipy's default)
+    max_iterations: int | None = None
 
     @property
     def rms_pct(self) -> float:
@@ -172,8 +174,7 @@ def run_study(
             raise ConfigError(
                 f"study {name} solves a linear least-squares problem directly; --max-iterations does not apply"
             )
-        if max_iterations < 1:
-            raise ConfigError(f"--max-iterations must be >= 1, got {max_iterations}")
+        check_max_iterations(max_iterations)
     mod = importlib.import_module(spec.module)
     t0 = time.perf_counter()
     res = mod.run_study(
@@ -182,6 +183,7 @@ def run_study(
         progress=progress,
     )
     res.wall_s = time.perf_counter() - t0
+    res.max_iterations = max_iterations
     return res
 
 
@@ -190,7 +192,7 @@ def format_study(res: StudyResult) -> str:
         f"study {res.study}: {res.evaluations} evaluations, {res.wall_s:.1f} s, {res.runtime_ms:g} ms simulated per run"
     ]
     if not res.converged:
-        out.append("NOTE: stopped at --max-iterations before the fit converged; the values below are not final")
+        out.append(f"NOTE: {not_converged(res.max_iterations or res.evaluations, 'study')}")
     if res.parameters:
         w = max(len(n) for n in res.parameters)
         out.append(f"fitted parameters:\n  {'parameter':{w}s}  {'value':>12s}  95% confidence interval")

@@ -135,6 +135,9 @@ class Calibration:
     #: how each interval was found: ``linear`` (the Jacobian) or ``profile`` (the sum of squares'
     #: profile, where the linearisation reaches past a bound: scenarios.studies.fitting)
     ci_method: dict[str, str] | None = None
+    #: False when the search stopped at ``max_iterations`` before its tolerances were met
+    converged: bool = True
+    max_iterations: int | None = None
 
     @property
     def rms_pct(self) -> float:
@@ -223,8 +226,10 @@ def calibrate(
     *,
     metrics: list[str] | None = None,
     progress: bool | None = None,
+    max_iterations: int | None = None,
 ) -> Calibration:
-    """Fit ``params`` so that the simulated ``metrics`` of ``points`` match the measurements."""
+    """Fit ``params`` so that the simulated ``metrics`` of ``points`` match the measurements
+    (``max_iterations``: at most that many least-squares iterations, :func:`fitting.fit`)."""
     wanted = _fitted_metrics(points, params, runner, metrics)
     names = [p.name for p in params]
     dump = runner.config(points[0]).platform.model_dump(mode="json")
@@ -255,6 +260,7 @@ def calibrate(
             [(p.lo, p.hi) for p in params],
             lambda v: evaluate([v[n] for n in names]),
             check_identifiable=False,
+            max_iterations=fitting.check_max_iterations(max_iterations),
         )
     finally:
         prog.close()
@@ -275,6 +281,8 @@ def calibrate(
         runner.simulations,
         time.perf_counter() - t0,
         fit.ci_method,
+        fit.converged,
+        max_iterations,
     )
 
 
@@ -331,6 +339,8 @@ def format_calibration(cal: Calibration) -> str:
         f"fitted in {cal.evaluations} evaluations ({cal.simulations} simulations, {cal.wall_s:.1f} s):",
         f"  {'parameter':{w}s}  {'start':>12s}  {'fitted':>12s}  95% confidence interval",
     ]
+    if not cal.converged:
+        out.insert(1, f"NOTE: {fitting.not_converged(cal.max_iterations or cal.evaluations, 'measured')}")
     for p in cal.params:
         lo, hi = cal.ci95[p.name]
         at = (

@@ -22,6 +22,35 @@ from scipy.optimize import least_squares
 
 from simcore.errors import ConfigError
 
+#: what one iteration is, by calibration mode (``--max-iterations`` bounds them)
+ITERATIONS = {
+    "study": "least-squares iteration",
+    "measured": "least-squares iteration",
+    "latencies": "simulated run",
+    "trace": "replay",
+}
+
+
+def check_max_iterations(n: int | None) -> int | None:
+    """The one check of ``--max-iterations`` for every calibration (``--study``, ``--measured``,
+    ``--latencies``, ``--trace``): None (each one's default) or at least 1."""
+    if n is not None and n < 1:
+        raise ConfigError(
+            f"--max-iterations {n}: expected at least 1 (least-squares iterations for --study and --measured,"
+            " simulated runs for --latencies, replays for --trace)"
+        )
+    return n
+
+
+def not_converged(n: int, mode: str) -> str:
+    """The one advice when a calibration stopped before its values settled (``mode``: a key of
+    :data:`ITERATIONS`), the same for every calibration."""
+    return (
+        f"not converged after {n} {ITERATIONS[mode]}{'s' if n != 1 else ''}: the values are the last ones, not"
+        " final. Give it more (--max-iterations N), longer runs (--runtime-ms) or more measurements, and check that the"
+        " measurements were made as simulated (the same job: depth, bs, engine; the platform's --set keys)"
+    )
+
 
 def calibrated_name(base: str) -> str:
     """The name of a platform calibrated from ``base``: ``BASE-calibrated``, and the same name when
@@ -205,6 +234,45 @@ def profile_interval(
             start["x"] = np.asarray(x_hat, dtype=float)[others]
             ends.append(float(brentq(excess, v_hat, bound, xtol=PROFILE_XTOL * (hi_b[i] - lo_b[i]))))
     return ends[0], ends[1]
+
+
+def linear_profile_interval(
+    X: np.ndarray, y: np.ndarray, w: np.ndarray, i: int, lower: list[float], half_width: float
+) -> tuple[float, float]:
+    """The profile interval of coefficient ``i`` of the weighted linear least squares ``y ~ X b``
+    (weights ``w``) with every coefficient at or above ``lower`` (no upper bound): the values ``v``
+    at or above ``lower[i]`` whose profile sum of squares (the others re-fitted within their bounds
+    with ``b[i] = v``, scipy's ``lsq_linear``) exceeds the bounded minimum by at most
+    ``half_width^2 / V_ii``, ``V = (X^T W X)^-1``. Without a bound in the way this is
+    ``b[i] +- half_width`` exactly (the sum of squares of a linear model is
+    quadratic); where a bound cuts it the other coefficients take up the slack, and an end the
+    data do not exclude down to the bound is the bound."""
+    from scipy.optimize import brentq, lsq_linear
+
+    sw = np.sqrt(w)
+    A, b = X * sw[:, None], y * sw
+    lo = np.asarray(lower, dtype=float)
+    best = lsq_linear(A, b, bounds=(lo, np.inf))
+    ssr_min = float(best.fun @ best.fun)
+    se2 = float(np.linalg.inv(A.T @ A)[i, i])
+    limit = ssr_min + half_width**2 / se2
+    others = [k for k in range(X.shape[1]) if k != i]
+
+    def excess(v: float) -> float:
+        r = b - v * A[:, i]
+        if others:
+            r = r - A[:, others] @ lsq_linear(A[:, others], r, bounds=(lo[others], np.inf)).x
+        return float(r @ r) - limit
+
+    v_hat, step = float(best.x[i]), max(half_width, 1e-9)
+    if excess(lo[i]) <= 0.0:
+        low = float(lo[i])
+    else:
+        low = float(brentq(excess, lo[i], v_hat, xtol=PROFILE_XTOL * step))
+    top = v_hat + step
+    while excess(top) <= 0.0:
+        top += step
+    return low, float(brentq(excess, v_hat, top, xtol=PROFILE_XTOL * step))
 
 
 class FitProgress:

@@ -46,6 +46,7 @@ from scenarios.config.host import resolve
 from scenarios.inputs.measurements import read_fio_json
 from scenarios.inputs.measurements.common import read_text
 from scenarios.run.simulate import simulate
+from scenarios.studies.fitting import check_max_iterations, not_converged
 from scenarios.studies.latency_fit import fit_service
 from simcore.errors import ConfigError
 
@@ -339,6 +340,7 @@ def calibrate_latencies(
     variance of samples, or a table's percentiles), re-running the job with the fitted values until
     they settle. Returns {'values': {key: value}, 'passes': n, 'host_path_us': mean, 'platform':
     name, 'converged': bool, 'notes': [what the caller should say]}."""
+    check_max_iterations(passes)
     sets = dict(sets or {})
     values: dict[str, float] = {}
     host_mean = 0.0
@@ -359,10 +361,6 @@ def calibrate_latencies(
         if done:
             break
     else:
-        notes.append(
-            f"not converged after {passes} runs: the values of the last run. The fit moves while the"
-            " simulated host path does: give it more runs (--max-iterations N) or a longer run"
-            " (--runtime-ms), and check that the job is the one measured (depth 1, same bs and engine)"
-        )
+        notes.append(not_converged(passes, "latencies"))
     out = {"values": values, "passes": i + 1, "host_path_us": host_mean / 1e3, "platform": cfg.platform.name}
     return {**out, "converged": bool(done), "notes": notes}

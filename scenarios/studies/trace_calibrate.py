@@ -28,7 +28,9 @@ them). Per class (direction x size class, :func:`scenarios.studies.trace_compare
 
 The means are fitted by weighted least squares to ``base_ns + per_kib_ns * (KiB - 4)^+`` (weights
 from their standard errors; 95% confidence intervals from the covariance, scaled up by the reduced
-chi-square when the classes disagree beyond their errors), and the spread is the pooled
+chi-square when the classes disagree beyond their errors; within the bounds, base_ns above 0 and
+per_kib_ns at least 0: where the covariance's interval would cross one, the profile interval of
+the bounded fit), and the spread is the pooled
 coefficient of variation times ``base_ns`` (interval by the delta method from the classes' sample
 fourth moments). The host path depends a little on the device (a longer wait changes the CPU's
 idle state), so the replay is repeated with the fitted values until they move by less than a tenth
@@ -53,7 +55,7 @@ import numpy as np
 from scenarios.config.host import resolve
 from scenarios.inputs.traces.timed import TimedIO, TimedReader, open_timed
 from scenarios.run.replay import ReplayConfig, resolve_replay, split_replay_sets
-from scenarios.studies.fitting import calibrated_name
+from scenarios.studies.fitting import calibrated_name, check_max_iterations, linear_profile_interval, not_converged
 from scenarios.studies.trace_compare import class_label, replay_timed, size_class
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
@@ -163,6 +165,8 @@ class TraceCalibration:
     inflight_mean: float
     skipped: dict[str, int]
     bad_lines: int
+    #: False when the replays stopped (``max_iterations``) before the values settled
+    converged: bool = True
 
     def as_dict(self) -> dict:
         return {
@@ -181,6 +185,7 @@ class TraceCalibration:
             "inflight_mean": self.inflight_mean,
             "skipped": self.skipped,
             "bad_lines": self.bad_lines,
+            "converged": self.converged,
         }
 
 
@@ -275,13 +280,17 @@ def _collect(reader: TimedReader, cfg: ReplayConfig, keys: set, d2c: bool) -> di
 
 
 # long: weighted least squares with its identifiability cases, interval scaling and spread, in one place
-def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float], tq: float) -> tuple[dict, dict, dict]:
-    """Fit base, per-KiB and spread of one direction; returns (values, ci95, not_identified)."""
+def _fit_direction(
+    op: str, classes: list[_ClassFit], current: dict[str, float], tq: float
+) -> tuple[dict, dict, dict, dict]:
+    """Fit base, per-KiB and spread of one direction; returns (values, ci95, not_identified, half):
+    ``half`` is each value's covariance half-width, what the replays settle against (an interval
+    cut by a bound is narrower on one side only)."""
     x = np.array([c.extra_kib for c in classes])
     y = np.array([c.service_mean_ns for c in classes])
     w = 1.0 / np.maximum(np.array([c.mean_se2 for c in classes]), 1e-12)
     key = f"ssd.{op}."
-    values, ci, missing = {}, {}, {}
+    values, ci, missing, half = {}, {}, {}, {}
     distinct = len({round(v, 3) for v in x})
     if distinct >= 2:
         X = np.column_stack([np.ones_like(x), x])
@@ -294,7 +303,9 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
         base, per_kib = float(beta[0]), float(beta[1])
         se_base, se_kib = math.sqrt(cov[0, 0]), math.sqrt(cov[1, 1])
         values[key + "per_kib_ns"] = per_kib
-        ci[key + "per_kib_ns"] = (per_kib - tq * se_kib, per_kib + tq * se_kib)
+        half[key + "per_kib_ns"], half[key + "base_ns"] = tq * se_kib, tq * se_base
+        ci[key + "per_kib_ns"] = _within_bounds(X, y, w, 1, per_kib, tq * se_kib)
+        ci[key + "base_ns"] = _within_bounds(X, y, w, 0, base, tq * se_base)
     else:
         per_kib = current[key + "per_kib_ns"]
         missing[key + "per_kib_ns"] = (
@@ -305,8 +316,9 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
         yy = y - per_kib * x
         base = float(np.sum(w * yy) / np.sum(w))
         se_base = math.sqrt(1.0 / np.sum(w))
+        half[key + "base_ns"] = tq * se_base
+        ci[key + "base_ns"] = _within_bounds(np.ones((len(yy), 1)), yy, w, 0, base, tq * se_base)
     values[key + "base_ns"] = base
-    ci[key + "base_ns"] = (base - tq * se_base, base + tq * se_base)
     # spread: the model's service time is m * J, E[J] = 1, sd(J) = sd_ns / base_ns
     n = np.array([c.measured.n for c in classes], dtype=float)
     m = base + per_kib * x
@@ -319,14 +331,26 @@ def _fit_direction(op: str, classes: list[_ClassFit], current: dict[str, float],
     lo_cv = math.sqrt(max(cv2 - tq * se_cv2, 0.0))
     hi_cv = math.sqrt(max(cv2 + tq * se_cv2, 0.0))
     values[key + "sd_ns"] = sd
-    ci[key + "sd_ns"] = (lo_cv * base * (1 - tq * rel_base), hi_cv * base * (1 + tq * rel_base))
-    return values, ci, missing
+    lo, hi = lo_cv * base * (1 - tq * rel_base), hi_cv * base * (1 + tq * rel_base)
+    half[key + "sd_ns"] = (hi - lo) / 2
+    ci[key + "sd_ns"] = (max(lo, 0.0), hi)  # sd_ns >= 0: the lower end cut at the bound (the CV's is)
+    return values, ci, missing, half
 
 
-def _fit_all(fits: dict[tuple, _ClassFit], current: dict[str, float]) -> tuple[dict, dict, dict]:
+def _within_bounds(X, y, w, i: int, value: float, half: float) -> tuple[float, float]:
+    """The 95% interval of coefficient ``i`` (base_ns, per_kib_ns: both at least 0, the device's
+    bounds): ``value +- half`` (the covariance's) where it stays within them, else the profile
+    interval of the bounded fit (:func:`scenarios.studies.fitting.linear_profile_interval`), as
+    the other calibrations' intervals (:func:`scenarios.studies.fitting.fit`)."""
+    if value - half >= 0.0:
+        return value - half, value + half
+    return linear_profile_interval(X, y, w, i, [0.0] * X.shape[1], half)
+
+
+def _fit_all(fits: dict[tuple, _ClassFit], current: dict[str, float]) -> tuple[dict, dict, dict, dict]:
     from scipy.stats import t as student_t
 
-    values, ci, missing = {}, {}, {}
+    values, ci, missing, half = {}, {}, {}, {}
     n_total = sum(c.measured.n for c in fits.values())
     tq = float(student_t.ppf(0.975, max(n_total - 3, 1)))
     for op in _OPS:
@@ -337,11 +361,12 @@ def _fit_all(fits: dict[tuple, _ClassFit], current: dict[str, float]) -> tuple[d
                     f"kept the platform's {current[f'ssd.{op}.{p}']:g}: no {op} class with at least {MIN_IOS} IOs"
                 )
             continue
-        v, c, m = _fit_direction(op, classes, current, tq)
+        v, c, m, h = _fit_direction(op, classes, current, tq)
         values.update(v)
         ci.update(c)
         missing.update(m)
-    return values, ci, missing
+        half.update(h)
+    return values, ci, missing, half
 
 
 def _check_classes(fits: dict[tuple, _ClassFit], trace: str) -> None:
@@ -407,10 +432,13 @@ def calibrate_trace(
     seed: int | None = None,
     skip_bad_lines: bool = False,
     echo=None,
+    max_iterations: int | None = None,
 ) -> TraceCalibration:
     """Fit the device's media service per direction to a timed trace (see the module docstring).
     ``sets``: replay and platform ``--set`` keys (as ``stacksim replay`` takes them); ``echo``: a
-    callable given one line per replay pass."""
+    callable given one line per replay pass; ``max_iterations``: at most that many replays
+    (default :data:`MAX_PASSES`; fewer stop with ``converged`` False, not refused)."""
+    passes = MAX_PASSES if check_max_iterations(max_iterations) is None else max_iterations
     reader = open_timed(trace, fmt, skip_bad_lines=skip_bad_lines)
     counts, inflight, overlap, d2c = _scan(reader)
     _check_identifiable(reader, counts, inflight, overlap, d2c)
@@ -423,7 +451,8 @@ def calibrate_trace(
     }
     fitted: dict[str, float] = {}  # the values the next replay uses
     prev: tuple[dict, dict] | None = None  # (replayed values, their fit) of the pass before
-    for npass in range(1, MAX_PASSES + 1):
+    converged = True
+    for npass in range(1, passes + 1):
         if npass > 1:
             cfg = resolve_replay(trace, platform=platform, sets={**sets, **fitted}, seed=seed)
         fits = _collect(_Depth1(reader) if reader.approx_arrivals and not d2c else reader, cfg, keys, d2c)
@@ -433,14 +462,12 @@ def calibrate_trace(
             fitted = {k: (v + prev[0][k]) / 2 for k, v in fitted.items()}
             continue
         _check_classes(fits, trace)
-        values, ci, missing = _fit_all(fits, current)
+        values, ci, missing, half = _fit_all(fits, current)
         values = _checked(values, ci, missing, trace)
-        settled = bool(fitted) and all(
-            abs(values[k] - fitted[k]) <= 0.1 * (ci[k][1] - ci[k][0]) / 2 + 1e-9 for k in values
-        )
+        settled = bool(fitted) and all(abs(values[k] - fitted[k]) <= 0.1 * half[k] + 1e-9 for k in values)
         if echo is not None:
             echo(f"pass {npass}: " + "  ".join(f"{k}={v:.1f}" for k, v in values.items()))
-        moved = fitted and {k: abs(values[k] - fitted[k]) / max((ci[k][1] - ci[k][0]) / 2, 1e-9) for k in values}
+        moved = fitted and {k: abs(values[k] - fitted[k]) / max(half[k], 1e-9) for k in values}
         if settled:
             fitted = values
             break
@@ -449,10 +476,11 @@ def calibrate_trace(
         prev = (replayed, values)
         fitted = fitted_next
     else:
-        if moved and max(moved.values()) > 1.0:
+        converged = False
+        if passes >= MAX_PASSES and moved and max(moved.values()) > 1.0:
             worst = max(moved, key=moved.get)
             raise ConfigError(
-                f"{trace}: the calibration does not settle: after {MAX_PASSES} replays {worst} still moves by "
+                f"{trace}: the calibration does not settle: after {passes} replays {worst} still moves by "
                 f"{moved[worst]:.1f} times its 95% interval between replays, so the model's host path depends on the "
                 f"device's parameters more than this trace pins them down (for example the CPUs' idle states while "
                 f"waiting); the host platform or the replay settings do not match the traced machine"
@@ -478,6 +506,7 @@ def calibrate_trace(
         passes=npass,
         inflight_mean=inflight,
         skipped=dict(reader.skipped),
+        converged=converged,
         bad_lines=reader.bad_lines,
     )
 
@@ -541,6 +570,8 @@ def format_trace_calibration(cal: TraceCalibration) -> str:
             f"  {r['class']:10s} {r['ios']:6d} {r['measured_stage_us']:10.3f} {r['model_host_path_us']:10.3f} "
             f"{r['service_us']:10.3f} {r['service_sd_us']:9.3f} {r['fitted_service_us']:10.3f} {res:>8s}"
         )
+    if not cal.converged:
+        lines.append(f"NOTE: {not_converged(cal.passes, 'trace')}")
     lines.append(f"  {'parameter':22s} {'platform':>10s} {'fitted':>10s}  95% confidence interval")
     for k, v in cal.values.items():
         lo, hi = cal.ci95[k]

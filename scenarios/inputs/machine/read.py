@@ -54,6 +54,8 @@ class CpuFacts:
     family: int | None = None
     model_number: int | None = None
     mhz: float | None = None
+    #: ``hypervisor`` among /proc/cpuinfo's flags: a guest of a VM (X86_FEATURE_HYPERVISOR)
+    hypervisor: bool = False
     online: list[int] = field(default_factory=list)
     #: logical CPU -> (physical_package_id, core_id)
     core_of: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -206,6 +208,7 @@ def read_cpu(tree: SysTree) -> CpuFacts:
         family=_int(info.get("cpu family")),
         model_number=_int(info.get("model")),
         mhz=float(mhz) if mhz and re.fullmatch(r"[\d.]+", mhz) else None,
+        hypervisor="hypervisor" in info.get("flags", "").split(),
     )
     online = cpu_list(tree.text(f"{CPU}/online"))
     if not online:

@@ -19,8 +19,8 @@ the C-states) and are synthetic where a real machine would vary (memory, serial-
 - ``desktop``: a Core i9-12900K (8 P-cores with SMT numbered in pairs, 8 E-cores), Alder Lake's
   C-states with C10 disabled, two Samsung 980 PRO (one on a PCIe 3.0 link), nvme poll_queues=2 so the
   queues have io_poll on, Linux 6.8.
-- ``vm``: a 4-vCPU guest (QEMU's "Intel Xeon Processor (Cascadelake)"), no cpufreq, no cpuidle, one
-  virtio disk, Linux 5.15.
+- ``vm``: a 4-vCPU guest (QEMU's "Intel Xeon Processor (Cascadelake)", ``hypervisor`` among its
+  flags), no cpufreq, no cpuidle, one virtio disk, Linux 5.15.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CPU = "sys/devices/system/cpu"
+#: a few of /proc/cpuinfo's flags (arch/x86/include/asm/cpufeatures.h names); a guest adds ``hypervisor``
+FLAGS = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2"
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -39,14 +41,16 @@ def write(root: Path, files: dict[str, str]) -> None:
         p.write_text(text + "\n")
 
 
-def cpuinfo(cpus: list[tuple[int, int, int]], name: str, model: int, mhz: float, siblings: int, cores: int) -> str:
+def cpuinfo(
+    cpus: list[tuple[int, int, int]], name: str, model: int, mhz: float, siblings: int, cores: int, flags: str = FLAGS
+) -> str:
     """/proc/cpuinfo: one block per (cpu, package, core_id)."""
     blocks = []
     for cpu, pkg, core in cpus:
         blocks.append(
             f"processor\t: {cpu}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {model}\n"
             f"model name\t: {name}\ncpu MHz\t\t: {mhz:.3f}\nphysical id\t: {pkg}\nsiblings\t: {siblings}\n"
-            f"core id\t\t: {core}\ncpu cores\t: {cores}\n"
+            f"core id\t\t: {core}\ncpu cores\t: {cores}\nflags\t\t: {flags}\n"
         )
     return "\n".join(blocks)
 
@@ -198,7 +202,7 @@ def desktop() -> dict[str, str]:
 def vm() -> dict[str, str]:
     cpus = [(c, 0, c) for c in range(4)]
     files = {
-        "proc/cpuinfo": cpuinfo(cpus, "Intel Xeon Processor (Cascadelake)", 85, 2593.906, 4, 4),
+        "proc/cpuinfo": cpuinfo(cpus, "Intel Xeon Processor (Cascadelake)", 85, 2593.906, 4, 4, FLAGS + " hypervisor"),
         "proc/meminfo": "MemTotal:        8130940 kB",
         "proc/cmdline": "BOOT_IMAGE=/vmlinuz-5.15.0-91-generic root=/dev/vda1 ro console=ttyS0",
         "proc/sys/kernel/osrelease": "5.15.0-91-generic",
