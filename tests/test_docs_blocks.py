@@ -10,7 +10,8 @@ checks that every entry still names a block of the docs: a new block is run or f
 * :data:`NOT_RUN`: installs, the test suite itself, root-only tools, and the long studies (a sweep
   of hundreds of runs), each with where it is checked instead.
 * :data:`SHORTENED`: commands of a long simulated run, run with :data:`SHORT` appended (the same
-  scenario, job and options; only a shorter measured window, as any ``--set runtime=`` does).
+  scenario, job and options; only a shorter measured window, as any ``--set runtime=`` does;
+  ``explain``'s own ``--runtime-ms`` for explain).
 * :data:`AS_RUN`: commands that read this machine (``probe``) are run on the saved tree of a lab
   machine instead (tests/data/probe/xeon2s, as docs/validate-your-hardware.md's own example).
 * :data:`FRAGMENTS`: python/yaml blocks that are part of a larger whole shown on the page.
@@ -117,29 +118,54 @@ NOT_RUN = {
 
 #: appended to the commands of :data:`SHORTENED`: a shorter measured window of the same run
 SHORT = ["--set", "runtime=10ms", "--set", "ramp_time=2ms"]
+#: the same for ``explain`` (its own option; its warm-up for hybrid polling stays 110 ms)
+EXPLAIN_SHORT = ["--runtime-ms", "5"]
+#: a storage-server run: its own duration keys (server-stable), or the scale of its timeline (server-burst)
+SERVER_SHORT = ["--set", "workload.duration_s=0.01", "--set", "workload.warmup_s=0.002"]
+BURST_SHORT = ["--set", "workload.time_scale=0.01"]
 _HIPRI_JOB = "stacksim run examples/randread-4k-hipri.fio --platform optane900p-e3-1230v5 --set queue.io_poll=1"
-#: (page, command): run with SHORT (the doc's run is 1.1 s of simulated time or more)
+_JOB = "examples/randread-4k-hipri.fio"
+#: (page, command) -> what is appended (the doc's run is 0.4 s of simulated time or more, or a
+#: sweep of 24 runs of 130 ms: ``stacksim sweep --set`` applies it to every point)
 SHORTENED = {
-    ("README.md", f"{_HIPRI_JOB} --set queue.io_poll_delay=0 --json out.json --records ios.csv"),
-    ("README.md", "stacksim run --scenario hybrid8 --set numjobs=16 --set bs=8k"),
-    ("README.md", "stacksim explain examples/randread-4k-hipri.fio --platform optane900p-e3-1230v5"),
-    ("quickstart.md", f"{_HIPRI_JOB} --set queue.io_poll_delay=-1 --json out.json --records ios.csv"),
-    ("quickstart.md", "stacksim run --scenario hybrid8 --set runtime=50ms"),
-    ("quickstart.md", "stacksim run"),
+    ("README.md", "stacksim run"): SHORT,
+    ("README.md", "stacksim sweep poll_energy_small -o small.csv"): SHORT,
+    ("sweeps.md", "stacksim sweep poll_energy_small -o small.csv"): SHORT,
+    ("README.md", f"{_HIPRI_JOB} --set queue.io_poll_delay=0 --json out.json --records ios.csv"): SHORT,
+    ("README.md", "stacksim run --scenario hybrid8 --set numjobs=16 --set bs=8k"): SHORT,
+    ("README.md", f"stacksim explain {_JOB} --platform optane900p-e3-1230v5"): EXPLAIN_SHORT,
+    (
+        "completion.md",
+        f"stacksim run {_JOB} --platform optane900p-e3-1230v5 --set numjobs=1 --set runtime=300ms "
+        "--set ramp_time=110ms --set queue.io_poll=1 --set queue.io_poll_delay=0",
+    ): SHORT,
+    ("quickstart.md", f"{_HIPRI_JOB} --set queue.io_poll_delay=-1 --json out.json --records ios.csv"): SHORT,
+    ("quickstart.md", "stacksim run --scenario hybrid8 --set runtime=50ms"): SHORT,
+    ("quickstart.md", "stacksim run"): SHORT,
+    ("quickstart.md", "stacksim run --platform mine.yaml"): SHORT,
+    ("quickstart.md", "stacksim run classic4.yaml"): SHORT,
+    (
+        "server.md",
+        "stacksim run --scenario server-stable --set server.policy=sandman --set workload.rate_iops=1280000",
+    ): SERVER_SHORT,
+    (
+        "README.md",
+        "stacksim run --scenario server-burst --set server.policy=sandman --set workload.time_scale=0.05",
+    ): BURST_SHORT,
     (
         "io-schedulers.md",
         "stacksim run --platform optane900p-e3-1230v5 --set queue.scheduler=mq-deadline "
-        "--set queue.iosched.fifo_batch=8 examples/randread-4k-hipri.fio",
-    ),
+        f"--set queue.iosched.fifo_batch=8 {_JOB}",
+    ): SHORT,
     (
         "io-schedulers.md",
         "stacksim run --plugin my_sched.py --platform optane900p-e3-1230v5 --set "
-        "queue.scheduler=sstf --set queue.iosched.fifo_expire=200 examples/randread-4k-hipri.fio",
-    ),
-    ("presets.md", "stacksim run --platform mine.yaml job.fio"),
-    ("validate-your-hardware.md", "stacksim run my-job.fio --platform mine.yaml"),
-    ("traces-and-calibration.md", "stacksim run job.fio --platform optane900p-e3-1230v5 --records ios.blkparse"),
-    ("traces-and-calibration.md", "stacksim run job.fio --platform optane900p-e3-1230v5 --records lat.log"),
+        f"queue.scheduler=sstf --set queue.iosched.fifo_expire=200 {_JOB}",
+    ): SHORT,
+    ("presets.md", "stacksim run --platform mine.yaml job.fio"): SHORT,
+    ("validate-your-hardware.md", "stacksim run my-job.fio --platform mine.yaml"): SHORT,
+    ("traces-and-calibration.md", "stacksim run job.fio --platform optane900p-e3-1230v5 --records ios.blkparse"): SHORT,
+    ("traces-and-calibration.md", "stacksim run job.fio --platform optane900p-e3-1230v5 --records lat.log"): SHORT,
 }
 
 _LAB = ["--root", "tests/data/probe/xeon2s"]
@@ -205,6 +231,14 @@ def test_a_synopsis_with_a_misspelt_option_is_caught():
     assert cmd.synopsis and db.unknown_options(cmd) == ["--max-eror"]
 
 
+def test_a_failing_command_is_reported(tmp_path):
+    """The runner hands back the exit status and message of a refused command (not a silent pass)."""
+    block = db.CodeBlock(ROOT / "docs" / "x.md", 1, "sh", "stacksim run --set queue.no_such_key=1\n")
+    with db.scratch(tmp_path):
+        rc, out = db.run_command(db.commands(block)[0])
+    assert rc == 2 and "no_such_key" in out
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_the_pages_blocks_run(page, tmp_path):
     """Each block of the page, in order, in one scratch directory."""
@@ -218,6 +252,10 @@ def test_the_pages_blocks_run(page, tmp_path):
 def _check(block: db.CodeBlock) -> None:
     if block.saved_as:
         Path(block.saved_as).write_text(block.text, encoding="utf-8")
+        if block.saved_as.endswith(".py"):  # a plug-in: it imports and registers (a command may then use it)
+            from simcore.plugins import load_plugin
+
+            load_plugin(block.saved_as)
     if block.key in FRAGMENTS or block.kind in ("quote", "text"):
         return
     if block.kind == "shell":
@@ -237,7 +275,7 @@ def _run(cmd: db.Command) -> None:
     if cmd.key in AS_RUN:
         cmd.argv = cmd.argv[:2] + AS_RUN[cmd.key] + cmd.argv[2:]
     if cmd.key in SHORTENED:
-        cmd.argv = cmd.argv + SHORT
+        cmd.argv = cmd.argv + SHORTENED[cmd.key]
     t0 = time.perf_counter()
     rc, out = db.run_command(cmd)
     print(f"  {time.perf_counter() - t0:5.1f} s  {' '.join(cmd.argv)}")

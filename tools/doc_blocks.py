@@ -217,10 +217,11 @@ _DONE: dict[tuple, tuple[int, str, dict[str, bytes]]] = {}
 
 def run_command(cmd: Command) -> tuple[int, str]:
     """Run one command in the current directory: its exit status and its output (stdout+stderr).
-    The same command on the same files (another page's copy of it) is run once: the second time
-    gets the first one's output and files."""
+    The same command on the same input files (another page's copy of it) is run once: the second
+    time gets the first one's output and the files it wrote."""
     before = _files()
-    key = (tuple(cmd.argv), cmd.heredoc, tuple(sorted(before.items())))
+    named = tuple(sorted((n, h) for n, h in before.items() if n in cmd.argv))  # its input files
+    key = (tuple(cmd.argv), cmd.heredoc, named)
     if key not in _DONE:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
