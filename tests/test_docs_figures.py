@@ -131,3 +131,17 @@ def test_index_md_splits_the_device_time_as_the_model_does(records):
     assert ssd_t.split() == [f"{v:.0f}" for v in (0, fetch, fetch + media, fetch + media + data, cqe)]
     assert {f"{cqe:.0f}", f"{reaped:.0f}", f"{done:.0f}"} <= set(cpu_t.split())
     assert f"+ {done:.0f} = " in lat
+
+
+@pytest.mark.parametrize("policy", ["classic-poll", "hybrid-poll"])
+def test_polling_without_polled_queues_is_refused_as_completion_md_says(policy, capsys):
+    """completion.md: a polling policy without queue.io_poll=1 is refused with the message it quotes
+    (not left to spin on a queue that has no polled pair)."""
+    from stacksim.cli import main
+
+    quoted = re.search(
+        r"\"completion policy 'min-hybrid' (polls, but the queue has no polled queues)\"", _page("completion.md")
+    )
+    assert quoted and "as it is for `classic-poll` and `hybrid-poll`" in _page("completion.md")
+    assert main(["run", "--set", f"queue.completion={policy}", "--set", "runtime=1ms"]) == 2
+    assert f"completion policy '{policy}' {quoted.group(1)}" in capsys.readouterr().err
