@@ -1,8 +1,8 @@
 """The command outputs the docs quote: every fenced block whose first line is ``$ stacksim ...``
 (continued with a trailing ``\\``) and whose input files are in the repository. Each quoted line
 must be a line of the command's output as it is now, but for ``...`` (lines left out) and the
-wall-clock line (``simulated ... wall``); the repository's own absolute path is quoted relative. tests/test_docs_quotes.py checks them; after the model
-changes, re-make them:
+wall-clock line (``simulated ... wall``); the repository's own absolute path is quoted relative.
+tests/test_docs_quotes.py checks them; after the model changes, re-make them:
 
     python tools/doc_quotes.py            # rewrite the quoted lines from fresh runs
     python tools/doc_quotes.py --check    # list the stale ones (exit 1)
