@@ -82,6 +82,33 @@ def test_the_tutorial_and_completion_prose_quote_the_explain_output():
     assert missing == []
 
 
+def test_the_tutorials_walk_through_follows_its_waterfalls():
+    """Section 3 and 4 of the tutorial narrate the quoted interrupt and classic-poll waterfalls."""
+    t = _explain_table()
+
+    def seg(policy: str, prefix: str) -> tuple[int, int]:
+        start, ns = next(v for k, v in t.items() if k.startswith(f"{policy}/{prefix}"))
+        return int(_n(start)), int(_n(ns))
+
+    fetch, media = seg("interrupt", "SSD: command fetch"), seg("interrupt", "SSD: media service")
+    found, ret = seg("interrupt", "completion found"), seg("interrupt", "return")
+    end = ret[0] + ret[1]
+    page = _page("tutorial-one-io.md")
+    expected = [
+        f"**Submit, 0 to {fetch[0]:,}.**",
+        f"**The SSD, {fetch[0]:,} to {found[0]:,}.**",
+        f"this IO drew {media[1]:,})",
+        f"That is `t_cqe`, {found[0] - fetch[0]:,} ns after the doorbell",
+        f"**Completion found, {found[0]:,} to {found[0] + found[1]:,}.**",
+        f"cycles = {found[1]} ns. That is `t_reaped`",
+        f"**Return, {ret[0]:,} to {end:,}.**",
+        f"cycles = {ret[1]:,} ns. At `t_complete`",
+        f"**Completion found: {seg('classic-poll', 'completion found')[1]} ns.**",
+        f"**Return: {seg('classic-poll', 'return')[1]} ns.**",
+    ]
+    assert [f for f in expected if f not in page] == []
+
+
 def test_the_context_switch_the_docs_quote_is_the_platforms():
     from scenarios.config.host import platform_by_name
 
