@@ -176,6 +176,7 @@ AS_RUN = {
     ("validate-your-hardware.md", "stacksim probe -o lab.yaml"): _LAB,
     ("validate-your-hardware.md", "stacksim probe -o mine.yaml"): _LAB,
     ("validate-your-hardware.md", "stacksim probe --save lab.tar.gz -o lab.yaml"): _LAB,
+    ("validate-your-hardware.md", "stacksim probe --ssd optane-p4800x -o vm.yaml"): _LAB,
 }
 
 #: (page, first line) -> why the block does not run alone
