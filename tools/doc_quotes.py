@@ -1,8 +1,8 @@
 """The command outputs the docs quote: every fenced block whose first line is ``$ stacksim ...``
 (continued with a trailing ``\\``) and whose input files are in the repository. Each quoted line
 must be a line of the command's output as it is now, but for ``...`` (lines left out) and the
-wall-clock line (``simulated ... wall``). tests/test_docs_quotes.py checks them; after the model
-changes, re-make them:
+wall-clock line (``simulated ... wall``); the repository's own absolute path is quoted relative.
+tests/test_docs_quotes.py checks them; after the model changes, re-make them:
 
     python tools/doc_quotes.py            # rewrite the quoted lines from fresh runs
     python tools/doc_quotes.py --check    # list the stale ones (exit 1)
@@ -67,7 +67,7 @@ def _inputs_ok(arg: str, argv: list[str]) -> bool:
     i = argv.index(arg)
     if i > 0 and argv[i - 1] in _OUTPUTS:
         return True  # an output
-    return (ROOT / arg).exists()
+    return (ROOT / arg.split("=", 1)[-1]).exists()  # a file, or a --set KEY=FILE value
 
 
 def run(block: Block) -> list[str]:
@@ -82,7 +82,8 @@ def run(block: Block) -> list[str]:
     finally:
         for path in written:  # what the command wrote into the checkout (-o my-box.yaml)
             path.unlink(missing_ok=True)
-    return (out.getvalue() + err.getvalue()).splitlines()
+    # a path the command prints absolute (a trace file) is quoted relative to the repository
+    return (out.getvalue() + err.getvalue()).replace(f"{ROOT}/", "").splitlines()
 
 
 @contextlib.contextmanager

@@ -111,7 +111,7 @@ def prose_checks() -> list[tuple[str, str]]:
         ("os.md", f"including the {e3.kernel.wakeup_cycles:,.0f}-cycle wakeup"),
         ("ssd.md", f"with the fitted {_c(base)} ns"),
         ("index.md", f"fio's user work ({user:.0f})"),
-        ("index.md", f"media service about {round(base, -2):,.0f} ns"),
+        ("index.md", f"media service about {round(base, -1):,.0f} ns"),
         ("index.md", f" = {float(golden['summary.latency_us.mean']):.2f} us; 1 voluntary context switch"),
         *_index_path_prose(e3),
         *_power_prose(e3),
