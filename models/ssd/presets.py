@@ -21,7 +21,7 @@ value's source (:mod:`simcore.sources`).
 from __future__ import annotations
 
 from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig, ZonedConfig
-from models.ssd.controller_config import ReadAheadConfig
+from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
 from simcore.sources import Preset
 
 #: the flash controllers' read-ahead (every flash preset's; the 3D XPoint presets have none)
@@ -31,6 +31,38 @@ READAHEAD_SOURCE = (
     " (ReadAheadConfig: hit 2 us derived from Memblaze's 5.96 us QD1 hit vs 56.95 us without [exact,"
     " memblaze.com news 790], Intel P4500 10 us sequential vs 85-115 us random [exact, Lenovo guide];"
     " 4 streams, prefetch from the 2nd contiguous read, 16 KiB chunks, a 1 MiB window [estimates])"
+)
+
+#: a flash controller's DRAM write buffer per media unit, bytes: MQSim's back-pressure rule (write-back
+#: in flight up to one page per plane, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,
+#: 4 planes per die, recalled rules of thumb): 64 KiB per unit
+BUFFER_BYTES_PER_UNIT = 4 * 16_384
+
+
+def write_buffer(units: int) -> WriteBufferConfig:
+    """The flash presets' DRAM write buffer: :data:`BUFFER_BYTES_PER_UNIT` per media unit."""
+    return WriteBufferConfig(size_bytes=units * BUFFER_BYTES_PER_UNIT)
+
+
+def write_buffer_source(units: int) -> str:
+    """The source of :func:`write_buffer`'s size."""
+    return (
+        f"estimate: {units} units x 64 KiB = {units * BUFFER_BYTES_PER_UNIT:,} bytes, MQSim's back-pressure"
+        " rule (one page per plane in flight, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,"
+        " 4 planes per die, recalled); no datasheet gives the write buffer's size"
+    )
+
+
+#: the 980 PRO 1 TB's SLC cache (Samsung's figures): 42 GB of TurboWrite, then 2,000 MB/s
+SLC_980PRO = SlcCacheConfig(size_bytes=42_000_000_000, native_write_gb_s=2.0)
+SLC_980PRO_SOURCE = (
+    "exact: 42 GB TurboWrite cache on the 1 TB (6 GB static + 36 GB dynamic, unofficial split), 2,000 MB/s"
+    " sequential writes after it (Samsung's figures: notebookcheck.com 490845, hardwareluxx); measured on"
+    " a fresh drive: 113 GB at 4 GB/s, then ~1.5 GB/s while folding (techpowerup, reproduced by ankmax)"
+)
+SLC_CLIENT_SOURCE = (
+    "estimate: the 980 PRO 1 TB's figures (42 GB, then 2,000 MB/s: exact, notebookcheck.com 490845),"
+    " a client TLC drive of its class; no figure for this drive in the sources"
 )
 
 
@@ -103,6 +135,7 @@ def p3700(**kw) -> DeviceConfig:
         write=ServiceConfig(base_ns=18_000.0, per_kib_ns=200.0, sd_ns=3_000.0),
         # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB) with 36 units: ~460 us per program
         write_cache_program_ns=460_000.0,
+        write_buffer=write_buffer(36),
         parallel_units=36,
         link_gb_s=2.8,
         fetch_ns=300.0,
@@ -126,6 +159,7 @@ def pm1743(**kw) -> DeviceConfig:
         write=ServiceConfig(base_ns=20_000.0, per_kib_ns=150.0, sd_ns=4_000.0),
         # 250K sustained 4 KiB random-write IOPS [REF5] with 190 units: ~740 us per program
         write_cache_program_ns=740_000.0,
+        write_buffer=write_buffer(190),
         parallel_units=190,
         link_gb_s=13.0,
         fetch_ns=200.0,
@@ -330,6 +364,8 @@ def _add_write_buffer(values: dict, sources: dict, units: int, iops: float, iops
     share = DATASHEET_DEPTH / (DATASHEET_DEPTH + units - 1)  # units kept busy at random addresses
     program = round(units / iops * share * 1e9)
     values["write_cache_program_ns"] = program
+    values["write_buffer"] = write_buffer(units)
+    sources["write_buffer"] = write_buffer_source(units)
     sources["write_cache_program_ns"] = (
         f"derived: {units} units / {iops:,.0f} random-write IOPS ({iops_source}) x {share:.2f} busy at"
         f" {DATASHEET_DEPTH} in flight = {program:.0f} ns (a unit with programs queued takes one more per write)"
@@ -450,6 +486,10 @@ _980PRO = from_datasheet(
 )
 
 
+_980PRO[0]["slc_cache"] = SLC_980PRO
+_980PRO[1]["slc_cache"] = SLC_980PRO_SOURCE
+
+
 def samsung_980pro(**kw) -> DeviceConfig:
     """Samsung 980 PRO 1 TB (Elpis controller, 8 channels, 128-layer V-NAND TLC, PCIe 4.0 x4): 1M / 1M
     4 KiB random IOPS, 7.0 / 5.0 GB/s, QD1 22K / 60K IOPS (data sheet, recalled). The random-write
@@ -476,6 +516,10 @@ _990PRO = from_datasheet(
         active_write_w=(8.6, "estimate: the 4 TB model's 8.6 W peak (exact, mezha.media) taken for the 1 TB"),
     )
 )
+
+
+_990PRO[0]["slc_cache"] = SLC_980PRO
+_990PRO[1]["slc_cache"] = SLC_CLIENT_SOURCE
 
 
 def samsung_990pro(**kw) -> DeviceConfig:
@@ -640,6 +684,10 @@ _SN850X = from_datasheet(
 )
 
 
+_SN850X[0]["slc_cache"] = SLC_980PRO
+_SN850X[1]["slc_cache"] = SLC_CLIENT_SOURCE
+
+
 def wd_sn850x(**kw) -> DeviceConfig:
     """WD Black SN850X 1 TB (WD controller, BiCS5 112-layer TLC, PCIe 4.0 x4): 800K / 1.1M 4 KiB random
     IOPS, 7.3 / 6.3 GB/s (recalled). No QD1 figures are published (the 980 PRO's are used) and its APST
@@ -719,6 +767,7 @@ _LEGACY_SOURCES = {
         "read": "exact: ~80 us 4 KiB reads, sd ~29 us (Tai et al., ACM TOS 2022, [CI])",
         "write": "estimate: writes land in the DRAM buffer",
         "write_cache_program_ns": "derived: 75K sustained random-write IOPS (datasheet) with 36 units",
+        "write_buffer": write_buffer_source(36),
         "parallel_units": _NAND_LITTLE.format("450K x ~78 us (datasheet)"),
         "link_gb_s": "estimate: PCIe 3.0 x4 usable",
         "fetch_ns": _FRONT.format(300),
@@ -734,6 +783,7 @@ _LEGACY_SOURCES = {
         "read": "estimate: ~75 us reads ([REF5])",
         "write": "estimate: buffered writes",
         "write_cache_program_ns": "derived: 250K sustained random-write IOPS ([REF5]) with 190 units",
+        "write_buffer": write_buffer_source(190),
         "parallel_units": _NAND_LITTLE.format("2.5M x ~75 us ([REF5])"),
         "link_gb_s": "recalled: 13 GB/s sequential ([REF5])",
         "fetch_ns": _FRONT.format(200),
