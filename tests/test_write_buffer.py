@@ -39,19 +39,19 @@ def _burst(cfg, n: int, offset: int, nbytes: int = 4096):
     return dev, reqs, posted
 
 
-def _one_unit(cfg) -> int:
-    """An offset every write of a burst shares, so they all flush to one media unit."""
-    return 5 * cfg.unit_stripe_bytes * cfg.parallel_units
+def _one_unit(**kw):
+    """The P3700 with its buffer flushing to a single media unit (timelines in program times), no jitter."""
+    return _exact(p3700(parallel_units=1, **kw))
 
 
 def test_writes_are_acknowledged_from_the_buffer_while_it_has_room():
-    """Twenty 4 KiB writes to one unit: each is acknowledged after its buffer service (its data
-    crossing the link first, one after another), none waits for the unit's programs, which run on
-    after the acknowledgements."""
-    cfg = _exact(p3700())
+    """Twenty 4 KiB writes flushed to one unit: each is acknowledged after its buffer service (its
+    data crossing the link first, one after another), none waits for the unit's programs, which run
+    on after the acknowledgements."""
+    cfg = _one_unit()
     n = 20
     assert n * 4096 < cfg.write_buffer.size_bytes
-    dev, reqs, posted = _burst(cfg, n, _one_unit(cfg))
+    dev, reqs, posted = _burst(cfg, n, 0)
     xfer = 4096 / cfg.link_gb_s
     t0 = reqs[0].t_dev_start
     assert [r.t_dev_start - t0 for r in reqs] == pytest.approx([i * xfer for i in range(n)])
@@ -64,12 +64,12 @@ def test_writes_are_acknowledged_from_the_buffer_while_it_has_room():
 
 
 def test_a_full_buffer_holds_writes_back_until_flushes_free_room():
-    """A buffer of eight 4 KiB writes, forty writes to one unit at once: the first eight are taken at
+    """A buffer of eight 4 KiB writes, forty writes flushed to one unit, submitted at once: the first eight are taken at
     once, each further one when the oldest program ends, so they are acknowledged one program time
     apart (the flush rate); every write completes exactly once."""
-    cfg = _exact(p3700(write_buffer=WriteBufferConfig(size_bytes=8 * 4096)))
+    cfg = _one_unit(write_buffer=WriteBufferConfig(size_bytes=8 * 4096, program_gb_s=1.9))
     n, room = 40, 8
-    dev, reqs, posted = _burst(cfg, n, _one_unit(cfg))
+    dev, reqs, posted = _burst(cfg, n, 0)
     assert sorted(posted) == list(range(n))  # conservation: each write completes once
     prog = cfg.write_cache_program_ns
     ends = np.array([r.t_dev_end for r in reqs])
@@ -120,15 +120,15 @@ def _rate_gb_s(times: np.ndarray, bs: int) -> np.ndarray:
 
 def test_a_sustained_sequential_write_falls_off_a_cliff_at_the_slc_cache_size():
     """The 980 PRO with a 256 MiB SLC cache (to keep the run short), 768 MiB written sequentially in
-    128 KiB commands at depth 32: the SLC rate (its units x 4 KiB / program time) until the cache's
-    bytes are written, then the native 2 GB/s. The cliff, where the lines fitted to the bytes
+    128 KiB commands at depth 32: about the SLC rate (the buffer's program rate, 5 GB/s) until the
+    cache's bytes are written, then the native 2 GB/s. The cliff, where the lines fitted to the bytes
     written against time before and after it meet, lies within 2% of the cache size."""
     size, bs = 256 << 20, 131072
     base = samsung_980pro()
     cfg = samsung_980pro(slc_cache=base.slc_cache.model_copy(update={"size_bytes": size}))
     times, dev = _sequential_write(cfg, 3 * size, bs)
     rate = _rate_gb_s(times, bs)
-    slc_rate = cfg.parallel_units * 4096 / cfg.write_cache_program_ns
+    slc_rate = cfg.write_buffer.program_gb_s
     native = cfg.slc_cache.native_write_gb_s
     n_slc = size // bs
     assert np.median(rate[n_slc // 4 : n_slc // 2]) == pytest.approx(slc_rate, rel=0.05)

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from models.ssd.controller_config import PROGRAM_UNIT_BYTES, ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
+from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
 from simcore.config import Model
 
 
@@ -351,9 +351,9 @@ class DeviceConfig(Model):
     write_cache_program_ns: float = Field(
         0.0,
         ge=0,
-        description="flash with a DRAM write buffer (``write_buffer``): the NAND program time of 4 KiB of"
-        " flushed writes on its media unit (bytes in proportion; with an SLC cache, its SLC rate), after"
-        " the write was acknowledged from the buffer (0 = no buffer: a write costs its service time)",
+        description="flash with a DRAM write buffer (``write_buffer``): the least media unit time a flushed"
+        " write's programs take, after it was acknowledged from the buffer: sustained"
+        " random writes at units / this (0 = no buffer: a write costs its service time on its unit)",
     )
     write_buffer: WriteBufferConfig | None = Field(
         None, description="the controller's DRAM write buffer (needed with write_cache_program_ns > 0)"
@@ -451,11 +451,11 @@ class DeviceConfig(Model):
         if slc is not None:
             if not programs:
                 raise ValueError("slc_cache needs write_cache_program_ns > 0 and a write_buffer: its SLC rate")
-            slc_gb_s = self.parallel_units * PROGRAM_UNIT_BYTES / self.write_cache_program_ns
+            slc_gb_s = self.write_buffer.program_gb_s
             if slc.native_write_gb_s >= slc_gb_s:
                 raise ValueError(
                     f"slc_cache.native_write_gb_s={slc.native_write_gb_s:g} is not below the SLC rate"
-                    f" ({slc_gb_s:.2f} GB/s = parallel_units x 4 KiB / write_cache_program_ns): no cliff"
+                    f" (write_buffer.program_gb_s={slc_gb_s:g}): no cliff"
                 )
         return self
 

@@ -74,16 +74,14 @@ class ReadAheadConfig(Model):
         return self
 
 
-#: NAND bytes one program of a media unit's write buffer share covers: the unit a program time is
-#: given for (``write_cache_program_ns`` is per 4 KiB host write, as the presets derive it)
-PROGRAM_UNIT_BYTES = 4096
-
-
 class WriteBufferConfig(Model):
     """The controller's DRAM write buffer: a write is acknowledged once its data is in the buffer
-    (after its ``write`` service time), and flushed to the media by a program on the unit holding
-    its address (``write_cache_program_ns`` per 4 KiB, or the SLC cache's rates); its bytes stay in
-    the buffer until that program ends. A write that finds the buffer full waits (in doorbell order)
+    (after its ``write`` service time), and flushed to the media by programs on the units at the
+    write frontier (the FTL places writes on the dies in turn, not by address: MQSim's CWDP page
+    allocation, exact): a write's stripes go to the next units in turn, each programming its share
+    at ``program_gb_s`` / units, its programs taking at least ``write_cache_program_ns`` in all (the
+    device's unit time per random write, from its sustained random-write IOPS). Its bytes stay in the
+    buffer until the last program ends. A write that finds the buffer full waits (in doorbell order)
     until flushes have freed room for it: back-pressure, its latency includes the wait.
 
     Sources: MQSim acknowledges a write once it is in DRAM and holds back host writes when the
@@ -93,18 +91,23 @@ class WriteBufferConfig(Model):
     (estimate: 16 KiB pages, 4 planes per die are the 3D TLC rules of thumb [recalled])."""
 
     size_bytes: int = Field(
-        ge=PROGRAM_UNIT_BYTES,
+        ge=4096,
         le=1 << 40,
         description="bytes of host writes the buffer holds before their programs end (the presets: media"
         " units x 64 KiB, an estimate after MQSim's one page per plane in flight)",
+    )
+    program_gb_s: float = Field(
+        gt=0,
+        description="the media's program rate over all units, GB/s (1e9 B/s): the datasheet's sequential"
+        " write rate (with an SLC cache: its rate inside the cache)",
     )
 
 
 class SlcCacheConfig(Model):
     """The SLC cache (pSLC: TLC blocks programmed one bit per cell): host writes are programmed at the
-    SLC rate (``write_cache_program_ns`` per 4 KiB per media unit) until ``size_bytes`` have gone into
-    it, then at the native (TLC) rate, ``native_write_gb_s`` over all the units: a sustained write
-    meets a cliff once the cache is used. ``initial_used_bytes`` starts the run with part of the
+    SLC rate (the write buffer's ``program_gb_s``) until ``size_bytes`` have gone into it, then at the
+    native (TLC) rate, ``native_write_gb_s`` over all the units: a sustained write meets a cliff once
+    the cache is used. ``initial_used_bytes`` starts the run with part of the
     cache already used (a drive just after a long write). Not modelled: the cache's refill (folding
     to TLC) while the drive idles, the slower writes while it folds, the cache shrinking as the
     drive fills; every run starts from ``initial_used_bytes`` and only fills the cache.

@@ -448,12 +448,12 @@ class NvmeDevice:
             if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
                 svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
             if wb is not None:
-                # in the DRAM buffer: acknowledged after its (buffer) service without waiting for
-                # its unit; its flush programs the units later (their data path transfer is part of
-                # the program time), and its bytes stay held until then
+                # in the DRAM buffer: acknowledged after its (buffer) service without waiting for a
+                # unit; its flush programs the write frontier's units later (their data path
+                # transfer is part of the program time), and its bytes stay held until then
                 start = t
                 end = start + svc
-                wb.flush(req.offset, nbytes, end)
+                wb.flush(nbytes, end)
             else:
                 start = free if free > t else t
                 end = start + svc

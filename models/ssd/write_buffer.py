@@ -3,10 +3,12 @@
 
 A write is admitted to the buffer once it has room (in doorbell order: a write behind one that waits
 for room waits too), its data crosses the link, and it is acknowledged after its buffer service
-time. Its flush is a program on the media units holding its address (a write over several stripes
-programs each unit its share, a superpage), from when its data is in the buffer or the unit is
-free; its bytes leave the buffer when its last program ends. A program takes the SLC rate's time
-while the SLC cache has room, the native rate's after. Everything is computed when the write
+time. Its flush is a program on the units at the write frontier: the FTL writes the dies in turn
+(whatever the address), a write over several stripes programming each of the next units its share
+(a superpage), all its programs together at least the device's time per random write; each unit programs from
+when the data is in the buffer or when it is free; the write's bytes leave the buffer when its last
+program ends. Bytes are programmed at the SLC rate while the SLC cache has room, the native rate's
+after. Everything is computed when the write
 arrives: the buffer keeps its flushes' end times in a heap, no events of its own.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 
-from models.ssd.controller_config import PROGRAM_UNIT_BYTES, SlcCacheConfig, WriteBufferConfig
+from models.ssd.controller_config import SlcCacheConfig, WriteBufferConfig
 
 
 class SlcCache:
@@ -22,6 +24,7 @@ class SlcCache:
     write (SLC while the cache has room, native after). Counters are monotonic."""
 
     def __init__(self, cfg: SlcCacheConfig, units: int, slc_ns_per_byte: float) -> None:
+        """``slc_ns_per_byte``: a unit's program time per byte at the SLC rate, ns."""
         self.size = cfg.size_bytes
         self.used = cfg.initial_used_bytes
         self.slc_ns_per_byte = slc_ns_per_byte
@@ -61,7 +64,9 @@ class WriteBuffer:
         self.units = units
         self._n = len(units)
         self._stripe = stripe_bytes
-        self._ns_per_byte = program_ns / PROGRAM_UNIT_BYTES  # without an SLC cache: one rate
+        self._ns_per_byte = self._n / cfg.program_gb_s  # a unit's share of the program rate, ns per byte
+        self._min_ns = program_ns  # the least time a write takes its first unit
+        self._next = 0  # the write frontier: the unit the next write's first stripe goes to
         self.slc: SlcCache | None = SlcCache(slc, self._n, self._ns_per_byte) if slc is not None else None
         self._flushes: list[tuple[float, int]] = []  # (program end, bytes) of the writes held
         self.held = 0  # bytes in the buffer whose programs have not ended
@@ -94,33 +99,39 @@ class WriteBuffer:
         self._floor = t
         return t
 
-    def flush(self, offset: int, nbytes: int, ready: float) -> None:
-        """Program the write of ``nbytes`` at ``offset`` admitted to the buffer, its data there at
-        ``ready``: each unit its stripes cover programs its share (in proportion to its stripes),
-        from ``ready`` or when it is free; the write's bytes stay held until the last program ends."""
+    def flush(self, nbytes: int, ready: float) -> None:
+        """Program the write of ``nbytes`` admitted to the buffer, its data there at ``ready``: its
+        stripes go to the next units of the write frontier, each programming its share (of at
+        least ``write_cache_program_ns`` in all), from ``ready`` or when the unit is free; the
+        write's bytes stay held until the last program ends (the frontier, not the address, picks
+        the units)."""
         ns_per_byte = self._ns_per_byte if self.slc is None else self.slc.ns_per_byte(nbytes)
         units = self.units
         n = self._n
-        first = offset // self._stripe
-        k = (offset + nbytes - 1) // self._stripe - first + 1 if nbytes > 0 else 1
+        u = self._next
+        k = (nbytes + self._stripe - 1) // self._stripe if nbytes > self._stripe else 1
         if k == 1:  # (the common case: one unit)
-            u = first % n
             free = units[u]
             dur = nbytes * ns_per_byte
+            if dur < self._min_ns:
+                dur = self._min_ns
             done = units[u] = (free if free > ready else ready) + dur
             self.program_ns += dur
+            u = u + 1 if u + 1 < n else 0
         else:
             done = ready
-            per_stripe = nbytes * ns_per_byte / k
+            total = nbytes * ns_per_byte
+            per_stripe = (total if total > self._min_ns else self._min_ns) / k
             whole, extra = divmod(k, n)
             for i in range(k if k < n else n):
-                u = (first + i) % n
                 dur = per_stripe * (whole + 1 if i < extra else whole)
                 free = units[u]
                 end = units[u] = (free if free > ready else ready) + dur
                 self.program_ns += dur
                 if end > done:
                     done = end
+                u = u + 1 if u + 1 < n else 0
+        self._next = u
         heapq.heappush(self._flushes, (done, nbytes))
         self.held += nbytes
 
