@@ -85,9 +85,10 @@ def test_ssd_presets_reproduce_their_datasheet_random_read_iops(name):
 
 @pytest.mark.parametrize("name", list(DATASHEET_WRITE_IOPS))
 def test_ssd_presets_reproduce_their_datasheet_random_write_iops(name):
-    """Sustained random 4 KiB writes (the write buffer's programs bound them): within 20%."""
-    _, iops = _closed_loop(SSD_CATALOGUE[name].make(), "write", DATASHEET_DEPTH, 12_000, device_seed=4, address_seed=4)
-    assert iops == pytest.approx(DATASHEET_WRITE_IOPS[name], rel=0.2)
+    """Sustained random 4 KiB writes (the write buffer's flushes bound them, once it is full): within
+    10% (the run's first writes fill the buffer without waiting)."""
+    _, iops = _closed_loop(SSD_CATALOGUE[name].make(), "write", DATASHEET_DEPTH, 40_000, device_seed=4, address_seed=4)
+    assert iops == pytest.approx(DATASHEET_WRITE_IOPS[name], rel=0.1)
 
 
 def test_large_reads_run_at_the_datasheet_sequential_rate():

@@ -48,7 +48,7 @@ def write_buffer(units: int, program_gb_s: float) -> WriteBufferConfig:
 def write_buffer_source(units: int, rate_source: str) -> str:
     """The source of :func:`write_buffer`'s size and program rate."""
     return (
-        f"size: estimate, {units} units x 64 KiB = {units * BUFFER_BYTES_PER_UNIT:,} bytes, MQSim's back-pressure"
+        f"estimate: size_bytes = {units} units x 64 KiB = {units * BUFFER_BYTES_PER_UNIT:,}, MQSim's back-pressure"
         " rule (one page per plane in flight, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,"
         f" 4 planes per die, recalled); no datasheet gives the write buffer's size. program_gb_s: the"
         f" sequential write rate ({rate_source})"
