@@ -124,7 +124,7 @@ def device_model_lines() -> list[str]:
             parts.append(f"DRAM write buffer {d.write_buffer.size_bytes / 2**20:g} MiB")
         if d.slc_cache is not None:
             parts.append(f"SLC cache {d.slc_cache.size_bytes / 1e9:g} GB then {d.slc_cache.native_write_gb_s:g} GB/s")
-        parts.append("FTL + GC" if d.ftl.enabled else "no FTL model (a write costs its service time)")
+        parts.append("FTL + GC" if d.ftl.enabled else "no FTL model (no garbage collection)")
         if d.zoned is not None:
             parts.append("zoned")
         lines.append(f"  {name:<20} {media}: {', '.join(parts)}")
