@@ -78,7 +78,8 @@ class WriteBufferConfig(Model):
     """The controller's DRAM write buffer: a write is acknowledged once its data is in the buffer
     (after its ``write`` service time), and flushed to the media by programs on the units at the
     write frontier (the FTL places writes on the dies in turn, not by address: MQSim's CWDP page
-    allocation, exact): a write's stripes go to the next units in turn, each programming its share
+    allocation, exact): a write's chunks (``program_chunk_bytes``, a NAND page) go to the next units
+    in turn, each programming its share
     at ``program_gb_s`` / units, its programs taking at least ``write_cache_program_ns`` in all (the
     device's unit time per random write, from its sustained random-write IOPS). Its bytes stay in the
     buffer until the last program ends. A write that finds the buffer full waits (in doorbell order)
@@ -100,6 +101,13 @@ class WriteBufferConfig(Model):
         gt=0,
         description="the media's program rate over all units, GB/s (1e9 B/s): the datasheet's sequential"
         " write rate (with an SLC cache: its rate inside the cache)",
+    )
+    program_chunk_bytes: int = Field(
+        16_384,
+        ge=512,
+        le=1 << 24,
+        description="the bytes of a write one unit of the frontier programs: a write of n bytes goes to"
+        " ceil(n / this) units in turn, bytes (a 3D TLC NAND page of 16 KiB, recalled)",
     )
 
 

@@ -354,9 +354,7 @@ class NvmeDevice:
         wb = cfg.write_buffer
         #: the DRAM write buffer and SLC cache (models.ssd.write_buffer), None without a buffer
         self.write_buffer: WriteBuffer | None = (
-            WriteBuffer(wb, cfg.slc_cache, self._units, self._stripe, cfg.write_cache_program_ns)
-            if wb is not None
-            else None
+            WriteBuffer(wb, cfg.slc_cache, self._units, cfg.write_cache_program_ns) if wb is not None else None
         )
         self._checks_writes = self.zones is not None or self.ftl is not None
         # a garbage-collection copy: a page read, then its program

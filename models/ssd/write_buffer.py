@@ -4,8 +4,8 @@
 A write is admitted to the buffer once it has room (in doorbell order: a write behind one that waits
 for room waits too), its data crosses the link, and it is acknowledged after its buffer service
 time. Its flush is a program on the units at the write frontier: the FTL writes the dies in turn
-(whatever the address), a write over several stripes programming each of the next units its share
-(a superpage), all its programs together at least the device's time per random write; each unit programs from
+(whatever the address), a write of several chunks (NAND pages) programming each of the next units
+its share (a superpage), all its programs together at least the device's time per random write; each unit programs from
 when the data is in the buffer or when it is free; the write's bytes leave the buffer when its last
 program ends. Bytes are programmed at the SLC rate while the SLC cache has room, the native rate's
 after. Everything is computed when the write
@@ -57,16 +57,15 @@ class WriteBuffer:
         cfg: WriteBufferConfig,
         slc: SlcCacheConfig | None,
         units: list[float],
-        stripe_bytes: int,
         program_ns: float,
     ) -> None:
         self.capacity = cfg.size_bytes
         self.units = units
         self._n = len(units)
-        self._stripe = stripe_bytes
+        self._chunk = cfg.program_chunk_bytes
         self._ns_per_byte = self._n / cfg.program_gb_s  # a unit's share of the program rate, ns per byte
         self._min_ns = program_ns  # the least time a write takes its first unit
-        self._next = 0  # the write frontier: the unit the next write's first stripe goes to
+        self._next = 0  # the write frontier: the unit the next write's first chunk goes to
         self.slc: SlcCache | None = SlcCache(slc, self._n, self._ns_per_byte) if slc is not None else None
         self._flushes: list[tuple[float, int]] = []  # (program end, bytes) of the writes held
         self.held = 0  # bytes in the buffer whose programs have not ended
@@ -101,7 +100,7 @@ class WriteBuffer:
 
     def flush(self, nbytes: int, ready: float) -> None:
         """Program the write of ``nbytes`` admitted to the buffer, its data there at ``ready``: its
-        stripes go to the next units of the write frontier, each programming its share (of at
+        chunks go to the next units of the write frontier, each programming its share (of at
         least ``write_cache_program_ns`` in all), from ``ready`` or when the unit is free; the
         write's bytes stay held until the last program ends (the frontier, not the address, picks
         the units)."""
@@ -109,7 +108,7 @@ class WriteBuffer:
         units = self.units
         n = self._n
         u = self._next
-        k = (nbytes + self._stripe - 1) // self._stripe if nbytes > self._stripe else 1
+        k = (nbytes + self._chunk - 1) // self._chunk if nbytes > self._chunk else 1
         if k == 1:  # (the common case: one unit)
             free = units[u]
             dur = nbytes * ns_per_byte
@@ -118,19 +117,24 @@ class WriteBuffer:
             done = units[u] = (free if free > ready else ready) + dur
             self.program_ns += dur
             u = u + 1 if u + 1 < n else 0
-        else:
+        else:  # a chunk per unit in turn (k > n: every unit, some one chunk more)
             done = ready
             total = nbytes * ns_per_byte
-            per_stripe = (total if total > self._min_ns else self._min_ns) / k
-            whole, extra = divmod(k, n)
+            if total < self._min_ns:
+                total = self._min_ns
+            self.program_ns += total
+            per_chunk = total / k
+            whole, extra = divmod(k, n) if k > n else (1, 0)
+            dur = per_chunk * whole
             for i in range(k if k < n else n):
-                dur = per_stripe * (whole + 1 if i < extra else whole)
                 free = units[u]
-                end = units[u] = (free if free > ready else ready) + dur
-                self.program_ns += dur
+                end = (free if free > ready else ready) + (dur + per_chunk if i < extra else dur)
+                units[u] = end
                 if end > done:
                     done = end
-                u = u + 1 if u + 1 < n else 0
+                u += 1
+                if u == n:
+                    u = 0
         self._next = u
         heapq.heappush(self._flushes, (done, nbytes))
         self.held += nbytes
