@@ -55,6 +55,9 @@ CASES = {
     # issue 45: flash (the 980 PRO's read-ahead): random reads miss it, sequential reads hit it
     "flash random reads, 1 thread": {PLATFORM: "icpe24-980pro"},
     "flash sequential reads, 1 thread": {PLATFORM: "icpe24-980pro", "rw": "read"},
+    # issue 45: flash writes (the 980 PRO's DRAM write buffer and SLC cache)
+    "flash random writes, 1 thread": {PLATFORM: "icpe24-980pro", "rw": "randwrite"},
+    "flash sequential writes, 1 thread": {PLATFORM: "icpe24-980pro", "rw": "write"},
 }
 
 

@@ -128,7 +128,7 @@ def describe_preset(name: str) -> bool:
 
 def device_model_lines() -> list[str]:
     """``stacksim list presets``: each SSD preset's media and which parts of the device model it
-    uses (read-ahead, write cache, FTL with garbage collection, zones), one line each."""
+    uses (read-ahead, DRAM write buffer, SLC cache, FTL with garbage collection, zones), one line each."""
     from models.ssd.presets import SSD_CATALOGUE
 
     lines = ["SSD presets and their device model (stacksim list NAME for every value and its source):"]
@@ -137,9 +137,11 @@ def device_model_lines() -> list[str]:
         media = str(preset.facts.get("media", ("?",))[0])
         parts = [f"{d.parallel_units} media units"]
         parts.append("read-ahead" if d.readahead is not None else "no read-ahead (every read to the media)")
-        if d.write_cache_program_ns > 0:
-            parts.append("DRAM write cache")
-        parts.append("FTL + GC" if d.ftl.enabled else "no FTL model (a write costs its service time)")
+        if d.write_buffer is not None:
+            parts.append(f"DRAM write buffer {d.write_buffer.size_bytes / 2**20:g} MiB")
+        if d.slc_cache is not None:
+            parts.append(f"SLC cache {d.slc_cache.size_bytes / 1e9:g} GB then {d.slc_cache.native_write_gb_s:g} GB/s")
+        parts.append("FTL + GC" if d.ftl.enabled else "no FTL model (no garbage collection)")
         if d.zoned is not None:
             parts.append("zoned")
         lines.append(f"  {name:<20} {media}: {', '.join(parts)}")

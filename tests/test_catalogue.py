@@ -85,9 +85,10 @@ def test_ssd_presets_reproduce_their_datasheet_random_read_iops(name):
 
 @pytest.mark.parametrize("name", list(DATASHEET_WRITE_IOPS))
 def test_ssd_presets_reproduce_their_datasheet_random_write_iops(name):
-    """Sustained random 4 KiB writes (the write buffer's programs bound them): within 20%."""
-    _, iops = _closed_loop(SSD_CATALOGUE[name].make(), "write", DATASHEET_DEPTH, 12_000, device_seed=4, address_seed=4)
-    assert iops == pytest.approx(DATASHEET_WRITE_IOPS[name], rel=0.2)
+    """Sustained random 4 KiB writes (the write buffer's flushes bound them, once it is full): within
+    10% (the run's first writes fill the buffer without waiting)."""
+    _, iops = _closed_loop(SSD_CATALOGUE[name].make(), "write", DATASHEET_DEPTH, 40_000, device_seed=4, address_seed=4)
+    assert iops == pytest.approx(DATASHEET_WRITE_IOPS[name], rel=0.1)
 
 
 def test_large_reads_run_at_the_datasheet_sequential_rate():
@@ -148,7 +149,8 @@ def test_list_shows_each_preset_and_its_sources(capsys):
 
 def test_list_presets_says_which_device_model_each_ssd_preset_uses(capsys):
     """``stacksim list presets``: 3D XPoint presets read their media for every read; every NAND
-    preset has the controller's read-ahead; the GC variant names its FTL; the ZN540 is zoned."""
+    preset has the controller's read-ahead and (but the ZN540) a DRAM write buffer, the client ones an SLC
+    cache; the GC variant names its FTL; the ZN540 is zoned."""
     from stacksim.cli import main
 
     assert main(["list", "presets"]) == 0
@@ -161,3 +163,8 @@ def test_list_presets_says_which_device_model_each_ssd_preset_uses(capsys):
         assert ("no read-ahead" in line) == xpoint, line
     assert "FTL + GC" in rows["pm1743-gc"] and "FTL + GC" not in rows["pm1743"]
     assert "zoned" in rows["zn540"]
+    # the DRAM write buffer on every NAND preset but the zoned one, the SLC cache on the client drives
+    for name, line in rows.items():
+        assert ("DRAM write buffer" in line) == ("3D XPoint" not in line and name != "zn540"), line
+        assert ("SLC cache" in line) == (name in ("samsung-980pro", "samsung-990pro", "wd-sn850x")), line
+    assert "SLC cache 42 GB then 2 GB/s" in rows["samsung-980pro"]

@@ -302,33 +302,6 @@ def test_littles_law_in_the_device():
     assert max(n for _, n in changes) <= 6
 
 
-def test_writes_to_the_dram_buffer_wait_only_when_their_units_buffer_share_is_full():
-    """Flash with a write buffer: a write is acknowledged after its buffer service even while its
-    unit programs earlier writes; the unit's share of the buffer holds BUFFERED_PROGRAMS programs
-    beyond the running one, then each further write waits for a program to end: back-to-back
-    writes to one unit are paced at one per program time, so sustained writes stay bound by
-    units / program time."""
-    from models.ssd.device import BUFFERED_PROGRAMS
-    from models.ssd.presets import p3700
-
-    eng = Engine()
-    cfg = p3700(write=p3700().write.model_copy(update={"sd_ns": 0.0}))
-    dev = NvmeDevice(cfg, eng, RngStreams(1).stream("ssd"))
-    qp = dev.add_queue_pair(polled=True, depth=1024)
-    qp.on_post = lambda q, r: None
-    same = 5 * cfg.unit_stripe_bytes * cfg.parallel_units  # every write to one unit
-    n = BUFFERED_PROGRAMS + 4
-    reqs = [Request(i, None, 0, "write", 4096, same, 0, False) for i in range(n)]
-    for r in reqs:
-        dev.submit(qp, r)
-    svc, prog, t0 = cfg.write.base_ns, cfg.write_cache_program_ns, reqs[0].t_dev_start
-    xfer = 4096 / cfg.link_gb_s  # each write's data crosses the link first, one after another
-    waits = [r.t_dev_start - t0 for r in reqs]
-    assert waits[:BUFFERED_PROGRAMS] == pytest.approx([i * xfer for i in range(BUFFERED_PROGRAMS)])  # into the buffer
-    assert np.diff(waits[BUFFERED_PROGRAMS:]) == pytest.approx([prog] * 3)  # then one per program
-    assert all(r.t_dev_end - r.t_dev_start == pytest.approx(svc) for r in reqs)
-
-
 @pytest.mark.parametrize("preset", ["optane_900p", "optane_p4800x"])
 def test_optane_presets_meet_the_published_read_and_write_ceilings(preset):
     """Random 4 KiB reads and writes at 32 outstanding, device alone: within 6% of the published

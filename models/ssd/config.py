@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from models.ssd.controller_config import ReadAheadConfig
+from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
 from simcore.config import Model
 
 
@@ -378,9 +378,15 @@ class DeviceConfig(Model):
     write_cache_program_ns: float = Field(
         0.0,
         ge=0,
-        description="flash with a power-protected DRAM write buffer: a write completes after its (buffer)"
-        " service time, and its media unit stays busy this much longer programming NAND in the background"
-        " (0 = no cache)",
+        description="flash with a DRAM write buffer (``write_buffer``): the least media unit time a flushed"
+        " write's programs take, after it was acknowledged from the buffer: sustained"
+        " random writes at units / this (0 = no buffer: a write costs its service time on its unit)",
+    )
+    write_buffer: WriteBufferConfig | None = Field(
+        None, description="the controller's DRAM write buffer (needed with write_cache_program_ns > 0)"
+    )
+    slc_cache: SlcCacheConfig | None = Field(
+        None, description="the SLC cache and the write cliff after it (client flash presets; None: none)"
     )
     parallel_units: int = Field(
         ge=1,
@@ -457,6 +463,27 @@ class DeviceConfig(Model):
                 f"datapath.count={self.datapath.count} exceeds parallel_units={self.parallel_units}: media"
                 " unit u uses path u mod count, so the extra paths would never carry data"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _buffer_has_programs(self) -> "DeviceConfig":
+        programs, buf = self.write_cache_program_ns > 0, self.write_buffer is not None
+        if programs != buf:
+            raise ValueError(
+                "write_cache_program_ns > 0 needs a write_buffer (the DRAM buffer its programs flush), and a"
+                f" write_buffer needs write_cache_program_ns > 0 (got {self.write_cache_program_ns:g} ns and"
+                f" write_buffer={'set' if buf else 'None'})"
+            )
+        slc = self.slc_cache
+        if slc is not None:
+            if not programs:
+                raise ValueError("slc_cache needs write_cache_program_ns > 0 and a write_buffer: its SLC rate")
+            slc_gb_s = self.write_buffer.program_gb_s
+            if slc.native_write_gb_s >= slc_gb_s:
+                raise ValueError(
+                    f"slc_cache.native_write_gb_s={slc.native_write_gb_s:g} is not below the SLC rate"
+                    f" (write_buffer.program_gb_s={slc_gb_s:g}): no cliff"
+                )
         return self
 
     @model_validator(mode="after")

@@ -5,9 +5,10 @@ Pipeline of one command (times in ns):
   -> media service on the unit holding its address (base + per-KiB + lognormal jitter)
   -> [read: its media data path, then data DMA over the link] -> completion entry posted + MSI-X
   (``post_ns``).
-Flash with a DRAM write buffer (``write_cache_program_ns`` > 0) acknowledges a write after its
-(buffer) service time, while its unit stays busy programming NAND, which bounds sustained write
-IOPS at units / (service + program).
+Flash with a DRAM write buffer (``write_buffer``, :mod:`models.ssd.write_buffer`) admits a write
+once the buffer has room, acknowledges it after its (buffer) service time and flushes it by programs
+on its units (at the SLC cache's rate, then the native one), which bounds sustained writes at the
+units' program rate.
 The front end (command fetch, completion posting) overlaps across commands: a fixed latency per
 command, no queueing. The media stage is ``parallel_units`` independent units (dies or die
 groups), each serving one command at a time in doorbell order; the command's address picks its
@@ -36,17 +37,12 @@ from models.ssd.ftl import Ftl
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
 from models.ssd.readahead import ReadAhead
+from models.ssd.write_buffer import WriteBuffer
 from models.ssd.zones import OK, ZoneSet
 from simcore.engine import Engine, Handler, handler_call
 from simcore.errors import ConfigError
 from simcore.rng import BatchedDraws
 from simcore.stats import LatencyStats
-
-#: flash with a write buffer: programs a media unit may have queued in the DRAM buffer beyond the one
-#: it is running before a new write to it must wait (an estimate: the buffer is sized to keep every
-#: unit busy through a write burst, a few programs deep; sustained write IOPS do not depend on it)
-BUFFERED_PROGRAMS: Final = 2
-
 
 #: one Dataset Management range (context attributes, length, starting LBA): what a deallocate moves
 DSM_RANGE_BYTES: Final = 16
@@ -267,16 +263,14 @@ class TransferPath:
 
 class OpService:
     """One operation's media service as the hot path reads it (from ``cfg.read`` / ``cfg.write``):
-    ``base_ns`` for 4 KiB, ``per_kib_ns`` per KiB beyond, times a ``jitter()`` draw; ``program_ns``:
-    the NAND program after a buffered write's acknowledgement (0: none)."""
+    ``base_ns`` for 4 KiB, ``per_kib_ns`` per KiB beyond, times a ``jitter()`` draw."""
 
-    __slots__ = ("base_ns", "per_kib_ns", "jitter", "program_ns")
+    __slots__ = ("base_ns", "per_kib_ns", "jitter")
 
-    def __init__(self, base_ns: float, per_kib_ns: float, jitter: Callable[[], float], program_ns: float):
+    def __init__(self, base_ns: float, per_kib_ns: float, jitter: Callable[[], float]):
         self.base_ns = base_ns
         self.per_kib_ns = per_kib_ns
         self.jitter = jitter
-        self.program_ns = program_ns
 
 
 class NvmeDevice:
@@ -314,10 +308,8 @@ class NvmeDevice:
             "write": BatchedDraws(rng_gen, _lognormal_sampler(1.0, cfg.write.sd_ns / cfg.write.base_ns)),
         }
         # the hot path's view of cfg.read / cfg.write
-        self._svc_read = OpService(cfg.read.base_ns, cfg.read.per_kib_ns, self._jitter["read"].next, 0.0)
-        self._svc_write = OpService(
-            cfg.write.base_ns, cfg.write.per_kib_ns, self._jitter["write"].next, cfg.write_cache_program_ns
-        )
+        self._svc_read = OpService(cfg.read.base_ns, cfg.read.per_kib_ns, self._jitter["read"].next)
+        self._svc_write = OpService(cfg.write.base_ns, cfg.write.per_kib_ns, self._jitter["write"].next)
         self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
         ns = cfg.namespace
         #: a logical block as it crosses the link (an extended LBA carries its metadata), bytes, and
@@ -359,6 +351,11 @@ class NvmeDevice:
         #: the controller's read-ahead of sequential streams (models.ssd.readahead), None without one
         self.readahead: ReadAhead | None = ReadAhead(ra, self._prefetch) if ra is not None else None
         self._hit_ns = ra.hit_ns if ra is not None else 0.0
+        wb = cfg.write_buffer
+        #: the DRAM write buffer and SLC cache (models.ssd.write_buffer), None without a buffer
+        self.write_buffer: WriteBuffer | None = (
+            WriteBuffer(wb, cfg.slc_cache, self._units, cfg.write_cache_program_ns) if wb is not None else None
+        )
         self._checks_writes = self.zones is not None or self.ftl is not None
         self._gc_copy_ns = self.ftl.copy_ns if self.ftl is not None else 0.0  # a GC copy's read and program
         self._gc_unit = 0  # the media unit the next copy or erase goes to (round robin)
@@ -431,11 +428,13 @@ class NvmeDevice:
                 service = self._svc_write
             else:
                 raise ValueError(f"NVMe command {op!r} has no media service model")
-            program_ns = service.program_ns
+            wb = self.write_buffer if not is_read else None
             if not is_read:
+                if wb is not None:  # its data moves once the buffer has room for it
+                    t = wb.admit(t, nbytes)
                 lstart = self._link.reserve(t, xfer)
                 t = lstart + xfer
-                if path is not None and not program_ns:
+                if path is not None and wb is None:
                     t = self._write_path(path, lstart, t, moved)
             units = self._units
             free = units[unit]  # it serves its commands one at a time, in doorbell order
@@ -445,27 +444,22 @@ class NvmeDevice:
             svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
             if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
                 svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
-            busy = svc
-            if program_ns:
-                # a write to the DRAM buffer: acknowledged after its (buffer) service without waiting
-                # for its unit, unless the unit's share of the buffer is full (BUFFERED_PROGRAMS
-                # programs queued beyond the running one): sustained writes stay bound by units /
-                # program time. The NAND program follows on the unit once it is free (its data
-                # path transfer is part of the program time)
-                start = free - BUFFERED_PROGRAMS * program_ns
-                if t >= start:
-                    start = t
+            if wb is not None:
+                # in the DRAM buffer: acknowledged after its (buffer) service without waiting for a
+                # unit; its flush programs the write frontier's units later (their data path
+                # transfer is part of the program time), and its bytes stay held until then
+                start = t
                 end = start + svc
-                busy += program_ns
-                units[unit] = (free if free > end else end) + program_ns
+                wb.flush(nbytes, end)
             else:
                 start = free if free > t else t
                 end = start + svc
                 units[unit] = end
             if not is_read:
-                self._busy_write_unit_ns += busy
+                if wb is None:
+                    self._busy_write_unit_ns += svc
             else:
-                self._busy_read_unit_ns += busy
+                self._busy_read_unit_ns += svc
                 if path is not None:
                     end = self._read_path(path, end, moved, xfer)
                 end = self._link.reserve(end, xfer) + xfer
@@ -661,7 +655,9 @@ class NvmeDevice:
     @property
     def busy_unit_ns(self) -> dict[str, float]:
         """Media unit busy time so far per operation, ns."""
-        return {"read": self._busy_read_unit_ns, "write": self._busy_write_unit_ns, "trim": self._busy_trim_unit_ns}
+        wb = self.write_buffer
+        write = self._busy_write_unit_ns + (wb.program_ns if wb is not None else 0.0)
+        return {"read": self._busy_read_unit_ns, "write": write, "trim": self._busy_trim_unit_ns}
 
     @property
     def busy_path_ns(self) -> dict[str, float]:

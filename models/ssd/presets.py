@@ -21,7 +21,7 @@ value's source (:mod:`simcore.sources`).
 from __future__ import annotations
 
 from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig, ZonedConfig
-from models.ssd.controller_config import ReadAheadConfig
+from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
 from simcore.sources import Preset
 
 #: the flash controllers' read-ahead (every flash preset's; the 3D XPoint presets have none)
@@ -31,6 +31,40 @@ READAHEAD_SOURCE = (
     " (ReadAheadConfig: hit 2 us derived from Memblaze's 5.96 us QD1 hit vs 56.95 us without [exact,"
     " memblaze.com news 790], Intel P4500 10 us sequential vs 85-115 us random [exact, Lenovo guide];"
     " 4 streams, prefetch from the 2nd contiguous read, 16 KiB chunks, a 1 MiB window [estimates])"
+)
+
+#: a flash controller's DRAM write buffer per media unit, bytes: MQSim's back-pressure rule (write-back
+#: in flight up to one page per plane, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,
+#: 4 planes per die, recalled rules of thumb): 64 KiB per unit
+BUFFER_BYTES_PER_UNIT = 4 * 16_384
+
+
+def write_buffer(units: int, program_gb_s: float) -> WriteBufferConfig:
+    """The flash presets' DRAM write buffer: :data:`BUFFER_BYTES_PER_UNIT` per media unit, flushed at
+    the sequential write rate ``program_gb_s``."""
+    return WriteBufferConfig(size_bytes=units * BUFFER_BYTES_PER_UNIT, program_gb_s=program_gb_s)
+
+
+def write_buffer_source(units: int, rate_source: str) -> str:
+    """The source of :func:`write_buffer`'s size and program rate."""
+    return (
+        f"estimate: size_bytes = {units} units x 64 KiB = {units * BUFFER_BYTES_PER_UNIT:,}, MQSim's back-pressure"
+        " rule (one page per plane in flight, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,"
+        f" 4 planes per die, recalled); no datasheet gives the write buffer's size. program_gb_s: the"
+        f" sequential write rate ({rate_source})"
+    )
+
+
+#: the 980 PRO 1 TB's SLC cache (Samsung's figures): 42 GB of TurboWrite, then 2,000 MB/s
+SLC_980PRO = SlcCacheConfig(size_bytes=42_000_000_000, native_write_gb_s=2.0)
+SLC_980PRO_SOURCE = (
+    "exact: 42 GB TurboWrite cache on the 1 TB (6 GB static + 36 GB dynamic, unofficial split), 2,000 MB/s"
+    " sequential writes after it (Samsung's figures: notebookcheck.com 490845, hardwareluxx); measured on"
+    " a fresh drive: 113 GB at 4 GB/s, then ~1.5 GB/s while folding (techpowerup, reproduced by ankmax)"
+)
+SLC_CLIENT_SOURCE = (
+    "estimate: the 980 PRO 1 TB's figures (42 GB, then 2,000 MB/s: exact, notebookcheck.com 490845),"
+    " a client TLC drive of its class; no figure for this drive in the sources"
 )
 
 
@@ -101,8 +135,9 @@ def p3700(**kw) -> DeviceConfig:
         capacity_bytes=400_000_000_000,
         read=ServiceConfig(base_ns=76_000.0, per_kib_ns=400.0, sd_ns=28_000.0),
         write=ServiceConfig(base_ns=18_000.0, per_kib_ns=200.0, sd_ns=3_000.0),
-        # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB) with 36 units: ~460 us per program
-        write_cache_program_ns=460_000.0,
+        # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB), flushed to 36 units in turn: 480 us each
+        write_cache_program_ns=480_000.0,
+        write_buffer=write_buffer(36, 1.9),
         parallel_units=36,
         link_gb_s=2.8,
         fetch_ns=300.0,
@@ -124,8 +159,9 @@ def pm1743(**kw) -> DeviceConfig:
         capacity_bytes=3_840_000_000_000,
         read=ServiceConfig(base_ns=72_000.0, per_kib_ns=300.0, sd_ns=20_000.0),
         write=ServiceConfig(base_ns=20_000.0, per_kib_ns=150.0, sd_ns=4_000.0),
-        # 250K sustained 4 KiB random-write IOPS [REF5] with 190 units: ~740 us per program
-        write_cache_program_ns=740_000.0,
+        # 250K sustained 4 KiB random-write IOPS [REF5], flushed to 190 units in turn: 760 us each
+        write_cache_program_ns=760_000.0,
+        write_buffer=write_buffer(190, 6.6),
         parallel_units=190,
         link_gb_s=13.0,
         fetch_ns=200.0,
@@ -193,7 +229,7 @@ def pm1743_gc(**kw) -> DeviceConfig:
     enterprise drive is 4 TiB [recalled]); blocks of 256 pages, 3 ms erases (estimates).
 
     The datasheet's 250K random-write IOPS are a steady-state figure: garbage collection is in
-    them, and :func:`pm1743` folds it into its program time (740 us per 4 KiB per unit, 190 units).
+    them, and :func:`pm1743` folds it into its program time (760 us per 4 KiB per unit, 190 units).
     Here the copies and erases are modelled, so the program time is what is left of those 760 us
     per host write (190 units / 250K) in steady state: uniform random 4 KiB writes reach a write
     amplification of 4.15 in this FTL (greedy, 1 GiB span, 14.5% spare; measured on the model),
@@ -252,12 +288,11 @@ def from_datasheet(
       docs/ssd.md); U = busy x (N - 1) / (N - busy) reaches the figure at
       :data:`DATASHEET_DEPTH` commands in flight;
     - ``write.base_ns`` = write latency - fetch - post - 4 KiB transfer (the write buffer's ack);
-    - ``cached_writes`` (flash with a DRAM/SLC write buffer): ``write_cache_program_ns`` = units /
-      random-write IOPS x N / (N + U - 1): a unit with programs queued takes one more per write, and
-      at random addresses N / (N + U - 1) of the units are kept busy, so sustained random writes
-      come out near the datasheet's figure at N = :data:`DATASHEET_DEPTH` (within ~20%: the buffer's
-      early acknowledgements keep more commands at the units than N); otherwise the write ceiling
-      is the units' and the data path's;
+    - ``cached_writes`` (flash with a DRAM write buffer): ``write_cache_program_ns`` = units /
+      random-write IOPS: the buffer flushes to the units in turn (the write frontier), so sustained
+      random writes keep every unit busy and come out at the datasheet's figure; the buffer programs
+      at the sequential write rate (``write_buffer.program_gb_s``), so large writes are bounded by
+      it; otherwise the write ceiling is the units' and the data path's;
     - service-time spread: ``cv`` of the base (estimates: no datasheet gives one; the PM1743 preset's
       read spread is 28%).
     - ``flash``: the controller's read-ahead (:data:`FLASH_READAHEAD`; 3D XPoint has none).
@@ -290,7 +325,7 @@ def from_datasheet(
         f" addresses: U = busy x (N - 1) / (N - busy) = {units}"
     )
     if cached_writes:
-        _add_write_buffer(values, sources, units, v["rand_write_iops"], src["rand_write_iops"])
+        _add_write_buffer(values, sources, units, v, src)
     _add_extras(values, sources, v, src, flash)
     return values, sources
 
@@ -324,15 +359,18 @@ def _derived_sources(v: dict, src: dict, cv, *, front: float, link_src: str, x_r
     }
 
 
-def _add_write_buffer(values: dict, sources: dict, units: int, iops: float, iops_source: str) -> None:
-    """The write buffer's program time: sustained random writes at ``iops`` with ``units`` units kept
-    busy N / (N + U - 1) of the time at :data:`DATASHEET_DEPTH` commands in flight (:func:`from_datasheet`)."""
-    share = DATASHEET_DEPTH / (DATASHEET_DEPTH + units - 1)  # units kept busy at random addresses
-    program = round(units / iops * share * 1e9)
+def _add_write_buffer(values: dict, sources: dict, units: int, v: dict, src: dict) -> None:
+    """The write buffer: its size, its program rate (the sequential write rate) and the time per
+    random write: the buffer flushes to the units in turn, so sustained random writes keep every
+    unit busy, units / random-write IOPS (:func:`from_datasheet`)."""
+    iops = v["rand_write_iops"]
+    program = round(units / iops * 1e9)
     values["write_cache_program_ns"] = program
+    values["write_buffer"] = write_buffer(units, v["seq_write_gb_s"])
+    sources["write_buffer"] = write_buffer_source(units, f"{v['seq_write_gb_s']:g} GB/s, {src['seq_write_gb_s']}")
     sources["write_cache_program_ns"] = (
-        f"derived: {units} units / {iops:,.0f} random-write IOPS ({iops_source}) x {share:.2f} busy at"
-        f" {DATASHEET_DEPTH} in flight = {program:.0f} ns (a unit with programs queued takes one more per write)"
+        f"derived: {units} units / {iops:,.0f} random-write IOPS ({src['rand_write_iops']}) = {program:.0f} ns"
+        " (the buffer flushes to the units in turn: sustained random writes keep every unit busy)"
     )
 
 
@@ -450,10 +488,15 @@ _980PRO = from_datasheet(
 )
 
 
+_980PRO[0]["slc_cache"] = SLC_980PRO
+_980PRO[1]["slc_cache"] = SLC_980PRO_SOURCE
+
+
 def samsung_980pro(**kw) -> DeviceConfig:
     """Samsung 980 PRO 1 TB (Elpis controller, 8 channels, 128-layer V-NAND TLC, PCIe 4.0 x4): 1M / 1M
     4 KiB random IOPS, 7.0 / 5.0 GB/s, QD1 22K / 60K IOPS (data sheet, recalled). The random-write
-    figure is the SLC cache's; its non-operational power states PS3 and PS4 drive APST. PS1/PS2
+    and sequential-write figures are the SLC cache's: 42 GB of TurboWrite, then 2,000 MB/s
+    (:data:`SLC_980PRO`); its non-operational power states PS3 and PS4 drive APST. PS1/PS2
     (operational, 4.48 / 3.18 W) are not modelled: the device draws its idle or active power."""
     return _catalogue_device(_980PRO, kw)
 
@@ -476,6 +519,10 @@ _990PRO = from_datasheet(
         active_write_w=(8.6, "estimate: the 4 TB model's 8.6 W peak (exact, mezha.media) taken for the 1 TB"),
     )
 )
+
+
+_990PRO[0]["slc_cache"] = SLC_980PRO
+_990PRO[1]["slc_cache"] = SLC_CLIENT_SOURCE
 
 
 def samsung_990pro(**kw) -> DeviceConfig:
@@ -640,6 +687,10 @@ _SN850X = from_datasheet(
 )
 
 
+_SN850X[0]["slc_cache"] = SLC_980PRO
+_SN850X[1]["slc_cache"] = SLC_CLIENT_SOURCE
+
+
 def wd_sn850x(**kw) -> DeviceConfig:
     """WD Black SN850X 1 TB (WD controller, BiCS5 112-layer TLC, PCIe 4.0 x4): 800K / 1.1M 4 KiB random
     IOPS, 7.3 / 6.3 GB/s (recalled). No QD1 figures are published (the 980 PRO's are used) and its APST
@@ -718,7 +769,9 @@ _LEGACY_SOURCES = {
         "capacity_bytes": "recalled: Intel DC P3700 400 GB datasheet",
         "read": "exact: ~80 us 4 KiB reads, sd ~29 us (Tai et al., ACM TOS 2022, [CI])",
         "write": "estimate: writes land in the DRAM buffer",
-        "write_cache_program_ns": "derived: 75K sustained random-write IOPS (datasheet) with 36 units",
+        "write_cache_program_ns": "derived: 36 units / 75K sustained random-write IOPS (datasheet): the buffer"
+        " flushes to the units in turn",
+        "write_buffer": write_buffer_source(36, "recalled: 1,900 MB/s, P3700 specification"),
         "parallel_units": _NAND_LITTLE.format("450K x ~78 us (datasheet)"),
         "link_gb_s": "estimate: PCIe 3.0 x4 usable",
         "fetch_ns": _FRONT.format(300),
@@ -733,7 +786,9 @@ _LEGACY_SOURCES = {
         "capacity_bytes": "recalled: Samsung PM1743 3.84 TB ([REF5])",
         "read": "estimate: ~75 us reads ([REF5])",
         "write": "estimate: buffered writes",
-        "write_cache_program_ns": "derived: 250K sustained random-write IOPS ([REF5]) with 190 units",
+        "write_cache_program_ns": "derived: 190 units / 250K sustained random-write IOPS ([REF5]): the buffer"
+        " flushes to the units in turn",
+        "write_buffer": write_buffer_source(190, "exact: 6,600 MB/s, computerbase.de, clubic"),
         "parallel_units": _NAND_LITTLE.format("2.5M x ~75 us ([REF5])"),
         "link_gb_s": "recalled: 13 GB/s sequential ([REF5])",
         "fetch_ns": _FRONT.format(200),

@@ -400,11 +400,15 @@ def _drop_unused_layers(summary: dict) -> None:
 
 
 def media_counters(d) -> dict[str, float] | None:
-    """An SSD's read-ahead, FTL and zone counters (monotonic), None when it has none of them."""
+    """An SSD's read-ahead, write buffer (hits, full waits; SLC and native bytes with an SLC cache),
+    FTL and zone counters (monotonic), None when it has none of them."""
     out: dict[str, float] = {}
     ra = d.readahead
     if ra is not None:
         out.update(readahead_hits=ra.hits, readahead_waits=ra.waits, prefetch_reads=ra.prefetch_reads)
+    wb = d.write_buffer
+    if wb is not None:
+        out.update(wb.counters())
     f = d.ftl
     if f is not None:
         out.update(
@@ -420,7 +424,9 @@ def media_counters(d) -> dict[str, float] | None:
 
 def ssd_media(host: Host, s: Snapshot) -> dict:
     """Per SSD with read-ahead, an FTL or zones, over the measured window: read-ahead hits (reads
-    served from prefetched data; those that waited for it) and prefetch media reads, write
+    served from prefetched data; those that waited for it) and prefetch media reads, writes the
+    write buffer took at once and those that waited for room, bytes programmed at the SLC and the
+    native rate, write
     amplification (NAND pages programmed per page the host wrote; host writes and GC copies),
     erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), and zone resets,
     finishes, errors and implicit closes."""

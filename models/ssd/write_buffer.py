@@ -1,0 +1,147 @@
+"""The controller's DRAM write buffer and SLC cache (:class:`~models.ssd.controller_config.WriteBufferConfig`,
+:class:`~models.ssd.controller_config.SlcCacheConfig`).
+
+A write is admitted to the buffer once it has room (in doorbell order: a write behind one that waits
+for room waits too), its data crosses the link, and it is acknowledged after its buffer service
+time. Its flush is a program on the units at the write frontier: the FTL writes the dies in turn
+(whatever the address), a write of several chunks (NAND pages) programming each of the next units
+its share (a superpage), all its programs together at least the device's time per random write; each unit programs from
+when the data is in the buffer or when it is free; the write's bytes leave the buffer when its last
+program ends. Bytes are programmed at the SLC rate while the SLC cache has room, the native rate's
+after. Everything is computed when the write
+arrives: the buffer keeps its flushes' end times in a heap, no events of its own.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from models.ssd.controller_config import SlcCacheConfig, WriteBufferConfig
+
+
+class SlcCache:
+    """How many bytes of the SLC cache are used; the program time per byte per unit of the next
+    write (SLC while the cache has room, native after). Counters are monotonic."""
+
+    def __init__(self, cfg: SlcCacheConfig, units: int, slc_ns_per_byte: float) -> None:
+        """``slc_ns_per_byte``: a unit's program time per byte at the SLC rate, ns."""
+        self.size = cfg.size_bytes
+        self.used = cfg.initial_used_bytes
+        self.slc_ns_per_byte = slc_ns_per_byte
+        #: the native rate spread over the units: each unit programs native_write_gb_s / units
+        self.native_ns_per_byte = units / cfg.native_write_gb_s
+        self.slc_bytes = 0  # host bytes programmed at the SLC rate
+        self.native_bytes = 0  # host bytes programmed at the native rate (after the cliff)
+
+    def ns_per_byte(self, nbytes: int) -> float:
+        """The program time per byte per unit of a write of ``nbytes`` (a write across the cliff:
+        its bytes at each rate in proportion), and its bytes counted against the cache."""
+        room = self.size - self.used
+        if room >= nbytes:
+            self.used += nbytes
+            self.slc_bytes += nbytes
+            return self.slc_ns_per_byte
+        slc = room if room > 0 else 0
+        self.used += slc
+        self.slc_bytes += slc
+        self.native_bytes += nbytes - slc
+        return (slc * self.slc_ns_per_byte + (nbytes - slc) * self.native_ns_per_byte) / nbytes
+
+
+class WriteBuffer:
+    """The DRAM write buffer of one device, flushing onto its media units' timeline ``units`` (the
+    time each unit becomes free, ns: shared with the device's reads). Counters are monotonic."""
+
+    def __init__(
+        self,
+        cfg: WriteBufferConfig,
+        slc: SlcCacheConfig | None,
+        units: list[float],
+        program_ns: float,
+    ) -> None:
+        self.capacity = cfg.size_bytes
+        self.units = units
+        self._n = len(units)
+        self._chunk = cfg.program_chunk_bytes
+        self._ns_per_byte = self._n / cfg.program_gb_s  # a unit's share of the program rate, ns per byte
+        self._min_ns = program_ns  # the least time a write takes its first unit
+        self._next = 0  # the write frontier: the unit the next write's first chunk goes to
+        self.slc: SlcCache | None = SlcCache(slc, self._n, self._ns_per_byte) if slc is not None else None
+        self._flushes: list[tuple[float, int]] = []  # (program end, bytes) of the writes held
+        self.held = 0  # bytes in the buffer whose programs have not ended
+        self._floor = 0.0  # when the last write was admitted: admissions are in doorbell order
+        self.hits = 0  # writes admitted at once
+        self.full_waits = 0  # writes that found the buffer full and waited for a flush
+        self.wait_ns = 0.0  # their waits, summed
+        self.program_ns = 0.0  # media unit time of the flushes, summed
+
+    def admit(self, t: float, nbytes: int) -> float:
+        """A write of ``nbytes`` fetched at ``t``: when the buffer has room for it, ns (``t``
+        unless it is full: then when enough flushes have ended, no earlier than the last write
+        admitted)."""
+        if t < self._floor:
+            t = self._floor
+        flushes = self._flushes
+        while flushes and flushes[0][0] <= t:
+            self.held -= heapq.heappop(flushes)[1]
+        if self.held + nbytes <= self.capacity:
+            self.hits += 1
+        else:
+            self.full_waits += 1
+            t0 = t
+            while flushes and self.held + nbytes > self.capacity:  # (a write larger than the buffer: empty)
+                end, b = heapq.heappop(flushes)
+                self.held -= b
+                if end > t:
+                    t = end
+            self.wait_ns += t - t0
+        self._floor = t
+        return t
+
+    def flush(self, nbytes: int, ready: float) -> None:
+        """Program the write of ``nbytes`` admitted to the buffer, its data there at ``ready``: its
+        chunks go to the next units of the write frontier, each programming its share (of at
+        least ``write_cache_program_ns`` in all), from ``ready`` or when the unit is free; the
+        write's bytes stay held until the last program ends (the frontier, not the address, picks
+        the units)."""
+        ns_per_byte = self._ns_per_byte if self.slc is None else self.slc.ns_per_byte(nbytes)
+        units = self.units
+        n = self._n
+        u = self._next
+        k = (nbytes + self._chunk - 1) // self._chunk if nbytes > self._chunk else 1
+        if k == 1:  # (the common case: one unit)
+            free = units[u]
+            dur = nbytes * ns_per_byte
+            if dur < self._min_ns:
+                dur = self._min_ns
+            done = units[u] = (free if free > ready else ready) + dur
+            self.program_ns += dur
+            u = u + 1 if u + 1 < n else 0
+        else:  # a chunk per unit in turn (k > n: every unit, some one chunk more)
+            done = ready
+            total = nbytes * ns_per_byte
+            if total < self._min_ns:
+                total = self._min_ns
+            self.program_ns += total
+            per_chunk = total / k
+            whole, extra = divmod(k, n) if k > n else (1, 0)
+            dur = per_chunk * whole
+            for i in range(k if k < n else n):
+                free = units[u]
+                end = (free if free > ready else ready) + (dur + per_chunk if i < extra else dur)
+                units[u] = end
+                if end > done:
+                    done = end
+                u += 1
+                if u == n:
+                    u = 0
+        self._next = u
+        heapq.heappush(self._flushes, (done, nbytes))
+        self.held += nbytes
+
+    def counters(self) -> dict[str, int]:
+        """The buffer's and the SLC cache's counters for the run summary (monotonic)."""
+        out = {"buffer_hits": self.hits, "buffer_full_waits": self.full_waits}
+        if self.slc is not None:
+            out.update(slc_bytes=self.slc.slc_bytes, native_bytes=self.slc.native_bytes)
+        return out
