@@ -48,7 +48,7 @@ def test_the_tutorial_and_completion_prose_quote_the_explain_output():
     t = _explain_table()
     sched, poll, timer = t["scheduler"], t["polling"], t["timer"]
     util = t["CPU utilization (all logical CPUs)"]
-    found = t["hybrid-poll/completion found: poll loop (after its timed sleep) notices the CQE, reaps it"]
+    found = t["hybrid-poll/completion found: a poll (after the hrtimer sleep) observes the CQE, reaps it"]
     interrupt_lat, classic_lat, hybrid_lat = (
         t[f"{p}/latency"][0] for p in ("interrupt", "classic-poll", "hybrid-poll")
     )
@@ -61,7 +61,11 @@ def test_the_tutorial_and_completion_prose_quote_the_explain_output():
             f"({util[1]} of the 8 logical CPUs",
             f"{classic_lat} instead of {interrupt_lat} us",
             f"as fast as the classic one ({hybrid_lat} us)",
-            f"polling again about {_n(poll[2]) / 1000:.1f} us",
+            "the task's hrtimer is set for {:,.0f} ns".format(
+                _n(t["hybrid-poll/task: hrtimer sleep (armed for 3,396 ns)"][1])
+            ),
+            "switches back in, {:,.0f} ns".format(_n(t["hybrid-poll/task: wake-up: hrtimer interrupt, switch in"][1])),
+            "it spins in `blk_poll` for {:,.0f} ns".format(_n(t["hybrid-poll/task: spins in blk_poll"][1])),
             f"`timer` interrupt ({_n(timer[2]):,.0f} ns per IO)",
             f"({_n(sched[2]):,.0f} ns of `scheduler`)",
             f"only {_n(poll[2]):,.0f} ns of `polling`",
