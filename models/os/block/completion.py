@@ -35,7 +35,7 @@ class CompletionPolicy:
 
     name: ClassVar[str] = "abstract"
     polled: ClassVar[bool] = False
-    Params: ClassVar[type] = NoParams
+    Params: ClassVar[type[Model]] = NoParams
 
     def __init__(self, host: BlockHost, queue: Any) -> None:
         self.host = host
