@@ -174,8 +174,7 @@ class Host:
         self.user_devices = Vfio(self.devices)
         for r in self.runners:  # the compiled hot path reads the driver here, not through the host
             r.driver = self.driver
-        # 4. completion policies (instantiated on first use, shared by the queue's users); the
-        # parameters of the one queue.completion names are checked now, before the run
+        # 4. completion policies (instantiated on first use, shared by the queue's users; parameters checked now)
         self._check_completion_params(queue)
         self.policies = {}
         self._stat_policies = self.driver.stat_policies  # (the driver hands them completions)
