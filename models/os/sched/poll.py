@@ -181,10 +181,12 @@ class Polling(Execution):
                     max(0.0, self._poll_start - self.engine.now) + self._spin_iter_ns(), self._poll_hit_cb
                 )
         elif (
-            self._poll_qp.hw.cq or self._poll_req.done or (self._poll_more and any(q.hw.cq for q in self._poll_more))
+            self._poll_qp.hw.cq
+            or (self._poll_more and any(q.hw.cq for q in self._poll_more))
+            or (not self._poll_qp.hw.polled and self._poll_req.done)
         ) and self._poll_call is None:
-            # an entry to reap, or the request completed meanwhile (by the interrupt handler of an
-            # interrupt-driven queue this loop polls, or by whoever reaped the queue)
+            # an entry to reap, or (an interrupt-driven queue: poll_for) the vector's handler
+            # completed the request meanwhile
             self._poll_call = self.engine.call_in(self._poll_start - self.engine.now + self._iter_ns, self._poll_hit_cb)
 
     def cqe_posted(self, qp: QueueView) -> None:
