@@ -342,7 +342,8 @@ class PollBudget:
         self.then()
 
     def check(self) -> None:
-        """The budget's last iteration ends: stop the loop and fall back (``expired``)."""
+        """The budget's last iteration ends: stop the loop and fall back (``expired``), or go on
+        (``then``) if the request was completed meanwhile where the loop does not see it."""
         self.call = None
         if self.over:
             return
@@ -356,8 +357,11 @@ class PollBudget:
             # carried work runs before the loop goes on: check again after the next iteration
             self.call = r.engine.call_in(max(r._poll_start - now, 0.0) + r._iter_ns, self.check)
             return
-        self.over = True
         r.poll_stop()
+        if self.req.done:  # completed where the loop does not look (an interrupt on another CPU)
+            self.done()
+            return
+        self.over = True
         self.expired(r)
 
     def resumed(self, r: Polling, more: tuple) -> None:
