@@ -12,7 +12,7 @@ from models.cpu.core import Package
 from models.cpu.cpufreq import CpufreqGovernor
 from models.cpu.cpuidle import CpuidleGovernor
 from models.os.block.blk_mq import BlkMq
-from models.os.block.completion import CompletionPolicy, completion_policy_name
+from models.os.block.completion import CompletionPolicy, completion_params, completion_policy_name
 from models.os.block.elevator import IoScheduler
 from models.os.block.io_ledger import IoLedger
 from models.os.block.queue import QueueConfig
@@ -174,7 +174,8 @@ class Host:
         self.user_devices = Vfio(self.devices)
         for r in self.runners:  # the compiled hot path reads the driver here, not through the host
             r.driver = self.driver
-        # 4. completion policies (instantiated on first use, shared by the queue's users)
+        # 4. completion policies (instantiated on first use, shared by the queue's users; parameters checked now)
+        self._check_completion_params(queue)
         self.policies = {}
         self._stat_policies = self.driver.stat_policies  # (the driver hands them completions)
         self.ledger = IoLedger()
@@ -238,6 +239,20 @@ class Host:
         :attr:`on_task_exit`."""
         if self.on_task_exit is not None:
             self.on_task_exit(t, task)
+
+    def _check_completion_params(self, queue: QueueConfig) -> None:
+        """``queue.completion_params`` belong to the policy ``queue.completion`` names: validated
+        by its ``Params`` (ConfigError naming the field); with ``auto`` they have no policy."""
+        if queue.completion == "auto":
+            if queue.completion_params:
+                raise ConfigError(
+                    "queue.completion_params: parameters of the completion policy queue.completion names;"
+                    " with queue.completion=auto (the Linux rules) no policy takes any"
+                )
+            return
+        cls = self._completion_classes.get(queue.completion)
+        if cls is not None:
+            completion_params(cls, queue)
 
     def policy(self, name: str) -> CompletionPolicy:
         p = self.policies.get(name)

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from mypy_extensions import mypyc_attr
 
+from simcore.config import Model, NoParams, validate
+from simcore.errors import ConfigError
+
 if TYPE_CHECKING:
     from models.os.block.host import BlockHost
     from models.os.block.request import Request
@@ -25,20 +28,37 @@ class CompletionPolicy:
     it must eventually call ``then()`` with ``task`` running on ``runner`` and ``req.done`` true.
     ``on_complete(req)`` sees every completed request of the queue (for statistics).
     ``polled`` says whether requests go to polled hardware queues (no interrupt vector).
+    ``Params`` is the pydantic model of the policy's parameters (none: :class:`NoParams`): a
+    plug-in's are set with ``queue.completion_params.NAME`` when ``queue.completion`` names it, and
+    the instance reads them validated as ``self.params``.
     """
 
     name: ClassVar[str] = "abstract"
     polled: ClassVar[bool] = False
+    Params: ClassVar[type[Model]] = NoParams
 
     def __init__(self, host: BlockHost, queue: Any) -> None:
         self.host = host
         self.queue = queue  # models.os.block.queue.QueueConfig
+        self.params: Any = completion_params(type(self), queue)
 
     def wait(self, runner: CpuRunner, task: Task, req: Request, then: Callable[[], None]) -> None:
         raise NotImplementedError
 
     def on_complete(self, req: Request) -> None:
         pass
+
+
+def completion_params(cls: type[CompletionPolicy], queue: Any) -> Model:
+    """The parameters of completion policy ``cls`` on ``queue``: ``queue.completion_params``
+    validated by ``cls.Params`` when ``queue.completion`` names the policy, else its defaults;
+    :class:`~simcore.errors.ConfigError` naming the policy and the bad field."""
+    data = queue.completion_params if queue.completion == cls.name else {}
+    if data and not cls.Params.model_fields:
+        raise ConfigError(
+            f"queue.completion_params.{next(iter(data))}: completion policy {cls.name} takes no parameters"
+        )
+    return validate(cls.Params, dict(data), where=f"completion policy {cls.name} (queue.completion_params)")
 
 
 def completion_policy_name(queue, hipri: bool, reaps_itself: bool = False) -> str:

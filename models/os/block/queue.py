@@ -39,6 +39,11 @@ class QueueConfig(Model):
         "auto",
         description="'auto' = Linux rules (io_poll, io_poll_delay, hipri); or a registered completion policy name",
     )
+    completion_params: dict[str, Union[int, float, str, bool]] = Field(
+        default_factory=dict,
+        description="parameters of the completion policy that 'completion' names, by the names of its"
+        " Params model (a plug-in's: queue.completion_params.NAME=VALUE)",
+    )
     sched_dispatch: Literal["kblockd", "direct"] = Field(
         "kblockd",
         description="with an IO scheduler, an unplugged request (fewer than 3 submitted together) is dispatched"
