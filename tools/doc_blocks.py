@@ -263,10 +263,19 @@ def _run(cmd: Command) -> int:
 
 
 def run_python(block: CodeBlock) -> str:
-    """Execute a python block in the current directory; what it printed."""
+    """Execute a python block in the current directory; what it printed. A policy the block
+    registers is unregistered after it (a reader runs a plug-in shown on a page from its file, with
+    ``--plugin``: the page's command imports that file, which would register the name again)."""
+    registries = _registries()
+    before = {id(r): dict(r._items) for r in registries}
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(block.text, block.where(), "exec"), {"__name__": "__docs__"})
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(block.text, block.where(), "exec"), {"__name__": "__docs__"})
+    finally:
+        for r in registries:
+            r._items.clear()
+            r._items.update(before[id(r)])
     return out.getvalue()
 
 

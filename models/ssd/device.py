@@ -33,7 +33,7 @@ from mypy_extensions import i64
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.command import NvmeCommand
 from models.ssd.config import DeviceConfig
-from models.ssd.ftl import Ftl
+from models.ssd.ftl import Ftl, gc_work
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
 from models.ssd.readahead import ReadAhead
@@ -293,6 +293,9 @@ class NvmeDevice:
         self.index = index
         self.qps: list[QueuePair] = []
         self._units = [0.0] * cfg.parallel_units  # time each media unit becomes free
+        self._read_free = [0.0] * cfg.parallel_units  # when each unit's last read ends (read priority)
+        #: reads suspend the buffer's programs and GC after this wait, ns (-1: no write buffer, FIFO)
+        self._suspend_ns = cfg.write_buffer.read_suspend_ns if cfg.write_buffer is not None else -1.0
         self._n_units = cfg.parallel_units
         self._stripe = cfg.unit_stripe_bytes
         self._link = TransferPath(engine)
@@ -451,10 +454,20 @@ class NvmeDevice:
                 start = t
                 end = start + svc
                 wb.flush(nbytes, end)
+            elif is_read and self._suspend_ns >= 0.0 and free > t + self._suspend_ns:
+                # its unit is busy with queued programs/GC: it suspends them (read priority), runs
+                # after the reads ahead of it, and the queued work resumes after it
+                start = self._read_free[unit]
+                if start < t + self._suspend_ns:
+                    start = t + self._suspend_ns
+                end = start + svc
+                units[unit] = free + svc
+                self._read_free[unit] = end
             else:
                 start = free if free > t else t
                 end = start + svc
                 units[unit] = end
+                self._read_free[unit] = end
             if not is_read:
                 if wb is None:
                     self._busy_write_unit_ns += svc
@@ -527,7 +540,10 @@ class NvmeDevice:
             else:
                 copies, erases = ftl.write(req.offset, req.nbytes, req.placement % ftl.cfg.placement_handles)
                 if copies or erases:
-                    self._gc_work(copies, erases, t)
+                    self._gc_unit, busy = gc_work(
+                        self._units, self._gc_unit, copies, erases, self._gc_copy_ns, self.cfg.ftl.erase_ns, t
+                    )
+                    self._busy_write_unit_ns += busy
         return t
 
     def _zone_action(self, zones: ZoneSet, req: NvmeCommand, t: float) -> float:
@@ -570,23 +586,6 @@ class NvmeDevice:
         end = self._zone_free[z] = start + dur
         xfer = req.nbytes * self._ns_per_byte
         return end - xfer if end - xfer > t else t
-
-    def _gc_work(self, copies: int, erases: int, t: float) -> None:
-        """Garbage collection's work before a write can be placed: each copy (a page read and a
-        program) and each erase occupies one media unit, round robin over the units (the
-        controller spreads its collection over the dies), from ``t`` or when the unit is free."""
-        units = self._units
-        n = self._n_units
-        u = self._gc_unit
-        copy_ns = self._gc_copy_ns
-        erase_ns = self.cfg.ftl.erase_ns
-        for i in range(copies + erases):
-            free = units[u]
-            dur = copy_ns if i < copies else erase_ns
-            units[u] = (free if free > t else t) + dur
-            self._busy_write_unit_ns += dur
-            u = u + 1 if u + 1 < n else 0
-        self._gc_unit = u
 
     def _zmgmt_service(self, req: NvmeCommand, t: float) -> tuple[float, float, float]:
         """A zone management action fetched at ``t``: the controller's zone management work serves

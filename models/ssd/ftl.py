@@ -92,7 +92,7 @@ class Ftl:
     @property
     def gc_ns(self) -> float:
         """Media time garbage collection took so far (its copies and erases, summed over the media
-        units; what the device's ``_gc_work`` books on them), ns."""
+        units; what :func:`gc_work` books on them), ns."""
         return self.gc_copies * self.copy_ns + self.erases * self.cfg.erase_ns
 
     @property
@@ -237,3 +237,22 @@ class Ftl:
     def write_amplification(self) -> float:
         """Pages programmed per page the host wrote (1.0 before any write)."""
         return self.nand_pages / self.host_pages if self.host_pages else 1.0
+
+
+def gc_work(
+    units: list[float], u: int, copies: int, erases: int, copy_ns: float, erase_ns: float, t: float
+) -> tuple[int, float]:
+    """Garbage collection's work before a write can be placed, booked on the device's media units
+    ``units`` (the time each becomes free, ns): each copy (a page read and a program, ``copy_ns``)
+    and each erase (``erase_ns``) occupies one unit, round robin from unit ``u`` (the controller
+    spreads its collection over the dies), from ``t`` or when the unit is free. Returns the next
+    unit and the unit time booked, ns."""
+    n = len(units)
+    busy = 0.0
+    for i in range(copies + erases):
+        free = units[u]
+        dur = copy_ns if i < copies else erase_ns
+        units[u] = (free if free > t else t) + dur
+        busy += dur
+        u = u + 1 if u + 1 < n else 0
+    return u, busy
