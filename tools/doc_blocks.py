@@ -181,24 +181,20 @@ def scratch(tmp: Path, page: Path | None = None):
         (tmp / name).symlink_to(ROOT / name)
     for name, src in STAND_INS.items():
         shutil.copy(ROOT / src, tmp / name)
-    registries = _registries()
-    before = {id(r): dict(r._items) for r in registries}
     modules = set(sys.modules)
     old = os.getcwd()
     os.chdir(tmp)
     try:
-        text = page.read_text(encoding="utf-8") if page else ""
-        for name, command in MADE.items():
-            if name in text:
-                rc, out = run_command(Command(CodeBlock(page, 0, "sh", command), command, None, command.split()))
-                if rc != 0:
-                    raise RuntimeError(f"making the stand-in {name}: {command} -> exit {rc}\n{out}")
-        yield tmp
+        with _registrations_kept():
+            text = page.read_text(encoding="utf-8") if page else ""
+            for name, command in MADE.items():
+                if name in text:
+                    rc, out = run_command(Command(CodeBlock(page, 0, "sh", command), command, None, command.split()))
+                    if rc != 0:
+                        raise RuntimeError(f"making the stand-in {name}: {command} -> exit {rc}\n{out}")
+            yield tmp
     finally:
         os.chdir(old)
-        for r in registries:
-            r._items.clear()
-            r._items.update(before[id(r)])
         for name in set(sys.modules) - modules:
             if name.startswith("stacksim_plugin_"):
                 del sys.modules[name]
@@ -209,6 +205,19 @@ def _registries():
     from simcore.plugins import Registry
 
     return [o for o in gc.get_objects() if isinstance(o, Registry)]
+
+
+@contextlib.contextmanager
+def _registrations_kept():
+    """The policies registered while in it are unregistered after (every registry as it was)."""
+    registries = _registries()
+    before = {id(r): dict(r._items) for r in registries}
+    try:
+        yield
+    finally:
+        for r in registries:
+            r._items.clear()
+            r._items.update(before[id(r)])
 
 
 #: (argv, the files of the directory) -> (exit status, output, the files the command wrote)
@@ -266,16 +275,9 @@ def run_python(block: CodeBlock) -> str:
     """Execute a python block in the current directory; what it printed. A policy the block
     registers is unregistered after it (a reader runs a plug-in shown on a page from its file, with
     ``--plugin``: the page's command imports that file, which would register the name again)."""
-    registries = _registries()
-    before = {id(r): dict(r._items) for r in registries}
     out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            exec(compile(block.text, block.where(), "exec"), {"__name__": "__docs__"})
-    finally:
-        for r in registries:
-            r._items.clear()
-            r._items.update(before[id(r)])
+    with _registrations_kept(), contextlib.redirect_stdout(out):
+        exec(compile(block.text, block.where(), "exec"), {"__name__": "__docs__"})
     return out.getvalue()
 
 
