@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +25,26 @@ axes:
   server.policy: [spdk-static, sandman]
 seed: 5
 """
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_stacksim_process(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m stacksim ARGS`` in a child process run from ``cwd``, the checkout on its import
+    path (as for any run from it: its compiled modules' shared library); it must exit 0 with no
+    traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "stacksim", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc
+
 
 MODES = {
     "interrupt": dict(io_poll=False, io_poll_delay=-1, hipri="0"),

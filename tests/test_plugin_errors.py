@@ -5,10 +5,8 @@ the plug-in's file and line, exit status 2, never a traceback (issue 46 blocker 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from policies.completion.base import COMPLETION_POLICIES
 from simcore.plugins import plugin_error
 from stacksim.cli import main
+from tests.conftest import run_stacksim_process
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "completion.md"
@@ -38,17 +37,7 @@ def test_the_docs_plugin_runs_with_the_docs_command_as_the_doc_says(tmp_path):
     argv = shlex.split(command)
     assert argv[0] == "stacksim"
     out = tmp_path / "run.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "stacksim", *argv[1:], "--quiet", "--json", str(out)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        # the checkout on the import path, as for any run from it (its compiled modules' shared library)
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
+    run_stacksim_process([*argv[1:], "--quiet", "--json", str(out)], tmp_path)
     s = json.loads(out.read_text())["summary"]
     # the doc: "8.29 us, polling about 1.7 us per IO, one timer interrupt per IO", a sleep per IO
     assert s["completion_policies"] == ["min-hybrid"]

@@ -8,10 +8,8 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from scenarios.run.assembly import build_run
 from simcore.errors import ConfigError
 from simcore.plugins import load_plugin
 from stacksim.cli import main
+from tests.conftest import run_stacksim_process
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "completion.md"
@@ -52,16 +51,7 @@ def run_stacksim(argv: list[str], tmp_path: Path) -> tuple[dict, list[dict]]:
     """Run the stacksim command ``argv`` from the checkout (the doc's commands name examples/...):
     its JSON summary and its per-IO records."""
     out, recs = tmp_path / "run.json", tmp_path / "ios.csv"
-    proc = subprocess.run(
-        [sys.executable, "-m", "stacksim", *argv, "--quiet", "--json", str(out), "--records", str(recs)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
+    run_stacksim_process([*argv, "--quiet", "--json", str(out), "--records", str(recs)], ROOT)
     with recs.open() as f:
         return json.loads(out.read_text()), list(csv.DictReader(f))
 
