@@ -212,11 +212,11 @@ def format_run(cfg):
     """The terminal summary of a run of ``cfg``, by its kind (host or server)."""
     if cfg.kind == "server":
         return format_server_summary
-    from scenarios.config.probe_power import power_basis
+    from scenarios.config.probe_power import power_note
     from scenarios.run.iosched_switch import switched_queue
 
     sched = switched_queue(cfg.queue, cfg.jobs).scheduler
-    note = power_basis(cfg.platform.calibration)
+    note = power_note(cfg.platform.power)
     return lambda result: format_summary(result, io_scheduler=sched, plugins=tuple(cfg.plugins), power_note=note)
 
 

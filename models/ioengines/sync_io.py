@@ -271,10 +271,13 @@ class SyncThread:
     def can_migrate(self) -> bool:
         """A synchronous thread may move: with no IO in flight, or a polled one (its poll loop
         goes on from the new CPU on the queue it submitted to, as blk_poll polls the cookie's
-        hardware queue from any CPU). A thread asleep on an interrupt-driven IO is not queued,
-        so only its wake-up (after the completion) can place it elsewhere."""
+        hardware queue from any CPU), or an interrupt-driven one it is not asleep on (a policy's
+        poll with a budget, ``runner.poll_for``, preempted: it polls on from the new CPU and the
+        interrupt, on the queue's CPU, completes the request). A thread asleep on an
+        interrupt-driven IO is not queued, so only its wake-up (after the completion) can place
+        it elsewhere."""
         req = self.req
-        return req is None or req.done or self.policy[req.op].polled
+        return req is None or req.done or self.policy[req.op].polled or not req.waiter_sleeping
 
     def migrated(self, runner) -> None:
         """The task now runs on ``runner``'s CPU: the next IO goes to that CPU's hardware queue."""
