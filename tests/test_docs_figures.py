@@ -358,3 +358,28 @@ def test_calibration_md_quotes_the_platforms_values():
     ]
     assert k.irq_entry_cycles + k.nvme_complete_cycles + k.blk_complete_cycles + k.wakeup_cycles == 1500
     assert [f for f in expected if f not in page] == []
+
+
+def test_power_md_prices_a_core_as_the_platform_does():
+    """power.md's core powers per state, from the CPU's formula at 3.8 GHz and its C-state table,
+    and the comparison below its generated energy table (checked by tests/test_docs_defaults.py)."""
+    from scenarios.config.host import platform_by_name
+
+    cpu = platform_by_name(PLATFORM).cpu
+    act = cpu.activity
+    state = {s.name: s.power_w for s in cpu.cstates}
+    w = {a: cpu.busy_power_w(cpu.max_freq_ghz, act[a]) for a in ("kernel", "poll", "spin")}
+    page = _page("power.md")
+    assert (
+        f"at {cpu.max_freq_ghz:g} GHz, a core costs {w['kernel']:.1f} W running kernel code, {w['poll']:.1f} W in "
+        f"`blk_poll`, {w['spin']:.1f} W spinning in POLL, {state['C1']:.1f} W in C1, and {state['C8']:.2f} W in C8. "
+        f"The uncore costs {cpu.uncore_active_w:g} W." in page
+    )
+    iops = dict(re.findall(r"^\| (classic polling|interrupt) \| ([\d,]+) \|", (DOCS / "power.md").read_text(), re.M))
+    more = _n(iops["classic polling"]) / _n(iops["interrupt"]) - 1
+    assert f"about the same power, {100 * more:.0f}% more IOs" in page
+    # the kernel code interrupt mode adds per IO: the tutorial's explain output (busy CPU but polling)
+    t = _explain_table()
+    busy, poll = t["total CPU busy (all layers but idle)"], t["polling"]
+    extra = (_n(busy[0]) - _n(poll[0])) - (_n(busy[1]) - _n(poll[1]))
+    assert f"interrupt mode runs about {extra / 1000:.1f} us more kernel code per IO" in page
