@@ -86,6 +86,35 @@ def test_the_tutorial_and_completion_prose_quote_the_explain_output():
     assert missing == []
 
 
+def test_the_tutorials_other_figures_are_its_outputs():
+    """Section 3-6's comparisons: from the quoted explain outputs (the 4 KiB one and the 64 KiB one
+    of section 6) and the platform's frequency."""
+    from scenarios.config.host import platform_by_name
+
+    ghz = platform_by_name(PLATFORM).cpu.max_freq_ghz
+    t = _explain_table()
+    text = (DOCS / "tutorial-one-io.md").read_text(encoding="utf-8")
+    big = re.search(r"^\$ stacksim explain .*?--set bs=64k.*?^```", text, re.S | re.M).group(0)
+    seg = dict(re.findall(r"^  (\S.*?)\s{2,}-?\d+\s+(\d+)\s+\|", big, re.M))
+    lat64 = dict(re.findall(r"^(interrupt|classic-poll)\b.*latency ([\d.]+) us", big, re.M))
+    iops = [_n(v) for v in t["IOPS"]]
+    lat = {p: float(t[f"{p}/latency"][0]) for p in ("interrupt", "classic-poll")}
+    arm = next(_n(v[0]) for k, v in t.items() if k.startswith("hybrid-poll/task: hrtimer sleep"))
+    submit = next(_n(v[1]) for k, v in t.items() if k.startswith("hybrid-poll/submit"))
+    found = next(_n(v[1]) for k, v in t.items() if k.startswith("interrupt/completion found"))
+    page = _page("tutorial-one-io.md")
+    expected = [
+        f"about {round(_n(t['scheduler'][0]) * ghz, -1):,.0f} cycles",
+        f"So classic polling is {lat['interrupt'] - lat['classic-poll']:.1f} us faster per IO",
+        f"{iops[1] / 1000:.0f}K instead of {iops[0] / 1000:.0f}K IOPS",
+        f"after {arm - submit:.0f} ns of arming it",
+        f"= {_n(seg['SSD: data transfer (data path, link)']):,.0f} ns",
+        f"jumped from {found:.0f} to {_n(next(v for k, v in seg.items() if k.startswith('completion found'))):,.0f} ns",
+        f"Polling does not pay it ({lat64['classic-poll']} us",
+    ]
+    assert [f for f in expected if f not in page] == []
+
+
 def test_the_tutorials_walk_through_follows_its_waterfalls():
     """Section 3 and 4 of the tutorial narrate the quoted interrupt and classic-poll waterfalls."""
     t = _explain_table()
