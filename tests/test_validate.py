@@ -131,6 +131,10 @@ def test_builtin_suites_pass_at_5_percent(capsys):
         and [f"| {s} | {r} | {w} |" for s, (r, w) in cells.items() if f"| {s} | {r} | {w} |" not in page] == []
     )
     assert f"All eight within 5% (rms {math.sqrt(sum(e * e for e in errors) / 8):.1f}%)" in page
+    # and docs/traces-and-calibration.md its summary line
+    mape, worst = re.search(r"^MAPE ([\d.]+%) over \d+ values; max ([\d.]+%)", stdout, re.M).groups()
+    page = (Path(__file__).resolve().parents[1] / "docs" / "traces-and-calibration.md").read_text(encoding="utf-8")
+    assert f"`stacksim validate --suite calibrated --max-error 5` passes (MAPE {mape}, max {worst})" in page
 
 
 def test_suite_points_reproduce_the_calibration_scripts():
