@@ -412,3 +412,16 @@ def test_power_md_prices_a_core_as_the_platform_does():
     busy, poll = t["total CPU busy (all layers but idle)"], t["polling"]
     extra = (_n(busy[0]) - _n(poll[0])) - (_n(busy[1]) - _n(poll[1]))
     assert f"interrupt mode runs about {extra / 1000:.1f} us more kernel code per IO" in page
+
+
+def test_ssd_md_times_a_read_as_index_md_does(records):
+    from scenarios.config.host import platform_by_name
+
+    read = platform_by_name(PLATFORM).ssd.read
+    cqe = st.mean(float(r["t_cqe_ns"]) - float(r["t_dispatch_ns"]) for r in records)
+    data = st.mean(
+        float(r["t_dev_end_ns"]) - float(r["t_dev_start_ns"]) - float(r["device_service_ns"]) for r in records
+    )
+    page = _page("ssd.md")
+    assert f"media about {read.base_ns:,.0f} (sd {read.sd_ns:.0f}) + data path {data:,.0f}" in page
+    assert f"the CQE appears about {cqe / 1000:.1f} us after the doorbell" in page
