@@ -29,6 +29,7 @@ from models.ioengines.ioprio import CmdPrio, thread_ioprio
 from models.ioengines.job import FioJob
 from models.ioengines.kernel_context import batch_plug
 from models.ioengines.rate import EIO, MinRate, RatePacer
+from models.ioengines.td_error import device_error
 from models.ioengines.trims import TrimIoctls
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
 from models.ioengines.zbd import JobZones, Strided, ZbdJob
@@ -378,17 +379,20 @@ class SyncThread:
             self._io_completed(req, t)
 
     def _io_error(self, req) -> None:
-        """The device failed ``req`` (a zone rule): fio logs the io_u error and ends the job (EIO),
-        unless the job's continue_on_error / ignore_error go on after it (fio's error count)."""
-        if self.job.continues_after(req.op, EIO):
+        """The device failed ``req`` (a zone rule, an uncorrectable block): fio logs the io_u error
+        and ends the job, unless the job's continue_on_error / ignore_error go on after it (fio's
+        error count). The error is the command's NVMe status through io_uring_cmd, else the errno
+        the kernel makes of it (:func:`models.ioengines.td_error.device_error`)."""
+        err, text = device_error(req.status, getattr(self, "passthru", False))
+        if self.job.continues_after(req.op, err):
             self.io_errors += 1
             return
         if not self.failed:
             self.failed = True
-            self.task.error = EIO
+            self.task.error = err
             self.error_msg = (
-                f"{self.job.name}: io_u error: Input/output error: {req.op} offset={req.offset},"
-                f" buflen={req.nbytes} (NVMe status {req.status:#x})"
+                f"{self.job.name}: io_u error on file {self.file_trims_name}: {text}: {req.op}"
+                f" offset={req.offset}, buflen={req.nbytes}"
             )
 
     def _issue_zone_op(self, op: str, nbytes: int, off: int, t0: float, with_completion: bool) -> None:

@@ -85,6 +85,7 @@ class Request(NvmeCommand):
         self.status = 0  # the device's completion status (0: success)
         self.meta_bytes = 0  # metadata moved from a separate buffer (NVMe passthrough on a namespace with metadata)
         self.prinfo = 0  # protection information action and checks (models.ssd.command PRACT, PRCHK_*)
+        self.opcode = 0  # a write's NVM command when not a Write (io_uring_cmd's write_mode; models.ssd.command)
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.block.elevator); 0: none (the task's)
         self.done_cb: Callable[[Any, Request], None] | None = (
             None  # async engines: called as done_cb(runner, req) at completion
