@@ -34,7 +34,6 @@ from models.ioengines.job import FioJob
 from models.ioengines.kernel_context import URING_ENGINES, open_context
 from models.ioengines.latency_target import LatencyTarget
 from models.ioengines.sync_io import ZONE_OPS, SyncThread
-from models.ioengines.write_mode import WriteModes
 from models.os.block.annotations import HINT_FLAGS, flag_batch
 from models.os.block.blk_mq import NO_SAVINGS
 from models.os.block.request import Request
@@ -93,7 +92,6 @@ class AsyncThread(SyncThread):
         #: io_uring_cmd on a namespace with metadata: its commands' metadata and PRINFO, fio's tuple
         #: work (a models.ioengines.pi.PiPlan; None: no metadata)
         self._pi: Any = None
-        self._wmode: Any = None  # io_uring_cmd's write_mode: the next write's opcode (models.ioengines.write_mode)
         self.iopoll = bool(job.ioengine in IOPOLL_ENGINES and job.hipri)
         self.sqpoll = bool(job.ioengine in ("io_uring", "io_uring_cmd") and job.sqthread_poll)
         self._setup_kernel(job)
@@ -322,10 +320,6 @@ class AsyncThread(SyncThread):
         self.inflight += n
         self._commit(ios)
 
-    def use_write_mode(self, modes: WriteModes) -> None:
-        """io_uring_cmd's write_mode (:mod:`models.ioengines.write_mode`): each write's command."""
-        self._wmode = modes.next
-
     def use_pi(self, plan: Any) -> None:
         """io_uring_cmd on a namespace with metadata (a :class:`models.ioengines.pi.PiPlan`)."""
         self._pi = plan
@@ -386,11 +380,10 @@ class AsyncThread(SyncThread):
             if self._polls_itself:
                 self._polled[qp] = self._polled.get(qp, 0) + 1
             req.done_cb = self._on_done_cb
-            if op == "write":
-                if self._fdp is not None:
-                    req.placement = self._fdp()  # fio's fdp=1: the write's placement handle
-                if self._wmode is not None:
-                    req.opcode = self._wmode()  # io_uring_cmd's write_mode: the write's NVM command
+            if self._fdp is not None and op == "write":
+                req.placement = self._fdp()  # fio's fdp=1: the write's placement handle
+            if self._wmode is not None and op == "write":
+                req.opcode = self._wmode()  # io_uring_cmd's write_mode: the write's NVM command
             if self._pi is not None:  # the separate metadata buffer's bytes, PRACT and the PRCHK checks
                 req.meta_bytes = self._pi.meta_bytes(op, bs)
                 req.prinfo = self._pi.prinfo if op != "trim" else 0

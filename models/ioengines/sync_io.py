@@ -114,8 +114,7 @@ class SyncThread:
         self._qps: dict[str, NvmeQueue] = {}
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._file_io = False  # the IOs go to regular files (iomap's direct IO), not the block device
-        #: the plug a small read's direct-IO path holds it in (models.os.fs.direct_io; -1: not known yet)
-        self._plug_read = -1
+        self._plug_read = -1  # the plug a small read's direct-IO path holds it in (models.os.fs.direct_io; -1: unknown)
         #: its kiocbs are synchronous (pread/pwrite...); False: io_submit's (a libaio offload worker)
         self._sync_kiocb = True
         #: the asynchronous engines' (models.ioengines.async_io): the plug each IO's direct-IO path
@@ -124,6 +123,7 @@ class SyncThread:
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._zones: JobZones | None = None  # fio's zonemode (models.ioengines.zbd; None: none)
         self._fdp: Any = None  # fio's fdp=1: the next write's placement handle (models.ioengines.fdp)
+        self._wmode: Any = None  # io_uring_cmd's write_mode: the next write's opcode (models.ioengines.write_mode)
 
     def _setup_offsets(
         self, host: EngineHost, job: FioJob, job_idx: int, clone: int, draw: Callable[[], float]
@@ -362,6 +362,11 @@ class SyncThread:
     def use_fdp(self, fdp: FdpPlacement) -> None:
         """fio's fdp=1 (:mod:`models.ioengines.fdp`): each write names a placement handle."""
         self._fdp = fdp.next
+
+    def use_write_mode(self, modes: Any) -> None:
+        """io_uring_cmd's write_mode (a :class:`models.ioengines.write_mode.WriteModes`): each
+        write's NVM command (its asynchronous threads send it)."""
+        self._wmode = modes.next
 
     def _next_io_zoned(self, op: str | None) -> tuple[str, int, int]:
         zones = self._zones

@@ -10,18 +10,15 @@ from itertools import accumulate
 
 import numpy as np
 
-from models.ssd.command import VERIFY, WRITE_UNCOR, WRITE_ZEROES, ZONE_APPEND
+from models.os.block.request import WRITE_OPCODES
 from simcore.rng import BatchedDraws
-
-#: write_mode -> the command's opcode (0: Write itself)
-OPCODES = {"write": 0, "uncor": WRITE_UNCOR, "zeroes": WRITE_ZEROES, "verify": VERIFY, "zone_append": ZONE_APPEND}
 
 
 class WriteModes:
     """One thread's write commands: :meth:`next` per write gives its opcode."""
 
     def __init__(self, modes: tuple[tuple[str, float], ...], stream: np.random.Generator) -> None:
-        self.codes = [OPCODES[m] for m, _ in modes]
+        self.codes = [WRITE_OPCODES[m] for m, _ in modes]
         total = sum(p for _, p in modes)
         self.bounds = [c / total for c in accumulate(p for _, p in modes)][:-1]
         self.draw = BatchedDraws(stream, lambda g, n: g.random(n)).next if len(modes) > 1 else None

@@ -85,12 +85,12 @@ PRCHK_APP = 0x2
 PRCHK_REF = 0x1
 
 #: NVM command set opcodes of the commands fio's io_uring_cmd sends for its writes besides Write
-#: (exact: linux-6.12/include/linux/nvme.h enum nvme_opcode)
+#: (exact: include/linux/nvme.h enum nvme_opcode, Linux 6.12)
 WRITE_UNCOR = 0x04
 WRITE_ZEROES = 0x08
 VERIFY = 0x0C
 ZONE_APPEND = 0x7D
 #: Unrecovered Read Error (Status Code Type 2h, Media and Data Integrity Errors; exact:
-#: linux-6.12/include/linux/nvme.h NVME_SC_READ_ERROR): a read or verify of a block marked by Write
+#: include/linux/nvme.h NVME_SC_READ_ERROR, Linux 6.12): a read or verify of a block marked by Write
 #: Uncorrectable
 READ_ERROR = 0x281

@@ -2,7 +2,7 @@
 the device executes them, and what they leave behind for later reads.
 
 A command's :attr:`~models.ssd.command.NvmeCommand.opcode` names it (NVM Command Set 2.0; the
-opcodes of linux-6.12/include/linux/nvme.h):
+opcodes of include/linux/nvme.h, Linux 6.12):
 
 * **Write Zeroes** (08h) moves no data (fio sends it without a buffer). On a device with an FTL
   (or zones) the controller records the range as zeroes in its mapping table: the range's pages
@@ -30,13 +30,10 @@ fio counts every one of them as a write (its direction is DDIR_WRITE; only the o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from models.ssd.command import READ_ERROR, VERIFY, WRITE_UNCOR, WRITE_ZEROES, ZONE_APPEND, NvmeCommand
 from models.ssd.zones import OK
-
-if TYPE_CHECKING:
-    from models.ssd.device import NvmeDevice, QueuePair
 
 #: Invalid Command Opcode (generic status 01h): a Zone Append to a conventional namespace
 INVALID_OPCODE = 0x01
@@ -47,7 +44,8 @@ class NvmCommands:
     Uncorrectable marked. Until the first such command (:attr:`used`) the device's other commands
     do not pass here. Counters are monotonic."""
 
-    def __init__(self, dev: NvmeDevice) -> None:
+    def __init__(self, dev: Any) -> None:
+        """``dev``: the :class:`models.ssd.device.NvmeDevice` whose commands these are."""
         self.dev = dev
         self.lba = dev.cfg.namespace.lba_data_bytes
         #: logical blocks (byte offset // block size) marked by Write Uncorrectable
@@ -76,7 +74,7 @@ class NvmCommands:
         if self.marked:
             self.marked.difference_update(self._blocks(req.offset, req.nbytes))
 
-    def serve(self, qp: QueuePair, req: NvmeCommand, t: float, dma_extra_ns: float) -> bool:
+    def serve(self, qp: Any, req: NvmeCommand, t: float, dma_extra_ns: float) -> bool:
         """The command fetched at ``t``: True when this module served it (its completion is
         booked), False when the device's own path goes on with it (a read, a write, a
         deallocation, a zone append: the marks checked or cleared first)."""

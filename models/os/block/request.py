@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Final
 
-from models.ssd.command import PRACT, PRCHK_APP, PRCHK_GUARD, PRCHK_REF, NvmeCommand
+from models.ssd.command import (
+    PRACT,
+    PRCHK_APP,
+    PRCHK_GUARD,
+    PRCHK_REF,
+    VERIFY,
+    WRITE_UNCOR,
+    WRITE_ZEROES,
+    ZONE_APPEND,
+    NvmeCommand,
+)
 from models.ssd.irq_generation import BARRIER, URGENT
 
 if TYPE_CHECKING:
@@ -22,6 +32,15 @@ REQ_BARRIER: Final = BARRIER
 #: passthrough command's cdw12 PRINFO, set by the application: fio's pi_act and pi_chk)
 PI_ACTION: Final = PRACT
 PI_CHECKS: Final = {"GUARD": PRCHK_GUARD, "APPTAG": PRCHK_APP, "REFTAG": PRCHK_REF}
+#: ``Request.opcode`` by fio's io_uring_cmd write_mode: the NVM command a passthrough write is sent
+#: as (0: Write)
+WRITE_OPCODES: Final = {
+    "write": 0,
+    "uncor": WRITE_UNCOR,
+    "zeroes": WRITE_ZEROES,
+    "verify": VERIFY,
+    "zone_append": ZONE_APPEND,
+}
 
 
 class Request(NvmeCommand):
