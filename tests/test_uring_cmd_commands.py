@@ -4,6 +4,7 @@ deallocates on a flash FTL, Write Uncorrectable makes later reads fail as fio re
 reads the media without moving data, Zone Append lets many writes to one zone be in flight; and
 flexible data placement on the PM1743 preset lowers write amplification of mixed lifetimes."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,8 @@ def test_fdp_on_the_pm1743_lowers_write_amplification_and_counts_it_per_handle(t
     assert fdp["ruh0_gc_copies"] + fdp["ruh5_gc_copies"] <= fdp["gc_copies"]
     assert fdp["ruh5_write_amplification"] < fdp["ruh0_write_amplification"]  # the cold stream's blocks die whole
     assert fdp["ruh0_reclaim_units"] > 0 and fdp["ruh5_reclaim_units"] > 0
+    page = re.sub(r"\s+", " ", (ROOT / "docs/zoned-fdp.md").read_text())  # the figures the page quotes
+    wa = {k: f"{v:.2f}" for k, v in (("mixed", mixed["write_amplification"]), ("fdp", fdp["write_amplification"]))}
+    hot, cold = (f"{fdp[f'ruh{h}_write_amplification']:.2f}" for h in (0, 5))
+    assert f"write amplification {wa['mixed']} when they share the default handle" in page
+    assert f"{wa['fdp']} on handles 0 and 5, the hot handle's {hot} and the cold one's {cold}" in page

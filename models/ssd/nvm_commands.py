@@ -185,16 +185,22 @@ class NvmCommands:
         return start, end, svc
 
     def counters(self) -> dict[str, float]:
-        """The monotonic counters (the run's ``ssd_media``)."""
-        return {
-            "write_zeroes": self.write_zeroes,
-            "write_zeroes_bytes": self.zeroes_bytes,
-            "write_zeroes_deallocated_bytes": self.zeroes_deallocated_bytes,
-            "write_uncorrectable": self.write_uncor,
-            "uncorrectable_blocks_marked": self.uncor_blocks,
-            "uncorrectable_reads": self.uncorrectable_reads,
-            "verifies": self.verifies,
-            "verify_bytes": self.verify_bytes,
-            "verify_errors": self.verify_errors,
-            "zone_appends": self.zone_appends,
-        }
+        """The monotonic counters of the commands the device has had (the run's ``ssd_media``)."""
+        out: dict[str, float] = {}
+        if self.write_zeroes:
+            out.update(
+                write_zeroes=self.write_zeroes,
+                write_zeroes_bytes=self.zeroes_bytes,
+                write_zeroes_deallocated_bytes=self.zeroes_deallocated_bytes,
+            )
+        if self.write_uncor:
+            out.update(
+                write_uncorrectable=self.write_uncor,
+                uncorrectable_blocks_marked=self.uncor_blocks,
+                uncorrectable_reads=self.uncorrectable_reads,
+            )
+        if self.verifies:
+            out.update(verifies=self.verifies, verify_bytes=self.verify_bytes, verify_errors=self.verify_errors)
+        if self.zone_appends:
+            out["zone_appends"] = self.zone_appends
+        return out
