@@ -365,6 +365,7 @@ class NvmeDevice:
         self._gc_unit = 0  # the media unit the next copy or erase goes to (round robin)
         self.zone_errors = 0  # commands failed by the zone rules
         self.nvm_commands = NvmCommands(self)  # Write Zeroes, Write Uncorrectable, Verify, Zone Append
+        self.nvm_used = False  # it had one of them: every command passes it (a native flag: the hot path's)
 
     def add_queue_pair(self, polled: bool, depth: int) -> QueuePair:
         """Create the next I/O queue pair (Create I/O SQ / CQ): ``polled`` without an interrupt
@@ -403,8 +404,7 @@ class NvmeDevice:
         else:  # an idle controller may first have to leave a low-power state
             t = self.apst.on_submit(now) + self._fetch_ns
         is_read = op == "read"
-        nvm = self.nvm_commands
-        if (nvm.used or req.opcode) and nvm.serve(qp, req, t, dma_extra_ns):
+        if (self.nvm_used or req.opcode) and self.nvm_commands.serve(qp, req, t, dma_extra_ns):
             return  # Write Zeroes, Write Uncorrectable, Verify (models.ssd.nvm_commands)
         if self._checks_writes and not is_read:
             t = self._media_state(req, t)

@@ -41,8 +41,8 @@ INVALID_OPCODE = 0x01
 
 class NvmCommands:
     """One device's Write Zeroes, Write Uncorrectable, Verify and Zone Append, and the blocks Write
-    Uncorrectable marked. Until the first such command (:attr:`used`) the device's other commands
-    do not pass here. Counters are monotonic."""
+    Uncorrectable marked. Until the first such command (the device's ``nvm_used``) the device's
+    other commands do not pass here. Counters are monotonic."""
 
     def __init__(self, dev: Any) -> None:
         """``dev``: the :class:`models.ssd.device.NvmeDevice` whose commands these are."""
@@ -60,8 +60,6 @@ class NvmCommands:
         self.verify_bytes = 0  # bytes they read from the media
         self.verify_errors = 0  # Verifies that met a marked block
         self.zone_appends = 0
-        #: a command of this module came (from then on every command passes :meth:`serve`)
-        self.used = False
 
     def _blocks(self, offset: int, nbytes: int) -> range:
         return range(offset // self.lba, -(-(offset + max(nbytes, 1)) // self.lba))
@@ -92,8 +90,8 @@ class NvmCommands:
                 else:
                     self._clear(req)
             return False
-        self.used = True
         dev = self.dev
+        dev.nvm_used = True
         if code == ZONE_APPEND:
             zones = dev.zones
             if zones is None:

@@ -420,9 +420,8 @@ def media_counters(d) -> dict[str, float] | None:
                 out[f"ruh{h}_host_pages"] = f.handle_pages[h]
                 out[f"ruh{h}_gc_copies"] = f.handle_copies[h]
                 out[f"ruh{h}_reclaim_units"] = f.handle_units[h]
-    nvm = getattr(d, "nvm_commands", None)
-    if nvm is not None and nvm.used:
-        out.update(nvm.counters())
+    if getattr(d, "nvm_used", False):
+        out.update(d.nvm_commands.counters())
     z = d.zones
     if z is not None:
         out.update(
