@@ -23,6 +23,7 @@ from scenarios.run.simulate import simulate
 from simcore.engine import Engine
 from simcore.errors import ConfigError
 from simcore.rng import RngStreams
+from stacksim.output import format_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 SPAN = 32 << 20
@@ -209,6 +210,8 @@ def test_a_read_of_an_uncorrectable_block_fails_the_job_as_fio_reports_it(tmp_pa
     assert th.failed and th.task.error == err and text in th.error_msg and "read offset=0" in th.error_msg
     jobs = {j["jobname"]: j for j in res.to_dict()["jobs"]}
     assert jobs["mark"]["error"] == 0 and jobs["read"]["error"] == err
+    said = "device error 0x281: an NVMe status" if err == 0x281 else "ENODATA: No data available"
+    assert f"job read: ended with error {err} ({said}" in format_summary(res.to_dict())
     media = res.summary["ssd_media"]["ssd0"]
     assert media["write_uncorrectable"] == 256 and media["uncorrectable_reads"] == 1
 
