@@ -85,6 +85,9 @@ write_mode={mode}
 def test_zone_append_needs_zonemode_zbd_and_write_mode_needs_io_uring_cmd(tmp_path):
     with pytest.raises(ConfigError, match="write_mode=zone_append' requires zonemode=zbd"):
         resolve(job_file=_job(tmp_path, JOB.format(extra="", mode="zone_append")), platform="p3700-e5-2660v4")
+    old = JOB.format(extra="stacksim_fio_version=3.41", mode="write/50:zeroes/50")
+    with pytest.raises(ConfigError, match="fio 3.41 has no zone_append mode nor mixes"):
+        resolve(job_file=_job(tmp_path, old), platform="p3700-e5-2660v4")
     text = JOB.format(extra="", mode="zeroes").replace("io_uring_cmd", "libaio").replace("/dev/ng0n1", "/dev/nvme0n1")
     with pytest.raises(ConfigError, match="write_mode"):
         resolve(job_file=_job(tmp_path, text), platform="p3700-e5-2660v4")

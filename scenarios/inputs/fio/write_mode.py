@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.os.kernel_version import parse_version
 from simcore.errors import ConfigError
 
 #: write_mode's values (fio's HOWTO)
@@ -67,6 +68,15 @@ HANDLERS = {"write_mode": _write_mode}
 
 
 def check_write_mode(state: dict[str, Any], last: dict, fail) -> None:
-    """zone_append needs zonemode=zbd (fio's HOWTO)."""
-    if any(m == "zone_append" for m, _ in state["write_mode"]) and state["zonemode"] != "zbd":
+    """zone_append needs zonemode=zbd (fio's HOWTO); fio 3.41 knows neither it nor mixes (its man
+    page lists write, uncor, zeroes and verify: they came after it, with the HOWTO of 3.42)."""
+    modes = state["write_mode"]
+    if any(m == "zone_append" for m, _ in modes) and state["zonemode"] != "zbd":
         raise fail("option 'write_mode=zone_append' requires zonemode=zbd", last.get("write_mode"))
+    newer = len(modes) > 1 or any(m == "zone_append" for m, _ in modes)
+    if newer and parse_version(state["stacksim_fio_version"], "stacksim_fio_version") < (3, 42):
+        raise fail(
+            f"option 'write_mode': fio {state['stacksim_fio_version']} has no zone_append mode nor mixes"
+            " (fio 3.41's are write, uncor, zeroes, verify)",
+            last.get("write_mode"),
+        )
