@@ -82,7 +82,7 @@ class NvmCommands:
                 if self._hits_mark(req):
                     req.status = READ_ERROR  # its media read happens: the ECC fails it
                     self.uncorrectable_reads += 1
-            elif self.marked and req.op != "read":  # a write, deallocation or zone reset clears them
+            elif self.marked:  # a write, deallocation or zone reset clears them
                 zones = self.dev.zones
                 if req.op == "zone_reset" and zones is not None:
                     z = zones.zone_of(req.offset)
@@ -114,7 +114,6 @@ class NvmCommands:
         if code == WRITE_ZEROES:
             start, end, svc = self._zeroes(req, t)
         elif code == WRITE_UNCOR:
-            self._clear(req)
             self.marked.update(self._blocks(req.offset, req.nbytes))
             self.write_uncor += 1
             self.uncor_blocks += len(self._blocks(req.offset, req.nbytes))
