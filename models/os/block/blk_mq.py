@@ -71,7 +71,7 @@ TAG_LINES: Final = 1.0
 SQ_LOCK_LINES: Final = 2.0
 
 #: a hook's locks, as blk-mq acquires them: ((lock, cycles held), ...)
-Locks = tuple[tuple[SpinLock, float], ...]
+Locks = tuple[tuple[SpinLock, float, float], ...]
 
 
 #: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
@@ -279,8 +279,10 @@ class BlkMq:
         """The locks of a new hardware context: its tags and SQ lock, its elevator's (by scope)."""
         k = self.host.kcosts
         pkg = self.host.pkg
-        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles),)
-        h.sq = ((SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles),)
+        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, TAG_LINES),)
+        h.sq = (
+            (SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles, SQ_LOCK_LINES),
+        )
         own: dict[str, SpinLock] = {}
         elv = h.elv
 
@@ -295,7 +297,7 @@ class BlkMq:
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
                     lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
-                out.append((lock, u.held * cycles))
+                out.append((lock, u.held * cycles, u.lines))
             return tuple(out)
 
         cls = self._sched_cls
@@ -309,7 +311,7 @@ class BlkMq:
         out: list[SpinLock] = list(self._dev_locks.values())
         for h in self._hctx.values():
             for uses in (h.tags, h.sq, h.merge, h.ins, h.disp, h.done):
-                for lock, _ in uses:
+                for lock, _, _ in uses:
                     if lock not in out:
                         out.append(lock)
         return out
@@ -322,29 +324,16 @@ class BlkMq:
         if not uses:
             return offset
         f = runner.freq
-        cpu = runner.id
         now = self._engine.now
         if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
             offset = runner.lock_at - now
-        for lock, hold in uses:
-            ns = hold / f if held else 0.0
-            t = now + offset
-            lock.acquisitions += 1
-            if lock.cpu == cpu:  # SpinLock.acquire's fast path, inlined: the lines are here
-                free = lock.free_at
-                if t > free:  # a new run of this CPU's sections
-                    lock.run_start = t
-                    lock.run_n = 1
-                    free = t
-                else:
-                    lock.run_n += 1
-                lock.free_at = free + ns
-            else:
-                w = lock.handoff(runner, t, hold if held else 0.0)
-                if w:
-                    runner.lock_wait(w, lock.layer)
-                    offset += w
-            offset += ns
+        for lock, hold, lines in uses:
+            cycles = hold if held else 0.0
+            w = lock.acquire(runner, now + offset, cycles, lines)
+            if w:
+                runner.lock_wait(w, lock.layer)
+                offset += w
+            offset += cycles / f
         runner.lock_at = now + offset
         return offset
 
@@ -575,11 +564,14 @@ class BlkMq:
                 r = h.pending.popleft()
             else:
                 # without an elevator ('none': a FIFO), nothing to dispatch when it has no work
-                if not self._bypass:
-                    r = elv.dispatch()
-                else:
+                if self._bypass:
                     r = h.dispatch_ready() if h.has_work() else None
-                t = self._take(h.disp, runner, t, r is not None)
+                    t = self._take(h.disp, runner, t, r is not None)
+                elif h.has_work():  # blk_mq_do_dispatch_sched: a lockless has_work check first
+                    r = elv.dispatch()
+                    t = self._take(h.disp, runner, t, r is not None)
+                else:
+                    r = None
                 if r is None:
                     return
                 owner = self._hctx[r.qp]

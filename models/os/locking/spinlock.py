@@ -29,16 +29,20 @@ take it again (a re-acquire would deadlock), so an overlap with its own earlier 
 of when the model places the hold (the section already ran inside a segment) and the new hold
 simply follows the old one.
 
-Arrival order. A CPU whose code takes the lock several times in one go (a batch of dispatches, of
-completions) reserves its sections back to back, one *run*, when its event runs; another CPU that
-reaches the lock during that run would, in the kernel, queue behind the section in progress only
-(the MCS queue is FIFO by arrival, and the holder releases between sections), and the holder's
-next section queues behind it. So an acquirer arriving inside another CPU's run cuts in at the end
-of the section in progress: it waits until then and fetches the lines, and the rest of the run
-moves later by its section and two transfers (the lines come to it and go back), charged to the
-run's CPU as spinning (``owner.lock_wait``). Under saturation the lock so passes from CPU to CPU at
-every section, as the kernel's does, and throughput through it tends to ``1 / (hold + transfer)``
-per section whatever the batches.
+Arrival order. The lock keeps the sections reserved past now in time order, each with the time
+its CPU reached the lock (a section a CPU takes right after its own previous one arrives when that
+one ends: a CPU cannot wait for a lock it holds). An acquirer queues behind every section whose CPU
+reached the lock before it did (the MCS queue is FIFO by arrival) and cuts in before the sections
+reached later: a CPU whose code takes the lock several times in one go (a batch of dispatches, the
+merge, insert and dispatch of one IO with other locks and code between them) reserves them when
+its event runs, and another CPU reaching the lock in the middle takes it after the section in
+progress, as in the kernel, where the holder releases between sections. The later sections move
+by the acquirer's section and the transfer of the lines back, charged to their CPUs as spinning
+(``lock_wait``); a gap in which the lock was idle absorbs the move. Under saturation the lock so
+passes from CPU to CPU at every section, as the kernel's does, and throughput through it tends to
+``1 / (hold + transfer)`` per section whatever the batches. The lines a hand-off moves are the
+section's own (``lines`` at :meth:`acquire`: what that section of the kernel's code writes, and reads
+after another CPU wrote it), by default the lock's.
 """
 
 from __future__ import annotations
@@ -67,11 +71,11 @@ class SpinLock:
         "transfers",
         "spin_ns",
         "transfer_ns",
-        "run_start",
-        "run_n",
         "owner",
         "walk",
         "levels",
+        "secs",
+        "past_cpu",
     )
 
     def __init__(self, name: str, layer: int, lines: float, pkg: Any, walk: float = 0.0, levels: Any = None):
@@ -86,94 +90,131 @@ class SpinLock:
         self.levels = levels
         #: the end of the last reserved hold, ns
         self.free_at = 0.0
-        #: the CPU whose cache holds the lock's lines (-1: not yet taken)
+        #: the CPU whose cache holds the lock's lines at ``free_at`` (-1: not yet taken), and its runner
         self.cpu = -1
+        self.owner: Any = None
         self.acquisitions = 0
         self.contended = 0
         self.transfers = 0
         self.spin_ns = 0.0
         self.transfer_ns = 0.0
-        #: the holder's current run of back-to-back sections: its start (ns) and number of
-        #: sections (equal lengths assumed), and the holder's runner (charged when one cuts in)
-        self.run_start = 0.0
-        self.run_n = 0
-        self.owner: Any = None
+        #: the sections reserved that may not have ended, in time order: (arrival, start, end, the
+        #: transfer that preceded the start, runner, lines), ns
+        self.secs: list[tuple[float, float, float, float, Any, float]] = []
+        #: the CPU of the last section dropped from ``secs`` (where the lines were before the first)
+        self.past_cpu = -1
 
-    def acquire(self, runner: Any, t: float, hold_cycles: float) -> float:
+    def acquire(self, runner: Any, t: float, hold_cycles: float, lines: float = -1.0, now: float = -1.0) -> float:
         """The CPU of ``runner`` takes the lock at ``t`` (ns) and holds it ``hold_cycles`` (at its
-        frequency): returns the ns it spends beyond the hold, spinning and fetching the lines."""
+        frequency); the section moves ``lines`` (default: the lock's) when the lines are in another
+        CPU's cache. ``now``: the event clock (no CPU reaches the lock before it; default ``t``).
+        Returns the ns it spends beyond the hold, spinning and fetching the lines."""
         self.acquisitions += 1
-        if runner.id == self.cpu:  # uncontended, lines in this CPU's cache: the fast path
-            free = self.free_at
-            if t > free:  # free since the last section: a new run
-                self.run_start = t
-                self.run_n = 1
-                free = t
-            else:
-                self.run_n += 1
-            self.free_at = free + hold_cycles / runner.freq
+        if self.secs:
+            self._prune(t if now < 0.0 else now)
+        if runner.id == self.cpu:  # the last reserved section is this CPU's: the lines end up here
+            start = self.free_at if self.free_at > t else t
+            end = start + hold_cycles / runner.freq
+            self.secs.append((start, start, end, 0.0, runner, lines))
+            self.free_at = end
             return 0.0
-        return self.handoff(runner, t, hold_cycles)
+        return self.handoff(runner, t, hold_cycles, lines)
 
-    def handoff(self, runner: Any, t: float, hold_cycles: float) -> float:
-        """:meth:`acquire` when the lock's lines are in another CPU's cache (or nowhere yet): wait
-        for its hold to end, then fetch them. (Callers on the hot path test ``cpu`` themselves.)"""
+    def moved_lines(self, lines: float = -1.0) -> float:
+        """The lines a hand-off of a section moving ``lines`` (default: the lock's own) moves now,
+        with the tree path its sections walk."""
+        base = self.lines if lines < 0.0 else lines
+        if self.levels is None:
+            return base
+        return base + self.walk * self.levels()
+
+    def _prune(self, t: float) -> None:
+        secs = self.secs
+        k = 0
+        n = len(secs)
+        while k < n and secs[k][2] <= t:
+            k += 1
+        if k:
+            self.past_cpu = secs[k - 1][4].id
+            del secs[:k]
+
+    def handoff(self, runner: Any, t: float, hold_cycles: float, lines: float = -1.0) -> float:
+        """:meth:`acquire` when the lock's lines are in another CPU's cache (or nowhere yet): queue
+        behind the sections whose CPUs reached the lock first, fetch the lines from the CPU of the
+        section before, and move the sections reached later (see the module docstring)."""
+        secs = self.secs
         cpu = runner.id
         f = runner.freq
-        n = self.run_n
-        if n > 1 and self.free_at > t:
-            length = (self.free_at - self.run_start) / n
-            done = -(-(t - self.run_start) // length) if t > self.run_start else 1.0
-            if done < n:
-                return self._cut_in(runner, t, hold_cycles, int(done), length)
-        wait = self.free_at - t
+        n = len(secs)
+        j = 0
+        while j < n and secs[j][0] <= t:  # FIFO: behind every CPU that reached the lock first
+            j += 1
+        if j:
+            at = secs[j - 1][2]
+            prev = secs[j - 1][4].id
+        else:
+            at = t
+            prev = self.past_cpu
+        if at < t:
+            at = t
+        wait = at - t
+        pkg = self.pkg
+        x_in = 0.0
+        if prev >= 0 and prev != cpu:
+            x_in = self.moved_lines(lines) * pkg.line_transfer_cycles(prev, cpu) / f
+            self.transfers += 1
+            self.transfer_ns += x_in
         if wait > 0.0:
             self.contended += 1
             self.spin_ns += wait
-        else:
-            wait = 0.0
-        xfer = 0.0
-        prev = self.cpu
-        if prev >= 0:
-            xfer = self.moved_lines() * self.pkg.line_transfer_cycles(prev, cpu) / f
-            self.transfers += 1
-            self.transfer_ns += xfer
-        self.cpu = cpu
-        self.owner = runner
-        start = t + wait + xfer
-        self.run_start = start
-        self.run_n = 1
-        self.free_at = start + hold_cycles / f
-        return wait + xfer
-
-    def moved_lines(self) -> float:
-        """The lines a hand-off moves now: the lock's own, and the tree path its sections walk."""
-        if self.levels is None:
-            return self.lines
-        return self.lines + self.walk * self.levels()
-
-    def _cut_in(self, runner: Any, t: float, hold_cycles: float, done: int, length: float) -> float:
-        """``runner``'s CPU reaches the lock at ``t`` inside the holder's run, ``done`` of whose
-        sections (``length`` ns each) have ended by then: it takes the lock after that section and
-        the run's rest moves later by its section and the two transfers (see the module
-        docstring). Returns the acquirer's spin and fetch, ns."""
-        owner = self.owner
-        prev = self.cpu
-        cpu = runner.id
-        lines = self.moved_lines()
-        at = self.run_start + done * length
-        wait = at - t if at > t else 0.0
-        x_in = lines * self.pkg.line_transfer_cycles(prev, cpu) / runner.freq
-        x_back = lines * self.pkg.line_transfer_cycles(cpu, prev) / owner.freq
-        hold = hold_cycles / runner.freq
-        shift = x_in + hold + x_back
-        self.free_at += shift
-        self.run_start = at + shift
-        self.run_n -= done
-        if wait > 0.0:
-            self.contended += 1
-        self.transfers += 2
-        self.spin_ns += wait + x_in + hold  # the acquirer's wait, and the holder's for it
-        self.transfer_ns += x_in + x_back
-        owner.lock_wait(shift, self.layer)
+        start = at + x_in
+        end = start + hold_cycles / f
+        mine = (t, start, end, x_in, runner, lines)
+        if j == n:
+            secs.append(mine)
+            self.cpu = cpu
+            self.owner = runner
+            self.free_at = end
+            return wait + x_in
+        self._move_later(j, mine, cpu)
         return wait + x_in
+
+    def _move_later(self, j: int, mine: tuple, cpu: int) -> None:
+        """Put section ``mine`` (of CPU ``cpu``) before ``secs[j]`` and move the sections from
+        ``j`` on later as far as they must: the next one waits for it and fetches the lines from
+        ``cpu``; an idle gap absorbs the move. A CPU's later sections move at least as far as its
+        first moved one (its code runs that much later); each move beyond that is charged to the
+        CPU as spinning."""
+        secs = self.secs
+        pkg = self.pkg
+        out = secs[:j]
+        out.append(mine)
+        edge = mine[2]  # the end of the section before, ns
+        edge_cpu = cpu
+        moved: dict[int, float] = {}
+        for k in range(j, len(secs)):
+            arr, s, e, x, r, ln = secs[k]
+            rid = r.id
+            x_new = 0.0
+            if rid != edge_cpu:
+                x_new = self.moved_lines(ln) * pkg.line_transfer_cycles(edge_cpu, rid) / r.freq
+            base = moved.get(rid, 0.0)
+            new_s = s + base
+            if new_s < edge + x_new:
+                new_s = edge + x_new
+            delta = new_s - s
+            extra = delta - base
+            if extra > 0.0:
+                r.lock_wait(extra, self.layer)
+                moved[rid] = delta
+            else:
+                extra = 0.0
+            if x_new > 0.0 and x == 0.0:
+                self.transfers += 1
+            self.transfer_ns += x_new - x
+            self.spin_ns += extra - (x_new - x)
+            out.append((arr + base, new_s, new_s + (e - s), x_new, r, ln))
+            edge = new_s + (e - s)
+            edge_cpu = rid
+        self.secs = out
+        self.free_at = edge
