@@ -71,7 +71,7 @@ TAG_LINES: Final = 1.0
 SQ_LOCK_LINES: Final = 2.0
 
 #: a hook's locks, as blk-mq acquires them: ((lock, cycles held), ...)
-Locks = tuple[tuple[SpinLock, float, float], ...]
+Locks = tuple[tuple[SpinLock, float, tuple[int, ...]], ...]
 
 
 #: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
@@ -198,6 +198,10 @@ class BlkMq:
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
         self.complete_cycles = cls.complete_cycles * scale
+        k = host.kcosts
+        #: nvme_queue_rq's work before it takes sq_lock (the command's build, DMA mapping), cycles:
+        #: the code between two dispatch sections of one run of a hardware queue
+        self._prep_cycles = max(0.0, k.nvme_submit_cycles - k.nvme_sq_lock_hold_cycles - k.nvme_sq_doorbell_cycles)
         self._dev_locks: dict[tuple, SpinLock] = {}  # device-scope locks by (device, name)
 
     def deferred(self, nreq: int, plug_min: int = PLUG_MIN_REQUESTS, own_plug: int = PLUG_NONE) -> bool:
@@ -279,9 +283,9 @@ class BlkMq:
         """The locks of a new hardware context: its tags and SQ lock, its elevator's (by scope)."""
         k = self.host.kcosts
         pkg = self.host.pkg
-        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, TAG_LINES),)
+        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, (0,)),)
         h.sq = (
-            (SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles, SQ_LOCK_LINES),
+            (SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles, (0,)),
         )
         own: dict[str, SpinLock] = {}
         elv = h.elv
@@ -297,7 +301,7 @@ class BlkMq:
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
                     lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
-                out.append((lock, u.held * cycles, u.lines))
+                out.append((lock, u.held * cycles, lock.data(u.data)))
             return tuple(out)
 
         cls = self._sched_cls
@@ -327,9 +331,9 @@ class BlkMq:
         now = self._engine.now
         if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
             offset = runner.lock_at - now
-        for lock, hold, lines in uses:
+        for lock, hold, items in uses:
             cycles = hold if held else 0.0
-            w = lock.acquire(runner, now + offset, cycles, lines)
+            w = lock.acquire(runner, now + offset, cycles, items, now)
             if w:
                 runner.lock_wait(w, lock.layer)
                 offset += w
@@ -455,11 +459,14 @@ class BlkMq:
         )
         touched = []
         t = 0.0  # ns from now: where the call's lock sections are
-        for req in reqs:
+        gap = self._bio_gap_ns(runner, len(reqs)) if runner is not None else 0.0
+        for i, req in enumerate(reqs):
             h = self.hctx(req.qp)
             if runner is None:
                 runner = self._runners[h.cpu]
             elv = h.elv
+            if i:
+                t += gap
             t = self._take(h.tags, runner, t)
             target = None
             if not self.nomerges:
@@ -480,6 +487,19 @@ class BlkMq:
                 self.lock_rounds += 1
         for h in touched:
             self._run(h, runner)
+
+    def _bio_gap_ns(self, runner: Execution, n: int) -> float:
+        """The time between two requests' sections of one submitting call, ns: the call's code ran
+        for its segment's work time, per request the bio's way to blk-mq (the engine's issue, the
+        bio, blk_mq_submit_bio) and, at the plug's flush, its dispatch (the elevator's dispatch and
+        nvme_queue_rq); the sections before the flush are a request's share of the first part
+        apart. Nothing when the call's segment is not the one that has just ended."""
+        if n < 2:
+            return 0.0
+        span = runner.segment_work_ns()
+        per_dispatch = (self.dispatch_cycles + self.host.kcosts.nvme_submit_cycles) / runner.freq
+        rest = span - n * per_dispatch
+        return rest / n if rest > 0.0 else 0.0
 
     def _issue_passthru(self, reqs) -> None:
         """NVMe passthrough requests (io_uring_cmd): blk_execute_rq_nowait inserts them past the IO
@@ -589,11 +609,11 @@ class BlkMq:
             h.restart = True
 
     def _submit_after(self, runner: Execution, h: HwContext, req: Request, t: float, base: float) -> float:
-        """nvme_queue_rq on ``runner``'s CPU ``t`` ns from now (the sections before it): take ``h``'s
-        NVMe queue's sq_lock and ring the doorbell, later than now by what this CPU has waited on
-        locks since its count stood at ``base`` (now when nothing waited). Returns ``t`` past the
-        sq_lock's section."""
-        t = self._take(h.sq, runner, t)
+        """nvme_queue_rq on ``runner``'s CPU ``t`` ns from now (the sections before it): prepare the
+        command, take ``h``'s NVMe queue's sq_lock and ring the doorbell, later than now by what
+        this CPU has waited on locks since its count stood at ``base`` (now when nothing waited).
+        Returns ``t`` past the sq_lock's section."""
+        t = self._take(h.sq, runner, t + self._prep_cycles / runner.freq)
         delay = runner.lock_waited - base
         if delay > 0.0:
             self.host.engine.call_in(delay, self.driver.submit, req)

@@ -102,6 +102,10 @@ class LockUse:
     held: float
     lines: float = 1.0
     walk: float = 0.0
+    #: the data the section touches, item by item: (name, lines, lines per tree level); items of
+    #: one name are one piece of data of the lock (each moves to the CPU that touches it, whoever
+    #: holds the lock); empty: the lock's ``lines`` and ``walk``, moved with every hand-off
+    data: tuple[tuple[str, float, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,10 @@ class SpinLock:
         "walk",
         "levels",
         "secs",
-        "past_cpu",
+        "item_names",
+        "item_lines",
+        "item_walk",
+        "item_owner",
     )
 
     def __init__(self, name: str, layer: int, lines: float, pkg: Any, walk: float = 0.0, levels: Any = None):
@@ -90,7 +93,7 @@ class SpinLock:
         self.levels = levels
         #: the end of the last reserved hold, ns
         self.free_at = 0.0
-        #: the CPU whose cache holds the lock's lines at ``free_at`` (-1: not yet taken), and its runner
+        #: the CPU of the last reserved section (-1: not yet taken), and its runner
         self.cpu = -1
         self.owner: Any = None
         self.acquisitions = 0
@@ -99,34 +102,80 @@ class SpinLock:
         self.spin_ns = 0.0
         self.transfer_ns = 0.0
         #: the sections reserved that may not have ended, in time order: (arrival, start, end, the
-        #: transfer that preceded the start, runner, lines), ns
-        self.secs: list[tuple[float, float, float, float, Any, float]] = []
-        #: the CPU of the last section dropped from ``secs`` (where the lines were before the first)
-        self.past_cpu = -1
+        #: transfer that preceded the start, runner, the data items it touches), ns
+        self.secs: list[tuple[float, float, float, float, Any, tuple[int, ...]]] = []
+        #: the data the lock protects, item by item (item 0: the lock's own ``lines`` and the tree
+        #: path): name, lines, lines per tree level, and the CPU whose cache holds it (-1: none yet)
+        self.item_names: list[str] = [name]
+        self.item_lines: list[float] = [lines]
+        self.item_walk: list[float] = [walk]
+        self.item_owner: list[int] = [-1]
 
-    def acquire(self, runner: Any, t: float, hold_cycles: float, lines: float = -1.0, now: float = -1.0) -> float:
+    def data(self, items: tuple[tuple[str, float, float], ...]) -> tuple[int, ...]:
+        """The indices of the data ``items`` a use of the lock touches, each (name, lines, lines per
+        level of the tree), registered on first sight; none given: the lock's own lines (item 0)."""
+        if not items:
+            return (0,)
+        out = []
+        for name, lines, walk in items:
+            if name in self.item_names:
+                out.append(self.item_names.index(name))
+                continue
+            self.item_names.append(name)
+            self.item_lines.append(lines)
+            self.item_walk.append(walk)
+            self.item_owner.append(-1)
+            out.append(len(self.item_names) - 1)
+        return tuple(out)
+
+    def moved_lines(self, touched: tuple[int, ...] = (0,)) -> float:
+        """The lines of the items ``touched`` (default: the lock's own), with the tree path they
+        walk, now."""
+        depth = self.levels() if self.levels is not None else 0.0
+        total = 0.0
+        for i in touched:
+            total += self.item_lines[i] + self.item_walk[i] * depth
+        return total
+
+    def _fetch(self, cpu: int, f: float, touched: tuple[int, ...]) -> float:
+        """Bring the items ``touched`` to ``cpu`` (at ``f`` GHz) from the caches that hold them:
+        ns; they are then ``cpu``'s."""
+        owners = self.item_owner
+        x = 0.0
+        depth = -1.0
+        for i in touched:
+            o = owners[i]
+            if o != cpu:
+                if o >= 0:
+                    if depth < 0.0:
+                        depth = self.levels() if self.levels is not None else 0.0
+                    lines = self.item_lines[i] + self.item_walk[i] * depth
+                    x += lines * self.pkg.line_transfer_cycles(o, cpu) / f
+                owners[i] = cpu
+        if x > 0.0:
+            self.transfers += 1
+            self.transfer_ns += x
+        return x
+
+    def acquire(
+        self, runner: Any, t: float, hold_cycles: float, touched: tuple[int, ...] = (0,), now: float = -1.0
+    ) -> float:
         """The CPU of ``runner`` takes the lock at ``t`` (ns) and holds it ``hold_cycles`` (at its
-        frequency); the section moves ``lines`` (default: the lock's) when the lines are in another
-        CPU's cache. ``now``: the event clock (no CPU reaches the lock before it; default ``t``).
-        Returns the ns it spends beyond the hold, spinning and fetching the lines."""
+        frequency); its section touches the data items ``touched`` (:meth:`data`), fetched from the
+        caches of the CPUs that last touched them. ``now``: the event clock (no CPU reaches the lock
+        before it; default ``t``). Returns the ns it spends beyond the hold, spinning and fetching."""
         self.acquisitions += 1
         if self.secs:
             self._prune(t if now < 0.0 else now)
-        if runner.id == self.cpu:  # the last reserved section is this CPU's: the lines end up here
+        if runner.id == self.cpu:  # the last reserved section is this CPU's: no one to wait for
+            f = runner.freq
             start = self.free_at if self.free_at > t else t
-            end = start + hold_cycles / runner.freq
-            self.secs.append((start, start, end, 0.0, runner, lines))
+            x = self._fetch(runner.id, f, touched)
+            end = start + x + hold_cycles / f
+            self.secs.append((start, start + x, end, x, runner, touched))
             self.free_at = end
-            return 0.0
-        return self.handoff(runner, t, hold_cycles, lines)
-
-    def moved_lines(self, lines: float = -1.0) -> float:
-        """The lines a hand-off of a section moving ``lines`` (default: the lock's own) moves now,
-        with the tree path its sections walk."""
-        base = self.lines if lines < 0.0 else lines
-        if self.levels is None:
-            return base
-        return base + self.walk * self.levels()
+            return x
+        return self.handoff(runner, t, hold_cycles, touched)
 
     def _prune(self, t: float) -> None:
         secs = self.secs
@@ -135,13 +184,12 @@ class SpinLock:
         while k < n and secs[k][2] <= t:
             k += 1
         if k:
-            self.past_cpu = secs[k - 1][4].id
             del secs[:k]
 
-    def handoff(self, runner: Any, t: float, hold_cycles: float, lines: float = -1.0) -> float:
-        """:meth:`acquire` when the lock's lines are in another CPU's cache (or nowhere yet): queue
-        behind the sections whose CPUs reached the lock first, fetch the lines from the CPU of the
-        section before, and move the sections reached later (see the module docstring)."""
+    def handoff(self, runner: Any, t: float, hold_cycles: float, touched: tuple[int, ...] = (0,)) -> float:
+        """:meth:`acquire` when the last reserved section is another CPU's: queue behind the
+        sections whose CPUs reached the lock first, fetch the data, and move the sections reached
+        later (see the module docstring)."""
         secs = self.secs
         cpu = runner.id
         f = runner.freq
@@ -149,27 +197,15 @@ class SpinLock:
         j = 0
         while j < n and secs[j][0] <= t:  # FIFO: behind every CPU that reached the lock first
             j += 1
-        if j:
-            at = secs[j - 1][2]
-            prev = secs[j - 1][4].id
-        else:
-            at = t
-            prev = self.past_cpu
-        if at < t:
-            at = t
+        at = secs[j - 1][2] if j and secs[j - 1][2] > t else t
         wait = at - t
-        pkg = self.pkg
-        x_in = 0.0
-        if prev >= 0 and prev != cpu:
-            x_in = self.moved_lines(lines) * pkg.line_transfer_cycles(prev, cpu) / f
-            self.transfers += 1
-            self.transfer_ns += x_in
         if wait > 0.0:
             self.contended += 1
             self.spin_ns += wait
+        x_in = self._fetch(cpu, f, touched)
         start = at + x_in
         end = start + hold_cycles / f
-        mine = (t, start, end, x_in, runner, lines)
+        mine = (t, start, end, x_in, runner, touched)
         if j == n:
             secs.append(mine)
             self.cpu = cpu
@@ -181,25 +217,32 @@ class SpinLock:
 
     def _move_later(self, j: int, mine: tuple, cpu: int) -> None:
         """Put section ``mine`` (of CPU ``cpu``) before ``secs[j]`` and move the sections from
-        ``j`` on later as far as they must: the next one waits for it and fetches the lines from
-        ``cpu``; an idle gap absorbs the move. A CPU's later sections move at least as far as its
-        first moved one (its code runs that much later); each move beyond that is charged to the
-        CPU as spinning."""
+        ``j`` on later as far as they must: the next one waits for it and fetches back the items
+        both touch; an idle gap absorbs the move. A CPU's later sections move at least as far as
+        its first moved one (its code runs that much later); each move beyond that is charged to
+        the CPU as spinning. The items end up with the last section that touches them."""
         secs = self.secs
-        pkg = self.pkg
         out = secs[:j]
         out.append(mine)
         edge = mine[2]  # the end of the section before, ns
-        edge_cpu = cpu
+        mine_items = mine[5]
         moved: dict[int, float] = {}
+        owners = self.item_owner
         for k in range(j, len(secs)):
-            arr, s, e, x, r, ln = secs[k]
+            arr, s, e, x, r, items = secs[k]
             rid = r.id
-            x_new = 0.0
-            if rid != edge_cpu:
-                x_new = self.moved_lines(ln) * pkg.line_transfer_cycles(edge_cpu, rid) / r.freq
+            x_new = x
+            if k == j and rid != cpu:
+                both = tuple(i for i in items if i in mine_items)
+                if both:
+                    back = self.moved_lines(both) * self.pkg.line_transfer_cycles(cpu, rid) / r.freq
+                    x_new = x + back
+                    self.transfers += 1
+                    self.transfer_ns += back
             base = moved.get(rid, 0.0)
             new_s = s + base
+            if x_new > x:
+                new_s += x_new - x
             if new_s < edge + x_new:
                 new_s = edge + x_new
             delta = new_s - s
@@ -209,12 +252,10 @@ class SpinLock:
                 moved[rid] = delta
             else:
                 extra = 0.0
-            if x_new > 0.0 and x == 0.0:
-                self.transfers += 1
-            self.transfer_ns += x_new - x
             self.spin_ns += extra - (x_new - x)
-            out.append((arr + base, new_s, new_s + (e - s), x_new, r, ln))
+            out.append((arr + base, new_s, new_s + (e - s), x_new, r, items))
             edge = new_s + (e - s)
-            edge_cpu = rid
+            for i in items:
+                owners[i] = rid
         self.secs = out
         self.free_at = edge
