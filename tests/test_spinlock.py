@@ -87,15 +87,18 @@ def test_contention_grows_with_cpus_and_throughput_saturates_at_hold_plus_transf
     handoffs = {n: lock.transfers / lock.acquisitions for n, (_, lock) in results.items()}
     assert spin[1] == 0.0 and handoffs[1] == 0.0
     assert spin[2] < spin[4] < spin[8]
-    assert handoffs[2] <= handoffs[4] <= handoffs[8] and handoffs[8] > 0.99
+    assert min(handoffs[n] for n in (2, 4, 8)) > 0.99  # saturated: the lock alternates at every section
     one = results[1][0]
     assert one == pytest.approx(GHZ / (HOLD + think), rel=0.01)  # alone: hold + think
-    ceiling = GHZ / (HOLD + _pkg().cfg.line_transfer_cycles)
+    # a queue of waiters: each hand-off moves the lock's line and passes the MCS queue's head (the
+    # next waiter's node: one more line)
+    line = _pkg().cfg.line_transfer_cycles
+    ceiling = GHZ / (HOLD + line + line)
     assert results[8][0] == pytest.approx(ceiling, rel=0.01)
     assert results[4][0] == pytest.approx(ceiling, rel=0.01)
     # more lines per hand-off: a lower ceiling, by exactly their transfer time
     rate3, _ = _closed_loop(8, think, 2e6, lines=3.0)
-    assert rate3 == pytest.approx(GHZ / (HOLD + 3 * _pkg().cfg.line_transfer_cycles), rel=0.01)
+    assert rate3 == pytest.approx(GHZ / (HOLD + 3 * line + line), rel=0.01)
 
 
 def test_siblings_hand_off_cheaper_than_cores():

@@ -71,7 +71,7 @@ TAG_LINES: Final = 1.0
 SQ_LOCK_LINES: Final = 2.0
 
 #: a hook's locks, as blk-mq acquires them: ((lock, cycles held), ...)
-Locks = tuple[tuple[SpinLock, float, tuple[int, ...]], ...]
+Locks = tuple[tuple[SpinLock, float, tuple[int, ...], bool], ...]
 
 
 #: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
@@ -283,9 +283,14 @@ class BlkMq:
         """The locks of a new hardware context: its tags and SQ lock, its elevator's (by scope)."""
         k = self.host.kcosts
         pkg = self.host.pkg
-        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, (0,)),)
+        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, (0,), False),)
         h.sq = (
-            (SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles, (0,)),
+            (
+                SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg),
+                k.nvme_sq_lock_hold_cycles,
+                (0,),
+                False,
+            ),
         )
         own: dict[str, SpinLock] = {}
         elv = h.elv
@@ -301,7 +306,7 @@ class BlkMq:
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
                     lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
-                out.append((lock, u.held * cycles, lock.data(u.data)))
+                out.append((lock, u.held * cycles, lock.data(u.data), u.atomic))
             return tuple(out)
 
         cls = self._sched_cls
@@ -315,7 +320,7 @@ class BlkMq:
         out: list[SpinLock] = list(self._dev_locks.values())
         for h in self._hctx.values():
             for uses in (h.tags, h.sq, h.merge, h.ins, h.disp, h.done):
-                for lock, _, _ in uses:
+                for lock, _, _, _ in uses:
                     if lock not in out:
                         out.append(lock)
         return out
@@ -331,9 +336,12 @@ class BlkMq:
         now = self._engine.now
         if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
             offset = runner.lock_at - now
-        for lock, hold, items in uses:
+        for lock, hold, items, atomic in uses:
             cycles = hold if held else 0.0
-            w = lock.acquire(runner, now + offset, cycles, items, now)
+            if atomic:  # an atomic on the lock's data, outside the lock
+                w = lock.touch(runner, items)
+            else:
+                w = lock.acquire(runner, now + offset, cycles, items, now)
             if w:
                 runner.lock_wait(w, lock.layer)
                 offset += w

@@ -177,6 +177,13 @@ class SpinLock:
             return x
         return self.handoff(runner, t, hold_cycles, touched)
 
+    def touch(self, runner: Any, touched: tuple[int, ...]) -> float:
+        """An atomic update of the lock's data items ``touched`` by the CPU of ``runner``, outside
+        the lock (a counter on a line the sections write): the ns it fetches their lines; no one
+        waits for it, and the next section that touches them fetches them from this CPU."""
+        self.acquisitions += 1
+        return self._fetch(runner.id, runner.freq, touched)
+
     def _prune(self, t: float) -> None:
         secs = self.secs
         k = 0
@@ -202,7 +209,21 @@ class SpinLock:
         if wait > 0.0:
             self.contended += 1
             self.spin_ns += wait
+        if j < n:  # the items are where the sections before position j left them
+            owners = self.item_owner
+            for i in touched:
+                for k in range(j - 1, -1, -1):
+                    if i in secs[k][5]:
+                        owners[i] = secs[k][4].id
+                        break
         x_in = self._fetch(cpu, f, touched)
+        if wait > 0.0 and j >= 2 and secs[j - 2][2] > t:
+            # a queue of two or more at the lock: the waiter it passes the queue's head to spins on
+            # its own MCS node, whose line the new holder writes before its section
+            # (linux-6.1/kernel/locking/qspinlock.c: arch_mcs_spin_unlock_contended(&next->locked))
+            mcs = self.pkg.line_transfer_cycles(secs[j - 1][4].id, cpu) / f
+            x_in += mcs
+            self.transfer_ns += mcs
         start = at + x_in
         end = start + hold_cycles / f
         mine = (t, start, end, x_in, runner, touched)
@@ -234,11 +255,12 @@ class SpinLock:
             x_new = x
             if k == j and rid != cpu:
                 both = tuple(i for i in items if i in mine_items)
-                if both:
+                if both:  # those items now come from ``cpu`` (the others as before: at most x)
                     back = self.moved_lines(both) * self.pkg.line_transfer_cycles(cpu, rid) / r.freq
-                    x_new = x + back
-                    self.transfers += 1
-                    self.transfer_ns += back
+                    if back > x:
+                        x_new = back
+                        self.transfers += 1 if x == 0.0 else 0
+                        self.transfer_ns += back - x
             base = moved.get(rid, 0.0)
             new_s = s + base
             if x_new > x:
