@@ -1,6 +1,6 @@
 """A kernel spinlock (qspinlock), or a shared cache line updated with atomics, as the CPUs see it:
-a hold time, FIFO waiters that spin, and a hand-off that moves the lock's cache lines to the next
-holder's CPU.
+a hold time, FIFO waiters that spin, and the data the sections touch, which moves to the cache of
+the CPU that touches it.
 
 Linux 6.6 ``include/asm-generic/qspinlock.h``, ``kernel/locking/qspinlock.c``: the fast path is one
 ``lock cmpxchg`` on the lock word and the release a plain byte store, so an uncontended lock whose
@@ -12,17 +12,23 @@ new holder's section can proceed. The same holds for a lock-free structure on on
 sbitmap word, an atomic counter): a CPU updating a line another CPU wrote last fetches it first, and
 updates of one line are serialised by the cache-coherence protocol.
 
-Model. A lock is a single FIFO server in time: ``acquire(runner, t, hold_cycles)`` says that the CPU
-of ``runner`` reaches the lock at ``t`` (ns) and then holds it ``hold_cycles`` at its frequency. If
-the lock is reserved past ``t`` by another CPU, the acquirer spins until then; if the lock's lines
-were last written by another CPU, they are fetched (``lines`` x the transfer cycles between the two
-CPUs, at the acquirer's frequency), which lengthens the hold as well. ``acquire`` returns the ns the
-acquirer spends beyond the hold (spin + transfer), which the caller charges to the CPU
-(``CpuRunner.lock_wait``: busy time in the lock's layer, carried into what the CPU runs next). The
-hold itself is part of the cost bundle that already charges the section. Nothing here caps
-throughput: under saturation the lock passes from CPU to CPU, each hand-off costs a transfer, so
-throughput through it tends to ``1 / (hold + lines x transfer)`` and the spin of each waiter grows
-with the number of CPUs queued ahead of it.
+Model. A lock is a single FIFO server in time: ``acquire(runner, t, hold_cycles, touched)`` says
+that the CPU of ``runner`` reaches the lock at ``t`` (ns) and then holds it ``hold_cycles`` at its
+frequency, its section touching the lock's data items ``touched`` (:meth:`data`: the lock word and
+the data it protects, item by item, each with its cache lines). If the lock is reserved past ``t``
+by CPUs that reached it first, the acquirer spins until then; the items another CPU touched last
+are fetched (their lines x the transfer cycles between the two CPUs, at the acquirer's frequency),
+which lengthens the hold as well, and are then this CPU's. ``acquire`` returns the ns the acquirer
+spends beyond the hold (spin + fetch), which the caller charges to the CPU (``CpuRunner.lock_wait``:
+busy time in the lock's layer, carried into what the CPU runs next). The hold itself is part of the
+cost bundle that already charges the section. A queue of two or more waiters costs the new holder
+one more line: it hands the queue's head to the next waiter by writing that waiter's MCS node
+(linux-6.1/kernel/locking/qspinlock.c, ``arch_mcs_spin_unlock_contended``). :meth:`touch` is an
+atomic on the lock's data from outside the lock (a counter on a line its sections write): it fetches
+the lines, and the next section fetches them back. Nothing here caps throughput: under saturation
+the lock passes from CPU to CPU and each section fetches its data, so throughput through it tends
+to ``1 / (hold + lines x transfer)`` and the spin of each waiter grows with the number of CPUs
+queued ahead of it.
 
 A CPU never waits for its own reservation: the kernel's lock is released before the same CPU can
 take it again (a re-acquire would deadlock), so an overlap with its own earlier hold is an artefact
@@ -40,9 +46,7 @@ progress, as in the kernel, where the holder releases between sections. The late
 by the acquirer's section and the transfer of the lines back, charged to their CPUs as spinning
 (``lock_wait``); a gap in which the lock was idle absorbs the move. Under saturation the lock so
 passes from CPU to CPU at every section, as the kernel's does, and throughput through it tends to
-``1 / (hold + transfer)`` per section whatever the batches. The lines a hand-off moves are the
-section's own (``lines`` at :meth:`acquire`: what that section of the kernel's code writes, and reads
-after another CPU wrote it), by default the lock's.
+``1 / (hold + transfer)`` per section whatever the batches.
 """
 
 from __future__ import annotations
