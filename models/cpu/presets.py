@@ -619,6 +619,7 @@ CPU_CATALOGUE: dict[str, Preset] = {
             pl2_window_ms=_INTEL_PL2_WIN + " ([RAPL])",
             all_core_turbo_ghz="estimate: 2.9 GHz all-core turbo (the Silver 4210's reported 2.7 GHz plus the"
             " refresh's +200 MHz base; not found in a primary source) ([TURBO])",
+            line_transfer_ns=_MESH_LINE,
         ),
         _facts((2, "recalled: Intel ARK (1-2 sockets)"), (6, _MEM.format(6, "DDR4-2400")), "Cascade Lake-SP"),
     ),

@@ -85,7 +85,7 @@ RATE_MIN_SAMPLES = 32
 CL_IDLE_TIMEOUT_NS = 200 * NS_PER_MS
 """``BFQ_CL_IDLE_TIMEOUT`` (HZ / 5): the longest the IDLE class waits while others are served."""
 
-# The data bfqd->lock protects, as linux-6.1/block/bfq-iosched.c's hooks touch it, each item a piece
+# The data bfqd->lock protects, as Linux 6.1 block/bfq-iosched.c's hooks touch it, each item a piece
 # of data with its cache lines (name, lines, lines per level of bfq's trees: tree_levels), moved to
 # the CPU whose section touches it when another CPU touched it last (counts from the code, not
 # measurements; the requesting process's own bfq_queue and its sort tree are its CPU's, and not
@@ -180,7 +180,7 @@ class Bfq(IoScheduler):
     # The documented 1.9 us is BFQ's single-lock-protected time per request (insert + dispatch +
     # completion hooks), so each hook runs all its cycles under the lock; the merge lookup is taken
     # out of the insert hook's cycles (estimate: 1/5 of them). The data each section touches: the
-    # items below (_BFQ_*), as linux-6.1/block/bfq-iosched.c's hooks write them.
+    # items below (_BFQ_*), as Linux 6.1 block/bfq-iosched.c's hooks write them.
     merge_locks = (
         LockUse("q->queue_lock", DEVICE, 0.0),
         LockUse("bfqd->lock", DEVICE, 0.2, data=(_BFQ_LOCK, _BFQ_COUNTS, LAST_MERGE, MERGE_HASH)),

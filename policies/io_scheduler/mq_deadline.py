@@ -81,7 +81,7 @@ def _dir(req) -> int:
     return READ if req.op == "read" else WRITE
 
 
-# The data dd->lock protects, as linux-6.1/block/mq-deadline.c's sections touch it, each item a
+# The data dd->lock protects, as Linux 6.1 block/mq-deadline.c's sections touch it, each item a
 # piece of data with its cache lines (name, lines, lines per level of the sort tree), moved to the
 # CPU whose section touches it when another CPU touched it last (struct layouts by field sizes,
 # x86-64, 64-byte lines; counts, not measurements):

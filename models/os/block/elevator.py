@@ -90,7 +90,7 @@ DEVICE, HCTX, CTX = "device", "hctx", "ctx"
 #: block-layer data an elevator's merge, insert and dispatch sections touch under its lock (items of
 #: :attr:`LockUse.data`): q->last_merge (read by elv_merge, set by the insert, cleared when its request
 #: leaves; a line of struct request_queue) and the request's bucket of the elevator's merge hash
-#: (elv_rqhash_find / _add / _del, linux-6.1/block/elevator.c: 64 buckets, 8 lines)
+#: (elv_rqhash_find / _add / _del, Linux 6.1 block/elevator.c: 64 buckets, 8 lines)
 LAST_MERGE = ("q->last_merge", 1.0, 0.0)
 MERGE_HASH = ("elevator hash", 1.0, 0.0)
 

@@ -23,7 +23,7 @@ spends beyond the hold (spin + fetch), which the caller charges to the CPU (``Cp
 busy time in the lock's layer, carried into what the CPU runs next). The hold itself is part of the
 cost bundle that already charges the section. A queue of two or more waiters costs the new holder
 one more line: it hands the queue's head to the next waiter by writing that waiter's MCS node
-(linux-6.1/kernel/locking/qspinlock.c, ``arch_mcs_spin_unlock_contended``). :meth:`touch` is an
+(Linux 6.1 kernel/locking/qspinlock.c, ``arch_mcs_spin_unlock_contended``). :meth:`touch` is an
 atomic on the lock's data from outside the lock (a counter on a line its sections write): it fetches
 the lines, and the next section fetches them back. Nothing here caps throughput: under saturation
 the lock passes from CPU to CPU and each section fetches its data, so throughput through it tends
@@ -224,7 +224,7 @@ class SpinLock:
         if wait > 0.0 and j >= 2 and secs[j - 2][2] > t:
             # a queue of two or more at the lock: the waiter it passes the queue's head to spins on
             # its own MCS node, whose line the new holder writes before its section
-            # (linux-6.1/kernel/locking/qspinlock.c: arch_mcs_spin_unlock_contended(&next->locked))
+            # (Linux 6.1 kernel/locking/qspinlock.c: arch_mcs_spin_unlock_contended(&next->locked))
             mcs = self.pkg.line_transfer_cycles(secs[j - 1][4].id, cpu) / f
             x_in += mcs
             self.transfer_ns += mcs
