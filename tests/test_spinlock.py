@@ -87,15 +87,18 @@ def test_contention_grows_with_cpus_and_throughput_saturates_at_hold_plus_transf
     handoffs = {n: lock.transfers / lock.acquisitions for n, (_, lock) in results.items()}
     assert spin[1] == 0.0 and handoffs[1] == 0.0
     assert spin[2] < spin[4] < spin[8]
-    assert handoffs[2] <= handoffs[4] <= handoffs[8] and handoffs[8] > 0.99
+    assert min(handoffs[n] for n in (2, 4, 8)) > 0.99  # saturated: the lock alternates at every section
     one = results[1][0]
     assert one == pytest.approx(GHZ / (HOLD + think), rel=0.01)  # alone: hold + think
-    ceiling = GHZ / (HOLD + _pkg().cfg.line_transfer_cycles)
+    # a queue of waiters: each hand-off moves the lock's line and passes the MCS queue's head (the
+    # next waiter's node: one more line)
+    line = _pkg().cfg.line_transfer_cycles
+    ceiling = GHZ / (HOLD + line + line)
     assert results[8][0] == pytest.approx(ceiling, rel=0.01)
     assert results[4][0] == pytest.approx(ceiling, rel=0.01)
     # more lines per hand-off: a lower ceiling, by exactly their transfer time
     rate3, _ = _closed_loop(8, think, 2e6, lines=3.0)
-    assert rate3 == pytest.approx(GHZ / (HOLD + 3 * _pkg().cfg.line_transfer_cycles), rel=0.01)
+    assert rate3 == pytest.approx(GHZ / (HOLD + 3 * line + line), rel=0.01)
 
 
 def test_siblings_hand_off_cheaper_than_cores():
@@ -183,13 +186,13 @@ def test_an_acquirer_cuts_into_another_cpus_run_after_the_section_in_progress():
     sec = HOLD / GHZ
     for _ in range(10):
         assert lock.acquire(a, 0.0, HOLD) == 0.0
-    assert lock.run_n == 10 and lock.free_at == pytest.approx(10 * sec)
+    assert len(lock.secs) == 10 and lock.free_at == pytest.approx(10 * sec)
     w = lock.acquire(b, 0.5 * sec, HOLD)
     x = 2 * pkg.cfg.line_transfer_cycles / GHZ
     assert w == pytest.approx(0.5 * sec + x)  # the rest of section 1, then the fetch
     assert lock.free_at == pytest.approx(10 * sec + x + sec + x)
     assert a.waited == pytest.approx(x + sec + x)
-    assert lock.transfers == 2 and lock.run_n == 9 and lock.cpu == 0
+    assert lock.transfers == 2 and len(lock.secs) == 11 and lock.cpu == 0
     # the identity the layers rely on: what the CPUs were charged is the lock's spin + transfer
     assert w + a.waited == pytest.approx(lock.spin_ns + lock.transfer_ns)
 
@@ -208,7 +211,7 @@ def _batched_loop(ncpu: int, batch: int, horizon_ns: float):
         r = runners[i]
         at = t
         for _ in range(batch):
-            at += lock.acquire(r, at, HOLD) + HOLD / GHZ
+            at += lock.acquire(r, at, HOLD, now=t) + HOLD / GHZ
             done += 1
         heapq.heappush(due, (at + getattr(r, "waited", 0.0) + 100.0, i))
         r.waited = 0.0

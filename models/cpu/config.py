@@ -90,6 +90,12 @@ class CpuConfig(Model):
         " McCalpin, Intel forum 'Core-to-Core Communication Latency in Skylake/Kaby Lake'), ~100"
         " cycles at 2.4 GHz; Intel's Nehalem-era optimization guide gives ~75 cycles",
     )
+    line_transfer_ns: Optional[float] = Field(
+        None,
+        gt=0,
+        description="the same as line_transfer_cycles as a time, ns, when set (it replaces it): the"
+        " transfer runs in the uncore (ring or mesh), at its clock, whatever the cores' frequency",
+    )
     cross_socket_line_transfer_cycles: float = Field(
         300.0,
         ge=0,

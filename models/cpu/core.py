@@ -61,6 +61,8 @@ class Package:
         #: the NUMA node of each logical CPU, by CPU id
         self.node_of: list[int] = [cpu.core.socket.index for cpu in self.cpus]
         self._line_same = cfg.line_transfer_cycles
+        #: the same-socket transfer as a time (ns; 0: given in cycles)
+        self._line_same_ns = cfg.line_transfer_ns or 0.0
         self._line_remote = cfg.cross_socket_line_transfer_cycles
         #: the power limit of each package (RAPL PL1 is per package: each socket's firmware caps its
         #: own cores' frequency from its own power), or None without a limit
@@ -104,7 +106,8 @@ class Package:
     def line_transfer_cycles(self, cpu_a: int, cpu_b: int) -> float:
         """Cycles to move a modified cache line last written by logical CPU ``cpu_a`` to ``cpu_b``:
         0 on the same CPU, ``cfg.smt_line_transfer_cycles`` between SMT siblings (one core's L1/L2),
-        ``cfg.line_transfer_cycles`` between cores of one socket (through the shared LLC),
+        ``cfg.line_transfer_cycles`` between cores of one socket (through the shared LLC; with
+        ``cfg.line_transfer_ns``, that time at ``cpu_b``'s frequency now),
         ``cfg.cross_socket_line_transfer_cycles`` between sockets (a snoop over QPI/UPI)."""
         if cpu_a == cpu_b:
             return 0.0
@@ -113,6 +116,8 @@ class Package:
         if a is b:
             return self.cfg.smt_line_transfer_cycles
         if a.socket is b.socket:
+            if self._line_same_ns:
+                return self._line_same_ns * b.freq_ghz
             return self._line_same
         return self._line_remote
 

@@ -50,6 +50,18 @@ def _cs(name, exit_us, resid_us, power_w, **kw) -> CStateConfig:
     )
 
 
+#: a modified line moved from one core to another of a Xeon Scalable (Skylake-SP and later: the
+#: cores on a mesh, not Broadwell-EP's ring), ns
+MESH_LINE_TRANSFER_NS = 70.0
+_MESH_LINE = (
+    "estimate: the core-to-core latency of a modified line across the Xeon Scalable mesh (Skylake-SP,"
+    " Cascade Lake-SP, Ice Lake-SP), 60-80 ns in ping-pong measurements (Intel MLC --c2c_latency,"
+    " core-to-core latency tools; recalled, not re-read), against 40 ns on Broadwell-EP's ring (John"
+    " McCalpin, Intel forum); a time in the uncore, at the mesh's clock: measure yours with"
+    " mlc --c2c_latency"
+)
+
+
 def xeon_e3_1230_v5(**overrides) -> CpuConfig:
     """Intel Xeon E3-1230 v5 (Skylake, 14 nm, 80 W TDP). [ARK]: 4C/8T, 3.4 GHz base, 3.8 GHz turbo;
     800 MHz lowest P-state. C-states: Skylake client table [IDLE]; C9/C10 are not offered on server
@@ -177,6 +189,7 @@ def xeon_silver_4210r(**overrides) -> CpuConfig:
         core_dynamic_w=6.4,
         uncore_active_w=30.0,
         uncore_idle_w=9.0,
+        line_transfer_ns=MESH_LINE_TRANSFER_NS,  # the mesh's (_MESH_LINE)
     )
     cfg.update(overrides)
     return CpuConfig(**cfg)
@@ -344,6 +357,7 @@ def _intel_server(model, cores, base, top, tdp, table, rows, fmin=(1.0, ""), all
         "pl2_w": (round(1.2 * tdp, 1), _INTEL_PL2),
         "pl2_window_ms": (10.0, _INTEL_PL2_WIN),
         "all_core_turbo_ghz": all_core,
+        "line_transfer_ns": (MESH_LINE_TRANSFER_NS, _MESH_LINE),
     }
     return _catalogue_cpu(spec, "intel", rows, table)
 
@@ -605,6 +619,7 @@ CPU_CATALOGUE: dict[str, Preset] = {
             pl2_window_ms=_INTEL_PL2_WIN + " ([RAPL])",
             all_core_turbo_ghz="estimate: 2.9 GHz all-core turbo (the Silver 4210's reported 2.7 GHz plus the"
             " refresh's +200 MHz base; not found in a primary source) ([TURBO])",
+            line_transfer_ns=_MESH_LINE,
         ),
         _facts((2, "recalled: Intel ARK (1-2 sockets)"), (6, _MEM.format(6, "DDR4-2400")), "Cascade Lake-SP"),
     ),

@@ -6,7 +6,19 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from models.os.block.elevator import CTX, DEVICE, HCTX, REQ_ASYNC, SECTOR, IoScheduler, LockUse, Tunable, is_sync
+from models.os.block.elevator import (
+    CTX,
+    DEVICE,
+    HCTX,
+    LAST_MERGE,
+    MERGE_HASH,
+    REQ_ASYNC,
+    SECTOR,
+    IoScheduler,
+    LockUse,
+    Tunable,
+    is_sync,
+)
 from simcore.plugins import Registry
 
 IO_SCHEDULERS = Registry("IO scheduler")
@@ -16,6 +28,8 @@ __all__ = [
     "DEVICE",
     "HCTX",
     "IO_SCHEDULERS",
+    "LAST_MERGE",
+    "MERGE_HASH",
     "REQ_ASYNC",
     "SECTOR",
     "IoScheduler",

@@ -67,7 +67,7 @@ from models.os.block.elevator import (
     ioprio_level,
     is_sync,
 )
-from policies.io_scheduler.base import DEVICE, IO_SCHEDULERS, LockUse, SortedQueue
+from policies.io_scheduler.base import DEVICE, IO_SCHEDULERS, LAST_MERGE, MERGE_HASH, LockUse, SortedQueue
 from simcore.errors import ConfigError
 from simcore.units import NS_PER_MS, NS_PER_US
 
@@ -85,9 +85,24 @@ RATE_MIN_SAMPLES = 32
 CL_IDLE_TIMEOUT_NS = 200 * NS_PER_MS
 """``BFQ_CL_IDLE_TIMEOUT`` (HZ / 5): the longest the IDLE class waits while others are served."""
 
-TREE_WALK = 0.5
-"""Lines per level of bfq's trees a bfqd->lock hand-off moves, averaged over the lock's sections
-(estimate: a sort-tree path for the merge and the insert, a service-tree path for a selection)."""
+# The data bfqd->lock protects, as Linux 6.1 block/bfq-iosched.c's hooks touch it, each item a piece
+# of data with its cache lines (name, lines, lines per level of bfq's trees: tree_levels), moved to
+# the CPU whose section touches it when another CPU touched it last (counts from the code, not
+# measurements; the requesting process's own bfq_queue and its sort tree are its CPU's, and not
+# counted):
+#: the lock word's line
+_BFQ_LOCK = ("bfqd->lock", 1.0, 0.0)
+#: bfq_data's hot counters: bio_bfqq/bio_bic (bfq_bio_merge), queued (bfq_add_request),
+#: rq_in_driver (bfq_dispatch_remove, bfq_completed_request), in_service_queue
+_BFQ_COUNTS = ("bfqd counters", 1.0, 0.0)
+#: the peak-rate estimator and last_completion (bfq_update_peak_rate at dispatch, the completion)
+_BFQ_RATE = ("bfqd peak rate", 1.0, 0.0)
+#: the service tree of the busy queues' entities: an activation (insert), a selection and the
+#: service charged (dispatch), an expiry (completion) walk it
+_BFQ_TREE = ("bfq service tree", 0.0, 1.0)
+#: the in-service queue's bfq_queue (its sort list, FIFO, budget, dispatched count): written by
+#: whichever CPU dispatches from it or completes one of its requests
+_BFQ_IN_SERVICE = ("in-service bfq_queue", 2.0, 0.0)
 
 TOO_IDLE, BUDGET_TIMEOUT, BUDGET_EXHAUSTED, NO_MORE_REQUESTS, PREEMPTED = (
     "too_idle",
@@ -164,16 +179,26 @@ class Bfq(IoScheduler):
     # and bfq_finish_requeue_request at completion; bfq_bic_lookup takes q->queue_lock in the merge.
     # The documented 1.9 us is BFQ's single-lock-protected time per request (insert + dispatch +
     # completion hooks), so each hook runs all its cycles under the lock; the merge lookup is taken
-    # out of the insert hook's cycles (estimate: 1/5 of them). Lines a hand-off moves: the lock with
-    # bfq_data's counters, the in-service queue and its entity on the service tree (estimate: 4).
-    # And the paths through its trees (tree_levels): the merge lookup (elv_rb_find) and the insert
-    # (elv_rb_add) descend a queue's sort tree, whose nodes the dispatching CPUs rewrite, an
-    # activation and each queue selection the service tree of the busy queues (entities other
-    # CPUs' processes own); the completion walks none: half a path per section on average (estimate).
-    merge_locks = (LockUse("q->queue_lock", DEVICE, 0.0), LockUse("bfqd->lock", DEVICE, 0.2, 4.0, TREE_WALK))
-    insert_locks = (LockUse("bfqd->lock", DEVICE, 0.8, 4.0, TREE_WALK),)
-    dispatch_locks = (LockUse("bfqd->lock", DEVICE, 1.0, 4.0, TREE_WALK),)
-    complete_locks = (LockUse("bfqd->lock", DEVICE, 1.0, 4.0, TREE_WALK),)
+    # out of the insert hook's cycles (estimate: 1/5 of them). The data each section touches: the
+    # items below (_BFQ_*), as Linux 6.1 block/bfq-iosched.c's hooks write them.
+    merge_locks = (
+        LockUse("q->queue_lock", DEVICE, 0.0),
+        LockUse("bfqd->lock", DEVICE, 0.2, data=(_BFQ_LOCK, _BFQ_COUNTS, LAST_MERGE, MERGE_HASH)),
+    )
+    insert_locks = (
+        LockUse("bfqd->lock", DEVICE, 0.8, data=(_BFQ_LOCK, _BFQ_COUNTS, _BFQ_TREE, LAST_MERGE, MERGE_HASH)),
+    )
+    dispatch_locks = (
+        LockUse(
+            "bfqd->lock",
+            DEVICE,
+            1.0,
+            data=(_BFQ_LOCK, _BFQ_COUNTS, _BFQ_RATE, _BFQ_TREE, _BFQ_IN_SERVICE, LAST_MERGE, MERGE_HASH),
+        ),
+    )
+    complete_locks = (
+        LockUse("bfqd->lock", DEVICE, 1.0, data=(_BFQ_LOCK, _BFQ_COUNTS, _BFQ_RATE, _BFQ_TREE, _BFQ_IN_SERVICE)),
+    )
 
     TUNABLES = {
         "slice_idle": Tunable(8, "ms", "idling for the in-service sync queue's next request"),

@@ -51,7 +51,7 @@ from models.os.block.elevator import (
     Tunable,
     ioprio_class,
 )
-from policies.io_scheduler.base import DEVICE, IO_SCHEDULERS, LockUse, SortedQueue
+from policies.io_scheduler.base import DEVICE, IO_SCHEDULERS, LAST_MERGE, MERGE_HASH, LockUse, SortedQueue
 from simcore.units import NS_PER_MS
 
 READ, WRITE = 0, 1
@@ -81,9 +81,24 @@ def _dir(req) -> int:
     return READ if req.op == "read" else WRITE
 
 
-TREE_WALK = 0.5
-"""Lines per level of the sort tree a dd->lock hand-off moves, averaged over the lock's sections
-(estimate: a whole path for the merge lookup and the insert, a node or two for the dispatch)."""
+# The data dd->lock protects, as Linux 6.1 block/mq-deadline.c's sections touch it, each item a
+# piece of data with its cache lines (name, lines, lines per level of the sort tree), moved to the
+# CPU whose section touches it when another CPU touched it last (struct layouts by field sizes,
+# x86-64, 64-byte lines; counts, not measurements):
+#: the lock word, on the line of the tunables the sections read (fifo_expire, fifo_batch, ...)
+_LOCK = ("dd->lock", 1.0, 0.0)
+#: per_prio[BE]'s fifo_list and sort_list heads (dd_per_prio: 16-byte list_heads, rb_roots); the
+#: merge lookup (elv_rb_find) and the insert (elv_rb_add) descend the sort tree, one request (written
+#: by the CPU that inserted it) per level
+_HEADS_WALK = ("per_prio lists", 1.0, 1.0)
+#: the same heads as the dispatch touches them (rb_next from the dispatched request: a node)
+_HEADS = _HEADS_WALK
+#: per_prio's next_rq, latest_pos and its io_stats_per_prio (inserted, merged, dispatched under the
+#: lock; completed, an atomic_inc by dd_finish_request outside it, on the same line)
+_STATS = ("per_prio next_rq and stats", 1.0, 0.0)
+#: last_dir, batching, starved: written by every dispatch (after the per_prio array)
+_BATCH = ("dd batching state", 1.0, 0.0)
+# (and the block layer's LAST_MERGE and MERGE_HASH, models.os.block.elevator)
 
 
 @IO_SCHEDULERS.register("mq-deadline")
@@ -106,10 +121,10 @@ class MqDeadline(IoScheduler):
     # rb-tree (tree_levels): dd_bio_merge's front-merge lookup (elv_rb_find) and the insert's
     # elv_rb_add descend it, one request (another CPU wrote it) per level, the dispatch's
     # rb_next/rb_erase touch a node or two: half a path per section on average (estimate).
-    merge_locks = (LockUse("dd->lock", DEVICE, 0.2, 3.0, TREE_WALK),)
-    insert_locks = (LockUse("dd->lock", DEVICE, 0.8, 3.0, TREE_WALK),)
-    dispatch_locks = (LockUse("dd->lock", DEVICE, 1.0, 3.0, TREE_WALK),)
-    complete_locks = (LockUse("dd per_prio stats.completed", DEVICE, 0.1),)
+    merge_locks = (LockUse("dd->lock", DEVICE, 0.2, data=(_LOCK, _HEADS_WALK, LAST_MERGE, MERGE_HASH)),)
+    insert_locks = (LockUse("dd->lock", DEVICE, 0.8, data=(_LOCK, _HEADS_WALK, _STATS, LAST_MERGE, MERGE_HASH)),)
+    dispatch_locks = (LockUse("dd->lock", DEVICE, 1.0, data=(_LOCK, _HEADS, _STATS, _BATCH, LAST_MERGE, MERGE_HASH)),)
+    complete_locks = (LockUse("dd->lock", DEVICE, 0.1, data=(_STATS,), atomic=True),)
 
     TUNABLES = {
         "read_expire": Tunable(500, "ms", "deadline of a read, from insertion"),

@@ -71,7 +71,7 @@ TAG_LINES: Final = 1.0
 SQ_LOCK_LINES: Final = 2.0
 
 #: a hook's locks, as blk-mq acquires them: ((lock, cycles held), ...)
-Locks = tuple[tuple[SpinLock, float], ...]
+Locks = tuple[tuple[SpinLock, float, tuple[int, ...], bool], ...]
 
 
 #: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
@@ -198,6 +198,10 @@ class BlkMq:
         if cls.complete_cycles * scale:
             self.iosched_complete_cost = host.costs.get("iosched_complete", iosched=cls.complete_cycles * scale)
         self.complete_cycles = cls.complete_cycles * scale
+        k = host.kcosts
+        #: nvme_queue_rq's work before it takes sq_lock (the command's build, DMA mapping), cycles:
+        #: the code between two dispatch sections of one run of a hardware queue
+        self._prep_cycles = max(0.0, k.nvme_submit_cycles - k.nvme_sq_lock_hold_cycles - k.nvme_sq_doorbell_cycles)
         self._dev_locks: dict[tuple, SpinLock] = {}  # device-scope locks by (device, name)
 
     def deferred(self, nreq: int, plug_min: int = PLUG_MIN_REQUESTS, own_plug: int = PLUG_NONE) -> bool:
@@ -279,8 +283,15 @@ class BlkMq:
         """The locks of a new hardware context: its tags and SQ lock, its elevator's (by scope)."""
         k = self.host.kcosts
         pkg = self.host.pkg
-        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles),)
-        h.sq = ((SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles),)
+        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, (0,), False),)
+        h.sq = (
+            (
+                SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg),
+                k.nvme_sq_lock_hold_cycles,
+                (0,),
+                False,
+            ),
+        )
         own: dict[str, SpinLock] = {}
         elv = h.elv
 
@@ -295,7 +306,7 @@ class BlkMq:
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
                     lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
-                out.append((lock, u.held * cycles))
+                out.append((lock, u.held * cycles, lock.data(u.data), u.atomic))
             return tuple(out)
 
         cls = self._sched_cls
@@ -309,7 +320,7 @@ class BlkMq:
         out: list[SpinLock] = list(self._dev_locks.values())
         for h in self._hctx.values():
             for uses in (h.tags, h.sq, h.merge, h.ins, h.disp, h.done):
-                for lock, _ in uses:
+                for lock, _, _, _ in uses:
                     if lock not in out:
                         out.append(lock)
         return out
@@ -322,29 +333,19 @@ class BlkMq:
         if not uses:
             return offset
         f = runner.freq
-        cpu = runner.id
         now = self._engine.now
         if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
             offset = runner.lock_at - now
-        for lock, hold in uses:
-            ns = hold / f if held else 0.0
-            t = now + offset
-            lock.acquisitions += 1
-            if lock.cpu == cpu:  # SpinLock.acquire's fast path, inlined: the lines are here
-                free = lock.free_at
-                if t > free:  # a new run of this CPU's sections
-                    lock.run_start = t
-                    lock.run_n = 1
-                    free = t
-                else:
-                    lock.run_n += 1
-                lock.free_at = free + ns
+        for lock, hold, items, atomic in uses:
+            cycles = hold if held else 0.0
+            if atomic:  # an atomic on the lock's data, outside the lock
+                w = lock.touch(runner, items)
             else:
-                w = lock.handoff(runner, t, hold if held else 0.0)
-                if w:
-                    runner.lock_wait(w, lock.layer)
-                    offset += w
-            offset += ns
+                w = lock.acquire(runner, now + offset, cycles, items, now)
+            if w:
+                runner.lock_wait(w, lock.layer)
+                offset += w
+            offset += cycles / f
         runner.lock_at = now + offset
         return offset
 
@@ -466,11 +467,14 @@ class BlkMq:
         )
         touched = []
         t = 0.0  # ns from now: where the call's lock sections are
-        for req in reqs:
+        gap = self._bio_gap_ns(runner, len(reqs)) if runner is not None else 0.0
+        for i, req in enumerate(reqs):
             h = self.hctx(req.qp)
             if runner is None:
                 runner = self._runners[h.cpu]
             elv = h.elv
+            if i:
+                t += gap
             t = self._take(h.tags, runner, t)
             target = None
             if not self.nomerges:
@@ -491,6 +495,19 @@ class BlkMq:
                 self.lock_rounds += 1
         for h in touched:
             self._run(h, runner)
+
+    def _bio_gap_ns(self, runner: Execution, n: int) -> float:
+        """The time between two requests' sections of one submitting call, ns: the call's code ran
+        for its segment's work time, per request the bio's way to blk-mq (the engine's issue, the
+        bio, blk_mq_submit_bio) and, at the plug's flush, its dispatch (the elevator's dispatch and
+        nvme_queue_rq); the sections before the flush are a request's share of the first part
+        apart. Nothing when the call's segment is not the one that has just ended."""
+        if n < 2:
+            return 0.0
+        span = runner.segment_work_ns()
+        per_dispatch = (self.dispatch_cycles + self.host.kcosts.nvme_submit_cycles) / runner.freq
+        rest = span - n * per_dispatch
+        return rest / n if rest > 0.0 else 0.0
 
     def _issue_passthru(self, reqs) -> None:
         """NVMe passthrough requests (io_uring_cmd): blk_execute_rq_nowait inserts them past the IO
@@ -575,11 +592,14 @@ class BlkMq:
                 r = h.pending.popleft()
             else:
                 # without an elevator ('none': a FIFO), nothing to dispatch when it has no work
-                if not self._bypass:
-                    r = elv.dispatch()
-                else:
+                if self._bypass:
                     r = h.dispatch_ready() if h.has_work() else None
-                t = self._take(h.disp, runner, t, r is not None)
+                    t = self._take(h.disp, runner, t, r is not None)
+                elif h.has_work():  # blk_mq_do_dispatch_sched: a lockless has_work check first
+                    r = elv.dispatch()
+                    t = self._take(h.disp, runner, t, r is not None)
+                else:
+                    r = None
                 if r is None:
                     return
                 owner = self._hctx[r.qp]
@@ -597,11 +617,11 @@ class BlkMq:
             h.restart = True
 
     def _submit_after(self, runner: Execution, h: HwContext, req: Request, t: float, base: float) -> float:
-        """nvme_queue_rq on ``runner``'s CPU ``t`` ns from now (the sections before it): take ``h``'s
-        NVMe queue's sq_lock and ring the doorbell, later than now by what this CPU has waited on
-        locks since its count stood at ``base`` (now when nothing waited). Returns ``t`` past the
-        sq_lock's section."""
-        t = self._take(h.sq, runner, t)
+        """nvme_queue_rq on ``runner``'s CPU ``t`` ns from now (the sections before it): prepare the
+        command, take ``h``'s NVMe queue's sq_lock and ring the doorbell, later than now by what
+        this CPU has waited on locks since its count stood at ``base`` (now when nothing waited).
+        Returns ``t`` past the sq_lock's section."""
+        t = self._take(h.sq, runner, t + self._prep_cycles / runner.freq)
         delay = runner.lock_waited - base
         if delay > 0.0:
             self.host.engine.call_in(delay, self.driver.submit, req)

@@ -87,6 +87,14 @@ RUN_NONE, RUN_HCTX, RUN_DEVICE = 0, 1, 2
 DEVICE, HCTX, CTX = "device", "hctx", "ctx"
 
 
+#: block-layer data an elevator's merge, insert and dispatch sections touch under its lock (items of
+#: :attr:`LockUse.data`): q->last_merge (read by elv_merge, set by the insert, cleared when its request
+#: leaves; a line of struct request_queue) and the request's bucket of the elevator's merge hash
+#: (elv_rqhash_find / _add / _del, Linux 6.1 block/elevator.c: 64 buckets, 8 lines)
+LAST_MERGE = ("q->last_merge", 1.0, 0.0)
+MERGE_HASH = ("elevator hash", 1.0, 0.0)
+
+
 @dataclass(frozen=True)
 class LockUse:
     """One lock a scheduler hook takes per request: the kernel's ``name`` for it (uses of one name
@@ -102,6 +110,13 @@ class LockUse:
     held: float
     lines: float = 1.0
     walk: float = 0.0
+    #: the data the section touches, item by item: (name, lines, lines per tree level); items of
+    #: one name are one piece of data of the lock (each moves to the CPU that touches it, whoever
+    #: holds the lock); empty: the lock's ``lines`` and ``walk``, moved with every hand-off
+    data: tuple[tuple[str, float, float], ...] = ()
+    #: not a section under the lock: an atomic update of its ``data`` from outside it (the CPU
+    #: fetches the items' lines and holds them after, no one waits)
+    atomic: bool = False
 
 
 @dataclass(frozen=True)

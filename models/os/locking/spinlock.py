@@ -1,6 +1,6 @@
 """A kernel spinlock (qspinlock), or a shared cache line updated with atomics, as the CPUs see it:
-a hold time, FIFO waiters that spin, and a hand-off that moves the lock's cache lines to the next
-holder's CPU.
+a hold time, FIFO waiters that spin, and the data the sections touch, which moves to the cache of
+the CPU that touches it.
 
 Linux 6.6 ``include/asm-generic/qspinlock.h``, ``kernel/locking/qspinlock.c``: the fast path is one
 ``lock cmpxchg`` on the lock word and the release a plain byte store, so an uncontended lock whose
@@ -12,33 +12,41 @@ new holder's section can proceed. The same holds for a lock-free structure on on
 sbitmap word, an atomic counter): a CPU updating a line another CPU wrote last fetches it first, and
 updates of one line are serialised by the cache-coherence protocol.
 
-Model. A lock is a single FIFO server in time: ``acquire(runner, t, hold_cycles)`` says that the CPU
-of ``runner`` reaches the lock at ``t`` (ns) and then holds it ``hold_cycles`` at its frequency. If
-the lock is reserved past ``t`` by another CPU, the acquirer spins until then; if the lock's lines
-were last written by another CPU, they are fetched (``lines`` x the transfer cycles between the two
-CPUs, at the acquirer's frequency), which lengthens the hold as well. ``acquire`` returns the ns the
-acquirer spends beyond the hold (spin + transfer), which the caller charges to the CPU
-(``CpuRunner.lock_wait``: busy time in the lock's layer, carried into what the CPU runs next). The
-hold itself is part of the cost bundle that already charges the section. Nothing here caps
-throughput: under saturation the lock passes from CPU to CPU, each hand-off costs a transfer, so
-throughput through it tends to ``1 / (hold + lines x transfer)`` and the spin of each waiter grows
-with the number of CPUs queued ahead of it.
+Model. A lock is a single FIFO server in time: ``acquire(runner, t, hold_cycles, touched)`` says
+that the CPU of ``runner`` reaches the lock at ``t`` (ns) and then holds it ``hold_cycles`` at its
+frequency, its section touching the lock's data items ``touched`` (:meth:`data`: the lock word and
+the data it protects, item by item, each with its cache lines). If the lock is reserved past ``t``
+by CPUs that reached it first, the acquirer spins until then; the items another CPU touched last
+are fetched (their lines x the transfer cycles between the two CPUs, at the acquirer's frequency),
+which lengthens the hold as well, and are then this CPU's. ``acquire`` returns the ns the acquirer
+spends beyond the hold (spin + fetch), which the caller charges to the CPU (``CpuRunner.lock_wait``:
+busy time in the lock's layer, carried into what the CPU runs next). The hold itself is part of the
+cost bundle that already charges the section. A queue of two or more waiters costs the new holder
+one more line: it hands the queue's head to the next waiter by writing that waiter's MCS node
+(Linux 6.1 kernel/locking/qspinlock.c, ``arch_mcs_spin_unlock_contended``). :meth:`touch` is an
+atomic on the lock's data from outside the lock (a counter on a line its sections write): it fetches
+the lines, and the next section fetches them back. Nothing here caps throughput: under saturation
+the lock passes from CPU to CPU and each section fetches its data, so throughput through it tends
+to ``1 / (hold + lines x transfer)`` and the spin of each waiter grows with the number of CPUs
+queued ahead of it.
 
 A CPU never waits for its own reservation: the kernel's lock is released before the same CPU can
 take it again (a re-acquire would deadlock), so an overlap with its own earlier hold is an artefact
 of when the model places the hold (the section already ran inside a segment) and the new hold
 simply follows the old one.
 
-Arrival order. A CPU whose code takes the lock several times in one go (a batch of dispatches, of
-completions) reserves its sections back to back, one *run*, when its event runs; another CPU that
-reaches the lock during that run would, in the kernel, queue behind the section in progress only
-(the MCS queue is FIFO by arrival, and the holder releases between sections), and the holder's
-next section queues behind it. So an acquirer arriving inside another CPU's run cuts in at the end
-of the section in progress: it waits until then and fetches the lines, and the rest of the run
-moves later by its section and two transfers (the lines come to it and go back), charged to the
-run's CPU as spinning (``owner.lock_wait``). Under saturation the lock so passes from CPU to CPU at
-every section, as the kernel's does, and throughput through it tends to ``1 / (hold + transfer)``
-per section whatever the batches.
+Arrival order. The lock keeps the sections reserved past now in time order, each with the time
+its CPU reached the lock (a section a CPU takes right after its own previous one arrives when that
+one ends: a CPU cannot wait for a lock it holds). An acquirer queues behind every section whose CPU
+reached the lock before it did (the MCS queue is FIFO by arrival) and cuts in before the sections
+reached later: a CPU whose code takes the lock several times in one go (a batch of dispatches, the
+merge, insert and dispatch of one IO with other locks and code between them) reserves them when
+its event runs, and another CPU reaching the lock in the middle takes it after the section in
+progress, as in the kernel, where the holder releases between sections. The later sections move
+by the acquirer's section and the transfer of the lines back, charged to their CPUs as spinning
+(``lock_wait``); a gap in which the lock was idle absorbs the move. Under saturation the lock so
+passes from CPU to CPU at every section, as the kernel's does, and throughput through it tends to
+``1 / (hold + transfer)`` per section whatever the batches.
 """
 
 from __future__ import annotations
@@ -67,11 +75,14 @@ class SpinLock:
         "transfers",
         "spin_ns",
         "transfer_ns",
-        "run_start",
-        "run_n",
         "owner",
         "walk",
         "levels",
+        "secs",
+        "item_names",
+        "item_lines",
+        "item_walk",
+        "item_owner",
     )
 
     def __init__(self, name: str, layer: int, lines: float, pkg: Any, walk: float = 0.0, levels: Any = None):
@@ -86,94 +97,191 @@ class SpinLock:
         self.levels = levels
         #: the end of the last reserved hold, ns
         self.free_at = 0.0
-        #: the CPU whose cache holds the lock's lines (-1: not yet taken)
+        #: the CPU of the last reserved section (-1: not yet taken), and its runner
         self.cpu = -1
+        self.owner: Any = None
         self.acquisitions = 0
         self.contended = 0
         self.transfers = 0
         self.spin_ns = 0.0
         self.transfer_ns = 0.0
-        #: the holder's current run of back-to-back sections: its start (ns) and number of
-        #: sections (equal lengths assumed), and the holder's runner (charged when one cuts in)
-        self.run_start = 0.0
-        self.run_n = 0
-        self.owner: Any = None
+        #: the sections reserved that may not have ended, in time order: (arrival, start, end, the
+        #: transfer that preceded the start, runner, the data items it touches), ns
+        self.secs: list[tuple[float, float, float, float, Any, tuple[int, ...]]] = []
+        #: the data the lock protects, item by item (item 0: the lock's own ``lines`` and the tree
+        #: path): name, lines, lines per tree level, and the CPU whose cache holds it (-1: none yet)
+        self.item_names: list[str] = [name]
+        self.item_lines: list[float] = [lines]
+        self.item_walk: list[float] = [walk]
+        self.item_owner: list[int] = [-1]
 
-    def acquire(self, runner: Any, t: float, hold_cycles: float) -> float:
+    def data(self, items: tuple[tuple[str, float, float], ...]) -> tuple[int, ...]:
+        """The indices of the data ``items`` a use of the lock touches, each (name, lines, lines per
+        level of the tree), registered on first sight; none given: the lock's own lines (item 0)."""
+        if not items:
+            return (0,)
+        out = []
+        for name, lines, walk in items:
+            if name in self.item_names:
+                out.append(self.item_names.index(name))
+                continue
+            self.item_names.append(name)
+            self.item_lines.append(lines)
+            self.item_walk.append(walk)
+            self.item_owner.append(-1)
+            out.append(len(self.item_names) - 1)
+        return tuple(out)
+
+    def moved_lines(self, touched: tuple[int, ...] = (0,)) -> float:
+        """The lines of the items ``touched`` (default: the lock's own), with the tree path they
+        walk, now."""
+        depth = self.levels() if self.levels is not None else 0.0
+        total = 0.0
+        for i in touched:
+            total += self.item_lines[i] + self.item_walk[i] * depth
+        return total
+
+    def _fetch(self, cpu: int, f: float, touched: tuple[int, ...]) -> float:
+        """Bring the items ``touched`` to ``cpu`` (at ``f`` GHz) from the caches that hold them:
+        ns; they are then ``cpu``'s."""
+        owners = self.item_owner
+        x = 0.0
+        depth = -1.0
+        for i in touched:
+            o = owners[i]
+            if o != cpu:
+                if o >= 0:
+                    if depth < 0.0:
+                        depth = self.levels() if self.levels is not None else 0.0
+                    lines = self.item_lines[i] + self.item_walk[i] * depth
+                    x += lines * self.pkg.line_transfer_cycles(o, cpu) / f
+                owners[i] = cpu
+        if x > 0.0:
+            self.transfers += 1
+            self.transfer_ns += x
+        return x
+
+    def acquire(
+        self, runner: Any, t: float, hold_cycles: float, touched: tuple[int, ...] = (0,), now: float = -1.0
+    ) -> float:
         """The CPU of ``runner`` takes the lock at ``t`` (ns) and holds it ``hold_cycles`` (at its
-        frequency): returns the ns it spends beyond the hold, spinning and fetching the lines."""
+        frequency); its section touches the data items ``touched`` (:meth:`data`), fetched from the
+        caches of the CPUs that last touched them. ``now``: the event clock (no CPU reaches the lock
+        before it; default ``t``). Returns the ns it spends beyond the hold, spinning and fetching."""
         self.acquisitions += 1
-        if runner.id == self.cpu:  # uncontended, lines in this CPU's cache: the fast path
-            free = self.free_at
-            if t > free:  # free since the last section: a new run
-                self.run_start = t
-                self.run_n = 1
-                free = t
-            else:
-                self.run_n += 1
-            self.free_at = free + hold_cycles / runner.freq
-            return 0.0
-        return self.handoff(runner, t, hold_cycles)
+        if self.secs:
+            self._prune(t if now < 0.0 else now)
+        if runner.id == self.cpu:  # the last reserved section is this CPU's: no one to wait for
+            f = runner.freq
+            start = self.free_at if self.free_at > t else t
+            x = self._fetch(runner.id, f, touched)
+            end = start + x + hold_cycles / f
+            self.secs.append((start, start + x, end, x, runner, touched))
+            self.free_at = end
+            return x
+        return self.handoff(runner, t, hold_cycles, touched)
 
-    def handoff(self, runner: Any, t: float, hold_cycles: float) -> float:
-        """:meth:`acquire` when the lock's lines are in another CPU's cache (or nowhere yet): wait
-        for its hold to end, then fetch them. (Callers on the hot path test ``cpu`` themselves.)"""
+    def touch(self, runner: Any, touched: tuple[int, ...]) -> float:
+        """An atomic update of the lock's data items ``touched`` by the CPU of ``runner``, outside
+        the lock (a counter on a line the sections write): the ns it fetches their lines; no one
+        waits for it, and the next section that touches them fetches them from this CPU."""
+        self.acquisitions += 1
+        return self._fetch(runner.id, runner.freq, touched)
+
+    def _prune(self, t: float) -> None:
+        secs = self.secs
+        k = 0
+        n = len(secs)
+        while k < n and secs[k][2] <= t:
+            k += 1
+        if k:
+            del secs[:k]
+
+    def handoff(self, runner: Any, t: float, hold_cycles: float, touched: tuple[int, ...] = (0,)) -> float:
+        """:meth:`acquire` when the last reserved section is another CPU's: queue behind the
+        sections whose CPUs reached the lock first, fetch the data, and move the sections reached
+        later (see the module docstring)."""
+        secs = self.secs
         cpu = runner.id
         f = runner.freq
-        n = self.run_n
-        if n > 1 and self.free_at > t:
-            length = (self.free_at - self.run_start) / n
-            done = -(-(t - self.run_start) // length) if t > self.run_start else 1.0
-            if done < n:
-                return self._cut_in(runner, t, hold_cycles, int(done), length)
-        wait = self.free_at - t
+        n = len(secs)
+        j = 0
+        while j < n and secs[j][0] <= t:  # FIFO: behind every CPU that reached the lock first
+            j += 1
+        at = secs[j - 1][2] if j and secs[j - 1][2] > t else t
+        wait = at - t
         if wait > 0.0:
             self.contended += 1
             self.spin_ns += wait
-        else:
-            wait = 0.0
-        xfer = 0.0
-        prev = self.cpu
-        if prev >= 0:
-            xfer = self.moved_lines() * self.pkg.line_transfer_cycles(prev, cpu) / f
-            self.transfers += 1
-            self.transfer_ns += xfer
-        self.cpu = cpu
-        self.owner = runner
-        start = t + wait + xfer
-        self.run_start = start
-        self.run_n = 1
-        self.free_at = start + hold_cycles / f
-        return wait + xfer
-
-    def moved_lines(self) -> float:
-        """The lines a hand-off moves now: the lock's own, and the tree path its sections walk."""
-        if self.levels is None:
-            return self.lines
-        return self.lines + self.walk * self.levels()
-
-    def _cut_in(self, runner: Any, t: float, hold_cycles: float, done: int, length: float) -> float:
-        """``runner``'s CPU reaches the lock at ``t`` inside the holder's run, ``done`` of whose
-        sections (``length`` ns each) have ended by then: it takes the lock after that section and
-        the run's rest moves later by its section and the two transfers (see the module
-        docstring). Returns the acquirer's spin and fetch, ns."""
-        owner = self.owner
-        prev = self.cpu
-        cpu = runner.id
-        lines = self.moved_lines()
-        at = self.run_start + done * length
-        wait = at - t if at > t else 0.0
-        x_in = lines * self.pkg.line_transfer_cycles(prev, cpu) / runner.freq
-        x_back = lines * self.pkg.line_transfer_cycles(cpu, prev) / owner.freq
-        hold = hold_cycles / runner.freq
-        shift = x_in + hold + x_back
-        self.free_at += shift
-        self.run_start = at + shift
-        self.run_n -= done
-        if wait > 0.0:
-            self.contended += 1
-        self.transfers += 2
-        self.spin_ns += wait + x_in + hold  # the acquirer's wait, and the holder's for it
-        self.transfer_ns += x_in + x_back
-        owner.lock_wait(shift, self.layer)
+        if j < n:  # the items are where the sections before position j left them
+            owners = self.item_owner
+            for i in touched:
+                for k in range(j - 1, -1, -1):
+                    if i in secs[k][5]:
+                        owners[i] = secs[k][4].id
+                        break
+        x_in = self._fetch(cpu, f, touched)
+        if wait > 0.0 and j >= 2 and secs[j - 2][2] > t:
+            # a queue of two or more at the lock: the waiter it passes the queue's head to spins on
+            # its own MCS node, whose line the new holder writes before its section
+            # (Linux 6.1 kernel/locking/qspinlock.c: arch_mcs_spin_unlock_contended(&next->locked))
+            mcs = self.pkg.line_transfer_cycles(secs[j - 1][4].id, cpu) / f
+            x_in += mcs
+            self.transfer_ns += mcs
+        start = at + x_in
+        end = start + hold_cycles / f
+        mine = (t, start, end, x_in, runner, touched)
+        if j == n:
+            secs.append(mine)
+            self.cpu = cpu
+            self.owner = runner
+            self.free_at = end
+            return wait + x_in
+        self._move_later(j, mine, cpu)
         return wait + x_in
+
+    def _move_later(self, j: int, mine: tuple, cpu: int) -> None:
+        """Put section ``mine`` (of CPU ``cpu``) before ``secs[j]`` and move the sections from
+        ``j`` on later as far as they must: the next one waits for it and fetches back the items
+        both touch; an idle gap absorbs the move. A CPU's later sections move at least as far as
+        its first moved one (its code runs that much later); each move beyond that is charged to
+        the CPU as spinning. The items end up with the last section that touches them."""
+        secs = self.secs
+        out = secs[:j]
+        out.append(mine)
+        edge = mine[2]  # the end of the section before, ns
+        mine_items = mine[5]
+        moved: dict[int, float] = {}
+        owners = self.item_owner
+        for k in range(j, len(secs)):
+            arr, s, e, x, r, items = secs[k]
+            rid = r.id
+            x_new = x
+            if k == j and rid != cpu:
+                both = tuple(i for i in items if i in mine_items)
+                if both:  # those items now come from ``cpu`` (the others as before: at most x)
+                    back = self.moved_lines(both) * self.pkg.line_transfer_cycles(cpu, rid) / r.freq
+                    if back > x:
+                        x_new = back
+                        self.transfers += 1 if x == 0.0 else 0
+                        self.transfer_ns += back - x
+            base = moved.get(rid, 0.0)
+            new_s = s + base
+            if x_new > x:
+                new_s += x_new - x
+            if new_s < edge + x_new:
+                new_s = edge + x_new
+            delta = new_s - s
+            extra = delta - base
+            if extra > 0.0:
+                r.lock_wait(extra, self.layer)
+                moved[rid] = delta
+            else:
+                extra = 0.0
+            self.spin_ns += extra - (x_new - x)
+            out.append((arr + base, new_s, new_s + (e - s), x_new, r, items))
+            edge = new_s + (e - s)
+            for i in items:
+                owners[i] = rid
+        self.secs = out
+        self.free_at = edge

@@ -316,6 +316,14 @@ class Execution(RunQueue, SmtWatcher):
         the frequency it ran at)."""
         return self.spin_cycles_done + (self._spin_ns_at(now) - self._epoch_spin_ns) * self.freq
 
+    def segment_work_ns(self) -> float:
+        """The work time of the segment that has just ended (its continuation runs now), ns; 0
+        otherwise. Where a continuation places the sections its segment's code took locks in
+        (models.os.block.blk_mq): spread over a span as long as that code ran."""
+        if self.engine.now != self._seg_end:
+            return 0.0
+        return self._seg_end - self._seg_work_from
+
     def clock(self) -> float:
         """The time code running now on this CPU sees (now + any context switch carried into
         its segment), ns."""
