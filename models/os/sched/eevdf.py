@@ -30,7 +30,9 @@ from models.os.sched.task import NICE_0_LOAD, Task
 __all__ = ["entity_lag", "is_eligible", "pick_eevdf", "place", "queue_sums"]
 
 
-def queue_sums(queued: list[Task], delayed: list[Task], cur: Task | None, cur_v: float, v0: float) -> tuple[float, float]:
+def queue_sums(
+    queued: list[Task], delayed: list[Task], cur: Task | None, cur_v: float, v0: float
+) -> tuple[float, float]:
     """(sum of w_i (v_i - v0), sum of w_i) over the queued, delayed and running (``cur`` at virtual
     time ``cur_v``, if any) entities: ``cfs_rq->avg_vruntime`` and ``avg_load`` with the current
     entity added, as ``avg_vruntime`` and ``vruntime_eligible`` add it."""
