@@ -209,7 +209,7 @@ def _delayed_run(version: str) -> tuple[list, list, object]:
 
     finished: list = []
     r._put_prev, r._finish_delayed, r.requeue_delayed = spy, spy_finish, spy_requeue
-    s = _sleeper(host, r, 1, run_cycles=4e6, sleep_ns=200_000.0)  # bursts of ~1.2 ms: it runs ahead
+    _sleeper(host, r, 1, run_cycles=4e6, sleep_ns=200_000.0)  # bursts of ~1.2 ms: it runs ahead
     host.engine.run(until=60e6)
     return seen, finished, r
 

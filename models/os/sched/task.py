@@ -76,8 +76,11 @@ def kernel_thread(all_tasks: list, name: str, cpu: int, nice: int = -20) -> Task
     """A per-CPU kernel thread (a kworker, the stopper), asleep since boot, pinned to ``cpu`` and
     added to ``all_tasks`` (the host's list; its index is the thread's id). Its first wake-up
     places it at the queue's ``min_vruntime`` minus the sleeper credit (CFS place_entity), as for
-    any long sleeper, or with no lag at the queue's average (EEVDF); at nice -20 (WQ_HIGHPRI workers; the stop class, which runs before any CFS task)
-    it preempts a nice-0 task at its next preemption point."""
+    any long sleeper, or with no lag at the queue's average (EEVDF). At nice -20 (WQ_HIGHPRI
+    workers; the stop class, which runs before any CFS task) it preempts a nice-0 task at its next
+    preemption point on CFS; on EEVDF when it is the pick: its deadline, a request at 1/87 of the
+    nice-0 weight, is the earliest, unless the running task is eligible and still protected
+    (RUN_TO_PARITY)."""
     task = Task(len(all_tasks), name, cpu, job=-1)
     task.kthread = True
     task.vscale = nice_vscale(nice)
