@@ -187,47 +187,36 @@ def test_preempt_short_lets_a_task_with_a_shorter_request_in_on_612_only():
     assert _median(_waits("6.6", 0.0, slice_ns=100_000.0)) > 300_000
 
 
-def _delayed_run(version: str) -> tuple[list, list, object]:
+def _delayed_run(version: str) -> tuple[list, object]:
+    """A task that runs ~1.2 ms bursts between 200 us sleeps beside a CPU hog (it runs ahead of its
+    share): at each wake-up, (still delayed on its queue, its saved lag, its lag once requeued)."""
     host = _host(version)
     r = host.runners[2]
     _hog(host, r, 0)
     seen: list = []
-    orig, orig_finish, orig_requeue = r._put_prev, r._finish_delayed, r.requeue_delayed
 
-    def spy(task, voluntary):
-        orig(task, voluntary)
-        if task.name == "sleeper1" and voluntary:
-            seen.append((task.delayed, task.vlag))
+    def observe(task):
+        delayed, saved = task.delayed, task.vlag
+        r.wake(task)  # (its own CPU: enqueued at once; a second wake-up finds it runnable)
+        seen.append((delayed, saved, task.vlag))
 
-    def spy_finish(task):
-        orig_finish(task)
-        finished.append(task.vlag)
-
-    def spy_requeue(task):
-        orig_requeue(task)
-        finished.append(task.vlag)
-
-    finished: list = []
-    r._put_prev, r._finish_delayed, r.requeue_delayed = spy, spy_finish, spy_requeue
-    _sleeper(host, r, 1, run_cycles=4e6, sleep_ns=200_000.0)  # bursts of ~1.2 ms: it runs ahead
+    _sleeper(host, r, 1, run_cycles=4e6, sleep_ns=200_000.0, on_wake=observe)
     host.engine.run(until=60e6)
-    return seen, finished, r
+    return seen, r
 
 
 def test_delay_dequeue_only_on_612():
     """A task that sleeps ahead of the average (negative lag) stays queued on 6.12 (DELAY_DEQUEUE)
-    until it is picked or woken, its positive lag then dropped (DELAY_ZERO); 6.6
-    dequeues it at once and keeps the negative lag for its wake-up."""
-    on612, finished612, r612 = _delayed_run("6.12")
-    on66, finished66, r66 = _delayed_run("6.6")
+    until it is picked or woken, a positive lag then dropped (DELAY_ZERO); 6.6 dequeues it at once
+    and keeps the negative lag for its wake-up."""
+    on612, r612 = _delayed_run("6.12")
+    on66, r66 = _delayed_run("6.6")
     assert len(on612) > 10 and len(on66) > 10
-    assert any(d for d, _ in on612) and not any(d for d, _ in on66)
-    assert any(lag < -1_000.0 for _, lag in on66)  # 6.6: it sleeps owing service
-    # it leaves the queue when picked (eligible by then: its lag clipped to 0) or is woken there (a
-    # positive lag dropped): never owed service after a delay
-    assert finished612 and all(lag <= 0.0 for lag in finished612)
-    assert not finished66 and not r66.delayed
-    assert all(t.state == SLEEPING for t in r612.delayed)  # a delayed task is asleep
+    assert any(d for d, _, _ in on612) and not any(d for d, _, _ in on66)
+    assert any(saved < -1_000.0 for _, saved, _ in on66)  # 6.6: it sleeps owing service
+    # woken while delayed: requeued where it is, never owed service after the delay
+    assert all(after <= 0.0 for d, _, after in on612 if d)
+    assert not r66.delayed and all(t.state == SLEEPING for t in r612.delayed)  # a delayed task is asleep
 
 
 @pytest.mark.parametrize("version", ["6.1", "6.6", "6.12"])
