@@ -51,9 +51,9 @@ FEATURES: Final[dict[str, tuple[int, int]]] = {
     # the fair class (models.os.sched.cfs): EEVDF replaced CFS's vruntime pick, sleeper credit and
     # wake-up granularity in 6.6 ("sched/fair: Implement an EEVDF-like scheduling policy", with
     # PLACE_LAG, PLACE_DEADLINE_INITIAL and RUN_TO_PARITY, "sched/eevdf: Curb wakeup-preemption";
-    # from the release history: linux-6.1/kernel/sched/fair.c is CFS, linux-6.12's EEVDF)
+    # from the release history: 6.1 kernel/sched/fair.c is CFS, linux-6.12's EEVDF)
     "eevdf": (6, 6),
-    # linux-6.12/kernel/sched/features.h DELAY_DEQUEUE and DELAY_ZERO ("sched/fair: Implement
+    # 6.12 kernel/sched/features.h DELAY_DEQUEUE and DELAY_ZERO ("sched/fair: Implement
     # delayed dequeue"), PREEMPT_SHORT ("sched/eevdf: Allow shorter slices to wakeup-preempt"),
     # PLACE_REL_DEADLINE and sched_attr.sched_runtime as a fair task's request: 6.12 from the release
     # history (none of them is in the EEVDF of 6.6-6.11 as recalled; no tree between is read)

@@ -3,12 +3,12 @@ switches, time slices and preemption.
 
 The fair class follows the host's kernel release (``kernel.version``; models.os.kernel_version):
 
-- **CFS** (to 6.5; linux-6.1/kernel/sched/fair.c), reduced to what IO workloads exercise: tasks
+- **CFS** (to 6.5; 6.1 kernel/sched/fair.c), reduced to what IO workloads exercise: tasks
   ordered by vruntime (CPU time scaled by the inverse of their nice level's load weight), the
   smallest picked; time-slice preemption at the scheduler tick after a slice of
   ``max(sched_latency / nr_running, min_granularity)`` when others are runnable; wake-up
   preemption (models.os.sched.placement) beyond ``wakeup_granularity``.
-- **EEVDF** (6.6+; linux-6.12/kernel/sched/fair.c, arithmetic in models.os.sched.eevdf): the
+- **EEVDF** (6.6+; 6.12 kernel/sched/fair.c, arithmetic in models.os.sched.eevdf): the
   eligible entity (vruntime no later than the queue's weighted average) with the earliest virtual
   deadline (vruntime + base_slice / weight) is picked; a task whose request is used up
   (vruntime past its deadline) gets a new one at the next tick and is rescheduled

@@ -11,10 +11,10 @@ from simcore.config import Model
 
 __all__ = ["FairTunables", "SchedConfig", "tunable_factor"]
 
-#: the normalized tunables (the values for one CPU), ns: linux-6.1/kernel/sched/fair.c
+#: the normalized tunables (the values for one CPU), ns: 6.1 kernel/sched/fair.c
 #: normalized_sysctl_sched_latency 6 ms, _min_granularity 0.75 ms, _wakeup_granularity 1 ms (CFS,
 #: to 6.5); EEVDF's normalized_sysctl_sched_base_slice: 0.75 ms from 6.6 (recalled: upstream 6.6,
-#: the tree is not read here), 0.70 ms in linux-6.12/kernel/sched/fair.c as read (Debian's 6.12.118:
+#: the tree is not read here), 0.70 ms in 6.12 kernel/sched/fair.c as read (Debian's 6.12.118:
 #: "sched: Reduce the default slice to avoid tasks getting an extra tick", from stable 6.12.31 by
 #: Debian's changelog)
 NORMALIZED_LATENCY_NS: Final = 6_000_000.0
@@ -27,7 +27,7 @@ BASE_SLICE_700US: Final = (6, 12)
 
 
 def tunable_factor(ncpus: int, scaling: str = "log") -> int:
-    """get_update_sysctl_factor (linux-6.12/kernel/sched/fair.c, the same in 6.1): the tunables are
+    """get_update_sysctl_factor (6.12 kernel/sched/fair.c, the same in 6.1): the tunables are
     the normalized values times 1 + ilog2(min(ncpus, 8)) (SCHED_TUNABLESCALING_LOG, the default),
     min(ncpus, 8) (linear) or 1 (none); ``ncpus``: the online logical CPUs."""
     cpus = max(1, min(ncpus, 8))

@@ -1,4 +1,4 @@
-"""EEVDF's arithmetic (Linux 6.6+, ``linux-6.12/kernel/sched/fair.c``): the weighted average virtual
+"""EEVDF's arithmetic (Linux 6.6+, 6.12 ``kernel/sched/fair.c``): the weighted average virtual
 time of a run queue, eligibility, the virtual deadline, the pick and the placement of a woken task.
 
 The run queue level (models.os.sched.cfs) keeps its entities in three places: the queued tasks
