@@ -380,6 +380,9 @@ class Cfs(IrqEntry):
         self.renew_request(task, v)
         if not voluntary:
             return
+        if not self.rq and not self.delayed:  # alone on its queue: V is its own vruntime
+            task.vlag = 0.0
+            return
         v0 = self.min_vruntime
         avg, load = self._sums(task, v)
         if self.delay_dequeue and not eevdf.is_eligible(avg, load, v, v0):
