@@ -58,6 +58,7 @@ COMPILED_MODULES = (
     "models.os.time.hrtimer",
     "models.os.sched.idle",
     "models.os.irq.entry",
+    "models.os.sched.eevdf",
     "models.os.sched.cfs",
     "models.os.sched.placement",
     "models.os.sched.balance",

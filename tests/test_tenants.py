@@ -4,6 +4,8 @@ shared SSD, each reported apart as fio does."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from scenarios.config.host import resolve
@@ -51,3 +53,26 @@ def test_the_latency_tenant_waits_behind_the_throughput_tenants():
     assert p99(busy) > 1.5 * p99(alone)
     assert busy["iops"] < alone["iops"]
     assert summary["iops"] > 10 * busy["iops"]  # the scan's IOs dominate the device
+
+
+def test_scaling_md_quotes_the_tenant_mix_per_fair_class():
+    """docs/scaling.md's table of the latency tenant beside 4 scans on CFS (6.3), EEVDF (6.6) and
+    6.12's EEVDF: each row as the model gives it."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "scaling.md").read_text(encoding="utf-8")
+    names = {"6.3": "CFS", "6.6": "EEVDF", "6.12": "EEVDF + DELAY_DEQUEUE, PREEMPT_SHORT"}
+    for version, name in names.items():
+        out = simulate(resolve(scenario="tenants", sets={**SHORT, "job.tput.numjobs": "4", "kernel.version": version}))
+        lat = {j["jobname"]: j for j in out["jobs"]}["lat"]["read"]
+        mean_us = lat["lat_ns"]["mean"] / 1000
+        p99_us = float(lat["clat_ns"]["percentile"]["99.000000"]) / 1000
+        row = f"| {version} | {name} | {mean_us:.0f} us | {p99_us:.0f} us | {round(lat['iops']):,} |"
+        assert row in page, row
+    alone = {}
+    for version in names:
+        out = simulate(resolve(scenario="tenants", sets={**SHORT, "job.tput.numjobs": "0", "kernel.version": version}))
+        alone[version] = f"{out['jobs'][0]['read']['lat_ns']['mean'] / 1000:.0f} us"
+    assert alone["6.3"] == alone["6.6"]
+    quoted = f"{alone['6.12']} mean alone against {alone['6.3']} on 6.3 and 6.6"
+    assert quoted in re.sub(r"\s+", " ", page), quoted

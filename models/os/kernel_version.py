@@ -48,6 +48,18 @@ FEATURES: Final[dict[str, tuple[int, int]]] = {
     # kernel"; the queue limits atomic_write_unit_min/max_bytes and the NVMe driver's AWUPF/NAWUPF came
     # with it, from the release history)
     "rwf_atomic": (6, 11),
+    # the fair class (models.os.sched.cfs): EEVDF replaced CFS's vruntime pick, sleeper credit and
+    # wake-up granularity in 6.6 ("sched/fair: Implement an EEVDF-like scheduling policy", with
+    # PLACE_LAG, PLACE_DEADLINE_INITIAL and RUN_TO_PARITY, "sched/eevdf: Curb wakeup-preemption";
+    # from the release history: 6.1 kernel/sched/fair.c is CFS, linux-6.12's EEVDF)
+    "eevdf": (6, 6),
+    # 6.12 kernel/sched/features.h DELAY_DEQUEUE and DELAY_ZERO ("sched/fair: Implement
+    # delayed dequeue"), PREEMPT_SHORT ("sched/eevdf: Allow shorter slices to wakeup-preempt"),
+    # PLACE_REL_DEADLINE and sched_attr.sched_runtime as a fair task's request: 6.12 from the release
+    # history (none of them is in the EEVDF of 6.6-6.11 as recalled; no tree between is read)
+    "delay_dequeue": (6, 12),
+    "preempt_short": (6, 12),
+    "place_rel_deadline": (6, 12),
 }
 
 #: fio's io_uring engine asks for SINGLE_ISSUER | DEFER_TASKRUN (and COOP_TASKRUN) from fio-3.33

@@ -1,9 +1,26 @@
-"""The run queue of a CPU: CFS picking, context switches, time slices and preemption.
+"""The run queue of a CPU: the fair class's pick (CFS before Linux 6.6, EEVDF from 6.6), context
+switches, time slices and preemption.
 
-CFS reduced to what IO workloads exercise: tasks ordered by vruntime (CPU time scaled by the
-inverse of their nice level's load weight), the smallest picked; time-slice preemption at the
-scheduler tick after a slice of ``max(sched_latency / nr_running, min_granularity)`` when others
-are runnable; wake-up preemption (models.os.sched.placement) beyond ``wakeup_granularity_ns``. A
+The fair class follows the host's kernel release (``kernel.version``; models.os.kernel_version):
+
+- **CFS** (to 6.5; 6.1 kernel/sched/fair.c), reduced to what IO workloads exercise: tasks
+  ordered by vruntime (CPU time scaled by the inverse of their nice level's load weight), the
+  smallest picked; time-slice preemption at the scheduler tick after a slice of
+  ``max(sched_latency / nr_running, min_granularity)`` when others are runnable; wake-up
+  preemption (models.os.sched.placement) beyond ``wakeup_granularity``.
+- **EEVDF** (6.6+; 6.12 kernel/sched/fair.c, arithmetic in models.os.sched.eevdf): the
+  eligible entity (vruntime no later than the queue's weighted average) with the earliest virtual
+  deadline (vruntime + base_slice / weight) is picked; a task whose request is used up
+  (vruntime past its deadline) gets a new one at the next tick and is rescheduled
+  (update_deadline) unless it is still the pick; RUN_TO_PARITY: a task keeps the CPU against
+  wake-ups until its request is used up or it is no longer eligible; a task's lag is saved when it
+  sleeps and restored when it wakes (PLACE_LAG). 6.12 adds DELAY_DEQUEUE (a task that sleeps
+  with negative lag stays queued, competing, until it is picked or woken; then its lag is zeroed,
+  DELAY_ZERO), PREEMPT_SHORT (a wakee with a shorter request cancels the protection) and keeps a
+  moved task's relative deadline (PLACE_REL_DEADLINE).
+
+The tunables are Linux's normalized values times 1 + ilog2(min(CPUs, 8))
+(models.os.sched.config.FairTunables). A
 switch's cycles are carried into the next task's first segment (no event of its own); a switch
 between a task and a kernel thread needs no address-space switch (``kthread_switch_cycles``). A
 task leaving the CPU to sleep counts a voluntary switch, a preempted task an involuntary one
@@ -23,7 +40,9 @@ from models.os.costs.bundle import Cost
 from models.os.costs.tables import CostTable
 from models.os.interfaces import Balancer
 from models.os.irq.entry import IrqEntry
-from models.os.sched.config import SchedConfig
+from models.os.kernel_version import has
+from models.os.sched import eevdf
+from models.os.sched.config import FairTunables, SchedConfig
 from models.os.sched.execution import IDLE, NONE, POLL, RUN
 from models.os.sched.host import SchedHost
 from models.os.sched.task import DEAD, RUNNABLE, RUNNING, SLEEPING, Task
@@ -75,6 +94,16 @@ class Cfs(IrqEntry):
         self.cost_dequeue_kthread = ct.get("dequeue_sleep_kthread", actions={"pelt_update": 1, "psi_change": 1})
         self.min_vruntime = 0.0
         self._slice_call: Call | None = None
+        # the fair class of the host's kernel release, and its tunables for the host's CPU count
+        release = k.release
+        self.tunables = FairTunables(sched, len(host.pkg.cpus), release)
+        self.eevdf = has(release, "eevdf")
+        self.delay_dequeue = has(release, "delay_dequeue")
+        self.preempt_short = has(release, "preempt_short")
+        self.rel_deadline = has(release, "place_rel_deadline")
+        self.base_slice_ns = self.tunables.base_slice_ns
+        #: EEVDF 6.12: tasks asleep whose dequeue is delayed (DELAY_DEQUEUE), still competing here
+        self.delayed: list[Task] = []
 
     def no_user_task(self, queued_only: bool = False) -> bool:
         """No user task runs (unless ``queued_only``) or waits on this CPU: the user cgroup's group
@@ -103,7 +132,11 @@ class Cfs(IrqEntry):
         """Place a new runnable task on this CPU at time now."""
         self._start_tick()
         task.cpu = self.id
-        task.vruntime = self.min_vruntime
+        if self.eevdf:  # place_entity(ENQUEUE_INITIAL): no lag, half a request to its first deadline
+            task.vlag = 0.0
+            self._place(task, initial=True)
+        else:
+            task.vruntime = self.min_vruntime
         task.state = RUNNABLE
         self.rq.append(task)
         if self.cpufreq_hook is not None:
@@ -147,6 +180,8 @@ class Cfs(IrqEntry):
         # that ends (put_prev_task's update_curr)
         self.charge_runtime(task, self.clock())
         self.settle_carry(task)
+        if self.eevdf:
+            self._put_prev(task, voluntary)
         task.last_ran = self.last_task_ns = now
         task.warm_cpu = self.id
         task.warm_mark = self.run_ns_total
@@ -175,7 +210,9 @@ class Cfs(IrqEntry):
         else:
             then()
 
-    def _pick(self) -> Task:
+    def _pick(self) -> Task | None:
+        if self.eevdf:
+            return self._pick_eevdf()
         rq = self.rq
         if len(rq) == 1:
             return pop_last(rq)
@@ -222,10 +259,13 @@ class Cfs(IrqEntry):
         task and a kernel thread (``prev_kthread``, or the next task is one) costs
         ``kthread_switch_cycles`` (no address-space switch); ``prev_queued``: the previous task was
         preempted (still runnable)."""
-        if self.rq:
-            nxt = self._pick()
+        nxt = self._pick() if self.rq else None
+        if nxt is None and self.delayed:
+            self._drop_delayed()
+        if nxt is not None:
             self.current = nxt
             nxt.state = RUNNING
+            nxt.protect = True  # set_next_entity: set_protect_slice (RUN_TO_PARITY; EEVDF only reads it)
             if nxt.vruntime > self.min_vruntime:
                 self.min_vruntime = nxt.vruntime
             if from_idle:
@@ -276,10 +316,14 @@ class Cfs(IrqEntry):
         task = self.current
         if task is None or self._slice_call is not None:
             return
-        nr = len(self.rq) + 1
-        slice_ns = max(self.sched.sched_latency_ns / nr, self.sched.min_granularity_ns)
         now = self.engine.now
-        due = task.ran_since + slice_ns
+        if self.eevdf:  # update_deadline at the first tick once its request is used up
+            due = now
+            if task.protect or not self.preempt_short:  # (6.12, unprotected: did_preempt_short at each tick)
+                due += max(task.deadline - self.cur_vruntime(task, now), 0.0) / task.vscale
+        else:
+            nr = len(self.rq) + 1
+            due = task.ran_since + max(self.tunables.latency_ns / nr, self.tunables.min_granularity_ns)
         tick = self._tick_ns
         due = (int(max(due, now) / tick) + 1) * tick
         self._slice_call = self.engine.call_at(due, self._slice_expired, task)
@@ -292,6 +336,139 @@ class Cfs(IrqEntry):
             return
         if not self.rq:
             return
+        if self.eevdf and not self._tick_resched(task):
+            self._arm_slice()
+            return
         self.need_resched = True
         if self.mode == POLL:
             self._poll_interrupt_for_resched()
+
+    # -- EEVDF (6.6+): models.os.sched.eevdf's arithmetic on this queue ------------------------------
+    def cur_vruntime(self, task: Task, now: float) -> float:
+        """The running ``task``'s virtual time at ``now``: charged so far plus its time since."""
+        return task.vruntime + max(now - task.ran_since, 0.0) * task.vscale
+
+    def _request_ns(self, task: Task) -> float:
+        """The task's request r_i: its own slice (6.12 sched_attr) or sysctl_sched_base_slice."""
+        own = task.custom_slice_ns
+        return own if own > 0.0 and self.preempt_short else self.base_slice_ns
+
+    def _place(self, task: Task, initial: bool = False) -> None:
+        """place_entity: ``task`` (not queued) joins this queue with its saved lag."""
+        cur = self.current
+        cur_v = self.cur_vruntime(cur, self.engine.now) if cur is not None else 0.0
+        eevdf.place(task, self.rq, self.delayed, cur, cur_v, self.min_vruntime, self._request_ns(task), initial)
+
+    def _sums(self, cur: Task | None, cur_v: float) -> tuple[float, float]:
+        return eevdf.queue_sums(self.rq, self.delayed, cur, cur_v, self.min_vruntime)
+
+    def renew_request(self, task: Task, v: float) -> bool:
+        """update_deadline for the running ``task`` at virtual time ``v``: once its request is used
+        up it gets a new one (deadline v + r / w; its slice no longer protected). True if renewed."""
+        if v < task.deadline:
+            return False
+        task.slice_ns = self._request_ns(task)
+        task.deadline = v + task.slice_ns * task.vscale
+        task.protect = False
+        return True
+
+    def _put_prev(self, task: Task, voluntary: bool) -> None:
+        """``task`` (charged up to now) leaves the CPU: update_curr's deadline check, then, if it
+        sleeps, dequeue_entity: its lag saved (entity_lag), or, 6.12, if it is not eligible, its
+        dequeue delayed (it stays here, asleep, competing until picked or woken)."""
+        v = task.vruntime
+        self.renew_request(task, v)
+        if not voluntary:
+            return
+        if not self.rq and not self.delayed:  # alone on its queue: V is its own vruntime
+            task.vlag = 0.0
+            return
+        v0 = self.min_vruntime
+        avg, load = self._sums(task, v)
+        if self.delay_dequeue and not eevdf.is_eligible(avg, load, v, v0):
+            task.delayed = True
+            self.delayed.append(task)
+            return
+        task.vlag = eevdf.entity_lag(avg, load, v0, task, v, self._tick_ns)
+
+    def _finish_delayed(self, task: Task) -> None:
+        """A delayed task is dequeued at last (picked): its lag now, clipped to 0 (DELAY_ZERO)."""
+        avg, load = self._sums(None, 0.0)
+        lag = eevdf.entity_lag(avg, load, self.min_vruntime, task, task.vruntime, self._tick_ns)
+        self.delayed.remove(task)
+        task.delayed = False
+        task.vlag = min(lag, 0.0)
+
+    def _pick_eevdf(self) -> Task | None:
+        """pick_next_entity: pick_eevdf over the queued and delayed tasks; a delayed one picked is
+        dequeued (DEQUEUE_DELAYED) and the pick retried."""
+        while True:
+            t = eevdf.pick_eevdf(self.rq, self.delayed, None, 0.0, self.min_vruntime, True)
+            if t is None or not t.delayed:
+                if t is not None:
+                    self.rq.remove(t)
+                return t
+            self._finish_delayed(t)
+
+    def _drop_delayed(self) -> None:
+        """Nothing runnable is left: the pick dequeues each delayed task in turn (each eligible, the
+        earliest first, when picked), their lags zeroed (DELAY_ZERO)."""
+        while self.delayed:
+            t = eevdf.pick_eevdf([], self.delayed, None, 0.0, self.min_vruntime, True)
+            assert t is not None
+            self._finish_delayed(t)
+
+    def requeue_delayed(self, task: Task) -> None:
+        """A delayed task is woken (ttwu_runnable -> requeue_delayed_entity): it is runnable here
+        again; with DELAY_ZERO a positive lag is dropped and it is placed anew."""
+        avg, load = self._sums(self.current, self._cur_v())
+        lag = eevdf.entity_lag(avg, load, self.min_vruntime, task, task.vruntime, self._tick_ns)
+        self.delayed.remove(task)
+        task.delayed = False
+        task.vlag = lag
+        if lag > 0.0:
+            task.vlag = 0.0
+            self._place(task)
+
+    def _cur_v(self) -> float:
+        cur = self.current
+        return self.cur_vruntime(cur, self.engine.now) if cur is not None else 0.0
+
+    def _tick_resched(self, task: Task) -> bool:
+        """The tick's update_curr for the running ``task`` with others queued: resched once its
+        request is used up (update_deadline) or, 6.12, once it is unprotected and no longer eligible
+        (did_preempt_short); False also when the pick would keep it (schedule() keeps prev: no
+        switch)."""
+        v = self.cur_vruntime(task, self.engine.now)
+        if not self.renew_request(task, v):
+            if not (self.preempt_short and not task.protect):
+                return False
+            avg, load = self._sums(task, v)
+            if eevdf.is_eligible(avg, load, v, self.min_vruntime):
+                return False
+        return eevdf.pick_eevdf(self.rq, self.delayed, task, v, self.min_vruntime, True) is not task
+
+    def wakeup_preempt_eevdf(self, task: Task, cur: Task, alone: bool) -> bool:
+        """check_preempt_wakeup_fair for woken ``task`` (queued) against the running ``cur``: the
+        enqueue's update_curr renews a used-up request (rescheduling unless ``cur`` was ``alone``
+        on the queue); 6.12's PREEMPT_SHORT cancels ``cur``'s protection for an eligible wakee with
+        a shorter request that is due first (or ``cur`` not eligible); then preempt if the wakee is
+        now the pick."""
+        now = self.engine.now
+        v = self.cur_vruntime(cur, now)
+        if alone and v >= cur.deadline:
+            # while it ran alone each tick's update_curr renewed its request: the last one did
+            tick = self._tick_ns
+            last = math.floor(now / tick) * tick
+            if last > cur.ran_since:
+                self.renew_request(cur, self.cur_vruntime(cur, last))
+        if self.renew_request(cur, v) and not alone:
+            return True
+        v0 = self.min_vruntime
+        if self.preempt_short and task.slice_ns < cur.slice_ns and cur.protect:
+            avg, load = self._sums(cur, v)
+            if eevdf.is_eligible(avg, load, task.vruntime, v0) and (
+                task.deadline < cur.deadline or not eevdf.is_eligible(avg, load, v, v0)
+            ):
+                cur.protect = False  # cancel_protect_slice
+        return eevdf.pick_eevdf(self.rq, self.delayed, cur, v, v0, True) is task

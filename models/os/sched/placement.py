@@ -31,6 +31,7 @@ from models.cpu.cpuidle import CpuidleGovernor
 from models.os.costs.bundle import Cost
 from models.os.costs.tables import CostTable
 from models.os.interfaces import Balancer
+from models.os.sched import eevdf
 from models.os.sched.cfs import Cfs
 from models.os.sched.config import SchedConfig
 from models.os.sched.execution import IDLE, POLL, Execution
@@ -117,8 +118,8 @@ class Wakeup(Cfs):
         self._scan_costs: dict[int, Cost] = {}
         #: a remote wake-up's cache-line fetch, by its cycles (Package.line_transfer_cycles)
         self._line_costs: dict[float, Cost] = {}
-        self._sleeper_credit_ns = sched.sched_latency_ns / 2  # CFS place_entity (GENTLE_FAIR_SLEEPERS)
-        self._wakeup_gran_ns = sched.wakeup_granularity_ns
+        self._sleeper_credit_ns = self.tunables.latency_ns / 2  # CFS place_entity (GENTLE_FAIR_SLEEPERS)
+        self._wakeup_gran_ns = self.tunables.wakeup_granularity_ns
         #: every CPU's runner, as this level knows them (the balancer's list, as ``runners`` is: typed
         #: here, compiled, a runner taken from it is checked against this class, the second of the
         #: runner's bases, where ``runners`` checks against the chain's first level, the eighth)
@@ -132,8 +133,10 @@ class Wakeup(Cfs):
         cost = self.cost_wakeup_kthread if task.kthread else self.cost_wakeup
         self.add_carry(cost)
         target = self.wake_targets[task.cpu]
-        if task.affinity is not None and not is_idle(target):
-            target = self._place_woken(task, target)  # its CPU is busy: CFS looks for another
+        if task.affinity is not None and not task.delayed and not is_idle(target):
+            # its CPU is busy: the fair class looks for another (a delayed task is still queued
+            # there: ttwu_runnable requeues it where it is)
+            target = self._place_woken(task, target)
         if target is self:
             self._enqueue_woken(task)
         else:
@@ -183,18 +186,28 @@ class Wakeup(Cfs):
             self.add_carry(self.cost_group_enqueue)  # the first of its cgroup here: its levels are queued
         if self.cpufreq_hook is not None:
             self.cpufreq_hook(self, self.engine.now, iowait)
-        floor = self.min_vruntime - self._sleeper_credit_ns
-        if task.vruntime < floor:
-            task.vruntime = floor
-        self.rq.append(task)
         cur = self.current
-        if cur is not None:
-            now = self.engine.now
+        if self.eevdf:  # place_entity with its lag (or requeue_delayed_entity), then EEVDF's check
+            alone = not self.rq and not self.delayed
+            if task.delayed:
+                self.requeue_delayed(task)
+            else:
+                self._place(task)
+            self.rq.append(task)
+            preempt = cur is not None and self.wakeup_preempt_eevdf(task, cur, alone)
+        else:
+            floor = self.min_vruntime - self._sleeper_credit_ns
+            if task.vruntime < floor:
+                task.vruntime = floor
+            self.rq.append(task)
             # wakeup_preempt_entity: the granularity in the wakee's virtual time (calc_delta_fair)
-            if (
-                cur.vruntime + max(now - cur.ran_since, 0.0) * cur.vscale - task.vruntime
+            preempt = (
+                cur is not None
+                and cur.vruntime + max(self.engine.now - cur.ran_since, 0.0) * cur.vscale - task.vruntime
                 > self._wakeup_gran_ns * task.vscale
-            ):
+            )
+        if cur is not None:
+            if preempt:
                 self.need_resched = True
                 if self.mode == POLL:
                     self._poll_interrupt_for_resched()
@@ -227,9 +240,24 @@ class Wakeup(Cfs):
     def move_queued(self, task: Task, src: Cfs, target: Cfs) -> None:
         """Move queued ``task`` from ``src``'s runqueue to ``target``'s (detach_task /
         attach_task), charged to this CPU; its virtual time re-based on the new queue."""
+        if not self.eevdf:
+            src.rq.remove(task)
+            self._migrate(task, target)
+            task.vruntime += target.min_vruntime - src.min_vruntime
+            target.rq.append(task)
+            return
+        # EEVDF: dequeued with its lag (and, 6.12, its deadline relative: PLACE_REL_DEADLINE), placed
+        # on the new queue with both
+        cur = src.current
+        v = src.cur_vruntime(cur, self.engine.now) if cur is not None else 0.0
+        avg, load = eevdf.queue_sums(src.rq, src.delayed, cur, v, src.min_vruntime)
+        task.vlag = eevdf.entity_lag(avg, load, src.min_vruntime, task, task.vruntime, self._tick_ns)
+        rel = task.deadline - task.vruntime
         src.rq.remove(task)
         self._migrate(task, target)
-        task.vruntime += target.min_vruntime - src.min_vruntime
+        target._place(task)
+        if self.rel_deadline:
+            task.deadline = task.vruntime + rel
         target.rq.append(task)
 
     def _migrate(self, task: Task, target: Execution) -> None:

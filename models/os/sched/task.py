@@ -75,9 +75,12 @@ def task_load(task: Task) -> float:
 def kernel_thread(all_tasks: list, name: str, cpu: int, nice: int = -20) -> Task:
     """A per-CPU kernel thread (a kworker, the stopper), asleep since boot, pinned to ``cpu`` and
     added to ``all_tasks`` (the host's list; its index is the thread's id). Its first wake-up
-    places it at the queue's ``min_vruntime`` minus the sleeper credit (place_entity), as for any
-    long sleeper; at nice -20 (WQ_HIGHPRI workers; the stop class, which runs before any CFS task)
-    it preempts a nice-0 task at its next preemption point."""
+    places it at the queue's ``min_vruntime`` minus the sleeper credit (CFS place_entity), as for
+    any long sleeper, or with no lag at the queue's average (EEVDF). At nice -20 (WQ_HIGHPRI
+    workers; the stop class, which runs before any CFS task) it preempts a nice-0 task at its next
+    preemption point on CFS; on EEVDF when it is the pick: its deadline, a request at 1/87 of the
+    nice-0 weight, is the earliest, unless the running task is eligible and still protected
+    (RUN_TO_PARITY)."""
     task = Task(len(all_tasks), name, cpu, job=-1)
     task.kthread = True
     task.vscale = nice_vscale(nice)
@@ -118,6 +121,12 @@ class Task:
         "io_tid",
         "warm_cpu",
         "warm_mark",
+        "deadline",
+        "vlag",
+        "slice_ns",
+        "custom_slice_ns",
+        "protect",
+        "delayed",
     )
 
     def __init__(self, tid: int, name: str, cpu: int, job: int | None = None):
@@ -148,6 +157,17 @@ class Task:
         self.resume: Callable | None = None
         self.iowait = False
         self.vruntime = 0.0  # ns of CPU time received, x vscale (CFS)
+        # EEVDF (Linux 6.6+, models.os.sched.eevdf): the virtual deadline v + r / w of the current
+        # request, the lag V - v saved at dequeue (se->vlag), the request r (se->slice), a request
+        # of the task's own (sched_attr.sched_runtime, 6.12; 0: the base slice), RUN_TO_PARITY's
+        # protection of its slice (set at its pick), and its dequeue delayed (DELAY_DEQUEUE, 6.12:
+        # asleep, still on its queue until it is picked or woken)
+        self.deadline = 0.0
+        self.vlag = 0.0
+        self.slice_ns = 0.0
+        self.custom_slice_ns = 0.0
+        self.protect = False
+        self.delayed = False
         self.ran_since = 0.0
         self.ioprio = 0  # the io_context's IO priority (ioprio_set); 0: none (best effort, level 4)
         self.error = 0  # errno the job ended with (fio's td->error; 0: none)
