@@ -118,7 +118,9 @@ def test_defer_taskrun_needs_fio_3_33_and_kernel_6_1(kernel, fio, expected):
 
 def test_kernel_version_gates_and_validation():
     assert not has((5, 15), "io_comp_batch") and not has((5, 15), "plug_rq_cache") and not has((5, 15), "queue_rqs")
-    assert all(has((6, 6), f) for f in FEATURES if f != "rwf_atomic")
+    assert all(has((6, 6), f) for f in FEATURES if FEATURES[f] <= (6, 6))  # what 6.6 had, it has
+    assert not any(has((6, 6), f) for f in FEATURES if FEATURES[f] > (6, 6))
+    assert all(has((6, 12), f) for f in FEATURES)  # the newest release modelled has every feature
     assert has((6, 11), "rwf_atomic") and not has((6, 10), "rwf_atomic")  # RWF_ATOMIC came with 6.11
     assert KernelCosts(version="6.10").release == (6, 10)
     assert KernelCosts(version="6.6.9").version == "6.6"
