@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
+from models.ssd.media import MediaConfig
 from simcore.config import Model
 
 
@@ -455,6 +456,30 @@ class DeviceConfig(Model):
         NamespaceConfig(),
         description="the namespace's LBA format, protection information and atomic write unit",
     )
+    media: MediaConfig | None = Field(
+        None,
+        description="the NAND media (models.ssd.media): the parallel units are its dies on its channels, reads"
+        " take their page type's tR and a channel transfer, reads suspend programs and erases (None: a"
+        " service time per command, as on 3D XPoint)",
+    )
+
+    @model_validator(mode="after")
+    def _media_fits(self) -> "DeviceConfig":
+        m = self.media
+        if m is None:
+            return self
+        if m.channels > self.parallel_units:
+            raise ValueError(
+                f"media.channels={m.channels} exceeds parallel_units={self.parallel_units} (the dies): a channel"
+                " without a die"
+            )
+        left = m.controller_read_ns(self.read.base_ns)
+        if left < 0:
+            raise ValueError(
+                f"media: the mean tR {m.mean_read_ns:g} ns and a 4 KiB channel transfer {m.transfer_ns(4096):g} ns"
+                f" exceed read.base_ns={self.read.base_ns:g} (the media's share of a read cannot exceed the read)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _datapath_fits_units(self) -> "DeviceConfig":

@@ -109,16 +109,6 @@ class WriteBufferConfig(Model):
         description="the bytes of a write one unit of the frontier programs: a write of n bytes goes to"
         " ceil(n / this) units in turn, bytes (a 3D TLC NAND page of 16 KiB, recalled)",
     )
-    read_suspend_ns: float = Field(
-        100_000.0,
-        ge=0,
-        description="program/erase suspend for reads: a read whose unit is busy with the buffer's"
-        " programs or GC's work (queued ahead of it) waits at most this long, ns, then runs, and the"
-        " unit's queued work resumes after it (pushed back by the read's service). Default 100 us:"
-        " MQSim's program suspend time and its preferred suspend of a program for a read (exact, its"
-        " default SSD configuration); 3D NAND supports program and erase suspend and controllers use"
-        " it to serve reads (recalled). Reads queued behind reads keep their order",
-    )
 
 
 class SlcCacheConfig(Model):

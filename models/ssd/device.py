@@ -2,24 +2,20 @@
 
 Pipeline of one command (times in ns):
   doorbell -> fetch (``fetch_ns``) -> [write: data DMA over the link, then its media data path]
-  -> media service on the unit holding its address (base + per-KiB + lognormal jitter)
-  -> [read: its media data path, then data DMA over the link] -> completion entry posted + MSI-X
-  (``post_ns``).
-Flash with a DRAM write buffer (``write_buffer``, :mod:`models.ssd.write_buffer`) admits a write
-once the buffer has room, acknowledges it after its (buffer) service time and flushes it by programs
-on its units (at the SLC cache's rate, then the native one), which bounds sustained writes at the
-units' program rate.
-The front end (command fetch, completion posting) overlaps across commands: a fixed latency per
-command, no queueing. The media stage is ``parallel_units`` independent units (dies or die
-groups), each serving one command at a time in doorbell order; the command's address picks its
-unit (``unit_stripe_bytes`` interleave), so random commands collide on units at random and latency
-rises gradually with depth. The media data paths (``datapath``: channels, ECC, buffers) and the
-link each carry one transfer at a time at their rates, which makes bytes saturate: with a data
-path stage the device's ceiling is its rate / bytes per command whatever the number of units.
-Data streams from a path into the link and back (cut-through: the second transfer ends no
-earlier than the first). Every stage is computed analytically when the doorbell rings (paths and
-link serve transfers in the order their data is ready, first fit into their free gaps), so a
-command costs the event queue a single event: its completion posting.
+  -> media service on the unit holding its address -> [read: its media data path, then data DMA
+  over the link] -> completion entry posted + MSI-X (``post_ns``).
+The media service is either a time per command (base + per-KiB + lognormal jitter: 3D XPoint) or,
+with ``media`` (flash, :mod:`models.ssd.media`), the controller's share then the die's tR for the
+page type and its channel's transfer, reads suspending the die's programs and erases. Flash with a
+DRAM write buffer (:mod:`models.ssd.write_buffer`) acknowledges a write once the buffer has room and
+flushes it by programs on the dies (the SLC cache's rate, then the native one). The front end
+(fetch, posting) overlaps across commands. The media stage is ``parallel_units`` units (dies),
+each serving one operation at a time; the address picks the unit (``unit_stripe_bytes``
+interleave), so random commands collide on units at random. The data paths (``datapath``) and the
+link each carry one transfer at a time at their rates (cut-through between them). Every stage is
+computed analytically when the doorbell rings (paths, channels and link serve transfers in the
+order their data is ready, first fit into their free gaps), so a command costs the event queue a
+single event: its completion posting.
 """
 
 from __future__ import annotations
@@ -36,6 +32,7 @@ from models.ssd.config import DeviceConfig
 from models.ssd.ftl import Ftl, gc_work
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
+from models.ssd.media import Media
 from models.ssd.readahead import ReadAhead
 from models.ssd.write_buffer import WriteBuffer
 from models.ssd.zones import OK, ZoneSet
@@ -292,10 +289,10 @@ class NvmeDevice:
         self.engine = engine
         self.index = index
         self.qps: list[QueuePair] = []
-        self._units = [0.0] * cfg.parallel_units  # time each media unit becomes free
-        self._read_free = [0.0] * cfg.parallel_units  # when each unit's last read ends (read priority)
-        #: reads suspend the buffer's programs and GC after this wait, ns (-1: no write buffer, FIFO)
-        self._suspend_ns = cfg.write_buffer.read_suspend_ns if cfg.write_buffer is not None else -1.0
+        mc = cfg.media
+        #: the NAND dies and channels (models.ssd.media; None: a service time per command on each unit)
+        self.media = Media(mc, cfg.parallel_units, [TransferPath(engine) for _ in range(mc.channels)]) if mc else None
+        self._units = self.media.die_free if self.media else [0.0] * cfg.parallel_units  # when each unit is free
         self._n_units = cfg.parallel_units
         self._stripe = cfg.unit_stripe_bytes
         self._link = TransferPath(engine)
@@ -312,6 +309,8 @@ class NvmeDevice:
         }
         # the hot path's view of cfg.read / cfg.write
         self._svc_read = OpService(cfg.read.base_ns, cfg.read.per_kib_ns, self._jitter["read"].next)
+        #: with media: the controller's share of a read (the calibrated base less mean tR and transfer), ns
+        self._ctrl_read_ns = mc.controller_read_ns(cfg.read.base_ns) if mc else 0.0
         self._svc_write = OpService(cfg.write.base_ns, cfg.write.per_kib_ns, self._jitter["write"].next)
         self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
         ns = cfg.namespace
@@ -357,7 +356,7 @@ class NvmeDevice:
         wb = cfg.write_buffer
         #: the DRAM write buffer and SLC cache (models.ssd.write_buffer), None without a buffer
         self.write_buffer: WriteBuffer | None = (
-            WriteBuffer(wb, cfg.slc_cache, self._units, cfg.write_cache_program_ns) if wb is not None else None
+            None if wb is None else WriteBuffer(wb, cfg.slc_cache, self._units, cfg.write_cache_program_ns, self.media)
         )
         self._checks_writes = self.zones is not None or self.ftl is not None
         self._gc_copy_ns = self.ftl.copy_ns if self.ftl is not None else 0.0  # a GC copy's read and program
@@ -443,31 +442,28 @@ class NvmeDevice:
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
             extra_kib = nbytes / 1024.0 - 4.0
-            base_ns = service.base_ns
-            svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
+            media = self.media if is_read else None
+            if media is not None:  # the controller's share, then its die's tR and its channel
+                svc = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0
+                t += self._ctrl_read_ns
+            else:
+                base_ns = service.base_ns
+                svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
             if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
                 svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
-            if wb is not None:
+            if media is not None:
+                start, end, svc = media.read(unit, t, media.page_type(req.offset, self._stripe), svc, nbytes)
+            elif wb is not None:
                 # in the DRAM buffer: acknowledged after its (buffer) service without waiting for a
                 # unit; its flush programs the write frontier's units later (their data path
                 # transfer is part of the program time), and its bytes stay held until then
                 start = t
                 end = start + svc
                 wb.flush(nbytes, end)
-            elif is_read and self._suspend_ns >= 0.0 and free > t + self._suspend_ns:
-                # its unit is busy with queued programs/GC: it suspends them (read priority), runs
-                # after the reads ahead of it, and the queued work resumes after it
-                start = self._read_free[unit]
-                if start < t + self._suspend_ns:
-                    start = t + self._suspend_ns
-                end = start + svc
-                units[unit] = free + svc
-                self._read_free[unit] = end
             else:
                 start = free if free > t else t
                 end = start + svc
                 units[unit] = end
-                self._read_free[unit] = end
             if not is_read:
                 if wb is None:
                     self._busy_write_unit_ns += svc
@@ -476,6 +472,8 @@ class NvmeDevice:
                 if path is not None:
                     end = self._read_path(path, end, moved, xfer)
                 end = self._link.reserve(end, xfer) + xfer
+                if media is not None:
+                    svc += self._ctrl_read_ns
         req.t_dev_start = start
         req.t_dev_end = end
         req.device_service_ns = svc
@@ -502,6 +500,12 @@ class NvmeDevice:
         unit = (offset // nbytes) % self._n_units
         service = self._svc_read
         extra_kib = nbytes / 1024.0 - 4.0
+        if self.media is not None:  # (its array reads beyond the first 4 KiB: the per-KiB time)
+            extra = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0
+            m = self.media
+            _s, end, svc = m.read(unit, t + self._ctrl_read_ns, m.page_type(offset, self._stripe), extra, nbytes)
+            self._busy_read_unit_ns += svc
+            return end
         base_ns = service.base_ns
         svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
         free = self._units[unit]
@@ -539,9 +543,11 @@ class NvmeDevice:
                 ftl.trim(req.offset, req.nbytes)
             else:
                 copies, erases = ftl.write(req.offset, req.nbytes, req.placement % ftl.cfg.placement_handles)
-                if copies or erases:
-                    self._gc_unit, busy = gc_work(
-                        self._units, self._gc_unit, copies, erases, self._gc_copy_ns, self.cfg.ftl.erase_ns, t
+                if copies or erases:  # (with media: booked as operations reads suspend)
+                    work = (copies, erases, self._gc_copy_ns, self.cfg.ftl.erase_ns, t)
+                    m = self.media
+                    self._gc_unit, busy = (
+                        m.gc_work(self._gc_unit, *work) if m else gc_work(self._units, self._gc_unit, *work)
                     )
                     self._busy_write_unit_ns += busy
         return t

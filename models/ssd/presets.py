@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig, ZonedConfig
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
+from models.ssd.media import MediaConfig
 from simcore.sources import Preset
 
 #: the flash controllers' read-ahead (every flash preset's; the 3D XPoint presets have none)
@@ -66,6 +67,89 @@ SLC_CLIENT_SOURCE = (
     "estimate: the 980 PRO 1 TB's figures (42 GB, then 2,000 MB/s: exact, notebookcheck.com 490845),"
     " a client TLC drive of its class; no figure for this drive in the sources"
 )
+
+
+#: FEMU's TLC page-type times (exact: hw/femu/nand/nand.h, from the SimpleSSD paper): read LSB/CSB/MSB
+#: 56.5 / 77.5 / 106 us, program 820.5 / 2225 / 5734 us; the presets keep these ratios, scaled
+FEMU_TLC_READ_US = (56.5, 77.5, 106.0)
+FEMU_TLC_PROGRAM_NS = (820_500.0, 2_225_000.0, 5_734_000.0)
+_SUSPEND_SRC = (
+    "suspend of programs and erases for reads: 3D NAND supports it and controllers use it to serve reads"
+    " (recalled, the reference sheet's rules of thumb); suspend latencies MQSim's defaults, program 100 us,"
+    " erase 700 us (exact, ssdconfig.xml); resume cost none (MQSim, exact)"
+)
+
+
+def _tlc(msb_read_us: float, channel_gb_s: float) -> MediaConfig:
+    """3D TLC media: FEMU's page-type ratios with the slowest (MSB) read at ``msb_read_us``."""
+    read = tuple(round(x / FEMU_TLC_READ_US[2] * msb_read_us * 1e3, -1) for x in FEMU_TLC_READ_US)
+    return MediaConfig(cell="tlc", read_ns=read, program_ns=FEMU_TLC_PROGRAM_NS, channel_gb_s=channel_gb_s)
+
+
+#: NAND generations: (media, source), channels set per preset (:func:`with_media`)
+NAND: dict[str, tuple[MediaConfig, str]] = {
+    "samsung-v5": (
+        _tlc(50.0, 1.4),
+        "exact: Samsung V5 96L TLC tR 50 us, Toggle DDR 4.0 1.4 Gb/s (Samsung press release 2018); tR taken"
+        " as the MSB page's",
+    ),
+    "samsung-v6": (
+        _tlc(45.0, 1.2),
+        "recalled: Samsung V6 128L TLC tR ~45 us, 1.2 Gb/s (ISSCC 2019); tR taken as the MSB page's",
+    ),
+    "samsung-v7": (
+        _tlc(40.0, 2.0),
+        "recalled: Samsung V7 176L TLC tR ~40 us, 2.0 Gb/s (ISSCC 2021); tR taken as the MSB page's",
+    ),
+    "micron-176l": (
+        _tlc(45.0, 1.6),
+        "exact: Micron 176L ONFI 1600 MT/s (electronicdesign.com 21148162); tR estimate: 45 us MSB, as"
+        " the other 17x-layer parts (Micron gives -35% vs its 128L, no absolute figure)",
+    ),
+    "bics4": (
+        _tlc(50.0, 0.8),
+        "estimate: Kioxia/WD BiCS4 96L TLC, as Samsung's 96L V5 (tR 50 us MSB, exact for V5); interface"
+        " 800 MT/s (the 64-128L range 800-1200, recalled: the lower end)",
+    ),
+    "bics5": (
+        _tlc(45.0, 1.2),
+        "estimate: Kioxia/WD BiCS5 112L TLC, as 128L parts (tR 45 us MSB, 1200 MT/s: recalled ranges)",
+    ),
+    "intel-144l": (
+        _tlc(50.0, 1.2),
+        "estimate: Intel 144L TLC (floating gate, slower reads than charge-trap parts: recalled), tR 50 us"
+        " MSB, 1200 MT/s",
+    ),
+    "imft-mlc-20nm": (
+        MediaConfig(
+            cell="mlc",
+            read_ns=(40_000.0, 65_000.0),
+            program_ns=(500_000.0, 1_300_000.0),
+            channel_gb_s=0.4,
+            page_bytes=16_384,
+            planes_per_die=2,
+        ),
+        "exact: SimpleSSD's MLC (sample.cfg: LSB/MSB read 40 / 65 us, write 500 / 1300 us, 16 KiB pages,"
+        " 2 planes, 400 MT/s channels) for the P3700's 20 nm MLC (its own timings not in the sources)",
+    ),
+}
+
+
+def media_source(gen: str, channels: int, channel_source: str) -> str:
+    """The source of the NAND generation ``gen``'s media on ``channels``."""
+    media, src = NAND[gen]
+    return (
+        f"{src}; page types in FEMU's ratios (exact, nand.h); {channels} channels ({channel_source}); dies ="
+        f" the parallel units; {media.page_bytes // 1024} KiB pages, {media.planes_per_die} planes per die"
+        f" (recalled rules of thumb); {_SUSPEND_SRC}; the controller's share of a read is what read.base_ns"
+        " leaves (derived)"
+    )
+
+
+def with_media(values: dict, sources: dict, gen: str, channels: tuple[int, str]) -> None:
+    """Put the NAND generation ``gen``'s media on ``channels`` (count, source) into a preset's values."""
+    values["media"] = NAND[gen][0].model_copy(update={"channels": channels[0]})
+    sources["media"] = media_source(gen, *channels)
 
 
 def _optane(model: str, read_sd_ns: float, write_sd_ns: float, ranks: int, **kw) -> DeviceConfig:
@@ -139,6 +223,7 @@ def p3700(**kw) -> DeviceConfig:
         write_cache_program_ns=480_000.0,
         write_buffer=write_buffer(36, 1.9),
         parallel_units=36,
+        media=NAND["imft-mlc-20nm"][0].model_copy(update={"channels": 18}),
         link_gb_s=2.8,
         fetch_ns=300.0,
         post_ns=300.0,
@@ -163,6 +248,7 @@ def pm1743(**kw) -> DeviceConfig:
         write_cache_program_ns=760_000.0,
         write_buffer=write_buffer(190, 6.6),
         parallel_units=190,
+        media=NAND["samsung-v6"][0].model_copy(update={"channels": 16}),
         link_gb_s=13.0,
         fetch_ns=200.0,
         post_ns=200.0,
@@ -204,6 +290,7 @@ def zn540(**kw) -> DeviceConfig:
         read=ServiceConfig(base_ns=75_000.0, per_kib_ns=300.0, sd_ns=15_000.0),
         write=ServiceConfig(base_ns=7_400.0, per_kib_ns=0.0, sd_ns=500.0),
         parallel_units=64,
+        media=NAND["bics4"][0].model_copy(update={"channels": 16}),
         link_gb_s=3.5,
         fetch_ns=300.0,
         post_ns=300.0,
@@ -486,6 +573,11 @@ _980PRO = from_datasheet(
         ),
     )
 )
+with_media(
+    *_980PRO,
+    "samsung-v6",
+    (8, "recalled: the Elpis controller's 8 channels (Samsung 980 PRO data sheet, not re-checked)"),
+)
 
 
 _980PRO[0]["slc_cache"] = SLC_980PRO
@@ -519,6 +611,11 @@ _990PRO = from_datasheet(
         active_write_w=(8.6, "estimate: the 4 TB model's 8.6 W peak (exact, mezha.media) taken for the 1 TB"),
     )
 )
+with_media(
+    *_990PRO,
+    "samsung-v7",
+    (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)"),
+)
 
 
 _990PRO[0]["slc_cache"] = SLC_980PRO
@@ -550,6 +647,11 @@ _PM9A3 = from_datasheet(
         active_write_w=(13.5, "recalled: ~13.5 W maximum active (not re-checked)"),
     )
 )
+with_media(
+    *_PM9A3,
+    "samsung-v6",
+    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+)
 
 
 def samsung_pm9a3(**kw) -> DeviceConfig:
@@ -576,6 +678,11 @@ _PM1733 = from_datasheet(
         active_read_w=(20.0, _PM1733_DS + "; <= 20 W active"),
         active_write_w=(20.0, _PM1733_DS + "; <= 20 W active"),
     )
+)
+with_media(
+    *_PM1733,
+    "samsung-v5",
+    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
 )
 
 
@@ -605,6 +712,7 @@ _CM6 = from_datasheet(
         active_write_w=(25.0, "estimate: the highest of the selectable 19-25 W maxima (recalled)"),
     )
 )
+with_media(*_CM6, "bics4", (18, "exact: the CM6's 18-channel controller (heise.de 4666097)"))
 
 
 def kioxia_cm6(**kw) -> DeviceConfig:
@@ -633,6 +741,7 @@ _CM7 = from_datasheet(
         active_write_w=(25.0, _CM7_DS + "; <= 25 W"),
     )
 )
+with_media(*_CM7, "bics5", (18, "estimate: the CM6's 18 channels (exact, heise) for its successor"))
 
 
 def kioxia_cm7(**kw) -> DeviceConfig:
@@ -659,6 +768,11 @@ _7450 = from_datasheet(
         active_write_w=(14.0, _7450_DS + "; ~14 W maximum (U.3)"),
     )
 )
+with_media(
+    *_7450,
+    "micron-176l",
+    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+)
 
 
 def micron_7450(**kw) -> DeviceConfig:
@@ -684,6 +798,9 @@ _SN850X = from_datasheet(
         active_read_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
         active_write_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
     )
+)
+with_media(
+    *_SN850X, "bics5", (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)")
 )
 
 
@@ -715,6 +832,11 @@ _P5520 = from_datasheet(
         active_read_w=(20.0, "estimate: the lower of the recalled 20-25 W maxima"),
         active_write_w=(25.0, "estimate: the higher of the recalled 20-25 W maxima"),
     )
+)
+with_media(
+    *_P5520,
+    "intel-144l",
+    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
 )
 
 
@@ -773,6 +895,7 @@ _LEGACY_SOURCES = {
         " flushes to the units in turn",
         "write_buffer": write_buffer_source(36, "recalled: 1,900 MB/s, P3700 specification"),
         "parallel_units": _NAND_LITTLE.format("450K x ~78 us (datasheet)"),
+        "media": media_source("imft-mlc-20nm", 18, "recalled: the P3700's 18-channel controller"),
         "link_gb_s": "estimate: PCIe 3.0 x4 usable",
         "fetch_ns": _FRONT.format(300),
         "post_ns": _FRONT.format(300),
@@ -790,6 +913,7 @@ _LEGACY_SOURCES = {
         " flushes to the units in turn",
         "write_buffer": write_buffer_source(190, "exact: 6,600 MB/s, computerbase.de, clubic"),
         "parallel_units": _NAND_LITTLE.format("2.5M x ~75 us ([REF5])"),
+        "media": media_source("samsung-v6", 16, "estimate: an enterprise controller's 16 channels"),
         "link_gb_s": "recalled: 13 GB/s sequential ([REF5])",
         "fetch_ns": _FRONT.format(200),
         "post_ns": _FRONT.format(200),
@@ -924,6 +1048,7 @@ SSD_CATALOGUE: dict[str, Preset] = {
             "write": "derived: 11.4 us QD1 4 KiB writes less fetch, link and zone stage (CLUSTER'23)",
             "read": "estimate: TLC reads ~75 us, as the other NAND presets",
             "parallel_units": "estimate: 64 units",
+            "media": media_source("bics4", 16, "estimate: an enterprise controller's 16 channels"),
             "link_gb_s": "estimate: PCIe 3.0 x4 usable",
             "fetch_ns": _FRONT.format(300),
             "post_ns": _FRONT.format(300),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 
 from models.ssd.controller_config import SlcCacheConfig, WriteBufferConfig
+from models.ssd.media import PROGRAM, Media
 
 
 class SlcCache:
@@ -58,11 +59,16 @@ class WriteBuffer:
         slc: SlcCacheConfig | None,
         units: list[float],
         program_ns: float,
+        media: Media | None = None,
     ) -> None:
+        """``media``: the NAND dies the programs are booked on (their page types' tPROG, reads
+        suspending them; ``units`` is then its ``die_free``); a die programs a page on each of its
+        planes at once (multi-plane), so a write's chunk is ``planes_per_die`` x ``page_bytes``."""
         self.capacity = cfg.size_bytes
         self.units = units
+        self.media = media
         self._n = len(units)
-        self._chunk = cfg.program_chunk_bytes
+        self._chunk = cfg.program_chunk_bytes if media is None else media.cfg.planes_per_die * media.cfg.page_bytes
         self._ns_per_byte = self._n / cfg.program_gb_s  # a unit's share of the program rate, ns per byte
         self._min_ns = program_ns  # the least time a write takes its first unit
         self._next = 0  # the write frontier: the unit the next write's first chunk goes to
@@ -109,12 +115,16 @@ class WriteBuffer:
         n = self._n
         u = self._next
         k = (nbytes + self._chunk - 1) // self._chunk if nbytes > self._chunk else 1
+        media = self.media
         if k == 1:  # (the common case: one unit)
             free = units[u]
             dur = nbytes * ns_per_byte
             if dur < self._min_ns:
                 dur = self._min_ns
-            done = units[u] = (free if free > ready else ready) + dur
+            if media is not None:
+                done = media.book(u, ready, dur, PROGRAM)
+            else:
+                done = units[u] = (free if free > ready else ready) + dur
             self.program_ns += dur
             u = u + 1 if u + 1 < n else 0
         else:  # a chunk per unit in turn (k > n: every unit, some one chunk more)
@@ -128,8 +138,11 @@ class WriteBuffer:
             dur = per_chunk * whole
             for i in range(k if k < n else n):
                 free = units[u]
-                end = (free if free > ready else ready) + (dur + per_chunk if i < extra else dur)
-                units[u] = end
+                d = dur + per_chunk if i < extra else dur
+                if media is not None:
+                    end = media.book(u, ready, d, PROGRAM)
+                else:
+                    end = units[u] = (free if free > ready else ready) + d
                 if end > done:
                     done = end
                 u += 1
