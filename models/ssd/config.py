@@ -468,11 +468,6 @@ class DeviceConfig(Model):
         m = self.media
         if m is None:
             return self
-        if m.channels > self.parallel_units:
-            raise ValueError(
-                f"media.channels={m.channels} exceeds parallel_units={self.parallel_units} (the dies): a channel"
-                " without a die"
-            )
         left = m.controller_read_ns(self.read.base_ns)
         if left < 0:
             raise ValueError(

@@ -291,7 +291,11 @@ class NvmeDevice:
         self.qps: list[QueuePair] = []
         mc = cfg.media
         #: the NAND dies and channels (models.ssd.media; None: a service time per command on each unit)
-        self.media = Media(mc, cfg.parallel_units, [TransferPath(engine) for _ in range(mc.channels)]) if mc else None
+        self.media = (
+            Media(mc, cfg.parallel_units, [TransferPath(engine) for _ in range(min(mc.channels, cfg.parallel_units))])
+            if mc
+            else None
+        )
         self._units = self.media.die_free if self.media else [0.0] * cfg.parallel_units  # when each unit is free
         self._n_units = cfg.parallel_units
         self._stripe = cfg.unit_stripe_bytes

@@ -47,7 +47,9 @@ class MediaConfig(Model):
     thumb); suspend latencies MQSim's (program 100 us, erase 700 us: exact, ssdconfig.xml)."""
 
     cell: Literal["slc", "mlc", "tlc", "qlc"] = Field("tlc", description="bits per cell: the page types")
-    channels: int = Field(8, ge=1, le=1024, description="flash channels; die d is on channel d mod channels")
+    channels: int = Field(
+        8, ge=1, le=1024, description="flash channels; die d is on channel d mod channels (at most one per die)"
+    )
     planes_per_die: int = Field(4, ge=1, le=16, description="planes per die: a multi-plane operation covers them")
     page_bytes: int = Field(16_384, ge=2048, le=1 << 20, description="NAND page, bytes (3D TLC: 16 KiB, recalled)")
     channel_gb_s: float = Field(

@@ -69,10 +69,10 @@ SLC_CLIENT_SOURCE = (
 )
 
 
-#: FEMU's TLC page-type times (exact: hw/femu/nand/nand.h, from the SimpleSSD paper): read LSB/CSB/MSB
-#: 56.5 / 77.5 / 106 us, program 820.5 / 2225 / 5734 us; the presets keep these ratios, scaled
+#: FEMU's TLC page-type read times (exact: hw/femu/nand/nand.h, from the SimpleSSD paper): LSB/CSB/MSB
+#: 56.5 / 77.5 / 106 us; the presets keep these ratios, scaled
 FEMU_TLC_READ_US = (56.5, 77.5, 106.0)
-FEMU_TLC_PROGRAM_NS = (820_500.0, 2_225_000.0, 5_734_000.0)
+_ONE_SHOT = ", programs one-shot (a 3D TLC wordline's three pages at once, recalled)"
 _SUSPEND_SRC = (
     "suspend of programs and erases for reads: 3D NAND supports it and controllers use it to serve reads"
     " (recalled, the reference sheet's rules of thumb); suspend latencies MQSim's defaults, program 100 us,"
@@ -80,10 +80,16 @@ _SUSPEND_SRC = (
 )
 
 
+#: 3D TLC programs a wordline's three pages at once (one-shot programming, recalled): one program
+#: time for every page type (the buffer's programs keep their calibrated mean time)
+ONE_SHOT_PROGRAM_NS = (1.0, 1.0, 1.0)
+
+
 def _tlc(msb_read_us: float, channel_gb_s: float) -> MediaConfig:
-    """3D TLC media: FEMU's page-type ratios with the slowest (MSB) read at ``msb_read_us``."""
+    """3D TLC media: FEMU's page-type read ratios with the slowest (MSB) read at ``msb_read_us``,
+    one-shot programs."""
     read = tuple(round(x / FEMU_TLC_READ_US[2] * msb_read_us * 1e3, -1) for x in FEMU_TLC_READ_US)
-    return MediaConfig(cell="tlc", read_ns=read, program_ns=FEMU_TLC_PROGRAM_NS, channel_gb_s=channel_gb_s)
+    return MediaConfig(cell="tlc", read_ns=read, program_ns=ONE_SHOT_PROGRAM_NS, channel_gb_s=channel_gb_s)
 
 
 #: NAND generations: (media, source), channels set per preset (:func:`with_media`)
@@ -139,7 +145,8 @@ def media_source(gen: str, channels: int, channel_source: str) -> str:
     """The source of the NAND generation ``gen``'s media on ``channels``."""
     media, src = NAND[gen]
     return (
-        f"{src}; page types in FEMU's ratios (exact, nand.h); {channels} channels ({channel_source}); dies ="
+        f"{src}; read page types in FEMU's ratios (exact, nand.h){'' if media.cell == 'mlc' else _ONE_SHOT};"
+        f" {channels} channels ({channel_source}); dies ="
         f" the parallel units; {media.page_bytes // 1024} KiB pages, {media.planes_per_die} planes per die"
         f" (recalled rules of thumb); {_SUSPEND_SRC}; the controller's share of a read is what read.base_ns"
         " leaves (derived)"
@@ -212,17 +219,19 @@ def optane_p4801x(**kw) -> DeviceConfig:
 
 def p3700(**kw) -> DeviceConfig:
     """Intel DC P3700 400 GB (MLC NAND, PCIe 3.0 x4): ~80 us 4 KiB reads, sd ~29 us [CI];
-    450K random-read IOPS (datasheet) at ~78 us -> 36 units; writes land in the DRAM buffer."""
+    450K random-read IOPS (datasheet) with each read's die busy 62.7 us (mean tR of SimpleSSD's MLC
+    52.5 us + a 4 KiB channel transfer at 400 MT/s 10.2 us) -> 28 dies (Little's law); writes land in
+    the DRAM buffer."""
     cfg = dict(
         model="Intel DC P3700",
         readahead=FLASH_READAHEAD,
         capacity_bytes=400_000_000_000,
-        read=ServiceConfig(base_ns=76_000.0, per_kib_ns=400.0, sd_ns=28_000.0),
+        read=ServiceConfig(base_ns=76_000.0, per_kib_ns=400.0),
         write=ServiceConfig(base_ns=18_000.0, per_kib_ns=200.0, sd_ns=3_000.0),
-        # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB), flushed to 36 units in turn: 480 us each
-        write_cache_program_ns=480_000.0,
-        write_buffer=write_buffer(36, 1.9),
-        parallel_units=36,
+        # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB), flushed to 28 dies in turn: 373 us each
+        write_cache_program_ns=373_000.0,
+        write_buffer=write_buffer(28, 1.9),
+        parallel_units=28,
         media=NAND["imft-mlc-20nm"][0].model_copy(update={"channels": 18}),
         link_gb_s=2.8,
         fetch_ns=300.0,
@@ -237,17 +246,18 @@ def p3700(**kw) -> DeviceConfig:
 
 def pm1743(**kw) -> DeviceConfig:
     """Samsung PM1743 3.84 TB (TLC NAND, PCIe 5.0 x4): 2.5M 4 KiB random-read IOPS at ~75 us
-    -> ~190 units; 13 GB/s; up to 25 W, idle ~4.6 W (16 drives = 74 W idle in SANDMAN)."""
+    -> ~94 dies, each busy 37.4 us per read (Samsung V6's mean tR 34 us + a 4 KiB channel transfer at
+    1.2 GB/s 3.4 us, :data:`NAND`); 13 GB/s; up to 25 W, idle ~4.6 W (16 drives = 74 W idle in SANDMAN)."""
     cfg = dict(
         model="Samsung PM1743",
         readahead=FLASH_READAHEAD,
         capacity_bytes=3_840_000_000_000,
-        read=ServiceConfig(base_ns=72_000.0, per_kib_ns=300.0, sd_ns=20_000.0),
+        read=ServiceConfig(base_ns=72_000.0, per_kib_ns=300.0),
         write=ServiceConfig(base_ns=20_000.0, per_kib_ns=150.0, sd_ns=4_000.0),
-        # 250K sustained 4 KiB random-write IOPS [REF5], flushed to 190 units in turn: 760 us each
-        write_cache_program_ns=760_000.0,
-        write_buffer=write_buffer(190, 6.6),
-        parallel_units=190,
+        # 250K sustained 4 KiB random-write IOPS [REF5], flushed to 94 dies in turn: 376 us each
+        write_cache_program_ns=376_000.0,
+        write_buffer=write_buffer(94, 6.6),
+        parallel_units=94,
         media=NAND["samsung-v6"][0].model_copy(update={"channels": 16}),
         link_gb_s=13.0,
         fetch_ns=200.0,
@@ -316,14 +326,15 @@ def pm1743_gc(**kw) -> DeviceConfig:
     enterprise drive is 4 TiB [recalled]); blocks of 256 pages, 3 ms erases (estimates).
 
     The datasheet's 250K random-write IOPS are a steady-state figure: garbage collection is in
-    them, and :func:`pm1743` folds it into its program time (760 us per 4 KiB per unit, 190 units).
-    Here the copies and erases are modelled, so the program time is what is left of those 760 us
-    per host write (190 units / 250K) in steady state: uniform random 4 KiB writes reach a write
+    them, and :func:`pm1743` folds it into its program time (376 us per 4 KiB per die, 94 dies).
+    Here the copies and erases are modelled, so the program time is what is left of those 376 us
+    per host write (94 dies / 250K) in steady state: uniform random 4 KiB writes reach a write
     amplification of 4.15 in this FTL (greedy, 1 GiB span, 14.5% spare; measured on the model),
     so each host write costs its program, 3.15 copies (a 72 us read and a program each) and 4.15 /
-    256 erases of 3 ms: 760 = 4.15 p + 3.15 x 72 + 48.6, p = 117 us (derived). A fresh (or
+    256 erases of 3 ms: 376 = 4.15 p + 3.15 x 72 + 48.6, p = 24.2 us (derived; the amplification was
+    measured with 190 units and 760 us, not re-measured). A fresh (or
     briefly written) drive is faster until its spare blocks are used up."""
-    return pm1743(**{"ftl": FtlConfig(enabled=True, spare_fraction=0.145), "write_cache_program_ns": 117_000.0, **kw})
+    return pm1743(**{"ftl": FtlConfig(enabled=True, spare_fraction=0.145), "write_cache_program_ns": 24_200.0, **kw})
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -353,7 +364,12 @@ def _xfer_ns(rate_gb_s: float, link_gb_s: float) -> float:
 
 
 def from_datasheet(
-    ds: dict, *, cached_writes: bool = True, flash: bool = True, cv: tuple[float, float] = (_READ_CV, _WRITE_CV)
+    ds: dict,
+    *,
+    cached_writes: bool = True,
+    flash: bool = True,
+    cv: tuple[float, float] = (_READ_CV, _WRITE_CV),
+    nand: tuple[str, tuple[int, str]] | None = None,
 ):
     """Device parameters and their sources from datasheet figures ``ds`` (``name: (value, source)``):
     model, capacity_bytes, pcie_gen, seq_read_gb_s / seq_write_gb_s (128 KiB sequential),
@@ -382,7 +398,11 @@ def from_datasheet(
       it; otherwise the write ceiling is the units' and the data path's;
     - service-time spread: ``cv`` of the base (estimates: no datasheet gives one; the PM1743 preset's
       read spread is 28%).
-    - ``flash``: the controller's read-ahead (:data:`FLASH_READAHEAD`; 3D XPoint has none).
+    - ``flash``: the controller's read-ahead (:data:`FLASH_READAHEAD`; 3D XPoint has none);
+    - ``nand`` (generation, (channels, source)): the NAND media (:data:`NAND`, :func:`with_media`); the
+      units are its dies, each busy for a read's mean tR and 4 KiB channel transfer (the controller's
+      share is not die time), so that time sets the units by Little's law; the read spread comes
+      from the media, not from ``cv``.
     Returns (values, sources) for :class:`~models.ssd.config.DeviceConfig`."""
     v = {k: val for k, (val, _) in ds.items()}
     src = {k: s for k, (_, s) in ds.items()}
@@ -391,13 +411,15 @@ def from_datasheet(
     x_r, x_w = _xfer_ns(v["seq_read_gb_s"], link), _xfer_ns(v["seq_write_gb_s"], link)
     read_ns = round(v["read_latency_us"] * 1e3 - 2 * front - x_r)
     write_ns = round(v["write_latency_us"] * 1e3 - 2 * front - x_w)
-    busy = v["rand_read_iops"] * read_ns * 1e-9  # units busy at the ceiling (Little's law)
+    media = NAND[nand[0]][0] if nand is not None else None
+    die_ns = round(media.mean_read_ns + media.transfer_ns(4096)) if media is not None else read_ns
+    busy = v["rand_read_iops"] * die_ns * 1e-9  # units busy at the ceiling (Little's law)
     if busy >= DATASHEET_DEPTH:
         raise ValueError(f"{v['model']}: {busy:.0f} commands busy at the datasheet's IOPS exceed {DATASHEET_DEPTH}")
     units = max(1, round(busy * (DATASHEET_DEPTH - 1) / (DATASHEET_DEPTH - busy)))
     values = {k: v[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
     values |= {
-        "read": ServiceConfig(base_ns=read_ns, sd_ns=round(cv[0] * read_ns)),
+        "read": ServiceConfig(base_ns=read_ns, sd_ns=0.0 if media is not None else round(cv[0] * read_ns)),
         "write": ServiceConfig(base_ns=write_ns, sd_ns=round(cv[1] * write_ns)),
         "parallel_units": units,
         "datapath": DataPathConfig(count=1, read_gb_s=v["seq_read_gb_s"], write_gb_s=v["seq_write_gb_s"]),
@@ -407,13 +429,17 @@ def from_datasheet(
     }
     sources = _derived_sources(v, src, cv, front=front, link_src=link_src, x_r=x_r, x_w=x_w)
     sources["parallel_units"] = (
-        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {read_ns} ns ="
+        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {die_ns} ns"
+        f"{' (a die: mean tR + 4 KiB channel transfer)' if media is not None else ''} ="
         f" {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in flight at random"
         f" addresses: U = busy x (N - 1) / (N - busy) = {units}"
     )
     if cached_writes:
         _add_write_buffer(values, sources, units, v, src)
     _add_extras(values, sources, v, src, flash)
+    if nand is not None:
+        with_media(values, sources, *nand)
+        sources["read.sd_ns"] = "none: the read spread comes from the media (page types, collisions, suspends)"
     return values, sources
 
 
@@ -571,12 +597,11 @@ _980PRO = from_datasheet(
             ),
             _980PRO_IDCTRL + ": PS3 0.040 W enlat 2000 exlat 1200 us, PS4 0.005 W enlat 500 exlat 9500 us",
         ),
-    )
-)
-with_media(
-    *_980PRO,
-    "samsung-v6",
-    (8, "recalled: the Elpis controller's 8 channels (Samsung 980 PRO data sheet, not re-checked)"),
+    ),
+    nand=(
+        "samsung-v6",
+        (8, "recalled: the Elpis controller's 8 channels (Samsung 980 PRO data sheet, not re-checked)"),
+    ),
 )
 
 
@@ -609,12 +634,11 @@ _990PRO = from_datasheet(
         idle_w=(1.0, _EST_IDLE_CLIENT),
         active_read_w=(5.4, "recalled: the 1 TB's ~5.4 W average power (not re-checked)"),
         active_write_w=(8.6, "estimate: the 4 TB model's 8.6 W peak (exact, mezha.media) taken for the 1 TB"),
-    )
-)
-with_media(
-    *_990PRO,
-    "samsung-v7",
-    (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)"),
+    ),
+    nand=(
+        "samsung-v7",
+        (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)"),
+    ),
 )
 
 
@@ -645,12 +669,11 @@ _PM9A3 = from_datasheet(
         idle_w=(3.5, "recalled: ~3.5 W idle (not re-checked)"),
         active_read_w=(13.5, "recalled: ~13.5 W maximum active (not re-checked)"),
         active_write_w=(13.5, "recalled: ~13.5 W maximum active (not re-checked)"),
-    )
-)
-with_media(
-    *_PM9A3,
-    "samsung-v6",
-    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
+    nand=(
+        "samsung-v6",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -677,12 +700,11 @@ _PM1733 = from_datasheet(
         idle_w=(8.0, _PM1733_DS + "; ~8 W idle"),
         active_read_w=(20.0, _PM1733_DS + "; <= 20 W active"),
         active_write_w=(20.0, _PM1733_DS + "; <= 20 W active"),
-    )
-)
-with_media(
-    *_PM1733,
-    "samsung-v5",
-    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
+    nand=(
+        "samsung-v5",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -710,9 +732,9 @@ _CM6 = from_datasheet(
         idle_w=(5.0, _EST_IDLE_DC),
         active_read_w=(19.0, "estimate: the lowest of the selectable 19-25 W maxima (recalled)"),
         active_write_w=(25.0, "estimate: the highest of the selectable 19-25 W maxima (recalled)"),
-    )
+    ),
+    nand=("bics4", (18, "exact: the CM6's 18-channel controller (heise.de 4666097)")),
 )
-with_media(*_CM6, "bics4", (18, "exact: the CM6's 18-channel controller (heise.de 4666097)"))
 
 
 def kioxia_cm6(**kw) -> DeviceConfig:
@@ -739,9 +761,9 @@ _CM7 = from_datasheet(
         idle_w=(5.0, _EST_IDLE_DC),
         active_read_w=(25.0, _CM7_DS + "; <= 25 W"),
         active_write_w=(25.0, _CM7_DS + "; <= 25 W"),
-    )
+    ),
+    nand=("bics5", (18, "estimate: the CM6's 18 channels (exact, heise) for its successor")),
 )
-with_media(*_CM7, "bics5", (18, "estimate: the CM6's 18 channels (exact, heise) for its successor"))
 
 
 def kioxia_cm7(**kw) -> DeviceConfig:
@@ -766,12 +788,11 @@ _7450 = from_datasheet(
         idle_w=(5.0, _7450_DS + "; ~5 W idle"),
         active_read_w=(14.0, _7450_DS + "; ~14 W maximum (U.3)"),
         active_write_w=(14.0, _7450_DS + "; ~14 W maximum (U.3)"),
-    )
-)
-with_media(
-    *_7450,
-    "micron-176l",
-    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
+    nand=(
+        "micron-176l",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -797,10 +818,8 @@ _SN850X = from_datasheet(
         idle_w=(1.0, _EST_IDLE_CLIENT),
         active_read_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
         active_write_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
-    )
-)
-with_media(
-    *_SN850X, "bics5", (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)")
+    ),
+    nand=("bics5", (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)")),
 )
 
 
@@ -831,12 +850,11 @@ _P5520 = from_datasheet(
         idle_w=(5.0, _P5520_DS + "; ~5 W idle"),
         active_read_w=(20.0, "estimate: the lower of the recalled 20-25 W maxima"),
         active_write_w=(25.0, "estimate: the higher of the recalled 20-25 W maxima"),
-    )
-)
-with_media(
-    *_P5520,
-    "intel-144l",
-    (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
+    nand=(
+        "intel-144l",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -889,12 +907,13 @@ _LEGACY_SOURCES = {
         "readahead": READAHEAD_SOURCE,
         "model": "recalled: Intel DC P3700 400 GB datasheet",
         "capacity_bytes": "recalled: Intel DC P3700 400 GB datasheet",
-        "read": "exact: ~80 us 4 KiB reads, sd ~29 us (Tai et al., ACM TOS 2022, [CI])",
+        "read": "exact: ~80 us 4 KiB reads (Tai et al., ACM TOS 2022, [CI]); the spread comes from the media"
+        " (its measured sd ~29 us, [CI], is not set)",
         "write": "estimate: writes land in the DRAM buffer",
-        "write_cache_program_ns": "derived: 36 units / 75K sustained random-write IOPS (datasheet): the buffer"
-        " flushes to the units in turn",
-        "write_buffer": write_buffer_source(36, "recalled: 1,900 MB/s, P3700 specification"),
-        "parallel_units": _NAND_LITTLE.format("450K x ~78 us (datasheet)"),
+        "write_cache_program_ns": "derived: 28 dies / 75K sustained random-write IOPS (datasheet): the buffer"
+        " flushes to the dies in turn",
+        "write_buffer": write_buffer_source(28, "recalled: 1,900 MB/s, P3700 specification"),
+        "parallel_units": _NAND_LITTLE.format("450K x 62.7 us of die time: mean tR + 4 KiB transfer (datasheet)"),
         "media": media_source("imft-mlc-20nm", 18, "recalled: the P3700's 18-channel controller"),
         "link_gb_s": "estimate: PCIe 3.0 x4 usable",
         "fetch_ns": _FRONT.format(300),
@@ -907,12 +926,12 @@ _LEGACY_SOURCES = {
         "readahead": READAHEAD_SOURCE,
         "model": "recalled: Samsung PM1743 3.84 TB ([REF5])",
         "capacity_bytes": "recalled: Samsung PM1743 3.84 TB ([REF5])",
-        "read": "estimate: ~75 us reads ([REF5])",
+        "read": "estimate: ~75 us reads ([REF5]); the spread comes from the media",
         "write": "estimate: buffered writes",
-        "write_cache_program_ns": "derived: 190 units / 250K sustained random-write IOPS ([REF5]): the buffer"
-        " flushes to the units in turn",
-        "write_buffer": write_buffer_source(190, "exact: 6,600 MB/s, computerbase.de, clubic"),
-        "parallel_units": _NAND_LITTLE.format("2.5M x ~75 us ([REF5])"),
+        "write_cache_program_ns": "derived: 94 dies / 250K sustained random-write IOPS ([REF5]): the buffer"
+        " flushes to the dies in turn",
+        "write_buffer": write_buffer_source(94, "exact: 6,600 MB/s, computerbase.de, clubic"),
+        "parallel_units": _NAND_LITTLE.format("2.5M x 37.4 us of die time: mean tR + 4 KiB transfer ([REF5])"),
         "media": media_source("samsung-v6", 16, "estimate: an enterprise controller's 16 channels"),
         "link_gb_s": "recalled: 13 GB/s sequential ([REF5])",
         "fetch_ns": _FRONT.format(200),
@@ -1030,9 +1049,9 @@ SSD_CATALOGUE: dict[str, Preset] = {
             **_LEGACY_SOURCES["pm1743"],
             "ftl": "derived: 14.5% over-provisioning (4 TiB of NAND [recalled] / 3.84 TB - 1); blocks of 256"
             " pages and 3 ms erases (estimates)",
-            "write_cache_program_ns": "derived: 760 us per host write (190 units / 250K steady-state IOPS) ="
-            " 4.15 p + 3.15 copies x 72 us + 48.6 us of erases, at the model's own steady-state write"
-            " amplification 4.15: p = 117 us",
+            "write_cache_program_ns": "derived: 376 us per host write (94 dies / 250K steady-state IOPS) ="
+            " 4.15 p + 3.15 copies x 72 us + 48.6 us of erases, at the model's steady-state write"
+            " amplification 4.15 (measured with 190 units): p = 24.2 us",
         },
         _ssd_facts(_G5, "U.2 / E3.S", ("TLC NAND", "recalled: [REF5]"), None, "recalled: [REF5]"),
     ),
