@@ -20,7 +20,7 @@ XFER = 4096 / TLC.channel_gb_s  # a 4 KiB page slice on a channel, ns
 
 def _media(cfg: MediaConfig = TLC, dies: int = 4) -> Media:
     eng = Engine()
-    return Media(cfg, dies, [TransferPath(eng) for _ in range(cfg.channels)])
+    return Media(cfg, dies, lambda: TransferPath(eng))
 
 
 def test_a_read_on_a_busy_die_waits_for_the_read_ahead_of_it():
@@ -41,8 +41,20 @@ def test_reads_of_two_dies_on_one_channel_share_its_transfers():
     assert e0 == 30_000.0 + XFER
     assert e2 == e0 + XFER
     assert m.channel_wait_ns == pytest.approx(XFER)
-    big = m.read(1, 0.0, 0, 0.0, 65536)[1]  # 64 KiB on channel 1: 16 times the slice
-    assert big == 20_000.0 + 16 * XFER
+    m = _media()
+    # 64 KiB: a 16 KiB page on each of dies 1, 2, 3, 0 at once, two on each channel
+    start, end, occ = m.read(1, 0.0, 0, 0.0, 65536)
+    page = 16_384 / TLC.channel_gb_s
+    assert (start, end) == (0.0, 20_000.0 + 2 * page)
+    assert occ == pytest.approx(4 * 20_000.0 + 6 * page)  # (a die holds its page until it has crossed)
+
+
+def test_a_die_reads_the_pages_on_its_planes_at_once():
+    """One die of four planes: 64 KiB (a page per plane) is one multi-plane read, one tR; 128 KiB two."""
+    for nbytes, reads in ((16_384, 1), (65_536, 1), (131_072, 2)):
+        m = _media(dies=1)
+        _s, end, _o = m.read(0, 0.0, 1, 0.0, nbytes)
+        assert end == pytest.approx(reads * 30_000.0 + nbytes / TLC.channel_gb_s), nbytes
 
 
 def _device(cfg, seed: int = 1):

@@ -291,11 +291,7 @@ class NvmeDevice:
         self.qps: list[QueuePair] = []
         mc = cfg.media
         #: the NAND dies and channels (models.ssd.media; None: a service time per command on each unit)
-        self.media = (
-            Media(mc, cfg.parallel_units, [TransferPath(engine) for _ in range(min(mc.channels, cfg.parallel_units))])
-            if mc
-            else None
-        )
+        self.media = Media(mc, cfg.parallel_units, lambda: TransferPath(engine)) if mc else None
         self._units = self.media.die_free if self.media else [0.0] * cfg.parallel_units  # when each unit is free
         self._n_units = cfg.parallel_units
         self._stripe = cfg.unit_stripe_bytes
@@ -456,7 +452,7 @@ class NvmeDevice:
             if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
                 svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
             if media is not None:
-                start, end, svc = media.read(unit, t, media.page_type(req.offset, self._stripe), svc, nbytes)
+                start, end, svc = media.read(unit, t, media.page_type(req.offset), svc, nbytes)
             elif wb is not None:
                 # in the DRAM buffer: acknowledged after its (buffer) service without waiting for a
                 # unit; its flush programs the write frontier's units later (their data path
@@ -504,10 +500,10 @@ class NvmeDevice:
         unit = (offset // nbytes) % self._n_units
         service = self._svc_read
         extra_kib = nbytes / 1024.0 - 4.0
-        if self.media is not None:  # (its array reads beyond the first 4 KiB: the per-KiB time)
-            extra = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0
-            m = self.media
-            _s, end, svc = m.read(unit, t + self._ctrl_read_ns, m.page_type(offset, self._stripe), extra, nbytes)
+        if self.media is not None:  # (pages on the dies in turn from its address's; per KiB: the array)
+            extra, m = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0, self.media
+            unit = (offset // self._stripe) % self._n_units
+            _s, end, svc = m.read(unit, t + self._ctrl_read_ns, m.page_type(offset), extra, nbytes)
             self._busy_read_unit_ns += svc
             return end
         base_ns = service.base_ns

@@ -14,9 +14,12 @@ and the suspended operation resumes after it, later by the read, the suspend and
 times. A command's latency distribution therefore comes from the page types, the collisions on
 dies and channels and the suspends, not from a drawn spread.
 
-The device's ``parallel_units`` are the dies: die d sits on channel d mod ``channels``. Multi-plane
-operations: a command of up to ``planes_per_die`` pages is one operation on its die (one tR, one
-program), and the write buffer programs ``planes_per_die`` x ``page_bytes`` per die at a time.
+The device's ``parallel_units`` are the dies: die d sits on channel d mod ``channels``; the FTL
+stripes pages over the dies in turn (``unit_stripe_bytes`` = ``page_bytes`` in the presets). Multi-plane
+reads: a read of more than a page takes a page from each of the next dies, and up to
+``planes_per_die`` pages from one die as one multi-plane read (one tR). Programs are booked a page
+at a time (the write buffer's ``program_chunk_bytes``) at the buffer's calibrated rate, so a
+multi-plane program is not told apart from its pages programmed back to back.
 
 Interface for the rest of the device (the zones' stripe may book on it too): ``Media.dies`` (the
 count), ``Media.die_free`` (when each die's booked work ends, ns: the list the write buffer and GC
@@ -25,7 +28,7 @@ share), ``read(die, t, page_type, extra_ns, nbytes)`` and ``book(die, ready, dur
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import Field, model_validator
 
@@ -41,7 +44,7 @@ class MediaConfig(Model):
     """The NAND geometry and timings of a flash SSD; the dies are the device's ``parallel_units``.
 
     Defaults (3D TLC): tR and tPROG per page type in the ratios of FEMU's TLC table (read 56.5 /
-    77.5 / 106 us, program 820.5 / 2225 / 5734 us: exact, hw/femu/nand/nand.h, from the SimpleSSD
+    77.5 / 106 us, program 820.5 / 2225 / 5734 us: exact, FEMU's nand.h, from the SimpleSSD
     paper), scaled so that the slowest page reads in a generation's tR (Samsung V6 ~45 us,
     recalled; the presets set theirs); 16 KiB pages and 4 planes per die (recalled, 3D TLC rules of
     thumb); suspend latencies MQSim's (program 100 us, erase 700 us: exact, ssdconfig.xml)."""
@@ -107,15 +110,16 @@ class Media:
     keep their order); ``_ops[d]``: its booked programs and erases not yet over, as flat
     [start, end, kind, ...] in time order."""
 
-    def __init__(self, cfg: MediaConfig, dies: int, channels: list[Any]) -> None:
-        """``channels``: one transfer path per channel (:class:`models.ssd.device.TransferPath`)."""
+    def __init__(self, cfg: MediaConfig, dies: int, channel: Callable[[], Any]) -> None:
+        """``channel()``: a new transfer path, one per channel (:class:`models.ssd.device.TransferPath`);
+        at most one channel per die."""
         self.cfg = cfg
         self.dies = dies
         self.die_free = [0.0] * dies
         self.read_free = [0.0] * dies
         self._ops: list[list[float]] = [[] for _ in range(dies)]
-        self.channels = channels
-        self._n_ch = len(channels)
+        self.channels = [channel() for _ in range(min(cfg.channels, dies))]
+        self._n_ch = len(self.channels)
         self._types = PAGE_TYPES[cfg.cell]
         self._tr = list(cfg.read_ns)
         mean_prog = sum(cfg.program_ns) / len(cfg.program_ns)
@@ -125,7 +129,8 @@ class Media:
         self._suspend = cfg.suspend
         self._suspend_ns = (cfg.program_suspend_ns, cfg.erase_suspend_ns)
         self._resume_ns = cfg.resume_ns
-        self._pages_per_round = max(1, cfg.page_bytes // 4096)
+        self._page = cfg.page_bytes
+        self._multi = cfg.page_bytes * cfg.planes_per_die  # a multi-plane operation's bytes
         # counters (monotonic)
         self.reads = 0
         self.suspends = 0
@@ -133,14 +138,42 @@ class Media:
         self.collision_ns = 0.0  # reads' waits for the die (reads or operations ahead), summed
         self.channel_wait_ns = 0.0  # reads' waits for their channel, summed
 
-    def page_type(self, offset: int, stripe: int) -> int:
-        """The page type of the data at ``offset``: its page's place in the die's wordlines (the 4 KiB
-        slices of one page share it)."""
-        return (offset // stripe // self.dies // self._pages_per_round) % self._types
+    def page_type(self, offset: int) -> int:
+        """The page type of the data at ``offset``: its page's place in its die's wordlines (pages
+        striped over the dies in turn; the slices of one page share it)."""
+        return (offset // self._page // self.dies) % self._types
 
     def read(self, die: int, t: float, page_type: int, extra_ns: float, nbytes: int) -> tuple[float, float, float]:
-        """A read of ``nbytes`` on ``die`` ready at ``t``: (start of its array read, end of its channel
-        transfer, its die time), ns. ``extra_ns``: array time beyond tR (the pages of a larger read)."""
+        """A read of ``nbytes`` from ``die`` on, ready at ``t``: (start of its first array read, end of
+        its last channel transfer, its die time), ns. ``extra_ns``: array time beyond tR. A read of
+        more than a page reads a page on each of the next dies at once (the FTL stripes pages over
+        the dies), each crossing its own die's channel."""
+        page = self._page
+        if nbytes <= page:
+            return self._read_page(die, t, page_type, extra_ns, nbytes)
+        k = -(-nbytes // page)
+        if k > self.dies:
+            k = self.dies
+        share = nbytes // k
+        # a die's pages on its planes are one multi-plane read (one tR); more take a tR per plane-set
+        rounds = -(-share // self._multi)
+        if rounds > 1:
+            extra_ns += (rounds - 1) * self._tr[page_type] * k
+        first, last, occ = self._read_page(die, t, page_type, extra_ns / k, nbytes - share * (k - 1))
+        for i in range(1, k):
+            d = die + i
+            s, e, o = self._read_page(d - self.dies if d >= self.dies else d, t, page_type, extra_ns / k, share)
+            if s < first:
+                first = s
+            if e > last:
+                last = e
+            occ += o
+        return first, last, occ
+
+    def _read_page(
+        self, die: int, t: float, page_type: int, extra_ns: float, nbytes: int
+    ) -> tuple[float, float, float]:
+        """A read of at most a page on ``die``: (start of its array read, end of its transfer, die time)."""
         tr = self._tr[page_type] + extra_ns
         t0 = self.read_free[die]
         if t0 < t:

@@ -69,7 +69,7 @@ SLC_CLIENT_SOURCE = (
 )
 
 
-#: FEMU's TLC page-type read times (exact: hw/femu/nand/nand.h, from the SimpleSSD paper): LSB/CSB/MSB
+#: FEMU's TLC page-type read times (exact: FEMU's nand.h, from the SimpleSSD paper): LSB/CSB/MSB
 #: 56.5 / 77.5 / 106 us; the presets keep these ratios, scaled
 FEMU_TLC_READ_US = (56.5, 77.5, 106.0)
 _ONE_SHOT = ", programs one-shot (a 3D TLC wordline's three pages at once, recalled)"
@@ -141,6 +141,12 @@ NAND: dict[str, tuple[MediaConfig, str]] = {
 }
 
 
+STRIPE_SOURCE = (
+    "derived: the NAND page (media.page_bytes): the FTL stripes pages over the dies in turn (MQSim's CWDP"
+    " allocation, exact)"
+)
+
+
 def media_source(gen: str, channels: int, channel_source: str) -> str:
     """The source of the NAND generation ``gen``'s media on ``channels``."""
     media, src = NAND[gen]
@@ -157,6 +163,8 @@ def with_media(values: dict, sources: dict, gen: str, channels: tuple[int, str])
     """Put the NAND generation ``gen``'s media on ``channels`` (count, source) into a preset's values."""
     values["media"] = NAND[gen][0].model_copy(update={"channels": channels[0]})
     sources["media"] = media_source(gen, *channels)
+    values["unit_stripe_bytes"] = NAND[gen][0].page_bytes
+    sources["unit_stripe_bytes"] = STRIPE_SOURCE
 
 
 def _optane(model: str, read_sd_ns: float, write_sd_ns: float, ranks: int, **kw) -> DeviceConfig:
@@ -233,6 +241,7 @@ def p3700(**kw) -> DeviceConfig:
         write_buffer=write_buffer(28, 1.9),
         parallel_units=28,
         media=NAND["imft-mlc-20nm"][0].model_copy(update={"channels": 18}),
+        unit_stripe_bytes=16_384,
         link_gb_s=2.8,
         fetch_ns=300.0,
         post_ns=300.0,
@@ -259,6 +268,7 @@ def pm1743(**kw) -> DeviceConfig:
         write_buffer=write_buffer(94, 6.6),
         parallel_units=94,
         media=NAND["samsung-v6"][0].model_copy(update={"channels": 16}),
+        unit_stripe_bytes=16_384,
         link_gb_s=13.0,
         fetch_ns=200.0,
         post_ns=200.0,
@@ -301,6 +311,7 @@ def zn540(**kw) -> DeviceConfig:
         write=ServiceConfig(base_ns=7_400.0, per_kib_ns=0.0, sd_ns=500.0),
         parallel_units=64,
         media=NAND["bics4"][0].model_copy(update={"channels": 16}),
+        unit_stripe_bytes=16_384,
         link_gb_s=3.5,
         fetch_ns=300.0,
         post_ns=300.0,
@@ -363,6 +374,7 @@ def _xfer_ns(rate_gb_s: float, link_gb_s: float) -> float:
     return 4096 / min(rate_gb_s, link_gb_s)
 
 
+# long: the docstring lists each step of the derivation
 def from_datasheet(
     ds: dict,
     *,
@@ -411,15 +423,16 @@ def from_datasheet(
     x_r, x_w = _xfer_ns(v["seq_read_gb_s"], link), _xfer_ns(v["seq_write_gb_s"], link)
     read_ns = round(v["read_latency_us"] * 1e3 - 2 * front - x_r)
     write_ns = round(v["write_latency_us"] * 1e3 - 2 * front - x_w)
-    media = NAND[nand[0]][0] if nand is not None else None
-    die_ns = round(media.mean_read_ns + media.transfer_ns(4096)) if media is not None else read_ns
+    die_ns, die_src = _unit_ns(nand, v["rand_read_iops"], read_ns)
     busy = v["rand_read_iops"] * die_ns * 1e-9  # units busy at the ceiling (Little's law)
     if busy >= DATASHEET_DEPTH:
         raise ValueError(f"{v['model']}: {busy:.0f} commands busy at the datasheet's IOPS exceed {DATASHEET_DEPTH}")
     units = max(1, round(busy * (DATASHEET_DEPTH - 1) / (DATASHEET_DEPTH - busy)))
     values = {k: v[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
     values |= {
-        "read": ServiceConfig(base_ns=read_ns, sd_ns=0.0 if media is not None else round(cv[0] * read_ns)),
+        "read": ServiceConfig(base_ns=read_ns)
+        if nand
+        else ServiceConfig(base_ns=read_ns, sd_ns=round(cv[0] * read_ns)),
         "write": ServiceConfig(base_ns=write_ns, sd_ns=round(cv[1] * write_ns)),
         "parallel_units": units,
         "datapath": DataPathConfig(count=1, read_gb_s=v["seq_read_gb_s"], write_gb_s=v["seq_write_gb_s"]),
@@ -429,18 +442,33 @@ def from_datasheet(
     }
     sources = _derived_sources(v, src, cv, front=front, link_src=link_src, x_r=x_r, x_w=x_w)
     sources["parallel_units"] = (
-        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {die_ns} ns"
-        f"{' (a die: mean tR + 4 KiB channel transfer)' if media is not None else ''} ="
+        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {die_ns} ns{die_src} ="
         f" {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in flight at random"
         f" addresses: U = busy x (N - 1) / (N - busy) = {units}"
     )
     if cached_writes:
         _add_write_buffer(values, sources, units, v, src)
     _add_extras(values, sources, v, src, flash)
-    if nand is not None:
+    if nand is not None:  # (the read spread comes from the media: page types, collisions, suspends)
         with_media(values, sources, *nand)
-        sources["read.sd_ns"] = "none: the read spread comes from the media (page types, collisions, suspends)"
+        del sources["read.sd_ns"]
     return values, sources
+
+
+def _unit_ns(nand: tuple[str, tuple[int, str]] | None, iops: float, read_ns: int) -> tuple[int, str]:
+    """A unit's busy time per random 4 KiB read at ``iops`` and how it follows, ns: the read's
+    service time, or with ``nand`` a die's mean tR, its 4 KiB channel transfer and its wait for
+    the channel (an M/D/1 queue: the die holds its data until it has crossed)."""
+    if nand is None:
+        return read_ns, ""
+    media, channels = NAND[nand[0]][0], nand[1][0]
+    xfer = media.transfer_ns(4096)
+    rho = iops * xfer * 1e-9 / channels
+    wait = rho * xfer / (2.0 * (1.0 - rho))
+    return round(media.mean_read_ns + xfer + wait), (
+        f" (a die: mean tR {media.mean_read_ns:.0f} + 4 KiB channel transfer {xfer:.0f} + the M/D/1 wait"
+        f" for its channel at {rho:.0%} load {wait:.0f})"
+    )
 
 
 def _add_extras(values: dict, sources: dict, v: dict, src: dict, flash: bool) -> None:
@@ -915,6 +943,7 @@ _LEGACY_SOURCES = {
         "write_buffer": write_buffer_source(28, "recalled: 1,900 MB/s, P3700 specification"),
         "parallel_units": _NAND_LITTLE.format("450K x 62.7 us of die time: mean tR + 4 KiB transfer (datasheet)"),
         "media": media_source("imft-mlc-20nm", 18, "recalled: the P3700's 18-channel controller"),
+        "unit_stripe_bytes": STRIPE_SOURCE,
         "link_gb_s": "estimate: PCIe 3.0 x4 usable",
         "fetch_ns": _FRONT.format(300),
         "post_ns": _FRONT.format(300),
@@ -933,6 +962,7 @@ _LEGACY_SOURCES = {
         "write_buffer": write_buffer_source(94, "exact: 6,600 MB/s, computerbase.de, clubic"),
         "parallel_units": _NAND_LITTLE.format("2.5M x 37.4 us of die time: mean tR + 4 KiB transfer ([REF5])"),
         "media": media_source("samsung-v6", 16, "estimate: an enterprise controller's 16 channels"),
+        "unit_stripe_bytes": STRIPE_SOURCE,
         "link_gb_s": "recalled: 13 GB/s sequential ([REF5])",
         "fetch_ns": _FRONT.format(200),
         "post_ns": _FRONT.format(200),
@@ -1068,6 +1098,7 @@ SSD_CATALOGUE: dict[str, Preset] = {
             "read": "estimate: TLC reads ~75 us, as the other NAND presets",
             "parallel_units": "estimate: 64 units",
             "media": media_source("bics4", 16, "estimate: an enterprise controller's 16 channels"),
+            "unit_stripe_bytes": STRIPE_SOURCE,
             "link_gb_s": "estimate: PCIe 3.0 x4 usable",
             "fetch_ns": _FRONT.format(300),
             "post_ns": _FRONT.format(300),

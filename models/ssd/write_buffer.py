@@ -62,13 +62,12 @@ class WriteBuffer:
         media: Media | None = None,
     ) -> None:
         """``media``: the NAND dies the programs are booked on (their page types' tPROG, reads
-        suspending them; ``units`` is then its ``die_free``); a die programs a page on each of its
-        planes at once (multi-plane), so a write's chunk is ``planes_per_die`` x ``page_bytes``."""
+        suspending them; ``units`` is then its ``die_free``)."""
         self.capacity = cfg.size_bytes
         self.units = units
         self.media = media
         self._n = len(units)
-        self._chunk = cfg.program_chunk_bytes if media is None else media.cfg.planes_per_die * media.cfg.page_bytes
+        self._chunk = cfg.program_chunk_bytes
         self._ns_per_byte = self._n / cfg.program_gb_s  # a unit's share of the program rate, ns per byte
         self._min_ns = program_ns  # the least time a write takes its first unit
         self._next = 0  # the write frontier: the unit the next write's first chunk goes to
