@@ -11,6 +11,7 @@ from models.os.block.request import Request
 from models.ssd.device import NvmeDevice, TransferPath
 from models.ssd.media import ERASE, PROGRAM, Media, MediaConfig
 from models.ssd.presets import SSD_CATALOGUE, samsung_980pro
+from scenarios.run.summary import media_counters
 from simcore.engine import Engine
 from simcore.rng import RngStreams
 
@@ -176,3 +177,13 @@ def test_media_slower_than_the_read_is_refused_naming_the_field():
         samsung_980pro(media=TLC.model_copy(update={"read_ns": (60_000.0, 70_000.0, 80_000.0)}))
     with pytest.raises(pydantic.ValidationError, match="read_ns: 3 positive times for TLC"):
         MediaConfig(read_ns=(1.0, 2.0))
+
+
+def test_the_summary_counts_the_media_reads_and_waits():
+    eng, dev, qp = _device(samsung_980pro())
+    for i in range(4):  # four reads of one die at once: three wait for it
+        dev.submit(qp, Request(i, None, 0, "read", 4096, 0, 0, False))
+    eng.run()
+    c = media_counters(dev)
+    assert c["media_reads"] == 4 and c["suspends"] == 0
+    assert c["die_wait_ns"] > 3 * min(samsung_980pro().media.read_ns)
