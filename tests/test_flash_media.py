@@ -187,3 +187,19 @@ def test_the_summary_counts_the_media_reads_and_waits():
     c = media_counters(dev)
     assert c["media_reads"] == 4 and c["suspends"] == 0
     assert c["die_wait_ns"] > 3 * min(samsung_980pro().media.read_ns)
+
+
+def test_the_buffer_programs_a_die_a_multi_plane_page_at_a_time():
+    """4 KiB writes gather on the frontier's die until it has a page for each plane (64 KiB), which
+    it programs as one operation; then the next die gathers."""
+    cfg = samsung_980pro()
+    eng, dev, qp = _device(cfg)
+    per_die = cfg.media.planes_per_die * cfg.media.page_bytes // 4096
+    for i in range(per_die + 1):
+        dev.submit(qp, Request(i, None, 0, "write", 4096, 4096 * i, 0, False))
+    eng.run()
+    ops = dev.media._ops
+    assert len(ops[0]) == 3 and all(not o for o in ops[1:])  # one operation, on die 0 only
+    assert dev.write_buffer._pend_bytes == 4096  # the next write waits on die 1 for more
+    with pytest.raises(pydantic.ValidationError, match="multi-plane program"):
+        samsung_980pro(write_buffer=cfg.write_buffer.model_copy(update={"size_bytes": 32768}))

@@ -468,6 +468,12 @@ class DeviceConfig(Model):
         m = self.media
         if m is None:
             return self
+        unit = m.planes_per_die * m.page_bytes
+        if self.write_buffer is not None and self.write_buffer.size_bytes < unit:
+            raise ValueError(
+                f"write_buffer.size_bytes={self.write_buffer.size_bytes} is smaller than a die's multi-plane program"
+                f" (media.planes_per_die x media.page_bytes = {unit}): the buffer gathers one before programming it"
+            )
         left = m.controller_read_ns(self.read.base_ns)
         if left < 0:
             raise ValueError(

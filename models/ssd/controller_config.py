@@ -88,14 +88,15 @@ class WriteBufferConfig(Model):
     Sources: MQSim acknowledges a write once it is in DRAM and holds back host writes when the
     write-back in flight reaches one page per plane (channels x chips x dies x planes x page,
     exact: SSD_Device.cpp:339, Data_Cache_Manager_Flash_Advanced.cpp:280-282); the presets' buffer
-    is that rule on TLC geometry, a 16 KiB page on 4 planes per media unit = 64 KiB per unit
-    (estimate: 16 KiB pages, 4 planes per die are the 3D TLC rules of thumb [recalled])."""
+    is that rule on TLC geometry, a 16 KiB page on 4 planes per media unit = 64 KiB per unit, doubled
+    so a die gathers its next multi-plane program while one is in flight: 128 KiB per die (estimate:
+    16 KiB pages, 4 planes per die are the 3D TLC rules of thumb [recalled])."""
 
     size_bytes: int = Field(
         ge=4096,
         le=1 << 40,
         description="bytes of host writes the buffer holds before their programs end (the presets: media"
-        " units x 64 KiB, an estimate after MQSim's one page per plane in flight)",
+        " units x 128 KiB, an estimate after MQSim's one page per plane in flight, doubled)",
     )
     program_gb_s: float = Field(
         gt=0,

@@ -17,9 +17,9 @@ dies and channels and the suspends, not from a drawn spread.
 The device's ``parallel_units`` are the dies: die d sits on channel d mod ``channels``; the FTL
 stripes pages over the dies in turn (``unit_stripe_bytes`` = ``page_bytes`` in the presets). Multi-plane
 reads: a read of more than a page takes a page from each of the next dies, and up to
-``planes_per_die`` pages from one die as one multi-plane read (one tR). Programs are booked a page
-at a time (the write buffer's ``program_chunk_bytes``) at the buffer's calibrated rate, so a
-multi-plane program is not told apart from its pages programmed back to back.
+``planes_per_die`` pages from one die as one multi-plane read (one tR). Programs are multi-plane:
+the write buffer gathers a page for each plane of the frontier's die, then books their program as
+one operation at the buffer's calibrated rate.
 
 Interface for the rest of the device (the zones' stripe may book on it too): ``Media.dies`` (the
 count), ``Media.die_free`` (when each die's booked work ends, ns: the list the write buffer and GC

@@ -34,10 +34,11 @@ READAHEAD_SOURCE = (
     " 4 streams, prefetch from the 2nd contiguous read, 16 KiB chunks, a 1 MiB window [estimates])"
 )
 
-#: a flash controller's DRAM write buffer per media unit, bytes: MQSim's back-pressure rule (write-back
-#: in flight up to one page per plane, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,
-#: 4 planes per die, recalled rules of thumb): 64 KiB per unit
-BUFFER_BYTES_PER_UNIT = 4 * 16_384
+#: a flash controller's DRAM write buffer per media unit (die), bytes: MQSim's back-pressure rule
+#: (write-back in flight up to one page per plane, exact: SSD_Device.cpp:339) on 3D TLC geometry (16
+#: KiB pages, 4 planes per die, recalled rules of thumb), twice: a die's next multi-plane program
+#: gathers while one is in flight (double buffering, estimate): 128 KiB per die
+BUFFER_BYTES_PER_UNIT = 2 * 4 * 16_384
 
 
 def write_buffer(units: int, program_gb_s: float) -> WriteBufferConfig:
@@ -49,9 +50,10 @@ def write_buffer(units: int, program_gb_s: float) -> WriteBufferConfig:
 def write_buffer_source(units: int, rate_source: str) -> str:
     """The source of :func:`write_buffer`'s size and program rate."""
     return (
-        f"estimate: size_bytes = {units} units x 64 KiB = {units * BUFFER_BYTES_PER_UNIT:,}, MQSim's back-pressure"
+        f"estimate: size_bytes = {units} dies x 128 KiB = {units * BUFFER_BYTES_PER_UNIT:,}, MQSim's back-pressure"
         " rule (one page per plane in flight, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,"
-        f" 4 planes per die, recalled); no datasheet gives the write buffer's size. program_gb_s: the"
+        " 4 planes per die, recalled), doubled so a die's next multi-plane program gathers while one is in"
+        f" flight; no datasheet gives the write buffer's size. program_gb_s: the"
         f" sequential write rate ({rate_source})"
     )
 
