@@ -117,6 +117,8 @@ def test_a_read_suspends_a_program_or_an_erase_at_its_cost(kind, cost):
     assert start == 10_000.0 + cost
     assert m.die_free[0] == pytest.approx(end + occ + 5_000.0)
     assert m.suspends == 1 and m.suspend_ns == cost
+    start2, _e, _o = m.read(0, rend, 0, 0.0, 4096)  # suspended once already: the next read waits for it
+    assert start2 == pytest.approx(m._ops[0][1]) and m.suspends == 1
     m2 = _one_die(suspend=False)
     end2 = m2.book(0, 0.0, op, kind)
     start2, _e, _o = m2.read(0, 10_000.0, 0, 0.0, 4096)

@@ -10,9 +10,9 @@ the dies as operations with a start and an end (an erase takes ``ftl.erase_ns``,
 whose die is busy with a program or an
 erase either waits for it to end and then goes before the queued ones (read priority), or, where
 the controller suspends programs and erases for reads (``suspend``), waits the suspend latency, runs,
-and the suspended operation resumes after it, later by the read, the suspend and the resume
-times. A command's latency distribution therefore comes from the page types, the collisions on
-dies and channels and the suspends, not from a drawn spread.
+and the suspended operation resumes after it, later by the read and the resume time (an operation is
+suspended once: a later read waits for it). A command's latency distribution therefore comes from
+the page types, the collisions on dies and channels and the suspends, not from a drawn spread.
 
 The device's ``parallel_units`` are the dies: die d sits on channel d mod ``channels``; the FTL
 stripes pages over the dies in turn (``unit_stripe_bytes`` = ``page_bytes`` in the presets). Multi-plane
@@ -38,6 +38,9 @@ from simcore.config import Model
 PAGE_TYPES = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}
 #: operation kinds booked on a die
 PROGRAM, ERASE = 0, 1
+#: added to a booked operation's kind once a read has suspended it: it is not suspended again (MQSim
+#: keeps one suspended command per chip, recalled), so reads cannot starve it
+SUSPENDED = 2
 
 
 class MediaConfig(Model):
@@ -187,12 +190,14 @@ class Media:
                 del ops[:3]
             if ops and ops[0] < t0:  # an operation in progress when it could start
                 end = ops[1]
-                wait = self._suspend_ns[int(ops[2])] if self._suspend else end - t0
+                kind = int(ops[2])  # (+ SUSPENDED once it has been: an operation is suspended once)
+                wait = self._suspend_ns[kind] if self._suspend and kind < SUSPENDED else end - t0
                 if end - t0 <= wait:  # it ends before a suspend would take effect: wait for it
                     start = end
                 else:
                     start = t0 + wait
                     pause = self._resume_ns  # (the operation goes on during its suspend latency)
+                    ops[2] = float(kind + SUSPENDED)
                     self.suspends += 1
                     self.suspend_ns += wait
         elif now_free > start:  # (reads booked by others, e.g. read-ahead: after them)
