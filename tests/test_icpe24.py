@@ -236,8 +236,17 @@ def test_the_xfail_list_names_only_points_of_the_suite():
 
 
 #: (higher, lower) read shares -> why the model does not order them today
-ORDER_XFAIL: dict[tuple[str, str], str] = {
-    # (table-2 r=2ms w=2ms > r=10ms w=2ms passes since reads suspend the dies' programs: the NAND media)
+ORDER_XFAIL = {
+    (
+        kyber_label("table-2", "2ms", "2ms"),
+        kyber_label("table-2", "10ms", "2ms"),
+    ): "measured read shares 0.555 and 0.457 (five runs each, apart); predicted 0.910 for both (319K reads, 31K"
+    " writes: reads go before the dies' queued programs and suspend the one in progress, and the model's filled"
+    " drive writes 3.6x slower than the study's 113K), and no depth moves in the model. Kyber's rule alone does"
+    " not give the measured gap either: at r=10ms w=2ms the measured writes' p90 is 0.6 ms (< 2 ms: no"
+    " congestion) and the reads' p99 5.5-7 ms (< 10 ms). Suspected: kyber's depths carried over from the"
+    " study's previous run, or windows where the writes' device time passes 2 ms; and the filled 980 PRO's"
+    " service under a mix (the controller's scheduling of reads against programs, the FTL's estimates)",
 }
 
 
