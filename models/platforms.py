@@ -186,6 +186,9 @@ def _r730(ssd, name: str, desc: str, fit: dict, key: str, delta_us: float, thr: 
         # 4 KiB random reads) and the fitted media time. (The P4800X keeps its preset's four die
         # ranks; its 2.4 GB/s data path sets its ceiling.)
         update["parallel_units"] = max(1, round(450e3 * base_ns * 1e-9))
+        # the fitted service-time distribution, not the NAND media: the study fits the read spread
+        # it measured (sd ~29 us), more than the P3700 media's MLC page types give (+-12.5 us)
+        update["media"] = None
     ssd = ssd.model_copy(update=update)
     return PlatformConfig(
         name=name,

@@ -43,6 +43,7 @@ COMPILED_MODULES = (
     "simcore.engine",
     "simcore.grid",
     "models.ssd.command",
+    "models.ssd.transfer_path",
     "models.os.costs.bundle",
     "models.os.interfaces",
     "models.ssd.device",

@@ -226,14 +226,13 @@ ORDER_XFAIL = {
     (
         kyber_label("table-2", "2ms", "2ms"),
         kyber_label("table-2", "10ms", "2ms"),
-    ): "measured read shares 0.555 and 0.457 (five runs each, apart); predicted 0.486 for both (42K reads, 44K"
-    " writes: the model's filled drive is 2.5-3x slower than the study's 102-141K per job), and no depth moves"
-    " in the model: its reads' p99 in kyber's windows is in bucket 3 of the 10 ms target (x 4/4). Kyber's rule"
-    " alone does not give the measured gap either: at r=10ms w=2ms the measured writes' p90 is 0.6 ms (< 2 ms:"
-    " no congestion) and the reads' p99 5.5-7 ms (< 10 ms). Suspected: kyber's depths carried over from the"
-    " study's previous run (a depth cut under congestion stays cut while its domain meets its target), or"
-    " windows where the writes' device time passes 2 ms; and the filled 980 PRO's service under a mix (the"
-    " FTL's estimates) for the model's latencies",
+    ): "measured read shares 0.555 and 0.457 (five runs each, apart); predicted 0.910 for both (319K reads, 31K"
+    " writes: reads go before the dies' queued programs and suspend the one in progress, and the model's filled"
+    " drive writes 3.6x slower than the study's 113K), and no depth moves in the model. Kyber's rule alone does"
+    " not give the measured gap either: at r=10ms w=2ms the measured writes' p90 is 0.6 ms (< 2 ms: no"
+    " congestion) and the reads' p99 5.5-7 ms (< 10 ms). Suspected: kyber's depths carried over from the"
+    " study's previous run, or windows where the writes' device time passes 2 ms; and the filled 980 PRO's"
+    " service under a mix (the controller's scheduling of reads against programs, the FTL's estimates)",
 }
 
 

@@ -63,7 +63,8 @@ def test_3d_xpoint_presets_have_no_read_ahead(name):
 
 def _device(**kw):
     eng = Engine()
-    cfg = pm1743(read=ServiceConfig(base_ns=50_000.0, sd_ns=0.0), parallel_units=8, **kw)
+    # a fixed 50 us media read per command (no NAND page types: timelines to the ns)
+    cfg = pm1743(read=ServiceConfig(base_ns=50_000.0, sd_ns=0.0), parallel_units=8, media=None, **kw)
     dev = NvmeDevice(cfg, eng, RngStreams(1).stream("ssd"))
     qp = dev.add_queue_pair(polled=True, depth=1024)
     qp.on_post = lambda q, r: None

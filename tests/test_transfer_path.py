@@ -1,4 +1,4 @@
-"""models.ssd.device.TransferPath: a transfer starts in the first gap long enough at or after its
+"""models.ssd.transfer_path.TransferPath: a transfer starts in the first gap long enough at or after its
 data is ready, whatever the path keeps (merged intervals, the gap-free last run, pruning)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.ssd.device import TransferPath
+from models.ssd.transfer_path import TransferPath
 from simcore.engine import Engine
 
 

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
+from models.ssd.media import MediaConfig
 from simcore.config import Model
 
 
@@ -455,6 +456,31 @@ class DeviceConfig(Model):
         NamespaceConfig(),
         description="the namespace's LBA format, protection information and atomic write unit",
     )
+    media: MediaConfig | None = Field(
+        None,
+        description="the NAND media (models.ssd.media): the parallel units are its dies on its channels, reads"
+        " take their page type's tR and a channel transfer, reads suspend programs and erases (None: a"
+        " service time per command, as on 3D XPoint)",
+    )
+
+    @model_validator(mode="after")
+    def _media_fits(self) -> "DeviceConfig":
+        m = self.media
+        if m is None:
+            return self
+        unit = m.planes_per_die * m.page_bytes
+        if self.write_buffer is not None and self.write_buffer.size_bytes < unit:
+            raise ValueError(
+                f"write_buffer.size_bytes={self.write_buffer.size_bytes} is smaller than a die's multi-plane program"
+                f" (media.planes_per_die x media.page_bytes = {unit}): the buffer gathers one before programming it"
+            )
+        left = m.controller_read_ns(self.read.base_ns)
+        if left < 0:
+            raise ValueError(
+                f"media: the mean tR {m.mean_read_ns:g} ns and a 4 KiB channel transfer {m.transfer_ns(4096):g} ns"
+                f" exceed read.base_ns={self.read.base_ns:g} (the media's share of a read cannot exceed the read)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _datapath_fits_units(self) -> "DeviceConfig":

@@ -88,14 +88,15 @@ class WriteBufferConfig(Model):
     Sources: MQSim acknowledges a write once it is in DRAM and holds back host writes when the
     write-back in flight reaches one page per plane (channels x chips x dies x planes x page,
     exact: SSD_Device.cpp:339, Data_Cache_Manager_Flash_Advanced.cpp:280-282); the presets' buffer
-    is that rule on TLC geometry, a 16 KiB page on 4 planes per media unit = 64 KiB per unit
-    (estimate: 16 KiB pages, 4 planes per die are the 3D TLC rules of thumb [recalled])."""
+    is that rule on TLC geometry, a 16 KiB page on 4 planes per media unit = 64 KiB per unit, doubled
+    so a die gathers its next multi-plane program while one is in flight: 128 KiB per die (estimate:
+    16 KiB pages, 4 planes per die are the 3D TLC rules of thumb [recalled])."""
 
     size_bytes: int = Field(
         ge=4096,
         le=1 << 40,
         description="bytes of host writes the buffer holds before their programs end (the presets: media"
-        " units x 64 KiB, an estimate after MQSim's one page per plane in flight)",
+        " units x 128 KiB, an estimate after MQSim's one page per plane in flight, doubled)",
     )
     program_gb_s: float = Field(
         gt=0,
@@ -108,16 +109,6 @@ class WriteBufferConfig(Model):
         le=1 << 24,
         description="the bytes of a write one unit of the frontier programs: a write of n bytes goes to"
         " ceil(n / this) units in turn, bytes (a 3D TLC NAND page of 16 KiB, recalled)",
-    )
-    read_suspend_ns: float = Field(
-        100_000.0,
-        ge=0,
-        description="program/erase suspend for reads: a read whose unit is busy with the buffer's"
-        " programs or GC's work (queued ahead of it) waits at most this long, ns, then runs, and the"
-        " unit's queued work resumes after it (pushed back by the read's service). Default 100 us:"
-        " MQSim's program suspend time and its preferred suspend of a program for a read (exact, its"
-        " default SSD configuration); 3D NAND supports program and erase suspend and controllers use"
-        " it to serve reads (recalled). Reads queued behind reads keep their order",
     )
 
 

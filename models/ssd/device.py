@@ -2,24 +2,20 @@
 
 Pipeline of one command (times in ns):
   doorbell -> fetch (``fetch_ns``) -> [write: data DMA over the link, then its media data path]
-  -> media service on the unit holding its address (base + per-KiB + lognormal jitter)
-  -> [read: its media data path, then data DMA over the link] -> completion entry posted + MSI-X
-  (``post_ns``).
-Flash with a DRAM write buffer (``write_buffer``, :mod:`models.ssd.write_buffer`) admits a write
-once the buffer has room, acknowledges it after its (buffer) service time and flushes it by programs
-on its units (at the SLC cache's rate, then the native one), which bounds sustained writes at the
-units' program rate.
-The front end (command fetch, completion posting) overlaps across commands: a fixed latency per
-command, no queueing. The media stage is ``parallel_units`` independent units (dies or die
-groups), each serving one command at a time in doorbell order; the command's address picks its
-unit (``unit_stripe_bytes`` interleave), so random commands collide on units at random and latency
-rises gradually with depth. The media data paths (``datapath``: channels, ECC, buffers) and the
-link each carry one transfer at a time at their rates, which makes bytes saturate: with a data
-path stage the device's ceiling is its rate / bytes per command whatever the number of units.
-Data streams from a path into the link and back (cut-through: the second transfer ends no
-earlier than the first). Every stage is computed analytically when the doorbell rings (paths and
-link serve transfers in the order their data is ready, first fit into their free gaps), so a
-command costs the event queue a single event: its completion posting.
+  -> media service on the unit holding its address -> [read: its media data path, then data DMA
+  over the link] -> completion entry posted + MSI-X (``post_ns``).
+The media service is either a time per command (base + per-KiB + lognormal jitter: 3D XPoint) or,
+with ``media`` (flash, :mod:`models.ssd.media`), the controller's share then the die's tR for the
+page type and its channel's transfer, reads suspending the die's programs and erases. Flash with a
+DRAM write buffer (:mod:`models.ssd.write_buffer`) acknowledges a write once the buffer has room and
+flushes it by programs on the dies (the SLC cache's rate, then the native one). The front end
+(fetch, posting) overlaps across commands. The media stage is ``parallel_units`` units (dies),
+each serving one operation at a time; the address picks the unit (``unit_stripe_bytes``
+interleave), so random commands collide on units at random. The data paths (``datapath``) and the
+link each carry one transfer at a time at their rates (cut-through between them). Every stage is
+computed analytically when the doorbell rings (paths, channels and link serve transfers in the
+order their data is ready, first fit into their free gaps), so a command costs the event queue a
+single event: its completion posting.
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ import math
 from typing import Any, Callable, Final
 
 import numpy as np
-from mypy_extensions import i64
 
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.command import ZONE_APPEND, NvmeCommand
@@ -36,8 +31,10 @@ from models.ssd.config import DeviceConfig
 from models.ssd.ftl import Ftl, gc_work
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
+from models.ssd.media import Media
 from models.ssd.nvm_commands import NvmCommands
 from models.ssd.readahead import ReadAhead
+from models.ssd.transfer_path import TransferPath
 from models.ssd.write_buffer import WriteBuffer
 from models.ssd.zones import OK, ZoneSet
 from simcore.engine import Engine, Handler, handler_call
@@ -122,25 +119,6 @@ def _lognormal_sampler(mean: float, sd: float):
     return lambda gen, n: gen.lognormal(mu, sigma, n)
 
 
-#: the fewest reservations a path holds before it drops those that are over (TransferPath.prune_at)
-PRUNE_FROM: Final = 64
-
-
-def _first_after(xs: list[float], x: float) -> int:
-    """``bisect.bisect_right(xs, x)`` for a sorted list of floats: the first index whose value is
-    greater than ``x`` (compiled, each probe compares two native floats; bisect's C function
-    compares Python objects)."""
-    lo: i64 = 0
-    hi: i64 = len(xs)
-    while lo < hi:
-        mid: i64 = (lo + hi) >> 1
-        if x < xs[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
 class Posting(Handler):
     """A command's completion entry, to be posted in its pair's CQ (the event of its Call: a native
     call, where a bound method and an argument tuple per command cost more than the posting)."""
@@ -154,112 +132,6 @@ class Posting(Handler):
 
     def on_event(self) -> None:
         self.device._post(self.qp, self.req)
-
-
-class TransferPath:
-    """A data path that carries one transfer at a time: the PCIe link, a media data path.
-
-    Busy intervals (start, end) are kept in time order, apart (a reservation that touches one
-    extends it: back-to-back transfers, a saturated path's, are one interval); a transfer takes
-    the first gap long enough at or after the time its data is ready, so transfers are served in
-    the order their data becomes ready (a read whose media access finished early does not wait
-    behind a slower one submitted before it). Times in ns."""
-
-    __slots__ = ("engine", "starts", "ends", "tail_start", "prune_at")
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self.starts: list[float] = []
-        self.ends: list[float] = []
-        #: where the last run of back-to-back reservations begins (ns; at or after the start of the
-        #: last interval): from here to ``ends[-1]`` the path has no gap, so a transfer ready in that
-        #: span goes after the last one (no scan of the intervals per transfer)
-        self.tail_start = 0.0
-        #: prune when more intervals than this are held: twice what the last prune left (at least
-        #: PRUNE_FROM), so that a path with hundreds apart prunes once per as many new ones (the
-        #: searches skip those that are over, by time)
-        self.prune_at = PRUNE_FROM
-
-    def reserve(self, t: float, dur: float) -> float:
-        """Reserve ``dur`` ns (> 0: a transfer moves bytes) at the earliest time >= ``t`` the path
-        is free; returns the start."""
-        if not dur > 0.0:  # (busy intervals are merged where they touch: a zero-length one has no place)
-            raise ValueError(f"a transfer takes time: dur = {dur} ns")
-        starts, ends = self.starts, self.ends
-        last = ends[-1] if ends else -1.0  # (times are >= 0)
-        if last <= t:  # the path is free from t on: the common case
-            if ends and last <= self.engine.now:  # every reservation is over: start afresh
-                if len(ends) == 1:  # (in place: no new lists)
-                    starts[0] = t
-                    ends[0] = t + dur
-                else:
-                    self.starts = [t]
-                    self.ends = [t + dur]
-                self.tail_start = t
-                return t
-            if last < t:
-                self.tail_start = t  # after a gap: a new last run
-                starts.append(t)
-                ends.append(t + dur)
-            else:
-                ends[-1] = t + dur  # back to back with the last one: the same busy interval
-            return t
-        if t >= self.tail_start:  # inside the last run, which has no gap: after its end
-            start = ends[-1]
-            ends[-1] = start + dur
-            return start
-        if len(ends) > self.prune_at:  # (the search below skips the reservations that are over)
-            self._prune()
-            starts, ends = self.starts, self.ends
-        i = _first_after(ends, t)  # first reservation still busy after t
-        start = t
-        n = len(starts)
-        tail = self.tail_start
-        while i < n:
-            s = starts[i]  # (each list item read once: compiled, a read unboxes a float)
-            if start + dur <= s:
-                break
-            if s >= tail:  # the last run: no gap in it
-                start = ends[-1]
-                i = n
-                break
-            e = ends[i]
-            if e > start:
-                start = e
-            i += 1
-        if i == n and (n == 0 or start > ends[n - 1]):
-            self.tail_start = start  # appended after a gap: a new last run
-        self._place(i, start, start + dur)
-        return start
-
-    def _place(self, i: int, start: float, end: float) -> None:
-        """Keep ``[start, end)`` as busy, before the interval at index ``i`` (it fits in the gap
-        there): merged with the interval before or after it where it touches them."""
-        starts, ends = self.starts, self.ends
-        n = len(starts)
-        if i > 0 and ends[i - 1] == start:
-            if i < n and starts[i] == end:  # it closes the gap: the two become one
-                ends[i - 1] = ends[i]
-                del starts[i]
-                del ends[i]
-            else:
-                ends[i - 1] = end
-        elif i < n and starts[i] == end:
-            starts[i] = start
-        else:
-            starts.insert(i, start)
-            ends.insert(i, end)
-
-    def _prune(self) -> None:
-        """Drop the reservations that are over (ends are in time order)."""
-        k = _first_after(self.ends, self.engine.now)
-        if k:
-            del self.starts[:k], self.ends[:k]
-        self.prune_at = max(PRUNE_FROM, 2 * len(self.ends))
-
-    def busy_until(self) -> float:
-        """When the last reservation ends (0: none), ns."""
-        return self.ends[-1] if self.ends else 0.0
 
 
 class OpService:
@@ -293,10 +165,10 @@ class NvmeDevice:
         self.engine = engine
         self.index = index
         self.qps: list[QueuePair] = []
-        self._units = [0.0] * cfg.parallel_units  # time each media unit becomes free
-        self._read_free = [0.0] * cfg.parallel_units  # when each unit's last read ends (read priority)
-        #: reads suspend the buffer's programs and GC after this wait, ns (-1: no write buffer, FIFO)
-        self._suspend_ns = cfg.write_buffer.read_suspend_ns if cfg.write_buffer is not None else -1.0
+        mc = cfg.media
+        #: the NAND dies and channels (models.ssd.media; None: a service time per command on each unit)
+        self.media = Media(mc, cfg.parallel_units, lambda: TransferPath(engine)) if mc else None
+        self._units = self.media.die_free if self.media else [0.0] * cfg.parallel_units  # when each unit is free
         self._n_units = cfg.parallel_units
         self._stripe = cfg.unit_stripe_bytes
         self._link = TransferPath(engine)
@@ -313,6 +185,8 @@ class NvmeDevice:
         }
         # the hot path's view of cfg.read / cfg.write
         self._svc_read = OpService(cfg.read.base_ns, cfg.read.per_kib_ns, self._jitter["read"].next)
+        #: with media: the controller's share of a read (the calibrated base less mean tR and transfer), ns
+        self._ctrl_read_ns = mc.controller_read_ns(cfg.read.base_ns) if mc else 0.0
         self._svc_write = OpService(cfg.write.base_ns, cfg.write.per_kib_ns, self._jitter["write"].next)
         self._trim_free = 0.0  # when the controller's mapping-table work (deallocations) is free
         ns = cfg.namespace
@@ -358,7 +232,7 @@ class NvmeDevice:
         wb = cfg.write_buffer
         #: the DRAM write buffer and SLC cache (models.ssd.write_buffer), None without a buffer
         self.write_buffer: WriteBuffer | None = (
-            WriteBuffer(wb, cfg.slc_cache, self._units, cfg.write_cache_program_ns) if wb is not None else None
+            None if wb is None else WriteBuffer(wb, cfg.slc_cache, self._units, cfg.write_cache_program_ns, self.media)
         )
         self._checks_writes = self.zones is not None or self.ftl is not None
         self._gc_copy_ns = self.ftl.copy_ns if self.ftl is not None else 0.0  # a GC copy's read and program
@@ -448,31 +322,28 @@ class NvmeDevice:
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
             extra_kib = nbytes / 1024.0 - 4.0
-            base_ns = service.base_ns
-            svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
+            media = self.media if is_read else None
+            if media is not None:  # the controller's share, then its die's tR and its channel
+                svc = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0
+                t += self._ctrl_read_ns
+            else:
+                base_ns = service.base_ns
+                svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
             if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
                 svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
-            if wb is not None:
+            if media is not None:
+                start, end, svc = media.read(unit, t, media.page_type(req.offset), svc, nbytes)
+            elif wb is not None:
                 # in the DRAM buffer: acknowledged after its (buffer) service without waiting for a
                 # unit; its flush programs the write frontier's units later (their data path
                 # transfer is part of the program time), and its bytes stay held until then
                 start = t
                 end = start + svc
                 wb.flush(nbytes, end)
-            elif is_read and self._suspend_ns >= 0.0 and free > t + self._suspend_ns:
-                # its unit is busy with queued programs/GC: it suspends them (read priority), runs
-                # after the reads ahead of it, and the queued work resumes after it
-                start = self._read_free[unit]
-                if start < t + self._suspend_ns:
-                    start = t + self._suspend_ns
-                end = start + svc
-                units[unit] = free + svc
-                self._read_free[unit] = end
             else:
                 start = free if free > t else t
                 end = start + svc
                 units[unit] = end
-                self._read_free[unit] = end
             if not is_read:
                 if wb is None:
                     self._busy_write_unit_ns += svc
@@ -481,6 +352,8 @@ class NvmeDevice:
                 if path is not None:
                     end = self._read_path(path, end, moved, xfer)
                 end = self._link.reserve(end, xfer) + xfer
+                if media is not None:
+                    svc += self._ctrl_read_ns
         req.t_dev_start = start
         req.t_dev_end = end
         req.device_service_ns = svc
@@ -507,6 +380,12 @@ class NvmeDevice:
         unit = (offset // nbytes) % self._n_units
         service = self._svc_read
         extra_kib = nbytes / 1024.0 - 4.0
+        if self.media is not None:  # (pages on the dies in turn from its address's; per KiB: the array)
+            extra, m = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0, self.media
+            unit = (offset // self._stripe) % self._n_units
+            _s, end, svc = m.read(unit, t + self._ctrl_read_ns, m.page_type(offset), extra, nbytes)
+            self._busy_read_unit_ns += svc
+            return end
         base_ns = service.base_ns
         svc = (base_ns + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base_ns) * service.jitter()
         free = self._units[unit]
@@ -544,9 +423,11 @@ class NvmeDevice:
                 ftl.trim(req.offset, req.nbytes)
             else:
                 copies, erases = ftl.write(req.offset, req.nbytes, req.placement % ftl.cfg.placement_handles)
-                if copies or erases:
-                    self._gc_unit, busy = gc_work(
-                        self._units, self._gc_unit, copies, erases, self._gc_copy_ns, self.cfg.ftl.erase_ns, t
+                if copies or erases:  # (with media: booked as operations reads suspend)
+                    work = (copies, erases, self._gc_copy_ns, self.cfg.ftl.erase_ns, t)
+                    m = self.media
+                    self._gc_unit, busy = (
+                        m.gc_work(self._gc_unit, *work) if m else gc_work(self._units, self._gc_unit, *work)
                     )
                     self._busy_write_unit_ns += busy
         return t

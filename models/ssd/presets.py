@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig, ZonedConfig
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
+from models.ssd.media import MediaConfig
 from simcore.sources import Preset
 
 #: the flash controllers' read-ahead (every flash preset's; the 3D XPoint presets have none)
@@ -33,10 +34,11 @@ READAHEAD_SOURCE = (
     " 4 streams, prefetch from the 2nd contiguous read, 16 KiB chunks, a 1 MiB window [estimates])"
 )
 
-#: a flash controller's DRAM write buffer per media unit, bytes: MQSim's back-pressure rule (write-back
-#: in flight up to one page per plane, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,
-#: 4 planes per die, recalled rules of thumb): 64 KiB per unit
-BUFFER_BYTES_PER_UNIT = 4 * 16_384
+#: a flash controller's DRAM write buffer per media unit (die), bytes: MQSim's back-pressure rule
+#: (write-back in flight up to one page per plane, exact: SSD_Device.cpp:339) on 3D TLC geometry (16
+#: KiB pages, 4 planes per die, recalled rules of thumb), twice: a die's next multi-plane program
+#: gathers while one is in flight (double buffering, estimate): 128 KiB per die
+BUFFER_BYTES_PER_UNIT = 2 * 4 * 16_384
 
 
 def write_buffer(units: int, program_gb_s: float) -> WriteBufferConfig:
@@ -48,9 +50,10 @@ def write_buffer(units: int, program_gb_s: float) -> WriteBufferConfig:
 def write_buffer_source(units: int, rate_source: str) -> str:
     """The source of :func:`write_buffer`'s size and program rate."""
     return (
-        f"estimate: size_bytes = {units} units x 64 KiB = {units * BUFFER_BYTES_PER_UNIT:,}, MQSim's back-pressure"
+        f"estimate: size_bytes = {units} dies x 128 KiB = {units * BUFFER_BYTES_PER_UNIT:,}, MQSim's back-pressure"
         " rule (one page per plane in flight, exact: SSD_Device.cpp:339) on 3D TLC geometry (16 KiB pages,"
-        f" 4 planes per die, recalled); no datasheet gives the write buffer's size. program_gb_s: the"
+        " 4 planes per die, recalled), doubled so a die's next multi-plane program gathers while one is in"
+        f" flight; no datasheet gives the write buffer's size. program_gb_s: the"
         f" sequential write rate ({rate_source})"
     )
 
@@ -66,6 +69,104 @@ SLC_CLIENT_SOURCE = (
     "estimate: the 980 PRO 1 TB's figures (42 GB, then 2,000 MB/s: exact, notebookcheck.com 490845),"
     " a client TLC drive of its class; no figure for this drive in the sources"
 )
+
+
+#: FEMU's TLC page-type read times (exact: FEMU's nand.h, from the SimpleSSD paper): LSB/CSB/MSB
+#: 56.5 / 77.5 / 106 us; the presets keep these ratios, scaled
+FEMU_TLC_READ_US = (56.5, 77.5, 106.0)
+_ONE_SHOT = ", programs one-shot (a 3D TLC wordline's three pages at once, recalled)"
+_SUSPEND_SRC = (
+    "suspend of programs and erases for reads: 3D NAND supports it and controllers use it to serve reads"
+    " (recalled, the reference sheet's rules of thumb); suspend latencies MQSim's defaults, program 100 us,"
+    " erase 700 us (exact, ssdconfig.xml); resume cost none (MQSim, exact)"
+)
+
+
+#: 3D TLC programs a wordline's three pages at once (one-shot programming, recalled): one program
+#: time for every page type (the buffer's programs keep their calibrated mean time)
+ONE_SHOT_PROGRAM_NS = (1.0, 1.0, 1.0)
+
+
+def _tlc(msb_read_us: float, channel_gb_s: float) -> MediaConfig:
+    """3D TLC media: FEMU's page-type read ratios with the slowest (MSB) read at ``msb_read_us``,
+    one-shot programs."""
+    read = tuple(round(x / FEMU_TLC_READ_US[2] * msb_read_us * 1e3, -1) for x in FEMU_TLC_READ_US)
+    return MediaConfig(cell="tlc", read_ns=read, program_ns=ONE_SHOT_PROGRAM_NS, channel_gb_s=channel_gb_s)
+
+
+#: NAND generations: (media, source), channels set per preset (:func:`with_media`)
+NAND: dict[str, tuple[MediaConfig, str]] = {
+    "samsung-v5": (
+        _tlc(50.0, 1.4),
+        "exact: Samsung V5 96L TLC tR 50 us, Toggle DDR 4.0 1.4 Gb/s (Samsung press release 2018); tR taken"
+        " as the MSB page's",
+    ),
+    "samsung-v6": (
+        _tlc(45.0, 1.2),
+        "recalled: Samsung V6 128L TLC tR ~45 us, 1.2 Gb/s (ISSCC 2019); tR taken as the MSB page's",
+    ),
+    "samsung-v7": (
+        _tlc(40.0, 2.0),
+        "recalled: Samsung V7 176L TLC tR ~40 us, 2.0 Gb/s (ISSCC 2021); tR taken as the MSB page's",
+    ),
+    "micron-176l": (
+        _tlc(45.0, 1.6),
+        "exact: Micron 176L ONFI 1600 MT/s (electronicdesign.com 21148162); tR estimate: 45 us MSB, as"
+        " the other 17x-layer parts (Micron gives -35% vs its 128L, no absolute figure)",
+    ),
+    "bics4": (
+        _tlc(50.0, 0.8),
+        "estimate: Kioxia/WD BiCS4 96L TLC, as Samsung's 96L V5 (tR 50 us MSB, exact for V5); interface"
+        " 800 MT/s (the 64-128L range 800-1200, recalled: the lower end)",
+    ),
+    "bics5": (
+        _tlc(45.0, 1.2),
+        "estimate: Kioxia/WD BiCS5 112L TLC, as 128L parts (tR 45 us MSB, 1200 MT/s: recalled ranges)",
+    ),
+    "intel-144l": (
+        _tlc(50.0, 1.2),
+        "estimate: Intel 144L TLC (floating gate, slower reads than charge-trap parts: recalled), tR 50 us"
+        " MSB, 1200 MT/s",
+    ),
+    "imft-mlc-20nm": (
+        MediaConfig(
+            cell="mlc",
+            read_ns=(40_000.0, 65_000.0),
+            program_ns=(500_000.0, 1_300_000.0),
+            channel_gb_s=0.4,
+            page_bytes=16_384,
+            planes_per_die=2,
+        ),
+        "exact: SimpleSSD's MLC (sample.cfg: LSB/MSB read 40 / 65 us, write 500 / 1300 us, 16 KiB pages,"
+        " 2 planes, 400 MT/s channels) for the P3700's 20 nm MLC (its own timings not in the sources)",
+    ),
+}
+
+
+STRIPE_SOURCE = (
+    "derived: the NAND page (media.page_bytes): the FTL stripes pages over the dies in turn (MQSim's CWDP"
+    " allocation, exact)"
+)
+
+
+def media_source(gen: str, channels: int, channel_source: str) -> str:
+    """The source of the NAND generation ``gen``'s media on ``channels``."""
+    media, src = NAND[gen]
+    return (
+        f"{src}; read page types in FEMU's ratios (exact, nand.h){'' if media.cell == 'mlc' else _ONE_SHOT};"
+        f" {channels} channels ({channel_source}); dies ="
+        f" the parallel units; {media.page_bytes // 1024} KiB pages, {media.planes_per_die} planes per die"
+        f" (recalled rules of thumb); {_SUSPEND_SRC}; the controller's share of a read is what read.base_ns"
+        " leaves (derived)"
+    )
+
+
+def with_media(values: dict, sources: dict, gen: str, channels: tuple[int, str]) -> None:
+    """Put the NAND generation ``gen``'s media on ``channels`` (count, source) into a preset's values."""
+    values["media"] = NAND[gen][0].model_copy(update={"channels": channels[0]})
+    sources["media"] = media_source(gen, *channels)
+    values["unit_stripe_bytes"] = NAND[gen][0].page_bytes
+    sources["unit_stripe_bytes"] = STRIPE_SOURCE
 
 
 def _optane(model: str, read_sd_ns: float, write_sd_ns: float, ranks: int, **kw) -> DeviceConfig:
@@ -128,17 +229,21 @@ def optane_p4801x(**kw) -> DeviceConfig:
 
 def p3700(**kw) -> DeviceConfig:
     """Intel DC P3700 400 GB (MLC NAND, PCIe 3.0 x4): ~80 us 4 KiB reads, sd ~29 us [CI];
-    450K random-read IOPS (datasheet) at ~78 us -> 36 units; writes land in the DRAM buffer."""
+    450K random-read IOPS (datasheet) with each read's die busy 62.7 us (mean tR of SimpleSSD's MLC
+    52.5 us + a 4 KiB channel transfer at 400 MT/s 10.2 us) -> 28 dies (Little's law); writes land in
+    the DRAM buffer."""
     cfg = dict(
         model="Intel DC P3700",
         readahead=FLASH_READAHEAD,
         capacity_bytes=400_000_000_000,
-        read=ServiceConfig(base_ns=76_000.0, per_kib_ns=400.0, sd_ns=28_000.0),
+        read=ServiceConfig(base_ns=76_000.0, per_kib_ns=400.0),
         write=ServiceConfig(base_ns=18_000.0, per_kib_ns=200.0, sd_ns=3_000.0),
-        # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB), flushed to 36 units in turn: 480 us each
-        write_cache_program_ns=480_000.0,
-        write_buffer=write_buffer(36, 1.9),
-        parallel_units=36,
+        # 75K sustained 4 KiB random-write IOPS (datasheet, 400 GB), flushed to 28 dies in turn: 373 us each
+        write_cache_program_ns=373_000.0,
+        write_buffer=write_buffer(28, 1.9),
+        parallel_units=28,
+        media=NAND["imft-mlc-20nm"][0].model_copy(update={"channels": 18}),
+        unit_stripe_bytes=16_384,
         link_gb_s=2.8,
         fetch_ns=300.0,
         post_ns=300.0,
@@ -152,17 +257,20 @@ def p3700(**kw) -> DeviceConfig:
 
 def pm1743(**kw) -> DeviceConfig:
     """Samsung PM1743 3.84 TB (TLC NAND, PCIe 5.0 x4): 2.5M 4 KiB random-read IOPS at ~75 us
-    -> ~190 units; 13 GB/s; up to 25 W, idle ~4.6 W (16 drives = 74 W idle in SANDMAN)."""
+    -> ~94 dies, each busy 37.4 us per read (Samsung V6's mean tR 34 us + a 4 KiB channel transfer at
+    1.2 GB/s 3.4 us, :data:`NAND`); 13 GB/s; up to 25 W, idle ~4.6 W (16 drives = 74 W idle in SANDMAN)."""
     cfg = dict(
         model="Samsung PM1743",
         readahead=FLASH_READAHEAD,
         capacity_bytes=3_840_000_000_000,
-        read=ServiceConfig(base_ns=72_000.0, per_kib_ns=300.0, sd_ns=20_000.0),
+        read=ServiceConfig(base_ns=72_000.0, per_kib_ns=300.0),
         write=ServiceConfig(base_ns=20_000.0, per_kib_ns=150.0, sd_ns=4_000.0),
-        # 250K sustained 4 KiB random-write IOPS [REF5], flushed to 190 units in turn: 760 us each
-        write_cache_program_ns=760_000.0,
-        write_buffer=write_buffer(190, 6.6),
-        parallel_units=190,
+        # 250K sustained 4 KiB random-write IOPS [REF5], flushed to 94 dies in turn: 376 us each
+        write_cache_program_ns=376_000.0,
+        write_buffer=write_buffer(94, 6.6),
+        parallel_units=94,
+        media=NAND["samsung-v6"][0].model_copy(update={"channels": 16}),
+        unit_stripe_bytes=16_384,
         link_gb_s=13.0,
         fetch_ns=200.0,
         post_ns=200.0,
@@ -204,6 +312,8 @@ def zn540(**kw) -> DeviceConfig:
         read=ServiceConfig(base_ns=75_000.0, per_kib_ns=300.0, sd_ns=15_000.0),
         write=ServiceConfig(base_ns=7_400.0, per_kib_ns=0.0, sd_ns=500.0),
         parallel_units=64,
+        media=NAND["bics4"][0].model_copy(update={"channels": 16}),
+        unit_stripe_bytes=16_384,
         link_gb_s=3.5,
         fetch_ns=300.0,
         post_ns=300.0,
@@ -229,12 +339,13 @@ def pm1743_gc(**kw) -> DeviceConfig:
     enterprise drive is 4 TiB [recalled]); blocks of 256 pages, 3 ms erases (estimates).
 
     The datasheet's 250K random-write IOPS are a steady-state figure: garbage collection is in
-    them, and :func:`pm1743` folds it into its program time (760 us per 4 KiB per unit, 190 units).
-    Here the copies and erases are modelled, so the program time is what is left of those 760 us
-    per host write (190 units / 250K) in steady state: uniform random 4 KiB writes reach a write
+    them, and :func:`pm1743` folds it into its program time (376 us per 4 KiB per die, 94 dies).
+    Here the copies and erases are modelled, so the program time is what is left of those 376 us
+    per host write (94 dies / 250K) in steady state: uniform random 4 KiB writes reach a write
     amplification of 4.15 in this FTL (greedy, 1 GiB span, 14.5% spare; measured on the model),
     so each host write costs its program, 3.15 copies (a 72 us read and a program each) and 4.15 /
-    256 erases of 3 ms: 760 = 4.15 p + 3.15 x 72 + 48.6, p = 117 us (derived). A fresh (or
+    256 erases of 3 ms: 376 = 4.15 p + 3.15 x 72 + 48.6, p = 24.2 us (derived; the amplification was
+    measured with 190 units and 760 us, not re-measured). A fresh (or
     briefly written) drive is faster until its spare blocks are used up.
 
     Flexible data placement: 8 reclaim unit handles. Samsung showed FDP on the PM1743 (its FDP
@@ -242,7 +353,7 @@ def pm1743_gc(**kw) -> DeviceConfig:
     that fio's ``uring-cmd-fdp.fio`` asks for ("at least 8 available reclaim units"). Writes without
     a placement handle use handle 0, so runs without FDP are as before."""
     ftl = FtlConfig(enabled=True, spare_fraction=0.145, placement_handles=8)
-    return pm1743(**{"ftl": ftl, "write_cache_program_ns": 117_000.0, **kw})
+    return pm1743(**{"ftl": ftl, "write_cache_program_ns": 24_200.0, **kw})
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -271,8 +382,14 @@ def _xfer_ns(rate_gb_s: float, link_gb_s: float) -> float:
     return 4096 / min(rate_gb_s, link_gb_s)
 
 
+# long: the docstring lists each step of the derivation
 def from_datasheet(
-    ds: dict, *, cached_writes: bool = True, flash: bool = True, cv: tuple[float, float] = (_READ_CV, _WRITE_CV)
+    ds: dict,
+    *,
+    cached_writes: bool = True,
+    flash: bool = True,
+    cv: tuple[float, float] = (_READ_CV, _WRITE_CV),
+    nand: tuple[str, tuple[int, str]] | None = None,
 ):
     """Device parameters and their sources from datasheet figures ``ds`` (``name: (value, source)``):
     model, capacity_bytes, pcie_gen, seq_read_gb_s / seq_write_gb_s (128 KiB sequential),
@@ -301,7 +418,11 @@ def from_datasheet(
       it; otherwise the write ceiling is the units' and the data path's;
     - service-time spread: ``cv`` of the base (estimates: no datasheet gives one; the PM1743 preset's
       read spread is 28%).
-    - ``flash``: the controller's read-ahead (:data:`FLASH_READAHEAD`; 3D XPoint has none).
+    - ``flash``: the controller's read-ahead (:data:`FLASH_READAHEAD`; 3D XPoint has none);
+    - ``nand`` (generation, (channels, source)): the NAND media (:data:`NAND`, :func:`with_media`); the
+      units are its dies, each busy for a read's mean tR and 4 KiB channel transfer (the controller's
+      share is not die time), so that time sets the units by Little's law; the read spread comes
+      from the media, not from ``cv``.
     Returns (values, sources) for :class:`~models.ssd.config.DeviceConfig`."""
     v = {k: val for k, (val, _) in ds.items()}
     src = {k: s for k, (_, s) in ds.items()}
@@ -310,13 +431,16 @@ def from_datasheet(
     x_r, x_w = _xfer_ns(v["seq_read_gb_s"], link), _xfer_ns(v["seq_write_gb_s"], link)
     read_ns = round(v["read_latency_us"] * 1e3 - 2 * front - x_r)
     write_ns = round(v["write_latency_us"] * 1e3 - 2 * front - x_w)
-    busy = v["rand_read_iops"] * read_ns * 1e-9  # units busy at the ceiling (Little's law)
+    die_ns, die_src = _unit_ns(nand, v["rand_read_iops"], read_ns)
+    busy = v["rand_read_iops"] * die_ns * 1e-9  # units busy at the ceiling (Little's law)
     if busy >= DATASHEET_DEPTH:
         raise ValueError(f"{v['model']}: {busy:.0f} commands busy at the datasheet's IOPS exceed {DATASHEET_DEPTH}")
     units = max(1, round(busy * (DATASHEET_DEPTH - 1) / (DATASHEET_DEPTH - busy)))
     values = {k: v[k] for k in ("model", "capacity_bytes", "idle_w", "active_read_w", "active_write_w")}
     values |= {
-        "read": ServiceConfig(base_ns=read_ns, sd_ns=round(cv[0] * read_ns)),
+        "read": ServiceConfig(base_ns=read_ns)
+        if nand
+        else ServiceConfig(base_ns=read_ns, sd_ns=round(cv[0] * read_ns)),
         "write": ServiceConfig(base_ns=write_ns, sd_ns=round(cv[1] * write_ns)),
         "parallel_units": units,
         "datapath": DataPathConfig(count=1, read_gb_s=v["seq_read_gb_s"], write_gb_s=v["seq_write_gb_s"]),
@@ -326,14 +450,33 @@ def from_datasheet(
     }
     sources = _derived_sources(v, src, cv, front=front, link_src=link_src, x_r=x_r, x_w=x_w)
     sources["parallel_units"] = (
-        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {read_ns} ns ="
+        f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {die_ns} ns{die_src} ="
         f" {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in flight at random"
         f" addresses: U = busy x (N - 1) / (N - busy) = {units}"
     )
     if cached_writes:
         _add_write_buffer(values, sources, units, v, src)
     _add_extras(values, sources, v, src, flash)
+    if nand is not None:  # (the read spread comes from the media: page types, collisions, suspends)
+        with_media(values, sources, *nand)
+        del sources["read.sd_ns"]
     return values, sources
+
+
+def _unit_ns(nand: tuple[str, tuple[int, str]] | None, iops: float, read_ns: int) -> tuple[int, str]:
+    """A unit's busy time per random 4 KiB read at ``iops`` and how it follows, ns: the read's
+    service time, or with ``nand`` a die's mean tR, its 4 KiB channel transfer and its wait for
+    the channel (an M/D/1 queue: the die holds its data until it has crossed)."""
+    if nand is None:
+        return read_ns, ""
+    media, channels = NAND[nand[0]][0], nand[1][0]
+    xfer = media.transfer_ns(4096)
+    rho = iops * xfer * 1e-9 / channels
+    wait = rho * xfer / (2.0 * (1.0 - rho))
+    return round(media.mean_read_ns + xfer + wait), (
+        f" (a die: mean tR {media.mean_read_ns:.0f} + 4 KiB channel transfer {xfer:.0f} + the M/D/1 wait"
+        f" for its channel at {rho:.0%} load {wait:.0f})"
+    )
 
 
 def _add_extras(values: dict, sources: dict, v: dict, src: dict, flash: bool) -> None:
@@ -490,7 +633,11 @@ _980PRO = from_datasheet(
             ),
             _980PRO_IDCTRL + ": PS3 0.040 W enlat 2000 exlat 1200 us, PS4 0.005 W enlat 500 exlat 9500 us",
         ),
-    )
+    ),
+    nand=(
+        "samsung-v6",
+        (8, "recalled: the Elpis controller's 8 channels (Samsung 980 PRO data sheet, not re-checked)"),
+    ),
 )
 
 
@@ -523,7 +670,11 @@ _990PRO = from_datasheet(
         idle_w=(1.0, _EST_IDLE_CLIENT),
         active_read_w=(5.4, "recalled: the 1 TB's ~5.4 W average power (not re-checked)"),
         active_write_w=(8.6, "estimate: the 4 TB model's 8.6 W peak (exact, mezha.media) taken for the 1 TB"),
-    )
+    ),
+    nand=(
+        "samsung-v7",
+        (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)"),
+    ),
 )
 
 
@@ -554,7 +705,11 @@ _PM9A3 = from_datasheet(
         idle_w=(3.5, "recalled: ~3.5 W idle (not re-checked)"),
         active_read_w=(13.5, "recalled: ~13.5 W maximum active (not re-checked)"),
         active_write_w=(13.5, "recalled: ~13.5 W maximum active (not re-checked)"),
-    )
+    ),
+    nand=(
+        "samsung-v6",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -581,7 +736,11 @@ _PM1733 = from_datasheet(
         idle_w=(8.0, _PM1733_DS + "; ~8 W idle"),
         active_read_w=(20.0, _PM1733_DS + "; <= 20 W active"),
         active_write_w=(20.0, _PM1733_DS + "; <= 20 W active"),
-    )
+    ),
+    nand=(
+        "samsung-v5",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -609,7 +768,8 @@ _CM6 = from_datasheet(
         idle_w=(5.0, _EST_IDLE_DC),
         active_read_w=(19.0, "estimate: the lowest of the selectable 19-25 W maxima (recalled)"),
         active_write_w=(25.0, "estimate: the highest of the selectable 19-25 W maxima (recalled)"),
-    )
+    ),
+    nand=("bics4", (18, "exact: the CM6's 18-channel controller (heise.de 4666097)")),
 )
 
 
@@ -637,7 +797,8 @@ _CM7 = from_datasheet(
         idle_w=(5.0, _EST_IDLE_DC),
         active_read_w=(25.0, _CM7_DS + "; <= 25 W"),
         active_write_w=(25.0, _CM7_DS + "; <= 25 W"),
-    )
+    ),
+    nand=("bics5", (18, "estimate: the CM6's 18 channels (exact, heise) for its successor")),
 )
 
 
@@ -663,7 +824,11 @@ _7450 = from_datasheet(
         idle_w=(5.0, _7450_DS + "; ~5 W idle"),
         active_read_w=(14.0, _7450_DS + "; ~14 W maximum (U.3)"),
         active_write_w=(14.0, _7450_DS + "; ~14 W maximum (U.3)"),
-    )
+    ),
+    nand=(
+        "micron-176l",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -689,7 +854,8 @@ _SN850X = from_datasheet(
         idle_w=(1.0, _EST_IDLE_CLIENT),
         active_read_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
         active_write_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
-    )
+    ),
+    nand=("bics5", (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)")),
 )
 
 
@@ -720,7 +886,11 @@ _P5520 = from_datasheet(
         idle_w=(5.0, _P5520_DS + "; ~5 W idle"),
         active_read_w=(20.0, "estimate: the lower of the recalled 20-25 W maxima"),
         active_write_w=(25.0, "estimate: the higher of the recalled 20-25 W maxima"),
-    )
+    ),
+    nand=(
+        "intel-144l",
+        (16, "estimate: an enterprise controller's 16 channels (Kioxia's CD6 has 16, exact: heise.de 4666097)"),
+    ),
 )
 
 
@@ -773,12 +943,15 @@ _LEGACY_SOURCES = {
         "readahead": READAHEAD_SOURCE,
         "model": "recalled: Intel DC P3700 400 GB datasheet",
         "capacity_bytes": "recalled: Intel DC P3700 400 GB datasheet",
-        "read": "exact: ~80 us 4 KiB reads, sd ~29 us (Tai et al., ACM TOS 2022, [CI])",
+        "read": "exact: ~80 us 4 KiB reads (Tai et al., ACM TOS 2022, [CI]); the spread comes from the media"
+        " (its measured sd ~29 us, [CI], is not set)",
         "write": "estimate: writes land in the DRAM buffer",
-        "write_cache_program_ns": "derived: 36 units / 75K sustained random-write IOPS (datasheet): the buffer"
-        " flushes to the units in turn",
-        "write_buffer": write_buffer_source(36, "recalled: 1,900 MB/s, P3700 specification"),
-        "parallel_units": _NAND_LITTLE.format("450K x ~78 us (datasheet)"),
+        "write_cache_program_ns": "derived: 28 dies / 75K sustained random-write IOPS (datasheet): the buffer"
+        " flushes to the dies in turn",
+        "write_buffer": write_buffer_source(28, "recalled: 1,900 MB/s, P3700 specification"),
+        "parallel_units": _NAND_LITTLE.format("450K x 62.7 us of die time: mean tR + 4 KiB transfer (datasheet)"),
+        "media": media_source("imft-mlc-20nm", 18, "recalled: the P3700's 18-channel controller"),
+        "unit_stripe_bytes": STRIPE_SOURCE,
         "link_gb_s": "estimate: PCIe 3.0 x4 usable",
         "fetch_ns": _FRONT.format(300),
         "post_ns": _FRONT.format(300),
@@ -790,12 +963,14 @@ _LEGACY_SOURCES = {
         "readahead": READAHEAD_SOURCE,
         "model": "recalled: Samsung PM1743 3.84 TB ([REF5])",
         "capacity_bytes": "recalled: Samsung PM1743 3.84 TB ([REF5])",
-        "read": "estimate: ~75 us reads ([REF5])",
+        "read": "estimate: ~75 us reads ([REF5]); the spread comes from the media",
         "write": "estimate: buffered writes",
-        "write_cache_program_ns": "derived: 190 units / 250K sustained random-write IOPS ([REF5]): the buffer"
-        " flushes to the units in turn",
-        "write_buffer": write_buffer_source(190, "exact: 6,600 MB/s, computerbase.de, clubic"),
-        "parallel_units": _NAND_LITTLE.format("2.5M x ~75 us ([REF5])"),
+        "write_cache_program_ns": "derived: 94 dies / 250K sustained random-write IOPS ([REF5]): the buffer"
+        " flushes to the dies in turn",
+        "write_buffer": write_buffer_source(94, "exact: 6,600 MB/s, computerbase.de, clubic"),
+        "parallel_units": _NAND_LITTLE.format("2.5M x 37.4 us of die time: mean tR + 4 KiB transfer ([REF5])"),
+        "media": media_source("samsung-v6", 16, "estimate: an enterprise controller's 16 channels"),
+        "unit_stripe_bytes": STRIPE_SOURCE,
         "link_gb_s": "recalled: 13 GB/s sequential ([REF5])",
         "fetch_ns": _FRONT.format(200),
         "post_ns": _FRONT.format(200),
@@ -913,9 +1088,9 @@ SSD_CATALOGUE: dict[str, Preset] = {
             "ftl": "derived: 14.5% over-provisioning (4 TiB of NAND [recalled] / 3.84 TB - 1); blocks of 256"
             " pages and 3 ms erases (estimates); flexible data placement with 8 reclaim unit handles (Samsung"
             " showed FDP on the PM1743 in 2023 [recalled]; 8 handles: estimate, fio's uring-cmd-fdp.fio's)",
-            "write_cache_program_ns": "derived: 760 us per host write (190 units / 250K steady-state IOPS) ="
-            " 4.15 p + 3.15 copies x 72 us + 48.6 us of erases, at the model's own steady-state write"
-            " amplification 4.15: p = 117 us",
+            "write_cache_program_ns": "derived: 376 us per host write (94 dies / 250K steady-state IOPS) ="
+            " 4.15 p + 3.15 copies x 72 us + 48.6 us of erases, at the model's steady-state write"
+            " amplification 4.15 (measured with 190 units): p = 24.2 us",
         },
         _ssd_facts(_G5, "U.2 / E3.S", ("TLC NAND", "recalled: [REF5]"), None, "recalled: [REF5]"),
     ),
@@ -931,6 +1106,8 @@ SSD_CATALOGUE: dict[str, Preset] = {
             "write": "derived: 11.4 us QD1 4 KiB writes less fetch, link and zone stage (CLUSTER'23)",
             "read": "estimate: TLC reads ~75 us, as the other NAND presets",
             "parallel_units": "estimate: 64 units",
+            "media": media_source("bics4", 16, "estimate: an enterprise controller's 16 channels"),
+            "unit_stripe_bytes": STRIPE_SOURCE,
             "link_gb_s": "estimate: PCIe 3.0 x4 usable",
             "fetch_ns": _FRONT.format(300),
             "post_ns": _FRONT.format(300),

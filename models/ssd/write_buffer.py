@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 
 from models.ssd.controller_config import SlcCacheConfig, WriteBufferConfig
+from models.ssd.media import PROGRAM, Media
 
 
 class SlcCache:
@@ -58,11 +59,20 @@ class WriteBuffer:
         slc: SlcCacheConfig | None,
         units: list[float],
         program_ns: float,
+        media: Media | None = None,
     ) -> None:
+        """``media``: the NAND dies the programs are booked on (their page types' tPROG, reads
+        suspending them; ``units`` is then its ``die_free``)."""
         self.capacity = cfg.size_bytes
         self.units = units
+        self.media = media
         self._n = len(units)
         self._chunk = cfg.program_chunk_bytes
+        #: with media: a die's multi-plane program, bytes, and what the frontier die has gathered for it
+        self._unit_bytes = media.cfg.planes_per_die * media.cfg.page_bytes if media is not None else 0
+        self._pend_bytes = 0
+        self._pend_ns = 0.0
+        self._pend_ready = 0.0
         self._ns_per_byte = self._n / cfg.program_gb_s  # a unit's share of the program rate, ns per byte
         self._min_ns = program_ns  # the least time a write takes its first unit
         self._next = 0  # the write frontier: the unit the next write's first chunk goes to
@@ -105,6 +115,9 @@ class WriteBuffer:
         write's bytes stay held until the last program ends (the frontier, not the address, picks
         the units)."""
         ns_per_byte = self._ns_per_byte if self.slc is None else self.slc.ns_per_byte(nbytes)
+        if self.media is not None:
+            self._flush_to_dies(nbytes, ready, ns_per_byte)
+            return
         units = self.units
         n = self._n
         u = self._next
@@ -128,8 +141,7 @@ class WriteBuffer:
             dur = per_chunk * whole
             for i in range(k if k < n else n):
                 free = units[u]
-                end = (free if free > ready else ready) + (dur + per_chunk if i < extra else dur)
-                units[u] = end
+                end = units[u] = (free if free > ready else ready) + (dur + per_chunk if i < extra else dur)
                 if end > done:
                     done = end
                 u += 1
@@ -137,6 +149,41 @@ class WriteBuffer:
                     u = 0
         self._next = u
         heapq.heappush(self._flushes, (done, nbytes))
+        self.held += nbytes
+
+    def _flush_to_dies(self, nbytes: int, ready: float, ns_per_byte: float) -> None:
+        """With NAND media: the write's bytes join the frontier die's multi-plane program (a page on
+        each plane, ``planes_per_die`` x ``page_bytes``); once it is full the die programs it as one
+        operation (the bytes' share of the calibrated program time: at least
+        ``write_cache_program_ns`` per write), and the frontier moves to the next die. The bytes stay
+        held until their program ends."""
+        media = self.media
+        assert media is not None
+        dur = nbytes * ns_per_byte
+        if dur < self._min_ns:
+            dur = self._min_ns
+        self.program_ns += dur
+        per_byte = dur / nbytes if nbytes else 0.0
+        unit = self._unit_bytes
+        left = nbytes
+        while True:
+            take = unit - self._pend_bytes
+            if take > left:
+                take = left
+            self._pend_bytes += take
+            self._pend_ns += take * per_byte
+            if ready > self._pend_ready:
+                self._pend_ready = ready
+            left -= take
+            if self._pend_bytes < unit:
+                break
+            u = self._next
+            done = media.book(u, self._pend_ready, self._pend_ns, PROGRAM)
+            heapq.heappush(self._flushes, (done, self._pend_bytes))
+            self._pend_bytes, self._pend_ns = 0, 0.0
+            self._next = u + 1 if u + 1 < self._n else 0
+            if left <= 0:
+                break
         self.held += nbytes
 
     def counters(self) -> dict[str, int]:

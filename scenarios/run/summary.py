@@ -409,6 +409,9 @@ def media_counters(d) -> dict[str, float] | None:
     wb = d.write_buffer
     if wb is not None:
         out.update(wb.counters())
+    m = d.media
+    if m is not None:  # reads on the NAND dies: suspends, waits for the die and the channel
+        out.update(m.counters())
     f = d.ftl
     if f is not None:
         out.update(
@@ -436,7 +439,8 @@ def ssd_media(host: Host, s: Snapshot) -> dict:
     write buffer took at once and those that waited for room, bytes programmed at the SLC and the
     native rate, write
     amplification (NAND pages programmed per page the host wrote; host writes and GC copies),
-    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), with flexible data
+    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), the NAND media's
+    reads, suspends and waits for the die and the channel (``models.ssd.media``), with flexible data
     placement each reclaim unit handle's host pages, GC copies of its data, reclaim units opened
     and write amplification (``ruhN_*``), the Write Zeroes, Write Uncorrectable and Verify commands
     and the reads that met an uncorrectable block (:mod:`models.ssd.nvm_commands`), and zone
