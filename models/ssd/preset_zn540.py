@@ -42,10 +42,10 @@ ZN540_ZONES = 904
 ZN540_ZONE_BYTES = 524_288 * 4096
 ZN540_ZONE_CAP_BYTES = 275_712 * 4096
 #: the dies (parallel units): an estimate (a 4 TB drive of 512 Gb TLC dies has 64, recalled)
-ZN540_DIES = 64
+ZN540_DIES = 32
 #: one die's program: 4 planes x a 16 KiB page (3D TLC rules of thumb, recalled), in TPROG_NS (fitted)
 ZN540_PROGRAM_BYTES = 4 * 16_384
-ZN540_TPROG_NS = 3_500_000.0
+ZN540_TPROG_NS = 1_750_000.0
 
 
 def zn540(**kw) -> DeviceConfig:
@@ -56,10 +56,10 @@ def zn540(**kw) -> DeviceConfig:
         model="WD Ultrastar DC ZN540",
         readahead=ReadAheadConfig(),
         capacity_bytes=ZN540_ZONES * ZN540_ZONE_BYTES,
-        read=ServiceConfig(base_ns=60_000.0, per_kib_ns=0.0, sd_ns=6_000.0),
+        read=ServiceConfig(base_ns=58_000.0, per_kib_ns=0.0, sd_ns=6_000.0),
         write=ServiceConfig(base_ns=3_200.0, per_kib_ns=110.0, sd_ns=300.0),
         firmware=FirmwareConfig(read_ns=2_200.0, write_ns=5_400.0, append_ns=7_600.0, cv=1.0),
-        datapath=DataPathConfig(count=6, read_gb_s=0.42, write_gb_s=0.42),
+        datapath=DataPathConfig(count=8, read_gb_s=0.34, write_gb_s=0.34),
         # a 4 KiB write's share of a die's program: 3.5 ms x 4 KiB / 64 KiB
         write_cache_program_ns=ZN540_TPROG_NS * 4096 / ZN540_PROGRAM_BYTES,
         write_buffer=WriteBufferConfig(size_bytes=ZN540_DIES * ZN540_PROGRAM_BYTES, program_gb_s=program_gb_s),
