@@ -3,31 +3,33 @@ on Doekemeijer et al., "Performance Characterization of NVMe Flash Devices with 
 (ZNS)", IEEE CLUSTER 2023 (its fio runs ship as ``scenarios/data/measurements/cluster23zns``, MIT
 licence; the ``cluster23-zns`` validation suite replays them).
 
-What was fitted to what (physical parameters only; the fitted values reproduce the shipped points,
-``stacksim validate --suite cluster23-zns``):
+What was fitted to what (physical parameters only; ``stacksim validate --suite cluster23-zns``
+replays the shipped points):
 
-- **tR** (``read.base_ns``, the die's read and the controller's work on it, 57 us) and the **media
-  data paths** (``datapath``: 6 paths of 0.42 GB/s, the channels' and ECC's transfer): the path rate
-  from the QD1 latency step from 4 KiB to 16 KiB reads (SPDK 72.6 -> 105.4 us: 12 KiB in 29 us once
-  the link's 3.5 us is taken off), tR from the QD1 4 KiB latency less that transfer, the link and the
-  front end; the path count from the 8 and 16 KiB reads' ceiling (296K and 149K IOPS: 2.44 GB/s in
-  one zone at depth 256);
+- **the dies** (``parallel_units``: 32) and **tR** (``read.base_ns``: the die's read with the
+  controller's work on it, 58 us): tR from the QD1 4 KiB read latency (SPDK 72.6 us) less the data
+  path, link and front end; the die count from how that latency grows with depth in one zone (die
+  collisions: +1 us at depth 2, +8 at 8, +19 at 16, +44 at 32);
+- **the media data paths** (``datapath``: 8 paths of 0.34 GB/s, the channels' and ECC's transfer):
+  the rate from the QD1 latency step from 4 to 16 KiB reads (72.6 -> 101.6 us, SPDK), the count from
+  the 8 and 16 KiB reads' ceiling in one zone (~2.5 GB/s at depth 64-256);
 - **the firmware's time per command** (``firmware``: one core; read 2.2 us, write 5.4 us, append
-  7.6 us): from the small commands' ceilings that no media figure explains: 4 KiB reads saturate at
-  437K IOPS in one zone (1 / 2.29 us), 4 KiB writes at ~186K IOPS over 4-14 zones at depth 1
-  (1 / 5.4 us), 4 KiB appends at ~132K IOPS at any depth and zone count (1 / 7.6 us);
-- **tPROG** (3.5 ms for a 64 KiB program unit, 4 planes x 16 KiB, on each of the 64 dies): from the
-  16 KiB writes' and appends' ceiling, 73.5K IOPS = 1.2 GB/s at any depth and zone count (64 x 64 KiB /
-  1.2 GB/s = 3.5 ms); the write buffer's DRAM acknowledgement (``write``: 3.2 us + 0.11 us per KiB)
-  from the QD1 4 and 16 KiB write latencies less firmware, link and front end;
-- **the stripe width** (every one of the 64 dies): one zone's reads reach 437K 4 KiB IOPS at ~70 us
-  per read, which needs at least ~32 dies, and one zone's writes reach the whole device's 1.2 GB/s
-  (as does one writer, the ZenFS maintainers state: westerndigitalcorporation/zenfs#168), which with
-  the program rate on the dies needs all of them.
+  7.6 us, exponentially distributed): from the small commands' ceilings that no media figure
+  explains: 4 KiB reads saturate at 437K IOPS in one zone (1 / 2.29 us), 4 KiB writes at ~186K IOPS
+  over 4-14 zones at depth 1 (1 / 5.4 us), 4 KiB appends at ~132K IOPS at any depth and zone count
+  (1 / 7.6 us); the spread (cv 1) from the 2- and 4-zone writes (141.6K and 180K IOPS: mean-value
+  analysis of an exponential server with 5.4 us gives 143K and 181K; a constant one 175K and 185K);
+- **tPROG** (1.75 ms for a 64 KiB program unit, 4 planes x 16 KiB, on each of the 32 dies): from the
+  16 KiB writes' ceiling, 73.5K IOPS = 1.2 GB/s at any depth and zone count (32 x 64 KiB / 1.2 GB/s);
+  the write buffer's DRAM acknowledgement (``write``: 3.2 us + 0.11 us per KiB) from the QD1 4 and
+  16 KiB write latencies less firmware, link and front end;
+- **the stripe width** (all 32 dies): one zone's reads reach the device's 437K 4 KiB IOPS and one
+  zone's writes its 1.2 GB/s (as one writer does, the ZenFS maintainers state:
+  westerndigitalcorporation/zenfs#168), which with the rates above needs every die.
 
 Not fitted (sources in :data:`ZN540_SOURCES`): the geometry and zone limits (the logs' header, the
 ZNS-Study README), reset and finish times (the paper's medians, :class:`~models.ssd.config.ZonedConfig`),
-64 dies (estimate), link, power (estimates).
+link and power (estimates).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from models.ssd.firmware import FirmwareConfig
 ZN540_ZONES = 904
 ZN540_ZONE_BYTES = 524_288 * 4096
 ZN540_ZONE_CAP_BYTES = 275_712 * 4096
-#: the dies (parallel units): an estimate (a 4 TB drive of 512 Gb TLC dies has 64, recalled)
+#: the dies (parallel units): fitted (the depth sweep's die collisions; see the module)
 ZN540_DIES = 32
 #: one die's program: 4 planes x a 16 KiB page (3D TLC rules of thumb, recalled), in TPROG_NS (fitted)
 ZN540_PROGRAM_BYTES = 4 * 16_384
@@ -60,7 +62,7 @@ def zn540(**kw) -> DeviceConfig:
         write=ServiceConfig(base_ns=3_200.0, per_kib_ns=110.0, sd_ns=300.0),
         firmware=FirmwareConfig(read_ns=2_200.0, write_ns=5_400.0, append_ns=7_600.0, cv=1.0),
         datapath=DataPathConfig(count=8, read_gb_s=0.34, write_gb_s=0.34),
-        # a 4 KiB write's share of a die's program: 3.5 ms x 4 KiB / 64 KiB
+        # a 4 KiB write's share of a die's program: tPROG x 4 KiB / 64 KiB
         write_cache_program_ns=ZN540_TPROG_NS * 4096 / ZN540_PROGRAM_BYTES,
         write_buffer=WriteBufferConfig(size_bytes=ZN540_DIES * ZN540_PROGRAM_BYTES, program_gb_s=program_gb_s),
         parallel_units=ZN540_DIES,
@@ -88,20 +90,21 @@ ZN540_SOURCES = {
     "capacity_bytes": "exact: 904 zones of 2 GiB (the CLUSTER'23 logs' header)",
     "zoned": "exact: zone size and capacity (log header), 14 active zones (ZNS-Study README); open zones as"
     " many (estimate); reset and finish times the paper's medians, spent on the zone's dies; stripe width"
-    " 64 dies (fitted: one zone's reads reach 437K IOPS and its writes the device's 1.2 GB/s, CLUSTER'23)",
-    "read": "fitted: tR 57 us from the QD1 4 KiB read latency (72.6 us, SPDK) less the data path, link and"
+    " all 32 dies (fitted: one zone's reads reach 437K IOPS and its writes the device's 1.2 GB/s, CLUSTER'23)",
+    "read": "fitted: tR 58 us from the QD1 4 KiB read latency (72.6 us, SPDK) less the data path, link and"
     " front end (CLUSTER'23)",
     "write": "fitted: the buffer's acknowledgement from the QD1 4 and 16 KiB write latencies (11.4, 16.3 us,"
     " SPDK) less firmware, link and front end (CLUSTER'23)",
-    "firmware": "fitted: one core, read 2.2 / write 5.4 / append 7.6 us per command, from the 4 KiB"
-    " ceilings (437K reads in one zone, 186K writes over 4-14 zones, 132K appends; CLUSTER'23)",
-    "datapath": "fitted: 6 paths of 0.42 GB/s, from the QD1 4 -> 16 KiB read latency step and the 8/16 KiB"
-    " read ceiling of 2.44 GB/s (CLUSTER'23)",
-    "write_cache_program_ns": "derived: a 4 KiB write's share of a die's 3.5 ms program of 64 KiB",
-    "write_buffer": "fitted: tPROG 3.5 ms per 64 KiB (4 planes x 16 KiB, recalled) on 64 dies = 1.2 GB/s,"
-    " the 16 KiB writes' and appends' ceiling at any depth and zone count (CLUSTER'23); size one program"
-    " unit per die (estimate, MQSim's one page per plane in flight)",
-    "parallel_units": "estimate: 64 dies (a 4 TB drive of 512 Gb TLC dies, recalled)",
+    "firmware": "fitted: one core, read 2.2 / write 5.4 / append 7.6 us per command (exponential), from the"
+    " 4 KiB ceilings (437K reads in one zone, 186K writes over 4-14 zones, 132K appends) and the 2-4 zone"
+    " writes (CLUSTER'23)",
+    "datapath": "fitted: 8 paths of 0.34 GB/s, from the QD1 4 -> 16 KiB read latency step and the 8/16 KiB"
+    " read ceiling of ~2.5 GB/s (CLUSTER'23)",
+    "write_cache_program_ns": "derived: a 4 KiB write's share of a die's 1.75 ms program of 64 KiB",
+    "write_buffer": "fitted: tPROG 1.75 ms per 64 KiB (4 planes x 16 KiB, recalled) on 32 dies = 1.2 GB/s,"
+    " the 16 KiB writes' ceiling at any depth and zone count (CLUSTER'23); size one program unit per die"
+    " (estimate, MQSim's one page per plane in flight)",
+    "parallel_units": "fitted: 32 dies, from the growth of the one-zone read latency with depth (CLUSTER'23)",
     "link_gb_s": "estimate: PCIe 3.0 x4 usable",
     "idle_w": "estimate: a U.2 enterprise drive's envelope",
     "active_read_w": "estimate: a U.2 enterprise drive's envelope",
