@@ -42,9 +42,7 @@ def test_zone_die_map_stripes_each_zone_over_its_own_group():
 
 def test_stripe_wider_than_the_device_is_refused():
     with pytest.raises(ValueError, match="zoned.stripe_width=65 exceeds parallel_units=32"):
-        DeviceConfig.model_validate(
-            zn540().model_dump() | {"zoned": zn540().zoned.model_dump() | {"stripe_width": 65}}
-        )
+        DeviceConfig.model_validate(zn540().model_dump() | {"zoned": zn540().zoned.model_dump() | {"stripe_width": 65}})
 
 
 def test_a_zones_writes_program_only_its_dies():
@@ -120,7 +118,11 @@ def test_writers_to_distinct_zones_do_not_scale_linearly():
 def test_zone_appends_saturate_at_the_measured_ceiling():
     """SPDK 4 KiB appends: ~132K IOPS at depth 4-512 in one zone, 131K over 4 and 8 zones (CLUSTER'23;
     no fio engine of stacksim issues appends, so the device is driven directly)."""
-    measured = {(int(r["zones_or_jobs"]), int(r["iodepth"])): float(r["iops"]) for r in rows() if r["op"] == "append" and r["bs"] == "4096"}
+    measured = {
+        (int(r["zones_or_jobs"]), int(r["iodepth"])): float(r["iops"])
+        for r in rows()
+        if r["op"] == "append" and r["bs"] == "4096"
+    }
     for zones, depth in ((1, 8), (4, 4)):
         assert _closed_loop("zone_append", zones, depth) == pytest.approx(measured[(zones, depth)], rel=0.10)
 

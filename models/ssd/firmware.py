@@ -3,7 +3,7 @@
 cores, in doorbell order. Small commands then meet a ceiling of cores / time per command whatever
 the number of dies: what serialises a zoned SSD's writers to distinct zones (and every reader),
 as Amber/SimpleSSD's HIL and ICL charge firmware cycles per request (exact: SimpleSSD models the
-firmware's CPU time per function on its cores; flash.md section 1.2).
+firmware's CPU time per function on its cores).
 
 The stage sits after the command fetch, before the command's data moves (the firmware decides
 where it goes). Units: ns.
@@ -47,9 +47,7 @@ class Firmware:
     def __init__(self, cfg: FirmwareConfig, rng_gen: np.random.Generator) -> None:
         k = 1.0 / (cfg.cv * cfg.cv) if cfg.cv > 0 else 0.0
         #: a command's firmware time over its mean (gamma of shape 1 / cv^2, mean 1; constant 1 at cv 0)
-        self.draw = (
-            BatchedDraws(rng_gen, lambda gen, n: gen.gamma(k, 1.0 / k, n)).next if k > 0 else (lambda: 1.0)
-        )
+        self.draw = BatchedDraws(rng_gen, lambda gen, n: gen.gamma(k, 1.0 / k, n)).next if k > 0 else (lambda: 1.0)
         self.free = [0.0] * cfg.cores
         self.by_op = {"read": cfg.read_ns, "write": cfg.write_ns, "zone_append": cfg.append_ns}
         self.other_ns = cfg.other_ns

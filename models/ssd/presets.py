@@ -20,7 +20,7 @@ value's source (:mod:`simcore.sources`).
 
 from __future__ import annotations
 
-from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig, ZonedConfig
+from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
 from models.ssd.preset_zn540 import ZN540_SOURCES, zn540
 from simcore.sources import Preset

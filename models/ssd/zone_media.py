@@ -18,9 +18,9 @@ an action waits for them), and the command ends when its last die does. The acti
 measured one (:class:`~models.ssd.config.ZonedConfig`'s curves, by how much of the zone was
 written), spent in parallel on the zone's dies.
 
-Sources: FEMU's ZNS mode stripes every zone over all its chips (exact, flash.md section 1.3);
-real ZNS drives stripe a zone over a set of dies (recalled, flash.md); the ZN540's own stripe
-width is fitted (models.ssd.presets.zn540).
+Sources: FEMU's ZNS mode stripes every zone over all its chips (exact: its ZNS code's lpn_to_ppa,
+github.com/vtess/FEMU); real ZNS drives stripe a zone over a set of dies (recalled); the ZN540's
+own stripe width is fitted (models.ssd.preset_zn540).
 """
 
 from __future__ import annotations
