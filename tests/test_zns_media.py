@@ -2,6 +2,9 @@
 stage (models/ssd/firmware.py) and the ZN540 preset fitted to the CLUSTER'23 measurements
 (models/ssd/preset_zn540.py, the cluster23-zns suite)."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from models.os.block.request import Request
@@ -146,9 +149,34 @@ def test_suite_points_cover_the_depth_sweep_and_the_concurrent_writers():
     assert sum(" write " in s for s in labels) == 18
 
 
+#: docs/ssd.md's table of the sample: its row (in SAMPLE's order) quotes measured / simulated
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "ssd.md"
+
+
+def _docs_rows() -> list[str]:
+    text = DOCS.read_text(encoding="utf-8")
+    table = text[text.index("| point | IOPS | mean latency, us |") :].split("\n\n", 1)[0]
+    return table.splitlines()[2:]
+
+
 @pytest.mark.parametrize("label", SAMPLE)
-def test_zn540_reproduces_the_measured_point(label):
+def test_zn540_reproduces_the_measured_point_as_the_docs_quote_it(label):
     (point,) = [p for p in cluster23zns_points() if p.label == label]
     summary = simulate(PointRunner(platform=None).config(point)).summary
-    for name, measured in point.metrics.items():
-        assert metric_value(summary, name) == pytest.approx(measured, rel=point.tolerance[name]), name
+    iops, lat = metric_value(summary, "iops"), metric_value(summary, "latency_us.mean")
+    assert iops == pytest.approx(point.metrics["iops"], rel=point.tolerance["iops"])
+    assert lat == pytest.approx(point.metrics["latency_us.mean"], rel=point.tolerance["latency_us.mean"])
+    row = _docs_rows()[SAMPLE.index(label)]
+    assert f"{point.metrics['iops']:,.0f} / {iops:,.0f}" in row
+    assert f"{point.metrics['latency_us.mean']:.1f} / {lat:.1f}" in row
+
+
+def test_docs_quote_the_presets_fitted_values():
+    d, text = zn540(), re.sub(r"\s+", " ", DOCS.read_text(encoding="utf-8"))
+    fw = d.firmware
+    assert f"| {d.parallel_units}, all {d.zoned.stripe_width} |" in text
+    assert f"| {d.read.base_ns / 1e3:g} us |" in text
+    assert f"| {d.datapath.count} x {d.datapath.read_gb_s:g} GB/s |" in text
+    assert f"read {fw.read_ns / 1e3:g}, write {fw.write_ns / 1e3:g}, append {fw.append_ns / 1e3:g} us" in text
+    tprog_ms = d.write_cache_program_ns * 16 / 1e6  # a 4 KiB share of a 64 KiB program
+    assert f"| {tprog_ms:g} ms per 64 KiB on each die |" in text
