@@ -175,7 +175,7 @@ def test_docs_quote_the_presets_fitted_values():
     d, text = zn540(), re.sub(r"\s+", " ", DOCS.read_text(encoding="utf-8"))
     fw = d.firmware
     assert f"| {d.parallel_units}, all {d.zoned.stripe_width} |" in text
-    assert f"| {d.read.base_ns / 1e3:g} us |" in text
+    assert f"| {d.read.base_ns / 1e3:g} us, {d.read.per_kib_ns / 1e3:g} us per KiB |" in text
     assert f"| {d.datapath.count} x {d.datapath.read_gb_s:g} GB/s |" in text
     assert f"read {fw.read_ns / 1e3:g}, write {fw.write_ns / 1e3:g}, append {fw.append_ns / 1e3:g} us" in text
     tprog_ms = d.write_cache_program_ns * 16 / 1e6  # a 4 KiB share of a 64 KiB program

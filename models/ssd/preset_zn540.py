@@ -6,13 +6,14 @@ licence; the ``cluster23-zns`` validation suite replays them).
 What was fitted to what (physical parameters only; ``stacksim validate --suite cluster23-zns``
 replays the shipped points):
 
-- **the dies** (``parallel_units``: 32) and **tR** (``read.base_ns``: the die's read with the
-  controller's work on it, 58 us): tR from the QD1 4 KiB read latency (SPDK 72.6 us) less the data
-  path, link and front end; the die count from how that latency grows with depth in one zone (die
-  collisions: +1 us at depth 2, +8 at 8, +19 at 16, +44 at 32);
-- **the media data paths** (``datapath``: 8 paths of 0.34 GB/s, the channels' and ECC's transfer):
-  the rate from the QD1 latency step from 4 to 16 KiB reads (72.6 -> 101.6 us, SPDK), the count from
-  the 8 and 16 KiB reads' ceiling in one zone (~2.5 GB/s at depth 64-256);
+- **the dies** (``parallel_units``: 32), **tR** and the **channel transfer** (``read``: 68 us, and
+  1.7 us per KiB beyond 4 KiB while the die's page goes out over its channel, ~600 MB/s): the
+  transfer from the QD1 latency step from 4 to 16 KiB reads (SPDK 72.6 -> 101.6 us, less the link's
+  and data path's share), tR from the QD1 4 KiB read latency less the front end, firmware, data path
+  and link; the die count from how that latency grows with depth in one zone (die collisions: +1 us
+  at depth 2, +8 at 8, +19 at 16, +44 at 32);
+- **the controller's data path** (``datapath``: one of 2.7 GB/s, ECC and DRAM to the host
+  interface): the 8 and 16 KiB reads' ceiling in one zone (296K and 160K IOPS: 2.4-2.6 GB/s);
 - **the firmware's time per command** (``firmware``: one core; read 2.2 us, write 5.4 us, append
   7.6 us, exponentially distributed): from the small commands' ceilings that no media figure
   explains: 4 KiB reads saturate at 437K IOPS in one zone (1 / 2.29 us), 4 KiB writes at ~186K IOPS
@@ -58,10 +59,10 @@ def zn540(**kw) -> DeviceConfig:
         model="WD Ultrastar DC ZN540",
         readahead=ReadAheadConfig(),
         capacity_bytes=ZN540_ZONES * ZN540_ZONE_BYTES,
-        read=ServiceConfig(base_ns=58_000.0, per_kib_ns=0.0, sd_ns=6_000.0),
+        read=ServiceConfig(base_ns=68_000.0, per_kib_ns=1_700.0, sd_ns=6_000.0),
         write=ServiceConfig(base_ns=3_200.0, per_kib_ns=110.0, sd_ns=300.0),
         firmware=FirmwareConfig(read_ns=2_200.0, write_ns=5_400.0, append_ns=7_600.0, cv=1.0),
-        datapath=DataPathConfig(count=8, read_gb_s=0.34, write_gb_s=0.34),
+        datapath=DataPathConfig(count=1, read_gb_s=2.7, write_gb_s=2.7),
         # a 4 KiB write's share of a die's program: tPROG x 4 KiB / 64 KiB
         write_cache_program_ns=ZN540_TPROG_NS * 4096 / ZN540_PROGRAM_BYTES,
         write_buffer=WriteBufferConfig(size_bytes=ZN540_DIES * ZN540_PROGRAM_BYTES, program_gb_s=program_gb_s),
@@ -91,20 +92,20 @@ ZN540_SOURCES = {
     "zoned": "exact: zone size and capacity (log header), 14 active zones (ZNS-Study README); open zones as"
     " many (estimate); reset and finish times the paper's medians, spent on the zone's dies; stripe width"
     " all 32 dies (fitted: one zone's reads reach 437K IOPS and its writes the device's 1.2 GB/s, CLUSTER'23)",
-    "read": "fitted: tR 58 us from the QD1 4 KiB read latency (72.6 us, SPDK) less the data path, link and"
-    " front end (CLUSTER'23)",
-    "write": "fitted: the buffer's acknowledgement from the QD1 4 and 16 KiB write latencies (11.4, 16.3 us,"
+    "read": "derived: fitted, tR 68 us from the QD1 4 KiB read latency (72.6 us, SPDK) less front end, firmware,"
+    " data path and link; 1.7 us per KiB (the channel transfer) from the QD1 4 -> 16 KiB step (CLUSTER'23)",
+    "write": "derived: fitted, the buffer's acknowledgement from the QD1 4 and 16 KiB write latencies (11.4, 16.3 us,"
     " SPDK) less firmware, link and front end (CLUSTER'23)",
-    "firmware": "fitted: one core, read 2.2 / write 5.4 / append 7.6 us per command (exponential), from the"
+    "firmware": "derived: fitted, one core, read 2.2 / write 5.4 / append 7.6 us per command (exponential), from the"
     " 4 KiB ceilings (437K reads in one zone, 186K writes over 4-14 zones, 132K appends) and the 2-4 zone"
     " writes (CLUSTER'23)",
-    "datapath": "fitted: 8 paths of 0.34 GB/s, from the QD1 4 -> 16 KiB read latency step and the 8/16 KiB"
-    " read ceiling of ~2.5 GB/s (CLUSTER'23)",
+    "datapath": "derived: fitted, one path of 2.7 GB/s, from the 8/16 KiB read ceiling (296K/160K IOPS,"
+    " CLUSTER'23)",
     "write_cache_program_ns": "derived: a 4 KiB write's share of a die's 1.75 ms program of 64 KiB",
-    "write_buffer": "fitted: tPROG 1.75 ms per 64 KiB (4 planes x 16 KiB, recalled) on 32 dies = 1.2 GB/s,"
+    "write_buffer": "derived: fitted, tPROG 1.75 ms per 64 KiB (4 planes x 16 KiB, recalled) on 32 dies = 1.2 GB/s,"
     " the 16 KiB writes' ceiling at any depth and zone count (CLUSTER'23); size one program unit per die"
     " (estimate, MQSim's one page per plane in flight)",
-    "parallel_units": "fitted: 32 dies, from the growth of the one-zone read latency with depth (CLUSTER'23)",
+    "parallel_units": "derived: fitted, 32 dies, from the growth of the one-zone read latency with depth (CLUSTER'23)",
     "link_gb_s": "estimate: PCIe 3.0 x4 usable",
     "idle_w": "estimate: a U.2 enterprise drive's envelope",
     "active_read_w": "estimate: a U.2 enterprise drive's envelope",
