@@ -35,6 +35,8 @@ link and power (estimates).
 
 from __future__ import annotations
 
+from typing import Any
+
 from models.ssd.config import DataPathConfig, DeviceConfig, ServiceConfig, ZonedConfig
 from models.ssd.controller_config import ReadAheadConfig, WriteBufferConfig
 from models.ssd.firmware import FirmwareConfig
@@ -55,7 +57,7 @@ def zn540(**kw) -> DeviceConfig:
     """Western Digital Ultrastar DC ZN540 as Doekemeijer et al. measured it (CLUSTER'23); the module
     says what was fitted to what."""
     program_gb_s = ZN540_DIES * ZN540_PROGRAM_BYTES / ZN540_TPROG_NS  # bytes per ns = GB/s
-    cfg = dict(
+    cfg: dict[str, Any] = dict(
         model="WD Ultrastar DC ZN540",
         readahead=ReadAheadConfig(),
         capacity_bytes=ZN540_ZONES * ZN540_ZONE_BYTES,
@@ -99,8 +101,7 @@ ZN540_SOURCES = {
     "firmware": "derived: fitted, one core, read 2.2 / write 5.4 / append 7.6 us per command (exponential), from the"
     " 4 KiB ceilings (437K reads in one zone, 186K writes over 4-14 zones, 132K appends) and the 2-4 zone"
     " writes (CLUSTER'23)",
-    "datapath": "derived: fitted, one path of 2.7 GB/s, from the 8/16 KiB read ceiling (296K/160K IOPS,"
-    " CLUSTER'23)",
+    "datapath": "derived: fitted, one path of 2.7 GB/s, from the 8/16 KiB read ceiling (296K/160K IOPS, CLUSTER'23)",
     "write_cache_program_ns": "derived: a 4 KiB write's share of a die's 1.75 ms program of 64 KiB",
     "write_buffer": "derived: fitted, tPROG 1.75 ms per 64 KiB (4 planes x 16 KiB, recalled) on 32 dies = 1.2 GB/s,"
     " the 16 KiB writes' ceiling at any depth and zone count (CLUSTER'23); size one program unit per die"
