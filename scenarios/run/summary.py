@@ -419,6 +419,12 @@ def media_counters(d) -> dict[str, float] | None:
         out.update(
             zone_resets=z.resets, zone_finishes=z.finishes, zone_errors=z.errors, implicit_closes=z.implicit_closes
         )
+        zm = getattr(d, "zoned_media", None)
+        if zm is not None:
+            out.update(zone_media_ns=zm.media_ns)  # die time of resets' erases and finishes' padding
+    fw = getattr(d, "firmware", None)
+    if fw is not None:
+        out.update(firmware_busy_ns=fw.busy_ns, firmware_wait_ns=fw.wait_ns)
     return out or None
 
 
@@ -428,8 +434,10 @@ def ssd_media(host: Host, s: Snapshot) -> dict:
     write buffer took at once and those that waited for room, bytes programmed at the SLC and the
     native rate, write
     amplification (NAND pages programmed per page the host wrote; host writes and GC copies),
-    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), and zone resets,
-    finishes, errors and implicit closes."""
+    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), zone resets,
+    finishes, errors and implicit closes, the dies' time on resets and finishes (``zone_media_ns``),
+    and the firmware's busy time and the commands' waits for it (``firmware_busy_ns``,
+    ``firmware_wait_ns``)."""
     out = {}
     for d, before in zip(host.devices, s.media):
         now = media_counters(d)
