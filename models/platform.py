@@ -47,6 +47,13 @@ class PowerConfig(Model):
         description="sampling rate of the simulated wall-power meter (the studies' meters:"
         " 1 Hz; at most 1 kHz, the ~1 ms update period of RAPL energy counters)",
     )
+    estimated: str = Field(
+        "",
+        description="the machine the CPU and box power figures are estimates for, and from what, when they"
+        " are estimates of its class rather than a preset's or a calibrated platform's ('4-vCPU guest:"
+        " ...'; stacksim probe sets it, stacksim run prints 'power: estimates for a ...' under its power"
+        " line); empty: they are not",
+    )
 
 
 class PlatformConfig(Model):

@@ -128,7 +128,8 @@ def describe_preset(name: str) -> bool:
 
 def device_model_lines() -> list[str]:
     """``stacksim list presets``: each SSD preset's media and which parts of the device model it
-    uses (read-ahead, DRAM write buffer, SLC cache, FTL with garbage collection, zones), one line each."""
+    uses (read-ahead, DRAM write buffer, SLC cache, FTL with garbage collection, flexible data placement,
+    zones), one line each."""
     from models.ssd.presets import SSD_CATALOGUE
 
     lines = ["SSD presets and their device model (stacksim list NAME for every value and its source):"]
@@ -142,6 +143,8 @@ def device_model_lines() -> list[str]:
         if d.slc_cache is not None:
             parts.append(f"SLC cache {d.slc_cache.size_bytes / 1e9:g} GB then {d.slc_cache.native_write_gb_s:g} GB/s")
         parts.append("FTL + GC" if d.ftl.enabled else "no FTL model (no garbage collection)")
+        if d.ftl.enabled and d.ftl.placement_handles > 1:
+            parts.append(f"FDP ({d.ftl.placement_handles} reclaim unit handles)")
         if d.zoned is not None:
             parts.append("zoned")
         lines.append(f"  {name:<20} {media}: {', '.join(parts)}")

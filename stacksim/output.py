@@ -169,10 +169,12 @@ def _job_lines(result: dict) -> list[str]:
     for job in result.get("jobs") or ():
         if job.get("error"):
             err = job["error"]
-            out.append(
-                f"  job {job['jobname']}: ended with error {err}"
-                f" ({errno.errorcode.get(err, '?')}: {os.strerror(err)}), as fio would"
+            what = (
+                f"{errno.errorcode[err]}: {os.strerror(err)}"
+                if err in errno.errorcode
+                else f"device error {err:#x}: an NVMe status through io_uring_cmd"
             )
+            out.append(f"  job {job['jobname']}: ended with error {err} ({what}), as fio would")
     for name, v in (result["summary"].get("verify") or {}).get("jobs", {}).items():
         out.append(
             f"  verify ({v['type']}) job {name}: {v['blocks_verified']:,} blocks read back and checked"
@@ -212,11 +214,11 @@ def format_run(cfg):
     """The terminal summary of a run of ``cfg``, by its kind (host or server)."""
     if cfg.kind == "server":
         return format_server_summary
-    from scenarios.config.probe_power import power_basis
+    from scenarios.config.probe_power import power_note
     from scenarios.run.iosched_switch import switched_queue
 
     sched = switched_queue(cfg.queue, cfg.jobs).scheduler
-    note = power_basis(cfg.platform.calibration)
+    note = power_note(cfg.platform.power)
     return lambda result: format_summary(result, io_scheduler=sched, plugins=tuple(cfg.plugins), power_note=note)
 
 

@@ -43,3 +43,43 @@ def test_fitted_values_are_physical():
     # scenarios/data/reference/optane_ssd.yaml), a context switch 0.3-3 us at 3.8 GHz
     assert 4_000 <= POLL_ENERGY_FIT["ssd.read.base_ns"] <= 9_000
     assert 1_000 <= POLL_ENERGY_FIT["kernel.ctx_switch_cycles"] <= 11_400
+
+
+def test_calibration_md_quotes_the_studys_output_at_the_committed_fit(summaries):
+    """docs/calibration.md's ``calibrate --study poll-energy`` output (a few minutes to re-run, so not
+    re-run here): its dict is POLL_ENERGY_FIT, its fitted values round to it, and each residual row
+    is the model at the committed fit (the study prints it at its unrounded optimum: within 0.01%)."""
+    import json
+    import math
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8")
+    block = re.search(r"^```\nstudy poll-energy: (.*?)^```", text, re.S | re.M).group(1)
+    quoted_fit = json.loads(re.search(r"POLL_ENERGY_FIT = (\{.*?\})", block, re.S).group(1))
+    assert quoted_fit == POLL_ENERGY_FIT
+    values = dict(re.findall(r"^  ((?:ssd|kernel)\.\S+)\s+([\d.]+)\s+\[", block, re.M))
+    assert values and {n: round(float(v), 1) for n, v in values.items()} == {n: POLL_ENERGY_FIT[n] for n in values}
+    rows = re.findall(r"^  (\w+) (mean latency|IOPS)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+([-+][\d.]+)%$", block, re.M)
+    assert len(rows) == 6
+    res = []
+    for mode, what, measured, model, resid in rows:
+        s = summaries[mode]
+        sim = s["latency_us"]["mean"] if what == "mean latency" else s["iops"]
+        meas = targets()[mode]["mean_latency_us" if what == "mean latency" else "iops"]
+        assert float(measured) == pytest.approx(meas) and float(model) == pytest.approx(sim, rel=1e-4), (mode, what)
+        res.append(100 * (sim / meas - 1))
+        assert float(resid) == pytest.approx(res[-1], abs=0.01), (mode, what)
+    rms = re.search(r"rms relative error of the fitted observations ([\d.]+)%", block).group(1)
+    assert float(rms) == pytest.approx(math.sqrt(sum(r * r for r in res) / len(res)), abs=0.01)
+    # the prose beside it
+    for mode, label in (("classic_polling", "classic ends up"), ("hybrid_polling", "and hybrid")):
+        r = 100 * (summaries[mode]["latency_us"]["mean"] / targets()[mode]["mean_latency_us"] - 1)
+        assert f"{label} {abs(r):.1f}% {'slow' if r > 0 else 'fast'}" in re.sub(r"\s+", " ", text)
+    both = {
+        f"{summaries[m]['latency_us']['mean']:.2f} us and {summaries[m]['iops'] / 1000:.1f}K IOPS" for m in MODES_POLLED
+    }
+    assert len(both) == 1 and f"The model gives {both.pop()} for *both* polling modes" in re.sub(r"\s+", " ", text)
+
+
+MODES_POLLED = ("classic_polling", "hybrid_polling")

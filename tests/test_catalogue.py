@@ -162,6 +162,7 @@ def test_list_presets_says_which_device_model_each_ssd_preset_uses(capsys):
         xpoint = "3D XPoint" in line
         assert ("no read-ahead" in line) == xpoint, line
     assert "FTL + GC" in rows["pm1743-gc"] and "FTL + GC" not in rows["pm1743"]
+    assert "FDP (8 reclaim unit handles)" in rows["pm1743-gc"] and "FDP" not in rows["samsung-980pro"]
     assert "zoned" in rows["zn540"]
     # the DRAM write buffer on every NAND preset (the zoned one's too), the SLC cache on the client drives
     for name, line in rows.items():

@@ -86,6 +86,35 @@ def test_the_tutorial_and_completion_prose_quote_the_explain_output():
     assert missing == []
 
 
+def test_the_tutorials_other_figures_are_its_outputs():
+    """Section 3-6's comparisons: from the quoted explain outputs (the 4 KiB one and the 64 KiB one
+    of section 6) and the platform's frequency."""
+    from scenarios.config.host import platform_by_name
+
+    ghz = platform_by_name(PLATFORM).cpu.max_freq_ghz
+    t = _explain_table()
+    text = (DOCS / "tutorial-one-io.md").read_text(encoding="utf-8")
+    big = re.search(r"^\$ stacksim explain .*?--set bs=64k.*?^```", text, re.S | re.M).group(0)
+    seg = dict(re.findall(r"^  (\S.*?)\s{2,}-?\d+\s+(\d+)\s+\|", big, re.M))
+    lat64 = dict(re.findall(r"^(interrupt|classic-poll)\b.*latency ([\d.]+) us", big, re.M))
+    iops = [_n(v) for v in t["IOPS"]]
+    lat = {p: float(t[f"{p}/latency"][0]) for p in ("interrupt", "classic-poll")}
+    arm = next(_n(v[0]) for k, v in t.items() if k.startswith("hybrid-poll/task: hrtimer sleep"))
+    submit = next(_n(v[1]) for k, v in t.items() if k.startswith("hybrid-poll/submit"))
+    found = next(_n(v[1]) for k, v in t.items() if k.startswith("interrupt/completion found"))
+    page = _page("tutorial-one-io.md")
+    expected = [
+        f"about {round(_n(t['scheduler'][0]) * ghz, -1):,.0f} cycles",
+        f"So classic polling is {lat['interrupt'] - lat['classic-poll']:.1f} us faster per IO",
+        f"{iops[1] / 1000:.0f}K instead of {iops[0] / 1000:.0f}K IOPS",
+        f"after {arm - submit:.0f} ns of arming it",
+        f"= {_n(seg['SSD: data transfer (data path, link)']):,.0f} ns",
+        f"jumped from {found:.0f} to {_n(next(v for k, v in seg.items() if k.startswith('completion found'))):,.0f} ns",
+        f"Polling does not pay it ({lat64['classic-poll']} us",
+    ]
+    assert [f for f in expected if f not in page] == []
+
+
 def test_the_tutorials_walk_through_follows_its_waterfalls():
     """Section 3 and 4 of the tutorial narrate the quoted interrupt and classic-poll waterfalls."""
     t = _explain_table()
@@ -127,16 +156,51 @@ def test_the_context_switch_the_docs_quote_is_the_platforms():
     assert f"by ({round(cycles):,} - 2,000) / {ghz:g} = {saved:.0f} ns" in page
 
 
+def _records(tmp_path_factory, *argv: str) -> list[dict[str, str]]:
+    """The per-IO records of ``stacksim run ARGV`` (300 ms after the 110 ms ramp unless ARGV says)."""
+    from stacksim.cli import main
+
+    path = tmp_path_factory.mktemp("records") / "ios.csv"
+    window = ["--set", "runtime=300ms", "--set", "ramp_time=110ms"]
+    assert main(["run", *window, *argv, "--records", str(path), "--quiet"]) == 0  # ARGV's --set last
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     """Per-IO records of index.md's run: the default scenario (one pvsync2 thread, interrupts),
     300 ms after the 110 ms ramp, as docs/quickstart.md's per-IO records section runs it."""
-    from stacksim.cli import main
+    return _records(tmp_path_factory)
 
-    path = tmp_path_factory.mktemp("index") / "ios.csv"
-    assert main(["run", "--set", "runtime=300ms", "--set", "ramp_time=110ms", "--records", str(path), "--quiet"]) == 0
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+
+#: completion.md's command (one thread of the tutorial's job), without its polling settings
+POLLED_JOB = [
+    "examples/randread-4k-hipri.fio",
+    "--platform",
+    PLATFORM,
+    "--set",
+    "numjobs=1",
+    "--set",
+    "queue.io_poll=1",
+]
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory):
+    """completion.md's hybrid-polling run (adaptive sleep), 300 ms, per-IO records."""
+    return _records(tmp_path_factory, *POLLED_JOB, "--set", "queue.io_poll_delay=0")
+
+
+@pytest.fixture(scope="module")
+def classic(tmp_path_factory):
+    """The same job classic-polled."""
+    return _records(tmp_path_factory, *POLLED_JOB, "--set", "queue.io_poll_delay=-1")
+
+
+def _mean(rows: list[dict[str, str]], a: str, b: str) -> float:
+    """Mean of ``b - a`` over the IOs (``t_`` and ``_ns`` implied)."""
+    return st.mean(float(r[f"t_{b}_ns"]) - float(r[f"t_{a}_ns"]) for r in rows)
 
 
 def test_index_md_splits_the_device_time_as_the_model_does(records):
@@ -176,3 +240,188 @@ def test_polling_without_polled_queues_is_refused_as_completion_md_says(policy, 
     assert quoted and "as it is for `classic-poll` and `hybrid-poll`" in _page("completion.md")
     assert main(["run", "--set", f"queue.completion={policy}", "--set", "runtime=1ms"]) == 2
     assert f"completion policy '{policy}' {quoted.group(1)}" in capsys.readouterr().err
+
+
+def _hybrid_path(hybrid) -> dict[str, float]:
+    """The hybrid IO's steps in ns from the doorbell, means of the run, and the costs that join
+    them (the platform's kernel costs at its frequency)."""
+    from models.os.block.queue import QueueConfig
+    from scenarios.config.host import platform_by_name
+    from scenarios.run.assembly import build_host
+
+    plat = platform_by_name(PLATFORM)
+    k, ghz = plat.kernel, plat.cpu.max_freq_ghz
+    host = build_host(plat, QueueConfig(io_poll=1, io_poll_delay=0), 1)
+    timer, wake = host.timer_cost.cycles, host.runners[0].cost_wakeup.cycles
+    p = {
+        "arm_cycles": k.hybrid_stats_cycles + k.hrtimer_start_cycles,
+        "timer_cycles": timer,
+        "wake_cycles": wake,
+        "arm": _mean(hybrid, "dispatch", "sleep"),
+        "sleep": _mean(hybrid, "sleep", "timer"),
+        "timer": _mean(hybrid, "dispatch", "timer"),
+        "woken": _mean(hybrid, "dispatch", "woken"),
+        "cqe": _mean(hybrid, "dispatch", "cqe"),
+        "reaped": _mean(hybrid, "dispatch", "reaped"),
+        "done": _mean(hybrid, "dispatch", "complete"),
+        "irq_wake": (timer + wake) / ghz,  # the timer interrupt's handler and the wake-up
+        "switch_in": k.switch_from_idle_cycles() / ghz,
+    }
+    # the task's switch out: its dequeue (PELT, PSI) and schedule() to the idle loop
+    p["idle"] = p["arm"] + (k.accounting_cycles() + k.switch_to_idle_cycles()) / ghz
+    # the model's wake-up is these costs: the records' timer-to-running gap is their sum
+    assert _mean(hybrid, "timer", "woken") == pytest.approx(p["irq_wake"] + p["switch_in"], abs=2)
+    p["late"] = sum(float(r["t_woken_ns"]) > float(r["t_cqe_ns"]) for r in hybrid)
+    return p
+
+
+def test_index_md_draws_the_polled_ios_as_the_model_runs_them(classic, hybrid):
+    text = (DOCS / "index.md").read_text(encoding="utf-8")
+
+    def diagram(title: str) -> tuple[list[str], str]:
+        lines = re.search(rf"^\*\*{title}\*\*.*?```\n(.*?)```", text, re.S | re.M).group(1).splitlines()
+        return lines[1].split(), re.sub(r"\s+", " ", " ".join(lines[2:]))
+
+    marks, rest = diagram("Classic polling")
+    cqe, reaped, done = (_mean(classic, "dispatch", b) for b in ("cqe", "reaped", "complete"))
+    assert marks == [f"{v:.0f}" for v in (0, cqe, reaped, done)]
+    lat = _mean(classic, "submit", "complete") / 1000
+    assert f"+ {done:.0f} = {lat:.2f} us" in rest
+    p = _hybrid_path(hybrid)
+    marks, rest = diagram("Hybrid polling")
+    steps = ("arm", "idle", "timer", "irq_wake", "woken", "cqe", "reaped", "done")
+    assert marks == ["0"] + [f"{p[s] + (p['timer'] if s == 'irq_wake' else 0):.0f}" for s in steps]
+    assert f"latency = {_mean(hybrid, 'submit', 'complete') / 1000:.2f} us" in rest
+    assert f"polling again about {(p['cqe'] - p['woken']) / 1000:.1f} us before the CQE" in rest
+    assert f"(about {p['sleep']:,.0f} ns here)" in _page("index.md")
+
+
+def _wake_up_path(p: dict[str, float]) -> tuple[list[int], int]:
+    """arm + timer IRQ and wake-up + switch in, each as the pages round it, and their sum."""
+    parts = [round(p["arm"]), round(p["irq_wake"]), round(p["switch_in"])]
+    return parts, sum(parts)
+
+
+#: a fixed hybrid sleep keeps no statistics: a short run and ramp give its mean latency
+FIXED_WINDOW = ("--set", "runtime=50ms", "--set", "ramp_time=5ms")
+
+
+def test_completion_md_explains_hybrid_polling_with_todays_figures(hybrid, tmp_path_factory):
+    p = _hybrid_path(hybrid)
+    _parts, w = _wake_up_path(p)
+    fixed = _records(tmp_path_factory, *POLLED_JOB, "--set", "queue.io_poll_delay=6", *FIXED_WINDOW)
+    page = _page("completion.md")
+    expected = [
+        f"800 cycles = {p['arm']:.0f} ns" if p["arm_cycles"] == 800 else "arm cycles changed",
+        f"(`timer_irq`, {p['timer_cycles']:,.0f} cycles) wakes the task (`wakeup`, {p['wake_cycles']:,.0f}",
+        f"cycles): {p['irq_wake']:.0f} ns in all. The task switches in ({p['switch_in']:,.0f} ns)",
+        f"the adaptive sleep is about {p['sleep']:,.0f} ns",
+        f"(arm + timer IRQ + switch in) adds {w:,} ns",
+        f"polling {p['woken'] / 1000:.2f} us after the doorbell, while the CQE arrives at {p['cqe'] / 1000:.2f} us",
+        f"the mean latency is {_mean(fixed, 'submit', 'complete') / 1000:.2f} us",
+    ]
+    assert [f for f in expected if f not in page] == []
+
+
+def test_calibration_md_times_the_hybrid_io_as_the_model_does(hybrid):
+    from scenarios.config.host import platform_by_name
+
+    p = _hybrid_path(hybrid)
+    parts, w = _wake_up_path(p)
+    mean = 2 * p["sleep"] - 1  # the sleep is (mean + 1) / 2
+    text = (DOCS / "calibration.md").read_text(encoding="utf-8")
+    timeline = re.search(r"^```\n0 +doorbell(.*?)^```", text, re.S | re.M).group(0).splitlines()[1:-1]
+    assert [line.split()[0] for line in timeline] == [
+        f"{v:,.0f}" for v in (0, p["arm"], p["idle"], p["timer"], p["woken"], p["cqe"])
+    ]
+    body = " ".join(timeline)
+    for fig in (
+        f"({p['arm_cycles']:,.0f} cycles = {p['arm']:.0f})",
+        f"(mean + 1)/2 = {p['sleep']:,.0f}",
+        f"(mean {mean:,.0f}:",
+        f"({p['timer_cycles']:,.0f} + {p['wake_cycles']:,.0f} cycles = {p['irq_wake']:.0f})",
+        f"(ctx_switch + idle_exit = {p['switch_in']:,.0f})",
+    ):
+        assert fig in body
+    page = _page("calibration.md")
+    sd = platform_by_name(PLATFORM).ssd.read.sd_ns
+    expected = [
+        f"here {' + '.join(f'{v:,}' for v in parts)} = {w:,} < {p['sleep']:,.0f}",
+        f"It holds with {(p['sleep'] - w) / 1000:.1f} us to spare",
+        f"(sd {sd:.0f} ns) almost never closes the gap ({p['late']} of {len(hybrid):,} IOs)",
+        f"`W` of about {(mean + 400) / 2000:.2f} us instead of {w / 1000:.2f} us",
+    ]
+    assert [f for f in expected if f not in page] == []
+
+
+def test_calibration_md_quotes_the_platforms_values():
+    """calibration.md's fitted and set kernel costs, in cycles and in time at the frequency each
+    platform's cores run at (its cpufreq governor's)."""
+    from models.os.block.queue import QueueConfig
+    from scenarios.config.host import platform_by_name
+    from scenarios.run.assembly import build_host
+
+    page = _page("calibration.md")
+
+    def at_speed(name: str) -> tuple[float, float, float]:
+        plat = platform_by_name(name)
+        ghz = build_host(plat, QueueConfig(), 1).cpufreq.initial_freq_ghz()
+        return plat.kernel.ctx_switch_cycles, ghz, plat.kernel.ctx_switch_cycles / ghz / 1000
+
+    here, e5 = at_speed(PLATFORM), at_speed("optane-p4800x-e5-2660v4")
+    assert at_speed("p3700-e5-2660v4") == e5  # "the two E5 platforms"
+    k = platform_by_name(PLATFORM).kernel
+    user_ns = k.user_io_cycles / here[1]
+    expected = [
+        f"`ctx_switch_cycles` = {e5[0]:,.1f} ({e5[2]:.2f} us at {e5[1]:.1f} GHz), against {here[0]:,.1f} "
+        f"({here[2]:.2f} us at {here[1]:.1f} GHz)",
+        f"`ctx_switch_cycles` = {here[0]:,.1f} ({here[2]:.2f} us at {here[1]:.1f} GHz,",
+        f"fit gives {e5[0]:,.1f} ({e5[2]:.2f} us at {e5[1]:.1f} GHz,",
+        f"| {k.user_io_cycles:,.1f} cycles ({user_ns:.0f} ns) |",
+        f"| {here[0]:,.1f} cycles ({here[2]:.2f} us) |",
+        f"its gap is {user_ns:.0f} ns in every mode",
+        f"`kernel.irq_entry_cycles = {k.irq_entry_cycles:.0f}`",
+        f"entry/exit {k.irq_entry_cycles:.0f} + CQ reap {k.nvme_complete_cycles:.0f} (`nvme_complete_cycles`) + "
+        f"request completion {k.blk_complete_cycles:.0f} (`blk_complete_cycles`) + waking the blocked task "
+        f"{k.wakeup_cycles:.0f} (`wakeup_cycles`)",
+    ]
+    assert k.irq_entry_cycles + k.nvme_complete_cycles + k.blk_complete_cycles + k.wakeup_cycles == 1500
+    assert [f for f in expected if f not in page] == []
+
+
+def test_power_md_prices_a_core_as_the_platform_does():
+    """power.md's core powers per state, from the CPU's formula at 3.8 GHz and its C-state table,
+    and the comparison below its generated energy table (checked by tests/test_docs_defaults.py)."""
+    from scenarios.config.host import platform_by_name
+
+    cpu = platform_by_name(PLATFORM).cpu
+    act = cpu.activity
+    state = {s.name: s.power_w for s in cpu.cstates}
+    w = {a: cpu.busy_power_w(cpu.max_freq_ghz, act[a]) for a in ("kernel", "poll", "spin")}
+    page = _page("power.md")
+    assert (
+        f"at {cpu.max_freq_ghz:g} GHz, a core costs {w['kernel']:.1f} W running kernel code, {w['poll']:.1f} W in "
+        f"`blk_poll`, {w['spin']:.1f} W spinning in POLL, {state['C1']:.1f} W in C1, and {state['C8']:.2f} W in C8. "
+        f"The uncore costs {cpu.uncore_active_w:g} W." in page
+    )
+    iops = dict(re.findall(r"^\| (classic polling|interrupt) \| ([\d,]+) \|", (DOCS / "power.md").read_text(), re.M))
+    more = _n(iops["classic polling"]) / _n(iops["interrupt"]) - 1
+    assert f"about the same power, {100 * more:.0f}% more IOs" in page
+    # the kernel code interrupt mode adds per IO: the tutorial's explain output (busy CPU but polling)
+    t = _explain_table()
+    busy, poll = t["total CPU busy (all layers but idle)"], t["polling"]
+    extra = (_n(busy[0]) - _n(poll[0])) - (_n(busy[1]) - _n(poll[1]))
+    assert f"interrupt mode runs about {extra / 1000:.1f} us more kernel code per IO" in page
+
+
+def test_ssd_md_times_a_read_as_index_md_does(records):
+    from scenarios.config.host import platform_by_name
+
+    read = platform_by_name(PLATFORM).ssd.read
+    cqe = st.mean(float(r["t_cqe_ns"]) - float(r["t_dispatch_ns"]) for r in records)
+    data = st.mean(
+        float(r["t_dev_end_ns"]) - float(r["t_dev_start_ns"]) - float(r["device_service_ns"]) for r in records
+    )
+    page = _page("ssd.md")
+    assert f"media about {read.base_ns:,.0f} (sd {read.sd_ns:.0f}) + data path {data:,.0f}" in page
+    assert f"the CQE appears about {cqe / 1000:.1f} us after the doorbell" in page

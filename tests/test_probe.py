@@ -342,6 +342,12 @@ def test_guest_powers_say_their_basis_on_stderr_in_the_file_and_in_the_run(tmp_p
     # a built-in platform's powers are not estimates of a class: no such line
     rc, stdout, _ = cli(["run", *SHORT], capsys)
     assert rc == 0 and "power: estimates" not in stdout
+    # the line is the platform's field (power.estimated), not a text found in its description
+    guest = load_platform(str(out))
+    assert guest.power.estimated.startswith("4-vCPU guest: ") and guest.power.estimated in guest.calibration
+    rc, stdout, err = cli(["run", *SHORT, "--set", "power.estimated=lab box (my guesses)"], capsys)
+    assert rc == 0, err
+    assert "  (power: estimates for a lab box (my guesses))" in stdout.splitlines()
 
 
 def test_a_bare_metal_cpu_no_preset_is_gets_its_class_and_a_named_one_its_preset(tmp_path):

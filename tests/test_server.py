@@ -94,6 +94,7 @@ def test_one_logical_core_saturates_near_the_measured_spdk_rate():
     r = simulate(stable("spdk-static", 4e6, ms=3, warm_ms=1, cores=2, threads=2))
     per_core = r["summary"]["iops"] / 2
     assert per_core == pytest.approx(meas, rel=0.10)
+    assert f"(`tests/test_server.py` checks {round(per_core, -4) / 1000:.0f}K)" in _server_md()
 
 
 def test_polling_loop_of_a_consolidated_core_matches_the_measured_duration():
@@ -105,6 +106,17 @@ def test_polling_loop_of_a_consolidated_core_matches_the_measured_duration():
     main = srv.reactors[0]
     assert len(main.threads) == 48
     assert lo * 1e3 <= srv.loop_ns(main) / main.infl <= hi * 1e3
+    assert (
+        f"threads (SANDMAN's consolidated main core) loops in {srv.loop_ns(main) / main.infl / 1e3:.1f} us"
+        in _server_md()
+    )
+
+
+def _server_md() -> str:
+    """docs/server.md, its prose on one line: it quotes the two figures above."""
+    from pathlib import Path
+
+    return " ".join((Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text(encoding="utf-8").split())
 
 
 # --------------------------------------------------------------------------- policies

@@ -115,6 +115,26 @@ def test_builtin_suites_pass_at_5_percent(capsys):
     assert rc == 0, stdout + err
     assert "poll-vs-interrupt interrupt" in stdout and "io-schedulers bfq write" in stdout
     assert "PASS" in stdout
+    # docs/io-schedulers.md's calibration table quotes these rows
+    import math
+    import re
+
+    cells, errors = {}, []
+    for sched, op, meas, pred in re.findall(
+        r"^io-schedulers (\S+) (read|write)\s+latency_us\.p50\s+([\d.]+)\s+([\d.]+)", stdout, re.M
+    ):
+        errors.append(100 * (float(pred) / float(meas) - 1))
+        cells.setdefault(sched, []).append(f"{float(meas):.2f} / {float(pred):.2f} ({errors[-1]:+.1f}%)")
+    page = (Path(__file__).resolve().parents[1] / "docs" / "io-schedulers.md").read_text(encoding="utf-8")
+    assert (
+        len(errors) == 8
+        and [f"| {s} | {r} | {w} |" for s, (r, w) in cells.items() if f"| {s} | {r} | {w} |" not in page] == []
+    )
+    assert f"All eight within 5% (rms {math.sqrt(sum(e * e for e in errors) / 8):.1f}%)" in page
+    # and docs/traces-and-calibration.md its summary line
+    mape, worst = re.search(r"^MAPE ([\d.]+%) over \d+ values; max ([\d.]+%)", stdout, re.M).groups()
+    page = (Path(__file__).resolve().parents[1] / "docs" / "traces-and-calibration.md").read_text(encoding="utf-8")
+    assert f"`stacksim validate --suite calibrated --max-error 5` passes (MAPE {mape}, max {worst})" in page
 
 
 def test_suite_points_reproduce_the_calibration_scripts():

@@ -382,6 +382,8 @@ class AsyncThread(SyncThread):
             req.done_cb = self._on_done_cb
             if self._fdp is not None and op == "write":
                 req.placement = self._fdp()  # fio's fdp=1: the write's placement handle
+            if self._wmode is not None and op == "write":
+                req.opcode = self._wmode()  # io_uring_cmd's write_mode: the write's NVM command
             if self._pi is not None:  # the separate metadata buffer's bytes, PRACT and the PRCHK checks
                 req.meta_bytes = self._pi.meta_bytes(op, bs)
                 req.prinfo = self._pi.prinfo if op != "trim" else 0

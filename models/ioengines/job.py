@@ -264,6 +264,8 @@ class FioJob(BaseModel):
     fdp: bool = False
     fdp_pli: tuple[int, ...] = ()  # placement ID indices (empty: all the device's)
     fdp_pli_select: Literal["roundrobin", "random"] = "roundrobin"
+    # io_uring_cmd's write_mode (scenarios/inputs/fio/write_mode.py): (mode, percent) pairs; (): Write
+    write_mode: tuple[tuple[Literal["write", "uncor", "zeroes", "verify", "zone_append"], float], ...] = ()
     # NVMe protection information of io_uring_cmd (scenarios/inputs/fio/protection.py): the separate
     # metadata buffer per IO, PRACT, the PRCHK checks, the application tag and its mask; RWF_ATOMIC
     md_per_io_size_bytes: int = Field(0, ge=0, le=SIZE_MAX_BYTES)

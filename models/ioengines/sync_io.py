@@ -29,6 +29,7 @@ from models.ioengines.ioprio import CmdPrio, thread_ioprio
 from models.ioengines.job import FioJob
 from models.ioengines.kernel_context import batch_plug
 from models.ioengines.rate import EIO, MinRate, RatePacer
+from models.ioengines.td_error import device_error
 from models.ioengines.trims import TrimIoctls
 from models.ioengines.zbd import ZONE_OPS as _ZBD_ZONE_OPS
 from models.ioengines.zbd import JobZones, Strided, ZbdJob
@@ -113,8 +114,7 @@ class SyncThread:
         self._qps: dict[str, NvmeQueue] = {}
         self._fs_file_cycles = 0.0  # the file system's extent lookup per IO (file jobs: use_files)
         self._file_io = False  # the IOs go to regular files (iomap's direct IO), not the block device
-        #: the plug a small read's direct-IO path holds it in (models.os.fs.direct_io; -1: not known yet)
-        self._plug_read = -1
+        self._plug_read = -1  # the plug a small read's direct-IO path holds it in (models.os.fs.direct_io; -1: unknown)
         #: its kiocbs are synchronous (pread/pwrite...); False: io_submit's (a libaio offload worker)
         self._sync_kiocb = True
         #: the asynchronous engines' (models.ioengines.async_io): the plug each IO's direct-IO path
@@ -123,6 +123,7 @@ class SyncThread:
         self._flow: Any = None  # fio's flow control (models.ioengines.flow): this thread's FlowMember
         self._zones: JobZones | None = None  # fio's zonemode (models.ioengines.zbd; None: none)
         self._fdp: Any = None  # fio's fdp=1: the next write's placement handle (models.ioengines.fdp)
+        self._wmode: Any = None  # io_uring_cmd's write_mode: the next write's opcode (models.ioengines.write_mode)
 
     def _setup_offsets(
         self, host: EngineHost, job: FioJob, job_idx: int, clone: int, draw: Callable[[], float]
@@ -271,10 +272,13 @@ class SyncThread:
     def can_migrate(self) -> bool:
         """A synchronous thread may move: with no IO in flight, or a polled one (its poll loop
         goes on from the new CPU on the queue it submitted to, as blk_poll polls the cookie's
-        hardware queue from any CPU). A thread asleep on an interrupt-driven IO is not queued,
-        so only its wake-up (after the completion) can place it elsewhere."""
+        hardware queue from any CPU), or an interrupt-driven one it is not asleep on (a policy's
+        poll with a budget, ``runner.poll_for``, preempted: it polls on from the new CPU and the
+        interrupt, on the queue's CPU, completes the request). A thread asleep on an
+        interrupt-driven IO is not queued, so only its wake-up (after the completion) can place
+        it elsewhere."""
         req = self.req
-        return req is None or req.done or self.policy[req.op].polled
+        return req is None or req.done or self.policy[req.op].polled or not req.waiter_sleeping
 
     def migrated(self, runner) -> None:
         """The task now runs on ``runner``'s CPU: the next IO goes to that CPU's hardware queue."""
@@ -362,6 +366,11 @@ class SyncThread:
         """fio's fdp=1 (:mod:`models.ioengines.fdp`): each write names a placement handle."""
         self._fdp = fdp.next
 
+    def use_write_mode(self, modes: Any) -> None:
+        """io_uring_cmd's write_mode (a :class:`models.ioengines.write_mode.WriteModes`): each
+        write's NVM command (its asynchronous threads send it)."""
+        self._wmode = modes.next
+
     def _next_io_zoned(self, op: str | None) -> tuple[str, int, int]:
         zones = self._zones
         assert zones is not None
@@ -378,17 +387,20 @@ class SyncThread:
             self._io_completed(req, t)
 
     def _io_error(self, req) -> None:
-        """The device failed ``req`` (a zone rule): fio logs the io_u error and ends the job (EIO),
-        unless the job's continue_on_error / ignore_error go on after it (fio's error count)."""
-        if self.job.continues_after(req.op, EIO):
+        """The device failed ``req`` (a zone rule, an uncorrectable block): fio logs the io_u error
+        and ends the job, unless the job's continue_on_error / ignore_error go on after it (fio's
+        error count). The error is the command's NVMe status through io_uring_cmd, else the errno
+        the kernel makes of it (:func:`models.ioengines.td_error.device_error`)."""
+        err, text = device_error(req.status, getattr(self, "passthru", False))
+        if self.job.continues_after(req.op, err):
             self.io_errors += 1
             return
         if not self.failed:
             self.failed = True
-            self.task.error = EIO
+            self.task.error = err
             self.error_msg = (
-                f"{self.job.name}: io_u error: Input/output error: {req.op} offset={req.offset},"
-                f" buflen={req.nbytes} (NVMe status {req.status:#x})"
+                f"{self.job.name}: io_u error on file {self.file_trims_name}: {text}: {req.op}"
+                f" offset={req.offset}, buflen={req.nbytes}"
             )
 
     def _issue_zone_op(self, op: str, nbytes: int, off: int, t0: float, with_completion: bool) -> None:

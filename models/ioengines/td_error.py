@@ -17,8 +17,9 @@ make the rule; a job thread asks it through :meth:`models.ioengines.job.FioJob.c
 from __future__ import annotations
 
 import errno
+import os
 
-__all__ = ["CLASSES", "CONTINUE", "DEFAULT_NON_FATAL", "IgnoreLists", "non_fatal"]
+__all__ = ["CLASSES", "CONTINUE", "DEFAULT_NON_FATAL", "IgnoreLists", "device_error", "non_fatal"]
 
 #: the error classes, in ignore_error's list order (td_error.h ``error_type_bit``)
 CLASSES = ("read", "write", "verify")
@@ -46,3 +47,25 @@ def non_fatal(continue_on_error: str, ignore: IgnoreLists, op: str, err: int) ->
     i = CLASSES.index(cls)
     continued = cls in CONTINUE[continue_on_error] or ignore[i] is not None
     return continued and err in (ignore[i] or DEFAULT_NON_FATAL)
+
+
+#: NVMe statuses (SCT and SC) the kernel completes a block request with as BLK_STS_MEDIUM, which
+#: is -ENODATA (exact, Linux 6.12: drivers/nvme/host/core.c nvme_error_status; block/blk-core.c
+#: blk_errors): write fault, unrecovered read error, unwritten block, access denied, read only,
+#: compare failure; the zone errors and the others are BLK_STS_IOERR, -EIO
+MEDIUM_STATUSES = frozenset({0x280, 0x281, 0x287, 0x286, 0x182, 0x285})
+
+
+def device_error(status: int, passthru: bool) -> tuple[int, str]:
+    """The error fio's IO gets from an NVMe completion ``status``, and how fio logs it.
+
+    Through io_uring_cmd the CQE's result is the command's NVMe status itself (exact:
+    drivers/nvme/host/ioctl.c nvme_uring_cmd_end_io, Linux 6.12), which fio keeps as a device
+    error, logged as ``device error 0x281`` and carried as the job's error (fio 3.41
+    fio_ioring_cmd_event, IO_U_F_DEVICE_ERROR [recalled]). Through the block device the kernel
+    makes an errno of it: ENODATA for the medium errors, EIO for the others (the kernel's retries
+    of a status without Do Not Retry are not modelled)."""
+    if passthru:
+        return status, f"device error {status:#x}"
+    err = errno.ENODATA if (status & 0x7FF) in MEDIUM_STATUSES else errno.EIO
+    return err, os.strerror(err)

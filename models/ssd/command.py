@@ -29,6 +29,7 @@ class NvmeCommand:
         "status",
         "meta_bytes",
         "prinfo",
+        "opcode",
     )
 
     def __init__(self) -> None:
@@ -36,6 +37,7 @@ class NvmeCommand:
         self.status = 0
         self.meta_bytes = 0
         self.prinfo = 0
+        self.opcode = 0
 
     op: str
     """``"read"``, ``"write"``, ``"trim"``, or a zoned namespace's ``"zone_append"``,
@@ -69,6 +71,10 @@ class NvmeCommand:
     """The command's protection information field (cdw12 bits 29:26, NVMe NVM Command Set):
     :data:`PRACT` (the controller inserts and strips the tuple) and the checks :data:`PRCHK_GUARD`,
     :data:`PRCHK_APP`, :data:`PRCHK_REF`; 0: none."""
+    opcode: int
+    """The NVM command a ``"write"`` is sent as, when not a Write (fio's io_uring_cmd ``write_mode``):
+    :data:`WRITE_UNCOR`, :data:`WRITE_ZEROES`, :data:`VERIFY` or :data:`ZONE_APPEND`; 0: the
+    operation's own command (served by :mod:`models.ssd.nvm_commands`)."""
 
 
 #: PRINFO bits (cdw12 bits 29:26 shifted down): protection information action, guard, application
@@ -77,3 +83,14 @@ PRACT = 0x8
 PRCHK_GUARD = 0x4
 PRCHK_APP = 0x2
 PRCHK_REF = 0x1
+
+#: NVM command set opcodes of the commands fio's io_uring_cmd sends for its writes besides Write
+#: (exact: include/linux/nvme.h enum nvme_opcode, Linux 6.12)
+WRITE_UNCOR = 0x04
+WRITE_ZEROES = 0x08
+VERIFY = 0x0C
+ZONE_APPEND = 0x7D
+#: Unrecovered Read Error (Status Code Type 2h, Media and Data Integrity Errors; exact:
+#: include/linux/nvme.h NVME_SC_READ_ERROR, Linux 6.12): a read or verify of a block marked by Write
+#: Uncorrectable
+READ_ERROR = 0x281

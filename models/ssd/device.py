@@ -31,12 +31,13 @@ import numpy as np
 from mypy_extensions import i64
 
 from models.ssd.apst import ApstState, apst_steps
-from models.ssd.command import NvmeCommand
+from models.ssd.command import ZONE_APPEND, NvmeCommand
 from models.ssd.config import DeviceConfig
 from models.ssd.firmware import Firmware
 from models.ssd.ftl import Ftl, gc_work
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
+from models.ssd.nvm_commands import NvmCommands
 from models.ssd.readahead import ReadAhead
 from models.ssd.write_buffer import WriteBuffer
 from models.ssd.zone_media import ZonedMedia
@@ -368,6 +369,8 @@ class NvmeDevice:
         self._gc_copy_ns = self.ftl.copy_ns if self.ftl is not None else 0.0  # a GC copy's read and program
         self._gc_unit = 0  # the media unit the next copy or erase goes to (round robin)
         self.zone_errors = 0  # commands failed by the zone rules
+        self.nvm_commands = NvmCommands(self)  # Write Zeroes, Write Uncorrectable, Verify, Zone Append
+        self.nvm_used = False  # it had one of them: every command passes it (a native flag: the hot path's)
 
     def add_queue_pair(self, polled: bool, depth: int) -> QueuePair:
         """Create the next I/O queue pair (Create I/O SQ / CQ): ``polled`` without an interrupt
@@ -405,9 +408,11 @@ class NvmeDevice:
             t = now + self._fetch_ns
         else:  # an idle controller may first have to leave a low-power state
             t = self.apst.on_submit(now) + self._fetch_ns
-        if self.firmware is not None:
-            t = self.firmware.command(op, t)
+        if self.firmware is not None:  # (an io_uring_cmd Zone Append is a write with its opcode)
+            t = self.firmware.command("zone_append" if req.opcode == ZONE_APPEND else op, t)
         is_read = op == "read"
+        if (self.nvm_used or req.opcode) and self.nvm_commands.serve(qp, req, t, dma_extra_ns):
+            return  # Write Zeroes, Write Uncorrectable, Verify (models.ssd.nvm_commands)
         if self._checks_writes and not is_read:
             t = self._media_state(req, t)
             if t < 0.0:
@@ -531,7 +536,7 @@ class NvmeDevice:
             if op in ZONE_MGMT_OPS:
                 return self._zone_action(zones, req, t)
             if op != "trim":
-                status, off = zones.write(req.offset, req.nbytes, op == "zone_append")
+                status, off = zones.write(req.offset, req.nbytes, op == "zone_append" or req.opcode == ZONE_APPEND)
                 if status != OK:
                     req.status = status
                     zones.errors += 1

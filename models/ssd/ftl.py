@@ -10,7 +10,11 @@ stream 0 for every write without flexible data placement. Garbage collection, wh
 programs those pages into the GC stream's own open block and erases the victim. Pages programmed
 over pages the host wrote is the write amplification; it emerges from the over-provisioning
 (``spare_fraction``), how full the mapped space is and how the writes mix lifetimes in a block
-(FDP keeps streams apart, so a block tends to hold data that dies together).
+(FDP keeps streams apart, so a block tends to hold data that dies together). GC's copies of every
+handle share the GC stream's blocks: the handles are "initially isolated" (NVMe TP4146's reclaim
+unit handle type whose data GC may mix), and each copy is counted against the handle that last
+wrote the page (``handle_pages``, ``handle_copies``, ``handle_units``: a write amplification per
+placement ID).
 
 The map covers ``span_bytes`` of user space; a larger device folds onto it (logical page modulo
 the span). A write's pages beyond the span wrap around with it.
@@ -76,6 +80,14 @@ class Ftl:
         self.erases = 0
         self._copies_now = 0
         self._erases_now = 0
+        handles = cfg.placement_handles
+        #: with flexible data placement (more than one reclaim unit handle), per handle: the host
+        #: pages written with it, the GC copies of its data and the reclaim units (blocks) it opened
+        #: (the FDP statistics log's host and media bytes per handle); and each logical page's handle
+        self.handle_pages = [0] * handles
+        self.handle_copies = [0] * handles
+        self.handle_units = [0] * handles
+        self._lpn_handle: bytearray | None = bytearray(self.n_lpn) if handles > 1 else None
         if cfg.precondition == "full":
             self._fill()
         elif cfg.precondition == "steady":
@@ -152,6 +164,8 @@ class Ftl:
         blk = self.free.popleft()
         self.state[blk] = OPEN
         ob = self.open[stream] = [blk, 0]
+        if stream >= 0:
+            self.handle_units[stream] += 1
         return ob
 
     def _program(self, lpn: int, stream: int) -> None:
@@ -183,15 +197,19 @@ class Ftl:
         n = max(1, -(-(offset + nbytes) // self.page) - first)
         n_lpn = self.n_lpn
         need = self.cfg.gc_free_blocks
+        by_page = self._lpn_handle
         for i in range(n):
             lpn = (first + i) % n_lpn
             self._invalidate(lpn)
+            if by_page is not None:
+                by_page[lpn] = stream
             ob = self.open.get(stream)
             if (ob is None or ob[1] >= self.ppb) and len(self.free) <= need:
                 self._collect()
             self._program(lpn, stream)
         self.host_pages += n
         self.nand_pages += n
+        self.handle_pages[stream] += n
         return self._copies_now, self._erases_now
 
     def trim(self, offset: int, nbytes: int) -> None:
@@ -220,11 +238,14 @@ class Ftl:
                 return  # every closed block is wholly valid: nothing to reclaim
             base = victim * ppb
             p2l = self.p2l
+            by_page = self._lpn_handle
+            copies = self.handle_copies
             for ppn in range(base, base + ppb):
                 lpn = p2l[ppn]
                 if lpn >= 0:
                     self._invalidate(lpn)
                     self._program(lpn, GC_STREAM)
+                    copies[by_page[lpn] if by_page is not None else 0] += 1
             self.gc_copies += best
             self.nand_pages += best
             self._copies_now += best

@@ -46,13 +46,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.special import lambertw
-
 
 def victim_valid_fraction(spare: float) -> float:
     """The large-block limit's victim valid fraction u, the root below 1 of u = exp(-(1 + s)(1 - u))."""
     if spare <= 0:
         raise ValueError(f"spare factor {spare}: greedy GC needs physical space beyond the user space (> 0)")
+    from scipy.special import lambertw  # (on use: every command imports the SSD model, few need it)
+
     a = 1.0 + spare
     return float(-lambertw(-a * math.exp(-a), 0).real / a)
 

@@ -558,7 +558,7 @@ def _kernel_and_box(w: _Work) -> dict:
         w.src.read("kernel.version", f"/proc/sys/kernel/osrelease ({release})")
     power = base.power
     if w.power is not None:
-        power = w.power.power
+        power = w.power.power.model_copy(update={"estimated": w.power.basis})
         w.src.estimated["power"] = f"the CPU's class ({w.power.basis})"
         w.src.mixed.add("power")
     else:

@@ -33,7 +33,7 @@ from models.platform import PowerConfig
 from models.platforms import DRAM_W_PER_CHANNEL, PLATFORM_W_PER_SOCKET
 from scenarios.config.preset_match import generation, preset_config
 
-__all__ = ["CLASSES", "PowerEstimate", "cpu_class", "class_tdp_per_core_w", "estimate_power", "power_basis"]
+__all__ = ["CLASSES", "PowerEstimate", "cpu_class", "class_tdp_per_core_w", "estimate_power", "power_note"]
 
 CLASSES = ("server", "desktop", "mobile", "vm")
 
@@ -47,8 +47,6 @@ DIMM_BYTES = 16 << 30
 DESKTOP_BOARD_W = 20.0
 #: board of a laptop, W. Estimate: a few W for its chipset, SSD slot and regulators with the panel off
 MOBILE_BOARD_W = 3.0
-#: the marker of the probed platform's ``calibration`` text that :func:`power_basis` reads back
-_MARK = "power: estimates"
 
 
 def cpu_class(model: str, vendor: str, family: int | None, model_number: int | None, hypervisor: bool) -> str:
@@ -148,6 +146,7 @@ def estimate_power(
     est.power, box = _box(cls, sockets, memory_bytes)
     for k, how in box.items():
         est.sources[f"power.{k}"] = f"estimate: {how}"
+    est.sources["power.estimated"] = "estimate: the machine the powers above are estimated for, and from what"
     host = "; the host's power is not observable: this guest's share" if cls == "vm" else ""
     est.basis = f"{what}: {basis}{host}"
     est.note = (
@@ -180,13 +179,10 @@ def _box(cls: str, sockets: int, memory_bytes: int | None) -> tuple[PowerConfig,
 
 def calibration_text(basis: str) -> str:
     """The sentence of the probed platform's ``calibration`` that says its powers are estimates."""
-    return f"{_MARK} for a {basis}"
+    return f"power: estimates for a {basis}"
 
 
-def power_basis(calibration: str) -> str | None:
-    """What a platform's ``calibration`` says of its power estimates (:func:`calibration_text`),
-    for the run's output; None when it says nothing of them."""
-    at = calibration.find(_MARK)
-    if at < 0:
-        return None
-    return calibration[at:].split(". ", 1)[0].rstrip(".")
+def power_note(power: PowerConfig) -> str | None:
+    """What the run's output says under its power figures when they are estimates for the
+    machine's class (``power.estimated``, set by the probe); None when they are not."""
+    return calibration_text(power.estimated) if power.estimated else None

@@ -37,6 +37,7 @@ from models.ioengines.spdk import SpdkThread, map_devices, parse_transport_id
 from models.ioengines.steadystate import SteadyState
 from models.ioengines.sync_io import SyncThread
 from models.ioengines.verify import VerifyAsyncThread, VerifyBufferedThread, VerifySyncThread
+from models.ioengines.write_mode import WriteModes
 from models.ioengines.zbd import Strided, ZbdFile, ZbdJob
 from models.os.block.queue import QueueConfig
 from models.os.block.zoned import report_zones
@@ -225,6 +226,8 @@ def _zones_and_placement(threads: list, host: Host) -> None:
         if job.fdp:
             handles = job.fdp_pli or tuple(range(host.devices[th.dev].cfg.ftl.placement_handles))
             th.use_fdp(FdpPlacement(handles, job.fdp_pli_select, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.fdp")))
+        if job.write_mode and job.ioengine == "io_uring_cmd":
+            th.use_write_mode(WriteModes(job.write_mode, host.rng.stream(f"job{th.job_idx}.{th.task.tid}.wmode")))
         ns = host.devices[th.dev].cfg.namespace
         if ns.metadata_bytes and job.ioengine == "io_uring_cmd":
             th.use_pi(_pi_plan(job, ns, host.kcosts))

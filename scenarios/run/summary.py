@@ -414,6 +414,14 @@ def media_counters(d) -> dict[str, float] | None:
         out.update(
             host_pages=f.host_pages, nand_pages=f.nand_pages, gc_copies=f.gc_copies, erases=f.erases, gc_ns=f.gc_ns
         )
+        used = [h for h, pages in enumerate(f.handle_pages) if pages]
+        if len(used) > 1:  # flexible data placement: per reclaim unit handle the host wrote with
+            for h in used:
+                out[f"ruh{h}_host_pages"] = f.handle_pages[h]
+                out[f"ruh{h}_gc_copies"] = f.handle_copies[h]
+                out[f"ruh{h}_reclaim_units"] = f.handle_units[h]
+    if getattr(d, "nvm_used", False):
+        out.update(d.nvm_commands.counters())
     z = d.zones
     if z is not None:
         out.update(
@@ -434,18 +442,26 @@ def ssd_media(host: Host, s: Snapshot) -> dict:
     write buffer took at once and those that waited for room, bytes programmed at the SLC and the
     native rate, write
     amplification (NAND pages programmed per page the host wrote; host writes and GC copies),
-    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), zone resets,
+    erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), with flexible data
+    placement each reclaim unit handle's host pages, GC copies of its data, reclaim units opened
+    and write amplification (``ruhN_*``), the Write Zeroes, Write Uncorrectable and Verify commands
+    and the reads that met an uncorrectable block (:mod:`models.ssd.nvm_commands`), zone resets,
     finishes, errors and implicit closes, the dies' time on resets and finishes (``zone_media_ns``),
     and the firmware's busy time and the commands' waits for it (``firmware_busy_ns``,
     ``firmware_wait_ns``)."""
     out = {}
     for d, before in zip(host.devices, s.media):
         now = media_counters(d)
-        if now is None or before is None:
+        if now is None:
             continue
-        delta = {k: v - before[k] for k, v in now.items()}
+        before = before or {}  # (the command counters start with the device's first such command)
+        delta = {k: v - before.get(k, 0) for k, v in now.items()}
         if "host_pages" in delta:
             delta["write_amplification"] = delta["nand_pages"] / delta["host_pages"] if delta["host_pages"] else None
+        for k in [k for k in delta if k.endswith("_gc_copies") and k.startswith("ruh")]:
+            h = k[: -len("_gc_copies")]
+            pages = delta[f"{h}_host_pages"]
+            delta[f"{h}_write_amplification"] = (pages + delta[k]) / pages if pages else None
         out[f"ssd{d.index}"] = delta
     return out
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats
-from scipy.optimize import least_squares
 
 from simcore.errors import ConfigError
 
@@ -99,6 +97,8 @@ def fit(
     (or is undefined), find it from the profile (:func:`profile_interval`: some 20-60 more
     evaluations per parameter); otherwise, and after a search that did not converge, that interval
     is cut at the bounds (``ci_method`` says ``clipped``)."""
+    from scipy.optimize import least_squares  # (scipy on use: `stacksim list` imports this module)
+
     n_eval = [0]
 
     def fun(x):
@@ -160,6 +160,8 @@ def _intervals(fun, sol, names: list[str], bounds, profile: bool, diff_step: flo
 
 def _linear_intervals(sol, names: list[str]) -> dict[str, tuple[float, float]]:
     """95% intervals from the Jacobian at the solution (NaN where it is singular)."""
+    from scipy import stats
+
     m, n = len(sol.fun), len(names)
     try:
         dof = max(m - n, 1)
@@ -194,7 +196,8 @@ def profile_interval(
     Its Applications*, 1988, sec. 6.1: the likelihood-ratio region of a least-squares fit). An end
     where the profile stays below the threshold up to the bound is the bound: the data do not
     exclude any value up to it."""
-    from scipy.optimize import brentq
+    from scipy import stats
+    from scipy.optimize import brentq, least_squares
 
     lo_b, hi_b = bounds
     others = [k for k in range(len(x_hat)) if k != i]

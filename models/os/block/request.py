@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Final
 
-from models.ssd.command import PRACT, PRCHK_APP, PRCHK_GUARD, PRCHK_REF, NvmeCommand
+from models.ssd.command import (
+    PRACT,
+    PRCHK_APP,
+    PRCHK_GUARD,
+    PRCHK_REF,
+    VERIFY,
+    WRITE_UNCOR,
+    WRITE_ZEROES,
+    ZONE_APPEND,
+    NvmeCommand,
+)
 from models.ssd.irq_generation import BARRIER, URGENT
 
 if TYPE_CHECKING:
@@ -22,6 +32,15 @@ REQ_BARRIER: Final = BARRIER
 #: passthrough command's cdw12 PRINFO, set by the application: fio's pi_act and pi_chk)
 PI_ACTION: Final = PRACT
 PI_CHECKS: Final = {"GUARD": PRCHK_GUARD, "APPTAG": PRCHK_APP, "REFTAG": PRCHK_REF}
+#: ``Request.opcode`` by fio's io_uring_cmd write_mode: the NVM command a passthrough write is sent
+#: as (0: Write)
+WRITE_OPCODES: Final = {
+    "write": 0,
+    "uncor": WRITE_UNCOR,
+    "zeroes": WRITE_ZEROES,
+    "verify": VERIFY,
+    "zone_append": ZONE_APPEND,
+}
 
 
 class Request(NvmeCommand):
@@ -85,6 +104,7 @@ class Request(NvmeCommand):
         self.status = 0  # the device's completion status (0: success)
         self.meta_bytes = 0  # metadata moved from a separate buffer (NVMe passthrough on a namespace with metadata)
         self.prinfo = 0  # protection information action and checks (models.ssd.command PRACT, PRCHK_*)
+        self.opcode = 0  # a write's NVM command when not a Write (io_uring_cmd's write_mode; models.ssd.command)
         self.ioprio = 0  # IOPRIO_PRIO_VALUE(class, level) (models.os.block.elevator); 0: none (the task's)
         self.done_cb: Callable[[Any, Request], None] | None = (
             None  # async engines: called as done_cb(runner, req) at completion

@@ -335,9 +335,17 @@ class NvmeDriver(BlkMqOps):
             cb(runner, req)
             return
         task: Task | None = req.task  # (typed: the task's fields read natively)
-        if task is not None and task.state == SLEEPING and req.waiter_sleeping:
+        if task is None:
+            return
+        if task.state == SLEEPING and req.waiter_sleeping:
             req.waiter_sleeping = False
             runner.wake(task)
+        elif task.cpu != runner.id:
+            # completed on another CPU than the one its task runs on (an interrupt on the queue's
+            # CPU, or another CPU's poller reaping the queue): a task polling for it there, as
+            # runner.poll_for on an interrupt-driven queue after the task moved, notices at the end
+            # of its loop iteration, as it sees the request's completion in memory
+            self._runners[task.cpu].spin_notify(req, at=runner.clock())
 
     @staticmethod
     def _piece_done(piece: Request) -> Request | None:

@@ -120,9 +120,10 @@ class Polling(Execution):
         preempted past its budget falls back when it is switched back in.
 
         On an interrupt-driven queue (a policy with ``polled = False``) the loop learns of the
-        completion from the vector's handler, which reaps the entry on this CPU and marks ``req``
-        done (the task is running, so nothing is woken); the loop notices at the end of its
-        iteration."""
+        completion from the vector's handler, which reaps the entry and marks ``req`` done (the
+        task is running, so nothing is woken): on this CPU, or on the queue's when the task was
+        moved while preempted (the driver's :meth:`spin_notify`); the loop notices at the end of
+        its iteration."""
         if req.done:
             then()
             return
@@ -163,9 +164,9 @@ class Polling(Execution):
 
     def spin_notify(self, waiter, at: float | None = None) -> None:
         """``waiter`` became done (at time ``at``, default now; e.g. the clock of the CPU that
-        completed it): a spinning task notices at the end of its loop iteration."""
+        completed it): a spinning or polling task notices at the end of its loop iteration."""
         if self.mode == POLL and self._poll_req is waiter and self._poll_call is None:
-            it = self._spin_iter_ns()
+            it = self._spin_iter_ns() if self._poll_qp is None else self._iter_ns
             now = self.engine.now
             t = now if at is None or at < now else at
             elapsed = t - self._poll_start

@@ -29,6 +29,7 @@ from . import engines as lib_engines
 from .handlers import ENGINE_FIELDS
 from .items import Fail, Item
 from .protection import check_atomic
+from .write_mode import check_write_mode
 from .zoned import check_zoned
 
 __all__ = ["NO_PAGE_CACHE_ENGINES", "SYNC_TRIM_ENGINES", "check_job"]
@@ -158,6 +159,7 @@ def check_job(items: list[Item], last: dict[str, Item], state: dict[str, Any], k
     _check_meta_engines(state, last, fail)
     _check_verify(state, last, fail)
     check_zoned(state, last, fail)
+    check_write_mode(state, last, fail)
     check_atomic(state, last, fail)
     if state["io_submit_mode"] == "offload":
         it = last.get("io_submit_mode")

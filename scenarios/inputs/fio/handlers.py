@@ -37,6 +37,7 @@ from .workload import (
     parse_random_distribution,
     split_names,
 )
+from .write_mode import HANDLERS as WRITE_MODE_HANDLERS
 from .zoned import HANDLERS as ZONED_HANDLERS
 from .zoned import zone_count
 
@@ -484,6 +485,7 @@ HANDLERS: dict[str, Handler] = {
     "libblkio_wait_mode": _set_field("libblkio_wait_mode", _choice("libblkio_wait_mode")),
     **ZONED_HANDLERS,
     **PROTECTION_HANDLERS,
+    **WRITE_MODE_HANDLERS,
 }
 _missing = {s.name for s in (*opts.FIO_OPTIONS.values(), *opts.STACKSIM_OPTIONS.values()) if s.status == "used"} - set(
     HANDLERS

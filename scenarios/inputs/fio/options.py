@@ -591,11 +591,11 @@ _add(
     reason="io_uring_cmd's bsg commands are SCSI passthrough, which reaches SCSI devices; stacksim models NVMe",
 )
 _add(
-    "limited",
+    "used",
     "str",
     "write_mode",
-    neutral=("write",),
-    reason="io_uring_cmd's other write commands (Write Uncorrectable, Write Zeroes, Verify) are not modelled",
+    help="io_uring_cmd's write command: write, uncor (Write Uncorrectable), zeroes (Write Zeroes), verify,"
+    " zone_append, or a mix mode/pct:mode/pct",
 )
 _add(
     "limited",
