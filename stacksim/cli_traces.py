@@ -259,7 +259,8 @@ def add_subcommands(subparsers, commands: dict | None = None) -> dict:
         help="built-in suite of published figures and measurements (shipped with stacksim): poll-vs-interrupt,"
         " io-schedulers (the platforms were calibrated on these two: `calibrated`), cheops23 (third-party fio"
         " runs: 3 of its 16 points calibrate the host, the rest predicted), icpe24 (third-party fio runs of the"
-        " IO schedulers under 1-15 processes and kyber's targets, all predicted), all",
+        " IO schedulers under 1-15 processes and kyber's targets, all predicted), cluster23-zns (third-party fio"
+        " runs of a ZN540 ZNS SSD: its preset's media and firmware were fitted to them), all",
     )
     src.add_argument(
         "--trace",

@@ -13,6 +13,7 @@ figures ``tests/test_golden.py`` recomputes from the code on every test run).
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -261,16 +262,19 @@ def catalogue_cpus(_arg=None) -> str:
 
 def catalogue_ssds(_arg=None) -> str:
     """The SSD catalogue, one row each: interface, media, capacity, the device's QD1 read time and
-    its random-read ceiling at the datasheets' depth (units x that depth's busy share / service)."""
+    its random-read ceiling at the datasheets' depth (units x that depth's busy share / service, the
+    data paths' bytes, the firmware's reads per second)."""
     from models.ssd.presets import DATASHEET_DEPTH, SSD_CATALOGUE
 
     rows = []
     for name, preset in SSD_CATALOGUE.items():
         d = preset.make()
-        rate = min(d.link_gb_s, d.datapath.read_gb_s) if d.datapath else d.link_gb_s
-        qd1 = (d.fetch_ns + d.read.base_ns + 4096 / rate + d.post_ns) / 1e3
+        rate = min(d.link_gb_s, d.datapath.read_gb_s) if d.datapath else d.link_gb_s  # one transfer's
+        total = min(d.link_gb_s, d.datapath.count * d.datapath.read_gb_s) if d.datapath else d.link_gb_s
+        fw = d.firmware.read_ns if d.firmware is not None else 0.0  # the firmware's time per read
+        qd1 = (d.fetch_ns + fw + d.read.base_ns + 4096 / rate + d.post_ns) / 1e3
         units = d.parallel_units * DATASHEET_DEPTH / (DATASHEET_DEPTH + d.parallel_units - 1) / d.read.base_ns * 1e9
-        ceiling = min(units, rate * 1e9 / 4096)
+        ceiling = min(units, total * 1e9 / 4096, d.firmware.cores / fw * 1e9 if fw else math.inf)
         rows.append(
             [
                 f"`{name}`",

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
+from models.ssd.firmware import FirmwareConfig
 from models.ssd.media import MediaConfig
 from simcore.config import Model
 
@@ -119,18 +120,19 @@ class ZonedConfig(Model):
         " the device pads the unwritten rest (ZN540 medians, CLUSTER'23: 908 ms with 1 LBA written,"
         " 457 ms at 50%, 2.6 ms one LBA short of full)",
     )
-    zone_write_gb_s: float | None = Field(
+    stripe_width: int | None = Field(
         None,
-        gt=0,
-        description="one zone's write data rate, GB/s (1e9 B/s): its writes and appends cross one"
-        " serial stage (ZN540: 1146 MiB/s = 1.2 GB/s per zone at any depth, CLUSTER'23; None: no limit)",
+        ge=1,
+        le=65536,
+        description="the parallel units (dies) one zone is striped over: the device's units form groups"
+        " of this many, zone z on group z mod groups (models.ssd.zone_media; None: every unit)",
     )
-    append_extra_ns: float = Field(
-        0.0,
-        ge=0,
-        description="a zone append's extra time on its zone's serial stage (the controller assigns the"
-        " LBA), ns (ZN540: 4 KiB appends saturate at 132K IOPS per zone = 7.6 us each, less 3.4 us of"
-        " data at 1.2 GB/s: 4.2 us, derived)",
+    stripe_unit_bytes: int = Field(
+        16_384,
+        ge=4096,
+        le=1 << 24,
+        description="a zone's bytes on one die before the next die of its stripe, bytes (a 3D TLC NAND"
+        " page of 16 KiB, recalled)",
     )
 
     @model_validator(mode="after")
@@ -446,6 +448,11 @@ class DeviceConfig(Model):
     zoned: ZonedConfig | None = Field(
         None, description="a zoned namespace (NVMe ZNS): zones, write pointers, limits (None: conventional)"
     )
+    firmware: FirmwareConfig | None = Field(
+        None,
+        description="the controller firmware's time per command by operation, a serial stage after the"
+        " fetch (models.ssd.firmware; None: not modelled, folded into the service times)",
+    )
     ftl: FtlConfig = Field(FtlConfig(), description="the FTL's page mapping and garbage collection (off by default)")
     readahead: ReadAheadConfig | None = Field(
         None,
@@ -488,6 +495,16 @@ class DeviceConfig(Model):
             raise ValueError(
                 f"datapath.count={self.datapath.count} exceeds parallel_units={self.parallel_units}: media"
                 " unit u uses path u mod count, so the extra paths would never carry data"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _stripe_fits_units(self) -> "DeviceConfig":
+        width = self.zoned.stripe_width if self.zoned is not None else None
+        if width is not None and width > self.parallel_units:
+            raise ValueError(
+                f"zoned.stripe_width={width} exceeds parallel_units={self.parallel_units}: a zone is striped"
+                " over units the device has"
             )
         return self
 

@@ -28,6 +28,7 @@ import numpy as np
 from models.ssd.apst import ApstState, apst_steps
 from models.ssd.command import ZONE_APPEND, NvmeCommand
 from models.ssd.config import DeviceConfig
+from models.ssd.firmware import Firmware
 from models.ssd.ftl import Ftl, gc_work
 from models.ssd.irq import IrqConfig
 from models.ssd.irq_generation import IrqGeneration
@@ -36,6 +37,7 @@ from models.ssd.nvm_commands import NvmCommands
 from models.ssd.readahead import ReadAhead
 from models.ssd.transfer_path import TransferPath
 from models.ssd.write_buffer import WriteBuffer
+from models.ssd.zone_media import ZonedMedia
 from models.ssd.zones import OK, ZoneSet
 from simcore.engine import Engine, Handler, handler_call
 from simcore.errors import ConfigError
@@ -219,10 +221,11 @@ class NvmeDevice:
         zc = cfg.zoned
         #: the zones of a zoned namespace (models.ssd.zones), None for a conventional one
         self.zones: ZoneSet | None = ZoneSet(zc, cfg.capacity_bytes or 0) if zc is not None else None
-        #: per zone: when its serial write stage is free (ns); its ns per byte (0: no such stage)
-        self._zone_free: list[float] = [0.0] * self.zones.count if self.zones is not None else []
-        self._zone_ns_per_byte = 1.0 / zc.zone_write_gb_s if zc is not None and zc.zone_write_gb_s else 0.0
-        self._zmgmt_free = 0.0  # when the controller's zone management work is free
+        #: the zones on the dies (models.ssd.zone_media): reads and flushes go to the zone's dies
+        self.zoned_media = ZonedMedia(zc, self._units) if zc is not None else None
+        self._zone_map = self.zoned_media.map if self.zoned_media is not None else None
+        #: the controller firmware's serial stage (models.ssd.firmware), None when not modelled
+        self.firmware = Firmware(cfg.firmware, rng_gen) if cfg.firmware is not None else None
         #: the FTL with garbage collection (models.ssd.ftl), None when ftl.enabled is off
         self.ftl: Ftl | None = Ftl.of_device(cfg, rng_gen) if cfg.ftl.enabled else None
         ra = cfg.readahead
@@ -234,6 +237,8 @@ class NvmeDevice:
         self.write_buffer: WriteBuffer | None = (
             None if wb is None else WriteBuffer(wb, cfg.slc_cache, self._units, cfg.write_cache_program_ns, self.media)
         )
+        if self.write_buffer is not None:
+            self.write_buffer.zone_map = self._zone_map
         self._checks_writes = self.zones is not None or self.ftl is not None
         self._gc_copy_ns = self.ftl.copy_ns if self.ftl is not None else 0.0  # a GC copy's read and program
         self._gc_unit = 0  # the media unit the next copy or erase goes to (round robin)
@@ -277,6 +282,8 @@ class NvmeDevice:
             t = now + self._fetch_ns
         else:  # an idle controller may first have to leave a low-power state
             t = self.apst.on_submit(now) + self._fetch_ns
+        if self.firmware is not None:  # (an io_uring_cmd Zone Append is a write with its opcode)
+            t = self.firmware.command("zone_append" if req.opcode == ZONE_APPEND else op, t)
         is_read = op == "read"
         if (self.nvm_used or req.opcode) and self.nvm_commands.serve(qp, req, t, dma_extra_ns):
             return  # Write Zeroes, Write Uncorrectable, Verify (models.ssd.nvm_commands)
@@ -302,7 +309,8 @@ class NvmeDevice:
             start, end, svc = self._trim_service(nbytes, t) if op == "trim" else self._zmgmt_service(req, t)
             nbytes = DSM_RANGE_BYTES if op == "trim" else 0  # what crossed the link
         else:  # (inline: the hot path)
-            unit = (req.offset // self._stripe) % self._n_units  # the media unit holding the address
+            zmap = self._zone_map  # the media unit holding the address (a zone's: on its dies)
+            unit = zmap.unit_of(req.offset) if zmap is not None else (req.offset // self._stripe) % self._n_units
             path: TransferPath | None = self._paths[unit % self._n_paths] if self._n_paths else None
             if is_read:
                 service = self._svc_read
@@ -339,7 +347,10 @@ class NvmeDevice:
                 # transfer is part of the program time), and its bytes stay held until then
                 start = t
                 end = start + svc
-                wb.flush(nbytes, end)
+                wb.flush(nbytes, end, req.offset)
+            elif self.zoned_media is not None and is_read:  # reads suspend a zone reset or finish
+                start = self.zoned_media.read_start(unit, t, svc)
+                end = start + svc
             else:
                 start = free if free > t else t
                 end = start + svc
@@ -414,8 +425,6 @@ class NvmeDevice:
                     self.zone_errors += 1
                     return -1.0
                 req.offset = off  # an append's assigned LBA (a write's own)
-                if self._zone_ns_per_byte:
-                    t = self._zone_stage(zones.zone_of(off), req, t)
             return t
         ftl = self.ftl
         if ftl is not None:
@@ -458,28 +467,15 @@ class NvmeDevice:
         req.device_service_ns = svc
         return t
 
-    def _zone_stage(self, z: int, req: NvmeCommand, t: float) -> float:
-        """A zone's writes cross one serial stage at ``zone_write_gb_s`` (appends plus
-        ``append_extra_ns``), cut through with the link: the command goes on so that its link
-        transfer ends when its zone stage does, ns."""
-        zc = self.cfg.zoned
-        assert zc is not None
-        dur = req.nbytes * self._zone_ns_per_byte
-        if req.op == "zone_append" or req.opcode == ZONE_APPEND:
-            dur += zc.append_extra_ns
-        free = self._zone_free[z]
-        start = free if free > t else t
-        end = self._zone_free[z] = start + dur
-        xfer = req.nbytes * self._ns_per_byte
-        return end - xfer if end - xfer > t else t
-
     def _zmgmt_service(self, req: NvmeCommand, t: float) -> tuple[float, float, float]:
-        """A zone management action fetched at ``t``: the controller's zone management work serves
-        one at a time for the action's time (set by :meth:`_zone_action`); (start, end, service).
-        Serial and apart from the media units: an estimate (the ZN540 figures are QD1)."""
-        start = self._zmgmt_free if self._zmgmt_free > t else t
+        """A zone management action fetched at ``t``: a reset or finish erases / pads on the zone's
+        dies for the action's time (set by :meth:`_zone_action`; models.ssd.zone_media), an open or
+        close is the firmware's alone; (start, end, service)."""
         svc = req.device_service_ns
-        end = self._zmgmt_free = start + svc
+        zm = self.zoned_media
+        if zm is None or not svc > 0.0:
+            return t, t + svc, svc
+        start, end = zm.action(req.offset // zm.map.zone_bytes, svc, t)
         return start, end, svc
 
     def _fail(self, qp: QueuePair, req: NvmeCommand, dma_extra_ns: float) -> None:

@@ -169,6 +169,12 @@ class NvmCommands:
         dev = self.dev
         unit = (req.offset // dev._stripe) % dev._n_units
         extra_kib = req.nbytes / 1024.0 - 4.0
+        media = dev.media
+        if media is not None and not write:  # NAND: the controller's share, the die's tR (no transfer out)
+            extra = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0
+            start, end, svc = media.read(unit, t + dev._ctrl_read_ns, media.page_type(req.offset), extra, req.nbytes)
+            dev._busy_read_unit_ns += svc
+            return start, end, svc
         base = service.base_ns
         svc = (base + service.per_kib_ns * extra_kib if extra_kib > 0.0 else base) * service.jitter()
         free = dev._units[unit]
@@ -177,7 +183,6 @@ class NvmCommands:
         if write:
             dev._busy_write_unit_ns += svc
         else:
-            dev._read_free[unit] = end
             dev._busy_read_unit_ns += svc
         return start, end, svc
 

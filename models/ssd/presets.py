@@ -20,9 +20,10 @@ value's source (:mod:`simcore.sources`).
 
 from __future__ import annotations
 
-from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig, ZonedConfig
+from models.ssd.config import DataPathConfig, DeviceConfig, FtlConfig, PowerStateConfig, ServiceConfig
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
 from models.ssd.media import MediaConfig
+from models.ssd.preset_zn540 import ZN540_SOURCES, zn540
 from simcore.sources import Preset
 
 #: the flash controllers' read-ahead (every flash preset's; the 3D XPoint presets have none)
@@ -278,56 +279,6 @@ def pm1743(**kw) -> DeviceConfig:
         idle_w=4.6,
         active_read_w=18.5,
         active_write_w=25.0,
-    )
-    cfg.update(kw)
-    return DeviceConfig(**cfg)
-
-
-#: the ZN540 namespace the CLUSTER'23 measurements used (log header, exact): 904 zones of 524,288
-#: LBAs of 4 KiB (2 GiB), each with a capacity of 275,712 LBAs (1,129,316,352 bytes = ~1077 MiB)
-ZN540_ZONES = 904
-ZN540_ZONE_BYTES = 524_288 * 4096
-ZN540_ZONE_CAP_BYTES = 275_712 * 4096
-
-
-def zn540(**kw) -> DeviceConfig:
-    """Western Digital Ultrastar DC ZN540, a ZNS SSD (TLC NAND, PCIe 3.0 x4 U.2), as Doekemeijer
-    et al. measured it (IEEE CLUSTER 2023, raw SPDK logs in stonet-research/NVMeBenchmarks):
-
-    - geometry (exact, log header): 904 zones of 2 GiB, zone capacity 1,129,316,352 bytes; the
-      namespace's address space is the zones' (fio's size=100%);
-    - 14 active zones (exact: "since we have 14 maximum active zones", ZNS-Study README); open
-      zones: the datasheet was not found, so as many as active ones (estimate);
-    - reset and finish times (the ZonedConfig defaults): the paper's medians;
-    - writes: one zone takes 1146 MiB/s at any depth (1.2 GB/s, derived); SPDK 4 KiB writes at QD1
-      11.4 us, appends 14.8 us, appends saturating at 132K IOPS per zone: service ~7.4 us after fetch,
-      link and zone stage (derived; the write is acknowledged from the controller's buffer);
-    - reads, units, link, power: not measured there and no datasheet figure found; estimates: TLC
-      reads ~75 us like the other NAND presets, PCIe 3.0 x4 (3.5 GB/s usable), 64 units,
-      5 W idle, 12 W active (a U.2 enterprise drive's envelope)."""
-    cfg = dict(
-        model="WD Ultrastar DC ZN540",
-        readahead=FLASH_READAHEAD,
-        capacity_bytes=ZN540_ZONES * ZN540_ZONE_BYTES,
-        read=ServiceConfig(base_ns=75_000.0, per_kib_ns=300.0, sd_ns=15_000.0),
-        write=ServiceConfig(base_ns=7_400.0, per_kib_ns=0.0, sd_ns=500.0),
-        parallel_units=64,
-        media=NAND["bics4"][0].model_copy(update={"channels": 16}),
-        unit_stripe_bytes=16_384,
-        link_gb_s=3.5,
-        fetch_ns=300.0,
-        post_ns=300.0,
-        idle_w=5.0,
-        active_read_w=12.0,
-        active_write_w=12.0,
-        zoned=ZonedConfig(
-            zone_size_bytes=ZN540_ZONE_BYTES,
-            zone_capacity_bytes=ZN540_ZONE_CAP_BYTES,
-            max_open_zones=14,
-            max_active_zones=14,
-            zone_write_gb_s=1.2,
-            append_extra_ns=4_200.0,
-        ),
     )
     cfg.update(kw)
     return DeviceConfig(**cfg)
@@ -1096,25 +1047,7 @@ SSD_CATALOGUE: dict[str, Preset] = {
     ),
     "zn540": Preset(
         zn540,
-        {
-            "model": "exact: WD Ultrastar DC ZN540 (Doekemeijer et al., IEEE CLUSTER 2023)",
-            "readahead": READAHEAD_SOURCE,
-            "capacity_bytes": "exact: 904 zones of 2 GiB (the CLUSTER'23 logs' header)",
-            "zoned": "exact: zone size and capacity (log header), 14 active zones (ZNS-Study README); open"
-            " zones as many (estimate); 1.2 GB/s per zone and the append's extra (derived from the paper's"
-            " SPDK write and append latencies)",
-            "write": "derived: 11.4 us QD1 4 KiB writes less fetch, link and zone stage (CLUSTER'23)",
-            "read": "estimate: TLC reads ~75 us, as the other NAND presets",
-            "parallel_units": "estimate: 64 units",
-            "media": media_source("bics4", 16, "estimate: an enterprise controller's 16 channels"),
-            "unit_stripe_bytes": STRIPE_SOURCE,
-            "link_gb_s": "estimate: PCIe 3.0 x4 usable",
-            "fetch_ns": _FRONT.format(300),
-            "post_ns": _FRONT.format(300),
-            "idle_w": "estimate: a U.2 enterprise drive's envelope",
-            "active_read_w": "estimate: a U.2 enterprise drive's envelope",
-            "active_write_w": "estimate: a U.2 enterprise drive's envelope",
-        },
+        {"readahead": READAHEAD_SOURCE, "fetch_ns": _FRONT.format(300), "post_ns": _FRONT.format(300), **ZN540_SOURCES},
         _ssd_facts(_G3, "U.2", ("TLC NAND (zoned)", "exact: CLUSTER'23"), None, "exact: CLUSTER'23"),
     ),
 }

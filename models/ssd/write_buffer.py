@@ -18,6 +18,7 @@ import heapq
 
 from models.ssd.controller_config import SlcCacheConfig, WriteBufferConfig
 from models.ssd.media import PROGRAM, Media
+from models.ssd.zone_media import ZoneDieMap
 
 
 class SlcCache:
@@ -84,6 +85,9 @@ class WriteBuffer:
         self.full_waits = 0  # writes that found the buffer full and waited for a flush
         self.wait_ns = 0.0  # their waits, summed
         self.program_ns = 0.0  # media unit time of the flushes, summed
+        #: a zoned namespace's zone -> dies map (models.ssd.zone_media.ZoneDieMap): its writes program
+        #: the dies holding their addresses (a zone is written in order), not the frontier's
+        self.zone_map: ZoneDieMap | None = None
 
     def admit(self, t: float, nbytes: int) -> float:
         """A write of ``nbytes`` fetched at ``t``: when the buffer has room for it, ns (``t``
@@ -108,13 +112,16 @@ class WriteBuffer:
         self._floor = t
         return t
 
-    def flush(self, nbytes: int, ready: float) -> None:
+    def flush(self, nbytes: int, ready: float, offset: int = 0) -> None:
         """Program the write of ``nbytes`` admitted to the buffer, its data there at ``ready``: its
         chunks go to the next units of the write frontier, each programming its share (of at
         least ``write_cache_program_ns`` in all), from ``ready`` or when the unit is free; the
         write's bytes stay held until the last program ends (the frontier, not the address, picks
-        the units)."""
+        the units; in a zoned namespace, its address does: ``offset``)."""
         ns_per_byte = self._ns_per_byte if self.slc is None else self.slc.ns_per_byte(nbytes)
+        if self.zone_map is not None:
+            self._flush_zoned(nbytes, ready, offset, ns_per_byte)
+            return
         if self.media is not None:
             self._flush_to_dies(nbytes, ready, ns_per_byte)
             return
@@ -184,6 +191,30 @@ class WriteBuffer:
             self._next = u + 1 if u + 1 < self._n else 0
             if left <= 0:
                 break
+        self.held += nbytes
+
+    def _flush_zoned(self, nbytes: int, ready: float, offset: int, ns_per_byte: float) -> None:
+        """:meth:`flush` in a zoned namespace: each chunk programs the die its address is on."""
+        units = self.units
+        unit_of = self.zone_map.unit_of  # type: ignore[union-attr]
+        chunk = self._chunk
+        done = ready
+        pos = offset
+        end_off = offset + nbytes
+        while pos < end_off:
+            nxt = (pos // chunk + 1) * chunk  # the chunk boundary after pos
+            b = (nxt if nxt < end_off else end_off) - pos
+            u = unit_of(pos)
+            dur = b * ns_per_byte
+            if dur < self._min_ns:
+                dur = self._min_ns
+            free = units[u]
+            end = units[u] = (free if free > ready else ready) + dur
+            self.program_ns += dur
+            if end > done:
+                done = end
+            pos += b
+        heapq.heappush(self._flushes, (done, nbytes))
         self.held += nbytes
 
     def counters(self) -> dict[str, int]:

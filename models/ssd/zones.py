@@ -62,8 +62,8 @@ def _interp(curve: tuple[tuple[float, float], ...], x: float) -> float:
     return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
-#: memory a zone's state takes once it has been written, bytes: its state, write pointer and busy-until
-#: time (models/ssd/device.py's _zone_free) here, fio's copy of the write pointers (models/ioengines/zbd.py),
+#: memory a zone's state takes once it has been written, bytes: its state and write pointer here (and,
+#: before the zones went onto the dies, a busy-until time), fio's copy of the write pointers (models/ioengines/zbd.py),
 #: each a list slot and, once set to a value of its own, a Python int or float (measured: 21 bytes a
 #: zone as built, all zones empty)
 ZONE_STATE_BYTES: Final = 96

@@ -430,6 +430,12 @@ def media_counters(d) -> dict[str, float] | None:
         out.update(
             zone_resets=z.resets, zone_finishes=z.finishes, zone_errors=z.errors, implicit_closes=z.implicit_closes
         )
+        zm = getattr(d, "zoned_media", None)
+        if zm is not None:
+            out.update(zone_media_ns=zm.media_ns)  # die time of resets' erases and finishes' padding
+    fw = getattr(d, "firmware", None)
+    if fw is not None:
+        out.update(firmware_busy_ns=fw.busy_ns, firmware_wait_ns=fw.wait_ns)
     return out or None
 
 
@@ -443,8 +449,10 @@ def ssd_media(host: Host, s: Snapshot) -> dict:
     reads, suspends and waits for the die and the channel (``models.ssd.media``), with flexible data
     placement each reclaim unit handle's host pages, GC copies of its data, reclaim units opened
     and write amplification (``ruhN_*``), the Write Zeroes, Write Uncorrectable and Verify commands
-    and the reads that met an uncorrectable block (:mod:`models.ssd.nvm_commands`), and zone
-    resets, finishes, errors and implicit closes."""
+    and the reads that met an uncorrectable block (:mod:`models.ssd.nvm_commands`), zone resets,
+    finishes, errors and implicit closes, the dies' time on resets and finishes (``zone_media_ns``),
+    and the firmware's busy time and the commands' waits for it (``firmware_busy_ns``,
+    ``firmware_wait_ns``)."""
     out = {}
     for d, before in zip(host.devices, s.media):
         now = media_counters(d)

@@ -52,6 +52,7 @@ from scenarios.studies import calibrate_poll_energy as cpe
 from scenarios.studies.near_zero import absolute_tolerance
 from scenarios.studies.points import Point
 from scenarios.studies.suite_cheops23 import cheops23_points
+from scenarios.studies.suite_cluster23zns import cluster23zns_points
 from scenarios.studies.suite_icpe24 import icpe24_points
 from simcore.errors import ConfigError
 from simcore.numfmt import signed
@@ -643,12 +644,14 @@ SUITES: dict[str, Callable[[], list[Point]]] = {
     "poll-vs-interrupt": _poll_vs_interrupt,
     "io-schedulers": _io_schedulers,
     "cheops23": cheops23_points,
+    "cluster23-zns": cluster23zns_points,
     "icpe24": icpe24_points,
 }
 """Built-in validation suites: name -> points from the published figures shipped with the package
 (``scenarios/data/reference/*.yaml``: Table 1 of each study; ``cheops23``: the third-party fio results
 and job files of ``scenarios/data/measurements/cheops23``; ``icpe24``: the third-party fio results of
-``scenarios/data/measurements/icpe24``, its points with their own tolerances). The
+``scenarios/data/measurements/icpe24``, its points with their own tolerances; ``cluster23-zns``: the
+ZN540 rows of ``scenarios/data/measurements/cluster23zns``, which its preset was fitted to). The
 points reproduce the configurations of ``scenarios/studies/calibrate_poll_energy.py`` (``run_mode``) and
 ``scenarios/studies/calibrate_io_schedulers.py`` (``run_point``) and their seed 7."""
 

@@ -1,0 +1,112 @@
+"""A zoned namespace on the device's media: which dies hold each zone, and resets and finishes as
+media operations.
+
+**Zone -> dies** (:class:`ZoneDieMap`): the device's parallel units (dies, or die groups: whatever
+``parallel_units`` stands for) are split into ``units // stripe_width`` groups of ``stripe_width``
+consecutive units; zone ``z`` lives on group ``z mod groups`` (consecutive zones on different
+groups), its data striped ``stripe_unit_bytes`` at a time over the group's units, the first stripe
+unit of zone ``z`` on the group's unit ``(z // groups) mod stripe_width`` (so equal offsets of two
+zones of one group are on different dies). A read goes to the unit holding its address; a write's
+flush programs the zone's units in turn from the zone's own write frontier (its write pointer
+decides the die: a zone is written sequentially). The interface is three calls: ``units_of(z)`` (the
+unit indices of zone ``z``), ``unit_of(offset)`` and ``stripe_width``: it sits on any list of units.
+
+**Reset and finish** (:class:`ZonedMedia`): a reset erases the blocks the zone has written on each
+of its dies, a finish pads the zone's unwritten capacity there; each books every one of the zone's
+dies for the action's time (from when the die is free: reads and programs queued there wait, and
+an action waits for them), and the command ends when its last die does. The action's time is the
+measured one (:class:`~models.ssd.config.ZonedConfig`'s curves, by how much of the zone was
+written), spent in parallel on the zone's dies.
+
+Sources: FEMU's ZNS mode stripes every zone over all its chips (exact: its ZNS code's lpn_to_ppa,
+github.com/vtess/FEMU); real ZNS drives stripe a zone over a set of dies (recalled); the ZN540's
+own stripe width is fitted (models.ssd.preset_zn540).
+"""
+
+from __future__ import annotations
+
+from models.ssd.config import ZonedConfig
+
+#: a read on a die that a reset or finish occupies suspends it after this long, ns, and the action
+#: resumes after the read (estimate: MQSim's program-suspend latency, 100 us, as this model's write
+#: buffer used before the NAND media; a ZN540 without media keeps it)
+ZONE_ACTION_SUSPEND_NS = 100_000.0
+
+
+class ZoneDieMap:
+    """Zone index -> its units (see the module docstring). Units are indices into the device's
+    list of parallel units."""
+
+    __slots__ = ("n_units", "stripe_width", "stripe_bytes", "zone_bytes", "groups")
+
+    def __init__(self, n_units: int, stripe_width: int, stripe_bytes: int, zone_bytes: int) -> None:
+        if not 1 <= stripe_width <= n_units:
+            raise ValueError(f"stripe_width={stripe_width}: between 1 and the device's {n_units} parallel units")
+        self.n_units = n_units
+        self.stripe_width = stripe_width
+        self.stripe_bytes = stripe_bytes
+        self.zone_bytes = zone_bytes
+        self.groups = n_units // stripe_width
+
+    def units_of(self, z: int) -> list[int]:
+        """The units of zone ``z``, in the order its stripe units go to them."""
+        w = self.stripe_width
+        base = (z % self.groups) * w
+        first = (z // self.groups) % w
+        return [base + (first + k) % w for k in range(w)]
+
+    def unit_of(self, offset: int) -> int:
+        """The unit holding byte ``offset`` of the namespace."""
+        z = offset // self.zone_bytes
+        w = self.stripe_width
+        k = ((offset - z * self.zone_bytes) // self.stripe_bytes + z // self.groups) % w
+        return (z % self.groups) * w + k
+
+
+class ZonedMedia:
+    """A zoned namespace's zones on the device's units ``units`` (the time each becomes free, ns:
+    the device's own list, shared with reads and programs)."""
+
+    def __init__(self, cfg: ZonedConfig, units: list[float]) -> None:
+        width = cfg.stripe_width or len(units)
+        self.map = ZoneDieMap(len(units), width, cfg.stripe_unit_bytes, cfg.zone_size_bytes)
+        self.units = units
+        self.media_ns = 0.0  # die time of resets and finishes, summed over the dies
+        #: per die: when its last reset or finish ends, and when the reads that suspended it end, ns
+        self.action_end = [0.0] * len(units)
+        self.read_free = [0.0] * len(units)
+
+    def action(self, z: int, svc: float, t: float) -> tuple[float, float]:
+        """A reset or finish of zone ``z`` taking ``svc`` ns on each of its dies, from ``t``:
+        (start, end) of the action on the media, ns."""
+        units = self.units
+        start = end = t
+        first = True
+        for u in self.map.units_of(z):
+            s = units[u] if units[u] > t else t
+            e = units[u] = self.action_end[u] = s + svc
+            if first or s < start:
+                start = s
+                first = False
+            if e > end:
+                end = e
+        self.media_ns += svc * self.map.stripe_width
+        return start, end
+
+    def read_start(self, u: int, t: float, svc: float) -> float:
+        """A read of ``svc`` ns reaching die ``u`` at ``t``: when it starts, ns. On a die whose
+        reset or finish runs past ``t`` + :data:`ZONE_ACTION_SUSPEND_NS`, it suspends the action
+        then (after the reads queued before it), and the action resumes after it; otherwise it waits
+        for the die. The die's free time is updated."""
+        units = self.units
+        free = units[u]
+        if free == self.action_end[u] and free > t + ZONE_ACTION_SUSPEND_NS:
+            start = self.read_free[u]
+            if start < t + ZONE_ACTION_SUSPEND_NS:
+                start = t + ZONE_ACTION_SUSPEND_NS
+            self.read_free[u] = start + svc
+            units[u] = self.action_end[u] = free + svc
+            return start
+        start = free if free > t else t
+        units[u] = start + svc
+        return start
