@@ -128,15 +128,22 @@ def describe_preset(name: str) -> bool:
 
 def device_model_lines() -> list[str]:
     """``stacksim list presets``: each SSD preset's media and which parts of the device model it
-    uses (read-ahead, DRAM write buffer, SLC cache, FTL with garbage collection, flexible data placement,
-    zones), one line each."""
+    uses (the NAND media model or a service time per command, read-ahead, DRAM write buffer, SLC
+    cache, FTL with garbage collection, flexible data placement, zones), one line each."""
     from models.ssd.presets import SSD_CATALOGUE
 
     lines = ["SSD presets and their device model (stacksim list NAME for every value and its source):"]
     for name, preset in SSD_CATALOGUE.items():
         d = preset.make()
         media = str(preset.facts.get("media", ("?",))[0])
-        parts = [f"{d.parallel_units} media units"]
+        m = d.media
+        if m is not None:  # the NAND media model (models.ssd.media)
+            parts = [
+                f"NAND media: {d.parallel_units} dies on {min(m.channels, d.parallel_units)} channels,"
+                f" {m.cell.upper()} page types, tR {m.mean_read_ns / 1e3:.1f} us mean"
+            ]
+        else:  # a service time per command (3D XPoint; a preset fitted that way)
+            parts = [f"a service time per command on {d.parallel_units} media units"]
         parts.append("read-ahead" if d.readahead is not None else "no read-ahead (every read to the media)")
         if d.write_buffer is not None:
             parts.append(f"DRAM write buffer {d.write_buffer.size_bytes / 2**20:g} MiB")

@@ -169,3 +169,8 @@ def test_list_presets_says_which_device_model_each_ssd_preset_uses(capsys):
         assert ("DRAM write buffer" in line) == ("3D XPoint" not in line), line
         assert ("SLC cache" in line) == (name in ("samsung-980pro", "samsung-990pro", "wd-sn850x")), line
     assert "SLC cache 42 GB then 2 GB/s" in rows["samsung-980pro"]
+    # which media model: NAND dies and channels, or a service time per command (3D XPoint, the ZN540's fit)
+    for name, line in rows.items():
+        nand = SSD_CATALOGUE[name].make().media is not None
+        assert ("NAND media:" in line) == nand and ("a service time per command" in line) == (not nand), line
+    assert "NAND media: 42 dies on 8 channels, TLC page types" in rows["samsung-980pro"]
