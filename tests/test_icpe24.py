@@ -233,6 +233,16 @@ ORDER_XFAIL = {
     " congestion) and the reads' p99 5.5-7 ms (< 10 ms). Suspected: kyber's depths carried over from the"
     " study's previous run, or windows where the writes' device time passes 2 ms; and the filled 980 PRO's"
     " service under a mix (the controller's scheduling of reads against programs, the FTL's estimates)",
+    (
+        kyber_label("table-3-4", "50us", "10ms"),
+        kyber_label("table-3-4", "10ms", "10ms"),
+    ): "measured 7,026 and 1,871 reads/s beside 80K and 127K writes (a 50 us read target throttles the writer"
+    " 1.6x and the reader's latency falls 3.7x); predicted the same share for both (0.087: ~4,800 reads/s,"
+    " ~46K writes: the dies' suspends serve the QD1 reader at ~200 us either way, so kyber's read domain"
+    " never misses a 50 us target by more than a 10 ms one changes, and the writer is 2.7x slower than the"
+    " study's). It separated by 5% either way before (5,390 / 5,130 at the last stop, 5,200 / 5,440 with"
+    " the lock model): noise, not kyber. Suspected: the filled 980 PRO's writes (its program time and FTL"
+    " under a mixed load), which decide how much kyber has to throttle",
 }
 
 
