@@ -190,7 +190,6 @@ XFAIL = {
             (4, "786K", "3.2", "949K", "3.7"),
             (8, "775K", "3.8", "930K", "5.4"),
             (12, "775K", "4.3", "912K", "6.5"),
-            (15, "773K", "4.1", "891K", "6.9"),
         )
     },
     "icpe24 fig7 mq-deadline 4p": "measured 499K with every process spinning (8.0 us of CPU per IO:"

@@ -134,7 +134,7 @@ def test_static_never_sleeps():
     assert s["thread_migrations"] == 0 and s["freq_transitions"] == 0 and s["reactor_wakeups"] == 0
 
 
-def _governor_jump(transition_ns: float):
+def _governor_jump(transition_ns: float, stall_ns: float | None = None):
     """50 ms at 90K IOPS (cores settle at the lowest table entry), then 5 ms at 12M IOPS over all
     SSDs (more than the reactors can take there), with P-state transitions of ``transition_ns``: the
     times a core reached the top clock after the jump, arrival times and latencies (ns), the jump
@@ -142,7 +142,10 @@ def _governor_jump(transition_ns: float):
     from scenarios.run.assembly import build_server
 
     cfg = burst("governor", 5e-3, ssd_max_iops=12e6, low_fraction=0.0075, ssds=tuple(range(16)))
-    cpu = cfg.platform.cpu.model_copy(update={"pstate_transition_ns": transition_ns})
+    upd = {"pstate_transition_ns": transition_ns}
+    if stall_ns is not None:
+        upd["pstate_stall_ns"] = stall_ns
+    cpu = cfg.platform.cpu.model_copy(update=upd)
     cfg = cfg.model_copy(update={"platform": cfg.platform.model_copy(update={"cpu": cpu})})
     srv = build_server(cfg)
     top = PLAT.cpu.top_freq_ghz
@@ -171,9 +174,10 @@ def test_governor_under_a_load_jump_slows_its_own_pass_then_jumps_to_the_top():
     assert quiet_pass < 10 * pol.period  # 48 hops through idle loops
     assert pol.max_pass_ns > 10 * quiet_pass  # hops through saturated reactors
     assert after and min(after) - jump > transition + pol.period
-    after0, arr0, lat0, jump0, _pol0, _q0 = _governor_jump(0.0)
+    after0, arr0, lat0, jump0, _pol0, _q0 = _governor_jump(0.0, stall_ns=0.0)
     # the same arrivals (the client's RNG stream does not depend on the CPU); with instant
-    # transitions the top clock comes one transition sooner, and the burst's first requests wait less
+    # transitions (no wait, no stall) the top clock comes one transition sooner, and the burst's
+    # first requests wait less
     upto = jump + 500e3
     assert np.array_equal(np.sort(arr0[arr0 < upto]), np.sort(arr[arr < upto]))
     assert min(after0) - jump0 < min(after) - jump - 0.5 * transition

@@ -123,6 +123,16 @@ class CpuConfig(Model):
     pstate_transition_ns: float = Field(
         ge=0, description="time to move between P-states (PLL relock + voltage ramp), ns"
     )
+    pstate_stall_ns: float = Field(
+        10_000.0,
+        ge=0,
+        description="time the core executes nothing when a P-state change takes effect (its clock stops"
+        " while the PLL relocks to the new ratio; the voltage ramp before it runs at the old clock), ns."
+        " Recalled, not re-read: ~10 us of halted core at each frequency change, measured on Skylake-SP"
+        " (T. Downs, 'Gathering Intel on Intel AVX-512 Transitions', 2020); Hackenberg et al. (Haswell-EP,"
+        " IPDPSW 2015) report 21-524 us from request to new clock, mostly the wait for the power unit's"
+        " ~500 us update grid, not a stall. Estimate on AMD (no figure found): the same",
+    )
     pstate_step_ghz: float = Field(
         0.1,
         gt=0,

@@ -316,6 +316,8 @@ class PhysicalCore:
         "_dyn_w",
         "listeners",
         "transitions",
+        "stall_until",
+        "stall_ns",
         "_pending",
         "_ghz_ns",
         "_ghz_t",
@@ -347,6 +349,10 @@ class PhysicalCore:
         self._smt2: float = pkg.cfg.smt_second_thread_activity  # (the hot path's copy)
         self._smt_seen0 = self._smt_seen1 = 0.0  # what each watcher was told last
         self.transitions = 0
+        #: the end of the stall of the last P-state change (ns; the core executes nothing before it)
+        #: and the stalls' total so far, ns
+        self.stall_until = 0.0
+        self.stall_ns = 0.0
         self._pending: Any = None
         self.freq_ghz = self.target_ghz = self.requested_ghz = 0.0
         self._ghz_ns = 0.0  # integral of the frequency over time (GHz x ns), up to _ghz_t
@@ -367,11 +373,15 @@ class PhysicalCore:
 
     def request_freq(self, now: float, freq_ghz: float) -> None:
         """Ask for a P-state change (both siblings share it). The core keeps running at the old
-        frequency for ``pstate_transition_ns`` (PLL relock, voltage ramp), then switches; work
-        already under way keeps the speed it started with. A request made while a transition is
-        under way does not restart it: the transition lands on the latest request (the hardware
-        acts on the requested-performance register when its transition completes; restarting
-        would freeze a core whose governor re-requests faster than the transition). A
+        frequency for ``pstate_transition_ns`` (the request's wait and the voltage ramp), then
+        switches, and its clock stops for ``pstate_stall_ns`` (the PLL relocks): neither sibling
+        executes meanwhile (``stall_until``; the listeners push the work under way). Work already
+        under way keeps the speed it started with. A request for the frequency the core has or is
+        moving to costs nothing; one landing back where the core was changes nothing (no stall).
+        A request made while a transition is under way does not restart it: the transition lands
+        on the latest request (the hardware acts on the requested-performance register when its
+        transition completes; restarting would freeze a core whose governor re-requests faster
+        than the transition), so requests coalesce into one stall per transition. A
         power-limit ceiling caps the request (``target_ghz``) while it lasts; ``requested_ghz``
         remembers what was asked."""
         cfg = self._cfg
@@ -400,6 +410,12 @@ class PhysicalCore:
         self._ghz_t = now
         self._set_freq_factors(freq_ghz)
         self.transitions += 1
+        stall = self._cfg.pstate_stall_ns
+        if stall > 0.0:
+            # the clock stops while the PLL relocks: the siblings' runners (listeners) push the
+            # work under way, and work that would start before the end waits for it
+            self.stall_until = now + stall
+            self.stall_ns += stall
         self.update(now)
         for fn in self.listeners:
             fn(freq_ghz)

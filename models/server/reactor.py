@@ -63,6 +63,7 @@ class Reactor:
         "idle_mode",
         "t_mode",
         "free_at",
+        "stall_until",
         "period_start",
         "busy",
         "loop_cycles",
@@ -107,6 +108,7 @@ class Reactor:
         self.idle_mode = POLL
         self.t_mode = 0.0  # loop phase origin (reset when the ring changes or the reactor wakes)
         self.free_at = 0.0  # end of committed work
+        self.stall_until = 0.0  # end of the core's last P-state stall (no work starts before it)
         self.period_start = 0.0  # start of the current contiguous busy period
         self.busy = 0.0  # committed processing ns (cumulative)
         self.loop_cycles = loop_cycles

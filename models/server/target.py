@@ -43,6 +43,7 @@ The reactor's and thread's state, the command and the state constants are in
 from __future__ import annotations
 
 from array import array
+from functools import partial
 
 from models.cpu.core import Package
 from models.cpu.cpuidle import CpuidleGovernor
@@ -157,6 +158,11 @@ class Server(RequestPath, PolicyMechanisms, ReactorTiming, PowerStates):
             sib = self.pkg.sibling_of(r.cpu)
             r.sib = self.reactor_of_cpu.get(sib.id) if sib is not None else None
             r.act = self.act_proc
+        by_core: dict = {}
+        for r in self.reactors:
+            by_core.setdefault(r.pcore.index, []).append(r)
+        for rs in by_core.values():  # a P-state change stops the core's clock (ReactorTiming.pstate_stalled)
+            rs[0].pcore.listeners.append(partial(self.pstate_stalled, rs))
 
     def _setup_threads(self) -> None:
         """Lightweight threads and their NVMe queue pairs (one per SSD); connections round-robin."""

@@ -37,7 +37,25 @@ class ReactorTiming:
         if r.free_at > t:
             return min(r.free_at, t + self.batch * self.item_ns(r) * max(len(r.threads), 1))
         s = self._loop_boundary(r, t)
+        if s < r.stall_until:
+            s = r.stall_until
         return s if s > t else t
+
+    def pstate_stalled(self, rs: list, _freq_ghz: float) -> None:
+        """A P-state change took effect on the core of reactors ``rs``: its clock stops until
+        ``stall_until`` (the PLL relocks). Nothing starts before then; on a reactor with work
+        committed, the work after the item under way waits as long (the stall is counted as the
+        reactor's busy time, as SPDK's TSC counts it; the items already timed keep their ends)."""
+        now = self.engine.now
+        for r in rs:
+            end = r.pcore.stall_until
+            if end <= now:
+                return
+            if r.free_at > now:
+                ns = end - now
+                r.free_at += ns
+                r.busy += ns
+            r.stall_until = end
 
     def item_ns(self, r: Reactor) -> float:
         """A saturated reactor's time per request (receive and completion averaged), ns."""
@@ -67,6 +85,8 @@ class ReactorTiming:
             s = fa
         else:
             s = self._idle_start(r, t)
+            if s < r.stall_until:  # the core's clock is stopped (a P-state change)
+                s = r.stall_until
             r.period_start = s
         f = r.pcore.freq_ghz
         sib = r.sib

@@ -88,6 +88,46 @@ class IrqEntry(IdleLoop):
                 self._irq_call = self.engine.call_at(end, self._irq_end_cb, work)
         self._set_loop_ns()
 
+    def _pstate_stalled(self, now: float, ns: float) -> None:
+        """The core's clock stops for ``ns`` from ``now`` (a P-state change takes effect): the work
+        under way resumes after it (a C-state exit under way overlaps it), a poll loop's iterations
+        and the completion it would notice move by ``ns``; the stall is nobody's CPU time."""
+        mode = self.mode
+        resume = now + ns
+        if mode == RUN:
+            work_from = self._seg_work_from
+            start = now if now > work_from else work_from
+            if self._seg_end > start:
+                new_from = resume if resume > work_from else work_from
+                self._seg_end = end = new_from + (self._seg_end - start)
+                self._seg_work_from = new_from
+                old_call = self._seg_call
+                assert old_call is not None  # a segment runs
+                old_call.cancel()
+                call = self._seg_call = handler_call(self, end)
+                self.engine.schedule(call)
+        elif mode == IRQ and self._irq_call is not None:
+            work_from = self._irq_work_from
+            start = now if now > work_from else work_from
+            if self._irq_end_t > start:
+                new_from = resume if resume > work_from else work_from
+                self._irq_end_t = end = new_from + (self._irq_end_t - start)
+                self._irq_work_from = new_from
+                work = self._irq_call.args[0]
+                self._irq_call.cancel()
+                self._irq_call = self.engine.call_at(end, self._irq_end_cb, work)
+        elif mode == POLL:
+            if self._poll_start > now:  # carried work runs first: it resumes after the stall
+                self._poll_start += ns
+            else:
+                self._charge_poll(now)
+                self._poll_start = resume
+            pending = self._poll_call
+            if pending is not None:
+                fn, args, t = pending.fn, pending.args, pending.time
+                pending.cancel()
+                self._poll_call = self.engine.call_at(t + ns, fn, *args)
+
     @property
     def irq_kinds(self) -> defaultdict[str, int]:
         """Interrupts taken on this CPU so far, by kind ("nvme", "timer", "tick", "ipi", ...; a
@@ -177,6 +217,8 @@ class IrqEntry(IdleLoop):
 
     def _next_irq(self, delay: float) -> None:
         now = self.engine.now
+        if self._pstate_stall_end > now + delay:  # the core's clock is stopped (a P-state change)
+            delay = self._pstate_stall_end - now
         work, cost = self._take_irq(now)
         ns = cost.cycles / self.freq
         act = self._seg_act = cost.activity

@@ -106,6 +106,8 @@ class Execution(RunQueue, SmtWatcher):
         self._cnt: list[Tally] = []  # uses of each cost bundle, by its idx (``counts``: a dict)
         self._used: list[int] = []  # the idx of each bundle used, in first-use order
         self.smt_stall_ns = 0.0
+        #: the end of the core's P-state stall (its clock stopped: work waits for it), ns
+        self._pstate_stall_end = 0.0
         self._init_layer_time()
         self._carry_lock_ns = 0.0  # the part of _carry_ns that is lock waiting (a task's system time)
         # work carried into the next segment (a context switch merged with what follows it): the
@@ -159,6 +161,11 @@ class Execution(RunQueue, SmtWatcher):
             # work carried into this segment (a context switch, an IRQ on an idle CPU, CQ reaping):
             # same time, one event fewer
             dur += self._absorb_carry(task) - fixed
+        if self._pstate_stall_end > now:
+            # the core's clock is stopped (a P-state change): the work waits, overlapping a C-state exit
+            wait = self._pstate_stall_end - now
+            if wait > fixed:
+                fixed = wait
         act = self._seg_act = cost.activity
         cpu = self.cpu
         if not cpu.busy or cpu.activity != act:
@@ -278,6 +285,11 @@ class Execution(RunQueue, SmtWatcher):
             self._close_freq_epoch()
         self.freq = freq_ghz
         self._set_loop_ns()
+        end = self.cpu.core.stall_until
+        now = self.engine.now
+        if end > now:
+            self._pstate_stall_end = end
+            self._pstate_stalled(now, end - now)
 
     def _stretch(self, rem_ns: float, fac: float, old: float) -> float:
         """``rem_ns`` of work timed at SMT factor ``old``, at factor ``fac`` (the difference is SMT
@@ -363,4 +375,9 @@ class Execution(RunQueue, SmtWatcher):
 
     def _set_loop_ns(self) -> None:
         """The poll and spin loops' iteration times follow the frequency and SMT (models.os.sched.poll)."""
+        raise NotImplementedError
+
+    def _pstate_stalled(self, now: float, ns: float) -> None:
+        """The core's clock stops for ``ns`` from ``now`` (a P-state change): the work under way
+        (a segment, a handler, a poll loop) ends that much later (models.os.irq.entry)."""
         raise NotImplementedError

@@ -84,6 +84,8 @@ class Polling(Execution):
         start = now
         if self._carry_ns:
             start += self._absorb_carry(self.current)
+        if self._pstate_stall_end > start:  # the core's clock is stopped (a P-state change)
+            start = self._pstate_stall_end
         self.mode = POLL
         self._poll_qp = qp
         if qp is not None and qp.cpu != self.id:
