@@ -67,7 +67,11 @@ def test_the_pass_is_a_chain_that_visits_every_reactor_once():
     times = [t for t, _ in seen]
     assert times == sorted(times)
     starts = [t for t, i in seen if i == 0]
-    assert all(b - a >= pol.period for a, b in zip(starts, starts[1:]))
+    # a pass is due one period after the previous pass was due; a P-state stall of the main
+    # reactor's core (cpu.pstate_stall_ns) can delay one pass's first gather, by at most the stall
+    stall = srv.pkg.cfg.pstate_stall_ns
+    assert all(b - a >= pol.period - stall for a, b in zip(starts, starts[1:]))
+    assert sorted(b - a for a, b in zip(starts, starts[1:]))[1] >= pol.period  # all but such a one
     assert pol.decisions >= len(starts) - 1 and pol.pass_ns / pol.decisions > pol.period
 
 

@@ -190,6 +190,7 @@ XFAIL = {
             (4, "786K", "3.2", "949K", "3.7"),
             (8, "775K", "3.8", "930K", "5.4"),
             (12, "775K", "4.3", "912K", "6.5"),
+            (15, "773K", "4.1", "905K", "6.9"),
         )
     },
     "icpe24 fig7 mq-deadline 4p": "measured 499K with every process spinning (8.0 us of CPU per IO:"
@@ -245,11 +246,17 @@ ORDER_XFAIL = {
 }
 
 
+#: pairs whose predicted shares are equal within the run's noise (either order can come out): their
+#: xfail is not strict
+ORDER_NOISE = {(kyber_label("table-3-4", "50us", "10ms"), kyber_label("table-3-4", "10ms", "10ms"))}
+
+
 def _order_params():
     out = []
     for table, pairs in (("table-2", KYBER_TABLE2), ("table-3-4", KYBER_TABLE34)):
         for hi, lo in kyber_order(table, pairs):
-            marks = [pytest.mark.xfail(strict=True, reason=ORDER_XFAIL[(hi, lo)])] if (hi, lo) in ORDER_XFAIL else []
+            strict = (hi, lo) not in ORDER_NOISE
+            marks = [pytest.mark.xfail(strict=strict, reason=ORDER_XFAIL[(hi, lo)])] if (hi, lo) in ORDER_XFAIL else []
             ident = f"{hi.removeprefix('icpe24 ')} > {lo.split(' kyber ')[1]}".replace(" ", "_")
             out.append(pytest.param(hi, lo, marks=marks, id=ident))
     return out
