@@ -333,6 +333,7 @@ class BlkMq:
         if not uses:
             return offset
         f = runner.freq
+        cpu = runner.id
         now = self._engine.now
         if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
             offset = runner.lock_at - now
@@ -341,7 +342,7 @@ class BlkMq:
             if atomic:  # an atomic on the lock's data, outside the lock
                 w = lock.touch(runner, items)
             else:
-                w = lock.acquire(runner, now + offset, cycles, items, now)
+                w = lock.acquire(runner, now + offset, cycles, items, now, cpu, f)
             if w:
                 runner.lock_wait(w, lock.layer)
                 offset += w

@@ -83,6 +83,9 @@ class SpinLock:
         "item_lines",
         "item_walk",
         "item_owner",
+        "shared",
+        "run_start",
+        "run_n",
     )
 
     def __init__(self, name: str, layer: int, lines: float, pkg: Any, walk: float = 0.0, levels: Any = None):
@@ -114,6 +117,11 @@ class SpinLock:
         self.item_lines: list[float] = [lines]
         self.item_walk: list[float] = [walk]
         self.item_owner: list[int] = [-1]
+        #: another CPU has taken the lock: until then one CPU owns it and all its data, and the
+        #: sections are not kept (the start of the current run of them is, ``run_start``)
+        self.shared = False
+        self.run_start = 0.0
+        self.run_n = 0
 
     def data(self, items: tuple[tuple[str, float, float], ...]) -> tuple[int, ...]:
         """The indices of the data ``items`` a use of the lock touches, each (name, lines, lines per
@@ -162,19 +170,42 @@ class SpinLock:
         return x
 
     def acquire(
-        self, runner: Any, t: float, hold_cycles: float, touched: tuple[int, ...] = (0,), now: float = -1.0
+        self,
+        runner: Any,
+        t: float,
+        hold_cycles: float,
+        touched: tuple[int, ...] = (0,),
+        now: float = -1.0,
+        cpu: int = -1,
+        freq: float = 0.0,
     ) -> float:
         """The CPU of ``runner`` takes the lock at ``t`` (ns) and holds it ``hold_cycles`` (at its
         frequency); its section touches the data items ``touched`` (:meth:`data`), fetched from the
         caches of the CPUs that last touched them. ``now``: the event clock (no CPU reaches the lock
         before it; default ``t``). Returns the ns it spends beyond the hold, spinning and fetching."""
         self.acquisitions += 1
+        if cpu < 0:  # (callers on the hot path pass the CPU and its frequency: native values)
+            cpu = runner.id
+            freq = runner.freq
+        if not self.shared:  # one CPU's lock so far: its sections follow each other, its data is here
+            if cpu == self.cpu or self.cpu < 0:
+                if self.cpu < 0:
+                    self.cpu = cpu
+                    self.owner = runner
+                start = self.free_at
+                if t > start:
+                    start = self.run_start = t
+                    self.run_n = 0
+                self.run_n += 1
+                self.free_at = start + hold_cycles / freq
+                return 0.0
+            self._share()
         if self.secs:
             self._prune(t if now < 0.0 else now)
-        if runner.id == self.cpu:  # the last reserved section is this CPU's: no one to wait for
-            f = runner.freq
+        if cpu == self.cpu:  # the last reserved section is this CPU's: no one to wait for
+            f = freq
             start = self.free_at if self.free_at > t else t
-            x = self._fetch(runner.id, f, touched)
+            x = self._fetch(cpu, f, touched)
             end = start + x + hold_cycles / f
             self.secs.append((start, start + x, end, x, runner, touched))
             self.free_at = end
@@ -187,6 +218,24 @@ class SpinLock:
         waits for it, and the next section that touches them fetches them from this CPU."""
         self.acquisitions += 1
         return self._fetch(runner.id, runner.freq, touched)
+
+    def _share(self) -> None:
+        """A second CPU reaches the lock: from now on its sections are kept. The first CPU's data is
+        in its cache, and its current run of back-to-back sections is taken as equally long ones,
+        each arriving as the one before ends."""
+        self.shared = True
+        cpu = self.cpu
+        owners = self.item_owner
+        for i in range(len(owners)):
+            owners[i] = cpu
+        n = self.run_n if self.run_n > 0 else 1
+        length = (self.free_at - self.run_start) / n
+        every = tuple(range(len(owners)))
+        secs = []
+        for k in range(n):
+            s0 = self.run_start + k * length
+            secs.append((s0, s0, s0 + length, 0.0, self.owner, every))
+        self.secs = secs
 
     def _prune(self, t: float) -> None:
         secs = self.secs
