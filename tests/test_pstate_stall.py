@@ -53,10 +53,10 @@ def test_only_a_change_that_takes_effect_stalls_and_requests_coalesce():
     assert core.stall_until == pytest.approx(t0 + tr + stall)
 
 
-def test_a_segment_under_way_ends_one_stall_later():
-    """5 us of work; the change lands 1 us in: the work keeps the speed it started with and ends
-    ``pstate_stall_ns`` later than it would have."""
-    cpu, host = _host()
+def _work_across_a_change(**sets):
+    """5 us of work started at t0 on CPU 0, a change to 1 GHz landing 1 us in: (the CPU's config,
+    CPU 0's runner, t0, when the work ended)."""
+    cpu, host = _host(**sets)
     r0 = host.runners[0]
     eng = host.engine
     t0 = eng.now + 1e5
@@ -65,6 +65,13 @@ def test_a_segment_under_way_ends_one_stall_later():
     _land_at(r0.cpu.core, t0 + 1_000.0, 1.0, cpu.pstate_transition_ns)
     eng.call_at(t0, lambda: r0.run(host.costs.get("test_work", user=5_000.0 * r0.freq), lambda: done.append(eng.now)))
     eng.run(t0 + 50_000.0)
+    return cpu, r0, t0, done
+
+
+def test_a_segment_under_way_ends_one_stall_later():
+    """5 us of work; the change lands 1 us in: the work keeps the speed it started with and ends
+    ``pstate_stall_ns`` later than it would have."""
+    cpu, r0, t0, done = _work_across_a_change()
     assert r0.freq == 1.0
     assert done == [pytest.approx(t0 + 5_000.0 + cpu.pstate_stall_ns)]
 
@@ -88,15 +95,7 @@ def test_the_sibling_cannot_start_work_during_the_stall():
 
 
 def test_no_stall_configured_changes_nothing():
-    cpu, host = _host(**{"cpu.pstate_stall_ns": "0"})
-    r0 = host.runners[0]
-    eng = host.engine
-    t0 = eng.now + 1e5
-    eng.run(t0 - cpu.pstate_transition_ns - 1.0)
-    done = []
-    _land_at(r0.cpu.core, t0 + 1_000.0, 1.0, cpu.pstate_transition_ns)
-    eng.call_at(t0, lambda: r0.run(host.costs.get("test_work", user=5_000.0 * r0.freq), lambda: done.append(eng.now)))
-    eng.run(t0 + 50_000.0)
+    _cpu, r0, t0, done = _work_across_a_change(**{"cpu.pstate_stall_ns": "0"})
     assert r0.cpu.core.transitions == 1 and done == [pytest.approx(t0 + 5_000.0)]
 
 

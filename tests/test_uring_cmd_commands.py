@@ -24,6 +24,7 @@ from simcore.engine import Engine
 from simcore.errors import ConfigError
 from simcore.rng import RngStreams
 from stacksim.output import format_summary
+from tests.test_ftl import FDP_JOB  # the hot/cold writers (its direct=1 changes nothing for io_uring_cmd)
 
 ROOT = Path(__file__).resolve().parents[1]
 SPAN = 32 << 20
@@ -238,27 +239,6 @@ def test_the_zoned_append_example_keeps_32_appends_in_flight_without_errors():
     m = s["ssd_media"]["ssd0"]
     assert m["zone_appends"] > 100 and m["zone_errors"] == 0
     assert s["bandwidth_mb_s"] == pytest.approx(1.2e3 * 1.048576 * 0.9, rel=0.2)  # one zone's write rate
-
-
-FDP_JOB = """
-[global]
-filename=/dev/ng0n1
-ioengine=io_uring_cmd
-iodepth=8
-bs=4k
-time_based
-runtime=60ms
-{fdp}
-[hot]
-rw=randwrite
-size=4m
-{hot}
-[cold]
-rw=write
-offset=4m
-size=28m
-{cold}
-"""
 
 
 def test_fdp_on_the_pm1743_lowers_write_amplification_and_counts_it_per_handle(tmp_path, pm1743):
