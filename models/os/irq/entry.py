@@ -26,6 +26,17 @@ from models.os.sched.task import Task
 from simcore.engine import Call, handler_call
 
 
+def _stalled(work_from: float, end: float, now: float, resume: float) -> tuple[bool, float, float]:
+    """Work that runs from ``work_from`` (after a C-state exit) to ``end``, its core stalled from
+    ``now`` to ``resume``: (whether it has work left after ``now``, where its work now starts,
+    where it now ends), ns. The work left resumes after the stall (an exit under way overlaps it)."""
+    start = now if now > work_from else work_from
+    if end <= start:
+        return False, work_from, end
+    new_from = resume if resume > work_from else work_from
+    return True, new_from, new_from + (end - start)
+
+
 class IrqEntry(IdleLoop):
     """The hard-IRQ level of a CPU's runner (models.os.sched.execution)."""
 
@@ -95,11 +106,9 @@ class IrqEntry(IdleLoop):
         mode = self.mode
         resume = now + ns
         if mode == RUN:
-            work_from = self._seg_work_from
-            start = now if now > work_from else work_from
-            if self._seg_end > start:
-                new_from = resume if resume > work_from else work_from
-                self._seg_end = end = new_from + (self._seg_end - start)
+            left, new_from, end = _stalled(self._seg_work_from, self._seg_end, now, resume)
+            if left:
+                self._seg_end = end
                 self._seg_work_from = new_from
                 old_call = self._seg_call
                 assert old_call is not None  # a segment runs
@@ -107,11 +116,9 @@ class IrqEntry(IdleLoop):
                 call = self._seg_call = handler_call(self, end)
                 self.engine.schedule(call)
         elif mode == IRQ and self._irq_call is not None:
-            work_from = self._irq_work_from
-            start = now if now > work_from else work_from
-            if self._irq_end_t > start:
-                new_from = resume if resume > work_from else work_from
-                self._irq_end_t = end = new_from + (self._irq_end_t - start)
+            left, new_from, end = _stalled(self._irq_work_from, self._irq_end_t, now, resume)
+            if left:
+                self._irq_end_t = end
                 self._irq_work_from = new_from
                 work = self._irq_call.args[0]
                 self._irq_call.cancel()

@@ -66,7 +66,6 @@ class SpinLock:
     __slots__ = (
         "name",
         "layer",
-        "lines",
         "pkg",
         "free_at",
         "cpu",
@@ -76,7 +75,6 @@ class SpinLock:
         "spin_ns",
         "transfer_ns",
         "owner",
-        "walk",
         "levels",
         "secs",
         "item_names",
@@ -91,12 +89,11 @@ class SpinLock:
     def __init__(self, name: str, layer: int, lines: float, pkg: Any, walk: float = 0.0, levels: Any = None):
         self.name = name
         self.layer = layer
-        self.lines = lines
         self.pkg = pkg
-        #: lines per level of the tree the lock's sections walk (an rb-tree of requests: one node, one
-        #: line, per level), and ``levels()``, the tree's depth now; a hand-off moves those too (the
-        #: nodes were last written by the CPUs that inserted or dispatched them, under this lock)
-        self.walk = walk
+        #: ``levels()``: the depth now of the tree the lock's sections walk (an rb-tree of requests:
+        #: one node, one line, per level); the items that walk it (``lines`` and ``walk`` per level:
+        #: item 0's) move that path too (the nodes were last written by the CPUs that inserted or
+        #: dispatched them, under this lock)
         self.levels = levels
         #: the end of the last reserved hold, ns
         self.free_at = 0.0
