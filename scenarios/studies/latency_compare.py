@@ -294,9 +294,9 @@ def format_latency_comparison(v: dict) -> str:
     """The terminal table of :func:`compare_latencies`."""
     from simcore.numfmt import signed
 
-    n = f"{v['measured_ios']} IOs" if v["measured_ios"] is not None else "a percentile table"
+    n = f"{v['measured_ios']:,} IOs" if v["measured_ios"] is not None else "a percentile table"
     lines = [
-        f"latencies {v['latencies']}: {n} ({v['op']}, fio's {v['kind']}) against {v['simulated_ios']} simulated IOs",
+        f"latencies {v['latencies']}: {n} ({v['op']}, fio's {v['kind']}) against {v['simulated_ios']:,} simulated IOs",
     ]
     if v["note"]:
         lines.append(f"  ({v['note']})")

@@ -40,7 +40,8 @@ def _percentiles(m: MeasuredLatencies) -> list[float]:
 def ios_needed(m: MeasuredLatencies) -> int:
     """Simulated IOs that resolve every percentile compared (``TAIL_IOS`` beyond the highest)."""
     top = min(max(_percentiles(m), default=50.0), 99.99)
-    return max(MIN_IOS, math.ceil(TAIL_IOS / (1.0 - top / 100.0)))
+    # rounded first: 10 / (1 - 0.9995) is 20,000.0000000022 in floating point, not 20,001 IOs
+    return max(MIN_IOS, math.ceil(round(TAIL_IOS / (1.0 - top / 100.0), 6)))
 
 
 def _typical_ns(m: MeasuredLatencies) -> float:
@@ -69,7 +70,10 @@ def sized_sets(m: MeasuredLatencies, job_file: str, platform: str | None, sets: 
         said.append(f"a ramp of {RAMP_MS:g} ms of its {ramp_ns / 1e9:g} s")
     if not said:
         return out, ""
+    # what the run simulates is counted after it (the first line of the comparison): the runtime
+    # is the needed IOs' worth at the measured latency with the margin, the model's own latency decides
     return out, (
-        f"simulated {' after '.join(said)}: about {need:,} IOs, {TAIL_IOS} beyond the highest percentile compared"
+        f"simulated {' after '.join(said)}: {need:,} IOs needed ({TAIL_IOS} beyond the highest percentile"
+        f" compared), run for {RUNTIME_MARGIN:g}x their time at the measured latency"
         " (--runtime-ms and --ramp-ms choose)"
     )
