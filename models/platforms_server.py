@@ -53,7 +53,7 @@ SERVER_POWER_FIT = {
     "ssd.idle_w": 4.4286,
     "ssd.active_read_w": 61.5281,
 }
-# Notes on the fit (residuals: every table-1/table-2 quantity within 4.6%, see docs/server.md):
+# Notes on the fit (residuals: every table-1/table-2 quantity within 5%; docs/server.md quotes the worst):
 # - core leakage and deep-state core power sit at their priors (the preset's estimates): the
 #   measured totals do not separate them from the uncore;
 # - ssd.active_read_w is an *effective* slope: the linear media-occupancy model needs 61.5 W at

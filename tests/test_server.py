@@ -5,6 +5,7 @@ Every run here simulates a few ms (the suite takes well under a minute)."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from scenarios.config.server_workloads import BurstWorkload, StableWorkload
 from scenarios.data import reference
 from scenarios.run.simulate import simulate
 from scenarios.studies.calibrate_server_power import (
-    QUICK_ROW_MS,
+    ROW_MS,
     exit_latency_us,
     exit_targets,
     model_rows,
@@ -331,7 +332,9 @@ def test_ci_detector_folds_idle_intervals_in_closed_form():
 
 @pytest.fixture(scope="module")
 def calib_rows():
-    return model_rows(SERVER_POWER_FIT, QUICK_ROW_MS)
+    """The study's rows (``stacksim calibrate --study server-power``'s run length): docs/server.md
+    quotes them."""
+    return model_rows(SERVER_POWER_FIT, ROW_MS)
 
 
 def test_power_calibration_within_5_percent(calib_rows):
@@ -339,6 +342,54 @@ def test_power_calibration_within_5_percent(calib_rows):
     bad = {lab: f"{100 * r:+.1f}%" for lab, r in zip(labels, res) if abs(r) > 0.05}
     assert not bad
     assert {"idle cpu", "light others", "peak ssd", "P0 system", "PN cpu", "C1 system", "deep cpu"} <= set(labels)
+
+
+def test_server_md_quotes_the_calibrated_rows_the_fit_and_the_exit_latencies(calib_rows):
+    """docs/server.md's power table (model column), its worst residual, the fitted values it lists
+    and the exit latencies the model measures back: today's, from the study's rows."""
+    page = _server_md()
+    tgt = targets()
+    _labels, res = residuals_of(calib_rows, tgt)
+    worst = max(abs(r) for r in res)
+    assert f"Every quantity is within {100 * worst:.1f}%." in page
+    quantities = {"cpu / ssd / others / system": ("cpu", "ssd", "others", "system"), "cpu / system": ("cpu", "system")}
+    rows = {
+        "system idle": "idle",
+        "light load": "light",
+        "peak": "peak",
+        "P0": "P0",
+        "PN": "PN",
+        "C1": "C1",
+        "deep": "deep",
+    }
+    seen = set()
+    for line in re.findall(r"^\| (.+?) \| (cpu / [^|]+) \| ([\d. /]+) \| ([\d. /]+) \|$", _server_md_lines(), re.M):
+        label, quantity, _measured, model = line
+        row = next(v for k, v in rows.items() if label.startswith(k))
+        want = " / ".join(f"{calib_rows[row][q]:.1f}" for q in quantities[quantity.strip()])
+        assert model.strip() == want, f"docs/server.md power row {label}: {model.strip()} != {want}"
+        seen.add(row)
+    assert seen == set(rows.values())
+    f = SERVER_POWER_FIT
+    for fig in (
+        f"C1 {f['cpu.C1.power_w']:.2f} W per core, C2 {f['cpu.C2.power_w']:.2f} W per core",
+        f"uncore {f['cpu.uncore_active_w']:.1f} W active, {f['cpu.uncore_idle_w']:.1f} W in the package C-state",
+        f"leakage {f['cpu.core_leakage_w']:g} W and dynamic {f['cpu.core_dynamic_w']:.2f} W per core",
+        f'"others" {f["power.platform_base_w"]:.1f} W + {f["power.platform_cpu_coupling"]:.2f} W per CPU watt +'
+        f" ({f['power.c0_core_w']:.2f} W + {f['power.c0_core_ghz_w']:.2f} W/GHz) per C0 core, plus"
+        f" {PLAT.power.dram_w:g} W DRAM",
+        f"SSD {f['ssd.idle_w']:.2f} W idle, {f['ssd.active_read_w']:.1f} W active",
+        f"C1 {exit_latency_us('C1'):.0f} us: a thread posted",
+        f"deep {exit_latency_us('deep'):.0f} us: ACPI's C2 exit",
+        f"PN {exit_latency_us('PN'):.0f} us: `request_freq` from 400 MHz to {PLAT.cpu.top_freq_ghz:g} GHz",
+    ):
+        assert fig in page, fig
+
+
+def _server_md_lines() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("state", ["C1", "deep", "PN"])
