@@ -5,7 +5,9 @@ page as written. A changed model fails here until the page says what the model d
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import os
 import re
 import statistics as st
 from pathlib import Path
@@ -425,3 +427,101 @@ def test_ssd_md_times_a_read_as_index_md_does(records):
     page = _page("ssd.md")
     assert f"media about {read.base_ns:,.0f} (sd {read.sd_ns:.0f}) + data path {data:,.0f}" in page
     assert f"the CQE appears about {cqe / 1000:.1f} us after the doorbell" in page
+
+
+def _fio_summary(text: str, **sets) -> dict:
+    """The summary of the fio job ``text`` on the platform."""
+    from scenarios.config.host import resolve
+    from scenarios.inputs.fio.parser import parse_fio_text
+    from scenarios.run.simulate import simulate
+
+    cfg = resolve(jobs=list(parse_fio_text(text).jobs), platform=PLATFORM, sets=sets)
+    return simulate(cfg).summary
+
+
+def _psync(rw: str, runtime: str, size: str = "64m", bs: str = "4k", extra: str = "") -> str:
+    return f"[j]\nioengine=psync\nrw={rw}\nbs={bs}\nsize={size}\nruntime={runtime}\ntime_based=1\n{extra}\n"
+
+
+#: pagecache.md's io-wq table: (kernel column, kernel.version, bs, extra job lines)
+IOWQ_ROWS = (
+    ("6.6", "6.6", "4k", ""),
+    ("5.15", "5.15", "4k", ""),
+    ("5.15, a regular file (`filename=data.bin`)", "5.15", "4k", "filename=data.bin"),
+    ("6.6, `bs=2k`", "6.6", "2k", ""),
+)
+
+
+def test_pagecache_md_io_uring_write_table_and_sync_figures_are_the_models(tmp_path):
+    """pagecache.md's io-wq table (four 10 ms runs of 4 KiB random writes, io_uring QD16) and its
+    fsync=8 example (20 ms): IOPS, inline / punted writes and workers as the runs give them."""
+    page = (DOCS / "pagecache.md").read_text(encoding="utf-8")
+    flat = _page("pagecache.md")
+    runtime = re.search(r"\(`optane900p-e3-1230v5`, (\d+) ms; the platform's own kernel", page).group(1)
+    table = dict(re.findall(r"^\| (\d\.\d+[^|]*?) \| [^|]+ \| ([^|]+ \| [^|]+ \| [^|]+ \| [^|]+) \|$", page, re.M))
+    workers = set()
+    with _chdir(tmp_path):  # filename=data.bin: a file of the run's own
+        for label, version, bs, extra in IOWQ_ROWS:
+            s = _fio_summary(
+                _psync("randwrite", f"{runtime}ms", bs=bs, extra="ioengine=io_uring\niodepth=16\n" + extra),
+                **{"kernel.version": version},
+            )
+            w = s["pagecache"]["io_uring_writes"]
+            n = w["inline"] + w["punted_to_iowq"]
+
+            def share(k: int) -> str:
+                return "all" if k == n else "0" if k == 0 else f"{100 * k / n:.0f}%"
+
+            want = f"{s['iops']:,.0f} | {share(w['inline'])} | {share(w['punted_to_iowq'])} | {w['iowq_workers']}"
+            assert table.get(label) == want, f"pagecache.md io-wq row {label}: {table.get(label)} != {want}"
+            if label == "5.15":
+                workers.add(w["iowq_workers"])
+    (many,) = workers
+    assert f"{_WORDS.get(many, str(many))} of them share the four cores" in flat
+    s = _fio_summary(_psync("write", "20ms", size="1g", extra="fsync=8"))
+    sync = s["sync"]
+    assert (
+        f"`fsync=8` with psync (as in the table below, 20 ms): {sync['total_ios']} syncs,"
+        f" {sync['latency_us']['mean']:.0f} us mean each" in flat
+    )
+    assert f"while the writes complete in about {s['latency_us']['mean']:.0f} us" in flat
+
+
+_WORDS = {8: "eight", 10: "ten", 12: "twelve", 16: "sixteen"}
+
+
+@contextlib.contextmanager
+def _chdir(path):
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def test_pagecache_md_prose_follows_its_prediction_table():
+    """The comparisons below pagecache.md's prediction table (tools/pagecache_table.py makes it)
+    are the table's own figures."""
+    page = (DOCS / "pagecache.md").read_text(encoding="utf-8")
+    body = re.search(r"<!-- pagecache-table -->\n(.*?)<!-- end pagecache-table -->", page, re.S).group(1)
+    rows = {}
+    for line in body.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[2].startswith("(refused"):
+            continue
+        rows[(cells[0], cells[1])] = [_n(c) for c in cells[2:]]
+    iops, lat, pagecache = 0, 1, 2
+    fsync, write = rows[("write, fsync=8", "buffered")], rows[("sequential write", "buffered")]
+    uring, direct = rows[("random read, io_uring QD16", "buffered")], rows[("random read, io_uring QD16", "direct")]
+    flat = _page("pagecache.md")
+    assert f"not in the writes' {fsync[lat]:.2f} us mean" in flat
+    assert f"which leaves the job about {_fraction(fsync[iops] / write[iops])} of its IOPS" in flat
+    assert f"carries the page cache's work (~{uring[pagecache] / 1000:.1f} us)" in flat
+    assert f"stays ~{100 * (1 - uring[iops] / direct[iops]):.0f}% below direct IO" in flat
+
+
+def _fraction(x: float) -> str:
+    return min(
+        {"a quarter": 0.25, "a third": 1 / 3, "half": 0.5, "a fifth": 0.2}.items(), key=lambda kv: abs(kv[1] - x)
+    )[0]
