@@ -117,6 +117,35 @@ def prose_checks() -> list[tuple[str, str]]:
         *_power_prose(e3),
         *_idle_and_clock_prose(),
         *_latency_sizing_prose(),
+        *_ftl_program_prose(),
+    ]
+
+
+def _ftl_program_prose() -> list[tuple[str, str]]:
+    """docs/zoned-fdp.md's derivation of pm1743-gc's program time from the PM1743's time per
+    random write, its read time, block size and erase time (models/ssd/presets.py); the write
+    amplification 4.15 is the FTL's (tests/test_ftl_steady.py measures it)."""
+    from models.ssd.presets import pm1743, pm1743_gc
+
+    base, gc = pm1743(), pm1743_gc()
+    wa, ftl = 4.15, gc.ftl
+    per_write_us, read_us = base.write_cache_program_ns / 1e3, gc.read.base_ns / 1e3
+    erase_ms = ftl.erase_ns / 1e6
+    p_us = (per_write_us - (wa - 1) * read_us - wa / ftl.pages_per_block * erase_ms * 1e3) / wa
+    assert abs(p_us - gc.write_cache_program_ns / 1e3) < 0.05, "pm1743-gc's program time is not the derivation's"
+    iops = base.parallel_units / base.write_cache_program_ns * 1e9
+    return [
+        (
+            "zoned-fdp.md",
+            f"`pm1743-gc` keeps of the PM1743's {per_write_us:,.0f} us per host write ({base.parallel_units} units /"
+            f" {iops / 1e3:,.0f}K IOPS)",
+        ),
+        (
+            "zoned-fdp.md",
+            f"so {per_write_us:,.0f} = {wa:g} p + {wa - 1:g} x {read_us:g} us (copy reads) + {wa:g} /"
+            f" {ftl.pages_per_block} x {erase_ms:g} ms (erases), a program time p of {p_us:.1f} us (derived)",
+        ),
+        ("zoned-fdp.md", f"(1 GiB span, {100 * ftl.spare_fraction:g}% spare;"),
     ]
 
 
