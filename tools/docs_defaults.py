@@ -118,6 +118,43 @@ def prose_checks() -> list[tuple[str, str]]:
         *_idle_and_clock_prose(),
         *_latency_sizing_prose(),
         *_ftl_program_prose(),
+        *_write_buffer_prose(),
+        *_cheops23_prose(),
+    ]
+
+
+def _cheops23_prose() -> list[tuple[str, str]]:
+    """The cheops23-optane platform's fitted values that async-io.md and os.md quote (CHEOPS23_FIT)
+    beside the R730 platform's costs they replace."""
+    from models.platforms import CHEOPS23_FIT as fit
+    from scenarios.config.host import platform_by_name
+
+    r730 = platform_by_name("optane-p4800x-e5-2660v4").kernel
+    fs, cpi = fit["kernel.fs_submit_cycles"], fit["kernel.cpi_by_layer.fs"]
+    return [
+        (
+            "async-io.md",
+            f"the doorbell ({fit['kernel.mmio_write_cycles']:,.0f} cycles) and the read time"
+            f" ({fit['ssd.read.base_ns']:,.0f} ns) as above",
+        ),
+        (
+            "async-io.md",
+            f"({fs:,.0f} cycles at {cpi:.2f} cycles per instruction, where the R730's costs say"
+            f" {r730.fs_submit_cycles:,.0f} at {r730.cpi_by_layer['fs']:g}",
+        ),
+        ("os.md", f"{fs:,.0f} at {cpi:.2f} cycles per instruction on the CHEOPS'23 host"),
+    ]
+
+
+def _write_buffer_prose() -> list[tuple[str, str]]:
+    """docs/ssd.md's write-buffer defaults: the chunk a unit programs and the buffer per die."""
+    from models.ssd.controller_config import WriteBufferConfig
+    from models.ssd.presets import BUFFER_BYTES_PER_UNIT
+
+    chunk = WriteBufferConfig.model_fields["program_chunk_bytes"].default
+    return [
+        ("ssd.md", f"(`program_chunk_bytes`, {chunk // 1024} KiB: a 3D TLC page, recalled)"),
+        ("ssd.md", f"{BUFFER_BYTES_PER_UNIT // 1024} KiB per die (estimate;"),
     ]
 
 
