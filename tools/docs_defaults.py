@@ -109,6 +109,12 @@ def prose_checks() -> list[tuple[str, str]]:
             ),
         ),
         ("os.md", f"including the {e3.kernel.wakeup_cycles:,.0f}-cycle wakeup"),
+        (
+            "cpu.md",
+            "scenario: `cpu0 residency: C0 {:.1%}  POLL {:.1%}`".format(
+                *(float(golden[f"summary.cstate_residency.cpu0.{st}"]) for st in ("C0", "POLL"))
+            ),
+        ),
         ("ssd.md", f"with the fitted {_c(base)} ns"),
         ("index.md", f"fio's user work ({user:.0f})"),
         ("index.md", f"media service about {round(base, -1):,.0f} ns"),
