@@ -133,6 +133,14 @@ def test_static_never_sleeps():
     assert s["active_cores_mean"] == pytest.approx(48.0)
     assert s["active_freq_ghz_mean"] == pytest.approx(PLAT.cpu.top_freq_ghz)
     assert s["thread_migrations"] == 0 and s["freq_transitions"] == 0 and s["reactor_wakeups"] == 0
+    # docs/server.md: a reactor of one thread, its polling sibling in C0
+    r0 = srv.reactors[0]
+    assert len(r0.threads) == 1
+    quoted = (
+        f"A reactor with one thread loops in {srv.loop_ns(r0) / 1e3:.2f} us ({r0.loop_cycles * r0.infl:,.0f} cycles,"
+        f" x{srv.smt:g} for the polling sibling)"
+    )
+    assert quoted in _server_md()
 
 
 def _governor_jump(transition_ns: float, stall_ns: float | None = None):

@@ -154,6 +154,7 @@ def _os_costs_prose(platform) -> list[tuple[str, str]]:
 def _cheops23_prose() -> list[tuple[str, str]]:
     """The cheops23-optane platform's fitted values that async-io.md and os.md quote (CHEOPS23_FIT)
     beside the R730 platform's costs they replace."""
+    from models.platforms import CHEOPS23_C1_WAKE_NS
     from models.platforms import CHEOPS23_FIT as fit
     from scenarios.config.host import platform_by_name
 
@@ -171,6 +172,11 @@ def _cheops23_prose() -> list[tuple[str, str]]:
             f" {r730.fs_submit_cycles:,.0f} at {r730.cpi_by_layer['fs']:g}",
         ),
         ("os.md", f"{fs:,.0f} at {cpi:.2f} cycles per instruction on the CHEOPS'23 host"),
+        *(
+            ("scaling.md", f"| `{key}` | {value:,.2f} |" if value < 10 else f"| `{key}` | {value:,.0f} |")
+            for key, value in fit.items()
+        ),
+        ("scaling.md", f"C1's real exit is an estimate, {CHEOPS23_C1_WAKE_NS / 1e3:g} us"),
     ]
 
 
