@@ -517,3 +517,24 @@ def test_a_user_policy_is_one_class():
 
     s = simulate(stable(name, 320_000, ms=3))["summary"]
     assert s["active_cores_mean"] == pytest.approx(24.0) and s["iops"] > 300_000
+
+
+def test_server_md_times_one_request_as_the_model_does():
+    """docs/server.md's life of one request: its reactor and SSD steps from the configuration, and
+    the median latency of a short light-load run (spdk-static at 160K IOPS)."""
+    r = simulate(stable("spdk-static", 160_000, ms=5), records=True, keep_model=True)
+    _arrivals, lat = latencies(r)
+    cfg, ssd, ghz = ServerConfig(), PLAT.ssd, PLAT.cpu.top_freq_ghz
+    smt = PLAT.cpu.smt_slowdown
+    half_rtt_us = StableWorkload().network_rtt_us / 2
+    page = _server_md()
+    for fig in (
+        f"Reactor work runs at {ghz:g} GHz x {smt:g}",
+        f"send ---- {half_rtt_us:g} us ---->|",
+        f"[rx {cfg.rx_cycles:,.0f} cyc {cfg.rx_cycles / ghz * smt / 1e3:.2f}]",
+        f"[cq {cfg.cq_cycles:,.0f} cyc {cfg.cq_cycles / ghz * smt / 1e3:.2f}]",
+        f"|fetch {ssd.fetch_ns / 1e3:.1f}|-- media ~{ssd.read.base_ns / 1e3:.0f} (lognormal) --|"
+        f"link {4096 / ssd.link_gb_s / 1e3:.1f}|post {ssd.post_ns / 1e3:.1f}|CQE",
+        f"The median is about {np.median(lat) / 1e3:.0f} us client to client (`spdk-static` at 160K IOPS)",
+    ):
+        assert fig in page, fig
