@@ -127,6 +127,27 @@ def prose_checks() -> list[tuple[str, str]]:
         *_write_buffer_prose(),
         *_cheops23_prose(),
         *_os_costs_prose(e3),
+        *_predictions_prose(e3),
+    ]
+
+
+def _predictions_prose(platform) -> list[tuple[str, str]]:
+    """docs/predictions.md's device ceilings (the 900P's data path) and the server CPU's P-state
+    transition and stall."""
+    from models.platforms_server import epyc9454p_16xpm1743
+
+    gbs = platform.ssd.datapath.read_gb_s
+    per_io_ns, ceiling = 4096 / gbs, gbs * 1e9 / 4096
+    cpu = epyc9454p_16xpm1743().cpu
+    return [
+        ("predictions.md", f"queue for its data path ({per_io_ns / 1e3:.1f} us per 4 KiB)"),
+        ("predictions.md", f"data path's {gbs:g} GB/s / 4 KiB ({ceiling / 1e3:.0f}K IOPS)"),
+        ("predictions.md", f"({gbs:g} GB/s / 4 KiB = {ceiling / 1e3:.0f}K,"),
+        (
+            "predictions.md",
+            f"every change waits the {cpu.pstate_transition_ns / 1e3:.0f} us transition and then stalls its core"
+            f" for {cpu.pstate_stall_ns / 1e3:.0f} us",
+        ),
     ]
 
 
