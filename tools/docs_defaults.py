@@ -128,6 +128,34 @@ def prose_checks() -> list[tuple[str, str]]:
         *_cheops23_prose(),
         *_os_costs_prose(e3),
         *_predictions_prose(e3),
+        *_server_defaults_prose(),
+    ]
+
+
+def _server_defaults_prose() -> list[tuple[str, str]]:
+    """docs/server.md's defaults of the server model and its two workloads (models/server/config.py,
+    scenarios/config/server_workloads.py)."""
+    from models.platforms_server import epyc9454p_16xpm1743
+    from models.server.config import ServerConfig
+    from scenarios.config.server_workloads import BurstWorkload, StableWorkload
+
+    srv, st, bu = ServerConfig(), StableWorkload(), BurstWorkload()
+    ssds = epyc9454p_16xpm1743().ssd_count
+    return [
+        ("server.md", f"`server.cores` reserved logical cores (default {srv.cores})"),
+        ("server.md", f"(default {srv.threads}, NVMe-oF poll groups)"),
+        ("server.md", f"({srv.threads} x {ssds} queue pairs)"),
+        ("server.md", f"`workload.connections` connections (default {st.connections})"),
+        (
+            "server.md",
+            f"`workload.rate_iops` (default {st.rate_iops:,.0f}), {st.duration_s:g} s with"
+            f" {st.warmup_s * 1e3:g} ms of warm-up",
+        ),
+        (
+            "server.md",
+            f"`low_fraction` ({bu.low_fraction:.0%}) of `ssd_max_iops` ({bu.ssd_max_iops / 1e6:g}M) for `low_s`"
+            f" ({bu.low_s:g} s)",
+        ),
     ]
 
 
