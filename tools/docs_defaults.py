@@ -129,6 +129,28 @@ def prose_checks() -> list[tuple[str, str]]:
         *_os_costs_prose(e3),
         *_predictions_prose(e3),
         *_server_defaults_prose(),
+        *_cpu_constants_prose(),
+    ]
+
+
+def _cpu_constants_prose() -> list[tuple[str, str]]:
+    """docs/cpu.md's governor and limiter constants (policies/cpu_idle/menu.py, models/cpu/)."""
+    from models.cpu.config import CpuConfig
+    from models.cpu.cpuidle import NO_TIMER_NS
+    from models.cpu.presets import CPU_PRESETS
+    from policies.cpu_idle.menu import RESIDENCY_THRESHOLD_NS
+
+    control_us = CpuConfig.model_fields["power_limit_control_us"].default
+    intel = {CPU_PRESETS[n]().pstate_transition_ns for n in ("xeon-e3-1230-v5", "xeon-silver-4210r")}
+    (lat_ns,) = intel
+    return [
+        ("cpu.md", f"(`NO_TIMER_NS` = {NO_TIMER_NS / 1e6:g} ms"),
+        ("cpu.md", f"`RESIDENCY_THRESHOLD_NS` ({RESIDENCY_THRESHOLD_NS / 1e3:g} us,"),
+        ("cpu.md", f"Every `power_limit_control_us` ({control_us / 1e3:g} ms)"),
+        (
+            "cpu.md",
+            f"({lat_ns / 1e3:g} us x 1000 -> {min(lat_ns * 1000, 10e6) / 1e6:g} ms on the Intel presets)",
+        ),
     ]
 
 
