@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from models.ssd.controller_config import ReadAheadConfig, SlcCacheConfig, WriteBufferConfig
 from models.ssd.firmware import FirmwareConfig
 from models.ssd.media import MediaConfig
+from models.ssd.namespaces import ConventionalNamespaceConfig
 from simcore.config import Model
 
 
@@ -463,6 +464,17 @@ class DeviceConfig(Model):
         NamespaceConfig(),
         description="the namespace's LBA format, protection information and atomic write unit",
     )
+    conventional_namespaces: tuple[ConventionalNamespaceConfig, ...] = Field(
+        (),
+        description="conventional namespaces 2, 3, ... beside the first (zoned with ``zoned``), on the same"
+        " controller, buffer and dies (models.ssd.namespaces); each needs its size_bytes",
+    )
+    nsid: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="the namespace a job reaches when its filename names none (no filename; SPDK without ns=)",
+    )
     media: MediaConfig | None = Field(
         None,
         description="the NAND media (models.ssd.media): the parallel units are its dies on its channels, reads"
@@ -542,6 +554,23 @@ class DeviceConfig(Model):
             raise ValueError(
                 "zoned with ftl.enabled: a ZNS device's host resets zones, the FTL model is for conventional namespaces"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _nsid_exists(self) -> "DeviceConfig":
+        n = 1 + len(self.conventional_namespaces)
+        if self.nsid > n:
+            raise ValueError(
+                f"nsid={self.nsid}: the SSD has namespaces 1-{n} (ssd.conventional_namespaces adds conventional"
+                " namespaces 2, 3, ...)"
+            )
+        if self.conventional_namespaces and self.capacity_bytes is None:
+            raise ValueError(
+                "conventional_namespaces: the first namespace needs capacity_bytes (the others follow it in"
+                " the controller's address space)"
+            )
+        if self.conventional_namespaces and self.ftl.enabled:
+            raise ValueError("conventional_namespaces with ftl.enabled: the FTL maps one namespace (not modelled)")
         return self
 
     @model_validator(mode="after")

@@ -222,7 +222,12 @@ class NvmeDevice:
         #: the zones of a zoned namespace (models.ssd.zones), None for a conventional one
         self.zones: ZoneSet | None = ZoneSet(zc, cfg.capacity_bytes or 0) if zc is not None else None
         #: the zones on the dies (models.ssd.zone_media): reads and flushes go to the zone's dies
-        self.zoned_media = ZonedMedia(zc, self._units) if zc is not None else None
+        #: the zoned namespace's end in the controller's address space: conventional namespaces
+        #: (models.ssd.namespaces) lie beyond it, outside the zone rules and the zone -> dies map
+        self._zoned_end = (cfg.capacity_bytes or 0) if zc is not None else 0
+        self.zoned_media = (
+            ZonedMedia(zc, self._units, self.media, self._zoned_end or 1 << 62) if zc is not None else None
+        )
         self._zone_map = self.zoned_media.map if self.zoned_media is not None else None
         #: the controller firmware's serial stage (models.ssd.firmware), None when not modelled
         self.firmware = Firmware(cfg.firmware, rng_gen) if cfg.firmware is not None else None
@@ -287,7 +292,7 @@ class NvmeDevice:
         is_read = op == "read"
         if (self.nvm_used or req.opcode) and self.nvm_commands.serve(qp, req, t, dma_extra_ns):
             return  # Write Zeroes, Write Uncorrectable, Verify (models.ssd.nvm_commands)
-        if self._checks_writes and not is_read:
+        if self._checks_writes and not is_read and (req.offset < self._zoned_end or self._not_conventional(req)):
             t = self._media_state(req, t)
             if t < 0.0:
                 self._fail(qp, req, dma_extra_ns)
@@ -310,7 +315,11 @@ class NvmeDevice:
             nbytes = DSM_RANGE_BYTES if op == "trim" else 0  # what crossed the link
         else:  # (inline: the hot path)
             zmap = self._zone_map  # the media unit holding the address (a zone's: on its dies)
-            unit = zmap.unit_of(req.offset) if zmap is not None else (req.offset // self._stripe) % self._n_units
+            unit = (
+                zmap.unit_of(req.offset)
+                if zmap is not None and req.offset < self._zoned_end
+                else (req.offset // self._stripe) % self._n_units
+            )
             path: TransferPath | None = self._paths[unit % self._n_paths] if self._n_paths else None
             if is_read:
                 service = self._svc_read
@@ -441,6 +450,12 @@ class NvmeDevice:
                     self._busy_write_unit_ns += busy
         return t
 
+    def _not_conventional(self, req: NvmeCommand) -> bool:
+        """A command beyond the zoned namespace's extent that still meets the zone rules (and fails
+        them): any but a write or trim on a device with zones (a zone action, an append to a
+        conventional namespace), or any on a device without (its FTL)."""
+        return self.zones is None or (req.op != "write" and req.op != "trim") or req.opcode == ZONE_APPEND
+
     def _zone_action(self, zones: ZoneSet, req: NvmeCommand, t: float) -> float:
         """Zone Management Send on the zone holding ``req.offset``; the action's time goes into
         ``req.device_service_ns`` (reset and finish: by how full the zone was)."""
@@ -475,7 +490,24 @@ class NvmeDevice:
         zm = self.zoned_media
         if zm is None or not svc > 0.0:
             return t, t + svc, svc
-        start, end = zm.action(req.offset // zm.map.zone_bytes, svc, t)
+        z = req.offset // zm.map.zone_bytes
+        wb = self.write_buffer
+        pad = self.zones.last_pad_bytes if self.zones is not None and req.op == "zone_finish" else 0
+        if req.op == "zone_finish" and zm.media is not None and wb is not None:
+            if not pad:  # nothing to program: the controller's bookkeeping alone
+                return t, t + svc, svc
+            # the padding's programs at the buffer's program rate (a die's multi-plane program at a time)
+            unit = wb.program_unit_bytes
+            start, end = zm.pad(z, pad, unit, unit * wb.unit_ns_per_byte, t)
+            return start, end, end - start
+        if (
+            req.op == "zone_reset"
+            and zm.media is not None
+            and self.zones is not None
+            and not self.zones.last_reset_bytes
+        ):
+            return t, t + svc, svc  # an empty zone: no block to erase
+        start, end = zm.action(z, svc, t)
         return start, end, svc
 
     def _fail(self, qp: QueuePair, req: NvmeCommand, dma_extra_ns: float) -> None:

@@ -88,6 +88,19 @@ class WriteBuffer:
         #: a zoned namespace's zone -> dies map (models.ssd.zone_media.ZoneDieMap): its writes program
         #: the dies holding their addresses (a zone is written in order), not the frontier's
         self.zone_map: ZoneDieMap | None = None
+        #: with media, in a zoned namespace: each zone stripe unit being gathered (its index in the
+        #: namespace) -> [bytes, program ns, when its data is all in the buffer]
+        self._zpend: dict[int, list] = {}
+
+    @property
+    def program_unit_bytes(self) -> int:
+        """What one program on a die covers, bytes: a multi-plane program with media, else a chunk."""
+        return self._unit_bytes or self._chunk
+
+    @property
+    def unit_ns_per_byte(self) -> float:
+        """A die's program time per byte at the native (calibrated) rate, ns."""
+        return self._ns_per_byte
 
     def admit(self, t: float, nbytes: int) -> float:
         """A write of ``nbytes`` fetched at ``t``: when the buffer has room for it, ns (``t``
@@ -119,8 +132,12 @@ class WriteBuffer:
         write's bytes stay held until the last program ends (the frontier, not the address, picks
         the units; in a zoned namespace, its address does: ``offset``)."""
         ns_per_byte = self._ns_per_byte if self.slc is None else self.slc.ns_per_byte(nbytes)
-        if self.zone_map is not None:
-            self._flush_zoned(nbytes, ready, offset, ns_per_byte)
+        zmap = self.zone_map
+        if zmap is not None and offset < zmap.span_bytes:
+            if self.media is not None:
+                self._flush_zoned_to_dies(nbytes, ready, offset, ns_per_byte)
+            else:
+                self._flush_zoned(nbytes, ready, offset, ns_per_byte)
             return
         if self.media is not None:
             self._flush_to_dies(nbytes, ready, ns_per_byte)
@@ -215,6 +232,42 @@ class WriteBuffer:
                 done = end
             pos += b
         heapq.heappush(self._flushes, (done, nbytes))
+        self.held += nbytes
+
+    def _flush_zoned_to_dies(self, nbytes: int, ready: float, offset: int, ns_per_byte: float) -> None:
+        """:meth:`flush` in a zoned namespace on NAND media: the write's bytes join the zone stripe
+        units they fall in (``zone_map.stripe_bytes``, a die's multi-plane program in the presets);
+        once a unit is whole, its die programs it as one operation (the bytes' share of the program
+        time, at least ``write_cache_program_ns`` per write), booked on the media (reads suspend it).
+        The bytes stay held until their program ends."""
+        media = self.media
+        zmap = self.zone_map
+        assert media is not None and zmap is not None
+        dur = nbytes * ns_per_byte
+        if dur < self._min_ns:
+            dur = self._min_ns
+        self.program_ns += dur
+        per_byte = dur / nbytes if nbytes else 0.0
+        su = zmap.stripe_bytes
+        pend = self._zpend
+        pos = offset
+        end_off = offset + nbytes
+        while pos < end_off:
+            idx = pos // su
+            nxt = (idx + 1) * su
+            b = (nxt if nxt < end_off else end_off) - pos
+            p = pend.get(idx)
+            if p is None:
+                p = pend[idx] = [0, 0.0, ready]
+            p[0] += b
+            p[1] += b * per_byte
+            if ready > p[2]:
+                p[2] = ready
+            if p[0] >= su:
+                del pend[idx]
+                done = media.book(zmap.unit_of(pos), p[2], p[1], PROGRAM)
+                heapq.heappush(self._flushes, (done, p[0]))
+            pos += b
         self.held += nbytes
 
     def counters(self) -> dict[str, int]:

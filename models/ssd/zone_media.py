@@ -26,10 +26,11 @@ own stripe width is fitted (models.ssd.preset_zn540).
 from __future__ import annotations
 
 from models.ssd.config import ZonedConfig
+from models.ssd.media import ERASE, PROGRAM, Media
 
-#: a read on a die that a reset or finish occupies suspends it after this long, ns, and the action
-#: resumes after the read (estimate: MQSim's program-suspend latency, 100 us, as this model's write
-#: buffer used before the NAND media; a ZN540 without media keeps it)
+#: without NAND media: a read on a die that a reset or finish occupies suspends it after this long,
+#: ns, and the action resumes after the read (estimate: MQSim's program-suspend latency, 100 us;
+#: with media the media's own suspend latencies apply)
 ZONE_ACTION_SUSPEND_NS = 100_000.0
 
 
@@ -37,9 +38,13 @@ class ZoneDieMap:
     """Zone index -> its units (see the module docstring). Units are indices into the device's
     list of parallel units."""
 
-    __slots__ = ("n_units", "stripe_width", "stripe_bytes", "zone_bytes", "groups")
+    __slots__ = ("n_units", "stripe_width", "stripe_bytes", "zone_bytes", "groups", "span_bytes", "_firsts")
 
-    def __init__(self, n_units: int, stripe_width: int, stripe_bytes: int, zone_bytes: int) -> None:
+    def __init__(
+        self, n_units: int, stripe_width: int, stripe_bytes: int, zone_bytes: int, span_bytes: int = 1 << 62
+    ) -> None:
+        """``span_bytes``: the zoned namespace's end in the device's address space (addresses beyond
+        it are conventional namespaces', :mod:`models.ssd.namespaces`)."""
         if not 1 <= stripe_width <= n_units:
             raise ValueError(f"stripe_width={stripe_width}: between 1 and the device's {n_units} parallel units")
         self.n_units = n_units
@@ -47,50 +52,106 @@ class ZoneDieMap:
         self.stripe_bytes = stripe_bytes
         self.zone_bytes = zone_bytes
         self.groups = n_units // stripe_width
+        self.span_bytes = span_bytes
+        #: first_of(j) for the group's zones j (the pattern repeats every 4096 zones of a group)
+        self._firsts = [self.first_of(j) for j in range(4096)]
+
+    def first_of(self, j: int) -> int:
+        """The unit (within its group) of the first stripe unit of the group's ``j``-th zone: the
+        base-2 radical inverse of ``j`` times the width (0, w/2, w/4, 3w/4, ...), so the write
+        frontiers of a group's first zones, written at one pace, are as far apart on the dies as
+        they can be."""
+        w = self.stripe_width
+        r, f, k = 0.0, 0.5, j
+        while k:
+            if k & 1:
+                r += f
+            k >>= 1
+            f *= 0.5
+        return int(r * w) % w
 
     def units_of(self, z: int) -> list[int]:
         """The units of zone ``z``, in the order its stripe units go to them."""
         w = self.stripe_width
         base = (z % self.groups) * w
-        first = (z // self.groups) % w
+        first = self._firsts[(z // self.groups) % len(self._firsts)]
         return [base + (first + k) % w for k in range(w)]
 
     def unit_of(self, offset: int) -> int:
         """The unit holding byte ``offset`` of the namespace."""
         z = offset // self.zone_bytes
         w = self.stripe_width
-        k = ((offset - z * self.zone_bytes) // self.stripe_bytes + z // self.groups) % w
+        firsts = self._firsts
+        k = ((offset - z * self.zone_bytes) // self.stripe_bytes + firsts[(z // self.groups) % len(firsts)]) % w
         return (z % self.groups) * w + k
 
 
 class ZonedMedia:
     """A zoned namespace's zones on the device's units ``units`` (the time each becomes free, ns:
-    the device's own list, shared with reads and programs)."""
+    the device's own list, shared with reads and programs). With NAND ``media`` (its ``die_free``
+    is ``units``) a reset is booked as an erase and a finish as programs on each of the zone's dies,
+    so reads suspend them as they suspend any erase or program (:class:`models.ssd.media.Media`)."""
 
-    def __init__(self, cfg: ZonedConfig, units: list[float]) -> None:
+    def __init__(self, cfg: ZonedConfig, units: list[float], media: Media | None = None, span_bytes: int = 1 << 62):
         width = cfg.stripe_width or len(units)
-        self.map = ZoneDieMap(len(units), width, cfg.stripe_unit_bytes, cfg.zone_size_bytes)
+        self.map = ZoneDieMap(len(units), width, cfg.stripe_unit_bytes, cfg.zone_size_bytes, span_bytes)
         self.units = units
+        self.media = media
         self.media_ns = 0.0  # die time of resets and finishes, summed over the dies
+        self.erases = 0  # erases booked on the dies by resets (one per die of the zone)
+        self.pad_programs = 0  # programs booked on the dies by finishes
         #: per die: when its last reset or finish ends, and when the reads that suspended it end, ns
         self.action_end = [0.0] * len(units)
         self.read_free = [0.0] * len(units)
 
     def action(self, z: int, svc: float, t: float) -> tuple[float, float]:
         """A reset or finish of zone ``z`` taking ``svc`` ns on each of its dies, from ``t``:
-        (start, end) of the action on the media, ns."""
+        (start, end) of the action on the media, ns. With media it is an erase on each die."""
         units = self.units
+        media = self.media
         start = end = t
         first = True
         for u in self.map.units_of(z):
             s = units[u] if units[u] > t else t
-            e = units[u] = self.action_end[u] = s + svc
+            if media is not None:
+                e = media.book(u, t, svc, ERASE)
+                self.erases += 1
+            else:
+                e = units[u] = self.action_end[u] = s + svc
             if first or s < start:
                 start = s
                 first = False
             if e > end:
                 end = e
         self.media_ns += svc * self.map.stripe_width
+        return start, end
+
+    def pad(self, z: int, pad_bytes: int, program_bytes: int, program_ns: float, t: float) -> tuple[float, float]:
+        """A finish of zone ``z`` on NAND media: the controller programs the zone's ``pad_bytes``
+        unwritten bytes, spread over its dies, ``program_bytes`` (a multi-plane program) taking
+        ``program_ns`` at a time on each die (the last one the rest); (start, end) on the media, ns."""
+        media = self.media
+        assert media is not None
+        units = self.units
+        dies = self.map.units_of(z)
+        per_die = -(-pad_bytes // len(dies))
+        whole, rest = divmod(per_die, program_bytes)
+        start = end = t
+        first = True
+        for u in dies:
+            s = units[u] if units[u] > t else t
+            e = s
+            for _ in range(whole):
+                e = media.book(u, t, program_ns, PROGRAM)
+            if rest:
+                e = media.book(u, t, program_ns * rest / program_bytes, PROGRAM)
+            self.pad_programs += whole + (1 if rest else 0)
+            self.media_ns += e - s
+            if first or s < start:
+                start = s
+                first = False
+            if e > end:
+                end = e
         return start, end
 
     def read_start(self, u: int, t: float, svc: float) -> float:

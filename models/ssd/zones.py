@@ -97,6 +97,10 @@ class ZoneSet:
         self.finishes = 0
         self.errors = 0
         self.implicit_closes = 0
+        #: the unwritten capacity the last finish padded, bytes (0: nothing to program)
+        self.last_pad_bytes = 0
+        #: what the last reset's zone held, bytes (0: an empty zone, nothing to erase)
+        self.last_reset_bytes = 0
 
     def zone_of(self, offset: int) -> int:
         return offset // self.size
@@ -168,7 +172,7 @@ class ZoneSet:
     def reset(self, z: int) -> float:
         """Zone Management Send, Reset: the zone becomes Empty; returns the device time, ns (by how
         much of its capacity was written)."""
-        written = self.wp[z]
+        written = self.last_reset_bytes = self.wp[z]
         self._leave(z)
         self.state[z] = EMPTY
         self.wp[z] = 0
@@ -182,6 +186,7 @@ class ZoneSet:
         (status, device time in ns). Finishing an Empty zone makes it active first (ZNS 2.1.1.3.5)."""
         st = self.state[z]
         written = self.wp[z]
+        self.last_pad_bytes = 0
         if st == FULL:
             return OK, self.cfg.finish_empty_ns
         if st == EMPTY:
@@ -192,6 +197,7 @@ class ZoneSet:
         self._to_full(z)
         self.wp[z] = self.cap
         self.finishes += 1
+        self.last_pad_bytes = self.cap - written if written else 0
         if written == 0:
             return OK, self.cfg.finish_empty_ns
         return OK, _interp(self.cfg.finish_curve, written / self.cap)
