@@ -166,14 +166,10 @@ def test_the_same_seed_gives_the_same_times():
     assert a == b
 
 
-#: flash presets that keep a fitted service time per command (no NAND media yet), and why
-FITTED_SERVICE = {"zn540": "its zones-on-dies calibration against CLUSTER'23 (models.ssd.preset_zn540)"}
-
-
 def test_every_flash_preset_has_media_and_the_3d_xpoint_ones_none():
     for name, preset in SSD_CATALOGUE.items():
         cfg = preset.make()
-        assert (cfg.media is None) == (name.startswith("optane") or name in FITTED_SERVICE), name
+        assert (cfg.media is None) == name.startswith("optane"), name
         if cfg.media is not None:
             assert cfg.media.controller_read_ns(cfg.read.base_ns) > 0, name
             assert "media" in preset.sources, name

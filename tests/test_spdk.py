@@ -40,17 +40,17 @@ def run(n_dev: int = 1, depth: int = 1, ms: int = 2, **sets):
 
 # -- the plugin's filename --------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "entry, addr",
+    "entry, addr, ns",
     [
-        ("trtype=PCIe traddr=0000.af.00.0 ns=1", "0000:af:00.0"),
-        ("traddr=0000.b0.00.0 ns=1", "0000:b0:00.0"),  # trtype defaults to PCIe (the study's own files)
-        ("TRTYPE=pcie TRADDR=d8.00.1", "0000:d8:00.1"),  # keys any case; no domain; ns defaults to 1
-        ("trtype=PCIe traddr=0000:DA:00.0", "0000:da:00.0"),  # ':' (escaped in fio's list) as well
-        ("traddr=1.2", "0000:01:02.0"),  # bus and device only
+        ("trtype=PCIe traddr=0000.af.00.0 ns=1", "0000:af:00.0", 1),
+        ("traddr=0000.b0.00.0 ns=1", "0000:b0:00.0", 1),  # trtype defaults to PCIe (the study's own files)
+        ("TRTYPE=pcie TRADDR=d8.00.1", "0000:d8:00.1", None),  # keys any case; no domain; no ns: ssd.nsid's
+        ("trtype=PCIe traddr=0000:DA:00.0", "0000:da:00.0", None),  # ':' (escaped in fio's list) as well
+        ("traddr=1.2 ns=2", "0000:01:02.0", 2),  # bus and device only; namespace 2 (checked on the SSD)
     ],
 )
-def test_transport_ids_the_plugin_accepts(entry, addr):
-    assert parse_transport_id(entry) == (addr, 1)
+def test_transport_ids_the_plugin_accepts(entry, addr, ns):
+    assert parse_transport_id(entry) == (addr, ns)
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_transport_ids_the_plugin_accepts(entry, addr):
     [
         ("trtype=PCIe ns=1", "no traddr"),
         ("trtype=RDMA traddr=10.0.0.1 trsvcid=4420", "not modelled"),
-        ("trtype=PCIe traddr=0000.af.00.0 ns=2", "one namespace"),
+        ("trtype=PCIe traddr=0000.af.00.0 ns=0", "namespace id"),
         ("trtype=PCIe traddr=0000.af.00.0 ns=x", "namespace id"),
         ("trtype=PCIe traddr=0000.af.20.0", "out of range"),  # device > 0x1f
         ("trtype=PCIe traddr=0000.af.00.8", "out of range"),  # function > 7

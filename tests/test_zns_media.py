@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from models.os.block.request import Request
-from models.ssd.config import DeviceConfig
+from models.ssd.config import DeviceConfig, ServiceConfig
 from models.ssd.device import NvmeDevice
 from models.ssd.firmware import Firmware, FirmwareConfig
 from models.ssd.presets import zn540
@@ -34,7 +34,8 @@ def test_zone_die_map_stripes_each_zone_over_its_own_group():
     m = ZoneDieMap(16, 4, 16384, ZONE)
     assert m.groups == 4
     assert m.units_of(0) == [0, 1, 2, 3] and m.units_of(1) == [4, 5, 6, 7]
-    assert m.units_of(4) == [1, 2, 3, 0]  # the group's next zone starts on its next die
+    # the group's next zones start as far from its first zone's start as they can: 2, then 1, 3
+    assert [m.units_of(4 * j)[0] for j in range(4)] == [0, 2, 1, 3]
     for z in (0, 1, 5, 11):  # an address goes to the zone's dies, its stripe units in turn
         dies = m.units_of(z)
         assert [m.unit_of(z * ZONE + k * 16384) for k in range(8)] == dies + dies
@@ -58,9 +59,12 @@ def test_a_zones_writes_program_only_its_dies():
     assert busy == [4, 5, 6, 7]
 
 
-def test_a_reset_erases_on_the_zones_dies_and_reads_there_suspend_it():
+def test_without_media_a_reset_occupies_the_zones_units_and_reads_there_suspend_it():
+    """The zones on a device without NAND media (a service time per unit): a reset books the action's
+    time on the zone's units, a read there suspends it after ZONE_ACTION_SUSPEND_NS (with media, the
+    reset is an erase: tests/test_namespaces.py)."""
     full = zn540().zoned.model_copy(update={"precondition": "full", "stripe_width": 8})
-    eng, dev, qp = _device(zoned=full)
+    eng, dev, qp = _device(zoned=full, media=None, read=ServiceConfig(base_ns=68_000.0))
     posted = {}
     qp.on_post = lambda q, r: posted.setdefault(r.id, eng.now)
     dev.submit(qp, Request(0, None, 0, "zone_reset", 0, 0, 0, False))  # zone 0: dies 0-7
@@ -68,8 +72,6 @@ def test_a_reset_erases_on_the_zones_dies_and_reads_there_suspend_it():
     dev.submit(qp, Request(2, None, 0, "read", 4096, ZONE, 0, False))  # zone 1: dies 8-15
     eng.run(1e11)
     assert posted[0] == pytest.approx(16.05e6, rel=0.01)  # a full zone's reset, the measured median
-    # the read on an erasing die suspends the erase after ZONE_ACTION_SUSPEND_NS (100 us); a read
-    # in another zone's dies does not wait at all
     assert posted[1] - posted[2] == pytest.approx(ZONE_ACTION_SUSPEND_NS, rel=0.1)
     assert posted[2] < 100e3
     assert dev.zoned_media.media_ns == pytest.approx(8 * 16.05e6)
@@ -173,10 +175,27 @@ def test_zn540_reproduces_the_measured_point_as_the_docs_quote_it(label):
 
 def test_docs_quote_the_presets_fitted_values():
     d, text = zn540(), re.sub(r"\s+", " ", DOCS.read_text(encoding="utf-8"))
-    fw = d.firmware
-    assert f"| {d.parallel_units}, all {d.zoned.stripe_width} |" in text
-    assert f"| {d.read.base_ns / 1e3:g} us, {d.read.per_kib_ns / 1e3:g} us per KiB |" in text
+    fw, m = d.firmware, d.media
+    assert f"| {d.parallel_units} on {m.channels} channels, all {d.zoned.stripe_width} |" in text
+    assert f"| {m.read_ns[2] / 1e3:g} us (LSB, CSB {m.read_ns[0] / 1e3:g}, {m.read_ns[1] / 1e3:g} us) |" in text
+    assert f"| {m.channel_gb_s:g} GB/s |" in text
     assert f"| {d.datapath.count} x {d.datapath.read_gb_s:g} GB/s |" in text
     assert f"read {fw.read_ns / 1e3:g}, write {fw.write_ns / 1e3:g}, append {fw.append_ns / 1e3:g} us" in text
     tprog_ms = d.write_cache_program_ns * 16 / 1e6  # a 4 KiB share of a 64 KiB program
     assert f"| {tprog_ms:g} ms per 64 KiB on each die |" in text
+
+
+def test_the_zn540_is_on_the_nand_media_model():
+    d = zn540()
+    assert d.media is not None and d.media.cell == "tlc" and d.parallel_units == 32 and d.media.channels == 8
+    # a zone's stripe unit is one die's multi-plane program
+    assert d.zoned.stripe_unit_bytes == d.media.planes_per_die * d.media.page_bytes
+    # QD1 4 KiB read on the device: the controller's share, a page type's tR, the channel transfer
+    eng, dev, qp = _device()
+    qp.on_post = lambda q, r: None
+    reqs = [Request(i, None, 0, "read", 4096, i * (1 << 22), 0, False) for i in range(3)]
+    for i, r in enumerate(reqs):
+        eng.call_at(i * 1e6, dev.submit, qp, r)
+    eng.run(1e9)
+    die = sorted(round(r.t_dev_end - r.t_dev_start) for r in reqs)
+    assert dev.media.reads == 3 and die[0] < die[-1]  # page types differ

@@ -140,10 +140,11 @@ class JobFiles:
         states: list[FileState] = []
         for i, reg in enumerate(regions):
             span = offs.span
-            if reg.size_bytes is not None:
+            if reg.is_file:
                 span = reg.size_bytes - offset
-            elif not job.size_bytes:
-                span = self._device_span(job, reg.name, offset, capacity, max(offs.bs.values()), span)
+            elif not job.size_bytes:  # (a namespace's region: its own size; else the device's)
+                cap = reg.size_bytes if reg.size_bytes is not None else capacity
+                span = self._device_span(job, reg.name, offset, cap, max(offs.bs.values()), span)
             offs.set_region(reg.start_bytes + offset, span)
             if offs.picker is not None:
                 offs.use_picker(stream("offset" if i == 0 else f"f{i}.offset"))

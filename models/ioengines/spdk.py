@@ -59,11 +59,12 @@ _HEX = re.compile(r"^[0-9a-fA-F]{1,8}$")
 _BDF = re.compile(r"^(?:([0-9a-fA-F]{1,8})[.:])?([0-9a-fA-F]{1,2})[.:]([0-9a-fA-F]{1,2})(?:\.([0-9a-fA-F]))?$")
 
 
-def parse_transport_id(entry: str) -> tuple[str, int]:
+def parse_transport_id(entry: str) -> tuple[str, int | None]:
     """One file of an SPDK job, ``trtype=PCIe traddr=0000.af.00.0 ns=1`` -> (PCI address as
-    ``0000:af:00.0``, namespace id). ``trtype`` defaults to PCIe and ``ns`` to 1, as the plugin
-    takes them; keys are case-insensitive (spdk_nvme_transport_id_parse). Other transports (RDMA,
-    TCP: NVMe over Fabrics) and namespaces other than 1 are not modelled."""
+    ``0000:af:00.0``, namespace id or None when ``ns`` is not given: the job then uses ``ssd.nsid``,
+    1 by default, as the plugin takes it). ``trtype`` defaults to PCIe; keys are case-insensitive
+    (spdk_nvme_transport_id_parse). Other transports (RDMA, TCP: NVMe over Fabrics) are not
+    modelled; whether the namespace exists is checked against the SSD (models.ssd.namespaces)."""
     fields: dict[str, str] = {}
     for pair in entry.split():
         key, sep, val = pair.partition("=")
@@ -89,12 +90,12 @@ def parse_transport_id(entry: str) -> tuple[str, int]:
             f"ioengine=spdk: file '{entry}': no traddr= (the controller's PCI address, e.g. 0000.af.00.0)"
         )
     addr = _pci_address(fields["traddr"], entry)
-    ns_text = fields.get("ns", "1")
+    ns_text = fields.get("ns")
+    if ns_text is None:
+        return addr, None
     if not ns_text.isdigit() or int(ns_text) < 1:
         raise ConfigError(f"ioengine=spdk: file '{entry}': ns={ns_text} is not a namespace id (1, 2, ...)")
-    if int(ns_text) != 1:
-        raise ConfigError(f"ioengine=spdk: file '{entry}': ns={ns_text}; the modelled SSDs have one namespace (ns=1)")
-    return addr, 1
+    return addr, int(ns_text)
 
 
 def _pci_address(text: str, entry: str) -> str:
@@ -159,13 +160,20 @@ class SpdkThread(AsyncThread):
         self._arrived = 0  # completions posted on the thread's qpairs while it waits
         self.mmio_writes = 0  # doorbell writes (SQ tail and CQ head)
 
-    def open_devices(self, devs: list[int], service, clone: int) -> None:
+    def open_devices(self, devs: list[int], service, clone: int, extents: list | None = None) -> None:
         """spdk_fio_setup: the thread's files, one per device index of ``devs`` (in order), each with
-        its own qpair on its bound controller; ``service`` picks the file of each IO."""
+        its own qpair on its bound controller; ``service`` picks the file of each IO. ``extents``:
+        each file's namespace as (base, size) in its controller's space (None: namespace 1, the
+        whole device)."""
         vfio = self.host.user_devices
         for d in devs:
             vfio.bind(d, self._owner)
-        self.use_files([FileRegion(f"ssd{d}", d, 0, None, False) for d in devs], service, clone)
+        ext = extents or [None] * len(devs)
+        regions = [
+            FileRegion(f"ssd{d}", d, 0, None, False) if e is None else FileRegion(f"ssd{d}", d, e[0], e[1], False)
+            for d, e in zip(devs, ext)
+        ]
+        self.use_files(regions, service, clone)
         self._qpairs = [vfio.alloc_io_qpair(d, QUEUE_ENTRIES, self._cqe_posted, self._owner) for d in devs]
 
     # -- queue() -----------------------------------------------------------------------------

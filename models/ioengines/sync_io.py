@@ -40,6 +40,7 @@ from models.os.block.request import Request
 from models.os.costs.bundle import Cost
 from models.os.drivers.nvme import NvmeDriver, NvmeQueue
 from models.os.fs.direct_io import own_plug
+from models.os.fs.filesystem import namespace_extent
 from models.os.sched.runner import CpuRunner
 from models.os.sched.task import Task, nice_vscale
 from simcore.rng import BatchedDraws
@@ -131,6 +132,9 @@ class SyncThread:
         """Where the IOs go: the offsets part (fio's get_next_offset: models.ioengines.io_offsets),
         from the clone's start (fio's offset_increment), with the job's files once it has them."""
         base = job.offset_bytes + clone * job.offset_increment_bytes
+        ssd = host.platform.ssd
+        if ssd.nsid != 1 and not job.filename and job.ioengine != "spdk":  # (spdk: its files' regions)
+            base += namespace_extent(ssd, ssd.nsid, f"job '{job.name}' (no filename): ssd.nsid")[0]
         offs = self.offsets = IoOffsets(job, base, job.rw.startswith("rand"), draw)
         if offs.random and needs_picker(job):
             offs.use_picker(host.rng.stream(f"job{job_idx}.{clone}.offset"))

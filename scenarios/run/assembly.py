@@ -44,6 +44,7 @@ from models.os.block.zoned import report_zones
 from models.os.fs.filesystem import FileLayout
 from models.platform import PlatformConfig
 from models.server.target import Server
+from models.ssd.namespaces import extent_of
 from policies.completion import COMPLETION_POLICIES
 from policies.core_scheduling import CORE_SCHEDULING
 from policies.cpu_idle import CPUIDLE_GOVERNORS
@@ -276,11 +277,18 @@ def _thread_class(job) -> type:
 def _open_spdk_devices(th: SpdkThread, job, ji: int, clone: int, spdk_devs: dict[str, int], host: Host) -> None:
     """An SPDK thread's controllers: its files' (transport IDs), or without ``filename`` the SSD a
     job without files gets (the thread's default device)."""
-    devs = [spdk_devs[parse_transport_id(e)[0]] for e in job.filename] or [th.dev]
+    ids = [parse_transport_id(e) for e in job.filename]
+    devs = [spdk_devs[addr] for addr, _ns in ids] or [th.dev]
     service = FileService(
         job.file_service_type, job.file_service_value, len(devs), host.rng.stream(f"job{ji}.{clone}.file_service")
     )
-    th.open_devices(devs, service, clone)
+    ssd = host.platform.ssd
+    nsids = [ssd.nsid if ns is None else ns for _addr, ns in ids] or [ssd.nsid]
+    extents = [
+        None if ns == 1 else extent_of(ssd, ns, f"job '{job.name}' (ioengine=spdk): file '{e}'")
+        for ns, e in zip(nsids, job.filename or ["(no filename: ssd.nsid)"])
+    ]
+    th.open_devices(devs, service, clone, extents)
 
 
 def _check_bound_devices(threads: list, host: Host) -> None:
@@ -319,7 +327,7 @@ def _offload_workers(th, job, allowed: list[int], cpu: int, rr: int, placed: dic
 def _thread_files(cfg, host: Host) -> dict:
     """The files of every thread of a job that names files: {(job, clone): (regions, service)},
     laid out together on the SSDs (models.os.fs.filesystem)."""
-    layout = FileLayout(cfg.platform.ssd.capacity_bytes, len(host.devices))
+    layout = FileLayout(cfg.platform.ssd.capacity_bytes, len(host.devices), cfg.platform.ssd)
     named = {}
     for ji, job in enumerate(cfg.jobs):
         if job.ioengine == "spdk":

@@ -11,22 +11,32 @@ file one extent (fio lays its files out before the job starts, so they are writt
 contiguously), files placed one after another in the order jobs first name them, each aligned to
 :data:`EXTENT_ALIGN_BYTES`. Overwrites of allocated blocks need no allocation, so no journal work
 is modelled. A block-device name (``/dev/nvme1n1``, ``/dev/ng1n1``) is the raw device: no
-extent lookup, SSD 1 (modulo the platform's count); other ``/dev/`` names take the SSDs in the
-order they are first named.
+extent lookup, SSD 1 (modulo the platform's count); its ``nN`` the namespace (``/dev/nvme0n2``:
+namespace 2 of SSD 0, its extent of the controller's space, models.ssd.namespaces); other ``/dev/``
+names take the SSDs in the order they are first named.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
+from models.ssd.namespaces import extent_of
 from simcore.errors import ConfigError
 
 #: files start on 1 MiB boundaries (mkfs's default stripe/alignment granularity on NVMe; a file
 #: laid out by fio in one go is one extent from there)
 EXTENT_ALIGN_BYTES = 1 << 20
 
-_NVME_NAME = re.compile(r"^/dev/(?:nvme|ng)(\d+)n\d+")
+_NVME_NAME = re.compile(r"^/dev/(?:nvme|ng)(\d+)n(\d+)")
+
+
+def namespace_extent(ssd: Any, nsid: int, where: str) -> tuple[int, int]:
+    """Namespace ``nsid``'s (base, size) in the controller's address space of an SSD configured as
+    ``ssd`` (models.ssd.namespaces; the engines reach the device's namespaces through the kernel's
+    view of them); a ConfigError naming ``where`` when there is no such namespace."""
+    return extent_of(ssd, nsid, where)
 
 
 def is_device(path: str) -> bool:
@@ -52,7 +62,10 @@ class FileLayout:
     ``reserve`` each (path, size) first, then ``place``; a file named twice gets the larger size
     (fio extends a shared file to the largest job's need)."""
 
-    def __init__(self, capacity_bytes: int | None, n_ssds: int):
+    def __init__(self, capacity_bytes: int | None, n_ssds: int, ssd: Any = None):
+        """``ssd``: the SSDs' configuration (models.ssd.config.DeviceConfig), whose namespaces a
+        device name's ``nN`` picks (None: every name is namespace 1)."""
+        self.ssd = ssd
         self.capacity_bytes = capacity_bytes
         self.n_ssds = n_ssds
         self._sizes: dict[str, int | None] = {}
@@ -76,7 +89,11 @@ class FileLayout:
             if is_device(path):
                 m = _NVME_NAME.match(path)
                 dev = int(m.group(1)) if m else self._devices.index(path)
-                self._regions[path] = FileRegion(path, dev % self.n_ssds, 0, None, False)
+                nsid = int(m.group(2)) if m else 1
+                start, size = 0, None
+                if self.ssd is not None and nsid != 1:  # (namespace 1: the whole device, as before)
+                    start, size = extent_of(self.ssd, nsid, f"filename={path}")
+                self._regions[path] = FileRegion(path, dev % self.n_ssds, start, size, False)
                 continue
             if size is None:
                 raise ConfigError(
