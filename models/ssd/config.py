@@ -560,8 +560,9 @@ class DeviceConfig(Model):
     def _nsid_exists(self) -> "DeviceConfig":
         n = 1 + len(self.conventional_namespaces)
         if self.nsid > n:
+            have = "namespace 1 only" if n == 1 else f"namespaces 1-{n}"
             raise ValueError(
-                f"nsid={self.nsid}: the SSD has namespaces 1-{n} (ssd.conventional_namespaces adds conventional"
+                f"nsid={self.nsid}: the SSD has {have} (ssd.conventional_namespaces adds conventional"
                 " namespaces 2, 3, ...)"
             )
         if self.conventional_namespaces and self.capacity_bytes is None:

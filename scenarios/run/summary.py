@@ -433,6 +433,8 @@ def media_counters(d) -> dict[str, float] | None:
         zm = getattr(d, "zoned_media", None)
         if zm is not None:
             out.update(zone_media_ns=zm.media_ns)  # die time of resets' erases and finishes' padding
+            if zm.media is not None:  # on NAND media: the erases and padding programs booked on the dies
+                out.update(zone_erases=zm.erases, zone_pad_programs=zm.pad_programs)
     fw = getattr(d, "firmware", None)
     if fw is not None:
         out.update(firmware_busy_ns=fw.busy_ns, firmware_wait_ns=fw.wait_ns)
