@@ -141,7 +141,7 @@ ZN540_SOURCES = {
     " many (estimate); reset times the paper's medians, spent as erases on the zone's dies; a finish programs"
     " the padding there (tPROG, fitted); stripe width all 32 dies (fitted: one zone's reads reach 437K IOPS"
     " and its writes the device's 1.2 GB/s, CLUSTER'23), 64 KiB per die (derived: one multi-plane program)",
-    "media": "BiCS4 96-layer TLC (exact: AnandTech on the ZN540); 16 KiB pages, 4 planes (recalled, 3D TLC"
+    "media": "derived: BiCS4 96-layer TLC (exact: AnandTech on the ZN540); 16 KiB pages, 4 planes (recalled, 3D TLC"
     " rules of thumb); 8 channels (recalled); tR of the MSB page 74 us (fitted: the QD1 4 KiB read latency,"
     " 72.6 us SPDK, less front end, firmware, a 4 us controller share (estimate), the channel transfer, data"
     " path and link), LSB/CSB in FEMU's TLC ratios (exact, nand.h); channel 0.5 GB/s (fitted: the QD1 4 -> 16"
