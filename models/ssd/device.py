@@ -402,7 +402,11 @@ class NvmeDevice:
         extra_kib = nbytes / 1024.0 - 4.0
         if self.media is not None:  # (pages on the dies in turn from its address's; per KiB: the array)
             extra, m = service.per_kib_ns * extra_kib if extra_kib > 0.0 else 0.0, self.media
-            unit = (offset // self._stripe) % self._n_units
+            zmap = self._zone_map  # (in a zoned namespace: the zone's die holding the address)
+            if zmap is not None and offset < self._zoned_end:
+                unit = zmap.unit_of(offset)
+            else:
+                unit = (offset // self._stripe) % self._n_units
             _s, end, svc = m.read(unit, t + self._ctrl_read_ns, m.page_type(offset), extra, nbytes)
             self._busy_read_unit_ns += svc
             return end

@@ -4,19 +4,25 @@ media operations.
 **Zone -> dies** (:class:`ZoneDieMap`): the device's parallel units (dies, or die groups: whatever
 ``parallel_units`` stands for) are split into ``units // stripe_width`` groups of ``stripe_width``
 consecutive units; zone ``z`` lives on group ``z mod groups`` (consecutive zones on different
-groups), its data striped ``stripe_unit_bytes`` at a time over the group's units, the first stripe
-unit of zone ``z`` on the group's unit ``(z // groups) mod stripe_width`` (so equal offsets of two
-zones of one group are on different dies). A read goes to the unit holding its address; a write's
+groups), its data striped ``stripe_unit_bytes`` at a time over the group's units (equal offsets of
+two zones of one group are on different dies, up to ``stripe_width`` zones). A read goes to the unit holding its address; a write's
 flush programs the zone's units in turn from the zone's own write frontier (its write pointer
 decides the die: a zone is written sequentially). The interface is three calls: ``units_of(z)`` (the
 unit indices of zone ``z``), ``unit_of(offset)`` and ``stripe_width``: it sits on any list of units.
+The first stripe unit of a group's ``j``-th zone is on its unit ``first_of(j)``, the base-2 radical
+inverse of ``j`` times the width (0, w/2, w/4, 3w/4, ...): zones written at one pace keep their write
+frontiers apart on the dies (with zone ``j`` starting on die ``j``, concurrent writers met on each
+other's programs at every stripe unit; a modelling choice: the ZN540's own placement is not known).
 
 **Reset and finish** (:class:`ZonedMedia`): a reset erases the blocks the zone has written on each
 of its dies, a finish pads the zone's unwritten capacity there; each books every one of the zone's
-dies for the action's time (from when the die is free: reads and programs queued there wait, and
-an action waits for them), and the command ends when its last die does. The action's time is the
-measured one (:class:`~models.ssd.config.ZonedConfig`'s curves, by how much of the zone was
-written), spent in parallel on the zone's dies.
+dies (from when the die is free: reads and programs queued there wait, and an action waits for
+them), and the command ends when its last die does. On NAND media (:class:`~models.ssd.media.Media`)
+a reset is an erase on each die for the measured time (:class:`~models.ssd.config.ZonedConfig`'s
+curve, by how much of the zone was written: a count of blocks x tBERS does not follow its concave
+shape), a finish the programs of the unwritten capacity, a multi-plane program at a time at the
+write buffer's program rate (:meth:`ZonedMedia.pad`); reads suspend them as any erase or program.
+Without media both take the measured curves' time on every die.
 
 Sources: FEMU's ZNS mode stripes every zone over all its chips (exact: its ZNS code's lpn_to_ppa,
 github.com/vtess/FEMU); real ZNS drives stripe a zone over a set of dies (recalled); the ZN540's
