@@ -5,14 +5,15 @@ media operations.
 ``parallel_units`` stands for) are split into ``units // stripe_width`` groups of ``stripe_width``
 consecutive units; zone ``z`` lives on group ``z mod groups`` (consecutive zones on different
 groups), its data striped ``stripe_unit_bytes`` at a time over the group's units (equal offsets of
-two zones of one group are on different dies, up to ``stripe_width`` zones). A read goes to the
-unit holding its address; a write's flush programs the zone's units in turn from the zone's own
-write frontier (its write pointer decides the die: a zone is written sequentially). The interface is three calls: ``units_of(z)`` (the
-unit indices of zone ``z``), ``unit_of(offset)`` and ``stripe_width``: it sits on any list of units.
-The first stripe unit of a group's ``j``-th zone is on its unit ``first_of(j)``, the base-2 radical
-inverse of ``j`` times the width (0, w/2, w/4, 3w/4, ...): zones written at one pace keep their write
-frontiers apart on the dies (with zone ``j`` starting on die ``j``, concurrent writers met on each
-other's programs at every stripe unit; a modelling choice: the ZN540's own placement is not known).
+two zones of one group are on different dies, up to ``stripe_width`` zones). A read goes to the unit
+holding its address; a write's flush programs the zone's units in turn from the zone's own write
+frontier (its write pointer decides the die: a zone is written sequentially). The interface is three
+calls: ``units_of(z)`` (the unit indices of zone ``z``), ``unit_of(offset)`` and ``stripe_width``:
+it sits on any list of units. The first stripe unit of a group's ``j``-th zone is on its unit
+``first_of(j)``, the base-2 radical inverse of ``j`` times the width (0, w/2, w/4, 3w/4, ...): zones
+written at one pace keep their write frontiers apart on the dies (with zone ``j`` starting on die
+``j``, concurrent writers met on each other's programs at every stripe unit; a modelling choice: the
+ZN540's own placement is not known).
 
 **Reset and finish** (:class:`ZonedMedia`): a reset erases the blocks the zone has written on each
 of its dies, a finish pads the zone's unwritten capacity there; each books every one of the zone's
