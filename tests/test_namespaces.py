@@ -1,6 +1,8 @@
 """Conventional and zoned namespaces on one controller (models/ssd/namespaces.py): they share the
 controller, the write buffer and the dies; the host names the namespace in the job's filename."""
 
+from pathlib import Path
+
 import pydantic
 import pytest
 
@@ -182,3 +184,17 @@ def test_a_job_naming_namespace_2_writes_at_random_without_zone_errors(tmp_path,
     job.write_text(JOB.format(engine=engine, filename=filename.replace("n2", "n1").replace("ns=2", "ns=1")))
     s1 = simulate(resolve(job_file=str(job), platform="zn540-e5-2660v4", sets=sets)).summary
     assert s1["ssd_media"]["ssd0"]["zone_errors"] > 0
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_example_of_a_conventional_writer_beside_a_zoned_reader_as_the_docs_show_it():
+    sets = {"ssd.conventional_namespaces": '[{"size_bytes": 107374182400}]'}
+    cfg = resolve(job_file=str(ROOT / "examples/zns-with-conventional.fio"), platform="zn540-e5-2660v4", sets=sets)
+    s = simulate(cfg).summary
+    m = s["ssd_media"]["ssd0"]
+    assert m["zone_errors"] == 0 and m["suspends"] > 0  # the writer's programs meet the zoned reads
+    page = (ROOT / "docs/zoned-fdp.md").read_text()
+    assert f"IOPS {s['iops']:,.0f}   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s" in page
+    assert f"suspends {m['suspends']}  " in page and f"({m['suspends']} suspends)" in page

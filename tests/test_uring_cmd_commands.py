@@ -239,6 +239,9 @@ def test_the_zoned_append_example_keeps_32_appends_in_flight_without_errors():
     m = s["ssd_media"]["ssd0"]
     assert m["zone_appends"] > 100 and m["zone_errors"] == 0
     assert s["bandwidth_mb_s"] == pytest.approx(1.2e3 * 1.048576 * 0.9, rel=0.2)  # one zone's write rate
+    page = (ROOT / "docs/zoned-fdp.md").read_text()  # the run the page shows
+    assert f"IOPS {s['iops']:,.0f}   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s" in page
+    assert f"zone_appends {m['zone_appends']}  " in page
 
 
 def test_fdp_on_the_pm1743_lowers_write_amplification_and_counts_it_per_handle(tmp_path, pm1743):
