@@ -9,7 +9,7 @@ import pytest
 from models.os.block.request import Request
 from models.os.fs.filesystem import FileLayout
 from models.ssd.device import NvmeDevice
-from models.ssd.media import ERASE
+from models.ssd.media import ERASE, PROGRAM
 from models.ssd.namespaces import NAMESPACE_ALIGN_BYTES, ConventionalNamespaceConfig, extent_of, extents
 from models.ssd.presets import zn540
 from scenarios.config.host import resolve
@@ -198,3 +198,27 @@ def test_the_example_of_a_conventional_writer_beside_a_zoned_reader_as_the_docs_
     page = (ROOT / "docs/zoned-fdp.md").read_text()
     assert f"IOPS {s['iops']:,.0f}   bandwidth {s['bandwidth_mb_s']:,.1f} MB/s" in page
     assert f"suspends {m['suspends']}  " in page and f"({m['suspends']} suspends)" in page
+
+
+def test_a_reset_drops_the_zones_partial_stripe_unit_from_the_buffer():
+    """A write shorter than a stripe unit waits in the buffer for the rest of its unit; a reset of
+    its zone discards it (else the rewritten zone's first unit would count it twice and the bytes
+    stay held for ever)."""
+    eng, dev, qp = _device()
+    qp.on_post = lambda q, r: None
+    wb = dev.write_buffer
+    dev.submit(qp, Request(0, None, 0, "write", 16384, 0, 0, False))
+    eng.run(1e8)
+    assert wb.held == 16384 and not any(dev.media._ops)  # gathered, not programmed
+    eng.call_at(eng.now, dev.submit, qp, Request(1, None, 0, "zone_reset", 0, 0, 0, False))
+    eng.run(1e9)
+    assert wb.held == 0
+    t = eng.now
+    eng.call_at(t, dev.submit, qp, Request(2, None, 0, "write", 65536, 0, 0, False))
+    eng.run(1e10)
+    die = dev.zoned_media.map.unit_of(0)
+    ops = dev.media._ops[die]  # (the reset's erase, then) one 64 KiB program
+    assert [int(k) for k in ops[2::3]] == [ERASE, PROGRAM] and ops[4] - ops[3] == pytest.approx(1.75e6)
+    eng.call_at(eng.now, dev.submit, qp, Request(3, None, 0, "write", 4096, 65536, 0, False))
+    eng.run(1e11)
+    assert wb.held == 4096  # the first unit's program ended and left the buffer; the next gathers

@@ -497,6 +497,8 @@ class NvmeDevice:
         z = req.offset // zm.map.zone_bytes
         wb = self.write_buffer
         pad = self.zones.last_pad_bytes if self.zones is not None and req.op == "zone_finish" else 0
+        if wb is not None and zm.media is not None:  # the zone's partial stripe units in the buffer:
+            pad += wb.take_zone(z * zm.map.zone_bytes, zm.map.zone_bytes)  # dropped, or padded with the rest
         if req.op == "zone_finish" and zm.media is not None and wb is not None:
             if not pad:  # nothing to program: the controller's bookkeeping alone
                 return t, t + svc, svc

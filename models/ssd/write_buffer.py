@@ -270,6 +270,21 @@ class WriteBuffer:
             pos += b
         self.held += nbytes
 
+    def take_zone(self, start: int, nbytes: int) -> int:
+        """A zone reset or finish of the zone at ``start`` (``nbytes`` of address space): its stripe
+        units still being gathered leave the buffer (a reset discards them, a finish programs them
+        with its padding); their bytes."""
+        pend = self._zpend
+        if not pend or self.zone_map is None:
+            return 0
+        su = self.zone_map.stripe_bytes
+        lo, hi = start // su, (start + nbytes) // su
+        taken = 0
+        for idx in [i for i in pend if lo <= i < hi]:
+            taken += pend.pop(idx)[0]
+        self.held -= taken
+        return taken
+
     def counters(self) -> dict[str, int]:
         """The buffer's and the SLC cache's counters for the run summary (monotonic)."""
         out = {"buffer_hits": self.hits, "buffer_full_waits": self.full_waits}
