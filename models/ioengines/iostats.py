@@ -10,9 +10,9 @@ windows), per entry (queue depth levels, clat buckets) and per SSD (:class:`Disk
 whole latency (fio resets its statistics when ``ramp_time`` ends and accounts each IO at its
 completion: fio 3.x ``stat.c`` ``reset_io_stats``, ``io_u.c`` ``io_completed``). Counting only
 IOs submitted after ``t0`` would drop the IOs in flight when the window opens, a bias of
--depth / (IOPS x window) on the IOPS (-17% for 8 x 128 IOs in flight over a 20 ms window). The timeline tracer and the per-IO records (``records``: a callable
-given each block's rows, :func:`simcore.stats.records_table`) see the blocks too, so nothing keeps
-the requests themselves.
+-depth / (IOPS x window) on the IOPS (-17% for 8 x 128 IOs in flight over a 20 ms window). The
+timeline tracer and the per-IO records (``records``: a callable given each block's rows,
+:func:`simcore.stats.records_table`) see the blocks too, so nothing keeps the requests themselves.
 
 ``disk_util``'s ``util`` (the union of the commands' spans from doorbell to reap) is computed
 exactly as from all spans sorted at the end: a span is folded once no IO still to complete can
