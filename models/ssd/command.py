@@ -8,6 +8,8 @@ serve both.
 
 from __future__ import annotations
 
+from typing import Final
+
 from mypy_extensions import mypyc_attr
 
 
@@ -122,11 +124,11 @@ class NvmeCommand:
 
 
 #: NvmeCommand.dev_path values (interned constants: the hot path stores them, allocates nothing)
-PATH_MEDIA = "media"
-PATH_READAHEAD = "readahead"
-PATH_BUFFER = "buffer"
-PATH_UNIT = "unit"
-PATH_OTHER = "other"
+PATH_MEDIA: Final = "media"
+PATH_READAHEAD: Final = "readahead"
+PATH_BUFFER: Final = "buffer"
+PATH_UNIT: Final = "unit"
+PATH_OTHER: Final = "other"
 
 
 #: PRINFO bits (cdw12 bits 29:26 shifted down): protection information action, guard, application

@@ -164,9 +164,11 @@ DEV_RA_WAIT = "SSD: read-ahead: waiting for its prefetch"
 DEV_RA_HIT = "SSD: read-ahead hit (data from the controller's DRAM)"
 DEV_ADMIT = "SSD: write buffer: waiting for room (and the zone / FTL stage)"
 DEV_BUFFERED = "SSD: buffered write (acknowledged from the DRAM buffer)"
-DEV_UNIT_WAIT = "SSD: waiting for its media unit"
-DEV_UNIT = "SSD: device (its own media model: service, data path, link)"
+DEV_UNIT_FETCH = "SSD: command fetch (+ queueing)"
+DEV_UNIT = "SSD: media service"
+DEV_UNIT_XFER = "SSD: data transfer (data path, link)"
 DEV_OTHER = "SSD: device ({} service)"
+DEV_POST = "SSD: completion entry posted"
 
 
 def device_rows(rec: dict, page_names: tuple[str, ...] = PAGE_NAMES[3]) -> list[tuple[str, float]]:
@@ -174,8 +176,9 @@ def device_rows(rec: dict, page_names: tuple[str, ...] = PAGE_NAMES[3]) -> list[
     from the doorbell (``t_dispatch``) to the completion entry (``t_cqe``), by how the device
     served it (``dev_path``): the NAND media (fetch, firmware, controller, die wait, suspend wait,
     tR by page type, channel, data path, link), a read-ahead hit, a buffered write, a unit's own
-    media model (the 3D XPoint presets: one device row), or another command (one row); the
-    completion post is the last row. They sum to ``t_cqe - t_dispatch``. Empty when the record has
+    media model (the 3D XPoint presets: one media share, with the fetch and the waits before it,
+    the data transfer after it, as their records have always said), or another command (one row);
+    the completion post is the last row. They sum to ``t_cqe - t_dispatch``. Empty when the record has
     no device fields (a storage server's)."""
     path = rec.get("dev_path", "")
     if not path:
@@ -184,6 +187,15 @@ def device_rows(rec: dict, page_names: tuple[str, ...] = PAGE_NAMES[3]) -> list[
     d, fetched, fw, cqe, dev_end = g("t_dispatch_ns"), g("t_fetched_ns"), g("t_fw_ns"), g("t_cqe_ns"), g("t_dev_end_ns")
     stage, xfer, mend = g("t_stage_ns"), g("t_xfer_ns"), g("t_media_end_ns")
     wait, susp, tr = g("dev_wait_ns"), g("dev_suspend_ns"), g("dev_tr_ns")
+    if path == "unit":  # a service time per command: its own media model, one share
+        start = g("t_dev_start_ns")
+        mend = start + g("device_service_ns")
+        return [
+            (DEV_UNIT_FETCH, start - d),
+            (DEV_UNIT, mend - start),
+            (DEV_UNIT_XFER, dev_end - mend),
+            (DEV_POST, cqe - dev_end),
+        ]
     rows = [(DEV_FETCH, fetched - d), (DEV_FIRMWARE, fw - fetched)]
     op = rec.get("op", "")
     if path == "media":
@@ -207,11 +219,9 @@ def device_rows(rec: dict, page_names: tuple[str, ...] = PAGE_NAMES[3]) -> list[
         ]
     elif path == "buffer":
         rows += [(DEV_ADMIT, stage - fw), (DEV_LINK, xfer - stage), (DEV_BUFFERED, dev_end - xfer)]
-    elif path == "unit":
-        rows += [(DEV_UNIT, dev_end - fw)]
     else:
         rows += [(DEV_OTHER.format(op or "command"), dev_end - fw)]
-    rows.append(("SSD: completion entry posted", cqe - dev_end))
+    rows.append((DEV_POST, cqe - dev_end))
     return rows
 
 
@@ -232,8 +242,9 @@ def _segments(
     if dev:  # the device's rows, laid end to end from the doorbell (they sum to its time)
         dev_marks = []
         t = rec["t_dispatch_ns"]
+        unit = rec.get("dev_path") == "unit"
         for label, ns in dev[:-1]:
-            if abs(ns) >= 0.5:  # (stages it did not pass through, or passed at no cost: not shown)
+            if unit or abs(ns) >= 0.5:  # (stages it did not pass through, or passed at no cost: not shown)
                 dev_marks.append((label, t, t + ns))
             t += ns
         dev_marks.append((_POST[_polled(policy)], rec["t_dev_end_ns"], rec["t_cqe_ns"]))
