@@ -197,3 +197,11 @@ def test_explain_shows_the_device_rows(flash):
     assert t == pytest.approx(io["t_cqe_ns"] - io["t_submit_ns"])
     text = format_explanation(expl)
     assert "SSD: tR, " in text and "the SSD's share" in text and "served: media" in text
+
+
+def test_trims_are_one_device_row(flash):
+    rec = _run(flash, rw="randtrim").records
+    assert set(rec["dev_path"]) == {"other"}
+    _check_conserved(rec)
+    labels = [label for label, _ns in _rows(rec, 0)[1]]
+    assert "SSD: device (trim service)" in labels and not any(label.startswith("SSD: tR") for label in labels)
