@@ -22,10 +22,13 @@ from scenarios.studies.explain import (
     DEV_SUSPEND,
     DEV_UNIT,
     PAGE_NAMES,
+    _kind,
+    _segments,
     device_rows,
     explain,
     format_explanation,
 )
+from simcore.stats import records_array
 from tests.conftest import composed_platform_file
 
 #: the record's device times in pipeline order (each no earlier than the one before)
@@ -195,6 +198,7 @@ def test_explain_shows_the_device_rows(flash):
         assert start == pytest.approx(t), label
         t = start + dur
     assert t == pytest.approx(io["t_cqe_ns"] - io["t_submit_ns"])
+    assert all(_kind(label)[0] != "other" for label, _s, _d in ssd)  # each has its legend entry
     text = format_explanation(expl)
     assert "SSD: tR, " in text and "the SSD's share" in text and "served: media" in text
 
@@ -205,3 +209,21 @@ def test_trims_are_one_device_row(flash):
     _check_conserved(rec)
     labels = [label for label, _ns in _rows(rec, 0)[1]]
     assert "SSD: device (trim service)" in labels and not any(label.startswith("SSD: tR") for label in labels)
+
+
+def test_a_record_without_device_fields_keeps_the_old_rows():
+    """A storage server's records have no device fields: no device rows, and the waterfall's SSD
+    rows are the fetch / media / transfer ones from its device times."""
+    rec = {
+        n: r.item()
+        for n, r in zip(records_array({"t_submit_ns": [0.0]}).dtype.names, records_array({"t_submit_ns": [0.0]})[0])
+    }
+    rec.update(t_dispatch_ns=1000.0, t_dev_start_ns=1200.0, device_service_ns=5000.0, t_dev_end_ns=7000.0)
+    rec.update(t_cqe_ns=7300.0, t_reaped_ns=8000.0, t_complete_ns=9000.0)
+    assert device_rows(rec) == []
+    labels = [label for label, _s, _d in _segments(rec, "interrupt", True)]
+    assert labels[1:4] == [
+        "SSD: command fetch (+ queueing)",
+        "SSD: media service",
+        "SSD: data transfer (data path, link)",
+    ]
