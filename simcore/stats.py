@@ -15,8 +15,12 @@ FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.
 #: application (server: sent by the client), dispatched to the driver (server: NVMe submit), device
 #: start and end, completion entry posted, reaped by the CPU, complete (server: response received);
 #: then its byte offset and the index of its SSD (-1 where a run does not know them: a server's);
-#: last, a hybrid poll's sleep (NaN where the IO's task did not sleep on an hrtimer): the timer
-#: armed and the task going to sleep, the timer's expiry, the task running again to poll
+#: then a hybrid poll's sleep (NaN where the IO's task did not sleep on an hrtimer): the timer
+#: armed and the task going to sleep, the timer's expiry, the task running again to poll; last,
+#: where the device's time went (:class:`models.ssd.command.NvmeCommand`; NaN, -1 or "" where a run
+#: does not know them): fetched, firmware done, ready for the media, data transfer done, media
+#: stage ended; a flash read's die wait, suspend wait and array read time (tR), its page type; how
+#: the command was served (``dev_path``: media, readahead, buffer, unit, other)
 RECORD_FIELDS = (
     ("io", np.int64),
     ("job", np.int32),
@@ -38,6 +42,28 @@ RECORD_FIELDS = (
     ("t_sleep_ns", np.float64),
     ("t_timer_ns", np.float64),
     ("t_woken_ns", np.float64),
+    ("t_fetched_ns", np.float64),
+    ("t_fw_ns", np.float64),
+    ("t_stage_ns", np.float64),
+    ("t_xfer_ns", np.float64),
+    ("t_media_end_ns", np.float64),
+    ("dev_wait_ns", np.float64),
+    ("dev_suspend_ns", np.float64),
+    ("dev_tr_ns", np.float64),
+    ("dev_page_type", np.int32),
+    ("dev_path", "U9"),
+)
+
+#: the device fields of the record and the NvmeCommand attributes they come from
+DEVICE_RECORD_ATTRS = (
+    ("t_fetched_ns", "t_fetched"),
+    ("t_fw_ns", "t_fw"),
+    ("t_stage_ns", "t_stage"),
+    ("t_xfer_ns", "t_xfer"),
+    ("t_media_end_ns", "t_media_end"),
+    ("dev_wait_ns", "dev_wait_ns"),
+    ("dev_suspend_ns", "dev_suspend_ns"),
+    ("dev_tr_ns", "dev_tr_ns"),
 )
 
 
@@ -51,6 +77,8 @@ def records_array(columns: dict) -> np.ndarray:
             arr[name] = columns[name]
         elif t is np.float64:
             arr[name] = np.nan
+        elif t == "U9":
+            arr[name] = ""
         elif t != "U5":
             arr[name] = -1
     return arr
@@ -84,6 +112,10 @@ def records_table(reqs) -> np.ndarray:
     cols["device"] = [-1 if r.qp is None else r.qp.device.index for r in reqs]
     for name, attr in (("t_sleep_ns", "t_sleep"), ("t_timer_ns", "t_timer"), ("t_woken_ns", "t_woken")):
         cols[name] = [getattr(r, attr) if r.slept else math.nan for r in reqs]
+    for name, attr in DEVICE_RECORD_ATTRS:  # (unset: a request no device served)
+        cols[name] = [getattr(r, attr, math.nan) for r in reqs]
+    cols["dev_page_type"] = [getattr(r, "dev_page_type", -1) for r in reqs]
+    cols["dev_path"] = [getattr(r, "dev_path", "") for r in reqs]
     return records_array(cols)
 
 

@@ -396,6 +396,41 @@ def test_bfq_weight_raising_of_new_and_long_idle_queues():
     assert s.queues["A"].wr_coeff == 1
 
 
+def test_bfq_a_large_burst_of_new_queues_is_not_weight_raised():
+    """6.1 bfq_handle_burst: 8 queues created within 180 ms of each other (from an idle device)
+    make a large burst; its members lose raising at their next dispatch, later ones never get it;
+    a queue created after a quiet 180 ms starts a new burst and is raised."""
+    s = make("bfq")
+    for i in range(7):
+        s.insert(rq(task=f"P{i}", off_kib=4 * i))
+        run_to(s, s.now + 10 * MS)
+    assert all(s.queues[f"P{i}"].wr_coeff == 30 for i in range(7))  # not large yet: raised
+    s.insert(rq(task="P7"))  # the 8th: the burst is large
+    assert all(s.queues[f"P{i}"].in_large_burst for i in range(8))
+    assert s.queues["P7"].wr_coeff == 1
+    s.insert(rq(task="P8"))  # shortly after: joins the large burst
+    assert s.queues["P8"].in_large_burst and s.queues["P8"].wr_coeff == 1
+    got = drain(s)
+    assert len(got) == 9
+    assert all(q.wr_coeff == 1 for q in s.queues.values())  # raising ended at dispatch
+    for r in got:
+        s.completed(r)
+    run_to(s, s.now + 200 * MS)  # a quiet gap: the burst is over
+    s.insert(rq(task="late"))
+    late = s.queues["late"]
+    assert not late.in_large_burst and late.wr_coeff == 30
+
+
+def test_bfq_queues_created_apart_are_raised():
+    s = make("bfq")
+    for i in range(10):
+        s.insert(rq(task=f"P{i}", off_kib=4 * i))
+        for r in drain(s):
+            s.completed(r)
+        run_to(s, s.now + 200 * MS)  # more than bfq_burst_interval between creations
+    assert not any(q.in_large_burst for q in s.queues.values())
+
+
 def test_bfq_sector_order_within_a_queue():
     s = make("bfq", low_latency=0)
     for o in (40, 8, 24, 16):

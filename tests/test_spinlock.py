@@ -241,6 +241,22 @@ def test_a_hand_off_moves_the_tree_path_the_sections_walk():
     assert w == pytest.approx((2.0 + 4.5) * pkg.cfg.line_transfer_cycles / GHZ)
 
 
+@pytest.mark.parametrize("sched,lock_name", [("bfq", "bfqd->lock"), ("mq-deadline", "dd->lock")])
+def test_the_schedulers_locks_move_the_tree_path_their_data_walks(sched, lock_name):
+    """bfq's service tree and mq-deadline's sort lists are data items with lines per tree level:
+    the lock they sit under prices the path, though the lock's first use (the merge: bfq's touches
+    no tree) does not walk it; a hand-off moves more lines as the tree grows."""
+    host = _host_run(sched, 4, depth=16)
+    lock = _elevator_lock(host, lock_name)
+    (elv,) = {id(h.elv): h.elv for h in host.blk._hctx.values()}.values()
+    assert lock.levels == elv.tree_levels
+    walking = tuple(i for i, w in enumerate(lock.item_walk) if w > 0.0)
+    assert walking, "no data item walks the tree"
+    flat = sum(lock.item_lines[i] for i in walking)
+    per_level = sum(lock.item_walk[i] for i in walking)
+    assert lock.moved_lines(walking) == pytest.approx(flat + per_level * elv.tree_levels())
+
+
 def test_waits_charged_to_a_cpu_never_exceed_its_time():
     """bfq with eight threads at depth: every CPU's lock waits fit in the run's time (sections a
     CPU places at one instant queue behind its own, so no wait is counted twice)."""

@@ -26,7 +26,15 @@ from typing import Any, Callable, Final
 import numpy as np
 
 from models.ssd.apst import ApstState, apst_steps
-from models.ssd.command import ZONE_APPEND, NvmeCommand
+from models.ssd.command import (
+    PATH_BUFFER,
+    PATH_MEDIA,
+    PATH_OTHER,
+    PATH_READAHEAD,
+    PATH_UNIT,
+    ZONE_APPEND,
+    NvmeCommand,
+)
 from models.ssd.config import DeviceConfig
 from models.ssd.firmware import Firmware
 from models.ssd.ftl import Ftl, gc_work
@@ -287,8 +295,14 @@ class NvmeDevice:
             t = now + self._fetch_ns
         else:  # an idle controller may first have to leave a low-power state
             t = self.apst.on_submit(now) + self._fetch_ns
+        req.t_fetched = t
         if self.firmware is not None:  # (an io_uring_cmd Zone Append is a write with its opcode)
             t = self.firmware.command("zone_append" if req.opcode == ZONE_APPEND else op, t)
+        # the command's record of where its time goes (plain stores; each path below sets its own)
+        req.t_fw = req.t_stage = req.t_xfer = req.t_media_end = t
+        req.dev_wait_ns = req.dev_suspend_ns = req.dev_tr_ns = 0.0
+        req.dev_page_type = -1
+        req.dev_path = PATH_OTHER
         is_read = op == "read"
         if (self.nvm_used or req.opcode) and self.nvm_commands.serve(qp, req, t, dma_extra_ns):
             return  # Write Zeroes, Write Uncorrectable, Verify (models.ssd.nvm_commands)
@@ -309,7 +323,7 @@ class NvmeDevice:
             else:  # data it prefetched over this range is stale
                 ra.invalidate(req.offset, nbytes if nbytes else 1 << 62)
         if ready >= 0.0:
-            start, end, svc = self._hit_service(req.offset, ready, t, moved, xfer)
+            start, end, svc = self._hit_service(req, ready, t, moved, xfer)
         elif op == "trim" or op in ZONE_MGMT_OPS:
             start, end, svc = self._trim_service(nbytes, t) if op == "trim" else self._zmgmt_service(req, t)
             nbytes = DSM_RANGE_BYTES if op == "trim" else 0  # what crossed the link
@@ -331,10 +345,12 @@ class NvmeDevice:
             if not is_read:
                 if wb is not None:  # its data moves once the buffer has room for it
                     t = wb.admit(t, nbytes)
+                req.t_stage = t
                 lstart = self._link.reserve(t, xfer)
                 t = lstart + xfer
                 if path is not None and wb is None:
                     t = self._write_path(path, lstart, t, moved)
+                req.t_xfer = t
             units = self._units
             free = units[unit]  # it serves its commands one at a time, in doorbell order
             # media service time: base + per KiB beyond 4 KiB, times a lognormal jitter draw
@@ -349,7 +365,14 @@ class NvmeDevice:
             if req.prinfo and self._pi_ns_per_lba:  # the controller checks or inserts each block's tuple
                 svc += self._pi_ns_per_lba * (nbytes // self._lba_unit)
             if media is not None:
-                start, end, svc = media.read(unit, t, media.page_type(req.offset), svc, nbytes)
+                req.t_stage = t
+                page_type = media.page_type(req.offset)
+                start, end, svc = media.read(unit, t, page_type, svc, nbytes)
+                req.dev_path = PATH_MEDIA
+                req.dev_page_type = page_type
+                req.dev_wait_ns = media.last_wait_ns
+                req.dev_suspend_ns = media.last_suspend_ns
+                req.dev_tr_ns = media.last_tr_ns
             elif wb is not None:
                 # in the DRAM buffer: acknowledged after its (buffer) service without waiting for a
                 # unit; its flush programs the write frontier's units later (their data path
@@ -357,13 +380,19 @@ class NvmeDevice:
                 start = t
                 end = start + svc
                 wb.flush(nbytes, end, req.offset)
+                req.dev_path = PATH_BUFFER
             elif self.zoned_media is not None and is_read:  # reads suspend a zone reset or finish
                 start = self.zoned_media.read_start(unit, t, svc)
                 end = start + svc
+                req.dev_path = PATH_UNIT
+                req.dev_wait_ns = start - t
             else:
                 start = free if free > t else t
                 end = start + svc
                 units[unit] = end
+                req.dev_path = PATH_UNIT
+                req.dev_wait_ns = start - t
+            req.t_media_end = end
             if not is_read:
                 if wb is None:
                     self._busy_write_unit_ns += svc
@@ -371,6 +400,7 @@ class NvmeDevice:
                 self._busy_read_unit_ns += svc
                 if path is not None:
                     end = self._read_path(path, end, moved, xfer)
+                req.t_xfer = end
                 end = self._link.reserve(end, xfer) + xfer
                 if media is not None:
                     svc += self._ctrl_read_ns
@@ -380,16 +410,22 @@ class NvmeDevice:
         self.bytes += nbytes
         self._accept(qp, req, end + self._post_ns + dma_extra_ns)
 
-    def _hit_service(self, offset: int, ready: float, t: float, moved: int, xfer: float) -> tuple[float, float, float]:
+    def _hit_service(
+        self, req: NvmeCommand, ready: float, t: float, moved: int, xfer: float
+    ) -> tuple[float, float, float]:
         """A read-ahead hit fetched at ``t``, its data in DRAM at ``ready``: the controller serves it
         (``hit_ns``), then its data crosses its data path and the link; no media unit is touched;
-        (start, end, service)."""
+        (start, end, service). Its record: waiting for the prefetch in ``dev_wait_ns``."""
         start = ready if ready > t else t
         svc = self._hit_ns
         end = start + svc
+        req.dev_path = PATH_READAHEAD
+        req.dev_wait_ns = start - t
+        req.t_media_end = end
         if self._n_paths:
-            unit = (offset // self._stripe) % self._n_units
+            unit = (req.offset // self._stripe) % self._n_units
             end = self._read_path(self._paths[unit % self._n_paths], end, moved, xfer)
+        req.t_xfer = end
         end = self._link.reserve(end, xfer) + xfer
         return start, end, svc
 
@@ -521,6 +557,7 @@ class NvmeDevice:
         data moved, no media touched."""
         t = self.engine.now + self._fetch_ns
         req.t_dev_start = req.t_dev_end = t
+        req.t_fetched = req.t_fw = req.t_stage = req.t_xfer = req.t_media_end = t
         req.device_service_ns = 0.0
         self._accept(qp, req, t + self._post_ns + dma_extra_ns)
 

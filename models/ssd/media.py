@@ -140,6 +140,13 @@ class Media:
         self.suspend_ns = 0.0  # reads' waits for suspends, summed
         self.collision_ns = 0.0  # reads' waits for the die (reads or operations ahead), summed
         self.channel_wait_ns = 0.0  # reads' waits for their channel, summed
+        self.programs = 0  # program operations booked on the dies (multi-plane: one; GC copies too)
+        self.erases = 0  # erase operations booked on the dies (GC's)
+        # the last read's page that ended last (its critical path): its wait for the die (suspends
+        # excluded), its suspend latency, its array time; read by the device for the command's record
+        self.last_wait_ns = 0.0
+        self.last_suspend_ns = 0.0
+        self.last_tr_ns = 0.0
 
     def page_type(self, offset: int) -> int:
         """The page type of the data at ``offset``: its page's place in its die's wordlines (pages
@@ -163,6 +170,7 @@ class Media:
         if rounds > 1:
             extra_ns += (rounds - 1) * self._tr[page_type] * k
         first, last, occ = self._read_page(die, t, page_type, extra_ns / k, nbytes - share * (k - 1))
+        crit = (self.last_wait_ns, self.last_suspend_ns, self.last_tr_ns)
         for i in range(1, k):
             d = die + i
             s, e, o = self._read_page(d - self.dies if d >= self.dies else d, t, page_type, extra_ns / k, share)
@@ -170,7 +178,9 @@ class Media:
                 first = s
             if e > last:
                 last = e
+                crit = (self.last_wait_ns, self.last_suspend_ns, self.last_tr_ns)
             occ += o
+        self.last_wait_ns, self.last_suspend_ns, self.last_tr_ns = crit
         return first, last, occ
 
     def _read_page(
@@ -185,6 +195,7 @@ class Media:
         ops = self._ops[die]
         now_free = self.die_free[die]
         pause = 0.0
+        suspend = 0.0
         if ops:
             while ops and ops[1] <= t0:  # (operations over by the time it could start)
                 del ops[:3]
@@ -196,6 +207,7 @@ class Media:
                     start = end
                 else:
                     start = t0 + wait
+                    suspend = wait
                     pause = self._resume_ns  # (the operation goes on during its suspend latency)
                     ops[2] = float(kind + SUSPENDED)
                     self.suspends += 1
@@ -203,6 +215,9 @@ class Media:
         elif now_free > start:  # (reads booked by others, e.g. read-ahead: after them)
             start = now_free
         self.collision_ns += start - t
+        self.last_wait_ns = start - t - suspend
+        self.last_suspend_ns = suspend
+        self.last_tr_ns = tr
         xfer = nbytes * self._ns_per_byte
         ch = self.channels[die % self._n_ch]
         xstart = ch.reserve(start + tr, xfer)
@@ -228,9 +243,12 @@ class Media:
         """A program or an erase on ``die`` of ``dur`` ns, from ``ready`` or when the die is free; a
         program's time scales by its page type's share of tPROG (the die's next page); its end, ns."""
         if kind == PROGRAM:
+            self.programs += 1
             k = self._programs[die]
             self._programs[die] = k + 1
             dur *= self._prog_ratio[k % self._types]
+        else:
+            self.erases += 1
         free = self.die_free[die]
         start = free if free > ready else ready
         end = start + dur
@@ -258,6 +276,8 @@ class Media:
         """The media's counters for the run summary (monotonic)."""
         return {
             "media_reads": self.reads,
+            "media_programs": self.programs,
+            "media_erases": self.erases,
             "suspends": self.suspends,
             "suspend_wait_ns": self.suspend_ns,
             "die_wait_ns": self.collision_ns,

@@ -285,9 +285,9 @@ class WriteBuffer:
         self.held -= taken
         return taken
 
-    def counters(self) -> dict[str, int]:
+    def counters(self) -> dict[str, float]:
         """The buffer's and the SLC cache's counters for the run summary (monotonic)."""
-        out = {"buffer_hits": self.hits, "buffer_full_waits": self.full_waits}
+        out = {"buffer_hits": self.hits, "buffer_full_waits": self.full_waits, "buffer_wait_ns": self.wait_ns}
         if self.slc is not None:
             out.update(slc_bytes=self.slc.slc_bytes, native_bytes=self.slc.native_bytes)
         return out

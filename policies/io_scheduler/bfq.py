@@ -44,9 +44,16 @@ Algorithm of Linux ``block/bfq-iosched.c`` / ``bfq-wf2q.c``, without cgroups or 
   new, or after no activity for 2 s past its last budget timeout, gets its weight x30 for 3 s
   (the kernel scales this duration with the device peak rate and clamps it to 3..13 s; NVMe sits
   at the 3 s floor) and a 30x budget timeout; a newly raised queue, or one with a larger weight,
-  preempts the in-service queue if it would be the next one served. Not modelled: soft real-time
-  detection, large-burst detection, seeky/slow detection, I/O injection while idling, queue
-  merging (cooperating processes), the throughput-driven idling of rotational devices.
+  preempts the in-service queue if it would be the next one served.
+* **Large bursts** (6.1 ``bfq_handle_burst``): queues created within ``bfq_burst_interval``
+  (180 ms) of the previous one, starting when no queue is busy, form a burst; once it holds
+  ``bfq_large_burst_thresh`` (8) queues, they and every queue created shortly after are "in a large
+  burst" (the processes of one job started together: fio's numjobs, a make -j) and are not weight-
+  raised; one raised before the burst became large stops at its next dispatch
+  (``bfq_update_wr_data``). A queue idle for 10 s past its budget timeout leaves the burst.
+
+Not modelled: soft real-time detection, seeky/slow detection, I/O injection while idling, queue
+merging (cooperating processes), the throughput-driven idling of rotational devices.
 """
 
 from __future__ import annotations
@@ -84,6 +91,14 @@ RATE_MIN_INTERVAL_NS = 300 * NS_PER_MS
 RATE_MIN_SAMPLES = 32
 CL_IDLE_TIMEOUT_NS = 200 * NS_PER_MS
 """``BFQ_CL_IDLE_TIMEOUT`` (HZ / 5): the longest the IDLE class waits while others are served."""
+BURST_INTERVAL_NS = 180 * NS_PER_MS
+"""6.1 ``bfqd->bfq_burst_interval`` (msecs_to_jiffies(180)): the longest gap between two queue
+creations of one burst."""
+LARGE_BURST_THRESH = 8
+"""6.1 ``bfqd->bfq_large_burst_thresh``: queues in a burst that make it large."""
+BURST_FORGET_NS = 10_000 * NS_PER_MS
+"""6.1 ``bfq_bfqq_handle_idle_busy_switch``: a queue idle this long past its budget timeout
+(msecs_to_jiffies(10000)) leaves its burst."""
 
 # The data bfqd->lock protects, as Linux 6.1 block/bfq-iosched.c's hooks touch it, each item a piece
 # of data with its cache lines (name, lines, lines per level of bfq's trees: tree_levels), moved to
@@ -138,6 +153,8 @@ class BfqQueue:
         "slot_start",
         "budget_timeout",
         "ioclass",
+        "just_created",
+        "in_large_burst",
     )
 
     def __init__(self, key, sync: bool, seq: int, weight: int, max_budget: int, ioclass: int = IOPRIO_CLASS_BE):
@@ -161,6 +178,8 @@ class BfqQueue:
         self.fifo_checked = False
         self.slot_start = 0.0
         self.budget_timeout = float("-inf")
+        self.just_created = True  # until its first activation (bfq_bfqq_just_created)
+        self.in_large_burst = False
 
     @property
     def w_eff(self) -> int:
@@ -239,6 +258,14 @@ class Bfq(IoScheduler):
         self.peak_rate = 0.0  # sectors per ns
         self._win = None  # [t0, sectors, samples] of the peak-rate window
         self.idle_class_served = 0.0  # bfq_class_idle_last_service (ns)
+        self.burst: set = set()  # bfqd->burst_list
+        self.burst_size = 0
+        self.large_burst = False
+        self.last_ins_in_burst = float("-inf")  # ns
+        #: hook sections run (insert, dispatch, completion), and those that walked the service
+        #: tree (an activation, a selection, an expiry): the share of sections that walk it
+        self.tree_sections = 0
+        self.tree_walks = 0
 
     # ------------------------------------------------------------- configuration
     def set_weight(self, key, weight: int) -> None:
@@ -262,6 +289,7 @@ class Bfq(IoScheduler):
 
     # ------------------------------------------------------------- insert
     def insert(self, req) -> None:
+        self.tree_sections += 1
         q = self._queue_for(req)
         q.sort.add(req)
         q.fifo[req] = self.now + self.fifo_expire_ns[q.sync]
@@ -286,13 +314,48 @@ class Bfq(IoScheduler):
                 key, sync, len(self.queues), self.weights.get(key, weight), (2 * self.dev_max_budget) // 3, ioclass
             )
             self.queues[key] = q
+            busy = sum(1 for x in self.queues.values() if x.active)
+            if self.burst_size > 0 or busy == 0:  # 6.1 bfq_init_rq
+                self._handle_burst(q, busy)
         return q
+
+    def _handle_burst(self, q: BfqQueue, busy: int) -> None:
+        """6.1 ``bfq_handle_burst`` for a new queue ``q`` (``busy``: queues busy now)."""
+        now = self.now
+        if now > self.last_ins_in_burst + BURST_INTERVAL_NS:  # the burst is over
+            self.large_burst = False
+            self.burst.clear()  # bfq_reset_burst_list
+            if busy == 0:
+                self.burst.add(q)
+                self.burst_size = 1
+            else:
+                self.burst_size = 0
+        elif self.large_burst:
+            q.in_large_burst = True
+        else:  # bfq_add_to_burst
+            self.burst_size += 1
+            if self.burst_size == LARGE_BURST_THRESH:
+                self.large_burst = True
+                for x in self.burst:
+                    x.in_large_burst = True
+                q.in_large_burst = True
+                self.burst.clear()
+            else:
+                self.burst.add(q)
+        self.last_ins_in_burst = now
 
     def _activate(self, q: BfqQueue) -> None:
         """A queue becomes backlogged (``bfq_add_bfqq_busy``): weight raising, timestamps, preemption."""
         now = self.now
+        self.tree_walks += 1
         self._end_wr_if_due(q)
-        if self.low_latency and q.sync and q.dispatched == 0 and now >= q.budget_timeout + WR_MIN_IDLE_NS:
+        idle_long = q.dispatched == 0 and now >= q.budget_timeout + WR_MIN_IDLE_NS
+        interactive = idle_long and not q.in_large_burst
+        if not q.just_created and idle_long and now > q.budget_timeout + BURST_FORGET_NS:
+            self.burst.discard(q)  # its burst's IO is over
+            q.in_large_burst = False
+        q.just_created = False
+        if self.low_latency and q.sync and interactive:
             q.wr_coeff, q.wr_until = WR_COEFF, now + WR_DURATION_NS  # interactive: (re)start raising
         q.active = True
         q.w_in_sum = q.w_eff
@@ -321,6 +384,7 @@ class Bfq(IoScheduler):
         return self.queued > 0
 
     def dispatch(self):
+        self.tree_sections += 1
         for _ in range(2 * len(self.queues) + 2):  # each pass expires a queue or returns
             q = self.in_service or self._select()
             if q is None:
@@ -360,6 +424,7 @@ class Bfq(IoScheduler):
             self.vtime = min(q.start for q in active)
             eligible = [q for q in active if q.start <= self.vtime]
         q = min(eligible, key=lambda x: (x.finish, x.seq))
+        self.tree_walks += 1
         self.in_service = q
         q.fifo_checked = False
         q.slot_start = self.now
@@ -367,6 +432,8 @@ class Bfq(IoScheduler):
         return q
 
     def _dispatch_from(self, q: BfqQueue, rq):
+        if q.wr_coeff > 1 and q.in_large_burst:  # 6.1 bfq_update_wr_data: bfq_bfqq_end_wr
+            q.wr_coeff = 1
         q.sort.remove(rq)
         del q.fifo[rq]
         self.queued -= 1
@@ -475,6 +542,7 @@ class Bfq(IoScheduler):
 
     # ------------------------------------------------------------- completion
     def completed(self, req) -> None:
+        self.tree_sections += 1
         q = self.owner.pop(req)
         q.dispatched -= 1
         self.rq_in_driver -= 1
@@ -493,10 +561,13 @@ class Bfq(IoScheduler):
 
     def tree_levels(self) -> float:
         """log2 of the in-service queue's sorted requests (the sort tree a merge, an insert and a
-        dispatch descend) plus log2 of the busy queues (the service tree)."""
+        dispatch descend) plus log2 of the busy queues (the service tree: walked by an activation,
+        a selection or an expiry, not by a section that only adds to or takes from the in-service
+        queue, so its path counts by the share of sections so far that walked it)."""
         q = self.in_service
         busy = sum(1 for x in self.queues.values() if x.active)
-        return log2(1 + (len(q.sort) if q is not None else 0)) + log2(1 + busy)
+        walked = min(1.0, self.tree_walks / self.tree_sections) if self.tree_sections else 1.0
+        return log2(1 + (len(q.sort) if q is not None else 0)) + log2(1 + busy) * walked
 
     def restart_scope(self, req) -> int:
         """6.1 ``bfq_completed_request`` ends with ``bfq_schedule_dispatch`` when nothing is left in
@@ -529,6 +600,7 @@ class Bfq(IoScheduler):
     # ------------------------------------------------------------- expiration
     def _expire(self, q: BfqQueue, reason: str) -> None:
         """``bfq_bfqq_expire``: charge, recompute the budget, requeue or deactivate."""
+        self.tree_walks += 1
         if q.wr_coeff == 1 and reason == BUDGET_TIMEOUT and q.budget - q.service >= q.budget / 3:
             used = min(self.now - q.slot_start, self.timeout_ns)
             charge = max(self.dev_max_budget * used / self.timeout_ns, q.service)

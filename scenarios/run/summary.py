@@ -448,7 +448,9 @@ def ssd_media(host: Host, s: Snapshot) -> dict:
     native rate, write
     amplification (NAND pages programmed per page the host wrote; host writes and GC copies),
     erases, GC time (``gc_ns``: the media unit time of GC's copies and erases), the NAND media's
-    reads, suspends and waits for the die and the channel (``models.ssd.media``), with flexible data
+    reads, programs and erases (``media_reads``, ``media_programs``: the write buffer's multi-plane
+    programs and GC's copies, ``media_erases``), suspends and waits for the die and the channel
+    (``models.ssd.media``), the write buffer's waits for room (``buffer_wait_ns``), with flexible data
     placement each reclaim unit handle's host pages, GC copies of its data, reclaim units opened
     and write amplification (``ruhN_*``), the Write Zeroes, Write Uncorrectable and Verify commands
     and the reads that met an uncorrectable block (:mod:`models.ssd.nvm_commands`), zone resets,

@@ -54,6 +54,8 @@ from simcore.outfile import write_text
 __all__ = [
     "POLICY_SETS",
     "Waterfall",
+    "device_rows",
+    "PAGE_NAMES",
     "Explanation",
     "explain",
     "format_explanation",
@@ -125,6 +127,8 @@ class Waterfall:
     summary: dict
     meanwhile: str
     n_ios: int
+    device: list[tuple[str, float]] = field(default_factory=list)
+    """The device's share of the IO's latency by stage (:func:`device_rows`), (label, ns)."""
 
 
 @dataclass
@@ -143,10 +147,115 @@ def _polled(policy: str) -> bool | None:
     return bool(COMPLETION_POLICIES.get(policy).polled) if policy in COMPLETION_POLICIES else None
 
 
-def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, float]]:
+#: page type names by bits per cell (models.ssd.media.PAGE_TYPES): lower, centre, upper (most
+#: significant) and, for QLC, top page
+PAGE_NAMES = {1: ("SLC",), 2: ("LSB", "MSB"), 3: ("LSB", "CSB", "MSB"), 4: ("LSB", "CSB", "MSB", "TSB")}
+
+DEV_FETCH = "SSD: command fetch (doorbell to SQ entry fetched; a low-power state's exit)"
+DEV_FIRMWARE = "SSD: firmware (its serial stage: parsing, mapping lookup; waiting for a core)"
+DEV_CONTROLLER = "SSD: controller (mapping, ECC: the read's calibrated share)"
+DEV_DIE_WAIT = "SSD: die wait (behind other reads, programs, erases on its die)"
+DEV_SUSPEND = "SSD: suspend wait (a program or erase suspended for it)"
+DEV_TR = "SSD: tR, {} page (NAND array read)"
+DEV_CHANNEL = "SSD: channel transfer (+ waiting for the channel)"
+DEV_DATAPATH = "SSD: data path (controller's media data path)"
+DEV_LINK = "SSD: link (PCIe data DMA)"
+DEV_RA_WAIT = "SSD: read-ahead: waiting for its prefetch"
+DEV_RA_HIT = "SSD: read-ahead hit (data from the controller's DRAM)"
+DEV_ADMIT = "SSD: write buffer: waiting for room (and the zone / FTL stage)"
+DEV_BUFFERED = "SSD: buffered write (acknowledged from the DRAM buffer)"
+DEV_UNIT_FETCH = "SSD: command fetch (+ queueing)"
+DEV_UNIT = "SSD: media service"
+DEV_UNIT_XFER = "SSD: data transfer (data path, link)"
+DEV_OTHER = "SSD: device ({} service)"
+DEV_POST = "SSD: completion entry posted"
+
+
+def device_rows(rec: dict, page_names: tuple[str, ...] = PAGE_NAMES[3]) -> list[tuple[str, float]]:
+    """The device's share of one IO's latency, from its record: (label, ns) rows in pipeline order
+    from the doorbell (``t_dispatch``) to the completion entry (``t_cqe``), by how the device
+    served it (``dev_path``): the NAND media (fetch, firmware, controller, die wait, suspend wait,
+    tR by page type, channel, data path, link), a read-ahead hit, a buffered write, a unit's own
+    media model (the 3D XPoint presets: one media share, with the fetch and the waits before it,
+    the data transfer after it, as their records have always said), or another command (one row);
+    the completion post is the last row. They sum to ``t_cqe - t_dispatch``. Empty when the record has
+    no device fields (a storage server's)."""
+    path = rec.get("dev_path", "")
+    if not path:
+        return []
+    g = rec.get
+    d, fetched, fw, cqe, dev_end = g("t_dispatch_ns"), g("t_fetched_ns"), g("t_fw_ns"), g("t_cqe_ns"), g("t_dev_end_ns")
+    stage, xfer, mend = g("t_stage_ns"), g("t_xfer_ns"), g("t_media_end_ns")
+    wait, susp, tr = g("dev_wait_ns"), g("dev_suspend_ns"), g("dev_tr_ns")
+    if path == "unit":  # a service time per command: its own media model, one share
+        start = g("t_dev_start_ns")
+        mend = start + g("device_service_ns")
+        return [
+            (DEV_UNIT_FETCH, start - d),
+            (DEV_UNIT, mend - start),
+            (DEV_UNIT_XFER, dev_end - mend),
+            (DEV_POST, cqe - dev_end),
+        ]
+    rows = [(DEV_FETCH, fetched - d), (DEV_FIRMWARE, fw - fetched)]
+    op = rec.get("op", "")
+    if path == "media":
+        pt = int(rec.get("dev_page_type", -1))
+        name = page_names[pt] if 0 <= pt < len(page_names) else f"type {pt}"
+        rows += [
+            (DEV_CONTROLLER, stage - fw),
+            (DEV_DIE_WAIT, wait),
+            (DEV_SUSPEND, susp),
+            (DEV_TR.format(name), tr),
+            (DEV_CHANNEL, mend - stage - wait - susp - tr),
+            (DEV_DATAPATH, xfer - mend),
+            (DEV_LINK, dev_end - xfer),
+        ]
+    elif path == "readahead":
+        rows += [
+            (DEV_RA_WAIT, wait),
+            (DEV_RA_HIT, mend - fw - wait),
+            (DEV_DATAPATH, xfer - mend),
+            (DEV_LINK, dev_end - xfer),
+        ]
+    elif path == "buffer":
+        rows += [(DEV_ADMIT, stage - fw), (DEV_LINK, xfer - stage), (DEV_BUFFERED, dev_end - xfer)]
+    else:
+        rows += [(DEV_OTHER.format(op or "command"), dev_end - fw)]
+    rows.append((DEV_POST, cqe - dev_end))
+    return rows
+
+
+def _page_names(cfg) -> tuple[str, ...]:
+    """The page type names of the run's SSD (its media's cell; TLC's without NAND media)."""
+    media = getattr(getattr(getattr(cfg, "platform", None), "ssd", None), "media", None)
+    from models.ssd.media import PAGE_TYPES
+
+    return PAGE_NAMES[PAGE_TYPES[media.cell]] if media is not None else PAGE_NAMES[3]
+
+
+def _segments(
+    rec: dict, policy: str, sync: bool, page_names: tuple[str, ...] = PAGE_NAMES[3]
+) -> list[tuple[str, float, float]]:
     t0 = rec["t_submit_ns"]
-    media_end = rec["t_dev_start_ns"] + rec["device_service_ns"]
     user = policy == USER_POLL
+    dev = device_rows(rec, page_names)
+    if dev:  # the device's rows, laid end to end from the doorbell (they sum to its time)
+        dev_marks = []
+        t = rec["t_dispatch_ns"]
+        unit = rec.get("dev_path") == "unit"
+        for label, ns in dev[:-1]:
+            if unit or abs(ns) >= 0.5:  # (stages it did not pass through, or passed at no cost: not shown)
+                dev_marks.append((label, t, t + ns))
+            t += ns
+        dev_marks.append((_POST[_polled(policy)], rec["t_dev_end_ns"], rec["t_cqe_ns"]))
+    else:
+        media_end = rec["t_dev_start_ns"] + rec["device_service_ns"]
+        dev_marks = [
+            ("SSD: command fetch (+ queueing)", rec["t_dispatch_ns"], rec["t_dev_start_ns"]),
+            ("SSD: media service", rec["t_dev_start_ns"], media_end),
+            ("SSD: data transfer (data path, link)", media_end, rec["t_dev_end_ns"]),
+            (_POST[_polled(policy)], rec["t_dev_end_ns"], rec["t_cqe_ns"]),
+        ]
     marks = [
         (
             "submit: syscall entry, fs, blk-mq, NVMe command + doorbell"
@@ -157,10 +266,7 @@ def _segments(rec: dict, policy: str, sync: bool) -> list[tuple[str, float, floa
             rec["t_submit_ns"],
             rec["t_dispatch_ns"],
         ),
-        ("SSD: command fetch (+ queueing)", rec["t_dispatch_ns"], rec["t_dev_start_ns"]),
-        ("SSD: media service", rec["t_dev_start_ns"], media_end),
-        ("SSD: data transfer (data path, link)", media_end, rec["t_dev_end_ns"]),
-        (_POST[_polled(policy)], rec["t_dev_end_ns"], rec["t_cqe_ns"]),
+        *dev_marks,
         (
             "completion found: " + _FOUND.get(policy, f"{policy}: the completion is found and reaped"),
             rec["t_cqe_ns"],
@@ -304,11 +410,11 @@ def explain(
         result = simulate(cfg, records=True, progress=progress)
         if len(result.records) == 0:
             raise ConfigError(f"{policy}: no IO completed in {runtime_ms:g} ms; give a longer --runtime-ms")
-        expl.waterfalls.append(_waterfall(policy, is_own, sync, result))
+        expl.waterfalls.append(_waterfall(policy, is_own, sync, result, _page_names(cfg)))
     return expl
 
 
-def _waterfall(policy: str, own: bool, sync: bool, result) -> Waterfall:
+def _waterfall(policy: str, own: bool, sync: bool, result, page_names: tuple[str, ...] = PAGE_NAMES[3]) -> Waterfall:
     """The waterfall of the median IO of one policy's run (``result``, with its records)."""
     records = result.records
     io = _median_io(records)
@@ -317,7 +423,8 @@ def _waterfall(policy: str, own: bool, sync: bool, result) -> Waterfall:
         policy=policy,
         own=own,
         io=io,
-        segments=_segments(io, policy, sync),
+        device=device_rows(io, page_names),
+        segments=_segments(io, policy, sync, page_names),
         task_segments=_task_segments(io, _polled(policy), hybrid=policy == "hybrid-poll") if sync else [],
         latency_ns=io["t_complete_ns"] - io["t_submit_ns"],
         layers_ns=dict(s["layers"]),
@@ -375,6 +482,13 @@ def _waterfall_lines(expl: Explanation, width: int) -> list[str]:
         for label, start, dur in w.segments:
             out.append(row.format(label, start, dur, _bar(start, dur, scale, width)))
         out.append(f"  {'total (fio latency)':{lw}s}  {'':7s}  {w.latency_ns:7.0f}")
+        if w.device:
+            dev_ns = sum(ns for _label, ns in w.device)
+            share = 100 * dev_ns / w.latency_ns if w.latency_ns > 0 else 0.0
+            out.append(
+                f"  the SSD's share (doorbell to completion entry; served: {io.get('dev_path', '')}):"
+                f" {dev_ns:,.0f} ns, {share:.0f}% of the latency"
+            )
         if w.meanwhile:
             out.append(f"  meanwhile on the submitting CPU: {w.meanwhile}")
         for label, start, dur in w.task_segments:
@@ -420,8 +534,21 @@ def _layers(expl: Explanation) -> list[str]:
 _KINDS = (
     ("submit", "host CPU: submit", "#2F4B7C"),
     ("SSD: command", "SSD: fetch + queueing", "#A0A0A0"),
+    ("SSD: firmware", "SSD: firmware, controller", "#8C8C8C"),
+    ("SSD: controller", "SSD: firmware, controller", "#8C8C8C"),
+    ("SSD: die wait", "SSD: waiting (die, suspend, unit, buffer)", "#F2B701"),
+    ("SSD: suspend", "SSD: waiting (die, suspend, unit, buffer)", "#F2B701"),
+    ("SSD: waiting", "SSD: waiting (die, suspend, unit, buffer)", "#F2B701"),
+    ("SSD: write buffer: waiting", "SSD: waiting (die, suspend, unit, buffer)", "#F2B701"),
+    ("SSD: read-ahead: waiting", "SSD: waiting (die, suspend, unit, buffer)", "#F2B701"),
+    ("SSD: tR", "SSD: media", "#7A7A7A"),
     ("SSD: media", "SSD: media", "#7A7A7A"),
+    ("SSD: device", "SSD: media", "#7A7A7A"),
+    ("SSD: read-ahead hit", "SSD: media", "#7A7A7A"),
+    ("SSD: buffered", "SSD: media", "#7A7A7A"),
+    ("SSD: channel", "SSD: data transfer", "#A0A0A0"),
     ("SSD: data", "SSD: data transfer", "#A0A0A0"),
+    ("SSD: link", "SSD: data transfer", "#A0A0A0"),
     ("SSD: completion", "SSD: completion entry", "#5A5A5A"),
     ("completion found", "completion found", "#D45087"),
     ("return", "host CPU: return", "#665191"),

@@ -91,10 +91,21 @@ class BlkMqOps(BlockDriver):
         raise NotImplementedError
 
 
+def _walks(u: LockUse) -> bool:
+    """Whether the section of lock use ``u`` walks the scheduler's tree: its own ``walk``, or any of
+    its data items' lines per level (bfq's service tree is one of the items its hooks touch)."""
+    if u.walk:
+        return True
+    for item in u.data:
+        if item[2]:
+            return True
+    return False
+
+
 def _new_lock(u: LockUse, pkg: Any, elv: IoScheduler) -> SpinLock:
     """The lock of scheduler lock use ``u``, walking ``elv``'s tree if the use says so. (A module
     function: a second closure in _add_locks would make a reference cycle of the compiled closures.)"""
-    return SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg, u.walk, elv.tree_levels if u.walk else None)
+    return SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg, u.walk, elv.tree_levels if _walks(u) else None)
 
 
 class HwContext:
@@ -306,6 +317,8 @@ class BlkMq:
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
                     lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
+                if lock.levels is None and _walks(u):  # a later use of the lock walks the tree
+                    lock.levels = elv.tree_levels
                 out.append((lock, u.held * cycles, lock.data(u.data), u.atomic))
             return tuple(out)
 

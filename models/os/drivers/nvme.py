@@ -35,7 +35,7 @@ from models.os.interfaces import QueueView
 from models.os.kernel_version import has
 from models.os.sched.runner import CpuRunner, IrqWork
 from models.os.sched.task import SLEEPING, WAKING, Task
-from models.ssd.command import NvmeCommand
+from models.ssd.command import NvmeCommand, copy_device_record
 from models.ssd.device import NvmeDevice, QueuePair
 from models.ssd.irq_generation import URGENT
 from simcore.engine import Engine
@@ -314,6 +314,7 @@ class NvmeDriver(BlkMqOps):
                     req.t_cqe,
                 )
                 child.device_service_ns = req.device_service_ns
+                copy_device_record(child, req)
                 child.status = req.status
                 self._finish(runner, child)
                 task = child.task
@@ -367,6 +368,7 @@ class NvmeDriver(BlkMqOps):
         io.t_cqe = max(p.t_cqe for p in ps)
         io.t_reaped = max(p.t_reaped for p in ps)
         io.device_service_ns = sum(p.device_service_ns for p in ps)
+        copy_device_record(io, max(ps, key=lambda p: p.t_cqe))  # (the piece it completed with)
         io.done = True
         for p in ps:  # the IO keeps its pieces; the pieces no longer need it (no reference cycle)
             p.parent = None
