@@ -21,8 +21,9 @@ replays the shipped points):
   the 4 KiB channel transfer, data path and link;
 - **the dies** (32, 8 channels: recalled for an enterprise controller of this class): how one zone's
   read latency grows with depth (die and channel collisions: +1 us at depth 2, +8 at 8, +44 at 32);
-- **the controller's data path** (one of 2.7 GB/s, ECC and DRAM to the host interface): the 8 and
-  16 KiB reads' ceiling in one zone (296K and 160K IOPS: 2.4-2.6 GB/s);
+- **the controller's data path** (one of 2.6 GB/s, ECC and DRAM to the host interface): the 8 and
+  16 KiB reads' ceiling in one zone (SPDK 296K and 160K IOPS: 2.4-2.6 GB/s; io_uring's 291K and
+  149K);
 - **the firmware's time per command** (one core; read 2.2 us, write 5.4 us, append 7.6 us,
   exponentially distributed): the small commands' ceilings that no media figure explains: 4 KiB
   reads saturate at 437K IOPS in one zone, 4 KiB writes at ~186K over 4-14 zones at depth 1, 4 KiB
@@ -113,7 +114,7 @@ def zn540(**kw) -> DeviceConfig:
         read=ServiceConfig(base_ns=read_base_ns, per_kib_ns=0.0),
         write=ServiceConfig(base_ns=3_200.0, per_kib_ns=110.0, sd_ns=300.0),
         firmware=FirmwareConfig(read_ns=2_200.0, write_ns=5_400.0, append_ns=7_600.0, cv=1.0),
-        datapath=DataPathConfig(count=1, read_gb_s=2.7, write_gb_s=2.7),
+        datapath=DataPathConfig(count=1, read_gb_s=2.6, write_gb_s=2.6),
         # a 4 KiB write's share of a die's program: tPROG x 4 KiB / 64 KiB
         write_cache_program_ns=ZN540_TPROG_NS * 4096 / ZN540_PROGRAM_BYTES,
         write_buffer=WriteBufferConfig(
@@ -162,7 +163,8 @@ ZN540_SOURCES = {
     "firmware": "derived: fitted, one core, read 2.2 / write 5.4 / append 7.6 us per command (exponential), from the"
     " 4 KiB ceilings (437K reads in one zone, 186K writes over 4-14 zones, 132K appends) and the 2-4 zone"
     " writes (CLUSTER'23)",
-    "datapath": "derived: fitted, one path of 2.7 GB/s, from the 8/16 KiB read ceiling (296K/160K IOPS, CLUSTER'23)",
+    "datapath": "derived: fitted, one path of 2.6 GB/s, from the 8/16 KiB read ceiling (SPDK 296K/160K IOPS,"
+    " io_uring 291K/149K: CLUSTER'23)",
     "write_cache_program_ns": "derived: a 4 KiB write's share of a die's 1.75 ms program of 64 KiB",
     "write_buffer": "derived: fitted, tPROG 1.75 ms per 64 KiB (4 planes x 16 KiB, recalled) on 32 dies = 1.2 GB/s,"
     " the 16 KiB writes' ceiling at any depth and zone count (CLUSTER'23); size one program unit per die"
