@@ -171,17 +171,26 @@ size=1g
 
 @pytest.mark.parametrize(
     "engine, filename",
-    [("io_uring", "/dev/nvme0n2"), ("spdk", "trtype=PCIe traddr=0000.88.00.0 ns=2")],
+    [
+        ("io_uring", "/dev/nvme0n2"),
+        ("spdk", "trtype=PCIe traddr=0000.88.00.0 ns=2"),
+        ("io_uring", None),  # no filename: ssd.nsid's namespace
+        ("spdk", "trtype=PCIe traddr=0000.88.00.0"),  # no ns=: ssd.nsid's
+    ],
 )
 def test_a_job_naming_namespace_2_writes_at_random_without_zone_errors(tmp_path, engine, filename):
     job = tmp_path / "conv.fio"
-    job.write_text(JOB.format(engine=engine, filename=filename))
+    text = JOB.format(engine=engine, filename=filename)
+    job.write_text(text if filename else text.replace("filename=None\n", ""))
     sets = {"ssd.conventional_namespaces": '[{"size_bytes": 107374182400}]'}
-    s = simulate(resolve(job_file=str(job), platform="zn540-e5-2660v4", sets=sets)).summary
+    named = filename is not None and "2" in filename[-1]
+    two = sets if named else {**sets, "ssd.nsid": "2"}
+    s = simulate(resolve(job_file=str(job), platform="zn540-e5-2660v4", sets=two)).summary
     m = s["ssd_media"]["ssd0"]
     assert m["zone_errors"] == 0 and s["iops"] > 10_000
     # the same job on the zoned namespace fails at once (random writes break the write pointer)
-    job.write_text(JOB.format(engine=engine, filename=filename.replace("n2", "n1").replace("ns=2", "ns=1")))
+    if named:
+        job.write_text(JOB.format(engine=engine, filename=filename.replace("n2", "n1").replace("ns=2", "ns=1")))
     s1 = simulate(resolve(job_file=str(job), platform="zn540-e5-2660v4", sets=sets)).summary
     assert s1["ssd_media"]["ssd0"]["zone_errors"] > 0
 

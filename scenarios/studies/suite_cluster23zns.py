@@ -55,8 +55,8 @@ RAMP_MS = 5.0
 TOLERANCE = {"iops": 0.10, "latency_us.mean": 0.10}
 #: job counts reported without a tolerance (see the module docstring)
 REPORTED_ONLY_JOBS = (14,)
-#: SPDK's fio plugin names the controller and namespace (the artifact's ZN540 was ns 2 of 0000:88:00.0;
-#: the modelled SSD has one namespace, ns 1)
+#: SPDK's fio plugin names the controller and namespace (the artifact's ZN540 was ns 2 of 0000:88:00.0,
+#: beside a namespace 1 of unknown size; the preset's zoned namespace is ns 1, models.ssd.namespaces)
 SPDK_FILENAME = "trtype=PCIe traddr=0000.88.00.0 ns=1"
 #: io_uring as the artifact ran it
 IO_URING = {"sqthread_poll": 1, "fixedbufs": 1, "registerfiles": 1}
