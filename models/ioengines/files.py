@@ -140,7 +140,7 @@ class JobFiles:
         states: list[FileState] = []
         for i, reg in enumerate(regions):
             span = offs.span
-            if reg.is_file:
+            if reg.is_file and reg.size_bytes is not None:
                 span = reg.size_bytes - offset
             elif not job.size_bytes:  # (a namespace's region: its own size; else the device's)
                 cap = reg.size_bytes if reg.size_bytes is not None else capacity

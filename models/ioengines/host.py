@@ -35,6 +35,10 @@ class _SsdConfig(Protocol):
     def capacity_bytes(self) -> int | None:
         """each SSD's capacity (None: unknown)"""
 
+    @property
+    def nsid(self) -> int:
+        """the namespace a job naming none reaches (models.ssd.namespaces)"""
+
 
 class EnginePlatform(UringPlatform, Protocol):
     """What user space reads of the platform's configuration (through no import of the hardware
