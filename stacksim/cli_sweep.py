@@ -92,13 +92,21 @@ def _add_sweep_parser(subparsers) -> None:
 
 def _add_axis_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
+        "--panels",
         "--x",
-        help="size axis column: one report panel (analysis tile row) per value (default bs; for a sweep "
-        "that varies only one of bs and numjobs, or has neither, chosen from the axes it varies)",
+        dest="x",
+        metavar="COLUMN",
+        help="one report panel (analysis tile row) per value of this column (default bs; for a sweep "
+        "that varies only one of bs and numjobs, or has neither, chosen from the axes it varies); "
+        "--x is its old name",
     )
     p.add_argument(
+        "--along",
         "--y",
-        help="depth axis column: along each panel's horizontal axis (default numjobs; else the sweep's next axis)",
+        dest="y",
+        metavar="COLUMN",
+        help="the column along each panel's horizontal axis, the metric being on the vertical one "
+        "(default numjobs; else the sweep's next axis); --y is its old name",
     )
     p.add_argument(
         "--policy-axis",
@@ -119,13 +127,16 @@ def _add_axis_args(p: argparse.ArgumentParser) -> None:
 
 
 def _axes(args, rows) -> tuple[str, str, tuple[str, ...]]:
-    """--x, --y and --policy-axis, the missing ones chosen from the results (said on stderr when
+    """--panels (--x), --along (--y) and --policy-axis, the missing ones chosen from the results (said on stderr when
     they are not the host defaults bs x numjobs)."""
     from scenarios.studies.sweeps.groups import DEFAULT_X, DEFAULT_Y, choose_axes, policy_of
 
     x, y, policy = choose_axes(rows, args.x, args.y, args.policy_axis)
     if (args.x is None or args.y is None) and (x, y) != (DEFAULT_X, DEFAULT_Y):
-        print(f"axes chosen from the results: --x {x} --y {y} --policy-axis {','.join(policy)}", file=sys.stderr)
+        print(
+            f"axes chosen from the results: --panels {x} --along {y} --policy-axis {','.join(policy)}",
+            file=sys.stderr,
+        )
     labels = {policy_of(r, policy) for r in rows}
     if len(labels) == 1:
         print(

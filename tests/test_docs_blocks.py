@@ -60,7 +60,7 @@ NOT_RUN = {
     ("predictions.md", "python tools/predictions_figures.py threads.csv qd.csv"): "redraws the figures (matplotlib)",
     (
         "predictions.md",
-        "stacksim report threads.csv -o threads.html --x numjobs --policy-axis mode",
+        "stacksim report threads.csv -o threads.html --panels numjobs --policy-axis mode",
     ): "needs threads.csv",
     ("quickstart.md", "python3 -m venv .venv && .venv/bin/pip install -q -e ."): _INSTALL,
     ("quickstart.md", "python3 -m venv .venv && .venv/bin/pip install -q -e .[test]"): _INSTALL,
@@ -85,7 +85,7 @@ NOT_RUN = {
     ("server.md", "stacksim report stable.csv -o stable.html"): _STABLE,
     (
         "server.md",
-        "stacksim analyze efficiency ablation.csv --x time_scale --y policy.burst_detection --policy-axis "
+        "stacksim analyze efficiency ablation.csv --panels time_scale --along policy.burst_detection --policy-axis "
         "policy.sleep,policy.wakeup --metric energy_j --lower-is-better --long",
     ): "needs ablation.csv of the 256-run ablation sweep",
     ("sweeps.md", "stacksim sweep poll_energy_small -o small.csv --local-cluster 2"): _DASK,

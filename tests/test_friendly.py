@@ -119,7 +119,7 @@ def test_analyze_chooses_a_server_sweeps_axes(server_results, tmp_path, capsys):
         ["analyze", "efficiency", server_results, "--metric", "energy_j", "--lower-is-better", "--json", js], capsys
     )
     assert rc == 0, err
-    assert "--x sweep --y workload.rate_iops --policy-axis policy" in err
+    assert "--panels sweep --along workload.rate_iops --policy-axis policy" in err
     assert out.startswith("workload.rate_iops \\ sweep")
     tiles = json.loads(js.read_text())
     # the same map as the explicit, documented server analysis
@@ -139,7 +139,7 @@ def test_report_chooses_the_same_axes_and_one_given_axis_is_kept(server_results,
     rc, stdout, err = cli(["report", server_results, "-o", out], capsys)
     assert rc == 0, err
     assert out.is_file()
-    assert "--x sweep --y workload.rate_iops" in err
+    assert "--panels sweep --along workload.rate_iops" in err
     rc, stdout, err = cli(["analyze", "efficiency", server_results, "--x", "workload.rate_iops"], capsys)
     assert rc == 0, err
     assert stdout.startswith("sweep \\ workload.rate_iops")

@@ -69,7 +69,7 @@ def choose_axes(
     raise ConfigError(
         "cannot choose the tile axes from these results"
         + (f" (sweep axes: {', '.join(axis_columns(rows))})" if axis_columns(rows) else "")
-        + "; name them with --x and --y"
+        + "; name them with --panels and --along (--x and --y)"
     )
 
 
