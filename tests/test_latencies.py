@@ -11,6 +11,7 @@ import pytest
 from models.platforms import PLATFORMS
 from scenarios.studies.latency_compare import (
     FIO_PERCENTILES,
+    MeasuredLatencies,
     calibrate_latencies,
     compare_latencies,
     exceeding_rows,
@@ -298,14 +299,10 @@ def test_the_wasserstein_distance_is_the_shift_between_the_distributions():
     assert t["wasserstein"]["against"] == "table" and t["wasserstein"]["us"] == pytest.approx(3.0, rel=0.1)
 
 
-def _samples(ns) -> "MeasuredLatencies":
-    from scenarios.studies.latency_compare import MeasuredLatencies
-
+def _samples(ns) -> MeasuredLatencies:
     ns = np.asarray(ns, dtype=float)
     return MeasuredLatencies("m.log", "lat", "read", ns, (), float(ns.mean()))
 
 
-def _table(table, mean_ns) -> "MeasuredLatencies":
-    from scenarios.studies.latency_compare import MeasuredLatencies
-
+def _table(table, mean_ns) -> MeasuredLatencies:
     return MeasuredLatencies("t.csv", "lat", "read", None, table, mean_ns)

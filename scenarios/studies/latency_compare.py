@@ -365,10 +365,8 @@ def format_latency_comparison(v: dict) -> str:
         if r["measured_us"] is None:  # a table without its mean
             lines.append(f"  {r['stat']:<8} {'n/a':>12} {r['simulated_us']:>13.5g}")
             continue
-        mark = _mark(r)
-        lines.append(
-            f"  {r['stat']:<8} {r['measured_us']:>12.5g} {r['simulated_us']:>13.5g} {signed(r['error_pct'])}%{mark}".rstrip()
-        )
+        err = f"{signed(r['error_pct'])}%{_mark(r)}"
+        lines.append(f"  {r['stat']:<8} {r['measured_us']:>12.5g} {r['simulated_us']:>13.5g} {err}".rstrip())
     if any(not r.get("resolved", True) for r in v["rows"]):
         lines.append("  (*) too few measured IOs to resolve this percentile: not checked")
     if any(r.get("interpolated") for r in v["rows"]):
