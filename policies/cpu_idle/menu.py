@@ -9,12 +9,20 @@ noted, for kernels before 6.12; from 6.12 (``kernel.version``, :data:`RULES_612`
 - a repeating-interval detector over the last 8 idle periods, kept in whole microseconds as menu.c
   keeps them (``ktime_to_us``), with menu.c's integer arithmetic: when their spread is small, their
   average replaces the prediction if shorter (the largest values are dropped, 3 tries);
-- the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
+- state 0 at once when state 1 cannot pay off (next timer under its target residency, PM QoS limit
+  under its exit latency, or a limit of 0);
+- the prediction in whole us; with the tick stopped, a prediction under a tick becomes the next
+  timer; with it running, the exit latency must not exceed min(PM QoS, predicted / (1 + 10 x
+  iowaiters)) (the "performance multiplier", still in 6.1.192);
 - the deepest enabled state with target residency <= prediction and exit latency within the limit
-  is chosen; a POLL state (if present) is chosen when nothing deeper qualifies;
+  is chosen; a POLL choice gives way to the next state if its exit latency is within the limit and
+  its residency within the next timer; a running tick with a prediction of a tick or more that the
+  deepest state does not fit keeps the tick (the prediction becomes the chosen state's residency);
 - with a running tick, the tick is kept for a POLL state or a prediction shorter than a tick; a
   wake-up by that tick with the next timer beyond it is learnt as a long idle (menu_update's
-  ``tick_wakeup`` case), so a CPU with no timer stops its tick after a few tick wake-ups.
+  ``tick_wakeup`` case), so a CPU with no timer stops its tick after a few tick wake-ups; a short
+  idle loses the exit latency menu_update deducts (halved within twice the exit latency).
+:meth:`MenuGovernor._select_61` lists them in menu.c's order.
 
 The 6.12 rules drop the IO-wait terms (6 buckets, no multiplier: a CPU whose thread waits 60 us
 for a flash read picks a state of up to 60 us target residency, C1E rather than C1 on a server
