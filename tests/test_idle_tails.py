@@ -269,3 +269,11 @@ def test_a_deep_state_on_a_waiting_core_lengthens_the_tail_and_pm_qos_removes_it
     for key in ("p50", "p99"):
         gain = deep["lat"][key] - capped["latency_us"][key]
         assert gain == pytest.approx(EXIT_US["C6"] - EXIT_US["C1E"], rel=0.25), key
+
+
+def test_a_bad_pm_qos_limit_names_the_field():
+    from simcore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="cpu_latency_qos_us"):
+        resolve(sets={"cpu.cpu_latency_qos_us": "-5"})
+    assert resolve(sets={"cpu.cpu_latency_qos_us": "0"}).platform.cpu.cpu_latency_qos_us == 0
