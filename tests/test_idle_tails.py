@@ -277,3 +277,16 @@ def test_a_bad_pm_qos_limit_names_the_field():
     with pytest.raises(ConfigError, match="cpu_latency_qos_us"):
         resolve(sets={"cpu.cpu_latency_qos_us": "-5"})
     assert resolve(sets={"cpu.cpu_latency_qos_us": "0"}).platform.cpu.cpu_latency_qos_us == 0
+
+
+@pytest.mark.parametrize(
+    "wait_us, waiters, state",
+    [(50, 1, "C1"), (100, 1, "C1"), (109, 1, "C1"), (110, 1, "C1E"), (50, 0, "C1E"), (15, 0, "C1"), (700, 0, "C6")],
+)
+def test_menu_61_state_for_a_flash_wait_on_the_4210r(wait_us, waiters, state):
+    """menu.c 6.1, tick running, a repeating wait of ``wait_us`` (the typical interval): the
+    deepest state whose target residency fits it and whose exit latency is within wait / (1 + 10 x
+    waiters): one IO waiter keeps a 50-109 us wait in C1 (C1E's 10 us exit needs 110 us); without
+    one C1E's 20 us residency decides, and C6 needs 600 us."""
+    gov = menu((6, 1), wait_us)
+    assert NAMES[gov.select(3e6, waiters, TICK_NS, 3e6)] == state
