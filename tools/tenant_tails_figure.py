@@ -24,7 +24,7 @@ def figure(plt, rows: list[dict], path) -> None:
         ("mean_us", "latency tenant: mean (us)"),
         ("p99_us", "latency tenant: p99 (us)"),
         ("p99.9_us", "latency tenant: p99.9 (us)"),
-        ("gap_ms", "latency tenant: longest gap without a read (ms)"),
+        ("gap_ms", "latency tenant: longest gap between reads (ms)"),
     )
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
     for ax, (key, label) in zip(axes, panels):

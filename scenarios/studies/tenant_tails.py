@@ -6,8 +6,8 @@ For each scheduler and N, one run; the reader's mean, p50, p90, p99 and p99.9 as
 (its ``clat`` percentiles: psync's clat is its lat), its IOPS, its longest wait for a CPU (``stall_ms``:
 from its read's completion, which wakes it, to its return from ``pread``, over the measured reads),
 its longest read (``max_us``), its longest
-stretch of the measured window without a read in flight (``gap_ms``: a wait for a CPU that began in
-the ramp shows here) and the scans' IOPS. ``docs/scaling.md`` ("Tails beside N scans") and
+stretch of the measured window in which none of its reads completed (``gap_ms``) and the scans'
+IOPS. ``docs/scaling.md`` ("Tails beside N scans") and
 ``tools/tenant_tails_figure.py`` (``docs/figures/scaling-tenant-tails.svg``) show them. A prediction:
 no measured points of this mix exist in the package.
 """
@@ -42,11 +42,10 @@ def tail_row(scheduler: str, scans: int, sets: dict | None = None, seed: int = 4
     mine = rec[rec["job"] == 0]
     # woken by its read's completion (reaped), running again at t_complete: its wait for a CPU
     stall_ns = float(np.max(mine["t_complete_ns"] - mine["t_reaped_ns"])) if len(mine) else float("nan")
-    # and the longest stretch of the window without a read of its own in flight (a wait that began
-    # in the ramp shows here: the window's start to its first read)
-    submit = np.sort(mine["t_submit_ns"])
+    # and the longest stretch of the window in which none of its reads completed (from the window's
+    # start to its first completion, then between completions)
     done = np.sort(mine["t_complete_ns"])
-    gaps = np.concatenate(([submit[0] - start_ns], submit[1:] - done[:-1])) if len(mine) else np.array([np.nan])
+    gaps = np.diff(np.concatenate(([start_ns], done))) if len(mine) else np.array([np.nan])
     row = {
         "scheduler": scheduler,
         "scans": scans,
