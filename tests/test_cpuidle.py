@@ -278,8 +278,11 @@ def test_stopping_and_restarting_the_tick_programs_the_hrtimer():
     # and restarts it when the thread's timer wakes it
     stops, restarts = ticks(thinktime="10ms")
     assert stops >= 4 and restarts >= stops - 1
-    # back-to-back IOs: the CPU idles for microseconds and menu keeps its tick
-    assert ticks() == (1, 1)  # the single stop is the first idle, before the tick's history
+    # back-to-back IOs: the CPU idles for microseconds and menu keeps its tick, once it has learnt:
+    # it starts as a CPU that idled before the run (a ring of 45 ms periods) and stops the tick
+    # until its correction factor has decayed and short periods fill the repeating-interval ring
+    stops, restarts = ticks()
+    assert 1 <= stops <= 8 and restarts == stops  # 50 ms of ~10 us reads: about 5,000 idle periods
 
 
 @settings(max_examples=300, deadline=None)

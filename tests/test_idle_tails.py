@@ -153,3 +153,140 @@ def test_teo_612_counts_idle_periods_beyond_a_tick_as_tick_hits():
         period(gov, 20_000, 20_000)
     assert gov.tick_hits > 0 and sum(gov.hits) == 0
     assert NAMES[gov.select(20e6, 0, TICK_NS, TICK_NS)] == "C6" and gov.stop_tick
+
+
+# ---------------------------------------------------------------- menu 6.1.192 rule by rule, PM QoS
+
+
+def menu_qos(qos_us: int | None, release: tuple[int, int] = (6, 1), cpu=CPU) -> MenuGovernor:
+    gov = MenuGovernor(cpu.model_copy(update={"cpu_latency_qos_us": qos_us}), TICK_NS)
+    gov.for_kernel(release)
+    return gov
+
+
+def test_menu_61_returns_state_0_when_state_1_cannot_pay_off():
+    """menu.c 6.1: state 0 at once (the tick kept, state 0 polls) when the next timer is closer than
+    state 1's target residency, or the PM QoS limit is 0 or below state 1's exit latency; above it
+    the prediction decides."""
+    gov = menu_qos(None)
+    assert gov.select(1500.0, 0, TICK_NS, TICK_NS) == 0 and not gov.stop_tick  # C1 needs 2 us
+    for qos, state in ((0, "POLL"), (1, "POLL"), (2, "C6")):  # C1's exit latency is 2 us
+        gov = menu_qos(qos if qos != 2 else None)
+        assert NAMES[gov.select(20e6, 0, TICK_NS, TICK_NS)] == state, qos
+    assert menu_qos(0, (6, 12)).select(20e6, 0, TICK_NS, TICK_NS) == 0  # 6.12 too
+
+
+def test_menu_61_reads_a_ring_of_zeros_as_a_0_us_pattern():
+    """get_typical_interval of 6.1 has no 'if (!max)' test (6.12's): eight idle periods under 1 us
+    have average and variance 0, a pattern, so the CPU stays in POLL with the tick running even with
+    a timer 20 ms away; 6.12 finds no pattern and trusts the timer (C6, tick stopped)."""
+    old, new = menu((6, 1), 0.5), menu((6, 12), 0.5)
+    assert NAMES[old.select(20e6, 0, TICK_NS, TICK_NS)] == "POLL" and not old.stop_tick
+    assert NAMES[new.select(20e6, 0, TICK_NS, TICK_NS)] == "C6" and new.stop_tick
+
+
+def test_menu_61_with_the_tick_stopped_trusts_the_timer_and_drops_the_io_wait_limit():
+    """menu.c 6.1, tick stopped: a prediction under a tick (the 60 us pattern) becomes the next
+    timer (2 ms), and the performance multiplier is not applied (only with the tick running): C6
+    despite an IO waiter. With the tick running the same CPU takes C1 (60 us / 11 = 5.5 us)."""
+    assert NAMES[menu((6, 1), 60).select(2e6, 1)] == "C6"
+    assert NAMES[menu((6, 1), 60).select(2e6, 1, TICK_NS, 2e6)] == "C1"
+
+
+def test_menu_61_keeps_the_tick_when_the_deepest_state_does_not_fit():
+    """menu.c 6.1, tick running, prediction of at least a tick: if a state does not fit it, the
+    prediction becomes the chosen state's target residency, so the tick is kept (the governor runs
+    again at the next tick). A table whose deepest state needs 10 ms, a 6 ms prediction: C6
+    chosen, tick kept; with a 20 ms prediction everything fits and the tick stops."""
+    deep = CPU.cstates[-1].model_copy(update={"name": "C10", "target_residency_ns": 10e6, "exit_latency_ns": 500e3})
+    cpu = CPU.model_copy(update={"cstates": (*CPU.cstates, deep)})
+    short, long_ = (menu_qos(None, cpu=cpu) for _ in range(2))
+    short.prime(6e6)
+    long_.prime(20e6)
+    assert [s.name for s in cpu.cstates][short.select(30e6, 0, TICK_NS, 3e6)] == "C6"
+    assert not short.stop_tick
+    assert [s.name for s in cpu.cstates][long_.select(30e6, 0, TICK_NS, 3e6)] == "C10" and long_.stop_tick
+
+
+def test_menu_61_deducts_the_exit_latency_from_a_short_idle():
+    """menu_update: the residency runs to the end of the state's exit (measured + exit); within
+    twice the exit latency it is halved, so a 1 us wake-up from C1E (10 us exit) records 5 us."""
+    gov = menu((6, 1), 30)
+    assert NAMES[gov.select(2e6, 0, TICK_NS, 2e6)] == "C1E"
+    gov.reflect(1000.0)
+    assert gov.intervals[gov.interval_ptr - 1] == 5
+    gov.select(2e6, 0, TICK_NS, 2e6)
+    gov.reflect(40_000.0)  # beyond twice the exit: the measured time itself
+    assert gov.intervals[gov.interval_ptr - 1] == 40
+
+
+@pytest.mark.parametrize("governor", ["menu", "teo"])
+@pytest.mark.parametrize("release", [(6, 1), (6, 12)])
+def test_pm_qos_caps_the_depth_of_both_governors(governor, release):
+    """cpu_latency_qos (/dev/cpu_dma_latency) at 50 us: a CPU with nothing to do for 20 ms takes
+    C1E (10 us exit) instead of C6 (133 us); at 5 us, C1 (2 us)."""
+    from policies.cpu_idle.teo import TeoGovernor
+
+    for qos, want in ((None, "C6"), (50, "C1E"), (5, "C1")):
+        cls = MenuGovernor if governor == "menu" else TeoGovernor
+        gov = cls(CPU.model_copy(update={"cpu_latency_qos_us": qos}), TICK_NS)
+        gov.for_kernel(release)
+        for _ in range(20):
+            gov.select(20e6, 0, TICK_NS, TICK_NS)
+            gov.reflect(20e6)
+        assert NAMES[gov.select(20e6, 0, TICK_NS, TICK_NS)] == want, qos
+
+
+def test_a_deep_state_on_a_waiting_core_lengthens_the_tail_and_pm_qos_removes_it(box):
+    """The rate-limited reader on teo 6.1 (above): its flash waits land in C6, and each read pays
+    C6's 133 us exit. A PM QoS request of 20 us (what a latency-sensitive service writes to
+    /dev/cpu_dma_latency) forbids C6: the waits take C1E (10 us exit) and p50 and p99 fall by the
+    difference of the two exit latencies."""
+    opts = {"rate_iops": "500", "runtime": "400ms", "ramp_time": "100ms"}
+    deep = flash_read(box, "6.1", "teo", **opts)
+    capped = simulate(
+        resolve(
+            platform=box,
+            jobs=[
+                job_from_options(
+                    {
+                        "rw": "randread",
+                        "bs": "4k",
+                        "ioengine": "psync",
+                        "direct": "1",
+                        "filename": "/dev/nvme0n1",
+                        "time_based": "1",
+                        **opts,
+                    },
+                    name="t",
+                )
+            ],
+            sets={"kernel.version": "6.1", "cpu.cpuidle_governor": "teo", "cpu.cpu_latency_qos_us": 20},
+        )
+    )["summary"]
+    cpu = max(capped["cstate_residency"].values(), key=lambda r: r["C0"])
+    assert cpu["C6"] == 0 and cpu["C1E"] > 0.8 and deep["cpu"]["C6"] > 0
+    for key in ("p50", "p99"):
+        gain = deep["lat"][key] - capped["latency_us"][key]
+        assert gain == pytest.approx(EXIT_US["C6"] - EXIT_US["C1E"], rel=0.25), key
+
+
+def test_a_bad_pm_qos_limit_names_the_field():
+    from simcore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="cpu_latency_qos_us"):
+        resolve(sets={"cpu.cpu_latency_qos_us": "-5"})
+    assert resolve(sets={"cpu.cpu_latency_qos_us": "0"}).platform.cpu.cpu_latency_qos_us == 0
+
+
+@pytest.mark.parametrize(
+    "wait_us, waiters, state",
+    [(50, 1, "C1"), (100, 1, "C1"), (109, 1, "C1"), (110, 1, "C1E"), (50, 0, "C1E"), (15, 0, "C1"), (700, 0, "C6")],
+)
+def test_menu_61_state_for_a_flash_wait_on_the_4210r(wait_us, waiters, state):
+    """menu.c 6.1, tick running, a repeating wait of ``wait_us`` (the typical interval): the
+    deepest state whose target residency fits it and whose exit latency is within wait / (1 + 10 x
+    waiters): one IO waiter keeps a 50-109 us wait in C1 (C1E's 10 us exit needs 110 us); without
+    one C1E's 20 us residency decides, and C6 needs 600 us."""
+    gov = menu((6, 1), wait_us)
+    assert NAMES[gov.select(3e6, waiters, TICK_NS, 3e6)] == state

@@ -11,6 +11,7 @@ import pytest
 from models.platforms import PLATFORMS
 from scenarios.studies.latency_compare import (
     FIO_PERCENTILES,
+    MeasuredLatencies,
     calibrate_latencies,
     compare_latencies,
     exceeding_rows,
@@ -23,7 +24,7 @@ from simcore.errors import ConfigError
 from stacksim.cli import main
 
 PLAT = "optane-p4801x-e3-1230"
-JOB = "[j]\nrw=randread\nbs=4k\ndirect=1\nioengine={engine}\niodepth=1\nruntime=20ms\nramp_time=2ms\ntime_based=1\n"
+JOB = "[j]\nrw=randread\nbs=4k\ndirect=1\nioengine={engine}\niodepth=1\nruntime=20ms\nramp_time=5ms\ntime_based=1\n"
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,9 @@ def test_tables_and_csvs_and_fio_json(tmp_path):
     m = read_latencies(str(t))
     assert m.samples_ns is None and m.table == ((50.0, 10500.0), (99.0, 14000.0), (99.9, 20000.0))
     v = compare_latencies(m, np.linspace(9000, 21000, 1001))
-    assert [r["stat"] for r in v["rows"]] == ["mean", "p50", "p99", "p99.9"] and v["ks"]["pvalue"] is None
+    assert [r["stat"] for r in v["rows"]] == ["mean", "p50", "p90", "p99", "p99.9"] and v["ks"]["pvalue"] is None
+    p90 = v["rows"][2]  # not in the table: between its 50th and 99th points
+    assert p90["interpolated"] and p90["measured_us"] == pytest.approx(10.5 + 3.5 * 40 / 49)
     mean = v["rows"][0]  # a table without its mean: the simulated mean, nothing to compare it with
     assert mean["measured_us"] is None and mean["error_pct"] is None and mean["simulated_us"] == pytest.approx(15.0)
     assert "n/a" in format_latency_comparison(v) and exceeding_rows(v, 0.0) == ["p50", "p99", "p99.9"]
@@ -237,7 +240,7 @@ def test_a_long_measured_run_is_simulated_only_as_long_as_its_percentiles_need(t
     assert ios_needed(m) == TAIL_IOS * 10_000 == 100_000
     job = tmp_path / "long.fio"
     job.write_text(
-        JOB.format(engine="psync").replace("runtime=20ms", "runtime=150").replace("ramp_time=2ms", "ramp_time=5")
+        JOB.format(engine="psync").replace("runtime=20ms", "runtime=150").replace("ramp_time=5ms", "ramp_time=5")
     )
     sets, said = sized_sets(m, str(job), PLAT, {}, seed=1)
     # 100,000 IOs at the table's median of 10 us, one IO in flight, with a 1.5x margin: 1.5 s
@@ -265,3 +268,41 @@ def test_calibrate_latencies_runs_as_many_passes_as_asked_and_says_what_to_do(wi
     argv = ["calibrate", "--latencies", str(csv), "--job", str(job), "--platform", PLAT, "-o", "x.yaml"]
     assert main([*argv, "--max-iterations", "0"]) == 2
     assert "--max-iterations 0: expected at least 1 (" in capsys.readouterr().err
+
+
+def test_the_tails_are_always_reported_and_flagged_when_unresolved():
+    """p50/p90/p99/p99.9 are rows of every comparison: 200 measured IOs resolve p99 (2 IOs above
+    it) but not p99.9, which is shown, flagged and not checked by --max-error."""
+    rng = np.random.default_rng(1)
+    m = _samples(rng.normal(20_000, 2_000, 200))
+    v = compare_latencies(m, rng.normal(40_000, 2_000, 5000))
+    rows = {r["stat"]: r for r in v["rows"]}
+    assert {"mean", "p50", "p90", "p99", "p99.9"} <= set(rows)
+    assert rows["p99"].get("resolved", True) and rows["p99.9"]["resolved"] is False
+    assert "p99.9" not in exceeding_rows(v, 10.0) and {"mean", "p50", "p99"} <= set(exceeding_rows(v, 10.0))
+    assert "(*)" in format_latency_comparison(v) and "Wasserstein-1 distance" in format_latency_comparison(v)
+
+
+def test_the_wasserstein_distance_is_the_shift_between_the_distributions():
+    """W1 of a distribution and itself shifted by 3 us is 3 us, against samples and against a fine
+    percentile table of the same samples; reported also as a share of the measured mean."""
+    rng = np.random.default_rng(2)
+    base = rng.exponential(10_000, 20_000) + 5_000
+    same = compare_latencies(_samples(base), base)
+    assert same["wasserstein"]["us"] == pytest.approx(0.0, abs=1e-9)
+    v = compare_latencies(_samples(base), base + 3_000)
+    assert v["wasserstein"]["us"] == pytest.approx(3.0, rel=1e-6)
+    assert v["wasserstein"]["relative_pct"] == pytest.approx(3_000 / base.mean() * 100)
+    pcts = np.arange(0.5, 100.0, 0.5)
+    table = tuple((float(p), float(np.quantile(base, p / 100))) for p in pcts)
+    t = compare_latencies(_table(table, float(base.mean())), base + 3_000)
+    assert t["wasserstein"]["against"] == "table" and t["wasserstein"]["us"] == pytest.approx(3.0, rel=0.1)
+
+
+def _samples(ns) -> MeasuredLatencies:
+    ns = np.asarray(ns, dtype=float)
+    return MeasuredLatencies("m.log", "lat", "read", ns, (), float(ns.mean()))
+
+
+def _table(table, mean_ns) -> MeasuredLatencies:
+    return MeasuredLatencies("t.csv", "lat", "read", None, table, mean_ns)

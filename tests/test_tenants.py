@@ -76,3 +76,34 @@ def test_scaling_md_quotes_the_tenant_mix_per_fair_class():
     assert alone["6.3"] == alone["6.6"]
     quoted = f"{alone['6.12']} mean alone against {alone['6.3']} on 6.3 and 6.6"
     assert quoted in re.sub(r"\s+", " ", page), quoted
+
+
+def test_tails_beside_n_scans_grow_with_the_scans():
+    """scenarios/studies/tenant_tails.py (docs/scaling.md, "Tails beside N scans"): with the `none`
+    scheduler the reader's mean, p99 and p99.9 grow as scans join it; its percentiles are ordered."""
+    from scenarios.studies.tenant_tails import markdown, tenant_tails
+
+    alone, busy = tenant_tails(scans=(0, 4), schedulers=("none",), sets=SHORT)
+    for key in ("mean_us", "p99_us", "p99.9_us"):
+        assert busy[key] > 1.3 * alone[key], key
+    for r in (alone, busy):
+        assert r["p50_us"] <= r["p90_us"] <= r["p99_us"] <= r["p99.9_us"] <= r["max_us"]
+    assert alone["scan_iops"] == 0 and busy["scan_iops"] > 10 * busy["iops"]
+    assert "| none | 4 |" in markdown([alone, busy])
+
+
+def test_the_first_wake_of_the_reader_waits_at_most_the_slices_ahead_of_it():
+    """mq-deadline, 4 scans on CFS (6.3): the reader's first read completes at once, but it woke
+    with a vruntime above the scans' (no sleeper credit yet) and not far enough below the running
+    scan's to preempt it, so it waits its turn: the running scan's slice (24 ms / 3 runnable = 8
+    ms, ending at the next 4 ms tick) and, ahead of it in vruntime, the other scan queued on its
+    CPU: 24 ms at most. (Before, a slice check armed for the reader itself, which had gone to sleep,
+    kept the running scan's check from being armed, and the reader waited 32 ms.) EEVDF (6.6)
+    takes it after the running request (3 ms base slice) and one other: under 12 ms."""
+    from scenarios.studies.tenant_tails import tail_row
+
+    sets = {"ramp_time": "0", "runtime": "30ms"}
+    cfs = tail_row("mq-deadline", 4, {**sets, "kernel.version": "6.3"})
+    eevdf = tail_row("mq-deadline", 4, {**sets, "kernel.version": "6.6"})
+    assert 16 < cfs["stall_ms"] <= 24.5 and cfs["max_us"] / 1e3 == pytest.approx(cfs["stall_ms"], abs=0.2)
+    assert eevdf["stall_ms"] < 12

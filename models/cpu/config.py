@@ -230,6 +230,17 @@ class CpuConfig(Model):
         description="names of idle states disabled on every CPU (cpuidle stateN/disable = 1); disabling all but"
         " POLL is idle=poll, disabling POLL makes the shallowest hardware state the fallback",
     )
+    cpu_latency_qos_us: Optional[int] = Field(
+        None,
+        ge=0,
+        le=2_000_000_000,
+        description="the CPU latency PM QoS limit, us: what a process holding /dev/cpu_dma_latency open (or a"
+        " driver's cpu_latency_qos_add_request) asks for (Linux 6.1 kernel/power/qos.c cpu_latency_qos_limit;"
+        " drivers/cpuidle/governor.c cpuidle_governor_latency_req turns it into ns). Every idle governor"
+        " then skips the states whose exit latency exceeds it (menu.c and teo.c in 6.1); 0 keeps the CPU in"
+        " state 0 (POLL). None: no request, PM_QOS_CPU_LATENCY_DEFAULT_VALUE (2000 s, include/linux/pm_qos.h):"
+        " no limit",
+    )
     core_leakage_w: float = Field(
         ge=0, description="static power of a powered (C0/POLL) physical core at max voltage, W"
     )

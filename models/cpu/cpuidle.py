@@ -56,7 +56,7 @@ DEFAULT_TICK_NS: Final = 4_000_000.0
 class CpuidleGovernor(ABC):
     """Per-CPU governor state. Subclasses are registered by name in ``policies.cpu_idle``."""
 
-    __slots__ = ("cfg", "tick_period_ns", "stop_tick", "kernel_release")
+    __slots__ = ("cfg", "tick_period_ns", "stop_tick", "kernel_release", "latency_req_ns")
 
     name = "abstract"
 
@@ -69,6 +69,10 @@ class CpuidleGovernor(ABC):
         self.stop_tick = True
         #: the kernel release whose governor this is, (major, minor) (:meth:`for_kernel`)
         self.kernel_release = DEFAULT_RELEASE
+        #: cpuidle_governor_latency_req: the PM QoS CPU latency limit, ns (``cfg.cpu_latency_qos_us``;
+        #: inf without a request): no state whose exit latency exceeds it may be chosen
+        qos = cfg.cpu_latency_qos_us
+        self.latency_req_ns = float("inf") if qos is None else qos * 1000.0
 
     def for_kernel(self, release: tuple[int, int]) -> None:
         """The host's kernel is ``release``: a governor whose rules changed between releases takes

@@ -9,12 +9,20 @@ noted, for kernels before 6.12; from 6.12 (``kernel.version``, :data:`RULES_612`
 - a repeating-interval detector over the last 8 idle periods, kept in whole microseconds as menu.c
   keeps them (``ktime_to_us``), with menu.c's integer arithmetic: when their spread is small, their
   average replaces the prediction if shorter (the largest values are dropped, 3 tries);
-- the exit latency must not exceed predicted / (1 + 10 x iowaiters) (the "performance multiplier");
+- state 0 at once when state 1 cannot pay off (next timer under its target residency, PM QoS limit
+  under its exit latency, or a limit of 0);
+- the prediction in whole us; with the tick stopped, a prediction under a tick becomes the next
+  timer; with it running, the exit latency must not exceed min(PM QoS, predicted / (1 + 10 x
+  iowaiters)) (the "performance multiplier", still in 6.1.192);
 - the deepest enabled state with target residency <= prediction and exit latency within the limit
-  is chosen; a POLL state (if present) is chosen when nothing deeper qualifies;
+  is chosen; a POLL choice gives way to the next state if its exit latency is within the limit and
+  its residency within the next timer; a running tick with a prediction of a tick or more that the
+  deepest state does not fit keeps the tick (the prediction becomes the chosen state's residency);
 - with a running tick, the tick is kept for a POLL state or a prediction shorter than a tick; a
   wake-up by that tick with the next timer beyond it is learnt as a long idle (menu_update's
-  ``tick_wakeup`` case), so a CPU with no timer stops its tick after a few tick wake-ups.
+  ``tick_wakeup`` case), so a CPU with no timer stops its tick after a few tick wake-ups; a short
+  idle loses the exit latency menu_update deducts (halved within twice the exit latency).
+:meth:`MenuGovernor._select_61` lists them in menu.c's order.
 
 The 6.12 rules drop the IO-wait terms (6 buckets, no multiplier: a CPU whose thread waits 60 us
 for a flash read picks a state of up to 60 us target residency, C1E rather than C1 on a server
@@ -94,9 +102,6 @@ class MenuGovernor(CpuidleGovernor):
         "interval_ptr",
         "bucket",
         "next_timer_ns",
-        "_deeper_idx",
-        "_deeper_target",
-        "_deeper_exit",
         "_first",
         "_enabled",
         "_polling",
@@ -106,9 +111,8 @@ class MenuGovernor(CpuidleGovernor):
         "_sq_us",
         "_typical_ns",
         "_typical_known",
-        "_typical_mult",
-        "_typical_idx",
         "_rules612",
+        "_last_idx",
     )
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
@@ -121,27 +125,25 @@ class MenuGovernor(CpuidleGovernor):
         self._polling: tuple[bool, ...] = tuple(st.polling for st in cfg.cstates)
         self._residency: tuple[float, ...] = tuple(st.target_residency_ns for st in cfg.cstates)
         self._exit_ns: tuple[float, ...] = tuple(st.exit_latency_ns for st in cfg.cstates)
-        #: the index, target residency and exit latency of each enabled state deeper than the first
-        self._deeper_idx: tuple[int, ...] = tuple(enabled[1:])
-        self._deeper_target: tuple[float, ...] = tuple(cfg.cstates[i].target_residency_ns for i in enabled[1:])
-        self._deeper_exit: tuple[float, ...] = tuple(cfg.cstates[i].exit_latency_ns for i in enabled[1:])
         self.correction: list[float] = [float(RESOLUTION * DECAY)] * (2 * BUCKETS)
         #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
-        #: sum of squares (exact integers: the detector's first pass costs O(1))
-        self.intervals = [0] * INTERVALS
-        self._sum_us = self._sq_us = 0
+        #: sum of squares (exact integers: the detector's first pass costs O(1)). menu_enable_device
+        #: zeroes them at boot, but a run starts on a machine that has idled since: its CPUs' last
+        #: idle periods were ended by the tick with no timer pending, which menu_update records as
+        #: 9/10 of MAX_INTERESTING (45,000 us). (A ring of zeros would read as a 0 us pattern in
+        #: 6.1, and keep a fresh CPU in its shallowest state until eight periods have passed.)
+        self.prime(0.9 * MAX_INTERESTING_NS)
         #: the detector's answer for the ring as it is (ns, -1.0: no pattern; valid while
-        #: ``_typical_known``, cleared when the ring changes), and the state it gives for a latency
-        #: multiplier (the ring mostly repeats itself: an idle period of the same whole us as 8
-        #: periods before leaves the ring, and the answer, unchanged)
+        #: ``_typical_known``, cleared when the ring changes: the ring mostly repeats itself, an idle
+        #: period of the same whole us as 8 periods before leaves the ring, and the answer, unchanged)
         self._typical_ns = -1.0
         self._typical_known = False
-        self._typical_mult = 0
-        self._typical_idx = 0
         self.interval_ptr = 0
         self.bucket = 0
         self.next_timer_ns = NO_TIMER_NS
         self._rules612 = False
+        #: the state chosen by the last select (menu_update deducts its exit latency)
+        self._last_idx = 0
 
     def prime(self, idle_ns: float) -> None:
         """Fill the interval ring with ``idle_ns`` (what the generic loop of timer-ended periods
@@ -164,7 +166,10 @@ class MenuGovernor(CpuidleGovernor):
         sums of the values kept and of their squares in one loop."""
         total = self._sum_us
         if total == 0:
-            return -1.0  # menu.c: 'if (!max) return UINT_MAX'
+            # 6.12's 'if (!max) return UINT_MAX'; 6.1.192 has no such test: a ring of zeros has
+            # average and variance 0, a pattern of 0 us (its 'min >= predicted_us' test only
+            # matters for a prediction of 0, where the answer is the same)
+            return -1.0 if self._rules612 else 0.0
         avg = total >> INTERVAL_SHIFT
         var = (self._sq_us - 2 * avg * total + INTERVALS * avg * avg) >> INTERVAL_SHIFT
         if avg * avg > 36 * var or var <= 400:  # all INTERVALS values count (>= 3/4 of them)
@@ -185,7 +190,7 @@ class MenuGovernor(CpuidleGovernor):
                     if v > top:
                         top = v
             if top == 0:
-                return -1.0
+                return -1.0 if self._rules612 else 0.0
             avg = total // n
             # the squared deviations from avg, summed: sum(v^2) - 2 avg sum(v) + n avg^2, exactly
             var = (sq - 2 * avg * total + n * avg * avg) // n
@@ -200,6 +205,7 @@ class MenuGovernor(CpuidleGovernor):
         """6.12's rules from :data:`RULES_612` on (:meth:`_select_612`), 6.1's before."""
         self.kernel_release = release
         self._rules612 = release >= RULES_612
+        self._typical_known = False  # a ring of zeros reads differently (_typical_interval)
 
     def select(
         self, next_timer_ns: float, iowaiters: int, tick_ns: float | None = None, delta_tick_ns: float = 0.0
@@ -210,28 +216,83 @@ class MenuGovernor(CpuidleGovernor):
         target residency exceeds the time to the tick is traded for a shallower one."""
         if self._rules612:
             return self._select_612(next_timer_ns, tick_ns, delta_tick_ns)
-        self.next_timer_ns = next_timer_ns
-        b = self.bucket = (BUCKETS if iowaiters else 0) + _which_bucket(next_timer_ns)
-        predicted = next_timer_ns * self.correction[b] / (RESOLUTION * DECAY)
-        mult = 1 + 10 * iowaiters
-        idx = self._deepest(predicted, predicted / mult)
-        polling = self._polling
-        if idx != self._first or (tick_ns is not None and not polling[idx] and predicted >= tick_ns):
-            # the repeating-interval detector can only shorten the prediction, so with the first
-            # enabled state chosen it matters only for the tick decision (less work on the hot path)
-            typical = self._typical()
-            if typical >= 0.0 and typical < predicted:
-                predicted = typical
-                if self._typical_mult != mult:
-                    self._typical_mult = mult
-                    self._typical_idx = self._deepest(typical, typical / mult)
-                idx = self._typical_idx
-        if tick_ns is None:
-            return idx
-        stop = self.stop_tick = not (polling[idx] or predicted < tick_ns)
-        residency = self._residency
-        if not stop and idx != self._first and residency[idx] > delta_tick_ns:
-            idx = self._within_tick(idx, delta_tick_ns)
+        return self._select_61(next_timer_ns, iowaiters, tick_ns, delta_tick_ns)
+
+    def _select_61(self, nt: float, iowaiters: int, tick_ns: float | None, delta_tick_ns: float) -> int:
+        """menu_select of 6.1.192 (drivers/cpuidle/governors/menu.c), rule by rule:
+
+        1. state 0 at once when there is no choice: one state, a PM QoS limit of 0, or (state 0
+           enabled) a next timer closer than state 1's target residency or a limit below state 1's
+           exit latency; the tick then stops unless state 0 polls;
+        2. predicted = next timer x correction, rounded to whole us (half up), or the typical interval
+           if shorter (get_typical_interval);
+        3. tick stopped (``tick_ns`` None): a prediction under a tick becomes the next timer itself;
+           tick running: the latency limit is min(PM QoS, predicted / (1 + 10 x iowaiters));
+        4. the deepest enabled state whose target residency fits and whose exit latency is within the
+           limit; at the first state that does not fit: a POLL choice gives way to it if its exit
+           latency is within the limit and its residency within the next timer; else, with a running
+           tick and a prediction of at least a tick, the prediction becomes the chosen state's target
+           residency (the tick is kept: the governor runs again at the next tick); with a stopped
+           tick, the state deeper than a shallow choice (target residency under a tick) is taken if
+           it fits the time to the next event (``delta_tick``: with the tick stopped, the clock event
+           device is programmed for the next timer, so ``delta_tick_ns`` is the next timer);
+        5. with a running tick, the tick is kept for a POLL state or a prediction under a tick, and a
+           state deeper than the time to the next tick is traded for a shallower one."""
+        stopped = tick_ns is None
+        if stopped:
+            tick = self.tick_period_ns
+            delta_tick_ns = nt
+        else:
+            tick = tick_ns
+        self.next_timer_ns = nt
+        b = self.bucket = (BUCKETS if iowaiters else 0) + _which_bucket(nt)
+        polling, residency, exit_ns = self._polling, self._residency, self._exit_ns
+        lat = self.latency_req_ns
+        self.stop_tick = True
+        if len(residency) <= 1 or lat == 0.0 or ((nt < residency[1] or lat < exit_ns[1]) and self._first == 0):
+            self.stop_tick = not polling[0]
+            self._last_idx = 0
+            return 0
+        unit = RESOLUTION * DECAY * 1000.0
+        predicted = _floor_div(unit / 2 + nt * self.correction[b], unit) * 1000.0
+        typical = self._typical()
+        if typical >= 0.0 and typical < predicted:
+            predicted = typical
+        if stopped:
+            if predicted < tick:
+                predicted = nt
+        else:
+            interactivity = _floor_div(predicted, 1.0 + 10.0 * iowaiters)
+            if interactivity < lat:
+                lat = interactivity
+        idx = -1
+        for i in self._enabled:
+            if idx == -1:
+                idx = i  # the first enabled state
+            if residency[i] > predicted:
+                if polling[idx] and exit_ns[i] <= lat and residency[i] <= nt:
+                    predicted = residency[i]
+                    idx = i
+                    break
+                if predicted < tick:
+                    break
+                if not stopped:
+                    predicted = residency[idx]
+                    break
+                if residency[idx] < tick and residency[i] <= delta_tick_ns:
+                    idx = i
+                self._last_idx = idx
+                return idx
+            if exit_ns[i] > lat:
+                break
+            idx = i
+        if idx == -1:
+            idx = 0
+        if (polling[idx] or predicted < tick) and not stopped:
+            self.stop_tick = False
+            if idx > 0 and residency[idx] > delta_tick_ns:
+                idx = self._within_tick(idx, delta_tick_ns)
+        self._last_idx = idx
         return idx
 
     def _typical(self) -> float:
@@ -240,7 +301,6 @@ class MenuGovernor(CpuidleGovernor):
         if not self._typical_known:
             self._typical_ns = self._typical_interval()
             self._typical_known = True
-            self._typical_mult = 0
         return self._typical_ns
 
     def _within_tick(self, idx: int, delta_tick_ns: float) -> int:
@@ -259,7 +319,9 @@ class MenuGovernor(CpuidleGovernor):
         is read (and corrected) only when its answer exceeds RESIDENCY_THRESHOLD_NS or the tick is
         stopped (``tick_ns`` None), else the next timer is taken as far away and the tick as half a
         period off. No IO-wait term: one set of buckets, no performance multiplier (a CPU whose task
-        waits for IO may pick any state whose target residency fits). No PM QoS limit (as above)."""
+        waits for IO may pick any state whose target residency fits). The PM QoS limit
+        (``latency_req_ns``) as in 6.1: state 0 when it is 0 or below state 1's exit latency, and no
+        state whose exit latency exceeds it."""
         stopped = tick_ns is None
         tick = self.tick_period_ns
         typical = self._typical()
@@ -280,7 +342,8 @@ class MenuGovernor(CpuidleGovernor):
         self.next_timer_ns = nt
         polling, residency, exit_ns = self._polling, self._residency, self._exit_ns
         self.stop_tick = True
-        if len(residency) <= 1 or (nt < residency[1] and self._first == 0):
+        lat = self.latency_req_ns
+        if len(residency) <= 1 or lat == 0.0 or ((nt < residency[1] or lat < exit_ns[1]) and self._first == 0):
             self.stop_tick = not polling[0]
             return 0
         idx = -1
@@ -288,6 +351,8 @@ class MenuGovernor(CpuidleGovernor):
             if idx == -1:
                 idx = i  # the first enabled state
             if residency[i] <= predicted:
+                if exit_ns[i] > lat:  # the PM QoS limit (menu.c: 'exit_latency_ns > latency_req')
+                    break
                 idx = i
                 continue
             if (
@@ -295,6 +360,7 @@ class MenuGovernor(CpuidleGovernor):
                 and residency[i] < RESIDENCY_THRESHOLD_NS
                 and residency[i] <= nt
                 and exit_ns[i] <= predicted
+                and exit_ns[i] <= lat
             ):
                 predicted = residency[i]
                 idx = i
@@ -313,17 +379,6 @@ class MenuGovernor(CpuidleGovernor):
                 idx = self._within_tick(idx, delta_tick_ns)
         return idx
 
-    def _deepest(self, predicted: float, latency_limit: float) -> int:
-        """The deepest enabled state whose target residency and exit latency fit (disabled states
-        are skipped, as menu.c does)."""
-        idx = self._first
-        target, exit_ns = self._deeper_target, self._deeper_exit
-        for k in range(len(target)):
-            if target[k] > predicted or exit_ns[k] > latency_limit:
-                break
-            idx = self._deeper_idx[k]
-        return idx
-
     def reflect(self, measured_ns: float, tick_wakeup: bool = False) -> None:
         """Learn from an idle period that lasted ``measured_ns`` (menu_update). A wake-up by the
         tick while the next timer lay beyond it counts as an idle of 9/10 of MAX_INTERESTING (the
@@ -332,6 +387,13 @@ class MenuGovernor(CpuidleGovernor):
         nt = self.next_timer_ns
         if tick_wakeup and nt > self.tick_period_ns:
             measured_ns = 0.9 * MAX_INTERESTING_NS
+        elif not self._rules612:
+            # 6.1's "Deduct exit latency": last_residency_ns runs to the end of the state's exit,
+            # i.e. measured_ns + exit; more than twice the exit latency loses it (measured_ns
+            # again), else it is halved
+            exit_ns = self._exit_ns[self._last_idx]
+            if measured_ns <= exit_ns:
+                measured_ns = (measured_ns + exit_ns) / 2
         if measured_ns > nt:
             measured_ns = nt
         b = self.bucket

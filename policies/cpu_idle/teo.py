@@ -31,10 +31,13 @@ shallower state is only taken if its bin's middle is at least a tick long (``teo
 A wake-up by the tick (``tick_wakeup``, teo.c's ``tick_nohz_idle_got_tick()``) with a sleep length
 longer than a tick counts as if the CPU had slept for the whole sleep length (``teo_reflect``'s
 safety net): a hit in the sleep length's bin, not an intercept, so a CPU with no timer soon picks
-the deepest state and stops the tick. The model's deviations: the measured
-duration is the time to the wake-up event, so teo.c's subtraction of half the exit latency (an
-estimate of the exit time inside the measured residency) is not applied; there is no PM QoS latency
-limit (as for ``menu``); a POLL stretch is never cut by ``cpuidle_poll_time``; teo.c's bookkeeping
+the deepest state and stops the tick. The PM QoS CPU latency limit (``cpu.cpu_latency_qos_us``,
+teo.c's ``latency_req``) caps the choice at ``constraint_idx``, the deepest state fitting the sleep
+length whose exit latency is within it (applied after the intercept rule, and not when the first
+enabled state is the only candidate, as teo.c's ``goto end`` skips it). The model's deviations:
+the measured duration is the time to the wake-up event, so teo.c's subtraction of half the exit
+latency (an estimate of the exit time inside the measured residency) is not applied; a POLL stretch
+is never cut by ``cpuidle_poll_time``; teo.c's bookkeeping
 at the next ``select`` is done in ``reflect`` (nothing happens between them).
 """
 
@@ -67,6 +70,7 @@ class TeoGovernor(CpuidleGovernor):
         "_residency",
         "_middle",
         "_polling",
+        "_exit_ns",
         "_enabled",
         "_off",
         "_idx0",
@@ -90,6 +94,7 @@ class TeoGovernor(CpuidleGovernor):
         #: teo_middle_of_bin(i): the middle of bin i, the expected idle duration when state i is picked
         self._middle = tuple((self._residency[i] + self._residency[i + 1]) / 2 for i in range(n - 1))
         self._polling = tuple(st.polling for st in cfg.cstates)
+        self._exit_ns = tuple(st.exit_latency_ns for st in cfg.cstates)
         self._enabled = self.enabled_states()
         off = set(cfg.cpuidle_disable)
         self._off = tuple(st.name in off for st in cfg.cstates)
@@ -134,7 +139,9 @@ class TeoGovernor(CpuidleGovernor):
         # the deepest enabled state fitting the sleep length; metric sums of the bins below it
         hits, intercepts, recent = self.hits, self.intercepts, self.recent
         idx = 0 if not off[0] else -1
-        idx0 = 0
+        idx0 = constraint_idx = 0
+        lat = self.latency_req_ns
+        exit_ns = self._exit_ns
         intercept_sum = hit_sum = recent_sum = 0
         idx_intercept_sum = idx_hit_sum = idx_recent_sum = 0
         for i in range(1, n):
@@ -148,6 +155,8 @@ class TeoGovernor(CpuidleGovernor):
             if res[i] > duration:
                 break
             idx = i
+            if exit_ns[i] <= lat:  # the PM QoS limit: teo.c's constraint_idx
+                constraint_idx = i
             idx_intercept_sum = intercept_sum
             idx_hit_sum = hit_sum
             idx_recent_sum = recent_sum
@@ -155,6 +164,24 @@ class TeoGovernor(CpuidleGovernor):
             return 0, duration  # no state enabled: state 0
         if idx == idx0:
             return idx, duration
+        idx, duration = self._intercepted(idx, duration, tick_ns, idx_intercept_sum, idx_hit_sum, idx_recent_sum)
+        if idx > constraint_idx:  # teo.c: 'if (idx > constraint_idx) idx = constraint_idx'
+            idx = constraint_idx
+        return idx, duration
+
+    def _intercepted(
+        self,
+        idx: int,
+        duration: float,
+        tick_ns: float | None,
+        idx_intercept_sum: int,
+        idx_hit_sum: int,
+        idx_recent_sum: int,
+    ) -> tuple[int, float]:
+        """teo_select's intercept rule: the candidate ``idx`` and its duration, or a shallower state
+        and the middle of its bin when early wake-ups dominate below the candidate."""
+        off = self._off
+        intercepts, recent = self.intercepts, self.recent
         alt_intercepts = 2 * idx_intercept_sum > self.total - idx_hit_sum
         alt_recent = idx_recent_sum > NR_RECENT // 2
         if not (alt_intercepts or alt_recent):

@@ -109,6 +109,10 @@ def select_612(gov: TeoGovernor, next_timer_ns: float, tick_ns: float | None, de
     if idx < 0:
         gov.stop_tick = False
         return 0
+    lat = gov.latency_req_ns
+    if gov._exit_ns[idx] > lat:  # the PM QoS limit, as 6.1's constraint_idx
+        while idx > 0 and (gov._exit_ns[idx] > lat or gov._off[idx]):
+            idx -= 1
     if idx == idx0:  # one enabled state
         duration = res[idx]
         delta_tick = tick / 2

@@ -18,9 +18,17 @@ Measured input, sniffed from the file:
 The simulated side is the job run on the platform (one run, ``records``): fio's ``lat`` is
 ``t_complete - t_submit``, its ``clat`` ``t_complete - t_issued`` (a synchronous engine's clat is
 its lat). Compared: the mean and the percentiles (the measured table's, or fio's default list up to
-what the sample size resolves), as simulated / measured - 1; and the Kolmogorov-Smirnov distance:
-two-sample (with its p-value) against samples, the largest CDF gap at the table's points against a
-table (no p-value: a table is not a sample).
+what the sample size resolves), as simulated / measured - 1; the tail percentiles p50, p90, p99
+and p99.9 (:data:`TAIL_PERCENTILES`) are always reported: against samples too few to resolve one
+the row is flagged ``resolved: False`` (the order statistic is the sample's maximum region, not a
+percentile), and against a table that lacks one the measured value is interpolated linearly
+between the table's neighbouring points (``interpolated: True``; n/a outside the table); flagged
+rows do not fail ``--max-error``. Distances: the Kolmogorov-Smirnov distance, two-sample (with its
+p-value) against samples, the largest CDF gap at the table's points against a table (no p-value: a
+table is not a sample); and the Wasserstein-1 distance (``scipy.stats.wasserstein_distance``, the
+mean absolute gap between the two quantile functions, us, and as a share of the measured mean):
+against a table, the table's percentiles carry the probability between them (the first point the
+mass below it, the last the mass above it), so it is an estimate at the table's resolution.
 
 ``calibrate_latencies`` fits the SSD's media service of the measured direction (``base_ns`` and
 ``sd_ns``) as ``calibrate --trace`` does for a depth-1 trace: the host path (the simulated latency
@@ -58,10 +66,13 @@ __all__ = [
     "format_latency_comparison",
     "calibrate_latencies",
     "FIO_PERCENTILES",
+    "TAIL_PERCENTILES",
 ]
 
 #: fio's default percentile list (``percentile_list``)
 FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
+#: the percentiles every comparison reports (issue 44: the tails, not only the mean)
+TAIL_PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 _UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6}
 _LOG_KIND = re.compile(r"_(lat|clat|slat)\.\d+\.log$")
 KINDS = ("lat", "clat")
@@ -245,25 +256,41 @@ def _quantile(x: np.ndarray, pct: float) -> float:
 
 def compare_latencies(m: MeasuredLatencies, sim_ns: np.ndarray) -> dict:
     """The comparison (see the module docstring): rows of mean and percentiles (us) with their
-    errors, and the KS distance."""
-    from scipy.stats import ks_2samp
+    errors, the KS distance and the Wasserstein-1 distance."""
+    from scipy.stats import ks_2samp, wasserstein_distance
 
+    flags: dict[float, dict] = {}
     if m.samples_ns is not None:
-        pcts = [p for p in FIO_PERCENTILES if m.n * (1.0 - p / 100.0) >= 1.0]
+        pcts = sorted({p for p in FIO_PERCENTILES if m.n * (1.0 - p / 100.0) >= 1.0} | set(TAIL_PERCENTILES))
         points = [(p, _quantile(m.samples_ns, p)) for p in pcts]
+        flags = {p: {"resolved": False} for p in pcts if m.n * (1.0 - p / 100.0) < 1.0}
         with warnings.catch_warnings():  # exact p-value infeasible: scipy falls back to the asymptotic one
             warnings.simplefilter("ignore", RuntimeWarning)
             ks = ks_2samp(m.samples_ns, sim_ns)
         ks_out = {"statistic": float(ks.statistic), "pvalue": float(ks.pvalue), "against": "samples"}
+        w1_ns = float(wasserstein_distance(m.samples_ns, sim_ns))
+        measured_mean = float(np.mean(m.samples_ns))
     else:
-        points = list(m.table)
+        table = dict(m.table)
+        for p in TAIL_PERCENTILES:
+            if p not in table:
+                table[p] = _interpolated(m.table, p)
+                flags[p] = {"interpolated": True}
+        points = sorted(table.items())
         s = np.sort(sim_ns)
-        gaps = [abs(p / 100.0 - np.searchsorted(s, ns, side="right") / len(s)) for p, ns in points]
+        gaps = [abs(p / 100.0 - np.searchsorted(s, ns, side="right") / len(s)) for p, ns in m.table]
         ks_out = {"statistic": float(max(gaps)), "pvalue": None, "against": "table"}
+        w1_ns = _table_wasserstein(m.table, sim_ns)
+        measured_mean = m.mean_ns
     rows = []
     # the mean row always (a table without a mean: the simulated mean beside n/a)
     rows.append(_row("mean", m.mean_ns, float(np.mean(sim_ns))))
-    rows += [_row(f"p{p:g}", ns, _quantile(sim_ns, p)) for p, ns in points]
+    rows += [{**_row(f"p{p:g}", ns, _quantile(sim_ns, p)), **flags.get(p, {})} for p, ns in points]
+    w1 = {
+        "us": w1_ns / 1e3,
+        "relative_pct": None if not measured_mean else w1_ns / measured_mean * 100.0,
+        "against": ks_out["against"],
+    }
     return {
         "latencies": m.path,
         "kind": m.kind,
@@ -273,7 +300,30 @@ def compare_latencies(m: MeasuredLatencies, sim_ns: np.ndarray) -> dict:
         "simulated_ios": int(len(sim_ns)),
         "rows": rows,
         "ks": ks_out,
+        "wasserstein": w1,
     }
+
+
+def _interpolated(table: tuple[tuple[float, float], ...], pct: float) -> float | None:
+    """The latency at ``pct`` read linearly between the table's neighbouring points, ns (None
+    outside the table's range)."""
+    for (p0, x0), (p1, x1) in zip(table, table[1:]):
+        if p0 <= pct <= p1:
+            return x0 + (x1 - x0) * (pct - p0) / (p1 - p0)
+    return None
+
+
+def _table_wasserstein(table: tuple[tuple[float, float], ...], sim_ns: np.ndarray) -> float:
+    """Wasserstein-1 between a percentile table and samples, ns: each table point carries the
+    probability from the previous point up to it (the first, everything below it; the last, also
+    everything above it: the tail beyond the table is unknown, so this is a lower estimate there)."""
+    from scipy.stats import wasserstein_distance
+
+    values = [x for _p, x in table]
+    cuts = [p / 100.0 for p, _x in table]
+    weights = [cuts[0]] + [b - a for a, b in zip(cuts, cuts[1:])]
+    weights[-1] += 1.0 - cuts[-1]
+    return float(wasserstein_distance(values, sim_ns, u_weights=weights))
 
 
 def _row(stat: str, measured_ns: float | None, simulated_ns: float) -> dict:
@@ -286,8 +336,16 @@ def _row(stat: str, measured_ns: float | None, simulated_ns: float) -> dict:
 
 
 def exceeding_rows(v: dict, max_error_pct: float) -> list[str]:
-    """The statistics whose error exceeds ``max_error_pct``."""
-    return [r["stat"] for r in v["rows"] if r["error_pct"] is not None and abs(r["error_pct"]) > max_error_pct]
+    """The statistics whose error exceeds ``max_error_pct`` (rows the measurement does not resolve
+    or that are interpolated from a table do not count)."""
+    return [
+        r["stat"]
+        for r in v["rows"]
+        if r["error_pct"] is not None
+        and abs(r["error_pct"]) > max_error_pct
+        and r.get("resolved", True)
+        and not r.get("interpolated", False)
+    ]
 
 
 def format_latency_comparison(v: dict) -> str:
@@ -307,13 +365,27 @@ def format_latency_comparison(v: dict) -> str:
         if r["measured_us"] is None:  # a table without its mean
             lines.append(f"  {r['stat']:<8} {'n/a':>12} {r['simulated_us']:>13.5g}")
             continue
-        lines.append(
-            f"  {r['stat']:<8} {r['measured_us']:>12.5g} {r['simulated_us']:>13.5g} {signed(r['error_pct'])}%".rstrip()
-        )
+        err = f"{signed(r['error_pct'])}%{_mark(r)}"
+        lines.append(f"  {r['stat']:<8} {r['measured_us']:>12.5g} {r['simulated_us']:>13.5g} {err}".rstrip())
+    if any(not r.get("resolved", True) for r in v["rows"]):
+        lines.append("  (*) too few measured IOs to resolve this percentile: not checked")
+    if any(r.get("interpolated") for r in v["rows"]):
+        lines.append("  (~) between the table's points, interpolated: not checked")
     ks = v["ks"]
     p = f", p = {ks['pvalue']:.3g}" if ks["pvalue"] is not None else " (largest CDF gap at the table's points)"
     lines.append(f"  Kolmogorov-Smirnov distance {ks['statistic']:.3f}{p}")
+    w1 = v["wasserstein"]
+    rel = f" ({w1['relative_pct']:.1f}% of the measured mean)" if w1["relative_pct"] is not None else ""
+    at = " (at the table's resolution)" if w1["against"] == "table" else ""
+    lines.append(f"  Wasserstein-1 distance {w1['us']:.4g} us{rel}{at}")
     return "\n".join(lines)
+
+
+def _mark(row: dict) -> str:
+    """The footnote mark of a flagged row."""
+    if not row.get("resolved", True):
+        return " (*)"
+    return " (~)" if row.get("interpolated") else ""
 
 
 def _depth1_job(cfg, job_file: str) -> None:

@@ -61,7 +61,8 @@ def write_latency_report(v: dict, m: MeasuredLatencies, sim_ns: np.ndarray, out:
     intro = [
         f"<p>{html.escape(v['latencies'])}: fio's {v['kind']} of {v['op']}s against {v['simulated_ios']} IOs of "
         f"{html.escape(v['job'])} simulated on {html.escape(v['platform'])} (seed {v['seed']}). Errors are "
-        f"simulated / measured - 1; Kolmogorov-Smirnov distance {ks['statistic']:.3f}{p}.</p>",
+        f"simulated / measured - 1; Kolmogorov-Smirnov distance {ks['statistic']:.3f}{p}; Wasserstein-1 distance "
+        f"{v['wasserstein']['us']:.4g} us.</p>",
         _table(v),
     ]
     title = f"stacksim validate --latencies {v['latencies']}"

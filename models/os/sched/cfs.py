@@ -94,6 +94,10 @@ class Cfs(IrqEntry):
         self.cost_dequeue_kthread = ct.get("dequeue_sleep_kthread", actions={"pelt_update": 1, "psi_change": 1})
         self.min_vruntime = 0.0
         self._slice_call: Call | None = None
+        #: the task the pending slice check is for, and when the current task was picked (CFS's
+        #: slice runs from the pick: check_preempt_tick's sum_exec_runtime - prev_sum_exec_runtime)
+        self._slice_for: Task | None = None
+        self._picked_ns = 0.0
         # the fair class of the host's kernel release, and its tunables for the host's CPU count
         release = k.release
         self.tunables = FairTunables(sched, len(host.pkg.cpus), release)
@@ -286,6 +290,7 @@ class Cfs(IrqEntry):
                 cpu.set_busy(now, cost.activity)
             self.mode = RUN
             nxt.ran_since = start
+            self._picked_ns = start
             if self.rq:
                 self._arm_slice()
             resume = nxt.resume
@@ -314,22 +319,40 @@ class Cfs(IrqEntry):
     def _arm_slice(self) -> None:
         """With others runnable, preempt the current task at the tick after its slice ends."""
         task = self.current
-        if task is None or self._slice_call is not None:
+        if task is None:
             return
-        now = self.engine.now
+        pending = self._slice_call
+        if pending is not None and self._slice_for is task and (self.eevdf or pending.time <= self._slice_due(task)):
+            return
+        if pending is not None:
+            # a check armed for a task that has since left the CPU, or (CFS) for a slice that a task
+            # joining the queue has shortened: Linux's check_preempt_tick recomputes sched_slice at
+            # every tick, for whatever runs then
+            pending.cancel()
+            self._slice_call = None
         if self.eevdf:  # update_deadline at the first tick once its request is used up
+            now = self.engine.now
             due = now
             if task.protect or not self.preempt_short:  # (6.12, unprotected: did_preempt_short at each tick)
                 due += max(task.deadline - self.cur_vruntime(task, now), 0.0) / task.vscale
+            tick = self._tick_ns
+            due = (int(max(due, now) / tick) + 1) * tick
         else:
-            nr = len(self.rq) + 1
-            due = task.ran_since + max(self.tunables.latency_ns / nr, self.tunables.min_granularity_ns)
-        tick = self._tick_ns
-        due = (int(max(due, now) / tick) + 1) * tick
+            due = self._slice_due(task)
         self._slice_call = self.engine.call_at(due, self._slice_expired, task)
+        self._slice_for = task
+
+    def _slice_due(self, task: Task) -> float:
+        """CFS: the first tick at which the current ``task`` has run its slice since its pick, ns
+        (sched_slice: max(sched_latency / nr_running, min_granularity) with this queue's tasks)."""
+        nr = len(self.rq) + 1
+        due = self._picked_ns + max(self.tunables.latency_ns / nr, self.tunables.min_granularity_ns)
+        tick = self._tick_ns
+        return (int(max(due, self.engine.now) / tick) + 1) * tick
 
     def _slice_expired(self, task: Task) -> None:
         self._slice_call = None
+        self._slice_for = None
         if self.current is not task:
             if self.current is not None and self.rq:
                 self._arm_slice()
