@@ -70,8 +70,27 @@ NO_SAVINGS: Final = (0, 0, 0)
 TAG_LINES: Final = 1.0
 SQ_LOCK_LINES: Final = 2.0
 
-#: a hook's locks, as blk-mq acquires them: ((lock, cycles held), ...)
-Locks = tuple[tuple[SpinLock, float, tuple[int, ...], bool], ...]
+
+class LockTake:
+    """One lock a hook takes per request, with what each take needs fixed when the hardware
+    context is set up: the ``lock``, the cycles it is held (``hold_cycles``), the data ``items`` its
+    section touches (:meth:`SpinLock.data`), whether the use is an ``atomic`` on the lock's data
+    from outside the lock, and the stack ``layer`` its waits are charged to (the lock's). A compiled
+    object of typed fields: the hot path reads each as a native value (a tuple of them would be
+    type-checked and unboxed item by item at every take)."""
+
+    __slots__ = ("lock", "hold_cycles", "items", "atomic", "layer")
+
+    def __init__(self, lock: SpinLock, hold_cycles: float, items: tuple[int, ...] = (0,), atomic: bool = False):
+        self.lock = lock
+        self.hold_cycles = hold_cycles
+        self.items = items
+        self.atomic = atomic
+        self.layer: int = lock.layer
+
+
+#: a hook's locks, as blk-mq acquires them, in turn
+Locks = tuple[LockTake, ...]
 
 
 #: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
@@ -101,7 +120,9 @@ class HwContext:
     """A hardware context (``struct blk_mq_hw_ctx``) of one NVMe queue: its elevator, free driver
     tags, requests held for it, and its locks (each hook's as ((lock, cycles held), ...)). The
     elevator's has_work and insert, called for every IO, are held as fields: a compiled call of a
-    field, not a method look-up on the (interpreted) elevator each time."""
+    field, not a method look-up on the (interpreted) elevator each time. Its tag sbitmap (``tag``:
+    blk_mq_get_tag / blk_mq_put_tag) and its NVMe queue's ``sq_lock`` are one lock each, taken
+    with :meth:`BlkMq._take_one`."""
 
     __slots__ = (
         "qp",
@@ -112,8 +133,8 @@ class HwContext:
         "dispatch_ready",
         "tags_free",
         "pending",
-        "tags",
-        "sq",
+        "tag",
+        "sq_lock",
         "merge",
         "ins",
         "disp",
@@ -124,7 +145,7 @@ class HwContext:
         "restart",
     )
 
-    def __init__(self, qp, elv, tags: int):
+    def __init__(self, qp, elv, tags: int, tag: LockTake, sq_lock: LockTake):
         self.qp = qp
         self.cpu: int = qp.cpu  # the queue's CPU (where its interrupt and restarts run)
         self.elv = elv
@@ -133,8 +154,8 @@ class HwContext:
         self.dispatch_ready: Callable[[], Any] = elv.dispatch_ready
         self.tags_free = tags
         self.pending: deque = deque()
-        self.tags: Locks = ()  # the tag sbitmap (blk_mq_get_tag / blk_mq_put_tag)
-        self.sq: Locks = ()  # the NVMe queue's sq_lock
+        self.tag = tag
+        self.sq_lock = sq_lock
         self.merge: Locks = ()
         self.ins: Locks = ()
         self.disp: Locks = ()
@@ -274,24 +295,20 @@ class BlkMq:
         h = self._hctx.get(qp)
         if h is None:
             dev = qp.device.index
-            h = self._hctx[qp] = HwContext(qp, self.elevator(dev), min(self._nr, qp.depth))
+            k = self.host.kcosts
+            pkg = self.host.pkg
+            tag = LockTake(SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles)
+            sq = LockTake(
+                SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles
+            )
+            h = self._hctx[qp] = HwContext(qp, self.elevator(dev), min(self._nr, qp.depth), tag, sq)
             self._dev_hctxs.setdefault(dev, []).append(h)
             self._add_locks(h, dev)
         return h
 
     def _add_locks(self, h: HwContext, dev: int) -> None:
-        """The locks of a new hardware context: its tags and SQ lock, its elevator's (by scope)."""
-        k = self.host.kcosts
+        """The locks of a new hardware context's elevator hooks (by scope)."""
         pkg = self.host.pkg
-        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, (0,), False),)
-        h.sq = (
-            (
-                SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg),
-                k.nvme_sq_lock_hold_cycles,
-                (0,),
-                False,
-            ),
-        )
         own: dict[str, SpinLock] = {}
         elv = h.elv
 
@@ -306,7 +323,7 @@ class BlkMq:
                 else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
                     key2 = u.name + (":ctx" if u.scope == CTX else "")
                     lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
-                out.append((lock, u.held * cycles, lock.data(u.data), u.atomic))
+                out.append(LockTake(lock, u.held * cycles, lock.data(u.data), u.atomic))
             return tuple(out)
 
         cls = self._sched_cls
@@ -319,10 +336,10 @@ class BlkMq:
         """Every lock so far (each once): the devices' elevator locks, then each hardware context's."""
         out: list[SpinLock] = list(self._dev_locks.values())
         for h in self._hctx.values():
-            for uses in (h.tags, h.sq, h.merge, h.ins, h.disp, h.done):
-                for lock, _, _, _ in uses:
-                    if lock not in out:
-                        out.append(lock)
+            for uses in ((h.tag,), (h.sq_lock,), h.merge, h.ins, h.disp, h.done):
+                for u in uses:
+                    if u.lock not in out:
+                        out.append(u.lock)
         return out
 
     def _take(self, uses: Locks, runner: Execution, offset: float = 0.0, held: bool = True) -> float:
@@ -337,16 +354,58 @@ class BlkMq:
         now = self._engine.now
         if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
             offset = runner.lock_at - now
-        for lock, hold, items, atomic in uses:
-            cycles = hold if held else 0.0
-            if atomic:  # an atomic on the lock's data, outside the lock
-                w = lock.touch(runner, items)
+        for u in uses:
+            lock = u.lock
+            cycles = u.hold_cycles if held else 0.0
+            hold_ns = cycles / f
+            if u.atomic:  # an atomic on the lock's data, outside the lock
+                w = lock.touch(runner, u.items)
+            elif lock.cpu == cpu and not lock.shared:
+                # only this CPU has taken it: SpinLock.acquire's first branch, inlined (no wait)
+                lock.acquisitions += 1
+                t = now + offset
+                start = lock.free_at
+                if t > start:
+                    start = lock.run_start = t
+                    lock.run_n = 0
+                lock.run_n += 1
+                lock.free_at = start + hold_ns
+                offset += hold_ns
+                continue
             else:
-                w = lock.acquire(runner, now + offset, cycles, items, now, cpu, f)
+                w = lock.acquire(runner, now + offset, cycles, u.items, now, cpu, f)
             if w:
-                runner.lock_wait(w, lock.layer)
+                runner.lock_wait(w, u.layer)
                 offset += w
-            offset += cycles / f
+            offset += hold_ns
+        runner.lock_at = now + offset
+        return offset
+
+    def _take_one(self, u: LockTake, runner: Execution, offset: float = 0.0) -> float:
+        """:meth:`_take` of the one lock ``u`` (a section, held): the tag sbitmap, the SQ lock."""
+        now = self._engine.now
+        if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
+            offset = runner.lock_at - now
+        f = runner.freq
+        cpu = runner.id
+        lock = u.lock
+        hold_ns = u.hold_cycles / f
+        if lock.cpu == cpu and not lock.shared:
+            # only this CPU has taken it: SpinLock.acquire's first branch, inlined (no wait)
+            lock.acquisitions += 1
+            t = now + offset
+            start = lock.free_at
+            if t > start:
+                start = lock.run_start = t
+                lock.run_n = 0
+            lock.run_n += 1
+            lock.free_at = start + hold_ns
+        else:
+            w = lock.acquire(runner, now + offset, u.hold_cycles, u.items, now, cpu, f)
+            if w:
+                runner.lock_wait(w, u.layer)
+                offset += w
+        offset += hold_ns
         runner.lock_at = now + offset
         return offset
 
@@ -404,9 +463,9 @@ class BlkMq:
             # 'none' with a free tag: blk_mq_try_issue_directly
             h.tags_free -= 1
             base = runner.lock_waited
-            self._submit_after(runner, h, req, self._take(h.tags, runner), base)
+            self._submit_after(runner, h, req, self._take_one(h.tag, runner), base)
             return
-        t = self._take(h.tags, runner)
+        t = self._take_one(h.tag, runner)
         if not self.nomerges:
             t = self._take(h.merge, runner, t)
             if h.has_work():
@@ -476,7 +535,7 @@ class BlkMq:
             elv = h.elv
             if i:
                 t += gap
-            t = self._take(h.tags, runner, t)
+            t = self._take_one(h.tag, runner, t)
             target = None
             if not self.nomerges:
                 t = self._take(h.merge, runner, t)
@@ -521,7 +580,7 @@ class BlkMq:
                 h.tags_free -= 1
                 runner = self._runners[h.cpu]
                 base = runner.lock_waited
-                self._submit_after(runner, h, req, self._take(h.tags, runner), base)
+                self._submit_after(runner, h, req, self._take_one(h.tag, runner), base)
             else:
                 h.pending.append(req)
 
@@ -622,7 +681,7 @@ class BlkMq:
         command, take ``h``'s NVMe queue's sq_lock and ring the doorbell, later than now by what
         this CPU has waited on locks since its count stood at ``base`` (now when nothing waited).
         Returns ``t`` past the sq_lock's section."""
-        t = self._take(h.sq, runner, t + self._prep_cycles / runner.freq)
+        t = self._take_one(h.sq_lock, runner, t + self._prep_cycles / runner.freq)
         delay = runner.lock_waited - base
         if delay > 0.0:
             self.host.engine.call_in(delay, self.driver.submit, req)
@@ -651,7 +710,7 @@ class BlkMq:
         elif not self._bypass:
             t = self._take(h.done, runner)
             elv.completed(req)
-        self._take(h.tags, runner, t)
+        self._take_one(h.tag, runner, t)
         if self._bypass:  # 'none': requests are held only when tags ran out
             run = RUN_DEVICE if h.pending or h.has_work() else RUN_NONE
         else:
