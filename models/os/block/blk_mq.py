@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Final, cast
 
-from models.os.block.elevator import CTX, DEVICE, RUN_DEVICE, RUN_HCTX, RUN_NONE, IoScheduler, LockUse
+from models.os.block import elevator
+from models.os.block.elevator import CTX, DEVICE, IoScheduler, LockUse
 from models.os.block.host import BlockHost
 from models.os.block.kblockd import KblockdWorker
 from models.os.block.request import Request
@@ -62,6 +63,11 @@ BIO_MAX_BYTES: Final = 256 * 4096
 #: block/blk-mq.c: asynchronous runs of a hardware queue mapped to several CPUs go to one of them
 #: this many times before the next (blk_mq_hctx_next_cpu)
 BLK_MQ_CPU_WORK_BATCH: Final = 8
+#: the scopes of the queue runs a completion asks for (models.os.block.elevator), as native constants:
+#: the elevator module is interpreted, so a name imported from it is looked up at every use
+RUN_NONE: Final[int] = elevator.RUN_NONE
+RUN_HCTX: Final[int] = elevator.RUN_HCTX
+RUN_DEVICE: Final[int] = elevator.RUN_DEVICE
 #: a call that shares nothing among its requests (see BlkMq.plug_savings)
 NO_SAVINGS: Final = (0, 0, 0)
 #: cache lines a hand-off of each blk-mq / driver lock moves: the tag sbitmap word (the allocation
@@ -182,8 +188,9 @@ class BlkMq:
         self._tunables = dict(queue_cfg.iosched)
         self._sched_cls.parse_tunables(self._tunables)  # reject bad tunables before the run
         self._nr = queue_cfg.nr_requests
-        self.max_bytes = queue_cfg.max_sectors_kb * 1024
-        self.nomerges = queue_cfg.nomerges
+        # (typed: the config is Any here, and these are read for every IO)
+        self.max_bytes: int = queue_cfg.max_sectors_kb * 1024
+        self.nomerges: int = queue_cfg.nomerges
         self._elv: dict[int, object] = {}
         self._hctx: dict[object, HwContext] = {}
         self._runners: list[CpuRunner] = host.runners  # every CPU's runner, by CPU
@@ -192,7 +199,7 @@ class BlkMq:
         self.splits = 0  # IOs split into several requests
         self._piece_ids = 0
         #: schedulers without an elevator queue ('none') take the direct-issue path when idle
-        self._bypass = getattr(self._sched_cls, "direct_issue", False)
+        self._bypass = bool(getattr(self._sched_cls, "direct_issue", False))
         #: an IO scheduler is attached (its requests use sched tags: RQF_SCHED_TAGS)
         self.elevator_attached = not self._bypass
         kver = host.kcosts.release
@@ -208,7 +215,7 @@ class BlkMq:
         #: cycles charged in the submitting system call when it also dispatches (insert + dispatch)
         self.submit_cycles = self.insert_cycles + self.dispatch_cycles
         #: unplugged requests are dispatched by the CPU's kblockd worker (a scheduler, 5.x path)
-        self._kblockd = not self._bypass and queue_cfg.sched_dispatch == "kblockd"
+        self._kblockd = not self._bypass and bool(queue_cfg.sched_dispatch == "kblockd")
         self.kblockd: dict[int, KblockdWorker] = {}
         self.lock_rounds = 0  # scheduler-lock acquisitions by inserts
         self._passthru: set = set()  # passthrough requests in flight (the elevator never saw them)
@@ -529,7 +536,7 @@ class BlkMq:
         t = 0.0  # ns from now: where the call's lock sections are
         gap = self._bio_gap_ns(runner, len(reqs)) if runner is not None else 0.0
         for i, req in enumerate(reqs):
-            h = self.hctx(req.qp)
+            h = self._hctx.get(req.qp) or self.hctx(req.qp)
             if runner is None:
                 runner = self._runners[h.cpu]
             elv = h.elv
@@ -611,10 +618,15 @@ class BlkMq:
         """blk_mq_run_hw_queue from kblockd on ``runner``'s CPU: dispatch what the context may take."""
         self._run(h, runner)
 
-    def _plug_merge(self, reqs):
+    def _plug_merge(self, reqs: list[Request]) -> list[Request]:
         out: list[Request] = []
         for req in reqs:
-            for tgt in reversed(out[-4:]):  # blk_attempt_plug_merge looks at recent plug entries
+            # blk_attempt_plug_merge looks at recent plug entries: the last four, newest first
+            k = len(out) - 1
+            last = k - 4 if k >= 4 else -1
+            while k > last:
+                tgt = out[k]
+                k -= 1
                 if tgt.qp is not req.qp or tgt.op != req.op or tgt.nbytes + req.nbytes > self.max_bytes:
                     continue
                 if tgt.offset + tgt.nbytes == req.offset:
@@ -630,7 +642,7 @@ class BlkMq:
                 out.append(req)
         return out
 
-    def _merged(self, target, req) -> None:
+    def _merged(self, target: Request, req: Request) -> None:
         self.merges += 1
         if target.merged is None:
             target.merged = []
@@ -647,6 +659,7 @@ class BlkMq:
         elv = h.elv
         t = 0.0  # ns from now: where this run's lock sections are
         base = runner.lock_waited
+        r: Request | None = None
         while h.tags_free > 0:
             if h.pending:
                 r = h.pending.popleft()
@@ -662,7 +675,7 @@ class BlkMq:
                     r = None
                 if r is None:
                     return
-                owner = self._hctx[r.qp]
+                owner = h if r.qp is h.qp else self._hctx[r.qp]
                 if owner is not h:
                     if owner.tags_free > 0 and not owner.pending:
                         owner.tags_free -= 1
