@@ -292,3 +292,35 @@ def test_completions_run_the_queues_only_when_the_kernel_does():
     assert ky.restart_scope(req) == RUN_NONE  # no token yet
     ky.in_flight[d] = ky.depth[d] - 1
     assert ky.restart_scope(req) == RUN_HCTX
+
+
+def test_blk_mq_takes_a_lock_only_its_cpu_has_taken_as_acquire_does():
+    """blk-mq takes a lock that only one CPU has taken so far without calling SpinLock.acquire
+    (BlkMq._take and _take_one inline its first branch): the lock ends in the same state, to the
+    bit, as when acquire takes it, in back-to-back and in spaced sections, and a second CPU then
+    shares it as acquire would have."""
+    from models.os.block.blk_mq import LockTake
+
+    host = _host_run("none", 1)
+    blk, now = host.blk, host.engine.now
+    r0, r1 = host.runners[0], host.runners[1]
+
+    def lock(name: str) -> SpinLock:
+        return SpinLock(name, LAYER_INDEX["block"], 1.0, host.pkg)
+
+    ref, one, many = lock("ref"), lock("one"), lock("many")
+    fields = ("free_at", "run_start", "run_n", "acquisitions", "cpu", "shared", "secs", "item_owner")
+    for off in (0.0, 10.0, 10.0, 5_000.0, 20_000.5, 0.0):
+        r0.lock_at = 0.0  # (not behind r0's own earlier sections)
+        got_one = blk._take_one(LockTake(one, HOLD), r0, off)
+        r0.lock_at = 0.0
+        got_many = blk._take((LockTake(many, HOLD),), r0, off)
+        assert ref.acquire(r0, now + off, HOLD, (0,), now, r0.id, r0.freq) == 0.0
+        assert got_one == got_many == off + HOLD / r0.freq
+        for lk in (one, many):
+            assert [getattr(lk, f) for f in fields] == [getattr(ref, f) for f in fields]
+    assert ref.run_n == 2 and not ref.shared  # the last spaced section started a run of two
+    r1.lock_at = 0.0
+    w = ref.acquire(r1, now, HOLD, (0,), now, r1.id, r1.freq)
+    assert blk._take_one(LockTake(one, HOLD), r1, 0.0) == w + HOLD / r1.freq
+    assert [getattr(one, f) for f in fields] == [getattr(ref, f) for f in fields] and one.shared

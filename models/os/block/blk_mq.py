@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Final, cast
 
-from models.os.block.elevator import CTX, DEVICE, RUN_DEVICE, RUN_HCTX, RUN_NONE, IoScheduler, LockUse
+from models.os.block import elevator
+from models.os.block.elevator import CTX, DEVICE, IoScheduler, LockUse
 from models.os.block.host import BlockHost
 from models.os.block.kblockd import KblockdWorker
 from models.os.block.request import Request
@@ -62,6 +63,11 @@ BIO_MAX_BYTES: Final = 256 * 4096
 #: block/blk-mq.c: asynchronous runs of a hardware queue mapped to several CPUs go to one of them
 #: this many times before the next (blk_mq_hctx_next_cpu)
 BLK_MQ_CPU_WORK_BATCH: Final = 8
+#: the scopes of the queue runs a completion asks for (models.os.block.elevator), as native constants:
+#: the elevator module is interpreted, so a name imported from it is looked up at every use
+RUN_NONE: Final[int] = elevator.RUN_NONE
+RUN_HCTX: Final[int] = elevator.RUN_HCTX
+RUN_DEVICE: Final[int] = elevator.RUN_DEVICE
 #: a call that shares nothing among its requests (see BlkMq.plug_savings)
 NO_SAVINGS: Final = (0, 0, 0)
 #: cache lines a hand-off of each blk-mq / driver lock moves: the tag sbitmap word (the allocation
@@ -70,8 +76,27 @@ NO_SAVINGS: Final = (0, 0, 0)
 TAG_LINES: Final = 1.0
 SQ_LOCK_LINES: Final = 2.0
 
-#: a hook's locks, as blk-mq acquires them: ((lock, cycles held), ...)
-Locks = tuple[tuple[SpinLock, float, tuple[int, ...], bool], ...]
+
+class LockTake:
+    """One lock a hook takes per request, with what each take needs fixed when the hardware
+    context is set up: the ``lock``, the cycles it is held (``hold_cycles``), the data ``items`` its
+    section touches (:meth:`SpinLock.data`), whether the use is an ``atomic`` on the lock's data
+    from outside the lock, and the stack ``layer`` its waits are charged to (the lock's). A compiled
+    object of typed fields: the hot path reads each as a native value (a tuple of them would be
+    type-checked and unboxed item by item at every take)."""
+
+    __slots__ = ("lock", "hold_cycles", "items", "atomic", "layer")
+
+    def __init__(self, lock: SpinLock, hold_cycles: float, items: tuple[int, ...] = (0,), atomic: bool = False):
+        self.lock = lock
+        self.hold_cycles = hold_cycles
+        self.items = items
+        self.atomic = atomic
+        self.layer: int = lock.layer
+
+
+#: a hook's locks, as blk-mq acquires them, in turn
+Locks = tuple[LockTake, ...]
 
 
 #: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
@@ -112,7 +137,9 @@ class HwContext:
     """A hardware context (``struct blk_mq_hw_ctx``) of one NVMe queue: its elevator, free driver
     tags, requests held for it, and its locks (each hook's as ((lock, cycles held), ...)). The
     elevator's has_work and insert, called for every IO, are held as fields: a compiled call of a
-    field, not a method look-up on the (interpreted) elevator each time."""
+    field, not a method look-up on the (interpreted) elevator each time. Its tag sbitmap (``tag``:
+    blk_mq_get_tag / blk_mq_put_tag) and its NVMe queue's ``sq_lock`` are one lock each, taken
+    with :meth:`BlkMq._take_one`."""
 
     __slots__ = (
         "qp",
@@ -123,8 +150,8 @@ class HwContext:
         "dispatch_ready",
         "tags_free",
         "pending",
-        "tags",
-        "sq",
+        "tag",
+        "sq_lock",
         "merge",
         "ins",
         "disp",
@@ -135,7 +162,7 @@ class HwContext:
         "restart",
     )
 
-    def __init__(self, qp, elv, tags: int):
+    def __init__(self, qp, elv, tags: int, tag: LockTake, sq_lock: LockTake):
         self.qp = qp
         self.cpu: int = qp.cpu  # the queue's CPU (where its interrupt and restarts run)
         self.elv = elv
@@ -144,8 +171,8 @@ class HwContext:
         self.dispatch_ready: Callable[[], Any] = elv.dispatch_ready
         self.tags_free = tags
         self.pending: deque = deque()
-        self.tags: Locks = ()  # the tag sbitmap (blk_mq_get_tag / blk_mq_put_tag)
-        self.sq: Locks = ()  # the NVMe queue's sq_lock
+        self.tag = tag
+        self.sq_lock = sq_lock
         self.merge: Locks = ()
         self.ins: Locks = ()
         self.disp: Locks = ()
@@ -172,8 +199,9 @@ class BlkMq:
         self._tunables = dict(queue_cfg.iosched)
         self._sched_cls.parse_tunables(self._tunables)  # reject bad tunables before the run
         self._nr = queue_cfg.nr_requests
-        self.max_bytes = queue_cfg.max_sectors_kb * 1024
-        self.nomerges = queue_cfg.nomerges
+        # (typed: the config is Any here, and these are read for every IO)
+        self.max_bytes: int = queue_cfg.max_sectors_kb * 1024
+        self.nomerges: int = queue_cfg.nomerges
         self._elv: dict[int, object] = {}
         self._hctx: dict[object, HwContext] = {}
         self._runners: list[CpuRunner] = host.runners  # every CPU's runner, by CPU
@@ -182,7 +210,7 @@ class BlkMq:
         self.splits = 0  # IOs split into several requests
         self._piece_ids = 0
         #: schedulers without an elevator queue ('none') take the direct-issue path when idle
-        self._bypass = getattr(self._sched_cls, "direct_issue", False)
+        self._bypass = bool(getattr(self._sched_cls, "direct_issue", False))
         #: an IO scheduler is attached (its requests use sched tags: RQF_SCHED_TAGS)
         self.elevator_attached = not self._bypass
         kver = host.kcosts.release
@@ -198,7 +226,7 @@ class BlkMq:
         #: cycles charged in the submitting system call when it also dispatches (insert + dispatch)
         self.submit_cycles = self.insert_cycles + self.dispatch_cycles
         #: unplugged requests are dispatched by the CPU's kblockd worker (a scheduler, 5.x path)
-        self._kblockd = not self._bypass and queue_cfg.sched_dispatch == "kblockd"
+        self._kblockd = not self._bypass and bool(queue_cfg.sched_dispatch == "kblockd")
         self.kblockd: dict[int, KblockdWorker] = {}
         self.lock_rounds = 0  # scheduler-lock acquisitions by inserts
         self._passthru: set = set()  # passthrough requests in flight (the elevator never saw them)
@@ -285,24 +313,20 @@ class BlkMq:
         h = self._hctx.get(qp)
         if h is None:
             dev = qp.device.index
-            h = self._hctx[qp] = HwContext(qp, self.elevator(dev), min(self._nr, qp.depth))
+            k = self.host.kcosts
+            pkg = self.host.pkg
+            tag = LockTake(SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles)
+            sq = LockTake(
+                SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg), k.nvme_sq_lock_hold_cycles
+            )
+            h = self._hctx[qp] = HwContext(qp, self.elevator(dev), min(self._nr, qp.depth), tag, sq)
             self._dev_hctxs.setdefault(dev, []).append(h)
             self._add_locks(h, dev)
         return h
 
     def _add_locks(self, h: HwContext, dev: int) -> None:
-        """The locks of a new hardware context: its tags and SQ lock, its elevator's (by scope)."""
-        k = self.host.kcosts
+        """The locks of a new hardware context's elevator hooks (by scope)."""
         pkg = self.host.pkg
-        h.tags = ((SpinLock("tags", LAYER_INDEX["block"], TAG_LINES, pkg), k.blk_tag_hold_cycles, (0,), False),)
-        h.sq = (
-            (
-                SpinLock("nvmeq->sq_lock", LAYER_INDEX["driver"], SQ_LOCK_LINES, pkg),
-                k.nvme_sq_lock_hold_cycles,
-                (0,),
-                False,
-            ),
-        )
         own: dict[str, SpinLock] = {}
         elv = h.elv
 
@@ -319,7 +343,7 @@ class BlkMq:
                     lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
                 if lock.levels is None and _walks(u):  # a later use of the lock walks the tree
                     lock.levels = elv.tree_levels
-                out.append((lock, u.held * cycles, lock.data(u.data), u.atomic))
+                out.append(LockTake(lock, u.held * cycles, lock.data(u.data), u.atomic))
             return tuple(out)
 
         cls = self._sched_cls
@@ -332,10 +356,10 @@ class BlkMq:
         """Every lock so far (each once): the devices' elevator locks, then each hardware context's."""
         out: list[SpinLock] = list(self._dev_locks.values())
         for h in self._hctx.values():
-            for uses in (h.tags, h.sq, h.merge, h.ins, h.disp, h.done):
-                for lock, _, _, _ in uses:
-                    if lock not in out:
-                        out.append(lock)
+            for uses in ((h.tag,), (h.sq_lock,), h.merge, h.ins, h.disp, h.done):
+                for u in uses:
+                    if u.lock not in out:
+                        out.append(u.lock)
         return out
 
     def _take(self, uses: Locks, runner: Execution, offset: float = 0.0, held: bool = True) -> float:
@@ -350,16 +374,58 @@ class BlkMq:
         now = self._engine.now
         if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
             offset = runner.lock_at - now
-        for lock, hold, items, atomic in uses:
-            cycles = hold if held else 0.0
-            if atomic:  # an atomic on the lock's data, outside the lock
-                w = lock.touch(runner, items)
+        for u in uses:
+            lock = u.lock
+            cycles = u.hold_cycles if held else 0.0
+            hold_ns = cycles / f
+            if u.atomic:  # an atomic on the lock's data, outside the lock
+                w = lock.touch(runner, u.items)
+            elif lock.cpu == cpu and not lock.shared:
+                # only this CPU has taken it: SpinLock.acquire's first branch, inlined (no wait)
+                lock.acquisitions += 1
+                t = now + offset
+                start = lock.free_at
+                if t > start:
+                    start = lock.run_start = t
+                    lock.run_n = 0
+                lock.run_n += 1
+                lock.free_at = start + hold_ns
+                offset += hold_ns
+                continue
             else:
-                w = lock.acquire(runner, now + offset, cycles, items, now, cpu, f)
+                w = lock.acquire(runner, now + offset, cycles, u.items, now, cpu, f)
             if w:
-                runner.lock_wait(w, lock.layer)
+                runner.lock_wait(w, u.layer)
                 offset += w
-            offset += cycles / f
+            offset += hold_ns
+        runner.lock_at = now + offset
+        return offset
+
+    def _take_one(self, u: LockTake, runner: Execution, offset: float = 0.0) -> float:
+        """:meth:`_take` of the one lock ``u`` (a section, held): the tag sbitmap, the SQ lock."""
+        now = self._engine.now
+        if runner.lock_at > now + offset:  # behind this CPU's own sections (their waits included)
+            offset = runner.lock_at - now
+        f = runner.freq
+        cpu = runner.id
+        lock = u.lock
+        hold_ns = u.hold_cycles / f
+        if lock.cpu == cpu and not lock.shared:
+            # only this CPU has taken it: SpinLock.acquire's first branch, inlined (no wait)
+            lock.acquisitions += 1
+            t = now + offset
+            start = lock.free_at
+            if t > start:
+                start = lock.run_start = t
+                lock.run_n = 0
+            lock.run_n += 1
+            lock.free_at = start + hold_ns
+        else:
+            w = lock.acquire(runner, now + offset, u.hold_cycles, u.items, now, cpu, f)
+            if w:
+                runner.lock_wait(w, u.layer)
+                offset += w
+        offset += hold_ns
         runner.lock_at = now + offset
         return offset
 
@@ -417,9 +483,9 @@ class BlkMq:
             # 'none' with a free tag: blk_mq_try_issue_directly
             h.tags_free -= 1
             base = runner.lock_waited
-            self._submit_after(runner, h, req, self._take(h.tags, runner), base)
+            self._submit_after(runner, h, req, self._take_one(h.tag, runner), base)
             return
-        t = self._take(h.tags, runner)
+        t = self._take_one(h.tag, runner)
         if not self.nomerges:
             t = self._take(h.merge, runner, t)
             if h.has_work():
@@ -483,13 +549,13 @@ class BlkMq:
         t = 0.0  # ns from now: where the call's lock sections are
         gap = self._bio_gap_ns(runner, len(reqs)) if runner is not None else 0.0
         for i, req in enumerate(reqs):
-            h = self.hctx(req.qp)
+            h = self._hctx.get(req.qp) or self.hctx(req.qp)
             if runner is None:
                 runner = self._runners[h.cpu]
             elv = h.elv
             if i:
                 t += gap
-            t = self._take(h.tags, runner, t)
+            t = self._take_one(h.tag, runner, t)
             target = None
             if not self.nomerges:
                 t = self._take(h.merge, runner, t)
@@ -534,7 +600,7 @@ class BlkMq:
                 h.tags_free -= 1
                 runner = self._runners[h.cpu]
                 base = runner.lock_waited
-                self._submit_after(runner, h, req, self._take(h.tags, runner), base)
+                self._submit_after(runner, h, req, self._take_one(h.tag, runner), base)
             else:
                 h.pending.append(req)
 
@@ -565,10 +631,15 @@ class BlkMq:
         """blk_mq_run_hw_queue from kblockd on ``runner``'s CPU: dispatch what the context may take."""
         self._run(h, runner)
 
-    def _plug_merge(self, reqs):
+    def _plug_merge(self, reqs: list[Request]) -> list[Request]:
         out: list[Request] = []
         for req in reqs:
-            for tgt in reversed(out[-4:]):  # blk_attempt_plug_merge looks at recent plug entries
+            # blk_attempt_plug_merge looks at recent plug entries: the last four, newest first
+            k = len(out) - 1
+            last = k - 4 if k >= 4 else -1
+            while k > last:
+                tgt = out[k]
+                k -= 1
                 if tgt.qp is not req.qp or tgt.op != req.op or tgt.nbytes + req.nbytes > self.max_bytes:
                     continue
                 if tgt.offset + tgt.nbytes == req.offset:
@@ -584,7 +655,7 @@ class BlkMq:
                 out.append(req)
         return out
 
-    def _merged(self, target, req) -> None:
+    def _merged(self, target: Request, req: Request) -> None:
         self.merges += 1
         if target.merged is None:
             target.merged = []
@@ -601,6 +672,7 @@ class BlkMq:
         elv = h.elv
         t = 0.0  # ns from now: where this run's lock sections are
         base = runner.lock_waited
+        r: Request | None = None
         while h.tags_free > 0:
             if h.pending:
                 r = h.pending.popleft()
@@ -616,7 +688,7 @@ class BlkMq:
                     r = None
                 if r is None:
                     return
-                owner = self._hctx[r.qp]
+                owner = h if r.qp is h.qp else self._hctx[r.qp]
                 if owner is not h:
                     if owner.tags_free > 0 and not owner.pending:
                         owner.tags_free -= 1
@@ -635,7 +707,7 @@ class BlkMq:
         command, take ``h``'s NVMe queue's sq_lock and ring the doorbell, later than now by what
         this CPU has waited on locks since its count stood at ``base`` (now when nothing waited).
         Returns ``t`` past the sq_lock's section."""
-        t = self._take(h.sq, runner, t + self._prep_cycles / runner.freq)
+        t = self._take_one(h.sq_lock, runner, t + self._prep_cycles / runner.freq)
         delay = runner.lock_waited - base
         if delay > 0.0:
             self.host.engine.call_in(delay, self.driver.submit, req)
@@ -664,7 +736,7 @@ class BlkMq:
         elif not self._bypass:
             t = self._take(h.done, runner)
             elv.completed(req)
-        self._take(h.tags, runner, t)
+        self._take_one(h.tag, runner, t)
         if self._bypass:  # 'none': requests are held only when tags ran out
             run = RUN_DEVICE if h.pending or h.has_work() else RUN_NONE
         else:
