@@ -239,7 +239,7 @@ class MenuGovernor(CpuidleGovernor):
         5. with a running tick, the tick is kept for a POLL state or a prediction under a tick, and a
            state deeper than the time to the next tick is traded for a shallower one."""
         stopped = tick_ns is None
-        if stopped:
+        if tick_ns is None:
             tick = self.tick_period_ns
             delta_tick_ns = nt
         else:
