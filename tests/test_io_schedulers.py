@@ -421,6 +421,37 @@ def test_bfq_a_large_burst_of_new_queues_is_not_weight_raised():
     assert not late.in_large_burst and late.wr_coeff == 30
 
 
+def test_bfq_burst_detection_counts_only_sync_queues():
+    """6.1 bfq_init_bfqq marks only sync queues just created: the shared async queue neither starts
+    nor joins a burst, and a busy async queue keeps a burst from starting (burst_size 0)."""
+    s = make("bfq")
+    s.insert(rq(op="write", task="W", flags=REQ_ASYNC))
+    assert not s.queues[("async",)].in_large_burst
+    for i in range(7):
+        s.insert(rq(task=f"P{i}", off_kib=4 * i))
+        run_to(s, s.now + 10 * MS)
+    assert s.burst_size == 0
+    assert not any(q.in_large_burst for q in s.queues.values())
+    assert all(s.queues[f"P{i}"].wr_coeff == 30 for i in range(7))
+
+
+def test_bfq_a_raised_queue_of_a_burst_that_became_large_stops_raising_on_arrival():
+    """6.1 bfq_update_bfqq_wr_on_rq_arrival: a queue raised before its burst became large is not
+    raised when it next becomes busy, and so does not preempt the in-service queue."""
+    s = make("bfq")
+    first = [rq(task=f"P{i}", off_kib=4 * i) for i in range(7)]
+    for r in first:
+        s.insert(r)
+    for r in drain(s):
+        s.completed(r)
+    assert all(s.queues[f"P{i}"].wr_coeff == 30 for i in range(7))
+    s.insert(rq(task="P7", off_kib=100))  # the 8th: the burst is large; P0-P6 are idle
+    assert s.queues["P0"].in_large_burst
+    s.dispatch()
+    s.insert(rq(task="P0", off_kib=200))
+    assert s.queues["P0"].wr_coeff == 1
+
+
 def test_bfq_queues_created_apart_are_raised():
     s = make("bfq")
     for i in range(10):

@@ -110,7 +110,10 @@ class DirStats:
         self.lat.add(lat)
         if is_async:
             issued = _floats(issues)
-            self.slat.add(issued - sub)
+            # fio takes slat when the IO is queued, only once the ramp is over (io_u_queued:
+            # ramp_time_over): an IO in flight at t0 has a clat and a lat but no slat
+            queued = sub >= t0
+            self.slat.add((issued - sub)[queued])
             clat = done - issued
             self.clat.add(clat)
         else:

@@ -314,8 +314,9 @@ class Bfq(IoScheduler):
                 key, sync, len(self.queues), self.weights.get(key, weight), (2 * self.dev_max_budget) // 3, ioclass
             )
             self.queues[key] = q
+            q.just_created = sync  # 6.1 bfq_init_bfqq: only a sync queue is marked just created
             busy = sum(1 for x in self.queues.values() if x.active)
-            if self.burst_size > 0 or busy == 0:  # 6.1 bfq_init_rq
+            if sync and (self.burst_size > 0 or busy == 0):  # 6.1 bfq_init_rq
                 self._handle_burst(q, busy)
         return q
 
@@ -349,14 +350,18 @@ class Bfq(IoScheduler):
         now = self.now
         self.tree_walks += 1
         self._end_wr_if_due(q)
+        in_burst = q.in_large_burst
         idle_long = q.dispatched == 0 and now >= q.budget_timeout + WR_MIN_IDLE_NS
-        interactive = idle_long and not q.in_large_burst
+        interactive = idle_long and not in_burst
         if not q.just_created and idle_long and now > q.budget_timeout + BURST_FORGET_NS:
             self.burst.discard(q)  # its burst's IO is over
             q.in_large_burst = False
         q.just_created = False
-        if self.low_latency and q.sync and interactive:
-            q.wr_coeff, q.wr_until = WR_COEFF, now + WR_DURATION_NS  # interactive: (re)start raising
+        if self.low_latency:  # 6.1 bfq_update_bfqq_wr_on_rq_arrival
+            if q.sync and interactive:
+                q.wr_coeff, q.wr_until = WR_COEFF, now + WR_DURATION_NS  # interactive: (re)start raising
+            elif q.wr_coeff > 1 and in_burst:
+                q.wr_coeff = 1  # raised before its burst became large: over on its next arrival
         q.active = True
         q.w_in_sum = q.w_eff
         self.wsum += q.w_in_sum

@@ -308,14 +308,15 @@ def _direction(d: DirStats, dur_ns: float) -> dict:
 
 def sync_latencies(threads, t0: float, t1: float) -> LatencyStats:
     """The latencies of the syncs of ``threads`` (fio's DDIR_SYNC io_us: ``fsync=N`` /
-    ``fdatasync=N``, ``end_fsync``; each thread's ``sync_log`` of (submit, return) pairs, ns) issued
-    at or after ``t0`` and returned by ``t1``, as the IOs of the measured window."""
+    ``fdatasync=N``, ``end_fsync``; each thread's ``sync_log`` of (submit, return) pairs, ns) that
+    return in the measured window [``t0``, ``t1``], as its IOs (fio accounts a sync at its completion:
+    io_u.c ``io_completed``)."""
     lats = []
     for th in threads:
         log = getattr(th, "sync_log", None)
         if log:
             pairs = np.asarray(log, dtype=np.float64).reshape(-1, 2)
-            keep = (pairs[:, 0] >= t0) & (pairs[:, 1] <= t1)
+            keep = (pairs[:, 1] >= t0) & (pairs[:, 1] <= t1)
             lats.append(pairs[keep, 1] - pairs[keep, 0])
     return LatencyStats.of(np.concatenate(lats)) if lats else LatencyStats()
 
