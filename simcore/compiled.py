@@ -65,6 +65,7 @@ COMPILED_MODULES = (
     "models.os.sched.balance",
     "models.os.sched.runner",
     "models.os.locking.spinlock",
+    "models.os.block.hook_locks",
     "models.os.block.blk_mq",
     "models.os.drivers.nvme",
     "models.cpu.cpuidle",

@@ -215,11 +215,13 @@ def test_idle_cpus_stay_tickless_and_an_hour_long_trace_gap_costs_few_events(tmp
     sets = {"cpu.cpuidle_governor": governor}
     second = simulate_replay(alibaba_trace(tmp_path / "s.csv", [0, 1_000_000]), "alibaba", platform=PLAT, sets=sets)
     assert second["summary"]["completed_ios"] == 2
-    assert second["summary"]["interrupts"]["tick"] < 20
+    # (each CPU's first eight idle periods read its zeroed ring as a 0 us pattern in 6.1 menu: the
+    # tick is kept for them, and a handful more while the 4 ms pattern gives way)
+    assert second["summary"]["interrupts"]["tick"] < (80 if governor == "menu" else 20)
     hour = simulate_replay(alibaba_trace(tmp_path / "h.csv", [0, 3_600_000_000]), "alibaba", platform=PLAT, sets=sets)
     assert hour["sim"]["simulated_s"] > 3600
     assert hour["sim"]["events"] < 10_000
-    assert hour["summary"]["interrupts"]["tick"] < 20
+    assert hour["summary"]["interrupts"]["tick"] < (80 if governor == "menu" else 20)
     for key in ("p50", "max", "mean"):
         assert hour["summary"]["latency_us"][key] == pytest.approx(second["summary"]["latency_us"][key], rel=1e-6)
 
@@ -230,8 +232,8 @@ def typical_interval_menu_c(intervals: list[int]) -> float | None:
     thresh = None
     for _ in range(3):
         vals = [v for v in intervals if thresh is None or v <= thresh]
-        if not vals or max(vals) == 0:
-            return None
+        if not vals:
+            return None  # (6.1 has no 'if (!max)': a ring of zeros is a 0 us pattern)
         n = len(vals)
         avg = sum(vals) // n
         var = sum((v - avg) ** 2 for v in vals) // n
@@ -272,17 +274,16 @@ def test_stopping_and_restarting_the_tick_programs_the_hrtimer():
         host.engine.run(end)
         r = host.runners[0]
         assert r.cost_tick_stop.cycles == r.cost_tick_restart.cycles == cfg.platform.kernel.hrtimer_start_cycles
-        return r.counts[r.cost_tick_stop.idx], r.counts[r.cost_tick_restart.idx]
+        return r.counts.get(r.cost_tick_stop.idx, 0), r.counts.get(r.cost_tick_restart.idx, 0)
 
     # 10 ms of think time after each IO: the IO thread's CPU idles long, stops its tick each time
     # and restarts it when the thread's timer wakes it
     stops, restarts = ticks(thinktime="10ms")
     assert stops >= 4 and restarts >= stops - 1
-    # back-to-back IOs: the CPU idles for microseconds and menu keeps its tick, once it has learnt:
-    # it starts as a CPU that idled before the run (a ring of 45 ms periods) and stops the tick
-    # until its correction factor has decayed and short periods fill the repeating-interval ring
+    # back-to-back IOs: the CPU idles for microseconds and menu keeps its tick: its ring starts as
+    # menu_enable_device leaves it (zeros: a 0 us pattern in 6.1) and short periods keep it short
     stops, restarts = ticks()
-    assert 1 <= stops <= 8 and restarts == stops  # 50 ms of ~10 us reads: about 5,000 idle periods
+    assert stops <= 1 and restarts == stops  # 50 ms of ~10 us reads: about 5,000 idle periods
 
 
 @settings(max_examples=300, deadline=None)

@@ -127,12 +127,13 @@ class MenuGovernor(CpuidleGovernor):
         self._exit_ns: tuple[float, ...] = tuple(st.exit_latency_ns for st in cfg.cstates)
         self.correction: list[float] = [float(RESOLUTION * DECAY)] * (2 * BUCKETS)
         #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
-        #: sum of squares (exact integers: the detector's first pass costs O(1)). menu_enable_device
-        #: zeroes them at boot, but a run starts on a machine that has idled since: its CPUs' last
-        #: idle periods were ended by the tick with no timer pending, which menu_update records as
-        #: 9/10 of MAX_INTERESTING (45,000 us). (A ring of zeros would read as a 0 us pattern in
-        #: 6.1, and keep a fresh CPU in its shallowest state until eight periods have passed.)
-        self.prime(0.9 * MAX_INTERESTING_NS)
+        #: sum of squares (exact integers: the detector's first pass costs O(1)): zeroes, as
+        #: menu_enable_device leaves them. In 6.1 a ring of zeros reads as a 0 us pattern, so a CPU
+        #: starts in its shallowest state for its first eight idle periods. (A machine that idled
+        #: long before the run would hold tick-ended periods instead, 9/10 of MAX_INTERESTING =
+        #: 45,000 us each, and send its first ~20 IO waits to its deepest state while the correction
+        #: factor learns: ``prime`` sets such a history; the runs start from boot's state.)
+        self.prime(0.0)
         #: the detector's answer for the ring as it is (ns, -1.0: no pattern; valid while
         #: ``_typical_known``, cleared when the ring changes: the ring mostly repeats itself, an idle
         #: period of the same whole us as 8 periods before leaves the ring, and the answer, unchanged)
@@ -218,6 +219,7 @@ class MenuGovernor(CpuidleGovernor):
             return self._select_612(next_timer_ns, tick_ns, delta_tick_ns)
         return self._select_61(next_timer_ns, iowaiters, tick_ns, delta_tick_ns)
 
+    # long: menu_select's rules in menu.c's own order, one pass (every idle entry runs it)
     def _select_61(self, nt: float, iowaiters: int, tick_ns: float | None, delta_tick_ns: float) -> int:
         """menu_select of 6.1.192 (drivers/cpuidle/governors/menu.c), rule by rule:
 

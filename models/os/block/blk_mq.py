@@ -34,7 +34,8 @@ from collections import deque
 from typing import Any, Callable, Final, cast
 
 from models.os.block import elevator
-from models.os.block.elevator import CTX, DEVICE, IoScheduler, LockUse
+from models.os.block.elevator import IoScheduler
+from models.os.block.hook_locks import SQ_LOCK_LINES, TAG_LINES, Locks, LockTake, hook_locks
 from models.os.block.host import BlockHost
 from models.os.block.kblockd import KblockdWorker
 from models.os.block.request import Request
@@ -70,35 +71,6 @@ RUN_HCTX: Final[int] = elevator.RUN_HCTX
 RUN_DEVICE: Final[int] = elevator.RUN_DEVICE
 #: a call that shares nothing among its requests (see BlkMq.plug_savings)
 NO_SAVINGS: Final = (0, 0, 0)
-#: cache lines a hand-off of each blk-mq / driver lock moves: the tag sbitmap word (the allocation
-#: hint is per CPU), and nvmeq->sq_lock with the queue's tail fields (the SQ slot itself was last
-#: read by the device, not written by another CPU)
-TAG_LINES: Final = 1.0
-SQ_LOCK_LINES: Final = 2.0
-
-
-class LockTake:
-    """One lock a hook takes per request, with what each take needs fixed when the hardware
-    context is set up: the ``lock``, the cycles it is held (``hold_cycles``), the data ``items`` its
-    section touches (:meth:`SpinLock.data`), whether the use is an ``atomic`` on the lock's data
-    from outside the lock, and the stack ``layer`` its waits are charged to (the lock's). A compiled
-    object of typed fields: the hot path reads each as a native value (a tuple of them would be
-    type-checked and unboxed item by item at every take)."""
-
-    __slots__ = ("lock", "hold_cycles", "items", "atomic", "layer")
-
-    def __init__(self, lock: SpinLock, hold_cycles: float, items: tuple[int, ...] = (0,), atomic: bool = False):
-        self.lock = lock
-        self.hold_cycles = hold_cycles
-        self.items = items
-        self.atomic = atomic
-        self.layer: int = lock.layer
-
-
-#: a hook's locks, as blk-mq acquires them, in turn
-Locks = tuple[LockTake, ...]
-
-
 #: requests never split at max_sectors_kb: discards (max_discard_sectors, NVMe 2^32-1 sectors) and
 #: zone management (no data)
 UNSPLIT_OPS = frozenset({"trim", "zone_reset", "zone_finish"})
@@ -114,23 +86,6 @@ class BlkMqOps(BlockDriver):
     def submit(self, req: Request) -> None:
         """``queue_rq``: write ``req``'s command into its queue's SQ and ring the doorbell."""
         raise NotImplementedError
-
-
-def _walks(u: LockUse) -> bool:
-    """Whether the section of lock use ``u`` walks the scheduler's tree: its own ``walk``, or any of
-    its data items' lines per level (bfq's service tree is one of the items its hooks touch)."""
-    if u.walk:
-        return True
-    for item in u.data:
-        if item[2]:
-            return True
-    return False
-
-
-def _new_lock(u: LockUse, pkg: Any, elv: IoScheduler) -> SpinLock:
-    """The lock of scheduler lock use ``u``, walking ``elv``'s tree if the use says so. (A module
-    function: a second closure in _add_locks would make a reference cycle of the compiled closures.)"""
-    return SpinLock(u.name, LAYER_INDEX["iosched"], u.lines, pkg, u.walk, elv.tree_levels if _walks(u) else None)
 
 
 class HwContext:
@@ -325,32 +280,8 @@ class BlkMq:
         return h
 
     def _add_locks(self, h: HwContext, dev: int) -> None:
-        """The locks of a new hardware context's elevator hooks (by scope)."""
-        pkg = self.host.pkg
-        own: dict[str, SpinLock] = {}
-        elv = h.elv
-
-        def locks(uses: tuple[LockUse, ...], cycles: float) -> Locks:
-            out = []
-            for u in uses:
-                if u.scope == DEVICE:
-                    key = (dev, u.name)
-                    lock = self._dev_locks.get(key)
-                    if lock is None:
-                        lock = self._dev_locks[key] = _new_lock(u, pkg, elv)
-                else:  # HCTX, or CTX (a CPU's software context: one per hardware context here)
-                    key2 = u.name + (":ctx" if u.scope == CTX else "")
-                    lock = own.get(key2) or own.setdefault(key2, _new_lock(u, pkg, elv))
-                if lock.levels is None and _walks(u):  # a later use of the lock walks the tree
-                    lock.levels = elv.tree_levels
-                out.append(LockTake(lock, u.held * cycles, lock.data(u.data), u.atomic))
-            return tuple(out)
-
-        cls = self._sched_cls
-        h.merge = locks(cls.merge_locks, self.insert_cycles)
-        h.ins = locks(cls.insert_locks, self.insert_cycles)
-        h.disp = locks(cls.dispatch_locks, self.dispatch_cycles)
-        h.done = locks(cls.complete_locks, self.complete_cycles)
+        """The locks of a new hardware context's elevator hooks (by scope): models.os.block.hook_locks."""
+        hook_locks(self, h, dev)
 
     def locks(self) -> list[SpinLock]:
         """Every lock so far (each once): the devices' elevator locks, then each hardware context's."""
