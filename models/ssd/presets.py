@@ -144,6 +144,13 @@ NAND: dict[str, tuple[MediaConfig, str]] = {
 }
 
 
+#: where a client drive's read ratings come from (the reference sheet's rule for vendor figures)
+RATED_IN_SLC_SOURCE = (
+    "exact, the reference's rule for vendor figures: client ratings are 'on a fresh drive, inside the SLC cache'"
+)
+#: pSLC's array read time (MediaConfig.slc_read_ns' default)
+PSLC_READ_SOURCE = "recalled: SLC-mode (pSLC) on a TLC die tR 25-35 us, the midpoint 30 us"
+
 STRIPE_SOURCE = (
     "derived: the NAND page (media.page_bytes): the FTL stripes pages over the dies in turn (MQSim's CWDP"
     " allocation, exact)"
@@ -157,8 +164,9 @@ def media_source(gen: str, channels: int, channel_source: str) -> str:
         f"{src}; read page types in FEMU's ratios (exact, nand.h){'' if media.cell == 'mlc' else _ONE_SHOT};"
         f" {channels} channels ({channel_source}); dies ="
         f" the parallel units; {media.page_bytes // 1024} KiB pages, {media.planes_per_die} planes per die"
-        f" (recalled rules of thumb); {_SUSPEND_SRC}; the controller's share of a read is what read.base_ns"
-        " leaves (derived)"
+        f" (recalled rules of thumb); {_SUSPEND_SRC}; pSLC's tR {media.slc_read_ns / 1e3:g} us for data in the"
+        f" SLC cache (reads_from_slc; {PSLC_READ_SOURCE}); the controller's share of a read is what"
+        " read.base_ns leaves (derived)"
     )
 
 
@@ -320,13 +328,6 @@ PCIE_X4: dict[int, tuple[float, str]] = {
     ),
     5: (15.0, "derived: PCIe 5.0 x4 = 15.75 GB/s raw x ~0.95 packet efficiency = 15.0"),
 }
-#: where a client drive's read ratings come from (the reference sheet's rule for vendor figures)
-RATED_IN_SLC_SOURCE = (
-    "exact, the reference's rule for vendor figures: client ratings are 'on a fresh drive, inside the SLC cache'"
-)
-#: pSLC's array read time (MediaConfig.slc_read_ns' default)
-PSLC_READ_SOURCE = "recalled: SLC-mode (pSLC) on a TLC die tR 25-35 us, the midpoint 30 us"
-
 #: commands in flight at which a datasheet's "up to" random IOPS are reached. Estimate: vendors
 #: measure them at QD32 with 4-16 jobs (128-512 commands); the upper end
 DATASHEET_DEPTH = 512
