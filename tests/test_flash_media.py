@@ -159,6 +159,21 @@ def test_reads_beside_a_writer_wait_for_suspends_on_a_preset():
     assert read.t_dev_start < 0.1 * backlog
 
 
+def test_reads_from_the_slc_cache_take_pslc_time_with_the_same_controller_share():
+    """``media.reads_from_slc`` (the data in pSLC blocks, a fresh client drive's state): every read
+    takes one time, pSLC's tR where the filled drive's took its page type's, the controller share and
+    transfer unchanged; on the 980 PRO that is the data sheet's QD1 read (45.45 us less fetch, post
+    and the link's 4 KiB)."""
+    filled = samsung_980pro()
+    fresh = filled.model_copy(update={"media": filled.media.model_copy(update={"reads_from_slc": True})})
+    slc = np.array([r.t_dev_end - r.t_dev_start for r in _qd1_reads(fresh, 200)])
+    tlc = np.array([r.t_dev_end - r.t_dev_start for r in _qd1_reads(filled, 600)])
+    assert len({round(x, 3) for x in slc}) == 1
+    assert slc[0] - min(tlc) == pytest.approx(fresh.media.slc_read_ns - min(filled.media.read_ns), abs=1.0)
+    svc = np.mean([r.device_service_ns for r in _qd1_reads(fresh, 200)])
+    assert svc == pytest.approx(45_450 - 500 - 4096 / 7.0, rel=0.01)
+
+
 def test_the_same_seed_gives_the_same_times():
     cfg = samsung_980pro()
     a = [(r.t_dev_start, r.t_dev_end) for r in _qd1_reads(cfg, 200)]

@@ -14,6 +14,12 @@ and the suspended operation resumes after it, later by the read and the resume t
 suspended once: a later read waits for it). A command's latency distribution therefore comes from
 the page types, the collisions on dies and channels and the suspends, not from a drawn spread.
 
+The drive's state decides which time a read takes: on a filled drive (the default, as the FTL's
+``full`` precondition) the data has been folded out of the SLC cache into the cells' own pages, read
+by page type; with ``reads_from_slc`` it sits in pSLC blocks (a fresh client drive reading data just
+written, the state client ratings are measured in: "on a fresh drive, inside the SLC cache"), every
+page read in ``slc_read_ns``.
+
 The device's ``parallel_units`` are the dies: die d sits on channel d mod ``channels``; the FTL
 stripes pages over the dies in turn (``unit_stripe_bytes`` = ``page_bytes`` in the presets). Multi-plane
 reads: a read of more than a page takes a page from each of the next dies, and up to
@@ -71,6 +77,18 @@ class MediaConfig(Model):
         description="tPROG per page type, LSB first, ns: the buffer's programs keep their calibrated mean"
         " time and take these ratios by page type (FEMU's TLC table, exact)",
     )
+    slc_read_ns: float = Field(
+        30_000.0,
+        gt=0,
+        description="tR of a page in SLC mode (pSLC: the SLC cache's blocks), ns (SLC-mode on a TLC die"
+        " 25-35 us, recalled: the midpoint)",
+    )
+    reads_from_slc: bool = Field(
+        False,
+        description="the data read sits in pSLC blocks (the SLC cache): a fresh client drive reading data"
+        " just written, the state its ratings are measured in; False (default): a filled drive, its data"
+        " folded into the cells' own pages, read by page type",
+    )
     suspend: bool = Field(True, description="the controller suspends programs and erases for reads")
     program_suspend_ns: float = Field(
         100_000.0, ge=0, description="a program's suspend latency for a read, ns (MQSim's 100 us, exact)"
@@ -102,7 +120,8 @@ class MediaConfig(Model):
 
     def controller_read_ns(self, base_ns: float) -> float:
         """The controller's share of a 4 KiB read (firmware, mapping, ECC) when the media's is the mean
-        tR and the 4 KiB channel transfer: what is left of the device's calibrated ``base_ns``."""
+        tR and the 4 KiB channel transfer: what is left of the device's calibrated ``base_ns`` (the
+        filled drive's read: ``read_ns`` by page type, whatever ``reads_from_slc``)."""
         return base_ns - self.mean_read_ns - self.transfer_ns(4096)
 
 
@@ -124,7 +143,8 @@ class Media:
         self.channels = [channel() for _ in range(min(cfg.channels, dies))]
         self._n_ch = len(self.channels)
         self._types = PAGE_TYPES[cfg.cell]
-        self._tr = list(cfg.read_ns)
+        # a read's tR by page type: the cells' own, or pSLC's for every page when the data is in the SLC cache
+        self._tr = [cfg.slc_read_ns] * self._types if cfg.reads_from_slc else list(cfg.read_ns)
         mean_prog = sum(cfg.program_ns) / len(cfg.program_ns)
         self._prog_ratio = [p / mean_prog for p in cfg.program_ns]
         self._programs = [0] * dies  # pages programmed on each die (their page types in turn)

@@ -144,6 +144,13 @@ NAND: dict[str, tuple[MediaConfig, str]] = {
 }
 
 
+#: where a client drive's read ratings come from (the reference sheet's rule for vendor figures)
+RATED_IN_SLC_SOURCE = (
+    "exact, the reference's rule for vendor figures: client ratings are 'on a fresh drive, inside the SLC cache'"
+)
+#: pSLC's array read time (MediaConfig.slc_read_ns' default)
+PSLC_READ_SOURCE = "recalled: SLC-mode (pSLC) on a TLC die tR 25-35 us, the midpoint 30 us"
+
 STRIPE_SOURCE = (
     "derived: the NAND page (media.page_bytes): the FTL stripes pages over the dies in turn (MQSim's CWDP"
     " allocation, exact)"
@@ -157,8 +164,9 @@ def media_source(gen: str, channels: int, channel_source: str) -> str:
         f"{src}; read page types in FEMU's ratios (exact, nand.h){'' if media.cell == 'mlc' else _ONE_SHOT};"
         f" {channels} channels ({channel_source}); dies ="
         f" the parallel units; {media.page_bytes // 1024} KiB pages, {media.planes_per_die} planes per die"
-        f" (recalled rules of thumb); {_SUSPEND_SRC}; the controller's share of a read is what read.base_ns"
-        " leaves (derived)"
+        f" (recalled rules of thumb); {_SUSPEND_SRC}; pSLC's tR {media.slc_read_ns / 1e3:g} us for data in the"
+        f" SLC cache (reads_from_slc; {PSLC_READ_SOURCE}); the controller's share of a read is what"
+        " read.base_ns leaves (derived)"
     )
 
 
@@ -341,6 +349,7 @@ def from_datasheet(
     flash: bool = True,
     cv: tuple[float, float] = (_READ_CV, _WRITE_CV),
     nand: tuple[str, tuple[int, str]] | None = None,
+    rated_in_slc: bool = False,
 ):
     """Device parameters and their sources from datasheet figures ``ds`` (``name: (value, source)``):
     model, capacity_bytes, pcie_gen, seq_read_gb_s / seq_write_gb_s (128 KiB sequential),
@@ -373,7 +382,13 @@ def from_datasheet(
     - ``nand`` (generation, (channels, source)): the NAND media (:data:`NAND`, :func:`with_media`); the
       units are its dies, each busy for a read's mean tR and 4 KiB channel transfer (the controller's
       share is not die time), so that time sets the units by Little's law; the read spread comes
-      from the media, not from ``cv``.
+      from the media, not from ``cv``;
+    - ``rated_in_slc`` (client drives, with ``nand``): the read ratings were measured on a fresh drive
+      inside the SLC cache (:data:`RATED_IN_SLC_SOURCE`), so each rated read took pSLC's tR
+      (``media.slc_read_ns``), not the cells' page-type mean: the units follow from that die time,
+      and ``read.base_ns`` is the QD1 latency's share with pSLC's tR replaced by the mean page-type
+      tR, the filled drive's read (the controller's share is the same in both states). The preset
+      models the filled drive; ``media.reads_from_slc`` gives back the rating's state.
     Returns (values, sources) for :class:`~models.ssd.config.DeviceConfig`."""
     v = {k: val for k, (val, _) in ds.items()}
     src = {k: s for k, (_, s) in ds.items()}
@@ -382,7 +397,13 @@ def from_datasheet(
     x_r, x_w = _xfer_ns(v["seq_read_gb_s"], link), _xfer_ns(v["seq_write_gb_s"], link)
     read_ns = round(v["read_latency_us"] * 1e3 - 2 * front - x_r)
     write_ns = round(v["write_latency_us"] * 1e3 - 2 * front - x_w)
-    die_ns, die_src = _unit_ns(nand, v["rand_read_iops"], read_ns)
+    if rated_in_slc and nand is None:
+        raise ValueError(f"{v['model']}: rated_in_slc needs the NAND media (nand=)")
+    die_ns, die_src = _unit_ns(nand, v["rand_read_iops"], read_ns, rated_in_slc)
+    rated_read_ns = read_ns
+    if rated_in_slc:  # the filled drive's read: the cells' mean tR where the rating's read took pSLC's
+        media = NAND[nand[0]][0]
+        read_ns = round(read_ns - media.slc_read_ns + media.mean_read_ns)
     busy = v["rand_read_iops"] * die_ns * 1e-9  # units busy at the ceiling (Little's law)
     if busy >= DATASHEET_DEPTH:
         raise ValueError(f"{v['model']}: {busy:.0f} commands busy at the datasheet's IOPS exceed {DATASHEET_DEPTH}")
@@ -400,6 +421,14 @@ def from_datasheet(
         "post_ns": front,
     }
     sources = _derived_sources(v, src, cv, front=front, link_src=link_src, x_r=x_r, x_w=x_w)
+    if rated_in_slc:
+        media = NAND[nand[0]][0]
+        sources["read.base_ns"] = (
+            f"derived: {sources['read.base_ns'].removeprefix('derived: ')} = {rated_read_ns} ns, a read from"
+            f" pSLC ({RATED_IN_SLC_SOURCE}); on the filled drive modelled the array time is the page types'"
+            f" mean tR {media.mean_read_ns:.0f} ns instead of pSLC's {media.slc_read_ns:.0f} ({PSLC_READ_SOURCE}):"
+            f" {read_ns} ns, a QD1 read {(read_ns - rated_read_ns) / 1e3:+.2f} us longer than the rating's"
+        )
     sources["parallel_units"] = (
         f"derived: {v['rand_read_iops']:,.0f} random-read IOPS ({src['rand_read_iops']}) x {die_ns} ns{die_src} ="
         f" {busy:.1f} units busy (Little's law), reached at {DATASHEET_DEPTH} commands in flight at random"
@@ -414,19 +443,24 @@ def from_datasheet(
     return values, sources
 
 
-def _unit_ns(nand: tuple[str, tuple[int, str]] | None, iops: float, read_ns: int) -> tuple[int, str]:
+def _unit_ns(
+    nand: tuple[str, tuple[int, str]] | None, iops: float, read_ns: int, in_slc: bool = False
+) -> tuple[int, str]:
     """A unit's busy time per random 4 KiB read at ``iops`` and how it follows, ns: the read's
-    service time, or with ``nand`` a die's mean tR, its 4 KiB channel transfer and its wait for
-    the channel (an M/D/1 queue: the die holds its data until it has crossed)."""
+    service time, or with ``nand`` a die's mean tR (pSLC's tR when the rating read ``in_slc``), its
+    4 KiB channel transfer and its wait for the channel (an M/D/1 queue: the die holds its data
+    until it has crossed)."""
     if nand is None:
         return read_ns, ""
     media, channels = NAND[nand[0]][0], nand[1][0]
     xfer = media.transfer_ns(4096)
     rho = iops * xfer * 1e-9 / channels
     wait = rho * xfer / (2.0 * (1.0 - rho))
-    return round(media.mean_read_ns + xfer + wait), (
-        f" (a die: mean tR {media.mean_read_ns:.0f} + 4 KiB channel transfer {xfer:.0f} + the M/D/1 wait"
-        f" for its channel at {rho:.0%} load {wait:.0f})"
+    tr, what = (media.slc_read_ns, "pSLC tR") if in_slc else (media.mean_read_ns, "mean tR")
+    where = f", the rating's reads from the SLC cache ({RATED_IN_SLC_SOURCE}; {PSLC_READ_SOURCE})" if in_slc else ""
+    return round(tr + xfer + wait), (
+        f" (a die: {what} {tr:.0f} + 4 KiB channel transfer {xfer:.0f} + the M/D/1 wait"
+        f" for its channel at {rho:.0%} load {wait:.0f}{where})"
     )
 
 
@@ -589,6 +623,7 @@ _980PRO = from_datasheet(
         "samsung-v6",
         (8, "recalled: the Elpis controller's 8 channels (Samsung 980 PRO data sheet, not re-checked)"),
     ),
+    rated_in_slc=True,
 )
 
 
@@ -626,6 +661,7 @@ _990PRO = from_datasheet(
         "samsung-v7",
         (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)"),
     ),
+    rated_in_slc=True,
 )
 
 
@@ -807,6 +843,7 @@ _SN850X = from_datasheet(
         active_write_w=(5.5, _SN850X_DS + "; ~5-6 W average"),
     ),
     nand=("bics5", (8, "estimate: a client PCIe 4.0 controller's 8 channels (the 980 PRO's Elpis has 8, recalled)")),
+    rated_in_slc=True,
 )
 
 
