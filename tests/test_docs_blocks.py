@@ -74,6 +74,8 @@ NOT_RUN = {
         "pip install matplotlib && python tools/scaling_figures.py depth.csv threads.csv "
         "--tenants tenants.csv --icpe24",
     ): "installs matplotlib and redraws the figures",
+    ("scaling.md", "python tools/tenant_tails_figure.py"): "simulates the tails study and redraws its figure"
+    " (tests/test_tenants.py checks the table's rows)",
     ("server.md", "stacksim sweep server_stable -o stable.csv -j 2"): "66 runs; tests/test_server_sweep.py",
     ("server.md", "stacksim sweep server_burst_ablation -o ablation.csv -j 2"): "256 runs of up to 1.5 s",
     ("server.md", "stacksim sweep server_stable -o stable.csv --local-cluster 2"): _DASK,
