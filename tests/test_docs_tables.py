@@ -1,0 +1,113 @@
+"""Tables that docs pages make from sweeps and runs are today's: a few points of each are re-run
+here at the table's own settings (the sweep file's, or the tool's), and the rows they make must be
+the page's rows as written, with the prose figures that come from those points. A changed model
+fails here until the page is re-made with its tool (the command is in each assertion's message).
+
+Tables too long to re-run here carry a ``made at commit`` line with their command instead."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PREDICTIONS = "python tools/predictions_tables.py threads.csv qd.csv (after the two sweeps: docs/predictions.md)"
+
+
+def _tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _flat(page: str) -> str:
+    return re.sub(r"\s+", " ", (DOCS / page).read_text(encoding="utf-8"))  # prose wraps anywhere
+
+
+def _blocks(page: str) -> dict[str, str]:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    return {m["name"]: m["body"] for m in _tool("predictions_tables").BLOCK.finditer(text)}
+
+
+@cache
+def _sweep_rows(sweep_name: str, **axes) -> tuple[dict, ...]:
+    """The result rows (as the sweep's CSV has them) of the points of ``sweep_name`` whose axes
+    match ``axes`` (a value or a tuple of values), run as ``stacksim sweep`` runs them."""
+    from scenarios.studies.sweep import load_sweep, plan
+    from scenarios.studies.sweeps.runner import run_task
+
+    sweep, where = load_sweep(sweep_name)
+    tasks = [
+        t
+        for t in plan(sweep, where=where.parent)
+        if all(t.axes[k] in (v if isinstance(v, tuple) else (v,)) for k, v in axes.items())
+    ]
+    assert tasks, f"{sweep_name}: no point with {axes}"
+    return tuple({k: str(v) for k, v in run_task(t).items()} for t in tasks)
+
+
+def _check_rows(made: dict[str, str], page: str, command: str) -> None:
+    blocks = _blocks(page)
+    for name, body in made.items():
+        rows = body.splitlines()[2:]  # below the header
+        assert rows, name
+        for row in rows:
+            assert row in blocks[name].splitlines(), f"{page} table {name}: the model gives\n{row}\nrun: {command}"
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """threads_scaling's three one-thread points (interrupt, classic and hybrid polling)."""
+    tool = _tool("predictions_tables")
+    return tool._threads(list(_sweep_rows("threads_scaling", numjobs=1)))
+
+
+def test_predictions_md_one_thread_rows_are_the_models(one_thread):
+    """Every table of predictions.md's threads section has the one-thread row (or rows) the
+    threads_scaling sweep gives today, and the prose's one-thread comparisons are theirs."""
+    tool = _tool("predictions_tables")
+    made = tool.tables_from(one_thread, [])
+    assert set(made) == {
+        "threads-latency",
+        "threads-iops",
+        "threads-switches",
+        "threads-energy",
+        "threads-memops",
+        "threads-actions",
+    }
+    _check_rows(made, "predictions.md", PREDICTIONS)
+    interrupt, classic = one_thread[1, "interrupt"], one_thread[1, "classic"]
+    flat = _flat("predictions.md")
+    gap = interrupt["latency_us.mean"] - classic["latency_us.mean"]
+    assert f"an advantage over interrupts that shrinks from {gap:.1f} us at one thread" in flat
+    more = 100 * (classic["iops"] / interrupt["iops"] - 1)
+    assert f"classic polling completes ~{more:.0f}% more IOs" in flat
+    sched = interrupt["mem_ops_per_s.kernel/sched/"] / interrupt["iops"]
+    quoted = int(re.search(r"`kernel/sched/` stays at about ([\d,]+) operations per IO", flat)[1].replace(",", ""))
+    assert abs(sched - quoted) <= 10, f"interrupts' kernel/sched/ per IO at 1 thread: {sched:.0f}, page {quoted}"
+
+
+def test_predictions_md_queue_depth_row_and_its_comparison_are_the_models():
+    """The queue-depth table's rows at 4 and 16 commands in flight are queue_depth's, and the
+    comparison with the published QD16 point quotes the 16-command row."""
+    from scenarios.data.reference import values
+
+    rows = _sweep_rows("queue_depth", iodepth=(1, 4))
+    made = _tool("predictions_tables").tables_from({}, list(rows))
+    _check_rows(made, "predictions.md", PREDICTIONS)
+    (qd16,) = (r for r in rows if int(float(r["iodepth"])) == 4)
+    iops, lat = float(qd16["iops"]), float(qd16["latency_us.mean"])
+    pub = values("optane_ssd", "random_read_4k_by_depth")[16]
+    assert (
+        f"The model gives {iops / 1e3:.0f}K at {lat:.1f} us with 16 commands in flight "
+        f"({100 * (iops / pub['iops'] - 1):+.0f}% IOPS, {100 * (lat / pub['mean_latency_us'] - 1):+.0f}% latency)"
+        in _flat("predictions.md")
+    )
