@@ -111,3 +111,28 @@ def test_predictions_md_queue_depth_row_and_its_comparison_are_the_models():
         f"({100 * (iops / pub['iops'] - 1):+.0f}% IOPS, {100 * (lat / pub['mean_latency_us'] - 1):+.0f}% latency)"
         in _flat("predictions.md")
     )
+
+
+#: pagecache.md's prediction table: the rows re-run here (job, IO) of tools/pagecache_table.py's CASES
+PAGECACHE_ROWS = (("random read", "direct"), ("write, fsync=8", "buffered"))
+
+
+def test_pagecache_md_prediction_rows_are_the_models():
+    """Two rows of pagecache.md's prediction table (a direct read, the fsync=8 writer), run as
+    tools/pagecache_table.py runs them (its platform and runtime), are the page's rows."""
+    tool = _tool("pagecache_table")
+    text = (DOCS / "pagecache.md").read_text(encoding="utf-8")
+    body = tool.BLOCK.search(text)["body"].splitlines()
+    platform, runtime_ms = tool.PLATFORM, tool.RUNTIME_MS
+    assert f"One psync thread, 4 KiB, 1 GiB file, {runtime_ms} ms, `{platform}`" in _flat("pagecache.md")
+    cases = {name: (rw, extra) for name, rw, extra in tool.CASES}
+    for name, mode in PAGECACHE_ROWS:
+        rw, extra = cases[name]
+        s = tool._summary(platform, rw, extra, int(mode == "direct"), runtime_ms)
+        row = tool._row(name, mode, s)
+        assert row in body, (
+            f"pagecache.md prediction table: the model gives\n{row}\nrun: python tools/pagecache_table.py"
+        )
+        if "fsync" in extra:  # the prose below the table: most syncs take about one device write
+            median = s["sync"]["latency_us"]["p50"]
+            assert f"a wait of about one device write: ~{median:.0f} us for most (the median)" in _flat("pagecache.md")
