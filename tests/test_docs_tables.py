@@ -136,3 +136,23 @@ def test_pagecache_md_prediction_rows_are_the_models():
         if "fsync" in extra:  # the prose below the table: most syncs take about one device write
             median = s["sync"]["latency_us"]["p50"]
             assert f"a wait of about one device write: ~{median:.0f} us for most (the median)" in _flat("pagecache.md")
+
+
+def test_iopoll_sqpoll_tables_none_rows_are_the_models():
+    """io-schedulers.md's and async-io.md's IOPOLL + SQPOLL tables: the `none` scheduler's four
+    points of io_schedulers_iopoll_sqpoll (default and IOPOLL + SQPOLL, reads and writes) make the
+    pages' `none` rows, and its gain at p50 is inside the range both pages quote."""
+    tool = _tool("iopoll_tables")
+    rows = _sweep_rows("io_schedulers_iopoll_sqpoll", **{"queue.scheduler": "none"})
+    made = tool.tables_from(list(rows))
+    command = "stacksim sweep io_schedulers_iopoll_sqpoll -o iopoll.csv -j 2; python tools/iopoll_tables.py iopoll.csv"
+    for name, page in tool.PAGES.items():
+        _check_rows({name: made[name]}, page, command)
+    lat = tool._latencies(rows)
+    gains = [lat["default", rw, "none"][0] - lat["iopoll+sqpoll", rw, "none"][0] for rw in ("randread", "randwrite")]
+    for page, pattern in (
+        ("io-schedulers.md", r"Every scheduler gains ([\d.]+)-([\d.]+) us at p50"),
+        ("async-io.md", r"leave the critical path: about ([\d.]+)-([\d.]+) us for every scheduler"),
+    ):
+        low, high = (float(x) for x in re.search(pattern, _flat(page)).groups())
+        assert all(low - 0.05 <= g <= high + 0.05 for g in gains), f"{page}: none gains {gains} us, page {low}-{high}"
