@@ -156,3 +156,22 @@ def test_iopoll_sqpoll_tables_none_rows_are_the_models():
     ):
         low, high = (float(x) for x in re.search(pattern, _flat(page)).groups())
         assert all(low - 0.05 <= g <= high + 0.05 for g in gains), f"{page}: none gains {gains} us, page {low}-{high}"
+
+
+def test_scaling_md_one_thread_per_scheduler_is_the_models():
+    """scaling.md's threads section quotes each scheduler's one-thread point over both sockets
+    (cheops23_threads at 1 thread): IOPS and CPU time per IO as tools/scaling_figures.py draws them."""
+    rows = _sweep_rows("cheops23_threads", numjobs=1, sockets="both")
+    point = {}
+    for r in rows:
+        iops = float(r["iops"])
+        cpu_us = float(r["cpu_utilization"]) * 20 * 1e6 / iops  # as threads_figure: 20 logical CPUs
+        point[r["queue.scheduler"]] = (f"{iops / 1e3:.0f}K", f"{cpu_us:.1f}")
+    (mq, mq_cpu), (ky, ky_cpu), (bfq, bfq_cpu), (none, none_cpu) = (
+        point[s] for s in ("mq-deadline", "kyber", "bfq", "none")
+    )
+    want = (
+        f"mq-deadline {mq} IOPS at {mq_cpu} us of CPU per IO, kyber {ky} at {ky_cpu}, bfq {bfq} at {bfq_cpu},"
+        f" against `none`'s {none} at {none_cpu}"
+    )
+    assert want in _flat("scaling.md"), f"scaling.md: the model gives {want!r}; run the commands of its made-at line"
