@@ -158,6 +158,18 @@ def test_iopoll_sqpoll_tables_none_rows_are_the_models():
         assert all(low - 0.05 <= g <= high + 0.05 for g in gains), f"{page}: none gains {gains} us, page {low}-{high}"
 
 
+def test_server_md_stable_sweeps_lightest_row_is_the_models():
+    """server.md's three stable-sweep tables: their 10K rows (the six policies at the lightest client
+    rate, 100 ms steps as server_stable runs them) are the model's."""
+    tool = _tool("server_tables")
+    rows = _sweep_rows("server_stable", **{"workload.rate_iops": 10_000})
+    made = tool.tables_from(list(rows))
+    assert all(len(body.splitlines()) == 3 for body in made.values()), made
+    _check_rows(
+        made, "server.md", "stacksim sweep server_stable -o stable.csv -j 2; python tools/server_tables.py stable.csv"
+    )
+
+
 def test_scaling_md_one_thread_per_scheduler_is_the_models():
     """scaling.md's threads section quotes each scheduler's one-thread point over both sockets
     (cheops23_threads at 1 thread): IOPS and CPU time per IO as tools/scaling_figures.py draws them."""
