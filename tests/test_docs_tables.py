@@ -187,3 +187,18 @@ def test_scaling_md_one_thread_per_scheduler_is_the_models():
         f" against `none`'s {none} at {none_cpu}"
     )
     assert want in _flat("scaling.md"), f"scaling.md: the model gives {want!r}; run the commands of its made-at line"
+
+
+def test_scaling_md_icpe24_mq_deadline_at_two_processes_is_the_models():
+    """scaling.md's ICPE'24 list quotes mq-deadline at 2 processes (the icpe24 suite's point, at the
+    suite's own length) against the measured figure."""
+    from scenarios.studies.suite_icpe24 import fig7_points
+    from scenarios.studies.validation import PointRunner, metric_value
+
+    (point,) = (p for p in fig7_points() if p.label == "icpe24 fig7 mq-deadline 2p")
+    iops = metric_value(PointRunner(platform=None).summary(point), "iops")
+    err = 100 * (iops / point.metrics["iops"] - 1)
+    want = f"predicted {iops / 1e6:.2f}M at 2 processes ({err:+.0f}%, CPU-bound as measured)"
+    assert want in _flat("scaling.md"), (
+        f"scaling.md: the model gives {want!r}; run python tools/scaling_figures.py --icpe24"
+    )
