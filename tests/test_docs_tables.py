@@ -202,3 +202,18 @@ def test_scaling_md_icpe24_mq_deadline_at_two_processes_is_the_models():
     assert want in _flat("scaling.md"), (
         f"scaling.md: the model gives {want!r}; run python tools/scaling_figures.py --icpe24"
     )
+
+
+def test_async_io_md_fio_defaults_rows_are_the_models():
+    """async-io.md's table of fio's defaults against CHEOPS'23: its psync and io_uring depth-128
+    rows, run as tools/async_io_table.py runs them (the study's job files, the page's settings)."""
+    tool = _tool("async_io_table")
+    text = (DOCS / "async-io.md").read_text(encoding="utf-8")
+    body = tool.BLOCK.search(text)["body"].splitlines()
+    measured = tool.measured_cells(text)
+    for engine, depth, job, extra in tool.ROWS:
+        if (engine, depth) in (("psync", 1), ("io_uring", 128)):
+            want = tool.row(engine, depth, job, extra, measured[engine, depth])
+            assert want in body, (
+                f"async-io.md fio-defaults table: the model gives\n{want}\nrun: python tools/async_io_table.py"
+            )
