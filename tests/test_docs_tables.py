@@ -217,3 +217,16 @@ def test_async_io_md_fio_defaults_rows_are_the_models():
             assert want in body, (
                 f"async-io.md fio-defaults table: the model gives\n{want}\nrun: python tools/async_io_table.py"
             )
+
+
+def test_server_md_burst_table_spdk_static_row_is_the_models():
+    """server.md's closed-client burst table: the `spdk-static` row, run as
+    scenarios/studies/server_burst.py runs it (time_scale 0.01, two cycles, iodepth 8)."""
+    from scenarios.studies.server_burst import run_policy, table
+
+    text = (DOCS / "server.md").read_text(encoding="utf-8")
+    body = _tool("predictions_tables").BLOCK.search(text[text.index("<!-- sweep: burst-closed -->") :])["body"]
+    (want,) = table([run_policy("spdk-static")]).splitlines()[2:]
+    assert want in body.splitlines(), (
+        f"server.md burst table: the model gives\n{want}\nrun: python -m scenarios.studies.server_burst"
+    )
