@@ -54,8 +54,8 @@ NOT_RUN = {
     ("calibration.md", "stacksim calibrate --study poll-energy --runtime-ms 400 -o fit.json"): "as above",
     ("calibration.md", "stacksim calibrate --study poll-energy -o optane900p-refit.yaml"): "as above",
     ("calibration.md", "python -m pytest tests/test_calibration.py"): _SUITE,
-    ("predictions.md", "stacksim sweep threads_scaling -o threads.csv -j 2"): "21 long runs; tests/test_golden.py",
-    ("predictions.md", "stacksim sweep queue_depth -o qd.csv"): "7 long runs; tests/test_golden.py",
+    ("predictions.md", "stacksim sweep threads_scaling -o threads.csv -j 2"): "21 long runs; tests/test_docs_tables.py",
+    ("predictions.md", "stacksim sweep queue_depth -o qd.csv"): "7 long runs; tests/test_docs_tables.py",
     ("predictions.md", "python tools/predictions_tables.py threads.csv qd.csv --commit HASH"): "rewrites the page",
     ("predictions.md", "python tools/predictions_figures.py threads.csv qd.csv"): "redraws the figures (matplotlib)",
     (
@@ -74,8 +74,10 @@ NOT_RUN = {
         "pip install matplotlib && python tools/scaling_figures.py depth.csv threads.csv "
         "--tenants tenants.csv --icpe24",
     ): "installs matplotlib and redraws the figures",
-    ("scaling.md", "python tools/tenant_tails_figure.py"): "simulates the tails study and redraws its figure"
-    " (tests/test_tenants.py checks the table's rows)",
+    (
+        "scaling.md",
+        "python tools/tenant_tails_figure.py",
+    ): "re-runs the tails study and redraws its figure (matplotlib)",
     ("server.md", "stacksim sweep server_stable -o stable.csv -j 2"): "66 runs; tests/test_server_sweep.py",
     ("server.md", "stacksim sweep server_burst_ablation -o ablation.csv -j 2"): "256 runs of up to 1.5 s",
     ("server.md", "stacksim sweep server_stable -o stable.csv --local-cluster 2"): _DASK,

@@ -28,6 +28,9 @@ CASES = (
     ("write, fsync=8", "write", "fsync=8"),
     ("random read, io_uring QD16", "randread", "ioengine=io_uring\niodepth=16"),
 )
+PLATFORM = "optane900p-e3-1230v5"
+RUNTIME_MS = 100
+"""the table's platform and run length (the page states both; tests/test_docs_tables.py re-runs two rows)"""
 KERNEL = ("syscall", "fs", "block", "iosched", "driver", "irq", "scheduler")
 
 
@@ -67,8 +70,8 @@ def table(platform: str, runtime_ms: int) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--platform", default="optane900p-e3-1230v5")
-    ap.add_argument("--runtime-ms", type=int, default=100)
+    ap.add_argument("--platform", default=PLATFORM)
+    ap.add_argument("--runtime-ms", type=int, default=RUNTIME_MS)
     args = ap.parse_args()
     body = table(args.platform, args.runtime_ms)
     text = PAGE.read_text()

@@ -54,6 +54,8 @@ def _num(v):
 def _by_mode(t: dict, fmt) -> str:
     out = ["| threads | interrupt | classic | hybrid |", "|---:|---:|---:|---:|"]
     for n in sorted({n for n, _ in t}):
+        if any((n, m) not in t for m in MODES):
+            continue
         out.append(f"| {n} | " + " | ".join(fmt(t[n, m]) for m in MODES) + " |")
     return "\n".join(out)
 
@@ -76,38 +78,58 @@ def _memops_32(t: dict) -> str:
 
 
 def tables(threads_csv: str, qd_csv: str) -> dict[str, str]:
-    t = _threads(_rows(threads_csv))
-    out = {
-        "threads-latency": _by_mode(t, lambda r: f"{r['latency_us.mean']:.2f}"),
-        "threads-iops": _by_mode(t, lambda r: f"{r['iops'] / 1e3:.0f}K"),
-        "threads-switches": _by_mode(
-            t, lambda r: f"{r['context_switches_per_io']:.2f} / {r['cpu_migrations_per_io']:.3f}"
-        ),
-        "threads-energy": _by_mode(t, lambda r: f"{r['power_w.cpu']:.1f} / {r['energy_j_per_million_ios']:.0f}"),
-    }
-    mem = [
-        "| threads | mode | " + " | ".join(f"`{k}`" for k in MEM_KEYS) + " |",
-        "|---:|---|" + "---:|" * len(MEM_KEYS),
-    ]
-    for n in (1, 8, 32):
-        for m in MODES:
-            r = t[n, m]
-            mem.append(f"| {n} | {m} | " + " | ".join(f"{r['mem_ops_per_s.' + k] / 1e6:,.0f}" for k in MEM_KEYS) + " |")
-    out["threads-memops"] = "\n".join(mem)
-    out["memops-32"] = _memops_32(t)
-    act = ["| threads | mode | " + " | ".join(f"`{a}`" for a in ACTIONS) + " |", "|---:|---|" + "---:|" * len(ACTIONS)]
-    for m in ("interrupt", "hybrid"):
-        for n in (1, 16, 32, 64):
-            r = t[n, m]
-            act.append(f"| {n} | {m} | " + " | ".join(f"{r['kernel_actions_per_io.' + a]:.2f}" for a in ACTIONS) + " |")
-    out["threads-actions"] = "\n".join(act)
-    qd = ["| commands in flight (4 threads x depth) | IOPS | mean latency (us) | p99 (us) |", "|---:|---:|---:|---:|"]
-    for r in sorted(_rows(qd_csv), key=lambda r: int(float(r["iodepth"]))):
-        qd.append(
-            f"| {4 * int(float(r['iodepth']))} | {float(r['iops']) / 1e3:.0f}K | {float(r['latency_us.mean']):.1f} "
-            f"| {float(r['latency_us.p99']):.1f} |"
-        )
-    out["queue-depth"] = "\n".join(qd)
+    return tables_from(_threads(_rows(threads_csv)), _rows(qd_csv))
+
+
+def tables_from(t: dict, qd_rows: list[dict]) -> dict[str, str]:
+    """Every table's body from the runs given: ``t`` by (threads, mode), ``qd_rows`` the queue-depth
+    sweep's rows. A table's rows for points that were not run are left out (tests/test_docs_tables.py
+    re-runs a few points and checks that their rows are the page's), and a table with none is."""
+    out = {}
+    if t:
+        out = {
+            "threads-latency": _by_mode(t, lambda r: f"{r['latency_us.mean']:.2f}"),
+            "threads-iops": _by_mode(t, lambda r: f"{r['iops'] / 1e3:.0f}K"),
+            "threads-switches": _by_mode(
+                t, lambda r: f"{r['context_switches_per_io']:.2f} / {r['cpu_migrations_per_io']:.3f}"
+            ),
+            "threads-energy": _by_mode(t, lambda r: f"{r['power_w.cpu']:.1f} / {r['energy_j_per_million_ios']:.0f}"),
+        }
+        mem = [
+            "| threads | mode | " + " | ".join(f"`{k}`" for k in MEM_KEYS) + " |",
+            "|---:|---|" + "---:|" * len(MEM_KEYS),
+        ]
+        for n in (1, 8, 32):
+            for m in MODES:
+                if (n, m) in t:
+                    r = t[n, m]
+                    cells = " | ".join(f"{r['mem_ops_per_s.' + k] / 1e6:,.0f}" for k in MEM_KEYS)
+                    mem.append(f"| {n} | {m} | {cells} |")
+        out["threads-memops"] = "\n".join(mem)
+        if all((32, m) in t for m in MODES):
+            out["memops-32"] = _memops_32(t)
+        act = [
+            "| threads | mode | " + " | ".join(f"`{a}`" for a in ACTIONS) + " |",
+            "|---:|---|" + "---:|" * len(ACTIONS),
+        ]
+        for m in ("interrupt", "hybrid"):
+            for n in (1, 16, 32, 64):
+                if (n, m) in t:
+                    r = t[n, m]
+                    cells = " | ".join(f"{r['kernel_actions_per_io.' + a]:.2f}" for a in ACTIONS)
+                    act.append(f"| {n} | {m} | {cells} |")
+        out["threads-actions"] = "\n".join(act)
+    if qd_rows:
+        qd = [
+            "| commands in flight (4 threads x depth) | IOPS | mean latency (us) | p99 (us) |",
+            "|---:|---:|---:|---:|",
+        ]
+        for r in sorted(qd_rows, key=lambda r: int(float(r["iodepth"]))):
+            qd.append(
+                f"| {4 * int(float(r['iodepth']))} | {float(r['iops']) / 1e3:.0f}K | {float(r['latency_us.mean']):.1f} "
+                f"| {float(r['latency_us.p99']):.1f} |"
+            )
+        out["queue-depth"] = "\n".join(qd)
     return out
 
 
