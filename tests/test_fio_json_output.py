@@ -112,9 +112,14 @@ def test_async_engine_has_distinct_slat_clat_lat(tmp_path, engine):
     job = r["jobs"][0]
     rd = job["read"]
     slat, clat, lat = rd["slat_ns"], rd["clat_ns"], rd["lat_ns"]
-    assert slat["N"] == clat["N"] == lat["N"] == rd["total_ios"] == r["summary"]["ios"] > 0
+    # fio takes slat when an IO is queued after the ramp (io_u_queued): the IOs in flight when the
+    # window opens (at most iodepth) have a clat and a lat in the window but no slat
+    assert clat["N"] == lat["N"] == rd["total_ios"] == r["summary"]["ios"] > 0
+    assert lat["N"] - 8 <= slat["N"] <= lat["N"]
     assert slat["min"] > 0 and clat["min"] > 0
-    assert slat["mean"] + clat["mean"] == pytest.approx(lat["mean"], rel=1e-9)  # per IO: lat = slat + clat
+    # per IO lat = slat + clat; over the window the slat mean leaves out the few IOs queued before it
+    exact = slat["N"] == lat["N"]
+    assert slat["mean"] + clat["mean"] == pytest.approx(lat["mean"], rel=1e-9 if exact else 0.02)
     assert lat["mean"] == pytest.approx(r["summary"]["latency_us"]["mean"] * 1e3, rel=1e-12)
     assert slat["mean"] < clat["mean"] < lat["mean"]
     levels = job["iodepth_level"]

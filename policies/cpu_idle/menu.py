@@ -113,6 +113,7 @@ class MenuGovernor(CpuidleGovernor):
         "_typical_known",
         "_rules612",
         "_last_idx",
+        "_untouched",
     )
 
     def __init__(self, cfg: CpuConfig, tick_period_ns: float = DEFAULT_TICK_NS):
@@ -128,12 +129,16 @@ class MenuGovernor(CpuidleGovernor):
         self.correction: list[float] = [float(RESOLUTION * DECAY)] * (2 * BUCKETS)
         #: the last idle periods in whole us (menu.c's data->intervals), and their running sum and
         #: sum of squares (exact integers: the detector's first pass costs O(1)): zeroes, as
-        #: menu_enable_device leaves them. In 6.1 a ring of zeros reads as a 0 us pattern, so a CPU
-        #: starts in its shallowest state for its first eight idle periods. (A machine that idled
-        #: long before the run would hold tick-ended periods instead, 9/10 of MAX_INTERESTING =
-        #: 45,000 us each, and send its first ~20 IO waits to its deepest state while the correction
-        #: factor learns: ``prime`` sets such a history; the runs start from boot's state.)
+        #: menu_enable_device leaves them, ``_untouched`` until the first period is recorded. In 6.1
+        #: a ring of zeros reads as a 0 us pattern and the CPU polls; poll_idle then stops after
+        #: cpuidle_poll_time (the first state's target residency, at most TICK_NSEC / 16) and
+        #: menu_update records the period as the next timer, so a few short polls later the ring
+        #: holds long periods. That time limit is not modelled (a POLL here lasts until a wake-up),
+        #: so the untouched ring reads as no pattern, which is where those polls lead. (``prime``
+        #: sets another history: a machine idle long before the run holds tick-ended periods,
+        #: 9/10 of MAX_INTERESTING = 45,000 us each.)
         self.prime(0.0)
+        self._untouched = True
         #: the detector's answer for the ring as it is (ns, -1.0: no pattern; valid while
         #: ``_typical_known``, cleared when the ring changes: the ring mostly repeats itself, an idle
         #: period of the same whole us as 8 periods before leaves the ring, and the answer, unchanged)
@@ -154,6 +159,7 @@ class MenuGovernor(CpuidleGovernor):
         self._sum_us = us * INTERVALS
         self._sq_us = us * us * INTERVALS
         self._typical_known = False
+        self._untouched = False
 
     def _typical_interval(self) -> float:
         """The repeating-pattern detector of menu.c (get_typical_interval), ns (-1.0: no pattern;
@@ -170,7 +176,8 @@ class MenuGovernor(CpuidleGovernor):
             # 6.12's 'if (!max) return UINT_MAX'; 6.1.192 has no such test: a ring of zeros has
             # average and variance 0, a pattern of 0 us (its 'min >= predicted_us' test only
             # matters for a prediction of 0, where the answer is the same)
-            return -1.0 if self._rules612 else 0.0
+            # (an untouched ring: see __init__, poll_idle's time limit)
+            return -1.0 if self._rules612 or self._untouched else 0.0
         avg = total >> INTERVAL_SHIFT
         var = (self._sq_us - 2 * avg * total + INTERVALS * avg * avg) >> INTERVAL_SHIFT
         if avg * avg > 36 * var or var <= 400:  # all INTERVALS values count (>= 3/4 of them)
@@ -409,6 +416,9 @@ class MenuGovernor(CpuidleGovernor):
             c = 1.0
         self.correction[b] = c
         us = _whole_us(measured_ns)
+        if self._untouched:
+            self._untouched = False
+            self._typical_known = False
         ptr = self.interval_ptr
         old = self.intervals[ptr]
         if us != old:
