@@ -73,3 +73,20 @@ def test_startdelay_range_draws_per_thread():
     for r in recs:
         starts[r.task.tid] = min(starts.get(r.task.tid, 1e18), r.t_submit)
     assert all(1e6 <= t <= 5.5e6 for t in starts.values()) and len({round(t, -4) for t in starts.values()}) > 1
+
+
+def test_a_startdelay_moves_the_measured_window_with_the_job():
+    """fio starts a job's threads after its startdelay and ramps from there: the measured window is
+    [startdelay + ramp_time, + runtime], so a delayed job measures what an undelayed one does (before,
+    the window opened at ramp_time: a 2 ms delay halved the IOPS and counted the ramp's IOs)."""
+    out = {}
+    for delay in ("0", "2ms"):
+        text = (
+            "[global]\ndirect=1\nbs=4k\nrw=randread\nioengine=pvsync2\n"
+            f"[a]\nruntime=3ms\ntime_based\nramp_time=1ms\nstartdelay={delay}\n"
+        )
+        job = simulate(resolve(jobs=list(parse_fio_text(text, path="t.fio").jobs), platform=PLATFORM)).data["jobs"][0]
+        out[delay] = (job["read"]["runtime"], job["read"]["iops"], job["read"]["total_ios"])
+    (rt0, iops0, n0), (rt2, iops2, n2) = out["0"], out["2ms"]
+    assert rt0 == rt2 == 3
+    assert iops2 == pytest.approx(iops0, rel=0.02) and abs(n2 - n0) <= 3

@@ -106,11 +106,13 @@ def place_thread(job, allowed: list[int], thread_index: int, placed: dict[int, i
 
 
 def _window(jobs) -> tuple[float, float]:
-    """The run's measured window: from the latest ``ramp_time`` of the jobs that start at once to
-    the latest end a job can have (jobs that wait start when what they wait for may have ended;
-    a size-bounded job gets 10 s of simulated time at most)."""
+    """The run's measured window: from the latest end of the ramp (``startdelay`` + ``ramp_time``:
+    fio starts a job's threads after its startdelay and ramps from there) of the jobs that start at
+    once to the latest end a job can have (jobs that wait start when what they wait for may have
+    ended; a size-bounded job gets 10 s of simulated time at most). (A startdelay range: its lower
+    end, the earliest a thread of the job starts.)"""
     waits = waits_of(jobs)
-    ramp = max(j.ramp_time_ns for j, w in zip(jobs, waits) if not w)
+    ramp = max(j.startdelay_ns + j.ramp_time_ns for j, w in zip(jobs, waits) if not w)
     if not any(waits):
         end = max(_start_max(j) + j.ramp_time_ns + (j.runtime_ns or 0) for j in jobs)
         return ramp, (ramp + 10e9 if end <= ramp else end)  # size-bounded jobs: at most 10 s
