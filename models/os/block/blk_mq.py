@@ -312,15 +312,9 @@ class BlkMq:
             if u.atomic:  # an atomic on the lock's data, outside the lock
                 w = lock.touch(runner, u.items)
             elif lock.cpu == cpu and not lock.shared:
-                # only this CPU has taken it: SpinLock.acquire's first branch, inlined (no wait)
+                # only this CPU has taken it: SpinLock.acquire's first branch, without its checks
                 lock.acquisitions += 1
-                t = now + offset
-                start = lock.free_at
-                if t > start:
-                    start = lock.run_start = t
-                    lock.run_n = 0
-                lock.run_n += 1
-                lock.free_at = start + hold_ns
+                lock.hold_own(now + offset, hold_ns)
                 offset += hold_ns
                 continue
             else:
@@ -342,15 +336,9 @@ class BlkMq:
         lock = u.lock
         hold_ns = u.hold_cycles / f
         if lock.cpu == cpu and not lock.shared:
-            # only this CPU has taken it: SpinLock.acquire's first branch, inlined (no wait)
+            # only this CPU has taken it: SpinLock.acquire's first branch, without its checks
             lock.acquisitions += 1
-            t = now + offset
-            start = lock.free_at
-            if t > start:
-                start = lock.run_start = t
-                lock.run_n = 0
-            lock.run_n += 1
-            lock.free_at = start + hold_ns
+            lock.hold_own(now + offset, hold_ns)
         else:
             w = lock.acquire(runner, now + offset, u.hold_cycles, u.items, now, cpu, f)
             if w:
