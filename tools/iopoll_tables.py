@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sweep_blocks import rewrite_page  # noqa: E402  (tools/ is not a package)
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-BLOCK = re.compile(r"(<!-- sweep: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end sweep -->)", re.S)
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 SETUPS = ("default", "iopoll+sqpoll")
 PAGES = {"iopoll-sqpoll": "io-schedulers.md", "iopoll-sqpoll-p50": "async-io.md"}
-MADE = re.compile(r"<!-- made at commit \w+ by (?P<cmd>[^>]*?) -->")
 
 
 def _latencies(rows: list[dict]) -> dict:
@@ -62,15 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         made = tables_from(list(csv.DictReader(f)))
     for name, page in PAGES.items():
         path = DOCS / page
-        text, n = BLOCK.subn(
-            lambda m: m.group(1) + made[name] + "\n" + m.group(4) if m["name"] == name else m.group(0),
-            path.read_text(),
-        )
-        if f"<!-- sweep: {name} -->" not in text:
+        if f"<!-- sweep: {name} -->" not in path.read_text():
             raise SystemExit(f"{page}: no <!-- sweep: {name} --> block")
-        if args.commit:
-            text = MADE.sub(lambda m: f"<!-- made at commit {args.commit} by {m['cmd']} -->", text)
-        path.write_text(text)
+        rewrite_page(path, {name: made[name]}, args.commit)
         print(f"rewrote {page}'s {name} table")
     return 0
 

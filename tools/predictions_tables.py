@@ -13,13 +13,16 @@ from __future__ import annotations
 import argparse
 import csv
 import re
+import sys
 from pathlib import Path
 
 from models.os.costs.memops import KEYS
 from scenarios.data.reference import values
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sweep_blocks import BLOCK, replace_blocks  # noqa: E402  (tools/ is not a package)
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "predictions.md"
-BLOCK = re.compile(r"(<!-- sweep: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end sweep -->)", re.S)
 MODES = ("interrupt", "classic", "hybrid")
 MEM_KEYS = ("block/", "drivers/nvme/host/", "kernel/sched/", "kernel/time/", "other", "total")
 ACTIONS = (
@@ -141,13 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     made = tables(args.threads_csv, args.qd_csv)
     text = PAGE.read_text()
-    seen = set()
-
-    def repl(m: re.Match) -> str:
-        seen.add(m["name"])
-        return m.group(1) + made[m["name"]] + "\n" + m.group(4)
-
-    text = BLOCK.sub(repl, text)
+    unmade = sorted({m["name"] for m in BLOCK.finditer(text)} - set(made))
+    if unmade:
+        raise SystemExit(f"{PAGE.name}: no table made for the blocks {unmade}")
+    text, seen = replace_blocks(text, made)
     if args.commit:
         text = re.sub(r"Made with stacksim at commit `\w+`", f"Made with stacksim at commit `{args.commit}`", text)
     PAGE.write_text(text)

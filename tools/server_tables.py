@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sweep_blocks import rewrite_page  # noqa: E402  (tools/ is not a package)
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "server.md"
-BLOCK = re.compile(r"(<!-- sweep: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end sweep -->)", re.S)
-MADE = re.compile(r"<!-- made at commit \w+ by (?P<cmd>[^>]*?) -->")
 POLICIES = ("spdk-static", "linux", "governor", "dynamic", "hybrid", "sandman")
 #: table -> (column, format, the client rates it shows: None for all)
 TABLES = {
@@ -54,18 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with open(args.csv, newline="") as f:
         made = tables_from(list(csv.DictReader(f)))
-    seen = set()
-
-    def repl(m: re.Match) -> str:
-        if m["name"] not in made:
-            return m.group(0)
-        seen.add(m["name"])
-        return m.group(1) + made[m["name"]] + "\n" + m.group(4)
-
-    text = BLOCK.sub(repl, PAGE.read_text())
-    if args.commit:
-        text = MADE.sub(lambda m: f"<!-- made at commit {args.commit} by {m['cmd']} -->", text)
-    PAGE.write_text(text)
+    seen = rewrite_page(PAGE, made, args.commit)
     missing = set(made) - seen
     print(f"rewrote {len(seen)} tables of {PAGE.name}" + (f"; no markers for {sorted(missing)}" if missing else ""))
     return 0
