@@ -148,18 +148,12 @@ class WriteBuffer:
         k = (nbytes + self._chunk - 1) // self._chunk if nbytes > self._chunk else 1
         if k == 1:  # (the common case: one unit)
             free = units[u]
-            dur = nbytes * ns_per_byte
-            if dur < self._min_ns:
-                dur = self._min_ns
+            dur = self._program_time(nbytes, ns_per_byte)
             done = units[u] = (free if free > ready else ready) + dur
-            self.program_ns += dur
             u = u + 1 if u + 1 < n else 0
         else:  # a chunk per unit in turn (k > n: every unit, some one chunk more)
             done = ready
-            total = nbytes * ns_per_byte
-            if total < self._min_ns:
-                total = self._min_ns
-            self.program_ns += total
+            total = self._program_time(nbytes, ns_per_byte)
             per_chunk = total / k
             whole, extra = divmod(k, n) if k > n else (1, 0)
             dur = per_chunk * whole
@@ -175,6 +169,15 @@ class WriteBuffer:
         heapq.heappush(self._flushes, (done, nbytes))
         self.held += nbytes
 
+    def _program_time(self, nbytes: int, ns_per_byte: float) -> float:
+        """The program time of a write of ``nbytes`` at ``ns_per_byte`` (at least
+        ``write_cache_program_ns``), ns, added to :attr:`program_ns`."""
+        dur = nbytes * ns_per_byte
+        if dur < self._min_ns:
+            dur = self._min_ns
+        self.program_ns += dur
+        return dur
+
     def _flush_to_dies(self, nbytes: int, ready: float, ns_per_byte: float) -> None:
         """With NAND media: the write's bytes join the frontier die's multi-plane program (a page on
         each plane, ``planes_per_die`` x ``page_bytes``); once it is full the die programs it as one
@@ -183,10 +186,7 @@ class WriteBuffer:
         held until their program ends."""
         media = self.media
         assert media is not None
-        dur = nbytes * ns_per_byte
-        if dur < self._min_ns:
-            dur = self._min_ns
-        self.program_ns += dur
+        dur = self._program_time(nbytes, ns_per_byte)
         per_byte = dur / nbytes if nbytes else 0.0
         unit = self._unit_bytes
         left = nbytes
@@ -243,10 +243,7 @@ class WriteBuffer:
         media = self.media
         zmap = self.zone_map
         assert media is not None and zmap is not None
-        dur = nbytes * ns_per_byte
-        if dur < self._min_ns:
-            dur = self._min_ns
-        self.program_ns += dur
+        dur = self._program_time(nbytes, ns_per_byte)
         per_byte = dur / nbytes if nbytes else 0.0
         su = zmap.stripe_bytes
         pend = self._zpend
